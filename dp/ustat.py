@@ -1,0 +1,449 @@
+"""Protocol Pi_U-MPC: a differentially private U-statistic of any degree k >= 2 across parties.
+
+Sinh & Ramon, "Accurate, private, secure, federated U-statistics with higher degree": Protocol 3.1
+(sharing, computing, noise, aggregation), Algorithm 1 BalancedSamp (App. F), distributed discrete
+Laplace noise (App. B.1), sensitivity ``delta_max * Delta_f / |E|`` (App. C.2.3), error terms
+``E_inc + E_DP`` (App. D.1.2).  Two ways to run the same protocol (DESIGN):
+
+- :func:`run_secure` — the parties run it on MPyC: rows enter through ``mpc.input``; the joint
+  public seed picks the tuples ``E``; the kernel is evaluated on secret shares for all tuples at
+  once; every party adds its own secret-shared noise draw; only the noisy sums are opened.
+- :func:`simulate` — the same logic in one process with NumPy, for Monte Carlo: same seed, same
+  tuples, same fixed-point kernel, same estimator, and per-party noise drawn the same way.  With the
+  same noise draws both give the same number exactly (a test holds them equal).
+
+Release.  For a kernel with one output the estimate is ``(sum_E f + eta) / (|E| * scale)``.  AUC and
+VUS are ratios of two U-statistics (their normaliser, the number of comparable pairs/triples, is
+private), so both sums are released, each with half of the budget (basic composition), and the
+estimate is their ratio.
+
+Noise (:mod:`dp.calibration`).  Sensitivity of one released sum, in fixed-point units:
+``s = delta_max * Delta_f`` with ``delta_max`` the largest number of sampled tuples that contain
+one row (taken from the sampled ``E``) and ``Delta_f`` the kernel's output range.  Pure DP
+(``delta = 0``): each of the ``m`` parties draws a difference of two Polya(1/(m-t), alpha) variables,
+``alpha = exp(-epsilon/s)``; any ``m - t`` honest draws sum to discrete Laplace DLap(alpha), so the
+release is epsilon-DP against every coalition of ``t`` parties.  The total noise has variance
+
+    Var(eta) = m/(m-t) * 2 alpha / (1 - alpha)^2,
+
+i.e. ``m/(m-t)`` times a single discrete Laplace (the price of the coalition calibration: x1.5 for
+``m=3, t=1``).  Hence for a one-output kernel ``Var(estimate - U_E) = Var(eta) / (|E| scale)^2``.
+(epsilon, delta)-DP (``delta > 0``): each party adds centred Binomial(N_p, 1/2) with
+``(m-t) N_p`` the fewest trials meeting (epsilon, delta) exactly; ``Var(eta) = m N_p / 4``.
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties
+(MPyC's Shamir scheme with threshold ``t``); such a coalition learns nothing but the released sums,
+which are DP against it.  Inputs are clipped to their declared domain (locally, or inside MPC).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dp import calibration
+from dp.sampling import SAMPLING_METHODS, max_degree, sample_tuples, tuple_count
+from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
+from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
+from secure.kernels import Kernel, KernelOutput
+from secure.noise import centered_binomial, polya_difference
+
+__all__ = ["UStatQuery", "NoisePlan", "plan_noise", "prepare_rows", "sample_for", "UStatRelease",
+           "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "TUPLES_PER_BATCH"]
+
+CLIPPING_MODES = ("local", "secure")
+TUPLES_PER_BATCH = 1 << 16
+_TAIL_BITS = 41  # the noise exceeds the slack of the guarded reveal with probability < 2**-40
+
+
+@dataclass(frozen=True)
+class UStatQuery:
+    """What the parties agree to compute and release.
+
+    :param kernel: the kernel (degree, outputs, secure function).
+    :param specs: declared domain and precision of each kernel column, in kernel order.
+    :param epsilon: privacy budget of the whole release (split evenly over the released sums).
+    :param delta: 0 for pure DP (discrete Laplace), else (epsilon, delta)-DP with binomial noise.
+    :param tuples: number of sampled tuples ``|E|``, or ``None`` for all ``C(n, k)`` tuples.
+    :param sampling: ``balanced`` (BalancedSamp), ``uniform`` (without replacement), ``bernoulli``.
+    :param clipping: ``local`` (each party clips its rows) or ``secure`` (clipping inside MPC).
+    :raise ValueError: on any invalid parameter, with a plain message.
+    """
+
+    kernel: Kernel
+    specs: tuple[ColumnSpec, ...]
+    epsilon: float
+    delta: float = 0.0
+    tuples: int | None = None
+    sampling: str = "balanced"
+    clipping: str = "local"
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        check_delta(self.delta)
+        if self.tuples is not None:
+            check_positive_int(self.tuples, "number of tuples (--pairs)")
+        if self.sampling not in SAMPLING_METHODS:
+            raise ValueError(f"unknown sampling '{self.sampling}'; choose one of: {', '.join(SAMPLING_METHODS)}")
+        if self.clipping not in CLIPPING_MODES:
+            raise ValueError(f"unknown clipping '{self.clipping}'; choose one of: {', '.join(CLIPPING_MODES)}")
+        if len(self.specs) != len(self.kernel.columns):
+            raise ValueError(f"statistic '{self.kernel.name}' needs {len(self.kernel.columns)} columns "
+                             f"({', '.join(self.kernel.columns)}), got {len(self.specs)}")
+
+    @property
+    def widths(self) -> list[int]:
+        """Fixed-point width of each column's domain."""
+        return [spec.width for spec in self.specs]
+
+    @property
+    def outputs(self) -> tuple[KernelOutput, ...]:
+        """The kernel's released outputs (one, or numerator and denominator)."""
+        return self.kernel.outputs(self.widths)
+
+    def public_parameters(self) -> dict[str, Any]:
+        """Everything the parties must agree on, for :func:`secure.runtime.agree_parameters`."""
+        return {"statistic": self.kernel.name, "columns": [spec.name for spec in self.specs],
+                "domains": [[spec.lower, spec.upper, spec.precision] for spec in self.specs],
+                "epsilon": self.epsilon, "delta": self.delta, "pairs": self.tuples,
+                "sampling": self.sampling, "clipping": self.clipping}
+
+
+@dataclass(frozen=True)
+class NoisePlan:
+    """Calibrated distributed noise for one released sum (fixed-point integer units).
+
+    :param mechanism: ``discrete laplace`` or ``binomial``.
+    :param epsilon: budget of this sum; ``delta`` likewise.
+    :param sensitivity: ``delta_max * Delta_f`` in integer units.
+    :param parties: ``m``; ``threshold``: ``t``.
+    :param alpha: discrete Laplace parameter ``exp(-epsilon/sensitivity)`` (Laplace only).
+    :param party_trials: binomial trials per party (binomial only).
+    """
+
+    mechanism: str
+    epsilon: float
+    delta: float
+    sensitivity: int
+    parties: int
+    threshold: int
+    alpha: float = 0.0
+    party_trials: int = 0
+
+    @property
+    def shape(self) -> float:
+        """Polya shape of each party's draw, ``1/(m-t)``."""
+        return calibration.party_noise_shape(self.parties, self.threshold)
+
+    @property
+    def variance(self) -> float:
+        """Variance of the total noise (all ``m`` draws), including the ``m/(m-t)`` factor."""
+        if self.mechanism == "binomial":
+            return calibration.distributed_binomial_variance(self.party_trials, self.parties)
+        return calibration.distributed_laplace_variance(self.alpha, self.parties, self.threshold)
+
+    @property
+    def slack(self) -> int:
+        """A bound on ``|total noise|`` exceeded with probability below ``2**-40``.
+
+        Laplace: the total is a difference of two NB(R, alpha), ``R = m/(m-t)``; a Chernoff bound
+        with ``e^lambda = alpha^(-1/2)`` gives ``P(NB > x) <= alpha^(x/2) 2^R``.  Binomial: Hoeffding.
+        """
+        if self.mechanism == "binomial":
+            trials = self.parties * self.party_trials
+            return int(math.ceil(math.sqrt(trials * _TAIL_BITS * math.log(2) / 2))) + 1
+        if self.alpha <= 0.0:
+            return 0
+        rate = self.parties / (self.parties - self.threshold)
+        return int(math.ceil(2 * (_TAIL_BITS + rate) * math.log(2) / -math.log(self.alpha))) + 1
+
+    def draw(self, rng: np.random.Generator | None = None) -> int:
+        """One party's noise draw (OS randomness unless a test passes ``rng``)."""
+        if self.mechanism == "binomial":
+            return int(centered_binomial(self.party_trials, rng=rng))
+        return int(polya_difference(self.shape, self.alpha, rng=rng))
+
+
+def plan_noise(output: KernelOutput, *, max_degree: int, epsilon: float, delta: float,
+               parties: int, threshold: int) -> NoisePlan:
+    """Calibrate the distributed noise of one released sum.
+
+    :param output: the kernel output summed (its sensitivity ``Delta_f``).
+    :param max_degree: ``delta_max`` of the sampled tuples.
+    :param epsilon: budget for this sum; ``delta``: 0 for discrete Laplace, else binomial.
+    :param parties: ``m``; ``threshold``: ``t`` (coalition calibration 1/(m-t)).
+    """
+    check_epsilon(epsilon)
+    check_delta(delta)
+    check_parties(parties, threshold)
+    sensitivity = int(max_degree) * output.sensitivity
+    if delta > 0:
+        trials = calibration.party_binomial_trials(epsilon, delta, sensitivity, parties, threshold)
+        return NoisePlan("binomial", epsilon, delta, sensitivity, parties, threshold, party_trials=trials)
+    alpha = calibration.discrete_laplace_alpha(epsilon, sensitivity)
+    return NoisePlan("discrete laplace", epsilon, 0.0, sensitivity, parties, threshold, alpha=alpha)
+
+
+def prepare_rows(query: UStatQuery, values: np.ndarray) -> FixedPointRows:
+    """A party's rows, validated, clipped (if local clipping), in fixed point and kernel encoding.
+
+    :raise secure.runtime.InputError: a label outside its allowed values.
+    """
+    specs = list(query.specs)
+    for position, allowed in query.kernel.categories.items():
+        spec = specs[position]
+        specs[position] = ColumnSpec(spec.name, min(allowed), max(allowed), 0, tuple(allowed))
+    fixed = to_fixed_point(values, specs, clip=query.clipping == "local")
+    fixed.integers = query.kernel.encode(fixed.integers)
+    return fixed
+
+
+def sample_for(query: UStatQuery, rows: int, seed: int) -> np.ndarray:
+    """The public tuples ``E`` for ``rows`` rows, from the public seed (same at every party)."""
+    from secure.public_randomness import public_generator
+
+    return sample_tuples(query.sampling, rows, query.tuples, query.kernel.degree, public_generator(seed))
+
+
+def check_sizes(query: UStatQuery, rows: int) -> None:
+    """Raise ``ValueError`` if ``rows`` rows cannot give the requested tuples."""
+    degree = query.kernel.degree
+    if rows < degree:
+        raise ValueError(f"need at least {degree} rows over all parties for a degree-{degree} kernel, got {rows}")
+    if query.tuples is not None and query.tuples > tuple_count(rows, degree):
+        raise ValueError(f"--pairs {query.tuples} exceeds the C({rows}, {degree}) = {tuple_count(rows, degree)} "
+                         "distinct tuples; use --pairs all")
+
+
+@dataclass
+class UStatRelease:
+    """A released private U-statistic and everything a user needs to read it."""
+
+    statistic: str
+    estimate: float
+    epsilon: float
+    delta: float
+    n: int
+    pairs: int
+    parties: int
+    threshold: int
+    degree: int
+    sampling: str
+    max_degree: int
+    mechanism: str
+    noise_std: list[float]
+    noisy_sums: list[int]
+    seconds: float = 0.0
+    bytes_sent: int = 0
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
+    dropped_missing: int = 0
+    clipped: dict[str, int] = field(default_factory=dict)
+    clipping: str = "local"
+
+    def record(self) -> dict[str, Any]:
+        """The JSON result record (DESIGN keys first)."""
+        return {"statistic": self.statistic, "estimate": self.estimate, "epsilon": self.epsilon,
+                "delta": self.delta, "n": self.n, "pairs": self.pairs, "parties": self.parties,
+                "seconds": self.seconds, "bytes_sent": self.bytes_sent, "threshold": self.threshold,
+                "degree": self.degree, "sampling": self.sampling, "max_degree": self.max_degree,
+                "mechanism": self.mechanism, "noise_std": self.noise_std, "noisy_sums": self.noisy_sums,
+                "phases": self.phases, "dropped_missing": self.dropped_missing, "clipped": self.clipped,
+                "clipping": self.clipping}
+
+
+def _split_budget(query: UStatQuery) -> tuple[float, float]:
+    count = len(query.outputs)
+    return query.epsilon / count, query.delta / count
+
+
+def plans_for(query: UStatQuery, tuples: np.ndarray, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
+    """Noise plans of every released sum for the sampled ``tuples``."""
+    epsilon, delta = _split_budget(query)
+    degree_max = max_degree(tuples, rows)
+    return [plan_noise(output, max_degree=degree_max, epsilon=epsilon, delta=delta, parties=parties,
+                       threshold=threshold) for output in query.outputs]
+
+
+def _sum_ranges(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> list[Any]:
+    from secure.aggregation import SumRange
+
+    return [SumRange(count * out.low, count * out.high, plan.slack) for out, plan in zip(query.outputs, plans)]
+
+
+def _noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> list[float]:
+    """Standard deviation of the noise in each released sum, in statistic units (sum / (|E| scale))."""
+    return [math.sqrt(plan.variance) / (count * out.scale) for out, plan in zip(query.outputs, plans)]
+
+
+# ----------------------------------------------------------------------------------------- simulated
+
+
+@dataclass
+class Simulation:
+    """Result of :func:`simulate`: estimates over runs, and the noiseless references."""
+
+    estimates: np.ndarray
+    exact_on_tuples: float
+    sums: np.ndarray
+    tuples: np.ndarray
+    plans: list[NoisePlan]
+    noise: np.ndarray
+
+
+def simulate(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int, seed: int,
+             runs: int = 1, noise: np.ndarray | None = None,
+             noise_rng: np.random.Generator | None = None) -> Simulation:
+    """Run Pi_U-MPC in one process (plain NumPy), ``runs`` times with fresh noise, same tuples.
+
+    :param rows_by_party: each party's rows (floats, kernel column order), as they would hold them.
+    :param threshold: ``t``; the number of parties ``m`` is ``len(rows_by_party)``.
+    :param seed: the public seed (picks the tuples exactly as the secure path does).
+    :param runs: number of independent noise draws.
+    :param noise: optional fixed per-party draws, shape ``(runs, outputs, parties)``.
+    :param noise_rng: generator for the draws (tests only; default: OS randomness per draw).
+    """
+    parties = len(rows_by_party)
+    fixed = np.vstack([prepare_rows(query, np.asarray(rows, dtype=float).reshape(-1, len(query.specs))).integers
+                       for rows in rows_by_party])
+    rows = fixed.shape[0]
+    check_sizes(query, rows)
+    tuples = sample_for(query, rows, seed)
+    if query.clipping == "secure":
+        fixed = _clip_encoded(query, fixed)
+    values = _plaintext_sums(query, fixed, tuples)
+    plans = plans_for(query, tuples, rows, parties, threshold)
+    if noise is None:
+        noise = np.array([[[plan.draw(noise_rng) for _ in range(parties)] for plan in plans] for _ in range(runs)],
+                         dtype=object)
+    noise = np.asarray(noise, dtype=object).reshape(runs, len(plans), parties)
+    noisy = values[None, :] + noise.sum(axis=2)
+    estimates = np.array([query.kernel.estimate(list(sums), len(tuples), query.widths) for sums in noisy])
+    exact = query.kernel.estimate(list(values), len(tuples), query.widths)
+    return Simulation(estimates, exact, values, tuples, plans, noise)
+
+
+def _clip_encoded(query: UStatQuery, fixed: np.ndarray) -> np.ndarray:
+    from secure.clipping import clip_local
+
+    widths = _clip_widths(query, fixed.shape[1])
+    chosen = [j for j, w in enumerate(widths) if w is not None]
+    clipped = fixed.copy()
+    clipped[:, chosen] = clip_local(fixed[:, chosen], [widths[j] for j in chosen])
+    return clipped
+
+
+def _clip_widths(query: UStatQuery, shared_columns: int) -> list[int | None]:
+    """Per shared column: the width to clip to, or ``None`` for label columns (validated locally)."""
+    widths: list[int | None] = [None] * shared_columns
+    for position, spec in enumerate(query.specs):
+        if position not in query.kernel.categories and position < shared_columns:
+            widths[position] = spec.width
+    return widths
+
+
+def _plaintext_sums(query: UStatQuery, fixed: np.ndarray, tuples: np.ndarray) -> np.ndarray:
+    totals = np.zeros(len(query.outputs), dtype=object)
+    for start in range(0, len(tuples), TUPLES_PER_BATCH):
+        batch = tuples[start:start + TUPLES_PER_BATCH]
+        outputs = query.kernel.plaintext([fixed[batch[:, j]] for j in range(batch.shape[1])])
+        totals += np.array([int(np.sum(out, dtype=np.int64)) for out in outputs], dtype=object)
+    return totals
+
+
+# ------------------------------------------------------------------------------------------- secure
+
+
+NoiseSource = Callable[[NoisePlan, int], int]
+
+
+async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | None = None,
+                     dropped_missing: int = 0, noise_source: NoiseSource | None = None,
+                     receivers: Sequence[int] | None = None) -> UStatRelease | None:
+    """Run Pi_U-MPC on the MPyC runtime (already started); every party calls this with its own rows.
+
+    :param query: the agreed query (parameters already compared across parties).
+    :param fixed: this party's rows from :func:`prepare_rows` (verdict already shared).
+    :param seed: public seed; ``None`` draws a joint seed to which every party contributes.
+    :param dropped_missing: rows this party dropped for missing values (reported, summed publicly).
+    :param noise_source: ``f(plan, output_index) -> int`` this party's draw; default OS randomness.
+        Tests pass fixed draws to compare with :func:`simulate`.
+    :param receivers: parties that learn the release (default all).
+    :return: the release at receivers, ``None`` elsewhere.
+    :raise secure.runtime.InputError: too few rows or too many tuples (same verdict at every party).
+    :raise secure.runtime.ProtocolFailure: overflow detected by the guarded reveal.
+    """
+    from mpyc.runtime import mpc
+
+    from secure.aggregation import add_party_noise, guarded_reveal, secure_sum
+    from secure.clipping import clip_secure
+    from secure.intake import exchange_counts, share_rows
+    from secure.meter import CostMeter
+    from secure.public_randomness import joint_seed
+    from secure.runtime import InputError
+
+    parties, threshold = len(mpc.parties), int(mpc.threshold)
+    meter = CostMeter()
+    sectype = mpc.SecInt()
+    bits = query.kernel.comparison_bits(query.widths)
+    if bits > sectype.bit_length:  # the same verdict at every party: the parameters were agreed
+        raise InputError(f"the domains of columns {', '.join(s.name for s in query.specs)} at "
+                         f"{max(s.precision for s in query.specs)} fractional bits need {bits}-bit secure "
+                         f"integers, got -L {sectype.bit_length}; give -L {bits} or a lower --precision")
+
+    with meter.phase("intake"):
+        counts = await exchange_counts(fixed.integers.shape[0])
+        rows = sum(counts)
+        try:
+            check_sizes(query, rows)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        shared = share_rows(sectype, fixed.integers, counts)
+        if query.clipping == "secure":
+            shared = clip_secure(shared, _clip_widths(query, fixed.integers.shape[1]))
+        await meter.settle(shared)
+        reports = await mpc.transfer((dropped_missing, fixed.clipped))
+
+    with meter.phase("seed"):
+        public_seed = seed if seed is not None else await joint_seed()
+        tuples = sample_for(query, rows, public_seed)
+        plans = plans_for(query, tuples, rows, parties, threshold)
+
+    with meter.phase("kernel"):
+        totals: list[Any] | None = None
+        for start in range(0, len(tuples), TUPLES_PER_BATCH):
+            batch = tuples[start:start + TUPLES_PER_BATCH]
+            parts = [shared[batch[:, j]] for j in range(batch.shape[1])]
+            sums = [secure_sum(out) for out in query.kernel.secure(parts, bits)]
+            totals = sums if totals is None else [a + b for a, b in zip(totals, sums)]
+        assert totals is not None
+        await meter.settle(*totals)
+
+    with meter.phase("noise"):
+        draw = noise_source or (lambda plan, index: plan.draw())
+        noisy = [add_party_noise(total, draw(plan, index)) for index, (total, plan) in enumerate(zip(totals, plans))]
+        await meter.settle(*noisy)
+
+    with meter.phase("reveal"):
+        opened = await guarded_reveal(noisy, _sum_ranges(query, len(tuples), plans), receivers)
+
+    phases = await meter.totals_over_parties()
+    if not opened:
+        return None
+    clipped: dict[str, int] = {}
+    for _, party_clipped in reports:
+        for name, count in party_clipped.items():
+            clipped[name] = clipped.get(name, 0) + count
+    return UStatRelease(
+        statistic=query.kernel.name,
+        estimate=query.kernel.estimate(opened, len(tuples), query.widths),
+        epsilon=query.epsilon, delta=query.delta, n=rows, pairs=len(tuples), parties=parties,
+        threshold=threshold, degree=query.kernel.degree, sampling=query.sampling if query.tuples else "all",
+        max_degree=max_degree(tuples, rows), mechanism=plans[0].mechanism,
+        noise_std=_noise_std(query, len(tuples), plans), noisy_sums=opened,
+        seconds=sum(cost.seconds for cost in phases.values()),
+        bytes_sent=sum(cost.bytes_sent for cost in phases.values()),
+        phases={name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()},
+        dropped_missing=sum(dropped for dropped, _ in reports), clipped=clipped, clipping=query.clipping)

@@ -1,0 +1,69 @@
+"""Parameter checks where parameters enter, with plain messages in the style of OpenDP/diffprivlib.
+
+Every check raises :class:`ValueError` (or :class:`TypeError` for a wrong type) whose message names
+the parameter and the offending value, e.g. ``epsilon must be positive, got 0``.
+"""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+
+def check_epsilon(epsilon: float) -> float:
+    """Return ``epsilon`` as a float if it is a finite positive number.
+
+    :param epsilon: privacy-loss parameter.
+    :raise ValueError: if epsilon is not finite or not positive.
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, Real):
+        raise TypeError(f"epsilon must be a number, got {epsilon!r}")
+    value = float(epsilon)
+    if not math.isfinite(value):
+        raise ValueError(f"epsilon must be finite, got {epsilon}")
+    if value <= 0:
+        raise ValueError(f"epsilon must be positive, got {epsilon}")
+    return value
+
+
+def check_delta(delta: float) -> float:
+    """Return ``delta`` as a float if ``0 <= delta < 1``.
+
+    :param delta: failure probability of (epsilon, delta)-DP; 0 means pure DP.
+    :raise ValueError: if delta lies outside [0, 1).
+    """
+    if isinstance(delta, bool) or not isinstance(delta, Real):
+        raise TypeError(f"delta must be a number, got {delta!r}")
+    value = float(delta)
+    if not (0.0 <= value < 1.0):
+        raise ValueError(f"delta must lie in [0, 1), got {delta}")
+    return value
+
+
+def check_positive_int(value: int, name: str) -> int:
+    """Return ``value`` if it is an integer of at least 1.
+
+    :raise ValueError: if value < 1.
+    """
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return int(value)
+
+
+def check_parties(parties: int, threshold: int) -> tuple[int, int]:
+    """Return ``(parties, threshold)`` if ``0 <= threshold`` and ``2 * threshold < parties``.
+
+    MPyC's Shamir scheme needs an honest majority, so the coalition size ``threshold`` (MPyC's
+    ``-T``) must stay below half the number of parties.
+
+    :raise ValueError: if the pair is not a valid honest-majority setting.
+    """
+    check_positive_int(parties, "parties")
+    if isinstance(threshold, bool) or not isinstance(threshold, Integral):
+        raise TypeError(f"threshold must be an integer, got {threshold!r}")
+    if threshold < 0:
+        raise ValueError(f"threshold must be non-negative, got {threshold}")
+    if 2 * threshold >= parties:
+        raise ValueError(f"threshold must be below half the number of parties ({parties}), got {threshold}")
+    return int(parties), int(threshold)

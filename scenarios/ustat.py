@@ -1,0 +1,294 @@
+"""The main job: a differentially private U-statistic over the union of the parties' rows.
+
+Protocol Pi_U-MPC of Sinh & Ramon (Protocol 3.1) on MPyC.  Each party reads its own rows, shares
+them, the joint seed picks the tuples (BalancedSamp by default, |E| = 2n), the kernel runs on secret
+shares, every party adds its own share of the distributed discrete Laplace noise, and only the
+noisy sum is opened.  With no flags it runs in one process on the embedded Framingham data.
+
+Run it with three local parties::
+
+    python -m scenarios.ustat -M3                                   # Kendall's tau of sysBP, diaBP
+    python -m scenarios.ustat -M3 --stat auc --epsilon 0.5          # AUC of logistic-regression scores
+    python -m scenarios.ustat -M3 --stat gini --columns BMI --pairs 20000 --sampling uniform
+    python -m scenarios.ustat -M3 --stat vus                        # degree 3: VUS on UCI Heart Disease
+    python -m scenarios.ustat -M3 --data 'site{pid}.csv' --stat kendall --columns a,b \\
+        --domain a=0:10,b=0:100 --precision 4 --json result.json
+
+Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as usual):
+  --stat {kendall,gini,auc,duplicate,rand,vus}   the kernel (default kendall)
+  --data PATH       CSV with a header; '{pid}' in PATH gives each party its own file, otherwise
+                    party i keeps rows i, i+m, ... (default: embedded data)
+  --columns A[,B]   kernel columns (auc: score,label; vus: score,class; rand: two clusterings)
+  --domain C=LO:HI[:BITS],...  declared public domain (and fractional bits) of numeric columns
+  --precision BITS  fractional bits for every numeric column
+  --epsilon E       privacy budget (default 1); --delta D  0 = pure DP (default), else binomial noise
+  --pairs N|all|Kn  number of sampled tuples |E| (default 2n)
+  --sampling {balanced,uniform,bernoulli}          tuple sampler (default balanced)
+  --clip {local,secure}                             clip to the domain at each party or inside MPC
+  --seed S          public seed for the tuples (default: a joint seed every party contributes to)
+  --json PATH       party 0 writes the result record there
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from scenarios.cli import ScenarioParser, UsageError, launch_local_parties, run_party, settle_children
+
+__all__ = ["main", "build_parser", "parse_options", "STAT_DEFAULTS"]
+
+#: statistic -> (embedded dataset, default columns)
+STAT_DEFAULTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "kendall": ("framingham", ("sysBP", "diaBP")),
+    "gini": ("framingham", ("totChol",)),
+    "auc": ("framingham", ("score", "TenYearCHD")),
+    "duplicate": ("framingham", ("education",)),
+    "rand": ("framingham", ("prevalentHyp", "diabetes")),
+    "vus": ("heart_disease_uci", ("oldpeak", "severity")),
+}
+
+
+def build_parser() -> ScenarioParser:
+    """The option parser of this scenario (MPyC's options are removed before it runs)."""
+    parser = ScenarioParser(prog="python -m scenarios.ustat", description=__doc__.split("\n\n")[0],
+                            add_help=False)
+    parser.add_argument("--stat", choices=sorted(STAT_DEFAULTS), default="kendall")
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--columns", default=None)
+    parser.add_argument("--domain", default=None)
+    parser.add_argument("--precision", type=int, default=None)
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--delta", type=float, default=0.0)
+    parser.add_argument("--pairs", default="2n")
+    parser.add_argument("--sampling", default="balanced")
+    parser.add_argument("--clip", choices=("local", "secure"), default="local")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--json", default=None)
+    return parser
+
+
+@dataclass
+class Options:
+    """Parsed scenario options, with the query they define."""
+
+    stat: str
+    data: str | None
+    columns: tuple[str, ...]
+    dataset: str | None
+    query: Any
+    seed: int | None
+    json: str | None
+    raw: dict[str, Any]
+
+
+def _parse_domains(text: str | None) -> dict[str, tuple[float, float, int | None]]:
+    domains: dict[str, tuple[float, float, int | None]] = {}
+    if not text:
+        return domains
+    for item in text.split(","):
+        name, _, bounds = item.partition("=")
+        parts = bounds.split(":")
+        if not name or len(parts) not in (2, 3):
+            raise UsageError(f"--domain expects COLUMN=LOW:HIGH[:BITS], got '{item}'")
+        try:
+            low, high = float(parts[0]), float(parts[1])
+            bits = int(parts[2]) if len(parts) == 3 else None
+        except ValueError:
+            raise UsageError(f"--domain expects numbers in COLUMN=LOW:HIGH[:BITS], got '{item}'") from None
+        domains[name.strip()] = (low, high, bits)
+    return domains
+
+
+def _parse_pairs(text: str, rows_hint: None = None) -> tuple[str, float | int | None]:
+    """``all`` -> (all, None); ``2n`` -> (per-row, 2.0); ``5000`` -> (count, 5000)."""
+    text = text.strip().lower()
+    if text == "all":
+        return "all", None
+    try:
+        if text.endswith("n"):
+            factor = float(text[:-1] or 1)
+            if not factor > 0:
+                raise ValueError
+            return "per-row", factor
+        count = int(text)
+    except ValueError:
+        raise UsageError(f"--pairs expects a number of tuples, 'all' or a multiple of n like '2n', got '{text}'") from None
+    if count < 1:
+        raise UsageError(f"--pairs must be at least 1, got {count}")
+    return "count", count
+
+
+def parse_options(argv: Sequence[str]) -> Options:
+    """Parse and validate the scenario options (no data is read here).
+
+    :raise UsageError: with a one-line message.
+    """
+    from dp.ustat import UStatQuery
+    from scenarios.datasets import declared_specs
+    from secure.intake import ColumnSpec
+    from secure.kernels import get_kernel
+
+    args = build_parser().parse_args(list(argv))
+    dataset, default_columns = STAT_DEFAULTS[args.stat]
+    columns = tuple(c.strip() for c in args.columns.split(",")) if args.columns else default_columns
+    if args.data is not None:
+        dataset = None
+    kernel = get_kernel(args.stat)
+    if len(columns) != len(kernel.columns):
+        raise UsageError(f"--stat {args.stat} needs {len(kernel.columns)} columns ({','.join(kernel.columns)}), "
+                         f"got {len(columns)}: {','.join(columns)}")
+    domains = _parse_domains(args.domain)
+    declared = declared_specs(dataset, columns) if dataset else {}
+    specs = []
+    for position, name in enumerate(columns):
+        if position in kernel.categories:
+            allowed = kernel.categories[position]
+            specs.append(ColumnSpec(name, min(allowed), max(allowed), 0, tuple(allowed)))
+            continue
+        if name in domains:
+            low, high, bits = domains[name]
+            precision = bits if bits is not None else (args.precision if args.precision is not None else 8)
+        elif name in declared:
+            low, high, precision = declared[name].lower, declared[name].upper, declared[name].precision
+        else:
+            raise UsageError(f"no declared domain for column '{name}': give --domain {name}=LOW:HIGH")
+        if args.precision is not None and (name not in domains or domains[name][2] is None):
+            precision = args.precision
+        try:
+            specs.append(ColumnSpec(name, low, high, precision))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if kernel.name == "gini":
+        kernel = get_kernel("gini", precision=specs[0].precision)
+    mode, amount = _parse_pairs(args.pairs)
+    try:
+        query = UStatQuery(kernel=kernel, specs=tuple(specs), epsilon=args.epsilon, delta=args.delta,
+                           tuples=None if mode != "count" else int(amount or 0), sampling=args.sampling,
+                           clipping=args.clip)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    raw = {"stat": args.stat, "columns": list(columns), "domains": [[s.lower, s.upper, s.precision] for s in specs],
+           "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "sampling": args.sampling,
+           "clip": args.clip, "seed": args.seed, "embedded": dataset}
+    return Options(args.stat, args.data, columns, dataset, query, args.seed, args.json, raw)
+
+
+def _with_tuples(options: Options, rows: int) -> Any:
+    """Resolve ``--pairs Kn`` once n is known (n is public)."""
+    from dataclasses import replace
+
+    mode, amount = _parse_pairs(options.raw["pairs"])
+    if mode == "per-row":
+        return replace(options.query, tuples=max(1, int(round(float(amount or 0) * rows))))
+    return options.query
+
+
+def _load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
+    from scenarios.datasets import framingham_with_scores, load_embedded, uci_with_severity
+    from secure.intake import party_rows, rows_from_table
+    from secure.public_randomness import public_generator
+
+    if options.data is not None:
+        return party_rows(options.data, options.columns, party=party, parties=parties)
+    if "score" in options.columns and options.dataset == "framingham":
+        table = framingham_with_scores(public_generator(seed ^ 0x5C0E))
+    elif "severity" in options.columns and options.dataset == "heart_disease_uci":
+        table = uci_with_severity()
+    else:
+        table = load_embedded(options.dataset or "framingham")
+    return rows_from_table(table.header, table.rows, options.columns, source=f"embedded {table.name}",
+                           party=party, parties=parties)
+
+
+def _print_release(release: Any, options: Options) -> None:
+    from scenarios.cli import format_bytes, print_table
+    from secure.kernels import get_kernel
+
+    kernel = get_kernel(options.stat)
+    noise = ", ".join(f"{s:.3g}" for s in release.noise_std)
+    print_table([
+        ("statistic", f"{kernel.description} of {', '.join(options.columns)}"),
+        ("private estimate", f"{release.estimate:.6g}"),
+        ("epsilon", f"{release.epsilon:g}" + (f" (delta {release.delta:g})" if release.delta else "")),
+        ("n", f"{release.n} rows" + (f" ({release.dropped_missing} dropped: missing values)"
+                                     if release.dropped_missing else "")),
+        ("|E|", f"{release.pairs} tuples ({release.sampling}, max degree {release.max_degree})"),
+        ("parties", f"{release.parties} (threshold t = {release.threshold})"),
+        ("seconds", f"{release.seconds:.2f}"),
+        ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
+    ], title="Private U-statistic (Pi_U-MPC, Sinh & Ramon)")
+    clipped = sum(release.clipped.values())
+    print(f"  noise: {release.mechanism}, std {noise} per released sum"
+          f"{'' if release.parties == 1 else f', coalition-calibrated (x{release.parties}/{release.parties - release.threshold} variance)'}"
+          f"; {clipped} values clipped to the domain ({release.clipping})")
+    print("  phases: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"
+                                   for name, cost in release.phases.items()))
+
+
+def _session(options: Options | None, usage_error: str | None) -> Any:
+    async def session() -> None:
+        from mpyc.runtime import mpc
+
+        from dp.ustat import prepare_rows, run_secure
+        from secure.public_randomness import joint_seed
+        from secure.runtime import InputError, agree_parameters, agree_verdict, start_session, stop_session
+
+        await start_session()
+        await agree_verdict(usage_error)
+        assert options is not None
+        await agree_parameters(options.raw)
+        seed = options.seed if options.seed is not None else await joint_seed()
+        error, fixed, dropped = None, None, 0
+        try:
+            rows = _load_rows(options, seed, mpc.pid, len(mpc.parties))
+            fixed, dropped = prepare_rows(options.query, rows.values), rows.dropped_missing
+        except InputError as exc:
+            error = str(exc)
+        await agree_verdict(error)
+        assert fixed is not None
+        rows_total = sum(await mpc.transfer(int(fixed.integers.shape[0])))
+        query = _with_tuples(options, rows_total)
+        release = await run_secure(query, fixed, seed=seed, dropped_missing=dropped)
+        if release is not None:
+            _print_release(release, options)
+            if options.json and mpc.pid == 0:
+                with open(options.json, "w", encoding="utf-8") as handle:
+                    json.dump(release.record(), handle, indent=2)
+        await stop_session()
+
+    return session
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the main job; returns the exit code."""
+    children = launch_local_parties(argv)
+    code = 1
+    try:
+        from mpyc.runtime import mpc  # noqa: F401  (MPyC takes its own options off sys.argv here)
+
+        from secure.runtime import on_fatal
+
+        on_fatal(lambda: settle_children(children, 1) and None)
+        usage_error: str | None = None
+        options: Options | None = None
+        try:
+            options = parse_options(sys.argv[1:] if argv is None or children else _strip_mpyc(argv))
+        except UsageError as exc:
+            usage_error = str(exc)
+        code = run_party(_session(options, usage_error))
+    finally:
+        code = settle_children(children, code)
+    return code
+
+
+def _strip_mpyc(argv: Sequence[str]) -> list[str]:
+    import mpyc
+
+    _, rest = mpyc._get_arg_parser().parse_known_args(list(argv))
+    return rest
+
+
+if __name__ == "__main__":
+    sys.exit(main())

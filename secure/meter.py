@@ -1,0 +1,75 @@
+"""A cost meter: wall-clock seconds and bytes sent, per protocol phase.
+
+Bytes are counted by MPyC itself (``MessageExchanger.nbytes_sent``: payload plus 12 bytes of header
+per message) for every connection of this party; :func:`CostMeter.totals_over_parties` sums them over
+all parties with one small ``mpc.transfer`` at the end (taken after the last phase, so it is not
+counted in any phase).  MPyC schedules work lazily, so a phase is closed only once its secure values
+have been computed (:meth:`CostMeter.settle`): otherwise a phase's work would be billed to the next.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from mpyc.runtime import mpc
+
+from secure.runtime import set_phase
+
+__all__ = ["PhaseCost", "CostMeter", "bytes_sent"]
+
+
+def bytes_sent() -> int:
+    """Bytes this party has sent to all its peers so far."""
+    return sum(peer.protocol.nbytes_sent for peer in mpc.parties
+               if peer.pid != mpc.pid and peer.protocol is not None and hasattr(peer.protocol, "nbytes_sent"))
+
+
+@dataclass
+class PhaseCost:
+    """Seconds and bytes of one phase."""
+
+    seconds: float = 0.0
+    bytes_sent: int = 0
+
+
+@dataclass
+class CostMeter:
+    """Seconds and bytes sent per named phase (intake, seed, kernel, noise, reveal, ...)."""
+
+    phases: dict[str, PhaseCost] = field(default_factory=dict)
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Account the enclosed block to phase ``name`` (phases may be entered more than once)."""
+        set_phase(name)
+        start_time, start_bytes = time.perf_counter(), bytes_sent()
+        try:
+            yield
+        finally:
+            cost = self.phases.setdefault(name, PhaseCost())
+            cost.seconds += time.perf_counter() - start_time
+            cost.bytes_sent += bytes_sent() - start_bytes
+
+    @staticmethod
+    async def settle(*values: object) -> None:
+        """Wait until the given secure values are computed, so the work lands in the current phase."""
+        if values:
+            await mpc.gather(*values)
+
+    @property
+    def seconds(self) -> float:
+        """Total seconds over all phases."""
+        return sum(cost.seconds for cost in self.phases.values())
+
+    async def totals_over_parties(self) -> dict[str, PhaseCost]:
+        """Per phase: the slowest party's seconds and the bytes sent by all parties together."""
+        mine = {name: (cost.seconds, cost.bytes_sent) for name, cost in self.phases.items()}
+        everyone = await mpc.transfer(mine)
+        totals: dict[str, PhaseCost] = {}
+        for name in self.phases:
+            seconds = max(theirs.get(name, (0.0, 0))[0] for theirs in everyone)
+            sent = sum(theirs.get(name, (0.0, 0))[1] for theirs in everyone)
+            totals[name] = PhaseCost(seconds, sent)
+        return totals
