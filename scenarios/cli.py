@@ -18,11 +18,11 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NoReturn
 
 __all__ = ["UsageError", "ScenarioParser", "launch_local_parties", "settle_children", "run_party",
-           "print_table", "format_bytes"]
+           "print_table", "format_bytes", "children_alive", "run_scenario"]
 
 CHILD_GRACE_SECONDS = 60.0
 
@@ -123,7 +123,69 @@ def run_party(session: Callable[[], Any]) -> int:
         mark_stopping()
         print(f"error: party {party_id()}: interrupted", file=sys.stderr, flush=True)
         return 1
+    except Exception as exc:  # a bug, not a user error: still one line, and the others are not left hanging
+        mark_stopping()
+        print(f"error: party {party_id()}: internal error ({type(exc).__name__}: {exc}); "
+              "set USTAT_TRACEBACK=1 to see where", file=sys.stderr, flush=True)
+        if os.environ.get("USTAT_TRACEBACK"):
+            raise
+        return 1
     return 0
+
+
+def children_alive(children: Sequence[subprocess.Popen[bytes]]) -> Callable[[], str | None]:
+    """A ``check_peers`` callback for :func:`secure.runtime.start_session`: a launched party that died."""
+    def check() -> str | None:
+        for index, child in enumerate(children, start=1):
+            code = child.poll()
+            if code is not None:
+                return f"party {index} exited with code {code} before all parties connected"
+        return None
+
+    return check
+
+
+def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[None]],
+                 public: Callable[[Any], dict[str, Any]], argv: Sequence[str] | None = None) -> int:
+    """One party's whole life: launch local parties, parse, connect, agree, run ``body``, stop.
+
+    :param parse: ``argv -> options`` (MPyC's options already removed); raises :class:`UsageError`.
+    :param body: ``async options -> None``, the protocol and its printing.
+    :param public: ``options -> dict`` of the public parameters every party must share.
+    :param argv: the command line (default ``sys.argv[1:]``).
+    :return: the process exit code.
+    """
+    children = launch_local_parties(argv)
+    code = 1
+    try:
+        import mpyc
+        from mpyc.runtime import mpc  # noqa: F401  (MPyC takes its own options off sys.argv here)
+
+        from secure.runtime import agree_parameters, agree_verdict, on_fatal, start_session, stop_session
+
+        on_fatal(lambda: settle_children(children, 1) and None)
+        if argv is None or children:
+            own = sys.argv[1:]
+        else:
+            own = mpyc._get_arg_parser().parse_known_args(list(argv))[1]
+        usage_error: str | None = None
+        options: Any = None
+        try:
+            options = parse(own)
+        except UsageError as exc:
+            usage_error = str(exc)
+
+        async def session() -> None:
+            await start_session(check_peers=children_alive(children))
+            await agree_verdict(usage_error)
+            await agree_parameters(public(options))
+            await body(options)
+            await stop_session()
+
+        code = run_party(session)
+    finally:
+        code = settle_children(children, code)
+    return code
 
 
 def format_bytes(count: float) -> str:

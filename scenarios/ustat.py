@@ -35,7 +35,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from scenarios.cli import ScenarioParser, UsageError, launch_local_parties, run_party, settle_children
+from scenarios.cli import ScenarioParser, UsageError, run_scenario
 
 __all__ = ["main", "build_parser", "parse_options", "STAT_DEFAULTS"]
 
@@ -227,67 +227,35 @@ def _print_release(release: Any, options: Options) -> None:
                                    for name, cost in release.phases.items()))
 
 
-def _session(options: Options | None, usage_error: str | None) -> Any:
-    async def session() -> None:
-        from mpyc.runtime import mpc
+async def _release(options: Options) -> None:
+    """Every party: load its rows, share its verdict, run Pi_U-MPC, print (party 0 writes JSON)."""
+    from mpyc.runtime import mpc
 
-        from dp.ustat import prepare_rows, run_secure
-        from secure.public_randomness import joint_seed
-        from secure.runtime import InputError, agree_parameters, agree_verdict, start_session, stop_session
+    from dp.ustat import prepare_rows, run_secure
+    from secure.public_randomness import joint_seed
+    from secure.runtime import InputError, agree_verdict
 
-        await start_session()
-        await agree_verdict(usage_error)
-        assert options is not None
-        await agree_parameters(options.raw)
-        seed = options.seed if options.seed is not None else await joint_seed()
-        error, fixed, dropped = None, None, 0
-        try:
-            rows = _load_rows(options, seed, mpc.pid, len(mpc.parties))
-            fixed, dropped = prepare_rows(options.query, rows.values), rows.dropped_missing
-        except InputError as exc:
-            error = str(exc)
-        await agree_verdict(error)
-        assert fixed is not None
-        rows_total = sum(await mpc.transfer(int(fixed.integers.shape[0])))
-        query = _with_tuples(options, rows_total)
-        release = await run_secure(query, fixed, seed=seed, dropped_missing=dropped)
-        if release is not None:
-            _print_release(release, options)
-            if options.json and mpc.pid == 0:
-                with open(options.json, "w", encoding="utf-8") as handle:
-                    json.dump(release.record(), handle, indent=2)
-        await stop_session()
-
-    return session
+    seed = options.seed if options.seed is not None else await joint_seed()
+    error, fixed, dropped = None, None, 0
+    try:
+        rows = _load_rows(options, seed, mpc.pid, len(mpc.parties))
+        fixed, dropped = prepare_rows(options.query, rows.values), rows.dropped_missing
+    except InputError as exc:
+        error = str(exc)
+    await agree_verdict(error)
+    assert fixed is not None
+    rows_total = sum(await mpc.transfer(int(fixed.integers.shape[0])))
+    release = await run_secure(_with_tuples(options, rows_total), fixed, seed=seed, dropped_missing=dropped)
+    if release is not None:
+        _print_release(release, options)
+        if options.json and mpc.pid == 0:
+            with open(options.json, "w", encoding="utf-8") as handle:
+                json.dump(release.record(), handle, indent=2)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the main job; returns the exit code."""
-    children = launch_local_parties(argv)
-    code = 1
-    try:
-        from mpyc.runtime import mpc  # noqa: F401  (MPyC takes its own options off sys.argv here)
-
-        from secure.runtime import on_fatal
-
-        on_fatal(lambda: settle_children(children, 1) and None)
-        usage_error: str | None = None
-        options: Options | None = None
-        try:
-            options = parse_options(sys.argv[1:] if argv is None or children else _strip_mpyc(argv))
-        except UsageError as exc:
-            usage_error = str(exc)
-        code = run_party(_session(options, usage_error))
-    finally:
-        code = settle_children(children, code)
-    return code
-
-
-def _strip_mpyc(argv: Sequence[str]) -> list[str]:
-    import mpyc
-
-    _, rest = mpyc._get_arg_parser().parse_known_args(list(argv))
-    return rest
+    return run_scenario(parse_options, _release, lambda options: options.raw, argv)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ have been computed (:meth:`CostMeter.settle`): otherwise a phase's work would be
 """
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,6 +45,7 @@ class CostMeter:
     def phase(self, name: str) -> Iterator[None]:
         """Account the enclosed block to phase ``name`` (phases may be entered more than once)."""
         set_phase(name)
+        logging.info(f"phase {name}")
         start_time, start_bytes = time.perf_counter(), bytes_sent()
         try:
             yield

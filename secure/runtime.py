@@ -115,19 +115,27 @@ def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException
     _original_connection_lost(self, exc)
 
 
-async def start_session(timeout: float = 60.0) -> None:
+async def start_session(timeout: float = 60.0, check_peers: Callable[[], str | None] | None = None) -> None:
     """Start the MPyC runtime and arm the watchdog.
 
     :param timeout: seconds to wait for all parties to connect.
+    :param check_peers: optional callback polled while connecting; it returns a message when a
+        locally launched party has already died (then there is no point in waiting).
     :raise ProtocolFailure: if not every party connected within ``timeout`` seconds.
     """
     asyncoro.MessageExchanger.connection_lost = _watched_connection_lost  # type: ignore[method-assign]
     _state["shutting_down"] = False
     set_phase("connect")
-    try:
-        await asyncio.wait_for(mpc.start(), timeout)
-    except asyncio.TimeoutError:
-        raise ProtocolFailure(f"not all {party_count()} parties connected within {timeout:g} s") from None
+    starting = asyncio.ensure_future(mpc.start())
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not starting.done():
+        problem = check_peers() if check_peers else None
+        if problem or loop.time() > deadline:
+            starting.cancel()
+            raise ProtocolFailure(problem or f"not all {party_count()} parties connected within {timeout:g} s")
+        await asyncio.wait([starting], timeout=0.25)
+    starting.result()
 
 
 async def stop_session() -> None:
@@ -172,5 +180,8 @@ async def agree_verdict(error: str | None) -> None:
     if failures:
         mark_stopping()
         pid, message = failures[0]
-        more = f" (and {len(failures) - 1} more part{'y' if len(failures) == 2 else 'ies'})" if len(failures) > 1 else ""
-        raise InputError(f"party {pid}: {message}{more}")
+        same = [other for other, text in failures[1:] if text == message]
+        others = [other for other, text in failures[1:] if text != message]
+        also = f" (also part{'y' if len(same) == 1 else 'ies'} {', '.join(map(str, same))})" if same else ""
+        more = f" (and {len(others)} more failing part{'y' if len(others) == 1 else 'ies'})" if others else ""
+        raise InputError(f"party {pid}{also}: {message}{more}")
