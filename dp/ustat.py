@@ -389,7 +389,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     sectype = mpc.SecInt()
     bits = query.kernel.comparison_bits(query.widths)
     if bits > sectype.bit_length:  # the same verdict at every party: the parameters were agreed
-        raise InputError(f"the domains of columns {', '.join(s.name for s in query.specs)} at "
+        raise InputError(f"all parties: the domains of columns {', '.join(s.name for s in query.specs)} at "
                          f"{max(s.precision for s in query.specs)} fractional bits need {bits}-bit secure "
                          f"integers, got -L {sectype.bit_length}; give -L {bits} or a lower --precision")
 
@@ -399,7 +399,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         try:
             check_sizes(query, rows)
         except ValueError as exc:
-            raise InputError(str(exc)) from None
+            raise InputError(f"all parties: {exc}") from None
         shared = share_rows(sectype, fixed.integers, counts)
         if query.clipping == "secure":
             shared = clip_secure(shared, _clip_widths(query, fixed.integers.shape[1]))

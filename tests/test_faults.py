@@ -1,0 +1,196 @@
+"""Bad input and faults with three real parties: every party stops with the same one-line error.
+
+Each bad input: all parties exit 2 within 30 s, one line ``error: party i: ...`` naming the party and
+the problem, no traceback.  A party killed mid-run: the others exit 1 within 60 s, nothing released.
+"""
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, PartyRun, free_base_port, read_record, run_parties, scenario_command, small_table, write_csv
+
+pytestmark = pytest.mark.multiparty
+
+KENDALL = ["--stat", "kendall", "--columns", "sysBP,diaBP", "--domain", "sysBP=80:300:8,diaBP=40:160:8",
+           "--seed", "4"]
+
+
+@pytest.fixture()
+def party_files(tmp_path: Path) -> Path:
+    """Three per-party files ``p0.csv``, ``p1.csv``, ``p2.csv`` cut from the small table."""
+    header, values = small_table(45)
+    for party in range(3):
+        write_csv(tmp_path / f"p{party}.csv", header, values[party::3])
+    return tmp_path
+
+
+def _same(argv: Sequence[str]) -> list[list[str]]:
+    return [list(argv)] * 3
+
+
+def assert_all_refuse(runs: list[PartyRun], party: int | None, fragment: str, code: int = 2) -> None:
+    """Every party exited ``code`` with the same single ``error: party i: ...`` line, no traceback.
+
+    ``party=None``: a problem of the union of the rows, named ``error: all parties: ...``.
+    """
+    lines = []
+    for run in runs:
+        assert run.code == code, run.stderr
+        assert "Traceback" not in run.stderr
+        errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1, run.stderr
+        lines.append(errors[0])
+        assert "private estimate" not in run.stdout
+    assert len(set(lines)) == 1, lines
+    named = "all parties" if party is None else f"party {party}"
+    assert lines[0].startswith(f"error: {named}"), lines[0]
+    assert fragment in lines[0], lines[0]
+
+
+def _timed(argvs: list[list[str]]) -> tuple[list[PartyRun], float]:
+    start = time.monotonic()
+    runs = run_parties(argvs, timeout=60)
+    return runs, time.monotonic() - start
+
+
+def test_non_numeric_cell_at_one_party_stops_all(party_files: Path) -> None:
+    text = (party_files / "p1.csv").read_text().splitlines()
+    cells = text[3].split(",")
+    cells[text[0].split(",").index("diaBP")] = "high"
+    text[3] = ",".join(cells)
+    (party_files / "p1.csv").write_text("\n".join(text) + "\n")
+    runs, seconds = _timed(_same(["--data", str(party_files / "p{pid}.csv"), *KENDALL]))
+    assert_all_refuse(runs, 1, "line 4, column 'diaBP': 'high' is not a number")
+    assert seconds < 30
+
+
+def test_missing_file_at_one_party_stops_all(party_files: Path) -> None:
+    (party_files / "p2.csv").unlink()
+    runs, seconds = _timed(_same(["--data", str(party_files / "p{pid}.csv"), *KENDALL]))
+    assert_all_refuse(runs, 2, "cannot read data file")
+    assert seconds < 30
+
+
+def test_auc_label_outside_zero_one_stops_all(party_files: Path) -> None:
+    header, values = small_table(45)
+    values = values[2::3].copy()
+    values[5, header.index("TenYearCHD")] = 2
+    write_csv(party_files / "p2.csv", header, values)
+    argv = ["--data", str(party_files / "p{pid}.csv"), "--stat", "auc", "--columns", "score,TenYearCHD",
+            "--domain", "score=0:1:8"]
+    assert_all_refuse(run_parties(_same(argv)), 2, "column 'TenYearCHD' must hold labels 0/1, found 2")
+
+
+def test_missing_values_are_dropped_and_counted(party_files: Path, tmp_path: Path) -> None:
+    text = (party_files / "p0.csv").read_text().splitlines()
+    text[1] = text[1].replace(text[1].split(",")[0], "NA", 1)
+    text[2] = ",".join([""] + text[2].split(",")[1:])
+    (party_files / "p0.csv").write_text("\n".join(text) + "\n")
+    out = tmp_path / "r.json"
+    runs = run_parties(_same(["--data", str(party_files / "p{pid}.csv"), *KENDALL, "--json", str(out)]))
+    assert [run.code for run in runs] == [0, 0, 0], runs[0].stderr
+    record = read_record(out)
+    assert record["dropped_missing"] == 2 and record["n"] == 43
+    assert "2 dropped: missing values" in runs[0].stdout
+
+
+def test_values_outside_domain_are_clipped_and_counted(party_files: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    argv = ["--data", str(party_files / "p{pid}.csv"), "--stat", "kendall", "--columns", "sysBP,diaBP",
+            "--domain", "sysBP=80:130:8,diaBP=40:160:8", "--json", str(out)]
+    runs = run_parties(_same(argv))
+    assert [run.code for run in runs] == [0, 0, 0], runs[0].stderr
+    header, values = small_table(45)
+    expected = int(np.sum(values[:, header.index("sysBP")] > 130))
+    assert expected > 0 and read_record(out)["clipped"] == {"sysBP": expected, "diaBP": 0}
+
+
+def test_fewer_rows_than_the_degree_stops_all(tmp_path: Path) -> None:
+    header, values = small_table(45)
+    write_csv(tmp_path / "p0.csv", header, values[:1])
+    for party in (1, 2):
+        write_csv(tmp_path / f"p{party}.csv", header, values[:0])
+    runs = run_parties(_same(["--data", str(tmp_path / "p{pid}.csv"), *KENDALL]))
+    assert_all_refuse(runs, None, "need at least 2 rows over all parties for a degree-2 kernel, got 1")
+
+
+@pytest.mark.parametrize("flags, fragment", [
+    (["--epsilon", "0"], "epsilon must be positive, got 0"),
+    (["--epsilon", "-1"], "epsilon must be positive"),
+    (["--epsilon", "inf"], "epsilon must be finite"),
+    (["--epsilon", "nan"], "epsilon must be finite"),
+    (["--delta", "1"], "delta must lie in [0, 1)"),
+    (["--delta", "-0.5"], "delta must lie in [0, 1)"),
+    (["--pairs", "0"], "--pairs must be at least 1, got 0"),
+    (["--pairs", "991"], "--pairs 991 exceeds the C(45, 2) = 990 distinct tuples"),
+    (["--stat", "median"], "invalid choice: 'median'"),
+    (["--columns", "sysBP,weight"], "unknown column 'weight'"),
+])
+def test_bad_parameters_stop_all(party_files: Path, flags: list[str], fragment: str) -> None:
+    argv = ["--data", str(party_files / "p{pid}.csv"), *KENDALL, *flags]
+    if "weight" in fragment:
+        argv += ["--domain", "sysBP=80:300:8,weight=0:200"]
+    runs, seconds = _timed(_same(argv))
+    assert_all_refuse(runs, None if "exceeds" in fragment else 0, fragment)
+    assert seconds < 30
+
+
+@pytest.mark.parametrize("override, fragment", [
+    (["--epsilon", "2"], "parameters differ from party 0: epsilon=2.0 at party 1 but 1.0 at party 0"),
+    (["--columns", "diaBP,sysBP"], "parameters differ from party 0: columns="),
+])
+def test_parties_disagreeing_on_parameters_stop_before_sharing(party_files: Path, override: list[str],
+                                                               fragment: str) -> None:
+    base = ["--data", str(party_files / "p{pid}.csv"), *KENDALL]
+    runs, seconds = _timed([base, base + override, base])
+    assert_all_refuse(runs, 1, fragment)
+    assert seconds < 30
+
+
+def test_domain_too_wide_for_the_secure_integers_stops_all(party_files: Path) -> None:
+    argv = ["--data", str(party_files / "p{pid}.csv"), *KENDALL, "-L", "12"]
+    assert_all_refuse(run_parties(_same(argv)), None, "need 17-bit secure integers, got -L 12; give -L 17")
+
+
+def test_overflowing_sum_is_caught_by_the_guarded_reveal(party_files: Path) -> None:
+    """Gini of totChol at 6 fractional bits fits 17-bit comparisons, but its sum does not fit -L 20."""
+    argv = ["--data", str(party_files / "p{pid}.csv"), "--stat", "gini", "--columns", "totChol",
+            "--domain", "totChol=100:700:6", "--pairs", "all", "--seed", "3", "-L", "20"]
+    runs = run_parties(_same(argv))
+    for run in runs:
+        assert run.code == 1, run.stderr
+        assert "Traceback" not in run.stderr and "private estimate" not in run.stdout
+        assert "wrapped around, so nothing is released; rerun with -L" in run.stderr
+
+
+def test_party_killed_mid_run_ends_the_others_without_release(tmp_path: Path) -> None:
+    header, values = small_table(400)
+    csv = write_csv(tmp_path / "big.csv", header, values)
+    port = free_base_port()
+    processes = []
+    for party in range(3):
+        command = scenario_command("ustat", "--data", str(csv), *KENDALL, "--pairs", "30000",
+                                   "-M3", "-I", str(party), "-B", str(port))
+        processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                          cwd=ROOT))
+    victim = processes[1]
+    assert victim.stdout is not None
+    for line in victim.stdout:  # MPyC's log (on stdout): wait until the kernel phase has started
+        if "phase kernel" in line:
+            break
+    time.sleep(0.5)
+    victim.kill()
+    start = time.monotonic()
+    for party in (0, 2):
+        out, err = processes[party].communicate(timeout=60)
+        assert processes[party].returncode == 1, err
+        assert "lost connection to party 1 during the kernel phase; nothing was released" in err
+        assert "private estimate" not in out and "Traceback" not in err
+    victim.communicate()
+    assert time.monotonic() - start < 60
