@@ -1,0 +1,132 @@
+"""Benchmark: the whole Pi_U-MPC protocol against the bare MPyC work it cannot avoid.
+
+Kendall's tau of ``sysBP`` vs ``diaBP`` on all Framingham rows, ``|E| = 2n`` tuples (BalancedSamp),
+epsilon = 1.  In the same run, on the same parties, the bare baseline does only what the kernel needs:
+``2|E|`` vectorized secure signs (``mpc.np_sgn`` at the same bit length) and ``|E|`` secure products on
+random secure arrays, summed and opened.  The ratio protocol / bare is the overhead of everything
+else (intake, joint seed, gathering tuples, noise, guarded reveal); the aim is 1.5x at most.
+
+Run it with three local parties::
+
+    python -m scenarios.bench_kendall -M3
+    python -m scenarios.bench_kendall -M3 --repeats 3 --json bench.json
+
+Options: ``--repeats R`` (run both R times, report medians), ``--rows N`` (first N rows only, for a
+quick run), ``--json PATH`` (party 0 writes the numbers).
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from scenarios.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+
+__all__ = ["main"]
+
+
+@dataclass
+class BenchOptions:
+    """Parsed options."""
+
+    repeats: int
+    rows: int | None
+    json: str | None
+
+
+def parse_options(argv: Sequence[str]) -> BenchOptions:
+    """Parse ``--repeats``, ``--rows``, ``--json``.
+
+    :raise UsageError: on a bad value.
+    """
+    parser = ScenarioParser(prog="python -m scenarios.bench_kendall", add_help=False)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--rows", type=int, default=None)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(list(argv))
+    if args.repeats < 1:
+        raise UsageError(f"--repeats must be at least 1, got {args.repeats}")
+    if args.rows is not None and args.rows < 2:
+        raise UsageError(f"--rows must be at least 2, got {args.rows}")
+    return BenchOptions(args.repeats, args.rows, args.json)
+
+
+async def _bare_work(tuples: int, bits: int) -> tuple[float, int]:
+    """Seconds and bytes (all parties) of 2|E| secure signs and |E| products, summed and opened."""
+    import numpy as np
+    from mpyc.runtime import mpc
+
+    from secure.meter import bytes_sent
+
+    secint = mpc.SecInt()
+    generator = np.random.default_rng(12345)  # public, identical at every party: no input phase needed
+    differences = secint.array(generator.integers(-(1 << (bits - 2)), 1 << (bits - 2), size=2 * tuples))
+    await mpc.barrier()
+    start_time, start_bytes = time.perf_counter(), bytes_sent()
+    signs = mpc.np_sgn(differences, l=bits)
+    products = signs[:tuples] * signs[tuples:]
+    await mpc.output(mpc.np_sum(products))
+    seconds = time.perf_counter() - start_time
+    sent = sum(await mpc.transfer(bytes_sent() - start_bytes))
+    slowest = max(await mpc.transfer(seconds))
+    return slowest, sent
+
+
+async def _bench(options: BenchOptions) -> None:
+    from mpyc.runtime import mpc
+
+    from dp.ustat import UStatQuery, prepare_rows, run_secure
+    from scenarios.datasets import declared_specs, load_embedded
+    from secure.intake import rows_from_table
+    from secure.kernels import get_kernel
+
+    table = load_embedded("framingham")
+    if options.rows is not None:
+        table.rows = table.rows[:options.rows]
+    specs = declared_specs("framingham", ["sysBP", "diaBP"])
+    rows = rows_from_table(table.header, table.rows, ["sysBP", "diaBP"], source="embedded framingham",
+                           party=mpc.pid, parties=len(mpc.parties))
+    n = sum(await mpc.transfer(int(rows.values.shape[0])))
+    query = UStatQuery(kernel=get_kernel("kendall"), specs=(specs["sysBP"], specs["diaBP"]), epsilon=1.0,
+                       tuples=2 * n, sampling="balanced")
+    fixed = prepare_rows(query, rows.values)
+    bits = query.kernel.comparison_bits(query.widths)
+    protocol: list[Any] = []
+    bare: list[tuple[float, int]] = []
+    for repeat in range(options.repeats):
+        bare.append(await _bare_work(2 * n, bits))
+        protocol.append(await run_secure(query, fixed, seed=1000 + repeat))
+    if mpc.pid != 0:
+        return
+    protocol_seconds = statistics.median(r.seconds for r in protocol)
+    bare_seconds = statistics.median(s for s, _ in bare)
+    last = protocol[-1]
+    print_table([
+        ("workload", f"Kendall's tau-a of sysBP, diaBP; n = {n}, |E| = {2 * n} (BalancedSamp), epsilon = 1"),
+        ("parties", f"{last.parties} (threshold t = {last.threshold}), -L {mpc.SecInt().bit_length}, "
+                    f"comparisons at {bits} bits"),
+        ("protocol", f"{protocol_seconds:.2f} s, {format_bytes(last.bytes_sent)} (median of {options.repeats})"),
+        ("bare MPyC", f"{bare_seconds:.2f} s, {format_bytes(bare[-1][1])}: {4 * n} np_sgn + {2 * n} products"),
+        ("ratio", f"{protocol_seconds / bare_seconds:.3f} (aim: at most 1.5)"),
+    ], title="Benchmark: Pi_U-MPC vs bare MPyC work")
+    print("  per phase (last run): " + ", ".join(
+        f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}" for name, cost in last.phases.items()))
+    if options.json:
+        with open(options.json, "w", encoding="utf-8") as handle:
+            json.dump({"n": n, "pairs": 2 * n, "parties": last.parties, "threshold": last.threshold, "bits": bits,
+                       "protocol_seconds": protocol_seconds, "protocol_bytes": last.bytes_sent,
+                       "bare_seconds": bare_seconds, "bare_bytes": bare[-1][1],
+                       "ratio": protocol_seconds / bare_seconds, "phases": last.phases,
+                       "repeats": options.repeats}, handle, indent=2)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the benchmark; returns the exit code."""
+    return run_scenario(parse_options, _bench, lambda options: vars(options) | {"json": None}, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
