@@ -336,7 +336,8 @@ def _log_lower_sum(n: int, top: int, shift: int = 0, epsilon: float = 0.0) -> fl
         return -math.inf
     top = min(top, n)
     d_top = _offset(top, n)
-    log_ref = float(_log_b(np.array([d_top]), n)[0])
+    # scale by the largest pmf value in range (at the mode n//2 if top lies above it)
+    log_ref = float(_log_half_binomial_pmf(np.array([min(top, n // 2)]), n)[0])
     width = _window(n, top)
     if width <= _DIRECT_TERMS:
         offsets = d_top - np.arange(width + 1, dtype=np.float64)

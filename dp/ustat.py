@@ -104,13 +104,6 @@ class UStatQuery:
         """The kernel's released outputs (one, or numerator and denominator)."""
         return self.kernel.outputs(self.widths)
 
-    def public_parameters(self) -> dict[str, Any]:
-        """Everything the parties must agree on, for :func:`secure.runtime.agree_parameters`."""
-        return {"statistic": self.kernel.name, "columns": [spec.name for spec in self.specs],
-                "domains": [[spec.lower, spec.upper, spec.precision] for spec in self.specs],
-                "epsilon": self.epsilon, "delta": self.delta, "pairs": self.tuples,
-                "sampling": self.sampling, "clipping": self.clipping}
-
 
 @dataclass(frozen=True)
 class NoisePlan:

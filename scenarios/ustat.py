@@ -101,7 +101,7 @@ def _parse_domains(text: str | None) -> dict[str, tuple[float, float, int | None
     return domains
 
 
-def _parse_pairs(text: str, rows_hint: None = None) -> tuple[str, float | int | None]:
+def _parse_pairs(text: str) -> tuple[str, float | int | None]:
     """``all`` -> (all, None); ``2n`` -> (per-row, 2.0); ``5000`` -> (count, 5000)."""
     text = text.strip().lower()
     if text == "all":
