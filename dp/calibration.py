@@ -324,7 +324,7 @@ def _terms(offsets: np.ndarray, n: int, shift: int, epsilon: float, log_ref: flo
 
 
 def _log_lower_sum(n: int, top: int, shift: int = 0, epsilon: float = 0.0) -> float:
-    """``log sum_{k=0}^{top} h(k)`` for ``h`` as in :func:`_terms` (``-inf`` if ``top < 0``).
+    """``log sum_{k=0}^{top} h(k)`` for ``h`` as in :func:`_terms` (``-inf`` if ``top < 0``), ``top <= n/2``.
 
     Short windows are summed term by term.  Long windows only occur near the mean of a large
     binomial, where ``h`` varies slowly (log-derivative below ``6e-3``); there the sum is the
@@ -363,9 +363,17 @@ def _log_lower_sum(n: int, top: int, shift: int = 0, epsilon: float = 0.0) -> fl
 
 
 def _binomial_log_cdf(k: int, n: int) -> float:
-    """``log P[Binomial(n, 1/2) <= k]``, accurate to ~1e-13 relative for ``n <= 2**53``."""
+    """``log P[Binomial(n, 1/2) <= k]`` to ~1e-13 relative for ``n <= 2**53``.
+
+    Above the mode the complement ``1 - P[X <= n - k - 1]`` (symmetry) keeps the summed tail on the
+    side where the pmf decreases away from ``k``.
+    """
+    if k < 0:
+        return -math.inf
     if k >= n:
         return 0.0
+    if k > n // 2:
+        return math.log1p(-math.exp(_log_lower_sum(n, n - k - 1)))
     return _log_lower_sum(n, k)
 
 
@@ -444,15 +452,20 @@ def binomial_delta(trials: int, sensitivity: int, epsilon: float) -> float:
     k_star = _privacy_loss_tail_end(n, sens, eps)
     if k_star < 0:
         return 0.0
-    rate = math.log((n - k_star + 1) / k_star) if k_star > 0 else math.inf
-    step = float(_loss(np.array([k_star]), n, sens)[0] - _loss(np.array([k_star + 1]), n, sens)[0])
-    if _window(n, k_star) > _DIRECT_TERMS and not step < rate:
-        # 1 - e^{eps - L} varies faster than b: subtract the tails, cancellation below 1 + rate/step
-        log_f1 = _log_lower_sum(n, k_star)
-        log_f2 = _log_lower_sum(n, k_star - sens)
-        delta = math.exp(log_f1) * -math.expm1(eps + log_f2 - log_f1)
-    else:
+    smooth_terms = True
+    if k_star > n // 2:
+        smooth_terms = False  # b increases below k*: use the two tails (F(k*) >= 1/2, mild cancellation)
+    elif _window(n, k_star) > _DIRECT_TERMS:
+        rate = math.log((n - k_star + 1) / k_star)
+        step = float(_loss(np.array([k_star]), n, sens)[0] - _loss(np.array([k_star + 1]), n, sens)[0])
+        smooth_terms = step < rate
+    if smooth_terms:
         delta = math.exp(_log_lower_sum(n, k_star, sens, eps))
+    else:
+        # 1 - e^{eps - L} varies faster than b: subtract the tails, cancellation below 1 + rate/step
+        log_f1 = _binomial_log_cdf(k_star, n)
+        log_f2 = _binomial_log_cdf(k_star - sens, n)
+        delta = math.exp(log_f1) * -math.expm1(eps + log_f2 - log_f1)
     return min(1.0, max(0.0, delta))
 
 

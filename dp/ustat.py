@@ -228,6 +228,7 @@ class UStatRelease:
     max_degree: int
     mechanism: str
     noise_std: list[float]
+    estimate_std: float
     noisy_sums: list[int]
     seconds: float = 0.0
     bytes_sent: int = 0
@@ -242,7 +243,7 @@ class UStatRelease:
                 "delta": self.delta, "n": self.n, "pairs": self.pairs, "parties": self.parties,
                 "seconds": self.seconds, "bytes_sent": self.bytes_sent, "threshold": self.threshold,
                 "degree": self.degree, "sampling": self.sampling, "max_degree": self.max_degree,
-                "mechanism": self.mechanism, "noise_std": self.noise_std, "noisy_sums": self.noisy_sums,
+                "mechanism": self.mechanism, "noise_std": self.noise_std, "estimate_std": self.estimate_std, "noisy_sums": self.noisy_sums,
                 "phases": self.phases, "dropped_missing": self.dropped_missing, "clipped": self.clipped,
                 "clipping": self.clipping}
 
@@ -264,6 +265,24 @@ def _sum_ranges(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> li
     from secure.aggregation import SumRange
 
     return [SumRange(count * out.low, count * out.high, plan.slack) for out, plan in zip(query.outputs, plans)]
+
+
+def estimate_noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan], sums: Sequence[float]) -> float:
+    """Standard deviation of the estimate due to the noise (given the tuples).
+
+    One output: ``sqrt(Var eta) / (|E| scale)``.  A ratio ``N/D`` (AUC, VUS): the delta method,
+    ``sqrt(Var N / D^2 + N^2 Var D / D^4)`` with the released (noisy) sums plugged in, so it is itself
+    post-processing of the release.
+    """
+    outputs = query.outputs
+    if len(outputs) == 1:
+        return math.sqrt(plans[0].variance) / (count * outputs[0].scale)
+    numerator, denominator = sums[0] / outputs[0].scale, sums[1] / outputs[1].scale
+    if denominator <= 0:
+        return float("nan")
+    var_numerator = plans[0].variance / outputs[0].scale ** 2
+    var_denominator = plans[1].variance / outputs[1].scale ** 2
+    return math.sqrt(var_numerator / denominator ** 2 + numerator ** 2 * var_denominator / denominator ** 4)
 
 
 def _noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> list[float]:
@@ -436,6 +455,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         threshold=threshold, degree=query.kernel.degree, sampling=query.sampling if query.tuples else "all",
         max_degree=max_degree(tuples, rows), mechanism=plans[0].mechanism,
         noise_std=_noise_std(query, len(tuples), plans), noisy_sums=opened,
+        estimate_std=estimate_noise_std(query, len(tuples), plans, opened),
         seconds=sum(cost.seconds for cost in phases.values()),
         bytes_sent=sum(cost.bytes_sent for cost in phases.values()),
         phases={name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()},

@@ -207,10 +207,9 @@ def _print_release(release: Any, options: Options) -> None:
     from secure.kernels import get_kernel
 
     kernel = get_kernel(options.stat)
-    noise = ", ".join(f"{s:.3g}" for s in release.noise_std)
     print_table([
         ("statistic", f"{kernel.description} of {', '.join(options.columns)}"),
-        ("private estimate", f"{release.estimate:.6g}"),
+        ("private estimate", f"{release.estimate:.6g}  (noise std {release.estimate_std:.2g})"),
         ("epsilon", f"{release.epsilon:g}" + (f" (delta {release.delta:g})" if release.delta else "")),
         ("n", f"{release.n} rows" + (f" ({release.dropped_missing} dropped: missing values)"
                                      if release.dropped_missing else "")),
@@ -220,7 +219,7 @@ def _print_release(release: Any, options: Options) -> None:
         ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
     ], title="Private U-statistic (Pi_U-MPC, Sinh & Ramon)")
     clipped = sum(release.clipped.values())
-    print(f"  noise: {release.mechanism}, std {noise} per released sum"
+    print(f"  noise: {release.mechanism} on {len(release.noisy_sums)} released sum(s)"
           f"{'' if release.parties == 1 else f', coalition-calibrated (x{release.parties}/{release.parties - release.threshold} variance)'}"
           f"; {clipped} values clipped to the domain ({release.clipping})")
     print("  phases: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"

@@ -1,0 +1,234 @@
+"""Step ECDFs on a grid and their inverse by binary search (Barczewski, Mawass & Ramon, Alg. 1).
+
+A released ECDF is known on a grid ``tau_1 < ... < tau_N`` only; between grid points it is read as a
+right-continuous step function: its value at ``x`` is the value at the largest grid point ``<= x``,
+and 0 below the grid (:func:`evaluate_step`).
+
+:func:`inverse_ecdf` is Algorithm 1 of the paper, generalised from the domain ``[0, 1]`` to
+``[lower, upper]``: bisect ``[a, b]``, moving ``a`` to the midpoint ``m`` when ``F(m) < p`` and ``b``
+otherwise, until ``b - a <= precision``; return ``(a + b) / 2``.  It only ever evaluates the curve,
+so it runs unchanged on a raw (non-monotone) private curve and on a smoothed one; on a raw curve the
+answer is *a* point where the curve crosses ``p``, found by bisection (paper Sec. 6.4: in practice
+close to the smoothed answer).
+
+For a curve given on a grid, ``snap=True`` (the default) adds one step after the bisection: the
+answer is moved to the first grid point in the final interval ``(a, b]`` whose value reaches ``p``.
+For a non-decreasing curve this returns exactly ``inf{x in [lower, upper] : F(x) >= p}`` (a grid
+point, or ``lower``), whatever the precision, so on noiseless data it coincides with the
+inverted-CDF quantile (numpy's ``method="inverted_cdf"``).  If no point of ``[lower, upper]``
+reaches ``p`` the answer is ``upper``.
+
+Everything here is post-processing of released values in the clear (no MPC, no privacy cost).
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Union
+
+import numpy as np
+
+__all__ = ["Curve", "ecdf_on_grid", "evaluate_step", "inverse_ecdf", "quantiles"]
+
+#: A curve to invert: a function of one float, or ``(grid, values)`` of a step function.
+Curve = Union[Callable[[float], float], tuple[np.ndarray, np.ndarray]]
+
+
+def ecdf_on_grid(samples: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """The exact (noiseless) ECDF of ``samples`` on ``grid``: ``F(t) = |{x : x <= t}| / n``.
+
+    :param samples: the data, any shape (flattened), finite.
+    :param grid: strictly increasing evaluation points.
+    :return: ``F`` at each grid point, a float array of the grid's length.
+    :raise ValueError: if ``samples`` is empty or not finite, or ``grid`` is not strictly increasing.
+    """
+    data = np.asarray(samples, dtype=float).ravel()
+    if data.size == 0:
+        raise ValueError("samples must contain at least one value, got none")
+    if not np.all(np.isfinite(data)):
+        raise ValueError("samples must contain only finite values")
+    points = _check_grid(grid)
+    ordered = np.sort(data)
+    return np.searchsorted(ordered, points, side="right") / ordered.size
+
+
+def evaluate_step(grid: np.ndarray, values: np.ndarray, points: np.ndarray | float) -> np.ndarray | float:
+    """Evaluate the step function given on ``grid`` at arbitrary ``points``.
+
+    The value at ``x`` is ``values[k]`` for the largest ``k`` with ``grid[k] <= x``, and 0 when ``x``
+    lies below ``grid[0]`` (an ECDF is 0 before its first jump).
+
+    :param grid: strictly increasing grid points.
+    :param values: the curve on the grid (same length; need not be monotone).
+    :param points: where to evaluate; a scalar gives a float, an array an array of its shape.
+    :return: the step-function values at ``points``.
+    :raise ValueError: if the grid is not strictly increasing, lengths differ, or values are not finite.
+    """
+    knots, heights = _check_curve(grid, values)
+    return _evaluate(knots, heights, points)
+
+
+def inverse_ecdf(
+    curve: Curve,
+    probability: float,
+    *,
+    lower: float | None = None,
+    upper: float | None = None,
+    precision: float | None = None,
+    snap: bool = True,
+) -> float:
+    """Inverse ECDF at ``probability`` by binary search (paper Algorithm 1 on ``[lower, upper]``).
+
+    :param curve: a callable ``F(x)``, or ``(grid, values)`` of a step ECDF (read as in
+        :func:`evaluate_step`); raw or smoothed.
+    :param probability: the level ``p`` in ``[0, 1]``.
+    :param lower: left end of the search domain; default ``grid[0]`` for a grid curve, 0 for a
+        callable (the paper's domain).
+    :param upper: right end of the search domain; default ``grid[-1]`` for a grid curve, 1 for a
+        callable.
+    :param precision: the paper's ``psi``: bisection stops when ``b - a <= precision``.  Default: the
+        smallest grid spacing for a grid curve, ``(upper - lower) * 2**-40`` for a callable.
+    :param snap: for a grid curve, move the answer to the grid point found in the final interval
+        (see the module docstring); ignored for a callable.
+    :return: the approximate (for a grid curve with ``snap``, exact) ``inf{x : F(x) >= p}``.
+    :raise ValueError: if ``probability`` lies outside ``[0, 1]``, ``lower >= upper``, ``precision``
+        is not positive, or the grid curve is malformed.
+    :raise TypeError: if ``curve`` is neither callable nor a ``(grid, values)`` pair.
+    """
+    level = _check_probability(probability)
+    function: Callable[[float], float]
+    knots: np.ndarray | None = None
+    heights: np.ndarray | None = None
+    if callable(curve):
+        function = curve
+        start = 0.0 if lower is None else float(lower)
+        stop = 1.0 if upper is None else float(upper)
+    elif isinstance(curve, tuple) and len(curve) == 2:
+        grid_points, grid_values = _check_curve(*curve)
+        knots, heights = grid_points, grid_values
+        start = float(grid_points[0]) if lower is None else float(lower)
+        stop = float(grid_points[-1]) if upper is None else float(upper)
+
+        def function(x: float) -> float:
+            return float(_evaluate(grid_points, grid_values, x))
+    else:
+        raise TypeError(f"curve must be callable or a (grid, values) pair, got {type(curve).__name__}")
+    if not (math.isfinite(start) and math.isfinite(stop)):
+        raise ValueError(f"lower and upper must be finite, got {start} and {stop}")
+    if start > stop:
+        raise ValueError(f"lower must not exceed upper, got {start} > {stop}")
+    if precision is None:
+        step = _default_precision(knots, start, stop)
+    else:
+        step = float(precision)
+        if not (math.isfinite(step) and step > 0):
+            raise ValueError(f"precision must be positive, got {precision}")
+
+    # Algorithm 1, on [lower, upper] instead of [0, 1]
+    a, b = start, stop
+    a_moved = b_moved = False
+    while b - a > step:
+        middle = (a + b) / 2
+        if middle <= a or middle >= b:  # the interval no longer splits in floating point
+            break
+        if function(middle) < level:
+            a, a_moved = middle, True
+        else:
+            b, b_moved = middle, True
+    if knots is None or heights is None or not snap:
+        return (a + b) / 2
+    return _snap(knots, heights, level, a, b, a_moved, start, stop)
+
+
+def quantiles(
+    grid: np.ndarray,
+    values: np.ndarray,
+    probabilities: np.ndarray,
+    precision: float | None = None,
+    *,
+    lower: float | None = None,
+    upper: float | None = None,
+    snap: bool = True,
+) -> np.ndarray:
+    """Inverse ECDF of a grid curve at several levels, one :func:`inverse_ecdf` per level.
+
+    :param grid: strictly increasing grid points.
+    :param values: the (raw or smoothed) ECDF on the grid.
+    :param probabilities: levels in ``[0, 1]``, any shape.
+    :param precision: bisection precision ``psi`` (default: the smallest grid spacing).
+    :param lower: left end of the search domain (default ``grid[0]``).
+    :param upper: right end of the search domain (default ``grid[-1]``).
+    :param snap: snap each answer to the grid (see :func:`inverse_ecdf`).
+    :return: the quantiles, an array shaped like ``probabilities``.
+    :raise ValueError: as :func:`inverse_ecdf`.
+    """
+    knots, heights = _check_curve(grid, values)
+    levels = np.asarray(probabilities, dtype=float)
+    answers = [inverse_ecdf((knots, heights), float(level), lower=lower, upper=upper,
+                            precision=precision, snap=snap) for level in levels.ravel()]
+    return np.asarray(answers, dtype=float).reshape(levels.shape)
+
+
+def _snap(knots: np.ndarray, heights: np.ndarray, level: float, a: float, b: float, a_moved: bool,
+          start: float, stop: float) -> float:
+    """First grid point in the final bisection interval whose value reaches ``level``.
+
+    Invariant of the bisection: ``F(a) < level`` if ``a`` moved and ``F(b) >= level`` if ``b`` moved,
+    so when both moved such a grid point exists in ``(a, b]``.
+    """
+    if not a_moved:
+        if float(_evaluate(knots, heights, start)) >= level:
+            return start
+    first = int(np.searchsorted(knots, a, side="right"))
+    last = int(np.searchsorted(knots, min(b, stop), side="right"))
+    reached = np.flatnonzero(heights[first:last] >= level)
+    if reached.size:
+        return float(knots[first + reached[0]])
+    return stop
+
+
+def _evaluate(knots: np.ndarray, heights: np.ndarray, points: np.ndarray | float) -> np.ndarray | float:
+    where = np.asarray(points, dtype=float)
+    index = np.searchsorted(knots, where, side="right") - 1
+    result = np.where(index >= 0, heights[np.maximum(index, 0)], 0.0)
+    if where.ndim == 0:
+        return float(result)
+    return result
+
+
+def _default_precision(knots: np.ndarray | None, start: float, stop: float) -> float:
+    span = stop - start
+    if knots is not None and knots.size > 1:
+        return float(np.min(np.diff(knots)))
+    if span > 0:
+        return span * 2.0 ** -40
+    return 1.0  # empty domain: nothing to bisect
+
+
+def _check_probability(probability: float) -> float:
+    if isinstance(probability, bool):
+        raise TypeError(f"probability must be a number, got {probability!r}")
+    level = float(probability)
+    if not (0.0 <= level <= 1.0):
+        raise ValueError(f"probability must lie in [0, 1], got {probability}")
+    return level
+
+
+def _check_grid(grid: np.ndarray) -> np.ndarray:
+    knots = np.asarray(grid, dtype=float)
+    if knots.ndim != 1 or knots.size == 0:
+        raise ValueError(f"grid must be a non-empty 1-dimensional array, got shape {knots.shape}")
+    if not np.all(np.isfinite(knots)):
+        raise ValueError("grid must contain only finite values")
+    if knots.size > 1 and not np.all(np.diff(knots) > 0):
+        raise ValueError("grid must be strictly increasing")
+    return knots
+
+
+def _check_curve(grid: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    knots = _check_grid(grid)
+    heights = np.asarray(values, dtype=float)
+    if heights.shape != knots.shape:
+        raise ValueError(f"values must have the grid's shape {knots.shape}, got {heights.shape}")
+    if not np.all(np.isfinite(heights)):
+        raise ValueError("values must contain only finite values")
+    return knots, heights

@@ -1,0 +1,116 @@
+"""ROC curve and its area from two ECDFs on a common threshold grid (Barczewski et al., Sec. 5.1).
+
+Publishing the (private) ECDF of the scores of the positives and that of the negatives is enough to
+draw a ROC curve: at a threshold ``t``,
+
+- default (scikit-learn convention, a *higher* score means positive, predicted positive iff
+  ``score > t``): ``FPR(t) = 1 - F_neg(t)`` and ``TPR(t) = 1 - F_pos(t)``;
+- ``positive_below=True`` (the paper's convention, a *lower* score means positive, predicted positive
+  iff ``score <= t``): ``FPR(t) = F_neg(t)`` and ``TPR(t) = F_pos(t)``.
+
+The points are sorted by ``(FPR, TPR)``, the corners ``(0, 0)`` and ``(1, 1)`` are added, and the
+area under the polyline is taken with the trapezoid rule.  When the grid holds every distinct score,
+a tie between a positive and a negative score becomes one diagonal segment, which the trapezoid rule
+credits 1/2: the area is then exactly the Mann-Whitney AUC of :func:`sklearn.metrics.roc_auc_score`.
+
+Raw private ECDFs may leave ``[0, 1]`` and are not monotone, so their ROC polyline can fold back;
+smooth both ECDFs first (:func:`smoothing.monotone.smooth_ecdf`) for a proper curve.  The two ECDFs
+each cost their own privacy budget upstream; this module is post-processing in the clear.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["RocCurve", "roc_from_ecdfs", "trapezoid_auc"]
+
+
+@dataclass(frozen=True)
+class RocCurve:
+    """A ROC polyline and its area.
+
+    :ivar false_positive_rate: x coordinates, sorted, starting with 0 and ending with 1 (for valid
+        ECDFs).
+    :ivar true_positive_rate: y coordinates, aligned.
+    :ivar thresholds: the threshold of each point; the added corners get the infinite threshold
+        that produces them (``+inf``/``-inf`` for ``(0, 0)``/``(1, 1)`` by default, the reverse with
+        ``positive_below``); ``nan`` everywhere when no thresholds were given.
+    :ivar auc: area under the polyline by the trapezoid rule.
+    """
+
+    false_positive_rate: np.ndarray
+    true_positive_rate: np.ndarray
+    thresholds: np.ndarray
+    auc: float
+
+
+def roc_from_ecdfs(
+    ecdf_positive: np.ndarray,
+    ecdf_negative: np.ndarray,
+    *,
+    thresholds: np.ndarray | None = None,
+    positive_below: bool = False,
+) -> RocCurve:
+    """ROC curve and AUC from the ECDFs of positive and negative scores on one threshold grid.
+
+    :param ecdf_positive: ``F_pos(t)`` on the grid (fraction of positives with score ``<= t``).
+    :param ecdf_negative: ``F_neg(t)`` on the same grid.
+    :param thresholds: the grid itself (strictly increasing), only carried along for the caller.
+    :param positive_below: ``True`` for the paper's convention (low score = positive).
+    :return: the sorted ROC points with ``(0, 0)`` and ``(1, 1)`` added, and the trapezoid AUC.
+    :raise ValueError: if the ECDFs differ in shape, are empty, not 1-dimensional or not finite, or
+        the thresholds do not match the grid or are not strictly increasing.
+    """
+    positive = _check_values(ecdf_positive, "ecdf_positive")
+    negative = _check_values(ecdf_negative, "ecdf_negative")
+    if positive.shape != negative.shape:
+        raise ValueError(f"ecdf_positive and ecdf_negative must have the same shape, got "
+                         f"{positive.shape} and {negative.shape}")
+    if thresholds is None:
+        grid = np.full(positive.shape, np.nan)
+    else:
+        grid = np.asarray(thresholds, dtype=float)
+        if grid.shape != positive.shape:
+            raise ValueError(f"thresholds must have the ECDFs' shape {positive.shape}, got {grid.shape}")
+        if not np.all(np.isfinite(grid)) or (grid.size > 1 and not np.all(np.diff(grid) > 0)):
+            raise ValueError("thresholds must be finite and strictly increasing")
+    if positive_below:
+        fpr, tpr = negative, positive
+        corner_low, corner_high = -np.inf, np.inf
+    else:
+        fpr, tpr = 1.0 - negative, 1.0 - positive
+        corner_low, corner_high = np.inf, -np.inf
+    fpr = np.concatenate([[0.0], fpr, [1.0]])
+    tpr = np.concatenate([[0.0], tpr, [1.0]])
+    grid = np.concatenate([[corner_low], grid, [corner_high]])
+    # threshold as the last key: among equal points keep the order in which the threshold sweeps
+    sweep = grid if positive_below else -grid
+    order = np.lexsort((np.nan_to_num(sweep, nan=0.0), tpr, fpr))
+    fpr, tpr, grid = fpr[order], tpr[order], grid[order]
+    return RocCurve(false_positive_rate=fpr, true_positive_rate=tpr, thresholds=grid,
+                    auc=trapezoid_auc(fpr, tpr))
+
+
+def trapezoid_auc(false_positive_rate: np.ndarray, true_positive_rate: np.ndarray) -> float:
+    """Area under a polyline given by its points in order, by the trapezoid rule.
+
+    :param false_positive_rate: x coordinates (in the order of the polyline).
+    :param true_positive_rate: y coordinates.
+    :return: ``sum_k (x_{k+1} - x_k) (y_k + y_{k+1}) / 2``.
+    :raise ValueError: if the coordinates differ in shape, are not 1-dimensional or not finite.
+    """
+    x = _check_values(false_positive_rate, "false_positive_rate")
+    y = _check_values(true_positive_rate, "true_positive_rate")
+    if x.shape != y.shape:
+        raise ValueError(f"coordinates must have the same shape, got {x.shape} and {y.shape}")
+    return float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2.0))
+
+
+def _check_values(values: np.ndarray, name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-dimensional array, got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must contain only finite values")
+    return array
