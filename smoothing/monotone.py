@@ -27,38 +27,42 @@ above the level where their paths split), so no dense ``N x nodes`` matrix ever 
 
 Solvers.  The solver is chosen explicitly from an ordered preference list, falling back to the next
 one when a solver is missing, raises, ends with a non-optimal status, or returns a point violating
-the constraints by more than ``tolerance``; a solution flagged ``optimal_inaccurate`` is kept only if
-no later solver reaches ``optimal``.  Defaults (filtered by :func:`cvxpy.installed_solvers`):
-``p = 2``: CLARABEL, OSQP, SCS; ``p = 1``: CLARABEL, HIGHS, SCS (see the timings below).  When
-every solver fails, :class:`SmoothingError` names each one and its failure.
+the constraints by more than ``tolerance``.  A solution flagged ``optimal_inaccurate`` that passes
+the constraint check is accepted (its status is reported); with ``accept_inaccurate=False`` the
+next solvers are tried first and it is kept only if none reaches ``optimal``.  Defaults (filtered
+by :func:`cvxpy.installed_solvers`): ``p = 2``: CLARABEL, OSQP, SCS; ``p = 1``: CLARABEL, HIGHS,
+SCS (see the timings below).  When every solver fails, :class:`SmoothingError` names each one and
+its failure.
 
 Output.  The returned values are made *exactly* non-decreasing and inside ``[0, 1]`` by
 ``np.clip(np.maximum.accumulate(f + A @ nu), 0, 1)``: this only removes violations at the level of
 the solver's tolerance (the size of that repair is reported as ``SmoothingResult.repair`` and is
 bounded by ``tolerance``), while ``SmoothingResult.corrections`` is the solver's ``nu`` untouched.
 
-Runtime (paper Sec. 6.7, Fig. 7), measured here on this 2-core machine (CVXPY 1.9.3, Python 3.11):
-tree incidence of ``N`` grid points, B = all points, noisy input from the paper's X_pois(3) data
-(Sec. 6.2) with epsilon = 1; wall-clock seconds of one call (problem build, canonicalisation and
-solve; median of 3 up to 2^13, one run above), with the solver forced to the one named.  The first
-column of each norm is its default solver; the other is its first fallback.
+Runtime (paper Sec. 6.7, Fig. 7), measured here on this 2-core machine (CVXPY 1.9.3, Clarabel,
+OSQP 1.1.3, HiGHS as bundled; Python 3.11): tree incidence of ``N`` grid points, B = all points,
+noisy input from the paper's X_pois(3) data (Sec. 6.2) with epsilon = 1; wall-clock seconds of one
+call (problem build, canonicalisation and solve; median of 3 runs), with the solver forced to the one
+named and the options set in this module.  The first column of each norm is its default solver,
+the second its first fallback.
 
 =======  ==============  ==========  ==============  ==========
 N        p = 2 CLARABEL  p = 2 OSQP  p = 1 CLARABEL  p = 1 HIGHS
 =======  ==============  ==========  ==============  ==========
-2^8      0.010           0.009       0.012           0.017
-2^9      0.011           0.010       0.019           0.028
-2^10     0.015           0.013       0.035           0.054
-2^11     0.024           0.019       0.069           0.125
-2^12     0.042           0.032       0.138           0.392
-2^13     0.099           0.064       0.368           1.29
-2^14     0.156           0.133       0.732           3.48
-2^15     0.317           0.321       1.86            14.4
+2^8      0.010           0.010       0.014           0.015
+2^9      0.012           0.010       0.020           0.027
+2^10     0.016           0.013       0.035           0.053
+2^11     0.028           0.023       0.067           0.122
+2^12     0.043           0.031       0.150           0.402
+2^13     0.080           0.064       0.348           0.986
+2^14     0.162           0.131       0.802           3.34
+2^15     0.331           0.254       1.58            11.4
 =======  ==============  ==========  ==============  ==========
 
-Every run ended ``optimal``; the repair step changed values by at most 1e-7 (HIGHS), 2e-9
-(CLARABEL) and 1e-16 (OSQP).  Both norms grow roughly linearly in ``N`` with CLARABEL (the problem
-has ``~2N`` variables and ``N + 1`` constraints); HiGHS (simplex or interior point alike) grows
+Every run ended ``optimal`` except ``p = 1`` CLARABEL at 2^14 (``optimal_inaccurate``, constraints
+met to 1e-9, accepted); the repair step changed values by at most 1e-7 (HIGHS), 1e-9 (CLARABEL)
+and 1e-16 (OSQP).  With CLARABEL both norms grow roughly linearly in ``N`` (the problem has
+``~2N`` variables and ``N + 1`` constraints); HiGHS (simplex or interior point alike) grows
 faster, which is why CLARABEL is preferred for ``p = 1`` too.  SCS (with the tight tolerances set
 here) took 1.4 s for ``p = 2`` and 15 s for ``p = 1`` at 2^15, hence last.  As in the paper, the
 quadratic program (``p = 2``) is the cheaper one.
@@ -66,6 +70,7 @@ quadratic program (``p = 2``) is the cheaper one.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -90,9 +95,24 @@ DEFAULT_SOLVERS: dict[int, tuple[str, ...]] = {
 #: Options passed to a solver when it is used (tighter than some defaults, so that the repair
 #: step only ever removes round-off).
 _SOLVER_OPTIONS: dict[str, dict[str, Any]] = {
-    "OSQP": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 200_000, "polish": True},
+    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
+    "OSQP": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 200_000},
     "SCS": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000},
 }
+
+
+def _osqp_polish_option() -> str:
+    """OSQP renamed ``polish`` to ``polishing`` in version 1."""
+    try:
+        from importlib.metadata import version
+
+        major = int(version("osqp").split(".")[0])
+    except Exception:  # noqa: BLE001 - not installed or odd version string: keep the old name
+        return "polish"
+    return "polishing" if major >= 1 else "polish"
+
+
+_SOLVER_OPTIONS["OSQP"][_osqp_polish_option()] = True
 
 _ACCEPTED = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
 
@@ -163,6 +183,7 @@ def smooth_ecdf(
     norm: int = 2,
     solvers: Sequence[str] | None = None,
     tolerance: float = 1e-6,
+    accept_inaccurate: bool = True,
 ) -> SmoothingResult:
     """Smooth a noisy tree-mechanism ECDF into a non-decreasing curve in [0, 1] (paper eq. 3).
 
@@ -181,10 +202,13 @@ def smooth_ecdf(
     :param solvers: CVXPY solver names to try in order; ``None`` for :func:`default_solvers`.
     :param tolerance: largest constraint violation (monotonicity, bounds) accepted from a solver
         before it counts as failed; smaller violations are removed by the final repair step.
+    :param accept_inaccurate: accept a solution with status ``optimal_inaccurate`` (that passes the
+        constraint check) at once; if ``False``, try the remaining solvers first.
     :return: the smoothed values on B, the corrections nu and how they were obtained.
     :raise TypeError: if ``incidence`` is not a scipy sparse matrix or ``solvers`` is a string.
     :raise ValueError: on inconsistent shapes, non-finite values, an empty or out-of-range subset,
-        a norm other than 1 or 2, or a non-positive tolerance.
+        subset rows of ``incidence`` without any node, a norm other than 1 or 2, or a non-positive
+        tolerance.
     :raise SmoothingError: if every solver fails; it names each solver and its failure.
     """
     started = time.perf_counter()
@@ -207,6 +231,8 @@ def smooth_ecdf(
         raise ValueError("incidence must contain only finite entries")
     restricted = matrix[positions]
     used = np.flatnonzero(np.asarray(abs(restricted).sum(axis=0)).ravel() > 0)
+    if used.size == 0:
+        raise ValueError("incidence rows of the subset touch no tree node, so nothing can be corrected")
     restricted = sp.csc_array(restricted)[:, used].tocsr()
 
     problem, variable = _build_problem(values_on_subset, restricted, norm)
@@ -222,7 +248,7 @@ def smooth_ecdf(
             continue
         status, solution, solver_seconds = outcome
         attempts.append((name, status))
-        if status == cp.OPTIMAL:
+        if status == cp.OPTIMAL or accept_inaccurate:
             chosen = (name, status, solution, solver_seconds)
             break
         if fallback is None:
@@ -288,7 +314,10 @@ def _solve_once(
     if name not in installed:
         return f"not installed (installed: {', '.join(installed)})"
     try:
-        problem.solve(solver=name, **_SOLVER_OPTIONS.get(name, {}))
+        with warnings.catch_warnings():
+            # an inaccurate solve is reported through the status, which the caller sees
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+            problem.solve(solver=name, **_SOLVER_OPTIONS.get(name, {}))
     except Exception as error:  # noqa: BLE001 - any solver crash means: try the next one
         return f"{type(error).__name__}: {error}"
     status = str(problem.status)
