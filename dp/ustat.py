@@ -51,7 +51,7 @@ from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
 from secure.kernels import Kernel, KernelOutput
 from secure.noise import centered_binomial, polya_difference
 
-__all__ = ["UStatQuery", "NoisePlan", "plan_noise", "prepare_rows", "sample_for", "UStatRelease",
+__all__ = ["UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "sample_for", "UStatRelease",
            "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "TUPLES_PER_BATCH"]
 
 CLIPPING_MODES = ("local", "secure")
@@ -105,6 +105,18 @@ class UStatQuery:
         return self.kernel.outputs(self.widths)
 
 
+def polya_tail_bound(alpha: float, total_shape: float, failure_bits: int = _TAIL_BITS) -> int:
+    """A bound ``x`` with ``P(|A - B| > x) < 2**-(failure_bits - 1)`` for ``A, B ~ NB(total_shape, alpha)``.
+
+    The total distributed noise is such a difference (``total_shape = m/(m-t)`` per node or sum).
+    Chernoff with ``e^lambda = alpha^(-1/2)``: ``P(A > x) <= alpha^(x/2) (1 + sqrt(alpha))^R
+    <= alpha^(x/2) 2^R``, so ``x = 2 (failure_bits + R) ln 2 / (-ln alpha)`` suffices for each tail.
+    """
+    if alpha <= 0.0:
+        return 0
+    return int(math.ceil(2 * (failure_bits + total_shape) * math.log(2) / -math.log(alpha))) + 1
+
+
 @dataclass(frozen=True)
 class NoisePlan:
     """Calibrated distributed noise for one released sum (fixed-point integer units).
@@ -148,10 +160,7 @@ class NoisePlan:
         if self.mechanism == "binomial":
             trials = self.parties * self.party_trials
             return int(math.ceil(math.sqrt(trials * _TAIL_BITS * math.log(2) / 2))) + 1
-        if self.alpha <= 0.0:
-            return 0
-        rate = self.parties / (self.parties - self.threshold)
-        return int(math.ceil(2 * (_TAIL_BITS + rate) * math.log(2) / -math.log(self.alpha))) + 1
+        return polya_tail_bound(self.alpha, self.parties / (self.parties - self.threshold))
 
     def draw(self, rng: np.random.Generator | None = None) -> int:
         """One party's noise draw (OS randomness unless a test passes ``rng``)."""

@@ -18,9 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import numpy as np
+
 from secure.runtime import ProtocolFailure, mark_stopping
 
-__all__ = ["secure_sum", "add_party_noise", "SumRange", "guarded_reveal"]
+__all__ = ["secure_sum", "add_party_noise", "sum_party_vectors", "SumRange", "guarded_reveal",
+           "guarded_reveal_array"]
 
 
 def secure_sum(values: Any) -> Any:
@@ -42,6 +45,25 @@ def add_party_noise(total: Any, own_draw: int) -> Any:
     sectype = type(total)
     draws = mpc.input(sectype(int(own_draw)))  # one secure integer per party, each its sender's
     return total + mpc.sum(draws)
+
+
+def sum_party_vectors(sectype: type, own: np.ndarray) -> Any:
+    """Every party secret-shares its own integer vector (same length everywhere); return the sum.
+
+    Used for per-party counts (each party counts its own rows in the clear) and for per-party noise
+    vectors: no party learns another's vector, only shares of the total.
+
+    :param sectype: MPyC secure integer type.
+    :param own: this party's int vector.
+    :return: secure array, the elementwise sum over all parties.
+    """
+    from mpyc.runtime import mpc
+
+    vectors = mpc.input(sectype.array(np.asarray(own, dtype=np.int64)))  # one secure array per sender
+    total = vectors[0]
+    for vector in vectors[1:]:
+        total = total + vector
+    return total
 
 
 @dataclass(frozen=True)
@@ -82,17 +104,40 @@ async def guarded_reveal(noisy_sums: Sequence[Any], ranges: Sequence[SumRange],
         return []
     values = [int(v) for v in opened]
     for value, bounds, secure in zip(values, ranges, noisy_sums):
-        bit_length = type(secure).bit_length
-        half = 1 << (bit_length - 1)
-        inside_type = -half <= value < half
-        inside_range = bounds.low - bounds.slack <= value <= bounds.high + bounds.slack
-        if not (inside_type and inside_range):
-            needed = max(bounds.bits_needed, bit_length + 1)
-            mark_stopping()  # every receiver sees the same value and stops the same way
-            raise ProtocolFailure(
-                f"the opened noisy sum {value} lies outside "
-                f"{'its possible range' if not inside_range else 'the range of the secure integers'} "
-                f"[{bounds.low - bounds.slack}, {bounds.high + bounds.slack}] with -L {bit_length}: "
-                f"the secure integers are too short and wrapped around, so nothing is released; "
-                f"rerun with -L {needed} or more")
+        _check_opened(np.array([value], dtype=object), bounds, type(secure).bit_length)
     return values
+
+
+def _check_opened(values: np.ndarray, bounds: SumRange, bit_length: int) -> None:
+    """Raise :class:`ProtocolFailure` if any opened value leaves its range or the secure type's."""
+    half = 1 << (bit_length - 1)
+    low, high = bounds.low - bounds.slack, bounds.high + bounds.slack
+    outside_type = [int(v) for v in values if not -half <= int(v) < half]
+    outside_range = [int(v) for v in values if not low <= int(v) <= high]
+    if not (outside_type or outside_range):
+        return
+    value = (outside_range or outside_type)[0]
+    needed = max(bounds.bits_needed, bit_length + 1)
+    mark_stopping()  # every receiver sees the same values and stops the same way
+    raise ProtocolFailure(
+        f"the opened noisy sum {value} lies outside "
+        f"{'its possible range' if outside_range else 'the range of the secure integers'} "
+        f"[{low}, {high}] with -L {bit_length}: the secure integers are too short and wrapped around, "
+        f"so nothing is released; rerun with -L {needed} or more")
+
+
+async def guarded_reveal_array(noisy: Any, bounds: SumRange, receivers: Sequence[int] | None = None) -> np.ndarray | None:
+    """Open a secure array of noisy sums that share one possible range; check every entry.
+
+    :return: the opened int64 array at receivers, ``None`` elsewhere.
+    :raise ProtocolFailure: if an entry is out of range (see :func:`guarded_reveal`).
+    """
+    from mpyc.runtime import mpc
+
+    receivers = list(range(len(mpc.parties))) if receivers is None else list(receivers)
+    opened = await mpc.output(noisy, receivers=receivers)
+    if mpc.pid not in receivers:
+        return None
+    values = np.array([int(v) for v in np.asarray(opened).ravel()], dtype=object)
+    _check_opened(values, bounds, type(noisy).sectype.bit_length)
+    return values.astype(np.int64)
