@@ -1,7 +1,12 @@
 """Differential privacy on top of :mod:`secure`: validation, calibration, tuple sampling, protocols.
 
-- :mod:`dp.validation`   parameter checks with plain messages (``epsilon must be positive, got 0``).
-- :mod:`dp.calibration`  noise calibration: discrete Laplace from Polya shares, binomial (eps, delta).
-- :mod:`dp.sampling`     tuple samplers: BalancedSamp (Sinh & Ramon, Alg. 1), uniform, Bernoulli.
-- :mod:`dp.ustat`        protocol Pi_U-MPC (Sinh & Ramon, Protocol 3.1): secure and simulated paths.
+- :mod:`dp.validation`       parameter checks with plain messages (``epsilon must be positive, got 0``).
+- :mod:`dp.calibration`      noise calibration: discrete Laplace from Polya shares, binomial (eps, delta).
+- :mod:`dp.sampling`         tuple samplers: BalancedSamp (Sinh & Ramon, Alg. 1), uniform, Bernoulli.
+- :mod:`dp.ustat`            protocol Pi_U-MPC (Sinh & Ramon, Protocol 3.1): secure and simulated paths.
+- :mod:`dp.ecdf`             tree mechanism for private ECDFs (Barczewski, Mawass & Ramon, eq. 2, Thm 1, 3).
+- :mod:`dp.ecdf_release`     the private ECDF across parties (per-party counts, distributed tree noise).
+- :mod:`dp.hosmer_lemeshow`  private Hosmer-Lemeshow statistic (Algorithm 2, Theorem 2).
+- :mod:`dp.fedauc`           FedAUC with label DP (Sun et al.): randomized response, Laplace/Gaussian, adaptive.
+- :mod:`dp.fedauc_secure`    AUC with scores and labels secret: secure sorting and distributed noise.
 """
