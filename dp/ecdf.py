@@ -68,7 +68,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Integral, Real
 
 import numpy as np
 import numpy.typing as npt
@@ -81,7 +80,7 @@ from dp.calibration import (
     distributed_laplace_variance,
     party_noise_shape,
 )
-from dp.validation import check_epsilon, check_parties, check_positive_int
+from dp.validation import check_epsilon, check_finite, check_integer, check_parties, check_positive, check_positive_int
 from secure.noise import polya_difference
 
 __all__ = [
@@ -120,33 +119,11 @@ Node = tuple[int, int]
 # --------------------------------------------------------------------------------------------------
 # validation helpers
 
-def _check_real(value: float, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    result = float(value)
-    if not math.isfinite(result):
-        raise ValueError(f"{name} must be finite, got {value}")
-    return result
-
-
-def _check_positive_real(value: float, name: str) -> float:
-    result = _check_real(value, name)
-    if result <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
-    return result
-
-
 def _check_points(points: int) -> int:
     count = check_positive_int(points, "points")
     if count > MAX_GRID_POINTS:
         raise ValueError(f"points must be at most 2**24, got {points}")
     return count
-
-
-def _check_index(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    return int(value)
 
 
 def _check_grid_size(count: float) -> None:
@@ -174,9 +151,9 @@ def uniform_grid(lower: float, upper: float, step: float) -> np.ndarray:
         would have more than :data:`MAX_GRID_POINTS` points.
     :raise TypeError: if a parameter is not a number.
     """
-    lo = _check_real(lower, "lower")
-    hi = _check_real(upper, "upper")
-    st = _check_positive_real(step, "step")
+    lo = check_finite(lower, "lower")
+    hi = check_finite(upper, "upper")
+    st = check_positive(step, "step")
     if hi < lo:
         raise ValueError(f"upper must be at least lower ({lower}), got {upper}")
     if hi == lo:
@@ -204,9 +181,9 @@ def geometric_grid(lower: float, upper: float, ratio_step: float) -> np.ndarray:
         finite, or the grid would have more than :data:`MAX_GRID_POINTS` points.
     :raise TypeError: if a parameter is not a number.
     """
-    lo = _check_real(lower, "lower")
-    hi = _check_real(upper, "upper")
-    psi = _check_positive_real(ratio_step, "ratio_step")
+    lo = check_finite(lower, "lower")
+    hi = check_finite(upper, "upper")
+    psi = check_positive(ratio_step, "ratio_step")
     if lo <= 0:
         raise ValueError(f"lower must be positive for a geometric grid, got {lower}")
     if hi < lo:
@@ -289,8 +266,8 @@ def node_position(j: int, level: int, points: int) -> int:
     :raise TypeError: if an argument is not an integer.
     """
     count = _check_points(points)
-    jj = _check_index(j, "j")
-    lv = _check_index(level, "level")
+    jj = check_integer(j, "j")
+    lv = check_integer(level, "level")
     depth = tree_depth(count)
     if not 0 <= lv <= depth:
         raise ValueError(f"level must lie in [0, {depth}], got {level}")
@@ -658,7 +635,7 @@ def continual_gaussian_sigma(rho: float, points: int, *, replace_one: bool = Fal
     :return: the standard deviation of each node's noise.
     :raise ValueError: if ``rho`` or ``points`` is out of range.
     """
-    r = _check_positive_real(rho, "rho")
+    r = check_positive(rho, "rho")
     levels = tree_depth(points) + 1
     shifted = levels if replace_one else (levels + 1) // 2
     return math.sqrt(shifted / (2.0 * r))
@@ -722,8 +699,8 @@ def _keep_in_tree(nodes: list[tuple[Node, int]], points: int) -> list[tuple[Node
 
 def _check_interval(a: int, b: int, points: int) -> tuple[int, int, int]:
     count = _check_points(points)
-    first = _check_index(a, "a")
-    last = _check_index(b, "b")
+    first = check_integer(a, "a")
+    last = check_integer(b, "b")
     if not 1 <= first <= count:
         raise ValueError(f"a must lie in [1, {count}], got {a}")
     if not first <= last <= count:

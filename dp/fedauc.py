@@ -98,7 +98,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from numbers import Integral, Real
+from numbers import Real
 from typing import Final
 
 import numpy as np

@@ -99,7 +99,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import KW_ONLY, dataclass
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import numpy.typing as npt
@@ -115,7 +115,7 @@ from dp.ecdf import (
     true_counts,
     uniform_grid,
 )
-from dp.validation import check_epsilon, check_parties, check_positive_int
+from dp.validation import check_epsilon, check_finite, check_integer, check_parties, check_positive_int
 from secure.intake import ColumnSpec
 from secure.noise import polya_difference
 from smoothing.inverse import inverse_ecdf
@@ -153,21 +153,6 @@ MAX_PRECISION: int = 24
 
 # --------------------------------------------------------------------------------------------------
 # validation helpers
-
-def _check_real(value: float, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    result = float(value)
-    if not math.isfinite(result):
-        raise ValueError(f"{name} must be finite, got {value}")
-    return result
-
-
-def _check_int(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    return int(value)
-
 
 def _check_probabilities(probabilities: npt.ArrayLike) -> np.ndarray:
     data = np.asarray(probabilities)
@@ -234,7 +219,7 @@ class HosmerLemeshowBudget:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        depth = _check_int(self.depth, "depth")
+        depth = check_integer(self.depth, "depth")
         if depth < 0:
             raise ValueError(f"depth must be non-negative, got {self.depth}")
         object.__setattr__(self, "depth", depth)
@@ -298,11 +283,11 @@ class HosmerLemeshowQuery:
         if groups < 3:
             raise ValueError(f"groups must be at least 3, got {self.groups}")
         object.__setattr__(self, "groups", groups)
-        precision = _check_int(self.precision, "precision")
+        precision = check_integer(self.precision, "precision")
         if not 1 <= precision <= MAX_PRECISION:
             raise ValueError(f"precision must lie in [1, {MAX_PRECISION}] bits, got {self.precision}")
         object.__setattr__(self, "precision", precision)
-        points = _check_int(self.grid_points, "grid_points")
+        points = check_integer(self.grid_points, "grid_points")
         if points < 2:
             raise ValueError(f"grid_points must be at least 2, got {self.grid_points}")
         if points & (points - 1):
@@ -312,13 +297,13 @@ class HosmerLemeshowQuery:
         object.__setattr__(self, "grid_points", points)
         if not isinstance(self.smoothed, bool):
             raise TypeError(f"smoothed must be a bool, got {self.smoothed!r}")
-        norm = _check_int(self.norm, "norm")
+        norm = check_integer(self.norm, "norm")
         if norm not in (1, 2):
             raise ValueError(f"norm must be 1 or 2, got {self.norm}")
         object.__setattr__(self, "norm", norm)
         if self.accounting not in ACCOUNTING_MODES:
             raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING_MODES)}, got {self.accounting!r}")
-        floor = _check_real(self.expected_floor, "expected_floor")
+        floor = check_finite(self.expected_floor, "expected_floor")
         if floor <= 0:
             raise ValueError(f"expected_floor must be positive, got {self.expected_floor}")
         object.__setattr__(self, "expected_floor", floor)
@@ -559,7 +544,7 @@ def hosmer_lemeshow_statistic(expected: npt.ArrayLike, observed: npt.ArrayLike, 
             return math.inf, 0
         safe = np.where(empty, 1.0, e)
         return float(np.sum(np.where(empty, 0.0, (o - e) ** 2 / safe))), 0
-    bottom = _check_real(floor, "floor")
+    bottom = check_finite(floor, "floor")
     if bottom <= 0:
         raise ValueError(f"floor must be positive, got {floor}")
     raised = int(np.count_nonzero(e < bottom))
@@ -718,7 +703,7 @@ def relative_squared_error(private: float, exact: float) -> float:
     """
     if isinstance(private, bool) or not isinstance(private, Real):
         raise TypeError(f"private must be a number, got {private!r}")
-    reference = _check_real(exact, "exact")
+    reference = check_finite(exact, "exact")
     if reference == 0:
         raise ValueError("exact must be non-zero, got 0")
     value = float(private)

@@ -67,3 +67,37 @@ def check_parties(parties: int, threshold: int) -> tuple[int, int]:
     if 2 * threshold >= parties:
         raise ValueError(f"threshold must be below half the number of parties ({parties}), got {threshold}")
     return int(parties), int(threshold)
+
+
+def check_finite(value: float, name: str) -> float:
+    """Return ``value`` as a float if it is a finite real number.
+
+    :raise TypeError: if it is not a number; :raise ValueError: if it is NaN or infinite.
+    """
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    result = float(value)
+    if not math.isfinite(result):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return result
+
+
+def check_positive(value: float, name: str) -> float:
+    """Return ``value`` as a float if it is finite and positive.
+
+    :raise ValueError: if it is not positive.
+    """
+    result = check_finite(value, name)
+    if result <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+    return result
+
+
+def check_integer(value: int, name: str) -> int:
+    """Return ``value`` as an int if it is an integer (not a bool).
+
+    :raise TypeError: otherwise.
+    """
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    return int(value)

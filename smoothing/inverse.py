@@ -125,7 +125,7 @@ def inverse_ecdf(
 
     # Algorithm 1, on [lower, upper] instead of [0, 1]
     a, b = start, stop
-    a_moved = b_moved = False
+    a_moved = False
     while b - a > step:
         middle = (a + b) / 2
         if middle <= a or middle >= b:  # the interval no longer splits in floating point
@@ -133,7 +133,7 @@ def inverse_ecdf(
         if function(middle) < level:
             a, a_moved = middle, True
         else:
-            b, b_moved = middle, True
+            b = middle
     if knots is None or heights is None or not snap:
         return (a + b) / 2
     return _snap(knots, heights, level, a, b, a_moved, start, stop)
