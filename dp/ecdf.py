@@ -101,6 +101,7 @@ __all__ = [
     "private_ecdf",
     "theorem1_squared_error",
     "continual_gaussian_sigma",
+    "draw_gaussian_tree_noise",
     "interval_nodes",
     "suffix_nodes",
 ]
@@ -625,9 +626,9 @@ def continual_gaussian_sigma(rho: float, points: int, *, replace_one: bool = Fal
     adjacency is used instead (up to ``L + 1`` nodes, :func:`interval_nodes`):
     ``sigma = sqrt((L + 1) / (2 rho))``.
 
-    This returns the scale only, for analysis and planning.  Nothing here samples Gaussian noise:
-    a released value must carry integer noise, and sums of discrete Gaussians are not discrete
-    Gaussian, so a distributed integer version would need its own accounting.
+    :func:`draw_gaussian_tree_noise` samples integer (discrete Gaussian) node noise at this scale for
+    one curator; sums of discrete Gaussians are not discrete Gaussian, so a distributed version
+    would need its own accounting and is not offered.
 
     :param rho: target zCDP parameter, positive.
     :param points: number of grid points ``N >= 1``.
@@ -639,6 +640,27 @@ def continual_gaussian_sigma(rho: float, points: int, *, replace_one: bool = Fal
     levels = tree_depth(points) + 1
     shifted = levels if replace_one else (levels + 1) // 2
     return math.sqrt(shifted / (2.0 * r))
+
+
+def draw_gaussian_tree_noise(*, rho: float, points: int, replace_one: bool = True,
+                             rng: np.random.Generator | None = None) -> np.ndarray:
+    """Integer node noise of Theorem 3's Gaussian form: every node ``N_Z(0, sigma^2)``, rho-zCDP.
+
+    ``sigma`` from :func:`continual_gaussian_sigma`: a change shifts at most ``k`` nodes by ``+-1``
+    (``k = L + 1`` for the ECDF's replace-one adjacency, ``ceil((L+1)/2)`` for a suffix change), so
+    the shift has squared L2 norm ``<= k`` and the discrete Gaussian gives ``k/(2 sigma^2) = rho``
+    zCDP, as the continuous one (Canonne, Kamath & Steinke 2020).  Add it with :func:`noisy_counts`.
+    One curator only (see :func:`continual_gaussian_sigma`); OS randomness unless a test passes ``rng``.
+
+    :param rho: target zCDP parameter, positive.
+    :param points: number of grid points ``N``.
+    :param replace_one: ECDF adjacency (default) or the stream/suffix adjacency of Theorem 3.
+    :return: int64 array with one draw per tree node.
+    """
+    from secure.noise import sample_discrete_gaussian
+
+    sigma = continual_gaussian_sigma(rho, points, replace_one=replace_one)
+    return sample_discrete_gaussian(sigma * sigma, node_count(points), rng)
 
 
 # --------------------------------------------------------------------------------------------------
