@@ -9,4 +9,7 @@
 - :mod:`dp.hosmer_lemeshow`  private Hosmer-Lemeshow statistic (Algorithm 2, Theorem 2).
 - :mod:`dp.fedauc`           FedAUC with label DP (Sun et al.): randomized response, Laplace/Gaussian, adaptive.
 - :mod:`dp.fedauc_secure`    AUC with scores and labels secret: secure sorting and distributed noise.
+- :mod:`dp.ldp_generic`      Bell et al.: generic local-DP protocol for degree-2 U-statistics (k-RR, A^Mid/A^Avg).
+- :mod:`dp.ldp_auc`          Bell et al.: local-DP AUC by Hadamard response and pruned hierarchical histograms.
+- :mod:`dp.subsampled_pairs` Bell et al.: subsampled-pairs protocol on MPyC (P permutations, per-pair noise).
 """
