@@ -79,8 +79,6 @@ from scenarios.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.experiments import (
     CommonOptions,
     add_common_options,
-    agree_seed,
-    check_results_dir,
     common_options,
     format_mean,
     noise_generator,
@@ -88,6 +86,7 @@ from scenarios.experiments import (
     print_rows,
     progress,
     save_figure,
+    seed_at_party_zero,
     seed_note,
     summarize_runs,
     write_csv,
@@ -344,11 +343,8 @@ def _print(options: SyntheticOptions, rows: list[dict[str, Any]], seed: int, sec
 
 async def _experiment(options: SyntheticOptions) -> None:
     """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    from mpyc.runtime import mpc
-
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    if mpc.pid != 0:
+    seed = await seed_at_party_zero(options.common)
+    if seed is None:
         return
     started = time.perf_counter()
     rows = run_experiment(options, seed)

@@ -81,9 +81,7 @@ from scenarios.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.experiments import (
     CommonOptions,
     add_common_options,
-    agree_seed,
     check_positive_number,
-    check_results_dir,
     common_options,
     format_mean,
     new_figure,
@@ -92,6 +90,7 @@ from scenarios.experiments import (
     print_rows,
     progress,
     save_figure,
+    seed_at_party_zero,
     seed_note,
     summarize,
     write_csv,
@@ -394,11 +393,8 @@ def _print(options: KendallOptions, rows: list[dict[str, Any]], exact: float, se
 
 async def _experiment(options: KendallOptions) -> None:
     """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    from mpyc.runtime import mpc
-
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    if mpc.pid != 0:
+    seed = await seed_at_party_zero(options.common)
+    if seed is None:
         return
     started = time.perf_counter()
     rows, exact = run_experiment(options, seed)

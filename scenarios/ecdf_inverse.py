@@ -63,9 +63,7 @@ from scenarios.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.experiments import (
     CommonOptions,
     add_common_options,
-    agree_seed,
     check_positive_number,
-    check_results_dir,
     common_options,
     data_generator,
     format_mean,
@@ -77,6 +75,7 @@ from scenarios.experiments import (
     progress,
     run_seeds,
     save_figure,
+    seed_at_party_zero,
     seed_note,
     summarize_runs,
     write_csv,
@@ -262,11 +261,8 @@ def _print(options: InverseOptions, rows: list[dict[str, Any]], seed: int, secon
 
 async def _experiment(options: InverseOptions) -> None:
     """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    from mpyc.runtime import mpc
-
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    if mpc.pid != 0:
+    seed = await seed_at_party_zero(options.common)
+    if seed is None:
         return
     started = time.perf_counter()
     rows = run_experiment(options, seed)

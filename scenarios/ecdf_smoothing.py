@@ -64,9 +64,7 @@ from scenarios.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.experiments import (
     CommonOptions,
     add_common_options,
-    agree_seed,
     check_positive_number,
-    check_results_dir,
     common_options,
     data_generator,
     format_mean,
@@ -78,6 +76,7 @@ from scenarios.experiments import (
     progress,
     run_seeds,
     save_figure,
+    seed_at_party_zero,
     seed_note,
     summarize_runs,
     write_csv,
@@ -264,11 +263,8 @@ def _print(options: SmoothingOptions, rows: list[dict[str, Any]], seed: int, sec
 
 async def _experiment(options: SmoothingOptions) -> None:
     """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    from mpyc.runtime import mpc
-
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    if mpc.pid != 0:
+    seed = await seed_at_party_zero(options.common)
+    if seed is None:
         return
     started = time.perf_counter()
     rows = run_experiment(options, seed)

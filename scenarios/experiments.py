@@ -190,6 +190,19 @@ async def check_results_dir(path: str) -> None:
 # --------------------------------------------------------------------------------------------------
 # random streams
 
+async def seed_at_party_zero(common: CommonOptions) -> int | None:
+    """Every party agrees on the seed and checks the results directory; the seed at party 0, else None.
+
+    The experiments are simulated at party 0; the other parties only take part in these agreements
+    (so a bad option or an unwritable directory stops every party alike) and then leave.
+    """
+    from mpyc.runtime import mpc
+
+    seed = await agree_seed(common.seed)
+    await check_results_dir(common.results_dir)
+    return seed if mpc.pid == 0 else None
+
+
 def run_seeds(seed: int, runs: int) -> np.ndarray:
     """Public per-run seeds drawn from ``public_generator(seed)`` (the same for every setting)."""
     from secure.public_randomness import public_generator
