@@ -78,7 +78,7 @@ from typing import Any
 import numpy as np
 
 from dp.sampling import max_degree
-from dp.ustat import NoisePlan, UStatQuery, plan_noise, polya_tail_bound, prepare_rows
+from dp.ustat import NoisePlan, UStatQuery, plan_noise, polya_tail_bound, prepare_rows, secure_integer_type
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
 from secure.intake import ColumnSpec, FixedPointRows
 from secure.kernels import Kernel, KernelOutput
@@ -435,12 +435,7 @@ async def run_secure_subsampled(query: SubsampledPairsQuery, fixed: FixedPointRo
     parties, threshold = len(mpc.parties), int(mpc.threshold)
     receivers = list(receivers)
     meter = CostMeter()
-    sectype = mpc.SecInt()
-    bits = query.kernel.comparison_bits(query.widths)
-    if bits > sectype.bit_length:  # the same verdict at every party: the parameters were agreed
-        raise InputError(f"all parties: the domains of columns {', '.join(s.name for s in query.specs)} at "
-                         f"{max(s.precision for s in query.specs)} fractional bits need {bits}-bit secure "
-                         f"integers, got -L {sectype.bit_length}; give -L {bits} or a lower --precision")
+    sectype, bits = secure_integer_type(query)
 
     with meter.phase("intake"):
         counts = await exchange_counts(fixed.integers.shape[0])

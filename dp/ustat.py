@@ -51,7 +51,7 @@ from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
 from secure.kernels import Kernel, KernelOutput
 from secure.noise import centered_binomial, polya_difference
 
-__all__ = ["UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "sample_for", "UStatRelease",
+__all__ = ["UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "sample_for", "secure_integer_type", "UStatRelease",
            "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "TUPLES_PER_BATCH"]
 
 CLIPPING_MODES = ("local", "secure")
@@ -377,6 +377,26 @@ def _plaintext_sums(query: UStatQuery, fixed: np.ndarray, tuples: np.ndarray) ->
 # ------------------------------------------------------------------------------------------- secure
 
 
+def secure_integer_type(query: Any) -> tuple[Any, int]:
+    """MPyC's secure integers of ``-L`` bits and the comparison bit length the kernel needs.
+
+    :param query: a query with ``kernel``, ``specs`` and ``widths``.
+    :raise secure.runtime.InputError: if the kernel's comparisons need more than ``-L`` bits (the
+        same verdict at every party, since the parameters were agreed).
+    """
+    from mpyc.runtime import mpc
+
+    from secure.runtime import InputError
+
+    sectype = mpc.SecInt()
+    bits = query.kernel.comparison_bits(query.widths)
+    if bits > sectype.bit_length:
+        raise InputError(f"all parties: the domains of columns {', '.join(s.name for s in query.specs)} at "
+                         f"{max(s.precision for s in query.specs)} fractional bits need {bits}-bit secure "
+                         f"integers, got -L {sectype.bit_length}; give -L {bits} or a lower --precision")
+    return sectype, bits
+
+
 NoiseSource = Callable[[NoisePlan, int], int]
 
 
@@ -407,12 +427,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
 
     parties, threshold = len(mpc.parties), int(mpc.threshold)
     meter = CostMeter()
-    sectype = mpc.SecInt()
-    bits = query.kernel.comparison_bits(query.widths)
-    if bits > sectype.bit_length:  # the same verdict at every party: the parameters were agreed
-        raise InputError(f"all parties: the domains of columns {', '.join(s.name for s in query.specs)} at "
-                         f"{max(s.precision for s in query.specs)} fractional bits need {bits}-bit secure "
-                         f"integers, got -L {sectype.bit_length}; give -L {bits} or a lower --precision")
+    sectype, bits = secure_integer_type(query)
 
     with meter.phase("intake"):
         counts = await exchange_counts(fixed.integers.shape[0])
