@@ -402,7 +402,8 @@ NoiseSource = Callable[[NoisePlan, int], int]
 
 async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | None = None,
                      dropped_missing: int = 0, noise_source: NoiseSource | None = None,
-                     receivers: Sequence[int] | None = None) -> UStatRelease | None:
+                     receivers: Sequence[int] | None = None, noise_delegates: Sequence[int] | None = None,
+                     corrupt_delegates: int | None = None) -> UStatRelease | None:
     """Run Pi_U-MPC on the MPyC runtime (already started); every party calls this with its own rows.
 
     :param query: the agreed query (parameters already compared across parties).
@@ -412,6 +413,9 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     :param noise_source: ``f(plan, output_index) -> int`` this party's draw; default OS randomness.
         Tests pass fixed draws to compare with :func:`simulate`.
     :param receivers: parties that learn the release (default all).
+    :param noise_delegates: threat model M_HF (Sinh & Ramon §4): only these parties ``Z`` draw the
+        noise (:mod:`dp.noise_delegation`), calibrated within ``Z`` (``corrupt_delegates`` bounds the
+        corrupt members of ``Z``; default ``|Z| - 1``); default: every party draws.
     :return: the release at receivers, ``None`` elsewhere.
     :raise secure.runtime.InputError: too few rows or too many tuples (same verdict at every party).
     :raise secure.runtime.ProtocolFailure: overflow detected by the guarded reveal.
@@ -445,7 +449,11 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     with meter.phase("seed"):
         public_seed = seed if seed is not None else await joint_seed()
         tuples = sample_for(query, rows, public_seed)
-        plans = plans_for(query, tuples, rows, parties, threshold)
+        plans: list[Any] = plans_for(query, tuples, rows, parties, threshold)
+        if noise_delegates is not None:
+            from dp.noise_delegation import delegate_plan
+
+            plans = [delegate_plan(plan, noise_delegates, corrupt_delegates=corrupt_delegates) for plan in plans]
 
     with meter.phase("kernel"):
         totals: list[Any] | None = None
@@ -459,7 +467,15 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
 
     with meter.phase("noise"):
         draw = noise_source or (lambda plan, index: plan.draw())
-        noisy = [add_party_noise(total, draw(plan, index)) for index, (total, plan) in enumerate(zip(totals, plans))]
+        if noise_delegates is None:
+            noisy = [add_party_noise(total, draw(plan, index))
+                     for index, (total, plan) in enumerate(zip(totals, plans))]
+        else:
+            from dp.noise_delegation import add_delegated_noise
+
+            noisy = [add_delegated_noise(total, plan, noise_delegates,
+                                         noise_source=lambda plan, index=index: draw(plan, index))
+                     for index, (total, plan) in enumerate(zip(totals, plans))]
         await meter.settle(*noisy)
 
     with meter.phase("reveal"):

@@ -26,6 +26,8 @@ Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as us
   --sampling {balanced,uniform,bernoulli}          tuple sampler (default balanced)
   --clip {local,secure}                             clip to the domain at each party or inside MPC
   --seed S          public seed for the tuples (default: a joint seed every party contributes to)
+  --delegate-noise F:H  threat model M_HF: only a seed-chosen subgroup Z of size
+                    ceil(log F / log(1 - H)) draws the noise (failure probability F, honest fraction H)
   --json PATH       party 0 writes the result record there
 """
 from __future__ import annotations
@@ -65,6 +67,7 @@ def build_parser() -> ScenarioParser:
     parser.add_argument("--sampling", default="balanced")
     parser.add_argument("--clip", choices=("local", "secure"), default="local")
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--delegate-noise", default=None)
     parser.add_argument("--json", default=None)
     return parser
 
@@ -81,6 +84,7 @@ class Options:
     seed: int | None
     json: str | None
     raw: dict[str, Any]
+    delegation: tuple[float, float] | None = None
 
 
 def _parse_domains(text: str | None) -> dict[str, tuple[float, float, int | None]]:
@@ -169,10 +173,25 @@ def parse_options(argv: Sequence[str]) -> Options:
                            clipping=args.clip)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
-    raw = {"stat": args.stat, "columns": list(columns), "domains": [[s.lower, s.upper, s.precision] for s in specs],
+    delegation = _parse_delegation(args.delegate_noise)
+    raw = {"delegate_noise": args.delegate_noise, "stat": args.stat, "columns": list(columns), "domains": [[s.lower, s.upper, s.precision] for s in specs],
            "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "sampling": args.sampling,
            "clip": args.clip, "seed": args.seed, "embedded": dataset}
-    return Options(args.stat, args.data, columns, dataset, query, args.seed, args.json, raw)
+    return Options(args.stat, args.data, columns, dataset, query, args.seed, args.json, raw, delegation)
+
+
+def _parse_delegation(text: str | None) -> tuple[float, float] | None:
+    """``EPS_FAIL:HONEST_FRACTION`` (threat model M_HF) -> the pair, validated."""
+    if text is None:
+        return None
+    from dp.noise_delegation import delegate_size
+
+    try:
+        fail, honest = (float(x) for x in text.split(":"))
+        delegate_size(fail, honest)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--delegate-noise expects EPS_FAIL:HONEST_FRACTION like 1e-6:0.5 ({exc})") from None
+    return fail, honest
 
 
 def _with_tuples(options: Options, rows: int) -> Any:
@@ -219,8 +238,14 @@ def _print_release(release: Any, options: Options) -> None:
         ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
     ], title="Private U-statistic (Pi_U-MPC, Sinh & Ramon)")
     clipped = sum(release.clipped.values())
-    print(f"  noise: {release.mechanism} on {len(release.noisy_sums)} released sum(s)"
-          f"{'' if release.parties == 1 else f', coalition-calibrated (x{release.parties}/{release.parties - release.threshold} variance)'}"
+    if options.delegation is not None:
+        calibration = (f", drawn only by the delegated parties (M_HF: failure probability "
+                       f"{options.delegation[0]:g} at honest fraction {options.delegation[1]:g})")
+    elif release.parties == 1:
+        calibration = ""
+    else:
+        calibration = f", coalition-calibrated (x{release.parties}/{release.parties - release.threshold} variance)"
+    print(f"  noise: {release.mechanism} on {len(release.noisy_sums)} released sum(s){calibration}"
           f"; {clipped} values clipped to the domain ({release.clipping})")
     print("  phases: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"
                                    for name, cost in release.phases.items()))
@@ -244,7 +269,14 @@ async def _release(options: Options) -> None:
     await agree_verdict(error)
     assert fixed is not None
     rows_total = sum(await mpc.transfer(int(fixed.integers.shape[0])))
-    release = await run_secure(_with_tuples(options, rows_total), fixed, seed=seed, dropped_missing=dropped)
+    delegates = None
+    if options.delegation is not None:
+        from dp.noise_delegation import choose_delegates, delegate_size
+
+        parties = len(mpc.parties)
+        delegates = choose_delegates(seed, parties, delegate_size(*options.delegation, parties=parties))
+    release = await run_secure(_with_tuples(options, rows_total), fixed, seed=seed, dropped_missing=dropped,
+                               noise_delegates=delegates)
     if release is not None:
         _print_release(release, options)
         if options.json and mpc.pid == 0:
