@@ -1,0 +1,502 @@
+"""Experiment: U-MPC vs Bell's generic LDP and Ghazi — Kendall's tau against the bins t, and UCI Heart Disease.
+
+Run: ``python -m scenarios.umpc_bins_and_uci --figure bins`` or ``--figure uci`` (add ``--quick`` for a
+tiny run).  Writes ``results/umpc_bins.csv`` / ``.png`` or ``results/umpc_uci.csv`` / ``.png`` and prints
+the table and the orders of magnitude by which U-MPC's MSE beats Bell's and Ghazi's.
+
+Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*:
+
+- ``--figure bins`` (§6.2.2, Fig. 3 left and Fig. 4 left): Kendall's tau-a for t in {4, 8, 16, 32, 64}
+  discretization bins and epsilon in {0.1, 1}.  The paper uses Bank Marketing (age, balance,
+  n = 4521), which is not embedded here: Framingham ``sysBP`` vs ``diaBP`` (n = 4238, all rows
+  complete) stands in for it (``--pair age,totChol`` for the other pair).  Per (t, epsilon): MSE against
+  the exact tau-a of the data and the modelled online communication (:mod:`dp.costs`, ``l = 40``).
+  U-MPC does not discretize, so its MSE does not depend on t (measured once per epsilon, repeated
+  on every t row).  **Bins of the LDP baselines: t cells in total** on a 2-D grid over the declared
+  domains, ``t_x = 2^floor(log2(t)/2)`` bins for the first column and ``t / t_x`` for the second
+  (4 = 2x2, 8 = 2x4, 16 = 4x4, 32 = 4x8, 64 = 8x8), so that Bell's ``n l t`` and Ghazi's
+  ``n^2 eps^2 log(t) l`` are costed with the same t that the simulation uses.
+- ``--figure uci`` (App. E.2, Fig. 5-6, MSE and communication panels): UCI Heart Disease, Kendall's
+  tau-a of ``trestbps`` vs ``chol`` (rows with either missing dropped: 834 rows, as in the paper; 159
+  of them have ``chol = 0``, which the source uses for "not measured" — kept, as the paper's 834
+  implies) and the duplicate-pair ratio of the diagnosis ``num`` (0..4, no missing: 920 rows),
+  epsilon = 1, t = 64 (an 8x8 grid for Kendall; for ``num`` the domain has only 5 values, so the
+  baselines use its 5 levels and are costed with t = 5).  n: a uniform subsample without
+  replacement (one per n, from the public seed) of a few sizes up to all complete rows.
+
+Methods (estimation reused from :mod:`scenarios.umpc_vs_baselines`' set-up): ``U-MPC`` is
+:func:`dp.ustat.simulate` with ``|E| = 2n`` BalancedSamp pairs, fresh tuples and fresh distributed
+discrete Laplace noise every run, ``m = 3`` parties, noise calibrated for a coalition of 1; ``Bell LDP``
+is :func:`dp.ldp_generic.simulate` (k-ary RR, averaged kernel matrix); ``Ghazi`` is
+:func:`dp.ghazi.simulate` (exact factorization, averaged matrix).  Communication: U-MPC under
+``M_HF`` (:func:`dp.costs.umpc_hf_bits`, the plotted one) and ``M_Dis`` (:func:`dp.costs.umpc_dis_bits`),
+:func:`dp.costs.bell_bits`, :func:`dp.costs.ghazi_bits`; the total computation (server + n x party
+operations, Table 1 models) is in the CSV but not plotted.
+
+Run it::
+
+    python -m scenarios.umpc_bins_and_uci --figure bins
+    python -m scenarios.umpc_bins_and_uci --figure uci --sizes 100,200,400,834 --runs 100
+    python -m scenarios.umpc_bins_and_uci -M3 --figure bins --quick --results-dir /tmp/r
+
+Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+  --figure bins|uci   which experiment (default bins)
+  --grid T1,T2,...    bins t (bins figure; default 4,8,16,32,64; --quick: 4,64)
+  --epsilon-grid E,.. privacy budgets (bins figure; default 0.1,1)
+  --pair A,B          Framingham columns for the bins figure (default sysBP,diaBP)
+  --sizes N1,N2,...   subsample sizes (uci figure; default 100,200,400,all; --quick: 100,200);
+                      a size above the complete rows of a statistic is capped to them
+  --edges-per-row F   |E| = round(F n) for U-MPC (default 2)
+  --runs R            runs per setting and method (default 100; --quick: 20)
+  --quick             small grids and few runs (for tests)
+  --results-dir DIR   where the CSV and PNG go (default results/)
+  --seed S            public seed of the subsamples and tuples (default: a joint seed, printed)
+  --os-noise          draw the DP noise from OS randomness
+
+Privacy: U-MPC is epsilon-DP (pure) against a passive coalition of ``t < m/2`` parties; Bell and Ghazi
+are epsilon-LDP per user.  One-process simulation at party 0 (see :mod:`scenarios.experiments`).
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from scenarios.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.experiments import (
+    CommonOptions,
+    add_common_options,
+    check_positive_number,
+    common_options,
+    format_mean,
+    new_figure,
+    noise_generator,
+    parse_positive_list,
+    print_rows,
+    progress,
+    run_seeds,
+    save_figure,
+    seed_at_party_zero,
+    seed_note,
+    summarize,
+    write_csv,
+)
+from scenarios.umpc_vs_baselines import METHODS
+
+__all__ = ["main", "parse_options", "BinsOptions", "run_bins", "run_uci", "exact_ustat", "grid_shape",
+           "CSV_COLUMNS", "METHODS"]
+
+FIGURES = ("bins", "uci")
+DEFAULT_GRID = (4, 8, 16, 32, 64)
+QUICK_GRID = (4, 64)
+DEFAULT_EPSILONS = (0.1, 1.0)
+DEFAULT_SIZES = (100, 200, 400, 0)   # 0: all complete rows
+QUICK_SIZES = (100, 200)
+DEFAULT_RUNS = 100
+QUICK_RUNS = 20
+UCI_BINS = 64
+UCI_EPSILON = 1.0
+ELL = 40          # bits per element in the cost models
+PARTIES = 3       # simulated parties holding the rows (U-MPC)
+COALITION = 1     # coalition the U-MPC noise is calibrated for
+
+CSV_COLUMNS = ("figure", "statistic", "n", "t", "grid", "epsilon", "method", "edges", "runs", "mse_mean",
+               "mse_se", "bias_mean", "bias_se", "exact", "comm_bits", "comm_bits_dis", "compute_ops",
+               "ratio_to_umpc", "orders_of_magnitude", "seed")
+
+
+@dataclass(frozen=True)
+class BinsOptions:
+    """Parsed options of both figures."""
+
+    figure: str
+    grid: tuple[int, ...]
+    epsilons: tuple[float, ...]
+    pair: tuple[str, str]
+    sizes: tuple[int, ...]
+    edges_per_row: float
+    common: CommonOptions
+
+
+def _whole(text: str, option: str) -> tuple[int, ...]:
+    values = parse_positive_list(text, option)
+    if any(v != int(v) for v in values):
+        raise UsageError(f"{option} expects whole numbers, got '{text}'")
+    return tuple(int(v) for v in values)
+
+
+def parse_options(argv: Sequence[str]) -> BinsOptions:
+    """Parse and validate the options.
+
+    :raise UsageError: with a one-line message.
+    """
+    parser = ScenarioParser(prog="python -m scenarios.umpc_bins_and_uci", add_help=False)
+    parser.add_argument("--figure", default="bins")
+    parser.add_argument("--grid", default=None)
+    parser.add_argument("--epsilon-grid", default=None)
+    parser.add_argument("--pair", default="sysBP,diaBP")
+    parser.add_argument("--sizes", default=None)
+    parser.add_argument("--edges-per-row", type=float, default=2.0)
+    add_common_options(parser)
+    args = parser.parse_args(list(argv))
+    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
+    if args.figure not in FIGURES:
+        raise UsageError(f"--figure must be one of {', '.join(FIGURES)}, got '{args.figure}'")
+    grid = _whole(args.grid, "--grid") if args.grid else (QUICK_GRID if args.quick else DEFAULT_GRID)
+    if min(grid) < 4:
+        raise UsageError(f"--grid values must be at least 4 (2 bins per axis), got {min(grid)}")
+    epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
+                else DEFAULT_EPSILONS)
+    pair = tuple(c.strip() for c in args.pair.split(","))
+    from scenarios.datasets import declared_domains
+
+    known = declared_domains("framingham")
+    if len(pair) != 2 or any(c not in known for c in pair):
+        raise UsageError(f"--pair must name two Framingham columns, got '{args.pair}'")
+    sizes = _whole(args.sizes, "--sizes") if args.sizes else (QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    if min(sizes) < 2 * PARTIES and min(sizes) != 0:
+        raise UsageError(f"--sizes must be at least {2 * PARTIES}, got {min(sizes)}")
+    return BinsOptions(figure=args.figure, grid=grid, epsilons=tuple(float(e) for e in epsilons),
+                       pair=(pair[0], pair[1]), sizes=sizes,
+                       edges_per_row=check_positive_number(args.edges_per_row, "--edges-per-row"), common=common)
+
+
+def _public(options: BinsOptions) -> dict[str, Any]:
+    record = asdict(options)
+    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
+    return record
+
+
+# -------------------------------------------------------------------------------------------- helpers
+
+def grid_shape(t: int) -> tuple[int, int]:
+    """``(t_x, t_y)`` with ``t_x = 2^floor(log2(t)/2)`` and ``t_y = ceil(t / t_x)`` (t cells for powers of 2)."""
+    tx = 2 ** (int(math.log2(t)) // 2)
+    return tx, max(2, math.ceil(t / tx))
+
+
+def exact_ustat(values: np.ndarray, kernel: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> float:
+    """The complete degree-2 U-statistic ``C(n,2)^-1 sum_{i<j} f(x_i, x_j)`` (O(n^2), row by row)."""
+    x = np.asarray(values, dtype=float)
+    n = x.shape[0]
+    total = 0.0
+    for i in range(n - 1):
+        rest = x[i + 1:]
+        total += float(np.sum(kernel(np.broadcast_to(x[i], rest.shape), rest)))
+    return total / (n * (n - 1) / 2)
+
+
+def _complete(name: str, columns: Sequence[str]) -> np.ndarray:
+    """Float rows of ``columns`` of an embedded dataset, rows with a missing value dropped."""
+    from scenarios.datasets import load_embedded
+    from secure.intake import MISSING_TOKENS
+
+    table = load_embedded(name)
+    positions = [table.header.index(c) for c in columns]
+    rows = [[float(row[p]) for p in positions] for row in table.rows
+            if all(row[p].strip().lower() not in MISSING_TOKENS for p in positions)]
+    return np.asarray(rows, dtype=float)
+
+
+@dataclass(frozen=True)
+class _Statistic:
+    """One statistic on one dataset: kernel names, column specs, LDP quantizer factory."""
+
+    name: str           # "kendall" or "duplicate"
+    dataset: str
+    columns: tuple[str, ...]
+
+
+def _specs(stat: _Statistic) -> tuple[Any, ...]:
+    from scenarios.datasets import declared_specs
+
+    specs = declared_specs(stat.dataset, stat.columns)
+    return tuple(specs[c] for c in stat.columns)
+
+
+def _ldp_kernel(stat: _Statistic) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    from dp import ldp_generic
+
+    return ldp_generic.kendall_kernel if stat.name == "kendall" else ldp_generic.collision_kernel
+
+
+def _quantizer(stat: _Statistic, t: int) -> tuple[Any, str, int]:
+    """LDP quantizer, its description and the t it is costed with."""
+    from dp.ldp_generic import Quantizer
+
+    specs = _specs(stat)
+    if stat.name == "duplicate":
+        spec = specs[0]
+        levels = [float(v) for v in range(int(spec.lower), int(spec.upper) + 1)]
+        return Quantizer.levels(levels), f"{len(levels)} levels", len(levels)
+    tx, ty = grid_shape(t)
+    quantizer = Quantizer.grid(lower=[s.lower for s in specs], upper=[s.upper for s in specs], bins=[tx, ty])
+    return quantizer, f"{tx}x{ty}", tx * ty
+
+
+def _shape(stat: _Statistic, values: np.ndarray) -> np.ndarray:
+    return values if stat.name == "kendall" else values[:, 0]
+
+
+def umpc_estimates(stat: _Statistic, values: np.ndarray, *, epsilon: float, edges: int, runs: int, seed: int,
+                   setting: int, os_noise: bool, bar: Any) -> np.ndarray:
+    """``runs`` U-MPC estimates (fresh tuples from a per-run public seed, fresh noise)."""
+    from dp.ustat import UStatQuery, simulate
+    from secure.kernels import get_kernel
+
+    specs = _specs(stat)
+    query = UStatQuery(kernel=get_kernel(stat.name, precision=max(s.precision for s in specs)), specs=specs,
+                       epsilon=epsilon, tuples=edges, sampling="balanced")
+    by_party = [values[i::PARTIES] for i in range(PARTIES)]
+    out = []
+    for run, run_seed in enumerate(run_seeds(seed + setting, runs)):
+        result = simulate(query, by_party, threshold=COALITION, seed=int(run_seed), runs=1,
+                          noise_rng=noise_generator(seed, setting, run, os_noise=os_noise))
+        out.append(float(result.estimates[0]))
+        bar.update(1)
+    return np.asarray(out)
+
+
+def ldp_estimates(stat: _Statistic, values: np.ndarray, quantizer: Any, *, epsilon: float, runs: int, seed: int,
+                  setting: int, os_noise: bool, bar: Any) -> dict[str, np.ndarray]:
+    """``runs`` estimates of Bell's generic LDP and of Ghazi et al. (same quantizer, averaged matrix)."""
+    from dp import ghazi, ldp_generic
+
+    x = _shape(stat, values)
+    kernel = _ldp_kernel(stat)
+    bell = np.asarray(ldp_generic.simulate(x, kernel, quantizer=quantizer, epsilon=epsilon, kind="average",
+                                           runs=runs, rng=noise_generator(seed, setting, 1, os_noise=os_noise)))
+    bar.update(runs)
+    gz = np.asarray(ghazi.simulate(x, kernel, quantizer=quantizer, epsilon=epsilon, d=None, runs=runs,
+                                   kind="average", rng=noise_generator(seed, setting, 2, os_noise=os_noise)))
+    bar.update(runs)
+    return {"Bell LDP": bell, "Ghazi": gz}
+
+
+def _costs(stat: _Statistic, method: str, *, n: int, edges: int, t: int, epsilon: float) -> tuple[float, float, float]:
+    """(comm bits, comm bits under M_Dis or nan, total computation) of one method."""
+    from dp import costs
+
+    if method == "U-MPC":
+        hf = costs.umpc_hf_bits(n, edges, kernel=stat.name, bits=ELL).total
+        dis = costs.umpc_dis_bits(n, edges, kernel=stat.name, bits=ELL).total
+        ops = costs.umpc_server_ops(n) + n * costs.umpc_party_ops(n, edges)
+        return float(hf), float(dis), float(ops)
+    if method == "Bell LDP":
+        return (float(costs.bell_bits(n, ELL, t)), math.nan,
+                float(costs.bell_server_ops(n, t) + n * costs.bell_party_ops(t)))
+    return (float(costs.ghazi_bits(n, epsilon, ELL, t)), math.nan,
+            float(costs.ghazi_server_ops(n, epsilon, t) + n * costs.ghazi_party_ops(n, epsilon, t)))
+
+
+def _row(figure: str, stat: _Statistic, method: str, *, n: int, t: int, grid: str, epsilon: float, edges: int,
+         estimates: np.ndarray, exact: float, seed: int) -> dict[str, Any]:
+    errors = estimates - exact
+    mse, mse_se, _ = summarize(errors ** 2)
+    bias, bias_se, _ = summarize(errors)
+    comm, comm_dis, ops = _costs(stat, method, n=n, edges=edges, t=t, epsilon=epsilon)
+    return {"figure": figure, "statistic": stat.name, "n": n, "t": t, "grid": grid, "epsilon": epsilon,
+            "method": method, "edges": edges if method == "U-MPC" else 0, "runs": len(errors), "mse_mean": mse,
+            "mse_se": mse_se, "bias_mean": bias, "bias_se": bias_se, "exact": exact, "comm_bits": comm,
+            "comm_bits_dis": comm_dis, "compute_ops": ops, "ratio_to_umpc": math.nan,
+            "orders_of_magnitude": math.nan, "seed": seed}
+
+
+def _ratios(rows: list[dict[str, Any]], keys: Sequence[str]) -> None:
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row[k] for k in keys), []).append(row)
+    for group in groups.values():
+        umpc = next(r for r in group if r["method"] == "U-MPC")["mse_mean"]
+        for row in group:
+            ratio = row["mse_mean"] / umpc if umpc > 0 else math.nan
+            row["ratio_to_umpc"] = ratio
+            row["orders_of_magnitude"] = math.log10(ratio) if ratio > 0 else math.nan
+
+
+# ---------------------------------------------------------------------------------------- experiments
+
+def run_bins(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
+    """Kendall on Framingham for every (t, epsilon): U-MPC once per epsilon, the baselines per t."""
+    stat = _Statistic("kendall", "framingham", options.pair)
+    values = _complete("framingham", options.pair)
+    n = values.shape[0]
+    exact = exact_ustat(values, _ldp_kernel(stat))
+    edges = max(1, int(round(options.edges_per_row * n)))
+    runs = options.common.runs
+    os_noise = options.common.os_noise
+    rows: list[dict[str, Any]] = []
+    bar = progress(len(options.epsilons) * runs * (1 + 2 * len(options.grid)), "umpc_bins")
+    try:
+        for e, epsilon in enumerate(options.epsilons):
+            bar.set_postfix_str(f"eps={epsilon:g}")
+            umpc = umpc_estimates(stat, values, epsilon=epsilon, edges=edges, runs=runs, seed=seed,
+                                  setting=100 * e, os_noise=os_noise, bar=bar)
+            for g, t in enumerate(options.grid):
+                quantizer, grid, cost_t = _quantizer(stat, t)
+                base = ldp_estimates(stat, values, quantizer, epsilon=epsilon, runs=runs, seed=seed,
+                                     setting=100 * e + g + 1, os_noise=os_noise, bar=bar)
+                for method in METHODS:
+                    rows.append(_row("bins", stat, method, n=n, t=cost_t, grid=grid, epsilon=epsilon, edges=edges,
+                                     estimates=umpc if method == "U-MPC" else base[method], exact=exact,
+                                     seed=seed))
+    finally:
+        bar.close()
+    _ratios(rows, ("t", "epsilon"))
+    return rows
+
+
+def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
+    """UCI Heart Disease: Kendall (trestbps, chol) and duplicate ratio (num) vs n, epsilon 1, t = 64."""
+    from scenarios.experiments import data_generator
+
+    stats = (_Statistic("kendall", "heart_disease_uci", ("trestbps", "chol")),
+             _Statistic("duplicate", "heart_disease_uci", ("num",)))
+    runs = options.common.runs
+    os_noise = options.common.os_noise
+    rows: list[dict[str, Any]] = []
+    bar = progress(len(stats) * len(options.sizes) * 3 * runs, "umpc_uci")
+    try:
+        for s, stat in enumerate(stats):
+            data = _complete(stat.dataset, stat.columns)
+            quantizer, grid, cost_t = _quantizer(stat, UCI_BINS)
+            sizes = sorted({min(size, data.shape[0]) if size else data.shape[0] for size in options.sizes})
+            for index, n in enumerate(sizes):
+                bar.set_postfix_str(f"{stat.name} n={n}")
+                setting = 1000 * (s + 1) + 10 * index
+                pick = data_generator(seed + setting).choice(data.shape[0], size=n, replace=False)
+                values = data[np.sort(pick)]
+                exact = exact_ustat(_shape(stat, values), _ldp_kernel(stat))
+                edges = max(1, int(round(options.edges_per_row * n)))
+                estimates = ldp_estimates(stat, values, quantizer, epsilon=UCI_EPSILON, runs=runs, seed=seed,
+                                          setting=setting + 1, os_noise=os_noise, bar=bar)
+                estimates["U-MPC"] = umpc_estimates(stat, values, epsilon=UCI_EPSILON, edges=edges, runs=runs,
+                                                    seed=seed, setting=setting, os_noise=os_noise, bar=bar)
+                for method in METHODS:
+                    rows.append(_row("uci", stat, method, n=n, t=cost_t, grid=grid, epsilon=UCI_EPSILON,
+                                     edges=edges, estimates=estimates[method], exact=exact, seed=seed))
+    finally:
+        bar.close()
+    _ratios(rows, ("statistic", "n"))
+    return rows
+
+
+# ------------------------------------------------------------------------------------- output
+
+def _errorbar(axes: Any, rows: list[dict[str, Any]], x: str, label: str, marker: str, style: str = "-") -> None:
+    axes.errorbar([r[x] for r in rows], [r["mse_mean"] for r in rows], yerr=np.nan_to_num([r["mse_se"] for r in rows]),
+                  marker=marker, linestyle=style, capsize=3, label=label)
+
+
+def _two_panels() -> tuple[Any, list[Any]]:
+    figure, _ = new_figure(12.0, 4.8)
+    figure.clear()
+    return figure, list(figure.subplots(1, 2))
+
+
+def _plot_bins(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> None:
+    figure, (left, right) = _two_panels()
+    first = [r for r in rows if r["epsilon"] == options.epsilons[0]]
+    for method, marker in (("U-MPC", "o"), ("Bell LDP", "s")):
+        mine = [r for r in first if r["method"] == method]
+        left.plot([r["t"] for r in mine], [r["comm_bits"] for r in mine], marker=marker,
+                  label=f"{method}{' (M_HF)' if method == 'U-MPC' else ''}")
+    mine = [r for r in first if r["method"] == "U-MPC"]
+    left.plot([r["t"] for r in mine], [r["comm_bits_dis"] for r in mine], "o--", label="U-MPC (M_Dis)")
+    for epsilon in options.epsilons:
+        mine = [r for r in rows if r["method"] == "Ghazi" and r["epsilon"] == epsilon]
+        left.plot([r["t"] for r in mine], [r["comm_bits"] for r in mine], marker="D", label=f"Ghazi eps={epsilon:g}")
+    left.set_ylabel("modelled online communication (bits)")
+    for epsilon, style in zip(options.epsilons, ("-", "--", ":", "-.")):
+        for method, marker in zip(METHODS, "osD"):
+            _errorbar(right, [r for r in rows if r["method"] == method and r["epsilon"] == epsilon], "t",
+                      f"{method} eps={epsilon:g}", marker, style)
+    right.set_ylabel("MSE of Kendall's tau-a")
+    n = rows[0]["n"]
+    for axes in (left, right):
+        axes.set_xscale("log", base=2)
+        axes.set_yscale("log")
+        axes.set_xlabel("t (LDP bins, t_x x t_y grid)")
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(fontsize=7)
+    figure.suptitle(f"Kendall's tau, Framingham {options.pair[0]} vs {options.pair[1]} (stand-in for Bank, Sinh & "
+                    f"Ramon Fig. 3-4), n = {n}, |E| = {options.edges_per_row:g} n, {options.common.runs} runs",
+                    fontsize=9)
+    save_figure(figure, path)
+
+
+def _plot_uci(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> None:
+    figure, (left, right) = _two_panels()
+    for stat, style in (("kendall", "-"), ("duplicate", "--")):
+        for method, marker in zip(METHODS, "osD"):
+            mine = [r for r in rows if r["method"] == method and r["statistic"] == stat]
+            left.plot([r["n"] for r in mine], [r["comm_bits"] for r in mine], marker=marker, linestyle=style,
+                      label=f"{method} {stat}")
+            _errorbar(right, mine, "n", f"{method} {stat}", marker, style)
+    left.set_ylabel("modelled online communication (bits)")
+    right.set_ylabel("MSE")
+    for axes in (left, right):
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.set_xlabel("n (subsample of the complete rows)")
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(fontsize=7)
+    figure.suptitle(f"UCI Heart Disease (Sinh & Ramon Fig. 5-6): Kendall trestbps vs chol (8x8 grid), duplicate "
+                    f"ratio of num (5 levels); eps = 1, |E| = {options.edges_per_row:g} n, {options.common.runs} runs",
+                    fontsize=9)
+    save_figure(figure, path)
+
+
+def _print(options: BinsOptions, rows: list[dict[str, Any]], seed: int, seconds: float, files: Sequence[str]) -> None:
+    table = []
+    for r in rows:
+        umpc = r["method"] == "U-MPC"
+        table.append([r["statistic"], str(r["n"]), str(r["t"]), r["grid"], f"{r['epsilon']:g}", r["method"],
+                      format_mean(r["mse_mean"], r["mse_se"]), f"{r['comm_bits']:.3g}",
+                      f"{r['comm_bits_dis']:.3g}" if umpc else "-",
+                      "-" if umpc else f"{r['orders_of_magnitude']:.2f}"])
+    title = ("Kendall's tau-a on Framingham vs bins t (Sinh & Ramon Fig. 3-4)" if options.figure == "bins"
+             else "UCI Heart Disease vs n (Sinh & Ramon Fig. 5-6)")
+    print_rows(f"{title}: MSE against the exact U-statistic (mean ± s.e. over runs), modelled online bits "
+               f"(l = {ELL}; U-MPC: M_HF, and M_Dis)",
+               ["stat", "n", "t", "grid", "eps", "method", "MSE", "comm bits", "M_Dis bits", "log10 MSE/U-MPC"],
+               table,
+               notes=[f"U-MPC: |E| = {options.edges_per_row:g} n BalancedSamp, {PARTIES} parties, coalition "
+                      f"{COALITION}; LDP baselines: averaged kernel matrix; {options.common.runs} runs",
+                      seed_note(seed, options.common.os_noise)])
+    for method in METHODS[1:]:
+        orders = [r["orders_of_magnitude"] for r in rows if r["method"] == method]
+        if orders:
+            print(f"  U-MPC's MSE is {min(orders):.2f} to {max(orders):.2f} orders of magnitude below {method}'s "
+                  f"(median {float(np.median(orders)):.2f})")
+    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
+    sys.stdout.flush()
+
+
+async def _experiment(options: BinsOptions) -> None:
+    seed = await seed_at_party_zero(options.common)
+    if seed is None:
+        return
+    started = time.perf_counter()
+    if options.figure == "bins":
+        rows = run_bins(options, seed)
+    else:
+        rows = run_uci(options, seed)
+    base = os.path.join(options.common.results_dir, f"umpc_{options.figure}")
+    write_csv(base + ".csv", CSV_COLUMNS, rows)
+    (_plot_bins if options.figure == "bins" else _plot_uci)(options, rows, base + ".png")
+    _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the bins / UCI experiment; returns the exit code."""
+    return run_scenario(parse_options, _experiment, _public, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
