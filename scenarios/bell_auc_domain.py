@@ -59,9 +59,7 @@ simulations only (``--os-noise`` to not).
 from __future__ import annotations
 
 import math
-import os
 import sys
-import time
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -78,11 +76,10 @@ from scenarios.experiments import (
     parse_positive_list,
     print_rows,
     progress,
+    run_standard_experiment,
     save_figure,
-    seed_at_party_zero,
     seed_note,
     summarize_runs,
-    write_csv,
 )
 
 __all__ = ["main", "parse_options", "DomainOptions", "load_scores", "quantize_scores", "run_experiment",
@@ -289,15 +286,7 @@ def _print(options: DomainOptions, rows: list[dict[str, Any]], seed: int, second
 
 async def _experiment(options: DomainOptions) -> None:
     """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    seed = await seed_at_party_zero(options.common)
-    if seed is None:
-        return
-    started = time.perf_counter()
-    rows = run_experiment(options, seed)
-    base = os.path.join(options.common.results_dir, "bell_auc_domain")
-    write_csv(base + ".csv", CSV_COLUMNS, rows)
-    _plot(options, rows, base + ".png")
-    _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+    await run_standard_experiment(options, "bell_auc_domain", run_experiment, CSV_COLUMNS, _plot, _print)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -67,9 +67,7 @@ exchange public values.  Seeded randomization is for reproducible simulations on
 from __future__ import annotations
 
 import math
-import os
 import sys
-import time
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -85,11 +83,10 @@ from scenarios.experiments import (
     parse_positive_list,
     print_rows,
     progress,
+    run_standard_experiment,
     save_figure,
-    seed_at_party_zero,
     seed_note,
     summarize_runs,
-    write_csv,
 )
 
 __all__ = ["main", "parse_options", "SyntheticOptions", "synthetic_scores", "run_experiment", "DATASETS",
@@ -343,15 +340,7 @@ def _print(options: SyntheticOptions, rows: list[dict[str, Any]], seed: int, sec
 
 async def _experiment(options: SyntheticOptions) -> None:
     """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    seed = await seed_at_party_zero(options.common)
-    if seed is None:
-        return
-    started = time.perf_counter()
-    rows = run_experiment(options, seed)
-    base = os.path.join(options.common.results_dir, "bell_auc_synthetic")
-    write_csv(base + ".csv", CSV_COLUMNS, rows)
-    _plot(options, rows, base + ".png")
-    _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+    await run_standard_experiment(options, "bell_auc_synthetic", run_experiment, CSV_COLUMNS, _plot, _print)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

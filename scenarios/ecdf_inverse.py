@@ -51,9 +51,7 @@ parties other than 0 only exchange public values.
 from __future__ import annotations
 
 import math
-import os
 import sys
-import time
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -74,11 +72,10 @@ from scenarios.experiments import (
     print_rows,
     progress,
     run_seeds,
+    run_standard_experiment,
     save_figure,
-    seed_at_party_zero,
     seed_note,
     summarize_runs,
-    write_csv,
 )
 
 __all__ = ["main", "parse_options", "InverseOptions", "run_experiment", "CSV_COLUMNS", "METRICS"]
@@ -261,15 +258,7 @@ def _print(options: InverseOptions, rows: list[dict[str, Any]], seed: int, secon
 
 async def _experiment(options: InverseOptions) -> None:
     """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    seed = await seed_at_party_zero(options.common)
-    if seed is None:
-        return
-    started = time.perf_counter()
-    rows = run_experiment(options, seed)
-    base = os.path.join(options.common.results_dir, "ecdf_inverse")
-    write_csv(base + ".csv", CSV_COLUMNS, rows)
-    _plot(options, rows, base + ".png")
-    _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+    await run_standard_experiment(options, "ecdf_inverse", run_experiment, CSV_COLUMNS, _plot, _print)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -52,9 +52,7 @@ only exchange public values.
 from __future__ import annotations
 
 import math
-import os
 import sys
-import time
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -75,11 +73,10 @@ from scenarios.experiments import (
     print_rows,
     progress,
     run_seeds,
+    run_standard_experiment,
     save_figure,
-    seed_at_party_zero,
     seed_note,
     summarize_runs,
-    write_csv,
 )
 
 __all__ = ["main", "parse_options", "SmoothingOptions", "run_experiment", "CSV_COLUMNS", "METRICS"]
@@ -263,15 +260,7 @@ def _print(options: SmoothingOptions, rows: list[dict[str, Any]], seed: int, sec
 
 async def _experiment(options: SmoothingOptions) -> None:
     """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    seed = await seed_at_party_zero(options.common)
-    if seed is None:
-        return
-    started = time.perf_counter()
-    rows = run_experiment(options, seed)
-    base = os.path.join(options.common.results_dir, f"ecdf_smoothing_{options.vary}")
-    write_csv(base + ".csv", CSV_COLUMNS, rows)
-    _plot(options, rows, base + ".png")
-    _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+    await run_standard_experiment(options, f"ecdf_smoothing_{options.vary}", run_experiment, CSV_COLUMNS, _plot, _print)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

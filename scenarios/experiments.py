@@ -37,6 +37,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import time
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -201,6 +202,28 @@ async def seed_at_party_zero(common: CommonOptions) -> int | None:
     seed = await agree_seed(common.seed)
     await check_results_dir(common.results_dir)
     return seed if mpc.pid == 0 else None
+
+
+async def run_standard_experiment(options: Any, name: Any, run: Any, columns: Sequence[str], plot: Any,
+                                  report: Any) -> None:
+    """The usual life of a simulated experiment: seed agreement, then at party 0 run, CSV, PNG, table.
+
+    :param options: parsed options with a ``common`` field (:class:`CommonOptions`).
+    :param name: base name of the CSV and PNG in the results directory.
+    :param run: ``(options, seed) -> rows``.
+    :param columns: CSV columns.
+    :param plot: ``(options, rows, png_path) -> None``.
+    :param report: ``(options, rows, seed, seconds, files) -> None`` prints the table.
+    """
+    seed = await seed_at_party_zero(options.common)
+    if seed is None:
+        return
+    started = time.perf_counter()
+    rows = run(options, seed)
+    base = os.path.join(options.common.results_dir, name)
+    write_csv(base + ".csv", columns, rows)
+    plot(options, rows, base + ".png")
+    report(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
 
 
 def run_seeds(seed: int, runs: int) -> np.ndarray:

@@ -49,9 +49,7 @@ noise seeded from ``--seed`` for reproducibility (``--os-noise`` to not); releas
 from __future__ import annotations
 
 import math
-import os
 import sys
-import time
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -69,11 +67,10 @@ from scenarios.experiments import (
     print_rows,
     progress,
     run_seeds,
+    run_standard_experiment,
     save_figure,
-    seed_at_party_zero,
     seed_note,
     summarize,
-    write_csv,
 )
 
 __all__ = ["main", "parse_options", "SamplerOptions", "run_experiment", "load_categories", "lemma_d3_bound",
@@ -265,15 +262,8 @@ def _print(options: SamplerOptions, rows: list[dict[str, Any]], seed: int, secon
 
 
 async def _experiment(options: SamplerOptions) -> None:
-    seed = await seed_at_party_zero(options.common)
-    if seed is None:
-        return
-    started = time.perf_counter()
-    rows = run_experiment(options, seed)
-    base = os.path.join(options.common.results_dir, "umpc_samplers")
-    write_csv(base + ".csv", CSV_COLUMNS, rows)
-    _plot(options, rows, base + ".png")
-    _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+    """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
+    await run_standard_experiment(options, "umpc_samplers", run_experiment, CSV_COLUMNS, _plot, _print)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

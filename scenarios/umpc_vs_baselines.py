@@ -49,9 +49,7 @@ experiments use noise seeded from ``--seed`` (``--os-noise`` to not); releases n
 from __future__ import annotations
 
 import math
-import os
 import sys
-import time
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -71,11 +69,10 @@ from scenarios.experiments import (
     print_rows,
     progress,
     run_seeds,
+    run_standard_experiment,
     save_figure,
-    seed_at_party_zero,
     seed_note,
     summarize,
-    write_csv,
 )
 from scenarios.umpc_samplers import lemma_d3_bound
 
@@ -275,15 +272,8 @@ def _print(options: BaselineOptions, rows: list[dict[str, Any]], seed: int, seco
 
 
 async def _experiment(options: BaselineOptions) -> None:
-    seed = await seed_at_party_zero(options.common)
-    if seed is None:
-        return
-    started = time.perf_counter()
-    rows = run_experiment(options, seed)
-    base = os.path.join(options.common.results_dir, "umpc_vs_baselines")
-    write_csv(base + ".csv", CSV_COLUMNS, rows)
-    _plot(options, rows, base + ".png")
-    _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+    """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
+    await run_standard_experiment(options, "umpc_vs_baselines", run_experiment, CSV_COLUMNS, _plot, _print)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
