@@ -114,9 +114,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dp.ldp_generic import KernelFunction, Quantizer, kernel_matrix, quantized_ustatistic
+from dp.ldp_generic import KernelFunction, Quantizer, check_kernel_matrix, kernel_matrix, quantized_ustatistic
 from dp.validation import check_epsilon, check_positive, check_positive_int
-from secure.noise import os_generator
+from secure.noise import noise_generator
 
 __all__ = ["Factorization", "factorize", "log_dimension", "jl_dimension", "laplace_scales", "randomize",
            "estimate", "naive_estimate", "variance", "sample_ustatistic", "mse", "table1_mse", "simulate",
@@ -127,25 +127,6 @@ _CHUNK_ELEMENTS = 1 << 22  # noise draws per block of vectorized simulation (bou
 
 # --------------------------------------------------------------------------------------------------
 # parameter checks
-
-def _check_generator(rng: np.random.Generator | None) -> np.random.Generator:
-    if rng is None:
-        return os_generator()
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
-    return rng
-
-
-def _check_matrix(matrix: npt.ArrayLike) -> np.ndarray:
-    a = np.asarray(matrix, dtype=np.float64)
-    if a.ndim != 2 or a.shape[0] != a.shape[1]:
-        raise ValueError(f"matrix must be square, got shape {a.shape}")
-    if a.shape[0] < 2:
-        raise ValueError(f"matrix must have at least 2 bins, got {a.shape[0]}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError("matrix entries must be finite")
-    return a
-
 
 def _check_bins(bins: npt.ArrayLike, t: int) -> np.ndarray:
     b = np.asarray(bins)
@@ -238,7 +219,7 @@ def factorize(matrix: npt.ArrayLike, *, d: int | None = None) -> Factorization:
     :return: the :class:`Factorization`.
     :raise ValueError: on a non-square or non-finite matrix, ``d < 1`` or a zero matrix.
     """
-    a = _check_matrix(matrix)
+    a = check_kernel_matrix(matrix)
     if d is not None:
         d = check_positive_int(d, "d")
     u, s, vt = np.linalg.svd(a)
@@ -306,7 +287,7 @@ def randomize(bins: npt.ArrayLike, factorization: Factorization, *, epsilon: flo
     """
     b_left, b_right = laplace_scales(factorization, epsilon=epsilon)
     x = _check_bins(bins, factorization.bins)
-    gen = _check_generator(rng)
+    gen = noise_generator(rng)
     o_left = factorization.left.T[x] + gen.laplace(0.0, b_left, size=x.shape + (factorization.d,))
     o_right = factorization.right.T[x] + gen.laplace(0.0, b_right, size=x.shape + (factorization.d,))
     return o_left, o_right
@@ -454,7 +435,7 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
     _check_quantizer(quantizer)
     epsilon = check_epsilon(epsilon)
     runs = check_positive_int(runs, "runs")
-    gen = _check_generator(rng)
+    gen = noise_generator(rng)
     fact = factorize(kernel_matrix(kernel, quantizer, kind=kind), d=d)
     n = quantizer.prepare(values).shape[0]
     if n < 2:

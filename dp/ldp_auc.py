@@ -119,7 +119,7 @@ import numpy.typing as npt
 
 from dp.validation import (check_delta, check_epsilon, check_finite, check_integer, check_positive,
                            check_positive_int)
-from secure.noise import os_generator
+from secure.noise import noise_generator
 
 __all__ = [
     "SPLITS",
@@ -167,14 +167,6 @@ _TABLE_MAX_LEVELS: Final[int] = 24
 
 # --------------------------------------------------------------------------------------------------
 # validation
-
-def _check_rng(rng: np.random.Generator | None) -> np.random.Generator:
-    if rng is None:
-        return os_generator()
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
-    return rng
-
 
 def _check_domain_size(domain_size: int) -> int:
     size = check_positive_int(domain_size, "domain_size")
@@ -406,7 +398,7 @@ def hadamard_randomize(values: npt.ArrayLike, *, bits: int, epsilon: float,
     eps = check_epsilon(epsilon)
     threshold = _flip_threshold(eps)
     inputs = _check_values(values, 1 << width, "values")
-    return _randomize(inputs, width, threshold, eps, _check_rng(rng))
+    return _randomize(inputs, width, threshold, eps, noise_generator(rng))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -728,7 +720,7 @@ def randomize_hierarchy(values: npt.ArrayLike, *, domain_size: int, epsilon: flo
     eps0 = level_epsilon(epsilon, levels=levels, delta=delta, split=mode)
     threshold = _flip_threshold(eps0)
     scores = _check_values(values, size, "values")
-    generator = _check_rng(rng)
+    generator = noise_generator(rng)
     users = scores.size
     reports: list[HadamardReports] = []
     if mode == "users":
@@ -1280,7 +1272,7 @@ def ldp_auc(positive_scores: npt.ArrayLike, negative_scores: npt.ArrayLike, *, d
     positives = _check_values(positive_scores, size, "positive_scores")
     negatives = _check_values(negative_scores, size, "negative_scores")
     eps0 = level_epsilon(epsilon, levels=size.bit_length() - 1, delta=delta, split=mode)
-    generator = _check_rng(rng)
+    generator = noise_generator(rng)
     positive = HadamardHierarchy(randomize_hierarchy(positives, domain_size=size, epsilon=epsilon, delta=delta,
                                                      split=mode, rng=generator))
     negative = HadamardHierarchy(randomize_hierarchy(negatives, domain_size=size, epsilon=epsilon, delta=delta,

@@ -141,9 +141,10 @@ import numpy as np
 import numpy.typing as npt
 
 from dp.validation import check_epsilon, check_finite, check_integer, check_positive, check_positive_int
-from secure.noise import os_generator
+from secure.noise import noise_generator
 
-__all__ = ["KernelFunction", "Interval", "Levels", "Axis", "Quantizer", "ROUNDING_MODES", "MATRIX_KINDS",
+__all__ = [
+    "check_kernel_matrix","KernelFunction", "Interval", "Levels", "Axis", "Quantizer", "ROUNDING_MODES", "MATRIX_KINDS",
            "EVALUATION_BUDGET", "kernel_matrix", "rr_beta", "rr_channel", "randomize", "histogram",
            "estimate_from_histogram", "estimate", "estimate_pairwise", "quantized_ustatistic",
            "lemma1_variance", "theorem1_variance_bound", "conditional_variance", "simulate_histograms",
@@ -225,21 +226,17 @@ def _check_bins(bins: int, name: str = "bins") -> int:
     return value
 
 
-def _check_generator(rng: np.random.Generator | None) -> np.random.Generator:
-    if rng is None:
-        return os_generator()
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
-    return rng
-
-
 def _check_runs(runs: int | None) -> int | None:
     if runs is None:
         return None
     return check_positive_int(runs, "runs")
 
 
-def _check_matrix(matrix: npt.ArrayLike, bins: int | None = None) -> np.ndarray:
+def check_kernel_matrix(matrix: npt.ArrayLike, bins: int | None = None) -> np.ndarray:
+    """A finite square kernel matrix with at least 2 bins (``bins`` x ``bins`` if given), as float64.
+
+    :raise ValueError: otherwise, naming the problem.
+    """
     a = np.asarray(matrix, dtype=np.float64)
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise ValueError(f"matrix must be square, got shape {a.shape}")
@@ -528,7 +525,7 @@ class Quantizer:
         :return: int64 array of ``n`` bins in ``[0, k)``.
         """
         x = self.prepare(values)
-        gen = _check_generator(rng) if self.is_random else None
+        gen = noise_generator(rng) if self.is_random else None
         return self._sample(x, 1, gen)[0]
 
     def __repr__(self) -> str:
@@ -654,7 +651,7 @@ def randomize(quantized: npt.ArrayLike, *, bins: int, epsilon: float,
     k = _check_bins(bins)
     beta = rr_beta(bins=k, epsilon=epsilon)
     x = _check_reports(quantized, k)
-    gen = _check_generator(rng)
+    gen = noise_generator(rng)
     uniform = gen.random(x.shape) < beta
     return np.where(uniform, gen.integers(0, k, size=x.shape), x)
 
@@ -691,7 +688,7 @@ def estimate_from_histogram(counts: npt.ArrayLike, matrix: npt.ArrayLike, *,
     :return: a float, or an array of ``runs`` floats.
     :raise ValueError: on invalid counts (negative, fewer than 2 reports), matrix, or epsilon.
     """
-    a = _check_matrix(matrix)
+    a = check_kernel_matrix(matrix)
     k = a.shape[0]
     c = _check_counts(counts, k)
     beta = rr_beta(bins=k, epsilon=epsilon)
@@ -711,7 +708,7 @@ def estimate(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon: float) -
 
     :raise ValueError: on invalid reports, matrix, or epsilon.
     """
-    a = _check_matrix(matrix)
+    a = check_kernel_matrix(matrix)
     r = np.asarray(reports)
     if r.ndim != 1:
         raise ValueError(f"reports must be one-dimensional, got shape {r.shape}")
@@ -726,7 +723,7 @@ def estimate_pairwise(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon:
 
     :raise ValueError: on invalid reports (fewer than 2), matrix, or epsilon.
     """
-    a = _symmetric(_check_matrix(matrix))
+    a = _symmetric(check_kernel_matrix(matrix))
     k = a.shape[0]
     r = _check_reports(reports, k)
     if r.ndim != 1 or r.size < 2:
@@ -750,7 +747,7 @@ def quantized_ustatistic(values: npt.ArrayLike, quantizer: Quantizer, matrix: np
 
     :raise ValueError: on invalid values (fewer than 2) or a matrix of the wrong size.
     """
-    a = _check_matrix(matrix, quantizer.bins)
+    a = check_kernel_matrix(matrix, quantizer.bins)
     idx, w = quantizer.support(values)
     n = idx.shape[0]
     if n < 2:
@@ -790,7 +787,7 @@ def lemma1_variance(distribution: npt.ArrayLike, matrix: npt.ArrayLike, *, n: in
     :param epsilon: privacy-loss parameter.
     :raise ValueError: on invalid inputs.
     """
-    a = _symmetric(_check_matrix(matrix))
+    a = _symmetric(check_kernel_matrix(matrix))
     k = a.shape[0]
     dist = _check_distribution(distribution, k)
     users = check_positive_int(n, "n")
@@ -837,7 +834,7 @@ def conditional_variance(values: npt.ArrayLike, quantizer: Quantizer, matrix: np
 
     :raise ValueError: on invalid values (fewer than 2), matrix, or epsilon.
     """
-    a = _symmetric(_check_matrix(matrix, quantizer.bins))
+    a = _symmetric(check_kernel_matrix(matrix, quantizer.bins))
     k = a.shape[0]
     beta = rr_beta(bins=k, epsilon=epsilon)
     keep = 1.0 - beta
@@ -899,7 +896,7 @@ def simulate_histograms(values: npt.ArrayLike, *, quantizer: Quantizer, epsilon:
     check_epsilon(epsilon)
     total_runs = check_positive_int(runs, "runs")
     x = quantizer.prepare(values)
-    gen = _check_generator(rng)
+    gen = noise_generator(rng)
     k, n = quantizer.bins, x.shape[0]
     out = np.empty((total_runs, k), dtype=np.int64)
     block = max(1, _CHUNK_ELEMENTS // max(n, 1))

@@ -97,7 +97,11 @@ def _check_size(size: int | None) -> int | None:
     return int(size)
 
 
-def _check_rng(rng: np.random.Generator | None) -> np.random.Generator:
+def noise_generator(rng: np.random.Generator | None) -> np.random.Generator:
+    """``rng`` itself (tests), or a fresh OS-seeded generator when it is ``None`` (production).
+
+    :raise TypeError: if ``rng`` is neither ``None`` nor a :class:`numpy.random.Generator`.
+    """
     if rng is None:
         return os_generator()
     if not isinstance(rng, np.random.Generator):
@@ -209,7 +213,7 @@ def polya(shape: float, alpha: float | None = None, size: int | None = None,
     r = _check_shape(shape)
     a, p = _success_probability(alpha, log_alpha)
     n = _check_size(size)
-    gen = _check_rng(rng)
+    gen = noise_generator(rng)
     return _as_output(_draw_polya(r, a, p, n, gen), n)
 
 
@@ -236,7 +240,7 @@ def polya_difference(shape: float, alpha: float | None = None, size: int | None 
     r = _check_shape(shape)
     a, p = _success_probability(alpha, log_alpha)
     n = _check_size(size)
-    gen = _check_rng(rng)
+    gen = noise_generator(rng)
     x = _draw_polya(r, a, p, n, gen)
     y = _draw_polya(r, a, p, n, gen)
     return _as_output(np.subtract(x, y, dtype=np.int64), n)
@@ -261,7 +265,7 @@ def centered_binomial(trials: int, size: int | None = None,
     """
     n_trials = _check_trials(trials)
     n = _check_size(size)
-    gen = _check_rng(rng)
+    gen = noise_generator(rng)
     total: np.ndarray = np.zeros(() if n is None else n, dtype=np.int64)
     remaining = n_trials
     while remaining > 0:
@@ -357,7 +361,7 @@ def sample_discrete_gaussian(sigma2: float | Fraction, size: int, rng: np.random
     if isinstance(size, bool) or not isinstance(size, Integral) or size < 1:
         raise ValueError(f"size must be an integer of at least 1, got {size!r}")
     count = int(size)
-    gen = _check_rng(rng)
+    gen = noise_generator(rng)
     out = np.zeros(count, dtype=np.int64)
     if variance == 0:
         return out
