@@ -79,6 +79,8 @@ class AuditCase:
     :param statistic: the scalar audited (for vector outputs, how it is derived).
     :param neighbours: how ``D`` and ``D'`` differ.
     :param control: ``True`` for a negative control (a deliberately broken mechanism that must fail).
+    :param samples: recommended samples per dataset (from the case's power argument), used by
+        ``python -m scenarios.audit`` unless overridden.
     """
 
     name: str
@@ -89,6 +91,7 @@ class AuditCase:
     statistic: str = "the released value"
     neighbours: str = ""
     control: bool = False
+    samples: int = 200_000
 
 
 @dataclass(frozen=True)
