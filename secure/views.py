@@ -1,0 +1,103 @@
+"""A party's own view of secret-shared values: its Shamir shares as integers, and Lagrange recombination.
+
+Used by the coalition drills, ``python -m scenarios.threat -M3`` (or ``-M5 -T2``): each member of a
+colluding coalition reads the shares it holds (:func:`local_share_integers`), the coalition pools
+them, and tries to recombine them (:func:`recombine`).
+
+MPyC's Shamir scheme (``mpyc.thresha``): a value ``s`` of the prime field ``GF(p)`` is split with a
+random polynomial ``f`` of degree ``t`` (``-T``), ``f(0) = s``, and party ``i`` holds ``f(i + 1)``
+(:func:`share_point`).  Any ``t + 1`` shares determine ``s`` by Lagrange interpolation at 0; any
+``t`` shares are jointly uniform on ``GF(p)^t`` whatever ``s`` is.
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  The
+helpers here only *read* this party's own shares; handing them to another party is what a
+colluding coalition does, and is done only by the drills.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["local_share_integers", "field_modulus", "share_point", "lagrange_coefficients", "recombine"]
+
+
+async def local_share_integers(values: Any) -> list[int]:
+    """This party's own Shamir shares of a secure array (or secure number), as field integers.
+
+    Nothing is sent: the shares are the ones this party already holds (``mpc.gather`` of a secure
+    object waits for its share and returns it, it does not open it).
+
+    :param values: a secure array (e.g. from :func:`secure.intake.share_rows`) or a secure integer.
+    :return: the shares in ``[0, p)``, flattened in row-major order.
+    """
+    from mpyc.runtime import mpc
+
+    share = await mpc.gather(values)
+    raw = share.value
+    if isinstance(raw, np.ndarray):
+        return [int(v) for v in raw.ravel()]
+    return [int(raw)]
+
+
+def field_modulus(values: Any) -> int:
+    """The prime ``p`` of the field in which a secure array or secure number is shared."""
+    sectype = getattr(type(values), "sectype", type(values))
+    return int(sectype.field.modulus)
+
+
+def share_point(party: int) -> int:
+    """The evaluation point of party ``party``'s Shamir share (MPyC: ``party + 1``)."""
+    if party < 0:
+        raise ValueError(f"party index must be non-negative, got {party}")
+    return party + 1
+
+
+def lagrange_coefficients(points: Sequence[int], modulus: int, at: int = 0) -> list[int]:
+    """Lagrange coefficients ``l_i`` with ``f(at) = sum_i l_i f(x_i)`` for every ``f`` of degree < ``len(points)``.
+
+    :param points: distinct evaluation points ``x_i`` (non-zero mod ``modulus`` when ``at = 0``).
+    :param modulus: the prime ``p``.
+    :param at: where to evaluate the interpolating polynomial (0: the secret).
+    :raise ValueError: on no points, or points that are not distinct modulo ``p``.
+    """
+    if not points:
+        raise ValueError("need at least one point to interpolate")
+    reduced = [int(x) % modulus for x in points]
+    if len(set(reduced)) != len(reduced):
+        raise ValueError(f"interpolation points must be distinct modulo p, got {list(points)}")
+    coefficients = []
+    for i, x_i in enumerate(reduced):
+        numerator, denominator = 1, 1
+        for j, x_j in enumerate(reduced):
+            if i != j:
+                numerator = numerator * (at - x_j) % modulus
+                denominator = denominator * (x_i - x_j) % modulus
+        coefficients.append(numerator * pow(denominator, -1, modulus) % modulus)
+    return coefficients
+
+
+def recombine(points: Sequence[int], shares: Sequence[Sequence[int]], modulus: int) -> list[int]:
+    """Interpolate at 0, coordinate by coordinate: the secrets if ``len(points) > t``.
+
+    With ``t + 1`` or more shares of degree-``t`` sharings this returns the shared values exactly; with
+    fewer it returns the value at 0 of the lowest-degree polynomial through the shares, which for
+    ``t`` shares is uniform on ``GF(p)`` and equals the secret only with probability ``1/p``.
+
+    :param points: evaluation point of each share vector (see :func:`share_point`).
+    :param shares: one vector of field integers per point, all of the same length.
+    :param modulus: the prime ``p``.
+    :return: the interpolated values in ``[0, p)``.
+    :raise ValueError: if the numbers of points and share vectors differ, or their lengths differ.
+    """
+    if len(points) != len(shares):
+        raise ValueError(f"got {len(points)} points but {len(shares)} share vectors")
+    lengths = {len(vector) for vector in shares}
+    if len(lengths) > 1:
+        raise ValueError(f"share vectors must have equal lengths, got {sorted(lengths)}")
+    coefficients = lagrange_coefficients(points, modulus)
+    total = np.zeros(lengths.pop() if lengths else 0, dtype=object)
+    for coefficient, vector in zip(coefficients, shares):
+        total = (total + coefficient * np.asarray(vector, dtype=object)) % modulus
+    return [int(v) for v in total]
