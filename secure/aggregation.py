@@ -117,8 +117,14 @@ def _check_opened(values: np.ndarray, bounds: SumRange, bit_length: int) -> None
     if not (outside_type or outside_range):
         return
     value = (outside_range or outside_type)[0]
-    needed = max(bounds.bits_needed, bit_length + 1)
     mark_stopping()  # every receiver sees the same values and stops the same way
+    if bounds.bits_needed <= bit_length and outside_range:
+        # -L holds every sum the declared domains allow: the inputs themselves left their domains.
+        raise ProtocolFailure(
+            f"the opened noisy sum {value} lies outside its possible range [{low}, {high}], although "
+            f"-L {bit_length} holds that range: some party shared values outside the declared domains "
+            f"(it skipped its clipping; --clip secure clips inside MPC), so nothing is released")
+    needed = max(bounds.bits_needed, bit_length + 1)
     raise ProtocolFailure(
         f"the opened noisy sum {value} lies outside "
         f"{'its possible range' if outside_range else 'the range of the secure integers'} "

@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -107,9 +108,15 @@ def fail_fast(message: str, code: int = 1) -> None:
 _original_connection_lost = asyncoro.MessageExchanger.connection_lost
 
 
+#: Seconds a party that lost a peer keeps its own connections open before it exits, so that the
+#: other survivors notice the original failure first and name the right party.
+LOST_PEER_GRACE = 0.5
+
+
 def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException | None) -> None:
     if not _state["shutting_down"]:
         peer = self.peer_pid if self.peer_pid is not None else "?"
+        time.sleep(LOST_PEER_GRACE)  # blocks this party's event loop only; it is about to exit anyway
         fail_fast(f"lost connection to party {peer} during the {_state['phase']} phase; "
                   "nothing was released", code=1)
     _original_connection_lost(self, exc)
