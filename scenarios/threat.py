@@ -26,7 +26,8 @@ Three drills of the threat model (passive, static adversary corrupting at most `
     exactly; the ``t`` coalition members alone, interpolating the same way, hit an input only at the
     chance rate ``1/p``.
 
-Run it with three local parties, or five with threshold 2::
+Run it with three local parties (the default when no ``-M`` is given: the drills need a coalition,
+so ``-M1`` stops with exit 2), or five with threshold 2::
 
     python -m scenarios.threat -M3
     python -m scenarios.threat -M5 -T2
@@ -531,8 +532,18 @@ def _print(record: dict[str, Any]) -> None:
     print(f"  seconds {record['seconds']:.2f}, bytes {format_bytes(record['bytes_sent'])} sent by all parties")
 
 
+def _default_to_three_parties(argv: list[str]) -> list[str]:
+    """The drills need a coalition: with no ``-M``, ``-P`` or ``-I`` given, run three local parties."""
+    given = any(a.startswith(("-M", "-P", "-I")) for a in argv)
+    return argv if given else [*argv, "-M3"]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the drills; returns the exit code."""
+    """Run one party of the drills (three local parties when no party count is given); returns the exit code."""
+    if argv is None:
+        sys.argv[1:] = _default_to_three_parties(sys.argv[1:])
+    else:
+        argv = _default_to_three_parties(list(argv))
     return run_scenario(parse_options, _drills, lambda options: options.public(), argv)
 
 
