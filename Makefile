@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test install bench clean
+.PHONY: demo test drills install bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,15 @@ demo: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q
+	$(MAKE) --no-print-directory drills
+
+# The threat-model drills in quick mode, printing their numbers (also run by `make test`).
+drills: $(TEST_STAMP)
+	$(PY) -m scenarios.audit --quick --no-log
+	$(PY) -m scenarios.threat -M3 --quick --no-log
+	$(PY) -m scenarios.threat -M5 -T2 --quick --no-log
+	$(PY) -m scenarios.fault_drills --quick
+	$(PY) -m scenarios.malicious_input --quick
 
 bench: $(STAMP)
 	$(PY) -m scenarios.bench_kendall -M3
