@@ -12,4 +12,10 @@
 - :mod:`dp.ldp_generic`      Bell et al.: generic local-DP protocol for degree-2 U-statistics (k-RR, A^Mid/A^Avg).
 - :mod:`dp.ldp_auc`          Bell et al.: local-DP AUC by Hadamard response and pruned hierarchical histograms.
 - :mod:`dp.subsampled_pairs` Bell et al.: subsampled-pairs protocol on MPyC (P permutations, per-pair noise).
+- :mod:`dp.ghazi`            Ghazi et al. baseline: factorized kernel matrix, Laplace reports (simulated).
+- :mod:`dp.noise_delegation` threat model M_HF: only a seed-chosen subgroup Z draws the noise.
+- :mod:`dp.costs`            communication and computation models (Sinh & Ramon, Table 1, App. D.2).
+- :mod:`dp.audit`            empirical DP auditor (Clopper-Pearson hockey-stick bound); exact epsilon of honest noise.
+- :mod:`dp.audit_cases`      audit cases of every central and distributed mechanism, and negative controls.
+- :mod:`dp.audit_local_cases` audit cases of every local / label-DP randomizer, and negative controls.
 """

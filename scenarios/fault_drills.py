@@ -76,7 +76,7 @@ if __package__ in (None, ""):  # run as a file
 from scenarios.cli import ScenarioParser, UsageError
 
 __all__ = ["main", "parse_options", "DrillOptions", "PartySpec", "PartyResult", "DrillResult", "run_three",
-           "framingham_columns", "write_party_files", "free_base_port", "format_table", "parse_drill_argv",
+           "framingham_columns", "write_party_files", "drill_main", "CheckedOutcome", "free_base_port", "format_table", "parse_drill_argv",
            "crash_drill", "refusal_drill", "noticing_phases", "CRASH_PHASES", "QUICK_ROWS", "FULL_ROWS", "SURVIVOR_LIMIT_SECONDS",
            "KENDALL_ARGS", "REPO_ROOT"]
 
@@ -332,8 +332,25 @@ def run_three(specs: Sequence[PartySpec], workdir: str, *, party_args: Sequence[
 # --------------------------------------------------------------------------------------- drills
 
 
+class CheckedOutcome:
+    """A drill outcome whose checks append to ``problems``: ``ok`` when none did; ``record`` for JSON."""
+
+    problems: list[str]
+
+    @property
+    def ok(self) -> bool:
+        """Whether every check passed."""
+        return not self.problems
+
+    def record(self) -> dict[str, Any]:
+        """JSON-ready form, with ``ok``."""
+        data = asdict(self)  # type: ignore[call-overload]
+        data["ok"] = self.ok
+        return data
+
+
 @dataclass
-class DrillResult:
+class DrillResult(CheckedOutcome):
     """The outcome of one drill, with the checks it had to pass.
 
     :param name: e.g. ``crash at kernel``.
@@ -362,17 +379,6 @@ class DrillResult:
     bytes_sent: int | None = None
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """Whether every check passed."""
-        return not self.problems
-
-    def record(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        data = asdict(self)
-        data["ok"] = self.ok
-        return data
 
 
 def _released(workdir: str, results: Sequence[PartyResult]) -> bool:
@@ -613,30 +619,49 @@ def print_report(results: Sequence[DrillResult], rows: int) -> None:
             print(f"  FAILED {result.name}: {problem}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the fault drills; returns the exit code (0 all as expected, 1 some not, 2 bad usage)."""
+def drill_main(argv: Sequence[str] | None, *, name: str, parse: Callable[[Sequence[str]], DrillOptions | None],
+               run: Callable[[DrillOptions, str], Any],
+               report: Callable[[Any], None], record: Callable[[DrillOptions, Any], dict[str, Any]],
+               failures: Callable[[Any], list[str]]) -> int:
+    """The life of a drill orchestrator: parse, run in a temporary directory, print, write JSON, judge.
+
+    :param name: what is drilled (the temporary directory's prefix and the error line's subject).
+    :param parse: the scenario's option parser (``None`` after ``--help``).
+    :param run: ``(options, directory) -> outcome``; ``report(outcome)`` prints it.
+    :param record: ``(options, outcome) -> dict`` written with ``--json``.
+    :param failures: ``outcome -> names`` of the drills that did not behave as expected.
+    :return: 0 all as expected, 1 some not (one ``error:`` line), 2 bad usage (one ``error:`` line).
+    """
     try:
-        options = parse_options(sys.argv[1:] if argv is None else argv)
+        options = parse(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if options is None:
         return 0
-    with tempfile.TemporaryDirectory(prefix="fault_drills_") as root:
-        results, rows = run_drills(options, root)
-    print_report(results, rows)
+    with tempfile.TemporaryDirectory(prefix=f"{name.replace(' ', '_')}_") as root:
+        outcome = run(options, root)
+    report(outcome)
     if options.json:
         with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump({"rows": rows, "parties": PARTIES, "victim": VICTIM, "quick": options.quick,
-                       "survivor_limit_seconds": SURVIVOR_LIMIT_SECONDS,
-                       "drills": [result.record() for result in results],
-                       "ok": all(result.ok for result in results)}, handle, indent=2)
-    failed = [result.name for result in results if not result.ok]
+            json.dump(record(options, outcome), handle, indent=2)
+    failed = failures(outcome)
     if failed:
-        print(f"error: {len(failed)} of {len(results)} drills did not behave as expected: {'; '.join(failed)}",
+        print(f"error: {len(failed)} {name} case(s) did not behave as expected: {'; '.join(failed)}",
               file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the fault drills; returns the exit code (0 all as expected, 1 some not, 2 bad usage)."""
+    return drill_main(
+        argv, name="fault drill", parse=parse_options, run=run_drills, report=lambda outcome: print_report(*outcome),
+        record=lambda options, outcome: {
+            "rows": outcome[1], "parties": PARTIES, "victim": VICTIM, "quick": options.quick,
+            "survivor_limit_seconds": SURVIVOR_LIMIT_SECONDS,
+            "drills": [result.record() for result in outcome[0]], "ok": all(result.ok for result in outcome[0])},
+        failures=lambda outcome: [result.name for result in outcome[0] if not result.ok])
 
 
 if __name__ == "__main__":

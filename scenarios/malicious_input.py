@@ -62,7 +62,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -71,8 +70,8 @@ if __package__ in (None, ""):  # run as a file
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scenarios.cli import UsageError
-from scenarios.fault_drills import (DrillOptions, PartySpec, format_table, framingham_columns, parse_drill_argv,
-                                    run_three, write_party_files)
+from scenarios.fault_drills import (CheckedOutcome, DrillOptions, PartySpec, drill_main, format_table, framingham_columns,
+                                    parse_drill_argv, run_three, write_party_files)
 
 __all__ = ["main", "parse_options", "Setting", "CaseResult", "run_cases", "fixed_point", "COLUMN", "LOWER",
            "UPPER", "PRECISION", "FAR_VALUE", "NEAR_VALUE", "BEYOND_L_VALUE", "EPSILON", "SEED", "QUICK_ROWS",
@@ -137,7 +136,7 @@ class Setting:
 
 
 @dataclass
-class CaseResult:
+class CaseResult(CheckedOutcome):
     """One run and how it compares with its baseline.
 
     :param clip: ``local`` or ``secure``; ``party2``: ``honest`` or ``skips clipping``.
@@ -169,17 +168,6 @@ class CaseResult:
     bound: float | None = None
     outcome: str = ""
     problems: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """Whether the case met its expectation."""
-        return not self.problems
-
-    def record(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        data = asdict(self)
-        data["ok"] = self.ok
-        return data
 
 
 def _write_case_files(directory: str, rows: Sequence[Sequence[str]], replaced: int, value: float | None) -> None:
@@ -364,33 +352,21 @@ def print_report(setting: Setting, cases: Sequence[CaseResult]) -> None:
             print(f"  FAILED {case.name} (--clip {case.clip}, r = {case.replaced}): {problem}")
 
 
+def _record(options: DrillOptions, outcome: tuple[Setting, list[CaseResult]]) -> dict[str, Any]:
+    setting, cases = outcome
+    return {"setting": {**asdict(setting), "row_sensitivity_units": setting.row_sensitivity_units,
+                        "row_sensitivity": setting.row_sensitivity, "column": COLUMN,
+                        "domain": [LOWER, UPPER, PRECISION], "epsilon": EPSILON, "seed": SEED,
+                        "quick": options.quick},
+            "cases": [case.record() for case in cases], "ok": all(case.ok for case in cases)}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the malicious-input drill; returns the exit code (0 as expected, 1 not, 2 bad usage)."""
-    try:
-        options = parse_options(sys.argv[1:] if argv is None else argv)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if options is None:
-        return 0
-    with tempfile.TemporaryDirectory(prefix="malicious_input_") as root:
-        setting, cases = run_cases(options, root)
-    print_report(setting, cases)
-    if options.json:
-        with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump({"setting": {**asdict(setting), "row_sensitivity_units": setting.row_sensitivity_units,
-                                   "row_sensitivity": setting.row_sensitivity, "column": COLUMN,
-                                   "domain": [LOWER, UPPER, PRECISION], "epsilon": EPSILON, "seed": SEED,
-                                   "quick": options.quick},
-                       "cases": [case.record() for case in cases], "ok": all(case.ok for case in cases)},
-                      handle, indent=2)
-    failed = [case for case in cases if not case.ok]
-    if failed:
-        print(f"error: {len(failed)} of {len(cases)} malicious-input cases did not behave as expected: "
-              + "; ".join(f"{case.name} (--clip {case.clip}, r = {case.replaced})" for case in failed),
-              file=sys.stderr)
-        return 1
-    return 0
+    return drill_main(
+        argv, name="malicious-input", parse=parse_options, run=run_cases, report=lambda outcome: print_report(*outcome), record=_record,
+        failures=lambda outcome: [f"{case.name} (--clip {case.clip}, r = {case.replaced})"
+                                  for case in outcome[1] if not case.ok])
 
 
 if __name__ == "__main__":
