@@ -86,11 +86,13 @@ from dp.ecdf import (
     uniform_grid,
 )
 from dp.fedauc import (
-    adaptive_count_fraction,
+    ClientRelease,
     average_ranks,
+    client_releases,
     client_layout,
     discrete_laplace_noise,
     local_statistics,
+    noise_parameter,
     server_auc,
     zcdp_budget,
 )
@@ -751,51 +753,23 @@ class FedAucNeighbours:
     client: int
 
 
-@dataclass(frozen=True)
-class _Component:
-    value: np.ndarray
-    sensitivity: np.ndarray
-    share: np.ndarray
-
-
 def _fedauc_components(scores: np.ndarray, labels: np.ndarray, client_of: np.ndarray, method: str,
-                       sum_fraction: float) -> dict[str, _Component]:
-    """The integer reports of every client (Sun et al. Algorithm 4 and §5.3), from the suite's functions."""
-    ranks = average_ranks(scores)
-    stats = local_statistics(ranks, labels, client_of)
-    k = stats.clients
-    twice_sum = np.rint(2.0 * stats.local_sum).astype(np.int64)
-    twice_max = np.rint(2.0 * stats.max_rank).astype(np.int64)
-    ones = np.ones(k, dtype=np.int64)
-    family, noise = method.split("_")
-    if family in ("global", "local"):
-        sens = np.full(k, 2 * (scores.size - 1), dtype=np.int64) if family == "global" else twice_max
-        return {"sum": _Component(twice_sum, sens, np.full(k, sum_fraction)),
-                "count": _Component(stats.local_positives, ones, np.full(k, 1.0 - sum_fraction))}
-    sizes = stats.sizes
-    twice_total = np.rint(2.0 * stats.rank_total).astype(np.int64)
-    twice_min = np.rint(2.0 * stats.min_rank).astype(np.int64)
-    beta = adaptive_count_fraction(stats.mean_rank, stats.spread, mechanism=noise)
-    return {"count": _Component(stats.local_positives, ones, beta),
-            "orthogonal": _Component(sizes * twice_sum - twice_total * stats.local_positives,
-                                     np.maximum(sizes * twice_max - twice_total, twice_total - sizes * twice_min),
-                                     1.0 - beta)}
+                       sum_fraction: float) -> dict[str, ClientRelease]:
+    """The integer reports of every client (Sun et al. Algorithm 4 and §5.3), by :func:`dp.fedauc.client_releases`."""
+    stats = local_statistics(average_ranks(scores), labels, client_of)
+    return client_releases(stats, method=method, samples=scores.size, sum_fraction=sum_fraction)
 
 
-def _fedauc_parameters(components: dict[str, _Component], method: str, epsilon: float,
+def _fedauc_parameters(components: dict[str, ClientRelease], method: str, epsilon: float,
                        delta: float) -> dict[str, np.ndarray]:
-    """Per report and client: ``log alpha`` (Laplace, ``-share epsilon / Delta``) or ``sigma^2``
-    (Gaussian, ``Delta^2 / (2 share rho_z)`` with ``rho_z = zcdp_budget(epsilon, delta)``)."""
+    """Per report and client: ``log alpha`` (Laplace) or ``sigma^2`` (Gaussian, budget
+    ``rho_z = zcdp_budget(epsilon, delta)``), by :func:`dp.fedauc.noise_parameter`."""
     gaussian = method.endswith("_gaussian")
     budget = zcdp_budget(epsilon, delta) if gaussian else epsilon
-    out = {}
     for name, c in components.items():
-        sens = c.sensitivity.astype(np.float64)
-        if np.any(sens <= 0):
+        if np.any(c.sensitivity <= 0):
             raise ValueError(f"every client's {name} report needs a positive sensitivity in the audit cases")
-        part = c.share * budget
-        out[name] = sens**2 / (2.0 * part) if gaussian else -part / sens
-    return out
+    return {name: noise_parameter(c, budget, gaussian) for name, c in components.items()}
 
 
 def fedauc_release(scores: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.ArrayLike, *, method: str,

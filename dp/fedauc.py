@@ -109,6 +109,9 @@ from secure.noise import discrete_gaussian_variance, os_generator, polya_differe
 
 __all__ = [
     "METHODS",
+    "ClientRelease",
+    "client_releases",
+    "noise_parameter",
     "LAYOUTS",
     "COUNTS",
     "average_ranks",
@@ -963,7 +966,7 @@ def _setting(scores: npt.ArrayLike, labels: npt.ArrayLike, method: str, epsilon:
 
 
 @dataclass(frozen=True)
-class _Component:
+class ClientRelease:
     """One integer release per client: its value, sensitivity (integer units) and budget share."""
 
     value: np.ndarray
@@ -971,11 +974,13 @@ class _Component:
     share: np.ndarray
 
 
-def _noise_parameter(component: _Component, budget: float, gaussian: bool) -> np.ndarray:
-    """Per client: ``log(alpha)`` (Laplace) or ``sigma^2`` (Gaussian); ``-inf`` / 0 for no noise."""
-    sens = component.sensitivity.astype(np.float64)
+def noise_parameter(release: ClientRelease, budget: float, gaussian: bool) -> np.ndarray:
+    """Per client: ``log(alpha) = -share budget / Delta`` (discrete Laplace) or
+    ``sigma^2 = Delta^2 / (2 share budget)`` (discrete Gaussian, ``budget`` a zCDP ``rho``);
+    ``-inf`` / 0 (no noise) where the sensitivity is 0."""
+    sens = release.sensitivity.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        part = component.share * budget  # 0 * inf = nan only where the sensitivity is 0 (no noise)
+        part = release.share * budget  # 0 * inf = nan only where the sensitivity is 0 (no noise)
         if gaussian:
             return np.where(sens > 0, sens**2 / (2.0 * part), 0.0)
         return np.where(sens > 0, -part / sens, -np.inf)
@@ -991,30 +996,47 @@ def _noise_draws(parameter: np.ndarray, gaussian: bool, rows: int, rng: np.rando
     return discrete_laplace_noise(parameter, rows, rng)
 
 
-def _components(setting: _Setting) -> dict[str, _Component]:
-    """The releases of every client: ``sum`` and ``count`` (naive), or ``count`` and ``orthogonal``."""
-    stats = setting.stats
-    assert stats is not None
+def client_releases(stats: LocalStatistics, *, method: str, samples: int, sum_fraction: float = 0.5,
+                    counts: str = "noisy") -> dict[str, ClientRelease]:
+    """The integer releases of every client (Sun et al. Algorithm 4, App. N, §5.3).
+
+    Global / local: ``sum`` = ``2 localSum_k`` with sensitivity ``2 (M - 1)`` (global) or twice the
+    client's largest rank (local) and budget share ``sum_fraction``, and ``count`` = ``localP_k``
+    (sensitivity 1, share ``1 - sum_fraction``; left out with ``counts="exact"``).  Adaptive (§5.3):
+    ``count`` with share ``beta_k`` and ``orthogonal`` = ``D_k = n_k <2 v', y>`` with sensitivity
+    ``max_i |n_k 2 r_i - T_k|`` and share ``1 - beta_k``.
+
+    :param stats: :func:`local_statistics` of the ranks, labels and clients.
+    :param method: a FedAUC Laplace or Gaussian method (``global_laplace``, ``adaptive_gaussian``, ...).
+    :param samples: ``M``, the number of samples over all clients.
+    """
     k = stats.clients
     twice_sum = np.rint(2.0 * stats.local_sum).astype(np.int64)
     twice_max = np.rint(2.0 * stats.max_rank).astype(np.int64)
     ones = np.ones(k, dtype=np.int64)
-    family = setting.method.split("_")[0]
+    family = method.split("_")[0]
     if family in ("global", "local"):
-        sens = np.full(k, 2 * (setting.samples - 1), dtype=np.int64) if family == "global" else twice_max
-        if setting.counts == "exact":
-            return {"sum": _Component(twice_sum, sens, np.ones(k))}
-        return {"sum": _Component(twice_sum, sens, np.full(k, setting.sum_fraction)),
-                "count": _Component(stats.local_positives, ones, np.full(k, 1.0 - setting.sum_fraction))}
+        sens = np.full(k, 2 * (samples - 1), dtype=np.int64) if family == "global" else twice_max
+        if counts == "exact":
+            return {"sum": ClientRelease(twice_sum, sens, np.ones(k))}
+        return {"sum": ClientRelease(twice_sum, sens, np.full(k, sum_fraction)),
+                "count": ClientRelease(stats.local_positives, ones, np.full(k, 1.0 - sum_fraction))}
     # adaptive (§5.3) in integers: localP' and D = n <2 v', y> = n Q - T localP, sensitivity max_i |n 2 r_i - T|
     sizes = stats.sizes
     twice_total = np.rint(2.0 * stats.rank_total).astype(np.int64)
     twice_min = np.rint(2.0 * stats.min_rank).astype(np.int64)
-    beta = adaptive_count_fraction(stats.mean_rank, stats.spread, mechanism=setting.method.split("_")[1])
-    return {"count": _Component(stats.local_positives, ones, beta),
-            "orthogonal": _Component(sizes * twice_sum - twice_total * stats.local_positives,
-                                     np.maximum(sizes * twice_max - twice_total, twice_total - sizes * twice_min),
-                                     1.0 - beta)}
+    beta = adaptive_count_fraction(stats.mean_rank, stats.spread, mechanism=method.split("_")[1])
+    return {"count": ClientRelease(stats.local_positives, ones, beta),
+            "orthogonal": ClientRelease(sizes * twice_sum - twice_total * stats.local_positives,
+                                        np.maximum(sizes * twice_max - twice_total, twice_total - sizes * twice_min),
+                                        1.0 - beta)}
+
+
+def _components(setting: _Setting) -> dict[str, ClientRelease]:
+    """The releases of every client in a simulation setting."""
+    assert setting.stats is not None
+    return client_releases(setting.stats, method=setting.method, samples=setting.samples,
+                           sum_fraction=setting.sum_fraction, counts=setting.counts)
 
 
 def _rr_noisy_moments(ranks: np.ndarray, y: np.ndarray, rho: float) -> tuple[float, float]:
@@ -1055,7 +1077,7 @@ def _predict(setting: _Setting) -> FedAucPrediction:
     assert stats is not None
     gaussian, budget = setting.gaussian, setting.budget
     parts = _components(setting)
-    var = {name: _noise_variances(_noise_parameter(c, budget, gaussian), gaussian) for name, c in parts.items()}
+    var = {name: _noise_variances(noise_parameter(c, budget, gaussian), gaussian) for name, c in parts.items()}
     if "orthogonal" in parts:  # localSum'_k noise = rbar_k e1_k + e2_k / (2 n_k), localP'_k noise = e1_k
         mean_rank = stats.mean_rank
         orthogonal = var["orthogonal"] / (2.0 * stats.sizes) ** 2
@@ -1106,7 +1128,7 @@ def _simulate_clients(setting: _Setting, runs: int, gen: np.random.Generator) ->
     assert stats is not None
     gaussian, budget = setting.gaussian, setting.budget
     parts = _components(setting)
-    parameters = {name: _noise_parameter(c, budget, gaussian) for name, c in parts.items()}
+    parameters = {name: noise_parameter(c, budget, gaussian) for name, c in parts.items()}
     m, k = setting.samples, stats.clients
     out = []
     for size in _chunks(runs, k):
