@@ -6,7 +6,7 @@ the table and the orders of magnitude by which U-MPC's MSE beats Bell's and Ghaz
 
 Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*:
 
-- ``--figure bins`` (§6.2.2, Fig. 3 left and Fig. 4 left): Kendall's tau-a for t in {4, 8, 16, 32, 64}
+- ``--figure bins`` (§6.2.2, Fig. 3 and Fig. 4 left): Kendall's tau-a for t in {4, 8, 16, 32, 64}
   discretization bins and epsilon in {0.1, 1}.  The paper uses Bank Marketing (age, balance,
   n = 4521), which is not embedded here: Framingham ``sysBP`` vs ``diaBP`` (n = 4238, all rows
   complete) stands in for it (``--pair age,totChol`` for the other pair).  Per (t, epsilon): MSE against
@@ -16,7 +16,7 @@ Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher deg
   domains, ``t_x = 2^floor(log2(t)/2)`` bins for the first column and ``t / t_x`` for the second
   (4 = 2x2, 8 = 2x4, 16 = 4x4, 32 = 4x8, 64 = 8x8), so that Bell's ``n l t`` and Ghazi's
   ``n^2 eps^2 log(t) l`` are costed with the same t that the simulation uses.
-- ``--figure uci`` (App. E.2, Fig. 5-6, MSE and communication panels): UCI Heart Disease, Kendall's
+- ``--figure uci`` (App. E.2, Fig. 5-6, all four panels): UCI Heart Disease, Kendall's
   tau-a of ``trestbps`` vs ``chol`` (rows with either missing dropped: 834 rows, as in the paper; 159
   of them have ``chol = 0``, which the source uses for "not measured" — kept, as the paper's 834
   implies) and the duplicate-pair ratio of the diagnosis ``num`` (0..4, no missing: 920 rows),
@@ -28,10 +28,14 @@ Methods (estimation reused from :mod:`scenarios.umpc_vs_baselines`' set-up): ``U
 :func:`dp.ustat.simulate` with ``|E| = 2n`` BalancedSamp pairs, fresh tuples and fresh distributed
 discrete Laplace noise every run, ``m = 3`` parties, noise calibrated for a coalition of 1; ``Bell LDP``
 is :func:`dp.ldp_generic.simulate` (k-ary RR, averaged kernel matrix); ``Ghazi`` is
-:func:`dp.ghazi.simulate` (exact factorization, averaged matrix).  Communication: U-MPC under
-``M_HF`` (:func:`dp.costs.umpc_hf_bits`, the plotted one) and ``M_Dis`` (:func:`dp.costs.umpc_dis_bits`),
-:func:`dp.costs.bell_bits`, :func:`dp.costs.ghazi_bits`; the total computation (server + n x party
-operations, Table 1 models) is in the CSV but not plotted.
+:func:`dp.ghazi.simulate` (exact factorization, averaged matrix); ``GhaziSM`` (shuffled model) is
+costed only (rows without MSE).  Costs (:func:`dp.costs.protocol_costs`, Table 1 / Lemma C.3 / App. D.2,
+constants 1, ``l = 40``): communication of U-MPC under ``M_HF`` (``comm_bits``, plotted solid) and
+``M_Dis`` (``comm_bits_dis``, dashed), Bell, Ghazi, GhaziSM; per-party operations (U-MPC:
+``ceil(2|E|/n) C_f^T + n`` with ``C_f^T = 2 l + 1`` for Kendall, ``l`` for the equality test), server
+operations, and Fig. 3's total computation ``server + n x per-party`` (``compute_ops``).  The bins
+figure plots communication, total computation (Fig. 3) and MSE (Fig. 4 left) against t; the UCI
+figure plots communication, MSE, per-party and server computation against n (Fig. 5-6).
 
 Run it::
 
@@ -89,7 +93,7 @@ from scenarios.experiments import (
 from scenarios.umpc_vs_baselines import METHODS
 
 __all__ = ["main", "parse_options", "BinsOptions", "run_bins", "run_uci", "exact_ustat", "grid_shape",
-           "CSV_COLUMNS", "METHODS"]
+           "CSV_COLUMNS", "METHODS", "COST_ONLY_METHODS"]
 
 FIGURES = ("bins", "uci")
 DEFAULT_GRID = (4, 8, 16, 32, 64)
@@ -105,9 +109,15 @@ ELL = 40          # bits per element in the cost models
 PARTIES = 3       # simulated parties holding the rows (U-MPC)
 COALITION = 1     # coalition the U-MPC noise is calibrated for
 
+COST_ONLY_METHODS = ("GhaziSM",)
+#: the cost model (dp.costs.PROTOCOLS) of each method
+COST_PROTOCOL = {"U-MPC": "U-MPC (M_HF)", "Bell LDP": "Bell", "Ghazi": "Ghazi", "GhaziSM": "GhaziSM"}
+COLORS = {"U-MPC": "tab:blue", "Bell LDP": "tab:orange", "Ghazi": "tab:green", "GhaziSM": "tab:red"}
+MARKERS = {"U-MPC": "o", "Bell LDP": "s", "Ghazi": "D", "GhaziSM": "v"}
+
 CSV_COLUMNS = ("figure", "statistic", "n", "t", "grid", "epsilon", "method", "edges", "runs", "mse_mean",
                "mse_se", "bias_mean", "bias_se", "exact", "comm_bits", "comm_bits_dis", "compute_ops",
-               "ratio_to_umpc", "orders_of_magnitude", "seed")
+               "ratio_to_umpc", "orders_of_magnitude", "seed", "party_ops", "server_ops")
 
 
 @dataclass(frozen=True)
@@ -278,33 +288,29 @@ def ldp_estimates(stat: _Statistic, values: np.ndarray, quantizer: Any, *, epsil
     return {"Bell LDP": bell, "Ghazi": gz}
 
 
-def _costs(stat: _Statistic, method: str, *, n: int, edges: int, t: int, epsilon: float) -> tuple[float, float, float]:
-    """(comm bits, comm bits under M_Dis or nan, total computation) of one method."""
-    from dp import costs
+def _costs(stat: _Statistic, method: str, *, n: int, edges: int, t: int, epsilon: float) -> dict[str, float]:
+    """Cost columns of one method: ``comm_bits`` (U-MPC: ``M_HF``), ``comm_bits_dis`` (U-MPC's ``M_Dis``,
+    else nan), ``party_ops``, ``server_ops`` and ``compute_ops = server + n x party`` (Fig. 3)."""
+    from dp.costs import protocol_costs
 
-    if method == "U-MPC":
-        hf = costs.umpc_hf_bits(n, edges, kernel=stat.name, bits=ELL).total
-        dis = costs.umpc_dis_bits(n, edges, kernel=stat.name, bits=ELL).total
-        ops = costs.umpc_server_ops(n) + n * costs.umpc_party_ops(n, edges)
-        return float(hf), float(dis), float(ops)
-    if method == "Bell LDP":
-        return (float(costs.bell_bits(n, ELL, t)), math.nan,
-                float(costs.bell_server_ops(n, t) + n * costs.bell_party_ops(t)))
-    return (float(costs.ghazi_bits(n, epsilon, ELL, t)), math.nan,
-            float(costs.ghazi_server_ops(n, epsilon, t) + n * costs.ghazi_party_ops(n, epsilon, t)))
+    table = protocol_costs(n, edges, epsilon=epsilon, t=t, bits=ELL, kernel=stat.name, counts="paper")
+    cost = table[COST_PROTOCOL[method]]
+    return {"comm_bits": cost.comm_bits,
+            "comm_bits_dis": table["U-MPC (M_Dis)"].comm_bits if method == "U-MPC" else math.nan,
+            "party_ops": cost.party_ops, "server_ops": cost.server_ops, "compute_ops": cost.total_ops}
 
 
 def _row(figure: str, stat: _Statistic, method: str, *, n: int, t: int, grid: str, epsilon: float, edges: int,
-         estimates: np.ndarray, exact: float, seed: int) -> dict[str, Any]:
-    errors = estimates - exact
+         estimates: np.ndarray | None, exact: float, seed: int) -> dict[str, Any]:
+    """One CSV row; ``estimates=None`` for a cost-only method (no MSE)."""
+    errors = np.asarray([]) if estimates is None else estimates - exact
     mse, mse_se, _ = summarize(errors ** 2)
     bias, bias_se, _ = summarize(errors)
-    comm, comm_dis, ops = _costs(stat, method, n=n, edges=edges, t=t, epsilon=epsilon)
     return {"figure": figure, "statistic": stat.name, "n": n, "t": t, "grid": grid, "epsilon": epsilon,
             "method": method, "edges": edges if method == "U-MPC" else 0, "runs": len(errors), "mse_mean": mse,
-            "mse_se": mse_se, "bias_mean": bias, "bias_se": bias_se, "exact": exact, "comm_bits": comm,
-            "comm_bits_dis": comm_dis, "compute_ops": ops, "ratio_to_umpc": math.nan,
-            "orders_of_magnitude": math.nan, "seed": seed}
+            "mse_se": mse_se, "bias_mean": bias, "bias_se": bias_se, "exact": exact,
+            "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "seed": seed,
+            **_costs(stat, method, n=n, edges=edges, t=t, epsilon=epsilon)}
 
 
 def _ratios(rows: list[dict[str, Any]], keys: Sequence[str]) -> None:
@@ -314,6 +320,8 @@ def _ratios(rows: list[dict[str, Any]], keys: Sequence[str]) -> None:
     for group in groups.values():
         umpc = next(r for r in group if r["method"] == "U-MPC")["mse_mean"]
         for row in group:
+            if row["method"] not in METHODS:
+                continue
             ratio = row["mse_mean"] / umpc if umpc > 0 else math.nan
             row["ratio_to_umpc"] = ratio
             row["orders_of_magnitude"] = math.log10(ratio) if ratio > 0 else math.nan
@@ -345,6 +353,9 @@ def run_bins(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
                     rows.append(_row("bins", stat, method, n=n, t=cost_t, grid=grid, epsilon=epsilon, edges=edges,
                                      estimates=umpc if method == "U-MPC" else base[method], exact=exact,
                                      seed=seed))
+                for method in COST_ONLY_METHODS:
+                    rows.append(_row("bins", stat, method, n=n, t=cost_t, grid=grid, epsilon=epsilon, edges=edges,
+                                     estimates=None, exact=exact, seed=seed))
     finally:
         bar.close()
     _ratios(rows, ("t", "epsilon"))
@@ -380,6 +391,9 @@ def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
                 for method in METHODS:
                     rows.append(_row("uci", stat, method, n=n, t=cost_t, grid=grid, epsilon=UCI_EPSILON,
                                      edges=edges, estimates=estimates[method], exact=exact, seed=seed))
+                for method in COST_ONLY_METHODS:
+                    rows.append(_row("uci", stat, method, n=n, t=cost_t, grid=grid, epsilon=UCI_EPSILON,
+                                     edges=edges, estimates=None, exact=exact, seed=seed))
     finally:
         bar.close()
     _ratios(rows, ("statistic", "n"))
@@ -388,67 +402,88 @@ def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------------------------- output
 
-def _errorbar(axes: Any, rows: list[dict[str, Any]], x: str, label: str, marker: str, style: str = "-") -> None:
+def _errorbar(axes: Any, rows: list[dict[str, Any]], x: str, label: str, marker: str, style: str = "-",
+              color: str | None = None) -> None:
     axes.errorbar([r[x] for r in rows], [r["mse_mean"] for r in rows], yerr=np.nan_to_num([r["mse_se"] for r in rows]),
-                  marker=marker, linestyle=style, capsize=3, label=label)
+                  marker=marker, linestyle=style, capsize=3, label=label, color=color)
 
 
-def _two_panels() -> tuple[Any, list[Any]]:
-    figure, _ = new_figure(12.0, 4.8)
+def _panels(columns: int, rows: int = 1) -> tuple[Any, list[Any]]:
+    figure, _ = new_figure(6.0 * columns, 4.8 * rows)
     figure.clear()
-    return figure, list(figure.subplots(1, 2))
+    return figure, list(np.asarray(figure.subplots(rows, columns)).ravel())
+
+
+def _cost_curves(axes: Any, rows: list[dict[str, Any]], x: str, column: str, *, label_suffix: str = "",
+                 style: str = "-", dis: bool = False) -> None:
+    """Every costed method's ``column`` against ``x`` (and U-MPC's ``M_Dis`` communication if ``dis``)."""
+    for method in METHODS + COST_ONLY_METHODS:
+        mine = [r for r in rows if r["method"] == method]
+        if not mine:
+            continue
+        name = f"{method} (M_HF)" if method == "U-MPC" and column == "comm_bits" else method
+        axes.plot([r[x] for r in mine], [r[column] for r in mine], marker=MARKERS[method], linestyle=style,
+                  color=COLORS[method], label=name + label_suffix)
+        if dis and method == "U-MPC":
+            axes.plot([r[x] for r in mine], [r["comm_bits_dis"] for r in mine], marker="o", linestyle=":",
+                      color=COLORS[method], label="U-MPC (M_Dis)" + label_suffix)
 
 
 def _plot_bins(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> None:
-    figure, (left, right) = _two_panels()
-    first = [r for r in rows if r["epsilon"] == options.epsilons[0]]
-    for method, marker in (("U-MPC", "o"), ("Bell LDP", "s")):
-        mine = [r for r in first if r["method"] == method]
-        left.plot([r["t"] for r in mine], [r["comm_bits"] for r in mine], marker=marker,
-                  label=f"{method}{' (M_HF)' if method == 'U-MPC' else ''}")
-    mine = [r for r in first if r["method"] == "U-MPC"]
-    left.plot([r["t"] for r in mine], [r["comm_bits_dis"] for r in mine], "o--", label="U-MPC (M_Dis)")
-    for epsilon in options.epsilons:
-        mine = [r for r in rows if r["method"] == "Ghazi" and r["epsilon"] == epsilon]
-        left.plot([r["t"] for r in mine], [r["comm_bits"] for r in mine], marker="D", label=f"Ghazi eps={epsilon:g}")
-    left.set_ylabel("modelled online communication (bits)")
-    for epsilon, style in zip(options.epsilons, ("-", "--", ":", "-.")):
-        for method, marker in zip(METHODS, "osD"):
-            _errorbar(right, [r for r in rows if r["method"] == method and r["epsilon"] == epsilon], "t",
-                      f"{method} eps={epsilon:g}", marker, style)
-    right.set_ylabel("MSE of Kendall's tau-a")
+    figure, (comm, compute, mse) = _panels(3)
+    for e, (epsilon, style) in enumerate(zip(options.epsilons, ("-", "--", ":", "-."))):
+        mine = [r for r in rows if r["epsilon"] == epsilon]
+        if e == 0:  # U-MPC's and Bell's costs do not depend on epsilon: drawn once
+            _cost_curves(comm, [r for r in mine if r["method"] in ("U-MPC", "Bell LDP")], "t", "comm_bits", dis=True)
+            _cost_curves(compute, [r for r in mine if r["method"] in ("U-MPC", "Bell LDP")], "t", "compute_ops")
+        ghazis = [r for r in mine if r["method"] in ("Ghazi", "GhaziSM")]
+        _cost_curves(comm, ghazis, "t", "comm_bits", label_suffix=f" eps={epsilon:g}", style=style)
+        _cost_curves(compute, ghazis, "t", "compute_ops", label_suffix=f" eps={epsilon:g}", style=style)
+        for method in METHODS:
+            _errorbar(mse, [r for r in mine if r["method"] == method], "t", f"{method} eps={epsilon:g}",
+                      MARKERS[method], style, COLORS[method])
+    comm.set_ylabel("modelled online communication (bits)")
+    comm.set_title("Fig. 3 left: total online communication", fontsize=8)
+    compute.set_ylabel("modelled total computation (server + n x party ops)")
+    compute.set_title("Fig. 3 right: total online computation", fontsize=8)
+    mse.set_ylabel("MSE of Kendall's tau-a")
+    mse.set_title("Fig. 4 left: MSE (GhaziSM not simulated)", fontsize=8)
     n = rows[0]["n"]
-    for axes in (left, right):
+    for axes in (comm, compute, mse):
         axes.set_xscale("log", base=2)
         axes.set_yscale("log")
         axes.set_xlabel("t (LDP bins, t_x x t_y grid)")
         axes.grid(True, which="both", alpha=0.3)
-        axes.legend(fontsize=7)
+        axes.legend(fontsize=6)
     figure.suptitle(f"Kendall's tau, Framingham {options.pair[0]} vs {options.pair[1]} (stand-in for Bank, Sinh & "
-                    f"Ramon Fig. 3-4), n = {n}, |E| = {options.edges_per_row:g} n, {options.common.runs} runs",
-                    fontsize=9)
+                    f"Ramon Fig. 3-4), n = {n}, |E| = {options.edges_per_row:g} n, l = {ELL}, "
+                    f"{options.common.runs} runs", fontsize=9)
     save_figure(figure, path)
 
 
 def _plot_uci(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> None:
-    figure, (left, right) = _two_panels()
+    figure, (comm, mse, party, server) = _panels(2, 2)
     for stat, style in (("kendall", "-"), ("duplicate", "--")):
-        for method, marker in zip(METHODS, "osD"):
-            mine = [r for r in rows if r["method"] == method and r["statistic"] == stat]
-            left.plot([r["n"] for r in mine], [r["comm_bits"] for r in mine], marker=marker, linestyle=style,
-                      label=f"{method} {stat}")
-            _errorbar(right, mine, "n", f"{method} {stat}", marker, style)
-    left.set_ylabel("modelled online communication (bits)")
-    right.set_ylabel("MSE")
-    for axes in (left, right):
+        mine = [r for r in rows if r["statistic"] == stat]
+        _cost_curves(comm, mine, "n", "comm_bits", label_suffix=f" {stat}", style=style)
+        _cost_curves(party, mine, "n", "party_ops", label_suffix=f" {stat}", style=style)
+        _cost_curves(server, mine, "n", "server_ops", label_suffix=f" {stat}", style=style)
+        for method in METHODS:
+            _errorbar(mse, [r for r in mine if r["method"] == method], "n", f"{method} {stat}", MARKERS[method],
+                      style, COLORS[method])
+    comm.set_ylabel("modelled online communication (bits)")
+    mse.set_ylabel("MSE (GhaziSM not simulated)")
+    party.set_ylabel("modelled per-party operations")
+    server.set_ylabel("modelled server operations")
+    for axes in (comm, mse, party, server):
         axes.set_xscale("log")
         axes.set_yscale("log")
         axes.set_xlabel("n (subsample of the complete rows)")
         axes.grid(True, which="both", alpha=0.3)
-        axes.legend(fontsize=7)
-    figure.suptitle(f"UCI Heart Disease (Sinh & Ramon Fig. 5-6): Kendall trestbps vs chol (8x8 grid), duplicate "
-                    f"ratio of num (5 levels); eps = 1, |E| = {options.edges_per_row:g} n, {options.common.runs} runs",
-                    fontsize=9)
+        axes.legend(fontsize=6)
+    figure.suptitle(f"UCI Heart Disease (Sinh & Ramon Fig. 5-6): Kendall trestbps vs chol (8x8 grid, solid), duplicate "
+                    f"ratio of num (5 levels, dashed); eps = 1, |E| = {options.edges_per_row:g} n, l = {ELL}, "
+                    f"{options.common.runs} runs", fontsize=9)
     save_figure(figure, path)
 
 
@@ -456,18 +491,22 @@ def _print(options: BinsOptions, rows: list[dict[str, Any]], seed: int, seconds:
     table = []
     for r in rows:
         umpc = r["method"] == "U-MPC"
+        costed_only = r["method"] not in METHODS
         table.append([r["statistic"], str(r["n"]), str(r["t"]), r["grid"], f"{r['epsilon']:g}", r["method"],
                       format_mean(r["mse_mean"], r["mse_se"]), f"{r['comm_bits']:.3g}",
-                      f"{r['comm_bits_dis']:.3g}" if umpc else "-",
-                      "-" if umpc else f"{r['orders_of_magnitude']:.2f}"])
+                      f"{r['comm_bits_dis']:.3g}" if umpc else "-", f"{r['party_ops']:.3g}",
+                      f"{r['server_ops']:.3g}", f"{r['compute_ops']:.3g}",
+                      "-" if umpc or costed_only else f"{r['orders_of_magnitude']:.2f}"])
     title = ("Kendall's tau-a on Framingham vs bins t (Sinh & Ramon Fig. 3-4)" if options.figure == "bins"
              else "UCI Heart Disease vs n (Sinh & Ramon Fig. 5-6)")
     print_rows(f"{title}: MSE against the exact U-statistic (mean ± s.e. over runs), modelled online bits "
-               f"(l = {ELL}; U-MPC: M_HF, and M_Dis)",
-               ["stat", "n", "t", "grid", "eps", "method", "MSE", "comm bits", "M_Dis bits", "log10 MSE/U-MPC"],
+               f"(l = {ELL}; U-MPC: M_HF, and M_Dis) and operations (Table 1 / App. D.2, constants 1)",
+               ["stat", "n", "t", "grid", "eps", "method", "MSE", "comm bits", "M_Dis bits", "party ops",
+                "server ops", "total ops", "log10 MSE/U-MPC"],
                table,
                notes=[f"U-MPC: |E| = {options.edges_per_row:g} n BalancedSamp, {PARTIES} parties, coalition "
-                      f"{COALITION}; LDP baselines: averaged kernel matrix; {options.common.runs} runs",
+                      f"{COALITION}; LDP baselines: averaged kernel matrix; GhaziSM: costs only; "
+                      f"{options.common.runs} runs", "total ops = server + n x per-party (Fig. 3 right)",
                       seed_note(seed, options.common.os_noise)])
     for method in METHODS[1:]:
         orders = [r["orders_of_magnitude"] for r in rows if r["method"] == method]

@@ -1,11 +1,24 @@
-"""Experiment: MSE of the Gini mean difference vs n — U-MPC against Bell's generic LDP and Ghazi et al.
+"""Experiment: Gini mean difference vs n — U-MPC against Bell's generic LDP and Ghazi et al.: MSE and costs.
 
 Run: ``python -m scenarios.umpc_vs_baselines`` (add ``--quick`` for a tiny run).  Writes
-``results/umpc_vs_baselines.csv`` and ``.png`` (log-log MSE against n), prints the table.
+``results/umpc_vs_baselines.csv`` and ``.png`` (four log-log panels against n: online communication,
+MSE, per-party computation, server computation), prints the MSE table and the cost table.
 
-Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*, §6.2.1 and
-Fig. 1 (right; the MSE part only, communication costs are left out): the Gini mean difference
-``U = C(n,2)^-1 sum_{i<j} |x_i - x_j|`` of ``n`` values drawn uniformly from ``[0, 1]``, ``epsilon = 1``:
+Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*, §6.2.1,
+Fig. 1 (left: online communication, right: MSE) and Fig. 2 (left: per-party, right: server
+computation): the Gini mean difference ``U = C(n,2)^-1 sum_{i<j} |x_i - x_j|`` of ``n`` values drawn
+uniformly from ``[0, 1]``, ``epsilon = 1``, ``t = 256`` bins, ``|E| = 2n``.
+
+Costs (deterministic, :func:`dp.costs.protocol_costs`, Table 1 / Lemma C.3 / App. D.2 with constants 1,
+``l = 40`` bits, ``log = log2``) for U-MPC under ``M_HF`` (delegated noise, ``|Z| = 40`` for failure
+``2^-40`` and honest fraction 1/2) and ``M_Dis`` (``n^2 l`` noise), Bell, Ghazi and GhaziSM (the
+shuffled-model variant, costed only: its MSE is not simulated, its rows have no MSE).  U-MPC's Gini
+kernel is costed with ``--kernel-counts paper`` (default): App. A.5.2's "two FSS instantiations and
+one Beaver triple", 10 400 bits and ``C_f^T = 81`` operations per pair; ``implementation`` costs the
+one comparison and one product that Eq. 9 (and :mod:`secure.kernels`) needs, 5 280 bits and 41
+operations.  These are asymptotic models: compare shapes across ``n``, not absolute values.
+
+MSE methods:
 
 - ``U-MPC``: Pi_U-MPC (:mod:`dp.ustat`, simulated path) with ``|E| = 2n`` pairs sampled by
   BalancedSamp, fresh tuples (a fresh public seed) and fresh distributed discrete Laplace noise in
@@ -36,6 +49,7 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --precision P       fractional bits of U-MPC's fixed point (default 16)
   --parties M         simulated parties holding the rows (default 3)
   --coalition T       coalition size the noise is calibrated for, T < M/2 (default 1)
+  --kernel-counts C   paper (default) or implementation: U-MPC's Gini operations in the cost models
   --runs R            runs per n and method (default 200; --quick: 30)
   --quick             two small n, 64 bins, 30 runs (for tests)
   --results-dir DIR   where the CSV and PNG go (default results/)
@@ -76,9 +90,15 @@ from scenarios.experiments import (
 )
 from scenarios.umpc_samplers import lemma_d3_bound
 
-__all__ = ["main", "parse_options", "BaselineOptions", "run_experiment", "exact_gini", "CSV_COLUMNS", "METHODS"]
+__all__ = ["main", "parse_options", "BaselineOptions", "run_experiment", "exact_gini", "cost_columns", "CSV_COLUMNS",
+           "METHODS", "COST_ONLY_METHODS", "ELL"]
 
 METHODS = ("U-MPC", "Bell LDP", "Ghazi")
+#: protocols of Fig. 1-2 that are costed but not simulated (rows without MSE)
+COST_ONLY_METHODS = ("GhaziSM",)
+#: the cost model (dp.costs.PROTOCOLS) of each method; U-MPC's M_Dis cost goes to ``comm_bits_dis``
+COST_PROTOCOL = {"U-MPC": "U-MPC (M_HF)", "Bell LDP": "Bell", "Ghazi": "Ghazi", "GhaziSM": "GhaziSM"}
+ELL = 40  # bits per element in the cost models (§6.1)
 DEFAULT_SIZES = (500, 1000, 2000, 4000, 8000)
 QUICK_SIZES = (200, 400)
 DEFAULT_RUNS = 200
@@ -88,7 +108,8 @@ QUICK_BINS = 64
 
 CSV_COLUMNS = ("n", "method", "epsilon", "bins", "edges", "parties", "threshold", "runs", "mse_mean", "mse_se",
                "bias_mean", "bias_se", "lemma_d3_bound", "lemma_d3_bound_coalition", "ratio_to_umpc",
-               "orders_of_magnitude", "exact_gini", "seed")
+               "orders_of_magnitude", "exact_gini", "seed", "comm_bits", "comm_bits_dis", "party_ops", "server_ops",
+               "total_ops", "kernel_counts")
 
 
 @dataclass(frozen=True)
@@ -103,6 +124,7 @@ class BaselineOptions:
     parties: int
     threshold: int
     common: CommonOptions
+    kernel_counts: str = "paper"
 
 
 def parse_options(argv: Sequence[str]) -> BaselineOptions:
@@ -118,6 +140,7 @@ def parse_options(argv: Sequence[str]) -> BaselineOptions:
     parser.add_argument("--precision", type=int, default=16)
     parser.add_argument("--parties", type=int, default=3)
     parser.add_argument("--coalition", type=int, default=1)
+    parser.add_argument("--kernel-counts", default="paper")
     add_common_options(parser)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
@@ -137,12 +160,16 @@ def parse_options(argv: Sequence[str]) -> BaselineOptions:
         raise UsageError(f"--parties must be at least 1, got {args.parties}")
     if not 0 <= args.coalition or not 2 * args.coalition < args.parties:
         raise UsageError(f"--coalition must satisfy 0 <= T < M/2 (M = {args.parties}), got {args.coalition}")
+    from dp.costs import OPERATION_COUNTS
+
+    if args.kernel_counts not in OPERATION_COUNTS:
+        raise UsageError(f"--kernel-counts must be one of {', '.join(OPERATION_COUNTS)}, got '{args.kernel_counts}'")
     if min(sizes) < max(4, 2 * args.parties):
         raise UsageError(f"--sizes must be at least {max(4, 2 * args.parties)}, got {min(sizes)}")
     return BaselineOptions(sizes=sizes, epsilon=check_positive_number(args.epsilon, "--epsilon"), bins=bins,
                            edges_per_row=check_positive_number(args.edges_per_row, "--edges-per-row"),
                            precision=args.precision, parties=args.parties, threshold=args.coalition,
-                           common=common)
+                           common=common, kernel_counts=args.kernel_counts)
 
 
 def _public(options: BaselineOptions) -> dict[str, Any]:
@@ -157,6 +184,19 @@ def exact_gini(values: np.ndarray) -> float:
     n = x.shape[0]
     weights = 2.0 * np.arange(1, n + 1) - n - 1
     return float(2.0 * np.dot(weights, x) / (n * (n - 1)))
+
+
+def cost_columns(method: str, *, n: int, edges: int, epsilon: float, bins: int, counts: str = "paper",
+                 kernel: str = "gini") -> dict[str, float]:
+    """``comm_bits`` (U-MPC: ``M_HF``), ``comm_bits_dis`` (U-MPC's ``M_Dis``, else nan), ``party_ops``,
+    ``server_ops`` and ``total_ops`` of one method (:func:`dp.costs.protocol_costs`, ``l =`` :data:`ELL`)."""
+    from dp.costs import protocol_costs
+
+    table = protocol_costs(n, edges, epsilon=epsilon, t=bins, bits=ELL, kernel=kernel, counts=counts)
+    cost = table[COST_PROTOCOL[method]]
+    return {"comm_bits": cost.comm_bits,
+            "comm_bits_dis": table["U-MPC (M_Dis)"].comm_bits if method == "U-MPC" else math.nan,
+            "party_ops": cost.party_ops, "server_ops": cost.server_ops, "total_ops": cost.total_ops}
 
 
 def run_experiment(options: BaselineOptions, seed: int) -> list[dict[str, Any]]:
@@ -212,11 +252,22 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[dict[str, Any]]:
                              "lemma_d3_bound": bound if method == "U-MPC" else math.nan,
                              "lemma_d3_bound_coalition": bound_coalition if method == "U-MPC" else math.nan,
                              "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "exact_gini": exact,
-                             "seed": seed})
+                             "seed": seed, "kernel_counts": options.kernel_counts,
+                             **cost_columns(method, n=n, edges=edges, epsilon=options.epsilon, bins=options.bins,
+                                            counts=options.kernel_counts)})
+            for method in COST_ONLY_METHODS:
+                rows.append({"n": n, "method": method, "epsilon": options.epsilon, "bins": options.bins, "edges": 0,
+                             "parties": options.parties, "threshold": options.threshold, "runs": 0,
+                             "mse_mean": math.nan, "mse_se": math.nan, "bias_mean": math.nan, "bias_se": math.nan,
+                             "lemma_d3_bound": math.nan, "lemma_d3_bound_coalition": math.nan,
+                             "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "exact_gini": exact,
+                             "seed": seed, "kernel_counts": options.kernel_counts,
+                             **cost_columns(method, n=n, edges=edges, epsilon=options.epsilon, bins=options.bins,
+                                            counts=options.kernel_counts)})
     finally:
         bar.close()
     for n in options.sizes:
-        at = {row["method"]: row for row in rows if row["n"] == n}
+        at = {row["method"]: row for row in rows if row["n"] == n and row["method"] in METHODS}
         for row in at.values():
             ratio = row["mse_mean"] / at["U-MPC"]["mse_mean"]
             row["ratio_to_umpc"] = ratio
@@ -224,24 +275,56 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[dict[str, Any]]:
     return rows
 
 
+#: curves of the cost panels: (label, method row, CSV column, marker, style)
+_COST_CURVES = (("U-MPC (M_HF)", "U-MPC", "comm_bits", "o", "-"),
+                ("U-MPC (M_Dis)", "U-MPC", "comm_bits_dis", "o", "--"),
+                ("Bell", "Bell LDP", "comm_bits", "s", "-"), ("Ghazi", "Ghazi", "comm_bits", "D", "-"),
+                ("GhaziSM", "GhaziSM", "comm_bits", "v", "-"))
+#: one colour per protocol in every panel
+COLORS = {"U-MPC": "tab:blue", "Bell LDP": "tab:orange", "Ghazi": "tab:green", "GhaziSM": "tab:red"}
+
+
+def _cost_panel(axes: Any, rows: list[dict[str, Any]], column: str, label: str) -> None:
+    """One cost panel against n; U-MPC's computation is the same under both threat models (one curve)."""
+    for name, method, comm_column, marker, style in _COST_CURVES:
+        if column != "comm_bits" and comm_column == "comm_bits_dis":
+            continue
+        mine = [row for row in rows if row["method"] == method]
+        axes.plot([row["n"] for row in mine], [row[comm_column if column == "comm_bits" else column] for row in mine],
+                  marker=marker, linestyle=style, color=COLORS[method],
+                  label=name if column == "comm_bits" else name.split(" (")[0])
+    axes.set_ylabel(label)
+
+
 def _plot(options: BaselineOptions, rows: list[dict[str, Any]], path: str) -> None:
-    figure, axes = new_figure()
+    figure, _ = new_figure(12.0, 9.0)
+    figure.clear()
+    (comm, mse), (party, server) = figure.subplots(2, 2)
+    _cost_panel(comm, rows, "comm_bits", "modelled online communication (bits)")
+    comm.set_title("Fig. 1 left: total online communication", fontsize=8)
     for method, marker in zip(METHODS, "osD"):
         mine = [row for row in rows if row["method"] == method]
-        axes.errorbar([row["n"] for row in mine], [row["mse_mean"] for row in mine],
-                      yerr=np.nan_to_num([row["mse_se"] for row in mine]), marker=marker, capsize=3, label=method)
+        mse.errorbar([row["n"] for row in mine], [row["mse_mean"] for row in mine],
+                     yerr=np.nan_to_num([row["mse_se"] for row in mine]), marker=marker, capsize=3, label=method,
+                     color=COLORS[method])
     mine = [row for row in rows if row["method"] == "U-MPC"]
-    axes.plot([row["n"] for row in mine], [row["lemma_d3_bound_coalition"] for row in mine], "k--",
-              label="Lemma D.3 bound (DP term x m/(m-t))")
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlabel("n (parties, one value each)")
-    axes.set_ylabel("MSE of the Gini mean difference")
-    axes.set_title(f"Gini mean difference, uniform [0,1] (Sinh & Ramon Fig. 1): eps = {options.epsilon:g}, "
-                   f"t = {options.bins} bins, |E| = {options.edges_per_row:g} n, {options.common.runs} runs",
-                   fontsize=7)
-    axes.legend(fontsize=8)
-    axes.grid(True, which="both", alpha=0.3)
+    mse.plot([row["n"] for row in mine], [row["lemma_d3_bound_coalition"] for row in mine], "k--",
+             label="Lemma D.3 bound (DP term x m/(m-t))")
+    mse.set_ylabel("MSE of the Gini mean difference")
+    mse.set_title(f"Fig. 1 right: MSE ({options.common.runs} runs; GhaziSM not simulated)", fontsize=8)
+    _cost_panel(party, rows, "party_ops", "modelled per-party operations")
+    party.set_title("Fig. 2 left: per-party computation", fontsize=8)
+    _cost_panel(server, rows, "server_ops", "modelled server operations")
+    server.set_title("Fig. 2 right: server computation", fontsize=8)
+    for axes in (comm, mse, party, server):
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.set_xlabel("n (parties, one value each)")
+        axes.legend(fontsize=7)
+        axes.grid(True, which="both", alpha=0.3)
+    figure.suptitle(f"Gini mean difference, uniform [0,1] (Sinh & Ramon Fig. 1-2): eps = {options.epsilon:g}, "
+                    f"t = {options.bins} bins, |E| = {options.edges_per_row:g} n, l = {ELL} bits, U-MPC kernel "
+                    f"costed with {options.kernel_counts} operation counts", fontsize=9)
     save_figure(figure, path)
 
 
@@ -249,6 +332,8 @@ def _print(options: BaselineOptions, rows: list[dict[str, Any]], seed: int, seco
            files: Sequence[str]) -> None:
     table = []
     for row in rows:
+        if row["method"] not in METHODS:
+            continue
         is_umpc = row["method"] == "U-MPC"
         table.append([str(row["n"]), row["method"], format_mean(row["mse_mean"], row["mse_se"]),
                       f"{row['lemma_d3_bound_coalition']:.3g}" if is_umpc else "-",
@@ -266,7 +351,18 @@ def _print(options: BaselineOptions, rows: list[dict[str, Any]], seed: int, seco
         print(f"  n = {n}: U-MPC MSE {umpc['mse_mean']:.3g} vs Lemma D.3 {umpc['lemma_d3_bound']:.3g} "
               f"({umpc['lemma_d3_bound_coalition']:.3g} with m/(m-t)); "
               + "; ".join(f"{row['method']} {row['orders_of_magnitude']:.2f} orders of magnitude worse"
-                          for row in rows if row["n"] == n and row["method"] != "U-MPC"))
+                          for row in rows if row["n"] == n and row["method"] in METHODS[1:]))
+    costs = []
+    for row in rows:
+        for name, method, comm_column, _, _ in _COST_CURVES:
+            if row["method"] == method:
+                costs.append([str(row["n"]), name, f"{row[comm_column]:.3g}", f"{row['party_ops']:.3g}",
+                              f"{row['server_ops']:.3g}", f"{row['total_ops']:.3g}"])
+    print_rows("Modelled online costs (Sinh & Ramon Fig. 1 left, Fig. 2; Table 1 / Lemma C.3 / App. D.2, constants 1)",
+               ["n", "protocol", "comm bits", "per-party ops", "server ops", "total ops"], costs,
+               notes=[f"l = {ELL} bits, t = {options.bins} bins, epsilon {options.epsilon:g}, |E| = "
+                      f"{options.edges_per_row:g} n; U-MPC Gini kernel: {options.kernel_counts} operation counts; "
+                      "M_HF: |Z| = 40 noise delegates; total ops = server + n x per-party"])
     print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
     sys.stdout.flush()
 

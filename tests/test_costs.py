@@ -87,3 +87,93 @@ def test_scenario_quick(tmp_path) -> None:
         rows = list(csv.DictReader(handle))
     assert {row["phase"] for row in rows} >= {"intake", "kernel", "noise", "reveal", "total"}
     assert all(int(row["paper_dis_bits"]) >= int(row["paper_hf_bits"]) for row in rows)
+
+
+# --- Sinh & Ramon Table 1 / App. A.5, D.2: operation counts, computation, the protocol table ------------------
+
+def test_paper_and_implementation_kernel_counts() -> None:
+    """App. A.5.2 costs Gini with two FSS comparisons and one Beaver product; we evaluate one comparison."""
+    assert costs.kernel_cost_bits("gini", 40, counts="paper") == 2 * 128 * 40 + 4 * 40 == 10400
+    assert costs.kernel_cost_bits("gini", 40) == 128 * 40 + 4 * 40 == 5280
+    assert costs.kernel_cost_bits("kendall", 40, counts="paper") == costs.kernel_cost_bits("kendall", 40)
+    assert costs.kernel_cost_bits("auc", 40, counts="paper") == 4 * 128 * 40 + 2 * 4 * 40
+    assert costs.umpc_hf_bits(10, 20, kernel="gini", counts="paper").kernel == 20 * 10400
+    with pytest.raises(ValueError, match="unknown operation counts 'both'"):
+        costs.kernel_cost_bits("gini", counts="both")
+
+
+def test_kernel_party_ops_is_order_l() -> None:
+    """C_f^T = comparisons * l + products (§6.2.2: O(l) operations per evaluation)."""
+    assert costs.kernel_party_ops("kendall", 40) == 81
+    assert costs.kernel_party_ops("gini", 40) == 41
+    assert costs.kernel_party_ops("gini", 40, counts="paper") == 81
+    assert costs.kernel_party_ops("duplicate", 40) == 40
+    # the default C_f^T of umpc_party_ops is the kernel's, not 1 operation
+    assert costs.umpc_party_ops(1000, 2000) == 4 * 81 + 1000
+    assert costs.umpc_party_ops(1000, 2000, kernel="duplicate", bits=16) == 4 * 16 + 1000
+
+
+def test_protocol_costs_hand_computed() -> None:
+    """Gini, n = 1000, |E| = 2n, eps = 1, t = 256, l = 40, paper counts (Fig. 1-2 setting)."""
+    table = costs.protocol_costs(1000, 2000, epsilon=1.0, t=256, bits=40, kernel="gini", counts="paper")
+    assert tuple(table) == costs.PROTOCOLS
+    sharing, kernel, aggregation = 2000 * 2 * 40, 2000 * 10400, 1000 * 40
+    assert table["U-MPC (M_HF)"].comm_bits == sharing + kernel + 40 * 1000 * 40 + aggregation == 22_600_000
+    assert table["U-MPC (M_Dis)"].comm_bits == sharing + kernel + 1000 ** 2 * 40 + aggregation == 61_000_000
+    assert table["U-MPC (M_HF)"].party_ops == 4 * 81 + 1000
+    assert table["U-MPC (M_HF)"].server_ops == 1000
+    assert table["U-MPC (M_HF)"].total_ops == 1000 + 1000 * (4 * 81 + 1000)
+    assert table["Bell"].comm_bits == 1000 * 40 * 256
+    assert (table["Bell"].party_ops, table["Bell"].server_ops) == (256, 1000 * 999 // 2 * 256 ** 2)
+    assert table["Ghazi"].comm_bits == pytest.approx(1000 ** 2 * 8 * 40)
+    assert table["Ghazi"].party_ops == pytest.approx(1000 * 256 * 8)
+    assert table["Ghazi"].server_ops == pytest.approx(1000 ** 2 * 8)
+    log_n = math.log2(1000)
+    assert table["GhaziSM"].comm_bits == pytest.approx(log_n * 1000 ** 2 * 8 * 40)
+    assert table["GhaziSM"].party_ops == pytest.approx(1000 * 256 * 8 + 256 * log_n)
+    assert table["GhaziSM"].server_ops == pytest.approx(log_n * 1000 ** 2 * 8)
+
+
+def _slope(metric: str, protocol: str, n: int) -> float:
+    """log2 growth of a cost from n to 2n (|E| = 2n, eps = 1, t = 256)."""
+    low = getattr(costs.protocol_costs(n, 2 * n, epsilon=1.0, t=256, kernel="gini")[protocol], metric)
+    high = getattr(costs.protocol_costs(2 * n, 4 * n, epsilon=1.0, t=256, kernel="gini")[protocol], metric)
+    return math.log2(high / low)
+
+
+@pytest.mark.parametrize("metric, protocol, exponent", [
+    ("comm_bits", "U-MPC (M_HF)", 1), ("comm_bits", "U-MPC (M_Dis)", 2), ("comm_bits", "Bell", 1),
+    ("comm_bits", "Ghazi", 2), ("party_ops", "U-MPC (M_HF)", 1), ("party_ops", "Bell", 0),
+    ("party_ops", "Ghazi", 1), ("party_ops", "GhaziSM", 1), ("server_ops", "U-MPC (M_HF)", 1),
+    ("server_ops", "Bell", 2), ("server_ops", "Ghazi", 2),
+])
+def test_table1_growth_in_n(metric: str, protocol: str, exponent: int) -> None:
+    """Table 1's powers of n, read off as log2(cost(2n)/cost(n)) at n = 2^20 (lower-order terms < 1%)."""
+    assert _slope(metric, protocol, 1 << 20) == pytest.approx(exponent, abs=0.01)
+
+
+def test_table1_ghazi_sm_log_factor() -> None:
+    """GhaziSM = log2(n) x Ghazi for communication and server work: slope 2 + log2(log2(2n) / log2(n))."""
+    n = 1 << 20
+    extra = math.log2(math.log2(2 * n) / math.log2(n))
+    assert _slope("comm_bits", "GhaziSM", n) == pytest.approx(2 + extra, rel=1e-12)
+    assert _slope("server_ops", "GhaziSM", n) == pytest.approx(2 + extra, rel=1e-12)
+
+
+def test_paper_qualitative_cost_claims() -> None:
+    """§6.2.1 (Fig. 1-2, Gini, t = 256): Bell sends least and computes least per party, U-MPC's server does least,
+    U-MPC (M_HF) sends less than Ghazi; §6.2.2 (Fig. 3, Kendall, n = 4521): Ghazi sends more than U-MPC at eps = 1,
+    less at eps = 0.1 (for t <= 64), and U-MPC's total computation is the lowest at t = 64."""
+    for n in (500, 1000, 2000, 4000, 8000):
+        table = costs.protocol_costs(n, 2 * n, epsilon=1.0, t=256, kernel="gini", counts="paper")
+        assert min(table.values(), key=lambda c: c.comm_bits).protocol == "Bell"
+        assert min(table.values(), key=lambda c: c.party_ops).protocol == "Bell"
+        assert min(table.values(), key=lambda c: c.server_ops).protocol.startswith("U-MPC")
+        assert table["U-MPC (M_HF)"].comm_bits < table["Ghazi"].comm_bits < table["GhaziSM"].comm_bits
+    umpc = costs.umpc_hf_bits(4521, 9042, kernel="kendall").total
+    for t in (4, 8, 16, 32, 64):
+        assert costs.ghazi_bits(4521, 1.0, 40, t) > umpc > costs.ghazi_bits(4521, 0.1, 40, t)
+    # Fig. 3 right: U-MPC has "the lowest overall computational cost ... when exceeding a certain t" (t = 64 here)
+    for epsilon in (0.1, 1.0):
+        table = costs.protocol_costs(4521, 9042, epsilon=epsilon, t=64, kernel="kendall")
+        assert min(table.values(), key=lambda c: c.total_ops).protocol.startswith("U-MPC")
