@@ -182,7 +182,19 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
             await body(options)
             await stop_session()
 
-        code = run_party(session)
+        tls_problem = None
+        if mpc.options.ssl and len(mpc.parties) > 1:
+            from scenarios.certificates import check_party
+
+            try:
+                check_party(mpc.pid)
+            except UsageError as exc:
+                tls_problem = str(exc)
+        if tls_problem:
+            print(f"error: {tls_problem}", file=sys.stderr, flush=True)
+            code = 2
+        else:
+            code = run_party(session)
     finally:
         code = settle_children(children, code)
     return code

@@ -113,12 +113,29 @@ _original_connection_lost = asyncoro.MessageExchanger.connection_lost
 LOST_PEER_GRACE = 0.5
 
 
+def _tls_hint() -> str:
+    """With ``--ssl``: this party's CA fingerprint, for comparing parties ('' without ``--ssl``)."""
+    if not getattr(mpc.options, "ssl", False):
+        return ""
+    import ssl
+
+    path = os.path.join(".config", "mpyc_ca.crt")
+    try:
+        with open(path, encoding="ascii") as handle:
+            digest = hashlib.sha256(ssl.PEM_cert_to_DER_cert(handle.read())).hexdigest().upper()
+    except (OSError, ValueError):
+        return f" (--ssl: cannot read {path})"
+    short = ":".join(digest[i:i + 2] for i in range(0, 16, 2))
+    return f" (--ssl: all parties need the same {path}; this party's is SHA-256 {short}...)"
+
+
 def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException | None) -> None:
     if not _state["shutting_down"]:
         peer = self.peer_pid if self.peer_pid is not None else "?"
         time.sleep(LOST_PEER_GRACE)  # blocks this party's event loop only; it is about to exit anyway
+        hint = _tls_hint() if _state["phase"] == "connect" else ""  # asyncio hides the TLS alert (exc is None)
         fail_fast(f"lost connection to party {peer} during the {_state['phase']} phase; "
-                  "nothing was released", code=1)
+                  f"nothing was released{hint}", code=1)
     _original_connection_lost(self, exc)
 
 
@@ -130,19 +147,44 @@ async def start_session(timeout: float = 60.0, check_peers: Callable[[], str | N
         locally launched party has already died (then there is no point in waiting).
     :raise ProtocolFailure: if not every party connected within ``timeout`` seconds.
     """
+    import ssl
+
     asyncoro.MessageExchanger.connection_lost = _watched_connection_lost  # type: ignore[method-assign]
     _state["shutting_down"] = False
     set_phase("connect")
-    starting = asyncio.ensure_future(mpc.start())
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not starting.done():
-        problem = check_peers() if check_peers else None
-        if problem or loop.time() > deadline:
-            starting.cancel()
-            raise ProtocolFailure(problem or f"not all {party_count()} parties connected within {timeout:g} s")
-        await asyncio.wait([starting], timeout=0.25)
-    starting.result()
+    refused: list[str] = []
+    connect = loop.create_connection
+
+    async def recording_connect(factory: Any, host: Any = None, port: Any = None, **kwargs: Any) -> Any:
+        try:
+            return await connect(factory, host, port, **kwargs)
+        except ssl.SSLCertVerificationError as exc:  # MPyC retries every 0.1 s; this never heals
+            name = kwargs.get("server_hostname") or "the peer"
+            refused.append(f"TLS certificate of {name} at {host}:{port} refused: {exc.verify_message}")
+            raise
+
+    try:
+        loop.create_connection = recording_connect  # type: ignore[method-assign]
+        patched = True
+    except AttributeError:  # an event loop without instance attributes (uvloop): no early diagnosis
+        patched = False
+    try:
+        starting = asyncio.ensure_future(mpc.start())
+        deadline = loop.time() + timeout
+        while not starting.done():
+            problem = check_peers() if check_peers else None
+            if not problem and refused:
+                problem = refused[0] + _tls_hint()
+            if problem or loop.time() > deadline:
+                starting.cancel()
+                raise ProtocolFailure(problem or f"not all {party_count()} parties connected within {timeout:g} s"
+                                      + _tls_hint())
+            await asyncio.wait([starting], timeout=0.25)
+        starting.result()
+    finally:
+        if patched:
+            del loop.create_connection
 
 
 async def stop_session() -> None:

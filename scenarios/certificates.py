@@ -1,0 +1,408 @@
+"""TEST ONLY certificates for MPyC's ``--ssl``: a throwaway CA plus one key and certificate per party.
+
+MPyC's ``--ssl`` (``mpyc/runtime.py``, ``Runtime.start``) reads three files relative to the
+*current working directory* of each party ``i``:
+
+- ``.config/mpyc_ca.crt``  the CA certificate every peer's certificate must chain to;
+- ``.config/party_{i}.crt`` party ``i``'s own certificate;
+- ``.config/party_{i}.key`` party ``i``'s private key (PEM, not encrypted).
+
+Every connection is mutually authenticated against that CA.  The connecting party (lower index)
+checks that the listening party ``j`` presents a certificate for the name ``MPyC party {j}``, which
+MPyC uses as the TLS server name whatever ``host`` it dials.  The listening party only checks the
+CA signature of the client certificate.  This tool writes exactly those files.  Each party
+certificate names ``MPyC party {i}`` (common name and subjectAltName) and, with ``--hosts``, the
+host or IP address of party ``i`` as a second subjectAltName.  MPyC ignores that second name; it is
+there for other tools (``openssl s_client -verify_hostname``) and for people reading the
+certificate.
+
+The keys are ECDSA P-256, the certificates are valid for ``--days`` days (30 by default), and every
+subject says TEST ONLY.  The CA's private key is never written: nobody, including you, can sign
+another certificate with this CA.  To add a party or renew, generate a new set (``--force``) and
+copy it again.
+
+Run it::
+
+    python -m scenarios.certificates --parties 3                     # ./.config, names only
+    python -m scenarios.certificates --parties 3 --hosts hostA,hostB,10.0.0.3 --dir /tmp/certs/.config
+    python -m scenarios.certificates -M5 --days 7 --force            # replace an existing set
+    python -m scenarios.certificates --check 1                       # on party 1's host: ready?
+
+Options:
+  --parties M, -M M  number of parties (default 3)
+  --dir DIR          where to write or check (default ``.config``: run the parties from its parent)
+  --hosts H0,H1,...  one host name or IP address per party, added to its subjectAltName
+  --days N           validity in days, 1..397 (default 30)
+  --force            overwrite existing files
+  --check I          generate nothing: load party I's files as MPyC will, run a TLS handshake of
+                     party I with itself, print the CA fingerprint (compare it across hosts)
+
+Generating needs the ``cryptography`` package (the ``ssl`` extra of this project); ``--check``
+needs only the standard library.  Exit codes: 0 done, 2 with one line ``error: ...`` for bad usage,
+existing files without ``--force``, a missing ``cryptography``, or a failed check.  The tool does not
+run MPyC and opens no connections, so it has no parties and no threat model of its own.  What the
+files protect is described in the README section "Running parties on separate hosts".
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import ipaddress
+import os
+import re
+import ssl
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scenarios.cli import ScenarioParser, UsageError
+
+__all__ = ["CA_FILENAME", "CertificateSet", "build_parser", "ca_fingerprint", "ca_path", "certificate_path",
+           "check_party", "generate", "key_path", "main", "mpyc_contexts", "party_name", "parse_hosts"]
+
+#: MPyC's file names (``mpyc/runtime.py``): the CA, and ``party_{i}.crt`` / ``party_{i}.key``.
+CA_FILENAME = "mpyc_ca.crt"
+#: The longest validity allowed (the CA/Browser Forum's limit for TLS certificates).
+MAX_DAYS = 397
+#: The label in every subject, so that nobody mistakes these files for real credentials.
+TEST_ONLY = "TEST ONLY - private-ustats throwaway certificates"
+
+_HOST_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+
+
+def party_name(party: int) -> str:
+    """The name MPyC checks for party ``party`` (its TLS ``server_hostname``): ``MPyC party {i}``."""
+    return f"MPyC party {party}"
+
+
+def ca_path(directory: Path | str) -> Path:
+    """``DIR/mpyc_ca.crt``."""
+    return Path(directory) / CA_FILENAME
+
+
+def certificate_path(directory: Path | str, party: int) -> Path:
+    """``DIR/party_{i}.crt``."""
+    return Path(directory) / f"party_{party}.crt"
+
+
+def key_path(directory: Path | str, party: int) -> Path:
+    """``DIR/party_{i}.key``."""
+    return Path(directory) / f"party_{party}.key"
+
+
+@dataclass(frozen=True)
+class CertificateSet:
+    """What :func:`generate` wrote."""
+
+    directory: Path
+    ca: Path
+    certificates: tuple[Path, ...]
+    keys: tuple[Path, ...]
+    not_after: _dt.datetime
+    ca_fingerprint: str
+
+    def files_for(self, party: int) -> tuple[Path, Path, Path]:
+        """The three files party ``party`` needs on its host: the CA, its certificate, its key."""
+        return self.ca, self.certificates[party], self.keys[party]
+
+
+def parse_hosts(text: str | None, parties: int) -> list[str | None]:
+    """``"hostA,10.0.0.2,hostC"`` -> one validated host (or ``None``) per party.
+
+    :raise UsageError: wrong number of entries, or an entry that is neither an IP address nor a host name.
+    """
+    if text is None:
+        return [None] * parties
+    hosts = [item.strip() for item in text.split(",")]
+    if len(hosts) != parties:
+        raise UsageError(f"--hosts needs one host per party: {parties} expected, got {len(hosts)} ('{text}')")
+    for host in hosts:
+        if not host:
+            raise UsageError(f"--hosts has an empty entry in '{text}'")
+        try:
+            ipaddress.ip_address(host)
+            continue
+        except ValueError:
+            pass
+        labels = host.rstrip(".").split(".")
+        if len(host) > 253 or not all(_HOST_LABEL.match(label) for label in labels):
+            raise UsageError(f"--hosts entry '{host}' is neither an IP address nor a host name")
+    return list(hosts)
+
+
+def _crypto() -> Any:
+    """Import the ``cryptography`` modules lazily; a clear usage error if the package is missing."""
+    try:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    except ImportError:
+        raise UsageError("generating certificates needs the 'cryptography' package: "
+                         "pip install 'private-ustats[ssl]' (or pip install cryptography)") from None
+    return x509, hashes, serialization, ec, ExtendedKeyUsageOID, NameOID
+
+
+def _write(path: Path, data: bytes, mode: int) -> None:
+    """Write ``data`` to ``path`` with permissions ``mode``, atomically (a temporary file, then rename)."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(handle, mode)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None] | None = None,
+             days: int = 30, force: bool = False, now: _dt.datetime | None = None) -> CertificateSet:
+    """Create a TEST ONLY CA and a key and certificate for parties ``0..parties-1`` in ``directory``.
+
+    :param directory: the ``.config`` directory (created if missing, mode 0700).
+    :param parties: number of parties ``m`` (at least 1).
+    :param hosts: optional host name or IP address per party, added to its subjectAltName.
+    :param days: validity in days (1..397).
+    :param force: overwrite existing files (otherwise refuse if any target exists).
+    :param now: the start of validity (default: the current time, minus 5 minutes for clock skew).
+    :raise UsageError: bad parameters, existing files without ``force``, missing ``cryptography``.
+    """
+    if isinstance(parties, bool) or not isinstance(parties, int) or parties < 1:
+        raise UsageError(f"--parties must be a positive integer, got {parties!r}")
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
+        raise UsageError(f"--days must lie in 1..{MAX_DAYS}, got {days!r}")
+    hosts = list(hosts) if hosts is not None else [None] * parties
+    if len(hosts) != parties:
+        raise UsageError(f"--hosts needs one host per party: {parties} expected, got {len(hosts)}")
+    directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"--dir {directory} exists and is not a directory")
+    targets = [ca_path(directory)] + [path for party in range(parties)
+                                      for path in (certificate_path(directory, party), key_path(directory, party))]
+    existing = [path for path in targets if path.exists()]
+    if existing and not force:
+        more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
+        raise UsageError(f"{existing[0]} already exists{more}; pass --force to replace the whole set "
+                         "(every party then needs the new files)")
+    x509, hashes, serialization, ec, extended_usage, name_oid = _crypto()
+
+    start = (now or _dt.datetime.now(_dt.timezone.utc)) - _dt.timedelta(minutes=5)
+    not_after = start + _dt.timedelta(days=days, minutes=5)
+
+    def subject(common_name: str) -> Any:
+        return x509.Name([x509.NameAttribute(name_oid.ORGANIZATION_NAME, TEST_ONLY),
+                          x509.NameAttribute(name_oid.COMMON_NAME, common_name)])
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_identifier = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
+    # a distinct name per set, so that two test CAs are never confused (by people or by OpenSSL)
+    ca_subject = subject(f"MPyC TEST ONLY certificate authority {ca_identifier.digest[:4].hex().upper()}")
+    ca_certificate = (
+        x509.CertificateBuilder()
+        .subject_name(ca_subject).issuer_name(ca_subject)
+        .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(start).not_valid_after(not_after)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                     data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                                     crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(ca_identifier, critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    pem = serialization.Encoding.PEM
+    _write(ca_path(directory), ca_certificate.public_bytes(pem), 0o644)
+    certificates, keys = [], []
+    for party in range(parties):
+        key = ec.generate_private_key(ec.SECP256R1())
+        names: list[Any] = [x509.DNSName(party_name(party))]
+        host = hosts[party]
+        if host:
+            try:
+                names.append(x509.IPAddress(ipaddress.ip_address(host)))
+            except ValueError:
+                names.append(x509.DNSName(host))
+        certificate = (
+            x509.CertificateBuilder()
+            .subject_name(subject(party_name(party))).issuer_name(ca_subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(start).not_valid_after(not_after)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                         data_encipherment=False, key_agreement=False, key_cert_sign=False,
+                                         crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+            # every party is a TLS server (for lower indices) and a TLS client (for higher ones)
+            .add_extension(x509.ExtendedKeyUsage([extended_usage.SERVER_AUTH, extended_usage.CLIENT_AUTH]),
+                           critical=False)
+            .add_extension(x509.SubjectAlternativeName(names), critical=False)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_identifier),
+                           critical=False)
+            .sign(ca_key, hashes.SHA256())
+        )
+        key_bytes = key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        _write(key_path(directory, party), key_bytes, 0o600)
+        _write(certificate_path(directory, party), certificate.public_bytes(pem), 0o644)
+        certificates.append(certificate_path(directory, party))
+        keys.append(key_path(directory, party))
+    return CertificateSet(directory, ca_path(directory), tuple(certificates), tuple(keys), not_after,
+                          ca_fingerprint(ca_path(directory)))
+
+
+def ca_fingerprint(path: Path | str) -> str:
+    """SHA-256 fingerprint ``AB:CD:...`` of the first certificate in the PEM file ``path``.
+
+    Every party must show the same one: compare them across hosts.
+    """
+    text = Path(path).read_text(encoding="ascii", errors="replace")
+    end = "-----END CERTIFICATE-----"
+    der = ssl.PEM_cert_to_DER_cert(text[:text.index(end) + len(end)] if end in text else text)
+    digest = hashlib.sha256(der).hexdigest().upper()
+    return ":".join(digest[i:i + 2] for i in range(0, len(digest), 2))
+
+
+def mpyc_contexts(directory: Path | str, party: int) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """The (listening, connecting) TLS contexts MPyC's ``Runtime.start`` builds for ``party`` with ``--ssl``.
+
+    Same calls as MPyC 0.10/0.11: ``create_default_context`` for client/server authentication,
+    ``load_cert_chain(party_i.crt, party_i.key)``, ``load_verify_locations(mpyc_ca.crt)`` and, when
+    listening, ``CERT_REQUIRED``.  The connecting side checks the name ``MPyC party {j}``.
+
+    :raise OSError: a file is missing or unreadable.
+    :raise ssl.SSLError: a file is not PEM, or the key does not match the certificate.
+    """
+    directory = Path(directory)
+    contexts = []
+    for purpose in (ssl.Purpose.CLIENT_AUTH, ssl.Purpose.SERVER_AUTH):
+        context = ssl.create_default_context(purpose)
+        context.load_cert_chain(certificate_path(directory, party), keyfile=key_path(directory, party))
+        context.load_verify_locations(cafile=ca_path(directory))
+        if purpose is ssl.Purpose.CLIENT_AUTH:
+            context.verify_mode = ssl.CERT_REQUIRED
+        contexts.append(context)
+    return contexts[0], contexts[1]
+
+
+def _memory_handshake(listening: ssl.SSLContext, connecting: ssl.SSLContext, name: str) -> None:
+    """A TLS handshake between two contexts in memory (no sockets); raise the first side's error."""
+    server_in, server_out, client_in, client_out = (ssl.MemoryBIO() for _ in range(4))
+    server = listening.wrap_bio(server_in, server_out, server_side=True)
+    client = connecting.wrap_bio(client_in, client_out, server_hostname=name)
+    done = {"server": False, "client": False}
+    for _ in range(16):
+        for side, endpoint in (("client", client), ("server", server)):
+            if not done[side]:
+                try:
+                    endpoint.do_handshake()
+                    done[side] = True
+                except ssl.SSLWantReadError:
+                    pass
+        server_in.write(client_out.read())
+        client_in.write(server_out.read())
+        if all(done.values()):
+            return
+    raise ssl.SSLError("TLS handshake did not finish")
+
+
+def check_party(party: int, directory: Path | str = ".config") -> str:
+    """Check that ``party`` can use ``--ssl`` from ``directory``, as MPyC will load it (stdlib only).
+
+    Loads the three files with MPyC's calls and runs a handshake of the party with itself: its
+    certificate must chain to ``mpyc_ca.crt``, be valid now, and carry the name ``MPyC party {i}``.
+    It cannot see whether the *other* parties hold the same CA: compare the returned fingerprints.
+
+    :return: the SHA-256 fingerprint of this party's ``mpyc_ca.crt``.
+    :raise UsageError: one line naming the party, the file and the problem.
+    """
+    directory = Path(directory)
+    needed = [ca_path(directory), certificate_path(directory, party), key_path(directory, party)]
+    missing = [str(path) for path in needed if not path.is_file()]
+    where = "" if directory.is_absolute() else f" (relative to {Path.cwd()})"
+    if missing:
+        raise UsageError(f"party {party}: --ssl needs {', '.join(map(str, needed))}{where}; "
+                         f"missing: {', '.join(missing)}")
+    try:
+        listening, connecting = mpyc_contexts(directory, party)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
+        if reason == "KEY_VALUES_MISMATCH":
+            reason = "the key does not belong to the certificate"
+        raise UsageError(f"party {party}: cannot load {needed[1]} / {needed[2]} / {needed[0]}: {reason}") from None
+    try:
+        _memory_handshake(listening, connecting, party_name(party))
+    except ssl.SSLCertVerificationError as exc:
+        raise UsageError(f"party {party}: {needed[1]} is not valid for '{party_name(party)}' under {needed[0]}: "
+                         f"{exc.verify_message}") from None
+    except ssl.SSLError as exc:
+        raise UsageError(f"party {party}: TLS handshake with its own files failed: {exc.reason or exc}") from None
+    return ca_fingerprint(needed[0])
+
+
+def build_parser() -> ScenarioParser:
+    """The option parser (no MPyC options: this tool does not run MPyC)."""
+    parser = ScenarioParser(prog="python -m scenarios.certificates",
+                            description="Generate TEST ONLY certificates for MPyC's --ssl in its .config/ layout.")
+    parser.add_argument("--parties", "-M", type=int, default=3, metavar="M", help="number of parties (3)")
+    parser.add_argument("--dir", default=".config", metavar="DIR", help="output directory (.config)")
+    parser.add_argument("--hosts", default=None, metavar="H0,H1,...",
+                        help="one host name or IP address per party, added to its subjectAltName")
+    parser.add_argument("--days", type=int, default=30, metavar="N", help=f"validity in days, 1..{MAX_DAYS} (30)")
+    parser.add_argument("--force", action="store_true", help="overwrite existing files")
+    parser.add_argument("--check", type=int, default=None, metavar="I",
+                        help="do not generate: check party I's files in --dir as MPyC will load them")
+    return parser
+
+
+def _report(written: CertificateSet, hosts: Sequence[str | None]) -> None:
+    directory = written.directory
+    print(f"TEST ONLY certificates for {len(written.keys)} MPyC parties in {directory.resolve()}/")
+    print(f"  CA          {written.ca.name}  (its private key was not kept)")
+    print(f"  CA SHA-256  {written.ca_fingerprint}")
+    for party, (certificate, key) in enumerate(zip(written.certificates, written.keys)):
+        extra = f", {hosts[party]}" if hosts[party] else ""
+        print(f"  party {party:<5} {certificate.name} + {key.name}  (names: {party_name(party)}{extra})")
+    print(f"  valid until {written.not_after:%Y-%m-%d %H:%M} UTC")
+    print(f"Copy to the host of party i, into .config/ under the directory the party runs from: "
+          f"{CA_FILENAME}, party_i.crt, party_i.key (keep the key private; mode 0600).")
+    print("Check each host with: python -m scenarios.certificates --check i  (same CA fingerprint everywhere),")
+    print("then run every party there with the same -P host:port list, its own -I i, and --ssl.")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Generate (or ``--check``) and print what was done; 0 on success, 2 with one ``error:`` line otherwise."""
+    directory = ".config"
+    try:
+        options = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+        directory = options.dir
+        if options.check is not None:
+            if options.check < 0:
+                raise UsageError(f"--check expects a party index 0, 1, ..., got {options.check}")
+            fingerprint = check_party(options.check, options.dir)
+            print(f"party {options.check}: {Path(options.dir).resolve()}/ is ready for --ssl "
+                  f"(certificate for '{party_name(options.check)}' verifies under {CA_FILENAME})")
+            print(f"  CA SHA-256 {fingerprint}")
+            print("  every party must show the same CA fingerprint")
+            return 0
+        if options.parties < 1:
+            raise UsageError(f"--parties must be at least 1, got {options.parties}")
+        hosts = parse_hosts(options.hosts, options.parties)
+        written = generate(options.dir, options.parties, hosts=hosts, days=options.days, force=options.force)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: cannot write or read certificates in {exc.filename or directory}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
+    _report(written, hosts)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
