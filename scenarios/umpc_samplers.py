@@ -34,8 +34,9 @@ Theory printed beside it (:mod:`dp.sampler_variance`, App. D.1.2: ``MSE = E_inc 
 
 - ``E_inc``: uniform: Claim D.1's exact ``(N - m)/((N - 1) m) Var f``; Bernoulli (ratio estimator, the
   realised ``|E|`` as denominator, what :mod:`dp.ustat` does): exact, averaging Claim D.1 over
-  ``|E| ~ Binomial(N, m/N)``; Bernoulli Horvitz-Thompson (``--horvitz-thompson``, an extra row
-  ``bernoulli-ht`` computed from the *same* Bernoulli runs, dividing by ``q N`` instead of ``|E|``):
+  ``|E| ~ Binomial(N, m/N)``; Bernoulli Horvitz-Thompson (the standard estimator of a Bernoulli
+  design, an extra row ``bernoulli-ht`` computed from the *same* Bernoulli runs, dividing by the
+  expected number of tuples ``q N`` instead of the realised ``|E|``):
   exact ``(1 - q)/(q N) mean f^2``; BalancedSamp: no closed form, Monte Carlo over ``--inc-samples``
   independent draws of ``E`` without noise (± its s.e.), and the Hoeffding-projection approximation
   ``(N - m)/((N - 1) m)(Var f - 2 Var h_1)`` (printed, explains the size of the gain);
@@ -55,7 +56,7 @@ same bound with the DP term scaled by ``m/(m-t)`` for the coalition calibration 
 Run it::
 
     python -m scenarios.umpc_samplers
-    python -m scenarios.umpc_samplers --data bank-job --parties 1 --coalition 0 --horvitz-thompson
+    python -m scenarios.umpc_samplers --data bank-job --parties 1 --coalition 0
     python -m scenarios.umpc_samplers --data bank-job --edges-fraction 0.5 --runs 30 --inc-samples 10
     python -m scenarios.umpc_samplers --parties 1 --coalition 0 --quick --results-dir /tmp/r
 
@@ -69,7 +70,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --rows N            use only the first N rows (default all; --quick: 800)
   --runs R            runs per sampler (default 500; --quick: 40)
   --inc-samples K     noise-free draws of E for BalancedSamp's E_inc (default: R)
-  --horvitz-thompson  add the Bernoulli Horvitz-Thompson row (same runs, divides by q N)
   --quick             800 rows, 40 runs (for tests)
   --results-dir DIR   where the CSV and PNG go (default results/)
   --seed S            public seed (default: a joint seed, printed)
@@ -150,7 +150,6 @@ class SamplerOptions:
     data: str = "framingham"
     edges_fraction: float | None = None
     inc_samples: int | None = None
-    horvitz_thompson: bool = False
 
 
 def parse_options(argv: Sequence[str]) -> SamplerOptions:
@@ -167,7 +166,6 @@ def parse_options(argv: Sequence[str]) -> SamplerOptions:
     parser.add_argument("--coalition", type=int, default=1)
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--inc-samples", type=int, default=None)
-    parser.add_argument("--horvitz-thompson", action="store_true")
     add_common_options(parser)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
@@ -194,7 +192,7 @@ def parse_options(argv: Sequence[str]) -> SamplerOptions:
         raise UsageError(f"--inc-samples must be at least 2, got {args.inc_samples}")
     return SamplerOptions(edges_per_row=factor, epsilon=epsilon, parties=args.parties, threshold=args.coalition,
                           rows=rows, common=common, data=args.data, edges_fraction=fraction,
-                          inc_samples=args.inc_samples, horvitz_thompson=bool(args.horvitz_thompson))
+                          inc_samples=args.inc_samples)
 
 
 def _public(options: SamplerOptions) -> dict[str, Any]:
@@ -285,7 +283,7 @@ def _run_sampler(options: SamplerOptions, query: Any, by_party: list[np.ndarray]
 
     scale = query.outputs[0].scale
     out = {"ratio": _Runs([], [], [], [], [])}
-    if query.sampling == "bernoulli" and options.horvitz_thompson:
+    if query.sampling == "bernoulli":
         out["ht"] = _Runs([], [], [], [], [])
     divisor_ht = query.tuples  # q N = m
     for run, run_seed in enumerate(seeds):
@@ -406,10 +404,14 @@ def _summary_row(options: SamplerOptions, sampler: str, estimator: str, record: 
             "degree_bound": degree_cap, "dp_at_degree_bound": dp_cap, "mse_at_degree_bound": inc + dp_cap}
 
 
-def ordering_holds(rows: Sequence[dict[str, Any]]) -> tuple[bool, bool]:
-    """(Balanced < Uniform < Bernoulli by the means, and by more than 2 combined s.e. at each step)."""
+def ordering_holds(rows: Sequence[dict[str, Any]], bernoulli: str = "bernoulli") -> tuple[bool, bool]:
+    """(Balanced < Uniform < Bernoulli by the means, and by more than 2 combined s.e. at each step).
+
+    :param bernoulli: the Bernoulli row to order: ``bernoulli`` (realised ``|E|``) or the
+        Horvitz-Thompson row.
+    """
     by = {row["sampler"]: row for row in rows}
-    chain = [by[s] for s in SAMPLERS]
+    chain = [by["balanced"], by["uniform"], by[bernoulli]]
     means = all(a["mse_mean"] < b["mse_mean"] for a, b in zip(chain, chain[1:]))
     significant = all(b["mse_mean"] - a["mse_mean"] > 2 * math.hypot(a["mse_se"], b["mse_se"])
                       for a, b in zip(chain, chain[1:]))
@@ -481,9 +483,13 @@ def _print(options: SamplerOptions, rows: list[dict[str, Any]], seed: int, secon
                       "E_DP = Var(eta | E)/(|E| scale)^2 at each run's realised max degree, mean over runs; "
                       "z = mean(err^2 - E_inc - E_DP(E)) / s.e. (paired over runs, + MC s.e. of E_inc)",
                       seed_note(seed, options.common.os_noise)])
-    means, significant = ordering_holds(rows)
-    print(f"  ordering Balanced < Uniform < Bernoulli: {'holds' if means else 'does NOT hold'} by the means"
-          f"{' (each step > 2 s.e.)' if significant else ' (not every step > 2 s.e.)'}")
+    estimators = [("bernoulli", "realised |E|")] + [(HT_ROW, "Horvitz-Thompson")
+                                                     for row in rows if row["sampler"] == HT_ROW]
+    for name, estimator in estimators:
+        means, significant = ordering_holds(rows, name)
+        print(f"  ordering Balanced < Uniform < Bernoulli ({estimator}): "
+              f"{'holds' if means else 'does NOT hold'} by the means"
+              f"{' (each step > 2 s.e.)' if significant else ' (not every step > 2 s.e.)'}")
     balanced = next(row for row in rows if row["sampler"] == "balanced")
     uniform = next(row for row in rows if row["sampler"] == "uniform")
     print(f"  BalancedSamp E_inc: Monte Carlo {balanced['inc_theory']:.3g} ± {balanced['inc_theory_se']:.2g}, "

@@ -40,7 +40,7 @@ def baselines_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_samplers_quick_writes_csv_and_png(samplers_run: Path) -> None:
     header, rows = _read(samplers_run / "umpc_samplers.csv")
     assert tuple(header) == umpc_samplers.CSV_COLUMNS
-    assert [row["sampler"] for row in rows] == list(umpc_samplers.SAMPLERS)
+    assert [row["sampler"] for row in rows] == [*umpc_samplers.SAMPLERS, umpc_samplers.HT_ROW]
     for row in rows:
         assert int(row["runs"]) == 40 and int(row["n"]) == 800 and int(row["edges"]) == 1600
         assert math.isfinite(float(row["mse_mean"])) and float(row["mse_se"]) > 0
@@ -140,7 +140,7 @@ Z_FAMILY = NormalDist().inv_cdf(1 - 0.001 / (2 * 4))
 @pytest.fixture(scope="module")
 def bank_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("umpc_samplers_bank")
-    argv = ["--quick", "--data", "bank-job", "--runs", "300", "--horvitz-thompson", "--seed", "7",
+    argv = ["--quick", "--data", "bank-job", "--runs", "300", "--seed", "7",
             "--results-dir", str(directory)]
     assert umpc_samplers.main(argv) == 0
     return directory
