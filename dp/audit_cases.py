@@ -26,7 +26,10 @@ What is audited
 is the statistic plus every party's noise share; the coalition subtracts its own shares
 (post-processing), so what must be DP is the statistic plus the ``m - t`` *honest* shares.  The
 distributed cases sample exactly that view: ``m - t`` draws of the party share (for noise
-delegation: the honest delegates' draws only).
+delegation: the honest delegates' draws only).  Noise sampled inside MPC
+(``umpc-kendall-mpc-dlap-m3-t1``, :mod:`dp.secret_noise`) has no shares at all: no coalition knows
+any part of it, so the case samples the whole noise with the sampler's plaintext mirror and claims
+``(epsilon, delta_s)``, ``delta_s`` the sampler's truncation delta.
 
 *Vector releases* (tree counts, the ``4 Q`` Hosmer-Lemeshow statistics, FedAUC's two reports per
 client, the pair of secure-AUC sums, per-pair values) are audited through a *linear* statistic of
@@ -100,6 +103,7 @@ from dp.fedauc_secure import RankAucQuery, exact_sums, plans_for_rows
 from dp.hosmer_lemeshow import HosmerLemeshowQuery, group_statistics
 from dp.noise_delegation import DelegatedNoisePlan, choose_delegates, delegate_plan
 from dp.sampling import vertex_degrees
+from dp.secret_noise import simulate_secret_laplace
 from dp.subsampled_pairs import SubsampledPairsQuery, all_pairs_plans, pairs_for, plans_for_pairs
 from dp.ustat import NoisePlan, Simulation, UStatQuery, sample_for, simulate
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive, check_positive_int
@@ -275,14 +279,15 @@ def _split_rows(rows: np.ndarray, parties: int) -> tuple[np.ndarray, ...]:
 
 def _zero_noise_simulation(query: UStatQuery, rows_by_party: Sequence[np.ndarray], threshold: int,
                            seed: int) -> Simulation:
-    zeros = np.zeros((1, len(query.outputs), len(rows_by_party)), dtype=np.int64)
+    draws = 1 if query.noise == "mpc" else len(rows_by_party)  # noise sampled in MPC: one joint value
+    zeros = np.zeros((1, len(query.outputs), draws), dtype=np.int64)
     return simulate(query, rows_by_party, threshold=threshold, seed=seed, runs=1, noise=zeros)
 
 
 @lru_cache(maxsize=None)
 def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float = 0.0, parties: int = 3,
                      threshold: int = 1, rows: int = 24, tuples: int = 48,
-                     seed: int = PUBLIC_SEED) -> UStatNeighbours:
+                     seed: int = PUBLIC_SEED, noise: str = "parties") -> UStatNeighbours:
     """Neighbouring tables on which the Pi_U-MPC sum moves by exactly its sensitivity.
 
     The tuples ``E`` come from BalancedSamp on the public seed (Sinh & Ramon, Alg. 1); the changed
@@ -301,6 +306,7 @@ def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float
     :param parties: ``m``; ``threshold``: ``t`` with ``2 t < m``.
     :param rows: ``n``; ``tuples``: ``|E|`` (balanced, so ``delta_max = ceil(2 |E| / n)``).
     :param seed: public seed of the tuples and the synthetic rows.
+    :param noise: ``parties`` (party shares) or ``mpc`` (sampled inside MPC), as ``UStatQuery.noise``.
     :raise ValueError: on an unknown kernel or invalid parameters.
     """
     check_parties(parties, threshold)
@@ -308,11 +314,11 @@ def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float
     generator = public_generator(seed + 1)
     if kernel == "kendall":
         query = UStatQuery(kernel=get_kernel("kendall"), specs=(ColumnSpec("x", 0, 15, 0), ColumnSpec("y", 0, 15, 0)),
-                           epsilon=epsilon, delta=delta, tuples=tuples)
+                           epsilon=epsilon, delta=delta, tuples=tuples, noise=noise)
         table = generator.integers(1, 15, size=(n, 2)).astype(np.float64)
     elif kernel == "gini":
         query = UStatQuery(kernel=get_kernel("gini", precision=1), specs=(ColumnSpec("x", 0, 2, 1),),
-                           epsilon=epsilon, delta=delta, tuples=tuples)
+                           epsilon=epsilon, delta=delta, tuples=tuples, noise=noise)
         table = generator.integers(1, 5, size=(n, 1)) / 2.0
     else:
         raise ValueError(f"kernel must be 'kendall' or 'gini', got {kernel!r}")
@@ -345,8 +351,26 @@ def _ustat_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCase:
                     f"{pair.change[0]} = the sensitivity {plan.sensitivity}"))
 
 
+def _mpc_noise_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCase:
+    """The release with noise sampled inside MPC: the sum plus the whole (jointly sampled) noise."""
+    plan = pair.plans[0]
+    sampler = plan.sampler
+    if sampler is None:
+        raise ValueError(f"case {name}: the query's noise is not sampled inside MPC")
+    first, second = float(pair.first.sums[0]), float(pair.second.sums[0])
+    return AuditCase(
+        name=name, mechanism=mechanism, epsilon=plan.epsilon, delta=plan.delta,
+        sample=_scalar_sampler(first, second, lambda count, rng: simulate_secret_laplace(sampler, count, rng)),
+        statistic=("the released integer sum: sum + noise sampled inside MPC (no party, hence no coalition of "
+                   f"{pair.threshold}, knows any part of it); J = {sampler.digits} digits, b = {sampler.bits} bits"),
+        neighbours=(f"replace row {pair.changed_row} (a row of largest degree "
+                    f"{plan.sensitivity // pair.query.outputs[0].sensitivity} in E); the sum moves by "
+                    f"{pair.change[0]} = the sensitivity {plan.sensitivity}"))
+
+
 def _umpc_cases() -> list[AuditCase]:
     kendall = ustat_neighbours("kendall", parties=3, threshold=1)
+    in_mpc = ustat_neighbours("kendall", parties=3, threshold=1, noise="mpc")
     gini = ustat_neighbours("gini", parties=5, threshold=2)
     binomial = ustat_neighbours("kendall", delta=CASE_DELTA, parties=3, threshold=1)
     return [
@@ -361,6 +385,11 @@ def _umpc_cases() -> list[AuditCase]:
                     "Pi_U-MPC Kendall tau, (epsilon, delta) variant: each party adds a centred Binomial(N_p, 1/2), "
                     "(m-t) N_p at least the fewest trials meeting (epsilon, delta) exactly "
                     "(dp.calibration.binomial_delta; Sinh & Ramon, Protocol 3.1 with the binomial mechanism)"),
+        _mpc_noise_case("umpc-kendall-mpc-dlap-m3-t1", in_mpc,
+                        "Pi_U-MPC Kendall tau on 48 balanced tuples, one discrete Laplace sampled inside MPC: "
+                        "G1 - G2 with G = sum_j 2^j [U_j < T_j], J binary digits of b-bit secret uniform coins "
+                        "(dp.secret_noise; Champion, shelat & Ullman 2019 coins; Sinh & Ramon, Protocol 3.1, "
+                        "App. C.2.3 sensitivity), claimed (epsilon, delta_s) with delta_s = (1 + e^epsilon) tau"),
     ]
 
 

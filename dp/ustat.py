@@ -7,7 +7,8 @@ Laplace noise (App. B.1), sensitivity ``delta_max * Delta_f / |E|`` (App. C.2.3)
 
 - :func:`run_secure` — the parties run it on MPyC: rows enter through ``mpc.input``; the joint
   public seed picks the tuples ``E``; the kernel is evaluated on secret shares for all tuples at
-  once; every party adds its own secret-shared noise draw; only the noisy sums are opened.
+  once; every party adds its own secret-shared noise draw (or, with ``noise="mpc"``, the parties
+  sample the noise together inside MPC); only the noisy sums are opened.
 - :func:`simulate` — the same logic in one process with NumPy, for Monte Carlo: same seed, same
   tuples, same fixed-point kernel, same estimator, and per-party noise drawn the same way.  With the
   same noise draws both give the same number exactly (a test holds them equal).
@@ -31,6 +32,16 @@ i.e. ``m/(m-t)`` times a single discrete Laplace (the price of the coalition cal
 (epsilon, delta)-DP (``delta > 0``): each party adds centred Binomial(N_p, 1/2) with
 ``(m-t) N_p`` the fewest trials meeting (epsilon, delta) exactly; ``Var(eta) = m N_p / 4``.
 
+Noise sampled inside MPC (``UStatQuery.noise = "mpc"``, :mod:`dp.secret_noise`,
+:mod:`secure.noise_mpc`): no party draws anything; the parties sample ``DLap(alpha)`` together on
+secret shares from jointly generated random bits (``J`` binary digits per geometric, each a biased
+coin ``[U < T_j]`` with a ``b``-bit secret uniform ``U``), so no coalition of ``t`` parties knows any
+part of it and ``Var(eta) = 2 alpha / (1 - alpha)^2``, a single discrete Laplace (no ``m/(m-t)``).
+Truncation and rounding put the noise within total variation ``tau`` of DLap, so each sum is
+``(epsilon, delta_s)``-DP with ``delta_s = (1 + e^epsilon) tau <= 2^-40`` (or ``<=`` the sum's share of
+the query's ``delta`` when one is given: with ``delta > 0`` and MPC noise the noise is still
+discrete Laplace, and ``delta`` is the budget of its truncation).  ``|eta| <= 2^J - 1`` always.
+
 Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties
 (MPyC's Shamir scheme with threshold ``t``); such a coalition learns nothing but the released sums,
 which are DP against it.  Inputs are clipped to their declared domain (locally, or inside MPC).
@@ -46,15 +57,21 @@ import numpy as np
 
 from dp import calibration
 from dp.sampling import SAMPLING_METHODS, max_degree, sample_tuples, tuple_count
+from dp.secret_noise import DEFAULT_SAMPLER_DELTA, SecretLaplacePlan, plan_secret_laplace, simulate_secret_laplace
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
 from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
 from secure.kernels import Kernel, KernelOutput
 from secure.noise import centered_binomial, polya_difference
 
 __all__ = ["UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "sample_for", "secure_integer_type", "UStatRelease",
-           "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "TUPLES_PER_BATCH"]
+           "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "NOISE_SOURCES", "MPC_LAPLACE",
+           "TUPLES_PER_BATCH", "sampler_summary"]
 
 CLIPPING_MODES = ("local", "secure")
+#: Who makes the noise: every party draws its own share (``parties``), or it is sampled inside MPC.
+NOISE_SOURCES = ("parties", "mpc")
+#: Mechanism name of discrete Laplace noise sampled inside MPC (:mod:`dp.secret_noise`).
+MPC_LAPLACE = "discrete laplace, sampled in MPC"
 TUPLES_PER_BATCH = 1 << 16
 _TAIL_BITS = 41  # the noise exceeds the slack of the guarded reveal with probability < 2**-40
 
@@ -70,6 +87,9 @@ class UStatQuery:
     :param tuples: number of sampled tuples ``|E|``, or ``None`` for all ``C(n, k)`` tuples.
     :param sampling: ``balanced`` (BalancedSamp), ``uniform`` (without replacement), ``bernoulli``.
     :param clipping: ``local`` (each party clips its rows) or ``secure`` (clipping inside MPC).
+    :param noise: ``parties`` (each party draws a coalition-calibrated share) or ``mpc`` (one
+        discrete Laplace sampled inside MPC, :mod:`dp.secret_noise`; with ``delta > 0`` the delta is
+        the budget of the sampler's truncation).
     :raise ValueError: on any invalid parameter, with a plain message.
     """
 
@@ -80,6 +100,7 @@ class UStatQuery:
     tuples: int | None = None
     sampling: str = "balanced"
     clipping: str = "local"
+    noise: str = "parties"
 
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
@@ -90,6 +111,8 @@ class UStatQuery:
             raise ValueError(f"unknown sampling '{self.sampling}'; choose one of: {', '.join(SAMPLING_METHODS)}")
         if self.clipping not in CLIPPING_MODES:
             raise ValueError(f"unknown clipping '{self.clipping}'; choose one of: {', '.join(CLIPPING_MODES)}")
+        if self.noise not in NOISE_SOURCES:
+            raise ValueError(f"unknown noise source '{self.noise}'; choose one of: {', '.join(NOISE_SOURCES)}")
         if len(self.specs) != len(self.kernel.columns):
             raise ValueError(f"statistic '{self.kernel.name}' needs {len(self.kernel.columns)} columns "
                              f"({', '.join(self.kernel.columns)}), got {len(self.specs)}")
@@ -121,12 +144,14 @@ def polya_tail_bound(alpha: float, total_shape: float, failure_bits: int = _TAIL
 class NoisePlan:
     """Calibrated distributed noise for one released sum (fixed-point integer units).
 
-    :param mechanism: ``discrete laplace`` or ``binomial``.
-    :param epsilon: budget of this sum; ``delta`` likewise.
+    :param mechanism: ``discrete laplace``, ``binomial``, or :data:`MPC_LAPLACE`.
+    :param epsilon: budget of this sum; ``delta`` likewise (for MPC noise: ``delta_s`` of the sampler).
     :param sensitivity: ``delta_max * Delta_f`` in integer units.
     :param parties: ``m``; ``threshold``: ``t``.
     :param alpha: discrete Laplace parameter ``exp(-epsilon/sensitivity)`` (Laplace only).
     :param party_trials: binomial trials per party (binomial only).
+    :param source: ``parties`` (each party draws a share) or ``mpc`` (sampled inside MPC).
+    :param sampler: the in-MPC sampler's public plan (``source == "mpc"`` only).
     """
 
     mechanism: str
@@ -137,6 +162,8 @@ class NoisePlan:
     threshold: int
     alpha: float = 0.0
     party_trials: int = 0
+    source: str = "parties"
+    sampler: SecretLaplacePlan | None = None
 
     @property
     def shape(self) -> float:
@@ -145,7 +172,12 @@ class NoisePlan:
 
     @property
     def variance(self) -> float:
-        """Variance of the total noise (all ``m`` draws), including the ``m/(m-t)`` factor."""
+        """Variance of the total noise (all ``m`` draws), including the ``m/(m-t)`` factor.
+
+        Noise sampled in MPC: the exact variance of the sampled construction, that of one DLap.
+        """
+        if self.sampler is not None:
+            return self.sampler.variance
         if self.mechanism == "binomial":
             return calibration.distributed_binomial_variance(self.party_trials, self.parties)
         return calibration.distributed_laplace_variance(self.alpha, self.parties, self.threshold)
@@ -156,32 +188,50 @@ class NoisePlan:
 
         Laplace: the total is a difference of two NB(R, alpha), ``R = m/(m-t)``; a Chernoff bound
         with ``e^lambda = alpha^(-1/2)`` gives ``P(NB > x) <= alpha^(x/2) 2^R``.  Binomial: Hoeffding.
+        Sampled in MPC: ``2^J - 1``, never exceeded.
         """
+        if self.sampler is not None:
+            return self.sampler.slack
         if self.mechanism == "binomial":
             trials = self.parties * self.party_trials
             return int(math.ceil(math.sqrt(trials * _TAIL_BITS * math.log(2) / 2))) + 1
         return polya_tail_bound(self.alpha, self.parties / (self.parties - self.threshold))
 
     def draw(self, rng: np.random.Generator | None = None) -> int:
-        """One party's noise draw (OS randomness unless a test passes ``rng``)."""
+        """One party's noise draw (OS randomness unless a test passes ``rng``).
+
+        :raise ValueError: for noise sampled inside MPC, which no party draws.
+        """
+        if self.source == "mpc":
+            raise ValueError("noise sampled inside MPC has no party draws; use dp.secret_noise.simulate_secret_laplace")
         if self.mechanism == "binomial":
             return int(centered_binomial(self.party_trials, rng=rng))
         return int(polya_difference(self.shape, self.alpha, rng=rng))
 
 
 def plan_noise(output: KernelOutput, *, max_degree: int, epsilon: float, delta: float,
-               parties: int, threshold: int) -> NoisePlan:
-    """Calibrate the distributed noise of one released sum.
+               parties: int, threshold: int, source: str = "parties") -> NoisePlan:
+    """Calibrate the noise of one released sum.
 
     :param output: the kernel output summed (its sensitivity ``Delta_f``).
     :param max_degree: ``delta_max`` of the sampled tuples.
-    :param epsilon: budget for this sum; ``delta``: 0 for discrete Laplace, else binomial.
-    :param parties: ``m``; ``threshold``: ``t`` (coalition calibration 1/(m-t)).
+    :param epsilon: budget for this sum; ``delta``: 0 for discrete Laplace, else binomial (party
+        noise) or the budget of the sampler's truncation (MPC noise).
+    :param parties: ``m``; ``threshold``: ``t`` (coalition calibration 1/(m-t) of party noise).
+    :param source: ``parties`` or ``mpc`` (:data:`NOISE_SOURCES`).
+    :raise ValueError: on an invalid parameter, or MPC noise whose truncation cannot meet the delta.
     """
     check_epsilon(epsilon)
     check_delta(delta)
     check_parties(parties, threshold)
+    if source not in NOISE_SOURCES:
+        raise ValueError(f"unknown noise source '{source}'; choose one of: {', '.join(NOISE_SOURCES)}")
     sensitivity = int(max_degree) * output.sensitivity
+    if source == "mpc":
+        sampler = plan_secret_laplace(epsilon=epsilon, sensitivity=sensitivity,
+                                      delta_budget=delta if delta > 0 else DEFAULT_SAMPLER_DELTA)
+        return NoisePlan(MPC_LAPLACE, epsilon, sampler.delta, sensitivity, parties, threshold,
+                         alpha=sampler.alpha, source="mpc", sampler=sampler)
     if delta > 0:
         trials = calibration.party_binomial_trials(epsilon, delta, sensitivity, parties, threshold)
         return NoisePlan("binomial", epsilon, delta, sensitivity, parties, threshold, party_trials=trials)
@@ -245,6 +295,9 @@ class UStatRelease:
     dropped_missing: int = 0
     clipped: dict[str, int] = field(default_factory=dict)
     clipping: str = "local"
+    noise_source: str = "parties"
+    sampler_delta: float = 0.0
+    sampler: dict[str, list[Any]] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
         """The JSON result record (DESIGN keys first)."""
@@ -254,7 +307,8 @@ class UStatRelease:
                 "degree": self.degree, "sampling": self.sampling, "max_degree": self.max_degree,
                 "mechanism": self.mechanism, "noise_std": self.noise_std, "estimate_std": self.estimate_std, "noisy_sums": self.noisy_sums,
                 "phases": self.phases, "dropped_missing": self.dropped_missing, "clipped": self.clipped,
-                "clipping": self.clipping}
+                "clipping": self.clipping, "noise_source": self.noise_source, "sampler_delta": self.sampler_delta,
+                "sampler": self.sampler}
 
 
 def _split_budget(query: UStatQuery) -> tuple[float, float]:
@@ -267,7 +321,7 @@ def plans_for(query: UStatQuery, tuples: np.ndarray, rows: int, parties: int, th
     epsilon, delta = _split_budget(query)
     degree_max = max_degree(tuples, rows)
     return [plan_noise(output, max_degree=degree_max, epsilon=epsilon, delta=delta, parties=parties,
-                       threshold=threshold) for output in query.outputs]
+                       threshold=threshold, source=query.noise) for output in query.outputs]
 
 
 def _sum_ranges(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> list[Any]:
@@ -292,6 +346,23 @@ def estimate_noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan]
     var_numerator = plans[0].variance / outputs[0].scale ** 2
     var_denominator = plans[1].variance / outputs[1].scale ** 2
     return math.sqrt(var_numerator / denominator ** 2 + numerator ** 2 * var_denominator / denominator ** 4)
+
+
+def sampler_summary(query: UStatQuery, plans: Sequence[NoisePlan]) -> tuple[float, float, dict[str, list[Any]]]:
+    """For noise sampled in MPC: ``(delta of the release, total delta_s, sampler record)``.
+
+    The release's delta is the query's when it gave one (the sum of the ``delta_s`` is at most that),
+    else the sum of the ``delta_s`` of the released sums (basic composition).  For party noise:
+    ``(query.delta, 0.0, {})``.
+    """
+    samplers = [sampler for plan in plans if (sampler := getattr(plan, "sampler", None)) is not None]
+    if not samplers:
+        return query.delta, 0.0, {}
+    total = sum(sampler.delta for sampler in samplers)
+    record: dict[str, list[Any]] = {"digits": [s.digits for s in samplers], "bits": [s.bits for s in samplers],
+                                    "delta": [s.delta for s in samplers], "tv": [s.tv for s in samplers],
+                                    "slack": [s.slack for s in samplers]}
+    return (query.delta if query.delta > 0 else total), total, record
 
 
 def _noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> list[float]:
@@ -323,8 +394,11 @@ def simulate(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshol
     :param threshold: ``t``; the number of parties ``m`` is ``len(rows_by_party)``.
     :param seed: the public seed (picks the tuples exactly as the secure path does).
     :param runs: number of independent noise draws.
-    :param noise: optional fixed per-party draws, shape ``(runs, outputs, parties)``.
-    :param noise_rng: generator for the draws (tests only; default: OS randomness per draw).
+    :param noise: optional fixed per-party draws, shape ``(runs, outputs, parties)``; for noise
+        sampled in MPC, shape ``(runs, outputs)`` or ``(runs, outputs, k)`` (summed over the last axis).
+    :param noise_rng: generator for the draws (tests only; default: OS randomness per draw).  Noise
+        sampled in MPC is drawn with its plaintext mirror
+        (:func:`dp.secret_noise.simulate_secret_laplace`), one joint value per sum and run.
     """
     parties = len(rows_by_party)
     fixed = np.vstack([prepare_rows(query, np.asarray(rows, dtype=float).reshape(-1, len(query.specs))).integers
@@ -336,10 +410,17 @@ def simulate(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshol
         fixed = _clip_encoded(query, fixed)
     values = _plaintext_sums(query, fixed, tuples)
     plans = plans_for(query, tuples, rows, parties, threshold)
-    if noise is None:
-        noise = np.array([[[plan.draw(noise_rng) for _ in range(parties)] for plan in plans] for _ in range(runs)],
-                         dtype=object)
-    noise = np.asarray(noise, dtype=object).reshape(runs, len(plans), parties)
+    if query.noise == "mpc":
+        if noise is None:
+            noise = np.stack([simulate_secret_laplace(plan.sampler, runs, noise_rng) for plan in plans
+                              if plan.sampler is not None], axis=1)
+        noise = np.asarray(noise, dtype=object)
+        noise = noise.reshape(runs, len(plans), -1 if noise.ndim == 3 else 1)
+    else:
+        if noise is None:
+            noise = np.array([[[plan.draw(noise_rng) for _ in range(parties)] for plan in plans]
+                              for _ in range(runs)], dtype=object)
+        noise = np.asarray(noise, dtype=object).reshape(runs, len(plans), parties)
     noisy = values[None, :] + noise.sum(axis=2)
     estimates = np.array([query.kernel.estimate(list(sums), len(tuples), query.widths) for sums in noisy])
     exact = query.kernel.estimate(list(values), len(tuples), query.widths)
@@ -411,7 +492,9 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     :param seed: public seed; ``None`` draws a joint seed to which every party contributes.
     :param dropped_missing: rows this party dropped for missing values (reported, summed publicly).
     :param noise_source: ``f(plan, output_index) -> int`` this party's draw; default OS randomness.
-        Tests pass fixed draws to compare with :func:`simulate`.
+        Tests pass fixed draws to compare with :func:`simulate`.  Party noise only: with
+        ``query.noise == "mpc"`` the noise is sampled inside MPC (:func:`dp.secret_noise.secret_laplace_noise`)
+        and no party draws anything.
     :param receivers: parties that learn the release (default all).
     :param noise_delegates: threat model M_HF (Sinh & Ramon §4): only these parties ``Z`` draw the
         noise (:mod:`dp.noise_delegation`), calibrated within ``Z`` (``corrupt_delegates`` bounds the
@@ -419,6 +502,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     :return: the release at receivers, ``None`` elsewhere.
     :raise secure.runtime.InputError: too few rows or too many tuples (same verdict at every party).
     :raise secure.runtime.ProtocolFailure: overflow detected by the guarded reveal.
+    :raise ValueError: ``noise_source`` or ``noise_delegates`` with noise sampled inside MPC.
     """
     from mpyc.runtime import mpc
 
@@ -429,6 +513,9 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     from secure.public_randomness import joint_seed
     from secure.runtime import InputError
 
+    if query.noise == "mpc" and (noise_source is not None or noise_delegates is not None):
+        raise ValueError("noise sampled inside MPC has no party draws: noise_source and noise_delegates "
+                         "(--delegate-noise) apply to party noise only")
     parties, threshold = len(mpc.parties), int(mpc.threshold)
     meter = CostMeter()
     sectype, bits = secure_integer_type(query)
@@ -454,6 +541,10 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
             from dp.noise_delegation import delegate_plan
 
             plans = [delegate_plan(plan, noise_delegates, corrupt_delegates=corrupt_delegates) for plan in plans]
+        digits = max((plan.sampler.digits for plan in plans if getattr(plan, "sampler", None) is not None), default=0)
+        if digits > sectype.bit_length - 2:
+            raise InputError(f"all parties: the noise sampled in MPC has {digits} binary digits (|noise| < 2^{digits}), "
+                             f"which -L {sectype.bit_length} cannot hold; give -L {digits + 2} or more")
 
     with meter.phase("kernel"):
         totals: list[Any] | None = None
@@ -467,7 +558,12 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
 
     with meter.phase("noise"):
         draw = noise_source or (lambda plan, index: plan.draw())
-        if noise_delegates is None:
+        if query.noise == "mpc":
+            from dp.secret_noise import secret_laplace_noise
+
+            secret = secret_laplace_noise(type(totals[0]), [plan.sampler for plan in plans])
+            noisy = [total + eta for total, eta in zip(totals, secret)]
+        elif noise_delegates is None:
             noisy = [add_party_noise(total, draw(plan, index))
                      for index, (total, plan) in enumerate(zip(totals, plans))]
         else:
@@ -484,6 +580,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     phases = await meter.totals_over_parties()
     if not opened:
         return None
+    released_delta, sampler_delta, sampler = sampler_summary(query, plans)
     clipped: dict[str, int] = {}
     for _, party_clipped in reports:
         for name, count in party_clipped.items():
@@ -491,7 +588,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     return UStatRelease(
         statistic=query.kernel.name,
         estimate=query.kernel.estimate(opened, len(tuples), query.widths),
-        epsilon=query.epsilon, delta=query.delta, n=rows, pairs=len(tuples), parties=parties,
+        epsilon=query.epsilon, delta=released_delta, n=rows, pairs=len(tuples), parties=parties,
         threshold=threshold, degree=query.kernel.degree, sampling=query.sampling if query.tuples else "all",
         max_degree=max_degree(tuples, rows), mechanism=plans[0].mechanism,
         noise_std=_noise_std(query, len(tuples), plans), noisy_sums=opened,
@@ -499,4 +596,5 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         seconds=sum(cost.seconds for cost in phases.values()),
         bytes_sent=sum(cost.bytes_sent for cost in phases.values()),
         phases={name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()},
-        dropped_missing=sum(dropped for dropped, _ in reports), clipped=clipped, clipping=query.clipping)
+        dropped_missing=sum(dropped for dropped, _ in reports), clipped=clipped, clipping=query.clipping,
+        noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler)

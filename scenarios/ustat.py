@@ -2,8 +2,9 @@
 
 Protocol Pi_U-MPC of Sinh & Ramon (Protocol 3.1) on MPyC.  Each party reads its own rows, shares
 them, the joint seed picks the tuples (BalancedSamp by default, |E| = 2n), the kernel runs on secret
-shares, every party adds its own share of the distributed discrete Laplace noise, and only the
-noisy sum is opened.  With no flags it runs in one process on the embedded Framingham data.
+shares, every party adds its own share of the distributed discrete Laplace noise (or, with
+``--mpc-noise``, the parties sample one discrete Laplace together inside MPC, which no party knows),
+and only the noisy sum is opened.  With no flags it runs in one process on the embedded Framingham data.
 
 Run it with three local parties::
 
@@ -11,6 +12,7 @@ Run it with three local parties::
     python -m scenarios.ustat -M3 --stat auc --epsilon 0.5          # AUC of logistic-regression scores
     python -m scenarios.ustat -M3 --stat gini --columns BMI --pairs 20000 --sampling uniform
     python -m scenarios.ustat -M3 --stat vus                        # degree 3: VUS on UCI Heart Disease
+    python -m scenarios.ustat -M3 --mpc-noise                       # noise sampled inside MPC
     python -m scenarios.ustat -M3 --data 'site{pid}.csv' --stat kendall --columns a,b \\
         --domain a=0:10,b=0:100 --precision 4 --json result.json
 
@@ -28,6 +30,9 @@ Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as us
   --seed S          public seed for the tuples (default: a joint seed every party contributes to)
   --delegate-noise F:H  threat model M_HF: only a seed-chosen subgroup Z of size
                     ceil(log F / log(1 - H)) draws the noise (failure probability F, honest fraction H)
+  --mpc-noise       sample one discrete Laplace inside MPC from joint secret random bits instead of
+                    party shares: nobody knows the noise, variance of a single DLap (no m/(m-t));
+                    (epsilon, delta_s)-DP with delta_s <= 2^-40 from truncation (with --delta D: <= D)
   --json PATH       party 0 writes the result record there
 """
 from __future__ import annotations
@@ -68,6 +73,7 @@ def build_parser() -> ScenarioParser:
     parser.add_argument("--clip", choices=("local", "secure"), default="local")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--delegate-noise", default=None)
+    parser.add_argument("--mpc-noise", action="store_true")
     parser.add_argument("--json", default=None)
     return parser
 
@@ -167,14 +173,17 @@ def parse_options(argv: Sequence[str]) -> Options:
     if kernel.name == "gini":
         kernel = get_kernel("gini", precision=specs[0].precision)
     mode, amount = _parse_pairs(args.pairs)
+    if args.mpc_noise and args.delegate_noise is not None:
+        raise UsageError("--delegate-noise chooses which parties draw the noise, but --mpc-noise samples it "
+                         "inside MPC where no party draws any: give one of them")
     try:
         query = UStatQuery(kernel=kernel, specs=tuple(specs), epsilon=args.epsilon, delta=args.delta,
                            tuples=None if mode != "count" else int(amount or 0), sampling=args.sampling,
-                           clipping=args.clip)
+                           clipping=args.clip, noise="mpc" if args.mpc_noise else "parties")
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     delegation = _parse_delegation(args.delegate_noise)
-    raw = {"delegate_noise": args.delegate_noise, "stat": args.stat, "columns": list(columns), "domains": [[s.lower, s.upper, s.precision] for s in specs],
+    raw = {"delegate_noise": args.delegate_noise, "mpc_noise": args.mpc_noise, "stat": args.stat, "columns": list(columns), "domains": [[s.lower, s.upper, s.precision] for s in specs],
            "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "sampling": args.sampling,
            "clip": args.clip, "seed": args.seed, "embedded": dataset}
     return Options(args.stat, args.data, columns, dataset, query, args.seed, args.json, raw, delegation)
@@ -229,7 +238,7 @@ def _print_release(release: Any, options: Options) -> None:
     print_table([
         ("statistic", f"{kernel.description} of {', '.join(options.columns)}"),
         ("private estimate", f"{release.estimate:.6g}  (noise std {release.estimate_std:.2g})"),
-        ("epsilon", f"{release.epsilon:g}" + (f" (delta {release.delta:g})" if release.delta else "")),
+        ("epsilon", f"{release.epsilon:g}" + _delta_note(release)),
         ("n", f"{release.n} rows" + (f" ({release.dropped_missing} dropped: missing values)"
                                      if release.dropped_missing else "")),
         ("|E|", f"{release.pairs} tuples ({release.sampling}, max degree {release.max_degree})"),
@@ -238,6 +247,15 @@ def _print_release(release: Any, options: Options) -> None:
         ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
     ], title="Private U-statistic (Pi_U-MPC, Sinh & Ramon)")
     clipped = sum(release.clipped.values())
+    if release.noise_source == "mpc":
+        sampler = release.sampler
+        print(f"  noise: discrete laplace sampled inside MPC on {len(release.noisy_sums)} released sum(s), known to "
+              f"no party (single-DLap variance); J = {_listed(sampler['digits'])} digits of "
+              f"b = {_listed(sampler['bits'])}-bit coins, truncation delta_s {release.sampler_delta:.2g}; "
+              f"{clipped} values clipped to the domain ({release.clipping})")
+        print("  phases: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"
+                                       for name, cost in release.phases.items()))
+        return
     if options.delegation is not None:
         calibration = (f", drawn only by the delegated parties (M_HF: failure probability "
                        f"{options.delegation[0]:g} at honest fraction {options.delegation[1]:g})")
@@ -249,6 +267,20 @@ def _print_release(release: Any, options: Options) -> None:
           f"; {clipped} values clipped to the domain ({release.clipping})")
     print("  phases: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"
                                    for name, cost in release.phases.items()))
+
+
+def _listed(values: Sequence[Any]) -> str:
+    """``[8]`` -> ``8``; ``[8, 9]`` -> ``8/9`` (one entry per released sum)."""
+    return "/".join(str(v) for v in values)
+
+
+def _delta_note(release: Any) -> str:
+    """The delta part of the epsilon line (with MPC noise: where it comes from)."""
+    if release.noise_source == "mpc":
+        if release.sampler_delta < release.delta:
+            return f" (delta {release.delta:g}; the in-MPC sampler's truncation uses {release.sampler_delta:.2g})"
+        return f" (delta {release.delta:.2g}: truncation of the in-MPC sampler)"
+    return f" (delta {release.delta:g})" if release.delta else ""
 
 
 async def _release(options: Options) -> None:

@@ -101,7 +101,7 @@ def test_every_negative_control_fails_its_audit(name: str) -> None:
 def test_cases_cover_every_mechanism_and_cite_the_paper() -> None:
     names = case_names()
     assert len(set(names)) == len(names)
-    for prefix in ("umpc-", "umpc-kendall-binomial", "delegated-", "ecdf-tree-dlap", "ecdf-tree-gaussian",
+    for prefix in ("umpc-", "umpc-kendall-binomial", "umpc-kendall-mpc-dlap", "delegated-", "ecdf-tree-dlap", "ecdf-tree-gaussian",
                    "hl-statistics", "hl-ecdf", "fedauc-global-laplace", "fedauc-local-laplace",
                    "fedauc-adaptive-laplace", "fedauc-global-gaussian", "rank-auc", "subsampled-pairs",
                    "subsampled-all-pairs"):

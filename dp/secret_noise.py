@@ -1,0 +1,488 @@
+r"""Discrete Laplace noise sampled inside MPC: public digit thresholds, error accounting, plaintext mirror.
+
+The second noise option of DESIGN ("Secure sampling inside MPC (no party knows any share of the
+noise), its truncation counted in delta").  :mod:`secure.noise_mpc` samples, on secret shares,
+``G1 - G2`` with ``G = sum_{j<J} 2^j [U_j < T_j]``; this module chooses the public integers
+``T_j``, the number of digits ``J`` and the bit width ``b``, and accounts for the error.
+
+Geometric digits are independent
+---------------------------------
+Let ``P(G = k) = (1 - alpha) alpha^k`` for ``k >= 0`` and write ``k = sum_j 2^j g_j``.  Since
+``prod_{j >= 0} (1 + alpha^(2^j)) = 1/(1 - alpha)`` (every ``k`` has one binary expansion),
+
+.. math:: P(G = k) = (1-\alpha) \prod_j \alpha^{2^j g_j}
+                   = \prod_j \frac{\alpha^{2^j g_j}}{1 + \alpha^{2^j}}
+                   = \prod_j q_j^{g_j} (1 - q_j)^{1 - g_j}, \qquad
+          q_j = \frac{\alpha^{2^j}}{1 + \alpha^{2^j}},
+
+so the binary digits ``B_j`` of ``G`` are independent ``Bernoulli(q_j)``.  ``DLap(alpha)``, with
+``pmf(z) = (1 - alpha)/(1 + alpha) alpha^|z|``, is the difference of two independent such ``G``.
+
+What is sampled, and its distance to DLap
+-----------------------------------------
+Two approximations, both public and data-independent:
+
+1. *Truncation*: only ``J`` digits are kept, i.e. ``G mod 2^J``.  It differs from ``G`` only on
+   ``{G >= 2^J}``, of probability ``alpha^(2^J)``, so ``TV(G mod 2^J, G) <= alpha^(2^J)``.
+2. *Rounding*: digit ``j`` is ``[U_j < T_j]`` with ``U_j`` uniform on ``[0, 2^b)`` and
+   ``T_j = round(q_j 2^b)``, i.e. ``Bernoulli(T_j / 2^b)`` exactly, and
+   ``|T_j / 2^b - q_j| <= 2^-(b+1)``.  The thresholds are computed with :mod:`decimal` at
+   ``ceil(b log10 2) + 40`` significant digits (doubles would not do for ``b = 64``), whose error
+   (below ``10^-30`` on ``q_j 2^b``) is far inside the margin used next.  Independent coordinates
+   add their total-variation distances, so the ``J`` digits are within ``J 2^-(b+1) <= J 2^-b``.
+
+Hence one geometric is within ``alpha^(2^J) + J 2^-b`` and the difference of two within
+
+.. math:: \tau = 2\,(\alpha^{2^J} + J\,2^{-b})
+
+of ``DLap(alpha)`` in total variation (:func:`truncation_tv`).
+
+Privacy: ``(epsilon, delta_s)``-DP with ``delta_s = (1 + e^epsilon) tau``
+--------------------------------------------------------------------------
+Let ``M(D) = f(D) + Z'`` with ``Z'`` the sampled noise and ``M*(D) = f(D) + Z``, ``Z ~ DLap(alpha)``,
+``alpha = exp(-epsilon / s)``, which is ``epsilon``-DP for sensitivity ``s``.  For neighbours
+``D, D'`` and any event ``S`` (adding ``f(D)`` does not change a total-variation distance):
+
+.. math:: P[M(D) \in S] \le P[M^*(D) \in S] + \tau \le e^\epsilon P[M^*(D') \in S] + \tau
+          \le e^\epsilon (P[M(D') \in S] + \tau) + \tau = e^\epsilon P[M(D') \in S] + (1 + e^\epsilon)\tau,
+
+so ``M`` is ``(epsilon, delta_s)``-DP with ``delta_s = (1 + e^epsilon) tau`` (:func:`sampler_delta`).
+Nothing else is lost: the comparisons are exact and the noise is never known to anyone.
+:func:`plan_secret_laplace` takes ``b = 64`` (or more, in steps of 8, when ``e^epsilon`` is so
+large that ``J 2^-64`` would not do) and the fewest digits ``J`` with ``delta_s <= budget``
+(default ``2^-40``, or the query's own ``delta`` when one is given).  The noise is bounded,
+``|G1 - G2| <= 2^J - 1`` (:attr:`SecretLaplacePlan.slack`), which the guarded reveal uses as its
+slack.  Its exact variance is ``2 sum_j 4^j p_j (1 - p_j)`` with ``p_j = T_j / 2^b`` (independent
+digits), that of one ``DLap(alpha)``, ``2 alpha / (1 - alpha)^2``, up to terms of order ``tau``.
+
+:func:`construction_pmf` is the exact pmf of the sampled noise (the finite convolution of the digit
+distributions), for tests and for :func:`dp.audit.exact_epsilon`; :func:`simulate_secret_laplace` is
+the plaintext mirror (same digits, same thresholds, same ``b``-bit uniform integers) used by the
+simulated path and the audit.
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` of the ``m``
+MPyC parties.  No party draws any part of this noise, so the guarantee holds against every
+coalition of ``t`` parties without the ``m/(m-t)`` variance factor of party-drawn shares; what a
+coalition sees is the released noisy value and the public plan (``epsilon``, ``s``, ``J``, ``b``,
+``T_j``).  MPyC's joint random bits are pseudorandom to such a coalition (PRSS keyed from
+:mod:`secrets`; see :mod:`secure.noise_mpc`), so against it the guarantee is the computational
+counterpart of ``(epsilon, delta_s)``-DP; with MPyC's ``--no-prss`` it is statistical.
+
+References: Champion, shelat & Ullman, "Securely sampling biased coins with applications to
+differential privacy", CCS 2019 (biased coins ``[U < T]`` in MPC); Dwork, Kenthapadi, McSherry,
+Mironov & Naor, "Our data, ourselves", EUROCRYPT 2006 (noise generated inside MPC from shared
+coins); Canonne, Kamath & Steinke 2020 and Balle et al. 2020 (discrete Laplace as a difference of
+geometrics); Mironov 2012 (why no floating-point noise).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal, getcontext, localcontext
+from fractions import Fraction
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+from dp.validation import check_epsilon, check_positive_int
+
+__all__ = [
+    "DEFAULT_SAMPLER_DELTA",
+    "DEFAULT_BITS",
+    "MAX_BITS",
+    "MAX_DIGITS",
+    "SecretLaplacePlan",
+    "digit_thresholds",
+    "truncation_tv",
+    "sampler_delta",
+    "secret_laplace_plan",
+    "plan_secret_laplace",
+    "geometric_pmf",
+    "construction_pmf",
+    "simulate_secret_laplace",
+    "secret_laplace_noise",
+]
+
+#: Default budget for ``delta_s`` when the query is pure DP.
+DEFAULT_SAMPLER_DELTA: float = 2.0**-40
+#: Bit width of the uniform integers unless ``e^epsilon`` forces more.
+DEFAULT_BITS: int = 64
+#: Widths tried above :data:`DEFAULT_BITS` grow in steps of this many bits.
+BITS_STEP: int = 8
+#: Largest width :func:`plan_secret_laplace` tries (``epsilon`` up to about 150 per released sum).
+MAX_BITS: int = 256
+#: Most digits per geometric: the noise stays below ``2^48`` in magnitude.
+MAX_DIGITS: int = 48
+#: :func:`construction_pmf` refuses more digits than this (``2^(J+1)`` support points).
+MAX_PMF_DIGITS: int = 22
+
+_EXPONENT_RANGE = 10**12  # decimal exponents: e^epsilon and alpha^(2^J) never overflow
+
+
+# ----------------------------------------------------------------------------------------- checks
+
+
+def _check_sensitivity(sensitivity: int) -> int:
+    return check_positive_int(sensitivity, "sensitivity")
+
+
+def _check_digits(digits: int) -> int:
+    if isinstance(digits, bool) or not isinstance(digits, Integral):
+        raise TypeError(f"digits must be an integer, got {digits!r}")
+    if not 1 <= digits <= MAX_DIGITS:
+        raise ValueError(f"digits must lie in [1, {MAX_DIGITS}], got {digits}")
+    return int(digits)
+
+
+def _check_bits(bits: int) -> int:
+    if isinstance(bits, bool) or not isinstance(bits, Integral):
+        raise TypeError(f"bits must be an integer, got {bits!r}")
+    if not 2 <= bits <= MAX_BITS:
+        raise ValueError(f"bits must lie in [2, {MAX_BITS}], got {bits}")
+    return int(bits)
+
+
+def _check_budget(budget: float) -> float:
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+        raise TypeError(f"delta_budget must be a number, got {budget!r}")
+    value = float(budget)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"delta_budget must lie in (0, 1), got {budget}")
+    return value
+
+
+# ----------------------------------------------------------------------------- exact arithmetic
+
+
+def _precision(bits: int) -> int:
+    return math.ceil(bits * math.log10(2)) + 40
+
+
+def _context(bits: int) -> Any:
+    """A decimal context for ``b``-bit thresholds: ``ceil(b log10 2) + 40`` digits, wide exponents."""
+    context = getcontext().copy()
+    context.prec = _precision(bits)
+    context.Emax = _EXPONENT_RANGE
+    context.Emin = -_EXPONENT_RANGE
+    return localcontext(context)
+
+
+def _rate(epsilon: float, sensitivity: int) -> Decimal:
+    """``epsilon / s`` (``Decimal(float)`` is exact; the division rounds at the context precision)."""
+    return Decimal(epsilon) / Decimal(sensitivity)
+
+
+def _round_up(value: Decimal) -> float:
+    """The smallest double at least ``value`` (so a bound stays a bound), capped at 1 for a delta."""
+    result = float(value)
+    if Decimal(result) < value:
+        result = math.nextafter(result, math.inf)
+    return result
+
+
+def digit_thresholds(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> tuple[int, ...]:
+    """The public thresholds ``T_j = round(q_j 2^b)``, ``q_j = alpha^(2^j)/(1 + alpha^(2^j))``.
+
+    ``alpha = exp(-epsilon / sensitivity)``; computed with :mod:`decimal` at
+    ``ceil(b log10 2) + 40`` digits (``alpha^(2^j) = exp(-2^j epsilon / s)`` directly, no repeated
+    squaring), rounded half to even.
+
+    :param epsilon: privacy budget of the released sum, positive.
+    :param sensitivity: ``s``, a positive integer (fixed-point units).
+    :param digits: ``J``, in ``[1, MAX_DIGITS]``.
+    :param bits: ``b``, in ``[2, MAX_BITS]``.
+    :return: ``J`` integers in ``[0, 2^(b-1)]`` (``q_j < 1/2``).
+    :raise ValueError: on an invalid parameter.
+    """
+    eps = check_epsilon(epsilon)
+    s = _check_sensitivity(sensitivity)
+    count = _check_digits(digits)
+    width = _check_bits(bits)
+    scale = Decimal(1 << width)
+    out = []
+    with _context(width):
+        rate = _rate(eps, s)
+        for j in range(count):
+            power = (-(rate * (1 << j))).exp()
+            q = power / (1 + power)
+            out.append(int((q * scale).to_integral_value(rounding=ROUND_HALF_EVEN)))
+    return tuple(out)
+
+
+def _tv_decimal(epsilon: float, sensitivity: int, digits: int, bits: int) -> Decimal:
+    with _context(bits):
+        tail = (-(_rate(epsilon, sensitivity) * (1 << digits))).exp()
+        return 2 * (tail + Decimal(digits) / Decimal(1 << bits))
+
+
+def _delta_decimal(epsilon: float, sensitivity: int, digits: int, bits: int) -> Decimal:
+    with _context(bits):
+        return (1 + Decimal(epsilon).exp()) * _tv_decimal(epsilon, sensitivity, digits, bits)
+
+
+def truncation_tv(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> float:
+    """``tau = 2 (alpha^(2^J) + J 2^-b)``: total-variation distance of the sampled noise from DLap.
+
+    Rounded up to a double.
+
+    :param epsilon: budget of the released sum; ``sensitivity``: ``s``; ``alpha = exp(-epsilon/s)``.
+    :param digits: ``J``; ``bits``: ``b``.
+    :return: the bound ``tau`` (module docstring).
+    :raise ValueError: on an invalid parameter.
+    """
+    eps = check_epsilon(epsilon)
+    return _round_up(_tv_decimal(eps, _check_sensitivity(sensitivity), _check_digits(digits), _check_bits(bits)))
+
+
+def sampler_delta(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> float:
+    """``delta_s = (1 + e^epsilon) tau``: the delta the sampler's error costs (module docstring).
+
+    Rounded up to a double and capped at 1 (a delta of 1 says nothing, but stays true).
+
+    :param epsilon: budget of the released sum; ``sensitivity``: ``s``.
+    :param digits: ``J``; ``bits``: ``b``.
+    :return: ``delta_s`` in ``(0, 1]``.
+    :raise ValueError: on an invalid parameter.
+    """
+    eps = check_epsilon(epsilon)
+    value = _delta_decimal(eps, _check_sensitivity(sensitivity), _check_digits(digits), _check_bits(bits))
+    return min(_round_up(value), 1.0)
+
+
+# ----------------------------------------------------------------------------------------- plans
+
+
+@dataclass(frozen=True)
+class SecretLaplacePlan:
+    """Public parameters of discrete Laplace noise sampled inside MPC for one released sum.
+
+    :param epsilon: budget of the sum; ``sensitivity``: ``s``; ``alpha = exp(-epsilon/s)``.
+    :param digits: ``J``, binary digits per geometric.
+    :param bits: ``b``, width of the secret uniform integers.
+    :param thresholds: ``T_0 .. T_{J-1}`` from :func:`digit_thresholds`.
+    :param delta: ``delta_s = (1 + e^epsilon) tau`` (rounded up).
+    :param tv: ``tau`` (rounded up).
+    :raise ValueError: if the thresholds are not those of the other parameters.
+    """
+
+    epsilon: float
+    sensitivity: int
+    digits: int
+    bits: int
+    thresholds: tuple[int, ...]
+    delta: float
+    tv: float
+
+    def __post_init__(self) -> None:
+        expected = digit_thresholds(epsilon=self.epsilon, sensitivity=self.sensitivity, digits=self.digits,
+                                    bits=self.bits)
+        if tuple(self.thresholds) != expected:
+            raise ValueError("thresholds must be digit_thresholds(epsilon, sensitivity, digits, bits)")
+
+    @property
+    def alpha(self) -> float:
+        """``exp(-epsilon / s)``."""
+        return math.exp(-self.epsilon / self.sensitivity)
+
+    @property
+    def slack(self) -> int:
+        """``2^J - 1``: the noise never exceeds this in magnitude (a hard bound)."""
+        return (1 << self.digits) - 1
+
+    @property
+    def digit_probabilities(self) -> tuple[Fraction, ...]:
+        """Exact ``P(B_j = 1) = T_j / 2^b``."""
+        return tuple(Fraction(t, 1 << self.bits) for t in self.thresholds)
+
+    @property
+    def variance(self) -> float:
+        """Exact variance of the sampled noise, ``2 sum_j 4^j p_j (1 - p_j)``."""
+        total = sum((Fraction(4) ** j) * p * (1 - p) for j, p in enumerate(self.digit_probabilities))
+        return float(2 * total)
+
+    def thresholds_at(self, bits: int) -> tuple[int, ...]:
+        """The same digit probabilities on ``bits >= b`` bits: ``T_j 2^(bits - b)`` (exact)."""
+        if isinstance(bits, bool) or not isinstance(bits, Integral) or bits < self.bits:
+            raise ValueError(f"bits must be an integer of at least {self.bits}, got {bits!r}")
+        return tuple(t << (int(bits) - self.bits) for t in self.thresholds)
+
+
+def secret_laplace_plan(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> SecretLaplacePlan:
+    """The plan with given ``J`` and ``b`` (no budget check; tests and explicit choices).
+
+    :param epsilon: budget of the released sum; ``sensitivity``: ``s``.
+    :param digits: ``J``; ``bits``: ``b``.
+    :raise ValueError: on an invalid parameter.
+    """
+    thresholds = digit_thresholds(epsilon=epsilon, sensitivity=sensitivity, digits=digits, bits=bits)
+    return SecretLaplacePlan(float(epsilon), int(sensitivity), int(digits), int(bits), thresholds,
+                             sampler_delta(epsilon=epsilon, sensitivity=sensitivity, digits=digits, bits=bits),
+                             truncation_tv(epsilon=epsilon, sensitivity=sensitivity, digits=digits, bits=bits))
+
+
+def plan_secret_laplace(*, epsilon: float, sensitivity: int, delta_budget: float = DEFAULT_SAMPLER_DELTA,
+                        bits: int | None = None) -> SecretLaplacePlan:
+    """Choose ``b`` and the fewest digits ``J`` with ``delta_s = (1 + e^epsilon) tau <= delta_budget``.
+
+    ``b`` is :data:`DEFAULT_BITS` (64), or the first of 72, 80, ... :data:`MAX_BITS` for which some
+    ``J`` works (only when ``e^epsilon J 2^-64`` is too large, i.e. ``epsilon`` above about 17 at the
+    default budget); ``bits`` fixes it instead.
+
+    :param epsilon: budget of the released sum, positive.
+    :param sensitivity: ``s``, a positive integer.
+    :param delta_budget: largest acceptable ``delta_s``, in ``(0, 1)``.
+    :param bits: a fixed width, or ``None`` to choose.
+    :return: the plan.
+    :raise ValueError: on an invalid parameter, or if no ``J <= MAX_DIGITS`` and ``b <= MAX_BITS``
+        meet the budget (``epsilon`` far too large, or ``epsilon / s`` far too small).
+    """
+    eps = check_epsilon(epsilon)
+    s = _check_sensitivity(sensitivity)
+    budget = _check_budget(delta_budget)
+    widths = [_check_bits(bits)] if bits is not None else list(range(DEFAULT_BITS, MAX_BITS + 1, BITS_STEP))
+    limit = Decimal(budget)
+    for width in widths:
+        with _context(width):
+            floor_term = 2 * (1 + Decimal(eps).exp()) / Decimal(1 << width)  # delta_s >= J * this
+        if floor_term > limit:
+            continue
+        for digits in range(1, MAX_DIGITS + 1):
+            if digits * floor_term > limit:
+                break
+            if _delta_decimal(eps, s, digits, width) <= limit:
+                return secret_laplace_plan(epsilon=eps, sensitivity=s, digits=digits, bits=width)
+    if (MAX_DIGITS + 1) * eps / s < 1:
+        reason = f"epsilon / sensitivity = {eps / s:.3g} needs more than {MAX_DIGITS} binary digits"
+    else:
+        reason = f"epsilon = {eps:g} per released sum is too large for {max(widths)}-bit uniform integers"
+    raise ValueError(f"the in-MPC discrete Laplace sampler cannot reach delta <= {budget:.3g}: {reason}")
+
+
+# ------------------------------------------------------------------------------------- exact pmf
+
+
+def _check_plan(plan: SecretLaplacePlan) -> SecretLaplacePlan:
+    if not isinstance(plan, SecretLaplacePlan):
+        raise TypeError(f"plan must be a SecretLaplacePlan, got {type(plan).__name__}")
+    return plan
+
+
+def geometric_pmf(plan: SecretLaplacePlan) -> np.ndarray:
+    """Exact pmf of one sampled geometric ``G' = sum_j 2^j B_j`` on ``0 .. 2^J - 1`` (float64).
+
+    Digit by digit: the pmf on ``[0, 2^(j+1))`` is the pmf on ``[0, 2^j)`` times ``1 - p_j``
+    followed by it times ``p_j`` (the convolution with the two-point distribution of ``2^j B_j``).
+
+    :raise ValueError: if ``J > MAX_PMF_DIGITS``.
+    """
+    _check_plan(plan)
+    if plan.digits > MAX_PMF_DIGITS:
+        raise ValueError(f"the pmf has 2**{plan.digits} points; at most {MAX_PMF_DIGITS} digits are supported")
+    pmf = np.ones(1)
+    for p in plan.digit_probabilities:
+        one = float(p)
+        pmf = np.concatenate([pmf * (1.0 - one), pmf * one])
+    return pmf
+
+
+def construction_pmf(plan: SecretLaplacePlan) -> tuple[np.ndarray, int]:
+    """Exact pmf of the sampled noise ``G1' - G2'`` on ``[-(2^J - 1), 2^J - 1]``.
+
+    :return: ``(pmf, offset)`` with ``pmf[offset + z] = P(noise = z)`` and ``offset = 2^J - 1``.
+    :raise ValueError: if ``J > MAX_PMF_DIGITS``.
+    """
+    one = geometric_pmf(plan)
+    if one.size <= 1 << 13:
+        pmf = np.correlate(one, one, mode="full")
+    else:
+        from scipy import signal
+
+        pmf = np.maximum(signal.fftconvolve(one, one[::-1]), 0.0)
+    return pmf, one.size - 1
+
+
+# ---------------------------------------------------------------------------------- the mirror
+
+
+_CHUNK = 1 << 16
+
+
+def _uniform_below_thresholds(count: int, plan: SecretLaplacePlan, threshold: int,
+                              rng: np.random.Generator) -> np.ndarray:
+    """``count`` draws of ``[U < T]`` with ``U`` uniform on ``b`` bits, in 64-bit words (exact)."""
+    words = -(-plan.bits // 64)
+    top = plan.bits - 64 * (words - 1)
+    less = np.zeros(count, dtype=bool)
+    equal = np.ones(count, dtype=bool)
+    for index in range(words):
+        width = top if index == 0 else 64
+        shift = 64 * (words - 1 - index)
+        part = np.uint64((threshold >> shift) & ((1 << width) - 1))
+        if width == 64:
+            u = rng.integers(0, 1 << 64, size=count, dtype=np.uint64)
+        else:
+            u = rng.integers(0, 1 << width, size=count, dtype=np.uint64)
+        less |= equal & (u < part)
+        equal &= u == part
+    return less
+
+
+def simulate_secret_laplace(plan: SecretLaplacePlan, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Plaintext mirror of the in-MPC sampler: ``size`` draws of ``G1' - G2'`` with NumPy.
+
+    The same construction as :func:`secure.noise_mpc.secret_discrete_laplace` with the plan's
+    thresholds: per digit ``j`` with ``T_j > 0`` a uniform ``b``-bit integer (64-bit words, most
+    significant first) compared with ``T_j``; digits with ``T_j = 0`` are 0.
+
+    :param plan: the sampler's public plan.
+    :param size: number of draws, at least 1.
+    :param rng: generator (tests and audits pass a seeded one); ``None`` draws from the OS
+        (:func:`secure.noise.os_generator`), as every noise draw of the suite.
+    :return: int64 array of ``size`` noise values.
+    :raise ValueError: on a bad ``size``.
+    :raise TypeError: on a bad ``plan`` or ``rng``.
+    """
+    from secure.noise import noise_generator
+
+    _check_plan(plan)
+    count = check_positive_int(size, "size")
+    gen = noise_generator(rng)
+    out = np.empty(count, dtype=np.int64)
+    for start in range(0, count, _CHUNK):
+        chunk = min(_CHUNK, count - start)
+        total = np.zeros(chunk, dtype=np.int64)
+        for sign in (1, -1):
+            for j, threshold in enumerate(plan.thresholds):
+                if threshold:
+                    total += sign * (_uniform_below_thresholds(chunk, plan, threshold, gen).astype(np.int64) << j)
+        out[start:start + chunk] = total
+    return out
+
+
+# ------------------------------------------------------------------------------ the secure path
+
+
+def secret_laplace_noise(sectype: type, plans: Sequence[SecretLaplacePlan]) -> list[Any]:
+    """One secret noise value per plan, sampled inside MPC in one batch; a list of secure integers.
+
+    All plans are brought to the largest ``b`` among them (:meth:`SecretLaplacePlan.thresholds_at`,
+    which keeps every digit probability exactly), then :func:`secure.noise_mpc.secret_discrete_laplace`
+    samples all of them together.
+
+    :param sectype: MPyC secure integer type of the sums the noise is added to.
+    :param plans: one plan per released sum (at least one).
+    :raise ValueError: if ``plans`` is empty.
+    """
+    from mpyc.runtime import mpc
+
+    from secure.noise_mpc import secret_discrete_laplace
+
+    if not plans:
+        raise ValueError("plans must not be empty")
+    for plan in plans:
+        _check_plan(plan)
+    width = max(plan.bits for plan in plans)
+    noise = secret_discrete_laplace(sectype, [plan.thresholds_at(width) for plan in plans], width)
+    return list(mpc.np_tolist(noise))
