@@ -14,6 +14,8 @@
 - :mod:`dp.subsampled_pairs` Bell et al.: subsampled-pairs protocol on MPyC (P permutations, per-pair noise).
 - :mod:`dp.ghazi`            Ghazi et al. baseline: factorized kernel matrix, Laplace reports (simulated).
 - :mod:`dp.noise_delegation` threat model M_HF: only a seed-chosen subgroup Z draws the noise.
+- :mod:`dp.secret_noise`     discrete Laplace sampled inside MPC: public plan, truncation delta, plaintext mirror.
+- :mod:`dp.sampler_variance` exact E_inc + E_DP of the tuple samplers (Sinh & Ramon, App. D.1.2).
 - :mod:`dp.costs`            communication and computation models (Sinh & Ramon, Table 1, App. D.2).
 - :mod:`dp.audit`            empirical DP auditor (Clopper-Pearson hockey-stick bound); exact epsilon of honest noise.
 - :mod:`dp.audit_cases`      audit cases of every central and distributed mechanism, and negative controls.

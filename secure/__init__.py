@@ -10,6 +10,9 @@ Modules, one topic each (as in MPyC itself):
 - :mod:`secure.aggregation`  secure sums, distributed noise shares, guarded reveal.
 - :mod:`secure.public_randomness` a joint public seed every party contributes to.
 - :mod:`secure.noise`        local integer noise draws from OS randomness (Polya, binomial).
+- :mod:`secure.noise_mpc`    noise sampled inside MPC from joint secret random bits (biased coins, digits).
+- :mod:`secure.ranking`      secure sorting for rank statistics (Mann-Whitney U).
+- :mod:`secure.views`        a party's own shares and Lagrange recombination (coalition drills).
 - :mod:`secure.meter`        seconds and bytes sent per protocol phase.
 
 Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` of the ``m``
