@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test drills install bench clean
+.PHONY: demo test typecheck drills install bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,13 @@ demo: $(STAMP)
 	$(PY) -m scenarios.ustat -M3
 
 test: $(TEST_STAMP)
+	$(PY) -m mypy
 	$(PY) -m pytest -q
 	$(MAKE) --no-print-directory drills
+
+# Static type check of the packages (type hints throughout, py.typed); also run by `make test`.
+typecheck: $(TEST_STAMP)
+	$(PY) -m mypy
 
 # The threat-model drills in quick mode, printing their numbers (also run by `make test`).
 drills: $(TEST_STAMP)

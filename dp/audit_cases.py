@@ -749,9 +749,9 @@ def _hl_cases() -> list[AuditCase]:
             neighbours="one row (p, y) = (0, 0) in group 1 replaced by (1, 1) in group 3 (boundaries 3/8, 5/8 fixed)"))
     tree_query = HosmerLemeshowQuery(3.0 * TREE_EPSILON, groups=3, grid_points=8, precision=3)
     plan = tree_query.tree_plan(parties=3, threshold=1)
-    pair = tree_neighbours(tree_query.grid)
+    tree_pair = tree_neighbours(tree_query.grid)
     cases.append(_tree_case(
-        "hl-ecdf-m3-t1", plan, pair, claimed=tree_query.budget.ecdf_epsilon,
+        "hl-ecdf-m3-t1", plan, tree_pair, claimed=tree_query.budget.ecdf_epsilon,
         mechanism=("Hosmer-Lemeshow line 5: the ECDF of the predicted probabilities released with the tree at "
                    "(L+1) eps' (Barczewski, Mawass & Ramon, Algorithm 2, Theorem 2; HosmerLemeshowQuery.tree_plan)")))
     return cases

@@ -524,7 +524,7 @@ class FrequencyOracle:
             self._sums = sums[distinct]
         else:  # rows rarely repeat: grouping (a sort) would save little, keep the reports as they are
             self._rows = rows.copy()
-            self._sums = signs
+            self._sums = signs.astype(np.float64)
 
     @property
     def bits(self) -> int:

@@ -475,9 +475,9 @@ class Quantizer:
             bin_index = np.clip(np.floor((column - axis.lower) / width), 0, axis.bins - 1).astype(np.int64)
             return bin_index[:, None], np.ones((column.size, 1))
         step = (axis.upper - axis.lower) / (axis.bins - 1)
-        position = (column - axis.lower) / step
-        low = np.clip(np.floor(position), 0, axis.bins - 2).astype(np.int64)
-        up = np.clip(position - low, 0.0, 1.0)
+        grid_position = (column - axis.lower) / step
+        low = np.clip(np.floor(grid_position), 0, axis.bins - 2).astype(np.int64)
+        up = np.clip(grid_position - low, 0.0, 1.0)
         return np.stack([low, low + 1], axis=1), np.stack([1.0 - up, up], axis=1)
 
     def support(self, values: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:

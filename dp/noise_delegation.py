@@ -313,7 +313,7 @@ def add_delegated_noise(total: Any, plan: NoisePlan | DelegatedNoisePlan, delega
     senders = list(delegated.delegates)
     if max(senders) >= len(mpc.parties):
         raise ValueError(f"delegate {max(senders)} is not a party of this {len(mpc.parties)}-party run")
-    shape = getattr(total, "shape", None)
+    shape: Any = getattr(total, "shape", None)
     is_array = shape is not None and hasattr(type(total), "sectype")
     sectype = type(total).sectype if is_array else type(total)
     if mpc.pid in senders:

@@ -139,8 +139,8 @@ def all_tuples(n_rows: int, degree: int) -> NDArray[np.int64]:
     if k == 2:
         first, second = np.triu_indices(n, 1)
         return np.stack([first, second], axis=1).astype(np.int64, copy=False)
-    out = np.fromiter(combinations(range(n), k), dtype=np.dtype((np.int64, k)), count=total)
-    return out.reshape(total, k)
+    flat = np.fromiter((i for combo in combinations(range(n), k) for i in combo), dtype=np.int64, count=total * k)
+    return flat.reshape(total, k)
 
 
 def _lexsort_rows(tuples: NDArray[np.int64]) -> NDArray[np.int64]:

@@ -464,7 +464,7 @@ def simulate_secret_laplace(plan: SecretLaplacePlan, size: int, rng: np.random.G
 # ------------------------------------------------------------------------------ the secure path
 
 
-def secret_laplace_noise(sectype: type, plans: Sequence[SecretLaplacePlan]) -> list[Any]:
+def secret_laplace_noise(sectype: Any, plans: Sequence[SecretLaplacePlan]) -> list[Any]:
     """One secret noise value per plan, sampled inside MPC in one batch; a list of secure integers.
 
     All plans are brought to the largest ``b`` among them (:meth:`SecretLaplacePlan.thresholds_at`,

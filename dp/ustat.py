@@ -48,6 +48,7 @@ which are DP against it.  Inputs are clipped to their declared domain (locally, 
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -433,7 +434,7 @@ def _clip_encoded(query: UStatQuery, fixed: np.ndarray) -> np.ndarray:
     widths = _clip_widths(query, fixed.shape[1])
     chosen = [j for j, w in enumerate(widths) if w is not None]
     clipped = fixed.copy()
-    clipped[:, chosen] = clip_local(fixed[:, chosen], [widths[j] for j in chosen])
+    clipped[:, chosen] = clip_local(fixed[:, chosen], [w for w in widths if w is not None])
     return clipped
 
 
@@ -479,6 +480,11 @@ def secure_integer_type(query: Any) -> tuple[Any, int]:
 
 
 NoiseSource = Callable[[NoisePlan, int], int]
+
+
+def _draw_at(draw: NoiseSource, plan: Any, *, index: int) -> int:
+    """``draw(plan, index)``: a party's draw for released sum ``index``, as a one-argument source."""
+    return draw(plan, index)
 
 
 async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | None = None,
@@ -570,7 +576,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
             from dp.noise_delegation import add_delegated_noise
 
             noisy = [add_delegated_noise(total, plan, noise_delegates,
-                                         noise_source=lambda plan, index=index: draw(plan, index))
+                                         noise_source=functools.partial(_draw_at, draw, index=index))
                      for index, (total, plan) in enumerate(zip(totals, plans))]
         await meter.settle(*noisy)
 

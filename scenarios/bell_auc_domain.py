@@ -228,7 +228,7 @@ def best_alphas(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, float], dict[
 def _plot(options: DomainOptions, rows: list[dict[str, Any]], path: str) -> None:
     figure, axes = new_figure()
     styles = {"users": "-", "budget": "--"}
-    colours = {}
+    colours: dict[Any, Any] = {}
     for split in options.splits:
         for epsilon in options.epsilons:
             chosen = [row for row in rows if row["split"] == split and row["epsilon"] == epsilon]

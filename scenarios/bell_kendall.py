@@ -299,8 +299,8 @@ def run_experiment(options: KendallOptions, seed: int) -> tuple[list[dict[str, A
             predicted = conditional_variance(setup.values, setup.quantizer, setup.matrix, epsilon=epsilon)
             bound = theorem1_variance_bound(n=n, bins=setup.quantizer.bins, epsilon=epsilon,
                                             kernel_range=KENDALL_SENSITIVITY)
-            rows.append(_row(options, setup, epsilon, methods[0], 0, estimates, float(predicted), float(bound),
-                             seed))
+            rows.append(_row(options, setup, epsilon, methods[0], 0, np.asarray(estimates), float(predicted),
+                             float(bound), seed))
             bar.update(runs)
             # 2PC subsampled pairs, P permutations
             for slot, permutations in enumerate(options.permutations, start=1):

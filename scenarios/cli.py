@@ -163,7 +163,7 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
 
         from secure.runtime import agree_parameters, agree_verdict, on_fatal, start_session, stop_session
 
-        on_fatal(lambda: settle_children(children, 1) and None)
+        on_fatal(lambda: None if settle_children(children, 1) else None)
         if argv is None or children:
             own = sys.argv[1:]
         else:

@@ -149,7 +149,8 @@ async def _release(options: EcdfOptions) -> None:
                            threshold=int(mpc.threshold))
     subset = None if options.release is None else np.unique(np.linspace(0, len(grid) - 1, options.release).round()
                                                              .astype(np.int64))
-    release = await run_secure_ecdf(values, grid, plan, subset=subset, receivers=[0])
+    release = await run_secure_ecdf(values, grid, plan, subset=None if subset is None else subset.tolist(),
+                                    receivers=[0])
     if release is None:
         return
     _report(options, release, prefix_incidence(len(grid)))

@@ -76,11 +76,12 @@ def parse_options(argv: Sequence[str]) -> Options:
     rows: list[int | None] = [None]
     if args.rows:
         try:
-            rows = [int(r) for r in args.rows.split(",")]
+            sizes = [int(r) for r in args.rows.split(",")]
         except ValueError:
             raise UsageError(f"--rows expects numbers like 500,1000, got '{args.rows}'") from None
-        if any(r < 2 for r in rows):
+        if any(r < 2 for r in sizes):
             raise UsageError(f"--rows must be at least 2, got '{args.rows}'")
+        rows = list(sizes)
     return Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json)
 
 
@@ -112,6 +113,7 @@ async def _run(options: Options) -> None:
         except InputError as exc:
             error = str(exc)
         await agree_verdict(error)
+        assert fixed is not None  # every party's verdict was agreed above
         release = await run_secure_rank_auc(query, fixed, receivers=[0])
         if release is None:
             continue

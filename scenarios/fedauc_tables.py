@@ -266,8 +266,8 @@ def _print_ratios(rows: Sequence[dict[str, Any]], samples: int) -> None:
                 name = "one/client" if k == samples else f"K={k}"
                 parts.append(f"{name} {naive['std'] / adaptive['std']:.2f} "
                              f"({naive['predicted_std'] / adaptive['predicted_std']:.2f})")
-            paper = PAPER_ADAPTIVE_GAIN.get(eps, ("?", "?"))[0 if layout == "iid" else 1]
-            gain_rows.append((f"eps={eps:g} {layout}", ", ".join(parts) + f"; paper {paper}"))
+            paper_gain = PAPER_ADAPTIVE_GAIN.get(eps, ("?", "?"))[0 if layout == "iid" else 1]
+            gain_rows.append((f"eps={eps:g} {layout}", ", ".join(parts) + f"; paper {paper_gain}"))
     print_table(gain_rows, title="\nLocalLaplace naive (alpha = 0.5) / adaptive: std ratio, "
                                  "Monte Carlo (closed form); > 1 means adaptive is better")
 

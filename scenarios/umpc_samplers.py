@@ -346,7 +346,8 @@ def run_experiment(options: SamplerOptions, seed: int) -> list[dict[str, Any]]:
     factor = options.parties / (options.parties - options.threshold)
     bound = lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon)
     bound_coalition = lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon, noise_factor=factor)
-    noise = {"epsilon": options.epsilon, "parties": options.parties, "threshold": options.threshold}
+    noise: dict[str, Any] = {"epsilon": options.epsilon, "parties": options.parties,
+                             "threshold": options.threshold}
     random_bound = sv.degree_bound(n, edges, failure=DEGREE_BOUND_FAILURE)
     rows: list[dict[str, Any]] = []
     inc_samples = options.inc_samples or options.common.runs
@@ -444,7 +445,8 @@ def _degree_for_ratio(options: SamplerOptions, row: dict[str, Any], target: floa
     """Smallest calibration degree ``d`` whose ``E_inc + E_DP(d)`` reaches ``target`` (``None`` beyond n)."""
     from dp.sampler_variance import dp_variance
 
-    noise = {"epsilon": options.epsilon, "parties": options.parties, "threshold": options.threshold}
+    noise: dict[str, Any] = {"epsilon": options.epsilon, "parties": options.parties,
+                             "threshold": options.threshold}
     low, high = 1, row["n"] - 1
     if row["inc_theory"] + dp_variance(high, row["edges"], **noise) < target:
         return None

@@ -141,6 +141,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     from secure.kernels import get_kernel
 
     args = build_parser().parse_args(list(argv))
+    dataset: str | None
     dataset, default_columns = STAT_DEFAULTS[args.stat]
     columns = tuple(c.strip() for c in args.columns.split(",")) if args.columns else default_columns
     if args.data is not None:

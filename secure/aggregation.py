@@ -47,7 +47,7 @@ def add_party_noise(total: Any, own_draw: int) -> Any:
     return total + mpc.sum(draws)
 
 
-def sum_party_vectors(sectype: type, own: np.ndarray) -> Any:
+def sum_party_vectors(sectype: Any, own: np.ndarray) -> Any:
     """Every party secret-shares its own integer vector (same length everywhere); return the sum.
 
     Used for per-party counts (each party counts its own rows in the clear) and for per-party noise

@@ -27,7 +27,7 @@ import gzip
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -210,7 +210,7 @@ async def exchange_counts(local_rows: int) -> list[int]:
     return list(await mpc.transfer(int(local_rows)))
 
 
-def share_rows(sectype: type, local: np.ndarray, counts: Sequence[int]) -> object:
+def share_rows(sectype: Any, local: np.ndarray, counts: Sequence[int]) -> Any:
     """Secret-share every party's fixed-point rows; return the stacked secure array.
 
     Each party's rows enter through ``mpc.input`` with that party as the only sender; row ``r`` of

@@ -199,7 +199,7 @@ def _active_width(thresholds: Sequence[int], width: int) -> tuple[int, list[int]
     return width - trailing, [t >> trailing for t in nonzero]
 
 
-def secret_bernoulli(sectype: type, thresholds: Sequence[int], bits: int) -> SecureArray:
+def secret_bernoulli(sectype: Any, thresholds: Sequence[int], bits: int) -> SecureArray:
     """Secret independent ``Bernoulli(T_i / 2^bits)`` bits from fresh joint random bits.
 
     Row ``i`` compares a fresh secret uniform ``bits``-bit integer with ``T_i``
@@ -239,7 +239,7 @@ def _check_sectype(sectype: Any) -> None:
         raise TypeError(f"sectype must be an MPyC secure integer type such as mpc.SecInt(32), got {sectype!r}")
 
 
-def secret_discrete_laplace(sectype: type, thresholds: Sequence[Sequence[int]], bits: int) -> SecureArray:
+def secret_discrete_laplace(sectype: Any, thresholds: Sequence[Sequence[int]], bits: int) -> SecureArray:
     """``G1 - G2`` per row, with ``G = sum_j 2^j [U_j < T_j]``, sampled on secret shares.
 
     Row ``i`` of ``thresholds`` holds the ``J_i`` digit thresholds ``T_0 .. T_{J_i - 1}`` of one noise
@@ -287,6 +287,7 @@ def secret_discrete_laplace(sectype: type, thresholds: Sequence[Sequence[int]], 
             pieces.append(sectype.array(np.zeros(len(members), dtype=np.int64)))
             continue
         size = 2 * len(members) * len(digits)
+        assert coins is not None  # some row has digits
         block = mpc.np_reshape(coins[start:start + size], (2 * len(members), len(digits)))
         weights = np.array([1 << j for j in digits], dtype=object)
         geometric = block @ weights  # shape (2 * members,): G1 of every member, then G2

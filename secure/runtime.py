@@ -165,7 +165,7 @@ async def start_session(timeout: float = 60.0, check_peers: Callable[[], str | N
             raise
 
     try:
-        loop.create_connection = recording_connect  # type: ignore[method-assign]
+        loop.create_connection = recording_connect  # type: ignore[method-assign,assignment]
         patched = True
     except AttributeError:  # an event loop without instance attributes (uvloop): no early diagnosis
         patched = False
