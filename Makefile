@@ -35,7 +35,7 @@ typecheck: $(TEST_STAMP)
 
 # The threat-model drills in quick mode, printing their numbers (also run by `make test`).
 drills: $(TEST_STAMP)
-	$(PY) -m scenarios.audit --quick --no-log
+	$(PY) -m scenarios.audit --quick --seed 2026 --no-log
 	$(PY) -m scenarios.threat -M3 --quick --no-log
 	$(PY) -m scenarios.threat -M5 -T2 --quick --no-log
 	$(PY) -m scenarios.fault_drills --quick

@@ -22,7 +22,9 @@ Options:
   --list             list the cases and stop
   --samples N        samples per dataset for every case (default: 5 x each case's recommended size)
   --quick            each case's recommended (minimal, power-derived) sample size
-  --confidence C     confidence of each lower bound (default 0.95)
+  --confidence C     family-wise confidence over the cases run (default 0.95): each case's bound
+                     is at 1 - (1 - C)/K for K cases (Bonferroni), so a correct suite passes
+                     every case with probability at least C
   --seed S           seed of the audit's sampling (default: a joint seed of all parties, printed)
   --json PATH        write the results as JSON
   --results-dir DIR  also write audit.csv there
@@ -141,9 +143,9 @@ def _print_list(cases: Sequence[Any]) -> None:
         print(f"    statistic: {case.statistic}; neighbours: {case.neighbours}")
 
 
-def _print_results(records: Sequence[dict[str, Any]], seed: int, seconds: float) -> None:
-    print(f"DP audit: lower bounds at {records[0]['confidence']:.0%} confidence, audit seed {seed} "
-          f"({seconds:.1f} s)")
+def _print_results(records: Sequence[dict[str, Any]], seed: int, seconds: float, family: float) -> None:
+    print(f"DP audit: lower bounds at {records[0]['confidence']:.4%} confidence each, {family:.0%} family-wise "
+          f"over {len(records)} cases; audit seed {seed} ({seconds:.1f} s)")
     width = max(len(r["case"]) for r in records)
     print(f"  {'case':<{width}}  {'kind':<9}  {'claimed':>15}  {'samples':>8}  {'eps lower':>9}  verdict  expected")
     for r in records:
@@ -182,16 +184,17 @@ def run(options: AuditOptions, seed: int) -> list[str]:
         _print_list(cases)
         return []
     streams = np.random.SeedSequence(seed).spawn(len(cases))
+    per_case = 1.0 - (1.0 - options.confidence) / len(cases)  # Bonferroni over the cases run
     start = time.perf_counter()
     records = []
     bar = progress(len(cases), "audit")
     for case, stream in zip(cases, streams):
         result = audit(case, samples=_samples_for(case, options), rng=np.random.default_rng(stream),
-                       confidence=options.confidence)
+                       confidence=per_case)
         records.append(_record(result))
         bar.update(1)
     bar.close()
-    _print_results(records, seed, time.perf_counter() - start)
+    _print_results(records, seed, time.perf_counter() - start, options.confidence)
     if options.json_path:
         Path(options.json_path).write_text(json.dumps({"seed": seed, "results": records}, indent=2))
     if options.results_dir:
