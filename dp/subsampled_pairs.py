@@ -78,10 +78,10 @@ from typing import Any
 import numpy as np
 
 from dp.sampling import max_degree
-from dp.ustat import NoisePlan, UStatQuery, plan_noise, polya_tail_bound, prepare_rows, secure_integer_type
+from dp.ustat import KernelColumns, NoisePlan, UStatQuery, plan_noise, polya_tail_bound, prepare_rows, secure_integer_type
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
 from secure.intake import ColumnSpec, FixedPointRows
-from secure.kernels import Kernel, KernelOutput
+from secure.kernels import Kernel
 from secure.noise import polya_difference
 
 __all__ = [
@@ -119,7 +119,7 @@ _ENTRIES_PER_CHUNK = 1 << 21  # simulated noise entries held at once
 
 
 @dataclass(frozen=True)
-class SubsampledPairsQuery:
+class SubsampledPairsQuery(KernelColumns):
     """What the parties agree to compute and release with the subsampled-pairs protocol.
 
     :param kernel: a degree-2 kernel from :mod:`secure.kernels` (one output, or a ratio of two).
@@ -147,16 +147,6 @@ class SubsampledPairsQuery:
     def ustat_query(self) -> UStatQuery:
         """The same kernel and columns as a :class:`dp.ustat.UStatQuery` (for :func:`prepare_rows`)."""
         return UStatQuery(kernel=self.kernel, specs=tuple(self.specs), epsilon=self.epsilon)
-
-    @property
-    def widths(self) -> list[int]:
-        """Fixed-point width of each column's domain."""
-        return [spec.width for spec in self.specs]
-
-    @property
-    def outputs(self) -> tuple[KernelOutput, ...]:
-        """The kernel's released outputs (one, or numerator and denominator)."""
-        return self.kernel.outputs(self.widths)
 
     @property
     def output_epsilon(self) -> float:

@@ -64,7 +64,7 @@ from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
 from secure.kernels import Kernel, KernelOutput
 from secure.noise import centered_binomial, polya_difference
 
-__all__ = ["UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "sample_for", "secure_integer_type", "UStatRelease",
+__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "sample_for", "secure_integer_type", "UStatRelease",
            "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "NOISE_SOURCES", "MPC_LAPLACE",
            "TUPLES_PER_BATCH", "sampler_summary"]
 
@@ -77,8 +77,25 @@ TUPLES_PER_BATCH = 1 << 16
 _TAIL_BITS = 41  # the noise exceeds the slack of the guarded reveal with probability < 2**-40
 
 
+class KernelColumns:
+    """What a query over kernel columns derives from its ``kernel`` and column ``specs``."""
+
+    kernel: Kernel
+    specs: tuple[ColumnSpec, ...]
+
+    @property
+    def widths(self) -> list[int]:
+        """Fixed-point width of each column's domain."""
+        return [spec.width for spec in self.specs]
+
+    @property
+    def outputs(self) -> tuple[KernelOutput, ...]:
+        """The kernel's released outputs (one, or numerator and denominator)."""
+        return self.kernel.outputs(self.widths)
+
+
 @dataclass(frozen=True)
-class UStatQuery:
+class UStatQuery(KernelColumns):
     """What the parties agree to compute and release.
 
     :param kernel: the kernel (degree, outputs, secure function).
@@ -117,16 +134,6 @@ class UStatQuery:
         if len(self.specs) != len(self.kernel.columns):
             raise ValueError(f"statistic '{self.kernel.name}' needs {len(self.kernel.columns)} columns "
                              f"({', '.join(self.kernel.columns)}), got {len(self.specs)}")
-
-    @property
-    def widths(self) -> list[int]:
-        """Fixed-point width of each column's domain."""
-        return [spec.width for spec in self.specs]
-
-    @property
-    def outputs(self) -> tuple[KernelOutput, ...]:
-        """The kernel's released outputs (one, or numerator and denominator)."""
-        return self.kernel.outputs(self.widths)
 
 
 def polya_tail_bound(alpha: float, total_shape: float, failure_bits: int = _TAIL_BITS) -> int:
