@@ -65,7 +65,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.cli import ScenarioParser, run_scenario
 from scenarios.experiments import (
     CommonOptions,
     add_common_options,
@@ -73,6 +73,7 @@ from scenarios.experiments import (
     format_mean,
     new_figure,
     noise_generator,
+    parse_integer_list,
     parse_positive_list,
     print_rows,
     progress,
@@ -111,19 +112,7 @@ class DomainOptions:
 
 
 def _parse_alphas(text: str) -> tuple[int, ...]:
-    items = [item.strip() for item in text.split(",") if item.strip()]
-    if not items:
-        raise UsageError(f"--alphas expects a comma-separated list of integers, got '{text}'")
-    values = []
-    for item in items:
-        try:
-            value = int(item)
-        except ValueError:
-            raise UsageError(f"--alphas expects integers, got '{item}'") from None
-        if not 1 <= value <= MAX_ALPHA:
-            raise UsageError(f"--alphas must lie in [1, {MAX_ALPHA}], got {value}")
-        values.append(value)
-    return tuple(sorted(set(values)))
+    return parse_integer_list(text, "--alphas", low=1, high=MAX_ALPHA)
 
 
 def parse_options(argv: Sequence[str]) -> DomainOptions:

@@ -53,6 +53,7 @@ __all__ = [
     "add_common_options",
     "common_options",
     "parse_positive_list",
+    "parse_integer_list",
     "check_positive_number",
     "agree_seed",
     "check_results_dir",
@@ -149,6 +150,26 @@ def parse_positive_list(text: str, option: str) -> tuple[float, ...]:
         except ValueError:
             raise UsageError(f"{option} expects numbers, got '{item}'") from None
         values.append(check_positive_number(number, option))
+    return tuple(sorted(set(values)))
+
+
+def parse_integer_list(text: str, option: str, *, low: int, high: int) -> tuple[int, ...]:
+    """Parse a comma-separated list of integers in ``[low, high]`` (``"4,8,16"``), sorted, without duplicates.
+
+    :raise UsageError: on an empty list, a non-integer or a value outside ``[low, high]``.
+    """
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise UsageError(f"{option} expects a comma-separated list of integers, got '{text}'")
+    values = []
+    for item in items:
+        try:
+            value = int(item)
+        except ValueError:
+            raise UsageError(f"{option} expects integers, got '{item}'") from None
+        if not low <= value <= high:
+            raise UsageError(f"{option} must lie in [{low}, {high}], got {value}")
+        values.append(value)
     return tuple(sorted(set(values)))
 
 
