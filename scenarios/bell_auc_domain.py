@@ -65,11 +65,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.cli import ScenarioParser, run_scenario
+from scenarios.cli import ScenarioParser
 from scenarios.experiments import (
     CommonOptions,
     add_common_options,
     common_options,
+    experiment_main,
     format_mean,
     new_figure,
     noise_generator,
@@ -77,7 +78,6 @@ from scenarios.experiments import (
     parse_positive_list,
     print_rows,
     progress,
-    run_standard_experiment,
     save_figure,
     seed_note,
     summarize_runs,
@@ -273,14 +273,10 @@ def _print(options: DomainOptions, rows: list[dict[str, Any]], seed: int, second
     sys.stdout.flush()
 
 
-async def _experiment(options: DomainOptions) -> None:
-    """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    await run_standard_experiment(options, "bell_auc_domain", run_experiment, CSV_COLUMNS, _plot, _print)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the domain-size experiment; returns the exit code."""
-    return run_scenario(parse_options, _experiment, _public, argv)
+    return experiment_main(argv, name="bell_auc_domain", parse=parse_options, public=_public, run=run_experiment,
+                           columns=CSV_COLUMNS, plot=_plot, report=_print)
 
 
 if __name__ == "__main__":

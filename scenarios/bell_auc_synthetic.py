@@ -73,18 +73,18 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.cli import ScenarioParser, UsageError
 from scenarios.experiments import (
     CommonOptions,
     add_common_options,
     common_options,
+    experiment_main,
     format_mean,
     noise_generator,
     parse_integer_list,
     parse_positive_list,
     print_rows,
     progress,
-    run_standard_experiment,
     save_figure,
     seed_note,
     summarize_runs,
@@ -327,14 +327,10 @@ def _print(options: SyntheticOptions, rows: list[dict[str, Any]], seed: int, sec
     sys.stdout.flush()
 
 
-async def _experiment(options: SyntheticOptions) -> None:
-    """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    await run_standard_experiment(options, "bell_auc_synthetic", run_experiment, CSV_COLUMNS, _plot, _print)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the synthetic experiment; returns the exit code."""
-    return run_scenario(parse_options, _experiment, _public, argv)
+    return experiment_main(argv, name="bell_auc_synthetic", parse=parse_options, public=_public, run=run_experiment,
+                           columns=CSV_COLUMNS, plot=_plot, report=_print)
 
 
 if __name__ == "__main__":

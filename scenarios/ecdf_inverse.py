@@ -57,13 +57,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.cli import ScenarioParser, UsageError
 from scenarios.experiments import (
     CommonOptions,
     add_common_options,
     check_positive_number,
     common_options,
     data_generator,
+    experiment_main,
     format_mean,
     new_figure,
     noise_generator,
@@ -72,7 +73,6 @@ from scenarios.experiments import (
     print_rows,
     progress,
     run_seeds,
-    run_standard_experiment,
     save_figure,
     seed_note,
     summarize_runs,
@@ -256,14 +256,10 @@ def _print(options: InverseOptions, rows: list[dict[str, Any]], seed: int, secon
     print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
 
 
-async def _experiment(options: InverseOptions) -> None:
-    """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    await run_standard_experiment(options, "ecdf_inverse", run_experiment, CSV_COLUMNS, _plot, _print)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the inverse-ECDF experiment; returns the exit code."""
-    return run_scenario(parse_options, _experiment, _public, argv)
+    return experiment_main(argv, name="ecdf_inverse", parse=parse_options, public=_public, run=run_experiment,
+                           columns=CSV_COLUMNS, plot=_plot, report=_print)
 
 
 if __name__ == "__main__":

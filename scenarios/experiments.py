@@ -57,6 +57,7 @@ __all__ = [
     "check_positive_number",
     "agree_seed",
     "check_results_dir",
+    "experiment_main",
     "run_seeds",
     "data_generator",
     "noise_generator",
@@ -245,6 +246,23 @@ async def run_standard_experiment(options: Any, name: Any, run: Any, columns: Se
     write_csv(base + ".csv", columns, rows)
     plot(options, rows, base + ".png")
     report(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+
+
+def experiment_main(argv: Sequence[str] | None, *, name: str, parse: Any, public: Any, run: Any,
+                    columns: Sequence[str], plot: Any, report: Any) -> int:
+    """One party of a standard simulated experiment (:func:`run_standard_experiment`); the exit code.
+
+    :param argv: the command line (default ``sys.argv[1:]``).
+    :param name: base name of the CSV and PNG; ``parse``, ``public``: as for
+        :func:`scenarios.cli.run_scenario`; ``run``, ``columns``, ``plot``, ``report``: as for
+        :func:`run_standard_experiment`.
+    """
+    from scenarios.cli import run_scenario
+
+    async def body(options: Any) -> None:
+        await run_standard_experiment(options, name, run, columns, plot, report)
+
+    return run_scenario(parse, body, public, argv)
 
 
 def run_seeds(seed: int, runs: int) -> np.ndarray:

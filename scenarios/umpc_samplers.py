@@ -89,19 +89,19 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.cli import ScenarioParser, UsageError
 from scenarios.experiments import (
     CommonOptions,
     add_common_options,
     check_positive_number,
     common_options,
+    experiment_main,
     format_mean,
     new_figure,
     noise_generator,
     print_rows,
     progress,
     run_seeds,
-    run_standard_experiment,
     save_figure,
     seed_note,
     summarize,
@@ -519,14 +519,10 @@ def _print(options: SamplerOptions, rows: list[dict[str, Any]], seed: int, secon
     sys.stdout.flush()
 
 
-async def _experiment(options: SamplerOptions) -> None:
-    """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    await run_standard_experiment(options, "umpc_samplers", run_experiment, CSV_COLUMNS, _plot, _print)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the sampler comparison; returns the exit code."""
-    return run_scenario(parse_options, _experiment, _public, argv)
+    return experiment_main(argv, name="umpc_samplers", parse=parse_options, public=_public, run=run_experiment,
+                           columns=CSV_COLUMNS, plot=_plot, report=_print)
 
 
 if __name__ == "__main__":

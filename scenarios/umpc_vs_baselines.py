@@ -69,13 +69,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.cli import ScenarioParser, UsageError
 from scenarios.experiments import (
     CommonOptions,
     add_common_options,
     check_positive_number,
     common_options,
     data_generator,
+    experiment_main,
     format_mean,
     new_figure,
     noise_generator,
@@ -83,7 +84,6 @@ from scenarios.experiments import (
     print_rows,
     progress,
     run_seeds,
-    run_standard_experiment,
     save_figure,
     seed_note,
     summarize,
@@ -367,14 +367,10 @@ def _print(options: BaselineOptions, rows: list[dict[str, Any]], seed: int, seco
     sys.stdout.flush()
 
 
-async def _experiment(options: BaselineOptions) -> None:
-    """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    await run_standard_experiment(options, "umpc_vs_baselines", run_experiment, CSV_COLUMNS, _plot, _print)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the U-MPC vs baselines experiment; returns the exit code."""
-    return run_scenario(parse_options, _experiment, _public, argv)
+    return experiment_main(argv, name="umpc_vs_baselines", parse=parse_options, public=_public, run=run_experiment,
+                           columns=CSV_COLUMNS, plot=_plot, report=_print)
 
 
 if __name__ == "__main__":
