@@ -81,8 +81,9 @@ from dp.audit import AuditCase, Sampler, clopper_pearson_lower, clopper_pearson_
 from dp.calibration import party_noise_shape
 from dp.ecdf import (
     TreeNoisePlan,
-    continual_gaussian_sigma,
+    draw_gaussian_tree_noise,
     interval_nodes,
+    noisy_counts,
     plan_tree_noise,
     prefix_incidence,
     true_counts,
@@ -93,29 +94,30 @@ from dp.fedauc import (
     average_ranks,
     client_releases,
     client_layout,
-    discrete_laplace_noise,
+    noisy_client_reports,
     local_statistics,
     noise_parameter,
     server_auc,
     zcdp_budget,
 )
 from dp.fedauc_secure import RankAucQuery, exact_sums, plans_for_rows
-from dp.hosmer_lemeshow import HosmerLemeshowQuery, group_statistics
+from dp.hosmer_lemeshow import HosmerLemeshowQuery, group_statistics, party_statistic_draws
 from dp.noise_delegation import DelegatedNoisePlan, choose_delegates, delegate_plan
 from dp.sampling import vertex_degrees
 from dp.secret_noise import simulate_secret_laplace
-from dp.subsampled_pairs import SubsampledPairsQuery, all_pairs_plans, pairs_for, plans_for_pairs
-from dp.ustat import NoisePlan, Simulation, UStatQuery, sample_for, simulate
+from dp.subsampled_pairs import SubsampledPairsQuery, all_pairs_plans, pairs_for, party_pair_draws, plans_for_pairs
+from dp.ustat import NoisePlan, Simulation, UStatQuery, plans_for, sample_for, simulate
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive, check_positive_int
 from secure.intake import ColumnSpec
 from secure.kernels import get_kernel
-from secure.noise import centered_binomial, polya_difference, sample_discrete_gaussian
+from secure.noise import polya_difference, sample_discrete_gaussian
 from secure.public_randomness import public_generator
 
 __all__ = [
     "PUBLIC_SEED",
     "CASE_EPSILON",
     "CASE_DELTA",
+    "BINOMIAL_SPLIT_DELTA",
     "GAUSSIAN_EPSILON",
     "GAUSSIAN_DELTA",
     "TREE_EPSILON",
@@ -127,6 +129,10 @@ __all__ = [
     "TreeNeighbours",
     "tree_weights",
     "tree_neighbours",
+    "TREE_VECTOR_EPSILON",
+    "tree_log_likelihood",
+    "tree_privacy_loss_statistic",
+    "tree_vector_case",
     "HosmerLemeshowNeighbours",
     "hosmer_lemeshow_neighbours",
     "FedAucNeighbours",
@@ -151,6 +157,12 @@ PUBLIC_SEED: int = 20240611
 CASE_EPSILON: float = 1.0
 #: delta of the binomial (epsilon, delta) cases.
 CASE_DELTA: float = 1e-5
+#: delta of ``umpc-kendall-binomial-m5-t2``, the case on which a wrong split of the binomial trials
+#: (over ``m`` parties instead of ``m - t``) is resolvable: at ``m = 5``, ``t = 2``, Delta = 8 the honest
+#: parties then hold 546 of the 906 trials, true delta 0.035 at the claimed epsilon 1 and a best threshold
+#: event of log-ratio 1.40, which ``tests/test_audit_mutations.py`` resolves at 100 000 outputs; at
+#: :data:`CASE_DELTA` the same violation lies in tails too rare to resolve below millions of outputs.
+BINOMIAL_SPLIT_DELTA: float = 1e-2
 #: (epsilon, delta) claimed by the Gaussian (zCDP) cases: rho = zcdp_budget(3, 1e-3) ~ 0.20 keeps
 #: the noise small enough that the loss is visible at audit-resolvable event probabilities.
 GAUSSIAN_EPSILON: float = 3.0
@@ -161,6 +173,11 @@ HL_EPSILONS: dict[str, float] = {"paper": 3.0, "joint": 1.5}
 #: epsilon of the tree cases: a node's loss is epsilon/(L + 1), so a larger budget keeps the
 #: audited loss (exactly L epsilon/(L + 1) on N = 2^L points) resolvable.
 TREE_EPSILON: float = 2.0
+#: epsilon of the whole-vector tree case (:func:`tree_vector_case`, N = 8, L = 3): node rate
+#: epsilon/4 = 1.5, exact loss of the worst pair 3 x 1.5 = 4.5.  At this rate a node-level loss of
+#: twice the claimed rate (node noise halved or epsilon doubled: count-level loss 9 > 6) is resolved
+#: by events of probability about 1 % (``tests/test_audit_mutations.py`` plans 200 000 outputs).
+TREE_VECTOR_EPSILON: float = 6.0
 
 NoiseDraw = Callable[[int, np.random.Generator], np.ndarray]
 
@@ -192,25 +209,47 @@ def _honest_sum(draw: NoiseDraw, honest: int) -> NoiseDraw:
     return noise
 
 
-def _plan_draw(plan: NoisePlan | DelegatedNoisePlan) -> NoiseDraw:
-    """One party's (or delegate's) share of ``plan``, ``count`` at a time.
+def _honest_shares(plan: NoisePlan | DelegatedNoisePlan, count: int, rng: np.random.Generator) -> np.ndarray:
+    """The honest parties' (or delegates') shares of ``plan``, summed, ``count`` releases at a time.
 
-    A delegated plan draws with its own :meth:`DelegatedNoisePlan.draw`; a :class:`NoisePlan` with
-    what its ``draw`` calls (:func:`secure.noise.polya_difference` of ``plan.shape`` and
-    ``plan.alpha``, or :func:`secure.noise.centered_binomial` of ``plan.party_trials``), vectorised.
+    Each share is the shipped party draw (:meth:`dp.ustat.NoisePlan.draw` or
+    :meth:`dp.noise_delegation.DelegatedNoisePlan.draw`, vectorised by ``size``); the release sums
+    every party's share, and a coalition of ``t`` subtracts its own, leaving the ``m - t`` honest ones.
     """
-    if isinstance(plan, DelegatedNoisePlan):
-        delegated = plan
-        return lambda count, rng: np.asarray(delegated.draw(rng, size=count))
-    if plan.mechanism == "binomial":
-        trials = plan.party_trials
-        return lambda count, rng: np.asarray(centered_binomial(trials, size=count, rng=rng))
-    return _polya_draw(plan.shape, plan.alpha)
+    honest = plan.honest_delegates if isinstance(plan, DelegatedNoisePlan) else plan.parties - plan.threshold
+    total = np.zeros(count, dtype=np.int64)
+    for _ in range(honest):
+        total += np.asarray(plan.draw(rng, size=count), dtype=np.int64)
+    return total
 
 
-def _polya_draw(shape: float, alpha: float) -> NoiseDraw:
-    """``count`` Polya differences of ``shape`` and ``alpha`` (:func:`secure.noise.polya_difference`)."""
+def _naive_polya_draw(shape: float, alpha: float) -> NoiseDraw:
+    """Negative controls only (a deliberately broken calibration): ``count`` Polya differences."""
     return lambda count, rng: np.asarray(polya_difference(shape, alpha, size=count, rng=rng))
+
+
+def privacy_loss_statistic(released: np.ndarray, first: npt.ArrayLike, second: npt.ArrayLike,
+                           log_alpha: npt.ArrayLike) -> np.ndarray:
+    """The claimed privacy-loss statistic of independent discrete Laplace coordinates.
+
+    ``T = sum_j -log(alpha_j) (|x_j - c'_j| - |x_j - c_j|)``: the log-likelihood ratio of ``D``
+    against ``D'`` under the *claimed* noise (a fixed function of the release, so post-processing).
+    It is sufficient for the pair under the claimed law; its largest value ``sum_j -log(alpha_j) |d_j|``
+    (the claimed loss) is reached on the product event ``{every x_j on c_j's far side from c'_j}``,
+    whose probability ratio is exactly ``e^epsilon`` for correctly calibrated noise and larger when the
+    noise is too light *or too concentrated* (Pólya shares of shape ``1/m``: each coordinate's
+    ``P(eta >= 0) / P(eta >= |d_j|)`` grows), which a linear statistic would average away.
+
+    :param released: ``(runs, k)`` released coordinates; ``first``, ``second``: their noiseless values
+        on ``D`` and ``D'``; ``log_alpha``: claimed ``log alpha_j < 0``.
+    :return: ``(runs,)`` float64, rounded to 9 decimals (merges floating-point variants of a value).
+    """
+    x = np.asarray(released, dtype=np.float64)
+    rates = -np.asarray(log_alpha, dtype=np.float64)
+    if np.any(~(rates > 0)):
+        raise ValueError("log_alpha must be negative")
+    c, c_prime = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    return np.round((np.abs(x - c_prime) - np.abs(x - c)) @ rates, 9)
 
 
 def laplace_weights(log_alpha: npt.ArrayLike, shift: npt.ArrayLike) -> np.ndarray:
@@ -271,6 +310,15 @@ class UStatNeighbours:
     def change(self) -> list[int]:
         """Change of each released integer sum from ``D`` to ``D'``."""
         return [int(b) - int(a) for a, b in zip(self.first.sums, self.second.sums)]
+
+    def calibrate(self) -> list[NoisePlan]:
+        """The plans, recomputed now by the shipped calibration (:func:`dp.ustat.plans_for`).
+
+        The samplers call this at every batch, so that what is audited is what the protocol would
+        calibrate with the code as it is (the mutation tests patch it).
+        """
+        rows = sum(len(part) for part in self.first_rows)
+        return plans_for(self.query, self.first.tuples, rows, self.parties, self.threshold)
 
 
 def _split_rows(rows: np.ndarray, parties: int) -> tuple[np.ndarray, ...]:
@@ -342,8 +390,8 @@ def _ustat_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCase:
     honest = pair.parties - pair.threshold
     first, second = float(pair.first.sums[0]), float(pair.second.sums[0])
     return AuditCase(
-        name=name, mechanism=mechanism, epsilon=plan.epsilon, delta=plan.delta,
-        sample=_scalar_sampler(first, second, _honest_sum(_plan_draw(plan), honest)),
+        name=name, mechanism=mechanism, epsilon=pair.query.epsilon, delta=pair.query.delta,
+        sample=_scalar_sampler(first, second, lambda count, rng: _honest_shares(pair.calibrate()[0], count, rng)),
         statistic=(f"the released integer sum minus the coalition's own {pair.threshold} shares: sum + "
                    f"{honest} honest shares"),
         neighbours=(f"replace row {pair.changed_row} (a row of largest degree "
@@ -358,9 +406,16 @@ def _mpc_noise_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCa
     if sampler is None:
         raise ValueError(f"case {name}: the query's noise is not sampled inside MPC")
     first, second = float(pair.first.sums[0]), float(pair.second.sums[0])
+
+    def noise(count: int, rng: np.random.Generator) -> np.ndarray:
+        current = pair.calibrate()[0].sampler  # dp.ustat.plan_noise -> dp.secret_noise.plan_secret_laplace
+        if current is None:
+            raise RuntimeError(f"case {name}: the calibration no longer samples inside MPC")
+        return simulate_secret_laplace(current, count, rng)
+
     return AuditCase(
         name=name, mechanism=mechanism, epsilon=plan.epsilon, delta=plan.delta,
-        sample=_scalar_sampler(first, second, lambda count, rng: simulate_secret_laplace(sampler, count, rng)),
+        sample=_scalar_sampler(first, second, noise),
         statistic=("the released integer sum: sum + noise sampled inside MPC (no party, hence no coalition of "
                    f"{pair.threshold}, knows any part of it); J = {sampler.digits} digits, b = {sampler.bits} bits"),
         neighbours=(f"replace row {pair.changed_row} (a row of largest degree "
@@ -373,6 +428,7 @@ def _umpc_cases() -> list[AuditCase]:
     in_mpc = ustat_neighbours("kendall", parties=3, threshold=1, noise="mpc")
     gini = ustat_neighbours("gini", parties=5, threshold=2)
     binomial = ustat_neighbours("kendall", delta=CASE_DELTA, parties=3, threshold=1)
+    binomial_split = ustat_neighbours("kendall", delta=BINOMIAL_SPLIT_DELTA, parties=5, threshold=2)
     return [
         _ustat_case("umpc-kendall-dlap-m3-t1", kendall,
                     "Pi_U-MPC Kendall tau on 48 balanced tuples, distributed discrete Laplace: each party adds "
@@ -385,6 +441,11 @@ def _umpc_cases() -> list[AuditCase]:
                     "Pi_U-MPC Kendall tau, (epsilon, delta) variant: each party adds a centred Binomial(N_p, 1/2), "
                     "(m-t) N_p at least the fewest trials meeting (epsilon, delta) exactly "
                     "(dp.calibration.binomial_delta; Sinh & Ramon, Protocol 3.1 with the binomial mechanism)"),
+        _ustat_case("umpc-kendall-binomial-m5-t2", binomial_split,
+                    "Pi_U-MPC Kendall tau, (epsilon, delta = 1e-2) variant with m = 5, t = 2: each party adds a "
+                    "centred Binomial(N_p, 1/2) with N_p = ceil(N/(m-t)) rounded up to even, N the fewest trials "
+                    "meeting (epsilon, delta) exactly (dp.calibration.party_binomial_trials; Sinh & Ramon, "
+                    "Protocol 3.1 with the binomial mechanism); the case on which a split over m is resolvable"),
         _mpc_noise_case("umpc-kendall-mpc-dlap-m3-t1", in_mpc,
                         "Pi_U-MPC Kendall tau on 48 balanced tuples, one discrete Laplace sampled inside MPC: "
                         "G1 - G2 with G = sum_j 2^j [U_j < T_j], J binary digits of b-bit secret uniform coins "
@@ -401,15 +462,20 @@ def _delegated_cases() -> list[AuditCase]:
     for name, source, corrupt in (("delegated-dlap-one-honest", pair, None), ("delegated-dlap-two-honest", pair, 1),
                                   ("delegated-binomial-one-honest", binomial, None)):
         plan = delegate_plan(source.plans[0], delegates, corrupt_delegates=corrupt)
+
+        def noise(count: int, rng: np.random.Generator, source: UStatNeighbours = source,
+                  corrupt: int | None = corrupt) -> np.ndarray:
+            current = delegate_plan(source.calibrate()[0], delegates, corrupt_delegates=corrupt)
+            return _honest_shares(current, count, rng)
+
         cases.append(AuditCase(
             name=name,
             mechanism=(f"noise delegation (Sinh & Ramon §4, threat model M_HF): only the delegates "
                        f"Z = {list(delegates)} of m = 5 draw {plan.mechanism} noise, calibrated within Z for "
                        f"t_Z = {plan.corrupt_delegates} corrupt delegates (shape 1/(|Z| - t_Z)), on the Pi_U-MPC "
                        f"Kendall sum"),
-            epsilon=plan.base.epsilon, delta=plan.base.delta,
-            sample=_scalar_sampler(float(source.first.sums[0]), float(source.second.sums[0]),
-                                   _honest_sum(_plan_draw(plan), plan.honest_delegates)),
+            epsilon=source.query.epsilon, delta=source.query.delta,
+            sample=_scalar_sampler(float(source.first.sums[0]), float(source.second.sums[0]), noise),
             statistic=f"the Kendall sum plus the {plan.honest_delegates} honest delegate draw(s)",
             neighbours=f"replace a row of largest degree; the sum moves by {source.change[0]} = the sensitivity"))
     return cases
@@ -534,8 +600,8 @@ def tree_neighbours(grid: npt.ArrayLike, *, rows: int = 20, gaussian: bool = Fal
     """
     taus = np.asarray(grid, dtype=np.float64)
     points = int(taus.size)
-    if points < 2:
-        raise ValueError(f"grid must have at least 2 points, got {points}")
+    if points < 1:
+        raise ValueError(f"grid must have at least 1 point, got {points}")
     n = check_positive_int(rows, "rows")
     if gaussian:
         weights, interval = _gaussian_interval(points)
@@ -555,45 +621,46 @@ def tree_neighbours(grid: npt.ArrayLike, *, rows: int = 20, gaussian: bool = Fal
 
 
 def _tree_sampler(pair: TreeNeighbours, node_noise: Callable[[int, int, np.random.Generator], np.ndarray]) -> Sampler:
-    """``w . (c + A eta)`` on both datasets, computed as ``w . c + (A^T w) . eta``.
+    """``w . c~`` on both datasets, ``c~ = noisy_counts(c, eta)`` the shipped release (eq. 2).
 
-    The two are equal (eq. 2 is linear; a test holds them equal on a draw), and only the nodes with
-    ``(A^T w)_node != 0`` enter the statistic, so ``node_noise(count, nodes, rng)`` draws a
-    ``(count, nodes)`` array for those nodes only (the others are independent of the statistic).
+    ``node_noise(count, nodes, rng)`` returns a ``(count, nodes)`` array of total node noise (the
+    noise a coalition cannot subtract), one row per release.
     """
-    coefficients = prefix_incidence(pair.grid.size).T @ pair.weights
-    used = np.flatnonzero(np.abs(coefficients) > 1e-12)
-    used_coefficients = coefficients[used]
-    first = float(pair.first_counts @ pair.weights)
-    second = float(pair.second_counts @ pair.weights)
+    nodes = prefix_incidence(pair.grid.size).shape[1]
 
     def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        return (first + node_noise(count, used.size, rng) @ used_coefficients,
-                second + node_noise(count, used.size, rng) @ used_coefficients)
+        return (noisy_counts(pair.first_counts, node_noise(count, nodes, rng)) @ pair.weights,
+                noisy_counts(pair.second_counts, node_noise(count, nodes, rng)) @ pair.weights)
 
     return sample
 
 
-def _tree_party_noise(plan: TreeNoisePlan, honest: int) -> Callable[[int, int, np.random.Generator], np.ndarray]:
-    """``honest`` parties' node draws (:meth:`TreeNoisePlan.draw_party`, vectorised over runs)."""
+def _tree_party_noise(make_plan: Callable[[], TreeNoisePlan]) -> Callable[[int, int, np.random.Generator], np.ndarray]:
+    """The honest parties' node draws: ``m - t`` calls of the shipped :meth:`TreeNoisePlan.draw_party`.
+
+    The plan is rebuilt at every batch by ``make_plan`` (the shipped :func:`dp.ecdf.plan_tree_noise`
+    or :meth:`HosmerLemeshowQuery.tree_plan`), so the calibration audited is the code's as it is.
+    """
 
     def noise(count: int, nodes: int, rng: np.random.Generator) -> np.ndarray:
+        plan = make_plan()
+        if plan.node_count != nodes:
+            raise RuntimeError(f"the plan has {plan.node_count} nodes, the grid {nodes}")
         total = np.zeros((count, nodes), dtype=np.int64)
-        for _ in range(honest):
-            total += np.asarray(polya_difference(plan.shape, size=count * nodes, rng=rng,
-                                                 log_alpha=plan.log_alpha)).reshape(count, nodes)
+        for _ in range(plan.parties - plan.threshold):
+            total += plan.draw_party(rng, runs=count)
         return total
 
     return noise
 
 
-def _tree_case(name: str, plan: TreeNoisePlan, pair: TreeNeighbours, *, claimed: float, mechanism: str,
-               control: bool = False) -> AuditCase:
-    honest = plan.parties - plan.threshold
+def _tree_case(name: str, make_plan: Callable[[], TreeNoisePlan], pair: TreeNeighbours, *, claimed: float,
+               mechanism: str, control: bool = False) -> AuditCase:
+    plan = make_plan()
     exact = pair.shift * -plan.log_alpha
     return AuditCase(
         name=name, mechanism=mechanism, epsilon=claimed, delta=0.0,
-        sample=_tree_sampler(pair, _tree_party_noise(plan, honest)),
+        sample=_tree_sampler(pair, _tree_party_noise(make_plan)),
         statistic=(f"w . c~ over the {plan.points} released counts (the coalition's own node draws subtracted), "
                    f"w = {pair.weights.astype(int).tolist()} from the LP of dp.audit_cases.tree_weights: node "
                    f"coefficients in [-1, 1], shift {pair.shift:g}"),
@@ -602,24 +669,149 @@ def _tree_case(name: str, plan: TreeNoisePlan, pair: TreeNeighbours, *, claimed:
         control=control)
 
 
+def tree_log_likelihood(noise: npt.ArrayLike, log_alpha: float, *, window: int) -> np.ndarray:
+    """``log sum_{eta : A eta = z} prod_v alpha^|eta_v|``: the claimed log-likelihood of count noise ``z``.
+
+    The released counts are ``c + A eta`` (eq. 2, ``A = prefix_incidence(N)``); under the claimed node
+    noise, i.i.d. ``DLap(alpha)``, the likelihood of a count-noise vector ``z = c~ - c`` is the sum over
+    the node vectors that produce it.  It is computed exactly, up to the window, by passing messages
+    up the tree: a leaf's noise is fixed by ``z_i`` and the sum ``s`` of its ancestors' noises, so the
+    leaf message is ``alpha^|z_i - s|``; a node at level ``l >= 1`` sums its own noise ``e`` out of the
+    product of its children's messages at ``s + e``; the root's message at ``s = 0`` is the
+    likelihood.  Ancestor sums ``s`` are restricted to ``[-window, window]`` (a deterministic
+    truncation: the result is still a fixed function of the release).  The normalising constant
+    ``((1 - alpha)/(1 + alpha))^{|I[L]|}`` is left out (it cancels in a likelihood ratio).
+
+    :param noise: ``(runs, N)`` integer count noise ``z``.
+    :param log_alpha: the claimed ``log alpha < 0`` of every node.
+    :param window: bound on the ancestor sums, ``>= 1``.
+    :return: ``(runs,)`` float64 log-likelihoods.
+    :raise ValueError: on a non-negative ``log_alpha``, a bad window or a non-2-D ``noise``.
+    """
+    z = np.asarray(noise, dtype=np.float64)
+    if z.ndim != 2 or z.shape[1] < 1:
+        raise ValueError(f"noise must have shape (runs, N) with N >= 1, got {z.shape}")
+    if not log_alpha < 0:
+        raise ValueError(f"log_alpha must be negative, got {log_alpha}")
+    width = check_positive_int(window, "window")
+    rate = -float(log_alpha)
+    if z.shape[1] == 1:  # L = 0: the count is the single node
+        return -rate * np.abs(z[:, 0])
+    sums = np.arange(-width, width + 1, dtype=np.float64)
+    kernel = np.exp(-rate * np.abs(sums[:, None] - sums[None, :]))  # alpha^|e|, e = s' - s
+    # (log scale per run, message normalised to a maximum of 1), one per node of the current level
+    messages: list[tuple[np.ndarray, np.ndarray]] = []
+    for i in range(z.shape[1]):
+        log_message = -rate * np.abs(z[:, i:i + 1] - sums[None, :])
+        top = log_message.max(axis=1, keepdims=True)
+        messages.append((top[:, 0], np.exp(log_message - top)))
+    while True:
+        parents: list[tuple[np.ndarray, np.ndarray]] = []
+        for j in range(0, len(messages), 2):  # children (2j-1, l-1), (2j, l-1) of node (j, l)
+            scale = messages[j][0].copy()
+            product = messages[j][1].copy()
+            for extra_scale, extra in messages[j + 1:j + 2]:
+                scale += extra_scale
+                product *= extra
+            if len(messages) <= 2:  # the root: its ancestors' sum is 0
+                return scale + np.log(product @ kernel[:, width])
+            summed = product @ kernel
+            top = summed.max(axis=1)
+            parents.append((scale + np.log(top), summed / top[:, None]))
+        messages = parents
+
+
+def tree_privacy_loss_statistic(released: npt.ArrayLike, first_counts: npt.ArrayLike, second_counts: npt.ArrayLike,
+                                log_alpha: float, *, window: int) -> np.ndarray:
+    """The claimed log-likelihood ratio of ``D`` against ``D'`` of the whole released count vector.
+
+    ``T = log f(c~ - c(D)) - log f(c~ - c(D'))`` with ``f`` the claimed likelihood of
+    :func:`tree_log_likelihood`: the privacy-loss random variable of the release under the claimed
+    calibration, a fixed function of the released vector (post-processing), so a violation on it is a
+    violation of the mechanism.  Unlike the linear statistic of :func:`tree_weights` (whose noise is a
+    sum of 8 nodes on ``N = 8`` and approaches the loss only far in its tails) it uses every count.
+
+    :param released: ``(runs, N)`` released counts; ``first_counts``, ``second_counts``: ``c(D)``, ``c(D')``.
+    :return: ``(runs,)`` float64, rounded to 9 decimals.
+    """
+    counts = np.asarray(released, dtype=np.float64)
+    return np.round(tree_log_likelihood(counts - np.asarray(first_counts, dtype=np.float64), log_alpha,
+                                        window=window)
+                    - tree_log_likelihood(counts - np.asarray(second_counts, dtype=np.float64), log_alpha,
+                                          window=window), 9)
+
+
+def tree_vector_case(*, epsilon: float = TREE_VECTOR_EPSILON, points: int = 8, parties: int = 3,
+                     threshold: int = 1) -> AuditCase:
+    """The ECDF tree audited on its whole released vector through the claimed privacy-loss statistic.
+
+    The release is the shipped one: every batch rebuilds the plan with :func:`dp.ecdf.plan_tree_noise`,
+    draws the ``m - t`` honest parties' node vectors with :meth:`dp.ecdf.TreeNoisePlan.draw_party` and
+    forms :func:`dp.ecdf.noisy_counts`; the neighbours are those of :func:`tree_neighbours` (counts
+    differing by 1 on the worst interval, exact loss ``L epsilon/(L + 1)``).  The statistic is
+    :func:`tree_privacy_loss_statistic` with the claimed node ``log alpha = -epsilon/(L + 1)``, fixed
+    when the case is built, and a window of ``ceil(12/rate)`` (ancestor sums beyond it weigh less than
+    ``e^-12`` of the centre under the claimed noise).
+
+    Threat model: passive coalition of ``t < m/2`` parties, which subtracts its own node draws.
+    """
+    grid = uniform_grid(1.0, float(points), 1.0)
+    pair = tree_neighbours(grid)
+    claimed = plan_tree_noise(epsilon=epsilon, points=points, parties=parties, threshold=threshold)
+    log_alpha = float(claimed.log_alpha)
+    window = int(math.ceil(12.0 / -log_alpha))
+    noise = _tree_party_noise(lambda: plan_tree_noise(epsilon=epsilon, points=points, parties=parties,
+                                                      threshold=threshold))
+    nodes = claimed.node_count
+    first_counts, second_counts = pair.first_counts, pair.second_counts
+
+    def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        first, second = (tree_privacy_loss_statistic(noisy_counts(counts, noise(count, nodes, rng)), first_counts,
+                                                     second_counts, log_alpha, window=window)
+                         for counts in (first_counts, second_counts))
+        return first, second
+
+    return AuditCase(
+        name=f"ecdf-tree-vector-m{parties}-t{threshold}", epsilon=claimed.epsilon, delta=0.0, sample=sample,
+        mechanism=(f"ECDF tree on N = {points} points (L = {claimed.depth}), m = {parties}, t = {threshold}, the whole "
+                   "released count vector (Barczewski, Mawass & Ramon §3.1 eq. 2, Theorem 1, §4.1): node noise the "
+                   "sum of the honest parties' Polya(1/(m-t)) differences (dp.ecdf.TreeNoisePlan)"),
+        statistic=(f"the claimed log-likelihood ratio of all {points} released counts (node DLap with log alpha = "
+                   f"{log_alpha:.4g}, tree message passing, window {window})"),
+        neighbours=(f"one row moves so that the counts differ by 1 on grid indices {list(pair.interval)}; exact loss "
+                    f"{pair.shift:g} nodes x {-log_alpha:.4g} = {pair.shift * -log_alpha:.4g}"))
+
+
 def _ecdf_cases() -> list[AuditCase]:
     grid = uniform_grid(1.0, 8.0, 1.0)
     pair = tree_neighbours(grid)
     plan = plan_tree_noise(epsilon=TREE_EPSILON, points=grid.size, parties=3, threshold=1)
+    one_point = tree_neighbours(uniform_grid(1.0, 1.0, 1.0))
     gaussian_grid = uniform_grid(1.0, 4.0, 1.0)
     gaussian_pair = tree_neighbours(gaussian_grid, gaussian=True)
     rho = zcdp_budget(GAUSSIAN_EPSILON, GAUSSIAN_DELTA)
-    sigma = continual_gaussian_sigma(rho, gaussian_grid.size, replace_one=True)
 
     def gaussian_noise(count: int, nodes: int, rng: np.random.Generator) -> np.ndarray:
-        # draw_gaussian_tree_noise, vectorised over runs: one N_Z(0, sigma^2) per node and run
-        return sample_discrete_gaussian(sigma * sigma, count * nodes, rng).reshape(count, nodes)
+        # the shipped draw, one release at a time (its exact sampler is a Python loop per node anyway)
+        return np.stack([draw_gaussian_tree_noise(rho=rho, points=gaussian_grid.size, replace_one=True, rng=rng)
+                         for _ in range(count)]).astype(np.int64)
 
     return [
-        _tree_case("ecdf-tree-dlap-m3-t1", plan, pair, claimed=plan.epsilon,
+        _tree_case("ecdf-tree-dlap-m3-t1",
+                   lambda: plan_tree_noise(epsilon=TREE_EPSILON, points=grid.size, parties=3, threshold=1), pair,
+                   claimed=plan.epsilon,
                    mechanism=("ECDF tree mechanism across m = 3 parties, t = 1 (Barczewski, Mawass & Ramon §3.1 "
                               "eq. 2, Theorem 1, §4.1 distributed release): node noise DLap(exp(-epsilon/(L+1))) as "
                               "the sum of Polya(1/(m-t)) differences per party (dp.ecdf.TreeNoisePlan)")),
+        tree_vector_case(),
+        _tree_case("ecdf-tree-one-point-m3-t1",
+                   lambda: plan_tree_noise(epsilon=CASE_EPSILON, points=1, parties=3, threshold=1), one_point,
+                   claimed=CASE_EPSILON,
+                   mechanism=("ECDF tree (Barczewski, Mawass & Ramon §3.1 eq. 2, Theorem 1) on a one-point grid "
+                              "(L = 0: the released count is count + one node), "
+                              "m = 3, t = 1: the tree calibration where its claim is tight, so the coalition shape "
+                              "1/(m-t) of TreeNoisePlan is audited exactly (on N >= 2 points the claim exceeds the "
+                              "loss by (L+1)/L and a shape of 1/m stays below it)")),
         AuditCase(
             name="ecdf-tree-gaussian",
             mechanism=("ECDF tree with discrete Gaussian nodes N_Z(0, (L+1)/(2 rho)) (Barczewski et al. Theorem 3, "
@@ -705,31 +897,35 @@ def hosmer_lemeshow_neighbours(*, accounting: str, epsilon: float, parties: int 
 
 
 def _hl_sampler(pair: HosmerLemeshowNeighbours) -> Sampler:
-    """The linear statistic over the changed cells of the released ``E``/``O`` arrays.
+    """The claimed privacy-loss statistic over the changed cells of the released ``E``/``O`` arrays.
 
-    Each changed cell gets the ``m - t`` honest shares of ``private_hosmer_lemeshow`` (a difference of
-    two ``Polya(1/(m-t), alpha)`` per party, :func:`secure.noise.polya_difference`); cells the row
-    does not change are independent of the change and have weight 0, so they are not drawn.
+    Each changed cell gets the ``m - t`` honest rows of the shipped per-party draws
+    (:func:`dp.hosmer_lemeshow.party_statistic_draws`, calibrated at every batch by
+    ``query.expected_log_alpha`` / ``observed_log_alpha``); cells the row does not change are
+    independent of the change and are not drawn.  The statistic is :func:`privacy_loss_statistic`
+    with the claimed rates, fixed when the case is built.
     """
-    shape = party_noise_shape(pair.parties, pair.threshold)
-    honest = pair.parties - pair.threshold
-    log_alpha = pair.log_alpha
     change = pair.change
-    weights = laplace_weights(log_alpha, change)
+    groups = pair.query.groups
     changed = np.flatnonzero(change.ravel())
-    cell_logs = log_alpha.ravel()[changed]
-    cell_weights = weights.ravel()[changed]
-    first = float(np.sum(np.stack(pair.statistics(False)) * weights))
-    second = float(np.sum(np.stack(pair.statistics(True)) * weights))
+    claimed_logs = pair.log_alpha.ravel()[changed]
+    first_cells = np.stack(pair.statistics(False)).ravel()[changed]
+    second_cells = np.stack(pair.statistics(True)).ravel()[changed]
+    expected_cell = changed < 2 * groups  # [0] of the (2, 2, Q) layout: the E cells
 
-    def noise(count: int, rng: np.random.Generator) -> np.ndarray:
-        total = np.zeros((count, changed.size), dtype=np.int64)
-        for _ in range(honest):
-            for column, log in enumerate(cell_logs):
-                total[:, column] += np.asarray(polya_difference(shape, size=count, rng=rng, log_alpha=float(log)))
-        return total @ cell_weights
+    def released(cells: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+        query = pair.query
+        out = np.empty((count, changed.size), dtype=np.int64)
+        for column, expected in enumerate(expected_cell):
+            log = query.expected_log_alpha if expected else query.observed_log_alpha
+            draws = party_statistic_draws(log, count, pair.parties, pair.threshold, rng)
+            out[:, column] = cells[column] + draws[pair.threshold:].sum(axis=0)  # the honest parties' rows
+        return privacy_loss_statistic(out, first_cells, second_cells, claimed_logs)
 
-    return _scalar_sampler(first, second, noise)
+    def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        return released(first_cells, count, rng), released(second_cells, count, rng)
+
+    return sample
 
 
 def _hl_cases() -> list[AuditCase]:
@@ -745,13 +941,14 @@ def _hl_cases() -> list[AuditCase]:
                        f"claimed: the proven loss 4 x rate = {q.statistics_loss_bound:.4g} of the statistics "
                        f"(spent: 8 eps' = {q.budget.statistics_epsilon:.4g})"),
             epsilon=q.statistics_loss_bound, delta=0.0, sample=_hl_sampler(pair),
-            statistic="sum over the changed cells of rate x sign(change) x noisy cell (coalition shares subtracted)",
+            statistic=("claimed privacy-loss statistic sum_j rate_j (|x_j - c'_j| - |x_j - c_j|) over the changed "
+                       "cells (coalition shares subtracted)"),
             neighbours="one row (p, y) = (0, 0) in group 1 replaced by (1, 1) in group 3 (boundaries 3/8, 5/8 fixed)"))
     tree_query = HosmerLemeshowQuery(3.0 * TREE_EPSILON, groups=3, grid_points=8, precision=3)
-    plan = tree_query.tree_plan(parties=3, threshold=1)
     tree_pair = tree_neighbours(tree_query.grid)
     cases.append(_tree_case(
-        "hl-ecdf-m3-t1", plan, tree_pair, claimed=tree_query.budget.ecdf_epsilon,
+        "hl-ecdf-m3-t1", lambda: tree_query.tree_plan(parties=3, threshold=1), tree_pair,
+        claimed=tree_query.budget.ecdf_epsilon,
         mechanism=("Hosmer-Lemeshow line 5: the ECDF of the predicted probabilities released with the tree at "
                    "(L+1) eps' (Barczewski, Mawass & Ramon, Algorithm 2, Theorem 2; HosmerLemeshowQuery.tree_plan)")))
     return cases
@@ -810,10 +1007,9 @@ def fedauc_release(scores: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.
     integer reports of :mod:`dp.fedauc`: ``2 localSum_k`` (sensitivity ``2 (M - 1)`` or twice the
     client's largest rank) and ``localP_k`` (sensitivity 1) with ``sum_fraction`` and
     ``1 - sum_fraction`` of the budget, or ``localP_k`` and ``D_k = n_k <2 v', y>`` with ``beta_k``
-    and ``1 - beta_k``.  Noise: :func:`dp.fedauc.discrete_laplace_noise` (Laplace) or
-    :func:`secure.noise.sample_discrete_gaussian` per distinct ``sigma^2`` (Gaussian, budget
-    ``zcdp_budget(epsilon, delta)``), drawn in the order :func:`dp.fedauc.simulate_fedauc` draws
-    them, so that the same generator gives the same reports (a test holds the estimates equal).
+    and ``1 - beta_k``.  Noise: the shipped :func:`dp.fedauc.noisy_client_reports` (budget ``epsilon``,
+    or ``zcdp_budget(epsilon, delta)`` for Gaussian), which :func:`dp.fedauc.simulate_fedauc` calls
+    too, so that the same generator gives the same reports (a test holds the estimates equal).
 
     :param scores: public scores; ``labels``: 0/1; ``client_of``: public client of each sample.
     :param method: one of ``global_laplace``, ``local_laplace``, ``adaptive_laplace``,
@@ -837,20 +1033,9 @@ def fedauc_release(scores: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.
     values = np.asarray(scores, dtype=np.float64)
     components = _fedauc_components(values, np.asarray(labels, dtype=np.int64), np.asarray(client_of, dtype=np.int64),
                                     method, sum_fraction)
-    parameters = _fedauc_parameters(components, method, eps, dlt)
-    released = {}
-    for name, component in components.items():
-        if gaussian:
-            noise = np.zeros((r, component.value.size), dtype=np.int64)
-            distinct, inverse = np.unique(parameters[name], return_inverse=True)
-            for group, sigma2 in enumerate(distinct):
-                columns = np.flatnonzero(inverse == group)
-                draws = sample_discrete_gaussian(float(sigma2), r * columns.size, rng)
-                noise[:, columns] = draws.reshape(r, columns.size)
-        else:
-            noise = discrete_laplace_noise(parameters[name], r, rng)
-        released[name] = component.value[None, :] + noise
-    return released
+    _fedauc_parameters(components, method, eps, dlt)  # validates the sensitivities
+    return noisy_client_reports(components, budget=zcdp_budget(eps, dlt) if gaussian else eps, gaussian=gaussian,
+                                runs=r, rng=rng)
 
 
 def fedauc_estimates(scores: npt.ArrayLike, client_of: npt.ArrayLike, released: dict[str, np.ndarray]) -> np.ndarray:
@@ -921,15 +1106,17 @@ def _fedauc_case(method: str, *, epsilon: float, delta: float = 0.0) -> AuditCas
     shifts = np.array([second[n].value[k] - first[n].value[k] for n in names], dtype=np.float64)
     if any(not np.array_equal(first[n].sensitivity, second[n].sensitivity) for n in names):
         raise RuntimeError("the calibration must not depend on the labels")
-    if gaussian:
-        weights = shifts / np.array([parameters[n][k] for n in names])  # likelihood-ratio direction
-    else:
-        weights = laplace_weights([parameters[n][k] for n in names], shifts)
+    claimed = np.array([parameters[n][k] for n in names])
+    first_values = np.array([first[n].value[k] for n in names], dtype=np.float64)
+    weights = shifts / claimed if gaussian else laplace_weights(claimed, shifts)  # shown in the description
 
     def statistic(labels: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
         released = fedauc_release(pair.scores, labels, pair.client_of, method=method, epsilon=epsilon, delta=delta,
                                   runs=count, rng=rng)
-        return np.stack([released[n][:, k] for n in names], axis=1) @ weights
+        reports = np.stack([released[n][:, k] for n in names], axis=1)
+        if gaussian:
+            return reports @ weights  # likelihood-ratio direction (a sufficient statistic)
+        return privacy_loss_statistic(reports, first_values, first_values + shifts, claimed)
 
     def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         return statistic(pair.first_labels, count, rng), statistic(pair.second_labels, count, rng)
@@ -943,8 +1130,9 @@ def _fedauc_case(method: str, *, epsilon: float, delta: float = 0.0) -> AuditCas
     return AuditCase(
         name=f"fedauc-{method.replace('_', '-')}", epsilon=epsilon, delta=delta, sample=sample,
         mechanism=f"FedAUC label DP (Sun et al. §5): {reference}, {noise}, on 2 localSum and localP",
-        statistic=f"the flipped sample's client's reports {names}, combined linearly with weights "
-                  f"{np.round(weights, 5).tolist()}",
+        statistic=(f"the flipped sample's client's reports {names}: " + (
+            f"linear, weights {np.round(weights, 5).tolist()}" if gaussian else
+            f"claimed privacy-loss statistic, rates {np.round(-claimed, 5).tolist()}")),
         neighbours=(f"label of sample {pair.flipped} (client {k}) flipped 0 -> 1; report shifts "
                     f"{shifts.astype(int).tolist()}"))
 
@@ -999,11 +1187,12 @@ def _rank_auc_case() -> AuditCase:
     parties, threshold = 3, 1
     plans = plans_for_rows(pair.query, len(pair.first_rows), parties, threshold)
     shifts = np.subtract(pair.second_sums, pair.first_sums)
-    weights = laplace_weights([math.log(p.alpha) for p in plans], shifts)
-    draws = [_honest_sum(_plan_draw(p), parties - threshold) for p in plans]
+    claimed = np.array([math.log(p.alpha) for p in plans])
 
     def released(sums: tuple[int, int], count: int, rng: np.random.Generator) -> np.ndarray:
-        return sum(w * (value + draw(count, rng)) for w, value, draw in zip(weights, sums, draws))
+        current = plans_for_rows(pair.query, len(pair.first_rows), parties, threshold)  # shipped, every batch
+        noisy = np.stack([value + _honest_shares(plan, count, rng) for value, plan in zip(sums, current)], axis=1)
+        return privacy_loss_statistic(noisy, pair.first_sums, pair.second_sums, claimed)
 
     return AuditCase(
         name="rank-auc-m3-t1",
@@ -1012,8 +1201,8 @@ def _rank_auc_case() -> AuditCase:
                    "rank sum of Sun et al. eq. 1)"),
         epsilon=pair.query.epsilon, delta=0.0,
         sample=lambda count, rng: (released(pair.first_sums, count, rng), released(pair.second_sums, count, rng)),
-        statistic=(f"(epsilon/2) (2U~ / (2(n-1)) + P~) with the coalition's shares subtracted, weights "
-                   f"{weights.tolist()}"),
+        statistic=(f"claimed privacy-loss statistic of (2U~, P~) with the coalition's shares subtracted, rates "
+                   f"{(-claimed).tolist()}"),
         neighbours=f"replace a top-score negative by a top-score positive: (2U, P) moves by {shifts.tolist()}")
 
 
@@ -1088,8 +1277,7 @@ def _pair_case(name: str, pair: PairNeighbours, plan: NoisePlan, *, delta: float
     def released(values: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
         noise = np.zeros((count, touched.size), dtype=np.int64)
         for _ in range(honest):
-            noise += np.asarray(polya_difference(plan.shape, size=count * touched.size, rng=rng,
-                                                 log_alpha=log_alpha)).reshape(count, touched.size)
+            noise += party_pair_draws(plan, count * touched.size, rng).reshape(count, touched.size)
         return (values[touched][None, :] + noise) @ weights
 
     return AuditCase(
@@ -1147,14 +1335,14 @@ def _control_cases() -> list[AuditCase]:
                        f"1/(m-t))"),
             epsilon=naive.epsilon, delta=0.0,
             sample=_scalar_sampler(float(pair.first.sums[0]), float(pair.second.sums[0]),
-                                   _honest_sum(_polya_draw(1.0 / parties, naive.alpha), parties - threshold)),
+                                   _honest_sum(_naive_polya_draw(1.0 / parties, naive.alpha), parties - threshold)),
             statistic="the Kendall sum plus the honest shares", neighbours="as umpc-kendall-dlap", control=True))
     grid = uniform_grid(1.0, 8.0, 1.0)
     tree_pair = tree_neighbours(grid)
     levels = plan_tree_noise(epsilon=CASE_EPSILON, points=grid.size).levels
     broken = plan_tree_noise(epsilon=CASE_EPSILON * levels, points=grid.size)  # node scale 1/epsilon
     cases.append(_tree_case(
-        "control-tree-node-scale", broken, tree_pair, claimed=CASE_EPSILON, control=True,
+        "control-tree-node-scale", lambda: broken, tree_pair, claimed=CASE_EPSILON, control=True,
         mechanism=("BROKEN: ECDF tree with node noise DLap(exp(-epsilon)), i.e. scale 1/epsilon instead of "
                    "(L+1)/epsilon (Barczewski et al. eq. 2 without Theorem 1's division by L + 1)")))
     return cases
@@ -1171,6 +1359,7 @@ def _control_cases() -> list[AuditCase]:
 #: Gaussian sampler is a Python loop); more samples only tighten the measured bound.
 RECOMMENDED_SAMPLES: dict[str, int] = {
     "ecdf-tree-gaussian": 3_000,
+    "ecdf-tree-vector-m3-t1": 20_000,
     "fedauc-global-gaussian": 5_000,
     "subsampled-all-pairs-baseline-m3-t1": 100_000,
     "control-float-laplace-half-scale": 20_000,

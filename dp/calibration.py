@@ -486,7 +486,10 @@ def binomial_delta(trials: int, sensitivity: int, epsilon: float) -> float:
 
 def _gaussian_trials(epsilon: float, delta: float, sensitivity: int) -> int:
     """Even ``N`` with ``N/4 = 2 ln(1.25/delta) Δ^2 / eps^2`` (classical Gaussian-mechanism variance)."""
-    variance = 2.0 * math.log(1.25 / delta) * sensitivity**2 / epsilon**2
+    ratio = sensitivity / epsilon if epsilon > 0 else math.inf
+    variance = 2.0 * math.log(1.25 / delta) * ratio * ratio  # inf (never OverflowError) for a tiny epsilon
+    if not variance < MAX_TRIALS:  # a tiny epsilon: the seed is only a starting point, cap it (no overflow)
+        return MAX_TRIALS
     return 2 * max(1, math.ceil(2.0 * variance))
 
 

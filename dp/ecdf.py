@@ -80,7 +80,8 @@ from dp.calibration import (
     distributed_laplace_variance,
     party_noise_shape,
 )
-from dp.validation import check_epsilon, check_finite, check_integer, check_parties, check_positive, check_positive_int
+from dp.validation import (check_epsilon, check_finite, check_integer, check_noise_scale, check_parties, check_positive,
+                           check_positive_int)
 from secure.noise import polya_difference
 
 __all__ = [
@@ -372,6 +373,8 @@ class TreeNoisePlan:
         object.__setattr__(self, "threshold", t)
         if not isinstance(self.continual, bool):
             raise TypeError(f"continual must be a bool, got {self.continual!r}")
+        # each node's DLap has scale nodes_per_change / epsilon: its party draws must be representable
+        check_noise_scale(self.epsilon, self.nodes_per_change)
 
     @property
     def depth(self) -> int:
@@ -439,17 +442,21 @@ class TreeNoisePlan:
         """
         return self.levels * self.node_variance
 
-    def draw_party(self, rng: np.random.Generator | None = None) -> np.ndarray:
+    def draw_party(self, rng: np.random.Generator | None = None, runs: int | None = None) -> np.ndarray:
         """Draw one party's noise for every node: ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)``.
 
         In the secure path each party calls this once, secret-shares the vector and the shares are
         summed with the counts inside MPC.
 
         :param rng: a :class:`numpy.random.Generator` (tests), or ``None`` for fresh OS randomness.
-        :return: int64 array of length :attr:`node_count`, in :func:`tree_nodes` order.
+        :param runs: ``None`` for one draw, or a number of independent draws of this party's vector
+            (the auditor of :mod:`dp.audit_cases`, which sums the ``m - t`` honest parties' draws).
+        :return: int64 array of length :attr:`node_count`, in :func:`tree_nodes` order, or of shape
+            ``(runs, node_count)``.
         """
-        draws = polya_difference(self.shape, size=self.node_count, rng=rng, log_alpha=self.log_alpha)
-        return np.asarray(draws, dtype=np.int64)
+        count = self.node_count if runs is None else check_positive_int(runs, "runs") * self.node_count
+        draws = np.asarray(polya_difference(self.shape, size=count, rng=rng, log_alpha=self.log_alpha), dtype=np.int64)
+        return draws if runs is None else draws.reshape(runs, self.node_count)
 
     def draw_total(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """Draw the total node noise of the simulated path: the sum of ``m`` party draws.
@@ -501,8 +508,9 @@ def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray
     ``sum_l node_noise[(ceil(i / 2^l), l)]``.  Integer arithmetic throughout.
 
     :param counts: int array of length ``N``: ``#{x <= tau_i}`` (summed over parties).
-    :param node_noise: int array of length ``|I[L]|`` in :func:`tree_nodes` order (total noise).
-    :return: int64 array of length ``N``.
+    :param node_noise: int array of length ``|I[L]|`` in :func:`tree_nodes` order (total noise), or
+        of shape ``(runs, |I[L]|)`` for ``runs`` independent releases (the auditor's batches).
+    :return: int64 array of length ``N`` (shape ``(runs, N)`` for batched noise).
     :raise ValueError: if a length does not match or ``counts`` is empty.
     :raise TypeError: if an array is not of an integer dtype.
     """
@@ -510,7 +518,13 @@ def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray
     if count_vec.shape[0] == 0:
         raise ValueError("counts must not be empty")
     points = _check_points(count_vec.shape[0])
-    noise = _integer_vector(node_noise, "node_noise", node_count(points))
+    raw = np.asarray(node_noise)
+    if raw.ndim == 2:
+        if raw.shape[0] == 0:
+            raise ValueError("node_noise must hold at least one run")
+        _integer_vector(raw[0], "node_noise", node_count(points))  # dtype and length of every run
+        return count_vec[None, :] + raw.astype(np.int64, copy=False)[:, prefix_positions(points)].sum(axis=2)
+    noise = _integer_vector(raw, "node_noise", node_count(points))
     return count_vec + noise[prefix_positions(points)].sum(axis=1)
 
 

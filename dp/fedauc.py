@@ -111,6 +111,7 @@ __all__ = [
     "METHODS",
     "ClientRelease",
     "client_releases",
+    "noisy_client_reports",
     "noise_parameter",
     "LAYOUTS",
     "COUNTS",
@@ -996,6 +997,28 @@ def _noise_draws(parameter: np.ndarray, gaussian: bool, rows: int, rng: np.rando
     return discrete_laplace_noise(parameter, rows, rng)
 
 
+def noisy_client_reports(parts: dict[str, ClientRelease], *, budget: float, gaussian: bool, runs: int,
+                         rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Every client's released integer reports, ``runs`` times: value plus calibrated noise.
+
+    The clients' side of Algorithm 4 (and §5.3): each report gets discrete Laplace of
+    ``log alpha = -share budget / Delta`` or discrete Gaussian of ``sigma^2 = Delta^2 / (2 share budget)``
+    (:func:`noise_parameter`), drawn report by report in the order of ``parts``.  Used by
+    :func:`simulate_fedauc` and by the auditor (:mod:`dp.audit_cases`), so both run this calibration.
+
+    Threat model: label DP against the server and any set of other clients (Sun et al. §5); the noise
+    is the client's own, from ``rng``.
+
+    :param parts: :func:`client_releases` of the clients.
+    :param budget: epsilon (Laplace) or the zCDP ``rho`` (Gaussian, :func:`zcdp_budget`).
+    :param gaussian: discrete Gaussian instead of discrete Laplace.
+    :param runs: number of independent releases; ``rng``: the noise generator.
+    :return: ``{report name: int64 array (runs, K)}``.
+    """
+    parameters = {name: noise_parameter(c, budget, gaussian) for name, c in parts.items()}
+    return {name: c.value[None, :] + _noise_draws(parameters[name], gaussian, runs, rng) for name, c in parts.items()}
+
+
 def client_releases(stats: LocalStatistics, *, method: str, samples: int, sum_fraction: float = 0.5,
                     counts: str = "noisy") -> dict[str, ClientRelease]:
     """The integer releases of every client (Sun et al. Algorithm 4, App. N, §5.3).
@@ -1128,12 +1151,10 @@ def _simulate_clients(setting: _Setting, runs: int, gen: np.random.Generator) ->
     assert stats is not None
     gaussian, budget = setting.gaussian, setting.budget
     parts = _components(setting)
-    parameters = {name: noise_parameter(c, budget, gaussian) for name, c in parts.items()}
     m, k = setting.samples, stats.clients
     out = []
     for size in _chunks(runs, k):
-        released = {name: c.value[None, :] + _noise_draws(parameters[name], gaussian, size, gen)
-                    for name, c in parts.items()}
+        released = noisy_client_reports(parts, budget=budget, gaussian=gaussian, runs=size, rng=gen)
         if "orthogonal" in released:
             local_p = released["count"]
             twice_total = np.rint(2.0 * stats.rank_total)

@@ -133,6 +133,7 @@ __all__ = [
     "hosmer_lemeshow_statistic",
     "exact_hosmer_lemeshow",
     "private_hosmer_lemeshow",
+    "party_statistic_draws",
     "relative_squared_error",
 ]
 
@@ -594,14 +595,30 @@ def exact_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike, g
                                 q_count - 2)
 
 
+def party_statistic_draws(log_alpha: float, count: int, parties: int, threshold: int,
+                          rng: np.random.Generator | None) -> np.ndarray:
+    """Every party's noise on ``count`` statistics: ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)``.
+
+    Row ``i`` is party ``i``'s draws (what it secret-shares in the secure path); the released noise
+    is the column sum, and a coalition of ``t`` parties knows its own rows (the auditor of
+    :mod:`dp.audit_cases` keeps the ``m - t`` honest rows).
+
+    :param log_alpha: ``log(alpha) < 0`` of the statistics (:attr:`HosmerLemeshowQuery.expected_log_alpha`
+        or ``observed_log_alpha``).
+    :param count: number of statistics (or of independent releases of one statistic).
+    :param parties: ``m``; ``threshold``: ``t`` with ``2 t < m``.
+    :param rng: generator (tests), or ``None`` for fresh OS randomness.
+    :return: int64 array of shape ``(m, count)``.
+    """
+    shape = party_noise_shape(parties, threshold)
+    return np.stack([np.asarray(polya_difference(shape, size=count, rng=rng, log_alpha=log_alpha), dtype=np.int64)
+                     for _ in range(parties)])
+
+
 def _distributed_draws(log_alpha: float, count: int, parties: int, threshold: int,
                        rng: np.random.Generator | None) -> np.ndarray:
     """Sum of ``m`` party draws ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)``, ``count`` each."""
-    shape = party_noise_shape(parties, threshold)
-    total = np.zeros(count, dtype=np.int64)
-    for _ in range(parties):
-        total += np.asarray(polya_difference(shape, size=count, rng=rng, log_alpha=log_alpha), dtype=np.int64)
-    return total
+    return party_statistic_draws(log_alpha, count, parties, threshold, rng).sum(axis=0)
 
 
 def private_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike, query: HosmerLemeshowQuery, *,

@@ -19,10 +19,21 @@ each).  If the caller can bound the corrupt delegates by ``t_Z < |Z|``, each del
 ``1/(|Z| - t_Z)``; any ``|Z| - t_Z`` honest draws then sum to ``DLap(alpha)``.  The binomial
 mechanism works the same way with ``(|Z| - t_Z) N_p >= N`` trials per delegate.
 
-Guarantee.  Against a passive static coalition the release is ``epsilon``-DP (resp.
-``(epsilon, delta)``-DP) except with probability ``epsilon_fail`` over the public choice of ``Z``
-(the event "every delegate, or more than ``t_Z`` of them, is corrupt"); overall an
-``(epsilon, delta + epsilon_fail)``-style guarantee.  Cost: the total noise variance is
+Guarantee: ``(epsilon, delta + epsilon_fail)``-DP, and the release records that delta
+(:func:`dp.ustat.run_secure`, ``delegation_failure``).  Let ``B`` be the event "more than ``t_Z``
+delegates are corrupt" (with the default ``t_Z = |Z| - 1``: every delegate is corrupt); ``Z`` is
+drawn independently of the data and of the static corruption, so ``P(B) <= epsilon_fail``.  The
+coalition's view is ``(Z, Y)`` with ``Y`` the output and its own shares.  Given any ``Z`` outside
+``B`` the honest delegates' draws alone are calibrated, so ``Y`` is ``(epsilon, delta)``-DP; hence
+for neighbours ``D, D'`` and any event ``S``
+
+    P[(Z, Y(D)) in S] <= P(B) + sum_{Z not in B} P(Z) (e^epsilon P[(Z, Y(D')) in S | Z] + delta)
+                      <= e^epsilon P[(Z, Y(D')) in S] + delta + epsilon_fail,
+
+i.e. ``epsilon``-DP except with probability ``epsilon_fail`` is ``(epsilon, delta + epsilon_fail)``-DP
+(Sinh & Ramon §4).  When ``Z`` is every party, MPyC's honest majority already puts an honest
+delegate in ``Z`` and the failure cannot happen; ``epsilon_fail`` is still recorded (an upper bound,
+so the stated guarantee stays true).  Cost: the total noise variance is
 ``|Z| / (|Z| - t_Z)`` times that of one central mechanism (``= |Z|`` with shape 1), against
 ``m / (m - t)`` when every party draws (:mod:`dp.calibration`).  Trading variance for bytes.
 
@@ -192,8 +203,8 @@ class DelegatedNoisePlan:
 
     @property
     def shape(self) -> float:
-        """Pólya shape of a delegate's draw, ``1/(|Z| - t_Z)``."""
-        return 1.0 / self.honest_delegates
+        """Pólya shape of a delegate's draw, ``1/(|Z| - t_Z)`` (:func:`delegate_noise_shape`, looked up at call time)."""
+        return delegate_noise_shape(self.size, self.corrupt_delegates)
 
     @property
     def party_trials(self) -> int:

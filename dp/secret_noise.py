@@ -99,6 +99,7 @@ __all__ = [
     "sampler_delta",
     "secret_laplace_plan",
     "plan_secret_laplace",
+    "largest_sampler_epsilon",
     "geometric_pmf",
     "construction_pmf",
     "simulate_secret_laplace",
@@ -342,6 +343,25 @@ def plan_secret_laplace(*, epsilon: float, sensitivity: int, delta_budget: float
     s = _check_sensitivity(sensitivity)
     budget = _check_budget(delta_budget)
     widths = [_check_bits(bits)] if bits is not None else list(range(DEFAULT_BITS, MAX_BITS + 1, BITS_STEP))
+    plan = _search_plan(eps, s, budget, widths)
+    if plan is not None:
+        return plan
+    if (MAX_DIGITS + 1) * eps / s < 1:
+        reason = (f"epsilon / sensitivity = {eps / s:.3g} needs more than {MAX_DIGITS} binary digits "
+                  "(give a larger epsilon or --delta)")
+    else:
+        largest = largest_sampler_epsilon(budget, sensitivity=s, bits=max(widths))
+        if largest > 0:
+            reason = (f"epsilon = {eps:g} per released sum is too large for {max(widths)}-bit uniform integers "
+                      f"(at sensitivity {s} it must be at most {math.floor(largest * 100) / 100:g})")
+        else:
+            reason = (f"{max(widths)}-bit uniform integers cannot reach so small a delta at any epsilon "
+                      f"(delta_s >= J (1 + e^epsilon) 2^-{max(widths) - 1} with J >= 1 digits)")
+    raise ValueError(f"the in-MPC discrete Laplace sampler cannot reach delta <= {budget:.3g}: {reason}")
+
+
+def _search_plan(eps: float, s: int, budget: float, widths: Sequence[int]) -> SecretLaplacePlan | None:
+    """The first width and fewest digits meeting the budget (see :func:`plan_secret_laplace`), or ``None``."""
     limit = Decimal(budget)
     for width in widths:
         with _context(width):
@@ -353,11 +373,47 @@ def plan_secret_laplace(*, epsilon: float, sensitivity: int, delta_budget: float
                 break
             if _delta_decimal(eps, s, digits, width) <= limit:
                 return secret_laplace_plan(epsilon=eps, sensitivity=s, digits=digits, bits=width)
-    if (MAX_DIGITS + 1) * eps / s < 1:
-        reason = f"epsilon / sensitivity = {eps / s:.3g} needs more than {MAX_DIGITS} binary digits"
-    else:
-        reason = f"epsilon = {eps:g} per released sum is too large for {max(widths)}-bit uniform integers"
-    raise ValueError(f"the in-MPC discrete Laplace sampler cannot reach delta <= {budget:.3g}: {reason}")
+    return None
+
+
+def largest_sampler_epsilon(delta_budget: float = DEFAULT_SAMPLER_DELTA, *, sensitivity: int | None = None,
+                            bits: int = MAX_BITS) -> float:
+    """The largest epsilon per released sum that :func:`plan_secret_laplace` can serve (to ~1e-6).
+
+    Every plan has ``delta_s >= J * 2 (1 + e^epsilon) / 2^b`` with ``J >= 1`` digits (the rounding of
+    each digit's threshold to ``b``-bit integers), so ``delta_s <= delta_budget`` needs
+    ``epsilon <= ln(delta_budget 2^(b-1) - 1)``: about 149 for ``b = 256`` at ``2^-40``.  With a
+    ``sensitivity``, more digits may be needed and the limit is found by bisection on the plans
+    (feasibility only shrinks as epsilon grows towards that bound).
+
+    :param delta_budget: largest acceptable ``delta_s``, in ``(0, 1)``.
+    :param sensitivity: ``s`` of the released sum, or ``None`` for the bound valid at every ``s``.
+    :param bits: the widest uniform integers tried (default :data:`MAX_BITS`).
+    :return: the bound (``-inf`` if even ``epsilon -> 0`` cannot meet the budget).
+    """
+    budget = _check_budget(delta_budget)
+    width = _check_bits(bits)
+    room = budget * 2.0 ** (width - 1) - 1.0
+    bound = math.log(room) if room > 1.0 else -math.inf
+    if sensitivity is None or not bound > 0:
+        return bound
+
+    sens = _check_sensitivity(sensitivity)
+    widths = list(range(DEFAULT_BITS, MAX_BITS + 1, BITS_STEP)) if width == MAX_BITS else [width]
+
+    def feasible(epsilon: float) -> bool:
+        return epsilon > 0 and _search_plan(epsilon, sens, budget, widths) is not None
+
+    low, high = 0.0, bound
+    if feasible(high):
+        return high
+    while high - low > 1e-6 * max(1.0, high):
+        middle = (low + high) / 2
+        if feasible(middle):
+            low = middle
+        else:
+            high = middle
+    return low
 
 
 # ------------------------------------------------------------------------------------- exact pmf

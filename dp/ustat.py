@@ -52,19 +52,19 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
 from dp import calibration
 from dp.sampling import SAMPLING_METHODS, max_degree, sample_tuples, tuple_count
 from dp.secret_noise import DEFAULT_SAMPLER_DELTA, SecretLaplacePlan, plan_secret_laplace, simulate_secret_laplace
-from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
+from dp.validation import check_delta, check_epsilon, check_noise_scale, check_parties, check_positive_int
 from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
 from secure.kernels import Kernel, KernelOutput
 from secure.noise import centered_binomial, polya_difference
 
-__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "sample_for", "secure_integer_type", "UStatRelease",
+__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "sample_for", "secure_integer_type", "UStatRelease", "release_guarantee",
            "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "NOISE_SOURCES", "MPC_LAPLACE",
            "TUPLES_PER_BATCH", "sampler_summary"]
 
@@ -134,6 +134,27 @@ class UStatQuery(KernelColumns):
         if len(self.specs) != len(self.kernel.columns):
             raise ValueError(f"statistic '{self.kernel.name}' needs {len(self.kernel.columns)} columns "
                              f"({', '.join(self.kernel.columns)}), got {len(self.specs)}")
+        self._check_noise_budget()
+
+    def _check_noise_budget(self) -> None:
+        """Refuse an epsilon the integer noise cannot serve, before any data is shared.
+
+        A released sum's sensitivity is ``delta_max`` times its output's, with ``delta_max >= 1``
+        known only once the tuples are sampled; the check here uses ``delta_max = 1``, a necessary
+        condition (a larger sensitivity needs a larger epsilon, for the party Pólya draws and the
+        in-MPC sampler alike); :func:`plan_noise` checks the exact one.  Binomial noise (``delta > 0``
+        with party noise) serves any epsilon (its trials are bounded by delta alone).
+        """
+        if self.noise == "parties" and self.delta > 0:
+            return
+        count = len(self.outputs)
+        name = "epsilon" if count == 1 else "epsilon per released sum"
+        for output in self.outputs:
+            if self.noise == "mpc":
+                plan_secret_laplace(epsilon=self.epsilon / count, sensitivity=output.sensitivity,
+                                    delta_budget=self.delta / count if self.delta > 0 else DEFAULT_SAMPLER_DELTA)
+            else:
+                check_noise_scale(self.epsilon / count, output.sensitivity, name=name)
 
 
 def polya_tail_bound(alpha: float, total_shape: float, failure_bits: int = _TAIL_BITS) -> int:
@@ -205,16 +226,27 @@ class NoisePlan:
             return int(math.ceil(math.sqrt(trials * _TAIL_BITS * math.log(2) / 2))) + 1
         return polya_tail_bound(self.alpha, self.parties / (self.parties - self.threshold))
 
-    def draw(self, rng: np.random.Generator | None = None) -> int:
+    @overload
+    def draw(self, rng: np.random.Generator | None = None, size: None = None) -> int: ...
+
+    @overload
+    def draw(self, rng: np.random.Generator | None, size: int) -> np.ndarray: ...
+
+    def draw(self, rng: np.random.Generator | None = None, size: int | None = None) -> int | np.ndarray:
         """One party's noise draw (OS randomness unless a test passes ``rng``).
 
+        :param size: ``None`` for one draw (an ``int``, what each party adds in the secure path), or a
+            count of independent draws of the same party share (int64 array; the simulated path and
+            the auditor of :mod:`dp.audit_cases`, which sums ``m - t`` of them for the coalition's view).
         :raise ValueError: for noise sampled inside MPC, which no party draws.
         """
         if self.source == "mpc":
             raise ValueError("noise sampled inside MPC has no party draws; use dp.secret_noise.simulate_secret_laplace")
         if self.mechanism == "binomial":
-            return int(centered_binomial(self.party_trials, rng=rng))
-        return int(polya_difference(self.shape, self.alpha, rng=rng))
+            value = centered_binomial(self.party_trials, size=size, rng=rng)
+        else:
+            value = polya_difference(self.shape, self.alpha, size=size, rng=rng)
+        return int(value) if size is None else np.asarray(value, dtype=np.int64)
 
 
 def plan_noise(output: KernelOutput, *, max_degree: int, epsilon: float, delta: float,
@@ -243,6 +275,7 @@ def plan_noise(output: KernelOutput, *, max_degree: int, epsilon: float, delta: 
     if delta > 0:
         trials = calibration.party_binomial_trials(epsilon, delta, sensitivity, parties, threshold)
         return NoisePlan("binomial", epsilon, delta, sensitivity, parties, threshold, party_trials=trials)
+    check_noise_scale(epsilon, sensitivity, name="epsilon per released sum")
     alpha = calibration.discrete_laplace_alpha(epsilon, sensitivity)
     return NoisePlan("discrete laplace", epsilon, 0.0, sensitivity, parties, threshold, alpha=alpha)
 
@@ -300,12 +333,13 @@ class UStatRelease:
     seconds: float = 0.0
     bytes_sent: int = 0
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
-    dropped_missing: int = 0
-    clipped: dict[str, int] = field(default_factory=dict)
+    missing: str = "refuse"
     clipping: str = "local"
     noise_source: str = "parties"
     sampler_delta: float = 0.0
     sampler: dict[str, list[Any]] = field(default_factory=dict)
+    delegation_failure: float = 0.0
+    guarantee: str = ""
 
     def record(self) -> dict[str, Any]:
         """The JSON result record (DESIGN keys first)."""
@@ -314,9 +348,8 @@ class UStatRelease:
                 "seconds": self.seconds, "bytes_sent": self.bytes_sent, "threshold": self.threshold,
                 "degree": self.degree, "sampling": self.sampling, "max_degree": self.max_degree,
                 "mechanism": self.mechanism, "noise_std": self.noise_std, "estimate_std": self.estimate_std, "noisy_sums": self.noisy_sums,
-                "phases": self.phases, "dropped_missing": self.dropped_missing, "clipped": self.clipped,
-                "clipping": self.clipping, "noise_source": self.noise_source, "sampler_delta": self.sampler_delta,
-                "sampler": self.sampler}
+                "phases": self.phases, "missing": self.missing, "clipping": self.clipping, "noise_source": self.noise_source, "sampler_delta": self.sampler_delta,
+                "sampler": self.sampler, "delegation_failure": self.delegation_failure, "guarantee": self.guarantee}
 
 
 def _split_budget(query: UStatQuery) -> tuple[float, float]:
@@ -371,6 +404,22 @@ def sampler_summary(query: UStatQuery, plans: Sequence[NoisePlan]) -> tuple[floa
                                     "delta": [s.delta for s in samplers], "tv": [s.tv for s in samplers],
                                     "slack": [s.slack for s in samplers]}
     return (query.delta if query.delta > 0 else total), total, record
+
+
+def release_guarantee(query: UStatQuery, plans: Sequence[Any], delta: float, sampler_delta: float,
+                      failure: float = 0.0, delegates: int | None = None) -> str:
+    """The one-line guarantee of a release (:mod:`dp.noise_defaults`): which noise ran and what it gives.
+
+    :param delta: the release's delta (sampler truncation, or the query's, plus ``failure``).
+    :param failure: probability that every noise delegate is corrupt (``delegates`` drew the noise).
+    """
+    from dp.noise_defaults import delegated_guarantee, mpc_guarantee, party_guarantee
+
+    if query.noise == "mpc":
+        return mpc_guarantee(query.epsilon, delta, sampler_delta)
+    if delegates is not None:
+        return delegated_guarantee(query.epsilon, delta, failure, delegates)
+    return party_guarantee(query.epsilon, delta, plans[0].parties, plans[0].threshold, plans[0].mechanism)
 
 
 def _noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> list[float]:
@@ -495,15 +544,16 @@ def _draw_at(draw: NoiseSource, plan: Any, *, index: int) -> int:
 
 
 async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | None = None,
-                     dropped_missing: int = 0, noise_source: NoiseSource | None = None,
+                     missing: str = "refuse", noise_source: NoiseSource | None = None,
                      receivers: Sequence[int] | None = None, noise_delegates: Sequence[int] | None = None,
-                     corrupt_delegates: int | None = None) -> UStatRelease | None:
+                     corrupt_delegates: int | None = None, delegation_failure: float = 0.0) -> UStatRelease | None:
     """Run Pi_U-MPC on the MPyC runtime (already started); every party calls this with its own rows.
 
     :param query: the agreed query (parameters already compared across parties).
     :param fixed: this party's rows from :func:`prepare_rows` (verdict already shared).
     :param seed: public seed; ``None`` draws a joint seed to which every party contributes.
-    :param dropped_missing: rows this party dropped for missing values (reported, summed publicly).
+    :param missing: the agreed missing-value policy (``refuse`` or ``fill``), named in the record.
+        No count of clipped or missing values leaves this party (DESIGN: only row counts are public).
     :param noise_source: ``f(plan, output_index) -> int`` this party's draw; default OS randomness.
         Tests pass fixed draws to compare with :func:`simulate`.  Party noise only: with
         ``query.noise == "mpc"`` the noise is sampled inside MPC (:func:`dp.secret_noise.secret_laplace_noise`)
@@ -512,6 +562,9 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     :param noise_delegates: threat model M_HF (Sinh & Ramon §4): only these parties ``Z`` draw the
         noise (:mod:`dp.noise_delegation`), calibrated within ``Z`` (``corrupt_delegates`` bounds the
         corrupt members of ``Z``; default ``|Z| - 1``); default: every party draws.
+    :param delegation_failure: with ``noise_delegates``, the probability ``F`` that ``Z`` was sized for
+        (every delegate corrupt); the release is then ``(epsilon, delta + F)``-DP
+        (:mod:`dp.noise_delegation`), and its ``delta`` says so.
     :return: the release at receivers, ``None`` elsewhere.
     :raise secure.runtime.InputError: too few rows or too many tuples (same verdict at every party).
     :raise secure.runtime.ProtocolFailure: overflow detected by the guarded reveal.
@@ -544,16 +597,19 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         if query.clipping == "secure":
             shared = clip_secure(shared, _clip_widths(query, fixed.integers.shape[1]))
         await meter.settle(shared)
-        reports = await mpc.transfer((dropped_missing, fixed.clipped))
 
     with meter.phase("seed"):
         public_seed = seed if seed is not None else await joint_seed()
         tuples = sample_for(query, rows, public_seed)
-        plans: list[Any] = plans_for(query, tuples, rows, parties, threshold)
+        try:  # the sensitivity is delta_max times the output's: the epsilon may be too small only now
+            plans: list[Any] = plans_for(query, tuples, rows, parties, threshold)
+        except ValueError as exc:  # public parameters only: the same verdict at every party, before any reveal
+            raise InputError(f"all parties: {exc}") from None
         if noise_delegates is not None:
             from dp.noise_delegation import delegate_plan
 
-            plans = [delegate_plan(plan, noise_delegates, corrupt_delegates=corrupt_delegates) for plan in plans]
+            plans = [delegate_plan(plan, noise_delegates, corrupt_delegates=corrupt_delegates,
+                                   epsilon_fail=delegation_failure or None) for plan in plans]
         digits = max((plan.sampler.digits for plan in plans if getattr(plan, "sampler", None) is not None), default=0)
         if digits > sectype.bit_length - 2:
             raise InputError(f"all parties: the noise sampled in MPC has {digits} binary digits (|noise| < 2^{digits}), "
@@ -594,10 +650,8 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     if not opened:
         return None
     released_delta, sampler_delta, sampler = sampler_summary(query, plans)
-    clipped: dict[str, int] = {}
-    for _, party_clipped in reports:
-        for name, count in party_clipped.items():
-            clipped[name] = clipped.get(name, 0) + count
+    failure = delegation_failure if noise_delegates is not None else 0.0
+    released_delta += failure
     return UStatRelease(
         statistic=query.kernel.name,
         estimate=query.kernel.estimate(opened, len(tuples), query.widths),
@@ -609,5 +663,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         seconds=sum(cost.seconds for cost in phases.values()),
         bytes_sent=sum(cost.bytes_sent for cost in phases.values()),
         phases={name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()},
-        dropped_missing=sum(dropped for dropped, _ in reports), clipped=clipped, clipping=query.clipping,
-        noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler)
+        missing=missing, clipping=query.clipping,
+        noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler, delegation_failure=failure,
+        guarantee=release_guarantee(query, plans, released_delta, sampler_delta, failure,
+                                    None if noise_delegates is None else len(noise_delegates)))

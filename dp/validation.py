@@ -101,3 +101,59 @@ def check_integer(value: int, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     return int(value)
+
+
+def smallest_noise_epsilon(sensitivity: float) -> float:
+    """The smallest epsilon whose discrete Laplace noise the integer samplers can draw at ``sensitivity``.
+
+    A party's share of the discrete Laplace ``DLap(alpha)``, ``alpha = exp(-epsilon / sensitivity)``,
+    is a difference of Pólya draws of mean ``shape * alpha / (1 - alpha) <= 1 / expm1(epsilon /
+    sensitivity)`` (``shape = 1/(m - t) <= 1``), and :func:`secure.noise.polya` accepts means up to
+    :data:`secure.noise.MAX_POLYA_MEAN` (``2**40``, where its double-precision Poisson stage is still
+    exact on integers).  So ``epsilon >= sensitivity * log1p(2**-40)`` (about ``9.1e-13 *
+    sensitivity``), whatever ``m`` and ``t``; below it ``alpha`` also rounds towards 1 in doubles.
+    (Mironov 2012: floating-point noise must not be released; this keeps the integer noise exact.)
+
+    :param sensitivity: the sensitivity of the released integer sum, positive.
+    """
+    from secure.noise import MAX_POLYA_MEAN
+
+    return check_positive(sensitivity, "sensitivity") * math.log1p(1.0 / MAX_POLYA_MEAN)
+
+
+def check_noise_scale(epsilon: float, sensitivity: float, *, name: str = "epsilon") -> float:
+    """Return ``epsilon`` if the discrete Laplace noise of scale ``sensitivity / epsilon`` can be drawn.
+
+    :param epsilon: budget of one released integer sum, positive and finite.
+    :param sensitivity: its sensitivity, positive.
+    :param name: how the message names the budget (e.g. ``epsilon per released sum``).
+    :raise ValueError: if epsilon is below :func:`smallest_noise_epsilon` (the message gives the
+        bound and the way out: a larger epsilon, or binomial noise with ``--delta``).
+    """
+    value = check_epsilon(epsilon)
+    smallest = smallest_noise_epsilon(sensitivity)
+    if value < smallest:
+        raise ValueError(f"{name} {epsilon:g} is too small for integer discrete Laplace noise at sensitivity "
+                         f"{sensitivity:g} (scale sensitivity/epsilon above 2^40): {name} must be at least "
+                         f"{_round_up(smallest)}")
+    return value
+
+
+def check_seed(seed: int, name: str = "seed") -> int:
+    """Return ``seed`` if it is an integer in ``[0, 2**63)`` (NumPy's seed sequences take no negatives).
+
+    :raise TypeError: if it is not an integer; :raise ValueError: if it is out of range.
+    """
+    value = check_integer(seed, name)
+    if not 0 <= value < 1 << 63:
+        raise ValueError(f"{name} must be an integer in [0, 2^63), got {seed}")
+    return value
+
+
+def _round_up(value: float) -> str:
+    """``value > 0`` with three significant digits, rounded up (a lower bound that holds as printed)."""
+    step = 10.0 ** (math.floor(math.log10(value)) - 2)
+    rounded = math.ceil(value / step) * step
+    while float(f"{rounded:.3g}") < value:
+        rounded += step
+    return f"{rounded:.3g}"

@@ -43,11 +43,12 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from scenarios.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.outputs import check_output_path
 
 __all__ = ["main", "all_cases", "parse_options"]
 
@@ -97,6 +98,7 @@ def parse_options(argv: Sequence[str]) -> AuditOptions:
     :raise UsageError: on a bad option value or an unknown case name.
     """
     args = build_parser().parse_args(list(argv))
+    check_output_path(args.json, "--json")
     if args.samples is not None and args.samples < 2:
         raise UsageError(f"--samples must be at least 2, got {args.samples}")
     if not 0.0 < args.confidence < 1.0:
@@ -212,7 +214,7 @@ def _public(options: AuditOptions) -> dict[str, Any]:
             "confidence": options.confidence, "seed": options.seed}
 
 
-async def _audit(options: AuditOptions) -> None:
+async def _audit(options: AuditOptions) -> Callable[[], None] | None:
     """Every party: agree on the audit seed (and the results directory); party 0 audits."""
     from mpyc.runtime import mpc
 
@@ -223,10 +225,14 @@ async def _audit(options: AuditOptions) -> None:
     if options.results_dir:
         await check_results_dir(options.results_dir)
     if mpc.pid != 0:
-        return
-    surprises = run(options, seed)
-    if surprises:
-        raise ProtocolFailure(f"audit: unexpected verdict for {', '.join(surprises)}")
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait, silent, for party 0
+        surprises = run(options, seed)
+        if surprises:
+            raise ProtocolFailure(f"audit: unexpected verdict for {', '.join(surprises)}")
+
+    return deliver
 
 
 def main(argv: Sequence[str] | None = None) -> int:

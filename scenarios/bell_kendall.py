@@ -73,7 +73,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -391,17 +391,21 @@ def _print(options: KendallOptions, rows: list[dict[str, Any]], exact: float, se
     sys.stdout.flush()
 
 
-async def _experiment(options: KendallOptions) -> None:
+async def _experiment(options: KendallOptions) -> Callable[[], None] | None:
     """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
     seed = await seed_at_party_zero(options.common)
     if seed is None:
-        return
-    started = time.perf_counter()
-    rows, exact = run_experiment(options, seed)
-    base = os.path.join(options.common.results_dir, "bell_kendall")
-    write_csv(base + ".csv", CSV_COLUMNS, rows)
-    _plot(options, rows, exact, base + ".png")
-    _print(options, rows, exact, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
+        started = time.perf_counter()
+        rows, exact = run_experiment(options, seed)
+        base = os.path.join(options.common.results_dir, "bell_kendall")
+        write_csv(base + ".csv", CSV_COLUMNS, rows)
+        _plot(options, rows, exact, base + ".png")
+        _print(options, rows, exact, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+
+    return deliver
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -51,6 +51,9 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
         raise UsageError(f"--repeats must be at least 1, got {args.repeats}")
     if args.rows is not None and args.rows < 2:
         raise UsageError(f"--rows must be at least 2, got {args.rows}")
+    from scenarios.outputs import check_output_path
+
+    check_output_path(args.json, "--json")
     return BenchOptions(args.repeats, args.rows, args.json)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from secure.intake import MISSING_TOKENS, ColumnSpec, read_table
 
-__all__ = ["EmbeddedTable", "load_embedded", "declared_specs", "framingham_with_scores", "uci_with_severity",
+__all__ = ["EmbeddedTable", "load_embedded", "declared_specs", "declared_fills", "framingham_with_scores", "uci_with_severity",
            "HELD_OUT_FRACTION"]
 
 HELD_OUT_FRACTION = 0.3
@@ -50,6 +50,16 @@ def declared_domains(name: str) -> dict[str, list[float]]:
     """The declared ``[lower, upper, precision]`` of every column of an embedded dataset."""
     with open(_data_path("domains.json"), encoding="utf-8") as handle:
         return dict(json.load(handle)[name])
+
+
+def declared_fills(name: str) -> dict[str, float]:
+    """The declared fill value of every column of an embedded dataset (``fill`` in ``domains.json``).
+
+    Chosen without looking at the data: the midpoint of the declared domain, rounded down to the
+    column's fixed-point grid (``DATA.md``); a missing cell takes it under ``--missing fill``.
+    """
+    with open(_data_path("domains.json"), encoding="utf-8") as handle:
+        return {column: float(value) for column, value in json.load(handle)["fill"][name].items()}
 
 
 def declared_specs(name: str, columns: Sequence[str]) -> dict[str, ColumnSpec]:

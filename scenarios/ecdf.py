@@ -15,19 +15,25 @@ Run it with three local parties::
 Options: --data, --column, --domain LO:HI (declared public grid range), --points N (grid size,
 default 1024), --grid uniform|geometric, --epsilon, --release all|K (K evenly spaced grid points: the
 subset B), --smooth none|1|2 (norm of eq. 3, default 2), --quantiles P,P,... , --curve PATH (party 0
-writes grid, private and smoothed values), --json PATH.
+writes grid, private and smoothed values), --json PATH, --missing refuse|fill and --fill COLUMN=V (a
+missing cell stops the run, the default with --data, or takes the declared value V inside the domain;
+the embedded data fills with scenarios/data/domains.json).  No count of missing values leaves a
+party (each prints its own, locally).
 """
 from __future__ import annotations
 
 import csv
 import json
+import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from scenarios.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
 
 __all__ = ["main", "parse_options"]
 
@@ -48,11 +54,13 @@ class EcdfOptions:
     quantiles: list[float]
     curve: str | None
     json: str | None
+    missing: Any = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
         return {"column": self.column, "domain": [self.lower, self.upper], "points": self.points, "grid": self.grid,
-                "epsilon": self.epsilon, "release": self.release, "embedded": self.data is None}
+                "epsilon": self.epsilon, "release": self.release, "embedded": self.data is None,
+                "missing": self.missing.mode, "fill": [list(item) for item in self.missing.fills]}
 
 
 def parse_options(argv: Sequence[str]) -> EcdfOptions:
@@ -75,6 +83,7 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     parser.add_argument("--quantiles", default="0.1,0.25,0.5,0.75,0.9")
     parser.add_argument("--curve", default=None)
     parser.add_argument("--json", default=None)
+    add_missing_arguments(parser)
     args = parser.parse_args(list(argv))
     try:
         check_epsilon(args.epsilon)
@@ -90,6 +99,8 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
         lower, upper = spec.lower, spec.upper
     else:
         raise UsageError(f"no declared domain for column '{args.column}': give --domain LOW:HIGH")
+    if not (math.isfinite(lower) and math.isfinite(upper) and math.isfinite(upper - lower)):
+        raise UsageError(f"--domain must be finite (LOW:HIGH with HIGH - LOW below 1.8e308), got {lower:g}:{upper:g}")
     if not lower < upper:
         raise UsageError(f"--domain must have LOW < HIGH, got {lower}:{upper}")
     if args.grid == "geometric" and lower <= 0:
@@ -110,8 +121,26 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
         raise UsageError(f"--quantiles expects numbers like 0.25,0.5, got '{args.quantiles}'") from None
     if any(not 0 < q < 1 for q in quantiles):
         raise UsageError(f"--quantiles must lie strictly between 0 and 1, got '{args.quantiles}'")
-    return EcdfOptions(args.data, args.column, lower, upper, args.points, args.grid, args.epsilon, release,
-                       None if args.smooth == "none" else int(args.smooth), quantiles, args.curve, args.json)
+    from dp.ecdf import plan_tree_noise
+    from scenarios.outputs import check_output_path
+    from secure.intake import ColumnSpec
+
+    try:  # the node noise DLap((L + 1) / epsilon) must be drawable (one-process plan: the strictest)
+        plan_tree_noise(epsilon=args.epsilon, points=args.points)
+        spec = ColumnSpec(args.column, lower, upper)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    check_output_path(args.curve, "--curve")
+    check_output_path(args.json, "--json")
+    missing = missing_policy(args.missing, args.fill, [spec], dataset=None if args.data is not None else "framingham")
+    options = EcdfOptions(args.data, args.column, lower, upper, args.points, args.grid, args.epsilon, release,
+                          None if args.smooth == "none" else int(args.smooth), quantiles, args.curve, args.json,
+                          missing)
+    try:
+        _grid(options)
+    except ValueError as exc:
+        raise UsageError(f"--domain {lower:g}:{upper:g} with --points {args.points} gives no {args.grid} grid: {exc}") from None
+    return options
 
 
 def _grid(options: EcdfOptions) -> np.ndarray:
@@ -123,7 +152,13 @@ def _grid(options: EcdfOptions) -> np.ndarray:
     return geometric_grid(options.lower, options.upper, ratio)
 
 
-async def _release(options: EcdfOptions) -> None:
+async def _release(options: EcdfOptions) -> Callable[[], None] | None:
+    """Every party: read its column, share its verdict, run the secure tree mechanism.
+
+    :return: party 0's delivery (smoothing, the table, ``--curve``, ``--json``), which
+        :func:`scenarios.cli.run_scenario` runs only after the orderly shutdown, so that a party lost
+        in the shutdown phase releases nothing (and the smoothing keeps no peer waiting).
+    """
     from mpyc.runtime import mpc
 
     from dp.ecdf import plan_tree_noise, prefix_incidence
@@ -132,18 +167,20 @@ async def _release(options: EcdfOptions) -> None:
     from secure.intake import party_rows, rows_from_table
     from secure.runtime import InputError, agree_verdict
 
-    error, values = None, np.empty(0)
+    error, detail, values, filled = None, None, np.empty(0), 0
     try:
         if options.data is not None:
-            rows = party_rows(options.data, [options.column], party=mpc.pid, parties=len(mpc.parties))
+            rows = party_rows(options.data, [options.column], party=mpc.pid, parties=len(mpc.parties),
+                              missing=options.missing)
         else:
             table = load_embedded("framingham")
             rows = rows_from_table(table.header, table.rows, [options.column], source="embedded framingham",
-                                   party=mpc.pid, parties=len(mpc.parties))
-        values = rows.values[:, 0]
+                                   party=mpc.pid, parties=len(mpc.parties), missing=options.missing)
+        values, filled = rows.values[:, 0], rows.filled
     except InputError as exc:
-        error = str(exc)
-    await agree_verdict(error)
+        error, detail = str(exc), exc.detail
+    await agree_verdict(error, detail=detail)
+    print(local_note(filled=filled))
     grid = _grid(options)
     plan = plan_tree_noise(epsilon=options.epsilon, points=len(grid), parties=len(mpc.parties),
                            threshold=int(mpc.threshold))
@@ -152,8 +189,9 @@ async def _release(options: EcdfOptions) -> None:
     release = await run_secure_ecdf(values, grid, plan, subset=None if subset is None else subset.tolist(),
                                     receivers=[0])
     if release is None:
-        return
-    _report(options, release, prefix_incidence(len(grid)))
+        return None
+    incidence = prefix_incidence(len(grid))
+    return lambda: _report(options, release, incidence)
 
 
 def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
@@ -170,11 +208,13 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
                        f" ({options.grid}), {len(points)} released"),
             ("epsilon", f"{release.epsilon:g} (tree of {release.levels} levels, noise std {release.point_std:.3g} per point)"),
             ("n", f"{release.n} rows"),
+            ("missing values", describe_policy(options.missing)),
             ("parties", f"{release.parties} (threshold t = {release.threshold})"),
             ("seconds", f"{release.seconds:.2f}"),
             ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
             ("smoothing", "none" if smoothed is None else f"p = {options.smooth} ({solver})")]
     print_table(rows, title="Private ECDF (tree mechanism, Barczewski, Mawass & Ramon)")
+    print(f"  noise: {release.guarantee}")
     curve = smoothed if smoothed is not None else raw
     quantiles = {q: inverse_ecdf((points, curve), q, precision=(options.upper - options.lower) / 1e6)
                  for q in options.quantiles}
@@ -189,8 +229,10 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
         with open(options.json, "w", encoding="utf-8") as handle:
             json.dump({"statistic": "ecdf", "column": options.column, "epsilon": release.epsilon, "delta": 0.0,
                        "n": release.n, "points": len(release.grid), "released": len(points),
+                       "missing": options.missing.mode, "fill": dict(options.missing.fills),
                        "parties": release.parties, "threshold": release.threshold, "seconds": release.seconds,
                        "bytes_sent": release.bytes_sent, "phases": release.phases,
+                       "noise_source": release.noise_source, "guarantee": release.guarantee,
                        "quantiles": {str(q): v for q, v in quantiles.items()},
                        "counts": release.counts.tolist(), "point_std": release.point_std}, handle, indent=2)
 

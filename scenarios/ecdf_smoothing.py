@@ -51,6 +51,8 @@ only exchange public values.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import math
 import sys
 from dataclasses import asdict, dataclass
@@ -258,9 +260,9 @@ def _print(options: SmoothingOptions, rows: list[dict[str, Any]], seed: int, sec
     print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
 
 
-async def _experiment(options: SmoothingOptions) -> None:
-    """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    await run_standard_experiment(options, f"ecdf_smoothing_{options.vary}", run_experiment, CSV_COLUMNS, _plot, _print)
+async def _experiment(options: SmoothingOptions) -> Callable[[], None] | None:
+    """Every party: agree on the seed and the results directory; party 0 runs the experiment (after shutdown)."""
+    return await run_standard_experiment(options, f"ecdf_smoothing_{options.vary}", run_experiment, CSV_COLUMNS, _plot, _print)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

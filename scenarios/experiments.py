@@ -39,7 +39,7 @@ import math
 import os
 import time
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -227,7 +227,7 @@ async def seed_at_party_zero(common: CommonOptions) -> int | None:
 
 
 async def run_standard_experiment(options: Any, name: Any, run: Any, columns: Sequence[str], plot: Any,
-                                  report: Any) -> None:
+                                  report: Any) -> Callable[[], None] | None:
     """The usual life of a simulated experiment: seed agreement, then at party 0 run, CSV, PNG, table.
 
     :param options: parsed options with a ``common`` field (:class:`CommonOptions`).
@@ -236,16 +236,22 @@ async def run_standard_experiment(options: Any, name: Any, run: Any, columns: Se
     :param columns: CSV columns.
     :param plot: ``(options, rows, png_path) -> None``.
     :param report: ``(options, rows, seed, seconds, files) -> None`` prints the table.
+    :return: at party 0, the simulation itself, to run after the orderly shutdown (the other parties
+        leave at once instead of waiting, silent, for the Monte Carlo); ``None`` elsewhere.
     """
     seed = await seed_at_party_zero(options.common)
     if seed is None:
-        return
-    started = time.perf_counter()
-    rows = run(options, seed)
-    base = os.path.join(options.common.results_dir, name)
-    write_csv(base + ".csv", columns, rows)
-    plot(options, rows, base + ".png")
-    report(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+        return None
+
+    def deliver() -> None:
+        started = time.perf_counter()
+        rows = run(options, seed)
+        base = os.path.join(options.common.results_dir, name)
+        write_csv(base + ".csv", columns, rows)
+        plot(options, rows, base + ".png")
+        report(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+
+    return deliver
 
 
 def experiment_main(argv: Sequence[str] | None, *, name: str, parse: Any, public: Any, run: Any,
@@ -259,8 +265,8 @@ def experiment_main(argv: Sequence[str] | None, *, name: str, parse: Any, public
     """
     from scenarios.cli import run_scenario
 
-    async def body(options: Any) -> None:
-        await run_standard_experiment(options, name, run, columns, plot, report)
+    async def body(options: Any) -> Callable[[], None] | None:
+        return await run_standard_experiment(options, name, run, columns, plot, report)
 
     return run_scenario(parse, body, public, argv)
 

@@ -1,5 +1,5 @@
-"""Fault drills: real three-party runs of the main job in which one party crashes, holds a bad file, or
-disagrees on a parameter. The drills check that every party stops as DESIGN promises, and print a table.
+"""Fault drills: real three-party runs of the main job in which one party crashes, freezes, holds a bad
+file, or disagrees on a parameter. The drills check that every party stops as DESIGN promises, and print a table.
 
 Run it (the drills start their own parties; there is no ``-M``, ``-I`` or ``-P`` to give)::
 
@@ -35,6 +35,19 @@ Drills and what they must show (DESIGN, "Errors and exit codes" and "Threat mode
   with the same line, and no party enters the ``intake`` phase. Every party runs
   ``scenarios.drill_party --phase-log`` here, which only records the phases entered and the bytes
   sent. The table shows the last phase any party entered and the bytes all parties sent.
+- ``freeze SCENARIO at PHASE`` (a second table): party 1 runs ``scenarios.drill_party --scenario
+  SCENARIO --freeze-at PHASE`` and sends itself ``SIGSTOP`` on entering PHASE, a host that stops
+  answering without closing its connections. Every party runs with ``--silence-limit`` 10 s
+  (``--quick``) or 60 s (the default, full run). Cases: ``ustat`` at intake, seed, kernel, noise,
+  reveal and shutdown; ``ecdf`` at noise (the tree noise and the secure prefix sums);
+  ``fedauc_secure`` at sort (the full run adds ``ustat`` at parameter check and the shutdown of
+  the other two). Both survivors must exit 1 within the limit plus 10 s of the freeze, each with one
+  line ``error: party i: party 1 stopped answering during the PHASE phase (no message for N s;
+  ...); nothing was released``, no traceback, and nothing released (no table, no ``--json``, no
+  ``--curve``). The drill then ends party 1 with ``SIGKILL`` (its exit shows as -9). A survivor
+  names the phase it waits in (:func:`freeze_phases`). A survivor that names the other survivor,
+  which had already given up on party 1, is a cascade (``ok*``), as for crashes. The cases run
+  four at a time: a frozen run costs mostly waiting.
 
 Table columns: ``exits`` are the codes of parties 0, 1, 2 (137 is the crashed party).
 ``seconds to stop`` runs from the crash to the last survivor's exit for crash drills, and from
@@ -43,15 +56,16 @@ last phase any party entered and the bytes all parties sent (refusal). ``message
 error line. For a crash, party 2's line names party 2.
 
 Options (MPyC's parser takes abbreviations, so none of these is a prefix of an MPyC option):
-  --quick       60 rows and the issue's drills only (a small run, for the tests)
+  --quick       60 rows, the issue's drills only and a 10 s silence limit (a small run, for the tests)
   --json PATH   write every drill's outcome (exit codes, seconds, error lines, phases, bytes) there
 ``-M3`` is accepted, since the drills always run three parties. ``-L`` is passed to every party.
 Any other MPyC option is refused. The exit code is 0 if every drill behaved as expected, 1 if
 some did not (one line names them), and 2 for bad usage.
 
 Threat model drilled: passive (semi-honest), static adversary, at most ``t < m/2`` corrupted
-parties. A crashed party is a failure, not an attack. The promise under test is that the others
-stop within seconds with exit 1, and nothing is released.
+parties. A crashed or frozen party is a failure, not an attack. The promise under test is that the
+others stop within seconds of a crash, or within the silence limit of a freeze, with exit 1, and
+nothing is released.
 """
 from __future__ import annotations
 
@@ -59,14 +73,13 @@ import csv
 import gzip
 import json
 import os
-import random
 import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -74,11 +87,15 @@ if __package__ in (None, ""):  # run as a file
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scenarios.cli import ScenarioParser, UsageError
+from scenarios.cli import free_base_port as cli_free_base_port
+from scenarios.outputs import check_output_path
 
 __all__ = ["main", "parse_options", "DrillOptions", "PartySpec", "PartyResult", "DrillResult", "run_three",
            "framingham_columns", "write_party_files", "drill_main", "CheckedOutcome", "free_base_port", "format_table", "parse_drill_argv",
            "crash_drill", "refusal_drill", "noticing_phases", "CRASH_PHASES", "QUICK_ROWS", "FULL_ROWS", "SURVIVOR_LIMIT_SECONDS",
-           "KENDALL_ARGS", "REPO_ROOT"]
+           "KENDALL_ARGS", "REPO_ROOT", "freeze_drill", "freeze_phases", "FREEZE_CASES", "FULL_EXTRA_FREEZE_CASES",
+           "FREEZE_LIMIT_QUICK", "FREEZE_LIMIT_FULL", "FREEZE_MARGIN_SECONDS", "SCENARIO_PHASES",
+           "run_freeze_drills", "print_freeze_report"]
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FRAMINGHAM = os.path.join(REPO_ROOT, "scenarios", "data", "framingham.csv.gz")
@@ -100,6 +117,30 @@ RESULT_NAME = "result.json"
 _ORDER = ("connect", "parameter check", "intake", "seed", "kernel", "noise", "reveal", "shutdown")
 _SILENT_PHASES = ("seed",)  # no messages with a fixed --seed
 _LOST = re.compile(r"lost connection to party (\d+) during the (.+?) phase; nothing was released")
+_SILENT = re.compile(r"party (\d+) stopped answering during the (.+?) phase \(no message for \d+ s; "
+                     r"--silence-limit SECONDS to wait longer\); nothing was released")
+#: freeze cases: (scenario, phase at whose entry party 1 sends itself SIGSTOP)
+FREEZE_CASES: tuple[tuple[str, str], ...] = (
+    ("ustat", "intake"), ("ustat", "seed"), ("ustat", "kernel"), ("ustat", "noise"), ("ustat", "reveal"),
+    ("ustat", "shutdown"), ("ecdf", "noise"), ("fedauc_secure", "sort"))
+FULL_EXTRA_FREEZE_CASES: tuple[tuple[str, str], ...] = (
+    ("ustat", "parameter check"), ("ecdf", "shutdown"), ("fedauc_secure", "shutdown"))
+#: --silence-limit of every party in the freeze drills (quick: short, to keep ``make drills`` short)
+FREEZE_LIMIT_QUICK = 10.0
+FREEZE_LIMIT_FULL = 60.0
+#: the issue's bound on the survivors' exit after a freeze: the silence limit plus this
+FREEZE_MARGIN_SECONDS = 10.0
+#: freeze cases run at once (a frozen run mostly waits)
+FREEZE_WORKERS = 4
+#: per scenario: the phases a run enters, in order, and those that exchange no message
+SCENARIO_PHASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "ustat": (_ORDER[1:], _SILENT_PHASES),
+    "ecdf": (("parameter check", "intake", "noise", "reveal", "shutdown"), ()),
+    "fedauc_secure": (("parameter check", "intake", "sort", "noise", "reveal", "shutdown"), ()),
+}
+#: what a released result looks like on a party's stdout (the tables of ustat, ecdf, fedauc_secure)
+RELEASE_MARKERS = ("private estimate", "Private U-statistic", "Private ECDF", "private quantiles",
+                   "Private AUC")
 
 
 # ------------------------------------------------------------------------------------ command line
@@ -148,6 +189,7 @@ def parse_drill_argv(argv: Sequence[str], prog: str, doc: str) -> DrillOptions |
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(rest)
+    check_output_path(args.json, "--json")
     party_args: tuple[str, ...] = ()
     if given.get("bit_length") != defaults.get("bit_length"):
         party_args = ("-L", str(given["bit_length"]))
@@ -238,27 +280,12 @@ class PartyResult:
     @property
     def released(self) -> bool:
         """Whether this party printed a result table."""
-        return "private estimate" in self.stdout
+        return any(marker in self.stdout for marker in RELEASE_MARKERS)
 
 
 def free_base_port(parties: int = PARTIES) -> int:
-    """A base port ``b`` such that ``b .. b+parties-1`` can be bound on localhost right now."""
-    generator = random.Random()
-    for _ in range(200):
-        base = generator.randrange(30000, 60000 - parties)
-        sockets = []
-        try:
-            for offset in range(parties):
-                probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                sockets.append(probe)
-                probe.bind(("127.0.0.1", base + offset))
-            return base
-        except OSError:
-            continue
-        finally:
-            for probe in sockets:
-                probe.close()
-    raise RuntimeError("no free range of local ports found")
+    """A base port ``b`` such that ``b .. b+parties-1`` can be bound on this host right now."""
+    return cli_free_base_port(parties, first=0)
 
 
 def _read_phase_log(path: str) -> tuple[list[tuple[str, int, float]], int | None]:
@@ -277,11 +304,14 @@ def _read_phase_log(path: str) -> tuple[list[tuple[str, int, float]], int | None
 
 
 def run_three(specs: Sequence[PartySpec], workdir: str, *, party_args: Sequence[str] = (),
-              timeout: float = RUN_TIMEOUT_SECONDS) -> tuple[list[PartyResult], float]:
+              timeout: float = RUN_TIMEOUT_SECONDS, frozen: int | None = None) -> tuple[list[PartyResult], float]:
     """Start one process per party in ``workdir`` and wait until all have exited.
 
     Exit times are polled every 10 ms. A party still running after ``timeout`` seconds is ended;
     only processes started here are ever ended.
+
+    :param frozen: a party that stops itself (``SIGSTOP``) and never exits: it is ended with
+        ``SIGKILL`` as soon as every other party has exited (its code is then -9).
 
     :param specs: one :class:`PartySpec` per party, in party order.
     :param workdir: the working directory of every party (data files, ``result.json``, phase logs).
@@ -309,6 +339,9 @@ def run_three(specs: Sequence[PartySpec], workdir: str, *, party_args: Sequence[
             for index, process in enumerate(processes):
                 if exit_times[index] is None and process.poll() is not None:
                     exit_times[index] = time.monotonic()
+            if (frozen is not None and exit_times[frozen] is None and processes[frozen].returncode is None
+                    and all(t is not None for i, t in enumerate(exit_times) if i != frozen)):
+                processes[frozen].kill()  # the frozen party this function started: SIGKILL works on a stopped one
             time.sleep(0.01)
     finally:
         for index, process in enumerate(processes):
@@ -354,7 +387,7 @@ class DrillResult(CheckedOutcome):
     """The outcome of one drill, with the checks it had to pass.
 
     :param name: e.g. ``crash at kernel``.
-    :param kind: ``crash`` or ``refusal``.
+    :param kind: ``crash``, ``freeze`` or ``refusal``.
     :param codes: exit codes of parties 0..2 (``None``: hung and ended).
     :param seconds_to_stop: crash to last survivor exit (crash), or launch to last exit (refusal).
     :param phase: crash: the phase each survivor named (``p0: kernel, p2: kernel``); refusal: the last
@@ -366,6 +399,8 @@ class DrillResult(CheckedOutcome):
     :param problems: the checks that failed (empty: the drill behaved as expected).
     :param notes: deviations that are not failures (a survivor that named the other survivor, which
         had already stopped after losing party 1).
+    :param survivor_seconds: freeze: seconds from the freeze to each survivor's exit (parties 0, 2).
+    :param silence_limit: freeze: the ``--silence-limit`` every party ran with.
     """
 
     name: str
@@ -379,6 +414,8 @@ class DrillResult(CheckedOutcome):
     bytes_sent: int | None = None
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    survivor_seconds: list[float | None] = field(default_factory=list)
+    silence_limit: float | None = None
 
 
 def _released(workdir: str, results: Sequence[PartyResult]) -> bool:
@@ -471,6 +508,115 @@ def crash_drill(phase: str, workdir: str, data: str, party_args: Sequence[str] =
                        first[0] if first else "", [r.error_lines for r in results], None, problems, notes)
 
 
+def freeze_phases(scenario: str, phase: str) -> tuple[str, ...]:
+    """The phases a survivor may name when party 1 of ``scenario`` freezes on entering ``phase``.
+
+    A survivor names the phase it is waiting in. Party 1 had sent everything of the phases before
+    ``phase``, but a survivor may still be finishing the last earlier phase that exchanges messages
+    (as after a crash, :func:`noticing_phases`), and a phase that exchanges no message (``seed``
+    under a fixed ``--seed``) is crossed without waiting: the survivors then wait in the next phase.
+    """
+    order, silent = SCENARIO_PHASES[scenario]
+    index = order.index(phase)
+    allowed = [phase]
+    previous = index - 1
+    while previous >= 0 and order[previous] in silent:
+        previous -= 1
+    if previous >= 0:
+        allowed.insert(0, order[previous])
+    following = index
+    while order[following] in silent and following + 1 < len(order):
+        following += 1
+        allowed.append(order[following])
+    return tuple(allowed)
+
+
+def _freeze_args(scenario: str, data: str, limit: float) -> list[str]:
+    """The arguments of every party of a freeze case (the job, ``--json``, ``--silence-limit``)."""
+    jobs = {
+        "ustat": [*KENDALL_ARGS],
+        "ecdf": ["--column", "sysBP", "--domain", "80:300", "--points", "64", "--smooth", "none",
+                 "--curve", "curve.csv"],
+        "fedauc_secure": ["--columns", "sysBP,TenYearCHD", "--domain", "80:300:8"],
+    }
+    return ["--data", data, *jobs[scenario], "--json", RESULT_NAME, "--silence-limit", f"{limit:g}"]
+
+
+def freeze_drill(scenario: str, phase: str, workdir: str, data: str, limit: float,
+                 party_args: Sequence[str] = ()) -> DrillResult:
+    """Party 1 of ``scenario`` sends itself ``SIGSTOP`` on entering ``phase``; both survivors must exit 1
+    within ``limit`` + :data:`FREEZE_MARGIN_SECONDS` seconds, one line each naming party 1 and the
+    phase, no traceback, nothing released. Party 1 is then ended with ``SIGKILL``.
+
+    :param scenario: ``ustat``, ``ecdf`` or ``fedauc_secure``.
+    :param workdir: a directory holding the party files (columns sysBP, diaBP, TenYearCHD).
+    :param data: the ``--data`` pattern (relative to ``workdir``).
+    :param limit: the ``--silence-limit`` of every party.
+    """
+    base = _freeze_args(scenario, data, limit)
+    specs = [PartySpec(scenario, tuple(base)),
+             PartySpec("drill_party", ("--scenario", scenario, "--freeze-at", phase, *base)),
+             PartySpec(scenario, tuple(base))]
+    results, launch = run_three(specs, workdir, party_args=party_args, frozen=VICTIM,
+                                timeout=max(RUN_TIMEOUT_SECONDS, limit + 90.0))
+    victim = results[VICTIM]
+    survivors = [r for r in results if r.party != VICTIM]
+    freeze_times = [stamp for name, _, stamp in victim.phases if name == phase]
+    freeze_time = freeze_times[0] if freeze_times else None
+    problems: list[str] = []
+    if not freeze_times or victim.code != -9:
+        problems.append(f"party 1 did not stay frozen at the {phase} phase (exit {victim.code}, "
+                        f"phases {[name for name, _, _ in victim.phases]})")
+    stops = [None if r.exit_time is None or freeze_time is None else r.exit_time - freeze_time for r in survivors]
+    known = [stop for stop in stops if stop is not None]
+    seconds = max(known) if len(known) == len(survivors) else None
+    bound = limit + FREEZE_MARGIN_SECONDS
+    if seconds is None or seconds > bound:
+        problems.append(f"the survivors did not stop within {bound:g} s of the freeze")
+    allowed = freeze_phases(scenario, phase)
+    named: dict[int, tuple[int, str, str]] = {}
+    for survivor in survivors:
+        lines = survivor.error_lines
+        if survivor.code != 1:
+            problems.append(f"party {survivor.party} exited {survivor.code}, expected 1")
+        if "Traceback" in survivor.stderr:
+            problems.append(f"party {survivor.party} printed a traceback")
+        prefix = f"error: party {survivor.party}: "
+        text = lines[0][len(prefix):] if len(lines) == 1 and lines[0].startswith(prefix) else None
+        silent = _SILENT.fullmatch(text) if text is not None else None
+        lost = _LOST.fullmatch(text) if text is not None else None
+        found = silent or lost
+        if found is None:
+            problems.append(f"party {survivor.party} printed {lines!r}, expected one line '{prefix}party 1 "
+                            "stopped answering during the PHASE phase (...); nothing was released'")
+            continue
+        named[survivor.party] = (int(found.group(1)), found.group(2), "silent" if silent else "lost")
+        if found.group(2) not in allowed:
+            problems.append(f"party {survivor.party} named the {found.group(2)} phase, expected one of {list(allowed)}")
+    notes: list[str] = []
+    for party, (other, _, kind) in named.items():
+        if other == VICTIM and kind == "silent":
+            continue
+        if other == VICTIM:
+            problems.append(f"party {party} reported a lost connection to the frozen party 1, which never closed it")
+        elif other in named and named[other][0] == VICTIM:
+            notes.append(f"party {party} named party {other}, which had already given up on party {VICTIM} "
+                         "(a cascade)")
+        else:
+            problems.append(f"party {party} named party {other}, not the frozen party {VICTIM}")
+    if named and not any(other == VICTIM for other, _, _ in named.values()):
+        problems.append(f"no survivor named party {VICTIM}")
+    released = _released(workdir, results) or os.path.exists(os.path.join(workdir, "curve.csv"))
+    if released:
+        problems.append("something was released")
+    first = results[0].error_lines
+    noticed = ", ".join(f"p{party}: {named[party][1]}" if party in named else f"p{party}: ?"
+                        for party in (r.party for r in survivors))
+    return DrillResult(f"freeze {scenario} at {phase}", "freeze", [r.code for r in results], seconds, noticed,
+                       released, first[0] if first else "", [r.error_lines for r in results], None, problems,
+                       notes, stops, limit)
+
+
 def refusal_drill(name: str, workdir: str, argvs: Sequence[Sequence[str]], expected_start: str, fragment: str,
                   party_args: Sequence[str] = ()) -> DrillResult:
     """Every party runs ``drill_party --phase-log`` (an honest party that logs its phases); all must exit 2
@@ -554,7 +700,7 @@ def run_drills(options: DrillOptions, root: str,
     _spoil_cell(directory)
     argv = _base_args("p{pid}.csv")
     results.append(refusal_drill("bad file: non-numeric cell at party 1", directory, [argv] * PARTIES,
-                                 "error: party 1: p1.csv line 4, column 'diaBP': 'high' is not a number", "",
+                                 "error: party 1: column 'diaBP' has a value that is not a number", "",
                                  party_args))
     progress("bad file: missing file")
     directory = _prepare(root, "missing file", rows)
@@ -573,7 +719,29 @@ def run_drills(options: DrillOptions, root: str,
         directory = _prepare(root, f"disagree {option}", rows)
         results.append(refusal_drill(f"party 1 disagrees on {option}", directory, [argv, argv + override, argv],
                                      "error: party 1: ", fragment, party_args))
+    results.extend(run_freeze_drills(options, root, progress))
     return results, len(rows)
+
+
+def run_freeze_drills(options: DrillOptions, root: str,
+                      progress: Callable[[str], None] = lambda text: None) -> list[DrillResult]:
+    """Run the freeze cases, :data:`FREEZE_WORKERS` at a time, in fresh subdirectories of ``root``."""
+    count = QUICK_ROWS if options.quick else FULL_ROWS
+    header = ["sysBP", "diaBP", "TenYearCHD"]
+    rows = framingham_columns(header, count)
+    cases = FREEZE_CASES if options.quick else (*FULL_EXTRA_FREEZE_CASES, *FREEZE_CASES)
+    limit = FREEZE_LIMIT_QUICK if options.quick else FREEZE_LIMIT_FULL
+    directories = []
+    for scenario, phase in cases:
+        directory = os.path.join(root, re.sub(r"[^a-z0-9]+", "_", f"freeze {scenario} {phase}").strip("_"))
+        os.makedirs(directory)
+        write_party_files(directory, header, rows)
+        directories.append(directory)
+    progress(f"{len(cases)} freeze cases, {FREEZE_WORKERS} at a time, --silence-limit {limit:g}")
+    with ThreadPoolExecutor(max_workers=FREEZE_WORKERS) as pool:
+        futures = [pool.submit(freeze_drill, scenario, phase, directory, "p{pid}.csv", limit, options.party_args)
+                   for (scenario, phase), directory in zip(cases, directories)]
+        return [future.result() for future in futures]
 
 
 # -------------------------------------------------------------------------------------- printing
@@ -596,6 +764,8 @@ def print_report(results: Sequence[DrillResult], rows: int) -> None:
     """Print the drill table and the notes under it."""
     print(f"Fault drills: 3 parties, Kendall's tau of sysBP, diaBP on {rows} Framingham rows "
           f"(p{{pid}}.csv), --seed 4")
+    freezes = [result for result in results if result.kind == "freeze"]
+    results = [result for result in results if result.kind != "freeze"]
     table = []
     for result in results:
         stop = "-" if result.seconds_to_stop is None else f"{result.seconds_to_stop:.2f}"
@@ -612,6 +782,35 @@ def print_report(results: Sequence[DrillResult], rows: int) -> None:
           "bytes all parties sent in all.")
     print("  message: party 0's line (party 2's names itself; for refusals all three lines are identical).  "
           "ok*: see the note below the table.")
+    _print_notes(results)
+    if freezes:
+        print_freeze_report(freezes, rows)
+
+
+def print_freeze_report(results: Sequence[DrillResult], rows: int) -> None:
+    """Print the freeze drill table and the notes under it."""
+    limit = results[0].silence_limit or 0.0
+    print()
+    print(f"Freeze drills: 3 parties on {rows} Framingham rows; party 1 sends itself SIGSTOP on entering the "
+          f"phase; --silence-limit {limit:g} s at every party (bound: {limit + FREEZE_MARGIN_SECONDS:g} s)")
+    table = []
+    for result in results:
+        stop = "-" if result.seconds_to_stop is None else f"{result.seconds_to_stop:.2f}"
+        each = " / ".join("-" if value is None else f"{value:.2f}" for value in result.survivor_seconds)
+        table.append([result.name, _codes(result.codes), stop, each, result.phase,
+                      "RELEASED" if result.released else "nothing",
+                      ("ok*" if result.notes else "ok") if result.ok else "FAILED", result.message])
+    print(format_table(["drill", "exits", "seconds to stop", "p0 / p2", "phase", "released", "check", "message"],
+                       table))
+    print("  exits: parties 0 1 2 (-9: the frozen party 1, ended with SIGKILL by the drill once both survivors "
+          "had exited).")
+    print("  seconds to stop: from the freeze to the last survivor's exit (p0 / p2: each survivor's).  phase: the "
+          "phase each survivor named.")
+    _print_notes(results)
+
+
+def _print_notes(results: Sequence[DrillResult]) -> None:
+    """The ``ok*`` notes and ``FAILED`` problems under a drill table."""
     for result in results:
         for note in result.notes:
             print(f"  ok* {result.name}: {note}")
@@ -660,6 +859,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         record=lambda options, outcome: {
             "rows": outcome[1], "parties": PARTIES, "victim": VICTIM, "quick": options.quick,
             "survivor_limit_seconds": SURVIVOR_LIMIT_SECONDS,
+            "freeze_limit_seconds": FREEZE_LIMIT_QUICK if options.quick else FREEZE_LIMIT_FULL,
+            "freeze_margin_seconds": FREEZE_MARGIN_SECONDS,
             "drills": [result.record() for result in outcome[0]], "ok": all(result.ok for result in outcome[0])},
         failures=lambda outcome: [result.name for result in outcome[0] if not result.ok])
 

@@ -39,7 +39,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -344,7 +344,7 @@ def _plot(path: Path, rows: Sequence[dict[str, Any]], samples: int) -> None:
     plt.close(figure)
 
 
-async def _tables(options: FedAucOptions) -> None:
+async def _tables(options: FedAucOptions) -> Callable[[], None] | None:
     from mpyc.runtime import mpc
     from sklearn.metrics import roc_auc_score
 
@@ -352,33 +352,37 @@ async def _tables(options: FedAucOptions) -> None:
 
     seed = options.seed if options.seed is not None else await joint_seed()
     if mpc.pid != 0:
-        return
-    start = time.perf_counter()
-    scores, labels = _load(seed)
-    samples = int(scores.size)
-    rows = _run(_jobs(options.quick), scores, labels, options.runs, seed)
-    for row in rows:  # one row per client: record K = M
-        if row["layout"] == "one_per_client":
-            row["clients"], row["rows_per_client"] = samples, 1.0
-    sklearn_auc = float(roc_auc_score(labels, scores))
-    seconds = time.perf_counter() - start
-    print_table([
-        ("data", f"Framingham, logistic-regression scores (stand-in for Criteo): M = {samples}, "
-                 f"P = {int(labels.sum())}, N = {samples - int(labels.sum())}, AUC = {rows[-1]['exact_auc']:.6f}"),
-        ("runs", f"{options.runs} per setting, noise from the OS; public seed {seed} (data split, layouts)"),
-        ("settings", f"{len(rows)} in {seconds:.1f} s"),
-    ], title="FedAUC (Sun et al.): label-DP AUC across clients, the paper's deployment")
-    _print_std_tables(rows, samples)
-    _print_ratios(rows, samples)
-    _print_rr_table(rows, sklearn_auc)
-    directory = Path(options.results_dir)
-    directory.mkdir(parents=True, exist_ok=True)
-    std_rows = [row for row in rows if row["table"] != "3"]
-    _write_csv(directory / "fedauc_std.csv", std_rows, CSV_FIELDS)
-    _write_csv(directory / "fedauc_rr_debias.csv", [row for row in rows if row["table"] == "3"], CSV_FIELDS)
-    _plot(directory / "fedauc_std.png", std_rows, samples)
-    print(f"\nwrote {directory / 'fedauc_std.csv'}, {directory / 'fedauc_rr_debias.csv'}, "
-          f"{directory / 'fedauc_std.png'}")
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait, silent, for party 0
+        start = time.perf_counter()
+        scores, labels = _load(seed)
+        samples = int(scores.size)
+        rows = _run(_jobs(options.quick), scores, labels, options.runs, seed)
+        for row in rows:  # one row per client: record K = M
+            if row["layout"] == "one_per_client":
+                row["clients"], row["rows_per_client"] = samples, 1.0
+        sklearn_auc = float(roc_auc_score(labels, scores))
+        seconds = time.perf_counter() - start
+        print_table([
+            ("data", f"Framingham, logistic-regression scores (stand-in for Criteo): M = {samples}, "
+                     f"P = {int(labels.sum())}, N = {samples - int(labels.sum())}, AUC = {rows[-1]['exact_auc']:.6f}"),
+            ("runs", f"{options.runs} per setting, noise from the OS; public seed {seed} (data split, layouts)"),
+            ("settings", f"{len(rows)} in {seconds:.1f} s"),
+        ], title="FedAUC (Sun et al.): label-DP AUC across clients, the paper's deployment")
+        _print_std_tables(rows, samples)
+        _print_ratios(rows, samples)
+        _print_rr_table(rows, sklearn_auc)
+        directory = Path(options.results_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+        std_rows = [row for row in rows if row["table"] != "3"]
+        _write_csv(directory / "fedauc_std.csv", std_rows, CSV_FIELDS)
+        _write_csv(directory / "fedauc_rr_debias.csv", [row for row in rows if row["table"] == "3"], CSV_FIELDS)
+        _plot(directory / "fedauc_std.png", std_rows, samples)
+        print(f"\nwrote {directory / 'fedauc_std.csv'}, {directory / 'fedauc_rr_debias.csv'}, "
+              f"{directory / 'fedauc_std.png'}")
+
+    return deliver
 
 
 def main(argv: Sequence[str] | None = None) -> int:

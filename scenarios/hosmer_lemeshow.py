@@ -47,7 +47,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -326,54 +326,58 @@ def write_png(rows: Sequence[ExperimentRow], path: str, *, floor: float, title: 
 # --------------------------------------------------------------------------------------------------
 # the scenario
 
-async def _experiment(options: Options) -> None:
+async def _experiment(options: Options) -> Callable[[], None] | None:
     from mpyc.runtime import mpc
 
     from dp.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow
     from secure.runtime import party_count, threshold
 
     if mpc.pid != 0:
-        return  # the experiment is simulated; the other parties only join and leave
-    parties, coalition = party_count(), threshold()
-    started = time.perf_counter()
-    probabilities, labels = load_scores(options.seed)
-    exact = exact_hosmer_lemeshow(probabilities, labels, options.groups)
-    rows = run_experiment(probabilities, labels, options, parties=parties, threshold=coalition)
-    _, floor = noiseless_error(probabilities, labels, options)
-    os.makedirs(options.results_dir, exist_ok=True)
-    csv_path = os.path.join(options.results_dir, CSV_NAME)
-    png_path = os.path.join(options.results_dir, PNG_NAME)
-    write_csv(rows, csv_path)
-    query = HosmerLemeshowQuery(1.0, groups=options.groups, grid_points=options.grid_points,
-                                precision=options.precision)
-    n, positives = int(probabilities.shape[0]), float(labels.mean())
-    write_png(rows, png_path, floor=floor,
-              title=f"Private Hosmer-Lemeshow (Fig. 6), Framingham logistic regression (stand-in for Bank)\n"
-                    f"n = {n}, Q = {options.groups}, N = {options.grid_points} (L = {query.depth}), "
-                    f"{options.runs} runs per point, {parties} part{'y' if parties == 1 else 'ies'}"
-                    f"{' (smoothed ECDF)' if options.smoothed else ''}")
-    print_table([
-        ("data", f"Framingham, logistic-regression scores of TenYearCHD (stand-in for the paper's Bank "
-                 f"dataset); n = {n} rows, {100 * positives:.1f} % positive"),
-        ("exact HL", f"H = {exact.statistic:.4f}, p-value = {exact.p_value:.4f} (chi2, {exact.degrees_of_freedom} df, "
-                     f"Q = {options.groups} groups at the exact quantiles)"),
-        ("mechanism", f"Algorithm 2, grid i/{options.grid_points} (L = {query.depth}), eps' = eps/{query.depth + 9}; "
-                      f"ECDF (L+1) eps', group statistics 8 eps'; boundaries on the "
-                      f"{'smoothed' if options.smoothed else 'raw'} ECDF; {options.precision}-bit fixed point"),
-        ("parties", f"{parties} (threshold t = {coalition})"
-                    + ("" if parties == 1 else f": noise coalition-calibrated, variance x{parties}/{parties - coalition}")),
-        ("no-noise floor", f"relative squared error {floor:.3g} (fixed point and grid move rows across boundaries)"),
-    ], title="Private Hosmer-Lemeshow statistic: relative MSE vs epsilon (paper Fig. 6)")
-    header = f"  {'epsilon':>8}  {'rel. MSE paper':>14}  {'median':>9}  {'rel. MSE joint':>14}  {'median':>9}  {'E floored':>9}"
-    print(header)
-    for epsilon in options.epsilons:
-        paper = next(row for row in rows if row.epsilon == epsilon and row.accounting == "paper")
-        joint = next(row for row in rows if row.epsilon == epsilon and row.accounting == "joint")
-        print(f"  {epsilon:>8g}  {paper.relative_mse:>14.4g}  {paper.median:>9.3g}  {joint.relative_mse:>14.4g}  "
-              f"{joint.median:>9.3g}  {f'{paper.floored_runs}/{options.runs}':>9}")
-    print(f"  ({options.runs} runs per cell; 'E floored': runs (paper accounting) where a noisy expected count "
-          f"was raised to 1 before dividing)")
-    print(f"  wrote {csv_path} and {png_path} in {time.perf_counter() - started:.1f} s")
+        return None  # the experiment is simulated; the other parties only join and leave
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait, silent, for party 0
+        parties, coalition = party_count(), threshold()
+        started = time.perf_counter()
+        probabilities, labels = load_scores(options.seed)
+        exact = exact_hosmer_lemeshow(probabilities, labels, options.groups)
+        rows = run_experiment(probabilities, labels, options, parties=parties, threshold=coalition)
+        _, floor = noiseless_error(probabilities, labels, options)
+        os.makedirs(options.results_dir, exist_ok=True)
+        csv_path = os.path.join(options.results_dir, CSV_NAME)
+        png_path = os.path.join(options.results_dir, PNG_NAME)
+        write_csv(rows, csv_path)
+        query = HosmerLemeshowQuery(1.0, groups=options.groups, grid_points=options.grid_points,
+                                    precision=options.precision)
+        n, positives = int(probabilities.shape[0]), float(labels.mean())
+        write_png(rows, png_path, floor=floor,
+                  title=f"Private Hosmer-Lemeshow (Fig. 6), Framingham logistic regression (stand-in for Bank)\n"
+                        f"n = {n}, Q = {options.groups}, N = {options.grid_points} (L = {query.depth}), "
+                        f"{options.runs} runs per point, {parties} part{'y' if parties == 1 else 'ies'}"
+                        f"{' (smoothed ECDF)' if options.smoothed else ''}")
+        print_table([
+            ("data", f"Framingham, logistic-regression scores of TenYearCHD (stand-in for the paper's Bank "
+                     f"dataset); n = {n} rows, {100 * positives:.1f} % positive"),
+            ("exact HL", f"H = {exact.statistic:.4f}, p-value = {exact.p_value:.4f} (chi2, {exact.degrees_of_freedom} df, "
+                         f"Q = {options.groups} groups at the exact quantiles)"),
+            ("mechanism", f"Algorithm 2, grid i/{options.grid_points} (L = {query.depth}), eps' = eps/{query.depth + 9}; "
+                          f"ECDF (L+1) eps', group statistics 8 eps'; boundaries on the "
+                          f"{'smoothed' if options.smoothed else 'raw'} ECDF; {options.precision}-bit fixed point"),
+            ("parties", f"{parties} (threshold t = {coalition})"
+                        + ("" if parties == 1 else f": noise coalition-calibrated, variance x{parties}/{parties - coalition}")),
+            ("no-noise floor", f"relative squared error {floor:.3g} (fixed point and grid move rows across boundaries)"),
+        ], title="Private Hosmer-Lemeshow statistic: relative MSE vs epsilon (paper Fig. 6)")
+        header = f"  {'epsilon':>8}  {'rel. MSE paper':>14}  {'median':>9}  {'rel. MSE joint':>14}  {'median':>9}  {'E floored':>9}"
+        print(header)
+        for epsilon in options.epsilons:
+            paper = next(row for row in rows if row.epsilon == epsilon and row.accounting == "paper")
+            joint = next(row for row in rows if row.epsilon == epsilon and row.accounting == "joint")
+            print(f"  {epsilon:>8g}  {paper.relative_mse:>14.4g}  {paper.median:>9.3g}  {joint.relative_mse:>14.4g}  "
+                  f"{joint.median:>9.3g}  {f'{paper.floored_runs}/{options.runs}':>9}")
+        print(f"  ({options.runs} runs per cell; 'E floored': runs (paper accounting) where a noisy expected count "
+              f"was raised to 1 before dividing)")
+        print(f"  wrote {csv_path} and {png_path} in {time.perf_counter() - started:.1f} s")
+
+    return deliver
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,7 +17,7 @@ Cases (the honest parties 0 and 1 always run ``scenarios.ustat`` unchanged):
 
 1. ``baseline``: honest data, with ``--clip local`` and with ``--clip secure``.
 2. ``local clipping``: party 2 replaces ``r`` of its rows by ``1e6``. Its unchanged software clips
-   them to 300 at intake and counts them.
+   them to 300 at intake and counts them (locally: party 2 prints its count, no party shares one).
 3. ``secure clipping, party 2 skips its own``: the same rows, ``--clip secure``. Party 2 runs
    ``scenarios.drill_party --skip-local-clipping``. Note that ``--clip secure`` already shares raw
    values: ``dp.ustat.prepare_rows`` calls ``to_fixed_point(clip=False)``. The skip therefore only
@@ -211,8 +211,14 @@ def _run_case(root: str, name: str, clip: str, party2: str, replaced: int, value
                       int(record["noisy_sums"][0]) if record else None,
                       float(record["estimate"]) if record else None,
                       int(record["pairs"]) if record else None, int(record["max_degree"]) if record else None,
-                      int(sum(record["clipped"].values())) if record else None,
+                      _local_clip_count(results[MALICIOUS_PARTY].stdout),
                       lines[0] if lines else "", expectation)
+
+
+def _local_clip_count(stdout: str) -> int | None:
+    """The clip count party 2 printed about its own rows (local: no party shares such a count)."""
+    found = re.search(r"at this party, not shared: .*?(\d+) value\(s\) clipped", stdout)
+    return int(found.group(1)) if found else None
 
 
 def _setting(baseline: CaseResult, bit_length: int, rows: int) -> Setting:
@@ -343,7 +349,8 @@ def print_report(setting: Setting, cases: Sequence[CaseResult]) -> None:
     print(format_table(["case", "clip", "party 2", "r", "value", "exits", "estimate", "clipped", "moved", "bound",
                         "outcome"], table))
     print("  moved = |estimate - baseline estimate of the same --clip|, computed from the released integer sums "
-          "(exact: no noise, no rounding); clipped = values the parties reported clipped")
+          "(exact: no noise, no rounding); clipped = values party 2 says it clipped, printed at party 2 only "
+          "(clip counts are never shared)")
     guard = next((case.message for case in cases if _GUARD in case.message), None)
     if guard:
         print(f"  the guarded reveal said: {guard}")

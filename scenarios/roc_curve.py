@@ -56,7 +56,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -368,20 +368,24 @@ def _print(options: RocOptions, rows: list[dict[str, Any]], data: ScoredData, se
     print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
 
 
-async def _experiment(options: RocOptions) -> None:
+async def _experiment(options: RocOptions) -> Callable[[], None] | None:
     """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
     seed = await seed_at_party_zero(options.common)
     if seed is None:
-        return
-    started = time.perf_counter()
-    data = load_scores(seed)
-    rows = run_experiment(options, seed, data)
-    base = os.path.join(options.common.results_dir, "roc_curve")
-    files = [base + "_l1.csv", base + "_l1.png", base + "_example.png"]
-    write_csv(files[0], CSV_COLUMNS, rows)
-    _plot_errors(options, rows, data, files[1])
-    example = _plot_example(options, seed, data, files[2])
-    _print(options, rows, data, seed, time.perf_counter() - started, example, files)
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
+        started = time.perf_counter()
+        data = load_scores(seed)
+        rows = run_experiment(options, seed, data)
+        base = os.path.join(options.common.results_dir, "roc_curve")
+        files = [base + "_l1.csv", base + "_l1.png", base + "_example.png"]
+        write_csv(files[0], CSV_COLUMNS, rows)
+        _plot_errors(options, rows, data, files[1])
+        example = _plot_example(options, seed, data, files[2])
+        _print(options, rows, data, seed, time.perf_counter() - started, example, files)
+
+    return deliver
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -60,6 +60,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.outputs import check_output_path
 
 __all__ = ["main", "build_parser", "parse_options", "Options", "chi_square_bins", "independence_tests",
            "count_reconstructed", "bonferroni", "known_draw", "FAMILY_LEVEL"]
@@ -169,6 +170,7 @@ def parse_options(argv: Sequence[str], parties: int | None = None, threshold: in
 
         parties, threshold = len(mpc.parties), int(mpc.threshold)
     args = build_parser().parse_args(list(argv))
+    check_output_path(args.json, "--json")
     if threshold < 1:
         raise UsageError(f"the coalition drills need a threshold t >= 1, i.e. at least 3 parties (-M3, or "
                          f"-M5 -T2); got m = {parties}, t = {threshold}")
@@ -282,10 +284,11 @@ def count_reconstructed(members: Sequence[int], shares: Sequence[Sequence[int]],
 
 
 def _query(options: Options) -> Any:
-    """The main job's default query (Kendall's tau of sysBP, diaBP, |E| = 2n) at ``--epsilon``."""
+    """The main job's default query (Kendall's tau of sysBP, diaBP, |E| = 2n) at ``--epsilon``, with
+    party-drawn noise: the drill is about what a coalition knows of its own members' draws."""
     from scenarios.ustat import parse_options as ustat_options
 
-    return ustat_options(["--epsilon", repr(options.epsilon)]).query
+    return ustat_options(["--epsilon", repr(options.epsilon), "--noise", "parties"]).query
 
 
 @functools.lru_cache(maxsize=1)

@@ -517,19 +517,23 @@ def _print(options: BinsOptions, rows: list[dict[str, Any]], seed: int, seconds:
     sys.stdout.flush()
 
 
-async def _experiment(options: BinsOptions) -> None:
+async def _experiment(options: BinsOptions) -> Callable[[], None] | None:
     seed = await seed_at_party_zero(options.common)
     if seed is None:
-        return
-    started = time.perf_counter()
-    if options.figure == "bins":
-        rows = run_bins(options, seed)
-    else:
-        rows = run_uci(options, seed)
-    base = os.path.join(options.common.results_dir, f"umpc_{options.figure}")
-    write_csv(base + ".csv", CSV_COLUMNS, rows)
-    (_plot_bins if options.figure == "bins" else _plot_uci)(options, rows, base + ".png")
-    _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
+        started = time.perf_counter()
+        if options.figure == "bins":
+            rows = run_bins(options, seed)
+        else:
+            rows = run_uci(options, seed)
+        base = os.path.join(options.common.results_dir, f"umpc_{options.figure}")
+        write_csv(base + ".csv", CSV_COLUMNS, rows)
+        (_plot_bins if options.figure == "bins" else _plot_uci)(options, rows, base + ".png")
+        _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+
+    return deliver
 
 
 def main(argv: Sequence[str] | None = None) -> int:

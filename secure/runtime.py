@@ -9,6 +9,14 @@ This module adds, on top of ``mpc.start()`` / ``mpc.shutdown()``:
   connects;
 - a watchdog: once connected, a lost connection before the orderly shutdown ends this party at once
   with exit code 1 and one line naming the lost party (nothing is released after that);
+- a silence watchdog: a party that stops answering without closing its connections (a frozen host,
+  ``kill -STOP``) is detected in every phase, the shutdown included.  When this party waits for a
+  message from peer ``j`` and nothing arrived from ``j`` for ``silence_limit`` seconds, it exits 1
+  with one line naming ``j`` and the phase (:class:`SilenceWatch` holds the decision).  Every party
+  sends each peer a 12-byte heartbeat frame at every look (0.5 s, not metered), so a live party
+  blocked on a third one is never silent: only the frozen party is named;
+- an orderly shutdown that tells a peer closing its connection after the shutdown barrier (expected)
+  from one lost before it (one line, exit 1, no ``ConnectionResetError`` traceback);
 - agreement: :func:`agree_parameters` compares every party's public parameters before any data is
   shared, and :func:`agree_verdict` shares each party's input verdict so that one party's bad input
   stops every party with the same one-line message.
@@ -16,6 +24,7 @@ This module adds, on top of ``mpc.start()`` / ``mpc.shutdown()``:
 Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  The
 verdicts and parameter digests exchanged here are public by design (they say *that* an input was
 bad, e.g. "party 1: column 'age' has a non-numeric value", never more of the data than that line).
+Heartbeats carry no payload: they tell a peer only that this party's event loop is running.
 """
 from __future__ import annotations
 
@@ -23,13 +32,16 @@ import asyncio
 import hashlib
 import json
 import os
+import struct
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mpyc import asyncoro
 from mpyc.runtime import mpc
+
+from secure.errors import InputError, ProtocolFailure
 
 __all__ = [
     "InputError",
@@ -45,18 +57,21 @@ __all__ = [
     "fail_fast",
     "mark_stopping",
     "set_phase",
+    "SilenceWatch",
+    "silence_message",
+    "DEFAULT_SILENCE_LIMIT",
 ]
 
 
-class InputError(Exception):
-    """A user mistake (bad file, bad parameter): every party exits 2 with the same line."""
+_state: dict[str, Any] = {"shutting_down": False, "in_shutdown": False, "phase": "start", "fatal_hooks": [],
+                          "watch": None, "timer": None, "closed_by_us": set()}
 
-
-class ProtocolFailure(Exception):
-    """A failure during the protocol (lost party, overflow): exit 1, nothing released."""
-
-
-_state: dict[str, Any] = {"shutting_down": False, "phase": "start", "fatal_hooks": []}
+#: default seconds a peer may stay silent while this party waits for it (``--silence-limit``)
+DEFAULT_SILENCE_LIMIT = 60.0
+#: seconds between two looks of the silence watchdog (at most a quarter of the limit)
+WATCH_INTERVAL = 0.5
+#: a watchdog look this many seconds later than planned means this party's own event loop was busy
+LATE_TICK = 1.0
 
 
 def party_id() -> int:
@@ -105,7 +120,193 @@ def fail_fast(message: str, code: int = 1) -> None:
     os._exit(code)
 
 
+class SilenceWatch:
+    """Which peer, if any, has been silent too long while this party waits for it.
+
+    Every party sends each peer a heartbeat at every look of its watchdog (:func:`_arm_watchdog`),
+    so a live party is never silent, even one blocked waiting for a third party; only a frozen
+    host, a dead link or a party whose own event loop is stuck in local work for the whole limit is.
+
+    The decision logic of the silence watchdog, free of MPyC and of the clock (every method takes
+    ``now``), so that it can be tested in one process.  A peer is *overdue* when this party has been
+    waiting for a message from it (a pending receive) and nothing arrived from it for ``limit``
+    seconds, counted from the later of its last bytes and the moment the wait was first seen: a peer
+    that was quiet only because nobody needed anything from it is not blamed.  A peer legitimately
+    busy with local work is covered by the limit itself (``--silence-limit`` for slow links).
+
+    Threat model: passive (semi-honest), static adversary; a silent party is a failure (a frozen
+    host, a lost link without a reset), not an attack.  The watchdog reads only arrival times.
+
+    :param peers: the other parties' indices.
+    :param limit: seconds of silence tolerated while waiting, > 0.
+    :param now: the monotonic time the watch starts (every peer counts as heard then).
+    """
+
+    def __init__(self, peers: Iterable[int], limit: float, now: float) -> None:
+        if not limit > 0:
+            raise ValueError(f"silence_limit must be positive, got {limit}")
+        self.limit = float(limit)
+        self.last_heard: dict[int, float] = {peer: now for peer in peers}
+        self.waiting_since: dict[int, float] = {}
+
+    def heard(self, peer: int, now: float) -> None:
+        """Bytes arrived from ``peer`` at ``now``."""
+        self.last_heard[peer] = now
+
+    def pause(self, now: float) -> None:
+        """This party's own event loop was blocked (local computation) until ``now``: bytes may be
+        waiting unread, so no peer is blamed for that time and every clock restarts."""
+        for peer in self.last_heard:
+            self.last_heard[peer] = now
+        for peer in self.waiting_since:
+            self.waiting_since[peer] = now
+
+    def quiet_since(self, peer: int) -> float | None:
+        """Since when this party has waited for ``peer`` without hearing from it (``None``: not waiting)."""
+        if peer not in self.waiting_since:
+            return None
+        return max(self.last_heard.get(peer, self.waiting_since[peer]), self.waiting_since[peer])
+
+    def observe(self, waiting: Iterable[int], now: float) -> tuple[int, float] | None:
+        """One look: ``waiting`` are the peers this party waits for at ``now``.
+
+        :return: ``(peer, seconds of silence)`` for the peer silent longest beyond the limit, or ``None``.
+        """
+        current = set(waiting)
+        for peer in [p for p in self.waiting_since if p not in current]:
+            del self.waiting_since[peer]
+        for peer in current:
+            self.waiting_since.setdefault(peer, now)
+        overdue = []
+        for peer in current:
+            since = self.quiet_since(peer)
+            if since is not None and now - since >= self.limit:
+                overdue.append((since, self.last_heard.get(peer, since), peer))
+        if not overdue:
+            return None
+        since, _, peer = min(overdue)  # silent longest; on a tie, the one heard from least recently
+        return peer, now - since
+
+    def root_cause(self, closed: int, now: float) -> tuple[int, float] | None:
+        """Peer ``closed`` just closed its connection: was another peer silent first?
+
+        When a party freezes, the first survivor to give up exits and closes its connections; the
+        other survivors then see that close, but the party to name is the frozen one.  That is a peer
+        this party waits for, quiet for at least half the limit, and quiet since before ``closed``'s
+        last bytes.
+
+        :return: ``(peer, seconds of silence)`` of that peer, or ``None`` (name ``closed``).
+        """
+        closed_heard = self.last_heard.get(closed, now)
+        best: tuple[float, float, int] | None = None
+        for peer in self.waiting_since:
+            since = self.quiet_since(peer)
+            heard = self.last_heard.get(peer, now)
+            if peer == closed or since is None or now - since < self.limit / 2 or heard >= closed_heard:
+                continue
+            if best is None or (since, heard) < best[:2]:
+                best = (since, heard, peer)
+        return None if best is None else (best[2], now - best[0])
+
+
+def silence_message(peer: int, phase: str, seconds: float) -> str:
+    """The one line (after ``error: party i:``) of a party that gave up on a silent peer."""
+    return (f"party {peer} stopped answering during the {phase} phase (no message for {seconds:.0f} s; "
+            f"--silence-limit SECONDS to wait longer); nothing was released")
+
+
+#: program counter of the heartbeat frames: MPyC's counters are 64-bit tuple hashes, which never
+#: meet this one in practice; no receive ever asks for it
+HEARTBEAT_PC = -(2 ** 63) + 1
+#: one heartbeat: MPyC's frame header (program counter, payload size 0), written straight to the
+#: transport so that the cost meter (``nbytes_sent``) does not count it
+HEARTBEAT_FRAME = struct.pack("<qI", HEARTBEAT_PC, 0)
+
+
+class _HeartbeatSink:
+    """Stands in ``MessageExchanger.buffers`` at :data:`HEARTBEAT_PC`: MPyC hands every heartbeat to
+    it (as to a waiting receive) and it puts itself back, so heartbeats never pile up."""
+
+    __slots__ = ("buffers",)
+
+    def __init__(self, buffers: dict[int, Any]) -> None:
+        self.buffers = buffers
+
+    def set_result(self, payload: bytes) -> None:
+        self.buffers[HEARTBEAT_PC] = self
+
+
+def _send_heartbeats() -> None:
+    """One heartbeat to every peer whose connection is open (a frozen peer's kernel buffer absorbs them)."""
+    for peer in mpc.parties:
+        protocol = peer.protocol
+        if peer.pid == mpc.pid or not isinstance(protocol, asyncoro.MessageExchanger):
+            continue
+        transport = protocol.transport
+        if transport is None or transport.is_closing() or int(peer.pid) in _state["closed_by_us"]:
+            continue
+        transport.write(HEARTBEAT_FRAME)
+
+
+def _pending(protocol: Any) -> bool:
+    """Whether this party waits for a message on this connection (an unresolved receive)."""
+    buffers = getattr(protocol, "buffers", None) or {}
+    return any(isinstance(value, asyncio.Future) and not value.done() for value in list(buffers.values()))
+
+
+def _waiting_peers() -> list[int]:
+    """The peers this party waits for now: a pending receive, or (in the shutdown's last step) a
+    lower-numbered peer that has not yet closed its connection to this party."""
+    me = mpc.parties[mpc.pid].protocol
+    closing = _state["in_shutdown"] and isinstance(me, asyncio.Future) and not me.done()
+    waiting = []
+    for peer in mpc.parties:
+        if peer.pid == mpc.pid or peer.protocol is None or peer.pid in _state["closed_by_us"]:
+            continue
+        if _pending(peer.protocol) or (closing and peer.pid < mpc.pid):
+            waiting.append(int(peer.pid))
+    return waiting
+
+
+def _disarm_watchdog() -> None:
+    timer = _state["timer"]
+    if timer is not None:
+        timer.cancel()
+    _state["timer"] = None
+    _state["watch"] = None
+
+
+def _arm_watchdog(limit: float) -> None:
+    """Start the silence watchdog on the running loop: a plain timer callback every
+    ``min(WATCH_INTERVAL, limit / 4)`` seconds (no task, so nothing is left pending at exit)."""
+    _disarm_watchdog()
+    peers = [int(peer.pid) for peer in mpc.parties if peer.pid != mpc.pid]
+    if not peers:
+        return
+    loop = asyncio.get_running_loop()
+    watch = SilenceWatch(peers, limit, time.monotonic())
+    interval = min(WATCH_INTERVAL, limit / 4)
+    _state["watch"] = watch
+
+    def tick(planned: float) -> None:
+        if _state["watch"] is not watch or _state["shutting_down"]:
+            return  # disarmed, or every party is stopping on an agreed verdict
+        now = time.monotonic()
+        _send_heartbeats()
+        if now - planned > LATE_TICK:
+            watch.pause(now)
+        else:
+            verdict = watch.observe(_waiting_peers(), now)
+            if verdict is not None:
+                fail_fast(silence_message(verdict[0], _state["phase"], verdict[1]), code=1)
+        _state["timer"] = loop.call_later(interval, tick, now + interval)
+
+    _state["timer"] = loop.call_later(interval, tick, time.monotonic() + interval)
+
+
 _original_connection_lost = asyncoro.MessageExchanger.connection_lost
+_original_data_received = asyncoro.MessageExchanger.data_received
+_original_close_connection = asyncoro.MessageExchanger.close_connection
 
 
 #: Seconds a party that lost a peer keeps its own connections open before it exits, so that the
@@ -129,28 +330,88 @@ def _tls_hint() -> str:
     return f" (--ssl: all parties need the same {path}; this party's is SHA-256 {short}...)"
 
 
+def _watched_data_received(self: asyncoro.MessageExchanger, data: bytes) -> None:
+    if type(self.buffers.get(HEARTBEAT_PC)) is not _HeartbeatSink:
+        self.buffers[HEARTBEAT_PC] = _HeartbeatSink(self.buffers)
+    _original_data_received(self, data)
+    watch = _state["watch"]
+    if watch is not None and self.peer_pid is not None:
+        watch.heard(int(self.peer_pid), time.monotonic())
+
+
+def _watched_close_connection(self: asyncoro.MessageExchanger) -> None:
+    if self.peer_pid is not None:
+        _state["closed_by_us"].add(int(self.peer_pid))
+    _original_close_connection(self)
+
+
+def _orderly_close(protocol: asyncoro.MessageExchanger) -> bool:
+    """Inside :func:`stop_session`: is this closed connection part of MPyC's orderly shutdown?
+
+    MPyC's shutdown is a barrier (every party sends every other a message), after which party ``p``
+    closes its connections to the parties above ``p``.  So a close is expected when this party made
+    it, or when a lower-numbered peer closed after this party entered the barrier with nothing
+    pending from that peer: its barrier message, sent before its close, arrived first (TCP keeps the
+    order).  A peer that closes (or crashes) with its barrier message missing did not finish.
+    """
+    peer = protocol.peer_pid
+    if peer is None:
+        return False
+    if int(peer) in _state["closed_by_us"]:
+        return True
+    me = mpc.parties[mpc.pid].protocol
+    in_barrier = isinstance(me, asyncio.Future) and not me.done()
+    return int(peer) < mpc.pid and in_barrier and not _pending(protocol)
+
+
+def _release_connection(protocol: asyncoro.MessageExchanger) -> None:
+    """MPyC's bookkeeping of a closed connection, without re-raising the socket error (a traceback)."""
+    try:
+        _original_connection_lost(protocol, None)
+    except Exception:  # e.g. the last peer gone outside the shutdown: nothing waits for it
+        pass
+
+
 def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException | None) -> None:
-    if not _state["shutting_down"]:
-        peer = self.peer_pid if self.peer_pid is not None else "?"
-        time.sleep(LOST_PEER_GRACE)  # blocks this party's event loop only; it is about to exit anyway
-        hint = _tls_hint() if _state["phase"] == "connect" else ""  # asyncio hides the TLS alert (exc is None)
-        fail_fast(f"lost connection to party {peer} during the {_state['phase']} phase; "
-                  f"nothing was released{hint}", code=1)
-    _original_connection_lost(self, exc)
+    if _state["shutting_down"] or (_state["in_shutdown"] and _orderly_close(self)):
+        _release_connection(self)
+        return
+    peer = self.peer_pid
+    watch = _state["watch"]
+    if watch is not None and peer is not None:
+        cause = watch.root_cause(int(peer), time.monotonic())
+        if cause is not None:  # a survivor that gave up on a silent party: name the silent party
+            fail_fast(silence_message(cause[0], _state["phase"], cause[1]), code=1)
+    time.sleep(LOST_PEER_GRACE)  # blocks this party's event loop only; it is about to exit anyway
+    hint = _tls_hint() if _state["phase"] == "connect" else ""  # asyncio hides the TLS alert (exc is None)
+    fail_fast(f"lost connection to party {peer if peer is not None else '?'} during the {_state['phase']} phase; "
+              f"nothing was released{hint}", code=1)
 
 
-async def start_session(timeout: float = 60.0, check_peers: Callable[[], str | None] | None = None) -> None:
-    """Start the MPyC runtime and arm the watchdog.
+async def start_session(timeout: float = 60.0, check_peers: Callable[[], str | None] | None = None,
+                        silence_limit: float = DEFAULT_SILENCE_LIMIT) -> None:
+    """Start the MPyC runtime and arm both watchdogs (lost connections, silent peers).
 
     :param timeout: seconds to wait for all parties to connect.
     :param check_peers: optional callback polled while connecting; it returns a message when a
         locally launched party has already died (then there is no point in waiting).
+    :param silence_limit: seconds a peer may stay silent while this party waits for a message from
+        it; then this party exits 1 naming that peer and the phase (every phase, shutdown included).
+    :raise ValueError: if ``silence_limit`` is not a positive number.
     :raise ProtocolFailure: if not every party connected within ``timeout`` seconds.
     """
+    import math
     import ssl
 
+    if not (isinstance(silence_limit, (int, float)) and math.isfinite(silence_limit) and silence_limit > 0):
+        raise ValueError(f"silence_limit must be a positive number of seconds, got {silence_limit!r}")
+    _disarm_watchdog()
     asyncoro.MessageExchanger.connection_lost = _watched_connection_lost  # type: ignore[method-assign]
+    asyncoro.MessageExchanger.data_received = _watched_data_received  # type: ignore[method-assign]
+    asyncoro.MessageExchanger.close_connection = _watched_close_connection  # type: ignore[method-assign]
     _state["shutting_down"] = False
+    _state["in_shutdown"] = False
+    _state["closed_by_us"] = set()
     set_phase("connect")
     loop = asyncio.get_running_loop()
     refused: list[str] = []
@@ -185,13 +446,23 @@ async def start_session(timeout: float = 60.0, check_peers: Callable[[], str | N
     finally:
         if patched:
             del loop.create_connection
+    _arm_watchdog(float(silence_limit))
 
 
 async def stop_session() -> None:
-    """Shut the runtime down in order; connection losses after this point are expected."""
-    _state["shutting_down"] = True
+    """Shut the runtime down in order (MPyC's barrier, then the connections close).
+
+    The silence watchdog stays armed until the shutdown completed; a peer that closes its connection
+    before it finished the barrier ends this party with one line and exit 1 (nothing released).
+    """
+    _state["in_shutdown"] = True
+    _state["closed_by_us"] = set()
     set_phase("shutdown")
-    await mpc.shutdown()
+    try:
+        await mpc.shutdown()
+    finally:
+        _disarm_watchdog()
+    _state["shutting_down"] = True  # every connection is closed: nothing more to watch
 
 
 def _digest(obj: Any) -> str:
@@ -218,12 +489,17 @@ async def agree_parameters(parameters: dict[str, Any]) -> None:
                          f"{key}={theirs.get(key)!r} at party {pid} but {reference.get(key)!r} at party 0")
 
 
-async def agree_verdict(error: str | None) -> None:
+async def agree_verdict(error: str | None, *, detail: str | None = None) -> None:
     """Share this party's verdict on its own input; stop everybody if any party failed.
 
-    :param error: ``None`` if this party's input is fine, else a one-line description.
+    :param error: ``None`` if this party's input is fine, else a one-line description (shared: it
+        must not carry row data -- no cell value, no line number, no count).
+    :param detail: this party's local detail of its own error (``InputError.detail``); printed here
+        on this party's stdout, never sent.
     :raise InputError: with the first failing party's message (prefixed ``party i:``), at every party.
     """
+    if error and detail:
+        print(f"note (at this party, not shared): {detail}", flush=True)
     verdicts = await mpc.transfer(error)
     failures = [(pid, message) for pid, message in enumerate(verdicts) if message]
     if failures:

@@ -1,9 +1,11 @@
 """Threat-model drills, parts 3 and 4 of the issue: fault drills and the malicious-input drill.
 
-Each scenario runs once per module in ``--quick`` mode, about ten three-party runs of 1-3 s each.
+Each scenario runs once per module in ``--quick`` mode, about ten three-party runs of 1-3 s each,
+plus eight freeze cases of about 12 s each (four at a time, 10 s silence limit).
 The tests check the raw per-party outcomes the scenarios record with ``--json``: exit codes, error
-lines, seconds, released sums. They do not stop at each scenario's own verdict. The only timing
-asserted is the issue's bound: the survivors of a crash exit within 60 s.
+lines, seconds, released sums. They do not stop at each scenario's own verdict. The only timings
+asserted are the issue's bounds: the survivors of a crash exit within 60 s, those of a freeze
+within the silence limit plus 10 s.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ def test_drill_options_are_not_prefixes_of_mpyc_options() -> None:
     import mpyc
 
     mpyc_options = _long_options(mpyc._get_arg_parser())
-    ours = {"--crash-at", "--skip-local-clipping", "--phase-log", "--quick", "--json"}
+    ours = {"--crash-at", "--skip-local-clipping", "--phase-log", "--quick", "--json", "--freeze-at", "--scenario"}
     for option in ours:
         assert not any(theirs.startswith(option) for theirs in mpyc_options), option
         assert not option.startswith(("--out", "--log", "--no", "--sec", "--thr", "--ssl", "--base", "--help"))
@@ -51,11 +53,19 @@ def test_drill_party_splits_its_own_options() -> None:
     options, rest = split_drill_options(["--crash-at", "lunch", "--seed", "4"])
     assert options.error is not None and "--crash-at expects one of" in options.error
     assert "--crash-at" not in rest
+    options, rest = split_drill_options(["--scenario", "fedauc_secure", "--freeze-at", "sort", "--seed", "4"])
+    assert (options.scenario, options.freeze_at, options.crash_at, options.error) == ("fedauc_secure", "sort", None,
+                                                                                       None)
+    assert rest == ["--seed", "4"]
+    options, _ = split_drill_options(["--freeze-at", "kernel", "--crash-at", "noise"])
+    assert options.error == "give --crash-at or --freeze-at, not both"
+    options, _ = split_drill_options(["--scenario", "ecdf_fss"])
+    assert options.error is not None and "--scenario expects one of: ustat, ecdf, fedauc_secure" in options.error
 
 
 @pytest.mark.parametrize("module", ["fault_drills", "malicious_input"])
 @pytest.mark.parametrize("flags, fragment", [
-    (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--bogus"], "unknown option --bogus"),
     (["-M5"], "the drills always run 3 local parties"),
     (["-I", "1"], "cannot be used here"),
 ])
@@ -135,9 +145,45 @@ def test_crash_at_each_phase_stops_the_survivors_with_exit_1(fault_report: tuple
         assert lost == 1 or named.get(lost) == 1, drill["lines"]  # a cascade: that survivor lost party 1
 
 
+SILENT = re.compile(r"error: party (\d+): party (\d+) stopped answering during the (.+?) phase "
+                    r"\(no message for (\d+) s; --silence-limit SECONDS to wait longer\); nothing was released")
+#: freeze case -> the phases a survivor may name (it waits in the freeze phase, or still in the last
+#: earlier phase that exchanges messages; a phase without messages is crossed to the next one)
+FROZEN_IN = {("ustat", "intake"): {"parameter check", "intake"}, ("ustat", "seed"): {"intake", "seed", "kernel"},
+             ("ustat", "kernel"): {"intake", "kernel"}, ("ustat", "noise"): {"kernel", "noise"},
+             ("ustat", "reveal"): {"noise", "reveal"}, ("ustat", "shutdown"): {"reveal", "shutdown"},
+             ("ecdf", "noise"): {"intake", "noise"}, ("fedauc_secure", "sort"): {"intake", "sort"}}
+
+
+@pytest.mark.multiparty
+@pytest.mark.parametrize("scenario, phase", sorted(FROZEN_IN))
+def test_a_frozen_party_stops_the_survivors_within_the_silence_limit(
+        fault_report: tuple[PartyRun, dict[str, Any]], scenario: str, phase: str) -> None:
+    """Party 1 sends itself SIGSTOP on entering ``phase``: parties 0 and 2 exit 1 within the silence
+    limit plus 10 s, one line each naming party 1 (or, in a cascade, the other survivor that had given
+    up on party 1) and the phase; nothing is released; party 1 never exits by itself (-9: killed)."""
+    report = fault_report[1]
+    drill = _drill(report, f"freeze {scenario} at {phase}")
+    bound = report["freeze_limit_seconds"] + report["freeze_margin_seconds"]
+    assert drill["codes"] == [1, -9, 1], drill
+    assert drill["seconds_to_stop"] is not None and drill["seconds_to_stop"] <= bound, drill
+    assert drill["released"] is False and drill["ok"], drill
+    named: dict[int, int] = {}
+    for party in (0, 2):
+        lines = drill["lines"][party]
+        assert len(lines) == 1, lines
+        found = SILENT.fullmatch(lines[0]) or LOST.fullmatch(lines[0])
+        assert found is not None and int(found.group(1)) == party, lines
+        assert found.group(3) in FROZEN_IN[(scenario, phase)], lines
+        named[party] = int(found.group(2))
+    assert 1 in named.values(), drill["lines"]
+    for party, other in named.items():
+        assert other == 1 or named.get(other) == 1, drill["lines"]
+
+
 @pytest.mark.multiparty
 @pytest.mark.parametrize("name, line", [
-    ("bad file: non-numeric cell at party 1", "error: party 1: p1.csv line 4, column 'diaBP': 'high' is not a number"),
+    ("bad file: non-numeric cell at party 1", "error: party 1: column 'diaBP' has a value that is not a number"),
     ("bad file: party 2's file is missing", "error: party 2: cannot read data file p2.csv: no such file"),
 ])
 def test_bad_file_at_one_party_stops_all_with_exit_2(fault_report: tuple[PartyRun, dict[str, Any]], name: str,

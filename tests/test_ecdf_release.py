@@ -52,7 +52,8 @@ def test_ecdf_scenario_runs_with_three_parties(tmp_path: Path) -> None:
     run = run_command(scenario_command("ecdf", "-M3", "--no-log", "--release", "32", "--json", str(out)))
     assert run.code == 0, run.stderr
     record = read_record(out)
-    assert record["parties"] == 3 and record["released"] == 32 and record["n"] == 4188
+    assert record["parties"] == 3 and record["released"] == 32 and record["n"] == 4238  # missing cells filled
+    assert record["missing"] == "fill" and record["fill"] == {"totChol": 400.0}
     assert "private quantiles" in run.stdout
 
 

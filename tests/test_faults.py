@@ -66,8 +66,12 @@ def test_non_numeric_cell_at_one_party_stops_all(party_files: Path) -> None:
     text[3] = ",".join(cells)
     (party_files / "p1.csv").write_text("\n".join(text) + "\n")
     runs, seconds = _timed(_same(["--data", str(party_files / "p{pid}.csv"), *KENDALL]))
-    assert_all_refuse(runs, 1, "line 4, column 'diaBP': 'high' is not a number")
+    assert_all_refuse(runs, 1, "column 'diaBP' has a value that is not a number")
     assert seconds < 30
+    for run in runs:  # the shared line carries no row data: no cell value, no line number
+        assert "high" not in run.stderr and "line 4" not in run.stderr
+    assert "note (at this party, not shared)" in runs[1].stdout and "line 4" in runs[1].stdout
+    assert "high" not in runs[0].stdout + runs[2].stdout
 
 
 def test_missing_file_at_one_party_stops_all(party_files: Path) -> None:
@@ -84,31 +88,49 @@ def test_auc_label_outside_zero_one_stops_all(party_files: Path) -> None:
     write_csv(party_files / "p2.csv", header, values)
     argv = ["--data", str(party_files / "p{pid}.csv"), "--stat", "auc", "--columns", "score,TenYearCHD",
             "--domain", "score=0:1:8"]
-    assert_all_refuse(run_parties(_same(argv)), 2, "column 'TenYearCHD' must hold labels 0/1, found 2")
+    runs = run_parties(_same(argv))
+    assert_all_refuse(runs, 2, "column 'TenYearCHD' must hold labels 0/1, found another value")
+    assert "the first 2" in runs[2].stdout and "the first" not in runs[0].stdout  # the value: local detail only
 
 
-def test_missing_values_are_dropped_and_counted(party_files: Path, tmp_path: Path) -> None:
-    text = (party_files / "p0.csv").read_text().splitlines()
-    text[1] = text[1].replace(text[1].split(",")[0], "NA", 1)
-    text[2] = ",".join([""] + text[2].split(",")[1:])
-    (party_files / "p0.csv").write_text("\n".join(text) + "\n")
+def test_missing_values_are_refused_by_default_and_filled_when_declared(party_files: Path, tmp_path: Path) -> None:
+    """Default policy refuse: every party stops, the line names party and column only (no count, no
+    line); with --missing fill the declared values stand in and n stays the number of rows."""
+    header = (party_files / "p1.csv").read_text().splitlines()[0].split(",")
+    sys_bp = header.index("sysBP")
+    text = (party_files / "p1.csv").read_text().splitlines()
+    for line in (1, 2):
+        cells = text[line].split(",")
+        cells[sys_bp] = "NA" if line == 1 else ""
+        text[line] = ",".join(cells)
+    (party_files / "p1.csv").write_text("\n".join(text) + "\n")
+    runs = run_parties(_same(["--data", str(party_files / "p{pid}.csv"), *KENDALL]))
+    assert_all_refuse(runs, 1, "column 'sysBP' has a missing value")
+    assert all("2 " not in run.stderr and "line" not in run.stderr for run in runs)
     out = tmp_path / "r.json"
-    runs = run_parties(_same(["--data", str(party_files / "p{pid}.csv"), *KENDALL, "--json", str(out)]))
+    runs = run_parties(_same(["--data", str(party_files / "p{pid}.csv"), *KENDALL, "--missing", "fill",
+                              "--fill", "sysBP=190,diaBP=100", "--json", str(out)]))
     assert [run.code for run in runs] == [0, 0, 0], runs[0].stderr
     record = read_record(out)
-    assert record["dropped_missing"] == 2 and record["n"] == 43
-    assert "2 dropped: missing values" in runs[0].stdout
+    assert record["n"] == 45 and record["missing"] == "fill" and record["fill"] == {"diaBP": 100.0, "sysBP": 190.0}
+    assert "dropped_missing" not in record and "clipped" not in record
+    assert "at this party, not shared: 2 missing value(s) filled" in runs[1].stdout
+    assert "at this party, not shared: 0 missing value(s) filled" in runs[0].stdout
 
 
-def test_values_outside_domain_are_clipped_and_counted(party_files: Path, tmp_path: Path) -> None:
+def test_values_outside_domain_are_clipped_and_the_count_stays_local(party_files: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     argv = ["--data", str(party_files / "p{pid}.csv"), "--stat", "kendall", "--columns", "sysBP,diaBP",
             "--domain", "sysBP=80:130:8,diaBP=40:160:8", "--json", str(out)]
     runs = run_parties(_same(argv))
     assert [run.code for run in runs] == [0, 0, 0], runs[0].stderr
     header, values = small_table(45)
-    expected = int(np.sum(values[:, header.index("sysBP")] > 130))
-    assert expected > 0 and read_record(out)["clipped"] == {"sysBP": expected, "diaBP": 0}
+    record = read_record(out)
+    assert "clipped" not in record and record["clipping"] == "local"
+    own = [int(np.sum(values[party::3, header.index("sysBP")] > 130)) for party in range(3)]
+    assert sum(own) > 0 and len(set(own)) > 1  # the parties' counts differ, so a printed total would show
+    for party, run in enumerate(runs):  # each party prints its own count, none prints another's
+        assert f"not shared: 0 missing value(s) filled, {own[party]} value(s) clipped" in run.stdout
 
 
 def test_fewer_rows_than_the_degree_stops_all(tmp_path: Path) -> None:

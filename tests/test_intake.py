@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from secure.intake import ColumnSpec, party_rows, read_table, rows_from_table, to_fixed_point
+from secure.intake import ColumnSpec, MissingPolicy, party_rows, read_table, rows_from_table, to_fixed_point
 from secure.runtime import InputError
 
 HEADER = ["a", "b", "label"]
@@ -29,19 +29,24 @@ def test_column_spec_is_validated(args: tuple, message: str) -> None:
         ColumnSpec(*args)
 
 
-def test_party_keeps_every_mth_row_and_drops_rows_with_missing_values() -> None:
+def test_party_keeps_every_mth_row_and_refuses_or_fills_missing_values() -> None:
     rows = [["1", "2", "0"], ["3", "NA", "1"], ["5", "6", "1"], ["", "8", "0"], ["9", "10", "1"]]
-    mine = rows_from_table(HEADER, rows, ["b", "a"], source="t.csv", party=1, parties=2)
-    assert mine.dropped_missing == 2  # rows 1 and 3 (0-based) belong to party 1 and have a missing cell
-    assert mine.values.shape == (0, 2)
+    with pytest.raises(InputError, match=r"^column 'b' has a missing value") as refused:
+        rows_from_table(HEADER, rows, ["b", "a"], source="t.csv", party=1, parties=2)
+    assert str(refused.value.detail).startswith("t.csv: 1 missing value(s) in column 'b'")  # local only
+    policy = MissingPolicy("fill", (("a", 4.0), ("b", 0.5)))
+    mine = rows_from_table(HEADER, rows, ["b", "a"], source="t.csv", party=1, parties=2, missing=policy)
+    np.testing.assert_array_equal(mine.values, [[0.5, 3], [8, 4]])  # rows 1 and 3 (0-based): party 1's
+    assert mine.filled == 2 and mine.policy == "fill"
     first = rows_from_table(HEADER, rows, ["b", "a"], source="t.csv", party=0, parties=2)
     np.testing.assert_array_equal(first.values, [[2, 1], [6, 5], [10, 9]])
 
 
-def test_non_numeric_cell_names_file_line_and_column() -> None:
+def test_non_numeric_cell_shares_the_column_and_keeps_line_and_value_local() -> None:
     rows = [["1", "2", "0"], ["3", "x7", "1"]]
-    with pytest.raises(InputError, match=r"t.csv line 3, column 'b': 'x7' is not a number"):
+    with pytest.raises(InputError, match=r"^column 'b' has a value that is not a number$") as refused:
         rows_from_table(HEADER, rows, ["a", "b"], source="t.csv")
+    assert refused.value.detail == "t.csv line 3, column 'b': 'x7' is not a number"
 
 
 def test_unknown_column_lists_the_known_ones() -> None:
@@ -57,7 +62,7 @@ def test_missing_file_and_per_party_files(tmp_path: Path) -> None:
     np.testing.assert_array_equal(own.values[:, 0], [1, 3])  # a per-party file: all its rows
 
 
-def test_values_outside_the_domain_are_clipped_and_counted() -> None:
+def test_values_outside_the_domain_are_clipped_and_counted_locally() -> None:
     specs = [ColumnSpec("a", 0, 10, 0)]
     fixed = to_fixed_point(np.array([[-3.0], [4.0], [12.0], [10.0]]), specs)
     np.testing.assert_array_equal(fixed.integers[:, 0], [0, 4, 10, 10])
@@ -69,5 +74,6 @@ def test_values_outside_the_domain_are_clipped_and_counted() -> None:
 
 def test_labels_outside_their_set_are_refused() -> None:
     specs = [ColumnSpec("s", 0, 1, 4), ColumnSpec("label", 0, 1, 0, (0, 1))]
-    with pytest.raises(InputError, match="column 'label' must hold labels 0/1, found 2"):
+    with pytest.raises(InputError, match="column 'label' must hold labels 0/1, found another value$") as refused:
         to_fixed_point(np.array([[0.5, 1.0], [0.25, 2.0]]), specs)
+    assert "the first 2" in str(refused.value.detail)

@@ -1,0 +1,123 @@
+"""Which noise each secure protocol uses by default, and the one-line guarantee every release states.
+
+Two ways to make the integer DP noise of a released sum (DESIGN, "Noise"):
+
+- ``parties``: every party secret-shares its own difference of two Polya draws, coalition-calibrated
+  (shape ``1/(m-t)``): any ``m - t`` honest draws already sum to the full discrete Laplace, so the
+  release is epsilon-DP against every coalition of ``t`` parties, at ``m/(m-t)`` times the variance
+  of one discrete Laplace, and each party runs a floating-point Polya sampler.
+- ``mpc``: one discrete Laplace sampled inside MPC from joint secret random bits
+  (:mod:`dp.secret_noise`, :mod:`secure.noise_mpc`): no party knows any part of it, the variance is
+  that of a single discrete Laplace, no floating-point sampler runs anywhere; its truncation makes
+  each sum ``(epsilon, delta_s)``-DP with ``delta_s <= 2^-40`` by default.
+
+The default per protocol follows the measured cost of the in-MPC sampler next to the protocol's own
+cost (``-M3`` on the 2-core development machine, shared with other jobs; bytes sent by all parties):
+
+=================  =====================================  ==========================  =========
+protocol           protocol total (party noise)           in-MPC noise                default
+=================  =====================================  ==========================  =========
+ustat (Kendall)    8.8-12.6 s, 57.9 MB (n = 4238, 2n      0.10 s, 0.39 MB (1 sum,     ``mpc``
+                   tuples)                                J = 8 digits)
+fedauc_secure      14.1-15.7 s, 32.8 MB (n = 250, sort)   0.57 s, 1.03 MB (2 sums,    ``mpc``
+                                                          J = 14 and 2 digits)
+ecdf (tree)        0.04 s, 0.23 MB (1024 points)          78 s, 894 MB (2047 nodes,   ``parties``
+                                                          J = 9)
+subsampled pairs   1.4 s, 14.8 MB (Kendall, P = 1,        88 s, 720 MB (2119 pairs,   ``parties``
+                   2119 pairs)                            J = 7)
+=================  =====================================  ==========================  =========
+
+The in-MPC sampler costs about 40 ms and 0.35-0.4 MB per noise value (``2 J`` comparisons of 64-bit
+secret uniforms, ``J`` growing with ``log2(sensitivity / epsilon)``), whatever the protocol.  Where
+one or two sums are released after seconds of secure computation (Pi_U-MPC, the secure sort) that
+is 1-4 % of the run, so the better guarantee is
+the default.  Where a noise value is needed per tree node or per pair, and the protocol itself is
+cheap secure sums, it would multiply the run time by 60-2000, so party-drawn noise stays the default
+there (and those protocols have no in-MPC noise path).
+
+One exception to the ``mpc`` default (:func:`default_noise`): the sampler's truncation error grows
+like ``e^epsilon``, so above about 148 per released sum (64-256-bit coins) it cannot reach its delta;
+there -- where DP says nothing anyway, e.g. the huge epsilon of exactness checks -- the default is
+party noise, and the output says so.  An explicit ``--noise mpc`` is then refused (exit 2).
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.
+"""
+from __future__ import annotations
+
+__all__ = ["NOISE_CHOICES", "DEFAULT_NOISE", "MEASURED", "default_noise", "mpc_guarantee", "party_guarantee",
+           "delegated_guarantee"]
+
+#: The values of every scenario's ``--noise`` option (same name and meaning everywhere).
+NOISE_CHOICES: tuple[str, ...] = ("mpc", "parties")
+
+#: The default noise of each protocol with a secure path (decided from :data:`MEASURED`).
+DEFAULT_NOISE: dict[str, str] = {"ustat": "mpc", "fedauc_secure": "mpc", "ecdf": "parties",
+                                 "subsampled_pairs": "parties"}
+
+#: Measured with ``-M3`` (seconds of the slowest party, bytes sent by all parties): the whole run with
+#: party noise, and the noise phase with noise sampled inside MPC.
+MEASURED: dict[str, dict[str, float]] = {
+    "ustat": {"protocol_seconds": 12.56, "protocol_bytes": 57.9e6, "mpc_noise_seconds": 0.10,
+              "mpc_noise_bytes": 394.7e3, "noise_values": 1},
+    "fedauc_secure": {"protocol_seconds": 14.06, "protocol_bytes": 32.8e6, "mpc_noise_seconds": 0.57,
+                      "mpc_noise_bytes": 1.03e6, "noise_values": 2},
+    "ecdf": {"protocol_seconds": 0.044, "protocol_bytes": 228.3e3, "mpc_noise_seconds": 77.7,
+             "mpc_noise_bytes": 893.8e6, "noise_values": 2047},
+    "subsampled_pairs": {"protocol_seconds": 1.38, "protocol_bytes": 14.8e6, "mpc_noise_seconds": 88.4,
+                         "mpc_noise_bytes": 719.7e6, "noise_values": 2119},
+}
+
+
+def default_noise(protocol: str, epsilon_per_sum: float, delta_per_sum: float = 0.0) -> str:
+    """The default noise of ``protocol`` for this budget: :data:`DEFAULT_NOISE`, except ``parties``
+    where the in-MPC sampler cannot reach its delta at ``epsilon_per_sum`` (module docstring).
+
+    :param epsilon_per_sum: budget of one released sum; ``delta_per_sum``: its delta (0: ``2^-40``).
+    :raise KeyError: an unknown protocol.
+    """
+    from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace
+
+    chosen = DEFAULT_NOISE[protocol]
+    if chosen != "mpc":
+        return chosen
+    try:
+        plan_secret_laplace(epsilon=epsilon_per_sum, sensitivity=1,
+                            delta_budget=delta_per_sum if delta_per_sum > 0 else DEFAULT_SAMPLER_DELTA)
+    except (TypeError, ValueError):  # also an invalid epsilon or delta, which the query's validation names
+        return "parties"
+    return chosen
+
+
+def mpc_guarantee(epsilon: float, delta: float, sampler_delta: float) -> str:
+    """The guarantee of noise sampled inside MPC, in one line.
+
+    :param epsilon: budget of the release; ``delta``: its delta (at least ``sampler_delta``).
+    :param sampler_delta: the summed ``delta_s`` of the sampler's truncation over the released sums.
+    """
+    return (f"discrete Laplace sampled inside MPC, known to no party (single-DLap variance, no m/(m-t) "
+            f"factor): ({epsilon:g}, {delta:.2g})-DP, delta_s <= {sampler_delta:.2g} from the sampler's "
+            f"truncation")
+
+
+def party_guarantee(epsilon: float, delta: float, parties: int, threshold: int, mechanism: str) -> str:
+    """The guarantee of coalition-calibrated party-drawn noise, in one line.
+
+    :param mechanism: ``discrete laplace`` (Polya shares) or ``binomial`` (centred binomial shares).
+    """
+    shares = "centred binomial" if mechanism == "binomial" else "Polya"
+    dp = f"({epsilon:g}, {delta:g})-DP" if delta > 0 else f"{epsilon:g}-DP"
+    if parties == 1:
+        return f"party-drawn {shares} noise (one party): {dp}"
+    return (f"party-drawn {shares} shares, coalition-calibrated for t = {threshold} of m = {parties} "
+            f"(x {parties}/{parties - threshold} variance): {dp} against any {threshold} parties")
+
+
+def delegated_guarantee(epsilon: float, delta: float, failure: float, delegates: int) -> str:
+    """The guarantee of noise drawn by seed-chosen delegates only (threat model M_HF), in one line.
+
+    :param delta: the release's delta, ``failure`` included (:mod:`dp.noise_delegation`).
+    :param failure: probability that every delegate is corrupt.
+    """
+    return (f"Polya shares drawn by {delegates} seed-chosen delegate(s) only (M_HF, Sinh & Ramon sec. 4): "
+            f"{epsilon:g}-DP except with probability {failure:g} that every delegate is corrupt, i.e. "
+            f"({epsilon:g}, {delta:g})-DP")
