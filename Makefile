@@ -35,11 +35,11 @@ typecheck: $(TEST_STAMP)
 
 # The threat-model drills in quick mode, printing their numbers (also run by `make test`).
 drills: $(TEST_STAMP)
-	$(PY) -m scenarios.audit --quick --seed 2026 --no-log
-	$(PY) -m scenarios.threat -M3 --quick --no-log
-	$(PY) -m scenarios.threat -M5 -T2 --quick --no-log
-	$(PY) -m scenarios.fault_drills --quick
-	$(PY) -m scenarios.malicious_input --quick
+	$(PY) -m scenarios.drills.audit --quick --seed 2026 --no-log
+	$(PY) -m scenarios.drills.coalition -M3 --quick --no-log
+	$(PY) -m scenarios.drills.coalition -M5 -T2 --quick --no-log
+	$(PY) -m scenarios.drills.faults --quick
+	$(PY) -m scenarios.drills.malicious_input --quick
 
 bench: $(STAMP)
 	$(PY) -m scenarios.bench_kendall -M3

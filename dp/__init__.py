@@ -3,21 +3,21 @@
 - :mod:`dp.validation`       parameter checks with plain messages (``epsilon must be positive, got 0``).
 - :mod:`dp.calibration`      noise calibration: discrete Laplace from Polya shares, binomial (eps, delta).
 - :mod:`dp.sampling`         tuple samplers: BalancedSamp (Sinh & Ramon, Alg. 1), uniform, Bernoulli.
-- :mod:`dp.ustat`            protocol Pi_U-MPC (Sinh & Ramon, Protocol 3.1): secure and simulated paths.
-- :mod:`dp.ecdf`             tree mechanism for private ECDFs (Barczewski, Mawass & Ramon, eq. 2, Thm 1, 3).
-- :mod:`dp.ecdf_release`     the private ECDF across parties (per-party counts, distributed tree noise).
-- :mod:`dp.hosmer_lemeshow`  private Hosmer-Lemeshow statistic (Algorithm 2, Theorem 2).
-- :mod:`dp.fedauc`           FedAUC with label DP (Sun et al.): randomized response, Laplace/Gaussian, adaptive.
-- :mod:`dp.fedauc_secure`    AUC with scores and labels secret: secure sorting and distributed noise.
-- :mod:`dp.ldp_generic`      Bell et al.: generic local-DP protocol for degree-2 U-statistics (k-RR, A^Mid/A^Avg).
-- :mod:`dp.ldp_auc`          Bell et al.: local-DP AUC by Hadamard response and pruned hierarchical histograms.
-- :mod:`dp.subsampled_pairs` Bell et al.: subsampled-pairs protocol on MPyC (P permutations, per-pair noise).
-- :mod:`dp.ghazi`            Ghazi et al. baseline: factorized kernel matrix, Laplace reports (simulated).
-- :mod:`dp.noise_delegation` threat model M_HF: only a seed-chosen subgroup Z draws the noise.
+- :mod:`dp.umpc.protocol`            protocol Pi_U-MPC (Sinh & Ramon, Protocol 3.1): secure and simulated paths.
+- :mod:`dp.ecdf.tree`             tree mechanism for private ECDFs (Barczewski, Mawass & Ramon, eq. 2, Thm 1, 3).
+- :mod:`dp.ecdf.secure_release`     the private ECDF across parties (per-party counts, distributed tree noise).
+- :mod:`dp.ecdf.hosmer_lemeshow`  private Hosmer-Lemeshow statistic (Algorithm 2, Theorem 2).
+- :mod:`dp.fedauc.mechanisms`           FedAUC with label DP (Sun et al.): randomized response, Laplace/Gaussian, adaptive.
+- :mod:`dp.rank_auc`    AUC with scores and labels secret: secure sorting and distributed noise.
+- :mod:`dp.bell.generic`      Bell et al.: generic local-DP protocol for degree-2 U-statistics (k-RR, A^Mid/A^Avg).
+- :mod:`dp.bell.auc`          Bell et al.: local-DP AUC by Hadamard response and pruned hierarchical histograms.
+- :mod:`dp.bell.subsampled_pairs` Bell et al.: subsampled-pairs protocol on MPyC (P permutations, per-pair noise).
+- :mod:`dp.baselines.ghazi`            Ghazi et al. baseline: factorized kernel matrix, Laplace reports (simulated).
+- :mod:`dp.umpc.delegation` threat model M_HF: only a seed-chosen subgroup Z draws the noise.
 - :mod:`dp.secret_noise`     discrete Laplace sampled inside MPC: public plan, truncation delta, plaintext mirror.
-- :mod:`dp.sampler_variance` exact E_inc + E_DP of the tuple samplers (Sinh & Ramon, App. D.1.2).
-- :mod:`dp.costs`            communication and computation models (Sinh & Ramon, Table 1, App. D.2).
-- :mod:`dp.audit`            empirical DP auditor (Clopper-Pearson hockey-stick bound); exact epsilon of honest noise.
-- :mod:`dp.audit_cases`      audit cases of every central and distributed mechanism, and negative controls.
-- :mod:`dp.audit_local_cases` audit cases of every local / label-DP randomizer, and negative controls.
+- :mod:`dp.umpc.sampler_variance` exact E_inc + E_DP of the tuple samplers (Sinh & Ramon, App. D.1.2).
+- :mod:`dp.umpc.costs`            communication and computation models (Sinh & Ramon, Table 1, App. D.2).
+- :mod:`dp.audit.engine`            empirical DP auditor (Clopper-Pearson hockey-stick bound); exact epsilon of honest noise.
+- :mod:`dp.audit.central_cases`      audit cases of every central and distributed mechanism, and negative controls.
+- :mod:`dp.audit.local_cases` audit cases of every local / label-DP randomizer, and negative controls.
 """

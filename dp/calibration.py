@@ -1,4 +1,4 @@
-r"""DP calibration of the integer noise drawn by :mod:`secure.noise`, in integer sensitivity units.
+r"""DP calibration of the integer noise drawn by :mod:`secure.noise.party`, in integer sensitivity units.
 
 All statistics are integers (sums of fixed-point kernel values), so the noise is integer too, and a
 ``sensitivity`` here is the largest change of that integer when one row is replaced (the kernel's
@@ -114,7 +114,7 @@ def discrete_laplace_alpha(epsilon: float, sensitivity: float) -> float:
 
     ``DLap(alpha)`` added to an integer statistic of sensitivity ``sensitivity`` is ``epsilon``-DP:
     the privacy loss of a shift ``s`` is ``|s| log(1/alpha) <= epsilon``.  Near ``alpha = 1`` prefer
-    :func:`discrete_laplace_log_alpha` with ``secure.noise.polya(..., log_alpha=...)``.
+    :func:`discrete_laplace_log_alpha` with ``secure.noise.party.polya(..., log_alpha=...)``.
 
     :param epsilon: privacy-loss parameter, positive.
     :param sensitivity: largest change of the integer statistic, positive.

@@ -7,7 +7,7 @@ Two ways to make the integer DP noise of a released sum (DESIGN, "Noise"):
   release is epsilon-DP against every coalition of ``t`` parties, at ``m/(m-t)`` times the variance
   of one discrete Laplace, and each party runs a floating-point Polya sampler.
 - ``mpc``: one discrete Laplace sampled inside MPC from joint secret random bits
-  (:mod:`dp.secret_noise`, :mod:`secure.noise_mpc`): no party knows any part of it, the variance is
+  (:mod:`dp.secret_noise`, :mod:`secure.noise.mpc`): no party knows any part of it, the variance is
   that of a single discrete Laplace, no floating-point sampler runs anywhere; its truncation makes
   each sum ``(epsilon, delta_s)``-DP with ``delta_s <= 2^-40`` by default.
 
@@ -19,7 +19,7 @@ protocol           protocol total (party noise)           in-MPC noise          
 =================  =====================================  ==========================  =========
 ustat (Kendall)    8.8-12.6 s, 57.9 MB (n = 4238, 2n      0.10 s, 0.39 MB (1 sum,     ``mpc``
                    tuples)                                J = 8 digits)
-fedauc_secure      14.1-15.7 s, 32.8 MB (n = 250, sort)   0.57 s, 1.03 MB (2 sums,    ``mpc``
+rank_auc      14.1-15.7 s, 32.8 MB (n = 250, sort)   0.57 s, 1.03 MB (2 sums,    ``mpc``
                                                           J = 14 and 2 digits)
 ecdf (tree)        0.04 s, 0.23 MB (1024 points)          78 s, 894 MB (2047 nodes,   ``parties``
                                                           J = 9)
@@ -51,7 +51,7 @@ __all__ = ["NOISE_CHOICES", "DEFAULT_NOISE", "MEASURED", "default_noise", "mpc_g
 NOISE_CHOICES: tuple[str, ...] = ("mpc", "parties")
 
 #: The default noise of each protocol with a secure path (decided from :data:`MEASURED`).
-DEFAULT_NOISE: dict[str, str] = {"ustat": "mpc", "fedauc_secure": "mpc", "ecdf": "parties",
+DEFAULT_NOISE: dict[str, str] = {"ustat": "mpc", "rank_auc": "mpc", "ecdf": "parties",
                                  "subsampled_pairs": "parties"}
 
 #: Measured with ``-M3`` (seconds of the slowest party, bytes sent by all parties): the whole run with
@@ -59,7 +59,7 @@ DEFAULT_NOISE: dict[str, str] = {"ustat": "mpc", "fedauc_secure": "mpc", "ecdf":
 MEASURED: dict[str, dict[str, float]] = {
     "ustat": {"protocol_seconds": 12.56, "protocol_bytes": 57.9e6, "mpc_noise_seconds": 0.10,
               "mpc_noise_bytes": 394.7e3, "noise_values": 1},
-    "fedauc_secure": {"protocol_seconds": 14.06, "protocol_bytes": 32.8e6, "mpc_noise_seconds": 0.57,
+    "rank_auc": {"protocol_seconds": 14.06, "protocol_bytes": 32.8e6, "mpc_noise_seconds": 0.57,
                       "mpc_noise_bytes": 1.03e6, "noise_values": 2},
     "ecdf": {"protocol_seconds": 0.044, "protocol_bytes": 228.3e3, "mpc_noise_seconds": 77.7,
              "mpc_noise_bytes": 893.8e6, "noise_values": 2047},
@@ -115,7 +115,7 @@ def party_guarantee(epsilon: float, delta: float, parties: int, threshold: int, 
 def delegated_guarantee(epsilon: float, delta: float, failure: float, delegates: int) -> str:
     """The guarantee of noise drawn by seed-chosen delegates only (threat model M_HF), in one line.
 
-    :param delta: the release's delta, ``failure`` included (:mod:`dp.noise_delegation`).
+    :param delta: the release's delta, ``failure`` included (:mod:`dp.umpc.delegation`).
     :param failure: probability that every delegate is corrupt.
     """
     return (f"Polya shares drawn by {delegates} seed-chosen delegate(s) only (M_HF, Sinh & Ramon sec. 4): "

@@ -1,7 +1,7 @@
 r"""Discrete Laplace noise sampled inside MPC: public digit thresholds, error accounting, plaintext mirror.
 
 The second noise option of DESIGN ("Secure sampling inside MPC (no party knows any share of the
-noise), its truncation counted in delta").  :mod:`secure.noise_mpc` samples, on secret shares,
+noise), its truncation counted in delta").  :mod:`secure.noise.mpc` samples, on secret shares,
 ``G1 - G2`` with ``G = sum_{j<J} 2^j [U_j < T_j]``; this module chooses the public integers
 ``T_j``, the number of digits ``J`` and the bit width ``b``, and accounts for the error.
 
@@ -56,7 +56,7 @@ slack.  Its exact variance is ``2 sum_j 4^j p_j (1 - p_j)`` with ``p_j = T_j / 2
 digits), that of one ``DLap(alpha)``, ``2 alpha / (1 - alpha)^2``, up to terms of order ``tau``.
 
 :func:`construction_pmf` is the exact pmf of the sampled noise (the finite convolution of the digit
-distributions), for tests and for :func:`dp.audit.exact_epsilon`; :func:`simulate_secret_laplace` is
+distributions), for tests and for :func:`dp.audit.engine.exact_epsilon`; :func:`simulate_secret_laplace` is
 the plaintext mirror (same digits, same thresholds, same ``b``-bit uniform integers) used by the
 simulated path and the audit.
 
@@ -65,7 +65,7 @@ MPyC parties.  No party draws any part of this noise, so the guarantee holds aga
 coalition of ``t`` parties without the ``m/(m-t)`` variance factor of party-drawn shares; what a
 coalition sees is the released noisy value and the public plan (``epsilon``, ``s``, ``J``, ``b``,
 ``T_j``).  MPyC's joint random bits are pseudorandom to such a coalition (PRSS keyed from
-:mod:`secrets`; see :mod:`secure.noise_mpc`), so against it the guarantee is the computational
+:mod:`secrets`; see :mod:`secure.noise.mpc`), so against it the guarantee is the computational
 counterpart of ``(epsilon, delta_s)``-DP; with MPyC's ``--no-prss`` it is statistical.
 
 References: Champion, shelat & Ullman, "Securely sampling biased coins with applications to
@@ -488,19 +488,19 @@ def _uniform_below_thresholds(count: int, plan: SecretLaplacePlan, threshold: in
 def simulate_secret_laplace(plan: SecretLaplacePlan, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
     """Plaintext mirror of the in-MPC sampler: ``size`` draws of ``G1' - G2'`` with NumPy.
 
-    The same construction as :func:`secure.noise_mpc.secret_discrete_laplace` with the plan's
+    The same construction as :func:`secure.noise.mpc.secret_discrete_laplace` with the plan's
     thresholds: per digit ``j`` with ``T_j > 0`` a uniform ``b``-bit integer (64-bit words, most
     significant first) compared with ``T_j``; digits with ``T_j = 0`` are 0.
 
     :param plan: the sampler's public plan.
     :param size: number of draws, at least 1.
     :param rng: generator (tests and audits pass a seeded one); ``None`` draws from the OS
-        (:func:`secure.noise.os_generator`), as every noise draw of the suite.
+        (:func:`secure.noise.party.os_generator`), as every noise draw of the suite.
     :return: int64 array of ``size`` noise values.
     :raise ValueError: on a bad ``size``.
     :raise TypeError: on a bad ``plan`` or ``rng``.
     """
-    from secure.noise import noise_generator
+    from secure.noise.party import noise_generator
 
     _check_plan(plan)
     count = check_positive_int(size, "size")
@@ -524,7 +524,7 @@ def secret_laplace_noise(sectype: Any, plans: Sequence[SecretLaplacePlan]) -> li
     """One secret noise value per plan, sampled inside MPC in one batch; a list of secure integers.
 
     All plans are brought to the largest ``b`` among them (:meth:`SecretLaplacePlan.thresholds_at`,
-    which keeps every digit probability exactly), then :func:`secure.noise_mpc.secret_discrete_laplace`
+    which keeps every digit probability exactly), then :func:`secure.noise.mpc.secret_discrete_laplace`
     samples all of them together.
 
     :param sectype: MPyC secure integer type of the sums the noise is added to.
@@ -533,7 +533,7 @@ def secret_laplace_noise(sectype: Any, plans: Sequence[SecretLaplacePlan]) -> li
     """
     from mpyc.runtime import mpc
 
-    from secure.noise_mpc import secret_discrete_laplace
+    from secure.noise.mpc import secret_discrete_laplace
 
     if not plans:
         raise ValueError("plans must not be empty")

@@ -108,15 +108,15 @@ def smallest_noise_epsilon(sensitivity: float) -> float:
 
     A party's share of the discrete Laplace ``DLap(alpha)``, ``alpha = exp(-epsilon / sensitivity)``,
     is a difference of Pólya draws of mean ``shape * alpha / (1 - alpha) <= 1 / expm1(epsilon /
-    sensitivity)`` (``shape = 1/(m - t) <= 1``), and :func:`secure.noise.polya` accepts means up to
-    :data:`secure.noise.MAX_POLYA_MEAN` (``2**40``, where its double-precision Poisson stage is still
+    sensitivity)`` (``shape = 1/(m - t) <= 1``), and :func:`secure.noise.party.polya` accepts means up to
+    :data:`secure.noise.party.MAX_POLYA_MEAN` (``2**40``, where its double-precision Poisson stage is still
     exact on integers).  So ``epsilon >= sensitivity * log1p(2**-40)`` (about ``9.1e-13 *
     sensitivity``), whatever ``m`` and ``t``; below it ``alpha`` also rounds towards 1 in doubles.
     (Mironov 2012: floating-point noise must not be released; this keeps the integer noise exact.)
 
     :param sensitivity: the sensitivity of the released integer sum, positive.
     """
-    from secure.noise import MAX_POLYA_MEAN
+    from secure.noise.party import MAX_POLYA_MEAN
 
     return check_positive(sensitivity, "sensitivity") * math.log1p(1.0 / MAX_POLYA_MEAN)
 

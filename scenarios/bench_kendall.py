@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from scenarios.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
 
 __all__ = ["main"]
 
@@ -51,7 +51,7 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
         raise UsageError(f"--repeats must be at least 1, got {args.repeats}")
     if args.rows is not None and args.rows < 2:
         raise UsageError(f"--rows must be at least 2, got {args.rows}")
-    from scenarios.outputs import check_output_path
+    from scenarios.kit.outputs import check_output_path
 
     check_output_path(args.json, "--json")
     return BenchOptions(args.repeats, args.rows, args.json)
@@ -81,8 +81,8 @@ async def _bare_work(tuples: int, bits: int) -> tuple[float, int]:
 async def _bench(options: BenchOptions) -> None:
     from mpyc.runtime import mpc
 
-    from dp.ustat import UStatQuery, prepare_rows, run_secure
-    from scenarios.datasets import declared_specs, load_embedded
+    from dp.umpc.protocol import UStatQuery, prepare_rows, run_secure
+    from scenarios.kit.datasets import declared_specs, load_embedded
     from secure.intake import rows_from_table
     from secure.kernels import get_kernel
 

@@ -46,11 +46,9 @@ files protect is described in the README section "Running parties on separate ho
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import ipaddress
 import os
 import re
-import ssl
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -58,39 +56,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scenarios.cli import ScenarioParser, UsageError
+from scenarios.kit.cli import ScenarioParser, UsageError
+from secure.errors import InputError
+from secure.tls import CA_FILENAME, ca_fingerprint, ca_path, certificate_path, check_party, key_path, mpyc_contexts, party_name
 
 __all__ = ["CA_FILENAME", "CertificateSet", "build_parser", "ca_fingerprint", "ca_path", "certificate_path",
            "check_party", "generate", "key_path", "main", "mpyc_contexts", "party_name", "parse_hosts"]
 
-#: MPyC's file names (``mpyc/runtime.py``): the CA, and ``party_{i}.crt`` / ``party_{i}.key``.
-CA_FILENAME = "mpyc_ca.crt"
 #: The longest validity allowed (the CA/Browser Forum's limit for TLS certificates).
 MAX_DAYS = 397
 #: The label in every subject, so that nobody mistakes these files for real credentials.
 TEST_ONLY = "TEST ONLY - private-ustats throwaway certificates"
 
 _HOST_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
-
-
-def party_name(party: int) -> str:
-    """The name MPyC checks for party ``party`` (its TLS ``server_hostname``): ``MPyC party {i}``."""
-    return f"MPyC party {party}"
-
-
-def ca_path(directory: Path | str) -> Path:
-    """``DIR/mpyc_ca.crt``."""
-    return Path(directory) / CA_FILENAME
-
-
-def certificate_path(directory: Path | str, party: int) -> Path:
-    """``DIR/party_{i}.crt``."""
-    return Path(directory) / f"party_{party}.crt"
-
-
-def key_path(directory: Path | str, party: int) -> Path:
-    """``DIR/party_{i}.key``."""
-    return Path(directory) / f"party_{party}.key"
 
 
 @dataclass(frozen=True)
@@ -255,95 +233,6 @@ def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None]
                           ca_fingerprint(ca_path(directory)))
 
 
-def ca_fingerprint(path: Path | str) -> str:
-    """SHA-256 fingerprint ``AB:CD:...`` of the first certificate in the PEM file ``path``.
-
-    Every party must show the same one: compare them across hosts.
-    """
-    text = Path(path).read_text(encoding="ascii", errors="replace")
-    end = "-----END CERTIFICATE-----"
-    der = ssl.PEM_cert_to_DER_cert(text[:text.index(end) + len(end)] if end in text else text)
-    digest = hashlib.sha256(der).hexdigest().upper()
-    return ":".join(digest[i:i + 2] for i in range(0, len(digest), 2))
-
-
-def mpyc_contexts(directory: Path | str, party: int) -> tuple[ssl.SSLContext, ssl.SSLContext]:
-    """The (listening, connecting) TLS contexts MPyC's ``Runtime.start`` builds for ``party`` with ``--ssl``.
-
-    Same calls as MPyC 0.10/0.11: ``create_default_context`` for client/server authentication,
-    ``load_cert_chain(party_i.crt, party_i.key)``, ``load_verify_locations(mpyc_ca.crt)`` and, when
-    listening, ``CERT_REQUIRED``.  The connecting side checks the name ``MPyC party {j}``.
-
-    :raise OSError: a file is missing or unreadable.
-    :raise ssl.SSLError: a file is not PEM, or the key does not match the certificate.
-    """
-    directory = Path(directory)
-    contexts = []
-    for purpose in (ssl.Purpose.CLIENT_AUTH, ssl.Purpose.SERVER_AUTH):
-        context = ssl.create_default_context(purpose)
-        context.load_cert_chain(certificate_path(directory, party), keyfile=key_path(directory, party))
-        context.load_verify_locations(cafile=ca_path(directory))
-        if purpose is ssl.Purpose.CLIENT_AUTH:
-            context.verify_mode = ssl.CERT_REQUIRED
-        contexts.append(context)
-    return contexts[0], contexts[1]
-
-
-def _memory_handshake(listening: ssl.SSLContext, connecting: ssl.SSLContext, name: str) -> None:
-    """A TLS handshake between two contexts in memory (no sockets); raise the first side's error."""
-    server_in, server_out, client_in, client_out = (ssl.MemoryBIO() for _ in range(4))
-    server = listening.wrap_bio(server_in, server_out, server_side=True)
-    client = connecting.wrap_bio(client_in, client_out, server_hostname=name)
-    done = {"server": False, "client": False}
-    for _ in range(16):
-        for side, endpoint in (("client", client), ("server", server)):
-            if not done[side]:
-                try:
-                    endpoint.do_handshake()
-                    done[side] = True
-                except ssl.SSLWantReadError:
-                    pass
-        server_in.write(client_out.read())
-        client_in.write(server_out.read())
-        if all(done.values()):
-            return
-    raise ssl.SSLError("TLS handshake did not finish")
-
-
-def check_party(party: int, directory: Path | str = ".config") -> str:
-    """Check that ``party`` can use ``--ssl`` from ``directory``, as MPyC will load it (stdlib only).
-
-    Loads the three files with MPyC's calls and runs a handshake of the party with itself: its
-    certificate must chain to ``mpyc_ca.crt``, be valid now, and carry the name ``MPyC party {i}``.
-    It cannot see whether the *other* parties hold the same CA: compare the returned fingerprints.
-
-    :return: the SHA-256 fingerprint of this party's ``mpyc_ca.crt``.
-    :raise UsageError: one line naming the party, the file and the problem.
-    """
-    directory = Path(directory)
-    needed = [ca_path(directory), certificate_path(directory, party), key_path(directory, party)]
-    missing = [str(path) for path in needed if not path.is_file()]
-    where = "" if directory.is_absolute() else f" (relative to {Path.cwd()})"
-    if missing:
-        raise UsageError(f"party {party}: --ssl needs {', '.join(map(str, needed))}{where}; "
-                         f"missing: {', '.join(missing)}")
-    try:
-        listening, connecting = mpyc_contexts(directory, party)
-    except (OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
-        if reason == "KEY_VALUES_MISMATCH":
-            reason = "the key does not belong to the certificate"
-        raise UsageError(f"party {party}: cannot load {needed[1]} / {needed[2]} / {needed[0]}: {reason}") from None
-    try:
-        _memory_handshake(listening, connecting, party_name(party))
-    except ssl.SSLCertVerificationError as exc:
-        raise UsageError(f"party {party}: {needed[1]} is not valid for '{party_name(party)}' under {needed[0]}: "
-                         f"{exc.verify_message}") from None
-    except ssl.SSLError as exc:
-        raise UsageError(f"party {party}: TLS handshake with its own files failed: {exc.reason or exc}") from None
-    return ca_fingerprint(needed[0])
-
-
 def build_parser() -> ScenarioParser:
     """The option parser (no MPyC options: this tool does not run MPyC)."""
     parser = ScenarioParser(prog="python -m scenarios.certificates",
@@ -393,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError(f"--parties must be at least 1, got {options.parties}")
         hosts = parse_hosts(options.hosts, options.parties)
         written = generate(options.dir, options.parties, hosts=hosts, days=options.days, force=options.force)
-    except UsageError as exc:
+    except (UsageError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

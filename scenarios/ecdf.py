@@ -32,8 +32,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
-from scenarios.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
 
 __all__ = ["main", "parse_options"]
 
@@ -69,7 +69,7 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     :raise UsageError: with a one-line message.
     """
     from dp.validation import check_epsilon
-    from scenarios.datasets import declared_specs
+    from scenarios.kit.datasets import declared_specs
 
     parser = ScenarioParser(prog="python -m scenarios.ecdf", add_help=False)
     parser.add_argument("--data", default=None)
@@ -121,8 +121,8 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
         raise UsageError(f"--quantiles expects numbers like 0.25,0.5, got '{args.quantiles}'") from None
     if any(not 0 < q < 1 for q in quantiles):
         raise UsageError(f"--quantiles must lie strictly between 0 and 1, got '{args.quantiles}'")
-    from dp.ecdf import plan_tree_noise
-    from scenarios.outputs import check_output_path
+    from dp.ecdf.tree import plan_tree_noise
+    from scenarios.kit.outputs import check_output_path
     from secure.intake import ColumnSpec
 
     try:  # the node noise DLap((L + 1) / epsilon) must be drawable (one-process plan: the strictest)
@@ -144,7 +144,7 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
 
 
 def _grid(options: EcdfOptions) -> np.ndarray:
-    from dp.ecdf import geometric_grid, uniform_grid
+    from dp.ecdf.tree import geometric_grid, uniform_grid
 
     if options.grid == "uniform":
         return uniform_grid(options.lower, options.upper, (options.upper - options.lower) / (options.points - 1))
@@ -156,16 +156,16 @@ async def _release(options: EcdfOptions) -> Callable[[], None] | None:
     """Every party: read its column, share its verdict, run the secure tree mechanism.
 
     :return: party 0's delivery (smoothing, the table, ``--curve``, ``--json``), which
-        :func:`scenarios.cli.run_scenario` runs only after the orderly shutdown, so that a party lost
+        :func:`scenarios.kit.cli.run_scenario` runs only after the orderly shutdown, so that a party lost
         in the shutdown phase releases nothing (and the smoothing keeps no peer waiting).
     """
     from mpyc.runtime import mpc
 
-    from dp.ecdf import plan_tree_noise, prefix_incidence
-    from dp.ecdf_release import run_secure_ecdf
-    from scenarios.datasets import load_embedded
+    from dp.ecdf.tree import plan_tree_noise, prefix_incidence
+    from dp.ecdf.secure_release import run_secure_ecdf
+    from scenarios.kit.datasets import load_embedded
     from secure.intake import party_rows, rows_from_table
-    from secure.runtime import InputError, agree_verdict
+    from secure.session import InputError, agree_verdict
 
     error, detail, values, filled = None, None, np.empty(0), 0
     try:

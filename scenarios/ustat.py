@@ -58,8 +58,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from dp.noise_defaults import NOISE_CHOICES, default_noise
-from scenarios.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
+from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
 
 __all__ = ["main", "build_parser", "parse_options", "STAT_DEFAULTS"]
 
@@ -156,10 +156,10 @@ def parse_options(argv: Sequence[str]) -> Options:
 
     :raise UsageError: with a one-line message.
     """
-    from dp.ustat import UStatQuery
+    from dp.umpc.protocol import UStatQuery
     from dp.validation import check_seed
-    from scenarios.datasets import declared_specs
-    from scenarios.outputs import check_output_path
+    from scenarios.kit.datasets import declared_specs
+    from scenarios.kit.outputs import check_output_path
     from secure.intake import ColumnSpec
     from secure.kernels import get_kernel
 
@@ -243,7 +243,7 @@ def _parse_delegation(text: str | None) -> tuple[float, float] | None:
     """``EPS_FAIL:HONEST_FRACTION`` (threat model M_HF) -> the pair, validated."""
     if text is None:
         return None
-    from dp.noise_delegation import delegate_size
+    from dp.umpc.delegation import delegate_size
 
     try:
         fail, honest = (float(x) for x in text.split(":"))
@@ -258,7 +258,7 @@ def _with_tuples(options: Options, rows: int) -> Any:
     from dataclasses import replace
 
     from dp.sampling import tuple_count
-    from secure.runtime import InputError
+    from secure.session import InputError
 
     mode, amount = _parse_pairs(options.raw["pairs"])
     if mode == "per-row":
@@ -273,7 +273,7 @@ def _with_tuples(options: Options, rows: int) -> Any:
 
 
 def _load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
-    from scenarios.datasets import framingham_with_scores, load_embedded, uci_with_severity
+    from scenarios.kit.datasets import framingham_with_scores, load_embedded, uci_with_severity
     from secure.intake import party_rows, rows_from_table
     from secure.public_randomness import public_generator
 
@@ -291,7 +291,7 @@ def _load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
 
 def _print_release(release: Any, options: Options, local: str | None = None) -> None:
     """Print the release; ``local`` is this party's own counts (printed as local, never shared)."""
-    from scenarios.cli import format_bytes, print_table
+    from scenarios.kit.cli import format_bytes, print_table
     from secure.kernels import get_kernel
 
     kernel = get_kernel(options.stat)
@@ -348,14 +348,14 @@ def _delta_note(release: Any) -> str:
 async def _release(options: Options) -> Callable[[], None] | None:
     """Every party: load its rows, share its verdict, run Pi_U-MPC.
 
-    :return: the delivery (print; party 0 writes JSON), which :func:`scenarios.cli.run_scenario` runs
+    :return: the delivery (print; party 0 writes JSON), which :func:`scenarios.kit.cli.run_scenario` runs
         only after the orderly shutdown, so that a party lost in the shutdown phase releases nothing.
     """
     from mpyc.runtime import mpc
 
-    from dp.ustat import prepare_rows, run_secure
+    from dp.umpc.protocol import prepare_rows, run_secure
     from secure.public_randomness import joint_seed
-    from secure.runtime import InputError, agree_verdict
+    from secure.session import InputError, agree_verdict
 
     seed = options.seed if options.seed is not None else await joint_seed()
     error, detail, fixed, filled = None, None, None, 0
@@ -369,7 +369,7 @@ async def _release(options: Options) -> Callable[[], None] | None:
     rows_total = sum(await mpc.transfer(int(fixed.integers.shape[0])))
     delegates = None
     if options.delegation is not None:
-        from dp.noise_delegation import choose_delegates, delegate_size
+        from dp.umpc.delegation import choose_delegates, delegate_size
 
         parties = len(mpc.parties)
         delegates = choose_delegates(seed, parties, delegate_size(*options.delegation, parties=parties))

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from secure.runtime import ProtocolFailure, mark_stopping
+from secure.session import ProtocolFailure, mark_stopping
 
 __all__ = ["secure_sum", "add_party_noise", "sum_party_vectors", "SumRange", "guarded_reveal",
            "guarded_reveal_array"]
@@ -37,7 +37,7 @@ def add_party_noise(total: Any, own_draw: int) -> Any:
     """Add every party's secret-shared noise draw to the secure ``total``.
 
     :param total: secure integer (the kernel sum).
-    :param own_draw: this party's integer noise draw (from :mod:`secure.noise`, OS randomness).
+    :param own_draw: this party's integer noise draw (from :mod:`secure.noise.party`, OS randomness).
     :return: ``total + sum of all parties' draws``, still secret.
     """
     from mpyc.runtime import mpc

@@ -13,7 +13,7 @@ class InputError(Exception):
     """A user mistake (bad file, bad parameter): every party exits 2 with the same line.
 
     The message is what every party sees; ``detail`` (a line number, a cell value, a count) is for
-    the party that raised it only and is never shared (see :func:`secure.runtime.agree_verdict`).
+    the party that raised it only and is never shared (see :func:`secure.session.agree_verdict`).
     """
 
     def __init__(self, *args: object, detail: str | None = None) -> None:

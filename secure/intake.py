@@ -5,7 +5,7 @@ each party reads its own file ``PATH.format(pid=i)``, otherwise all parties are 
 and party ``i`` keeps rows ``i, i+m, i+2m, ...`` (a convenient local simulation of a partition).
 Rows enter the computation only through ``mpc.input``; the number of rows of each party is public.
 
-Validation, one line per problem, raised as :class:`secure.runtime.InputError` (exit 2 at every
+Validation, one line per problem, raised as :class:`secure.session.InputError` (exit 2 at every
 party once the verdicts are shared):
 
 - a missing or unreadable file, an unknown column, a cell that is not a number;

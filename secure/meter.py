@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from mpyc.runtime import mpc
 
-from secure.runtime import set_phase
+from secure.session import set_phase
 
 __all__ = ["PhaseCost", "CostMeter", "bytes_sent"]
 

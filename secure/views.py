@@ -1,6 +1,6 @@
 """A party's own view of secret-shared values: its Shamir shares as integers, and Lagrange recombination.
 
-Used by the coalition drills, ``python -m scenarios.threat -M3`` (or ``-M5 -T2``): each member of a
+Used by the coalition drills, ``python -m scenarios.drills.coalition -M3`` (or ``-M5 -T2``): each member of a
 colluding coalition reads the shares it holds (:func:`local_share_integers`), the coalition pools
 them, and tries to recombine them (:func:`recombine`).
 

@@ -34,7 +34,7 @@ def small_table(rows: int = 40, seed: int = 7) -> tuple[list[str], np.ndarray]:
     score (multiples of 1/16, ties), clusterA, clusterB (small clusterings), grade (classes 0/1/2).
     Every value is exactly representable at the declared precisions, so fixed point loses nothing.
     """
-    from scenarios.datasets import load_embedded
+    from scenarios.kit.datasets import load_embedded
 
     table = load_embedded("framingham")
     wanted = ["sysBP", "diaBP", "totChol", "education", "age", "TenYearCHD"]

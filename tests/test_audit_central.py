@@ -1,4 +1,4 @@
-"""Audits of every central / distributed DP mechanism (dp.audit_cases) and unit tests of the engine (dp.audit).
+"""Audits of every central / distributed DP mechanism (dp.audit.central_cases) and unit tests of the engine (dp.audit.engine).
 
 Statistical design (fixed seeds, thresholds from distributions, nothing tuned):
 
@@ -12,7 +12,7 @@ Statistical design (fixed seeds, thresholds from distributions, nothing tuned):
 * Non-control sample sizes only set how close the measured bound gets to the true loss; they are
   chosen for runtime (Laplace-type cases 200,000 per dataset, the pure-Python exact discrete Gaussian
   sampler of the zCDP cases a few thousand).  All sizes are the cases' ``samples``
-  (``dp.audit_cases.RECOMMENDED_SAMPLES``).
+  (``dp.audit.central_cases.RECOMMENDED_SAMPLES``).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dp.audit import (
+from dp.audit.engine import (
     AuditCase,
     AuditResult,
     audit,
@@ -34,7 +34,7 @@ from dp.audit import (
     exact_epsilon,
     honest_noise_pmf,
 )
-from dp.audit_cases import (
+from dp.audit.central_cases import (
     CASE_EPSILON,
     HL_EPSILONS,
     PUBLIC_SEED,
@@ -54,15 +54,15 @@ from dp.audit_cases import (
     ustat_neighbours,
 )
 from dp.calibration import discrete_laplace_pmf
-from dp.ecdf import interval_nodes, noisy_counts, plan_tree_noise, prefix_incidence, uniform_grid
-from dp.fedauc import simulate_fedauc
-from dp.fedauc_secure import plans_for_rows
-from dp.hosmer_lemeshow import JOINT_SENSITIVITY
-from dp.noise_delegation import choose_delegates, delegate_plan
-from dp.subsampled_pairs import plans_for_pairs, simulate_subsampled
+from dp.ecdf.tree import interval_nodes, noisy_counts, plan_tree_noise, prefix_incidence, uniform_grid
+from dp.fedauc.mechanisms import simulate_fedauc
+from dp.rank_auc import plans_for_rows
+from dp.ecdf.hosmer_lemeshow import JOINT_SENSITIVITY
+from dp.umpc.delegation import choose_delegates, delegate_plan
+from dp.bell.subsampled_pairs import plans_for_pairs, simulate_subsampled
 from dp.sampling import max_degree
-from dp.ustat import sample_for
-from secure.noise import polya_difference
+from dp.umpc.protocol import sample_for
+from secure.noise.party import polya_difference
 from secure.public_randomness import public_generator
 
 NON_CONTROLS = case_names(controls=False)

@@ -1,4 +1,4 @@
-"""Empirical DP audit of the local and label-DP randomizers (:mod:`dp.audit_local_cases`).
+"""Empirical DP audit of the local and label-DP randomizers (:mod:`dp.audit.local_cases`).
 
 Every mechanism must pass at its claimed epsilon, every negative control must fail.  Fixed seeds;
 statistical thresholds come from the sampling distributions: 99.9 % two-sided normal (or exact
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dp import fedauc
-from dp.audit import audit
-from dp.audit_local_cases import (CONTROL_MARGIN, SAMPLE_STEP, LocalAuditCase, control_krr_binary_denominator,
+from dp.fedauc import mechanisms as fedauc
+from dp.audit.engine import audit
+from dp.audit.local_cases import (CONTROL_MARGIN, SAMPLE_STEP, LocalAuditCase, control_krr_binary_denominator,
                                   control_label_rr_double_epsilon, ghazi_case, hadamard_case, hierarchy_budget_case,
                                   hierarchy_users_case, krr_case, label_rr_case, local_cases,
                                   lower_bound_spread, planned_lower_bound, resolving_samples)

@@ -1,10 +1,10 @@
 r"""Mutation tests of the DP auditor: the shipped calibration, broken on purpose, must be flagged.
 
-Every audit case of :mod:`dp.audit_cases` and :mod:`dp.audit_local_cases` drives the shipped release
+Every audit case of :mod:`dp.audit.central_cases` and :mod:`dp.audit.local_cases` drives the shipped release
 code (the plans, party draws and release functions the protocols call), recalibrating at every batch.
 So a regression in the shipped calibration reaches the audit.  Each test here monkeypatches one
 calibration function *where the shipped module looks it up* and asserts that
-:func:`dp.audit.audit` proves ``eps_lb > epsilon`` (the claimed epsilon, fixed when the case was
+:func:`dp.audit.engine.audit` proves ``eps_lb > epsilon`` (the claimed epsilon, fixed when the case was
 built, before the patch); the ``unmutated`` tests assert the same case passes (``eps_lb <= epsilon``).
 
 Mutations, per family (``mutation-*`` ids):
@@ -15,7 +15,7 @@ Mutations, per family (``mutation-*`` ids):
   nodes per change: node noise halved);
 - ``shape-1/m``: each party's Pólya shape ``1/m`` instead of ``1/(m - t)`` (for delegation: ``1/|Z|``
   instead of ``1/(|Z| - t_Z)``): the ``m - t`` honest shares are lighter and more concentrated than
-  ``DLap(alpha)``, true loss :func:`dp.audit.exact_epsilon` of the honest pmf ``> epsilon``.
+  ``DLap(alpha)``, true loss :func:`dp.audit.engine.exact_epsilon` of the honest pmf ``> epsilon``.
 
 Families: U-MPC party noise, noise sampled in MPC, binomial, delegated, ECDF tree, rank AUC, FedAUC,
 Hosmer-Lemeshow, and the LDP protocols (k-RR, Hadamard, hierarchical).  The ECDF tree's shape mutation
@@ -30,11 +30,11 @@ only in the tails at ``delta = 1e-5`` (``m = 3``, ``t = 1``: planned bounds 0.43
 exact delta 0.035 at epsilon 1, best threshold event of log-ratio 1.40; the binomial shift has a monotone
 likelihood ratio, so threshold events are optimal), resolved at 100 000 (planned bound 1.03).  The 8-point tree (``L = 3``) is
 audited on its whole released vector (``ecdf-tree-vector-m3-t1``, claimed log-likelihood ratio of
-:func:`dp.audit_cases.tree_privacy_loss_statistic`, epsilon 6): node noise halved and epsilon doubled
+:func:`dp.audit.central_cases.tree_privacy_loss_statistic`, epsilon 6): node noise halved and epsilon doubled
 (count-level loss 9 against 6) are flagged; its sizes come from a pilot run (:func:`_tree_vector_law`)
 because the statistic's exact law is not tractable.  Shape ``1/m`` there is no violation
 (``test_mutation_tree_vector_shape_one_over_m_is_not_a_violation``: loss at most 5.699 < 6).  The
-delegated shape mutation patches :func:`dp.noise_delegation.delegate_noise_shape`, which the shipped
+delegated shape mutation patches :func:`dp.umpc.delegation.delegate_noise_shape`, which the shipped
 :attr:`DelegatedNoisePlan.shape` now calls (before, the plan computed ``1/(|Z| - t_Z)`` itself and the
 patch was a no-op, hence "no size resolves it"); with one honest delegate (``t_Z = |Z| - 1``, the
 ``M_HF`` coalition holding every delegate but one) shape ``1/|Z| = 1/3`` is a large violation.
@@ -42,13 +42,13 @@ patch was a no-op, hence "no size resolves it"); with one honest delegate (``t_Z
 Sample sizes (derived, not tuned)
 ---------------------------------
 For every mutation the test computes, under the patch, the *exact* law of the audited statistic
-from the shipped (mutated) plan: the honest noise pmf (:func:`dp.audit.honest_noise_pmf` of the plan's
+from the shipped (mutated) plan: the honest noise pmf (:func:`dp.audit.engine.honest_noise_pmf` of the plan's
 shape and alpha; the binomial pmf of the honest trials; :func:`dp.secret_noise.construction_pmf` of
 the in-MPC sampler; convolutions for the tree's linear statistic), then the probabilities ``(p, q)`` of
 the audit's candidate events on the two datasets (threshold events; for the privacy-loss statistics
-of :func:`dp.audit_cases.privacy_loss_statistic` the product event at its maximum, ``p = prod P(eta_j
+of :func:`dp.audit.central_cases.privacy_loss_statistic` the product event at its maximum, ``p = prod P(eta_j
 >= 0)``, ``q = prod P(eta_j >= |d_j|)``; for LDP the exact output pmfs of the shipped randomizer).
-:func:`dp.audit_cases.planned_lower_bound` gives the bound the audit reaches with the event counts
+:func:`dp.audit.central_cases.planned_lower_bound` gives the bound the audit reaches with the event counts
 held ``PESSIMISM = 3`` standard deviations against it, at the audit's confidence ``CONFIDENCE``; the
 sample size is the smallest of :data:`SIZES` at which that bound exceeds the claimed epsilon (its
 log-ratio must exceed epsilon: the mutated mechanism's true epsilon does).  So each mutation is missed
@@ -73,19 +73,21 @@ import pytest
 from scipy import stats
 
 import dp.calibration
-import dp.ecdf
-import dp.fedauc
-import dp.hosmer_lemeshow
-import dp.ldp_auc
-import dp.ldp_generic
-import dp.noise_delegation
-import dp.ustat
-from dp import audit_cases, audit_local_cases
-from dp.audit import AuditCase, audit, clopper_pearson_lower, clopper_pearson_upper, exact_epsilon, honest_noise_pmf
-from dp.audit_cases import event_probabilities, planned_lower_bound
-from dp.ecdf import plan_tree_noise, prefix_incidence
-from dp.fedauc_secure import plans_for_rows
-from dp.noise_delegation import choose_delegates, delegate_plan
+import dp.ecdf.tree
+import dp.fedauc.mechanisms
+import dp.ecdf.hosmer_lemeshow
+import dp.bell.auc
+import dp.bell.generic
+import dp.umpc.delegation
+import dp.noise_plans
+import dp.umpc.protocol
+from dp.audit import central_cases as audit_cases
+from dp.audit import local_cases as audit_local_cases
+from dp.audit.engine import AuditCase, audit, clopper_pearson_lower, clopper_pearson_upper, exact_epsilon, honest_noise_pmf
+from dp.audit.central_cases import event_probabilities, planned_lower_bound
+from dp.ecdf.tree import plan_tree_noise, prefix_incidence
+from dp.rank_auc import plans_for_rows
+from dp.umpc.delegation import choose_delegates, delegate_plan
 from dp.secret_noise import construction_pmf
 
 #: Confidence of every audit here (the bound of a correct mechanism exceeds epsilon w.p. <= 0.1 %).
@@ -136,26 +138,26 @@ def _keyword_sensitivity_halved(target: Any, name: str) -> Patch:
 
 
 def _fedauc_budget_doubled(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = dp.fedauc.noise_parameter
-    monkeypatch.setattr(dp.fedauc, "noise_parameter", lambda release, budget, gaussian:
+    original = dp.fedauc.mechanisms.noise_parameter
+    monkeypatch.setattr(dp.fedauc.mechanisms, "noise_parameter", lambda release, budget, gaussian:
                         original(release, 2 * budget, gaussian))
 
 
 def _fedauc_sensitivity_halved(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = dp.fedauc.noise_parameter
-    monkeypatch.setattr(dp.fedauc, "noise_parameter", lambda release, budget, gaussian: original(
+    original = dp.fedauc.mechanisms.noise_parameter
+    monkeypatch.setattr(dp.fedauc.mechanisms, "noise_parameter", lambda release, budget, gaussian: original(
         dataclasses.replace(release, sensitivity=release.sensitivity / 2), budget, gaussian))
 
 
 def _delegate_shape_over_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dp.noise_delegation, "delegate_noise_shape",
+    monkeypatch.setattr(dp.umpc.delegation, "delegate_noise_shape",
                         lambda size, corrupt_delegates=None: 1.0 / size)
 
 
 def _binomial_trials_split_over_m(monkeypatch: pytest.MonkeyPatch) -> None:
     """The binomial analogue of shape ``1/m``: the trials ``N`` split over ``m`` parties, not ``m - t``.
 
-    :func:`dp.calibration.party_binomial_trials` (where :func:`dp.ustat.plan_noise` looks it up) divides
+    :func:`dp.calibration.party_binomial_trials` (where :func:`dp.noise_plans.plan_noise` looks it up) divides
     ``N`` by its honest count ``m - t``; called with ``t = 0`` it divides by ``m``: ``N_p = ceil(N/m)``
     (rounded up to even), so the ``m - t`` honest parties supply ``(m - t) N_p < N`` trials.
     """
@@ -233,10 +235,10 @@ def _delegated_law(name: str) -> Law:
 
 def _tree_law(name: str) -> Law:
     if name == "ecdf-tree-one-point-m3-t1":
-        pair = audit_cases.tree_neighbours(dp.ecdf.uniform_grid(1.0, 1.0, 1.0))
+        pair = audit_cases.tree_neighbours(dp.ecdf.tree.uniform_grid(1.0, 1.0, 1.0))
         plan = plan_tree_noise(epsilon=audit_cases.CASE_EPSILON, points=1, parties=3, threshold=1)
     else:
-        pair = audit_cases.tree_neighbours(dp.ecdf.uniform_grid(1.0, 8.0, 1.0))
+        pair = audit_cases.tree_neighbours(dp.ecdf.tree.uniform_grid(1.0, 8.0, 1.0))
         plan = plan_tree_noise(epsilon=audit_cases.TREE_EPSILON, points=8, parties=3, threshold=1)
     node, offset = _polya_pmf(plan.parties - plan.threshold, plan.shape, math.exp(plan.log_alpha))
     coefficients = prefix_incidence(pair.grid.size).T @ pair.weights
@@ -259,7 +261,7 @@ def _rank_auc_law(name: str) -> Law:
 def _hl_law(name: str) -> Law:
     pair = audit_cases.hosmer_lemeshow_neighbours(accounting="joint", epsilon=audit_cases.HL_EPSILONS["joint"])
     change = pair.change
-    shape = dp.hosmer_lemeshow.party_noise_shape(pair.parties, pair.threshold)
+    shape = dp.ecdf.hosmer_lemeshow.party_noise_shape(pair.parties, pair.threshold)
     honest = pair.parties - pair.threshold
     query = pair.query
     pmfs, shifts = [], []
@@ -273,13 +275,13 @@ def _hl_law(name: str) -> Law:
 def _fedauc_law(name: str) -> Law:
     pair = audit_cases.fedauc_neighbours("global_laplace")
     k = pair.client
-    parts = [dp.fedauc.client_releases(dp.fedauc.local_statistics(dp.fedauc.average_ranks(pair.scores), labels,
+    parts = [dp.fedauc.mechanisms.client_releases(dp.fedauc.mechanisms.local_statistics(dp.fedauc.mechanisms.average_ranks(pair.scores), labels,
                                                                    pair.client_of),
                                        method="global_laplace", samples=pair.scores.size)
              for labels in (pair.first_labels, pair.second_labels)]
     pmfs, shifts = [], []
     for report in parts[0]:
-        log = float(dp.fedauc.noise_parameter(parts[0][report], audit_cases.CASE_EPSILON, False)[k])
+        log = float(dp.fedauc.mechanisms.noise_parameter(parts[0][report], audit_cases.CASE_EPSILON, False)[k])
         pmfs.append(_polya_pmf(1, 1.0, math.exp(log)))
         shifts.append(int(parts[1][report].value[k] - parts[0][report].value[k]))
     return _product_law(pmfs, shifts)
@@ -351,8 +353,8 @@ MUTATIONS: dict[str, tuple[str, Patch]] = {
     "umpc-party-eps-doubled": ("umpc-party", _epsilon_doubled(dp.calibration, "discrete_laplace_alpha")),
     "umpc-party-sensitivity-halved": ("umpc-party", _sensitivity_halved(dp.calibration, "discrete_laplace_alpha")),
     "umpc-party-shape-1/m": ("umpc-party", _shape_one_over_m(dp.calibration, "party_noise_shape")),
-    "in-mpc-eps-doubled": ("in-mpc", _keyword_epsilon_doubled(dp.ustat, "plan_secret_laplace")),
-    "in-mpc-sensitivity-halved": ("in-mpc", _keyword_sensitivity_halved(dp.ustat, "plan_secret_laplace")),
+    "in-mpc-eps-doubled": ("in-mpc", _keyword_epsilon_doubled(dp.noise_plans, "plan_secret_laplace")),
+    "in-mpc-sensitivity-halved": ("in-mpc", _keyword_sensitivity_halved(dp.noise_plans, "plan_secret_laplace")),
     "binomial-eps-doubled": ("binomial", _epsilon_doubled(dp.calibration, "party_binomial_trials")),
     "binomial-sensitivity-halved": ("binomial", _wrap(dp.calibration, "party_binomial_trials",
                                                       lambda f: lambda e, d, s, m, t: f(e, d, s // 2, m, t))),
@@ -360,25 +362,25 @@ MUTATIONS: dict[str, tuple[str, Patch]] = {
     "delegated-eps-doubled": ("delegated", _epsilon_doubled(dp.calibration, "discrete_laplace_alpha")),
     "delegated-sensitivity-halved": ("delegated", _sensitivity_halved(dp.calibration, "discrete_laplace_alpha")),
     "delegated-shape-1/|Z|": ("delegated", _delegate_shape_over_size),
-    "ecdf-tree-eps-doubled": ("ecdf-tree-one-point", _epsilon_doubled(dp.ecdf, "discrete_laplace_log_alpha")),
+    "ecdf-tree-eps-doubled": ("ecdf-tree-one-point", _epsilon_doubled(dp.ecdf.tree, "discrete_laplace_log_alpha")),
     "ecdf-tree-node-noise-halved": ("ecdf-tree-one-point",
-                                    _sensitivity_halved(dp.ecdf, "discrete_laplace_log_alpha")),
-    "ecdf-tree-shape-1/m": ("ecdf-tree-one-point", _shape_one_over_m(dp.ecdf, "party_noise_shape")),
-    "ecdf-tree-vector-eps-doubled": ("ecdf-tree-vector", _epsilon_doubled(dp.ecdf, "discrete_laplace_log_alpha")),
+                                    _sensitivity_halved(dp.ecdf.tree, "discrete_laplace_log_alpha")),
+    "ecdf-tree-shape-1/m": ("ecdf-tree-one-point", _shape_one_over_m(dp.ecdf.tree, "party_noise_shape")),
+    "ecdf-tree-vector-eps-doubled": ("ecdf-tree-vector", _epsilon_doubled(dp.ecdf.tree, "discrete_laplace_log_alpha")),
     "ecdf-tree-vector-node-noise-halved": ("ecdf-tree-vector",
-                                           _sensitivity_halved(dp.ecdf, "discrete_laplace_log_alpha")),
+                                           _sensitivity_halved(dp.ecdf.tree, "discrete_laplace_log_alpha")),
     "rank-auc-eps-doubled": ("rank-auc", _epsilon_doubled(dp.calibration, "discrete_laplace_alpha")),
     "rank-auc-sensitivity-halved": ("rank-auc", _sensitivity_halved(dp.calibration, "discrete_laplace_alpha")),
     "rank-auc-shape-1/m": ("rank-auc", _shape_one_over_m(dp.calibration, "party_noise_shape")),
     "fedauc-eps-doubled": ("fedauc", _fedauc_budget_doubled),
     "fedauc-sensitivity-halved": ("fedauc", _fedauc_sensitivity_halved),
-    "hl-eps-doubled": ("hosmer-lemeshow", _epsilon_doubled(dp.hosmer_lemeshow, "discrete_laplace_log_alpha")),
+    "hl-eps-doubled": ("hosmer-lemeshow", _epsilon_doubled(dp.ecdf.hosmer_lemeshow, "discrete_laplace_log_alpha")),
     "hl-sensitivity-halved": ("hosmer-lemeshow",
-                              _sensitivity_halved(dp.hosmer_lemeshow, "discrete_laplace_log_alpha")),
-    "hl-shape-1/m": ("hosmer-lemeshow", _shape_one_over_m(dp.hosmer_lemeshow, "party_noise_shape")),
-    "ldp-krr-eps-doubled": ("ldp-krr", _keyword_epsilon_doubled(dp.ldp_generic, "rr_beta")),
-    "ldp-hadamard-eps-doubled": ("ldp-hadamard", _wrap(dp.ldp_auc, "_flip_threshold", lambda f: lambda e: f(2 * e))),
-    "ldp-hierarchy-eps-doubled": ("ldp-hierarchy", _wrap(dp.ldp_auc, "level_epsilon",
+                              _sensitivity_halved(dp.ecdf.hosmer_lemeshow, "discrete_laplace_log_alpha")),
+    "hl-shape-1/m": ("hosmer-lemeshow", _shape_one_over_m(dp.ecdf.hosmer_lemeshow, "party_noise_shape")),
+    "ldp-krr-eps-doubled": ("ldp-krr", _keyword_epsilon_doubled(dp.bell.generic, "rr_beta")),
+    "ldp-hadamard-eps-doubled": ("ldp-hadamard", _wrap(dp.bell.auc, "_flip_threshold", lambda f: lambda e: f(2 * e))),
+    "ldp-hierarchy-eps-doubled": ("ldp-hierarchy", _wrap(dp.bell.auc, "level_epsilon",
                                                          lambda f: lambda e, **k: f(2 * e, **k))),
 }
 
@@ -454,7 +456,7 @@ def test_mutation_table_covers_every_family_and_kind() -> None:
 def test_mutation_shape_one_over_m_is_a_real_violation_for_the_scalar_cases(monkeypatch: pytest.MonkeyPatch) -> None:
     """The true loss of the shape mutations exceeds the claim (so flagging them is sound, not luck)."""
     for family, patch in (("umpc-party", _shape_one_over_m(dp.calibration, "party_noise_shape")),
-                          ("ecdf-tree-one-point", _shape_one_over_m(dp.ecdf, "party_noise_shape"))):
+                          ("ecdf-tree-one-point", _shape_one_over_m(dp.ecdf.tree, "party_noise_shape"))):
         with monkeypatch.context() as patched:
             patch(patched)
             if family == "umpc-party":
@@ -481,7 +483,7 @@ def test_mutation_tree_vector_shape_one_over_m_is_not_a_violation(monkeypatch: p
     """
     case = audit_cases.get_case("ecdf-tree-vector-m3-t1")
     with monkeypatch.context() as patched:
-        _shape_one_over_m(dp.ecdf, "party_noise_shape")(patched)
+        _shape_one_over_m(dp.ecdf.tree, "party_noise_shape")(patched)
         plan = plan_tree_noise(epsilon=case.epsilon, points=8, parties=3, threshold=1)
         assert plan.shape == pytest.approx(1 / 3)
         pmf, _ = _polya_pmf(plan.parties - plan.threshold, plan.shape, math.exp(plan.log_alpha))
@@ -490,7 +492,7 @@ def test_mutation_tree_vector_shape_one_over_m_is_not_a_violation(monkeypatch: p
 
 
 def test_mutation_delegated_shape_reaches_the_shipped_plan(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The delegated plan's shape is looked up in :func:`dp.noise_delegation.delegate_noise_shape`."""
+    """The delegated plan's shape is looked up in :func:`dp.umpc.delegation.delegate_noise_shape`."""
     pair = _ustat_pair("delegated-dlap-one-honest")
     delegates = choose_delegates(audit_cases.PUBLIC_SEED, pair.parties, 3)
     assert delegate_plan(pair.calibrate()[0], delegates).shape == 1.0

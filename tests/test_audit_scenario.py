@@ -1,4 +1,4 @@
-"""``python -m scenarios.audit``: the table, the JSON record, the exit codes (0 as expected, 2 usage)."""
+"""``python -m scenarios.drills.audit``: the table, the JSON record, the exit codes (0 as expected, 2 usage)."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ from tests.conftest import run_command, scenario_command
 
 def test_audit_of_a_mechanism_and_a_control_prints_both_verdicts(tmp_path: Path) -> None:
     record = tmp_path / "audit.json"
-    run = run_command(scenario_command("audit", "--quick", "--seed", "11", "--no-log", "--json", str(record),
+    run = run_command(scenario_command("drills.audit", "--quick", "--seed", "11", "--no-log", "--json", str(record),
                                        "--case", "umpc-kendall-dlap-m3-t1,control-polya-naive-m3-t1,label-rr",
                                        "--results-dir", str(tmp_path)))
     assert run.code == 0, run.stderr
@@ -25,9 +25,9 @@ def test_audit_of_a_mechanism_and_a_control_prints_both_verdicts(tmp_path: Path)
 
 
 def test_audit_list_names_every_case() -> None:
-    from scenarios.audit import all_cases
+    from scenarios.drills.audit import all_cases
 
-    run = run_command(scenario_command("audit", "--list", "--no-log"))
+    run = run_command(scenario_command("drills.audit", "--list", "--no-log"))
     assert run.code == 0, run.stderr
     for case in all_cases():
         assert case.name in run.stdout
@@ -39,7 +39,7 @@ def test_audit_list_names_every_case() -> None:
     (["--confidence", "1.5"], "--confidence must be in (0, 1)"),
 ])
 def test_audit_usage_errors_exit_2_with_one_line(flags: list[str], fragment: str) -> None:
-    run = run_command(scenario_command("audit", *flags, "--no-log"))
+    run = run_command(scenario_command("drills.audit", *flags, "--no-log"))
     assert run.code == 2
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], run.stderr

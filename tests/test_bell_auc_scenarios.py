@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scenarios import bell_auc_domain, bell_auc_synthetic
+from scenarios.papers import bell_auc_domain, bell_auc_synthetic
 
 
 def _read(path: Path) -> tuple[list[str], list[dict[str, str]]]:

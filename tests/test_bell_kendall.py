@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scenarios.bell_kendall import CSV_COLUMNS, main, method_names, parse_options
-from scenarios.cli import UsageError
+from scenarios.papers.bell_kendall import CSV_COLUMNS, main, method_names, parse_options
+from scenarios.kit.cli import UsageError
 
 
 def _read(path: Path) -> tuple[list[str], list[dict[str, str]]]:

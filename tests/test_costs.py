@@ -1,4 +1,4 @@
-"""Cost formulas of dp.costs (hand-computed cases) and the umpc_costs scenario in --quick mode."""
+"""Cost formulas of dp.umpc.costs (hand-computed cases) and the umpc_costs scenario in --quick mode."""
 from __future__ import annotations
 
 import csv
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from dp import costs
+from dp.umpc import costs
 
 
 def test_lemma_c3_small_case() -> None:
@@ -80,7 +80,7 @@ def test_validation_messages(call, message) -> None:
 
 
 def test_scenario_quick(tmp_path) -> None:
-    from scenarios.umpc_costs import CSV_NAME, main
+    from scenarios.papers.umpc_costs import CSV_NAME, main
 
     assert main(["--quick", "--results-dir", str(tmp_path)]) == 0
     with open(tmp_path / CSV_NAME, newline="", encoding="utf-8") as handle:

@@ -44,7 +44,7 @@ def test_drill_options_are_not_prefixes_of_mpyc_options() -> None:
 
 
 def test_drill_party_splits_its_own_options() -> None:
-    from scenarios.drill_party import split_drill_options
+    from scenarios.drills.party import split_drill_options
 
     options, rest = split_drill_options(["--stat", "gini", "--crash-at", "parameter-check", "-M3",
                                          "--skip-local-clipping", "--seed", "4"])
@@ -53,17 +53,17 @@ def test_drill_party_splits_its_own_options() -> None:
     options, rest = split_drill_options(["--crash-at", "lunch", "--seed", "4"])
     assert options.error is not None and "--crash-at expects one of" in options.error
     assert "--crash-at" not in rest
-    options, rest = split_drill_options(["--scenario", "fedauc_secure", "--freeze-at", "sort", "--seed", "4"])
-    assert (options.scenario, options.freeze_at, options.crash_at, options.error) == ("fedauc_secure", "sort", None,
+    options, rest = split_drill_options(["--scenario", "rank_auc", "--freeze-at", "sort", "--seed", "4"])
+    assert (options.scenario, options.freeze_at, options.crash_at, options.error) == ("rank_auc", "sort", None,
                                                                                        None)
     assert rest == ["--seed", "4"]
     options, _ = split_drill_options(["--freeze-at", "kernel", "--crash-at", "noise"])
     assert options.error == "give --crash-at or --freeze-at, not both"
     options, _ = split_drill_options(["--scenario", "ecdf_fss"])
-    assert options.error is not None and "--scenario expects one of: ustat, ecdf, fedauc_secure" in options.error
+    assert options.error is not None and "--scenario expects one of: ustat, ecdf, rank_auc" in options.error
 
 
-@pytest.mark.parametrize("module", ["fault_drills", "malicious_input"])
+@pytest.mark.parametrize("module", ["drills.faults", "drills.malicious_input"])
 @pytest.mark.parametrize("flags, fragment", [
     (["--bogus"], "unknown option --bogus"),
     (["-M5"], "the drills always run 3 local parties"),
@@ -83,7 +83,7 @@ def test_bad_drill_option_stops_every_party_with_exit_2(tmp_path: Path) -> None:
         write_csv(tmp_path / f"p{party}.csv", header, values[party::3])
     base = ["--data", str(tmp_path / "p{pid}.csv"), "--stat", "kendall", "--columns", "sysBP,diaBP",
             "--domain", "sysBP=80:300:8,diaBP=40:160:8", "--seed", "4"]
-    runs: list[PartyRun] = run_parties([base, base + ["--crash-at", "lunch"], base], module="drill_party",
+    runs: list[PartyRun] = run_parties([base, base + ["--crash-at", "lunch"], base], module="drills.party",
                                        timeout=120)
     lines = set()
     for run in runs:
@@ -99,9 +99,9 @@ def test_bad_drill_option_stops_every_party_with_exit_2(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def fault_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[PartyRun, dict[str, Any]]:
-    """``python -m scenarios.fault_drills --quick --json PATH``, run once."""
+    """``python -m scenarios.drills.faults --quick --json PATH``, run once."""
     path = tmp_path_factory.mktemp("fault_drills") / "drills.json"
-    run = run_command(scenario_command("fault_drills", "--quick", "--json", str(path)), timeout=FAULT_TIMEOUT)
+    run = run_command(scenario_command("drills.faults", "--quick", "--json", str(path)), timeout=FAULT_TIMEOUT)
     assert path.exists(), run.stderr
     return run, json.loads(path.read_text())
 
@@ -152,7 +152,7 @@ SILENT = re.compile(r"error: party (\d+): party (\d+) stopped answering during t
 FROZEN_IN = {("ustat", "intake"): {"parameter check", "intake"}, ("ustat", "seed"): {"intake", "seed", "kernel"},
              ("ustat", "kernel"): {"intake", "kernel"}, ("ustat", "noise"): {"kernel", "noise"},
              ("ustat", "reveal"): {"noise", "reveal"}, ("ustat", "shutdown"): {"reveal", "shutdown"},
-             ("ecdf", "noise"): {"intake", "noise"}, ("fedauc_secure", "sort"): {"intake", "sort"}}
+             ("ecdf", "noise"): {"intake", "noise"}, ("rank_auc", "sort"): {"intake", "sort"}}
 
 
 @pytest.mark.multiparty
@@ -216,9 +216,9 @@ def test_parameter_disagreement_is_caught_before_any_data_is_shared(
 
 @pytest.fixture(scope="module")
 def malicious_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[PartyRun, dict[str, Any]]:
-    """``python -m scenarios.malicious_input --quick --json PATH``, run once."""
+    """``python -m scenarios.drills.malicious_input --quick --json PATH``, run once."""
     path = tmp_path_factory.mktemp("malicious_input") / "malicious.json"
-    run = run_command(scenario_command("malicious_input", "--quick", "--json", str(path)), timeout=FAULT_TIMEOUT)
+    run = run_command(scenario_command("drills.malicious_input", "--quick", "--json", str(path)), timeout=FAULT_TIMEOUT)
     assert path.exists(), run.stderr
     return run, json.loads(path.read_text())
 

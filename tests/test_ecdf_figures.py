@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_command, scenario_command
-from scenarios import ecdf_inverse, ecdf_smoothing, roc_curve
+from scenarios.papers import ecdf_inverse, ecdf_smoothing, roc_curve
 
 SEED = "20240"
 
@@ -152,7 +152,7 @@ def test_bad_usage_exits_2(module: object, argv: list[str], tmp_path: Path,
 @pytest.mark.multiparty
 @pytest.mark.parametrize("parties", ["-M1", "-M3"])
 def test_roc_curve_runs_with_mpyc_parties(parties: str, tmp_path: Path) -> None:
-    run = run_command(scenario_command("roc_curve", parties, "--no-log", "--quick", "--runs", "2",
+    run = run_command(scenario_command("papers.roc_curve", parties, "--no-log", "--quick", "--runs", "2",
                                        "--seed", SEED, "--results-dir", str(tmp_path)))
     assert run.code == 0, run.stderr
     assert "L1 p=1" in run.stdout

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dp.ecdf import continual_gaussian_sigma, draw_gaussian_tree_noise, node_count, noisy_counts, tree_depth
-from secure.noise import discrete_gaussian_variance
+from dp.ecdf.tree import continual_gaussian_sigma, draw_gaussian_tree_noise, node_count, noisy_counts, tree_depth
+from secure.noise.party import discrete_gaussian_variance
 
 
 @pytest.mark.parametrize("replace_one", [True, False])

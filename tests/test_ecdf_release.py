@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, read_record, run_command, scenario_command, small_table
-from dp.ecdf import noisy_counts, plan_tree_noise, private_ecdf, true_counts, uniform_grid
+from dp.ecdf.tree import noisy_counts, plan_tree_noise, private_ecdf, true_counts, uniform_grid
 from scenarios.ecdf import main
 
 

@@ -1,4 +1,4 @@
-"""Tests for :mod:`dp.ecdf`: the tree mechanism for a private ECDF (Barczewski, Mawass & Ramon).
+"""Tests for :mod:`dp.ecdf.tree`: the tree mechanism for a private ECDF (Barczewski, Mawass & Ramon).
 
 Statistical tests use fixed seeds and thresholds derived from the noise distribution: confidence
 intervals at level 99.9 % from exact cumulants, goodness of fit at ``p > 1e-3``.
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dp.calibration import discrete_laplace_pmf, discrete_laplace_variance
-from dp.ecdf import (
+from dp.ecdf.tree import (
     MAX_GRID_POINTS,
     TreeNoisePlan,
     continual_gaussian_sigma,

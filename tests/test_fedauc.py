@@ -18,7 +18,7 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 from dp.calibration import discrete_laplace_variance
-from dp.fedauc import (METHODS, adaptive_count_fraction, auc_from_ranks, average_ranks, client_layout,
+from dp.fedauc.mechanisms import (METHODS, adaptive_count_fraction, auc_from_ranks, average_ranks, client_layout,
                        debias_auc, discrete_gaussian_variance, discrete_laplace_noise, flip_probability,
                        global_laplace_variance, local_laplace_variance, local_statistics, orthogonal_decomposition,
                        predict_fedauc, randomized_response, rr_debiased_bias, rr_variance, sample_discrete_gaussian,
@@ -388,7 +388,7 @@ def test_data_validation_messages() -> None:
 # the scenario
 
 def test_scenario_quick_mode_writes_csv_and_png(tmp_path: Path) -> None:
-    from scenarios.fedauc_tables import main
+    from scenarios.papers.fedauc_tables import main
 
     assert main(["--quick", "--seed", "3", "--results-dir", str(tmp_path)]) == 0
     with open(tmp_path / "fedauc_std.csv", newline="") as handle:
@@ -403,7 +403,7 @@ def test_scenario_quick_mode_writes_csv_and_png(tmp_path: Path) -> None:
 
 
 def test_scenario_rejects_bad_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from scenarios.fedauc_tables import main
+    from scenarios.papers.fedauc_tables import main
 
     assert main(["--runs", "1", "--results-dir", str(tmp_path)]) == 2
     assert "--runs must be at least 2, got 1" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Ghazi et al.'s LDP baseline (dp.ghazi): factorization, randomizer, estimator, variance, costs.
+"""Ghazi et al.'s LDP baseline (dp.baselines.ghazi): factorization, randomizer, estimator, variance, costs.
 
 Statistical checks use fixed seeds and 99.9 % two-sided intervals (z = 3.29) derived from the run
 count; the run counts are chosen so those intervals are narrow enough for the claims.
@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from dp import ghazi
-from dp.ldp_generic import Quantizer, gini_kernel, kernel_matrix, quantized_ustatistic
+from dp.baselines import ghazi
+from dp.bell.generic import Quantizer, gini_kernel, kernel_matrix, quantized_ustatistic
 
 Z999 = 3.290527  # two-sided 99.9 % normal quantile
 

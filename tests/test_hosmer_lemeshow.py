@@ -1,4 +1,4 @@
-"""Tests for :mod:`dp.hosmer_lemeshow` (Algorithm 2, Theorem 2) and :mod:`scenarios.hosmer_lemeshow` (Fig. 6).
+"""Tests for :mod:`dp.ecdf.hosmer_lemeshow` (Algorithm 2, Theorem 2) and :mod:`scenarios.papers.hosmer_lemeshow` (Fig. 6).
 
 Statistical assertions use fixed seeds and thresholds derived from the noise distribution:
 Chebyshev bounds (``P(|X - EX| >= k sd) <= 1/k^2``) and a 99.9 % normal interval for a sample
@@ -16,8 +16,8 @@ from scipy import stats
 
 from conftest import run_command, scenario_command
 from dp.calibration import discrete_laplace_variance
-from dp.ecdf import node_count
-from dp.hosmer_lemeshow import (
+from dp.ecdf.tree import node_count
+from dp.ecdf.hosmer_lemeshow import (
     HosmerLemeshowBudget,
     HosmerLemeshowQuery,
     exact_hosmer_lemeshow,
@@ -325,7 +325,7 @@ def _read_rows(path: Path) -> list[dict[str, str]]:
 
 
 def test_scenario_quick_mode_writes_csv_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from scenarios.hosmer_lemeshow import CSV_NAME, PNG_NAME, QUICK_EPSILONS, QUICK_RUNS, main
+    from scenarios.papers.hosmer_lemeshow import CSV_NAME, PNG_NAME, QUICK_EPSILONS, QUICK_RUNS, main
 
     assert main(["--quick", "--results-dir", str(tmp_path)]) == 0
     rows = _read_rows(tmp_path / CSV_NAME)
@@ -341,7 +341,7 @@ def test_scenario_quick_mode_writes_csv_and_png(tmp_path: Path, capsys: pytest.C
 
 
 def test_scenario_bad_usage_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from scenarios.hosmer_lemeshow import main
+    from scenarios.papers.hosmer_lemeshow import main
 
     assert main(["--quick", "--runs", "0", "--results-dir", str(tmp_path)]) == 2
     assert "--runs must be at least 1, got 0" in capsys.readouterr().err
@@ -351,9 +351,9 @@ def test_scenario_bad_usage_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 @pytest.mark.multiparty
 def test_scenario_quick_mode_with_three_parties(tmp_path: Path) -> None:
-    from scenarios.hosmer_lemeshow import CSV_NAME
+    from scenarios.papers.hosmer_lemeshow import CSV_NAME
 
-    run = run_command(scenario_command("hosmer_lemeshow", "-M3", "--no-log", "--quick", "--runs", "2",
+    run = run_command(scenario_command("papers.hosmer_lemeshow", "-M3", "--no-log", "--quick", "--runs", "2",
                                        "--results-dir", str(tmp_path)))
     assert run.code == 0, run.stderr
     rows = _read_rows(tmp_path / CSV_NAME)

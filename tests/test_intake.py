@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from secure.intake import ColumnSpec, MissingPolicy, party_rows, read_table, rows_from_table, to_fixed_point
-from secure.runtime import InputError
+from secure.session import InputError
 
 HEADER = ["a", "b", "label"]
 

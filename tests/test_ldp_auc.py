@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from dp.ldp_auc import (AUCTraversal, ExactHierarchy, FrequencyOracle, HadamardHierarchy, HadamardReports,
+from dp.bell.auc import (AUCTraversal, ExactHierarchy, FrequencyOracle, HadamardHierarchy, HadamardReports,
                         HierarchyTable, composed_epsilon, flip_probability, hadamard_entry,
                         hadamard_output_probabilities, hadamard_randomize, hierarchical_auc, ldp_auc, level_epsilon,
                         mse_bound, optimal_threshold_constant, randomize_hierarchy, variance_constant)
-from dp.ldp_auc import _direct_sums, _hadamard_sums
+from dp.bell.auc import _direct_sums, _hadamard_sums
 
 FAMILY_LEVEL = 0.001  # overall false-failure probability of each statistical test
 

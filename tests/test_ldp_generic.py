@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dp.ldp_generic import (EVALUATION_BUDGET, Interval, Levels, Quantizer, auc_kernel, collision_kernel,
+from dp.bell.generic import (EVALUATION_BUDGET, Interval, Levels, Quantizer, auc_kernel, collision_kernel,
                             collision_probability_from_histogram, comparable_kernel, conditional_variance, estimate,
                             estimate_from_histogram, estimate_pairwise, gini_kernel, histogram, kendall_kernel,
                             kernel_matrix, lemma1_variance, quantized_ustatistic, randomize, renyi2_entropy,

@@ -10,7 +10,7 @@
   (1 today) within a bounded time with one ``error:`` line, and nobody hangs. The suite's connection
   deadline is 60 s (measured: all parties exit 1 after 60.8 s, ``error: party i: not all 3 parties
   connected within 60 s``). These tests shorten it to 8 s by starting each party through a tiny
-  wrapper around ``secure.runtime.start_session``. Only that number changes.
+  wrapper around ``secure.session.start_session``. Only that number changes.
 - With user and network namespaces (``unshare -rn``, no root needed), each party runs in its own
   network namespace on a bridge. The three hosts 10.77.0.1-3 all use port 11365, which is impossible
   on one loopback. The test is skipped where namespaces, veth or bridge devices are unavailable.
@@ -36,6 +36,7 @@ from conftest import ROOT, PartyRun, free_base_port, read_record, scenario_comma
 pytest.importorskip("cryptography", reason="the certificates tool needs the 'ssl' extra (cryptography)")
 
 from scenarios import certificates  # noqa: E402  (after the skip: it needs cryptography to generate)
+from secure import tls  # noqa: E402
 
 pytestmark = pytest.mark.multiparty
 
@@ -50,7 +51,7 @@ def party_command(argv: Sequence[str], deadline: float | None = None) -> list[st
         return scenario_command("ustat", *argv)
     code = f"""
 import runpy
-import secure.runtime as runtime
+import secure.session as runtime
 
 connect = runtime.start_session
 
@@ -112,8 +113,8 @@ def estimate_line(run: PartyRun) -> str:
 
 def plaintext_sums(parties: int) -> tuple[list[int], float]:
     """The exact kernel sums and U-statistic on the tuples the seed picks, parties keeping rows i, i+m, ..."""
-    from dp.ustat import simulate
-    from scenarios.datasets import load_embedded
+    from dp.umpc.protocol import simulate
+    from scenarios.kit.datasets import load_embedded
     from scenarios.ustat import parse_options
     from secure.intake import rows_from_table
 
@@ -185,7 +186,7 @@ def test_missing_cryptography_is_one_line_not_a_traceback(tmp_path: Path) -> Non
 def _handshake(listening: ssl.SSLContext, connecting: ssl.SSLContext, name: str) -> str | None:
     """``None`` if the in-memory handshake succeeds, else the verification message."""
     try:
-        certificates._memory_handshake(listening, connecting, name)
+        tls._memory_handshake(listening, connecting, name)
     except ssl.SSLCertVerificationError as exc:
         return str(exc.verify_message)
     except ssl.SSLError as exc:

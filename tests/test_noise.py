@@ -1,4 +1,4 @@
-"""Tests of :mod:`secure.noise`: distributions of the local noise draws.
+"""Tests of :mod:`secure.noise.party`: distributions of the local noise draws.
 
 Statistical checks use fixed seeds and acceptance regions derived from the distributions: a
 two-sided 99.9% normal (CLT) interval for means and variances, with the variance of the sample
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from secure.noise import (
+from secure.noise.party import (
     BINOMIAL_CHUNK,
     centered_binomial,
     os_generator,

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from conftest import read_record, run_command, scenario_command, small_table
-from dp.fedauc_secure import RankAucQuery, check_bit_length, exact_sums, plans_for_rows, release_guarantee, \
+from dp.rank_auc import RankAucQuery, check_bit_length, exact_sums, plans_for_rows, release_guarantee, \
     simulate_rank_auc
 from dp.noise_defaults import DEFAULT_NOISE, default_noise
 from secure.intake import ColumnSpec
 
 
 def _fedauc(argv: list[str]) -> int:
-    from scenarios.fedauc_secure import main
+    from scenarios.rank_auc import main
 
     return main(argv)
 
@@ -31,8 +31,8 @@ def _ustat(argv: list[str]) -> int:
 
 
 def test_defaults_are_in_mpc_where_it_is_cheap_and_party_noise_elsewhere() -> None:
-    assert DEFAULT_NOISE == {"ustat": "mpc", "fedauc_secure": "mpc", "ecdf": "parties", "subsampled_pairs": "parties"}
-    assert default_noise("ustat", 1.0) == "mpc" and default_noise("fedauc_secure", 0.25) == "mpc"
+    assert DEFAULT_NOISE == {"ustat": "mpc", "rank_auc": "mpc", "ecdf": "parties", "subsampled_pairs": "parties"}
+    assert default_noise("ustat", 1.0) == "mpc" and default_noise("rank_auc", 0.25) == "mpc"
     assert default_noise("ecdf", 1.0) == "parties" and default_noise("subsampled_pairs", 1.0) == "parties"
     # where the in-MPC sampler cannot reach its delta (huge epsilon), the default is party noise
     assert default_noise("ustat", 1e9) == "parties"
@@ -47,7 +47,7 @@ def test_measured_costs_back_the_decision() -> None:
         assert (DEFAULT_NOISE[protocol] == "mpc") == cheap, protocol
 
 
-# ---------------------------------------------------------------------------------- fedauc_secure
+# ---------------------------------------------------------------------------------- rank_auc
 
 
 def test_score_bits_beyond_bit_length_are_refused_naming_the_needed_length() -> None:
@@ -127,7 +127,7 @@ def test_party_noise_still_runs(small_csv: Path, tmp_path: Path) -> None:
 @pytest.mark.multiparty
 def test_three_parties_default_to_noise_sampled_in_mpc(small_csv: Path, tmp_path: Path) -> None:
     out = tmp_path / "m3.json"
-    run = run_command(scenario_command("fedauc_secure", "-M3", "--no-log", "--data", str(small_csv),
+    run = run_command(scenario_command("rank_auc", "-M3", "--no-log", "--data", str(small_csv),
                                        "--columns", "score,TenYearCHD", "--domain", "0:1:8", "--rows", "20,40",
                                        "--json", str(out)))
     assert run.code == 0, run.stderr

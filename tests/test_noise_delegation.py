@@ -13,9 +13,9 @@ import pytest
 from mpyc.runtime import mpc
 
 from conftest import ROOT, run_command, small_table, write_csv
-from dp.noise_delegation import (DelegatedNoisePlan, add_delegated_noise, choose_delegates, delegate_noise_shape,
+from dp.umpc.delegation import (DelegatedNoisePlan, add_delegated_noise, choose_delegates, delegate_noise_shape,
                                  delegate_plan, delegate_size, delegated_draws, delegated_variance_factor)
-from dp.ustat import NoisePlan, UStatQuery, simulate
+from dp.umpc.protocol import NoisePlan, UStatQuery, simulate
 from secure.intake import ColumnSpec
 from secure.kernels import get_kernel
 

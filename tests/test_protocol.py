@@ -14,7 +14,7 @@ from scipy import stats
 from conftest import ROOT, run_command, small_table
 from dp.calibration import binomial_trials
 from dp.sampling import max_degree
-from dp.ustat import UStatQuery, plan_noise, prepare_rows, run_secure, simulate
+from dp.umpc.protocol import UStatQuery, plan_noise, prepare_rows, run_secure, simulate
 from secure.intake import ColumnSpec
 from secure.kernels import KernelOutput, get_kernel
 

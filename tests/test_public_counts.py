@@ -25,7 +25,7 @@ from conftest import read_record, run_command, run_parties, scenario_command, sm
 from scenarios.ustat import main
 from secure import intake
 from secure.intake import MISSING_TOKENS, MissingPolicy, party_rows, read_columns, read_table
-from secure.runtime import InputError
+from secure.session import InputError
 
 KENDALL = ["--stat", "kendall", "--columns", "sysBP,diaBP", "--epsilon", "1e9", "--pairs", "all", "--seed", "3"]
 LOCAL_LINE = re.compile(r"at this party, not shared: (\d+) missing value\(s\) filled, (\d+) value\(s\) clipped")
@@ -187,7 +187,7 @@ def test_rows_shared_in_blocks_give_the_exact_statistic(small_csv: Path, tmp_pat
 def test_embedded_data_fills_with_the_declared_values_by_default(tmp_path: Path) -> None:
     """The no-flag job on a column with missing cells (Framingham totChol) runs: it fills with the
     values declared in domains.json (all inside their declared domains)."""
-    from scenarios.datasets import declared_fills, declared_specs, load_embedded
+    from scenarios.kit.datasets import declared_fills, declared_specs, load_embedded
     from scenarios.ustat import _load_rows, parse_options
 
     for name in ("framingham", "heart_disease_uci"):
@@ -212,7 +212,7 @@ def test_embedded_data_fills_with_the_declared_values_by_default(tmp_path: Path)
 
 @pytest.mark.parametrize("name", ["framingham", "heart_disease_uci"])
 def test_vectorized_reader_equals_the_table_reading_on_the_embedded_data(name: str) -> None:
-    from scenarios.datasets import declared_domains
+    from scenarios.kit.datasets import declared_domains
 
     path = str(Path(intake.__file__).parents[1] / "scenarios" / "data" / f"{name}.csv.gz")
     header, _ = read_table(path)

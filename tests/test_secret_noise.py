@@ -26,8 +26,8 @@ from mpyc.runtime import mpc
 from scipy import stats
 
 from conftest import ROOT, run_command, scenario_command
-from dp.audit import audit, exact_epsilon
-from dp.audit_cases import case_names, get_case, ustat_neighbours
+from dp.audit.engine import audit, exact_epsilon
+from dp.audit.central_cases import case_names, get_case, ustat_neighbours
 from dp.calibration import discrete_laplace_pmf, discrete_laplace_variance
 from dp.secret_noise import (
     DEFAULT_SAMPLER_DELTA,
@@ -42,10 +42,10 @@ from dp.secret_noise import (
     simulate_secret_laplace,
     truncation_tv,
 )
-from dp.ustat import MPC_LAPLACE, UStatQuery, plan_noise, plans_for, prepare_rows, run_secure, simulate
+from dp.umpc.protocol import MPC_LAPLACE, UStatQuery, plan_noise, plans_for, prepare_rows, run_secure, simulate
 from secure.intake import ColumnSpec
 from secure.kernels import KernelOutput, get_kernel
-from secure.noise_mpc import (
+from secure.noise.mpc import (
     less_than_public,
     less_than_public_reference,
     secret_bernoulli,
@@ -352,7 +352,7 @@ def test_secure_sampler_with_three_parties_passes_chi_square() -> None:
     assert _chi_square(samples, pmf, offset) >= P_REJECT
 
 
-# ------------------------------------------------------------------------------ dp.ustat plumbing
+# ------------------------------------------------------------------------------ dp.umpc.protocol plumbing
 
 
 KENDALL = KernelOutput("kendall", 1, -1, 1)
@@ -419,7 +419,7 @@ def test_run_secure_in_one_process_adds_in_mpc_noise_within_its_slack() -> None:
 
 
 def test_run_secure_refuses_noise_that_the_secure_integers_cannot_hold() -> None:
-    from secure.runtime import InputError
+    from secure.session import InputError
 
     query, rows = _small_query(epsilon=1e-7)  # epsilon / s = 1.25e-8: about 31 digits, -L 32 holds 30
     values = np.vstack(rows)

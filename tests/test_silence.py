@@ -1,6 +1,6 @@
 """The silence watchdog (issue 11, item 1): a frozen party must not hang the others.
 
-Unit tests of the decision logic (:class:`secure.runtime.SilenceWatch`, one process, explicit
+Unit tests of the decision logic (:class:`secure.session.SilenceWatch`, one process, explicit
 clock) and two real three-party runs: party 1 freezes (``SIGSTOP``) in the kernel phase of
 ``scenarios.ustat``, and party 1 dies in the shutdown phase. The only timing asserted is a generous
 "does not hang" bound.
@@ -28,7 +28,7 @@ LOST = re.compile(r"error: party (\d+): lost connection to party (\d+) during th
 
 
 def test_a_peer_nobody_waits_for_is_never_blamed() -> None:
-    from secure.runtime import SilenceWatch
+    from secure.session import SilenceWatch
 
     watch = SilenceWatch([0, 2], limit=5.0, now=0.0)
     assert watch.observe([], now=100.0) is None
@@ -36,7 +36,7 @@ def test_a_peer_nobody_waits_for_is_never_blamed() -> None:
 
 
 def test_a_waited_for_peer_is_blamed_after_the_limit_counted_from_the_start_of_the_wait() -> None:
-    from secure.runtime import SilenceWatch
+    from secure.session import SilenceWatch
 
     watch = SilenceWatch([0, 2], limit=5.0, now=0.0)
     # Nothing was heard from party 2 for 50 s, but nobody needed anything from it: the wait starts now.
@@ -46,7 +46,7 @@ def test_a_waited_for_peer_is_blamed_after_the_limit_counted_from_the_start_of_t
 
 
 def test_bytes_from_the_peer_restart_its_clock() -> None:
-    from secure.runtime import SilenceWatch
+    from secure.session import SilenceWatch
 
     watch = SilenceWatch([1], limit=5.0, now=0.0)
     assert watch.observe([1], now=1.0) is None
@@ -56,7 +56,7 @@ def test_bytes_from_the_peer_restart_its_clock() -> None:
 
 
 def test_a_wait_that_ended_starts_afresh() -> None:
-    from secure.runtime import SilenceWatch
+    from secure.session import SilenceWatch
 
     watch = SilenceWatch([1], limit=5.0, now=0.0)
     assert watch.observe([1], now=1.0) is None
@@ -66,7 +66,7 @@ def test_a_wait_that_ended_starts_afresh() -> None:
 
 
 def test_this_partys_own_blocked_loop_blames_nobody() -> None:
-    from secure.runtime import SilenceWatch
+    from secure.session import SilenceWatch
 
     watch = SilenceWatch([0, 2], limit=5.0, now=0.0)
     assert watch.observe([0], now=1.0) is None
@@ -76,7 +76,7 @@ def test_this_partys_own_blocked_loop_blames_nobody() -> None:
 
 
 def test_of_two_overdue_peers_the_one_heard_from_least_recently_is_named() -> None:
-    from secure.runtime import SilenceWatch
+    from secure.session import SilenceWatch
 
     watch = SilenceWatch([0, 1, 2], limit=5.0, now=0.0)
     watch.heard(0, now=2.0)
@@ -88,7 +88,7 @@ def test_of_two_overdue_peers_the_one_heard_from_least_recently_is_named() -> No
 
 
 def test_a_survivor_that_gave_up_first_points_to_the_silent_party() -> None:
-    from secure.runtime import SilenceWatch
+    from secure.session import SilenceWatch
 
     watch = SilenceWatch([0, 1], limit=10.0, now=0.0)  # this is party 2: party 1 froze, party 0 gave up on it
     watch.heard(1, now=1.0)
@@ -110,7 +110,7 @@ def test_a_survivor_that_gave_up_first_points_to_the_silent_party() -> None:
 
 @pytest.mark.parametrize("limit", [0.0, -1.0, float("nan")])
 def test_the_limit_must_be_positive(limit: float) -> None:
-    from secure.runtime import SilenceWatch, start_session
+    from secure.session import SilenceWatch, start_session
 
     with pytest.raises(ValueError, match="silence_limit must be"):
         SilenceWatch([1], limit=limit, now=0.0)
@@ -119,7 +119,7 @@ def test_the_limit_must_be_positive(limit: float) -> None:
 
 
 def test_the_message_names_the_party_the_phase_and_the_option() -> None:
-    from secure.runtime import silence_message
+    from secure.session import silence_message
 
     line = f"error: party 0: {silence_message(1, 'kernel', 10.4)}"
     found = SILENT.fullmatch(line)
@@ -139,7 +139,7 @@ def _party_files(directory: Path) -> list[str]:
 
 def _run_with_drill_party(directory: Path, base: list[str], drill: list[str],
                           hang_seconds: float) -> tuple[list[tuple[int, str, str]], float]:
-    """Parties 0 and 2 run ``scenarios.ustat``, party 1 ``scenarios.drill_party`` with ``drill``.
+    """Parties 0 and 2 run ``scenarios.ustat``, party 1 ``scenarios.drills.party`` with ``drill``.
 
     Party 1 is killed (it was started here) once both others exited, or everything after
     ``hang_seconds`` (then the survivors' codes are ``None`` and the test fails).
@@ -150,7 +150,7 @@ def _run_with_drill_party(directory: Path, base: list[str], drill: list[str],
     start = time.monotonic()
     for index in range(3):
         args = [*drill, *base] if index == 1 else base
-        command = scenario_command("drill_party" if index == 1 else "ustat", *args,
+        command = scenario_command("drills.party" if index == 1 else "ustat", *args,
                                    "-M", "3", "-I", str(index), "-B", str(port), "--no-log")
         processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                           cwd=ROOT))

@@ -13,7 +13,7 @@ from scipy import stats
 
 from conftest import ROOT, run_command, small_table
 from dp.sampling import vertex_degrees
-from dp.subsampled_pairs import (SubsampledPairsQuery, advanced_composition_epsilon, all_pairs_mse, exact_ustatistic,
+from dp.bell.subsampled_pairs import (SubsampledPairsQuery, advanced_composition_epsilon, all_pairs_mse, exact_ustatistic,
                                  kernel_zetas, pairs_for, permutation_pairs, protocol_mse, run_secure_subsampled,
                                  simulate_all_pairs, simulate_subsampled, subsampling_variance, theorem5_mse)
 from secure.intake import ColumnSpec

@@ -1,4 +1,4 @@
-"""Coalition drills (scenarios/threat.py): shares tell t parties nothing, t + 1 parties everything, DP holds.
+"""Coalition drills (scenarios/drills/coalition.py): shares tell t parties nothing, t + 1 parties everything, DP holds.
 
 Two kinds of tests:
 
@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 
 from conftest import free_base_port, read_record, run_command, scenario_command
-from dp.audit import coalition_epsilon
-from scenarios.cli import UsageError
-from scenarios.threat import (FAMILY_LEVEL, bonferroni, count_reconstructed, independence_tests, known_draw,
+from dp.audit.engine import coalition_epsilon
+from scenarios.kit.cli import UsageError
+from scenarios.drills.coalition import (FAMILY_LEVEL, bonferroni, count_reconstructed, independence_tests, known_draw,
                               parse_options)
 from secure.views import lagrange_coefficients, recombine, share_point
 
@@ -118,7 +118,7 @@ def test_coalition_option_is_validated() -> None:
 
 def _drill(tmp_path: Path, *mpyc_and_options: str) -> tuple[dict[str, Any], str]:
     out = tmp_path / "drills.json"
-    command = scenario_command("threat", *mpyc_and_options, "-B", str(free_base_port()), "--no-log", "--quick",
+    command = scenario_command("drills.coalition", *mpyc_and_options, "-B", str(free_base_port()), "--no-log", "--quick",
                                "--json", str(out))
     run = run_command(command, timeout=SUBPROCESS_TIMEOUT)
     assert run.code == 0, run.stderr
@@ -189,7 +189,7 @@ def _log_ratio_at_zero(total_shape: float, alpha: float) -> float:
 def test_exact_epsilon_of_both_calibrations_at_sensitivity_one(parties: int, threshold: int) -> None:
     """Sensitivity 1: m - t calibration leaves exactly epsilon; 1/m calibration leaves more (e.g. (3, 1): ~1.39 eps).
 
-    The check is independent of :mod:`dp.audit`: the log-ratio of the honest noise's pmf at 0 and 1,
+    The check is independent of :mod:`dp.audit.engine`: the log-ratio of the honest noise's pmf at 0 and 1,
     from the negative binomial pmf directly, is a lower bound on the exact epsilon.
     """
     honest = parties - threshold
@@ -208,7 +208,7 @@ def test_exact_epsilon_of_both_calibrations_at_sensitivity_one(parties: int, thr
 @pytest.mark.multiparty
 @pytest.mark.parametrize("coalition, fragment", [("0,1", "exactly t = 1"), ("3", "out of range 0..2")])
 def test_bad_coalition_exits_2_with_one_line(coalition: str, fragment: str) -> None:
-    command = scenario_command("threat", "-M3", "-B", str(free_base_port()), "--no-log", "--quick",
+    command = scenario_command("drills.coalition", "-M3", "-B", str(free_base_port()), "--no-log", "--quick",
                                "--coalition", coalition)
     run = run_command(command, timeout=SUBPROCESS_TIMEOUT)
     assert run.code == 2, run.stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios import umpc_bins_and_uci
+from scenarios.papers import umpc_bins_and_uci
 
 
 def _read(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -44,8 +44,8 @@ def test_quick_writes_csv_and_png(run: tuple[str, Path]) -> None:
 
 def test_cost_columns_follow_table1(run: tuple[str, Path]) -> None:
     """Fig. 3 right's total computation is server + n x per-party; U-MPC's costs do not depend on t or epsilon,
-    and are dp.costs.protocol_costs' (Kendall / duplicate, l = 40, |E| = 2n)."""
-    from dp.costs import protocol_costs
+    and are dp.umpc.costs.protocol_costs' (Kendall / duplicate, l = 40, |E| = 2n)."""
+    from dp.umpc.costs import protocol_costs
 
     figure, directory = run
     _, rows = _read(directory / f"umpc_{figure}.csv")

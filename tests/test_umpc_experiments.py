@@ -10,7 +10,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from scenarios import umpc_samplers, umpc_vs_baselines
+from scenarios.papers import umpc_samplers, umpc_vs_baselines
 
 
 def _read(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -72,8 +72,8 @@ def test_baselines_quick_writes_csv_and_png(baselines_run: Path) -> None:
 
 
 def test_baselines_cost_columns_are_table1_models(baselines_run: Path) -> None:
-    """Fig. 1 left / Fig. 2 columns equal dp.costs.protocol_costs (Gini, paper counts, |E| = 2n, quick t = 64)."""
-    from dp.costs import protocol_costs
+    """Fig. 1 left / Fig. 2 columns equal dp.umpc.costs.protocol_costs (Gini, paper counts, |E| = 2n, quick t = 64)."""
+    from dp.umpc.costs import protocol_costs
 
     _, rows = _read(baselines_run / "umpc_vs_baselines.csv")
     for row in rows:
@@ -116,7 +116,7 @@ def test_lemma_d3_bound_formula() -> None:
 
 
 def test_bad_options_rejected() -> None:
-    from scenarios.cli import UsageError
+    from scenarios.kit.cli import UsageError
 
     with pytest.raises(UsageError):
         umpc_samplers.parse_options(["--parties", "3", "--coalition", "2"])
@@ -130,7 +130,7 @@ def test_bad_options_rejected() -> None:
         umpc_vs_baselines.parse_options(["--kernel-counts", "both"])
 
 
-# --- Table 2: the exact decomposition E_inc + E_DP of dp.sampler_variance --------------------------------------
+# --- Table 2: the exact decomposition E_inc + E_DP of dp.umpc.sampler_variance --------------------------------------
 
 #: the two-sided normal quantile of a 99.9 % family-wise interval over the 4 rows of the samplers table
 #: (Bonferroni): each row's paired mean difference is within this many standard errors of 0
@@ -159,8 +159,8 @@ def test_measured_mse_matches_exact_decomposition(bank_run: Path) -> None:
 
 
 def test_sampler_theory_columns(bank_run: Path) -> None:
-    """Exact E_inc columns follow dp.sampler_variance on the stand-in's first 800 rows; degrees as expected."""
-    from dp import sampler_variance as sv
+    """Exact E_inc columns follow dp.umpc.sampler_variance on the stand-in's first 800 rows; degrees as expected."""
+    from dp.umpc import sampler_variance as sv
 
     _, rows = _read(bank_run / "umpc_samplers.csv")
     by = {row["sampler"]: row for row in rows}
@@ -193,7 +193,7 @@ def test_uniform_inc_is_claim_d1_by_enumeration() -> None:
     """Claim D.1, exactly: the mean of (U_E - U)^2 over all C(28, 4) subsets of 4 pairs."""
     from itertools import combinations
 
-    from dp import sampler_variance as sv
+    from dp.umpc import sampler_variance as sv
 
     f = _pair_values(_SMALL)
     moments = sv.duplicate_moments(_SMALL)
@@ -206,7 +206,7 @@ def test_uniform_inc_is_claim_d1_by_enumeration() -> None:
 def test_bernoulli_inc_by_enumeration() -> None:
     """Bernoulli(q) over all 2^N subsets of N = 15 pairs (n = 6): the ratio estimator conditioned on a non-empty
     set, and Horvitz-Thompson (unconditioned), against the closed forms."""
-    from dp import sampler_variance as sv
+    from dp.umpc import sampler_variance as sv
 
     values = _SMALL[:6]
     f = _pair_values(values)
@@ -225,7 +225,7 @@ def test_bernoulli_inc_by_enumeration() -> None:
 
 
 def test_pair_moments_generic_matches_counts() -> None:
-    from dp import sampler_variance as sv
+    from dp.umpc import sampler_variance as sv
 
     generic = sv.pair_moments(_SMALL, lambda a, b: (a == b).astype(float))
     counted = sv.duplicate_moments(_SMALL)
@@ -236,7 +236,7 @@ def test_pair_moments_generic_matches_counts() -> None:
 def test_balanced_removes_the_projection_exactly_for_an_additive_kernel() -> None:
     """f(x, y) = (x + y)/2 is additive (no residual beyond the projection): with equal degrees d (n divides 2m)
     sum_E f = d/2 sum_i x_i, so BalancedSamp gives U_E = U on every draw, while uniform sampling does not."""
-    from dp import sampler_variance as sv
+    from dp.umpc import sampler_variance as sv
     from dp.sampling import balanced_tuples, uniform_tuples
 
     x = np.random.default_rng(3).uniform(size=40)
@@ -255,7 +255,7 @@ def test_balanced_removes_the_projection_exactly_for_an_additive_kernel() -> Non
 def test_dp_variance_and_degree_bound() -> None:
     from scipy import stats
 
-    from dp import sampler_variance as sv
+    from dp.umpc import sampler_variance as sv
 
     alpha = math.exp(-1 / 4)
     assert sv.dp_variance(4, 100, 1.0, parties=3, threshold=1) == pytest.approx(

@@ -78,14 +78,14 @@ CASES = [
     ("ecdf", ["--json", "/nonexistent/x.json"], PARTY, ["cannot write --json /nonexistent/x.json: no such directory"]),
     ("ecdf", ["--data", "{tmp}/empty_v.csv", "--column", "v", "--domain", "0:10"], ALL,
      ["at least 1 row over all parties for an ECDF", "got 0"]),
-    # fedauc_secure: seed, epsilon, domain, rows, output
-    ("fedauc_secure", ["--seed=-5"], PARTY, ["--seed must be an integer in [0, 2^63)", "-5"]),
-    ("fedauc_secure", ["--noise", "parties", "--epsilon", "1e-300"], PARTY, ["too small", "at least 1.82e-12"]),
-    ("fedauc_secure", ["--noise", "mpc", "--epsilon", "700"], PARTY, ["epsilon = 350", "too large", "at most"]),
-    ("fedauc_secure", ["--domain", "0:inf"], PARTY, ["must be finite"]),
-    ("fedauc_secure", ["--domain", "0:1:60"], PARTY, ["precision must lie in [0, 52]"]),
-    ("fedauc_secure", ["--rows", "1"], PARTY, ["--rows must be at least 2"]),
-    ("fedauc_secure", ["--json", "/nonexistent/x.json"], PARTY, ["cannot write --json /nonexistent/x.json"]),
+    # rank_auc: seed, epsilon, domain, rows, output
+    ("rank_auc", ["--seed=-5"], PARTY, ["--seed must be an integer in [0, 2^63)", "-5"]),
+    ("rank_auc", ["--noise", "parties", "--epsilon", "1e-300"], PARTY, ["too small", "at least 1.82e-12"]),
+    ("rank_auc", ["--noise", "mpc", "--epsilon", "700"], PARTY, ["epsilon = 350", "too large", "at most"]),
+    ("rank_auc", ["--domain", "0:inf"], PARTY, ["must be finite"]),
+    ("rank_auc", ["--domain", "0:1:60"], PARTY, ["precision must lie in [0, 52]"]),
+    ("rank_auc", ["--rows", "1"], PARTY, ["--rows must be at least 2"]),
+    ("rank_auc", ["--json", "/nonexistent/x.json"], PARTY, ["cannot write --json /nonexistent/x.json"]),
     # bench_kendall: output
     ("bench_kendall", ["--rows", "50", "--json", "/nonexistent/x.json"], PARTY,
      ["cannot write --json /nonexistent/x.json: no such directory"]),
@@ -149,7 +149,7 @@ def test_ecdf_with_one_party_holding_no_rows_runs(files: Path, tmp_path: Path) -
 def test_noise_scale_bound_is_where_the_polya_sampler_stops() -> None:
     """At the smallest epsilon a draw works (mean 2^40); just below it the check refuses."""
     from dp.validation import check_noise_scale, smallest_noise_epsilon
-    from secure.noise import MAX_POLYA_MEAN, polya_difference
+    from secure.noise.party import MAX_POLYA_MEAN, polya_difference
 
     for sensitivity in (1, 2, 11):
         smallest = smallest_noise_epsilon(sensitivity)

@@ -4,7 +4,7 @@ Used by tests/test_noise_delegation.py.  Run:
     python tests/programs/delegated_noise_release.py -M5 --no-log CSV SEED EPS_FAIL HONEST_FRACTION LENGTH
 
 1. The kernel sum of Kendall's tau (sysBP, diaBP; 60 balanced tuples from the public SEED) is
-   computed on secret shares as in :func:`dp.ustat.run_secure`.
+   computed on secret shares as in :func:`dp.umpc.protocol.run_secure`.
 2. Z = choose_delegates(SEED, m, delegate_size(EPS_FAIL, HONEST_FRACTION, parties=m)); delegate i
    adds the fixed, known draw ``10 * (i + 1) + 1`` (the test repeats it in the simulated path);
    the noisy sum is opened with the guarded reveal.
@@ -19,8 +19,8 @@ import sys
 import numpy as np
 from mpyc.runtime import mpc
 
-from dp.noise_delegation import add_delegated_noise, choose_delegates, delegate_plan, delegate_size
-from dp.ustat import UStatQuery, plans_for, prepare_rows, sample_for
+from dp.umpc.delegation import add_delegated_noise, choose_delegates, delegate_plan, delegate_size
+from dp.umpc.protocol import UStatQuery, plans_for, prepare_rows, sample_for
 from secure.aggregation import SumRange, add_party_noise, guarded_reveal, secure_sum, sum_party_vectors
 from secure.intake import ColumnSpec, exchange_counts, party_rows, share_rows
 from secure.kernels import get_kernel

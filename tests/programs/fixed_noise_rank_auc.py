@@ -1,6 +1,6 @@
 """Run the secure-sorting AUC on MPyC with fixed, known noise draws; party 0 prints JSON.
 
-Used by tests/test_fedauc_secure.py.  Run:
+Used by tests/test_rank_auc.py.  Run:
     python tests/programs/fixed_noise_rank_auc.py -M3 --no-log CSV
 Party i's draw for released value j is 2 * i - 1 + 3 * j (known to the test, not random).
 """
@@ -9,7 +9,7 @@ import sys
 
 from mpyc.runtime import mpc
 
-from dp.fedauc_secure import RankAucQuery, run_secure_rank_auc
+from dp.rank_auc import RankAucQuery, run_secure_rank_auc
 from secure.intake import ColumnSpec, party_rows
 
 

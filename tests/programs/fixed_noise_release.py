@@ -9,7 +9,7 @@ import sys
 
 from mpyc.runtime import mpc
 
-from dp.ustat import UStatQuery, prepare_rows, run_secure
+from dp.umpc.protocol import UStatQuery, prepare_rows, run_secure
 from secure.intake import ColumnSpec, party_rows
 from secure.kernels import get_kernel
 

@@ -4,7 +4,7 @@ Used by tests/test_secret_noise.py to check the in-MPC sampler's distribution wi
 Run:
     python tests/programs/secret_noise_samples.py -M3 --no-log EPSILON SENSITIVITY DIGITS BITS COUNT
 The plan is dp.secret_noise.secret_laplace_plan(epsilon, sensitivity, digits, bits); COUNT noise
-values are sampled in one batch (secure.noise_mpc.secret_discrete_laplace) and opened to all.
+values are sampled in one batch (secure.noise.mpc.secret_discrete_laplace) and opened to all.
 Party 0 prints {"samples": [...], "bytes": ...}.
 """
 import json
@@ -14,7 +14,7 @@ from mpyc.runtime import mpc
 
 from dp.secret_noise import secret_laplace_plan
 from secure.meter import bytes_sent
-from secure.noise_mpc import secret_discrete_laplace
+from secure.noise.mpc import secret_discrete_laplace
 
 
 async def main(epsilon: float, sensitivity: int, digits: int, bits: int, count: int) -> None:

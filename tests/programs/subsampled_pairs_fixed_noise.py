@@ -11,7 +11,7 @@ import sys
 import numpy as np
 from mpyc.runtime import mpc
 
-from dp.subsampled_pairs import SubsampledPairsQuery, run_secure_subsampled
+from dp.bell.subsampled_pairs import SubsampledPairsQuery, run_secure_subsampled
 from secure.intake import ColumnSpec, party_rows
 from secure.kernels import get_kernel
 

@@ -1,0 +1,6 @@
+"""The empirical DP auditor and its cases; every case drives the shipped release code.
+
+- :mod:`dp.audit.engine`        Clopper-Pearson hockey-stick lower bound; exact epsilon of honest noise.
+- :mod:`dp.audit.central_cases` cases of every central and distributed mechanism, and negative controls.
+- :mod:`dp.audit.local_cases`   cases of every local / label-DP randomizer, and negative controls.
+"""

@@ -1,0 +1,473 @@
+"""Ghazi et al.'s non-interactive local-DP protocol for degree-2 U-statistics (simulated baseline).
+
+Ghazi, Kamath, Kumar, Manurangsi & Sealfon, "On computing pairwise statistics with local
+differential privacy" (NeurIPS 2023/2024), as described by Sinh & Ramon (federated U-statistics
+with MPC): §1.1 (protocol), App. D.1.3 (MSE analysis), App. D.2 (costs), Table 1.
+
+Protocol
+--------
+1. Quantize: every party rounds its value ``x_i`` to one of ``t`` bins (:class:`dp.bell.generic.Quantizer`)
+   and the kernel ``f`` becomes the ``t x t`` matrix ``A`` on the bin representatives
+   (:func:`dp.bell.generic.kernel_matrix`, default ``kind="midpoint"``: ``A_ij = f(r_i, r_j)``, the
+   matrix of §1.1).
+2. Factorize ``A ~ L^T R`` with ``L, R`` of shape ``d x t``; the aggregator publishes ``L, R``.
+3. Party ``i`` with bin ``x`` sends ``o^L_i = L e_x + z^L_i`` and ``o^R_i = R e_x + z^R_i``.
+4. The aggregator estimates the U-statistic from the ``2n`` noisy ``d``-vectors (below).
+
+Factorization (deviation from the paper)
+----------------------------------------
+The paper obtains ``L, R`` from a Johnson-Lindenstrauss projection of a ``gamma_2``-optimal
+factorization, with ``d = O(beta^-2 log t)`` rows (App. D.2; ``beta = 1/(eps sqrt(n))`` gives
+``d = O(eps^2 n log t)``).  Here it is replaced by the *optimal rank-d factorization*, a truncated
+SVD ``A = U S V^T``:
+
+    L = sqrt(S_d) U_d^T,   R = sqrt(S_d) V_d^T,   L^T R = U_d S_d V_d^T,
+
+which is exact when ``d = rank(A)`` (the default) and otherwise the best rank-``d`` approximation
+in spectral and Frobenius norm (Eckart-Young), with Frobenius error ``sqrt(sum_{k>d} s_k^2)``.
+The factors are then *balanced*: ``L <- c L``, ``R <- R / c`` with ``c`` chosen so that the largest
+column norms of ``L`` and ``R`` agree.  The factorization-norm quantity that drives the noise in
+the paper, ``||L||_{1->2} ||R||_{1->2}`` (product of the largest column l2-norms, an upper bound on
+``gamma_2(A)`` for the exact factorization), is reported as :attr:`Factorization.gamma2`; it is
+invariant to the balancing, and so is the estimator's MSE under the randomizer used here (both the
+signal and the noise of each vector scale with it).  ``d`` larger than the numerical rank of ``A``
+is reduced to the rank: the extra rows would carry noise only.  :func:`log_dimension` gives the
+``d = O(log n)`` choice ``min(rank, ceil(log2 n))``.
+
+Local randomizer (deviation from the paper)
+-------------------------------------------
+The paper uses the epsilon-LDP vector randomizer of Blasiok et al. (2019).  Here each party applies
+the **Laplace mechanism** to each of its two vectors, with privacy budget ``epsilon/2`` per vector
+(basic composition gives epsilon-LDP for the pair of reports, replace-one adjacency of the party's
+value).  The l1-sensitivity of ``x -> L e_x`` is computed exactly over all bin pairs,
+
+    Delta_L = max_{x, x'} ||L e_x - L e_x'||_1   (<= 2 max_x ||L e_x||_1),
+
+and every coordinate of ``z^L`` is i.i.d. ``Laplace(0, b_L)``, ``b_L = Delta_L / (epsilon/2)``;
+likewise for ``R``.  Pure epsilon-DP is chosen because every other protocol of the suite it is compared with
+(Bell et al.'s k-RR, Pi_U-MPC) is pure epsilon-DP.  The price: Laplace noise on ``d`` coordinates
+has total variance ``2 d b^2`` with ``b`` scaling with the l1 (not l2) norm of the columns, so the
+noise term is up to a factor ``~d^2`` larger than with Blasiok et al.'s l2 randomizer; with the
+SVD factorization ``d <= t`` is small, which partly compensates.
+
+**Continuous noise, simulation only.**  The suite's released aggregates use integer noise on
+fixed-point encodings (floating-point Laplace samplers leak through their low-order bits, Mironov
+2012).  This module draws continuous ``numpy`` Laplace noise anyway: it is a *baseline reproduced
+for MSE comparison*, run only in simulation; nothing it computes is released as a private
+statistic of this suite, and it must not be deployed as is.  The noise comes from a
+:class:`numpy.random.Generator` argument that defaults to OS randomness
+(:func:`secure.noise.party.os_generator`).
+
+Estimator (diagonal correction)
+-------------------------------
+The paper's estimate is ``<o_bar^L, o_bar^R>`` with ``o_bar`` the averages over parties.  Expanded,
+
+    n^2 <o_bar^L, o_bar^R> = sum_{i != j} <o^L_i, o^R_j> + sum_i <o^L_i, o^R_i>,
+
+and the diagonal terms ``<L e_{x_i}, R e_{x_i}> = A_d[x_i, x_i]`` (plus zero-mean noise; ``z^L_i``
+and ``z^R_i`` are independent) are not pairs of distinct parties, so the plain inner product is
+biased for a U-statistic by ``(1/n^2) sum_i A[x_i, x_i] - U/n``.  Removing them gives
+
+    U_hat = (n^2 <o_bar^L, o_bar^R> - sum_i <o^L_i, o^R_i>) / (n (n - 1))
+          = (1/(n(n-1))) sum_{i != j} <o^L_i, o^R_j>,
+
+whose expectation over the noise is ``(1/(n(n-1))) sum_{i != j} A_d[x_i, x_j]``: exactly the
+quantized U-statistic (:func:`dp.bell.generic.quantized_ustatistic`) when ``d = rank(A)``
+(:func:`estimate`; :func:`naive_estimate` is the uncorrected form).  For a non-symmetric ``A`` the
+average over ordered pairs acts through ``(A + A^T)/2``.
+
+Variance and MSE
+----------------
+With ``u_i = L e_{x_i}``, ``v_i = R e_{x_i}``, ``U = sum u_i``, ``V = sum v_i`` and per-coordinate
+noise variances ``s_L^2 = 2 b_L^2``, ``s_R^2 = 2 b_R^2``, the numerator
+``T = sum_{i != j} <u_i + z^L_i, v_j + z^R_j>`` has a linear part in ``z^L``, one in ``z^R`` and a
+bilinear part, pairwise uncorrelated, so exactly (given the bins):
+
+    Var(U_hat) = [ s_L^2 sum_i ||V - v_i||^2 + s_R^2 sum_i ||U - u_i||^2 + n (n-1) d s_L^2 s_R^2 ]
+                 / (n (n - 1))^2                                             (:func:`variance`).
+
+The leading term is ``O(gamma^2 / (eps^2 n))`` and the last ``O(d gamma^2 / (eps^4 n^2))``, the
+shape of eq. (19).  :func:`mse` is the exact MSE against the raw sample U-statistic
+``U_{f, C_2^n}`` under simple rounding: the App. D.1.3 decomposition with ``E_sample`` omitted,
+
+    MSE = E_discr + E_fact + E_DP = (U_f - U_A)^2 + (U_A - U_{A_d})^2 + Var(U_hat),
+
+where ``E_fact`` (truncation of the SVD; zero at full rank) takes the place of ``E_JL``.
+:func:`table1_mse` is Table 1's asymptotic expression ``L_f^2/t^2 + t^2 L_f^2 log t/(eps^2 n)``
+(constants omitted; orders of magnitude only).
+
+Communication (App. D.2)
+------------------------
+Each party sends two vectors of ``d`` numbers of ``ell`` bits: ``2 d ell`` bits
+(:func:`communication_bits`), ``2 n d ell`` in total.  The paper's JL dimension
+``d = eps^2 n log t`` (:func:`jl_dimension`, constant 1) makes the total ``O(eps^2 n^2 log t ell)``
+(Table 1); the SVD factorization needs only ``d <= rank(A) <= t``.
+
+Left out: the shuffled-model variant GhaziSM, the JL projection and Blasiok et al.'s randomizer,
+fixed-point/integer noise, and the quantization error under randomized rounding in :func:`mse`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from dp.bell.generic import KernelFunction, Quantizer, check_kernel_matrix, kernel_matrix, quantized_ustatistic
+from dp.validation import check_epsilon, check_positive, check_positive_int
+from secure.noise.party import noise_generator
+
+__all__ = ["Factorization", "factorize", "log_dimension", "jl_dimension", "laplace_scales", "randomize",
+           "estimate", "naive_estimate", "variance", "sample_ustatistic", "mse", "table1_mse", "simulate",
+           "communication_bits", "total_communication_bits"]
+
+_CHUNK_ELEMENTS = 1 << 22  # noise draws per block of vectorized simulation (bounds memory)
+
+
+# --------------------------------------------------------------------------------------------------
+# parameter checks
+
+def _check_bins(bins: npt.ArrayLike, t: int) -> np.ndarray:
+    b = np.asarray(bins)
+    if b.dtype.kind not in "iu":
+        raise TypeError(f"bins must be integer bin indices, got dtype {b.dtype}")
+    if b.ndim < 1 or b.shape[-1] < 2:
+        raise ValueError(f"at least 2 parties are needed, got shape {b.shape}")
+    if b.min() < 0 or b.max() >= t:
+        raise ValueError(f"bins must lie in [0, {t - 1}], got range [{b.min()}, {b.max()}]")
+    return b.astype(np.int64)
+
+
+def _check_quantizer(quantizer: Quantizer) -> Quantizer:
+    if not isinstance(quantizer, Quantizer):
+        raise TypeError(f"quantizer must be a Quantizer, got {type(quantizer).__name__}")
+    return quantizer
+
+
+# --------------------------------------------------------------------------------------------------
+# factorization
+
+@dataclass(frozen=True)
+class Factorization:
+    """A balanced rank-``d`` factorization ``A ~ L^T R`` (see the module docstring).
+
+    :ivar left: ``L``, shape ``(d, t)``.
+    :ivar right: ``R``, shape ``(d, t)``.
+    :ivar singular_values: all singular values of ``A``, decreasing.
+    :ivar rank: numerical rank of ``A``.
+    """
+
+    left: np.ndarray
+    right: np.ndarray
+    singular_values: np.ndarray
+    rank: int
+
+    @property
+    def d(self) -> int:
+        """Number of rows ``d`` of ``L`` and ``R`` (the dimension of each report)."""
+        return int(self.left.shape[0])
+
+    @property
+    def bins(self) -> int:
+        """Number of bins ``t``."""
+        return int(self.left.shape[1])
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The approximation ``L^T R`` (``t x t``); equal to ``A`` up to rounding when ``d = rank``."""
+        return self.left.T @ self.right
+
+    @property
+    def frobenius_error(self) -> float:
+        """``||A - L^T R||_F = sqrt(sum_{k > d} s_k^2)`` (Eckart-Young)."""
+        return float(np.sqrt(np.sum(self.singular_values[self.d:] ** 2)))
+
+    @property
+    def gamma2(self) -> float:
+        """``||L||_{1->2} ||R||_{1->2}``: product of the largest column l2-norms (>= gamma_2(A) if exact)."""
+        return float(np.linalg.norm(self.left, axis=0).max() * np.linalg.norm(self.right, axis=0).max())
+
+    @property
+    def sensitivity_left(self) -> float:
+        """``Delta_L = max_{x, x'} ||L e_x - L e_x'||_1``, the l1-sensitivity of the left report."""
+        return _l1_sensitivity(self.left)
+
+    @property
+    def sensitivity_right(self) -> float:
+        """``Delta_R = max_{x, x'} ||R e_x - R e_x'||_1``, the l1-sensitivity of the right report."""
+        return _l1_sensitivity(self.right)
+
+
+def _l1_sensitivity(m: np.ndarray) -> float:
+    cols = m.T  # (t, d)
+    t, d = cols.shape
+    best = 0.0
+    rows = max(1, _CHUNK_ELEMENTS // max(t * d, 1))
+    for start in range(0, t, rows):
+        diff = np.abs(cols[start:start + rows, None, :] - cols[None, :, :]).sum(axis=-1)
+        best = max(best, float(diff.max()))
+    return best
+
+
+def factorize(matrix: npt.ArrayLike, *, d: int | None = None) -> Factorization:
+    """Balanced truncated-SVD factorization ``A ~ L^T R`` with ``L, R`` of shape ``(d, t)``.
+
+    :param matrix: the ``t x t`` kernel matrix ``A`` (finite).
+    :param d: number of rows; ``None`` means the numerical rank of ``A`` (exact factorization).
+        Values above the rank are reduced to the rank.
+    :return: the :class:`Factorization`.
+    :raise ValueError: on a non-square or non-finite matrix, ``d < 1`` or a zero matrix.
+    """
+    a = check_kernel_matrix(matrix)
+    if d is not None:
+        d = check_positive_int(d, "d")
+    u, s, vt = np.linalg.svd(a)
+    tol = s[0] * max(a.shape) * np.finfo(np.float64).eps if s.size else 0.0
+    rank = int(np.sum(s > tol))
+    if rank == 0:
+        raise ValueError("matrix must not be zero")
+    rows = rank if d is None else min(d, rank)
+    root = np.sqrt(s[:rows])
+    left = root[:, None] * u[:, :rows].T
+    right = root[:, None] * vt[:rows]
+    norm_left = np.linalg.norm(left, axis=0).max()
+    norm_right = np.linalg.norm(right, axis=0).max()
+    c = math.sqrt(norm_right / norm_left)
+    return Factorization(left=left * c, right=right / c, singular_values=s, rank=rank)
+
+
+def log_dimension(n: int, rank: int) -> int:
+    """The ``d = O(log n)`` choice: ``min(rank, ceil(log2 n))`` (at least 1).
+
+    :raise ValueError: if ``n`` or ``rank`` is below 1.
+    """
+    n = check_positive_int(n, "n")
+    rank = check_positive_int(rank, "rank")
+    return max(1, min(rank, math.ceil(math.log2(n)) if n > 1 else 1))
+
+
+def jl_dimension(*, n: int, t: int, epsilon: float) -> int:
+    """The paper's JL dimension ``d = ceil(eps^2 n ln t)`` (App. D.2, constant taken as 1), at least 1.
+
+    :raise ValueError: on invalid parameters.
+    """
+    n = check_positive_int(n, "n")
+    t = check_positive_int(t, "t")
+    epsilon = check_epsilon(epsilon)
+    return max(1, math.ceil(epsilon ** 2 * n * math.log(t)))
+
+
+# --------------------------------------------------------------------------------------------------
+# party side: Laplace randomizer
+
+def laplace_scales(factorization: Factorization, *, epsilon: float) -> tuple[float, float]:
+    """Laplace scales ``(b_L, b_R) = (2 Delta_L / eps, 2 Delta_R / eps)``: epsilon/2 per report.
+
+    :raise ValueError: if epsilon is not finite and positive.
+    """
+    epsilon = check_epsilon(epsilon)
+    if not isinstance(factorization, Factorization):
+        raise TypeError(f"factorization must be a Factorization, got {type(factorization).__name__}")
+    return 2.0 * factorization.sensitivity_left / epsilon, 2.0 * factorization.sensitivity_right / epsilon
+
+
+def randomize(bins: npt.ArrayLike, factorization: Factorization, *, epsilon: float,
+              rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The reports ``o^L = L e_x + z^L`` and ``o^R = R e_x + z^R`` of parties holding ``bins``.
+
+    Each report is epsilon/2-LDP by the Laplace mechanism; the pair is epsilon-LDP.
+
+    :param bins: integer bins, shape ``(n,)`` or ``(runs, n)``.
+    :param factorization: the public ``L, R``.
+    :param epsilon: privacy-loss parameter per party.
+    :param rng: local noise generator; ``None`` draws from the OS.
+    :return: ``(o^L, o^R)``, each of shape ``bins.shape + (d,)``.
+    :raise ValueError: on invalid parameters.
+    """
+    b_left, b_right = laplace_scales(factorization, epsilon=epsilon)
+    x = _check_bins(bins, factorization.bins)
+    gen = noise_generator(rng)
+    o_left = factorization.left.T[x] + gen.laplace(0.0, b_left, size=x.shape + (factorization.d,))
+    o_right = factorization.right.T[x] + gen.laplace(0.0, b_right, size=x.shape + (factorization.d,))
+    return o_left, o_right
+
+
+# --------------------------------------------------------------------------------------------------
+# aggregator side
+
+def _check_reports(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    left = np.asarray(reports_left, dtype=np.float64)
+    right = np.asarray(reports_right, dtype=np.float64)
+    if left.shape != right.shape:
+        raise ValueError(f"reports must have equal shapes, got {left.shape} and {right.shape}")
+    if left.ndim < 2 or left.shape[-2] < 2:
+        raise ValueError(f"reports must have shape (n, d) or (runs, n, d) with n >= 2, got {left.shape}")
+    if not (np.all(np.isfinite(left)) and np.all(np.isfinite(right))):
+        raise ValueError("reports must be finite")
+    return left, right
+
+
+def estimate(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) -> float | np.ndarray:
+    """Unbiased estimate ``(n^2 <o_bar^L, o_bar^R> - sum_i <o^L_i, o^R_i>) / (n (n - 1))``.
+
+    :param reports_left: ``o^L``, shape ``(n, d)`` or ``(runs, n, d)``.
+    :param reports_right: ``o^R``, same shape.
+    :return: a float, or one estimate per run.
+    :raise ValueError: on mismatched shapes, ``n < 2`` or non-finite reports.
+    """
+    left, right = _check_reports(reports_left, reports_right)
+    n = left.shape[-2]
+    cross = np.einsum("...d,...d->...", left.sum(axis=-2), right.sum(axis=-2))
+    diagonal = np.einsum("...nd,...nd->...", left, right)
+    out = (cross - diagonal) / (n * (n - 1.0))
+    return float(out) if out.ndim == 0 else out
+
+
+def naive_estimate(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) -> float | np.ndarray:
+    """The paper's plain ``<o_bar^L, o_bar^R>`` (biased for distinct pairs; kept for comparison)."""
+    left, right = _check_reports(reports_left, reports_right)
+    out = np.einsum("...d,...d->...", left.mean(axis=-2), right.mean(axis=-2))
+    return float(out) if out.ndim == 0 else out
+
+
+def variance(bins: npt.ArrayLike, factorization: Factorization, *, epsilon: float) -> float:
+    """Exact variance of :func:`estimate` over the Laplace noise, given the parties' bins.
+
+    :param bins: integer bins, shape ``(n,)``, ``n >= 2``.
+    :raise ValueError: on invalid parameters.
+    """
+    b_left, b_right = laplace_scales(factorization, epsilon=epsilon)
+    x = _check_bins(bins, factorization.bins)
+    if x.ndim != 1:
+        raise ValueError(f"bins must have shape (n,), got {x.shape}")
+    n = x.size
+    s_left, s_right = 2.0 * b_left ** 2, 2.0 * b_right ** 2
+    u, v = factorization.left.T[x], factorization.right.T[x]
+    linear_left = s_left * np.sum((v.sum(axis=0) - v) ** 2)
+    linear_right = s_right * np.sum((u.sum(axis=0) - u) ** 2)
+    bilinear = n * (n - 1.0) * factorization.d * s_left * s_right
+    return float((linear_left + linear_right + bilinear) / (n * (n - 1.0)) ** 2)
+
+
+def sample_ustatistic(values: npt.ArrayLike, kernel: KernelFunction, quantizer: Quantizer) -> float:
+    """The raw sample U-statistic ``(1/(n(n-1))) sum_{i != j} f(x_i, x_j)`` (values clipped to the domain).
+
+    ``O(n^2)`` kernel evaluations.
+    :raise ValueError: on fewer than 2 values or invalid values.
+    """
+    x = _check_quantizer(quantizer).prepare(values)
+    n = x.shape[0]
+    if n < 2:
+        raise ValueError(f"at least 2 values are needed, got {n}")
+    total = 0.0
+    rows = max(1, _CHUNK_ELEMENTS // n)
+    for start in range(0, n, rows):
+        block = x[start:start + rows]
+        r = block.shape[0]
+        xs = np.repeat(block, n, axis=0)
+        ys = np.tile(x, (r, 1))
+        if quantizer.dimension == 1:
+            xs, ys = xs[:, 0], ys[:, 0]
+        vals = np.broadcast_to(np.asarray(kernel(xs, ys), dtype=np.float64), (r * n,)).reshape(r, n)
+        idx = np.arange(r)
+        total += float(vals.sum() - vals[idx, start + idx].sum())
+    return total / (n * (n - 1.0))
+
+
+def mse(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, epsilon: float,
+        d: int | None = None, kind: str = "midpoint") -> dict[str, float]:
+    """Exact MSE of :func:`simulate` against the raw sample U-statistic (simple rounding only).
+
+    :return: ``{"discretization": (U_f - U_A)^2, "factorization": (U_A - U_{A_d})^2,
+        "noise": Var(U_hat), "total": their sum}``.
+    :raise ValueError: on randomized rounding or invalid parameters.
+    """
+    _check_quantizer(quantizer)
+    epsilon = check_epsilon(epsilon)
+    if quantizer.is_random:
+        raise ValueError("mse supports simple rounding only")
+    a = kernel_matrix(kernel, quantizer, kind=kind)
+    fact = factorize(a, d=d)
+    bins = quantizer.quantize(values)
+    u_f = sample_ustatistic(values, kernel, quantizer)
+    u_a = quantized_ustatistic(values, quantizer, a)
+    u_d = quantized_ustatistic(values, quantizer, fact.matrix)
+    parts = {"discretization": (u_f - u_a) ** 2, "factorization": (u_a - u_d) ** 2,
+             "noise": variance(bins, fact, epsilon=epsilon)}
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+def table1_mse(*, n: int, t: int, epsilon: float, lipschitz: float = 1.0) -> float:
+    """Table 1 / App. D.1.3 order ``L_f^2/t^2 + t^2 L_f^2 ln t / (eps^2 n)`` (constants taken as 1).
+
+    :raise ValueError: on invalid parameters.
+    """
+    n = check_positive_int(n, "n")
+    t = check_positive_int(t, "t")
+    epsilon = check_epsilon(epsilon)
+    lip = check_positive(lipschitz, "lipschitz")
+    return lip ** 2 / t ** 2 + t ** 2 * lip ** 2 * math.log(t) / (epsilon ** 2 * n)
+
+
+# --------------------------------------------------------------------------------------------------
+# Monte-Carlo
+
+def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, epsilon: float,
+             d: int | None = None, runs: int = 1, kind: str = "midpoint",
+             rng: np.random.Generator | None = None) -> np.ndarray:
+    """The protocol end to end, ``runs`` times on fixed values: quantize, factorize, randomize, estimate.
+
+    Each run redraws the rounding (under randomized rounding) and every party's Laplace noise.
+
+    :param values: raw values, shape ``(n,)`` (or ``(n, dim)`` on a grid), ``n >= 2``.
+    :param kernel: plain kernel ``f(x, y)`` (see :func:`dp.bell.generic.kernel_matrix`).
+    :param quantizer: the ``t`` bins.
+    :param epsilon: privacy-loss parameter per party.
+    :param d: rows of the factorization; ``None`` for the exact (full-rank) factorization.
+    :param runs: number of independent runs.
+    :param kind: kernel matrix kind (``"midpoint"``, ``"average"`` or ``"midrange"``).
+    :param rng: local noise generator; ``None`` draws from the OS.
+    :return: float64 array of ``runs`` estimates.
+    :raise ValueError: on invalid parameters.
+    """
+    _check_quantizer(quantizer)
+    epsilon = check_epsilon(epsilon)
+    runs = check_positive_int(runs, "runs")
+    gen = noise_generator(rng)
+    fact = factorize(kernel_matrix(kernel, quantizer, kind=kind), d=d)
+    n = quantizer.prepare(values).shape[0]
+    if n < 2:
+        raise ValueError(f"at least 2 values are needed, got {n}")
+    fixed = None if quantizer.is_random else quantizer.quantize(values)
+    out = np.empty(runs)
+    block = max(1, _CHUNK_ELEMENTS // (n * fact.d))
+    for start in range(0, runs, block):
+        count = min(block, runs - start)
+        if fixed is None:
+            bins = np.stack([quantizer.quantize(values, rng=gen) for _ in range(count)])
+        else:
+            bins = np.broadcast_to(fixed, (count, n))
+        o_left, o_right = randomize(bins, fact, epsilon=epsilon, rng=gen)
+        out[start:start + count] = estimate(o_left, o_right)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# communication (App. D.2)
+
+def communication_bits(*, d: int, ell: int) -> int:
+    """Bits sent by one party: two vectors of ``d`` numbers of ``ell`` bits, ``2 d ell``.
+
+    :raise ValueError: if ``d`` or ``ell`` is below 1.
+    """
+    return 2 * check_positive_int(d, "d") * check_positive_int(ell, "ell")
+
+
+def total_communication_bits(*, n: int, d: int, ell: int) -> int:
+    """Bits sent by all ``n`` parties, ``2 n d ell`` (Table 1 with ``d = eps^2 n log t``: ``eps^2 n^2 log t ell``).
+
+    :raise ValueError: if a parameter is below 1.
+    """
+    return check_positive_int(n, "n") * communication_bits(d=d, ell=ell)

@@ -1,0 +1,133 @@
+"""A private ECDF across parties: per-party counts, secure sums, distributed tree noise, one reveal.
+
+Barczewski, Mawass & Ramon §4.1 (pointwise evaluation through secure aggregation) with the tree
+mechanism of §3.1, eq. (2) (:mod:`dp.ecdf.tree`).  Every party counts its own rows ``<= tau_i`` in the
+clear (a degree-1 U-statistic per grid point needs no interaction), secret-shares the count vector
+and its own vector of tree-node noise draws (Polya differences, shape ``1/(m-t)``), and the parties
+open only ``sum of counts + sum_l eta_{ceil(i/2^l), l}`` on the grid points of ``B`` (all points by
+default).  The secure path (:func:`run_secure_ecdf`) and the simulated path
+(:func:`dp.ecdf.tree.private_ecdf`) give the same counts for the same node draws (a test holds them
+equal with ``-M3``).
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties; the
+coalition learns the released noisy counts (epsilon-DP against it, since the honest parties' node
+draws alone are calibrated), the public row counts, and nothing else.  The release is not monotone;
+smoothing (:mod:`smoothing`) is post-processing.
+
+Noise is party-drawn only (:mod:`dp.noise_defaults`): one noise value per tree node (2047 for 1024
+grid points) sampled inside MPC measured 78 s and 894 MB with ``-M3`` against 0.04 s and 0.23 MB for
+the whole release, so there is no in-MPC path here.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dp.ecdf.tree import TreeNoisePlan, prefix_positions, true_counts
+from dp.umpc.protocol import polya_tail_bound
+
+__all__ = ["EcdfRelease", "run_secure_ecdf", "count_slack"]
+
+NodeNoiseSource = Callable[[TreeNoisePlan], np.ndarray]
+
+
+@dataclass
+class EcdfRelease:
+    """Released noisy counts on the grid points of ``subset`` and what is needed to read them."""
+
+    grid: np.ndarray
+    subset: np.ndarray
+    counts: np.ndarray
+    n: int
+    epsilon: float
+    parties: int
+    threshold: int
+    levels: int
+    point_std: float
+    seconds: float = 0.0
+    bytes_sent: int = 0
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def noise_source(self) -> str:
+        """``parties``: the tree noise is drawn by the parties (:mod:`dp.noise_defaults` says why)."""
+        return "parties"
+
+    @property
+    def guarantee(self) -> str:
+        """Which noise ran and what it guarantees, in one line."""
+        from dp.noise_defaults import party_guarantee
+
+        return (party_guarantee(self.epsilon, 0.0, self.parties, self.threshold, "discrete laplace")
+                + f" (one DLap per tree node, {self.levels} nodes per count)")
+
+    @property
+    def values(self) -> np.ndarray:
+        """``F^(tau_i)`` for ``i`` in ``subset``: noisy count / n (not monotone)."""
+        return self.counts / self.n
+
+
+def count_slack(plan: TreeNoisePlan, points: int) -> int:
+    """Bound on the noise of any of ``points`` released counts, failing with probability < 2**-40.
+
+    Each count gets ``L + 1`` node noises, each the sum of ``m`` Polya differences of shape
+    ``1/(m-t)``: a difference of two NB((L+1) m/(m-t), alpha); a union bound over the points adds
+    ``log2(points)`` bits.
+    """
+    bits = 41 + max(0, math.ceil(math.log2(max(points, 1))))
+    return polya_tail_bound(plan.alpha, plan.levels * plan.variance_factor, bits)
+
+
+async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoisePlan, *,
+                          subset: Sequence[int] | None = None, noise_source: NodeNoiseSource | None = None,
+                          receivers: Sequence[int] | None = None) -> EcdfRelease | None:
+    """Every party calls this with its own values on a started MPyC runtime (parameters agreed).
+
+    :param values: this party's values (one column, floats, no missing values).
+    :param grid: the public grid ``tau_1 < ... < tau_N`` (``plan.points`` points).
+    :param plan: tree noise plan with ``parties = m`` and ``threshold = t`` of the runtime.
+    :param subset: 0-based grid positions to release (``B``); default all.
+    :param noise_source: ``plan -> this party's node draws`` (tests); default OS randomness.
+    :param receivers: parties that learn the release (default all).
+    :return: the release at receivers, ``None`` elsewhere.
+    :raise secure.session.InputError: no row at any party (the same verdict everywhere, nothing shared).
+    :raise secure.session.ProtocolFailure: an opened count outside its possible range.
+    """
+    from mpyc.runtime import mpc
+
+    from secure.aggregation import SumRange, guarded_reveal_array, sum_party_vectors
+    from secure.intake import exchange_counts
+    from secure.meter import CostMeter
+    from secure.session import InputError
+
+    chosen = np.arange(plan.points) if subset is None else np.unique(np.asarray(subset, dtype=np.int64))
+    meter = CostMeter()
+    sectype = mpc.SecInt()
+    with meter.phase("intake"):
+        rows = sum(await exchange_counts(len(values)))
+        if rows == 0:  # n is public: refuse before anything is shared (F = count / n needs n >= 1)
+            raise InputError("all parties: need at least 1 row over all parties for an ECDF, got 0")
+        counts = sum_party_vectors(sectype, true_counts(np.asarray(values, dtype=float), grid)[chosen])
+        await meter.settle(counts)
+    with meter.phase("noise"):
+        draws = noise_source(plan) if noise_source is not None else plan.draw_party()
+        node_noise = sum_party_vectors(sectype, draws)
+        positions = prefix_positions(plan.points)[chosen]
+        noisy = counts
+        for level in range(positions.shape[1]):
+            noisy = noisy + node_noise[positions[:, level]]
+        await meter.settle(noisy)
+    with meter.phase("reveal"):
+        opened = await guarded_reveal_array(noisy, SumRange(0, rows, count_slack(plan, len(chosen))), receivers)
+    phases = await meter.totals_over_parties()
+    if opened is None:
+        return None
+    return EcdfRelease(grid=np.asarray(grid, dtype=float), subset=chosen, counts=opened, n=rows,
+                       epsilon=plan.epsilon, parties=plan.parties, threshold=plan.threshold, levels=plan.levels,
+                       point_std=math.sqrt(plan.point_variance) / rows,
+                       seconds=sum(c.seconds for c in phases.values()),
+                       bytes_sent=sum(c.bytes_sent for c in phases.values()),
+                       phases={k: {"seconds": c.seconds, "bytes_sent": c.bytes_sent} for k, c in phases.items()})

@@ -1,0 +1,264 @@
+"""Private AUC with scores *and* labels kept secret: secure sorting plus distributed noise.
+
+Beyond Sun et al. (who let the server see the scores and only protect labels): the parties
+secret-share their ``(score, label)`` rows, the rank sum is computed under MPC by secure sorting
+(:mod:`secure.ranking`), and two integers are released with the distributed discrete Laplace noise
+of the core (:mod:`dp.umpc.protocol`): ``2U`` (pairs positive-above-negative count 2, ties 1) and the number
+of positives ``P``, each with half of the budget.  The estimate is
+
+    AUC = (2U / 2) / (P (n - P)),
+
+which with no noise is exactly ``sklearn.metrics.roc_auc_score`` (average ranks for ties; Sun et al.
+eq. 1).  Sensitivity under replace-one: a row takes part in ``n - 1`` pairs, each contributing 0..2
+to ``2U``, so ``Delta(2U) = 2 (n - 1)``; ``Delta(P) = 1``.  This is the U-MPC AUC kernel over all
+pairs (``delta_max = n - 1``), computed with ``O(n log^2 n)`` comparisons instead of ``n(n-1)/2``.
+
+Noise (:mod:`dp.noise_defaults`).  ``noise="mpc"`` (the scenario's default): each of the two sums
+gets one discrete Laplace sampled inside MPC (:mod:`dp.secret_noise`), known to no party, calibrated
+to the same sensitivity and epsilon/2; each is ``(epsilon/2, delta_s)``-DP with ``delta_s <= 2^-40``
+from the sampler's truncation, so the release is ``(epsilon, delta_s(2U) + delta_s(P))``-DP (basic
+composition), and the sampler costs about 0.6 s next to 14 s of secure sorting (n = 250).  ``noise="parties"``:
+every party adds its own coalition-calibrated Polya shares (shape ``1/(m-t)``, ``m/(m-t)`` times the
+variance), epsilon-DP.
+
+Fixed-point width.  The sort compares keys ``2 score + label`` below ``2^(w+1)`` for a score width
+``w`` (domain times ``2^precision``), and the opened sums reach ``2 floor(n/2) ceil(n/2)`` plus the
+noise bound; :func:`check_bit_length` refuses an ``-L`` that cannot hold them before any row is shared.
+
+Threat model: passive, static adversary corrupting at most ``t < m/2`` parties; it learns only the
+two noisy integers (DP against it: noise sampled in MPC is unknown to every party; party noise is
+calibrated so the honest parties' draws alone suffice, shape ``1/(m-t)``) and the public row counts.
+Unlike the paper's deployment, scores stay secret too.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dp.noise_defaults import NOISE_CHOICES, mpc_guarantee, party_guarantee
+from dp.umpc.protocol import NoisePlan, plan_noise
+from dp.validation import check_epsilon
+from secure.intake import ColumnSpec, to_fixed_point
+from secure.kernels import KernelOutput
+
+__all__ = ["RankAucQuery", "RankAucRelease", "plans_for_rows", "estimate_auc", "exact_sums", "simulate_rank_auc",
+           "run_secure_rank_auc", "check_bit_length", "sum_ranges", "release_guarantee"]
+
+TWICE_U = KernelOutput("2U", 2, 0, 2)
+POSITIVES = KernelOutput("positives", 1, 0, 1)
+
+
+@dataclass(frozen=True)
+class RankAucQuery:
+    """The agreed query: score domain/precision, the budget (split evenly over 2U and P), the noise.
+
+    :param noise: ``parties`` (coalition-calibrated party shares) or ``mpc`` (sampled inside MPC).
+    """
+
+    score: ColumnSpec
+    epsilon: float
+    noise: str = "parties"
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        if self.noise not in NOISE_CHOICES:
+            raise ValueError(f"unknown noise '{self.noise}'; choose one of: {', '.join(NOISE_CHOICES)}")
+
+    @property
+    def comparison_bits(self) -> int:
+        """Signed bit length of the sort's comparisons: keys ``2 score + label`` up to ``2 w + 1``."""
+        return (2 * self.score.width + 1).bit_length() + 1
+
+    @property
+    def specs(self) -> list[ColumnSpec]:
+        """Specs of the two shared columns (score, 0/1 label)."""
+        return [self.score, ColumnSpec("label", 0, 1, 0, (0, 1))]
+
+    def encode(self, rows: np.ndarray) -> np.ndarray:
+        """A party's ``(score, label)`` rows as fixed-point integers (scores clipped to the domain)."""
+        return to_fixed_point(rows, self.specs).integers
+
+
+@dataclass
+class RankAucRelease:
+    """The released noisy ``2U`` and ``P``, the estimate, and the costs."""
+
+    estimate: float
+    twice_u: int
+    positives: int
+    n: int
+    epsilon: float
+    parties: int
+    threshold: int
+    seconds: float = 0.0
+    bytes_sent: int = 0
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
+    delta: float = 0.0
+    noise_source: str = "parties"
+    mechanism: str = "discrete laplace"
+    guarantee: str = ""
+
+
+def plans_for_rows(query: RankAucQuery, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
+    """Noise plans of ``2U`` (sensitivity ``2(n-1)``) and ``P`` (sensitivity 1), epsilon/2 each.
+
+    With ``query.noise == "mpc"`` each plan carries the in-MPC sampler (``delta_s <= 2^-40``).
+    """
+    half = query.epsilon / 2
+    return [plan_noise(TWICE_U, max_degree=rows - 1, epsilon=half, delta=0.0, parties=parties, threshold=threshold,
+                       source=query.noise),
+            plan_noise(POSITIVES, max_degree=1, epsilon=half, delta=0.0, parties=parties, threshold=threshold,
+                       source=query.noise)]
+
+
+def sum_ranges(rows: int, plans: Sequence[NoisePlan]) -> list[Any]:
+    """Where the opened ``2U`` and ``P`` may lie: ``[0, 2 floor(n/2) ceil(n/2)]`` and ``[0, n]``, plus noise.
+
+    :return: two :class:`secure.aggregation.SumRange`.
+    """
+    from secure.aggregation import SumRange
+
+    pairs_max = (rows // 2) * (rows - rows // 2)
+    return [SumRange(0, 2 * pairs_max, plans[0].slack), SumRange(0, rows, plans[1].slack)]
+
+
+def check_bit_length(query: RankAucQuery, bit_length: int, rows: int | None = None,
+                     plans: Sequence[NoisePlan] = ()) -> None:
+    """Refuse an ``-L`` that cannot hold the sort's comparisons or the opened sums (before sharing).
+
+    :param bit_length: ``-L`` of the secure integers.
+    :param rows: ``n`` (public), or ``None`` to check the score's comparisons only.
+    :param plans: the noise plans of ``n`` rows (their noise bound widens the sums' range).
+    :raise ValueError: naming the ``-L`` that is needed (callers turn it into a one-line usage error).
+    """
+    needed = query.comparison_bits
+    what = f"the score domain [{query.score.lower:g}, {query.score.upper:g}] at {query.score.precision} fractional bits"
+    if rows is not None and plans:
+        sums = max(bounds.bits_needed for bounds in sum_ranges(rows, plans))
+        digits = max((plan.sampler.digits + 2 for plan in plans if plan.sampler is not None), default=0)
+        if max(sums, digits) > needed:
+            needed, what = max(sums, digits), f"the noisy sums of {rows} rows"
+    if needed > bit_length:
+        raise ValueError(f"{what} require {needed}-bit secure integers, got -L {bit_length}; give -L {needed}"
+                         f"{' or fewer fractional bits in --domain' if rows is None else ''}")
+
+
+def release_guarantee(plans: Sequence[NoisePlan], epsilon: float, parties: int, threshold: int) -> tuple[float, str]:
+    """``(delta, one-line guarantee)`` of a release with these two plans (basic composition)."""
+    samplers = [plan.sampler for plan in plans if plan.sampler is not None]
+    if samplers:
+        delta = sum(sampler.delta for sampler in samplers)
+        return delta, mpc_guarantee(epsilon, delta, delta)
+    return 0.0, party_guarantee(epsilon, 0.0, parties, threshold, plans[0].mechanism)
+
+
+def estimate_auc(twice_u: float, positives: float, rows: int) -> float:
+    """``(2U/2) / (P (n-P))``; NaN when the noisy class sizes leave no pair."""
+    pairs = positives * (rows - positives)
+    return float(twice_u / 2 / pairs) if pairs > 0 else float("nan")
+
+
+def exact_sums(fixed: np.ndarray) -> tuple[int, int]:
+    """``(2U, P)`` in the clear from fixed-point ``(score, label)`` rows (the simulated path)."""
+    scores, labels = fixed[:, 0], fixed[:, 1].astype(bool)
+    negatives = np.sort(scores[~labels])
+    below = np.searchsorted(negatives, scores[labels], side="left")
+    below_or_tied = np.searchsorted(negatives, scores[labels], side="right")
+    return int(below.sum() + below_or_tied.sum()), int(labels.sum())
+
+
+def simulate_rank_auc(query: RankAucQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int,
+                      noise: np.ndarray | None = None, rng: np.random.Generator | None = None) -> tuple[float, list[int]]:
+    """The same release in one process: returns ``(estimate, [noisy 2U, noisy P])``.
+
+    :param noise: optional fixed per-party draws, shape ``(2, parties)`` (2U first); for noise sampled
+        in MPC, shape ``(2, 1)`` (one joint value per sum).
+    :param rng: generator of the draws (tests; default OS randomness).  Noise sampled in MPC is drawn
+        with its plaintext mirror (:func:`dp.secret_noise.simulate_secret_laplace`).
+    """
+    from dp.secret_noise import simulate_secret_laplace
+
+    parties = len(rows_by_party)
+    fixed = np.vstack([query.encode(np.asarray(rows, dtype=float).reshape(-1, 2)) for rows in rows_by_party])
+    plans = plans_for_rows(query, len(fixed), parties, threshold)
+    if noise is None and query.noise == "mpc":
+        noise = np.array([simulate_secret_laplace(plan.sampler, 1, rng) for plan in plans if plan.sampler is not None])
+    elif noise is None:
+        noise = np.array([[plan.draw(rng) for _ in range(parties)] for plan in plans], dtype=np.int64)
+    sums = [value + int(np.sum(draws)) for value, draws in zip(exact_sums(fixed), noise)]
+    return estimate_auc(sums[0], sums[1], len(fixed)), sums
+
+
+async def run_secure_rank_auc(query: RankAucQuery, fixed: np.ndarray, *,
+                              noise_source: Callable[[NoisePlan, int], int] | None = None,
+                              receivers: Sequence[int] | None = None) -> RankAucRelease | None:
+    """Every party calls this with its own ``(score, label)`` rows on a started runtime.
+
+    Phases (metered): ``intake`` (public row counts; ``-L`` checked against the score's comparisons
+    and the sums' range before any row is shared; rows shared), ``sort``, ``noise`` (party shares, or
+    the in-MPC sampler), ``reveal`` (range-checked).
+
+    :param fixed: this party's rows from :meth:`RankAucQuery.encode` (run before, verdict shared).
+    :param noise_source: ``(plan, index) -> draw`` (tests); default OS randomness.  Party noise only.
+    :return: the release at receivers, ``None`` elsewhere.
+    :raise secure.session.InputError: fewer than 2 rows, or ``-L`` too short (same at every party).
+    :raise ValueError: ``noise_source`` with noise sampled inside MPC.
+    """
+    from mpyc.runtime import mpc
+
+    from secure.aggregation import add_party_noise, guarded_reveal
+    from secure.intake import exchange_counts, share_rows
+    from secure.meter import CostMeter
+    from secure.ranking import twice_mann_whitney
+    from secure.session import InputError
+
+    if query.noise == "mpc" and noise_source is not None:
+        raise ValueError("noise sampled inside MPC has no party draws: noise_source applies to party noise only")
+    meter = CostMeter()
+    sectype = mpc.SecInt()
+    parties, threshold = len(mpc.parties), int(mpc.threshold)
+    try:
+        check_bit_length(query, sectype.bit_length)
+    except ValueError as exc:
+        raise InputError(f"all parties: {exc}") from None
+    with meter.phase("intake"):
+        counts = await exchange_counts(len(fixed))
+        n = sum(counts)
+        if n < 2:
+            raise InputError(f"all parties: need at least 2 rows over all parties for an AUC, got {n}")
+        try:  # n is public; the plans depend on it (2U has sensitivity 2(n - 1)): refused before sharing
+            plans = plans_for_rows(query, n, parties, threshold)
+            check_bit_length(query, sectype.bit_length, n, plans)
+        except ValueError as exc:
+            raise InputError(f"all parties: {exc}") from None
+        shared = share_rows(sectype, fixed, counts)
+        await meter.settle(shared)
+    with meter.phase("sort"):
+        twice_u, positives = twice_mann_whitney(shared[:, 0], shared[:, 1])
+        await meter.settle(twice_u, positives)
+    with meter.phase("noise"):
+        if query.noise == "mpc":
+            from dp.secret_noise import secret_laplace_noise
+
+            secret = secret_laplace_noise(type(twice_u), [plan.sampler for plan in plans if plan.sampler is not None])
+            noisy = [value + eta for value, eta in zip((twice_u, positives), secret)]
+        else:
+            draw = noise_source or (lambda plan, index: plan.draw())
+            noisy = [add_party_noise(value, draw(plan, index))
+                     for index, (value, plan) in enumerate(zip((twice_u, positives), plans))]
+        await meter.settle(*noisy)
+    with meter.phase("reveal"):
+        opened = await guarded_reveal(noisy, sum_ranges(n, plans), receivers)
+    phases = await meter.totals_over_parties()
+    if not opened:
+        return None
+    delta, guarantee = release_guarantee(plans, query.epsilon, parties, threshold)
+    return RankAucRelease(estimate=estimate_auc(opened[0], opened[1], n), twice_u=opened[0], positives=opened[1], n=n,
+                          epsilon=query.epsilon, parties=parties, threshold=threshold, delta=delta,
+                          noise_source=query.noise, mechanism=plans[0].mechanism, guarantee=guarantee,
+                          seconds=sum(c.seconds for c in phases.values()),
+                          bytes_sent=sum(c.bytes_sent for c in phases.values()),
+                          phases={k: {"seconds": c.seconds, "bytes_sent": c.bytes_sent} for k, c in phases.items()})

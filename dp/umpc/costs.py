@@ -1,0 +1,454 @@
+r"""Cost models: the paper's online communication / computation counts, and what MPyC actually sends.
+
+Sinh & Ramon, "Accurate, private, secure, federated U-statistics with higher degree":
+
+- Lemma C.3 (App. C.3): in the online phase ``Pi_U-MPC`` sends
+
+      |E| k (k-1) l  +  |E| C_f^C  +  C_eta^C  +  n l        bits in  max(C_f^R, C_eta^R) + 2  rounds
+
+  (sharing phase, computing phase, noise phase, one ``l``-bit message per party to the aggregator).
+- App. B.1 / D.2.1: under ``M_Dis`` every party draws noise with Protocol B.1, ``C_eta^C = n^2 l``;
+  under ``M_HF`` only a subgroup ``Z`` of ``|Z| = ceil(log eps_fail / log(1 - f_H))`` parties draws and
+  secret-shares it with everybody, ``C_eta^C = |Z| n l = O(n l)`` (§4).
+- App. E.1.2: comparisons by FSS (Boyle et al., 2019), ``lambda * l`` bits each with ``lambda = 128``
+  (the ``O(lambda l)`` constant taken as 1); a product of two 2-party shares by a Beaver triple
+  (each of the 2 parties opens the 2 masked values: ``4 l`` bits).  Hence the per-tuple kernel cost
+  ``C_f^C = comparisons * lambda * l + products * 4 l``.  Two sets of counts: what
+  :mod:`secure.kernels` evaluates (:data:`KERNEL_OPERATIONS`, ``counts="implementation"``) and what
+  the paper states (:data:`PAPER_KERNEL_OPERATIONS`, ``counts="paper"``; App. A.5: Kendall and the
+  Gini mean difference "two FSS instantiations and one Beaver Triple", AUC "four comparison and two
+  multiplications", Rand index "one FSS instantiation").  They differ for Gini (the paper's Eq. 9,
+  ``(2 I[x_i > x_j] - 1)(x_i - x_j)``, needs one comparison, which is what we evaluate, but the paper
+  costs two: 10 400 instead of 5 280 bits per pair at ``l = 40``), AUC and Rand (different kernels).
+- §6.2.2 / App. D.2.2: a party evaluates ``f`` once in ``C_f^T = O(l)`` operations with FSS ("2
+  comparisons and one product, which can be performed in O(l) operations"): an FSS comparison key is
+  evaluated with ``l`` PRG calls (one per input bit), a Beaver product with O(1) local operations;
+  with constants 1, ``C_f^T = comparisons * l + products`` (:func:`kernel_party_ops`).
+- Table 1 (§5) / App. D.2: Bell ``n l t``; Ghazi ``n^2 eps^2 (log t) l``; GhaziSM
+  ``(log n + kappa) n^2 eps^2 (log t) l`` (Table 1 drops ``kappa``); per-party and server operation
+  counts as in Table 1 and D.2.2-D.2.3.  These are asymptotic expressions: constants are taken as 1
+  and ``log`` is ``log2``, so compare shapes across ``n``, not absolute values across protocols.
+- :func:`protocol_costs` gathers, for one setting, the communication, per-party and server operations of
+  the five curves of the paper's cost figures (Fig. 1 left, Fig. 2, Fig. 3, Fig. 5-6): U-MPC under
+  ``M_HF`` and ``M_Dis``, Bell, Ghazi, GhaziSM.
+
+:func:`mpyc_shamir_bytes_model` models instead what *this* implementation sends on MPyC (Shamir
+sharing among all ``m`` parties, not additive sharing among the ``k`` tuple members).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+from dp.umpc.delegation import delegate_size
+from dp.validation import check_epsilon, check_positive_int
+
+__all__ = ["FSS_LAMBDA", "KERNEL_OPERATIONS", "PAPER_KERNEL_OPERATIONS", "OPERATION_COUNTS", "UmpcCost",
+           "kernel_cost_bits", "kernel_party_ops", "PROTOCOLS", "ProtocolCost", "protocol_costs", "umpc_online_bits",
+           "umpc_dis_bits", "umpc_hf_bits", "umpc_rounds", "bell_bits", "ghazi_bits", "ghazi_sm_bits",
+           "umpc_party_ops", "umpc_server_ops", "bell_party_ops", "bell_server_ops", "ghazi_party_ops",
+           "ghazi_server_ops", "ghazi_sm_party_ops", "ghazi_sm_server_ops", "MPYC_CALIBRATION",
+           "MpycBytes", "mpyc_shamir_bytes_model"]
+
+#: security parameter of the FSS comparison of App. E.1.2
+FSS_LAMBDA = 128
+
+#: secure (comparisons, products) per tuple of each kernel, as in :mod:`secure.kernels`
+KERNEL_OPERATIONS: dict[str, tuple[int, int]] = {
+    "kendall": (2, 1),    # sign(dx) * sign(dy)
+    "gini": (1, 1),       # |d| = d * (1 - 2 [d < 0])
+    "auc": (1, 2),        # sign of score difference, two products with the labels
+    "duplicate": (1, 0),  # one equality test (costed as a comparison)
+    "rand": (2, 1),       # two equality tests, one product
+}
+
+#: secure (comparisons, products) per tuple as the paper states them (App. A.5, §6.2.2); the duplicate
+#: indicator is not costed there: one FSS equality test, as the Rand index's "one FSS instantiation"
+PAPER_KERNEL_OPERATIONS: dict[str, tuple[int, int]] = {
+    "kendall": (2, 1),    # App. A.5.1 and §6.2.2: two FSS instantiations and one Beaver triple
+    "gini": (2, 1),       # App. A.5.2: "two FSS instantiations and one Beaver Triple"
+    "auc": (4, 2),        # App. A.5.3: "four comparison and two multiplications"
+    "duplicate": (1, 0),  # not stated; one FSS equality test
+    "rand": (1, 0),       # App. A.5.4: "one FSS instantiation"
+}
+
+#: which operation counts a cost model uses
+OPERATION_COUNTS: tuple[str, ...] = ("implementation", "paper")
+
+
+def _check_count(value: int, name: str, *, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def _check_nonnegative(value: float, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    result = float(value)
+    if not math.isfinite(result) or result < 0:
+        raise ValueError(f"{name} must be finite and non-negative, got {value}")
+    return result
+
+
+def _log2(value: float) -> float:
+    """``log2`` floored at 1, so that asymptotic ``log`` factors never vanish or turn negative."""
+    return max(1.0, math.log2(value))
+
+
+def _operations(kernel: str, counts: str, comparisons: int | None, products: int | None) -> tuple[int, int]:
+    """(comparisons, products) of ``kernel`` from the chosen table, overridden by explicit counts."""
+    if counts not in OPERATION_COUNTS:
+        raise ValueError(f"unknown operation counts '{counts}'; choose one of: {', '.join(OPERATION_COUNTS)}")
+    table = PAPER_KERNEL_OPERATIONS if counts == "paper" else KERNEL_OPERATIONS
+    if comparisons is None or products is None:
+        if kernel not in table:
+            raise ValueError(f"no default cost for kernel '{kernel}'; choose one of: "
+                             f"{', '.join(table)}, or give comparisons and products")
+        default_comparisons, default_products = table[kernel]
+        comparisons = default_comparisons if comparisons is None else comparisons
+        products = default_products if products is None else products
+    return _check_count(comparisons, "comparisons"), _check_count(products, "products")
+
+
+def kernel_cost_bits(kernel: str = "kendall", bits: int = 40, *, lam: int = FSS_LAMBDA,
+                     comparisons: int | None = None, products: int | None = None,
+                     counts: str = "implementation") -> int:
+    r"""Per-tuple online cost ``C_f^C`` in bits under the protocol choices of App. E.1.2.
+
+    ``C_f^C = comparisons * lambda * l + products * 4 l``: an FSS comparison costs ``O(lambda l)``
+    bits (Boyle et al., 2019; constant 1), a 2-party Beaver product opens two masked ``l``-bit values
+    at each of the 2 parties (``4 l``).  Kendall: ``2 lambda l + 4 l`` (10 400 bits at ``l = 40``);
+    Gini: 5 280 bits as implemented, 10 400 as the paper costs it (App. A.5.2).
+
+    :param kernel: a name in :data:`KERNEL_OPERATIONS`, unless both counts are given.
+    :param bits: ``l``, bits per element.
+    :param lam: FSS security parameter ``lambda``.
+    :param comparisons: override the kernel's number of comparisons per tuple.
+    :param products: override the kernel's number of products per tuple.
+    :param counts: ``implementation`` (:data:`KERNEL_OPERATIONS`) or ``paper`` (:data:`PAPER_KERNEL_OPERATIONS`).
+    :raise ValueError: for an unknown kernel or table, or a bad count.
+    """
+    bits = check_positive_int(bits, "bits (l)")
+    lam = check_positive_int(lam, "lambda")
+    comparisons, products = _operations(kernel, counts, comparisons, products)
+    return comparisons * lam * bits + products * 4 * bits
+
+
+def kernel_party_ops(kernel: str = "kendall", bits: int = 40, *, counts: str = "implementation",
+                     comparisons: int | None = None, products: int | None = None) -> int:
+    r"""``C_f^T``: one party's operations to evaluate ``f`` once (§6.2.2, App. D.2.2), constants 1.
+
+    ``C_f^T = comparisons * l + products``: FSS comparison keys are evaluated with one PRG call per
+    input bit (Boyle et al., 2019; §6.2.2 "O(l) operations"), a Beaver product with O(1) local
+    operations.  Kendall at ``l = 40``: 81.
+
+    :raise ValueError: for an unknown kernel or table, or a bad count.
+    """
+    bits = check_positive_int(bits, "bits (l)")
+    comparisons, products = _operations(kernel, counts, comparisons, products)
+    return comparisons * bits + products
+
+
+@dataclass(frozen=True)
+class UmpcCost:
+    """Online bits of ``Pi_U-MPC`` by phase (Lemma C.3), and rounds."""
+
+    sharing: int
+    kernel: int
+    noise: int
+    aggregation: int
+    rounds: int
+
+    @property
+    def total(self) -> int:
+        """``|E| k (k-1) l + |E| C_f^C + C_eta^C + n l``."""
+        return self.sharing + self.kernel + self.noise + self.aggregation
+
+
+def umpc_rounds(kernel_rounds: int = 2, noise_rounds: int = 1) -> int:
+    """Online rounds ``max(C_f^R, C_eta^R) + 2`` (Lemma C.3).
+
+    Defaults: Kendall's FSS comparisons (1 round, in parallel) then a Beaver product (1 round);
+    Protocol B.1 shares the noise in one round.
+    """
+    kernel_rounds = _check_count(kernel_rounds, "kernel rounds")
+    noise_rounds = _check_count(noise_rounds, "noise rounds")
+    return max(kernel_rounds, noise_rounds) + 2
+
+
+def umpc_online_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, kernel_bits: int | None = None,
+                     noise_bits: int = 0, kernel: str = "kendall", kernel_rounds: int = 2,
+                     noise_rounds: int = 1, counts: str = "implementation") -> UmpcCost:
+    r"""Lemma C.3: ``|E| k (k-1) l + |E| C_f^C + C_eta^C + n l`` bits in the online phase.
+
+    :param n: number of parties (one row each).
+    :param tuples: ``|E|``.
+    :param k: kernel degree.
+    :param bits: ``l``.
+    :param kernel_bits: ``C_f^C`` per tuple; default :func:`kernel_cost_bits` of ``kernel``.
+    :param noise_bits: ``C_eta^C``.
+    :param counts: operation counts of ``kernel`` (:data:`OPERATION_COUNTS`).
+    :raise ValueError: on a bad parameter.
+    """
+    n = check_positive_int(n, "n")
+    tuples = check_positive_int(tuples, "number of tuples |E|")
+    k = check_positive_int(k, "k")
+    bits = check_positive_int(bits, "bits (l)")
+    if k > n:
+        raise ValueError(f"k must not exceed n ({n}), got {k}")
+    per_tuple = (kernel_cost_bits(kernel, bits, counts=counts) if kernel_bits is None
+                 else _check_count(kernel_bits, "kernel_bits"))
+    noise_bits = _check_count(noise_bits, "noise_bits")
+    return UmpcCost(sharing=tuples * k * (k - 1) * bits, kernel=tuples * per_tuple, noise=noise_bits,
+                    aggregation=n * bits, rounds=umpc_rounds(kernel_rounds, noise_rounds))
+
+
+def umpc_dis_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, kernel_bits: int | None = None,
+                  kernel: str = "kendall", counts: str = "implementation") -> UmpcCost:
+    r"""Lemma C.3 under ``M_Dis``: all ``n`` parties draw noise, ``C_eta^C = n^2 l`` (App. B.1, E.1.2).
+
+    (Protocol B.1 shares two Polya draws per party with all others, ``2 n (n-1) l`` exactly; the
+    paper states ``n^2 l``, which is what we use.)
+    """
+    n = check_positive_int(n, "n")
+    bits = check_positive_int(bits, "bits (l)")
+    return umpc_online_bits(n, tuples, k, bits, kernel_bits=kernel_bits, noise_bits=n * n * bits, kernel=kernel,
+                            counts=counts)
+
+
+def umpc_hf_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, epsilon_fail: float = 2.0 ** -40,
+                 honest_fraction: float = 0.5, kernel_bits: int | None = None, kernel: str = "kendall",
+                 counts: str = "implementation") -> UmpcCost:
+    r"""Lemma C.3 under ``M_HF``: a subgroup ``Z`` draws, ``C_eta^C = |Z| n l = O(n l)`` (§4, App. D.2.1).
+
+    ``|Z| = ceil(log eps_fail / log(1 - f_H))`` (:func:`dp.umpc.delegation.delegate_size`, capped at
+    ``n``); each delegate secret-shares its draw with all ``n`` parties.
+    """
+    n = check_positive_int(n, "n")
+    bits = check_positive_int(bits, "bits (l)")
+    size = delegate_size(epsilon_fail, honest_fraction, parties=n)
+    return umpc_online_bits(n, tuples, k, bits, kernel_bits=kernel_bits, noise_bits=size * n * bits, kernel=kernel,
+                            counts=counts)
+
+
+def bell_bits(n: int, bits: int = 40, t: int = 64) -> int:
+    """Bell et al. (2020): ``n l t`` bits (Table 1; App. D.2.1), ``t`` bins one-hot encoded per party."""
+    return check_positive_int(n, "n") * check_positive_int(bits, "bits (l)") * check_positive_int(t, "t")
+
+
+def ghazi_bits(n: int, epsilon: float, bits: int = 40, t: int = 64) -> float:
+    r"""Ghazi et al. (2024): ``n^2 eps^2 (log t) l`` bits (Table 1; sketch size ``d = eps^2 n log t``)."""
+    n = check_positive_int(n, "n")
+    epsilon = check_epsilon(epsilon)
+    return n * n * epsilon ** 2 * _log2(check_positive_int(t, "t")) * check_positive_int(bits, "bits (l)")
+
+
+def ghazi_sm_bits(n: int, epsilon: float, bits: int = 40, t: int = 64, kappa: int = 0) -> float:
+    r"""GhaziSM: ``(log n + kappa) n^2 eps^2 (log t) l`` bits (App. D.2.1; Table 1 has ``kappa = 0``)."""
+    kappa = _check_count(kappa, "kappa")
+    return (_log2(check_positive_int(n, "n")) + kappa) * ghazi_bits(n, epsilon, bits, t)
+
+
+def umpc_party_ops(n: int, tuples: int, k: int = 2, kernel_ops: float | None = None, *, kernel: str = "kendall",
+                   bits: int = 40, counts: str = "implementation") -> float:
+    r"""Per-party computation of ``Pi_U-MPC``: ``ceil(k |E| / n) C_f^T + n`` (App. D.2.2).
+
+    BalancedSamp puts each party in ``ceil(k |E| / n)`` tuples (Table 1 writes ``|E| / n * C_f^T + n``,
+    the same up to the constant ``k``); ``n`` is the Protocol B.1 noise overhead.  ``C_f^T`` is
+    ``kernel_ops`` if given, else :func:`kernel_party_ops` of ``kernel`` (``O(l)``, §6.2.2; a default of
+    1 operation per evaluation would understate it by the factor ``l``).
+    """
+    n = check_positive_int(n, "n")
+    tuples = check_positive_int(tuples, "number of tuples |E|")
+    k = check_positive_int(k, "k")
+    per_tuple = (kernel_party_ops(kernel, bits, counts=counts) if kernel_ops is None
+                 else _check_nonnegative(kernel_ops, "kernel_ops"))
+    return math.ceil(k * tuples / n) * per_tuple + n
+
+
+def umpc_server_ops(n: int) -> int:
+    """Server computation of ``Pi_U-MPC``: ``n`` additions (Table 1; App. D.2.3)."""
+    return check_positive_int(n, "n")
+
+
+def bell_party_ops(t: int = 64) -> int:
+    """Bell: ``t`` operations per party (perturb a one-hot vector; App. D.2.2)."""
+    return check_positive_int(t, "t")
+
+
+def bell_server_ops(n: int, t: int = 64) -> int:
+    """Bell: ``C(n, 2)`` products with a ``t x t`` matrix, ``O(n^2 t^2)`` (App. D.2.3)."""
+    return math.comb(check_positive_int(n, "n"), 2) * check_positive_int(t, "t") ** 2
+
+
+def ghazi_party_ops(n: int, epsilon: float, t: int = 64) -> float:
+    """Ghazi: ``eps^2 n t log t`` per party (fast JL transform; Table 1, App. D.2.2)."""
+    t = check_positive_int(t, "t")
+    return check_epsilon(epsilon) ** 2 * check_positive_int(n, "n") * t * _log2(t)
+
+
+def ghazi_server_ops(n: int, epsilon: float, t: int = 64) -> float:
+    """Ghazi: ``eps^2 n^2 log t`` at the server (Table 1, App. D.2.3)."""
+    n = check_positive_int(n, "n")
+    return check_epsilon(epsilon) ** 2 * n * n * _log2(check_positive_int(t, "t"))
+
+
+def ghazi_sm_party_ops(n: int, epsilon: float, t: int = 64) -> float:
+    """GhaziSM: ``eps^2 n t log t + t log n`` per party (Table 1)."""
+    return ghazi_party_ops(n, epsilon, t) + check_positive_int(t, "t") * _log2(n)
+
+
+def ghazi_sm_server_ops(n: int, epsilon: float, t: int = 64) -> float:
+    """GhaziSM: ``(log n) eps^2 n^2 log t`` at the server (Table 1)."""
+    return _log2(check_positive_int(n, "n")) * ghazi_server_ops(n, epsilon, t)
+
+
+#: the protocols of Table 1, in the order of the paper's figures
+PROTOCOLS: tuple[str, ...] = ("U-MPC (M_HF)", "U-MPC (M_Dis)", "Bell", "Ghazi", "GhaziSM")
+
+
+@dataclass(frozen=True)
+class ProtocolCost:
+    """Table 1 cost models of one protocol at one setting (constants 1, ``log = log2``)."""
+
+    protocol: str
+    comm_bits: float
+    party_ops: float
+    server_ops: float
+    n: int
+
+    @property
+    def total_ops(self) -> float:
+        """Fig. 3's total computation: the server's plus ``n`` times one party's."""
+        return self.server_ops + self.n * self.party_ops
+
+
+def protocol_costs(n: int, tuples: int, *, epsilon: float, t: int, bits: int = 40, kernel: str = "kendall",
+                   counts: str = "implementation", k: int = 2) -> dict[str, ProtocolCost]:
+    r"""Online communication, per-party and server computation of every protocol of Table 1.
+
+    - ``U-MPC (M_HF)`` / ``U-MPC (M_Dis)``: :func:`umpc_hf_bits` / :func:`umpc_dis_bits` (Lemma C.3);
+      computation :func:`umpc_party_ops` and :func:`umpc_server_ops` (the same under both models);
+    - ``Bell``: :func:`bell_bits`, :func:`bell_party_ops`, :func:`bell_server_ops`;
+    - ``Ghazi`` / ``GhaziSM``: :func:`ghazi_bits` / :func:`ghazi_sm_bits` and their operation counts.
+
+    :param n: parties (one value each).
+    :param tuples: ``|E|`` of U-MPC.
+    :param epsilon: privacy budget (only Ghazi's costs depend on it).
+    :param t: bins of the discretizing protocols (Bell, Ghazi).
+    :param bits: ``l``.
+    :param kernel: U-MPC's kernel (:data:`KERNEL_OPERATIONS`).
+    :param counts: ``implementation`` or ``paper`` operation counts of the kernel.
+    :return: ``{protocol: ProtocolCost}`` keyed as :data:`PROTOCOLS`.
+    """
+    n = check_positive_int(n, "n")
+    party = umpc_party_ops(n, tuples, k, kernel=kernel, bits=bits, counts=counts)
+    server = umpc_server_ops(n)
+    rows = [
+        ProtocolCost("U-MPC (M_HF)", float(umpc_hf_bits(n, tuples, k, bits, kernel=kernel, counts=counts).total),
+                     float(party), float(server), n),
+        ProtocolCost("U-MPC (M_Dis)", float(umpc_dis_bits(n, tuples, k, bits, kernel=kernel, counts=counts).total),
+                     float(party), float(server), n),
+        ProtocolCost("Bell", float(bell_bits(n, bits, t)), float(bell_party_ops(t)), float(bell_server_ops(n, t)), n),
+        ProtocolCost("Ghazi", float(ghazi_bits(n, epsilon, bits, t)), float(ghazi_party_ops(n, epsilon, t)),
+                     float(ghazi_server_ops(n, epsilon, t)), n),
+        ProtocolCost("GhaziSM", float(ghazi_sm_bits(n, epsilon, bits, t)), float(ghazi_sm_party_ops(n, epsilon, t)),
+                     float(ghazi_sm_server_ops(n, epsilon, t)), n),
+    ]
+    return {row.protocol: row for row in rows}
+
+
+# --- what MPyC sends -------------------------------------------------------------------------------
+
+#: Calibration, measured ONCE (MPyC 0.11, ``-M3``, ``-L 32`` so a 64-bit prime field, 1000-element
+#: secure arrays, bytes counted by :func:`secure.meter.bytes_sent` summed over the 3 parties):
+#:
+#: - ``mpc.input`` from one sender: 21 812 B / 1000 = 21.8 B per element, i.e. 10.9 B per element per
+#:   receiving party (8 B of field element plus MPyC's serialisation and message overhead);
+#: - ``x * y``: 64 439 B / 1000 = 64.4 B per product, i.e. 10.74 B per ordered party pair (6 pairs):
+#:   one resharing message per pair;
+#: - ``mpc.np_sgn(x, l=b)``: 1680, 2437, 3194, 4707 B per element at b = 8, 12, 16, 24: linear,
+#:   ``166.3 + 189.26 b`` B, i.e. ``27.7 + 31.54 b`` B per ordered party pair (about 3 field elements per
+#:   bit: random-bit generation and the openings of the comparison).
+#:
+#: Not fitted to any test or to the scenario; all byte constants scale with the field size.
+MPYC_CALIBRATION: dict[str, float] = {
+    "field_bits": 64.0,
+    "input_bytes_per_receiver": 21812 / 1000 / 2,
+    "product_bytes_per_pair": 64439 / 1000 / 6,
+    "sign_bytes_per_pair_base": 166.3 / 6,
+    "sign_bytes_per_pair_per_bit": 189.26 / 6,
+}
+
+
+@dataclass(frozen=True)
+class MpycBytes:
+    """Modelled bytes (all parties together) by phase of :func:`dp.umpc.protocol.run_secure`."""
+
+    intake: float
+    kernel: float
+    noise: float
+    reveal: float
+
+    @property
+    def total(self) -> float:
+        return self.intake + self.kernel + self.noise + self.reveal
+
+    def phases(self) -> dict[str, float]:
+        """``{intake, kernel, noise, reveal}`` (the ``seed`` phase is not modelled)."""
+        return {"intake": self.intake, "kernel": self.kernel, "noise": self.noise, "reveal": self.reveal}
+
+
+def mpyc_shamir_bytes_model(n: int, tuples: int, *, parties: int = 3, columns: int = 2, comparison_bits: int = 17,
+                            comparisons: int = 2, products: int = 1, outputs: int = 1,
+                            field_bits: int = 64) -> MpycBytes:
+    r"""What our implementation sends on MPyC for ``Pi_U-MPC`` (bytes summed over the ``m`` parties).
+
+    - intake: ``n c`` field elements, each sent by its owner to the ``m - 1`` other parties;
+    - kernel: per tuple, ``comparisons`` secure signs at ``comparison_bits`` bits and ``products``
+      secure products, each costing a calibrated number of bytes per *ordered party pair*
+      (``m (m - 1)`` pairs: Shamir resharing and openings go between all parties);
+    - noise: each party inputs one draw per output, ``m (m - 1)`` elements;
+    - reveal: each party sends its share of each output to every other party, ``m (m - 1)``.
+
+    Constants: :data:`MPYC_CALIBRATION` (one tiny measurement at ``m = 3``), scaled by
+    ``field_bits / 64``.  Why this differs from Lemma C.3: the paper shares each tuple additively among
+    its ``k`` members only (``k (k - 1) l`` bits per tuple) and evaluates ``f`` by 2-party FSS/Beaver
+    with ``l``-bit ring elements; here the ``n`` rows are held by ``m`` parties that Shamir-share every
+    value among *all* ``m`` parties, so each operation costs ``m (m - 1)`` messages, tuples are formed
+    from already-shared rows for free (no per-tuple sharing), elements live in a prime field of
+    ``L + kappa + 2`` bits (64 at ``-L 32``, MPyC's statistical ``kappa = 30``) rather than ``l`` bits,
+    and a comparison costs ``O(b)`` field elements per pair (bit decomposition) rather than
+    ``lambda l`` bits of FSS keys.
+
+    :param n: rows (all parties together).
+    :param tuples: ``|E|``.
+    :param parties: ``m``.
+    :param columns: ``c``, shared columns per row.
+    :param comparison_bits: bit length of each secure sign.
+    :param field_bits: bit length of MPyC's prime field.
+    :raise ValueError: on a bad parameter.
+    """
+    n = check_positive_int(n, "n")
+    tuples = check_positive_int(tuples, "number of tuples |E|")
+    parties = check_positive_int(parties, "parties")
+    columns = check_positive_int(columns, "columns")
+    comparison_bits = check_positive_int(comparison_bits, "comparison_bits")
+    comparisons = _check_count(comparisons, "comparisons")
+    products = _check_count(products, "products")
+    outputs = check_positive_int(outputs, "outputs")
+    field_bits = check_positive_int(field_bits, "field_bits")
+    cal = MPYC_CALIBRATION
+    scale = field_bits / cal["field_bits"]
+    pairs = parties * (parties - 1)
+    element = cal["input_bytes_per_receiver"] * scale
+    sign = (cal["sign_bytes_per_pair_base"] + cal["sign_bytes_per_pair_per_bit"] * comparison_bits) * scale
+    product = cal["product_bytes_per_pair"] * scale
+    return MpycBytes(intake=n * columns * (parties - 1) * element,
+                     kernel=tuples * pairs * (comparisons * sign + products * product),
+                     noise=outputs * pairs * element,
+                     reveal=outputs * pairs * element)

@@ -1,0 +1,345 @@
+r"""Delegated noise generation: only a random subgroup ``Z`` of the parties draws the DP noise.
+
+Sinh & Ramon, "Accurate, private, secure, federated U-statistics with higher degree", §4
+*Communication complexity*: in the threat model ``M_HF`` the adversary corrupts at most a fraction
+``1 - f_H`` of the ``m`` parties.  If a subgroup ``Z`` is chosen uniformly at random (independently
+of the static corruption), all of ``Z`` is corrupt with probability at most ``(1 - f_H)^|Z|``
+(without replacement it is ``C(c, |Z|)/C(m, |Z|) <= (c/m)^|Z|`` for ``c`` corrupt parties), so
+
+    |Z| = ceil(log(epsilon_fail) / log(1 - f_H))
+
+delegates contain at least one honest party with probability ``1 - epsilon_fail``.  Only the
+delegates secret-share a noise draw (``mpc.input(..., senders=Z)``), so the noise phase costs
+``|Z| (m - 1)`` share messages instead of ``m (m - 1)``: linear in ``m`` for a fixed ``|Z|``.
+
+Calibration inside ``Z`` (:func:`delegate_noise_shape`).  Nothing but ``epsilon_fail`` says how many
+delegates are corrupt, so by default a *single* honest delegate must supply the whole noise: each
+delegate adds a difference of two ``Polya(1, alpha)`` draws (shape 1, i.e. a full ``DLap(alpha)``
+each).  If the caller can bound the corrupt delegates by ``t_Z < |Z|``, each delegate uses shape
+``1/(|Z| - t_Z)``; any ``|Z| - t_Z`` honest draws then sum to ``DLap(alpha)``.  The binomial
+mechanism works the same way with ``(|Z| - t_Z) N_p >= N`` trials per delegate.
+
+Guarantee: ``(epsilon, delta + epsilon_fail)``-DP, and the release records that delta
+(:func:`dp.umpc.protocol.run_secure`, ``delegation_failure``).  Let ``B`` be the event "more than ``t_Z``
+delegates are corrupt" (with the default ``t_Z = |Z| - 1``: every delegate is corrupt); ``Z`` is
+drawn independently of the data and of the static corruption, so ``P(B) <= epsilon_fail``.  The
+coalition's view is ``(Z, Y)`` with ``Y`` the output and its own shares.  Given any ``Z`` outside
+``B`` the honest delegates' draws alone are calibrated, so ``Y`` is ``(epsilon, delta)``-DP; hence
+for neighbours ``D, D'`` and any event ``S``
+
+    P[(Z, Y(D)) in S] <= P(B) + sum_{Z not in B} P(Z) (e^epsilon P[(Z, Y(D')) in S | Z] + delta)
+                      <= e^epsilon P[(Z, Y(D')) in S] + delta + epsilon_fail,
+
+i.e. ``epsilon``-DP except with probability ``epsilon_fail`` is ``(epsilon, delta + epsilon_fail)``-DP
+(Sinh & Ramon §4).  When ``Z`` is every party, MPyC's honest majority already puts an honest
+delegate in ``Z`` and the failure cannot happen; ``epsilon_fail`` is still recorded (an upper bound,
+so the stated guarantee stays true).  Cost: the total noise variance is
+``|Z| / (|Z| - t_Z)`` times that of one central mechanism (``= |Z|`` with shape 1), against
+``m / (m - t)`` when every party draws (:mod:`dp.calibration`).  Trading variance for bytes.
+
+Threat model: passive (semi-honest), static adversary; the secret sharing itself still needs MPyC's
+honest majority (at most ``t < m/2`` corrupt parties, Shamir threshold ``t``); ``M_HF`` bounds the
+corrupt fraction by ``1 - f_H``.  ``Z`` comes from the joint public seed
+(:func:`secure.public_randomness.joint_seed`), which no coalition can bias; the noise itself comes
+from the OS (:mod:`secure.noise.party`), never from the seed.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from dp import calibration
+from dp.noise_plans import NoisePlan, polya_tail_bound
+from dp.validation import check_positive_int
+from secure.noise.party import centered_binomial, polya_difference
+from secure.public_randomness import public_generator
+
+__all__ = ["delegate_size", "choose_delegates", "delegate_noise_shape", "delegated_variance_factor",
+           "DelegatedNoisePlan", "delegate_plan", "delegated_draws", "add_delegated_noise"]
+
+_TAIL_BITS = 41  # same failure budget for the guarded reveal as dp.umpc.protocol
+_RELATIVE_TOLERANCE = 1e-12  # floating-point slack when comparing (1 - f_H)^k with epsilon_fail
+
+
+# ------------------------------------------------------------------------------------------ sizing
+
+
+def _check_probability(value: float, name: str, *, closed_high: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    number = float(value)
+    high_ok = number <= 1.0 if closed_high else number < 1.0
+    if not (math.isfinite(number) and number > 0.0 and high_ok):
+        interval = "(0, 1]" if closed_high else "(0, 1)"
+        raise ValueError(f"{name} must lie in {interval}, got {value}")
+    return number
+
+
+def delegate_size(epsilon_fail: float, honest_fraction: float, *, parties: int | None = None) -> int:
+    """Size ``|Z| = ceil(log(epsilon_fail) / log(1 - f_H))`` of the noise-drawing subgroup.
+
+    The smallest ``k`` with ``(1 - f_H)^k <= epsilon_fail`` (Sinh & Ramon §4), computed so that
+    exact powers are not rounded up (``epsilon_fail = 2**-40, f_H = 0.5`` gives 40, not 41; and
+    ``0.3, 0.7`` gives 1 although ``1 - 0.7`` exceeds ``0.3`` in floating point): the comparison allows
+    a relative ``1e-12``, i.e. the failure probability is met up to that negligible factor.
+
+    :param epsilon_fail: allowed probability that every delegate is corrupt, in ``(0, 1)``.
+    :param honest_fraction: ``f_H``, the guaranteed fraction of honest parties, in ``(0, 1]``
+        (``1`` means nobody is corrupt: one delegate suffices).
+    :param parties: ``m``; if given, the size is capped at ``m`` (then ``Z`` is every party and the
+        failure probability is that of the model, 0 as soon as one party is honest).
+    :return: ``|Z| >= 1``.
+    :raise ValueError: if a parameter is out of range.
+    """
+    fail = _check_probability(epsilon_fail, "epsilon_fail")
+    honest = _check_probability(honest_fraction, "honest_fraction", closed_high=True)
+    if parties is not None:
+        parties = check_positive_int(parties, "parties")
+    corrupt = 1.0 - honest
+    target = fail * (1.0 + _RELATIVE_TOLERANCE)  # 1 - 0.7 is 0.30000000000000004 in floating point
+    if corrupt <= 0.0:
+        size = 1
+    else:
+        size = max(1, math.ceil(math.log(fail) / math.log(corrupt)))
+        while size > 1 and corrupt ** (size - 1) <= target:  # log rounding pushed it one too high
+            size -= 1
+        while corrupt ** size > target:  # or one too low
+            size += 1
+    return size if parties is None else min(size, parties)
+
+
+def choose_delegates(seed: int, parties: int, size: int) -> tuple[int, ...]:
+    """The delegates ``Z``: ``size`` distinct party ids drawn from the public generator of ``seed``.
+
+    Every party computes the same ``Z`` from the joint seed; a party whose noise draw is not wanted
+    learns that publicly.  Uniform without replacement, returned sorted.
+
+    :param seed: the joint public seed (:func:`secure.public_randomness.joint_seed`).
+    :param parties: ``m >= 1``.
+    :param size: ``|Z|`` with ``1 <= size <= m`` (see :func:`delegate_size`).
+    :return: sorted tuple of distinct ids in ``range(m)``.
+    :raise ValueError: if ``size`` is not in ``[1, m]``.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, Integral):
+        raise TypeError(f"seed must be an integer, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be non-negative, got {seed}")
+    m = check_positive_int(parties, "parties")
+    k = check_positive_int(size, "number of delegates")
+    if k > m:
+        raise ValueError(f"number of delegates must be at most the number of parties ({m}), got {k}")
+    chosen = public_generator(int(seed)).choice(m, size=k, replace=False)
+    return tuple(sorted(int(p) for p in chosen))
+
+
+def _check_corrupt(size: int, corrupt_delegates: int | None) -> tuple[int, int]:
+    k = check_positive_int(size, "number of delegates")
+    if corrupt_delegates is None:
+        return k, k - 1
+    if isinstance(corrupt_delegates, bool) or not isinstance(corrupt_delegates, Integral):
+        raise TypeError(f"corrupt_delegates must be an integer, got {corrupt_delegates!r}")
+    if not 0 <= corrupt_delegates < k:
+        raise ValueError(f"corrupt_delegates must lie in [0, {k - 1}] for {k} delegates "
+                         f"(at least one must be honest), got {corrupt_delegates}")
+    return k, int(corrupt_delegates)
+
+
+def delegate_noise_shape(size: int, corrupt_delegates: int | None = None) -> float:
+    """Pólya shape of each delegate's draw: ``1/(|Z| - t_Z)``; ``1`` when ``t_Z`` is not bounded.
+
+    :param size: ``|Z|``.
+    :param corrupt_delegates: ``t_Z``, a bound on corrupt delegates; ``None`` means ``|Z| - 1``
+        (only "at least one honest delegate" is known).
+    :raise ValueError: if ``t_Z`` is not in ``[0, |Z| - 1]``.
+    """
+    k, t = _check_corrupt(size, corrupt_delegates)
+    return 1.0 / (k - t)
+
+
+def delegated_variance_factor(size: int, corrupt_delegates: int | None = None) -> float:
+    """Total noise variance over that of one central mechanism: ``|Z| / (|Z| - t_Z)`` (``|Z|`` by default)."""
+    k, t = _check_corrupt(size, corrupt_delegates)
+    return k / (k - t)
+
+
+# -------------------------------------------------------------------------------------------- plan
+
+
+@dataclass(frozen=True)
+class DelegatedNoisePlan:
+    """A :class:`dp.umpc.protocol.NoisePlan` whose noise only the delegates draw, calibrated within ``Z``.
+
+    :param base: the plan of the release (mechanism, epsilon, delta, sensitivity, alpha).
+    :param delegates: the party ids in ``Z`` (sorted, distinct).
+    :param corrupt_delegates: ``t_Z``; ``|Z| - 1`` when no better bound is known.
+    :param epsilon_fail: probability that ``Z`` holds more than ``t_Z`` corrupt parties
+        (informational; ``None`` if not stated).
+    """
+
+    base: NoisePlan
+    delegates: tuple[int, ...]
+    corrupt_delegates: int
+    epsilon_fail: float | None = None
+
+    @property
+    def size(self) -> int:
+        """``|Z|``."""
+        return len(self.delegates)
+
+    @property
+    def honest_delegates(self) -> int:
+        """``|Z| - t_Z``: the delegates whose draws alone make up the full noise."""
+        return self.size - self.corrupt_delegates
+
+    @property
+    def mechanism(self) -> str:
+        """``discrete laplace`` or ``binomial`` (from the base plan)."""
+        return self.base.mechanism
+
+    @property
+    def shape(self) -> float:
+        """Pólya shape of a delegate's draw, ``1/(|Z| - t_Z)`` (:func:`delegate_noise_shape`, looked up at call time)."""
+        return delegate_noise_shape(self.size, self.corrupt_delegates)
+
+    @property
+    def party_trials(self) -> int:
+        """Even binomial trials per delegate with ``(|Z| - t_Z) N_p >= N`` (binomial only)."""
+        if self.mechanism != "binomial":
+            return 0
+        total = calibration.binomial_trials(self.base.epsilon, self.base.delta, self.base.sensitivity)
+        per_delegate = -(-total // self.honest_delegates)
+        return per_delegate + per_delegate % 2
+
+    @property
+    def variance_factor(self) -> float:
+        """``|Z| / (|Z| - t_Z)``."""
+        return self.size / self.honest_delegates
+
+    @property
+    def variance(self) -> float:
+        """Variance of the total noise (all ``|Z|`` draws)."""
+        if self.mechanism == "binomial":
+            return self.size * self.party_trials / 4.0
+        return self.variance_factor * calibration.discrete_laplace_variance(self.base.alpha)
+
+    @property
+    def slack(self) -> int:
+        """A bound on ``|total noise|`` exceeded with probability below ``2**-40`` (as ``NoisePlan.slack``)."""
+        if self.mechanism == "binomial":
+            trials = self.size * self.party_trials
+            return int(math.ceil(math.sqrt(trials * _TAIL_BITS * math.log(2) / 2))) + 1
+        return polya_tail_bound(self.base.alpha, self.variance_factor)
+
+    def is_delegate(self, party: int) -> bool:
+        """Whether ``party`` draws noise."""
+        return party in self.delegates
+
+    def draw(self, rng: np.random.Generator | None = None, size: int | None = None) -> int | np.ndarray:
+        """One delegate's draw (OS randomness unless a test passes ``rng``); ``size`` for a vector."""
+        if self.mechanism == "binomial":
+            return centered_binomial(self.party_trials, size=size, rng=rng)
+        return polya_difference(self.shape, self.base.alpha, size=size, rng=rng)
+
+
+def delegate_plan(plan: NoisePlan, delegates: Sequence[int], *, corrupt_delegates: int | None = None,
+                  epsilon_fail: float | None = None) -> DelegatedNoisePlan:
+    """Recalibrate ``plan`` so that only ``delegates`` draw (shape ``1/(|Z| - t_Z)``).
+
+    :param plan: the plan from :func:`dp.umpc.protocol.plan_noise` (its ``m``, ``t`` are not used for the shape).
+    :param delegates: ``Z``, distinct ids in ``range(plan.parties)``.
+    :param corrupt_delegates: ``t_Z``; ``None``: ``|Z| - 1`` (shape 1).
+    :param epsilon_fail: the failure probability ``Z`` was sized for (reported only).
+    :raise ValueError: on an empty, repeated or out-of-range delegate, or a bad ``t_Z``.
+    """
+    ids = [int(p) for p in delegates]
+    if not ids:
+        raise ValueError("delegates must name at least one party, got none")
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"delegates must be distinct, got {ids}")
+    bad = [p for p in ids if not 0 <= p < plan.parties]
+    if bad:
+        raise ValueError(f"delegates must be party ids in [0, {plan.parties - 1}], got {bad[0]}")
+    k, t = _check_corrupt(len(ids), corrupt_delegates)
+    if epsilon_fail is not None:
+        _check_probability(epsilon_fail, "epsilon_fail")
+    return DelegatedNoisePlan(plan, tuple(sorted(ids)), t, epsilon_fail)
+
+
+def delegated_draws(plan: DelegatedNoisePlan, draws: Sequence[int] | None = None,
+                    rng: np.random.Generator | None = None) -> np.ndarray:
+    """Per-party noise of the simulated path: delegates' draws, 0 for everyone else.
+
+    The layout of ``noise[:, output, :]`` in :func:`dp.umpc.protocol.simulate`, so the simulated release with
+    delegated noise is ``simulate(..., noise=...)`` with these vectors.
+
+    :param plan: the delegated plan.
+    :param draws: fixed draws, one per delegate in ``plan.delegates`` order (tests); else drawn.
+    :param rng: generator for drawn noise (tests; default OS randomness).
+    :return: object array of length ``m``.
+    """
+    noise = np.zeros(plan.base.parties, dtype=object)
+    if draws is None:
+        draws = [int(plan.draw(rng)) for _ in plan.delegates]
+    if len(draws) != plan.size:
+        raise ValueError(f"need one draw per delegate ({plan.size}), got {len(draws)}")
+    for party, value in zip(plan.delegates, draws):
+        noise[party] = int(value)
+    return noise
+
+
+# ------------------------------------------------------------------------------------------ secure
+
+DelegateNoiseSource = Callable[[DelegatedNoisePlan], "int | np.ndarray"]
+
+
+def add_delegated_noise(total: Any, plan: NoisePlan | DelegatedNoisePlan, delegates: Sequence[int], *,
+                        noise_source: DelegateNoiseSource | None = None) -> Any:
+    """Add the delegates' secret-shared noise draws to the secure ``total``; the others send nothing.
+
+    ``mpc.input(sectype(value), senders=Z)``: only the ``|Z|`` delegates secret-share a value (at
+    the other parties the placeholder is ignored and nothing is sent), then the draws are summed.
+    Every party must call this with the same ``delegates`` (from :func:`choose_delegates`).
+
+    :param total: secure integer, or secure integer array (one noise value per entry).
+    :param plan: a :class:`DelegatedNoisePlan`, or a ``NoisePlan`` recalibrated here with the
+        default ``t_Z = |Z| - 1`` (shape 1).
+    :param delegates: ``Z``; must match ``plan.delegates`` if ``plan`` is delegated.
+    :param noise_source: ``f(plan) -> int`` (or int array) this delegate's draw; default OS noise.
+    :return: ``total + sum of the delegates' draws``, still secret.
+    :raise ValueError: if ``delegates`` and the plan disagree, or a delegate id is out of range.
+    """
+    from mpyc.runtime import mpc
+
+    if isinstance(plan, DelegatedNoisePlan):
+        if tuple(sorted(int(p) for p in delegates)) != plan.delegates:
+            raise ValueError(f"delegates {list(delegates)} differ from the plan's {list(plan.delegates)}")
+        delegated = plan
+    else:
+        delegated = delegate_plan(plan, delegates)
+    senders = list(delegated.delegates)
+    if max(senders) >= len(mpc.parties):
+        raise ValueError(f"delegate {max(senders)} is not a party of this {len(mpc.parties)}-party run")
+    shape: Any = getattr(total, "shape", None)
+    is_array = shape is not None and hasattr(type(total), "sectype")
+    sectype = type(total).sectype if is_array else type(total)
+    if mpc.pid in senders:
+        if noise_source is not None:
+            value = noise_source(delegated)
+        else:
+            value = delegated.draw(size=int(np.prod(shape)) if is_array else None)
+    else:
+        value = np.zeros(shape, dtype=np.int64) if is_array else 0  # placeholder, never sent
+    if is_array:
+        secret = type(total)(np.asarray(value, dtype=np.int64).reshape(shape))
+    else:
+        secret = sectype(int(value))
+    draws = mpc.input(secret, senders=senders)  # a list: one secure value per delegate
+    noise = draws[0]
+    for draw in draws[1:]:
+        noise = noise + draw
+    return total + noise

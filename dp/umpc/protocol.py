@@ -1,0 +1,543 @@
+"""Protocol Pi_U-MPC: a differentially private U-statistic of any degree k >= 2 across parties.
+
+Sinh & Ramon, "Accurate, private, secure, federated U-statistics with higher degree": Protocol 3.1
+(sharing, computing, noise, aggregation), Algorithm 1 BalancedSamp (App. F), distributed discrete
+Laplace noise (App. B.1), sensitivity ``delta_max * Delta_f / |E|`` (App. C.2.3), error terms
+``E_inc + E_DP`` (App. D.1.2).  Two ways to run the same protocol (DESIGN):
+
+- :func:`run_secure` — the parties run it on MPyC: rows enter through ``mpc.input``; the joint
+  public seed picks the tuples ``E``; the kernel is evaluated on secret shares for all tuples at
+  once; every party adds its own secret-shared noise draw (or, with ``noise="mpc"``, the parties
+  sample the noise together inside MPC); only the noisy sums are opened.
+- :func:`simulate` — the same logic in one process with NumPy, for Monte Carlo: same seed, same
+  tuples, same fixed-point kernel, same estimator, and per-party noise drawn the same way.  With the
+  same noise draws both give the same number exactly (a test holds them equal).
+
+Release.  For a kernel with one output the estimate is ``(sum_E f + eta) / (|E| * scale)``.  AUC and
+VUS are ratios of two U-statistics (their normaliser, the number of comparable pairs/triples, is
+private), so both sums are released, each with half of the budget (basic composition), and the
+estimate is their ratio.
+
+Noise (:mod:`dp.calibration`).  Sensitivity of one released sum, in fixed-point units:
+``s = delta_max * Delta_f`` with ``delta_max`` the largest number of sampled tuples that contain
+one row (taken from the sampled ``E``) and ``Delta_f`` the kernel's output range.  Pure DP
+(``delta = 0``): each of the ``m`` parties draws a difference of two Polya(1/(m-t), alpha) variables,
+``alpha = exp(-epsilon/s)``; any ``m - t`` honest draws sum to discrete Laplace DLap(alpha), so the
+release is epsilon-DP against every coalition of ``t`` parties.  The total noise has variance
+
+    Var(eta) = m/(m-t) * 2 alpha / (1 - alpha)^2,
+
+i.e. ``m/(m-t)`` times a single discrete Laplace (the price of the coalition calibration: x1.5 for
+``m=3, t=1``).  Hence for a one-output kernel ``Var(estimate - U_E) = Var(eta) / (|E| scale)^2``.
+(epsilon, delta)-DP (``delta > 0``): each party adds centred Binomial(N_p, 1/2) with
+``(m-t) N_p`` the fewest trials meeting (epsilon, delta) exactly; ``Var(eta) = m N_p / 4``.
+
+Noise sampled inside MPC (``UStatQuery.noise = "mpc"``, :mod:`dp.secret_noise`,
+:mod:`secure.noise.mpc`): no party draws anything; the parties sample ``DLap(alpha)`` together on
+secret shares from jointly generated random bits (``J`` binary digits per geometric, each a biased
+coin ``[U < T_j]`` with a ``b``-bit secret uniform ``U``), so no coalition of ``t`` parties knows any
+part of it and ``Var(eta) = 2 alpha / (1 - alpha)^2``, a single discrete Laplace (no ``m/(m-t)``).
+Truncation and rounding put the noise within total variation ``tau`` of DLap, so each sum is
+``(epsilon, delta_s)``-DP with ``delta_s = (1 + e^epsilon) tau <= 2^-40`` (or ``<=`` the sum's share of
+the query's ``delta`` when one is given: with ``delta > 0`` and MPC noise the noise is still
+discrete Laplace, and ``delta`` is the budget of its truncation).  ``|eta| <= 2^J - 1`` always.
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties
+(MPyC's Shamir scheme with threshold ``t``); such a coalition learns nothing but the released sums,
+which are DP against it.  Inputs are clipped to their declared domain (locally, or inside MPC).
+"""
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dp import calibration
+from dp.noise_plans import MPC_LAPLACE, NOISE_SOURCES, NoisePlan, plan_noise, polya_tail_bound
+from dp.sampling import SAMPLING_METHODS, max_degree, sample_tuples, tuple_count
+from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace, simulate_secret_laplace
+from dp.validation import check_delta, check_epsilon, check_noise_scale, check_positive_int
+from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
+from secure.kernels import Kernel, KernelOutput
+
+__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "sample_for", "secure_integer_type", "UStatRelease", "release_guarantee",
+           "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "NOISE_SOURCES", "MPC_LAPLACE",
+           "TUPLES_PER_BATCH", "sampler_summary"]
+
+CLIPPING_MODES = ("local", "secure")
+#: Who makes the noise: every party draws its own share (``parties``), or it is sampled inside MPC.
+#: Mechanism name of discrete Laplace noise sampled inside MPC (:mod:`dp.secret_noise`).
+TUPLES_PER_BATCH = 1 << 16
+
+
+class KernelColumns:
+    """What a query over kernel columns derives from its ``kernel`` and column ``specs``."""
+
+    kernel: Kernel
+    specs: tuple[ColumnSpec, ...]
+
+    @property
+    def widths(self) -> list[int]:
+        """Fixed-point width of each column's domain."""
+        return [spec.width for spec in self.specs]
+
+    @property
+    def outputs(self) -> tuple[KernelOutput, ...]:
+        """The kernel's released outputs (one, or numerator and denominator)."""
+        return self.kernel.outputs(self.widths)
+
+
+@dataclass(frozen=True)
+class UStatQuery(KernelColumns):
+    """What the parties agree to compute and release.
+
+    :param kernel: the kernel (degree, outputs, secure function).
+    :param specs: declared domain and precision of each kernel column, in kernel order.
+    :param epsilon: privacy budget of the whole release (split evenly over the released sums).
+    :param delta: 0 for pure DP (discrete Laplace), else (epsilon, delta)-DP with binomial noise.
+    :param tuples: number of sampled tuples ``|E|``, or ``None`` for all ``C(n, k)`` tuples.
+    :param sampling: ``balanced`` (BalancedSamp), ``uniform`` (without replacement), ``bernoulli``.
+    :param clipping: ``local`` (each party clips its rows) or ``secure`` (clipping inside MPC).
+    :param noise: ``parties`` (each party draws a coalition-calibrated share) or ``mpc`` (one
+        discrete Laplace sampled inside MPC, :mod:`dp.secret_noise`; with ``delta > 0`` the delta is
+        the budget of the sampler's truncation).
+    :raise ValueError: on any invalid parameter, with a plain message.
+    """
+
+    kernel: Kernel
+    specs: tuple[ColumnSpec, ...]
+    epsilon: float
+    delta: float = 0.0
+    tuples: int | None = None
+    sampling: str = "balanced"
+    clipping: str = "local"
+    noise: str = "parties"
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        check_delta(self.delta)
+        if self.tuples is not None:
+            check_positive_int(self.tuples, "number of tuples (--pairs)")
+        if self.sampling not in SAMPLING_METHODS:
+            raise ValueError(f"unknown sampling '{self.sampling}'; choose one of: {', '.join(SAMPLING_METHODS)}")
+        if self.clipping not in CLIPPING_MODES:
+            raise ValueError(f"unknown clipping '{self.clipping}'; choose one of: {', '.join(CLIPPING_MODES)}")
+        if self.noise not in NOISE_SOURCES:
+            raise ValueError(f"unknown noise source '{self.noise}'; choose one of: {', '.join(NOISE_SOURCES)}")
+        if len(self.specs) != len(self.kernel.columns):
+            raise ValueError(f"statistic '{self.kernel.name}' needs {len(self.kernel.columns)} columns "
+                             f"({', '.join(self.kernel.columns)}), got {len(self.specs)}")
+        self._check_noise_budget()
+
+    def _check_noise_budget(self) -> None:
+        """Refuse an epsilon the integer noise cannot serve, before any data is shared.
+
+        A released sum's sensitivity is ``delta_max`` times its output's, with ``delta_max >= 1``
+        known only once the tuples are sampled; the check here uses ``delta_max = 1``, a necessary
+        condition (a larger sensitivity needs a larger epsilon, for the party Pólya draws and the
+        in-MPC sampler alike); :func:`plan_noise` checks the exact one.  Binomial noise (``delta > 0``
+        with party noise) serves any epsilon (its trials are bounded by delta alone).
+        """
+        if self.noise == "parties" and self.delta > 0:
+            return
+        count = len(self.outputs)
+        name = "epsilon" if count == 1 else "epsilon per released sum"
+        for output in self.outputs:
+            if self.noise == "mpc":
+                plan_secret_laplace(epsilon=self.epsilon / count, sensitivity=output.sensitivity,
+                                    delta_budget=self.delta / count if self.delta > 0 else DEFAULT_SAMPLER_DELTA)
+            else:
+                check_noise_scale(self.epsilon / count, output.sensitivity, name=name)
+
+
+def prepare_rows(query: UStatQuery, values: np.ndarray) -> FixedPointRows:
+    """A party's rows, validated, clipped (if local clipping), in fixed point and kernel encoding.
+
+    :raise secure.session.InputError: a label outside its allowed values.
+    """
+    specs = list(query.specs)
+    for position, allowed in query.kernel.categories.items():
+        spec = specs[position]
+        specs[position] = ColumnSpec(spec.name, min(allowed), max(allowed), 0, tuple(allowed))
+    fixed = to_fixed_point(values, specs, clip=query.clipping == "local")
+    fixed.integers = query.kernel.encode(fixed.integers)
+    return fixed
+
+
+def sample_for(query: UStatQuery, rows: int, seed: int) -> np.ndarray:
+    """The public tuples ``E`` for ``rows`` rows, from the public seed (same at every party)."""
+    from secure.public_randomness import public_generator
+
+    return sample_tuples(query.sampling, rows, query.tuples, query.kernel.degree, public_generator(seed))
+
+
+def check_sizes(query: UStatQuery, rows: int) -> None:
+    """Raise ``ValueError`` if ``rows`` rows cannot give the requested tuples."""
+    degree = query.kernel.degree
+    if rows < degree:
+        raise ValueError(f"need at least {degree} rows over all parties for a degree-{degree} kernel, got {rows}")
+    if query.tuples is not None and query.tuples > tuple_count(rows, degree):
+        raise ValueError(f"--pairs {query.tuples} exceeds the C({rows}, {degree}) = {tuple_count(rows, degree)} "
+                         "distinct tuples; use --pairs all")
+
+
+@dataclass
+class UStatRelease:
+    """A released private U-statistic and everything a user needs to read it."""
+
+    statistic: str
+    estimate: float
+    epsilon: float
+    delta: float
+    n: int
+    pairs: int
+    parties: int
+    threshold: int
+    degree: int
+    sampling: str
+    max_degree: int
+    mechanism: str
+    noise_std: list[float]
+    estimate_std: float
+    noisy_sums: list[int]
+    seconds: float = 0.0
+    bytes_sent: int = 0
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
+    missing: str = "refuse"
+    clipping: str = "local"
+    noise_source: str = "parties"
+    sampler_delta: float = 0.0
+    sampler: dict[str, list[Any]] = field(default_factory=dict)
+    delegation_failure: float = 0.0
+    guarantee: str = ""
+
+    def record(self) -> dict[str, Any]:
+        """The JSON result record (DESIGN keys first)."""
+        return {"statistic": self.statistic, "estimate": self.estimate, "epsilon": self.epsilon,
+                "delta": self.delta, "n": self.n, "pairs": self.pairs, "parties": self.parties,
+                "seconds": self.seconds, "bytes_sent": self.bytes_sent, "threshold": self.threshold,
+                "degree": self.degree, "sampling": self.sampling, "max_degree": self.max_degree,
+                "mechanism": self.mechanism, "noise_std": self.noise_std, "estimate_std": self.estimate_std, "noisy_sums": self.noisy_sums,
+                "phases": self.phases, "missing": self.missing, "clipping": self.clipping, "noise_source": self.noise_source, "sampler_delta": self.sampler_delta,
+                "sampler": self.sampler, "delegation_failure": self.delegation_failure, "guarantee": self.guarantee}
+
+
+def _split_budget(query: UStatQuery) -> tuple[float, float]:
+    count = len(query.outputs)
+    return query.epsilon / count, query.delta / count
+
+
+def plans_for(query: UStatQuery, tuples: np.ndarray, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
+    """Noise plans of every released sum for the sampled ``tuples``."""
+    epsilon, delta = _split_budget(query)
+    degree_max = max_degree(tuples, rows)
+    return [plan_noise(output, max_degree=degree_max, epsilon=epsilon, delta=delta, parties=parties,
+                       threshold=threshold, source=query.noise) for output in query.outputs]
+
+
+def _sum_ranges(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> list[Any]:
+    from secure.aggregation import SumRange
+
+    return [SumRange(count * out.low, count * out.high, plan.slack) for out, plan in zip(query.outputs, plans)]
+
+
+def estimate_noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan], sums: Sequence[float]) -> float:
+    """Standard deviation of the estimate due to the noise (given the tuples).
+
+    One output: ``sqrt(Var eta) / (|E| scale)``.  A ratio ``N/D`` (AUC, VUS): the delta method,
+    ``sqrt(Var N / D^2 + N^2 Var D / D^4)`` with the released (noisy) sums plugged in, so it is itself
+    post-processing of the release.
+    """
+    outputs = query.outputs
+    if len(outputs) == 1:
+        return math.sqrt(plans[0].variance) / (count * outputs[0].scale)
+    numerator, denominator = sums[0] / outputs[0].scale, sums[1] / outputs[1].scale
+    if denominator <= 0:
+        return float("nan")
+    var_numerator = plans[0].variance / outputs[0].scale ** 2
+    var_denominator = plans[1].variance / outputs[1].scale ** 2
+    return math.sqrt(var_numerator / denominator ** 2 + numerator ** 2 * var_denominator / denominator ** 4)
+
+
+def sampler_summary(query: UStatQuery, plans: Sequence[NoisePlan]) -> tuple[float, float, dict[str, list[Any]]]:
+    """For noise sampled in MPC: ``(delta of the release, total delta_s, sampler record)``.
+
+    The release's delta is the query's when it gave one (the sum of the ``delta_s`` is at most that),
+    else the sum of the ``delta_s`` of the released sums (basic composition).  For party noise:
+    ``(query.delta, 0.0, {})``.
+    """
+    samplers = [sampler for plan in plans if (sampler := getattr(plan, "sampler", None)) is not None]
+    if not samplers:
+        return query.delta, 0.0, {}
+    total = sum(sampler.delta for sampler in samplers)
+    record: dict[str, list[Any]] = {"digits": [s.digits for s in samplers], "bits": [s.bits for s in samplers],
+                                    "delta": [s.delta for s in samplers], "tv": [s.tv for s in samplers],
+                                    "slack": [s.slack for s in samplers]}
+    return (query.delta if query.delta > 0 else total), total, record
+
+
+def release_guarantee(query: UStatQuery, plans: Sequence[Any], delta: float, sampler_delta: float,
+                      failure: float = 0.0, delegates: int | None = None) -> str:
+    """The one-line guarantee of a release (:mod:`dp.noise_defaults`): which noise ran and what it gives.
+
+    :param delta: the release's delta (sampler truncation, or the query's, plus ``failure``).
+    :param failure: probability that every noise delegate is corrupt (``delegates`` drew the noise).
+    """
+    from dp.noise_defaults import delegated_guarantee, mpc_guarantee, party_guarantee
+
+    if query.noise == "mpc":
+        return mpc_guarantee(query.epsilon, delta, sampler_delta)
+    if delegates is not None:
+        return delegated_guarantee(query.epsilon, delta, failure, delegates)
+    return party_guarantee(query.epsilon, delta, plans[0].parties, plans[0].threshold, plans[0].mechanism)
+
+
+def _noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> list[float]:
+    """Standard deviation of the noise in each released sum, in statistic units (sum / (|E| scale))."""
+    return [math.sqrt(plan.variance) / (count * out.scale) for out, plan in zip(query.outputs, plans)]
+
+
+# ----------------------------------------------------------------------------------------- simulated
+
+
+@dataclass
+class Simulation:
+    """Result of :func:`simulate`: estimates over runs, and the noiseless references."""
+
+    estimates: np.ndarray
+    exact_on_tuples: float
+    sums: np.ndarray
+    tuples: np.ndarray
+    plans: list[NoisePlan]
+    noise: np.ndarray
+
+
+def simulate(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int, seed: int,
+             runs: int = 1, noise: np.ndarray | None = None,
+             noise_rng: np.random.Generator | None = None) -> Simulation:
+    """Run Pi_U-MPC in one process (plain NumPy), ``runs`` times with fresh noise, same tuples.
+
+    :param rows_by_party: each party's rows (floats, kernel column order), as they would hold them.
+    :param threshold: ``t``; the number of parties ``m`` is ``len(rows_by_party)``.
+    :param seed: the public seed (picks the tuples exactly as the secure path does).
+    :param runs: number of independent noise draws.
+    :param noise: optional fixed per-party draws, shape ``(runs, outputs, parties)``; for noise
+        sampled in MPC, shape ``(runs, outputs)`` or ``(runs, outputs, k)`` (summed over the last axis).
+    :param noise_rng: generator for the draws (tests only; default: OS randomness per draw).  Noise
+        sampled in MPC is drawn with its plaintext mirror
+        (:func:`dp.secret_noise.simulate_secret_laplace`), one joint value per sum and run.
+    """
+    parties = len(rows_by_party)
+    fixed = np.vstack([prepare_rows(query, np.asarray(rows, dtype=float).reshape(-1, len(query.specs))).integers
+                       for rows in rows_by_party])
+    rows = fixed.shape[0]
+    check_sizes(query, rows)
+    tuples = sample_for(query, rows, seed)
+    if query.clipping == "secure":
+        fixed = _clip_encoded(query, fixed)
+    values = _plaintext_sums(query, fixed, tuples)
+    plans = plans_for(query, tuples, rows, parties, threshold)
+    if query.noise == "mpc":
+        if noise is None:
+            noise = np.stack([simulate_secret_laplace(plan.sampler, runs, noise_rng) for plan in plans
+                              if plan.sampler is not None], axis=1)
+        noise = np.asarray(noise, dtype=object)
+        noise = noise.reshape(runs, len(plans), -1 if noise.ndim == 3 else 1)
+    else:
+        if noise is None:
+            noise = np.array([[[plan.draw(noise_rng) for _ in range(parties)] for plan in plans]
+                              for _ in range(runs)], dtype=object)
+        noise = np.asarray(noise, dtype=object).reshape(runs, len(plans), parties)
+    noisy = values[None, :] + noise.sum(axis=2)
+    estimates = np.array([query.kernel.estimate(list(sums), len(tuples), query.widths) for sums in noisy])
+    exact = query.kernel.estimate(list(values), len(tuples), query.widths)
+    return Simulation(estimates, exact, values, tuples, plans, noise)
+
+
+def _clip_encoded(query: UStatQuery, fixed: np.ndarray) -> np.ndarray:
+    from secure.clipping import clip_local
+
+    widths = _clip_widths(query, fixed.shape[1])
+    chosen = [j for j, w in enumerate(widths) if w is not None]
+    clipped = fixed.copy()
+    clipped[:, chosen] = clip_local(fixed[:, chosen], [w for w in widths if w is not None])
+    return clipped
+
+
+def _clip_widths(query: UStatQuery, shared_columns: int) -> list[int | None]:
+    """Per shared column: the width to clip to, or ``None`` for label columns (validated locally)."""
+    widths: list[int | None] = [None] * shared_columns
+    for position, spec in enumerate(query.specs):
+        if position not in query.kernel.categories and position < shared_columns:
+            widths[position] = spec.width
+    return widths
+
+
+def _plaintext_sums(query: UStatQuery, fixed: np.ndarray, tuples: np.ndarray) -> np.ndarray:
+    totals = np.zeros(len(query.outputs), dtype=object)
+    for start in range(0, len(tuples), TUPLES_PER_BATCH):
+        batch = tuples[start:start + TUPLES_PER_BATCH]
+        outputs = query.kernel.plaintext([fixed[batch[:, j]] for j in range(batch.shape[1])])
+        totals += np.array([int(np.sum(out, dtype=np.int64)) for out in outputs], dtype=object)
+    return totals
+
+
+# ------------------------------------------------------------------------------------------- secure
+
+
+def secure_integer_type(query: Any) -> tuple[Any, int]:
+    """MPyC's secure integers of ``-L`` bits and the comparison bit length the kernel needs.
+
+    :param query: a query with ``kernel``, ``specs`` and ``widths``.
+    :raise secure.session.InputError: if the kernel's comparisons need more than ``-L`` bits (the
+        same verdict at every party, since the parameters were agreed).
+    """
+    from mpyc.runtime import mpc
+
+    from secure.session import InputError
+
+    sectype = mpc.SecInt()
+    bits = query.kernel.comparison_bits(query.widths)
+    if bits > sectype.bit_length:
+        raise InputError(f"all parties: the domains of columns {', '.join(s.name for s in query.specs)} at "
+                         f"{max(s.precision for s in query.specs)} fractional bits need {bits}-bit secure "
+                         f"integers, got -L {sectype.bit_length}; give -L {bits} or a lower --precision")
+    return sectype, bits
+
+
+NoiseSource = Callable[[NoisePlan, int], int]
+
+
+def _draw_at(draw: NoiseSource, plan: Any, *, index: int) -> int:
+    """``draw(plan, index)``: a party's draw for released sum ``index``, as a one-argument source."""
+    return draw(plan, index)
+
+
+async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | None = None,
+                     missing: str = "refuse", noise_source: NoiseSource | None = None,
+                     receivers: Sequence[int] | None = None, noise_delegates: Sequence[int] | None = None,
+                     corrupt_delegates: int | None = None, delegation_failure: float = 0.0) -> UStatRelease | None:
+    """Run Pi_U-MPC on the MPyC runtime (already started); every party calls this with its own rows.
+
+    :param query: the agreed query (parameters already compared across parties).
+    :param fixed: this party's rows from :func:`prepare_rows` (verdict already shared).
+    :param seed: public seed; ``None`` draws a joint seed to which every party contributes.
+    :param missing: the agreed missing-value policy (``refuse`` or ``fill``), named in the record.
+        No count of clipped or missing values leaves this party (DESIGN: only row counts are public).
+    :param noise_source: ``f(plan, output_index) -> int`` this party's draw; default OS randomness.
+        Tests pass fixed draws to compare with :func:`simulate`.  Party noise only: with
+        ``query.noise == "mpc"`` the noise is sampled inside MPC (:func:`dp.secret_noise.secret_laplace_noise`)
+        and no party draws anything.
+    :param receivers: parties that learn the release (default all).
+    :param noise_delegates: threat model M_HF (Sinh & Ramon §4): only these parties ``Z`` draw the
+        noise (:mod:`dp.umpc.delegation`), calibrated within ``Z`` (``corrupt_delegates`` bounds the
+        corrupt members of ``Z``; default ``|Z| - 1``); default: every party draws.
+    :param delegation_failure: with ``noise_delegates``, the probability ``F`` that ``Z`` was sized for
+        (every delegate corrupt); the release is then ``(epsilon, delta + F)``-DP
+        (:mod:`dp.umpc.delegation`), and its ``delta`` says so.
+    :return: the release at receivers, ``None`` elsewhere.
+    :raise secure.session.InputError: too few rows or too many tuples (same verdict at every party).
+    :raise secure.session.ProtocolFailure: overflow detected by the guarded reveal.
+    :raise ValueError: ``noise_source`` or ``noise_delegates`` with noise sampled inside MPC.
+    """
+    from mpyc.runtime import mpc
+
+    from secure.aggregation import add_party_noise, guarded_reveal, secure_sum
+    from secure.clipping import clip_secure
+    from secure.intake import exchange_counts, share_rows
+    from secure.meter import CostMeter
+    from secure.public_randomness import joint_seed
+    from secure.session import InputError
+
+    if query.noise == "mpc" and (noise_source is not None or noise_delegates is not None):
+        raise ValueError("noise sampled inside MPC has no party draws: noise_source and noise_delegates "
+                         "(--delegate-noise) apply to party noise only")
+    parties, threshold = len(mpc.parties), int(mpc.threshold)
+    meter = CostMeter()
+    sectype, bits = secure_integer_type(query)
+
+    with meter.phase("intake"):
+        counts = await exchange_counts(fixed.integers.shape[0])
+        rows = sum(counts)
+        try:
+            check_sizes(query, rows)
+        except ValueError as exc:
+            raise InputError(f"all parties: {exc}") from None
+        shared = share_rows(sectype, fixed.integers, counts)
+        if query.clipping == "secure":
+            shared = clip_secure(shared, _clip_widths(query, fixed.integers.shape[1]))
+        await meter.settle(shared)
+
+    with meter.phase("seed"):
+        public_seed = seed if seed is not None else await joint_seed()
+        tuples = sample_for(query, rows, public_seed)
+        try:  # the sensitivity is delta_max times the output's: the epsilon may be too small only now
+            plans: list[Any] = plans_for(query, tuples, rows, parties, threshold)
+        except ValueError as exc:  # public parameters only: the same verdict at every party, before any reveal
+            raise InputError(f"all parties: {exc}") from None
+        if noise_delegates is not None:
+            from dp.umpc.delegation import delegate_plan
+
+            plans = [delegate_plan(plan, noise_delegates, corrupt_delegates=corrupt_delegates,
+                                   epsilon_fail=delegation_failure or None) for plan in plans]
+        digits = max((plan.sampler.digits for plan in plans if getattr(plan, "sampler", None) is not None), default=0)
+        if digits > sectype.bit_length - 2:
+            raise InputError(f"all parties: the noise sampled in MPC has {digits} binary digits (|noise| < 2^{digits}), "
+                             f"which -L {sectype.bit_length} cannot hold; give -L {digits + 2} or more")
+
+    with meter.phase("kernel"):
+        totals: list[Any] | None = None
+        for start in range(0, len(tuples), TUPLES_PER_BATCH):
+            batch = tuples[start:start + TUPLES_PER_BATCH]
+            parts = [shared[batch[:, j]] for j in range(batch.shape[1])]
+            sums = [secure_sum(out) for out in query.kernel.secure(parts, bits)]
+            totals = sums if totals is None else [a + b for a, b in zip(totals, sums)]
+        assert totals is not None
+        await meter.settle(*totals)
+
+    with meter.phase("noise"):
+        draw = noise_source or (lambda plan, index: plan.draw())
+        if query.noise == "mpc":
+            from dp.secret_noise import secret_laplace_noise
+
+            secret = secret_laplace_noise(type(totals[0]), [plan.sampler for plan in plans])
+            noisy = [total + eta for total, eta in zip(totals, secret)]
+        elif noise_delegates is None:
+            noisy = [add_party_noise(total, draw(plan, index))
+                     for index, (total, plan) in enumerate(zip(totals, plans))]
+        else:
+            from dp.umpc.delegation import add_delegated_noise
+
+            noisy = [add_delegated_noise(total, plan, noise_delegates,
+                                         noise_source=functools.partial(_draw_at, draw, index=index))
+                     for index, (total, plan) in enumerate(zip(totals, plans))]
+        await meter.settle(*noisy)
+
+    with meter.phase("reveal"):
+        opened = await guarded_reveal(noisy, _sum_ranges(query, len(tuples), plans), receivers)
+
+    phases = await meter.totals_over_parties()
+    if not opened:
+        return None
+    released_delta, sampler_delta, sampler = sampler_summary(query, plans)
+    failure = delegation_failure if noise_delegates is not None else 0.0
+    released_delta += failure
+    return UStatRelease(
+        statistic=query.kernel.name,
+        estimate=query.kernel.estimate(opened, len(tuples), query.widths),
+        epsilon=query.epsilon, delta=released_delta, n=rows, pairs=len(tuples), parties=parties,
+        threshold=threshold, degree=query.kernel.degree, sampling=query.sampling if query.tuples else "all",
+        max_degree=max_degree(tuples, rows), mechanism=plans[0].mechanism,
+        noise_std=_noise_std(query, len(tuples), plans), noisy_sums=opened,
+        estimate_std=estimate_noise_std(query, len(tuples), plans, opened),
+        seconds=sum(cost.seconds for cost in phases.values()),
+        bytes_sent=sum(cost.bytes_sent for cost in phases.values()),
+        phases={name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()},
+        missing=missing, clipping=query.clipping,
+        noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler, delegation_failure=failure,
+        guarantee=release_guarantee(query, plans, released_delta, sampler_delta, failure,
+                                    None if noise_delegates is None else len(noise_delegates)))

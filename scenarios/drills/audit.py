@@ -1,0 +1,244 @@
+"""Empirical DP audit of every mechanism in the suite, with negative controls that must be caught.
+
+For each mechanism, a pair of neighbouring datasets chosen to be worst-case for it is run many
+times on the simulated path, and :func:`dp.audit.engine.audit` bounds the privacy loss from below with
+Clopper-Pearson confidence (hockey-stick / histogram test).  The table puts the lower bound next to
+the claimed epsilon.  Mechanisms must *pass* (lower bound at most the claim); the negative controls
+— floating-point Laplace at half the scale, Pólya noise calibrated with 1/m while t parties are
+corrupt, randomized response with the wrong beta, a tree mechanism with noise scale 1/epsilon —
+must *fail*.
+
+Run it (the audit is simulated by party 0; with ``-M3`` the other parties only agree on the
+parameters and the audit seed, as in every experiment scenario)::
+
+    python -m scenarios.drills.audit                      # every case, its recommended sample size x 5
+    python -m scenarios.drills.audit --quick              # every case at its minimal sample size (CI)
+    python -m scenarios.drills.audit --list               # the cases, with what each audits
+    python -m scenarios.drills.audit --case umpc-kendall-dlap-m3-t1,control-polya-naive-m3-t1 --samples 400000
+    python -m scenarios.drills.audit --seed 7 --json audit.json --results-dir results
+
+Options:
+  --case NAMES       comma-separated case names (default: all)
+  --list             list the cases and stop
+  --samples N        samples per dataset for every case (default: 5 x each case's recommended size)
+  --quick            each case's recommended (minimal, power-derived) sample size
+  --confidence C     family-wise confidence over the cases run (default 0.95): each case's bound
+                     is at 1 - (1 - C)/K for K cases (Bonferroni), so a correct suite passes
+                     every case with probability at least C
+  --seed S           seed of the audit's sampling (default: a joint seed of all parties, printed)
+  --json PATH        write the results as JSON
+  --results-dir DIR  also write audit.csv there
+
+Exit code: 0 when every mechanism passes and every control fails; 1 when a claim is contradicted
+(a mechanism fails) or a control escapes (one ``error:`` line after the table); 2 on a usage error.
+
+Threat model.  The audit checks the DP claim of the *released* values against an adversary who
+knows everything but one row (or one user's value, for local DP); for distributed noise, the
+coalition's view (true statistic plus the honest parties' noise only).  It can prove a violation;
+passing is evidence, not proof.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.kit.outputs import check_output_path
+
+__all__ = ["main", "all_cases", "parse_options"]
+
+#: Without ``--quick`` each case runs with this multiple of its recommended sample size.
+FULL_FACTOR = 5
+
+
+def all_cases() -> list[Any]:
+    """Every audit case of the suite: central and distributed mechanisms, then local randomizers."""
+    from dp.audit.central_cases import central_cases
+    from dp.audit.local_cases import local_cases
+
+    return [*central_cases(), *local_cases()]
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """Parsed options."""
+
+    cases: tuple[str, ...] | None
+    list_only: bool
+    samples: int | None
+    quick: bool
+    confidence: float
+    seed: int | None
+    json_path: str | None
+    results_dir: str | None
+
+
+def build_parser() -> ScenarioParser:
+    """The option parser of this scenario."""
+    parser = ScenarioParser(prog="python -m scenarios.drills.audit", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--case", default=None)
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--samples", type=int, default=None)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--results-dir", default=None)
+    return parser
+
+
+def parse_options(argv: Sequence[str]) -> AuditOptions:
+    """Parse and check the command line.
+
+    :raise UsageError: on a bad option value or an unknown case name.
+    """
+    args = build_parser().parse_args(list(argv))
+    check_output_path(args.json, "--json")
+    if args.samples is not None and args.samples < 2:
+        raise UsageError(f"--samples must be at least 2, got {args.samples}")
+    if not 0.0 < args.confidence < 1.0:
+        raise UsageError(f"--confidence must be in (0, 1), got {args.confidence}")
+    if args.seed is not None and args.seed < 0:
+        raise UsageError(f"--seed must be non-negative, got {args.seed}")
+    names = None
+    if args.case is not None:
+        names = tuple(n.strip() for n in args.case.split(",") if n.strip())
+        if not names:
+            raise UsageError("--case needs at least one case name")
+        known = {case.name for case in all_cases()}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise UsageError(f"unknown case {unknown[0]!r}; see --list")
+    return AuditOptions(names, args.list, args.samples, args.quick, args.confidence, args.seed, args.json,
+                        args.results_dir)
+
+
+def _samples_for(case: Any, options: AuditOptions) -> int:
+    if options.samples is not None:
+        return options.samples
+    return case.samples if options.quick else FULL_FACTOR * case.samples
+
+
+def _record(result: Any) -> dict[str, Any]:
+    case = result.case
+    expected_ok = result.violation if case.control else not result.violation
+    return {
+        "case": case.name, "control": case.control, "mechanism": case.mechanism, "statistic": case.statistic,
+        "neighbours": case.neighbours, "epsilon": case.epsilon, "delta": case.delta, "samples": result.samples,
+        "epsilon_lower": result.epsilon_lower, "event": result.event, "p_lower": result.p_lower,
+        "q_upper": result.q_upper, "confidence": result.confidence, "verdict": result.verdict,
+        "as_expected": expected_ok,
+    }
+
+
+def _print_list(cases: Sequence[Any]) -> None:
+    for case in cases:
+        kind = "control" if case.control else "mechanism"
+        claim = f"eps={case.epsilon:g}" + (f", delta={case.delta:g}" if case.delta else "")
+        print(f"{case.name}  [{kind}; {claim}; {case.samples} samples]")
+        print(f"    {case.mechanism}")
+        print(f"    statistic: {case.statistic}; neighbours: {case.neighbours}")
+
+
+def _print_results(records: Sequence[dict[str, Any]], seed: int, seconds: float, family: float) -> None:
+    print(f"DP audit: lower bounds at {records[0]['confidence']:.4%} confidence each, {family:.0%} family-wise "
+          f"over {len(records)} cases; audit seed {seed} ({seconds:.1f} s)")
+    width = max(len(r["case"]) for r in records)
+    print(f"  {'case':<{width}}  {'kind':<9}  {'claimed':>15}  {'samples':>8}  {'eps lower':>9}  verdict  expected")
+    for r in records:
+        claim = f"{r['epsilon']:g}" + (f" (d={r['delta']:.0e})" if r["delta"] else "")
+        kind = "control" if r["control"] else "mechanism"
+        expected = ("FAIL" if r["control"] else "pass") + ("" if r["as_expected"] else "  <-- UNEXPECTED")
+        print(f"  {r['case']:<{width}}  {kind:<9}  {claim:>15}  {r['samples']:>8}  {r['epsilon_lower']:>9.3f}  "
+              f"{r['verdict']:<7}  {expected}")
+
+
+def _write_csv(records: Sequence[dict[str, Any]], directory: str) -> Path:
+    import csv
+
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    target = path / "audit.csv"
+    with open(target, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(records[0]))
+        writer.writeheader()
+        writer.writerows(records)
+    return target
+
+
+def run(options: AuditOptions, seed: int) -> list[str]:
+    """Run the chosen audits with the audit seed, print the table; return the cases with an unexpected verdict."""
+    import time
+
+    from dp.audit.engine import audit
+    from scenarios.kit.experiments import progress
+
+    cases = all_cases()
+    if options.cases is not None:
+        chosen = set(options.cases)
+        cases = [case for case in cases if case.name in chosen]
+    if options.list_only:
+        _print_list(cases)
+        return []
+    streams = np.random.SeedSequence(seed).spawn(len(cases))
+    per_case = 1.0 - (1.0 - options.confidence) / len(cases)  # Bonferroni over the cases run
+    start = time.perf_counter()
+    records = []
+    bar = progress(len(cases), "audit")
+    for case, stream in zip(cases, streams):
+        result = audit(case, samples=_samples_for(case, options), rng=np.random.default_rng(stream),
+                       confidence=per_case)
+        records.append(_record(result))
+        bar.update(1)
+    bar.close()
+    _print_results(records, seed, time.perf_counter() - start, options.confidence)
+    if options.json_path:
+        Path(options.json_path).write_text(json.dumps({"seed": seed, "results": records}, indent=2))
+    if options.results_dir:
+        print(f"wrote {_write_csv(records, options.results_dir)}")
+    surprises = [r["case"] for r in records if not r["as_expected"]]
+    if not surprises:
+        mechanisms = sum(not r["control"] for r in records)
+        print(f"all {mechanisms} mechanisms pass at their claimed epsilon; all {len(records) - mechanisms} "
+              f"controls are caught")
+    return surprises
+
+
+def _public(options: AuditOptions) -> dict[str, Any]:
+    return {"cases": options.cases, "samples": options.samples, "quick": options.quick,
+            "confidence": options.confidence, "seed": options.seed}
+
+
+async def _audit(options: AuditOptions) -> Callable[[], None] | None:
+    """Every party: agree on the audit seed (and the results directory); party 0 audits."""
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.experiments import agree_seed, check_results_dir
+    from secure.session import ProtocolFailure
+
+    seed = await agree_seed(options.seed)
+    if options.results_dir:
+        await check_results_dir(options.results_dir)
+    if mpc.pid != 0:
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait, silent, for party 0
+        surprises = run(options, seed)
+        if surprises:
+            raise ProtocolFailure(f"audit: unexpected verdict for {', '.join(surprises)}")
+
+    return deliver
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the audit; returns the exit code."""
+    return run_scenario(parse_options, _audit, _public, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

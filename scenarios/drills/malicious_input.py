@@ -1,0 +1,380 @@
+"""Malicious-input drill: party 2 supplies rows far outside the declared domain. The drill measures how
+far that moves the release, with local clipping, with secure clipping, and with no clipping at all.
+
+Run it (it starts its own three local parties; this process runs no MPyC itself)::
+
+    python -m scenarios.drills.malicious_input                     # r = 1, 2, 5, 10 rows, 240 rows in all
+    python -m scenarios.drills.malicious_input --quick --json malicious.json   # r = 1, 3, 90 rows (the tests)
+
+The job is the Gini mean difference of ``sysBP`` with declared domain ``0:300`` at 8 fractional
+bits, on per-party files cut from the embedded Framingham data. It runs with a fixed public
+``--seed 4``, so every run samples the same tuples ``E``, and with ``--epsilon 1e9``. That makes
+the discrete Laplace parameter ``alpha = exp(-epsilon / s)`` underflow to 0, so every noise draw is
+exactly 0. The released sums are then the exact kernel sums, and differences between runs are
+exact integers. This is a drill setting, not a private release.
+
+Cases (the honest parties 0 and 1 always run ``scenarios.ustat`` unchanged):
+
+1. ``baseline``: honest data, with ``--clip local`` and with ``--clip secure``.
+2. ``local clipping``: party 2 replaces ``r`` of its rows by ``1e6``. Its unchanged software clips
+   them to 300 at intake and counts them (locally: party 2 prints its count, no party shares one).
+3. ``secure clipping, party 2 skips its own``: the same rows, ``--clip secure``. Party 2 runs
+   ``scenarios.drills.party --skip-local-clipping``. Note that ``--clip secure`` already shares raw
+   values: ``dp.umpc.protocol.prepare_rows`` calls ``to_fixed_point(clip=False)``. The skip therefore only
+   hides party 2's count of out-of-domain values, and the clipping happens in
+   :func:`secure.clipping.clip_secure` inside MPC.
+4. ``no clipping at all``: the same skip with ``--clip local``. Party 2's raw values enter the
+   kernel. The drill tries ``1e6`` and ``1500``.
+
+Expected: cases 2 and 3 move the release by at most ``r`` times the per-row sensitivity.
+Replacing one row changes at most ``max degree`` sampled tuples (the largest number of tuples of
+``E`` that share one row), each by at most the kernel's output range ``Delta_f``. That range is the
+domain width in fixed point, ``300 * 2^8 = 76800``. The bound on the released sum is therefore
+``r * max_degree * Delta_f``, and on the statistic ``r * max_degree * Delta_f / (|E| * 2^8)``
+(``dp.umpc.protocol.plan_noise``; Sinh & Ramon, App. C.2.3). Case 3 must also give exactly the sum of
+case 2. Case 4 is the contrast: the release moves far beyond the bound, or the guarded reveal
+stops it.
+
+How out-of-domain values look in fixed point. ``round((x - 0) * 2^8)`` turns ``1e6`` into
+256,000,000 and ``1500`` into 384,000. Both lie outside ``[0, 76800]`` but inside the ``-L 32``
+secure integers (``|x| < 2^31``). That matters because :func:`secure.clipping.clip_secure`
+compares at the full ``-L`` bits. The kernel's comparisons, however, use only the bits the domain
+needs (18 here). On a larger value, MPyC's ``np_sgn(x, l=18, LT=True)`` returns ``-floor(x/2^18)``
+instead of a bit, so ``|x - y|`` comes out multiplied by about ``1 + 2 floor(x/2^18)``. The full
+run adds ``1e8`` (2.56e10 in fixed point, beyond ``-L 32``). That case is outside what secure
+clipping can guarantee, since its own comparisons then fail the same way, and the drill only
+reports what happens.
+
+Options (none is a prefix of an MPyC option):
+  --quick       r = 1, 3 on 90 rows, without the 1e8 case (what the tests run)
+  --json PATH   write the setting and every case (exit codes, sums, movement, bound) there
+``-M3`` is accepted and ``-L`` is passed to every party. Any other MPyC option is refused. The
+exit code is 0 if cases 1-3 behaved as expected, 1 if not (one line), and 2 for bad usage.
+
+Threat model: the suite claims a passive (semi-honest) adversary, at most ``t < m/2`` parties
+(DESIGN). Under that model local clipping suffices. Skipping it is an active deviation. The drill
+shows that ``--clip secure`` still bounds such a party's influence by the sensitivity, for any
+values that fit the ``-L``-bit secure integers, and that local clipping does not.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+if __package__ in (None, ""):  # run as a file
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from scenarios.kit.cli import UsageError
+from scenarios.drills.faults import (CheckedOutcome, DrillOptions, PartySpec, drill_main, format_table, framingham_columns,
+                                    parse_drill_argv, run_three, write_party_files)
+
+__all__ = ["main", "parse_options", "Setting", "CaseResult", "run_cases", "fixed_point", "COLUMN", "LOWER",
+           "UPPER", "PRECISION", "FAR_VALUE", "NEAR_VALUE", "BEYOND_L_VALUE", "EPSILON", "SEED", "QUICK_ROWS",
+           "FULL_ROWS", "QUICK_REPLACED", "FULL_REPLACED"]
+
+COLUMN = "sysBP"
+LOWER, UPPER, PRECISION = 0.0, 300.0, 8
+FAR_VALUE = 1e6          # 256,000,000 in fixed point: fits -L 32, far outside the domain
+NEAR_VALUE = 1500.0      # 384,000 in fixed point: fits -L 32, beyond the kernel's 18-bit comparisons
+BEYOND_L_VALUE = 1e8     # 2.56e10 in fixed point: does not fit -L 32 (full run only)
+EPSILON = 1e9
+SEED = 4
+QUICK_ROWS, FULL_ROWS = 90, 240
+QUICK_REPLACED, FULL_REPLACED = (1, 3), (1, 2, 5, 10)
+DEFAULT_BIT_LENGTH = 32
+RESULT_NAME = "result.json"
+MALICIOUS_PARTY = 2
+_GUARD = "wrapped around, so nothing is released"
+
+
+def parse_options(argv: Sequence[str]) -> DrillOptions | None:
+    """Parse ``--quick``, ``--json PATH`` (and MPyC's ``-M3``, ``-L``).
+
+    :raise UsageError: on bad usage.
+    """
+    return parse_drill_argv(argv, "python -m scenarios.drills.malicious_input", __doc__ or "")
+
+
+def fixed_point(value: float) -> int:
+    """``round((value - lower) * 2^precision)``, as :meth:`secure.intake.ColumnSpec.encode` computes it."""
+    return int(round((value - LOWER) * 2 ** PRECISION))
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The public setting every case shares, and the sensitivity bound derived from it.
+
+    :param rows: ``n`` over all parties; ``pairs``: ``|E|``; ``max_degree``: ``delta_max`` of ``E``.
+    :param width: the domain width in fixed point (the kernel's ``Delta_f``); ``scale``: ``2^precision``.
+    :param bit_length: ``-L`` of the secure integers.
+    :param comparison_bits: the bit length of the kernel's comparisons (``width.bit_length() + 1``).
+    """
+
+    rows: int
+    pairs: int
+    max_degree: int
+    delta_f: int
+    scale: int
+    width: int
+    bit_length: int
+    comparison_bits: int
+
+    @property
+    def row_sensitivity_units(self) -> int:
+        """Largest change of the released sum when one row is replaced: ``max_degree * Delta_f``."""
+        return self.max_degree * self.delta_f
+
+    @property
+    def row_sensitivity(self) -> float:
+        """The same on the statistic: ``max_degree * Delta_f / (|E| * scale)``."""
+        return self.row_sensitivity_units / (self.pairs * self.scale)
+
+
+@dataclass
+class CaseResult(CheckedOutcome):
+    """One run and how it compares with its baseline.
+
+    :param clip: ``local`` or ``secure``; ``party2``: ``honest`` or ``skips clipping``.
+    :param replaced: ``r``, rows of party 2 replaced by ``value``.
+    :param codes: exit codes of parties 0..2.
+    :param noisy_sum: the released sum (exactly the kernel sum here), or ``None`` if nothing was released.
+    :param moved_units: ``|sum - baseline sum|`` in fixed-point units; ``bound_units``: ``r * max_degree * Delta_f``.
+    :param expectation: ``release`` (baseline), ``within bound``, ``contrast`` or ``report``.
+    :param outcome: what happened, in words.
+    :param problems: unmet expectations (empty: as expected).
+    """
+
+    name: str
+    clip: str
+    party2: str
+    replaced: int
+    value: float | None
+    codes: list[int | None]
+    noisy_sum: int | None
+    estimate: float | None
+    pairs: int | None
+    max_degree: int | None
+    clipped_reported: int | None
+    message: str
+    expectation: str
+    moved_units: int | None = None
+    bound_units: int | None = None
+    moved: float | None = None
+    bound: float | None = None
+    outcome: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def _write_case_files(directory: str, rows: Sequence[Sequence[str]], replaced: int, value: float | None) -> None:
+    write_party_files(directory, [COLUMN], rows)
+    if not replaced or value is None:
+        return
+    path = os.path.join(directory, f"p{MALICIOUS_PARTY}.csv")
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    if replaced > len(lines) - 1:
+        raise UsageError(f"party {MALICIOUS_PARTY} has only {len(lines) - 1} rows, cannot replace {replaced}")
+    for index in range(1, replaced + 1):
+        lines[index] = repr(float(value))
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def _job_args(clip: str) -> list[str]:
+    return ["--data", "p{pid}.csv", "--stat", "gini", "--columns", COLUMN,
+            "--domain", f"{COLUMN}={LOWER:g}:{UPPER:g}:{PRECISION}", "--seed", str(SEED), "--epsilon", f"{EPSILON:g}",
+            "--clip", clip, "--json", RESULT_NAME]
+
+
+def _run_case(root: str, name: str, clip: str, party2: str, replaced: int, value: float | None,
+              expectation: str, rows: Sequence[Sequence[str]], party_args: Sequence[str]) -> CaseResult:
+    directory = os.path.join(root, re.sub(r"[^a-z0-9]+", "_", f"{name} {clip} {replaced} {value}".lower()).strip("_"))
+    os.makedirs(directory)
+    _write_case_files(directory, rows, replaced, value)
+    args = tuple(_job_args(clip))
+    malicious = PartySpec("drills.party", ("--skip-local-clipping", *args)) if party2 == "skips clipping" \
+        else PartySpec("ustat", args)
+    results, _ = run_three([PartySpec("ustat", args), PartySpec("ustat", args), malicious], directory,
+                           party_args=party_args)
+    record: dict[str, Any] = {}
+    path = os.path.join(directory, RESULT_NAME)
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            record = json.load(handle)
+    lines = results[0].error_lines
+    return CaseResult(name, clip, party2, replaced, value, [r.code for r in results],
+                      int(record["noisy_sums"][0]) if record else None,
+                      float(record["estimate"]) if record else None,
+                      int(record["pairs"]) if record else None, int(record["max_degree"]) if record else None,
+                      _local_clip_count(results[MALICIOUS_PARTY].stdout),
+                      lines[0] if lines else "", expectation)
+
+
+def _local_clip_count(stdout: str) -> int | None:
+    """The clip count party 2 printed about its own rows (local: no party shares such a count)."""
+    found = re.search(r"at this party, not shared: .*?(\d+) value\(s\) clipped", stdout)
+    return int(found.group(1)) if found else None
+
+
+def _setting(baseline: CaseResult, bit_length: int, rows: int) -> Setting:
+    from secure.kernels import get_kernel  # numpy only at import; no MPyC runtime
+
+    width = fixed_point(UPPER)
+    kernel = get_kernel("gini", precision=PRECISION)
+    output = kernel.outputs([width])[0]
+    assert baseline.pairs is not None and baseline.max_degree is not None
+    return Setting(rows=rows, pairs=baseline.pairs, max_degree=baseline.max_degree, delta_f=output.sensitivity,
+                   scale=output.scale, width=width, bit_length=bit_length,
+                   comparison_bits=kernel.comparison_bits([width]))
+
+
+def _judge_baseline(case: CaseResult) -> None:
+    """An honest run must release."""
+    released = all(code == 0 for code in case.codes) and case.noisy_sum is not None
+    case.outcome = "released" if released else "not released"
+    if not released:
+        case.problems.append(f"the honest run did not release (exits {case.codes}): {case.message}")
+
+
+def _judge(case: CaseResult, baseline: CaseResult, setting: Setting) -> None:
+    """Fill in movement, bound, outcome and problems of ``case`` against its ``baseline``."""
+    released = all(code == 0 for code in case.codes) and case.noisy_sum is not None
+    case.bound_units = case.replaced * setting.row_sensitivity_units
+    case.bound = case.bound_units / (setting.pairs * setting.scale)
+    if released and baseline.noisy_sum is not None:
+        if (case.pairs, case.max_degree) != (setting.pairs, setting.max_degree):
+            case.problems.append(f"different tuples: |E| {case.pairs}, max degree {case.max_degree}")
+        case.moved_units = abs(case.noisy_sum - baseline.noisy_sum)  # type: ignore[operator]
+        case.moved = case.moved_units / (setting.pairs * setting.scale)
+        if case.moved_units <= case.bound_units:
+            case.outcome = "within bound"
+        else:
+            case.outcome = f"BEYOND bound (x{case.moved_units / case.bound_units:.1f}), released"
+    elif all(code == 1 for code in case.codes) and _GUARD in case.message:
+        case.outcome = "stopped by the guarded reveal (exit 1), nothing released"
+    else:
+        case.outcome = f"exits {case.codes}: {case.message}"
+    if case.expectation == "within bound" and case.outcome != "within bound":
+        case.problems.append(f"expected a release within the bound, got: {case.outcome}")
+    if case.expectation == "contrast" and case.outcome == "within bound":
+        case.problems.append("no contrast: the release stayed within the bound without any clipping")
+
+
+def run_cases(options: DrillOptions, root: str,
+              progress: Callable[[str], None] = lambda text: None) -> tuple[Setting, list[CaseResult]]:
+    """Run every case in fresh subdirectories of ``root``; judge each against its baseline.
+
+    :return: the setting (with the bound) and the cases in order.
+    """
+    count = QUICK_ROWS if options.quick else FULL_ROWS
+    rows = framingham_columns([COLUMN], count)
+    replaced_counts = QUICK_REPLACED if options.quick else FULL_REPLACED
+    party_args = options.party_args
+    bit_length = int(party_args[1]) if party_args[:1] == ("-L",) else DEFAULT_BIT_LENGTH
+
+    def run(name: str, clip: str, party2: str, replaced: int, value: float | None, expectation: str) -> CaseResult:
+        progress(f"{name}, --clip {clip}, r = {replaced}")
+        return _run_case(root, name, clip, party2, replaced, value, expectation, rows, party_args)
+
+    baselines = {clip: run("baseline", clip, "honest", 0, None, "release") for clip in ("local", "secure")}
+    for case in baselines.values():
+        _judge_baseline(case)
+    cases = list(baselines.values())
+    if not all(case.ok for case in cases):
+        return Setting(len(rows), 0, 0, 0, 0, fixed_point(UPPER), bit_length, 0), cases
+    setting = _setting(baselines["local"], bit_length, len(rows))
+    if baselines["secure"].noisy_sum != baselines["local"].noisy_sum:
+        baselines["secure"].problems.append("honest data gave different sums with local and secure clipping")
+
+    plan: list[tuple[str, str, str, float, str]] = [
+        ("local clipping", "local", "honest", FAR_VALUE, "within bound"),
+        ("secure clipping, party 2 skips its own", "secure", "skips clipping", FAR_VALUE, "within bound"),
+        ("no clipping at all", "local", "skips clipping", FAR_VALUE, "contrast"),
+        ("no clipping at all", "local", "skips clipping", NEAR_VALUE, "contrast"),
+    ]
+    if not options.quick:
+        plan.insert(2, ("secure clipping, party 2 skips its own", "secure", "skips clipping", NEAR_VALUE,
+                        "within bound"))
+    for replaced in replaced_counts:
+        honest_local: CaseResult | None = None
+        for name, clip, party2, value, expectation in plan:
+            case = run(name, clip, party2, replaced, value, expectation)
+            _judge(case, baselines[clip], setting)
+            if name == "local clipping":
+                honest_local = case
+            elif (clip == "secure" and value == FAR_VALUE and honest_local is not None
+                  and honest_local.noisy_sum is not None and case.noisy_sum != honest_local.noisy_sum):
+                case.problems.append(f"secure clipping gave sum {case.noisy_sum}, local clipping "
+                                     f"{honest_local.noisy_sum}: they should clip to the same values")
+            cases.append(case)
+    if not options.quick:
+        case = run("beyond -L: secure clipping, party 2 skips its own", "secure", "skips clipping", 1,
+                   BEYOND_L_VALUE, "report")
+        _judge(case, baselines["secure"], setting)
+        cases.append(case)
+    return setting, cases
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def print_report(setting: Setting, cases: Sequence[CaseResult]) -> None:
+    """Print the setting, the bound and the table of cases."""
+    half = 1 << (setting.bit_length - 1)
+    print(f"Malicious-input drill: Gini mean difference of {COLUMN}, declared domain {LOWER:g}:{UPPER:g} at "
+          f"{PRECISION} fractional bits, 3 parties, party {MALICIOUS_PARTY} malicious")
+    print(f"  n {setting.rows} rows, |E| {setting.pairs} tuples (balanced, --seed {SEED}), max degree "
+          f"{setting.max_degree}, epsilon {EPSILON:g} (every noise draw is exactly 0)")
+    print(f"  per-row sensitivity = max degree x Delta_f / (|E| x 2^{PRECISION}) = {setting.max_degree} x "
+          f"{setting.delta_f} / ({setting.pairs} x {setting.scale}) = {setting.row_sensitivity:.6g}; "
+          f"bound for r rows = r x that")
+    for value in sorted({case.value for case in cases if case.value is not None}):
+        encoded = fixed_point(value)
+        fits = -half <= encoded < half
+        print(f"  value {value:g} -> fixed point {encoded}: outside [0, {setting.width}], "
+              f"{'inside' if fits else 'OUTSIDE'} -L {setting.bit_length} (|x| < 2^{setting.bit_length - 1}), "
+              f"beyond the kernel's {setting.comparison_bits}-bit comparisons")
+    table = []
+    for case in cases:
+        table.append([case.name, case.clip, case.party2, str(case.replaced), "-" if case.value is None else f"{case.value:g}",
+                      " ".join("hung" if c is None else str(c) for c in case.codes), _number(case.estimate),
+                      "-" if case.clipped_reported is None else str(case.clipped_reported),
+                      _number(case.moved), _number(case.bound), case.outcome + ("" if case.ok else "  [FAILED]")])
+    print(format_table(["case", "clip", "party 2", "r", "value", "exits", "estimate", "clipped", "moved", "bound",
+                        "outcome"], table))
+    print("  moved = |estimate - baseline estimate of the same --clip|, computed from the released integer sums "
+          "(exact: no noise, no rounding); clipped = values party 2 says it clipped, printed at party 2 only "
+          "(clip counts are never shared)")
+    guard = next((case.message for case in cases if _GUARD in case.message), None)
+    if guard:
+        print(f"  the guarded reveal said: {guard}")
+    for case in cases:
+        for problem in case.problems:
+            print(f"  FAILED {case.name} (--clip {case.clip}, r = {case.replaced}): {problem}")
+
+
+def _record(options: DrillOptions, outcome: tuple[Setting, list[CaseResult]]) -> dict[str, Any]:
+    setting, cases = outcome
+    return {"setting": {**asdict(setting), "row_sensitivity_units": setting.row_sensitivity_units,
+                        "row_sensitivity": setting.row_sensitivity, "column": COLUMN,
+                        "domain": [LOWER, UPPER, PRECISION], "epsilon": EPSILON, "seed": SEED,
+                        "quick": options.quick},
+            "cases": [case.record() for case in cases], "ok": all(case.ok for case in cases)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the malicious-input drill; returns the exit code (0 as expected, 1 not, 2 bad usage)."""
+    return drill_main(
+        argv, name="malicious-input", parse=parse_options, run=run_cases, report=lambda outcome: print_report(*outcome), record=_record,
+        failures=lambda outcome: [f"{case.name} (--clip {case.clip}, r = {case.replaced})"
+                                  for case in outcome[1] if not case.ok])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""The embedded datasets (``scenarios/data``, provenance in ``DATA.md``) and their declared domains.
+
+``framingham`` (4238 rows) is the default; ``heart_disease_uci`` (920 rows) backs the three-class
+VUS example.  Two derived columns are added here, in the clear, from public choices only:
+
+- ``score`` (Framingham): probability of ``TenYearCHD`` from a scikit-learn logistic regression
+  fitted on a held-out part of the rows (30 %, picked with the public seed); the held-out rows are
+  then removed, so they do not count in ``n``;
+- ``severity`` (UCI): ``min(num, 2)``, three ordered classes (none, mild, severe).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from secure.intake import MISSING_TOKENS, ColumnSpec, read_table
+
+__all__ = ["EmbeddedTable", "load_embedded", "declared_specs", "declared_fills", "framingham_with_scores", "uci_with_severity",
+           "HELD_OUT_FRACTION"]
+
+HELD_OUT_FRACTION = 0.3
+
+
+@dataclass
+class EmbeddedTable:
+    """A table as strings (like a CSV read by a party), with its name for messages and domains."""
+
+    name: str
+    header: list[str]
+    rows: list[list[str]]
+
+
+def _data_path(filename: str) -> str:
+    # next to this file (not importlib.resources: run as a file from inside the package directory,
+    # an editable install makes ``scenarios`` a namespace package without a resource reader)
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", filename)
+
+
+def load_embedded(name: str) -> EmbeddedTable:
+    """Read an embedded dataset (``framingham`` or ``heart_disease_uci``)."""
+    header, rows = read_table(_data_path(f"{name}.csv.gz"))
+    return EmbeddedTable(name, header, rows)
+
+
+def declared_domains(name: str) -> dict[str, list[float]]:
+    """The declared ``[lower, upper, precision]`` of every column of an embedded dataset."""
+    with open(_data_path("domains.json"), encoding="utf-8") as handle:
+        return dict(json.load(handle)[name])
+
+
+def declared_fills(name: str) -> dict[str, float]:
+    """The declared fill value of every column of an embedded dataset (``fill`` in ``domains.json``).
+
+    Chosen without looking at the data: the midpoint of the declared domain, rounded down to the
+    column's fixed-point grid (``DATA.md``); a missing cell takes it under ``--missing fill``.
+    """
+    with open(_data_path("domains.json"), encoding="utf-8") as handle:
+        return {column: float(value) for column, value in json.load(handle)["fill"][name].items()}
+
+
+def declared_specs(name: str, columns: Sequence[str]) -> dict[str, ColumnSpec]:
+    """Column specs for the columns of an embedded dataset that have a declared domain."""
+    domains = declared_domains(name)
+    return {column: ColumnSpec(column, float(domains[column][0]), float(domains[column][1]), int(domains[column][2]))
+            for column in columns if column in domains}
+
+
+def _numeric(table: EmbeddedTable, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Float matrix of ``columns`` and a mask of rows without missing values."""
+    positions = [table.header.index(c) for c in columns]
+    complete = np.array([all(row[p].strip().lower() not in MISSING_TOKENS for p in positions) for row in table.rows])
+    values = np.full((len(table.rows), len(columns)), np.nan)
+    for r, row in enumerate(table.rows):
+        if complete[r]:
+            values[r] = [float(row[p]) for p in positions]
+    return values, complete
+
+
+def framingham_with_scores(generator: np.random.Generator) -> EmbeddedTable:
+    """Framingham with a ``score`` column from a logistic regression fitted on held-out rows.
+
+    Rows with a missing feature are dropped (the model needs every feature); of the rest, a public
+    random 30 % (from ``generator``, seeded by the joint seed) trains the model and is removed.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    table = load_embedded("framingham")
+    features = [c for c in table.header if c != "TenYearCHD"]
+    values, complete = _numeric(table, features + ["TenYearCHD"])
+    usable = np.flatnonzero(complete)
+    held_out = np.zeros(len(table.rows), dtype=bool)
+    held_out[generator.choice(usable, size=int(round(HELD_OUT_FRACTION * len(usable))), replace=False)] = True
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    model.fit(values[held_out, :-1], values[held_out, -1].astype(int))
+    evaluated = complete & ~held_out
+    scores = np.full(len(table.rows), np.nan)
+    scores[evaluated] = model.predict_proba(values[evaluated, :-1])[:, 1]
+    rows = [row + [repr(float(scores[r]))] for r, row in enumerate(table.rows) if evaluated[r]]
+    return EmbeddedTable("framingham", table.header + ["score"], rows)
+
+
+def uci_with_severity() -> EmbeddedTable:
+    """UCI Heart Disease with ``severity = min(num, 2)``."""
+    table = load_embedded("heart_disease_uci")
+    position = table.header.index("num")
+    rows = [row + [str(min(int(float(row[position])), 2))] for row in table.rows]
+    return EmbeddedTable("heart_disease_uci", table.header + ["severity"], rows)

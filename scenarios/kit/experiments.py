@@ -1,0 +1,417 @@
+"""What the Monte Carlo experiment scenarios share: options, seeds, summaries, CSV, PNG, progress.
+
+Used by ``scenarios.papers.ecdf_smoothing``, ``scenarios.papers.ecdf_inverse`` and ``scenarios.papers.roc_curve`` (the
+experiments of Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution
+Functions*, Sec. 6).  These experiments are *simulated*: the same mechanism as the secure path, run
+in plain numpy in one process (DESIGN, "Two ways to run one protocol"), repeated ``--runs`` times.
+They still run inside the standard party lifecycle (:func:`scenarios.kit.cli.run_scenario`), so that
+they accept MPyC's options and run unchanged with no flags, ``-M1`` and ``-M3``; the work is done by
+party 0 only, the other parties connect, agree on the parameters (and on the joint seed) and stop.
+
+Threat model.  Nothing secret crosses a network here: party 0 simulates the mechanism with all rows
+at hand (the secure path of the same mechanism, :mod:`dp.ecdf.tree` with distributed noise, is DP against
+a passive static coalition of ``t < m/2`` parties).  The other parties only exchange public values:
+their verdicts, the parameters and, without ``--seed``, their contributions to the joint seed.
+
+Common options (lower case, none a prefix of an MPyC option):
+
+- ``--runs R``: Monte Carlo repetitions per setting (each scenario has its own default);
+- ``--quick``: a tiny configuration (smaller grid, few settings, few runs) for tests;
+- ``--results-dir DIR``: where party 0 writes the CSV and PNG files (default ``results/``);
+- ``--seed S``: public seed for data generation (default: a joint seed every party contributes to,
+  printed so that a run can be repeated);
+- ``--os-noise``: draw the DP noise from fresh OS randomness, as a release does.
+
+Seeded noise.  For reproducible experiment curves the DP noise of run ``r`` at setting ``s`` is
+drawn, by default, from a generator seeded with ``(S, s, r)`` (a spawned stream of ``--seed``,
+independent of the data streams).  That is acceptable for a *simulation* whose purpose is to
+measure errors; a *release* never does it — the ``dp`` functions draw fresh OS randomness when given
+no generator, and ``--os-noise`` makes the experiments do the same.
+
+Data of run ``r`` comes from ``public_generator(run_seed[r])``, the run seeds themselves drawn from
+``public_generator(S)``; every setting reuses the same run seeds (common random numbers), so the
+curves compare settings on the same data.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import os
+import time
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from scenarios.kit.cli import ScenarioParser, UsageError
+
+__all__ = [
+    "DEFAULT_RESULTS_DIR",
+    "CommonOptions",
+    "add_common_options",
+    "common_options",
+    "parse_positive_list",
+    "parse_integer_list",
+    "check_positive_number",
+    "agree_seed",
+    "check_results_dir",
+    "experiment_main",
+    "run_seeds",
+    "data_generator",
+    "noise_generator",
+    "progress",
+    "summarize",
+    "summarize_runs",
+    "write_csv",
+    "new_figure",
+    "save_figure",
+    "print_rows",
+    "format_mean",
+    "poisson_cumulative_counts",
+    "seed_note",
+]
+
+DEFAULT_RESULTS_DIR = "results"
+
+
+@dataclass(frozen=True)
+class CommonOptions:
+    """The options every experiment scenario accepts (already resolved for ``--quick``).
+
+    :ivar runs: Monte Carlo repetitions per setting.
+    :ivar quick: the tiny test configuration was asked for.
+    :ivar results_dir: directory for the CSV and PNG files (party 0 only).
+    :ivar seed: public seed, or ``None`` for a joint seed agreed at run time.
+    :ivar os_noise: draw DP noise from OS randomness instead of seeded streams.
+    """
+
+    runs: int
+    quick: bool
+    results_dir: str
+    seed: int | None
+    os_noise: bool
+
+
+def add_common_options(parser: ScenarioParser) -> None:
+    """Add ``--runs``, ``--quick``, ``--results-dir``, ``--seed`` and ``--os-noise`` to ``parser``."""
+    parser.add_argument("--runs", type=int, default=None,
+                        help="Monte Carlo repetitions per setting")
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny configuration (small grid, few settings and runs), for tests")
+    parser.add_argument("--results-dir", default=DEFAULT_RESULTS_DIR,
+                        help="directory for the CSV and PNG files (default results/)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="public seed for the data (default: a joint seed of all parties)")
+    parser.add_argument("--os-noise", action="store_true",
+                        help="draw the DP noise from OS randomness (not reproducible), as releases do")
+
+
+def common_options(args: Any, *, runs: int, quick_runs: int) -> CommonOptions:
+    """Resolve the common options of parsed ``args``.
+
+    :param runs: default number of runs.
+    :param quick_runs: default number of runs with ``--quick``.
+    :raise UsageError: if ``--runs`` is below 1, ``--seed`` is negative or ``--results-dir`` empty.
+    """
+    chosen = args.runs if args.runs is not None else (quick_runs if args.quick else runs)
+    if chosen < 1:
+        raise UsageError(f"--runs must be at least 1, got {chosen}")
+    if args.seed is not None and args.seed < 0:
+        raise UsageError(f"--seed must be non-negative, got {args.seed}")
+    if not args.results_dir:
+        raise UsageError("--results-dir must not be empty")
+    return CommonOptions(runs=chosen, quick=bool(args.quick), results_dir=str(args.results_dir),
+                         seed=args.seed, os_noise=bool(args.os_noise))
+
+
+def check_positive_number(value: float, option: str) -> float:
+    """Return ``value`` if it is finite and positive.
+
+    :raise UsageError: ``--option must be positive, got ...`` otherwise.
+    """
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{option} must be a positive number, got {value:g}")
+    return float(value)
+
+
+def parse_positive_list(text: str, option: str) -> tuple[float, ...]:
+    """Parse a comma-separated list of positive numbers (``"0.1,1,10"``), sorted, without duplicates.
+
+    :raise UsageError: on an empty list, a non-number or a value that is not positive and finite.
+    """
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise UsageError(f"{option} expects a comma-separated list of positive numbers, got '{text}'")
+    values = []
+    for item in items:
+        try:
+            number = float(item)
+        except ValueError:
+            raise UsageError(f"{option} expects numbers, got '{item}'") from None
+        values.append(check_positive_number(number, option))
+    return tuple(sorted(set(values)))
+
+
+def parse_integer_list(text: str, option: str, *, low: int, high: int) -> tuple[int, ...]:
+    """Parse a comma-separated list of integers in ``[low, high]`` (``"4,8,16"``), sorted, without duplicates.
+
+    :raise UsageError: on an empty list, a non-integer or a value outside ``[low, high]``.
+    """
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise UsageError(f"{option} expects a comma-separated list of integers, got '{text}'")
+    values = []
+    for item in items:
+        try:
+            value = int(item)
+        except ValueError:
+            raise UsageError(f"{option} expects integers, got '{item}'") from None
+        if not low <= value <= high:
+            raise UsageError(f"{option} must lie in [{low}, {high}], got {value}")
+        values.append(value)
+    return tuple(sorted(set(values)))
+
+
+# --------------------------------------------------------------------------------------------------
+# party lifecycle helpers (call from a scenario body, at every party)
+
+async def agree_seed(seed: int | None) -> int:
+    """The public seed: ``seed`` if given, else a joint seed every party contributes to.
+
+    Collective when ``seed`` is ``None`` (every party must call it).
+    """
+    if seed is not None:
+        return int(seed)
+    from secure.public_randomness import joint_seed
+
+    return await joint_seed()
+
+
+async def check_results_dir(path: str) -> None:
+    """Party 0 makes sure it can write to ``path``; every party learns the verdict.
+
+    Collective (every party must call it): a bad directory stops every party with exit code 2 and
+    the same one-line message, before any work is done.
+    """
+    from mpyc.runtime import mpc
+
+    from secure.session import agree_verdict
+
+    error: str | None = None
+    if mpc.pid == 0:
+        try:
+            os.makedirs(path, exist_ok=True)
+            if not os.access(path, os.W_OK):
+                error = f"--results-dir {path}: not writable"
+        except OSError as exc:
+            error = f"--results-dir {path}: {exc.strerror or exc}"
+    await agree_verdict(error)
+
+
+# --------------------------------------------------------------------------------------------------
+# random streams
+
+async def seed_at_party_zero(common: CommonOptions) -> int | None:
+    """Every party agrees on the seed and checks the results directory; the seed at party 0, else None.
+
+    The experiments are simulated at party 0; the other parties only take part in these agreements
+    (so a bad option or an unwritable directory stops every party alike) and then leave.
+    """
+    from mpyc.runtime import mpc
+
+    seed = await agree_seed(common.seed)
+    await check_results_dir(common.results_dir)
+    return seed if mpc.pid == 0 else None
+
+
+async def run_standard_experiment(options: Any, name: Any, run: Any, columns: Sequence[str], plot: Any,
+                                  report: Any) -> Callable[[], None] | None:
+    """The usual life of a simulated experiment: seed agreement, then at party 0 run, CSV, PNG, table.
+
+    :param options: parsed options with a ``common`` field (:class:`CommonOptions`).
+    :param name: base name of the CSV and PNG in the results directory.
+    :param run: ``(options, seed) -> rows``.
+    :param columns: CSV columns.
+    :param plot: ``(options, rows, png_path) -> None``.
+    :param report: ``(options, rows, seed, seconds, files) -> None`` prints the table.
+    :return: at party 0, the simulation itself, to run after the orderly shutdown (the other parties
+        leave at once instead of waiting, silent, for the Monte Carlo); ``None`` elsewhere.
+    """
+    seed = await seed_at_party_zero(options.common)
+    if seed is None:
+        return None
+
+    def deliver() -> None:
+        started = time.perf_counter()
+        rows = run(options, seed)
+        base = os.path.join(options.common.results_dir, name)
+        write_csv(base + ".csv", columns, rows)
+        plot(options, rows, base + ".png")
+        report(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+
+    return deliver
+
+
+def experiment_main(argv: Sequence[str] | None, *, name: str, parse: Any, public: Any, run: Any,
+                    columns: Sequence[str], plot: Any, report: Any) -> int:
+    """One party of a standard simulated experiment (:func:`run_standard_experiment`); the exit code.
+
+    :param argv: the command line (default ``sys.argv[1:]``).
+    :param name: base name of the CSV and PNG; ``parse``, ``public``: as for
+        :func:`scenarios.kit.cli.run_scenario`; ``run``, ``columns``, ``plot``, ``report``: as for
+        :func:`run_standard_experiment`.
+    """
+    from scenarios.kit.cli import run_scenario
+
+    async def body(options: Any) -> Callable[[], None] | None:
+        return await run_standard_experiment(options, name, run, columns, plot, report)
+
+    return run_scenario(parse, body, public, argv)
+
+
+def run_seeds(seed: int, runs: int) -> np.ndarray:
+    """Public per-run seeds drawn from ``public_generator(seed)`` (the same for every setting)."""
+    from secure.public_randomness import public_generator
+
+    return public_generator(seed).integers(0, 2**63 - 1, size=runs, dtype=np.int64)
+
+
+def data_generator(run_seed: int) -> np.random.Generator:
+    """The public data generator of one run."""
+    from secure.public_randomness import public_generator
+
+    return public_generator(int(run_seed))
+
+
+def noise_generator(seed: int, setting: int, run: int, *, os_noise: bool) -> np.random.Generator | None:
+    """The noise generator of run ``run`` at setting ``setting``, or ``None`` for OS randomness.
+
+    Seeded noise is for reproducible simulations only (see the module docstring); the stream is
+    spawned from ``seed`` with key ``(1, setting, run)``, so it is independent of the data streams.
+    """
+    if os_noise:
+        return None
+    sequence = np.random.SeedSequence(int(seed), spawn_key=(1, int(setting), int(run)))
+    return np.random.Generator(np.random.PCG64(sequence))
+
+
+def progress(total: int, description: str) -> Any:
+    """A tqdm progress bar on stderr (one tick per run)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=description, unit="run", file=sys.stderr, leave=True,
+                dynamic_ncols=True, mininterval=0.5)
+
+
+def poisson_cumulative_counts(generator: np.random.Generator, rate: float, points: int) -> np.ndarray:
+    """The paper's synthetic ``X_pois(lambda)`` (Sec. 6.2) as its cumulative counts on its grid.
+
+    For every value ``i in [N]`` the number of instances with value ``i`` is ``Poisson(lambda)``;
+    returned is ``c_i = #{x <= i}``, i.e. :func:`dp.ecdf.tree.true_counts` of those instances on the grid
+    ``1..N`` (computed from the per-value counts directly: at ``lambda = 1000`` and ``N = 2^15`` the
+    instances themselves would be 33 million floats).
+
+    :param generator: the public data generator.
+    :param rate: ``lambda > 0``.
+    :param points: ``N``, the number of distinct values (= grid points).
+    :return: int64 array of length ``N``, non-decreasing; ``n = c_N``.
+    """
+    return np.cumsum(generator.poisson(rate, size=points)).astype(np.int64)
+
+
+# --------------------------------------------------------------------------------------------------
+# summaries
+
+def summarize(values: Iterable[float]) -> tuple[float, float, int]:
+    """Mean, standard error of the mean and count of the finite values (``nan`` if undefined).
+
+    The standard error is ``s / sqrt(k)`` with the sample standard deviation ``s`` (``ddof=1``);
+    it needs ``k >= 2`` values.
+    """
+    data = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    count = int(data.size)
+    if count == 0:
+        return math.nan, math.nan, 0
+    mean = float(np.mean(data))
+    error = float(np.std(data, ddof=1) / math.sqrt(count)) if count > 1 else math.nan
+    return mean, error, count
+
+
+def summarize_runs(records: Sequence[Mapping[str, float]], metrics: Sequence[str]) -> dict[str, float]:
+    """``{metric}_mean`` and ``{metric}_se`` for every metric over the runs' records."""
+    summary: dict[str, float] = {}
+    for metric in metrics:
+        mean, error, _ = summarize(record[metric] for record in records)
+        summary[f"{metric}_mean"] = mean
+        summary[f"{metric}_se"] = error
+    return summary
+
+
+def format_mean(mean: float, error: float, digits: int = 3) -> str:
+    """``0.123 ± 0.004`` (``nan`` parts shown as ``-``)."""
+    if not math.isfinite(mean):
+        return "-"
+    if not math.isfinite(error):
+        return f"{mean:.{digits}g}"
+    return f"{mean:.{digits}g} ± {error:.2g}"
+
+
+# --------------------------------------------------------------------------------------------------
+# output
+
+def write_csv(path: str, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
+    """Write ``rows`` (dicts keyed by ``columns``) as a CSV file with a header line.
+
+    Floats are written with ``repr`` precision; ``nan`` as ``nan``.
+    """
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_cell(row[column]) for column in columns])
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (np.integer,)):
+        return str(int(value))
+    return str(value)
+
+
+def new_figure(width: float = 6.4, height: float = 4.8) -> tuple[Any, Any]:
+    """A matplotlib figure on the Agg canvas (no pyplot, no display) and its single axes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure, figure.add_subplot()
+
+
+def save_figure(figure: Any, path: str) -> None:
+    """Save ``figure`` as a PNG at ``path`` (150 dpi)."""
+    figure.savefig(path, format="png", dpi=150)
+
+
+def seed_note(seed: int, os_noise: bool) -> str:
+    """One line saying what the seed fixes and how to repeat the run."""
+    if os_noise:
+        return f"seed {seed} fixes the data (--seed {seed}); the noise came from OS randomness"
+    return f"seed {seed} fixes the data and the (simulation-only) noise: --seed {seed} repeats this run"
+
+
+def print_rows(title: str, header: Sequence[str], rows: Sequence[Sequence[str]],
+               notes: Sequence[str] = ()) -> None:
+    """Print a title, then ``rows`` of strings as right-aligned columns under ``header``."""
+    widths = [max(len(header[k]), *(len(row[k]) for row in rows)) if rows else len(header[k])
+              for k in range(len(header))]
+    print(title)
+    for note in notes:
+        print(f"  {note}")
+    print("  " + "  ".join(name.rjust(width) for name, width in zip(header, widths)))
+    for row in rows:
+        print("  " + "  ".join(cell.rjust(width) for cell, width in zip(row, widths)))
+    sys.stdout.flush()

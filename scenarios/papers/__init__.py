@@ -1,0 +1,7 @@
+"""Figure and table reproductions of the seed papers: ``python -m scenarios.papers.<name> [--quick]``.
+
+Sinh & Ramon: ``umpc_samplers``, ``umpc_bins_and_uci``, ``umpc_vs_baselines``, ``umpc_costs``.
+Bell et al.: ``bell_kendall``, ``bell_auc_synthetic``, ``bell_auc_domain``.
+Barczewski, Mawass & Ramon: ``ecdf_smoothing``, ``ecdf_inverse``, ``roc_curve``, ``hosmer_lemeshow`` (Fig. 6).
+Sun et al.: ``fedauc_tables``.
+"""

@@ -1,0 +1,337 @@
+"""Experiment: AUC-specific vs generic locally private AUC on synthetic data across domain sizes (Bell et al., Fig. 5-6).
+
+Run: ``python -m scenarios.papers.bell_auc_synthetic`` (add ``--quick`` for a tiny run).  Writes
+``results/bell_auc_synthetic.csv`` and ``.png`` and prints a table.
+
+Bell, Bellet, Gascón & Kulkarni, *Private Protocols for U-Statistics in the Local Model and Beyond*
+(v2, 2020), App. D.1 (= v1 App. B.3), Figs. 5 and 6: the AUC-specific protocol of §4
+(:func:`dp.bell.auc.ldp_auc`, Hadamard-response hierarchical histograms, users split across levels,
+pruned traversal with the Corollary 4 threshold, ties counted 1/2) against the generic protocol of
+§3 (:mod:`dp.bell.generic`: quantize, k-ary randomized response, debias) across domain sizes
+``d = 2^alpha``, with ``--per-class`` users in each class (paper: 10^6).
+
+Data sets (scores in ``[0, 1]``, then discretized to ``fp(s, d) = min(floor(s d), d - 1)``):
+
+- ``auc_one``: every positive has score 1 and every negative score 0, i.e. at domain size ``d`` the
+  two inputs ``(d - 1, +1)`` and ``(0, -1)`` of the paper, each ``--per-class`` times; AUC = 1.
+- ``ur``: every score drawn independently and uniformly from ``[0, 1)`` regardless of the class (the
+  paper draws uniformly from ``[0, d - 1]`` for each ``d``; discretizing one continuous sample gives
+  the same distribution at every ``d``, and one sample for all ``d``); AUC about 1/2.
+- ``ithdigit`` is **left out**: the v2 text available here lost its formulas ("two distinct inputs
+  and each occurring times"), so its two inputs cannot be recovered.
+
+The generic protocol sees each user as a point ``(score, label)``: the quantizer is ``d`` equal bins
+of ``[0, 1]`` (the same bins as ``fp``) times the two labels, so ``k = 2 d`` bins and randomized
+response on all of them (the label is randomized too); the AUC is the ratio of the
+:func:`~dp.bell.generic.auc_kernel` and :func:`~dp.bell.generic.comparable_kernel` estimates computed
+from the *same* histogram of reports of each run.  The matrices are ``A^Avg`` (eq. 15) with one
+sub-cell per bin, which is exact for these step kernels (their jumps lie on bin boundaries and
+the diagonal).  The generic server costs ``O(k^2)`` memory and time per matrix, so the generic
+protocol is run only for ``alpha <= --generic-max-alpha`` (default 10, ``k = 2048``).
+
+Error.  Every run is compared with the exact AUC of the unquantized scores (for ``ur`` by
+:func:`sklearn.metrics.roc_auc_score`), so quantization bias counts; the exact AUC of the quantized
+scores is reported too.  The data are fixed by the seed; the runs redraw the users' randomization.
+Per (data set, protocol, alpha, epsilon) the CSV holds the mean estimate, the MSE and the MSE of the
+estimate clipped to ``[0, 1]`` (post-processing; the generic ratio can leave ``[0, 1]``), each with
+its standard error over the runs.
+
+Run it::
+
+    python -m scenarios.papers.bell_auc_synthetic
+    python -m scenarios.papers.bell_auc_synthetic --per-class 100000 --epsilon-grid 1 --runs 50
+    python -m scenarios.papers.bell_auc_synthetic -M3 --quick --results-dir /tmp/r
+
+Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+  --datasets D1,D2          auc_one and/or ur (default both)
+  --per-class N             users per class (default 10^6; --quick: 10^3)
+  --alphas A1,A2,...        exponents alpha of d = 2^alpha (default 1..16; --quick: 2,5,8)
+  --generic-max-alpha A     largest alpha for the generic protocol (default 10, at most 12)
+  --epsilon-grid E1,E2,...  epsilons (default 0.5,1,5; --quick: 1)
+  --runs R                  runs per setting (default 20; --quick: 3)
+  --quick                   1000 users per class, three domain sizes, one epsilon, 3 runs (tests)
+  --results-dir DIR         where the CSV and PNG go (default results/)
+  --seed S                  public seed of the data (default: a joint seed, printed)
+  --os-noise                draw the users' randomization from OS randomness
+
+Output: ``bell_auc_synthetic.csv``, ``bell_auc_synthetic.png`` (MSE against d, one panel per data
+set, solid lines AUC-specific and dashed lines generic, one colour per epsilon, log scales), a table
+on stdout and a progress bar on stderr.
+
+Privacy: every user's report(s) are epsilon-LDP with respect to its score (the AUC-specific protocol
+treats the label as public, the paper's assumption (ii); the generic one randomizes it as well).
+Threat model: local DP, the server and the other users untrusted and possibly colluding; here a
+one-process simulation (see :mod:`scenarios.kit.experiments`) in which the parties other than 0 only
+exchange public values.  Seeded randomization is for reproducible simulations only.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.experiments import (
+    CommonOptions,
+    add_common_options,
+    common_options,
+    experiment_main,
+    format_mean,
+    noise_generator,
+    parse_integer_list,
+    parse_positive_list,
+    print_rows,
+    progress,
+    save_figure,
+    seed_note,
+    summarize_runs,
+)
+
+__all__ = ["main", "parse_options", "SyntheticOptions", "synthetic_scores", "run_experiment", "DATASETS",
+           "PROTOCOLS", "CSV_COLUMNS", "METRICS"]
+
+DATASETS = ("auc_one", "ur")
+PROTOCOLS = ("auc_specific", "generic")
+DEFAULT_PER_CLASS = 10**6
+QUICK_PER_CLASS = 10**3
+DEFAULT_ALPHAS = tuple(range(1, 17))
+QUICK_ALPHAS = (2, 5, 8)
+DEFAULT_GENERIC_MAX_ALPHA = 10
+GENERIC_ALPHA_LIMIT = 12
+MAX_ALPHA = 40
+DEFAULT_EPSILONS = (0.5, 1.0, 5.0)
+QUICK_EPSILONS = (1.0,)
+DEFAULT_RUNS = 20
+QUICK_RUNS = 3
+
+#: per-run measurements; the CSV has ``<metric>_mean`` and ``<metric>_se`` for each.
+METRICS = ("estimate", "squared_error", "squared_error_clipped")
+CSV_COLUMNS = ("dataset", "protocol", "alpha", "domain_size", "bins", "epsilon", "per_class", "runs",
+               "exact_auc", "quantized_auc", *(f"{metric}_{part}" for metric in METRICS for part in ("mean", "se")),
+               "seed")
+
+
+@dataclass(frozen=True)
+class SyntheticOptions:
+    """Parsed options of the synthetic experiment."""
+
+    datasets: tuple[str, ...]
+    per_class: int
+    alphas: tuple[int, ...]
+    generic_max_alpha: int
+    epsilons: tuple[float, ...]
+    common: CommonOptions
+
+
+def _parse_alphas(text: str) -> tuple[int, ...]:
+    return parse_integer_list(text, "--alphas", low=1, high=MAX_ALPHA)
+
+
+def _parse_datasets(text: str) -> tuple[str, ...]:
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise UsageError(f"--datasets expects a comma-separated list of {', '.join(DATASETS)}, got '{text}'")
+    for item in items:
+        if item == "ithdigit":
+            raise UsageError("--datasets: ithdigit is not available (its definition is lost in the paper text)")
+        if item not in DATASETS:
+            raise UsageError(f"--datasets must be among {', '.join(DATASETS)}, got '{item}'")
+    return tuple(name for name in DATASETS if name in items)
+
+
+def parse_options(argv: Sequence[str]) -> SyntheticOptions:
+    """Parse and validate the options (nothing is computed here).
+
+    :raise UsageError: with a one-line message.
+    """
+    parser = ScenarioParser(prog="python -m scenarios.papers.bell_auc_synthetic", add_help=False)
+    parser.add_argument("--datasets", default=None)
+    parser.add_argument("--per-class", type=int, default=None)
+    parser.add_argument("--alphas", default=None)
+    parser.add_argument("--generic-max-alpha", type=int, default=DEFAULT_GENERIC_MAX_ALPHA)
+    parser.add_argument("--epsilon-grid", default=None)
+    add_common_options(parser)
+    args = parser.parse_args(list(argv))
+    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
+    datasets = _parse_datasets(args.datasets) if args.datasets else DATASETS
+    per_class = args.per_class if args.per_class is not None else (QUICK_PER_CLASS if args.quick
+                                                                   else DEFAULT_PER_CLASS)
+    if not 2 <= per_class <= 10**8:
+        raise UsageError(f"--per-class must lie in [2, 10^8], got {per_class}")
+    alphas = _parse_alphas(args.alphas) if args.alphas else (QUICK_ALPHAS if args.quick else DEFAULT_ALPHAS)
+    if not 0 <= args.generic_max_alpha <= GENERIC_ALPHA_LIMIT:
+        raise UsageError(f"--generic-max-alpha must lie in [0, {GENERIC_ALPHA_LIMIT}] (the generic server "
+                         f"is O(k^2) in k = 2^(alpha+1) bins; 0 turns it off), got {args.generic_max_alpha}")
+    epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
+                else (QUICK_EPSILONS if args.quick else DEFAULT_EPSILONS))
+    return SyntheticOptions(datasets=datasets, per_class=per_class, alphas=alphas,
+                            generic_max_alpha=args.generic_max_alpha, epsilons=epsilons, common=common)
+
+
+def _public(options: SyntheticOptions) -> dict[str, Any]:
+    """The parameters every party must share (the results directory is party 0's business)."""
+    record = asdict(options)
+    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
+    return record
+
+
+def synthetic_scores(dataset: str, per_class: int, generator: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Scores in ``[0, 1]`` of the positives and of the negatives of one synthetic data set.
+
+    :param dataset: ``"auc_one"`` (positives at 1, negatives at 0) or ``"ur"`` (uniform on ``[0, 1)``).
+    :param per_class: users per class.
+    :param generator: public data generator (``ur`` only).
+    :raise ValueError: on an unknown data set.
+    """
+    if dataset == "auc_one":
+        return np.ones(per_class), np.zeros(per_class)
+    if dataset == "ur":
+        return generator.random(per_class), generator.random(per_class)
+    raise ValueError(f"dataset must be one of {', '.join(DATASETS)}, got '{dataset}'")
+
+
+def _quantize(scores: np.ndarray, domain_size: int) -> np.ndarray:
+    """``fp(s, d) = min(floor(s d), d - 1)``; scores are in ``[0, 1]``."""
+    return np.minimum(np.floor(np.clip(scores, 0.0, 1.0) * domain_size), domain_size - 1).astype(np.int64)
+
+
+def _exact_auc(positives: np.ndarray, negatives: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    labels = np.concatenate([np.ones(positives.size, dtype=np.int64), np.zeros(negatives.size, dtype=np.int64)])
+    return float(roc_auc_score(labels, np.concatenate([positives, negatives])))
+
+
+def _record(estimate: float, exact: float) -> dict[str, float]:
+    clipped = min(max(estimate, 0.0), 1.0) if math.isfinite(estimate) else math.nan
+    return {"estimate": estimate, "squared_error": (estimate - exact) ** 2,
+            "squared_error_clipped": (clipped - exact) ** 2}
+
+
+def _generic_estimates(positives: np.ndarray, negatives: np.ndarray, domain_size: int, epsilon: float,
+                       runs: int, generator: np.random.Generator | None) -> np.ndarray:
+    """``runs`` AUC estimates of the generic protocol: ratio of two U-statistics from one histogram per run."""
+    from dp.bell.generic import (Interval, Levels, Quantizer, auc_kernel, comparable_kernel, estimate_from_histogram,
+                                kernel_matrix, simulate_histograms)
+
+    quantizer = Quantizer([Interval(0.0, 1.0, domain_size), Levels((0.0, 1.0))])
+    points = np.column_stack([np.concatenate([positives, negatives]),
+                              np.concatenate([np.ones(positives.size), np.zeros(negatives.size)])])
+    numerator_matrix = kernel_matrix(auc_kernel, quantizer, kind="average", subdivisions=1)
+    comparable_matrix = kernel_matrix(comparable_kernel, quantizer, kind="average", subdivisions=1)
+    counts = simulate_histograms(points, quantizer=quantizer, epsilon=epsilon, runs=runs, rng=generator)
+    numerator = np.asarray(estimate_from_histogram(counts, numerator_matrix, epsilon=epsilon), dtype=float)
+    comparable = np.asarray(estimate_from_histogram(counts, comparable_matrix, epsilon=epsilon), dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return numerator / comparable
+
+
+def run_experiment(options: SyntheticOptions, seed: int) -> list[dict[str, Any]]:
+    """Run every (data set, alpha, epsilon, protocol) ``options.common.runs`` times; one row per setting."""
+    from dp.bell.auc import ldp_auc
+    from secure.public_randomness import public_generator
+
+    runs = options.common.runs
+    generic_alphas = [alpha for alpha in options.alphas if alpha <= options.generic_max_alpha]
+    total = len(options.datasets) * len(options.epsilons) * runs * (len(options.alphas) + len(generic_alphas))
+    rows: list[dict[str, Any]] = []
+    bar = progress(total, "bell_auc_synthetic")
+    setting = 0
+    try:
+        for dataset_index, dataset in enumerate(options.datasets):
+            data = public_generator(int(seed) + dataset_index)
+            positives, negatives = synthetic_scores(dataset, options.per_class, data)
+            exact = _exact_auc(positives, negatives)
+            for alpha in options.alphas:
+                size = 2**alpha
+                pos, neg = _quantize(positives, size), _quantize(negatives, size)
+                quantized_auc = _exact_auc(pos, neg)
+                base = {"dataset": dataset, "alpha": alpha, "domain_size": size, "per_class": options.per_class,
+                        "runs": runs, "exact_auc": exact, "quantized_auc": quantized_auc, "seed": seed}
+                for epsilon in options.epsilons:
+                    bar.set_postfix_str(f"{dataset} alpha={alpha} epsilon={epsilon:g}")
+                    records = []
+                    for run in range(runs):
+                        generator = noise_generator(seed, setting, run, os_noise=options.common.os_noise)
+                        estimate = float(ldp_auc(pos, neg, domain_size=size, epsilon=epsilon, split="users",
+                                                 rng=generator).auc)
+                        records.append(_record(estimate, exact))
+                        bar.update(1)
+                    rows.append({**base, "protocol": "auc_specific", "bins": size, "epsilon": epsilon,
+                                 **summarize_runs(records, METRICS)})
+                    setting += 1
+                    if alpha <= options.generic_max_alpha:
+                        generator = noise_generator(seed, setting, 0, os_noise=options.common.os_noise)
+                        estimates = _generic_estimates(positives, negatives, size, epsilon, runs, generator)
+                        records = [_record(float(value), exact) for value in estimates]
+                        bar.update(runs)
+                        rows.append({**base, "protocol": "generic", "bins": 2 * size, "epsilon": epsilon,
+                                     **summarize_runs(records, METRICS)})
+                    setting += 1
+    finally:
+        bar.close()
+    return rows
+
+
+def _plot(options: SyntheticOptions, rows: list[dict[str, Any]], path: str) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    panels = len(options.datasets)
+    figure = Figure(figsize=(5.2 * panels, 4.4), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes_list = figure.subplots(1, panels, squeeze=False)[0]
+    colours = {epsilon: f"C{index}" for index, epsilon in enumerate(options.epsilons)}
+    for axes, dataset in zip(axes_list, options.datasets):
+        for protocol, line in (("auc_specific", "-"), ("generic", "--")):
+            for epsilon in options.epsilons:
+                chosen = [row for row in rows if row["dataset"] == dataset and row["protocol"] == protocol
+                          and row["epsilon"] == epsilon and math.isfinite(row["squared_error_mean"])]
+                if not chosen:
+                    continue
+                axes.errorbar([row["domain_size"] for row in chosen], [row["squared_error_mean"] for row in chosen],
+                              yerr=np.nan_to_num([row["squared_error_se"] for row in chosen]), marker="o",
+                              markersize=3, linestyle=line, capsize=2, color=colours[epsilon],
+                              label=f"{'AUC-specific' if protocol == 'auc_specific' else 'generic'}, "
+                                    f"epsilon = {epsilon:g}")
+        axes.set_xscale("log", base=2)
+        axes.set_yscale("log")
+        axes.set_xlabel("domain size d")
+        axes.set_ylabel("mean squared error of the AUC estimate")
+        axes.set_title(f"{dataset}: {options.per_class} users per class, {options.common.runs} runs", fontsize=9)
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(fontsize=7)
+    figure.suptitle("Bell et al. Fig. 5-6: AUC-specific (solid) vs generic (dashed) LDP protocol", fontsize=10)
+    save_figure(figure, path)
+
+
+def _print(options: SyntheticOptions, rows: list[dict[str, Any]], seed: int, seconds: float,
+           files: Sequence[str]) -> None:
+    table = [[row["dataset"], row["protocol"], str(row["alpha"]), f"{row['epsilon']:g}",
+              f"{row['quantized_auc']:.4f}", format_mean(row["estimate_mean"], row["estimate_se"], 4),
+              format_mean(row["squared_error_mean"], row["squared_error_se"]),
+              format_mean(row["squared_error_clipped_mean"], row["squared_error_clipped_se"])] for row in rows]
+    exact = ", ".join(f"{dataset} {next(r['exact_auc'] for r in rows if r['dataset'] == dataset):.4f}"
+                      for dataset in options.datasets)
+    print_rows("AUC-specific vs generic LDP protocol on synthetic data (Bell et al., Fig. 5-6): mean ± s.e. "
+               "over runs", ["dataset", "protocol", "alpha", "epsilon", "quantized AUC", "estimate", "MSE",
+                             "MSE clipped"], table,
+               notes=[f"{options.per_class} users per class; exact AUC {exact}; {options.common.runs} runs; "
+                      f"generic protocol only for alpha <= {options.generic_max_alpha} (O(k^2) server, k = 2d); "
+                      "ithdigit left out (definition not recoverable from the v2 text)",
+                      seed_note(seed, options.common.os_noise)])
+    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
+    sys.stdout.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the synthetic experiment; returns the exit code."""
+    return experiment_main(argv, name="bell_auc_synthetic", parse=parse_options, public=_public, run=run_experiment,
+                           columns=CSV_COLUMNS, plot=_plot, report=_print)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

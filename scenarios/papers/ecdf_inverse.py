@@ -1,0 +1,266 @@
+"""Experiment: errors of a private ECDF and of its inverse, raw and smoothed (paper Fig. 4).
+
+Run: ``python -m scenarios.papers.ecdf_inverse`` (add ``--quick`` for a tiny run).  Writes
+``results/ecdf_inverse.csv`` and ``.png``.
+
+Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*,
+Sec. 6.4.  Data: the synthetic ``X_pois(lambda)`` of Sec. 6.2 (``N = 2^15`` values, ``Poisson(3)``
+instances each), with the values rescaled to the domain ``[0, 1]`` of Algorithm 1 (value ``i`` is
+``i / N``, grid ``tau_i = i / N``), so that errors of the ECDF and of its inverse are on the same
+scale.  Each run releases the tree-mechanism ECDF ``F^`` (eq. 2, :mod:`dp.ecdf.tree`), smooths it
+(eq. 3, ``p = 2`` by default, all grid points) and, at ``Q`` points ``x`` and ``Q`` levels ``p``
+drawn uniformly from ``[0, 1]``, measures
+
+- ``(F(x) - F^(x))^2``                       the private ECDF,
+- ``(F(x) - F_smoothed(x))^2``               the smoothed ECDF (extra series),
+- ``(F^-1(p) - F^^-1(p))^2``                 inverse of the raw private ECDF by Algorithm 1,
+- ``(F^-1(p) - F_smoothed^-1(p))^2``         inverse of the smoothed ECDF by Algorithm 1,
+
+where the inverses are the binary search of Algorithm 1 on ``[0, 1]`` with precision ``1/N``
+(:func:`smoothing.inverse.quantiles`, answers snapped to the grid) and ``F^-1`` is the exact
+inverse of the true ECDF.  Each MSE is averaged over the ``Q`` points of a run, then over runs.
+
+Run it::
+
+    python -m scenarios.papers.ecdf_inverse
+    python -m scenarios.papers.ecdf_inverse --runs 20 --smoothing-norm 1
+    python -m scenarios.papers.ecdf_inverse -M3 --quick --results-dir /tmp/r
+
+Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+  --epsilon-grid E1,E2,...  epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5,10)
+  --lambda L                Poisson rate of X_pois (default 3)
+  --points N                grid size N (default 2^15; --quick: 2^8)
+  --queries Q               random points x and levels p per run (default 200; --quick: 50)
+  --smoothing-norm {1,2}    p of eq. (3) for the smoothed curve (default 2)
+  --runs R                  runs per setting (default 100; about 0.6 s per run at N = 2^15;
+                            --quick: 6)
+  --quick                   N = 2^8, three epsilons, 6 runs (for tests)
+  --results-dir DIR         where the CSV and PNG go (default results/)
+  --seed S                  public seed of the data (default: a joint seed, printed)
+  --os-noise                draw the DP noise from OS randomness
+
+Output: ``ecdf_inverse.csv`` (one row per epsilon: mean and standard error over the runs of each
+MSE, and the predicted MSE of ``F^``, ``point_variance / n^2`` with ``n = lambda N``) and
+``ecdf_inverse.png`` (MSEs against epsilon, log-log), a progress bar on stderr and a table on stdout.
+The points ``x`` and levels ``p`` are public and drawn from the run's data generator.  Experiments use
+noise seeded from ``--seed`` for reproducibility (``--os-noise`` to not); releases never do.
+Privacy: each release is epsilon-DP for replace-one rows (Theorem 1); smoothing and inversion are
+post-processing.  Threat model: a one-process simulation (see :mod:`scenarios.kit.experiments`); the
+parties other than 0 only exchange public values.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.experiments import (
+    CommonOptions,
+    add_common_options,
+    check_positive_number,
+    common_options,
+    data_generator,
+    experiment_main,
+    format_mean,
+    new_figure,
+    noise_generator,
+    parse_positive_list,
+    poisson_cumulative_counts,
+    print_rows,
+    progress,
+    run_seeds,
+    save_figure,
+    seed_note,
+    summarize_runs,
+)
+
+__all__ = ["main", "parse_options", "InverseOptions", "run_experiment", "CSV_COLUMNS", "METRICS"]
+
+DEFAULT_EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+QUICK_EPSILONS = (0.05, 1.0, 10.0)
+DEFAULT_POINTS = 2**15
+QUICK_POINTS = 2**8
+DEFAULT_QUERIES = 200
+QUICK_QUERIES = 50
+DEFAULT_RUNS = 100
+QUICK_RUNS = 6
+
+#: per-run measurements; the CSV has ``<metric>_mean`` and ``<metric>_se`` for each.
+METRICS = ("mse_ecdf", "mse_smoothed_ecdf", "mse_inverse", "mse_smoothed_inverse")
+CSV_COLUMNS = ("epsilon", "lambda", "points", "queries", "smoothing_norm", "runs", "solver_failures",
+               *(f"{metric}_{part}" for metric in METRICS for part in ("mean", "se")),
+               "predicted_mse_ecdf", "seed")
+LABELS = {
+    "mse_ecdf": "F_hat(x)",
+    "mse_smoothed_ecdf": "F_smoothed(x)",
+    "mse_inverse": "F_hat^-1(p)",
+    "mse_smoothed_inverse": "F_smoothed^-1(p)",
+}
+
+
+@dataclass(frozen=True)
+class InverseOptions:
+    """Parsed options of the inverse-ECDF experiment."""
+
+    epsilons: tuple[float, ...]
+    poisson_rate: float
+    points: int
+    queries: int
+    smoothing_norm: int
+    common: CommonOptions
+
+
+def parse_options(argv: Sequence[str]) -> InverseOptions:
+    """Parse and validate the options (nothing is computed here).
+
+    :raise UsageError: with a one-line message.
+    """
+    parser = ScenarioParser(prog="python -m scenarios.papers.ecdf_inverse", add_help=False)
+    parser.add_argument("--epsilon-grid", default=None)
+    parser.add_argument("--lambda", dest="poisson_rate", type=float, default=3.0)
+    parser.add_argument("--points", type=int, default=None)
+    parser.add_argument("--queries", type=int, default=None)
+    parser.add_argument("--smoothing-norm", type=int, choices=(1, 2), default=2)
+    add_common_options(parser)
+    args = parser.parse_args(list(argv))
+    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
+    epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
+                else (QUICK_EPSILONS if args.quick else DEFAULT_EPSILONS))
+    points = args.points if args.points is not None else (QUICK_POINTS if args.quick else DEFAULT_POINTS)
+    if not 2 <= points <= 2**20:
+        raise UsageError(f"--points must lie in [2, 2^20], got {points}")
+    queries = args.queries if args.queries is not None else (QUICK_QUERIES if args.quick else DEFAULT_QUERIES)
+    if queries < 1:
+        raise UsageError(f"--queries must be at least 1, got {queries}")
+    return InverseOptions(epsilons=epsilons, poisson_rate=check_positive_number(args.poisson_rate, "--lambda"),
+                          points=points, queries=queries, smoothing_norm=args.smoothing_norm, common=common)
+
+
+def _public(options: InverseOptions) -> dict[str, Any]:
+    """The parameters every party must share (the results directory is party 0's business)."""
+    record = asdict(options)
+    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
+    return record
+
+
+def _one_run(grid: np.ndarray, cumulative: np.ndarray, at: np.ndarray, levels: np.ndarray, plan: Any,
+             incidence: Any, norm: int, generator: np.random.Generator | None) -> dict[str, float]:
+    """Release, smooth, evaluate and invert for one run."""
+    from dp.ecdf.tree import noisy_counts
+    from smoothing.inverse import evaluate_step, quantiles
+    from smoothing.monotone import SmoothingError, smooth_ecdf
+
+    record = {metric: math.nan for metric in METRICS}
+    record["failures"] = 0.0
+    rows = int(cumulative[-1])
+    if rows == 0:
+        return record
+    truth = cumulative / rows
+    released = noisy_counts(cumulative, plan.draw_total(generator)) / rows
+    true_values = evaluate_step(grid, truth, at)
+    record["mse_ecdf"] = float(np.mean((evaluate_step(grid, released, at) - true_values) ** 2))
+    true_inverse = quantiles(grid, truth, levels, lower=0.0, upper=1.0)
+    raw_inverse = quantiles(grid, released, levels, lower=0.0, upper=1.0)
+    record["mse_inverse"] = float(np.mean((raw_inverse - true_inverse) ** 2))
+    try:
+        smoothed = smooth_ecdf(released, incidence, norm=norm).values
+    except SmoothingError:
+        record["failures"] = 1.0
+        return record
+    record["mse_smoothed_ecdf"] = float(np.mean((evaluate_step(grid, smoothed, at) - true_values) ** 2))
+    smoothed_inverse = quantiles(grid, smoothed, levels, lower=0.0, upper=1.0)
+    record["mse_smoothed_inverse"] = float(np.mean((smoothed_inverse - true_inverse) ** 2))
+    return record
+
+
+def run_experiment(options: InverseOptions, seed: int) -> list[dict[str, Any]]:
+    """Run every epsilon ``options.common.runs`` times; one summary row per epsilon."""
+    from dp.ecdf.tree import plan_tree_noise, prefix_incidence, uniform_grid
+
+    points = options.points
+    grid = uniform_grid(1.0 / points, 1.0, 1.0 / points)  # tau_i = i / N, the values of X_pois / N
+    if grid.shape[0] != points:
+        raise RuntimeError(f"uniform_grid gave {grid.shape[0]} points instead of {points}")
+    incidence = prefix_incidence(points)
+    seeds = run_seeds(seed, options.common.runs)
+    rows: list[dict[str, Any]] = []
+    bar = progress(len(options.epsilons) * options.common.runs, "ecdf_inverse")
+    try:
+        for index, epsilon in enumerate(options.epsilons):
+            bar.set_postfix_str(f"epsilon={epsilon:g}")
+            plan = plan_tree_noise(epsilon=epsilon, points=points)
+            records = []
+            for run in range(options.common.runs):
+                data = data_generator(seeds[run])
+                cumulative = poisson_cumulative_counts(data, options.poisson_rate, points)
+                at = data.uniform(0.0, 1.0, size=options.queries)        # public evaluation points
+                levels = data.uniform(0.0, 1.0, size=options.queries)    # public quantile levels
+                generator = noise_generator(seed, index, run, os_noise=options.common.os_noise)
+                records.append(_one_run(grid, cumulative, at, levels, plan, incidence,
+                                        options.smoothing_norm, generator))
+                bar.update(1)
+            expected_rows = options.poisson_rate * points
+            rows.append({
+                "epsilon": epsilon, "lambda": options.poisson_rate, "points": points,
+                "queries": options.queries, "smoothing_norm": options.smoothing_norm,
+                "runs": options.common.runs, "solver_failures": int(sum(r["failures"] for r in records)),
+                **summarize_runs(records, METRICS),
+                "predicted_mse_ecdf": plan.point_variance / expected_rows**2, "seed": seed,
+            })
+    finally:
+        bar.close()
+    return rows
+
+
+def _plot(options: InverseOptions, rows: list[dict[str, Any]], path: str) -> None:
+    figure, axes = new_figure()
+    x = np.array([row["epsilon"] for row in rows])
+    styles = {"mse_ecdf": ("o", "-"), "mse_smoothed_ecdf": ("^", ":"),
+              "mse_inverse": ("s", "-"), "mse_smoothed_inverse": ("D", "-")}
+    for metric in METRICS:
+        mean = np.array([row[f"{metric}_mean"] for row in rows])
+        error = np.nan_to_num(np.array([row[f"{metric}_se"] for row in rows]))
+        marker, line = styles[metric]
+        label = LABELS[metric] + ("" if "inverse" in metric or metric == "mse_ecdf" else " (extra)")
+        if "smoothed" in metric:
+            label += f", p = {options.smoothing_norm}"
+        axes.errorbar(x, mean, yerr=error, marker=marker, linestyle=line, capsize=3, label=label)
+    axes.plot(x, [row["predicted_mse_ecdf"] for row in rows], color="grey", linestyle="--", linewidth=1,
+              label="F_hat predicted (Theorem 1, discrete noise)")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("epsilon")
+    axes.set_ylabel("mean squared error")
+    axes.set_title(f"ECDF and inverse ECDF errors: X_pois({options.poisson_rate:g}) on [0, 1], "
+                   f"N = {options.points}, {options.common.runs} runs", fontsize=9)
+    axes.legend(fontsize=8)
+    axes.grid(True, which="both", alpha=0.3)
+    save_figure(figure, path)
+
+
+def _print(options: InverseOptions, rows: list[dict[str, Any]], seed: int, seconds: float,
+           files: Sequence[str]) -> None:
+    table = [[f"{row['epsilon']:g}", *(format_mean(row[f"{m}_mean"], row[f"{m}_se"]) for m in METRICS),
+              f"{row['predicted_mse_ecdf']:.3g}"] for row in rows]
+    print_rows("Private ECDF and its inverse (Barczewski et al., Fig. 4): mean squared errors, "
+               "mean ± s.e. over runs",
+               ["epsilon", *(LABELS[m] for m in METRICS), "F_hat predicted"], table,
+               notes=[f"data X_pois({options.poisson_rate:g}) rescaled to [0, 1], N = {options.points}, "
+                      f"{options.queries} uniform x and p per run, {options.common.runs} runs, "
+                      f"smoothing p = {options.smoothing_norm}, inverses by Algorithm 1 (precision 1/N)",
+                      seed_note(seed, options.common.os_noise)])
+    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the inverse-ECDF experiment; returns the exit code."""
+    return experiment_main(argv, name="ecdf_inverse", parse=parse_options, public=_public, run=run_experiment,
+                           columns=CSV_COLUMNS, plot=_plot, report=_print)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

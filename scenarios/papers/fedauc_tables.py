@@ -1,0 +1,394 @@
+"""Reproduce the tables of Sun et al. (FedAUC, label-DP AUC in vertical FL) on Framingham.
+
+Standard deviation of the AUC estimate over ``--runs`` runs (fresh noise per run) for
+epsilon in {1, 2, 4, 8} and K in {10, 100, 1000, one row per client}, IID and non-IID layouts:
+
+- Tables 1 / 7 (the deployment, noisy counts, budget split alpha = 0.5): RR (debiased) vs
+  GlobalLaplace vs LocalLaplace vs LocalLaplace with adaptive allocation (§5.3);
+- Table 2 (accurate P and N, the analysis setting of eq. 8-9; not label-DP): GlobalLaplace vs
+  LocalLaplace, with the paper's closed forms;
+- Table 3: noisy vs debiased RR AUC (means over the runs) against scikit-learn.
+
+Every cell also shows our closed-form prediction (:func:`dp.fedauc.mechanisms.predict_fedauc`).  Then the ratio
+GlobalLaplace / LocalLaplace at one row per client (the paper: about sqrt(3)) and LocalLaplace naive
+(alpha = 0.5) / adaptive.
+
+Data: the paper uses Criteo (458,407 test rows); we use the embedded Framingham data with
+logistic-regression scores (``scenarios.kit.datasets.framingham_with_scores``, about 2,560 evaluated
+rows, 15 % positives) as a stand-in, so absolute numbers are larger (fewer rows) and the settings
+per client differ (K = 1000 is 2.6 rows per client here, 458 on Criteo).  The scores are public in
+this deployment (see :mod:`dp.fedauc.mechanisms`); the work is plain NumPy at party 0, the other parties only
+help draw the joint seed.
+
+Run it::
+
+    python -m scenarios.papers.fedauc_tables                       # 100 runs, results in ./results
+    python -m scenarios.papers.fedauc_tables --quick --results-dir /tmp/fedauc
+    python -m scenarios.papers.fedauc_tables -M3 --runs 200 --seed 7
+
+Options: ``--runs R`` (default 100; 20 with ``--quick``), ``--quick`` (a few settings, for tests),
+``--seed S`` (public seed for the data split and the client layouts; default: a joint seed),
+``--results-dir DIR`` (party 0 writes ``fedauc_std.csv``, ``fedauc_rr_debias.csv`` and
+``fedauc_std.png`` there; default ``results``).  Noise comes from the OS, never from ``--seed``.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from scenarios.kit.cli import ScenarioParser, UsageError, print_table, run_scenario
+
+__all__ = ["main", "parse_options", "FedAucOptions", "EPSILONS", "CLIENT_COUNTS", "RR_EPSILONS"]
+
+#: privacy budgets of Tables 1, 2, 7.
+EPSILONS: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)
+#: numbers of clients (plus one row per client).
+CLIENT_COUNTS: tuple[int, ...] = (10, 100, 1000)
+#: privacy budgets of Table 3 (plus no privacy).
+RR_EPSILONS: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 4.0, 10.0, math.inf)
+#: the paper's Table 2 ratio GlobalLaplace / LocalLaplace (IID) at one row per client, per epsilon.
+PAPER_RATIO_EXACT: dict[float, float] = {1.0: 1.10e-2 / 6.44e-3, 2.0: 5.65e-3 / 2.87e-3,
+                                         4.0: 2.68e-3 / 1.56e-3, 8.0: 1.34e-3 / 8.09e-4}
+#: the paper's Table 7 ratio (noisy counts, alpha = 0.5) at one row per client.
+PAPER_RATIO_NOISY: dict[float, float] = {1.0: 2.77e-2 / 1.99e-2, 2.0: 1.32e-2 / 8.86e-3,
+                                         4.0: 7.02e-3 / 4.38e-3, 8.0: 2.99e-3 / 2.29e-3}
+#: the paper's Table 1 ratio LocalLaplace / adaptive, IID and non-IID, at its fewest and most clients
+#: (10 and 45,840 clients: 45,840 and 10 rows per client).
+PAPER_ADAPTIVE_GAIN: dict[float, tuple[str, str]] = {
+    1.0: ("2.19 .. 1.94", "3.06 .. 5.29"), 2.0: ("2.21 .. 2.46", "2.89 .. 5.58"),
+    4.0: ("2.29 .. 2.05", "3.19 .. 5.52"), 8.0: ("2.15 .. 1.85", "2.72 .. 5.43")}
+
+METHOD_LABELS: dict[str, str] = {"rr": "RR (debiased)", "global_laplace": "GlobalLaplace",
+                                 "local_laplace": "LocalLaplace", "adaptive_laplace": "adaptive"}
+CSV_FIELDS: tuple[str, ...] = ("table", "counts", "epsilon", "clients", "rows_per_client", "layout", "method",
+                               "runs", "mean", "std", "predicted_std", "paper_std", "predicted_mean",
+                               "undefined_runs", "exact_auc")
+
+
+@dataclass
+class FedAucOptions:
+    """Parsed options."""
+
+    runs: int
+    quick: bool
+    seed: int | None
+    results_dir: str
+
+
+def parse_options(argv: Sequence[str]) -> FedAucOptions:
+    """Parse ``--runs``, ``--quick``, ``--seed``, ``--results-dir``.
+
+    :param argv: the scenario's own arguments (MPyC's removed).
+    :return: the options.
+    :raise UsageError: on a bad value, with a one-line message.
+    """
+    parser = ScenarioParser(prog="python -m scenarios.papers.fedauc_tables", add_help=False)
+    parser.add_argument("--runs", type=int, default=None)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--results-dir", dest="results_dir", default="results")
+    args = parser.parse_args(list(argv))
+    runs = args.runs if args.runs is not None else (20 if args.quick else 100)
+    if runs < 2:
+        raise UsageError(f"--runs must be at least 2, got {runs}")
+    if args.seed is not None and args.seed < 0:
+        raise UsageError(f"--seed must be non-negative, got {args.seed}")
+    if not args.results_dir:
+        raise UsageError("--results-dir must not be empty")
+    return FedAucOptions(runs, args.quick, args.seed, args.results_dir)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One setting to simulate."""
+
+    table: str
+    method: str
+    counts: str
+    epsilon: float
+    clients: int | None   # None: one row per client (or RR)
+    layout: str
+
+
+def _jobs(quick: bool) -> list[_Job]:
+    epsilons = (1.0, 8.0) if quick else EPSILONS
+    client_counts = (10,) if quick else CLIENT_COUNTS
+    rr_epsilons = (1.0, math.inf) if quick else RR_EPSILONS
+    jobs: list[_Job] = []
+    for eps in epsilons:
+        jobs.append(_Job("1/7", "rr", "noisy", eps, None, "none"))
+        for k in (*client_counts, None):
+            layouts = ("iid", "non_iid") if k is not None else ("one_per_client",)
+            jobs.append(_Job("1/7", "global_laplace", "noisy", eps, k, layouts[0]))
+            for layout in layouts:
+                jobs.append(_Job("1/7", "local_laplace", "noisy", eps, k, layout))
+                jobs.append(_Job("1/7", "adaptive_laplace", "noisy", eps, k, layout))
+            jobs.append(_Job("2", "global_laplace", "exact", eps, k, layouts[0]))
+            for layout in layouts:
+                jobs.append(_Job("2", "local_laplace", "exact", eps, k, layout))
+    for eps in rr_epsilons:
+        jobs.append(_Job("3", "rr_noisy", "noisy", eps, None, "none"))
+        jobs.append(_Job("3", "rr", "noisy", eps, None, "none"))
+    return jobs
+
+
+def _load(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    from scenarios.kit.datasets import framingham_with_scores
+    from secure.public_randomness import public_generator
+
+    table = framingham_with_scores(public_generator(seed))
+    score, label = table.header.index("score"), table.header.index("TenYearCHD")
+    scores = np.array([float(row[score]) for row in table.rows])
+    labels = np.array([int(float(row[label])) for row in table.rows], dtype=np.int64)
+    return scores, labels
+
+
+def _run(jobs: Sequence[_Job], scores: np.ndarray, labels: np.ndarray, runs: int, seed: int) -> list[dict[str, Any]]:
+    from tqdm import tqdm
+
+    from dp.fedauc.mechanisms import simulate_fedauc
+    from secure.public_randomness import public_generator
+
+    samples = int(scores.size)
+    rows = []
+    for job in tqdm(jobs, desc="FedAUC settings", unit="setting", disable=None, file=sys.stderr):
+        layout_rng = public_generator(seed ^ 0xFEDA)  # the same layout for every method of a (K, layout)
+        result = simulate_fedauc(scores, labels, method=job.method, epsilon=job.epsilon, clients=job.clients,
+                                 layout=job.layout if job.layout != "none" else "iid", runs=runs, rng=layout_rng,
+                                 counts=job.counts, noise_rng=None)
+        clients = result.clients if job.layout != "none" else None
+        rows.append({"table": job.table, "counts": job.counts, "epsilon": job.epsilon,
+                     "clients": clients if clients is not None else "",
+                     "rows_per_client": samples / clients if clients else "",
+                     "layout": job.layout, "method": job.method, "runs": result.runs, "mean": result.mean,
+                     "std": result.std, "predicted_std": result.predicted_std,
+                     "paper_std": result.paper_std if result.paper_std is not None else "",
+                     "predicted_mean": result.predicted_mean, "undefined_runs": result.undefined_runs,
+                     "exact_auc": result.exact_auc})
+    return rows
+
+
+def _find(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any] | None:
+    for row in rows:
+        if all(row[name] == value for name, value in keys.items()):
+            return row
+    return None
+
+
+def _cell(row: dict[str, Any] | None, second: str = "predicted_std") -> str:
+    if row is None:
+        return "-"
+    extra = row[second]
+    text = f"{row['std']:.2e} ({extra:.2e})" if extra != "" else f"{row['std']:.2e}"
+    if row["undefined_runs"]:
+        text += f" [{row['undefined_runs']} undef.]"
+    return text
+
+
+def _print_std_tables(rows: Sequence[dict[str, Any]], samples: int) -> None:
+    epsilons = sorted({row["epsilon"] for row in rows if row["table"] == "1/7"})
+    client_counts = sorted({row["clients"] for row in rows if row["table"] == "1/7" and row["clients"] != ""})
+    header = "  ".join(f"{('K=' + str(k) if k != samples else 'one per client'):>26}" for k in client_counts)
+    lines = [("RR (debiased)", "rr", None), ("GlobalLaplace", "global_laplace", None),
+             ("LocalLaplace (IID)", "local_laplace", "iid"), ("LocalLaplace (non-IID)", "local_laplace", "non_iid"),
+             ("adaptive (IID)", "adaptive_laplace", "iid"), ("adaptive (non-IID)", "adaptive_laplace", "non_iid")]
+    print("\nTables 1/7: std of the AUC estimate, noisy counts, alpha = 0.5; "
+          "Monte Carlo (our closed form, delta method)")
+    print(f"  {'':<8}{'':<24}{header}")
+    for eps in epsilons:
+        for label, method, layout in lines:
+            cells = []
+            for k in client_counts:
+                if method == "rr":
+                    row = _find(rows, table="1/7", method="rr", epsilon=eps)
+                elif k == samples:
+                    row = _find(rows, table="1/7", method=method, epsilon=eps, clients=k)
+                elif layout is None:
+                    row = _find(rows, table="1/7", method=method, epsilon=eps, clients=k, layout="iid")
+                else:
+                    row = _find(rows, table="1/7", method=method, epsilon=eps, clients=k, layout=layout)
+                cells.append(_cell(row) if method != "rr" or k == client_counts[0] else "")
+            print(f"  {'eps=' + format(eps, 'g'):<8}{label:<24}" + "  ".join(f"{c:>26}" for c in cells))
+    print("  (one row per client: the IID and non-IID layouts coincide; GlobalLaplace does not depend on the layout)")
+    print("\nTable 2: std with accurate P and N (whole budget on localSum; not label-DP); "
+          "Monte Carlo (paper's eq. 8 / eq. 9)")
+    print(f"  {'':<8}{'':<24}{header}")
+    for eps in epsilons:
+        for label, layout in (("GlobalLaplace", None), ("LocalLaplace (IID)", "iid"),
+                              ("LocalLaplace (non-IID)", "non_iid")):
+            cells = []
+            for k in client_counts:
+                method = "global_laplace" if layout is None else "local_laplace"
+                if k == samples:
+                    row = _find(rows, table="2", method=method, epsilon=eps, clients=k)
+                else:
+                    row = _find(rows, table="2", method=method, epsilon=eps, clients=k, layout=layout or "iid")
+                cells.append(_cell(row, "paper_std"))
+            print(f"  {'eps=' + format(eps, 'g'):<8}{label:<24}" + "  ".join(f"{c:>26}" for c in cells))
+
+
+def _print_ratios(rows: Sequence[dict[str, Any]], samples: int) -> None:
+    epsilons = sorted({row["epsilon"] for row in rows if row["table"] == "1/7"})
+    ratio_rows = []
+    for eps in epsilons:
+        parts = []
+        for table, paper in (("2", PAPER_RATIO_EXACT), ("1/7", PAPER_RATIO_NOISY)):
+            glob = _find(rows, table=table, method="global_laplace", epsilon=eps, clients=samples)
+            loc = _find(rows, table=table, method="local_laplace", epsilon=eps, clients=samples)
+            if glob is None or loc is None:
+                continue
+            closed = "paper_std" if table == "2" else "predicted_std"
+            parts.append(f"{'accurate counts' if table == '2' else 'noisy counts'}: MC {glob['std'] / loc['std']:.2f}, "
+                         f"closed form {glob[closed] / loc[closed]:.2f}, paper {paper[eps]:.2f}")
+        ratio_rows.append((f"eps={eps:g}", "; ".join(parts)))
+    print_table(ratio_rows, title="\nGlobalLaplace / LocalLaplace at one row per client "
+                                  "(paper: about sqrt(3) = 1.73 with accurate counts, eq. 8 / eq. 9)")
+    gain_rows = []
+    client_counts = sorted({row["clients"] for row in rows if row["table"] == "1/7" and row["clients"] != ""})
+    for eps in epsilons:
+        for layout in ("iid", "non_iid"):
+            parts = []
+            for k in client_counts:
+                lay = "one_per_client" if k == samples else layout
+                if k == samples and layout == "non_iid":
+                    continue
+                naive = _find(rows, table="1/7", method="local_laplace", epsilon=eps, clients=k, layout=lay)
+                adaptive = _find(rows, table="1/7", method="adaptive_laplace", epsilon=eps, clients=k, layout=lay)
+                if naive is None or adaptive is None:
+                    continue
+                name = "one/client" if k == samples else f"K={k}"
+                parts.append(f"{name} {naive['std'] / adaptive['std']:.2f} "
+                             f"({naive['predicted_std'] / adaptive['predicted_std']:.2f})")
+            paper_gain = PAPER_ADAPTIVE_GAIN.get(eps, ("?", "?"))[0 if layout == "iid" else 1]
+            gain_rows.append((f"eps={eps:g} {layout}", ", ".join(parts) + f"; paper {paper_gain}"))
+    print_table(gain_rows, title="\nLocalLaplace naive (alpha = 0.5) / adaptive: std ratio, "
+                                 "Monte Carlo (closed form); > 1 means adaptive is better")
+
+
+def _print_rr_table(rows: Sequence[dict[str, Any]], sklearn_auc: float) -> None:
+    from dp.fedauc.mechanisms import flip_probability
+
+    out = []
+    for eps in sorted({row["epsilon"] for row in rows if row["table"] == "3"}):
+        noisy = _find(rows, table="3", method="rr_noisy", epsilon=eps)
+        debiased = _find(rows, table="3", method="rr", epsilon=eps)
+        assert noisy is not None and debiased is not None
+        out.append((f"eps={eps:g}", f"rho={flip_probability(eps):.2e}  noisy {noisy['mean']:.6f} "
+                                    f"(expected {noisy['predicted_mean']:.6f})  debiased {debiased['mean']:.6f} "
+                                    f"+- {debiased['std']:.2e}"))
+    exact = rows[-1]["exact_auc"]
+    out.append(("eq. (1)", f"{exact:.6f}   scikit-learn roc_auc_score {sklearn_auc:.6f} "
+                           f"(difference {abs(exact - sklearn_auc):.1e})"))
+    print_table(out, title="\nTable 3: noisy vs debiased RR AUC, mean over the runs")
+
+
+def _write_csv(path: Path, rows: Sequence[dict[str, Any]], fields: Sequence[str]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(fields))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({name: row[name] for name in fields})
+
+
+def _plot(path: Path, rows: Sequence[dict[str, Any]], samples: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    epsilons = sorted({row["epsilon"] for row in rows if row["table"] == "1/7"})
+    figure, axes = plt.subplots(2, len(epsilons), figsize=(4.2 * len(epsilons), 7.5), squeeze=False,
+                                sharex=True)
+    series = [("global_laplace", None, "GlobalLaplace", "tab:red"),
+              ("local_laplace", "iid", "LocalLaplace IID", "tab:blue"),
+              ("local_laplace", "non_iid", "LocalLaplace non-IID", "tab:cyan"),
+              ("adaptive_laplace", "iid", "adaptive IID", "tab:green"),
+              ("adaptive_laplace", "non_iid", "adaptive non-IID", "tab:olive")]
+    for column, eps in enumerate(epsilons):
+        for line, table in enumerate(("1/7", "2")):
+            axis = axes[line][column]
+            for method, layout, label, color in series:
+                picked = [row for row in rows if row["table"] == table and row["method"] == method
+                          and row["epsilon"] == eps and row["clients"] != ""
+                          and (row["clients"] == samples or layout is None or row["layout"] == layout)]
+                if not picked:
+                    continue
+                picked.sort(key=lambda row: row["clients"])
+                x = [row["clients"] for row in picked]
+                axis.plot(x, [row["std"] for row in picked], "o-", color=color, label=label)
+                axis.plot(x, [row["predicted_std"] for row in picked], ":", color=color)
+            rr = _find(rows, table="1/7", method="rr", epsilon=eps)
+            if rr is not None and table == "1/7":
+                axis.axhline(rr["std"], color="black", linestyle="--", label="RR (debiased)")
+            axis.set_xscale("log")
+            axis.set_yscale("log")
+            setting = "noisy counts (Table 1/7)" if table == "1/7" else "accurate P, N (Table 2)"
+            axis.set_title(f"eps = {eps:g}, {setting}", fontsize=9)
+            axis.grid(True, which="both", alpha=0.3)
+            if line == 1:
+                axis.set_xlabel(f"clients K (M = {samples}; rightmost: one row each)")
+            if column == 0:
+                axis.set_ylabel("std of AUC estimate")
+    axes[0][0].legend(fontsize=7)
+    figure.suptitle("FedAUC on Framingham (stand-in for Criteo): Monte Carlo (markers), closed form (dotted)",
+                    fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+async def _tables(options: FedAucOptions) -> Callable[[], None] | None:
+    from mpyc.runtime import mpc
+    from sklearn.metrics import roc_auc_score
+
+    from secure.public_randomness import joint_seed
+
+    seed = options.seed if options.seed is not None else await joint_seed()
+    if mpc.pid != 0:
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait, silent, for party 0
+        start = time.perf_counter()
+        scores, labels = _load(seed)
+        samples = int(scores.size)
+        rows = _run(_jobs(options.quick), scores, labels, options.runs, seed)
+        for row in rows:  # one row per client: record K = M
+            if row["layout"] == "one_per_client":
+                row["clients"], row["rows_per_client"] = samples, 1.0
+        sklearn_auc = float(roc_auc_score(labels, scores))
+        seconds = time.perf_counter() - start
+        print_table([
+            ("data", f"Framingham, logistic-regression scores (stand-in for Criteo): M = {samples}, "
+                     f"P = {int(labels.sum())}, N = {samples - int(labels.sum())}, AUC = {rows[-1]['exact_auc']:.6f}"),
+            ("runs", f"{options.runs} per setting, noise from the OS; public seed {seed} (data split, layouts)"),
+            ("settings", f"{len(rows)} in {seconds:.1f} s"),
+        ], title="FedAUC (Sun et al.): label-DP AUC across clients, the paper's deployment")
+        _print_std_tables(rows, samples)
+        _print_ratios(rows, samples)
+        _print_rr_table(rows, sklearn_auc)
+        directory = Path(options.results_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+        std_rows = [row for row in rows if row["table"] != "3"]
+        _write_csv(directory / "fedauc_std.csv", std_rows, CSV_FIELDS)
+        _write_csv(directory / "fedauc_rr_debias.csv", [row for row in rows if row["table"] == "3"], CSV_FIELDS)
+        _plot(directory / "fedauc_std.png", std_rows, samples)
+        print(f"\nwrote {directory / 'fedauc_std.csv'}, {directory / 'fedauc_rr_debias.csv'}, "
+              f"{directory / 'fedauc_std.png'}")
+
+    return deliver
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the scenario; returns the exit code."""
+    return run_scenario(parse_options, _tables, lambda options: asdict(options) | {"results_dir": None}, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

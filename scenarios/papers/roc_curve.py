@@ -1,0 +1,397 @@
+"""Experiment: a private ROC curve from two private ECDFs, smoothed (paper Figs. 1, 5, 8, 9).
+
+Run: ``python -m scenarios.papers.roc_curve`` (add ``--quick`` for a tiny run).  Writes
+``results/roc_curve_l1.csv``, ``roc_curve_l1.png`` (Fig. 5) and ``roc_curve_example.png`` (Fig. 1).
+
+Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*,
+Sec. 5.1 and 6.5.  Classifier and data: the logistic-regression scores of the embedded Framingham
+data (:func:`scenarios.kit.datasets.framingham_with_scores`: the model is fitted on a public, seed-chosen
+30 % of the complete rows, which are then removed; label ``TenYearCHD``).  This stands in for the
+paper's Heart disease / Bank / Diabetic data, which are not embedded here.
+
+Mechanism.  On a common uniform grid of ``N`` thresholds over ``[0, 1]`` (default ``N = 256``), the
+ECDF of the positives' scores and that of the negatives' scores are each released with the tree
+mechanism (eq. 2, :func:`dp.ecdf.tree.private_ecdf`, integer discrete Laplace node noise) at budget
+``epsilon / 2``, so the pair costs ``epsilon``.  Each ECDF is divided by its class size, i.e. the
+class sizes are treated as public (as :func:`dp.ecdf.tree.private_ecdf` treats ``n``): the guarantee is
+for a row whose *score* changes.  If labels are private too, the paper's Sec. 5.1 variant (noisy
+joint counts over all ``n`` rows, normalised by their own last value) is the one to use; it is not
+run here.  Both ECDFs are smoothed (eq. 3, :func:`smoothing.monotone.smooth_ecdf`, all grid points)
+with ``p = 1`` and with ``p = 2``, and the ROC curve is built from the smoothed pair
+(:func:`smoothing.roc.roc_from_ecdfs`; a higher score means positive).
+
+Measured for every epsilon (Fig. 5): the L1 distance between the true ROC curve (the same
+construction without noise, on the same grid) and the smoothed private one, i.e. the area between
+the two curves, ``int_0^1 |TPR_true(f) - TPR_private(f)| df``, computed by linear interpolation of
+both polylines on 20000 midpoints of ``[0, 1]`` in FPR (:func:`roc_l1_distance`); and the AUC of the
+smoothed curve.  Also drawn (Fig. 1): the true, the raw private and the two smoothed ROC curves of
+one release at ``--plot-epsilon``.
+
+Run it::
+
+    python -m scenarios.papers.roc_curve
+    python -m scenarios.papers.roc_curve --plot-epsilon 0.2 --runs 50
+    python -m scenarios.papers.roc_curve -M3 --quick --results-dir /tmp/r
+
+Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+  --epsilon-grid E1,E2,...  total epsilons swept (default 0.01,0.02,0.05,0.1,0.2,0.5,1,2,5,10)
+  --plot-epsilon E          epsilon of the example curves (default 0.5, as the paper's Fig. 1)
+  --points N                thresholds on [0, 1] (default 256; --quick: 64)
+  --runs R                  runs per epsilon (default 100; about 0.1 s per run; --quick: 4)
+  --quick                   N = 64, three epsilons, 4 runs (for tests)
+  --results-dir DIR         where the CSV and PNGs go (default results/)
+  --seed S                  public seed of the data split (default: a joint seed, printed)
+  --os-noise                draw the DP noise from OS randomness
+
+Output: ``roc_curve_l1.csv`` (one row per epsilon: mean and standard error over the runs of the L1
+distance and of the AUC for p = 1 and p = 2, with the true AUC on the grid and the exact one),
+``roc_curve_l1.png`` (L1 distance against epsilon, log-log), ``roc_curve_example.png`` (the curves),
+a progress bar on stderr and a table on stdout.  Experiments use noise seeded from ``--seed`` for
+reproducibility (``--os-noise`` to not); releases never do.  Threat model: a one-process
+simulation (see :mod:`scenarios.kit.experiments`); the parties other than 0 only exchange public values.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.kit.experiments import (
+    CommonOptions,
+    add_common_options,
+    check_positive_number,
+    common_options,
+    format_mean,
+    new_figure,
+    noise_generator,
+    parse_positive_list,
+    print_rows,
+    progress,
+    save_figure,
+    seed_at_party_zero,
+    seed_note,
+    summarize_runs,
+    write_csv,
+)
+
+__all__ = ["main", "parse_options", "RocOptions", "ScoredData", "load_scores", "roc_l1_distance",
+           "tpr_at", "run_experiment", "CSV_COLUMNS", "METRICS"]
+
+DEFAULT_EPSILONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+QUICK_EPSILONS = (0.1, 1.0, 10.0)
+DEFAULT_POINTS = 256
+QUICK_POINTS = 64
+DEFAULT_RUNS = 100
+QUICK_RUNS = 4
+NORMS = (1, 2)
+FPR_RESOLUTION = 20_000
+
+#: per-run measurements; the CSV has ``<metric>_mean`` and ``<metric>_se`` for each.
+METRICS = ("l1_p1", "l1_p2", "auc_p1", "auc_p2")
+CSV_COLUMNS = ("epsilon", "points", "rows", "positives", "runs", "solver_failures",
+               *(f"{metric}_{part}" for metric in METRICS for part in ("mean", "se")),
+               "true_auc", "exact_auc", "seed")
+
+
+@dataclass(frozen=True)
+class RocOptions:
+    """Parsed options of the ROC experiment."""
+
+    epsilons: tuple[float, ...]
+    plot_epsilon: float
+    points: int
+    common: CommonOptions
+
+
+@dataclass(frozen=True)
+class ScoredData:
+    """Scores and labels of the evaluation rows."""
+
+    scores: np.ndarray
+    labels: np.ndarray
+
+    @property
+    def positives(self) -> np.ndarray:
+        """Scores of the rows labelled 1."""
+        return self.scores[self.labels == 1]
+
+    @property
+    def negatives(self) -> np.ndarray:
+        """Scores of the rows labelled 0."""
+        return self.scores[self.labels == 0]
+
+
+def parse_options(argv: Sequence[str]) -> RocOptions:
+    """Parse and validate the options (nothing is computed here).
+
+    :raise UsageError: with a one-line message.
+    """
+    parser = ScenarioParser(prog="python -m scenarios.papers.roc_curve", add_help=False)
+    parser.add_argument("--epsilon-grid", default=None)
+    parser.add_argument("--plot-epsilon", type=float, default=0.5)
+    parser.add_argument("--points", type=int, default=None)
+    add_common_options(parser)
+    args = parser.parse_args(list(argv))
+    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
+    epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
+                else (QUICK_EPSILONS if args.quick else DEFAULT_EPSILONS))
+    points = args.points if args.points is not None else (QUICK_POINTS if args.quick else DEFAULT_POINTS)
+    if not 2 <= points <= 2**20:
+        raise UsageError(f"--points must lie in [2, 2^20], got {points}")
+    return RocOptions(epsilons=epsilons, plot_epsilon=check_positive_number(args.plot_epsilon, "--plot-epsilon"),
+                      points=points, common=common)
+
+
+def _public(options: RocOptions) -> dict[str, Any]:
+    """The parameters every party must share (the results directory is party 0's business)."""
+    record = asdict(options)
+    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
+    return record
+
+
+def load_scores(seed: int) -> ScoredData:
+    """Logistic-regression scores and ``TenYearCHD`` labels of the embedded Framingham rows.
+
+    :param seed: public seed of the held-out split that trains the model.
+    """
+    from scenarios.kit.datasets import framingham_with_scores
+    from secure.public_randomness import public_generator
+
+    table = framingham_with_scores(public_generator(seed))
+    score_at, label_at = table.header.index("score"), table.header.index("TenYearCHD")
+    scores = np.clip(np.array([float(row[score_at]) for row in table.rows]), 0.0, 1.0)
+    labels = np.array([int(float(row[label_at])) for row in table.rows])
+    return ScoredData(scores, labels)
+
+
+# --------------------------------------------------------------------------------------------------
+# distance between ROC curves
+
+def tpr_at(curve: Any, false_positive_rate: np.ndarray) -> np.ndarray:
+    """The TPR of a ROC polyline (a :class:`smoothing.roc.RocCurve`) at the given FPRs.
+
+    The polyline's points are sorted by ``(FPR, TPR)``; points sharing one FPR form a vertical
+    segment.  Between two consecutive distinct FPRs ``u < v`` the curve is the segment from the
+    highest point at ``u`` to the lowest point at ``v``, so the value at any FPR strictly between
+    distinct vertices is well defined (at a vertical segment itself it is not, but that is a set of
+    measure zero for the L1 distance).
+
+    :param curve: a ROC curve whose FPRs start at 0 and end at 1 (as built from valid ECDFs).
+    :param false_positive_rate: query points in ``[0, 1]``.
+    :return: interpolated TPRs, shaped like the query.
+    """
+    x = np.asarray(curve.false_positive_rate, dtype=float)
+    y = np.asarray(curve.true_positive_rate, dtype=float)
+    if np.any(np.diff(x) < 0):
+        raise ValueError("the ROC curve's false positive rates must be sorted")
+    unique, first = np.unique(x, return_index=True)
+    if unique.size < 2:
+        raise ValueError("the ROC curve needs at least two distinct false positive rates")
+    last = np.append(first[1:] - 1, x.size - 1)
+    top, bottom = y[last], y[first]  # highest / lowest TPR at each distinct FPR
+    query = np.asarray(false_positive_rate, dtype=float)
+    segment = np.clip(np.searchsorted(unique, query, side="right") - 1, 0, unique.size - 2)
+    start, stop = unique[segment], unique[segment + 1]
+    fraction = np.clip((query - start) / (stop - start), 0.0, 1.0)
+    return top[segment] + fraction * (bottom[segment + 1] - top[segment])
+
+
+def roc_l1_distance(reference: Any, other: Any, *, resolution: int = FPR_RESOLUTION) -> float:
+    """Area between two ROC curves: ``int_0^1 |TPR_ref(f) - TPR_other(f)| df``.
+
+    Midpoint rule on ``resolution`` cells of ``[0, 1]`` with both polylines interpolated
+    (:func:`tpr_at`); the paper's Fig. 5 error (the area of the symmetric difference of the regions
+    under the two curves).
+    """
+    midpoints = (np.arange(resolution) + 0.5) / resolution
+    return float(np.mean(np.abs(tpr_at(reference, midpoints) - tpr_at(other, midpoints))))
+
+
+# --------------------------------------------------------------------------------------------------
+# the experiment
+
+def _release_pair(data: ScoredData, grid: np.ndarray, plan: Any,
+                  generator: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray]:
+    """The private ECDFs of the positives and of the negatives, each with ``plan`` (epsilon / 2)."""
+    from dp.ecdf.tree import private_ecdf
+
+    positive = private_ecdf(data.positives, grid, plan, rng=generator)
+    negative = private_ecdf(data.negatives, grid, plan, rng=generator)
+    return positive, negative
+
+
+def _smoothed_roc(positive: np.ndarray, negative: np.ndarray, incidence: Any, grid: np.ndarray,
+                  norm: int) -> Any:
+    from smoothing.monotone import smooth_ecdf
+    from smoothing.roc import roc_from_ecdfs
+
+    smoothed_positive = smooth_ecdf(positive, incidence, norm=norm).values
+    smoothed_negative = smooth_ecdf(negative, incidence, norm=norm).values
+    return roc_from_ecdfs(smoothed_positive, smoothed_negative, thresholds=grid)
+
+
+def _true_roc(data: ScoredData, grid: np.ndarray) -> Any:
+    from dp.ecdf.tree import true_counts
+    from smoothing.roc import roc_from_ecdfs
+
+    positive = true_counts(data.positives, grid) / data.positives.size
+    negative = true_counts(data.negatives, grid) / data.negatives.size
+    return roc_from_ecdfs(positive, negative, thresholds=grid)
+
+
+def _grid(points: int) -> np.ndarray:
+    from dp.ecdf.tree import uniform_grid
+
+    grid = uniform_grid(0.0, 1.0, 1.0 / (points - 1))
+    if grid.shape[0] != points:
+        raise RuntimeError(f"uniform_grid gave {grid.shape[0]} points instead of {points}")
+    return grid
+
+
+def run_experiment(options: RocOptions, seed: int, data: ScoredData) -> list[dict[str, Any]]:
+    """Run every epsilon ``options.common.runs`` times; one summary row per epsilon."""
+    from sklearn.metrics import roc_auc_score
+
+    from dp.ecdf.tree import plan_tree_noise, prefix_incidence
+    from smoothing.monotone import SmoothingError
+
+    grid = _grid(options.points)
+    incidence = prefix_incidence(options.points)
+    truth = _true_roc(data, grid)
+    exact_auc = float(roc_auc_score(data.labels, data.scores))
+    rows: list[dict[str, Any]] = []
+    bar = progress(len(options.epsilons) * options.common.runs, "roc_curve")
+    try:
+        for index, epsilon in enumerate(options.epsilons):
+            bar.set_postfix_str(f"epsilon={epsilon:g}")
+            plan = plan_tree_noise(epsilon=epsilon / 2, points=options.points)
+            records = []
+            failures = 0
+            for run in range(options.common.runs):
+                generator = noise_generator(seed, index, run, os_noise=options.common.os_noise)
+                positive, negative = _release_pair(data, grid, plan, generator)
+                record: dict[str, float] = {metric: float("nan") for metric in METRICS}
+                for norm in NORMS:
+                    try:
+                        curve = _smoothed_roc(positive, negative, incidence, grid, norm)
+                    except SmoothingError:
+                        failures += 1
+                        continue
+                    record[f"l1_p{norm}"] = roc_l1_distance(truth, curve)
+                    record[f"auc_p{norm}"] = curve.auc
+                records.append(record)
+                bar.update(1)
+            rows.append({
+                "epsilon": epsilon, "points": options.points, "rows": int(data.scores.size),
+                "positives": int(data.positives.size), "runs": options.common.runs,
+                "solver_failures": failures, **summarize_runs(records, METRICS),
+                "true_auc": truth.auc, "exact_auc": exact_auc, "seed": seed,
+            })
+    finally:
+        bar.close()
+    return rows
+
+
+def _plot_errors(options: RocOptions, rows: list[dict[str, Any]], data: ScoredData, path: str) -> None:
+    figure, axes = new_figure()
+    x = np.array([row["epsilon"] for row in rows])
+    for norm, marker in zip(NORMS, ("o", "s")):
+        mean = np.array([row[f"l1_p{norm}_mean"] for row in rows])
+        error = np.nan_to_num(np.array([row[f"l1_p{norm}_se"] for row in rows]))
+        axes.errorbar(x, mean, yerr=error, marker=marker, capsize=3, label=f"smoothed, p = {norm}")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("epsilon (total, epsilon/2 per class ECDF)")
+    axes.set_ylabel("L1 distance to the true ROC curve (area between curves)")
+    axes.set_title(f"ROC curve estimation error: Framingham logistic regression, n = {data.scores.size}, "
+                   f"N = {options.points}, {options.common.runs} runs", fontsize=9)
+    axes.legend()
+    axes.grid(True, which="both", alpha=0.3)
+    save_figure(figure, path)
+
+
+def _plot_example(options: RocOptions, seed: int, data: ScoredData, path: str) -> dict[str, float]:
+    """Draw the true, raw private and smoothed ROC curves of one release; return their L1 errors."""
+    from dp.ecdf.tree import plan_tree_noise, prefix_incidence
+
+    grid = _grid(options.points)
+    incidence = prefix_incidence(options.points)
+    truth = _true_roc(data, grid)
+    plan = plan_tree_noise(epsilon=options.plot_epsilon / 2, points=options.points)
+    generator = noise_generator(seed, len(options.epsilons), 0, os_noise=options.common.os_noise)
+    positive, negative = _release_pair(data, grid, plan, generator)
+    figure, axes = new_figure(5.6, 5.6)
+    axes.plot([0, 1], [0, 1], color="lightgrey", linewidth=1)
+    axes.plot(truth.false_positive_rate, truth.true_positive_rate, color="black", linewidth=2,
+              label=f"true (AUC {truth.auc:.3f})")
+    # the raw release in threshold order (high threshold first), with its folds and excursions
+    axes.plot(np.r_[0.0, (1.0 - negative)[::-1], 1.0], np.r_[0.0, (1.0 - positive)[::-1], 1.0],
+              color="tab:red", linewidth=0.8, alpha=0.7, label="private, not smoothed")
+    errors = {}
+    for norm, colour in zip(NORMS, ("tab:blue", "tab:green")):
+        curve = _smoothed_roc(positive, negative, incidence, grid, norm)
+        errors[f"p{norm}"] = roc_l1_distance(truth, curve)
+        axes.plot(curve.false_positive_rate, curve.true_positive_rate, color=colour, linewidth=1.5,
+                  label=f"smoothed p = {norm} (AUC {curve.auc:.3f}, L1 {errors[f'p{norm}']:.3f})")
+    axes.set_xlim(-0.05, 1.05)
+    axes.set_ylim(-0.05, 1.05)
+    axes.set_aspect("equal")
+    axes.set_xlabel("false positive rate")
+    axes.set_ylabel("true positive rate")
+    axes.set_title(f"ROC curve, logistic regression on Framingham, epsilon = {options.plot_epsilon:g}",
+                   fontsize=9)
+    axes.legend(loc="lower right", fontsize=8)
+    save_figure(figure, path)
+    return errors
+
+
+def _print(options: RocOptions, rows: list[dict[str, Any]], data: ScoredData, seed: int, seconds: float,
+           example: dict[str, float], files: Sequence[str]) -> None:
+    table = [[f"{row['epsilon']:g}", *(format_mean(row[f"{m}_mean"], row[f"{m}_se"]) for m in METRICS)]
+             for row in rows]
+    first = rows[0] if rows else {"true_auc": float("nan"), "exact_auc": float("nan")}
+    print_rows("Private ROC curve from two smoothed private ECDFs (Barczewski et al., Fig. 5): "
+               "mean ± s.e. over runs",
+               ["epsilon", "L1 p=1", "L1 p=2", "AUC p=1", "AUC p=2"], table,
+               notes=[f"Framingham logistic-regression scores, n = {data.scores.size} rows "
+                      f"({data.positives.size} positive), N = {options.points} thresholds on [0, 1], "
+                      f"epsilon/2 per class ECDF, {options.common.runs} runs",
+                      f"true AUC {first['true_auc']:.4f} on the grid ({first['exact_auc']:.4f} exact)",
+                      seed_note(seed, options.common.os_noise)])
+    print(f"  example at epsilon = {options.plot_epsilon:g}: L1 {example['p1']:.4f} (p = 1), "
+          f"{example['p2']:.4f} (p = 2)")
+    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
+
+
+async def _experiment(options: RocOptions) -> Callable[[], None] | None:
+    """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
+    seed = await seed_at_party_zero(options.common)
+    if seed is None:
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
+        started = time.perf_counter()
+        data = load_scores(seed)
+        rows = run_experiment(options, seed, data)
+        base = os.path.join(options.common.results_dir, "roc_curve")
+        files = [base + "_l1.csv", base + "_l1.png", base + "_example.png"]
+        write_csv(files[0], CSV_COLUMNS, rows)
+        _plot_errors(options, rows, data, files[1])
+        example = _plot_example(options, seed, data, files[2])
+        _print(options, rows, data, seed, time.perf_counter() - started, example, files)
+
+    return deliver
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the ROC experiment; returns the exit code."""
+    return run_scenario(parse_options, _experiment, _public, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

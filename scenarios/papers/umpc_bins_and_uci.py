@@ -1,0 +1,546 @@
+"""Experiment: U-MPC vs Bell's generic LDP and Ghazi — Kendall's tau against the bins t, and UCI Heart Disease.
+
+Run: ``python -m scenarios.papers.umpc_bins_and_uci --figure bins`` or ``--figure uci`` (add ``--quick`` for a
+tiny run).  Writes ``results/umpc_bins.csv`` / ``.png`` or ``results/umpc_uci.csv`` / ``.png`` and prints
+the table and the orders of magnitude by which U-MPC's MSE beats Bell's and Ghazi's.
+
+Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*:
+
+- ``--figure bins`` (§6.2.2, Fig. 3 and Fig. 4 left): Kendall's tau-a for t in {4, 8, 16, 32, 64}
+  discretization bins and epsilon in {0.1, 1}.  The paper uses Bank Marketing (age, balance,
+  n = 4521), which is not embedded here: Framingham ``sysBP`` vs ``diaBP`` (n = 4238, all rows
+  complete) stands in for it (``--pair age,totChol`` for the other pair).  Per (t, epsilon): MSE against
+  the exact tau-a of the data and the modelled online communication (:mod:`dp.umpc.costs`, ``l = 40``).
+  U-MPC does not discretize, so its MSE does not depend on t (measured once per epsilon, repeated
+  on every t row).  **Bins of the LDP baselines: t cells in total** on a 2-D grid over the declared
+  domains, ``t_x = 2^floor(log2(t)/2)`` bins for the first column and ``t / t_x`` for the second
+  (4 = 2x2, 8 = 2x4, 16 = 4x4, 32 = 4x8, 64 = 8x8), so that Bell's ``n l t`` and Ghazi's
+  ``n^2 eps^2 log(t) l`` are costed with the same t that the simulation uses.
+- ``--figure uci`` (App. E.2, Fig. 5-6, all four panels): UCI Heart Disease, Kendall's
+  tau-a of ``trestbps`` vs ``chol`` (rows with either missing dropped: 834 rows, as in the paper; 159
+  of them have ``chol = 0``, which the source uses for "not measured" — kept, as the paper's 834
+  implies) and the duplicate-pair ratio of the diagnosis ``num`` (0..4, no missing: 920 rows),
+  epsilon = 1, t = 64 (an 8x8 grid for Kendall; for ``num`` the domain has only 5 values, so the
+  baselines use its 5 levels and are costed with t = 5).  n: a uniform subsample without
+  replacement (one per n, from the public seed) of a few sizes up to all complete rows.
+
+Methods (estimation reused from :mod:`scenarios.papers.umpc_vs_baselines`' set-up): ``U-MPC`` is
+:func:`dp.umpc.protocol.simulate` with ``|E| = 2n`` BalancedSamp pairs, fresh tuples and fresh distributed
+discrete Laplace noise every run, ``m = 3`` parties, noise calibrated for a coalition of 1; ``Bell LDP``
+is :func:`dp.bell.generic.simulate` (k-ary RR, averaged kernel matrix); ``Ghazi`` is
+:func:`dp.baselines.ghazi.simulate` (exact factorization, averaged matrix); ``GhaziSM`` (shuffled model) is
+costed only (rows without MSE).  Costs (:func:`dp.umpc.costs.protocol_costs`, Table 1 / Lemma C.3 / App. D.2,
+constants 1, ``l = 40``): communication of U-MPC under ``M_HF`` (``comm_bits``, plotted solid) and
+``M_Dis`` (``comm_bits_dis``, dashed), Bell, Ghazi, GhaziSM; per-party operations (U-MPC:
+``ceil(2|E|/n) C_f^T + n`` with ``C_f^T = 2 l + 1`` for Kendall, ``l`` for the equality test), server
+operations, and Fig. 3's total computation ``server + n x per-party`` (``compute_ops``).  The bins
+figure plots communication, total computation (Fig. 3) and MSE (Fig. 4 left) against t; the UCI
+figure plots communication, MSE, per-party and server computation against n (Fig. 5-6).
+
+Run it::
+
+    python -m scenarios.papers.umpc_bins_and_uci --figure bins
+    python -m scenarios.papers.umpc_bins_and_uci --figure uci --sizes 100,200,400,834 --runs 100
+    python -m scenarios.papers.umpc_bins_and_uci -M3 --figure bins --quick --results-dir /tmp/r
+
+Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+  --figure bins|uci   which experiment (default bins)
+  --grid T1,T2,...    bins t (bins figure; default 4,8,16,32,64; --quick: 4,64)
+  --epsilon-grid E,.. privacy budgets (bins figure; default 0.1,1)
+  --pair A,B          Framingham columns for the bins figure (default sysBP,diaBP)
+  --sizes N1,N2,...   subsample sizes (uci figure; default 100,200,400,all; --quick: 100,200);
+                      a size above the complete rows of a statistic is capped to them
+  --edges-per-row F   |E| = round(F n) for U-MPC (default 2)
+  --runs R            runs per setting and method (default 100; --quick: 20)
+  --quick             small grids and few runs (for tests)
+  --results-dir DIR   where the CSV and PNG go (default results/)
+  --seed S            public seed of the subsamples and tuples (default: a joint seed, printed)
+  --os-noise          draw the DP noise from OS randomness
+
+Privacy: U-MPC is epsilon-DP (pure) against a passive coalition of ``t < m/2`` parties; Bell and Ghazi
+are epsilon-LDP per user.  One-process simulation at party 0 (see :mod:`scenarios.kit.experiments`).
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.kit.experiments import (
+    CommonOptions,
+    add_common_options,
+    check_positive_number,
+    common_options,
+    format_mean,
+    new_figure,
+    noise_generator,
+    parse_positive_list,
+    print_rows,
+    progress,
+    run_seeds,
+    save_figure,
+    seed_at_party_zero,
+    seed_note,
+    summarize,
+    write_csv,
+)
+from scenarios.papers.umpc_vs_baselines import METHODS
+
+__all__ = ["main", "parse_options", "BinsOptions", "run_bins", "run_uci", "exact_ustat", "grid_shape",
+           "CSV_COLUMNS", "METHODS", "COST_ONLY_METHODS"]
+
+FIGURES = ("bins", "uci")
+DEFAULT_GRID = (4, 8, 16, 32, 64)
+QUICK_GRID = (4, 64)
+DEFAULT_EPSILONS = (0.1, 1.0)
+DEFAULT_SIZES = (100, 200, 400, 0)   # 0: all complete rows
+QUICK_SIZES = (100, 200)
+DEFAULT_RUNS = 100
+QUICK_RUNS = 20
+UCI_BINS = 64
+UCI_EPSILON = 1.0
+ELL = 40          # bits per element in the cost models
+PARTIES = 3       # simulated parties holding the rows (U-MPC)
+COALITION = 1     # coalition the U-MPC noise is calibrated for
+
+COST_ONLY_METHODS = ("GhaziSM",)
+#: the cost model (dp.umpc.costs.PROTOCOLS) of each method
+COST_PROTOCOL = {"U-MPC": "U-MPC (M_HF)", "Bell LDP": "Bell", "Ghazi": "Ghazi", "GhaziSM": "GhaziSM"}
+COLORS = {"U-MPC": "tab:blue", "Bell LDP": "tab:orange", "Ghazi": "tab:green", "GhaziSM": "tab:red"}
+MARKERS = {"U-MPC": "o", "Bell LDP": "s", "Ghazi": "D", "GhaziSM": "v"}
+
+CSV_COLUMNS = ("figure", "statistic", "n", "t", "grid", "epsilon", "method", "edges", "runs", "mse_mean",
+               "mse_se", "bias_mean", "bias_se", "exact", "comm_bits", "comm_bits_dis", "compute_ops",
+               "ratio_to_umpc", "orders_of_magnitude", "seed", "party_ops", "server_ops")
+
+
+@dataclass(frozen=True)
+class BinsOptions:
+    """Parsed options of both figures."""
+
+    figure: str
+    grid: tuple[int, ...]
+    epsilons: tuple[float, ...]
+    pair: tuple[str, str]
+    sizes: tuple[int, ...]
+    edges_per_row: float
+    common: CommonOptions
+
+
+def _whole(text: str, option: str) -> tuple[int, ...]:
+    values = parse_positive_list(text, option)
+    if any(v != int(v) for v in values):
+        raise UsageError(f"{option} expects whole numbers, got '{text}'")
+    return tuple(int(v) for v in values)
+
+
+def parse_options(argv: Sequence[str]) -> BinsOptions:
+    """Parse and validate the options.
+
+    :raise UsageError: with a one-line message.
+    """
+    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_bins_and_uci", add_help=False)
+    parser.add_argument("--figure", default="bins")
+    parser.add_argument("--grid", default=None)
+    parser.add_argument("--epsilon-grid", default=None)
+    parser.add_argument("--pair", default="sysBP,diaBP")
+    parser.add_argument("--sizes", default=None)
+    parser.add_argument("--edges-per-row", type=float, default=2.0)
+    add_common_options(parser)
+    args = parser.parse_args(list(argv))
+    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
+    if args.figure not in FIGURES:
+        raise UsageError(f"--figure must be one of {', '.join(FIGURES)}, got '{args.figure}'")
+    grid = _whole(args.grid, "--grid") if args.grid else (QUICK_GRID if args.quick else DEFAULT_GRID)
+    if min(grid) < 4:
+        raise UsageError(f"--grid values must be at least 4 (2 bins per axis), got {min(grid)}")
+    epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
+                else DEFAULT_EPSILONS)
+    pair = tuple(c.strip() for c in args.pair.split(","))
+    from scenarios.kit.datasets import declared_domains
+
+    known = declared_domains("framingham")
+    if len(pair) != 2 or any(c not in known for c in pair):
+        raise UsageError(f"--pair must name two Framingham columns, got '{args.pair}'")
+    sizes = _whole(args.sizes, "--sizes") if args.sizes else (QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    if min(sizes) < 2 * PARTIES and min(sizes) != 0:
+        raise UsageError(f"--sizes must be at least {2 * PARTIES}, got {min(sizes)}")
+    return BinsOptions(figure=args.figure, grid=grid, epsilons=tuple(float(e) for e in epsilons),
+                       pair=(pair[0], pair[1]), sizes=sizes,
+                       edges_per_row=check_positive_number(args.edges_per_row, "--edges-per-row"), common=common)
+
+
+def _public(options: BinsOptions) -> dict[str, Any]:
+    record = asdict(options)
+    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
+    return record
+
+
+# -------------------------------------------------------------------------------------------- helpers
+
+def grid_shape(t: int) -> tuple[int, int]:
+    """``(t_x, t_y)`` with ``t_x = 2^floor(log2(t)/2)`` and ``t_y = ceil(t / t_x)`` (t cells for powers of 2)."""
+    tx = 2 ** (int(math.log2(t)) // 2)
+    return tx, max(2, math.ceil(t / tx))
+
+
+def exact_ustat(values: np.ndarray, kernel: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> float:
+    """The complete degree-2 U-statistic ``C(n,2)^-1 sum_{i<j} f(x_i, x_j)`` (O(n^2), row by row)."""
+    x = np.asarray(values, dtype=float)
+    n = x.shape[0]
+    total = 0.0
+    for i in range(n - 1):
+        rest = x[i + 1:]
+        total += float(np.sum(kernel(np.broadcast_to(x[i], rest.shape), rest)))
+    return total / (n * (n - 1) / 2)
+
+
+def _complete(name: str, columns: Sequence[str]) -> np.ndarray:
+    """Float rows of ``columns`` of an embedded dataset, rows with a missing value dropped."""
+    from scenarios.kit.datasets import load_embedded
+    from secure.intake import MISSING_TOKENS
+
+    table = load_embedded(name)
+    positions = [table.header.index(c) for c in columns]
+    rows = [[float(row[p]) for p in positions] for row in table.rows
+            if all(row[p].strip().lower() not in MISSING_TOKENS for p in positions)]
+    return np.asarray(rows, dtype=float)
+
+
+@dataclass(frozen=True)
+class _Statistic:
+    """One statistic on one dataset: kernel names, column specs, LDP quantizer factory."""
+
+    name: str           # "kendall" or "duplicate"
+    dataset: str
+    columns: tuple[str, ...]
+
+
+def _specs(stat: _Statistic) -> tuple[Any, ...]:
+    from scenarios.kit.datasets import declared_specs
+
+    specs = declared_specs(stat.dataset, stat.columns)
+    return tuple(specs[c] for c in stat.columns)
+
+
+def _ldp_kernel(stat: _Statistic) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    from dp.bell import generic as ldp_generic
+
+    return ldp_generic.kendall_kernel if stat.name == "kendall" else ldp_generic.collision_kernel
+
+
+def _quantizer(stat: _Statistic, t: int) -> tuple[Any, str, int]:
+    """LDP quantizer, its description and the t it is costed with."""
+    from dp.bell.generic import Quantizer
+
+    specs = _specs(stat)
+    if stat.name == "duplicate":
+        spec = specs[0]
+        levels = [float(v) for v in range(int(spec.lower), int(spec.upper) + 1)]
+        return Quantizer.levels(levels), f"{len(levels)} levels", len(levels)
+    tx, ty = grid_shape(t)
+    quantizer = Quantizer.grid(lower=[s.lower for s in specs], upper=[s.upper for s in specs], bins=[tx, ty])
+    return quantizer, f"{tx}x{ty}", tx * ty
+
+
+def _shape(stat: _Statistic, values: np.ndarray) -> np.ndarray:
+    return values if stat.name == "kendall" else values[:, 0]
+
+
+def umpc_estimates(stat: _Statistic, values: np.ndarray, *, epsilon: float, edges: int, runs: int, seed: int,
+                   setting: int, os_noise: bool, bar: Any) -> np.ndarray:
+    """``runs`` U-MPC estimates (fresh tuples from a per-run public seed, fresh noise)."""
+    from dp.umpc.protocol import UStatQuery, simulate
+    from secure.kernels import get_kernel
+
+    specs = _specs(stat)
+    query = UStatQuery(kernel=get_kernel(stat.name, precision=max(s.precision for s in specs)), specs=specs,
+                       epsilon=epsilon, tuples=edges, sampling="balanced")
+    by_party = [values[i::PARTIES] for i in range(PARTIES)]
+    out = []
+    for run, run_seed in enumerate(run_seeds(seed + setting, runs)):
+        result = simulate(query, by_party, threshold=COALITION, seed=int(run_seed), runs=1,
+                          noise_rng=noise_generator(seed, setting, run, os_noise=os_noise))
+        out.append(float(result.estimates[0]))
+        bar.update(1)
+    return np.asarray(out)
+
+
+def ldp_estimates(stat: _Statistic, values: np.ndarray, quantizer: Any, *, epsilon: float, runs: int, seed: int,
+                  setting: int, os_noise: bool, bar: Any) -> dict[str, np.ndarray]:
+    """``runs`` estimates of Bell's generic LDP and of Ghazi et al. (same quantizer, averaged matrix)."""
+    from dp.baselines import ghazi
+    from dp.bell import generic as ldp_generic
+
+    x = _shape(stat, values)
+    kernel = _ldp_kernel(stat)
+    bell = np.asarray(ldp_generic.simulate(x, kernel, quantizer=quantizer, epsilon=epsilon, kind="average",
+                                           runs=runs, rng=noise_generator(seed, setting, 1, os_noise=os_noise)))
+    bar.update(runs)
+    gz = np.asarray(ghazi.simulate(x, kernel, quantizer=quantizer, epsilon=epsilon, d=None, runs=runs,
+                                   kind="average", rng=noise_generator(seed, setting, 2, os_noise=os_noise)))
+    bar.update(runs)
+    return {"Bell LDP": bell, "Ghazi": gz}
+
+
+def _costs(stat: _Statistic, method: str, *, n: int, edges: int, t: int, epsilon: float) -> dict[str, float]:
+    """Cost columns of one method: ``comm_bits`` (U-MPC: ``M_HF``), ``comm_bits_dis`` (U-MPC's ``M_Dis``,
+    else nan), ``party_ops``, ``server_ops`` and ``compute_ops = server + n x party`` (Fig. 3)."""
+    from dp.umpc.costs import protocol_costs
+
+    table = protocol_costs(n, edges, epsilon=epsilon, t=t, bits=ELL, kernel=stat.name, counts="paper")
+    cost = table[COST_PROTOCOL[method]]
+    return {"comm_bits": cost.comm_bits,
+            "comm_bits_dis": table["U-MPC (M_Dis)"].comm_bits if method == "U-MPC" else math.nan,
+            "party_ops": cost.party_ops, "server_ops": cost.server_ops, "compute_ops": cost.total_ops}
+
+
+def _row(figure: str, stat: _Statistic, method: str, *, n: int, t: int, grid: str, epsilon: float, edges: int,
+         estimates: np.ndarray | None, exact: float, seed: int) -> dict[str, Any]:
+    """One CSV row; ``estimates=None`` for a cost-only method (no MSE)."""
+    errors = np.asarray([]) if estimates is None else estimates - exact
+    mse, mse_se, _ = summarize(errors ** 2)
+    bias, bias_se, _ = summarize(errors)
+    return {"figure": figure, "statistic": stat.name, "n": n, "t": t, "grid": grid, "epsilon": epsilon,
+            "method": method, "edges": edges if method == "U-MPC" else 0, "runs": len(errors), "mse_mean": mse,
+            "mse_se": mse_se, "bias_mean": bias, "bias_se": bias_se, "exact": exact,
+            "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "seed": seed,
+            **_costs(stat, method, n=n, edges=edges, t=t, epsilon=epsilon)}
+
+
+def _ratios(rows: list[dict[str, Any]], keys: Sequence[str]) -> None:
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row[k] for k in keys), []).append(row)
+    for group in groups.values():
+        umpc = next(r for r in group if r["method"] == "U-MPC")["mse_mean"]
+        for row in group:
+            if row["method"] not in METHODS:
+                continue
+            ratio = row["mse_mean"] / umpc if umpc > 0 else math.nan
+            row["ratio_to_umpc"] = ratio
+            row["orders_of_magnitude"] = math.log10(ratio) if ratio > 0 else math.nan
+
+
+# ---------------------------------------------------------------------------------------- experiments
+
+def run_bins(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
+    """Kendall on Framingham for every (t, epsilon): U-MPC once per epsilon, the baselines per t."""
+    stat = _Statistic("kendall", "framingham", options.pair)
+    values = _complete("framingham", options.pair)
+    n = values.shape[0]
+    exact = exact_ustat(values, _ldp_kernel(stat))
+    edges = max(1, int(round(options.edges_per_row * n)))
+    runs = options.common.runs
+    os_noise = options.common.os_noise
+    rows: list[dict[str, Any]] = []
+    bar = progress(len(options.epsilons) * runs * (1 + 2 * len(options.grid)), "umpc_bins")
+    try:
+        for e, epsilon in enumerate(options.epsilons):
+            bar.set_postfix_str(f"eps={epsilon:g}")
+            umpc = umpc_estimates(stat, values, epsilon=epsilon, edges=edges, runs=runs, seed=seed,
+                                  setting=100 * e, os_noise=os_noise, bar=bar)
+            for g, t in enumerate(options.grid):
+                quantizer, grid, cost_t = _quantizer(stat, t)
+                base = ldp_estimates(stat, values, quantizer, epsilon=epsilon, runs=runs, seed=seed,
+                                     setting=100 * e + g + 1, os_noise=os_noise, bar=bar)
+                for method in METHODS:
+                    rows.append(_row("bins", stat, method, n=n, t=cost_t, grid=grid, epsilon=epsilon, edges=edges,
+                                     estimates=umpc if method == "U-MPC" else base[method], exact=exact,
+                                     seed=seed))
+                for method in COST_ONLY_METHODS:
+                    rows.append(_row("bins", stat, method, n=n, t=cost_t, grid=grid, epsilon=epsilon, edges=edges,
+                                     estimates=None, exact=exact, seed=seed))
+    finally:
+        bar.close()
+    _ratios(rows, ("t", "epsilon"))
+    return rows
+
+
+def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
+    """UCI Heart Disease: Kendall (trestbps, chol) and duplicate ratio (num) vs n, epsilon 1, t = 64."""
+    from scenarios.kit.experiments import data_generator
+
+    stats = (_Statistic("kendall", "heart_disease_uci", ("trestbps", "chol")),
+             _Statistic("duplicate", "heart_disease_uci", ("num",)))
+    runs = options.common.runs
+    os_noise = options.common.os_noise
+    rows: list[dict[str, Any]] = []
+    bar = progress(len(stats) * len(options.sizes) * 3 * runs, "umpc_uci")
+    try:
+        for s, stat in enumerate(stats):
+            data = _complete(stat.dataset, stat.columns)
+            quantizer, grid, cost_t = _quantizer(stat, UCI_BINS)
+            sizes = sorted({min(size, data.shape[0]) if size else data.shape[0] for size in options.sizes})
+            for index, n in enumerate(sizes):
+                bar.set_postfix_str(f"{stat.name} n={n}")
+                setting = 1000 * (s + 1) + 10 * index
+                pick = data_generator(seed + setting).choice(data.shape[0], size=n, replace=False)
+                values = data[np.sort(pick)]
+                exact = exact_ustat(_shape(stat, values), _ldp_kernel(stat))
+                edges = max(1, int(round(options.edges_per_row * n)))
+                estimates = ldp_estimates(stat, values, quantizer, epsilon=UCI_EPSILON, runs=runs, seed=seed,
+                                          setting=setting + 1, os_noise=os_noise, bar=bar)
+                estimates["U-MPC"] = umpc_estimates(stat, values, epsilon=UCI_EPSILON, edges=edges, runs=runs,
+                                                    seed=seed, setting=setting, os_noise=os_noise, bar=bar)
+                for method in METHODS:
+                    rows.append(_row("uci", stat, method, n=n, t=cost_t, grid=grid, epsilon=UCI_EPSILON,
+                                     edges=edges, estimates=estimates[method], exact=exact, seed=seed))
+                for method in COST_ONLY_METHODS:
+                    rows.append(_row("uci", stat, method, n=n, t=cost_t, grid=grid, epsilon=UCI_EPSILON,
+                                     edges=edges, estimates=None, exact=exact, seed=seed))
+    finally:
+        bar.close()
+    _ratios(rows, ("statistic", "n"))
+    return rows
+
+
+# ------------------------------------------------------------------------------------- output
+
+def _errorbar(axes: Any, rows: list[dict[str, Any]], x: str, label: str, marker: str, style: str = "-",
+              color: str | None = None) -> None:
+    axes.errorbar([r[x] for r in rows], [r["mse_mean"] for r in rows], yerr=np.nan_to_num([r["mse_se"] for r in rows]),
+                  marker=marker, linestyle=style, capsize=3, label=label, color=color)
+
+
+def _panels(columns: int, rows: int = 1) -> tuple[Any, list[Any]]:
+    figure, _ = new_figure(6.0 * columns, 4.8 * rows)
+    figure.clear()
+    return figure, list(np.asarray(figure.subplots(rows, columns)).ravel())
+
+
+def _cost_curves(axes: Any, rows: list[dict[str, Any]], x: str, column: str, *, label_suffix: str = "",
+                 style: str = "-", dis: bool = False) -> None:
+    """Every costed method's ``column`` against ``x`` (and U-MPC's ``M_Dis`` communication if ``dis``)."""
+    for method in METHODS + COST_ONLY_METHODS:
+        mine = [r for r in rows if r["method"] == method]
+        if not mine:
+            continue
+        name = f"{method} (M_HF)" if method == "U-MPC" and column == "comm_bits" else method
+        axes.plot([r[x] for r in mine], [r[column] for r in mine], marker=MARKERS[method], linestyle=style,
+                  color=COLORS[method], label=name + label_suffix)
+        if dis and method == "U-MPC":
+            axes.plot([r[x] for r in mine], [r["comm_bits_dis"] for r in mine], marker="o", linestyle=":",
+                      color=COLORS[method], label="U-MPC (M_Dis)" + label_suffix)
+
+
+def _plot_bins(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> None:
+    figure, (comm, compute, mse) = _panels(3)
+    for e, (epsilon, style) in enumerate(zip(options.epsilons, ("-", "--", ":", "-."))):
+        mine = [r for r in rows if r["epsilon"] == epsilon]
+        if e == 0:  # U-MPC's and Bell's costs do not depend on epsilon: drawn once
+            _cost_curves(comm, [r for r in mine if r["method"] in ("U-MPC", "Bell LDP")], "t", "comm_bits", dis=True)
+            _cost_curves(compute, [r for r in mine if r["method"] in ("U-MPC", "Bell LDP")], "t", "compute_ops")
+        ghazis = [r for r in mine if r["method"] in ("Ghazi", "GhaziSM")]
+        _cost_curves(comm, ghazis, "t", "comm_bits", label_suffix=f" eps={epsilon:g}", style=style)
+        _cost_curves(compute, ghazis, "t", "compute_ops", label_suffix=f" eps={epsilon:g}", style=style)
+        for method in METHODS:
+            _errorbar(mse, [r for r in mine if r["method"] == method], "t", f"{method} eps={epsilon:g}",
+                      MARKERS[method], style, COLORS[method])
+    comm.set_ylabel("modelled online communication (bits)")
+    comm.set_title("Fig. 3 left: total online communication", fontsize=8)
+    compute.set_ylabel("modelled total computation (server + n x party ops)")
+    compute.set_title("Fig. 3 right: total online computation", fontsize=8)
+    mse.set_ylabel("MSE of Kendall's tau-a")
+    mse.set_title("Fig. 4 left: MSE (GhaziSM not simulated)", fontsize=8)
+    n = rows[0]["n"]
+    for axes in (comm, compute, mse):
+        axes.set_xscale("log", base=2)
+        axes.set_yscale("log")
+        axes.set_xlabel("t (LDP bins, t_x x t_y grid)")
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(fontsize=6)
+    figure.suptitle(f"Kendall's tau, Framingham {options.pair[0]} vs {options.pair[1]} (stand-in for Bank, Sinh & "
+                    f"Ramon Fig. 3-4), n = {n}, |E| = {options.edges_per_row:g} n, l = {ELL}, "
+                    f"{options.common.runs} runs", fontsize=9)
+    save_figure(figure, path)
+
+
+def _plot_uci(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> None:
+    figure, (comm, mse, party, server) = _panels(2, 2)
+    for stat, style in (("kendall", "-"), ("duplicate", "--")):
+        mine = [r for r in rows if r["statistic"] == stat]
+        _cost_curves(comm, mine, "n", "comm_bits", label_suffix=f" {stat}", style=style)
+        _cost_curves(party, mine, "n", "party_ops", label_suffix=f" {stat}", style=style)
+        _cost_curves(server, mine, "n", "server_ops", label_suffix=f" {stat}", style=style)
+        for method in METHODS:
+            _errorbar(mse, [r for r in mine if r["method"] == method], "n", f"{method} {stat}", MARKERS[method],
+                      style, COLORS[method])
+    comm.set_ylabel("modelled online communication (bits)")
+    mse.set_ylabel("MSE (GhaziSM not simulated)")
+    party.set_ylabel("modelled per-party operations")
+    server.set_ylabel("modelled server operations")
+    for axes in (comm, mse, party, server):
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.set_xlabel("n (subsample of the complete rows)")
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(fontsize=6)
+    figure.suptitle(f"UCI Heart Disease (Sinh & Ramon Fig. 5-6): Kendall trestbps vs chol (8x8 grid, solid), duplicate "
+                    f"ratio of num (5 levels, dashed); eps = 1, |E| = {options.edges_per_row:g} n, l = {ELL}, "
+                    f"{options.common.runs} runs", fontsize=9)
+    save_figure(figure, path)
+
+
+def _print(options: BinsOptions, rows: list[dict[str, Any]], seed: int, seconds: float, files: Sequence[str]) -> None:
+    table = []
+    for r in rows:
+        umpc = r["method"] == "U-MPC"
+        costed_only = r["method"] not in METHODS
+        table.append([r["statistic"], str(r["n"]), str(r["t"]), r["grid"], f"{r['epsilon']:g}", r["method"],
+                      format_mean(r["mse_mean"], r["mse_se"]), f"{r['comm_bits']:.3g}",
+                      f"{r['comm_bits_dis']:.3g}" if umpc else "-", f"{r['party_ops']:.3g}",
+                      f"{r['server_ops']:.3g}", f"{r['compute_ops']:.3g}",
+                      "-" if umpc or costed_only else f"{r['orders_of_magnitude']:.2f}"])
+    title = ("Kendall's tau-a on Framingham vs bins t (Sinh & Ramon Fig. 3-4)" if options.figure == "bins"
+             else "UCI Heart Disease vs n (Sinh & Ramon Fig. 5-6)")
+    print_rows(f"{title}: MSE against the exact U-statistic (mean ± s.e. over runs), modelled online bits "
+               f"(l = {ELL}; U-MPC: M_HF, and M_Dis) and operations (Table 1 / App. D.2, constants 1)",
+               ["stat", "n", "t", "grid", "eps", "method", "MSE", "comm bits", "M_Dis bits", "party ops",
+                "server ops", "total ops", "log10 MSE/U-MPC"],
+               table,
+               notes=[f"U-MPC: |E| = {options.edges_per_row:g} n BalancedSamp, {PARTIES} parties, coalition "
+                      f"{COALITION}; LDP baselines: averaged kernel matrix; GhaziSM: costs only; "
+                      f"{options.common.runs} runs", "total ops = server + n x per-party (Fig. 3 right)",
+                      seed_note(seed, options.common.os_noise)])
+    for method in METHODS[1:]:
+        orders = [r["orders_of_magnitude"] for r in rows if r["method"] == method]
+        if orders:
+            print(f"  U-MPC's MSE is {min(orders):.2f} to {max(orders):.2f} orders of magnitude below {method}'s "
+                  f"(median {float(np.median(orders)):.2f})")
+    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
+    sys.stdout.flush()
+
+
+async def _experiment(options: BinsOptions) -> Callable[[], None] | None:
+    seed = await seed_at_party_zero(options.common)
+    if seed is None:
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
+        started = time.perf_counter()
+        if options.figure == "bins":
+            rows = run_bins(options, seed)
+        else:
+            rows = run_uci(options, seed)
+        base = os.path.join(options.common.results_dir, f"umpc_{options.figure}")
+        write_csv(base + ".csv", CSV_COLUMNS, rows)
+        (_plot_bins if options.figure == "bins" else _plot_uci)(options, rows, base + ".png")
+        _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+
+    return deliver
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the bins / UCI experiment; returns the exit code."""
+    return run_scenario(parse_options, _experiment, _public, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

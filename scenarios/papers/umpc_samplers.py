@@ -1,0 +1,529 @@
+"""Experiment: MSE of the U-MPC duplicate-pair ratio under BalancedSamp vs uniform vs Bernoulli sampling.
+
+Run: ``python -m scenarios.papers.umpc_samplers`` (add ``--quick`` for a tiny run).  Writes
+``results/umpc_samplers.csv`` and ``.png`` (bar chart), prints the table (Sinh & Ramon, Table 2) with
+the exact error decomposition of every sampler next to its measured MSE.
+
+Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*, §6.2.3 and
+Table 2: the duplicate-pair ratio ``U_f`` with ``f(x, y) = I[x = y]``, released by Pi_U-MPC
+(:mod:`dp.umpc.protocol`, simulated path) at ``epsilon = 1`` with the sampled tuple set ``E`` drawn by
+BalancedSamp (Algorithm 1), uniformly without replacement, or by Bernoulli sampling.  The paper
+reports MSE 2.2e-6 (balanced) < 2.7e-6 (uniform) < 9.1e-6 (Bernoulli) on Bank Marketing's ``job``.
+
+Size of ``E``.  The paper writes "|E| = 0.5", which is not a valid number of pairs: ``0.5 n``, half
+of all ``N = C(n, 2)`` pairs, or ``0.5 %`` of them, none stated.  Default ``|E| = 2n`` (the size the
+paper uses everywhere else in §6); ``--edges-per-row F`` gives ``|E| = F n`` (``0.5`` for the ``0.5 n``
+reading), ``--edges-fraction Q`` gives ``|E| = Q N`` (``0.5`` for ``N/2``, ``0.005`` for ``0.5 %``).
+
+Data (``--data``).  Bank Marketing is not embedded.
+
+- ``framingham`` (default): Framingham ``education`` (4 categories, levels 1..4, rows with a missing
+  value dropped, n = 4133), collision probability about 0.30;
+- ``bank-job``: a **synthetic, frequency-matched stand-in, not real data**: 12 categories with exactly
+  the category counts of Bank Marketing's ``job`` column (management 969, blue-collar 946,
+  technician 768, admin. 478, services 417, retired 230, self-employed 183, entrepreneur 168,
+  unemployed 128, housemaid 112, student 84, unknown 38; n = 4521), collision probability 0.1455.
+  The duplicate-pair ratio and every quantity below depend on the column only through these counts
+  (the samplers are exchangeable), so this reproduces the paper's data as far as Table 2 can tell.
+  The rows are in a fixed public permutation, so ``--rows`` keeps a near-proportional subset.
+
+Per sampler, ``--runs`` runs, each with a *fresh* public seed (fresh tuples ``E``) and fresh noise,
+so the MSE against the exact U-statistic over all ``C(n, 2)`` pairs covers both ``E_inc`` and ``E_DP``.
+
+Theory printed beside it (:mod:`dp.umpc.sampler_variance`, App. D.1.2: ``MSE = E_inc + E_DP``):
+
+- ``E_inc``: uniform: Claim D.1's exact ``(N - m)/((N - 1) m) Var f``; Bernoulli (ratio estimator, the
+  realised ``|E|`` as denominator, what :mod:`dp.umpc.protocol` does): exact, averaging Claim D.1 over
+  ``|E| ~ Binomial(N, m/N)``; Bernoulli Horvitz-Thompson (the standard estimator of a Bernoulli
+  design, an extra row ``bernoulli-ht`` computed from the *same* Bernoulli runs, dividing by the
+  expected number of tuples ``q N`` instead of the realised ``|E|``):
+  exact ``(1 - q)/(q N) mean f^2``; BalancedSamp: no closed form, Monte Carlo over ``--inc-samples``
+  independent draws of ``E`` without noise (± its s.e.), and the Hoeffding-projection approximation
+  ``(N - m)/((N - 1) m)(Var f - 2 Var h_1)`` (printed, explains the size of the gain);
+- ``E_DP = Var(eta)/(|E| scale)^2`` with the realised largest degree of each run's ``E`` (mean over
+  runs), including the coalition factor ``m/(m-t)``;
+- the check: per run ``err^2 - E_inc - E_DP(E)`` has mean 0; ``z`` is its mean over the combined
+  standard error (paired over runs, plus the Monte Carlo s.e. of balanced ``E_inc``);
+- a what-if: ``E_DP`` if the noise of uniform/Bernoulli sampling were calibrated to a degree ``d*``
+  that the largest degree exceeds with probability at most ``2^-40`` (union bound over the rows),
+  i.e. without looking at the drawn ``E``, instead of the realised largest degree.
+
+Also printed: Lemma D.3's bound ``(N - |E|)/(4|E|(N - 1)) + 2 (2 Delta_f)^2 / (n^2 eps^2)``
+(``Delta_f = 1``; stated for BalancedSamp and central Laplace noise, i.e. ``m/(m-t) = 1``) and the
+same bound with the DP term scaled by ``m/(m-t)`` for the coalition calibration used here.
+``--parties 1 --coalition 0`` is central noise, Claim D.2's setting.
+
+Run it::
+
+    python -m scenarios.papers.umpc_samplers
+    python -m scenarios.papers.umpc_samplers --data bank-job --parties 1 --coalition 0
+    python -m scenarios.papers.umpc_samplers --data bank-job --edges-fraction 0.5 --runs 30 --inc-samples 10
+    python -m scenarios.papers.umpc_samplers --parties 1 --coalition 0 --quick --results-dir /tmp/r
+
+Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+  --data NAME         framingham (default) or bank-job (synthetic frequency-matched stand-in)
+  --edges-per-row F   |E| = round(F n) (default 2)
+  --edges-fraction Q  |E| = round(Q C(n, 2)) instead, 0 < Q <= 1
+  --epsilon E         privacy budget (default 1)
+  --parties M         simulated parties holding the rows (default 3)
+  --coalition T       coalition size the noise is calibrated for, T < M/2 (default 1)
+  --rows N            use only the first N rows (default all; --quick: 800)
+  --runs R            runs per sampler (default 500; --quick: 40)
+  --inc-samples K     noise-free draws of E for BalancedSamp's E_inc (default: R)
+  --quick             800 rows, 40 runs (for tests)
+  --results-dir DIR   where the CSV and PNG go (default results/)
+  --seed S            public seed (default: a joint seed, printed)
+  --os-noise          draw the DP noise from OS randomness
+
+Privacy: epsilon-DP (pure, distributed discrete Laplace) against a passive coalition of ``t < m/2``
+parties; one-process simulation at party 0 (see :mod:`scenarios.kit.experiments`).  Experiments use
+noise seeded from ``--seed`` for reproducibility (``--os-noise`` to not); releases never do.  The
+Horvitz-Thompson row is post-processing of the same release (``q N`` is public), so equally DP.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.experiments import (
+    CommonOptions,
+    add_common_options,
+    check_positive_number,
+    common_options,
+    experiment_main,
+    format_mean,
+    new_figure,
+    noise_generator,
+    print_rows,
+    progress,
+    run_seeds,
+    save_figure,
+    seed_note,
+    summarize,
+)
+
+__all__ = ["main", "parse_options", "SamplerOptions", "run_experiment", "load_categories", "bank_job_standin",
+           "lemma_d3_bound", "exact_duplicate_ratio", "ordering_holds", "CSV_COLUMNS", "SAMPLERS",
+           "BANK_JOB_COUNTS", "DATASETS"]
+
+SAMPLERS = ("balanced", "uniform", "bernoulli")
+HT_ROW = "bernoulli-ht"
+PAPER_MSE = {"balanced": 2.2e-6, "uniform": 2.7e-6, "bernoulli": 9.1e-6}
+DEFAULT_RUNS = 500
+QUICK_RUNS = 40
+QUICK_ROWS = 800
+EDUCATION_LEVELS = (1, 4)
+DATASETS = ("framingham", "bank-job")
+#: Bank Marketing (Moro & Cortez, 2014; bank.csv, n = 4521): counts of the ``job`` column
+BANK_JOB_COUNTS: dict[str, int] = {
+    "management": 969, "blue-collar": 946, "technician": 768, "admin.": 478, "services": 417, "retired": 230,
+    "self-employed": 183, "entrepreneur": 168, "unemployed": 128, "housemaid": 112, "student": 84, "unknown": 38}
+#: seed of the fixed public permutation of the stand-in's rows
+BANK_JOB_PERMUTATION_SEED = 0
+#: failure probability of the data-independent degree bound of the what-if calibration
+DEGREE_BOUND_FAILURE = 2.0 ** -40
+
+CSV_COLUMNS = ("sampler", "n", "edges", "epsilon", "parties", "threshold", "runs", "mse_mean", "mse_se",
+               "bias_mean", "bias_se", "mean_edges", "mean_max_degree", "lemma_d3_bound",
+               "lemma_d3_bound_coalition", "exact_ratio", "paper_mse", "seed", "data", "estimator",
+               "inc_theory", "inc_theory_se", "inc_source", "inc_projection", "inc_measured", "inc_measured_se",
+               "dp_theory", "theory", "theory_se",
+               "paired_diff", "paired_diff_se", "z", "noise_factor", "degree_bound", "dp_at_degree_bound",
+               "mse_at_degree_bound")
+
+
+@dataclass(frozen=True)
+class SamplerOptions:
+    """Parsed options of the sampler comparison."""
+
+    edges_per_row: float
+    epsilon: float
+    parties: int
+    threshold: int
+    rows: int | None
+    common: CommonOptions
+    data: str = "framingham"
+    edges_fraction: float | None = None
+    inc_samples: int | None = None
+
+
+def parse_options(argv: Sequence[str]) -> SamplerOptions:
+    """Parse and validate the options.
+
+    :raise UsageError: with a one-line message.
+    """
+    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_samplers", add_help=False)
+    parser.add_argument("--data", default="framingham")
+    parser.add_argument("--edges-per-row", type=float, default=None)
+    parser.add_argument("--edges-fraction", type=float, default=None)
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--parties", type=int, default=3)
+    parser.add_argument("--coalition", type=int, default=1)
+    parser.add_argument("--rows", type=int, default=None)
+    parser.add_argument("--inc-samples", type=int, default=None)
+    add_common_options(parser)
+    args = parser.parse_args(list(argv))
+    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
+    if args.data not in DATASETS:
+        raise UsageError(f"--data must be one of {', '.join(DATASETS)}, got '{args.data}'")
+    if args.edges_per_row is not None and args.edges_fraction is not None:
+        raise UsageError("give --edges-per-row or --edges-fraction, not both")
+    factor = check_positive_number(args.edges_per_row if args.edges_per_row is not None else 2.0,
+                                   "--edges-per-row")
+    fraction = None
+    if args.edges_fraction is not None:
+        fraction = check_positive_number(args.edges_fraction, "--edges-fraction")
+        if fraction > 1:
+            raise UsageError(f"--edges-fraction must lie in (0, 1], got {args.edges_fraction}")
+    epsilon = check_positive_number(args.epsilon, "--epsilon")
+    if args.parties < 1:
+        raise UsageError(f"--parties must be at least 1, got {args.parties}")
+    if not 0 <= args.coalition or not 2 * args.coalition < args.parties:
+        raise UsageError(f"--coalition must satisfy 0 <= T < M/2 (M = {args.parties}), got {args.coalition}")
+    rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else None)
+    if rows is not None and rows < 2 * args.parties:
+        raise UsageError(f"--rows must be at least 2 per party ({2 * args.parties}), got {rows}")
+    if args.inc_samples is not None and args.inc_samples < 2:
+        raise UsageError(f"--inc-samples must be at least 2, got {args.inc_samples}")
+    return SamplerOptions(edges_per_row=factor, epsilon=epsilon, parties=args.parties, threshold=args.coalition,
+                          rows=rows, common=common, data=args.data, edges_fraction=fraction,
+                          inc_samples=args.inc_samples)
+
+
+def _public(options: SamplerOptions) -> dict[str, Any]:
+    record = asdict(options)
+    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
+    return record
+
+
+def load_categories(rows: int | None = None) -> np.ndarray:
+    """Framingham ``education`` (levels 1..4) as floats, missing rows dropped, first ``rows`` kept."""
+    from scenarios.kit.datasets import load_embedded
+    from secure.intake import MISSING_TOKENS
+
+    table = load_embedded("framingham")
+    position = table.header.index("education")
+    values = np.asarray([float(row[position]) for row in table.rows
+                         if row[position].strip().lower() not in MISSING_TOKENS], dtype=float)
+    values = np.clip(values, *EDUCATION_LEVELS)
+    return values if rows is None else values[:rows]
+
+
+def bank_job_standin(rows: int | None = None) -> np.ndarray:
+    """Synthetic stand-in for Bank Marketing's ``job``: codes 0..11 with :data:`BANK_JOB_COUNTS` (not real data).
+
+    Category ``c`` (in the order of :data:`BANK_JOB_COUNTS`) appears exactly its count times, in a fixed
+    public permutation (``numpy.random.default_rng(BANK_JOB_PERMUTATION_SEED)``); the first ``rows`` kept.
+    """
+    counts = np.asarray(list(BANK_JOB_COUNTS.values()))
+    values = np.repeat(np.arange(counts.size, dtype=float), counts)
+    values = np.random.default_rng(BANK_JOB_PERMUTATION_SEED).permutation(values)
+    return values if rows is None else values[:rows]
+
+
+DESCRIPTIONS = {"framingham": "Framingham education (4 categories), stand-in for Bank Marketing job (12)",
+                "bank-job": "SYNTHETIC stand-in with Bank Marketing job's 12 category counts (not real data)"}
+
+
+def _load(options: SamplerOptions) -> tuple[np.ndarray, Any]:
+    """(values, column spec) of ``--data``."""
+    from secure.intake import ColumnSpec
+
+    if options.data == "bank-job":
+        return bank_job_standin(options.rows), ColumnSpec("job", 0.0, float(len(BANK_JOB_COUNTS) - 1), 0)
+    return load_categories(options.rows), ColumnSpec("education", float(EDUCATION_LEVELS[0]),
+                                                     float(EDUCATION_LEVELS[1]), 0)
+
+
+def exact_duplicate_ratio(values: np.ndarray) -> float:
+    """The complete U-statistic ``C(n,2)^-1 sum_{i<j} I[x_i = x_j]`` (from the category counts)."""
+    _, counts = np.unique(values, return_counts=True)
+    n = values.shape[0]
+    return float(np.sum(counts * (counts - 1)) / (n * (n - 1)))
+
+
+def lemma_d3_bound(*, n: int, edges: int, epsilon: float, sensitivity: float = 1.0,
+                   noise_factor: float = 1.0) -> float:
+    """Lemma D.3: ``(N-|E|)/(4|E|(N-1)) + noise_factor * 2 (2 Delta_f)^2 / (n^2 eps^2)``, ``N = C(n,2)``.
+
+    ``noise_factor = m/(m-t)`` accounts for the coalition calibration (the lemma has 1).
+    """
+    pairs = n * (n - 1) / 2
+    return (pairs - edges) / (4 * edges * (pairs - 1)) + noise_factor * 2 * (2 * sensitivity) ** 2 / (
+        n ** 2 * epsilon ** 2)
+
+
+def _edges(options: SamplerOptions, n: int) -> int:
+    pairs = n * (n - 1) // 2
+    if options.edges_fraction is not None:
+        return min(pairs, max(1, int(round(options.edges_fraction * pairs))))
+    return min(pairs, max(1, int(round(options.edges_per_row * n))))
+
+
+@dataclass
+class _Runs:
+    """Per-run records of one sampler (or estimator)."""
+
+    errors: list[float]
+    sizes: list[int]
+    degrees: list[int]
+    dp: list[float]           # Var(eta | E) / (divisor scale)^2
+    noise_free: list[float]   # (U_E - U)^2
+
+
+def _run_sampler(options: SamplerOptions, query: Any, by_party: list[np.ndarray], seeds: np.ndarray, index: int,
+                 seed: int, exact: float, bar: Any) -> dict[str, _Runs]:
+    """All runs of one sampler; for Bernoulli also the Horvitz-Thompson records of the same runs."""
+    from dp.umpc.protocol import simulate
+
+    scale = query.outputs[0].scale
+    out = {"ratio": _Runs([], [], [], [], [])}
+    if query.sampling == "bernoulli":
+        out["ht"] = _Runs([], [], [], [], [])
+    divisor_ht = query.tuples  # q N = m
+    for run, run_seed in enumerate(seeds):
+        result = simulate(query, by_party, threshold=options.threshold, seed=int(run_seed), runs=1,
+                          noise_rng=noise_generator(seed, index, run, os_noise=options.common.os_noise))
+        size = len(result.tuples)
+        degree = int(np.bincount(result.tuples.ravel(), minlength=sum(len(p) for p in by_party)).max())
+        variance = result.plans[0].variance
+        estimate = float(result.estimates[0])
+        for name, divisor in (("ratio", size), ("ht", divisor_ht)):
+            if name not in out:
+                continue
+            ratio = size / divisor
+            record = out[name]
+            record.errors.append(estimate * ratio - exact)
+            record.sizes.append(size)
+            record.degrees.append(degree)
+            record.dp.append(variance / (divisor * scale) ** 2)
+            record.noise_free.append((float(result.exact_on_tuples) * ratio - exact) ** 2)
+        bar.update(1)
+    return out
+
+
+def _balanced_inc(options: SamplerOptions, values: np.ndarray, edges: int, exact: float, seed: int,
+                  bar: Any) -> tuple[float, float]:
+    """Monte Carlo ``E_inc`` of BalancedSamp: independent noise-free draws of ``E``.
+
+    The draws come from their own public stream, spawned from ``seed`` with key ``(2,)`` (the runs' noise
+    streams use ``(1, setting, run)``, their tuples the run seeds), so they are independent of the runs.
+    """
+    from dp.umpc.sampler_variance import duplicate_on_tuples, monte_carlo_inc
+    from dp.sampling import balanced_tuples
+
+    samples = options.inc_samples or options.common.runs
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(2,))))
+    n = values.shape[0]
+    statistic = duplicate_on_tuples(values)
+
+    def draw(generator: np.random.Generator) -> np.ndarray:
+        bar.update(1)
+        return balanced_tuples(n, edges, 2, generator)
+
+    return monte_carlo_inc(statistic, draw, exact, rng, samples)
+
+
+def run_experiment(options: SamplerOptions, seed: int) -> list[dict[str, Any]]:
+    """Every sampler ``--runs`` times with fresh tuples (public seed per run) and fresh noise, plus theory."""
+    from dp.umpc import sampler_variance as sv
+    from dp.umpc.protocol import UStatQuery
+    from secure.kernels import get_kernel
+
+    values, spec = _load(options)
+    n = values.shape[0]
+    edges = _edges(options, n)
+    moments = sv.duplicate_moments(values)
+    exact = moments.mean
+    by_party = [values[i::options.parties].reshape(-1, 1) for i in range(options.parties)]
+    kernel = get_kernel("duplicate")
+    seeds = run_seeds(seed, options.common.runs)
+    factor = options.parties / (options.parties - options.threshold)
+    bound = lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon)
+    bound_coalition = lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon, noise_factor=factor)
+    noise: dict[str, Any] = {"epsilon": options.epsilon, "parties": options.parties,
+                             "threshold": options.threshold}
+    random_bound = sv.degree_bound(n, edges, failure=DEGREE_BOUND_FAILURE)
+    rows: list[dict[str, Any]] = []
+    inc_samples = options.inc_samples or options.common.runs
+    bar = progress(len(SAMPLERS) * options.common.runs + inc_samples, "umpc_samplers")
+    try:
+        for index, sampler in enumerate(SAMPLERS):
+            bar.set_postfix_str(sampler)
+            query = UStatQuery(kernel=kernel, specs=(spec,), epsilon=options.epsilon, tuples=edges, sampling=sampler)
+            records = _run_sampler(options, query, by_party, seeds, index, seed, exact, bar)
+            for estimator, record in records.items():
+                if sampler == "balanced":
+                    inc, inc_se = _balanced_inc(options, values, edges, exact, seed, bar)
+                    source, degree_cap = "Monte Carlo over E (no noise)", -(-2 * edges // n)
+                elif sampler == "uniform":
+                    inc, inc_se = sv.uniform_inc(moments, edges), 0.0
+                    source, degree_cap = "exact, Claim D.1", random_bound
+                else:
+                    inc, inc_se = sv.bernoulli_inc(moments, edges, estimator=estimator), 0.0
+                    source = ("exact, realised |E| (Claim D.1 over Binomial |E|)" if estimator == "ratio"
+                              else "exact, Horvitz-Thompson (1-q)/(qN) mean f^2")
+                    degree_cap = random_bound
+                rows.append(_summary_row(options, sampler if estimator == "ratio" else HT_ROW, estimator, record,
+                                         n=n, edges=edges, exact=exact, seed=seed, inc=inc, inc_se=inc_se,
+                                         source=source, projection=sv.balanced_inc_projection(moments, edges)
+                                         if sampler == "balanced" else math.nan,
+                                         bound=bound, bound_coalition=bound_coalition, factor=factor,
+                                         degree_cap=degree_cap,
+                                         dp_cap=sv.dp_variance(degree_cap, edges, **noise)))
+    finally:
+        bar.close()
+    return rows
+
+
+def _summary_row(options: SamplerOptions, sampler: str, estimator: str, record: _Runs, *, n: int, edges: int,
+                 exact: float, seed: int, inc: float, inc_se: float, source: str, projection: float, bound: float,
+                 bound_coalition: float, factor: float, degree_cap: int, dp_cap: float) -> dict[str, Any]:
+    errs = np.asarray(record.errors)
+    mse, mse_se, _ = summarize(errs ** 2)
+    bias, bias_se, _ = summarize(errs)
+    dp_theory = float(np.mean(record.dp))
+    inc_measured, inc_measured_se, _ = summarize(record.noise_free)
+    paired, paired_se, _ = summarize(errs ** 2 - inc - np.asarray(record.dp))
+    combined = math.hypot(paired_se, inc_se) if math.isfinite(paired_se) else math.nan
+    return {"sampler": sampler, "n": n, "edges": edges, "epsilon": options.epsilon, "parties": options.parties,
+            "threshold": options.threshold, "runs": len(errs), "mse_mean": mse, "mse_se": mse_se,
+            "bias_mean": bias, "bias_se": bias_se, "mean_edges": float(np.mean(record.sizes)),
+            "mean_max_degree": float(np.mean(record.degrees)), "lemma_d3_bound": bound,
+            "lemma_d3_bound_coalition": bound_coalition, "exact_ratio": exact,
+            "paper_mse": PAPER_MSE.get(sampler, math.nan), "seed": seed, "data": options.data,
+            "estimator": estimator, "inc_theory": inc, "inc_theory_se": inc_se, "inc_source": source,
+            "inc_projection": projection, "inc_measured": inc_measured, "inc_measured_se": inc_measured_se,
+            "dp_theory": dp_theory, "theory": inc + dp_theory, "theory_se": inc_se,
+            "paired_diff": paired, "paired_diff_se": paired_se,
+            "z": paired / combined if combined and combined > 0 else math.nan, "noise_factor": factor,
+            "degree_bound": degree_cap, "dp_at_degree_bound": dp_cap, "mse_at_degree_bound": inc + dp_cap}
+
+
+def ordering_holds(rows: Sequence[dict[str, Any]], bernoulli: str = "bernoulli") -> tuple[bool, bool]:
+    """(Balanced < Uniform < Bernoulli by the means, and by more than 2 combined s.e. at each step).
+
+    :param bernoulli: the Bernoulli row to order: ``bernoulli`` (realised ``|E|``) or the
+        Horvitz-Thompson row.
+    """
+    by = {row["sampler"]: row for row in rows}
+    chain = [by["balanced"], by["uniform"], by[bernoulli]]
+    means = all(a["mse_mean"] < b["mse_mean"] for a, b in zip(chain, chain[1:]))
+    significant = all(b["mse_mean"] - a["mse_mean"] > 2 * math.hypot(a["mse_se"], b["mse_se"])
+                      for a, b in zip(chain, chain[1:]))
+    return means, significant
+
+
+def _plot(options: SamplerOptions, rows: list[dict[str, Any]], path: str) -> None:
+    figure, axes = new_figure()
+    x = np.arange(len(rows))
+    colors = {"balanced": "tab:green", "uniform": "tab:blue", "bernoulli": "tab:red", HT_ROW: "tab:orange"}
+    axes.bar(x - 0.2, [row["mse_mean"] for row in rows], width=0.4, yerr=[row["mse_se"] for row in rows], capsize=4,
+             color=[colors.get(row["sampler"], "gray") for row in rows], label="measured MSE")
+    axes.bar(x + 0.2, [row["inc_theory"] for row in rows], width=0.4, color="lightgray", edgecolor="k",
+             label="theory: E_inc")
+    axes.bar(x + 0.2, [row["dp_theory"] for row in rows], width=0.4, bottom=[row["inc_theory"] for row in rows],
+             color="white", edgecolor="k", hatch="//", label="theory: + E_DP (realised max degree)")
+    axes.axhline(rows[0]["lemma_d3_bound"], color="k", linestyle="--", label="Lemma D.3 bound")
+    axes.axhline(rows[0]["lemma_d3_bound_coalition"], color="gray", linestyle=":",
+                 label="Lemma D.3, DP term x m/(m-t)")
+    axes.set_xticks(x, [row["sampler"] for row in rows])
+    axes.set_ylabel("MSE of the duplicate-pair ratio")
+    axes.set_title(f"U-MPC duplicate-pair ratio (Sinh & Ramon Table 2): {options.data}, n = {rows[0]['n']}, "
+                   f"|E| = {rows[0]['edges']}, eps = {options.epsilon:g}, m = {options.parties}, "
+                   f"t = {options.threshold}, {options.common.runs} runs", fontsize=7)
+    axes.legend(fontsize=7)
+    save_figure(figure, path)
+
+
+def _degree_for_ratio(options: SamplerOptions, row: dict[str, Any], target: float) -> int | None:
+    """Smallest calibration degree ``d`` whose ``E_inc + E_DP(d)`` reaches ``target`` (``None`` beyond n)."""
+    from dp.umpc.sampler_variance import dp_variance
+
+    noise: dict[str, Any] = {"epsilon": options.epsilon, "parties": options.parties,
+                             "threshold": options.threshold}
+    low, high = 1, row["n"] - 1
+    if row["inc_theory"] + dp_variance(high, row["edges"], **noise) < target:
+        return None
+    while low < high:
+        mid = (low + high) // 2
+        if row["inc_theory"] + dp_variance(mid, row["edges"], **noise) >= target:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+def _print(options: SamplerOptions, rows: list[dict[str, Any]], seed: int, seconds: float,
+           files: Sequence[str]) -> None:
+    table = [[row["sampler"], format_mean(row["mse_mean"], row["mse_se"]),
+              format_mean(row["inc_measured"], row["inc_measured_se"]),
+              format_mean(row["inc_theory"], row["inc_theory_se"] if row["inc_theory_se"] > 0 else math.nan),
+              f"{row['dp_theory']:.3g}", f"{row['theory']:.3g}", f"{row['z']:+.2f}",
+              format_mean(row["bias_mean"], row["bias_se"]), f"{row['mean_edges']:.0f}",
+              f"{row['mean_max_degree']:.2f}", f"{row['paper_mse']:.2g}" if math.isfinite(row["paper_mse"]) else "-"]
+             for row in rows]
+    first = rows[0]
+    description = DESCRIPTIONS[options.data]
+    print_rows("U-MPC duplicate-pair ratio by tuple sampler (Sinh & Ramon Table 2): MSE against the complete "
+               "U-statistic, mean ± s.e. over runs (fresh E and noise each run), beside the exact decomposition "
+               "E_inc + E_DP (App. D.1.2)",
+               ["sampler", "MSE", "(U_E-U)^2 of runs", "E_inc (theory)", "E_DP (theory)", "theory", "z", "bias",
+                "mean |E|", "mean max degree", "paper (Bank job)"], table,
+               notes=[f"data: {description}; n = {first['n']}, exact ratio {first['exact_ratio']:.4f}",
+                      f"|E| = {first['edges']} ("
+                      + (f"{options.edges_fraction:g} C(n,2)" if options.edges_fraction is not None
+                         else f"{options.edges_per_row:g} n")
+                      + f"), epsilon {options.epsilon:g}, {options.parties} parties, coalition {options.threshold} "
+                        f"(noise x m/(m-t) = {first['noise_factor']:.3g}), {options.common.runs} runs",
+                      "E_inc: " + "; ".join(f"{row['sampler']}: {row['inc_source']}" for row in rows),
+                      "E_DP = Var(eta | E)/(|E| scale)^2 at each run's realised max degree, mean over runs; "
+                      "z = mean(err^2 - E_inc - E_DP(E)) / s.e. (paired over runs, + MC s.e. of E_inc)",
+                      seed_note(seed, options.common.os_noise)])
+    estimators = [("bernoulli", "realised |E|")] + [(HT_ROW, "Horvitz-Thompson")
+                                                     for row in rows if row["sampler"] == HT_ROW]
+    for name, estimator in estimators:
+        means, significant = ordering_holds(rows, name)
+        print(f"  ordering Balanced < Uniform < Bernoulli ({estimator}): "
+              f"{'holds' if means else 'does NOT hold'} by the means"
+              f"{' (each step > 2 s.e.)' if significant else ' (not every step > 2 s.e.)'}")
+    balanced = next(row for row in rows if row["sampler"] == "balanced")
+    uniform = next(row for row in rows if row["sampler"] == "uniform")
+    print(f"  BalancedSamp E_inc: Monte Carlo {balanced['inc_theory']:.3g} ± {balanced['inc_theory_se']:.2g}, "
+          f"projection approximation {balanced['inc_projection']:.3g}, uniform (Claim D.1) "
+          f"{uniform['inc_theory']:.3g}: balancing removes the share 2 Var h_1 / Var f = "
+          f"{1 - balanced['inc_projection'] / uniform['inc_theory']:.1%} of the uniform E_inc")
+    for row in rows:
+        if row["sampler"] == "balanced":
+            continue
+        print(f"  what-if {row['sampler']}: noise calibrated to d* = {row['degree_bound']} (P(max degree > d*) <= "
+              f"2^-40, not the drawn E) instead of the realised {row['mean_max_degree']:.1f}: E_DP "
+              f"{row['dp_at_degree_bound']:.3g}, MSE {row['mse_at_degree_bound']:.3g} = "
+              f"{row['mse_at_degree_bound'] / balanced['theory']:.2f} x balanced's theory {balanced['theory']:.3g}")
+    bernoulli = next(row for row in rows if row["sampler"] == "bernoulli")
+    target = PAPER_MSE["bernoulli"] / PAPER_MSE["balanced"] * balanced["theory"]
+    needed = _degree_for_ratio(options, bernoulli, target)
+    print(f"  measured Bernoulli / Balanced = {bernoulli['mse_mean'] / balanced['mse_mean']:.2f} (theory "
+          f"{bernoulli['theory'] / balanced['theory']:.2f}); paper {PAPER_MSE['bernoulli'] / PAPER_MSE['balanced']:.2f}"
+          + (f", which here needs the Bernoulli noise calibrated to a degree of {needed} (realised max "
+             f"{bernoulli['mean_max_degree']:.1f})" if needed else ", unreachable by the noise calibration alone"))
+    print(f"  Lemma D.3 bound {first['lemma_d3_bound']:.3g} (with DP term x m/(m-t): "
+          f"{first['lemma_d3_bound_coalition']:.3g}); balanced MSE / bound = "
+          f"{balanced['mse_mean'] / first['lemma_d3_bound_coalition']:.3g}")
+    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
+    sys.stdout.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the sampler comparison; returns the exit code."""
+    return experiment_main(argv, name="umpc_samplers", parse=parse_options, public=_public, run=run_experiment,
+                           columns=CSV_COLUMNS, plot=_plot, report=_print)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
