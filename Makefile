@@ -11,8 +11,8 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+$(STAMP): pyproject.toml Makefile | $(PY)
+	$(PY) -m pip install --quiet -e '.[plot]'
 	touch $@
 
 $(TEST_STAMP): pyproject.toml | $(PY)

@@ -42,12 +42,12 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal, localcontext
-from numbers import Integral, Real
 
 import numpy as np
 import numpy.typing as npt
 
-from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
+from dp.validation import (check_epsilon, check_interval, check_nonnegative_int, check_parties, check_positive,
+                           check_positive_int)
 
 __all__ = [
     "discrete_laplace_alpha",
@@ -69,44 +69,6 @@ MAX_TRIALS: int = 2**53
 
 
 # --------------------------------------------------------------------------------------------------
-# validation helpers (dp.validation covers epsilon, delta, integers and parties)
-
-def _check_sensitivity(sensitivity: float) -> float:
-    if isinstance(sensitivity, bool) or not isinstance(sensitivity, Real):
-        raise TypeError(f"sensitivity must be a number, got {sensitivity!r}")
-    value = float(sensitivity)
-    if not math.isfinite(value):
-        raise ValueError(f"sensitivity must be finite, got {sensitivity}")
-    if value <= 0:
-        raise ValueError(f"sensitivity must be positive, got {sensitivity}")
-    return value
-
-
-def _check_delta_open(delta: float) -> float:
-    """``delta`` strictly inside ``(0, 1)`` (an (epsilon, delta) target; pure DP has no binomial)."""
-    if isinstance(delta, Real) and not isinstance(delta, bool) and not (0.0 < float(delta) < 1.0):
-        raise ValueError(f"delta must lie in (0, 1), got {delta}")
-    return check_delta(delta)
-
-
-def _check_alpha(alpha: float) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, Real):
-        raise TypeError(f"alpha must be a number, got {alpha!r}")
-    value = float(alpha)
-    if not (0.0 <= value < 1.0):
-        raise ValueError(f"alpha must lie in [0, 1), got {alpha}")
-    return value
-
-
-def _check_trials(trials: int, name: str = "trials") -> int:
-    if isinstance(trials, bool) or not isinstance(trials, Integral):
-        raise TypeError(f"{name} must be an integer, got {trials!r}")
-    if trials < 0:
-        raise ValueError(f"{name} must be non-negative, got {trials}")
-    return int(trials)
-
-
-# --------------------------------------------------------------------------------------------------
 # discrete Laplace
 
 def discrete_laplace_alpha(epsilon: float, sensitivity: float) -> float:
@@ -122,7 +84,7 @@ def discrete_laplace_alpha(epsilon: float, sensitivity: float) -> float:
     :raise ValueError: if ``epsilon`` or ``sensitivity`` is not a finite positive number.
     """
     eps = check_epsilon(epsilon)
-    sens = _check_sensitivity(sensitivity)
+    sens = check_positive(sensitivity, "sensitivity")
     return math.exp(-eps / sens)
 
 
@@ -135,7 +97,7 @@ def discrete_laplace_log_alpha(epsilon: float, sensitivity: float) -> float:
     :raise ValueError: if ``epsilon`` or ``sensitivity`` is not a finite positive number.
     """
     eps = check_epsilon(epsilon)
-    sens = _check_sensitivity(sensitivity)
+    sens = check_positive(sensitivity, "sensitivity")
     return -eps / sens
 
 
@@ -147,7 +109,7 @@ def discrete_laplace_pmf(values: npt.ArrayLike, alpha: float) -> np.ndarray:
     :return: float64 array of the shape of ``values``.
     :raise ValueError: if ``alpha`` is outside ``[0, 1)`` or a value is not an integer.
     """
-    a = _check_alpha(alpha)
+    a = check_interval(alpha, "alpha", low=0.0, high=1.0)
     z = np.asarray(values)
     if z.dtype == np.bool_ or not (np.issubdtype(z.dtype, np.integer) or np.issubdtype(z.dtype, np.floating)):
         raise TypeError(f"values must be integers, got dtype {z.dtype}")
@@ -163,7 +125,7 @@ def discrete_laplace_variance(alpha: float) -> float:
     :param alpha: parameter in ``[0, 1)``.
     :raise ValueError: if ``alpha`` is outside ``[0, 1)``.
     """
-    a = _check_alpha(alpha)
+    a = check_interval(alpha, "alpha", low=0.0, high=1.0)
     return 2.0 * a / (1.0 - a) ** 2
 
 
@@ -193,7 +155,7 @@ def distributed_laplace_variance(alpha: float, parties: int, threshold: int) -> 
     :param threshold: coalition size ``t`` with ``2 t < m``.
     :raise ValueError: on an invalid ``alpha`` or ``(parties, threshold)``.
     """
-    a = _check_alpha(alpha)
+    a = check_interval(alpha, "alpha", low=0.0, high=1.0)
     m, t = check_parties(parties, threshold)
     return m / (m - t) * 2.0 * a / (1.0 - a) ** 2
 
@@ -457,7 +419,7 @@ def binomial_delta(trials: int, sensitivity: int, epsilon: float) -> float:
     :return: ``delta`` in ``[0, 1]`` (values below ``~1e-300`` underflow to 0).
     :raise ValueError: if a parameter is out of range.
     """
-    n = _check_trials(trials)
+    n = check_nonnegative_int(trials, "trials")
     if n > MAX_TRIALS:
         raise ValueError(f"trials must be at most 2**53, got {trials}")
     sens = check_positive_int(sensitivity, "sensitivity")
@@ -509,7 +471,7 @@ def binomial_trials(epsilon: float, delta: float, sensitivity: int) -> int:
         be needed.
     """
     eps = check_epsilon(epsilon)
-    dlt = _check_delta_open(delta)
+    dlt = check_interval(delta, "delta", low=0.0, high=1.0, closed_low=False)
     sens = check_positive_int(sensitivity, "sensitivity")
 
     def ok(half: int) -> bool:
@@ -551,7 +513,7 @@ def party_binomial_trials(epsilon: float, delta: float, sensitivity: int, partie
     :raise ValueError: if a parameter is out of range.
     """
     eps = check_epsilon(epsilon)
-    dlt = _check_delta_open(delta)
+    dlt = check_interval(delta, "delta", low=0.0, high=1.0, closed_low=False)
     sens = check_positive_int(sensitivity, "sensitivity")
     m, t = check_parties(parties, threshold)
     total = binomial_trials(eps, dlt, sens)
@@ -567,6 +529,6 @@ def distributed_binomial_variance(party_trials: int, parties: int) -> float:
     :param parties: number of parties ``m >= 1``.
     :raise ValueError: if ``party_trials < 0`` or ``parties < 1``.
     """
-    n_p = _check_trials(party_trials, "party_trials")
+    n_p = check_nonnegative_int(party_trials, "party_trials")
     m = check_positive_int(parties, "parties")
     return m * n_p / 4.0

@@ -32,6 +32,7 @@ Unlike the paper's deployment, scores stay secret too.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,13 +40,13 @@ from typing import Any
 import numpy as np
 
 from dp.noise_defaults import NOISE_CHOICES, mpc_guarantee, party_guarantee
-from dp.umpc.protocol import NoisePlan, plan_noise
+from dp.noise_plans import MpcLaplacePlan, NoisePlan, PartyNoisePlan, PlannedNoise, plan_noise
 from dp.validation import check_epsilon
 from secure.intake import ColumnSpec, to_fixed_point
 from secure.kernels import KernelOutput
 
 __all__ = ["RankAucQuery", "RankAucRelease", "plans_for_rows", "estimate_auc", "exact_sums", "simulate_rank_auc",
-           "run_secure_rank_auc", "check_bit_length", "sum_ranges", "release_guarantee"]
+           "run_secure_rank_auc", "check_bit_length", "sum_ranges", "release_guarantee", "estimate_noise_std"]
 
 TWICE_U = KernelOutput("2U", 2, 0, 2)
 POSITIVES = KernelOutput("positives", 1, 0, 1)
@@ -100,9 +101,39 @@ class RankAucRelease:
     noise_source: str = "parties"
     mechanism: str = "discrete laplace"
     guarantee: str = ""
+    noise_std: float = 0.0
+
+    #: all ``n (n - 1) / 2`` pairs enter 2U: the rank AUC has no sampling error
+    sampling_error_bound: float = 0.0
+    #: nothing is sampled, so no public seed exists
+    seed: None = None
+    uncertainty_covers: str = "DP noise only (noise_std, delta method with the released sums); all pairs, no sampling error"
+
+    @property
+    def error_bound(self) -> float:
+        """One sd of the estimate's error: the noise's only (no sampling error)."""
+        return math.hypot(self.noise_std, self.sampling_error_bound)
+
+    def honest_keys(self) -> dict[str, Any]:
+        """The record's uncertainty keys (as :meth:`dp.umpc.protocol.UStatRelease.record`)."""
+        return {"noise_std": self.noise_std, "sampling_error_bound": self.sampling_error_bound,
+                "error_bound": self.error_bound, "seed": self.seed, "uncertainty_covers": self.uncertainty_covers}
 
 
-def plans_for_rows(query: RankAucQuery, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
+def estimate_noise_std(plans: Sequence[NoisePlan], twice_u: float, positives: float, rows: int) -> float:
+    """Sd of the AUC estimate due to the noise: delta method on ``(2U/2) / (P (n - P))``, released sums plugged in.
+
+    Post-processing of the release; ``nan`` when the noisy class sizes leave no pair.
+    """
+    pairs = positives * (rows - positives)
+    if pairs <= 0:
+        return float("nan")
+    d_twice_u = 1.0 / (2.0 * pairs)
+    d_positives = -(twice_u / 2.0) * (rows - 2.0 * positives) / pairs ** 2
+    return math.sqrt(plans[0].variance * d_twice_u ** 2 + plans[1].variance * d_positives ** 2)
+
+
+def plans_for_rows(query: RankAucQuery, rows: int, parties: int, threshold: int) -> list[PlannedNoise]:
     """Noise plans of ``2U`` (sensitivity ``2(n-1)``) and ``P`` (sensitivity 1), epsilon/2 each.
 
     With ``query.noise == "mpc"`` each plan carries the in-MPC sampler (``delta_s <= 2^-40``).
@@ -138,7 +169,7 @@ def check_bit_length(query: RankAucQuery, bit_length: int, rows: int | None = No
     what = f"the score domain [{query.score.lower:g}, {query.score.upper:g}] at {query.score.precision} fractional bits"
     if rows is not None and plans:
         sums = max(bounds.bits_needed for bounds in sum_ranges(rows, plans))
-        digits = max((plan.sampler.digits + 2 for plan in plans if plan.sampler is not None), default=0)
+        digits = max((plan.sampler.digits + 2 for plan in plans if isinstance(plan, MpcLaplacePlan)), default=0)
         if max(sums, digits) > needed:
             needed, what = max(sums, digits), f"the noisy sums of {rows} rows"
     if needed > bit_length:
@@ -148,11 +179,21 @@ def check_bit_length(query: RankAucQuery, bit_length: int, rows: int | None = No
 
 def release_guarantee(plans: Sequence[NoisePlan], epsilon: float, parties: int, threshold: int) -> tuple[float, str]:
     """``(delta, one-line guarantee)`` of a release with these two plans (basic composition)."""
-    samplers = [plan.sampler for plan in plans if plan.sampler is not None]
+    samplers = [plan.sampler for plan in plans if isinstance(plan, MpcLaplacePlan)]
     if samplers:
         delta = sum(sampler.delta for sampler in samplers)
         return delta, mpc_guarantee(epsilon, delta, delta)
     return 0.0, party_guarantee(epsilon, 0.0, parties, threshold, plans[0].mechanism)
+
+
+def _party_drawn(plans: Sequence[PlannedNoise]) -> list[PartyNoisePlan]:
+    """The plans of party noise (both, unless the noise is sampled inside MPC: then none)."""
+    return [plan for plan in plans if not isinstance(plan, MpcLaplacePlan)]
+
+
+def _own_draw(plan: PartyNoisePlan, index: int) -> int:
+    """This party's OS-random draw for released sum ``index`` (the default noise source)."""
+    return plan.draw()
 
 
 def estimate_auc(twice_u: float, positives: float, rows: int) -> float:
@@ -185,15 +226,16 @@ def simulate_rank_auc(query: RankAucQuery, rows_by_party: Sequence[np.ndarray], 
     fixed = np.vstack([query.encode(np.asarray(rows, dtype=float).reshape(-1, 2)) for rows in rows_by_party])
     plans = plans_for_rows(query, len(fixed), parties, threshold)
     if noise is None and query.noise == "mpc":
-        noise = np.array([simulate_secret_laplace(plan.sampler, 1, rng) for plan in plans if plan.sampler is not None])
+        noise = np.array([simulate_secret_laplace(plan.sampler, 1, rng) for plan in plans
+                          if isinstance(plan, MpcLaplacePlan)])
     elif noise is None:
-        noise = np.array([[plan.draw(rng) for _ in range(parties)] for plan in plans], dtype=np.int64)
+        noise = np.array([[plan.draw(rng) for _ in range(parties)] for plan in _party_drawn(plans)], dtype=np.int64)
     sums = [value + int(np.sum(draws)) for value, draws in zip(exact_sums(fixed), noise)]
     return estimate_auc(sums[0], sums[1], len(fixed)), sums
 
 
 async def run_secure_rank_auc(query: RankAucQuery, fixed: np.ndarray, *,
-                              noise_source: Callable[[NoisePlan, int], int] | None = None,
+                              noise_source: Callable[[PartyNoisePlan, int], int] | None = None,
                               receivers: Sequence[int] | None = None) -> RankAucRelease | None:
     """Every party calls this with its own ``(score, label)`` rows on a started runtime.
 
@@ -237,18 +279,18 @@ async def run_secure_rank_auc(query: RankAucQuery, fixed: np.ndarray, *,
         shared = share_rows(sectype, fixed, counts)
         await meter.settle(shared)
     with meter.phase("sort"):
-        twice_u, positives = twice_mann_whitney(shared[:, 0], shared[:, 1])
+        twice_u, positives = await twice_mann_whitney(shared[:, 0], shared[:, 1])
         await meter.settle(twice_u, positives)
     with meter.phase("noise"):
         if query.noise == "mpc":
             from dp.secret_noise import secret_laplace_noise
 
-            secret = secret_laplace_noise(type(twice_u), [plan.sampler for plan in plans if plan.sampler is not None])
+            secret = secret_laplace_noise(type(twice_u), [plan.sampler for plan in plans if isinstance(plan, MpcLaplacePlan)])
             noisy = [value + eta for value, eta in zip((twice_u, positives), secret)]
         else:
-            draw = noise_source or (lambda plan, index: plan.draw())
+            draw = noise_source or _own_draw
             noisy = [add_party_noise(value, draw(plan, index))
-                     for index, (value, plan) in enumerate(zip((twice_u, positives), plans))]
+                     for index, (value, plan) in enumerate(zip((twice_u, positives), _party_drawn(plans)))]
         await meter.settle(*noisy)
     with meter.phase("reveal"):
         opened = await guarded_reveal(noisy, sum_ranges(n, plans), receivers)
@@ -259,6 +301,7 @@ async def run_secure_rank_auc(query: RankAucQuery, fixed: np.ndarray, *,
     return RankAucRelease(estimate=estimate_auc(opened[0], opened[1], n), twice_u=opened[0], positives=opened[1], n=n,
                           epsilon=query.epsilon, parties=parties, threshold=threshold, delta=delta,
                           noise_source=query.noise, mechanism=plans[0].mechanism, guarantee=guarantee,
+                          noise_std=estimate_noise_std(plans, opened[0], opened[1], n),
                           seconds=sum(c.seconds for c in phases.values()),
                           bytes_sent=sum(c.bytes_sent for c in phases.values()),
                           phases={k: {"seconds": c.seconds, "bytes_sent": c.bytes_sent} for k, c in phases.items()})

@@ -34,7 +34,7 @@ from numbers import Integral
 import numpy as np
 from numpy.typing import NDArray
 
-from dp.validation import check_positive_int
+from dp.validation import check_generator, check_positive_int
 
 __all__ = [
     "SAMPLING_METHODS",
@@ -94,17 +94,6 @@ def _check_n_tuples(n_tuples: int, n: int, k: int, total: int) -> int:
     if m > total:
         raise ValueError(f"number of tuples {m} exceeds C({n}, {k}) = {total} distinct tuples")
     return m
-
-
-def _check_rng(rng: np.random.Generator) -> np.random.Generator:
-    """Return ``rng`` if it is a :class:`numpy.random.Generator`.
-
-    :raise TypeError: otherwise (a seed or the legacy ``RandomState`` is refused on purpose, so
-        that the caller always controls the one shared public stream).
-    """
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    return rng
 
 
 # --------------------------------------------------------------------------------------------
@@ -366,7 +355,7 @@ def balanced_tuples(
     """
     n, k, total = _check_shape(n_rows, degree)
     m = _check_n_tuples(n_tuples, n, k, total)
-    _check_rng(rng)
+    check_generator(rng)
     if isinstance(max_restarts, bool) or not isinstance(max_restarts, Integral):
         raise TypeError(f"max_restarts must be an integer, got {max_restarts!r}")
     if max_restarts < 0:
@@ -544,7 +533,7 @@ def uniform_tuples(
     """
     n, k, total = _check_shape(n_rows, degree)
     m = _check_n_tuples(n_tuples, n, k, total)
-    _check_rng(rng)
+    check_generator(rng)
     return _uniform_unchecked(n, m, k, total, rng)
 
 
@@ -576,7 +565,7 @@ def bernoulli_tuples(
     """
     n, k, total = _check_shape(n_rows, degree)
     m = _check_n_tuples(n_tuples, n, k, total)
-    _check_rng(rng)
+    check_generator(rng)
     q = m / total
     size = 0
     while size == 0 or size > total:

@@ -86,7 +86,7 @@ from typing import Any
 
 import numpy as np
 
-from dp.validation import check_epsilon, check_positive_int
+from dp.validation import check_epsilon, check_instance, check_int_range, check_interval, check_positive_int
 
 __all__ = [
     "DEFAULT_SAMPLER_DELTA",
@@ -120,38 +120,6 @@ MAX_DIGITS: int = 48
 MAX_PMF_DIGITS: int = 22
 
 _EXPONENT_RANGE = 10**12  # decimal exponents: e^epsilon and alpha^(2^J) never overflow
-
-
-# ----------------------------------------------------------------------------------------- checks
-
-
-def _check_sensitivity(sensitivity: int) -> int:
-    return check_positive_int(sensitivity, "sensitivity")
-
-
-def _check_digits(digits: int) -> int:
-    if isinstance(digits, bool) or not isinstance(digits, Integral):
-        raise TypeError(f"digits must be an integer, got {digits!r}")
-    if not 1 <= digits <= MAX_DIGITS:
-        raise ValueError(f"digits must lie in [1, {MAX_DIGITS}], got {digits}")
-    return int(digits)
-
-
-def _check_bits(bits: int) -> int:
-    if isinstance(bits, bool) or not isinstance(bits, Integral):
-        raise TypeError(f"bits must be an integer, got {bits!r}")
-    if not 2 <= bits <= MAX_BITS:
-        raise ValueError(f"bits must lie in [2, {MAX_BITS}], got {bits}")
-    return int(bits)
-
-
-def _check_budget(budget: float) -> float:
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
-        raise TypeError(f"delta_budget must be a number, got {budget!r}")
-    value = float(budget)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"delta_budget must lie in (0, 1), got {budget}")
-    return value
 
 
 # ----------------------------------------------------------------------------- exact arithmetic
@@ -198,9 +166,9 @@ def digit_thresholds(*, epsilon: float, sensitivity: int, digits: int, bits: int
     :raise ValueError: on an invalid parameter.
     """
     eps = check_epsilon(epsilon)
-    s = _check_sensitivity(sensitivity)
-    count = _check_digits(digits)
-    width = _check_bits(bits)
+    s = check_positive_int(sensitivity, "sensitivity")
+    count = check_int_range(digits, "digits", low=1, high=MAX_DIGITS)
+    width = check_int_range(bits, "bits", low=2, high=MAX_BITS)
     scale = Decimal(1 << width)
     out = []
     with _context(width):
@@ -234,7 +202,7 @@ def truncation_tv(*, epsilon: float, sensitivity: int, digits: int, bits: int) -
     :raise ValueError: on an invalid parameter.
     """
     eps = check_epsilon(epsilon)
-    return _round_up(_tv_decimal(eps, _check_sensitivity(sensitivity), _check_digits(digits), _check_bits(bits)))
+    return _round_up(_tv_decimal(eps, check_positive_int(sensitivity, "sensitivity"), check_int_range(digits, "digits", low=1, high=MAX_DIGITS), check_int_range(bits, "bits", low=2, high=MAX_BITS)))
 
 
 def sampler_delta(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> float:
@@ -248,7 +216,7 @@ def sampler_delta(*, epsilon: float, sensitivity: int, digits: int, bits: int) -
     :raise ValueError: on an invalid parameter.
     """
     eps = check_epsilon(epsilon)
-    value = _delta_decimal(eps, _check_sensitivity(sensitivity), _check_digits(digits), _check_bits(bits))
+    value = _delta_decimal(eps, check_positive_int(sensitivity, "sensitivity"), check_int_range(digits, "digits", low=1, high=MAX_DIGITS), check_int_range(bits, "bits", low=2, high=MAX_BITS))
     return min(_round_up(value), 1.0)
 
 
@@ -340,9 +308,9 @@ def plan_secret_laplace(*, epsilon: float, sensitivity: int, delta_budget: float
         meet the budget (``epsilon`` far too large, or ``epsilon / s`` far too small).
     """
     eps = check_epsilon(epsilon)
-    s = _check_sensitivity(sensitivity)
-    budget = _check_budget(delta_budget)
-    widths = [_check_bits(bits)] if bits is not None else list(range(DEFAULT_BITS, MAX_BITS + 1, BITS_STEP))
+    s = check_positive_int(sensitivity, "sensitivity")
+    budget = check_interval(delta_budget, "delta_budget", low=0.0, high=1.0, closed_low=False)
+    widths = [check_int_range(bits, "bits", low=2, high=MAX_BITS)] if bits is not None else list(range(DEFAULT_BITS, MAX_BITS + 1, BITS_STEP))
     plan = _search_plan(eps, s, budget, widths)
     if plan is not None:
         return plan
@@ -391,14 +359,14 @@ def largest_sampler_epsilon(delta_budget: float = DEFAULT_SAMPLER_DELTA, *, sens
     :param bits: the widest uniform integers tried (default :data:`MAX_BITS`).
     :return: the bound (``-inf`` if even ``epsilon -> 0`` cannot meet the budget).
     """
-    budget = _check_budget(delta_budget)
-    width = _check_bits(bits)
+    budget = check_interval(delta_budget, "delta_budget", low=0.0, high=1.0, closed_low=False)
+    width = check_int_range(bits, "bits", low=2, high=MAX_BITS)
     room = budget * 2.0 ** (width - 1) - 1.0
     bound = math.log(room) if room > 1.0 else -math.inf
     if sensitivity is None or not bound > 0:
         return bound
 
-    sens = _check_sensitivity(sensitivity)
+    sens = check_positive_int(sensitivity, "sensitivity")
     widths = list(range(DEFAULT_BITS, MAX_BITS + 1, BITS_STEP)) if width == MAX_BITS else [width]
 
     def feasible(epsilon: float) -> bool:
@@ -419,12 +387,6 @@ def largest_sampler_epsilon(delta_budget: float = DEFAULT_SAMPLER_DELTA, *, sens
 # ------------------------------------------------------------------------------------- exact pmf
 
 
-def _check_plan(plan: SecretLaplacePlan) -> SecretLaplacePlan:
-    if not isinstance(plan, SecretLaplacePlan):
-        raise TypeError(f"plan must be a SecretLaplacePlan, got {type(plan).__name__}")
-    return plan
-
-
 def geometric_pmf(plan: SecretLaplacePlan) -> np.ndarray:
     """Exact pmf of one sampled geometric ``G' = sum_j 2^j B_j`` on ``0 .. 2^J - 1`` (float64).
 
@@ -433,7 +395,7 @@ def geometric_pmf(plan: SecretLaplacePlan) -> np.ndarray:
 
     :raise ValueError: if ``J > MAX_PMF_DIGITS``.
     """
-    _check_plan(plan)
+    check_instance(plan, SecretLaplacePlan, "plan")
     if plan.digits > MAX_PMF_DIGITS:
         raise ValueError(f"the pmf has 2**{plan.digits} points; at most {MAX_PMF_DIGITS} digits are supported")
     pmf = np.ones(1)
@@ -502,7 +464,7 @@ def simulate_secret_laplace(plan: SecretLaplacePlan, size: int, rng: np.random.G
     """
     from secure.noise.party import noise_generator
 
-    _check_plan(plan)
+    check_instance(plan, SecretLaplacePlan, "plan")
     count = check_positive_int(size, "size")
     gen = noise_generator(rng)
     out = np.empty(count, dtype=np.int64)
@@ -538,7 +500,7 @@ def secret_laplace_noise(sectype: Any, plans: Sequence[SecretLaplacePlan]) -> li
     if not plans:
         raise ValueError("plans must not be empty")
     for plan in plans:
-        _check_plan(plan)
+        check_instance(plan, SecretLaplacePlan, "plan")
     width = max(plan.bits for plan in plans)
     noise = secret_discrete_laplace(sectype, [plan.thresholds_at(width) for plan in plans], width)
     return list(mpc.np_tolist(noise))

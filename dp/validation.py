@@ -1,12 +1,26 @@
 """Parameter checks where parameters enter, with plain messages in the style of OpenDP/diffprivlib.
 
+The generic checks (numbers, integers, intervals, choices) live in :mod:`secure.checks`, the lowest
+layer, and are re-exported here: ``dp`` code imports every check from this one module.
+
 Every check raises :class:`ValueError` (or :class:`TypeError` for a wrong type) whose message names
 the parameter and the offending value, e.g. ``epsilon must be positive, got 0``.
 """
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+
+import numpy as np
+import numpy.typing as npt
+
+from secure.checks import (check_bool, check_choice, check_finite, check_generator, check_instance, check_int_at_least,
+                           check_int_range, check_integer, check_interval, check_nonnegative, check_nonnegative_int,
+                           check_number, check_positive, check_positive_int)
+
+__all__ = ["check_epsilon", "check_delta", "check_parties", "check_noise_scale", "check_seed", "smallest_noise_epsilon",
+           "check_indices", "check_number", "check_finite", "check_positive", "check_nonnegative", "check_interval",
+           "check_integer", "check_int_at_least", "check_positive_int", "check_nonnegative_int", "check_int_range",
+           "check_choice", "check_bool", "check_instance", "check_generator"]
 
 
 def check_epsilon(epsilon: float) -> float:
@@ -15,9 +29,7 @@ def check_epsilon(epsilon: float) -> float:
     :param epsilon: privacy-loss parameter.
     :raise ValueError: if epsilon is not finite or not positive.
     """
-    if isinstance(epsilon, bool) or not isinstance(epsilon, Real):
-        raise TypeError(f"epsilon must be a number, got {epsilon!r}")
-    value = float(epsilon)
+    value = check_number(epsilon, "epsilon")
     if not math.isfinite(value):
         raise ValueError(f"epsilon must be finite, got {epsilon}")
     if value <= 0:
@@ -31,24 +43,10 @@ def check_delta(delta: float) -> float:
     :param delta: failure probability of (epsilon, delta)-DP; 0 means pure DP.
     :raise ValueError: if delta lies outside [0, 1).
     """
-    if isinstance(delta, bool) or not isinstance(delta, Real):
-        raise TypeError(f"delta must be a number, got {delta!r}")
-    value = float(delta)
+    value = check_number(delta, "delta")
     if not (0.0 <= value < 1.0):
         raise ValueError(f"delta must lie in [0, 1), got {delta}")
     return value
-
-
-def check_positive_int(value: int, name: str) -> int:
-    """Return ``value`` if it is an integer of at least 1.
-
-    :raise ValueError: if value < 1.
-    """
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
-    return int(value)
 
 
 def check_parties(parties: int, threshold: int) -> tuple[int, int]:
@@ -60,47 +58,10 @@ def check_parties(parties: int, threshold: int) -> tuple[int, int]:
     :raise ValueError: if the pair is not a valid honest-majority setting.
     """
     check_positive_int(parties, "parties")
-    if isinstance(threshold, bool) or not isinstance(threshold, Integral):
-        raise TypeError(f"threshold must be an integer, got {threshold!r}")
-    if threshold < 0:
-        raise ValueError(f"threshold must be non-negative, got {threshold}")
+    check_nonnegative_int(threshold, "threshold")
     if 2 * threshold >= parties:
         raise ValueError(f"threshold must be below half the number of parties ({parties}), got {threshold}")
     return int(parties), int(threshold)
-
-
-def check_finite(value: float, name: str) -> float:
-    """Return ``value`` as a float if it is a finite real number.
-
-    :raise TypeError: if it is not a number; :raise ValueError: if it is NaN or infinite.
-    """
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    result = float(value)
-    if not math.isfinite(result):
-        raise ValueError(f"{name} must be finite, got {value}")
-    return result
-
-
-def check_positive(value: float, name: str) -> float:
-    """Return ``value`` as a float if it is finite and positive.
-
-    :raise ValueError: if it is not positive.
-    """
-    result = check_finite(value, name)
-    if result <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
-    return result
-
-
-def check_integer(value: int, name: str) -> int:
-    """Return ``value`` as an int if it is an integer (not a bool).
-
-    :raise TypeError: otherwise.
-    """
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    return int(value)
 
 
 def smallest_noise_epsilon(sensitivity: float) -> float:
@@ -148,6 +109,35 @@ def check_seed(seed: int, name: str = "seed") -> int:
     if not 0 <= value < 1 << 63:
         raise ValueError(f"{name} must be an integer in [0, 2^63), got {seed}")
     return value
+
+
+def check_indices(values: npt.ArrayLike, upper: int, name: str) -> np.ndarray:
+    """``values`` as a non-empty one-dimensional int64 array of integers in ``[0, upper)``.
+
+    Integer-valued floats are accepted (``2.0``); fractions, NaN and infinities are not.
+
+    :raise ValueError: on a wrong shape, an empty array, a fraction or a value outside the range.
+    :raise TypeError: if the array holds neither integers nor floats.
+    """
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a one-dimensional array, got shape {array.shape}")
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if array.dtype.kind == "f":
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{name} must be finite integers, got {array[~np.isfinite(array)][0]}")
+        fractional = array != np.floor(array)
+        if np.any(fractional):
+            raise ValueError(f"{name} must be integers, got {array[fractional][0]}")
+    elif array.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
+    low, high = array.min(), array.max()
+    if low < 0:
+        raise ValueError(f"{name} must lie in [0, {upper}), got {low}")
+    if high >= upper:
+        raise ValueError(f"{name} must lie in [0, {upper}), got {high}")
+    return array.astype(np.int64)
 
 
 def _round_up(value: float) -> str:

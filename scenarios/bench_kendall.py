@@ -42,7 +42,7 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
 
     :raise UsageError: on a bad value.
     """
-    parser = ScenarioParser(prog="python -m scenarios.bench_kendall", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.bench_kendall", description=__doc__)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--json", default=None)

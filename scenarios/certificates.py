@@ -235,7 +235,7 @@ def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None]
 
 def build_parser() -> ScenarioParser:
     """The option parser (no MPyC options: this tool does not run MPyC)."""
-    parser = ScenarioParser(prog="python -m scenarios.certificates",
+    parser = ScenarioParser(prog="python -m scenarios.certificates", runs_as="tool",
                             description="Generate TEST ONLY certificates for MPyC's --ssl in its .config/ layout.")
     parser.add_argument("--parties", "-M", type=int, default=3, metavar="M", help="number of parties (3)")
     parser.add_argument("--dir", default=".config", metavar="DIR", help="output directory (.config)")

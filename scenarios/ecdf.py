@@ -8,11 +8,12 @@ draws, coalition-calibrated) and added before the only reveal.  The released cur
 Run it with three local parties::
 
     python -m scenarios.ecdf -M3                                  # totChol on the embedded Framingham data
-    python -m scenarios.ecdf -M3 --column sysBP --points 4096 --epsilon 0.5 --smooth 1
-    python -m scenarios.ecdf -M3 --data 'site{pid}.csv' --column income --domain 0:200000 --release 64
+    python -m scenarios.ecdf -M3 --columns sysBP --points 4096 --epsilon 0.5 --smooth 1
+    python -m scenarios.ecdf -M3 --data 'site{pid}.csv' --columns income --domain income=0:200000 --release 64
     python -m scenarios.ecdf -M3 --curve curve.csv --json ecdf.json
 
-Options: --data, --column, --domain LO:HI (declared public grid range), --points N (grid size,
+Options: --data, --columns COLUMN (the one column), --domain COLUMN=LO:HI (declared public grid range; the
+bare LO:HI also declares it, as there is one column), --points N (grid size,
 default 1024), --grid uniform|geometric, --epsilon, --release all|K (K evenly spaced grid points: the
 subset B), --smooth none|1|2 (norm of eq. 3, default 2), --quantiles P,P,... , --curve PATH (party 0
 writes grid, private and smoothed values), --json PATH, --missing refuse|fill and --fill COLUMN=V (a
@@ -71,9 +72,9 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     from dp.validation import check_epsilon
     from scenarios.kit.datasets import declared_specs
 
-    parser = ScenarioParser(prog="python -m scenarios.ecdf", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.ecdf", description=__doc__)
     parser.add_argument("--data", default=None)
-    parser.add_argument("--column", default="totChol")
+    parser.add_argument("--columns", default="totChol", metavar="COLUMN")
     parser.add_argument("--domain", default=None)
     parser.add_argument("--points", type=int, default=1024)
     parser.add_argument("--grid", choices=("uniform", "geometric"), default="uniform")
@@ -89,16 +90,20 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
         check_epsilon(args.epsilon)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
-    if args.domain:
-        try:
-            lower, upper = (float(x) for x in args.domain.split(":"))
-        except ValueError:
-            raise UsageError(f"--domain expects LOW:HIGH, got '{args.domain}'") from None
+    from scenarios.kit.options import domain_of, parse_columns, parse_domains
+
+    args.column = parse_columns(args.columns, expected=1, names="one COLUMN (the ECDF is of one column)")[0]
+    declared = domain_of(parse_domains(args.domain, single=args.column), args.column, [args.column])
+    if declared is not None:
+        lower, upper = declared[0], declared[1]
+        if declared[2] is not None:
+            raise UsageError(f"--domain {args.column}=LOW:HIGH takes no BITS here: the ECDF compares values "
+                             "with a public grid, at each party, in the clear")
     elif args.data is None and args.column in declared_specs("framingham", [args.column]):
         spec = declared_specs("framingham", [args.column])[args.column]
         lower, upper = spec.lower, spec.upper
     else:
-        raise UsageError(f"no declared domain for column '{args.column}': give --domain LOW:HIGH")
+        raise UsageError(f"no declared domain for column '{args.column}': give --domain {args.column}=LOW:HIGH")
     if not (math.isfinite(lower) and math.isfinite(upper) and math.isfinite(upper - lower)):
         raise UsageError(f"--domain must be finite (LOW:HIGH with HIGH - LOW below 1.8e308), got {lower:g}:{upper:g}")
     if not lower < upper:
@@ -206,7 +211,7 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
         smoothed, solver = result.values, f"{result.solver}, {result.seconds:.2f} s"
     rows = [("column", f"{options.column}, grid of {len(release.grid)} points on [{options.lower:g}, {options.upper:g}]"
                        f" ({options.grid}), {len(points)} released"),
-            ("epsilon", f"{release.epsilon:g} (tree of {release.levels} levels, noise std {release.point_std:.3g} per point)"),
+            ("epsilon", f"{release.epsilon:g} (tree of {release.levels} levels, noise std {release.point_std:.3g} per point; exact counts, no sampling error)"),
             ("n", f"{release.n} rows"),
             ("missing values", describe_policy(options.missing)),
             ("parties", f"{release.parties} (threshold t = {release.threshold})"),
@@ -234,7 +239,8 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
                        "bytes_sent": release.bytes_sent, "phases": release.phases,
                        "noise_source": release.noise_source, "guarantee": release.guarantee,
                        "quantiles": {str(q): v for q, v in quantiles.items()},
-                       "counts": release.counts.tolist(), "point_std": release.point_std}, handle, indent=2)
+                       "counts": release.counts.tolist(), "point_std": release.point_std, **release.honest_keys()},
+                      handle, indent=2)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

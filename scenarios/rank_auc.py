@@ -24,7 +24,8 @@ Run it with three local parties::
     python -m scenarios.rank_auc -M3 --data 'site{pid}.csv' --columns score,label --epsilon 0.5
 
 Options: --data (with '{pid}': one file per party, then no --rows), --columns SCORE,LABEL,
---domain LO:HI[:BITS] of the score (default 0:1:16; -L must hold the sort keys, BITS + 3 bits for a
+--domain SCORE=LO:HI[:BITS] of the score column (the bare LO:HI[:BITS] declares it too; default 0:1:16, BITS
+default 16; -L must hold the sort keys, BITS + 3 bits for a
 unit domain, else exit 2 before any row is shared), --epsilon (the total, default 1), --rows N[,N...]
 (first N rows of the table, one run each, epsilon split evenly), --noise {mpc,parties} (default mpc),
 --seed (public data split for the default data), --json PATH (a list of records),
@@ -79,10 +80,10 @@ def parse_options(argv: Sequence[str]) -> Options:
     from dp.noise_defaults import NOISE_CHOICES, default_noise
     from dp.validation import check_epsilon
 
-    parser = ScenarioParser(prog="python -m scenarios.rank_auc", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.rank_auc", description=__doc__)
     parser.add_argument("--data", default=None)
     parser.add_argument("--columns", default="score,TenYearCHD")
-    parser.add_argument("--domain", default="0:1:16")
+    parser.add_argument("--domain", default=None)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--rows", default=None)
     parser.add_argument("--noise", choices=NOISE_CHOICES, default=None)
@@ -94,14 +95,12 @@ def parse_options(argv: Sequence[str]) -> Options:
         check_epsilon(args.epsilon)
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    columns = [c.strip() for c in args.columns.split(",")]
-    if len(columns) != 2:
-        raise UsageError(f"--columns expects SCORE,LABEL, got '{args.columns}'")
-    try:
-        parts = args.domain.split(":")
-        domain = (float(parts[0]), float(parts[1]), int(parts[2]) if len(parts) > 2 else 16)
-    except (ValueError, IndexError):
-        raise UsageError(f"--domain expects LOW:HIGH[:BITS], got '{args.domain}'") from None
+    from scenarios.kit.options import domain_of, parse_columns, parse_domains
+
+    columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
+    declared = domain_of(parse_domains(args.domain, single=columns[0]), columns[0], [columns[0]])
+    low, high, bits = declared if declared is not None else (0.0, 1.0, 16)
+    domain = (low, high, bits if bits is not None else 16)
     rows: list[int | None] = [None]
     if args.rows:
         try:
@@ -197,10 +196,12 @@ def _deliver(options: Options, releases: Sequence[tuple[Any, int]]) -> None:
                         "threshold": release.threshold, "noise_source": release.noise_source,
                         "mechanism": release.mechanism, "guarantee": release.guarantee,
                         "phases": release.phases, "noisy_2u": release.twice_u, "noisy_positives": release.positives,
-                        "missing": options.missing.mode, "fill": dict(options.missing.fills)})
+                        "missing": options.missing.mode, "fill": dict(options.missing.fills),
+                        **release.honest_keys()})
         print_table([
             ("statistic", f"AUC of {options.columns[0]} for {options.columns[1]} (scores and labels secret)"),
             ("private estimate", f"{release.estimate:.6g}"),
+            ("uncertainty", f"noise std {release.noise_std:.2g} (all pairs, no sampling error)"),
             ("epsilon", _spent(options.epsilon, release.epsilon, release.delta, runs)),
             ("n", f"{release.n} rows"),
             ("missing values", describe_policy(options.missing)),

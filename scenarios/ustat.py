@@ -29,6 +29,13 @@ Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as us
   --columns A[,B]   kernel columns (auc: score,label; vus: score,class; rand: two clusterings)
   --domain C=LO:HI[:BITS],...  declared public domain (and fractional bits) of numeric columns
   --precision BITS  fractional bits for every numeric column
+  --categories 'C=A|B|...[,D=...]'  declared public category list of a categorical column (quote it:
+                    '|' is a shell pipe): duplicate's column, rand's two, auc's label (negative|positive,
+                    default 0|1), vus's class (default 0|1|2).  All numbers: matched by value; else
+                    strings matched exactly (case-sensitive).  Shared as the index in the list; a value
+                    outside stops the run at that party -- never clipped.  duplicate/rand without a list
+                    take an integer --domain C=LO:HI as the categories LO..HI
+  --other C=NAME[,D=NAME]  a declared bucket NAME for every value outside C's list (one category)
   --epsilon E       privacy budget (default 1); --delta D  0 = pure DP with party noise (default),
                     else binomial party noise, or with in-MPC noise the budget of its truncation
   --pairs N|all|Kn  number of sampled tuples |E| (default 2n)
@@ -36,7 +43,7 @@ Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as us
   --clip {local,secure}                             clip to the domain at each party or inside MPC
   --missing {refuse,fill}  a missing cell stops the run (default with --data) or takes the column's
                     declared fill value (default with the embedded data: scenarios/data/domains.json)
-  --fill C=V,...    declared public fill value per column (inside its domain), with --missing fill
+  --fill C=V,...    declared public fill value per column (inside its domain, or one of its categories), with --missing fill
   --seed S          public seed for the tuples (default: a joint seed every party contributes to)
   --delegate-noise F:H  threat model M_HF: only a seed-chosen subgroup Z of size
                     ceil(log F / log(1 - H)) draws the noise (failure probability F, honest fraction H);
@@ -58,6 +65,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from dp.noise_defaults import NOISE_CHOICES, default_noise
+from scenarios.kit.categories import add_category_arguments
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
 
@@ -76,8 +84,7 @@ STAT_DEFAULTS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 def build_parser() -> ScenarioParser:
     """The option parser of this scenario (MPyC's options are removed before it runs)."""
-    parser = ScenarioParser(prog="python -m scenarios.ustat", description=__doc__.split("\n\n")[0],
-                            add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.ustat", description=__doc__)
     parser.add_argument("--stat", choices=sorted(STAT_DEFAULTS), default="kendall")
     parser.add_argument("--data", default=None)
     parser.add_argument("--columns", default=None)
@@ -89,6 +96,7 @@ def build_parser() -> ScenarioParser:
     parser.add_argument("--sampling", default="balanced")
     parser.add_argument("--clip", choices=("local", "secure"), default="local")
     add_missing_arguments(parser)
+    add_category_arguments(parser)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--delegate-noise", default=None)
     parser.add_argument("--noise", choices=NOISE_CHOICES, default=None)
@@ -158,6 +166,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     """
     from dp.umpc.protocol import UStatQuery
     from dp.validation import check_seed
+    from scenarios.kit.categories import category_specs, public_categories
     from scenarios.kit.datasets import declared_specs
     from scenarios.kit.outputs import check_output_path
     from secure.intake import ColumnSpec
@@ -169,17 +178,18 @@ def parse_options(argv: Sequence[str]) -> Options:
     columns = tuple(c.strip() for c in args.columns.split(",")) if args.columns else default_columns
     if args.data is not None:
         dataset = None
-    kernel = get_kernel(args.stat)
+    kernel = get_kernel(args.stat, precision=0)  # its columns and labels; gini is rebuilt below at its column's bits
     if len(columns) != len(kernel.columns):
         raise UsageError(f"--stat {args.stat} needs {len(kernel.columns)} columns ({','.join(kernel.columns)}), "
                          f"got {len(columns)}: {','.join(columns)}")
     domains = _parse_domains(args.domain)
     declared = declared_specs(dataset, columns) if dataset else {}
+    categorical = category_specs(kernel, columns, categories=args.categories, other=args.other, domains=domains,
+                                 dataset=dataset)
     specs = []
     for position, name in enumerate(columns):
-        if position in kernel.categories:
-            allowed = kernel.categories[position]
-            specs.append(ColumnSpec(name, min(allowed), max(allowed), 0, tuple(allowed)))
+        if position in categorical:  # labels, classes, and the columns duplicate/rand compare for equality
+            specs.append(categorical[position])
             continue
         if name in domains:
             low, high, bits = domains[name]
@@ -216,7 +226,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     missing = missing_policy(args.missing, args.fill, specs, dataset=dataset)
     raw = {"delegate_noise": args.delegate_noise, "noise": noise, "stat": args.stat, "columns": list(columns), "domains": [[s.lower, s.upper, s.precision] for s in specs],
            "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "sampling": args.sampling,
-           "clip": args.clip, "seed": args.seed, "embedded": dataset,
+           "clip": args.clip, "seed": args.seed, "embedded": dataset, "categories": public_categories(specs),
            "missing": missing.mode, "fill": [list(item) for item in missing.fills]}
     return Options(args.stat, args.data, columns, dataset, query, args.seed, args.json, raw, delegation, missing)
 
@@ -278,7 +288,8 @@ def _load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
     from secure.public_randomness import public_generator
 
     if options.data is not None:
-        return party_rows(options.data, options.columns, party=party, parties=parties, missing=options.missing)
+        return party_rows(options.data, options.columns, party=party, parties=parties, missing=options.missing,
+                          specs=options.query.specs)
     if "score" in options.columns and options.dataset == "framingham":
         table = framingham_with_scores(public_generator(seed ^ 0x5C0E))
     elif "severity" in options.columns and options.dataset == "heart_disease_uci":
@@ -286,18 +297,17 @@ def _load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
     else:
         table = load_embedded(options.dataset or "framingham")
     return rows_from_table(table.header, table.rows, options.columns, source=f"embedded {table.name}",
-                           party=party, parties=parties, missing=options.missing)
+                           party=party, parties=parties, missing=options.missing, specs=options.query.specs)
 
 
 def _print_release(release: Any, options: Options, local: str | None = None) -> None:
     """Print the release; ``local`` is this party's own counts (printed as local, never shared)."""
     from scenarios.kit.cli import format_bytes, print_table
-    from secure.kernels import get_kernel
 
-    kernel = get_kernel(options.stat)
+    kernel = options.query.kernel
     print_table([
         ("statistic", f"{kernel.description} of {', '.join(options.columns)}"),
-        ("private estimate", f"{release.estimate:.6g}  (noise std {release.estimate_std:.2g})"),
+        ("private estimate", f"{release.estimate:.6g}  ({_uncertainty(release)})"),
         ("epsilon", f"{release.epsilon:g}" + _delta_note(release)),
         ("n", f"{release.n} rows"),
         ("missing values", describe_policy(options.missing)),
@@ -329,6 +339,15 @@ def _print_release(release: Any, options: Options, local: str | None = None) -> 
           f"; inputs clipped to the domain ({release.clipping})")
     print("  phases: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"
                                    for name, cost in release.phases.items()))
+
+
+def _uncertainty(release: Any) -> str:
+    """``noise std a; tuple sampling <= b, data-independent; total <= c`` (the record's keys, in words)."""
+    if release.sampling == "all":
+        return f"noise std {release.estimate_std:.2g}; all tuples, no sampling error"
+    kind = "data-independent" if len(release.noisy_sums) == 1 else "plug-in of the released comparable share"
+    return (f"noise std {release.estimate_std:.2g}; tuple sampling <= {release.sampling_error_bound:.2g}, {kind}; "
+            f"total <= {release.error_bound:.2g}")
 
 
 def _listed(values: Sequence[Any]) -> str:
@@ -386,6 +405,7 @@ async def _release(options: Options) -> Callable[[], None] | None:
         if writes_json and options.json:
             record = release.record()
             record["fill"] = dict(options.missing.fills)
+            record["categories"] = options.raw["categories"]
             with open(options.json, "w", encoding="utf-8") as handle:
                 json.dump(record, handle, indent=2)
 

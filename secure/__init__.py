@@ -18,4 +18,61 @@ Modules, one topic each (as in MPyC itself):
 Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` of the ``m``
 MPyC parties (Shamir secret sharing with threshold ``t``).  This layer knows nothing about DP
 accounting; :mod:`dp` calibrates the noise it draws.
+
+Public API (what a script imports; ``import secure`` never imports ``mpyc.runtime``, which would
+parse ``sys.argv`` and launch parties itself -- the names marked *lazy* load it on first use):
+
+- running a script as one party: :func:`run` (:mod:`secure.parties`), the job's :class:`Party`
+  (``await party.read(path, columns)`` reads this party's own rows and shares its verdict);
+- column declarations by role (:mod:`secure.columns`): :func:`numeric`, :func:`label`,
+  :func:`classes`, :func:`categorical`, all returning a :class:`ColumnSpec`;
+- reading rows outside a run: :func:`read_rows` (one party's share of a file), :class:`PartyRows`,
+  :class:`MissingPolicy`;
+- the two failures: :class:`InputError` (exit 2 at every party), :class:`ProtocolFailure` (exit 1);
+- inside a job, *lazy*: :func:`party_id`, :func:`party_count`, :func:`threshold`,
+  :func:`agree_parameters`, :func:`agree_verdict`, :func:`joint_seed`.
 """
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from secure.columns import categorical, classes, label, numeric
+from secure.errors import InputError, ProtocolFailure
+from secure.intake import ColumnSpec, MissingPolicy, PartyRows, party_rows
+from secure.parties import Party, run, run_parties
+
+if TYPE_CHECKING:
+    from secure.public_randomness import joint_seed
+    from secure.session import agree_parameters, agree_verdict, party_count, party_id, threshold
+
+__all__ = ["run", "run_parties", "Party", "numeric", "label", "classes", "categorical", "ColumnSpec", "MissingPolicy",
+           "PartyRows", "read_rows", "InputError", "ProtocolFailure", "party_id", "party_count", "threshold",
+           "agree_parameters", "agree_verdict", "joint_seed"]
+
+#: names loaded on first use, because their modules import ``mpyc.runtime`` (PEP 562)
+_LAZY = {"party_id": "secure.session", "party_count": "secure.session", "threshold": "secure.session",
+         "agree_parameters": "secure.session", "agree_verdict": "secure.session",
+         "joint_seed": "secure.public_randomness"}
+
+
+def read_rows(path: str, columns: Sequence[ColumnSpec | str], *, party: int = 0, parties: int = 1,
+              missing: MissingPolicy | str = "refuse") -> PartyRows:
+    """Party ``party``'s rows of ``columns`` from ``path``, outside a run (e.g. to simulate parties).
+
+    ``{pid}`` in ``path``: party ``party``'s own file; otherwise rows ``party, party + parties, ...``.
+
+    :raise InputError: a missing or bad file, an unknown column, a missing value refused.
+    """
+    names = [column if isinstance(column, str) else column.name for column in columns]
+    policy = missing if isinstance(missing, MissingPolicy) else MissingPolicy(missing)
+    specs = [column for column in columns if isinstance(column, ColumnSpec)]
+    return party_rows(path, names, party=party, parties=parties, missing=policy,
+                      specs=specs if len(specs) == len(names) else None)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'secure' has no attribute {name!r}")

@@ -5,13 +5,15 @@ each party reads its own file ``PATH.format(pid=i)``, otherwise all parties are 
 and party ``i`` keeps rows ``i, i+m, i+2m, ...`` (a convenient local simulation of a partition).
 Rows enter the computation only through ``mpc.input``; the number of rows of each party is public.
 
-Validation, one line per problem, raised as :class:`secure.session.InputError` (exit 2 at every
+Validation, one line per problem, raised as :class:`secure.errors.InputError` (exit 2 at every
 party once the verdicts are shared):
 
 - a missing or unreadable file, an unknown column, a cell that is not a number;
 - a missing value (empty, ``NA``, ``NaN``, ``?``): :class:`MissingPolicy` -- refused by default,
   or filled with a declared public fill value; never dropped (n would depend on the data);
-- a label outside its allowed set (AUC labels must be 0/1, VUS classes 0/1/2);
+- a value outside a column's declared category list (:class:`ColumnSpec` ``categories``: strings
+  or numbers, shared as their codes ``0..k-1``; AUC labels 0/1 and VUS classes 0/1/2 by default):
+  refused, or mapped to the declared ``other`` bucket (code ``k``) -- never clipped, never merged;
 - a value outside the declared domain is *clipped* to it (locally by default; with secure clipping
   the party shares the raw value and :mod:`secure.clipping` clips inside MPC).  The count of clipped
   values stays at the party (:class:`FixedPointRows`), like every other count about its rows.
@@ -26,67 +28,22 @@ the kernels only use differences, so nothing is lost.  Resolution is ``2**-preci
 """
 from __future__ import annotations
 
-import csv
-import gzip
 import math
-import os
 from dataclasses import dataclass, field
-from typing import Any, Sequence, TextIO
+from typing import Any, Sequence
 
 import numpy as np
 
+from secure.columns import MAX_CATEGORIES, MISSING_TOKENS, Category, ColumnSpec
 from secure.errors import InputError
+from secure.reader import read_columns, read_table, table_values
 
-__all__ = ["ColumnSpec", "PartyRows", "MissingPolicy", "read_table", "read_columns", "rows_from_table", "party_rows",
+# ColumnSpec, Category, MAX_CATEGORIES, MISSING_TOKENS (secure.columns) and read_table, read_columns
+# (secure.reader) are re-exported here: the intake is where a party's rows come in.
+__all__ = ["ColumnSpec", "Category", "MAX_CATEGORIES", "PartyRows", "MissingPolicy", "read_table", "read_columns", "rows_from_table", "party_rows",
            "apply_missing", "to_fixed_point", "exchange_counts", "share_rows", "MISSING_TOKENS", "MISSING_POLICIES"]
 
-MISSING_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none", "?"})
 MISSING_POLICIES = ("refuse", "fill")
-
-
-@dataclass(frozen=True)
-class ColumnSpec:
-    """A column's declared public domain and fixed-point precision.
-
-    :param name: column name in the CSV header.
-    :param lower: smallest value of the declared domain (public, chosen without looking at data).
-    :param upper: largest value of the declared domain.
-    :param precision: number of fractional bits of the fixed-point representation.
-    :param categories: if given, the only allowed values (a label column); they are not clipped.
-    """
-
-    name: str
-    lower: float
-    upper: float
-    precision: int = 0
-    categories: tuple[int, ...] | None = None
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.lower) and math.isfinite(self.upper)):
-            raise ValueError(f"domain of column '{self.name}' must be finite, got [{self.lower}, {self.upper}]")
-        if self.upper <= self.lower:
-            raise ValueError(f"domain of column '{self.name}' must have lower < upper, "
-                             f"got [{self.lower}, {self.upper}]")
-        if not (0 <= self.precision <= 52):
-            raise ValueError(f"precision must lie in [0, 52] bits, got {self.precision}")
-
-    @property
-    def unit(self) -> float:
-        """Value of one fixed-point step, ``2**-precision``."""
-        return 2.0 ** -self.precision
-
-    @property
-    def width(self) -> int:
-        """Largest fixed-point integer of the domain (the smallest is 0)."""
-        return int(round((self.upper - self.lower) * 2 ** self.precision))
-
-    def encode(self, values: np.ndarray) -> np.ndarray:
-        """Fixed-point integers ``round((x - lower) * 2**precision)`` (no clipping)."""
-        return np.rint((np.asarray(values, dtype=float) - self.lower) * 2 ** self.precision).astype(np.int64)
-
-    def decode(self, integers: np.ndarray) -> np.ndarray:
-        """Inverse of :meth:`encode` up to rounding: ``lower + k * 2**-precision``."""
-        return self.lower + np.asarray(integers, dtype=float) * self.unit
 
 
 @dataclass
@@ -114,165 +71,6 @@ class FixedPointRows:
     clipped: dict[str, int] = field(default_factory=dict)
 
 
-def _check_path(path: str) -> None:
-    """Refuse a path that is not a readable regular file, with a one-line message."""
-    if os.path.isdir(path):
-        raise InputError(f"cannot read data file {path}: is a directory")
-    if not os.path.isfile(path):
-        raise InputError(f"cannot read data file {path}: no such file")
-
-
-def _open_text(path: str) -> TextIO:
-    """Open a CSV (``.gz``: gzip) as text; ``utf-8-sig`` drops a byte-order mark (Excel's "CSV UTF-8")."""
-    if path.endswith(".gz"):
-        return gzip.open(path, "rt", newline="", encoding="utf-8-sig")
-    return open(path, "rt", newline="", encoding="utf-8-sig")
-
-
-def read_table(path: str) -> tuple[list[str], list[list[str]]]:
-    """Read a whole CSV file (optionally ``.gz``) with a header line, as strings.
-
-    For small tables (the embedded data); a party's own data goes through :func:`read_columns`,
-    which keeps only the needed columns of its own rows.
-
-    :raise InputError: if the file is missing, a directory, unreadable or empty.
-    """
-    _check_path(path)
-    try:
-        with _open_text(path) as handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            rows = [row for row in reader if row]
-    except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
-        raise InputError(f"cannot read data file {path}: {exc}") from None
-    if header is None:
-        raise InputError(f"data file {path} is empty (a header line is required)")
-    return [name.strip() for name in header], rows
-
-
-def _positions(header: Sequence[str], columns: Sequence[str], source: str) -> list[int]:
-    """Index of every wanted column in the header (the header is the file's schema, not row data)."""
-    names = list(header)
-    for name in columns:
-        if name not in names:
-            raise InputError(f"unknown column '{name}' in {source}; columns are: {', '.join(names)}")
-    return [names.index(name) for name in columns]
-
-
-def _parse_cell(cell: str, column: str, where: str) -> float:
-    """One cell as a float, ``nan`` for a missing value (:data:`MISSING_TOKENS`).
-
-    The shared message names the column and the kind of problem only; the line and the cell value
-    go into ``detail``, which stays at this party (DESIGN: nothing about a row leaves its party).
-    """
-    cell = cell.strip()
-    if cell.lower() in MISSING_TOKENS:
-        return math.nan
-    try:
-        value = float(cell)
-    except ValueError:
-        raise InputError(f"column '{column}' has a value that is not a number",
-                         detail=f"{where}, column '{column}': {cell!r} is not a number") from None
-    if not math.isfinite(value):
-        raise InputError(f"column '{column}' has a value that is not a finite number",
-                         detail=f"{where}, column '{column}': {cell!r} is not a finite number")
-    return value
-
-
-def _parse_records(lines: Sequence[str], positions: Sequence[int], columns: Sequence[str], *, party: int,
-                   parties: int, record: int, first_line: int, source: str) -> tuple[np.ndarray, int]:
-    """Reference path (the ``csv`` module, cell by cell) for lines the vectorized path cannot take.
-
-    :param record: index of the first non-empty record in ``lines`` among all records of the file.
-    :param first_line: physical line number of ``lines[0]``.
-    :return: this party's rows of the wanted columns (``nan`` = missing) and the next record index.
-    """
-    kept: list[list[float]] = []
-    reader = csv.reader(lines)
-    start = first_line
-    for row in reader:
-        line, start = start, first_line + reader.line_num
-        if not row:
-            continue
-        if (record - party) % parties == 0:
-            where = f"{source} line {line}"
-            kept.append([_parse_cell(row[p] if p < len(row) else "", name, where)
-                         for p, name in zip(positions, columns)])
-        record += 1
-    return np.array(kept, dtype=float).reshape(len(kept), len(columns)), record
-
-
-def _parse_chunk(lines: list[str], positions: Sequence[int], columns: Sequence[str], *, party: int, parties: int,
-                 record: int, first_line: int, source: str) -> tuple[np.ndarray, int]:
-    """This party's rows of one chunk of lines: vectorized (``np.loadtxt`` on the wanted columns of
-    this party's lines only) when the chunk has no quote and every cell is a finite number; otherwise
-    the reference path :func:`_parse_records`, which gives the same values and the exact messages."""
-    if any('"' in line for line in lines):
-        return _parse_records(lines, positions, columns, party=party, parties=parties, record=record,
-                              first_line=first_line, source=source)
-    records = [line for line in lines if line.rstrip("\r\n")]
-    own = records[(party - record) % parties::parties]
-    if not own:
-        return np.empty((0, len(columns))), record + len(records)
-    try:
-        values = np.loadtxt(own, delimiter=",", usecols=list(positions), comments=None, dtype=float, ndmin=2)
-    except ValueError:
-        values = None
-    if values is None or values.shape != (len(own), len(columns)) or not np.isfinite(values).all():
-        return _parse_records(lines, positions, columns, party=party, parties=parties, record=record,
-                              first_line=first_line, source=source)
-    return values, record + len(records)
-
-
-#: text read per chunk by :func:`read_columns` (bounds a party's memory beyond its own rows)
-CHUNK_BYTES = 1 << 23
-
-
-def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: int = 1) -> np.ndarray:
-    """Read only ``columns`` of this party's rows of a CSV (optionally ``.gz``) with a header line.
-
-    Streams the file in chunks of :data:`CHUNK_BYTES`; of each chunk only this party's rows
-    (``party, party + parties, ...`` counted over the non-empty records of the file) and only the
-    wanted columns are parsed, vectorized.  Memory: this party's rows of the wanted columns (8 bytes
-    per value) plus one chunk.  Quoted cells are read by the ``csv`` module (a quoted cell may span
-    lines); a byte-order mark at the start is ignored.
-
-    :return: ``(rows, len(columns))`` floats, ``nan`` where a cell is missing (:data:`MISSING_TOKENS`).
-    :raise InputError: missing file, directory, unreadable or empty file, unknown column, a cell that
-        is not a finite number (the shared message names the column only; see :func:`_parse_cell`).
-    """
-    _check_path(path)
-    blocks: list[np.ndarray] = []
-    try:
-        with _open_text(path) as handle:
-            header_line = handle.readline()
-            if not header_line:
-                raise InputError(f"data file {path} is empty (a header line is required)")
-            header = [name.strip() for name in next(csv.reader([header_line]))]
-            positions = _positions(header, columns, path)
-            record, line = 0, 2
-            while True:
-                lines = handle.readlines(CHUNK_BYTES)
-                if not lines:
-                    break
-                quotes = sum(text.count('"') for text in lines)
-                while quotes % 2:  # a quoted cell goes on past the chunk: read on to its end
-                    more = handle.readline()
-                    if not more:
-                        break
-                    lines.append(more)
-                    quotes += more.count('"')
-                block, record = _parse_chunk(lines, positions, columns, party=party, parties=parties,
-                                             record=record, first_line=line, source=path)
-                line += len(lines)
-                blocks.append(block)
-    except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
-        raise InputError(f"cannot read data file {path}: {exc}") from None
-    if not blocks:
-        return np.empty((0, len(columns)))
-    return blocks[0] if len(blocks) == 1 else np.vstack(blocks)
-
-
 @dataclass(frozen=True)
 class MissingPolicy:
     """What a party does with a missing cell (DESIGN: the policy must keep the DP guarantee).
@@ -280,18 +78,20 @@ class MissingPolicy:
     - ``refuse`` (the default for a user's data): any missing cell stops the run (exit 2 at every
       party); the shared line names the column only, never a count, a line or a value.
     - ``fill``: a missing cell takes its column's declared public fill value (chosen without looking
-      at the data, inside the declared domain).  n stays the number of rows, which is public, and a
+      at the data, inside the declared domain; for a categorical column one of its declared
+      categories -- not the ``other`` bucket).  n stays the number of rows, which is public, and a
       row with a missing cell is an ordinary row of the domain, so replace-one DP holds unchanged.
 
     Dropping rows is not offered: it makes n depend on the data, and the drop count would have to
     be noised and accounted for.
 
     :param mode: ``refuse`` or ``fill``.
-    :param fills: column -> declared fill value (``fill`` only; every column read needs one).
+    :param fills: column -> declared fill value (``fill`` only; every column read needs one); a
+        number, or a string for a column of string categories.
     """
 
     mode: str = "refuse"
-    fills: tuple[tuple[str, float], ...] = ()
+    fills: tuple[tuple[str, float | str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.mode not in MISSING_POLICIES:
@@ -299,7 +99,7 @@ class MissingPolicy:
         if self.mode == "refuse" and self.fills:
             raise ValueError("fill values are given but the missing-value policy is refuse (use fill)")
 
-    def fill_value(self, column: str) -> float | None:
+    def fill_value(self, column: str) -> float | str | None:
         """The declared fill value of ``column`` (``None`` if none)."""
         return dict(self.fills).get(column)
 
@@ -322,20 +122,44 @@ class MissingPolicy:
                                  f"'{spec.name}' (--fill {spec.name}=V)")
             value = declared[spec.name]
             if spec.categories is not None:
-                if value not in spec.categories:
-                    allowed = "/".join(str(c) for c in spec.categories)
-                    raise ValueError(f"fill value {value:g} for column '{spec.name}' is not one of its labels {allowed}")
+                if spec.category_code(value) is None:
+                    raise ValueError(f"fill value {_shown(value)} for column '{spec.name}' is not one of its declared "
+                                     f"categories {spec.describe_categories()}")
+            elif isinstance(value, str):
+                raise ValueError(f"fill value {value!r} for column '{spec.name}' must be a number (the column has "
+                                 f"a numeric domain, no category list)")
             elif not (math.isfinite(value) and spec.lower <= value <= spec.upper):
                 raise ValueError(f"fill value {value:g} for column '{spec.name}' lies outside its declared domain "
                                  f"[{spec.lower:g}, {spec.upper:g}]")
 
 
-def apply_missing(values: np.ndarray, columns: Sequence[str], policy: MissingPolicy, *, source: str) -> PartyRows:
+def _shown(value: float | str) -> str:
+    return repr(value) if isinstance(value, str) else f"{value:g}"
+
+
+def _fill_number(fill: float | str, spec: ColumnSpec | None) -> float:
+    """The float a fill value stands for in a party's rows: a string category's code, else the number."""
+    if spec is not None and spec.textual:
+        code = spec.category_code(fill)
+        if code is None:
+            raise InputError(f"fill value {_shown(fill)} for column '{spec.name}' is not one of its declared categories")
+        return float(code)
+    try:
+        return float(fill)
+    except ValueError:
+        raise InputError(f"fill value {_shown(fill)} for column '{spec.name if spec else '?'}' "
+                         "is not a number") from None
+
+
+def apply_missing(values: np.ndarray, columns: Sequence[str], policy: MissingPolicy, *, source: str,
+                  specs: Sequence[ColumnSpec] | None = None) -> PartyRows:
     """Apply the missing-value policy to a party's raw rows (``nan`` = missing).
 
+    :param specs: declared columns (by name); a fill value of a string-category column becomes its code.
     :raise InputError: ``refuse`` and a missing cell; ``fill`` without a fill value for a column that
         has a missing cell.  The shared message names the column only; the count stays in ``detail``.
     """
+    by_name = {spec.name: spec for spec in specs or ()}
     values = np.asarray(values, dtype=float).reshape(-1, len(columns))
     missing = np.isnan(values)
     filled = int(missing.sum())
@@ -351,15 +175,16 @@ def apply_missing(values: np.ndarray, columns: Sequence[str], policy: MissingPol
                                  f"--fill, or clean the file)",
                                  detail=f"{source}: {int(missing[:, j].sum())} missing value(s) in column '{name}', "
                                         f"the first in this party's row {first + 1}")
-            values[missing[:, j], j] = fill
+            values[missing[:, j], j] = _fill_number(fill, by_name.get(name))
     return PartyRows(values=values, source=source, filled=filled, policy=policy.mode)
 
 
 def rows_from_table(header: Sequence[str], rows: Sequence[Sequence[str]], columns: Sequence[str], *,
                     source: str, party: int = 0, parties: int = 1, first_line: int = 2,
-                    missing: MissingPolicy = MissingPolicy()) -> PartyRows:
-    """Select this party's rows and the wanted columns of a table of strings, parse the numbers,
-    apply the missing-value policy.
+                    missing: MissingPolicy = MissingPolicy(),
+                    specs: Sequence[ColumnSpec] | None = None) -> PartyRows:
+    """Select this party's rows and the wanted columns of a table of strings, parse the numbers
+    (the cells of a string-category column become codes), apply the missing-value policy.
 
     :param header: column names.
     :param rows: all data rows of the table (strings, no empty rows).
@@ -369,37 +194,44 @@ def rows_from_table(header: Sequence[str], rows: Sequence[Sequence[str]], column
     :param parties: the number of parties sharing this table (1 for a per-party file).
     :param first_line: line number of ``rows[0]`` in the file, for the local detail of a message.
     :param missing: the missing-value policy (default: refuse).
-    :raise InputError: unknown column, a cell that is not a finite number, a missing value refused.
+    :param specs: declared columns (see :func:`read_columns`).
+    :raise InputError: unknown column, a cell that is not a finite number, a string outside its
+        declared categories, a missing value refused.
     """
-    positions = _positions(header, columns, source)
-    kept = [[_parse_cell(rows[offset][p] if p < len(rows[offset]) else "", name, f"{source} line {first_line + offset}")
-             for p, name in zip(positions, columns)]
-            for offset in range(party, len(rows), parties)]
-    values = np.array(kept, dtype=float).reshape(len(kept), len(columns))
-    return apply_missing(values, columns, missing, source=source)
+    values = table_values(header, rows, columns, source=source, party=party, parties=parties,
+                          first_line=first_line, specs=specs)
+    return apply_missing(values, columns, missing, source=source, specs=specs)
 
 
 def party_rows(path: str, columns: Sequence[str], *, party: int, parties: int,
-               missing: MissingPolicy = MissingPolicy()) -> PartyRows:
+               missing: MissingPolicy = MissingPolicy(), specs: Sequence[ColumnSpec] | None = None) -> PartyRows:
     """Read this party's rows from ``path`` (``{pid}`` in the path: one file per party, all its rows)
     with :func:`read_columns`, and apply the missing-value policy.
 
+    :param specs: declared columns: give them when a column has string categories (its cells become
+        codes); numeric columns and numeric category lists are read as numbers either way.
     :raise InputError: see :func:`read_columns` and :func:`apply_missing`.
     """
     if "{pid}" in path:
         own = path.replace("{pid}", str(party))
-        return apply_missing(read_columns(own, columns), columns, missing, source=own)
-    return apply_missing(read_columns(path, columns, party=party, parties=parties), columns, missing, source=path)
+        return apply_missing(read_columns(own, columns, specs=specs), columns, missing, source=own, specs=specs)
+    return apply_missing(read_columns(path, columns, party=party, parties=parties, specs=specs), columns, missing,
+                         source=path, specs=specs)
 
 
 def to_fixed_point(values: np.ndarray, specs: Sequence[ColumnSpec], *, clip: bool = True) -> FixedPointRows:
     """Convert a party's rows to fixed-point integers, clipping to the declared domains.
 
+    A categorical column becomes its codes (:meth:`ColumnSpec.value_codes`; numbers mapped by value,
+    a string list's codes checked) and is never clipped: a value outside the list takes the
+    ``other`` code, or, without ``other``, is refused.
+
     :param values: ``(rows, columns)`` floats in the order of ``specs``.
-    :param specs: declared domain and precision per column.
+    :param specs: declared domain and precision (or category list) per column.
     :param clip: clip out-of-domain values here (local clipping); with ``False`` the raw values are
         encoded and must be clipped inside MPC (:func:`secure.clipping.clip_secure`).
-    :raise InputError: a label column holding a value outside its allowed categories.
+    :raise InputError: a categorical column holding a value outside its declared categories (the
+        shared line names the column; the count and the first value stay in ``detail``).
     """
     values = np.asarray(values, dtype=float).reshape(-1, len(specs))
     integers = np.empty(values.shape, dtype=np.int64)
@@ -407,12 +239,15 @@ def to_fixed_point(values: np.ndarray, specs: Sequence[ColumnSpec], *, clip: boo
     for j, spec in enumerate(specs):
         column = values[:, j]
         if spec.categories is not None:
-            bad = ~np.isin(column, np.array(spec.categories, dtype=float))
+            codes, bad = spec.value_codes(column)
             if bad.any():
-                allowed = "/".join(str(c) for c in spec.categories)
-                raise InputError(f"column '{spec.name}' must hold labels {allowed}, found another value",
-                                 detail=f"column '{spec.name}': {int(bad.sum())} value(s) outside {allowed}, "
-                                        f"the first {column[bad][0]:g}")
+                raise InputError(spec.outside_message(),
+                                 detail=f"column '{spec.name}': {int(bad.sum())} value(s) outside "
+                                        f"{spec.describe_categories()}, the first {column[bad][0]:g} in this "
+                                        f"party's row {int(np.argmax(bad)) + 1}")
+            integers[:, j] = codes
+            clipped[spec.name] = 0
+            continue
         outside = (column < spec.lower) | (column > spec.upper)
         clipped[spec.name] = int(outside.sum())
         if clip:

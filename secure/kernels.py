@@ -10,7 +10,9 @@ with the right labels, which is private).
 
 Each kernel knows:
 
-- ``degree`` ``k`` and the user columns it reads (``columns``), with allowed label values if any;
+- ``degree`` ``k`` and the user columns it reads (``columns``), with allowed label values if any
+  (``categories``) and the columns it compares only for equality (``categorical``: categories,
+  shared as codes of a declared list, :class:`secure.intake.ColumnSpec`);
 - ``encode``: the local, per-party re-encoding of those columns into the columns that are shared
   (e.g. one-hot class indicators), so that cheap work is done in the clear by the data owner;
 - ``outputs``: per output, its ``scale``, bounds ``[low, high]`` and hence its sensitivity
@@ -63,8 +65,13 @@ class Kernel:
     description: str = ""
     degree: int = 2
     columns: tuple[str, ...] = ()
-    #: allowed values of label columns, by position in ``columns``
+    #: allowed values of label columns, by position in ``columns`` (the codes ``0..k-1`` of the roles:
+    #: AUC negative/positive, VUS classes 0 < 1 < 2); a column declared with its own category list
+    #: (:class:`secure.intake.ColumnSpec`, e.g. ``no/yes``) maps its categories to them by order
     categories: dict[int, tuple[int, ...]] = {}
+    #: positions of columns compared only for equality (duplicate, Rand): their values are categories,
+    #: shared as codes of a declared category list, never clipped (clipping would merge categories)
+    categorical: tuple[int, ...] = ()
 
     def outputs(self, widths: Sequence[int]) -> tuple[KernelOutput, ...]:
         """The kernel's outputs given the fixed-point widths of its columns."""
@@ -85,6 +92,12 @@ class Kernel:
     def secure(self, parts: Sequence[SecureArray], bits: int) -> tuple[SecureArray, ...]:
         """Same as :meth:`plaintext` on MPyC secure arrays; ``bits`` from :meth:`comparison_bits`."""
         raise NotImplementedError
+
+    def check_precisions(self, precisions: Sequence[int]) -> None:
+        """Refuse column precisions this kernel object was not built for (default: any is fine).
+
+        :raise ValueError: with a plain message.
+        """
 
     def estimate(self, sums: Sequence[float], tuples: int, widths: Sequence[int]) -> float:
         """The statistic from the (noisy) sums of the outputs over ``tuples`` tuples."""
@@ -149,6 +162,13 @@ class GiniMeanDifference(Kernel):
         negative = mpc.np_sgn(difference, l=bits, LT=True)
         return (difference * (1 - 2 * negative),)
 
+    def check_precisions(self, precisions: Sequence[int]) -> None:
+        """The value is reported in the column's units: its precision must be the column's."""
+        if list(precisions) != [self.precision]:
+            raise ValueError(f"statistic 'gini' was built for {self.precision} fractional bits but its column is "
+                             f"declared with {list(precisions)[0] if precisions else '?'}: use "
+                             f"get_kernel('gini', precision=<the column's bits>)")
+
     def __repr__(self) -> str:
         return f"GiniMeanDifference(precision={self.precision})"
 
@@ -200,6 +220,7 @@ class DuplicatePair(Kernel):
     name = "duplicate"
     description = "duplicate-pair ratio"
     columns = ("x",)
+    categorical = (0,)
 
     def outputs(self, widths: Sequence[int]) -> tuple[KernelOutput, ...]:
         return (KernelOutput("equal pairs", 1, 0, 1),)
@@ -225,6 +246,7 @@ class RandIndex(Kernel):
     name = "rand"
     description = "Rand index"
     columns = ("clustering1", "clustering2")
+    categorical = (0, 1)
 
     def outputs(self, widths: Sequence[int]) -> tuple[KernelOutput, ...]:
         return (KernelOutput("agreeing pairs", 1, 0, 1),)
@@ -318,14 +340,19 @@ KERNELS: dict[str, type[Kernel]] = {
 }
 
 
-def get_kernel(name: str, *, precision: int = 0) -> Kernel:
+def get_kernel(name: str, *, precision: int | None = None) -> Kernel:
     """The kernel called ``name`` (``kendall``, ``gini``, ``auc``, ``duplicate``, ``rand``, ``vus``).
 
-    :param precision: fractional bits of the columns (the Gini difference is reported in column units).
-    :raise ValueError: for an unknown name.
+    :param precision: fractional bits of the columns.  Required for ``gini``, whose value is reported
+        in the column's units: it must be the column's declared precision (there is no default: with
+        a default of 0 an 8-bit column gave a value 256 times too large).  Ignored by the others.
+    :raise ValueError: for an unknown name, or ``gini`` without ``precision``.
     """
     if name not in KERNELS:
         raise ValueError(f"unknown statistic '{name}'; choose one of: {', '.join(KERNELS)}")
     if name == "gini":
+        if precision is None:
+            raise ValueError("statistic 'gini' is reported in its column's units: give precision= "
+                             "(the column's declared fractional bits)")
         return GiniMeanDifference(precision)
     return KERNELS[name]()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -18,7 +18,36 @@ from mpyc.runtime import mpc
 
 from secure.session import set_phase
 
-__all__ = ["PhaseCost", "CostMeter", "bytes_sent"]
+__all__ = ["PhaseCost", "CostMeter", "bytes_sent", "ProgressReporter", "set_progress_reporter", "report_progress"]
+
+#: ``(task, done, total)``: called as a long MPC phase advances (``done`` of ``total`` steps)
+ProgressReporter = Callable[[str, int, int], None]
+
+_progress_reporter: ProgressReporter | None = None
+
+
+def set_progress_reporter(reporter: ProgressReporter | None) -> None:
+    """Where :func:`report_progress` goes for this process: a callback (a terminal bar, drawn by the
+    scenarios layer), or ``None`` for log lines through MPyC's logger (silenced by ``--no-log``).
+
+    Progress says how many public steps (kernel batches, sorting stages) are done: public
+    information, the same at every party; nothing about the data.
+    """
+    global _progress_reporter
+    _progress_reporter = reporter
+
+
+def report_progress(task: str, done: int, total: int) -> None:
+    """Report that ``done`` of ``total`` steps of ``task`` are computed (see :func:`set_progress_reporter`).
+
+    A task of a single step shows nothing (its phase's log line says enough).
+    """
+    if total <= 1:
+        return
+    if _progress_reporter is not None:
+        _progress_reporter(task, done, total)
+    else:
+        logging.info(f"{task}: {done}/{total}")
 
 
 def bytes_sent() -> int:

@@ -34,28 +34,23 @@ from dp.audit.engine import (
     exact_epsilon,
     honest_noise_pmf,
 )
-from dp.audit.central_cases import (
+from dp.audit.central_cases import case_names, central_cases, get_case
+from dp.audit.fedauc_cases import fedauc_estimates, fedauc_release
+from dp.audit.neighbours import (
     CASE_EPSILON,
     HL_EPSILONS,
     PUBLIC_SEED,
-    case_names,
-    central_cases,
-    event_probabilities,
-    fedauc_estimates,
     fedauc_neighbours,
-    fedauc_release,
-    get_case,
     hosmer_lemeshow_neighbours,
     pair_neighbours,
-    planned_lower_bound,
     rank_auc_neighbours,
     tree_neighbours,
-    tree_weights,
     ustat_neighbours,
 )
+from dp.audit.statistics import event_probabilities, planned_lower_bound, tree_weights
 from dp.calibration import discrete_laplace_pmf
 from dp.ecdf.tree import interval_nodes, noisy_counts, plan_tree_noise, prefix_incidence, uniform_grid
-from dp.fedauc.mechanisms import simulate_fedauc
+from dp.fedauc.montecarlo import simulate_fedauc
 from dp.rank_auc import plans_for_rows
 from dp.ecdf.hosmer_lemeshow import JOINT_SENSITIVITY
 from dp.umpc.delegation import choose_delegates, delegate_plan

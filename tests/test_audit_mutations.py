@@ -30,7 +30,7 @@ only in the tails at ``delta = 1e-5`` (``m = 3``, ``t = 1``: planned bounds 0.43
 exact delta 0.035 at epsilon 1, best threshold event of log-ratio 1.40; the binomial shift has a monotone
 likelihood ratio, so threshold events are optimal), resolved at 100 000 (planned bound 1.03).  The 8-point tree (``L = 3``) is
 audited on its whole released vector (``ecdf-tree-vector-m3-t1``, claimed log-likelihood ratio of
-:func:`dp.audit.central_cases.tree_privacy_loss_statistic`, epsilon 6): node noise halved and epsilon doubled
+:func:`dp.audit.statistics.tree_privacy_loss_statistic`, epsilon 6): node noise halved and epsilon doubled
 (count-level loss 9 against 6) are flagged; its sizes come from a pilot run (:func:`_tree_vector_law`)
 because the statistic's exact law is not tractable.  Shape ``1/m`` there is no violation
 (``test_mutation_tree_vector_shape_one_over_m_is_not_a_violation``: loss at most 5.699 < 6).  The
@@ -46,9 +46,9 @@ from the shipped (mutated) plan: the honest noise pmf (:func:`dp.audit.engine.ho
 shape and alpha; the binomial pmf of the honest trials; :func:`dp.secret_noise.construction_pmf` of
 the in-MPC sampler; convolutions for the tree's linear statistic), then the probabilities ``(p, q)`` of
 the audit's candidate events on the two datasets (threshold events; for the privacy-loss statistics
-of :func:`dp.audit.central_cases.privacy_loss_statistic` the product event at its maximum, ``p = prod P(eta_j
+of :func:`dp.audit.statistics.privacy_loss_statistic` the product event at its maximum, ``p = prod P(eta_j
 >= 0)``, ``q = prod P(eta_j >= |d_j|)``; for LDP the exact output pmfs of the shipped randomizer).
-:func:`dp.audit.central_cases.planned_lower_bound` gives the bound the audit reaches with the event counts
+:func:`dp.audit.statistics.planned_lower_bound` gives the bound the audit reaches with the event counts
 held ``PESSIMISM = 3`` standard deviations against it, at the audit's confidence ``CONFIDENCE``; the
 sample size is the smallest of :data:`SIZES` at which that bound exceeds the claimed epsilon (its
 log-ratio must exceed epsilon: the mutated mechanism's true epsilon does).  So each mutation is missed
@@ -75,16 +75,19 @@ from scipy import stats
 import dp.calibration
 import dp.ecdf.tree
 import dp.fedauc.mechanisms
+import dp.fedauc.ranks
 import dp.ecdf.hosmer_lemeshow
-import dp.bell.auc
 import dp.bell.generic
+import dp.bell.hadamard
+import dp.bell.hierarchical
 import dp.umpc.delegation
 import dp.noise_plans
 import dp.umpc.protocol
 from dp.audit import central_cases as audit_cases
+from dp.audit import neighbours as audit_neighbours
 from dp.audit import local_cases as audit_local_cases
 from dp.audit.engine import AuditCase, audit, clopper_pearson_lower, clopper_pearson_upper, exact_epsilon, honest_noise_pmf
-from dp.audit.central_cases import event_probabilities, planned_lower_bound
+from dp.audit.statistics import event_probabilities, planned_lower_bound
 from dp.ecdf.tree import plan_tree_noise, prefix_incidence
 from dp.rank_auc import plans_for_rows
 from dp.umpc.delegation import choose_delegates, delegate_plan
@@ -205,41 +208,41 @@ def _umpc_law(name: str) -> Law:
     pair = _ustat_pair(name)
     plan = pair.calibrate()[0]
     first, second = int(pair.first.sums[0]), int(pair.second.sums[0])
-    if plan.sampler is not None:
+    if isinstance(plan, dp.noise_plans.MpcLaplacePlan):
         pmf, offset = construction_pmf(plan.sampler)
         return _scalar_law(first, second, pmf, offset, plan.delta)
     honest = plan.parties - plan.threshold
-    if plan.mechanism == "binomial":
+    if isinstance(plan, dp.noise_plans.PartyBinomialPlan):
         return _scalar_law(first, second, *_binomial_pmf(honest * plan.party_trials), pair.query.delta)
     return _scalar_law(first, second, *_polya_pmf(honest, plan.shape, plan.alpha))
 
 
-def _ustat_pair(name: str) -> audit_cases.UStatNeighbours:
+def _ustat_pair(name: str) -> audit_neighbours.UStatNeighbours:
     if name == "umpc-kendall-mpc-dlap-m3-t1":
-        return audit_cases.ustat_neighbours("kendall", parties=3, threshold=1, noise="mpc")
+        return audit_neighbours.ustat_neighbours("kendall", parties=3, threshold=1, noise="mpc")
     if name == "umpc-kendall-binomial-m3-t1":
-        return audit_cases.ustat_neighbours("kendall", delta=audit_cases.CASE_DELTA, parties=3, threshold=1)
+        return audit_neighbours.ustat_neighbours("kendall", delta=audit_neighbours.CASE_DELTA, parties=3, threshold=1)
     if name == "umpc-kendall-binomial-m5-t2":
-        return audit_cases.ustat_neighbours("kendall", delta=audit_cases.BINOMIAL_SPLIT_DELTA, parties=5, threshold=2)
+        return audit_neighbours.ustat_neighbours("kendall", delta=audit_neighbours.BINOMIAL_SPLIT_DELTA, parties=5, threshold=2)
     if name == "delegated-dlap-one-honest":
-        return audit_cases.ustat_neighbours("kendall", parties=5, threshold=2)
-    return audit_cases.ustat_neighbours("kendall", parties=3, threshold=1)
+        return audit_neighbours.ustat_neighbours("kendall", parties=5, threshold=2)
+    return audit_neighbours.ustat_neighbours("kendall", parties=3, threshold=1)
 
 
 def _delegated_law(name: str) -> Law:
     pair = _ustat_pair(name)
-    plan = delegate_plan(pair.calibrate()[0], choose_delegates(audit_cases.PUBLIC_SEED, pair.parties, 3))
+    plan = delegate_plan(pair.calibrate()[0], choose_delegates(audit_neighbours.PUBLIC_SEED, pair.parties, 3))
     return _scalar_law(int(pair.first.sums[0]), int(pair.second.sums[0]),
                        *_polya_pmf(plan.honest_delegates, plan.shape, plan.base.alpha))
 
 
 def _tree_law(name: str) -> Law:
     if name == "ecdf-tree-one-point-m3-t1":
-        pair = audit_cases.tree_neighbours(dp.ecdf.tree.uniform_grid(1.0, 1.0, 1.0))
-        plan = plan_tree_noise(epsilon=audit_cases.CASE_EPSILON, points=1, parties=3, threshold=1)
+        pair = audit_neighbours.tree_neighbours(dp.ecdf.tree.uniform_grid(1.0, 1.0, 1.0))
+        plan = plan_tree_noise(epsilon=audit_neighbours.CASE_EPSILON, points=1, parties=3, threshold=1)
     else:
-        pair = audit_cases.tree_neighbours(dp.ecdf.tree.uniform_grid(1.0, 8.0, 1.0))
-        plan = plan_tree_noise(epsilon=audit_cases.TREE_EPSILON, points=8, parties=3, threshold=1)
+        pair = audit_neighbours.tree_neighbours(dp.ecdf.tree.uniform_grid(1.0, 8.0, 1.0))
+        plan = plan_tree_noise(epsilon=audit_neighbours.TREE_EPSILON, points=8, parties=3, threshold=1)
     node, offset = _polya_pmf(plan.parties - plan.threshold, plan.shape, math.exp(plan.log_alpha))
     coefficients = prefix_incidence(pair.grid.size).T @ pair.weights
     assert np.allclose(coefficients, np.rint(coefficients)) and np.all(np.abs(coefficients) <= 1)
@@ -252,14 +255,14 @@ def _tree_law(name: str) -> Law:
 
 
 def _rank_auc_law(name: str) -> Law:
-    pair = audit_cases.rank_auc_neighbours()
+    pair = audit_neighbours.rank_auc_neighbours()
     plans = plans_for_rows(pair.query, len(pair.first_rows), 3, 1)
     return _product_law([_polya_pmf(p.parties - p.threshold, p.shape, p.alpha) for p in plans],
                         list(np.subtract(pair.second_sums, pair.first_sums)))
 
 
 def _hl_law(name: str) -> Law:
-    pair = audit_cases.hosmer_lemeshow_neighbours(accounting="joint", epsilon=audit_cases.HL_EPSILONS["joint"])
+    pair = audit_neighbours.hosmer_lemeshow_neighbours(accounting="joint", epsilon=audit_neighbours.HL_EPSILONS["joint"])
     change = pair.change
     shape = dp.ecdf.hosmer_lemeshow.party_noise_shape(pair.parties, pair.threshold)
     honest = pair.parties - pair.threshold
@@ -273,15 +276,15 @@ def _hl_law(name: str) -> Law:
 
 
 def _fedauc_law(name: str) -> Law:
-    pair = audit_cases.fedauc_neighbours("global_laplace")
+    pair = audit_neighbours.fedauc_neighbours("global_laplace")
     k = pair.client
-    parts = [dp.fedauc.mechanisms.client_releases(dp.fedauc.mechanisms.local_statistics(dp.fedauc.mechanisms.average_ranks(pair.scores), labels,
-                                                                   pair.client_of),
-                                       method="global_laplace", samples=pair.scores.size)
+    parts = [dp.fedauc.mechanisms.client_releases(
+                 dp.fedauc.ranks.local_statistics(dp.fedauc.ranks.average_ranks(pair.scores), labels, pair.client_of),
+                 method="global_laplace", samples=pair.scores.size)
              for labels in (pair.first_labels, pair.second_labels)]
     pmfs, shifts = [], []
     for report in parts[0]:
-        log = float(dp.fedauc.mechanisms.noise_parameter(parts[0][report], audit_cases.CASE_EPSILON, False)[k])
+        log = float(dp.fedauc.mechanisms.noise_parameter(parts[0][report], audit_neighbours.CASE_EPSILON, False)[k])
         pmfs.append(_polya_pmf(1, 1.0, math.exp(log)))
         shifts.append(int(parts[1][report].value[k] - parts[0][report].value[k]))
     return _product_law(pmfs, shifts)
@@ -379,8 +382,8 @@ MUTATIONS: dict[str, tuple[str, Patch]] = {
                               _sensitivity_halved(dp.ecdf.hosmer_lemeshow, "discrete_laplace_log_alpha")),
     "hl-shape-1/m": ("hosmer-lemeshow", _shape_one_over_m(dp.ecdf.hosmer_lemeshow, "party_noise_shape")),
     "ldp-krr-eps-doubled": ("ldp-krr", _keyword_epsilon_doubled(dp.bell.generic, "rr_beta")),
-    "ldp-hadamard-eps-doubled": ("ldp-hadamard", _wrap(dp.bell.auc, "_flip_threshold", lambda f: lambda e: f(2 * e))),
-    "ldp-hierarchy-eps-doubled": ("ldp-hierarchy", _wrap(dp.bell.auc, "level_epsilon",
+    "ldp-hadamard-eps-doubled": ("ldp-hadamard", _wrap(dp.bell.hadamard, "_flip_threshold", lambda f: lambda e: f(2 * e))),
+    "ldp-hierarchy-eps-doubled": ("ldp-hierarchy", _wrap(dp.bell.hierarchical, "level_epsilon",
                                                          lambda f: lambda e, **k: f(2 * e, **k))),
 }
 
@@ -494,7 +497,7 @@ def test_mutation_tree_vector_shape_one_over_m_is_not_a_violation(monkeypatch: p
 def test_mutation_delegated_shape_reaches_the_shipped_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     """The delegated plan's shape is looked up in :func:`dp.umpc.delegation.delegate_noise_shape`."""
     pair = _ustat_pair("delegated-dlap-one-honest")
-    delegates = choose_delegates(audit_cases.PUBLIC_SEED, pair.parties, 3)
+    delegates = choose_delegates(audit_neighbours.PUBLIC_SEED, pair.parties, 3)
     assert delegate_plan(pair.calibrate()[0], delegates).shape == 1.0
     _delegate_shape_over_size(monkeypatch)
     assert delegate_plan(pair.calibrate()[0], delegates).shape == pytest.approx(1 / 3)

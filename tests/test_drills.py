@@ -197,7 +197,7 @@ def test_bad_file_at_one_party_stops_all_with_exit_2(fault_report: tuple[PartyRu
 @pytest.mark.multiparty
 @pytest.mark.parametrize("option, fragment", [
     ("--epsilon", "epsilon=2.0 at party 1 but 1.0 at party 0"),
-    ("--stat", "stat='rand' at party 1 but 'kendall' at party 0"),
+    ("--sampling", "sampling='uniform' at party 1 but 'balanced' at party 0"),
     ("--columns", "columns=['diaBP', 'sysBP'] at party 1 but ['sysBP', 'diaBP'] at party 0"),
 ])
 def test_parameter_disagreement_is_caught_before_any_data_is_shared(

@@ -36,7 +36,7 @@ def test_three_party_ecdf_equals_simulated_with_the_same_node_draws(release: int
 
 def test_ecdf_scenario_with_huge_epsilon_releases_the_exact_counts(small_csv: Path, tmp_path: Path) -> None:
     out = tmp_path / "ecdf.json"
-    assert main(["--data", str(small_csv), "--column", "sysBP", "--domain", "80:300", "--points", "256",
+    assert main(["--data", str(small_csv), "--columns", "sysBP", "--domain", "sysBP=80:300", "--points", "256",
                  "--epsilon", "1e9", "--json", str(out)]) == 0
     record = read_record(out)
     header, values = small_table()
@@ -59,7 +59,7 @@ def test_ecdf_scenario_runs_with_three_parties(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("flags, message", [
     (["--epsilon", "0"], "epsilon must be positive"),
-    (["--column", "weight"], "no declared domain for column 'weight'"),
+    (["--columns", "weight"], "no declared domain for column 'weight'"),
     (["--release", "1"], "--release must lie in"),
     (["--quantiles", "0.5,1.5"], "--quantiles must lie strictly between 0 and 1"),
 ])

@@ -18,11 +18,12 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 from dp.calibration import discrete_laplace_variance
-from dp.fedauc.mechanisms import (METHODS, adaptive_count_fraction, auc_from_ranks, average_ranks, client_layout,
-                       debias_auc, discrete_gaussian_variance, discrete_laplace_noise, flip_probability,
-                       global_laplace_variance, local_laplace_variance, local_statistics, orthogonal_decomposition,
-                       predict_fedauc, randomized_response, rr_debiased_bias, rr_variance, sample_discrete_gaussian,
-                       server_auc, simulate_fedauc)
+from dp.fedauc.closed_forms import global_laplace_variance, local_laplace_variance, rr_debiased_bias, rr_variance
+from dp.fedauc.mechanisms import (adaptive_count_fraction, debias_auc, discrete_gaussian_variance, discrete_laplace_noise,
+                                  flip_probability, orthogonal_decomposition, randomized_response,
+                                  sample_discrete_gaussian)
+from dp.fedauc.montecarlo import METHODS, predict_fedauc, simulate_fedauc
+from dp.fedauc.ranks import auc_from_ranks, average_ranks, client_layout, local_statistics, server_auc
 
 Z999 = 3.290527  # two-sided 99.9 % normal quantile
 

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from dp.baselines import ghazi
-from dp.bell.generic import Quantizer, gini_kernel, kernel_matrix, quantized_ustatistic
+from dp.bell.generic import quantized_ustatistic
+from dp.bell.quantize import Quantizer, gini_kernel, kernel_matrix
 
 Z999 = 3.290527  # two-sided 99.9 % normal quantile
 

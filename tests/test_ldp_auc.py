@@ -16,11 +16,13 @@ from hypothesis import strategies as st
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from dp.bell.auc import (AUCTraversal, ExactHierarchy, FrequencyOracle, HadamardHierarchy, HadamardReports,
-                        HierarchyTable, composed_epsilon, flip_probability, hadamard_entry,
-                        hadamard_output_probabilities, hadamard_randomize, hierarchical_auc, ldp_auc, level_epsilon,
-                        mse_bound, optimal_threshold_constant, randomize_hierarchy, variance_constant)
-from dp.bell.auc import _direct_sums, _hadamard_sums
+from dp.bell.auc import (AUCTraversal, hierarchical_auc, ldp_auc, mse_bound, optimal_threshold_constant,
+                        variance_constant)
+from dp.bell.hadamard import (FrequencyOracle, HadamardReports, flip_probability, hadamard_entry,
+                             hadamard_output_probabilities, hadamard_randomize)
+from dp.bell.hadamard import _direct_sums, _hadamard_sums
+from dp.bell.hierarchical import (ExactHierarchy, HadamardHierarchy, HierarchyTable, composed_epsilon, level_epsilon,
+                                  randomize_hierarchy)
 
 FAMILY_LEVEL = 0.001  # overall false-failure probability of each statistical test
 
@@ -410,8 +412,8 @@ _TREE = HierarchyTable([[2.0], [1.0, 1.0]])
     (_call(ldp_auc, _POS, _NEG, domain_size=4, epsilon=1e-300), ValueError, "epsilon is too small"),
     (_call(ldp_auc, _POS, _NEG, domain_size=4, epsilon=1.0, delta=1.0), ValueError, r"delta must lie in \[0, 1\)"),
     (_call(ldp_auc, _POS, _NEG, domain_size=4, epsilon=1.0, delta=1e-6), ValueError, "delta must be 0 with split='users'"),
-    (_call(ldp_auc, _POS, _NEG, domain_size=4, epsilon=1.0, split="levels"), ValueError, "split must be 'users' or 'budget'"),
-    (_call(ldp_auc, _POS, _NEG, domain_size=4, epsilon=1.0, discard="one"), ValueError, "discard must be 'half' or 'zero'"),
+    (_call(ldp_auc, _POS, _NEG, domain_size=4, epsilon=1.0, split="levels"), ValueError, "split must be one of users, budget, got 'levels'"),
+    (_call(ldp_auc, _POS, _NEG, domain_size=4, epsilon=1.0, discard="one"), ValueError, "discard must be one of half, zero, got 'one'"),
     (_call(ldp_auc, _POS, _NEG, domain_size=4, epsilon=1.0, count_ties=1), TypeError, "count_ties must be a bool"),
     (_call(ldp_auc, _POS, _NEG, domain_size=4, epsilon=1.0, threshold_constant=-1.0), ValueError,
      "threshold_constant must be non-negative"),

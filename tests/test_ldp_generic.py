@@ -17,12 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dp.bell.generic import (EVALUATION_BUDGET, Interval, Levels, Quantizer, auc_kernel, collision_kernel,
-                            collision_probability_from_histogram, comparable_kernel, conditional_variance, estimate,
-                            estimate_from_histogram, estimate_pairwise, gini_kernel, histogram, kendall_kernel,
-                            kernel_matrix, lemma1_variance, quantized_ustatistic, randomize, renyi2_entropy,
-                            renyi2_entropy_from_histogram, rr_beta, rr_channel, simulate, simulate_histograms,
-                            theorem1_variance_bound)
+from dp.bell.generic import (collision_probability_from_histogram, conditional_variance, estimate,
+                            estimate_from_histogram, estimate_pairwise, histogram, lemma1_variance,
+                            quantized_ustatistic, randomize, renyi2_entropy, renyi2_entropy_from_histogram, rr_beta,
+                            rr_channel, simulate, simulate_histograms, theorem1_variance_bound)
+from dp.bell.quantize import (EVALUATION_BUDGET, Interval, Levels, Quantizer, auc_kernel, collision_kernel,
+                             comparable_kernel, gini_kernel, kendall_kernel, kernel_matrix)
 
 Z999 = 3.290527  # two-sided 99.9 % normal quantile
 

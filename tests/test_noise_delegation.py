@@ -15,14 +15,15 @@ from mpyc.runtime import mpc
 from conftest import ROOT, run_command, small_table, write_csv
 from dp.umpc.delegation import (DelegatedNoisePlan, add_delegated_noise, choose_delegates, delegate_noise_shape,
                                  delegate_plan, delegate_size, delegated_draws, delegated_variance_factor)
-from dp.umpc.protocol import NoisePlan, UStatQuery, simulate
+from dp.noise_plans import PartyBinomialPlan, PartyLaplacePlan
+from dp.umpc.protocol import UStatQuery, simulate
 from secure.intake import ColumnSpec
 from secure.kernels import get_kernel
 
 KENDALL = UStatQuery(kernel=get_kernel("kendall"),
                      specs=(ColumnSpec("sysBP", 80, 300, 8), ColumnSpec("diaBP", 40, 160, 8)),
                      epsilon=1.0, tuples=60)
-LAPLACE = NoisePlan("discrete laplace", 1.0, 0.0, 4, 5, 2, alpha=math.exp(-0.25))
+LAPLACE = PartyLaplacePlan(epsilon=1.0, sensitivity=4, parties=5, threshold=2, alpha=math.exp(-0.25))
 
 
 @pytest.mark.parametrize("epsilon_fail, honest, expected", [
@@ -112,7 +113,7 @@ def test_calibration_within_the_delegates() -> None:
 def test_delegated_binomial_trials_cover_the_single_mechanism_with_one_honest_delegate() -> None:
     from dp.calibration import binomial_trials
 
-    plan = NoisePlan("binomial", 1.0, 1e-6, 4, 5, 2, party_trials=0)
+    plan = PartyBinomialPlan(epsilon=1.0, delta=1e-6, sensitivity=4, parties=5, threshold=2, party_trials=0)
     delegated = delegate_plan(plan, [0, 3])
     needed = binomial_trials(1.0, 1e-6, 4)
     assert delegated.party_trials >= needed and delegated.party_trials % 2 == 0
@@ -150,7 +151,7 @@ def test_delegated_draws_put_zero_at_non_delegates() -> None:
 def test_add_delegated_noise_single_process() -> None:
     async def run() -> tuple[int, list[int]]:
         secint = mpc.SecInt(32)
-        plan = NoisePlan("discrete laplace", 1.0, 0.0, 4, 1, 0, alpha=0.5)
+        plan = PartyLaplacePlan(epsilon=1.0, sensitivity=4, parties=1, threshold=0, alpha=0.5)
         scalar = add_delegated_noise(secint(10), plan, [0], noise_source=lambda p: 5)
         vector = add_delegated_noise(secint.array(np.arange(3)), plan, [0],
                                      noise_source=lambda p: np.array([1, 2, 3]))

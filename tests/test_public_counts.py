@@ -23,7 +23,7 @@ import pytest
 import references
 from conftest import read_record, run_command, run_parties, scenario_command, small_table, write_csv
 from scenarios.ustat import main
-from secure import intake
+from secure import intake, reader
 from secure.intake import MISSING_TOKENS, MissingPolicy, party_rows, read_columns, read_table
 from secure.session import InputError
 
@@ -238,7 +238,7 @@ def test_reader_chunks_quotes_blank_lines_and_crlf_match_the_reference(tmp_path:
             lines.append("")
     path = tmp_path / "q.csv"
     path.write_bytes(("\r\n".join(lines) + "\r\n").encode())
-    monkeypatch.setattr(intake, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(reader, "CHUNK_BYTES", 64)
     for party, parties in ((0, 1), (1, 3), (2, 3)):
         expected = _reference_rows(str(path), ["y", "x"], party, parties)
         np.testing.assert_array_equal(read_columns(str(path), ["y", "x"], party=party, parties=parties), expected)

@@ -27,7 +27,8 @@ from scipy import stats
 
 from conftest import ROOT, run_command, scenario_command
 from dp.audit.engine import audit, exact_epsilon
-from dp.audit.central_cases import case_names, get_case, ustat_neighbours
+from dp.audit.central_cases import case_names, get_case
+from dp.audit.neighbours import ustat_neighbours
 from dp.calibration import discrete_laplace_pmf, discrete_laplace_variance
 from dp.secret_noise import (
     DEFAULT_SAMPLER_DELTA,

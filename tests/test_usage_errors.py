@@ -76,7 +76,7 @@ CASES = [
     ("ecdf", ["--quantiles", "0.5,inf"], PARTY, ["--quantiles must lie strictly between 0 and 1"]),
     ("ecdf", ["--curve", "/nonexistent/x.csv"], PARTY, ["cannot write --curve /nonexistent/x.csv: no such directory"]),
     ("ecdf", ["--json", "/nonexistent/x.json"], PARTY, ["cannot write --json /nonexistent/x.json: no such directory"]),
-    ("ecdf", ["--data", "{tmp}/empty_v.csv", "--column", "v", "--domain", "0:10"], ALL,
+    ("ecdf", ["--data", "{tmp}/empty_v.csv", "--columns", "v", "--domain", "v=0:10"], ALL,
      ["at least 1 row over all parties for an ECDF", "got 0"]),
     # rank_auc: seed, epsilon, domain, rows, output
     ("rank_auc", ["--seed=-5"], PARTY, ["--seed must be an integer in [0, 2^63)", "-5"]),
@@ -123,7 +123,7 @@ def test_bad_output_path_stops_every_party_with_the_same_line() -> None:
 
 def test_ecdf_with_no_rows_at_any_party_stops_every_party(files: Path) -> None:
     """-M3, every file header-only: the same refusal at every party (n = 0 is public), no reveal."""
-    argv = ["--data", str(files / "none{pid}.csv"), "--column", "v", "--domain", "0:10", "--points", "16"]
+    argv = ["--data", str(files / "none{pid}.csv"), "--columns", "v", "--domain", "v=0:10", "--points", "16"]
     runs = run_parties([argv] * 3, module="ecdf", timeout=60)
     assert [run.code for run in runs] == [2, 2, 2], [run.stderr for run in runs]
     assert {_one_error_line(run.stderr) for run in runs} == \
@@ -133,7 +133,7 @@ def test_ecdf_with_no_rows_at_any_party_stops_every_party(files: Path) -> None:
 def test_ecdf_with_one_party_holding_no_rows_runs(files: Path, tmp_path: Path) -> None:
     """-M3, party 1 holds no rows: the counts are still summed over all parties and n = 6 is released."""
     record = tmp_path / "ecdf.json"
-    argv = ["--data", str(files / "part{pid}.csv"), "--column", "v", "--domain", "0:10", "--points", "16",
+    argv = ["--data", str(files / "part{pid}.csv"), "--columns", "v", "--domain", "v=0:10", "--points", "16",
             "--smooth", "none"]
     runs = run_parties([argv + ["--json", str(record)], argv, argv], module="ecdf", timeout=60)
     assert [run.code for run in runs] == [0, 0, 0], [run.stderr for run in runs]

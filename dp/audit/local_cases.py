@@ -22,21 +22,21 @@ is a violation of the randomizer.
 Cases (paper and worst-case pair)
 ---------------------------------
 - ``ldp-krr-quantized``: Bell, Bellet, Gascón & Kulkarni (2019/2020), Algorithm 1 and App. A.1 —
-  :meth:`dp.bell.generic.Quantizer.quantize` (randomized rounding) then
+  :meth:`dp.bell.quantize.Quantizer.quantize` (randomized rounding) then
   :func:`dp.bell.generic.randomize` (k-RR, ``beta = k/(k + e^eps - 1)``).  ``x = 0`` and ``x' = 1``,
   the two ends of ``[0, 1]``, are representatives, so they round to bins ``0`` and ``k - 1``
   deterministically; any two distinct bins are worst case for k-RR and the singleton
   ``{report = 0}`` (a threshold event too) has log-ratio exactly epsilon.  Rounding is
   pre-processing: each row of the composed channel is a mixture of k-RR rows, so deterministic
   bins are the worst case.  The exact output pmfs come from :func:`dp.bell.generic.rr_channel`.
-- ``ldp-hadamard``: Bell et al. App. B, Algorithm 2 — :func:`dp.bell.auc.hadamard_randomize`, a
+- ``ldp-hadamard``: Bell et al. App. B, Algorithm 2 — :func:`dp.bell.hadamard.hadamard_randomize`, a
   report ``(row j, bit z)`` encoded as ``2 j + [z = +1]``; ``x = 0``, ``x' = 2^bits - 1`` (any two
   distinct values differ on half of the rows; the singleton ``(j, H[j, x])`` on such a row has
   log-ratio ``ln((1 - rho)/rho) <= eps``).  Exact pmfs from
-  :func:`dp.bell.auc.hadamard_output_probabilities`.
-- ``ldp-hierarchy-users``: App. B.2.2 (i), :func:`dp.bell.auc.randomize_hierarchy` with
+  :func:`dp.bell.hadamard.hadamard_output_probabilities`.
+- ``ldp-hierarchy-users``: App. B.2.2 (i), :func:`dp.bell.hierarchical.randomize_hierarchy` with
   ``split="users"``: each user reports at *one* level, drawn independently of the data, with the
-  full epsilon (:func:`dp.bell.auc.level_epsilon`).  The audited output is the user's whole report
+  full epsilon (:func:`dp.bell.hierarchical.level_epsilon`).  The audited output is the user's whole report
   ``(level l, j, z)``, encoded as ``2^(l+1) - 4 + 2 j + [z = +1]``; its law is the mixture
   ``P(l) P(j, z | l, x)`` with a data-independent ``P(l) = 1/levels``, so its loss is the largest
   per-level loss, epsilon.  ``x = 0`` and ``x' = d - 1`` differ at every level.  Sampling: the
@@ -45,13 +45,13 @@ Cases (paper and worst-case pair)
   the audit's generator) and that level's ``i``-th report — the law of one user's report.
 - ``ldp-hierarchy-budget``: App. B.2.2 (ii), ``split="budget"`` with ``delta = 0``: every user
   reports at every level with ``eps_0 = eps / levels``; basic composition
-  (:func:`dp.bell.auc.composed_epsilon`) gives ``levels * eps_0 = eps`` for the report vector.  The
+  (:func:`dp.bell.hierarchical.composed_epsilon`) gives ``levels * eps_0 = eps`` for the report vector.  The
   statistic is the net vote ``sum_l s_l`` with ``s_l = 0`` when ``H[j_l, x_l] = H[j_l, x'_l]``
   (the row does not separate the pair), ``+1`` when ``z_l = H[j_l, x_l]`` and ``-1`` otherwise:
   the privacy-loss statistic divided by ``ln((1 - rho_0)/rho_0)``, so the audit sees the whole
   composed vector.  ``{vote = levels}`` has log-ratio ``levels ln((1 - rho_0)/rho_0) <= eps``.
   The ``(eps, delta)`` advanced-composition budget (``delta > 0``) is not a separate case: it is a
-  weaker claim, and for the few levels an audit can afford :func:`dp.bell.auc.level_epsilon` falls
+  weaker claim, and for the few levels an audit can afford :func:`dp.bell.hierarchical.level_epsilon` falls
   back to basic composition anyway.
 - ``ldp-ghazi-laplace``: Ghazi, Kamath, Kumar, Manurangsi & Sealfon (NeurIPS 2023), as simulated
   in :mod:`dp.baselines.ghazi` — :func:`dp.baselines.ghazi.factorize` of the Gini matrix on 2 bins,
@@ -74,7 +74,7 @@ Post-processing, not audited separately: the server side of every protocol — t
 the ``A^Mid``/``A^Avg`` (eq. 14/15) or midpoint estimators of :mod:`dp.bell.generic`
 (:func:`~dp.bell.generic.estimate_from_histogram`, :func:`~dp.bell.generic.simulate`, the Rényi-2
 entropy), the frequency oracle and the pruned traversal of :mod:`dp.bell.auc`
-(:class:`~dp.bell.auc.FrequencyOracle`, :func:`~dp.bell.auc.hierarchical_auc`), the estimators of
+(:class:`~dp.bell.hadamard.FrequencyOracle`, :func:`~dp.bell.auc.hierarchical_auc`), the estimators of
 :mod:`dp.baselines.ghazi` and the debiasing of :mod:`dp.fedauc.mechanisms` — only read the reports, so their privacy is
 the randomizers'.
 
@@ -113,8 +113,8 @@ from functools import partial
 import numpy as np
 
 from dp.baselines import ghazi
-from dp.bell import auc as ldp_auc
 from dp.bell import generic as ldp_generic
+from dp.bell import hadamard, hierarchical, quantize
 from dp.fedauc import mechanisms as fedauc
 from dp.audit.engine import AuditCase, clopper_pearson_lower, clopper_pearson_upper
 from dp.validation import check_epsilon, check_finite, check_integer, check_positive, check_positive_int
@@ -308,7 +308,7 @@ def _exact(values: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[E
 # --------------------------------------------------------------------------------------------------
 # Bell et al.: k-RR on quantized values (dp.bell.generic)
 
-def _sample_krr(count: int, rng: np.random.Generator, *, quantizer: ldp_generic.Quantizer, values: tuple[float, float],
+def _sample_krr(count: int, rng: np.random.Generator, *, quantizer: quantize.Quantizer, values: tuple[float, float],
                 epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     outputs = []
     for value in values:
@@ -328,13 +328,13 @@ def krr_case(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
     k = check_integer(bins, "bins")
     if k < 2:
         raise ValueError(f"bins must be at least 2, got {bins}")
-    quantizer = ldp_generic.Quantizer.interval(lower=0.0, upper=1.0, bins=k, rounding="randomized")
+    quantizer = quantize.Quantizer.interval(lower=0.0, upper=1.0, bins=k, rounding="randomized")
     channel = ldp_generic.rr_channel(bins=k, epsilon=eps)
     exact, loss, event = _exact(np.arange(k), channel[0], channel[k - 1])
     return LocalAuditCase(
         name="ldp-krr-quantized",
         mechanism=(f"Bell et al. Algorithm 1 user side: randomized rounding of [0, 1] to {k} bins, then k-RR "
-                   f"with beta = k/(k + e^eps - 1) (dp.bell.generic.Quantizer.quantize + randomize)"),
+                   f"with beta = k/(k + e^eps - 1) (dp.bell.quantize.Quantizer.quantize + randomize)"),
         epsilon=eps, delta=0.0,
         sample=partial(_sample_krr, quantizer=quantizer, values=(0.0, 1.0), epsilon=eps),
         statistic="the reported bin",
@@ -343,15 +343,15 @@ def krr_case(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
 
 
 # --------------------------------------------------------------------------------------------------
-# Bell et al.: Hadamard response and hierarchical histograms (dp.bell.auc)
+# Bell et al.: Hadamard response and hierarchical histograms (dp.bell.hadamard, dp.bell.hierarchical)
 
-def _encode_report(reports: ldp_auc.HadamardReports) -> np.ndarray:
+def _encode_report(reports: hadamard.HadamardReports) -> np.ndarray:
     return 2 * np.asarray(reports.rows, dtype=np.int64) + (np.asarray(reports.signs) > 0)
 
 
 def _sample_hadamard(count: int, rng: np.random.Generator, *, bits: int, values: tuple[int, int],
                      epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    first, second = (_encode_report(ldp_auc.hadamard_randomize(np.full(count, v, dtype=np.int64), bits=bits,
+    first, second = (_encode_report(hadamard.hadamard_randomize(np.full(count, v, dtype=np.int64), bits=bits,
                                                                 epsilon=epsilon, rng=rng)) for v in values)
     return first, second
 
@@ -368,12 +368,12 @@ def hadamard_case(*, bits: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
     if not 1 <= width <= 8:
         raise ValueError(f"bits must lie in [1, 8], got {bits}")
     pair = (0, (1 << width) - 1)
-    tables = [ldp_auc.hadamard_output_probabilities(v, bits=width, epsilon=eps).ravel() for v in pair]
+    tables = [hadamard.hadamard_output_probabilities(v, bits=width, epsilon=eps).ravel() for v in pair]
     exact, loss, event = _exact(np.arange(tables[0].size), tables[0], tables[1])
     return LocalAuditCase(
         name="ldp-hadamard",
         mechanism=(f"Bell et al. App. B Algorithm 2: Hadamard response on a domain of 2^{width} values, flip "
-                   f"probability 1/(1 + e^eps) rounded up to 2^-53 (dp.bell.auc.hadamard_randomize)"),
+                   f"probability 1/(1 + e^eps) rounded up to 2^-53 (dp.bell.hadamard.hadamard_randomize)"),
         epsilon=eps, delta=0.0,
         sample=partial(_sample_hadamard, bits=width, values=pair, epsilon=eps),
         statistic="the report (row j, bit z) encoded as 2 j + [z = +1]",
@@ -386,7 +386,7 @@ def _sample_hierarchy_users(count: int, rng: np.random.Generator, *, domain_size
     levels = domain_size.bit_length() - 1
     outputs = []
     for value in values:
-        hierarchy = ldp_auc.randomize_hierarchy(np.full(levels * count, value, dtype=np.int64),
+        hierarchy = hierarchical.randomize_hierarchy(np.full(levels * count, value, dtype=np.int64),
                                                 domain_size=domain_size, epsilon=epsilon, split="users", rng=rng)
         codes = np.stack([(1 << (level + 1)) - 4 + _encode_report(hierarchy.reports[level - 1])[:count]
                           for level in range(1, levels + 1)])  # (levels, count): count reports per level
@@ -407,11 +407,11 @@ def hierarchy_users_case(*, domain_size: int = 8, epsilon: float = 1.0) -> Local
     if size < 4 or size > 128 or size & (size - 1):
         raise ValueError(f"domain_size must be a power of two in [4, 128], got {domain_size}")
     levels = size.bit_length() - 1
-    eps0 = ldp_auc.level_epsilon(eps, levels=levels, split="users")
+    eps0 = hierarchical.level_epsilon(eps, levels=levels, split="users")
     pair = (0, size - 1)
     pmfs = []
     for value in pair:
-        pmfs.append(np.concatenate([ldp_auc.hadamard_output_probabilities(value >> (levels - level), bits=level,
+        pmfs.append(np.concatenate([hadamard.hadamard_output_probabilities(value >> (levels - level), bits=level,
                                                                           epsilon=eps0).ravel() / levels
                                     for level in range(1, levels + 1)]))
     exact, loss, event = _exact(np.arange(pmfs[0].size), pmfs[0], pmfs[1])
@@ -419,7 +419,7 @@ def hierarchy_users_case(*, domain_size: int = 8, epsilon: float = 1.0) -> Local
         name="ldp-hierarchy-users",
         mechanism=(f"Bell et al. App. B.2.2 (i): hierarchical Hadamard histogram on d = {size}, users split "
                    f"across the {levels} levels, one report each at the full epsilon "
-                   f"(dp.bell.auc.randomize_hierarchy, split='users')"),
+                   f"(dp.bell.hierarchical.randomize_hierarchy, split='users')"),
         epsilon=eps, delta=0.0,
         sample=partial(_sample_hierarchy_users, domain_size=size, values=pair, epsilon=eps),
         statistic="one user's whole report (level l, row j, bit z) encoded as 2^(l+1) - 4 + 2 j + [z = +1]",
@@ -427,15 +427,15 @@ def hierarchy_users_case(*, domain_size: int = 8, epsilon: float = 1.0) -> Local
         samples=_mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
 
 
-def _votes(hierarchy: ldp_auc.HierarchyReports, values: tuple[int, int]) -> np.ndarray:
+def _votes(hierarchy: hierarchical.HierarchyReports, values: tuple[int, int]) -> np.ndarray:
     """Net vote for the first value over the second, summed over every level of each user."""
     levels = hierarchy.levels
     total = np.zeros(hierarchy.users, dtype=np.int64)
     for level in range(1, levels + 1):
         reports = hierarchy.reports[level - 1]
         rows = np.asarray(reports.rows, dtype=np.int64)
-        first = ldp_auc.hadamard_entry(rows, values[0] >> (levels - level)).astype(np.int64)
-        second = ldp_auc.hadamard_entry(rows, values[1] >> (levels - level)).astype(np.int64)
+        first = hadamard.hadamard_entry(rows, values[0] >> (levels - level)).astype(np.int64)
+        second = hadamard.hadamard_entry(rows, values[1] >> (levels - level)).astype(np.int64)
         agree = np.where(np.asarray(reports.signs, dtype=np.int64) == first, 1, -1)
         total += np.where(first != second, agree, 0)
     return total
@@ -443,7 +443,7 @@ def _votes(hierarchy: ldp_auc.HierarchyReports, values: tuple[int, int]) -> np.n
 
 def _sample_hierarchy_budget(count: int, rng: np.random.Generator, *, domain_size: int, values: tuple[int, int],
                              epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    first, second = (_votes(ldp_auc.randomize_hierarchy(np.full(count, v, dtype=np.int64), domain_size=domain_size,
+    first, second = (_votes(hierarchical.randomize_hierarchy(np.full(count, v, dtype=np.int64), domain_size=domain_size,
                                                         epsilon=epsilon, split="budget", rng=rng), values)
                      for v in values)
     return first, second
@@ -461,17 +461,17 @@ def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> Loca
     if size < 4 or size > 1 << 20 or size & (size - 1):
         raise ValueError(f"domain_size must be a power of two in [4, 2^20], got {domain_size}")
     levels = size.bit_length() - 1
-    eps0 = ldp_auc.level_epsilon(eps, levels=levels, split="budget")
+    eps0 = hierarchical.level_epsilon(eps, levels=levels, split="budget")
     pair = (0, size - 1)
     # exact law of the vote: per level from the module's exact output table, convolved over levels
     pmfs = []
     for value in pair:
         pmf = np.ones(1)
         for level in range(1, levels + 1):
-            table = ldp_auc.hadamard_output_probabilities(value >> (levels - level), bits=level, epsilon=eps0)
+            table = hadamard.hadamard_output_probabilities(value >> (levels - level), bits=level, epsilon=eps0)
             rows = np.arange(1 << level, dtype=np.int64)
-            first = ldp_auc.hadamard_entry(rows, pair[0] >> (levels - level))
-            second = ldp_auc.hadamard_entry(rows, pair[1] >> (levels - level))
+            first = hadamard.hadamard_entry(rows, pair[0] >> (levels - level))
+            second = hadamard.hadamard_entry(rows, pair[1] >> (levels - level))
             vote = np.zeros(3)  # P(vote = -1, 0, +1)
             for column, sign in ((0, -1), (1, 1)):
                 cast = np.where(first != second, np.where(first == sign, 1, -1), 0)
@@ -479,12 +479,12 @@ def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> Loca
             pmf = np.convolve(pmf, vote)
         pmfs.append(pmf)
     exact, loss, event = _exact(np.arange(-levels, levels + 1), pmfs[0], pmfs[1])
-    composed = ldp_auc.composed_epsilon(eps0, levels=levels)
+    composed = hierarchical.composed_epsilon(eps0, levels=levels)
     return LocalAuditCase(
         name="ldp-hierarchy-budget",
         mechanism=(f"Bell et al. App. B.2.2 (ii): hierarchical Hadamard histogram on d = {size}, every user "
                    f"reports at all {levels} levels with eps/{levels} each, basic composition to "
-                   f"{composed:g} (dp.bell.auc.randomize_hierarchy, split='budget', delta=0)"),
+                   f"{composed:g} (dp.bell.hierarchical.randomize_hierarchy, split='budget', delta=0)"),
         epsilon=eps, delta=0.0,
         sample=partial(_sample_hierarchy_budget, domain_size=size, values=pair, epsilon=eps),
         statistic=("net vote over the levels for x against x' (rows that separate them: +1 if the bit agrees "
@@ -536,8 +536,8 @@ def ghazi_case(*, bins: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
     t = check_integer(bins, "bins")
     if not 2 <= t <= 16:
         raise ValueError(f"bins must lie in [2, 16], got {bins}")
-    quantizer = ldp_generic.Quantizer.interval(lower=0.0, upper=1.0, bins=t)
-    factorization = ghazi.factorize(ldp_generic.kernel_matrix(ldp_generic.gini_kernel, quantizer, kind="midpoint"))
+    quantizer = quantize.Quantizer.interval(lower=0.0, upper=1.0, bins=t)
+    factorization = ghazi.factorize(quantize.kernel_matrix(quantize.gini_kernel, quantizer, kind="midpoint"))
     scales = ghazi.laplace_scales(factorization, epsilon=eps)
     candidates = [(*_pair_loss(factorization, scales, x, y), (x, y)) for x in range(t) for y in range(x + 1, t)]
     loss, changed, pair = max(candidates, key=lambda c: (round(c[0], 12), -c[1]))

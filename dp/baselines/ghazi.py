@@ -6,9 +6,9 @@ with MPC): §1.1 (protocol), App. D.1.3 (MSE analysis), App. D.2 (costs), Table 
 
 Protocol
 --------
-1. Quantize: every party rounds its value ``x_i`` to one of ``t`` bins (:class:`dp.bell.generic.Quantizer`)
+1. Quantize: every party rounds its value ``x_i`` to one of ``t`` bins (:class:`dp.bell.quantize.Quantizer`)
    and the kernel ``f`` becomes the ``t x t`` matrix ``A`` on the bin representatives
-   (:func:`dp.bell.generic.kernel_matrix`, default ``kind="midpoint"``: ``A_ij = f(r_i, r_j)``, the
+   (:func:`dp.bell.quantize.kernel_matrix`, default ``kind="midpoint"``: ``A_ij = f(r_i, r_j)``, the
    matrix of §1.1).
 2. Factorize ``A ~ L^T R`` with ``L, R`` of shape ``d x t``; the aggregator publishes ``L, R``.
 3. Party ``i`` with bin ``x`` sends ``o^L_i = L e_x + z^L_i`` and ``o^R_i = R e_x + z^R_i``.
@@ -114,7 +114,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dp.bell.generic import KernelFunction, Quantizer, check_kernel_matrix, kernel_matrix, quantized_ustatistic
+from dp.bell.generic import check_kernel_matrix, quantized_ustatistic
+from dp.bell.quantize import KernelFunction, Quantizer, kernel_matrix
 from dp.validation import check_epsilon, check_positive, check_positive_int
 from secure.noise.party import noise_generator
 
@@ -422,7 +423,7 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
     Each run redraws the rounding (under randomized rounding) and every party's Laplace noise.
 
     :param values: raw values, shape ``(n,)`` (or ``(n, dim)`` on a grid), ``n >= 2``.
-    :param kernel: plain kernel ``f(x, y)`` (see :func:`dp.bell.generic.kernel_matrix`).
+    :param kernel: plain kernel ``f(x, y)`` (see :func:`dp.bell.quantize.kernel_matrix`).
     :param quantizer: the ``t`` bins.
     :param epsilon: privacy-loss parameter per party.
     :param d: rows of the factorization; ``None`` for the exact (full-rank) factorization.

@@ -14,19 +14,23 @@ table of size ``d``, so ``d = 2^16`` and far beyond (``2^40`` in the tests) are 
 
 Protocol
 --------
-1. *Local randomizer* (App. B, Algorithm 2), :func:`hadamard_randomize`: a user with value ``q`` in
+The steps live in three modules: :mod:`dp.bell.hadamard` (steps 1-2: the randomizer and the
+frequency oracle), :mod:`dp.bell.hierarchical` (step 3: the hierarchies per class and the budget
+split) and this module (step 4: the pruned traversal, the error bounds and :func:`ldp_auc`).
+
+1. *Local randomizer* (App. B, Algorithm 2), :func:`~dp.bell.hadamard.hadamard_randomize`: a user with value ``q`` in
    a domain of size ``2^l`` draws a row ``j`` uniformly from ``[0, 2^l)`` and reports ``(j, z)``
    with ``z = H[j, q] = (-1)^popcount(j & q)`` (the Sylvester–Hadamard entry, computed by bit
    parity, never from a matrix), kept with probability ``e^ε/(1 + e^ε)`` and negated otherwise.
-2. *Frequency oracle* (Algorithm 3), :class:`FrequencyOracle`: the estimated count of ``q`` is
+2. *Frequency oracle* (Algorithm 3), :class:`~dp.bell.hadamard.FrequencyOracle`: the estimated count of ``q`` is
    ``K Σ_i z_i H[j_i, q]`` with ``K = (e^ε + 1)/(e^ε - 1) = 1/(1 - 2ρ)``, ``ρ`` the flip
    probability.  It is unbiased (Lemma 5); its variance is exactly ``n_l K^2 - count(q)``; the
    answers for two values are uncorrelated and pairwise independent (Lemma 6).  The server groups
    the reports by row once where rows repeat (``Σ z_i`` per distinct ``j``), so a query costs at
    most one parity per stored row, and a batch of queries at one level is evaluated by a split ("meet in the middle")
    Hadamard sum: high bits of the queries against high bits of the rows, then low against low.
-3. *Hierarchical histograms per class* (App. B.2.2), :func:`randomize_hierarchy` and
-   :class:`HadamardHierarchy`: node ``p`` at level ``l`` (``1 <= l <= levels``) is the value
+3. *Hierarchical histograms per class* (App. B.2.2), :func:`~dp.bell.hierarchical.randomize_hierarchy` and
+   :class:`~dp.bell.hierarchical.HadamardHierarchy`: node ``p`` at level ``l`` (``1 <= l <= levels``) is the value
    ``p`` in a domain of size ``2^l``, i.e. the dyadic interval ``[p 2^(levels-l), (p+1) 2^(levels-l))``;
    a user with score ``s`` reports ``s >> (levels - l)`` at level ``l``.  The root is the class
    size, public and exact.  Two splitting strategies:
@@ -42,7 +46,7 @@ Protocol
      advanced composition in the form of Dwork, Rothblum & Vadhan (2010): ``k`` reports
      of ``ε_0``-LDP each are ``(sqrt(2 k ln(1/δ)) ε_0 + k ε_0 (e^{ε_0} - 1), δ)``-LDP together;
      ``ε_0`` is the largest value whose bound is ``<= ε`` (bisection), or ``ε / levels`` if that is
-     larger (:func:`level_epsilon`).  Variance bound ``v = n K_0^2``.
+     larger (:func:`~dp.bell.hierarchical.level_epsilon`).  Variance bound ``v = n K_0^2``.
 
 4. *Pruned top-down traversal* (§4, eq. 10), :func:`hierarchical_auc`: from the root, a node ``p``
    whose floored estimates satisfy ``h~+_p h~-_p >= τ``, with ``h~±_p = max(ĥ±_p, sqrt(a v±)/2)``
@@ -97,7 +101,7 @@ Notes on the paper
   bound ``n_l K^2`` (times the split's scaling).
 - App. B.2.2's advanced-composition budget ``ε/(sqrt(α)(1 + sqrt(2 ln(1/δ))))`` "for
   ``ε <= sqrt(α) ln 2``" does not always satisfy the DRV bound (``α = 100, δ = 1/2, ε = 10 ln 2``
-  composes to about 15.6); :func:`level_epsilon` solves the bound instead.
+  composes to about 15.6); :func:`~dp.bell.hierarchical.level_epsilon` solves the bound instead.
 - Theorem 3 needs conditions 1-4; ``split="budget"`` meets all of them.  ``split="users"`` breaks
   condition 4 (a user reports at one level only): its MSE bound is ``α`` times larger with respect
   to the sample, or Theorem 3's with respect to the population (App. B.2.2, Table 1).
@@ -112,879 +116,34 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol, Sequence, runtime_checkable
+from typing import Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from dp.validation import (check_delta, check_epsilon, check_finite, check_integer, check_positive,
-                           check_positive_int)
+from dp.bell.hierarchical import (HadamardHierarchy, HierarchyEstimate, _check_domain_size, _check_split, level_epsilon,
+                                  randomize_hierarchy)
+from dp.validation import check_bool, check_choice, check_finite, check_indices, check_nonnegative, check_positive, check_positive_int
 from secure.noise.party import noise_generator
 
-__all__ = [
-    "SPLITS",
-    "DISCARDS",
-    "MAX_LEVELS",
-    "flip_probability",
-    "hadamard_entry",
-    "hadamard_output_probabilities",
-    "HadamardReports",
-    "hadamard_randomize",
-    "FrequencyOracle",
-    "level_epsilon",
-    "composed_epsilon",
-    "HierarchyReports",
-    "randomize_hierarchy",
-    "HierarchyEstimate",
-    "HadamardHierarchy",
-    "ExactHierarchy",
-    "HierarchyTable",
-    "variance_constant",
-    "optimal_threshold_constant",
-    "mse_bound",
-    "AUCTraversal",
-    "hierarchical_auc",
-    "LocalAUCResult",
-    "ldp_auc",
-]
+__all__ = ["DISCARDS", "variance_constant", "optimal_threshold_constant", "mse_bound", "AUCTraversal",
+           "hierarchical_auc", "LocalAUCResult", "ldp_auc"]
 
-Split = Literal["users", "budget"]
 Discard = Literal["half", "zero"]
 
-#: Splitting strategies: ``users`` (each user reports at one level with the full ε) and ``budget``
-#: (each user reports at every level with a share of ε).
-SPLITS: Final[tuple[str, ...]] = ("users", "budget")
 #: What a discarded node contributes: ``half`` (eq. 10, Corollary 4) or ``zero`` (the variant, Corollary 5).
 DISCARDS: Final[tuple[str, ...]] = ("half", "zero")
-#: Largest number of levels (``domain_size <= 2**62``): rows and values are int64.
-MAX_LEVELS: Final[int] = 62
-
-_GRID_BITS: Final[int] = 53        # flips decided by uniform 53-bit integers
-_BLOCK: Final[int] = 1 << 21       # largest temporary matrix (elements) in the Hadamard sums
-_EXACT_OUTPUT_MAX_BITS: Final[int] = 20
-_TABLE_MAX_LEVELS: Final[int] = 24
 
 
 # --------------------------------------------------------------------------------------------------
 # validation
 
-def _check_domain_size(domain_size: int) -> int:
-    size = check_positive_int(domain_size, "domain_size")
-    if size < 2 or size & (size - 1) or size > 1 << MAX_LEVELS:
-        raise ValueError(f"domain_size must be a power of two between 2 and 2**{MAX_LEVELS}, got {domain_size}")
-    return size
-
-
-def _check_bits(bits: int) -> int:
-    value = check_integer(bits, "bits")
-    if not 1 <= value <= MAX_LEVELS:
-        raise ValueError(f"bits must lie in [1, {MAX_LEVELS}], got {bits}")
-    return value
-
-
-def _check_split(split: str) -> Split:
-    if split not in SPLITS:
-        raise ValueError(f"split must be 'users' or 'budget', got {split!r}")
-    return split  # type: ignore[return-value]
-
-
 def _check_discard(discard: str) -> Discard:
-    if discard not in DISCARDS:
-        raise ValueError(f"discard must be 'half' or 'zero', got {discard!r}")
-    return discard  # type: ignore[return-value]
+    return check_choice(discard, DISCARDS, "discard")  # type: ignore[return-value]
 
 
 def _check_count_ties(count_ties: bool) -> bool:
-    if not isinstance(count_ties, bool):
-        raise TypeError(f"count_ties must be a bool, got {count_ties!r}")
-    return count_ties
-
-
-def _check_values(values: npt.ArrayLike, upper: int, name: str) -> np.ndarray:
-    """``values`` as a non-empty one-dimensional int64 array of integers in ``[0, upper)``."""
-    array = np.asarray(values)
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be a one-dimensional array, got shape {array.shape}")
-    if array.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    if array.dtype.kind == "f":
-        if not np.all(np.isfinite(array)):
-            raise ValueError(f"{name} must be finite integers, got {array[~np.isfinite(array)][0]}")
-        fractional = array != np.floor(array)
-        if np.any(fractional):
-            raise ValueError(f"{name} must be integers, got {array[fractional][0]}")
-    elif array.dtype.kind not in "iu":
-        raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
-    low, high = array.min(), array.max()
-    if low < 0:
-        raise ValueError(f"{name} must lie in [0, {upper}), got {low}")
-    if high >= upper:
-        raise ValueError(f"{name} must lie in [0, {upper}), got {high}")
-    return array.astype(np.int64)
-
-
-def _check_level(level: int, levels: int) -> int:
-    value = check_integer(level, "level")
-    if not 0 <= value <= levels:
-        raise ValueError(f"level must lie in [0, {levels}], got {level}")
-    return value
-
-
-def _check_nodes(nodes: npt.ArrayLike, level: int) -> np.ndarray:
-    array = np.asarray(nodes)
-    if array.ndim != 1:
-        raise ValueError(f"nodes must be a one-dimensional array, got shape {array.shape}")
-    if array.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    return _check_values(array, 1 << level, "nodes")
-
-
-# --------------------------------------------------------------------------------------------------
-# Algorithm 2: the local randomizer
-
-def _flip_threshold(epsilon: float) -> int:
-    """``T`` with ``T / 2^53 >= 1/(1 + e^ε)``: flip when a uniform 53-bit integer is below ``T``.
-
-    ``1/(1 + e^ε)`` is computed with a relative error of a few ulps; ``ceil`` then one more grid
-    step rounds it up for sure, so ``ln((1 - T/2^53) / (T/2^53)) <= ε``.
-    """
-    rho = math.exp(-epsilon) / (1.0 + math.exp(-epsilon))
-    threshold = math.ceil(math.ldexp(rho, _GRID_BITS)) + 1
-    if 2 * threshold >= 1 << _GRID_BITS:
-        raise ValueError(f"epsilon is too small for a flip probability below 1/2 on the 2^-53 grid, got {epsilon}")
-    return threshold
-
-
-def flip_probability(epsilon: float) -> float:
-    """Return the probability ``ρ`` with which Algorithm 2 negates its bit, as realised here.
-
-    The paper's ``1/(1 + e^ε)`` rounded *up* to the ``2^-53`` grid (at most ``2^-52`` above it), so
-    that the privacy loss ``ln((1 - ρ)/ρ)`` is at most ``ε``.  For ``ε`` above about 36.7 the
-    grid's smallest step ``2^-53`` is used, and the realised loss is ``ln(2^53 - 1)``.
-
-    :param epsilon: privacy-loss parameter of one report, finite and positive.
-    :return: ``ρ`` in ``(0, 1/2)``.
-    :raise ValueError: if epsilon is not finite and positive, or so small that ``ρ`` rounds to 1/2.
-    """
-    return math.ldexp(_flip_threshold(check_epsilon(epsilon)), -_GRID_BITS)
-
-
-def _debias_factor(threshold: int) -> float:
-    """``K = 1/(1 - 2ρ)`` for ``ρ = threshold / 2^53`` (``(e^ε + 1)/(e^ε - 1)`` at the paper's ρ)."""
-    return math.ldexp(1.0, _GRID_BITS) / float((1 << _GRID_BITS) - 2 * threshold)
-
-
-def _parity(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """``popcount(left & right) mod 2`` elementwise (with broadcasting), as uint8."""
-    return np.bitwise_count(left & right) & np.uint8(1)
-
-
-def hadamard_entry(row: npt.ArrayLike, column: npt.ArrayLike) -> np.ndarray:
-    """Entries ``H[row, column] = (-1)^popcount(row & column)`` of the Sylvester–Hadamard matrix.
-
-    Computed by bit parity, elementwise with NumPy broadcasting; no matrix is built.
-
-    :param row: non-negative integers (array-like).
-    :param column: non-negative integers (array-like), broadcastable against ``row``.
-    :return: int8 array of ``±1``.
-    :raise ValueError: if an index is negative.
-    :raise TypeError: if an index is not an integer.
-    """
-    rows, columns = np.asarray(row), np.asarray(column)
-    for name, array in (("row", rows), ("column", columns)):
-        if array.dtype.kind not in "iu":
-            raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
-        if array.size and array.min() < 0:
-            raise ValueError(f"{name} must be non-negative, got {array.min()}")
-        if array.size and array.max() >= 1 << 63:
-            raise ValueError(f"{name} must be below 2**63, got {array.max()}")
-    parity = _parity(rows.astype(np.int64), columns.astype(np.int64))
-    return (1 - 2 * parity.astype(np.int8)).astype(np.int8)
-
-
-def hadamard_output_probabilities(value: int, *, bits: int, epsilon: float) -> np.ndarray:
-    """Exact distribution of one report of :func:`hadamard_randomize` for the input ``value``.
-
-    ``P[(j, z)] = 2^-bits (1 - ρ)`` if ``z = H[j, value]`` and ``2^-bits ρ`` otherwise, with ``ρ``
-    from :func:`flip_probability`; every entry is a float exactly.  This is a table of size
-    ``2^(bits+1)``, for audits on small domains.
-
-    :param value: the user's input, an integer in ``[0, 2^bits)``.
-    :param bits: the domain has ``2^bits`` values, ``1 <= bits <= 20``.
-    :param epsilon: privacy-loss parameter of the report.
-    :return: float64 array of shape ``(2^bits, 2)``: column 0 for ``z = -1``, column 1 for ``z = +1``.
-    :raise ValueError: if a parameter is out of range.
-    """
-    width = _check_bits(bits)
-    if width > _EXACT_OUTPUT_MAX_BITS:
-        raise ValueError(f"bits must be at most {_EXACT_OUTPUT_MAX_BITS} for the exact distribution, got {bits}")
-    index = check_integer(value, "value")
-    if not 0 <= index < 1 << width:
-        raise ValueError(f"value must lie in [0, {1 << width}), got {value}")
-    flip = flip_probability(epsilon)
-    keep = 1.0 - flip
-    entries = hadamard_entry(np.arange(1 << width, dtype=np.int64), index)
-    scale = math.ldexp(1.0, -width)
-    table = np.empty((1 << width, 2))
-    table[:, 1] = np.where(entries > 0, keep, flip) * scale
-    table[:, 0] = np.where(entries > 0, flip, keep) * scale
-    return table
-
-
-@dataclass(frozen=True)
-class HadamardReports:
-    """The reports of the users of one frequency oracle (Algorithm 2): a row and a ``±1`` bit each.
-
-    :param bits: the oracle's domain has ``2^bits`` values.
-    :param epsilon: privacy-loss parameter of each report.
-    :param rows: int64 row indices ``j`` in ``[0, 2^bits)``, one per user.
-    :param signs: int8 reported bits ``z = ±H[j, q]``, one per user.
-    """
-
-    bits: int
-    epsilon: float
-    rows: np.ndarray
-    signs: np.ndarray
-
-    def __post_init__(self) -> None:
-        _check_bits(self.bits)
-        check_epsilon(self.epsilon)
-        rows, signs = np.asarray(self.rows), np.asarray(self.signs)
-        if rows.ndim != 1 or signs.shape != rows.shape:
-            raise ValueError(f"rows and signs must be one-dimensional of equal length, got {rows.shape} and {signs.shape}")
-        if rows.size:
-            _check_values(rows, 1 << self.bits, "rows")
-            if not np.all((signs == 1) | (signs == -1)):
-                raise ValueError("signs must be +1 or -1")
-
-    @property
-    def users(self) -> int:
-        """Number of reports."""
-        return int(np.asarray(self.rows).size)
-
-    @property
-    def flip_probability(self) -> float:
-        """The realised flip probability ``ρ`` (:func:`flip_probability`)."""
-        return flip_probability(self.epsilon)
-
-
-def _randomize(values: np.ndarray, bits: int, threshold: int, epsilon: float,
-               generator: np.random.Generator) -> HadamardReports:
-    """Algorithm 2 for every entry of ``values`` (already validated)."""
-    rows = generator.integers(0, 1 << bits, size=values.size, dtype=np.int64)
-    flips = generator.integers(0, 1 << _GRID_BITS, size=values.size, dtype=np.int64) < threshold
-    negative = _parity(rows, values) ^ flips.view(np.uint8)
-    signs = (1 - 2 * negative.astype(np.int8)).astype(np.int8)
-    return HadamardReports(bits=bits, epsilon=epsilon, rows=rows, signs=signs)
-
-
-def hadamard_randomize(values: npt.ArrayLike, *, bits: int, epsilon: float,
-                       rng: np.random.Generator | None = None) -> HadamardReports:
-    """Algorithm 2, for each user: report a uniform row ``j`` and ``H[j, q]``, negated with prob. ``ρ``.
-
-    Each report is ε-LDP: for any two inputs, the probabilities of any output differ by the factor
-    ``(1 - ρ)/ρ <= e^ε`` at most (:func:`hadamard_output_probabilities`).  Vectorized over users;
-    every user's randomness is independent.
-
-    :param values: the users' inputs, integers in ``[0, 2^bits)``.
-    :param bits: the domain has ``2^bits`` values, ``1 <= bits <= 62``.
-    :param epsilon: privacy-loss parameter of each report.
-    :param rng: the users' randomness; ``None`` draws from the OS (:func:`secure.noise.party.os_generator`).
-    :return: the reports.
-    :raise ValueError: if a value lies outside the domain or epsilon is not finite and positive.
-    :raise TypeError: if a parameter has the wrong type.
-    """
-    width = _check_bits(bits)
-    eps = check_epsilon(epsilon)
-    threshold = _flip_threshold(eps)
-    inputs = _check_values(values, 1 << width, "values")
-    return _randomize(inputs, width, threshold, eps, noise_generator(rng))
-
-
-# --------------------------------------------------------------------------------------------------
-# Hadamard sums: sum_k weights[k] * H[rows[k], q] for a batch of q
-
-def _signed_parity(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Matrix ``(-1)^popcount(left[i] & right[k])`` as float64."""
-    return 1.0 - 2.0 * _parity(left[:, None], right[None, :])
-
-
-def _direct_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """One parity per (query, row): ``Σ w - 2 Σ_{odd parity} w``."""
-    out = np.empty(queries.size)
-    total = float(weights.sum())
-    step = max(1, _BLOCK // rows.size)
-    for start in range(0, queries.size, step):
-        block = queries[start:start + step]
-        odd = _parity(block[:, None], rows[None, :]).astype(np.float64)
-        out[start:start + step] = total - 2.0 * (odd @ weights)
-    return out
-
-
-def _split_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray, bits: int, split: int) -> np.ndarray:
-    """Hadamard sums by splitting indices into ``split`` high bits and ``bits - split`` low bits.
-
-    ``<j, q> = <j_hi, q_hi> + <j_lo, q_lo>``, so with ``S[a, c] = Σ_{j: j_lo = c} w_j H[j_hi, a]`` for
-    every distinct high part ``a`` of the queries, ``Σ_j w_j H[j, q] = Σ_c S[q_hi, c] H[c, q_lo]``.
-    Cost: (distinct ``q_hi``) x (rows) + (queries) x (distinct ``j_lo``) parities.
-    """
-    shift = bits - split
-    mask = (1 << shift) - 1
-    row_high, row_low = rows >> shift, rows & mask
-    query_high, query_low = queries >> shift, queries & mask
-    ancestors, ancestor_index = np.unique(query_high, return_inverse=True)
-    if (1 << shift) <= 4 * rows.size:
-        lows = np.arange(1 << shift, dtype=np.int64)
-        low_index = row_low
-    else:
-        lows, low_index = np.unique(row_low, return_inverse=True)
-    width = lows.size
-    order = np.argsort(ancestor_index, kind="stable")
-    bounds = np.searchsorted(ancestor_index[order], np.arange(ancestors.size + 1))
-    out = np.empty(queries.size)
-    step = max(1, _BLOCK // max(rows.size, width))
-    query_step = max(1, _BLOCK // width)
-    for start in range(0, ancestors.size, step):
-        stop = min(start + step, ancestors.size)
-        signed = _signed_parity(ancestors[start:stop], row_high) * weights[None, :]
-        flat = (np.arange(stop - start, dtype=np.int64)[:, None] * width + low_index[None, :]).ravel()
-        partial = np.bincount(flat, weights=signed.ravel(), minlength=(stop - start) * width)
-        partial = partial.reshape(stop - start, width)
-        members = order[bounds[start]:bounds[stop]]
-        for first in range(0, members.size, query_step):
-            chunk = members[first:first + query_step]
-            out[chunk] = np.einsum("ij,ij->i", partial[ancestor_index[chunk] - start],
-                                   _signed_parity(query_low[chunk], lows))
-    return out
-
-
-def _choose_split(rows: int, queries: np.ndarray, bits: int) -> int:
-    """The number of high bits minimising the parity count of :func:`_split_sums` (0: direct)."""
-    best_cost, best = queries.size * rows, 0
-    for split in range(1, bits):
-        shift = bits - split
-        ancestors = np.unique(queries >> shift).size
-        lows = 1 << shift if (1 << shift) <= 4 * rows else rows
-        cost = ancestors * rows + queries.size * lows
-        if cost < best_cost:
-            best_cost, best = cost, split
-    return best
-
-
-def _hadamard_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray, bits: int, *,
-                   split: int | None = None) -> np.ndarray:
-    """``Σ_k weights[k] H[rows[k], q]`` for every query ``q`` (float64; exact for integer weights < 2^53).
-
-    :param split: number of high bits for :func:`_split_sums`; ``None`` chooses by cost, 0 is direct.
-    """
-    if queries.size == 0 or rows.size == 0:
-        return np.zeros(queries.size)
-    chosen = _choose_split(rows.size, queries, bits) if split is None else split
-    if chosen == 0:
-        return _direct_sums(rows, weights, queries)
-    return _split_sums(rows, weights, queries, bits, chosen)
-
-
-# --------------------------------------------------------------------------------------------------
-# Algorithm 3: the frequency oracle
-
-class FrequencyOracle:
-    """Algorithm 3 on the reports of one domain of size ``2^bits``: unbiased counts of any value.
-
-    When rows repeat (``2^bits <= 4 n``) the reports are grouped by row once, in ``O(n)`` time with
-    a ``bincount`` of length ``2^bits <= 4 n``: the sum of the bits per distinct row, rows whose bits
-    cancel dropped.  In sparser domains rows rarely repeat and the reports are kept as they are.
-    Memory is ``O(min(n, 2^bits))``, never ``O(2^bits)`` beyond ``4 n``.
-
-    The count estimate of ``q`` is ``K Σ_i z_i H[j_i, q]``, ``K = 1/(1 - 2ρ)``; it is unbiased
-    (Lemma 5) with variance ``n K^2 - count(q)`` (:meth:`variance`), and two different values get
-    uncorrelated, pairwise independent answers (Lemma 6).
-
-    :param reports: the users' reports (at least one).
-    :raise ValueError: if there are no reports.
-    """
-
-    def __init__(self, reports: HadamardReports) -> None:
-        if not isinstance(reports, HadamardReports):
-            raise TypeError(f"reports must be HadamardReports, got {type(reports).__name__}")
-        if reports.users == 0:
-            raise ValueError("reports must hold at least one user, got 0")
-        self._bits = reports.bits
-        self._epsilon = reports.epsilon
-        self._users = reports.users
-        threshold = _flip_threshold(reports.epsilon)
-        self._flip = math.ldexp(threshold, -_GRID_BITS)
-        self._debias = _debias_factor(threshold)
-        rows = np.asarray(reports.rows, dtype=np.int64)
-        signs = np.asarray(reports.signs, dtype=np.float64)
-        if (1 << self._bits) <= 4 * rows.size:
-            sums = np.bincount(rows, weights=signs, minlength=1 << self._bits)
-            distinct = np.flatnonzero(sums)
-            self._rows = distinct.astype(np.int64)
-            self._sums = sums[distinct]
-        else:  # rows rarely repeat: grouping (a sort) would save little, keep the reports as they are
-            self._rows = rows.copy()
-            self._sums = signs.astype(np.float64)
-
-    @property
-    def bits(self) -> int:
-        """The domain has ``2^bits`` values."""
-        return self._bits
-
-    @property
-    def users(self) -> int:
-        """Number of reports ``n``."""
-        return self._users
-
-    @property
-    def epsilon(self) -> float:
-        """Privacy-loss parameter of each report."""
-        return self._epsilon
-
-    @property
-    def flip_probability(self) -> float:
-        """The realised flip probability ``ρ``."""
-        return self._flip
-
-    @property
-    def debias_factor(self) -> float:
-        """``K = 1/(1 - 2ρ)``, i.e. ``(e^ε + 1)/(e^ε - 1)`` at the realised ``ρ``."""
-        return self._debias
-
-    @property
-    def stored_rows(self) -> int:
-        """Number of (row, weight) pairs kept: distinct rows with a nonzero sum, or all reports."""
-        return int(self._rows.size)
-
-    @property
-    def variance_bound(self) -> float:
-        """``n K^2``, the largest variance of a count estimate (attained at a value nobody holds)."""
-        return self._users * self._debias ** 2
-
-    def counts(self, values: npt.ArrayLike) -> np.ndarray:
-        """Unbiased estimates of how many users hold each of ``values``.
-
-        :param values: integers in ``[0, 2^bits)``.
-        :return: float64 array of estimates (may be negative).
-        :raise ValueError: if a value lies outside the domain.
-        """
-        return self._unchecked_counts(_check_nodes(values, self._bits))
-
-    def _unchecked_counts(self, queries: np.ndarray) -> np.ndarray:
-        return self._debias * _hadamard_sums(self._rows, self._sums, queries, self._bits)
-
-    def frequencies(self, values: npt.ArrayLike) -> np.ndarray:
-        """Unbiased estimates of the fraction of users holding each of ``values`` (counts / n).
-
-        :param values: integers in ``[0, 2^bits)``.
-        :return: float64 array.
-        :raise ValueError: if a value lies outside the domain.
-        """
-        return self.counts(values) / self._users
-
-    def variance(self, true_counts: npt.ArrayLike) -> np.ndarray:
-        """Exact variance ``n K^2 - count`` of the count estimate of a value held by ``count`` users.
-
-        :param true_counts: the true counts, in ``[0, n]``.
-        :return: float64 array.
-        :raise ValueError: if a count is outside ``[0, n]``.
-        """
-        counts = np.asarray(true_counts, dtype=np.float64)
-        if counts.size and (np.any(~np.isfinite(counts)) or counts.min() < 0 or counts.max() > self._users):
-            raise ValueError(f"true_counts must lie in [0, {self._users}]")
-        return self._users * self._debias ** 2 - counts
-
-
-# --------------------------------------------------------------------------------------------------
-# splitting the budget across levels
-
-def composed_epsilon(level_epsilon: float, *, levels: int, delta: float = 0.0) -> float:
-    """Total privacy loss of ``levels`` reports that are each ``level_epsilon``-LDP.
-
-    Basic composition ``k ε_0``; with ``delta > 0`` also the advanced composition of Dwork,
-    Rothblum & Vadhan (2010), ``sqrt(2 k ln(1/δ)) ε_0 + k ε_0 (e^{ε_0} - 1)``, and the smaller of
-    the two (the user's reports are then ``(total, δ)``-LDP).
-
-    :param level_epsilon: ``ε_0`` of each report.
-    :param levels: number of reports ``k >= 1``.
-    :param delta: ``δ`` in ``[0, 1)``; 0 gives basic composition.
-    :return: the total ``ε``.
-    :raise ValueError: if a parameter is out of range.
-    """
-    eps0 = check_epsilon(level_epsilon)
-    count = check_positive_int(levels, "levels")
-    dlt = check_delta(delta)
-    basic = count * eps0
-    if dlt == 0.0:
-        return basic
-    return min(basic, _advanced(eps0, count, dlt))
-
-
-def _advanced(eps0: float, count: int, delta: float) -> float:
-    return math.sqrt(2.0 * count * math.log(1.0 / delta)) * eps0 + count * eps0 * math.expm1(eps0)
-
-
-def level_epsilon(epsilon: float, *, levels: int, delta: float = 0.0, split: str = "users") -> float:
-    """The ε each report gets under a splitting strategy (App. B.2.2).
-
-    ``split="users"``: every user reports once, with ``ε``.  ``split="budget"``: every user reports
-    at all ``levels`` levels; ``delta = 0`` gives ``ε / levels`` (basic composition); ``delta > 0``
-    gives the largest ``ε_0`` with ``sqrt(2 k ln(1/δ)) ε_0 + k ε_0 (e^{ε_0} - 1) <= ε``
-    (Dwork–Rothblum–Vadhan, found by bisection), or ``ε / levels`` if that is larger.
-
-    :param epsilon: the user's total budget.
-    :param levels: number of levels ``α = log2 d``.
-    :param delta: ``δ`` in ``[0, 1)``; must be 0 with ``split="users"``.
-    :param split: ``"users"`` or ``"budget"``.
-    :return: ``ε_0``.
-    :raise ValueError: if a parameter is out of range.
-    """
-    eps = check_epsilon(epsilon)
-    count = check_positive_int(levels, "levels")
-    dlt = check_delta(delta)
-    mode = _check_split(split)
-    if mode == "users":
-        if dlt != 0.0:
-            raise ValueError(f"delta must be 0 with split='users' (each user reports once, pure epsilon-LDP), got {delta}")
-        return eps
-    basic = eps / count
-    if dlt == 0.0:
-        return basic
-    low, high = 0.0, eps
-    if _advanced(high, count, dlt) <= eps:
-        return max(basic, high)
-    for _ in range(200):
-        middle = 0.5 * (low + high)
-        if middle in (low, high):
-            break
-        if _advanced(middle, count, dlt) <= eps:
-            low = middle
-        else:
-            high = middle
-    return max(basic, low)
-
-
-# --------------------------------------------------------------------------------------------------
-# hierarchical histograms: user side
-
-@dataclass(frozen=True)
-class HierarchyReports:
-    """All reports of one class's users for a hierarchical histogram (user side of App. B.2).
-
-    :param domain_size: ``d = 2^levels``.
-    :param split: ``"users"`` or ``"budget"``.
-    :param users: number of users ``n`` (public: the class size).
-    :param epsilon: each user's total budget.
-    :param delta: ``δ`` (0 for pure LDP).
-    :param level_epsilon: ``ε_0`` of each report.
-    :param reports: ``reports[l - 1]`` are the reports at level ``l`` (``bits = l``).
-    """
-
-    domain_size: int
-    split: str
-    users: int
-    epsilon: float
-    delta: float
-    level_epsilon: float
-    reports: tuple[HadamardReports, ...]
-
-    @property
-    def levels(self) -> int:
-        """``α = log2 d``."""
-        return self.domain_size.bit_length() - 1
-
-
-def randomize_hierarchy(values: npt.ArrayLike, *, domain_size: int, epsilon: float, delta: float = 0.0,
-                        split: str = "users", rng: np.random.Generator | None = None) -> HierarchyReports:
-    """Every user of one class randomizes her score for a hierarchical histogram (App. B.2.2).
-
-    ``split="users"``: a uniformly random, data-independent assignment puts ``floor``/``ceil`` of
-    ``n / levels`` users at each level; a user at level ``l`` sends one Algorithm 2 report of
-    ``s >> (levels - l)`` in a domain of size ``2^l`` with the full ``ε``.  ``split="budget"``: every
-    user sends one report per level with :func:`level_epsilon`.
-
-    :param values: the class's scores, integers in ``[0, domain_size)``.
-    :param domain_size: ``d``, a power of two in ``[2, 2^62]``.
-    :param epsilon: each user's total budget.
-    :param delta: ``δ`` for advanced composition with ``split="budget"``; 0 otherwise.
-    :param split: ``"users"`` or ``"budget"``.
-    :param rng: the users' randomness (and the level assignment); ``None`` draws from the OS.
-    :return: the reports of every level.
-    :raise ValueError: if a parameter is out of range, a score lies outside the domain, or with
-        ``split="users"`` there are fewer users than levels.
-    :raise TypeError: if a parameter has the wrong type.
-    """
-    size = _check_domain_size(domain_size)
-    levels = size.bit_length() - 1
-    mode = _check_split(split)
-    eps0 = level_epsilon(epsilon, levels=levels, delta=delta, split=mode)
-    threshold = _flip_threshold(eps0)
-    scores = _check_values(values, size, "values")
-    generator = noise_generator(rng)
-    users = scores.size
-    reports: list[HadamardReports] = []
-    if mode == "users":
-        if users < levels:
-            raise ValueError(f"split='users' needs at least one user per level ({levels}), got {users} users")
-        order = generator.permutation(users)
-        for level in range(1, levels + 1):
-            members = scores[order[level - 1::levels]]
-            reports.append(_randomize(members >> (levels - level), level, threshold, eps0, generator))
-    else:
-        for level in range(1, levels + 1):
-            reports.append(_randomize(scores >> (levels - level), level, threshold, eps0, generator))
-    return HierarchyReports(domain_size=size, split=mode, users=users, epsilon=float(epsilon),
-                            delta=float(delta), level_epsilon=eps0, reports=tuple(reports))
-
-
-# --------------------------------------------------------------------------------------------------
-# hierarchical histograms: what the traversal needs
-
-@runtime_checkable
-class HierarchyEstimate(Protocol):
-    """An (estimated) hierarchical histogram ``ĥ`` of one class, as the traversal queries it.
-
-    ``estimate(level, nodes)`` answers node ``p`` at level ``l`` (the dyadic interval
-    ``[p 2^(levels-l), (p+1) 2^(levels-l))``); ``total`` is the root (the class size);
-    ``variance_bound`` bounds the variance of every estimate (the paper's ``v``).
-    """
-
-    @property
-    def levels(self) -> int:
-        """``α = log2 d``."""
-        ...
-
-    @property
-    def total(self) -> float:
-        """The root count ``h_λ = n``."""
-        ...
-
-    @property
-    def variance_bound(self) -> float:
-        """``v``: a bound on the variance of every node estimate."""
-        ...
-
-    def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """Estimates of the nodes at ``level`` (float64)."""
-        ...
-
-
-class HadamardHierarchy:
-    """The server's estimate ``ĥ`` of one class's hierarchical histogram from Hadamard reports.
-
-    One :class:`FrequencyOracle` per level ``1..levels``; level 0 is the public class size.  With
-    ``split="users"`` the level-``l`` counts are scaled by ``n / n_l``.
-
-    :param reports: the class's reports from :func:`randomize_hierarchy`.
-    :raise TypeError: if ``reports`` is not :class:`HierarchyReports`.
-    """
-
-    def __init__(self, reports: HierarchyReports) -> None:
-        if not isinstance(reports, HierarchyReports):
-            raise TypeError(f"reports must be HierarchyReports, got {type(reports).__name__}")
-        self._levels = reports.levels
-        self._domain_size = reports.domain_size
-        self._users = reports.users
-        self._split = reports.split
-        self._level_epsilon = reports.level_epsilon
-        self._oracles = tuple(FrequencyOracle(level_reports) for level_reports in reports.reports)
-        self._scales = tuple(self._users / oracle.users for oracle in self._oracles)
-        self._bound = max(scale ** 2 * oracle.variance_bound for scale, oracle in zip(self._scales, self._oracles))
-
-    @property
-    def levels(self) -> int:
-        """``α = log2 d``."""
-        return self._levels
-
-    @property
-    def domain_size(self) -> int:
-        """``d``."""
-        return self._domain_size
-
-    @property
-    def total(self) -> float:
-        """The class size ``n`` (public)."""
-        return float(self._users)
-
-    @property
-    def split(self) -> str:
-        """The splitting strategy of the reports."""
-        return self._split
-
-    @property
-    def level_epsilon(self) -> float:
-        """``ε_0`` of each report."""
-        return self._level_epsilon
-
-    @property
-    def variance_bound(self) -> float:
-        """``v = max_l (n/n_l)^2 n_l K^2``: bounds the variance of every node estimate."""
-        return self._bound
-
-    def oracle(self, level: int) -> FrequencyOracle:
-        """The frequency oracle of ``level`` (``1 <= level <= levels``).
-
-        :raise ValueError: if level is out of range.
-        """
-        index = _check_level(level, self._levels)
-        if index == 0:
-            raise ValueError("level must be at least 1 (the root has no oracle), got 0")
-        return self._oracles[index - 1]
-
-    def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """Unbiased estimates of the counts of ``nodes`` (dyadic intervals) at ``level``.
-
-        :param level: ``0..levels``; level 0 (the root) returns the class size.
-        :param nodes: integers in ``[0, 2^level)``.
-        :return: float64 array.
-        :raise ValueError: if level or a node is out of range.
-        """
-        index = _check_level(level, self._levels)
-        queries = _check_nodes(nodes, index)
-        if index == 0:
-            return np.full(queries.size, float(self._users))
-        return self._scales[index - 1] * self._oracles[index - 1]._unchecked_counts(queries)
-
-    def frequencies(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """Unbiased estimates of the fraction of the class in each dyadic interval (estimate / n).
-
-        :param level: ``0..levels``.
-        :param nodes: integers in ``[0, 2^level)``.
-        :return: float64 array.
-        :raise ValueError: if level or a node is out of range.
-        """
-        return self.estimate(level, nodes) / self._users
-
-    def variance(self, level: int, true_counts: npt.ArrayLike) -> np.ndarray:
-        """Exact variance of :meth:`estimate` for nodes with the given true counts ``h``.
-
-        ``n^2/n_l (K^2 - f + f (1 - f)(n - n_l)/(n - 1))`` with ``f = h/n``: the oracle's variance
-        plus, with ``split="users"``, the hypergeometric variance of the random level assignment.
-
-        :param level: ``1..levels``.
-        :param true_counts: counts in ``[0, n]``.
-        :return: float64 array.
-        :raise ValueError: if level or a count is out of range.
-        """
-        oracle = self.oracle(level)
-        counts = np.asarray(true_counts, dtype=np.float64)
-        n = float(self._users)
-        if counts.size and (np.any(~np.isfinite(counts)) or counts.min() < 0 or counts.max() > n):
-            raise ValueError(f"true_counts must lie in [0, {self._users}]")
-        share = counts / n
-        members = float(oracle.users)
-        sampling = share * (1.0 - share) * (n - members) / (n - 1.0) if n > members else 0.0 * share
-        return n * n / members * (oracle.debias_factor ** 2 - share + sampling)
-
-
-def _check_variance_bound(variance_bound: float) -> float:
-    value = check_finite(variance_bound, "variance_bound")
-    if value < 0:
-        raise ValueError(f"variance_bound must be non-negative, got {variance_bound}")
-    return value
-
-
-class ExactHierarchy:
-    """The exact hierarchical histogram of a multiset of scores (Definition 3), without noise.
-
-    Stored as the sorted scores (``O(n)``); a node count is two binary searches, so any domain
-    size works.  ``variance_bound`` is what the traversal is told (0: no pruning threshold).
-
-    :param values: scores, integers in ``[0, domain_size)``.
-    :param domain_size: ``d``, a power of two in ``[2, 2^62]``.
-    :param variance_bound: the ``v`` reported to the traversal, non-negative.
-    :raise ValueError: if a parameter is out of range.
-    """
-
-    def __init__(self, values: npt.ArrayLike, *, domain_size: int, variance_bound: float = 0.0) -> None:
-        size = _check_domain_size(domain_size)
-        self._levels = size.bit_length() - 1
-        self._sorted = np.sort(_check_values(values, size, "values"))
-        self._bound = _check_variance_bound(variance_bound)
-
-    @property
-    def levels(self) -> int:
-        """``α = log2 d``."""
-        return self._levels
-
-    @property
-    def total(self) -> float:
-        """The number of scores."""
-        return float(self._sorted.size)
-
-    @property
-    def variance_bound(self) -> float:
-        """The ``v`` given at construction."""
-        return self._bound
-
-    def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """Exact counts of ``nodes`` at ``level``.
-
-        :param level: ``0..levels``.
-        :param nodes: integers in ``[0, 2^level)``.
-        :return: float64 array.
-        :raise ValueError: if level or a node is out of range.
-        """
-        index = _check_level(level, self._levels)
-        queries = _check_nodes(nodes, index)
-        shift = self._levels - index
-        low = queries << shift
-        high = (queries + 1) << shift
-        return (np.searchsorted(self._sorted, high) - np.searchsorted(self._sorted, low)).astype(np.float64)
-
-
-class HierarchyTable:
-    """A hierarchical histogram given level by level, e.g. a hand-built tree (small domains).
-
-    ``counts[l]`` holds the ``2^l`` node values of level ``l`` (``counts[0]`` is the root).  The
-    values are taken as estimates: they may be negative or inconsistent across levels, as noisy
-    estimates are.  This stores ``O(d)`` numbers by construction.
-
-    :param counts: ``levels + 1`` arrays, ``counts[l]`` of length ``2^l``, finite; root positive.
-    :param variance_bound: the ``v`` reported to the traversal, non-negative.
-    :raise ValueError: if the shapes or values are invalid.
-    """
-
-    def __init__(self, counts: Sequence[npt.ArrayLike], *, variance_bound: float = 0.0) -> None:
-        if len(counts) < 2:
-            raise ValueError(f"counts must give the root and at least one level, got {len(counts)} level(s)")
-        if len(counts) - 1 > _TABLE_MAX_LEVELS:
-            raise ValueError(f"counts must have at most {_TABLE_MAX_LEVELS} levels below the root, got {len(counts) - 1}")
-        tables: list[np.ndarray] = []
-        for level, values in enumerate(counts):
-            array = np.asarray(values, dtype=np.float64)
-            if array.shape != (1 << level,):
-                raise ValueError(f"counts[{level}] must have {1 << level} entries, got shape {array.shape}")
-            if not np.all(np.isfinite(array)):
-                raise ValueError(f"counts[{level}] must be finite")
-            tables.append(array)
-        if tables[0][0] <= 0:
-            raise ValueError(f"the root count must be positive, got {tables[0][0]}")
-        self._tables = tuple(tables)
-        self._bound = _check_variance_bound(variance_bound)
-
-    @property
-    def levels(self) -> int:
-        """``α``: number of levels below the root."""
-        return len(self._tables) - 1
-
-    @property
-    def total(self) -> float:
-        """The root value."""
-        return float(self._tables[0][0])
-
-    @property
-    def variance_bound(self) -> float:
-        """The ``v`` given at construction."""
-        return self._bound
-
-    def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """The table's values of ``nodes`` at ``level``.
-
-        :raise ValueError: if level or a node is out of range.
-        """
-        index = _check_level(level, self.levels)
-        return self._tables[index][_check_nodes(nodes, index)].astype(np.float64)
+    return check_bool(count_ties, "count_ties")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1024,9 +183,7 @@ def optimal_threshold_constant(positive_users: float, negative_users: float, *, 
     :raise ValueError: if a parameter is out of range.
     """
     n_pos, n_neg = _check_class_sizes(positive_users, negative_users)
-    constant = check_finite(variance_constant, "variance_constant")
-    if constant < 0:
-        raise ValueError(f"variance_constant must be non-negative, got {variance_constant}")
+    constant = check_nonnegative(variance_constant, "variance_constant")
     alpha = check_positive_int(levels, "levels")
     mode = _check_discard(discard)
     n, n_min = n_pos + n_neg, min(n_pos, n_neg)
@@ -1057,9 +214,7 @@ def mse_bound(positive_users: float, negative_users: float, *, variance_constant
     :raise ValueError: if a parameter is out of range.
     """
     n_pos, n_neg = _check_class_sizes(positive_users, negative_users)
-    constant = check_finite(variance_constant, "variance_constant")
-    if constant < 0:
-        raise ValueError(f"variance_constant must be non-negative, got {variance_constant}")
+    constant = check_nonnegative(variance_constant, "variance_constant")
     alpha = check_positive_int(levels, "levels")
     a = check_finite(threshold_constant, "threshold_constant")
     if a <= 1:
@@ -1125,12 +280,8 @@ def _check_pair(positive: HierarchyEstimate, negative: HierarchyEstimate) -> int
     for name, tree in (("positive", positive), ("negative", negative)):
         if not isinstance(tree, HierarchyEstimate):
             raise TypeError(f"{name} must provide levels, total, variance_bound and estimate(), got {type(tree).__name__}")
-        total = check_finite(tree.total, f"{name}.total")
-        if total <= 0:
-            raise ValueError(f"{name}.total must be positive, got {tree.total}")
-        bound = check_finite(tree.variance_bound, f"{name}.variance_bound")
-        if bound < 0:
-            raise ValueError(f"{name}.variance_bound must be non-negative, got {tree.variance_bound}")
+        check_positive(tree.total, f"{name}.total")
+        check_nonnegative(tree.variance_bound, f"{name}.variance_bound")
     levels = check_positive_int(positive.levels, "positive.levels")
     if negative.levels != levels:
         raise ValueError(f"positive and negative must have the same number of levels, got {levels} and {negative.levels}")
@@ -1269,8 +420,8 @@ def ldp_auc(positive_scores: npt.ArrayLike, negative_scores: npt.ArrayLike, *, d
         a = check_finite(threshold_constant, "threshold_constant")
         if a < 0:
             raise ValueError(f"threshold_constant must be non-negative, got {threshold_constant}")
-    positives = _check_values(positive_scores, size, "positive_scores")
-    negatives = _check_values(negative_scores, size, "negative_scores")
+    positives = check_indices(positive_scores, size, "positive_scores")
+    negatives = check_indices(negative_scores, size, "negative_scores")
     eps0 = level_epsilon(epsilon, levels=size.bit_length() - 1, delta=delta, split=mode)
     generator = noise_generator(rng)
     positive = HadamardHierarchy(randomize_hierarchy(positives, domain_size=size, epsilon=epsilon, delta=delta,

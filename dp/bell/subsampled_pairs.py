@@ -65,7 +65,7 @@ per-pair noisy values, which are ``epsilon``-DP (each row in at most ``P`` pairs
 a coalition of ``t`` parties, with or without party 0, knows its own noise shares but the ``m - t``
 honest shares alone make up ``DLap(alpha)``, so what it sees stays ``epsilon``-DP.  No other party
 sees anything but the public row counts, the joint seed and hence the pairs.  Inputs are clipped
-locally to their declared domains (:func:`dp.umpc.protocol.prepare_rows`), so no row moves a kernel value by
+locally to their declared domains (:func:`dp.umpc.protocol.prepare_kernel_rows`), so no row moves a kernel value by
 more than ``Delta_f``.  Noise comes from the OS, never from the public seed.  It is party-drawn only
 (:mod:`dp.noise_defaults`): one noise value per pair sampled inside MPC measured 88 s and 720 MB with
 ``-M3`` for 2119 pairs, against 1.4 s and 15 MB for the whole protocol, so there is no in-MPC path.
@@ -80,7 +80,9 @@ from typing import Any
 import numpy as np
 
 from dp.sampling import max_degree
-from dp.umpc.protocol import KernelColumns, NoisePlan, UStatQuery, plan_noise, polya_tail_bound, prepare_rows, secure_integer_type
+from dp.noise_plans import PartyLaplacePlan, plan_party_laplace, polya_tail_bound
+from dp.umpc.protocol import KernelColumns, UStatQuery, prepare_kernel_rows, secure_integer_type
+from dp.umpc.sampler_variance import design_factor
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
 from secure.intake import ColumnSpec, FixedPointRows
 from secure.kernels import Kernel
@@ -147,7 +149,7 @@ class SubsampledPairsQuery(KernelColumns):
 
     @property
     def ustat_query(self) -> UStatQuery:
-        """The same kernel and columns as a :class:`dp.umpc.protocol.UStatQuery` (for :func:`prepare_rows`)."""
+        """The same kernel and columns as a :class:`dp.umpc.protocol.UStatQuery` (checks the columns as the main job does)."""
         return UStatQuery(kernel=self.kernel, specs=tuple(self.specs), epsilon=self.epsilon)
 
     @property
@@ -156,8 +158,8 @@ class SubsampledPairsQuery(KernelColumns):
         return self.epsilon / len(self.outputs)
 
     def prepare(self, values: np.ndarray) -> FixedPointRows:
-        """A party's rows validated, clipped to their domains, in fixed point (:func:`dp.umpc.protocol.prepare_rows`)."""
-        return prepare_rows(self.ustat_query, values)
+        """A party's rows validated, clipped to their domains, in fixed point (:func:`dp.umpc.protocol.prepare_kernel_rows`)."""
+        return prepare_kernel_rows(self, values, clip=True)
 
 
 def _check_rows(rows: int) -> int:
@@ -193,19 +195,19 @@ def pairs_for(query: SubsampledPairsQuery, rows: int, seed: int) -> np.ndarray:
     return permutation_pairs(rows, query.permutations, public_generator(seed))
 
 
-def plans_for_pairs(query: SubsampledPairsQuery, parties: int, threshold: int) -> list[NoisePlan]:
+def plans_for_pairs(query: SubsampledPairsQuery, parties: int, threshold: int) -> list[PartyLaplacePlan]:
     """Per output, the noise plan of **each pair**: sensitivity ``P * Delta_f``, budget ``epsilon_out``.
 
     A row is in at most ``P`` pairs (exactly ``P`` for even ``n``), so ``alpha = exp(-epsilon_out /
     (P Delta_f))``: a budget of ``epsilon_out / P`` per pair, and basic composition over the row's
     pairs.  ``P`` is public and data independent, so every run and every party uses the same plan.
-    Reuses :func:`dp.umpc.protocol.plan_noise` (pure DP, coalition shape ``1/(m-t)``).
+    Reuses :func:`dp.noise_plans.plan_party_laplace` (pure DP, coalition shape ``1/(m-t)``).
     """
-    return [plan_noise(output, max_degree=query.permutations, epsilon=query.output_epsilon, delta=0.0,
-                       parties=parties, threshold=threshold) for output in query.outputs]
+    return [plan_party_laplace(output, max_degree=query.permutations, epsilon=query.output_epsilon,
+                               parties=parties, threshold=threshold) for output in query.outputs]
 
 
-def pair_slack(plan: NoisePlan, pairs: int) -> int:
+def pair_slack(plan: PartyLaplacePlan, pairs: int) -> int:
     """Bound on ``|total noise|`` of every one of ``pairs`` opened values, failing w.p. < ``2**-40``.
 
     Each total is a difference of two ``NB(m/(m-t), alpha)``; a union bound over the pairs adds
@@ -215,7 +217,7 @@ def pair_slack(plan: NoisePlan, pairs: int) -> int:
     return polya_tail_bound(plan.alpha, plan.parties / (plan.parties - plan.threshold), bits)
 
 
-def party_pair_draws(plan: NoisePlan, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
+def party_pair_draws(plan: PartyLaplacePlan, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
     """One party's per-pair noise: ``size`` differences of ``Polya(1/(m-t), alpha)`` (OS randomness).
 
     What each party secret-shares in the secure path; the auditor (:mod:`dp.audit.central_cases`) sums the
@@ -228,12 +230,12 @@ def party_pair_draws(plan: NoisePlan, size: int, rng: np.random.Generator | None
 _party_draws = party_pair_draws
 
 
-def _noise_std_of_average(query: SubsampledPairsQuery, count: int, plans: Sequence[NoisePlan]) -> list[float]:
+def _noise_std_of_average(query: SubsampledPairsQuery, count: int, plans: Sequence[PartyLaplacePlan]) -> list[float]:
     """Per output: standard deviation of the noise in the average over ``count`` pairs (statistic units)."""
     return [math.sqrt(plan.variance / count) / out.scale for out, plan in zip(query.outputs, plans)]
 
 
-def _estimate_std(query: SubsampledPairsQuery, count: int, plans: Sequence[NoisePlan], sums: Sequence[float]) -> float:
+def _estimate_std(query: SubsampledPairsQuery, count: int, plans: Sequence[PartyLaplacePlan], sums: Sequence[float]) -> float:
     """Standard deviation of the estimate due to the noise, given the pairs.
 
     One output: ``sqrt(Var eta / N) / scale``.  A ratio: the delta method with the released sums
@@ -298,6 +300,18 @@ class SubsampledRelease:
     bytes_sent: int = 0
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
     missing: str = "refuse"
+    seed: int | None = None
+    sampling_error_bound: float = 0.0
+
+    @property
+    def error_bound(self) -> float:
+        """``sqrt(estimate_std^2 + sampling_error_bound^2)``: one sd of the noise and of the pair sampling."""
+        return math.sqrt(self.estimate_std ** 2 + self.sampling_error_bound ** 2)
+
+    @property
+    def uncertainty_covers(self) -> str:
+        """Which errors ``noise_std``, ``sampling_error_bound`` and ``error_bound`` cover (the record's words)."""
+        return PAIR_UNCERTAINTY
 
     @property
     def guarantee(self) -> str:
@@ -313,9 +327,41 @@ class SubsampledRelease:
                 "n": self.n, "pairs": self.pairs, "parties": self.parties, "seconds": self.seconds,
                 "bytes_sent": self.bytes_sent, "protocol": "subsampled pairs", "permutations": self.permutations,
                 "threshold": self.threshold, "max_degree": self.max_degree, "pair_epsilon": self.pair_epsilon,
-                "mechanism": self.mechanism, "noise_std": self.noise_std, "estimate_std": self.estimate_std,
+                "mechanism": self.mechanism, "noise_std": self.estimate_std, "noise_std_per_sum": self.noise_std,
+                "sampling_error_bound": self.sampling_error_bound, "error_bound": self.error_bound, "seed": self.seed,
+                "uncertainty_covers": self.uncertainty_covers, "estimate_std": self.estimate_std,
                 "noisy_sums": self.noisy_sums, "phases": self.phases, "missing": self.missing,
                 "clipping": "local", "noise_source": "parties", "guarantee": self.guarantee}
+
+
+#: what the uncertainty of a subsampled-pairs release covers (the record's ``uncertainty_covers``)
+PAIR_UNCERTAINTY = ("DP noise (noise_std) and the sampling of the pairs, P random permutations of disjoint pairs "
+                    "(sampling_error_bound, 1 sd: dp.umpc.sampler_variance.design_factor of the drawn pairs times "
+                    "range^2/4, data-independent, exact for this exchangeable design; for a ratio kernel a "
+                    "first-order bound with the released comparable share plugged in, post-processing); "
+                    "error_bound = sqrt of the sum of squares; not the sampling of the rows from a population")
+
+
+def pair_sampling_error_bound(query: SubsampledPairsQuery, rows: int, pairs: np.ndarray,
+                              sums: Sequence[float]) -> float:
+    """One sd of the pair-sampling error ``U_pairs - U`` (all-pairs U), bounded from public values only.
+
+    The ``P`` permutations are uniformly random, so the drawn design is exchangeable (it has the law of
+    a uniformly relabelled copy) and :func:`dp.umpc.sampler_variance.design_factor` ``F(E)`` bounds its
+    incompleteness variance by ``F(E) range^2 / 4`` for every data set (Popoviciu; ``range`` the kernel's
+    public output range).  A ratio ``N/D`` (AUC): as :func:`dp.umpc.protocol.sampling_error_bound`,
+    ``sqrt(bound / p)`` with ``p`` the released share of comparable pairs (post-processing); ``nan`` if
+    ``D <= 0``.
+    """
+    first = query.outputs[0]
+    spread = ((first.high - first.low) / first.scale) ** 2 / 4.0
+    variance = design_factor(np.asarray(pairs, dtype=np.int64), rows) * spread
+    if len(query.outputs) == 1:
+        return math.sqrt(variance)
+    share = float(sums[1]) / (query.outputs[1].scale * len(pairs))
+    if share <= 0:
+        return float("nan")
+    return math.sqrt(variance / min(1.0, share))
 
 
 # ----------------------------------------------------------------------------------------- simulated
@@ -338,7 +384,7 @@ class SubsampledSimulation:
     pairs: np.ndarray
     pair_values: np.ndarray
     noisy_values: np.ndarray
-    plans: list[NoisePlan]
+    plans: list[PartyLaplacePlan]
 
 
 def simulate_subsampled(query: SubsampledPairsQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int,
@@ -406,7 +452,7 @@ def simulate_subsampled(query: SubsampledPairsQuery, rows_by_party: Sequence[np.
 # -------------------------------------------------------------------------------------------- secure
 
 
-PairNoiseSource = Callable[[NoisePlan, int, int], np.ndarray]
+PairNoiseSource = Callable[[PartyLaplacePlan, int, int], np.ndarray]
 
 
 async def run_secure_subsampled(query: SubsampledPairsQuery, fixed: FixedPointRows, *, seed: int | None = None,
@@ -495,7 +541,7 @@ async def run_secure_subsampled(query: SubsampledPairsQuery, fixed: FixedPointRo
         seconds=sum(cost.seconds for cost in phases.values()),
         bytes_sent=sum(cost.bytes_sent for cost in phases.values()),
         phases={name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()},
-        missing=missing)
+        missing=missing, seed=public_seed, sampling_error_bound=pair_sampling_error_bound(query, rows, pairs, sums))
 
 
 # ------------------------------------------------------------------------------ kernel moments, MSE
@@ -635,8 +681,7 @@ def protocol_mse(query: SubsampledPairsQuery, zeta1: float, zeta2: float, *, n: 
     m, t = check_parties(parties, threshold)
     n = _check_n(n)
     out = query.outputs[0]
-    plan = plan_noise(out, max_degree=query.permutations, epsilon=query.epsilon, delta=0.0, parties=m,
-                      threshold=t)
+    plan = plan_party_laplace(out, max_degree=query.permutations, epsilon=query.epsilon, parties=m, threshold=t)
     pairs = query.permutations * (n // 2)
     return (subsampling_variance(zeta1, zeta2, permutations=query.permutations, n=n)
             + plan.variance / (pairs * out.scale ** 2))
@@ -678,7 +723,7 @@ def advanced_composition_epsilon(epsilon: float, delta: float, compositions: int
 
 
 def all_pairs_plans(query: SubsampledPairsQuery, n: int, *, delta: float = DEFAULT_BASELINE_DELTA, parties: int = 1,
-                    threshold: int = 0) -> list[NoisePlan]:
+                    threshold: int = 0) -> list[PartyLaplacePlan]:
     """Per output, the per-pair plan of the all-pairs baseline: ``DLap(exp(-epsilon_0 / Delta))``.
 
     ``epsilon_0 = advanced_composition_epsilon(epsilon/outputs, delta/outputs, n - 1)``.
@@ -686,7 +731,7 @@ def all_pairs_plans(query: SubsampledPairsQuery, n: int, *, delta: float = DEFAU
     n = _check_n(n)
     outputs = query.outputs
     pair_epsilon = advanced_composition_epsilon(query.epsilon / len(outputs), delta / len(outputs), n - 1)
-    return [plan_noise(out, max_degree=1, epsilon=pair_epsilon, delta=0.0, parties=parties, threshold=threshold)
+    return [plan_party_laplace(out, max_degree=1, epsilon=pair_epsilon, parties=parties, threshold=threshold)
             for out in outputs]
 
 
@@ -699,7 +744,7 @@ class AllPairsSimulation:
     pairs: int
     pair_epsilon: float
     delta: float
-    plans: list[NoisePlan]
+    plans: list[PartyLaplacePlan]
 
 
 def simulate_all_pairs(query: SubsampledPairsQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int,

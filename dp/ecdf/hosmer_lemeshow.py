@@ -99,7 +99,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import KW_ONLY, dataclass
-from numbers import Real
 
 import numpy as np
 import numpy.typing as npt
@@ -115,7 +114,7 @@ from dp.ecdf.tree import (
     true_counts,
     uniform_grid,
 )
-from dp.validation import check_epsilon, check_finite, check_integer, check_parties, check_positive_int
+from dp.validation import check_epsilon, check_finite, check_integer, check_number, check_parties, check_positive_int
 from secure.intake import ColumnSpec
 from secure.noise.party import polya_difference
 from smoothing.inverse import inverse_ecdf
@@ -718,8 +717,7 @@ def relative_squared_error(private: float, exact: float) -> float:
     :raise ValueError: if ``exact`` is zero or not finite, or ``private`` is NaN.
     :raise TypeError: if an argument is not a number.
     """
-    if isinstance(private, bool) or not isinstance(private, Real):
-        raise TypeError(f"private must be a number, got {private!r}")
+    check_number(private, "private")
     reference = check_finite(exact, "exact")
     if reference == 0:
         raise ValueError("exact must be non-zero, got 0")

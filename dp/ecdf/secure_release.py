@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -50,6 +51,27 @@ class EcdfRelease:
     seconds: float = 0.0
     bytes_sent: int = 0
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def noise_std(self) -> float:
+        """Sd of each released ECDF value due to the tree noise (``point_std``, statistic units)."""
+        return self.point_std
+
+    @property
+    def sampling_error_bound(self) -> float:
+        """0: every row is counted exactly (nothing is sampled)."""
+        return 0.0
+
+    @property
+    def error_bound(self) -> float:
+        """One sd of each released value's error: the noise's only."""
+        return math.hypot(self.noise_std, self.sampling_error_bound)
+
+    def honest_keys(self) -> dict[str, Any]:
+        """The record's uncertainty keys (as :meth:`dp.umpc.protocol.UStatRelease.record`); no seed: nothing sampled."""
+        return {"noise_std": self.noise_std, "sampling_error_bound": self.sampling_error_bound,
+                "error_bound": self.error_bound, "seed": None,
+                "uncertainty_covers": "DP noise only (noise_std per released point); exact counts, no sampling error"}
 
     @property
     def noise_source(self) -> str:

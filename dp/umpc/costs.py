@@ -39,10 +39,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Integral, Real
 
 from dp.umpc.delegation import delegate_size
-from dp.validation import check_epsilon, check_positive_int
+from dp.validation import check_epsilon, check_int_at_least, check_nonnegative, check_positive_int
 
 __all__ = ["FSS_LAMBDA", "KERNEL_OPERATIONS", "PAPER_KERNEL_OPERATIONS", "OPERATION_COUNTS", "UmpcCost",
            "kernel_cost_bits", "kernel_party_ops", "PROTOCOLS", "ProtocolCost", "protocol_costs", "umpc_online_bits",
@@ -77,23 +76,6 @@ PAPER_KERNEL_OPERATIONS: dict[str, tuple[int, int]] = {
 OPERATION_COUNTS: tuple[str, ...] = ("implementation", "paper")
 
 
-def _check_count(value: int, name: str, *, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    return int(value)
-
-
-def _check_nonnegative(value: float, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    result = float(value)
-    if not math.isfinite(result) or result < 0:
-        raise ValueError(f"{name} must be finite and non-negative, got {value}")
-    return result
-
-
 def _log2(value: float) -> float:
     """``log2`` floored at 1, so that asymptotic ``log`` factors never vanish or turn negative."""
     return max(1.0, math.log2(value))
@@ -111,7 +93,7 @@ def _operations(kernel: str, counts: str, comparisons: int | None, products: int
         default_comparisons, default_products = table[kernel]
         comparisons = default_comparisons if comparisons is None else comparisons
         products = default_products if products is None else products
-    return _check_count(comparisons, "comparisons"), _check_count(products, "products")
+    return check_int_at_least(comparisons, "comparisons", 0), check_int_at_least(products, "products", 0)
 
 
 def kernel_cost_bits(kernel: str = "kendall", bits: int = 40, *, lam: int = FSS_LAMBDA,
@@ -175,8 +157,8 @@ def umpc_rounds(kernel_rounds: int = 2, noise_rounds: int = 1) -> int:
     Defaults: Kendall's FSS comparisons (1 round, in parallel) then a Beaver product (1 round);
     Protocol B.1 shares the noise in one round.
     """
-    kernel_rounds = _check_count(kernel_rounds, "kernel rounds")
-    noise_rounds = _check_count(noise_rounds, "noise rounds")
+    kernel_rounds = check_int_at_least(kernel_rounds, "kernel rounds", 0)
+    noise_rounds = check_int_at_least(noise_rounds, "noise rounds", 0)
     return max(kernel_rounds, noise_rounds) + 2
 
 
@@ -201,8 +183,8 @@ def umpc_online_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, kernel_
     if k > n:
         raise ValueError(f"k must not exceed n ({n}), got {k}")
     per_tuple = (kernel_cost_bits(kernel, bits, counts=counts) if kernel_bits is None
-                 else _check_count(kernel_bits, "kernel_bits"))
-    noise_bits = _check_count(noise_bits, "noise_bits")
+                 else check_int_at_least(kernel_bits, "kernel_bits", 0))
+    noise_bits = check_int_at_least(noise_bits, "noise_bits", 0)
     return UmpcCost(sharing=tuples * k * (k - 1) * bits, kernel=tuples * per_tuple, noise=noise_bits,
                     aggregation=n * bits, rounds=umpc_rounds(kernel_rounds, noise_rounds))
 
@@ -249,7 +231,7 @@ def ghazi_bits(n: int, epsilon: float, bits: int = 40, t: int = 64) -> float:
 
 def ghazi_sm_bits(n: int, epsilon: float, bits: int = 40, t: int = 64, kappa: int = 0) -> float:
     r"""GhaziSM: ``(log n + kappa) n^2 eps^2 (log t) l`` bits (App. D.2.1; Table 1 has ``kappa = 0``)."""
-    kappa = _check_count(kappa, "kappa")
+    kappa = check_int_at_least(kappa, "kappa", 0)
     return (_log2(check_positive_int(n, "n")) + kappa) * ghazi_bits(n, epsilon, bits, t)
 
 
@@ -266,7 +248,7 @@ def umpc_party_ops(n: int, tuples: int, k: int = 2, kernel_ops: float | None = N
     tuples = check_positive_int(tuples, "number of tuples |E|")
     k = check_positive_int(k, "k")
     per_tuple = (kernel_party_ops(kernel, bits, counts=counts) if kernel_ops is None
-                 else _check_nonnegative(kernel_ops, "kernel_ops"))
+                 else check_nonnegative(kernel_ops, "kernel_ops"))
     return math.ceil(k * tuples / n) * per_tuple + n
 
 
@@ -438,8 +420,8 @@ def mpyc_shamir_bytes_model(n: int, tuples: int, *, parties: int = 3, columns: i
     parties = check_positive_int(parties, "parties")
     columns = check_positive_int(columns, "columns")
     comparison_bits = check_positive_int(comparison_bits, "comparison_bits")
-    comparisons = _check_count(comparisons, "comparisons")
-    products = _check_count(products, "products")
+    comparisons = check_int_at_least(comparisons, "comparisons", 0)
+    products = check_int_at_least(products, "products", 0)
     outputs = check_positive_int(outputs, "outputs")
     field_bits = check_positive_int(field_bits, "field_bits")
     cal = MPYC_CALIBRATION

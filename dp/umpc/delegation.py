@@ -48,14 +48,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from numbers import Integral, Real
-from typing import Any
+from numbers import Integral
+from typing import Any, overload
 
 import numpy as np
 
 from dp import calibration
-from dp.noise_plans import NoisePlan, polya_tail_bound
-from dp.validation import check_positive_int
+from dp.noise_defaults import delegated_guarantee
+from dp.noise_plans import (NoiseSource, PartyBinomialPlan, PartyLaplacePlan, PartyMechanism, binomial_tail_bound,
+                            polya_tail_bound)
+from dp.validation import check_interval, check_positive_int
 from secure.noise.party import centered_binomial, polya_difference
 from secure.public_randomness import public_generator
 
@@ -67,17 +69,6 @@ _RELATIVE_TOLERANCE = 1e-12  # floating-point slack when comparing (1 - f_H)^k w
 
 
 # ------------------------------------------------------------------------------------------ sizing
-
-
-def _check_probability(value: float, name: str, *, closed_high: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    number = float(value)
-    high_ok = number <= 1.0 if closed_high else number < 1.0
-    if not (math.isfinite(number) and number > 0.0 and high_ok):
-        interval = "(0, 1]" if closed_high else "(0, 1)"
-        raise ValueError(f"{name} must lie in {interval}, got {value}")
-    return number
 
 
 def delegate_size(epsilon_fail: float, honest_fraction: float, *, parties: int | None = None) -> int:
@@ -96,8 +87,9 @@ def delegate_size(epsilon_fail: float, honest_fraction: float, *, parties: int |
     :return: ``|Z| >= 1``.
     :raise ValueError: if a parameter is out of range.
     """
-    fail = _check_probability(epsilon_fail, "epsilon_fail")
-    honest = _check_probability(honest_fraction, "honest_fraction", closed_high=True)
+    fail = check_interval(epsilon_fail, "epsilon_fail", low=0.0, high=1.0, closed_low=False)
+    honest = check_interval(honest_fraction, "honest_fraction", low=0.0, high=1.0, closed_low=False,
+                            closed_high=True)
     if parties is not None:
         parties = check_positive_int(parties, "parties")
     corrupt = 1.0 - honest
@@ -172,16 +164,20 @@ def delegated_variance_factor(size: int, corrupt_delegates: int | None = None) -
 
 @dataclass(frozen=True)
 class DelegatedNoisePlan:
-    """A :class:`dp.umpc.protocol.NoisePlan` whose noise only the delegates draw, calibrated within ``Z``.
+    """A party-drawn noise plan whose noise only the delegates draw, calibrated within ``Z``.
 
-    :param base: the plan of the release (mechanism, epsilon, delta, sensitivity, alpha).
+    Meets :class:`dp.noise_plans.PartyNoisePlan`: mechanism, budget, sensitivity, ``m`` and ``t`` come from
+    the base plan; ``variance``, ``slack`` and :meth:`draw` from the recalibration within ``Z``.
+
+    :param base: the plan of the release (:class:`dp.noise_plans.PartyLaplacePlan` or
+        :class:`dp.noise_plans.PartyBinomialPlan`).
     :param delegates: the party ids in ``Z`` (sorted, distinct).
     :param corrupt_delegates: ``t_Z``; ``|Z| - 1`` when no better bound is known.
     :param epsilon_fail: probability that ``Z`` holds more than ``t_Z`` corrupt parties
         (informational; ``None`` if not stated).
     """
 
-    base: NoisePlan
+    base: PartyLaplacePlan | PartyBinomialPlan
     delegates: tuple[int, ...]
     corrupt_delegates: int
     epsilon_fail: float | None = None
@@ -197,9 +193,45 @@ class DelegatedNoisePlan:
         return self.size - self.corrupt_delegates
 
     @property
-    def mechanism(self) -> str:
+    def mechanism(self) -> PartyMechanism:
         """``discrete laplace`` or ``binomial`` (from the base plan)."""
         return self.base.mechanism
+
+    @property
+    def epsilon(self) -> float:
+        """The base plan's budget of this sum."""
+        return self.base.epsilon
+
+    @property
+    def delta(self) -> float:
+        """The base plan's delta (without the failure probability ``epsilon_fail``; :attr:`guarantee` adds it)."""
+        return self.base.delta
+
+    @property
+    def sensitivity(self) -> int:
+        """The base plan's sensitivity."""
+        return self.base.sensitivity
+
+    @property
+    def parties(self) -> int:
+        """``m`` of the base plan."""
+        return self.base.parties
+
+    @property
+    def threshold(self) -> int:
+        """``t`` of the base plan (the delegates' calibration uses ``t_Z`` instead)."""
+        return self.base.threshold
+
+    @property
+    def source(self) -> NoiseSource:
+        """``parties``: the delegates draw."""
+        return "parties"
+
+    @property
+    def guarantee(self) -> str:
+        """:func:`dp.noise_defaults.delegated_guarantee`, ``epsilon_fail`` counted in delta."""
+        failure = self.epsilon_fail or 0.0
+        return delegated_guarantee(self.epsilon, self.delta + failure, failure, self.size)
 
     @property
     def shape(self) -> float:
@@ -209,7 +241,7 @@ class DelegatedNoisePlan:
     @property
     def party_trials(self) -> int:
         """Even binomial trials per delegate with ``(|Z| - t_Z) N_p >= N`` (binomial only)."""
-        if self.mechanism != "binomial":
+        if not isinstance(self.base, PartyBinomialPlan):
             return 0
         total = calibration.binomial_trials(self.base.epsilon, self.base.delta, self.base.sensitivity)
         per_delegate = -(-total // self.honest_delegates)
@@ -223,34 +255,40 @@ class DelegatedNoisePlan:
     @property
     def variance(self) -> float:
         """Variance of the total noise (all ``|Z|`` draws)."""
-        if self.mechanism == "binomial":
+        if isinstance(self.base, PartyBinomialPlan):
             return self.size * self.party_trials / 4.0
         return self.variance_factor * calibration.discrete_laplace_variance(self.base.alpha)
 
     @property
     def slack(self) -> int:
         """A bound on ``|total noise|`` exceeded with probability below ``2**-40`` (as ``NoisePlan.slack``)."""
-        if self.mechanism == "binomial":
-            trials = self.size * self.party_trials
-            return int(math.ceil(math.sqrt(trials * _TAIL_BITS * math.log(2) / 2))) + 1
+        if isinstance(self.base, PartyBinomialPlan):
+            return binomial_tail_bound(self.size * self.party_trials, _TAIL_BITS)
         return polya_tail_bound(self.base.alpha, self.variance_factor)
 
     def is_delegate(self, party: int) -> bool:
         """Whether ``party`` draws noise."""
         return party in self.delegates
 
+    @overload
+    def draw(self, rng: np.random.Generator | None = None, size: None = None) -> int: ...
+
+    @overload
+    def draw(self, rng: np.random.Generator | None, size: int) -> np.ndarray: ...
+
     def draw(self, rng: np.random.Generator | None = None, size: int | None = None) -> int | np.ndarray:
         """One delegate's draw (OS randomness unless a test passes ``rng``); ``size`` for a vector."""
-        if self.mechanism == "binomial":
-            return centered_binomial(self.party_trials, size=size, rng=rng)
-        return polya_difference(self.shape, self.base.alpha, size=size, rng=rng)
+        if isinstance(self.base, PartyBinomialPlan):
+            return centered_binomial(self.party_trials, size=size, rng=rng)  # type: ignore[no-any-return]
+        return polya_difference(self.shape, self.base.alpha, size=size, rng=rng)  # type: ignore[no-any-return]
 
 
-def delegate_plan(plan: NoisePlan, delegates: Sequence[int], *, corrupt_delegates: int | None = None,
+def delegate_plan(plan: PartyLaplacePlan | PartyBinomialPlan, delegates: Sequence[int], *, corrupt_delegates: int | None = None,
                   epsilon_fail: float | None = None) -> DelegatedNoisePlan:
     """Recalibrate ``plan`` so that only ``delegates`` draw (shape ``1/(|Z| - t_Z)``).
 
-    :param plan: the plan from :func:`dp.umpc.protocol.plan_noise` (its ``m``, ``t`` are not used for the shape).
+    :param plan: a party-drawn plan from :func:`dp.noise_plans.plan_noise` (its ``m``, ``t`` are not used for
+        the shape).
     :param delegates: ``Z``, distinct ids in ``range(plan.parties)``.
     :param corrupt_delegates: ``t_Z``; ``None``: ``|Z| - 1`` (shape 1).
     :param epsilon_fail: the failure probability ``Z`` was sized for (reported only).
@@ -266,7 +304,7 @@ def delegate_plan(plan: NoisePlan, delegates: Sequence[int], *, corrupt_delegate
         raise ValueError(f"delegates must be party ids in [0, {plan.parties - 1}], got {bad[0]}")
     k, t = _check_corrupt(len(ids), corrupt_delegates)
     if epsilon_fail is not None:
-        _check_probability(epsilon_fail, "epsilon_fail")
+        check_interval(epsilon_fail, "epsilon_fail", low=0.0, high=1.0, closed_low=False)
     return DelegatedNoisePlan(plan, tuple(sorted(ids)), t, epsilon_fail)
 
 
@@ -297,7 +335,7 @@ def delegated_draws(plan: DelegatedNoisePlan, draws: Sequence[int] | None = None
 DelegateNoiseSource = Callable[[DelegatedNoisePlan], "int | np.ndarray"]
 
 
-def add_delegated_noise(total: Any, plan: NoisePlan | DelegatedNoisePlan, delegates: Sequence[int], *,
+def add_delegated_noise(total: Any, plan: PartyLaplacePlan | PartyBinomialPlan | DelegatedNoisePlan, delegates: Sequence[int], *,
                         noise_source: DelegateNoiseSource | None = None) -> Any:
     """Add the delegates' secret-shared noise draws to the secure ``total``; the others send nothing.
 
@@ -306,7 +344,7 @@ def add_delegated_noise(total: Any, plan: NoisePlan | DelegatedNoisePlan, delega
     Every party must call this with the same ``delegates`` (from :func:`choose_delegates`).
 
     :param total: secure integer, or secure integer array (one noise value per entry).
-    :param plan: a :class:`DelegatedNoisePlan`, or a ``NoisePlan`` recalibrated here with the
+    :param plan: a :class:`DelegatedNoisePlan`, or a party-drawn plan recalibrated here with the
         default ``t_Z = |Z| - 1`` (shape 1).
     :param delegates: ``Z``; must match ``plan.delegates`` if ``plan`` is delegated.
     :param noise_source: ``f(plan) -> int`` (or int array) this delegate's draw; default OS noise.
@@ -331,7 +369,7 @@ def add_delegated_noise(total: Any, plan: NoisePlan | DelegatedNoisePlan, delega
         if noise_source is not None:
             value = noise_source(delegated)
         else:
-            value = delegated.draw(size=int(np.prod(shape)) if is_array else None)
+            value = delegated.draw(None, int(np.prod(shape))) if is_array else delegated.draw()
     else:
         value = np.zeros(shape, dtype=np.int64) if is_array else 0  # placeholder, never sent
     if is_array:

@@ -57,16 +57,18 @@ from typing import Any
 import numpy as np
 
 from dp import calibration
-from dp.noise_plans import MPC_LAPLACE, NOISE_SOURCES, NoisePlan, plan_noise, polya_tail_bound
+from dp.noise_plans import (MPC_LAPLACE, NOISE_SOURCES, MpcLaplacePlan, NoisePlan, PartyNoisePlan, PlannedNoise,
+                            plan_noise, polya_tail_bound)
 from dp.sampling import SAMPLING_METHODS, max_degree, sample_tuples, tuple_count
+from dp.umpc.sampler_variance import incompleteness_variance_bound
 from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace, simulate_secret_laplace
 from dp.validation import check_delta, check_epsilon, check_noise_scale, check_positive_int
 from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
 from secure.kernels import Kernel, KernelOutput
 
-__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "sample_for", "secure_integer_type", "UStatRelease", "release_guarantee",
+__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "prepare_kernel_rows", "sample_for", "secure_integer_type", "UStatRelease", "release_guarantee",
            "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "NOISE_SOURCES", "MPC_LAPLACE",
-           "TUPLES_PER_BATCH", "sampler_summary"]
+           "TUPLES_PER_BATCH", "sampler_summary", "sampling_error_bound", "uncertainty_text"]
 
 CLIPPING_MODES = ("local", "secure")
 #: Who makes the noise: every party draws its own share (``parties``), or it is sampled inside MPC.
@@ -131,6 +133,14 @@ class UStatQuery(KernelColumns):
         if len(self.specs) != len(self.kernel.columns):
             raise ValueError(f"statistic '{self.kernel.name}' needs {len(self.kernel.columns)} columns "
                              f"({', '.join(self.kernel.columns)}), got {len(self.specs)}")
+        for position, allowed in self.kernel.categories.items():
+            spec = self.specs[position]
+            if spec.categories is not None and spec.codes != len(allowed):
+                raise ValueError(f"column '{spec.name}' holds the {self.kernel.columns[position]}s of statistic "
+                                 f"'{self.kernel.name}': declare exactly {len(allowed)} categories in the order of "
+                                 f"{'/'.join(str(a) for a in allowed)}, got {spec.codes} "
+                                 f"({spec.describe_categories()})")
+        self.kernel.check_precisions([spec.precision for spec in self.specs])
         self._check_noise_budget()
 
     def _check_noise_budget(self) -> None:
@@ -157,14 +167,32 @@ class UStatQuery(KernelColumns):
 def prepare_rows(query: UStatQuery, values: np.ndarray) -> FixedPointRows:
     """A party's rows, validated, clipped (if local clipping), in fixed point and kernel encoding.
 
-    :raise secure.session.InputError: a label outside its allowed values.
+    A label column declared without a category list takes the kernel's labels (0/1, 0/1/2); one
+    declared with its own list (``no/yes``) keeps it, its codes being the roles by order.
+
+    :raise secure.session.InputError: a label outside its allowed values, a value outside a column's
+        declared categories (without an ``other`` bucket).
     """
-    specs = list(query.specs)
-    for position, allowed in query.kernel.categories.items():
+    return prepare_kernel_rows(query, values, clip=query.clipping == "local")
+
+
+def prepare_kernel_rows(columns: KernelColumns, values: np.ndarray, *, clip: bool) -> FixedPointRows:
+    """A party's rows for the kernel columns of any query (:func:`prepare_rows` without a :class:`UStatQuery`).
+
+    Label columns without a category list take the kernel's labels; the rows are validated, clipped
+    to their declared domains if ``clip`` (else refused outside them), put in fixed point and in the
+    kernel's encoding.  Used by :func:`prepare_rows` and by :mod:`dp.bell.subsampled_pairs`.
+
+    :raise secure.session.InputError: a label outside its allowed values, a value outside a column's
+        declared categories (without an ``other`` bucket).
+    """
+    specs = list(columns.specs)
+    for position, allowed in columns.kernel.categories.items():
         spec = specs[position]
-        specs[position] = ColumnSpec(spec.name, min(allowed), max(allowed), 0, tuple(allowed))
-    fixed = to_fixed_point(values, specs, clip=query.clipping == "local")
-    fixed.integers = query.kernel.encode(fixed.integers)
+        if spec.categories is None:
+            specs[position] = ColumnSpec(spec.name, min(allowed), max(allowed), 0, tuple(allowed))
+    fixed = to_fixed_point(values, specs, clip=clip)
+    fixed.integers = columns.kernel.encode(fixed.integers)
     return fixed
 
 
@@ -214,14 +242,31 @@ class UStatRelease:
     sampler: dict[str, list[Any]] = field(default_factory=dict)
     delegation_failure: float = 0.0
     guarantee: str = ""
+    seed: int | None = None
+    sampling_error_bound: float = 0.0
+    uncertainty_covers: str = ""
+
+    @property
+    def error_bound(self) -> float:
+        """``sqrt(estimate_std^2 + sampling_error_bound^2)``: one sd of the noise and of the tuple sampling."""
+        return math.sqrt(self.estimate_std ** 2 + self.sampling_error_bound ** 2)
 
     def record(self) -> dict[str, Any]:
-        """The JSON result record (DESIGN keys first)."""
+        """The JSON result record (DESIGN keys first).
+
+        ``noise_std`` is the sd of the estimate due to the DP noise only (``estimate_std``; the per-sum
+        sds are ``noise_std_per_sum``); ``sampling_error_bound`` a data-independent bound on the sd of
+        the tuple-sampling error (:func:`sampling_error_bound`, 0 for all tuples); ``error_bound`` both
+        together; ``seed`` the joint public seed of the tuples (:func:`sample_for` recomputes them);
+        ``uncertainty_covers`` says which errors these numbers cover.
+        """
         return {"statistic": self.statistic, "estimate": self.estimate, "epsilon": self.epsilon,
                 "delta": self.delta, "n": self.n, "pairs": self.pairs, "parties": self.parties,
                 "seconds": self.seconds, "bytes_sent": self.bytes_sent, "threshold": self.threshold,
                 "degree": self.degree, "sampling": self.sampling, "max_degree": self.max_degree,
-                "mechanism": self.mechanism, "noise_std": self.noise_std, "estimate_std": self.estimate_std, "noisy_sums": self.noisy_sums,
+                "mechanism": self.mechanism, "noise_std": self.estimate_std, "noise_std_per_sum": self.noise_std,
+                "sampling_error_bound": self.sampling_error_bound, "error_bound": self.error_bound, "seed": self.seed,
+                "uncertainty_covers": self.uncertainty_covers, "estimate_std": self.estimate_std, "noisy_sums": self.noisy_sums,
                 "phases": self.phases, "missing": self.missing, "clipping": self.clipping, "noise_source": self.noise_source, "sampler_delta": self.sampler_delta,
                 "sampler": self.sampler, "delegation_failure": self.delegation_failure, "guarantee": self.guarantee}
 
@@ -231,7 +276,7 @@ def _split_budget(query: UStatQuery) -> tuple[float, float]:
     return query.epsilon / count, query.delta / count
 
 
-def plans_for(query: UStatQuery, tuples: np.ndarray, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
+def plans_for(query: UStatQuery, tuples: np.ndarray, rows: int, parties: int, threshold: int) -> list[PlannedNoise]:
     """Noise plans of every released sum for the sampled ``tuples``."""
     epsilon, delta = _split_budget(query)
     degree_max = max_degree(tuples, rows)
@@ -270,7 +315,7 @@ def sampler_summary(query: UStatQuery, plans: Sequence[NoisePlan]) -> tuple[floa
     else the sum of the ``delta_s`` of the released sums (basic composition).  For party noise:
     ``(query.delta, 0.0, {})``.
     """
-    samplers = [sampler for plan in plans if (sampler := getattr(plan, "sampler", None)) is not None]
+    samplers = [plan.sampler for plan in plans if isinstance(plan, MpcLaplacePlan)]
     if not samplers:
         return query.delta, 0.0, {}
     total = sum(sampler.delta for sampler in samplers)
@@ -280,7 +325,7 @@ def sampler_summary(query: UStatQuery, plans: Sequence[NoisePlan]) -> tuple[floa
     return (query.delta if query.delta > 0 else total), total, record
 
 
-def release_guarantee(query: UStatQuery, plans: Sequence[Any], delta: float, sampler_delta: float,
+def release_guarantee(query: UStatQuery, plans: Sequence[NoisePlan], delta: float, sampler_delta: float,
                       failure: float = 0.0, delegates: int | None = None) -> str:
     """The one-line guarantee of a release (:mod:`dp.noise_defaults`): which noise ran and what it gives.
 
@@ -294,6 +339,46 @@ def release_guarantee(query: UStatQuery, plans: Sequence[Any], delta: float, sam
     if delegates is not None:
         return delegated_guarantee(query.epsilon, delta, failure, delegates)
     return party_guarantee(query.epsilon, delta, plans[0].parties, plans[0].threshold, plans[0].mechanism)
+
+
+def sampling_error_bound(query: UStatQuery, rows: int, tuples: np.ndarray, sums: Sequence[float]) -> float:
+    """One sd of the tuple-sampling (incompleteness) error ``U_{f,E} - U``, bounded from public values only.
+
+    One output: ``sqrt`` of :func:`dp.umpc.sampler_variance.incompleteness_variance_bound` for the kernel's
+    output range ``(high - low) / scale`` (public), ``n``, ``k``, ``|E|`` and the drawn ``E`` (Sinh & Ramon
+    App. D.1.2): data-independent.  All tuples: 0.  A ratio ``N/D`` (AUC, VUS: numerator in ``[0, 1]`` on
+    a comparable tuple, else 0): with ``R = N/D`` on all tuples, ``g = num - R den`` has mean 0 over all
+    tuples and ``R_E - R = mean_E g / mean_E den`` exactly; ``Var g <= p r^2 / 4`` with ``p`` the share of
+    comparable tuples (Bhatia-Davis on the comparable ones), so to first order
+    ``sd(R_E - R) <= sqrt(bound(r) / p)``, with ``p`` the released (noisy) ``D / |E|`` plugged in --
+    post-processing of the release (a DP estimate, not data-independent); ``nan`` if ``D <= 0``.
+    """
+    if query.tuples is None:
+        return 0.0
+    outputs = query.outputs
+    first = outputs[0]
+    variance = incompleteness_variance_bound(query.sampling, rows=rows, degree=query.kernel.degree,
+                                             tuples=query.tuples, value_range=(first.high - first.low) / first.scale,
+                                             design=tuples)
+    if len(outputs) == 1:
+        return math.sqrt(variance)
+    share = float(sums[1]) / (outputs[1].scale * len(tuples))
+    if share <= 0:
+        return float("nan")
+    return math.sqrt(variance / min(1.0, share))
+
+
+def uncertainty_text(query: UStatQuery) -> str:
+    """Which errors ``noise_std``, ``sampling_error_bound`` and ``error_bound`` cover (the record's words)."""
+    if query.tuples is None:
+        return "DP noise only: all tuples, no sampling error (the rows themselves are not a sample of anything here)"
+    ratio = len(query.outputs) > 1
+    how = ("first-order bound with the released comparable share plugged in (post-processing)" if ratio
+           else "data-independent bound from the kernel's output range, n, k and |E|")
+    if query.sampling == "balanced" and query.kernel.degree > 2:
+        how += "; for BalancedSamp of degree > 2 the paper's Claim D.1 (uniform) bound, not proven here"
+    return (f"DP noise (noise_std) and the sampling of the {query.sampling} tuples (sampling_error_bound, 1 sd, "
+            f"{how}); error_bound = sqrt of the sum of squares; not the sampling of the rows from a population")
 
 
 def _noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> list[float]:
@@ -312,7 +397,7 @@ class Simulation:
     exact_on_tuples: float
     sums: np.ndarray
     tuples: np.ndarray
-    plans: list[NoisePlan]
+    plans: list[PlannedNoise]
     noise: np.ndarray
 
 
@@ -344,12 +429,13 @@ def simulate(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshol
     if query.noise == "mpc":
         if noise is None:
             noise = np.stack([simulate_secret_laplace(plan.sampler, runs, noise_rng) for plan in plans
-                              if plan.sampler is not None], axis=1)
+                              if isinstance(plan, MpcLaplacePlan)], axis=1)
         noise = np.asarray(noise, dtype=object)
         noise = noise.reshape(runs, len(plans), -1 if noise.ndim == 3 else 1)
     else:
         if noise is None:
-            noise = np.array([[[plan.draw(noise_rng) for _ in range(parties)] for plan in plans]
+            drawn = _party_drawn(plans)
+            noise = np.array([[[plan.draw(noise_rng) for _ in range(parties)] for plan in drawn]
                               for _ in range(runs)], dtype=object)
         noise = np.asarray(noise, dtype=object).reshape(runs, len(plans), parties)
     noisy = values[None, :] + noise.sum(axis=2)
@@ -369,10 +455,11 @@ def _clip_encoded(query: UStatQuery, fixed: np.ndarray) -> np.ndarray:
 
 
 def _clip_widths(query: UStatQuery, shared_columns: int) -> list[int | None]:
-    """Per shared column: the width to clip to, or ``None`` for label columns (validated locally)."""
+    """Per shared column: the width to clip to, or ``None`` for label and categorical columns (their
+    codes are validated locally, never clipped)."""
     widths: list[int | None] = [None] * shared_columns
     for position, spec in enumerate(query.specs):
-        if position not in query.kernel.categories and position < shared_columns:
+        if position not in query.kernel.categories and not spec.is_categorical and position < shared_columns:
             widths[position] = spec.width
     return widths
 
@@ -409,10 +496,20 @@ def secure_integer_type(query: Any) -> tuple[Any, int]:
     return sectype, bits
 
 
-NoiseSource = Callable[[NoisePlan, int], int]
+NoiseSource = Callable[[PartyNoisePlan, int], int]
 
 
-def _draw_at(draw: NoiseSource, plan: Any, *, index: int) -> int:
+def _party_drawn(plans: Sequence[PlannedNoise]) -> list[PartyNoisePlan]:
+    """The plans of party noise (every plan, unless the noise is sampled inside MPC: then none)."""
+    return [plan for plan in plans if not isinstance(plan, MpcLaplacePlan)]
+
+
+def _own_draw(plan: PartyNoisePlan, index: int) -> int:
+    """This party's OS-random draw for released sum ``index`` (the default :data:`NoiseSource`)."""
+    return plan.draw()
+
+
+def _draw_at(draw: NoiseSource, plan: PartyNoisePlan, *, index: int) -> int:
     """``draw(plan, index)``: a party's draw for released sum ``index``, as a one-argument source."""
     return draw(plan, index)
 
@@ -449,7 +546,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     from secure.aggregation import add_party_noise, guarded_reveal, secure_sum
     from secure.clipping import clip_secure
     from secure.intake import exchange_counts, share_rows
-    from secure.meter import CostMeter
+    from secure.meter import CostMeter, report_progress
     from secure.public_randomness import joint_seed
     from secure.session import InputError
 
@@ -476,45 +573,53 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         public_seed = seed if seed is not None else await joint_seed()
         tuples = sample_for(query, rows, public_seed)
         try:  # the sensitivity is delta_max times the output's: the epsilon may be too small only now
-            plans: list[Any] = plans_for(query, tuples, rows, parties, threshold)
+            planned = plans_for(query, tuples, rows, parties, threshold)
         except ValueError as exc:  # public parameters only: the same verdict at every party, before any reveal
             raise InputError(f"all parties: {exc}") from None
+        samplers = [plan.sampler for plan in planned if isinstance(plan, MpcLaplacePlan)]
+        plans: list[NoisePlan] = list(planned)
         if noise_delegates is not None:
             from dp.umpc.delegation import delegate_plan
 
-            plans = [delegate_plan(plan, noise_delegates, corrupt_delegates=corrupt_delegates,
-                                   epsilon_fail=delegation_failure or None) for plan in plans]
-        digits = max((plan.sampler.digits for plan in plans if getattr(plan, "sampler", None) is not None), default=0)
+            delegated = [delegate_plan(plan, noise_delegates, corrupt_delegates=corrupt_delegates,
+                                       epsilon_fail=delegation_failure or None)
+                         for plan in planned if not isinstance(plan, MpcLaplacePlan)]
+            plans = list(delegated)
+        digits = max((sampler.digits for sampler in samplers), default=0)
         if digits > sectype.bit_length - 2:
             raise InputError(f"all parties: the noise sampled in MPC has {digits} binary digits (|noise| < 2^{digits}), "
                              f"which -L {sectype.bit_length} cannot hold; give -L {digits + 2} or more")
 
     with meter.phase("kernel"):
         totals: list[Any] | None = None
-        for start in range(0, len(tuples), TUPLES_PER_BATCH):
+        batches = -(-len(tuples) // TUPLES_PER_BATCH)
+        report_progress("kernel batches", 0, batches)
+        for number, start in enumerate(range(0, len(tuples), TUPLES_PER_BATCH), start=1):
             batch = tuples[start:start + TUPLES_PER_BATCH]
             parts = [shared[batch[:, j]] for j in range(batch.shape[1])]
             sums = [secure_sum(out) for out in query.kernel.secure(parts, bits)]
             totals = sums if totals is None else [a + b for a, b in zip(totals, sums)]
+            await meter.settle(*sums)  # batch by batch, so that progress is real (and memory bounded)
+            report_progress("kernel batches", number, batches)
         assert totals is not None
         await meter.settle(*totals)
 
     with meter.phase("noise"):
-        draw = noise_source or (lambda plan, index: plan.draw())
+        draw = noise_source or _own_draw
         if query.noise == "mpc":
             from dp.secret_noise import secret_laplace_noise
 
-            secret = secret_laplace_noise(type(totals[0]), [plan.sampler for plan in plans])
+            secret = secret_laplace_noise(type(totals[0]), samplers)
             noisy = [total + eta for total, eta in zip(totals, secret)]
         elif noise_delegates is None:
             noisy = [add_party_noise(total, draw(plan, index))
-                     for index, (total, plan) in enumerate(zip(totals, plans))]
+                     for index, (total, plan) in enumerate(zip(totals, _party_drawn(planned)))]
         else:
             from dp.umpc.delegation import add_delegated_noise
 
             noisy = [add_delegated_noise(total, plan, noise_delegates,
                                          noise_source=functools.partial(_draw_at, draw, index=index))
-                     for index, (total, plan) in enumerate(zip(totals, plans))]
+                     for index, (total, plan) in enumerate(zip(totals, delegated))]
         await meter.settle(*noisy)
 
     with meter.phase("reveal"):
@@ -539,5 +644,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         phases={name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()},
         missing=missing, clipping=query.clipping,
         noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler, delegation_failure=failure,
+        seed=public_seed, sampling_error_bound=sampling_error_bound(query, rows, tuples, opened),
+        uncertainty_covers=uncertainty_text(query),
         guarantee=release_guarantee(query, plans, released_delta, sampler_delta, failure,
                                     None if noise_delegates is None else len(noise_delegates)))

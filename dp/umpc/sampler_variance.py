@@ -59,7 +59,7 @@ from dp.validation import check_epsilon, check_parties, check_positive_int
 
 __all__ = ["PairMoments", "duplicate_moments", "pair_moments", "uniform_inc", "bernoulli_inc",
            "inverse_size_mean", "balanced_inc_projection", "dp_variance", "degree_bound", "monte_carlo_inc",
-           "duplicate_on_tuples", "ESTIMATORS"]
+           "duplicate_on_tuples", "ESTIMATORS", "design_factor", "incompleteness_variance_bound"]
 
 #: estimators of the Bernoulli sampler: divide by the realised ``|E|`` or by its mean ``q N``
 ESTIMATORS: tuple[str, ...] = ("ratio", "ht")
@@ -294,3 +294,103 @@ def monte_carlo_inc(statistic: Callable[[NDArray[np.int64]], float], draw: Calla
         raise ValueError(f"samples must be an integer of at least 2, got {samples!r}")
     squares = np.array([(statistic(draw(rng)) - exact) ** 2 for _ in range(int(samples))])
     return float(squares.mean()), float(squares.std(ddof=1) / math.sqrt(squares.size))
+
+
+# ------------------------------------------------------------------------ data-independent bounds
+def _population_factor(population: int, edges: int) -> float:
+    """``(N - m) / ((N - 1) m)``: Claim D.1's factor for ``m`` of ``N`` tuples without replacement."""
+    if population <= 1 or edges >= population:
+        return 0.0
+    return (population - edges) / ((population - 1) * edges)
+
+
+def design_factor(design: NDArray[np.int64], rows: int) -> float:
+    r"""``F(E)`` with ``Var_pi(U_{f, pi(E)} - U) <= F(E) Var f <= F(E) range^2 / 4`` for every data set (``k = 2``).
+
+    The variance is over a uniformly random relabelling ``pi`` of the ``n`` rows of the drawn design ``E``
+    (a multiset of ``m`` pairs).  Derivation (finite population of the ``N = C(n, 2)`` pairs, ``g = f - U``,
+    ``sum g = 0``): for ``j != l`` the relabelled pair ``(pi e_j, pi e_l)`` is uniform over the ordered pairs
+    of pairs with the same overlap ``c = |e_j & e_l|``, so with ``sigma_c`` the mean of ``g(e) g(e')`` over
+    those (``sigma_2 = Var f``) and ``P_c`` the number of ordered ``j != l`` of overlap ``c`` in ``E``,
+
+        m^2 Var_pi = (m + P_2) sigma_2 + P_1 sigma_1 + P_0 sigma_0.
+
+    ``(sum g)^2 = 0`` gives ``sigma_2 + a_1 sigma_1 + a_0 sigma_0 = 0`` (``a_1 = 2 (n - 2)``,
+    ``a_0 = C(n - 2, 2)`` pairs meet a given pair in one / no row); ``sum_i (sum_j g(ij))^2 >= 0`` gives
+    ``sigma_1 >= -sigma_2 / (n - 2)``; Cauchy-Schwarz ``sigma_1 <= sigma_2``.  Eliminating ``sigma_0``,
+
+        m^2 Var_pi = (m + P_2 - P_0 / a_0) sigma_2 + (P_1 - P_0 a_1 / a_0) sigma_1,
+
+    linear in ``sigma_1 = t sigma_2``, so its largest value is at ``t = -1/(n - 2)`` or ``t = 1``.
+    ``P_1 + 2 P_2 = sum_i d_i (d_i - 1)`` (degrees ``d_i``) and ``P_2`` counts repeated pairs, all public.
+    For an exchangeable sampler (BalancedSamp, uniform, Bernoulli: :mod:`dp.sampling`) ``E`` has the law of
+    ``pi(E')``, so ``E_inc = E_{E'}[Var_pi]`` (Sinh & Ramon App. D.1.2): the factor of the drawn design bounds
+    the incompleteness variance of that design, data-independently.  For uniform sampling without
+    replacement its mean over designs is Claim D.1's ``(N - m) / ((N - 1) m)``.
+
+    :param design: the drawn pairs, shape ``(m, 2)``; ``rows``: ``n``.
+    :raise ValueError: a design that is not of pairs.
+    """
+    from dp.sampling import vertex_degrees
+
+    tuples = np.asarray(design, dtype=np.int64)
+    if tuples.ndim != 2 or tuples.shape[1] != 2:
+        raise ValueError(f"design_factor needs a design of pairs, got shape {tuples.shape}")
+    n, m = int(rows), int(tuples.shape[0])
+    population = n * (n - 1) // 2
+    if n < 4:  # a_0 = 0: too small for the elimination; Claim D.1's factor (N <= 3)
+        return _population_factor(population, m)
+    degrees = vertex_degrees(tuples, n).astype(float)
+    _, multiplicity = np.unique(np.sort(tuples, axis=1), axis=0, return_counts=True)
+    repeated = float(np.sum(multiplicity.astype(float) * (multiplicity - 1)))
+    shared = float(np.sum(degrees * (degrees - 1))) - 2.0 * repeated
+    disjoint = float(m) * (m - 1) - shared - repeated
+    one, none = 2.0 * (n - 2), (n - 2) * (n - 3) / 2.0
+    base = m + repeated - disjoint / none
+    slope = shared - disjoint * one / none
+    return max(0.0, base - slope / (n - 2), base + slope) / float(m) ** 2
+
+
+def incompleteness_variance_bound(sampling: str, *, rows: int, degree: int, tuples: int | None,
+                                  value_range: float, design: NDArray[np.int64] | None = None) -> float:
+    r"""A data-independent upper bound on ``E_inc = E_E[(U_{f,E} - U)^2]`` for a kernel with values in an
+    interval of length ``value_range`` (public: the kernel's output range), ``n``, ``k``, ``|E|`` public.
+
+    Every formula of this module is ``factor * Var f`` and ``Var f <= value_range^2 / 4`` (Popoviciu), so:
+
+    - ``tuples=None`` (all ``C(n, k)`` tuples): 0, no sampling error;
+    - ``uniform``: Claim D.1 (Sinh & Ramon App. D.1.2, :func:`uniform_inc`, any ``k``):
+      ``(N - m) / ((N - 1) m) * value_range^2 / 4``, ``N = C(n, k)``;
+    - ``bernoulli`` (ratio estimator, :func:`bernoulli_inc`, any ``k``):
+      ``(N E[1/S | S >= 1] - 1) / (N - 1) * value_range^2 / 4``;
+    - ``balanced`` (BalancedSamp): with the drawn pairs ``design`` (``k = 2``), :func:`design_factor` of that
+      design (a proof, through the exchangeability of BalancedSamp); otherwise (``k >= 3``) the paper's
+      Claim D.1 bound, the uniform one (App. D.1.2 argues BalancedSamp is a stratified sample).  That
+      argument is not a proof: for ``k = 2``, ``n = 60``, ``|E| = 120`` and two equal categories of the
+      duplicate kernel, BalancedSamp's E_inc is 0.002094 +- 0.000021 (20000 draws) against Claim D.1's
+      0.001943, while :func:`design_factor` gives 0.002094; for ``k >= 3`` the value is the paper's
+      claim, not ours.
+
+    :raise ValueError: unknown sampling, ``|E|`` outside ``[1, C(n, k)]`` or a negative range.
+    """
+    from dp.sampling import SAMPLING_METHODS, tuple_count
+
+    if sampling not in SAMPLING_METHODS:
+        raise ValueError(f"unknown sampling '{sampling}'; choose one of: {', '.join(SAMPLING_METHODS)}")
+    if not value_range >= 0:
+        raise ValueError(f"value_range must be non-negative, got {value_range}")
+    if tuples is None:
+        return 0.0
+    population = tuple_count(rows, degree)
+    m = check_positive_int(tuples, "number of tuples |E|")
+    if m > population:
+        raise ValueError(f"|E| = {m} exceeds the C({rows}, {degree}) = {population} tuples")
+    spread = value_range ** 2 / 4.0
+    if sampling == "bernoulli":
+        if population == 1:
+            return 0.0
+        factor = max(0.0, population * inverse_size_mean(population, m / population) - 1.0) / (population - 1)
+        return factor * spread
+    if sampling == "balanced" and degree == 2 and design is not None:
+        return design_factor(design, rows) * spread
+    return _population_factor(population, m) * spread

@@ -80,7 +80,7 @@ class AuditOptions:
 
 def build_parser() -> ScenarioParser:
     """The option parser of this scenario."""
-    parser = ScenarioParser(prog="python -m scenarios.drills.audit", description=__doc__.split("\n\n")[0])
+    parser = ScenarioParser(prog="python -m scenarios.drills.audit", description=__doc__)
     parser.add_argument("--case", default=None)
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--samples", type=int, default=None)

@@ -122,8 +122,7 @@ class Options:
 
 def build_parser() -> ScenarioParser:
     """The option parser of this scenario (MPyC's options are removed before it runs)."""
-    parser = ScenarioParser(prog="python -m scenarios.drills.coalition", description=__doc__.split("\n\n")[0],
-                            add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.drills.coalition", description=__doc__)
     parser.add_argument("--coalition", default=None)
     parser.add_argument("--copies", type=int, default=None)
     parser.add_argument("--rows", type=int, default=None)
@@ -165,11 +164,11 @@ def parse_options(argv: Sequence[str], parties: int | None = None, threshold: in
     """
     from dp.validation import check_epsilon
 
+    args = build_parser().parse_args(list(argv))  # first: -h exits here, before MPyC is started
     if parties is None or threshold is None:
         from mpyc.runtime import mpc
 
         parties, threshold = len(mpc.parties), int(mpc.threshold)
-    args = build_parser().parse_args(list(argv))
     check_output_path(args.json, "--json")
     if threshold < 1:
         raise UsageError(f"the coalition drills need a threshold t >= 1, i.e. at least 3 parties (-M3, or "

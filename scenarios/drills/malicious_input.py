@@ -70,8 +70,8 @@ if __package__ in (None, ""):  # run as a file
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from scenarios.kit.cli import UsageError
-from scenarios.drills.faults import (CheckedOutcome, DrillOptions, PartySpec, drill_main, format_table, framingham_columns,
-                                    parse_drill_argv, run_three, write_party_files)
+from scenarios.drills.harness import (CheckedOutcome, DrillOptions, PartySpec, drill_main, format_table,
+                                      framingham_columns, parse_drill_argv, run_three, write_party_files)
 
 __all__ = ["main", "parse_options", "Setting", "CaseResult", "run_cases", "fixed_point", "COLUMN", "LOWER",
            "UPPER", "PRECISION", "FAR_VALUE", "NEAR_VALUE", "BEYOND_L_VALUE", "EPSILON", "SEED", "QUICK_ROWS",

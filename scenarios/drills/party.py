@@ -74,7 +74,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file (party 0 relaunching itself): import the installed packages
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.cli import ScenarioParser, UsageError, asks_for_help
 
 __all__ = ["main", "DrillOptions", "split_drill_options", "install_drills", "PHASES", "CRASH_EXIT_CODE",
            "SCENARIOS"]
@@ -124,12 +124,16 @@ def split_drill_options(argv: Sequence[str]) -> tuple[DrillOptions, list[str]]:
     :param argv: the whole command line of this party, without the program name.
     :return: the drill options (with ``error`` set on bad usage) and the remaining arguments.
     """
-    parser = ScenarioParser(prog="python -m scenarios.drills.party", add_help=False, allow_abbrev=False)
-    parser.add_argument("--crash-at", default=None)
+    parser = ScenarioParser(prog="python -m scenarios.drills.party", description=__doc__, add_help=False)
+    parser.add_argument("--crash-at", default=None, metavar="PHASE")
     parser.add_argument("--skip-local-clipping", action="store_true")
-    parser.add_argument("--phase-log", default=None)
-    parser.add_argument("--freeze-at", default=None)
-    parser.add_argument("--scenario", default="ustat")
+    parser.add_argument("--phase-log", default=None, metavar="PATH")
+    parser.add_argument("--freeze-at", default=None, metavar="PHASE")
+    parser.add_argument("--scenario", default="ustat", metavar="NAME")
+    if asks_for_help(argv):  # the drill options, then the scenario's own help (printed by its run_scenario)
+        parser.print_help()
+        print("\nEvery other option goes to the scenario (-h/--help: show this help and the scenario's, then exit); "
+              "the scenario's help follows.\n", flush=True)
     cleaned = [arg for arg in argv if not arg.startswith(("--crash-at", "--skip-local-clipping", "--phase-log",
                                                           "--freeze-at", "--scenario"))]
     try:
@@ -224,6 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Runs inside scenarios.kit.cli.run_scenario, after mpyc.runtime has taken its options from argv.
         if options.error is not None:
             raise UsageError(options.error)
+        if asks_for_help(own):  # the scenario's help only: MPyC is not started, nothing to wrap
+            return original_parse(list(own))
         install_drills(options)
         words = list(own)
         if same and "--scenario" in words:  # kept on the command line only for the parties launched by this one
@@ -235,6 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = int(scenario.main(None))
     finally:
         setattr(scenario, "parse_options", original_parse)
+    if asks_for_help(rest):  # help printed; MPyC never started, so no bytes to log
+        return code
     _append_log(options.phase_log, "exit", code, _bytes_so_far(), f"{time.monotonic():.6f}")
     return code
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from secure.intake import MISSING_TOKENS, ColumnSpec, read_table
 
-__all__ = ["EmbeddedTable", "load_embedded", "declared_specs", "declared_fills", "framingham_with_scores", "uci_with_severity",
+__all__ = ["EmbeddedTable", "load_embedded", "declared_specs", "declared_categories", "declared_fills", "framingham_with_scores", "uci_with_severity",
            "HELD_OUT_FRACTION"]
 
 HELD_OUT_FRACTION = 0.3
@@ -60,6 +60,13 @@ def declared_fills(name: str) -> dict[str, float]:
     """
     with open(_data_path("domains.json"), encoding="utf-8") as handle:
         return {column: float(value) for column, value in json.load(handle)["fill"][name].items()}
+
+
+def declared_categories(name: str) -> dict[str, tuple[float | str, ...]]:
+    """The declared category list of every categorical column of an embedded dataset
+    (``categories`` in ``domains.json``; duplicate and Rand compare these columns for equality)."""
+    with open(_data_path("domains.json"), encoding="utf-8") as handle:
+        return {column: tuple(values) for column, values in json.load(handle)["categories"][name].items()}
 
 
 def declared_specs(name: str, columns: Sequence[str]) -> dict[str, ColumnSpec]:

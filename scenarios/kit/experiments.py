@@ -113,8 +113,12 @@ def common_options(args: Any, *, runs: int, quick_runs: int) -> CommonOptions:
 
     :param runs: default number of runs.
     :param quick_runs: default number of runs with ``--quick``.
-    :raise UsageError: if ``--runs`` is below 1, ``--seed`` is negative or ``--results-dir`` empty.
+    :raise UsageError: if ``--runs`` is below 1, ``--seed`` is negative or ``--results-dir`` empty, or
+        ``tqdm`` or ``matplotlib`` (progress bars, figures) is not installed.
     """
+    from scenarios.kit.packages import require_packages
+
+    require_packages("tqdm", "matplotlib", purpose="this experiment (progress bars and figures)")
     chosen = args.runs if args.runs is not None else (quick_runs if args.quick else runs)
     if chosen < 1:
         raise UsageError(f"--runs must be at least 1, got {chosen}")

@@ -27,12 +27,15 @@ def add_missing_arguments(parser: Any) -> None:
     parser.add_argument("--fill", default=None)
 
 
-def parse_fills(text: str | None) -> dict[str, float]:
-    """``age=55,BMI=25.5`` -> ``{"age": 55.0, "BMI": 25.5}``.
+def parse_fills(text: str | None) -> dict[str, float | str]:
+    """``age=55,BMI=25.5,region=north`` -> ``{"age": 55.0, "BMI": 25.5, "region": "north"}``.
+
+    A value that is not a number stays a string: the fill value of a column of string categories
+    (checked against the column's declaration by :meth:`secure.intake.MissingPolicy.check`).
 
     :raise UsageError: with a one-line message.
     """
-    fills: dict[str, float] = {}
+    fills: dict[str, float | str] = {}
     if not text:
         return fills
     for item in text.split(","):
@@ -40,10 +43,12 @@ def parse_fills(text: str | None) -> dict[str, float]:
         name = name.strip()
         if not sep or not name:
             raise UsageError(f"--fill expects COLUMN=VALUE[,COLUMN=VALUE...], got '{item}'")
+        if not value.strip():
+            raise UsageError(f"--fill expects a value in COLUMN=VALUE, got '{item}'")
         try:
             fills[name] = float(value)
         except ValueError:
-            raise UsageError(f"--fill expects a number in COLUMN=VALUE, got '{item}'") from None
+            fills[name] = value.strip()
     return fills
 
 
@@ -65,8 +70,9 @@ def missing_policy(mode: str | None, fill: str | None, specs: Sequence[ColumnSpe
         if given:
             raise UsageError("--fill declares fill values, but --missing refuse uses none: give --missing fill")
         return MissingPolicy()
-    fills = {spec.name: value for spec in specs
-             if (value := declared_fills(dataset).get(spec.name)) is not None} if dataset is not None else {}
+    fills: dict[str, float | str] = {spec.name: value for spec in specs
+                                     if (value := declared_fills(dataset).get(spec.name)) is not None} \
+        if dataset is not None else {}
     fills.update(given)
     try:
         policy = MissingPolicy("fill", tuple(sorted(fills.items())))
@@ -80,7 +86,8 @@ def describe_policy(policy: MissingPolicy) -> str:
     """One line for the printed release: which policy ran (no count)."""
     if policy.mode == "refuse":
         return "refused (none found)"
-    return "filled with declared values " + ", ".join(f"{name}={value:g}" for name, value in policy.fills)
+    return "filled with declared values " + ", ".join(
+        f"{name}={value}" if isinstance(value, str) else f"{name}={value:g}" for name, value in policy.fills)
 
 
 def local_note(*, filled: int, clipped: int | None = None) -> str:

@@ -120,7 +120,7 @@ def parse_options(argv: Sequence[str]) -> DomainOptions:
 
     :raise UsageError: with a one-line message.
     """
-    parser = ScenarioParser(prog="python -m scenarios.papers.bell_auc_domain", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.papers.bell_auc_domain", description=__doc__)
     parser.add_argument("--alphas", default=None)
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--split", choices=("users", "budget", "both"), default="users")

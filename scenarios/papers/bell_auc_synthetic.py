@@ -23,7 +23,7 @@ Data sets (scores in ``[0, 1]``, then discretized to ``fp(s, d) = min(floor(s d)
 The generic protocol sees each user as a point ``(score, label)``: the quantizer is ``d`` equal bins
 of ``[0, 1]`` (the same bins as ``fp``) times the two labels, so ``k = 2 d`` bins and randomized
 response on all of them (the label is randomized too); the AUC is the ratio of the
-:func:`~dp.bell.generic.auc_kernel` and :func:`~dp.bell.generic.comparable_kernel` estimates computed
+:func:`~dp.bell.quantize.auc_kernel` and :func:`~dp.bell.quantize.comparable_kernel` estimates computed
 from the *same* histogram of reports of each run.  The matrices are ``A^Avg`` (eq. 15) with one
 sub-cell per bin, which is exact for these step kernels (their jumps lie on bin boundaries and
 the diagonal).  The generic server costs ``O(k^2)`` memory and time per matrix, so the generic
@@ -147,7 +147,7 @@ def parse_options(argv: Sequence[str]) -> SyntheticOptions:
 
     :raise UsageError: with a one-line message.
     """
-    parser = ScenarioParser(prog="python -m scenarios.papers.bell_auc_synthetic", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.papers.bell_auc_synthetic", description=__doc__)
     parser.add_argument("--datasets", default=None)
     parser.add_argument("--per-class", type=int, default=None)
     parser.add_argument("--alphas", default=None)
@@ -214,8 +214,8 @@ def _record(estimate: float, exact: float) -> dict[str, float]:
 def _generic_estimates(positives: np.ndarray, negatives: np.ndarray, domain_size: int, epsilon: float,
                        runs: int, generator: np.random.Generator | None) -> np.ndarray:
     """``runs`` AUC estimates of the generic protocol: ratio of two U-statistics from one histogram per run."""
-    from dp.bell.generic import (Interval, Levels, Quantizer, auc_kernel, comparable_kernel, estimate_from_histogram,
-                                kernel_matrix, simulate_histograms)
+    from dp.bell.generic import estimate_from_histogram, simulate_histograms
+    from dp.bell.quantize import Interval, Levels, Quantizer, auc_kernel, comparable_kernel, kernel_matrix
 
     quantizer = Quantizer([Interval(0.0, 1.0, domain_size), Levels((0.0, 1.0))])
     points = np.column_stack([np.concatenate([positives, negatives]),

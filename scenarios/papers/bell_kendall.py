@@ -139,7 +139,7 @@ def parse_options(argv: Sequence[str]) -> KendallOptions:
 
     :raise UsageError: with a one-line message.
     """
-    parser = ScenarioParser(prog="python -m scenarios.papers.bell_kendall", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.papers.bell_kendall", description=__doc__)
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--permutations", default=None)
     parser.add_argument("--parties", type=int, default=3)
@@ -226,7 +226,8 @@ class _Setup:
 
 
 def _setup(options: KendallOptions) -> _Setup:
-    from dp.bell.generic import Quantizer, kendall_kernel, kernel_matrix, quantized_ustatistic
+    from dp.bell.generic import quantized_ustatistic
+    from dp.bell.quantize import Quantizer, kendall_kernel, kernel_matrix
     from dp.bell.subsampled_pairs import SubsampledPairsQuery, exact_ustatistic, kernel_zetas
     from secure.intake import ColumnSpec
     from secure.kernels import get_kernel
@@ -274,7 +275,8 @@ def run_experiment(options: KendallOptions, seed: int) -> tuple[list[dict[str, A
 
     :return: the rows and the exact tau-a of the data.
     """
-    from dp.bell.generic import conditional_variance, kendall_kernel, simulate, theorem1_variance_bound
+    from dp.bell.generic import conditional_variance, simulate, theorem1_variance_bound
+    from dp.bell.quantize import kendall_kernel
     from dp.bell.subsampled_pairs import (SubsampledPairsQuery, all_pairs_mse, protocol_mse, simulate_all_pairs,
                                      simulate_subsampled)
     from secure.kernels import get_kernel

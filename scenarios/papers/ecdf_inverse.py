@@ -119,7 +119,7 @@ def parse_options(argv: Sequence[str]) -> InverseOptions:
 
     :raise UsageError: with a one-line message.
     """
-    parser = ScenarioParser(prog="python -m scenarios.papers.ecdf_inverse", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.papers.ecdf_inverse", description=__doc__)
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--lambda", dest="poisson_rate", type=float, default=3.0)
     parser.add_argument("--points", type=int, default=None)

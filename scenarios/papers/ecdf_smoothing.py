@@ -124,7 +124,7 @@ def parse_options(argv: Sequence[str]) -> SmoothingOptions:
 
     :raise UsageError: with a one-line message.
     """
-    parser = ScenarioParser(prog="python -m scenarios.papers.ecdf_smoothing", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.papers.ecdf_smoothing", description=__doc__)
     parser.add_argument("--vary", choices=("epsilon", "lambda"), default="epsilon")
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--lambda-grid", default=None)

@@ -9,7 +9,7 @@ epsilon in {1, 2, 4, 8} and K in {10, 100, 1000, one row per client}, IID and no
   LocalLaplace, with the paper's closed forms;
 - Table 3: noisy vs debiased RR AUC (means over the runs) against scikit-learn.
 
-Every cell also shows our closed-form prediction (:func:`dp.fedauc.mechanisms.predict_fedauc`).  Then the ratio
+Every cell also shows our closed-form prediction (:func:`dp.fedauc.montecarlo.predict_fedauc`).  Then the ratio
 GlobalLaplace / LocalLaplace at one row per client (the paper: about sqrt(3)) and LocalLaplace naive
 (alpha = 0.5) / adaptive.
 
@@ -89,7 +89,7 @@ def parse_options(argv: Sequence[str]) -> FedAucOptions:
     :return: the options.
     :raise UsageError: on a bad value, with a one-line message.
     """
-    parser = ScenarioParser(prog="python -m scenarios.papers.fedauc_tables", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.papers.fedauc_tables", description=__doc__)
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seed", type=int, default=None)
@@ -153,7 +153,7 @@ def _load(seed: int) -> tuple[np.ndarray, np.ndarray]:
 def _run(jobs: Sequence[_Job], scores: np.ndarray, labels: np.ndarray, runs: int, seed: int) -> list[dict[str, Any]]:
     from tqdm import tqdm
 
-    from dp.fedauc.mechanisms import simulate_fedauc
+    from dp.fedauc.montecarlo import simulate_fedauc
     from secure.public_randomness import public_generator
 
     samples = int(scores.size)

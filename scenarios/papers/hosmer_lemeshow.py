@@ -91,8 +91,7 @@ class Options:
 
 def build_parser() -> ScenarioParser:
     """The option parser of this scenario (MPyC's options are removed before it runs)."""
-    parser = ScenarioParser(prog="python -m scenarios.papers.hosmer_lemeshow", description=__doc__.split("\n\n")[0],
-                            add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.papers.hosmer_lemeshow", description=__doc__)
     parser.add_argument("--epsilons", nargs="+", default=None)
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--groups", type=int, default=10)

@@ -131,7 +131,7 @@ def parse_options(argv: Sequence[str]) -> RocOptions:
 
     :raise UsageError: with a one-line message.
     """
-    parser = ScenarioParser(prog="python -m scenarios.papers.roc_curve", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.papers.roc_curve", description=__doc__)
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--plot-epsilon", type=float, default=0.5)
     parser.add_argument("--points", type=int, default=None)

@@ -145,7 +145,7 @@ def parse_options(argv: Sequence[str]) -> BinsOptions:
 
     :raise UsageError: with a one-line message.
     """
-    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_bins_and_uci", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_bins_and_uci", description=__doc__)
     parser.add_argument("--figure", default="bins")
     parser.add_argument("--grid", default=None)
     parser.add_argument("--epsilon-grid", default=None)
@@ -230,14 +230,14 @@ def _specs(stat: _Statistic) -> tuple[Any, ...]:
 
 
 def _ldp_kernel(stat: _Statistic) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    from dp.bell import generic as ldp_generic
+    from dp.bell.quantize import collision_kernel, kendall_kernel
 
-    return ldp_generic.kendall_kernel if stat.name == "kendall" else ldp_generic.collision_kernel
+    return kendall_kernel if stat.name == "kendall" else collision_kernel
 
 
 def _quantizer(stat: _Statistic, t: int) -> tuple[Any, str, int]:
     """LDP quantizer, its description and the t it is costed with."""
-    from dp.bell.generic import Quantizer
+    from dp.bell.quantize import Quantizer
 
     specs = _specs(stat)
     if stat.name == "duplicate":

@@ -65,7 +65,7 @@ def parse_options(argv: Sequence[str]) -> CostOptions:
 
     :raise UsageError: on a bad value.
     """
-    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_costs", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_costs", description=__doc__)
     parser.add_argument("--rows", default=None)
     parser.add_argument("--results-dir", default="results")
     parser.add_argument("--quick", action="store_true")

@@ -157,7 +157,7 @@ def parse_options(argv: Sequence[str]) -> SamplerOptions:
 
     :raise UsageError: with a one-line message.
     """
-    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_samplers", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_samplers", description=__doc__)
     parser.add_argument("--data", default="framingham")
     parser.add_argument("--edges-per-row", type=float, default=None)
     parser.add_argument("--edges-fraction", type=float, default=None)

@@ -132,7 +132,7 @@ def parse_options(argv: Sequence[str]) -> BaselineOptions:
 
     :raise UsageError: with a one-line message.
     """
-    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_vs_baselines", add_help=False)
+    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_vs_baselines", description=__doc__)
     parser.add_argument("--sizes", default=None)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--ldp-bins", type=int, default=None)
@@ -203,6 +203,7 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[dict[str, Any]]:
     """Every n and method ``--runs`` times; one summary row per pair (ratios filled in afterwards)."""
     from dp.baselines import ghazi
     from dp.bell import generic as ldp_generic
+    from dp.bell.quantize import Quantizer, gini_kernel
     from dp.umpc.protocol import UStatQuery, simulate
     from secure.intake import ColumnSpec
     from secure.kernels import get_kernel
@@ -210,7 +211,7 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[dict[str, Any]]:
     runs = options.common.runs
     kernel = get_kernel("gini", precision=options.precision)
     spec = ColumnSpec("x", 0.0, 1.0, options.precision)
-    quantizer = ldp_generic.Quantizer.interval(lower=0.0, upper=1.0, bins=options.bins)
+    quantizer = Quantizer.interval(lower=0.0, upper=1.0, bins=options.bins)
     factor = options.parties / (options.parties - options.threshold)
     seeds = run_seeds(seed, runs)
     rows: list[dict[str, Any]] = []
@@ -235,11 +236,11 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[dict[str, Any]]:
                 bar.update(1)
             estimates["U-MPC"] = np.asarray(umpc)
             estimates["Bell LDP"] = np.asarray(ldp_generic.simulate(
-                values, ldp_generic.gini_kernel, quantizer=quantizer, epsilon=options.epsilon, kind="average",
+                values, gini_kernel, quantizer=quantizer, epsilon=options.epsilon, kind="average",
                 runs=runs, rng=noise_generator(seed, 3 * index + 1, 0, os_noise=options.common.os_noise)))
             bar.update(runs)
             estimates["Ghazi"] = np.asarray(ghazi.simulate(
-                values, ldp_generic.gini_kernel, quantizer=quantizer, epsilon=options.epsilon, d=None, runs=runs,
+                values, gini_kernel, quantizer=quantizer, epsilon=options.epsilon, d=None, runs=runs,
                 kind="average", rng=noise_generator(seed, 3 * index + 2, 0, os_noise=options.common.os_noise)))
             bar.update(runs)
             for method in METHODS:

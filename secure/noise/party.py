@@ -50,6 +50,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from secure.checks import check_interval, check_number, check_positive
+
 __all__ = ["os_generator", "polya", "polya_difference", "centered_binomial"]
 
 #: Largest allowed mean ``shape * alpha / (1 - alpha)`` of a Pólya draw.  NumPy's Poisson sampler
@@ -109,17 +111,6 @@ def noise_generator(rng: np.random.Generator | None) -> np.random.Generator:
     return rng
 
 
-def _check_shape(shape: float) -> float:
-    if isinstance(shape, bool) or not isinstance(shape, Real):
-        raise TypeError(f"shape must be a number, got {shape!r}")
-    value = float(shape)
-    if not math.isfinite(value):
-        raise ValueError(f"shape must be finite, got {shape}")
-    if value <= 0:
-        raise ValueError(f"shape must be positive, got {shape}")
-    return value
-
-
 def _success_probability(alpha: float | None, log_alpha: float | None) -> tuple[float, float]:
     """Return ``(alpha, 1 - alpha)`` from exactly one of ``alpha`` and ``log_alpha``.
 
@@ -131,20 +122,14 @@ def _success_probability(alpha: float | None, log_alpha: float | None) -> tuple[
     if (alpha is None) == (log_alpha is None):
         raise TypeError("give exactly one of alpha and log_alpha")
     if log_alpha is not None:
-        if isinstance(log_alpha, bool) or not isinstance(log_alpha, Real):
-            raise TypeError(f"log_alpha must be a number, got {log_alpha!r}")
-        lval = float(log_alpha)
+        lval = check_number(log_alpha, "log_alpha")
         if math.isnan(lval) or lval >= 0:
             raise ValueError(f"log_alpha must be negative (alpha < 1), got {log_alpha}")
         if lval == -math.inf:
             return 0.0, 1.0
         return math.exp(lval), -math.expm1(lval)
     assert alpha is not None
-    if isinstance(alpha, bool) or not isinstance(alpha, Real):
-        raise TypeError(f"alpha must be a number, got {alpha!r}")
-    aval = float(alpha)
-    if not (0.0 <= aval < 1.0):
-        raise ValueError(f"alpha must lie in [0, 1), got {alpha}")
+    aval = check_interval(alpha, "alpha", low=0.0, high=1.0)
     return aval, 1.0 - aval
 
 
@@ -210,7 +195,7 @@ def polya(shape: float, alpha: float | None = None, size: int | None = None,
     :raise TypeError: if a parameter has the wrong type, or both or neither of ``alpha`` and
         ``log_alpha`` are given.
     """
-    r = _check_shape(shape)
+    r = check_positive(shape, "shape")
     a, p = _success_probability(alpha, log_alpha)
     n = _check_size(size)
     gen = noise_generator(rng)
@@ -237,7 +222,7 @@ def polya_difference(shape: float, alpha: float | None = None, size: int | None 
     :raise ValueError: as :func:`polya`.
     :raise TypeError: as :func:`polya`.
     """
-    r = _check_shape(shape)
+    r = check_positive(shape, "shape")
     a, p = _success_probability(alpha, log_alpha)
     n = _check_size(size)
     gen = noise_generator(rng)

@@ -1,0 +1,167 @@
+r"""Audit cases of FedAUC's label-DP Laplace and Gaussian releases (Sun et al.).
+
+What
+----
+:func:`fedauc_release` draws every client's noisy integer reports of FedAUC_Lap / Gaussian with the
+shipped :func:`dp.fedauc.mechanisms.client_releases` and :func:`dp.fedauc.mechanisms.noisy_client_reports`
+(the same calls :func:`dp.fedauc.montecarlo.simulate_fedauc` makes, so the same generator gives the same
+reports), and :func:`fedauc_estimates` turns them into the server's AUC (eq. 1).  The ``fedauc-*`` cases
+(:func:`fedauc_cases`) audit the flipped sample's client's reports on the labelings of
+:func:`dp.audit.neighbours.fedauc_neighbours`: with Laplace noise through the claimed privacy-loss
+statistic (:func:`dp.audit.statistics.privacy_loss_statistic`), with Gaussian noise through the
+likelihood-ratio direction.  Randomized response (``label-rr``) is audited in :mod:`dp.audit.local_cases`.
+
+Threat model
+------------
+Label DP (Sun et al. §3, Definition 2.1): the server and any set of other clients see every report;
+scores, ranks and the client layout are public.  Each client perturbs its own reports.  The audit runs
+in one process and can only prove violations.
+
+Reference: J. Sun, X. Yang, Y. Yao, J. Xie, D. Wu, C. Wang, *Differentially Private AUC Computation in
+Vertical Federated Learning* (§4, §5, §5.3, Algorithm 4, App. N); Canonne, Kamath & Steinke 2020
+(discrete Gaussian); Bun & Steinke 2016, Prop. 1.3.
+"""
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from dp.audit.engine import AuditCase
+from dp.audit.neighbours import CASE_EPSILON, GAUSSIAN_DELTA, GAUSSIAN_EPSILON, fedauc_neighbours
+from dp.audit.statistics import laplace_weights, privacy_loss_statistic
+from dp.fedauc.mechanisms import ClientRelease, client_releases, noise_parameter, noisy_client_reports, zcdp_budget
+from dp.fedauc.ranks import average_ranks, local_statistics, server_auc
+from dp.validation import check_delta, check_epsilon, check_positive_int
+
+__all__ = ["fedauc_release", "fedauc_estimates", "fedauc_cases"]
+
+_FEDAUC_LAPLACE = ("global_laplace", "local_laplace", "adaptive_laplace")
+_FEDAUC_GAUSSIAN = ("global_gaussian", "local_gaussian", "adaptive_gaussian")
+
+
+def _fedauc_components(scores: np.ndarray, labels: np.ndarray, client_of: np.ndarray, method: str,
+                       sum_fraction: float) -> dict[str, ClientRelease]:
+    """The integer reports of every client (Sun et al. Algorithm 4 and §5.3), by :func:`dp.fedauc.mechanisms.client_releases`."""
+    stats = local_statistics(average_ranks(scores), labels, client_of)
+    return client_releases(stats, method=method, samples=scores.size, sum_fraction=sum_fraction)
+
+
+def _fedauc_parameters(components: dict[str, ClientRelease], method: str, epsilon: float,
+                       delta: float) -> dict[str, np.ndarray]:
+    """Per report and client: ``log alpha`` (Laplace) or ``sigma^2`` (Gaussian, budget
+    ``rho_z = zcdp_budget(epsilon, delta)``), by :func:`dp.fedauc.mechanisms.noise_parameter`."""
+    gaussian = method.endswith("_gaussian")
+    budget = zcdp_budget(epsilon, delta) if gaussian else epsilon
+    for name, c in components.items():
+        if np.any(c.sensitivity <= 0):
+            raise ValueError(f"every client's {name} report needs a positive sensitivity in the audit cases")
+    return {name: noise_parameter(c, budget, gaussian) for name, c in components.items()}
+
+
+def fedauc_release(scores: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.ArrayLike, *, method: str,
+                   epsilon: float, delta: float = 0.0, sum_fraction: float = 0.5, runs: int,
+                   rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Every client's noisy integer reports of FedAUC_Lap / Gaussian, ``runs`` times.
+
+    Sun et al. Algorithm 4 (global / local sensitivity, App. N) and §5.3 (adaptive split), with the
+    integer reports of :mod:`dp.fedauc.mechanisms`: ``2 localSum_k`` (sensitivity ``2 (M - 1)`` or twice the
+    client's largest rank) and ``localP_k`` (sensitivity 1) with ``sum_fraction`` and
+    ``1 - sum_fraction`` of the budget, or ``localP_k`` and ``D_k = n_k <2 v', y>`` with ``beta_k``
+    and ``1 - beta_k``.  Noise: the shipped :func:`dp.fedauc.mechanisms.noisy_client_reports` (budget ``epsilon``,
+    or ``zcdp_budget(epsilon, delta)`` for Gaussian), which :func:`dp.fedauc.mechanisms.simulate_fedauc` calls
+    too, so that the same generator gives the same reports (a test holds the estimates equal).
+
+    :param scores: public scores; ``labels``: 0/1; ``client_of``: public client of each sample.
+    :param method: one of ``global_laplace``, ``local_laplace``, ``adaptive_laplace``,
+        ``global_gaussian``, ``local_gaussian``, ``adaptive_gaussian``.
+    :param epsilon: budget per label; ``delta``: in ``(0, 1)`` for Gaussian, 0 for Laplace.
+    :param sum_fraction: the paper's alpha (global/local only), in ``(0, 1)``.
+    :param runs: number of independent releases; ``rng``: the noise generator.
+    :return: ``{report name: int64 array (runs, K)}``.
+    :raise ValueError: on an invalid parameter.
+    """
+    if method not in _FEDAUC_LAPLACE + _FEDAUC_GAUSSIAN:
+        raise ValueError(f"method must be one of {', '.join(_FEDAUC_LAPLACE + _FEDAUC_GAUSSIAN)}, got {method!r}")
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta)
+    gaussian = method.endswith("_gaussian")
+    if gaussian == (dlt == 0.0):
+        raise ValueError(f"delta must be in (0, 1) for Gaussian methods and 0 for Laplace ones, got {delta}")
+    if not 0.0 < sum_fraction < 1.0:
+        raise ValueError(f"sum_fraction must lie in (0, 1), got {sum_fraction}")
+    r = check_positive_int(runs, "runs")
+    values = np.asarray(scores, dtype=np.float64)
+    components = _fedauc_components(values, np.asarray(labels, dtype=np.int64), np.asarray(client_of, dtype=np.int64),
+                                    method, sum_fraction)
+    _fedauc_parameters(components, method, eps, dlt)  # validates the sensitivities
+    return noisy_client_reports(components, budget=zcdp_budget(eps, dlt) if gaussian else eps, gaussian=gaussian,
+                                runs=r, rng=rng)
+
+
+def fedauc_estimates(scores: npt.ArrayLike, client_of: npt.ArrayLike, released: dict[str, np.ndarray]) -> np.ndarray:
+    """The server's AUC (eq. 1, :func:`dp.fedauc.mechanisms.server_auc`) from :func:`fedauc_release` reports.
+
+    Adaptive reports are turned back into ``localSum'_k = (T_k localP'_k + D'_k) / (2 n_k)`` (§5.3).
+
+    :param scores: the public scores; ``client_of``: each sample's client.
+    :param released: the reports of :func:`fedauc_release`.
+    :return: one AUC estimate per run (NaN where the noisy counts leave no pair).
+    """
+    values = np.asarray(scores, dtype=np.float64)
+    owner = np.asarray(client_of, dtype=np.int64)
+    if "orthogonal" in released:
+        twice = np.rint(2.0 * average_ranks(values)).astype(np.int64)
+        sizes = np.bincount(owner).astype(np.float64)
+        twice_total = np.bincount(owner, weights=twice.astype(np.float64))
+        local_p = released["count"]
+        local_sum = (twice_total[None, :] * local_p + released["orthogonal"]) / (2.0 * sizes[None, :])
+        return server_auc(local_sum.sum(axis=1), local_p.sum(axis=1), values.size)
+    return server_auc(released["sum"].sum(axis=1) / 2.0, released["count"].sum(axis=1), values.size)
+
+
+def _fedauc_case(method: str, *, epsilon: float, delta: float = 0.0) -> AuditCase:
+    pair = fedauc_neighbours(method)
+    gaussian = method.endswith("_gaussian")
+    first = _fedauc_components(pair.scores, pair.first_labels, pair.client_of, method, 0.5)
+    second = _fedauc_components(pair.scores, pair.second_labels, pair.client_of, method, 0.5)
+    parameters = _fedauc_parameters(first, method, epsilon, delta)
+    names = list(first)
+    k = pair.client
+    shifts = np.array([second[n].value[k] - first[n].value[k] for n in names], dtype=np.float64)
+    if any(not np.array_equal(first[n].sensitivity, second[n].sensitivity) for n in names):
+        raise RuntimeError("the calibration must not depend on the labels")
+    claimed = np.array([parameters[n][k] for n in names])
+    first_values = np.array([first[n].value[k] for n in names], dtype=np.float64)
+    weights = shifts / claimed if gaussian else laplace_weights(claimed, shifts)  # shown in the description
+
+    def statistic(labels: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+        released = fedauc_release(pair.scores, labels, pair.client_of, method=method, epsilon=epsilon, delta=delta,
+                                  runs=count, rng=rng)
+        reports = np.stack([released[n][:, k] for n in names], axis=1)
+        if gaussian:
+            return reports @ weights  # likelihood-ratio direction (a sufficient statistic)
+        return privacy_loss_statistic(reports, first_values, first_values + shifts, claimed)
+
+    def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        return statistic(pair.first_labels, count, rng), statistic(pair.second_labels, count, rng)
+
+    family = method.split("_")[0]
+    reference = {"global": "Algorithm 4 with GlobalLaplace sensitivity 2(M-1) (App. N)",
+                 "local": "Algorithm 4 with LocalLaplace sensitivity, the client's largest rank (§5.2)",
+                 "adaptive": "the adaptive orthogonal split localP' / <v', y>' of §5.3"}[family]
+    noise = ("exact discrete Gaussian (Canonne-Kamath-Steinke), rho_z = zcdp_budget(epsilon, delta) "
+             "(Bun & Steinke Prop. 1.3)" if gaussian else "discrete Laplace on the integer reports")
+    return AuditCase(
+        name=f"fedauc-{method.replace('_', '-')}", epsilon=epsilon, delta=delta, sample=sample,
+        mechanism=f"FedAUC label DP (Sun et al. §5): {reference}, {noise}, on 2 localSum and localP",
+        statistic=(f"the flipped sample's client's reports {names}: " + (
+            f"linear, weights {np.round(weights, 5).tolist()}" if gaussian else
+            f"claimed privacy-loss statistic, rates {np.round(-claimed, 5).tolist()}")),
+        neighbours=(f"label of sample {pair.flipped} (client {k}) flipped 0 -> 1; report shifts "
+                    f"{shifts.astype(int).tolist()}"))
+
+
+def fedauc_cases() -> list[AuditCase]:
+    return [_fedauc_case("global_laplace", epsilon=CASE_EPSILON), _fedauc_case("local_laplace", epsilon=CASE_EPSILON),
+            _fedauc_case("adaptive_laplace", epsilon=CASE_EPSILON),
+            _fedauc_case("global_gaussian", epsilon=GAUSSIAN_EPSILON, delta=GAUSSIAN_DELTA)]

@@ -1,0 +1,546 @@
+r"""Worst-case neighbouring datasets of every audited central / distributed mechanism, and the cases' parameters.
+
+What
+----
+For each mechanism family audited by :mod:`dp.audit.central_cases`, a builder of two neighbouring
+datasets (replace one row; for FedAUC flip one label) on which the release moves by exactly its
+sensitivity, with the noiseless values the release is built on:
+
+- :func:`ustat_neighbours` -- Pi_U-MPC (:mod:`dp.umpc.protocol`; Sinh & Ramon, Alg. 1, Protocol 3.1,
+  App. C.2.3): a row of largest degree ``delta_max`` in the balanced tuples changes every tuple it is in
+  by ``Delta_f``;
+- :func:`tree_neighbours` -- the ECDF tree (:mod:`dp.ecdf.tree`; Barczewski, Mawass & Ramon §3.1 eq. 2,
+  App. A.1): counts differing by 1 on the worst interval (by the LP of
+  :func:`dp.audit.statistics.tree_weights`, or the Mahalanobis norm for Gaussian nodes);
+- :func:`hosmer_lemeshow_neighbours` -- Hosmer-Lemeshow (:mod:`dp.ecdf.hosmer_lemeshow`; Algorithm 2,
+  App. A.2): the ``4 Q`` statistics move by the joint sensitivity 4;
+- :func:`fedauc_neighbours` -- FedAUC label DP (:mod:`dp.fedauc.mechanisms`; Sun et al. §5, App. N, §5.3);
+- :func:`rank_auc_neighbours` -- the secure rank AUC (:mod:`dp.rank_auc`): ``2U`` and ``P`` move by their
+  sensitivities at once;
+- :func:`pair_neighbours` -- subsampled pairs (:mod:`dp.bell.subsampled_pairs`; Bell et al. §5, Thm 5,
+  App. C.1): every pair containing the changed row moves by ``Delta_f``.
+
+The constants are the cases' public parameters: :data:`PUBLIC_SEED` (tuples, permutations, client
+layouts, synthetic rows, through :func:`secure.public_randomness.public_generator`; noise never uses
+it) and the claimed budgets, chosen so that the loss is resolvable with a few hundred thousand samples.
+
+Threat model
+------------
+Passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties (for FedAUC the server
+and any set of other clients, label DP).  The datasets are synthetic and public; the releases are
+computed on the simulated path with zero noise (equal to the secure path for the same noise draws).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from dp.audit.statistics import tree_weights
+from dp.bell.subsampled_pairs import SubsampledPairsQuery, pairs_for
+from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, group_statistics
+from dp.ecdf.tree import prefix_incidence, true_counts
+from dp.fedauc.ranks import average_ranks, client_layout
+from dp.rank_auc import RankAucQuery, exact_sums
+from dp.sampling import vertex_degrees
+from dp.noise_plans import PlannedNoise
+from dp.umpc.protocol import Simulation, UStatQuery, plans_for, sample_for, simulate
+from dp.validation import check_parties, check_positive_int
+from secure.intake import ColumnSpec
+from secure.kernels import get_kernel
+from secure.public_randomness import public_generator
+
+__all__ = [
+    "PUBLIC_SEED",
+    "CASE_EPSILON",
+    "CASE_DELTA",
+    "BINOMIAL_SPLIT_DELTA",
+    "GAUSSIAN_EPSILON",
+    "GAUSSIAN_DELTA",
+    "TREE_EPSILON",
+    "TREE_VECTOR_EPSILON",
+    "HL_EPSILONS",
+    "UStatNeighbours",
+    "ustat_neighbours",
+    "TreeNeighbours",
+    "tree_neighbours",
+    "HosmerLemeshowNeighbours",
+    "hosmer_lemeshow_neighbours",
+    "FedAucNeighbours",
+    "fedauc_neighbours",
+    "RankAucNeighbours",
+    "rank_auc_neighbours",
+    "PairNeighbours",
+    "pair_neighbours",
+]
+
+#: Public seed of every case (tuples, permutations, layouts, synthetic rows); noise never uses it.
+PUBLIC_SEED: int = 20240611
+#: The claimed epsilon of the pure-DP cases: large enough that the loss is resolvable.
+CASE_EPSILON: float = 1.0
+#: delta of the binomial (epsilon, delta) cases.
+CASE_DELTA: float = 1e-5
+#: delta of ``umpc-kendall-binomial-m5-t2``, the case on which a wrong split of the binomial trials
+#: (over ``m`` parties instead of ``m - t``) is resolvable: at ``m = 5``, ``t = 2``, Delta = 8 the honest
+#: parties then hold 546 of the 906 trials, true delta 0.035 at the claimed epsilon 1 and a best threshold
+#: event of log-ratio 1.40, which ``tests/test_audit_mutations.py`` resolves at 100 000 outputs; at
+#: :data:`CASE_DELTA` the same violation lies in tails too rare to resolve below millions of outputs.
+BINOMIAL_SPLIT_DELTA: float = 1e-2
+#: (epsilon, delta) claimed by the Gaussian (zCDP) cases: rho = zcdp_budget(3, 1e-3) ~ 0.20 keeps
+#: the noise small enough that the loss is visible at audit-resolvable event probabilities.
+GAUSSIAN_EPSILON: float = 3.0
+GAUSSIAN_DELTA: float = 1e-3
+#: Hosmer-Lemeshow budgets per accounting: eps' = epsilon/(L + 9) = epsilon/12 on 8 grid points, so
+#: the audited loss of the statistics (4 eps' for ``paper``, 8 eps' for ``joint``) is 1.
+HL_EPSILONS: dict[str, float] = {"paper": 3.0, "joint": 1.5}
+#: epsilon of the tree cases: a node's loss is epsilon/(L + 1), so a larger budget keeps the
+#: audited loss (exactly L epsilon/(L + 1) on N = 2^L points) resolvable.
+TREE_EPSILON: float = 2.0
+#: epsilon of the whole-vector tree case (:func:`tree_vector_case`, N = 8, L = 3): node rate
+#: epsilon/4 = 1.5, exact loss of the worst pair 3 x 1.5 = 4.5.  At this rate a node-level loss of
+#: twice the claimed rate (node noise halved or epsilon doubled: count-level loss 9 > 6) is resolved
+#: by events of probability about 1 % (``tests/test_audit_mutations.py`` plans 200 000 outputs).
+TREE_VECTOR_EPSILON: float = 6.0
+
+
+# --------------------------------------------------------------------------------------------------
+# Pi_U-MPC (dp.umpc.protocol)
+
+
+@dataclass(frozen=True)
+class UStatNeighbours:
+    """Two neighbouring tables for Pi_U-MPC and their noiseless simulated releases.
+
+    :ivar query: the agreed query.
+    :ivar first_rows: each party's rows of ``D``; ``second_rows`` those of ``D'``.
+    :ivar changed_row: index (over all parties, stacked) of the row that differs.
+    :ivar first: :func:`dp.umpc.protocol.simulate` on ``D`` with zero noise (integer sums, tuples, plans).
+    :ivar second: the same on ``D'``.
+    :ivar threshold: ``t``.
+    """
+
+    query: UStatQuery
+    first_rows: tuple[np.ndarray, ...]
+    second_rows: tuple[np.ndarray, ...]
+    changed_row: int
+    first: Simulation
+    second: Simulation
+    threshold: int
+
+    @property
+    def parties(self) -> int:
+        """``m``."""
+        return len(self.first_rows)
+
+    @property
+    def plans(self) -> list[PlannedNoise]:
+        """Noise plans of the released sums (public: they depend only on the tuples)."""
+        return self.first.plans
+
+    @property
+    def change(self) -> list[int]:
+        """Change of each released integer sum from ``D`` to ``D'``."""
+        return [int(b) - int(a) for a, b in zip(self.first.sums, self.second.sums)]
+
+    def calibrate(self) -> list[PlannedNoise]:
+        """The plans, recomputed now by the shipped calibration (:func:`dp.umpc.protocol.plans_for`).
+
+        The samplers call this at every batch, so that what is audited is what the protocol would
+        calibrate with the code as it is (the mutation tests patch it).
+        """
+        rows = sum(len(part) for part in self.first_rows)
+        return plans_for(self.query, self.first.tuples, rows, self.parties, self.threshold)
+
+
+def _split_rows(rows: np.ndarray, parties: int) -> tuple[np.ndarray, ...]:
+    return tuple(np.array(part) for part in np.array_split(rows, parties))
+
+
+def _zero_noise_simulation(query: UStatQuery, rows_by_party: Sequence[np.ndarray], threshold: int,
+                           seed: int) -> Simulation:
+    draws = 1 if query.noise == "mpc" else len(rows_by_party)  # noise sampled in MPC: one joint value
+    zeros = np.zeros((1, len(query.outputs), draws), dtype=np.int64)
+    return simulate(query, rows_by_party, threshold=threshold, seed=seed, runs=1, noise=zeros)
+
+
+@lru_cache(maxsize=None)
+def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float = 0.0, parties: int = 3,
+                     threshold: int = 1, rows: int = 24, tuples: int = 48,
+                     seed: int = PUBLIC_SEED, noise: str = "parties") -> UStatNeighbours:
+    """Neighbouring tables on which the Pi_U-MPC sum moves by exactly its sensitivity.
+
+    The tuples ``E`` come from BalancedSamp on the public seed (Sinh & Ramon, Alg. 1); the changed
+    row ``r`` is a row of largest degree ``delta_max``, so the plan's sensitivity is
+    ``delta_max * Delta_f`` (App. C.2.3).  Every tuple containing ``r`` changes by exactly
+    ``Delta_f``:
+
+    - ``kendall`` (columns ``x, y`` on ``[0, 15]``, integers): the other rows lie in ``[1, 14]``;
+      ``r = (15, 15)`` in ``D`` is concordant with every partner (``+1``) and ``r = (15, 0)`` in
+      ``D'`` discordant with every partner (``-1``): a change of ``2 = Delta_f`` per tuple.
+    - ``gini`` (column ``x`` on ``[0, 2]``, 1 fractional bit, so ``Delta_f = 4`` units): ``r``'s
+      partners are at 0; ``r = 0`` in ``D`` (``|x_r - x_j| = 0``) and ``r = 2`` in ``D'`` (``4``).
+
+    :param kernel: ``kendall`` or ``gini``.
+    :param epsilon: budget of the release; ``delta``: 0 (discrete Laplace) or binomial noise.
+    :param parties: ``m``; ``threshold``: ``t`` with ``2 t < m``.
+    :param rows: ``n``; ``tuples``: ``|E|`` (balanced, so ``delta_max = ceil(2 |E| / n)``).
+    :param seed: public seed of the tuples and the synthetic rows.
+    :param noise: ``parties`` (party shares) or ``mpc`` (sampled inside MPC), as ``UStatQuery.noise``.
+    :raise ValueError: on an unknown kernel or invalid parameters.
+    """
+    check_parties(parties, threshold)
+    n = check_positive_int(rows, "rows")
+    generator = public_generator(seed + 1)
+    if kernel == "kendall":
+        query = UStatQuery(kernel=get_kernel("kendall"), specs=(ColumnSpec("x", 0, 15, 0), ColumnSpec("y", 0, 15, 0)),
+                           epsilon=epsilon, delta=delta, tuples=tuples, noise=noise)
+        table = generator.integers(1, 15, size=(n, 2)).astype(np.float64)
+    elif kernel == "gini":
+        query = UStatQuery(kernel=get_kernel("gini", precision=1), specs=(ColumnSpec("x", 0, 2, 1),),
+                           epsilon=epsilon, delta=delta, tuples=tuples, noise=noise)
+        table = generator.integers(1, 5, size=(n, 1)) / 2.0
+    else:
+        raise ValueError(f"kernel must be 'kendall' or 'gini', got {kernel!r}")
+    edges = sample_for(query, n, seed)
+    changed = int(np.argmax(vertex_degrees(edges, n)))
+    first, second = table.copy(), table.copy()
+    if kernel == "kendall":
+        first[changed], second[changed] = (15.0, 15.0), (15.0, 0.0)
+    else:
+        partners = np.unique(edges[np.any(edges == changed, axis=1)])
+        first[partners], second[partners] = 0.0, 0.0
+        first[changed], second[changed] = 0.0, 2.0
+    first_rows, second_rows = _split_rows(first, parties), _split_rows(second, parties)
+    return UStatNeighbours(query, first_rows, second_rows, changed,
+                           _zero_noise_simulation(query, first_rows, threshold, seed),
+                           _zero_noise_simulation(query, second_rows, threshold, seed), threshold)
+
+
+# --------------------------------------------------------------------------------------------------
+# ECDF tree (dp.ecdf.tree)
+
+
+@dataclass(frozen=True)
+class TreeNeighbours:
+    """Neighbouring datasets for the ECDF tree and the audited linear statistic.
+
+    :ivar grid: the grid ``tau_1 < ... < tau_N``.
+    :ivar first_values: the rows of ``D``; ``second_values`` those of ``D'`` (one row differs).
+    :ivar interval: 1-based ``(a, b)``: the counts differ by 1 exactly on ``[a, b]``.
+    :ivar weights: ``w`` of the statistic ``w . c~`` (length ``N``).
+    :ivar shift: ``w . (c(D) - c(D'))`` in count units (the LP value).
+    """
+
+    grid: np.ndarray
+    first_values: np.ndarray
+    second_values: np.ndarray
+    interval: tuple[int, int]
+    weights: np.ndarray
+    shift: float
+
+    @property
+    def first_counts(self) -> np.ndarray:
+        """``#{x <= tau_i}`` on ``D`` (:func:`dp.ecdf.tree.true_counts`)."""
+        return true_counts(self.first_values, self.grid)
+
+    @property
+    def second_counts(self) -> np.ndarray:
+        """``#{x <= tau_i}`` on ``D'``."""
+        return true_counts(self.second_values, self.grid)
+
+
+@lru_cache(maxsize=None)
+def _worst_interval(points: int) -> tuple[int, int]:
+    """The interval of largest LP value (first in ``(a, b)`` order on ties)."""
+    best, chosen = -1.0, (1, 1)
+    for first in range(1, points + 1):
+        for last in range(first, points + 1):
+            _, value = tree_weights(points, first, last)
+            if value > best + 1e-9:
+                best, chosen = value, (first, last)
+    return chosen
+
+
+def _gaussian_interval(points: int) -> tuple[np.ndarray, tuple[int, int]]:
+    """For Gaussian node noise: the interval of largest Mahalanobis norm and its LDA weights."""
+    incidence = prefix_incidence(points).toarray().astype(np.float64)
+    gram_inverse = np.linalg.inv(incidence @ incidence.T)
+    best, chosen = -1.0, (1, 1)
+    for first in range(1, points + 1):
+        for last in range(first, points + 1):
+            indicator = np.zeros(points)
+            indicator[first - 1:last] = 1.0
+            value = float(indicator @ gram_inverse @ indicator)
+            if value > best + 1e-9:
+                best, chosen = value, (first, last)
+    indicator = np.zeros(points)
+    indicator[chosen[0] - 1:chosen[1]] = 1.0
+    return gram_inverse @ indicator, chosen
+
+
+def tree_neighbours(grid: npt.ArrayLike, *, rows: int = 20, gaussian: bool = False,
+                    seed: int = PUBLIC_SEED) -> TreeNeighbours:
+    """Two datasets whose ECDF counts differ by 1 on the worst interval ``[a, b]`` of the grid.
+
+    The changed row sits just above ``tau_{a-1}`` in ``D`` and just above ``tau_b`` in ``D'``, so
+    ``c(D) - c(D') = 1_[a, b]`` (Barczewski et al., App. A.1: replacing one row changes the counts on
+    one interval).  Laplace nodes: the interval maximises the LP value of :func:`dp.audit.statistics.tree_weights`;
+    Gaussian nodes: it maximises ``1_[a,b]^T (A A^T)^{-1} 1_[a,b]``, and ``w`` is the LDA direction.
+
+    :param grid: strictly increasing grid of ``N >= 2`` points.
+    :param rows: number of rows ``n``.
+    :param gaussian: choose the interval and weights for Gaussian node noise.
+    :param seed: public seed of the synthetic rows.
+    """
+    taus = np.asarray(grid, dtype=np.float64)
+    points = int(taus.size)
+    if points < 1:
+        raise ValueError(f"grid must have at least 1 point, got {points}")
+    n = check_positive_int(rows, "rows")
+    if gaussian:
+        weights, interval = _gaussian_interval(points)
+    else:
+        interval = _worst_interval(points)
+        weights, _ = tree_weights(points, *interval)
+    generator = public_generator(seed + 2)
+    values = generator.uniform(taus[0] - 1.0, taus[-1] + 1.0, size=n)
+    first, second = values.copy(), values.copy()
+    a, b = interval
+    below = taus[a - 2] if a >= 2 else taus[0] - 1.0
+    above = taus[b] if b < points else taus[-1] + 1.0
+    first[0] = (below + taus[a - 1]) / 2.0
+    second[0] = (taus[b - 1] + above) / 2.0
+    difference = true_counts(first, taus) - true_counts(second, taus)
+    return TreeNeighbours(taus, first, second, interval, weights, float(weights @ difference))
+
+
+# --------------------------------------------------------------------------------------------------
+# Hosmer-Lemeshow (dp.ecdf.hosmer_lemeshow)
+
+
+@dataclass(frozen=True)
+class HosmerLemeshowNeighbours:
+    """Neighbouring datasets for the Hosmer-Lemeshow group statistics, with fixed group boundaries.
+
+    :ivar query: the HL query (budget, ``Q``, precision, accounting).
+    :ivar bounds: the ``Q - 1`` interior boundaries in fixed point (public, as released by the ECDF).
+    :ivar first_fixed: fixed-point probabilities of ``D``; ``first_labels`` its labels; likewise ``second_*``.
+    :ivar parties: ``m``; ``threshold``: ``t``.
+    """
+
+    query: HosmerLemeshowQuery
+    bounds: np.ndarray
+    first_fixed: np.ndarray
+    first_labels: np.ndarray
+    second_fixed: np.ndarray
+    second_labels: np.ndarray
+    parties: int
+    threshold: int
+
+    def statistics(self, second: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """``(E, O)`` of lines 8-9 (:func:`dp.ecdf.hosmer_lemeshow.group_statistics`) on ``D`` or ``D'``."""
+        fixed, labels = (self.second_fixed, self.second_labels) if second else (self.first_fixed, self.first_labels)
+        return group_statistics(fixed, labels, self.bounds, scale=self.query.scale)
+
+    @property
+    def log_alpha(self) -> np.ndarray:
+        """``log alpha`` of every cell, shape ``(2, 2, Q)``: ``[0]`` the E cells, ``[1]`` the O cells."""
+        q = self.query
+        return np.stack([np.full((2, q.groups), q.expected_log_alpha), np.full((2, q.groups), q.observed_log_alpha)])
+
+    @property
+    def change(self) -> np.ndarray:
+        """Change of every cell from ``D`` to ``D'``, shape ``(2, 2, Q)`` as :attr:`log_alpha`."""
+        return np.stack(self.statistics(True)) - np.stack(self.statistics(False))
+
+
+def hosmer_lemeshow_neighbours(*, accounting: str, epsilon: float, parties: int = 3, threshold: int = 1,
+                               rows: int = 30, seed: int = PUBLIC_SEED) -> HosmerLemeshowNeighbours:
+    """Neighbours whose ``4 Q`` statistics move by the joint sensitivity 4 (Barczewski et al., App. A.2).
+
+    ``Q = 3`` groups, probabilities with 3 fractional bits, ``N = 8`` grid points; boundaries fixed
+    at ``3/8`` and ``5/8`` (the statistics are released given the boundaries, adaptive composition
+    with the ECDF part).  The changed row is ``(p, y) = (0, 0)`` in ``D`` (group 1) and ``(1, 1)``
+    in ``D'`` (group 3): ``E_{0,1} -= 2^b``, ``E_{1,3} += 2^b``, ``O_{0,1} -= 1``, ``O_{1,3} += 1``,
+    weighted ``l1`` norm 4.
+
+    :param accounting: ``paper`` or ``joint`` (:data:`dp.ecdf.hosmer_lemeshow.ACCOUNTING_MODES`).
+    :param epsilon: total budget of Algorithm 2.
+    :param parties: ``m``; ``threshold``: ``t`` with ``2 t < m``.
+    :param rows: number of rows ``n``; ``seed``: public seed of the synthetic rows.
+    :raise ValueError: on invalid parameters.
+    """
+    check_parties(parties, threshold)
+    query = HosmerLemeshowQuery(epsilon, groups=3, grid_points=8, precision=3, accounting=accounting)
+    generator = public_generator(seed + 3)
+    n = check_positive_int(rows, "rows")
+    probabilities = generator.integers(0, query.scale + 1, size=n) / query.scale
+    labels = (generator.random(n) < probabilities).astype(np.int64)
+    first_p, second_p = probabilities.copy(), probabilities.copy()
+    first_y, second_y = labels.copy(), labels.copy()
+    first_p[0], first_y[0], second_p[0], second_y[0] = 0.0, 0, 1.0, 1
+    spec = query.spec
+    bounds = np.array([3, 5], dtype=np.int64)
+    return HosmerLemeshowNeighbours(query, bounds, spec.encode(first_p), first_y, spec.encode(second_p), second_y,
+                                    parties, threshold)
+
+
+# --------------------------------------------------------------------------------------------------
+# FedAUC (dp.fedauc.mechanisms)
+
+
+@dataclass(frozen=True)
+class FedAucNeighbours:
+    """Two labelings differing in one label (label DP), on public scores and a public client layout.
+
+    :ivar scores: the ``M`` public scores (distinct).
+    :ivar client_of: each sample's client (public).
+    :ivar first_labels: labels of ``D``; ``second_labels``: of ``D'`` (one label flipped).
+    :ivar flipped: the sample whose label differs; ``client``: its client.
+    """
+
+    scores: np.ndarray
+    client_of: np.ndarray
+    first_labels: np.ndarray
+    second_labels: np.ndarray
+    flipped: int
+    client: int
+
+
+def fedauc_neighbours(method: str, *, samples: int = 12, clients: int = 2, seed: int = PUBLIC_SEED) -> FedAucNeighbours:
+    """Labelings differing in the label whose flip moves its client's reports by their sensitivity.
+
+    Scores are distinct (a public permutation), the layout is ``non_iid`` (:func:`dp.fedauc.mechanisms.client_layout`,
+    contiguous blocks of sorted scores), the labels alternate with a public random start.  The flipped
+    sample: the top-ranked one (global sensitivity ``2 (M - 1)``), the top-ranked one of client 0 (local
+    sensitivity, twice its largest rank), or client 0's sample maximising ``|n_k 2 r_i - T_k|``
+    (adaptive, the sensitivity of ``D_k``).  It is 0 in ``D`` and 1 in ``D'``.
+
+    :param method: a FedAUC Laplace or Gaussian method, or ``rr`` (the top-ranked sample).
+    :param samples: ``M``; ``clients``: ``K``; ``seed``: public seed of scores, layout and labels.
+    :raise ValueError: on an unknown method.
+    """
+    m = check_positive_int(samples, "samples")
+    generator = public_generator(seed + 4)
+    scores = generator.permutation(m).astype(np.float64) / m
+    client_of = client_layout(scores, clients=clients, layout="non_iid", rng=generator)
+    twice = np.rint(2.0 * average_ranks(scores)).astype(np.int64)
+    family = method.split("_")[0]
+    if family in ("global", "rr"):
+        flipped = int(np.argmax(twice))
+    elif family == "local":
+        members = np.flatnonzero(client_of == 0)
+        flipped = int(members[np.argmax(twice[members])])
+    elif family == "adaptive":
+        members = np.flatnonzero(client_of == 0)
+        total = int(twice[members].sum())
+        flipped = int(members[np.argmax(np.abs(members.size * twice[members] - total))])
+    else:
+        raise ValueError(f"unknown FedAUC method {method!r}")
+    labels = (np.arange(m) + int(generator.integers(0, 2))) % 2
+    first, second = labels.copy(), labels.copy()
+    first[flipped], second[flipped] = 0, 1
+    return FedAucNeighbours(scores, client_of, first, second, flipped, int(client_of[flipped]))
+
+
+# --------------------------------------------------------------------------------------------------
+# secure rank AUC (dp.rank_auc)
+
+
+@dataclass(frozen=True)
+class RankAucNeighbours:
+    """Neighbouring ``(score, label)`` tables for the secure rank AUC and their exact ``(2U, P)``.
+
+    :ivar query: the query (score domain, budget).
+    :ivar first_rows: the rows of ``D``; ``second_rows``: of ``D'``.
+    :ivar first_sums: ``(2U, P)`` on ``D`` (:func:`dp.rank_auc.exact_sums`); ``second_sums``: on ``D'``.
+    """
+
+    query: RankAucQuery
+    first_rows: np.ndarray
+    second_rows: np.ndarray
+    first_sums: tuple[int, int]
+    second_sums: tuple[int, int]
+
+
+def rank_auc_neighbours(*, epsilon: float = CASE_EPSILON, rows: int = 10, seed: int = PUBLIC_SEED) -> RankAucNeighbours:
+    """Tables on which ``2U`` moves by ``2 (n - 1)`` and ``P`` by 1, both sensitivities at once.
+
+    The other ``n - 1`` rows are negatives with scores in ``[0, 0.875]``; the changed row is a
+    negative of score 1 in ``D`` (no positive: ``2U = P = 0``) and a positive of score 1 in ``D'``
+    (above every negative: ``2U = 2 (n - 1)``, ``P = 1``).  A change of ``2U`` by ``2 (n - 1)``
+    requires the changed row to be comparable with all others, hence the one-class background.
+
+    :param epsilon: budget of the release (half on each sum); ``rows``: ``n``; ``seed``: public seed.
+    """
+    query = RankAucQuery(ColumnSpec("score", 0.0, 1.0, 3), epsilon)
+    generator = public_generator(seed + 5)
+    n = check_positive_int(rows, "rows")
+    table = np.column_stack([generator.integers(0, 8, size=n) / 8.0, np.zeros(n)])
+    first, second = table.copy(), table.copy()
+    first[0], second[0] = (1.0, 0.0), (1.0, 1.0)
+    return RankAucNeighbours(query, first, second, exact_sums(query.encode(first)), exact_sums(query.encode(second)))
+
+
+# --------------------------------------------------------------------------------------------------
+# subsampled pairs (dp.bell.subsampled_pairs)
+
+
+@dataclass(frozen=True)
+class PairNeighbours:
+    """Neighbouring tables for per-pair releases, the pairs and the noiseless pair values.
+
+    :ivar query: the subsampled-pairs query (Kendall).
+    :ivar first_rows: rows of ``D``; ``second_rows``: of ``D'``; ``changed_row``: the row that differs.
+    :ivar pairs: the public pairs (``P`` permutations, or all pairs for the baseline).
+    :ivar first_values: kernel value of every pair on ``D``; ``second_values``: on ``D'``.
+    """
+
+    query: SubsampledPairsQuery
+    first_rows: np.ndarray
+    second_rows: np.ndarray
+    changed_row: int
+    pairs: np.ndarray
+    first_values: np.ndarray
+    second_values: np.ndarray
+
+    @property
+    def touched(self) -> np.ndarray:
+        """Positions of the pairs that contain the changed row."""
+        return np.flatnonzero(np.any(self.pairs == self.changed_row, axis=1))
+
+
+def pair_neighbours(*, permutations: int = 3, rows: int = 12, all_pairs: bool = False, epsilon: float = CASE_EPSILON,
+                    seed: int = PUBLIC_SEED) -> PairNeighbours:
+    """Kendall tables on which every pair containing the changed row moves by ``Delta_f = 2``.
+
+    As :func:`ustat_neighbours` (``kendall``): other rows in ``[1, 14]``, the changed row ``(15, 15)``
+    in ``D`` and ``(15, 0)`` in ``D'``.  Pairs: :func:`dp.bell.subsampled_pairs.pairs_for` (``P``
+    permutations of an even number of rows: every row in exactly ``P`` pairs), or all ``C(n, 2)``
+    pairs for the baseline.
+
+    :param permutations: ``P``; ``rows``: ``n``; ``all_pairs``: the all-pairs baseline's pairs.
+    :param epsilon: budget of the release; ``seed``: public seed of the rows and permutations.
+    """
+    query = SubsampledPairsQuery(kernel=get_kernel("kendall"),
+                                 specs=(ColumnSpec("x", 0, 15, 0), ColumnSpec("y", 0, 15, 0)),
+                                 epsilon=epsilon, permutations=permutations)
+    n = check_positive_int(rows, "rows")
+    generator = public_generator(seed + 6)
+    table = generator.integers(1, 15, size=(n, 2)).astype(np.float64)
+    first, second = table.copy(), table.copy()
+    first[0], second[0] = (15.0, 15.0), (15.0, 0.0)
+    if all_pairs:
+        left, right = np.triu_indices(n, 1)
+        pairs = np.stack([left, right], axis=1).astype(np.int64)
+    else:
+        pairs = pairs_for(query, n, seed)
+
+    def values(rows_: np.ndarray) -> np.ndarray:
+        fixed = query.prepare(rows_).integers
+        return np.asarray(query.kernel.plaintext([fixed[pairs[:, 0]], fixed[pairs[:, 1]]])[0], dtype=np.int64)
+
+    return PairNeighbours(query, first, second, 0, pairs, values(first), values(second))

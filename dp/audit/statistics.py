@@ -1,0 +1,284 @@
+r"""The statistics the audit cases compute on a release, and the planning of audit sizes.
+
+What
+----
+A case of :mod:`dp.audit.central_cases` reduces a (vector) release to one scalar per run by a fixed
+function of the released values -- post-processing, so a violation on the scalar is a violation of
+the mechanism:
+
+- :func:`privacy_loss_statistic`: the claimed log-likelihood ratio of independent discrete Laplace
+  coordinates, ``T = sum_j -log(alpha_j) (|x_j - c'_j| - |x_j - c_j|)``, sufficient for the pair
+  under the claimed law;
+- :func:`laplace_weights`: the weights ``-log(alpha_j) sign(d_j)`` of a linear statistic of a discrete
+  Laplace vector, whose shift is the mechanism's whole loss on the pair and whose noise has unit-rate
+  tails;
+- :func:`tree_weights`: for the ECDF tree (released counts ``c + A eta``), the ``w`` maximising
+  ``w . 1_[a, b]`` subject to ``|A^T w| <= 1`` node-wise, a small linear programme whose value is the
+  least ``l1`` norm of a node vector ``zeta`` with ``A zeta = 1_[a, b]`` (LP duality), so
+  ``T = w . c~`` reaches ``value * epsilon / (L + 1)``;
+- :func:`tree_log_likelihood` / :func:`tree_privacy_loss_statistic`: the claimed log-likelihood ratio
+  of the tree's whole released vector, by message passing up the tree.
+
+And the power argument behind the sample sizes: :func:`event_probabilities` (the audit's candidate
+events under two exact pmfs) and :func:`planned_lower_bound` (the bound an audit of a given size
+reaches on them, with the counts held some standard deviations against it).
+
+Threat model
+------------
+As the cases (:mod:`dp.audit.central_cases`): a passive, static coalition of ``t < m/2`` parties which
+subtracts its own noise shares; these functions only read simulated releases and draw no noise.  An
+audit can only prove violations; passing is evidence, not proof.
+
+References: Barczewski, Mawass & Ramon (ECDF tree, §3.1 eq. 2, Theorem 1); Sinh & Ramon App. B.1
+(discrete Laplace from Pólya shares); Jagielski, Ullman & Oprea 2020 and Nasr et al. 2021 (auditing
+by Clopper-Pearson bounds on event probabilities).
+"""
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import linprog
+
+from dp.audit.engine import clopper_pearson_lower, clopper_pearson_upper
+from dp.ecdf.tree import interval_nodes, prefix_incidence
+from dp.validation import check_delta, check_positive, check_positive_int
+
+__all__ = [
+    "privacy_loss_statistic",
+    "laplace_weights",
+    "tree_weights",
+    "tree_log_likelihood",
+    "tree_privacy_loss_statistic",
+    "event_probabilities",
+    "planned_lower_bound",
+]
+
+# --------------------------------------------------------------------------------------------------
+# discrete Laplace vectors
+
+
+def privacy_loss_statistic(released: np.ndarray, first: npt.ArrayLike, second: npt.ArrayLike,
+                           log_alpha: npt.ArrayLike) -> np.ndarray:
+    """The claimed privacy-loss statistic of independent discrete Laplace coordinates.
+
+    ``T = sum_j -log(alpha_j) (|x_j - c'_j| - |x_j - c_j|)``: the log-likelihood ratio of ``D``
+    against ``D'`` under the *claimed* noise (a fixed function of the release, so post-processing).
+    It is sufficient for the pair under the claimed law; its largest value ``sum_j -log(alpha_j) |d_j|``
+    (the claimed loss) is reached on the product event ``{every x_j on c_j's far side from c'_j}``,
+    whose probability ratio is exactly ``e^epsilon`` for correctly calibrated noise and larger when the
+    noise is too light *or too concentrated* (Pólya shares of shape ``1/m``: each coordinate's
+    ``P(eta >= 0) / P(eta >= |d_j|)`` grows), which a linear statistic would average away.
+
+    :param released: ``(runs, k)`` released coordinates; ``first``, ``second``: their noiseless values
+        on ``D`` and ``D'``; ``log_alpha``: claimed ``log alpha_j < 0``.
+    :return: ``(runs,)`` float64, rounded to 9 decimals (merges floating-point variants of a value).
+    """
+    x = np.asarray(released, dtype=np.float64)
+    rates = -np.asarray(log_alpha, dtype=np.float64)
+    if np.any(~(rates > 0)):
+        raise ValueError("log_alpha must be negative")
+    c, c_prime = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    return np.round((np.abs(x - c_prime) - np.abs(x - c)) @ rates, 9)
+
+
+def laplace_weights(log_alpha: npt.ArrayLike, shift: npt.ArrayLike) -> np.ndarray:
+    """Weights ``-log(alpha_j) sign(d_j)`` of the linear statistic of a discrete Laplace vector.
+
+    ``T = sum_j w_j X_j`` then has shift ``sum_j -log(alpha_j) |d_j|`` between the datasets, the
+    mechanism's privacy loss on the pair, and its noise has unit-rate tails (module docstring).
+
+    :param log_alpha: ``log alpha_j < 0`` per coordinate.
+    :param shift: ``d_j``, the change of coordinate ``j`` from the first to the second dataset.
+    :return: float64 array of weights (0 where ``d_j = 0``).
+    :raise ValueError: if a ``log_alpha`` is not negative or the shapes differ.
+    """
+    logs = np.asarray(log_alpha, dtype=np.float64)
+    d = np.asarray(shift, dtype=np.float64)
+    if logs.shape != d.shape:
+        raise ValueError(f"log_alpha and shift must have the same shape, got {logs.shape} and {d.shape}")
+    if np.any(~(logs < 0)):
+        raise ValueError("log_alpha must be negative")
+    return -logs * np.sign(d)
+
+
+# --------------------------------------------------------------------------------------------------
+# the ECDF tree's released counts (dp.ecdf.tree)
+
+
+def tree_weights(points: int, first: int, last: int) -> tuple[np.ndarray, float]:
+    """The most sensitive linear statistic of the tree's released counts for the interval ``[a, b]``.
+
+    Solves ``max_w sum_{i=a..b} w_i`` subject to ``|(A^T w)_node| <= 1`` for every node, with
+    ``A = prefix_incidence(N)`` (eq. 2): the statistic ``w . c~`` then has shift equal to the value,
+    and node-noise coefficients of magnitude at most 1.  By LP duality the value is the least
+    ``l1`` norm of a real node vector ``zeta`` with ``A zeta = 1_[a, b]``, so ``value * epsilon/(L+1)``
+    is a lower bound on the pure privacy loss of the pair whose counts differ on ``[a, b]``
+    (reached in the tails of ``w . c~``), and the exact loss when an *integer* ``zeta`` of the same
+    norm exists (a shift of the integer node noise; the tests check this for ``N = 8``).  Among the optimal
+    ``w`` a second programme picks one with the least ``sum |A^T w|`` (fewest noisy nodes in the
+    statistic, hence tails that approach the loss sooner).
+
+    :param points: ``N``; ``first``, ``last``: 1-based grid indices ``a <= b``.
+    :return: ``(w, value)`` with ``w`` rounded to integers when the optimum is integral.
+    :raise ValueError: on an invalid interval or if a programme fails.
+    """
+    interval_nodes(first, last, points)  # validates the interval
+    transposed = prefix_incidence(points).toarray().astype(np.float64).T
+    nodes = transposed.shape[0]
+    indicator = np.zeros(points)
+    indicator[first - 1:last] = 1.0
+    best = linprog(-indicator, A_ub=np.vstack([transposed, -transposed]), b_ub=np.ones(2 * nodes),
+                   bounds=[(None, None)] * points, method="highs")
+    if not best.success:
+        raise ValueError(f"the weight programme failed for [{first}, {last}] on {points} points: {best.message}")
+    value = -float(best.fun)
+    # variables (w, s): minimise sum s subject to -s <= A^T w <= s, s <= 1, shift >= value
+    identity = np.eye(nodes)
+    sparse = linprog(np.concatenate([np.zeros(points), np.ones(nodes)]),
+                     A_ub=np.vstack([np.hstack([transposed, -identity]), np.hstack([-transposed, -identity]),
+                                     np.concatenate([-indicator, np.zeros(nodes)])[None, :]]),
+                     b_ub=np.concatenate([np.zeros(2 * nodes), [-value + 1e-9]]),
+                     bounds=[(None, None)] * points + [(0.0, 1.0)] * nodes, method="highs")
+    weights = np.asarray(sparse.x[:points] if sparse.success else best.x, dtype=np.float64)
+    rounded = np.rint(weights)
+    if np.allclose(weights, rounded, atol=1e-7):
+        weights = rounded
+    return weights, float(indicator @ weights)
+
+
+def tree_log_likelihood(noise: npt.ArrayLike, log_alpha: float, *, window: int) -> np.ndarray:
+    """``log sum_{eta : A eta = z} prod_v alpha^|eta_v|``: the claimed log-likelihood of count noise ``z``.
+
+    The released counts are ``c + A eta`` (eq. 2, ``A = prefix_incidence(N)``); under the claimed node
+    noise, i.i.d. ``DLap(alpha)``, the likelihood of a count-noise vector ``z = c~ - c`` is the sum over
+    the node vectors that produce it.  It is computed exactly, up to the window, by passing messages
+    up the tree: a leaf's noise is fixed by ``z_i`` and the sum ``s`` of its ancestors' noises, so the
+    leaf message is ``alpha^|z_i - s|``; a node at level ``l >= 1`` sums its own noise ``e`` out of the
+    product of its children's messages at ``s + e``; the root's message at ``s = 0`` is the
+    likelihood.  Ancestor sums ``s`` are restricted to ``[-window, window]`` (a deterministic
+    truncation: the result is still a fixed function of the release).  The normalising constant
+    ``((1 - alpha)/(1 + alpha))^{|I[L]|}`` is left out (it cancels in a likelihood ratio).
+
+    :param noise: ``(runs, N)`` integer count noise ``z``.
+    :param log_alpha: the claimed ``log alpha < 0`` of every node.
+    :param window: bound on the ancestor sums, ``>= 1``.
+    :return: ``(runs,)`` float64 log-likelihoods.
+    :raise ValueError: on a non-negative ``log_alpha``, a bad window or a non-2-D ``noise``.
+    """
+    z = np.asarray(noise, dtype=np.float64)
+    if z.ndim != 2 or z.shape[1] < 1:
+        raise ValueError(f"noise must have shape (runs, N) with N >= 1, got {z.shape}")
+    if not log_alpha < 0:
+        raise ValueError(f"log_alpha must be negative, got {log_alpha}")
+    width = check_positive_int(window, "window")
+    rate = -float(log_alpha)
+    if z.shape[1] == 1:  # L = 0: the count is the single node
+        return -rate * np.abs(z[:, 0])
+    sums = np.arange(-width, width + 1, dtype=np.float64)
+    kernel = np.exp(-rate * np.abs(sums[:, None] - sums[None, :]))  # alpha^|e|, e = s' - s
+    # (log scale per run, message normalised to a maximum of 1), one per node of the current level
+    messages: list[tuple[np.ndarray, np.ndarray]] = []
+    for i in range(z.shape[1]):
+        log_message = -rate * np.abs(z[:, i:i + 1] - sums[None, :])
+        top = log_message.max(axis=1, keepdims=True)
+        messages.append((top[:, 0], np.exp(log_message - top)))
+    while True:
+        parents: list[tuple[np.ndarray, np.ndarray]] = []
+        for j in range(0, len(messages), 2):  # children (2j-1, l-1), (2j, l-1) of node (j, l)
+            scale = messages[j][0].copy()
+            product = messages[j][1].copy()
+            for extra_scale, extra in messages[j + 1:j + 2]:
+                scale += extra_scale
+                product *= extra
+            if len(messages) <= 2:  # the root: its ancestors' sum is 0
+                return scale + np.log(product @ kernel[:, width])
+            summed = product @ kernel
+            top = summed.max(axis=1)
+            parents.append((scale + np.log(top), summed / top[:, None]))
+        messages = parents
+
+
+def tree_privacy_loss_statistic(released: npt.ArrayLike, first_counts: npt.ArrayLike, second_counts: npt.ArrayLike,
+                                log_alpha: float, *, window: int) -> np.ndarray:
+    """The claimed log-likelihood ratio of ``D`` against ``D'`` of the whole released count vector.
+
+    ``T = log f(c~ - c(D)) - log f(c~ - c(D'))`` with ``f`` the claimed likelihood of
+    :func:`tree_log_likelihood`: the privacy-loss random variable of the release under the claimed
+    calibration, a fixed function of the released vector (post-processing), so a violation on it is a
+    violation of the mechanism.  Unlike the linear statistic of :func:`tree_weights` (whose noise is a
+    sum of 8 nodes on ``N = 8`` and approaches the loss only far in its tails) it uses every count.
+
+    :param released: ``(runs, N)`` released counts; ``first_counts``, ``second_counts``: ``c(D)``, ``c(D')``.
+    :return: ``(runs,)`` float64, rounded to 9 decimals.
+    """
+    counts = np.asarray(released, dtype=np.float64)
+    return np.round(tree_log_likelihood(counts - np.asarray(first_counts, dtype=np.float64), log_alpha,
+                                        window=window)
+                    - tree_log_likelihood(counts - np.asarray(second_counts, dtype=np.float64), log_alpha,
+                                          window=window), 9)
+
+
+# --------------------------------------------------------------------------------------------------
+# planning: the bound an audit should reach, from exact output distributions
+
+
+def event_probabilities(first_pmf: npt.ArrayLike, second_pmf: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Probabilities of the audit's candidate events under two pmfs on the same integer support.
+
+    The events of :func:`dp.audit.engine.audit`: ``{x >= c}``, ``{x <= c}`` and ``{x = c}`` for every support
+    point ``c``, each in both directions.
+
+    :param first_pmf: pmf of the output on ``D``; ``second_pmf``: on ``D'`` (same length).
+    :return: ``(top, bottom)``: for every event, its probability under the dataset on top (whose
+        probability is bounded from below) and under the other one.
+    :raise ValueError: if the pmfs differ in length or are not one-dimensional.
+    """
+    p = np.asarray(first_pmf, dtype=np.float64)
+    q = np.asarray(second_pmf, dtype=np.float64)
+    if p.ndim != 1 or p.shape != q.shape:
+        raise ValueError(f"the pmfs must be one-dimensional of equal length, got {p.shape} and {q.shape}")
+    events_p = np.concatenate([np.cumsum(p[::-1])[::-1], np.cumsum(p), p])
+    events_q = np.concatenate([np.cumsum(q[::-1])[::-1], np.cumsum(q), q])
+    return np.concatenate([events_p, events_q]), np.concatenate([events_q, events_p])
+
+
+def planned_lower_bound(top: npt.ArrayLike, bottom: npt.ArrayLike, *, samples: int, delta: float = 0.0,
+                        confidence: float = 0.95, pessimism: float = 2.0) -> float:
+    """The lower bound an audit of ``samples`` outputs per dataset reaches on the best of some events.
+
+    For every event with probabilities ``top`` (dataset on top) and ``bottom``, the evaluation half
+    of ``samples - samples // 2`` outputs sees about ``top * T`` and ``bottom * T`` hits; with counts
+    moved ``pessimism`` standard deviations against the audit (fewer on top, more below), the
+    Clopper-Pearson bounds at level ``1 - (1 - confidence)/2`` give
+    ``log((p_low - delta) / q_high)``; the best event's value is returned.  This is the power
+    argument behind the sample sizes of the negative controls: if it exceeds the claimed epsilon,
+    the audit proves the violation unless the counts fall ``pessimism`` deviations short (the
+    event chosen on the first half is assumed to be the best one).
+
+    :param top: event probabilities under the dataset on top; ``bottom``: under the other one.
+    :param samples: outputs per dataset, at least 2.
+    :param delta: the claimed delta.
+    :param confidence: the audit's confidence, in ``(0, 1)``.
+    :param pessimism: standard deviations of the counts held against the audit (``>= 0``).
+    :return: the planned lower bound (0 if no event beats ``delta``).
+    :raise ValueError: on invalid parameters.
+    """
+    n = check_positive_int(samples, "samples")
+    if n < 2:
+        raise ValueError(f"samples must be at least 2, got {samples}")
+    check_delta(delta)
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if pessimism != 0.0:
+        check_positive(pessimism, "pessimism")
+    p = np.clip(np.asarray(top, dtype=np.float64), 0.0, 1.0)
+    q = np.clip(np.asarray(bottom, dtype=np.float64), 0.0, 1.0)
+    trials = n - n // 2
+    level = 1.0 - (1.0 - confidence) / 2.0
+    hits_top = np.floor(np.maximum(p * trials - pessimism * np.sqrt(p * (1 - p) * trials), 0.0))
+    hits_bottom = np.ceil(np.minimum(q * trials + pessimism * np.sqrt(q * (1 - q) * trials), trials))
+    p_low = clopper_pearson_lower(hits_top, trials, level)
+    q_high = clopper_pearson_upper(hits_bottom, trials, level)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = np.where(p_low > delta, np.log(np.maximum(p_low - delta, 1e-300) / q_high), 0.0)
+    return float(max(np.max(loss, initial=0.0), 0.0))

@@ -1,0 +1,437 @@
+r"""Hierarchical histograms of one class from Hadamard reports (Bell, Bellet, Gascón & Kulkarni, App. B.2).
+
+What
+----
+Node ``p`` at level ``l`` (``1 <= l <= levels``) is the value ``p`` in a domain of size ``2^l``,
+i.e. the dyadic interval ``[p 2^(levels-l), (p+1) 2^(levels-l))``; a user with score ``s`` reports
+``s >> (levels - l)`` at level ``l`` through :mod:`dp.bell.hadamard`.  The root is the class size,
+public and exact.  Two splitting strategies (App. B.2.2), :func:`randomize_hierarchy`:
+
+- ``split="users"`` (i): the users are split evenly and at random across the levels; each reports
+  once with the full ``ε``; level ``l``'s oracle is scaled by ``n / n_l``.
+- ``split="budget"`` (ii): every user reports at every level with ``ε_0`` (:func:`level_epsilon`:
+  basic composition, or the advanced composition of Dwork, Rothblum & Vadhan with ``delta > 0``).
+
+The server side is :class:`HadamardHierarchy`; :class:`ExactHierarchy` and :class:`HierarchyTable`
+are noiseless hierarchies with the same interface (:class:`HierarchyEstimate`), which the pruned
+traversal of :mod:`dp.bell.auc` queries.  The module docstring of :mod:`dp.bell.auc` gives the
+variances, the costs and the notes on the paper.
+
+Threat model
+------------
+Local differential privacy, one user = one score: each report is ε-LDP (``split="users"``, or
+``"budget"`` with ``delta = 0``), or a user's reports are ``(ε, δ)``-LDP together (``"budget"`` with
+``delta > 0``), against an untrusted server.  Public: the class sizes and which level a user reports
+at (drawn independently of the data).  Plain NumPy in one process, no MPyC.
+
+References: J. Bell, A. Bellet, A. Gascón, T. Kulkarni, *Private Protocols for U-Statistics in the
+Local Model and Beyond* (arXiv v1 App. B.2; v2 App. B); C. Dwork, G. Rothblum, S. Vadhan, *Boosting
+and Differential Privacy* (FOCS 2010); T. Kulkarni, G. Cormode, D. Srivastava (2019).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final, Literal, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from dp.bell import hadamard
+from dp.bell.hadamard import MAX_LEVELS, FrequencyOracle, HadamardReports, _check_nodes, _freeze, _randomize
+from dp.validation import (check_choice, check_delta, check_epsilon, check_indices, check_int_range,
+                           check_nonnegative, check_positive_int)
+from secure.noise.party import noise_generator
+
+__all__ = ["SPLITS", "level_epsilon", "composed_epsilon", "HierarchyReports", "randomize_hierarchy",
+           "HierarchyEstimate", "HadamardHierarchy", "ExactHierarchy", "HierarchyTable"]
+
+Split = Literal["users", "budget"]
+
+#: Splitting strategies: ``users`` (each user reports at one level with the full ε) and ``budget``
+#: (each user reports at every level with a share of ε).
+SPLITS: Final[tuple[str, ...]] = ("users", "budget")
+
+_TABLE_MAX_LEVELS: Final[int] = 24
+
+
+# --------------------------------------------------------------------------------------------------
+# validation
+
+def _check_domain_size(domain_size: int) -> int:
+    size = check_positive_int(domain_size, "domain_size")
+    if size < 2 or size & (size - 1) or size > 1 << MAX_LEVELS:
+        raise ValueError(f"domain_size must be a power of two between 2 and 2**{MAX_LEVELS}, got {domain_size}")
+    return size
+
+
+
+def _check_split(split: str) -> Split:
+    return check_choice(split, SPLITS, "split")  # type: ignore[return-value]
+
+
+def _check_level(level: int, levels: int) -> int:
+    return check_int_range(level, "level", low=0, high=levels)
+
+
+# --------------------------------------------------------------------------------------------------
+# splitting the budget across levels
+
+def composed_epsilon(level_epsilon: float, *, levels: int, delta: float = 0.0) -> float:
+    """Total privacy loss of ``levels`` reports that are each ``level_epsilon``-LDP.
+
+    Basic composition ``k ε_0``; with ``delta > 0`` also the advanced composition of Dwork,
+    Rothblum & Vadhan (2010), ``sqrt(2 k ln(1/δ)) ε_0 + k ε_0 (e^{ε_0} - 1)``, and the smaller of
+    the two (the user's reports are then ``(total, δ)``-LDP).
+
+    :param level_epsilon: ``ε_0`` of each report.
+    :param levels: number of reports ``k >= 1``.
+    :param delta: ``δ`` in ``[0, 1)``; 0 gives basic composition.
+    :return: the total ``ε``.
+    :raise ValueError: if a parameter is out of range.
+    """
+    eps0 = check_epsilon(level_epsilon)
+    count = check_positive_int(levels, "levels")
+    dlt = check_delta(delta)
+    basic = count * eps0
+    if dlt == 0.0:
+        return basic
+    return min(basic, _advanced(eps0, count, dlt))
+
+
+def _advanced(eps0: float, count: int, delta: float) -> float:
+    return math.sqrt(2.0 * count * math.log(1.0 / delta)) * eps0 + count * eps0 * math.expm1(eps0)
+
+
+def level_epsilon(epsilon: float, *, levels: int, delta: float = 0.0, split: str = "users") -> float:
+    """The ε each report gets under a splitting strategy (App. B.2.2).
+
+    ``split="users"``: every user reports once, with ``ε``.  ``split="budget"``: every user reports
+    at all ``levels`` levels; ``delta = 0`` gives ``ε / levels`` (basic composition); ``delta > 0``
+    gives the largest ``ε_0`` with ``sqrt(2 k ln(1/δ)) ε_0 + k ε_0 (e^{ε_0} - 1) <= ε``
+    (Dwork–Rothblum–Vadhan, found by bisection), or ``ε / levels`` if that is larger.
+
+    :param epsilon: the user's total budget.
+    :param levels: number of levels ``α = log2 d``.
+    :param delta: ``δ`` in ``[0, 1)``; must be 0 with ``split="users"``.
+    :param split: ``"users"`` or ``"budget"``.
+    :return: ``ε_0``.
+    :raise ValueError: if a parameter is out of range.
+    """
+    eps = check_epsilon(epsilon)
+    count = check_positive_int(levels, "levels")
+    dlt = check_delta(delta)
+    mode = _check_split(split)
+    if mode == "users":
+        if dlt != 0.0:
+            raise ValueError(f"delta must be 0 with split='users' (each user reports once, pure epsilon-LDP), got {delta}")
+        return eps
+    basic = eps / count
+    if dlt == 0.0:
+        return basic
+    low, high = 0.0, eps
+    if _advanced(high, count, dlt) <= eps:
+        return max(basic, high)
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        if _advanced(middle, count, dlt) <= eps:
+            low = middle
+        else:
+            high = middle
+    return max(basic, low)
+
+
+# --------------------------------------------------------------------------------------------------
+# hierarchical histograms: user side
+
+@dataclass(frozen=True)
+class HierarchyReports:
+    """All reports of one class's users for a hierarchical histogram (user side of App. B.2).
+
+    :param domain_size: ``d = 2^levels``.
+    :param split: ``"users"`` or ``"budget"``.
+    :param users: number of users ``n`` (public: the class size).
+    :param epsilon: each user's total budget.
+    :param delta: ``δ`` (0 for pure LDP).
+    :param level_epsilon: ``ε_0`` of each report.
+    :param reports: ``reports[l - 1]`` are the reports at level ``l`` (``bits = l``).
+    """
+
+    domain_size: int
+    split: str
+    users: int
+    epsilon: float
+    delta: float
+    level_epsilon: float
+    reports: tuple[HadamardReports, ...]
+
+    @property
+    def levels(self) -> int:
+        """``α = log2 d``."""
+        return self.domain_size.bit_length() - 1
+
+
+def randomize_hierarchy(values: npt.ArrayLike, *, domain_size: int, epsilon: float, delta: float = 0.0,
+                        split: str = "users", rng: np.random.Generator | None = None) -> HierarchyReports:
+    """Every user of one class randomizes her score for a hierarchical histogram (App. B.2.2).
+
+    ``split="users"``: a uniformly random, data-independent assignment puts ``floor``/``ceil`` of
+    ``n / levels`` users at each level; a user at level ``l`` sends one Algorithm 2 report of
+    ``s >> (levels - l)`` in a domain of size ``2^l`` with the full ``ε``.  ``split="budget"``: every
+    user sends one report per level with :func:`level_epsilon`.
+
+    :param values: the class's scores, integers in ``[0, domain_size)``.
+    :param domain_size: ``d``, a power of two in ``[2, 2^62]``.
+    :param epsilon: each user's total budget.
+    :param delta: ``δ`` for advanced composition with ``split="budget"``; 0 otherwise.
+    :param split: ``"users"`` or ``"budget"``.
+    :param rng: the users' randomness (and the level assignment); ``None`` draws from the OS.
+    :return: the reports of every level.
+    :raise ValueError: if a parameter is out of range, a score lies outside the domain, or with
+        ``split="users"`` there are fewer users than levels.
+    :raise TypeError: if a parameter has the wrong type.
+    """
+    size = _check_domain_size(domain_size)
+    levels = size.bit_length() - 1
+    mode = _check_split(split)
+    eps0 = level_epsilon(epsilon, levels=levels, delta=delta, split=mode)
+    threshold = hadamard._flip_threshold(eps0)
+    scores = check_indices(values, size, "values")
+    generator = noise_generator(rng)
+    users = scores.size
+    reports: list[HadamardReports] = []
+    if mode == "users":
+        if users < levels:
+            raise ValueError(f"split='users' needs at least one user per level ({levels}), got {users} users")
+        order = generator.permutation(users)
+        for level in range(1, levels + 1):
+            members = scores[order[level - 1::levels]]
+            reports.append(_randomize(members >> (levels - level), level, threshold, eps0, generator))
+    else:
+        for level in range(1, levels + 1):
+            reports.append(_randomize(scores >> (levels - level), level, threshold, eps0, generator))
+    return HierarchyReports(domain_size=size, split=mode, users=users, epsilon=float(epsilon),
+                            delta=float(delta), level_epsilon=eps0, reports=tuple(reports))
+
+
+# --------------------------------------------------------------------------------------------------
+# hierarchical histograms: what the traversal needs
+
+@runtime_checkable
+class HierarchyEstimate(Protocol):
+    """An (estimated) hierarchical histogram ``ĥ`` of one class, as the traversal queries it.
+
+    ``estimate(level, nodes)`` answers node ``p`` at level ``l`` (the dyadic interval
+    ``[p 2^(levels-l), (p+1) 2^(levels-l))``); ``total`` is the root (the class size);
+    ``variance_bound`` bounds the variance of every estimate (the paper's ``v``).
+    """
+
+    @property
+    def levels(self) -> int:
+        """``α = log2 d``."""
+        ...
+
+    @property
+    def total(self) -> float:
+        """The root count ``h_λ = n``."""
+        ...
+
+    @property
+    def variance_bound(self) -> float:
+        """``v``: a bound on the variance of every node estimate."""
+        ...
+
+    def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
+        """Estimates of the nodes at ``level`` (float64)."""
+        ...
+
+
+@dataclass(frozen=True, init=False, eq=False, repr=False)
+class HadamardHierarchy:
+    """The server's estimate ``ĥ`` of one class's hierarchical histogram from Hadamard reports.
+
+    One :class:`FrequencyOracle` per level ``1..levels``; level 0 is the public class size.  With
+    ``split="users"`` the level-``l`` counts are scaled by ``n / n_l``.
+
+    :param reports: the class's reports from :func:`randomize_hierarchy`.
+    :raise TypeError: if ``reports`` is not :class:`HierarchyReports`.
+    :ivar levels: ``α = log2 d``.
+    :ivar domain_size: ``d``.
+    :ivar total: the class size ``n`` (public).
+    :ivar split: the splitting strategy of the reports.
+    :ivar level_epsilon: ``ε_0`` of each report.
+    :ivar variance_bound: ``v = max_l (n/n_l)^2 n_l K^2``: bounds the variance of every node estimate.
+    """
+
+    levels: int
+    domain_size: int
+    total: float
+    split: str
+    level_epsilon: float
+    variance_bound: float
+    _users: int
+    _oracles: tuple[FrequencyOracle, ...]
+    _scales: tuple[float, ...]
+
+    def __init__(self, reports: HierarchyReports) -> None:
+        if not isinstance(reports, HierarchyReports):
+            raise TypeError(f"reports must be HierarchyReports, got {type(reports).__name__}")
+        users = reports.users
+        oracles = tuple(FrequencyOracle(level_reports) for level_reports in reports.reports)
+        scales = tuple(users / oracle.users for oracle in oracles)
+        bound = max(scale ** 2 * oracle.variance_bound for scale, oracle in zip(scales, oracles))
+        _freeze(self, levels=reports.levels, domain_size=reports.domain_size, total=float(users), split=reports.split,
+                level_epsilon=reports.level_epsilon, variance_bound=bound, _users=users, _oracles=oracles,
+                _scales=scales)
+
+    def oracle(self, level: int) -> FrequencyOracle:
+        """The frequency oracle of ``level`` (``1 <= level <= levels``).
+
+        :raise ValueError: if level is out of range.
+        """
+        index = _check_level(level, self.levels)
+        if index == 0:
+            raise ValueError("level must be at least 1 (the root has no oracle), got 0")
+        return self._oracles[index - 1]
+
+    def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
+        """Unbiased estimates of the counts of ``nodes`` (dyadic intervals) at ``level``.
+
+        :param level: ``0..levels``; level 0 (the root) returns the class size.
+        :param nodes: integers in ``[0, 2^level)``.
+        :return: float64 array.
+        :raise ValueError: if level or a node is out of range.
+        """
+        index = _check_level(level, self.levels)
+        queries = _check_nodes(nodes, index)
+        if index == 0:
+            return np.full(queries.size, float(self._users))
+        return self._scales[index - 1] * self._oracles[index - 1]._unchecked_counts(queries)
+
+    def frequencies(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
+        """Unbiased estimates of the fraction of the class in each dyadic interval (estimate / n).
+
+        :param level: ``0..levels``.
+        :param nodes: integers in ``[0, 2^level)``.
+        :return: float64 array.
+        :raise ValueError: if level or a node is out of range.
+        """
+        return self.estimate(level, nodes) / self._users
+
+    def variance(self, level: int, true_counts: npt.ArrayLike) -> np.ndarray:
+        """Exact variance of :meth:`estimate` for nodes with the given true counts ``h``.
+
+        ``n^2/n_l (K^2 - f + f (1 - f)(n - n_l)/(n - 1))`` with ``f = h/n``: the oracle's variance
+        plus, with ``split="users"``, the hypergeometric variance of the random level assignment.
+
+        :param level: ``1..levels``.
+        :param true_counts: counts in ``[0, n]``.
+        :return: float64 array.
+        :raise ValueError: if level or a count is out of range.
+        """
+        oracle = self.oracle(level)
+        counts = np.asarray(true_counts, dtype=np.float64)
+        n = float(self._users)
+        if counts.size and (np.any(~np.isfinite(counts)) or counts.min() < 0 or counts.max() > n):
+            raise ValueError(f"true_counts must lie in [0, {self._users}]")
+        share = counts / n
+        members = float(oracle.users)
+        sampling = share * (1.0 - share) * (n - members) / (n - 1.0) if n > members else 0.0 * share
+        return n * n / members * (oracle.debias_factor ** 2 - share + sampling)
+
+
+def _check_variance_bound(variance_bound: float) -> float:
+    return check_nonnegative(variance_bound, "variance_bound")
+
+
+@dataclass(frozen=True, init=False, eq=False, repr=False)
+class ExactHierarchy:
+    """The exact hierarchical histogram of a multiset of scores (Definition 3), without noise.
+
+    Stored as the sorted scores (``O(n)``); a node count is two binary searches, so any domain
+    size works.  ``variance_bound`` is what the traversal is told (0: no pruning threshold).
+
+    :param values: scores, integers in ``[0, domain_size)``.
+    :param domain_size: ``d``, a power of two in ``[2, 2^62]``.
+    :param variance_bound: the ``v`` reported to the traversal, non-negative.
+    :raise ValueError: if a parameter is out of range.
+    :ivar levels: ``α = log2 d``.
+    :ivar total: the number of scores.
+    :ivar variance_bound: the ``v`` given at construction.
+    """
+
+    levels: int
+    total: float
+    variance_bound: float
+    _sorted: np.ndarray
+
+    def __init__(self, values: npt.ArrayLike, *, domain_size: int, variance_bound: float = 0.0) -> None:
+        size = _check_domain_size(domain_size)
+        ordered = np.sort(check_indices(values, size, "values"))
+        _freeze(self, levels=size.bit_length() - 1, total=float(ordered.size),
+                variance_bound=_check_variance_bound(variance_bound), _sorted=ordered)
+
+    def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
+        """Exact counts of ``nodes`` at ``level``.
+
+        :param level: ``0..levels``.
+        :param nodes: integers in ``[0, 2^level)``.
+        :return: float64 array.
+        :raise ValueError: if level or a node is out of range.
+        """
+        index = _check_level(level, self.levels)
+        queries = _check_nodes(nodes, index)
+        shift = self.levels - index
+        low = queries << shift
+        high = (queries + 1) << shift
+        return (np.searchsorted(self._sorted, high) - np.searchsorted(self._sorted, low)).astype(np.float64)
+
+
+@dataclass(frozen=True, init=False, eq=False, repr=False)
+class HierarchyTable:
+    """A hierarchical histogram given level by level, e.g. a hand-built tree (small domains).
+
+    ``counts[l]`` holds the ``2^l`` node values of level ``l`` (``counts[0]`` is the root).  The
+    values are taken as estimates: they may be negative or inconsistent across levels, as noisy
+    estimates are.  This stores ``O(d)`` numbers by construction.
+
+    :param counts: ``levels + 1`` arrays, ``counts[l]`` of length ``2^l``, finite; root positive.
+    :param variance_bound: the ``v`` reported to the traversal, non-negative.
+    :raise ValueError: if the shapes or values are invalid.
+    :ivar levels: ``α``: number of levels below the root.
+    :ivar total: the root value.
+    :ivar variance_bound: the ``v`` given at construction.
+    """
+
+    levels: int
+    total: float
+    variance_bound: float
+    _tables: tuple[np.ndarray, ...]
+
+    def __init__(self, counts: Sequence[npt.ArrayLike], *, variance_bound: float = 0.0) -> None:
+        if len(counts) < 2:
+            raise ValueError(f"counts must give the root and at least one level, got {len(counts)} level(s)")
+        if len(counts) - 1 > _TABLE_MAX_LEVELS:
+            raise ValueError(f"counts must have at most {_TABLE_MAX_LEVELS} levels below the root, got {len(counts) - 1}")
+        tables: list[np.ndarray] = []
+        for level, values in enumerate(counts):
+            array = np.asarray(values, dtype=np.float64)
+            if array.shape != (1 << level,):
+                raise ValueError(f"counts[{level}] must have {1 << level} entries, got shape {array.shape}")
+            if not np.all(np.isfinite(array)):
+                raise ValueError(f"counts[{level}] must be finite")
+            tables.append(array)
+        if tables[0][0] <= 0:
+            raise ValueError(f"the root count must be positive, got {tables[0][0]}")
+        _freeze(self, levels=len(tables) - 1, total=float(tables[0][0]),
+                variance_bound=_check_variance_bound(variance_bound), _tables=tuple(tables))
+
+    def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
+        """The table's values of ``nodes`` at ``level``.
+
+        :raise ValueError: if level or a node is out of range.
+        """
+        index = _check_level(level, self.levels)
+        return self._tables[index][_check_nodes(nodes, index)].astype(np.float64)

@@ -1,0 +1,372 @@
+r"""FedAUC Monte Carlo: one setting's experiment setup, closed-form prediction and simulation (Sun et al.).
+
+What
+----
+:func:`simulate_fedauc` runs one setting of the paper's experiments (§6: Tables 1-3 and 7) ``runs``
+times, vectorised: the server ranks the scores (:mod:`dp.fedauc.ranks`), the clients of a public
+layout compute their local statistics and perturb them with the label-DP mechanism of
+:mod:`dp.fedauc.mechanisms` (randomized response, Laplace / Gaussian with global, local or adaptive
+sensitivity), and the server applies eq. (1) (and eq. 3-4 for ``rr``).  The layout is drawn once from
+a public generator; every run redraws the noise.  :func:`predict_fedauc` gives the same setting's
+closed forms (:mod:`dp.fedauc.closed_forms`) without drawing noise.  ``counts="noisy"`` is the
+deployment; ``counts="exact"`` is the paper's analysis setting (App. I, N, O, Table 2: accurate ``P``
+and ``N``, the whole budget on ``localSum``).
+
+Threat model
+------------
+As :mod:`dp.fedauc.mechanisms`: label DP against an honest-but-curious server and any coalition of
+the server and other clients (Sun et al. §3, App. R); the scores are not protected.  The
+``counts="exact"`` setting releases ``localP`` in the clear and is **not** label-DP; it exists only to
+reproduce the paper's closed forms.  Noise comes from ``noise_rng`` (the OS when ``None``), the
+layout from the public ``rng``.  Plain NumPy in one process (no MPyC).
+
+Reference: J. Sun, X. Yang, Y. Yao, J. Xie, D. Wu, C. Wang, *Differentially Private AUC Computation
+in Vertical Federated Learning* (§4, §5, §6, App. I, N, O).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from numbers import Real
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from dp.fedauc.closed_forms import (_noise_variances, _rr_noisy_moments, delta_method_variance, global_laplace_variance,
+                                    local_laplace_variance, rr_debiased_bias, rr_debiased_variance)
+from dp.fedauc.mechanisms import (_GRID_BITS, ClientRelease, _check_epsilon_or_inf, _flip_threshold, _flips,
+                                  client_releases, debias_auc, flip_probability, noise_parameter, noisy_client_reports,
+                                  zcdp_budget)
+from dp.fedauc.ranks import (LocalStatistics, _check_assignment, _check_generator, _check_labels, _check_scores,
+                             _twice_ranks, client_layout, local_statistics, server_auc)
+from dp.validation import check_delta, check_positive_int
+
+__all__ = [
+    "METHODS",
+    "COUNTS",
+    "FedAucPrediction",
+    "FedAucSimulation",
+    "predict_fedauc",
+    "simulate_fedauc",
+]
+
+#: The estimators :func:`simulate_fedauc` runs.  ``rr``: FedAUC_RR debiased (eq. 3-4);
+#: ``rr_noisy``: the noisy AUC from flipped labels, not debiased (Table 3); ``global_*``,
+#: ``local_*``: FedAUC_Lap with GlobalLaplace / LocalLaplace sensitivity; ``adaptive_*``: §5.3.
+METHODS: Final[tuple[str, ...]] = ("rr", "rr_noisy", "global_laplace", "local_laplace", "adaptive_laplace",
+                                   "global_gaussian", "local_gaussian", "adaptive_gaussian")
+#: ``noisy``: the deployment (P and N from noisy reports); ``exact``: accurate P and N (analysis only).
+COUNTS: Final[tuple[str, ...]] = ("noisy", "exact")
+
+_CHUNK_ELEMENTS: Final[int] = 1 << 21  # largest (runs x samples) or (runs x clients) block drawn at once
+
+
+def _check_fraction(value: float, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    out = float(value)
+    if not (0.0 < out < 1.0):
+        raise ValueError(f"{name} must lie in (0, 1), got {value}")
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# one setting: validation, closed forms, simulation
+
+@dataclass(frozen=True)
+class FedAucPrediction:
+    """The closed forms of one FedAUC setting (no noise drawn)."""
+
+    #: one of :data:`METHODS`.
+    method: str
+    #: ``iid``, ``non_iid``, ``one_per_client``, ``custom`` (given assignment) or ``none`` (RR).
+    layout: str
+    #: ``noisy`` or ``exact`` (:data:`COUNTS`).
+    counts: str
+    epsilon: float
+    #: ``K`` (0 for RR, which does not depend on the clients).
+    clients: int
+    #: ``M``.
+    samples: int
+    #: the non-private AUC (eq. 1; ``roc_auc_score`` up to its floating-point rounding).
+    exact_auc: float
+    #: our standard deviation of the estimator: exact when it is linear in the noise (accurate
+    #: counts), first order (delta method) otherwise.
+    predicted_std: float
+    #: its expected value: the true AUC (first order), plus :func:`dp.fedauc.closed_forms.rr_debiased_bias` for
+    #: ``rr`` with noisy counts; the expected noisy AUC for ``rr_noisy``.
+    predicted_mean: float
+    #: the paper's closed form for this setting (eq. 7, 8 or 9); ``None`` where it gives none.
+    paper_std: float | None
+
+
+@dataclass(frozen=True)
+class FedAucSimulation(FedAucPrediction):
+    """Monte Carlo runs of one FedAUC setting, with its closed forms."""
+
+    #: the AUC estimate of every run (NaN where ``Pbar <= 0`` or ``Nbar <= 0``).
+    estimates: np.ndarray = field(kw_only=True)
+
+    @property
+    def runs(self) -> int:
+        """Number of runs."""
+        return int(self.estimates.size)
+
+    @property
+    def undefined_runs(self) -> int:
+        """Runs whose noisy counts left no positive or no negative (estimate NaN)."""
+        return int(np.count_nonzero(np.isnan(self.estimates)))
+
+    @property
+    def mean(self) -> float:
+        """Mean of the defined estimates."""
+        return float(np.nanmean(self.estimates))
+
+    @property
+    def std(self) -> float:
+        """Sample standard deviation (``ddof = 1``) of the defined estimates (0 for a single run)."""
+        defined = self.estimates[~np.isnan(self.estimates)]
+        return float(np.std(defined, ddof=1)) if defined.size > 1 else 0.0
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """A validated setting: data, method and (for the Laplace/Gaussian family) the clients' noise plan."""
+
+    method: str
+    counts: str
+    epsilon: float
+    delta: float
+    sum_fraction: float
+    twice: np.ndarray            # twice the ranks (int64)
+    labels: np.ndarray           # int64 0/1
+    positives: int
+    auc: float
+    layout: str = "none"
+    stats: LocalStatistics | None = None
+
+    @property
+    def samples(self) -> int:
+        return int(self.twice.size)
+
+    @property
+    def negatives(self) -> int:
+        return self.samples - self.positives
+
+    @property
+    def gaussian(self) -> bool:
+        return self.method.endswith("_gaussian")
+
+    @property
+    def budget(self) -> float:
+        """epsilon (Laplace) or the zCDP budget (Gaussian); inf without noise."""
+        if self.epsilon == math.inf:
+            return math.inf
+        return zcdp_budget(self.epsilon, self.delta) if self.gaussian else self.epsilon
+
+
+def _setting(scores: npt.ArrayLike, labels: npt.ArrayLike, method: str, epsilon: float, clients: int | None,
+             layout: str | npt.ArrayLike, rng: np.random.Generator, sum_fraction: float, delta: float,
+             counts: str) -> _Setting:
+    values = _check_scores(scores)
+    y = _check_labels(labels, values.size)
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    eps = _check_epsilon_or_inf(epsilon)
+    public = _check_generator(rng, "rng", allow_none=False)
+    fraction = _check_fraction(sum_fraction, "sum_fraction")
+    if not isinstance(counts, str) or counts not in COUNTS:
+        raise ValueError(f"counts must be one of {', '.join(COUNTS)}, got {counts!r}")
+    gaussian = method.endswith("_gaussian")
+    dlt = check_delta(delta)
+    if gaussian and dlt == 0.0 and eps != math.inf:
+        raise ValueError(f"delta must lie in (0, 1) for {method}, got {delta}")
+    if not gaussian and dlt != 0.0:
+        raise ValueError(f"delta must be 0 for {method} (pure epsilon-DP), got {delta}")
+    if method.startswith("adaptive") and counts == "exact":
+        raise ValueError(f"counts must be 'noisy' for {method}: the adaptive split releases localP")
+    twice = _twice_ranks(values)
+    p = int(y.sum())
+    auc = (int(twice[y == 1].sum()) - p * (p - 1)) / (2 * p * (values.size - p))
+    base = _Setting(method, counts, eps, dlt, fraction, twice, y, p, auc)
+    if method in ("rr", "rr_noisy"):
+        return base
+    if isinstance(layout, str):
+        client_of = client_layout(values, clients=clients, layout=layout, rng=public)
+        name = layout
+    else:
+        client_of, _ = _check_assignment(layout, values.size)
+        name = "custom"
+    stats = local_statistics(twice / 2.0, y, client_of)
+    return _Setting(method, counts, eps, dlt, fraction, twice, y, p, auc, name, stats)
+
+
+def _components(setting: _Setting) -> dict[str, ClientRelease]:
+    """The releases of every client in a simulation setting."""
+    assert setting.stats is not None
+    return client_releases(setting.stats, method=setting.method, samples=setting.samples,
+                           sum_fraction=setting.sum_fraction, counts=setting.counts)
+
+
+def _predict(setting: _Setting) -> FedAucPrediction:
+    m, p, n, auc = setting.samples, setting.positives, setting.negatives, setting.auc
+    ranks = setting.twice / 2.0
+    if setting.method in ("rr", "rr_noisy"):
+        rho = flip_probability(setting.epsilon)
+        eq7 = rho * (1.0 - rho) * float(np.dot(ranks, ranks)) / float(p * n) ** 2
+        paper: float | None = math.sqrt(eq7)
+        mean = auc
+        if setting.method == "rr_noisy" and setting.counts == "exact":
+            variance = eq7
+            mean = ((1.0 - 2.0 * rho) * float(np.dot(ranks, setting.labels)) + rho * m * (m - 1) / 2.0
+                    - p * (p - 1) / 2.0) / (p * n)
+        elif setting.method == "rr_noisy":
+            mean, variance = _rr_noisy_moments(ranks, setting.labels, rho)
+            paper = None
+        elif setting.counts == "exact":
+            variance = eq7 / (1.0 - 2.0 * rho) ** 2
+        else:
+            variance = rr_debiased_variance(ranks, setting.labels, setting.epsilon)
+            mean = auc + rr_debiased_bias(ranks, setting.labels, setting.epsilon)
+        return FedAucPrediction(setting.method, "none", setting.counts, setting.epsilon, 0, m, auc,
+                                math.sqrt(variance), mean, paper)
+    stats = setting.stats
+    assert stats is not None
+    gaussian, budget = setting.gaussian, setting.budget
+    parts = _components(setting)
+    var = {name: _noise_variances(noise_parameter(c, budget, gaussian), gaussian) for name, c in parts.items()}
+    if "orthogonal" in parts:  # localSum'_k noise = rbar_k e1_k + e2_k / (2 n_k), localP'_k noise = e1_k
+        mean_rank = stats.mean_rank
+        orthogonal = var["orthogonal"] / (2.0 * stats.sizes) ** 2
+        variance = delta_method_variance(float(np.sum(mean_rank**2 * var["count"] + orthogonal)),
+                                         float(var["count"].sum()), p, n, auc,
+                                         covariance=float(np.sum(mean_rank * var["count"])))
+    else:
+        variance = delta_method_variance(float(var["sum"].sum()) / 4.0, float(var.get("count", np.zeros(1)).sum()),
+                                         p, n, auc)
+    paper = None
+    if setting.counts == "exact" and setting.method == "global_laplace":
+        paper = math.sqrt(global_laplace_variance(stats.clients, m, p, n, setting.epsilon))
+    elif setting.counts == "exact" and setting.method == "local_laplace":
+        paper = math.sqrt(local_laplace_variance(stats.max_rank, p, n, setting.epsilon))
+    return FedAucPrediction(setting.method, setting.layout, setting.counts, setting.epsilon, stats.clients, m, auc,
+                            math.sqrt(max(variance, 0.0)), auc, paper)
+
+
+def _chunks(runs: int, width: int) -> list[int]:
+    step = max(1, _CHUNK_ELEMENTS // max(width, 1))
+    return [min(step, runs - start) for start in range(0, runs, step)]
+
+
+def _simulate_rr(setting: _Setting, runs: int, gen: np.random.Generator) -> np.ndarray:
+    m, p, n = setting.samples, setting.positives, setting.negatives
+    threshold = _flip_threshold(setting.epsilon)
+    rho = math.ldexp(threshold, -_GRID_BITS)
+    twice_float = setting.twice.astype(np.float64)
+    clean = setting.labels.astype(bool)
+    out = []
+    for size in _chunks(runs, m):
+        noisy = np.logical_xor(clean[None, :], _flips(threshold, (size, m), gen))   # Algorithm 1
+        rank_sum = (noisy.astype(np.float64) @ twice_float) / 2.0  # exact: integer sums below 2**53
+        pbar = noisy.sum(axis=1).astype(np.float64)
+        if setting.counts == "noisy":  # Algorithm 2, then Algorithm 3
+            noisy_auc = server_auc(rank_sum, pbar, m)
+            out.append(noisy_auc if setting.method == "rr_noisy" else debias_auc(noisy_auc, pbar, m - pbar, rho))
+        elif setting.method == "rr_noisy":  # App. I: accurate P and N, no debiasing
+            out.append((rank_sum - p * (p - 1) / 2.0) / (p * n))
+        else:  # eq. (3)-(4) with the accurate base rate and expected noisy counts: exactly unbiased
+            total = m * (m - 1) / 2.0
+            out.append((rank_sum - rho * total - (1.0 - 2.0 * rho) * p * (p - 1) / 2.0) / ((1.0 - 2.0 * rho) * p * n))
+    return np.concatenate(out)
+
+
+def _simulate_clients(setting: _Setting, runs: int, gen: np.random.Generator) -> np.ndarray:
+    stats = setting.stats
+    assert stats is not None
+    gaussian, budget = setting.gaussian, setting.budget
+    parts = _components(setting)
+    m, k = setting.samples, stats.clients
+    out = []
+    for size in _chunks(runs, k):
+        released = noisy_client_reports(parts, budget=budget, gaussian=gaussian, runs=size, rng=gen)
+        if "orthogonal" in released:
+            local_p = released["count"]
+            twice_total = np.rint(2.0 * stats.rank_total)
+            # localSum'_k = rbar_k localP'_k + <v', y>' = (T_k localP'_k + D'_k) / (2 n_k)   (§5.3)
+            local_sum = (twice_total[None, :] * local_p + released["orthogonal"]) / (2.0 * stats.sizes[None, :])
+            out.append(server_auc(local_sum.sum(axis=1), local_p.sum(axis=1), m))
+            continue
+        sums = released["sum"].sum(axis=1) / 2.0   # Algorithm 4, lines 36-39
+        pbar = released["count"].sum(axis=1) if "count" in released else np.full(size, float(setting.positives))
+        out.append(server_auc(sums, pbar, m))
+    return np.concatenate(out)
+
+
+def predict_fedauc(scores: npt.ArrayLike, labels: npt.ArrayLike, *, method: str, epsilon: float,
+                   clients: int | None = None, layout: str | npt.ArrayLike = "iid", rng: np.random.Generator,
+                   sum_fraction: float = 0.5, delta: float = 0.0, counts: str = "noisy") -> FedAucPrediction:
+    """The closed-form standard deviations of one setting, without drawing noise.
+
+    The layout drawn from ``rng`` is the one :func:`simulate_fedauc` uses for the same generator state.
+
+    :param scores: the ``M`` prediction scores.
+    :param labels: the ``M`` true 0/1 labels (both classes present).
+    :param method: one of :data:`METHODS`.
+    :param epsilon: privacy budget per label, positive, or ``math.inf`` (no noise).
+    :param clients: ``K`` (for ``iid``/``non_iid``; ``None`` or ``M`` for ``one_per_client``).
+    :param layout: one of :data:`LAYOUTS`, or an integer array giving every sample's client.
+    :param rng: public generator for the layout.
+    :param sum_fraction: the paper's alpha (share of the budget on ``localSum``), in ``(0, 1)``.
+    :param delta: ``(epsilon, delta)`` of the Gaussian methods, in ``(0, 1)``; must be 0 otherwise.
+    :param counts: ``"noisy"`` or ``"exact"`` (:data:`COUNTS`); ``adaptive_*`` needs ``"noisy"``.
+    :return: the :class:`FedAucPrediction`.
+    :raise ValueError: on an invalid parameter, with a message naming it.
+    :raise TypeError: on a parameter of the wrong type.
+    """
+    return _predict(_setting(scores, labels, method, epsilon, clients, layout, rng, sum_fraction, delta, counts))
+
+
+def simulate_fedauc(scores: npt.ArrayLike, labels: npt.ArrayLike, *, method: str, epsilon: float,
+                    clients: int | None = None, layout: str | npt.ArrayLike = "iid", runs: int = 100,
+                    rng: np.random.Generator, sum_fraction: float = 0.5, delta: float = 0.0,
+                    counts: str = "noisy", noise_rng: np.random.Generator | None = None) -> FedAucSimulation:
+    """Run one FedAUC setting ``runs`` times (fresh noise, one fixed client layout), vectorised.
+
+    The server ranks ``scores`` (average ranks on ties), the clients of ``layout`` compute their
+    local statistics and perturb them with ``method``, the server applies eq. (1) (and eq. 3-4 for
+    ``rr``).  The layout is drawn once from the public ``rng``; every run redraws the noise from
+    ``noise_rng``.  Randomized response does not depend on the clients (``clients``/``layout``
+    ignored).  With ``epsilon = math.inf`` every method returns the exact AUC in every run.
+
+    ``counts="noisy"`` is the deployment: ``localP`` is perturbed with ``(1 - sum_fraction)`` of the
+    budget (Table 1/7).  ``counts="exact"`` is the paper's analysis setting (App. I, N, O, Table 2):
+    accurate ``P`` and ``N``, the whole budget on ``localSum`` -- not label-DP (counts in the clear).
+
+    :param scores: the ``M`` prediction scores.
+    :param labels: the ``M`` true 0/1 labels (both classes present).
+    :param method: one of :data:`METHODS`.
+    :param epsilon: privacy budget per label, positive, or ``math.inf`` (no noise).
+    :param clients: ``K`` (for ``iid``/``non_iid``; ``None`` or ``M`` for ``one_per_client``).
+    :param layout: one of :data:`LAYOUTS`, or an integer array giving every sample's client.
+    :param runs: number of runs, at least 1.
+    :param rng: public generator for the layout.
+    :param sum_fraction: the paper's alpha: share of epsilon (of ``rho_z`` for Gaussian) on
+        ``localSum``, in ``(0, 1)``; ignored by ``rr*`` and ``adaptive_*``.
+    :param delta: ``(epsilon, delta)`` of the Gaussian methods, in ``(0, 1)``; must be 0 otherwise.
+    :param counts: ``"noisy"`` or ``"exact"`` (:data:`COUNTS`); ``adaptive_*`` needs ``"noisy"``.
+    :param noise_rng: noise generator; ``None`` draws from the OS (production).
+    :return: the :class:`FedAucSimulation` (estimates and the closed forms of :func:`predict_fedauc`).
+    :raise ValueError: on an invalid parameter, with a message naming it.
+    :raise TypeError: on a parameter of the wrong type.
+    """
+    setting = _setting(scores, labels, method, epsilon, clients, layout, rng, sum_fraction, delta, counts)
+    r = check_positive_int(runs, "runs")
+    noise = _check_generator(noise_rng, "noise_rng", allow_none=True)
+    prediction = _predict(setting)
+    if setting.stats is None:
+        estimates = _simulate_rr(setting, r, noise)
+    else:
+        estimates = _simulate_clients(setting, r, noise)
+    return FedAucSimulation(**{f: getattr(prediction, f) for f in FedAucPrediction.__dataclass_fields__},
+                            estimates=estimates)

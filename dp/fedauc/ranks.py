@@ -1,0 +1,303 @@
+r"""FedAUC's data side: ranks, the rank-sum AUC of eq. (1), client layouts and local statistics (Sun et al.).
+
+What
+----
+The server ranks every prediction score (0-based average ranks, ties given their mean rank, §4.2
+step 2: :func:`average_ranks`) and sends each client the ranks of its own samples; the AUC over the
+union is the rank sum of eq. (1) (:func:`auc_from_ranks` exactly, :func:`server_auc` on aggregated,
+possibly noisy, reports).  Clients hold the samples of a public layout (§6.2.2: :func:`client_layout`)
+and compute their ``localSum_k``, ``localP_k`` and the public facts about their ranks
+(:func:`local_statistics`, Algorithm 4 step 3) -- the values the label-DP mechanisms of
+:mod:`dp.fedauc.mechanisms` perturb.  Also the checks of these shared inputs (scores, labels, ranks,
+client assignment, generators) that every FedAUC module runs where its parameters enter.
+
+Threat model
+------------
+Label DP (Sun et al. §3, Definition 2.1): scores, ranks, client membership and client sizes are
+public; only the labels are private, and nothing here releases a label-dependent value -- the clients'
+private sums leave them only through the mechanisms of :mod:`dp.fedauc.mechanisms`.  Plain NumPy in
+one process (no MPyC): DESIGN's ``t < m/2`` secure-layer model does not apply.
+
+Reference: J. Sun, X. Yang, Y. Yao, J. Xie, D. Wu, C. Wang, *Differentially Private AUC Computation
+in Vertical Federated Learning* (eq. 1, §4.2, §6.2.2, Algorithm 4, App. H.2).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import rankdata
+
+from dp.validation import check_positive_int
+from secure.noise.party import os_generator
+
+__all__ = [
+    "LAYOUTS",
+    "average_ranks",
+    "auc_from_ranks",
+    "server_auc",
+    "client_layout",
+    "LocalStatistics",
+    "local_statistics",
+]
+
+#: Client layouts (§6.2.2): uniform random, contiguous blocks of sorted scores, one sample each.
+LAYOUTS: Final[tuple[str, ...]] = ("iid", "non_iid", "one_per_client")
+
+
+# --------------------------------------------------------------------------------------------------
+# validation of the shared inputs
+
+def _check_scores(scores: npt.ArrayLike) -> np.ndarray:
+    values = np.asarray(scores)
+    if values.ndim != 1:
+        raise ValueError(f"scores must be one-dimensional, got shape {values.shape}")
+    if values.dtype == np.bool_ or not (np.issubdtype(values.dtype, np.integer)
+                                        or np.issubdtype(values.dtype, np.floating)):
+        raise TypeError(f"scores must be numbers, got dtype {values.dtype}")
+    values = values.astype(np.float64)
+    if values.size < 2:
+        raise ValueError(f"scores must hold at least 2 samples, got {values.size}")
+    if values.size >= 1 << 25:
+        raise ValueError(f"scores must hold fewer than 2**25 samples (exact rank sums), got {values.size}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("scores must be finite")
+    return values
+
+
+def _check_labels(labels: npt.ArrayLike, samples: int) -> np.ndarray:
+    values = np.asarray(labels)
+    if values.ndim != 1 or values.size != samples:
+        raise ValueError(f"labels must be one-dimensional of length {samples}, got shape {values.shape}")
+    if not (values.dtype == np.bool_ or np.issubdtype(values.dtype, np.integer)
+            or np.issubdtype(values.dtype, np.floating)):
+        raise TypeError(f"labels must be 0/1, got dtype {values.dtype}")
+    if not np.all((values == 0) | (values == 1)):
+        raise ValueError("labels must be 0 or 1")
+    out = values.astype(np.int64)
+    positives = int(out.sum())
+    if positives == 0 or positives == samples:
+        raise ValueError(f"labels must contain both classes, got {positives} positives of {samples}")
+    return out
+
+
+def _check_generator(rng: np.random.Generator | None, name: str, allow_none: bool) -> np.random.Generator:
+    if rng is None:
+        if allow_none:
+            return os_generator()
+        raise TypeError(f"{name} must be a numpy.random.Generator, got None")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name} must be a numpy.random.Generator, got {type(rng).__name__}")
+    return rng
+
+
+# --------------------------------------------------------------------------------------------------
+# ranks and eq. (1)
+
+def _twice_ranks(scores: np.ndarray) -> np.ndarray:
+    """Twice the 0-based average ranks: integers in ``[0, 2 (M - 1)]``."""
+    return np.rint(2.0 * (rankdata(scores, method="average") - 1.0)).astype(np.int64)
+
+
+def average_ranks(scores: npt.ArrayLike) -> np.ndarray:
+    """Return the 0-based ranks of §4.2 step 2, ties given their average rank.
+
+    The lowest score gets 0 and the highest ``M - 1``; a group of tied scores shares the mean of the
+    ranks it spans (a half-integer when the group has even size), which makes eq. (1) count a tied
+    positive-negative pair as 1/2, as ``roc_auc_score`` does.  Uses :func:`scipy.stats.rankdata`.
+
+    :param scores: the ``M`` prediction scores (finite numbers).
+    :return: float64 array of ranks (multiples of 1/2).
+    :raise ValueError: if scores are not a finite one-dimensional array of at least 2 values.
+    """
+    return _twice_ranks(_check_scores(scores)) / 2.0
+
+
+def _check_ranks(ranks: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """``(ranks, twice_ranks)`` after checking that ranks are multiples of 1/2 in ``[0, M - 1]``."""
+    values = np.asarray(ranks, dtype=np.float64)
+    if values.ndim != 1 or values.size < 2:
+        raise ValueError(f"ranks must be one-dimensional with at least 2 values, got shape {values.shape}")
+    twice = 2.0 * values
+    if not np.all(np.isfinite(values)) or not np.all(twice == np.rint(twice)):
+        raise ValueError("ranks must be multiples of 1/2")
+    if values.min() < 0 or values.max() > values.size - 1:
+        raise ValueError(f"ranks must lie in [0, {values.size - 1}]")
+    return values, np.rint(twice).astype(np.int64)
+
+
+def auc_from_ranks(ranks: npt.ArrayLike, labels: npt.ArrayLike) -> float:
+    """Return eq. (1): ``(sum_i r_i y_i - P (P - 1)/2) / (P N)``, correctly rounded.
+
+    Computed in exact integer arithmetic (twice the ranks are integers) with one final rounding, so
+    it is the correctly rounded Mann-Whitney AUC.  ``roc_auc_score`` integrates the ROC curve by the
+    trapezoid rule in floating point and may differ from it in the last few units in the last place.
+
+    :param ranks: 0-based average ranks (:func:`average_ranks`).
+    :param labels: 0/1 labels, both classes present.
+    :return: the AUC in ``[0, 1]``.
+    :raise ValueError: on ranks that are not multiples of 1/2 in ``[0, M-1]`` or bad labels.
+    """
+    _, twice = _check_ranks(ranks)
+    y = _check_labels(labels, twice.size)
+    positives = int(y.sum())
+    negatives = twice.size - positives
+    twice_sum = int(twice[y == 1].sum())
+    return (twice_sum - positives * (positives - 1)) / (2 * positives * negatives)
+
+
+def server_auc(rank_sum: npt.ArrayLike, positives: npt.ArrayLike, samples: int) -> np.ndarray:
+    """Apply eq. (1) to aggregated, possibly noisy, reports (Algorithm 2 line 35, Algorithm 4 line 39).
+
+    ``AUC = (globalSum - Pbar (Pbar - 1)/2) / (Pbar Nbar)`` with ``Nbar = samples - Pbar`` (the sum of
+    the ``localN_k``).  Where ``Pbar <= 0`` or ``Nbar <= 0`` the AUC is undefined and NaN is returned.
+    With exact half-integer sums below ``2**51`` the result is correctly rounded.
+
+    :param rank_sum: ``globalSum`` (array-like).
+    :param positives: ``Pbar`` (array-like, broadcastable with ``rank_sum``).
+    :param samples: ``M``, the public number of samples.
+    :return: float64 array of AUC values (NaN where undefined).
+    :raise ValueError: if ``samples < 2``.
+    """
+    m = check_positive_int(samples, "samples")
+    if m < 2:
+        raise ValueError(f"samples must be at least 2, got {samples}")
+    total = np.asarray(rank_sum, dtype=np.float64)
+    pbar = np.asarray(positives, dtype=np.float64)
+    nbar = m - pbar
+    denominator = pbar * nbar
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (total - pbar * (pbar - 1.0) / 2.0) / denominator
+    return np.where((pbar > 0) & (nbar > 0), out, np.nan)
+
+
+# --------------------------------------------------------------------------------------------------
+# client layouts and local statistics
+
+def _near_equal_blocks(samples: int, clients: int) -> np.ndarray:
+    """Client index of positions ``0..M-1`` cut into ``K`` contiguous blocks of sizes differing by <= 1."""
+    return (np.arange(samples, dtype=np.int64) * clients) // samples
+
+
+def client_layout(scores: npt.ArrayLike, *, clients: int | None, layout: str,
+                  rng: np.random.Generator) -> np.ndarray:
+    """Assign the ``M`` samples to clients (§6.2.2) from public randomness.
+
+    - ``iid``: a uniformly random permutation cut into ``K`` blocks of ``floor(M/K)`` or
+      ``ceil(M/K)`` samples (a uniformly random balanced assignment; no client is empty);
+    - ``non_iid``: samples sorted by score (ties in random order) and cut into ``K`` contiguous
+      blocks of near-equal size, so similar scores share a client;
+    - ``one_per_client``: ``K = M``, client ``i`` holds sample ``i``.
+
+    :param scores: the ``M`` scores.
+    :param clients: ``K`` with ``1 <= K <= M`` (for ``one_per_client``: ``None`` or ``M``).
+    :param layout: one of :data:`LAYOUTS`.
+    :param rng: a public generator (e.g. :func:`secure.public_randomness.public_generator`).
+    :return: int64 array, the client index in ``[0, K)`` of every sample.
+    :raise ValueError: on an unknown layout or an invalid number of clients.
+    """
+    values = _check_scores(scores)
+    m = values.size
+    gen = _check_generator(rng, "rng", allow_none=False)
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    if layout == "one_per_client":
+        if clients is not None and check_positive_int(clients, "clients") != m:
+            raise ValueError(f"clients must equal the number of samples ({m}) for one_per_client, got {clients}")
+        return np.arange(m, dtype=np.int64)
+    if clients is None:
+        raise ValueError(f"clients must be given for layout {layout!r}")
+    k = check_positive_int(clients, "clients")
+    if k > m:
+        raise ValueError(f"clients must be at most the number of samples ({m}), got {clients}")
+    out = np.empty(m, dtype=np.int64)
+    if layout == "iid":
+        out[gen.permutation(m)] = _near_equal_blocks(m, k)
+    else:
+        order = np.lexsort((gen.permutation(m), values))
+        out[order] = _near_equal_blocks(m, k)
+    return out
+
+
+def _check_assignment(client_of: npt.ArrayLike, samples: int) -> tuple[np.ndarray, int]:
+    values = np.asarray(client_of)
+    if values.ndim != 1 or values.size != samples or not np.issubdtype(values.dtype, np.integer):
+        raise ValueError(f"client_of must be a one-dimensional integer array of length {samples}")
+    if values.min() < 0:
+        raise ValueError("client_of must be non-negative")
+    clients = int(values.max()) + 1
+    if np.unique(values).size != clients:
+        raise ValueError("client_of must use every client index 0..K-1 (no empty client)")
+    return values.astype(np.int64), clients
+
+
+@dataclass(frozen=True)
+class LocalStatistics:
+    """Step 3 of Algorithm 4 at every client, before noise, with the public facts about its ranks.
+
+    ``local_sum`` and ``local_positives`` are the clients' private values; sizes and rank facts are
+    public (ranks come from the server).  All arrays have one entry per client.
+    """
+
+    #: ``|Y_k|``, samples per client.
+    sizes: np.ndarray
+    #: ``localSum_k = sum_i r_i y_i`` (multiples of 1/2).
+    local_sum: np.ndarray
+    #: ``localP_k = sum_i y_i``.
+    local_positives: np.ndarray
+    #: ``sum_i r_i`` over the client's samples (multiples of 1/2).
+    rank_total: np.ndarray
+    #: the client's largest rank ``Δ_k`` (LocalLaplace sensitivity).
+    max_rank: np.ndarray
+    #: the client's smallest rank.
+    min_rank: np.ndarray
+
+    @property
+    def clients(self) -> int:
+        """``K``."""
+        return int(self.sizes.size)
+
+    @property
+    def local_negatives(self) -> np.ndarray:
+        """``localN_k = |Y_k| - localP_k``."""
+        return self.sizes - self.local_positives
+
+    @property
+    def mean_rank(self) -> np.ndarray:
+        """``rbar_k`` (``u' = rbar_k u``)."""
+        return self.rank_total / self.sizes
+
+    @property
+    def spread(self) -> np.ndarray:
+        """``||v'||_inf = max_i |r_i - rbar_k|``."""
+        mean = self.mean_rank
+        return np.maximum(self.max_rank - mean, mean - self.min_rank)
+
+
+def local_statistics(ranks: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.ArrayLike) -> LocalStatistics:
+    """Compute every client's ``localSum``, ``localP`` and rank facts (vectorised, no Python loop).
+
+    :param ranks: 0-based ranks of all samples (:func:`average_ranks`).
+    :param labels: 0/1 labels (both classes present).
+    :param client_of: client index of every sample (:func:`client_layout`), every index used.
+    :return: the :class:`LocalStatistics`.
+    :raise ValueError: on inconsistent inputs.
+    """
+    _, twice = _check_ranks(ranks)
+    y = _check_labels(labels, twice.size)
+    owner, k = _check_assignment(client_of, twice.size)
+    sizes = np.bincount(owner, minlength=k).astype(np.int64)
+    twice_sum = np.bincount(owner, weights=(twice * y).astype(np.float64), minlength=k)
+    positives = np.bincount(owner, weights=y.astype(np.float64), minlength=k)
+    twice_total = np.bincount(owner, weights=twice.astype(np.float64), minlength=k)
+    order = np.argsort(owner, kind="stable")
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    sorted_twice = twice[order]
+    twice_max = np.maximum.reduceat(sorted_twice, starts)
+    twice_min = np.minimum.reduceat(sorted_twice, starts)
+    return LocalStatistics(sizes=sizes, local_sum=np.rint(twice_sum) / 2.0,
+                           local_positives=np.rint(positives).astype(np.int64),
+                           rank_total=np.rint(twice_total) / 2.0, max_rank=twice_max / 2.0,
+                           min_rank=twice_min / 2.0)

@@ -1,0 +1,304 @@
+"""Pi_U-MPC for scripts: a query by statistic name and declared columns, run across parties or simulated.
+
+Sinh & Ramon, "Accurate, private, secure, federated U-statistics with higher degree", Protocol 3.1
+(:mod:`dp.umpc.protocol` holds the protocol itself).  This module is the vocabulary a user scripts
+with (DESIGN, "Scripting"), without the traps of the lower level:
+
+- :class:`Query` takes the statistic *by name* and the columns as declarations by role
+  (:func:`secure.columns.numeric`, :func:`~secure.columns.label`, :func:`~secure.columns.classes`,
+  :func:`~secure.columns.categorical`); the kernel's precision follows the column declaration (a
+  Gini mean difference at 8 bits is reported in the column's units); the number of tuples is an
+  int, ``"all"`` or a multiple of n such as ``"2n"`` (resolved once the public n is known); every
+  misuse raises at the call (``epsilon must be positive, got -1``; an AUC label declared as a
+  numeric column is refused).
+- :func:`release` -- inside a script's job (:func:`secure.parties.run`): every party calls it with
+  its own rows; the parties agree on the query, share their input verdicts (a label outside 0/1 at
+  one party stops every party with one line), resolve the tuples from the public n, and run the
+  secure protocol.  The release is the same :class:`~dp.umpc.protocol.UStatRelease` as the
+  ``ustat`` scenario's.
+- :func:`simulate` -- the same query in one process (NumPy), for Monte Carlo: same tuples from the
+  same seed, same fixed point, same noise distribution.
+- :func:`exact` -- the non-private U-statistic over all tuples (a reference for Monte Carlo).
+
+Threat model (of :func:`release`): passive (semi-honest), static adversary corrupting at most
+``t < m/2`` parties; they learn the released noisy sums (DP against them), the public row counts and
+the agreed parameters, nothing else.  :func:`simulate` and :func:`exact` see every row: for
+experiments on public or synthetic data only.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from dp.noise_defaults import default_noise
+from dp.sampling import tuple_count
+from dp.umpc.protocol import Simulation, UStatQuery, UStatRelease, prepare_rows
+from dp.umpc.protocol import simulate as simulate_protocol
+from dp.validation import check_delta, check_epsilon
+from secure.intake import ColumnSpec, PartyRows
+from secure.kernels import KERNELS, get_kernel
+
+__all__ = ["Query", "release", "simulate", "exact"]
+
+
+def _parse_tuples(tuples: Any) -> tuple[str, float]:
+    """``"all"`` -> (all, 0); ``"2n"`` -> (per-row, 2.0); ``5000`` -> (count, 5000)."""
+    if isinstance(tuples, bool):
+        raise TypeError(f"tuples must be an int, 'all' or a multiple of n like '2n', got {tuples!r}")
+    if isinstance(tuples, numbers.Integral):
+        if tuples < 1:
+            raise ValueError(f"tuples must be at least 1, got {tuples}")
+        return "count", float(tuples)
+    if isinstance(tuples, str):
+        text = tuples.strip().lower()
+        if text == "all":
+            return "all", 0.0
+        if text.endswith("n"):
+            try:
+                factor = float(text[:-1] or 1)
+            except ValueError:
+                factor = math.nan
+            if math.isfinite(factor) and factor > 0:
+                return "per-row", factor
+        raise ValueError(f"tuples must be an int, 'all' or a positive multiple of n like '2n', got {tuples!r}")
+    raise TypeError(f"tuples must be an int, 'all' or a multiple of n like '2n', got {tuples!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Query:
+    """A private U-statistic to release (Pi_U-MPC), declared with keywords and checked on entry.
+
+    Example: ``Query(statistic="auc", columns=[numeric("sysBP", lower=80, upper=300, bits=2),
+    label("TenYearCHD")], epsilon=1.0)``.
+
+    :param statistic: ``kendall``, ``gini``, ``auc``, ``duplicate``, ``rand`` or ``vus``.
+    :param columns: one declaration per kernel column, in kernel order (``auc``: score, then a
+        :func:`~secure.columns.label`; ``vus``: score, then :func:`~secure.columns.classes` with
+        ``k = 3``; ``rand``: two clusterings).
+    :param epsilon: privacy budget of the release (split evenly over its released sums).
+    :param delta: 0 (default) for pure DP; else (epsilon, delta)-DP.
+    :param tuples: the number of sampled tuples ``|E|``: an int, ``"all"`` (every ``C(n, k)``) or a
+        multiple of the public n such as ``"2n"`` (default).
+    :param sampling: ``balanced`` (BalancedSamp, default), ``uniform`` or ``bernoulli``.
+    :param clipping: ``local`` (each party clips its rows, default) or ``secure`` (inside MPC).
+    :param noise: ``mpc`` (one discrete Laplace sampled inside MPC) or ``parties`` (coalition-
+        calibrated shares); default: the suite's default for this budget (:mod:`dp.noise_defaults`).
+    :raise ValueError: an unknown statistic, a bad budget, a wrong number of columns, a column
+        declared in the wrong role.
+    :raise TypeError: a column given as a name instead of a declaration, a tuples of the wrong type.
+    """
+
+    statistic: str
+    columns: Sequence[ColumnSpec]
+    epsilon: float
+    delta: float = 0.0
+    tuples: int | str = "2n"
+    sampling: str = "balanced"
+    clipping: str = "local"
+    noise: str | None = None
+    base: UStatQuery = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.statistic, str) or self.statistic not in KERNELS:
+            raise ValueError(f"unknown statistic {self.statistic!r}; choose one of: {', '.join(KERNELS)}")
+        if isinstance(self.columns, (str, ColumnSpec)) or not isinstance(self.columns, Sequence):
+            raise TypeError(f"columns must be a list of column declarations, got {self.columns!r}")
+        columns = tuple(self.columns)
+        for column in columns:
+            if not isinstance(column, ColumnSpec):
+                raise TypeError(f"columns must be declarations such as numeric({column!r}, lower=..., upper=...) "
+                                f"or label({column!r}), got {column!r}")
+        kernel_class = KERNELS[self.statistic]
+        if len(columns) != len(kernel_class.columns):
+            raise ValueError(f"statistic '{self.statistic}' needs {len(kernel_class.columns)} columns "
+                             f"({', '.join(kernel_class.columns)}), got {len(columns)}")
+        _check_roles(self.statistic, kernel_class.categories, columns)
+        _parse_tuples(self.tuples)
+        kernel = get_kernel(self.statistic, precision=columns[0].precision)
+        object.__setattr__(self, "columns", columns)
+        noise = self.noise
+        if noise is None:
+            outputs = len(kernel.outputs([spec.width for spec in columns]))
+            noise = default_noise("ustat", check_epsilon(self.epsilon) / outputs, check_delta(self.delta) / outputs)
+        base = UStatQuery(kernel=kernel, specs=columns, epsilon=self.epsilon, delta=self.delta, tuples=None,
+                          sampling=self.sampling, clipping=self.clipping, noise=noise)
+        object.__setattr__(self, "base", base)
+
+    def at(self, rows: int) -> UStatQuery:
+        """The protocol's query for ``rows`` rows over all parties (``rows`` is public).
+
+        :raise ValueError: more tuples than the ``C(n, k)`` distinct ones, or too few rows.
+        """
+        mode, amount = _parse_tuples(self.tuples)
+        degree = self.base.kernel.degree
+        if rows < degree:
+            raise ValueError(f"need at least {degree} rows over all parties for a degree-{degree} kernel, got {rows}")
+        if mode == "all":
+            return self.base
+        count = int(amount) if mode == "count" else max(1, int(round(amount * rows)))
+        available = tuple_count(rows, degree)
+        if count > available:
+            raise ValueError(f"tuples={self.tuples!r} asks for {count} tuples, more than the C({rows}, {degree}) = "
+                             f"{available} distinct ones; use tuples='all' or fewer")
+        return replace(self.base, tuples=count)
+
+    def public(self) -> dict[str, Any]:
+        """The query's public parameters (compared across parties before any data is shared)."""
+        return {"statistic": self.statistic, "epsilon": self.base.epsilon, "delta": self.base.delta,
+                "tuples": str(self.tuples), "sampling": self.sampling, "clipping": self.clipping,
+                "noise": self.base.noise,
+                "columns": [[spec.name, spec.lower, spec.upper, spec.precision,
+                             None if spec.categories is None else list(spec.categories)] for spec in self.columns]}
+
+
+def _check_roles(statistic: str, labels: dict[int, tuple[int, ...]], columns: Sequence[ColumnSpec]) -> None:
+    """A label position takes exactly its labels (``label`` / ``classes(k)``); a score is numeric."""
+    for position, spec in enumerate(columns):
+        allowed = labels.get(position)
+        if allowed is None:
+            continue
+        if spec.categories is None or tuple(spec.categories) != tuple(allowed):
+            role = "label(name)" if allowed == (0, 1) else f"classes(name, {len(allowed)})"
+            raise ValueError(f"statistic '{statistic}' takes column {position + 1} ('{spec.name}') as labels "
+                             f"{'/'.join(map(str, allowed))}: declare it with {role}")
+    for position, spec in enumerate(columns):
+        if position not in labels and labels and spec.categories is not None:
+            raise ValueError(f"statistic '{statistic}' takes column {position + 1} ('{spec.name}') as a score: "
+                             f"declare it with numeric(name, lower=..., upper=..., bits=...)")
+
+
+def _values(rows: PartyRows | np.ndarray, columns: int) -> np.ndarray:
+    values = rows.values if isinstance(rows, PartyRows) else rows
+    return np.asarray(values, dtype=float).reshape(-1, columns)
+
+
+async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | None = None) -> UStatRelease:
+    """Release the query's private U-statistic across parties; every party calls it with its own rows.
+
+    Runs inside a script's job (:func:`secure.parties.run`).  In order: the parties agree on the
+    query's public parameters; each party validates and encodes its rows (fixed point, labels) and
+    shares its verdict; the public n resolves the tuples (``"2n"``); the joint seed (or ``seed``,
+    public) picks the tuples; Pi_U-MPC runs (:func:`dp.umpc.protocol.run_secure`).
+
+    :param rows: this party's rows (:meth:`secure.parties.Party.read`), kernel column order.
+    :param seed: a public seed for the tuples; default a joint seed every party contributes to.
+    :raise secure.errors.InputError: at every party alike -- parameters that differ, a bad value at
+        any party, too many tuples for n.
+    :raise secure.errors.ProtocolFailure: a lost party, an overflow.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.umpc.protocol import run_secure
+    from secure.errors import InputError
+    from secure.public_randomness import joint_seed
+    from secure.session import agree_parameters, agree_verdict
+
+    await agree_parameters(query.public())
+    error: str | None = None
+    detail: str | None = None
+    fixed = None
+    try:
+        fixed = prepare_rows(query.base, _values(rows, len(query.columns)))
+    except InputError as exc:
+        error, detail = str(exc), exc.detail
+    await agree_verdict(error, detail=detail)
+    assert fixed is not None
+    total = sum(await mpc.transfer(int(fixed.integers.shape[0])))
+    try:
+        resolved = query.at(total)
+    except ValueError as exc:
+        raise InputError(f"all parties: {exc}") from None
+    public_seed = seed if seed is not None else await joint_seed()
+    policy = rows.policy if isinstance(rows, PartyRows) else "refuse"
+    result = await run_secure(resolved, fixed, seed=public_seed, missing=policy)
+    assert result is not None  # every party receives the release
+    return result
+
+
+def _parts(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> list[np.ndarray]:
+    if isinstance(rows_by_party, (np.ndarray, PartyRows)) or not isinstance(rows_by_party, Sequence):
+        raise TypeError("rows_by_party must be a list with one table of rows per party")
+    if not rows_by_party:
+        raise ValueError("rows_by_party must hold at least one party's rows")
+    return [_values(rows, len(query.columns)) for rows in rows_by_party]
+
+
+def simulate(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray], *, seed: int,
+             threshold: int | None = None, runs: int = 1,
+             noise_rng: np.random.Generator | None = None) -> Simulation:
+    """Run the query's protocol in one process (NumPy): the simulated path, for Monte Carlo.
+
+    Same public seed, same tuples, same fixed point and kernel, same noise distribution as
+    :func:`release` (:func:`dp.umpc.protocol.simulate`); ``runs`` fresh noise draws on one tuple set.
+
+    :param rows_by_party: each party's rows (kernel column order), as they would hold them.
+    :param seed: the public seed that picks the tuples.
+    :param threshold: ``t``; default ``(m - 1) // 2`` as MPyC's.
+    :return: ``estimates`` (one per run), ``exact_on_tuples`` (the noiseless value on the sampled
+        tuples), the sums, tuples, noise plans and draws.
+    :raise ValueError: too few rows or too many tuples for n, a bad threshold.
+    """
+    parts = _parts(query, rows_by_party)
+    parties = len(parts)
+    if threshold is None:
+        threshold = (parties - 1) // 2
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Integral) or not 0 <= threshold < parties:
+        raise ValueError(f"threshold must be an integer in [0, {parties - 1}], got {threshold!r}")
+    if isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs < 1:
+        raise ValueError(f"runs must be a positive integer, got {runs!r}")
+    resolved = query.at(sum(part.shape[0] for part in parts))
+    return simulate_protocol(resolved, parts, threshold=int(threshold), seed=seed, runs=int(runs),
+                             noise_rng=noise_rng)
+
+
+#: pairs per batch in :func:`exact`
+PAIRS_PER_BATCH = 1 << 18
+
+
+def exact(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> float:
+    """The non-private U-statistic over all ``C(n, k)`` tuples of the union of the parties' rows.
+
+    Computed in the clear on the same fixed-point rows as the protocol (so it is the value the
+    release estimates, up to clipping).  Degree 2 streams the pairs (memory of one batch); degree 3
+    enumerates the triples and is for small n.
+
+    :raise ValueError: too few rows; for degree 3, more than 2e7 triples.
+    """
+    from dp.umpc.protocol import _clip_encoded
+
+    parts = _parts(query, rows_by_party)
+    base = query.base
+    fixed = np.vstack([prepare_rows(base, part).integers for part in parts])
+    if base.clipping == "secure":
+        fixed = _clip_encoded(base, fixed)
+    rows, degree = fixed.shape[0], base.kernel.degree
+    query.at(rows)  # too few rows
+    count = tuple_count(rows, degree)
+    totals = np.zeros(len(base.outputs), dtype=object)
+    if degree == 2:
+        first = 0
+        while first < rows - 1:
+            last = first + 1  # rows first..last-1 as left members, each with every later row
+            while last < rows - 1 and (last - first + 1) * (rows - first) <= PAIRS_PER_BATCH:
+                last += 1
+            left = np.concatenate([np.full(rows - 1 - i, i) for i in range(first, last)])
+            right = np.concatenate([np.arange(i + 1, rows) for i in range(first, last)])
+            outputs = base.kernel.plaintext([fixed[left], fixed[right]])
+            totals += np.array([int(np.sum(out, dtype=np.int64)) for out in outputs], dtype=object)
+            first = last
+    else:
+        if count > 20_000_000:
+            raise ValueError(f"exact over C({rows}, {degree}) = {count} tuples is too large; sample tuples instead")
+        from dp.sampling import all_tuples
+
+        tuples = all_tuples(rows, degree)
+        for start in range(0, len(tuples), PAIRS_PER_BATCH):
+            batch = tuples[start:start + PAIRS_PER_BATCH]
+            outputs = base.kernel.plaintext([fixed[batch[:, j]] for j in range(degree)])
+            totals += np.array([int(np.sum(out, dtype=np.int64)) for out in outputs], dtype=object)
+    return float(base.kernel.estimate(list(totals), count, base.widths))

@@ -1,0 +1,208 @@
+"""Declared category lists on the command line: ``--categories`` and ``--other``.
+
+Formats (the same style as ``--domain C=LO:HI[:BITS]`` and ``--fill C=V``; commas separate columns)::
+
+    --categories 'region=north|south|east,size=1|2|3'   # '|' separates the categories of a column
+    --other region=elsewhere                             # every value outside the list -> 'elsewhere'
+
+- ``|`` is a shell pipe: quote the option's value.  A category cannot contain ``,`` or ``|``
+  (nor start or end with a space: cells are stripped).
+- A list whose items are all numbers is numeric (a cell matches by value: ``1``, ``1.0``); otherwise
+  a list of strings, matched exactly and case-sensitively (``North`` is not ``north``).
+- The order is the code: for a label column it is the role (``--stat auc``: negative first, then
+  positive, e.g. ``TenYearCHD=no|yes``; ``--stat vus``: classes 0, 1, 2 in order).
+- Without ``--other``, a value outside the list stops the run at that party with one line (the
+  value and the line stay at that party); with ``--other C=NAME`` it counts as the one category
+  ``NAME`` (the last code).  Never clipped into the list (clipping merges categories).
+
+Which columns are categorical is fixed by the statistic (:attr:`secure.kernels.Kernel.categorical`
+and :attr:`secure.kernels.Kernel.categories`):
+
+- duplicate (its column) and rand (both columns) compare values for equality.  Their list comes
+  from ``--categories``, else from an integer ``--domain C=LO:HI`` (each integer ``LO..HI`` its own
+  category; an integer outside is refused, not clipped), else from the embedded data's declared
+  list (``scenarios/data/domains.json``: ``categories``), else from its declared integer domain.
+  None of these: a usage error naming what to give.
+- auc's label and vus's class: ``--categories`` gives their names (exactly 2 or 3 codes, ``--other``
+  counted); without it the labels are ``0|1`` and ``0|1|2``.
+
+Threat model (DESIGN): a category list is public, like a domain, agreed by all parties before any
+data is shared; the codes enter MPC like any value.  Nothing about the values outside a list
+leaves the party holding them.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any, Sequence
+
+from scenarios.kit.cli import UsageError
+from secure.intake import MAX_CATEGORIES, Category, ColumnSpec
+from secure.kernels import Kernel
+
+__all__ = ["add_category_arguments", "parse_categories", "parse_others", "category_specs", "public_categories"]
+
+#: a category list longer than this is agreed and recorded by its digest (the parameters travel to
+#: every party)
+LISTED_IN_FULL = 256
+
+
+def add_category_arguments(parser: Any) -> None:
+    """Add ``--categories C=A|B|...[,D=...]`` and ``--other C=NAME[,D=NAME]`` (no MPyC prefix)."""
+    parser.add_argument("--categories", default=None)
+    parser.add_argument("--other", default=None)
+
+
+def _item(text: str) -> Category:
+    """A category from the command line: a number if it reads as a finite one, else the string."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(value):
+        return text
+    return int(value) if value == int(value) and "." not in text and "e" not in text.lower() else value
+
+
+def _pairs(text: str | None, option: str, form: str) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    for item in (text or "").split(","):
+        if not item.strip() and not text:
+            continue
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise UsageError(f"{option} expects {form}, got '{item}'")
+        if name.strip() in dict(pairs):
+            raise UsageError(f"{option} declares column '{name.strip()}' twice")
+        pairs.append((name.strip(), value))
+    return pairs
+
+
+def parse_categories(text: str | None) -> dict[str, tuple[Category, ...]]:
+    """``'region=north|south,size=1|2'`` -> ``{"region": ("north", "south"), "size": (1, 2)}``.
+
+    All items numbers: a numeric list; otherwise every item stays a string.
+    :raise UsageError: with a one-line message.
+    """
+    lists: dict[str, tuple[Category, ...]] = {}
+    for name, value in _pairs(text, "--categories", "COLUMN=A|B|...[,COLUMN=A|B|...]"):
+        items = [part.strip() for part in value.split("|")]
+        if any(not part for part in items):
+            raise UsageError(f"--categories {name}=...: an empty category in '{value}'")
+        parsed = [_item(part) for part in items]
+        lists[name] = tuple(parsed) if all(not isinstance(p, str) for p in parsed) else tuple(items)
+    return lists
+
+
+def parse_others(text: str | None) -> dict[str, str]:
+    """``'region=elsewhere'`` -> ``{"region": "elsewhere"}``.
+
+    :raise UsageError: with a one-line message.
+    """
+    return {name: value.strip() for name, value in _pairs(text, "--other", "COLUMN=NAME[,COLUMN=NAME]")}
+
+
+def _spec(name: str, categories: Sequence[Category], other: str | None, bounds: tuple[float, float] | None = None
+          ) -> ColumnSpec:
+    """A categorical spec; ``other`` becomes a number for a numeric list when it reads as one."""
+    chosen: Category | None = other
+    if other is not None and categories and not isinstance(categories[0], str):
+        chosen = _item(other)
+    try:
+        if bounds is not None:
+            return ColumnSpec(name, bounds[0], bounds[1], 0, tuple(categories), chosen)
+        return ColumnSpec.categorical(name, categories, other=chosen)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _integer_range(name: str, low: float, high: float, bits: int | None, stat: str, where: str) -> list[int]:
+    """The integer codes ``low..high`` of a domain, as categories (refused if not integer codes)."""
+    if bits not in (None, 0) or low != int(low) or high != int(high):
+        raise UsageError(f"--stat {stat} compares column '{name}' for equality: its {where} must be integer "
+                         f"codes LO:HI (no fractional bits), or declare --categories {name}=A|B|...")
+    if high - low + 1 > MAX_CATEGORIES:
+        raise UsageError(f"column '{name}': the domain {low:g}:{high:g} declares {int(high - low + 1)} categories; "
+                         f"at most {MAX_CATEGORIES}")
+    return list(range(int(low), int(high) + 1))
+
+
+def category_specs(kernel: Kernel, columns: Sequence[str], *, categories: str | None, other: str | None,
+                   domains: dict[str, tuple[float, float, int | None]], dataset: str | None) -> dict[int, ColumnSpec]:
+    """The spec of every categorical or label position of ``kernel``, from the options.
+
+    :param kernel: the statistic's kernel (its ``categorical`` and ``categories`` positions).
+    :param columns: the kernel's columns, in order.
+    :param categories: ``--categories`` text; :param other: ``--other`` text.
+    :param domains: the parsed ``--domain`` (column -> low, high, bits).
+    :param dataset: the embedded dataset, ``None`` with ``--data``.
+    :return: position -> spec (the other positions are numeric columns, not set here).
+    :raise UsageError: a list for a column that is not categorical, a label list of the wrong length,
+        an equality column with no list and no integer domain, a bad list.
+    """
+    from scenarios.kit.datasets import declared_categories, declared_domains
+
+    lists, others = parse_categories(categories), parse_others(other)
+    equality, labels = set(kernel.categorical), dict(kernel.categories)
+    for option, given in (("--categories", lists), ("--other", others)):
+        for name in given:
+            if name not in columns:
+                raise UsageError(f"{option} declares column '{name}', which is not one of the columns "
+                                 f"{','.join(columns)}")
+            if columns.index(name) not in equality and columns.index(name) not in labels:
+                raise UsageError(f"{option} declares column '{name}', but --stat {kernel.name} reads it as a number "
+                                 "(give its --domain instead)")
+    for name in others:
+        if name not in lists and columns.index(name) in labels:
+            raise UsageError(f"--other {name}=... needs the label names: give --categories {name}=A|B")
+    known = declared_categories(dataset) if dataset else {}
+    declared = declared_domains(dataset) if dataset else {}
+    specs: dict[int, ColumnSpec] = {}
+    for position, name in enumerate(columns):
+        if position in labels:
+            allowed = labels[position]
+            if name not in lists:
+                specs[position] = ColumnSpec(name, min(allowed), max(allowed), 0, tuple(allowed))
+                continue
+            spec = _spec(name, lists[name], others.get(name))
+            if spec.codes != len(allowed):
+                raise UsageError(f"--categories {name}=...: --stat {kernel.name} needs exactly {len(allowed)} "
+                                 f"{kernel.columns[position]} names in the order of {'|'.join(map(str, allowed))} "
+                                 f"(--other counted), got {spec.codes}")
+            specs[position] = spec
+        elif position in equality:
+            if name in lists:
+                specs[position] = _spec(name, lists[name], others.get(name))
+            elif name in domains:
+                low, high, bits = domains[name]
+                specs[position] = _spec(name, _integer_range(name, low, high, bits, kernel.name, "--domain"),
+                                        others.get(name), (low, high) if low < high else None)
+            elif name in known:
+                bounds = (float(declared[name][0]), float(declared[name][1])) if name in declared else None
+                specs[position] = _spec(name, known[name], others.get(name), bounds)
+            elif name in declared:
+                low, high, bits = float(declared[name][0]), float(declared[name][1]), int(declared[name][2])
+                specs[position] = _spec(name, _integer_range(name, low, high, bits, kernel.name, "declared domain"),
+                                        others.get(name), (low, high))
+            else:
+                raise UsageError(f"--stat {kernel.name} compares column '{name}' for equality: declare its categories "
+                                 f"(--categories {name}=A|B|...) or an integer domain (--domain {name}=LO:HI)")
+    return specs
+
+
+def public_categories(specs: Sequence[ColumnSpec]) -> list[Any]:
+    """Per column, its declared list and ``other`` as agreed and recorded: ``None`` for a numeric
+    column; a list longer than :data:`LISTED_IN_FULL` by its SHA-256 digest (still exact for the
+    agreement, short for the parameters every party sends)."""
+    public: list[Any] = []
+    for spec in specs:
+        if spec.categories is None:
+            public.append(None)
+            continue
+        listed: Any = list(spec.categories)
+        if len(listed) > LISTED_IN_FULL:
+            digest = hashlib.sha256(json.dumps(listed).encode()).hexdigest()
+            listed = f"{len(listed)} categories {spec.describe_categories()} sha256:{digest[:16]}"
+        public.append({"categories": listed, "other": spec.other})
+    return public

@@ -1,0 +1,59 @@
+"""Optional packages: one line saying what to install, instead of an internal error.
+
+The suite needs MPyC, NumPy, SciPy and CVXPY; the experiment scenarios also draw progress bars
+(``tqdm``) and figures (``matplotlib``), which ``pip install 'private-ustats[plot]'`` brings (and
+``make demo`` installs).  A scenario that needs one checks it while parsing its options
+(:func:`require_packages`): a usage verdict, so every party stops with the same line before any
+row is shared.  :func:`missing_package_message` turns a ``ModuleNotFoundError`` met later into the
+same line (see :func:`scenarios.kit.cli.missing_package_stops_party`).
+
+Threat model: none (local configuration); the line names a package, nothing about the data.
+"""
+from __future__ import annotations
+
+import importlib.util
+
+from secure.errors import InputError
+
+__all__ = ["OPTIONAL_PACKAGES", "PROJECT", "install_hint", "require_packages", "missing_package_message"]
+
+#: the distribution name on the package index (pyproject.toml)
+PROJECT = "private-ustats"
+
+#: optional package -> the extra of :data:`PROJECT` that installs it
+OPTIONAL_PACKAGES = {"tqdm": "plot", "matplotlib": "plot"}
+
+
+def install_hint(package: str) -> str:
+    """``needs the 'tqdm' package: pip install 'private-ustats[plot]'``."""
+    extra = OPTIONAL_PACKAGES.get(package)
+    command = f"pip install '{PROJECT}[{extra}]'" if extra else f"pip install {package}"
+    return f"needs the '{package}' package: {command}"
+
+
+def _installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # a finder that refuses it, or a broken installation
+        return False
+
+
+def require_packages(*packages: str, purpose: str = "this scenario") -> None:
+    """Refuse to start when an optional package is missing.
+
+    :param packages: import names, e.g. ``"tqdm"``, ``"matplotlib"``.
+    :param purpose: who needs them, the start of the message.
+    :raise secure.errors.InputError: ``... needs the 'tqdm' package: pip install 'private-ustats[plot]'``
+        (a bad setup, refused like bad usage: exit 2 at every party, when raised while parsing).
+    """
+    for package in packages:
+        if not _installed(package):
+            raise InputError(f"{purpose} {install_hint(package)}")
+
+
+def missing_package_message(error: ModuleNotFoundError) -> str | None:
+    """The one-line message for a missing optional package, or ``None`` for any other module."""
+    top = (error.name or "").split(".")[0]
+    if top not in OPTIONAL_PACKAGES:
+        return None
+    return f"this scenario {install_hint(top)}"

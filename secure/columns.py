@@ -1,0 +1,343 @@
+"""Column declarations by role, with checks on entry: numeric, label, classes, categorical.
+
+A column's declaration is public and chosen without looking at the data (DESIGN, "Who holds what"):
+its domain, its fixed-point precision (``bits`` fractional bits), or its list of allowed values.
+Each constructor returns a :class:`secure.intake.ColumnSpec`, the one declaration type the intake,
+the kernels and the protocols read; a misuse raises at the call with a plain message in the style
+of OpenDP / diffprivlib (``upper must be greater than lower, got lower=5, upper=1``).
+
+- :func:`numeric` -- a number in ``[lower, upper]`` at ``bits`` fractional bits; values outside
+  are clipped to the domain (locally or inside MPC), never refused.
+- :func:`label` -- a 0/1 label (AUC); any other value is refused at the party that holds it.
+- :func:`classes` -- ``k`` ordered classes ``0 .. k-1`` (VUS: ``k = 3``); other values refused.
+- :func:`categorical` -- a declared public list of categories (duplicate ratio, Rand index); a value
+  outside the list is refused at that party, never merged into another category.
+
+Threat model: declarations are public parameters, agreed by every party before any data is shared;
+nothing here touches data.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from secure.checks import check_finite, check_int_at_least, check_int_range
+from secure.errors import InputError
+
+__all__ = ["ColumnSpec", "Category", "MAX_CATEGORIES", "MISSING_TOKENS", "numeric", "label", "classes", "categorical",
+           "MAX_BITS"]
+
+MISSING_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none", "?"})
+
+#: a declared category: a string (matched exactly) or a number (matched by value)
+Category = Union[str, int, float]
+
+#: most codes a category list may declare (a list of integer codes from a domain lo..hi included)
+MAX_CATEGORIES = 1 << 20
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def _plain(value: Any) -> Category:
+    """A category as a plain Python value (NumPy scalars become ``int``/``float``)."""
+    return value.item() if isinstance(value, (np.integer, np.floating)) else value
+
+
+def _check_category(name: str, value: object, what: str) -> None:
+    if isinstance(value, str):
+        if not value or value != value.strip():
+            raise ValueError(f"{what} of column '{name}' must be a non-empty string without surrounding "
+                             f"spaces, got {value!r}")
+    elif not _is_number(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
+        raise ValueError(f"{what} of column '{name}' must be a string or a finite number, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """A column's declared public domain and fixed-point precision, or its declared category list.
+
+    Numeric column (``categories`` is ``None``): a value is shared as the fixed-point integer
+    ``round((x - lower) * 2**precision)`` after clipping to ``[lower, upper]``.
+
+    Categorical column (``categories`` given; duplicate, Rand, and the labels/classes of AUC/VUS):
+    a value is shared as its *code*, its index in ``categories`` (``0 .. k-1``), and with a declared
+    ``other`` bucket every value outside the list takes code ``k``.  Nothing is ever clipped: without
+    ``other`` a value outside the list stops the run at that party (one redacted line, "column 'C' has
+    a value outside its declared categories"; the line and the value stay local).  The list and
+    ``other`` are public declarations, chosen without looking at the data, like a domain.
+
+    - All strings or all numbers.  Strings match a cell exactly (case-sensitive) after the cell is
+      stripped of surrounding spaces (and of CSV quotes); a string category equal to a missing token
+      (``NA``, ``?``) is a category, not a missing value.  Numbers match by value (``1``, ``1.0`` and
+      ``1e0`` are the category ``1``).
+    - The order is the code: for a label column it is the role (AUC: first = negative class 0, second
+      = positive 1; VUS: classes 0, 1, 2 in order).
+    - Data path (:func:`party_rows`, :func:`read_columns`, :func:`rows_from_table` given ``specs``):
+      a column of *strings* arrives as float codes (``nan`` = missing); a column of *numbers* arrives
+      as its values, mapped to codes by :func:`to_fixed_point` (so a reader that does not know the
+      specs cannot shift codes silently: a string list then fails as "not a number").
+    - ``lower``/``upper`` do not take part in the encoding of a categorical column; by convention
+      they are the smallest/largest category of a numeric list (``0/1`` for labels, ``1/4`` for
+      Framingham's education), else ``0`` and ``k-1`` (:meth:`categorical` sets them).
+      ``precision`` must be 0.
+
+    Build one with :meth:`categorical`; the positional form ``ColumnSpec(name, 0, 1, 0, (0, 1))``
+    of earlier releases still works.
+
+    :param name: column name in the CSV header.
+    :param lower: smallest value of the declared domain (public, chosen without looking at data).
+    :param upper: largest value of the declared domain.
+    :param precision: number of fractional bits of the fixed-point representation (0 if categorical).
+    :param categories: the declared category list (a list is accepted and stored as a tuple).
+    :param other: the declared name of the bucket for every value outside ``categories`` (code
+        ``k``); ``None``: such a value is refused.
+    :raise ValueError: a bad declaration (one line).
+    """
+
+    name: str
+    lower: float
+    upper: float
+    precision: int = 0
+    categories: tuple[Category, ...] | None = None
+    other: Category | None = None
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.lower) and math.isfinite(self.upper)):
+            raise ValueError(f"domain of column '{self.name}' must be finite, got [{self.lower}, {self.upper}]")
+        if self.upper <= self.lower:
+            raise ValueError(f"domain of column '{self.name}' must have lower < upper, "
+                             f"got [{self.lower}, {self.upper}]")
+        if not (0 <= self.precision <= 52):
+            raise ValueError(f"precision must lie in [0, 52] bits, got {self.precision}")
+        if self.categories is None:
+            if self.other is not None:
+                raise ValueError(f"column '{self.name}' declares an 'other' category but no category list")
+            return
+        categories = tuple(_plain(c) for c in self.categories)
+        object.__setattr__(self, "categories", categories)
+        if self.other is not None:
+            object.__setattr__(self, "other", _plain(self.other))
+        if self.precision != 0:
+            raise ValueError(f"categorical column '{self.name}' must have precision 0, got {self.precision}")
+        for value in categories:
+            _check_category(self.name, value, "a category")
+        if len({isinstance(value, str) for value in categories}) > 1:
+            raise ValueError(f"categories of column '{self.name}' must be all strings or all numbers")
+        if len(set(categories)) != len(categories):
+            raise ValueError(f"categories of column '{self.name}' must be distinct")
+        if self.other is not None:
+            _check_category(self.name, self.other, "the 'other' category")
+            if self.other in categories:
+                raise ValueError(f"the 'other' category {self.other!r} of column '{self.name}' is also in its list")
+        if self.codes < 2:
+            raise ValueError(f"column '{self.name}' needs at least two categories (or one and an 'other'), "
+                             f"got {self.codes}")
+        if self.codes > MAX_CATEGORIES:
+            raise ValueError(f"column '{self.name}' declares {self.codes} categories; at most {MAX_CATEGORIES}")
+
+    @classmethod
+    def categorical(cls, name: str, categories: Sequence[Category], *, other: Category | None = None) -> ColumnSpec:
+        """A categorical column: ``categories`` (strings or numbers, in code order) and an optional
+        ``other`` bucket; ``lower``/``upper`` follow the convention of the class docstring.
+
+        :raise ValueError: a bad declaration (empty, mixed, duplicate, fewer than two codes...).
+        """
+        listed = tuple(_plain(c) for c in categories)
+        codes = len(listed) + (other is not None)
+        lower, upper = 0.0, float(max(codes - 1, 1))
+        if listed and all(_is_number(c) for c in listed) and all(math.isfinite(float(c)) for c in listed):
+            low, high = float(min(listed)), float(max(listed))  # type: ignore[type-var]
+            if low < high:
+                lower, upper = low, high
+        return cls(name, lower, upper, 0, listed, other)
+
+    @property
+    def is_categorical(self) -> bool:
+        """Whether the column has a declared category list (shared as codes, never clipped)."""
+        return self.categories is not None
+
+    @property
+    def labels(self) -> tuple[Category, ...]:
+        """Every category by code: the list, then ``other`` if declared."""
+        if self.categories is None:
+            return ()
+        return self.categories + (() if self.other is None else (self.other,))
+
+    @property
+    def codes(self) -> int:
+        """Number of codes of a categorical column (``k``, or ``k + 1`` with ``other``); 0 if numeric."""
+        return len(self.labels)
+
+    @property
+    def textual(self) -> bool:
+        """Whether the categories are strings (the reader then turns cells into codes)."""
+        return bool(self.categories) and isinstance(self.categories[0], str)  # type: ignore[index]
+
+    @property
+    def unit(self) -> float:
+        """Value of one fixed-point step, ``2**-precision``."""
+        return 2.0 ** -self.precision
+
+    @property
+    def width(self) -> int:
+        """Largest fixed-point integer of the domain (the smallest is 0); ``codes - 1`` if categorical."""
+        if self.categories is not None:
+            return self.codes - 1
+        return int(round((self.upper - self.lower) * 2 ** self.precision))
+
+    def encode(self, values: np.ndarray) -> np.ndarray:
+        """Fixed-point integers ``round((x - lower) * 2**precision)`` (no clipping; numeric columns)."""
+        return np.rint((np.asarray(values, dtype=float) - self.lower) * 2 ** self.precision).astype(np.int64)
+
+    def decode(self, integers: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`encode` up to rounding: ``lower + k * 2**-precision``."""
+        return self.lower + np.asarray(integers, dtype=float) * self.unit
+
+    def describe_categories(self, most: int = 8) -> str:
+        """The declared list for messages, ``a/b/c`` (long lists shortened; ``*other`` last)."""
+        listed = [f"{c:g}" if _is_number(c) else str(c) for c in (self.categories or ())]
+        if len(listed) > most:
+            listed = listed[:3] + ["..."] + listed[-2:]
+        if self.other is not None:
+            listed.append(f"*{self.other}")
+        return "/".join(listed)
+
+    @functools.cached_property
+    def _lookup(self) -> dict[Category, int]:
+        return {value: code for code, value in enumerate(self.categories or ())}
+
+    def category_code(self, value: Category) -> int | None:
+        """The code of ``value`` if it is one of the declared categories (not ``other``), else ``None``.
+
+        A string given for a numeric list is read as a number; a number given for a list of strings
+        matches its shortest text (``1.0`` matches ``"1"``), so ``--fill C=1`` works for both.
+        """
+        if self.categories is None:
+            return None
+        if isinstance(value, str):
+            if self.textual:
+                return self._lookup.get(value.strip())
+            try:
+                return self._lookup.get(float(value))
+            except ValueError:
+                return None
+        return self._lookup.get(f"{value:g}") if self.textual else self._lookup.get(value)
+
+    def cell_code(self, cell: str) -> float | None:
+        """A cell of a string-category column as its code: exact match first, then a missing token
+        (``nan``), then ``other``; ``None`` if the cell is outside the list and there is no ``other``."""
+        text = cell.strip()
+        code = self._lookup.get(text)
+        if code is not None:
+            return float(code)
+        if text.lower() in MISSING_TOKENS:
+            return math.nan
+        return float(len(self.categories or ())) if self.other is not None else None
+
+    def value_codes(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Codes of a party's column (vectorized), and the mask of values outside the list.
+
+        Numeric list: values are category values, mapped by value (outside: ``other`` or refused).
+        String list: values are already codes from the reader; anything but an integer code is outside.
+        """
+        column = np.asarray(values, dtype=float)
+        if self.textual:
+            valid = np.isfinite(column) & (column == np.rint(column)) & (column >= 0) & (column < self.codes)
+            return np.where(valid, column, 0).astype(np.int64), ~valid
+        listed = np.array(self.categories, dtype=float)
+        order = np.argsort(listed, kind="stable")
+        ranked = listed[order]
+        position = np.clip(np.searchsorted(ranked, column), 0, len(ranked) - 1)
+        found = ranked[position] == column
+        codes = np.where(found, order[position], len(ranked)).astype(np.int64)
+        outside = ~found if self.other is None else np.zeros(column.shape, dtype=bool)
+        return codes, outside
+
+    @property
+    def is_label_set(self) -> bool:
+        """Whether the list is the labels ``0, 1, ..., k-1`` with no ``other`` (codes equal values)."""
+        return (self.other is None and self.categories is not None
+                and all(_is_number(c) and c == code for code, c in enumerate(self.categories)))
+
+    def outside_message(self) -> str:
+        """The shared line for a value outside the list (names the column, never a value or a count)."""
+        if self.is_label_set:
+            return f"column '{self.name}' must hold labels {self.describe_categories()}, found another value"
+        return f"column '{self.name}' has a value outside its declared categories"
+
+
+
+#: largest number of fractional bits (a float's mantissa)
+MAX_BITS = 52
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"a column name must be a non-empty string, got {name!r}")
+    return name.strip()
+
+
+def numeric(name: str, *, lower: float, upper: float, bits: int = 0) -> ColumnSpec:
+    """A numeric column with the declared public domain ``[lower, upper]`` and ``bits`` fractional bits.
+
+    The value ``x`` is shared as the integer ``round((x - lower) * 2**bits)``; resolution ``2**-bits``.
+    A statistic reported in the column's units (the Gini mean difference) follows ``bits``.
+
+    :raise TypeError: a name that is not a string, a bound that is not a number, non-integer bits.
+    :raise ValueError: a bound not finite, ``upper <= lower``, bits outside ``[0, 52]``.
+    """
+    name = _check_name(name)
+    low = check_finite(lower, "lower")
+    high = check_finite(upper, "upper")
+    if not high > low:
+        raise ValueError(f"upper must be greater than lower, got lower={lower}, upper={upper} (column '{name}')")
+    precision = check_int_range(bits, "bits", low=0, high=MAX_BITS)
+    return ColumnSpec(name, low, high, precision)
+
+
+def label(name: str) -> ColumnSpec:
+    """A 0/1 label column (the label of an AUC); any other value is refused at its party."""
+    return ColumnSpec(_check_name(name), 0.0, 1.0, 0, (0, 1))
+
+
+def classes(name: str, k: int) -> ColumnSpec:
+    """A column of ``k`` ordered classes ``0, 1, ..., k-1`` (VUS takes ``k = 3``).
+
+    :raise ValueError: ``k < 2``.
+    """
+    count = check_int_at_least(k, "k (the number of classes)", 2)
+    return ColumnSpec(_check_name(name), 0.0, float(count - 1), 0, tuple(range(count)))
+
+
+def categorical(name: str, *, categories: Sequence[Any], other: Any = None) -> ColumnSpec:
+    """A categorical column with a declared public list of categories (integers or strings).
+
+    A value is shared as its code (its index in the list); a value outside the list is refused at
+    the party that holds it, or, with ``other``, mapped to that declared bucket -- never merged
+    silently into a neighbouring category (:meth:`secure.intake.ColumnSpec.categorical`).
+
+    :raise TypeError: ``categories`` not a list of integers or of strings (a lone string is refused).
+    :raise ValueError: fewer than two categories, or a category given twice.
+    """
+    name = _check_name(name)
+    if isinstance(categories, (str, bytes)) or not isinstance(categories, Sequence):
+        raise TypeError(f"categories must be a list, got {categories!r} (column '{name}')")
+    values = tuple(categories)
+    if len(values) < 2:
+        raise ValueError(f"categories must hold at least two values, got {len(values)} (column '{name}')")
+    if len(set(values)) != len(values):
+        twice = next(value for value in values if values.count(value) > 1)
+        raise ValueError(f"category {twice!r} is given twice (column '{name}')")
+    integers = all(isinstance(value, numbers.Integral) and not isinstance(value, bool) for value in values)
+    if not integers and not all(isinstance(value, str) for value in values):
+        raise TypeError(f"categories must be all integers or all strings, got {list(values)!r} (column '{name}')")
+    listed = tuple(int(value) for value in values) if integers else values
+    return ColumnSpec.categorical(name, listed, other=other)

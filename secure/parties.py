@@ -1,0 +1,553 @@
+"""A party's whole life on the command line: launch, connect, agree, run, stop -- nobody left hanging.
+
+Every scenario and every user script runs through :func:`run_parties` (scripts through :func:`run`),
+so that they share the guarantees of DESIGN's command-line contract:
+
+- MPyC's options are first-class (``-M -I -P -C -T -B -L -K ...``, ``--ssl``, ``--no-*``,
+  ``--output-*``, ``--log-level``), and only exact option names are accepted: an abbreviation that
+  MPyC's parser would expand (``--se`` for ``--sec-param``) is refused (:func:`check_option_names`).
+- ``-M m`` without ``-I``: this process becomes party 0 and launches parties ``1..m-1`` itself
+  (:func:`launch_local_parties`), as ``python <this file> <same argv> -I i`` on free ports
+  (:func:`free_base_port`; output discarded unless ``--output-file``, then ``party{m}_{i}.log``),
+  *before* ``mpyc.runtime`` is imported -- MPyC would otherwise launch its own children, which
+  nobody waits for.  Party 0 then waits for them and reports a child that failed
+  (:func:`settle_children`), quoting the first error line of a child that died before connecting.
+- Shamir's scheme needs ``2t + 1 <= m``; ``t = 0`` with ``m > 1`` hides nothing and is refused unless
+  ``--allow-t0`` (:func:`check_topology`); an impossible ``-T`` exits 2 at once.
+- Every party checks its own usage and inputs after connecting and shares its verdict
+  (:func:`secure.session.agree_verdict`): a bad input at one party stops every party with exit 2 and
+  the same line ``error: party i: ...``; a lost or silent party ends everyone with exit 1 and one
+  line (:func:`run_party` maps exceptions to exit codes, never a traceback).
+- Options every run takes: ``--silence-limit SECONDS`` (default 60) and ``--allow-t0``
+  (:func:`split_common_options`).
+
+Nothing here imports ``mpyc.runtime`` at module level (importing it makes MPyC parse ``sys.argv``);
+it is imported inside :func:`run_parties` once the local parties are launched.
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  What
+crosses parties here is public by declaration: verdicts (one line naming a party and a column, never
+a row, a value or a count) and the digest of the public parameters.
+"""
+from __future__ import annotations
+
+import math
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any
+
+from secure.errors import InputError
+
+if TYPE_CHECKING:
+    from secure.intake import ColumnSpec, MissingPolicy, PartyRows
+
+__all__ = ["CommonOptions", "split_common_options", "check_option_names", "check_topology", "free_base_port",
+           "launch_local_parties", "child_error_line", "settle_children", "run_party", "children_alive",
+           "party_index", "run_parties", "run", "Party", "Deliver", "DEFAULT_SILENCE_LIMIT", "CHILD_GRACE_SECONDS"]
+
+#: seconds party 0 waits for its launched parties after a success (10 after a failure)
+CHILD_GRACE_SECONDS = 60.0
+
+#: seconds a party may stay silent while another party waits for it (``--silence-limit``)
+DEFAULT_SILENCE_LIMIT = 60.0
+
+#: what a run's body may return: a zero-argument callable run after the orderly shutdown, or ``None``
+Deliver = Callable[[], Any] | None
+
+
+@dataclass
+class CommonOptions:
+    """The options every run takes, besides MPyC's and its own.
+
+    :param silence_limit: seconds a party may stay silent while another waits for it.
+    :param allow_t0: run with threshold ``t = 0`` and ``m > 1`` although it hides nothing.
+    :param error: a usage error found in these options or in the option names (shared as a verdict).
+    :param rest: the other words of the command line.
+    """
+
+    silence_limit: float = DEFAULT_SILENCE_LIMIT
+    allow_t0: bool = False
+    error: str | None = None
+    rest: list[str] = field(default_factory=list)
+
+
+def split_common_options(argv: Sequence[str]) -> CommonOptions:
+    """Take ``--silence-limit SECONDS`` and ``--allow-t0`` off ``argv``; the rest goes to ``rest``."""
+    common = CommonOptions()
+    words = list(argv)
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word == "--":
+            common.rest.extend(words[index:])
+            break
+        if word == "--allow-t0":
+            common.allow_t0 = True
+        elif word == "--silence-limit" or word.startswith("--silence-limit="):
+            if "=" in word:
+                text: str | None = word.split("=", 1)[1]
+            else:
+                index += 1
+                text = words[index] if index < len(words) else None
+            try:
+                value = float(text) if text is not None else math.nan
+            except ValueError:
+                value = math.nan
+            if not (math.isfinite(value) and value > 0):
+                common.error = common.error or f"--silence-limit must be a positive number of seconds, got {text!r}"
+            else:
+                common.silence_limit = value
+        else:
+            common.rest.append(word)
+        index += 1
+    return common
+
+
+def _mpyc_long_options() -> list[str]:
+    import mpyc
+
+    return [name for action in mpyc._get_arg_parser()._actions for name in action.option_strings
+            if name.startswith("--")]
+
+
+def check_option_names(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """Refuse abbreviations of MPyC's long options, which MPyC's parser would silently expand.
+
+    ``--se 5`` (meant as ``--seed``) would otherwise set MPyC's security parameter to 5 bits, and
+    ``--co`` would become ``--config``.  A word that is not exactly an MPyC option but a prefix of one
+    is removed (so that MPyC never sees it) and reported.
+
+    :return: ``(error or None, argv without the refused words)``.
+    """
+    mpyc_names = _mpyc_long_options()
+    kept: list[str] = []
+    error: str | None = None
+    for position, word in enumerate(argv):
+        if word == "--":
+            kept.extend(argv[position:])
+            break
+        name = word.split("=", 1)[0]
+        if name.startswith("--") and len(name) > 2 and name not in mpyc_names:
+            expansions = [option for option in mpyc_names if option.startswith(name)]
+            if expansions:
+                error = error or (f"unknown option {name} (options must be spelled out in full; MPyC would read it "
+                                  f"as {' or '.join(expansions)})")
+                continue
+        kept.append(word)
+    return error, kept
+
+
+def check_topology(argv: Sequence[str], *, allow_t0: bool = False) -> tuple[str | None, str | None]:
+    """Check ``-M``/``-P``/``-T``/``-B`` before MPyC is imported.
+
+    :return: ``(fatal, refusal)``: ``fatal`` is a problem MPyC cannot even start with (an impossible
+        ``-T``, a port given to two parties): the party exits 2 at once; ``refusal`` is a run that
+        would start but must not go on (``t = 0`` with ``m > 1``): shared as a verdict, every party
+        exits 2.
+    """
+    import mpyc
+
+    options, _ = mpyc._get_arg_parser().parse_known_args(list(argv))
+    if options.config:
+        return None, None  # the party list is in .config/; checked after start (see run_parties)
+    if options.parties:
+        addresses = []
+        for index, entry in enumerate(options.parties):
+            host, _, port = entry.rpartition(":") if ":" in entry else (entry, "", "")
+            if options.base_port:
+                port = str(options.base_port + index)
+            elif not port:
+                port = str(11365 + index)
+            addresses.append((host or "localhost", port))
+        for index, address in enumerate(addresses):
+            if address in addresses[:index]:
+                first = addresses.index(address)
+                return (f"-P gives the same address {address[0]}:{address[1]} to parties {first} and {index}; "
+                        "every party needs its own host:port"), None
+        parties = len(addresses)
+    else:
+        parties = options.M or 1
+        if parties < 1:
+            return f"-M must be at least 1, got {parties}", None
+    threshold = options.threshold if options.threshold is not None else (parties - 1) // 2
+    return _check_threshold(parties, threshold, allow_t0)
+
+
+def _check_threshold(parties: int, threshold: int, allow_t0: bool) -> tuple[str | None, str | None]:
+    if threshold < 0 or 2 * threshold + 1 > parties:
+        return (f"-T {threshold} is impossible with {parties} parties: Shamir secret sharing needs 2t + 1 <= m, "
+                f"so t <= {(parties - 1) // 2}"), None
+    if parties > 1 and threshold == 0 and not allow_t0:
+        why = ("two parties cannot hide their inputs from each other with Shamir secret sharing"
+               if parties == 2 else "with -T 0 every share of an input equals the input")
+        return None, (f"threshold t = 0 with {parties} parties hides nothing: {why} (Shamir needs 2t + 1 <= m); "
+                      f"use -M3 or more parties with t >= 1, or --allow-t0 to run knowingly in the clear")
+    return None, None
+
+
+def free_base_port(parties: int, *, first: int = 1, attempts: int = 200) -> int:
+    """A base port ``b`` such that ``b + first .. b + parties - 1`` are free on this host now.
+
+    Party ``i`` listens on ``b + i`` (MPyC's ``-B``); party 0 never listens, hence ``first = 1``.
+
+    :raise InputError: no such range found (the user must give ``-B PORT``).
+    """
+    chooser = random.SystemRandom()
+    for _ in range(attempts):
+        base = chooser.randrange(33000, 59000 - parties)  # away from the tests' fixed ranges
+        sockets = []
+        try:
+            for index in range(first, parties):
+                probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sockets.append(probe)
+                probe.bind(("", base + index))
+            return base
+        except OSError:
+            continue
+        finally:
+            for probe in sockets:
+                probe.close()
+    raise InputError(f"no {parties - first} consecutive free ports found; give -B PORT")
+
+
+#: each launched party's captured stderr (a temporary file), to quote its error when it fails early
+_child_errors: dict[int, IO[bytes] | None] = {}
+
+
+def launch_local_parties(argv: Sequence[str] | None = None) -> list[subprocess.Popen[bytes]]:
+    """With ``-M m`` (m > 1), no ``-I``, ``-P`` or ``-C``: start parties 1..m-1 and become party 0.
+
+    Must run before ``mpyc.runtime`` is imported (MPyC would launch its own children, which nobody
+    waits for).  Appends ``-I 0`` to ``sys.argv`` so that MPyC treats this process as party 0.  The
+    children run ``python <sys.argv[0]> <argv> -I i``: a module run with ``-m`` is re-run as a file.
+
+    :return: the child processes (empty when nothing was launched).
+    :raise InputError: no free ports (give ``-B``).
+    """
+    import mpyc
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    options, _ = mpyc._get_arg_parser().parse_known_args(argv)
+    if options.config or options.parties or not options.M or options.M <= 1 or options.index is not None:
+        return []
+    if options.HELP or options.VERSION or options.help:
+        return []
+    parties = options.M
+    if not options.base_port:
+        argv += ["-B", str(free_base_port(parties))]
+    command = [sys.executable, os.path.abspath(sys.argv[0]), *argv]
+    children = []
+    for index in range(1, parties):
+        if options.output_file:
+            sink: Any = open(f"party{parties}_{index}.log", "a")
+            errors: Any = subprocess.STDOUT
+        else:
+            sink = subprocess.DEVNULL
+            errors = tempfile.TemporaryFile()
+        child = subprocess.Popen(command + ["-I", str(index)], stdout=sink, stderr=errors, stdin=subprocess.DEVNULL)
+        _child_errors[id(child)] = errors if errors is not subprocess.STDOUT else None
+        children.append(child)
+    sys.argv = [sys.argv[0], *argv, "-I", "0"]
+    return children
+
+
+def child_error_line(child: subprocess.Popen[bytes]) -> str | None:
+    """The first ``error:`` line of a launched party, else the last line it printed (a traceback's)."""
+    handle = _child_errors.get(id(child))
+    if handle is None:
+        return None
+    try:
+        handle.seek(0)
+        lines = [line.strip() for line in handle.read(1 << 16).decode("utf-8", "replace").splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return None
+    for line in lines:
+        if line.startswith("error:"):
+            return line
+    return lines[-1] if lines else None
+
+
+def settle_children(children: Sequence[subprocess.Popen[bytes]], code: int, *, grace: float | None = None) -> int:
+    """Wait for the launched parties; end any still running after the grace period.
+
+    :param code: this party's own exit code.
+    :param grace: seconds to wait for all of them together (default: 60 after a success, 10 after
+        a failure: a frozen party is then killed, not waited for).
+    :return: the exit code to use: ours if it failed, else 1 if a child failed.
+    """
+    import time
+
+    failed: list[str] = []
+    deadline = time.monotonic() + (grace if grace is not None else CHILD_GRACE_SECONDS if code == 0 else 10.0)
+    for index, child in enumerate(children, start=1):
+        try:
+            child_code = child.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+            child_code = -9
+        if child_code != 0 and code == 0:
+            failed.append(f"party {index} exited with code {child_code}")
+    if failed:
+        print(f"error: {'; '.join(failed)}", file=sys.stderr)
+        return 1
+    return code
+
+
+def run_party(session: Callable[[], Any]) -> int:
+    """Run one party's async ``session()`` on MPyC and map failures to exit codes (no traceback).
+
+    :return: 0 on success, 2 for bad usage/input, 1 for a protocol failure.
+    """
+    from mpyc.runtime import mpc
+
+    from secure.session import InputError, ProtocolFailure, mark_stopping, party_id
+
+    try:
+        mpc.run(session())
+    except InputError as exc:
+        mark_stopping()
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except ProtocolFailure as exc:
+        mark_stopping()
+        print(f"error: party {party_id()}: {exc}", file=sys.stderr, flush=True)
+        return 1
+    except KeyboardInterrupt:
+        mark_stopping()
+        print(f"error: party {party_id()}: interrupted", file=sys.stderr, flush=True)
+        return 1
+    except Exception as exc:  # a bug, not a user error: still one line, and the others are not left hanging
+        mark_stopping()
+        print(f"error: party {party_id()}: internal error ({type(exc).__name__}: {exc}); "
+              "set USTAT_TRACEBACK=1 to see where", file=sys.stderr, flush=True)
+        if os.environ.get("USTAT_TRACEBACK"):
+            raise
+        return 1
+    return 0
+
+
+def children_alive(children: Sequence[subprocess.Popen[bytes]]) -> Callable[[], str | None]:
+    """A ``check_peers`` callback for :func:`secure.session.start_session`: a launched party that died."""
+    def check() -> str | None:
+        for index, child in enumerate(children, start=1):
+            code = child.poll()
+            if code is not None:
+                said = child_error_line(child)
+                return (f"party {index} exited with code {code} before all parties connected"
+                        + (f": {said}" if said else ""))
+        return None
+
+    return check
+
+
+def party_index(argv: Sequence[str]) -> int:
+    """This party's ``-I`` from the command line (0 when not given), before MPyC is imported."""
+    import mpyc
+
+    index = mpyc._get_arg_parser().parse_known_args(list(argv))[0].index
+    return int(index) if index is not None else 0
+
+
+def _mpyc_parameters() -> dict[str, Any]:
+    """MPyC's settings every party must share: a different ``-L``, ``-K`` or ``-T`` breaks the protocol."""
+    from mpyc.runtime import mpc
+
+    return {"-M": len(mpc.parties), "-T": int(mpc.threshold), "-L": int(mpc.options.bit_length),
+            "-K": int(mpc.options.sec_param)}
+
+
+def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[Any]],
+                public: Callable[[Any], Mapping[str, Any]], argv: Sequence[str] | None = None, *,
+                usage_errors: tuple[type[Exception], ...] = (InputError,)) -> int:
+    """One party's whole life: check the command line, launch local parties, parse, connect, agree,
+    run ``body``, stop, then deliver.
+
+    Before MPyC is imported: abbreviations of MPyC's options are refused (:func:`check_option_names`),
+    the common options are taken off (:func:`split_common_options`), and ``-M``/``-P``/``-T`` are
+    checked (:func:`check_topology`): an impossible ``-T`` or a port given to two parties exits 2 at
+    once, no party launched.  Every other usage problem is a verdict shared with all parties.
+
+    :param parse: ``argv -> options`` (MPyC's and the common options already removed); raises one
+        of ``usage_errors`` for bad usage.
+    :param body: ``async options -> deliver``: the protocol.  It may return a zero-argument callable
+        (printing the table, writing a record) that runs only after every party completed the
+        orderly shutdown, so that a party lost in the shutdown phase leaves nothing released.
+    :param public: ``options -> dict`` of the public parameters every party must share (MPyC's
+        ``-M``, ``-T``, ``-L``, ``-K`` are added).
+    :param argv: the command line (default ``sys.argv[1:]``).
+    :param usage_errors: the exceptions of ``parse`` that mean bad usage (exit 2 at every party).
+    :return: the process exit code.
+    """
+    original = list(sys.argv[1:] if argv is None else argv)
+    names_error, checked = check_option_names(original)
+    common = split_common_options(checked)
+    fatal, refusal = check_topology(common.rest, allow_t0=common.allow_t0)
+    if fatal:
+        print(f"error: party {party_index(common.rest)}: {fatal}", file=sys.stderr, flush=True)
+        return 2
+    try:
+        children = launch_local_parties(argv)
+    except InputError as exc:
+        print(f"error: party {party_index(common.rest)}: {exc}", file=sys.stderr, flush=True)
+        return 2
+    if argv is None or children:  # MPyC reads sys.argv: it must never see a refused abbreviation
+        sys.argv = [sys.argv[0], *check_option_names(sys.argv[1:])[1]]
+    code = 1
+    try:
+        import mpyc
+        from mpyc.runtime import mpc  # noqa: F401  (MPyC takes its own options off sys.argv here)
+
+        from secure.session import agree_parameters, agree_verdict, on_fatal, start_session, stop_session
+
+        on_fatal(lambda: None if settle_children(children, 1, grace=3.0) else None)
+        if argv is None or children:
+            own = sys.argv[1:]
+        else:
+            own = mpyc._get_arg_parser().parse_known_args(list(checked))[1]
+        own = split_common_options(own).rest
+        if mpc.options.config and refusal is None:
+            fatal, refusal = _check_threshold(len(mpc.parties), int(mpc.threshold), common.allow_t0)
+            refusal = fatal or refusal
+        usage_error: str | None = names_error or common.error or refusal
+        options: Any = None
+        if usage_error is None:
+            try:
+                options = parse(own)
+            except usage_errors as exc:
+                usage_error = str(exc)
+
+        async def session() -> None:
+            await start_session(check_peers=children_alive(children), silence_limit=common.silence_limit)
+            await agree_verdict(usage_error)
+            await agree_parameters({**public(options), **_mpyc_parameters()})
+            if len(mpc.parties) > 1 and mpc.threshold == 0:
+                print(f"NOT HIDING INPUTS (--allow-t0): threshold t = 0, every party's shares of the other "
+                      "parties' inputs are those inputs; only the released value is differentially private",
+                      flush=True)
+            deliver = await body(options)
+            await stop_session()
+            if callable(deliver):
+                deliver()
+
+        tls_problem = None
+        if mpc.options.ssl and len(mpc.parties) > 1:
+            from secure.tls import check_party
+
+            try:
+                check_party(mpc.pid)
+            except InputError as exc:
+                tls_problem = str(exc)
+        if tls_problem:
+            print(f"error: {tls_problem}", file=sys.stderr, flush=True)
+            code = 2
+        else:
+            code = run_party(session)
+    finally:
+        code = settle_children(children, code)
+    return code
+
+
+# ----------------------------------------------------------------------------------------- scripting
+
+
+@dataclass(frozen=True)
+class Party:
+    """This party, as a script's job sees it (handed to the job by :func:`run`).
+
+    :param index: this party's index ``i`` (MPyC's ``-I``).
+    :param count: the number of parties ``m``.
+    :param threshold: the Shamir threshold ``t`` (at most ``t`` parties may collude).
+    """
+
+    index: int
+    count: int
+    threshold: int
+
+    async def read(self, path: str, columns: Sequence[ColumnSpec | str], *,
+                   missing: MissingPolicy | str = "refuse") -> PartyRows:
+        """Read this party's own rows of ``columns`` -- every party calls it at the same point.
+
+        ``{pid}`` in ``path`` gives each party its own file (all its rows); otherwise party ``i``
+        keeps rows ``i, i+m, i+2m, ...`` of the one file (a local simulation of a partition).  The
+        party's verdict is shared: if any party's file is missing or bad, every party raises the
+        same :class:`secure.errors.InputError` (exit 2, one line naming that party), and the local
+        detail (a line number, a value) is printed at the failing party only.
+
+        :param columns: column declarations (:func:`secure.columns.numeric`, ...) or names.
+        :param missing: ``refuse`` (default), or a :class:`secure.intake.MissingPolicy` with fills.
+        :raise InputError: at every party alike, when any party's input is bad.
+        """
+        from secure.intake import MissingPolicy, party_rows
+        from secure.session import agree_verdict
+
+        names = [column if isinstance(column, str) else column.name for column in columns]
+        policy = missing if isinstance(missing, MissingPolicy) else MissingPolicy(missing)
+        error: str | None = None
+        detail: str | None = None
+        rows: PartyRows | None = None
+        try:
+            rows = party_rows(path, names, party=self.index, parties=self.count, missing=policy,
+                              specs=_declared(columns))
+        except InputError as exc:
+            error, detail = str(exc), exc.detail
+        await agree_verdict(error, detail=detail)
+        assert rows is not None
+        return rows
+
+    async def verdict(self, error: str | None, *, detail: str | None = None) -> None:
+        """Share this party's verdict on its own input (``None``: fine); every party calls it.
+
+        :raise InputError: at every party alike if any party gave an error (the message must not
+            carry row data: no value, no line number, no count; ``detail`` stays here).
+        """
+        from secure.session import agree_verdict
+
+        await agree_verdict(error, detail=detail)
+
+
+def _declared(columns: Sequence[ColumnSpec | str]) -> list[ColumnSpec] | None:
+    """The declarations when every column is declared (string categories are then read as codes)."""
+    from secure.intake import ColumnSpec
+
+    specs = [column for column in columns if isinstance(column, ColumnSpec)]
+    return specs if len(specs) == len(columns) else None
+
+
+def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | None = None,
+        public: Mapping[str, Any] | None = None) -> int:
+    """Run a script's ``job`` as one party, with every guarantee of a scenario; return the exit code.
+
+    ``python script.py`` runs one party; ``python script.py -M3`` makes this process party 0, which
+    launches parties 1 and 2 (the same script with ``-I 1``, ``-I 2``) on free ports, waits for them
+    and reports a failure; ``-P host:port ... -I i`` or ``-C file`` run across hosts.  The command
+    line takes MPyC's options and ``--silence-limit``/``--allow-t0``; any other word is refused.
+
+    :param job: ``async party -> deliver``: reads the party's rows (:meth:`Party.read`), runs the
+        protocol and returns what to do with the release (a zero-argument callable, run only after
+        every party completed the orderly shutdown) or ``None``.
+    :param argv: the command line (default ``sys.argv[1:]``).
+    :param public: parameters every party must share (checked before any data; a difference stops
+        everyone with exit 2 naming the parameter).
+    :return: 0 done; 2 bad usage or bad input at any party (one line ``error: party i: ...``);
+        1 a protocol failure (lost or silent party, overflow).
+    """
+    agreed = dict(public or {})
+
+    def parse(words: list[str]) -> None:
+        unknown = [word for word in words if word != "--"]
+        if unknown:
+            raise InputError(f"unknown option {unknown[0]} (a script takes MPyC's options such as -M, -I, -T "
+                             "and --silence-limit, --allow-t0)")
+
+    async def body(_: Any) -> Deliver:
+        from secure.session import party_count, party_id, threshold
+
+        return await job(Party(party_id(), party_count(), threshold()))
+
+    return run_parties(parse, body, lambda _: agreed, argv)
