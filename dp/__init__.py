@@ -12,7 +12,8 @@
 - :mod:`dp.rank_auc`    AUC with scores and labels secret: secure sorting and distributed noise.
 - :mod:`dp.bell.generic`      Bell et al.: generic local-DP protocol for degree-2 U-statistics (k-RR, A^Mid/A^Avg).
 - :mod:`dp.bell.auc`          Bell et al.: local-DP AUC by Hadamard response and pruned hierarchical histograms.
-- :mod:`dp.bell.subsampled_pairs` Bell et al.: subsampled-pairs protocol on MPyC (P permutations, per-pair noise).
+- :mod:`dp.bell.subsampled_pairs` Bell et al.: subsampled-pairs protocol on MPyC (P permutations, per-pair noise);
+                                  its Theorem 5 error and all-pairs baseline in dp.bell.subsampled_analysis.
 - :mod:`dp.baselines.ghazi`            Ghazi et al. baseline: factorized kernel matrix, Laplace reports (simulated).
 - :mod:`dp.umpc.delegation` threat model M_HF: only a seed-chosen subgroup Z draws the noise.
 - :mod:`dp.secret_noise`     discrete Laplace sampled inside MPC: public plan, truncation delta, plaintext mirror.
@@ -20,7 +21,8 @@
 - :mod:`dp.umpc.costs`            communication and computation models (Sinh & Ramon, Table 1, App. D.2).
 - :mod:`dp.audit.engine`            empirical DP auditor (Clopper-Pearson hockey-stick bound); exact epsilon of honest noise.
 - :mod:`dp.audit.central_cases`      audit cases of every central and distributed mechanism, and negative controls.
-- :mod:`dp.audit.local_cases` audit cases of every local / label-DP randomizer, and negative controls.
+- :mod:`dp.audit.local_cases` audit cases of every local / label-DP randomizer, and negative controls;
+                              their sample sizes planned in dp.audit.planning.
 
 Public API (what a script imports; ``import dp`` never imports ``mpyc.runtime``, which would parse
 ``sys.argv`` and launch parties itself; subpackages load on first use, PEP 562):

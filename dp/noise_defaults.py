@@ -112,12 +112,17 @@ def party_guarantee(epsilon: float, delta: float, parties: int, threshold: int, 
             f"(x {parties}/{parties - threshold} variance): {dp} against any {threshold} parties")
 
 
-def delegated_guarantee(epsilon: float, delta: float, failure: float, delegates: int) -> str:
+def delegated_guarantee(epsilon: float, delta: float, failure: float, delegates: int, mechanism: str) -> str:
     """The guarantee of noise drawn by seed-chosen delegates only (threat model M_HF), in one line.
 
     :param delta: the release's delta, ``failure`` included (:mod:`dp.umpc.delegation`).
     :param failure: probability that every delegate is corrupt.
+    :param mechanism: the base plan's mechanism, ``discrete laplace`` (Polya shares) or ``binomial``
+        (centred binomial shares), as :func:`party_guarantee`.
     """
-    return (f"Polya shares drawn by {delegates} seed-chosen delegate(s) only (M_HF, Sinh & Ramon sec. 4): "
-            f"{epsilon:g}-DP except with probability {failure:g} that every delegate is corrupt, i.e. "
+    shares = "centred binomial" if mechanism == "binomial" else "Polya"
+    base_delta = max(0.0, delta - failure)
+    base = f"({epsilon:g}, {base_delta:g})-DP" if base_delta > 0 else f"{epsilon:g}-DP"
+    return (f"{shares} shares drawn by {delegates} seed-chosen delegate(s) only (M_HF, Sinh & Ramon sec. 4): "
+            f"{base} except with probability {failure:g} that every delegate is corrupt, i.e. "
             f"({epsilon:g}, {delta:g})-DP")

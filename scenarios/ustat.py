@@ -58,7 +58,6 @@ Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as us
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,6 +67,7 @@ from dp.noise_defaults import NOISE_CHOICES, default_noise
 from scenarios.kit.categories import add_category_arguments
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
+from scenarios.kit.options import parse_domains
 
 __all__ = ["main", "build_parser", "parse_options", "STAT_DEFAULTS"]
 
@@ -121,42 +121,22 @@ class Options:
     missing: Any = None
 
 
-def _parse_domains(text: str | None) -> dict[str, tuple[float, float, int | None]]:
-    domains: dict[str, tuple[float, float, int | None]] = {}
-    if not text:
-        return domains
-    for item in text.split(","):
-        name, _, bounds = item.partition("=")
-        parts = bounds.split(":")
-        if not name or len(parts) not in (2, 3):
-            raise UsageError(f"--domain expects COLUMN=LOW:HIGH[:BITS], got '{item}'")
-        try:
-            low, high = float(parts[0]), float(parts[1])
-            bits = int(parts[2]) if len(parts) == 3 else None
-        except ValueError:
-            raise UsageError(f"--domain expects numbers in COLUMN=LOW:HIGH[:BITS], got '{item}'") from None
-        domains[name.strip()] = (low, high, bits)
-    return domains
-
-
 def _parse_pairs(text: str) -> tuple[str, float | int | None]:
-    """``all`` -> (all, None); ``2n`` -> (per-row, 2.0); ``5000`` -> (count, 5000)."""
+    """``all`` -> (all, None); ``2n`` -> (per-row, 2.0); ``5000`` -> (count, 5000)
+    (:func:`dp.umpc.scripting.parse_tuples`, the API's reading of the same words)."""
+    from dp.umpc.scripting import parse_tuples
+
     text = text.strip().lower()
-    if text == "all":
-        return "all", None
     try:
-        if text.endswith("n"):
-            factor = float(text[:-1] or 1)
-            if not (math.isfinite(factor) and factor > 0):
-                raise ValueError
-            return "per-row", factor
-        count = int(text)
-    except ValueError:
+        mode, amount = parse_tuples(int(text) if text.lstrip("+-").isdigit() else text)
+    except (ValueError, TypeError):
+        if text.lstrip("+-").isdigit() and int(text) < 1:
+            raise UsageError(f"--pairs must be at least 1, got {int(text)}") from None
         raise UsageError(f"--pairs expects a number of tuples >= 1, 'all' or a positive finite multiple of n "
                          f"like '2n', got '{text}'") from None
-    if count < 1:
-        raise UsageError(f"--pairs must be at least 1, got {count}")
-    return "count", count
+    if mode == "all":
+        return "all", None
+    return mode, int(amount) if mode == "count" else amount
 
 
 def parse_options(argv: Sequence[str]) -> Options:
@@ -182,7 +162,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     if len(columns) != len(kernel.columns):
         raise UsageError(f"--stat {args.stat} needs {len(kernel.columns)} columns ({','.join(kernel.columns)}), "
                          f"got {len(columns)}: {','.join(columns)}")
-    domains = _parse_domains(args.domain)
+    domains = parse_domains(args.domain)
     declared = declared_specs(dataset, columns) if dataset else {}
     categorical = category_specs(kernel, columns, categories=args.categories, other=args.other, domains=domains,
                                  dataset=dataset)

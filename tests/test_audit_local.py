@@ -16,10 +16,10 @@ from scipy import stats
 
 from dp.fedauc import mechanisms as fedauc
 from dp.audit.engine import audit
-from dp.audit.local_cases import (CONTROL_MARGIN, SAMPLE_STEP, LocalAuditCase, control_krr_binary_denominator,
-                                  control_label_rr_double_epsilon, ghazi_case, hadamard_case, hierarchy_budget_case,
-                                  hierarchy_users_case, krr_case, label_rr_case, local_cases,
-                                  lower_bound_spread, planned_lower_bound, resolving_samples)
+from dp.audit.local_cases import (LocalAuditCase, control_krr_binary_denominator, control_label_rr_double_epsilon,
+                                  ghazi_case, hadamard_case, hierarchy_budget_case, hierarchy_users_case, krr_case,
+                                  label_rr_case, local_cases)
+from dp.audit.planning import CONTROL_MARGIN, SAMPLE_STEP, lower_bound_spread, planned_lower_bound, resolving_samples
 
 SEED = 20261121
 FAMILY_LEVEL = 0.001  # overall false-failure probability of each statistical test

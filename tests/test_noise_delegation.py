@@ -120,6 +120,18 @@ def test_delegated_binomial_trials_cover_the_single_mechanism_with_one_honest_de
     assert delegated.variance == 2 * delegated.party_trials / 4
 
 
+def test_delegated_guarantee_names_the_base_mechanism() -> None:
+    laplace = delegate_plan(LAPLACE, [0, 3], epsilon_fail=1e-6)
+    assert laplace.guarantee.startswith("Polya shares drawn by 2 seed-chosen delegate(s) only")
+    assert "1-DP except with probability 1e-06" in laplace.guarantee and laplace.guarantee.endswith("(1, 1e-06)-DP")
+    binomial = PartyBinomialPlan(epsilon=1.0, delta=1e-5, sensitivity=4, parties=5, threshold=2, party_trials=0)
+    delegated = delegate_plan(binomial, [0, 3], epsilon_fail=1e-6)
+    assert delegated.guarantee.startswith("centred binomial shares drawn by 2 seed-chosen delegate(s) only")
+    assert "Polya" not in delegated.guarantee
+    assert "(1, 1e-05)-DP except with probability 1e-06" in delegated.guarantee
+    assert delegated.guarantee.endswith("(1, 1.1e-05)-DP")
+
+
 def test_delegated_draw_variance_matches_shape() -> None:
     plan = delegate_plan(LAPLACE, [0, 1, 2], corrupt_delegates=1)  # shape 1/2
     draws = plan.draw(np.random.default_rng(11), size=40000)

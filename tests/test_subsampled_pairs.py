@@ -13,9 +13,10 @@ from scipy import stats
 
 from conftest import ROOT, run_command, small_table
 from dp.sampling import vertex_degrees
-from dp.bell.subsampled_pairs import (SubsampledPairsQuery, advanced_composition_epsilon, all_pairs_mse, exact_ustatistic,
-                                 kernel_zetas, pairs_for, permutation_pairs, protocol_mse, run_secure_subsampled,
-                                 simulate_all_pairs, simulate_subsampled, subsampling_variance, theorem5_mse)
+from dp.bell.subsampled_analysis import (advanced_composition_epsilon, all_pairs_mse, exact_ustatistic, kernel_zetas,
+                                         protocol_mse, simulate_all_pairs, subsampling_variance, theorem5_mse)
+from dp.bell.subsampled_pairs import (SubsampledPairsQuery, pairs_for, permutation_pairs, run_secure_subsampled,
+                                      simulate_subsampled)
 from secure.intake import ColumnSpec
 from secure.kernels import get_kernel
 

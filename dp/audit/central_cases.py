@@ -17,8 +17,8 @@ loss from below.  The cases, by module and paper:
 ``fedauc-*``                   FedAUC (:mod:`dp.fedauc.mechanisms`; Sun et al. §4, §5, §5.3, Alg. 1 and 4) --
                                :mod:`dp.audit.fedauc_cases`
 ``rank-auc-*``                 secure rank AUC (:mod:`dp.rank_auc`)
-``subsampled-*``               subsampled pairs and its all-pairs baseline (:mod:`dp.bell.subsampled_pairs`;
-                               Bell et al. §5, Thm 5, App. C.1)
+``subsampled-*``               subsampled pairs and its all-pairs baseline (:mod:`dp.bell.subsampled_pairs`,
+                               :mod:`dp.bell.subsampled_analysis`; Bell et al. §5, Thm 5, App. C.1)
 ``control-*``                  negative controls: deliberately broken mechanisms that must FAIL
 =============================  ===========================================================================
 
@@ -91,7 +91,8 @@ from dp.audit.neighbours import (BINOMIAL_SPLIT_DELTA, CASE_DELTA, CASE_EPSILON,
                                  ustat_neighbours)
 from dp.audit.statistics import laplace_weights, privacy_loss_statistic
 from dp.audit.tree_cases import ecdf_cases, hl_cases, tree_case
-from dp.bell.subsampled_pairs import all_pairs_plans, party_pair_draws, plans_for_pairs
+from dp.bell.subsampled_analysis import all_pairs_plans
+from dp.bell.subsampled_pairs import party_pair_draws, plans_for_pairs
 from dp.ecdf.tree import plan_tree_noise, uniform_grid
 from dp.noise_plans import MpcLaplacePlan, PartyBinomialPlan, PartyLaplacePlan, PlannedNoise
 from dp.rank_auc import plans_for_rows
@@ -308,7 +309,7 @@ def _rank_auc_case() -> AuditCase:
 def _pair_case(name: str, pair: PairNeighbours, plan: PartyLaplacePlan, *, delta: float, mechanism: str) -> AuditCase:
     touched = pair.touched
     honest = plan.parties - plan.threshold
-    log_alpha = -plan.epsilon / plan.sensitivity  # as dp.bell.subsampled_pairs._party_draws
+    log_alpha = -plan.epsilon / plan.sensitivity  # as dp.bell.subsampled_pairs.party_pair_draws
     shifts = (pair.second_values - pair.first_values)[touched]
     weights = laplace_weights(np.full(touched.size, log_alpha), shifts)
 

@@ -97,12 +97,10 @@ Negative controls (``control=True``, must fail)
 Sample sizes (power argument)
 -----------------------------
 Each case carries the probabilities ``(p, q)`` of its best event under ``D`` and ``D'`` (when known
-in closed form) and the exact loss of its pair.  With ``h`` evaluation samples (the second half),
-:func:`planned_lower_bound` is the audit's bound at the expected counts,
-``ln(CP_low(p h) / CP_up(q h))``, and :func:`lower_bound_spread` the delta-method standard deviation
-of the realised bound, ``sqrt((1 - p)/(h p) + (1 - q)/(h q))``.  A control's recommended sample size
-is the smallest (multiple of 10 000) with ``planned - 4 spread > claimed epsilon``; a mechanism's the
-smallest with ``planned > 0.9 true epsilon`` (the audit resolves its loss to 10 %).
+in closed form) and the exact loss of its pair; its recommended sample size comes from
+:mod:`dp.audit.planning` (:func:`~dp.audit.planning.control_samples`: the bound clears the claim by
+4 standard deviations; :func:`~dp.audit.planning.mechanism_samples`: the bound resolves the true
+loss to 10 %).
 """
 from __future__ import annotations
 
@@ -116,16 +114,13 @@ from dp.baselines import ghazi
 from dp.bell import generic as ldp_generic
 from dp.bell import hadamard, hierarchical, quantize
 from dp.fedauc import mechanisms as fedauc
-from dp.audit.engine import AuditCase, clopper_pearson_lower, clopper_pearson_upper
-from dp.validation import check_epsilon, check_finite, check_integer, check_positive, check_positive_int
+from dp.audit.engine import AuditCase
+from dp.audit.planning import control_samples, mechanism_samples
+from dp.validation import check_epsilon, check_integer, check_positive
 
 __all__ = [
     "LocalAuditCase",
     "local_cases",
-    "evaluation_trials",
-    "planned_lower_bound",
-    "lower_bound_spread",
-    "resolving_samples",
     "krr_case",
     "hadamard_case",
     "hierarchy_users_case",
@@ -136,16 +131,8 @@ __all__ = [
     "control_label_rr_double_epsilon",
 ]
 
-#: Multiple to which recommended sample sizes are rounded up (also the smallest size).
-SAMPLE_STEP = 10_000
-#: Standard deviations of the realised bound a control's planned bound must clear its claim by.
-CONTROL_MARGIN = 4.0
-#: A mechanism's recommended size resolves its loss to this fraction (planned > (1 - r) eps_true).
-MECHANISM_RESOLUTION = 0.1
 #: Decimals kept of a continuous privacy-loss statistic (merges floating-point variants of a value).
 LOSS_DECIMALS = 9
-
-_MAX_SAMPLES = 1 << 34
 
 Exact = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
 
@@ -165,125 +152,6 @@ class LocalAuditCase(AuditCase):
     true_epsilon: float | None = None
     best_event: tuple[float, float] | None = None
     exact_outputs: Exact | None = None
-
-
-# --------------------------------------------------------------------------------------------------
-# power: the audit's bound at the expected counts, its spread, and the sample size that resolves it
-
-def _check_probability_pair(p: float, q: float) -> tuple[float, float]:
-    p_value, q_value = check_finite(p, "p"), check_finite(q, "q")
-    if not 0.0 < p_value <= 1.0:
-        raise ValueError(f"p must lie in (0, 1], got {p}")
-    if not 0.0 < q_value < 1.0:
-        raise ValueError(f"q must lie in (0, 1), got {q}")
-    return p_value, q_value
-
-
-def _check_confidence(confidence: float) -> float:
-    value = check_finite(confidence, "confidence")
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    return value
-
-
-def evaluation_trials(samples: int) -> int:
-    """Samples per dataset in the audit's second (evaluation) half: ``samples - samples // 2``.
-
-    :param samples: samples per dataset, at least 2.
-    :raise ValueError: if ``samples < 2``.
-    """
-    count = check_positive_int(samples, "samples")
-    if count < 2:
-        raise ValueError(f"samples must be at least 2, got {samples}")
-    return count - count // 2
-
-
-def planned_lower_bound(p: float, q: float, *, samples: int, confidence: float = 0.95) -> float:
-    """The audit's lower bound for an event of probabilities ``p`` (on ``D``) and ``q`` (on ``D'``).
-
-    Clopper-Pearson at the expected counts ``p h`` and ``q h`` of the ``h`` evaluation samples, each
-    side at level ``1 - (1 - confidence)/2``, as :func:`dp.audit.engine.audit` computes it:
-    ``ln(CP_low(p h) / CP_up(q h))``.
-
-    :param p: probability of the event on ``D``, in ``(0, 1]``.
-    :param q: probability on ``D'``, in ``(0, 1)``.
-    :param samples: samples per dataset (both halves), at least 2.
-    :param confidence: ``1 - beta`` in ``(0, 1)``.
-    :raise ValueError: on a parameter out of range.
-    """
-    p_value, q_value = _check_probability_pair(p, q)
-    level = 1.0 - (1.0 - _check_confidence(confidence)) / 2.0
-    trials = evaluation_trials(samples)
-    low = float(clopper_pearson_lower(p_value * trials, trials, level))
-    high = float(clopper_pearson_upper(q_value * trials, trials, level))
-    return math.log(low / high) if low > 0.0 else 0.0
-
-
-def lower_bound_spread(p: float, q: float, *, samples: int) -> float:
-    """Delta-method standard deviation of the realised bound: ``sqrt((1-p)/(h p) + (1-q)/(h q))``.
-
-    The bound is ``ln`` of two independent binomial proportions (shifted by their CP margins), each
-    over ``h`` evaluation samples.
-
-    :raise ValueError: on a parameter out of range.
-    """
-    p_value, q_value = _check_probability_pair(p, q)
-    trials = evaluation_trials(samples)
-    return math.sqrt((1.0 - p_value) / (trials * p_value) + (1.0 - q_value) / (trials * q_value))
-
-
-def resolving_samples(p: float, q: float, *, target: float, margin: float = 0.0, confidence: float = 0.95,
-                      step: int = SAMPLE_STEP) -> int:
-    """The smallest multiple of ``step`` with ``planned_lower_bound - margin * spread > target``.
-
-    :param p: probability of the event on ``D``.
-    :param q: probability on ``D'``, below ``p``.
-    :param target: the value the bound must exceed (a control's claimed epsilon), at least 0.
-    :param margin: standard deviations of the realised bound to clear ``target`` by, at least 0.
-    :param confidence: ``1 - beta`` of the audit.
-    :param step: granularity of the answer.
-    :raise ValueError: if the event's log-ratio ``ln(p/q)`` does not exceed ``target`` (no sample
-        size resolves it) or the size would exceed ``2^34``.
-    """
-    p_value, q_value = _check_probability_pair(p, q)
-    goal = check_finite(target, "target")
-    if goal < 0.0:
-        raise ValueError(f"target must be non-negative, got {target}")
-    sigmas = check_finite(margin, "margin")
-    if sigmas < 0.0:
-        raise ValueError(f"margin must be non-negative, got {margin}")
-    unit = check_positive_int(step, "step")
-    if unit < 2:
-        raise ValueError(f"step must be at least 2, got {step}")
-    if math.log(p_value / q_value) <= goal:
-        raise ValueError(f"an event with log-ratio {math.log(p_value / q_value):.4g} cannot resolve {goal:.4g}")
-
-    def clears(multiple: int) -> bool:
-        size = multiple * unit
-        return (planned_lower_bound(p_value, q_value, samples=size, confidence=confidence)
-                - sigmas * lower_bound_spread(p_value, q_value, samples=size)) > goal
-
-    high = 1
-    while not clears(high):
-        high *= 2
-        if high * unit > _MAX_SAMPLES:
-            raise ValueError(f"resolving {goal:.4g} needs more than {_MAX_SAMPLES} samples")
-    low = high // 2  # clears(low) is false (or low == 0)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if clears(middle):
-            high = middle
-        else:
-            low = middle
-    return high * unit
-
-
-def _mechanism_samples(p: float, q: float, true_epsilon: float) -> int:
-    return resolving_samples(p, q, target=(1.0 - MECHANISM_RESOLUTION) * true_epsilon)
-
-
-def _control_samples(p: float, q: float, claimed: float) -> int:
-    return resolving_samples(p, q, target=claimed, margin=CONTROL_MARGIN)
 
 
 def _exact(values: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[Exact, float, tuple[float, float]]:
@@ -339,7 +207,7 @@ def krr_case(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
         sample=partial(_sample_krr, quantizer=quantizer, values=(0.0, 1.0), epsilon=eps),
         statistic="the reported bin",
         neighbours=f"one user's value 0 (bin 0) vs 1 (bin {k - 1})",
-        samples=_mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        samples=mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -378,7 +246,7 @@ def hadamard_case(*, bits: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
         sample=partial(_sample_hadamard, bits=width, values=pair, epsilon=eps),
         statistic="the report (row j, bit z) encoded as 2 j + [z = +1]",
         neighbours=f"one user's value {pair[0]} vs {pair[1]}",
-        samples=_mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        samples=mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
 
 
 def _sample_hierarchy_users(count: int, rng: np.random.Generator, *, domain_size: int, values: tuple[int, int],
@@ -424,7 +292,7 @@ def hierarchy_users_case(*, domain_size: int = 8, epsilon: float = 1.0) -> Local
         sample=partial(_sample_hierarchy_users, domain_size=size, values=pair, epsilon=eps),
         statistic="one user's whole report (level l, row j, bit z) encoded as 2^(l+1) - 4 + 2 j + [z = +1]",
         neighbours=f"one user's score {pair[0]} vs {pair[1]} (different nodes at every level)",
-        samples=_mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        samples=mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
 
 
 def _votes(hierarchy: hierarchical.HierarchyReports, values: tuple[int, int]) -> np.ndarray:
@@ -490,7 +358,7 @@ def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> Loca
         statistic=("net vote over the levels for x against x' (rows that separate them: +1 if the bit agrees "
                    "with x, -1 otherwise): the privacy-loss statistic of the report vector, up to a factor"),
         neighbours=f"one user's score {pair[0]} vs {pair[1]} (different nodes at every level)",
-        samples=_mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        samples=mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -553,7 +421,7 @@ def ghazi_case(*, bins: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
         statistic=(f"privacy loss of the report pair (o^L, o^R) for bins {pair}, "
                    f"sum_c (|o_c - mu'_c| - |o_c - mu_c|)/b, rounded to {LOSS_DECIMALS} decimals"),
         neighbours=f"one party's bin {pair[0]} vs {pair[1]} (the pair with the largest loss)",
-        samples=_mechanism_samples(*event, loss), true_epsilon=loss, best_event=event)
+        samples=mechanism_samples(*event, loss), true_epsilon=loss, best_event=event)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -585,7 +453,7 @@ def label_rr_case(*, epsilon: float = 1.0) -> LocalAuditCase:
         sample=partial(_sample_label_rr, epsilon=eps),
         statistic="the released (flipped) label",
         neighbours="one sample's label 0 vs 1",
-        samples=_mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        samples=mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -630,7 +498,7 @@ def control_krr_binary_denominator(*, bins: int = 4, epsilon: float = 1.0) -> Lo
         statistic="the reported value",
         neighbours=f"one user's value 0 vs {k - 1}",
         control=True,
-        samples=_control_samples(*event, eps), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        samples=control_samples(*event, eps), true_epsilon=loss, best_event=event, exact_outputs=exact)
 
 
 def control_label_rr_double_epsilon(*, epsilon: float = 0.5) -> LocalAuditCase:
@@ -651,7 +519,7 @@ def control_label_rr_double_epsilon(*, epsilon: float = 0.5) -> LocalAuditCase:
         statistic="the released (flipped) label",
         neighbours="one sample's label 0 vs 1",
         control=True,
-        samples=_control_samples(*event, eps), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        samples=control_samples(*event, eps), true_epsilon=loss, best_event=event, exact_outputs=exact)
 
 
 # --------------------------------------------------------------------------------------------------

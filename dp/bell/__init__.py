@@ -6,4 +6,5 @@
 - :mod:`dp.bell.hierarchical`     hierarchical histograms per class, budget split across levels (App. B.2).
 - :mod:`dp.bell.auc`              local-DP AUC: pruned traversal of the hierarchies (eq. 10), error bounds.
 - :mod:`dp.bell.subsampled_pairs` the subsampled-pairs protocol on MPyC (P permutations, per-pair noise).
+- :mod:`dp.bell.subsampled_analysis` its error (Theorem 5: zetas, MSE) and the all-pairs baseline (§6).
 """

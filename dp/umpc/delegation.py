@@ -231,7 +231,7 @@ class DelegatedNoisePlan:
     def guarantee(self) -> str:
         """:func:`dp.noise_defaults.delegated_guarantee`, ``epsilon_fail`` counted in delta."""
         failure = self.epsilon_fail or 0.0
-        return delegated_guarantee(self.epsilon, self.delta + failure, failure, self.size)
+        return delegated_guarantee(self.epsilon, self.delta + failure, failure, self.size, self.mechanism)
 
     @property
     def shape(self) -> float:

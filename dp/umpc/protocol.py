@@ -337,7 +337,7 @@ def release_guarantee(query: UStatQuery, plans: Sequence[NoisePlan], delta: floa
     if query.noise == "mpc":
         return mpc_guarantee(query.epsilon, delta, sampler_delta)
     if delegates is not None:
-        return delegated_guarantee(query.epsilon, delta, failure, delegates)
+        return delegated_guarantee(query.epsilon, delta, failure, delegates, plans[0].mechanism)
     return party_guarantee(query.epsilon, delta, plans[0].parties, plans[0].threshold, plans[0].mechanism)
 
 

@@ -43,10 +43,10 @@ from dp.validation import check_delta, check_epsilon
 from secure.intake import ColumnSpec, PartyRows
 from secure.kernels import KERNELS, get_kernel
 
-__all__ = ["Query", "release", "simulate", "exact"]
+__all__ = ["Query", "release", "simulate", "exact", "parse_tuples"]
 
 
-def _parse_tuples(tuples: Any) -> tuple[str, float]:
+def parse_tuples(tuples: Any) -> tuple[str, float]:
     """``"all"`` -> (all, 0); ``"2n"`` -> (per-row, 2.0); ``5000`` -> (count, 5000)."""
     if isinstance(tuples, bool):
         raise TypeError(f"tuples must be an int, 'all' or a multiple of n like '2n', got {tuples!r}")
@@ -118,7 +118,7 @@ class Query:
             raise ValueError(f"statistic '{self.statistic}' needs {len(kernel_class.columns)} columns "
                              f"({', '.join(kernel_class.columns)}), got {len(columns)}")
         _check_roles(self.statistic, kernel_class.categories, columns)
-        _parse_tuples(self.tuples)
+        parse_tuples(self.tuples)
         kernel = get_kernel(self.statistic, precision=columns[0].precision)
         object.__setattr__(self, "columns", columns)
         noise = self.noise
@@ -134,7 +134,7 @@ class Query:
 
         :raise ValueError: more tuples than the ``C(n, k)`` distinct ones, or too few rows.
         """
-        mode, amount = _parse_tuples(self.tuples)
+        mode, amount = parse_tuples(self.tuples)
         degree = self.base.kernel.degree
         if rows < degree:
             raise ValueError(f"need at least {degree} rows over all parties for a degree-{degree} kernel, got {rows}")

@@ -383,6 +383,7 @@ async def _release_drill(options: Options, seed: int) -> dict[str, Any]:
     from mpyc.runtime import mpc
 
     from dp.audit.engine import coalition_epsilon
+    from dp.noise_plans import PartyLaplacePlan, PartyNoisePlan
     from dp.umpc.protocol import prepare_rows, run_secure, simulate
 
     query = _query(options)
@@ -390,10 +391,10 @@ async def _release_drill(options: Options, seed: int) -> dict[str, Any]:
     fixed = prepare_rows(query, own)
     rows_total = sum(await mpc.transfer(int(fixed.integers.shape[0])))
     query = replace(query, tuples=2 * rows_total)
-    plans: list[Any] = []
+    plans: list[PartyNoisePlan] = []
     draws: list[int] = []
 
-    def recorded(plan: Any, index: int) -> int:
+    def recorded(plan: PartyNoisePlan, index: int) -> int:
         draw = plan.draw()
         plans.append(plan)
         draws.append(int(draw))
@@ -413,6 +414,8 @@ async def _release_drill(options: Options, seed: int) -> dict[str, Any]:
                      noise=np.zeros((1, len(plans), options.parties), dtype=np.int64))
     true_sum = int(truth.sums[0])
     plan = plans[0]
+    if not isinstance(plan, PartyLaplacePlan):  # _query is pure DP with party noise: Polya shares, DLap(alpha)
+        raise TypeError(f"the coalition drill needs discrete Laplace party noise, got {plan.mechanism}")
     main_plan, main_rows, main_pairs = _main_job_plan(options, seed)
     epsilons = []
     for label, target_plan, n, pairs in (("main job (scenarios.ustat)", main_plan, main_rows, main_pairs),
@@ -428,7 +431,7 @@ async def _release_drill(options: Options, seed: int) -> dict[str, Any]:
                                        calibration_parties=options.parties)})
     known_coalition = sum(known_draw(party, 0) for party in options.coalition)
     known_honest = sum(known_draw(party, 0) for party in options.honest)
-    honest_std = math.sqrt(2 * plan.alpha / (1 - plan.alpha) ** 2) if plan.mechanism == "discrete laplace" else float("nan")
+    honest_std = math.sqrt(2 * plan.alpha / (1 - plan.alpha) ** 2)
     return {
         "statistic": "coalition drills", "estimate": release.estimate, "epsilon": release.epsilon,
         "delta": release.delta, "n": release.n, "pairs": release.pairs, "alpha": plan.alpha,

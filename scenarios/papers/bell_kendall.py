@@ -28,10 +28,10 @@ absolute error, Fig. 4's unit) against the exact tau-a of the data, and prints t
 
 - generic LDP: :func:`dp.bell.generic.conditional_variance` (exact, given the data: the MSE measured
   here), and Theorem 1's bound (:func:`dp.bell.generic.theorem1_variance_bound`, kernel range 2);
-- subsampled: Theorem 5 with the discrete noise (:func:`dp.bell.subsampled_pairs.protocol_mse`, zetas of
+- subsampled: Theorem 5 with the discrete noise (:func:`dp.bell.subsampled_analysis.protocol_mse`, zetas of
   the empirical distribution) minus the Hoeffding variance of the complete U-statistic — the MSE
   around the data's own tau, since the incomplete statistic is conditionally unbiased for it;
-- all pairs: the noise term of :func:`dp.bell.subsampled_pairs.all_pairs_mse` (continuous Laplace).
+- all pairs: the noise term of :func:`dp.bell.subsampled_analysis.all_pairs_mse` (continuous Laplace).
 
 Run it::
 
@@ -228,7 +228,8 @@ class _Setup:
 def _setup(options: KendallOptions) -> _Setup:
     from dp.bell.generic import quantized_ustatistic
     from dp.bell.quantize import Quantizer, kendall_kernel, kernel_matrix
-    from dp.bell.subsampled_pairs import SubsampledPairsQuery, exact_ustatistic, kernel_zetas
+    from dp.bell.subsampled_analysis import exact_ustatistic, kernel_zetas
+    from dp.bell.subsampled_pairs import SubsampledPairsQuery
     from secure.intake import ColumnSpec
     from secure.kernels import get_kernel
 
@@ -277,8 +278,8 @@ def run_experiment(options: KendallOptions, seed: int) -> tuple[list[dict[str, A
     """
     from dp.bell.generic import conditional_variance, simulate, theorem1_variance_bound
     from dp.bell.quantize import kendall_kernel
-    from dp.bell.subsampled_pairs import (SubsampledPairsQuery, all_pairs_mse, protocol_mse, simulate_all_pairs,
-                                     simulate_subsampled)
+    from dp.bell.subsampled_analysis import all_pairs_mse, protocol_mse, simulate_all_pairs
+    from dp.bell.subsampled_pairs import SubsampledPairsQuery, simulate_subsampled
     from secure.kernels import get_kernel
 
     setup = _setup(options)

@@ -1,0 +1,173 @@
+r"""Sample-size planning of the local audit cases: the power argument behind their recommended sizes.
+
+What
+----
+A case of :mod:`dp.audit.local_cases` knows the probabilities ``(p, q)`` of its best event under the
+neighbouring inputs ``D`` and ``D'`` and the exact loss of its pair.  With ``h`` evaluation samples
+(the second half, :func:`evaluation_trials`), :func:`planned_lower_bound` is the audit's bound at the
+expected counts, ``ln(CP_low(p h) / CP_up(q h))``, and :func:`lower_bound_spread` the delta-method
+standard deviation of the realised bound, ``sqrt((1 - p)/(h p) + (1 - q)/(h q))``.
+:func:`resolving_samples` finds the smallest size (a multiple of :data:`SAMPLE_STEP`) with
+``planned - margin * spread > target``: a control's recommended size (:func:`control_samples`) clears
+its claimed epsilon by :data:`CONTROL_MARGIN` standard deviations; a mechanism's
+(:func:`mechanism_samples`) has ``planned > 0.9 true epsilon`` (the audit resolves its loss to 10 %).
+
+The central cases plan from a whole vector of candidate events with counts held against the audit
+instead: :func:`dp.audit.statistics.planned_lower_bound` (same Clopper-Pearson bounds).
+
+Threat model
+------------
+As :mod:`dp.audit.local_cases` (one user's report seen by an untrusted aggregator colluding with every
+other user; label DP: one label against the other).  These functions compute with public
+probabilities only: they draw nothing and read no release.  An audit can only prove violations;
+passing is evidence, not proof.
+
+References: Clopper & Pearson 1934; Jagielski, Ullman & Oprea 2020, Nasr et al. 2021 (auditing by
+Clopper-Pearson bounds on event probabilities); Ding et al. 2018 and Kong et al. 2024 (hockey-stick
+tests of :func:`dp.audit.engine.audit`).
+"""
+from __future__ import annotations
+
+import math
+
+from dp.audit.engine import clopper_pearson_lower, clopper_pearson_upper
+from dp.validation import check_finite, check_positive_int
+
+__all__ = [
+    "SAMPLE_STEP",
+    "CONTROL_MARGIN",
+    "MECHANISM_RESOLUTION",
+    "evaluation_trials",
+    "planned_lower_bound",
+    "lower_bound_spread",
+    "resolving_samples",
+    "mechanism_samples",
+    "control_samples",
+]
+
+#: Multiple to which recommended sample sizes are rounded up (also the smallest size).
+SAMPLE_STEP = 10_000
+#: Standard deviations of the realised bound a control's planned bound must clear its claim by.
+CONTROL_MARGIN = 4.0
+#: A mechanism's recommended size resolves its loss to this fraction (planned > (1 - r) eps_true).
+MECHANISM_RESOLUTION = 0.1
+
+_MAX_SAMPLES = 1 << 34
+
+
+def _check_probability_pair(p: float, q: float) -> tuple[float, float]:
+    p_value, q_value = check_finite(p, "p"), check_finite(q, "q")
+    if not 0.0 < p_value <= 1.0:
+        raise ValueError(f"p must lie in (0, 1], got {p}")
+    if not 0.0 < q_value < 1.0:
+        raise ValueError(f"q must lie in (0, 1), got {q}")
+    return p_value, q_value
+
+
+def _check_confidence(confidence: float) -> float:
+    value = check_finite(confidence, "confidence")
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    return value
+
+
+def evaluation_trials(samples: int) -> int:
+    """Samples per dataset in the audit's second (evaluation) half: ``samples - samples // 2``.
+
+    :param samples: samples per dataset, at least 2.
+    :raise ValueError: if ``samples < 2``.
+    """
+    count = check_positive_int(samples, "samples")
+    if count < 2:
+        raise ValueError(f"samples must be at least 2, got {samples}")
+    return count - count // 2
+
+
+def planned_lower_bound(p: float, q: float, *, samples: int, confidence: float = 0.95) -> float:
+    """The audit's lower bound for an event of probabilities ``p`` (on ``D``) and ``q`` (on ``D'``).
+
+    Clopper-Pearson at the expected counts ``p h`` and ``q h`` of the ``h`` evaluation samples, each
+    side at level ``1 - (1 - confidence)/2``, as :func:`dp.audit.engine.audit` computes it:
+    ``ln(CP_low(p h) / CP_up(q h))``.
+
+    :param p: probability of the event on ``D``, in ``(0, 1]``.
+    :param q: probability on ``D'``, in ``(0, 1)``.
+    :param samples: samples per dataset (both halves), at least 2.
+    :param confidence: ``1 - beta`` in ``(0, 1)``.
+    :raise ValueError: on a parameter out of range.
+    """
+    p_value, q_value = _check_probability_pair(p, q)
+    level = 1.0 - (1.0 - _check_confidence(confidence)) / 2.0
+    trials = evaluation_trials(samples)
+    low = float(clopper_pearson_lower(p_value * trials, trials, level))
+    high = float(clopper_pearson_upper(q_value * trials, trials, level))
+    return math.log(low / high) if low > 0.0 else 0.0
+
+
+def lower_bound_spread(p: float, q: float, *, samples: int) -> float:
+    """Delta-method standard deviation of the realised bound: ``sqrt((1-p)/(h p) + (1-q)/(h q))``.
+
+    The bound is ``ln`` of two independent binomial proportions (shifted by their CP margins), each
+    over ``h`` evaluation samples.
+
+    :raise ValueError: on a parameter out of range.
+    """
+    p_value, q_value = _check_probability_pair(p, q)
+    trials = evaluation_trials(samples)
+    return math.sqrt((1.0 - p_value) / (trials * p_value) + (1.0 - q_value) / (trials * q_value))
+
+
+def resolving_samples(p: float, q: float, *, target: float, margin: float = 0.0, confidence: float = 0.95,
+                      step: int = SAMPLE_STEP) -> int:
+    """The smallest multiple of ``step`` with ``planned_lower_bound - margin * spread > target``.
+
+    :param p: probability of the event on ``D``.
+    :param q: probability on ``D'``, below ``p``.
+    :param target: the value the bound must exceed (a control's claimed epsilon), at least 0.
+    :param margin: standard deviations of the realised bound to clear ``target`` by, at least 0.
+    :param confidence: ``1 - beta`` of the audit.
+    :param step: granularity of the answer.
+    :raise ValueError: if the event's log-ratio ``ln(p/q)`` does not exceed ``target`` (no sample
+        size resolves it) or the size would exceed ``2^34``.
+    """
+    p_value, q_value = _check_probability_pair(p, q)
+    goal = check_finite(target, "target")
+    if goal < 0.0:
+        raise ValueError(f"target must be non-negative, got {target}")
+    sigmas = check_finite(margin, "margin")
+    if sigmas < 0.0:
+        raise ValueError(f"margin must be non-negative, got {margin}")
+    unit = check_positive_int(step, "step")
+    if unit < 2:
+        raise ValueError(f"step must be at least 2, got {step}")
+    if math.log(p_value / q_value) <= goal:
+        raise ValueError(f"an event with log-ratio {math.log(p_value / q_value):.4g} cannot resolve {goal:.4g}")
+
+    def clears(multiple: int) -> bool:
+        size = multiple * unit
+        return (planned_lower_bound(p_value, q_value, samples=size, confidence=confidence)
+                - sigmas * lower_bound_spread(p_value, q_value, samples=size)) > goal
+
+    high = 1
+    while not clears(high):
+        high *= 2
+        if high * unit > _MAX_SAMPLES:
+            raise ValueError(f"resolving {goal:.4g} needs more than {_MAX_SAMPLES} samples")
+    low = high // 2  # clears(low) is false (or low == 0)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if clears(middle):
+            high = middle
+        else:
+            low = middle
+    return high * unit
+
+
+def mechanism_samples(p: float, q: float, true_epsilon: float) -> int:
+    """A mechanism case's recommended size: the bound at the expected counts exceeds ``0.9`` of its true loss."""
+    return resolving_samples(p, q, target=(1.0 - MECHANISM_RESOLUTION) * true_epsilon)
+
+
+def control_samples(p: float, q: float, claimed: float) -> int:
+    """A negative control's recommended size: the bound clears the claimed epsilon by ``CONTROL_MARGIN`` sds."""
+    return resolving_samples(p, q, target=claimed, margin=CONTROL_MARGIN)

@@ -1,0 +1,333 @@
+r"""Error analysis of the subsampled-pairs protocol (Theorem 5) and the all-pairs baseline.
+
+Bell, Bellet, Gascón & Kulkarni, "Private Protocols for U-Statistics in the Local Model and Beyond"
+(2019), §5 Theorem 5, App. C.1 and the comparison of §6 (Fig. 4).  The protocol itself (query, public
+pairs, per-pair noise plans, simulated and secure paths, release record) is
+:mod:`dp.bell.subsampled_pairs`; this module holds what is computed *about* it: the kernel moments
+``zeta1``, ``zeta2`` (:func:`kernel_zetas`), the complete U-statistic (:func:`exact_ustatistic`), the
+MSE of Theorem 5 (:func:`subsampling_variance`, :func:`theorem5_mse`, :func:`protocol_mse`), and the
+all-pairs baseline with advanced composition (:func:`advanced_composition_epsilon`,
+:func:`all_pairs_plans`, :func:`simulate_all_pairs`, :func:`all_pairs_mse`).
+
+Error (Theorem 5, generalised to our noise).  With ``N = P n / 2`` pairs (``n`` even), the
+incomplete-U-statistic variance of Blom (1976) is
+
+    V_sub = 2/(P n) * ( 2 (P-1) (1 - 1/(n-1)) zeta1 + (1 + (P-1)/(n-1)) zeta2 ),
+
+with ``zeta1 = Var_X E_Y f(X, Y)`` and ``zeta2 = Var f(X, Y)`` (:func:`kernel_zetas`), and the noise
+adds ``Var(eta) / (N scale^2)``.  For the paper's continuous ``Lap(P Delta/epsilon)`` per pair this is
+``2 (P Delta/epsilon)^2 / N = 4 P Delta^2 / (n epsilon^2)`` (:func:`theorem5_mse`).  **Note:** the paper
+prints ``2P/(n epsilon^2)`` (for ``Delta = 1``); the variance of ``Lap(b)`` is ``2 b^2``, and
+``2 (P/epsilon)^2 / (P n/2) = 4P/(n epsilon^2)``, so the printed term is off by a factor 2 (our Monte
+Carlo agrees with ``4P``).  For the distributed discrete Laplace actually used, ``Var(eta) = m/(m-t)
+* 2 alpha / (1 - alpha)^2`` (:func:`protocol_mse`).
+
+All-pairs baseline (the comparison of §6, Fig. 4).  Every one of the ``C(n, 2)`` pair values is
+released with its own noise; a row is in ``k = n - 1`` pairs, so by advanced composition
+(Dwork, Rothblum & Vadhan 2010; Dwork & Roth, Thm 3.20) ``k`` mechanisms that are each
+``epsilon_0``-DP are together ``(epsilon, delta)``-DP for
+
+    epsilon = sqrt(2 k ln(1/delta)) epsilon_0 + k epsilon_0 (exp(epsilon_0) - 1),
+
+and :func:`advanced_composition_epsilon` solves this for ``epsilon_0`` (``delta = 1e-8`` by default, as
+in the paper); if basic composition ``epsilon/k`` is larger (tiny ``n``) that is used instead (both
+are valid).  Each pair then gets ``DLap(exp(-epsilon_0 / Delta))``.  Only a simulated path is given
+(:func:`simulate_all_pairs`); its MSE is :func:`all_pairs_mse`.
+
+Threat model: as :mod:`dp.bell.subsampled_pairs` -- passive (semi-honest), static adversary corrupting
+at most ``t < m/2`` parties; the analysis here is plaintext and runs where the data already is (Monte
+Carlo, experiments, the auditor): the moments and the complete U-statistic are **not** private and
+must not be released.  The all-pairs baseline is simulated only: its per-pair noise is the
+coalition-calibrated distributed discrete Laplace (any ``m - t`` honest Pólya shares make up
+``DLap(exp(-epsilon_0 / Delta))``), drawn from OS randomness, never from a seed.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dp.bell.subsampled_pairs import SubsampledPairsQuery, check_pair_rows, stack_party_rows
+from dp.noise_plans import PartyLaplacePlan, plan_party_laplace
+from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
+from secure.noise.party import polya_difference
+
+__all__ = [
+    "DEFAULT_BASELINE_DELTA",
+    "KernelMoments",
+    "kernel_zetas",
+    "exact_ustatistic",
+    "subsampling_variance",
+    "theorem5_mse",
+    "protocol_mse",
+    "advanced_composition_epsilon",
+    "AllPairsSimulation",
+    "all_pairs_plans",
+    "simulate_all_pairs",
+    "all_pairs_mse",
+]
+
+#: The paper's delta for the all-pairs baseline with advanced composition (§6).
+DEFAULT_BASELINE_DELTA = 1e-8
+
+
+# ------------------------------------------------------------------------------ kernel moments, MSE
+
+
+@dataclass(frozen=True)
+class KernelMoments:
+    """Mean and Hoeffding variances of one kernel output (statistic units).
+
+    :ivar mean: ``E f(X, Y)`` (the U-statistic's target).
+    :ivar zeta1: ``Var_X E_Y f(X, Y)``.
+    :ivar zeta2: ``Var f(X, Y)``.
+    """
+
+    mean: float
+    zeta1: float
+    zeta2: float
+
+
+def kernel_zetas(query: SubsampledPairsQuery, values: np.ndarray, *, distinct: bool = True, output: int = 0,
+                 block_rows: int = 256) -> KernelMoments:
+    """``zeta1 = Var_X E_Y f(X, Y)`` and ``zeta2 = Var f(X, Y)`` of a kernel output on ``values``.
+
+    The kernel is the fixed-point one (as released), evaluated on all ``n^2`` ordered pairs in blocks.
+
+    :param values: rows (floats, kernel column order), clipped and encoded as the protocol does.
+    :param distinct: ``True``: estimates for an unknown distribution from a sample, ``X != Y`` rows
+        (``E_Y`` over the other ``n - 1`` rows, ``Var f`` over the ``n (n-1)`` ordered distinct pairs;
+        the variance of ``E_Y f`` over ``X`` with divisor ``n``).  ``False``: the exact moments of
+        the empirical distribution of ``values`` (``X, Y`` independent uniform rows, possibly equal),
+        i.e. of the population when samples are drawn from ``values`` with replacement.
+    :param output: which kernel output (0 unless a ratio kernel's denominator is wanted).
+    :param block_rows: rows of ``X`` per block (memory ``~ block_rows * n`` pairs).
+    :raise ValueError: fewer than 2 rows, or no such output.
+    """
+    fixed = query.prepare(np.asarray(values, dtype=float).reshape(-1, len(query.specs))).integers
+    n = check_pair_rows(fixed.shape[0])
+    outs = query.outputs
+    if not 0 <= output < len(outs):
+        raise ValueError(f"output must lie in [0, {len(outs) - 1}], got {output}")
+    scale = float(outs[output].scale)
+    row_sums = np.zeros(n)
+    square_sum = 0.0
+    others = np.arange(n)
+    for start in range(0, n, block_rows):
+        own = np.arange(start, min(n, start + block_rows))
+        left = np.repeat(own, n)
+        right = np.tile(others, len(own))
+        f = query.kernel.plaintext([fixed[left], fixed[right]])[output].astype(float).reshape(len(own), n) / scale
+        row_sums[own] = f.sum(axis=1)
+        square_sum += float(np.sum(f * f))
+    diagonal = query.kernel.plaintext([fixed, fixed])[output].astype(float) / scale
+    if distinct:
+        conditional = (row_sums - diagonal) / (n - 1)
+        mean = float(conditional.mean())
+        second = (square_sum - float(np.sum(diagonal ** 2))) / (n * (n - 1))
+    else:
+        conditional = row_sums / n
+        mean = float(conditional.mean())
+        second = square_sum / n ** 2
+    zeta1 = float(np.mean((conditional - mean) ** 2))
+    return KernelMoments(mean, zeta1, max(0.0, second - mean ** 2))
+
+
+def exact_ustatistic(query: SubsampledPairsQuery, values: np.ndarray) -> float:
+    """The complete U-statistic over all ``C(n, 2)`` pairs (fixed point, no noise); a ratio for AUC."""
+    fixed = query.prepare(np.asarray(values, dtype=float).reshape(-1, len(query.specs))).integers
+    n = check_pair_rows(fixed.shape[0])
+    sums = np.zeros(len(query.outputs), dtype=object)
+    for start in range(0, n - 1, 256):
+        left_rows = np.arange(start, min(n - 1, start + 256))
+        lengths = n - 1 - left_rows
+        left = np.repeat(left_rows, lengths)
+        right = np.concatenate([np.arange(i + 1, n) for i in left_rows])
+        outs = query.kernel.plaintext([fixed[left], fixed[right]])
+        sums += np.array([int(np.sum(o, dtype=np.int64)) for o in outs], dtype=object)
+    return query.kernel.estimate(list(sums), n * (n - 1) // 2, query.widths)
+
+
+def _check_zetas(zeta1: float, zeta2: float) -> None:
+    for name, value in (("zeta1", zeta1), ("zeta2", zeta2)):
+        if not (isinstance(value, (int, float, np.floating)) and math.isfinite(float(value)) and value >= 0):
+            raise ValueError(f"{name} must be a finite non-negative number, got {value}")
+
+
+def _check_n(n: int) -> int:
+    check_positive_int(n, "n")
+    return check_pair_rows(int(n))
+
+
+def subsampling_variance(zeta1: float, zeta2: float, *, permutations: int, n: int) -> float:
+    """Variance of the noiseless incomplete U-statistic on ``P`` permutations (Blom 1976; App. C.1).
+
+    ``2/(P n) * (2 (P-1) (1 - 1/(n-1)) zeta1 + (1 + (P-1)/(n-1)) zeta2)``, over the sample (iid rows)
+    and the permutations, around ``E f``; exact for even ``n``.
+
+    :raise ValueError: negative ``zeta``, ``P < 1`` or ``n < 2``.
+    """
+    _check_zetas(zeta1, zeta2)
+    p = check_positive_int(permutations, "number of permutations P")
+    n = _check_n(n)
+    return 2.0 / (p * n) * (2 * (p - 1) * (1 - 1 / (n - 1)) * zeta1 + (1 + (p - 1) / (n - 1)) * zeta2)
+
+
+def theorem5_mse(zeta1: float, zeta2: float, *, permutations: int, n: int, epsilon: float,
+                 sensitivity: float = 1.0, parties: int = 1, threshold: int = 0) -> float:
+    """MSE of Theorem 5: :func:`subsampling_variance` plus the Laplace noise term.
+
+    With ``Lap(P Delta / epsilon)`` per pair and ``P n/2`` pairs the noise term is
+    ``4 P Delta^2 / (n epsilon^2)`` (the paper prints ``2P/(n epsilon^2)`` for ``Delta = 1``, a factor-2
+    slip: ``Var Lap(b) = 2 b^2``), times ``m/(m - t)`` for the coalition-calibrated distributed noise.
+
+    :param sensitivity: ``Delta_f`` in statistic units (1 for kernels in ``[0, 1]``, 2 for Kendall).
+    :raise ValueError: invalid parameter.
+    """
+    check_epsilon(epsilon)
+    if not (math.isfinite(sensitivity) and sensitivity > 0):
+        raise ValueError(f"sensitivity must be positive, got {sensitivity}")
+    m, t = check_parties(parties, threshold)
+    p = check_positive_int(permutations, "number of permutations P")
+    return (subsampling_variance(zeta1, zeta2, permutations=p, n=n)
+            + m / (m - t) * 4.0 * p * sensitivity ** 2 / (_check_n(n) * epsilon ** 2))
+
+
+def protocol_mse(query: SubsampledPairsQuery, zeta1: float, zeta2: float, *, n: int, parties: int = 1,
+                 threshold: int = 0) -> float:
+    """MSE of this protocol's estimate around ``E f``: Theorem 5 with the exact discrete noise.
+
+    ``subsampling_variance + m/(m-t) * 2 alpha/(1-alpha)^2 / (P floor(n/2) scale^2)``, ``alpha =
+    exp(-epsilon / (P Delta))`` in fixed-point units (even ``n``: every row is in exactly ``P`` pairs).
+
+    :raise ValueError: for a ratio kernel (Theorem 5 covers one kernel, not a ratio), or invalid
+        parameters.
+    """
+    if len(query.outputs) != 1:
+        raise ValueError(f"protocol_mse needs a one-output kernel; '{query.kernel.name}' is a ratio of two")
+    m, t = check_parties(parties, threshold)
+    n = _check_n(n)
+    out = query.outputs[0]
+    plan = plan_party_laplace(out, max_degree=query.permutations, epsilon=query.epsilon, parties=m, threshold=t)
+    pairs = query.permutations * (n // 2)
+    return (subsampling_variance(zeta1, zeta2, permutations=query.permutations, n=n)
+            + plan.variance / (pairs * out.scale ** 2))
+
+
+# ------------------------------------------------------------------------------ all-pairs baseline
+
+
+def advanced_composition_epsilon(epsilon: float, delta: float, compositions: int) -> float:
+    """Largest per-mechanism ``epsilon_0`` whose ``k``-fold composition is ``(epsilon, delta)``-DP.
+
+    Solves ``epsilon = sqrt(2 k ln(1/delta)) epsilon_0 + k epsilon_0 (e^{epsilon_0} - 1)``
+    (advanced composition, Dwork, Rothblum & Vadhan 2010) by bisection, and returns the larger of
+    that and basic composition's ``epsilon / k`` (both valid).
+
+    :param epsilon: total budget, positive.
+    :param delta: total delta, in ``(0, 1)``.
+    :param compositions: ``k >= 1``.
+    :raise ValueError: invalid parameter.
+    """
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta)
+    if dlt <= 0.0:
+        raise ValueError(f"delta must lie in (0, 1) for advanced composition, got {delta}")
+    k = check_positive_int(compositions, "number of compositions")
+    root = math.sqrt(2 * k * math.log(1 / dlt))
+
+    def total(e0: float) -> float:
+        return root * e0 + k * e0 * math.expm1(e0)
+
+    low, high = 0.0, eps / root
+    for _ in range(200):
+        middle = (low + high) / 2
+        if total(middle) <= eps:
+            low = middle
+        else:
+            high = middle
+    return max(low, eps / k)
+
+
+def all_pairs_plans(query: SubsampledPairsQuery, n: int, *, delta: float = DEFAULT_BASELINE_DELTA, parties: int = 1,
+                    threshold: int = 0) -> list[PartyLaplacePlan]:
+    """Per output, the per-pair plan of the all-pairs baseline: ``DLap(exp(-epsilon_0 / Delta))``.
+
+    ``epsilon_0 = advanced_composition_epsilon(epsilon/outputs, delta/outputs, n - 1)``.
+    """
+    n = _check_n(n)
+    outputs = query.outputs
+    pair_epsilon = advanced_composition_epsilon(query.epsilon / len(outputs), delta / len(outputs), n - 1)
+    return [plan_party_laplace(out, max_degree=1, epsilon=pair_epsilon, parties=parties, threshold=threshold)
+            for out in outputs]
+
+
+@dataclass
+class AllPairsSimulation:
+    """Result of :func:`simulate_all_pairs`: estimates over runs and the exact U-statistic."""
+
+    estimates: np.ndarray
+    exact: float
+    pairs: int
+    pair_epsilon: float
+    delta: float
+    plans: list[PartyLaplacePlan]
+
+
+def simulate_all_pairs(query: SubsampledPairsQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int,
+                       delta: float = DEFAULT_BASELINE_DELTA, runs: int = 1,
+                       noise_rng: np.random.Generator | None = None) -> AllPairsSimulation:
+    """Simulate the all-pairs baseline: every pair released with noise, the aggregator averages.
+
+    The estimate only depends on the sum of the per-pair noises, and the sum of ``N`` independent
+    Pólya differences of shape ``r`` is exactly a Pólya difference of shape ``N r`` (negative
+    binomials add up), so each run draws the summed noise of each party in one call: exact in
+    distribution, ``O(1)`` per run.  The ``C(n, 2)`` kernel values are computed once.
+
+    :param delta: the baseline's delta (default ``1e-8``, as in the paper).
+    :raise ValueError: invalid parameters.
+    """
+    check_positive_int(runs, "runs")
+    parties = len(rows_by_party)
+    check_parties(parties, threshold)
+    fixed = stack_party_rows(query, rows_by_party)
+    n = check_pair_rows(fixed.shape[0])
+    count = n * (n - 1) // 2
+    plans = all_pairs_plans(query, n, delta=delta, parties=parties, threshold=threshold)
+    sums = np.zeros(len(plans), dtype=object)
+    for start in range(0, n - 1, 256):
+        left_rows = np.arange(start, min(n - 1, start + 256))
+        left = np.repeat(left_rows, n - 1 - left_rows)
+        right = np.concatenate([np.arange(i + 1, n) for i in left_rows])
+        outs = query.kernel.plaintext([fixed[left], fixed[right]])
+        sums += np.array([int(np.sum(o, dtype=np.int64)) for o in outs], dtype=object)
+    noise = np.zeros((runs, len(plans)), dtype=np.int64)
+    for j, plan in enumerate(plans):
+        for _ in range(parties):
+            noise[:, j] += np.asarray(polya_difference(plan.shape * count, size=runs, rng=noise_rng,
+                                                       log_alpha=-plan.epsilon / plan.sensitivity), dtype=np.int64)
+    estimates = np.array([query.kernel.estimate([int(s) + int(e) for s, e in zip(sums, row)], count, query.widths)
+                          for row in noise])
+    exact = query.kernel.estimate(list(sums), count, query.widths)
+    return AllPairsSimulation(estimates, exact, count, plans[0].epsilon, float(delta), plans)
+
+
+def all_pairs_mse(zeta1: float, zeta2: float, *, n: int, epsilon: float, delta: float = DEFAULT_BASELINE_DELTA,
+                  sensitivity: float = 1.0, parties: int = 1, threshold: int = 0) -> float:
+    """MSE of the all-pairs baseline around ``E f`` with continuous ``Lap(Delta / epsilon_0)`` per pair.
+
+    ``Var U_n = 2/(n(n-1)) (2 (n-2) zeta1 + zeta2)`` (Hoeffding, eq. 3) plus
+    ``m/(m-t) * 2 (Delta/epsilon_0)^2 / C(n, 2)``, ``epsilon_0`` from
+    :func:`advanced_composition_epsilon` with ``k = n - 1``.
+    """
+    _check_zetas(zeta1, zeta2)
+    n = _check_n(n)
+    m, t = check_parties(parties, threshold)
+    if not (math.isfinite(sensitivity) and sensitivity > 0):
+        raise ValueError(f"sensitivity must be positive, got {sensitivity}")
+    pair_epsilon = advanced_composition_epsilon(epsilon, delta, n - 1)
+    count = n * (n - 1) / 2
+    return (2.0 / (n * (n - 1)) * (2 * (n - 2) * zeta1 + zeta2)
+            + m / (m - t) * 2.0 * (sensitivity / pair_epsilon) ** 2 / count)
