@@ -9,7 +9,6 @@ correctly rounded ``lgamma`` (gmpy2) and propagated by exact step ratios in betw
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from decimal import Decimal, localcontext
 
@@ -180,15 +179,12 @@ TRIALS_SETTINGS = [
 
 @pytest.mark.parametrize(("epsilon", "delta", "sensitivity"), TRIALS_SETTINGS)
 def test_binomial_trials_is_minimal_even(epsilon: float, delta: float, sensitivity: int) -> None:
-    start = time.perf_counter()
     trials = binomial_trials(epsilon, delta, sensitivity)
-    elapsed = time.perf_counter() - start
     assert trials % 2 == 0
     assert binomial_delta(trials, sensitivity, epsilon) <= delta
     assert binomial_delta(trials - 2, sensitivity, epsilon) > delta
     gaussian = 8 * math.log(1.25 / delta) * sensitivity**2 / epsilon**2  # N/4 = classical Gaussian variance
     assert 0.3 < trials / gaussian < 1.5
-    assert elapsed < 5.0
 
 
 def test_binomial_trials_too_many() -> None:
