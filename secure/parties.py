@@ -19,7 +19,7 @@ so that they share the guarantees of DESIGN's command-line contract:
   the same line ``error: party i: ...``; a lost or silent party ends everyone with exit 1 and one
   line (:func:`run_party` maps exceptions to exit codes, never a traceback).
 - Options every run takes: ``--silence-limit SECONDS`` (default 60) and ``--allow-t0``
-  (:func:`split_common_options`).
+  (:func:`split_session_options`).
 
 Nothing here imports ``mpyc.runtime`` at module level (importing it makes MPyC parse ``sys.argv``);
 it is imported inside :func:`run_parties` once the local parties are launched.
@@ -46,7 +46,7 @@ from secure.errors import InputError
 if TYPE_CHECKING:
     from secure.intake import ColumnSpec, MissingPolicy, PartyRows
 
-__all__ = ["CommonOptions", "split_common_options", "check_option_names", "check_topology", "free_base_port",
+__all__ = ["SessionOptions", "split_session_options", "check_option_names", "check_topology", "free_base_port",
            "launch_local_parties", "child_error_line", "settle_children", "run_party", "children_alive",
            "party_index", "run_parties", "run", "Party", "Deliver", "DEFAULT_SILENCE_LIMIT", "CHILD_GRACE_SECONDS"]
 
@@ -61,7 +61,7 @@ Deliver = Callable[[], Any] | None
 
 
 @dataclass
-class CommonOptions:
+class SessionOptions:
     """The options every run takes, besides MPyC's and its own.
 
     :param silence_limit: seconds a party may stay silent while another waits for it.
@@ -76,9 +76,9 @@ class CommonOptions:
     rest: list[str] = field(default_factory=list)
 
 
-def split_common_options(argv: Sequence[str]) -> CommonOptions:
+def split_session_options(argv: Sequence[str]) -> SessionOptions:
     """Take ``--silence-limit SECONDS`` and ``--allow-t0`` off ``argv``; the rest goes to ``rest``."""
-    common = CommonOptions()
+    common = SessionOptions()
     words = list(argv)
     index = 0
     while index < len(words):
@@ -369,7 +369,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
     run ``body``, stop, then deliver.
 
     Before MPyC is imported: abbreviations of MPyC's options are refused (:func:`check_option_names`),
-    the common options are taken off (:func:`split_common_options`), and ``-M``/``-P``/``-T`` are
+    the common options are taken off (:func:`split_session_options`), and ``-M``/``-P``/``-T`` are
     checked (:func:`check_topology`): an impossible ``-T`` or a port given to two parties exits 2 at
     once, no party launched.  Every other usage problem is a verdict shared with all parties.
 
@@ -386,7 +386,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
     """
     original = list(sys.argv[1:] if argv is None else argv)
     names_error, checked = check_option_names(original)
-    common = split_common_options(checked)
+    common = split_session_options(checked)
     fatal, refusal = check_topology(common.rest, allow_t0=common.allow_t0)
     if fatal:
         print(f"error: party {party_index(common.rest)}: {fatal}", file=sys.stderr, flush=True)
@@ -410,7 +410,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
             own = sys.argv[1:]
         else:
             own = mpyc._get_arg_parser().parse_known_args(list(checked))[1]
-        own = split_common_options(own).rest
+        own = split_session_options(own).rest
         if mpc.options.config and refusal is None:
             fatal, refusal = _check_threshold(len(mpc.parties), int(mpc.threshold), common.allow_t0)
             refusal = fatal or refusal

@@ -201,9 +201,6 @@ def party_pair_draws(plan: PartyLaplacePlan, size: int, rng: np.random.Generator
     return np.asarray(draws, dtype=np.int64)
 
 
-_party_draws = party_pair_draws
-
-
 def _noise_std_of_average(query: SubsampledPairsQuery, count: int, plans: Sequence[PartyLaplacePlan]) -> list[float]:
     """Per output: standard deviation of the noise in the average over ``count`` pairs (statistic units)."""
     return [math.sqrt(plan.variance / count) / out.scale for out, plan in zip(query.outputs, plans)]
@@ -411,7 +408,7 @@ def simulate_subsampled(query: SubsampledPairsQuery, rows_by_party: Sequence[np.
             total = np.zeros((stop - start, len(outputs), count), dtype=np.int64)
             for j, plan in enumerate(plans):
                 for _ in range(parties):
-                    total[:, j, :] += _party_draws(plan, (stop - start) * count, noise_rng).reshape(stop - start, count)
+                    total[:, j, :] += party_pair_draws(plan, (stop - start) * count, noise_rng).reshape(stop - start, count)
         noisy = values + total
         clean_sums = values.sum(axis=2)
         noisy_sums = noisy.sum(axis=2)
@@ -490,7 +487,7 @@ async def run_secure_subsampled(query: SubsampledPairsQuery, fixed: FixedPointRo
         await meter.settle(*values)
 
     with meter.phase("noise"):
-        draw = noise_source or (lambda plan, index, size: _party_draws(plan, size))
+        draw = noise_source or (lambda plan, index, size: party_pair_draws(plan, size))
         noisy = []
         for index, (value, plan) in enumerate(zip(values, plans)):
             own = np.asarray(draw(plan, index, count), dtype=np.int64).reshape(count)

@@ -38,8 +38,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.cli import free_base_port as cli_free_base_port
 from scenarios.kit.outputs import check_output_path
+from secure.parties import free_base_port as parties_free_base_port
 
 __all__ = ["DrillOptions", "parse_drill_argv", "framingham_columns", "write_party_files", "PartySpec", "PartyResult",
            "free_base_port", "run_three", "CheckedOutcome", "DrillResult", "format_table", "drill_main", "REPO_ROOT",
@@ -201,7 +201,7 @@ class PartyResult:
 
 def free_base_port(parties: int = PARTIES) -> int:
     """A base port ``b`` such that ``b .. b+parties-1`` can be bound on this host right now."""
-    return cli_free_base_port(parties, first=0)
+    return parties_free_base_port(parties, first=0)
 
 
 def _read_phase_log(path: str) -> tuple[list[tuple[str, int, float]], int | None]:

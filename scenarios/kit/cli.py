@@ -33,25 +33,9 @@ import textwrap
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
-from secure.parties import (
-    DEFAULT_SILENCE_LIMIT,
-    CommonOptions,
-    check_option_names,
-    check_topology,
-    child_error_line,
-    children_alive,
-    free_base_port,
-    launch_local_parties,
-    run_parties,
-    run_party,
-    settle_children,
-    split_common_options,
-)
+from secure.parties import run_parties
 
-__all__ = ["UsageError", "ScenarioParser", "launch_local_parties", "settle_children", "run_party",
-           "print_table", "format_bytes", "children_alive", "run_scenario", "CommonOptions",
-           "split_common_options", "check_option_names", "check_topology", "free_base_port",
-           "DEFAULT_SILENCE_LIMIT", "child_error_line"]
+__all__ = ["UsageError", "ScenarioParser", "print_table", "format_bytes", "run_scenario"]
 
 
 class UsageError(Exception):

@@ -63,9 +63,7 @@ are epsilon-LDP per user.  One-process simulation at party 0 (see :mod:`scenario
 from __future__ import annotations
 
 import math
-import os
 import sys
-import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
@@ -84,11 +82,10 @@ from scenarios.kit.experiments import (
     print_rows,
     progress,
     run_seeds,
+    run_standard_experiment,
     save_figure,
-    seed_at_party_zero,
     seed_note,
     summarize,
-    write_csv,
 )
 from scenarios.papers.umpc_vs_baselines import METHODS
 
@@ -519,22 +516,10 @@ def _print(options: BinsOptions, rows: list[dict[str, Any]], seed: int, seconds:
 
 
 async def _experiment(options: BinsOptions) -> Callable[[], None] | None:
-    seed = await seed_at_party_zero(options.common)
-    if seed is None:
-        return None
-
-    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
-        started = time.perf_counter()
-        if options.figure == "bins":
-            rows = run_bins(options, seed)
-        else:
-            rows = run_uci(options, seed)
-        base = os.path.join(options.common.results_dir, f"umpc_{options.figure}")
-        write_csv(base + ".csv", CSV_COLUMNS, rows)
-        (_plot_bins if options.figure == "bins" else _plot_uci)(options, rows, base + ".png")
-        _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
-
-    return deliver
+    """Every party: agree on the seed and the results directory; party 0 runs the figure after shutdown."""
+    bins = options.figure == "bins"
+    return await run_standard_experiment(options, f"umpc_{options.figure}", run_bins if bins else run_uci,
+                                         CSV_COLUMNS, _plot_bins if bins else _plot_uci, _print)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
