@@ -27,7 +27,8 @@ Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as us
   --data PATH       CSV with a header; '{pid}' in PATH gives each party its own file, otherwise
                     party i keeps rows i, i+m, ... (default: embedded data)
   --columns A[,B]   kernel columns (auc: score,label; vus: score,class; rand: two clusterings)
-  --domain C=LO:HI[:BITS],...  declared public domain (and fractional bits) of numeric columns
+  --domain C=LO:HI[:BITS[:STEP]],...  declared public domain (fractional bits, recording resolution STEP:
+                    values lie on LO, LO+STEP, ...; the grid the histogram path counts on) of numeric columns
   --precision BITS  fractional bits for every numeric column
   --categories 'C=A|B|...[,D=...]'  declared public category list of a categorical column (quote it:
                     '|' is a shell pipe): duplicate's column, rand's two, auc's label (negative|positive,
@@ -38,7 +39,14 @@ Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as us
   --other C=NAME[,D=NAME]  a declared bucket NAME for every value outside C's list (one category)
   --epsilon E       privacy budget (default 1); --delta D  0 = pure DP with party noise (default),
                     else binomial party noise, or with in-MPC noise the budget of its truncation
-  --pairs N|all|Kn  number of sampled tuples |E| (default 2n)
+  --pairs auto|all|N|Kn  which tuples: auto (default) computes the complete statistic (all tuples) when the
+                    cost model says it is no slower than |E| = 2n sampled tuples, else samples 2n; all: the
+                    complete statistic (no sampling error); N or Kn (like 8n): |E| sampled tuples
+  --path {auto,histogram,sort,tuples}  how (default auto: the cost model chooses from public parameters and
+                    prints the modelled cost of every path): histogram = each party counts its rows on the
+                    declared grid, secure sums and products of the counts, no comparison (all six kernels and
+                    any degree-2 kernel); sort = one secure sort, rank sums (auc, gini); tuples = the kernel on
+                    each tuple (Pi_U-MPC)
   --sampling {balanced,uniform,bernoulli}          tuple sampler (default balanced)
   --clip {local,secure}                             clip to the domain at each party or inside MPC
   --missing {refuse,fill}  a missing cell stops the run (default with --data) or takes the column's
@@ -67,9 +75,9 @@ from dp.noise_defaults import NOISE_CHOICES, default_noise
 from scenarios.kit.categories import add_category_arguments
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
-from scenarios.kit.options import parse_domains
+from scenarios.kit.options import parse_domains, parse_steps
 
-__all__ = ["main", "build_parser", "parse_options", "STAT_DEFAULTS"]
+__all__ = ["main", "build_parser", "parse_options", "load_rows", "STAT_DEFAULTS"]
 
 #: statistic -> (embedded dataset, default columns)
 STAT_DEFAULTS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -92,7 +100,8 @@ def build_parser() -> ScenarioParser:
     parser.add_argument("--precision", type=int, default=None)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=0.0)
-    parser.add_argument("--pairs", default="2n")
+    parser.add_argument("--pairs", default="auto")
+    parser.add_argument("--path", choices=("auto", "histogram", "sort", "tuples"), default="auto")
     parser.add_argument("--sampling", default="balanced")
     parser.add_argument("--clip", choices=("local", "secure"), default="local")
     add_missing_arguments(parser)
@@ -127,12 +136,14 @@ def _parse_pairs(text: str) -> tuple[str, float | int | None]:
     from dp.umpc.scripting import parse_tuples
 
     text = text.strip().lower()
+    if text == "auto":
+        return "auto", 2.0
     try:
         mode, amount = parse_tuples(int(text) if text.lstrip("+-").isdigit() else text)
     except (ValueError, TypeError):
         if text.lstrip("+-").isdigit() and int(text) < 1:
             raise UsageError(f"--pairs must be at least 1, got {int(text)}") from None
-        raise UsageError(f"--pairs expects a number of tuples >= 1, 'all' or a positive finite multiple of n "
+        raise UsageError(f"--pairs expects 'auto', 'all', a number of tuples >= 1 or a positive finite multiple of n "
                          f"like '2n', got '{text}'") from None
     if mode == "all":
         return "all", None
@@ -163,6 +174,7 @@ def parse_options(argv: Sequence[str]) -> Options:
         raise UsageError(f"--stat {args.stat} needs {len(kernel.columns)} columns ({','.join(kernel.columns)}), "
                          f"got {len(columns)}: {','.join(columns)}")
     domains = parse_domains(args.domain)
+    steps = parse_steps(args.domain)
     declared = declared_specs(dataset, columns) if dataset else {}
     categorical = category_specs(kernel, columns, categories=args.categories, other=args.other, domains=domains,
                                  dataset=dataset)
@@ -180,13 +192,22 @@ def parse_options(argv: Sequence[str]) -> Options:
             raise UsageError(f"no declared domain for column '{name}': give --domain {name}=LOW:HIGH")
         if args.precision is not None and (name not in domains or domains[name][2] is None):
             precision = args.precision
+        step = steps.get(name)
+        if step is None and name not in domains and name in declared:
+            embedded = declared[name].step  # the data dictionary's resolution, if the bits can hold it
+            step = embedded if embedded is not None and embedded * 2 ** precision >= 1 else None
         try:
-            specs.append(ColumnSpec(name, low, high, precision))
+            specs.append(ColumnSpec(name, low, high, precision, step=step))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     if kernel.name == "gini":
         kernel = get_kernel("gini", precision=specs[0].precision)
     mode, amount = _parse_pairs(args.pairs)
+    if args.path in ("histogram", "sort") and mode in ("count", "per-row"):
+        raise UsageError(f"--path {args.path} computes the complete statistic over all tuples, but --pairs {args.pairs} "
+                         "asks for sampled tuples: give --pairs all (or auto), or --path tuples")
+    if args.path in ("histogram", "sort") and args.delegate_noise is not None:
+        raise UsageError(f"--delegate-noise applies to sampled tuples (--path tuples), not to --path {args.path}")
     if args.seed is not None:
         try:
             check_seed(args.seed, "--seed")
@@ -199,13 +220,13 @@ def parse_options(argv: Sequence[str]) -> Options:
     try:
         query = UStatQuery(kernel=kernel, specs=tuple(specs), epsilon=args.epsilon, delta=args.delta,
                            tuples=None if mode != "count" else int(amount or 0), sampling=args.sampling,
-                           clipping=args.clip, noise=noise)
+                           clipping=args.clip, noise=noise, path=args.path)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     delegation = _parse_delegation(args.delegate_noise)
     missing = missing_policy(args.missing, args.fill, specs, dataset=dataset)
     raw = {"delegate_noise": args.delegate_noise, "noise": noise, "stat": args.stat, "columns": list(columns), "domains": [[s.lower, s.upper, s.precision] for s in specs],
-           "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "sampling": args.sampling,
+           "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "path": args.path, "sampling": args.sampling,
            "clip": args.clip, "seed": args.seed, "embedded": dataset, "categories": public_categories(specs),
            "missing": missing.mode, "fill": [list(item) for item in missing.fills]}
     return Options(args.stat, args.data, columns, dataset, query, args.seed, args.json, raw, delegation, missing)
@@ -251,9 +272,11 @@ def _with_tuples(options: Options, rows: int) -> Any:
     from secure.session import InputError
 
     mode, amount = _parse_pairs(options.raw["pairs"])
-    if mode == "per-row":
+    if mode in ("per-row", "auto"):
         degree = options.query.kernel.degree
         tuples = max(1, int(round(float(amount or 0) * rows)))
+        if mode == "auto" and rows >= degree:
+            tuples = min(tuples, tuple_count(rows, degree))
         if rows >= degree and tuples > tuple_count(rows, degree):  # the same verdict at every party: n is public
             raise InputError(f"all parties: --pairs {options.raw['pairs']} asks for more than the C({rows}, {degree}) = "
                              f"{tuple_count(rows, degree)} distinct tuples of n = {rows} rows; use --pairs all "
@@ -262,7 +285,24 @@ def _with_tuples(options: Options, rows: int) -> Any:
     return options.query
 
 
-def _load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
+def _plan(options: Options, query: Any, rows: int, parties: int) -> Any:
+    """The path (:func:`dp.umpc.complete.plan_for`), from public parameters: the same at every party.
+
+    :raise secure.errors.InputError: a forced path that cannot run here (same verdict at every party).
+    """
+    from dp.umpc.complete import plan_for
+    from secure.session import InputError
+
+    mode, _ = _parse_pairs(options.raw["pairs"])
+    try:
+        return plan_for(query, rows=rows, parties=parties, pairs=mode, delegated=options.delegation is not None)
+    except ValueError as exc:
+        raise InputError(f"all parties: {exc}") from None
+
+
+def load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
+    """This party's rows of the job's columns (``--data``, or the embedded table with its derived columns:
+    Framingham's ``score`` from a model fitted on rows picked by ``seed``, UCI's ``severity``)."""
     from scenarios.kit.datasets import framingham_with_scores, load_embedded, uci_with_severity
     from secure.intake import party_rows, rows_from_table
     from secure.public_randomness import public_generator
@@ -291,13 +331,16 @@ def _print_release(release: Any, options: Options, local: str | None = None) -> 
         ("epsilon", f"{release.epsilon:g}" + _delta_note(release)),
         ("n", f"{release.n} rows"),
         ("missing values", describe_policy(options.missing)),
-        ("|E|", f"{release.pairs} tuples ({release.sampling}, max degree {release.max_degree})"),
+        ("|E|", f"{release.pairs} tuples ({release.sampling}, max degree {release.max_degree})"
+                + (f", complete by the {release.path} path" if release.path != "tuples" else "")),
         ("parties", f"{release.parties} (threshold t = {release.threshold})"),
         ("seconds", f"{release.seconds:.2f}"),
         ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
     ], title="Private U-statistic (Pi_U-MPC, Sinh & Ramon)")
     if local:
         print(local)
+    if release.plan:
+        print(f"  {release.plan}")
     print(f"  guarantee: {release.guarantee}")
     if release.noise_source == "mpc":
         sampler = release.sampler
@@ -352,6 +395,8 @@ async def _release(options: Options) -> Callable[[], None] | None:
     """
     from mpyc.runtime import mpc
 
+    from dataclasses import replace
+
     from dp.umpc.protocol import prepare_rows, run_secure
     from secure.public_randomness import joint_seed
     from secure.session import InputError, agree_verdict
@@ -359,7 +404,7 @@ async def _release(options: Options) -> Callable[[], None] | None:
     seed = options.seed if options.seed is not None else await joint_seed()
     error, detail, fixed, filled = None, None, None, 0
     try:
-        rows = _load_rows(options, seed, mpc.pid, len(mpc.parties))
+        rows = load_rows(options, seed, mpc.pid, len(mpc.parties))
         fixed, filled = prepare_rows(options.query, rows.values), rows.filled
     except InputError as exc:
         error, detail = str(exc), exc.detail
@@ -372,9 +417,18 @@ async def _release(options: Options) -> Callable[[], None] | None:
 
         parties = len(mpc.parties)
         delegates = choose_delegates(seed, parties, delegate_size(*options.delegation, parties=parties))
-    release = await run_secure(_with_tuples(options, rows_total), fixed, seed=seed, missing=options.missing.mode,
-                               noise_delegates=delegates,
-                               delegation_failure=options.delegation[0] if options.delegation else 0.0)
+    query = _with_tuples(options, rows_total)
+    plan = _plan(options, query, rows_total, len(mpc.parties))
+    if plan.path == "tuples":
+        release = await run_secure(replace(query, tuples=plan.tuples), fixed, seed=seed, missing=options.missing.mode,
+                                   noise_delegates=delegates,
+                                   delegation_failure=options.delegation[0] if options.delegation else 0.0)
+        if release is not None:
+            release.plan = plan.describe()
+    else:
+        from dp.umpc.complete import run_complete
+
+        release = await run_complete(query, fixed, plan, missing=options.missing.mode)
     local = local_note(filled=filled, clipped=sum(fixed.clipped.values()))
     if release is None:
         return None

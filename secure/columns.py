@@ -99,6 +99,12 @@ class ColumnSpec:
     :param categories: the declared category list (a list is accepted and stored as a tuple).
     :param other: the declared name of the bucket for every value outside ``categories`` (code
         ``k``); ``None``: such a value is refused.
+    :param step: the declared recording resolution of a numeric column (``0.5`` for a blood pressure
+        read in half mmHg): its values are the grid ``lower + i * step``, ``i = 0 .. grid_size - 1``,
+        and a value between grid points is rounded to the nearest one before its fixed-point encoding.
+        Public knowledge about the instrument, not about the rows.  ``None``: the fixed-point grid
+        (``step = 2**-precision``).  The grid is what the histogram path of the complete U-statistics
+        counts on (:mod:`secure.histograms`), so a coarser true resolution makes it much cheaper.
     :raise ValueError: a bad declaration (one line).
     """
 
@@ -108,6 +114,7 @@ class ColumnSpec:
     precision: int = 0
     categories: tuple[Category, ...] | None = None
     other: Category | None = None
+    step: float | None = None
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.lower) and math.isfinite(self.upper)):
@@ -120,7 +127,11 @@ class ColumnSpec:
         if self.categories is None:
             if self.other is not None:
                 raise ValueError(f"column '{self.name}' declares an 'other' category but no category list")
+            if self.step is not None:
+                self._check_step()
             return
+        if self.step is not None:
+            raise ValueError(f"categorical column '{self.name}' takes no step: its grid is its category list")
         categories = tuple(_plain(c) for c in self.categories)
         object.__setattr__(self, "categories", categories)
         if self.other is not None:
@@ -142,6 +153,20 @@ class ColumnSpec:
                              f"got {self.codes}")
         if self.codes > MAX_CATEGORIES:
             raise ValueError(f"column '{self.name}' declares {self.codes} categories; at most {MAX_CATEGORIES}")
+
+    def _check_step(self) -> None:
+        step = self.step
+        if isinstance(step, bool) or not isinstance(step, (int, float)) or not math.isfinite(step) or step <= 0:
+            raise ValueError(f"step of column '{self.name}' must be a positive finite number, got {step!r}")
+        points = (self.upper - self.lower) / step
+        if abs(points - round(points)) > 1e-9 * max(1.0, points):
+            raise ValueError(f"step {step:g} of column '{self.name}' must divide its domain [{self.lower:g}, "
+                             f"{self.upper:g}] into whole steps")
+        if step * 2 ** self.precision < 1 - 1e-12:
+            raise ValueError(f"step {step:g} of column '{self.name}' is finer than its {self.precision} fractional "
+                             f"bits (2^-{self.precision} = {2.0 ** -self.precision:g}): declare more bits or a "
+                             "coarser step")
+        object.__setattr__(self, "step", float(step))
 
     @classmethod
     def categorical(cls, name: str, categories: Sequence[Category], *, other: Category | None = None) -> ColumnSpec:
@@ -194,8 +219,43 @@ class ColumnSpec:
         return int(round((self.upper - self.lower) * 2 ** self.precision))
 
     def encode(self, values: np.ndarray) -> np.ndarray:
-        """Fixed-point integers ``round((x - lower) * 2**precision)`` (no clipping; numeric columns)."""
-        return np.rint((np.asarray(values, dtype=float) - self.lower) * 2 ** self.precision).astype(np.int64)
+        """Fixed-point integers ``round((x - lower) * 2**precision)`` (no clipping; numeric columns).
+
+        With a declared ``step`` the value is first rounded to its grid: ``round(round((x - lower) / step)
+        * step * 2**precision)``, so every encoded value is one of :meth:`grid_values`.
+        """
+        shifted = np.asarray(values, dtype=float) - self.lower
+        if self.step is not None:
+            return np.rint(np.rint(shifted / self.step) * (self.step * 2 ** self.precision)).astype(np.int64)
+        return np.rint(shifted * 2 ** self.precision).astype(np.int64)
+
+    @property
+    def grid_size(self) -> int:
+        """Number of points of the column's declared grid: codes, or ``(upper - lower) / step + 1``."""
+        if self.categories is not None:
+            return self.codes
+        if self.step is None:
+            return self.width + 1
+        return int(round((self.upper - self.lower) / self.step)) + 1
+
+    def grid_values(self) -> np.ndarray:
+        """The fixed-point integer of every grid point, increasing (codes ``0 .. k-1`` if categorical)."""
+        if self.categories is not None or self.step is None:
+            return np.arange(self.grid_size, dtype=np.int64)
+        return np.rint(np.arange(self.grid_size) * (self.step * 2 ** self.precision)).astype(np.int64)
+
+    def grid_index(self, integers: np.ndarray) -> np.ndarray:
+        """The grid index of encoded (and clipped) values, as :meth:`encode` produces them.
+
+        :raise ValueError: a value that is not a grid point (not clipped to the domain, or not encoded
+            by this declaration) -- a local programming error, never data-dependent output.
+        """
+        integers = np.asarray(integers, dtype=np.int64)
+        grid = self.grid_values()
+        index = np.clip(np.searchsorted(grid, integers), 0, len(grid) - 1)
+        if integers.size and not np.array_equal(grid[index], integers):
+            raise ValueError(f"column '{self.name}' holds values off its declared grid (clip them first)")
+        return index.astype(np.int64)
 
     def decode(self, integers: np.ndarray) -> np.ndarray:
         """Inverse of :meth:`encode` up to rounding: ``lower + k * 2**-precision``."""
@@ -285,11 +345,13 @@ def _check_name(name: Any) -> str:
     return name.strip()
 
 
-def numeric(name: str, *, lower: float, upper: float, bits: int = 0) -> ColumnSpec:
+def numeric(name: str, *, lower: float, upper: float, bits: int = 0, step: float | None = None) -> ColumnSpec:
     """A numeric column with the declared public domain ``[lower, upper]`` and ``bits`` fractional bits.
 
     The value ``x`` is shared as the integer ``round((x - lower) * 2**bits)``; resolution ``2**-bits``.
     A statistic reported in the column's units (the Gini mean difference) follows ``bits``.
+    ``step``: the declared recording resolution (``0.5`` for half-unit readings): values lie on the grid
+    ``lower + i * step`` (rounded to it), which the histogram path of complete U-statistics counts on.
 
     :raise TypeError: a name that is not a string, a bound that is not a number, non-integer bits.
     :raise ValueError: a bound not finite, ``upper <= lower``, bits outside ``[0, 52]``.
@@ -300,7 +362,9 @@ def numeric(name: str, *, lower: float, upper: float, bits: int = 0) -> ColumnSp
     if not high > low:
         raise ValueError(f"upper must be greater than lower, got lower={lower}, upper={upper} (column '{name}')")
     precision = check_int_range(bits, "bits", low=0, high=MAX_BITS)
-    return ColumnSpec(name, low, high, precision)
+    if step is not None:
+        step = check_finite(step, "step")
+    return ColumnSpec(name, low, high, precision, step=step)
 
 
 def label(name: str) -> ColumnSpec:

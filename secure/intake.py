@@ -69,6 +69,9 @@ class FixedPointRows:
 
     integers: np.ndarray
     clipped: dict[str, int] = field(default_factory=dict)
+    #: the fixed-point columns before a kernel's local re-encoding (``Kernel.encode``; one column per
+    #: declared column), kept for the histogram path, which counts grid cells of the declared columns
+    columns: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ so that they share the guarantees of DESIGN's command-line contract:
   nobody waits for.  Party 0 then waits for them and reports a child that failed
   (:func:`settle_children`), quoting the first error line of a child that died before connecting.
 - Shamir's scheme needs ``2t + 1 <= m``; ``t = 0`` with ``m > 1`` hides nothing and is refused unless
-  ``--allow-t0`` (:func:`check_topology`); an impossible ``-T`` exits 2 at once.
+  ``--allow-t0`` (:func:`check_topology`) or the protocol's privacy rests on something else, which it
+  states (``t0_privacy`` of :func:`run_parties`: FSS with two non-colluding servers,
+  :mod:`scenarios.ecdf_fss`); an impossible ``-T`` exits 2 at once.
 - Every party checks its own usage and inputs after connecting and shares its verdict
   (:func:`secure.session.agree_verdict`): a bad input at one party stops every party with exit 2 and
   the same line ``error: party i: ...``; a lost or silent party ends everyone with exit 1 and one
@@ -346,6 +348,25 @@ def children_alive(children: Sequence[subprocess.Popen[bytes]]) -> Callable[[], 
     return check
 
 
+#: this process's command line as :func:`run_parties` received it (MPyC takes its options off ``sys.argv``)
+_COMMAND_LINE: list[str] | None = None
+
+
+def explicit_bit_length(argv: Sequence[str] | None = None) -> int | None:
+    """The ``-L`` (``--bit-length``) given on the command line, or ``None`` if MPyC's default applies.
+
+    A protocol that derives its secure integer length from public parameters uses this to let ``-L``
+    override the derived length (and to refuse an ``-L`` too short), without mistaking MPyC's default 32
+    for a choice.
+    """
+    import mpyc
+
+    words = list((_COMMAND_LINE if _COMMAND_LINE is not None else sys.argv[1:]) if argv is None else argv)
+    if not any(word in ("-L", "--bit-length") or word.startswith(("-L", "--bit-length=")) for word in words):
+        return None
+    return int(mpyc._get_arg_parser().parse_known_args(words)[0].bit_length)
+
+
 def party_index(argv: Sequence[str]) -> int:
     """This party's ``-I`` from the command line (0 when not given), before MPyC is imported."""
     import mpyc
@@ -364,7 +385,7 @@ def _mpyc_parameters() -> dict[str, Any]:
 
 def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[Any]],
                 public: Callable[[Any], Mapping[str, Any]], argv: Sequence[str] | None = None, *,
-                usage_errors: tuple[type[Exception], ...] = (InputError,)) -> int:
+                usage_errors: tuple[type[Exception], ...] = (InputError,), t0_privacy: str | None = None) -> int:
     """One party's whole life: check the command line, launch local parties, parse, connect, agree,
     run ``body``, stop, then deliver.
 
@@ -382,12 +403,19 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
         ``-M``, ``-T``, ``-L``, ``-K`` are added).
     :param argv: the command line (default ``sys.argv[1:]``).
     :param usage_errors: the exceptions of ``parse`` that mean bad usage (exit 2 at every party).
+    :param t0_privacy: the documented exception to the ``t = 0`` refusal, for a protocol whose privacy
+        does not rest on Shamir secret sharing (:mod:`scenarios.ecdf_fss`: FSS with two non-colluding
+        servers): one line saying what it rests on, printed instead of the ``NOT HIDING INPUTS`` warning;
+        a run with ``t = 0`` is then accepted without ``--allow-t0``.  ``None`` (every other protocol):
+        ``t = 0`` with ``m > 1`` is refused unless ``--allow-t0``.
     :return: the process exit code.
     """
+    global _COMMAND_LINE
     original = list(sys.argv[1:] if argv is None else argv)
+    _COMMAND_LINE = original
     names_error, checked = check_option_names(original)
     common = split_session_options(checked)
-    fatal, refusal = check_topology(common.rest, allow_t0=common.allow_t0)
+    fatal, refusal = check_topology(common.rest, allow_t0=common.allow_t0 or t0_privacy is not None)
     if fatal:
         print(f"error: party {party_index(common.rest)}: {fatal}", file=sys.stderr, flush=True)
         return 2
@@ -412,7 +440,8 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
             own = mpyc._get_arg_parser().parse_known_args(list(checked))[1]
         own = split_session_options(own).rest
         if mpc.options.config and refusal is None:
-            fatal, refusal = _check_threshold(len(mpc.parties), int(mpc.threshold), common.allow_t0)
+            fatal, refusal = _check_threshold(len(mpc.parties), int(mpc.threshold),
+                                              common.allow_t0 or t0_privacy is not None)
             refusal = fatal or refusal
         usage_error: str | None = names_error or common.error or refusal
         options: Any = None
@@ -426,7 +455,9 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
             await start_session(check_peers=children_alive(children), silence_limit=common.silence_limit)
             await agree_verdict(usage_error)
             await agree_parameters({**public(options), **_mpyc_parameters()})
-            if len(mpc.parties) > 1 and mpc.threshold == 0:
+            if len(mpc.parties) > 1 and mpc.threshold == 0 and t0_privacy is not None:
+                print(f"threshold t = 0 (no Shamir secret sharing runs here): {t0_privacy}", flush=True)
+            elif len(mpc.parties) > 1 and mpc.threshold == 0:
                 print(f"NOT HIDING INPUTS (--allow-t0): threshold t = 0, every party's shares of the other "
                       "parties' inputs are those inputs; only the released value is differentially private",
                       flush=True)

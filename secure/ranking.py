@@ -12,17 +12,31 @@ stage so that progress can be reported, :func:`secure.meter.report_progress`):
 comparisons of evaluating the pair kernel on all pairs.  After sorting, the counts are local
 (prefix sums of shares) plus ``n`` secure products per sort.
 
+The sort path of the planner (issue 13; DESIGN "Three ways to compute a U-statistic", way (b)):
+:func:`sorted_auc_sums` gives the same ``(2U, P)`` with ONE sort (key ``2 score + label``) and the
+ties handled by equality runs of adjacent scores (``n - 1`` equality tests and a segmented prefix
+scan of ``O(log n)`` product rounds); :func:`sorted_gini_sum` gives Gini's pair sum
+``sum_{i<j} |x_i - x_j| = sum_k (2k - n - 1) x_(k)`` by one sort and a public linear map.  Both compare
+at the smallest bit length the declared domain allows (:func:`sort_at_bits`), whatever the length
+of the secure type that holds the sums.  :func:`sort_costs` gives their public counts of work, and
+the ``*_plain`` functions mirror them on Python integers.  :func:`twice_mann_whitney` (two sorts
+at the type's bit length) is kept as the reference.
+
 Threat model: passive adversary, at most ``t < m/2`` corrupted parties; only secure comparisons and
 arithmetic on shares are used, nothing is opened here.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["twice_mann_whitney", "sorting_stages", "sort_by_stages"]
+__all__ = ["twice_mann_whitney", "sorting_stages", "sort_by_stages", "sort_at_bits", "sorted_auc_sums",
+           "sorted_gini_sum", "sorted_auc_sums_plain", "sorted_gini_sum_plain", "SortCost", "sort_costs"]
+
+SecureInt = Any  # an MPyC secure integer (e.g. SecInt32), as returned by ``mpc.np_sum``
 
 
 def sorting_stages(n: int) -> list[tuple[np.ndarray, int]]:
@@ -46,25 +60,35 @@ def sorting_stages(n: int) -> list[tuple[np.ndarray, int]]:
 
 
 async def sort_by_stages(a: Any, key: Callable[[Any], Any], *, task: str = "secure sort",
-                         ahead: int = 8) -> Any:
+                         ahead: int = 8, bits: int | None = None) -> Any:
     """``mpc.np_sort(a, axis=-1, key=key)`` by the same network, reporting ``task``'s progress
     (stages computed of all) through :func:`secure.meter.report_progress`.
 
     :param a: secure array, sorted along its last axis.
     :param key: secure array -> the secure keys to compare (same shape rules as for ``mpc.np_sort``).
     :param ahead: stages scheduled ahead of the one awaited (MPyC overlaps their rounds).
+    :param bits: signed bit length of the keys' differences (``-2^(bits-1) <= key - key' < 2^(bits-1)``):
+        each comparison then costs ``bits`` random bits instead of the type's full bit length
+        (``mpc.np_sgn(..., l=bits, LT=True)``).  ``None``: the type's bit length, as ``mpc.np_sort``.
+    :raise ValueError: ``bits`` not in ``[2, bit length of the type]``.
     """
     from mpyc.runtime import mpc
 
     from secure.meter import report_progress
 
+    if bits is not None:
+        _check_bits(bits, a.sectype.bit_length)
     stages = sorting_stages(a.shape[-1])
     report_progress(task, 0, len(stages))
     pending: list[Any] = []  # stages scheduled but not yet awaited: a few run ahead, as in one batch
     done = 0
     for lower, distance in stages:
         first, second = a[..., lower], a[..., lower + distance]
-        swap = (key(second) < key(first)) * (second - first)
+        if bits is None:
+            less = key(second) < key(first)
+        else:
+            less = mpc.np_sgn(key(second) - key(first), l=bits, LT=True)
+        swap = less * (second - first)
         a = mpc.np_update(a, (..., lower), first + swap)
         a = mpc.np_update(a, (..., lower + distance), second - swap)
         pending.append(a)
@@ -77,6 +101,9 @@ async def sort_by_stages(a: Any, key: Callable[[Any], Any], *, task: str = "secu
 
 async def twice_mann_whitney(scores: Any, labels: Any) -> tuple[Any, Any]:
     """``2 U`` (pairs positive > negative count 2, ties 1) and the number of positives, both secret.
+
+    The two-sort reference (comparisons at the type's full bit length), kept for comparison in tests
+    and benchmarks; :func:`sorted_auc_sums` computes the same with one sort at the keys' bit length.
 
     :param scores: secure integer array of fixed-point scores, shape ``(n,)``.
     :param labels: secure integer array of 0/1 labels, shape ``(n,)``.
@@ -98,3 +125,239 @@ async def twice_mann_whitney(scores: Any, labels: Any) -> tuple[Any, Any]:
         count = mpc.np_sum(label * negatives_before)
         total = count if total is None else total + count
     return total, mpc.np_sum(labels)
+
+
+def _check_bits(bits: int, bit_length: int) -> None:
+    """Refuse a comparison bit length the secure type cannot hold (or that holds no sign)."""
+    if not isinstance(bits, int) or isinstance(bits, bool):
+        raise ValueError(f"bits must be an integer, got {bits!r}")
+    if not 2 <= bits <= bit_length:
+        raise ValueError(f"bits must lie in [2, {bit_length}] (the secure type's bit length), got {bits}")
+
+
+async def sort_at_bits(a: Any, key_row: int, *, bits: int, task: str = "secure sort", ahead: int = 8) -> Any:
+    """Sort the columns of a secure ``(rows, n)`` array by row ``key_row``, comparing at ``bits`` bits.
+
+    The network of ``mpc.np_sort`` (Batcher's odd-even merge sort, :func:`sorting_stages`) with each
+    comparison ``mpc.np_sgn(key' - key, l=bits, LT=True)``: the secure type may be much longer than
+    the keys (it must hold later sums), the comparisons cost only what the keys' domain needs.
+    Progress is reported as by :func:`sort_by_stages`.
+
+    :param a: secure array of shape ``(rows, n)`` (or ``(..., rows, n)``).
+    :param key_row: the row holding the keys.
+    :param bits: signed bit length of key differences: ``-2^(bits-1) <= key - key' < 2^(bits-1)``.
+    :raise ValueError: ``bits`` outside ``[2, bit length of the type]`` or ``key_row`` not a row.
+    """
+    if not 0 <= key_row < a.shape[-2]:
+        raise ValueError(f"key_row must lie in [0, {a.shape[-2] - 1}], got {key_row}")
+    return await sort_by_stages(a, lambda block: block[..., key_row:key_row + 1, :], task=task, ahead=ahead,
+                                bits=bits)
+
+
+def _compact_type(sectype: Any, bit_length: int) -> Any:
+    """The secure integer type of ``bit_length`` bits, or ``sectype`` itself if that is not longer."""
+    from mpyc.runtime import mpc
+
+    return mpc.SecInt(bit_length) if bit_length < sectype.bit_length else sectype
+
+
+def _convert(a: Any, sectype: Any) -> Any:
+    """A 1-D secure integer array as an array of ``sectype`` (values must fit both types).
+
+    MPyC's conversion (``mpc.convert``): one opening per entry of the value masked by a joint
+    pseudorandom integer ``sec_param`` bits longer than the value (statistically hiding), no products.
+    """
+    from mpyc.runtime import mpc
+
+    if a.sectype is sectype:
+        return a
+    return mpc.np_fromlist(mpc.convert(mpc.np_tolist(a), sectype))
+
+
+def _values_at_run_starts(values: Any, starts: Any) -> Any:
+    """For each position, ``values`` at the start of its run (segmented copy-forward, Hillis-Steele).
+
+    :param values: secure array of shape ``(n,)``.
+    :param starts: secure 0/1 array of shape ``(n - 1,)``: 1 where position ``i + 1`` starts a run
+        (position 0 always does).
+    :return: secure array of shape ``(n,)``.
+
+    State per position: ``(v, g)`` with ``g = 1`` once a run start lies in the window scanned so far and
+    ``v`` the value at the latest such start (``v = 0`` while ``g = 0``).  Doubling the window:
+    ``v <- v + (1 - g) v[i - d]``, ``g <- g + (1 - g) g[i - d]``: two secure products per position and
+    round (one vectorized multiplication), ``ceil(log2 n)`` rounds.
+    """
+    from mpyc.runtime import mpc
+
+    n = values.shape[0]
+    one = values.sectype.array(np.ones(1, dtype=int))
+    state = mpc.np_stack([mpc.np_concatenate([values[:1], starts * values[1:]]),
+                          mpc.np_concatenate([one, starts])])
+    distance = 1
+    while distance < n:
+        later = state[:, distance:] + (1 - state[1:2, distance:]) * state[:, :-distance]
+        state = mpc.np_concatenate([state[:, :distance], later], axis=1)
+        distance *= 2
+    return state[0]
+
+
+async def sorted_auc_sums(scores: Any, labels: Any, *, bits: int,
+                          task: str = "secure sort") -> tuple[SecureInt, SecureInt]:
+    """``(2U, P)`` as :func:`twice_mann_whitney` (pairs positive > negative count 2, ties 1; ``P`` the
+    number of positives), by ONE secure sort and equality runs instead of two sorts.
+
+    Sort the rows by key ``2 score + label`` (so negatives precede positives of the same score),
+    comparing at ``bits`` bits.  In sorted order let ``before_i`` be the number of negatives before
+    position ``i`` (a prefix sum: local) and ``start_i`` the same at the first position of ``i``'s run
+    of equal scores (``n - 1`` secure equality tests of adjacent scores at ``bits`` bits, then a
+    segmented scan: ``O(log n)`` rounds of products).  A positive at ``i`` is above ``start_i``
+    negatives and tied with ``before_i - start_i``, so
+
+        2U = sum over positives of (before_i + start_i)
+
+    exactly (the average-rank convention of ``sklearn.metrics.roc_auc_score``; Sun et al. eq. 1).
+
+    The sort, the equality tests and the scan run on the shortest secure integer type that holds the
+    keys and counts up to ``2n`` (``SecInt(max(bits, bit_length(2n) + 1))``): its field is smaller, so
+    every comparison and product is cheaper than on the caller's long type; the inputs are converted
+    into it and the ``n`` terms of ``2U`` back (MPyC's ``mpc.convert``: one masked opening per entry).
+
+    Threat model: passive adversary, at most ``t < m/2`` corrupted parties; only secure comparisons,
+    arithmetic on shares and type conversions (each opens its value plus a joint random mask
+    ``sec_param`` bits longer: statistically hiding); the sort network and all counts of work are public.
+
+    :param scores: secure integer array of fixed-point scores, shape ``(n,)``, ``n >= 2``.
+    :param labels: secure integer array of 0/1 labels, shape ``(n,)``.
+    :param bits: signed bit length of key differences: keys ``2 score + label`` in
+        ``[0, 2^(bits-1))``; for scores in ``[0, 2^w)``, ``bits = w + 2``.  The secure type must hold
+        the sums (``2U <= 2 floor(n/2) ceil(n/2)``), which the caller checks.
+    :return: ``(2U, P)`` as secure integers.
+    :raise ValueError: shapes differ, fewer than 2 rows, or ``bits`` outside ``[2, bit length]``.
+    """
+    from mpyc.runtime import mpc
+
+    n = scores.shape[0]
+    if scores.shape != (n,) or labels.shape != (n,):
+        raise ValueError(f"scores and labels must be 1-D of one length, got {scores.shape} and {labels.shape}")
+    if n < 2:
+        raise ValueError(f"need at least 2 rows for an AUC, got {n}")
+    _check_bits(bits, scores.sectype.bit_length)
+    compact = _compact_type(scores.sectype, max(bits, (2 * n).bit_length() + 1))  # keys, and counts up to 2n
+    rows = mpc.np_stack([_convert(2 * scores + labels, compact), _convert(labels, compact)])
+    ordered = await sort_at_bits(rows, 0, bits=bits, task=task)
+    label = ordered[1]
+    doubled = ordered[0] - label  # 2 score, ascending
+    tied = mpc.np_sgn(doubled[1:] - doubled[:-1], l=bits, EQ=True)  # 1 where the score equals the previous
+    negative = 1 - label
+    before = mpc.np_cumsum(negative) - negative
+    at_start = _values_at_run_starts(before, 1 - tied)
+    twice_u = mpc.np_sum(_convert(label * (before + at_start), scores.sectype))  # each term < 2n; the sum may not be
+    return twice_u, mpc.np_sum(labels)
+
+
+async def sorted_gini_sum(values: Any, *, bits: int, task: str = "secure sort") -> SecureInt:
+    """``sum over unordered pairs i < j of |x_i - x_j|`` (fixed-point units) by one secure sort.
+
+    With ``x_(1) <= ... <= x_(n)`` sorted, ``sum_{i<j} |x_i - x_j| = sum_k (2k - n - 1) x_(k)``: a
+    public linear map of the sorted shares (local, no products).  Gini's mean difference is this
+    divided by ``n (n - 1) / 2``.  The sort runs on ``SecInt(bits)`` (converted in and out, as in
+    :func:`sorted_auc_sums`).
+
+    Threat model: passive adversary, at most ``t < m/2`` corrupted parties; nothing is opened but
+    the statistically masked values of the type conversions.
+
+    :param values: secure integer array of fixed-point values in ``[0, 2^(bits-1))``, shape ``(n,)``
+        (values in ``[0, 2^w)``: ``bits = w + 1``).  The secure type must hold the sum (at most
+        ``floor(n/2) ceil(n/2)`` times the value range), which the caller checks.
+    :raise ValueError: not 1-D, or ``bits`` outside ``[2, bit length]``.
+    """
+    from mpyc.runtime import mpc
+
+    if len(values.shape) != 1:
+        raise ValueError(f"values must be 1-D, got shape {values.shape}")
+    n = values.shape[0]
+    _check_bits(bits, values.sectype.bit_length)
+    compact = _compact_type(values.sectype, bits)
+    ordered = await sort_by_stages(_convert(values, compact), lambda block: block, task=task, bits=bits)
+    weights = 2 * np.arange(1, n + 1) - n - 1
+    return mpc.np_sum(_convert(ordered, values.sectype) * weights)
+
+
+def _check_labels(labels: Sequence[int]) -> None:
+    if any(label not in (0, 1) for label in labels):
+        raise ValueError("labels must be 0 or 1")
+
+
+def sorted_auc_sums_plain(scores: Sequence[int] | np.ndarray, labels: Sequence[int] | np.ndarray) -> tuple[int, int]:
+    """Plaintext mirror of :func:`sorted_auc_sums` (same sort key, same runs): ``(2U, P)`` as ints.
+
+    :raise ValueError: lengths differ or a label is not 0/1.
+    """
+    score_list, label_list = [int(s) for s in scores], [int(label) for label in labels]
+    if len(score_list) != len(label_list):
+        raise ValueError(f"scores and labels must have one length, got {len(score_list)} and {len(label_list)}")
+    _check_labels(label_list)
+    twice_u = negatives = at_start = 0
+    previous: int | None = None
+    for score, label in sorted(zip(score_list, label_list), key=lambda row: 2 * row[0] + row[1]):
+        if score != previous:
+            at_start, previous = negatives, score
+        if label:
+            twice_u += negatives + at_start
+        else:
+            negatives += 1
+    return twice_u, sum(label_list)
+
+
+def sorted_gini_sum_plain(values: Sequence[int] | np.ndarray) -> int:
+    """Plaintext mirror of :func:`sorted_gini_sum`: ``sum_k (2k - n - 1) x_(k)`` as an int."""
+    ordered = sorted(int(v) for v in values)
+    n = len(ordered)
+    return sum((2 * k - n - 1) * x for k, x in enumerate(ordered, start=1))
+
+
+@dataclass(frozen=True)
+class SortCost:
+    """Public counts of work of one sort-path statistic on ``n`` rows (for the planner).
+
+    :param comparisons: secure less-than tests, each at ``bits`` bits (``bits`` random bits each).
+    :param equality_tests: secure equality tests at ``bits`` bits (adjacent scores, AUC only).
+    :param products: secure products outside the comparisons (compare-exchange swaps of every
+        carried row, the run scan, the final sums; an inner product counts as one reshare each entry).
+    :param conversions: entries converted between the caller's type and the sort's shorter one (none if
+        the caller's type is not longer): one masked opening each, no products.
+    :param rounds: sequential steps (a sort stage, the equality tests, a scan round, a product layer,
+        a conversion each count one; a comparison itself takes a few communication rounds more).
+    """
+
+    statistic: str
+    n: int
+    bits: int
+    comparisons: int
+    equality_tests: int
+    products: int
+    conversions: int
+    rounds: int
+
+
+def sort_costs(n: int, bits: int, *, statistic: str = "auc") -> SortCost:
+    """The public cost counts of :func:`sorted_auc_sums` (``statistic="auc"``) or
+    :func:`sorted_gini_sum` (``"gini"``) on ``n`` rows, from :func:`sorting_stages` (``n`` only).
+
+    :raise ValueError: ``n < 2``, ``bits < 2`` or an unknown statistic.
+    """
+    if n < 2:
+        raise ValueError(f"n must be at least 2, got {n}")
+    if bits < 2:
+        raise ValueError(f"bits must be at least 2, got {bits}")
+    if statistic not in ("auc", "gini"):
+        raise ValueError(f"unknown statistic '{statistic}'; choose one of: auc, gini")
+    stages = sorting_stages(n)
+    comparisons = sum(len(lower) for lower, _ in stages)
+    if statistic == "gini":
+        return SortCost(statistic, n, bits, comparisons, 0, comparisons, 2 * n, len(stages) + 2)
+    scan_rounds = (n - 1).bit_length()
+    scan_products = sum(2 * (n - (1 << r)) for r in range(scan_rounds))
+    products = 2 * comparisons + (n - 1) + scan_products + n
+    rounds = 1 + len(stages) + 1 + 1 + scan_rounds + 1 + 1
+    return SortCost(statistic, n, bits, comparisons, n - 1, products, 3 * n, rounds)

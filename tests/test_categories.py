@@ -17,7 +17,7 @@ from sklearn.metrics import rand_score, roc_auc_score
 import references
 from conftest import read_record, run_parties
 from dp.umpc.protocol import prepare_rows
-from scenarios.ustat import main, parse_options, _load_rows
+from scenarios.ustat import main, parse_options, load_rows
 from secure.errors import InputError
 from secure.intake import ColumnSpec, MissingPolicy, party_rows, read_columns, to_fixed_point
 
@@ -212,7 +212,7 @@ def test_embedded_defaults_declare_their_categories_and_keep_their_codes() -> No
     for stat, lists in [("duplicate", [(1, 2, 3, 4)]), ("rand", [(0, 1), (0, 1)])]:
         options = parse_options(["--stat", stat, "--seed", "3"])
         assert [spec.categories for spec in options.query.specs] == lists
-        rows = _load_rows(options, 3, 0, 1)
+        rows = load_rows(options, 3, 0, 1)
         codes = prepare_rows(options.query, rows.values).integers
         lowers = np.array([spec.lower for spec in options.query.specs])
         np.testing.assert_array_equal(codes, np.rint(rows.values - lowers).astype(np.int64))

@@ -1,7 +1,7 @@
 """Threat-model drills, parts 3 and 4 of the issue: fault drills and the malicious-input drill.
 
 Each scenario runs once per module in ``--quick`` mode, about ten three-party runs of 1-3 s each,
-plus eight freeze cases of about 12 s each (four at a time, 10 s silence limit).
+plus nine freeze cases of about 12 s each (four at a time, 10 s silence limit).
 The tests check the raw per-party outcomes the scenarios record with ``--json``: exit codes, error
 lines, seconds, released sums. They do not stop at each scenario's own verdict. The only timings
 asserted are the issue's bounds: the survivors of a crash exit within 60 s, those of a freeze
@@ -145,6 +145,16 @@ def test_crash_at_each_phase_stops_the_survivors_with_exit_1(fault_report: tuple
         assert lost == 1 or named.get(lost) == 1, drill["lines"]  # a cascade: that survivor lost party 1
 
 
+@pytest.mark.multiparty
+def test_a_crash_in_the_histogram_phase_stops_the_survivors(fault_report: tuple[PartyRun, dict[str, Any]]) -> None:
+    """The complete statistic's histogram phase (issue 13): a party killed there ends the others, exit 1."""
+    drill = _drill(fault_report[1], "crash histogram at histogram")
+    assert drill["codes"] == [1, 137, 1] and drill["released"] is False and drill["ok"], drill
+    for party in (0, 2):
+        found = LOST.fullmatch(drill["lines"][party][0])
+        assert found is not None and found.group(3) in {"intake", "histogram"}, drill["lines"]
+
+
 SILENT = re.compile(r"error: party (\d+): party (\d+) stopped answering during the (.+?) phase "
                     r"\(no message for (\d+) s; --silence-limit SECONDS to wait longer\); nothing was released")
 #: freeze case -> the phases a survivor may name (it waits in the freeze phase, or still in the last
@@ -152,7 +162,8 @@ SILENT = re.compile(r"error: party (\d+): party (\d+) stopped answering during t
 FROZEN_IN = {("ustat", "intake"): {"parameter check", "intake"}, ("ustat", "seed"): {"intake", "seed", "kernel"},
              ("ustat", "kernel"): {"intake", "kernel"}, ("ustat", "noise"): {"kernel", "noise"},
              ("ustat", "reveal"): {"noise", "reveal"}, ("ustat", "shutdown"): {"reveal", "shutdown"},
-             ("ecdf", "noise"): {"intake", "noise"}, ("rank_auc", "sort"): {"intake", "sort"}}
+             ("ecdf", "noise"): {"intake", "noise"}, ("rank_auc", "sort"): {"intake", "sort"},
+             ("ustat histogram", "histogram"): {"intake", "histogram"}}
 
 
 @pytest.mark.multiparty

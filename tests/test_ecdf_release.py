@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, read_record, run_command, scenario_command, small_table
+from conftest import ROOT, free_base_port, read_record, run_command, scenario_command, small_table
 from dp.ecdf.tree import noisy_counts, plan_tree_noise, private_ecdf, true_counts, uniform_grid
 from scenarios.ecdf import main
 
@@ -17,7 +17,7 @@ from scenarios.ecdf import main
 @pytest.mark.parametrize("release", [0, 40])
 def test_three_party_ecdf_equals_simulated_with_the_same_node_draws(release: int, small_csv: Path) -> None:
     program = ROOT / "tests" / "programs" / "fixed_noise_ecdf.py"
-    run = run_command([sys.executable, str(program), "-M3", "--no-log", str(small_csv), "totChol", "100", "700",
+    run = run_command([sys.executable, str(program), "-M3", "-B", str(free_base_port()), "--no-log", str(small_csv), "totChol", "100", "700",
                        "300", str(release)])
     assert run.code == 0, run.stderr
     record = json.loads(run.stdout.strip().splitlines()[-1])

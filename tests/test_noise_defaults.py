@@ -62,8 +62,10 @@ def test_score_bits_beyond_bit_length_are_refused_naming_the_needed_length() -> 
         check_bit_length(narrow, 32, rows, plans_for_rows(narrow, rows, 3, 1))
 
 
-def test_domain_of_32_bits_stops_with_exit_2_and_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert _fedauc(["--domain", "0:1:32"]) == 2
+def test_domain_of_32_bits_stops_with_exit_2_and_one_line_under_an_explicit_L_32(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Without -L the bit length follows from the domain (35 bits for the keys); -L 32 given is too short."""
+    assert _fedauc(["--domain", "0:1:32", "-L", "32"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "-L 35" in err[0]
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from mpyc.runtime import mpc
 
-from conftest import ROOT, run_command, small_table, write_csv
+from conftest import ROOT, free_base_port, run_command, small_table, write_csv
 from dp.umpc.delegation import (DelegatedNoisePlan, add_delegated_noise, choose_delegates, delegate_noise_shape,
                                  delegate_plan, delegate_size, delegated_draws, delegated_variance_factor)
 from dp.noise_plans import PartyBinomialPlan, PartyLaplacePlan
@@ -177,7 +177,7 @@ def test_five_party_delegated_release_equals_simulated_and_saves_bytes(tmp_path:
     header, values = small_table()
     csv = write_csv(tmp_path / "small.csv", header, values)
     program = ROOT / "tests" / "programs" / "delegated_noise_release.py"
-    run = run_command([sys.executable, str(program), "-M5", "--no-log", str(csv), "9", "0.1", "0.7", "200"])
+    run = run_command([sys.executable, str(program), "-M5", "-B", str(free_base_port()), "--no-log", str(csv), "9", "0.1", "0.7", "200"])
     assert run.code == 0, run.stderr
     record = json.loads(run.stdout.strip().splitlines()[-1])
     delegates = tuple(record["delegates"])

@@ -11,7 +11,7 @@ import pytest
 from mpyc.runtime import mpc
 from scipy import stats
 
-from conftest import ROOT, run_command, small_table
+from conftest import ROOT, free_base_port, run_command, small_table
 from dp.calibration import binomial_trials
 from dp.sampling import max_degree
 from dp.umpc.protocol import UStatQuery, plan_noise, prepare_rows, run_secure, simulate
@@ -59,7 +59,7 @@ def test_secure_path_equals_simulated_path_with_fixed_noise_in_process() -> None
 def test_three_party_secure_path_equals_simulated_path_with_fixed_noise(
         stat: str, columns: str, domains: str, small_csv: Path) -> None:
     program = ROOT / "tests" / "programs" / "fixed_noise_release.py"
-    run = run_command([sys.executable, str(program), "-M3", "--no-log", stat, str(small_csv), "9", columns, domains])
+    run = run_command([sys.executable, str(program), "-M3", "-B", str(free_base_port()), "--no-log", stat, str(small_csv), "9", columns, domains])
     assert run.code == 0, run.stderr
     record = json.loads(run.stdout.strip().splitlines()[-1])
     query = KENDALL if stat == "kendall" else AUC

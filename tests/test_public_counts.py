@@ -188,7 +188,7 @@ def test_embedded_data_fills_with_the_declared_values_by_default(tmp_path: Path)
     """The no-flag job on a column with missing cells (Framingham totChol) runs: it fills with the
     values declared in domains.json (all inside their declared domains)."""
     from scenarios.kit.datasets import declared_fills, declared_specs, load_embedded
-    from scenarios.ustat import _load_rows, parse_options
+    from scenarios.ustat import load_rows, parse_options
 
     for name in ("framingham", "heart_disease_uci"):
         specs = declared_specs(name, list(declared_fills(name)))
@@ -200,7 +200,7 @@ def test_embedded_data_fills_with_the_declared_values_by_default(tmp_path: Path)
     filled = np.array([400.0 if c.strip().lower() in MISSING_TOKENS else float(c) for c in cells])
     options = parse_options(["--stat", "gini"])
     for party in range(3):
-        np.testing.assert_array_equal(_load_rows(options, 1, party, 3).values[:, 0], filled[party::3])
+        np.testing.assert_array_equal(load_rows(options, 1, party, 3).values[:, 0], filled[party::3])
     out = tmp_path / "r.json"
     assert main(["--stat", "gini", "--pairs", "200", "--seed", "1", "--json", str(out)]) == 0
     record = read_record(out)

@@ -10,7 +10,7 @@ import pytest
 from mpyc.runtime import mpc
 from sklearn.metrics import roc_auc_score
 
-from conftest import ROOT, run_command, small_table
+from conftest import ROOT, free_base_port, run_command, small_table
 from dp.rank_auc import RankAucQuery, exact_sums, plans_for_rows, run_secure_rank_auc, simulate_rank_auc
 from secure.intake import ColumnSpec
 
@@ -30,9 +30,13 @@ def test_exact_sums_give_sklearn_auc_with_ties() -> None:
     assert auc == pytest.approx(roc_auc_score(rows[:, 1].astype(int), rows[:, 0]), abs=1e-12)
 
 
-def test_secure_sort_in_process_equals_sklearn_without_noise() -> None:
+@pytest.mark.parametrize("path", ["sort", "histogram"])
+def test_secure_sums_in_process_equal_sklearn_without_noise(path: str) -> None:
+    """Both ways of dp.umpc.complete (the one implementation of the secure AUC sums) give sklearn's AUC."""
     rows = _rows()
-    release = mpc.run(run_secure_rank_auc(QUERY, QUERY.encode(rows), noise_source=lambda plan, index: 0))
+    query = RankAucQuery(QUERY.score, 1.0, path=path)
+    release = mpc.run(run_secure_rank_auc(query, query.encode(rows), noise_source=lambda plan, index: 0))
+    assert release.path == path
     assert release.estimate == pytest.approx(roc_auc_score(rows[:, 1].astype(int), rows[:, 0]), abs=1e-12)
 
 
@@ -44,13 +48,14 @@ def test_sensitivities_are_two_n_minus_one_and_one() -> None:
 
 
 @pytest.mark.multiparty
-def test_three_party_secure_sort_equals_simulated_with_the_same_noise(small_csv: Path) -> None:
+@pytest.mark.parametrize("path", ["sort", "histogram"])
+def test_three_party_release_equals_simulated_with_the_same_noise(small_csv: Path, path: str) -> None:
     program = ROOT / "tests" / "programs" / "fixed_noise_rank_auc.py"
-    run = run_command([sys.executable, str(program), "-M3", "--no-log", str(small_csv)])
+    run = run_command([sys.executable, str(program), "-M3", "-B", str(free_base_port()), "--no-log", str(small_csv), path])
     assert run.code == 0, run.stderr
     record = json.loads(run.stdout.strip().splitlines()[-1])
     rows = _rows()
     noise = np.array([[2 * i - 1 + 3 * j for i in range(3)] for j in range(2)])
     estimate, sums = simulate_rank_auc(QUERY, [rows[i::3] for i in range(3)], threshold=1, noise=noise)
-    assert record["sums"] == sums and record["n"] == 40
+    assert record["sums"] == sums and record["n"] == 40 and record["path"] == path
     assert record["estimate"] == pytest.approx(estimate, abs=1e-15)

@@ -25,7 +25,7 @@ import pytest
 from mpyc.runtime import mpc
 from scipy import stats
 
-from conftest import ROOT, run_command, scenario_command
+from conftest import ROOT, free_base_port, run_command, scenario_command
 from dp.audit.engine import audit, exact_epsilon
 from dp.audit.central_cases import case_names, get_case
 from dp.audit.neighbours import ustat_neighbours
@@ -344,7 +344,7 @@ def test_secure_layer_refuses_bad_parameters() -> None:
 @pytest.mark.multiparty
 def test_secure_sampler_with_three_parties_passes_chi_square() -> None:
     program = ROOT / "tests" / "programs" / "secret_noise_samples.py"
-    run = run_command([sys.executable, str(program), "-M3", "--no-log", str(SMALL.epsilon), str(SMALL.sensitivity),
+    run = run_command([sys.executable, str(program), "-M3", "-B", str(free_base_port()), "--no-log", str(SMALL.epsilon), str(SMALL.sensitivity),
                        str(SMALL.digits), str(SMALL.bits), "2000"], timeout=120)
     assert run.code == 0, run.stderr
     samples = np.array(json.loads(run.stdout.strip().splitlines()[-1])["samples"], dtype=np.int64)
@@ -438,7 +438,7 @@ def test_run_secure_refuses_noise_that_the_secure_integers_cannot_hold() -> None
 
 @pytest.mark.multiparty
 def test_main_job_with_mpc_noise_runs_with_three_parties(tmp_path: Path) -> None:
-    from scenarios.ustat import _load_rows, parse_options
+    from scenarios.ustat import load_rows, parse_options
 
     out = tmp_path / "r.json"
     argv = ["--mpc-noise", "--epsilon", "30", "--seed", "5", "--pairs", "3000"]
@@ -446,7 +446,7 @@ def test_main_job_with_mpc_noise_runs_with_three_parties(tmp_path: Path) -> None
     assert run.code == 0, run.stderr
     record = json.loads(out.read_text())
     options = parse_options(argv)
-    rows = [_load_rows(options, 5, party, 3).values for party in range(3)]
+    rows = [load_rows(options, 5, party, 3).values for party in range(3)]
     exact = simulate(options.query, rows, threshold=1, seed=5, noise=np.array([[0]]))
     plan = exact.plans[0]
     assert plans_for(options.query, exact.tuples, sum(len(r) for r in rows), 3, 1) == exact.plans

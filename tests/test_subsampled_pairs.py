@@ -11,7 +11,7 @@ import pytest
 from mpyc.runtime import mpc
 from scipy import stats
 
-from conftest import ROOT, run_command, small_table
+from conftest import ROOT, free_base_port, run_command, small_table
 from dp.sampling import vertex_degrees
 from dp.bell.subsampled_analysis import (advanced_composition_epsilon, all_pairs_mse, exact_ustatistic, kernel_zetas,
                                          protocol_mse, simulate_all_pairs, subsampling_variance, theorem5_mse)
@@ -101,7 +101,7 @@ def test_secure_path_equals_simulated_path_with_fixed_noise_in_process() -> None
 def test_three_party_secure_path_equals_simulated_path_with_fixed_noise(
         stat: str, columns: str, domains: str, permutations: int, small_csv: Path) -> None:
     program = ROOT / "tests" / "programs" / "subsampled_pairs_fixed_noise.py"
-    run = run_command([sys.executable, str(program), "-M3", "--no-log", stat, str(small_csv), "9", columns, domains,
+    run = run_command([sys.executable, str(program), "-M3", "-B", str(free_base_port()), "--no-log", stat, str(small_csv), "9", columns, domains,
                        str(permutations)])
     assert run.code == 0, run.stderr
     record = json.loads(run.stdout.strip().splitlines()[-1])

@@ -19,6 +19,8 @@ loss from below.  The cases, by module and paper:
 ``rank-auc-*``                 secure rank AUC (:mod:`dp.rank_auc`)
 ``subsampled-*``               subsampled pairs and its all-pairs baseline (:mod:`dp.bell.subsampled_pairs`,
                                :mod:`dp.bell.subsampled_analysis`; Bell et al. §5, Thm 5, App. C.1)
+``complete-*``                 complete U-statistics over all tuples (:mod:`dp.umpc.complete`; Sinh & Ramon,
+                               Protocol 3.1 with E = every tuple) -- built in :mod:`dp.audit.complete_cases`
 ``control-*``                  negative controls: deliberately broken mechanisms that must FAIL
 =============================  ===========================================================================
 
@@ -84,6 +86,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from dp.audit.complete_cases import COMPLETE_SAMPLES, complete_case_names, complete_cases
 from dp.audit.engine import AuditCase, Sampler
 from dp.audit.fedauc_cases import fedauc_cases
 from dp.audit.neighbours import (BINOMIAL_SPLIT_DELTA, CASE_DELTA, CASE_EPSILON, PUBLIC_SEED, PairNeighbours,
@@ -405,6 +408,7 @@ RECOMMENDED_SAMPLES: dict[str, int] = {
     "control-polya-naive-m3-t1": 40_000,
     "control-polya-naive-m5-t2": 40_000,
     "control-tree-node-scale": 100_000,
+    **{name: COMPLETE_SAMPLES for name in complete_case_names()},
 }
 #: Recommended outputs per dataset of every other case.
 DEFAULT_SAMPLES: int = 200_000
@@ -413,7 +417,7 @@ DEFAULT_SAMPLES: int = 200_000
 @lru_cache(maxsize=1)
 def _all_cases() -> tuple[AuditCase, ...]:
     built = (_umpc_cases() + _delegated_cases() + ecdf_cases() + hl_cases() + fedauc_cases() + [_rank_auc_case()]
-             + _subsampled_cases() + _control_cases())
+             + _subsampled_cases() + complete_cases() + _control_cases())
     cases = [replace(case, samples=RECOMMENDED_SAMPLES.get(case.name, DEFAULT_SAMPLES)) for case in built]
     names = [c.name for c in cases]
     if len(set(names)) != len(names):

@@ -66,9 +66,9 @@ from dp.validation import check_delta, check_epsilon, check_noise_scale, check_p
 from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
 from secure.kernels import Kernel, KernelOutput
 
-__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "prepare_kernel_rows", "sample_for", "secure_integer_type", "UStatRelease", "release_guarantee",
+__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "prepare_kernel_rows", "kernel_specs", "sample_for", "secure_integer_type", "UStatRelease", "release_guarantee",
            "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "NOISE_SOURCES", "MPC_LAPLACE",
-           "TUPLES_PER_BATCH", "sampler_summary", "sampling_error_bound", "uncertainty_text"]
+           "TUPLES_PER_BATCH", "add_noise", "simulated_noise", "sampler_summary", "sampling_error_bound", "uncertainty_text"]
 
 CLIPPING_MODES = ("local", "secure")
 #: Who makes the noise: every party draws its own share (``parties``), or it is sampled inside MPC.
@@ -107,6 +107,9 @@ class UStatQuery(KernelColumns):
     :param noise: ``parties`` (each party draws a coalition-calibrated share) or ``mpc`` (one
         discrete Laplace sampled inside MPC, :mod:`dp.secret_noise`; with ``delta > 0`` the delta is
         the budget of the sampler's truncation).
+    :param path: how to compute it (:mod:`dp.umpc.planner`): ``auto`` (the cost model chooses),
+        ``histogram`` or ``sort`` (the complete statistic, :mod:`dp.umpc.complete`), or ``tuples``
+        (the kernel on each of the ``tuples`` tuples, this module).
     :raise ValueError: on any invalid parameter, with a plain message.
     """
 
@@ -118,9 +121,14 @@ class UStatQuery(KernelColumns):
     sampling: str = "balanced"
     clipping: str = "local"
     noise: str = "parties"
+    path: str = "auto"
 
     def __post_init__(self) -> None:
+        from dp.umpc.planner import PATH_CHOICES
+
         check_epsilon(self.epsilon)
+        if self.path not in PATH_CHOICES:
+            raise ValueError(f"unknown path '{self.path}'; choose one of: {', '.join(PATH_CHOICES)}")
         check_delta(self.delta)
         if self.tuples is not None:
             check_positive_int(self.tuples, "number of tuples (--pairs)")
@@ -176,6 +184,16 @@ def prepare_rows(query: UStatQuery, values: np.ndarray) -> FixedPointRows:
     return prepare_kernel_rows(query, values, clip=query.clipping == "local")
 
 
+def kernel_specs(columns: KernelColumns) -> list[ColumnSpec]:
+    """The declared columns, a label column without a category list taking the kernel's labels."""
+    specs = list(columns.specs)
+    for position, allowed in columns.kernel.categories.items():
+        spec = specs[position]
+        if spec.categories is None:
+            specs[position] = ColumnSpec(spec.name, min(allowed), max(allowed), 0, tuple(allowed))
+    return specs
+
+
 def prepare_kernel_rows(columns: KernelColumns, values: np.ndarray, *, clip: bool) -> FixedPointRows:
     """A party's rows for the kernel columns of any query (:func:`prepare_rows` without a :class:`UStatQuery`).
 
@@ -186,12 +204,8 @@ def prepare_kernel_rows(columns: KernelColumns, values: np.ndarray, *, clip: boo
     :raise secure.session.InputError: a label outside its allowed values, a value outside a column's
         declared categories (without an ``other`` bucket).
     """
-    specs = list(columns.specs)
-    for position, allowed in columns.kernel.categories.items():
-        spec = specs[position]
-        if spec.categories is None:
-            specs[position] = ColumnSpec(spec.name, min(allowed), max(allowed), 0, tuple(allowed))
-    fixed = to_fixed_point(values, specs, clip=clip)
+    fixed = to_fixed_point(values, kernel_specs(columns), clip=clip)
+    fixed.columns = fixed.integers
     fixed.integers = columns.kernel.encode(fixed.integers)
     return fixed
 
@@ -245,6 +259,8 @@ class UStatRelease:
     seed: int | None = None
     sampling_error_bound: float = 0.0
     uncertainty_covers: str = ""
+    path: str = "tuples"
+    plan: str = ""
 
     @property
     def error_bound(self) -> float:
@@ -268,7 +284,8 @@ class UStatRelease:
                 "sampling_error_bound": self.sampling_error_bound, "error_bound": self.error_bound, "seed": self.seed,
                 "uncertainty_covers": self.uncertainty_covers, "estimate_std": self.estimate_std, "noisy_sums": self.noisy_sums,
                 "phases": self.phases, "missing": self.missing, "clipping": self.clipping, "noise_source": self.noise_source, "sampler_delta": self.sampler_delta,
-                "sampler": self.sampler, "delegation_failure": self.delegation_failure, "guarantee": self.guarantee}
+                "sampler": self.sampler, "delegation_failure": self.delegation_failure, "guarantee": self.guarantee,
+                "path": self.path, "plan": self.plan}
 
 
 def _split_budget(query: UStatQuery) -> tuple[float, float]:
@@ -426,22 +443,32 @@ def simulate(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshol
         fixed = _clip_encoded(query, fixed)
     values = _plaintext_sums(query, fixed, tuples)
     plans = plans_for(query, tuples, rows, parties, threshold)
+    noise = simulated_noise(query, plans, runs=runs, parties=parties, noise=noise, noise_rng=noise_rng)
+    noisy = values[None, :] + noise.sum(axis=2)
+    estimates = np.array([query.kernel.estimate(list(sums), len(tuples), query.widths) for sums in noisy])
+    exact = query.kernel.estimate(list(values), len(tuples), query.widths)
+    return Simulation(estimates, exact, values, tuples, plans, noise)
+
+
+def simulated_noise(query: Any, plans: Sequence[PlannedNoise], *, runs: int, parties: int,
+                    noise: np.ndarray | None = None, noise_rng: np.random.Generator | None = None) -> np.ndarray:
+    """The noise of ``runs`` simulated releases, shape ``(runs, sums, draws)`` (object ints; summed over draws).
+
+    Party noise: each party's draw per sum, ``(runs, sums, parties)``; noise sampled in MPC: one joint value
+    per sum and run from the sampler's plaintext mirror (:func:`dp.secret_noise.simulate_secret_laplace`).
+    ``noise`` given: those fixed draws, reshaped (tests).
+    """
     if query.noise == "mpc":
         if noise is None:
             noise = np.stack([simulate_secret_laplace(plan.sampler, runs, noise_rng) for plan in plans
                               if isinstance(plan, MpcLaplacePlan)], axis=1)
         noise = np.asarray(noise, dtype=object)
-        noise = noise.reshape(runs, len(plans), -1 if noise.ndim == 3 else 1)
-    else:
-        if noise is None:
-            drawn = _party_drawn(plans)
-            noise = np.array([[[plan.draw(noise_rng) for _ in range(parties)] for plan in drawn]
-                              for _ in range(runs)], dtype=object)
-        noise = np.asarray(noise, dtype=object).reshape(runs, len(plans), parties)
-    noisy = values[None, :] + noise.sum(axis=2)
-    estimates = np.array([query.kernel.estimate(list(sums), len(tuples), query.widths) for sums in noisy])
-    exact = query.kernel.estimate(list(values), len(tuples), query.widths)
-    return Simulation(estimates, exact, values, tuples, plans, noise)
+        return noise.reshape(runs, len(plans), -1 if noise.ndim == 3 else 1)
+    if noise is None:
+        drawn = _party_drawn(plans)
+        noise = np.array([[[plan.draw(noise_rng) for _ in range(parties)] for plan in drawn]
+                          for _ in range(runs)], dtype=object)
+    return np.asarray(noise, dtype=object).reshape(runs, len(plans), parties)
 
 
 def _clip_encoded(query: UStatQuery, fixed: np.ndarray) -> np.ndarray:
@@ -514,6 +541,28 @@ def _draw_at(draw: NoiseSource, plan: PartyNoisePlan, *, index: int) -> int:
     return draw(plan, index)
 
 
+def add_noise(query: Any, totals: Sequence[Any], planned: Sequence[PlannedNoise],
+              noise_source: NoiseSource | None = None) -> list[Any]:
+    """The secure sums ``totals`` plus their noise (no delegation): one discrete Laplace per sum sampled
+    inside MPC (``query.noise == "mpc"``), or every party's coalition-calibrated draw, secret-shared.
+
+    :param query: anything with a ``noise`` source (``mpc`` or ``parties``).
+    :param planned: the noise plan of each sum, in order.
+    :param noise_source: ``f(plan, index) -> int`` this party's draw (tests); default OS randomness.
+    """
+    if query.noise == "mpc":
+        from dp.secret_noise import secret_laplace_noise
+
+        samplers = [plan.sampler for plan in planned if isinstance(plan, MpcLaplacePlan)]
+        secret = secret_laplace_noise(type(totals[0]), samplers)
+        return [total + eta for total, eta in zip(totals, secret)]
+    from secure.aggregation import add_party_noise
+
+    draw = noise_source or _own_draw
+    return [add_party_noise(total, draw(plan, index))
+            for index, (total, plan) in enumerate(zip(totals, _party_drawn(planned)))]
+
+
 async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | None = None,
                      missing: str = "refuse", noise_source: NoiseSource | None = None,
                      receivers: Sequence[int] | None = None, noise_delegates: Sequence[int] | None = None,
@@ -543,7 +592,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     """
     from mpyc.runtime import mpc
 
-    from secure.aggregation import add_party_noise, guarded_reveal, secure_sum
+    from secure.aggregation import guarded_reveal, secure_sum
     from secure.clipping import clip_secure
     from secure.intake import exchange_counts, share_rows
     from secure.meter import CostMeter, report_progress
@@ -606,14 +655,8 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
 
     with meter.phase("noise"):
         draw = noise_source or _own_draw
-        if query.noise == "mpc":
-            from dp.secret_noise import secret_laplace_noise
-
-            secret = secret_laplace_noise(type(totals[0]), samplers)
-            noisy = [total + eta for total, eta in zip(totals, secret)]
-        elif noise_delegates is None:
-            noisy = [add_party_noise(total, draw(plan, index))
-                     for index, (total, plan) in enumerate(zip(totals, _party_drawn(planned)))]
+        if noise_delegates is None:
+            noisy = add_noise(query, totals, planned, noise_source)
         else:
             from dp.umpc.delegation import add_delegated_noise
 

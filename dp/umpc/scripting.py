@@ -47,7 +47,7 @@ __all__ = ["Query", "release", "simulate", "exact", "parse_tuples"]
 
 
 def parse_tuples(tuples: Any) -> tuple[str, float]:
-    """``"all"`` -> (all, 0); ``"2n"`` -> (per-row, 2.0); ``5000`` -> (count, 5000)."""
+    """``"auto"`` -> (auto, 2.0); ``"all"`` -> (all, 0); ``"2n"`` -> (per-row, 2.0); ``5000`` -> (count, 5000)."""
     if isinstance(tuples, bool):
         raise TypeError(f"tuples must be an int, 'all' or a multiple of n like '2n', got {tuples!r}")
     if isinstance(tuples, numbers.Integral):
@@ -58,6 +58,8 @@ def parse_tuples(tuples: Any) -> tuple[str, float]:
         text = tuples.strip().lower()
         if text == "all":
             return "all", 0.0
+        if text == "auto":
+            return "auto", 2.0
         if text.endswith("n"):
             try:
                 factor = float(text[:-1] or 1)
@@ -82,8 +84,13 @@ class Query:
         ``k = 3``; ``rand``: two clusterings).
     :param epsilon: privacy budget of the release (split evenly over its released sums).
     :param delta: 0 (default) for pure DP; else (epsilon, delta)-DP.
-    :param tuples: the number of sampled tuples ``|E|``: an int, ``"all"`` (every ``C(n, k)``) or a
-        multiple of the public n such as ``"2n"`` (default).
+    :param tuples: which tuples: ``"auto"`` (default: the complete statistic when the cost model says it
+        is no slower than ``2n`` sampled tuples, else ``2n`` sampled), ``"all"`` (every ``C(n, k)``, the
+        complete statistic: no sampling error), an int or a multiple of the public n such as ``"8n"``
+        (``|E|`` sampled tuples).
+    :param path: how (:mod:`dp.umpc.planner`): ``"auto"`` (default), ``"histogram"`` (each party counts
+        its rows on the declared grid; secure sums and products of the counts), ``"sort"`` (AUC and Gini
+        by one secure sort) or ``"tuples"`` (the kernel on each tuple, Pi_U-MPC).
     :param sampling: ``balanced`` (BalancedSamp, default), ``uniform`` or ``bernoulli``.
     :param clipping: ``local`` (each party clips its rows, default) or ``secure`` (inside MPC).
     :param noise: ``mpc`` (one discrete Laplace sampled inside MPC) or ``parties`` (coalition-
@@ -97,10 +104,11 @@ class Query:
     columns: Sequence[ColumnSpec]
     epsilon: float
     delta: float = 0.0
-    tuples: int | str = "2n"
+    tuples: int | str = "auto"
     sampling: str = "balanced"
     clipping: str = "local"
     noise: str | None = None
+    path: str = "auto"
     base: UStatQuery = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -118,7 +126,10 @@ class Query:
             raise ValueError(f"statistic '{self.statistic}' needs {len(kernel_class.columns)} columns "
                              f"({', '.join(kernel_class.columns)}), got {len(columns)}")
         _check_roles(self.statistic, kernel_class.categories, columns)
-        parse_tuples(self.tuples)
+        mode, _ = parse_tuples(self.tuples)
+        if self.path in ("histogram", "sort") and mode in ("count", "per-row"):
+            raise ValueError(f"path={self.path!r} computes the complete statistic over all tuples, but "
+                             f"tuples={self.tuples!r} asks for sampled ones: give tuples='all' or 'auto'")
         kernel = get_kernel(self.statistic, precision=columns[0].precision)
         object.__setattr__(self, "columns", columns)
         noise = self.noise
@@ -126,7 +137,7 @@ class Query:
             outputs = len(kernel.outputs([spec.width for spec in columns]))
             noise = default_noise("ustat", check_epsilon(self.epsilon) / outputs, check_delta(self.delta) / outputs)
         base = UStatQuery(kernel=kernel, specs=columns, epsilon=self.epsilon, delta=self.delta, tuples=None,
-                          sampling=self.sampling, clipping=self.clipping, noise=noise)
+                          sampling=self.sampling, clipping=self.clipping, noise=noise, path=self.path)
         object.__setattr__(self, "base", base)
 
     def at(self, rows: int) -> UStatQuery:
@@ -142,6 +153,8 @@ class Query:
             return self.base
         count = int(amount) if mode == "count" else max(1, int(round(amount * rows)))
         available = tuple_count(rows, degree)
+        if mode == "auto":
+            count = min(count, available)
         if count > available:
             raise ValueError(f"tuples={self.tuples!r} asks for {count} tuples, more than the C({rows}, {degree}) = "
                              f"{available} distinct ones; use tuples='all' or fewer")
@@ -151,8 +164,8 @@ class Query:
         """The query's public parameters (compared across parties before any data is shared)."""
         return {"statistic": self.statistic, "epsilon": self.base.epsilon, "delta": self.base.delta,
                 "tuples": str(self.tuples), "sampling": self.sampling, "clipping": self.clipping,
-                "noise": self.base.noise,
-                "columns": [[spec.name, spec.lower, spec.upper, spec.precision,
+                "noise": self.base.noise, "path": self.path,
+                "columns": [[spec.name, spec.lower, spec.upper, spec.precision, spec.step,
                              None if spec.categories is None else list(spec.categories)] for spec in self.columns]}
 
 
@@ -183,7 +196,9 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
     Runs inside a script's job (:func:`secure.parties.run`).  In order: the parties agree on the
     query's public parameters; each party validates and encodes its rows (fixed point, labels) and
     shares its verdict; the public n resolves the tuples (``"2n"``); the joint seed (or ``seed``,
-    public) picks the tuples; Pi_U-MPC runs (:func:`dp.umpc.protocol.run_secure`).
+    public) picks the tuples; the planner chooses the path from public parameters
+    (:func:`dp.umpc.complete.plan_for`); the complete statistic runs on the histogram or sort path
+    (:func:`dp.umpc.complete.run_complete`), or Pi_U-MPC on the tuples (:func:`dp.umpc.protocol.run_secure`).
 
     :param rows: this party's rows (:meth:`secure.parties.Party.read`), kernel column order.
     :param seed: a public seed for the tuples; default a joint seed every party contributes to.
@@ -193,6 +208,7 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
     """
     from mpyc.runtime import mpc
 
+    from dp.umpc.complete import plan_for, run_complete
     from dp.umpc.protocol import run_secure
     from secure.errors import InputError
     from secure.public_randomness import joint_seed
@@ -213,9 +229,18 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
         resolved = query.at(total)
     except ValueError as exc:
         raise InputError(f"all parties: {exc}") from None
-    public_seed = seed if seed is not None else await joint_seed()
+    try:
+        plan = plan_for(resolved, rows=total, parties=len(mpc.parties), pairs=parse_tuples(query.tuples)[0])
+    except ValueError as exc:
+        raise InputError(f"all parties: {exc}") from None
     policy = rows.policy if isinstance(rows, PartyRows) else "refuse"
-    result = await run_secure(resolved, fixed, seed=public_seed, missing=policy)
+    if plan.path != "tuples":
+        result = await run_complete(resolved, fixed, plan, missing=policy)
+    else:
+        public_seed = seed if seed is not None else await joint_seed()
+        result = await run_secure(replace(resolved, tuples=plan.tuples), fixed, seed=public_seed, missing=policy)
+        if result is not None:
+            result.plan = plan.describe()
     assert result is not None  # every party receives the release
     return result
 
@@ -233,8 +258,10 @@ def simulate(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray], *, s
              noise_rng: np.random.Generator | None = None) -> Simulation:
     """Run the query's protocol in one process (NumPy): the simulated path, for Monte Carlo.
 
-    Same public seed, same tuples, same fixed point and kernel, same noise distribution as
-    :func:`release` (:func:`dp.umpc.protocol.simulate`); ``runs`` fresh noise draws on one tuple set.
+    Same path (the planner's choice for these public parameters), same public seed and tuples, same
+    fixed point and kernel, same noise distribution as :func:`release`
+    (:func:`dp.umpc.protocol.simulate`, or :func:`dp.umpc.complete.simulate_complete` on a complete
+    path, where the sums are exact); ``runs`` fresh noise draws on one tuple set.
 
     :param rows_by_party: each party's rows (kernel column order), as they would hold them.
     :param seed: the public seed that picks the tuples.
@@ -251,9 +278,15 @@ def simulate(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray], *, s
         raise ValueError(f"threshold must be an integer in [0, {parties - 1}], got {threshold!r}")
     if isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs < 1:
         raise ValueError(f"runs must be a positive integer, got {runs!r}")
-    resolved = query.at(sum(part.shape[0] for part in parts))
-    return simulate_protocol(resolved, parts, threshold=int(threshold), seed=seed, runs=int(runs),
-                             noise_rng=noise_rng)
+    rows = sum(part.shape[0] for part in parts)
+    resolved = query.at(rows)
+    from dp.umpc.complete import plan_for, simulate_complete
+
+    plan = plan_for(resolved, rows=rows, parties=parties, pairs=parse_tuples(query.tuples)[0])
+    if plan.path != "tuples":
+        return simulate_complete(resolved, parts, threshold=int(threshold), runs=int(runs), noise_rng=noise_rng)
+    return simulate_protocol(replace(resolved, tuples=plan.tuples), parts, threshold=int(threshold), seed=seed,
+                             runs=int(runs), noise_rng=noise_rng)
 
 
 #: pairs per batch in :func:`exact`

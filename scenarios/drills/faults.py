@@ -79,19 +79,23 @@ if __package__ in (None, ""):  # run as a file
 
 from scenarios.drills.freeze import (FREEZE_LIMIT_FULL, FREEZE_LIMIT_QUICK, FREEZE_MARGIN_SECONDS, print_freeze_report,
                                      run_freeze_drills)
-from scenarios.drills.harness import (FULL_ROWS, KENDALL_ARGS, PARTIES, QUICK_ROWS, RESULT_NAME, VICTIM, _LOST, _ORDER,
-                                      _SILENT_PHASES, DrillOptions, DrillResult, PartySpec, _codes, _print_notes,
+from scenarios.drills.harness import (FULL_ROWS, HISTOGRAM_KENDALL_ARGS, HISTOGRAM_ORDER, KENDALL_ARGS, PARTIES,
+                                      QUICK_ROWS, RESULT_NAME, VICTIM, _LOST, _ORDER, _SILENT_PHASES, DrillOptions, DrillResult, PartySpec, _codes, _print_notes,
                                       _released, drill_main, format_table, framingham_columns, parse_drill_argv,
                                       run_three, write_party_files)
 
 __all__ = ["main", "parse_options", "crash_drill", "refusal_drill", "noticing_phases", "run_drills", "print_report",
-           "CRASH_PHASES", "FULL_EXTRA_CRASH_PHASES", "SURVIVOR_LIMIT_SECONDS"]
+           "CRASH_PHASES", "FULL_EXTRA_CRASH_PHASES", "SURVIVOR_LIMIT_SECONDS", "HISTOGRAM_CRASH_PHASES",
+           "FULL_EXTRA_HISTOGRAM_CRASH_PHASES"]
 
 #: the issue's bound on the survivors' exit after the crash
 SURVIVOR_LIMIT_SECONDS = 60.0
 #: phases at whose entry party 1 crashes: the issue's four, and in the full run also the parameter check
 CRASH_PHASES = ("intake", "kernel", "noise", "reveal")
 FULL_EXTRA_CRASH_PHASES = ("parameter check",)
+#: crash cases of the complete statistic on the histogram path (issue 13): job "histogram"
+HISTOGRAM_CRASH_PHASES = ("histogram",)
+FULL_EXTRA_HISTOGRAM_CRASH_PHASES = ("sums",)
 CRASH_EXIT_CODE = 137  # scenarios.drills.party.CRASH_EXIT_CODE (not imported: that module pulls in MPyC)
 
 
@@ -109,11 +113,11 @@ def parse_options(argv: Sequence[str]) -> DrillOptions | None:
 # --------------------------------------------------------------------------------------- drills
 
 
-def _base_args(data: str) -> list[str]:
-    return ["--data", data, *KENDALL_ARGS, "--json", RESULT_NAME]
+def _base_args(data: str, job: str = "tuples") -> list[str]:
+    return ["--data", data, *(HISTOGRAM_KENDALL_ARGS if job == "histogram" else KENDALL_ARGS), "--json", RESULT_NAME]
 
 
-def noticing_phases(crash_phase: str) -> tuple[str, ...]:
+def noticing_phases(crash_phase: str, job: str = "tuples") -> tuple[str, ...]:
     """The phases a survivor may name when party 1 crashes on entering ``crash_phase``.
 
     A survivor names the phase *it* is in when it sees the connection close. Party 1 enters
@@ -124,21 +128,24 @@ def noticing_phases(crash_phase: str) -> tuple[str, ...]:
     only while it waits for a message. The seed phase waits for none under a fixed ``--seed``, so
     after a crash at ``kernel`` the survivor names ``intake`` or ``kernel``, never ``seed``.
     """
-    index = _ORDER.index(crash_phase)
+    order = HISTOGRAM_ORDER if job == "histogram" else _ORDER
+    index = order.index(crash_phase)
     previous = index - 1
-    while previous > 0 and _ORDER[previous] in _SILENT_PHASES:
+    while previous > 0 and order[previous] in _SILENT_PHASES:
         previous -= 1
-    return (_ORDER[previous], crash_phase) if previous >= 0 else (crash_phase,)
+    return (order[previous], crash_phase) if previous >= 0 else (crash_phase,)
 
 
-def crash_drill(phase: str, workdir: str, data: str, party_args: Sequence[str] = ()) -> DrillResult:
+def crash_drill(phase: str, workdir: str, data: str, party_args: Sequence[str] = (),
+                job: str = "tuples") -> DrillResult:
     """Party 1 crashes (``os._exit``) on entering ``phase``; the survivors must exit 1 within 60 s.
 
     :param phase: the phase at whose entry party 1 ends itself.
     :param workdir: a directory holding the party files.
     :param data: the ``--data`` pattern (relative to ``workdir``).
+    :param job: ``tuples`` (Kendall on sampled pairs) or ``histogram`` (the complete Kendall, issue 13).
     """
-    base = _base_args(data)
+    base = _base_args(data, job)
     specs = [PartySpec("ustat", tuple(base)), PartySpec("drills.party", ("--crash-at", phase, *base)),
              PartySpec("ustat", tuple(base))]
     results, launch = run_three(specs, workdir, party_args=party_args)
@@ -152,7 +159,7 @@ def crash_drill(phase: str, workdir: str, data: str, party_args: Sequence[str] =
                         f"phases {[name for name, _, _ in victim.phases]})")
     stops = [r.exit_time - crash_time for r in survivors if r.exit_time is not None and crash_time is not None]
     seconds = max(stops) if len(stops) == len(survivors) else None
-    allowed = noticing_phases(phase)
+    allowed = noticing_phases(phase, job)
     lost: dict[int, tuple[int, str]] = {}
     for survivor in survivors:
         lines = survivor.error_lines
@@ -191,7 +198,8 @@ def crash_drill(phase: str, workdir: str, data: str, party_args: Sequence[str] =
     first = results[0].error_lines
     noticed = ", ".join(f"p{party}: {lost[party][1]}" if party in lost else f"p{party}: ?"
                         for party in (r.party for r in survivors))
-    return DrillResult(f"crash at {phase}", "crash", [r.code for r in results], seconds, noticed, released,
+    name = f"crash at {phase}" if job == "tuples" else f"crash {job} at {phase}"
+    return DrillResult(name, "crash", [r.code for r in results], seconds, noticed, released,
                        first[0] if first else "", [r.error_lines for r in results], None, problems, notes)
 
 
@@ -272,6 +280,11 @@ def run_drills(options: DrillOptions, root: str,
         progress(f"crash at {phase}")
         directory = _prepare(root, f"crash {phase}", rows)
         results.append(crash_drill(phase, directory, "p{pid}.csv", party_args))
+    complete = HISTOGRAM_CRASH_PHASES if options.quick else (*HISTOGRAM_CRASH_PHASES, *FULL_EXTRA_HISTOGRAM_CRASH_PHASES)
+    for phase in complete:
+        progress(f"crash histogram at {phase}")
+        directory = _prepare(root, f"crash histogram {phase}", rows)
+        results.append(crash_drill(phase, directory, "p{pid}.csv", party_args, job="histogram"))
 
     progress("bad file: non-numeric cell")
     directory = _prepare(root, "bad cell", rows)

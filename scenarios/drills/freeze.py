@@ -23,23 +23,26 @@ import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from scenarios.drills.harness import (FULL_ROWS, KENDALL_ARGS, QUICK_ROWS, RESULT_NAME, RUN_TIMEOUT_SECONDS, VICTIM,
-                                      _LOST, _ORDER, _SILENT_PHASES, DrillOptions, DrillResult, PartySpec, _codes,
+from scenarios.drills.harness import (FULL_ROWS, HISTOGRAM_KENDALL_ARGS, HISTOGRAM_ORDER, KENDALL_ARGS, QUICK_ROWS,
+                                      RESULT_NAME, RUN_TIMEOUT_SECONDS, VICTIM, _LOST, _ORDER, _SILENT_PHASES, DrillOptions, DrillResult, PartySpec, _codes,
                                       _print_notes, _released, format_table, framingham_columns, run_three,
                                       write_party_files)
 
 __all__ = ["freeze_drill", "freeze_phases", "run_freeze_drills", "print_freeze_report", "FREEZE_CASES",
            "FULL_EXTRA_FREEZE_CASES", "FREEZE_LIMIT_QUICK", "FREEZE_LIMIT_FULL", "FREEZE_MARGIN_SECONDS",
-           "FREEZE_WORKERS", "SCENARIO_PHASES"]
+           "FREEZE_WORKERS", "SCENARIO_PHASES", "JOB_MODULES"]
 
 _SILENT = re.compile(r"party (\d+) stopped answering during the (.+?) phase \(no message for \d+ s; "
                      r"--silence-limit SECONDS to wait longer\); nothing was released")
 #: freeze cases: (scenario, phase at whose entry party 1 sends itself SIGSTOP)
 FREEZE_CASES: tuple[tuple[str, str], ...] = (
     ("ustat", "intake"), ("ustat", "seed"), ("ustat", "kernel"), ("ustat", "noise"), ("ustat", "reveal"),
-    ("ustat", "shutdown"), ("ecdf", "noise"), ("rank_auc", "sort"))
+    ("ustat", "shutdown"), ("ustat histogram", "histogram"), ("ecdf", "noise"), ("rank_auc", "sort"))
 FULL_EXTRA_FREEZE_CASES: tuple[tuple[str, str], ...] = (
-    ("ustat", "parameter check"), ("ecdf", "shutdown"), ("rank_auc", "shutdown"))
+    ("ustat", "parameter check"), ("ustat histogram", "sums"), ("ustat sort", "sort"), ("ecdf", "shutdown"),
+    ("rank_auc", "shutdown"))
+#: the module each drilled job runs (a job name other than a module is a module with other options)
+JOB_MODULES = {"ustat histogram": "ustat", "ustat sort": "ustat"}
 #: --silence-limit of every party in the freeze drills (quick: short, to keep ``make drills`` short)
 FREEZE_LIMIT_QUICK = 10.0
 FREEZE_LIMIT_FULL = 60.0
@@ -52,6 +55,8 @@ SCENARIO_PHASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "ustat": (_ORDER[1:], _SILENT_PHASES),
     "ecdf": (("parameter check", "intake", "noise", "reveal", "shutdown"), ()),
     "rank_auc": (("parameter check", "intake", "sort", "noise", "reveal", "shutdown"), ()),
+    "ustat histogram": (HISTOGRAM_ORDER[1:], ()),
+    "ustat sort": (("parameter check", "intake", "sort", "noise", "reveal", "shutdown"), ()),
 }
 
 
@@ -82,9 +87,12 @@ def _freeze_args(scenario: str, data: str, limit: float) -> list[str]:
     """The arguments of every party of a freeze case (the job, ``--json``, ``--silence-limit``)."""
     jobs = {
         "ustat": [*KENDALL_ARGS],
+        "ustat histogram": [*HISTOGRAM_KENDALL_ARGS],
+        "ustat sort": ["--stat", "gini", "--columns", "sysBP", "--pairs", "all", "--domain", "sysBP=80:300:8",
+                       "--path", "sort"],
         "ecdf": ["--columns", "sysBP", "--domain", "sysBP=80:300", "--points", "64", "--smooth", "none",
                  "--curve", "curve.csv"],
-        "rank_auc": ["--columns", "sysBP,TenYearCHD", "--domain", "80:300:8"],
+        "rank_auc": ["--columns", "sysBP,TenYearCHD", "--domain", "80:300:8", "--path", "sort"],
     }
     return ["--data", data, *jobs[scenario], "--json", RESULT_NAME, "--silence-limit", f"{limit:g}"]
 
@@ -95,15 +103,17 @@ def freeze_drill(scenario: str, phase: str, workdir: str, data: str, limit: floa
     within ``limit`` + :data:`FREEZE_MARGIN_SECONDS` seconds, one line each naming party 1 and the
     phase, no traceback, nothing released. Party 1 is then ended with ``SIGKILL``.
 
-    :param scenario: ``ustat``, ``ecdf`` or ``rank_auc``.
+    :param scenario: ``ustat``, ``ecdf``, ``rank_auc``, or a job of :data:`JOB_MODULES` (``ustat histogram``:
+        the complete statistic on the histogram path; ``ustat sort``: on the sort path).
     :param workdir: a directory holding the party files (columns sysBP, diaBP, TenYearCHD).
     :param data: the ``--data`` pattern (relative to ``workdir``).
     :param limit: the ``--silence-limit`` of every party.
     """
     base = _freeze_args(scenario, data, limit)
-    specs = [PartySpec(scenario, tuple(base)),
-             PartySpec("drills.party", ("--scenario", scenario, "--freeze-at", phase, *base)),
-             PartySpec(scenario, tuple(base))]
+    module = JOB_MODULES.get(scenario, scenario)
+    specs = [PartySpec(module, tuple(base)),
+             PartySpec("drills.party", ("--scenario", module, "--freeze-at", phase, *base)),
+             PartySpec(module, tuple(base))]
     results, launch = run_three(specs, workdir, party_args=party_args, frozen=VICTIM,
                                 timeout=max(RUN_TIMEOUT_SECONDS, limit + 90.0))
     victim = results[VICTIM]

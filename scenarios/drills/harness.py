@@ -43,7 +43,8 @@ from secure.parties import free_base_port as parties_free_base_port
 
 __all__ = ["DrillOptions", "parse_drill_argv", "framingham_columns", "write_party_files", "PartySpec", "PartyResult",
            "free_base_port", "run_three", "CheckedOutcome", "DrillResult", "format_table", "drill_main", "REPO_ROOT",
-           "PARTIES", "VICTIM", "QUICK_ROWS", "FULL_ROWS", "KENDALL_ARGS", "RESULT_NAME", "RELEASE_MARKERS"]
+           "PARTIES", "VICTIM", "QUICK_ROWS", "FULL_ROWS", "KENDALL_ARGS", "RESULT_NAME", "RELEASE_MARKERS",
+           "HISTOGRAM_KENDALL_ARGS", "HISTOGRAM_ORDER"]
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FRAMINGHAM = os.path.join(REPO_ROOT, "scenarios", "data", "framingham.csv.gz")
@@ -54,7 +55,12 @@ FULL_ROWS = 300
 #: a run that takes longer than this is ended (by this orchestrator, which started it) and reported as hung
 RUN_TIMEOUT_SECONDS = 150.0
 KENDALL_ARGS = ["--stat", "kendall", "--columns", "sysBP,diaBP", "--domain", "sysBP=80:300:8,diaBP=40:160:8",
-                "--seed", "4"]
+                "--seed", "4", "--pairs", "2n"]
+#: the complete Kendall on the histogram path (issue 13), on the same rows: the grid of 0.5 mmHg steps
+HISTOGRAM_KENDALL_ARGS = ["--stat", "kendall", "--columns", "sysBP,diaBP", "--domain",
+                          "sysBP=80:300:8:0.5,diaBP=40:160:8:0.5", "--pairs", "all", "--path", "histogram"]
+#: the phases of the histogram path, in order (none is silent)
+HISTOGRAM_ORDER = ("connect", "parameter check", "intake", "histogram", "sums", "noise", "reveal", "shutdown")
 RESULT_NAME = "result.json"
 _ORDER = ("connect", "parameter check", "intake", "seed", "kernel", "noise", "reveal", "shutdown")
 _SILENT_PHASES = ("seed",)  # no messages with a fixed --seed

@@ -81,8 +81,8 @@ __all__ = ["main", "DrillOptions", "split_drill_options", "install_drills", "PHA
 
 #: phases named by :func:`secure.session.set_phase`, in the order a run enters them (``sort``:
 #: ``rank_auc`` only, where it stands in place of ``seed`` and ``kernel``)
-PHASES: tuple[str, ...] = ("connect", "parameter check", "intake", "seed", "kernel", "sort", "noise", "reveal",
-                           "shutdown")
+PHASES: tuple[str, ...] = ("connect", "parameter check", "intake", "seed", "kernel", "histogram", "sums", "sort",
+                           "noise", "reveal", "shutdown")
 #: the scenarios this party can run (``--scenario``)
 SCENARIOS: tuple[str, ...] = ("ustat", "ecdf", "rank_auc")
 #: exit code of a crashed drill party (what a shell reports for ``kill -9``: 128 + 9)

@@ -105,7 +105,8 @@ class ScenarioParser(argparse.ArgumentParser):
 
 
 def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[Any]],
-                 public: Callable[[Any], dict[str, Any]], argv: Sequence[str] | None = None) -> int:
+                 public: Callable[[Any], dict[str, Any]], argv: Sequence[str] | None = None, *,
+                 t0_privacy: str | None = None) -> int:
     """One party's whole life (:func:`secure.parties.run_parties`), with :class:`UsageError` from ``parse``
     shared as a usage verdict like :class:`secure.errors.InputError`.
 
@@ -114,6 +115,8 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
     :param body: ``async options -> deliver``: the protocol; ``deliver`` runs after the orderly shutdown.
     :param public: ``options -> dict`` of the public parameters every party must share.
     :param argv: the command line (default ``sys.argv[1:]``).
+    :param t0_privacy: only for a protocol whose privacy does not rest on Shamir (FSS): what it rests
+        on; ``t = 0`` is then accepted without ``--allow-t0`` (see :func:`secure.parties.run_parties`).
     :return: the process exit code.
 
     ``-h``/``--help`` short-circuits everything: the scenario's help is printed (:func:`show_help`)
@@ -144,7 +147,7 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
 
         return guarded_deliver
 
-    return run_parties(parse, guarded, public, argv, usage_errors=(UsageError, InputError))
+    return run_parties(parse, guarded, public, argv, usage_errors=(UsageError, InputError), t0_privacy=t0_privacy)
 
 
 def asks_for_help(argv: Sequence[str]) -> bool:

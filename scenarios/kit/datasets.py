@@ -70,9 +70,15 @@ def declared_categories(name: str) -> dict[str, tuple[float | str, ...]]:
 
 
 def declared_specs(name: str, columns: Sequence[str]) -> dict[str, ColumnSpec]:
-    """Column specs for the columns of an embedded dataset that have a declared domain."""
+    """Column specs for the columns of an embedded dataset that have a declared domain.
+
+    An entry ``[lower, upper, bits, step]`` also declares the recording resolution ``step`` (from the
+    dataset's data dictionary, ``DATA.md``): Framingham's blood pressures in half mmHg, its BMI to 0.01,
+    UCI's ``oldpeak`` to 0.1; integer columns at 0 bits are on the integer grid already.
+    """
     domains = declared_domains(name)
-    return {column: ColumnSpec(column, float(domains[column][0]), float(domains[column][1]), int(domains[column][2]))
+    return {column: ColumnSpec(column, float(domains[column][0]), float(domains[column][1]), int(domains[column][2]),
+                               step=float(domains[column][3]) if len(domains[column]) > 3 else None)
             for column in columns if column in domains}
 
 

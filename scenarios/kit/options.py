@@ -1,8 +1,10 @@
-"""Option formats shared by the jobs: ``--domain C=LO:HI[:BITS],...`` and ``--columns A,B,...``.
+"""Option formats shared by the jobs: ``--domain C=LO:HI[:BITS[:STEP]],...`` and ``--columns A,B,...``.
 
 One spelling everywhere (DESIGN, "Command-line contract"): ``scenarios.ustat``, ``scenarios.ecdf``
-and ``scenarios.rank_auc`` take ``--domain C=LO:HI[:BITS]`` per column; a job with a single
-numeric column also takes the bare ``LO:HI[:BITS]`` for it.
+and ``scenarios.rank_auc`` take ``--domain C=LO:HI[:BITS[:STEP]]`` per column; a job with a single
+numeric column also takes the bare ``LO:HI[:BITS[:STEP]]`` for it.  ``STEP`` is the declared recording
+resolution (``sysBP=80:300:8:0.5``; ``BITS`` may be left empty, ``80:300::0.5``): the grid the
+histogram path of complete U-statistics counts on (:class:`secure.columns.ColumnSpec`).
 
 Threat model: none (public, declared parameters only).
 """
@@ -12,7 +14,7 @@ from collections.abc import Sequence
 
 from scenarios.kit.cli import UsageError
 
-__all__ = ["parse_columns", "parse_domains"]
+__all__ = ["parse_columns", "parse_domains", "parse_steps"]
 
 Domain = tuple[float, float, "int | None"]
 
@@ -40,21 +42,48 @@ def parse_domains(text: str | None, *, single: str | None = None) -> dict[str, t
     domains: dict[str, tuple[float, float, int | None]] = {}
     if not text:
         return domains
-    expected = "COLUMN=LOW:HIGH[:BITS]" + (" (or LOW:HIGH[:BITS] for the one column)" if single else "")
+    for name, parts in _domain_items(text, single):
+        domains[name] = (parts[0], parts[1], int(parts[2]) if parts[2] is not None else None)
+    return domains
+
+
+def parse_steps(text: str | None, *, single: str | None = None) -> dict[str, float]:
+    """The declared recording resolutions of ``--domain C=LO:HI[:BITS[:STEP]],...``: ``{C: STEP}`` for
+    the items that give one.
+
+    :raise UsageError: a malformed item, or a step that is not positive.
+    """
+    steps: dict[str, float] = {}
+    for name, parts in _domain_items(text, single):
+        if parts[3] is not None:
+            if not parts[3] > 0:
+                raise UsageError(f"--domain step of column '{name}' must be positive, got {parts[3]:g}")
+            steps[name] = parts[3]
+    return steps
+
+
+def _domain_items(text: str | None, single: str | None) -> list[tuple[str, tuple[float, float, float | None,
+                                                                                 float | None]]]:
+    """``C=LO:HI[:BITS[:STEP]]`` items as ``(C, (LO, HI, BITS or None, STEP or None))``."""
+    items: list[tuple[str, tuple[float, float, float | None, float | None]]] = []
+    if not text:
+        return items
+    expected = "COLUMN=LOW:HIGH[:BITS[:STEP]]" + (" (or LOW:HIGH[:BITS[:STEP]] for the one column)" if single else "")
     for item in text.split(","):
         name, equals, bounds = item.partition("=")
         if not equals:
             name, bounds = single or "", item
         parts = bounds.split(":")
-        if not name.strip() or len(parts) not in (2, 3):
+        if not name.strip() or len(parts) not in (2, 3, 4):
             raise UsageError(f"--domain expects {expected}, got '{item}'")
         try:
             low, high = float(parts[0]), float(parts[1])
-            bits = int(parts[2]) if len(parts) == 3 else None
+            bits = float(int(parts[2])) if len(parts) >= 3 and parts[2].strip() else None
+            step = float(parts[3]) if len(parts) == 4 else None
         except ValueError:
             raise UsageError(f"--domain expects numbers in {expected}, got '{item}'") from None
-        domains[name.strip()] = (low, high, bits)
-    return domains
+        items.append((name.strip(), (low, high, bits, step)))
+    return items
 
 
 def domain_of(domains: dict[str, tuple[float, float, int | None]], column: str,

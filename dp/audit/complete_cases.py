@@ -1,0 +1,375 @@
+r"""Audit cases of the complete U-statistics (all ``C(n, k)`` tuples; :mod:`dp.umpc.complete`).
+
+Each case drives the shipped complete release, :func:`dp.umpc.complete.simulate_complete` (exact sums from
+the histogram polynomial of :mod:`secure.histograms`, the noise plans of
+:func:`dp.umpc.complete.complete_plans`, the estimator), on two neighbouring tables (replace one row) on
+which the released sums move as far as any neighbour can move them, and returns one scalar per run for
+:func:`dp.audit.engine.audit`.  The histogram and the sort path release the same exact sums with the same
+plans (:func:`dp.umpc.complete.run_complete`), so one case audits both paths' calibration.
+
+What is audited
+---------------
+The release of ``k``-degree kernel ``f`` over all tuples is ``S_j + eta_j`` for each output ``j``, with
+``S_j = sum over all C(n, k) tuples of f_j`` and noise calibrated to the sensitivity
+``C(n-1, k-1) * Delta_f_j`` (a row is in ``C(n-1, k-1)`` tuples, each changing by at most
+``Delta_f_j = high - low``; Sinh & Ramon, Protocol 3.1 with ``E`` = every tuple, ``delta_max = C(n-1, k-1)``,
+App. C.2.3).  Ratio kernels (AUC, VUS) release two sums with ``epsilon/2`` each.
+
+*Party noise* (``*-dlap-*``, ``*-binomial-*``): against a passive coalition of ``t`` of the ``m`` parties,
+which subtracts its own shares (post-processing), the view is ``S_j`` plus the ``m - t`` honest shares.
+At every batch the case recalibrates with :func:`dp.umpc.complete.complete_plans` (so a patched
+calibration reaches the audit), draws the honest shares with the plans' own vectorised
+``draw(rng, size=...)`` (:mod:`secure.noise.party`), and runs :func:`simulate_complete` with those shares
+as its per-party noise (the coalition's columns zero); the released sums are the simulation's exact sums
+plus the noise it added, and its plans must be the ones the shares were drawn from.
+*Noise sampled in MPC* (``*-mpc-dlap-*``): no party knows any part of it, so
+:func:`simulate_complete` draws the whole noise itself with the sampler's plaintext mirror
+(:func:`dp.secret_noise.simulate_secret_laplace`) and the auditor's generator; the claim is
+``(epsilon, delta_s)``, ``delta_s`` the samplers' truncation (:func:`dp.umpc.protocol.sampler_summary`).
+
+The scalar: one output -- the released integer sum (the estimate is a strictly increasing function of
+it); two outputs -- the claimed privacy-loss statistic of the pair of noisy sums
+(:func:`dp.audit.statistics.privacy_loss_statistic`, rates ``epsilon_j / sensitivity_j`` of the unmutated
+plans), whose top event has probability ratio ``exp(sum_j rate_j |d_j|)`` under the noise actually added.
+
+Worst-case neighbours (derivations)
+-----------------------------------
+``n`` rows over ``m = 3`` parties (``t = 1``), the changed row is row 0 (party 0); the other rows are
+public synthetic rows (:data:`dp.audit.neighbours.PUBLIC_SEED`).  With ``T_r`` the tuples containing the
+changed row ``r`` (``|T_r| = C(n-1, k-1)``), ``S(D') - S(D) = sum over T_r of (f(D') - f(D))``, so the
+sum moves by the full sensitivity exactly when *every* tuple of ``T_r`` moves by ``Delta_f`` in the same
+direction:
+
+- ``kendall`` (``x, y`` integers on ``[0, 15]``, ``Delta_f = 2``): the others lie in ``[1, 14]^2``;
+  ``r = (15, 15)`` in ``D`` is concordant with every other row (``+1``: larger in both coordinates),
+  ``r = (15, 0)`` in ``D'`` discordant with every one (``-1``).  Change ``-2 (n - 1)``.
+- ``gini`` (``x`` on ``[0, 2]`` with 1 fractional bit, width ``W = 4`` units ``= Delta_f``): the others
+  are at 0; ``r = 0`` in ``D`` (``|x_r - x_j| = 0``), ``r = 2`` in ``D'`` (``4`` units).  Change
+  ``4 (n - 1)``.
+- ``auc`` (score on ``[0, 1]`` with 3 bits, label 0/1; outputs ``2h`` with ``Delta = 2`` and ``g`` with
+  ``Delta = 1``): the others are negatives scoring in ``[0, 0.875]``; ``r`` is a negative of score 1 in
+  ``D`` (no pair is comparable: both sums 0) and a positive of score 1 in ``D'`` (every pair comparable
+  and ranked strictly right: ``2h = 2``, ``g = 1``).  Change ``(2 (n - 1), n - 1)``: both full
+  sensitivities at once (the one-class background is needed for ``g`` to move on every pair).
+- ``duplicate`` (categories ``0, 1, 2``, ``Delta_f = 1``): the others are all ``0``; ``r = 0`` in ``D``
+  (equal to every row), ``r = 1`` in ``D'`` (equal to none).  Change ``-(n - 1)``.
+- ``rand`` (two clusterings over categories ``0, 1, 2``, ``Delta_f = 1``): the others are all
+  ``(0, 0)`` (they agree pairwise); ``r = (0, 0)`` in ``D`` agrees with every row (together in both),
+  ``r = (0, 1)`` in ``D'`` with none (together in the first clustering only).  Change ``-(n - 1)``.
+- ``vus`` (score on ``[0, 1]`` with 3 bits, class 0/1/2; outputs ``12 w`` with ``Delta = 12`` and
+  ``c`` = "the three classes differ" with ``Delta = 1``).  Here the calibrated sensitivity
+  ``C(n-1, 2) Delta`` is *not* attained for ``n >= 4``: a triple ``{r, a, b}`` counts in ``c`` only if
+  ``a, b`` are of the two classes other than ``r``'s, so at most ``n_a n_b <= floor((n-1)^2 / 4)`` of
+  the ``C(n-1, 2)`` triples of ``T_r`` count, in ``D`` and in ``D'``, and both sums move by at most
+  ``floor((n-1)^2/4) Delta`` (a triple outside ``c`` contributes 0 to both outputs).  The case attains
+  that: the others are ``n_1 = floor((n-1)/2)`` rows of class 1 and ``n_2 = ceil((n-1)/2)`` of class 2,
+  every class-1 score below every class-2 score (class 1 in ``[1/8, 3/8]``, class 2 in ``[5/8, 7/8]``);
+  ``r`` has score 0, class 1 in ``D`` (no triple of ``T_r`` holds three classes) and class 0 in ``D'``
+  (all ``n_1 n_2`` such triples are comparable and ordered, ``w = 1``).  Change
+  ``(12 n_1 n_2, n_1 n_2)``.  The complete VUS calibration uses exactly this ``floor((n-1)^2/4)``
+  (:func:`dp.umpc.complete.complete_max_degree`; ``C(n-1, 2)`` would be conservative by ``6/4`` at
+  ``n = 5``), so the case's worst pair attains the claimed epsilon, as for the other kernels.
+
+Sizes are small on purpose (``n = 6``, ``5`` for VUS): the loss of a calibration mutation (a smaller
+``C(n-1, k-1)``, e.g. ``C(n-2, k-1)``: ``(n-1)/(n-2)`` times the claim for ``k = 2``) is then resolvable
+with tens of thousands of outputs.
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties (MPyC's
+Shamir threshold).  The audit runs the simulated path in one process (the secure path releases the same
+exact sums with the same plans); it can only prove violations, passing is evidence, not proof.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from dp.audit.engine import AuditCase
+from dp.audit.neighbours import CASE_DELTA, CASE_EPSILON, PUBLIC_SEED
+from dp.audit.statistics import privacy_loss_statistic
+from dp.noise_plans import MpcLaplacePlan, PartyBinomialPlan, PartyLaplacePlan, PlannedNoise
+from dp.umpc.complete import complete_max_degree, complete_plans, simulate_complete
+from dp.umpc.protocol import Simulation, UStatQuery, sampler_summary
+from dp.validation import check_parties
+from secure.intake import ColumnSpec
+from secure.kernels import get_kernel
+from secure.public_randomness import public_generator
+
+__all__ = ["COMPLETE_KERNELS", "COMPLETE_SAMPLES", "CompleteNeighbours", "complete_neighbours", "complete_case",
+           "complete_cases", "complete_case_names", "complete_case_neighbours", "largest_vus_change"]
+
+#: The kernels with a complete audit case, in case order.
+COMPLETE_KERNELS: tuple[str, ...] = ("kendall", "gini", "auc", "duplicate", "rand", "vus")
+#: Rows of the cases' tables (VUS: 5, the smallest ``n`` at which ``C(n-1, 2)`` can be mutated downwards
+#: without reaching 0 and at which its worst pair is attained by a balanced split of the others).
+_ROWS: dict[str, int] = {"kendall": 6, "gini": 6, "auc": 6, "duplicate": 6, "rand": 6, "vus": 5}
+#: Recommended outputs per dataset of every complete case (runtime only: each batch runs the shipped
+#: estimator of :func:`simulate_complete` on every output, about 2.5 s per million outputs per dataset;
+#: more samples only tighten the measured bound).
+COMPLETE_SAMPLES: int = 100_000
+
+
+def largest_vus_change(rows: int) -> int:
+    """``floor((n-1)^2 / 4)``: the most triples containing one row that can hold the three classes."""
+    others = rows - 1
+    return (others // 2) * (others - others // 2)
+
+
+# --------------------------------------------------------------------------------------------------
+# the neighbouring tables
+
+
+@dataclass(frozen=True)
+class CompleteNeighbours:
+    """Two neighbouring tables for a complete release and their noiseless simulated releases.
+
+    :ivar query: the agreed query (``tuples=None``: all tuples).
+    :ivar first_rows: each party's rows of ``D``; ``second_rows``: of ``D'`` (row 0 of party 0 differs).
+    :ivar first: :func:`dp.umpc.complete.simulate_complete` on ``D`` with zero noise; ``second``: on ``D'``.
+    :ivar threshold: ``t``.
+    """
+
+    query: UStatQuery
+    first_rows: tuple[np.ndarray, ...]
+    second_rows: tuple[np.ndarray, ...]
+    first: Simulation
+    second: Simulation
+    threshold: int
+
+    @property
+    def parties(self) -> int:
+        """``m``."""
+        return len(self.first_rows)
+
+    @property
+    def rows(self) -> int:
+        """``n``."""
+        return sum(len(part) for part in self.first_rows)
+
+    @property
+    def plans(self) -> list[PlannedNoise]:
+        """The plans the unmutated release used (public: they depend on ``n``, ``m``, ``t`` only)."""
+        return self.first.plans
+
+    @property
+    def first_sums(self) -> np.ndarray:
+        """Exact complete sums on ``D`` (int64)."""
+        return np.asarray(self.first.sums, dtype=np.int64)
+
+    @property
+    def second_sums(self) -> np.ndarray:
+        """Exact complete sums on ``D'`` (int64)."""
+        return np.asarray(self.second.sums, dtype=np.int64)
+
+    @property
+    def change(self) -> list[int]:
+        """Change of each released sum from ``D`` to ``D'``."""
+        return [int(b) - int(a) for a, b in zip(self.first_sums, self.second_sums)]
+
+    def calibrate(self) -> list[PlannedNoise]:
+        """The plans, recomputed now by the shipped calibration (:func:`dp.umpc.complete.complete_plans`)."""
+        return complete_plans(self.query, self.rows, self.parties, self.threshold)
+
+
+def _query(kernel: str, *, epsilon: float, delta: float, noise: str) -> UStatQuery:
+    categories = (0, 1, 2)
+    specs: tuple[ColumnSpec, ...]
+    if kernel == "kendall":
+        specs, name = (ColumnSpec("x", 0, 15, 0), ColumnSpec("y", 0, 15, 0)), "kendall"
+    elif kernel == "gini":
+        return UStatQuery(kernel=get_kernel("gini", precision=1), specs=(ColumnSpec("x", 0, 2, 1),), epsilon=epsilon,
+                          delta=delta, noise=noise, path="histogram")
+    elif kernel in ("auc", "vus"):
+        specs, name = (ColumnSpec("score", 0, 1, 3), ColumnSpec("label", 0, 1 if kernel == "auc" else 2, 0)), kernel
+    elif kernel == "duplicate":
+        specs, name = (ColumnSpec.categorical("x", categories),), kernel
+    elif kernel == "rand":
+        specs, name = (ColumnSpec.categorical("first", categories), ColumnSpec.categorical("second", categories)), kernel
+    else:
+        raise ValueError(f"kernel must be one of {', '.join(COMPLETE_KERNELS)}, got {kernel!r}")
+    return UStatQuery(kernel=get_kernel(name), specs=specs, epsilon=epsilon, delta=delta, noise=noise, path="histogram")
+
+
+def _tables(kernel: str, rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``D`` and ``D'`` (stacked over parties, row 0 the changed one), as the module docstring derives."""
+    generator = public_generator(seed + 7)
+    others = rows - 1
+    changed: tuple[tuple[float, ...], tuple[float, ...]]
+    if kernel == "kendall":
+        background = generator.integers(1, 15, size=(others, 2)).astype(np.float64)
+        changed = ((15.0, 15.0), (15.0, 0.0))
+    elif kernel == "gini":
+        background, changed = np.zeros((others, 1)), ((0.0,), (2.0,))
+    elif kernel == "auc":
+        background = np.column_stack([generator.integers(0, 8, size=others) / 8.0, np.zeros(others)])
+        changed = ((1.0, 0.0), (1.0, 1.0))
+    elif kernel == "duplicate":
+        background, changed = np.zeros((others, 1)), ((0.0,), (1.0,))
+    elif kernel == "rand":
+        background, changed = np.zeros((others, 2)), ((0.0, 0.0), (0.0, 1.0))
+    elif kernel == "vus":
+        low = others // 2
+        scores = np.concatenate([generator.integers(1, 4, size=low), generator.integers(5, 8, size=others - low)]) / 8.0
+        background = np.column_stack([scores, np.repeat([1.0, 2.0], [low, others - low])])
+        changed = ((0.0, 1.0), (0.0, 0.0))
+    else:
+        raise ValueError(f"kernel must be one of {', '.join(COMPLETE_KERNELS)}, got {kernel!r}")
+    first = np.vstack([np.asarray(changed[0], dtype=np.float64)[None, :], background])
+    second = np.vstack([np.asarray(changed[1], dtype=np.float64)[None, :], background])
+    return first, second
+
+
+def _split(rows: np.ndarray, parties: int) -> tuple[np.ndarray, ...]:
+    return tuple(np.array(part) for part in np.array_split(rows, parties))
+
+
+def _zero_noise(query: UStatQuery, rows_by_party: Sequence[np.ndarray], threshold: int) -> Simulation:
+    draws = 1 if query.noise == "mpc" else len(rows_by_party)
+    zeros = np.zeros((1, len(query.outputs), draws), dtype=np.int64)
+    return simulate_complete(query, rows_by_party, threshold=threshold, runs=1, noise=zeros)
+
+
+@lru_cache(maxsize=None)
+def complete_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float = 0.0, parties: int = 3,
+                        threshold: int = 1, rows: int | None = None, noise: str = "parties",
+                        seed: int = PUBLIC_SEED) -> CompleteNeighbours:
+    """Neighbouring tables on which the complete sums move as far as replacing one row can move them.
+
+    That is the calibrated sensitivity of each released sum: ``C(n-1, k-1) Delta_f``, for VUS
+    ``floor((n-1)^2/4) Delta_j`` (module docstring), the largest change there is.
+
+    :param kernel: one of :data:`COMPLETE_KERNELS`.
+    :param epsilon: budget of the release; ``delta``: 0 (discrete Laplace) or binomial party noise.
+    :param parties: ``m``; ``threshold``: ``t`` with ``2 t < m``.
+    :param rows: ``n`` (default 6, VUS 5).
+    :param noise: ``parties`` or ``mpc`` (as ``UStatQuery.noise``).
+    :param seed: public seed of the synthetic rows.
+    :raise ValueError: on an unknown kernel or invalid parameters.
+    """
+    check_parties(parties, threshold)
+    query = _query(kernel, epsilon=epsilon, delta=delta, noise=noise)
+    n = _ROWS[kernel] if rows is None else rows
+    if n < max(query.kernel.degree + 1, parties):
+        raise ValueError(f"rows must be at least {max(query.kernel.degree + 1, parties)}, got {n}")
+    first, second = _tables(kernel, n, seed)
+    first_rows, second_rows = _split(first, parties), _split(second, parties)
+    return CompleteNeighbours(query, first_rows, second_rows, _zero_noise(query, first_rows, threshold),
+                              _zero_noise(query, second_rows, threshold), threshold)
+
+
+# --------------------------------------------------------------------------------------------------
+# the release the auditor samples
+
+
+def _honest_view(plans: Sequence[PlannedNoise], parties: int, threshold: int, count: int,
+                 rng: np.random.Generator) -> np.ndarray:
+    """Per-party noise ``(count, outputs, m)``: the honest parties' shipped draws, the coalition's ``t`` zero."""
+    noise = np.zeros((count, len(plans), parties), dtype=np.int64)
+    for j, plan in enumerate(plans):
+        if not isinstance(plan, (PartyLaplacePlan, PartyBinomialPlan)):
+            raise TypeError(f"expected party noise, got {plan.mechanism}")
+        for party in range(threshold, parties):
+            noise[:, j, party] = plan.draw(rng, size=count)
+    return noise
+
+
+def _released(pair: CompleteNeighbours, second: bool, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``(count, outputs)`` noisy sums of :func:`simulate_complete` on ``D`` (or ``D'``), coalition's view."""
+    rows = pair.second_rows if second else pair.first_rows
+    if pair.query.noise == "mpc":
+        simulation = simulate_complete(pair.query, rows, threshold=pair.threshold, runs=count, noise_rng=rng)
+    else:
+        plans = pair.calibrate()  # the shipped calibration, now (mutation tests patch it)
+        view = _honest_view(plans, pair.parties, pair.threshold, count, rng)
+        simulation = simulate_complete(pair.query, rows, threshold=pair.threshold, runs=count, noise=view)
+        if simulation.plans != plans:
+            raise RuntimeError("the simulated release calibrated other plans than complete_plans")
+    exact = np.asarray(simulation.sums, dtype=np.int64)
+    added = np.asarray(simulation.noise, dtype=np.int64).sum(axis=2)
+    return exact[None, :] + added
+
+
+def _claimed_rates(plans: Sequence[PlannedNoise]) -> np.ndarray:
+    """``log alpha_j = -epsilon_j / sensitivity_j`` of each sum's claimed discrete Laplace."""
+    return np.array([-plan.epsilon / plan.sensitivity for plan in plans])
+
+
+def _mechanism(pair: CompleteNeighbours) -> str:
+    query, plans = pair.query, pair.plans
+    n, k = pair.rows, query.kernel.degree
+    noise = {"discrete laplace": f"distributed discrete Laplace (each of m = {pair.parties} parties adds "
+                                 f"Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha), Sinh & Ramon App. B.1)",
+             "binomial": "centred binomial party shares meeting (epsilon, delta) exactly (dp.calibration)"}.get(
+        plans[0].mechanism, "one discrete Laplace sampled inside MPC (dp.secret_noise), claimed (epsilon, delta_s)")
+    sensitivities = ", ".join(str(plan.sensitivity) for plan in plans)
+    split = " with epsilon/2 per sum" if len(plans) > 1 else ""
+    return (f"complete {query.kernel.name} over all C({n}, {k}) = {math.comb(n, k)} tuples "
+            f"(dp.umpc.complete.simulate_complete: histogram polynomial; Sinh & Ramon, Protocol 3.1 with E = every "
+            f"tuple, delta_max = {complete_max_degree(n, k, query.kernel)} tuples one row changes, App. C.2.3): "
+            f"sensitivity "
+            f"{sensitivities}{split}, {noise}")
+
+
+def complete_case(name: str, pair: CompleteNeighbours) -> AuditCase:
+    """The audit case of ``pair``'s complete release (module docstring)."""
+    plans = pair.plans
+    if len(plans) == 1:
+        statistic = "the released integer sum (coalition's view)"
+
+        def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+            return (_released(pair, False, count, rng)[:, 0].astype(np.float64),
+                    _released(pair, True, count, rng)[:, 0].astype(np.float64))
+    else:
+        rates = _claimed_rates(plans)
+        first, second = pair.first_sums, pair.second_sums
+        statistic = (f"claimed privacy-loss statistic of the {len(plans)} noisy sums (coalition's view), rates "
+                     f"{(-rates).tolist()}")
+
+        def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+            return tuple(privacy_loss_statistic(_released(pair, other, count, rng), first, second, rates)
+                         for other in (False, True))  # type: ignore[return-value]
+    if pair.query.noise == "mpc":
+        epsilon, delta = pair.query.epsilon, sampler_summary(pair.query, plans)[0]
+        view = "noise sampled inside MPC (no party, hence no coalition, knows any part of it)"
+    else:
+        epsilon, delta = pair.query.epsilon, pair.query.delta
+        view = f"the coalition of t = {pair.threshold} subtracts its own shares"
+    return AuditCase(
+        name=name, mechanism=_mechanism(pair), epsilon=epsilon, delta=delta, sample=sample,
+        statistic=f"{statistic}; {view}",
+        neighbours=(f"replace row 0 of {pair.rows}; the sums move by {pair.change} (calibrated sensitivities "
+                    f"{[plan.sensitivity for plan in plans]})"))
+
+
+#: Every complete case: name -> (kernel, noise source, delta) of :func:`complete_neighbours`.
+_CASES: dict[str, tuple[str, str, float]] = {
+    **{f"complete-{kernel}-dlap-m3-t1": (kernel, "parties", 0.0) for kernel in COMPLETE_KERNELS},
+    "complete-kendall-mpc-dlap-m3-t1": ("kendall", "mpc", 0.0),
+    "complete-auc-mpc-dlap-m3-t1": ("auc", "mpc", 0.0),
+    "complete-kendall-binomial-m3-t1": ("kendall", "parties", CASE_DELTA),
+}
+
+
+def complete_case_names() -> list[str]:
+    """The names of :func:`complete_cases`, in order (without building them)."""
+    return list(_CASES)
+
+
+def complete_case_neighbours(name: str) -> CompleteNeighbours:
+    """The neighbouring tables of the complete case ``name`` (cached).
+
+    :raise ValueError: if there is no such complete case.
+    """
+    if name not in _CASES:
+        raise ValueError(f"unknown complete audit case {name!r}; choose one of: {', '.join(_CASES)}")
+    kernel, noise, delta = _CASES[name]
+    return complete_neighbours(kernel, noise=noise, delta=delta)
+
+
+def complete_cases() -> list[AuditCase]:
+    """Every complete release's case (``m = 3``, ``t = 1``): each kernel with party noise, Kendall and AUC
+    with noise sampled in MPC, Kendall with binomial party noise."""
+    return [complete_case(name, complete_case_neighbours(name)) for name in _CASES]

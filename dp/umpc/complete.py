@@ -1,0 +1,360 @@
+"""Complete U-statistics (all ``C(n, k)`` tuples) by the histogram path or by one secure sort.
+
+The same release as Pi_U-MPC (Sinh & Ramon, Protocol 3.1) with ``E`` = every tuple, computed without
+evaluating the kernel tuple by tuple (DESIGN, "Three ways to compute a U-statistic";
+:mod:`dp.umpc.planner` chooses):
+
+- **histogram** (:mod:`secure.histograms`): each party counts its own rows on the declared grid of the
+  kernel's columns, in the clear (clipping to the domain is local: the count of clipped values never
+  leaves the party); the counts enter as secure sums; the sum of the kernel over all tuples is a
+  polynomial of degree ``k`` in the joint histogram (prefix sums local, products secure).  No
+  comparison; the cost depends on the grid, not on ``n``.
+- **sort** (:mod:`secure.ranking`): AUC and Gini mean difference by rank sums after one secure sort of
+  the shared rows, comparing at the smallest bit length the domain allows.
+
+Exactness.  Both give exactly ``sum over all tuples of f`` on the rows' fixed-point values (on their
+declared grid), ties counted as each kernel counts them, so with no noise the estimate equals the
+all-pairs statistic (``sklearn.metrics.roc_auc_score``, tau-a, ``rand_score``...).
+
+Sensitivity (replace-one).  A row is in ``C(n-1, k-1)`` of the ``C(n, k)`` tuples, and replacing it
+changes each of those kernel values by at most the output's range ``Delta_f = high - low``, so the sum of
+one output changes by at most ``C(n-1, k-1) * Delta_f``: ``(n-1) * 2`` for Kendall (signs in [-1, 1]),
+``(n-1) * W`` for Gini (``W`` the fixed-point width), ``(n-1) * 2`` for AUC's ``2U`` and ``(n-1)`` for its
+denominator ``P N`` (a label flip changes ``P N`` by ``|N - P -/+ 1| <= n - 1``), ``n - 1`` for duplicate
+and Rand pairs.  VUS is tighter (:func:`complete_max_degree`): only ``floor((n-1)^2/4)`` of a row's
+triples can hold three classes, so ``floor((n-1)^2/4) * 12`` and ``floor((n-1)^2/4)``, about half of
+``C(n-1, 2)`` times the range.  That is Pi_U-MPC's ``delta_max * Delta_f``
+with ``delta_max = C(n-1, k-1)``; relative to the ``C(n, k)`` tuples it is ``k / n`` per unit of kernel
+range, the same order as BalancedSamp with ``|E| = 2n``, without its sampling error.  Ratio kernels
+(AUC, VUS) release both sums with half of the budget each (basic composition), as Pi_U-MPC does.
+
+Secure integer length.  No comparison is made on the histogram path, so the field only has to hold
+every intermediate value (:func:`secure.histograms.histogram_value_bound`) and the noisy sums; the sort
+path also compares at its own bit length.  The length follows from public parameters (``n``, the grid,
+the kernel's range, the noise's tail); ``-L`` given explicitly overrides it and is refused if too short.
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  On the
+histogram path a coalition sees the shares of the joint counts (which reveal nothing) and the released
+noisy sums, which are DP against it; the per-party counts never leave their party in the clear.  The
+sort path shares the rows themselves, as Pi_U-MPC does.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from dp.noise_plans import MpcLaplacePlan, NoisePlan, PlannedNoise, plan_noise
+from dp.umpc.planner import PathPlan, histogram_grid, plan_path, sort_bits
+from dp.umpc.protocol import (NoiseSource, Simulation, UStatQuery, UStatRelease, _split_budget, add_noise,
+                              estimate_noise_std, kernel_specs, prepare_rows, release_guarantee, sampler_summary,
+                              simulated_noise, uncertainty_text)
+from dp.sampling import tuple_count
+from secure.intake import FixedPointRows
+from secure.kernels import Kernel, VolumeUnderSurface
+
+__all__ = ["plan_for", "complete_max_degree", "complete_plans", "grid_values", "local_cells", "complete_sums_plain",
+           "complete_bit_length", "simulate_complete", "run_complete", "CompleteSums", "SecureTotals",
+           "secure_complete_sums", "complete_secure_type"]
+
+
+def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegated: bool = False) -> PathPlan:
+    """The path of ``query`` for ``rows`` rows (:func:`dp.umpc.planner.plan_path`), from public parameters.
+
+    :param pairs: how the tuples were asked for: ``auto`` (a complete path when it is modelled no slower
+        than the ``query.tuples`` sampled tuples, else those), ``all`` (the cheapest complete way),
+        ``count`` or ``per-row`` (sampled tuples, unless a complete path is forced -- refused).
+    :param delegated: noise drawn by delegates (Sinh & Ramon's M_HF), which only the tuples path has.
+    :raise ValueError: a forced path that cannot run here, or that contradicts ``pairs``.
+    """
+    degree = query.kernel.degree
+    if rows < degree:  # the sampled path's line (dp.umpc.protocol.check_sizes), before any cost is modelled
+        raise ValueError(f"need at least {degree} rows over all parties for a degree-{degree} kernel, got {rows}")
+    choice = query.path
+    if choice in ("histogram", "sort") and (pairs in ("count", "per-row") or delegated):
+        why = "noise drawn by delegates" if delegated else f"{query.tuples} sampled tuples"
+        raise ValueError(f"path '{choice}' computes the complete statistic over all tuples, which contradicts {why}")
+    if delegated or (pairs in ("count", "per-row") and choice == "auto"):
+        choice = "tuples"
+    unavailable = {}
+    if query.clipping == "secure":
+        unavailable["histogram"] = ("--clip secure clips inside MPC, but the histogram path counts each party's rows "
+                                    "at the party, so its clipping is local; use --path sort or tuples")
+    return plan_path(query.kernel, query.specs, rows=rows, parties=parties, choice=choice,  # type: ignore[arg-type]
+                     tuples=query.tuples, sample_if_cheaper=pairs == "auto", unavailable=unavailable)
+
+
+def complete_max_degree(rows: int, degree: int, kernel: Kernel | None = None) -> int:
+    """``delta_max`` of the complete release: the most tuples whose kernel value one replaced row changes.
+
+    ``C(n-1, k-1)``, the tuples that contain the row -- except for VUS, where a triple ``{r, a, b}`` has
+    nonzero outputs only if ``a`` and ``b`` hold the two classes other than ``r``'s: at most
+    ``n_a n_b <= floor((n-1)^2 / 4)`` of them, before and after the replacement (both outputs are 0 on
+    the others), so each of its sums moves by at most ``floor((n-1)^2/4) Delta_f``, about half of
+    ``C(n-1, 2) Delta_f`` (the audit attains it: :mod:`dp.audit.complete_cases`).
+    """
+    if kernel is not None and type(kernel) is VolumeUnderSurface:
+        return min(math.comb(rows - 1, 2), (rows - 1) ** 2 // 4)
+    return math.comb(rows - 1, degree - 1)
+
+
+def complete_plans(query: UStatQuery, rows: int, parties: int, threshold: int) -> list[PlannedNoise]:
+    """Noise plans of the released sums of the complete statistic (sensitivity ``C(n-1, k-1) Delta_f``)."""
+    epsilon, delta = _split_budget(query)
+    degree = complete_max_degree(rows, query.kernel.degree, query.kernel)
+    return [plan_noise(output, max_degree=degree, epsilon=epsilon, delta=delta, parties=parties,
+                       threshold=threshold, source=query.noise) for output in query.outputs]
+
+
+def grid_values(query: UStatQuery) -> list[np.ndarray]:
+    """The fixed-point value of every grid point of each kernel column (codes for labels/categories)."""
+    return [spec.grid_values() for spec in kernel_specs(query)]
+
+
+def local_cells(query: UStatQuery, fixed: FixedPointRows) -> np.ndarray:
+    """This party's rows as grid indices of the kernel's columns, clipped to the domains locally.
+
+    :param fixed: from :func:`dp.umpc.protocol.prepare_rows` (``fixed.columns``: before the kernel's
+        re-encoding).  With ``clipping == "secure"`` the rows were not clipped yet: the histogram path
+        clips here, at the party (the count of clipped values stays local).
+    """
+    columns = fixed.columns if fixed.columns is not None else fixed.integers
+    specs = kernel_specs(query)
+    cells = np.empty((columns.shape[0], len(specs)), dtype=np.int64)
+    for j, spec in enumerate(specs):
+        values = columns[:, j]
+        if not spec.is_categorical:
+            values = np.clip(values, 0, spec.width)
+        cells[:, j] = spec.grid_index(values)
+    return cells
+
+
+@dataclass(frozen=True)
+class CompleteSums:
+    """Exact sums of the kernel's outputs over all tuples, and the number of tuples."""
+
+    sums: tuple[int, ...]
+    tuples: int
+
+
+def complete_sums_plain(query: UStatQuery, fixed_by_party: Sequence[FixedPointRows]) -> CompleteSums:
+    """The exact complete sums in the clear (the simulated path and tests): the histogram polynomial
+    on the joint histogram, the same formula the secure path evaluates on shares."""
+    from secure.histograms import histogram_sums, local_histogram
+
+    sizes = histogram_grid(query.kernel, query.specs)
+    counts = sum(local_histogram(local_cells(query, fixed), sizes) for fixed in fixed_by_party)
+    rows = sum(int(fixed.integers.shape[0]) for fixed in fixed_by_party)
+    sums = histogram_sums(query.kernel, np.asarray(counts), grid_values(query), secure=False)
+    return CompleteSums(tuple(int(value) for value in sums), tuple_count(rows, query.kernel.degree))
+
+
+def _noise_slack(plans: Sequence[NoisePlan]) -> int:
+    return max(int(plan.slack) for plan in plans)
+
+
+def complete_bit_length(query: UStatQuery, rows: int, path: str, plans: Sequence[NoisePlan]) -> int:
+    """Signed bit length the secure integers need on ``path`` for ``rows`` rows (public parameters only).
+
+    The noisy sums (their range over all tuples plus the noise's tail bound), every intermediate value of
+    the histogram polynomial, the sort's comparisons and its rank-sum weights; for noise sampled in MPC
+    also its binary digits.
+    """
+    from secure.histograms import histogram_value_bound
+
+    tuples = tuple_count(rows, query.kernel.degree)
+    slack = _noise_slack(plans)
+    largest = max(max(abs(tuples * out.low), abs(tuples * out.high)) for out in query.outputs) + slack
+    if path == "histogram":
+        largest = max(largest, int(histogram_value_bound(query.kernel, rows, grid_values(query))) + slack)
+    else:  # the sort's rank sums: weights (2k - n - 1) times values, and counts of pairs
+        width = max(spec.width for spec in query.specs)
+        largest = max(largest, rows * rows * max(width, 2) + slack)
+    bits = largest.bit_length() + 2
+    if path == "sort":
+        bits = max(bits, sort_bits(query.kernel, query.specs) + 1)
+    digits = max((plan.sampler.digits for plan in plans if isinstance(plan, MpcLaplacePlan)), default=0)
+    return max(bits, digits + 2)
+
+
+def complete_secure_type(query: UStatQuery, rows: int, path: str, plans: Sequence[NoisePlan]) -> Any:
+    """MPyC's secure integers for ``path``: the derived length, or ``-L`` if given (refused if too short)."""
+    from mpyc.runtime import mpc
+
+    from secure.errors import InputError
+    from secure.parties import explicit_bit_length
+
+    needed = complete_bit_length(query, rows, path, plans)
+    given = explicit_bit_length()
+    if given is not None and given < needed:
+        raise InputError(f"all parties: the complete {query.kernel.name} of n = {rows} rows on the {path} path "
+                         f"needs {needed}-bit secure integers (sums over all tuples and their noise), got -L {given}; "
+                         f"give -L {needed} or more, or leave -L out")
+    return mpc.SecInt(given if given is not None else needed)
+
+
+def simulate_complete(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int, runs: int = 1,
+                      noise: np.ndarray | None = None, noise_rng: np.random.Generator | None = None) -> Simulation:
+    """The complete release in one process: exact sums plus noise drawn as the parties would.
+
+    Same noise plans and estimator as :func:`run_complete`; ``noise`` as in
+    :func:`dp.umpc.protocol.simulate` (fixed per-party draws ``(runs, outputs, parties)``, or for noise
+    sampled in MPC ``(runs, outputs)``).
+    """
+    parties = len(rows_by_party)
+    fixed = [prepare_rows(query, np.asarray(rows, dtype=float).reshape(-1, len(query.specs))) for rows in rows_by_party]
+    rows = sum(int(f.integers.shape[0]) for f in fixed)
+    if rows < query.kernel.degree:
+        raise ValueError(f"need at least {query.kernel.degree} rows over all parties for a degree-"
+                         f"{query.kernel.degree} kernel, got {rows}")
+    exact = complete_sums_plain(query, fixed)
+    plans = complete_plans(query, rows, parties, threshold)
+    drawn = simulated_noise(query, plans, runs=runs, parties=parties, noise=noise, noise_rng=noise_rng)
+    values = np.array(exact.sums, dtype=object)
+    noisy = values[None, :] + drawn.sum(axis=2)
+    estimates = np.array([query.kernel.estimate(list(sums), exact.tuples, query.widths) for sums in noisy])
+    reference = query.kernel.estimate(list(values), exact.tuples, query.widths)
+    return Simulation(estimates, reference, values, np.empty((0, query.kernel.degree), dtype=np.int64),
+                      list(plans), drawn)
+
+
+@dataclass
+class SecureTotals:
+    """The secure sums of the kernel's outputs over all tuples; for AUC also the secure number of positives
+    (a linear function of the histogram, or counted after the sort), which :mod:`dp.rank_auc` releases."""
+
+    sums: list[Any]
+    positives: Any = None
+
+
+async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: str, sectype: Any,
+                               counts: Sequence[int], meter: Any) -> SecureTotals:
+    """The complete sums on shares, on ``path`` (the one implementation of the histogram and sort paths).
+
+    ``histogram``: this party's counts on the grid (clipped locally), shared as secure sums (phase
+    ``histogram``), then the kernel's polynomial (phase ``sums``).  ``sort``: the rows shared (clipped at
+    the party, or inside MPC with ``clipping == "secure"``; phase ``intake``), one secure sort and the rank
+    sums (phase ``sort``; AUC and Gini).
+
+    :param counts: every party's public row count.
+    :param meter: the caller's :class:`secure.meter.CostMeter` (phases are entered here).
+    """
+    from secure.intake import share_rows
+
+    kernel = query.kernel
+    rows = sum(counts)
+    if path == "histogram":
+        from secure.histograms import histogram_sums, local_histogram, secure_histogram
+
+        with meter.phase("histogram"):
+            local = local_histogram(local_cells(query, fixed), histogram_grid(kernel, query.specs))
+            joint = secure_histogram(sectype, local)
+            await meter.settle(joint)
+        with meter.phase("sums"):
+            totals = list(histogram_sums(kernel, joint, grid_values(query), secure=True))
+            positives = None
+            if kernel.name == "auc":
+                from mpyc.runtime import mpc
+
+                positives = mpc.np_sum(joint[:, 1])
+            await meter.settle(*totals)
+        return SecureTotals(totals, positives)
+    from secure.ranking import sorted_auc_sums, sorted_gini_sum
+
+    with meter.phase("intake"):
+        columns = fixed.columns if fixed.columns is not None else fixed.integers
+        specs = kernel_specs(query)
+        if query.clipping == "secure":  # shared as they are, clipped inside MPC
+            from secure.clipping import clip_secure
+
+            shared = clip_secure(share_rows(sectype, columns, counts),
+                                 [None if spec.is_categorical else spec.width for spec in specs])
+        else:
+            shared = share_rows(sectype, np.clip(columns, 0, [spec.width for spec in specs]), counts)
+        await meter.settle(shared)
+    with meter.phase("sort"):
+        bits = sort_bits(kernel, query.specs)
+        if kernel.name == "auc":
+            twice_u, positives = await sorted_auc_sums(shared[:, 0], shared[:, 1], bits=bits)
+            totals = [twice_u, positives * (rows - positives)]
+        else:
+            totals, positives = [await sorted_gini_sum(shared[:, 0], bits=bits)], None
+        await meter.settle(*totals)
+    return SecureTotals(totals, positives)
+
+
+async def run_complete(query: UStatQuery, fixed: FixedPointRows, plan: PathPlan, *, missing: str = "refuse",
+                       noise_source: NoiseSource | None = None,
+                       receivers: Sequence[int] | None = None) -> UStatRelease | None:
+    """Every party: the complete statistic on ``plan.path`` (``histogram`` or ``sort``), noise, reveal.
+
+    Phases (metered): ``intake`` (public row counts; plans and the secure integer length, refused
+    before anything is shared if ``-L`` is too short or the epsilon too small for the sensitivity);
+    ``histogram`` (local counts, shared as secure sums) and ``sums`` (the polynomial), or ``intake``
+    (rows shared) and ``sort``; ``noise``; ``reveal`` (range-checked).
+
+    :param fixed: this party's rows from :func:`dp.umpc.protocol.prepare_rows` (verdict already shared).
+    :param plan: from :func:`dp.umpc.planner.plan_path` (the same at every party: public parameters).
+    :param noise_source: ``(plan, index) -> draw`` (tests, party noise only); default OS randomness.
+    :return: the release at receivers, ``None`` elsewhere.
+    :raise secure.errors.InputError: too few rows, ``-L`` too short, epsilon too small (same verdict
+        at every party).
+    :raise secure.errors.ProtocolFailure: an opened sum outside its possible range.
+    """
+    from mpyc.runtime import mpc
+
+    from secure.aggregation import guarded_reveal
+    from secure.errors import InputError
+    from secure.intake import exchange_counts
+    from secure.meter import CostMeter
+
+    if plan.path not in ("histogram", "sort"):
+        raise ValueError(f"run_complete computes the histogram or sort path, got '{plan.path}'")
+    if query.noise == "mpc" and noise_source is not None:
+        raise ValueError("noise sampled inside MPC has no party draws: noise_source applies to party noise only")
+    parties, threshold = len(mpc.parties), int(mpc.threshold)
+    kernel = query.kernel
+    meter = CostMeter()
+    with meter.phase("intake"):
+        counts = await exchange_counts(fixed.integers.shape[0])
+        rows = sum(counts)
+        try:
+            if rows < kernel.degree:
+                raise ValueError(f"need at least {kernel.degree} rows over all parties for a degree-{kernel.degree} "
+                                 f"kernel, got {rows}")
+            plans: list[PlannedNoise] = list(complete_plans(query, rows, parties, threshold))
+        except ValueError as exc:
+            raise InputError(f"all parties: {exc}") from None
+        sectype = complete_secure_type(query, rows, plan.path, plans)
+    totals = (await secure_complete_sums(query, fixed, plan.path, sectype, counts, meter)).sums
+    with meter.phase("noise"):
+        noisy = add_noise(query, totals, plans, noise_source)
+        await meter.settle(*noisy)
+    tuples = tuple_count(rows, kernel.degree)
+    with meter.phase("reveal"):
+        from dp.umpc.protocol import _sum_ranges
+
+        opened = await guarded_reveal(noisy, _sum_ranges(query, tuples, plans), receivers)
+    phases = await meter.totals_over_parties()
+    if not opened:
+        return None
+    released_delta, sampler_delta, sampler = sampler_summary(query, plans)
+    complete_query = replace(query, tuples=None)
+    return UStatRelease(
+        statistic=kernel.name, estimate=kernel.estimate(opened, tuples, query.widths),
+        epsilon=query.epsilon, delta=released_delta, n=rows, pairs=tuples, parties=parties, threshold=threshold,
+        degree=kernel.degree, sampling="all", max_degree=complete_max_degree(rows, kernel.degree, kernel),
+        mechanism=plans[0].mechanism, noise_std=[math.sqrt(p.variance) / (tuples * out.scale)
+                                                 for out, p in zip(query.outputs, plans)],
+        noisy_sums=opened, estimate_std=estimate_noise_std(query, tuples, plans, opened),
+        seconds=sum(cost.seconds for cost in phases.values()),
+        bytes_sent=sum(cost.bytes_sent for cost in phases.values()),
+        phases={name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()},
+        missing=missing, clipping="secure" if plan.path == "sort" and query.clipping == "secure" else "local",
+        noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler,
+        guarantee=release_guarantee(query, plans, released_delta, sampler_delta),
+        seed=None, sampling_error_bound=0.0, uncertainty_covers=uncertainty_text(complete_query),
+        path=plan.path, plan=plan.describe())

@@ -1,0 +1,262 @@
+"""Which way to compute a U-statistic: the histogram path, one secure sort, or evaluated tuples.
+
+Every value is a point of a declared, public, finite grid (DESIGN, "Three ways to compute a
+U-statistic"), so a U-statistic over the parties' rows can be computed
+
+- ``histogram``: each party counts its own rows on the grid of the kernel's columns in the clear,
+  the counts are secure sums, and the *complete* statistic (all ``C(n, k)`` tuples) is a polynomial
+  in the joint histogram (:mod:`secure.histograms`): no comparison, cost independent of ``n``,
+  proportional to the number of grid cells;
+- ``sort``: for the rank-based kernels on a fine 1-D grid (AUC, Gini mean difference), one secure
+  sort of the ``n`` shared rows (:mod:`secure.ranking`), ``O(n log^2 n)`` comparisons at the smallest
+  bit length the domain allows; complete as well;
+- ``tuples``: Pi_U-MPC (Sinh & Ramon, Protocol 3.1): one secure kernel evaluation per tuple, on
+  ``|E|`` sampled tuples (sampling error plus noise) or on all of them.
+
+The cost model below uses public parameters only -- grid sizes, ``n``, the number of parties, the
+kernel's degree and comparison bit length -- so every party makes the same choice without talking.
+Its constants were measured on a 2-core machine with three local parties (``-M3``, MPyC 0.11), on
+the workloads named beside each; ``scenarios.bench_paths`` prints the modelled seconds next to the
+measured ones, so a user can see how far the model is from their machine.
+
+Threat model: none here (public parameters only); each path states its own.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal, Sequence
+
+from dp.sampling import tuple_count
+from secure.columns import ColumnSpec
+from secure.kernels import Kernel
+
+__all__ = ["Path", "PathChoice", "PATHS", "PATH_CHOICES", "PathCost", "PathPlan", "plan_path", "path_costs",
+           "histogram_grid", "sort_bits", "HISTOGRAM_FORMS", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT"]
+
+Path = Literal["histogram", "sort", "tuples"]
+PathChoice = Literal["auto", "histogram", "sort", "tuples"]
+PATHS: tuple[Path, ...] = ("histogram", "sort", "tuples")
+PATH_CHOICES: tuple[PathChoice, ...] = ("auto", "histogram", "sort", "tuples")
+
+#: kernels with their own polynomial form in the histogram (:func:`secure.histograms.special_form`
+#: decides, by class); any other degree-2 kernel takes the generic form on small grids
+HISTOGRAM_FORMS = ("kendall", "gini", "auc", "duplicate", "rand", "vus")
+#: kernels with a rank-sum form after one sort (:mod:`secure.ranking`)
+SORT_KERNELS = ("auc", "gini")
+
+#: seconds per secure comparison and bit of its length (Kendall on Framingham, |E| = 2n = 8476 pairs,
+#: 2 comparisons of 17 bits per pair: about 7 s in the kernel phase)
+SECONDS_PER_COMPARISON_BIT = 24e-6
+#: seconds per compare-exchange and bit in a Batcher sort (AUC of 2559 scores at 19 bits with its equality runs:
+#: 17.1 s on an idle machine, scenarios.bench_sort; 32.0 s and Gini of 4238 rows 34.7 s on a loaded one,
+#: scenarios.bench_paths)
+SECONDS_PER_EXCHANGE_BIT = 15e-6
+#: seconds per grid cell of the histogram path (inputs of every party, prefix sums, one product:
+#: a 600 x 400 grid of 3 parties in 2.1 s)
+SECONDS_PER_CELL = 8.75e-6
+#: seconds per secure product of a tuple's kernel beyond its comparisons
+SECONDS_PER_PRODUCT = 4e-6
+#: seconds of fixed cost per run of any path (the reveal, a few rounds)
+SECONDS_FIXED = 0.3
+#: bytes of one field element as MPyC holds it in memory (Python ints in object arrays, measured)
+BYTES_PER_ELEMENT = 64
+#: bytes per field element on the wire, per receiving party (a Shamir share of a ~64-bit field;
+#: the 441 x 241 Kendall histogram of 3 parties: 7.1 MB in all)
+WIRE_BYTES = 11
+#: memory of a party before any data: the interpreter, NumPy, MPyC (measured on a 300-row run)
+BASE_MEMORY = 70e6
+#: bytes sent by all parties for one discrete Laplace sampled inside MPC (the default noise): about
+#: 0.4 MB per released sum, whichever path computed the sum
+NOISE_BYTES_PER_SUM = 4e5
+#: memory per evaluated tuple on the tuples path beyond the shared rows (MPyC's pending secure values
+#: of the batches: 258 MB at |E| = 2 10^4, 750 MB at 2 10^5, ``scenarios.bench_scale``)
+MEMORY_PER_TUPLE = 4.5e3
+#: the histogram path is refused above this modelled memory per party ...
+HISTOGRAM_MEMORY_LIMIT = 8 << 30
+#: ... or above this modelled time
+HISTOGRAM_SECONDS_LIMIT = 3600.0
+
+#: secure comparisons and products per tuple of each kernel in Pi_U-MPC (secure.kernels)
+_TUPLE_WORK = {"kendall": (2, 1), "gini": (1, 1), "auc": (1, 2), "duplicate": (1, 0), "rand": (2, 1),
+               "vus": (2, 16)}
+
+
+@dataclass(frozen=True)
+class PathCost:
+    """The modelled cost of one path: seconds, bytes sent by all parties, memory per party.
+
+    ``available`` is ``False`` with a ``reason`` when the path cannot run for these parameters.
+    """
+
+    path: Path
+    seconds: float
+    bytes_sent: float
+    memory: float
+    tuples: int
+    available: bool = True
+    reason: str = ""
+
+    def describe(self) -> str:
+        """``histogram: 1.2 s, 3.4 MB sent, 56 MB per party`` (or why it is unavailable)."""
+        if not self.available:
+            return f"{self.path}: unavailable ({self.reason})"
+        return (f"{self.path}: {self.seconds:.3g} s, {self.bytes_sent / 1e6:.3g} MB sent, "
+                f"{self.memory / 1e6:.3g} MB per party (modelled)")
+
+
+@dataclass(frozen=True)
+class PathPlan:
+    """The chosen path, why, and the modelled cost of every path."""
+
+    path: Path
+    reason: str
+    costs: dict[str, PathCost] = field(default_factory=dict)
+    tuples: int | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Whether the release covers all ``C(n, k)`` tuples (no sampling error)."""
+        return self.path != "tuples" or self.tuples is None
+
+    def describe(self) -> str:
+        """One line: the choice, the reason, the modelled costs."""
+        others = "; ".join(cost.describe() for cost in self.costs.values())
+        return f"path {self.path} ({self.reason}); {others}"
+
+
+def histogram_grid(kernel: Kernel, specs: Sequence[ColumnSpec]) -> list[int]:
+    """Grid size of each kernel column (a label column without a list takes the kernel's labels)."""
+    sizes = []
+    for position, spec in enumerate(specs):
+        if position in kernel.categories and spec.categories is None:
+            sizes.append(len(kernel.categories[position]))
+        else:
+            sizes.append(spec.grid_size)
+    return sizes
+
+
+def _histogram_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int) -> PathCost:
+    from secure.histograms import GENERIC_MAX_CELLS, special_form
+
+    sizes = histogram_grid(kernel, specs)
+    cells = math.prod(sizes)
+    total = tuple_count(rows, kernel.degree) if rows >= kernel.degree else 0
+    special = special_form(kernel) is not None
+    if not special and kernel.degree != 2:
+        return PathCost("histogram", math.inf, math.inf, math.inf, total, False,
+                        f"no histogram form for a degree-{kernel.degree} kernel other than VUS")
+    if not special and cells > GENERIC_MAX_CELLS:
+        return PathCost("histogram", math.inf, math.inf, math.inf, total, False,
+                        f"the generic form needs a {cells} x {cells} table; at most {GENERIC_MAX_CELLS} cells")
+    seconds = SECONDS_FIXED + SECONDS_PER_CELL * cells * max(1, parties) / 3
+    wire = WIRE_BYTES * cells * parties * max(parties - 1, 1) + _noise_bytes(kernel, specs)
+    memory = BASE_MEMORY + BYTES_PER_ELEMENT * cells * (parties + 2)
+    return PathCost("histogram", seconds, wire, memory, total)
+
+
+def _noise_bytes(kernel: Kernel, specs: Sequence[ColumnSpec]) -> float:
+    return NOISE_BYTES_PER_SUM * len(kernel.outputs([spec.width for spec in specs]))
+
+
+def _sort_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int) -> PathCost:
+    total = tuple_count(rows, kernel.degree) if rows >= kernel.degree else 0
+    from secure.histograms import special_form
+
+    if special_form(kernel) not in SORT_KERNELS:
+        return PathCost("sort", math.inf, math.inf, math.inf, total, False,
+                        f"no rank-sum form for '{kernel.name}' (only {', '.join(SORT_KERNELS)})")
+    from secure.ranking import sort_costs
+
+    bits = sort_bits(kernel, specs)
+    cost = sort_costs(rows, bits, statistic=special_form(kernel) or "auc")
+    seconds = SECONDS_FIXED + SECONDS_PER_EXCHANGE_BIT * bits * cost.comparisons \
+        + SECONDS_PER_COMPARISON_BIT * bits * cost.equality_tests + SECONDS_PER_PRODUCT * cost.products
+    wire = 2 * WIRE_BYTES * parties * max(parties - 1, 1) * (bits * (cost.comparisons + cost.equality_tests)
+                                                              + cost.products) + _noise_bytes(kernel, specs)
+    memory = BASE_MEMORY + BYTES_PER_ELEMENT * rows * (len(specs) + 4) * 2
+    return PathCost("sort", seconds, wire, memory, total)
+
+
+def sort_bits(kernel: Kernel, specs: Sequence[ColumnSpec]) -> int:
+    """Signed bit length of the sort's comparisons: keys ``2 score + label`` (AUC) or the value (Gini)."""
+    width = int(specs[0].width)
+    return (2 * width + 1).bit_length() + 1 if kernel.name == "auc" else width.bit_length() + 1
+
+
+def _tuples_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int,
+                 tuples: int | None) -> PathCost:
+    count = tuple_count(rows, kernel.degree) if tuples is None else tuples
+    comparisons, products = _TUPLE_WORK.get(kernel.name, (2, 2))
+    bits = kernel.comparison_bits([spec.width for spec in specs])
+    seconds = SECONDS_FIXED + count * (comparisons * bits * SECONDS_PER_COMPARISON_BIT + products * SECONDS_PER_PRODUCT)
+    wire = WIRE_BYTES * parties * max(parties - 1, 1) * count * (comparisons * bits * 4 + products) \
+        + _noise_bytes(kernel, specs)
+    memory = BASE_MEMORY + BYTES_PER_ELEMENT * rows * len(specs) + MEMORY_PER_TUPLE * count
+    return PathCost("tuples", seconds, wire, memory, count)
+
+
+def path_costs(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties: int,
+               tuples: int | None) -> dict[str, PathCost]:
+    """The modelled cost of every path; ``tuples``: the sampled ``|E|`` (``None``: all tuples)."""
+    return {"histogram": _histogram_cost(kernel, specs, parties, rows),
+            "sort": _sort_cost(kernel, specs, parties, rows),
+            "tuples": _tuples_cost(kernel, specs, parties, rows, tuples)}
+
+
+def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties: int,
+              choice: PathChoice = "auto", tuples: int | None = None, sample_if_cheaper: bool = False,
+              unavailable: dict[str, str] | None = None) -> PathPlan:
+    """Choose how to compute the statistic, from public parameters only.
+
+    :param choice: ``auto`` (the model decides) or a forced path.
+    :param tuples: ``|E|`` for the tuples path (``None``: all ``C(n, k)`` tuples); without
+        ``sample_if_cheaper`` and with ``choice="auto"`` it must be ``None`` (the complete statistic).
+    :param sample_if_cheaper: with ``auto``, whether sampled tuples (``|E| = tuples``) may win over the
+        complete paths.  A complete path is exact (no sampling error), so it is chosen whenever its
+        modelled time is at most the sampled run's; otherwise the sampled run is chosen.  Without it
+        (``--pairs all``), the cheapest of the complete ways is chosen: histogram, sort, or all tuples.
+    :param unavailable: paths ruled out by other options, with the reason (``--clip secure`` rules out
+        the histogram path, whose counts are made -- and clipped -- at each party).
+    :raise ValueError: a forced path that cannot run (no form for this kernel, or a histogram grid too
+        large: the message gives the modelled memory and time).
+    """
+    if choice not in PATH_CHOICES:
+        raise ValueError(f"unknown path '{choice}'; choose one of: {', '.join(PATH_CHOICES)}")
+    costs = path_costs(kernel, specs, rows=rows, parties=parties, tuples=tuples)
+    for name, reason in (unavailable or {}).items():
+        costs[name] = PathCost(costs[name].path, math.inf, math.inf, math.inf, costs[name].tuples, False, reason)
+    if choice != "auto":
+        cost = costs[choice]
+        if not cost.available:
+            raise ValueError(f"--path {choice} cannot compute '{kernel.name}' here: {cost.reason}")
+        if choice == "histogram":
+            _check_histogram_size(cost, kernel, specs)
+        return PathPlan(choice, "forced", costs, tuples if choice == "tuples" else None)
+    complete = [cost for name, cost in costs.items() if cost.available and name != "tuples"
+                and _histogram_fits(cost)]
+    best = min(complete, key=lambda cost: cost.seconds, default=None)
+    sampled = costs["tuples"]
+    if sample_if_cheaper:
+        if best is not None and best.seconds <= sampled.seconds:
+            return PathPlan(best.path, f"complete and exact, modelled {best.seconds:.3g} s <= "
+                                       f"{sampled.seconds:.3g} s for |E| = {sampled.tuples} sampled tuples", costs)
+        return PathPlan("tuples", f"|E| = {sampled.tuples} sampled tuples, modelled faster than a complete path",
+                        costs, tuples)
+    if best is not None and best.seconds <= sampled.seconds:
+        return PathPlan(best.path, "the cheapest complete way, modelled", costs)
+    return PathPlan("tuples", "all tuples evaluated: the cheapest complete way, modelled", costs, tuples)
+
+
+def _histogram_fits(cost: PathCost) -> bool:
+    return cost.path != "histogram" or (cost.memory <= HISTOGRAM_MEMORY_LIMIT and cost.seconds <= HISTOGRAM_SECONDS_LIMIT)
+
+
+def _check_histogram_size(cost: PathCost, kernel: Kernel, specs: Sequence[ColumnSpec]) -> None:
+    if _histogram_fits(cost):
+        return
+    sizes = " x ".join(str(size) for size in histogram_grid(kernel, specs))
+    raise ValueError(f"--path histogram: the {sizes} grid is too large (modelled {cost.memory / 2 ** 30:.3g} GiB per "
+                     f"party and {cost.seconds:.3g} s; limits {HISTOGRAM_MEMORY_LIMIT / 2 ** 30:g} GiB, "
+                     f"{HISTOGRAM_SECONDS_LIMIT:g} s): declare the columns' recording resolution "
+                     "(--domain C=LO:HI:BITS:STEP) or fewer fractional bits, or use --path sort/tuples")

@@ -1,0 +1,212 @@
+"""Benchmark: the sort path (AUC and Gini by one secure sort) against MPyC's bare ``np_sort``.
+
+On synthetic public data (``n`` rows, a 0/1 label and a score on [0, 1] at ``--bits`` fractional
+bits, with ties), in the same run on the same parties:
+
+- ``AUC one sort``: :func:`secure.ranking.sorted_auc_sums` (one sort by ``2 score + label`` at the
+  keys' bit length, ties by equality runs), the path :mod:`dp.rank_auc` uses;
+- ``AUC two sorts``: :func:`secure.ranking.twice_mann_whitney`, the earlier two-sort reference
+  (comparisons at the secure type's full bit length);
+- ``Gini one sort``: :func:`secure.ranking.sorted_gini_sum` (sum over pairs of ``|x_i - x_j|``);
+- ``bare np_sort``: MPyC's ``mpc.np_sort`` of the keys ``2 score + label`` on ``mpc.SecInt(bits)``
+  with ``bits`` the keys' signed bit length: the work a sort of this array cannot avoid.
+
+For each: seconds (slowest party), bytes sent (all parties, :class:`secure.meter.CostMeter`) and
+peak resident memory so far (largest over parties, ``resource.getrusage``; steps run in the order
+printed, so a step's peak includes the steps before it).  Then the ratios sort path / bare
+``np_sort`` (the issue's aim: within 1.2).  The sort path sorts on the shortest secure type that
+holds its keys (:func:`secure.ranking.sorted_auc_sums`), as the bare sort does.  The secure type of each sum is as long as its largest
+value needs (``2U <= 2 floor(n/2) ceil(n/2)``; the Gini sum up to ``floor(n/2) ceil(n/2)`` times
+the score range), or ``-L`` if longer.  Every sum is opened and checked against its plaintext value.
+
+Run it with three local parties::
+
+    python -m scenarios.bench_sort -M3
+    python -m scenarios.bench_sort -M3 --repeats 3 --json sort.json
+    python -m scenarios.bench_sort -M3 --rows 1000 --bits 12
+    python -m scenarios.bench_sort -M3 --quick
+
+Options: ``--rows N`` (default 2559, the evaluation rows of the issue), ``--bits B`` (fractional
+bits of the score, default 16), ``--quick`` (64 rows unless ``--rows``: for tests), ``--repeats R``
+(the three one-sort steps R times, interleaved, medians reported; the two-sort reference once),
+``--json PATH`` (party 0 writes the numbers).  The data are drawn from a fixed public seed, the same at every party:
+the benchmark measures the secure computation, not the intake.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+
+__all__ = ["main"]
+
+QUICK_ROWS = 64
+
+
+@dataclass
+class BenchOptions:
+    """Parsed options."""
+
+    rows: int
+    bits: int
+    quick: bool
+    repeats: int
+    json: str | None
+
+
+def parse_options(argv: Sequence[str]) -> BenchOptions:
+    """Parse ``--rows``, ``--bits``, ``--quick``, ``--repeats``, ``--json``.
+
+    :raise UsageError: on a bad value.
+    """
+    parser = ScenarioParser(prog="python -m scenarios.bench_sort", description=__doc__)
+    parser.add_argument("--rows", type=int, default=None)
+    parser.add_argument("--bits", type=int, default=16)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(list(argv))
+    rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else 2559)
+    if rows < 2:
+        raise UsageError(f"--rows must be at least 2, got {rows}")
+    if args.repeats < 1:
+        raise UsageError(f"--repeats must be at least 1, got {args.repeats}")
+    if not 1 <= args.bits <= 40:
+        raise UsageError(f"--bits must lie in [1, 40], got {args.bits}")
+    from scenarios.kit.outputs import check_output_path
+
+    check_output_path(args.json, "--json")
+    return BenchOptions(rows, args.bits, args.quick, args.repeats, args.json)
+
+
+@dataclass
+class Step:
+    """One measured step: seconds (slowest party), bytes (all parties), peak memory (largest party)."""
+
+    name: str
+    seconds: float
+    bytes_sent: int
+    peak_bytes: int
+    exact: bool
+
+
+def synthetic_rows(rows: int, bits: int) -> tuple[Any, Any]:
+    """Public synthetic ``(scores, labels)``: scores on [0, 1] at ``bits`` fractional bits as integers
+    in ``[0, 2^bits]`` (ties at the clipped ends and between close scores), labels 0/1 (about 30 % ones)."""
+    import numpy as np
+
+    generator = np.random.default_rng(2559)
+    labels = (generator.random(rows) < 0.3).astype(np.int64)
+    scores = np.clip(0.35 + 0.3 * labels + generator.normal(0.0, 0.25, rows), 0.0, 1.0)
+    return np.rint(scores * (1 << bits)).astype(np.int64), labels
+
+
+def _peak_rss() -> int:
+    """Peak resident memory of this process so far, in bytes (Linux reports kB)."""
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+async def _bench(options: BenchOptions) -> None:
+    import numpy as np
+    from mpyc.runtime import mpc
+
+    from secure.meter import CostMeter
+    from secure.ranking import (sorted_auc_sums, sorted_auc_sums_plain, sorted_gini_sum, sorted_gini_sum_plain,
+                                twice_mann_whitney)
+
+    n = options.rows
+    scores, labels = synthetic_rows(n, options.bits)
+    width = 1 << options.bits
+    key_bits = (2 * width + 1).bit_length() + 1    # keys 2 score + label in [0, 2 width + 1], signed
+    value_bits = width.bit_length() + 1            # scores in [0, width], signed differences
+    pairs_max = (n // 2) * (n - n // 2)
+    auc_type = mpc.SecInt(max(mpc.options.bit_length, (2 * pairs_max).bit_length() + 1, key_bits))
+    gini_type = mpc.SecInt(max(mpc.options.bit_length, (pairs_max * width).bit_length() + 1, value_bits))
+    auc_sort_bits = min(max(key_bits, (2 * n).bit_length() + 1), auc_type.bit_length)  # as sorted_auc_sums
+    expected_auc = sorted_auc_sums_plain(scores.tolist(), labels.tolist())
+    expected_gini = sorted_gini_sum_plain(scores.tolist())
+
+    peaks: dict[str, int] = {}
+    opened: dict[str, list[int]] = {}
+    seconds: dict[str, list[float]] = {}
+    sent: dict[str, int] = {}
+
+    async def measure(name: str, work: Any) -> None:
+        meter = CostMeter()
+        await mpc.barrier()
+        with meter.phase(name):
+            values = await work()
+            await meter.settle(*values)
+        cost = (await meter.totals_over_parties())[name]
+        seconds.setdefault(name, []).append(cost.seconds)
+        sent[name] = cost.bytes_sent
+        opened[name] = [int(v) for v in await mpc.output(list(values))]
+        peaks[name] = _peak_rss()
+
+    async def bare() -> list[Any]:
+        keys = mpc.SecInt(key_bits).array(2 * scores + labels)
+        ordered = mpc.np_sort(keys)
+        return [mpc.np_sum(ordered * (np.arange(n) + 1))]
+
+    async def one_sort() -> list[Any]:
+        return list(await sorted_auc_sums(auc_type.array(scores), auc_type.array(labels), bits=key_bits,
+                                          task="AUC one sort"))
+
+    async def gini() -> list[Any]:
+        return [await sorted_gini_sum(gini_type.array(scores), bits=value_bits, task="Gini one sort")]
+
+    async def two_sorts() -> list[Any]:
+        return list(await twice_mann_whitney(auc_type.array(scores), auc_type.array(labels)))
+
+    for _ in range(options.repeats):  # interleaved, so that a change of load hits all alike
+        await measure("bare np_sort", bare)
+        await measure("AUC one sort", one_sort)
+        await measure("Gini one sort", gini)
+    await measure("AUC two sorts", two_sorts)
+    peak_by_party = await mpc.transfer(peaks)
+    exact = {"bare np_sort": True, "AUC one sort": tuple(opened["AUC one sort"]) == expected_auc,
+             "Gini one sort": opened["Gini one sort"] == [expected_gini],
+             "AUC two sorts": tuple(opened["AUC two sorts"]) == expected_auc}
+    steps = [Step(name, statistics.median(seconds[name]), sent[name],
+                  max(theirs[name] for theirs in peak_by_party), exact[name]) for name in peaks]
+    if mpc.pid != 0:
+        return
+    by_name = {step.name: step for step in steps}
+    bare_seconds = by_name["bare np_sort"].seconds
+    ratio = {name: by_name[name].seconds / bare_seconds if bare_seconds > 0 else float("nan")
+             for name in ("AUC one sort", "AUC two sorts", "Gini one sort")}
+    print_table([
+        ("workload", f"n = {n} rows, scores on [0, 1] at {options.bits} fractional bits, "
+                     f"{int(labels.sum())} positives, {len(set(scores.tolist()))} distinct scores"),
+        ("parties", f"{len(mpc.parties)} (threshold t = {mpc.threshold}), -L {mpc.options.bit_length}"),
+        ("bit lengths", f"comparisons at {key_bits} bits (AUC keys; sorted on SecInt({auc_sort_bits})), {value_bits} bits "
+                        f"(Gini; SecInt({value_bits})); sums on SecInt({auc_type.bit_length}) (AUC, two sorts "
+                        f"compare at this length) and SecInt({gini_type.bit_length}) (Gini)"),
+        *[(step.name, f"{step.seconds:.2f} s, {format_bytes(step.bytes_sent)}, peak {format_bytes(step.peak_bytes)}"
+                      f"{'' if step.name == 'bare np_sort' else ', exact' if step.exact else ', NOT EXACT'}")
+          for step in steps],
+        ("ratio", f"AUC one sort / bare np_sort {ratio['AUC one sort']:.3f} (aim: at most 1.2); "
+                  f"Gini / bare {ratio['Gini one sort']:.3f}; AUC two sorts / bare {ratio['AUC two sorts']:.3f}"),
+    ], title="Benchmark: sort path vs MPyC's bare np_sort")
+    if options.json:
+        with open(options.json, "w", encoding="utf-8") as handle:
+            json.dump({"n": n, "bits": options.bits, "key_bits": key_bits, "value_bits": value_bits,
+                       "repeats": options.repeats, "parties": len(mpc.parties), "threshold": mpc.threshold,
+                       "steps": {step.name: {"seconds": step.seconds, "bytes_sent": step.bytes_sent,
+                                             "peak_bytes": step.peak_bytes, "exact": step.exact} for step in steps},
+                       "ratios": ratio}, handle, indent=2)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the benchmark; returns the exit code."""
+    return run_scenario(parse_options, _bench, lambda options: vars(options) | {"json": None}, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

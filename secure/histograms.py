@@ -1,0 +1,574 @@
+"""Complete U-statistics from the parties' joint histogram on the declared grid (no secure comparison).
+
+Every value this suite computes on is a point of a declared, public, finite grid (a domain and a
+fixed-point step, or a category list; DESIGN, "Three ways to compute a U-statistic", way (c)).
+Over such a grid a degree-``k`` U-statistic summed over *all* unordered ``k``-tuples of rows is a
+polynomial of degree ``k`` in the joint histogram ``H`` of the rows (Sinh & Ramon, Def. 2.1, eq. 1,
+with the kernels of App. A.5).  So:
+
+1. each party counts its own rows on the grid in the clear (:func:`local_histogram`);
+2. the counts are a secure sum: each party secret-shares its count vector through one
+   ``mpc.input`` call (:func:`secure_histogram`) -- no comparison, no share of a row leaves a party;
+3. the sums are polynomials in ``H`` (:func:`histogram_sums`): prefix sums and public linear maps
+   are local on Shamir shares; the products are secure multiplications, written as inner products
+   wherever possible, because MPyC reshares only the *result* of an inner product (``np_matmul``):
+   a sum of ``G`` products costs one resharing, not ``G``.
+
+The same formula serves both modes through a small operations object (:class:`_PlainOps` on NumPy
+object arrays of exact Python integers, :class:`_SecureOps` on MPyC secure arrays), so the
+plaintext result (the reference, and the simulated path) and the secure one cannot drift apart.
+
+Every result has the integer scale of the kernel's outputs (:meth:`secure.kernels.Kernel.outputs`)
+and equals *exactly* the sum of :meth:`secure.kernels.Kernel.plaintext` over all unordered tuples of
+rows, on the rows' fixed-point values, ties included as each kernel counts them.
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties
+(MPyC's Shamir scheme).  What a party inputs is its own count vector, secret-shared; everything
+else is secure linear algebra and secure multiplication, so a coalition of ``t`` parties learns
+nothing from the shares; only the (noised, by the caller) sums are ever opened.  The histogram's
+shape is public (the declared grid).  There is no comparison, hence no statistical security
+parameter in play: the secure field only has to hold every intermediate value without
+wrap-around, which :func:`histogram_value_bound` bounds from public parameters.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from secure.kernels import (AreaUnderCurve, DuplicatePair, GiniMeanDifference, Kernel, KendallTau, RandIndex,
+                            VolumeUnderSurface)
+
+__all__ = ["local_histogram", "secure_histogram", "histogram_sums", "histogram_costs", "histogram_value_bound",
+           "HistogramCost", "GENERIC_MAX_CELLS", "special_form"]
+
+SecureArray = Any  # an MPyC secure NumPy array
+
+#: Largest flattened grid the generic degree-2 path accepts.  The generic path evaluates the
+#: kernel's public table ``F`` on all ``G^2`` cell pairs (in row blocks, never stored whole) and
+#: multiplies it into the shares of ``H``; on MPyC's object-dtype field arrays that is ``G^2``
+#: Python-integer multiply-adds per output: 4096 cells give 16.8 M table entries, about a second
+#: or two per output on one core, and 8192 would be four times that.
+GENERIC_MAX_CELLS = 4096
+
+#: table entries evaluated per block by the generic path (bounds its memory to a few tens of MB)
+_BLOCK_ENTRIES = 1 << 20
+
+_SPECIAL: dict[type, str] = {KendallTau: "kendall", GiniMeanDifference: "gini", AreaUnderCurve: "auc",
+                             DuplicatePair: "duplicate", RandIndex: "rand", VolumeUnderSurface: "vus"}
+
+
+def special_form(kernel: Kernel) -> str | None:
+    """Name of the kernel's closed histogram formula, or ``None`` (then only the generic path applies).
+
+    Dispatch is on the exact built-in class, never on ``kernel.name``: a user's kernel (or a
+    subclass that changes ``plaintext``) always gets the generic path, which evaluates its own code.
+    """
+    return _SPECIAL.get(type(kernel))
+
+
+# --------------------------------------------------------------------------------------------------
+# 1. local counting, 2. secure sum
+
+
+def local_histogram(cells: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
+    """Counts of this party's rows on the grid (local, in the clear).
+
+    :param cells: ``(rows, d)`` integer grid indices, column ``j`` in ``0 .. sizes[j] - 1``.
+    :param sizes: the grid size of each of the ``d`` columns (public).
+    :return: int64 counts of shape ``tuple(sizes)``.
+    :raise ValueError: for a bad shape, non-integer indices, or an index outside its grid.
+    """
+    shape = tuple(int(s) for s in sizes)
+    if not shape or any(s < 1 for s in shape):
+        raise ValueError(f"grid sizes must be positive integers, got {list(sizes)}")
+    cells = np.asarray(cells)
+    if cells.ndim == 1 and len(shape) == 1:
+        cells = cells.reshape(-1, 1)
+    if cells.ndim != 2 or cells.shape[1] != len(shape):
+        raise ValueError(f"cells must have shape (rows, {len(shape)}), got {cells.shape}")
+    if cells.size and not np.issubdtype(cells.dtype, np.integer):
+        raise ValueError(f"cells must be integer grid indices, got dtype {cells.dtype}")
+    cells = cells.astype(np.int64, copy=False)
+    for j, size in enumerate(shape):
+        column = cells[:, j]
+        if column.size and (int(column.min()) < 0 or int(column.max()) >= size):
+            raise ValueError(f"grid index of column {j} must lie in 0..{size - 1}")
+    total = math.prod(shape)
+    if not cells.shape[0]:
+        return np.zeros(shape, dtype=np.int64)
+    flat = np.ravel_multi_index(tuple(cells.T), shape)
+    return np.bincount(flat, minlength=total).astype(np.int64).reshape(shape)
+
+
+def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
+    """The joint histogram: every party secret-shares its own counts; the shares are summed.
+
+    All parties call this with counts of the same public shape (the declared grid).  One
+    ``mpc.input`` call with every party as sender; the sum is local.  The result is a lazily
+    evaluated MPyC secure array of the grid's shape.
+
+    :param sectype: MPyC secure integer type (its bit length from :func:`histogram_value_bound`).
+    :param local: this party's counts (:func:`local_histogram`).
+    """
+    from secure.aggregation import sum_party_vectors
+
+    counts = np.asarray(local, dtype=np.int64)
+    return sum_party_vectors(sectype, counts.reshape(-1)).reshape(counts.shape)
+
+
+# --------------------------------------------------------------------------------------------------
+# the two operation sets: one formula per kernel for plaintext and secure
+
+
+class _PlainOps:
+    """Exact integer arithmetic on NumPy object arrays (Python ints: no int64 overflow)."""
+
+    secure = False
+
+    def prepare(self, counts: Any) -> np.ndarray:
+        array = np.asarray(counts)
+        if array.size and not np.issubdtype(array.dtype, np.integer) and array.dtype != object:
+            raise ValueError(f"counts must be integers, got dtype {array.dtype}")
+        result = array.astype(object)
+        if array.size and min(int(v) for v in result.ravel()) < 0:
+            raise ValueError("counts must be non-negative")
+        return result
+
+    def cumsum(self, a: Any, axis: int = 0) -> Any:
+        return np.cumsum(a, axis=axis)
+
+    def total(self, a: Any, axis: int | None = None) -> Any:
+        if axis is None:
+            return int(np.sum(a))
+        return np.sum(a, axis=axis)
+
+    def total_vector(self, a: Any) -> Any:
+        """Sum of all entries as a 1-element vector."""
+        return np.array([int(np.sum(a))], dtype=object)
+
+    def concat(self, arrays: Sequence[Any]) -> Any:
+        return np.concatenate(list(arrays))
+
+    def dot(self, a: Any, b: Any) -> Any:
+        """Inner product of two vectors (secure: one resharing)."""
+        return int(np.dot(a, b)) if len(a) else 0
+
+    def mul(self, a: Any, b: Any) -> Any:
+        """Product of two scalars (secure: one resharing)."""
+        return int(a) * int(b)
+
+    def row_dots(self, left: Sequence[Any], right: Sequence[Any]) -> Any:
+        """``sum_k left[k] * right[k]`` elementwise over vectors (secure: one resharing per element)."""
+        return sum((a * b for a, b in zip(left, right)), np.zeros(len(left[0]), dtype=object))
+
+    def public(self, values: np.ndarray) -> Any:
+        """A public integer vector in this mode's arithmetic (exact Python ints here)."""
+        return np.asarray(values).astype(object)
+
+    def public_matvec(self, table: np.ndarray, h: Any) -> Any:
+        return table.astype(object) @ h
+
+    def public_dot(self, public: np.ndarray, h: Any) -> Any:
+        return int(np.dot(public.astype(object), h))
+
+    def half(self, x: Any) -> Any:
+        value = int(x)
+        if value % 2:
+            raise AssertionError("an odd value was halved: the histogram formula is wrong")
+        return value // 2
+
+    def zero(self) -> Any:
+        return 0
+
+
+class _SecureOps:
+    """The same operations on MPyC secure arrays (function-local import: no argv parsing on import)."""
+
+    secure = True
+
+    def __init__(self) -> None:
+        from mpyc.runtime import mpc
+
+        self.mpc = mpc
+        self.sectype: Any = None
+
+    def prepare(self, counts: Any) -> Any:
+        if not isinstance(counts, self.mpc.SecureArray):
+            raise TypeError(f"secure=True needs an MPyC secure array of counts, got {type(counts).__name__}")
+        self.sectype = type(counts).sectype
+        return counts
+
+    def cumsum(self, a: Any, axis: int = 0) -> Any:
+        return self.mpc.np_cumsum(a, axis=axis)
+
+    def total(self, a: Any, axis: int | None = None) -> Any:
+        return self.mpc.np_sum(a, axis=axis)
+
+    def total_vector(self, a: Any) -> Any:
+        return self.mpc.np_sum(a.reshape(1, -1), axis=1)
+
+    def concat(self, arrays: Sequence[Any]) -> Any:
+        return self.mpc.np_concatenate(list(arrays))
+
+    def dot(self, a: Any, b: Any) -> Any:
+        if not a.shape[0]:
+            return self.zero()
+        return self.mpc.np_matmul(a, b)
+
+    def mul(self, a: Any, b: Any) -> Any:
+        return a * b
+
+    def row_dots(self, left: Sequence[Any], right: Sequence[Any]) -> Any:
+        mpc = self.mpc
+        size, width = left[0].shape[0], len(left)
+        stacked_left = mpc.np_stack(list(left), axis=1).reshape(size, 1, width)
+        stacked_right = mpc.np_stack(list(right), axis=1).reshape(size, width, 1)
+        return mpc.np_matmul(stacked_left, stacked_right).reshape(size)
+
+    def public(self, values: np.ndarray) -> Any:
+        return np.asarray(values, dtype=np.int64)
+
+    def public_matvec(self, table: np.ndarray, h: Any) -> Any:
+        return self.mpc.np_matmul(table, h)
+
+    def public_dot(self, public: np.ndarray, h: Any) -> Any:
+        # np_sum, not np_matmul: a public-by-secure matmul of two vectors yields a 0-d field array
+        # inside a secure scalar, which mpc.output of a list then mishandles
+        return self.mpc.np_sum(h * np.asarray(public, dtype=np.int64))
+
+    def half(self, x: Any) -> Any:
+        # exact: the true value is an even integer, and 1/2 is a field element (odd prime modulus)
+        return x / 2
+
+    def zero(self) -> Any:
+        return self.sectype(0)
+
+
+_Ops = Any  # _PlainOps or _SecureOps
+
+
+# --------------------------------------------------------------------------------------------------
+# 3. the sums: one closed formula per built-in kernel, and the generic degree-2 path
+
+
+def _gini(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
+    """Gini mean difference (App. A.5.2, eq. 9): ``sum_{i<j} |x_i - x_j|`` in fixed-point units.
+
+    On a 1-D grid ``v_0 < ... < v_{G-1}`` with counts ``H``:
+    ``sum_{a<b} H_a H_b (v_b - v_a) = sum_b H_b (v_b C_b - S_b)`` with ``C_b = sum_{a<b} H_a`` and
+    ``S_b = sum_{a<b} H_a v_a`` (prefix sums and a public scaling: local).  Equal grid points give
+    ``|x_i - x_j| = 0``, so only ``a < b`` counts.  One inner product (one resharing).
+    """
+    v = ops.public(values[0])
+    below = ops.cumsum(counts) - counts
+    weighted = counts * v
+    below_sum = ops.cumsum(weighted) - weighted
+    return (ops.dot(counts, below * v - below_sum),)
+
+
+def _auc(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
+    """AUC numerator and denominator (App. A.5.3, eq. 10), ties counted 1/2 (as ``roc_auc_score``).
+
+    Counts of shape ``(G, 2)``: column 0 negatives ``N``, column 1 positives ``P``.  A positive and a
+    negative row give ``2`` if the positive scores higher, ``1`` on a tie, so
+    ``2U = sum_a P_a (2 Nbelow_a + N_a) = P . (2 cumsum(N) - N)`` (one inner product); the comparable
+    pairs are ``(sum P)(sum N)`` (one product).  Both in one round.
+    """
+    negatives, positives = counts[:, 0], counts[:, 1]
+    twice_u = ops.dot(positives, 2 * ops.cumsum(negatives) - negatives)
+    return twice_u, ops.mul(ops.total(positives), ops.total(negatives))
+
+
+def _kendall(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
+    """Kendall's concordance sum (App. A.5.1, eq. 8): ``sum_{i<j} sgn(x_i - x_j) sgn(y_i - y_j)``.
+
+    Counts ``H`` of shape ``(Gx, Gy)``.  Every concordant pair is counted once from its upper-right
+    row (the other lies strictly lower in x and y: ``LL``), every discordant pair once from the row
+    with the larger x (the other strictly lower in x and strictly greater in y: ``LG``); ties in
+    either coordinate give 0.  So the sum is ``sum_cells H (LL - LG)``.  With ``Q`` the prefix sums
+    along x of the rows strictly before, ``C = cumsum_y Q`` and ``T = C[:, -1]``:
+    ``LL[:, j] = C[:, j] - Q[:, j]`` and ``LG[:, j] = T - C[:, j]``, so ``LL - LG = 2C - Q - T``
+    (all local).  One inner product over the cells (one resharing).
+    """
+    if counts.shape[0] < 2 or counts.shape[1] < 2:
+        return (ops.zero(),)
+    before = ops.cumsum(counts, axis=0)[:-1, :]  # rows strictly before row i (i >= 1)
+    lower = ops.cumsum(before, axis=1)
+    difference = 2 * lower - before - lower[:, -1:]
+    return (ops.dot(counts[1:, :].reshape(-1), difference.reshape(-1)),)
+
+
+def _duplicate(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
+    """Equal pairs (Sinh & Ramon §6.2.3): ``sum_a C(H_a, 2) = (H . H - n) / 2``, ``n = sum H``.
+
+    One inner product; the halving multiplies by the field inverse of 2, exact because the true
+    value is an integer.
+    """
+    return (ops.half(ops.dot(counts, counts) - ops.total(counts)),)
+
+
+def _rand(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
+    """Agreeing pairs of two clusterings (App. A.5.4) from the contingency table ``n_ij``.
+
+    Pairs together in both plus pairs apart in both:
+    ``C(n,2) + 2 sum_ij C(n_ij,2) - sum_i C(a_i,2) - sum_j C(b_j,2)``, with row / column totals
+    ``a``, ``b``; expanded, ``(n^2 - n + 2 sum n_ij^2 - sum a_i^2 - sum b_j^2) / 2`` -- all squares in
+    ONE inner product of concatenated vectors (one resharing), then the exact halving.
+    """
+    rows, cols = ops.total(counts, axis=1), ops.total(counts, axis=0)
+    flat = counts.reshape(-1)
+    everything = ops.total_vector(rows)
+    left = ops.concat([2 * flat, -1 * rows, -1 * cols, everything])
+    right = ops.concat([flat, rows, cols, everything])
+    return (ops.half(ops.dot(left, right) - ops.total(counts)),)
+
+
+def _vus(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
+    """VUS numerator ``sum 12 w`` and denominator ``n0 n1 n2`` (degree 3; ties as Nakas & Yiannoutsos).
+
+    Counts of shape ``(G, 3)``, classes ``H0, H1, H2``.  For a class-1 row at grid point ``b``, with
+    ``L0`` the class-0 rows strictly below and ``U2`` the class-2 rows strictly above,
+    ``12 w`` summed over its triples is ``12 L0 U2 + 6 H0 U2 + 6 L0 H2 + 2 H0 H2`` (1, 1/2, 1/2, 1/6
+    times 12), which equals ``3 A B - H0 H2`` with ``A = 2 L0 + H0 = 2 cumsum(H0) - H0`` and
+    ``B = 2 U2 + H2 = 2 n2 - 2 cumsum(H2) + H2`` (local).  Round 1: ``W = 3 A B - H0 H2``, a
+    two-term inner product per grid point (``G`` resharings), and ``n0 n1``; round 2: ``H1 . W``
+    (one resharing) and ``(n0 n1) n2``.
+    """
+    zero, one, two = counts[:, 0], counts[:, 1], counts[:, 2]
+    below = 2 * ops.cumsum(zero) - zero
+    above = 2 * ops.total(two) - 2 * ops.cumsum(two) + two
+    weights = ops.row_dots([3 * below, -1 * zero], [above, two])
+    pairs = ops.mul(ops.total(zero), ops.total(one))
+    return ops.dot(one, weights), ops.mul(pairs, ops.total(two))
+
+
+_FORMULAS = {"gini": _gini, "auc": _auc, "kendall": _kendall, "duplicate": _duplicate, "rand": _rand, "vus": _vus}
+
+#: per special form: which columns must be strictly increasing (ordered), and which are label codes
+_ORDERED = {"gini": (0,), "auc": (0,), "kendall": (0, 1), "duplicate": (), "rand": (), "vus": (0,)}
+
+
+def _grid_arrays(kernel: Kernel, grid_values: Sequence[np.ndarray], shape: tuple[int, ...]) -> list[np.ndarray]:
+    """Check the grid against the kernel's columns and the counts' shape; int64 copies."""
+    if len(grid_values) != len(kernel.columns):
+        raise ValueError(f"statistic '{kernel.name}' reads {len(kernel.columns)} columns "
+                         f"({', '.join(kernel.columns)}), got grid values for {len(grid_values)}")
+    arrays = []
+    for j, values in enumerate(grid_values):
+        array = np.asarray(values)
+        if array.ndim != 1 or not array.size:
+            raise ValueError(f"grid values of column '{kernel.columns[j]}' must be a non-empty vector")
+        if not np.issubdtype(array.dtype, np.integer):
+            raise ValueError(f"grid values of column '{kernel.columns[j]}' must be fixed-point integers, "
+                             f"got dtype {array.dtype}")
+        arrays.append(array.astype(np.int64))
+    expected = tuple(len(a) for a in arrays)
+    if tuple(shape) != expected:
+        raise ValueError(f"the histogram has shape {tuple(shape)} but the grid of "
+                         f"({', '.join(kernel.columns)}) has shape {expected}")
+    return arrays
+
+
+def _check_special(kernel: Kernel, form: str, arrays: Sequence[np.ndarray]) -> None:
+    for j in _ORDERED[form]:
+        if len(arrays[j]) > 1 and not bool(np.all(np.diff(arrays[j]) > 0)):
+            raise ValueError(f"grid values of column '{kernel.columns[j]}' must be strictly increasing")
+    for j, codes in kernel.categories.items():
+        if list(arrays[j]) != list(codes):
+            raise ValueError(f"the grid of label column '{kernel.columns[j]}' must be the codes "
+                             f"{list(codes)}, got {arrays[j].tolist()}")
+    for j in kernel.categorical:
+        if len(np.unique(arrays[j])) != len(arrays[j]):
+            raise ValueError(f"grid values of categorical column '{kernel.columns[j]}' must be distinct")
+
+
+def _widths(arrays: Sequence[np.ndarray]) -> list[int]:
+    """Fixed-point widths of the columns: the spread of each grid (``ColumnSpec.width`` on its grid)."""
+    return [int(a.max()) - int(a.min()) for a in arrays]
+
+
+def _cell_rows(kernel: Kernel, arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The encoded value row of every cell of the product grid, in C (``ravel``) order."""
+    mesh = np.meshgrid(*arrays, indexing="ij")
+    rows = np.stack([m.reshape(-1) for m in mesh], axis=1)
+    return np.asarray(kernel.encode(rows), dtype=np.int64)
+
+
+def _generic(kernel: Kernel, ops: _Ops, counts: Any, arrays: Sequence[np.ndarray]) -> tuple[Any, ...]:
+    """Any symmetric degree-2 kernel from its public table (Sinh & Ramon, Def. 2.1 over a finite grid).
+
+    Flatten the product grid to ``G`` cells with counts ``H`` and let ``F[a, b]`` be the kernel output
+    on (cell ``a``, cell ``b``) (:meth:`Kernel.encode` then :meth:`Kernel.plaintext`).  The ordered
+    pairs of distinct rows give ``H^T F H - sum_a F_aa H_a``, each unordered pair twice (``F``
+    symmetric), so the sum is ``(H . (F H) - diag(F) . H) / 2``.  ``F H`` is a public linear map on
+    shares (local), computed in row blocks so ``F`` is never stored whole; one inner product per
+    output (one resharing each, one round).
+    """
+    if kernel.degree != 2:
+        raise ValueError(f"the generic histogram path is for degree-2 kernels; statistic '{kernel.name}' "
+                         f"has degree {kernel.degree}")
+    cells = math.prod(len(a) for a in arrays)
+    if cells > GENERIC_MAX_CELLS:
+        raise ValueError(f"the grid of statistic '{kernel.name}' has {cells} cells; the generic histogram "
+                         f"path evaluates a table of cells^2 entries and accepts at most "
+                         f"{GENERIC_MAX_CELLS} cells (declare a coarser grid, or use sampled tuples)")
+    outputs = kernel.outputs(_widths(arrays))
+    encoded = _cell_rows(kernel, arrays)
+    flat = counts.reshape(-1)
+    diagonal = [np.asarray(o, dtype=np.int64) for o in kernel.plaintext([encoded, encoded])]
+    block = max(1, _BLOCK_ENTRIES // cells)
+    mapped: list[list[Any]] = [[] for _ in outputs]
+    for start in range(0, cells, block):
+        stop = min(cells, start + block)
+        first = np.repeat(encoded[start:stop], cells, axis=0)
+        second = np.tile(encoded, (stop - start, 1))
+        forward = kernel.plaintext([first, second])
+        backward = kernel.plaintext([second, first])
+        if len(forward) != len(outputs):
+            raise ValueError(f"statistic '{kernel.name}' declares {len(outputs)} outputs but its plaintext "
+                             f"returns {len(forward)}")
+        for index, (out, there, back) in enumerate(zip(outputs, forward, backward)):
+            table = np.asarray(there, dtype=np.int64).reshape(stop - start, cells)
+            if not np.array_equal(table, np.asarray(back, dtype=np.int64).reshape(stop - start, cells)):
+                raise ValueError(f"statistic '{kernel.name}' is not symmetric on its grid: a U-statistic "
+                                 f"kernel must give the same value for (a, b) and (b, a)")
+            if int(table.min()) < out.low or int(table.max()) > out.high:
+                raise ValueError(f"statistic '{kernel.name}' output '{out.name}' leaves its declared range "
+                                 f"[{out.low}, {out.high}] on the grid")
+            mapped[index].append(ops.public_matvec(table, flat))
+    results = []
+    for index in range(len(outputs)):
+        table_times_counts = mapped[index][0] if len(mapped[index]) == 1 else ops.concat(mapped[index])
+        results.append(ops.half(ops.dot(flat, table_times_counts) - ops.public_dot(diagonal[index], flat)))
+    return tuple(results)
+
+
+def histogram_sums(kernel: Kernel, counts: Any, grid_values: Sequence[np.ndarray], *, secure: bool,
+                   generic: bool = False) -> tuple[Any, ...]:
+    """Sums over ALL unordered ``k``-tuples of rows of each kernel output, from the joint histogram.
+
+    :param kernel: the kernel; the six built-in ones have closed formulas (see ``_kendall`` etc.),
+        any other degree-2 kernel takes the generic path.
+    :param counts: the joint histogram over the product grid of ``kernel.columns`` (in that order),
+        shape ``(len(grid_values[0]), len(grid_values[1]), ...)``: a NumPy integer array
+        (``secure=False``) or an MPyC secure array (``secure=True``, :func:`secure_histogram`).
+    :param grid_values: per column, the int64 fixed-point value of each grid point, increasing for
+        ordered columns; the codes ``0..k-1`` for label, class and categorical columns.
+    :param secure: ``False``: exact Python ints; ``True``: MPyC secure integers (lazy, not opened).
+    :param generic: force the generic degree-2 path (table ``F``) even for a built-in kernel.
+    :return: one value per output of ``kernel.outputs(widths)``, at the outputs' integer scale;
+        equal to the sum of ``kernel.plaintext`` over all unordered tuples of the rows' encoded values.
+    :raise ValueError: grid and counts disagree, a grid that is not increasing / not the label codes,
+        a degree-3 kernel without a closed form, or a generic grid beyond :data:`GENERIC_MAX_CELLS`.
+    """
+    return _sums_with(_SecureOps() if secure else _PlainOps(), kernel, counts, grid_values, generic=generic)
+
+
+def _sums_with(ops: _Ops, kernel: Kernel, counts: Any, grid_values: Sequence[np.ndarray], *,
+               generic: bool) -> tuple[Any, ...]:
+    """:func:`histogram_sums` with a given operations object (the tests pass an instrumented one)."""
+    histogram = ops.prepare(counts)
+    arrays = _grid_arrays(kernel, grid_values, tuple(histogram.shape))
+    form = None if generic else special_form(kernel)
+    if form is None:
+        return _generic(kernel, ops, histogram, arrays)
+    _check_special(kernel, form, arrays)
+    return _FORMULAS[form](ops, histogram, arrays)
+
+
+# --------------------------------------------------------------------------------------------------
+# 4. costs, 5. value bound (public parameters only)
+
+
+@dataclass(frozen=True)
+class HistogramCost:
+    """Modelled cost of the histogram path from public sizes only.
+
+    :param inputs: secure input elements per party (its count vector: one per cell).
+    :param products: secure values reshared after a multiplication (the communication of the
+        products: an inner product of any length is ONE, since MPyC reshares only its result).
+    :param terms: local share products behind them (``G`` for an inner product over ``G`` cells).
+    :param rounds: multiplication depth (rounds of resharing after the input round).
+    :param local_ops: cells touched by local linear maps and local share products (prefix sums,
+        public scalings, concatenations; the generic path's ``G^2`` table per output).
+    :param cells: cells of the grid.
+    """
+
+    inputs: int
+    products: int
+    terms: int
+    rounds: int
+    local_ops: int
+    cells: int
+
+
+def histogram_costs(kernel: Kernel, sizes: Sequence[int], *, generic: bool = False) -> HistogramCost:
+    """Cost of :func:`secure_histogram` plus :func:`histogram_sums` for a grid of ``sizes`` (kernel column order)."""
+    shape = tuple(int(s) for s in sizes)
+    cells = math.prod(shape)
+    form = None if generic else special_form(kernel)
+    if form == "kendall":
+        inner = (shape[0] - 1) * shape[1]
+        return HistogramCost(cells, 1, inner, 1, cells + 5 * inner, cells)
+    if form == "gini":
+        return HistogramCost(cells, 1, cells, 1, 8 * cells, cells)
+    if form == "auc":
+        grid = shape[0]
+        return HistogramCost(cells, 2, grid + 1, 1, 6 * grid, cells)
+    if form == "duplicate":
+        return HistogramCost(cells, 1, cells, 1, 2 * cells, cells)
+    if form == "rand":
+        terms = cells + shape[0] + shape[1] + 1
+        return HistogramCost(cells, 1, terms, 1, 2 * cells + 3 * terms, cells)
+    if form == "vus":
+        grid = shape[0]
+        return HistogramCost(cells, grid + 3, 3 * grid + 2, 2, 12 * grid, cells)
+    outputs = len(kernel.outputs([s - 1 for s in shape]))
+    return HistogramCost(cells, outputs, outputs * cells, 1, outputs * (cells * cells + 3 * cells), cells)
+
+
+def histogram_value_bound(kernel: Kernel, rows: int, grid_values: Sequence[np.ndarray], *,
+                          generic: bool = False) -> int:
+    """Upper bound on ``|value|`` of every intermediate and final secure value, for ``rows`` rows.
+
+    No comparison is done, so the secure integers only have to hold these values without
+    wrap-around; the caller adds the noise tail and picks the bit length from the sum.  With
+    ``n = rows``, every count and prefix count lies in ``[0, n]``; the secure values are:
+
+    - kendall: ``2C - Q - T`` in ``[-2n, 2n]``; the inner product is the sum, at most ``C(n, 2)``;
+    - gini: ``H v``, ``S``, ``v C`` at most ``n V`` (``V = max |v|``), so ``v C - S`` at most
+      ``2 n V``; the inner product is the sum, at most ``C(n, 2)`` times the grid's spread;
+    - auc: ``2 cumsum(N) - N <= 2n``; ``2U <= 2 P N <= n^2 / 2``; ``P N <= n^2 / 4``;
+    - duplicate: ``H . H <= n^2``; ``H . H - n`` and the sum below it;
+    - rand: the combined inner product ``2 sum n_ij^2 + n^2 - sum a_i^2 - sum b_j^2`` in
+      ``[-2 n^2, 3 n^2]``, minus ``n``; the entries ``2 n_ij``, ``a_i``, ``b_j``, ``n`` at most ``2n``;
+    - vus: ``A <= 2 n0``, ``B <= 2 n2``, so ``W = 3AB - H0 H2`` in ``[-n0 n2, 12 n0 n2]``, at most
+      ``3 n^2``; ``H1 . W <= 12 n0 n1 n2 <= 12 n^3 / 27``; ``n0 n1 <= n^2 / 4``, ``n0 n1 n2 <= n^3 / 27``;
+    - generic: with ``M`` the largest ``|output|`` the kernel declares, ``F H`` at most ``n M``,
+      ``H . F H`` at most ``n^2 M``.
+    """
+    if rows < 0:
+        raise ValueError(f"rows must be non-negative, got {rows}")
+    n = max(int(rows), 1)
+    pairs = n * (n - 1) // 2
+    arrays = [np.asarray(v, dtype=np.int64) for v in grid_values]
+    form = None if generic else special_form(kernel)
+    if form == "kendall":
+        return max(2 * n, pairs)
+    if form == "gini":
+        largest = max(int(np.abs(arrays[0]).max()), 1)
+        spread = int(arrays[0].max()) - int(arrays[0].min())
+        return max(2 * n * largest, pairs * spread)
+    if form == "auc":
+        return max(2 * n, n * n // 2)
+    if form == "duplicate":
+        return n * n
+    if form == "rand":
+        return 3 * n * n + n
+    if form == "vus":
+        return max(3 * n * n, 12 * n ** 3 // 27)
+    largest = max(max(abs(o.low), abs(o.high)) for o in kernel.outputs(_widths(arrays)))
+    return n * n * max(largest, 1)
