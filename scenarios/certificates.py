@@ -120,7 +120,7 @@ def _crypto() -> Any:
         from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
     except ImportError:
         raise UsageError("generating certificates needs the 'cryptography' package: "
-                         "pip install 'private-ustats[ssl]' (or pip install cryptography)") from None
+                         "pip install cryptography (a dependency of the suite)") from None
     return x509, hashes, serialization, ec, ExtendedKeyUsageOID, NameOID
 
 

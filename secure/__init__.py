@@ -11,7 +11,9 @@ Modules, one topic each (as in MPyC itself):
 - :mod:`secure.public_randomness` a joint public seed every party contributes to.
 - :mod:`secure.noise.party`        local integer noise draws from OS randomness (Polya, binomial).
 - :mod:`secure.noise.mpc`    noise sampled inside MPC from joint secret random bits (biased coins, digits).
-- :mod:`secure.ranking`      secure sorting for rank statistics (Mann-Whitney U).
+- :mod:`secure.histograms`   complete U-statistic sums from the parties' joint histogram (no comparison).
+- :mod:`secure.ranking`      secure sorting for rank statistics (one-sort AUC and Gini, Mann-Whitney U).
+- :mod:`secure.fss.dcf`      a distributed comparison function (function secret sharing, AES-128 PRG).
 - :mod:`secure.views`        a party's own shares and Lagrange recombination (coalition drills).
 - :mod:`secure.meter`        seconds and bytes sent per protocol phase.
 

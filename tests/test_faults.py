@@ -185,7 +185,8 @@ def test_overflowing_sum_is_caught_by_the_guarded_reveal(party_files: Path) -> N
     fit -L 20.  epsilon = 1e9 makes the noise zero: with epsilon = 1 the noise (std about 3e6 here) could
     itself bring the released value back inside 20 bits."""
     argv = ["--data", str(party_files / "p{pid}.csv"), "--stat", "gini", "--columns", "totChol",
-            "--domain", "totChol=100:700:6", "--pairs", "all", "--seed", "3", "--epsilon", "1e9", "-L", "20"]
+            "--domain", "totChol=100:700:6", "--pairs", "all", "--path", "tuples", "--seed", "3", "--epsilon", "1e9",
+            "-L", "20"]
     runs = run_parties(_same(argv))
     for run in runs:
         assert run.code == 1, run.stderr

@@ -21,6 +21,8 @@ loss from below.  The cases, by module and paper:
                                :mod:`dp.bell.subsampled_analysis`; Bell et al. §5, Thm 5, App. C.1)
 ``complete-*``                 complete U-statistics over all tuples (:mod:`dp.umpc.complete`; Sinh & Ramon,
                                Protocol 3.1 with E = every tuple) -- built in :mod:`dp.audit.complete_cases`
+``ecdf-fss-*``                 ECDF by function secret sharing, two servers (:mod:`dp.ecdf.fss_release`;
+                               Barczewski, Mawass & Ramon §4.2) -- built in :mod:`dp.audit.fss_cases`
 ``control-*``                  negative controls: deliberately broken mechanisms that must FAIL
 =============================  ===========================================================================
 
@@ -87,6 +89,7 @@ from functools import lru_cache
 import numpy as np
 
 from dp.audit.complete_cases import COMPLETE_SAMPLES, complete_case_names, complete_cases
+from dp.audit.fss_cases import FSS_SAMPLES, fss_case_names, fss_cases
 from dp.audit.engine import AuditCase, Sampler
 from dp.audit.fedauc_cases import fedauc_cases
 from dp.audit.neighbours import (BINOMIAL_SPLIT_DELTA, CASE_DELTA, CASE_EPSILON, PUBLIC_SEED, PairNeighbours,
@@ -409,6 +412,7 @@ RECOMMENDED_SAMPLES: dict[str, int] = {
     "control-polya-naive-m5-t2": 40_000,
     "control-tree-node-scale": 100_000,
     **{name: COMPLETE_SAMPLES for name in complete_case_names()},
+    **{name: FSS_SAMPLES for name in fss_case_names()},
 }
 #: Recommended outputs per dataset of every other case.
 DEFAULT_SAMPLES: int = 200_000
@@ -417,7 +421,7 @@ DEFAULT_SAMPLES: int = 200_000
 @lru_cache(maxsize=1)
 def _all_cases() -> tuple[AuditCase, ...]:
     built = (_umpc_cases() + _delegated_cases() + ecdf_cases() + hl_cases() + fedauc_cases() + [_rank_auc_case()]
-             + _subsampled_cases() + complete_cases() + _control_cases())
+             + _subsampled_cases() + complete_cases() + fss_cases() + _control_cases())
     cases = [replace(case, samples=RECOMMENDED_SAMPLES.get(case.name, DEFAULT_SAMPLES)) for case in built]
     names = [c.name for c in cases]
     if len(set(names)) != len(names):

@@ -1,0 +1,650 @@
+r"""A private ECDF answered by two servers from function-secret-shared keys: the owners upload once.
+
+Barczewski, Mawass & Ramon, §4.2 ("Function secret sharing"), with the tree mechanism of §3.1, eq. (2)
+(:mod:`dp.ecdf.tree`), on the distributed comparison function (DCF) of Boyle, Gilboa & Ishai (EUROCRYPT
+2015) with the smaller keys of Boyle et al. (EUROCRYPT 2021), :mod:`secure.fss.dcf`.
+
+Who holds what
+--------------
+Every MPyC party is a data owner with its own rows of one column; parties 0 and 1 are also the two
+servers (with one party, that party plays both servers and nothing is hidden from it).  The grid
+``tau_1 < ... < tau_N`` is public, declared like :mod:`scenarios.ecdf`'s, and the DCF has bit width
+``bits >= ceil(log2 N)`` (its domain ``0 .. 2^bits - 1`` holds the grid indices).
+
+Upload (once, :func:`upload`)
+-----------------------------
+1. Each owner clips its values to ``[tau_1, tau_N]`` (the number clipped stays at the owner) and maps
+   each to its grid index ``k = min{j : tau_j >= x}`` (0-based), so that ``x <= tau_j  <=>  k <= j``.
+2. For its indices it generates one DCF key pair per row, ``gen(alpha = k, bits)``: the two servers'
+   shares add up (mod 2^64) to ``f_k(j) = [j < k]``, and ``[x <= tau_j] = 1 - f_k(j)``.  Key batch
+   ``k0`` goes to server 0 only, ``k1`` to server 1 only (``mpc.transfer`` with explicit senders and
+   receivers).
+3. Each owner draws its own coalition-calibrated tree-node noise (:meth:`TreeNoisePlan.draw_party`,
+   the same draws as :mod:`scenarios.ecdf`'s party noise: a difference of two
+   ``Polya(1/(m - c), alpha)`` per node, ``alpha = exp(-epsilon / (L + 1))``) and splits it additively
+   mod 2^64: a uniform mask ``r`` (OS randomness) to server 0, ``noise - r`` to server 1.  The noise of
+   every node is therefore fixed at upload time.
+
+Answer (any number of times, :func:`server_shares`, :func:`open_counts`)
+------------------------------------------------------------------------
+Server ``b`` expands all its keys once over the grid (``full_domain_sum``: ``S_b(j) = sum_i`` share of
+``f_{k_i}(j)``), sums the owners' node-noise shares into ``eta_b`` and, for every queried grid index
+``j``, takes ``[b = 0] n - S_b(j) + sum_l eta_b[(ceil((j+1)/2^l), l)]`` (the prefix nodes of eq. 2,
+:func:`dp.ecdf.tree.prefix_positions`).  The two servers exchange **only** these values of the queried
+points (``mpc.transfer``) and add them: ``c~_j = #{x_i <= tau_j} + sum_l eta_{ceil(j/2^l), l}``, read
+as a signed 64-bit integer.  The counts equal :func:`dp.ecdf.tree.noisy_counts` of the same data and
+node draws, i.e. :mod:`dp.ecdf.secure_release`'s (a test holds them equal).
+
+Privacy and threat model
+------------------------
+- One release of the whole curve is ``epsilon``-DP (Theorem 1, replace-one rows).  Because every
+  node's noise is fixed at upload, every later query -- repeated or new grid points, any number of
+  rounds -- is post-processing of that one noisy curve: **nothing is spent beyond one epsilon**.
+- Passive (semi-honest) servers that do not collude with each other.  One server's view is its key
+  batches (pseudorandom: keys of a DCF reveal nothing about ``alpha`` to one holder, BGI15 Thm. on
+  DCF security with lambda = 128), its noise shares (uniform masks, or noise minus a uniform mask) and
+  the other server's shares of the *queried* noisy counts, which are the release itself.  So a server
+  learns the released counts and nothing else.
+- Calibration: each owner draws with shape ``1/(m - c)``, so any ``m - c`` owners' draws alone add
+  up to ``DLap(alpha)`` per node.  The release is ``epsilon``-DP against either server together with
+  any coalition of owners of at most ``c`` owners *counting the server's own owner role* (a server is
+  an owner: it knows its own draws).  ``c = t`` (MPyC's ``-T``) when ``t >= 1``; with ``t = 0`` and
+  ``m >= 2`` the calibration still covers ``c = 1`` (the server alone), so that DP never rests on a
+  server ignoring its own draws.  Variance factor ``m / (m - c)``, as in :mod:`dp.ecdf.tree`.
+- A **malicious** server can corrupt the released counts (it can add any value to its shares; a wild
+  value is caught by the range check of :func:`open_counts`, a small shift is not), but it cannot
+  learn inputs: its view is the same as a passive server's.  Two colluding servers learn every row.
+- ``t = 0``: the two-server run does not rest on Shamir secret sharing (no secure arithmetic runs),
+  so ``-M2`` (``t = 0``) is accepted: privacy comes from FSS with two non-colluding servers.
+
+Stored keys (the two-step mode: :func:`store_state`, :func:`load_state`)
+-------------------------------------------------------------------------
+Each server writes its own directory (mode 0700; files 0600 like TLS keys): ``public.json`` (public
+parameters, the run identifier agreed at upload, an HMAC-SHA256 tag), ``keys.bin`` (its key batches),
+``noise.bin`` (its node-noise shares) and ``mac.key`` (32 random bytes).  The tag covers the public
+parameters, the server's index and the SHA-256 of both data files; a modified file fails the check,
+and the two servers compare their run identifiers and parameter digests before answering, so a
+directory from another run is refused.  This detects mix-ups and tampering by anyone without the
+server's ``mac.key``; it is no defence against whoever controls the server (a malicious server).
+
+Costs: upload O(n L (lambda + 64)) bits of keys plus ``2 |I[L]|`` 64-bit noise shares per owner
+(O(n + m |B|) in the paper's words, against §4.1's O(n |B|)); a query round sends ``2 |B|`` 64-bit
+words; each server does ``O(n 2^bits)`` PRG work once per answer run.  Measured with ``-M3`` on the
+embedded Framingham ``sysBP`` (n = 4238, N = 1024, 10-bit DCF, 2 shared cores): keys of 267 bytes per
+row; upload 1.57 MB sent by all parties in 0.09 s; a query round of all 1024 points 16.4 kB and about
+1.6 s at the servers (``-M2 --answer``; mostly the full-domain expansion), of 3 points 102 bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import os
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dp.ecdf.secure_release import EcdfRelease
+from dp.ecdf.tree import TreeNoisePlan, node_count, plan_tree_noise, prefix_positions, tree_depth
+from dp.umpc.protocol import polya_tail_bound
+from secure.errors import InputError, ProtocolFailure
+
+__all__ = ["MAX_DCF_BITS", "STATE_VERSION", "FssNoisePlan", "FssEcdfRelease", "ServerState", "check_bits",
+           "grid_indices", "fss_noise_plan", "split_noise", "server_party", "upload", "server_shares",
+           "open_counts", "answer", "store_state", "load_state", "state_digest", "check_same_run", "key_sums",
+           "decode", "server_directory"]
+
+#: the widest DCF this protocol asks for: every server expands its keys over ``2^bits`` points (the full-domain
+#: limit of :mod:`secure.fss.dcf`, ``MAX_FULL_DOMAIN_BITS``, checked on use)
+MAX_DCF_BITS = 22
+
+#: format version of a stored server directory
+STATE_VERSION = 1
+
+_MASK64 = (1 << 64) - 1
+
+NodeNoiseSource = Callable[[TreeNoisePlan], np.ndarray]
+
+
+def _dcf() -> ModuleType:
+    """The DCF module (:mod:`secure.fss.dcf`); imported on use (tests of the logic may replace this)."""
+    from secure.fss import dcf
+
+    return dcf
+
+
+# --------------------------------------------------------------------------------------------------
+# public parameters
+
+def check_bits(points: int, bits: int | None = None) -> int:
+    """Return the DCF bit width for ``points`` grid points: ``bits`` if it fits, else the smallest.
+
+    :param points: grid size ``N >= 1``.
+    :param bits: requested width, or ``None`` for ``max(1, ceil(log2 N))``.
+    :raise ValueError: if the grid does not fit ``2^bits`` indices or ``bits`` is out of range.
+    """
+    smallest = max(1, tree_depth(points))
+    if bits is None:
+        return smallest
+    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)):
+        raise TypeError(f"bits must be an integer, got {bits!r}")
+    limit = min(MAX_DCF_BITS, int(getattr(_dcf(), "MAX_FULL_DOMAIN_BITS", MAX_DCF_BITS)))
+    if not 1 <= bits <= limit:
+        raise ValueError(f"the DCF bit width must lie in [1, {limit}] (full-domain evaluation), got {bits}")
+    if points > 1 << int(bits):
+        raise ValueError(f"a grid of {points} points does not fit the DCF's bit width {bits} "
+                         f"(2^{bits} = {1 << int(bits)} indices); use at least {smallest} bits")
+    return int(bits)
+
+
+def grid_indices(values: npt.ArrayLike, grid: npt.ArrayLike) -> tuple[np.ndarray, int]:
+    """Clip values to ``[tau_1, tau_N]`` and map each to ``k = min{j : tau_j >= x}`` (0-based).
+
+    Then ``x <= tau_j`` exactly when ``k <= j``, so the count at ``tau_j`` is ``#{k_i <= j}``.
+    A value below ``tau_1`` counts at every point (as :mod:`scenarios.ecdf`), one above ``tau_N`` is
+    clipped to ``tau_N`` and counts at the last point only.
+
+    :return: ``(indices int64, number of values clipped)``; the number stays at the owner.
+    """
+    taus = np.asarray(grid, dtype=np.float64)
+    data = np.asarray(values, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(data)):
+        raise ValueError("values must be finite")
+    outside = int(np.count_nonzero((data < taus[0]) | (data > taus[-1])))
+    clipped = np.clip(data, taus[0], taus[-1])
+    return np.searchsorted(taus, clipped, side="left").astype(np.int64), outside
+
+
+@dataclass(frozen=True)
+class FssNoisePlan:
+    """The node noise of the FSS release: ``owners`` draw, calibrated for ``coalition`` of them.
+
+    ``draw`` is the :class:`TreeNoisePlan` each owner draws from (shape ``1/(owners - coalition)``;
+    ``plan_tree_noise(parties=m, threshold=c)`` when ``2 c < m``, which are the draws of
+    :mod:`scenarios.ecdf`; with ``m = 2, c = 1`` a one-party plan, whose draws have shape 1).
+    """
+
+    draw: TreeNoisePlan
+    owners: int
+    coalition: int
+
+    @property
+    def epsilon(self) -> float:
+        """The budget of the whole curve (spent once, at upload)."""
+        return self.draw.epsilon
+
+    @property
+    def points(self) -> int:
+        """Grid size ``N``."""
+        return self.draw.points
+
+    @property
+    def levels(self) -> int:
+        """``L + 1`` nodes per count."""
+        return self.draw.levels
+
+    @property
+    def node_count(self) -> int:
+        """``|I[L]|``."""
+        return self.draw.node_count
+
+    @property
+    def variance_factor(self) -> float:
+        """``m / (m - c)``: total node variance over one ``DLap(alpha)``."""
+        return self.owners / (self.owners - self.coalition)
+
+    @property
+    def point_variance(self) -> float:
+        """Variance of the noise of one released count: ``(L + 1) m/(m - c) 2 alpha/(1 - alpha)^2``."""
+        return self.levels * self.variance_factor * self.draw.honest_node_variance
+
+    def count_slack(self, points: int) -> int:
+        """Bound on the noise of any of ``points`` released counts, failing with probability < 2^-40."""
+        bits = 41 + max(0, math.ceil(math.log2(max(points, 1))))
+        return polya_tail_bound(self.draw.alpha, self.levels * self.variance_factor, bits)
+
+
+def fss_noise_plan(*, epsilon: float, points: int, owners: int, threshold: int) -> FssNoisePlan:
+    """The calibration of the FSS release for ``owners`` owners and MPyC threshold ``threshold``.
+
+    Coalition ``c = threshold`` if ``threshold >= 1``, else ``min(1, owners - 1)``: a server is an
+    owner and knows its own draws, so with two or more owners the calibration always covers it.
+
+    :raise ValueError: on an invalid parameter (``epsilon must be positive, got 0``).
+    """
+    if owners < 1:
+        raise ValueError(f"owners must be at least 1, got {owners}")
+    coalition = threshold if threshold >= 1 else min(1, owners - 1)
+    if coalition >= owners:
+        raise ValueError(f"the coalition covered ({coalition}) must be smaller than the number of owners ({owners})")
+    if 2 * coalition < owners:
+        draw = plan_tree_noise(epsilon=epsilon, points=points, parties=owners, threshold=coalition)
+    else:  # same shape 1/(m - c) without Shamir's honest-majority condition (FSS does not need it)
+        draw = plan_tree_noise(epsilon=epsilon, points=points, parties=owners - coalition, threshold=0)
+    return FssNoisePlan(draw=draw, owners=owners, coalition=coalition)
+
+
+def split_noise(draws: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Additive shares mod 2^64 of an int64 noise vector: ``(r, draws - r)`` with ``r`` uniform (OS).
+
+    :return: two uint64 arrays whose sum (wrapping) is ``draws`` as uint64.
+    """
+    values = np.asarray(draws, dtype=np.int64)
+    mask = np.frombuffer(secrets.token_bytes(8 * values.size), dtype=np.uint64).copy()
+    return mask, values.view(np.uint64) - mask
+
+
+def server_party(server: int, parties: int) -> int:
+    """The party that plays server ``server`` (0 or 1): party ``server``, or party 0 when alone."""
+    return server if parties > 1 else 0
+
+
+# --------------------------------------------------------------------------------------------------
+# a server's state and the release
+
+@dataclass
+class ServerState:
+    """What server ``server`` holds after the upload: public parameters, its key batches, its node shares.
+
+    ``public`` holds ``grid`` (list), ``points``, ``bits``, ``epsilon``, ``n``, ``owners``,
+    ``coalition``, ``threshold``, ``levels``, ``point_std``, ``run_id`` and whatever the caller adds
+    (column, domain): the same at both servers.
+    """
+
+    server: int
+    public: dict[str, Any]
+    keys: list[bytes]
+    node_shares: np.ndarray
+
+    @property
+    def grid(self) -> np.ndarray:
+        """The public grid."""
+        return np.asarray(self.public["grid"], dtype=np.float64)
+
+    @property
+    def run_id(self) -> str:
+        """The run identifier agreed at upload."""
+        return str(self.public["run_id"])
+
+
+@dataclass
+class FssEcdfRelease(EcdfRelease):
+    """The released noisy counts at the queried points (same fields as :class:`EcdfRelease`)."""
+
+    coalition: int = 0
+    run_id: str = ""
+    bits: int = 0
+    key_bytes: int = 0
+    mode: str = "upload"
+
+    @property
+    def noise_source(self) -> str:
+        """``owners``: each owner's node draws, shared between the two servers at upload."""
+        return "owners"
+
+    @property
+    def guarantee(self) -> str:
+        """Which noise ran and what it guarantees, in one line."""
+        spent = (f"epsilon = {self.epsilon:g} for the whole curve, spent once at upload (node noise fixed: later "
+                 f"queries spend nothing; {self.levels} nodes per count)")
+        if self.parties == 1:
+            return spent + "; one party plays both servers: the release is DP, nothing is hidden from that party"
+        others = self.coalition - 1
+        return (spent + f"; DP against either server together with up to {others} other owner(s) (each of the "
+                f"{self.parties} owners drew node noise of Polya shape 1/{self.parties - self.coalition}); "
+                "inputs hidden from one server by FSS (pseudorandom keys, masked noise), not by Shamir")
+
+    def honest_keys(self) -> dict[str, Any]:
+        """The record's uncertainty keys."""
+        keys = super().honest_keys()
+        keys["uncertainty_covers"] = ("DP noise only (noise_std per released point); exact counts of the clipped "
+                                      "values, no sampling error")
+        return keys
+
+
+def _release(public: dict[str, Any], queries: np.ndarray, counts: np.ndarray, phases: dict[str, dict[str, float]],
+             mode: str) -> FssEcdfRelease:
+    return FssEcdfRelease(grid=np.asarray(public["grid"], dtype=np.float64), subset=queries, counts=counts, n=int(public["n"]),
+                          epsilon=float(public["epsilon"]), parties=int(public["owners"]),
+                          threshold=int(public["threshold"]), levels=int(public["levels"]),
+                          point_std=float(public["point_std"]),
+                          seconds=sum(p["seconds"] for p in phases.values()),
+                          bytes_sent=int(sum(p["bytes_sent"] for p in phases.values())), phases=phases,
+                          coalition=int(public["coalition"]), run_id=str(public["run_id"]), bits=int(public["bits"]),
+                          key_bytes=int(public.get("key_bytes", 0)), mode=mode)
+
+
+# --------------------------------------------------------------------------------------------------
+# upload
+
+async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan, *, bits: int,
+                 extra: dict[str, Any] | None = None, noise_source: NodeNoiseSource | None = None,
+                 meter: Any = None) -> tuple[list[ServerState], int]:
+    """Every party (owner) calls this with its own values on a started MPyC runtime (parameters agreed).
+
+    :param values: this owner's values of the column (finite floats).
+    :param grid: the public grid (``plan.points`` points).
+    :param plan: :func:`fss_noise_plan` for ``m`` owners.
+    :param bits: DCF bit width (:func:`check_bits`).
+    :param extra: public parameters to keep with the state (column, domain, ...).
+    :param noise_source: ``draw plan -> this owner's node draws`` (tests); default OS randomness.
+    :param meter: a :class:`secure.meter.CostMeter` to account phases ``upload`` (or ``None``).
+    :return: ``(the server states this party holds (none for an owner only), values clipped here)``.
+    :raise InputError: no row at any owner (same verdict everywhere, nothing shared).
+    """
+    from mpyc.runtime import mpc
+
+    from secure.intake import exchange_counts
+    from secure.meter import CostMeter
+
+    meter = meter if meter is not None else CostMeter()
+    dcf = _dcf()
+    taus = np.asarray(grid, dtype=np.float64)
+    parties = len(mpc.parties)
+    servers = [server_party(0, parties), server_party(1, parties)]
+    with meter.phase("upload"):
+        rows = [int(r) for r in await exchange_counts(int(np.asarray(values).shape[0]))]
+        n = sum(rows)
+        if n == 0:
+            raise InputError("all parties: need at least 1 row over all parties for an ECDF, got 0")
+        indices, outside = grid_indices(values, taus)
+        payloads: list[tuple[bytes | None, bytes]] = []
+        draws = noise_source(plan.draw) if noise_source is not None else plan.draw.draw_party()
+        draws = np.asarray(draws, dtype=np.int64)
+        if draws.shape != (plan.node_count,):
+            raise ValueError(f"node draws must have length {plan.node_count}, got shape {draws.shape}")
+        mask, rest = split_noise(draws)
+        key_bytes = 0
+        if indices.size:
+            pair = dcf.gen(indices, bits)
+            key_bytes = int(pair[0].nbytes_per_key)
+            payloads = [(pair[0].to_bytes(), mask.tobytes()), (pair[1].to_bytes(), rest.tobytes())]
+        else:
+            payloads = [(None, mask.tobytes()), (None, rest.tobytes())]
+        received: list[list[Any]] = []
+        for server in (0, 1):
+            received.append(list(await mpc.transfer(payloads[server], senders=list(range(parties)),
+                                                     receivers=[servers[server]])))
+        key_sizes = [int(size) for size in await mpc.transfer(key_bytes)]
+        run_id = await mpc.transfer(secrets.token_hex(16) if mpc.pid == servers[0] else None, senders=servers[0])
+    levels = plan.levels
+    public = {"version": STATE_VERSION, "statistic": "ecdf_fss", "grid": [float(t) for t in taus],
+              "points": int(taus.shape[0]), "bits": int(bits), "epsilon": float(plan.epsilon), "n": n,
+              "rows": rows, "owners": plan.owners, "coalition": plan.coalition, "threshold": int(mpc.threshold),
+              "levels": levels, "point_std": math.sqrt(plan.point_variance) / n,
+              "key_bytes": max(key_sizes), "run_id": str(run_id), **(extra or {})}
+    states = []
+    for server in (0, 1):
+        if mpc.pid != servers[server]:
+            continue
+        shares = np.zeros(plan.node_count, dtype=np.uint64)
+        keys: list[bytes] = []
+        for key_batch, noise in received[server]:
+            shares += np.frombuffer(noise, dtype=np.uint64)
+            if key_batch is not None:
+                keys.append(key_batch)
+        states.append(ServerState(server=server, public=dict(public), keys=keys, node_shares=shares))
+    return states, outside
+
+
+# --------------------------------------------------------------------------------------------------
+# answer
+
+def _check_queries(queries: npt.ArrayLike, points: int) -> np.ndarray:
+    chosen = np.asarray(queries)
+    if chosen.ndim != 1 or chosen.size == 0 or not np.issubdtype(chosen.dtype, np.integer):
+        raise ValueError("queries must be a non-empty one-dimensional array of grid indices")
+    if chosen.min() < 0 or chosen.max() >= points:
+        bad = int(chosen[(chosen < 0) | (chosen >= points)][0])
+        raise ValueError(f"query index {bad} is outside the grid (indices 0..{points - 1})")
+    return chosen.astype(np.int64)
+
+
+def key_sums(state: ServerState) -> np.ndarray:
+    """``S_b(j)`` for every grid index: the sum over all key batches of this server's DCF shares."""
+    dcf = _dcf()
+    points = int(state.public["points"])
+    batches = [dcf.DcfKeys.from_bytes(blob, server=state.server, bits=int(state.public["bits"]))
+               for blob in state.keys]
+    if not batches:
+        return np.zeros(points, dtype=np.uint64)
+    joined = dcf.DcfKeys.concatenate(batches)
+    return np.asarray(dcf.full_domain_sum(joined), dtype=np.uint64)[:points].copy()
+
+
+def server_shares(state: ServerState, queries: npt.ArrayLike, sums: np.ndarray | None = None) -> np.ndarray:
+    """Server ``b``'s additive shares (uint64) of the noisy counts at the queried grid indices.
+
+    ``[b = 0] n - S_b(j) + sum_l eta_b[prefix node of j at level l]``; the two servers' values add up
+    (mod 2^64) to ``#{x_i <= tau_j} + sum_l eta_{ceil((j+1)/2^l), l}``.
+
+    :param sums: :func:`key_sums` of this state if already computed.
+    """
+    points = int(state.public["points"])
+    chosen = _check_queries(queries, points)
+    totals = key_sums(state) if sums is None else sums
+    noise = state.node_shares[prefix_positions(points)[chosen]].sum(axis=1, dtype=np.uint64)
+    base = np.uint64(int(state.public["n"]) & _MASK64) if state.server == 0 else np.uint64(0)
+    return base - totals[chosen] + noise
+
+
+def decode(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Add two uint64 share vectors (wrapping) and read the sum as signed 64-bit integers."""
+    return (np.asarray(first, dtype=np.uint64) + np.asarray(second, dtype=np.uint64)).view(np.int64)
+
+
+async def open_counts(states: Sequence[ServerState], queries: npt.ArrayLike, *, slack: int,
+                      receivers: Sequence[int] | None = None, sums: dict[int, np.ndarray] | None = None
+                      ) -> np.ndarray | None:
+    """Both servers open the noisy counts at ``queries``; every party calls it (owners send nothing).
+
+    Each server sends its share vector of the queried points only, to the other server and to the
+    ``receivers`` (default: the two servers).
+
+    :param states: the server states this party holds (empty at an owner that is not a server).
+    :param slack: :meth:`FssNoisePlan.count_slack`: an opened count outside ``[-slack, n + slack]``
+        means a corrupted share (a malicious server or a key of another run).
+    :return: the int64 counts at receivers, ``None`` elsewhere.
+    :raise ProtocolFailure: an opened count outside its possible range.
+    """
+    from mpyc.runtime import mpc
+
+    parties = len(mpc.parties)
+    servers = [server_party(0, parties), server_party(1, parties)]
+    wanted = sorted(set(servers) | set(receivers if receivers is not None else servers))
+    mine = {state.server: server_shares(state, queries, None if sums is None else sums.get(state.server))
+            for state in states}
+    if parties == 1:
+        vectors = [mine[0], mine[1]]
+    else:
+        own = mine.get(mpc.pid)
+        sent = await mpc.transfer(None if own is None else own.tobytes(), senders=servers, receivers=wanted)
+        if mpc.pid not in wanted:
+            return None
+        vectors = [np.frombuffer(blob, dtype=np.uint64) for blob in sent]
+    counts = decode(vectors[0], vectors[1])
+    n = int(states[0].public["n"]) if states else None
+    if n is not None and (counts.min() < -slack or counts.max() > n + slack):
+        raise ProtocolFailure("an opened count lies outside its possible range: a server's shares are corrupted")
+    return counts
+
+
+async def answer(states: Sequence[ServerState], queries: npt.ArrayLike, *, receivers: Sequence[int] | None = None,
+                 meter: Any = None, mode: str = "upload") -> FssEcdfRelease | None:
+    """One query round: both servers expand their keys, open the counts at ``queries``; every party calls it.
+
+    Spends no privacy budget: the node noise was fixed at upload, so the counts of a repeated point are
+    the same in every round.
+
+    :param states: this party's server states (from :func:`upload` or :func:`load_state`; empty at an
+        owner that is not a server).
+    :param queries: 0-based grid indices (only the servers' value is used).
+    :param receivers: parties that learn the counts (default: the two servers).
+    :param meter: a :class:`secure.meter.CostMeter` (phase ``answer``), or ``None``.
+    :param mode: ``upload`` or ``answer``, recorded in the release.
+    :return: the release at the receivers, ``None`` elsewhere.
+    :raise ProtocolFailure: an opened count outside its possible range (corrupted shares).
+    """
+    from mpyc.runtime import mpc
+
+    from secure.meter import CostMeter
+
+    meter = meter if meter is not None else CostMeter()
+    parties = len(mpc.parties)
+    public = await mpc.transfer(states[0].public if states and states[0].server == 0 else None,
+                                senders=server_party(0, parties))
+    chosen = _check_queries(queries, int(public["points"]))
+    plan = fss_noise_plan(epsilon=float(public["epsilon"]), points=int(public["points"]),
+                          owners=int(public["owners"]), threshold=int(public["coalition"]))
+    with meter.phase("answer"):
+        sums = {state.server: key_sums(state) for state in states}
+        counts = await open_counts(states, chosen, slack=plan.count_slack(len(chosen)), receivers=receivers,
+                                   sums=sums)
+    phases = await meter.totals_over_parties()
+    if counts is None:
+        return None
+    table = {k: {"seconds": c.seconds, "bytes_sent": c.bytes_sent} for k, c in phases.items()}
+    return _release(public, chosen, counts, table, mode)
+
+
+# --------------------------------------------------------------------------------------------------
+# the two-step mode: storing and loading a server's state
+
+def state_digest(public: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of the public parameters (run identifier included)."""
+    return hashlib.sha256(json.dumps(public, sort_keys=True).encode()).hexdigest()
+
+
+def _tag(mac_key: bytes, server: int, public: dict[str, Any], keys_blob: bytes, noise_blob: bytes) -> str:
+    message = json.dumps({"server": server, "public": state_digest(public),
+                          "keys": hashlib.sha256(keys_blob).hexdigest(),
+                          "noise": hashlib.sha256(noise_blob).hexdigest()}, sort_keys=True).encode()
+    return hmac.new(mac_key, message, hashlib.sha256).hexdigest()
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+    os.chmod(path, 0o600)
+
+
+def _pack_keys(keys: Sequence[bytes]) -> bytes:
+    return b"".join(len(blob).to_bytes(8, "big") + blob for blob in keys)
+
+
+def _unpack_keys(blob: bytes) -> list[bytes]:
+    keys, offset = [], 0
+    while offset < len(blob):
+        if offset + 8 > len(blob):
+            raise ValueError("truncated key file")
+        size = int.from_bytes(blob[offset:offset + 8], "big")
+        offset += 8
+        if offset + size > len(blob):
+            raise ValueError("truncated key file")
+        keys.append(blob[offset:offset + size])
+        offset += size
+    return keys
+
+
+def server_directory(directory: str | Path, server: int) -> Path:
+    """``DIR/server{b}``."""
+    return Path(directory) / f"server{server}"
+
+
+def store_state(state: ServerState, directory: str | Path) -> Path:
+    """Write server ``state.server``'s state to ``DIR/server{b}`` (0700; files 0600), with its MAC.
+
+    :return: the server's directory.
+    :raise OSError: the directory cannot be written.
+    """
+    folder = server_directory(directory, state.server)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)
+    keys_blob = _pack_keys(state.keys)
+    noise_blob = np.asarray(state.node_shares, dtype=np.uint64).tobytes()
+    mac_key = secrets.token_bytes(32)
+    record = {"public": state.public, "server": state.server,
+              "mac": _tag(mac_key, state.server, state.public, keys_blob, noise_blob)}
+    _write_private(folder / "mac.key", mac_key)
+    _write_private(folder / "keys.bin", keys_blob)
+    _write_private(folder / "noise.bin", noise_blob)
+    _write_private(folder / "public.json", json.dumps(record, sort_keys=True).encode())
+    return folder
+
+
+def load_state(directory: str | Path, server: int) -> ServerState:
+    """Read and check server ``server``'s stored state.
+
+    :raise InputError: a missing or unreadable file, a tag that does not match (a file tampered with
+        or from another run), or inconsistent content; one line, no key material.
+    """
+    folder = server_directory(directory, server)
+    try:
+        record = json.loads((folder / "public.json").read_text(encoding="utf-8"))
+        mac_key = (folder / "mac.key").read_bytes()
+        keys_blob = (folder / "keys.bin").read_bytes()
+        noise_blob = (folder / "noise.bin").read_bytes()
+    except FileNotFoundError as exc:
+        raise InputError(f"no stored keys of server {server} in {folder} ({Path(exc.filename).name} missing): "
+                         "run the upload with --store first") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read the stored keys of server {server} in {folder}: "
+                         f"{type(exc).__name__}") from None
+    refused = (f"the stored keys of server {server} in {folder} fail their integrity check "
+               "(tampered with, or files of another run)")
+    if not isinstance(record, dict) or not isinstance(record.get("public"), dict) or record.get("server") != server:
+        raise InputError(refused)
+    public = record["public"]
+    expected = _tag(mac_key, server, public, keys_blob, noise_blob)
+    if not hmac.compare_digest(expected, str(record.get("mac", ""))):
+        raise InputError(refused)
+    if public.get("version") != STATE_VERSION:
+        raise InputError(f"the stored keys of server {server} have format version {public.get('version')!r}, "
+                         f"this program reads {STATE_VERSION}")
+    try:
+        keys = _unpack_keys(keys_blob)
+        dcf = _dcf()
+        for blob in keys:
+            dcf.DcfKeys.from_bytes(blob, server=server, bits=int(public["bits"]))
+        shares = np.frombuffer(noise_blob, dtype=np.uint64).copy()
+        if shares.shape[0] != node_count(int(public["points"])):
+            raise ValueError("noise shares of another grid")
+    except (ValueError, KeyError, TypeError):
+        raise InputError(refused) from None
+    return ServerState(server=server, public=public, keys=keys, node_shares=shares)
+
+
+
+async def check_same_run(states: Sequence[ServerState]) -> None:
+    """The two servers compare their run identifiers and parameter digests; every party calls it.
+
+    :raise InputError: at both servers alike (the same line), when the stored states come from
+        different upload runs or disagree on a public parameter.
+    """
+    from mpyc.runtime import mpc
+
+    parties = len(mpc.parties)
+    servers = [server_party(0, parties), server_party(1, parties)]
+    mine = {state.server: (state.run_id, state_digest(state.public)) for state in states}
+    if parties == 1:
+        views = [mine.get(0), mine.get(1)]
+    else:
+        views = list(await mpc.transfer(mine.get(mpc.pid), senders=servers, receivers=servers))
+        if mpc.pid not in servers:
+            return
+    if views[0] is None or views[1] is None:
+        raise InputError("both servers need their stored keys")
+    if views[0][0] != views[1][0]:
+        raise InputError(f"the two servers' stored keys come from different runs (run {views[0][0]} at server 0, "
+                         f"run {views[1][0]} at server 1): a key file of another run is refused")
+    if views[0][1] != views[1][1]:
+        raise InputError(f"the two servers' stored public parameters differ for run {views[0][0]}: "
+                         "a key file tampered with is refused")

@@ -1,0 +1,389 @@
+"""A private ECDF of one column answered by two servers from DCF keys: the data owners upload once.
+
+Barczewski, Mawass & Ramon §4.2 (function secret sharing) with the tree mechanism of §3.1 eq. (2);
+the DCF of Boyle, Gilboa & Ishai (2015) / Boyle et al. (2021) (:mod:`secure.fss.dcf`).  Every party is
+a data owner (its rows, read as :mod:`scenarios.ecdf` reads them); parties 0 and 1 are also the two
+servers.  Each owner sends one DCF key per row and its secret-shared tree-node noise to the servers,
+once; the servers then answer ECDF queries alone.  The protocol, its threat model and what the stored
+keys guarantee are in :mod:`dp.ecdf.fss_release`.
+
+Run it::
+
+    python -m scenarios.ecdf_fss -M3                          # upload + one round of all grid points
+    python -m scenarios.ecdf_fss -M3 --columns sysBP --queries 0,100,512 --json fss.json
+    python -m scenarios.ecdf_fss -M3 --columns sysBP --store keys --queries 10,20     # upload, keep the keys
+    python -m scenarios.ecdf_fss -M2 --answer keys --queries at:120,140,160           # later: the servers only
+
+Options as scenarios.ecdf: --data, --columns COLUMN, --domain COLUMN=LO:HI, --points N, --grid
+uniform|geometric, --epsilon (of the whole curve, spent once at upload), --smooth none|1|2, --quantiles,
+--curve PATH, --json PATH, --missing refuse|fill, --fill.  Values outside the declared domain are clipped
+to it at their owner (the number stays there).  Own options: --bits B (DCF bit width, at least
+ceil(log2 N); default that), --queries all | I,I,... (0-based grid indices) | at:V,V,... (grid values),
+--store DIR (each server keeps its keys, noise shares and public parameters in DIR/server0 or
+DIR/server1, mode 0700/0600), --answer DIR (a later run of the two servers alone, -M2, answering
+--queries from the stored keys: no owner, no new noise, no new epsilon).
+Threshold t = 0 (-M2) is accepted: privacy here rests on FSS with two non-colluding servers, not on
+Shamir secret sharing (the run says so).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
+
+__all__ = ["main", "parse_options", "resolve_queries", "T0_PRIVACY"]
+
+#: what the two-server run rests on when MPyC's threshold is 0 (the documented exception of secure.parties)
+T0_PRIVACY = ("privacy rests on function secret sharing with two non-colluding servers (parties 0 and 1), "
+              "not on Shamir; the tree noise is calibrated as stated below")
+
+
+@dataclass
+class FssOptions:
+    """Parsed options."""
+
+    data: str | None
+    column: str
+    lower: float
+    upper: float
+    points: int
+    grid: str
+    epsilon: float
+    bits: int | None
+    queries: tuple[str, list[float]]
+    smooth: int | None
+    quantiles: list[float]
+    curve: str | None
+    json: str | None
+    store: str | None
+    answer: str | None
+    missing: Any = None
+
+    def public(self) -> dict[str, Any]:
+        """The parameters every party must share."""
+        common = {"queries": [self.queries[0], self.queries[1]], "smooth": self.smooth, "quantiles": self.quantiles,
+                  "mode": "answer" if self.answer else "upload", "store": self.store is not None}
+        if self.answer:
+            return common
+        return {**common, "column": self.column, "domain": [self.lower, self.upper], "points": self.points,
+                "grid": self.grid, "epsilon": self.epsilon, "bits": self.bits, "embedded": self.data is None,
+                "missing": self.missing.mode, "fill": [list(item) for item in self.missing.fills]}
+
+
+def _parse_queries(text: str) -> tuple[str, list[float]]:
+    words = text.strip()
+    if words == "all":
+        return "all", []
+    kind, body = ("value", words[3:]) if words.startswith("at:") else ("index", words)
+    items = [item.strip() for item in body.split(",") if item.strip()]
+    if not items:
+        raise UsageError(f"--queries expects all, I,I,... (grid indices) or at:V,V,... (grid values), got '{text}'")
+    try:
+        if kind == "index":
+            return kind, [float(int(item)) for item in items]
+        values = [float(item) for item in items]
+    except ValueError:
+        raise UsageError(f"--queries expects all, I,I,... (0-based grid indices) or at:V,V,... (grid values), "
+                         f"got '{text}'") from None
+    if not all(math.isfinite(v) for v in values):
+        raise UsageError(f"--queries values must be finite, got '{text}'")
+    return kind, values
+
+
+def resolve_queries(queries: tuple[str, list[float]], grid: np.ndarray) -> np.ndarray:
+    """The sorted distinct 0-based grid indices of ``--queries`` on ``grid``.
+
+    :raise ValueError: a query outside the grid (an index beyond it, a value that is no grid point).
+    """
+    kind, items = queries
+    points = len(grid)
+    if kind == "all":
+        return np.arange(points, dtype=np.int64)
+    if kind == "index":
+        for item in items:
+            if not 0 <= item < points:
+                raise ValueError(f"query {int(item)} is outside the grid: indices run from 0 to {points - 1}")
+        return np.unique(np.asarray(items, dtype=np.int64))
+    found = []
+    scale = max(1.0, float(np.max(np.abs(grid))))
+    for value in items:
+        position = int(np.argmin(np.abs(grid - value)))
+        if abs(grid[position] - value) > 1e-9 * scale:
+            raise ValueError(f"query at:{value:g} is outside the grid: not one of its {points} points "
+                             f"on [{grid[0]:g}, {grid[-1]:g}]")
+        found.append(position)
+    return np.unique(np.asarray(found, dtype=np.int64))
+
+
+def parse_options(argv: Sequence[str]) -> FssOptions:
+    """Parse and validate the options.
+
+    :raise UsageError: with a one-line message.
+    """
+    from dp.validation import check_epsilon
+    from scenarios.kit.datasets import declared_specs
+
+    parser = ScenarioParser(prog="python -m scenarios.ecdf_fss", description=__doc__)
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--columns", default="totChol", metavar="COLUMN")
+    parser.add_argument("--domain", default=None)
+    parser.add_argument("--points", type=int, default=1024)
+    parser.add_argument("--grid", choices=("uniform", "geometric"), default="uniform")
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--bits", type=int, default=None)
+    parser.add_argument("--queries", default="all")
+    parser.add_argument("--smooth", choices=("none", "1", "2"), default="2")
+    parser.add_argument("--quantiles", default="0.1,0.25,0.5,0.75,0.9")
+    parser.add_argument("--curve", default=None)
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--store", default=None, metavar="DIR")
+    parser.add_argument("--answer", default=None, metavar="DIR")
+    add_missing_arguments(parser)
+    args = parser.parse_args(list(argv))
+    from scenarios.kit.outputs import check_output_path
+
+    queries = _parse_queries(args.queries)
+    try:
+        quantiles = [float(q) for q in args.quantiles.split(",") if q.strip()]
+    except ValueError:
+        raise UsageError(f"--quantiles expects numbers like 0.25,0.5, got '{args.quantiles}'") from None
+    if any(not 0 < q < 1 for q in quantiles):
+        raise UsageError(f"--quantiles must lie strictly between 0 and 1, got '{args.quantiles}'")
+    check_output_path(args.curve, "--curve")
+    check_output_path(args.json, "--json")
+    smooth = None if args.smooth == "none" else int(args.smooth)
+    if args.answer is not None:
+        if args.store is not None or args.data is not None:
+            raise UsageError("--answer DIR answers from stored keys: it takes no --store and no --data "
+                             "(the owners are gone)")
+        return FssOptions(None, "", 0.0, 0.0, 0, "uniform", 0.0, None, queries, smooth, quantiles, args.curve,
+                          args.json, None, args.answer, None)
+    try:
+        check_epsilon(args.epsilon)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    from scenarios.kit.options import domain_of, parse_columns, parse_domains
+
+    column = parse_columns(args.columns, expected=1, names="one COLUMN (the ECDF is of one column)")[0]
+    declared = domain_of(parse_domains(args.domain, single=column), column, [column])
+    if declared is not None:
+        lower, upper = declared[0], declared[1]
+        if declared[2] is not None:
+            raise UsageError(f"--domain {column}=LOW:HIGH takes no BITS here: the grid fixes the DCF width "
+                             "(use --bits)")
+    elif args.data is None and column in declared_specs("framingham", [column]):
+        spec = declared_specs("framingham", [column])[column]
+        lower, upper = spec.lower, spec.upper
+    else:
+        raise UsageError(f"no declared domain for column '{column}': give --domain {column}=LOW:HIGH")
+    if not (math.isfinite(lower) and math.isfinite(upper) and math.isfinite(upper - lower)):
+        raise UsageError(f"--domain must be finite (LOW:HIGH with HIGH - LOW below 1.8e308), got {lower:g}:{upper:g}")
+    if not lower < upper:
+        raise UsageError(f"--domain must have LOW < HIGH, got {lower}:{upper}")
+    if args.grid == "geometric" and lower <= 0:
+        raise UsageError(f"a geometric grid needs a positive lower bound, got {lower}")
+    if not 2 <= args.points <= 1 << 20:
+        raise UsageError(f"--points must lie in [2, 2^20], got {args.points}")
+    from dp.ecdf.fss_release import check_bits
+    from dp.ecdf.tree import plan_tree_noise
+    from secure.intake import ColumnSpec
+
+    try:
+        plan_tree_noise(epsilon=args.epsilon, points=args.points)
+        spec = ColumnSpec(column, lower, upper)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    missing = missing_policy(args.missing, args.fill, [spec], dataset=None if args.data is not None else "framingham")
+    options = FssOptions(args.data, column, lower, upper, args.points, args.grid, args.epsilon, args.bits, queries,
+                         smooth, quantiles, args.curve, args.json, args.store, None, missing)
+    try:
+        grid = _grid(options)
+    except ValueError as exc:
+        raise UsageError(f"--domain {lower:g}:{upper:g} with --points {args.points} gives no {args.grid} grid: {exc}") from None
+    try:
+        options.bits = check_bits(len(grid), args.bits)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--bits: {exc}") from None
+    try:
+        resolve_queries(queries, grid)
+    except ValueError as exc:
+        raise UsageError(f"--queries: {exc}") from None
+    return options
+
+
+def _grid(options: FssOptions) -> np.ndarray:
+    from dp.ecdf.tree import geometric_grid, uniform_grid
+
+    if options.grid == "uniform":
+        return uniform_grid(options.lower, options.upper, (options.upper - options.lower) / (options.points - 1))
+    ratio = np.log(options.upper / options.lower) / (options.points - 1)
+    return geometric_grid(options.lower, options.upper, ratio)
+
+
+async def _read_values(options: FssOptions) -> np.ndarray:
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.datasets import load_embedded
+    from secure.intake import party_rows, rows_from_table
+    from secure.session import InputError, agree_verdict
+
+    error, detail, values, filled = None, None, np.empty(0), 0
+    try:
+        if options.data is not None:
+            rows = party_rows(options.data, [options.column], party=mpc.pid, parties=len(mpc.parties),
+                              missing=options.missing)
+        else:
+            table = load_embedded("framingham")
+            rows = rows_from_table(table.header, table.rows, [options.column], source="embedded framingham",
+                                   party=mpc.pid, parties=len(mpc.parties), missing=options.missing)
+        values, filled = rows.values[:, 0], rows.filled
+    except InputError as exc:
+        error, detail = str(exc), exc.detail
+    await agree_verdict(error, detail=detail)
+    print(local_note(filled=filled))
+    return values
+
+
+async def _release(options: FssOptions) -> Callable[[], None] | None:
+    """Every party: upload (and store) or load the stored keys, then one query round.
+
+    :return: party 0's delivery (smoothing, the table, ``--curve``, ``--json``), run after the orderly
+        shutdown.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.ecdf import fss_release as fss
+    from secure.meter import CostMeter
+    from secure.session import InputError, agree_verdict
+
+    meter = CostMeter()
+    parties = len(mpc.parties)
+    servers = sorted({fss.server_party(0, parties), fss.server_party(1, parties)})
+    if options.answer is not None:
+        await agree_verdict(f"--answer runs with the two servers only (-M2), got {parties} parties"
+                            if parties > 2 else None)
+        error, states = None, []
+        try:
+            states = [fss.load_state(options.answer, server) for server in (0, 1)
+                      if fss.server_party(server, parties) == mpc.pid]
+        except InputError as exc:
+            error = str(exc)
+        await agree_verdict(error)
+        await fss.check_same_run(states)
+        grid = states[0].grid
+        mode = "answer"
+        upload_line = f"keys of run {states[0].run_id} loaded from {options.answer}: no owner online, no new noise"
+    else:
+        values = await _read_values(options)
+        grid = _grid(options)
+        plan = fss.fss_noise_plan(epsilon=options.epsilon, points=len(grid), owners=parties,
+                                  threshold=int(mpc.threshold))
+        assert options.bits is not None
+        states, outside = await fss.upload(values, grid, plan, bits=options.bits, meter=meter,
+                                           extra={"column": options.column, "domain": [options.lower, options.upper],
+                                                  "grid_kind": options.grid, "missing": options.missing.mode,
+                                                  "fill": dict(options.missing.fills)})
+        print(f"note (this party only, not shared): {outside} value(s) outside the declared domain "
+              f"[{options.lower:g}, {options.upper:g}] clipped to it")
+        mode = "upload"
+        upload_line = "uploaded by every owner once"
+        if options.store is not None:
+            error = None
+            try:
+                for state in states:
+                    fss.store_state(state, options.store)
+            except OSError as exc:
+                error = f"cannot store the keys in {options.store}: {exc.strerror or type(exc).__name__}"
+            await agree_verdict(error)
+            upload_line += f"; stored by the servers in {options.store}/server0 and /server1"
+    error = None
+    chosen = np.zeros(0, dtype=np.int64)
+    if mpc.pid in servers:
+        try:
+            chosen = resolve_queries(options.queries, grid)
+        except ValueError as exc:
+            error = f"--queries: {exc}"
+    await agree_verdict(error)
+    release = await fss.answer(states, chosen if mpc.pid in servers else np.zeros(1, dtype=np.int64),
+                               receivers=servers, meter=meter, mode=mode)
+    if release is None or mpc.pid != 0:
+        return None
+    from dp.ecdf.tree import prefix_incidence
+
+    incidence = prefix_incidence(len(grid))
+    public = states[0].public
+    return lambda: _report(options, release, incidence, public, upload_line)
+
+
+def _report(options: FssOptions, release: Any, incidence: Any, public: dict[str, Any], upload_line: str) -> None:
+    from smoothing import inverse_ecdf, smooth_ecdf
+
+    points = release.grid[release.subset]
+    raw = release.values
+    smoothed = None
+    solver = "-"
+    if options.smooth is not None and len(points) >= 2:
+        result = smooth_ecdf(raw, incidence, subset=release.subset, norm=options.smooth)
+        smoothed, solver = result.values, f"{result.solver}, {result.seconds:.2f} s"
+    lower, upper = public["domain"]
+    upload = release.phases.get("upload", {"seconds": 0.0, "bytes_sent": 0})
+    query = release.phases.get("answer", {"seconds": 0.0, "bytes_sent": 0})
+    rows = [("column", f"{public['column']}, grid of {len(release.grid)} points on [{lower:g}, {upper:g}]"
+                       f" ({public['grid_kind']}), {len(points)} queried"),
+            ("epsilon", f"{release.epsilon:g} for the whole curve, spent once at upload (tree of {release.levels} "
+                        f"levels, noise std {release.point_std:.3g} per point; exact counts, no sampling error)"),
+            ("n", f"{release.n} rows"),
+            ("missing values", "as at upload: " + str(public.get("missing"))
+             if options.answer else describe_policy(options.missing)),
+            ("owners", f"{release.parties} (servers: parties 0 and 1; noise calibrated for coalitions of "
+                       f"{release.coalition} owner(s), a server's own role included)"),
+            ("keys", f"DCF of {release.bits} bits, {release.key_bytes} bytes per row; {upload_line}"),
+            ("run", release.run_id),
+            ("upload", f"{upload['seconds']:.2f} s, {format_bytes(upload['bytes_sent'])} sent" if options.answer is None
+             else "earlier run"),
+            ("query round", f"{query['seconds']:.2f} s, {format_bytes(query['bytes_sent'])} sent by the servers"),
+            ("smoothing", "none" if smoothed is None else f"p = {options.smooth} ({solver})")]
+    print_table(rows, title="Private ECDF by function secret sharing (two servers; Barczewski, Mawass & Ramon §4.2)")
+    print(f"  noise: {release.guarantee}")
+    curve = smoothed if smoothed is not None else raw
+    quantiles: dict[float, float] = {}
+    if len(points) >= 2:
+        quantiles = {q: inverse_ecdf((points, curve), q, precision=(upper - lower) / 1e6) for q in options.quantiles}
+        print("  private quantiles: " + ", ".join(f"{q:g}: {v:.4g}" for q, v in quantiles.items()))
+    if options.curve:
+        with open(options.curve, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["threshold", "private", "smoothed"])
+            for i, point in enumerate(points):
+                writer.writerow([f"{point:.10g}", f"{raw[i]:.10g}", "" if smoothed is None else f"{smoothed[i]:.10g}"])
+    if options.json:
+        with open(options.json, "w", encoding="utf-8") as handle:
+            json.dump({"statistic": "ecdf", "protocol": "fss", "mode": release.mode, "run_id": release.run_id,
+                       "column": public["column"], "epsilon": release.epsilon, "delta": 0.0,
+                       "n": release.n, "points": len(release.grid), "released": len(points),
+                       "queries": release.subset.tolist(), "missing": public.get("missing"),
+                       "fill": public.get("fill", {}), "parties": release.parties, "threshold": release.threshold,
+                       "coalition": release.coalition, "bits": release.bits, "key_bytes_per_row": release.key_bytes,
+                       "seconds": release.seconds, "bytes_sent": release.bytes_sent, "phases": release.phases,
+                       "noise_source": release.noise_source, "guarantee": release.guarantee,
+                       "quantiles": {str(q): v for q, v in quantiles.items()},
+                       "counts": release.counts.tolist(), "point_std": release.point_std, **release.honest_keys()},
+                      handle, indent=2)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party (owner, and server for parties 0 and 1) of the FSS ECDF; returns the exit code."""
+    return run_scenario(parse_options, _release, lambda options: options.public(), argv, t0_privacy=T0_PRIVACY)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,294 @@
+r"""Costs of the private ECDF by function secret sharing beside the paper (§4.2) and beside §4.1.
+
+Barczewski, Mawass & Ramon §4.2: each owner uploads DCF keys of ``O(L (lambda + log n))`` bits once, the
+two servers answer any query batch ``B`` alone (communication ``O(n + m |B|)``), against §4.1, where every
+owner takes part in every evaluation (``O(n |B|)``).  On the embedded Framingham ``sysBP`` column
+(``n = 4238``, its declared domain, a uniform grid of ``N`` points, ``epsilon = 1``) this scenario measures:
+
+1. **Key size against L** (``bits = 6, 8, 10, 12, 14, 16``), *in one process* (party 0; a key's size is a
+   property of the format): serialized bytes per key (:attr:`secure.fss.dcf.DcfKeys.nbytes_per_key`) beside
+   :func:`secure.fss.dcf.key_bits` (our construction's information bits, ``194 L + 192``) and the paper's
+   formula :func:`secure.fss.dcf.paper_key_bits` (``L (lambda + ceil(log2(n + 1)))`` with constant 1,
+   ``lambda = 128``), the ratio measured/paper, and the key generation time per row (all ``n`` rows in one
+   :func:`secure.fss.dcf.gen` call).
+2. **The FSS protocol with MPyC** (run it with ``-M3``; every party is an owner, parties 0 and 1 the
+   servers; the real :func:`dp.ecdf.fss_release.upload` and :func:`~dp.ecdf.fss_release.answer`): the
+   upload phase's bytes (keys and node-noise shares of all owners) and seconds, then, per query batch
+   ``|B| = 1, 16, 256, N`` (evenly spread grid indices), the query round's bytes and seconds (the servers
+   expand their keys over the grid and open the ``|B|`` counts; :class:`secure.meter.CostMeter`: bytes of
+   all parties, seconds of the slowest).
+3. **§4.1 on the same data and grid** (:func:`dp.ecdf.secure_release.run_secure_ecdf`, same parties), per
+   batch: (a) *measured* with the project's per-party count vectors (``m`` owners of many rows each);
+   (b) *modelled* for the paper's setting of one row per owner (``n`` owners, each online for every
+   batch): ``n |B|`` times the measured bytes one party sends to share one count (the slope of the intake
+   phase's bytes between the smallest and the largest batch, over ``m``), plus the measured noise and reveal phases (noise dealt by the ``m`` parties as
+   in the run).  For FSS in that setting the upload is modelled as ``n`` owners sending one key to each
+   server (``2 n`` times the measured bytes per key) plus the measured noise shares of the ``m`` dealers;
+   its query rounds are the measured ones (they do not depend on who owns the rows).  What is measured
+   and what is extrapolated is marked in the CSV (``kind``).
+
+Run it::
+
+    python -m scenarios.papers.ecdf_fss_costs -M3
+    python -m scenarios.papers.ecdf_fss_costs -M3 --points 256 --results-dir results
+    python -m scenarios.papers.ecdf_fss_costs -M3 --quick          # N = 64, bits 6 and 8 (tests)
+
+Options: ``--points N`` (grid size, a power of two from 4 to 4096; default 1024), ``--results-dir DIR``
+(party 0 writes ``ecdf_fss_keys.csv``, ``ecdf_fss_costs.csv`` and ``ecdf_fss_costs.png``; default
+``results``), ``--quick``.
+
+Threat model: that of the protocols measured (:mod:`dp.ecdf.fss_release`, :mod:`dp.ecdf.secure_release`);
+the scenario releases their noisy counts only to the servers (FSS) or the parties (§4.1) and prints costs,
+not counts.  The DP noise is OS randomness, as in a release.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, run_scenario
+
+__all__ = ["main", "parse_options", "KEY_CSV", "COST_CSV", "PNG_NAME", "KEY_BITS", "batch_sizes",
+           "batch_queries"]
+
+KEY_CSV = "ecdf_fss_keys.csv"
+COST_CSV = "ecdf_fss_costs.csv"
+PNG_NAME = "ecdf_fss_costs.png"
+#: DCF widths of the key-size table
+KEY_BITS = (6, 8, 10, 12, 14, 16)
+QUICK_KEY_BITS = (6, 8)
+DEFAULT_POINTS = 1024
+QUICK_POINTS = 64
+EPSILON = 1.0
+COLUMN = "sysBP"
+KEY_COLUMNS = ("bits", "n", "bytes_per_key", "key_bits", "paper_bits", "measured_over_paper", "gen_ms_per_row")
+COST_COLUMNS = ("protocol", "setting", "kind", "batch", "upload_bytes", "batch_bytes", "batch_seconds",
+                "total_bytes_one_batch")
+
+
+@dataclass
+class CostOptions:
+    """Parsed options."""
+
+    points: int
+    results_dir: str
+    quick: bool
+
+    @property
+    def key_bits(self) -> tuple[int, ...]:
+        """DCF widths of the key table."""
+        return QUICK_KEY_BITS if self.quick else KEY_BITS
+
+
+def parse_options(argv: Sequence[str]) -> CostOptions:
+    """Parse ``--points``, ``--results-dir``, ``--quick``.
+
+    :raise UsageError: on a bad value.
+    """
+    parser = ScenarioParser(prog="python -m scenarios.papers.ecdf_fss_costs", description=__doc__)
+    parser.add_argument("--points", type=int, default=None)
+    parser.add_argument("--results-dir", default="results")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(list(argv))
+    points = args.points if args.points is not None else (QUICK_POINTS if args.quick else DEFAULT_POINTS)
+    if not 4 <= points <= 4096 or points & (points - 1):
+        raise UsageError(f"--points must be a power of two in [4, 4096], got {points}")
+    return CostOptions(points, args.results_dir, bool(args.quick))
+
+
+def batch_sizes(points: int) -> list[int]:
+    """``|B| = 1, 16, 256, N`` (those below ``N``, then ``N``)."""
+    return sorted({b for b in (1, 16, 256) if b < points} | {points})
+
+
+def batch_queries(points: int, batch: int) -> np.ndarray:
+    """``batch`` distinct grid indices spread evenly over ``0 .. N - 1``."""
+    chosen = np.unique(np.rint(np.linspace(0, points - 1, batch)).astype(np.int64))
+    if chosen.size != batch:
+        raise ValueError(f"cannot spread {batch} queries over {points} points")
+    return chosen
+
+
+def key_table(bits_list: Sequence[int], n: int, rng_rows: np.ndarray) -> list[dict[str, Any]]:
+    """The key-size table (one process): measured bytes per key, formulas, ratio, generation time per row."""
+    from secure.fss import dcf
+
+    rows = []
+    for bits in bits_list:
+        alphas = np.asarray(rng_rows, dtype=np.int64) % (1 << bits)
+        started = time.perf_counter()
+        first, _ = dcf.gen(alphas, bits)
+        seconds = time.perf_counter() - started
+        paper = dcf.paper_key_bits(bits, n)
+        measured = first.nbytes_per_key
+        rows.append({"bits": bits, "n": n, "bytes_per_key": measured, "key_bits": dcf.key_bits(bits),
+                     "paper_bits": paper, "measured_over_paper": round(8 * measured / paper, 4),
+                     "gen_ms_per_row": round(1000 * seconds / max(1, alphas.size), 5)})
+    return rows
+
+
+async def _run(options: CostOptions) -> Callable[[], None] | None:
+    from mpyc.runtime import mpc
+
+    from dp.ecdf import fss_release as fss
+    from dp.ecdf.secure_release import run_secure_ecdf
+    from dp.ecdf.tree import node_count, plan_tree_noise, uniform_grid
+    from scenarios.kit.datasets import declared_specs, load_embedded
+    from scenarios.kit.experiments import check_results_dir
+    from secure.intake import rows_from_table
+    from secure.meter import CostMeter
+
+    await check_results_dir(options.results_dir)
+    table = load_embedded("framingham")
+    spec = declared_specs("framingham", [COLUMN])[COLUMN]
+    parties = len(mpc.parties)
+    rows = rows_from_table(table.header, table.rows, [COLUMN], source="embedded framingham", party=mpc.pid,
+                           parties=parties)
+    values = rows.values[:, 0]
+    points = options.points
+    grid = uniform_grid(spec.lower, spec.upper, (spec.upper - spec.lower) / (points - 1))
+    bits = fss.check_bits(points)
+    n = int(sum(await mpc.transfer(int(values.size))))
+
+    # FSS: one upload, then one query round per batch
+    plan = fss.fss_noise_plan(epsilon=EPSILON, points=points, owners=parties, threshold=int(mpc.threshold))
+    meter = CostMeter()
+    states, _ = await fss.upload(values, grid, plan, bits=bits, meter=meter, extra={"column": COLUMN})
+    upload = (await meter.totals_over_parties())["upload"]
+    servers = {fss.server_party(0, parties), fss.server_party(1, parties)}
+    records: list[dict[str, Any]] = []
+    fss_batches: dict[int, tuple[int, float]] = {}
+    for batch in batch_sizes(points):
+        queries = batch_queries(points, batch)
+        release = await fss.answer(states, queries if mpc.pid in servers else queries[:1], receivers=[0],
+                                   meter=CostMeter())
+        cost = await mpc.transfer(None if release is None else
+                                  (int(release.phases["answer"]["bytes_sent"]),
+                                   float(release.phases["answer"]["seconds"])), senders=0)
+        fss_batches[batch] = (int(cost[0]), float(cost[1]))
+    # §4.1 on the same data and grid, per batch
+    tree_plan = plan_tree_noise(epsilon=EPSILON, points=points, parties=parties, threshold=int(mpc.threshold))
+    section41: dict[int, dict[str, dict[str, float]]] = {}
+    for batch in batch_sizes(points):
+        release41 = await run_secure_ecdf(values, grid, tree_plan, subset=batch_queries(points, batch).tolist(),
+                                           receivers=[0])
+        phases = await mpc.transfer(None if release41 is None else release41.phases, senders=0)
+        section41[batch] = phases
+    if mpc.pid != 0:
+        return None
+    key_bytes = int(states[0].public["key_bytes"]) if states else 0
+    noise_upload = 2 * 8 * node_count(points) * parties  # every owner: one share to each server
+    key_rows = key_table(options.key_bits, n, np.arange(n) * 7919)
+    sizes = batch_sizes(points)
+    # marginal bytes one party sends to share one count: the intake slope between the smallest and largest batch
+    per_point = ((section41[sizes[-1]]["intake"]["bytes_sent"] - section41[sizes[0]]["intake"]["bytes_sent"])
+                 / (parties * (sizes[-1] - sizes[0])))
+    for batch in sizes:
+        fss_bytes, fss_seconds = fss_batches[batch]
+        phases = section41[batch]
+        total41 = int(sum(p["bytes_sent"] for p in phases.values()))
+        seconds41 = float(sum(p["seconds"] for p in phases.values()))
+        paper41 = n * batch * per_point + phases["noise"]["bytes_sent"] + phases["reveal"]["bytes_sent"]
+        paper_upload = 2 * n * key_bytes + noise_upload
+        records += [
+            {"protocol": "fss", "setting": f"m={parties} owners", "kind": "measured", "batch": batch,
+             "upload_bytes": int(upload.bytes_sent), "batch_bytes": fss_bytes, "batch_seconds": round(fss_seconds, 4),
+             "total_bytes_one_batch": int(upload.bytes_sent) + fss_bytes},
+            {"protocol": "fss", "setting": f"n={n} owners of one row", "kind": "modelled upload, measured batch",
+             "batch": batch, "upload_bytes": paper_upload, "batch_bytes": fss_bytes,
+             "batch_seconds": round(fss_seconds, 4), "total_bytes_one_batch": paper_upload + fss_bytes},
+            {"protocol": "sec4.1", "setting": f"m={parties} owners", "kind": "measured", "batch": batch,
+             "upload_bytes": 0, "batch_bytes": total41, "batch_seconds": round(seconds41, 4),
+             "total_bytes_one_batch": total41},
+            {"protocol": "sec4.1", "setting": f"n={n} owners of one row",
+             "kind": f"modelled: n|B| x {per_point:.1f} B per count share + measured noise, reveal", "batch": batch,
+             "upload_bytes": 0, "batch_bytes": int(round(paper41)), "batch_seconds": float("nan"),
+             "total_bytes_one_batch": int(round(paper41))},
+        ]
+    upload_seconds = float(upload.seconds)
+    return lambda: _deliver(options, key_rows, records, n, points, bits, key_bytes, upload_seconds, parties)
+
+
+def _deliver(options: CostOptions, key_rows: list[dict[str, Any]], records: list[dict[str, Any]], n: int,
+             points: int, bits: int, key_bytes: int, upload_seconds: float, parties: int) -> None:
+    from scenarios.kit.experiments import print_rows, write_csv
+
+    os.makedirs(options.results_dir, exist_ok=True)
+    key_path = os.path.join(options.results_dir, KEY_CSV)
+    cost_path = os.path.join(options.results_dir, COST_CSV)
+    png_path = os.path.join(options.results_dir, PNG_NAME)
+    write_csv(key_path, KEY_COLUMNS, key_rows)
+    write_csv(cost_path, COST_COLUMNS, records)
+    _plot(key_rows, records, png_path)
+    print_rows(f"DCF key size per owner row against L (sysBP, n = {n}; measured in one process)",
+               ["L", "bytes/key", "our bits", "paper bits", "meas/paper", "gen ms/row"],
+               [[str(r["bits"]), str(r["bytes_per_key"]), str(r["key_bits"]), str(r["paper_bits"]),
+                 f"{r['measured_over_paper']:.2f}", f"{r['gen_ms_per_row']:.4f}"] for r in key_rows],
+               notes=["paper: L (lambda + ceil(log2(n + 1))), lambda = 128, constant 1 (secure.fss.dcf.paper_key_bits);"
+                      " ours: 194 L + 192 bits of information, serialized 16 + 24 L + ceil(L/4) + 8 bytes"])
+    print_rows(f"Query batches on a grid of N = {points} (bits = {bits}), epsilon = {EPSILON:g}, -M{parties}",
+               ["protocol", "setting", "|B|", "upload", "batch bytes", "batch s", "kind"],
+               [[r["protocol"], r["setting"], str(r["batch"]), format_bytes(r["upload_bytes"]),
+                 format_bytes(r["batch_bytes"]),
+                 "-" if math.isnan(r["batch_seconds"]) else f"{r['batch_seconds']:.3f}", r["kind"]]
+                for r in records],
+               notes=[f"FSS upload measured: {upload_seconds:.2f} s; keys of {key_bytes} B per row; measured bytes are "
+                      "network bytes (a server's own keys stay local), the n-owner model sends every key",
+                      "batch seconds: the slowest party's (FSS: the servers' key expansion and opening)"])
+    print(f"  files: {key_path}, {cost_path}, {png_path}")
+
+
+def _plot(key_rows: list[dict[str, Any]], records: list[dict[str, Any]], path: str) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from scenarios.kit.experiments import save_figure
+
+    figure = Figure(figsize=(11.0, 4.4), layout="constrained")
+    FigureCanvasAgg(figure)
+    left, right = figure.add_subplot(1, 2, 1), figure.add_subplot(1, 2, 2)
+    for (protocol, setting), style in _series(records).items():
+        chosen = [r for r in records if r["protocol"] == protocol and r["setting"] == setting]
+        batches = [r["batch"] for r in chosen]
+        left.plot(batches, [r["total_bytes_one_batch"] for r in chosen], style[0], label=f"{protocol}, {setting}"
+                  + (" (upload + batch)" if protocol == "fss" else " (per batch)"), linestyle=style[1])
+        if protocol == "fss" and "measured" == chosen[0]["kind"]:
+            left.plot(batches, [r["batch_bytes"] for r in chosen], "o:", label="fss, query round only")
+    left.set_xscale("log")
+    left.set_yscale("log")
+    left.set_xlabel("query batch |B|")
+    left.set_ylabel("bytes")
+    left.set_title("Bytes against |B|")
+    left.legend(fontsize=7)
+    bits = [r["bits"] for r in key_rows]
+    right.plot(bits, [8 * r["bytes_per_key"] for r in key_rows], "o-", label="measured (serialized bits per key)")
+    right.plot(bits, [r["key_bits"] for r in key_rows], "s--", label="ours: 194 L + 192")
+    right.plot(bits, [r["paper_bits"] for r in key_rows], "^:", label="paper: L (lambda + log2 n)")
+    right.set_xlabel("L (DCF bits)")
+    right.set_ylabel("bits per key")
+    right.set_title("Key size per owner row")
+    right.legend(fontsize=7)
+    save_figure(figure, path)
+
+
+def _series(records: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[str, str]]:
+    styles = [("o-", "-"), ("s-", "--"), ("^-", "-"), ("v-", "--")]
+    keys = list(dict.fromkeys((r["protocol"], r["setting"]) for r in records))
+    return {key: styles[i % len(styles)] for i, key in enumerate(keys)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the cost scenario; returns the exit code."""
+    return run_scenario(parse_options, _run,
+                        lambda options: {"points": options.points, "quick": options.quick}, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
