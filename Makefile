@@ -34,12 +34,15 @@ typecheck: $(TEST_STAMP)
 	$(PY) -m mypy
 
 # The threat-model drills in quick mode, printing their numbers (also run by `make test`).
+# The drills but the budget one are not about privacy budgets: no ledger for them (PRIVATE_USTATS_LEDGER=off).
+drills: export PRIVATE_USTATS_LEDGER = off
 drills: $(TEST_STAMP)
 	$(PY) -m scenarios.drills.audit --quick --seed 2026 --no-log
 	$(PY) -m scenarios.drills.coalition -M3 --quick --no-log
 	$(PY) -m scenarios.drills.coalition -M5 -T2 --quick --no-log
 	$(PY) -m scenarios.drills.faults --quick
 	$(PY) -m scenarios.drills.malicious_input --quick
+	$(PY) -m scenarios.drills.budget --quick
 
 bench: $(STAMP)
 	$(PY) -m scenarios.bench_kendall -M3

@@ -68,11 +68,16 @@ MEASURED: dict[str, dict[str, float]] = {
 }
 
 
-def default_noise(protocol: str, epsilon_per_sum: float, delta_per_sum: float = 0.0) -> str:
+def default_noise(protocol: str, epsilon_per_sum: float, delta_per_sum: float = 0.0, *,
+                  pure_budget: bool = False) -> str:
     """The default noise of ``protocol`` for this budget: :data:`DEFAULT_NOISE`, except ``parties``
-    where the in-MPC sampler cannot reach its delta at ``epsilon_per_sum`` (module docstring).
+    where the in-MPC sampler cannot reach its delta at ``epsilon_per_sum`` (module docstring), and
+    ``parties`` when the run spends from a pure-DP budget (a ledger account of delta 0, :mod:`dp.budget`):
+    the in-MPC sampler's truncation costs a delta (at most ``2^-40`` per sum) such an account cannot pay,
+    while party-drawn discrete Laplace is pure epsilon-DP.
 
     :param epsilon_per_sum: budget of one released sum; ``delta_per_sum``: its delta (0: ``2^-40``).
+    :param pure_budget: the run's ``--budget`` has no delta.
     :raise KeyError: an unknown protocol.
     """
     from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace
@@ -80,6 +85,8 @@ def default_noise(protocol: str, epsilon_per_sum: float, delta_per_sum: float = 
     chosen = DEFAULT_NOISE[protocol]
     if chosen != "mpc":
         return chosen
+    if pure_budget and delta_per_sum == 0:
+        return "parties"
     try:
         plan_secret_laplace(epsilon=epsilon_per_sum, sensitivity=1,
                             delta_budget=delta_per_sum if delta_per_sum > 0 else DEFAULT_SAMPLER_DELTA)

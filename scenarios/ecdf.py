@@ -23,9 +23,7 @@ party (each prints its own, locally).
 """
 from __future__ import annotations
 
-import csv
 import json
-import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,7 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
-from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
+from scenarios.kit.missing_values import describe_policy, missing_policy
 
 __all__ = ["main", "parse_options"]
 
@@ -56,6 +54,7 @@ class EcdfOptions:
     curve: str | None
     json: str | None
     missing: Any = None
+    budget: Any = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
@@ -65,53 +64,25 @@ class EcdfOptions:
 
 
 def parse_options(argv: Sequence[str]) -> EcdfOptions:
-    """Parse and validate the options.
+    """Parse and validate the options (:mod:`scenarios.kit.ecdf_options` holds the ones shared with
+    ``scenarios.ecdf_fss``).
 
     :raise UsageError: with a one-line message.
     """
     from dp.validation import check_epsilon
-    from scenarios.kit.datasets import declared_specs
+    from scenarios.kit.budget_run import budget_options
+    from scenarios.kit.ecdf_options import add_ecdf_arguments, checked_grid, ecdf_domain, parse_quantiles
 
     parser = ScenarioParser(prog="python -m scenarios.ecdf", description=__doc__)
-    parser.add_argument("--data", default=None)
-    parser.add_argument("--columns", default="totChol", metavar="COLUMN")
-    parser.add_argument("--domain", default=None)
-    parser.add_argument("--points", type=int, default=1024)
-    parser.add_argument("--grid", choices=("uniform", "geometric"), default="uniform")
-    parser.add_argument("--epsilon", type=float, default=1.0)
+    add_ecdf_arguments(parser)
     parser.add_argument("--release", default="all")
-    parser.add_argument("--smooth", choices=("none", "1", "2"), default="2")
-    parser.add_argument("--quantiles", default="0.1,0.25,0.5,0.75,0.9")
-    parser.add_argument("--curve", default=None)
-    parser.add_argument("--json", default=None)
-    add_missing_arguments(parser)
     args = parser.parse_args(list(argv))
     try:
         check_epsilon(args.epsilon)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
-    from scenarios.kit.options import domain_of, parse_columns, parse_domains
-
-    args.column = parse_columns(args.columns, expected=1, names="one COLUMN (the ECDF is of one column)")[0]
-    declared = domain_of(parse_domains(args.domain, single=args.column), args.column, [args.column])
-    if declared is not None:
-        lower, upper = declared[0], declared[1]
-        if declared[2] is not None:
-            raise UsageError(f"--domain {args.column}=LOW:HIGH takes no BITS here: the ECDF compares values "
-                             "with a public grid, at each party, in the clear")
-    elif args.data is None and args.column in declared_specs("framingham", [args.column]):
-        spec = declared_specs("framingham", [args.column])[args.column]
-        lower, upper = spec.lower, spec.upper
-    else:
-        raise UsageError(f"no declared domain for column '{args.column}': give --domain {args.column}=LOW:HIGH")
-    if not (math.isfinite(lower) and math.isfinite(upper) and math.isfinite(upper - lower)):
-        raise UsageError(f"--domain must be finite (LOW:HIGH with HIGH - LOW below 1.8e308), got {lower:g}:{upper:g}")
-    if not lower < upper:
-        raise UsageError(f"--domain must have LOW < HIGH, got {lower}:{upper}")
-    if args.grid == "geometric" and lower <= 0:
-        raise UsageError(f"a geometric grid needs a positive lower bound, got {lower}")
-    if not 2 <= args.points <= 1 << 20:
-        raise UsageError(f"--points must lie in [2, 2^20], got {args.points}")
+    column, lower, upper = ecdf_domain(args, bits_refusal="the ECDF compares values with a public grid, at each "
+                                                          "party, in the clear")
     release: int | None = None
     if args.release != "all":
         try:
@@ -120,41 +91,30 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
             raise UsageError(f"--release expects 'all' or a number of points, got '{args.release}'") from None
         if not 2 <= release <= args.points:
             raise UsageError(f"--release must lie in [2, --points = {args.points}], got {release}")
-    try:
-        quantiles = [float(q) for q in args.quantiles.split(",") if q.strip()]
-    except ValueError:
-        raise UsageError(f"--quantiles expects numbers like 0.25,0.5, got '{args.quantiles}'") from None
-    if any(not 0 < q < 1 for q in quantiles):
-        raise UsageError(f"--quantiles must lie strictly between 0 and 1, got '{args.quantiles}'")
+    quantiles = parse_quantiles(args.quantiles)
     from dp.ecdf.tree import plan_tree_noise
     from scenarios.kit.outputs import check_output_path
     from secure.intake import ColumnSpec
 
     try:  # the node noise DLap((L + 1) / epsilon) must be drawable (one-process plan: the strictest)
         plan_tree_noise(epsilon=args.epsilon, points=args.points)
-        spec = ColumnSpec(args.column, lower, upper)
+        spec = ColumnSpec(column, lower, upper)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     check_output_path(args.curve, "--curve")
     check_output_path(args.json, "--json")
     missing = missing_policy(args.missing, args.fill, [spec], dataset=None if args.data is not None else "framingham")
-    options = EcdfOptions(args.data, args.column, lower, upper, args.points, args.grid, args.epsilon, release,
+    options = EcdfOptions(args.data, column, lower, upper, args.points, args.grid, args.epsilon, release,
                           None if args.smooth == "none" else int(args.smooth), quantiles, args.curve, args.json,
-                          missing)
-    try:
-        _grid(options)
-    except ValueError as exc:
-        raise UsageError(f"--domain {lower:g}:{upper:g} with --points {args.points} gives no {args.grid} grid: {exc}") from None
+                          missing, budget_options(args))
+    checked_grid(lower, upper, args.points, args.grid)
     return options
 
 
 def _grid(options: EcdfOptions) -> np.ndarray:
-    from dp.ecdf.tree import geometric_grid, uniform_grid
+    from scenarios.kit.ecdf_options import ecdf_grid
 
-    if options.grid == "uniform":
-        return uniform_grid(options.lower, options.upper, (options.upper - options.lower) / (options.points - 1))
-    ratio = np.log(options.upper / options.lower) / (options.points - 1)
-    return geometric_grid(options.lower, options.upper, ratio)
+    return ecdf_grid(options.lower, options.upper, options.points, options.grid)
 
 
 async def _release(options: EcdfOptions) -> Callable[[], None] | None:
@@ -168,24 +128,9 @@ async def _release(options: EcdfOptions) -> Callable[[], None] | None:
 
     from dp.ecdf.tree import plan_tree_noise, prefix_incidence
     from dp.ecdf.secure_release import run_secure_ecdf
-    from scenarios.kit.datasets import load_embedded
-    from secure.intake import party_rows, rows_from_table
-    from secure.session import InputError, agree_verdict
+    from scenarios.kit.ecdf_options import read_column
 
-    error, detail, values, filled = None, None, np.empty(0), 0
-    try:
-        if options.data is not None:
-            rows = party_rows(options.data, [options.column], party=mpc.pid, parties=len(mpc.parties),
-                              missing=options.missing)
-        else:
-            table = load_embedded("framingham")
-            rows = rows_from_table(table.header, table.rows, [options.column], source="embedded framingham",
-                                   party=mpc.pid, parties=len(mpc.parties), missing=options.missing)
-        values, filled = rows.values[:, 0], rows.filled
-    except InputError as exc:
-        error, detail = str(exc), exc.detail
-    await agree_verdict(error, detail=detail)
-    print(local_note(filled=filled))
+    values = await read_column(options)
     grid = _grid(options)
     plan = plan_tree_noise(epsilon=options.epsilon, points=len(grid), parties=len(mpc.parties),
                            threshold=int(mpc.threshold))
@@ -200,15 +145,11 @@ async def _release(options: EcdfOptions) -> Callable[[], None] | None:
 
 
 def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
-    from smoothing import inverse_ecdf, smooth_ecdf
+    from scenarios.kit.ecdf_options import smooth_release, write_curve
 
-    points = release.grid[release.subset]
-    raw = release.values
-    smoothed = None
-    solver = "-"
-    if options.smooth is not None:
-        result = smooth_ecdf(raw, incidence, subset=release.subset, norm=options.smooth)
-        smoothed, solver = result.values, f"{result.solver}, {result.seconds:.2f} s"
+    result = smooth_release(release, incidence, smooth=options.smooth, quantiles=options.quantiles,
+                            lower=options.lower, upper=options.upper)
+    points, smoothed, solver = result.points, result.smoothed, result.solver
     rows = [("column", f"{options.column}, grid of {len(release.grid)} points on [{options.lower:g}, {options.upper:g}]"
                        f" ({options.grid}), {len(points)} released"),
             ("epsilon", f"{release.epsilon:g} (tree of {release.levels} levels, noise std {release.point_std:.3g} per point; exact counts, no sampling error)"),
@@ -220,16 +161,10 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
             ("smoothing", "none" if smoothed is None else f"p = {options.smooth} ({solver})")]
     print_table(rows, title="Private ECDF (tree mechanism, Barczewski, Mawass & Ramon)")
     print(f"  noise: {release.guarantee}")
-    curve = smoothed if smoothed is not None else raw
-    quantiles = {q: inverse_ecdf((points, curve), q, precision=(options.upper - options.lower) / 1e6)
-                 for q in options.quantiles}
+    quantiles = result.quantiles
     print("  private quantiles: " + ", ".join(f"{q:g}: {v:.4g}" for q, v in quantiles.items()))
     if options.curve:
-        with open(options.curve, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["threshold", "private", "smoothed"])
-            for i, point in enumerate(points):
-                writer.writerow([f"{point:.10g}", f"{raw[i]:.10g}", "" if smoothed is None else f"{smoothed[i]:.10g}"])
+        write_curve(options.curve, result)
     if options.json:
         with open(options.json, "w", encoding="utf-8") as handle:
             json.dump({"statistic": "ecdf", "column": options.column, "epsilon": release.epsilon, "delta": 0.0,
@@ -245,7 +180,20 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the private ECDF; returns the exit code."""
-    return run_scenario(parse_options, _release, lambda options: options.public(), argv)
+    return run_scenario(parse_options, _release, lambda options: options.public(), argv, spend=spend_of)
+
+
+def spend_of(options: EcdfOptions) -> Any:
+    """What one run spends (:mod:`scenarios.kit.budget_run`): epsilon, pure DP (the tree's discrete Laplace
+    node noise, Barczewski et al. eq. 2, split over its levels); embedded data exempt unless
+    ``--ledger``/``--budget`` is given."""
+    from dp.budget.accountants import Spend
+    from scenarios.kit.budget_run import spend_request
+
+    spend = Spend(epsilon=float(options.epsilon), mechanism="distributed discrete Laplace tree noise",
+                  what=f"ECDF of {options.column} on {options.points} grid points")
+    return spend_request(options.budget, spend, scenario="scenarios.ecdf", data=options.data,
+                         embedded=None if options.data is not None else "framingham")
 
 
 if __name__ == "__main__":

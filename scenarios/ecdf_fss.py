@@ -27,7 +27,6 @@ Shamir secret sharing (the run says so).
 """
 from __future__ import annotations
 
-import csv
 import json
 import math
 import sys
@@ -38,7 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
-from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
+from scenarios.kit.missing_values import describe_policy, missing_policy
 
 __all__ = ["main", "parse_options", "resolve_queries", "T0_PRIVACY"]
 
@@ -67,6 +66,7 @@ class FssOptions:
     store: str | None
     answer: str | None
     missing: Any = None
+    budget: Any = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
@@ -130,34 +130,20 @@ def parse_options(argv: Sequence[str]) -> FssOptions:
     :raise UsageError: with a one-line message.
     """
     from dp.validation import check_epsilon
-    from scenarios.kit.datasets import declared_specs
+    from scenarios.kit.budget_run import budget_options
+    from scenarios.kit.ecdf_options import add_ecdf_arguments, ecdf_domain, parse_quantiles
 
     parser = ScenarioParser(prog="python -m scenarios.ecdf_fss", description=__doc__)
-    parser.add_argument("--data", default=None)
-    parser.add_argument("--columns", default="totChol", metavar="COLUMN")
-    parser.add_argument("--domain", default=None)
-    parser.add_argument("--points", type=int, default=1024)
-    parser.add_argument("--grid", choices=("uniform", "geometric"), default="uniform")
-    parser.add_argument("--epsilon", type=float, default=1.0)
+    add_ecdf_arguments(parser)
     parser.add_argument("--bits", type=int, default=None)
     parser.add_argument("--queries", default="all")
-    parser.add_argument("--smooth", choices=("none", "1", "2"), default="2")
-    parser.add_argument("--quantiles", default="0.1,0.25,0.5,0.75,0.9")
-    parser.add_argument("--curve", default=None)
-    parser.add_argument("--json", default=None)
     parser.add_argument("--store", default=None, metavar="DIR")
     parser.add_argument("--answer", default=None, metavar="DIR")
-    add_missing_arguments(parser)
     args = parser.parse_args(list(argv))
     from scenarios.kit.outputs import check_output_path
 
     queries = _parse_queries(args.queries)
-    try:
-        quantiles = [float(q) for q in args.quantiles.split(",") if q.strip()]
-    except ValueError:
-        raise UsageError(f"--quantiles expects numbers like 0.25,0.5, got '{args.quantiles}'") from None
-    if any(not 0 < q < 1 for q in quantiles):
-        raise UsageError(f"--quantiles must lie strictly between 0 and 1, got '{args.quantiles}'")
+    quantiles = parse_quantiles(args.quantiles)
     check_output_path(args.curve, "--curve")
     check_output_path(args.json, "--json")
     smooth = None if args.smooth == "none" else int(args.smooth)
@@ -166,33 +152,13 @@ def parse_options(argv: Sequence[str]) -> FssOptions:
             raise UsageError("--answer DIR answers from stored keys: it takes no --store and no --data "
                              "(the owners are gone)")
         return FssOptions(None, "", 0.0, 0.0, 0, "uniform", 0.0, None, queries, smooth, quantiles, args.curve,
-                          args.json, None, args.answer, None)
+                          args.json, None, args.answer, None, budget_options(args))
     try:
         check_epsilon(args.epsilon)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
-    from scenarios.kit.options import domain_of, parse_columns, parse_domains
-
-    column = parse_columns(args.columns, expected=1, names="one COLUMN (the ECDF is of one column)")[0]
-    declared = domain_of(parse_domains(args.domain, single=column), column, [column])
-    if declared is not None:
-        lower, upper = declared[0], declared[1]
-        if declared[2] is not None:
-            raise UsageError(f"--domain {column}=LOW:HIGH takes no BITS here: the grid fixes the DCF width "
-                             "(use --bits)")
-    elif args.data is None and column in declared_specs("framingham", [column]):
-        spec = declared_specs("framingham", [column])[column]
-        lower, upper = spec.lower, spec.upper
-    else:
-        raise UsageError(f"no declared domain for column '{column}': give --domain {column}=LOW:HIGH")
-    if not (math.isfinite(lower) and math.isfinite(upper) and math.isfinite(upper - lower)):
-        raise UsageError(f"--domain must be finite (LOW:HIGH with HIGH - LOW below 1.8e308), got {lower:g}:{upper:g}")
-    if not lower < upper:
-        raise UsageError(f"--domain must have LOW < HIGH, got {lower}:{upper}")
-    if args.grid == "geometric" and lower <= 0:
-        raise UsageError(f"a geometric grid needs a positive lower bound, got {lower}")
-    if not 2 <= args.points <= 1 << 20:
-        raise UsageError(f"--points must lie in [2, 2^20], got {args.points}")
+    column, lower, upper = ecdf_domain(args, bits_refusal="the grid fixes the DCF width (use --bits)")
+    from scenarios.kit.ecdf_options import checked_grid
     from dp.ecdf.fss_release import check_bits
     from dp.ecdf.tree import plan_tree_noise
     from secure.intake import ColumnSpec
@@ -204,11 +170,8 @@ def parse_options(argv: Sequence[str]) -> FssOptions:
         raise UsageError(str(exc)) from None
     missing = missing_policy(args.missing, args.fill, [spec], dataset=None if args.data is not None else "framingham")
     options = FssOptions(args.data, column, lower, upper, args.points, args.grid, args.epsilon, args.bits, queries,
-                         smooth, quantiles, args.curve, args.json, args.store, None, missing)
-    try:
-        grid = _grid(options)
-    except ValueError as exc:
-        raise UsageError(f"--domain {lower:g}:{upper:g} with --points {args.points} gives no {args.grid} grid: {exc}") from None
+                         smooth, quantiles, args.curve, args.json, args.store, None, missing, budget_options(args))
+    grid = checked_grid(lower, upper, args.points, args.grid)
     try:
         options.bits = check_bits(len(grid), args.bits)
     except (ValueError, TypeError) as exc:
@@ -221,36 +184,9 @@ def parse_options(argv: Sequence[str]) -> FssOptions:
 
 
 def _grid(options: FssOptions) -> np.ndarray:
-    from dp.ecdf.tree import geometric_grid, uniform_grid
+    from scenarios.kit.ecdf_options import ecdf_grid
 
-    if options.grid == "uniform":
-        return uniform_grid(options.lower, options.upper, (options.upper - options.lower) / (options.points - 1))
-    ratio = np.log(options.upper / options.lower) / (options.points - 1)
-    return geometric_grid(options.lower, options.upper, ratio)
-
-
-async def _read_values(options: FssOptions) -> np.ndarray:
-    from mpyc.runtime import mpc
-
-    from scenarios.kit.datasets import load_embedded
-    from secure.intake import party_rows, rows_from_table
-    from secure.session import InputError, agree_verdict
-
-    error, detail, values, filled = None, None, np.empty(0), 0
-    try:
-        if options.data is not None:
-            rows = party_rows(options.data, [options.column], party=mpc.pid, parties=len(mpc.parties),
-                              missing=options.missing)
-        else:
-            table = load_embedded("framingham")
-            rows = rows_from_table(table.header, table.rows, [options.column], source="embedded framingham",
-                                   party=mpc.pid, parties=len(mpc.parties), missing=options.missing)
-        values, filled = rows.values[:, 0], rows.filled
-    except InputError as exc:
-        error, detail = str(exc), exc.detail
-    await agree_verdict(error, detail=detail)
-    print(local_note(filled=filled))
-    return values
+    return ecdf_grid(options.lower, options.upper, options.points, options.grid)
 
 
 async def _release(options: FssOptions) -> Callable[[], None] | None:
@@ -283,7 +219,9 @@ async def _release(options: FssOptions) -> Callable[[], None] | None:
         mode = "answer"
         upload_line = f"keys of run {states[0].run_id} loaded from {options.answer}: no owner online, no new noise"
     else:
-        values = await _read_values(options)
+        from scenarios.kit.ecdf_options import read_column
+
+        values = await read_column(options)
         grid = _grid(options)
         plan = fss.fss_noise_plan(epsilon=options.epsilon, points=len(grid), owners=parties,
                                   threshold=int(mpc.threshold))
@@ -325,16 +263,12 @@ async def _release(options: FssOptions) -> Callable[[], None] | None:
 
 
 def _report(options: FssOptions, release: Any, incidence: Any, public: dict[str, Any], upload_line: str) -> None:
-    from smoothing import inverse_ecdf, smooth_ecdf
+    from scenarios.kit.ecdf_options import smooth_release, write_curve
 
-    points = release.grid[release.subset]
-    raw = release.values
-    smoothed = None
-    solver = "-"
-    if options.smooth is not None and len(points) >= 2:
-        result = smooth_ecdf(raw, incidence, subset=release.subset, norm=options.smooth)
-        smoothed, solver = result.values, f"{result.solver}, {result.seconds:.2f} s"
     lower, upper = public["domain"]
+    result = smooth_release(release, incidence, smooth=options.smooth, quantiles=options.quantiles,
+                            lower=lower, upper=upper)
+    points, smoothed, solver = result.points, result.smoothed, result.solver
     upload = release.phases.get("upload", {"seconds": 0.0, "bytes_sent": 0})
     query = release.phases.get("answer", {"seconds": 0.0, "bytes_sent": 0})
     rows = [("column", f"{public['column']}, grid of {len(release.grid)} points on [{lower:g}, {upper:g}]"
@@ -354,17 +288,11 @@ def _report(options: FssOptions, release: Any, incidence: Any, public: dict[str,
             ("smoothing", "none" if smoothed is None else f"p = {options.smooth} ({solver})")]
     print_table(rows, title="Private ECDF by function secret sharing (two servers; Barczewski, Mawass & Ramon §4.2)")
     print(f"  noise: {release.guarantee}")
-    curve = smoothed if smoothed is not None else raw
-    quantiles: dict[float, float] = {}
-    if len(points) >= 2:
-        quantiles = {q: inverse_ecdf((points, curve), q, precision=(upper - lower) / 1e6) for q in options.quantiles}
+    quantiles = result.quantiles
+    if quantiles:
         print("  private quantiles: " + ", ".join(f"{q:g}: {v:.4g}" for q, v in quantiles.items()))
     if options.curve:
-        with open(options.curve, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["threshold", "private", "smoothed"])
-            for i, point in enumerate(points):
-                writer.writerow([f"{point:.10g}", f"{raw[i]:.10g}", "" if smoothed is None else f"{smoothed[i]:.10g}"])
+        write_curve(options.curve, result)
     if options.json:
         with open(options.json, "w", encoding="utf-8") as handle:
             json.dump({"statistic": "ecdf", "protocol": "fss", "mode": release.mode, "run_id": release.run_id,
@@ -382,7 +310,29 @@ def _report(options: FssOptions, release: Any, incidence: Any, public: dict[str,
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party (owner, and server for parties 0 and 1) of the FSS ECDF; returns the exit code."""
-    return run_scenario(parse_options, _release, lambda options: options.public(), argv, t0_privacy=T0_PRIVACY)
+    return run_scenario(parse_options, _release, lambda options: options.public(), argv, t0_privacy=T0_PRIVACY,
+                        spend=spend_of)
+
+
+#: the budget line of an ``--answer`` run
+ANSWER_NOTE = ("nothing spent: --answer answers from the stored keys, whose node noise was fixed at the upload "
+               "(that run spent its epsilon); answering more queries is post-processing")
+
+
+def spend_of(options: FssOptions) -> Any:
+    """What one run spends (:mod:`scenarios.kit.budget_run`): the upload run spends epsilon (pure DP: the
+    tree's discrete Laplace node noise, fixed once in the keys); an ``--answer`` run spends nothing (the
+    noise is fixed, every answer is post-processing of the upload's release) and says so."""
+    from dp.budget.accountants import Spend
+    from scenarios.kit.budget_run import spend_request
+
+    if options.answer is not None:
+        return spend_request(options.budget, Spend(epsilon=0.0, what="ECDF answers from stored keys"),
+                             scenario="scenarios.ecdf_fss --answer", data=None, exempt=ANSWER_NOTE)
+    spend = Spend(epsilon=float(options.epsilon), mechanism="distributed discrete Laplace tree noise (FSS keys)",
+                  what=f"ECDF of {options.column} on {options.points} grid points, keys uploaded")
+    return spend_request(options.budget, spend, scenario="scenarios.ecdf_fss", data=options.data,
+                         embedded=None if options.data is not None else "framingham")
 
 
 if __name__ == "__main__":

@@ -65,6 +65,7 @@ class Options:
     missing: Any = None
     noise: str = "mpc"
     path: str = "auto"
+    budget: Any = None
 
     @property
     def run_epsilon(self) -> float:
@@ -86,6 +87,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     """
     from dp.noise_defaults import NOISE_CHOICES, default_noise
     from dp.validation import check_epsilon
+    from scenarios.kit.budget_run import add_budget_arguments, budget_options
 
     parser = ScenarioParser(prog="python -m scenarios.rank_auc", description=__doc__)
     parser.add_argument("--data", default=None)
@@ -98,6 +100,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None)
     add_missing_arguments(parser)
+    add_budget_arguments(parser)
     args = parser.parse_args(list(argv))
     try:
         check_epsilon(args.epsilon)
@@ -128,8 +131,11 @@ def parse_options(argv: Sequence[str]) -> Options:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham")
-    noise = args.noise or default_noise("rank_auc", args.epsilon / len(rows) / 2)
-    options = Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json, missing, noise, args.path)
+    budget = budget_options(args)
+    noise = args.noise or default_noise("rank_auc", args.epsilon / len(rows) / 2,
+                                        pure_budget=budget.budget is not None and budget.budget.delta == 0)
+    options = Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json, missing, noise, args.path,
+                      budget)
     from dp.rank_auc import RankAucQuery, plans_for_rows
     from dp.validation import check_seed
     from scenarios.kit.outputs import check_output_path
@@ -245,7 +251,24 @@ def _spent(total: float, epsilon: float, delta: float, runs: int) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party; returns the exit code."""
-    return run_scenario(parse_options, _run, lambda options: options.public(), argv)
+    return run_scenario(parse_options, _run, lambda options: options.public(), argv, spend=spend_of)
+
+
+def spend_of(options: Options) -> Any:
+    """What one invocation spends (:mod:`scenarios.kit.budget_run`): its total ``--epsilon`` (over every
+    ``--rows`` run on the same rows, basic composition) and, with noise sampled inside MPC, the sampler's
+    truncation bound ``2^-40`` per released sum (2U and P: two per run); embedded data exempt unless
+    ``--ledger``/``--budget`` is given."""
+    from dp.budget.accountants import Spend
+    from scenarios.kit.budget_run import MPC_TRUNCATION_DELTA, spend_request
+
+    runs = len(options.rows)
+    delta = 2 * runs * MPC_TRUNCATION_DELTA if options.noise == "mpc" else 0.0
+    mechanism = "discrete Laplace sampled in MPC" if options.noise == "mpc" else "distributed discrete Laplace"
+    spend = Spend(epsilon=float(options.epsilon), delta=delta, mechanism=mechanism,
+                  what=f"AUC of {','.join(options.columns)} by rank, {runs} run(s), 2 noisy sums each")
+    return spend_request(options.budget, spend, scenario="scenarios.rank_auc", data=options.data,
+                         embedded=None if options.data is not None else "framingham")
 
 
 if __name__ == "__main__":

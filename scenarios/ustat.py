@@ -75,6 +75,7 @@ from dp.noise_defaults import NOISE_CHOICES, default_noise
 from scenarios.kit.categories import add_category_arguments
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
+from scenarios.kit.budget_run import add_budget_arguments
 from scenarios.kit.options import parse_domains, parse_steps
 
 __all__ = ["main", "build_parser", "parse_options", "load_rows", "STAT_DEFAULTS"]
@@ -106,6 +107,7 @@ def build_parser() -> ScenarioParser:
     parser.add_argument("--clip", choices=("local", "secure"), default="local")
     add_missing_arguments(parser)
     add_category_arguments(parser)
+    add_budget_arguments(parser)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--delegate-noise", default=None)
     parser.add_argument("--noise", choices=NOISE_CHOICES, default=None)
@@ -128,6 +130,7 @@ class Options:
     raw: dict[str, Any]
     delegation: tuple[float, float] | None = None
     missing: Any = None
+    budget: Any = None
 
 
 def _parse_pairs(text: str) -> tuple[str, float | int | None]:
@@ -157,6 +160,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     """
     from dp.umpc.protocol import UStatQuery
     from dp.validation import check_seed
+    from scenarios.kit.budget_run import budget_options
     from scenarios.kit.categories import category_specs, public_categories
     from scenarios.kit.datasets import declared_specs
     from scenarios.kit.outputs import check_output_path
@@ -215,8 +219,10 @@ def parse_options(argv: Sequence[str]) -> Options:
             raise UsageError(str(exc)) from None
     check_output_path(args.json, "--json")
     outputs = len(kernel.outputs([spec.width for spec in specs]))
+    budget = budget_options(args)
     noise = _noise_source(args.noise, args.mpc_noise, args.delegate_noise,
-                          (args.epsilon / outputs, args.delta / outputs))
+                          (args.epsilon / outputs, args.delta / outputs),
+                          pure_budget=budget.budget is not None and budget.budget.delta == 0)
     try:
         query = UStatQuery(kernel=kernel, specs=tuple(specs), epsilon=args.epsilon, delta=args.delta,
                            tuples=None if mode != "count" else int(amount or 0), sampling=args.sampling,
@@ -229,13 +235,15 @@ def parse_options(argv: Sequence[str]) -> Options:
            "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "path": args.path, "sampling": args.sampling,
            "clip": args.clip, "seed": args.seed, "embedded": dataset, "categories": public_categories(specs),
            "missing": missing.mode, "fill": [list(item) for item in missing.fills]}
-    return Options(args.stat, args.data, columns, dataset, query, args.seed, args.json, raw, delegation, missing)
+    return Options(args.stat, args.data, columns, dataset, query, args.seed, args.json, raw, delegation, missing,
+                   budget)
 
 
 def _noise_source(noise: str | None, mpc_noise: bool, delegate_noise: str | None,
-                  per_sum: tuple[float, float]) -> str:
+                  per_sum: tuple[float, float], *, pure_budget: bool = False) -> str:
     """``--noise`` (``--mpc-noise`` is ``--noise mpc``); party noise with ``--delegate-noise``; else the
-    default for the budget ``per_sum`` = (epsilon, delta) of one released sum (:func:`dp.noise_defaults.default_noise`).
+    default for the budget ``per_sum`` = (epsilon, delta) of one released sum (:func:`dp.noise_defaults.default_noise`;
+    ``pure_budget``: ``--budget`` without a delta, which gets pure-DP party noise).
 
     :raise UsageError: contradictory options.
     """
@@ -247,7 +255,7 @@ def _noise_source(noise: str | None, mpc_noise: bool, delegate_noise: str | None
             raise UsageError("--delegate-noise chooses which parties draw the noise, but --noise mpc (--mpc-noise) samples it "
                              "inside MPC where no party draws any: give one of them")
         return "parties"
-    return chosen if chosen is not None else default_noise("ustat", *per_sum)
+    return chosen if chosen is not None else default_noise("ustat", *per_sum, pure_budget=pure_budget)
 
 
 def _parse_delegation(text: str | None) -> tuple[float, float] | None:
@@ -448,7 +456,30 @@ async def _release(options: Options) -> Callable[[], None] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the main job; returns the exit code."""
-    return run_scenario(parse_options, _release, lambda options: options.raw, argv)
+    return run_scenario(parse_options, _release, lambda options: options.raw, argv, spend=spend_of)
+
+
+def spend_of(options: Options) -> Any:
+    """What one run spends (:mod:`scenarios.kit.budget_run`): the query's epsilon; its delta, or with noise
+    sampled inside MPC and no ``--delta`` the sampler's truncation bound ``2^-40`` per released sum; plus the
+    delegation's failure probability with ``--delegate-noise``.  Embedded data are exempt unless
+    ``--ledger``/``--budget`` is given."""
+    from dp.budget.accountants import Spend
+    from scenarios.kit.budget_run import MPC_TRUNCATION_DELTA, spend_request
+
+    query = options.query
+    sums = len(query.outputs)
+    delta = float(query.delta)
+    if query.noise == "mpc" and delta == 0:
+        delta = sums * MPC_TRUNCATION_DELTA
+    if options.delegation is not None:
+        delta += options.delegation[0]
+    mechanism = ("discrete Laplace sampled in MPC" if query.noise == "mpc"
+                 else "distributed discrete Laplace" if query.delta == 0 else "distributed binomial")
+    spend = Spend(epsilon=float(query.epsilon), delta=delta, mechanism=mechanism,
+                  what=f"{query.kernel.description} of {', '.join(options.columns)}, {sums} noisy sum(s)")
+    return spend_request(options.budget, spend, scenario="scenarios.ustat", data=options.data,
+                         embedded=options.dataset)
 
 
 if __name__ == "__main__":

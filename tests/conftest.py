@@ -17,6 +17,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 _ports = itertools.count(23000 + 40 * (os.getpid() % 200), 10)
 
+# The tests are not about privacy budgets (they use epsilon = 1e9 often): no ledger for the whole session,
+# inherited by every party process they start.  The budget tests pass --ledger DIR (ledger=...) explicitly.
+os.environ["PRIVATE_USTATS_LEDGER"] = "off"
+
 
 @dataclass
 class PartyRun:

@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dp.budget.accountants import Budget
 from dp.noise_defaults import default_noise
 from dp.sampling import tuple_count
 from dp.umpc.protocol import Simulation, UStatQuery, UStatRelease, prepare_rows
@@ -42,6 +44,9 @@ from dp.umpc.protocol import simulate as simulate_protocol
 from dp.validation import check_delta, check_epsilon
 from secure.intake import ColumnSpec, PartyRows
 from secure.kernels import KERNELS, get_kernel
+
+if TYPE_CHECKING:
+    from dp.budget.agreement import SpendRequest
 
 __all__ = ["Query", "release", "simulate", "exact", "parse_tuples"]
 
@@ -190,11 +195,16 @@ def _values(rows: PartyRows | np.ndarray, columns: int) -> np.ndarray:
     return np.asarray(values, dtype=float).reshape(-1, columns)
 
 
-async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | None = None) -> UStatRelease:
+async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | None = None,
+                  ledger: str | os.PathLike[str] | None = None, budget: Budget | str | None = None,
+                  dataset_name: str | None = None, accountant: str = "basic") -> UStatRelease:
     """Release the query's private U-statistic across parties; every party calls it with its own rows.
 
     Runs inside a script's job (:func:`secure.parties.run`).  In order: the parties agree on the
-    query's public parameters; each party validates and encodes its rows (fixed point, labels) and
+    query's public parameters; they agree on the release's privacy spend and each party reserves it in
+    its own ledger before any data is shared (:func:`dp.budget.agreement.agree_spend`: a party whose
+    budget would be exceeded stops every party with its one line; the budget line is printed at each
+    party); each party validates and encodes its rows (fixed point, labels) and
     shares its verdict; the public n resolves the tuples (``"2n"``); the joint seed (or ``seed``,
     public) picks the tuples; the planner chooses the path from public parameters
     (:func:`dp.umpc.complete.plan_for`); the complete statistic runs on the histogram or sort path
@@ -202,12 +212,22 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
 
     :param rows: this party's rows (:meth:`secure.parties.Party.read`), kernel column order.
     :param seed: a public seed for the tuples; default a joint seed every party contributes to.
-    :raise secure.errors.InputError: at every party alike -- parameters that differ, a bad value at
-        any party, too many tuples for n.
+    :param ledger: this party's ledger directory (default :func:`dp.budget.ledger.default_ledger_directory`:
+        ``$PRIVATE_USTATS_LEDGER`` or the per-user data directory); ``"off"`` keeps no budget (said).
+    :param budget: the budget of a new account (a :class:`dp.budget.Budget` or ``"EPS[:DELTA]"``); an
+        existing account keeps its own.
+    :param dataset_name: the account's dataset by a declared name; default the hash of the rows' file
+        (``rows.source``).  Rows given as an array need it (or ``ledger="off"``).  The embedded
+        datasets' files (``scenarios/data``) are public: exempt unless ``ledger``, ``budget`` or
+        ``dataset_name`` is given.
+    :param accountant: ``basic`` (default) or ``zcdp``; every party must use the same.
+    :raise secure.errors.InputError: at every party alike -- parameters that differ, a ledger that
+        refuses at any party, a bad value at any party, too many tuples for n.
     :raise secure.errors.ProtocolFailure: a lost party, an overflow.
     """
     from mpyc.runtime import mpc
 
+    from dp.budget.agreement import agree_spend
     from dp.umpc.complete import plan_for, run_complete
     from dp.umpc.protocol import run_secure
     from secure.errors import InputError
@@ -215,6 +235,18 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
     from secure.session import agree_parameters, agree_verdict
 
     await agree_parameters(query.public())
+    request = None
+    problem: str | None = None
+    try:
+        request = _spend_request(query, rows, ledger=ledger, budget=budget, dataset_name=dataset_name,
+                                 accountant=accountant)
+    except (ValueError, TypeError) as exc:
+        problem = f"budget: {exc}"
+    await agree_verdict(problem)  # a bad budget= or accountant= at one party stops every party
+    assert request is not None
+    reservation = await agree_spend(request)
+    if reservation is not None:
+        print(reservation.describe(), flush=True)
     error: str | None = None
     detail: str | None = None
     fixed = None
@@ -243,6 +275,44 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
             result.plan = plan.describe()
     assert result is not None  # every party receives the release
     return result
+
+
+#: the embedded public datasets' directory (``scenarios/data``): rows read from there are exempt from the
+#: ledger unless a ledger, budget or dataset name is given (DESIGN: no default budget is invented)
+EMBEDDED_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                             "scenarios", "data")
+
+#: the in-MPC sampler's truncation bound per released sum (``delta_s``, :mod:`dp.secret_noise`)
+MPC_TRUNCATION_DELTA = 2.0 ** -40
+
+
+def _spend_request(query: Query, rows: PartyRows | np.ndarray, *, ledger: str | os.PathLike[str] | None,
+                   budget: Budget | str | None, dataset_name: str | None, accountant: str) -> SpendRequest:
+    """The spend of one release (epsilon; delta, or with noise sampled in MPC and no delta the sampler's
+    truncation bound ``2^-40`` per released sum) and this party's account.
+
+    :raise ValueError: a bad ``budget`` or ``accountant`` (raised at the call, like the query's checks).
+    """
+    from dp.budget.accountants import Spend, check_accountant, parse_budget
+    from dp.budget.agreement import SpendRequest
+
+    chosen = parse_budget(budget) if isinstance(budget, str) else budget
+    if chosen is not None and not isinstance(chosen, Budget):
+        raise TypeError(f"budget must be a Budget or 'EPS[:DELTA]', got {budget!r}")
+    kind = check_accountant(accountant)
+    base = query.base
+    sums = len(base.outputs)
+    delta = float(base.delta) if base.delta > 0 or base.noise != "mpc" else sums * MPC_TRUNCATION_DELTA
+    spend = Spend(epsilon=float(base.epsilon), delta=delta,
+                  mechanism="discrete Laplace sampled in MPC" if base.noise == "mpc" else "distributed noise",
+                  what=f"{query.statistic}, {sums} noisy sum(s)")
+    source = rows.source if isinstance(rows, PartyRows) else None
+    asked = ledger is not None or budget is not None or dataset_name is not None
+    exempt = None
+    if not asked and source is not None and os.path.dirname(os.path.abspath(source)) == EMBEDDED_DATA:
+        exempt = "embedded public data: no budget kept; give ledger=/budget= to keep one"
+    return SpendRequest(spend=spend, scenario="dp.umpc.release", data_file=source, dataset_name=dataset_name,
+                        budget=chosen, ledger=ledger, accountant=kind, exempt=exempt)
 
 
 def _parts(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> list[np.ndarray]:

@@ -33,7 +33,8 @@ Drill options (none of them is a prefix of an MPyC option):
     Ends this process abruptly, with ``os._exit(137)``, at the moment the named phase is entered.
     There is no cleanup, no flushing of MPyC's connections and no goodbye to the peers, so it
     behaves like ``kill -9``. PHASE is a phase of :func:`secure.session.set_phase`:
-    ``parameter check``, ``intake``, ``seed``, ``kernel``, ``noise``, ``reveal`` or ``shutdown``
+    ``parameter check``, ``budget`` (the privacy-budget agreement, before anything is reserved),
+    ``intake``, ``seed``, ``kernel``, ``noise``, ``reveal`` or ``shutdown``
     (``-`` or ``_`` may stand for the space). This works by wrapping ``secure.session.set_phase``
     and the name ``secure.meter.set_phase`` that the cost meter imported from it.
 ``--skip-local-clipping``
@@ -81,7 +82,7 @@ __all__ = ["main", "DrillOptions", "split_drill_options", "install_drills", "PHA
 
 #: phases named by :func:`secure.session.set_phase`, in the order a run enters them (``sort``:
 #: ``rank_auc`` only, where it stands in place of ``seed`` and ``kernel``)
-PHASES: tuple[str, ...] = ("connect", "parameter check", "intake", "seed", "kernel", "histogram", "sums", "sort",
+PHASES: tuple[str, ...] = ("connect", "parameter check", "budget", "intake", "seed", "kernel", "histogram", "sums", "sort",
                            "noise", "reveal", "shutdown")
 #: the scenarios this party can run (``--scenario``)
 SCENARIOS: tuple[str, ...] = ("ustat", "ecdf", "rank_auc")

@@ -31,9 +31,12 @@ import logging
 import sys
 import textwrap
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from secure.parties import run_parties
+
+if TYPE_CHECKING:
+    from dp.budget.agreement import SpendRequest
 
 __all__ = ["UsageError", "ScenarioParser", "print_table", "format_bytes", "run_scenario"]
 
@@ -106,7 +109,7 @@ class ScenarioParser(argparse.ArgumentParser):
 
 def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[Any]],
                  public: Callable[[Any], dict[str, Any]], argv: Sequence[str] | None = None, *,
-                 t0_privacy: str | None = None) -> int:
+                 t0_privacy: str | None = None, spend: Callable[[Any], SpendRequest | None] | None = None) -> int:
     """One party's whole life (:func:`secure.parties.run_parties`), with :class:`UsageError` from ``parse``
     shared as a usage verdict like :class:`secure.errors.InputError`.
 
@@ -117,6 +120,12 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
     :param argv: the command line (default ``sys.argv[1:]``).
     :param t0_privacy: only for a protocol whose privacy does not rest on Shamir (FSS): what it rests
         on; ``t = 0`` is then accepted without ``--allow-t0`` (see :func:`secure.parties.run_parties`).
+    :param spend: ``options -> SpendRequest | None``: what the run spends from the privacy budget and
+        from which account (:mod:`scenarios.kit.budget_run`).  After the parameter check and before
+        ``body`` runs -- before any data is shared -- every party agrees on it and reserves it in its
+        own ledger (:func:`dp.budget.agreement.agree_spend`): a party whose ledger refuses stops every
+        party with exit 2 and its one line; the spend is on disk before the reveal.  The budget line
+        (account, spent, left; or why none is kept) is printed after the job's output.
     :return: the process exit code.
 
     ``-h``/``--help`` short-circuits everything: the scenario's help is printed (:func:`show_help`)
@@ -136,14 +145,24 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
         from scenarios.kit.progress import install_progress
 
         install_progress()
+        reservation = None
+        if spend is not None:
+            from dp.budget.agreement import agree_spend
+
+            reservation = await agree_spend(spend(options))
         with missing_package_stops_party():
             deliver = await body(options)
         if not callable(deliver):
+            if reservation is not None:
+                print(f"  {reservation.describe()}", flush=True)
             return deliver
 
         def guarded_deliver() -> Any:
             with missing_package_stops_party():
-                return deliver()
+                delivered = deliver()
+            if reservation is not None:
+                print(f"  {reservation.describe()}", flush=True)
+            return delivered
 
         return guarded_deliver
 

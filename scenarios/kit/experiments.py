@@ -71,6 +71,9 @@ __all__ = [
     "format_mean",
     "poisson_cumulative_counts",
     "seed_note",
+    "EXEMPT_NOTE",
+    "exempt_spend",
+    "monte_carlo_spend",
 ]
 
 DEFAULT_RESULTS_DIR = "results"
@@ -258,21 +261,61 @@ async def run_standard_experiment(options: Any, name: Any, run: Any, columns: Se
     return deliver
 
 
+#: the budget line of a simulated experiment on embedded or synthetic data (DESIGN: exempt, and said so)
+EXEMPT_NOTE = ("simulated on embedded or synthetic public data: exempt from the privacy budget, no budget kept "
+               "(a run on a user's --data file charges every noisy value it draws)")
+
+
+def exempt_spend(_: Any = None) -> Any:
+    """The spend of a simulated experiment on embedded or synthetic public data: nothing, said in the output."""
+    from dp.budget.accountants import Spend
+    from scenarios.kit.budget_run import BudgetOptions, spend_request
+
+    return spend_request(BudgetOptions(), Spend(epsilon=0.0, what="simulated experiment on public data"),
+                         scenario="experiment", data=None, exempt=EXEMPT_NOTE)
+
+
+def monte_carlo_spend(budget: Any, *, epsilon: float, delta: float = 0.0, releases: int, data: str,
+                      scenario: str, mechanism: str = "") -> Any:
+    """The spend of a Monte Carlo experiment run on a user's data file (``--data FILE``).
+
+    Each of its ``releases`` (runs x settings) draws a noisy value of the same rows, so the run is
+    charged their sum by basic composition (Dwork & Roth 2014, Thm 3.16): ``releases * epsilon`` and
+    ``releases * delta``, whatever the accountant of the account (it composes the one spend further).
+
+    :param budget: the scenario's :class:`scenarios.kit.budget_run.BudgetOptions` (``--ledger``, ``--budget``).
+    :param epsilon: the budget of one release; ``delta`` likewise.
+    :param releases: the number of noisy values drawn on the data (runs x settings), at least 1.
+    :raise ValueError: ``releases`` below 1.
+    """
+    from dp.budget.accountants import Spend
+    from scenarios.kit.budget_run import spend_request
+
+    if releases < 1:
+        raise ValueError(f"releases must be at least 1, got {releases}")
+    spend = Spend(epsilon=releases * float(epsilon), delta=min(releases * float(delta), 0.999999),
+                  mechanism=mechanism, what=f"{releases} Monte Carlo releases (runs x settings) on the data")
+    return spend_request(budget, spend, scenario=scenario, data=data)
+
+
 def experiment_main(argv: Sequence[str] | None, *, name: str, parse: Any, public: Any, run: Any,
-                    columns: Sequence[str], plot: Any, report: Any) -> int:
+                    columns: Sequence[str], plot: Any, report: Any, spend: Any = exempt_spend) -> int:
     """One party of a standard simulated experiment (:func:`run_standard_experiment`); the exit code.
 
     :param argv: the command line (default ``sys.argv[1:]``).
     :param name: base name of the CSV and PNG; ``parse``, ``public``: as for
         :func:`scenarios.kit.cli.run_scenario`; ``run``, ``columns``, ``plot``, ``report``: as for
         :func:`run_standard_experiment`.
+    :param spend: ``options -> SpendRequest | None`` (:mod:`scenarios.kit.budget_run`): by default the
+        experiment runs on embedded or synthetic public data and is exempt (:func:`exempt_spend`, said
+        in its output); a scenario run on a user's ``--data`` file charges :func:`monte_carlo_spend`.
     """
     from scenarios.kit.cli import run_scenario
 
     async def body(options: Any) -> Callable[[], None] | None:
         return await run_standard_experiment(options, name, run, columns, plot, report)
 
-    return run_scenario(parse, body, public, argv)
+    return run_scenario(parse, body, public, argv, spend=spend)
 
 
 def run_seeds(seed: int, runs: int) -> np.ndarray:

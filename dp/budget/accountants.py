@@ -1,0 +1,251 @@
+"""Privacy accountants: how the spends recorded in a ledger add up, and whether one more still fits.
+
+What it is.  A :class:`Spend` is the privacy cost of one release (one run of a scenario or one API call):
+its ``epsilon`` and ``delta`` as calibrated, and, for a Gaussian-type release, its zCDP cost ``rho``.
+A :class:`Budget` is the total a data holder grants on one dataset.  :func:`total_spent` composes a
+sequence of spends under one of two accountants, and :func:`would_exceed` says whether one more spend
+still fits the budget (``None``) or why not (one plain line).
+
+The two accountants (``ACCOUNTANTS``):
+
+- ``"basic"``: basic composition (Dwork & Roth 2014, *The Algorithmic Foundations of Differential
+  Privacy*, Theorem 3.16): ``k`` releases that are ``(eps_i, delta_i)``-DP are together
+  ``(sum eps_i, sum delta_i)``-DP.  It holds for pure and approximate DP alike and needs nothing else.
+- ``"zcdp"``: zero-concentrated DP (Bun & Steinke 2016, "Concentrated Differential Privacy:
+  Simplifications, Extensions, and Lower Bounds", TCC 2016):
+
+  * a pure ``eps``-DP release is ``rho = eps^2 / 2``-zCDP (Prop. 1.4);
+  * a Gaussian-type release is charged the ``rho`` it states (for the Gaussian mechanism with
+    sensitivity ``D`` and standard deviation ``sigma``: ``rho = D^2 / (2 sigma^2)``, Prop. 1.6);
+  * zCDP composes additively: ``rho_total = sum rho_i`` (Lemma 1.7);
+  * ``rho``-zCDP implies ``(rho + 2 sqrt(rho ln(1/delta')), delta')``-DP for every ``delta' > 0``
+    (Prop. 1.3);
+  * an approximate ``(eps, delta > 0)``-DP release that is not Gaussian-type (no ``rho``) has no zCDP
+    cost (approximate DP does not imply zCDP), so it is kept *beside* the zCDP part and added by basic
+    composition: with ``delta'`` = the budget's delta minus the deltas of those spends, the total is
+    ``(rho_total + 2 sqrt(rho_total ln(1/delta')) + sum of their eps, delta' + sum of their deltas)``,
+    i.e. the budget's delta, spent in full once any zCDP spend exists.
+
+  The zCDP accountant pays off for many releases and for Gaussian noise; for a few pure releases the
+  conversion costs more than basic composition (one pure release of ``eps = 1`` at ``delta' = 1e-6``:
+  ``0.5 + 2 sqrt(0.5 ln 1e6) = 5.75`` against ``1``).  An account keeps the accountant it was created
+  with; choose it when creating the budget.
+
+Threat model.  The accountant is arithmetic over public numbers (epsilon, delta, rho are public
+parameters of every run, like the budget itself); it reads no data.  What it protects against, and
+what not, is said in :mod:`dp.budget.ledger`: a party's own over-spending on its own dataset.
+
+Models.  OpenDP's odometers and privacy filters, Tumult Analytics' sessions with a total budget and
+diffprivlib's ``BudgetAccountant`` keep the same account in one process; this one is kept across runs
+by :mod:`dp.budget.ledger`, at each MPC party separately.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Accountant", "ACCOUNTANTS", "Spend", "Budget", "parse_budget", "check_accountant", "zcdp_to_epsilon",
+           "spend_rho", "total_spent", "would_exceed", "RELATIVE_TOLERANCE"]
+
+Accountant = Literal["basic", "zcdp"]
+ACCOUNTANTS: tuple[Accountant, ...] = ("basic", "zcdp")
+
+#: Sums of floating-point spends may land a rounding error above the budget (0.1 + 0.2 > 0.3); a total
+#: within this relative tolerance of the budget still fits.  It is far below any meaningful epsilon.
+RELATIVE_TOLERANCE = 1e-9
+
+
+def _text(value: float) -> str:
+    """A number as a person writes it: ``-1``, ``2.5``, ``1e-06``, ``nan``, ``inf``."""
+    return f"{value:g}"
+
+
+def _as_float(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    return float(value)
+
+
+def check_accountant(accountant: object) -> Accountant:
+    """Return ``accountant`` if it is one of :data:`ACCOUNTANTS`.
+
+    :raise ValueError: ``accountant must be one of basic, zcdp, got 'rdp'``.
+    """
+    if accountant == "basic":
+        return "basic"
+    if accountant == "zcdp":
+        return "zcdp"
+    raise ValueError(f"accountant must be one of {', '.join(ACCOUNTANTS)}, got {accountant!r}")
+
+
+@dataclass(frozen=True)
+class Spend:
+    """The privacy cost of one release.
+
+    :param epsilon: its epsilon (non-negative, finite).
+    :param delta: its delta, in ``[0, 1)``; 0 for pure DP.
+    :param rho: its zCDP cost when it is a Gaussian-type release (Bun & Steinke 2016, Prop. 1.6:
+        ``D^2 / (2 sigma^2)``), else ``None``; used by the ``"zcdp"`` accountant only.
+    :param mechanism: what noise it uses (``"distributed discrete Laplace"``, ``"Gaussian"``, ...).
+    :param what: what it releases (``"Kendall tau, 2 noisy sums"``), for the history.
+    :raise ValueError: a negative or non-finite epsilon, a delta outside ``[0, 1)``, a negative or
+        non-finite rho.
+    """
+
+    epsilon: float
+    delta: float = 0.0
+    rho: float | None = None
+    mechanism: str = ""
+    what: str = ""
+
+    def __post_init__(self) -> None:
+        epsilon = _as_float(self.epsilon, "spend epsilon")
+        if not (math.isfinite(epsilon) and epsilon >= 0):
+            raise ValueError(f"spend epsilon must be non-negative and finite, got {_text(epsilon)}")
+        delta = _as_float(self.delta, "spend delta")
+        if not 0.0 <= delta < 1.0:
+            raise ValueError(f"spend delta must lie in [0, 1), got {_text(delta)}")
+        object.__setattr__(self, "epsilon", epsilon)
+        object.__setattr__(self, "delta", delta)
+        if self.rho is not None:
+            rho = _as_float(self.rho, "spend rho")
+            if not (math.isfinite(rho) and rho >= 0):
+                raise ValueError(f"spend rho must be non-negative and finite, got {_text(rho)}")
+            object.__setattr__(self, "rho", rho)
+        for name in ("mechanism", "what"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"spend {name} must be text, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The total privacy budget a data holder grants on one dataset.
+
+    :param epsilon: positive and finite.
+    :param delta: in ``[0, 1)``; 0 allows pure-DP releases only.
+    :raise ValueError: ``budget epsilon must be positive and finite, got -1``, or likewise for delta.
+    """
+
+    epsilon: float
+    delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        epsilon = _as_float(self.epsilon, "budget epsilon")
+        if not (math.isfinite(epsilon) and epsilon > 0):
+            raise ValueError(f"budget epsilon must be positive and finite, got {_text(epsilon)}")
+        delta = _as_float(self.delta, "budget delta")
+        if not 0.0 <= delta < 1.0:
+            raise ValueError(f"budget delta must lie in [0, 1), got {_text(delta)}")
+        object.__setattr__(self, "epsilon", epsilon)
+        object.__setattr__(self, "delta", delta)
+
+    def __str__(self) -> str:
+        return f"epsilon {_text(self.epsilon)}, delta {_text(self.delta)}"
+
+
+def parse_budget(text: str) -> Budget:
+    """``"EPS[:DELTA]"`` (``"2.5"``, ``"2.5:1e-6"``) -> :class:`Budget`.
+
+    :raise ValueError: a plain one-line message (``budget must be EPS or EPS:DELTA ..., got 'x'``, or
+        the message of :class:`Budget`).
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"budget must be text EPS or EPS:DELTA, got {text!r}")
+    parts = text.strip().split(":")
+    if len(parts) > 2 or not all(part.strip() for part in parts):
+        raise ValueError(f"budget must be EPS or EPS:DELTA (e.g. 2.5 or 2.5:1e-6), got '{text}'")
+    try:
+        numbers = [float(part) for part in parts]
+    except ValueError:
+        raise ValueError(f"budget must be EPS or EPS:DELTA with numbers (e.g. 2.5 or 2.5:1e-6), got '{text}'") from None
+    return Budget(numbers[0], numbers[1] if len(numbers) == 2 else 0.0)
+
+
+def zcdp_to_epsilon(rho: float, delta: float) -> float:
+    """The epsilon of ``rho``-zCDP at ``delta``: ``rho + 2 sqrt(rho ln(1/delta))`` (Bun & Steinke 2016,
+    Prop. 1.3); ``0`` for ``rho = 0``; ``inf`` for ``rho > 0`` and ``delta <= 0`` (no conversion)."""
+    if rho <= 0:
+        return 0.0
+    if delta <= 0:
+        return math.inf
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def spend_rho(spend: Spend) -> float | None:
+    """The zCDP cost of ``spend``, or ``None`` if it has none (approximate DP that is not Gaussian-type).
+
+    A stated ``rho`` is used; a pure spend (``delta = 0``) costs ``eps^2 / 2`` (Bun & Steinke 2016,
+    Prop. 1.4), or its stated ``rho`` if that is smaller.
+    """
+    pure = spend.epsilon ** 2 / 2.0 if spend.delta == 0 else None
+    if spend.rho is None:
+        return pure
+    return spend.rho if pure is None else min(spend.rho, pure)
+
+
+def total_spent(accountant: Accountant, spends: Sequence[Spend], delta_target: float) -> tuple[float, float]:
+    """The composed ``(epsilon, delta)`` of ``spends`` under ``accountant``.
+
+    - ``"basic"``: ``(sum eps_i, sum delta_i)`` (Dwork & Roth 2014, Thm 3.16); ``delta_target`` unused.
+    - ``"zcdp"``: ``rho_total`` = the sum of the zCDP costs (:func:`spend_rho`; Bun & Steinke 2016,
+      Prop. 1.4, Lemma 1.7); the spends without one keep their ``(eps, delta)`` beside it.  With
+      ``delta' = delta_target - sum of their deltas`` the total is
+      ``(rho_total + 2 sqrt(rho_total ln(1/delta')) + sum of their eps, delta' + sum of their deltas)``
+      (Prop. 1.3); without zCDP spends it is just their basic composition.  If ``delta' <= 0`` while
+      ``rho_total > 0`` no conversion exists: the epsilon is ``inf``.
+
+    :param delta_target: the delta at which the zCDP part is stated (the budget's delta).
+    """
+    check_accountant(accountant)
+    if accountant == "basic":
+        return math.fsum(s.epsilon for s in spends), math.fsum(s.delta for s in spends)
+    rhos: list[float] = []
+    other_epsilons: list[float] = []
+    other_deltas: list[float] = []
+    for spend in spends:
+        rho = spend_rho(spend)
+        if rho is None:
+            other_epsilons.append(spend.epsilon)
+            other_deltas.append(spend.delta)
+        else:
+            rhos.append(rho)
+    rho_total = math.fsum(rhos)
+    other_epsilon, other_delta = math.fsum(other_epsilons), math.fsum(other_deltas)
+    if rho_total <= 0:
+        return other_epsilon, other_delta
+    delta_prime = delta_target - other_delta
+    if delta_prime <= 0:
+        return math.inf, max(delta_target, other_delta)
+    return zcdp_to_epsilon(rho_total, delta_prime) + other_epsilon, delta_prime + other_delta
+
+
+def _over(total: float, limit: float) -> bool:
+    return total > limit * (1.0 + RELATIVE_TOLERANCE) + 1e-300
+
+
+def would_exceed(accountant: Accountant, budget: Budget, spends: Sequence[Spend], new: Spend) -> str | None:
+    """``None`` if ``spends`` plus ``new`` fit ``budget`` under ``accountant``, else the one-line reason.
+
+    The reason is stated in epsilon terms, ``budget of 2.5 spent: 2 spent, this run needs 1`` (for the
+    zCDP accountant: epsilon at the budget's delta, what this run adds), and for delta likewise.  Sums
+    within :data:`RELATIVE_TOLERANCE` of the budget fit (floating-point rounding).
+    """
+    check_accountant(accountant)
+    before_epsilon, before_delta = total_spent(accountant, spends, budget.delta)
+    after_epsilon, after_delta = total_spent(accountant, [*spends, new], budget.delta)
+    terms = "" if accountant == "basic" else f" (zcdp accountant: epsilon at delta {_text(budget.delta)})"
+    if math.isinf(after_epsilon):
+        return (f"the zcdp accountant cannot state these spends at the budget's delta {_text(budget.delta)}: the "
+                f"spends without a zCDP cost would use delta {_text(after_delta)} of it (Bun & Steinke Prop. 1.3 "
+                f"needs delta' > 0)")
+    if _over(after_epsilon, budget.epsilon):
+        return (f"budget of {_text(budget.epsilon)} spent: {_text(before_epsilon)} spent, this run needs "
+                f"{_text(after_epsilon - before_epsilon)}{terms}")
+    if _over(after_delta, budget.delta):
+        if budget.delta == 0:
+            return f"delta budget of 0 allows pure DP only: this run needs delta {_text(new.delta)}"
+        return (f"delta budget of {_text(budget.delta)} spent: {_text(before_delta)} spent, this run needs "
+                f"{_text(after_delta - before_delta)}{terms}")
+    return None

@@ -1,0 +1,230 @@
+"""The parties agree on a run's privacy spend before any data is shared; each party's ledger may refuse.
+
+DESIGN ("Noise", last bullet): every release spends from a ledger at each party (one account per
+party and dataset, :mod:`dp.budget.ledger`); the spend is agreed before data is shared and recorded
+before the reveal.  This module is the one implementation of that agreement, used by every scenario
+(:mod:`scenarios.kit.budget_run`, called by :func:`scenarios.kit.cli.run_scenario` before the job's
+body) and by the scripting API (:func:`dp.umpc.scripting.release`).  It is the only module of
+:mod:`dp.budget` that talks to the other parties (through :mod:`secure.session` and MPyC, imported
+inside :func:`agree_spend` only); the ledger and accountants stay pure.
+
+The steps, at every party, in the same order (each party's exchanges do not depend on its own
+ledger, so no party waits for a message another never sends):
+
+1. open this party's account (:meth:`dp.budget.ledger.Ledger.open`): a corrupt or hand-edited file,
+   a directory that is not writable, a missing budget, an accountant or budget that differs from the
+   account's -- the verdict is shared (:func:`secure.session.agree_verdict`): every party stops with
+   exit 2 and that party's one line;
+2. one exchange (``mpc.transfer``) of 16 random bytes from the OS, the accountant of the account
+   (``None`` without one) and the spend: the run id is the SHA-256 of the bytes of parties
+   ``0..m-1`` in order (no party chooses it alone); the accountants of the parties that keep a
+   ledger must be the same, and the spends (public: they follow from epsilon and the agreed
+   parameters) must be equal -- else every party stops with one line;
+3. :meth:`~dp.budget.ledger.Ledger.reserve` the spend under the run id (a file lock; the entry is
+   on disk, fsync'd, before this returns) and share the verdict: a party whose ledger would go over
+   its budget stops every party with exit 2 and its one line (``budget of 2.5 spent: ...``), before
+   any data is shared; a party that reserved while another refused cancels its entry
+   (:meth:`~dp.budget.ledger.Ledger.cancel`: nothing was shared).
+
+A run that fails after the agreement (a lost party, a bad row) keeps its spend: the ledger never
+under-counts, and a crash between the reservation and the reveal is counted as a spend.
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  What
+crosses parties here is public by declaration: random bytes, the accountant kind, the spend (a
+function of the public epsilon and delta) and a refusing party's one line -- which says that party's
+budget would be exceeded (its total and what it already spent, in epsilon: the data holder's
+accounting, not its rows).  A party's ledger is its own: a corrupt party can always ignore its own
+ledger; the ledger protects the honest parties' data, each refusing on its own.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dp.budget.accountants import Accountant, Budget, Spend
+
+if TYPE_CHECKING:
+    from dp.budget.ledger import Ledger
+
+__all__ = ["SpendRequest", "Reservation", "agree_spend", "account_key", "RUN_NONCE_BYTES"]
+
+#: random bytes each party contributes to the run id
+RUN_NONCE_BYTES = 16
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpendRequest:
+    """What this party's run spends, and from which account.
+
+    :param spend: the run's spend (public: the same at every party).
+    :param scenario: what spends (``scenarios.ustat``, ``dp.umpc.release``), written to the entry.
+    :param data_file: this party's data file (its contents give the account:
+        ``sha256-<16 hex>``); ``{pid}`` is replaced by the party's index.
+    :param dataset_name: a declared name for the dataset (``name-<NAME>``), used instead of the file.
+    :param budget: the budget of a new account (``--budget``); an existing account keeps its own.
+    :param ledger: the ledger directory; ``None`` the default (:func:`dp.budget.ledger.default_ledger_directory`),
+        ``"off"`` keeps no budget (said in the output).
+    :param accountant: ``basic`` or ``zcdp``.
+    :param exempt: why no budget is kept for this run (embedded public data), or ``None``.
+    """
+
+    spend: Spend
+    scenario: str
+    data_file: str | None = None
+    dataset_name: str | None = None
+    budget: Budget | None = None
+    ledger: str | os.PathLike[str] | None = None
+    accountant: Accountant = "basic"
+    exempt: str | None = None
+
+
+@dataclass
+class Reservation:
+    """The outcome of the agreement at this party: what it spent, from which account.
+
+    :param run_id: the run id every party agreed on.
+    :param spend: the run's spend.
+    :param ledger: this party's open account, or ``None`` when no budget is kept.
+    :param account: the account file (or ``None``).
+    :param entry: the reserved entry (or ``None``).
+    :param note: why no budget is kept, when it is not.
+    """
+
+    run_id: str
+    spend: Spend
+    ledger: Ledger | None = None
+    account: str | None = None
+    entry: Any = None
+    note: str | None = None
+
+    def describe(self) -> str:
+        """One line for the output: the account, this run's spend, spent and left (or why none is kept)."""
+        if self.ledger is None:
+            return f"privacy budget: {self.note}"
+        spent_eps, spent_delta = self.ledger.spent()
+        left_eps, left_delta = self.ledger.left()
+        budget = self.ledger.budget
+        with_delta = bool(self.spend.delta or budget.delta)
+        run = f"epsilon {_g(self.spend.epsilon)}" + (f" (delta {_g(self.spend.delta)})" if with_delta else "")
+        spent = f"epsilon {_g(spent_eps)} of {_g(budget.epsilon)}" + (
+            f" (delta {_g(spent_delta)} of {_g(budget.delta)})" if with_delta else "")
+        left = f"epsilon {_g(left_eps)}" + (f" (delta {_g(left_delta)})" if with_delta else "")
+        return (f"privacy budget: account {self.account} ({self.ledger.accountant} accountant): this run "
+                f"{run}; spent {spent}; left {left} (run {self.run_id[:12]})")
+
+
+def _g(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def account_key(request: SpendRequest, party: int) -> str:
+    """The dataset key of this party's account: the declared name, else the hash of its data file.
+
+    :raise dp.budget.ledger.LedgerError: no dataset to key the account by; an unreadable file.
+    """
+    from dp.budget.ledger import LedgerError, dataset_key_of_file, dataset_key_of_name
+
+    if request.dataset_name is not None:
+        return dataset_key_of_name(request.dataset_name)
+    if request.data_file is None:
+        raise LedgerError("no dataset to keep a privacy budget for: give --dataset-name NAME (dataset_name=...)")
+    path = request.data_file.replace("{pid}", str(party))
+    if not os.path.isfile(path):
+        raise LedgerError(f"cannot keep a privacy budget for {path}: no such file")
+    try:
+        return dataset_key_of_file(path)
+    except OSError as exc:
+        raise LedgerError(f"cannot read {path} to key its privacy budget: {exc.strerror or exc}") from None
+
+
+def _open(request: SpendRequest, party: int) -> tuple[Ledger | None, str | None, str | None]:
+    """``(ledger, account file, note)``: this party's open account, or the note saying why none is kept.
+
+    :raise dp.budget.ledger.LedgerError: the account cannot be used (one plain line).
+    """
+    from dp.budget.ledger import Ledger, default_ledger_directory, ledger_disabled
+
+    if request.exempt is not None:
+        return None, None, request.exempt
+    directory: Any = request.ledger if request.ledger is not None else default_ledger_directory()
+    if ledger_disabled(directory):
+        how = "--ledger off" if request.ledger is not None else "PRIVATE_USTATS_LEDGER=off"
+        return None, None, f"no privacy budget kept ({how})"
+    key = account_key(request, party)
+    ledger = Ledger.open(Path(directory), party=party, dataset=key, budget=request.budget,
+                         accountant=request.accountant)
+    return ledger, str(ledger.path), None
+
+
+async def agree_spend(request: SpendRequest | None) -> Reservation | None:
+    """Agree on this run's spend with every party and reserve it in this party's ledger (see the module).
+
+    Every party calls it at the same point, before any data is shared.  ``request`` must be ``None``
+    at every party or at none (decide it from agreed public parameters only).
+
+    :return: the reservation (its :meth:`Reservation.describe` is the output's budget line), or
+        ``None`` for a run that spends nothing.
+    :raise secure.errors.InputError: at every party alike, when any party's ledger refuses (that
+        party's one line), or the accountants or spends differ.
+    """
+    if request is None:
+        return None
+    from mpyc.runtime import mpc
+
+    from dp.budget.ledger import LedgerError, default_ledger_directory, ledger_disabled
+    from secure.errors import InputError
+    from secure.session import agree_verdict, set_phase
+
+    if request.exempt is None and not ledger_disabled(os.fspath(request.ledger) if request.ledger is not None
+                                                      else default_ledger_directory()):
+        set_phase("budget")  # only where a ledger is kept: the phase logs of runs without one stay as they were
+    party = int(mpc.pid)
+    ledger: Ledger | None = None
+    account: str | None = None
+    note: str | None = None
+    error: str | None = None
+    try:
+        ledger, account, note = _open(request, party)
+    except (LedgerError, ValueError, OSError) as exc:
+        error = _one_line(exc)
+    await agree_verdict(error)
+    spend = request.spend
+    offer = (secrets.token_bytes(RUN_NONCE_BYTES), ledger.accountant if ledger is not None else None,
+             [float(spend.epsilon), float(spend.delta), None if spend.rho is None else float(spend.rho)])
+    offers = await mpc.transfer(offer)
+    run_id = hashlib.sha256(b"".join(bytes(nonce) for nonce, _, _ in offers)).hexdigest()
+    kinds = {pid: kind for pid, (_, kind, _) in enumerate(offers) if kind is not None}
+    if len(set(kinds.values())) > 1:
+        listed = ", ".join(f"party {pid}: {kind}" for pid, kind in kinds.items())
+        raise InputError(f"all parties: the parties' ledgers use different accountants ({listed}); every party "
+                         "must account the same way (--accountant)")
+    spends = [list(amounts) for _, _, amounts in offers]
+    if any(amounts != spends[0] for amounts in spends):
+        raise InputError("all parties: the parties computed different privacy spends for this run; their "
+                         "parameters differ")
+    entry: Any = None
+    if ledger is not None:
+        try:
+            entry = ledger.reserve(spend, run_id=run_id, scenario=request.scenario)
+        except (LedgerError, ValueError, OSError) as exc:
+            error = _one_line(exc)
+    try:
+        await agree_verdict(error)
+    except InputError:
+        if ledger is not None and entry is not None:
+            ledger.cancel(entry)  # another party refused: nothing was shared, this run spends nothing here
+        raise
+    return Reservation(run_id=run_id, spend=spend, ledger=ledger, account=account, entry=entry, note=note)
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of a ledger error as one line (an ``OSError`` names its file and reason)."""
+    if isinstance(exc, OSError) and not str(exc).strip():
+        return type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename:
+        return f"ledger: {exc.filename}: {exc.strerror or exc}"
+    return " ".join(str(exc).split())

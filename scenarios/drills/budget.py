@@ -1,0 +1,416 @@
+"""Averaging-attack drill: the same query asked again and again, with the privacy-budget ledger off and on.
+
+The attack (issue 15): one run of a query is epsilon-DP, but an analyst who may ask it R times and
+average the R noisy answers sees the noise shrink like ``1/sqrt(R)``: the mean converges to the exact
+statistic, and the DP guarantee of one run says nothing about the R-th.  Composition says the R runs
+together are only ``R epsilon``-DP; a ledger at each party that keeps that sum and refuses at the
+budget ``B`` caps the attacker at ``floor(B / epsilon)`` answers, whose average keeps an error of about
+``std / sqrt(floor(B / epsilon))``.
+
+What the drill measures, for Kendall's tau of (sysBP, diaBP) on the first ``--rows`` complete rows of
+the embedded Framingham data, split over three parties (``--pairs all``: the complete statistic, so
+the noise is the only error), at ``--epsilon`` per run:
+
+1. Ledger off, simulated (:func:`dp.umpc.simulate`, the protocol's simulated path, same noise
+   distribution as the secure path): ``--attackers`` independent attackers each average R answers,
+   for R = 1, 2, 4, ..., ``--max-runs``; the root-mean-square error of their averages against the
+   exact value (:func:`dp.umpc.exact`), next to ``std / sqrt(R)``, and the fitted log-log slope
+   (expected -1/2, checked within five standard errors of the fit).  The simulation's noise is seeded
+   (``--seed``) for a repeatable table -- a release never does that.
+2. Ledger off, real: ``--real-runs`` real ``-M3`` runs of ``python -m scenarios.ustat`` (``--ledger off``;
+   fresh OS noise); the error of one attacker's running average after R of them.
+3. Ledger on, real: the same command with ``--ledger DIR --budget B:1e-9`` (the delta covers the in-MPC
+   sampler's truncation, ``2^-40`` per released sum), repeated until a run is refused; the drill checks
+   that exactly ``floor(B / epsilon)`` runs were answered and that the refusal was exit 2 at every party
+   with the ledger's one line (shown), before any data was shared.
+
+Run it::
+
+    python -m scenarios.drills.budget                 # full: 16 real runs off, budget 4
+    python -m scenarios.drills.budget --quick         # small (for make drills: well under a minute)
+
+Options: --rows N (default 60), --epsilon E (per run, default 1), --budget B (default 4; quick 3),
+--max-runs R (largest R simulated, default 256; quick 64), --attackers T (simulated attackers per R,
+default 4000; quick 2000), --real-runs K (real runs with the ledger off, default 16; quick 4),
+--seed S (data split and simulation noise), --results-dir DIR (CSV and PNG, default results/),
+--json PATH, --quick.
+
+Threat model: the attacker is the analyst who receives the releases (or a passive coalition of
+``t < m/2`` parties, who receive the same releases); it may repeat the query as often as the parties
+answer.  The ledger is what stops it: each honest data holder refuses on its own once its budget is
+spent.  It protects nothing if a data holder deletes its own ledger (see :mod:`dp.budget.ledger`).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a file: import the installed packages
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from scenarios.kit.cli import ScenarioParser, UsageError
+
+__all__ = ["main", "parse_options", "DrillOptions", "simulate_attack", "fitted_slope", "slope_tolerance",
+           "run_real", "ledger_attack", "COLUMNS", "DOMAIN"]
+
+COLUMNS = ("sysBP", "diaBP")
+DOMAIN = "sysBP=80:300:2,diaBP=40:160:2"
+#: the budget delta of the ledger-on runs (covers the in-MPC sampler's truncation, 2^-40 per released sum)
+BUDGET_DELTA = 1e-9
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@dataclass(frozen=True)
+class DrillOptions:
+    """The drill's options (resolved for ``--quick``)."""
+
+    rows: int
+    epsilon: float
+    budget: float
+    max_runs: int
+    attackers: int
+    real_runs: int
+    seed: int
+    results_dir: str
+    json: str | None
+    quick: bool
+
+
+def parse_options(argv: Sequence[str]) -> DrillOptions | None:
+    """Parse the options; ``None`` after ``--help``.
+
+    :raise UsageError: one line.
+    """
+    parser = ScenarioParser(prog="python -m scenarios.drills.budget", description=__doc__, runs_as="launcher")
+    parser.add_argument("--rows", type=int, default=60)
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--budget", type=float, default=None)
+    parser.add_argument("--max-runs", type=int, default=None)
+    parser.add_argument("--attackers", type=int, default=None)
+    parser.add_argument("--real-runs", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--results-dir", default="results")
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--quick", action="store_true")
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit:
+        return None
+    quick = bool(args.quick)
+    budget = args.budget if args.budget is not None else (3.0 if quick else 4.0)
+    max_runs = args.max_runs if args.max_runs is not None else (64 if quick else 256)
+    attackers = args.attackers if args.attackers is not None else (2000 if quick else 4000)
+    real_runs = args.real_runs if args.real_runs is not None else (4 if quick else 16)
+    if not 9 <= args.rows <= 3000:
+        raise UsageError(f"--rows must lie in [9, 3000], got {args.rows}")
+    if not (math.isfinite(args.epsilon) and 0 < args.epsilon <= 20):
+        raise UsageError(f"--epsilon must lie in (0, 20], got {args.epsilon:g}")
+    if not (math.isfinite(budget) and budget >= args.epsilon):
+        raise UsageError(f"--budget must be finite and at least --epsilon, got {budget:g}")
+    if budget / args.epsilon > 20:
+        raise UsageError(f"--budget / --epsilon must be at most 20 (real runs), got {budget / args.epsilon:g}")
+    if not 4 <= max_runs <= 4096:
+        raise UsageError(f"--max-runs must lie in [4, 4096], got {max_runs}")
+    if not 100 <= attackers <= 100_000:
+        raise UsageError(f"--attackers must lie in [100, 100000], got {attackers}")
+    if not 1 <= real_runs <= 64:
+        raise UsageError(f"--real-runs must lie in [1, 64], got {real_runs}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be non-negative, got {args.seed}")
+    return DrillOptions(args.rows, float(args.epsilon), float(budget), max_runs, attackers, real_runs, args.seed,
+                        args.results_dir, args.json, quick)
+
+
+def _rows(count: int) -> np.ndarray:
+    """The first ``count`` Framingham rows with both columns present."""
+    from scenarios.kit.datasets import load_embedded
+
+    table = load_embedded("framingham")
+    positions = [table.header.index(column) for column in COLUMNS]
+    complete = [[float(row[p]) for p in positions] for row in table.rows
+                if all(row[p] not in ("NA", "") for p in positions)]
+    return np.array(complete[:count])
+
+
+def _query(epsilon: float) -> Any:
+    from dp.umpc import Query
+    from secure.columns import numeric
+
+    return Query(statistic="kendall", tuples="all", epsilon=epsilon,
+                 columns=[numeric("sysBP", lower=80, upper=300, bits=2), numeric("diaBP", lower=40, upper=160, bits=2)])
+
+
+def _powers(limit: int) -> list[int]:
+    values, value = [], 1
+    while value <= limit:
+        values.append(value)
+        value *= 2
+    return values
+
+
+def simulate_attack(rows: np.ndarray, *, epsilon: float, max_runs: int, attackers: int,
+                    seed: int) -> tuple[float, float, list[dict[str, float]]]:
+    """The simulated averaging attack: ``(exact value, std of one answer, rows of the table)``.
+
+    For each R in 1, 2, 4, ..., ``max_runs``: ``attackers`` attackers each average R fresh answers
+    (the simulated path of the protocol, :func:`dp.umpc.simulate`); the RMSE of their averages against
+    the exact statistic, and ``std / sqrt(R)``.
+    """
+    from dp.umpc import exact, simulate
+
+    query = _query(epsilon)
+    parts = [rows[index::3] for index in range(3)]
+    truth = float(exact(query, parts))
+    generator = np.random.default_rng(seed)
+    table = []
+    single_std = math.nan
+    for runs in _powers(max_runs):
+        answers = np.asarray(simulate(query, parts, seed=seed, runs=runs * attackers, noise_rng=generator).estimates,
+                             dtype=float).reshape(attackers, runs)
+        if runs == 1:
+            single_std = float(np.sqrt(np.mean((answers[:, 0] - truth) ** 2)))
+        averages = answers.mean(axis=1)
+        rmse = float(np.sqrt(np.mean((averages - truth) ** 2)))
+        table.append({"runs": runs, "rmse": rmse, "theory": single_std / math.sqrt(runs)})
+    return truth, single_std, table
+
+
+def fitted_slope(table: Sequence[dict[str, float]]) -> float:
+    """Least-squares slope of ln RMSE against ln R (-1/2 for noise averaging out)."""
+    x = np.log([row["runs"] for row in table])
+    y = np.log([row["rmse"] for row in table])
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def slope_tolerance(table: Sequence[dict[str, float]], attackers: int) -> float:
+    """Five standard errors of :func:`fitted_slope`.
+
+    Each ln RMSE estimated from ``T`` attackers has standard error about ``sqrt((kurtosis - 1) / T) / 2``;
+    the averaged discrete Laplace noise has kurtosis at most 6 (the single Laplace's: excess 3), so at
+    most ``sqrt(5 / T) / 2``; the slope's standard error is that over ``sqrt(sum (ln R - mean)^2)``.
+    """
+    x = np.log([row["runs"] for row in table])
+    spread = float(np.sqrt(np.sum((x - x.mean()) ** 2)))
+    return 5.0 * math.sqrt(5.0 / attackers) / 2.0 / spread
+
+
+@dataclass
+class RealRun:
+    """One real ``-M3`` run: its exit code, estimate (or ``None``), budget line and error line."""
+
+    code: int
+    estimate: float | None
+    budget_line: str = ""
+    error_line: str = ""
+    seconds: float = 0.0
+
+
+def _command(data: str, epsilon: float, ledger: list[str], record: str) -> list[str]:
+    return [sys.executable, "-m", "scenarios.ustat", "-M3", "--data", data, "--stat", "kendall", "--columns",
+            ",".join(COLUMNS), "--domain", DOMAIN, "--pairs", "all", "--epsilon", f"{epsilon!r}", *ledger,
+            "--json", record, "--no-log", "--silence-limit", "20"]
+
+
+def run_real(data: str, epsilon: float, ledger: list[str], directory: str, number: int) -> RealRun:
+    """One real run of ``scenarios.ustat -M3`` (party 0 launches the others on free ports)."""
+    record = os.path.join(directory, f"run{number}.json")
+    started = time.perf_counter()
+    done = subprocess.run(_command(data, epsilon, ledger, record), capture_output=True, text=True, timeout=300,
+                          cwd=REPO_ROOT)
+    seconds = time.perf_counter() - started
+    estimate = None
+    if done.returncode == 0 and os.path.exists(record):
+        with open(record, encoding="utf-8") as handle:
+            estimate = float(json.load(handle)["estimate"])
+    budget = next((line.strip() for line in done.stdout.splitlines() if "privacy budget:" in line), "")
+    error = next((line.strip() for line in done.stderr.splitlines() if line.startswith("error:")), "")
+    return RealRun(done.returncode, estimate, budget, error, seconds)
+
+
+def ledger_attack(data: str, epsilon: float, budget: float, directory: str) -> list[RealRun]:
+    """Repeat the run with the ledger on until it is refused (at most ``floor(B/epsilon) + 2`` tries)."""
+    ledger = ["--ledger", os.path.join(directory, "ledger"), "--budget", f"{budget!r}:{BUDGET_DELTA:g}"]
+    runs: list[RealRun] = []
+    for number in range(int(math.floor(budget / epsilon + 1e-9)) + 2):
+        run = run_real(data, epsilon, ledger, directory, 1000 + number)
+        runs.append(run)
+        if run.code != 0:
+            break
+    return runs
+
+
+@dataclass
+class Outcome:
+    """Everything the drill measured."""
+
+    truth: float
+    single_std: float
+    simulated: list[dict[str, float]]
+    slope: float
+    tolerance: float
+    off: list[RealRun]
+    on: list[RealRun]
+    expected_answers: int
+    files: list[str] = field(default_factory=list)
+
+    def failures(self) -> list[str]:
+        wrong = []
+        if abs(self.slope + 0.5) > self.tolerance:
+            wrong.append(f"simulated slope {self.slope:.3f} is not -1/2 within {self.tolerance:.3f}")
+        if any(run.code != 0 for run in self.off):
+            wrong.append("a real run with the ledger off failed: " + next(r.error_line for r in self.off if r.code))
+        answered = sum(1 for run in self.on if run.code == 0)
+        if answered != self.expected_answers:
+            wrong.append(f"the ledger answered {answered} runs, expected floor(B/epsilon) = {self.expected_answers}")
+        last = self.on[-1] if self.on else None
+        if last is None or last.code != 2 or "budget of" not in last.error_line:
+            wrong.append("the ledger's refusal was not exit 2 with its one line")
+        return wrong
+
+
+def _write_data(rows: np.ndarray, directory: str) -> str:
+    path = os.path.join(directory, "site.csv")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(",".join(COLUMNS) + "\n")
+        for row in rows:
+            handle.write(",".join(f"{value:g}" for value in row) + "\n")
+    return path
+
+
+def run_drill(options: DrillOptions, directory: str) -> Outcome:
+    """Simulate the attack, then run it for real with the ledger off and on."""
+    rows = _rows(options.rows)
+    truth, single_std, table = simulate_attack(rows, epsilon=options.epsilon, max_runs=options.max_runs,
+                                               attackers=options.attackers, seed=options.seed)
+    data = _write_data(rows, directory)
+    off = [run_real(data, options.epsilon, ["--ledger", "off"], directory, number)
+           for number in range(options.real_runs)]
+    on = ledger_attack(data, options.epsilon, options.budget, directory)
+    return Outcome(truth, single_std, table, fitted_slope(table), slope_tolerance(table, options.attackers), off, on,
+                   int(math.floor(options.budget / options.epsilon + 1e-9)))
+
+
+def _real_errors(outcome: Outcome) -> dict[int, float]:
+    """|running average of the real ledger-off answers - exact| after R = 1, 2, 4, ... of them."""
+    answers = [run.estimate for run in outcome.off if run.estimate is not None]
+    return {runs: abs(float(np.mean(answers[:runs])) - outcome.truth) for runs in _powers(len(answers))}
+
+
+def _rmse_at(outcome: Outcome, runs: int) -> float:
+    """The simulated RMSE of an attacker's average of ``runs`` answers (``std / sqrt(runs)``)."""
+    return outcome.single_std / math.sqrt(runs)
+
+
+def report(options: DrillOptions, outcome: Outcome) -> None:
+    """Print the table and the ledger's refusal."""
+    print(f"Averaging attack on Kendall's tau of {', '.join(COLUMNS)} (first {options.rows} Framingham rows, 3 parties, "
+          f"--pairs all: noise is the only error), epsilon {options.epsilon:g} per run; exact value {outcome.truth:.4f}, "
+          f"std of one answer {outcome.single_std:.4f}")
+    real = _real_errors(outcome)
+    print(f"  {'R runs':>7}  {'simulated RMSE of the average':>30}  {'std/sqrt(R)':>12}  {'real |avg - exact|':>19}")
+    for row in outcome.simulated:
+        runs = int(row["runs"])
+        real_text = f"{real[runs]:.4f}" if runs in real else "-"
+        print(f"  {runs:>7}  {row['rmse']:>30.4f}  {row['theory']:>12.4f}  {real_text:>19}")
+    print(f"  fitted slope of ln RMSE vs ln R: {outcome.slope:.3f} (expected -0.5, tolerance {outcome.tolerance:.3f}; "
+          f"simulated path dp.umpc.simulate, {options.attackers} attackers per R, seeded noise)")
+    seconds = [run.seconds for run in outcome.off]
+    print(f"  ledger off, real -M3 runs: {len(outcome.off)} answered ({np.mean(seconds):.1f} s each): the "
+          f"attacker can go on; after {outcome.simulated[-1]['runs']:.0f} runs its error would be "
+          f"{outcome.simulated[-1]['rmse']:.4f}")
+    answered = sum(1 for run in outcome.on if run.code == 0)
+    print(f"  ledger on (budget {options.budget:g}:{BUDGET_DELTA:g}), real -M3 runs: {answered} answered, "
+          f"floor(B/epsilon) = {outcome.expected_answers}; the attacker's error stays about "
+          f"{_rmse_at(outcome, max(answered, 1)):.4f}")
+    if outcome.on and outcome.on[-1].code != 0:
+        print(f"  run {len(outcome.on)} refused (exit {outcome.on[-1].code}): {outcome.on[-1].error_line}")
+    if outcome.on and outcome.on[0].budget_line:
+        print(f"  first run's budget line: {outcome.on[0].budget_line}")
+    for path in outcome.files:
+        print(f"  wrote {path}")
+
+
+def plot(options: DrillOptions, outcome: Outcome, path: str) -> None:
+    """RMSE of the attacker's average against R (log-log), the 1/sqrt(R) line, and where the ledger stops."""
+    from scenarios.kit.experiments import new_figure, save_figure
+
+    figure, axes = new_figure(6.4, 4.4)
+    runs = [row["runs"] for row in outcome.simulated]
+    axes.loglog(runs, [row["rmse"] for row in outcome.simulated], "o-", label="ledger off: simulated RMSE of the average")
+    axes.loglog(runs, [row["theory"] for row in outcome.simulated], "--", color="grey", label="std / sqrt(R)")
+    real = _real_errors(outcome)
+    if real:
+        axes.loglog(list(real), [max(value, 1e-6) for value in real.values()], "s", color="tab:green",
+                    label="ledger off: real -M3 runs, |average - exact|")
+    stop = outcome.expected_answers
+    axes.axvline(stop, color="tab:red", linestyle=":", label=f"ledger on: refused after {stop} runs (B = {options.budget:g})")
+    axes.axhspan(_rmse_at(outcome, stop), axes.get_ylim()[1], color="tab:red", alpha=0.08)
+    axes.set_xlabel("R: answers the attacker averages")
+    axes.set_ylabel("error of the attacker's average")
+    axes.set_title(f"Averaging attack, Kendall tau, epsilon {options.epsilon:g} per run", fontsize=9)
+    axes.legend(fontsize=7)
+    save_figure(figure, path)
+
+
+def _record(options: DrillOptions, outcome: Outcome) -> dict[str, Any]:
+    return {"rows": options.rows, "epsilon": options.epsilon, "budget": options.budget, "exact": outcome.truth,
+            "single_std": outcome.single_std, "simulated": outcome.simulated, "slope": outcome.slope,
+            "slope_tolerance": outcome.tolerance,
+            "real_off": [{"code": r.code, "estimate": r.estimate} for r in outcome.off],
+            "real_on": [{"code": r.code, "estimate": r.estimate, "error": r.error_line} for r in outcome.on],
+            "expected_answers": outcome.expected_answers, "failures": outcome.failures()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the drill; 0 as expected, 1 not (one ``error:`` line), 2 bad usage."""
+    try:
+        options = parse_options(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if options is None:
+        return 0
+    from scenarios.kit.packages import require_packages
+    from secure.errors import InputError
+
+    try:
+        require_packages("matplotlib", purpose="this drill's figure")
+        os.makedirs(options.results_dir, exist_ok=True)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: --results-dir {options.results_dir}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="budget_drill_") as directory:
+        outcome = run_drill(options, directory)
+    base = os.path.join(options.results_dir, "budget_drill")
+    with open(base + ".csv", "w", encoding="utf-8") as handle:
+        handle.write("runs,simulated_rmse,std_over_sqrt_runs\n")
+        for row in outcome.simulated:
+            handle.write(f"{row['runs']:.0f},{row['rmse']:.6g},{row['theory']:.6g}\n")
+    plot(options, outcome, base + ".png")
+    outcome.files = [base + ".csv", base + ".png"]
+    report(options, outcome)
+    if options.json:
+        with open(options.json, "w", encoding="utf-8") as handle:
+            json.dump(_record(options, outcome), handle, indent=2)
+    failed = outcome.failures()
+    if failed:
+        print(f"error: the averaging-attack drill did not behave as expected: {'; '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
