@@ -190,7 +190,9 @@ def _public(options: BenchOptions) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark (party 0 measures); returns the exit code."""
-    return run_scenario(parse_options, _bench, _public, argv)
+    from scenarios.kit.experiments import benchmark_spend
+
+    return run_scenario(parse_options, _bench, _public, argv, spend=benchmark_spend)
 
 
 if __name__ == "__main__":

@@ -128,7 +128,9 @@ async def _bench(options: BenchOptions) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the benchmark; returns the exit code."""
-    return run_scenario(parse_options, _bench, lambda options: vars(options) | {"json": None}, argv)
+    from scenarios.kit.experiments import benchmark_spend
+
+    return run_scenario(parse_options, _bench, lambda options: vars(options) | {"json": None}, argv, spend=benchmark_spend)
 
 
 if __name__ == "__main__":

@@ -347,7 +347,9 @@ async def _bench(options: PathsOptions) -> Callable[[], None] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the benchmark; returns the exit code."""
-    return run_scenario(parse_options, _bench, public_parameters, argv)
+    from scenarios.kit.experiments import benchmark_spend
+
+    return run_scenario(parse_options, _bench, public_parameters, argv, spend=benchmark_spend)
 
 
 if __name__ == "__main__":

@@ -266,13 +266,23 @@ EXEMPT_NOTE = ("simulated on embedded or synthetic public data: exempt from the 
                "(a run on a user's --data file charges every noisy value it draws)")
 
 
-def exempt_spend(_: Any = None) -> Any:
-    """The spend of a simulated experiment on embedded or synthetic public data: nothing, said in the output."""
+#: the budget line of a benchmark: it measures costs on embedded or synthetic public data
+BENCHMARK_NOTE = "a benchmark on embedded or synthetic public data: exempt from the privacy budget, no budget kept"
+
+
+def exempt_spend(_: Any = None, *, note: str = EXEMPT_NOTE) -> Any:
+    """The spend of a simulated experiment (or, with ``note``, a benchmark) on embedded or synthetic public
+    data: nothing, said in the output."""
     from dp.budget.accountants import Spend
     from scenarios.kit.budget_run import BudgetOptions, spend_request
 
-    return spend_request(BudgetOptions(), Spend(epsilon=0.0, what="simulated experiment on public data"),
-                         scenario="experiment", data=None, exempt=EXEMPT_NOTE)
+    return spend_request(BudgetOptions(), Spend(epsilon=0.0, what="experiment on public data"),
+                         scenario="experiment", data=None, exempt=note)
+
+
+def benchmark_spend(_: Any = None) -> Any:
+    """:func:`exempt_spend` of a benchmark scenario (:data:`BENCHMARK_NOTE`)."""
+    return exempt_spend(note=BENCHMARK_NOTE)
 
 
 def monte_carlo_spend(budget: Any, *, epsilon: float, delta: float = 0.0, releases: int, data: str,

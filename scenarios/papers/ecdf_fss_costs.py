@@ -286,8 +286,10 @@ def _series(records: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[str, s
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the cost scenario; returns the exit code."""
+    from scenarios.kit.experiments import exempt_spend
+
     return run_scenario(parse_options, _run,
-                        lambda options: {"points": options.points, "quick": options.quick}, argv)
+                        lambda options: {"points": options.points, "quick": options.quick}, argv, spend=exempt_spend)
 
 
 if __name__ == "__main__":

@@ -267,7 +267,9 @@ async def _experiment(options: SmoothingOptions) -> Callable[[], None] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the smoothing experiment; returns the exit code."""
-    return run_scenario(parse_options, _experiment, _public, argv)
+    from scenarios.kit.experiments import exempt_spend
+
+    return run_scenario(parse_options, _experiment, _public, argv, spend=exempt_spend)
 
 
 if __name__ == "__main__":

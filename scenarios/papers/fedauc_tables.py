@@ -387,7 +387,9 @@ async def _tables(options: FedAucOptions) -> Callable[[], None] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the scenario; returns the exit code."""
-    return run_scenario(parse_options, _tables, lambda options: asdict(options) | {"results_dir": None}, argv)
+    from scenarios.kit.experiments import exempt_spend
+
+    return run_scenario(parse_options, _tables, lambda options: asdict(options) | {"results_dir": None}, argv, spend=exempt_spend)
 
 
 if __name__ == "__main__":

@@ -385,7 +385,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     :param argv: the command line (default ``sys.argv[1:]``).
     :return: 0 done, 2 bad usage, 1 failure.
     """
-    return run_scenario(parse_options, _experiment, lambda options: options.public(), argv)
+    from scenarios.kit.experiments import exempt_spend
+
+    return run_scenario(parse_options, _experiment, lambda options: options.public(), argv, spend=exempt_spend)
 
 
 if __name__ == "__main__":

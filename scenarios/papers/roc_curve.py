@@ -390,7 +390,9 @@ async def _experiment(options: RocOptions) -> Callable[[], None] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the ROC experiment; returns the exit code."""
-    return run_scenario(parse_options, _experiment, _public, argv)
+    from scenarios.kit.experiments import exempt_spend
+
+    return run_scenario(parse_options, _experiment, _public, argv, spend=exempt_spend)
 
 
 if __name__ == "__main__":

@@ -164,8 +164,10 @@ def _report(records: list[dict[str, Any]], options: CostOptions, parties: int) -
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the cost scenario; returns the exit code."""
+    from scenarios.kit.experiments import exempt_spend
+
     return run_scenario(parse_options, _run, lambda options: {"rows": list(options.rows), "quick": options.quick},
-                        argv)
+                        argv, spend=exempt_spend)
 
 
 if __name__ == "__main__":
