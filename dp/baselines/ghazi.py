@@ -103,7 +103,7 @@ Each party sends two vectors of ``d`` numbers of ``ell`` bits: ``2 d ell`` bits
 ``d = eps^2 n log t`` (:func:`jl_dimension`, constant 1) makes the total ``O(eps^2 n^2 log t ell)``
 (Table 1); the SVD factorization needs only ``d <= rank(A) <= t``.
 
-Left out: the shuffled-model variant GhaziSM, the JL projection and Blasiok et al.'s randomizer,
+Left out (here): the shuffled-model variant GhaziSM (:mod:`dp.baselines.ghazi_shuffled`), the JL projection and Blasiok et al.'s randomizer,
 fixed-point/integer noise, and the quantization error under randomized rounding in :func:`mse`.
 """
 from __future__ import annotations

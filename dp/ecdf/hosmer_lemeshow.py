@@ -92,7 +92,8 @@ coalition of ``t`` parties learns only the released ECDF and ``E``/``O`` statist
 shares), which are ``epsilon``-DP against it because the honest parties' noise alone is calibrated.
 This module is the *simulated* path (one process, all rows at hand, the same integer statistics
 and the same per-party noise draws) used for Monte Carlo experiments such as Fig. 6; the MPyC path
-is not implemented here.  Probabilities outside ``[0, 1]`` are rejected (the secure path would clip
+is :mod:`dp.ecdf.hosmer_lemeshow_secure` (the job ``scenarios.hosmer_lemeshow``), equal to this one for
+the same draws.  Probabilities outside ``[0, 1]`` are rejected (the secure path would clip
 them to the declared domain), so no row moves a statistic by more than its sensitivity.
 """
 from __future__ import annotations
@@ -133,6 +134,7 @@ __all__ = [
     "exact_hosmer_lemeshow",
     "private_hosmer_lemeshow",
     "party_statistic_draws",
+    "release_boundaries",
     "relative_squared_error",
 ]
 
@@ -614,6 +616,35 @@ def party_statistic_draws(log_alpha: float, count: int, parties: int, threshold:
                      for _ in range(parties)])
 
 
+def release_boundaries(ecdf: np.ndarray, query: HosmerLemeshowQuery) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Line 6 of Algorithm 2: the group boundaries ``t_q = F^^{-1}(q / Q)`` from a released ECDF.
+
+    Post-processing only (Algorithm 1, :func:`smoothing.inverse_ecdf`, on the raw released curve, or on
+    its monotone smoothing, eq. 3, when ``query.smoothed``).  Shared by the simulated path
+    (:func:`private_hosmer_lemeshow`) and the secure one (:mod:`dp.ecdf.hosmer_lemeshow_secure`), so
+    both group the rows alike for the same released ECDF.
+
+    :param ecdf: the released ECDF ``noisy count / n`` on ``query.grid`` (not monotone).
+    :param query: the number of groups, the grid, the fixed point and the smoothing.
+    :return: ``(boundaries, bounds, smoothed)``: ``t_0 = 0 <= ... <= t_Q = 1`` (made non-decreasing),
+        the ``Q - 1`` interior ones in fixed point (exact integers: grid points are multiples of
+        ``1/N`` with ``N | 2^b``), and the smoothed ECDF (``None`` unless ``query.smoothed``).
+    :raise smoothing.SmoothingError: if ``query.smoothed`` and every smoothing solver fails.
+    """
+    q_count = query.groups
+    curve = np.asarray(ecdf, dtype=np.float64)
+    smoothed: np.ndarray | None = None
+    if query.smoothed:
+        smoothed = smooth_ecdf(curve, prefix_incidence(query.grid_points), norm=query.norm).values
+        curve = smoothed
+    grid = query.grid
+    interior = np.array([inverse_ecdf((grid, curve), q / q_count, lower=0.0, upper=1.0)
+                         for q in range(1, q_count)])
+    boundaries = np.maximum.accumulate(np.concatenate(([0.0], interior, [1.0])))
+    bounds = np.rint(boundaries[1:-1] * query.scale).astype(np.int64)
+    return boundaries, bounds, smoothed
+
+
 def _distributed_draws(log_alpha: float, count: int, parties: int, threshold: int,
                        rng: np.random.Generator | None) -> np.ndarray:
     """Sum of ``m`` party draws ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)``, ``count`` each."""
@@ -665,16 +696,7 @@ def private_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike,
     plan = query.tree_plan(parties=m, threshold=t)
     noise = plan.draw_total(rng) if node_noise is None else node_noise
     ecdf = noisy_counts(true_counts(decoded, grid), noise) / n
-    curve = ecdf
-    smoothed: np.ndarray | None = None
-    if query.smoothed:
-        smoothed = smooth_ecdf(ecdf, prefix_incidence(query.grid_points), norm=query.norm).values
-        curve = smoothed
-    interior = np.array([inverse_ecdf((grid, curve), q / q_count, lower=0.0, upper=1.0)
-                         for q in range(1, q_count)])
-    boundaries = np.maximum.accumulate(np.concatenate(([0.0], interior, [1.0])))
-    # grid points are multiples of 1/N with N | 2^b, so t 2^b is an exact integer
-    bounds = np.rint(boundaries[1:-1] * scale).astype(np.int64)
+    boundaries, bounds, smoothed = release_boundaries(ecdf, query)
 
     # lines 8-9: the 4Q group statistics with distributed discrete Laplace noise
     true_expected, true_observed = group_statistics(fixed, y, bounds, scale=scale)

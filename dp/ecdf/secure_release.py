@@ -105,7 +105,8 @@ def count_slack(plan: TreeNoisePlan, points: int) -> int:
 
 async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoisePlan, *,
                           subset: Sequence[int] | None = None, noise_source: NodeNoiseSource | None = None,
-                          receivers: Sequence[int] | None = None) -> EcdfRelease | None:
+                          receivers: Sequence[int] | None = None,
+                          public_rows: int | None = None) -> EcdfRelease | None:
     """Every party calls this with its own values on a started MPyC runtime (parameters agreed).
 
     :param values: this party's values (one column, floats, no missing values).
@@ -114,6 +115,10 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
     :param subset: 0-based grid positions to release (``B``); default all.
     :param noise_source: ``plan -> this party's node draws`` (tests); default OS randomness.
     :param receivers: parties that learn the release (default all).
+    :param public_rows: this party's public number of rows when ``values`` is a private subset of them
+        (one class of a private label, :mod:`dp.ecdf.roc`): only this number is exchanged, and ``n`` of
+        the release is its sum over parties, so the size of the subset stays inside the noisy counts.
+        Default ``len(values)`` (the subset is all rows).
     :return: the release at receivers, ``None`` elsewhere.
     :raise secure.session.InputError: no row at any party (the same verdict everywhere, nothing shared).
     :raise secure.session.ProtocolFailure: an opened count outside its possible range.
@@ -129,7 +134,10 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
     meter = CostMeter()
     sectype = mpc.SecInt()
     with meter.phase("intake"):
-        rows = sum(await exchange_counts(len(values)))
+        own = len(values) if public_rows is None else int(public_rows)
+        if own < len(values):
+            raise ValueError(f"public_rows must be at least the number of values, got {own}")
+        rows = sum(await exchange_counts(own))
         if rows == 0:  # n is public: refuse before anything is shared (F = count / n needs n >= 1)
             raise InputError("all parties: need at least 1 row over all parties for an ECDF, got 0")
         counts = sum_party_vectors(sectype, true_counts(np.asarray(values, dtype=float), grid)[chosen])

@@ -420,11 +420,15 @@ def client_releases(stats: LocalStatistics, *, method: str, samples: int, sum_fr
     client's largest rank (local) and budget share ``sum_fraction``, and ``count`` = ``localP_k``
     (sensitivity 1, share ``1 - sum_fraction``; left out with ``counts="exact"``).  Adaptive (§5.3):
     ``count`` with share ``beta_k`` and ``orthogonal`` = ``D_k = n_k <2 v', y>`` with sensitivity
-    ``max_i |n_k 2 r_i - T_k|`` and share ``1 - beta_k``.
+    ``max_i |n_k 2 r_i - T_k|`` and share ``1 - beta_k``, ``beta_k`` from :func:`adaptive_count_fraction`.
+    Orthogonal (§6.2.2, Fig. 1c and 6, the paper's "Orthogonal" baseline): the same two releases with one
+    ``beta = 1 - sum_fraction`` shared by every client (tuned, not adaptive).
 
     :param stats: :func:`dp.fedauc.ranks.local_statistics` of the ranks, labels and clients.
-    :param method: a FedAUC Laplace or Gaussian method (``global_laplace``, ``adaptive_gaussian``, ...).
+    :param method: a FedAUC Laplace or Gaussian method (``global_laplace``, ``adaptive_gaussian``,
+        ``orthogonal_laplace``, ...).
     :param samples: ``M``, the number of samples over all clients.
+    :param sum_fraction: the paper's alpha (global / local); ``1 - beta`` for ``orthogonal_*``.
     """
     k = stats.clients
     twice_sum = np.rint(2.0 * stats.local_sum).astype(np.int64)
@@ -441,7 +445,10 @@ def client_releases(stats: LocalStatistics, *, method: str, samples: int, sum_fr
     sizes = stats.sizes
     twice_total = np.rint(2.0 * stats.rank_total).astype(np.int64)
     twice_min = np.rint(2.0 * stats.min_rank).astype(np.int64)
-    beta = adaptive_count_fraction(stats.mean_rank, stats.spread, mechanism=method.split("_")[1])
+    if family == "orthogonal":  # the "Orthogonal" baseline: one tuned beta for every client
+        beta = np.full(k, 1.0 - sum_fraction)
+    else:
+        beta = adaptive_count_fraction(stats.mean_rank, stats.spread, mechanism=method.split("_")[1])
     return {"count": ClientRelease(stats.local_positives, ones, beta),
             "orthogonal": ClientRelease(sizes * twice_sum - twice_total * stats.local_positives,
                                         np.maximum(sizes * twice_max - twice_total, twice_total - sizes * twice_min),

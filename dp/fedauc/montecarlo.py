@@ -53,9 +53,11 @@ __all__ = [
 
 #: The estimators :func:`simulate_fedauc` runs.  ``rr``: FedAUC_RR debiased (eq. 3-4);
 #: ``rr_noisy``: the noisy AUC from flipped labels, not debiased (Table 3); ``global_*``,
-#: ``local_*``: FedAUC_Lap with GlobalLaplace / LocalLaplace sensitivity; ``adaptive_*``: §5.3.
+#: ``local_*``: FedAUC_Lap with GlobalLaplace / LocalLaplace sensitivity; ``adaptive_*``: §5.3;
+#: ``orthogonal_*``: §5.3's split with one shared ``beta = 1 - sum_fraction`` (the "Orthogonal" of Fig. 1c).
 METHODS: Final[tuple[str, ...]] = ("rr", "rr_noisy", "global_laplace", "local_laplace", "adaptive_laplace",
-                                   "global_gaussian", "local_gaussian", "adaptive_gaussian")
+                                   "global_gaussian", "local_gaussian", "adaptive_gaussian",
+                                   "orthogonal_laplace", "orthogonal_gaussian")
 #: ``noisy``: the deployment (P and N from noisy reports); ``exact``: accurate P and N (analysis only).
 COUNTS: Final[tuple[str, ...]] = ("noisy", "exact")
 
@@ -184,8 +186,8 @@ def _setting(scores: npt.ArrayLike, labels: npt.ArrayLike, method: str, epsilon:
         raise ValueError(f"delta must lie in (0, 1) for {method}, got {delta}")
     if not gaussian and dlt != 0.0:
         raise ValueError(f"delta must be 0 for {method} (pure epsilon-DP), got {delta}")
-    if method.startswith("adaptive") and counts == "exact":
-        raise ValueError(f"counts must be 'noisy' for {method}: the adaptive split releases localP")
+    if method.startswith(("adaptive", "orthogonal")) and counts == "exact":
+        raise ValueError(f"counts must be 'noisy' for {method}: the orthogonal split releases localP")
     twice = _twice_ranks(values)
     p = int(y.sum())
     auc = (int(twice[y == 1].sum()) - p * (p - 1)) / (2 * p * (values.size - p))
@@ -317,7 +319,8 @@ def predict_fedauc(scores: npt.ArrayLike, labels: npt.ArrayLike, *, method: str,
     :param clients: ``K`` (for ``iid``/``non_iid``; ``None`` or ``M`` for ``one_per_client``).
     :param layout: one of :data:`LAYOUTS`, or an integer array giving every sample's client.
     :param rng: public generator for the layout.
-    :param sum_fraction: the paper's alpha (share of the budget on ``localSum``), in ``(0, 1)``.
+    :param sum_fraction: the paper's alpha (share of the budget on ``localSum``), in ``(0, 1)``;
+        ``1 - beta`` for ``orthogonal_*``.
     :param delta: ``(epsilon, delta)`` of the Gaussian methods, in ``(0, 1)``; must be 0 otherwise.
     :param counts: ``"noisy"`` or ``"exact"`` (:data:`COUNTS`); ``adaptive_*`` needs ``"noisy"``.
     :return: the :class:`FedAucPrediction`.
@@ -352,7 +355,8 @@ def simulate_fedauc(scores: npt.ArrayLike, labels: npt.ArrayLike, *, method: str
     :param runs: number of runs, at least 1.
     :param rng: public generator for the layout.
     :param sum_fraction: the paper's alpha: share of epsilon (of ``rho_z`` for Gaussian) on
-        ``localSum``, in ``(0, 1)``; ignored by ``rr*`` and ``adaptive_*``.
+        ``localSum``, in ``(0, 1)``; for ``orthogonal_*`` the share on ``<v', y>`` (``1 - beta``, the
+        same for every client); ignored by ``rr*`` and ``adaptive_*``.
     :param delta: ``(epsilon, delta)`` of the Gaussian methods, in ``(0, 1)``; must be 0 otherwise.
     :param counts: ``"noisy"`` or ``"exact"`` (:data:`COUNTS`); ``adaptive_*`` needs ``"noisy"``.
     :param noise_rng: noise generator; ``None`` draws from the OS (production).

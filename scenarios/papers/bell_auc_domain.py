@@ -26,6 +26,20 @@ squared error and the mean absolute error (the quantity Fig. 3 plots), each with
 error over the runs.  The data set (split and model) is fixed by the seed; the runs redraw the
 users' randomization only, so the MSE is with respect to the sample.
 
+Synthetic stand-in (``--dataset synthetic``, issue 16): the paper's class sizes with Framingham's score
+shape, to tell whether the class sizes explain the best domain.  The v1 text gives the smallest class
+of the paper's Diabetes test set, **661 positives** (readmitted within 30 days); the class sizes are
+"shown in Figure 3", whose numbers the texts here lost, so the negatives are *derived*: the Diabetes
+data set (101,766 encounters, 11,357 readmitted within 30 days, base rate 11.16 %) at 661 positives
+gives ``661 (101766 - 11357) / 11357 = 5262`` negatives (default ``--negatives``).  Scores are
+binormal on the logit scale, ``logit(s) ~ N(mu_y, sigma_y)``, with each class's mean and standard
+deviation fitted on the Framingham scores of the same seed (so only the class sizes change), drawn
+from a public stream of the seed.  ``--positives`` and ``--negatives`` scale the classes (a regime
+sweep).  For every setting the CSV splits the error into the two regimes: the quantization bias
+``quantized_auc - exact_auc`` (deterministic) and the privacy error ``privacy_squared_error``
+(squared error against the quantized AUC, what the LDP protocol adds); the printed table says at the
+best domain which of the two is larger.
+
 Splitting strategy (App. B.2.2): ``--split users`` (default; each user reports at one random level
 with the full epsilon, pure epsilon-LDP), ``budget`` (every user reports at every level with
 ``epsilon / alpha``, basic composition, pure epsilon-LDP) or ``both``.
@@ -40,6 +54,9 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --alphas A1,A2,...        exponents alpha of d = 2^alpha (default 4..14; --quick: 4,9,14)
   --epsilon-grid E1,E2,...  epsilons (default 0.5,1,2,5,10; --quick: 1,10)
   --split S                 users, budget or both (default users)
+  --dataset D               framingham (default) or synthetic (binormal, the paper's class sizes)
+  --positives N             synthetic positives (default 661, the paper's smallest class)
+  --negatives N             synthetic negatives (default 5262, derived from the Diabetes base rate)
   --runs R                  runs per setting (default 20; --quick: 3)
   --quick                   three domain sizes, two epsilons, 3 runs (for tests)
   --results-dir DIR         where the CSV and PNG go (default results/)
@@ -65,7 +82,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser
+from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.experiments import (
     CommonOptions,
     add_common_options,
@@ -83,7 +100,8 @@ from scenarios.kit.experiments import (
     summarize_runs,
 )
 
-__all__ = ["main", "parse_options", "DomainOptions", "load_scores", "quantize_scores", "run_experiment",
+__all__ = ["main", "parse_options", "DomainOptions", "load_scores", "synthetic_scores", "quantize_scores",
+           "run_experiment", "regime", "DATASETS", "PAPER_POSITIVES", "PAPER_NEGATIVES",
            "best_alphas", "CSV_COLUMNS", "METRICS"]
 
 DEFAULT_ALPHAS = tuple(range(4, 15))
@@ -96,8 +114,13 @@ MAX_ALPHA = 40
 SPLITS = ("users", "budget")
 
 #: per-run measurements; the CSV has ``<metric>_mean`` and ``<metric>_se`` for each.
-METRICS = ("estimate", "squared_error", "absolute_error")
-CSV_COLUMNS = ("split", "alpha", "domain_size", "epsilon", "runs", "positives", "negatives", "exact_auc",
+METRICS = ("estimate", "squared_error", "absolute_error", "privacy_squared_error")
+DATASETS = ("framingham", "synthetic")
+#: the paper's smallest class (v1 §6) and the negatives derived from the Diabetes base rate (docstring)
+PAPER_POSITIVES = 661
+PAPER_NEGATIVES = 5262
+MAX_CLASS = 10**7
+CSV_COLUMNS = ("dataset", "split", "alpha", "domain_size", "epsilon", "runs", "positives", "negatives", "exact_auc",
                "quantized_auc", *(f"{metric}_{part}" for metric in METRICS for part in ("mean", "se")), "seed")
 
 
@@ -109,6 +132,9 @@ class DomainOptions:
     epsilons: tuple[float, ...]
     splits: tuple[str, ...]
     common: CommonOptions
+    dataset: str = "framingham"
+    positives: int = PAPER_POSITIVES
+    negatives: int = PAPER_NEGATIVES
 
 
 def _parse_alphas(text: str) -> tuple[int, ...]:
@@ -124,6 +150,9 @@ def parse_options(argv: Sequence[str]) -> DomainOptions:
     parser.add_argument("--alphas", default=None)
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--split", choices=("users", "budget", "both"), default="users")
+    parser.add_argument("--dataset", choices=DATASETS, default="framingham")
+    parser.add_argument("--positives", type=int, default=PAPER_POSITIVES)
+    parser.add_argument("--negatives", type=int, default=PAPER_NEGATIVES)
     add_common_options(parser)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
@@ -131,7 +160,11 @@ def parse_options(argv: Sequence[str]) -> DomainOptions:
     epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
                 else (QUICK_EPSILONS if args.quick else DEFAULT_EPSILONS))
     splits = SPLITS if args.split == "both" else (args.split,)
-    return DomainOptions(alphas=alphas, epsilons=epsilons, splits=splits, common=common)
+    for option, value in (("--positives", args.positives), ("--negatives", args.negatives)):
+        if not 1 <= value <= MAX_CLASS:
+            raise UsageError(f"{option} must lie in [1, {MAX_CLASS}], got {value}")
+    return DomainOptions(alphas=alphas, epsilons=epsilons, splits=splits, common=common, dataset=args.dataset,
+                         positives=args.positives, negatives=args.negatives)
 
 
 def _public(options: DomainOptions) -> dict[str, Any]:
@@ -157,6 +190,23 @@ def load_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return scores, labels
 
 
+def synthetic_scores(seed: int, *, positives: int = PAPER_POSITIVES,
+                     negatives: int = PAPER_NEGATIVES) -> tuple[np.ndarray, np.ndarray]:
+    """Binormal logit scores with Framingham's per-class shape and the given class sizes (docstring).
+
+    :return: ``(scores, labels)``: ``positives`` ones then ``negatives`` zeros, scores in ``(0, 1)``.
+    """
+    framingham, labels = load_scores(seed)
+    logits = np.log(framingham / (1.0 - framingham))
+    generator = np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(2,))))
+    parts = []
+    for label, count in ((1, positives), (0, negatives)):
+        chosen = logits[labels == label]
+        parts.append(generator.normal(float(chosen.mean()), float(chosen.std()), size=count))
+    scores = 1.0 / (1.0 + np.exp(-np.concatenate(parts)))
+    return scores, np.concatenate([np.ones(positives, dtype=np.int64), np.zeros(negatives, dtype=np.int64)])
+
+
 def quantize_scores(scores: np.ndarray, domain_size: int) -> np.ndarray:
     """The paper's ``fp(s, d)``: scores in ``[0, 1]`` to integers ``min(floor(s d), d - 1)`` in ``[0, d)``."""
     clipped = np.clip(np.asarray(scores, dtype=float), 0.0, 1.0)
@@ -169,7 +219,10 @@ def run_experiment(options: DomainOptions, seed: int) -> list[dict[str, Any]]:
 
     from dp.bell.auc import ldp_auc
 
-    scores, labels = load_scores(seed)
+    if options.dataset == "synthetic":
+        scores, labels = synthetic_scores(seed, positives=options.positives, negatives=options.negatives)
+    else:
+        scores, labels = load_scores(seed)
     exact = float(roc_auc_score(labels, scores))
     positives, negatives = int(labels.sum()), int((labels == 0).sum())
     rows: list[dict[str, Any]] = []
@@ -191,9 +244,10 @@ def run_experiment(options: DomainOptions, seed: int) -> list[dict[str, Any]]:
                         estimate = float(ldp_auc(pos, neg, domain_size=size, epsilon=epsilon, split=split,
                                                  rng=generator).auc)
                         records.append({"estimate": estimate, "squared_error": (estimate - exact) ** 2,
-                                        "absolute_error": abs(estimate - exact)})
+                                        "absolute_error": abs(estimate - exact),
+                                        "privacy_squared_error": (estimate - quantized_auc) ** 2})
                         bar.update(1)
-                    rows.append({"split": split, "alpha": alpha, "domain_size": size, "epsilon": epsilon,
+                    rows.append({"dataset": options.dataset, "split": split, "alpha": alpha, "domain_size": size, "epsilon": epsilon,
                                  "runs": options.common.runs, "positives": positives, "negatives": negatives,
                                  "exact_auc": exact, "quantized_auc": quantized_auc,
                                  **summarize_runs(records, METRICS), "seed": seed})
@@ -201,6 +255,13 @@ def run_experiment(options: DomainOptions, seed: int) -> list[dict[str, Any]]:
     finally:
         bar.close()
     return rows
+
+
+def regime(row: dict[str, Any]) -> str:
+    """Which error decides a setting: ``"privacy"`` if the privacy MSE exceeds the squared quantization bias,
+    else ``"quantization"``."""
+    bias2 = (row["quantized_auc"] - row["exact_auc"]) ** 2
+    return "privacy" if row["privacy_squared_error_mean"] > bias2 else "quantization"
 
 
 def best_alphas(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, float], dict[str, Any]]:
@@ -233,7 +294,9 @@ def _plot(options: DomainOptions, rows: list[dict[str, Any]], path: str) -> None
     axes.set_xlabel("domain size d")
     axes.set_ylabel("mean squared error of the AUC estimate")
     positives, negatives = rows[0]["positives"], rows[0]["negatives"]
-    axes.set_title(f"LDP AUC protocol (Bell et al. Fig. 3) on Framingham LR scores\n"
+    source = ("Framingham LR scores" if options.dataset == "framingham"
+              else "synthetic binormal scores (Framingham's shape, the paper's class sizes)")
+    axes.set_title(f"LDP AUC protocol (Bell et al. Fig. 3) on {source}\n"
                    f"{positives} positives, {negatives} negatives, {options.common.runs} runs, "
                    f"split: {', '.join(options.splits)}", fontsize=9)
     axes.legend(fontsize=8)
@@ -251,17 +314,22 @@ def _print(options: DomainOptions, rows: list[dict[str, Any]], seed: int, second
     first = rows[0]
     print_rows("LDP AUC protocol against the domain size (Bell et al., Fig. 3): mean ± s.e. over runs",
                ["split", "alpha", "epsilon", "estimate", "MSE", "abs. error", "quantized AUC"], table,
-               notes=[f"Framingham logistic-regression scores (stand-in for the paper's Diabetes data): "
-                      f"{first['positives']} positives, {first['negatives']} negatives; exact AUC of the "
+               notes=[(f"Framingham logistic-regression scores (stand-in for the paper's Diabetes data): "
+                       if options.dataset == "framingham" else
+                       "synthetic binormal logit scores, Framingham's per-class shape, the paper's class sizes: ")
+                      + f"{first['positives']} positives, {first['negatives']} negatives; exact AUC of the "
                       f"unquantized scores {first['exact_auc']:.4f}; {options.common.runs} runs per setting",
                       seed_note(seed, options.common.os_noise)])
     best = best_alphas(rows)
     summary = [[split, f"{epsilon:g}", str(row["alpha"]),
                 format_mean(row["squared_error_mean"], row["squared_error_se"]),
-                f"{math.sqrt(row['squared_error_mean']):.3g}"]
+                f"{math.sqrt(row['squared_error_mean']):.3g}", f"{(row['quantized_auc'] - row['exact_auc']) ** 2:.3g}",
+                f"{row['privacy_squared_error_mean']:.3g}", regime(row)]
                for (split, epsilon), row in sorted(best.items())]
-    print_rows("Best domain size per epsilon (smallest MSE; the paper finds alpha = 9)",
-               ["split", "epsilon", "best alpha", "MSE", "RMSE"], summary)
+    print_rows("Best domain size per epsilon (smallest MSE; the paper's v1 finds alpha = 9, v2 calls the protocol "
+               "robust to d)", ["split", "epsilon", "best alpha", "MSE", "RMSE", "bias^2", "privacy MSE", "regime"],
+               summary, notes=["bias^2: squared quantization bias of fp(s, d) (exact); privacy MSE: squared error "
+                               "against the quantized AUC; regime: the larger of the two at the best domain"])
     for split in options.splits:
         five, ten = best.get((split, 5.0)), best.get((split, 10.0))
         if five is not None and ten is not None:

@@ -1,7 +1,8 @@
 """Experiment: a private ROC curve from two private ECDFs, smoothed (paper Figs. 1, 5, 8, 9).
 
 Run: ``python -m scenarios.papers.roc_curve`` (add ``--quick`` for a tiny run).  Writes
-``results/roc_curve_l1.csv``, ``roc_curve_l1.png`` (Fig. 5) and ``roc_curve_example.png`` (Fig. 1).
+``results/roc_curve_l1.csv``, ``roc_curve_l1.png`` (Fig. 5), ``roc_curve_example.png`` (Fig. 1) and
+``roc_curve_auc_error.png`` (public against private class sizes).
 
 Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*,
 Sec. 5.1 and 6.5.  Classifier and data: the logistic-regression scores of the embedded Framingham
@@ -15,8 +16,10 @@ mechanism (eq. 2, :func:`dp.ecdf.tree.private_ecdf`, integer discrete Laplace no
 ``epsilon / 2``, so the pair costs ``epsilon``.  Each ECDF is divided by its class size, i.e. the
 class sizes are treated as public (as :func:`dp.ecdf.tree.private_ecdf` treats ``n``): the guarantee is
 for a row whose *score* changes.  If labels are private too, the paper's Sec. 5.1 variant (noisy
-joint counts over all ``n`` rows, normalised by their own last value) is the one to use; it is not
-run here.  Both ECDFs are smoothed (eq. 3, :func:`smoothing.monotone.smooth_ecdf`, all grid points)
+joint counts over all ``n`` rows, each class normalised by its own last noisy value,
+:func:`dp.ecdf.roc.self_normalise`; the job ``scenarios.roc_private``) is the one to use: it runs here
+beside the other on the *same* noisy counts (same node draws, same epsilon/2 per class), smoothed with
+``p = 2`` (columns ``*_self_p2``), so the two columns differ only by the normalisation.  Both ECDFs are smoothed (eq. 3, :func:`smoothing.monotone.smooth_ecdf`, all grid points)
 with ``p = 1`` and with ``p = 2``, and the ROC curve is built from the smoothed pair
 (:func:`smoothing.roc.roc_from_ecdfs`; a higher score means positive).
 
@@ -24,7 +27,7 @@ Measured for every epsilon (Fig. 5): the L1 distance between the true ROC curve 
 construction without noise, on the same grid) and the smoothed private one, i.e. the area between
 the two curves, ``int_0^1 |TPR_true(f) - TPR_private(f)| df``, computed by linear interpolation of
 both polylines on 20000 midpoints of ``[0, 1]`` in FPR (:func:`roc_l1_distance`); and the AUC of the
-smoothed curve.  Also drawn (Fig. 1): the true, the raw private and the two smoothed ROC curves of
+smoothed curve, and its absolute error ``|AUC - true AUC|`` (``auc_err_*``) for both variants.  Also drawn (Fig. 1): the true, the raw private and the two smoothed ROC curves of
 one release at ``--plot-epsilon``.
 
 Run it::
@@ -37,7 +40,7 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --epsilon-grid E1,E2,...  total epsilons swept (default 0.01,0.02,0.05,0.1,0.2,0.5,1,2,5,10)
   --plot-epsilon E          epsilon of the example curves (default 0.5, as the paper's Fig. 1)
   --points N                thresholds on [0, 1] (default 256; --quick: 64)
-  --runs R                  runs per epsilon (default 100; about 0.1 s per run; --quick: 4)
+  --runs R                  runs per epsilon (default 100; about 0.3 s per run with both normalisations smoothed; --quick: 4)
   --quick                   N = 64, three epsilons, 4 runs (for tests)
   --results-dir DIR         where the CSV and PNGs go (default results/)
   --seed S                  public seed of the data split (default: a joint seed, printed)
@@ -46,6 +49,7 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
 Output: ``roc_curve_l1.csv`` (one row per epsilon: mean and standard error over the runs of the L1
 distance and of the AUC for p = 1 and p = 2, with the true AUC on the grid and the exact one),
 ``roc_curve_l1.png`` (L1 distance against epsilon, log-log), ``roc_curve_example.png`` (the curves),
+``roc_curve_auc_error.png`` (the AUC error of both variants against epsilon),
 a progress bar on stderr and a table on stdout.  Experiments use noise seeded from ``--seed`` for
 reproducibility (``--os-noise`` to not); releases never do.  Threat model: a one-process
 simulation (see :mod:`scenarios.kit.experiments`); the parties other than 0 only exchange public values.
@@ -92,7 +96,7 @@ NORMS = (1, 2)
 FPR_RESOLUTION = 20_000
 
 #: per-run measurements; the CSV has ``<metric>_mean`` and ``<metric>_se`` for each.
-METRICS = ("l1_p1", "l1_p2", "auc_p1", "auc_p2")
+METRICS = ("l1_p1", "l1_p2", "auc_p1", "auc_p2", "l1_self_p2", "auc_self_p2", "auc_err_p2", "auc_err_self_p2")
 CSV_COLUMNS = ("epsilon", "points", "rows", "positives", "runs", "solver_failures",
                *(f"{metric}_{part}" for metric in METRICS for part in ("mean", "se")),
                "true_auc", "exact_auc", "seed")
@@ -225,6 +229,16 @@ def _release_pair(data: ScoredData, grid: np.ndarray, plan: Any,
     return positive, negative
 
 
+def _self_normalised(data: ScoredData, positive: np.ndarray,
+                     negative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The self-normalised variant of one release: its noisy counts over their own last value."""
+    from dp.ecdf.roc import self_normalise
+
+    counts_positive = np.rint(positive * data.positives.size).astype(np.int64)
+    counts_negative = np.rint(negative * data.negatives.size).astype(np.int64)
+    return self_normalise(counts_positive)[0], self_normalise(counts_negative)[0]
+
+
 def _smoothed_roc(positive: np.ndarray, negative: np.ndarray, incidence: Any, grid: np.ndarray,
                   norm: int) -> Any:
     from smoothing.monotone import smooth_ecdf
@@ -284,6 +298,14 @@ def run_experiment(options: RocOptions, seed: int, data: ScoredData) -> list[dic
                         continue
                     record[f"l1_p{norm}"] = roc_l1_distance(truth, curve)
                     record[f"auc_p{norm}"] = curve.auc
+                record["auc_err_p2"] = abs(record["auc_p2"] - truth.auc)
+                try:  # the same noisy counts, each class over its own noisy total (labels private)
+                    curve = _smoothed_roc(*_self_normalised(data, positive, negative), incidence, grid, 2)
+                    record["l1_self_p2"] = roc_l1_distance(truth, curve)
+                    record["auc_self_p2"] = curve.auc
+                    record["auc_err_self_p2"] = abs(curve.auc - truth.auc)
+                except SmoothingError:
+                    failures += 1
                 records.append(record)
                 bar.update(1)
             rows.append({
@@ -304,11 +326,34 @@ def _plot_errors(options: RocOptions, rows: list[dict[str, Any]], data: ScoredDa
         mean = np.array([row[f"l1_p{norm}_mean"] for row in rows])
         error = np.nan_to_num(np.array([row[f"l1_p{norm}_se"] for row in rows]))
         axes.errorbar(x, mean, yerr=error, marker=marker, capsize=3, label=f"smoothed, p = {norm}")
+    mean = np.array([row["l1_self_p2_mean"] for row in rows])
+    error = np.nan_to_num(np.array([row["l1_self_p2_se"] for row in rows]))
+    axes.errorbar(x, mean, yerr=error, marker="^", capsize=3, label="self-normalised (labels private), p = 2")
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("epsilon (total, epsilon/2 per class ECDF)")
     axes.set_ylabel("L1 distance to the true ROC curve (area between curves)")
     axes.set_title(f"ROC curve estimation error: Framingham logistic regression, n = {data.scores.size}, "
+                   f"N = {options.points}, {options.common.runs} runs", fontsize=9)
+    axes.legend()
+    axes.grid(True, which="both", alpha=0.3)
+    save_figure(figure, path)
+
+
+def _plot_auc_errors(options: RocOptions, rows: list[dict[str, Any]], data: ScoredData, path: str) -> None:
+    """Mean |AUC - true AUC| of both variants against epsilon (same noise draws in both)."""
+    figure, axes = new_figure()
+    x = np.array([row["epsilon"] for row in rows])
+    for metric, marker, label in (("auc_err_p2", "s", "class sizes public (divided by n_c), p = 2"),
+                                  ("auc_err_self_p2", "^", "class sizes private (self-normalised), p = 2")):
+        mean = np.array([row[f"{metric}_mean"] for row in rows])
+        error = np.nan_to_num(np.array([row[f"{metric}_se"] for row in rows]))
+        axes.errorbar(x, mean, yerr=error, marker=marker, capsize=3, label=label)
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("epsilon (total, epsilon/2 per class ECDF)")
+    axes.set_ylabel("|AUC - true AUC| of the smoothed curve")
+    axes.set_title(f"ROC AUC error, public vs private class sizes: Framingham, n = {data.scores.size}, "
                    f"N = {options.points}, {options.common.runs} runs", fontsize=9)
     axes.legend()
     axes.grid(True, which="both", alpha=0.3)
@@ -357,10 +402,12 @@ def _print(options: RocOptions, rows: list[dict[str, Any]], data: ScoredData, se
     first = rows[0] if rows else {"true_auc": float("nan"), "exact_auc": float("nan")}
     print_rows("Private ROC curve from two smoothed private ECDFs (Barczewski et al., Fig. 5): "
                "mean ± s.e. over runs",
-               ["epsilon", "L1 p=1", "L1 p=2", "AUC p=1", "AUC p=2"], table,
+               ["epsilon", "L1 p=1", "L1 p=2", "AUC p=1", "AUC p=2", "L1 self p=2", "AUC self p=2",
+                "|dAUC| p=2", "|dAUC| self p=2"], table,
                notes=[f"Framingham logistic-regression scores, n = {data.scores.size} rows "
                       f"({data.positives.size} positive), N = {options.points} thresholds on [0, 1], "
-                      f"epsilon/2 per class ECDF, {options.common.runs} runs",
+                      f"epsilon/2 per class ECDF, {options.common.runs} runs; 'self': class sizes private, "
+                      f"each class over its own noisy total (same noise)",
                       f"true AUC {first['true_auc']:.4f} on the grid ({first['exact_auc']:.4f} exact)",
                       seed_note(seed, options.common.os_noise)])
     print(f"  example at epsilon = {options.plot_epsilon:g}: L1 {example['p1']:.4f} (p = 1), "
@@ -379,10 +426,11 @@ async def _experiment(options: RocOptions) -> Callable[[], None] | None:
         data = load_scores(seed)
         rows = run_experiment(options, seed, data)
         base = os.path.join(options.common.results_dir, "roc_curve")
-        files = [base + "_l1.csv", base + "_l1.png", base + "_example.png"]
+        files = [base + "_l1.csv", base + "_l1.png", base + "_example.png", base + "_auc_error.png"]
         write_csv(files[0], CSV_COLUMNS, rows)
         _plot_errors(options, rows, data, files[1])
         example = _plot_example(options, seed, data, files[2])
+        _plot_auc_errors(options, rows, data, files[3])
         _print(options, rows, data, seed, time.perf_counter() - started, example, files)
 
     return deliver

@@ -12,7 +12,7 @@ uniformly from ``[0, 1]``, ``epsilon = 1``, ``t = 256`` bins, ``|E| = 2n``.
 Costs (deterministic, :func:`dp.umpc.costs.protocol_costs`, Table 1 / Lemma C.3 / App. D.2 with constants 1,
 ``l = 40`` bits, ``log = log2``) for U-MPC under ``M_HF`` (delegated noise, ``|Z| = 40`` for failure
 ``2^-40`` and honest fraction 1/2) and ``M_Dis`` (``n^2 l`` noise), Bell, Ghazi and GhaziSM (the
-shuffled-model variant, costed only: its MSE is not simulated, its rows have no MSE).  U-MPC's Gini
+shuffled-model variant, App. D.2 with ``kappa = 0``).  U-MPC's Gini
 kernel is costed with ``--kernel-counts paper`` (default): App. A.5.2's "two FSS instantiations and
 one Beaver triple", 10 400 bits and ``C_f^T = 81`` operations per pair; ``implementation`` costs the
 one comparison and one product that Eq. 9 (and :mod:`secure.kernels`) needs, 5 280 bits and 41
@@ -28,6 +28,10 @@ MSE methods:
   equal bins of ``[0, 1]``, k-ary randomized response, averaged kernel matrix (eq. 15);
 - ``Ghazi``: the factorization protocol of Ghazi et al. (:mod:`dp.baselines.ghazi`), same bins and matrix, exact
   factorization (``d = t``), Laplace noise on both factors.
+- ``GhaziSM``: the same factorization in the shuffled model (:mod:`dp.baselines.ghazi_shuffled`): factors in
+  fixed point (16 fractional bits), Balle et al.'s distributed discrete Laplace noise on the two *sums*
+  (``epsilon/2`` each, shares of all ``n`` parties), shuffled summation; the constant diagonal of the
+  averaged Gini matrix subtracted.  Its exact variance given the bins is printed next to its MSE.
 
 The MSE of every method is measured against the exact U-statistic of the drawn sample (one sample
 per ``n``, the same for every method and run).  Next to U-MPC the scenario prints Lemma D.3's bound
@@ -93,9 +97,9 @@ from scenarios.papers.umpc_samplers import lemma_d3_bound
 __all__ = ["main", "parse_options", "BaselineOptions", "run_experiment", "exact_gini", "cost_columns", "CSV_COLUMNS",
            "METHODS", "COST_ONLY_METHODS", "ELL"]
 
-METHODS = ("U-MPC", "Bell LDP", "Ghazi")
-#: protocols of Fig. 1-2 that are costed but not simulated (rows without MSE)
-COST_ONLY_METHODS = ("GhaziSM",)
+METHODS = ("U-MPC", "Bell LDP", "Ghazi", "GhaziSM")
+#: protocols of Fig. 1-2 that are costed but not simulated (rows without MSE): none since GhaziSM is simulated
+COST_ONLY_METHODS: tuple[str, ...] = ()
 #: the cost model (dp.umpc.costs.PROTOCOLS) of each method; U-MPC's M_Dis cost goes to ``comm_bits_dis``
 COST_PROTOCOL = {"U-MPC": "U-MPC (M_HF)", "Bell LDP": "Bell", "Ghazi": "Ghazi", "GhaziSM": "GhaziSM"}
 ELL = 40  # bits per element in the cost models (§6.1)
@@ -109,7 +113,7 @@ QUICK_BINS = 64
 CSV_COLUMNS = ("n", "method", "epsilon", "bins", "edges", "parties", "threshold", "runs", "mse_mean", "mse_se",
                "bias_mean", "bias_se", "lemma_d3_bound", "lemma_d3_bound_coalition", "ratio_to_umpc",
                "orders_of_magnitude", "exact_gini", "seed", "comm_bits", "comm_bits_dis", "party_ops", "server_ops",
-               "total_ops", "kernel_counts")
+               "total_ops", "kernel_counts", "exact_variance", "exact_mse")
 
 
 @dataclass(frozen=True)
@@ -199,9 +203,32 @@ def cost_columns(method: str, *, n: int, edges: int, epsilon: float, bins: int, 
             "party_ops": cost.party_ops, "server_ops": cost.server_ops, "total_ops": cost.total_ops}
 
 
+def _exact_mse(values: np.ndarray, exact: float, quantizer: Any, epsilon: float) -> dict[str, dict[str, float]]:
+    """Ghazi's and GhaziSM's exact noise variance given the bins and their exact MSE against ``exact``.
+
+    Ghazi: :func:`dp.baselines.ghazi.variance` and the quantized U-statistic of ``L^T R``; GhaziSM:
+    :func:`dp.baselines.ghazi_shuffled.variance` and :func:`~dp.baselines.ghazi_shuffled.expected_estimate`
+    (both with the averaged Gini matrix, exact factorization).
+    """
+    from dp.baselines import ghazi, ghazi_shuffled
+    from dp.bell.generic import quantized_ustatistic
+    from dp.bell.quantize import gini_kernel, kernel_matrix
+
+    bins = quantizer.quantize(values)
+    fact = ghazi.factorize(kernel_matrix(gini_kernel, quantizer, kind="average"))
+    local_variance = ghazi.variance(bins, fact, epsilon=epsilon)
+    local_mean = quantized_ustatistic(values, quantizer, fact.matrix)
+    params = ghazi_shuffled.prepare(gini_kernel, quantizer, kind="average")
+    shuffled_variance = ghazi_shuffled.variance(bins, params, epsilon=epsilon)
+    shuffled_mean = ghazi_shuffled.expected_estimate(bins, params)
+    return {"Ghazi": {"exact_variance": local_variance, "exact_mse": local_variance + (local_mean - exact) ** 2},
+            "GhaziSM": {"exact_variance": shuffled_variance,
+                        "exact_mse": shuffled_variance + (shuffled_mean - exact) ** 2}}
+
+
 def run_experiment(options: BaselineOptions, seed: int) -> list[dict[str, Any]]:
     """Every n and method ``--runs`` times; one summary row per pair (ratios filled in afterwards)."""
-    from dp.baselines import ghazi
+    from dp.baselines import ghazi, ghazi_shuffled
     from dp.bell import generic as ldp_generic
     from dp.bell.quantize import Quantizer, gini_kernel
     from dp.umpc.protocol import UStatQuery, simulate
@@ -243,6 +270,12 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[dict[str, Any]]:
                 values, gini_kernel, quantizer=quantizer, epsilon=options.epsilon, d=None, runs=runs,
                 kind="average", rng=noise_generator(seed, 3 * index + 2, 0, os_noise=options.common.os_noise)))
             bar.update(runs)
+            estimates["GhaziSM"] = np.asarray(ghazi_shuffled.simulate(
+                values, gini_kernel, quantizer=quantizer, epsilon=options.epsilon, d=None, runs=runs,
+                kind="average", rng=noise_generator(seed, 3 * len(options.sizes) + index, 0,
+                                                    os_noise=options.common.os_noise)))
+            bar.update(runs)
+            exact_mse = _exact_mse(values, exact, quantizer, options.epsilon)
             for method in METHODS:
                 errors = estimates[method] - exact
                 mse, mse_se, _ = summarize(errors ** 2)
@@ -255,6 +288,7 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[dict[str, Any]]:
                              "lemma_d3_bound_coalition": bound_coalition if method == "U-MPC" else math.nan,
                              "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "exact_gini": exact,
                              "seed": seed, "kernel_counts": options.kernel_counts,
+                             **exact_mse.get(method, {"exact_variance": math.nan, "exact_mse": math.nan}),
                              **cost_columns(method, n=n, edges=edges, epsilon=options.epsilon, bins=options.bins,
                                             counts=options.kernel_counts)})
             for method in COST_ONLY_METHODS:
@@ -263,7 +297,8 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[dict[str, Any]]:
                              "mse_mean": math.nan, "mse_se": math.nan, "bias_mean": math.nan, "bias_se": math.nan,
                              "lemma_d3_bound": math.nan, "lemma_d3_bound_coalition": math.nan,
                              "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "exact_gini": exact,
-                             "seed": seed, "kernel_counts": options.kernel_counts,
+                             "seed": seed, "kernel_counts": options.kernel_counts, "exact_variance": math.nan,
+                             "exact_mse": math.nan,
                              **cost_columns(method, n=n, edges=edges, epsilon=options.epsilon, bins=options.bins,
                                             counts=options.kernel_counts)})
     finally:
@@ -304,7 +339,7 @@ def _plot(options: BaselineOptions, rows: list[dict[str, Any]], path: str) -> No
     (comm, mse), (party, server) = figure.subplots(2, 2)
     _cost_panel(comm, rows, "comm_bits", "modelled online communication (bits)")
     comm.set_title("Fig. 1 left: total online communication", fontsize=8)
-    for method, marker in zip(METHODS, "osD"):
+    for method, marker in zip(METHODS, "osDv"):
         mine = [row for row in rows if row["method"] == method]
         mse.errorbar([row["n"] for row in mine], [row["mse_mean"] for row in mine],
                      yerr=np.nan_to_num([row["mse_se"] for row in mine]), marker=marker, capsize=3, label=method,
@@ -313,7 +348,11 @@ def _plot(options: BaselineOptions, rows: list[dict[str, Any]], path: str) -> No
     mse.plot([row["n"] for row in mine], [row["lemma_d3_bound_coalition"] for row in mine], "k--",
              label="Lemma D.3 bound (DP term x m/(m-t))")
     mse.set_ylabel("MSE of the Gini mean difference")
-    mse.set_title(f"Fig. 1 right: MSE ({options.common.runs} runs; GhaziSM not simulated)", fontsize=8)
+    for method in ("Ghazi", "GhaziSM"):
+        mine = [row for row in rows if row["method"] == method]
+        mse.plot([row["n"] for row in mine], [row["exact_mse"] for row in mine], linestyle=":",
+                 color=COLORS[method], label=f"{method}: exact MSE given the bins")
+    mse.set_title(f"Fig. 1 right: MSE ({options.common.runs} runs)", fontsize=8)
     _cost_panel(party, rows, "party_ops", "modelled per-party operations")
     party.set_title("Fig. 2 left: per-party computation", fontsize=8)
     _cost_panel(server, rows, "server_ops", "modelled server operations")
@@ -338,13 +377,16 @@ def _print(options: BaselineOptions, rows: list[dict[str, Any]], seed: int, seco
             continue
         is_umpc = row["method"] == "U-MPC"
         table.append([str(row["n"]), row["method"], format_mean(row["mse_mean"], row["mse_se"]),
-                      f"{row['lemma_d3_bound_coalition']:.3g}" if is_umpc else "-",
+                      f"{row['lemma_d3_bound_coalition']:.3g}" if is_umpc else
+                      ("-" if math.isnan(row["exact_mse"]) else f"{row['exact_mse']:.3g}"),
                       "-" if is_umpc else f"{row['ratio_to_umpc']:.3g}x",
                       "-" if is_umpc else f"{row['orders_of_magnitude']:.2f}"])
     print_rows("Gini mean difference on uniform [0,1] data (Sinh & Ramon Fig. 1, MSE): error against the exact "
                "U-statistic of the sample, mean ± s.e. over runs",
-               ["n", "method", "MSE", "Lemma D.3 (x m/(m-t))", "MSE / U-MPC", "log10 ratio"], table,
-               notes=[f"epsilon {options.epsilon:g}; LDP baselines: {options.bins} bins, averaged kernel matrix; "
+               ["n", "method", "MSE", "theory", "MSE / U-MPC", "log10 ratio"], table,
+               notes=["theory: U-MPC Lemma D.3 bound (DP term x m/(m-t)); Ghazi and GhaziSM their exact MSE given "
+                      "the bins (noise variance + squared bias of the quantized estimand)",
+                      f"epsilon {options.epsilon:g}; LDP baselines: {options.bins} bins, averaged kernel matrix; "
                       f"U-MPC: |E| = {options.edges_per_row:g} n BalancedSamp, {options.parties} parties, coalition "
                       f"{options.threshold}, {options.precision} fractional bits; {options.common.runs} runs",
                       seed_note(seed, options.common.os_noise)])

@@ -1,0 +1,256 @@
+r"""The private Hosmer-Lemeshow statistic across parties (secure path of Algorithm 2).
+
+Barczewski, Mawass & Ramon, §5.2 (eq. 5, Algorithm 2, Theorem 2), with the secure aggregation of
+§4.1.  Every party holds its own rows: a predicted probability ``p_i`` in ``[0, 1]`` (fixed point,
+``k_i = round(p_i 2^b)``) and a label ``y_i`` in ``{0, 1}``.  The protocol, on a started MPyC runtime:
+
+1. the ECDF of the predicted probabilities on the grid ``i / N`` (:func:`dp.ecdf.secure_release.run_secure_ecdf`):
+   per-party counts in the clear, secure sums, every party's tree-node draws secret-shared, one
+   reveal to party 0, at budget ``(L + 1) eps'`` (node scale ``1 / eps'``);
+2. party 0 finds the ``Q - 1`` group boundaries ``t_q = F^^{-1}(q / Q)`` by Algorithm 1 on the
+   released curve (raw, or smoothed by eq. 3) -- post-processing, :func:`dp.ecdf.hosmer_lemeshow.release_boundaries`
+   -- and sends them, with the public ``n``, to every party;
+3. every party computes its own ``4 Q`` group sums in the clear (:func:`dp.ecdf.hosmer_lemeshow.group_statistics`:
+   ``E_{1,q} = sum k_i``, ``E_{0,q} = sum (2^b - k_i)`` in fixed point, ``O_{s,q}`` counts), adds its
+   own draws ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)`` per statistic (alpha of the simulated
+   path: :attr:`HosmerLemeshowQuery.expected_log_alpha` / ``observed_log_alpha``), and secret-shares
+   the vector (:func:`secure.aggregation.sum_party_vectors`); only the totals are opened, to party 0,
+   each checked against its possible range (:func:`secure.aggregation.guarded_reveal_array`);
+4. party 0 computes ``H`` (eq. 5) from the noisy ``E``/``O`` exactly as the simulated path does
+   (:func:`dp.ecdf.hosmer_lemeshow.hosmer_lemeshow_statistic`, expected counts floored at
+   ``query.expected_floor``) and its p-value ``chi2.sf(H, Q - 2)`` (scipy).
+
+Budget split (Theorem 2, kept exactly as :mod:`dp.ecdf.hosmer_lemeshow` states it): ``eps' = eps / (L + 9)``,
+``L = log2 N``; the ECDF is ``(L + 1) eps'``-DP (Lemma 1: a replaced row moves at most ``L + 1`` tree
+nodes, each with noise of scale ``1/eps'``; the ``Q - 1`` inversions are post-processing), the ``4 Q``
+group statistics ``8 eps'``-DP (``accounting="paper"``: at most 8 change, each noised at scale
+``Delta/eps'``; ``"joint"``: their joint weighted-L1 sensitivity 4 at scale ``Delta/(2 eps')``), total
+``eps`` by sequential composition (the boundaries are chosen from the released ECDF only).
+
+Equal to the simulated path: :func:`dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow` given as
+``node_noise`` the sum of the parties' node draws and as ``expected_noise``/``observed_noise`` the sums
+of their statistic draws returns the same boundaries, noisy ``E``/``O`` and statistic.  Test hook: the
+``node_noise_source`` (``plan -> this party's node draws``, as in :func:`run_secure_ecdf`) and
+``statistic_noise_source`` (``(query, m, t) -> this party's (expected, observed) draws``, int arrays of
+shape ``(2, Q)``) parameters replace the OS draws with known ones (``tests/programs/fixed_noise_hosmer_lemeshow.py``).
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties (MPyC's
+Shamir threshold).  The coalition learns the public row counts, the group boundaries (post-processing
+of the released ECDF), and -- if party 0 is in it -- the released ECDF and noisy ``E``/``O``: all
+``epsilon``-DP against it because the ``m - t`` honest parties' draws alone are calibrated (total
+variance ``m/(m - t)`` times one discrete Laplace).  A party's probabilities are clipped to ``[0, 1]``
+and its labels are 0 or 1 before anything is shared (the job refuses other labels), so no row moves a
+statistic by more than its sensitivity.  Noise is party-drawn only: like the ECDF tree
+(:mod:`dp.ecdf.secure_release`) the 2047 node draws would dominate an in-MPC sampler's cost.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from dp.calibration import party_noise_shape
+from dp.ecdf.hosmer_lemeshow import (
+    HosmerLemeshowQuery,
+    HosmerLemeshowRelease,
+    group_statistics,
+    hosmer_lemeshow_statistic,
+    release_boundaries,
+)
+from dp.ecdf.tree import TreeNoisePlan
+from dp.noise_plans import polya_tail_bound
+from secure.noise.party import polya_difference
+
+__all__ = ["SecureHosmerLemeshowRelease", "StatisticNoiseSource", "party_group_noise", "statistic_slacks",
+           "run_secure_hosmer_lemeshow"]
+
+#: ``(query, parties, threshold) -> this party's (expected, observed) draws``, each of shape ``(2, Q)``
+StatisticNoiseSource = Callable[[HosmerLemeshowQuery, int, int], tuple[np.ndarray, np.ndarray]]
+NodeNoiseSource = Callable[[TreeNoisePlan], np.ndarray]
+
+#: failure probability of a range check is below ``2^-(bits - 1)`` per statistic (as :func:`count_slack`)
+_TAIL_BITS = 41
+
+
+@dataclass
+class SecureHosmerLemeshowRelease:
+    """Party 0's release of the secure run: the same record as the simulated path's, plus its costs.
+
+    :ivar release: statistic, p-value, boundaries, noisy ``E``/``O``, ECDF, budget and noise variances.
+    :ivar seconds: wall time of the protocol (slowest party per phase, summed over phases).
+    :ivar bytes_sent: bytes sent by all parties together.
+    :ivar phases: per phase ``{"seconds", "bytes_sent"}`` (``ecdf intake``, ``ecdf noise``, ``ecdf reveal``,
+        ``boundaries``, ``statistics``, ``reveal``).
+    """
+
+    release: HosmerLemeshowRelease
+    seconds: float = 0.0
+    bytes_sent: int = 0
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def guarantee(self) -> str:
+        """Which noise ran and what it guarantees, in one line."""
+        from dp.noise_defaults import party_guarantee
+
+        release = self.release
+        budget = release.budget
+        return (party_guarantee(release.epsilon, 0.0, release.parties, release.threshold, "discrete laplace")
+                + f" (ECDF tree {budget.ecdf_epsilon:.4g} + group statistics {budget.statistics_epsilon:.4g}, "
+                  f"eps' = eps/{budget.depth + 9})")
+
+    @property
+    def noise_source(self) -> str:
+        """``parties``: all noise is drawn by the parties (OS randomness)."""
+        return "parties"
+
+
+def party_group_noise(query: HosmerLemeshowQuery, parties: int, threshold: int,
+                      rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """This party's draws on the ``4 Q`` statistics: ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)`` each.
+
+    The same distribution as one row of :func:`dp.ecdf.hosmer_lemeshow.party_statistic_draws` (the
+    simulated path sums ``m`` of them), with the query's ``alpha`` for ``E`` (fixed point) and ``O``.
+
+    :param query: the query (its ``expected_log_alpha``/``observed_log_alpha``).
+    :param parties: ``m``; ``threshold``: ``t`` with ``2 t < m``.
+    :param rng: generator (tests), or ``None`` for fresh OS randomness.
+    :return: ``(expected, observed)`` int64 arrays of shape ``(2, Q)``.
+    """
+    shape = party_noise_shape(parties, threshold)
+    count = 2 * query.groups
+    expected = np.asarray(polya_difference(shape, size=count, rng=rng, log_alpha=query.expected_log_alpha),
+                          dtype=np.int64)
+    observed = np.asarray(polya_difference(shape, size=count, rng=rng, log_alpha=query.observed_log_alpha),
+                          dtype=np.int64)
+    return expected.reshape(2, query.groups), observed.reshape(2, query.groups)
+
+
+def statistic_slacks(query: HosmerLemeshowQuery, parties: int, threshold: int) -> tuple[int, int]:
+    """Bounds on the total noise of any ``E`` resp. ``O`` statistic (fixed point / counts), each
+    exceeded with probability below ``2^-40`` over all ``2 Q`` statistics of its kind.
+
+    :return: ``(expected slack, observed slack)``.
+    """
+    bits = _TAIL_BITS + math.ceil(math.log2(2 * query.groups))
+    factor = parties / (parties - threshold)
+    return (polya_tail_bound(math.exp(query.expected_log_alpha), factor, bits),
+            polya_tail_bound(math.exp(query.observed_log_alpha), factor, bits))
+
+
+def _own_statistics(fixed: np.ndarray, labels: np.ndarray, bounds: np.ndarray,
+                    scale: int) -> tuple[np.ndarray, np.ndarray]:
+    """This party's exact ``E`` (fixed point) and ``O`` per group; zeros for a party without rows."""
+    groups = bounds.shape[0] + 1
+    if fixed.shape[0] == 0:
+        return np.zeros((2, groups), dtype=np.int64), np.zeros((2, groups), dtype=np.int64)
+    return group_statistics(fixed, labels, bounds, scale=scale)
+
+
+async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarray, query: HosmerLemeshowQuery, *,
+                                     node_noise_source: NodeNoiseSource | None = None,
+                                     statistic_noise_source: StatisticNoiseSource | None = None,
+                                     receivers: Sequence[int] = (0,)) -> SecureHosmerLemeshowRelease | None:
+    """Every party calls this with its own rows on a started MPyC runtime (parameters agreed).
+
+    :param probabilities: this party's predicted probabilities (floats; clipped to ``[0, 1]`` here,
+        locally, before the fixed-point encoding).
+    :param labels: this party's labels, 0 or 1 (checked by the caller, e.g. as a declared category list).
+    :param query: the agreed query (budget, ``Q``, grid, precision, smoothing, accounting).
+    :param node_noise_source: ``plan -> this party's tree-node draws`` (tests); default OS randomness.
+    :param statistic_noise_source: ``(query, m, t) -> (expected, observed)`` draws of this party (tests);
+        default :func:`party_group_noise` with OS randomness.
+    :param receivers: parties that learn the released statistics (party 0 must be one: it computes the
+        boundaries from the released ECDF).
+    :return: the release at receivers, ``None`` elsewhere.
+    :raise secure.errors.InputError: no row at any party (the same verdict everywhere).
+    :raise secure.errors.ProtocolFailure: an opened sum outside its possible range, or party 0 could not
+        find the boundaries (smoothing failed): nothing more is released.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.ecdf.secure_release import run_secure_ecdf
+    from secure.aggregation import SumRange, guarded_reveal_array, sum_party_vectors
+    from secure.errors import ProtocolFailure
+    from secure.meter import CostMeter
+    from secure.session import mark_stopping
+    from smoothing import SmoothingError
+
+    chosen = sorted(set(int(r) for r in receivers))
+    if 0 not in chosen:
+        raise ValueError(f"receivers must include party 0 (it inverts the released ECDF), got {list(receivers)}")
+    parties, threshold = len(mpc.parties), int(mpc.threshold)
+    spec, scale, q_count = query.spec, query.scale, query.groups
+    fixed = np.clip(spec.encode(np.clip(np.asarray(probabilities, dtype=float), 0.0, 1.0)), 0, scale)
+    ys = np.asarray(labels, dtype=np.int64)
+    decoded = spec.decode(fixed)
+
+    # line 5: the ECDF of predicted probabilities at (L + 1) eps', opened to party 0
+    plan = query.tree_plan(parties=parties, threshold=threshold)
+    ecdf_release = await run_secure_ecdf(decoded, query.grid, plan, noise_source=node_noise_source, receivers=[0])
+
+    meter = CostMeter()
+    with meter.phase("boundaries"):  # line 6 at party 0 (post-processing), sent with the public n
+        message: tuple[int, list[int]] | str | None = None
+        boundaries: np.ndarray | None = None
+        smoothed: np.ndarray | None = None
+        ecdf: np.ndarray | None = None
+        if ecdf_release is not None:
+            ecdf = ecdf_release.counts / ecdf_release.n
+            try:
+                boundaries, bounds, smoothed = release_boundaries(ecdf, query)
+                message = (int(ecdf_release.n), [int(b) for b in bounds])
+            except SmoothingError as exc:  # said to every party; nothing more is released
+                message = f"party 0 could not find the group boundaries from the released ECDF: {exc}"
+        received = await mpc.transfer(message, senders=0)
+    if isinstance(received, str):
+        mark_stopping()
+        raise ProtocolFailure(received)
+    rows, bound_list = received
+    bounds = np.asarray(bound_list, dtype=np.int64)
+
+    # lines 8-9: per-party group sums and noise, secret-shared, summed, opened
+    slack_expected, slack_observed = statistic_slacks(query, parties, threshold)
+    expected_range = SumRange(0, rows * scale, slack_expected)
+    observed_range = SumRange(0, rows, slack_observed)
+    bits = max(expected_range.bits_needed, observed_range.bits_needed) + 2
+    sectype = mpc.SecInt(max(bits, int(mpc.options.bit_length)))
+    with meter.phase("statistics"):
+        own_expected, own_observed = _own_statistics(fixed, ys, bounds, scale)
+        draws = (statistic_noise_source(query, parties, threshold) if statistic_noise_source is not None
+                 else party_group_noise(query, parties, threshold))
+        noise_expected = np.asarray(draws[0], dtype=np.int64).reshape(2, q_count)
+        noise_observed = np.asarray(draws[1], dtype=np.int64).reshape(2, q_count)
+        # own sums plus own draws, as one vector: secret-shared, so no other party sees either
+        own = np.concatenate([(own_expected + noise_expected).ravel(), (own_observed + noise_observed).ravel()])
+        noisy = sum_party_vectors(sectype, own)
+        await meter.settle(noisy)
+    with meter.phase("reveal"):
+        opened_expected = await guarded_reveal_array(noisy[:2 * q_count], expected_range, chosen)
+        opened_observed = await guarded_reveal_array(noisy[2 * q_count:], observed_range, chosen)
+    phases = await meter.totals_over_parties()
+    if opened_expected is None or opened_observed is None:
+        return None
+    costs = {f"ecdf {name}": values for name, values in (ecdf_release.phases if ecdf_release is not None else {}).items()}
+    costs.update({name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()})
+    seconds = sum(float(c["seconds"]) for c in costs.values())
+    sent = int(sum(int(c["bytes_sent"]) for c in costs.values()))
+    if ecdf is None or boundaries is None:  # a receiver other than party 0: it knows the boundaries only
+        boundaries = np.concatenate(([0.0], bounds / float(scale), [1.0]))
+        ecdf = np.full(query.grid_points, np.nan)
+
+    # line 11 (post-processing), exactly as the simulated path
+    noisy_expected = opened_expected.reshape(2, q_count) / float(scale)
+    noisy_observed = opened_observed.reshape(2, q_count)
+    statistic, floored = hosmer_lemeshow_statistic(noisy_expected, noisy_observed, floor=query.expected_floor)
+    release = HosmerLemeshowRelease(
+        statistic=statistic, p_value=float(stats.chi2.sf(statistic, q_count - 2)), boundaries=boundaries,
+        expected=noisy_expected, observed=noisy_observed, ecdf=ecdf, smoothed_ecdf=smoothed, grid=query.grid,
+        budget=query.budget, accounting=query.accounting, n=int(rows), parties=parties, threshold=threshold,
+        degrees_of_freedom=q_count - 2, floored=floored, ecdf_count_variance=plan.point_variance,
+        expected_noise_variance=query.expected_noise_variance(parties=parties, threshold=threshold),
+        observed_noise_variance=query.observed_noise_variance(parties=parties, threshold=threshold))
+    return SecureHosmerLemeshowRelease(release, seconds=seconds, bytes_sent=sent, phases=costs)

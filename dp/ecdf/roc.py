@@ -1,0 +1,279 @@
+r"""A private ROC curve with private labels: two private class ECDFs, each normalised by its own noisy total.
+
+Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*, §5.1.
+With ``phi_TP(x) = 1[c*(x) = 1 and score(x) <= t]`` and ``phi_FP`` likewise for class 0, the paper writes
+
+    TPR(X, t) = F_{phi_TP}(X, t) / F_{phi_TP}(X, c_max),     FPR(X, t) = F_{phi_FP}(X, t) / F_{phi_FP}(X, c_max)
+
+where ``F_phi(X, t) = (1/n) #{...}`` is normalised by the number ``n`` of *all* rows (public), not by a
+class size.  Publishing the two private ECDFs ``F^_{phi_TP}`` and ``F^_{phi_FP}`` (eq. 2) is then enough
+for the ROC curve: the class sizes are never released exactly, each class's curve is divided by its own
+noisy value at the last grid point ``tau_N = c_max`` (:func:`self_normalise`).  The ``1/n`` cancels, so
+the rates are the noisy cumulative counts of the class over their own last point.  When the noise drives
+that total to 0 or below (tiny epsilon, few rows of a class) the denominator is taken as 1 (post-processing
+of the release; the smoothed curve then carries the information).  The other variant, with public class
+sizes (``scenarios.papers.roc_curve``: each class ECDF over its exact class size), is
+:func:`public_size_rates`.
+
+Mechanism.  On a public grid ``tau_1 < ... < tau_N`` (``tau_N`` at least every score, e.g. the declared
+score domain ``[0, 1]``), every party counts its own rows of class 1 and of class 0 with score ``<= tau_i``
+in the clear; the two count vectors are released by the tree mechanism through secure sums
+(:func:`dp.ecdf.secure_release.run_secure_ecdf`, distributed integer discrete Laplace node noise), each at
+budget :func:`class_epsilon`.  Only each party's *total* number of rows is exchanged (``public_rows``):
+no party's class sizes leave it except inside the noisy counts.  Smoothing (eq. 3) and the ROC build
+(:func:`smoothing.roc.roc_from_ecdfs`, a higher score means positive) are post-processing.
+
+Budget split (replace-one rows, the row is ``(score, label)``):
+
+- ``half`` (the paper's statement): each class ECDF at ``epsilon / 2``, the pair ``epsilon``-DP by
+  sequential composition.  (The paper's text says "both ``epsilon/2``-DP, combined ``2 epsilon``-DP",
+  which does not add up; sequential composition gives ``epsilon``, which is what is charged here.)
+- ``disjoint``: the classes are disjoint sets of rows.  Replacing a row within one class changes only
+  that class's counts by an interval indicator: ``L + 1`` tree nodes, loss ``epsilon_c``.  Replacing a
+  row and its label removes a *suffix* from one class's counts and adds a suffix to the other's:
+  ``ceil((L+1)/2)`` nodes each (:func:`dp.ecdf.tree.suffix_nodes`, Theorem 3), loss
+  ``2 ceil((L+1)/2) / (L+1) * epsilon_c``.  So ``epsilon_c = epsilon (L+1) / (2 ceil((L+1)/2))``
+  per class is ``epsilon``-DP for the pair: the full ``epsilon`` when ``L + 1`` is even,
+  ``epsilon (L+1)/(L+2)`` when odd -- about twice the paper's split.
+
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties; the
+coalition learns the two released noisy count vectors and the public row counts; the release is
+epsilon-DP against it because the honest parties' node draws alone are calibrated (:mod:`dp.ecdf.tree`).
+The simulated path (:func:`private_roc`) equals the secure one (:func:`run_secure_roc`) for the same
+node draws.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise, prefix_incidence, true_counts
+
+__all__ = ["SPLITS", "class_epsilon", "split_note", "class_scores", "self_normalise", "public_size_rates",
+           "RocRelease", "plan_roc_noise", "private_roc", "run_secure_roc", "ClassNoiseSource"]
+
+#: budget splits between the two class ECDFs (see the module docstring)
+SPLITS = ("half", "disjoint")
+
+#: ``(plan, label) -> this party's node draws for that class's ECDF`` (tests); default OS randomness
+ClassNoiseSource = Callable[[TreeNoisePlan, int], np.ndarray]
+
+
+def class_epsilon(epsilon: float, points: int, split: str = "half") -> float:
+    """The budget of each class ECDF so that the pair is ``epsilon``-DP for replace-one ``(score, label)`` rows.
+
+    :param epsilon: budget of the whole ROC release, positive.
+    :param points: number of grid points ``N`` (the tree depth ``L = ceil(log2 N)`` matters for ``disjoint``).
+    :param split: ``half`` (paper: ``epsilon/2`` each) or ``disjoint`` (``epsilon (L+1)/(2 ceil((L+1)/2))``).
+    :raise ValueError: an unknown split, a non-positive epsilon or points.
+    """
+    from dp.ecdf.tree import tree_depth
+    from dp.validation import check_epsilon
+
+    value = check_epsilon(epsilon)
+    levels = tree_depth(points) + 1
+    if split == "half":
+        return value / 2
+    if split == "disjoint":
+        return value * levels / (2 * math.ceil(levels / 2))
+    raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+
+
+def split_note(epsilon: float, points: int, split: str) -> str:
+    """One line saying how ``epsilon`` is split between the two class ECDFs and why it composes."""
+    each = class_epsilon(epsilon, points, split)
+    if split == "half":
+        return (f"epsilon {epsilon:g} = {each:g} (class 1 ECDF) + {each:g} (class 0 ECDF), sequential composition "
+                f"(Barczewski et al. §5.1)")
+    from dp.ecdf.tree import tree_depth
+
+    levels = tree_depth(points) + 1
+    return (f"epsilon {epsilon:g}: {each:.6g} per class ECDF (disjoint classes; a label change shifts a suffix of "
+            f"each, {math.ceil(levels / 2)} of {levels} tree nodes)")
+
+
+def class_scores(scores: npt.ArrayLike, labels: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Split scores by a 0/1 label: ``(scores of class 1, scores of class 0)``.
+
+    :raise ValueError: shapes differ, a score is not finite, or a label is not 0 or 1 (no count in the message).
+    """
+    values = np.asarray(scores, dtype=float)
+    marks = np.asarray(labels, dtype=float)
+    if values.ndim != 1 or marks.shape != values.shape:
+        raise ValueError(f"scores and labels must be one-dimensional of equal length, got {values.shape} and "
+                         f"{marks.shape}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("scores must be finite")
+    if not np.all((marks == 0) | (marks == 1)):
+        raise ValueError("labels must be 0 or 1")
+    return values[marks == 1], values[marks == 0]
+
+
+def self_normalise(counts: npt.ArrayLike) -> tuple[np.ndarray, int]:
+    """The paper's normalisation ``F^(t) / F^(c_max)``: the noisy counts over their own last value.
+
+    :param counts: the released noisy cumulative counts of one class on the grid (integers).
+    :return: ``(counts / d, d)`` with ``d = max(counts[-1], 1)`` (a non-positive noisy total becomes 1).
+    """
+    values = np.asarray(counts)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"counts must be a non-empty one-dimensional array, got shape {values.shape}")
+    total = max(int(values[-1]), 1)
+    return values.astype(float) / total, total
+
+
+def public_size_rates(counts: npt.ArrayLike, class_size: int) -> np.ndarray:
+    """The other variant: the noisy cumulative counts over the exact class size (a public class size)."""
+    if class_size < 1:
+        raise ValueError(f"class_size must be at least 1, got {class_size}")
+    return np.asarray(counts, dtype=float) / class_size
+
+
+@dataclass
+class RocRelease:
+    """The two released noisy class count vectors on the grid, and what is needed to read them.
+
+    :ivar positive_counts: ``#{label 1, score <= tau_i} + tree noise``, ``i = 1..N``.
+    :ivar negative_counts: the same for label 0.
+    :ivar n: all rows over all parties (public); the class sizes are not released.
+    :ivar epsilon: budget of the pair; ``class_epsilon`` of each class ECDF, by ``split``.
+    """
+
+    grid: np.ndarray
+    positive_counts: np.ndarray
+    negative_counts: np.ndarray
+    n: int
+    epsilon: float
+    class_epsilon: float
+    split: str
+    parties: int = 1
+    threshold: int = 0
+    levels: int = 1
+    count_std: float = 0.0
+    seconds: float = 0.0
+    bytes_sent: int = 0
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def positive_total(self) -> int:
+        """The noisy number of rows of class 1 (the released count at ``tau_N``)."""
+        return int(self.positive_counts[-1])
+
+    @property
+    def negative_total(self) -> int:
+        """The noisy number of rows of class 0."""
+        return int(self.negative_counts[-1])
+
+    def rates(self) -> tuple[np.ndarray, np.ndarray]:
+        """The self-normalised class ECDFs ``(F_pos, F_neg)`` on the grid (not monotone)."""
+        return self_normalise(self.positive_counts)[0], self_normalise(self.negative_counts)[0]
+
+    def smoothed_rates(self, norm: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`rates`, smoothed by eq. 3 with ``norm`` 1 or 2 (``None``: raw)."""
+        positive, negative = self.rates()
+        if norm is None:
+            return positive, negative
+        from smoothing.monotone import smooth_ecdf
+
+        incidence = prefix_incidence(len(self.grid))
+        return (smooth_ecdf(positive, incidence, norm=norm).values,
+                smooth_ecdf(negative, incidence, norm=norm).values)
+
+    def curve(self, norm: int | None = 2) -> Any:
+        """The ROC curve (:class:`smoothing.roc.RocCurve`) of the (smoothed) self-normalised ECDFs."""
+        from smoothing.roc import roc_from_ecdfs
+
+        positive, negative = self.smoothed_rates(norm)
+        return roc_from_ecdfs(positive, negative, thresholds=self.grid)
+
+    @property
+    def guarantee(self) -> str:
+        """Which noise ran and what it guarantees, in one line."""
+        from dp.noise_defaults import party_guarantee
+
+        return (party_guarantee(self.epsilon, 0.0, self.parties, self.threshold, "discrete laplace")
+                + f" (two class ECDFs, {split_note(self.epsilon, len(self.grid), self.split)}; class sizes private)")
+
+
+def plan_roc_noise(*, epsilon: float, points: int, split: str = "half", parties: int = 1,
+                   threshold: int = 0) -> TreeNoisePlan:
+    """The tree noise plan of each class ECDF (budget :func:`class_epsilon`).
+
+    :raise ValueError: an invalid parameter (message names it).
+    """
+    return plan_tree_noise(epsilon=class_epsilon(epsilon, points, split), points=points, parties=parties,
+                           threshold=threshold)
+
+
+def private_roc(scores: npt.ArrayLike, labels: npt.ArrayLike, grid: npt.ArrayLike, *, epsilon: float,
+                split: str = "half", parties: int = 1, threshold: int = 0,
+                positive_noise: npt.ArrayLike | None = None, negative_noise: npt.ArrayLike | None = None,
+                rng: np.random.Generator | None = None) -> RocRelease:
+    """The simulated path (one process, all rows at hand): the two noisy class count vectors.
+
+    :param positive_noise: total node noise of the class 1 ECDF (summed over parties), or ``None`` to draw it
+        (``plan.draw_total(rng)``); the same for ``negative_noise``.  With the secure path's draws the
+        result equals :func:`run_secure_roc`'s.
+    :raise ValueError: bad scores or labels, no row, or an invalid parameter.
+    """
+    taus = np.asarray(grid, dtype=float)
+    positive, negative = class_scores(scores, labels)
+    rows = positive.size + negative.size
+    if rows == 0:
+        raise ValueError("need at least 1 row for a ROC curve, got 0")
+    plan = plan_roc_noise(epsilon=epsilon, points=len(taus), split=split, parties=parties, threshold=threshold)
+    noise_1 = plan.draw_total(rng) if positive_noise is None else np.asarray(positive_noise)
+    noise_0 = plan.draw_total(rng) if negative_noise is None else np.asarray(negative_noise)
+    return RocRelease(grid=taus, positive_counts=noisy_counts(true_counts(positive, taus), noise_1),
+                      negative_counts=noisy_counts(true_counts(negative, taus), noise_0), n=rows,
+                      epsilon=float(epsilon), class_epsilon=plan.epsilon, split=split, parties=plan.parties,
+                      threshold=plan.threshold, levels=plan.levels, count_std=math.sqrt(plan.point_variance))
+
+
+async def run_secure_roc(scores: np.ndarray, labels: np.ndarray, grid: np.ndarray, *, epsilon: float,
+                         split: str = "half", noise_source: ClassNoiseSource | None = None,
+                         receivers: Sequence[int] | None = None) -> RocRelease | None:
+    """Every party calls this with its own ``(score, label)`` rows on a started MPyC runtime (parameters agreed).
+
+    Two secure tree-mechanism releases (:func:`dp.ecdf.secure_release.run_secure_ecdf`): class 1, then class 0,
+    each party's class count vector secret-shared, only its total row count exchanged.
+
+    :param scores: this party's scores (finite), clipped to the grid's range by the caller.
+    :param labels: its 0/1 labels, aligned.
+    :param noise_source: ``(plan, label) -> this party's node draws`` (tests); default OS randomness.
+    :param receivers: parties that learn the release (default all).
+    :return: the release at receivers, ``None`` elsewhere.
+    :raise secure.session.InputError: no row at any party.
+    :raise secure.session.ProtocolFailure: an opened count outside its possible range.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.ecdf.secure_release import run_secure_ecdf
+
+    taus = np.asarray(grid, dtype=float)
+    positive, negative = class_scores(scores, labels)
+    plan = plan_roc_noise(epsilon=epsilon, points=len(taus), split=split, parties=len(mpc.parties),
+                          threshold=int(mpc.threshold))
+    own_rows = positive.size + negative.size
+    releases = []
+    for label, values in ((1, positive), (0, negative)):
+        source = None if noise_source is None else (lambda p, label=label: noise_source(p, label))
+        releases.append(await run_secure_ecdf(values, taus, plan, noise_source=source, receivers=receivers,
+                                              public_rows=own_rows))
+    first, second = releases
+    if first is None or second is None:
+        return None
+    phases: dict[str, dict[str, float]] = {}
+    for label, release in ((1, first), (0, second)):
+        for name, cost in release.phases.items():
+            phases[f"class {label} {name}"] = cost
+    return RocRelease(grid=taus, positive_counts=first.counts, negative_counts=second.counts, n=first.n,
+                      epsilon=float(epsilon), class_epsilon=plan.epsilon, split=split, parties=plan.parties,
+                      threshold=plan.threshold, levels=plan.levels, count_std=math.sqrt(plan.point_variance),
+                      seconds=first.seconds + second.seconds, bytes_sent=first.bytes_sent + second.bytes_sent,
+                      phases=phases)

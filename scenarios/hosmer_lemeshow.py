@@ -1,0 +1,278 @@
+"""The private Hosmer-Lemeshow calibration test across parties (Barczewski, Mawass & Ramon §5.2, Alg. 2).
+
+Every party holds its own rows: a model's predicted probability and the true label.  The parties
+release, with one epsilon split as Theorem 2 states (eps' = eps / (L + 9), L = log2 of the grid size):
+the private ECDF of the predicted probabilities on the grid i/N (tree mechanism, (L + 1) eps': per-party
+counts, secure sums, every party's node draws secret-shared), the Q - 1 group boundaries at the private
+deciles by the inverse ECDF (Algorithm 1, post-processing at party 0), then the 4Q noisy expected and
+observed counts per group (8 eps': every party's own group sums plus its own discrete Laplace shares,
+summed securely, opened once), and from them the HL statistic H (eq. 5) and its p-value against chi2
+with Q - 2 degrees of freedom (scipy).  The protocol is dp.ecdf.hosmer_lemeshow_secure; for the same
+noise draws it releases what the simulated path dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow does
+(the Fig. 6 experiment, scenarios.papers.hosmer_lemeshow, measures that path's error).
+
+Threat model: passive, static adversary corrupting at most t < m/2 parties (MPyC -T); the coalition
+learns the row counts, the boundaries and (with party 0) the released ECDF and statistics, all
+epsilon-DP against it because the honest parties' draws alone are calibrated (variance x m/(m - t)).
+
+Run it with three local parties::
+
+    python -m scenarios.hosmer_lemeshow -M3                      # embedded Framingham, logistic-regression scores
+    python -m scenarios.hosmer_lemeshow -M3 --epsilon 5 --groups 10 --json hl.json
+    python -m scenarios.hosmer_lemeshow -M3 --data 'site{pid}.csv' --columns p_hat,outcome --budget 10
+
+Options: --data PATH (CSV; {pid} in the path gives each party its own file, otherwise party i keeps rows
+i, i+m, ...; default: the embedded Framingham rows not used to fit the public logistic regression of
+TenYearCHD, with its predicted probability as column score), --columns SCORE,LABEL (default
+score,TenYearCHD; scores are clipped to [0, 1] at each party, labels must be 0 or 1), --epsilon (total
+budget, default 1), --groups Q (default 10), --grid-points N (ECDF grid i/N, a power of two, default
+1024: L = 10, eps' = eps/19), --precision B (fractional bits of the fixed-point scores, default 16),
+--smoothed (boundaries on the monotone-smoothed ECDF, eq. 3, instead of the raw one), --accounting
+paper|joint (paper: Theorem 2 as proved; joint: the same 8 eps' on the statistics' joint sensitivity,
+half the noise scale), --seed S (public seed of the split that fits the embedded data's model, default 1:
+the data of scenarios.papers.hosmer_lemeshow), --json PATH (party 0 writes the record), --missing
+refuse|fill and --fill COLUMN=V (a missing cell stops the run, the default with --data, or takes the
+declared value; the embedded scored rows have none), and the budget options --ledger, --budget,
+--accountant, --dataset-name (a run on --data spends --epsilon from every party's ledger).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
+
+__all__ = ["main", "parse_options", "spend_of", "HosmerLemeshowOptions", "SPLIT_SALT"]
+
+#: xor-ed into --seed for the embedded data's model split: the same rows as scenarios.papers.hosmer_lemeshow
+SPLIT_SALT = 0x5C0E
+
+
+@dataclass
+class HosmerLemeshowOptions:
+    """Parsed options."""
+
+    data: str | None
+    columns: list[str]
+    epsilon: float
+    groups: int
+    grid_points: int
+    precision: int
+    smoothed: bool
+    accounting: str
+    seed: int
+    json: str | None
+    missing: Any = None
+    budget: Any = None
+
+    def public(self) -> dict[str, Any]:
+        """The parameters every party must share."""
+        return {"columns": self.columns, "epsilon": self.epsilon, "groups": self.groups,
+                "grid_points": self.grid_points, "precision": self.precision, "smoothed": self.smoothed,
+                "accounting": self.accounting, "seed": self.seed, "embedded": self.data is None,
+                "missing": self.missing.mode, "fill": [list(item) for item in self.missing.fills]}
+
+    def query(self) -> Any:
+        """The :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery` of these options."""
+        from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
+
+        return HosmerLemeshowQuery(self.epsilon, groups=self.groups, grid_points=self.grid_points,
+                                   precision=self.precision, smoothed=self.smoothed, accounting=self.accounting)
+
+    def specs(self) -> list[Any]:
+        """The declared columns: the score on [0, 1] with ``precision`` bits, the label as categories 0/1."""
+        from secure.intake import ColumnSpec
+
+        return [ColumnSpec(self.columns[0], 0.0, 1.0, self.precision),
+                ColumnSpec.categorical(self.columns[1], (0, 1))]
+
+
+def build_parser() -> ScenarioParser:
+    """The option parser (MPyC's options are removed before it runs)."""
+    from scenarios.kit.budget_run import add_budget_arguments
+
+    parser = ScenarioParser(prog="python -m scenarios.hosmer_lemeshow", description=__doc__)
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--columns", default="score,TenYearCHD", metavar="SCORE,LABEL")
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--groups", type=int, default=10)
+    parser.add_argument("--grid-points", type=int, default=1024)
+    parser.add_argument("--precision", type=int, default=16)
+    parser.add_argument("--smoothed", action="store_true")
+    parser.add_argument("--accounting", choices=("paper", "joint"), default="paper")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", default=None)
+    add_missing_arguments(parser)
+    add_budget_arguments(parser)
+    return parser
+
+
+def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
+    """Parse and validate the options (no data is read here).
+
+    :raise UsageError: with a one-line message.
+    """
+    from dp.validation import check_noise_scale, check_seed
+    from scenarios.kit.budget_run import budget_options
+    from scenarios.kit.options import parse_columns
+    from scenarios.kit.outputs import check_output_path
+
+    args = build_parser().parse_args(list(argv))
+    columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
+    options = HosmerLemeshowOptions(args.data, list(columns), args.epsilon, args.groups, args.grid_points,
+                                    args.precision, args.smoothed, args.accounting, args.seed, args.json)
+    try:
+        check_seed(args.seed, "--seed")
+        query = options.query()
+        query.tree_plan()  # the node noise must be drawable
+        check_noise_scale(query.statistics_rate, query.scale, name="epsilon of the group statistics")
+        specs = options.specs()
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    check_output_path(args.json, "--json")
+    options.missing = missing_policy(args.missing, args.fill, specs,
+                                     dataset=None if args.data is not None else "framingham")
+    options.budget = budget_options(args)
+    return options
+
+
+async def _read_rows(options: HosmerLemeshowOptions) -> tuple[np.ndarray, np.ndarray]:
+    """Every party: its rows (scores clipped to [0, 1] in fixed point, labels 0/1), its verdict shared.
+
+    :return: ``(probabilities, labels)`` of this party (probabilities on the fixed-point grid).
+    :raise secure.errors.InputError: a bad file or cell at any party, at every party alike.
+    """
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.datasets import framingham_with_scores
+    from secure.intake import party_rows, rows_from_table, to_fixed_point
+    from secure.public_randomness import public_generator
+    from secure.session import InputError, agree_verdict
+
+    specs = options.specs()
+    error, detail = None, None
+    probabilities, labels, filled, clipped = np.empty(0), np.empty(0, dtype=np.int64), 0, 0
+    try:
+        if options.data is not None:
+            rows = party_rows(options.data, options.columns, party=mpc.pid, parties=len(mpc.parties),
+                              missing=options.missing, specs=specs)
+        else:
+            table = framingham_with_scores(public_generator(options.seed ^ SPLIT_SALT))
+            rows = rows_from_table(table.header, table.rows, options.columns, source="embedded framingham",
+                                   party=mpc.pid, parties=len(mpc.parties), missing=options.missing, specs=specs)
+        fixed = to_fixed_point(rows.values, specs)
+        probabilities = specs[0].decode(fixed.integers[:, 0])
+        labels = fixed.integers[:, 1].astype(np.int64)
+        filled, clipped = rows.filled, sum(fixed.clipped.values())
+    except InputError as exc:
+        error, detail = str(exc), exc.detail
+    await agree_verdict(error, detail=detail)
+    print(local_note(filled=filled, clipped=clipped))
+    return probabilities, labels
+
+
+async def _release(options: HosmerLemeshowOptions) -> Callable[[], None] | None:
+    """Every party: read its rows, run the secure Algorithm 2.
+
+    :return: party 0's delivery (the table, ``--json``), run after the orderly shutdown.
+    """
+    from dp.ecdf.hosmer_lemeshow_secure import run_secure_hosmer_lemeshow
+
+    probabilities, labels = await _read_rows(options)
+    result = await run_secure_hosmer_lemeshow(probabilities, labels, options.query(), receivers=[0])
+    if result is None:
+        return None
+    return lambda: _report(options, result)
+
+
+def record_of(options: HosmerLemeshowOptions, result: Any) -> dict[str, Any]:
+    """The JSON record of party 0 (:func:`_report`)."""
+    release = result.release
+    budget = release.budget
+    return {"statistic": "hosmer_lemeshow", "estimate": release.statistic, "p_value": release.p_value,
+            "degrees_of_freedom": release.degrees_of_freedom, "groups": options.groups,
+            "epsilon": release.epsilon, "delta": 0.0, "n": release.n, "pairs": None,
+            "parties": release.parties, "threshold": release.threshold,
+            "budget_split": {"epsilon_prime": budget.epsilon_prime, **budget.parts()},
+            "accounting": release.accounting, "grid_points": options.grid_points, "depth": budget.depth,
+            "precision": options.precision, "smoothed": options.smoothed,
+            "boundaries": release.boundaries.tolist(), "expected": release.expected.tolist(),
+            "observed": release.observed.tolist(), "floored": release.floored,
+            "ecdf_count_std": float(np.sqrt(release.ecdf_count_variance)),
+            "expected_noise_std": float(np.sqrt(release.expected_noise_variance)),
+            "observed_noise_std": float(np.sqrt(release.observed_noise_variance)),
+            "noise_std": None, "sampling_error_bound": 0.0, "seed": options.seed if options.data is None else None,
+            "uncertainty_covers": "DP noise only (per released count: ecdf_count_std, expected_noise_std, "
+                                  "observed_noise_std); exact counts, no sampling error",
+            "missing": options.missing.mode, "fill": dict(options.missing.fills),
+            "seconds": result.seconds, "bytes_sent": result.bytes_sent, "phases": result.phases,
+            "noise_source": result.noise_source, "guarantee": result.guarantee}
+
+
+def _report(options: HosmerLemeshowOptions, result: Any) -> None:
+    release = result.release
+    budget = release.budget
+    print_table([
+        ("statistic", f"Hosmer-Lemeshow H = {release.statistic:.4f}, p-value = {release.p_value:.4g} "
+                      f"(chi2, {release.degrees_of_freedom} df)"),
+        ("columns", f"score {options.columns[0]}, label {options.columns[1]}; {options.groups} groups at the "
+                    f"private quantiles of the score"),
+        ("epsilon", f"{release.epsilon:g} = ECDF (L+1) eps' {budget.ecdf_epsilon:.4g} + group statistics 8 eps' "
+                    f"{budget.statistics_epsilon:.4g}; eps' = eps/(L+9) = {budget.epsilon_prime:.4g}, "
+                    f"L = {budget.depth} ({options.grid_points} grid points)"),
+        ("accounting", release.accounting + (" (each of the 4Q statistics eps'-DP, at most 8 change)"
+                                             if release.accounting == "paper" else
+                                             " (joint weighted-L1 sensitivity 4 gets the same 8 eps')")),
+        ("noise std", f"ECDF count {np.sqrt(release.ecdf_count_variance):.3g}, expected count "
+                      f"{np.sqrt(release.expected_noise_variance):.3g}, observed count "
+                      f"{np.sqrt(release.observed_noise_variance):.3g}"),
+        ("n", f"{release.n} rows"),
+        ("missing values", describe_policy(options.missing)),
+        ("parties", f"{release.parties} (threshold t = {release.threshold})"),
+        ("seconds", f"{result.seconds:.2f}"),
+        ("bytes", f"{format_bytes(result.bytes_sent)} sent by all parties"),
+    ], title="Private Hosmer-Lemeshow test (Barczewski, Mawass & Ramon, Algorithm 2)")
+    print(f"  noise: {result.guarantee}")
+    print("  boundaries: " + ", ".join(f"{b:.4g}" for b in release.boundaries[1:-1])
+          + (" (smoothed ECDF)" if options.smoothed else " (raw released ECDF)"))
+    print("  group  " + "  ".join(f"{q + 1:>7}" for q in range(options.groups)))
+    for label, values in (("E pos", release.expected[1]), ("O pos", release.observed[1]),
+                          ("E neg", release.expected[0]), ("O neg", release.observed[0])):
+        print(f"  {label}  " + "  ".join(f"{v:>7.1f}" for v in values))
+    if release.floored:
+        print(f"  {release.floored} noisy expected count(s) raised to {options.query().expected_floor:g} before "
+              f"dividing (post-processing)")
+    print("  phases: " + ", ".join(f"{k} {v['seconds']:.2f} s / {format_bytes(int(v['bytes_sent']))}"
+                                   for k, v in result.phases.items()))
+    if options.json:
+        with open(options.json, "w", encoding="utf-8") as handle:
+            json.dump(record_of(options, result), handle, indent=2)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the private Hosmer-Lemeshow test; returns the exit code."""
+    return run_scenario(parse_options, _release, lambda options: options.public(), argv, spend=spend_of)
+
+
+def spend_of(options: HosmerLemeshowOptions) -> Any:
+    """What one run spends (:mod:`scenarios.kit.budget_run`): ``--epsilon``, pure DP (discrete Laplace on the
+    ECDF tree nodes and on the 4Q group statistics, Theorem 2's split); embedded data exempt unless
+    ``--ledger``/``--budget`` is given."""
+    from dp.budget.accountants import Spend
+    from scenarios.kit.budget_run import spend_request
+
+    spend = Spend(epsilon=float(options.epsilon), mechanism="distributed discrete Laplace (ECDF tree nodes and "
+                                                            "group statistics)",
+                  what=f"Hosmer-Lemeshow of {options.columns[0]} by {options.columns[1]}, Q = {options.groups}")
+    return spend_request(options.budget, spend, scenario="scenarios.hosmer_lemeshow", data=options.data,
+                         embedded=None if options.data is not None else "framingham")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,251 @@
+"""A private ROC curve across parties with private labels: class sizes are never released exactly.
+
+Barczewski, Mawass & Ramon §5.1, the self-normalised variant (:mod:`dp.ecdf.roc`): every party holds its
+own ``(score, label)`` rows; the private ECDF of the scores of class 1 and that of class 0 are released by
+the tree mechanism (eq. 2) through secure sums with distributed integer node noise, each party sharing its
+two per-class count vectors on the public grid and only its total number of rows.  Each class's noisy
+cumulative counts are divided by their own last value (``TPR(t) = F^_TP(t) / F^_TP(c_max)``), smoothed
+(eq. 3) and turned into a ROC curve and its AUC (a higher score means positive, as scikit-learn).
+
+Run it with three local parties::
+
+    python -m scenarios.roc_private -M3                       # Framingham logistic-regression scores
+    python -m scenarios.roc_private -M3 --epsilon 0.5 --split disjoint --curve roc.csv --json roc.json
+    python -m scenarios.roc_private -M3 --data 'site{pid}.csv' --columns score,label --domain 0:1 --budget 5
+
+Options: --data (CSV; ``{pid}`` for one file per party), --columns SCORE,LABEL (default score,TenYearCHD;
+labels 0 or 1), --domain LO:HI (the declared score range, default 0:1; scores outside are clipped locally),
+--points N (grid of N thresholds on the domain, default 256), --epsilon (of the whole curve, default 1),
+--split half|disjoint (half: epsilon/2 per class ECDF as the paper; disjoint: per class
+epsilon (L+1)/(2 ceil((L+1)/2)), the classes being disjoint rows), --smooth none|1|2 (default 2),
+--seed (public split that trains the embedded model, default 0), --curve PATH (party 0: threshold, noisy
+counts, self-normalised rates, smoothed ROC points), --json PATH, --missing/--fill, and the budget options
+(--ledger, --budget, --accountant, --dataset-name).
+
+Threat model: passive, static coalition of at most t < m/2 parties; it learns the two noisy count vectors
+and the parties' row counts, nothing else (no class size, no count of clipped scores or of filled cells).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+
+__all__ = ["main", "parse_options", "RocPrivateOptions", "spend_of"]
+
+DEFAULT_POINTS = 256
+
+
+@dataclass
+class RocPrivateOptions:
+    """Parsed options."""
+
+    data: str | None
+    columns: list[str]
+    lower: float
+    upper: float
+    points: int
+    epsilon: float
+    split: str
+    smooth: int | None
+    seed: int
+    curve: str | None
+    json: str | None
+    missing: Any = None
+    budget: Any = None
+
+    def public(self) -> dict[str, Any]:
+        """The parameters every party must share."""
+        return {"columns": self.columns, "domain": [self.lower, self.upper], "points": self.points,
+                "epsilon": self.epsilon, "split": self.split, "seed": self.seed, "embedded": self.data is None,
+                "missing": self.missing.mode, "fill": [list(item) for item in self.missing.fills]}
+
+
+def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
+    """Parse and validate the options.
+
+    :raise UsageError: with a one-line message.
+    """
+    from dp.ecdf.roc import SPLITS, plan_roc_noise
+    from dp.validation import check_epsilon, check_seed
+    from scenarios.kit.budget_run import add_budget_arguments, budget_options
+    from scenarios.kit.missing_values import add_missing_arguments, missing_policy
+    from scenarios.kit.options import domain_of, parse_columns, parse_domains
+    from scenarios.kit.outputs import check_output_path
+    from secure.intake import ColumnSpec
+
+    parser = ScenarioParser(prog="python -m scenarios.roc_private", description=__doc__)
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--columns", default="score,TenYearCHD")
+    parser.add_argument("--domain", default=None)
+    parser.add_argument("--points", type=int, default=DEFAULT_POINTS)
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--split", choices=SPLITS, default="half")
+    parser.add_argument("--smooth", choices=("none", "1", "2"), default="2")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--curve", default=None)
+    parser.add_argument("--json", default=None)
+    add_missing_arguments(parser)
+    add_budget_arguments(parser)
+    args = parser.parse_args(list(argv))
+    try:
+        check_epsilon(args.epsilon)
+        check_seed(args.seed, "--seed")
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
+    declared = domain_of(parse_domains(args.domain, single=columns[0]), columns[0], [columns[0]])
+    lower, upper = (declared[0], declared[1]) if declared is not None else (0.0, 1.0)
+    if declared is not None and declared[2] is not None:
+        raise UsageError(f"--domain {columns[0]}=LOW:HIGH takes no BITS here: the scores are compared with a "
+                         "public grid, at each party, in the clear")
+    if not (np.isfinite(lower) and np.isfinite(upper) and np.isfinite(upper - lower)) or not lower < upper:
+        raise UsageError(f"--domain must be finite with LOW < HIGH, got {lower:g}:{upper:g}")
+    if not 2 <= args.points <= 1 << 20:
+        raise UsageError(f"--points must lie in [2, 2^20], got {args.points}")
+    try:
+        plan_roc_noise(epsilon=args.epsilon, points=args.points, split=args.split)
+        specs = [ColumnSpec(columns[0], lower, upper), ColumnSpec(columns[1], 0, 1, 0, (0, 1))]
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    check_output_path(args.curve, "--curve")
+    check_output_path(args.json, "--json")
+    missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham")
+    options = RocPrivateOptions(args.data, columns, float(lower), float(upper), args.points, args.epsilon, args.split,
+                                None if args.smooth == "none" else int(args.smooth), args.seed, args.curve, args.json,
+                                missing, budget_options(args))
+    grid_of(options)  # the grid must have --points points
+    return options
+
+
+def grid_of(options: RocPrivateOptions) -> np.ndarray:
+    """The public grid: ``--points`` evenly spaced thresholds from the domain's low to its high end."""
+    from dp.ecdf.tree import uniform_grid
+
+    grid = uniform_grid(options.lower, options.upper, (options.upper - options.lower) / (options.points - 1))
+    if grid.shape[0] != options.points:
+        raise UsageError(f"--domain {options.lower:g}:{options.upper:g} with --points {options.points} gives "
+                         f"{grid.shape[0]} grid points")
+    return grid
+
+
+async def _read_rows(options: RocPrivateOptions) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Every party: its scores (clipped to the domain) and 0/1 labels, its verdict shared with all parties.
+
+    :return: ``(scores, labels, filled, clipped)``; the two counts stay at this party.
+    """
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.datasets import framingham_with_scores
+    from secure.intake import party_rows, rows_from_table
+    from secure.public_randomness import public_generator
+    from secure.session import InputError, agree_verdict
+
+    error, detail = None, None
+    scores, labels, filled, clipped = np.empty(0), np.empty(0), 0, 0
+    try:
+        if options.data is not None:
+            rows = party_rows(options.data, options.columns, party=mpc.pid, parties=len(mpc.parties),
+                              missing=options.missing)
+            source = options.data.replace("{pid}", str(mpc.pid))
+        else:
+            table = framingham_with_scores(public_generator(options.seed))
+            rows = rows_from_table(table.header, table.rows, options.columns, source="embedded framingham",
+                                   party=mpc.pid, parties=len(mpc.parties), missing=options.missing)
+            source = "embedded framingham"
+        raw, labels, filled = rows.values[:, 0], rows.values[:, 1], rows.filled
+        if not np.all((labels == 0) | (labels == 1)):
+            raise InputError(f"label column '{options.columns[1]}' of {source} must hold 0 or 1")
+        scores = np.clip(raw, options.lower, options.upper)
+        clipped = int(np.count_nonzero(scores != raw))
+    except InputError as exc:
+        error, detail = str(exc), exc.detail
+    await agree_verdict(error, detail=detail)
+    return scores, labels, filled, clipped
+
+
+async def _release(options: RocPrivateOptions) -> Callable[[], None] | None:
+    """Every party: read its rows, run the two secure class ECDFs; party 0's delivery reports."""
+    from dp.ecdf.roc import run_secure_roc
+    from scenarios.kit.missing_values import local_note
+
+    scores, labels, filled, clipped = await _read_rows(options)
+    print(local_note(filled=filled, clipped=clipped))
+    release = await run_secure_roc(scores, labels, grid_of(options), epsilon=options.epsilon, split=options.split,
+                                   receivers=[0])
+    if release is None:
+        return None
+    return lambda: _report(options, release)
+
+
+def _report(options: RocPrivateOptions, release: Any) -> None:
+    from scenarios.kit.missing_values import describe_policy
+
+    positive, negative = release.rates()
+    curve = release.curve(options.smooth)
+    raw = release.curve(None)
+    print_table([
+        ("statistic", f"ROC curve of {options.columns[0]} for {options.columns[1]} (scores and labels private)"),
+        ("AUC", f"{curve.auc:.6g}" + ("" if options.smooth is None else f" (smoothed p = {options.smooth}; "
+                                                                          f"raw curve {raw.auc:.6g})")),
+        ("grid", f"{len(release.grid)} thresholds on [{options.lower:g}, {options.upper:g}]"),
+        ("epsilon", f"{release.epsilon:g}: {release.class_epsilon:.6g} per class ECDF ({release.split} split)"),
+        ("n", f"{release.n} rows (class sizes not released; noisy totals {release.positive_total} and "
+              f"{release.negative_total}, count noise std {release.count_std:.3g})"),
+        ("missing values", describe_policy(options.missing)),
+        ("parties", f"{release.parties} (threshold t = {release.threshold})"),
+        ("seconds", f"{release.seconds:.2f}"),
+        ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
+    ], title="Private ROC curve, self-normalised (Barczewski, Mawass & Ramon §5.1)")
+    print(f"  noise: {release.guarantee}")
+    if options.curve:
+        smoothed_positive, smoothed_negative = release.smoothed_rates(options.smooth)
+        with open(options.curve, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["threshold", "positive_count", "negative_count", "tpr_raw", "fpr_raw", "tpr", "fpr"])
+            for i, tau in enumerate(release.grid):
+                writer.writerow([f"{tau:.10g}", int(release.positive_counts[i]), int(release.negative_counts[i]),
+                                 f"{1 - positive[i]:.10g}", f"{1 - negative[i]:.10g}",
+                                 f"{1 - smoothed_positive[i]:.10g}", f"{1 - smoothed_negative[i]:.10g}"])
+    if options.json:
+        with open(options.json, "w", encoding="utf-8") as handle:
+            json.dump({"statistic": "roc", "estimate": curve.auc, "auc_raw": raw.auc, "epsilon": release.epsilon,
+                       "delta": 0.0, "class_epsilon": release.class_epsilon, "split": release.split,
+                       "smooth": options.smooth, "n": release.n, "pairs": None, "points": len(release.grid),
+                       "parties": release.parties, "threshold": release.threshold, "seconds": release.seconds,
+                       "bytes_sent": release.bytes_sent, "phases": release.phases, "noise_source": "parties",
+                       "guarantee": release.guarantee, "count_std": release.count_std,
+                       "positive_counts": [int(c) for c in release.positive_counts],
+                       "negative_counts": [int(c) for c in release.negative_counts],
+                       "false_positive_rate": curve.false_positive_rate.tolist(),
+                       "true_positive_rate": curve.true_positive_rate.tolist(),
+                       "missing": options.missing.mode, "fill": dict(options.missing.fills)}, handle, indent=2)
+
+
+def spend_of(options: RocPrivateOptions) -> Any:
+    """What one run spends (:mod:`scenarios.kit.budget_run`): ``--epsilon``, pure DP (two tree-mechanism class
+    ECDFs, split as ``--split`` says); embedded data exempt unless ``--ledger``/``--budget`` is given."""
+    from dp.budget.accountants import Spend
+    from scenarios.kit.budget_run import spend_request
+
+    spend = Spend(epsilon=float(options.epsilon), mechanism="distributed discrete Laplace tree noise",
+                  what=f"ROC of {','.join(options.columns)} on {options.points} grid points, two class ECDFs "
+                       f"({options.split} split)")
+    return spend_request(options.budget, spend, scenario="scenarios.roc_private", data=options.data,
+                         embedded=None if options.data is not None else "framingham")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the private-label ROC curve; returns the exit code."""
+    return run_scenario(parse_options, _release, lambda options: options.public(), argv, spend=spend_of)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
