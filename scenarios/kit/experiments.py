@@ -74,6 +74,8 @@ __all__ = [
     "EXEMPT_NOTE",
     "exempt_spend",
     "monte_carlo_spend",
+    "SecureCheck",
+    "report_secure_checks",
 ]
 
 DEFAULT_RESULTS_DIR = "results"
@@ -88,6 +90,7 @@ class CommonOptions:
     :ivar results_dir: directory for the CSV and PNG files (party 0 only).
     :ivar seed: public seed, or ``None`` for a joint seed agreed at run time.
     :ivar os_noise: draw DP noise from OS randomness instead of seeded streams.
+    :ivar secure: also run one repetition on the MPyC path and compare (:func:`report_secure_checks`).
     """
 
     runs: int
@@ -95,10 +98,12 @@ class CommonOptions:
     results_dir: str
     seed: int | None
     os_noise: bool
+    secure: bool = False
 
 
-def add_common_options(parser: ScenarioParser) -> None:
-    """Add ``--runs``, ``--quick``, ``--results-dir``, ``--seed`` and ``--os-noise`` to ``parser``."""
+def add_common_options(parser: ScenarioParser, *, secure: bool = False) -> None:
+    """Add ``--runs``, ``--quick``, ``--results-dir``, ``--seed``, ``--os-noise`` to ``parser``, and ``--secure``
+    for a scenario that implements its check (:func:`report_secure_checks`)."""
     parser.add_argument("--runs", type=int, default=None,
                         help="Monte Carlo repetitions per setting")
     parser.add_argument("--quick", action="store_true",
@@ -109,6 +114,10 @@ def add_common_options(parser: ScenarioParser) -> None:
                         help="public seed for the data (default: a joint seed of all parties)")
     parser.add_argument("--os-noise", action="store_true",
                         help="draw the DP noise from OS randomness (not reproducible), as releases do")
+    if secure:
+        parser.add_argument("--secure", action="store_true",
+                            help="also run one repetition of the protocol on the MPyC path (with -M3: real "
+                                 "parties) and show that it agrees with the simulated path")
 
 
 def common_options(args: Any, *, runs: int, quick_runs: int) -> CommonOptions:
@@ -130,7 +139,7 @@ def common_options(args: Any, *, runs: int, quick_runs: int) -> CommonOptions:
     if not args.results_dir:
         raise UsageError("--results-dir must not be empty")
     return CommonOptions(runs=chosen, quick=bool(args.quick), results_dir=str(args.results_dir),
-                         seed=args.seed, os_noise=bool(args.os_noise))
+                         seed=args.seed, os_noise=bool(args.os_noise), secure=bool(getattr(args, "secure", False)))
 
 
 def check_positive_number(value: float, option: str) -> float:
@@ -417,6 +426,50 @@ def format_mean(mean: float, error: float, digits: int = 3) -> str:
 
 # --------------------------------------------------------------------------------------------------
 # output
+
+@dataclass(frozen=True)
+class SecureCheck:
+    """One ``--secure`` comparison: the released value of the MPyC path beside the simulated path's.
+
+    :param setting: what was run (protocol, parameters).
+    :param secure: the value the MPyC path released.
+    :param simulated: the simulated path's value for the same parameters.
+    :param relation: ``equal`` (same tuples and noise draws: must be identical) or ``within K sd`` (fresh noise:
+        the difference must lie within ``tolerance``, stated in the protocol's noise sd).
+    :param tolerance: the allowed absolute difference (0 for ``equal``).
+    """
+
+    setting: str
+    secure: float
+    simulated: float
+    relation: str
+    tolerance: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """Whether the two paths agree as the relation says."""
+        difference = abs(self.secure - self.simulated)
+        return difference == 0.0 if self.tolerance == 0.0 else difference <= self.tolerance
+
+
+def report_secure_checks(name: str, checks: Sequence[SecureCheck], results_dir: str) -> bool:
+    """Print the ``--secure`` table, write ``<name>_secure.csv``, and say whether every check agreed.
+
+    :return: whether all agreed (a scenario exits 1 with one line when one does not).
+    """
+    import os
+
+    rows = [[c.setting, f"{c.secure:.10g}", f"{c.simulated:.10g}", c.relation, "agrees" if c.ok else "DISAGREES"]
+            for c in checks]
+    print_rows(f"--secure: the protocol on the MPyC path beside the simulated path ({name})",
+               ["setting", "MPyC path", "simulated", "relation", "check"], rows)
+    os.makedirs(results_dir, exist_ok=True)
+    write_csv(os.path.join(results_dir, f"{name}_secure.csv"),
+              ["setting", "secure", "simulated", "relation", "tolerance", "ok"],
+              [{"setting": c.setting, "secure": c.secure, "simulated": c.simulated, "relation": c.relation,
+                "tolerance": c.tolerance, "ok": c.ok} for c in checks])
+    return all(c.ok for c in checks)
+
 
 def write_csv(path: str, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
     """Write ``rows`` (dicts keyed by ``columns``) as a CSV file with a header line.
