@@ -76,6 +76,7 @@ __all__ = [
     "monte_carlo_spend",
     "SecureCheck",
     "report_secure_checks",
+    "check_noise_generator",
 ]
 
 DEFAULT_RESULTS_DIR = "results"
@@ -450,6 +451,18 @@ class SecureCheck:
         """Whether the two paths agree as the relation says."""
         difference = abs(self.secure - self.simulated)
         return difference == 0.0 if self.tolerance == 0.0 else difference <= self.tolerance
+
+
+def check_noise_generator(seed: int, setting: int, party: int = 0) -> np.random.Generator:
+    """The randomness of ``--secure`` check ``setting`` at ``party``: spawned from the public seed with key
+    ``(2, setting, party)``, independent of the experiment's own streams.
+
+    The check feeds the very same draws to the MPyC path and to the simulated path, so party 0 must be able to
+    recompute every party's draws: acceptable for a *check* on public (embedded or synthetic) data only; a
+    release always draws OS randomness.
+    """
+    sequence = np.random.SeedSequence(int(seed), spawn_key=(2, int(setting), int(party)))
+    return np.random.Generator(np.random.PCG64(sequence))
 
 
 def report_secure_checks(name: str, checks: Sequence[SecureCheck], results_dir: str) -> bool:

@@ -62,6 +62,12 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --results-dir DIR         where the CSV and PNG go (default results/)
   --seed S                  public seed of the data split (default: a joint seed, printed)
   --os-noise                draw the users' randomization from OS randomness
+  --secure                  also run the protocol once per split and alpha (first epsilon) as deployed on
+                            the real parties: user i of a class at party i % m randomises her score, the
+                            party sends the reports to party 0 (the untrusted server) with mpc.transfer,
+                            which builds the hierarchies and traverses; the simulation runs once with the
+                            same users' randomness: equal (bell_auc_domain_secure.csv; a disagreement
+                            exits 1).  The protocol is local DP: no MPC in its deployment (§4)
 
 Output: ``bell_auc_domain.csv`` (one row per split, alpha and epsilon), ``bell_auc_domain.png``
 (MSE against d, one line per epsilon, log scales), a table on stdout with the best alpha per
@@ -83,11 +89,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.experiments import check_noise_generator
 from scenarios.kit.experiments import (
     CommonOptions,
     add_common_options,
     common_options,
-    experiment_main,
     format_mean,
     new_figure,
     noise_generator,
@@ -153,7 +159,7 @@ def parse_options(argv: Sequence[str]) -> DomainOptions:
     parser.add_argument("--dataset", choices=DATASETS, default="framingham")
     parser.add_argument("--positives", type=int, default=PAPER_POSITIVES)
     parser.add_argument("--negatives", type=int, default=PAPER_NEGATIVES)
-    add_common_options(parser)
+    add_common_options(parser, secure=True)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
     alphas = _parse_alphas(args.alphas) if args.alphas else (QUICK_ALPHAS if args.quick else DEFAULT_ALPHAS)
@@ -341,10 +347,173 @@ def _print(options: DomainOptions, rows: list[dict[str, Any]], seed: int, second
     sys.stdout.flush()
 
 
+# -------------------------------------------------------------------------------------------- --secure
+
+
+def _level_members(users: int, levels: int, split: str, generator: np.random.Generator) -> list[np.ndarray]:
+    """Which users report at each level: the permutation ``randomize_hierarchy`` draws first (``users``), or all."""
+    if split != "users":
+        return [np.arange(users)] * levels
+    clone = np.random.Generator(np.random.PCG64())
+    clone.bit_generator.state = generator.bit_generator.state
+    order = clone.permutation(users)
+    return [order[level - 1::levels] for level in range(1, levels + 1)]
+
+
+def _own_reports(values: np.ndarray, *, domain_size: int, epsilon: float, split: str, pid: int, parties: int,
+                 generator: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """One class at party ``pid``: its users (user ``i`` at party ``i % m``) randomise their scores
+    (:func:`dp.bell.hierarchical.randomize_hierarchy`, the others' scores zeroed first: the party never
+    uses them), and per level the party keeps ``(positions, rows, signs)`` of its own users' reports."""
+    from dp.bell.hierarchical import randomize_hierarchy
+
+    users, levels = int(values.size), domain_size.bit_length() - 1
+    mine = np.arange(users) % parties == pid
+    members = _level_members(users, levels, split, generator)
+    reports = randomize_hierarchy(np.where(mine, values, 0), domain_size=domain_size, epsilon=epsilon, split=split,
+                                  rng=generator)
+    kept = []
+    for chosen, level in zip(members, reports.reports):
+        keep = np.flatnonzero(mine[chosen])
+        kept.append((keep, np.asarray(level.rows)[keep], np.asarray(level.signs)[keep]))
+    return kept
+
+
+def _server_hierarchy(received: Sequence[Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]], users: int, *,
+                      domain_size: int, epsilon: float, split: str, generator: np.random.Generator) -> Any:
+    """The server (party 0) assembles one class's reports from every party into its hierarchy."""
+    from dp.bell.hadamard import HadamardReports
+    from dp.bell.hierarchical import HadamardHierarchy, HierarchyReports, level_epsilon
+
+    levels = domain_size.bit_length() - 1
+    eps0 = level_epsilon(epsilon, levels=levels, split=split)
+    members = _level_members(users, levels, split, generator)
+    reports = []
+    for level, chosen in enumerate(members, start=1):
+        rows = np.zeros(chosen.size, dtype=np.int64)
+        signs = np.zeros(chosen.size, dtype=np.int8)
+        for party in received:
+            positions, party_rows, party_signs = party[level - 1]
+            rows[positions], signs[positions] = party_rows, party_signs
+        reports.append(HadamardReports(bits=level, epsilon=eps0, rows=rows, signs=signs))
+    return HadamardHierarchy(HierarchyReports(domain_size=domain_size, split=split, users=users, epsilon=float(epsilon),
+                                              delta=0.0, level_epsilon=eps0, reports=tuple(reports)))
+
+
+async def ldp_auc_deployment(positives: np.ndarray, negatives: np.ndarray, *, domain_size: int, epsilon: float,
+                             split: str, seed: int, setting: int) -> tuple[float, float] | None:
+    """One run of the LDP AUC protocol as deployed (Bell et al. §4): users randomise, the server aggregates.
+
+    The users are spread over the MPyC parties (user ``i`` of a class at party ``i % m``); each party
+    randomises its own users' scores and sends their reports to party 0 (the untrusted server) with
+    ``mpc.transfer``; party 0 builds the hierarchies and traverses (:func:`dp.bell.auc.hierarchical_auc`,
+    Corollary 4 threshold, ``discard="half"``, ties 1/2, as :func:`dp.bell.auc.ldp_auc`'s defaults) and runs
+    :func:`dp.bell.auc.ldp_auc` on the same scores with the same stream (:func:`check_noise_generator`).
+    Collective; at party 0 ``(deployed AUC, simulated AUC)``, else ``None``.  Relation ``equal``.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.bell.auc import hierarchical_auc, ldp_auc
+
+    parties, pid = len(mpc.parties), int(mpc.pid)
+    generator = check_noise_generator(seed, setting)   # positives first, then negatives, as ldp_auc
+    own = [_own_reports(values, domain_size=domain_size, epsilon=epsilon, split=split, pid=pid, parties=parties,
+                        generator=generator) for values in (positives, negatives)]
+    received = await mpc.transfer(own, senders=list(range(parties)), receivers=[0])
+    if pid != 0:
+        return None
+    server = check_noise_generator(seed, setting)
+    hierarchies = []
+    for index, values in enumerate((positives, negatives)):
+        hierarchies.append(_server_hierarchy([party[index] for party in received], int(values.size),
+                                             domain_size=domain_size, epsilon=epsilon, split=split, generator=server))
+        _skip_class(server, int(values.size), domain_size, split)
+    deployed = float(hierarchical_auc(hierarchies[0], hierarchies[1]).auc)
+    simulated = float(ldp_auc(positives, negatives, domain_size=domain_size, epsilon=epsilon, split=split,
+                              rng=check_noise_generator(seed, setting)).auc)
+    return deployed, simulated
+
+
+def _skip_class(generator: np.random.Generator, users: int, domain_size: int, split: str) -> None:
+    """Advance ``generator`` past one class's randomisation (its consumption does not depend on the scores)."""
+    from dp.bell.hierarchical import randomize_hierarchy
+
+    randomize_hierarchy(np.zeros(users, dtype=np.int64), domain_size=domain_size, epsilon=1.0, split=split,
+                        rng=generator)
+
+
+def finish_secure_checks(name: str, checks: Sequence[Any], results_dir: str) -> None:
+    """Report the ``--secure`` checks at party 0; a disagreement stops with exit 1 and one line."""
+    from scenarios.kit.experiments import report_secure_checks
+    from secure.session import ProtocolFailure
+
+    if not report_secure_checks(name, checks, results_dir):
+        raise ProtocolFailure(f"--secure: the deployment on real parties disagrees with the simulated path "
+                              f"(see {name}_secure.csv)")
+
+
+def _data(options: DomainOptions, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    if options.dataset == "synthetic":
+        return synthetic_scores(seed, positives=options.positives, negatives=options.negatives)
+    return load_scores(seed)
+
+
+async def secure_checks(options: DomainOptions, seed: int) -> list[Any]:
+    """``--secure``: every split and alpha once at the first epsilon, deployed on the real parties
+    (:func:`ldp_auc_deployment`); the checks at party 0, ``[]`` elsewhere."""
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.experiments import SecureCheck
+
+    scores, labels = _data(options, seed)
+    epsilon = options.epsilons[0]
+    checks: list[Any] = []
+    settings = [(split, alpha) for split in options.splits for alpha in options.alphas]
+    for setting, (split, alpha) in enumerate(settings):
+        quantized = quantize_scores(scores, 2**alpha)
+        pair = await ldp_auc_deployment(quantized[labels == 1], quantized[labels == 0], domain_size=2**alpha,
+                                        epsilon=epsilon, split=split, seed=seed, setting=setting)
+        if pair is not None:
+            checks.append(SecureCheck(f"LDP AUC, {split} split, alpha={alpha}, epsilon={epsilon:g}, "
+                                      f"m={len(mpc.parties)}", pair[0], pair[1], "equal"))
+    return checks
+
+
+async def _body(options: DomainOptions) -> Any:
+    """Every party: agree on the seed and the results directory, run the ``--secure`` check if asked;
+    party 0 runs the experiment after the shutdown."""
+    import os
+    import time
+
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.experiments import agree_seed, check_results_dir, write_csv
+
+    seed = await agree_seed(options.common.seed)
+    await check_results_dir(options.common.results_dir)
+    checks = await secure_checks(options, seed) if options.common.secure else []
+    if mpc.pid != 0:
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
+        started = time.perf_counter()
+        rows = run_experiment(options, seed)
+        base = os.path.join(options.common.results_dir, "bell_auc_domain")
+        write_csv(base + ".csv", CSV_COLUMNS, rows)
+        _plot(options, rows, base + ".png")
+        _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+        if options.common.secure:
+            finish_secure_checks("bell_auc_domain", checks, options.common.results_dir)
+
+    return deliver
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the domain-size experiment; returns the exit code."""
-    return experiment_main(argv, name="bell_auc_domain", parse=parse_options, public=_public, run=run_experiment,
-                           columns=CSV_COLUMNS, plot=_plot, report=_print)
+    from scenarios.kit.cli import run_scenario
+    from scenarios.kit.experiments import exempt_spend
+
+    return run_scenario(parse_options, _body, _public, argv, spend=exempt_spend)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,12 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --results-dir DIR         where the CSV and PNG go (default results/)
   --seed S                  public seed of the data (default: a joint seed, printed)
   --os-noise                draw the users' randomization from OS randomness
+  --secure                  also run both protocols once per data set and alpha (--quick: every alpha, else
+                            the smallest and largest; first epsilon) as deployed on the real parties: user i
+                            at party i % m randomises, the parties send the reports to party 0 (the untrusted
+                            server) with mpc.transfer, which aggregates; the simulation runs once with the
+                            same users' randomness: equal (bell_auc_synthetic_secure.csv; a disagreement
+                            exits 1).  Both protocols are local DP: no MPC in their deployment
 
 Output: ``bell_auc_synthetic.csv``, ``bell_auc_synthetic.png`` (MSE against d, one panel per data
 set, solid lines AUC-specific and dashed lines generic, one colour per epsilon, log scales), a table
@@ -78,7 +84,6 @@ from scenarios.kit.experiments import (
     CommonOptions,
     add_common_options,
     common_options,
-    experiment_main,
     format_mean,
     noise_generator,
     parse_integer_list,
@@ -153,7 +158,7 @@ def parse_options(argv: Sequence[str]) -> SyntheticOptions:
     parser.add_argument("--alphas", default=None)
     parser.add_argument("--generic-max-alpha", type=int, default=DEFAULT_GENERIC_MAX_ALPHA)
     parser.add_argument("--epsilon-grid", default=None)
-    add_common_options(parser)
+    add_common_options(parser, secure=True)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
     datasets = _parse_datasets(args.datasets) if args.datasets else DATASETS
@@ -327,10 +332,124 @@ def _print(options: SyntheticOptions, rows: list[dict[str, Any]], seed: int, sec
     sys.stdout.flush()
 
 
+# -------------------------------------------------------------------------------------------- --secure
+
+async def _generic_deployment(positives: np.ndarray, negatives: np.ndarray, *, domain_size: int, epsilon: float,
+                              seed: int, setting: int) -> tuple[float, float] | None:
+    """One run of the generic protocol (Algorithm 1) as deployed: users randomise, the server aggregates.
+
+    User ``i`` (positives first, then negatives, as :func:`_generic_estimates` orders them) is hosted by party
+    ``i % m``; the party quantizes and randomises its own users' points (:func:`dp.bell.generic.randomize`, the
+    others' points zeroed first: the stream's consumption does not depend on them) and sends the reports to
+    party 0 with ``mpc.transfer``; party 0 builds the histogram and the ratio of the two estimates, and runs
+    :func:`_generic_estimates` once with the same stream.  Collective; ``(deployed, simulated)`` at party 0.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.bell.generic import estimate_from_histogram, histogram, randomize
+    from dp.bell.quantize import Interval, Levels, Quantizer, auc_kernel, comparable_kernel, kernel_matrix
+    from scenarios.papers.bell_auc_domain import check_noise_generator
+
+    parties, pid = len(mpc.parties), int(mpc.pid)
+    quantizer = Quantizer([Interval(0.0, 1.0, domain_size), Levels((0.0, 1.0))])
+    points = np.column_stack([np.concatenate([positives, negatives]),
+                              np.concatenate([np.ones(positives.size), np.zeros(negatives.size)])])
+    mine = np.arange(points.shape[0]) % parties == pid
+    generator = check_noise_generator(seed, setting)
+    prepared = quantizer.prepare(np.where(mine[:, None], points, 0.0))
+    reports = randomize(quantizer._sample(prepared, 1, generator), bins=quantizer.bins, epsilon=epsilon,
+                        rng=generator)[0]
+    received = await mpc.transfer((np.flatnonzero(mine), reports[mine]), senders=list(range(parties)), receivers=[0])
+    if pid != 0:
+        return None
+    everyone = np.zeros(points.shape[0], dtype=np.int64)
+    for positions, values in received:
+        everyone[positions] = values
+    counts = histogram(everyone, bins=quantizer.bins)
+    numerator = float(estimate_from_histogram(counts, kernel_matrix(auc_kernel, quantizer, kind="average",
+                                                                    subdivisions=1), epsilon=epsilon))
+    comparable = float(estimate_from_histogram(counts, kernel_matrix(comparable_kernel, quantizer, kind="average",
+                                                                     subdivisions=1), epsilon=epsilon))
+    with np.errstate(divide="ignore", invalid="ignore"):   # as _generic_estimates
+        deployed = float(np.float64(numerator) / np.float64(comparable))
+    simulated = float(_generic_estimates(positives, negatives, domain_size, epsilon, 1,
+                                         check_noise_generator(seed, setting))[0])
+    return deployed, simulated
+
+
+def secure_alphas(options: SyntheticOptions) -> tuple[int, ...]:
+    """The alphas the ``--secure`` check runs: every one with ``--quick``, else the smallest and the largest."""
+    return options.alphas if options.common.quick else tuple(sorted({min(options.alphas), max(options.alphas)}))
+
+
+async def secure_checks(options: SyntheticOptions, seed: int) -> list[Any]:
+    """``--secure``: per data set and checked alpha, at the first epsilon, one run of the AUC-specific protocol
+    (:func:`scenarios.papers.bell_auc_domain.ldp_auc_deployment`) and, for alpha up to ``--generic-max-alpha``,
+    of the generic one (:func:`_generic_deployment`), deployed on the real parties; relation ``equal``."""
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.experiments import SecureCheck
+    from scenarios.papers.bell_auc_domain import ldp_auc_deployment
+    from secure.public_randomness import public_generator
+
+    epsilon = options.epsilons[0]
+    checks: list[Any] = []
+    setting = 0
+    for dataset_index, dataset in enumerate(options.datasets):
+        positives, negatives = synthetic_scores(dataset, options.per_class, public_generator(int(seed) + dataset_index))
+        for alpha in secure_alphas(options):
+            size = 2**alpha
+            pair = await ldp_auc_deployment(_quantize(positives, size), _quantize(negatives, size), domain_size=size,
+                                            epsilon=epsilon, split="users", seed=seed, setting=setting)
+            setting += 1
+            where = f"{dataset}, alpha={alpha}, epsilon={epsilon:g}, m={len(mpc.parties)}"
+            if pair is not None:
+                checks.append(SecureCheck(f"AUC-specific, {where}", pair[0], pair[1], "equal"))
+            if alpha <= options.generic_max_alpha:
+                pair = await _generic_deployment(positives, negatives, domain_size=size, epsilon=epsilon, seed=seed,
+                                                 setting=setting)
+                if pair is not None:
+                    checks.append(SecureCheck(f"generic, {where}", pair[0], pair[1], "equal"))
+            setting += 1
+    return checks
+
+
+async def _body(options: SyntheticOptions) -> Any:
+    """Every party: agree on the seed and the results directory, run the ``--secure`` check if asked;
+    party 0 runs the experiment after the shutdown."""
+    import os
+    import time
+
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.experiments import agree_seed, check_results_dir, write_csv
+    from scenarios.papers.bell_auc_domain import finish_secure_checks
+
+    seed = await agree_seed(options.common.seed)
+    await check_results_dir(options.common.results_dir)
+    checks = await secure_checks(options, seed) if options.common.secure else []
+    if mpc.pid != 0:
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
+        started = time.perf_counter()
+        rows = run_experiment(options, seed)
+        base = os.path.join(options.common.results_dir, "bell_auc_synthetic")
+        write_csv(base + ".csv", CSV_COLUMNS, rows)
+        _plot(options, rows, base + ".png")
+        _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+        if options.common.secure:
+            finish_secure_checks("bell_auc_synthetic", checks, options.common.results_dir)
+
+    return deliver
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the synthetic experiment; returns the exit code."""
-    return experiment_main(argv, name="bell_auc_synthetic", parse=parse_options, public=_public, run=run_experiment,
-                           columns=CSV_COLUMNS, plot=_plot, report=_print)
+    from scenarios.kit.cli import run_scenario
+    from scenarios.kit.experiments import exempt_spend
+
+    return run_scenario(parse_options, _body, _public, argv, spend=exempt_spend)
 
 
 if __name__ == "__main__":

@@ -52,6 +52,12 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --results-dir DIR         where the CSV and PNG go (default results/)
   --seed S                  public seed of the permutations (default: a joint seed, printed)
   --os-noise                draw the DP noise from OS randomness
+  --secure                  also run one repetition of the subsampled-pairs protocol on the MPyC path
+                            (-M3: real parties, rows i, i+m, ... at party i) at the smallest epsilon, for
+                            every P (--quick: smallest and largest), with fixed per-party draws fed to both
+                            paths: the released tau and every opened per-pair value must be equal
+                            (bell_kendall_secure.csv; a disagreement exits 1).  Generic LDP and all pairs
+                            are not checked (no MPC path; see the notes)
 
 Output: ``bell_kendall.csv`` (one row per epsilon and method: mean and standard error over the runs
 of the squared and of the absolute error, the predicted MSE, the Theorem 1 bound for generic LDP)
@@ -78,6 +84,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.kit.experiments import check_noise_generator
 from scenarios.kit.experiments import (
     CommonOptions,
     add_common_options,
@@ -90,7 +97,6 @@ from scenarios.kit.experiments import (
     print_rows,
     progress,
     save_figure,
-    seed_at_party_zero,
     seed_note,
     summarize,
     write_csv,
@@ -147,7 +153,7 @@ def parse_options(argv: Sequence[str]) -> KendallOptions:
     parser.add_argument("--delta", type=float, default=DEFAULT_DELTA)
     parser.add_argument("--age-width", type=int, default=5)
     parser.add_argument("--rows", type=int, default=None)
-    add_common_options(parser)
+    add_common_options(parser, secure=True)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
     epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
@@ -394,10 +400,87 @@ def _print(options: KendallOptions, rows: list[dict[str, Any]], exact: float, se
     sys.stdout.flush()
 
 
+def secure_check_permutations(options: KendallOptions) -> tuple[int, ...]:
+    """The numbers of permutations ``P`` the ``--secure`` check runs (``--quick``: the smallest and largest)."""
+    return tuple(sorted({min(options.permutations), max(options.permutations)})) if options.common.quick \
+        else options.permutations
+
+
+
+async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:
+    """``--secure``: one repetition of the 2PC subsampled-pairs protocol on the MPyC path, per checked ``P``.
+
+    Every party holds rows ``i, i+m, ...`` of the data (``m`` the real parties, ``t`` MPyC's threshold), runs
+    :func:`dp.bell.subsampled_pairs.run_secure_subsampled` at the smallest epsilon with public pair seed
+    ``seed`` and fixed per-party draws (:func:`check_noise_generator`, through its ``noise_source`` hook);
+    party 0 then runs :func:`dp.bell.subsampled_pairs.simulate_subsampled` on the same rows, pairs and draws.
+    Relation ``equal``: the released tau and every opened per-pair value must be identical.
+    Collective (every party calls it); returns the checks at party 0, ``[]`` elsewhere.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.bell.subsampled_pairs import (
+        SubsampledPairsQuery,
+        pairs_for,
+        party_pair_draws,
+        plans_for_pairs,
+        run_secure_subsampled,
+        simulate_subsampled,
+    )
+    from scenarios.kit.experiments import SecureCheck
+    from secure.kernels import get_kernel
+
+    setup = _setup(options)
+    parties, threshold, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
+    by_party = [setup.values[i::parties] for i in range(parties)]
+    epsilon = min(options.epsilons)
+    checks: list[Any] = []
+    for setting, permutations in enumerate(secure_check_permutations(options)):
+        query = SubsampledPairsQuery(kernel=get_kernel("kendall"), specs=setup.specs, epsilon=epsilon,
+                                     permutations=permutations)
+        plans = plans_for_pairs(query, parties, threshold)
+        count = len(pairs_for(query, setup.values.shape[0], seed))
+
+        def draws(party: int) -> np.ndarray:
+            generator = check_noise_generator(seed, setting, party)
+            return np.stack([party_pair_draws(plan, count, generator) for plan in plans])
+
+        own = draws(pid)
+        release = await run_secure_subsampled(query, query.prepare(by_party[pid]), seed=seed,
+                                              noise_source=lambda plan, index, size: own[index])
+        if release is None:
+            continue
+        noise = np.stack([draws(party) for party in range(parties)], axis=1)[None]  # (1, outputs, parties, pairs)
+        simulation = simulate_subsampled(query, by_party, threshold=threshold, seed=seed, runs=1, noise=noise)
+        label = f"subsampled P={permutations}, epsilon={epsilon:g}, m={parties}, t={threshold}"
+        checks.append(SecureCheck(f"{label}: tau", float(release.estimate), float(simulation.estimates[0]),
+                                  "equal"))
+        mismatched = int(np.count_nonzero(np.stack(release.noisy_values) != simulation.noisy_values))
+        checks.append(SecureCheck(f"{label}: per-pair values differing (of {count})", float(mismatched), 0.0,
+                                  "equal"))
+    return checks
+
+
+def finish_secure_checks(name: str, checks: Sequence[Any], results_dir: str) -> None:
+    """Report the ``--secure`` checks at party 0; a disagreement stops with exit 1 and one line."""
+    from scenarios.kit.experiments import report_secure_checks
+    from secure.session import ProtocolFailure
+
+    if not report_secure_checks(name, checks, results_dir):
+        raise ProtocolFailure(f"--secure: the MPyC path disagrees with the simulated path (see {name}_secure.csv)")
+
+
 async def _experiment(options: KendallOptions) -> Callable[[], None] | None:
-    """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    seed = await seed_at_party_zero(options.common)
-    if seed is None:
+    """Every party: agree on the seed and the results directory; with ``--secure`` run the check
+    (:func:`secure_checks`); party 0 runs the experiment."""
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.experiments import agree_seed, check_results_dir
+
+    seed = await agree_seed(options.common.seed)
+    await check_results_dir(options.common.results_dir)
+    checks = await secure_checks(options, seed) if options.common.secure else []
+    if mpc.pid != 0:
         return None
 
     def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
@@ -407,6 +490,8 @@ async def _experiment(options: KendallOptions) -> Callable[[], None] | None:
         write_csv(base + ".csv", CSV_COLUMNS, rows)
         _plot(options, rows, exact, base + ".png")
         _print(options, rows, exact, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+        if options.common.secure:
+            finish_secure_checks("bell_kendall", checks, options.common.results_dir)
 
     return deliver
 

@@ -38,6 +38,11 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --results-dir DIR         where the CSV and PNG go (default results/)
   --seed S                  public seed of the data (default: a joint seed, printed)
   --os-noise                draw the DP noise from OS randomness
+  --secure                  also run one repetition (run 0) of every epsilon on the MPyC path: with -M3
+                            real parties, rows i, i+m, ... of the instances at party i, the secure tree
+                            ECDF (dp.ecdf.secure_release.run_secure_ecdf) with fixed per-party node
+                            draws fed to both paths; the released counts and the run's four MSEs must be
+                            equal (ecdf_inverse_secure.csv; a disagreement exits 1)
 
 Output: ``ecdf_inverse.csv`` (one row per epsilon: mean and standard error over the runs of each
 MSE, and the predicted MSE of ``F^``, ``point_variance / n^2`` with ``n = lambda N``) and
@@ -51,7 +56,10 @@ parties other than 0 only exchange public values.
 from __future__ import annotations
 
 import math
+import os
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -64,7 +72,6 @@ from scenarios.kit.experiments import (
     check_positive_number,
     common_options,
     data_generator,
-    experiment_main,
     format_mean,
     new_figure,
     noise_generator,
@@ -76,9 +83,10 @@ from scenarios.kit.experiments import (
     save_figure,
     seed_note,
     summarize_runs,
+    write_csv,
 )
 
-__all__ = ["main", "parse_options", "InverseOptions", "run_experiment", "CSV_COLUMNS", "METRICS"]
+__all__ = ["main", "parse_options", "InverseOptions", "run_experiment", "secure_checks", "CSV_COLUMNS", "METRICS"]
 
 DEFAULT_EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 QUICK_EPSILONS = (0.05, 1.0, 10.0)
@@ -125,7 +133,7 @@ def parse_options(argv: Sequence[str]) -> InverseOptions:
     parser.add_argument("--points", type=int, default=None)
     parser.add_argument("--queries", type=int, default=None)
     parser.add_argument("--smoothing-norm", type=int, choices=(1, 2), default=2)
-    add_common_options(parser)
+    add_common_options(parser, secure=True)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
     epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
@@ -148,8 +156,14 @@ def _public(options: InverseOptions) -> dict[str, Any]:
 
 
 def _one_run(grid: np.ndarray, cumulative: np.ndarray, at: np.ndarray, levels: np.ndarray, plan: Any,
-             incidence: Any, norm: int, generator: np.random.Generator | None) -> dict[str, float]:
-    """Release, smooth, evaluate and invert for one run."""
+             incidence: Any, norm: int, generator: np.random.Generator | None, *,
+             node_noise: np.ndarray | None = None, released_counts: np.ndarray | None = None) -> dict[str, float]:
+    """Release, smooth, evaluate and invert for one run.
+
+    :param node_noise: the total node noise to use instead of ``plan.draw_total(generator)`` (``--secure``:
+        the sum of the parties' fixed draws).
+    :param released_counts: the noisy counts released by the MPyC path, measured instead of a simulated release.
+    """
     from dp.ecdf.tree import noisy_counts
     from smoothing.inverse import evaluate_step, quantiles
     from smoothing.monotone import SmoothingError, smooth_ecdf
@@ -160,7 +174,9 @@ def _one_run(grid: np.ndarray, cumulative: np.ndarray, at: np.ndarray, levels: n
     if rows == 0:
         return record
     truth = cumulative / rows
-    released = noisy_counts(cumulative, plan.draw_total(generator)) / rows
+    if released_counts is None:
+        released_counts = noisy_counts(cumulative, plan.draw_total(generator) if node_noise is None else node_noise)
+    released = released_counts / rows
     true_values = evaluate_step(grid, truth, at)
     record["mse_ecdf"] = float(np.mean((evaluate_step(grid, released, at) - true_values) ** 2))
     true_inverse = quantiles(grid, truth, levels, lower=0.0, upper=1.0)
@@ -179,12 +195,10 @@ def _one_run(grid: np.ndarray, cumulative: np.ndarray, at: np.ndarray, levels: n
 
 def run_experiment(options: InverseOptions, seed: int) -> list[dict[str, Any]]:
     """Run every epsilon ``options.common.runs`` times; one summary row per epsilon."""
-    from dp.ecdf.tree import plan_tree_noise, prefix_incidence, uniform_grid
+    from dp.ecdf.tree import plan_tree_noise, prefix_incidence
 
     points = options.points
-    grid = uniform_grid(1.0 / points, 1.0, 1.0 / points)  # tau_i = i / N, the values of X_pois / N
-    if grid.shape[0] != points:
-        raise RuntimeError(f"uniform_grid gave {grid.shape[0]} points instead of {points}")
+    grid = _grid(points)  # tau_i = i / N, the values of X_pois / N
     incidence = prefix_incidence(points)
     seeds = run_seeds(seed, options.common.runs)
     rows: list[dict[str, Any]] = []
@@ -256,10 +270,96 @@ def _print(options: InverseOptions, rows: list[dict[str, Any]], seed: int, secon
     print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
 
 
+def _grid(points: int) -> np.ndarray:
+    """``tau_i = i / N``, the values of ``X_pois / N``."""
+    from dp.ecdf.tree import uniform_grid
+
+    grid = uniform_grid(1.0 / points, 1.0, 1.0 / points)
+    if grid.shape[0] != points:
+        raise RuntimeError(f"uniform_grid gave {grid.shape[0]} points instead of {points}")
+    return grid
+
+
+async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
+    """``--secure``: run 0 of every epsilon on the MPyC path, beside the simulated path with the same draws.
+
+    The run's data (``X_pois(lambda)`` on ``[0, 1]``, its points ``x`` and levels ``p``, as in
+    :func:`run_experiment`) is expanded to its instances ``i / N`` and split over the parties
+    (:func:`scenarios.papers.ecdf_smoothing.party_share`); the MPyC path is
+    :func:`scenarios.papers.ecdf_smoothing.secure_ecdf_counts` (:func:`dp.ecdf.secure_release.run_secure_ecdf`
+    with fixed node draws), the simulated path this experiment's own :func:`_one_run` given the sum of the
+    same draws.  Relation ``equal``: the released counts and the four MSEs (ECDF and Algorithm 1's inverse,
+    raw and smoothed) must be identical.  Collective; returns the checks at party 0, ``[]`` elsewhere.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.ecdf.tree import noisy_counts, prefix_incidence
+    from scenarios.kit.experiments import SecureCheck
+    from scenarios.papers.ecdf_smoothing import secure_ecdf_counts
+
+    points = options.points
+    grid = _grid(points)
+    incidence = prefix_incidence(points)
+    data = data_generator(run_seeds(seed, options.common.runs)[0])
+    cumulative = poisson_cumulative_counts(data, options.poisson_rate, points)
+    at = data.uniform(0.0, 1.0, size=options.queries)
+    levels = data.uniform(0.0, 1.0, size=options.queries)
+    checks: list[Any] = []
+    if int(cumulative[-1]) == 0:  # no instance: nothing to release (the experiment records nan too)
+        return checks
+    instances = np.repeat(grid, np.diff(cumulative, prepend=0))
+    for index, epsilon in enumerate(options.epsilons):
+        result = await secure_ecdf_counts(instances, grid, epsilon, seed, index)
+        if result is None:
+            continue
+        counts, total = result
+        simulated = _one_run(grid, cumulative, at, levels, None, incidence, options.smoothing_norm, None,
+                             node_noise=total)
+        secure = _one_run(grid, cumulative, at, levels, None, incidence, options.smoothing_norm, None,
+                          released_counts=counts)
+        label = (f"epsilon={epsilon:g} lambda={options.poisson_rate:g} N={points} run 0 "
+                 f"(m={len(mpc.parties)} t={mpc.threshold})")
+        differing = int(np.count_nonzero(counts != noisy_counts(cumulative, total)))
+        checks.append(SecureCheck(f"{label}: released counts differing (of {points})", float(differing), 0.0,
+                                  "equal"))
+        for metric in METRICS:
+            checks.append(SecureCheck(f"{label}: {metric}", secure[metric], simulated[metric], "equal"))
+    return checks
+
+
+async def _experiment(options: InverseOptions) -> Callable[[], None] | None:
+    """Every party: agree on the seed and the results directory; with ``--secure`` run the check
+    (:func:`secure_checks`); party 0 runs the experiment after the shutdown."""
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.experiments import agree_seed, check_results_dir
+    from scenarios.papers.ecdf_smoothing import finish_secure_checks
+
+    seed = await agree_seed(options.common.seed)
+    await check_results_dir(options.common.results_dir)
+    checks = await secure_checks(options, seed) if options.common.secure else []
+    if mpc.pid != 0:
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
+        started = time.perf_counter()
+        rows = run_experiment(options, seed)
+        base = os.path.join(options.common.results_dir, "ecdf_inverse")
+        write_csv(base + ".csv", CSV_COLUMNS, rows)
+        _plot(options, rows, base + ".png")
+        _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+        if options.common.secure:
+            finish_secure_checks("ecdf_inverse", checks, options.common.results_dir)
+
+    return deliver
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the inverse-ECDF experiment; returns the exit code."""
-    return experiment_main(argv, name="ecdf_inverse", parse=parse_options, public=_public, run=run_experiment,
-                           columns=CSV_COLUMNS, plot=_plot, report=_print)
+    from scenarios.kit.cli import run_scenario
+    from scenarios.kit.experiments import exempt_spend
+
+    return run_scenario(parse_options, _experiment, _public, argv, spend=exempt_spend)
 
 
 if __name__ == "__main__":

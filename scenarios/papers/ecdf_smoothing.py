@@ -36,6 +36,11 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --results-dir DIR         where the CSV and PNG go (default results/)
   --seed S                  public seed of the data (default: a joint seed, printed)
   --os-noise                draw the DP noise from OS randomness
+  --secure                  also run one repetition (run 0) of every setting on the MPyC path: with -M3
+                            real parties, rows i, i+m, ... of the instances at party i, the secure tree
+                            ECDF (dp.ecdf.secure_release.run_secure_ecdf) with fixed per-party node
+                            draws fed to both paths; the released counts and the run's measurements
+                            must be equal (ecdf_smoothing_<vary>_secure.csv; a disagreement exits 1)
 
 Output: ``ecdf_smoothing_<vary>.csv`` (one row per setting: mean and standard error over the runs of
 the ratio for p = 1 and p = 2, of the per-point squared errors before and after smoothing, and of
@@ -61,6 +66,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.kit.experiments import check_noise_generator
 from scenarios.kit.experiments import (
     CommonOptions,
     add_common_options,
@@ -81,7 +87,8 @@ from scenarios.kit.experiments import (
     summarize_runs,
 )
 
-__all__ = ["main", "parse_options", "SmoothingOptions", "run_experiment", "CSV_COLUMNS", "METRICS"]
+__all__ = ["main", "parse_options", "SmoothingOptions", "run_experiment", "CSV_COLUMNS", "METRICS",
+           "check_noise_generator", "party_share", "secure_ecdf_counts", "finish_secure_checks", "secure_checks"]
 
 DEFAULT_EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 DEFAULT_LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
@@ -131,7 +138,7 @@ def parse_options(argv: Sequence[str]) -> SmoothingOptions:
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--lambda", dest="poisson_rate", type=float, default=3.0)
     parser.add_argument("--points", type=int, default=None)
-    add_common_options(parser)
+    add_common_options(parser, secure=True)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
     epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
@@ -155,8 +162,14 @@ def _public(options: SmoothingOptions) -> dict[str, Any]:
 
 
 def _one_run(cumulative: np.ndarray, plan: Any, incidence: Any,
-             generator: np.random.Generator | None) -> dict[str, float]:
-    """Release, smooth with p = 1 and p = 2, and measure one run."""
+             generator: np.random.Generator | None, *, node_noise: np.ndarray | None = None,
+             released_counts: np.ndarray | None = None) -> dict[str, float]:
+    """Release, smooth with p = 1 and p = 2, and measure one run.
+
+    :param node_noise: the total node noise to use instead of ``plan.draw_total(generator)`` (``--secure``:
+        the sum of the parties' fixed draws).
+    :param released_counts: the noisy counts released by the MPyC path, measured instead of a simulated release.
+    """
     from dp.ecdf.tree import noisy_counts
     from smoothing.monotone import SmoothingError, smooth_ecdf
 
@@ -167,7 +180,9 @@ def _one_run(cumulative: np.ndarray, plan: Any, incidence: Any,
     if rows == 0:  # no instance at all (possible only for tiny lambda * N): no ECDF to release
         return record
     truth = cumulative / rows
-    released = noisy_counts(cumulative, plan.draw_total(generator)) / rows
+    if released_counts is None:
+        released_counts = noisy_counts(cumulative, plan.draw_total(generator) if node_noise is None else node_noise)
+    released = released_counts / rows
     raw = float(np.sum((released - truth) ** 2))
     record["mse_raw"] = raw / points
     for norm in NORMS:
@@ -260,9 +275,129 @@ def _print(options: SmoothingOptions, rows: list[dict[str, Any]], seed: int, sec
     print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
 
 
+# --------------------------------------------------------------------------------------------------
+# --secure: one repetition on the MPyC path beside the simulated path (also used by ecdf_inverse,
+# roc_curve and hosmer_lemeshow)
+
+
+def party_share(values: np.ndarray, party: int, parties: int) -> np.ndarray:
+    """The rows ``party, party + m, ...`` of ``values``: what party ``party`` holds in a ``--secure`` check."""
+    return np.asarray(values)[party::parties]
+
+
+async def secure_ecdf_counts(instances: np.ndarray, grid: np.ndarray, epsilon: float, seed: int,
+                             setting: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """One secure tree-mechanism release of ``instances`` with fixed per-party node draws (collective).
+
+    Every party holds :func:`party_share` of the (public) instances and runs
+    :func:`dp.ecdf.secure_release.run_secure_ecdf` with the plan of the real runtime (``m`` parties,
+    threshold ``t``) and its node draws from :func:`check_noise_generator` (the function's ``noise_source``
+    hook); the counts are opened to party 0 only.
+
+    :return: at party 0 ``(released counts, total node noise)`` -- the sum of every party's draws, which the
+        simulated path gets -- and ``None`` elsewhere.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.ecdf.secure_release import run_secure_ecdf
+    from dp.ecdf.tree import plan_tree_noise
+
+    parties, threshold, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
+    plan = plan_tree_noise(epsilon=epsilon, points=len(grid), parties=parties, threshold=threshold)
+    own = plan.draw_party(check_noise_generator(seed, setting, pid))
+    release = await run_secure_ecdf(party_share(instances, pid, parties), grid, plan,
+                                    noise_source=lambda _: own, receivers=[0])
+    if release is None:
+        return None
+    total = np.zeros(plan.node_count, dtype=np.int64)
+    for party in range(parties):
+        total += plan.draw_party(check_noise_generator(seed, setting, party))
+    return np.asarray(release.counts, dtype=np.int64), total
+
+
+def finish_secure_checks(name: str, checks: Sequence[Any], results_dir: str) -> None:
+    """Report the ``--secure`` checks at party 0; a disagreement stops with exit 1 and one line."""
+    from scenarios.kit.experiments import report_secure_checks
+    from secure.errors import ProtocolFailure
+
+    if not report_secure_checks(name, checks, results_dir):
+        raise ProtocolFailure(f"--secure: the MPyC path disagrees with the simulated path (see {name}_secure.csv)")
+
+
+async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:
+    """``--secure``: run 0 of every setting on the MPyC path, beside the simulated path with the same draws.
+
+    The run's data (``X_pois(lambda)`` from the run's data seed, as in :func:`run_experiment`) is expanded to
+    its instances ``i`` (grid ``1..N``) and split over the parties (:func:`party_share`); the MPyC path is
+    :func:`secure_ecdf_counts`, the simulated path this experiment's own :func:`_one_run` given the sum of
+    the same draws.  Relation ``equal``: the released counts at every grid point, the MSE of ``F^`` and the
+    smoothed errors and ratios (p = 1, 2; same input, same solver) must be identical.  A setting without
+    any instance is skipped (nothing to release).  Collective; returns the checks at party 0, ``[]`` elsewhere.
+    """
+    from dp.ecdf.tree import noisy_counts, prefix_incidence
+    from scenarios.kit.experiments import SecureCheck
+
+    from mpyc.runtime import mpc
+
+    grid = np.arange(1, options.points + 1, dtype=float)
+    incidence = prefix_incidence(options.points)
+    data_seed = run_seeds(seed, options.common.runs)[0]
+    checks: list[Any] = []
+    for index, (epsilon, rate) in enumerate(options.settings):
+        cumulative = poisson_cumulative_counts(data_generator(data_seed), rate, options.points)
+        if int(cumulative[-1]) == 0:
+            continue
+        instances = np.repeat(grid, np.diff(cumulative, prepend=0))
+        result = await secure_ecdf_counts(instances, grid, epsilon, seed, index)
+        if result is None:
+            continue
+        counts, total = result
+        simulated = _one_run(cumulative, None, incidence, None, node_noise=total)
+        secure = _one_run(cumulative, None, incidence, None, released_counts=counts)
+        label = f"epsilon={epsilon:g} lambda={rate:g} N={options.points} run 0 (m={len(mpc.parties)} t={mpc.threshold})"
+        differing = int(np.count_nonzero(counts != noisy_counts(cumulative, total)))
+        checks.append(SecureCheck(f"{label}: released counts differing (of {options.points})", float(differing),
+                                  0.0, "equal"))
+        for metric in ("mse_raw", "mse_p1", "mse_p2", "ratio_p1", "ratio_p2"):
+            checks.append(SecureCheck(f"{label}: {metric}", secure[metric], simulated[metric], "equal"))
+    return checks
+
+
 async def _experiment(options: SmoothingOptions) -> Callable[[], None] | None:
-    """Every party: agree on the seed and the results directory; party 0 runs the experiment (after shutdown)."""
-    return await run_standard_experiment(options, f"ecdf_smoothing_{options.vary}", run_experiment, CSV_COLUMNS, _plot, _print)
+    """Every party: agree on the seed and the results directory; party 0 runs the experiment (after shutdown).
+
+    With ``--secure`` every party first runs the check (:func:`secure_checks`); party 0 reports it after the
+    experiment's table.
+    """
+    if not options.common.secure:
+        return await run_standard_experiment(options, f"ecdf_smoothing_{options.vary}", run_experiment, CSV_COLUMNS,
+                                             _plot, _print)
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.experiments import agree_seed, check_results_dir
+
+    name = f"ecdf_smoothing_{options.vary}"
+    seed = await agree_seed(options.common.seed)
+    await check_results_dir(options.common.results_dir)
+    checks = await secure_checks(options, seed)
+    if mpc.pid != 0:
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown, as run_standard_experiment's
+        import os
+        import time
+
+        from scenarios.kit.experiments import write_csv
+
+        started = time.perf_counter()
+        rows = run_experiment(options, seed)
+        base = os.path.join(options.common.results_dir, name)
+        write_csv(base + ".csv", CSV_COLUMNS, rows)
+        _plot(options, rows, base + ".png")
+        _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+        finish_secure_checks(name, checks, options.common.results_dir)
+
+    return deliver
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -57,6 +57,13 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --results-dir DIR        where the CSVs and PNGs go (default results/)
   --seed S                 public seed (data split, client layouts; default a joint seed, printed)
   --os-noise               draw the DP noise from OS randomness
+  --secure                 also run each method once in the paper's deployment on the real parties
+                           (LocalLaplace, Orthogonal, adaptive; with rr_sizes RR; with gaussian the
+                           Gaussian methods; first epsilon and fraction): clients spread over the MPyC
+                           parties (client k at party k % m) perturb their reports, send them to party 0
+                           (the server) with mpc.transfer, which aggregates; the simulation runs once
+                           with the same layout and draws: equal (fedauc_figures_secure.csv; a
+                           disagreement exits 1).  The deployment has no MPC (Sun et al. §3).
 
 Seeded noise (:func:`scenarios.kit.experiments.noise_generator`, one stream per setting, its runs
 vectorised) is for reproducible simulations only; ``--os-noise`` draws it from the OS as a release does.
@@ -87,7 +94,6 @@ from scenarios.kit.experiments import (
     parse_positive_list,
     print_rows,
     save_figure,
-    seed_at_party_zero,
     seed_note,
     write_csv,
 )
@@ -168,7 +174,7 @@ def parse_options(argv: Sequence[str]) -> FiguresOptions:
     parser.add_argument("--beta-clients", type=int, default=100)
     parser.add_argument("--replicas", type=int, default=10)
     parser.add_argument("--delta", type=float, default=1e-5)
-    add_common_options(parser)
+    add_common_options(parser, secure=True)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
     if common.runs < 2:
@@ -711,9 +717,38 @@ def _columns(figure: str) -> tuple[str, ...]:
     return {"beta": BETA_COLUMNS, "rr_sizes": RR_COLUMNS}.get(figure, STD_COLUMNS)
 
 
+def deployment_settings(options: FiguresOptions) -> list[Any]:
+    """The settings the ``--secure`` check runs once each, at the first epsilon and fraction of the sweeps:
+    LocalLaplace (IID), Orthogonal (non-IID), adaptive (non-IID), with ``rr_sizes`` RR (debiased), with
+    ``gaussian`` the three Gaussian methods."""
+    from scenarios.papers.fedauc_tables import DeploymentSetting
+
+    epsilon, fraction, clients = options.epsilons[0], options.fractions[0], options.clients
+    settings = [DeploymentSetting("local_laplace", epsilon, clients, "iid", fraction),
+                DeploymentSetting("orthogonal_laplace", epsilon, clients, "non_iid", 1.0 - fraction),
+                DeploymentSetting("adaptive_laplace", epsilon, clients, "non_iid")]
+    if "rr_sizes" in options.figures:
+        settings.append(DeploymentSetting("rr", epsilon))
+    if "gaussian" in options.figures:
+        settings += [DeploymentSetting(f"{family}_gaussian", epsilon, clients, "iid", delta=options.delta)
+                     for family in ("global", "local", "adaptive")]
+    return settings
+
+
 async def _body(options: FiguresOptions) -> Callable[[], None] | None:
-    seed = await seed_at_party_zero(options.common)
-    if seed is None:
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.experiments import agree_seed, check_results_dir
+    from scenarios.papers.fedauc_tables import deployment_checks, finish_secure_checks
+
+    seed = await agree_seed(options.common.seed)
+    await check_results_dir(options.common.results_dir)
+    checks: list[Any] = []
+    if options.common.secure:  # the deployment once on the real parties (fedauc_tables.deployment_checks)
+        scores, labels = load_scores(seed)
+        checks = await deployment_checks(deployment_settings(options), scores, labels, seed,
+                                         lambda: _layout_rng(seed))
+    if mpc.pid != 0:
         return None
 
     def deliver() -> None:  # after the orderly shutdown: the peers do not wait, silent, for party 0
@@ -730,6 +765,8 @@ async def _body(options: FiguresOptions) -> Callable[[], None] | None:
                 _plot(name, rows, base + ".png")
                 files += [base + ".csv", base + ".png"]
         _report(options, results, seed, time.perf_counter() - started, files)
+        if options.common.secure:
+            finish_secure_checks("fedauc_figures", checks, options.common.results_dir)
 
     return deliver
 

@@ -30,6 +30,13 @@ Options: ``--runs R`` (default 100; 20 with ``--quick``), ``--quick`` (a few set
 ``--seed S`` (public seed for the data split and the client layouts; default: a joint seed),
 ``--results-dir DIR`` (party 0 writes ``fedauc_std.csv``, ``fedauc_rr_debias.csv`` and
 ``fedauc_std.png`` there; default ``results``).  Noise comes from the OS, never from ``--seed``.
+``--secure``: also run each method once (RR, RR noisy, GlobalLaplace, LocalLaplace non-IID and one row
+per client, adaptive; first epsilon, K = 10) in the paper's deployment on the real parties: the clients
+are spread over the MPyC parties (client ``k`` at party ``k % m``), each party perturbs its own clients'
+reports and sends them to party 0 (the server) with ``mpc.transfer``, which aggregates; the
+simulation runs once with the same layout and the same draws (a noise stream spawned from the public
+seed, for this check only): relation ``equal`` (``fedauc_tables_secure.csv``; a disagreement exits 1).
+There is no MPC in this deployment (Sun et al. §3: clients randomise, the server sees the scores).
 """
 from __future__ import annotations
 
@@ -44,6 +51,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, print_table, run_scenario
+from scenarios.kit.experiments import check_noise_generator
 
 __all__ = ["main", "parse_options", "FedAucOptions", "EPSILONS", "CLIENT_COUNTS", "RR_EPSILONS"]
 
@@ -80,6 +88,7 @@ class FedAucOptions:
     quick: bool
     seed: int | None
     results_dir: str
+    secure: bool = False
 
 
 def parse_options(argv: Sequence[str]) -> FedAucOptions:
@@ -94,6 +103,9 @@ def parse_options(argv: Sequence[str]) -> FedAucOptions:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--results-dir", dest="results_dir", default="results")
+    parser.add_argument("--secure", action="store_true",
+                        help="also run each method once in the paper's deployment on the real parties (clients "
+                             "spread over the parties, reports sent to party 0) and show it equals the simulation")
     args = parser.parse_args(list(argv))
     runs = args.runs if args.runs is not None else (20 if args.quick else 100)
     if runs < 2:
@@ -102,7 +114,7 @@ def parse_options(argv: Sequence[str]) -> FedAucOptions:
         raise UsageError(f"--seed must be non-negative, got {args.seed}")
     if not args.results_dir:
         raise UsageError("--results-dir must not be empty")
-    return FedAucOptions(runs, args.quick, args.seed, args.results_dir)
+    return FedAucOptions(runs, args.quick, args.seed, args.results_dir, bool(args.secure))
 
 
 @dataclass(frozen=True)
@@ -344,13 +356,163 @@ def _plot(path: Path, rows: Sequence[dict[str, Any]], samples: int) -> None:
     plt.close(figure)
 
 
+# -------------------------------------------------------------------------------------------- --secure
+
+@dataclass(frozen=True)
+class DeploymentSetting:
+    """One FedAUC setting the ``--secure`` check runs once on real parties (counts are always noisy)."""
+
+    method: str
+    epsilon: float
+    clients: int | None = None       # None: randomized response (no clients) or one row per client
+    layout: str = "iid"
+    sum_fraction: float = 0.5
+    delta: float = 0.0
+
+    def label(self) -> str:
+        """A short description for the check table."""
+        if self.method in ("rr", "rr_noisy"):
+            return f"{self.method}, epsilon={self.epsilon:g}"
+        where = "one row per client" if self.clients is None else f"K={self.clients}, {self.layout}"
+        return f"{self.method}, epsilon={self.epsilon:g}, {where}, fraction={self.sum_fraction:g}"
+
+
+
+def _client_reports(setting: DeploymentSetting, scores: np.ndarray, labels: np.ndarray, seed: int, index: int,
+                    pid: int, parties: int, layout_rng: Callable[[], np.random.Generator]) -> dict[str, Any]:
+    """What party ``pid`` sends to the server: the perturbed reports of the clients it hosts.
+
+    Client ``k`` (sample ``j`` for randomized response) is hosted by party ``k % m``.  The party sees only
+    its own clients' labels (the others' are zeroed before the local statistics), the public ranks and
+    layout, and runs the clients' side of Algorithm 1 / 4 (:mod:`dp.fedauc.mechanisms`).
+    """
+    from dp.fedauc.mechanisms import (_flip_threshold, _flips, client_releases, noisy_client_reports,
+                                      zcdp_budget)
+    from dp.fedauc.ranks import _twice_ranks, client_layout, local_statistics
+
+    twice = _twice_ranks(scores)
+    generator = check_noise_generator(seed, index)
+    if setting.method in ("rr", "rr_noisy"):
+        mine = np.arange(scores.size) % parties == pid
+        flips = _flips(_flip_threshold(setting.epsilon), (1, scores.size), generator)[0]   # Algorithm 1
+        noisy = np.logical_xor(labels.astype(bool), flips) & mine
+        return {"twice_sum": int(twice[noisy].sum()), "positives": int(noisy.sum())}
+    clients = scores.size if setting.clients is None else setting.clients
+    layout = "one_per_client" if setting.clients is None else setting.layout
+    client_of = client_layout(scores, clients=None if setting.clients is None else clients, layout=layout,
+                              rng=layout_rng())
+    own_clients = np.flatnonzero(np.arange(clients) % parties == pid)
+    own_labels = np.where(np.isin(client_of, own_clients), labels, 0)
+    stats = local_statistics(twice / 2.0, own_labels, client_of)
+    parts = client_releases(stats, method=setting.method, samples=int(scores.size),
+                            sum_fraction=setting.sum_fraction, counts="noisy")
+    gaussian = setting.method.endswith("_gaussian")
+    budget = zcdp_budget(setting.epsilon, setting.delta) if gaussian else setting.epsilon
+    released = noisy_client_reports(parts, budget=budget, gaussian=gaussian, runs=1, rng=generator)
+    return {"clients": own_clients.tolist(), **{name: value[0, own_clients].tolist() for name, value in released.items()}}
+
+
+def _server_estimate(setting: DeploymentSetting, scores: np.ndarray, reports: Sequence[dict[str, Any]],
+                     layout_rng: Callable[[], np.random.Generator]) -> float:
+    """The server's side (party 0): eq. (1) on the received reports (eq. 3-4 for ``rr``), Algorithms 2-4."""
+    from dp.fedauc.mechanisms import _GRID_BITS, _flip_threshold, debias_auc
+    from dp.fedauc.ranks import _twice_ranks, client_layout, server_auc
+
+    samples = int(scores.size)
+    if setting.method in ("rr", "rr_noisy"):
+        rank_sum = np.array([sum(r["twice_sum"] for r in reports) / 2.0])
+        pbar = np.array([float(sum(r["positives"] for r in reports))])
+        noisy_auc = server_auc(rank_sum, pbar, samples)
+        if setting.method == "rr_noisy":
+            return float(noisy_auc[0])
+        rho = math.ldexp(_flip_threshold(setting.epsilon), -_GRID_BITS)
+        return float(debias_auc(noisy_auc, pbar, samples - pbar, rho)[0])
+    clients = samples if setting.clients is None else setting.clients
+    names = [name for name in reports[0] if name != "clients"]
+    columns = {name: np.zeros((1, clients), dtype=np.int64) for name in names}
+    for report in reports:
+        for name in names:
+            columns[name][0, report["clients"]] = report[name]
+    if "orthogonal" in columns:   # localSum'_k = (T_k localP'_k + D'_k) / (2 n_k)   (§5.3)
+        layout = "one_per_client" if setting.clients is None else setting.layout
+        client_of = client_layout(scores, clients=setting.clients, layout=layout, rng=layout_rng())
+        twice = _twice_ranks(scores)
+        sizes = np.bincount(client_of, minlength=clients).astype(np.int64)
+        twice_total = np.bincount(client_of, weights=twice, minlength=clients)
+        local_p = columns["count"]
+        local_sum = (twice_total[None, :] * local_p + columns["orthogonal"]) / (2.0 * sizes[None, :])
+        return float(server_auc(local_sum.sum(axis=1), local_p.sum(axis=1), samples)[0])
+    sums = columns["sum"].sum(axis=1) / 2.0   # Algorithm 4, lines 36-39
+    return float(server_auc(sums, columns["count"].sum(axis=1), samples)[0])
+
+
+async def deployment_checks(settings: Sequence[DeploymentSetting], scores: np.ndarray, labels: np.ndarray,
+                            seed: int, layout_rng: Callable[[], np.random.Generator]) -> list[Any]:
+    """``--secure`` for FedAUC: each setting once in the paper's deployment on the real parties.
+
+    The deployment (Sun et al. §3, Algorithms 1-4) has no MPC: the clients perturb their own reports and
+    the server (party 0, which holds the scores and ranks) aggregates.  Here the clients are spread over
+    the MPyC parties (client ``k`` at party ``k % m``); every party perturbs its own clients' reports
+    (:func:`_client_reports`) and sends them to party 0 with ``mpc.transfer``; party 0 aggregates
+    (:func:`_server_estimate`) and runs :func:`dp.fedauc.montecarlo.simulate_fedauc` once with the same
+    public layout and the same noise stream (:func:`check_noise_generator`).  Relation ``equal``.
+    Collective; the checks at party 0, ``[]`` elsewhere.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.fedauc.montecarlo import simulate_fedauc
+    from scenarios.kit.experiments import SecureCheck
+
+    parties, pid = len(mpc.parties), int(mpc.pid)
+    checks: list[Any] = []
+    for index, setting in enumerate(settings):
+        own = _client_reports(setting, scores, labels, seed, index, pid, parties, layout_rng)
+        reports = await mpc.transfer(own, senders=list(range(parties)), receivers=[0])
+        if pid != 0:
+            continue
+        secure = _server_estimate(setting, scores, list(reports), layout_rng)
+        simulation = simulate_fedauc(scores, labels, method=setting.method, epsilon=setting.epsilon,
+                                     clients=setting.clients,
+                                     layout="one_per_client" if setting.clients is None else setting.layout, runs=1,
+                                     rng=layout_rng(), sum_fraction=setting.sum_fraction, delta=setting.delta,
+                                     counts="noisy", noise_rng=check_noise_generator(seed, index))
+        checks.append(SecureCheck(f"{setting.label()}, m={parties}", secure, float(simulation.estimates[0]), "equal"))
+    return checks
+
+
+def finish_secure_checks(name: str, checks: Sequence[Any], results_dir: str) -> None:
+    """Report the ``--secure`` checks at party 0; a disagreement stops with exit 1 and one line."""
+    from scenarios.kit.experiments import report_secure_checks
+    from secure.session import ProtocolFailure
+
+    if not report_secure_checks(name, checks, results_dir):
+        raise ProtocolFailure(f"--secure: the deployment on real parties disagrees with the simulated path "
+                              f"(see {name}_secure.csv)")
+
+
+def deployment_settings() -> list[DeploymentSetting]:
+    """The settings the ``--secure`` check runs: each method of Tables 1/7 and 3 once, at the first epsilon
+    and the fewest clients (the same with and without ``--quick``: a check is one repetition)."""
+    epsilon, clients = EPSILONS[0], CLIENT_COUNTS[0]
+    return [DeploymentSetting("rr", epsilon), DeploymentSetting("rr_noisy", epsilon),
+            DeploymentSetting("global_laplace", epsilon, clients, "iid"),
+            DeploymentSetting("local_laplace", epsilon, clients, "non_iid"),
+            DeploymentSetting("adaptive_laplace", epsilon, clients, "iid"),
+            DeploymentSetting("local_laplace", epsilon, None)]
+
+
 async def _tables(options: FedAucOptions) -> Callable[[], None] | None:
     from mpyc.runtime import mpc
     from sklearn.metrics import roc_auc_score
 
-    from secure.public_randomness import joint_seed
+    from secure.public_randomness import joint_seed, public_generator
 
     seed = options.seed if options.seed is not None else await joint_seed()
+    checks: list[Any] = []
+    if options.secure:
+        scores, labels = _load(seed)
+        checks = await deployment_checks(deployment_settings(), scores, labels, seed,
+                                         lambda: public_generator(seed ^ 0xFEDA))
     if mpc.pid != 0:
         return None
 
@@ -381,6 +543,8 @@ async def _tables(options: FedAucOptions) -> Callable[[], None] | None:
         _plot(directory / "fedauc_std.png", std_rows, samples)
         print(f"\nwrote {directory / 'fedauc_std.csv'}, {directory / 'fedauc_rr_debias.csv'}, "
               f"{directory / 'fedauc_std.png'}")
+        if options.secure:
+            finish_secure_checks("fedauc_tables", checks, options.results_dir)
 
     return deliver
 

@@ -20,7 +20,8 @@ spend exactly epsilon with ``eps' = epsilon / (L + 9)``.
 Threat model (of the protocol simulated here, see :mod:`dp.ecdf.hosmer_lemeshow`): passive, static
 adversary corrupting at most ``t < m/2`` parties; the released ECDF and group statistics are
 epsilon-DP against any such coalition because the honest parties' noise alone is calibrated.  The
-public seed only picks the model's training split; noise never comes from it.
+public seed only picks the model's training split; the experiment's noise never comes from it (only the
+``--secure`` check's fixed draws do, so that party 0 can feed the same draws to the simulated path).
 
 Run it::
 
@@ -38,6 +39,13 @@ Options (lower case; MPyC's own options such as -M, -I, -T work as usual):
   --seed S              public seed of the held-out split that trains the model (default 1)
   --results-dir DIR     where party 0 writes the CSV and the PNG (default results/)
   --quick               few epsilons and runs (for tests)
+  --secure              also run one repetition of every (epsilon, accounting) on the MPyC path: with -M3
+                        real parties, rows i, i+m, ... at party i, Algorithm 2 across parties
+                        (dp.ecdf.hosmer_lemeshow_secure.run_secure_hosmer_lemeshow) with fixed per-party
+                        node and statistic draws (its noise hooks; from the public --seed) fed to both
+                        paths; the statistic, p-value, boundaries and noisy E/O must be equal
+                        (hosmer_lemeshow_secure.csv; a disagreement exits 1).  The experiment's own
+                        runs keep drawing OS noise
 """
 from __future__ import annotations
 
@@ -54,7 +62,7 @@ import numpy as np
 from scenarios.kit.cli import ScenarioParser, UsageError, print_table, run_scenario
 
 __all__ = ["main", "build_parser", "parse_options", "Options", "ExperimentRow", "load_scores", "run_experiment",
-           "write_csv", "write_png", "DEFAULT_EPSILONS", "QUICK_EPSILONS", "CSV_NAME", "PNG_NAME"]
+           "write_csv", "write_png", "secure_checks", "DEFAULT_EPSILONS", "QUICK_EPSILONS", "CSV_NAME", "PNG_NAME"]
 
 DEFAULT_EPSILONS: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 QUICK_EPSILONS: tuple[float, ...] = (0.5, 5.0)
@@ -80,6 +88,7 @@ class Options:
     seed: int
     results_dir: str
     quick: bool
+    secure: bool = False
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share (the results directory is party 0's own)."""
@@ -101,6 +110,9 @@ def build_parser() -> ScenarioParser:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--results-dir", default="results")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--secure", action="store_true",
+                        help="also run one repetition of the protocol on the MPyC path (with -M3: real parties) and "
+                             "show that it agrees with the simulated path")
     return parser
 
 
@@ -143,8 +155,10 @@ def parse_options(argv: Sequence[str]) -> Options:
                                 smoothed=args.smoothed)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
+    if args.seed < 0:
+        raise UsageError(f"--seed must be non-negative, got {args.seed}")
     return Options(epsilons, runs, args.groups, args.grid_points, args.precision, args.smoothed, args.seed,
-                   args.results_dir, args.quick)
+                   args.results_dir, args.quick, bool(args.secure))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -325,12 +339,76 @@ def write_png(rows: Sequence[ExperimentRow], path: str, *, floor: float, title: 
 # --------------------------------------------------------------------------------------------------
 # the scenario
 
+SECURE_NAME = "hosmer_lemeshow"
+
+
+async def secure_checks(options: Options) -> list[Any]:
+    """``--secure``: one repetition of every (epsilon, accounting) on the MPyC path, beside the simulated path.
+
+    Every party holds rows ``i, i+m, ...`` of the scored rows (:func:`load_scores` of ``--seed``) and runs
+    :func:`dp.ecdf.hosmer_lemeshow_secure.run_secure_hosmer_lemeshow` with fixed draws through its noise hooks:
+    its tree-node draws (``plan.draw_party``) and then its ``E``/``O`` draws
+    (:func:`dp.ecdf.hosmer_lemeshow_secure.party_group_noise`), both from
+    :func:`scenarios.papers.ecdf_smoothing.check_noise_generator` of the public seed, so party 0 can recompute
+    every party's draws.  Party 0 then runs the simulated path the experiment measures,
+    :func:`dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow` with ``m`` and ``t`` of the runtime, given the sums
+    of the same draws.  Relation ``equal``: the statistic, its p-value, the group boundaries and the noisy
+    ``E``/``O`` must be identical.  Collective; returns the checks at party 0, ``[]`` elsewhere.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, private_hosmer_lemeshow
+    from dp.ecdf.hosmer_lemeshow_secure import party_group_noise, run_secure_hosmer_lemeshow
+    from scenarios.kit.experiments import SecureCheck
+    from scenarios.papers.ecdf_smoothing import check_noise_generator, party_share
+
+    parties, coalition, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
+    probabilities, labels = load_scores(options.seed)
+    checks: list[Any] = []
+    settings = [(epsilon, accounting) for epsilon in options.epsilons for accounting in ACCOUNTINGS]
+    for index, (epsilon, accounting) in enumerate(settings):
+        query = HosmerLemeshowQuery(epsilon, groups=options.groups, grid_points=options.grid_points,
+                                    precision=options.precision, smoothed=options.smoothed, accounting=accounting)
+        plan = query.tree_plan(parties=parties, threshold=coalition)
+
+        def draws(party: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            generator = check_noise_generator(options.seed, index, party)
+            nodes = plan.draw_party(generator)
+            expected, observed = party_group_noise(query, parties, coalition, rng=generator)
+            return nodes, expected, observed
+
+        own = draws(pid)
+        result = await run_secure_hosmer_lemeshow(
+            party_share(probabilities, pid, parties), party_share(labels, pid, parties), query,
+            node_noise_source=lambda _: own[0], statistic_noise_source=lambda *_: (own[1], own[2]))
+        if result is None:
+            continue
+        every = [draws(party) for party in range(parties)]
+        simulated = private_hosmer_lemeshow(probabilities, labels, query, parties=parties, threshold=coalition,
+                                            node_noise=sum(d[0] for d in every),
+                                            expected_noise=sum(d[1] for d in every),
+                                            observed_noise=sum(d[2] for d in every))
+        secure = result.release
+        label = f"epsilon={epsilon:g} {accounting} Q={options.groups} N={options.grid_points} (m={parties} t={coalition})"
+        checks.append(SecureCheck(f"{label}: H", secure.statistic, simulated.statistic, "equal"))
+        checks.append(SecureCheck(f"{label}: p-value", secure.p_value, simulated.p_value, "equal"))
+        for name, mine, theirs in (("boundaries", secure.boundaries, simulated.boundaries),
+                                   ("noisy E", secure.expected, simulated.expected),
+                                   ("noisy O", secure.observed, simulated.observed),
+                                   ("released ECDF points", secure.ecdf, simulated.ecdf)):
+            differing = int(np.count_nonzero(np.asarray(mine) != np.asarray(theirs)))
+            checks.append(SecureCheck(f"{label}: {name} differing (of {np.asarray(theirs).size})",
+                                      float(differing), 0.0, "equal"))
+    return checks
+
+
 async def _experiment(options: Options) -> Callable[[], None] | None:
     from mpyc.runtime import mpc
 
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow
     from secure.session import party_count, threshold
 
+    checks = await secure_checks(options) if options.secure else []  # collective: every party takes part
     if mpc.pid != 0:
         return None  # the experiment is simulated; the other parties only join and leave
 
@@ -375,6 +453,10 @@ async def _experiment(options: Options) -> Callable[[], None] | None:
         print(f"  ({options.runs} runs per cell; 'E floored': runs (paper accounting) where a noisy expected count "
               f"was raised to 1 before dividing)")
         print(f"  wrote {csv_path} and {png_path} in {time.perf_counter() - started:.1f} s")
+        if options.secure:
+            from scenarios.papers.ecdf_smoothing import finish_secure_checks
+
+            finish_secure_checks(SECURE_NAME, checks, options.results_dir)
 
     return deliver
 

@@ -45,6 +45,12 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --results-dir DIR         where the CSV and PNGs go (default results/)
   --seed S                  public seed of the data split (default: a joint seed, printed)
   --os-noise                draw the DP noise from OS randomness
+  --secure                  also run one repetition of every epsilon on the MPyC path: with -M3 real
+                            parties, rows i, i+m, ... at party i, the two secure class ECDFs
+                            (dp.ecdf.roc.run_secure_roc, split half: epsilon/2 each) with fixed per-party
+                            node draws fed to both paths; the released counts and the run's L1 and AUC
+                            values (both normalisations) must be equal (roc_curve_secure.csv; a
+                            disagreement exits 1)
 
 Output: ``roc_curve_l1.csv`` (one row per epsilon: mean and standard error over the runs of the L1
 distance and of the AUC for p = 1 and p = 2, with the true AUC on the grid and the exact one),
@@ -77,14 +83,13 @@ from scenarios.kit.experiments import (
     print_rows,
     progress,
     save_figure,
-    seed_at_party_zero,
     seed_note,
     summarize_runs,
     write_csv,
 )
 
 __all__ = ["main", "parse_options", "RocOptions", "ScoredData", "load_scores", "roc_l1_distance",
-           "tpr_at", "run_experiment", "CSV_COLUMNS", "METRICS"]
+           "tpr_at", "run_experiment", "secure_checks", "CSV_COLUMNS", "METRICS"]
 
 DEFAULT_EPSILONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 QUICK_EPSILONS = (0.1, 1.0, 10.0)
@@ -139,7 +144,7 @@ def parse_options(argv: Sequence[str]) -> RocOptions:
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--plot-epsilon", type=float, default=0.5)
     parser.add_argument("--points", type=int, default=None)
-    add_common_options(parser)
+    add_common_options(parser, secure=True)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
     epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
@@ -219,11 +224,18 @@ def roc_l1_distance(reference: Any, other: Any, *, resolution: int = FPR_RESOLUT
 # --------------------------------------------------------------------------------------------------
 # the experiment
 
-def _release_pair(data: ScoredData, grid: np.ndarray, plan: Any,
-                  generator: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray]:
-    """The private ECDFs of the positives and of the negatives, each with ``plan`` (epsilon / 2)."""
+def _release_pair(data: ScoredData, grid: np.ndarray, plan: Any, generator: np.random.Generator | None, *,
+                  node_noise: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The private ECDFs of the positives and of the negatives, each with ``plan`` (epsilon / 2).
+
+    :param node_noise: ``(positives', negatives')`` total node noise instead of drawing it (``--secure``: the
+        sums of the parties' fixed draws).
+    """
     from dp.ecdf.tree import private_ecdf
 
+    if node_noise is not None:
+        return (private_ecdf(data.positives, grid, plan, node_noise=node_noise[0]),
+                private_ecdf(data.negatives, grid, plan, node_noise=node_noise[1]))
     positive = private_ecdf(data.positives, grid, plan, rng=generator)
     negative = private_ecdf(data.negatives, grid, plan, rng=generator)
     return positive, negative
@@ -272,7 +284,6 @@ def run_experiment(options: RocOptions, seed: int, data: ScoredData) -> list[dic
     from sklearn.metrics import roc_auc_score
 
     from dp.ecdf.tree import plan_tree_noise, prefix_incidence
-    from smoothing.monotone import SmoothingError
 
     grid = _grid(options.points)
     incidence = prefix_incidence(options.points)
@@ -289,23 +300,8 @@ def run_experiment(options: RocOptions, seed: int, data: ScoredData) -> list[dic
             for run in range(options.common.runs):
                 generator = noise_generator(seed, index, run, os_noise=options.common.os_noise)
                 positive, negative = _release_pair(data, grid, plan, generator)
-                record: dict[str, float] = {metric: float("nan") for metric in METRICS}
-                for norm in NORMS:
-                    try:
-                        curve = _smoothed_roc(positive, negative, incidence, grid, norm)
-                    except SmoothingError:
-                        failures += 1
-                        continue
-                    record[f"l1_p{norm}"] = roc_l1_distance(truth, curve)
-                    record[f"auc_p{norm}"] = curve.auc
-                record["auc_err_p2"] = abs(record["auc_p2"] - truth.auc)
-                try:  # the same noisy counts, each class over its own noisy total (labels private)
-                    curve = _smoothed_roc(*_self_normalised(data, positive, negative), incidence, grid, 2)
-                    record["l1_self_p2"] = roc_l1_distance(truth, curve)
-                    record["auc_self_p2"] = curve.auc
-                    record["auc_err_self_p2"] = abs(curve.auc - truth.auc)
-                except SmoothingError:
-                    failures += 1
+                record, failed = _measure(data, positive, negative, incidence, grid, truth)
+                failures += failed
                 records.append(record)
                 bar.update(1)
             rows.append({
@@ -317,6 +313,91 @@ def run_experiment(options: RocOptions, seed: int, data: ScoredData) -> list[dic
     finally:
         bar.close()
     return rows
+
+
+def _measure(data: ScoredData, positive: np.ndarray, negative: np.ndarray, incidence: Any, grid: np.ndarray,
+             truth: Any) -> tuple[dict[str, float], int]:
+    """One run's measurements (:data:`METRICS`) of the released class ECDFs, and its solver failures."""
+    from smoothing.monotone import SmoothingError
+
+    failures = 0
+    record: dict[str, float] = {metric: float("nan") for metric in METRICS}
+    for norm in NORMS:
+        try:
+            curve = _smoothed_roc(positive, negative, incidence, grid, norm)
+        except SmoothingError:
+            failures += 1
+            continue
+        record[f"l1_p{norm}"] = roc_l1_distance(truth, curve)
+        record[f"auc_p{norm}"] = curve.auc
+    record["auc_err_p2"] = abs(record["auc_p2"] - truth.auc)
+    try:  # the same noisy counts, each class over its own noisy total (labels private)
+        curve = _smoothed_roc(*_self_normalised(data, positive, negative), incidence, grid, 2)
+        record["l1_self_p2"] = roc_l1_distance(truth, curve)
+        record["auc_self_p2"] = curve.auc
+        record["auc_err_self_p2"] = abs(curve.auc - truth.auc)
+    except SmoothingError:
+        failures += 1
+    return record, failures
+
+
+async def secure_checks(options: RocOptions, seed: int) -> list[Any]:
+    """``--secure``: one repetition of every epsilon on the MPyC path, beside the simulated path.
+
+    Every party holds rows ``i, i+m, ...`` of the scored rows (:func:`load_scores` of the agreed seed) and
+    runs :func:`dp.ecdf.roc.run_secure_roc` (split ``half``: each class ECDF at ``epsilon / 2``, as the
+    experiment) with its node draws from :func:`scenarios.papers.ecdf_smoothing.check_noise_generator`
+    (positives' then negatives', through the ``noise_source`` hook); party 0 then runs this experiment's own
+    release and measurement (:func:`_release_pair` given the sums of the same draws, :func:`_measure`).  The
+    MPyC path's released counts give both variants: over the exact class sizes (what :func:`_release_pair`
+    divides by) and self-normalised.  Relation ``equal``: the released counts of both classes and every
+    measured L1 distance and AUC must be identical.  Collective; returns the checks at party 0, ``[]``
+    elsewhere.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.ecdf.roc import plan_roc_noise, run_secure_roc
+    from dp.ecdf.tree import noisy_counts, plan_tree_noise, prefix_incidence, true_counts
+    from scenarios.kit.experiments import SecureCheck
+    from scenarios.papers.ecdf_smoothing import check_noise_generator, party_share
+
+    parties, threshold, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
+    data = load_scores(seed)
+    grid = _grid(options.points)
+    incidence = prefix_incidence(options.points)
+    truth = _true_roc(data, grid)
+    checks: list[Any] = []
+    for index, epsilon in enumerate(options.epsilons):
+        plan = plan_roc_noise(epsilon=epsilon, points=options.points, split="half", parties=parties,
+                              threshold=threshold)
+
+        def draws(party: int) -> dict[int, np.ndarray]:
+            generator = check_noise_generator(seed, index, party)
+            positives = plan.draw_party(generator)
+            return {1: positives, 0: plan.draw_party(generator)}
+
+        own = draws(pid)
+        release = await run_secure_roc(party_share(data.scores, pid, parties), party_share(data.labels, pid, parties),
+                                       grid, epsilon=epsilon, split="half",
+                                       noise_source=lambda _, label: own[label], receivers=[0])
+        if release is None:
+            continue
+        every = [draws(party) for party in range(parties)]
+        totals = (np.sum([d[1] for d in every], axis=0), np.sum([d[0] for d in every], axis=0))
+        simulated_plan = plan_tree_noise(epsilon=epsilon / 2, points=options.points)  # as run_experiment's
+        positive, negative = _release_pair(data, grid, simulated_plan, None, node_noise=totals)
+        simulated, _ = _measure(data, positive, negative, incidence, grid, truth)
+        secure, _ = _measure(data, release.positive_counts / data.positives.size,
+                             release.negative_counts / data.negatives.size, incidence, grid, truth)
+        label = f"epsilon={epsilon:g} N={options.points} (m={parties} t={threshold})"
+        for name, counts, values, total in (("positives", release.positive_counts, data.positives, totals[0]),
+                                            ("negatives", release.negative_counts, data.negatives, totals[1])):
+            differing = int(np.count_nonzero(counts != noisy_counts(true_counts(values, grid), total)))
+            checks.append(SecureCheck(f"{label}: {name}' released counts differing (of {options.points})",
+                                      float(differing), 0.0, "equal"))
+        for metric in ("l1_p1", "l1_p2", "auc_p1", "auc_p2", "l1_self_p2", "auc_self_p2"):
+            checks.append(SecureCheck(f"{label}: {metric}", secure[metric], simulated[metric], "equal"))
+    return checks
 
 
 def _plot_errors(options: RocOptions, rows: list[dict[str, Any]], data: ScoredData, path: str) -> None:
@@ -416,9 +497,17 @@ def _print(options: RocOptions, rows: list[dict[str, Any]], data: ScoredData, se
 
 
 async def _experiment(options: RocOptions) -> Callable[[], None] | None:
-    """Every party: agree on the seed and the results directory; party 0 runs the experiment."""
-    seed = await seed_at_party_zero(options.common)
-    if seed is None:
+    """Every party: agree on the seed and the results directory; with ``--secure`` run the check
+    (:func:`secure_checks`); party 0 runs the experiment."""
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.experiments import agree_seed, check_results_dir
+    from scenarios.papers.ecdf_smoothing import finish_secure_checks
+
+    seed = await agree_seed(options.common.seed)
+    await check_results_dir(options.common.results_dir)
+    checks = await secure_checks(options, seed) if options.common.secure else []
+    if mpc.pid != 0:
         return None
 
     def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
@@ -432,6 +521,8 @@ async def _experiment(options: RocOptions) -> Callable[[], None] | None:
         example = _plot_example(options, seed, data, files[2])
         _plot_auc_errors(options, rows, data, files[3])
         _print(options, rows, data, seed, time.perf_counter() - started, example, files)
+        if options.common.secure:
+            finish_secure_checks("roc_curve", checks, options.common.results_dir)
 
     return deliver
 

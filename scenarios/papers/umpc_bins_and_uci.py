@@ -56,6 +56,11 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --results-dir DIR   where the CSV and PNG go (default results/)
   --seed S            public seed of the subsamples and tuples (default: a joint seed, printed)
   --os-noise          draw the DP noise from OS randomness
+  --secure            also run one repetition of U-MPC per epsilon (bins) or per statistic and n (uci) on the
+                      MPyC path (-M3: real parties, rows i, i+m, ... at party i, noise calibrated for the real
+                      m and t) with run 0's rows and tuples and fixed per-party draws fed to both paths: the
+                      estimate and the opened noisy sums must be equal (umpc_<figure>_secure.csv; a
+                      disagreement exits 1).  Bell and Ghazi are other papers' local protocols: not checked
 
 Privacy: U-MPC is epsilon-DP (pure) against a passive coalition of ``t < m/2`` parties; Bell and Ghazi
 are epsilon-LDP per user.  One-process simulation at party 0 (see :mod:`scenarios.kit.experiments`).
@@ -82,7 +87,6 @@ from scenarios.kit.experiments import (
     print_rows,
     progress,
     run_seeds,
-    run_standard_experiment,
     save_figure,
     seed_note,
     summarize,
@@ -151,7 +155,7 @@ def parse_options(argv: Sequence[str]) -> BinsOptions:
     parser.add_argument("--pair", default="sysBP,diaBP")
     parser.add_argument("--sizes", default=None)
     parser.add_argument("--edges-per-row", type=float, default=2.0)
-    add_common_options(parser)
+    add_common_options(parser, secure=True)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
     if args.figure not in FIGURES:
@@ -517,11 +521,64 @@ def _print(options: BinsOptions, rows: list[dict[str, Any]], seed: int, seconds:
     sys.stdout.flush()
 
 
+#: what the ``--secure`` check does not cover (printed under its table)
+BASELINES_NOTE = ("--secure checks the U-MPC rows only: Bell LDP and Ghazi are local-DP protocols of other papers, "
+                  "simulated as baselines (GhaziSM costed only), with no MPyC path here")
+
+
+def _check_setting(stat: _Statistic, values: np.ndarray, *, epsilon: float, edges: int, seed: int, setting: int,
+                   runs: int, label: str) -> Any:
+    """The ``--secure`` repetition of :func:`umpc_estimates`' run 0 at ``setting`` (same query, rows, tuples)."""
+    from dp.umpc.protocol import UStatQuery
+    from scenarios.papers.umpc_samplers import UmpcCheckSetting
+    from secure.kernels import get_kernel
+
+    specs = _specs(stat)
+    query = UStatQuery(kernel=get_kernel(stat.name, precision=max(s.precision for s in specs)), specs=specs,
+                       epsilon=epsilon, tuples=edges, sampling="balanced")
+    return UmpcCheckSetting(label, query, values, int(run_seeds(seed + setting, runs)[0]))
+
+
+def secure_settings(options: BinsOptions, seed: int) -> list[Any]:
+    """The ``--secure`` repetitions: U-MPC at every epsilon (bins figure) or every statistic and n (uci figure),
+    with the rows and run 0's tuple seed of the experiment at that setting."""
+    from scenarios.kit.experiments import data_generator
+
+    runs = options.common.runs
+    settings = []
+    if options.figure == "bins":
+        stat = _Statistic("kendall", "framingham", options.pair)
+        values = _complete("framingham", options.pair)
+        edges = max(1, int(round(options.edges_per_row * values.shape[0])))
+        for e, epsilon in enumerate(options.epsilons):
+            settings.append(_check_setting(stat, values, epsilon=epsilon, edges=edges, seed=seed, setting=100 * e,
+                                           runs=runs, label=f"kendall {','.join(options.pair)}, eps={epsilon:g}"))
+        return settings
+    stats = (_Statistic("kendall", "heart_disease_uci", ("trestbps", "chol")),
+             _Statistic("duplicate", "heart_disease_uci", ("num",)))
+    for s, stat in enumerate(stats):
+        data = _complete(stat.dataset, stat.columns)
+        sizes = sorted({min(size, data.shape[0]) if size else data.shape[0] for size in options.sizes})
+        for index, n in enumerate(sizes):
+            setting = 1000 * (s + 1) + 10 * index
+            pick = data_generator(seed + setting).choice(data.shape[0], size=n, replace=False)
+            settings.append(_check_setting(stat, data[np.sort(pick)], epsilon=UCI_EPSILON,
+                                           edges=max(1, int(round(options.edges_per_row * n))), seed=seed,
+                                           setting=setting, runs=runs,
+                                           label=f"{stat.name} {','.join(stat.columns)}, n={n}, eps={UCI_EPSILON:g}"))
+    return settings
+
+
 async def _experiment(options: BinsOptions) -> Callable[[], None] | None:
-    """Every party: agree on the seed and the results directory; party 0 runs the figure after shutdown."""
+    """Every party: agree on the seed and the results directory, run the ``--secure`` check if asked
+    (:func:`secure_settings`); party 0 runs the figure after shutdown."""
+    from scenarios.papers.umpc_samplers import run_umpc_experiment
+
     bins = options.figure == "bins"
-    return await run_standard_experiment(options, f"umpc_{options.figure}", run_bins if bins else run_uci,
-                                         CSV_COLUMNS, _plot_bins if bins else _plot_uci, _print)
+    deliver: Callable[[], None] | None = await run_umpc_experiment(
+        options, f"umpc_{options.figure}", run_bins if bins else run_uci, CSV_COLUMNS,
+        _plot_bins if bins else _plot_uci, _print, secure_settings, BASELINES_NOTE)
+    return deliver
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -74,6 +74,10 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --results-dir DIR   where the CSV and PNG go (default results/)
   --seed S            public seed (default: a joint seed, printed)
   --os-noise          draw the DP noise from OS randomness
+  --secure            also run one repetition of Pi_U-MPC per sampler on the MPyC path (-M3: real parties,
+                      rows i, i+m, ... at party i, noise calibrated for the real m and t) with run 0's tuples
+                      and fixed per-party draws fed to both paths: the estimate and the opened noisy sums
+                      must be equal (umpc_samplers_secure.csv; a disagreement exits 1)
 
 Privacy: epsilon-DP (pure, distributed discrete Laplace) against a passive coalition of ``t < m/2``
 parties; one-process simulation at party 0 (see :mod:`scenarios.kit.experiments`).  Experiments use
@@ -95,7 +99,6 @@ from scenarios.kit.experiments import (
     add_common_options,
     check_positive_number,
     common_options,
-    experiment_main,
     format_mean,
     new_figure,
     noise_generator,
@@ -109,7 +112,8 @@ from scenarios.kit.experiments import (
 
 __all__ = ["main", "parse_options", "SamplerOptions", "run_experiment", "load_categories", "bank_job_standin",
            "lemma_d3_bound", "exact_duplicate_ratio", "ordering_holds", "CSV_COLUMNS", "SAMPLERS",
-           "BANK_JOB_COUNTS", "DATASETS"]
+           "BANK_JOB_COUNTS", "DATASETS", "UmpcCheckSetting", "umpc_secure_checks", "finish_umpc_checks",
+           "run_umpc_experiment", "secure_settings"]
 
 SAMPLERS = ("balanced", "uniform", "bernoulli")
 HT_ROW = "bernoulli-ht"
@@ -166,7 +170,7 @@ def parse_options(argv: Sequence[str]) -> SamplerOptions:
     parser.add_argument("--coalition", type=int, default=1)
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--inc-samples", type=int, default=None)
-    add_common_options(parser)
+    add_common_options(parser, secure=True)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
     if args.data not in DATASETS:
@@ -519,10 +523,154 @@ def _print(options: SamplerOptions, rows: list[dict[str, Any]], seed: int, secon
     sys.stdout.flush()
 
 
+# ------------------------------------------------------------------------------------------- --secure
+
+@dataclass(frozen=True)
+class UmpcCheckSetting:
+    """One ``--secure`` repetition of Pi_U-MPC: the query, all rows (kernel column order) and the public seed
+    of the tuples (the run seed of the experiment's run 0 at that setting, so the very tuples it simulates)."""
+
+    label: str
+    query: Any
+    values: np.ndarray
+    tuple_seed: int
+
+
+def umpc_check_generator(seed: int, setting: int, party: int) -> np.random.Generator:
+    """The generator of party ``party``'s noise draws in the ``--secure`` check of setting ``setting``.
+
+    Spawned from the public seed with key ``(3, setting, party)`` (independent of the experiment's streams):
+    the check feeds the very same draws to both paths, so party 0 must be able to recompute every party's
+    draws.  Acceptable for a *check* on public data; a release draws OS randomness.
+    """
+    sequence = np.random.SeedSequence(int(seed), spawn_key=(3, int(setting), int(party)))
+    return np.random.Generator(np.random.PCG64(sequence))
+
+
+async def umpc_secure_checks(settings: Sequence[UmpcCheckSetting], seed: int) -> list[Any]:
+    """``--secure``: one repetition of Pi_U-MPC per setting on the MPyC path, beside the simulated path.
+
+    Every party holds rows ``i, i+m, ...`` of the setting's rows (``m`` the real parties, ``t`` MPyC's
+    threshold: the noise is calibrated for them, whatever ``--parties``/``--coalition`` the simulation uses)
+    and runs :func:`dp.umpc.protocol.run_secure` with the setting's public tuple seed and fixed per-party draws
+    (:func:`umpc_check_generator`, through its ``noise_source`` hook); party 0 then runs
+    :func:`dp.umpc.protocol.simulate` on the same rows, tuples and draws.  Relation ``equal``: the released
+    estimate and every opened noisy sum must be identical.  Collective (every party calls it, in the same
+    order); the checks at party 0, ``[]`` elsewhere.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.umpc.protocol import plans_for, prepare_rows, run_secure, sample_for, simulate
+    from scenarios.kit.experiments import SecureCheck
+
+    parties, threshold, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
+    checks: list[Any] = []
+    for index, setting in enumerate(settings):
+        query = setting.query
+        values = np.asarray(setting.values, dtype=float).reshape(setting.values.shape[0], -1)
+        by_party = [values[i::parties] for i in range(parties)]
+        tuples = sample_for(query, values.shape[0], setting.tuple_seed)
+        plans = plans_for(query, tuples, values.shape[0], parties, threshold)
+
+        def draws(party: int, index: int = index, plans: Sequence[Any] = plans) -> list[int]:
+            generator = umpc_check_generator(seed, index, party)
+            return [int(plan.draw(generator)) for plan in plans]
+
+        own = draws(pid)
+
+        def fixed_draw(plan: Any, output: int, own: list[int] = own) -> int:
+            return own[output]
+
+        release = await run_secure(query, prepare_rows(query, by_party[pid]), seed=setting.tuple_seed,
+                                   noise_source=fixed_draw)
+        if release is None or pid != 0:
+            continue
+        noise = np.array([[draws(party)[output] for party in range(parties)] for output in range(len(plans))],
+                         dtype=object)[None]  # (runs = 1, outputs, parties)
+        simulation = simulate(query, by_party, threshold=threshold, seed=setting.tuple_seed, runs=1, noise=noise)
+        label = f"U-MPC {setting.label}, |E|={len(tuples)}, m={parties}, t={threshold}"
+        checks.append(SecureCheck(f"{label}: estimate", float(release.estimate), float(simulation.estimates[0]),
+                                  "equal"))
+        simulated_sums = simulation.sums + noise[0].sum(axis=1)
+        for output, (opened, simulated) in enumerate(zip(release.noisy_sums, simulated_sums)):
+            checks.append(SecureCheck(f"{label}: noisy sum {output}", float(opened), float(simulated), "equal"))
+    return checks
+
+
+def finish_umpc_checks(name: str, checks: Sequence[Any], results_dir: str, baselines: str = "") -> None:
+    """Report the ``--secure`` checks at party 0 (after the experiment); a disagreement raises
+    :class:`secure.session.ProtocolFailure` (exit 1, one line).
+
+    :param baselines: a note on the methods the check does not cover (local or other protocols), printed.
+    """
+    from scenarios.kit.experiments import report_secure_checks
+    from secure.session import ProtocolFailure
+
+    agreed = report_secure_checks(name, checks, results_dir)
+    if baselines:
+        print(f"  {baselines}")
+    sys.stdout.flush()
+    if not agreed:
+        raise ProtocolFailure(f"--secure: the MPyC path disagrees with the simulated path (see {name}_secure.csv)")
+
+
+async def run_umpc_experiment(options: Any, name: str, run: Any, columns: Sequence[str], plot: Any, report: Any,
+                              settings: Any, baselines: str = "") -> Any:
+    """:func:`scenarios.kit.experiments.run_standard_experiment` with the ``--secure`` check first (all parties),
+    reported by party 0 after the experiment.
+
+    :param settings: ``(options, seed) -> [UmpcCheckSetting]`` (public data and parameters: the same at every party).
+    """
+    import os
+    import time
+
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.experiments import agree_seed, check_results_dir, write_csv
+
+    seed = await agree_seed(options.common.seed)
+    await check_results_dir(options.common.results_dir)
+    checks = await umpc_secure_checks(settings(options, seed), seed) if options.common.secure else []
+    if mpc.pid != 0:
+        return None
+
+    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
+        started = time.perf_counter()
+        rows = run(options, seed)
+        base = os.path.join(options.common.results_dir, name)
+        write_csv(base + ".csv", columns, rows)
+        plot(options, rows, base + ".png")
+        report(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+        if options.common.secure:
+            finish_umpc_checks(name, checks, options.common.results_dir, baselines)
+
+    return deliver
+
+
+def secure_settings(options: SamplerOptions, seed: int) -> list[UmpcCheckSetting]:
+    """The ``--secure`` repetitions: every sampler on the experiment's rows with run 0's tuple seed."""
+    from dp.umpc.protocol import UStatQuery
+    from secure.kernels import get_kernel
+
+    values, spec = _load(options)
+    edges = _edges(options, values.shape[0])
+    run_seed = int(run_seeds(seed, options.common.runs)[0])
+    return [UmpcCheckSetting(f"duplicate ratio, {sampler}, eps={options.epsilon:g}",
+                             UStatQuery(kernel=get_kernel("duplicate"), specs=(spec,), epsilon=options.epsilon,
+                                        tuples=edges, sampling=sampler), values.reshape(-1, 1), run_seed)
+            for sampler in SAMPLERS]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the sampler comparison; returns the exit code."""
-    return experiment_main(argv, name="umpc_samplers", parse=parse_options, public=_public, run=run_experiment,
-                           columns=CSV_COLUMNS, plot=_plot, report=_print)
+    from scenarios.kit.cli import run_scenario
+    from scenarios.kit.experiments import exempt_spend
+
+    async def body(options: SamplerOptions) -> Any:
+        return await run_umpc_experiment(options, "umpc_samplers", run_experiment, CSV_COLUMNS, _plot, _print,
+                                         secure_settings)
+
+    return run_scenario(parse_options, body, _public, argv, spend=exempt_spend)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,11 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --results-dir DIR   where the CSV and PNG go (default results/)
   --seed S            public seed of the data and tuples (default: a joint seed, printed)
   --os-noise          draw the DP noise from OS randomness
+  --secure            also run one repetition of U-MPC's Gini per n on the MPyC path (-M3: real parties,
+                      rows i, i+m, ... at party i, noise calibrated for the real m and t) with run 0's tuples
+                      and fixed per-party draws fed to both paths: the estimate and the opened noisy sum
+                      must be equal (umpc_vs_baselines_secure.csv; a disagreement exits 1).  The baselines
+                      (Bell, Ghazi, GhaziSM) are other papers' local/shuffled protocols: not checked
 
 Privacy: U-MPC is epsilon-DP (pure) against a passive coalition of ``t < m/2`` parties; Bell and Ghazi
 are epsilon-LDP per user.  One-process simulation at party 0 (see :mod:`scenarios.kit.experiments`);
@@ -80,7 +85,6 @@ from scenarios.kit.experiments import (
     check_positive_number,
     common_options,
     data_generator,
-    experiment_main,
     format_mean,
     new_figure,
     noise_generator,
@@ -92,7 +96,7 @@ from scenarios.kit.experiments import (
     seed_note,
     summarize,
 )
-from scenarios.papers.umpc_samplers import lemma_d3_bound
+from scenarios.papers.umpc_samplers import UmpcCheckSetting, lemma_d3_bound, run_umpc_experiment
 
 __all__ = ["main", "parse_options", "BaselineOptions", "run_experiment", "exact_gini", "cost_columns", "CSV_COLUMNS",
            "METHODS", "COST_ONLY_METHODS", "ELL"]
@@ -145,7 +149,7 @@ def parse_options(argv: Sequence[str]) -> BaselineOptions:
     parser.add_argument("--parties", type=int, default=3)
     parser.add_argument("--coalition", type=int, default=1)
     parser.add_argument("--kernel-counts", default="paper")
-    add_common_options(parser)
+    add_common_options(parser, secure=True)
     args = parser.parse_args(list(argv))
     common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
     if args.sizes:
@@ -411,10 +415,41 @@ def _print(options: BaselineOptions, rows: list[dict[str, Any]], seed: int, seco
     sys.stdout.flush()
 
 
+#: what the ``--secure`` check does not cover (printed under its table)
+BASELINES_NOTE = ("--secure checks the U-MPC rows only: Bell LDP, Ghazi and GhaziSM are local-DP / shuffled-model "
+                  "protocols of other papers, simulated as baselines, with no MPyC path here")
+
+
+def secure_settings(options: BaselineOptions, seed: int) -> list[UmpcCheckSetting]:
+    """The ``--secure`` repetitions: U-MPC's Gini at every n, on that n's data, with run 0's tuple seed."""
+    from dp.umpc.protocol import UStatQuery
+    from secure.intake import ColumnSpec
+    from secure.kernels import get_kernel
+
+    kernel = get_kernel("gini", precision=options.precision)
+    spec = ColumnSpec("x", 0.0, 1.0, options.precision)
+    run_seed = int(run_seeds(seed, options.common.runs)[0])
+    settings = []
+    for index, n in enumerate(options.sizes):
+        values = data_generator(seed + index).uniform(0.0, 1.0, size=n)
+        edges = max(1, int(round(options.edges_per_row * n)))
+        settings.append(UmpcCheckSetting(f"Gini, n={n}, eps={options.epsilon:g}",
+                                         UStatQuery(kernel=kernel, specs=(spec,), epsilon=options.epsilon,
+                                                    tuples=edges, sampling="balanced"),
+                                         values.reshape(-1, 1), run_seed))
+    return settings
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the U-MPC vs baselines experiment; returns the exit code."""
-    return experiment_main(argv, name="umpc_vs_baselines", parse=parse_options, public=_public, run=run_experiment,
-                           columns=CSV_COLUMNS, plot=_plot, report=_print)
+    from scenarios.kit.cli import run_scenario
+    from scenarios.kit.experiments import exempt_spend
+
+    async def body(options: BaselineOptions) -> Any:
+        return await run_umpc_experiment(options, "umpc_vs_baselines", run_experiment, CSV_COLUMNS, _plot, _print,
+                                         secure_settings, BASELINES_NOTE)
+
+    return run_scenario(parse_options, body, _public, argv, spend=exempt_spend)
 
 
 if __name__ == "__main__":
