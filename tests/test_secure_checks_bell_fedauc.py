@@ -61,18 +61,14 @@ def test_secure_check_agrees_on_three_parties(tmp_path: Path, module: str, name:
 
 def test_a_disagreement_stops_with_one_line(tmp_path: Path) -> None:
     """The reporting step of every scenario here raises the one-line protocol failure (exit 1)."""
-    from scenarios.kit.experiments import SecureCheck
-    from scenarios.papers.bell_auc_domain import finish_secure_checks as bell_finish
-    from scenarios.papers.bell_kendall import finish_secure_checks as kendall_finish
-    from scenarios.papers.fedauc_tables import finish_secure_checks as fedauc_finish
+    from scenarios.kit.experiments import SecureCheck, finish_secure_checks
     from secure.session import ProtocolFailure
 
     checks = [SecureCheck("a", 0.5, 0.5, "equal"), SecureCheck("b", 0.5, 0.5 + 2**-40, "equal")]
-    for finish in (bell_finish, kendall_finish, fedauc_finish):
-        with pytest.raises(ProtocolFailure, match="disagrees"):
-            finish("x", checks, str(tmp_path))
-        rows = _read(tmp_path / "x_secure.csv")
-        assert [row["ok"] for row in rows] == ["True", "False"]
+    with pytest.raises(ProtocolFailure, match="disagrees"):
+        finish_secure_checks("x", checks, str(tmp_path))
+    rows = _read(tmp_path / "x_secure.csv")
+    assert [row["ok"] for row in rows] == ["True", "False"]
 
 
 def test_secure_flag_is_offered_by_these_scenarios() -> None:

@@ -55,8 +55,7 @@ def test_secure_flag_is_documented(module: str) -> None:
 
 
 def test_a_disagreement_stops_with_one_line(tmp_path: Path) -> None:
-    from scenarios.kit.experiments import SecureCheck
-    from scenarios.papers.ecdf_smoothing import finish_secure_checks
+    from scenarios.kit.experiments import SecureCheck, finish_secure_checks
     from secure.errors import ProtocolFailure
 
     checks = [SecureCheck("a", 1.0, 1.0, "equal"), SecureCheck("b", 2.0, 3.0, "equal")]

@@ -77,6 +77,7 @@ __all__ = [
     "SecureCheck",
     "report_secure_checks",
     "check_noise_generator",
+    "finish_secure_checks",
 ]
 
 DEFAULT_RESULTS_DIR = "results"
@@ -244,8 +245,9 @@ async def seed_at_party_zero(common: CommonOptions) -> int | None:
 
 
 async def run_standard_experiment(options: Any, name: Any, run: Any, columns: Sequence[str], plot: Any,
-                                  report: Any) -> Callable[[], None] | None:
-    """The usual life of a simulated experiment: seed agreement, then at party 0 run, CSV, PNG, table.
+                                  report: Any, checks: Any = None) -> Callable[[], None] | None:
+    """The usual life of a simulated experiment: seed agreement, the ``--secure`` check if asked, then at
+    party 0 run, CSV, PNG, table (and the check's report).
 
     :param options: parsed options with a ``common`` field (:class:`CommonOptions`).
     :param name: base name of the CSV and PNG in the results directory.
@@ -253,11 +255,17 @@ async def run_standard_experiment(options: Any, name: Any, run: Any, columns: Se
     :param columns: CSV columns.
     :param plot: ``(options, rows, png_path) -> None``.
     :param report: ``(options, rows, seed, seconds, files) -> None`` prints the table.
+    :param checks: ``async (options, seed) -> [SecureCheck]``, run by every party with ``--secure`` (the protocol
+        once on the MPyC path); party 0 reports them after the experiment (:func:`finish_secure_checks`).
     :return: at party 0, the simulation itself, to run after the orderly shutdown (the other parties
         leave at once instead of waiting, silent, for the Monte Carlo); ``None`` elsewhere.
     """
-    seed = await seed_at_party_zero(options.common)
-    if seed is None:
+    from mpyc.runtime import mpc
+
+    seed = await agree_seed(options.common.seed)
+    await check_results_dir(options.common.results_dir)
+    found = await checks(options, seed) if checks is not None and options.common.secure else None
+    if mpc.pid != 0:
         return None
 
     def deliver() -> None:
@@ -267,6 +275,8 @@ async def run_standard_experiment(options: Any, name: Any, run: Any, columns: Se
         write_csv(base + ".csv", columns, rows)
         plot(options, rows, base + ".png")
         report(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
+        if found is not None:
+            finish_secure_checks(name, found, options.common.results_dir)
 
     return deliver
 
@@ -482,6 +492,15 @@ def report_secure_checks(name: str, checks: Sequence[SecureCheck], results_dir: 
               [{"setting": c.setting, "secure": c.secure, "simulated": c.simulated, "relation": c.relation,
                 "tolerance": c.tolerance, "ok": c.ok} for c in checks])
     return all(c.ok for c in checks)
+
+
+def finish_secure_checks(name: str, checks: Sequence[SecureCheck], results_dir: str) -> None:
+    """Report the ``--secure`` checks at party 0 (:func:`report_secure_checks`); a disagreement raises
+    :class:`secure.errors.ProtocolFailure`: exit 1 at this party with one line, nothing more claimed."""
+    from secure.errors import ProtocolFailure
+
+    if not report_secure_checks(name, checks, results_dir):
+        raise ProtocolFailure(f"--secure: the MPyC path disagrees with the simulated path (see {name}_secure.csv)")
 
 
 def write_csv(path: str, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:

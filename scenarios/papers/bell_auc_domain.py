@@ -89,7 +89,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import check_noise_generator
+from scenarios.kit.experiments import check_noise_generator, finish_secure_checks
 from scenarios.kit.experiments import (
     CommonOptions,
     add_common_options,
@@ -442,15 +442,6 @@ def _skip_class(generator: np.random.Generator, users: int, domain_size: int, sp
                         rng=generator)
 
 
-def finish_secure_checks(name: str, checks: Sequence[Any], results_dir: str) -> None:
-    """Report the ``--secure`` checks at party 0; a disagreement stops with exit 1 and one line."""
-    from scenarios.kit.experiments import report_secure_checks
-    from secure.session import ProtocolFailure
-
-    if not report_secure_checks(name, checks, results_dir):
-        raise ProtocolFailure(f"--secure: the deployment on real parties disagrees with the simulated path "
-                              f"(see {name}_secure.csv)")
-
 
 def _data(options: DomainOptions, seed: int) -> tuple[np.ndarray, np.ndarray]:
     if options.dataset == "synthetic":
@@ -480,32 +471,11 @@ async def secure_checks(options: DomainOptions, seed: int) -> list[Any]:
 
 
 async def _body(options: DomainOptions) -> Any:
-    """Every party: agree on the seed and the results directory, run the ``--secure`` check if asked;
-    party 0 runs the experiment after the shutdown."""
-    import os
-    import time
+    """Every party: agree on the seed and the results directory; with ``--secure`` run the check
+    (:func:`secure_checks`); party 0 runs the experiment after the shutdown and reports the check."""
+    from scenarios.kit.experiments import run_standard_experiment
 
-    from mpyc.runtime import mpc
-
-    from scenarios.kit.experiments import agree_seed, check_results_dir, write_csv
-
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    checks = await secure_checks(options, seed) if options.common.secure else []
-    if mpc.pid != 0:
-        return None
-
-    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
-        started = time.perf_counter()
-        rows = run_experiment(options, seed)
-        base = os.path.join(options.common.results_dir, "bell_auc_domain")
-        write_csv(base + ".csv", CSV_COLUMNS, rows)
-        _plot(options, rows, base + ".png")
-        _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
-        if options.common.secure:
-            finish_secure_checks("bell_auc_domain", checks, options.common.results_dir)
-
-    return deliver
+    return await run_standard_experiment(options, "bell_auc_domain", run_experiment, CSV_COLUMNS, _plot, _print, checks=secure_checks)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -415,33 +415,11 @@ async def secure_checks(options: SyntheticOptions, seed: int) -> list[Any]:
 
 
 async def _body(options: SyntheticOptions) -> Any:
-    """Every party: agree on the seed and the results directory, run the ``--secure`` check if asked;
-    party 0 runs the experiment after the shutdown."""
-    import os
-    import time
+    """Every party: agree on the seed and the results directory; with ``--secure`` run the check
+    (:func:`secure_checks`); party 0 runs the experiment after the shutdown and reports the check."""
+    from scenarios.kit.experiments import run_standard_experiment
 
-    from mpyc.runtime import mpc
-
-    from scenarios.kit.experiments import agree_seed, check_results_dir, write_csv
-    from scenarios.papers.bell_auc_domain import finish_secure_checks
-
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    checks = await secure_checks(options, seed) if options.common.secure else []
-    if mpc.pid != 0:
-        return None
-
-    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
-        started = time.perf_counter()
-        rows = run_experiment(options, seed)
-        base = os.path.join(options.common.results_dir, "bell_auc_synthetic")
-        write_csv(base + ".csv", CSV_COLUMNS, rows)
-        _plot(options, rows, base + ".png")
-        _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
-        if options.common.secure:
-            finish_secure_checks("bell_auc_synthetic", checks, options.common.results_dir)
-
-    return deliver
+    return await run_standard_experiment(options, "bell_auc_synthetic", run_experiment, CSV_COLUMNS, _plot, _print, checks=secure_checks)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

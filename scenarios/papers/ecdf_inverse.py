@@ -329,29 +329,10 @@ async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
 
 async def _experiment(options: InverseOptions) -> Callable[[], None] | None:
     """Every party: agree on the seed and the results directory; with ``--secure`` run the check
-    (:func:`secure_checks`); party 0 runs the experiment after the shutdown."""
-    from mpyc.runtime import mpc
+    (:func:`secure_checks`); party 0 runs the experiment after the shutdown and reports the check."""
+    from scenarios.kit.experiments import run_standard_experiment
 
-    from scenarios.kit.experiments import agree_seed, check_results_dir
-    from scenarios.papers.ecdf_smoothing import finish_secure_checks
-
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    checks = await secure_checks(options, seed) if options.common.secure else []
-    if mpc.pid != 0:
-        return None
-
-    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
-        started = time.perf_counter()
-        rows = run_experiment(options, seed)
-        base = os.path.join(options.common.results_dir, "ecdf_inverse")
-        write_csv(base + ".csv", CSV_COLUMNS, rows)
-        _plot(options, rows, base + ".png")
-        _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
-        if options.common.secure:
-            finish_secure_checks("ecdf_inverse", checks, options.common.results_dir)
-
-    return deliver
+    return await run_standard_experiment(options, "ecdf_inverse", run_experiment, CSV_COLUMNS, _plot, _print, checks=secure_checks)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

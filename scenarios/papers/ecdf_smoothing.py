@@ -66,7 +66,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.kit.experiments import check_noise_generator
+from scenarios.kit.experiments import check_noise_generator, finish_secure_checks
 from scenarios.kit.experiments import (
     CommonOptions,
     add_common_options,
@@ -314,14 +314,6 @@ async def secure_ecdf_counts(instances: np.ndarray, grid: np.ndarray, epsilon: f
         total += plan.draw_party(check_noise_generator(seed, setting, party))
     return np.asarray(release.counts, dtype=np.int64), total
 
-
-def finish_secure_checks(name: str, checks: Sequence[Any], results_dir: str) -> None:
-    """Report the ``--secure`` checks at party 0; a disagreement stops with exit 1 and one line."""
-    from scenarios.kit.experiments import report_secure_checks
-    from secure.errors import ProtocolFailure
-
-    if not report_secure_checks(name, checks, results_dir):
-        raise ProtocolFailure(f"--secure: the MPyC path disagrees with the simulated path (see {name}_secure.csv)")
 
 
 async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:

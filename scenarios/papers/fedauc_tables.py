@@ -51,7 +51,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, print_table, run_scenario
-from scenarios.kit.experiments import check_noise_generator
+from scenarios.kit.experiments import check_noise_generator, finish_secure_checks
 
 __all__ = ["main", "parse_options", "FedAucOptions", "EPSILONS", "CLIENT_COUNTS", "RR_EPSILONS"]
 
@@ -479,15 +479,6 @@ async def deployment_checks(settings: Sequence[DeploymentSetting], scores: np.nd
         checks.append(SecureCheck(f"{setting.label()}, m={parties}", secure, float(simulation.estimates[0]), "equal"))
     return checks
 
-
-def finish_secure_checks(name: str, checks: Sequence[Any], results_dir: str) -> None:
-    """Report the ``--secure`` checks at party 0; a disagreement stops with exit 1 and one line."""
-    from scenarios.kit.experiments import report_secure_checks
-    from secure.session import ProtocolFailure
-
-    if not report_secure_checks(name, checks, results_dir):
-        raise ProtocolFailure(f"--secure: the deployment on real parties disagrees with the simulated path "
-                              f"(see {name}_secure.csv)")
 
 
 def deployment_settings() -> list[DeploymentSetting]:

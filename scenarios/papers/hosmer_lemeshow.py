@@ -454,7 +454,7 @@ async def _experiment(options: Options) -> Callable[[], None] | None:
               f"was raised to 1 before dividing)")
         print(f"  wrote {csv_path} and {png_path} in {time.perf_counter() - started:.1f} s")
         if options.secure:
-            from scenarios.papers.ecdf_smoothing import finish_secure_checks
+            from scenarios.kit.experiments import finish_secure_checks
 
             finish_secure_checks(SECURE_NAME, checks, options.results_dir)
 

@@ -502,7 +502,7 @@ async def _experiment(options: RocOptions) -> Callable[[], None] | None:
     from mpyc.runtime import mpc
 
     from scenarios.kit.experiments import agree_seed, check_results_dir
-    from scenarios.papers.ecdf_smoothing import finish_secure_checks
+    from scenarios.kit.experiments import finish_secure_checks
 
     seed = await agree_seed(options.common.seed)
     await check_results_dir(options.common.results_dir)
