@@ -329,7 +329,8 @@ def monte_carlo_spend(budget: Any, *, epsilon: float, delta: float = 0.0, releas
 
 
 def experiment_main(argv: Sequence[str] | None, *, name: str, parse: Any, public: Any, run: Any,
-                    columns: Sequence[str], plot: Any, report: Any, spend: Any = exempt_spend) -> int:
+                    columns: Sequence[str], plot: Any, report: Any, spend: Any = exempt_spend,
+                    checks: Any = None) -> int:
     """One party of a standard simulated experiment (:func:`run_standard_experiment`); the exit code.
 
     :param argv: the command line (default ``sys.argv[1:]``).
@@ -339,11 +340,12 @@ def experiment_main(argv: Sequence[str] | None, *, name: str, parse: Any, public
     :param spend: ``options -> SpendRequest | None`` (:mod:`scenarios.kit.budget_run`): by default the
         experiment runs on embedded or synthetic public data and is exempt (:func:`exempt_spend`, said
         in its output); a scenario run on a user's ``--data`` file charges :func:`monte_carlo_spend`.
+    :param checks: the scenario's ``--secure`` check (:func:`run_standard_experiment`), or ``None``.
     """
     from scenarios.kit.cli import run_scenario
 
     async def body(options: Any) -> Callable[[], None] | None:
-        return await run_standard_experiment(options, name, run, columns, plot, report)
+        return await run_standard_experiment(options, name, run, columns, plot, report, checks=checks)
 
     return run_scenario(parse, body, public, argv, spend=spend)
 

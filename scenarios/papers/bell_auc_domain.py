@@ -76,8 +76,9 @@ epsilon and the gain from epsilon = 5 to 10, and a progress bar on stderr.
 Privacy: every user's reports are epsilon-LDP with respect to its score (the class label is public,
 the paper's assumption (ii)).  Threat model: local DP, the server and the other users untrusted and
 possibly colluding; here a one-process simulation (see :mod:`scenarios.kit.experiments`) in which the
-parties other than 0 only exchange public values.  Seeded randomization is for reproducible
-simulations only (``--os-noise`` to not).
+parties other than 0 only exchange public values -- except with ``--secure``, where each party randomises
+its own users' scores and sends the reports to party 0, as the deployment does.  Seeded randomization is
+for reproducible simulations and that check only (``--os-noise`` to not).
 """
 from __future__ import annotations
 
@@ -470,20 +471,12 @@ async def secure_checks(options: DomainOptions, seed: int) -> list[Any]:
     return checks
 
 
-async def _body(options: DomainOptions) -> Any:
-    """Every party: agree on the seed and the results directory; with ``--secure`` run the check
-    (:func:`secure_checks`); party 0 runs the experiment after the shutdown and reports the check."""
-    from scenarios.kit.experiments import run_standard_experiment
-
-    return await run_standard_experiment(options, "bell_auc_domain", run_experiment, CSV_COLUMNS, _plot, _print, checks=secure_checks)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the domain-size experiment; returns the exit code."""
-    from scenarios.kit.cli import run_scenario
-    from scenarios.kit.experiments import exempt_spend
+    """Run one party of the domain-size experiment (``--secure``: :func:`secure_checks` first); returns the exit code."""
+    from scenarios.kit.experiments import experiment_main
 
-    return run_scenario(parse_options, _body, _public, argv, spend=exempt_spend)
+    return experiment_main(argv, name="bell_auc_domain", parse=parse_options, public=_public, run=run_experiment,
+                           columns=CSV_COLUMNS, plot=_plot, report=_print, checks=secure_checks)
 
 
 if __name__ == "__main__":

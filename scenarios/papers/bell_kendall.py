@@ -69,7 +69,8 @@ epsilon-DP (pure) for replace-one rows, each row in at most ``P`` pairs with ``e
 All pairs: (epsilon, delta)-DP by advanced composition.  Threat model of the 2PC protocols: passive
 static coalition of ``t < m/2`` parties (the per-pair noise is calibrated so the ``m - t`` honest
 parties supply all of it).  This scenario is a one-process simulation (see
-:mod:`scenarios.kit.experiments`): the parties other than 0 only exchange public values.  Experiments
+:mod:`scenarios.kit.experiments`): the parties other than 0 only exchange public values, except with
+``--secure``, where the subsampled-pairs protocol runs once on secret shares across the parties.  Experiments
 use noise seeded from ``--seed`` for reproducibility (``--os-noise`` to not); releases never do.
 """
 from __future__ import annotations

@@ -327,20 +327,12 @@ async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
     return checks
 
 
-async def _experiment(options: InverseOptions) -> Callable[[], None] | None:
-    """Every party: agree on the seed and the results directory; with ``--secure`` run the check
-    (:func:`secure_checks`); party 0 runs the experiment after the shutdown and reports the check."""
-    from scenarios.kit.experiments import run_standard_experiment
-
-    return await run_standard_experiment(options, "ecdf_inverse", run_experiment, CSV_COLUMNS, _plot, _print, checks=secure_checks)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the inverse-ECDF experiment; returns the exit code."""
-    from scenarios.kit.cli import run_scenario
-    from scenarios.kit.experiments import exempt_spend
+    """Run one party of the inverse-ECDF experiment (``--secure``: :func:`secure_checks` first); returns the exit code."""
+    from scenarios.kit.experiments import experiment_main
 
-    return run_scenario(parse_options, _experiment, _public, argv, spend=exempt_spend)
+    return experiment_main(argv, name="ecdf_inverse", parse=parse_options, public=_public, run=run_experiment,
+                           columns=CSV_COLUMNS, plot=_plot, report=_print, checks=secure_checks)
 
 
 if __name__ == "__main__":
