@@ -18,7 +18,7 @@ epsilon-DP against it because the honest parties' draws alone are calibrated (va
 Run it with three local parties::
 
     python -m scenarios.hosmer_lemeshow -M3                      # embedded Framingham, logistic-regression scores
-    python -m scenarios.hosmer_lemeshow -M3 --epsilon 5 --groups 10 --json hl.json
+    python -m scenarios.hosmer_lemeshow -M3 --epsilon 5 --groups 10 --json hl.json --table hl.csv --plot hl.png
     python -m scenarios.hosmer_lemeshow -M3 --data 'site{pid}.csv' --columns p_hat,outcome --budget 10
 
 Options: --data PATH (CSV; {pid} in the path gives each party its own file, otherwise party i keeps rows
@@ -30,13 +30,22 @@ budget, default 1), --groups Q (default 10), --grid-points N (ECDF grid i/N, a p
 --smoothed (boundaries on the monotone-smoothed ECDF, eq. 3, instead of the raw one), --accounting
 paper|joint (paper: Theorem 2 as proved; joint: the same 8 eps' on the statistics' joint sensitivity,
 half the noise scale), --seed S (public seed of the split that fits the embedded data's model, default 1:
-the data of scenarios.papers.hosmer_lemeshow), --json PATH (party 0 writes the record), --missing
+the data of scenarios.papers.hosmer_lemeshow), --json PATH (party 0 writes the record), --table PATH.csv
+(party 0 writes one row per group q = 1..Q: group, lower, upper (the released boundaries t_{q-1}, t_q),
+expected_positive, observed_positive, expected_negative, observed_negative (the noisy counts as released,
+before any raising), contribution (the group's two cells of eq. 5, by dp.ecdf.hosmer_lemeshow_terms from the
+counts as used -- expected raised to the floor, observed to 0 -- so the column sums to H) and raised (which
+of the group's counts were raised before dividing, empty if none)), --plot PATH.png (party 0 draws the
+calibration figure: left, observed against expected positives per group with +-1.96 released noise std
+error bars and the diagonal; right, the released ECDF of the scores on the grid, raw and smoothed if
+--smoothed, with the Q - 1 boundaries), --missing
 refuse|fill and --fill COLUMN=V (a missing cell stops the run, the default with --data, or takes the
 declared value; the embedded scored rows have none), and the budget options --ledger, --budget,
 --accountant, --dataset-name (a run on --data spends --epsilon from every party's ledger).
 """
 from __future__ import annotations
 
+import csv
 import json
 import sys
 from collections.abc import Callable
@@ -48,7 +57,8 @@ import numpy as np
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
 from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
 
-__all__ = ["main", "parse_options", "spend_of", "HosmerLemeshowOptions", "SPLIT_SALT"]
+__all__ = ["main", "parse_options", "spend_of", "HosmerLemeshowOptions", "SPLIT_SALT", "TABLE_COLUMNS",
+           "write_group_table", "draw_calibration"]
 
 #: xor-ed into --seed for the embedded data's model split: the same rows as scenarios.papers.hosmer_lemeshow
 SPLIT_SALT = 0x5C0E
@@ -70,6 +80,8 @@ class HosmerLemeshowOptions:
     json: str | None
     missing: Any = None
     budget: Any = None
+    table: str | None = None
+    plot: str | None = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
@@ -108,6 +120,8 @@ def build_parser() -> ScenarioParser:
     parser.add_argument("--accounting", choices=("paper", "joint"), default="paper")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--table", default=None, metavar="PATH.csv")
+    parser.add_argument("--plot", default=None, metavar="PATH.png")
     add_missing_arguments(parser)
     add_budget_arguments(parser)
     return parser
@@ -136,6 +150,9 @@ def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     check_output_path(args.json, "--json")
+    check_output_path(args.table, "--table")
+    check_output_path(args.plot, "--plot")
+    options.table, options.plot = args.table, args.plot
     options.missing = missing_policy(args.missing, args.fill, specs,
                                      dataset=None if args.data is not None else "framingham")
     options.budget = budget_options(args)
@@ -253,6 +270,86 @@ def _report(options: HosmerLemeshowOptions, result: Any) -> None:
     if options.json:
         with open(options.json, "w", encoding="utf-8") as handle:
             json.dump(record_of(options, result), handle, indent=2)
+    if options.table:
+        write_group_table(options.table, release, floor=options.query().expected_floor)
+    if options.plot:
+        draw_calibration(options.plot, release)
+
+
+#: the columns of ``--table``, in order
+TABLE_COLUMNS: tuple[str, ...] = ("group", "lower", "upper", "expected_positive", "observed_positive",
+                                  "expected_negative", "observed_negative", "contribution", "raised")
+
+
+def write_group_table(path: str, release: Any, *, floor: float) -> None:
+    """``--table``: one row per group of the released statistics (:data:`TABLE_COLUMNS`).
+
+    Only released values and their post-processing: the boundaries, the noisy ``E``/``O`` as released, and
+    each group's contribution to ``H`` from :func:`dp.ecdf.hosmer_lemeshow.hosmer_lemeshow_terms` -- the code
+    that computes ``H`` -- so the contributions sum to the released ``H``.
+
+    :param release: a :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowRelease`.
+    :param floor: the query's ``expected_floor`` (the smallest denominator).
+    """
+    from dp.ecdf.hosmer_lemeshow import hosmer_lemeshow_terms
+
+    terms = hosmer_lemeshow_terms(release.expected, release.observed, floor=floor)
+    contributions = terms.per_group
+    classes = ((1, "positive"), (0, "negative"))
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(TABLE_COLUMNS)
+        for q in range(release.expected.shape[1]):
+            raised = [f"{kind}_{name}" for kind, mask in (("expected", terms.expected_raised),
+                                                          ("observed", terms.observed_raised))
+                      for s, name in classes if mask[s, q]]
+            writer.writerow([q + 1, repr(float(release.boundaries[q])), repr(float(release.boundaries[q + 1])),
+                             repr(float(release.expected[1, q])), int(release.observed[1, q]),
+                             repr(float(release.expected[0, q])), int(release.observed[0, q]),
+                             repr(float(contributions[q])), " ".join(raised)])
+
+
+def draw_calibration(path: str, release: Any) -> None:
+    """``--plot``: the calibration figure of a release (PNG, Agg canvas).
+
+    Left: the released observed against expected positives per group, error bars +-1.96 times the released
+    noise std of each count, and the diagonal ``y = x`` (perfect calibration).  Right: the released ECDF of
+    the scores on the grid (raw, and smoothed when the boundaries came from the smoothed curve) with the
+    ``Q - 1`` group boundaries as vertical lines.
+
+    :param release: a :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowRelease`.
+    """
+    from scenarios.kit.experiments import new_figure, save_figure
+
+    figure, _ = new_figure(11.0, 4.6)
+    figure.clear()
+    left, right = figure.subplots(1, 2)
+    expected, observed = release.expected[1], release.observed[1]
+    x_error = 1.96 * float(np.sqrt(release.expected_noise_variance))
+    y_error = 1.96 * float(np.sqrt(release.observed_noise_variance))
+    left.errorbar(expected, observed, xerr=x_error, yerr=y_error, fmt="o", capsize=3,
+                  label="group (+-1.96 noise std)")
+    for q, (x, y) in enumerate(zip(expected, observed)):
+        left.annotate(str(q + 1), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    low = min(0.0, float(np.min(expected)) - x_error, float(np.min(observed)) - y_error)
+    high = max(float(np.max(expected)) + x_error, float(np.max(observed)) + y_error, 1.0)
+    left.plot([low, high], [low, high], color="grey", linestyle="--", label="y = x")
+    left.set_xlabel("expected positives E_1q (released)")
+    left.set_ylabel("observed positives O_1q (released)")
+    left.set_title(f"H = {release.statistic:.4g}, p = {release.p_value:.3g} ({release.degrees_of_freedom} df)")
+    left.legend(loc="upper left")
+    right.plot(release.grid, release.ecdf, drawstyle="steps-post", linewidth=0.8, label="released ECDF (raw)")
+    if release.smoothed_ecdf is not None:
+        right.plot(release.grid, release.smoothed_ecdf, linewidth=1.2, label="smoothed (eq. 3)")
+    for k, boundary in enumerate(release.boundaries[1:-1]):
+        right.axvline(float(boundary), color="grey", linewidth=0.6, linestyle=":",
+                      label="group boundaries" if k == 0 else None)
+    right.set_xlabel("predicted probability")
+    right.set_ylabel("F(t)")
+    right.set_title(f"scores' ECDF, epsilon {release.epsilon:g}, n = {release.n}")
+    right.legend(loc="lower right")
+    figure.suptitle("Private Hosmer-Lemeshow calibration (Barczewski, Mawass & Ramon, Algorithm 2)")
+    save_figure(figure, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

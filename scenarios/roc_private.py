@@ -10,7 +10,7 @@ cumulative counts are divided by their own last value (``TPR(t) = F^_TP(t) / F^_
 Run it with three local parties::
 
     python -m scenarios.roc_private -M3                       # Framingham logistic-regression scores
-    python -m scenarios.roc_private -M3 --epsilon 0.5 --split disjoint --curve roc.csv --json roc.json
+    python -m scenarios.roc_private -M3 --epsilon 0.5 --split disjoint --curve roc.csv --json roc.json --plot roc.png
     python -m scenarios.roc_private -M3 --data 'site{pid}.csv' --columns score,label --domain 0:1 --budget 5
 
 Options: --data (CSV; ``{pid}`` for one file per party), --columns SCORE,LABEL (default score,TenYearCHD;
@@ -19,8 +19,9 @@ labels 0 or 1), --domain LO:HI (the declared score range, default 0:1; scores ou
 --split half|disjoint (half: epsilon/2 per class ECDF as the paper; disjoint: per class
 epsilon (L+1)/(2 ceil((L+1)/2)), the classes being disjoint rows), --smooth none|1|2 (default 2),
 --seed (public split that trains the embedded model, default 0), --curve PATH (party 0: threshold, noisy
-counts, self-normalised rates, smoothed ROC points), --json PATH, --missing/--fill, and the budget options
-(--ledger, --budget, --accountant, --dataset-name).
+counts, self-normalised rates, smoothed ROC points), --plot PATH.png (party 0: the self-normalised ROC
+curve, raw and smoothed by --smooth, with the diagonal, each AUC in the legend, epsilon and split in the title),
+--json PATH, --missing/--fill, and the budget options (--ledger, --budget, --accountant, --dataset-name).
 
 Threat model: passive, static coalition of at most t < m/2 parties; it learns the two noisy count vectors
 and the parties' row counts, nothing else (no class size, no count of clipped scores or of filled cells).
@@ -38,7 +39,7 @@ import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
 
-__all__ = ["main", "parse_options", "RocPrivateOptions", "spend_of"]
+__all__ = ["main", "parse_options", "RocPrivateOptions", "spend_of", "draw_roc"]
 
 DEFAULT_POINTS = 256
 
@@ -60,6 +61,7 @@ class RocPrivateOptions:
     json: str | None
     missing: Any = None
     budget: Any = None
+    plot: str | None = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
@@ -91,6 +93,7 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
     parser.add_argument("--smooth", choices=("none", "1", "2"), default="2")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--curve", default=None)
+    parser.add_argument("--plot", default=None, metavar="PATH.png")
     parser.add_argument("--json", default=None)
     add_missing_arguments(parser)
     add_budget_arguments(parser)
@@ -117,10 +120,11 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
         raise UsageError(str(exc)) from None
     check_output_path(args.curve, "--curve")
     check_output_path(args.json, "--json")
+    check_output_path(args.plot, "--plot")
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham")
     options = RocPrivateOptions(args.data, columns, float(lower), float(upper), args.points, args.epsilon, args.split,
                                 None if args.smooth == "none" else int(args.smooth), args.seed, args.curve, args.json,
-                                missing, budget_options(args))
+                                missing, budget_options(args), args.plot)
     grid_of(options)  # the grid must have --points points
     return options
 
@@ -227,6 +231,38 @@ def _report(options: RocPrivateOptions, release: Any) -> None:
                        "false_positive_rate": curve.false_positive_rate.tolist(),
                        "true_positive_rate": curve.true_positive_rate.tolist(),
                        "missing": options.missing.mode, "fill": dict(options.missing.fills)}, handle, indent=2)
+    if options.plot:
+        draw_roc(options.plot, release, smooth=options.smooth, label=f"{options.columns[0]} for {options.columns[1]}")
+
+
+def draw_roc(path: str, release: Any, *, smooth: int | None, label: str = "") -> None:
+    """``--plot``: the self-normalised ROC curve of a release (PNG, Agg canvas).
+
+    The raw curve (each class's noisy counts over their own noisy total) and, unless ``smooth`` is ``None``,
+    the curve of the smoothed rates (eq. 3 with that norm), each with its AUC in the legend, and the diagonal
+    (a random score).  Only released values and their post-processing are drawn.
+
+    :param release: a :class:`dp.ecdf.roc.RocRelease`.
+    :param smooth: the smoothing norm (1 or 2), or ``None`` for the raw curve only.
+    :param label: what the curve is of (score and label column), for the title.
+    """
+    from scenarios.kit.experiments import new_figure, save_figure
+
+    figure, axes = new_figure(6.0, 5.6)
+    raw = release.curve(None)
+    axes.plot(raw.false_positive_rate, raw.true_positive_rate, linewidth=0.8, alpha=0.8,
+              label=f"raw self-normalised, AUC {raw.auc:.4f}")
+    if smooth is not None:
+        smoothed = release.curve(smooth)
+        axes.plot(smoothed.false_positive_rate, smoothed.true_positive_rate, linewidth=1.6,
+                  label=f"smoothed (p = {smooth}), AUC {smoothed.auc:.4f}")
+    axes.plot([0.0, 1.0], [0.0, 1.0], color="grey", linestyle="--", linewidth=0.8, label="diagonal (AUC 0.5)")
+    axes.set_xlabel("false positive rate")
+    axes.set_ylabel("true positive rate")
+    axes.set_title(f"Private ROC {label}\nepsilon {release.epsilon:g} ({release.split} split, "
+                   f"{release.class_epsilon:.4g} per class), class sizes private", fontsize=10)
+    axes.legend(loc="lower right")
+    save_figure(figure, path)
 
 
 def spend_of(options: RocPrivateOptions) -> Any:

@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, free_base_port, read_record, run_command, scenario_command
-from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow, private_hosmer_lemeshow
+from dp.ecdf.hosmer_lemeshow import (
+    HosmerLemeshowQuery,
+    exact_hosmer_lemeshow,
+    hosmer_lemeshow_statistic,
+    hosmer_lemeshow_terms,
+    private_hosmer_lemeshow,
+)
 from dp.ecdf.hosmer_lemeshow_secure import party_group_noise
 from dp.ecdf.tree import node_count
 from scenarios.hosmer_lemeshow import main, parse_options, spend_of
@@ -114,13 +120,91 @@ def test_huge_epsilon_equals_exact_with_three_parties_own_files(tmp_path: Path) 
     scores, labels = grid_scores()
     for party in range(3):  # each party its own file: rows party, party + 3, ...
         write_rows(tmp_path / f"site{party}.csv", scores[party::3], labels[party::3])
-    out = tmp_path / "hl.json"
+    out, table, plot = tmp_path / "hl.json", tmp_path / "groups.csv", tmp_path / "calibration.png"
     run = run_command(scenario_command("hosmer_lemeshow", "-M3", "--no-log", "--data", str(tmp_path / "site{pid}.csv"),
-                                       "--columns", "p,y", "--epsilon", "1e9", "--json", str(out)))
+                                       "--columns", "p,y", "--epsilon", "1e9", "--json", str(out),
+                                       "--table", str(table), "--plot", str(plot)))
     assert run.code == 0, run.stderr
     record = read_record(out)
     _assert_exact(record, scores, labels, parties=3)
     assert record["threshold"] == 1 and record["bytes_sent"] > 0
+    _assert_table_matches_record(table, record)
+    assert_png(plot)
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def assert_png(path: Path) -> None:
+    """A non-trivial PNG file: the magic bytes and more than a header."""
+    data = path.read_bytes()
+    assert data[:8] == PNG_MAGIC and len(data) > 1000
+
+
+def _assert_table_matches_record(path: Path, record: dict) -> list[dict[str, str]]:
+    """--table against the --json record of the same run: Q rows, the released boundaries and counts, the
+    contributions summing to H, and the raised cells those the record's counts imply (E < floor 1, O < 0)."""
+    from scenarios.hosmer_lemeshow import TABLE_COLUMNS
+
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+        assert tuple(reader.fieldnames or ()) == TABLE_COLUMNS
+    groups = record["groups"]
+    assert len(rows) == groups and [int(row["group"]) for row in rows] == list(range(1, groups + 1))
+    assert [float(row["lower"]) for row in rows] == record["boundaries"][:-1]
+    assert [float(row["upper"]) for row in rows] == record["boundaries"][1:]
+    for s, name in ((1, "positive"), (0, "negative")):
+        assert [float(row[f"expected_{name}"]) for row in rows] == record["expected"][s]
+        assert [int(row[f"observed_{name}"]) for row in rows] == record["observed"][s]
+    assert sum(float(row["contribution"]) for row in rows) == pytest.approx(record["estimate"], rel=1e-9)
+    for q, row in enumerate(rows):
+        raised = {f"{kind}_{name}" for s, name in ((1, "positive"), (0, "negative"))
+                  for kind, low in (("expected", record["expected"][s][q] < 1.0),
+                                    ("observed", record["observed"][s][q] < 0)) if low}
+        assert set(row["raised"].split()) == raised
+    assert sum(row["raised"].count("expected_") for row in rows) == record["floored"]
+    return rows
+
+
+def test_noisy_table_and_plot_in_one_process(tmp_path: Path) -> None:
+    """At epsilon 0.3 on the embedded rows the noise is large (E noise std ~ 30 rows against E_1 of the lowest
+    groups ~ 20): whatever cells get raised, the table says which, and its contributions still sum to H."""
+    out, table, plot = tmp_path / "hl.json", tmp_path / "groups.csv", tmp_path / "calibration.png"
+    assert main(["--epsilon", "0.3", "--smoothed", "--json", str(out), "--table", str(table),
+                 "--plot", str(plot)]) == 0
+    record = read_record(out)
+    rows = _assert_table_matches_record(table, record)
+    assert len(rows) == GROUPS
+    assert_png(plot)
+
+
+def test_group_contributions_are_the_cells_of_the_statistic() -> None:
+    """hosmer_lemeshow_terms: its cells sum to hosmer_lemeshow_statistic's H in both modes, group by group
+    as eq. (5) by hand on a small table, and an exact E = 0 < O gives an infinite contribution."""
+    expected = np.array([[8.0, 0.5, 3.0], [2.0, -1.0, 6.0]])
+    observed = np.array([[10.0, 1.0, 2.0], [-2.0, 0.0, 7.0]])
+    terms = hosmer_lemeshow_terms(expected, observed, floor=1.0)
+    statistic, floored = hosmer_lemeshow_statistic(expected, observed, floor=1.0)
+    assert terms.statistic == statistic and floored == 2
+    # by hand: E raised to 1 in (0, 1) and (1, 1); O raised to 0 in (1, 0)
+    by_hand = [(10 - 8) ** 2 / 8 + (0 - 2) ** 2 / 2, (1 - 1) ** 2 / 1 + (0 - 1) ** 2 / 1, (2 - 3) ** 2 / 3 + 1 / 6]
+    np.testing.assert_allclose(terms.per_group, by_hand, rtol=1e-15)
+    assert terms.expected_raised.tolist() == [[False, True, False], [False, True, False]]
+    assert terms.observed_raised.tolist() == [[False, False, False], [True, False, False]]
+    empty_expected, observed_there = np.array([[1.0, 0.0], [3.0, 0.0]]), np.array([[2.0, 1.0], [3.0, 0.0]])
+    exact = hosmer_lemeshow_terms(empty_expected, observed_there)
+    assert exact.per_group[0] == 1.0 and exact.per_group[1] == np.inf
+    assert hosmer_lemeshow_statistic(empty_expected, observed_there)[0] == np.inf
+
+
+@pytest.mark.parametrize("option", ["--table", "--plot"])
+def test_an_unwritable_output_path_stops_before_the_data(option: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "missing" / ("out.csv" if option == "--table" else "out.png")
+    assert main([option, str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: party 0: cannot write {option} {path}: no such directory"]
 
 
 @pytest.mark.multiparty

@@ -63,9 +63,10 @@ def test_job_with_huge_epsilon_is_the_exact_roc_on_the_grid(tmp_path: Path) -> N
     from scenarios.kit.datasets import framingham_with_scores
     from secure.public_randomness import public_generator
 
-    out, curve_path = tmp_path / "roc.json", tmp_path / "roc.csv"
+    out, curve_path, plot = tmp_path / "roc.json", tmp_path / "roc.csv", tmp_path / "roc.png"
     run = run_command(scenario_command("roc_private", "-M3", "--no-log", "--epsilon", "1e9", "--points", "128",
-                                       "--smooth", "none", "--json", str(out), "--curve", str(curve_path)))
+                                       "--smooth", "none", "--json", str(out), "--curve", str(curve_path),
+                                       "--plot", str(plot)))
     assert run.code == 0, run.stderr
     assert "class sizes not released" in run.stdout
     record = read_record(out)
@@ -86,6 +87,38 @@ def test_job_with_huge_epsilon_is_the_exact_roc_on_the_grid(tmp_path: Path) -> N
         rows = list(csv.DictReader(handle))
     assert len(rows) == 128 and float(rows[-1]["threshold"]) == 1.0
     assert float(rows[0]["fpr_raw"]) == pytest.approx(float(np.mean(rounded[labels == 0] > 0)))
+    assert_png(plot)
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def assert_png(path: Path) -> None:
+    """A non-trivial PNG file: the magic bytes and more than a header."""
+    data = path.read_bytes()
+    assert data[:8] == PNG_MAGIC and len(data) > 1000
+
+
+def test_job_plot_with_smoothing_in_one_process(tmp_path: Path) -> None:
+    """The raw and the smoothed (p = 2) self-normalised curves in one figure, next to --json of the same run."""
+    from scenarios.roc_private import main
+
+    out, plot = tmp_path / "roc.json", tmp_path / "roc.png"
+    assert main(["--epsilon", "2", "--points", "64", "--json", str(out), "--plot", str(plot)]) == 0
+    assert read_record(out)["smooth"] == 2
+    assert_png(plot)
+
+
+@pytest.mark.multiparty
+def test_job_refuses_an_unwritable_plot_path_at_every_party(tmp_path: Path) -> None:
+    """-M3: party 0's verdict on --plot (a missing directory) stops all three parties, exit 2, one line,
+    before any row is read or shared."""
+    path = tmp_path / "missing" / "roc.png"
+    run = run_command(scenario_command("roc_private", "-M3", "--no-log", "--plot", str(path)))
+    assert run.code == 2
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert lines == [f"error: party 0: cannot write --plot {path}: no such directory"]
+    assert "AUC" not in run.stdout and not path.parent.exists()
 
 
 @pytest.mark.multiparty
@@ -105,6 +138,7 @@ def test_job_stops_every_party_on_a_bad_label(tmp_path: Path) -> None:
     (["--points", "1"], "--points must lie in [2, 2^20]"),
     (["--domain", "1:0"], "LOW < HIGH"),
     (["--epsilon", "-1"], "epsilon must be positive"),
+    (["--plot", "/nonexistent-directory-of-the-test/roc.png"], "cannot write --plot"),
 ])
 def test_job_rejects_bad_options(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     from scenarios.roc_private import main

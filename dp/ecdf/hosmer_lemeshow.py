@@ -130,6 +130,8 @@ __all__ = [
     "HosmerLemeshowRelease",
     "HosmerLemeshowResult",
     "group_statistics",
+    "HosmerLemeshowTerms",
+    "hosmer_lemeshow_terms",
     "hosmer_lemeshow_statistic",
     "exact_hosmer_lemeshow",
     "private_hosmer_lemeshow",
@@ -517,9 +519,34 @@ def group_statistics(fixed_point: npt.ArrayLike, labels: npt.ArrayLike, bounds: 
     return expected, observed
 
 
-def hosmer_lemeshow_statistic(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
-                              floor: float | None = None) -> tuple[float, int]:
-    """``H`` of eq. (5) from ``E_{s,q}`` and ``O_{s,q}`` (arrays of shape ``(2, Q)``).
+@dataclass(frozen=True)
+class HosmerLemeshowTerms:
+    """The cells of eq. (5), one per class ``s`` and group ``q``, and which counts were raised first.
+
+    :ivar cells: ``(O_{s,q} - E_{s,q})^2 / E_{s,q}``, shape ``(2, Q)`` (row 0 negatives, row 1 positives),
+        from the counts as used (private mode: after raising); ``inf`` for an exact ``E = 0 < O``.
+    :ivar expected_raised: ``E`` cells raised to the floor before dividing (private mode), bool ``(2, Q)``.
+    :ivar observed_raised: ``O`` cells raised to 0 (private mode), bool ``(2, Q)``.
+    """
+
+    cells: np.ndarray
+    expected_raised: np.ndarray
+    observed_raised: np.ndarray
+
+    @property
+    def per_group(self) -> np.ndarray:
+        """Each group's contribution to ``H``: ``cells[0, q] + cells[1, q]``, shape ``(Q,)``."""
+        return np.asarray(self.cells[0] + self.cells[1], dtype=np.float64)
+
+    @property
+    def statistic(self) -> float:
+        """``H``: the sum of all cells."""
+        return float(np.sum(self.cells))
+
+
+def hosmer_lemeshow_terms(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
+                          floor: float | None = None) -> HosmerLemeshowTerms:
+    """The cells of eq. (5) from ``E_{s,q}`` and ``O_{s,q}`` (arrays of shape ``(2, Q)``); ``H`` is their sum.
 
     Exact mode (``floor=None``): a cell with ``E = 0`` adds 0 if ``O = 0`` (an empty cell) and
     ``inf`` otherwise.  Private mode (``floor > 0``, post-processing of released values): ``O`` is
@@ -528,7 +555,7 @@ def hosmer_lemeshow_statistic(expected: npt.ArrayLike, observed: npt.ArrayLike, 
     :param expected: expected counts (rows), shape ``(2, Q)``.
     :param observed: observed counts, shape ``(2, Q)``.
     :param floor: the smallest denominator in private mode, or ``None`` for exact mode.
-    :return: ``(H, number of E cells raised to the floor)``.
+    :return: the cells and the masks of raised counts.
     :raise ValueError: on mismatched shapes, non-finite values, a negative ``E`` in exact mode or a
         non-positive floor.
     """
@@ -538,21 +565,31 @@ def hosmer_lemeshow_statistic(expected: npt.ArrayLike, observed: npt.ArrayLike, 
         raise ValueError(f"expected and observed must both have shape (2, Q), got {e.shape} and {o.shape}")
     if not (np.all(np.isfinite(e)) and np.all(np.isfinite(o))):
         raise ValueError("expected and observed must be finite")
+    none = np.zeros(e.shape, dtype=bool)
     if floor is None:
         if np.any(e < 0) or np.any(o < 0):
             raise ValueError("exact expected and observed counts must be non-negative")
         empty = e == 0
-        if np.any(empty & (o > 0)):
-            return math.inf, 0
         safe = np.where(empty, 1.0, e)
-        return float(np.sum(np.where(empty, 0.0, (o - e) ** 2 / safe))), 0
+        cells = np.where(empty, np.where(o > 0, math.inf, 0.0), (o - e) ** 2 / safe)
+        return HosmerLemeshowTerms(cells, none, none.copy())
     bottom = check_finite(floor, "floor")
     if bottom <= 0:
         raise ValueError(f"floor must be positive, got {floor}")
-    raised = int(np.count_nonzero(e < bottom))
     e_used = np.maximum(e, bottom)
     o_used = np.maximum(o, 0.0)
-    return float(np.sum((o_used - e_used) ** 2 / e_used)), raised
+    return HosmerLemeshowTerms((o_used - e_used) ** 2 / e_used, e < bottom, o < 0)
+
+
+def hosmer_lemeshow_statistic(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
+                              floor: float | None = None) -> tuple[float, int]:
+    """``H`` of eq. (5) from ``E_{s,q}`` and ``O_{s,q}`` (arrays of shape ``(2, Q)``): the sum of the cells of
+    :func:`hosmer_lemeshow_terms` (its modes, raising and errors).
+
+    :return: ``(H, number of E cells raised to the floor)``.
+    """
+    terms = hosmer_lemeshow_terms(expected, observed, floor=floor)
+    return terms.statistic, int(np.count_nonzero(terms.expected_raised))
 
 
 def _p_value(statistic: float, degrees: int) -> float:

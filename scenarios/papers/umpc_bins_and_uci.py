@@ -6,7 +6,7 @@ the table and the orders of magnitude by which U-MPC's MSE beats Bell's and Ghaz
 
 Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*:
 
-- ``--figure bins`` (§6.2.2, Fig. 3 and Fig. 4 left): Kendall's tau-a for t in {4, 8, 16, 32, 64}
+- ``--figure bins`` (§6.2.2, Fig. 3 and Fig. 4, both panels): Kendall's tau-a for t in {4, 8, 16, 32, 64}
   discretization bins and epsilon in {0.1, 1}.  The paper uses Bank Marketing (age, balance,
   n = 4521), which is not embedded here: Framingham ``sysBP`` vs ``diaBP`` (n = 4238, all rows
   complete) stands in for it (``--pair age,totChol`` for the other pair).  Per (t, epsilon): MSE against
@@ -15,7 +15,8 @@ Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher deg
   on every t row).  **Bins of the LDP baselines: t cells in total** on a 2-D grid over the declared
   domains, ``t_x = 2^floor(log2(t)/2)`` bins for the first column and ``t / t_x`` for the second
   (4 = 2x2, 8 = 2x4, 16 = 4x4, 32 = 4x8, 64 = 8x8), so that Bell's ``n l t`` and Ghazi's
-  ``n^2 eps^2 log(t) l`` are costed with the same t that the simulation uses.
+  ``n^2 eps^2 log(t) l`` are costed with the same t that the simulation uses.  Fig. 4 right plots every
+  method's MSE against its modelled online communication (one point per t; U-MPC's does not depend on t).
 - ``--figure uci`` (App. E.2, Fig. 5-6, all four panels): UCI Heart Disease, Kendall's
   tau-a of ``trestbps`` vs ``chol`` (rows with either missing dropped: 834 rows, as in the paper; 159
   of them have ``chol = 0``, which the source uses for "not measured" — kept, as the paper's 834
@@ -28,14 +29,17 @@ Methods (estimation reused from :mod:`scenarios.papers.umpc_vs_baselines`' set-u
 :func:`dp.umpc.protocol.simulate` with ``|E| = 2n`` BalancedSamp pairs, fresh tuples and fresh distributed
 discrete Laplace noise every run, ``m = 3`` parties, noise calibrated for a coalition of 1; ``Bell LDP``
 is :func:`dp.bell.generic.simulate` (k-ary RR, averaged kernel matrix); ``Ghazi`` is
-:func:`dp.baselines.ghazi.simulate` (exact factorization, averaged matrix); ``GhaziSM`` (shuffled model) is
-costed only (rows without MSE).  Costs (:func:`dp.umpc.costs.protocol_costs`, Table 1 / Lemma C.3 / App. D.2,
+:func:`dp.baselines.ghazi.simulate` (exact factorization, averaged matrix, local noise); ``GhaziSM`` is
+:func:`dp.baselines.ghazi_shuffled.simulate` (the same factorization in the shuffled model: one discrete
+Laplace draw per coordinate of the summed factors, so its MSE is the quantization bias plus an
+``O(log t / (eps^2 n^2))`` noise term, n times below Ghazi's).  Costs (:func:`dp.umpc.costs.protocol_costs`, Table 1 / Lemma C.3 / App. D.2,
 constants 1, ``l = 40``): communication of U-MPC under ``M_HF`` (``comm_bits``, plotted solid) and
 ``M_Dis`` (``comm_bits_dis``, dashed), Bell, Ghazi, GhaziSM; per-party operations (U-MPC:
 ``ceil(2|E|/n) C_f^T + n`` with ``C_f^T = 2 l + 1`` for Kendall, ``l`` for the equality test), server
 operations, and Fig. 3's total computation ``server + n x per-party`` (``compute_ops``).  The bins
-figure plots communication, total computation (Fig. 3) and MSE (Fig. 4 left) against t; the UCI
-figure plots communication, MSE, per-party and server computation against n (Fig. 5-6).
+figure plots communication, total computation (Fig. 3) and MSE (Fig. 4 left) against t, and MSE against
+communication (Fig. 4 right); the UCI figure plots communication, MSE, per-party and server computation
+against n (Fig. 5-6).
 
 Run it::
 
@@ -60,10 +64,12 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
                       MPyC path (-M3: real parties, rows i, i+m, ... at party i, noise calibrated for the real
                       m and t) with run 0's rows and tuples and fixed per-party draws fed to both paths: the
                       estimate and the opened noisy sums must be equal (umpc_<figure>_secure.csv; a
-                      disagreement exits 1).  Bell and Ghazi are other papers' local protocols: not checked
+                      disagreement exits 1).  Bell, Ghazi and GhaziSM are other papers' local and
+                      shuffled-model protocols: not checked
 
 Privacy: U-MPC is epsilon-DP (pure) against a passive coalition of ``t < m/2`` parties; Bell and Ghazi
-are epsilon-LDP per user.  One-process simulation at party 0 (see :mod:`scenarios.kit.experiments`).
+are epsilon-LDP per user; GhaziSM is epsilon-DP in the shuffled model (non-colluding shufflers, honest noise
+shares).  One-process simulation at party 0 (see :mod:`scenarios.kit.experiments`).
 """
 from __future__ import annotations
 
@@ -92,11 +98,11 @@ from scenarios.kit.experiments import (
     summarize,
 )
 
-#: the simulated methods (GhaziSM's MSE is simulated only in the Gini comparison, umpc_vs_baselines)
-METHODS = ("U-MPC", "Bell LDP", "Ghazi")
+#: the simulated methods: all four protocols of Sinh & Ramon's Fig. 3-6
+METHODS = ("U-MPC", "Bell LDP", "Ghazi", "GhaziSM")
 
 __all__ = ["main", "parse_options", "BinsOptions", "run_bins", "run_uci", "exact_ustat", "grid_shape",
-           "CSV_COLUMNS", "METHODS", "COST_ONLY_METHODS"]
+           "CSV_COLUMNS", "METHODS"]
 
 FIGURES = ("bins", "uci")
 DEFAULT_GRID = (4, 8, 16, 32, 64)
@@ -112,7 +118,6 @@ ELL = 40          # bits per element in the cost models
 PARTIES = 3       # simulated parties holding the rows (U-MPC)
 COALITION = 1     # coalition the U-MPC noise is calibrated for
 
-COST_ONLY_METHODS = ("GhaziSM",)
 #: the cost model (dp.umpc.costs.PROTOCOLS) of each method
 COST_PROTOCOL = {"U-MPC": "U-MPC (M_HF)", "Bell LDP": "Bell", "Ghazi": "Ghazi", "GhaziSM": "GhaziSM"}
 COLORS = {"U-MPC": "tab:blue", "Bell LDP": "tab:orange", "Ghazi": "tab:green", "GhaziSM": "tab:red"}
@@ -277,8 +282,9 @@ def umpc_estimates(stat: _Statistic, values: np.ndarray, *, epsilon: float, edge
 
 def ldp_estimates(stat: _Statistic, values: np.ndarray, quantizer: Any, *, epsilon: float, runs: int, seed: int,
                   setting: int, os_noise: bool, bar: Any) -> dict[str, np.ndarray]:
-    """``runs`` estimates of Bell's generic LDP and of Ghazi et al. (same quantizer, averaged matrix)."""
-    from dp.baselines import ghazi
+    """``runs`` estimates of Bell's generic LDP, of Ghazi et al. and of Ghazi et al. in the shuffled model (same
+    quantizer, averaged kernel matrix)."""
+    from dp.baselines import ghazi, ghazi_shuffled
     from dp.bell import generic as ldp_generic
 
     x = _shape(stat, values)
@@ -289,7 +295,11 @@ def ldp_estimates(stat: _Statistic, values: np.ndarray, quantizer: Any, *, epsil
     gz = np.asarray(ghazi.simulate(x, kernel, quantizer=quantizer, epsilon=epsilon, d=None, runs=runs,
                                    kind="average", rng=noise_generator(seed, setting, 2, os_noise=os_noise)))
     bar.update(runs)
-    return {"Bell LDP": bell, "Ghazi": gz}
+    shuffled = np.asarray(ghazi_shuffled.simulate(x, kernel, quantizer=quantizer, epsilon=epsilon, d=None, runs=runs,
+                                                  kind="average",
+                                                  rng=noise_generator(seed, setting, 3, os_noise=os_noise)))
+    bar.update(runs)
+    return {"Bell LDP": bell, "Ghazi": gz, "GhaziSM": shuffled}
 
 
 def _costs(stat: _Statistic, method: str, *, n: int, edges: int, t: int, epsilon: float) -> dict[str, float]:
@@ -305,9 +315,9 @@ def _costs(stat: _Statistic, method: str, *, n: int, edges: int, t: int, epsilon
 
 
 def _row(figure: str, stat: _Statistic, method: str, *, n: int, t: int, grid: str, epsilon: float, edges: int,
-         estimates: np.ndarray | None, exact: float, seed: int) -> dict[str, Any]:
-    """One CSV row; ``estimates=None`` for a cost-only method (no MSE)."""
-    errors = np.asarray([]) if estimates is None else estimates - exact
+         estimates: np.ndarray, exact: float, seed: int) -> dict[str, Any]:
+    """One CSV row: the method's MSE and bias over the runs and its modelled costs."""
+    errors = estimates - exact
     mse, mse_se, _ = summarize(errors ** 2)
     bias, bias_se, _ = summarize(errors)
     return {"figure": figure, "statistic": stat.name, "n": n, "t": t, "grid": grid, "epsilon": epsilon,
@@ -324,8 +334,6 @@ def _ratios(rows: list[dict[str, Any]], keys: Sequence[str]) -> None:
     for group in groups.values():
         umpc = next(r for r in group if r["method"] == "U-MPC")["mse_mean"]
         for row in group:
-            if row["method"] not in METHODS:
-                continue
             ratio = row["mse_mean"] / umpc if umpc > 0 else math.nan
             row["ratio_to_umpc"] = ratio
             row["orders_of_magnitude"] = math.log10(ratio) if ratio > 0 else math.nan
@@ -343,7 +351,7 @@ def run_bins(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
     runs = options.common.runs
     os_noise = options.common.os_noise
     rows: list[dict[str, Any]] = []
-    bar = progress(len(options.epsilons) * runs * (1 + 2 * len(options.grid)), "umpc_bins")
+    bar = progress(len(options.epsilons) * runs * (1 + 3 * len(options.grid)), "umpc_bins")
     try:
         for e, epsilon in enumerate(options.epsilons):
             bar.set_postfix_str(f"eps={epsilon:g}")
@@ -357,35 +365,51 @@ def run_bins(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
                     rows.append(_row("bins", stat, method, n=n, t=cost_t, grid=grid, epsilon=epsilon, edges=edges,
                                      estimates=umpc if method == "U-MPC" else base[method], exact=exact,
                                      seed=seed))
-                for method in COST_ONLY_METHODS:
-                    rows.append(_row("bins", stat, method, n=n, t=cost_t, grid=grid, epsilon=epsilon, edges=edges,
-                                     estimates=None, exact=exact, seed=seed))
     finally:
         bar.close()
     _ratios(rows, ("t", "epsilon"))
     return rows
 
 
-def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
-    """UCI Heart Disease: Kendall (trestbps, chol) and duplicate ratio (num) vs n, epsilon 1, t = 64."""
+UCI_STATISTICS = (_Statistic("kendall", "heart_disease_uci", ("trestbps", "chol")),
+                  _Statistic("duplicate", "heart_disease_uci", ("num",)))
+
+
+def uci_setting(statistic: int, size_index: int) -> int:
+    """The setting number of the UCI figure's ``statistic``-th statistic at its ``size_index``-th size (it offsets
+    the public seed of the subsample, the tuples and the simulation noise)."""
+    return 1000 * (statistic + 1) + 10 * size_index
+
+
+def uci_sizes(sizes: Sequence[int], rows: int) -> list[int]:
+    """The distinct subsample sizes of ``--sizes`` on ``rows`` complete rows, ascending (0 or a size above ``rows``:
+    all rows)."""
+    return sorted({min(size, rows) if size else rows for size in sizes})
+
+
+def uci_subsample(data: np.ndarray, n: int, *, seed: int, setting: int) -> np.ndarray:
+    """``n`` rows of ``data`` drawn uniformly without replacement from the public ``seed + setting``, in data order."""
     from scenarios.kit.experiments import data_generator
 
-    stats = (_Statistic("kendall", "heart_disease_uci", ("trestbps", "chol")),
-             _Statistic("duplicate", "heart_disease_uci", ("num",)))
+    pick = data_generator(seed + setting).choice(data.shape[0], size=n, replace=False)
+    return data[np.sort(pick)]
+
+
+def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
+    """UCI Heart Disease: Kendall (trestbps, chol) and duplicate ratio (num) vs n, epsilon 1, t = 64."""
+    stats = UCI_STATISTICS
     runs = options.common.runs
     os_noise = options.common.os_noise
     rows: list[dict[str, Any]] = []
-    bar = progress(len(stats) * len(options.sizes) * 3 * runs, "umpc_uci")
+    bar = progress(len(stats) * len(options.sizes) * 4 * runs, "umpc_uci")
     try:
         for s, stat in enumerate(stats):
             data = _complete(stat.dataset, stat.columns)
             quantizer, grid, cost_t = _quantizer(stat, UCI_BINS)
-            sizes = sorted({min(size, data.shape[0]) if size else data.shape[0] for size in options.sizes})
-            for index, n in enumerate(sizes):
+            for index, n in enumerate(uci_sizes(options.sizes, data.shape[0])):
                 bar.set_postfix_str(f"{stat.name} n={n}")
-                setting = 1000 * (s + 1) + 10 * index
-                pick = data_generator(seed + setting).choice(data.shape[0], size=n, replace=False)
-                values = data[np.sort(pick)]
+                setting = uci_setting(s, index)
+                values = uci_subsample(data, n, seed=seed, setting=setting)
                 exact = exact_ustat(_shape(stat, values), _ldp_kernel(stat))
                 edges = max(1, int(round(options.edges_per_row * n)))
                 estimates = ldp_estimates(stat, values, quantizer, epsilon=UCI_EPSILON, runs=runs, seed=seed,
@@ -395,9 +419,6 @@ def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
                 for method in METHODS:
                     rows.append(_row("uci", stat, method, n=n, t=cost_t, grid=grid, epsilon=UCI_EPSILON,
                                      edges=edges, estimates=estimates[method], exact=exact, seed=seed))
-                for method in COST_ONLY_METHODS:
-                    rows.append(_row("uci", stat, method, n=n, t=cost_t, grid=grid, epsilon=UCI_EPSILON,
-                                     edges=edges, estimates=None, exact=exact, seed=seed))
     finally:
         bar.close()
     _ratios(rows, ("statistic", "n"))
@@ -421,7 +442,7 @@ def _panels(columns: int, rows: int = 1) -> tuple[Any, list[Any]]:
 def _cost_curves(axes: Any, rows: list[dict[str, Any]], x: str, column: str, *, label_suffix: str = "",
                  style: str = "-", dis: bool = False) -> None:
     """Every costed method's ``column`` against ``x`` (and U-MPC's ``M_Dis`` communication if ``dis``)."""
-    for method in METHODS + COST_ONLY_METHODS:
+    for method in METHODS:
         mine = [r for r in rows if r["method"] == method]
         if not mine:
             continue
@@ -434,7 +455,7 @@ def _cost_curves(axes: Any, rows: list[dict[str, Any]], x: str, column: str, *, 
 
 
 def _plot_bins(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> None:
-    figure, (comm, compute, mse) = _panels(3)
+    figure, (comm, compute, mse, tradeoff) = _panels(2, 2)
     for e, (epsilon, style) in enumerate(zip(options.epsilons, ("-", "--", ":", "-."))):
         mine = [r for r in rows if r["epsilon"] == epsilon]
         if e == 0:  # U-MPC's and Bell's costs do not depend on epsilon: drawn once
@@ -444,19 +465,26 @@ def _plot_bins(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> N
         _cost_curves(comm, ghazis, "t", "comm_bits", label_suffix=f" eps={epsilon:g}", style=style)
         _cost_curves(compute, ghazis, "t", "compute_ops", label_suffix=f" eps={epsilon:g}", style=style)
         for method in METHODS:
-            _errorbar(mse, [r for r in mine if r["method"] == method], "t", f"{method} eps={epsilon:g}",
-                      MARKERS[method], style, COLORS[method])
+            rows_of = [r for r in mine if r["method"] == method]
+            _errorbar(mse, rows_of, "t", f"{method} eps={epsilon:g}", MARKERS[method], style, COLORS[method])
+            # Fig. 4 right: one point per t (U-MPC's cost and MSE do not depend on t: one point)
+            _errorbar(tradeoff, rows_of[:1] if method == "U-MPC" else rows_of, "comm_bits",
+                      f"{method} eps={epsilon:g}", MARKERS[method], style, COLORS[method])
     comm.set_ylabel("modelled online communication (bits)")
     comm.set_title("Fig. 3 left: total online communication", fontsize=8)
     compute.set_ylabel("modelled total computation (server + n x party ops)")
     compute.set_title("Fig. 3 right: total online computation", fontsize=8)
     mse.set_ylabel("MSE of Kendall's tau-a")
-    mse.set_title("Fig. 4 left: MSE (GhaziSM not simulated)", fontsize=8)
+    mse.set_title("Fig. 4 left: MSE against the bins t", fontsize=8)
+    tradeoff.set_ylabel("MSE of Kendall's tau-a")
+    tradeoff.set_xlabel("modelled online communication (bits; U-MPC: M_HF)")
+    tradeoff.set_title("Fig. 4 right: MSE against communication (a point per t)", fontsize=8)
     n = rows[0]["n"]
-    for axes in (comm, compute, mse):
-        axes.set_xscale("log", base=2)
+    for axes in (comm, compute, mse, tradeoff):
+        axes.set_xscale("log", base=10 if axes is tradeoff else 2)
         axes.set_yscale("log")
-        axes.set_xlabel("t (LDP bins, t_x x t_y grid)")
+        if axes is not tradeoff:
+            axes.set_xlabel("t (LDP bins, t_x x t_y grid)")
         axes.grid(True, which="both", alpha=0.3)
         axes.legend(fontsize=6)
     figure.suptitle(f"Kendall's tau, Framingham {options.pair[0]} vs {options.pair[1]} (stand-in for Bank, Sinh & "
@@ -476,7 +504,7 @@ def _plot_uci(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> No
             _errorbar(mse, [r for r in mine if r["method"] == method], "n", f"{method} {stat}", MARKERS[method],
                       style, COLORS[method])
     comm.set_ylabel("modelled online communication (bits)")
-    mse.set_ylabel("MSE (GhaziSM not simulated)")
+    mse.set_ylabel("MSE")
     party.set_ylabel("modelled per-party operations")
     server.set_ylabel("modelled server operations")
     for axes in (comm, mse, party, server):
@@ -495,12 +523,11 @@ def _print(options: BinsOptions, rows: list[dict[str, Any]], seed: int, seconds:
     table = []
     for r in rows:
         umpc = r["method"] == "U-MPC"
-        costed_only = r["method"] not in METHODS
         table.append([r["statistic"], str(r["n"]), str(r["t"]), r["grid"], f"{r['epsilon']:g}", r["method"],
                       format_mean(r["mse_mean"], r["mse_se"]), f"{r['comm_bits']:.3g}",
                       f"{r['comm_bits_dis']:.3g}" if umpc else "-", f"{r['party_ops']:.3g}",
                       f"{r['server_ops']:.3g}", f"{r['compute_ops']:.3g}",
-                      "-" if umpc or costed_only else f"{r['orders_of_magnitude']:.2f}"])
+                      "-" if umpc else f"{r['orders_of_magnitude']:.2f}"])
     title = ("Kendall's tau-a on Framingham vs bins t (Sinh & Ramon Fig. 3-4)" if options.figure == "bins"
              else "UCI Heart Disease vs n (Sinh & Ramon Fig. 5-6)")
     print_rows(f"{title}: MSE against the exact U-statistic (mean ± s.e. over runs), modelled online bits "
@@ -509,7 +536,7 @@ def _print(options: BinsOptions, rows: list[dict[str, Any]], seed: int, seconds:
                 "server ops", "total ops", "log10 MSE/U-MPC"],
                table,
                notes=[f"U-MPC: |E| = {options.edges_per_row:g} n BalancedSamp, {PARTIES} parties, coalition "
-                      f"{COALITION}; LDP baselines: averaged kernel matrix; GhaziSM: costs only; "
+                      f"{COALITION}; LDP and shuffled baselines: averaged kernel matrix; "
                       f"{options.common.runs} runs", "total ops = server + n x per-party (Fig. 3 right)",
                       seed_note(seed, options.common.os_noise)])
     for method in METHODS[1:]:
@@ -522,8 +549,8 @@ def _print(options: BinsOptions, rows: list[dict[str, Any]], seed: int, seconds:
 
 
 #: what the ``--secure`` check does not cover (printed under its table)
-BASELINES_NOTE = ("--secure checks the U-MPC rows only: Bell LDP and Ghazi are local-DP protocols of other papers, "
-                  "simulated as baselines (GhaziSM costed only), with no MPyC path here")
+BASELINES_NOTE = ("--secure checks the U-MPC rows only: Bell LDP and Ghazi (local DP) and GhaziSM (shuffled model) "
+                  "are protocols of other papers, simulated as baselines, with no MPyC path here")
 
 
 def _check_setting(stat: _Statistic, values: np.ndarray, *, epsilon: float, edges: int, seed: int, setting: int,
@@ -542,8 +569,6 @@ def _check_setting(stat: _Statistic, values: np.ndarray, *, epsilon: float, edge
 def secure_settings(options: BinsOptions, seed: int) -> list[Any]:
     """The ``--secure`` repetitions: U-MPC at every epsilon (bins figure) or every statistic and n (uci figure),
     with the rows and run 0's tuple seed of the experiment at that setting."""
-    from scenarios.kit.experiments import data_generator
-
     runs = options.common.runs
     settings = []
     if options.figure == "bins":
@@ -554,15 +579,11 @@ def secure_settings(options: BinsOptions, seed: int) -> list[Any]:
             settings.append(_check_setting(stat, values, epsilon=epsilon, edges=edges, seed=seed, setting=100 * e,
                                            runs=runs, label=f"kendall {','.join(options.pair)}, eps={epsilon:g}"))
         return settings
-    stats = (_Statistic("kendall", "heart_disease_uci", ("trestbps", "chol")),
-             _Statistic("duplicate", "heart_disease_uci", ("num",)))
-    for s, stat in enumerate(stats):
+    for s, stat in enumerate(UCI_STATISTICS):
         data = _complete(stat.dataset, stat.columns)
-        sizes = sorted({min(size, data.shape[0]) if size else data.shape[0] for size in options.sizes})
-        for index, n in enumerate(sizes):
-            setting = 1000 * (s + 1) + 10 * index
-            pick = data_generator(seed + setting).choice(data.shape[0], size=n, replace=False)
-            settings.append(_check_setting(stat, data[np.sort(pick)], epsilon=UCI_EPSILON,
+        for index, n in enumerate(uci_sizes(options.sizes, data.shape[0])):
+            setting = uci_setting(s, index)
+            settings.append(_check_setting(stat, uci_subsample(data, n, seed=seed, setting=setting), epsilon=UCI_EPSILON,
                                            edges=max(1, int(round(options.edges_per_row * n))), seed=seed,
                                            setting=setting, runs=runs,
                                            label=f"{stat.name} {','.join(stat.columns)}, n={n}, eps={UCI_EPSILON:g}"))
