@@ -68,14 +68,13 @@ def test_bins_and_uci_secure_check_agrees(tmp_path: Path, figure: str, settings:
 
 
 def test_a_disagreement_is_reported_and_stops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from scenarios.kit.experiments import SecureCheck
-    from scenarios.papers.umpc_samplers import finish_umpc_checks
+    from scenarios.kit.experiments import SecureCheck, finish_secure_checks
     from secure.session import ProtocolFailure
 
     checks = [SecureCheck("U-MPC a: estimate", 0.25, 0.25, "equal"),
               SecureCheck("U-MPC b: noisy sum 0", 101.0, 100.0, "equal")]
     with pytest.raises(ProtocolFailure, match="disagrees"):
-        finish_umpc_checks("demo", checks, str(tmp_path), "baselines not checked")
+        finish_secure_checks("demo", checks, str(tmp_path), note="baselines not checked")
     rows = _secure_rows(tmp_path / "demo_secure.csv")
     assert [row["ok"] for row in rows] == ["True", "False"]
     out = capsys.readouterr().out

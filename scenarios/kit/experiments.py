@@ -39,7 +39,7 @@ import math
 import os
 import time
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +78,7 @@ __all__ = [
     "report_secure_checks",
     "check_noise_generator",
     "finish_secure_checks",
+    "experiment_life",
 ]
 
 DEFAULT_RESULTS_DIR = "results"
@@ -244,10 +245,39 @@ async def seed_at_party_zero(common: CommonOptions) -> int | None:
     return seed if mpc.pid == 0 else None
 
 
-async def run_standard_experiment(options: Any, name: Any, run: Any, columns: Sequence[str], plot: Any,
-                                  report: Any, checks: Any = None) -> Callable[[], None] | None:
-    """The usual life of a simulated experiment: seed agreement, the ``--secure`` check if asked, then at
-    party 0 run, CSV, PNG, table (and the check's report).
+async def experiment_life(common: CommonOptions, name: str, work: Callable[[int], None], *,
+                          checks: Callable[[int], Awaitable[Sequence[SecureCheck]]] | None = None,
+                          note: str = "") -> Callable[[], None] | None:
+    """The life of a simulated experiment at every party: agree on the seed, check the results directory, run the
+    ``--secure`` check if asked (every party takes part); then, at party 0 only, the experiment itself.
+
+    :param common: the experiment's :class:`CommonOptions`.
+    :param name: the name of the check's report (``<name>_secure.csv``).
+    :param work: ``seed -> None`` at party 0: the Monte Carlo, its files and its table.
+    :param checks: ``async seed -> [SecureCheck]``, run by every party with ``--secure`` (the protocol once on the
+        MPyC path); party 0 reports them after the experiment (:func:`finish_secure_checks`, with ``note``).
+    :return: at party 0, ``work`` and the checks' report, to run after the orderly shutdown (the other parties
+        leave at once instead of waiting, silent, for the Monte Carlo); ``None`` elsewhere.
+    """
+    from mpyc.runtime import mpc
+
+    seed = await agree_seed(common.seed)
+    await check_results_dir(common.results_dir)
+    found = await checks(seed) if checks is not None and common.secure else None
+    if mpc.pid != 0:
+        return None
+
+    def deliver() -> None:
+        work(seed)
+        if found is not None:
+            finish_secure_checks(name, found, common.results_dir, note=note)
+
+    return deliver
+
+
+async def run_standard_experiment(options: Any, name: str, run: Any, columns: Sequence[str], plot: Any,
+                                  report: Any, checks: Any = None, note: str = "") -> Callable[[], None] | None:
+    """:func:`experiment_life` of the usual experiment: at party 0 run, one CSV, one PNG, the table.
 
     :param options: parsed options with a ``common`` field (:class:`CommonOptions`).
     :param name: base name of the CSV and PNG in the results directory.
@@ -255,30 +285,19 @@ async def run_standard_experiment(options: Any, name: Any, run: Any, columns: Se
     :param columns: CSV columns.
     :param plot: ``(options, rows, png_path) -> None``.
     :param report: ``(options, rows, seed, seconds, files) -> None`` prints the table.
-    :param checks: ``async (options, seed) -> [SecureCheck]``, run by every party with ``--secure`` (the protocol
-        once on the MPyC path); party 0 reports them after the experiment (:func:`finish_secure_checks`).
-    :return: at party 0, the simulation itself, to run after the orderly shutdown (the other parties
-        leave at once instead of waiting, silent, for the Monte Carlo); ``None`` elsewhere.
+    :param checks: ``async (options, seed) -> [SecureCheck]``, the ``--secure`` check, or ``None``.
+    :param note: printed before the checks' table: what they do not cover.
     """
-    from mpyc.runtime import mpc
-
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    found = await checks(options, seed) if checks is not None and options.common.secure else None
-    if mpc.pid != 0:
-        return None
-
-    def deliver() -> None:
+    def work(seed: int) -> None:
         started = time.perf_counter()
         rows = run(options, seed)
         base = os.path.join(options.common.results_dir, name)
         write_csv(base + ".csv", columns, rows)
         plot(options, rows, base + ".png")
         report(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
-        if found is not None:
-            finish_secure_checks(name, found, options.common.results_dir)
 
-    return deliver
+    return await experiment_life(options.common, name, work, note=note,
+                                 checks=None if checks is None else lambda seed: checks(options, seed))
 
 
 #: the budget line of a simulated experiment on embedded or synthetic data (DESIGN: exempt, and said so)
@@ -496,11 +515,14 @@ def report_secure_checks(name: str, checks: Sequence[SecureCheck], results_dir: 
     return all(c.ok for c in checks)
 
 
-def finish_secure_checks(name: str, checks: Sequence[SecureCheck], results_dir: str) -> None:
-    """Report the ``--secure`` checks at party 0 (:func:`report_secure_checks`); a disagreement raises
+def finish_secure_checks(name: str, checks: Sequence[SecureCheck], results_dir: str, *, note: str = "") -> None:
+    """Report the ``--secure`` checks at party 0 (:func:`report_secure_checks`), after ``note`` (what the checks do
+    not cover, e.g. other papers' protocols without an MPyC path) if given; a disagreement raises
     :class:`secure.errors.ProtocolFailure`: exit 1 at this party with one line, nothing more claimed."""
     from secure.errors import ProtocolFailure
 
+    if note:
+        print(f"  {note}")
     if not report_secure_checks(name, checks, results_dir):
         raise ProtocolFailure(f"--secure: the MPyC path disagrees with the simulated path (see {name}_secure.csv)")
 

@@ -85,7 +85,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.kit.experiments import check_noise_generator, finish_secure_checks
+from scenarios.kit.experiments import check_noise_generator
 from scenarios.kit.experiments import (
     CommonOptions,
     add_common_options,
@@ -465,28 +465,19 @@ async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:
 
 async def _experiment(options: KendallOptions) -> Callable[[], None] | None:
     """Every party: agree on the seed and the results directory; with ``--secure`` run the check
-    (:func:`secure_checks`); party 0 runs the experiment."""
-    from mpyc.runtime import mpc
+    (:func:`secure_checks`); party 0 runs the experiment (:func:`scenarios.kit.experiments.experiment_life`)."""
+    from scenarios.kit.experiments import experiment_life
 
-    from scenarios.kit.experiments import agree_seed, check_results_dir
-
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    checks = await secure_checks(options, seed) if options.common.secure else []
-    if mpc.pid != 0:
-        return None
-
-    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
+    def work(seed: int) -> None:
         started = time.perf_counter()
         rows, exact = run_experiment(options, seed)
         base = os.path.join(options.common.results_dir, "bell_kendall")
         write_csv(base + ".csv", CSV_COLUMNS, rows)
         _plot(options, rows, exact, base + ".png")
         _print(options, rows, exact, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
-        if options.common.secure:
-            finish_secure_checks("bell_kendall", checks, options.common.results_dir)
 
-    return deliver
+    return await experiment_life(options.common, "bell_kendall", work,
+                                 checks=lambda seed: secure_checks(options, seed))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

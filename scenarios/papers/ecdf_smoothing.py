@@ -66,7 +66,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.kit.experiments import check_noise_generator, finish_secure_checks
+from scenarios.kit.experiments import check_noise_generator
 from scenarios.kit.experiments import (
     CommonOptions,
     add_common_options,
@@ -88,7 +88,7 @@ from scenarios.kit.experiments import (
 )
 
 __all__ = ["main", "parse_options", "SmoothingOptions", "run_experiment", "CSV_COLUMNS", "METRICS",
-           "check_noise_generator", "party_share", "secure_ecdf_counts", "finish_secure_checks", "secure_checks"]
+           "check_noise_generator", "party_share", "secure_ecdf_counts", "secure_checks"]
 
 DEFAULT_EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 DEFAULT_LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
@@ -361,35 +361,8 @@ async def _experiment(options: SmoothingOptions) -> Callable[[], None] | None:
     With ``--secure`` every party first runs the check (:func:`secure_checks`); party 0 reports it after the
     experiment's table.
     """
-    if not options.common.secure:
-        return await run_standard_experiment(options, f"ecdf_smoothing_{options.vary}", run_experiment, CSV_COLUMNS,
-                                             _plot, _print)
-    from mpyc.runtime import mpc
-
-    from scenarios.kit.experiments import agree_seed, check_results_dir
-
-    name = f"ecdf_smoothing_{options.vary}"
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    checks = await secure_checks(options, seed)
-    if mpc.pid != 0:
-        return None
-
-    def deliver() -> None:  # after the orderly shutdown, as run_standard_experiment's
-        import os
-        import time
-
-        from scenarios.kit.experiments import write_csv
-
-        started = time.perf_counter()
-        rows = run_experiment(options, seed)
-        base = os.path.join(options.common.results_dir, name)
-        write_csv(base + ".csv", CSV_COLUMNS, rows)
-        _plot(options, rows, base + ".png")
-        _print(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
-        finish_secure_checks(name, checks, options.common.results_dir)
-
-    return deliver
+    return await run_standard_experiment(options, f"ecdf_smoothing_{options.vary}", run_experiment, CSV_COLUMNS,
+                                         _plot, _print, checks=secure_checks)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

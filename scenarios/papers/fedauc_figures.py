@@ -736,22 +736,14 @@ def deployment_settings(options: FiguresOptions) -> list[Any]:
 
 
 async def _body(options: FiguresOptions) -> Callable[[], None] | None:
-    from mpyc.runtime import mpc
+    from scenarios.kit.experiments import experiment_life
+    from scenarios.papers.fedauc_tables import deployment_checks
 
-    from scenarios.kit.experiments import agree_seed, check_results_dir
-    from scenarios.papers.fedauc_tables import deployment_checks, finish_secure_checks
-
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    checks: list[Any] = []
-    if options.common.secure:  # the deployment once on the real parties (fedauc_tables.deployment_checks)
+    async def checks(seed: int) -> list[Any]:  # the deployment once on the real parties
         scores, labels = load_scores(seed)
-        checks = await deployment_checks(deployment_settings(options), scores, labels, seed,
-                                         lambda: _layout_rng(seed))
-    if mpc.pid != 0:
-        return None
+        return await deployment_checks(deployment_settings(options), scores, labels, seed, lambda: _layout_rng(seed))
 
-    def deliver() -> None:  # after the orderly shutdown: the peers do not wait, silent, for party 0
+    def work(seed: int) -> None:
         import time
 
         started = time.perf_counter()
@@ -765,10 +757,8 @@ async def _body(options: FiguresOptions) -> Callable[[], None] | None:
                 _plot(name, rows, base + ".png")
                 files += [base + ".csv", base + ".png"]
         _report(options, results, seed, time.perf_counter() - started, files)
-        if options.common.secure:
-            finish_secure_checks("fedauc_figures", checks, options.common.results_dir)
 
-    return deliver
+    return await experiment_life(options.common, "fedauc_figures", work, checks=checks)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

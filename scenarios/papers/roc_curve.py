@@ -498,19 +498,10 @@ def _print(options: RocOptions, rows: list[dict[str, Any]], data: ScoredData, se
 
 async def _experiment(options: RocOptions) -> Callable[[], None] | None:
     """Every party: agree on the seed and the results directory; with ``--secure`` run the check
-    (:func:`secure_checks`); party 0 runs the experiment."""
-    from mpyc.runtime import mpc
+    (:func:`secure_checks`); party 0 runs the experiment (:func:`scenarios.kit.experiments.experiment_life`)."""
+    from scenarios.kit.experiments import experiment_life
 
-    from scenarios.kit.experiments import agree_seed, check_results_dir
-    from scenarios.kit.experiments import finish_secure_checks
-
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    checks = await secure_checks(options, seed) if options.common.secure else []
-    if mpc.pid != 0:
-        return None
-
-    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
+    def work(seed: int) -> None:
         started = time.perf_counter()
         data = load_scores(seed)
         rows = run_experiment(options, seed, data)
@@ -521,10 +512,8 @@ async def _experiment(options: RocOptions) -> Callable[[], None] | None:
         example = _plot_example(options, seed, data, files[2])
         _plot_auc_errors(options, rows, data, files[3])
         _print(options, rows, data, seed, time.perf_counter() - started, example, files)
-        if options.common.secure:
-            finish_secure_checks("roc_curve", checks, options.common.results_dir)
 
-    return deliver
+    return await experiment_life(options.common, "roc_curve", work, checks=lambda seed: secure_checks(options, seed))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

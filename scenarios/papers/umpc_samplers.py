@@ -112,7 +112,7 @@ from scenarios.kit.experiments import (
 
 __all__ = ["main", "parse_options", "SamplerOptions", "run_experiment", "load_categories", "bank_job_standin",
            "lemma_d3_bound", "exact_duplicate_ratio", "ordering_holds", "CSV_COLUMNS", "SAMPLERS",
-           "BANK_JOB_COUNTS", "DATASETS", "UmpcCheckSetting", "umpc_secure_checks", "finish_umpc_checks",
+           "BANK_JOB_COUNTS", "DATASETS", "UmpcCheckSetting", "umpc_secure_checks",
            "run_umpc_experiment", "secure_settings"]
 
 SAMPLERS = ("balanced", "uniform", "bernoulli")
@@ -597,50 +597,20 @@ async def umpc_secure_checks(settings: Sequence[UmpcCheckSetting], seed: int) ->
     return checks
 
 
-def finish_umpc_checks(name: str, checks: Sequence[Any], results_dir: str, baselines: str = "") -> None:
-    """Report the ``--secure`` checks at party 0 (after the experiment); a disagreement raises
-    :class:`secure.session.ProtocolFailure` (exit 1, one line).
-
-    :param baselines: a note on the methods the check does not cover (local or other protocols), printed.
-    """
-    from scenarios.kit.experiments import finish_secure_checks
-
-    if baselines:
-        print(f"  {baselines}")
-    finish_secure_checks(name, checks, results_dir)
-
-
 async def run_umpc_experiment(options: Any, name: str, run: Any, columns: Sequence[str], plot: Any, report: Any,
                               settings: Any, baselines: str = "") -> Any:
-    """:func:`scenarios.kit.experiments.run_standard_experiment` with the ``--secure`` check first (all parties),
-    reported by party 0 after the experiment.
+    """:func:`scenarios.kit.experiments.run_standard_experiment` with U-MPC's ``--secure`` check
+    (:func:`umpc_secure_checks` on ``settings``), reported by party 0 after the experiment.
 
     :param settings: ``(options, seed) -> [UmpcCheckSetting]`` (public data and parameters: the same at every party).
+    :param baselines: a note on the methods the check does not cover (local or other protocols), printed.
     """
-    import os
-    import time
+    from scenarios.kit.experiments import run_standard_experiment
 
-    from mpyc.runtime import mpc
+    async def checks(options: Any, seed: int) -> list[Any]:
+        return await umpc_secure_checks(settings(options, seed), seed)
 
-    from scenarios.kit.experiments import agree_seed, check_results_dir, write_csv
-
-    seed = await agree_seed(options.common.seed)
-    await check_results_dir(options.common.results_dir)
-    checks = await umpc_secure_checks(settings(options, seed), seed) if options.common.secure else []
-    if mpc.pid != 0:
-        return None
-
-    def deliver() -> None:  # after the orderly shutdown: the peers do not wait for the Monte Carlo
-        started = time.perf_counter()
-        rows = run(options, seed)
-        base = os.path.join(options.common.results_dir, name)
-        write_csv(base + ".csv", columns, rows)
-        plot(options, rows, base + ".png")
-        report(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
-        if options.common.secure:
-            finish_umpc_checks(name, checks, options.common.results_dir, baselines)
-
-    return deliver
+    return await run_standard_experiment(options, name, run, columns, plot, report, checks=checks, note=baselines)
 
 
 def secure_settings(options: SamplerOptions, seed: int) -> list[UmpcCheckSetting]:
