@@ -178,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             path = directory / f"{key}.p{options.party}.json"
             if not path.exists():
-                raise LedgerError(f"no account for dataset {key} at party {options.party} in {directory}: "
+                raise LedgerError(f"no account for dataset {key} in {directory}: "  # the line names the party
                                   f"create it with python -m scenarios.budget create")
             ledger = Ledger.read(path)
             old = ledger.raise_budget(budget)

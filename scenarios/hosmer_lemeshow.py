@@ -139,6 +139,8 @@ def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
 
     args = build_parser().parse_args(list(argv))
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
+    if args.groups < 3:  # one line for every Q below 3, 0 and negative included
+        raise UsageError(f"--groups must be at least 3 (the test has Q - 2 degrees of freedom), got {args.groups}")
     options = HosmerLemeshowOptions(args.data, list(columns), args.epsilon, args.groups, args.grid_points,
                                     args.precision, args.smoothed, args.accounting, args.seed, args.json)
     try:
@@ -154,7 +156,9 @@ def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
     check_output_path(args.plot, "--plot")
     options.table, options.plot = args.table, args.plot
     options.missing = missing_policy(args.missing, args.fill, specs,
-                                     dataset=None if args.data is not None else "framingham")
+                                     dataset=None if args.data is not None else "framingham",
+                                     roles={columns[0]: ("score", "choose a column of predicted probabilities"),
+                                            columns[1]: ("label", "choose a column of 0/1 labels")})
     options.budget = budget_options(args)
     return options
 
@@ -221,6 +225,7 @@ def record_of(options: HosmerLemeshowOptions, result: Any) -> dict[str, Any]:
             "precision": options.precision, "smoothed": options.smoothed,
             "boundaries": release.boundaries.tolist(), "expected": release.expected.tolist(),
             "observed": release.observed.tolist(), "floored": release.floored,
+            "left_out_groups": [int(q) + 1 for q in np.flatnonzero(release.empty)],
             "ecdf_count_std": float(np.sqrt(release.ecdf_count_variance)),
             "expected_noise_std": float(np.sqrt(release.expected_noise_variance)),
             "observed_noise_std": float(np.sqrt(release.observed_noise_variance)),
@@ -238,7 +243,8 @@ def _report(options: HosmerLemeshowOptions, result: Any) -> None:
     print_table([
         ("statistic", f"Hosmer-Lemeshow H = {release.statistic:.4f}, p-value = {release.p_value:.4g} "
                       f"(chi2, {release.degrees_of_freedom} df)"),
-        ("columns", f"score {options.columns[0]}, label {options.columns[1]}; {options.groups} groups at the "
+        ("columns", f"score column {options.columns[0]}, label column {options.columns[1]}; {options.groups} "
+                    f"groups at the "
                     f"private quantiles of the score"),
         ("epsilon", f"{release.epsilon:g} = ECDF (L+1) eps' {budget.ecdf_epsilon:.4g} + group statistics 8 eps' "
                     f"{budget.statistics_epsilon:.4g}; eps' = eps/(L+9) = {budget.epsilon_prime:.4g}, "
@@ -265,6 +271,11 @@ def _report(options: HosmerLemeshowOptions, result: Any) -> None:
     if release.floored:
         print(f"  {release.floored} noisy expected count(s) raised to {options.query().expected_floor:g} before "
               f"dividing (post-processing)")
+    if release.empty.any():
+        left_out = ", ".join(str(q + 1) for q in np.flatnonzero(release.empty))
+        print(f"  group(s) {left_out} empty by construction (equal released boundaries): left out of H and of the "
+              f"degrees of freedom ({release.degrees_of_freedom} df)"
+              + ("; fewer than 3 groups left: no p-value" if release.degrees_of_freedom < 1 else ""))
     print("  phases: " + ", ".join(f"{k} {v['seconds']:.2f} s / {format_bytes(int(v['bytes_sent']))}"
                                    for k, v in result.phases.items()))
     if options.json:
@@ -278,7 +289,7 @@ def _report(options: HosmerLemeshowOptions, result: Any) -> None:
 
 #: the columns of ``--table``, in order
 TABLE_COLUMNS: tuple[str, ...] = ("group", "lower", "upper", "expected_positive", "observed_positive",
-                                  "expected_negative", "observed_negative", "contribution", "raised")
+                                  "expected_negative", "observed_negative", "contribution", "raised", "left_out")
 
 
 def write_group_table(path: str, release: Any, *, floor: float) -> None:
@@ -286,14 +297,15 @@ def write_group_table(path: str, release: Any, *, floor: float) -> None:
 
     Only released values and their post-processing: the boundaries, the noisy ``E``/``O`` as released, and
     each group's contribution to ``H`` from :func:`dp.ecdf.hosmer_lemeshow.hosmer_lemeshow_terms` -- the code
-    that computes ``H`` -- so the contributions sum to the released ``H``.
+    that computes ``H`` -- so the contributions sum to the released ``H``; ``left_out`` marks a group empty by
+    construction (equal released boundaries), whose noisy counts are pure noise and add nothing to ``H``.
 
     :param release: a :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowRelease`.
     :param floor: the query's ``expected_floor`` (the smallest denominator).
     """
     from dp.ecdf.hosmer_lemeshow import hosmer_lemeshow_terms
 
-    terms = hosmer_lemeshow_terms(release.expected, release.observed, floor=floor)
+    terms = hosmer_lemeshow_terms(release.expected, release.observed, floor=floor, empty=release.empty)
     contributions = terms.per_group
     classes = ((1, "positive"), (0, "negative"))
     with open(path, "w", newline="", encoding="utf-8") as handle:
@@ -306,7 +318,7 @@ def write_group_table(path: str, release: Any, *, floor: float) -> None:
             writer.writerow([q + 1, repr(float(release.boundaries[q])), repr(float(release.boundaries[q + 1])),
                              repr(float(release.expected[1, q])), int(release.observed[1, q]),
                              repr(float(release.expected[0, q])), int(release.observed[0, q]),
-                             repr(float(contributions[q])), " ".join(raised)])
+                             repr(float(contributions[q])), " ".join(raised), bool(release.empty[q])])
 
 
 def draw_calibration(path: str, release: Any) -> None:

@@ -18,8 +18,10 @@ labels 0 or 1), --domain LO:HI (the declared score range, default 0:1; scores ou
 --points N (grid of N thresholds on the domain, default 256), --epsilon (of the whole curve, default 1),
 --split half|disjoint (half: epsilon/2 per class ECDF as the paper; disjoint: per class
 epsilon (L+1)/(2 ceil((L+1)/2)), the classes being disjoint rows), --smooth none|1|2 (default 2),
---seed (public split that trains the embedded model, default 0), --curve PATH (party 0: threshold, noisy
-counts, self-normalised rates, smoothed ROC points), --plot PATH.png (party 0: the self-normalised ROC
+--seed (public split that trains the embedded model, default 0), --curve PATH (party 0: one row per threshold,
+columns threshold, positive_cumulative and negative_cumulative (each class's released noisy count of rows with a
+score at or below the threshold), tpr_raw and fpr_raw (one minus the self-normalised rates, clipped to [0, 1]),
+tpr and fpr (of the smoothed rates)), --plot PATH.png (party 0: the self-normalised ROC
 curve, raw and smoothed by --smooth, with the diagonal, each AUC in the legend, epsilon and split in the title),
 --json PATH, --missing/--fill, and the budget options (--ledger, --budget, --accountant, --dataset-name).
 
@@ -121,7 +123,9 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
     check_output_path(args.curve, "--curve")
     check_output_path(args.json, "--json")
     check_output_path(args.plot, "--plot")
-    missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham")
+    missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham",
+                             roles={columns[0]: ("score", "give --domain LO:HI"),
+                                    columns[1]: ("label", "choose a column of 0/1 labels")})
     options = RocPrivateOptions(args.data, columns, float(lower), float(upper), args.points, args.epsilon, args.split,
                                 None if args.smooth == "none" else int(args.smooth), args.seed, args.curve, args.json,
                                 missing, budget_options(args), args.plot)
@@ -209,11 +213,19 @@ def _report(options: RocPrivateOptions, release: Any) -> None:
         ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
     ], title="Private ROC curve, self-normalised (Barczewski, Mawass & Ramon §5.1)")
     print(f"  noise: {release.guarantee}")
+    unusable = release.unusable_classes()
+    if len(unusable) == 1:
+        print(f"  the noisy total of the {unusable[0]} class is 0 or below: that class's rates (and the curve and "
+              f"AUC) mean nothing at this epsilon; raise --epsilon or use more rows")
+    elif unusable:
+        print("  the noisy totals of both classes are 0 or below: their rates (and the curve and AUC) mean nothing "
+              "at this epsilon; raise --epsilon or use more rows")
     if options.curve:
         smoothed_positive, smoothed_negative = release.smoothed_rates(options.smooth)
         with open(options.curve, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
-            writer.writerow(["threshold", "positive_count", "negative_count", "tpr_raw", "fpr_raw", "tpr", "fpr"])
+            writer.writerow(["threshold", "positive_cumulative", "negative_cumulative", "tpr_raw", "fpr_raw", "tpr",
+                             "fpr"])
             for i, tau in enumerate(release.grid):
                 writer.writerow([f"{tau:.10g}", int(release.positive_counts[i]), int(release.negative_counts[i]),
                                  f"{1 - positive[i]:.10g}", f"{1 - negative[i]:.10g}",
@@ -259,7 +271,7 @@ def draw_roc(path: str, release: Any, *, smooth: int | None, label: str = "") ->
     axes.plot([0.0, 1.0], [0.0, 1.0], color="grey", linestyle="--", linewidth=0.8, label="diagonal (AUC 0.5)")
     axes.set_xlabel("false positive rate")
     axes.set_ylabel("true positive rate")
-    axes.set_title(f"Private ROC {label}\nepsilon {release.epsilon:g} ({release.split} split, "
+    axes.set_title(f"Private ROC of {label}\nepsilon {release.epsilon:g} ({release.split} split, "
                    f"{release.class_epsilon:.4g} per class), class sizes private", fontsize=10)
     axes.legend(loc="lower right")
     save_figure(figure, path)

@@ -26,11 +26,16 @@ import numpy as np
 from secure.columns import MISSING_TOKENS, ColumnSpec
 from secure.errors import InputError
 
-__all__ = ["read_table", "read_columns", "table_values", "CHUNK_BYTES"]
+__all__ = ["read_table", "read_columns", "table_values", "check_data_file", "CHUNK_BYTES"]
 
 
-def _check_path(path: str) -> None:
-    """Refuse a path that is not a readable regular file, with a one-line message."""
+def check_data_file(path: str) -> None:
+    """Refuse a path that is not a readable regular file, with the one-line message of the reading code
+    (:func:`read_table`, :func:`read_columns`; :func:`dp.budget.agreement.account_key` checks the data
+    file with it before keying its budget, so a missing file gets the same line with or without a ledger).
+
+    :raise InputError: ``cannot read data file PATH: no such file`` (or ``: is a directory``).
+    """
     if os.path.isdir(path):
         raise InputError(f"cannot read data file {path}: is a directory")
     if not os.path.isfile(path):
@@ -52,7 +57,7 @@ def read_table(path: str) -> tuple[list[str], list[list[str]]]:
 
     :raise InputError: if the file is missing, a directory, unreadable or empty.
     """
-    _check_path(path)
+    check_data_file(path)
     try:
         with _open_text(path) as handle:
             reader = csv.reader(handle)
@@ -217,7 +222,7 @@ def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: 
         is not a finite number, a string outside its declared categories (the shared message names the
         column only; see :func:`_parse_cell`, :func:`_category_cell`).
     """
-    _check_path(path)
+    check_data_file(path)
     textual = _textual(columns, specs)
     blocks: list[np.ndarray] = []
     try:

@@ -82,3 +82,49 @@ def test_bad_options_exit_with_code_2(tmp_path: Path, capsys: pytest.CaptureFixt
     assert bell_auc_synthetic.main(["--datasets", "ithdigit", "--results-dir", str(tmp_path)]) == 2
     assert "ithdigit" in capsys.readouterr().err
     assert bell_auc_domain.main(["--alphas", "0", "--results-dir", str(tmp_path)]) == 2
+
+
+def _captured_figure(module: object, argv: list[str], monkeypatch: pytest.MonkeyPatch) -> object:
+    """Run ``module.main(argv)`` and return the figure it would save (drawn, so text extents are final)."""
+    captured: list[object] = []
+    monkeypatch.setattr(module, "save_figure", lambda figure, path: captured.append(figure))
+    assert module.main(argv) == 0  # type: ignore[attr-defined]
+    (figure,) = captured
+    figure.canvas.draw()  # type: ignore[attr-defined]
+    return figure
+
+
+def _legend_looks(axes: object) -> list[tuple[str, str, str]]:
+    """``(colour, marker, fill)`` of every legend entry: what tells errorbar entries apart (their legend handle
+    hardly shows the line style)."""
+    from matplotlib.colors import to_hex
+    from matplotlib.container import ErrorbarContainer
+
+    handles, _ = axes.get_legend_handles_labels()  # type: ignore[attr-defined]
+    lines = [handle.lines[0] if isinstance(handle, ErrorbarContainer) else handle for handle in handles]
+    return [(to_hex(line.get_color()), str(line.get_marker()), line.get_fillstyle()) for line in lines]
+
+
+@pytest.mark.parametrize("dataset", ["synthetic", "framingham"])
+def test_domain_title_fits_in_the_figure(dataset: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review D3: the title of bell_auc_domain's PNG ("... the paper's class sizes") is not cut off at either side,
+    and the users / budget splits look different in the legend."""
+    figure = _captured_figure(bell_auc_domain, ["--quick", "--seed", "3", "--dataset", dataset, "--split", "both",
+                                                "--results-dir", str(tmp_path)], monkeypatch)
+    (axes,) = figure.axes  # type: ignore[attr-defined]
+    box = figure.bbox  # type: ignore[attr-defined]
+    title = axes.title.get_window_extent()
+    assert box.x0 <= title.x0 and title.x1 <= box.x1 and title.y1 <= box.y1, (title, box)
+    looks = _legend_looks(axes)
+    assert len(looks) == 2 * len(bell_auc_domain.QUICK_EPSILONS) and len(set(looks)) == len(looks), looks
+
+
+def test_synthetic_legend_tells_the_protocols_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review D1: at one epsilon (one colour), the AUC-specific and the generic protocol's legend entries differ in
+    marker and fill, not only in a line style the errorbar handle does not show."""
+    figure = _captured_figure(bell_auc_synthetic, ["--quick", "--seed", "5", "--results-dir", str(tmp_path)],
+                              monkeypatch)
+    for axes in figure.axes:  # type: ignore[attr-defined]
+        looks = _legend_looks(axes)
+        assert len(looks) == 2 * len(bell_auc_synthetic.QUICK_EPSILONS) and len(set(looks)) == len(looks), looks
+        assert axes.get_legend().handlelength >= 3

@@ -183,7 +183,23 @@ def test_data_without_an_account_or_budget_is_refused(tmp_path: Path) -> None:
     data, ledger = _csv(tmp_path), tmp_path / "ledger"
     runs = run_parties([["--data", str(data), *KENDALL, "--epsilon", "1", "--ledger", str(ledger)]] * 3)
     assert [run.code for run in runs] == [2, 2, 2]
-    assert "no privacy budget for dataset sha256-" in _one_error_line(runs[0])
+    line = _one_error_line(runs[0])
+    assert "no privacy budget for dataset sha256-" in line
+    assert line.startswith("error: party 0") and "at party" not in line  # the party is named once
+
+
+@pytest.mark.parametrize("ledger", ["off", "DIR"])
+def test_a_missing_data_file_is_the_data_files_line_with_or_without_a_ledger(
+        tmp_path: Path, ledger: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The missing file is the problem, not its budget: the reader's own line whether a ledger is kept or not
+    (one process: the ledger's check runs before the data is read)."""
+    from scenarios.roc_private import main
+
+    missing = tmp_path / "nope.csv"
+    assert main(["--data", str(missing), "--ledger", str(tmp_path / "ledger") if ledger == "DIR" else ledger,
+                 "--budget", "1"]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"error: party 0: cannot read data file {missing}: no such file"]
+    assert not (tmp_path / "ledger").exists() or not list((tmp_path / "ledger").glob("*.json"))
 
 
 def test_embedded_data_is_exempt_without_ledger_options(tmp_path: Path) -> None:

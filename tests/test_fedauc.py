@@ -82,6 +82,22 @@ def test_infinite_epsilon_gives_sklearn_auc_in_every_run(method: str, counts: st
     assert result.predicted_std == 0.0
 
 
+def test_identical_runs_have_exactly_zero_std_and_their_own_mean() -> None:
+    """Review D4: at epsilon = inf every run returns the exact AUC; its mean and std are that value and 0 exactly,
+    not numpy's rounding residue (seed 2's AUC is one where ``np.std`` of 20 copies gives 1.1e-16)."""
+    scores, labels = synthetic(1500, 0.2, seed=2)
+    exact = auc_from_ranks(average_ranks(scores), labels)
+    runs = 20
+    assert np.std(np.full(runs, exact), ddof=1) > 0 and np.mean(np.full(runs, exact)) != exact  # the residue
+    result = simulate_fedauc(scores, labels, method="rr", epsilon=math.inf, clients=37, layout="iid", runs=runs,
+                             rng=np.random.default_rng(2), noise_rng=np.random.default_rng(3))
+    assert np.all(result.estimates == exact)
+    assert result.std == 0.0 and result.mean == exact
+    noisy = simulate_fedauc(scores, labels, method="rr", epsilon=1.0, clients=37, layout="iid", runs=runs,
+                            rng=np.random.default_rng(2), noise_rng=np.random.default_rng(3))
+    assert noisy.std == float(np.std(noisy.estimates, ddof=1)) > 0 and noisy.mean == float(np.mean(noisy.estimates))
+
+
 def test_no_flip_and_no_noise_leave_the_aggregates_exact() -> None:
     scores, labels = synthetic(400, 0.3, seed=4)
     assert flip_probability(math.inf) == 0.0

@@ -97,6 +97,53 @@ def test_quick_mode_writes_a_csv_and_a_png_per_figure_with_the_expected_rows(tmp
     assert all(float(row["delta"]) == 1e-5 for row in gaussian if row["method"].endswith("_gaussian"))
 
 
+def test_rr_report_prints_no_rounding_spread_and_the_actual_run_count(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Review D4: epsilon = inf (every run exact) prints "± 0", not "± 1.14e-16"; the caveat of an epsilon with
+    fewer than one flip per run names the runs actually made, not 100."""
+    assert fedauc_figures.main(["--quick", "--figures", "rr_sizes", "--seed", "3", "--results-dir",
+                                str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    infinite = [line for line in out.splitlines() if line.split()[1:2] == ["inf"]]
+    assert len(infinite) == 2 and all(" ± 0 " in line for line in infinite), infinite
+    assert "e-16" not in out and "e-17" not in out and "100 runs" not in out
+    assert fedauc_figures.format_spread(1.1390647892519134e-16, 0.7347865993575036) == "0"
+    assert fedauc_figures.format_spread(0.0, 0.73) == "0"
+    assert fedauc_figures.format_spread(4.23e-2, 0.73) == "4.23e-02"
+    assert fedauc_figures.format_spread(1e-9, 0.73) == "1.00e-09"
+    from dp.fedauc.mechanisms import flip_probability
+
+    small = [{"samples": 2559, "flip_probability": flip_probability(epsilon), "epsilon": epsilon, "runs": 20}
+             for epsilon in (1.0, 10.0, math.inf)]
+    caveats = fedauc_figures._rr_caveats(small)
+    assert len(caveats) == 2 and caveats[1].startswith("epsilon = 10: M rho = 0.12 < 1") and "of 20 runs" in caveats[1]
+
+
+def test_gaussian_png_draws_every_csv_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review D4: every row of fedauc_gaussian_rows.csv, the exact-count (Table 2) rows included, is a point of the
+    PNG, on a line whose label names its method, layout, noise and counts; exact and noisy counts look different."""
+    from matplotlib.colors import to_hex
+
+    captured: list[object] = []
+    monkeypatch.setattr(fedauc_figures, "save_figure", lambda figure, path: captured.append(figure))
+    assert fedauc_figures.main(["--quick", "--figures", "gaussian", "--seed", "3", "--results-dir",
+                                str(tmp_path)]) == 0
+    (figure,) = captured
+    rows = _read(tmp_path / "fedauc_gaussian_rows.csv")
+    assert {row["counts"] for row in rows} == {"noisy", "exact"}
+    lines = [line for axis in figure.axes for line in axis.get_lines()]  # type: ignore[attr-defined]
+    for row in rows:
+        family, noise = row["method"].split("_")
+        layouts = ("iid", "non-iid") if row["layout"] == "one_per_client" else (row["layout"].replace("_", "-"),)
+        matches = [line for line in lines
+                   if any(line.get_label() == f"{family} {layout} {noise}, {row['counts']}" for layout in layouts)
+                   and any(x == int(row["clients"]) and y == float(row["std"])
+                           for x, y in zip(line.get_xdata(), line.get_ydata()))]
+        assert matches, row
+    looks = [(to_hex(line.get_color()), line.get_marker(), line.get_fillstyle()) for line in lines]
+    assert len(set(looks)) == len(looks)
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--figures", "alpha,bogus"], "--figures must list some of"),
     (["--fraction-grid", "0.5,1.5"], "--fraction-grid values must lie in (0, 1), got 1.5"),

@@ -107,9 +107,9 @@ def test_statistic_exact_and_floored_modes() -> None:
 # --------------------------------------------------------------------------------------------------
 # budget (Theorem 2) and sensitivity
 
-@pytest.mark.parametrize("epsilon, points", [(1.0, 1024), (0.3, 64), (7.0, 2), (2.5, 65536)])
+@pytest.mark.parametrize("epsilon, points", [(1.0, 1024), (0.3, 64), (7.0, 4), (2.5, 65536)])
 def test_budget_parts_add_up_to_epsilon(epsilon: float, points: int) -> None:
-    query = HosmerLemeshowQuery(epsilon, grid_points=points)
+    query = HosmerLemeshowQuery(epsilon, grid_points=points, groups=min(10, points))
     depth = int(math.log2(points))
     budget = query.budget
     assert query.depth == depth
@@ -127,7 +127,7 @@ def test_budget_parts_add_up_to_epsilon(epsilon: float, points: int) -> None:
     assert query.statistics_loss_bound == pytest.approx(4 * budget.epsilon_prime)
     assert query.statistics_loss_bound <= budget.statistics_epsilon
     # joint accounting: the same 8 eps' on the joint sensitivity 4
-    joint = HosmerLemeshowQuery(epsilon, grid_points=points, accounting="joint")
+    joint = HosmerLemeshowQuery(epsilon, grid_points=points, groups=min(10, points), accounting="joint")
     assert joint.budget == budget
     assert joint.observed_log_alpha == pytest.approx(-2 * budget.epsilon_prime, rel=1e-15)
     assert joint.statistics_loss_bound == pytest.approx(budget.statistics_epsilon, rel=1e-15)
@@ -359,3 +359,62 @@ def test_scenario_quick_mode_with_three_parties(tmp_path: Path) -> None:
     rows = _read_rows(tmp_path / CSV_NAME)
     assert {(int(row["parties"]), int(row["threshold"])) for row in rows} == {(3, 1)}
     assert "relative MSE vs epsilon" in run.stdout
+
+
+# --------------------------------------------------------------------------------------------------
+# groups empty by construction (equal boundaries)
+
+def test_more_groups_than_grid_points_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"groups must be at most grid_points = 16 .* got 20"):
+        HosmerLemeshowQuery(1.0, groups=20, grid_points=16)
+    HosmerLemeshowQuery(1.0, groups=16, grid_points=16)  # the largest allowed
+
+
+def test_empty_groups_are_read_from_the_boundaries_alone() -> None:
+    from dp.ecdf.hosmer_lemeshow import empty_groups
+
+    # Q = 6: groups (<= 2], (2, 2], (2, 5], (5, 5], (5, 8], (> 8) with top 8
+    assert empty_groups(np.array([2, 2, 5, 5, 8]), top=8).tolist() == [False, True, False, True, False, True]
+    assert empty_groups(np.array([0, 1, 2]), top=8).tolist() == [False, False, False, False]  # (<= 0] may hold 0
+
+
+def test_empty_groups_are_left_out_of_h_and_of_the_degrees_of_freedom() -> None:
+    """The reviewer's case: Q = N = 16 at epsilon = 1e9 puts several released boundaries on the same grid point.
+    Their groups hold no row; they are left out, so H is the exact eq. (5) over the other groups at the released
+    boundaries, with Q' - 2 degrees of freedom -- not inflated by about 2 per empty group (each empty group's two
+    noisy E raised to the floor of 1 against O = 0)."""
+    from dp.ecdf.hosmer_lemeshow import empty_groups
+
+    probabilities, labels = _lattice_data(3000, 64, seed=21)
+    probabilities = np.minimum(probabilities, 0.6)  # a point mass: many quantiles fall on 0.6
+    query = HosmerLemeshowQuery(1e9, groups=16, grid_points=16, precision=6)
+    release = private_hosmer_lemeshow(probabilities, labels, query, rng=np.random.default_rng(3))
+    bounds = np.rint(release.boundaries[1:-1] * query.scale).astype(np.int64)
+    empty = empty_groups(bounds, top=query.scale)
+    assert empty.sum() >= 3 and release.empty.tolist() == empty.tolist()
+    assert release.degrees_of_freedom == 16 - int(empty.sum()) - 2
+    fixed_e, fixed_o = group_statistics(query.spec.encode(probabilities), labels, bounds, scale=query.scale)
+    assert np.all(fixed_o[:, empty] == 0) and np.all(fixed_e[:, empty] == 0)  # empty whatever the rows
+    kept = ~empty
+    e, o = np.maximum(fixed_e[:, kept] / query.scale, query.expected_floor), fixed_o[:, kept]  # eq. 5, floored
+    by_hand = float(np.sum((o - e) ** 2 / e))
+    assert release.statistic == pytest.approx(by_hand, rel=1e-6)
+    assert release.p_value == pytest.approx(stats.chi2.sf(by_hand, int(kept.sum()) - 2), rel=1e-6)
+    everything, _ = hosmer_lemeshow_statistic(release.expected, release.observed, floor=query.expected_floor)
+    assert everything - release.statistic > 1.9 * empty.sum()  # what the empty groups used to add
+
+
+def test_exact_statistic_merges_tied_quantiles() -> None:
+    """Ties in the data: four distinct probabilities and Q = 10 give equal exact quantiles; the empty groups are
+    left out, df = Q' - 2 for the Q' groups formed."""
+    generator = np.random.default_rng(5)
+    probabilities = generator.choice([0.1, 0.3, 0.5, 0.7], size=400)
+    labels = (generator.random(400) < probabilities).astype(np.int64)
+    result = exact_hosmer_lemeshow(probabilities, labels, 10)
+    kept = ~result.empty
+    assert kept.sum() == 4 and result.degrees_of_freedom == 2  # one group per distinct probability
+    # by hand: group the rows by the distinct interior quantiles
+    e, o = result.expected[:, kept], result.observed[:, kept]
+    assert result.statistic == pytest.approx(float(np.sum((o - e) ** 2 / e)), rel=1e-12)
+    assert result.p_value == pytest.approx(stats.chi2.sf(result.statistic, result.degrees_of_freedom), rel=1e-12)
+    assert int(result.observed.sum()) == 400

@@ -158,21 +158,28 @@ def _assert_table_matches_record(path: Path, record: dict) -> list[dict[str, str
         assert [float(row[f"expected_{name}"]) for row in rows] == record["expected"][s]
         assert [int(row[f"observed_{name}"]) for row in rows] == record["observed"][s]
     assert sum(float(row["contribution"]) for row in rows) == pytest.approx(record["estimate"], rel=1e-9)
+    assert [q for q, row in enumerate(rows, start=1) if row["left_out"] == "True"] == record["left_out_groups"]
     for q, row in enumerate(rows):
         raised = {f"{kind}_{name}" for s, name in ((1, "positive"), (0, "negative"))
                   for kind, low in (("expected", record["expected"][s][q] < 1.0),
                                     ("observed", record["observed"][s][q] < 0)) if low}
-        assert set(row["raised"].split()) == raised
+        assert set(row["raised"].split()) == (set() if row["left_out"] == "True" else raised)
+        if row["left_out"] == "True":
+            assert float(row["contribution"]) == 0.0
     assert sum(row["raised"].count("expected_") for row in rows) == record["floored"]
     return rows
 
 
-def test_noisy_table_and_plot_in_one_process(tmp_path: Path) -> None:
+def test_noisy_table_and_plot_in_one_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """At epsilon 0.3 on the embedded rows the noise is large (E noise std ~ 30 rows against E_1 of the lowest
-    groups ~ 20): whatever cells get raised, the table says which, and its contributions still sum to H."""
+    groups ~ 20): whatever cells get raised, the table says which, and its contributions still sum to H.
+    The printed table names the columns by role and states the missing-value rule (nothing was filled)."""
     out, table, plot = tmp_path / "hl.json", tmp_path / "groups.csv", tmp_path / "calibration.png"
     assert main(["--epsilon", "0.3", "--smoothed", "--json", str(out), "--table", str(table),
                  "--plot", str(plot)]) == 0
+    printed = capsys.readouterr().out
+    assert "score column score, label column TenYearCHD; 10 groups" in printed
+    assert "fill a missing cell with the declared value: TenYearCHD=0, score=0.5" in printed
     record = read_record(out)
     rows = _assert_table_matches_record(table, record)
     assert len(rows) == GROUPS
@@ -259,7 +266,9 @@ def test_spend_is_the_whole_epsilon(grid_csv: Path) -> None:
 
 @pytest.mark.parametrize("flags, message", [
     (["--epsilon", "0"], "epsilon must be positive"),
-    (["--groups", "2"], "groups must be at least 3"),
+    (["--groups", "2"], "--groups must be at least 3 (the test has Q - 2 degrees of freedom), got 2"),
+    (["--groups", "0"], "--groups must be at least 3 (the test has Q - 2 degrees of freedom), got 0"),
+    (["--groups", "-4"], "--groups must be at least 3 (the test has Q - 2 degrees of freedom), got -4"),
     (["--grid-points", "1000"], "grid_points must be a power of two"),
     (["--columns", "score"], "SCORE,LABEL"),
 ])
@@ -277,3 +286,25 @@ def test_a_label_outside_zero_one_stops_with_one_line(tmp_path: Path, capsys: py
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: party 0: column 'y'") and "labels 0/1" in err[0]
     assert "2" not in err[0].split("'y'")[1]  # neither the value nor a count leaves the party
+
+
+def test_groups_left_empty_by_equal_boundaries_are_left_out(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A reviewer's case: Q = N = 16 grid points at epsilon 1e9 on the embedded rows (scores mostly below 0.3)
+    releases equal boundaries; those groups hold no row whatever the data, so they are left out of H and of the
+    degrees of freedom, said in the output and marked in --table; more groups than grid points is a usage error."""
+    out, table = tmp_path / "hl.json", tmp_path / "groups.csv"
+    assert main(["--epsilon", "1e9", "--groups", "16", "--grid-points", "16", "--json", str(out),
+                 "--table", str(table)]) == 0
+    printed = capsys.readouterr().out
+    record = read_record(out)
+    left_out = record["left_out_groups"]
+    assert len(left_out) >= 3 and record["degrees_of_freedom"] == 16 - len(left_out) - 2
+    assert "empty by construction (equal released boundaries): left out of H" in printed
+    rows = _assert_table_matches_record(table, record)
+    boundaries = record["boundaries"]
+    assert all(boundaries[q - 1] == boundaries[q] or q == 16 for q in left_out)
+    assert main(["--groups", "20", "--grid-points", "16"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "groups must be at most grid_points = 16" in err[0]
+    assert len(rows) == 16

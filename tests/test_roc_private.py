@@ -17,7 +17,7 @@ import pytest
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from conftest import ROOT, free_base_port, read_record, run_command, scenario_command, write_csv
-from dp.ecdf.roc import class_epsilon, private_roc, self_normalise
+from dp.ecdf.roc import RocRelease, class_epsilon, private_roc, self_normalise
 from dp.ecdf.tree import interval_nodes, node_count, suffix_nodes, tree_depth, uniform_grid
 
 
@@ -170,6 +170,59 @@ def test_self_normalise_divides_by_the_last_noisy_count() -> None:
     assert total == 1 and rates.tolist() == [3.0, -1.0, -4.0]
     with pytest.raises(ValueError, match="labels must be 0 or 1"):
         private_roc([0.1, 0.2], [0, 3], uniform_grid(0, 1, 0.5), epsilon=1.0)
+
+
+def _release_with_unruly_noise() -> RocRelease:
+    """A release as small epsilon gives one: class 1's noisy counts leave [0, its total 4] (the raw rates
+    would run from -0.75 to 3), class 0's noisy total is -1 (its rates mean nothing)."""
+    return RocRelease(grid=uniform_grid(0.0, 1.0, 1.0 / 3), positive_counts=np.array([12, -3, 9, 4]),
+                      negative_counts=np.array([-2, 7, 3, -1]), n=20, epsilon=0.005, class_epsilon=0.0025,
+                      split="half")
+
+
+def test_raw_rates_are_clipped_and_an_unusable_class_is_named() -> None:
+    release = _release_with_unruly_noise()
+    positive, negative = release.rates()
+    assert positive.tolist() == [1.0, 0.0, 1.0, 1.0] and negative.tolist() == [0.0, 1.0, 1.0, 0.0]
+    raw = release.curve(None)
+    assert 0.0 <= raw.auc <= 1.0
+    assert np.all((raw.true_positive_rate >= 0) & (raw.true_positive_rate <= 1))
+    assert release.unusable_classes() == ["negative"]
+    smoothed = release.curve(2)
+    assert -1e-6 <= smoothed.auc <= 1 + 1e-6
+    # a release whose noisy counts lie in [0, total]: clipping changes nothing
+    calm = RocRelease(grid=release.grid, positive_counts=np.array([1, 2, 2, 4]), negative_counts=np.array([0, 5, 6, 8]),
+                      n=12, epsilon=1.0, class_epsilon=0.5, split="half")
+    assert calm.rates()[0].tolist() == self_normalise(calm.positive_counts)[0].tolist()
+    assert calm.rates()[1].tolist() == self_normalise(calm.negative_counts)[0].tolist()
+    assert calm.unusable_classes() == []
+
+
+def test_report_names_columns_and_says_when_a_class_total_is_not_positive(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Party 0's report of :func:`_release_with_unruly_noise`: a bounded raw AUC, one line about the class whose
+    noisy total is not positive, --curve columns named as cumulative counts, the plot title "ROC of X for Y"."""
+    import scenarios.kit.experiments as experiments
+    from scenarios.roc_private import _report, parse_options
+
+    titles: list[str] = []
+    monkeypatch.setattr(experiments, "save_figure", lambda figure, path: titles.append(figure.axes[0].get_title()))
+    curve_path = tmp_path / "roc.csv"
+    options = parse_options(["--points", "4", "--smooth", "none", "--curve", str(curve_path),
+                             "--plot", str(tmp_path / "roc.png")])
+    _report(options, _release_with_unruly_noise())
+    printed = capsys.readouterr().out
+    auc = float(printed.split("AUC", 1)[1].split()[0])
+    assert 0.0 <= auc <= 1.0
+    notes = [line for line in printed.splitlines() if "noisy total" in line and "0 or below" in line]
+    assert notes == ["  the noisy total of the negative class is 0 or below: that class's rates (and the curve and "
+                     "AUC) mean nothing at this epsilon; raise --epsilon or use more rows"]
+    with open(curve_path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["threshold", "positive_cumulative", "negative_cumulative", "tpr_raw", "fpr_raw", "tpr", "fpr"]
+    assert [int(row[1]) for row in rows[1:]] == [12, -3, 9, 4]
+    assert all(0.0 <= float(value) <= 1.0 for row in rows[1:] for value in row[3:])
+    assert titles and titles[0].startswith("Private ROC of score for TenYearCHD\n")
 
 
 def test_experiment_quick_mode_writes_both_variants(tmp_path: Path) -> None:

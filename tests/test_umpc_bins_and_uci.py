@@ -133,3 +133,63 @@ def test_shuffling_removes_the_local_noise() -> None:
     shuffled = ghazi_shuffled.variance(bins, ghazi_shuffled.prepare(kernel, quantizer, kind="average"), epsilon=1.0)
     local = ghazi.variance(bins, ghazi.factorize(kernel_matrix(kernel, quantizer, kind="average")), epsilon=1.0)
     assert local / shuffled >= values.shape[0] / 10, (local, shuffled)
+
+
+def _visible_legend_entries(axes: object) -> list[tuple[str, str, str, str]]:
+    """``(label, colour, marker, marker fill)`` of every legend entry of ``axes``: what tells the entries apart in
+    the legend (an errorbar's handle hardly shows its line style)."""
+    from matplotlib.colors import to_hex
+    from matplotlib.container import ErrorbarContainer
+
+    handles, labels = axes.get_legend_handles_labels()  # type: ignore[attr-defined]
+    entries = []
+    for handle, label in zip(handles, labels):
+        line = handle.lines[0] if isinstance(handle, ErrorbarContainer) else handle
+        entries.append((label, to_hex(line.get_color()), str(line.get_marker()), line.get_fillstyle()))
+    return entries
+
+
+def test_legend_entries_differ_beyond_the_line_style(run: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review D1: in every panel, no two legend entries share colour, marker and fill (epsilon = 0.1 and 1 of one
+    method, U-MPC's M_HF and M_Dis, Kendall and the duplicate ratio), and the handles are long enough to show a
+    dashed line."""
+    figure_name, directory = run
+    _, text_rows = _read(directory / f"umpc_{figure_name}.csv")
+    rows = [{k: (v if k in ("figure", "statistic", "grid", "method") else float(v)) for k, v in row.items()}
+            for row in text_rows]
+    captured: list[object] = []
+    monkeypatch.setattr(umpc_bins_and_uci, "save_figure", lambda figure, path: captured.append(figure))
+    options = umpc_bins_and_uci.parse_options(["--figure", figure_name, "--quick"])
+    plot = umpc_bins_and_uci._plot_bins if figure_name == "bins" else umpc_bins_and_uci._plot_uci
+    plot(options, rows, str(directory / "unused.png"))
+    (figure,) = captured
+    for axes in figure.axes:  # type: ignore[attr-defined]
+        entries = _visible_legend_entries(axes)
+        looks = [entry[1:] for entry in entries]
+        assert len(entries) >= 4 and len(set(looks)) == len(looks), entries
+        assert axes.get_legend().handlelength >= 3
+    epsilons = {row["epsilon"] for row in rows}
+    assert figure_name == "uci" or len(epsilons) == 2
+
+
+def test_grid_refuses_a_t_that_is_not_a_power_of_two(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review D2: ``--grid 5,9`` would run 2x3 and 2x5 grids (t = 6 and 10): refused, exit 2, one error line."""
+    assert umpc_bins_and_uci.main(["--grid", "4,5,9", "--quick", "--seed", "5"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: party 0: --grid") and "powers of two" in lines[0]
+    assert lines[0].endswith("got 5")
+    assert umpc_bins_and_uci.parse_options(["--grid", "4,8,16,32,64,128"]).grid == (4, 8, 16, 32, 64, 128)
+
+
+def test_summary_lines_say_which_side_of_umpc() -> None:
+    """Review D2: a baseline whose MSE is below U-MPC's in some settings gets a signed log10 ratio and the count of
+    those settings, not "-0.73 orders of magnitude below"."""
+    rows = ([{"method": "GhaziSM", "orders_of_magnitude": value} for value in (-0.73, 2.75, 1.0)]
+            + [{"method": "Bell LDP", "orders_of_magnitude": value} for value in (3.26, 7.25)]
+            + [{"method": "U-MPC", "orders_of_magnitude": math.nan}])
+    lines = umpc_bins_and_uci.orders_lines(rows)
+    assert lines == ["Bell LDP: log10(MSE / U-MPC's MSE) from 3.26 to 7.25 (median 5.25); above U-MPC's in all 2 "
+                     "settings",
+                     "GhaziSM: log10(MSE / U-MPC's MSE) from -0.73 to 2.75 (median 1.00); below U-MPC's (negative) "
+                     "in 1 of 3 settings"]
+    assert not any("orders of magnitude below" in line for line in lines)

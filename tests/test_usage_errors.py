@@ -194,3 +194,34 @@ def test_binomial_calibration_takes_a_tiny_epsilon() -> None:
     trials = binomial_trials(1e-300, 1e-6, 8)
     assert trials == binomial_trials(1e-160, 1e-6, 8)
     assert binomial_delta(trials, 8, 1e-300) <= 1e-6 < binomial_delta(trials - 2, 8, 1e-300)
+
+
+def test_output_path_is_tried_not_guessed_from_permission_bits(tmp_path: Path) -> None:
+    """check_output_path opens the file: a path that permission bits call writable but that cannot be created
+    (under /proc, as root included) is refused at parse time; a path that can be written is left as it was (a
+    new file made by the probe is removed, an existing one keeps its content)."""
+    from scenarios.kit.cli import UsageError
+    from scenarios.kit.outputs import check_output_path
+
+    with pytest.raises(UsageError, match=r"^cannot write --plot /proc/x\.png: "):
+        check_output_path("/proc/x.png", "--plot")
+    fresh = tmp_path / "new.png"
+    check_output_path(str(fresh), "--plot")
+    assert not fresh.exists()
+    kept = tmp_path / "old.csv"
+    kept.write_text("a,b\n1,2\n")
+    check_output_path(str(kept), "--table")
+    assert kept.read_text() == "a,b\n1,2\n"
+
+
+def test_a_result_file_that_fails_after_the_release_is_one_line(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A write that fails after the release (the directory removed meanwhile, a full disk) is one line, exit 2,
+    saying the release was made -- not an internal error."""
+    from scenarios.kit.cli import output_errors_stop_party
+    from secure.errors import InputError
+
+    with pytest.raises(InputError, match=r"^party 0: cannot write /gone/x\.csv: no such file or directory "
+                                         r"\(the release above was made\)$"):
+        with output_errors_stop_party():
+            open("/gone/x.csv", "w", encoding="utf-8")

@@ -127,14 +127,18 @@ def account_key(request: SpendRequest, party: int) -> str:
     :raise dp.budget.ledger.LedgerError: no dataset to key the account by; an unreadable file.
     """
     from dp.budget.ledger import LedgerError, dataset_key_of_file, dataset_key_of_name
+    from secure.errors import InputError
+    from secure.reader import check_data_file
 
     if request.dataset_name is not None:
         return dataset_key_of_name(request.dataset_name)
     if request.data_file is None:
         raise LedgerError("no dataset to keep a privacy budget for: give --dataset-name NAME (dataset_name=...)")
     path = request.data_file.replace("{pid}", str(party))
-    if not os.path.isfile(path):
-        raise LedgerError(f"cannot keep a privacy budget for {path}: no such file")
+    try:
+        check_data_file(path)  # a missing data file is the problem, not its budget: the reader's own line
+    except InputError as exc:
+        raise LedgerError(str(exc)) from None
     try:
         return dataset_key_of_file(path)
     except OSError as exc:

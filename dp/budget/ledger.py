@@ -406,7 +406,8 @@ class Ledger:
                 cls._same_terms(path, account, budget, accountant)
             else:
                 if budget is None:
-                    raise LedgerError(f"no privacy budget for dataset {dataset} at party {party}: create one with "
+                    # no party here: every caller's line already names it ("error: party 0: ...")
+                    raise LedgerError(f"no privacy budget for dataset {dataset}: create one with "
                                       f"--budget EPS[:DELTA] (or python -m scenarios.budget)")
                 account = cls._new_account(party, dataset, budget, accountant)
                 _write(path, account)

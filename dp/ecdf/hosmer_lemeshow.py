@@ -24,6 +24,13 @@ and is compared with a chi-square distribution with ``Q - 2`` degrees of freedom
 4. the ``4 Q`` sums ``E_{s,q}``, ``O_{s,q}`` over the groups ``t_{q-1} < p <= t_q`` are released with
    discrete Laplace noise (lines 8-9), and ``H`` is computed from them (line 11).
 
+Empty groups.  Two equal boundaries ``t_{q-1} = t_q`` (ties in the data, a flat stretch of the released
+ECDF, or more groups than distinct quantiles) leave group ``q`` empty whatever the rows; so does
+``t_{Q-1} = 1`` for the last group.  That is known from the boundaries alone (public), so such a group is
+left out of ``H`` and of the degrees of freedom, ``Q' - 2`` with ``Q'`` the groups formed; its noisy
+counts are still released, and being pure noise would add about 2 to ``H`` per group otherwise.  With
+fewer than three groups left there is no test (p-value nan).
+
 Groups are half-open, ``G_1 = {p <= t_1}``, ``G_q = {t_{q-1} < p <= t_q}``, ``G_Q = {p > t_{Q-1}}``,
 so that every row lies in exactly one group (the paper's ``M[l, u]`` uses closed intervals, which
 would count a row equal to a boundary in two groups and break the sensitivity argument below).
@@ -133,6 +140,9 @@ __all__ = [
     "HosmerLemeshowTerms",
     "hosmer_lemeshow_terms",
     "hosmer_lemeshow_statistic",
+    "empty_groups",
+    "HosmerLemeshowTest",
+    "hosmer_lemeshow_test",
     "exact_hosmer_lemeshow",
     "private_hosmer_lemeshow",
     "party_statistic_draws",
@@ -256,7 +266,8 @@ class HosmerLemeshowQuery:
     """What is released: the budget, ``Q``, the ECDF grid, the fixed point and post-processing.
 
     :param epsilon: total privacy budget of Algorithm 2 (ECDF and group statistics), positive.
-    :param groups: number of quantile groups ``Q >= 3`` (the test has ``Q - 2`` degrees of freedom).
+    :param groups: number of quantile groups ``3 <= Q <= N`` (the test has ``Q - 2`` degrees of freedom, fewer
+        when equal released boundaries leave groups empty: :func:`empty_groups`).
     :param grid_points: number ``N`` of ECDF grid points ``i / N``, a power of two in
         ``[2, 2^precision]``; the tree depth is ``L = log2 N``.
     :param precision: fractional bits ``b`` of the fixed-point probabilities, in ``[1, 24]``.
@@ -298,6 +309,9 @@ class HosmerLemeshowQuery:
             raise ValueError(f"grid_points must be a power of two, got {self.grid_points}")
         if points > 2**precision:
             raise ValueError(f"grid_points must be at most 2**precision = {2**precision}, got {self.grid_points}")
+        if groups > points:
+            raise ValueError(f"groups must be at most grid_points = {points} (the group boundaries lie on the ECDF "
+                             f"grid), got {groups}")
         object.__setattr__(self, "grid_points", points)
         if not isinstance(self.smoothed, bool):
             raise TypeError(f"smoothed must be a bool, got {self.smoothed!r}")
@@ -404,11 +418,12 @@ class HosmerLemeshowResult:
     """An exact (non-private) HL statistic with its groups.
 
     :ivar statistic: ``H`` of eq. (5).
-    :ivar p_value: ``chi2.sf(H, Q - 2)``.
+    :ivar p_value: ``chi2.sf(H, Q' - 2)`` (nan without degrees of freedom).
     :ivar boundaries: ``t_0 = 0 <= t_1 <= ... <= t_Q = 1``.
     :ivar expected: ``E_{s,q}``, shape ``(2, Q)``, row ``s`` (0 negatives, 1 positives), in rows.
     :ivar observed: ``O_{s,q}``, shape ``(2, Q)``, counts.
-    :ivar degrees_of_freedom: ``Q - 2``.
+    :ivar degrees_of_freedom: ``Q' - 2``, ``Q'`` the groups not empty by construction (:func:`empty_groups`).
+    :ivar empty: the groups empty by construction, bool ``(Q,)``.
     """
 
     statistic: float
@@ -417,6 +432,7 @@ class HosmerLemeshowResult:
     expected: np.ndarray
     observed: np.ndarray
     degrees_of_freedom: int
+    empty: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -435,11 +451,12 @@ class HosmerLemeshowRelease:
     :ivar accounting: ``paper`` or ``joint``.
     :ivar n: number of rows (public).
     :ivar parties: ``m``; ``threshold``: ``t``.
-    :ivar degrees_of_freedom: ``Q - 2``.
+    :ivar degrees_of_freedom: ``Q' - 2``, ``Q'`` the groups not empty by construction (:func:`empty_groups`).
     :ivar floored: number of expected counts raised to the floor before dividing.
     :ivar ecdf_count_variance: variance of the noise on one released ECDF count.
     :ivar expected_noise_variance: variance of the noise on one ``E`` (rows^2).
     :ivar observed_noise_variance: variance of the noise on one ``O``.
+    :ivar empty: the groups empty by construction (equal released boundaries), left out of ``H``, bool ``(Q,)``.
     """
 
     statistic: float
@@ -460,6 +477,7 @@ class HosmerLemeshowRelease:
     ecdf_count_variance: float
     expected_noise_variance: float
     observed_noise_variance: float
+    empty: np.ndarray
 
     @property
     def epsilon(self) -> float:
@@ -545,7 +563,7 @@ class HosmerLemeshowTerms:
 
 
 def hosmer_lemeshow_terms(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
-                          floor: float | None = None) -> HosmerLemeshowTerms:
+                          floor: float | None = None, empty: npt.ArrayLike | None = None) -> HosmerLemeshowTerms:
     """The cells of eq. (5) from ``E_{s,q}`` and ``O_{s,q}`` (arrays of shape ``(2, Q)``); ``H`` is their sum.
 
     Exact mode (``floor=None``): a cell with ``E = 0`` adds 0 if ``O = 0`` (an empty cell) and
@@ -555,6 +573,8 @@ def hosmer_lemeshow_terms(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
     :param expected: expected counts (rows), shape ``(2, Q)``.
     :param observed: observed counts, shape ``(2, Q)``.
     :param floor: the smallest denominator in private mode, or ``None`` for exact mode.
+    :param empty: groups empty by construction (:func:`empty_groups`), bool ``(Q,)``: their cells are 0 and
+        nothing of theirs is raised (default: none).
     :return: the cells and the masks of raised counts.
     :raise ValueError: on mismatched shapes, non-finite values, a negative ``E`` in exact mode or a
         non-positive floor.
@@ -566,33 +586,94 @@ def hosmer_lemeshow_terms(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
     if not (np.all(np.isfinite(e)) and np.all(np.isfinite(o))):
         raise ValueError("expected and observed must be finite")
     none = np.zeros(e.shape, dtype=bool)
+    left_out = none.copy()
+    if empty is not None:
+        mask = np.asarray(empty, dtype=bool)
+        if mask.shape != (e.shape[1],):
+            raise ValueError(f"empty must have shape ({e.shape[1]},), got {mask.shape}")
+        left_out[:, mask] = True
     if floor is None:
         if np.any(e < 0) or np.any(o < 0):
             raise ValueError("exact expected and observed counts must be non-negative")
         empty = e == 0
         safe = np.where(empty, 1.0, e)
         cells = np.where(empty, np.where(o > 0, math.inf, 0.0), (o - e) ** 2 / safe)
-        return HosmerLemeshowTerms(cells, none, none.copy())
+        return HosmerLemeshowTerms(np.where(left_out, 0.0, cells), none, none.copy())
     bottom = check_finite(floor, "floor")
     if bottom <= 0:
         raise ValueError(f"floor must be positive, got {floor}")
     e_used = np.maximum(e, bottom)
     o_used = np.maximum(o, 0.0)
-    return HosmerLemeshowTerms((o_used - e_used) ** 2 / e_used, e < bottom, o < 0)
+    return HosmerLemeshowTerms(np.where(left_out, 0.0, (o_used - e_used) ** 2 / e_used), (e < bottom) & ~left_out,
+                               (o < 0) & ~left_out)
 
 
 def hosmer_lemeshow_statistic(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
-                              floor: float | None = None) -> tuple[float, int]:
+                              floor: float | None = None, empty: npt.ArrayLike | None = None) -> tuple[float, int]:
     """``H`` of eq. (5) from ``E_{s,q}`` and ``O_{s,q}`` (arrays of shape ``(2, Q)``): the sum of the cells of
-    :func:`hosmer_lemeshow_terms` (its modes, raising and errors).
+    :func:`hosmer_lemeshow_terms` (its modes, raising, groups left out and errors).
 
     :return: ``(H, number of E cells raised to the floor)``.
     """
-    terms = hosmer_lemeshow_terms(expected, observed, floor=floor)
+    terms = hosmer_lemeshow_terms(expected, observed, floor=floor, empty=empty)
     return terms.statistic, int(np.count_nonzero(terms.expected_raised))
 
 
+def empty_groups(bounds: npt.ArrayLike, *, top: float) -> np.ndarray:
+    """The groups that no row can fall in, from the ``Q - 1`` interior boundaries alone (public).
+
+    Group ``q`` (1-based) is ``t_{q-1} < p <= t_q``: empty when ``t_{q-1} = t_q`` (``1 < q < Q``), and the
+    last group ``p > t_{Q-1}`` when ``t_{Q-1} >= top`` (no probability lies above 1).  The first group
+    ``p <= t_1`` is never empty by construction.
+
+    :param bounds: the interior boundaries, non-decreasing (fixed-point integers or probabilities).
+    :param top: the largest possible value (``2^b`` in fixed point, 1.0 for probabilities).
+    :return: bool array of shape ``(Q,)``.
+    """
+    edges = np.asarray(bounds)
+    empty = np.zeros(edges.shape[0] + 1, dtype=bool)
+    if edges.shape[0]:
+        empty[1:-1] = edges[:-1] == edges[1:]
+        empty[-1] = bool(edges[-1] >= top)
+    return empty
+
+
+@dataclass(frozen=True)
+class HosmerLemeshowTest:
+    """``H``, its degrees of freedom and p-value, from the (noisy) counts and the public boundaries.
+
+    :ivar statistic: ``H`` over the groups not empty by construction.
+    :ivar p_value: ``chi2.sf(H, Q' - 2)``, nan if ``Q' < 3``.
+    :ivar degrees_of_freedom: ``Q' - 2`` (``Q'`` the groups left; may be below 1).
+    :ivar floored: expected counts raised to the floor before dividing (private mode).
+    :ivar empty: the groups left out, bool ``(Q,)``.
+    """
+
+    statistic: float
+    p_value: float
+    degrees_of_freedom: int
+    floored: int
+    empty: np.ndarray
+
+
+def hosmer_lemeshow_test(expected: npt.ArrayLike, observed: npt.ArrayLike, empty: np.ndarray, *,
+                         floor: float | None = None) -> HosmerLemeshowTest:
+    """Line 11 of Algorithm 2 (post-processing), shared by the exact, simulated and secure paths: the ``empty``
+    groups are left out, ``H`` (eq. 5) over the others, ``Q' - 2`` degrees of freedom.
+
+    :param expected: ``E_{s,q}``, shape ``(2, Q)``; ``observed``: ``O_{s,q}``.
+    :param empty: the groups to leave out, bool ``(Q,)``: on a release those empty by construction
+        (:func:`empty_groups`, public boundaries); exactly, every group without rows.
+    :param floor: the smallest denominator in private mode, ``None`` for exact mode.
+    """
+    statistic, floored = hosmer_lemeshow_statistic(expected, observed, floor=floor, empty=empty)
+    degrees = int(empty.shape[0] - np.count_nonzero(empty)) - 2
+    return HosmerLemeshowTest(statistic, _p_value(statistic, degrees), degrees, floored, empty)
+
+
 def _p_value(statistic: float, degrees: int) -> float:
+    if degrees < 1:
+        return math.nan
     return float(stats.chi2.sf(statistic, degrees))
 
 
@@ -602,12 +683,15 @@ def exact_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike, g
     ``t_q = inf{x : F(x) >= q/Q}`` (the ``ceil(q n / Q)``-th smallest probability), ``t_0 = 0``,
     ``t_Q = 1``; group ``q`` is ``t_{q-1} < p <= t_q`` (the first group includes ``p = 0``): the same
     rule as the private path with the noiseless ECDF.  Expected counts use the probabilities as
-    given (no fixed point).  Ties can leave a group empty; its cells add 0.
+    given (no fixed point).  Ties can leave a group empty (equal boundaries, or a last group above the
+    largest probability): a group without rows is left out of ``H`` and of the degrees of freedom
+    (:func:`hosmer_lemeshow_test`).  A release can only leave out the groups empty by construction
+    (:func:`empty_groups`): a last group empty in fact adds its floored noise.
 
     :param probabilities: predicted probabilities in ``[0, 1]``, one-dimensional, at least one.
     :param labels: labels in ``{0, 1}``, same length.
     :param groups: ``Q >= 3``.
-    :return: the statistic, its p-value against ``chi2(Q - 2)``, the groups and their counts.
+    :return: the statistic, its p-value against ``chi2(Q' - 2)``, the groups and their counts.
     :raise ValueError: on invalid input, e.g. ``groups must be at least 3, got 2``.
     :raise TypeError: if an argument has the wrong type.
     """
@@ -627,10 +711,10 @@ def exact_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike, g
     np.add.at(expected[0], group, 1.0 - p)
     np.add.at(observed[1], group, y)
     np.add.at(observed[0], group, 1 - y)
-    statistic, _ = hosmer_lemeshow_statistic(expected, observed)
+    test = hosmer_lemeshow_test(expected, observed, empty_groups(interior, top=1.0) | (observed.sum(axis=0) == 0))
     boundaries = np.concatenate(([0.0], interior, [1.0]))
-    return HosmerLemeshowResult(statistic, _p_value(statistic, q_count - 2), boundaries, expected, observed,
-                                q_count - 2)
+    return HosmerLemeshowResult(test.statistic, test.p_value, boundaries, expected, observed, test.degrees_of_freedom,
+                                test.empty)
 
 
 def party_statistic_draws(log_alpha: float, count: int, parties: int, threshold: int,
@@ -745,10 +829,11 @@ def private_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike,
     noisy_observed = true_observed + given_observed
 
     # line 11 (post-processing)
-    statistic, floored = hosmer_lemeshow_statistic(noisy_expected, noisy_observed, floor=query.expected_floor)
+    test = hosmer_lemeshow_test(noisy_expected, noisy_observed, empty_groups(bounds, top=scale),
+                                floor=query.expected_floor)
     return HosmerLemeshowRelease(
-        statistic=statistic,
-        p_value=_p_value(statistic, q_count - 2),
+        statistic=test.statistic,
+        p_value=test.p_value,
         boundaries=boundaries,
         expected=noisy_expected,
         observed=noisy_observed,
@@ -760,11 +845,12 @@ def private_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike,
         n=n,
         parties=m,
         threshold=t,
-        degrees_of_freedom=q_count - 2,
-        floored=floored,
+        degrees_of_freedom=test.degrees_of_freedom,
+        floored=test.floored,
         ecdf_count_variance=plan.point_variance,
         expected_noise_variance=query.expected_noise_variance(parties=m, threshold=t),
         observed_noise_variance=query.observed_noise_variance(parties=m, threshold=t),
+        empty=test.empty,
     )
 
 

@@ -50,14 +50,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from dp.calibration import party_noise_shape
 from dp.ecdf.hosmer_lemeshow import (
     HosmerLemeshowQuery,
     HosmerLemeshowRelease,
     group_statistics,
-    hosmer_lemeshow_statistic,
+    empty_groups,
+    hosmer_lemeshow_test,
     release_boundaries,
 )
 from dp.ecdf.tree import TreeNoisePlan
@@ -245,12 +245,14 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
     # line 11 (post-processing), exactly as the simulated path
     noisy_expected = opened_expected.reshape(2, q_count) / float(scale)
     noisy_observed = opened_observed.reshape(2, q_count)
-    statistic, floored = hosmer_lemeshow_statistic(noisy_expected, noisy_observed, floor=query.expected_floor)
+    test = hosmer_lemeshow_test(noisy_expected, noisy_observed, empty_groups(bounds, top=scale),
+                                floor=query.expected_floor)
     release = HosmerLemeshowRelease(
-        statistic=statistic, p_value=float(stats.chi2.sf(statistic, q_count - 2)), boundaries=boundaries,
+        statistic=test.statistic, p_value=test.p_value, boundaries=boundaries,
         expected=noisy_expected, observed=noisy_observed, ecdf=ecdf, smoothed_ecdf=smoothed, grid=query.grid,
         budget=query.budget, accounting=query.accounting, n=int(rows), parties=parties, threshold=threshold,
-        degrees_of_freedom=q_count - 2, floored=floored, ecdf_count_variance=plan.point_variance,
+        degrees_of_freedom=test.degrees_of_freedom, floored=test.floored, ecdf_count_variance=plan.point_variance,
         expected_noise_variance=query.expected_noise_variance(parties=parties, threshold=threshold),
-        observed_noise_variance=query.observed_noise_variance(parties=parties, threshold=threshold))
+        observed_noise_variance=query.observed_noise_variance(parties=parties, threshold=threshold),
+        empty=test.empty)
     return SecureHosmerLemeshowRelease(release, seconds=seconds, bytes_sent=sent, phases=costs)

@@ -11,9 +11,12 @@ for the ROC curve: the class sizes are never released exactly, each class's curv
 noisy value at the last grid point ``tau_N = c_max`` (:func:`self_normalise`).  The ``1/n`` cancels, so
 the rates are the noisy cumulative counts of the class over their own last point.  When the noise drives
 that total to 0 or below (tiny epsilon, few rows of a class) the denominator is taken as 1 (post-processing
-of the release; the smoothed curve then carries the information).  The other variant, with public class
-sizes (``scenarios.papers.roc_curve``: each class ECDF over its exact class size), is
-:func:`public_size_rates`.
+of the release) and that class's rates mean nothing (:meth:`RocRelease.unusable_classes` says which).  The
+raw rates of :meth:`RocRelease.rates` are clipped to ``[0, 1]`` (post-processing: a noisy count above its own
+total, or below 0, would put the raw curve and its AUC outside ``[0, 1]`` at small epsilon); the smoothed
+curve smooths the unclipped self-normalised values as eq. 3 does, its constraints keep it in ``[0, 1]``.
+The other variant, with public class sizes (``scenarios.papers.roc_curve``: each class ECDF over its
+exact class size), is :func:`public_size_rates`.
 
 Mechanism.  On a public grid ``tau_1 < ... < tau_N`` (``tau_N`` at least every score, e.g. the declared
 score domain ``[0, 1]``), every party counts its own rows of class 1 and of class 0 with score ``<= tau_i``
@@ -169,15 +172,24 @@ class RocRelease:
         """The noisy number of rows of class 0."""
         return int(self.negative_counts[-1])
 
+    def unusable_classes(self) -> list[str]:
+        """The classes (``"positive"``, ``"negative"``) whose noisy total is 0 or below: their rates are the
+        noisy counts over 1 (:func:`self_normalise`), clipped, and mean nothing (public: the totals are released)."""
+        return [name for name, total in (("positive", self.positive_total), ("negative", self.negative_total))
+                if total < 1]
+
     def rates(self) -> tuple[np.ndarray, np.ndarray]:
-        """The self-normalised class ECDFs ``(F_pos, F_neg)`` on the grid (not monotone)."""
-        return self_normalise(self.positive_counts)[0], self_normalise(self.negative_counts)[0]
+        """The self-normalised class ECDFs ``(F_pos, F_neg)`` on the grid, clipped to ``[0, 1]`` (not monotone;
+        the clipping is post-processing and changes nothing where the noisy counts lie in ``[0, total]``)."""
+        return (np.clip(self_normalise(self.positive_counts)[0], 0.0, 1.0),
+                np.clip(self_normalise(self.negative_counts)[0], 0.0, 1.0))
 
     def smoothed_rates(self, norm: int | None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`rates`, smoothed by eq. 3 with ``norm`` 1 or 2 (``None``: raw)."""
-        positive, negative = self.rates()
+        """The self-normalised rates smoothed by eq. 3 with ``norm`` 1 or 2 (from the unclipped values, as the
+        paper; the result lies in ``[0, 1]``), or ``None``: the raw :meth:`rates` (clipped)."""
         if norm is None:
-            return positive, negative
+            return self.rates()
+        positive, negative = self_normalise(self.positive_counts)[0], self_normalise(self.negative_counts)[0]
         from smoothing.monotone import smooth_ecdf
 
         incidence = prefix_incidence(len(self.grid))

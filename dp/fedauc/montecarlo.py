@@ -122,14 +122,21 @@ class FedAucSimulation(FedAucPrediction):
 
     @property
     def mean(self) -> float:
-        """Mean of the defined estimates."""
+        """Mean of the defined estimates (their common value, exactly, when every run returned the same one:
+        averaging equal floats can round by an ulp)."""
+        defined = self.estimates[~np.isnan(self.estimates)]
+        if defined.size and np.all(defined == defined[0]):
+            return float(defined[0])
         return float(np.nanmean(self.estimates))
 
     @property
     def std(self) -> float:
-        """Sample standard deviation (``ddof = 1``) of the defined estimates (0 for a single run)."""
+        """Sample standard deviation (``ddof = 1``) of the defined estimates (0 for a single run, and exactly 0
+        when every run returned the same value, e.g. epsilon = inf, instead of a rounding residue ~1e-16)."""
         defined = self.estimates[~np.isnan(self.estimates)]
-        return float(np.std(defined, ddof=1)) if defined.size > 1 else 0.0
+        if defined.size <= 1 or np.all(defined == defined[0]):
+            return 0.0
+        return float(np.std(defined, ddof=1))
 
 
 @dataclass(frozen=True)

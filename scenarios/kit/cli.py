@@ -158,7 +158,7 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
             return deliver
 
         def guarded_deliver() -> Any:
-            with missing_package_stops_party():
+            with missing_package_stops_party(), output_errors_stop_party():
                 delivered = deliver()
             if reservation is not None:
                 print(f"  {reservation.describe()}", flush=True)
@@ -212,6 +212,26 @@ def missing_package_stops_party() -> Iterator[None]:
         if message is None:
             raise
         raise InputError(f"party {party_id()}: {message}") from None
+
+
+@contextlib.contextmanager
+def output_errors_stop_party() -> Iterator[None]:
+    """Turn an ``OSError`` while party 0 writes its result files (after the release) into one line.
+
+    The paths were tried when the options were parsed (:func:`scenarios.kit.outputs.check_output_path`); a disk
+    that fills up or a directory removed meanwhile still ends here, after the release was printed.
+
+    :raise secure.errors.InputError: ``party 0: cannot write PATH: REASON (the release above was made)``.
+    """
+    try:
+        yield
+    except OSError as exc:
+        from secure.errors import InputError
+        from secure.session import party_id
+
+        where = exc.filename if exc.filename is not None else "a result file"
+        reason = (exc.strerror or str(exc)).lower()
+        raise InputError(f"party {party_id()}: cannot write {where}: {reason} (the release above was made)") from None
 
 
 def format_bytes(count: float) -> str:

@@ -221,9 +221,13 @@ async def check_results_dir(path: str) -> None:
     error: str | None = None
     if mpc.pid == 0:
         try:
+            if os.path.exists(path) and not os.path.isdir(path):  # makedirs would say only "File exists"
+                raise NotADirectoryError(path)
             os.makedirs(path, exist_ok=True)
             if not os.access(path, os.W_OK):
                 error = f"--results-dir {path}: not writable"
+        except NotADirectoryError:  # the path, or a folder on it, is a file
+            error = f"--results-dir {path}: not a directory"
         except OSError as exc:
             error = f"--results-dir {path}: {exc.strerror or exc}"
     await agree_verdict(error)

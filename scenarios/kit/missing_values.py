@@ -3,7 +3,8 @@
 ``--missing refuse`` (the default for a user's ``--data``): a missing cell stops the run at every
 party with one line naming the party and the column (no count, no line, no value is shared).
 ``--missing fill --fill C=V,...``: a missing cell of column ``C`` takes the declared public value
-``V``, which must lie in ``C``'s declared domain (or category list).  The embedded data fills by
+``V``, which must lie in ``C``'s declared domain (or category list); ``--fill`` may be repeated, the
+columns accumulate (one column with two different values is refused).  The embedded data fills by
 default with the values declared in ``scenarios/data/domains.json`` (``fill``; see ``DATA.md``).
 
 Threat model (DESIGN): the policy and the fill values are public parameters, agreed by all parties;
@@ -13,7 +14,7 @@ not offered: n would depend on the data.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from scenarios.kit.cli import UsageError
 from secure.intake import MISSING_POLICIES, ColumnSpec, MissingPolicy
@@ -24,43 +25,85 @@ __all__ = ["add_missing_arguments", "missing_policy", "parse_fills", "describe_p
 def add_missing_arguments(parser: Any) -> None:
     """Add ``--missing {refuse,fill}`` and ``--fill C=V,...`` (neither is a prefix of an MPyC option)."""
     parser.add_argument("--missing", choices=MISSING_POLICIES, default=None)
-    parser.add_argument("--fill", default=None)
+    parser.add_argument("--fill", action="append", default=None)  # repeated --fill accumulate
 
 
-def parse_fills(text: str | None) -> dict[str, float | str]:
+def parse_fills(text: str | Sequence[str] | None) -> dict[str, float | str]:
     """``age=55,BMI=25.5,region=north`` -> ``{"age": 55.0, "BMI": 25.5, "region": "north"}``.
 
-    A value that is not a number stays a string: the fill value of a column of string categories
-    (checked against the column's declaration by :meth:`secure.intake.MissingPolicy.check`).
+    ``text`` is one ``--fill`` or the list of every ``--fill`` given (a repeated ``--fill`` accumulates:
+    ``--fill p_hat=0.5 --fill outcome=0`` is ``--fill p_hat=0.5,outcome=0``).  A column given twice with
+    the same value is that value; with two different values it is an error.  A value that is not a
+    number stays a string: the fill value of a column of string categories (checked against the
+    column's declaration by :meth:`secure.intake.MissingPolicy.check`).
 
     :raise UsageError: with a one-line message.
     """
     fills: dict[str, float | str] = {}
     if not text:
         return fills
-    for item in text.split(","):
+    for item in (item for part in ([text] if isinstance(text, str) else text) for item in part.split(",")):
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep or not name:
             raise UsageError(f"--fill expects COLUMN=VALUE[,COLUMN=VALUE...], got '{item}'")
         if not value.strip():
             raise UsageError(f"--fill expects a value in COLUMN=VALUE, got '{item}'")
+        parsed: float | str
         try:
-            fills[name] = float(value)
+            parsed = float(value)
         except ValueError:
-            fills[name] = value.strip()
+            parsed = value.strip()
+        if name in fills and fills[name] != parsed:
+            raise UsageError(f"--fill gives column '{name}' two values, {_shown(fills[name])} and {_shown(parsed)}: "
+                             f"give one")
+        fills[name] = parsed
     return fills
 
 
-def missing_policy(mode: str | None, fill: str | None, specs: Sequence[ColumnSpec], *,
-                   dataset: str | None) -> MissingPolicy:
+def _shown(value: float | str) -> str:
+    return repr(value) if isinstance(value, str) else f"{value:g}"
+
+
+def _misfit(spec: ColumnSpec, dataset: str, role: tuple[str, str] | None) -> str:
+    """The line for an embedded column whose declaration does not fit the job's ``spec`` (public:
+    declarations only).  ``role`` is ``(role, remedy)``, e.g. ``("score", "give --domain LO:HI")``."""
+    from scenarios.kit.datasets import declared_categories, declared_domains
+
+    kind, remedy = role if role is not None else ("", f"give --domain {spec.name}=LO:HI or --fill {spec.name}=V")
+    categories = declared_categories(dataset).get(spec.name)
+    domain = declared_domains(dataset).get(spec.name)
+    if categories is not None:
+        theirs = "categories " + "/".join(f"{c:g}" if isinstance(c, (int, float)) else str(c) for c in categories)
+    elif domain is not None:
+        theirs = f"numeric on [{float(domain[0]):g}, {float(domain[1]):g}]"
+    else:
+        theirs = "without a domain"
+    if spec.categories is not None:
+        return (f"column '{spec.name}' is not a {spec.describe_categories()} {kind or 'categorical'} column "
+                f"(embedded data {dataset} declares it {theirs})" + (f": {remedy}" if role is not None else ""))
+    ours = f"the {kind} domain" if kind else "the declared domain"
+    return (f"{kind + ' ' if kind else ''}column '{spec.name}' is declared {theirs} in the embedded data {dataset}, "
+            f"outside {ours} [{spec.lower:g}, {spec.upper:g}]: {remedy}")
+
+
+def missing_policy(mode: str | None, fill: str | Sequence[str] | None, specs: Sequence[ColumnSpec], *,
+                   dataset: str | None, roles: Mapping[str, tuple[str, str]] | None = None) -> MissingPolicy:
     """The agreed missing-value policy from the options.
 
+    A fill value the embedded dataset declares (not the user's ``--fill``) that does not fit the job's
+    declaration of its column means the column itself does not fit the job (an age as a score on
+    [0, 1], a blood pressure as a 0/1 label): the error line says so, with the dataset's declaration.
+
     :param mode: ``--missing`` (``None``: fill for embedded data, refuse for ``--data``).
-    :param fill: ``--fill`` text; with embedded data it overrides the declared fill values.
+    :param fill: ``--fill`` text, or the list of every ``--fill`` given; with embedded data it overrides
+        the declared fill values.
     :param specs: the declared columns (domains, category lists) the fill values are checked against.
     :param dataset: the embedded dataset, ``None`` for a user's ``--data``.
-    :raise UsageError: a fill value outside its domain, a column without one, ``--fill`` with refuse.
+    :param roles: column -> ``(role, remedy)`` for the error line of a column that does not fit, e.g.
+        ``("score", "give --domain LO:HI")``; without it the line says "column" and suggests ``--domain``.
+    :raise UsageError: a fill value outside its domain, a column without one, ``--fill`` with refuse, an
+        embedded column whose declaration does not fit the job's.
     """
     from scenarios.kit.datasets import declared_fills
 
@@ -74,6 +117,13 @@ def missing_policy(mode: str | None, fill: str | None, specs: Sequence[ColumnSpe
                                      if (value := declared_fills(dataset).get(spec.name)) is not None} \
         if dataset is not None else {}
     fills.update(given)
+    if dataset is not None:
+        for spec in specs:
+            if spec.name in fills and spec.name not in given:
+                try:
+                    MissingPolicy("fill", ((spec.name, fills[spec.name]),)).check([spec])
+                except ValueError:
+                    raise UsageError(_misfit(spec, dataset, (roles or {}).get(spec.name))) from None
     try:
         policy = MissingPolicy("fill", tuple(sorted(fills.items())))
         policy.check(specs)
@@ -83,10 +133,11 @@ def missing_policy(mode: str | None, fill: str | None, specs: Sequence[ColumnSpe
 
 
 def describe_policy(policy: MissingPolicy) -> str:
-    """One line for the printed release: which policy ran (no count)."""
+    """One line for the printed release: the policy that ran, said as a policy (no count: whether a cell
+    was filled stays at its party, :func:`local_note`)."""
     if policy.mode == "refuse":
-        return "refused (none found)"
-    return "filled with declared values " + ", ".join(
+        return "refuse: a missing cell stops the run (none found)"
+    return "fill a missing cell with the declared value: " + ", ".join(
         f"{name}={value}" if isinstance(value, str) else f"{name}={value:g}" for name, value in policy.fills)
 
 

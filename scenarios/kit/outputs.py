@@ -39,8 +39,8 @@ def check_output_path(path: str | None, option: str, *, writer: int = 0) -> None
     :param path: the path given (``None``: the option is absent, nothing to check).
     :param option: the option's name, for the message (``--json``).
     :param writer: the party that writes the file; other parties do not check it.
-    :raise UsageError: ``cannot write --json PATH: no such directory`` (or: is a directory, not
-        writable, an empty path).
+    :raise UsageError: ``cannot write --json PATH: no such directory`` (or: is a directory, an empty
+        path, or what opening the file for writing says: ``permission denied``, ``read-only file system``).
     """
     if path is None or not writing_party(writer):
         return
@@ -52,8 +52,17 @@ def check_output_path(path: str | None, option: str, *, writer: int = 0) -> None
     if not os.path.isdir(directory):
         reason = "no such directory" if not os.path.exists(directory) else f"{directory} is not a directory"
         raise UsageError(f"cannot write {option} {path}: {reason}")
-    if os.path.exists(path):
-        if not os.access(path, os.W_OK):
-            raise UsageError(f"cannot write {option} {path}: the file is not writable")
-    elif not os.access(directory, os.W_OK | os.X_OK):
-        raise UsageError(f"cannot write {option} {path}: directory {directory} is not writable")
+    # try it: permission bits do not tell (root, read-only mounts, /proc); append mode changes nothing in a file
+    # that exists, and a file made by the probe is removed again
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        reason = (exc.strerror or str(exc)).lower()
+        raise UsageError(f"cannot write {option} {path}: {reason}") from None
+    if not existed:
+        try:
+            os.remove(path)
+        except OSError:
+            pass

@@ -284,7 +284,7 @@ def best_alphas(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, float], dict[
 
 def _plot(options: DomainOptions, rows: list[dict[str, Any]], path: str) -> None:
     figure, axes = new_figure()
-    styles = {"users": "-", "budget": "--"}
+    styles = {"users": ("-", "o", "full"), "budget": ("--", "s", "none")}  # line, marker, fill of each split
     colours: dict[Any, Any] = {}
     for split in options.splits:
         for epsilon in options.epsilons:
@@ -293,7 +293,8 @@ def _plot(options: DomainOptions, rows: list[dict[str, Any]], path: str) -> None
             mean = np.array([row["squared_error_mean"] for row in chosen])
             error = np.nan_to_num(np.array([row["squared_error_se"] for row in chosen]))
             label = f"epsilon = {epsilon:g}" + (f" ({split})" if len(options.splits) > 1 else "")
-            line = axes.errorbar(x, mean, yerr=error, marker="o", markersize=3, linestyle=styles[split],
+            style, marker, fill = styles[split]
+            line = axes.errorbar(x, mean, yerr=error, marker=marker, markersize=4, fillstyle=fill, linestyle=style,
                                  capsize=2, label=label, color=colours.get(epsilon))
             colours[epsilon] = line[0].get_color()
     axes.set_xscale("log", base=2)
@@ -303,10 +304,10 @@ def _plot(options: DomainOptions, rows: list[dict[str, Any]], path: str) -> None
     positives, negatives = rows[0]["positives"], rows[0]["negatives"]
     source = ("Framingham LR scores" if options.dataset == "framingham"
               else "synthetic binormal scores (Framingham's shape, the paper's class sizes)")
-    axes.set_title(f"LDP AUC protocol (Bell et al. Fig. 3) on {source}\n"
+    axes.set_title(f"LDP AUC protocol (Bell et al. Fig. 3)\non {source}\n"
                    f"{positives} positives, {negatives} negatives, {options.common.runs} runs, "
                    f"split: {', '.join(options.splits)}", fontsize=9)
-    axes.legend(fontsize=8)
+    axes.legend(fontsize=8, handlelength=4.0)
     axes.grid(True, which="both", alpha=0.3)
     save_figure(figure, path)
 

@@ -102,6 +102,9 @@ __all__ = ["main", "parse_options", "SyntheticOptions", "synthetic_scores", "run
 
 DATASETS = ("auc_one", "ur")
 PROTOCOLS = ("auc_specific", "generic")
+#: line style, marker and marker fill of each protocol in the figure (colour: epsilon); the marker tells the
+#: protocols apart in the legend, where an errorbar's handle hardly shows the line style
+PROTOCOL_STYLES = {"auc_specific": ("-", "o", "full"), "generic": ("--", "s", "none")}
 DEFAULT_PER_CLASS = 10**6
 QUICK_PER_CLASS = 10**3
 DEFAULT_ALPHAS = tuple(range(1, 17))
@@ -293,15 +296,15 @@ def _plot(options: SyntheticOptions, rows: list[dict[str, Any]], path: str) -> N
     axes_list = figure.subplots(1, panels, squeeze=False)[0]
     colours = {epsilon: f"C{index}" for index, epsilon in enumerate(options.epsilons)}
     for axes, dataset in zip(axes_list, options.datasets):
-        for protocol, line in (("auc_specific", "-"), ("generic", "--")):
+        for protocol, (line, marker, fill) in PROTOCOL_STYLES.items():
             for epsilon in options.epsilons:
                 chosen = [row for row in rows if row["dataset"] == dataset and row["protocol"] == protocol
                           and row["epsilon"] == epsilon and math.isfinite(row["squared_error_mean"])]
                 if not chosen:
                     continue
                 axes.errorbar([row["domain_size"] for row in chosen], [row["squared_error_mean"] for row in chosen],
-                              yerr=np.nan_to_num([row["squared_error_se"] for row in chosen]), marker="o",
-                              markersize=3, linestyle=line, capsize=2, color=colours[epsilon],
+                              yerr=np.nan_to_num([row["squared_error_se"] for row in chosen]), marker=marker,
+                              markersize=4, fillstyle=fill, linestyle=line, capsize=2, color=colours[epsilon],
                               label=f"{'AUC-specific' if protocol == 'auc_specific' else 'generic'}, "
                                     f"epsilon = {epsilon:g}")
         axes.set_xscale("log", base=2)
@@ -310,8 +313,9 @@ def _plot(options: SyntheticOptions, rows: list[dict[str, Any]], path: str) -> N
         axes.set_ylabel("mean squared error of the AUC estimate")
         axes.set_title(f"{dataset}: {options.per_class} users per class, {options.common.runs} runs", fontsize=9)
         axes.grid(True, which="both", alpha=0.3)
-        axes.legend(fontsize=7)
-    figure.suptitle("Bell et al. Fig. 5-6: AUC-specific (solid) vs generic (dashed) LDP protocol", fontsize=10)
+        axes.legend(fontsize=7, handlelength=4.0)
+    figure.suptitle("Bell et al. Fig. 5-6: AUC-specific (solid, filled circles) vs generic (dashed, open squares) "
+                    "LDP protocol; colour: epsilon", fontsize=10)
     save_figure(figure, path)
 
 

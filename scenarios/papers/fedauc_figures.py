@@ -551,24 +551,33 @@ def _plot_gaussian(rows: Sequence[dict[str, Any]], path: str) -> None:
     epsilons = sorted({row["epsilon"] for row in rows})
     figure, axes = _figure(len(epsilons))
     series = [("global", "iid"), ("local", "iid"), ("local", "non_iid"), ("adaptive", "iid"), ("adaptive", "non_iid")]
+    # colour: the method and layout; marker and line: the noise; fill: noisy counts (Tables 1/7, filled) or exact
+    # counts (Table 2, open; the adaptive split has no exact-count form)
+    looks = {("noisy", "gaussian"): ("-", "o", "full"), ("noisy", "laplace"): ("--", "s", "full"),
+             ("exact", "gaussian"): ("-.", "o", "none"), ("exact", "laplace"): (":", "s", "none")}
+    delta = next((row["delta"] for row in rows if row["delta"]), None)
     for axis, epsilon in zip(axes, epsilons):
-        for family, layout in series:
-            for noise, style in (("gaussian", "o-"), ("laplace", "s--")):
-                chosen = sorted([row for row in rows if row["epsilon"] == epsilon and row["counts"] == "noisy"
+        for colour, (family, layout) in enumerate(series):
+            for (counts, noise), (line, marker, fill) in looks.items():
+                chosen = sorted([row for row in rows if row["epsilon"] == epsilon and row["counts"] == counts
                                  and row["method"] == f"{family}_{noise}"
                                  and (row["layout"] in (layout, "one_per_client"))], key=lambda row: row["clients"])
                 if not chosen:
                     continue
-                axis.plot([row["clients"] for row in chosen], [row["std"] for row in chosen], style, markersize=4,
-                          label=f"{family} {layout.replace('_', '-')} {noise}")
+                axis.plot([row["clients"] for row in chosen], [row["std"] for row in chosen], linestyle=line,
+                          marker=marker, fillstyle=fill, markersize=4, color=f"C{colour}",
+                          label=f"{family} {layout.replace('_', '-')} {noise}, {counts}")
         axis.set_xscale("log")
         axis.set_yscale("log")
         axis.set_xlabel("clients K (rightmost: one row each)")
         axis.set_ylabel("std of the AUC estimate")
-        axis.set_title(f"Tables 1/7, Gaussian rows: epsilon = {epsilon:g}, delta = {rows[0]['delta'] or '-'}",
-                       fontsize=8)
+        axis.set_title(f"Gaussian vs Laplace rows, epsilon = {epsilon:g}, delta = {delta if delta else '-'}\n"
+                       f"filled: noisy counts (Tables 1/7), open: exact counts (Table 2)", fontsize=8)
         axis.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=6)
+    handles, labels = axes[0].get_legend_handles_labels()
+    columns = 2 * len(epsilons)  # about two legend columns fit under each panel
+    figure.legend(handles, labels, loc="outside lower center", fontsize=6, handlelength=4.0, ncol=columns)
+    figure.set_figheight(figure.get_figheight() + 0.3 + 0.14 * math.ceil(len(labels) / columns))  # legend room
     save_figure(figure, path)
 
 
@@ -647,11 +656,19 @@ def _report_beta(rows: Sequence[dict[str, Any]]) -> None:
                       "beta -> 1 except for the lowest blocks"])
 
 
+def format_spread(std: float, mean: float) -> str:
+    """``std`` as printed next to ``mean``: ``0`` when the runs do not vary beyond floating-point rounding (at most a
+    few ulps of ``mean``, e.g. every run exact at epsilon = inf), else three significant digits."""
+    if std <= 16 * np.finfo(float).eps * max(1.0, abs(mean)):
+        return "0"
+    return f"{std:.2e}"
+
+
 def _report_rr(rows: Sequence[dict[str, Any]]) -> None:
     table = []
     for row in rows:
         table.append([row["set"], f"{row['epsilon']:g}", f"{row['flip_probability']:.2%}",
-                      f"{row['mean']:.6f} ± {row['std']:.2e}", f"{row['predicted_std']:.2e}",
+                      f"{row['mean']:.6f} ± {format_spread(row['std'], row['mean'])}", f"{row['predicted_std']:.2e}",
                       f"{row['paper_mean']:.6f} ± {row['paper_std']:.2e}"])
     small, large = ([r for r in rows if r["set"] == name] for name in ("small", "large"))
     first_small, first_large = small[0], large[0]
@@ -671,9 +688,20 @@ def _report_rr(rows: Sequence[dict[str, Any]]) -> None:
                       f"{first_small['sklearn_auc']:.6f} (large: {first_large['sklearn_auc']:.6f}); paper 0.749383 "
                       f"/ 0.750509",
                       "std small / large (sqrt(10) = 3.16): " + ("; ".join(ratios) if ratios else "-"),
-                      "small epsilon on the small set: 1 - 2 rho near 0 makes the debiased ratio heavy-tailed "
-                      "(closed form is first order); epsilon = 10: M rho < 1 flip per run, the std of 100 runs "
-                      "is rough"])
+                      *_rr_caveats(small)])
+
+
+def _rr_caveats(small: Sequence[dict[str, Any]]) -> list[str]:
+    """The caveats of the RR rows on the small set: small epsilon makes the debiased ratio heavy-tailed; an epsilon
+    with fewer than one expected flip per run (``M rho < 1``) leaves the std of the actual runs rough."""
+    lines = ["small epsilon on the small set: 1 - 2 rho near 0 makes the debiased ratio heavy-tailed (closed form "
+             "is first order)"]
+    for row in small:
+        flips = row["samples"] * row["flip_probability"]
+        if 0 < flips < 1:
+            lines.append(f"epsilon = {row['epsilon']:g}: M rho = {flips:.2g} < 1 flip per run, the std of "
+                         f"{row['runs']} runs is rough")
+    return lines
 
 
 def _report_gaussian(rows: Sequence[dict[str, Any]]) -> None:

@@ -2,7 +2,7 @@
 
 Run: ``python -m scenarios.papers.umpc_bins_and_uci --figure bins`` or ``--figure uci`` (add ``--quick`` for a
 tiny run).  Writes ``results/umpc_bins.csv`` / ``.png`` or ``results/umpc_uci.csv`` / ``.png`` and prints
-the table and the orders of magnitude by which U-MPC's MSE beats Bell's and Ghazi's.
+the table and, per baseline, the range of ``log10(MSE / U-MPC's MSE)`` (positive: above U-MPC's MSE).
 
 Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*:
 
@@ -49,7 +49,7 @@ Run it::
 
 Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
   --figure bins|uci   which experiment (default bins)
-  --grid T1,T2,...    bins t (bins figure; default 4,8,16,32,64; --quick: 4,64)
+  --grid T1,T2,...    bins t, powers of two from 4 (bins figure; default 4,8,16,32,64; --quick: 4,64)
   --epsilon-grid E,.. privacy budgets (bins figure; default 0.1,1)
   --pair A,B          Framingham columns for the bins figure (default sysBP,diaBP)
   --sizes N1,N2,...   subsample sizes (uci figure; default 100,200,400,all; --quick: 100,200);
@@ -122,6 +122,12 @@ COALITION = 1     # coalition the U-MPC noise is calibrated for
 COST_PROTOCOL = {"U-MPC": "U-MPC (M_HF)", "Bell LDP": "Bell", "Ghazi": "Ghazi", "GhaziSM": "GhaziSM"}
 COLORS = {"U-MPC": "tab:blue", "Bell LDP": "tab:orange", "Ghazi": "tab:green", "GhaziSM": "tab:red"}
 MARKERS = {"U-MPC": "o", "Bell LDP": "s", "Ghazi": "D", "GhaziSM": "v"}
+#: line style and marker fill of the k-th epsilon of the bins figure (and of the k-th statistic of the UCI figure):
+#: same colour and marker shape per method, so the legend tells the epsilons apart by the fill (filled, open,
+#: half-filled, ...) as well as by the line style (an errorbar's legend handle hardly shows a dash)
+SERIES_STYLES = (("-", "full"), ("--", "none"), (":", "left"), ("-.", "bottom"))
+#: length of the legend handles (in font sizes): long enough to show a dashed or dotted line
+LEGEND_HANDLE_LENGTH = 4.0
 
 CSV_COLUMNS = ("figure", "statistic", "n", "t", "grid", "epsilon", "method", "edges", "runs", "mse_mean",
                "mse_se", "bias_mean", "bias_se", "exact", "comm_bits", "comm_bits_dis", "compute_ops",
@@ -168,6 +174,10 @@ def parse_options(argv: Sequence[str]) -> BinsOptions:
     grid = _whole(args.grid, "--grid") if args.grid else (QUICK_GRID if args.quick else DEFAULT_GRID)
     if min(grid) < 4:
         raise UsageError(f"--grid values must be at least 4 (2 bins per axis), got {min(grid)}")
+    uneven = [t for t in grid if t & (t - 1)]
+    if uneven:
+        raise UsageError(f"--grid values must be powers of two (a t_x x t_y grid of exactly t cells, as the paper's "
+                         f"t = 4, 8, ..., 64), got {uneven[0]}")
     epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
                 else DEFAULT_EPSILONS)
     pair = tuple(c.strip() for c in args.pair.split(","))
@@ -428,9 +438,9 @@ def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------------- output
 
 def _errorbar(axes: Any, rows: list[dict[str, Any]], x: str, label: str, marker: str, style: str = "-",
-              color: str | None = None) -> None:
+              color: str | None = None, fill: str = "full") -> None:
     axes.errorbar([r[x] for r in rows], [r["mse_mean"] for r in rows], yerr=np.nan_to_num([r["mse_se"] for r in rows]),
-                  marker=marker, linestyle=style, capsize=3, label=label, color=color)
+                  marker=marker, linestyle=style, capsize=3, label=label, color=color, fillstyle=fill)
 
 
 def _panels(columns: int, rows: int = 1) -> tuple[Any, list[Any]]:
@@ -440,7 +450,7 @@ def _panels(columns: int, rows: int = 1) -> tuple[Any, list[Any]]:
 
 
 def _cost_curves(axes: Any, rows: list[dict[str, Any]], x: str, column: str, *, label_suffix: str = "",
-                 style: str = "-", dis: bool = False) -> None:
+                 style: str = "-", fill: str = "full", dis: bool = False) -> None:
     """Every costed method's ``column`` against ``x`` (and U-MPC's ``M_Dis`` communication if ``dis``)."""
     for method in METHODS:
         mine = [r for r in rows if r["method"] == method]
@@ -448,28 +458,28 @@ def _cost_curves(axes: Any, rows: list[dict[str, Any]], x: str, column: str, *, 
             continue
         name = f"{method} (M_HF)" if method == "U-MPC" and column == "comm_bits" else method
         axes.plot([r[x] for r in mine], [r[column] for r in mine], marker=MARKERS[method], linestyle=style,
-                  color=COLORS[method], label=name + label_suffix)
+                  color=COLORS[method], fillstyle=fill, label=name + label_suffix)
         if dis and method == "U-MPC":
             axes.plot([r[x] for r in mine], [r["comm_bits_dis"] for r in mine], marker="o", linestyle=":",
-                      color=COLORS[method], label="U-MPC (M_Dis)" + label_suffix)
+                      color=COLORS[method], fillstyle="none", label="U-MPC (M_Dis)" + label_suffix)
 
 
 def _plot_bins(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> None:
     figure, (comm, compute, mse, tradeoff) = _panels(2, 2)
-    for e, (epsilon, style) in enumerate(zip(options.epsilons, ("-", "--", ":", "-."))):
+    for e, (epsilon, (style, fill)) in enumerate(zip(options.epsilons, SERIES_STYLES)):
         mine = [r for r in rows if r["epsilon"] == epsilon]
         if e == 0:  # U-MPC's and Bell's costs do not depend on epsilon: drawn once
             _cost_curves(comm, [r for r in mine if r["method"] in ("U-MPC", "Bell LDP")], "t", "comm_bits", dis=True)
             _cost_curves(compute, [r for r in mine if r["method"] in ("U-MPC", "Bell LDP")], "t", "compute_ops")
         ghazis = [r for r in mine if r["method"] in ("Ghazi", "GhaziSM")]
-        _cost_curves(comm, ghazis, "t", "comm_bits", label_suffix=f" eps={epsilon:g}", style=style)
-        _cost_curves(compute, ghazis, "t", "compute_ops", label_suffix=f" eps={epsilon:g}", style=style)
+        _cost_curves(comm, ghazis, "t", "comm_bits", label_suffix=f" eps={epsilon:g}", style=style, fill=fill)
+        _cost_curves(compute, ghazis, "t", "compute_ops", label_suffix=f" eps={epsilon:g}", style=style, fill=fill)
         for method in METHODS:
             rows_of = [r for r in mine if r["method"] == method]
-            _errorbar(mse, rows_of, "t", f"{method} eps={epsilon:g}", MARKERS[method], style, COLORS[method])
+            _errorbar(mse, rows_of, "t", f"{method} eps={epsilon:g}", MARKERS[method], style, COLORS[method], fill)
             # Fig. 4 right: one point per t (U-MPC's cost and MSE do not depend on t: one point)
             _errorbar(tradeoff, rows_of[:1] if method == "U-MPC" else rows_of, "comm_bits",
-                      f"{method} eps={epsilon:g}", MARKERS[method], style, COLORS[method])
+                      f"{method} eps={epsilon:g}", MARKERS[method], style, COLORS[method], fill)
     comm.set_ylabel("modelled online communication (bits)")
     comm.set_title("Fig. 3 left: total online communication", fontsize=8)
     compute.set_ylabel("modelled total computation (server + n x party ops)")
@@ -486,7 +496,7 @@ def _plot_bins(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> N
         if axes is not tradeoff:
             axes.set_xlabel("t (LDP bins, t_x x t_y grid)")
         axes.grid(True, which="both", alpha=0.3)
-        axes.legend(fontsize=6)
+        axes.legend(fontsize=6, handlelength=LEGEND_HANDLE_LENGTH)
     figure.suptitle(f"Kendall's tau, Framingham {options.pair[0]} vs {options.pair[1]} (stand-in for Bank, Sinh & "
                     f"Ramon Fig. 3-4), n = {n}, |E| = {options.edges_per_row:g} n, l = {ELL}, "
                     f"{options.common.runs} runs", fontsize=9)
@@ -495,14 +505,14 @@ def _plot_bins(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> N
 
 def _plot_uci(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> None:
     figure, (comm, mse, party, server) = _panels(2, 2)
-    for stat, style in (("kendall", "-"), ("duplicate", "--")):
+    for stat, (style, fill) in zip(("kendall", "duplicate"), SERIES_STYLES):
         mine = [r for r in rows if r["statistic"] == stat]
-        _cost_curves(comm, mine, "n", "comm_bits", label_suffix=f" {stat}", style=style)
-        _cost_curves(party, mine, "n", "party_ops", label_suffix=f" {stat}", style=style)
-        _cost_curves(server, mine, "n", "server_ops", label_suffix=f" {stat}", style=style)
+        _cost_curves(comm, mine, "n", "comm_bits", label_suffix=f" {stat}", style=style, fill=fill)
+        _cost_curves(party, mine, "n", "party_ops", label_suffix=f" {stat}", style=style, fill=fill)
+        _cost_curves(server, mine, "n", "server_ops", label_suffix=f" {stat}", style=style, fill=fill)
         for method in METHODS:
             _errorbar(mse, [r for r in mine if r["method"] == method], "n", f"{method} {stat}", MARKERS[method],
-                      style, COLORS[method])
+                      style, COLORS[method], fill)
     comm.set_ylabel("modelled online communication (bits)")
     mse.set_ylabel("MSE")
     party.set_ylabel("modelled per-party operations")
@@ -512,9 +522,9 @@ def _plot_uci(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> No
         axes.set_yscale("log")
         axes.set_xlabel("n (subsample of the complete rows)")
         axes.grid(True, which="both", alpha=0.3)
-        axes.legend(fontsize=6)
-    figure.suptitle(f"UCI Heart Disease (Sinh & Ramon Fig. 5-6): Kendall trestbps vs chol (8x8 grid, solid), duplicate "
-                    f"ratio of num (5 levels, dashed); eps = 1, |E| = {options.edges_per_row:g} n, l = {ELL}, "
+        axes.legend(fontsize=6, handlelength=LEGEND_HANDLE_LENGTH)
+    figure.suptitle(f"UCI Heart Disease (Sinh & Ramon Fig. 5-6): Kendall trestbps vs chol (8x8 grid, solid, filled), "
+                    f"duplicate ratio of num (5 levels, dashed, open); eps = 1, |E| = {options.edges_per_row:g} n, l = {ELL}, "
                     f"{options.common.runs} runs", fontsize=9)
     save_figure(figure, path)
 
@@ -539,13 +549,27 @@ def _print(options: BinsOptions, rows: list[dict[str, Any]], seed: int, seconds:
                       f"{COALITION}; LDP and shuffled baselines: averaged kernel matrix; "
                       f"{options.common.runs} runs", "total ops = server + n x per-party (Fig. 3 right)",
                       seed_note(seed, options.common.os_noise)])
-    for method in METHODS[1:]:
-        orders = [r["orders_of_magnitude"] for r in rows if r["method"] == method]
-        if orders:
-            print(f"  U-MPC's MSE is {min(orders):.2f} to {max(orders):.2f} orders of magnitude below {method}'s "
-                  f"(median {float(np.median(orders)):.2f})")
+    for line in orders_lines(rows):
+        print(f"  {line}")
     print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
     sys.stdout.flush()
+
+
+def orders_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One summary line per baseline: the range and median of ``log10(MSE / U-MPC's MSE)`` over its rows (positive:
+    the baseline's MSE is above U-MPC's), and how many rows are below U-MPC's if any are."""
+    lines = []
+    for method in METHODS[1:]:
+        orders = [r["orders_of_magnitude"] for r in rows
+                  if r["method"] == method and math.isfinite(r["orders_of_magnitude"])]
+        if not orders:
+            continue
+        below = sum(1 for value in orders if value < 0)
+        lines.append(f"{method}: log10(MSE / U-MPC's MSE) from {min(orders):.2f} to {max(orders):.2f} (median "
+                     f"{float(np.median(orders)):.2f}); "
+                     + (f"below U-MPC's (negative) in {below} of {len(orders)} settings" if below
+                        else f"above U-MPC's in all {len(orders)} settings"))
+    return lines
 
 
 #: what the ``--secure`` check does not cover (printed under its table)
