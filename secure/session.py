@@ -388,11 +388,12 @@ def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException
               f"nothing was released{hint}", code=1)
 
 
-async def start_session(timeout: float = 60.0, check_peers: Callable[[], str | None] | None = None,
+async def start_session(timeout: float | None = None, check_peers: Callable[[], str | None] | None = None,
                         silence_limit: float = DEFAULT_SILENCE_LIMIT) -> None:
     """Start the MPyC runtime and arm both watchdogs (lost connections, silent peers).
 
-    :param timeout: seconds to wait for all parties to connect.
+    :param timeout: seconds to wait for all parties to connect (default: ``silence_limit``, so that
+        ``--silence-limit`` also bounds the wait for a party that never comes).
     :param check_peers: optional callback polled while connecting; it returns a message when a
         locally launched party has already died (then there is no point in waiting).
     :param silence_limit: seconds a peer may stay silent while this party waits for a message from
@@ -405,6 +406,8 @@ async def start_session(timeout: float = 60.0, check_peers: Callable[[], str | N
 
     if not (isinstance(silence_limit, (int, float)) and math.isfinite(silence_limit) and silence_limit > 0):
         raise ValueError(f"silence_limit must be a positive number of seconds, got {silence_limit!r}")
+    if timeout is None:
+        timeout = float(silence_limit)
     _disarm_watchdog()
     asyncoro.MessageExchanger.connection_lost = _watched_connection_lost  # type: ignore[method-assign]
     asyncoro.MessageExchanger.data_received = _watched_data_received  # type: ignore[method-assign]

@@ -215,3 +215,17 @@ def test_a_party_that_dies_in_the_shutdown_phase_gives_one_line_and_exit_1(tmp_p
         assert int(found.group(2)) in (1, 2 - party)  # party 1, or (a cascade) the survivor that lost it first
         assert "private estimate" not in out
     assert not (tmp_path / "result.json").exists()
+
+
+@pytest.mark.multiparty
+def test_a_party_that_never_connects_stops_the_others_after_the_silence_limit() -> None:
+    """Only party 0 of two is started: it waits for party 1 to connect no longer than ``--silence-limit`` (3 s
+    here, not a fixed 60 s), then exits 1 with one line; the bound is the limit plus startup and a wide margin."""
+    command = scenario_command("ustat", "-M", "2", "-I", "0", "-B", str(free_base_port()), "--no-log",
+                               "--silence-limit", "3")
+    start = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=60)
+    seconds = time.monotonic() - start
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines() == ["error: party 0: not all 2 parties connected within 3 s"]
+    assert 3.0 <= seconds < 30.0
