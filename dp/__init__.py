@@ -21,6 +21,7 @@
 - :mod:`dp.umpc.costs`            communication and computation models (Sinh & Ramon, Table 1, App. D.2).
 - :mod:`dp.audit.engine`            empirical DP auditor (Clopper-Pearson hockey-stick bound); exact epsilon of honest noise.
 - :mod:`dp.audit.central_cases`      audit cases of every central and distributed mechanism, and negative controls.
+- :mod:`dp.budget`            the per-party privacy ledger and its accountants (``dp.budget.Budget``).
 - :mod:`dp.audit.local_cases` audit cases of every local / label-DP randomizer, and negative controls;
                               their sample sizes planned in dp.audit.planning.
 
@@ -44,17 +45,18 @@ from secure.columns import categorical, classes, label, numeric
 from secure.intake import ColumnSpec
 
 if TYPE_CHECKING:
-    from dp import audit, baselines, bell, calibration, ecdf, fedauc, rank_auc, sampling, umpc, validation
+    from dp import audit, baselines, bell, budget, calibration, ecdf, fedauc, rank_auc, sampling, umpc, validation
 
 __all__ = ["numeric", "label", "classes", "categorical", "ColumnSpec", "umpc", "ecdf", "rank_auc", "bell", "fedauc",
-           "baselines", "audit", "calibration", "sampling", "validation"]
+           "baselines", "audit", "budget", "calibration", "sampling", "validation"]
 
 #: subpackages and modules loaded on first attribute access (``dp.umpc.Query``)
-_SUBMODULES = frozenset({"umpc", "ecdf", "rank_auc", "bell", "fedauc", "baselines", "audit", "calibration",
+_SUBMODULES = frozenset({"umpc", "ecdf", "rank_auc", "bell", "fedauc", "baselines", "audit", "budget", "calibration",
                          "sampling", "validation"})
 
+if not TYPE_CHECKING:  # the type checker sees only the names imported above, so a typo (dp.umpcc) fails it
 
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        return importlib.import_module(f"dp.{name}")
-    raise AttributeError(f"module 'dp' has no attribute {name!r}")
+    def __getattr__(name: str) -> Any:
+        if name in _SUBMODULES:
+            return importlib.import_module(f"dp.{name}")
+        raise AttributeError(f"module 'dp' has no attribute {name!r}")

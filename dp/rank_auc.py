@@ -128,10 +128,35 @@ class RankAucRelease:
         """One sd of the estimate's error: the noise's only (no sampling error)."""
         return math.hypot(self.noise_std, self.sampling_error_bound)
 
+    @property
+    def noisy_pairs(self) -> int:
+        """``P (n - P)`` with the noisy ``P``: the denominator of the estimate (post-processing)."""
+        return self.positives * (self.n - self.positives)
+
+    @property
+    def no_estimate(self) -> str | None:
+        """Why there is no AUC, or None: the noisy number of pairs ``P (n - P)`` is not positive (the noisy
+        number of positives is not inside ``(0, n)``).  Said in terms of the released sums only: the labels are
+        secret, so the true class sizes (an empty class, say) are not known to anyone and are never claimed."""
+        if self.noisy_pairs > 0:
+            return None
+        return (f"no AUC at this epsilon: the noisy number of pairs P (n - P) is not positive (noisy P = "
+                f"{self.positives} of n = {self.n} rows; post-processing of the released sums)")
+
+    @property
+    def released_estimate(self) -> float | None:
+        """The estimate, or None when there is none (:attr:`no_estimate`): never NaN in a record."""
+        return None if self.no_estimate is not None else self.estimate
+
     def honest_keys(self) -> dict[str, Any]:
-        """The record's uncertainty keys (as :meth:`dp.umpc.protocol.UStatRelease.record`)."""
-        return {"noise_std": self.noise_std, "sampling_error_bound": self.sampling_error_bound,
-                "error_bound": self.error_bound, "seed": self.seed, "uncertainty_covers": self.uncertainty_covers}
+        """The record's uncertainty keys (as :meth:`dp.umpc.protocol.UStatRelease.record`); None, never NaN, where
+        there is no estimate."""
+        def finite(value: float) -> float | None:
+            return value if math.isfinite(value) else None
+
+        return {"noise_std": finite(self.noise_std), "sampling_error_bound": self.sampling_error_bound,
+                "error_bound": finite(self.error_bound), "seed": self.seed,
+                "uncertainty_covers": self.uncertainty_covers}
 
 
 def estimate_noise_std(plans: Sequence[NoisePlan], twice_u: float, positives: float, rows: int) -> float:

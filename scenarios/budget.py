@@ -1,4 +1,4 @@
-"""Show, create or raise privacy budgets in a ledger (issue 15): the local tool beside the jobs.
+"""Show, create or raise privacy budgets in a ledger: the local tool beside the jobs.
 
 Every job spends from a ledger at each party: one account per party and dataset, in a ledger
 directory (``--ledger DIR``; default ``$PRIVATE_USTATS_LEDGER``, else
@@ -28,6 +28,12 @@ Commands and options:
   raise                 raise an account's budget (only upward: epsilon and delta may only grow); prints
                         the old and the new budget
     --data FILE | --dataset-name N, --party P, --budget NEW
+
+Each spend shows its status: ``reserved`` (counted from the moment the parties agreed on it, before any
+data was shared; a run that stopped after that point stays so), ``released`` (counted; the run finished
+and revealed its release) or ``cancelled`` (not counted: another party refused before any data was shared).
+
+Options are spelled out in full, as in the jobs: an abbreviation (``--led``) is refused with one line.
 
 Exit codes: 0 done; 2 with one line ``error: ...`` for bad usage, a corrupt ledger file (refused,
 never reset), an unwritable directory, a budget that is not raised.
@@ -85,6 +91,28 @@ def build_parser() -> ScenarioParser:
             sub.add_argument("--accountant", choices=ACCOUNTANTS, default="basic",
                              help="basic composition (default) or zcdp (needs a delta)")
     return parser
+
+
+def check_option_words(parser: ScenarioParser, argv: Sequence[str]) -> None:
+    """Refuse a long option that is none of the tool's (an abbreviation such as ``--led``) with the jobs'
+    line, before argparse would take it for a stray word and report the next one as an invalid command.
+
+    :raise UsageError: ``unknown option --led (did you mean --ledger? options must be spelled out in full)``.
+    """
+    parsers = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            parsers.extend(action.choices.values())
+    known = {option for each in parsers for action in each._actions for option in action.option_strings}
+    for word in argv:
+        if word == "--":
+            return
+        name = word.split("=", 1)[0]
+        if name.startswith("--") and len(name) > 2 and name not in known:
+            helper = ScenarioParser(prog=parser.prog, runs_as="tool", add_help=False)
+            for option in sorted(option for option in known if option.startswith("--")):
+                helper.add_argument(option)
+            raise UsageError(helper._unknown_option(name))
 
 
 def dataset_key(options: argparse.Namespace) -> str | None:
@@ -157,7 +185,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; 0 on success, 2 with one ``error:`` line otherwise."""
     where = ""
     try:
-        options = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+        parser = build_parser()
+        words = list(sys.argv[1:] if argv is None else argv)
+        check_option_words(parser, words)
+        options = parser.parse_args(words)
         directory = _directory(options)
         command = options.command or "show"
         if command == "show":

@@ -18,12 +18,12 @@ default 1024), --grid uniform|geometric, --epsilon, --release all|K (K evenly sp
 subset B), --smooth none|1|2 (norm of eq. 3, default 2), --quantiles P,P,... , --curve PATH (party 0
 writes grid, private and smoothed values), --json PATH, --missing refuse|fill and --fill COLUMN=V (a
 missing cell stops the run, the default with --data, or takes the declared value V inside the domain;
-the embedded data fills with scenarios/data/domains.json).  No count of missing values leaves a
-party (each prints its own, locally).
+the embedded data fills with scenarios/data/domains.json).  Values outside the declared domain are
+clipped to it at their owner.  No count of missing or clipped values leaves a party (each prints its
+own, locally: "at this party, not shared: ...").  --points N gives exactly N grid points, both kinds.
 """
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.records import write_record
 from scenarios.kit.missing_values import describe_policy, missing_policy
 
 __all__ = ["main", "parse_options"]
@@ -166,16 +167,15 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
     if options.curve:
         write_curve(options.curve, result)
     if options.json:
-        with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump({"statistic": "ecdf", "column": options.column, "epsilon": release.epsilon, "delta": 0.0,
-                       "n": release.n, "points": len(release.grid), "released": len(points),
-                       "missing": options.missing.mode, "fill": dict(options.missing.fills),
-                       "parties": release.parties, "threshold": release.threshold, "seconds": release.seconds,
-                       "bytes_sent": release.bytes_sent, "phases": release.phases,
-                       "noise_source": release.noise_source, "guarantee": release.guarantee,
-                       "quantiles": {str(q): v for q, v in quantiles.items()},
-                       "counts": release.counts.tolist(), "point_std": release.point_std, **release.honest_keys()},
-                      handle, indent=2)
+        record = {"statistic": "ecdf", "column": options.column, "epsilon": release.epsilon, "delta": 0.0,
+                  "n": release.n, "points": len(release.grid), "released": len(points),
+                  "missing": options.missing.mode, "fill": dict(options.missing.fills),
+                  "parties": release.parties, "threshold": release.threshold, "seconds": release.seconds,
+                  "bytes_sent": release.bytes_sent, "phases": release.phases,
+                  "noise_source": release.noise_source, "guarantee": release.guarantee,
+                  "quantiles": {str(q): v for q, v in quantiles.items()},
+                  "counts": release.counts.tolist(), "point_std": release.point_std, **release.honest_keys()}
+        write_record(options.json, record)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

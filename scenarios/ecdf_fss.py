@@ -18,16 +18,18 @@ Options as scenarios.ecdf: --data, --columns COLUMN, --domain COLUMN=LO:HI, --po
 uniform|geometric, --epsilon (of the whole curve, spent once at upload), --smooth none|1|2, --quantiles,
 --curve PATH, --json PATH, --missing refuse|fill, --fill.  Values outside the declared domain are clipped
 to it at their owner (the number stays there).  Own options: --bits B (DCF bit width, at least
-ceil(log2 N); default that), --queries all | I,I,... (0-based grid indices) | at:V,V,... (grid values),
+ceil(log2 N); default that), --queries all | I,I,... (0-based grid indices) | at:V,V,... (values in the
+declared domain: each is answered at the largest grid point <= V, as the ECDF is released on the grid, and
+the output names that point); the answers are printed (all: --curve or --json writes them),
 --store DIR (each server keeps its keys, noise shares and public parameters in DIR/server0 or
 DIR/server1, mode 0700/0600), --answer DIR (a later run of the two servers alone, -M2, answering
---queries from the stored keys: no owner, no new noise, no new epsilon).
+--queries from the stored keys: no owner, no new noise, no new epsilon; it refuses the options the
+upload fixed: --epsilon, --columns, --domain, --points, --grid, --bits, --missing, --fill).
 Threshold t = 0 (-M2) is accepted: privacy here rests on FSS with two non-colluding servers, not on
 Shamir secret sharing (the run says so).
 """
 from __future__ import annotations
 
-import json
 import math
 import sys
 from collections.abc import Callable
@@ -37,13 +39,17 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.records import write_record
 from scenarios.kit.missing_values import describe_policy, missing_policy
 
-__all__ = ["main", "parse_options", "resolve_queries", "T0_PRIVACY"]
+__all__ = ["main", "parse_options", "resolve_queries", "query_notes", "T0_PRIVACY"]
 
 #: what the two-server run rests on when MPyC's threshold is 0 (the documented exception of secure.parties)
 T0_PRIVACY = ("privacy rests on function secret sharing with two non-colluding servers (parties 0 and 1), "
               "not on Shamir; the tree noise is calibrated as stated below")
+
+#: the options an ``--answer`` run refuses: the upload fixed what they set (no silent ignoring)
+UPLOAD_ONLY = ("--epsilon", "--columns", "--domain", "--points", "--grid", "--bits", "--missing", "--fill")
 
 
 @dataclass
@@ -99,10 +105,31 @@ def _parse_queries(text: str) -> tuple[str, list[float]]:
     return kind, values
 
 
+def _value_positions(values: list[float], grid: np.ndarray) -> list[int]:
+    """The 0-based index of the largest grid point ``<= v`` for each value (a value within ``1e-9`` of the grid's
+    scale of a grid point is that point).
+
+    :raise ValueError: a value outside the grid's domain ``[tau_1, tau_N]``.
+    """
+    scale = max(1.0, float(np.max(np.abs(grid))))
+    tolerance = 1e-9 * scale
+    found = []
+    for value in values:
+        if not grid[0] - tolerance <= value <= grid[-1] + tolerance:
+            raise ValueError(f"query at:{value:g} is outside the grid's domain [{grid[0]:g}, {grid[-1]:g}]")
+        position = int(np.searchsorted(grid, value + tolerance, side="right")) - 1
+        found.append(min(max(position, 0), len(grid) - 1))
+    return found
+
+
 def resolve_queries(queries: tuple[str, list[float]], grid: np.ndarray) -> np.ndarray:
     """The sorted distinct 0-based grid indices of ``--queries`` on ``grid``.
 
-    :raise ValueError: a query outside the grid (an index beyond it, a value that is no grid point).
+    ``at:V`` is answered at the largest grid point ``tau_i <= V``: the ECDF is released on the grid, as the step
+    function ``F(V) = F(tau_i)`` for ``tau_i <= V < tau_(i+1)`` (the empirical CDF of the data rounded down to the
+    grid); :func:`query_notes` says which point answered an off-grid value.
+
+    :raise ValueError: a query outside the grid (an index beyond it, a value outside its domain).
     """
     kind, items = queries
     points = len(grid)
@@ -113,15 +140,20 @@ def resolve_queries(queries: tuple[str, list[float]], grid: np.ndarray) -> np.nd
             if not 0 <= item < points:
                 raise ValueError(f"query {int(item)} is outside the grid: indices run from 0 to {points - 1}")
         return np.unique(np.asarray(items, dtype=np.int64))
-    found = []
+    return np.unique(np.asarray(_value_positions(items, grid), dtype=np.int64))
+
+
+def query_notes(queries: tuple[str, list[float]], grid: np.ndarray) -> list[str]:
+    """One line per ``at:V`` that is no grid point, naming the grid point that answers it (public: the query and
+    the grid are declared)."""
+    kind, items = queries
+    if kind != "value":
+        return []
     scale = max(1.0, float(np.max(np.abs(grid))))
-    for value in items:
-        position = int(np.argmin(np.abs(grid - value)))
-        if abs(grid[position] - value) > 1e-9 * scale:
-            raise ValueError(f"query at:{value:g} is outside the grid: not one of its {points} points "
-                             f"on [{grid[0]:g}, {grid[-1]:g}]")
-        found.append(position)
-    return np.unique(np.asarray(found, dtype=np.int64))
+    return [f"at:{value:g} answered at the grid point {grid[position]:.10g} (the ECDF is released on the grid: "
+            f"F({value:g}) = F({grid[position]:.10g}), its step value there)"
+            for value, position in zip(items, _value_positions(items, grid))
+            if abs(grid[position] - value) > 1e-9 * scale]
 
 
 def parse_options(argv: Sequence[str]) -> FssOptions:
@@ -151,6 +183,10 @@ def parse_options(argv: Sequence[str]) -> FssOptions:
         if args.store is not None or args.data is not None:
             raise UsageError("--answer DIR answers from stored keys: it takes no --store and no --data "
                              "(the owners are gone)")
+        unused = [name for name in UPLOAD_ONLY if any(word == name or word.startswith(name + "=") for word in argv)]
+        if unused:
+            raise UsageError(f"--answer DIR answers from stored keys, whose column, grid, bits, missing-value policy "
+                             f"and epsilon were fixed at the upload: it takes no {', '.join(unused)}")
         return FssOptions(None, "", 0.0, 0.0, 0, "uniform", 0.0, None, queries, smooth, quantiles, args.curve,
                           args.json, None, args.answer, None, budget_options(args))
     try:
@@ -226,12 +262,11 @@ async def _release(options: FssOptions) -> Callable[[], None] | None:
         plan = fss.fss_noise_plan(epsilon=options.epsilon, points=len(grid), owners=parties,
                                   threshold=int(mpc.threshold))
         assert options.bits is not None
-        states, outside = await fss.upload(values, grid, plan, bits=options.bits, meter=meter,
-                                           extra={"column": options.column, "domain": [options.lower, options.upper],
-                                                  "grid_kind": options.grid, "missing": options.missing.mode,
-                                                  "fill": dict(options.missing.fills)})
-        print(f"note (this party only, not shared): {outside} value(s) outside the declared domain "
-              f"[{options.lower:g}, {options.upper:g}] clipped to it")
+        # read_column clipped the values to the domain and printed this party's local note (filled, clipped)
+        states, _ = await fss.upload(values, grid, plan, bits=options.bits, meter=meter,
+                                     extra={"column": options.column, "domain": [options.lower, options.upper],
+                                            "grid_kind": options.grid, "missing": options.missing.mode,
+                                            "fill": dict(options.missing.fills)})
         mode = "upload"
         upload_line = "uploaded by every owner once"
         if options.store is not None:
@@ -259,10 +294,25 @@ async def _release(options: FssOptions) -> Callable[[], None] | None:
 
     incidence = prefix_incidence(len(grid))
     public = states[0].public
-    return lambda: _report(options, release, incidence, public, upload_line)
+    notes = query_notes(options.queries, grid)
+    return lambda: _report(options, release, incidence, public, upload_line, notes)
 
 
-def _report(options: FssOptions, release: Any, incidence: Any, public: dict[str, Any], upload_line: str) -> None:
+def _answers(options: FssOptions, result: Any) -> list[str]:
+    """The lines that print the answers to ``--queries``: the released (and smoothed) ECDF at each queried grid
+    point; with ``--queries all`` one line saying where the whole curve goes."""
+    if options.queries[0] == "all":
+        return [f"  answers: all {len(result.points)} grid points (--curve PATH or --json PATH writes them)"]
+    lines = ["  answers (private ECDF at the queried grid points" + (", smoothed" if result.smoothed is not None
+                                                                    else "") + "):"]
+    for i, point in enumerate(result.points):
+        smoothed = "" if result.smoothed is None else f"  (smoothed {result.smoothed[i]:.4f})"
+        lines.append(f"    F({point:.10g}) = {result.raw[i]:.4f}{smoothed}")
+    return lines
+
+
+def _report(options: FssOptions, release: Any, incidence: Any, public: dict[str, Any], upload_line: str,
+            notes: Sequence[str] = ()) -> None:
     from scenarios.kit.ecdf_options import smooth_release, write_curve
 
     lower, upper = public["domain"]
@@ -291,21 +341,24 @@ def _report(options: FssOptions, release: Any, incidence: Any, public: dict[str,
     quantiles = result.quantiles
     if quantiles:
         print("  private quantiles: " + ", ".join(f"{q:g}: {v:.4g}" for q, v in quantiles.items()))
+    for line in _answers(options, result):
+        print(line)
+    for note in notes:
+        print(f"  {note}")
     if options.curve:
         write_curve(options.curve, result)
     if options.json:
-        with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump({"statistic": "ecdf", "protocol": "fss", "mode": release.mode, "run_id": release.run_id,
-                       "column": public["column"], "epsilon": release.epsilon, "delta": 0.0,
-                       "n": release.n, "points": len(release.grid), "released": len(points),
-                       "queries": release.subset.tolist(), "missing": public.get("missing"),
-                       "fill": public.get("fill", {}), "parties": release.parties, "threshold": release.threshold,
-                       "coalition": release.coalition, "bits": release.bits, "key_bytes_per_row": release.key_bytes,
-                       "seconds": release.seconds, "bytes_sent": release.bytes_sent, "phases": release.phases,
-                       "noise_source": release.noise_source, "guarantee": release.guarantee,
-                       "quantiles": {str(q): v for q, v in quantiles.items()},
-                       "counts": release.counts.tolist(), "point_std": release.point_std, **release.honest_keys()},
-                      handle, indent=2)
+        record = {"statistic": "ecdf", "protocol": "fss", "mode": release.mode, "run_id": release.run_id,
+                  "column": public["column"], "epsilon": release.epsilon, "delta": 0.0,
+                  "n": release.n, "points": len(release.grid), "released": len(points),
+                  "queries": release.subset.tolist(), "missing": public.get("missing"),
+                  "fill": public.get("fill", {}), "parties": release.parties, "threshold": release.threshold,
+                  "coalition": release.coalition, "bits": release.bits, "key_bytes_per_row": release.key_bytes,
+                  "seconds": release.seconds, "bytes_sent": release.bytes_sent, "phases": release.phases,
+                  "noise_source": release.noise_source, "guarantee": release.guarantee,
+                  "quantiles": {str(q): v for q, v in quantiles.items()},
+                  "counts": release.counts.tolist(), "point_std": release.point_std, **release.honest_keys()}
+        write_record(options.json, record)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -46,7 +46,6 @@ declared value; the embedded scored rows have none), and the budget options --le
 from __future__ import annotations
 
 import csv
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +54,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.records import write_record
 from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
 
 __all__ = ["main", "parse_options", "spend_of", "HosmerLemeshowOptions", "SPLIT_SALT", "TABLE_COLUMNS",
@@ -279,8 +279,7 @@ def _report(options: HosmerLemeshowOptions, result: Any) -> None:
     print("  phases: " + ", ".join(f"{k} {v['seconds']:.2f} s / {format_bytes(int(v['bytes_sent']))}"
                                    for k, v in result.phases.items()))
     if options.json:
-        with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump(record_of(options, result), handle, indent=2)
+        write_record(options.json, record_of(options, result))
     if options.table:
         write_group_table(options.table, release, floor=options.query().expected_floor)
     if options.plot:

@@ -20,6 +20,11 @@ size from the first N rows of the same table, so a row takes part in several rel
 is split evenly, epsilon/k per run for k runs (basic composition), and the table and the record give
 both (``epsilon`` of the run, ``epsilon_total``; likewise ``delta`` and ``delta_total``).
 
+No estimate.  The AUC is ``(2U/2) / (P (n - P))`` with the noisy ``P``; when the noisy number of pairs
+``P (n - P)`` is not positive (small n, a small class, a small epsilon) there is no AUC at that epsilon: the
+output says so in those terms (the labels are secret: it never claims that a class is empty) and the
+record has ``"estimate": null``.
+
 Run it with three local parties::
 
     python -m scenarios.rank_auc -M3                        # all 2559 evaluation rows
@@ -32,20 +37,21 @@ Options: --data (with '{pid}': one file per party, then no --rows), --columns SC
 default 16; the secure integers' bit length follows from the domain, n and the noise; an explicit -L
 too short for the sort keys or the sums exits 2 before any row is shared), --path {auto,histogram,sort}
 (default auto: the planner's choice, printed with the modelled cost of each), --epsilon (the total,
-default 1), --rows N[,N...] (first N rows of the table, one run each, epsilon split evenly), --noise
+default 1), --rows N[,N...] (first N rows of the table, one run each, epsilon split evenly; an N above the
+table's number of rows stops the run), --noise
 {mpc,parties} (default mpc), --seed (public data split for the default data), --json PATH (a list of
 records), --missing refuse|fill and --fill C=V,... (a missing cell stops the run, the default with
 --data, or takes the declared value V; no count of missing values leaves a party).
 """
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.records import write_record
 from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
 
 __all__ = ["main", "parse_options"]
@@ -87,7 +93,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     """
     from dp.noise_defaults import NOISE_CHOICES, default_noise
     from dp.validation import check_epsilon
-    from scenarios.kit.budget_run import add_budget_arguments, budget_options
+    from scenarios.kit.budget_run import add_budget_arguments, budget_options, pure_budget_of
 
     parser = ScenarioParser(prog="python -m scenarios.rank_auc", description=__doc__)
     parser.add_argument("--data", default=None)
@@ -133,7 +139,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham")
     budget = budget_options(args)
     noise = args.noise or default_noise("rank_auc", args.epsilon / len(rows) / 2,
-                                        pure_budget=budget.budget is not None and budget.budget.delta == 0)
+                                        pure_budget=pure_budget_of(budget, data=args.data, embedded="framingham"))
     options = Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json, missing, noise, args.path,
                       budget)
     from dp.rank_auc import RankAucQuery, plans_for_rows
@@ -181,13 +187,18 @@ async def _run(options: Options) -> Callable[[], None] | None:
             if options.data is not None and limit is not None:  # the first `limit` records of the one file
                 parties = len(mpc.parties)
                 raw = read_columns(options.data, options.columns, party=mpc.pid, parties=parties)
-                rows = apply_missing(raw[:max(0, -(-(limit - mpc.pid) // parties))], options.columns,
-                                     options.missing, source=options.data)
+                share = max(0, -(-(limit - mpc.pid) // parties))
+                if len(raw) < share:  # row `total` (0-based) is the first missing one: its party fails here
+                    raise InputError(f"--rows {limit} asks for more rows than the --data table holds")
+                rows = apply_missing(raw[:share], options.columns, options.missing, source=options.data)
             elif options.data is not None:
                 rows = party_rows(options.data, options.columns, party=mpc.pid, parties=len(mpc.parties),
                                   missing=options.missing)
             else:
                 table = framingham_with_scores(public_generator(options.seed))
+                if limit is not None and limit > len(table.rows):  # the embedded table's size is public
+                    raise InputError(f"--rows {limit} asks for more rows than the {len(table.rows)} of the embedded "
+                                     f"evaluation table")
                 body = table.rows if limit is None else table.rows[:limit]
                 rows = rows_from_table(table.header, body, options.columns, source="embedded framingham",
                                        party=mpc.pid, parties=len(mpc.parties), missing=options.missing)
@@ -207,7 +218,7 @@ def _deliver(options: Options, releases: Sequence[tuple[Any, int]]) -> None:
     records = []
     for release, filled in releases:
         runs = len(options.rows)
-        records.append({"statistic": "auc", "estimate": release.estimate, "epsilon": release.epsilon,
+        records.append({"statistic": "auc", "estimate": release.released_estimate, "epsilon": release.epsilon,
                         "delta": release.delta, "n": release.n, "parties": release.parties,
                         "seconds": release.seconds, "bytes_sent": release.bytes_sent,
                         "epsilon_total": options.epsilon, "delta_total": release.delta * runs, "runs": runs,
@@ -219,8 +230,9 @@ def _deliver(options: Options, releases: Sequence[tuple[Any, int]]) -> None:
                         **release.honest_keys()})
         print_table([
             ("statistic", f"AUC of {options.columns[0]} for {options.columns[1]} (scores and labels secret)"),
-            ("private estimate", f"{release.estimate:.6g}"),
-            ("uncertainty", f"noise std {release.noise_std:.2g} (all pairs, no sampling error)"),
+            ("private estimate", f"{release.estimate:.6g}" if release.no_estimate is None else release.no_estimate),
+            ("uncertainty", f"noise std {release.noise_std:.2g} (all pairs, no sampling error)"
+             if release.no_estimate is None else "none (no estimate)"),
             ("epsilon", _spent(options.epsilon, release.epsilon, release.delta, runs)),
             ("n", f"{release.n} rows"),
             ("missing values", describe_policy(options.missing)),
@@ -234,8 +246,7 @@ def _deliver(options: Options, releases: Sequence[tuple[Any, int]]) -> None:
         print("  phases: " + ", ".join(f"{k} {v['seconds']:.2f} s / {format_bytes(v['bytes_sent'])}"
                                        for k, v in release.phases.items()))
     if records and options.json:
-        with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump(records, handle, indent=2)
+        write_record(options.json, records)
 
 
 def _spent(total: float, epsilon: float, delta: float, runs: int) -> str:

@@ -31,7 +31,6 @@ and the parties' row counts, nothing else (no class size, no count of clipped sc
 from __future__ import annotations
 
 import csv
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.records import write_record
 
 __all__ = ["main", "parse_options", "RocPrivateOptions", "spend_of", "draw_roc"]
 
@@ -231,18 +231,18 @@ def _report(options: RocPrivateOptions, release: Any) -> None:
                                  f"{1 - positive[i]:.10g}", f"{1 - negative[i]:.10g}",
                                  f"{1 - smoothed_positive[i]:.10g}", f"{1 - smoothed_negative[i]:.10g}"])
     if options.json:
-        with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump({"statistic": "roc", "estimate": curve.auc, "auc_raw": raw.auc, "epsilon": release.epsilon,
-                       "delta": 0.0, "class_epsilon": release.class_epsilon, "split": release.split,
-                       "smooth": options.smooth, "n": release.n, "pairs": None, "points": len(release.grid),
-                       "parties": release.parties, "threshold": release.threshold, "seconds": release.seconds,
-                       "bytes_sent": release.bytes_sent, "phases": release.phases, "noise_source": "parties",
-                       "guarantee": release.guarantee, "count_std": release.count_std,
-                       "positive_counts": [int(c) for c in release.positive_counts],
-                       "negative_counts": [int(c) for c in release.negative_counts],
-                       "false_positive_rate": curve.false_positive_rate.tolist(),
-                       "true_positive_rate": curve.true_positive_rate.tolist(),
-                       "missing": options.missing.mode, "fill": dict(options.missing.fills)}, handle, indent=2)
+        record = {"statistic": "roc", "estimate": curve.auc, "auc_raw": raw.auc, "epsilon": release.epsilon,
+                  "delta": 0.0, "class_epsilon": release.class_epsilon, "split": release.split,
+                  "smooth": options.smooth, "n": release.n, "pairs": None, "points": len(release.grid),
+                  "parties": release.parties, "threshold": release.threshold, "seconds": release.seconds,
+                  "bytes_sent": release.bytes_sent, "phases": release.phases, "noise_source": "parties",
+                  "guarantee": release.guarantee, "count_std": release.count_std,
+                  "positive_counts": [int(c) for c in release.positive_counts],
+                  "negative_counts": [int(c) for c in release.negative_counts],
+                  "false_positive_rate": curve.false_positive_rate.tolist(),
+                  "true_positive_rate": curve.true_positive_rate.tolist(),
+                  "missing": options.missing.mode, "fill": dict(options.missing.fills)}
+        write_record(options.json, record)
     if options.plot:
         draw_roc(options.plot, release, smooth=options.smooth, label=f"{options.columns[0]} for {options.columns[1]}")
 

@@ -37,8 +37,10 @@ Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as us
                     outside stops the run at that party -- never clipped.  duplicate/rand without a list
                     take an integer --domain C=LO:HI as the categories LO..HI
   --other C=NAME[,D=NAME]  a declared bucket NAME for every value outside C's list (one category)
-  --epsilon E       privacy budget (default 1); --delta D  0 = pure DP with party noise (default),
-                    else binomial party noise, or with in-MPC noise the budget of its truncation
+  --epsilon E       privacy budget (default 1); --delta D  (default 0): with the default in-MPC noise the
+                    budget of its truncation (0: delta_s <= 2^-40 per released sum); with --noise parties
+                    0 = pure DP (discrete Laplace shares), else binomial party noise; a pure --budget (or an
+                    existing pure account) switches the default noise to party noise
   --pairs auto|all|N|Kn  which tuples: auto (default) computes the complete statistic (all tuples) when the
                     cost model says it is no slower than |E| = 2n sampled tuples, else samples 2n; all: the
                     complete statistic (no sampling error); N or Kn (like 8n): |E| sampled tuples
@@ -51,7 +53,8 @@ Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as us
   --clip {local,secure}                             clip to the domain at each party or inside MPC
   --missing {refuse,fill}  a missing cell stops the run (default with --data) or takes the column's
                     declared fill value (default with the embedded data: scenarios/data/domains.json)
-  --fill C=V,...    declared public fill value per column (inside its domain, or one of its categories), with --missing fill
+  --fill C=V,...    declared public fill value per column (inside its domain, or one of its categories);
+                    giving --fill turns on --missing fill (repeat it or list several C=V)
   --seed S          public seed for the tuples (default: a joint seed every party contributes to)
   --delegate-noise F:H  threat model M_HF: only a seed-chosen subgroup Z of size
                     ceil(log F / log(1 - H)) draws the noise (failure probability F, honest fraction H);
@@ -65,7 +68,7 @@ Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as us
 """
 from __future__ import annotations
 
-import json
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,6 +80,7 @@ from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
 from scenarios.kit.budget_run import add_budget_arguments
 from scenarios.kit.options import parse_domains, parse_steps
+from scenarios.kit.records import write_record
 
 __all__ = ["main", "build_parser", "parse_options", "load_rows", "STAT_DEFAULTS"]
 
@@ -160,7 +164,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     """
     from dp.umpc.protocol import UStatQuery
     from dp.validation import check_seed
-    from scenarios.kit.budget_run import budget_options
+    from scenarios.kit.budget_run import budget_options, pure_budget_of
     from scenarios.kit.categories import category_specs, public_categories
     from scenarios.kit.datasets import declared_specs
     from scenarios.kit.outputs import check_output_path
@@ -222,14 +226,14 @@ def parse_options(argv: Sequence[str]) -> Options:
     budget = budget_options(args)
     noise = _noise_source(args.noise, args.mpc_noise, args.delegate_noise,
                           (args.epsilon / outputs, args.delta / outputs),
-                          pure_budget=budget.budget is not None and budget.budget.delta == 0)
+                          pure_budget=pure_budget_of(budget, data=args.data, embedded=dataset))
     try:
         query = UStatQuery(kernel=kernel, specs=tuple(specs), epsilon=args.epsilon, delta=args.delta,
                            tuples=None if mode != "count" else int(amount or 0), sampling=args.sampling,
                            clipping=args.clip, noise=noise, path=args.path)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
-    delegation = _parse_delegation(args.delegate_noise)
+    delegation = _parse_delegation(args.delegate_noise, parties=_party_count())
     missing = missing_policy(args.missing, args.fill, specs, dataset=dataset)
     raw = {"delegate_noise": args.delegate_noise, "noise": noise, "stat": args.stat, "columns": list(columns), "domains": [[s.lower, s.upper, s.precision] for s in specs],
            "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "path": args.path, "sampling": args.sampling,
@@ -258,17 +262,42 @@ def _noise_source(noise: str | None, mpc_noise: bool, delegate_noise: str | None
     return chosen if chosen is not None else default_noise("ustat", *per_sum, pure_budget=pure_budget)
 
 
-def _parse_delegation(text: str | None) -> tuple[float, float] | None:
-    """``EPS_FAIL:HONEST_FRACTION`` (threat model M_HF) -> the pair, validated."""
+def _party_count() -> int:
+    """``m``, public: MPyC's runtime is set up before the options are parsed (1 when run without it)."""
+    import sys
+
+    if "mpyc.runtime" not in sys.modules:
+        return 1
+    from secure.session import party_count
+
+    return party_count()
+
+
+def _parse_delegation(text: str | None, *, parties: int | None = None) -> tuple[float, float] | None:
+    """``EPS_FAIL:HONEST_FRACTION`` (threat model M_HF) -> the pair, validated.
+
+    With ``parties`` ``m > 1``, a pair that needs more delegates than there are parties is refused
+    (:func:`dp.umpc.delegation.delegates_for_run`): it would quietly make every party a delegate drawing a
+    full noise (std ``x sqrt(m)``), and still charge ``EPS_FAIL`` to delta.  One process (``m = 1``) keeps
+    its single delegate: the noise is then that of a run without the option (the one-process demo), and
+    ``EPS_FAIL`` is charged as recorded (an upper bound).
+    """
     if text is None:
         return None
-    from dp.umpc.delegation import delegate_size
+    from dp.umpc.delegation import delegate_size, delegates_for_run
 
     try:
         fail, honest = (float(x) for x in text.split(":"))
         delegate_size(fail, honest)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--delegate-noise expects EPS_FAIL:HONEST_FRACTION like 1e-6:0.5 ({exc})") from None
+    if parties is not None and parties > 1:
+        try:
+            delegates_for_run(fail, honest, parties=parties)
+        except ValueError as exc:
+            raise UsageError(f"--delegate-noise {text}: {exc}; give a larger failure probability or honest fraction, "
+                             "or leave --delegate-noise out (every party then draws noise calibrated to the "
+                             "threshold t)") from None
     return fail, honest
 
 
@@ -335,7 +364,7 @@ def _print_release(release: Any, options: Options, local: str | None = None) -> 
     kernel = options.query.kernel
     print_table([
         ("statistic", f"{kernel.description} of {', '.join(options.columns)}"),
-        ("private estimate", f"{release.estimate:.6g}  ({_uncertainty(release)})"),
+        ("private estimate", _estimate_text(release)),
         ("epsilon", f"{release.epsilon:g}" + _delta_note(release)),
         ("n", f"{release.n} rows"),
         ("missing values", describe_policy(options.missing)),
@@ -372,13 +401,28 @@ def _print_release(release: Any, options: Options, local: str | None = None) -> 
                                    for name, cost in release.phases.items()))
 
 
+def _estimate_text(release: Any) -> str:
+    """The estimate and its uncertainty, or why there is none: a ratio statistic (AUC, VUS, Rand) whose released
+    denominator, a noisy count, is not positive has no estimate (post-processing; the record says ``null``)."""
+    if not math.isfinite(release.estimate):
+        return ("undefined: a released denominator (a noisy count) is not positive, so there is no estimate at this "
+                "epsilon (post-processing; --json writes null)")
+    return f"{release.estimate:.6g}  ({_uncertainty(release)})"
+
+
+def _small(value: float) -> str:
+    """A standard deviation or bound for print: ``< 1e-12`` below any statistic's fixed-point resolution (a huge
+    epsilon), else two significant digits."""
+    return "< 1e-12" if 0 < value < 1e-12 else f"{value:.2g}"
+
+
 def _uncertainty(release: Any) -> str:
     """``noise std a; tuple sampling <= b, data-independent; total <= c`` (the record's keys, in words)."""
     if release.sampling == "all":
-        return f"noise std {release.estimate_std:.2g}; all tuples, no sampling error"
+        return f"noise std {_small(release.estimate_std)}; all tuples, no sampling error"
     kind = "data-independent" if len(release.noisy_sums) == 1 else "plug-in of the released comparable share"
-    return (f"noise std {release.estimate_std:.2g}; tuple sampling <= {release.sampling_error_bound:.2g}, {kind}; "
-            f"total <= {release.error_bound:.2g}")
+    return (f"noise std {_small(release.estimate_std)}; tuple sampling <= {_small(release.sampling_error_bound)}, "
+            f"{kind}; total <= {_small(release.error_bound)}")
 
 
 def _listed(values: Sequence[Any]) -> str:
@@ -448,8 +492,7 @@ async def _release(options: Options) -> Callable[[], None] | None:
             record = release.record()
             record["fill"] = dict(options.missing.fills)
             record["categories"] = options.raw["categories"]
-            with open(options.json, "w", encoding="utf-8") as handle:
-                json.dump(record, handle, indent=2)
+            write_record(options.json, record)
 
     return deliver
 

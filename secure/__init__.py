@@ -24,7 +24,8 @@ accounting; :mod:`dp` calibrates the noise it draws.
 Public API (what a script imports; ``import secure`` never imports ``mpyc.runtime``, which would
 parse ``sys.argv`` and launch parties itself -- the names marked *lazy* load it on first use):
 
-- running a script as one party: :func:`run` (:mod:`secure.parties`), the job's :class:`Party`
+- running a script as one party: :func:`run` (:mod:`secure.parties`; ``script_args=`` hands a
+  script's own options to the launched parties), the job's :class:`Party`
   (``await party.read(path, columns)`` reads this party's own rows and shares its verdict);
 - column declarations by role (:mod:`secure.columns`): :func:`numeric`, :func:`label`,
   :func:`classes`, :func:`categorical`, all returning a :class:`ColumnSpec`;
@@ -37,13 +38,15 @@ parse ``sys.argv`` and launch parties itself -- the names marked *lazy* load it 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import numbers
+import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from secure.columns import categorical, classes, label, numeric
 from secure.errors import InputError, ProtocolFailure
 from secure.intake import ColumnSpec, MissingPolicy, PartyRows, party_rows
-from secure.parties import Party, run, run_parties
+from secure.parties import Deliver, Party, run_parties
 
 if TYPE_CHECKING:
     from secure.public_randomness import joint_seed
@@ -51,7 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["run", "run_parties", "Party", "numeric", "label", "classes", "categorical", "ColumnSpec", "MissingPolicy",
            "PartyRows", "read_rows", "InputError", "ProtocolFailure", "party_id", "party_count", "threshold",
-           "agree_parameters", "agree_verdict", "joint_seed"]
+           "agree_parameters", "agree_verdict", "joint_seed", "MissingMode"]
 
 #: names loaded on first use, because their modules import ``mpyc.runtime`` (PEP 562)
 _LAZY = {"party_id": "secure.session", "party_count": "secure.session", "threshold": "secure.session",
@@ -59,14 +62,58 @@ _LAZY = {"party_id": "secure.session", "party_count": "secure.session", "thresho
          "joint_seed": "secure.public_randomness"}
 
 
+#: the missing-value policies by name (:class:`MissingPolicy`); a typo fails the type checker too
+MissingMode = Literal["refuse", "fill"]
+
+
+def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | None = None,
+        public: Mapping[str, Any] | None = None, script_args: Sequence[str] | None = None) -> int:
+    """Run a script's ``job`` as one party (:func:`secure.parties.run`, every guarantee of a scenario).
+
+    A script with options of its own parses them itself and gives the rest (MPyC's options) as
+    ``argv``, and its own words as ``script_args``: with ``-M m``, party 0 launches the other parties
+    with those words first on their command line (``script.py <script_args> <argv> -I i``), so each
+    parses them again as party 0 did; MPyC never sees them.  Put the parsed values in ``public`` so
+    that the parties check they agree::
+
+        words = sys.argv[1:]                                   # e.g. --eps 5 -M3
+        own_words, rest = words[:2], words[2:]                 # the script's own: --eps 5; MPyC's: -M3
+        eps = float(own_words[1])
+        sys.exit(secure.run(job, argv=rest, script_args=own_words, public={"eps": eps}))
+
+    Without ``script_args`` the launched parties get ``argv`` only: a script that parses its own
+    options must give them here, or the launched parties run with its defaults (and, with ``public``,
+    stop with ``parameters differ from party 0``).
+
+    :param script_args: the script's own words (not MPyC's): no long option may be a prefix of an
+        MPyC one (``--out``, ``--sec`` ...), which the launcher refuses as an abbreviation.
+    :return: the exit code (0 done, 2 bad usage or input at any party, 1 a protocol failure).
+    """
+    from secure import parties
+
+    if script_args is None:
+        return parties.run(job, argv=argv, public=public)
+    if isinstance(script_args, str) or not all(isinstance(word, str) for word in script_args):
+        raise TypeError(f"script_args must be a list of the script's own command-line words, got {script_args!r}")
+    words = list(sys.argv[1:] if argv is None else argv)
+    parties.script_words = list(script_args)
+    sys.argv = [sys.argv[0], *words]  # MPyC reads sys.argv: only its own options (and ours) are left there
+    return parties.run(job, argv=words, public=public)
+
+
 def read_rows(path: str, columns: Sequence[ColumnSpec | str], *, party: int = 0, parties: int = 1,
-              missing: MissingPolicy | str = "refuse") -> PartyRows:
+              missing: MissingPolicy | MissingMode = "refuse") -> PartyRows:
     """Party ``party``'s rows of ``columns`` from ``path``, outside a run (e.g. to simulate parties).
 
     ``{pid}`` in ``path``: party ``party``'s own file; otherwise rows ``party, party + parties, ...``.
 
     :raise InputError: a missing or bad file, an unknown column, a missing value refused.
+    :raise ValueError: ``parties`` not a positive integer, ``party`` outside ``[0, parties - 1]``.
     """
+    if isinstance(parties, bool) or not isinstance(parties, numbers.Integral) or parties < 1:
+        raise ValueError(f"parties must be a positive integer, got {parties!r}")
+    if isinstance(party, bool) or not isinstance(party, numbers.Integral) or not 0 <= party < parties:
+        raise ValueError(f"party must be an integer in [0, {parties - 1}] (parties are numbered from 0), got {party!r}")
     names = [column if isinstance(column, str) else column.name for column in columns]
     policy = missing if isinstance(missing, MissingPolicy) else MissingPolicy(missing)
     specs = [column for column in columns if isinstance(column, ColumnSpec)]
@@ -74,7 +121,9 @@ def read_rows(path: str, columns: Sequence[ColumnSpec | str], *, party: int = 0,
                       specs=specs if len(specs) == len(names) else None)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'secure' has no attribute {name!r}")
+if not TYPE_CHECKING:  # the type checker sees only the names imported above, so a typo (secure.rnu) fails it
+
+    def __getattr__(name: str) -> Any:
+        if name in _LAZY:
+            return getattr(importlib.import_module(_LAZY[name]), name)
+        raise AttributeError(f"module 'secure' has no attribute {name!r}")

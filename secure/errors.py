@@ -9,8 +9,10 @@ from __future__ import annotations
 __all__ = ["InputError", "ProtocolFailure"]
 
 
-class InputError(Exception):
+class InputError(ValueError):
     """A user mistake (bad file, bad parameter): every party exits 2 with the same line.
+
+    A ``ValueError`` (bad data is a bad value), so ``except ValueError`` in a script catches it too.
 
     The message is what every party sees; ``detail`` (a line number, a cell value, a count) is for
     the party that raised it only and is never shared (see :func:`secure.session.agree_verdict`).

@@ -48,7 +48,7 @@ from secure.errors import InputError
 if TYPE_CHECKING:
     from secure.intake import ColumnSpec, MissingPolicy, PartyRows
 
-__all__ = ["SessionOptions", "split_session_options", "check_option_names", "check_topology", "free_base_port",
+__all__ = ["SessionOptions", "split_session_options", "check_option_names", "check_mpyc_usage", "check_topology", "free_base_port",
            "launch_local_parties", "child_error_line", "settle_children", "run_party", "children_alive",
            "party_index", "run_parties", "run", "Party", "Deliver", "DEFAULT_SILENCE_LIMIT", "CHILD_GRACE_SECONDS"]
 
@@ -110,8 +110,41 @@ def split_session_options(argv: Sequence[str]) -> SessionOptions:
     return common
 
 
+def _import_mpyc() -> Any:
+    """The ``mpyc`` package, imported without letting its parser end the process.
+
+    Importing ``mpyc`` parses ``sys.argv`` at once (logging, worker threads): an ambiguous abbreviation
+    (``--out``) or an MPyC option without its value (``-L`` last) would print MPyC's five-line usage
+    and exit 2 before the suite could say anything.  Then the package is imported with no options
+    (its usage text swallowed), and :func:`check_option_names` / :func:`check_mpyc_usage` report the
+    problem in one line.
+    """
+    import contextlib
+    import io
+    import logging
+
+    if "mpyc" in sys.modules:
+        return sys.modules["mpyc"]
+    swallowed = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(swallowed):
+            import mpyc
+        for handler in logging.getLogger().handlers:  # --no-log sets up logging on stderr: the real one
+            if isinstance(handler, logging.StreamHandler) and handler.stream is swallowed:
+                handler.setStream(sys.stderr)
+        return mpyc
+    except SystemExit:
+        saved = sys.argv
+        sys.argv = saved[:1]
+        try:
+            import mpyc
+        finally:
+            sys.argv = saved
+        return mpyc
+
+
 def _mpyc_long_options() -> list[str]:
-    import mpyc
+    mpyc = _import_mpyc()
 
     return [name for action in mpyc._get_arg_parser()._actions for name in action.option_strings
             if name.startswith("--")]
@@ -136,12 +169,43 @@ def check_option_names(argv: Sequence[str]) -> tuple[str | None, list[str]]:
         name = word.split("=", 1)[0]
         if name.startswith("--") and len(name) > 2 and name not in mpyc_names:
             expansions = [option for option in mpyc_names if option.startswith(name)]
+            if len(expansions) > 1:
+                error = error or (f"ambiguous option {name} (could be {', '.join(expansions)}): give it in full")
+                continue
             if expansions:
                 error = error or (f"unknown option {name} (options must be spelled out in full; MPyC would read it "
-                                  f"as {' or '.join(expansions)})")
+                                  f"as {expansions[0]})")
                 continue
         kept.append(word)
     return error, kept
+
+
+def check_mpyc_usage(argv: Sequence[str]) -> str | None:
+    """What MPyC's own parser would refuse in ``argv`` (abbreviations already taken off), as one line.
+
+    MPyC's parser would print its five-line usage and exit 2 -- at a launched party, before it could
+    say so to the others.  Checked before any party is launched, so the caller exits 2 with one line:
+    an MPyC option without its value (``-L``, ``--log-level`` last), or with a value of the wrong kind
+    (``-M x``).
+
+    :return: ``None`` if MPyC accepts ``argv``, else the problem (``MPyC option -M: expected one argument``).
+    """
+    import argparse
+
+    mpyc = _import_mpyc()
+
+    parser = mpyc._get_arg_parser()
+    parser.exit_on_error = False
+
+    def refuse(message: str) -> Any:
+        raise argparse.ArgumentError(None, message)
+
+    parser.error = refuse  # type: ignore[method-assign]
+    try:
+        parser.parse_known_args(list(argv))
+    except argparse.ArgumentError as exc:
+        return f"MPyC {exc}".replace("MPyC argument ", "MPyC option ")
+    return None
 
 
 def check_topology(argv: Sequence[str], *, allow_t0: bool = False) -> tuple[str | None, str | None]:
@@ -152,7 +216,7 @@ def check_topology(argv: Sequence[str], *, allow_t0: bool = False) -> tuple[str 
         would start but must not go on (``t = 0`` with ``m > 1``): shared as a verdict, every party
         exits 2.
     """
-    import mpyc
+    mpyc = _import_mpyc()
 
     options, _ = mpyc._get_arg_parser().parse_known_args(list(argv))
     if options.config:
@@ -220,6 +284,10 @@ def free_base_port(parties: int, *, first: int = 1, attempts: int = 200) -> int:
 #: each launched party's captured stderr (a temporary file), to quote its error when it fails early
 _child_errors: dict[int, IO[bytes] | None] = {}
 
+#: a script's own words (``secure.run(job, argv=rest, script_args=own)``): the launched parties get them
+#: back first on their command line, so that each parses them again as party 0 did
+script_words: list[str] = []
+
 
 def launch_local_parties(argv: Sequence[str] | None = None) -> list[subprocess.Popen[bytes]]:
     """With ``-M m`` (m > 1), no ``-I``, ``-P`` or ``-C``: start parties 1..m-1 and become party 0.
@@ -231,10 +299,10 @@ def launch_local_parties(argv: Sequence[str] | None = None) -> list[subprocess.P
     :return: the child processes (empty when nothing was launched).
     :raise InputError: no free ports (give ``-B``).
     """
-    import mpyc
+    mpyc = _import_mpyc()
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    options, _ = mpyc._get_arg_parser().parse_known_args(argv)
+    options, _ = mpyc._get_arg_parser().parse_known_args(check_option_names(argv)[1])
     if options.config or options.parties or not options.M or options.M <= 1 or options.index is not None:
         return []
     if options.HELP or options.VERSION or options.help:
@@ -242,7 +310,7 @@ def launch_local_parties(argv: Sequence[str] | None = None) -> list[subprocess.P
     parties = options.M
     if not options.base_port:
         argv += ["-B", str(free_base_port(parties))]
-    command = [sys.executable, os.path.abspath(sys.argv[0]), *argv]
+    command = [sys.executable, os.path.abspath(sys.argv[0]), *script_words, *argv]
     children = []
     for index in range(1, parties):
         if options.output_file:
@@ -359,7 +427,7 @@ def explicit_bit_length(argv: Sequence[str] | None = None) -> int | None:
     override the derived length (and to refuse an ``-L`` too short), without mistaking MPyC's default 32
     for a choice.
     """
-    import mpyc
+    mpyc = _import_mpyc()
 
     words = list((_COMMAND_LINE if _COMMAND_LINE is not None else sys.argv[1:]) if argv is None else argv)
     if not any(word in ("-L", "--bit-length") or word.startswith(("-L", "--bit-length=")) for word in words):
@@ -369,10 +437,19 @@ def explicit_bit_length(argv: Sequence[str] | None = None) -> int | None:
 
 def party_index(argv: Sequence[str]) -> int:
     """This party's ``-I`` from the command line (0 when not given), before MPyC is imported."""
-    import mpyc
+    mpyc = _import_mpyc()
 
     index = mpyc._get_arg_parser().parse_known_args(list(argv))[0].index
     return int(index) if index is not None else 0
+
+
+def _index_or_zero(argv: Sequence[str]) -> int:
+    """This party's ``-I`` if MPyC's parser can read it from ``argv`` alone, else 0."""
+    words = list(argv)
+    for position, word in enumerate(words[:-1]):
+        if word in ("-I", "--index") and words[position + 1].isdigit():
+            return int(words[position + 1])
+    return 0
 
 
 def _mpyc_parameters() -> dict[str, Any]:
@@ -415,6 +492,10 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
     _COMMAND_LINE = original
     names_error, checked = check_option_names(original)
     common = split_session_options(checked)
+    mpyc_error = check_mpyc_usage(common.rest)
+    if mpyc_error:  # MPyC's parser cannot read the command line: no party launched, one line, exit 2
+        print(f"error: party {_index_or_zero(common.rest)}: {mpyc_error}", file=sys.stderr, flush=True)
+        return 2
     fatal, refusal = check_topology(common.rest, allow_t0=common.allow_t0 or t0_privacy is not None)
     if fatal:
         print(f"error: party {party_index(common.rest)}: {fatal}", file=sys.stderr, flush=True)

@@ -11,7 +11,14 @@ missing-value policy.
 
 Errors are :class:`secure.errors.InputError` with a shared one-line message naming the column and
 the kind of problem; the line number and the cell value go into ``detail``, shown at this party only.
-Threat model: nothing here leaves the party.
+So do the file's path and header: an unknown column is shared as ``its data file has no column 'x'``,
+an empty or unreadable file as ``its data file is empty`` / ``cannot read its data file: ...``, and the
+path, the header's column names and the reader's own message are the local note (a party's path and
+its file's schema are its own; a decoder's message may quote a byte of a cell).  The one exception is
+a path that is not a readable file at all (:func:`check_data_file`): that line names the path the user
+typed, which is the whole of what there is to say.
+Threat model: nothing here leaves the party; the shared lines are what :func:`secure.session.agree_verdict`
+sends.
 """
 from __future__ import annotations
 
@@ -64,18 +71,41 @@ def read_table(path: str) -> tuple[list[str], list[list[str]]]:
             header = next(reader, None)
             rows = [row for row in reader if row]
     except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
-        raise InputError(f"cannot read data file {path}: {exc}") from None
+        raise _unreadable(path, exc) from None
     if header is None:
-        raise InputError(f"data file {path} is empty (a header line is required)")
+        raise _empty(path)
     return [name.strip() for name in header], rows
+
+
+def _empty(path: str) -> InputError:
+    """A file without a header line: the shared line without the path (kept in ``detail``)."""
+    return InputError("its data file is empty (a header line is required)",
+                      detail=f"data file {path} is empty (a header line is required)")
+
+
+def _unreadable(path: str, exc: BaseException) -> InputError:
+    """A file that fails while reading: the kind of failure shared, the path and the reader's message
+    (which may quote a byte of a cell) kept in ``detail``."""
+    if isinstance(exc, UnicodeDecodeError):
+        kind = "it is not UTF-8 text"
+    elif isinstance(exc, csv.Error):
+        kind = "it is not well-formed CSV"
+    elif isinstance(exc, EOFError) or type(exc).__name__ == "BadGzipFile":
+        kind = "it is a truncated or corrupt gzip file"
+    elif isinstance(exc, OSError):
+        kind = exc.strerror or type(exc).__name__
+    else:
+        kind = type(exc).__name__
+    return InputError(f"cannot read its data file: {kind}", detail=f"cannot read data file {path}: {exc}")
 
 
 def _positions(header: Sequence[str], columns: Sequence[str], source: str) -> list[int]:
     """Index of every wanted column in the header (the header is the file's schema, not row data)."""
     names = list(header)
     for name in columns:
-        if name not in names:
-            raise InputError(f"unknown column '{name}' in {source}; columns are: {', '.join(names)}")
+        if name not in names:  # the path and the header are this party's own: the local note
+            raise InputError(f"its data file has no column '{name}'",
+                             detail=f"unknown column '{name}' in {source}; columns are: {', '.join(names)}")
     return [names.index(name) for name in columns]
 
 
@@ -229,7 +259,7 @@ def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: 
         with _open_text(path) as handle:
             header_line = handle.readline()
             if not header_line:
-                raise InputError(f"data file {path} is empty (a header line is required)")
+                raise _empty(path)
             header = [name.strip() for name in next(csv.reader([header_line]))]
             positions = _positions(header, columns, path)
             record, line = 0, 2
@@ -249,7 +279,7 @@ def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: 
                 line += len(lines)
                 blocks.append(block)
     except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
-        raise InputError(f"cannot read data file {path}: {exc}") from None
+        raise _unreadable(path, exc) from None
     if not blocks:
         return np.empty((0, len(columns)))
     return blocks[0] if len(blocks) == 1 else np.vstack(blocks)

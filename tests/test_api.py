@@ -257,3 +257,127 @@ def test_simulate_checks_its_arguments() -> None:
         dp.umpc.simulate(query, [rows, rows], seed=1, threshold=2)
     with pytest.raises(TypeError, match="one table of rows per party"):
         dp.umpc.simulate(query, rows, seed=1)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ review findings I1-I8 (scripting API)
+
+KENDALL = Query(statistic="kendall", epsilon=1.0, tuples="all",
+                columns=[dp.numeric("x", lower=0, upper=1, bits=4), dp.numeric("y", lower=0, upper=1, bits=4)])
+SCRIPT_CHECKS = ROOT / "tests" / "programs" / "script_checks.py"
+
+
+def test_rows_with_the_wrong_number_of_columns_are_refused_not_reshaped() -> None:
+    rows = np.zeros((30, 3))  # reshaped, these were 45 rows of (x, y)
+    message = re.escape("rows must have 2 columns (x, y) per row, got shape (30, 3)")
+    with pytest.raises(ValueError, match=message):
+        dp.umpc.exact(KENDALL, [rows])
+    with pytest.raises(ValueError, match=message):
+        dp.umpc.simulate(KENDALL, [rows], seed=1)
+    with pytest.raises(ValueError, match=re.escape("rows must have 2 columns (x, y) per row, got shape (61,)")):
+        dp.umpc.exact(KENDALL, [np.zeros(61)])
+    gini = Query(statistic="gini", epsilon=1.0, tuples="all", columns=[dp.numeric("x", lower=0, upper=8, bits=0)])
+    values = np.array([0.0, 2.0, 5.0, 8.0])  # one column: a 1-D array is its rows
+    pairs = [abs(a - b) for i, a in enumerate(values) for b in values[i + 1:]]
+    assert dp.umpc.exact(gini, [values]) == pytest.approx(sum(pairs) / len(pairs))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_missing_value_in_array_rows_is_refused(bad: float) -> None:
+    query = Query(statistic="auc", epsilon=1.0, tuples="all",
+                  columns=[dp.numeric("score", lower=0, upper=1, bits=4), dp.label("y")])
+    rows = np.column_stack([np.linspace(0, 1, 20), np.arange(20) % 2])
+    rows[3, 0] = bad
+    for call in (lambda: dp.umpc.exact(query, [rows]), lambda: dp.umpc.simulate(query, [rows], seed=1)):
+        with pytest.raises(InputError) as caught:
+            call()
+        assert str(caught.value) == ("column 'score' has a missing value (NaN or infinite) in the rows given: "
+                                     "fill it with a declared value, or read the rows with a missing-value policy")
+
+
+def test_input_error_is_a_value_error() -> None:
+    assert issubclass(InputError, ValueError)
+    with pytest.raises(ValueError, match="a bad file"):
+        raise InputError("a bad file", detail="line 3")
+
+
+def test_import_dp_gives_dp_budget() -> None:
+    code = "import dp; print(dp.budget.Budget.__name__, 'budget' in dp.__all__)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["Budget", "True"]
+
+
+def test_typos_in_names_and_options_fail_the_type_checker(tmp_path: Path) -> None:
+    from mypy import api
+
+    script = tmp_path / "typos.py"
+    script.write_text("import dp\nimport secure\nfrom dp.umpc import Query\n\n"
+                      "dp.umpc.Qurey\n"  # line 5
+                      "secure.rnu\n"  # 6
+                      "dp.umpcc\n"  # 7
+                      "Query(statistic='kendal', columns=[dp.numeric('x', lower=0, upper=1)], epsilon=1.0)\n"  # 8
+                      "Query(statistic='gini', columns=[dp.numeric('x', lower=0, upper=1)], epsilon=1.0, "
+                      "path='sorted', sampling='balance', clipping='locally', noise='party')\n"  # 9
+                      "secure.read_rows('a.csv', ['x'], missing='fil')\n"  # 10
+                      "dp.umpc.Query(statistic='gini', columns=[dp.numeric('x', lower=0, upper=1)], epsilon=1.0)\n"
+                      "dp.budget.Budget\n", encoding="utf-8")
+    out, _, _ = api.run(["--strict", "--no-error-summary", "--cache-dir", str(tmp_path / "cache"), str(script)])
+    mine = [line for line in out.splitlines() if line.startswith(str(script))]
+    flagged = {int(line.split(":")[1]) for line in mine}
+    assert flagged == {5, 6, 7, 8, 9, 10}, out
+    for option in ("'sorted'", "'balance'", "'locally'", "'party'"):
+        assert any(option in line for line in mine), out
+
+
+def test_misuse_of_path_seed_and_party_raises_at_the_call(tmp_path: Path) -> None:
+    for statistic, columns in (("kendall", KENDALL.columns),
+                               ("vus", [dp.numeric("s", lower=0, upper=1), dp.classes("c", 3)])):
+        with pytest.raises(ValueError, match=f"path='sort' runs only auc and gini .*not '{statistic}'"):
+            Query(statistic=statistic, columns=columns, epsilon=1.0, path="sort")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="path='histogram' counts each party's rows at the party"):
+        Query(statistic="kendall", columns=KENDALL.columns, epsilon=1.0, path="histogram", clipping="secure")
+    with pytest.raises(ValueError, match="unknown path 'sorted'"):
+        Query(statistic="kendall", columns=KENDALL.columns, epsilon=1.0, path="sorted")  # type: ignore[arg-type]
+    rows = np.column_stack([np.linspace(0, 1, 8), np.linspace(1, 0, 8)])
+    with pytest.raises(TypeError, match="seed must be an integer .* got 'a'"):
+        dp.umpc.simulate(KENDALL, [rows], seed="a")  # type: ignore[arg-type]
+    path = tmp_path / "rows.csv"
+    path.write_text("x\n1\n2\n3\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape("party must be an integer in [0, 2] (parties are numbered from 0), "
+                                                   "got 3")):
+        secure.read_rows(str(path), ["x"], party=3, parties=3)
+    with pytest.raises(ValueError, match="parties must be a positive integer, got 0"):
+        secure.read_rows(str(path), ["x"], party=0, parties=0)
+    assert secure.read_rows(str(path), ["x"], party=2, parties=3).values[:, 0].tolist() == [3.0]
+
+
+def _script_checks(case: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    return _run(SCRIPT_CHECKS, "--case", case, "--eps", "5", *argv, "--no-log", timeout=180)
+
+
+@pytest.mark.multiparty
+def test_a_script_s_own_options_reach_the_launched_parties() -> None:
+    run = _script_checks("echo", "-M3")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["eps 5.0 agreed by 3 parties"] and run.stderr == ""
+
+
+def test_release_returns_the_budget_line_and_prints_nothing() -> None:
+    run = _script_checks("release")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()  # only what the script prints: the budget line it took from the release, the AUC
+    assert len(lines) == 2 and lines[0] == "privacy budget: no privacy budget kept (--ledger off)", run.stdout
+    assert re.fullmatch(r"AUC \d\.\d{3}", lines[1]), run.stdout
+
+
+@pytest.mark.multiparty
+@pytest.mark.parametrize("case, line", [
+    ("release-nan", "error: party 1: column 'score' has a missing value (NaN or infinite) in the rows given: fill it "
+                    "with a declared value, or read the rows with a missing-value policy"),
+    ("release-shape", "error: party 1: rows must have 2 columns (score, label) per row, got shape (12, 3)"),
+])
+def test_bad_array_rows_at_one_party_stop_every_party_with_one_line(case: str, line: str) -> None:
+    run = _script_checks(case, "-M3")
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.splitlines() == [line]
+    assert "nan" not in run.stdout.lower()

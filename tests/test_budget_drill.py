@@ -24,9 +24,10 @@ def test_quick_drill_shows_the_attack_and_the_ledger_stopping_it(tmp_path: Path)
     expected = math.floor(outcome["budget"] / outcome["epsilon"])
     codes = [entry["code"] for entry in outcome["real_on"]]
     assert codes == [0] * expected + [2]
-    assert "budget of 3 spent: 3 spent, this run needs 1" in outcome["real_on"][-1]["error"]
+    assert "its privacy budget for this data does not cover this run (epsilon 1" in outcome["real_on"][-1]["error"]
+    assert "spent" not in outcome["real_on"][-1]["error"]  # the figures stay in the refusing party's note
     assert all(entry["code"] == 0 and entry["estimate"] is not None for entry in outcome["real_off"])
-    assert "refused (exit 2): error: party 0: budget of 3 spent" in run.stdout
+    assert "refused (exit 2): error: party 0 (also parties 1, 2): its privacy budget for this data" in run.stdout
     assert (tmp_path / "results" / "budget_drill.png").stat().st_size > 0
 
 

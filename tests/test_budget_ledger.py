@@ -31,6 +31,7 @@ from scipy import optimize, stats
 from dp.budget import (Budget, BudgetExceeded, Ledger, LedgerError, Spend, dataset_key_of_file, dataset_key_of_name,
                        default_ledger_directory, ledger_disabled, list_accounts, parse_budget, total_spent,
                        would_exceed, zcdp_to_epsilon)
+from dp.budget.agreement import pure_budget, refusal_texts
 
 ROOT = Path(__file__).resolve().parent.parent
 REFUSED = "fails its checksum: refusing to use it; it is never reset silently: restore it or remove it on purpose"
@@ -187,6 +188,72 @@ def test_reserve_until_spent_then_cancel(tmp_path: Path) -> None:
     assert reopened.spent() == (1.0, 0.0)
     reopened.reserve(Spend(1.0), run_id="run-3", scenario="ustat")
     assert reopened.spent() == (2.0, 0.0)
+
+
+def test_a_refusal_shares_a_generic_line_and_keeps_key_path_and_figures_local(tmp_path: Path) -> None:
+    data = tmp_path / "site0.csv"
+    data.write_text("x\n1\n2\n")
+    key = dataset_key_of_file(data)
+    ledger = Ledger.open(tmp_path / "L", party=0, dataset=key, budget=Budget(2.5), accountant="basic")
+    ledger.reserve(Spend(2.0), run_id="run-1", scenario="ustat")
+    with pytest.raises(BudgetExceeded) as raised:
+        ledger.reserve(Spend(1.0), run_id="run-2", scenario="ustat")
+    shared, local = refusal_texts(raised.value)
+    assert shared == "its privacy budget for this data does not cover this run (epsilon 1); see its local note"
+    assert local is not None and local.startswith("budget of 2.5 spent: 2 spent, this run needs 1, on dataset " + key)
+    assert str(ledger.path) in local
+    for secret in (key, str(tmp_path), "2.5", "spent"):
+        assert secret not in shared
+    pure = Ledger.open(tmp_path / "L", party=0, dataset="name-pure", budget=Budget(3.0), accountant="basic")
+    with pytest.raises(BudgetExceeded) as raised:
+        pure.reserve(Spend(1.0, 2.0 ** -40), run_id="run-3", scenario="ustat")
+    shared, local = refusal_texts(raised.value)
+    assert shared == ("its privacy budget for this data allows pure DP only (no delta) and this run needs a delta "
+                      "(epsilon 1, delta 9.09e-13): run with pure-DP party-drawn noise: --noise parties "
+                      "(noise='parties' in a script); see its local note")
+    assert local is not None and "raise" not in local and "name-pure" in local
+    with pytest.raises(LedgerError) as missing:  # no account and no budget: the key stays local too
+        Ledger.open(tmp_path / "L", party=1, dataset=key, budget=None, accountant="basic")
+    shared, local = refusal_texts(missing.value)
+    assert key not in shared and shared.startswith("it has no privacy budget for this data: create one with --budget")
+    assert local is not None and key in local
+    assert refusal_texts(LedgerError("dataset name must be ...")) == ("dataset name must be ...", None)
+    shared, local = refusal_texts(PermissionError(13, "Permission denied", str(tmp_path / "L" / "x")))
+    assert str(tmp_path) not in shared and local is not None and str(tmp_path) in local
+
+
+def test_a_released_run_is_marked_released_and_stays_counted(tmp_path: Path) -> None:
+    ledger = _open(tmp_path)
+    first = ledger.reserve(Spend(1.0), run_id="run-1", scenario="ustat")
+    second = ledger.reserve(Spend(1.0), run_id="run-2", scenario="ustat")
+    ledger.mark_released(first)
+    ledger.cancel(second)
+    ledger.mark_released(second)                                    # a cancelled entry is never released
+    reopened = _open(tmp_path, None)
+    assert [entry.status for entry in reopened.spends] == ["released", "cancelled"]
+    assert reopened.spent() == (1.0, 0.0)                           # released counts as reserved did
+
+
+def test_pure_budget_reads_the_budget_or_the_existing_account(tmp_path: Path) -> None:
+    """The test behind the default noise (CLI and API): a budget without delta, else an existing account of
+    delta 0 at this party; nothing is created or changed."""
+    directory = tmp_path / "L"
+    assert pure_budget(party=0, budget="3", ledger=str(directory), dataset_name="trial7")
+    assert pure_budget(party=0, budget=Budget(3.0), ledger=str(directory), dataset_name="trial7")
+    assert not pure_budget(party=0, budget="3:1e-6", ledger=str(directory), dataset_name="trial7")
+    assert not pure_budget(party=0, budget=None, ledger=str(directory), dataset_name="trial7")  # no account yet
+    assert not directory.exists()                                   # nothing created
+    Ledger.create(directory, party=0, dataset="name-trial7", budget=Budget(3.0), accountant="basic")
+    Ledger.create(directory, party=1, dataset="name-trial7", budget=Budget(3.0, 1e-6), accountant="basic")
+    assert pure_budget(party=0, budget=None, ledger=str(directory), dataset_name="trial7")
+    assert not pure_budget(party=1, budget=None, ledger=str(directory), dataset_name="trial7")
+    assert not pure_budget(party=0, budget=None, ledger="off", dataset_name="trial7")
+    assert not pure_budget(party=0, budget=None, ledger=str(directory), dataset_name="trial7", exempt="embedded")
+    data = tmp_path / "rows.csv"
+    data.write_text("x\n1\n")
+    Ledger.create(directory, party=2, dataset=dataset_key_of_file(data), budget=Budget(1.0), accountant="basic")
+    assert pure_budget(party=2, budget=None, ledger=str(directory), data_file=str(tmp_path / "rows.csv"))
+    assert not pure_budget(party=2, budget=None, ledger=str(directory), data_file=str(tmp_path / "gone.csv"))
 
 
 def test_each_party_keeps_its_own_account(tmp_path: Path) -> None:
@@ -444,6 +511,12 @@ def test_tool_create_show_raise(tmp_path: Path) -> None:
     (["create", "--dataset-name", "other", "--party", "0"], "error: the following arguments are required: --budget"),
     (["show", "--dataset", "trial"], "error: unknown option --dataset"),
     (["frob"], "error: argument {show,create,raise}: invalid choice: 'frob'"),
+    (["--led", "D", "show"], "error: unknown option --led (did you mean --ledger? options must be spelled out "
+                             "in full)"),
+    (["show", "--part", "0"], "error: unknown option --part (did you mean --party? options must be spelled out "
+                              "in full)"),
+    (["create", "--dataset-name", "x", "--party", "0", "--budg", "1"],
+     "error: unknown option --budg (did you mean --budget? options must be spelled out in full)"),
 ])
 def test_tool_usage_errors_exit_2_with_one_line(tmp_path: Path, words: list[str], message: str) -> None:
     ledger = tmp_path / "L"
@@ -467,5 +540,5 @@ def test_tool_help(tmp_path: Path) -> None:
         run = _tool(*words, cwd=tmp_path)
         assert run.returncode == 0 and run.stderr == ""
         assert run.stdout.startswith("usage: python -m scenarios.budget") and "-H" in run.stdout
-        assert "--ledger" in run.stdout
+        assert "--ledger" in run.stdout and "issue" not in run.stdout
     assert "--accountant" in _tool("create", "-h", cwd=tmp_path).stdout

@@ -61,12 +61,21 @@ def test_third_run_is_refused_at_every_party_before_any_data(tmp_path: Path) -> 
     lines = {_one_error_line(run) for run in third}
     assert len(lines) == 1, lines  # the same line at every party
     line = lines.pop()
-    assert line.startswith("error: party 0") and "budget of 2.5 spent: 2 spent, this run needs 1" in line
+    # the shared line is generic: no dataset key (the hash of party 0's file), no path, no budget figures
+    assert line == ("error: party 0 (also parties 1, 2): its privacy budget for this data does not cover this run "
+                    "(epsilon 1, delta 9.09e-13); see its local note")
+    key = next(ledger.glob("*.p0.json")).name.split(".")[0]
+    for party, run in enumerate(third):  # each party's details are its own note, on its own stdout
+        assert key not in run.stderr and str(ledger) not in run.stderr and "2.5" not in run.stderr
+        note = [text for text in run.stdout.splitlines() if text.startswith("note (at this party, not shared): ")]
+        assert len(note) == 1 and "budget of 2.5 spent: 2 spent, this run needs 1" in note[0] and key in note[0]
+        assert f".p{party}.json" in note[0] and all(f".p{other}.json" not in run.stdout
+                                                    for other in range(3) if other != party)
     assert all("private estimate" not in run.stdout for run in third)
     assert sorted(path.name.split(".")[1] for path in ledger.glob("*.json")) == ["p0", "p1", "p2"]
     for party in range(3):
         entries = _entries(ledger, party)
-        assert [entry["status"] for entry in entries] == ["reserved", "reserved"]
+        assert [entry["status"] for entry in entries] == ["released", "released"]  # both runs revealed
         assert [entry["epsilon"] for entry in entries] == [1.0, 1.0]
         assert entries[0]["run_id"] != entries[1]["run_id"]
         assert entries[0]["scenario"] == "scenarios.ustat"
@@ -89,13 +98,16 @@ def test_the_issue_command_line_on_the_embedded_data(tmp_path: Path) -> None:
     assert run_command(command).code == 0
     third = run_command(command)
     assert third.code == 2
-    assert "budget of 2.5 spent: 2 spent, this run needs 1" in _one_error_line(third)
+    assert "its privacy budget for this data does not cover this run (epsilon 1)" in _one_error_line(third)
+    assert "budget of 2.5 spent: 2 spent, this run needs 1" in third.stdout  # party 0's own note
     assert "private estimate" not in third.stdout
     assert [len(_counted(ledger, party)) for party in range(3)] == [2, 2, 2]
     assert all(entry["delta"] == 0.0 for party in range(3) for entry in _counted(ledger, party))
     forced = run_command(scenario_command("ustat", "-M3", "--epsilon", "1", "--budget", "2.5", "--noise", "mpc",
                                           "--ledger", str(tmp_path / "D1"), "--no-log"))
-    assert forced.code == 2 and "delta budget of 0 allows pure DP only" in _one_error_line(forced)
+    assert forced.code == 2 and "allows pure DP only" in _one_error_line(forced)
+    assert "run with pure-DP party-drawn noise: --noise parties" in _one_error_line(forced)
+    assert "raise" not in _one_error_line(forced)
     approximate = tmp_path / "D2"
     command = scenario_command("ustat", "-M3", "--epsilon", "1", "--budget", "2.5:1e-9", "--ledger", str(approximate),
                                "--no-log")
@@ -167,7 +179,10 @@ def test_a_corrupt_ledger_at_one_party_stops_every_party_with_its_line(tmp_path:
     lines = {_one_error_line(run) for run in runs}
     assert len(lines) == 1
     line = lines.pop()
-    assert line.startswith("error: party 2: ") and "checksum" in line
+    assert line == ("error: party 2: its ledger account for this data cannot be used (corrupt, edited or moved); "
+                    "see its local note")
+    assert "checksum" in runs[2].stdout and str(account) in runs[2].stdout  # the detail, at party 2 only
+    assert str(account) not in runs[0].stdout + runs[1].stdout
     assert json.loads(account.read_text())["entries"][0]["epsilon"] == 0.0  # never reset
     assert [len(_counted(ledger, party)) for party in (0, 1)] == [1, 1]
 
@@ -184,8 +199,9 @@ def test_data_without_an_account_or_budget_is_refused(tmp_path: Path) -> None:
     runs = run_parties([["--data", str(data), *KENDALL, "--epsilon", "1", "--ledger", str(ledger)]] * 3)
     assert [run.code for run in runs] == [2, 2, 2]
     line = _one_error_line(runs[0])
-    assert "no privacy budget for dataset sha256-" in line
+    assert "it has no privacy budget for this data: create one with --budget" in line and "sha256-" not in line
     assert line.startswith("error: party 0") and "at party" not in line  # the party is named once
+    assert "no privacy budget for dataset sha256-" in runs[0].stdout  # the key: the local note
 
 
 @pytest.mark.parametrize("ledger", ["off", "DIR"])
@@ -237,12 +253,94 @@ def test_api_release_spends_from_the_ledger(tmp_path: Path) -> None:
         "    rows = await party.read(DATA, QUERY.columns)\n"
         f"    release = await dp.umpc.release(QUERY, rows, ledger={str(ledger)!r}, budget='1.5:1e-9',\n"
         "                                    dataset_name='clinic')\n"
-        "    return lambda: print('estimate', release.estimate)\n"
+        "    return lambda: print('estimate', release.estimate, release.budget)\n"
         "sys.exit(secure.run(job))\n")
     command = [sys.executable, str(script), "-M3", "-B", str(free_base_port()), "--no-log"]
     first = run_command(command)
     assert first.code == 0, first.stderr
     assert "account " in first.stdout and "name-clinic.p0.json" in first.stdout
     second = run_command([*command[:-2], str(free_base_port()), "--no-log"])
-    assert second.code == 2 and "budget of 1.5 spent: 1 spent, this run needs 1" in _one_error_line(second)
+    assert second.code == 2 and "does not cover this run (epsilon 1" in _one_error_line(second)
+    assert "budget of 1.5 spent: 1 spent, this run needs 1" in second.stdout
     assert [len(_counted(ledger, party)) for party in range(3)] == [1, 1, 1]
+
+
+def _create_accounts(ledger: Path, budgets: list[str], name: str = "trial7") -> None:
+    """``python -m scenarios.budget --ledger L create --dataset-name NAME --party P --budget B`` for each party."""
+    from scenarios.budget import main as budget_tool
+
+    for party, budget in enumerate(budgets):
+        assert budget_tool(["--ledger", str(ledger), "create", "--dataset-name", name, "--party", str(party),
+                            "--budget", budget]) == 0
+
+
+def test_an_existing_pure_account_gets_party_noise_by_default(tmp_path: Path) -> None:
+    """Accounts created with a pure budget (no delta), then runs without --budget: the default noise is
+    pure-DP party noise (the in-MPC sampler's delta cannot be paid), as with --budget on the command line;
+    the runs spend epsilon only, and each entry is marked released."""
+    data, ledger = _csv(tmp_path), tmp_path / "ledger"
+    _create_accounts(ledger, ["3", "3", "3"])
+    argv = ["--data", str(data), *KENDALL, "--epsilon", "1", "--ledger", str(ledger), "--dataset-name", "trial7"]
+    runs = run_parties([argv] * 3)
+    assert [run.code for run in runs] == [0, 0, 0], [run.stderr for run in runs]
+    assert "party-drawn" in runs[0].stdout and "private estimate" in runs[0].stdout
+    for party in range(3):
+        assert [(entry["epsilon"], entry["delta"], entry["status"]) for entry in _entries(ledger, party)] == \
+            [(1.0, 0.0, "released")]
+
+
+def test_parties_whose_accounts_differ_in_purity_stop_at_the_parameter_agreement(tmp_path: Path) -> None:
+    """Party 1's account has a delta, the others' are pure: their default noise differs, and the parameter
+    agreement stops every party with one line before any budget is spent."""
+    data, ledger = _csv(tmp_path), tmp_path / "ledger"
+    _create_accounts(ledger, ["3", "3:1e-6", "3"])
+    argv = ["--data", str(data), *KENDALL, "--epsilon", "1", "--ledger", str(ledger), "--dataset-name", "trial7"]
+    runs = run_parties([argv] * 3)
+    assert [run.code for run in runs] == [2, 2, 2]
+    lines = {_one_error_line(run) for run in runs}
+    assert len(lines) == 1 and "parameters differ from party 0" in lines.pop()
+    assert all(_entries(ledger, party) == [] for party in range(3))
+
+
+def test_api_release_with_a_pure_budget_gets_party_noise(tmp_path: Path) -> None:
+    """``release(q, rows, budget="1.5", ledger=D, dataset_name="x")`` with the default noise: pure-DP party
+    noise, as the CLI picks it (the same function), then the account without ``budget=`` picks it too."""
+    data, ledger = _csv(tmp_path), tmp_path / "ledger"
+    for number, budget in enumerate(("'1.5'", "None")):
+        script = tmp_path / f"script{number}.py"
+        script.write_text(
+            "import sys\nimport dp\nimport secure\n"
+            f"DATA = {str(data)!r}\n"
+            "QUERY = dp.umpc.Query(statistic='gini', epsilon=0.5, tuples='2n', path='tuples',\n"
+            "                      columns=[dp.numeric('sysBP', lower=80, upper=300, bits=2)])\n"
+            "async def job(party):\n"
+            "    rows = await party.read(DATA, QUERY.columns)\n"
+            f"    release = await dp.umpc.release(QUERY, rows, ledger={str(ledger)!r}, budget={budget},\n"
+            "                                    dataset_name='x')\n"
+            "    return lambda: print('estimate', release.estimate, release.guarantee)\n"
+            "sys.exit(secure.run(job))\n")
+        run = run_command([sys.executable, str(script), "-M3", "-B", str(free_base_port()), "--no-log"])
+        assert run.code == 0, run.stderr
+        assert "party-drawn" in run.stdout
+    assert [[(entry["delta"], entry["status"]) for entry in _entries(ledger, party)] for party in range(3)] == \
+        [[(0.0, "released")] * 2] * 3
+
+
+def test_the_jobs_read_this_partys_account_when_parsing_their_options(tmp_path: Path) -> None:
+    """One process (party 0): ustat and rank_auc without --budget take party noise from a pure account, the
+    in-MPC default from an account with a delta or without an account; an explicit --noise is kept."""
+    from scenarios import rank_auc, ustat
+
+    data, ledger = _csv(tmp_path), tmp_path / "ledger"
+    common = ["--ledger", str(ledger), "--dataset-name"]
+    ustat_argv = ["--data", str(data), *KENDALL, "--epsilon", "1"]
+    assert ustat.parse_options([*ustat_argv, *common, "trial7"]).query.noise == "mpc"  # no account yet
+    assert rank_auc.parse_options([*common, "trial7"]).noise == "mpc"
+    _create_accounts(ledger, ["3"], name="trial7")
+    _create_accounts(ledger, ["3:1e-6"], name="approx")
+    assert ustat.parse_options([*ustat_argv, *common, "trial7"]).query.noise == "parties"
+    assert rank_auc.parse_options([*common, "trial7"]).noise == "parties"
+    assert ustat.parse_options([*ustat_argv, *common, "approx"]).query.noise == "mpc"
+    assert rank_auc.parse_options([*common, "approx"]).noise == "mpc"
+    assert ustat.parse_options([*ustat_argv, *common, "trial7", "--noise", "mpc"]).query.noise == "mpc"
+    assert ustat.parse_options([*ustat_argv, "--ledger", "off"]).query.noise == "mpc"

@@ -45,6 +45,45 @@ def test_abbreviated_option_is_refused(words: list[str], named: str) -> None:
     assert "private estimate" not in run.stdout
 
 
+@pytest.mark.parametrize("module, words, expected", [
+    ("ustat", ["--out", "x"], "ambiguous option --out (could be --output-windows, --output-file): give it in full"),
+    ("ustat", ["--no"], "ambiguous option --no (could be --no-log, "),
+    ("ustat", ["--s", "5"], "ambiguous option --s (could be --ssl, --sec-param)"),
+    ("ecdf", ["--out", "x"], "ambiguous option --out "),
+    ("ecdf_fss", ["--no"], "ambiguous option --no "),
+    ("rank_auc", ["--s", "5"], "ambiguous option --s "),
+    ("ustat", ["--l"], "unknown option --l (options must be spelled out in full; MPyC would read it as --log-level)"),
+    ("ustat", ["--c"], "MPyC would read it as --config"),
+    ("ustat", ["-L"], "MPyC option -L/--bit-length: expected one argument"),
+    ("ecdf", ["--log-level"], "MPyC option --log-level: expected one argument"),
+    ("rank_auc", ["-M", "x"], "MPyC option -M: invalid int value: 'x'"),
+])
+def test_mpyc_parser_problem_is_one_line(module: str, words: list[str], expected: str) -> None:
+    """G1: MPyC's own parser never prints its usage: an ambiguous abbreviation or an MPyC option without its
+    value is one line ``error: party 0: ...`` with exit 2 (before: five lines of MPyC usage)."""
+    run = run_command(scenario_command(module, *SMALL, *words), timeout=60)
+    assert run.code == 2, run.stderr
+    line = one_error_line(run)
+    assert line.startswith("error: party 0: ") and expected in line, line
+    assert "usage:" not in run.stderr and "usage:" not in run.stdout
+
+
+@pytest.mark.multiparty
+def test_ambiguous_option_with_launched_parties_is_one_line() -> None:
+    """G1: ``-M3 --out x``: party 0 and the parties it launched agree on the same one line."""
+    run = run_command(scenario_command("ustat", "-M3", *SMALL, "--out", "x"), timeout=90)
+    assert run.code == 2, run.stderr
+    assert "ambiguous option --out (could be --output-windows, --output-file)" in one_error_line(run)
+
+
+def test_mpyc_help_still_works() -> None:
+    """-H still prints MPyC's help, -h ours (exit 0 both)."""
+    mpyc_help = run_command(scenario_command("ustat", "-H"), timeout=60)
+    ours = run_command(scenario_command("ustat", "-h"), timeout=60)
+    assert mpyc_help.code == 0 and "--output-windows" in mpyc_help.stdout
+    assert ours.code == 0 and "--epsilon" in ours.stdout
+
+
 def test_abbreviation_stops_every_party() -> None:
     """Three parties started by hand, one with a typo: all exit 2 with that party's line."""
     argvs = [SMALL, SMALL + ["--se", "5"], SMALL]

@@ -34,3 +34,33 @@ def test_bad_delegation_option_is_refused(capsys: pytest.CaptureFixture[str]) ->
 
     assert main(["--delegate-noise", "2:0.5"]) == 2
     assert "--delegate-noise expects EPS_FAIL:HONEST_FRACTION" in capsys.readouterr().err
+
+
+@pytest.mark.multiparty
+def test_more_delegates_than_parties_is_refused_with_one_line() -> None:
+    """G3: ``-M5 -T2 --delegate-noise 0.01:0.5`` needs 7 delegates and has 5 parties: one line at every party,
+    exit 2, before any data is shared (before: all 5 drew a full noise and delta 0.01 was charged)."""
+    run = run_command(scenario_command("ustat", "-M5", "-T2", "--delegate-noise", "0.01:0.5", "--pairs", "100",
+                                       "--ledger", "off", "--no-log"), timeout=120)
+    assert run.code == 2, run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: party 0 (also parties 1, 2, 3, 4): --delegate-noise 0.01:0.5")
+    assert "needs |Z| = ceil(log 0.01 / log 0.5) = 7 noise delegates, but there are 5 parties" in lines[0]
+    assert "private estimate" not in run.stdout
+
+
+def test_the_plan_line_says_delegation_chose_the_tuples_path() -> None:
+    """G3: the user forced nothing: the plan says why the tuples path ran (before: ``path tuples (forced)``)."""
+    from dp.umpc.complete import plan_for
+    from dp.umpc.protocol import UStatQuery
+    from secure.intake import ColumnSpec
+    from secure.kernels import get_kernel
+
+    query = UStatQuery(kernel=get_kernel("kendall"), specs=(ColumnSpec("a", 0, 10, 0, step=1.0),
+                                                            ColumnSpec("b", 0, 10, 0, step=1.0)), epsilon=1.0, tuples=80)
+    plan = plan_for(query, rows=40, parties=5, pairs="auto", delegated=True)
+    assert plan.path == "tuples" and plan.describe().startswith(
+        "path tuples (--delegate-noise runs on sampled tuples only);")
+    forced = plan_for(UStatQuery(kernel=query.kernel, specs=query.specs, epsilon=1.0, tuples=80, path="tuples"),
+                      rows=40, parties=5, pairs="count", delegated=True)
+    assert forced.describe().startswith("path tuples (forced);")

@@ -38,6 +38,51 @@ def test_grid_indices_count_like_the_ecdf_and_clip() -> None:
     assert counts.tolist() == true_counts(np.clip(values, 0, 10), grid).tolist()
 
 
+def test_a_value_query_between_grid_points_is_answered_at_the_grid_point_below() -> None:
+    """at:100 on [80, 220] with 1024 points: 100 is in the domain, not a grid point; the released step ECDF
+    answers at the largest grid point <= 100 (99.98) and says so; values outside the domain are refused."""
+    from scenarios.ecdf_fss import query_notes, resolve_queries
+    from scenarios.kit.ecdf_options import ecdf_grid
+
+    grid = ecdf_grid(80.0, 220.0, 1024, "uniform")
+    below = int(np.searchsorted(grid, 100.0, side="right")) - 1
+    assert grid[below] <= 100.0 < grid[below + 1] and round(grid[below], 2) == 99.98
+    queries = ("value", [100.0, float(grid[7]), 220.0])
+    assert resolve_queries(queries, grid).tolist() == [7, below, 1023]
+    notes = query_notes(queries, grid)
+    assert notes == [f"at:100 answered at the grid point {grid[below]:.10g} (the ECDF is released on the grid: "
+                     f"F(100) = F({grid[below]:.10g}), its step value there)"]
+    for outside in (79.9, 220.5):
+        with pytest.raises(ValueError, match=f"query at:{outside:g} is outside the grid's domain \\[80, 220\\]"):
+            resolve_queries(("value", [outside]), grid)
+
+
+def test_the_answers_to_queries_are_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from scenarios.ecdf_fss import main
+    from scenarios.kit.ecdf_options import ecdf_grid
+
+    csv = _data(tmp_path)
+    assert main([*_common(csv), "--epsilon", "1e9", "--queries", "at:100,150"]) == 0
+    stdout = capsys.readouterr().out
+    header, values = small_table()
+    grid = ecdf_grid(80.0, 300.0, 256, "uniform")
+    exact = true_counts(values[:, header.index("sysBP")], grid) / len(values)
+    lines = [f"    F({grid[j]:.10g}) = {exact[j]:.4f}" for j in np.searchsorted(grid, [100.0, 150.0], side="right") - 1]
+    assert "  answers (private ECDF at the queried grid points):\n" + "\n".join(lines) + "\n" in stdout
+    assert "at:100 answered at the grid point" in stdout and "at:150 answered at the grid point" in stdout
+
+
+@pytest.mark.parametrize("unused", [["--epsilon", "3"], ["--points", "64"], ["--grid", "geometric"],
+                                    ["--columns", "age"], ["--bits", "12"], ["--fill", "sysBP=120"]])
+def test_answer_refuses_the_options_the_upload_fixed(tmp_path: Path, unused: list[str],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from scenarios.ecdf_fss import main
+
+    assert main(["--answer", str(tmp_path), "--no-log", *unused]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith(f"it takes no {unused[0]}"), err
+
+
 def test_bits_must_hold_the_grid() -> None:
     assert fss.check_bits(1024) == 10
     assert fss.check_bits(1025) == 11
@@ -219,7 +264,7 @@ def test_stored_keys_of_another_run_or_tampered_are_refused_with_one_line(tmp_pa
 @pytest.mark.parametrize("extra, message", [
     (["--bits", "7"], "does not fit the DCF's bit width 7"),
     (["--queries", "256"], "outside the grid"),
-    (["--queries", "at:81"], "outside the grid"),
+    (["--queries", "at:79"], "query at:79 is outside the grid's domain [80, 300]"),
 ])
 def test_bad_usage_stops_every_party_with_one_line(tmp_path: Path, extra: list[str], message: str) -> None:
     csv = _data(tmp_path)
@@ -239,7 +284,7 @@ def test_values_outside_the_domain_are_clipped_and_counted_locally(tmp_path: Pat
     out = tmp_path / "fss.json"
     run = run_command(scenario_command("ecdf_fss", "-M3", *_common(csv), "--epsilon", "1e9", "--json", str(out)))
     assert run.code == 0, run.stderr
-    assert "1 value(s) outside the declared domain [80, 300] clipped" in run.stdout
+    assert "at this party, not shared: 0 missing value(s) filled, 1 value(s) clipped to the domain" in run.stdout
     grid = uniform_grid(80, 300, 220 / 255)
     assert read_record(out)["counts"] == true_counts(np.clip(values[:, column], 80, 300), grid).tolist()
 

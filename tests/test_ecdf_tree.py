@@ -21,6 +21,7 @@ from dp.ecdf.tree import (
     TreeNoisePlan,
     continual_gaussian_sigma,
     geometric_grid,
+    grid_of_points,
     interval_nodes,
     node_count,
     node_interval,
@@ -393,6 +394,33 @@ def test_geometric_grid() -> None:
         geometric_grid(-1.0, 1.0, 0.1)
     with pytest.raises(ValueError, match="ratio_step must be positive"):
         geometric_grid(1.0, 2.0, -0.1)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "geometric"])
+@pytest.mark.parametrize("points", [2, 3, 64, 100, 1000, 1024, 4097])
+@pytest.mark.parametrize("lower, upper", [(80.0, 220.0), (1.0, 1e6), (0.001, 0.002), (100.0, 700.0)])
+def test_grid_of_points_has_exactly_n_points_and_even_gaps(kind: str, points: int, lower: float, upper: float) -> None:
+    """--points N means N points, whatever the kind; equal gaps (uniform) or ratios (geometric), the first one too."""
+    grid = grid_of_points(lower, upper, points, kind=kind)
+    assert len(grid) == points and grid[0] == lower and grid[-1] == upper
+    assert np.all(np.diff(grid) > 0)
+    steps = np.diff(grid) if kind == "uniform" else np.diff(np.log(grid))
+    expected = (upper - lower) / (points - 1) if kind == "uniform" else math.log(upper / lower) / (points - 1)
+    np.testing.assert_allclose(steps, expected, rtol=1e-6)
+    assert tree_depth(len(grid)) == tree_depth(points)
+
+
+def test_grid_of_points_refusals() -> None:
+    with pytest.raises(ValueError, match="lower must be positive for a geometric grid"):
+        grid_of_points(0.0, 1.0, 8, kind="geometric")
+    with pytest.raises(ValueError, match="points must be at least 2"):
+        grid_of_points(0.0, 1.0, 1)
+    with pytest.raises(ValueError, match="upper must be above lower"):
+        grid_of_points(1.0, 1.0, 8)
+    with pytest.raises(ValueError, match="kind must be"):
+        grid_of_points(0.0, 1.0, 8, kind="log")
+    with pytest.raises(ValueError, match="too narrow"):
+        grid_of_points(1.0, 1.0 + 4e-16, 8)
 
 
 def test_plan_validation_messages() -> None:

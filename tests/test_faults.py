@@ -152,7 +152,7 @@ def test_fewer_rows_than_the_degree_stops_all(tmp_path: Path) -> None:
     (["--pairs", "0"], "--pairs must be at least 1, got 0"),
     (["--pairs", "991"], "--pairs 991 exceeds the C(45, 2) = 990 distinct tuples"),
     (["--stat", "median"], "invalid choice: 'median'"),
-    (["--columns", "sysBP,weight"], "unknown column 'weight'"),
+    (["--columns", "sysBP,weight"], "its data file has no column 'weight'"),
 ])
 def test_bad_parameters_stop_all(party_files: Path, flags: list[str], fragment: str) -> None:
     argv = ["--data", str(party_files / "p{pid}.csv"), *KENDALL, *flags]

@@ -49,9 +49,36 @@ def test_non_numeric_cell_shares_the_column_and_keeps_line_and_value_local() -> 
     assert refused.value.detail == "t.csv line 3, column 'b': 'x7' is not a number"
 
 
-def test_unknown_column_lists_the_known_ones() -> None:
-    with pytest.raises(InputError, match="unknown column 'c' in t.csv; columns are: a, b, label"):
+def test_unknown_column_shares_no_path_or_header_and_lists_the_known_ones_locally() -> None:
+    with pytest.raises(InputError, match=r"^its data file has no column 'c'$") as refused:
         rows_from_table(HEADER, [], ["c"], source="t.csv")
+    assert refused.value.detail == "unknown column 'c' in t.csv; columns are: a, b, label"
+
+
+def test_file_reader_lines_share_neither_path_nor_header(tmp_path: Path) -> None:
+    """An unknown column, an empty file, a file that is not UTF-8 (the decoder's message quotes a byte):
+    the shared line names no path, no header and no byte; the local detail has them."""
+    data = tmp_path / "hospital-secret.csv"
+    data.write_text("age,sbp,label\n40,120,1\n")
+    with pytest.raises(InputError) as unknown:
+        party_rows(str(data), ["age", "x"], party=0, parties=1)
+    assert str(unknown.value) == "its data file has no column 'x'"
+    assert unknown.value.detail == f"unknown column 'x' in {data}; columns are: age, sbp, label"
+    empty = tmp_path / "empty-secret.csv"
+    empty.write_text("")
+    for read in (lambda: party_rows(str(empty), ["age"], party=0, parties=1), lambda: read_table(str(empty))):
+        with pytest.raises(InputError) as refused:
+            read()
+        assert str(refused.value) == "its data file is empty (a header line is required)"
+        assert refused.value.detail is not None and str(empty) in refused.value.detail
+    binary = tmp_path / "binary-secret.csv"
+    binary.write_bytes(b"age,sbp,label\n40,\xff\xfe120,1\n")
+    with pytest.raises(InputError) as undecodable:
+        party_rows(str(binary), ["age"], party=0, parties=1)
+    assert str(undecodable.value) == "cannot read its data file: it is not UTF-8 text"
+    assert undecodable.value.detail is not None and str(binary) in undecodable.value.detail
+    for refused_line in (unknown.value, undecodable.value):
+        assert "secret" not in str(refused_line) and "sbp" not in str(refused_line) and "0xff" not in str(refused_line)
 
 
 def test_missing_file_and_per_party_files(tmp_path: Path) -> None:

@@ -196,3 +196,15 @@ def test_five_party_delegated_release_equals_simulated_and_saves_bytes(tmp_path:
     # share messages: |Z| (m - 1) instead of m (m - 1), same size each
     assert sent["scalar, delegates"] * 5 == sent["scalar, all parties"] * 2
     assert sent["vector, delegates"] < 0.45 * sent["vector, all parties"]
+
+
+def test_a_run_needing_more_delegates_than_parties_is_refused() -> None:
+    """G3: 0.01:0.5 needs ceil(log 0.01 / log 0.5) = 7 delegates; with 5 parties a run refuses instead of quietly
+    making all 5 delegates (noise std x sqrt 5, delta 0.01 still charged); 0.1:0.7 needs 2 of 5."""
+    from dp.umpc.delegation import delegates_for_run
+
+    with pytest.raises(ValueError, match=r"= 7 noise delegates, but there are 5 parties"):
+        delegates_for_run(0.01, 0.5, parties=5)
+    assert delegates_for_run(0.1, 0.7, parties=5) == 2
+    assert delegates_for_run(0.01, 0.5, parties=7) == 7
+    assert delegate_size(0.01, 0.5, parties=5) == 5  # the library's cap stays (cost models), runs refuse

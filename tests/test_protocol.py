@@ -170,3 +170,51 @@ def test_too_few_rows_and_too_many_tuples_are_rejected() -> None:
     query = UStatQuery(kernel=KENDALL.kernel, specs=KENDALL.specs, epsilon=1.0, tuples=781)
     with pytest.raises(ValueError, match=r"exceeds the C\(40, 2\) = 780"):
         simulate(query, [values], threshold=0, seed=1)
+
+
+FINE_KENDALL = UStatQuery(kernel=get_kernel("kendall"),
+                          specs=(ColumnSpec("sysBP", 80, 300, 24), ColumnSpec("diaBP", 40, 160, 24)),
+                          epsilon=1.0, tuples=80)
+
+
+def test_sampled_path_derives_its_bit_length_without_l(monkeypatch: pytest.MonkeyPatch) -> None:
+    """G2: 24 fractional bits on sysBP's domain need more than MPyC's default 32 bits; without -L the sampled
+    path derives the length (before: "need 34-bit secure integers, got -L 32; give -L 34")."""
+    import secure.parties
+    from dp.umpc.protocol import sampled_bit_length
+
+    monkeypatch.setattr(secure.parties, "_COMMAND_LINE", [])
+    needed = sampled_bit_length(FINE_KENDALL, 40, 1, 0)
+    comparison = FINE_KENDALL.kernel.comparison_bits(FINE_KENDALL.widths)
+    assert needed >= comparison > 32
+    values = _columns(["sysBP", "diaBP"])
+    release = mpc.run(run_secure(FINE_KENDALL, prepare_rows(FINE_KENDALL, values), seed=5,
+                                 noise_source=lambda plan, index: 0))
+    simulated = simulate(FINE_KENDALL, [values], threshold=0, seed=5, noise=np.array([[[0]]]))
+    assert release.noisy_sums == [int(simulated.sums[0])]
+
+
+def test_sampled_bit_length_holds_the_largest_noisy_sum() -> None:
+    """The derived length holds |E| times the largest kernel output plus the noise's tail bound."""
+    from dp.umpc.protocol import sampled_bit_length
+
+    gini = UStatQuery(kernel=get_kernel("gini", precision=24), specs=(ColumnSpec("x", 0, 300, 24),), epsilon=1.0, tuples=None)
+    rows = 60
+    bits = sampled_bit_length(gini, rows, 3, 1)
+    tuples = rows * (rows - 1) // 2
+    largest = max(abs(tuples * out.high) for out in gini.outputs) + max(
+        int(plan_noise(out, max_degree=rows - 1, epsilon=1.0, delta=0.0, parties=3, threshold=1,
+                       source=gini.noise).slack) for out in gini.outputs)
+    assert largest < 2 ** (bits - 2)
+    assert sampled_bit_length(KENDALL, 40, 1, 0) == 32  # small domains keep MPyC's default
+
+
+def test_explicit_short_l_is_still_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An explicit -L shorter than the comparisons need stays a one-line refusal naming the -L to give."""
+    import secure.parties
+    from secure.errors import InputError
+
+    monkeypatch.setattr(secure.parties, "_COMMAND_LINE", ["-L", "32"])
+    with pytest.raises(InputError, match=r"need \d+-bit secure integers, got -L 32; give -L \d+"):
+        mpc.run(run_secure(FINE_KENDALL, prepare_rows(FINE_KENDALL, _columns(["sysBP", "diaBP"])), seed=5,
+                           noise_source=lambda plan, index: 0))

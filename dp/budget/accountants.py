@@ -221,6 +221,10 @@ def total_spent(accountant: Accountant, spends: Sequence[Spend], delta_target: f
     return zcdp_to_epsilon(rho_total, delta_prime) + other_epsilon, delta_prime + other_delta
 
 
+#: how :func:`would_exceed` starts the reason of a delta asked from a budget of delta 0
+PURE_ONLY = "delta budget of 0 allows pure DP only"
+
+
 def _over(total: float, limit: float) -> bool:
     return total > limit * (1.0 + RELATIVE_TOLERANCE) + 1e-300
 
@@ -245,7 +249,7 @@ def would_exceed(accountant: Accountant, budget: Budget, spends: Sequence[Spend]
                 f"{_text(after_epsilon - before_epsilon)}{terms}")
     if _over(after_delta, budget.delta):
         if budget.delta == 0:
-            return f"delta budget of 0 allows pure DP only: this run needs delta {_text(new.delta)}"
+            return f"{PURE_ONLY}: this run needs delta {_text(new.delta)}"
         return (f"delta budget of {_text(budget.delta)} spent: {_text(before_delta)} spent, this run needs "
                 f"{_text(after_delta - before_delta)}{terms}")
     return None

@@ -22,19 +22,29 @@ ledger, so no party waits for a message another never sends):
    parameters) must be equal -- else every party stops with one line;
 3. :meth:`~dp.budget.ledger.Ledger.reserve` the spend under the run id (a file lock; the entry is
    on disk, fsync'd, before this returns) and share the verdict: a party whose ledger would go over
-   its budget stops every party with exit 2 and its one line (``budget of 2.5 spent: ...``), before
-   any data is shared; a party that reserved while another refused cancels its entry
+   its budget stops every party with exit 2 and one generic line (``party 0: its privacy budget for
+   this data does not cover this run (epsilon 1); see its local note``), before any data is shared;
+   the details (the reason with spent and left, the dataset key, the ledger file) are that party's
+   local note, printed there only; a party that reserved while another refused cancels its entry
    (:meth:`~dp.budget.ledger.Ledger.cancel`: nothing was shared).
 
 A run that fails after the agreement (a lost party, a bad row) keeps its spend: the ledger never
-under-counts, and a crash between the reservation and the reveal is counted as a spend.
+under-counts, and a crash between the reservation and the reveal is counted as a spend.  A run whose
+body returned (its release revealed) marks its entry ``released`` (:meth:`Reservation.mark_released`).
+
+Before the agreement, the default noise of a job follows this party's budget: :func:`pure_budget`
+(a ``--budget`` without a delta, or, without ``--budget``, an existing account of delta 0) is read
+when the options are parsed, by the scenarios and by the scripting API alike; parties whose accounts
+differ then choose different noise, and the parameter agreement stops the run with one line.
 
 Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  What
 crosses parties here is public by declaration: random bytes, the accountant kind, the spend (a
-function of the public epsilon and delta) and a refusing party's one line -- which says that party's
-budget would be exceeded (its total and what it already spent, in epsilon: the data holder's
-accounting, not its rows).  A party's ledger is its own: a corrupt party can always ignore its own
-ledger; the ledger protects the honest parties' data, each refusing on its own.
+function of the public epsilon and delta) and a refusing party's one generic line
+(:attr:`dp.budget.ledger.LedgerError.shared`): that its budget does not cover the run's public spend,
+never its dataset key (the unsalted hash of its data file, which a party knowing all but one cell could
+test guesses against), its ledger path or its budget figures -- those stay in its local note.  A
+party's ledger is its own: a corrupt party can always ignore its own ledger; the ledger protects the
+honest parties' data, each refusing on its own.
 """
 from __future__ import annotations
 
@@ -50,7 +60,8 @@ from dp.budget.accountants import Accountant, Budget, Spend
 if TYPE_CHECKING:
     from dp.budget.ledger import Ledger
 
-__all__ = ["SpendRequest", "Reservation", "agree_spend", "account_key", "RUN_NONCE_BYTES"]
+__all__ = ["SpendRequest", "Reservation", "agree_spend", "account_key", "pure_budget", "refusal_texts",
+           "RUN_NONCE_BYTES"]
 
 #: random bytes each party contributes to the run id
 RUN_NONCE_BYTES = 16
@@ -101,6 +112,24 @@ class Reservation:
     entry: Any = None
     note: str | None = None
 
+    def mark_released(self) -> bool:
+        """Mark this run's entry ``released`` (the job's body returned: the release was revealed).
+
+        A ledger that cannot be written now leaves the entry ``reserved``, which counts the same (the
+        ledger never under-counts), so this never fails the run.
+
+        :return: whether the entry is now marked ``released`` (``False`` without a ledger).
+        """
+        from dp.budget.ledger import LedgerError
+
+        if self.ledger is None or self.entry is None:
+            return False
+        try:
+            self.ledger.mark_released(self.entry)
+        except (LedgerError, OSError):
+            return False
+        return True
+
     def describe(self) -> str:
         """One line for the output: the account, this run's spend, spent and left (or why none is kept)."""
         if self.ledger is None:
@@ -138,11 +167,67 @@ def account_key(request: SpendRequest, party: int) -> str:
     try:
         check_data_file(path)  # a missing data file is the problem, not its budget: the reader's own line
     except InputError as exc:
-        raise LedgerError(str(exc)) from None
+        raise LedgerError(exc.detail or str(exc), shared=str(exc)) from None
     try:
         return dataset_key_of_file(path)
     except OSError as exc:
-        raise LedgerError(f"cannot read {path} to key its privacy budget: {exc.strerror or exc}") from None
+        raise LedgerError(f"cannot read {path} to key its privacy budget: {exc.strerror or exc}",
+                          shared=f"cannot read its data file to key its privacy budget: {exc.strerror or exc}"
+                          ) from None
+
+
+def pure_budget(*, party: int, budget: Budget | str | None, ledger: str | os.PathLike[str] | None = None,
+                dataset_name: str | None = None, data_file: str | None = None, exempt: str | None = None) -> bool:
+    """Whether this party's run spends from a pure-DP budget (delta 0): the budget given for it, else the
+    budget of its existing account, read without changing anything.
+
+    The one test behind the default noise of the scenarios (:func:`scenarios.kit.budget_run.pure_budget_of`)
+    and of :func:`dp.umpc.scripting.release`: a pure budget cannot pay the in-MPC sampler's truncation
+    delta, so the default becomes pure-DP party-drawn noise (:func:`dp.noise_defaults.default_noise`).
+    ``False`` whenever no budget is kept (``exempt``, ledger ``off``) or nothing can be read yet (no
+    account, an unreadable file or account): the agreement (:func:`agree_spend`) then names the problem.
+
+    :param budget: the budget of a new account (``--budget``; a string ``EPS[:DELTA]`` is parsed, an
+        invalid one counts as none: its own check names it).
+    """
+    from dp.budget.accountants import parse_budget
+    from dp.budget.ledger import Ledger, LedgerError, account_filename, default_ledger_directory, ledger_disabled
+
+    if exempt is not None:
+        return False
+    directory: Any = ledger if ledger is not None else default_ledger_directory()
+    if ledger_disabled(directory):
+        return False
+    if isinstance(budget, str):
+        try:
+            budget = parse_budget(budget)
+        except ValueError:
+            budget = None
+    if isinstance(budget, Budget):
+        return budget.delta == 0
+    request = SpendRequest(spend=Spend(1.0), scenario="pure_budget", data_file=data_file, dataset_name=dataset_name)
+    try:
+        path = Path(directory).expanduser() / account_filename(account_key(request, party), party)
+        return path.is_file() and Ledger.read(path).budget.delta == 0
+    except (LedgerError, ValueError, OSError):
+        return False
+
+
+def refusal_texts(exc: BaseException) -> tuple[str, str | None]:
+    """``(shared, local)``: the line a ledger error sends to the other parties, and this party's own note.
+
+    A :class:`dp.budget.ledger.LedgerError` with a ``shared`` line (it names a path, a dataset key or
+    budget figures) sends that line and keeps its message as the local note; any other error is one
+    plain line with nothing to keep back.
+    """
+    local = _one_line(exc)
+    shared = getattr(exc, "shared", None)
+    if isinstance(exc, OSError):  # its message names a file
+        shared = f"its privacy-budget ledger cannot be used: {exc.strerror or type(exc).__name__}; see its local note"
+    shared = None if shared is None else " ".join(str(shared).split())
+    if shared is None or shared == local:
+        return local, None
+    return shared, local
 
 
 def _open(request: SpendRequest, party: int) -> tuple[Ledger | None, str | None, str | None]:
@@ -191,11 +276,12 @@ async def agree_spend(request: SpendRequest | None) -> Reservation | None:
     account: str | None = None
     note: str | None = None
     error: str | None = None
+    detail: str | None = None
     try:
         ledger, account, note = _open(request, party)
     except (LedgerError, ValueError, OSError) as exc:
-        error = _one_line(exc)
-    await agree_verdict(error)
+        error, detail = refusal_texts(exc)
+    await agree_verdict(error, detail=detail)
     spend = request.spend
     offer = (secrets.token_bytes(RUN_NONCE_BYTES), ledger.accountant if ledger is not None else None,
              [float(spend.epsilon), float(spend.delta), None if spend.rho is None else float(spend.rho)])
@@ -215,9 +301,9 @@ async def agree_spend(request: SpendRequest | None) -> Reservation | None:
         try:
             entry = ledger.reserve(spend, run_id=run_id, scenario=request.scenario)
         except (LedgerError, ValueError, OSError) as exc:
-            error = _one_line(exc)
+            error, detail = refusal_texts(exc)
     try:
-        await agree_verdict(error)
+        await agree_verdict(error, detail=detail)
     except InputError:
         if ledger is not None and entry is not None:
             ledger.cancel(entry)  # another party refused: nothing was shared, this run spends nothing here

@@ -8,8 +8,9 @@ declares -- :func:`dataset_key_of_name`.  An account holds the budget granted on
 accountant that composes its spends (:mod:`dp.budget.accountants`: basic composition or zCDP), the
 history of the budget (created, raised) and every spend: time (UTC, ISO 8601), the run id agreed by all
 parties, the scenario or API call, epsilon, delta, rho, the mechanism, what was released, and a status:
-``"reserved"`` (counted, whether the run then finished or crashed) or ``"cancelled"`` (not counted:
-the run stopped before any data was shared).
+``"reserved"`` (counted: agreed and on disk before any data is shared; a run that crashed or stopped
+after that point stays so), ``"released"`` (counted: the run finished and revealed its release,
+:meth:`Ledger.mark_released`) or ``"cancelled"`` (not counted: the run stopped before any data was shared).
 
 How it is written.  :meth:`Ledger.reserve` runs under an exclusive lock (``fcntl.flock`` on the
 sibling file ``<account>.lock``, held across read-check-write): it re-reads the account, checks the
@@ -53,9 +54,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dp.budget.accountants import Accountant, Budget, Spend, check_accountant, total_spent, would_exceed
+from dp.budget.accountants import (PURE_ONLY, Accountant, Budget, Spend, check_accountant, total_spent,
+                                   would_exceed)
 
-__all__ = ["LedgerError", "BudgetExceeded", "Entry", "Ledger", "default_ledger_directory", "ledger_disabled",
+__all__ = ["LedgerError", "BudgetExceeded", "refusal_lines", "Entry", "Ledger", "default_ledger_directory",
+           "ledger_disabled",
            "dataset_key_of_file", "dataset_key_of_name", "account_filename", "list_accounts", "ENVIRONMENT_VARIABLE",
            "FORMAT", "LOCK_TIMEOUT"]
 
@@ -66,18 +69,53 @@ FORMAT = "private-ustats ledger 1"
 #: How long (seconds) :meth:`Ledger.reserve` waits for another run holding the account's lock.
 LOCK_TIMEOUT = 60.0
 
-_STATUSES = ("reserved", "cancelled")
+_STATUSES = ("reserved", "released", "cancelled")
 _KEY = re.compile(r"^(sha256-[0-9a-f]{16}|name-[A-Za-z0-9_][A-Za-z0-9._-]{0,63})$")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
 _ACCOUNT = re.compile(r"^(?P<dataset>.+)\.p(?P<party>[0-9]+)\.json$")
 
 
 class LedgerError(ValueError):
-    """A ledger that cannot be used as asked (one plain line)."""
+    """A ledger that cannot be used as asked (one plain line).
+
+    The message is for this party (it may name the ledger file, the dataset key, the budget figures);
+    ``shared`` is the line the other parties may see (:func:`dp.budget.agreement.agree_spend`), without
+    a path, a key (the hash of the data file) or a figure of the account; ``None`` when the message
+    itself carries nothing of the kind.
+    """
+
+    def __init__(self, message: str, *, shared: str | None = None) -> None:
+        super().__init__(message)
+        self.shared = shared
 
 
 class BudgetExceeded(LedgerError):
-    """The spend of this run does not fit the budget left (one plain line: the reason)."""
+    """The spend of this run does not fit the budget left (one plain line: the reason; ``shared``: the
+    line the other parties see, :func:`refusal_lines`)."""
+
+
+def refusal_lines(reason: str, spend: Spend, budget: Budget, dataset: str, path: Path | str) -> tuple[str, str]:
+    """``(shared, local)``: the two texts of a refused spend.
+
+    ``shared`` is what the other parties see (``its privacy budget for this data does not cover this
+    run (epsilon 1); see its local note``): the run's own spend, which is public, and nothing of the
+    account -- not its key (the unsalted hash of the data file: a party that knows all but one cell
+    could test guesses), its file or its figures.  An account of delta 0 asked for a delta (the in-MPC
+    sampler's truncation) says so and names the way out, pure-DP party noise: a budget's delta of 0 is
+    a policy, not row data.  ``local`` is this party's own note: ``reason`` (spent, needed, budget),
+    the dataset key and the ledger file.
+    """
+    run = f"epsilon {spend.epsilon:g}" + (f", delta {spend.delta:.3g}" if spend.delta > 0 else "")
+    if reason.startswith(PURE_ONLY):
+        advice = "run with pure-DP party-drawn noise: --noise parties (noise='parties' in a script)"
+        shared = (f"its privacy budget for this data allows pure DP only (no delta) and this run needs a delta "
+                  f"({run}): {advice}; see its local note")
+        local = f"{reason}, on dataset {dataset} (ledger {path}): {advice}"
+    else:
+        shared = f"its privacy budget for this data does not cover this run ({run}); see its local note"
+        local = (f"{reason}, on dataset {dataset} (ledger {path}); a larger budget is set on purpose with "
+                 f"python -m scenarios.budget raise")
+    return shared, local
 
 
 @dataclass(frozen=True)
@@ -137,7 +175,9 @@ def dataset_key_of_file(path: Path | str) -> str:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     except OSError as exc:
-        raise LedgerError(f"cannot read data file {path} to key its ledger account: {exc.strerror or exc}") from None
+        raise LedgerError(f"cannot read data file {path} to key its ledger account: {exc.strerror or exc}",
+                          shared=f"cannot read its data file to key its privacy budget: {exc.strerror or exc}"
+                          ) from None
     return f"sha256-{digest.hexdigest()[:16]}"
 
 
@@ -207,7 +247,11 @@ def _checksum(document: dict[str, Any]) -> str:
 
 def _refused(path: Path) -> LedgerError:
     return LedgerError(f"ledger file {path} fails its checksum: refusing to use it; it is never reset silently: "
-                       f"restore it or remove it on purpose")
+                       f"restore it or remove it on purpose", shared=_UNUSABLE)
+
+
+#: the shared line of an account file that cannot be used (its path stays in the local note)
+_UNUSABLE = "its ledger account for this data cannot be used (corrupt, edited or moved); see its local note"
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -290,7 +334,8 @@ def _read(path: Path) -> _Account:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise LedgerError(f"cannot read ledger file {path}: {exc.strerror or exc}") from None
+        raise LedgerError(f"cannot read ledger file {path}: {exc.strerror or exc}",
+                          shared=f"cannot read its ledger account: {exc.strerror or exc}") from None
     try:
         document = json.loads(data.decode("ascii"))
         if not isinstance(document, dict) or document.get("checksum") != _checksum(document):
@@ -309,24 +354,29 @@ def _read(path: Path) -> _Account:
                                          for number, record in enumerate(document["entries"], start=1)))
     except (KeyError, TypeError, ValueError):
         raise LedgerError(f"ledger file {path} is not an account this version reads ({FORMAT}): refusing to use "
-                          f"it; it is never reset silently: restore it or remove it on purpose") from None
+                          f"it; it is never reset silently: restore it or remove it on purpose",
+                          shared=_UNUSABLE) from None
     if path.name != f"{account.dataset}.p{account.party}.json":
         raise LedgerError(f"ledger file {path} holds the account of {account.dataset} at party {account.party}: "
-                          f"refusing a file moved or copied under another name")
+                          f"refusing a file moved or copied under another name", shared=_UNUSABLE)
     return account
 
 
 def _prepare_directory(directory: Path) -> None:
     """Create ``directory`` if missing (mode 0700); one line if it cannot be created or is not writable."""
     if directory.exists() and not directory.is_dir():
-        raise LedgerError(f"ledger directory {directory} is not a directory")
+        raise LedgerError(f"ledger directory {directory} is not a directory",
+                          shared="its ledger directory is not a directory (choose another with --ledger DIR)")
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
-        raise LedgerError(f"cannot create ledger directory {directory}: {exc.strerror or exc}") from None
+        raise LedgerError(f"cannot create ledger directory {directory}: {exc.strerror or exc}",
+                          shared=f"cannot create its ledger directory: {exc.strerror or exc}") from None
     if not os.access(directory, os.W_OK | os.X_OK):
         raise LedgerError(f"ledger directory {directory} is not writable: no spend could be recorded "
-                          f"(choose another with --ledger DIR)")
+                          f"(choose another with --ledger DIR)",
+                          shared="its ledger directory is not writable: no spend could be recorded (choose "
+                                 "another with --ledger DIR)")
 
 
 @contextmanager
@@ -337,7 +387,8 @@ def _locked(path: Path, timeout: float) -> Iterator[None]:
     try:
         handle = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise LedgerError(f"cannot open the lock file {lock_path} of the ledger: {exc.strerror or exc}") from None
+        raise LedgerError(f"cannot open the lock file {lock_path} of the ledger: {exc.strerror or exc}",
+                          shared=f"cannot lock its ledger account: {exc.strerror or exc}") from None
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -346,9 +397,12 @@ def _locked(path: Path, timeout: float) -> Iterator[None]:
                 break
             except OSError as exc:
                 if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    raise LedgerError(f"cannot lock ledger file {path}: {exc.strerror or exc}") from None
+                    raise LedgerError(f"cannot lock ledger file {path}: {exc.strerror or exc}",
+                                      shared=f"cannot lock its ledger account: {exc.strerror or exc}") from None
                 if time.monotonic() >= deadline:
-                    raise LedgerError(f"ledger file {path} stayed locked by another run for {timeout:g} s") from None
+                    raise LedgerError(f"ledger file {path} stayed locked by another run for {timeout:g} s",
+                                      shared=f"its ledger account stayed locked by another run for {timeout:g} s"
+                                      ) from None
                 time.sleep(0.02)
         try:
             yield
@@ -362,7 +416,8 @@ def _write(path: Path, account: _Account) -> None:
     try:
         _write_atomically(path, account.document())
     except OSError as exc:
-        raise LedgerError(f"cannot write ledger file {path}: {exc.strerror or exc}") from None
+        raise LedgerError(f"cannot write ledger file {path}: {exc.strerror or exc}",
+                          shared=f"cannot write its ledger account: {exc.strerror or exc}") from None
 
 
 class Ledger:
@@ -408,7 +463,9 @@ class Ledger:
                 if budget is None:
                     # no party here: every caller's line already names it ("error: party 0: ...")
                     raise LedgerError(f"no privacy budget for dataset {dataset}: create one with "
-                                      f"--budget EPS[:DELTA] (or python -m scenarios.budget)")
+                                      f"--budget EPS[:DELTA] (or python -m scenarios.budget)",
+                                      shared="it has no privacy budget for this data: create one with --budget "
+                                             "EPS[:DELTA] (or python -m scenarios.budget create); see its local note")
                 account = cls._new_account(party, dataset, budget, accountant)
                 _write(path, account)
         return cls(path=path, account=account, lock_timeout=lock_timeout)
@@ -462,10 +519,15 @@ class Ledger:
     def _same_terms(path: Path, account: _Account, budget: Budget | None, accountant: Accountant) -> None:
         if account.accountant != accountant:
             raise LedgerError(f"ledger account {path} uses the {account.accountant} accountant, this run asks for "
-                              f"{accountant}: one account keeps one accountant")
+                              f"{accountant}: one account keeps one accountant",
+                              shared=f"its ledger account for this data uses the {account.accountant} accountant, "
+                                     f"this run asks for {accountant}: one account keeps one accountant")
         if budget is not None and budget != account.budget:
             raise LedgerError(f"ledger account {path} has the budget {account.budget}; --budget {budget} differs: "
-                              f"raise it on purpose with python -m scenarios.budget raise, never silently")
+                              f"raise it on purpose with python -m scenarios.budget raise, never silently",
+                              shared="its ledger account for this data has another budget than --budget: an "
+                                     "existing account keeps its own (drop --budget, or raise it on purpose with "
+                                     "python -m scenarios.budget raise); see its local note")
 
     # -- what it holds -----------------------------------------------------------------------------
 
@@ -550,8 +612,8 @@ class Ledger:
                                   [entry.spend for entry in account.entries if entry.counted], spend)
             if reason is not None:
                 self._account = account
-                raise BudgetExceeded(f"{reason}, on dataset {account.dataset} (ledger {self.path}); a larger budget "
-                                     f"is set on purpose with python -m scenarios.budget raise")
+                shared, local = refusal_lines(reason, spend, account.budget, account.dataset, self.path)
+                raise BudgetExceeded(local, shared=shared)
             entry = Entry(time=_now(), run_id=run_id, scenario=scenario, epsilon=spend.epsilon, delta=spend.delta,
                           rho=spend.rho, mechanism=spend.mechanism, what=spend.what, status="reserved",
                           number=len(account.entries) + 1)
@@ -566,6 +628,20 @@ class Ledger:
         Only for a run stopped before any data was shared (another party refused): a run that shared
         anything has spent its budget, finished or not.
         """
+        self._set_status(entry, "cancelled")
+
+    def mark_released(self, entry: Entry) -> None:
+        """Mark the ``"reserved"`` ``entry`` ``"released"`` (still counted) once its run has revealed its release.
+
+        Called at each party after the job's body returned (:meth:`dp.budget.agreement.Reservation.mark_released`).
+        Only the label changes: a reserved entry counts the same, so a run that crashes before this
+        point -- perhaps after its reveal -- stays ``"reserved"`` and counted, and the ledger never
+        under-counts.  A cancelled entry is never marked released.
+        """
+        self._set_status(entry, "released", only_from="reserved")
+
+    def _set_status(self, entry: Entry, status: str, *, only_from: str | None = None) -> None:
+        """Set the status of ``entry`` under the lock (re-read, write ahead); unchanged unless it is ``only_from``."""
         if not isinstance(entry, Entry):
             raise LedgerError(f"entry must be an Entry, got {entry!r}")
         with _locked(self.path, self.lock_timeout):
@@ -574,9 +650,10 @@ class Ledger:
             if not (0 <= position < len(account.entries)) or account.entries[position].run_id != entry.run_id \
                     or account.entries[position].time != entry.time:
                 raise LedgerError(f"ledger file {self.path} holds no entry {entry.number} of run {entry.run_id}")
-            if account.entries[position].status != "cancelled":
+            current = account.entries[position].status
+            if current != status and (only_from is None or current == only_from):
                 entries = list(account.entries)
-                entries[position] = replace(entries[position], status="cancelled")
+                entries[position] = replace(entries[position], status=status)
                 account = replace(account, entries=tuple(entries))
                 _write(self.path, account)
             self._account = account
@@ -603,8 +680,10 @@ class Ledger:
     def _reread(self) -> _Account:
         if not self.path.exists():
             raise LedgerError(f"ledger file {self.path} has disappeared: refusing to start a fresh account "
-                              f"silently; restore it or create it again on purpose")
+                              f"silently; restore it or create it again on purpose",
+                              shared="its ledger account for this data has disappeared during the run; see its "
+                                     "local note")
         account = _read(self.path)
         if (account.dataset, account.party) != (self._account.dataset, self._account.party):
-            raise LedgerError(f"ledger file {self.path} now holds another account")
+            raise LedgerError(f"ledger file {self.path} now holds another account", shared=_UNUSABLE)
         return account

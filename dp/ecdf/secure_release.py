@@ -103,15 +103,40 @@ def count_slack(plan: TreeNoisePlan, points: int) -> int:
     return polya_tail_bound(plan.alpha, plan.levels * plan.variance_factor, bits)
 
 
+def _check_inputs(values: np.ndarray, plan: TreeNoisePlan, *, parties: int, threshold: int) -> str | None:
+    """This party's verdict before anything is shared: ``None``, or a one-line problem (no count, no value).
+
+    The plan must be calibrated for the runtime's ``m`` and ``t``: with fewer parties or a smaller
+    threshold each party draws too little noise for a coalition of ``t``.  The values must be one
+    column of finite numbers: a NaN would be counted as the top of the domain.
+    """
+    if plan.parties != parties or plan.threshold != threshold:
+        return (f"the tree noise plan is calibrated for parties={plan.parties}, threshold={plan.threshold}, but this "
+                f"run has m = {parties} parties and threshold t = {threshold}: plan it with "
+                f"plan_tree_noise(..., parties={parties}, threshold={threshold})")
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        return "the ECDF values must be numbers (one column)"
+    if array.ndim != 1:
+        return f"the ECDF values must be one column (a 1-D array), got a {array.ndim}-D array"
+    if not np.all(np.isfinite(array)):
+        return ("the ECDF values hold a missing value (NaN or infinite): refuse it or fill it with a declared value "
+                "(secure.intake.MissingPolicy) before the release")
+    return None
+
+
 async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoisePlan, *,
                           subset: Sequence[int] | None = None, noise_source: NodeNoiseSource | None = None,
                           receivers: Sequence[int] | None = None,
                           public_rows: int | None = None) -> EcdfRelease | None:
     """Every party calls this with its own values on a started MPyC runtime (parameters agreed).
 
-    :param values: this party's values (one column, floats, no missing values).
+    :param values: this party's values (one column, finite floats: a NaN or infinite value is a missing
+        value, refused at every party with one line that names no count and no value).
     :param grid: the public grid ``tau_1 < ... < tau_N`` (``plan.points`` points).
-    :param plan: tree noise plan with ``parties = m`` and ``threshold = t`` of the runtime.
+    :param plan: tree noise plan with ``parties = m`` and ``threshold = t`` of the runtime (a plan
+        calibrated for other ``m`` or ``t`` would not give the honest parties the full noise: refused).
     :param subset: 0-based grid positions to release (``B``); default all.
     :param noise_source: ``plan -> this party's node draws`` (tests); default OS randomness.
     :param receivers: parties that learn the release (default all).
@@ -120,7 +145,8 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
         the release is its sum over parties, so the size of the subset stays inside the noisy counts.
         Default ``len(values)`` (the subset is all rows).
     :return: the release at receivers, ``None`` elsewhere.
-    :raise secure.session.InputError: no row at any party (the same verdict everywhere, nothing shared).
+    :raise secure.session.InputError: no row at any party, a plan not calibrated for this run's ``m`` and
+        ``t``, a missing value at any party (the same verdict everywhere, before anything is shared).
     :raise secure.session.ProtocolFailure: an opened count outside its possible range.
     """
     from mpyc.runtime import mpc
@@ -128,8 +154,10 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
     from secure.aggregation import SumRange, guarded_reveal_array, sum_party_vectors
     from secure.intake import exchange_counts
     from secure.meter import CostMeter
-    from secure.session import InputError
+    from secure.session import InputError, agree_verdict
 
+    problem = _check_inputs(values, plan, parties=len(mpc.parties), threshold=int(mpc.threshold))
+    await agree_verdict(problem)  # one line at every party: a plan for another run, a missing value anywhere
     chosen = np.arange(plan.points) if subset is None else np.unique(np.asarray(subset, dtype=np.int64))
     meter = CostMeter()
     sectype = mpc.SecInt()

@@ -88,6 +88,7 @@ __all__ = [
     "MAX_GRID_POINTS",
     "uniform_grid",
     "geometric_grid",
+    "grid_of_points",
     "tree_depth",
     "tree_nodes",
     "node_count",
@@ -202,6 +203,47 @@ def geometric_grid(lower: float, upper: float, ratio_step: float) -> np.ndarray:
     inner = np.exp(exponents)
     inner = inner[(inner > lo) & (inner < hi)]
     return np.concatenate(([lo], inner, [hi]))
+
+
+def grid_of_points(lower: float, upper: float, points: int, *, kind: str = "uniform") -> np.ndarray:
+    """Return exactly ``points`` grid points ``tau_1 = lower < ... < tau_N = upper`` of the given kind.
+
+    What a user means by "a grid of N points" (§3.1): ``uniform`` has equal gaps
+    ``(upper - lower) / (N - 1)``; ``geometric`` has equal ratios ``(upper / lower)^(1 / (N - 1))``,
+    anchored at ``lower`` (``tau_k = lower * ratio^(k - 1)``).  Unlike :func:`geometric_grid`, whose
+    points sit on the lattice ``e^(psi z)`` and so add one irregular gap next to ``lower`` (and one
+    point more than ``log(upper / lower) / psi + 1``), the count is exact and every gap (ratio) is
+    the same up to rounding; both endpoints are the declared bounds exactly.
+
+    :param lower: first grid point (positive for ``geometric``).
+    :param upper: last grid point, ``upper > lower``.
+    :param points: ``N``, at least 2 and at most :data:`MAX_GRID_POINTS`.
+    :param kind: ``uniform`` or ``geometric``.
+    :return: strictly increasing float64 array of length ``points``.
+    :raise ValueError: a bound not finite, ``upper <= lower``, a non-positive ``lower`` for a geometric
+        grid, ``points`` out of range, an unknown kind, or a domain too narrow for ``points`` distinct
+        float64 values.
+    :raise TypeError: if a parameter is not a number.
+    """
+    lo = check_finite(lower, "lower")
+    hi = check_finite(upper, "upper")
+    count = _check_points(points)
+    if count < 2:
+        raise ValueError(f"points must be at least 2, got {points}")
+    if not hi > lo:
+        raise ValueError(f"upper must be above lower ({lower}), got {upper}")
+    if kind == "uniform":
+        grid = np.linspace(lo, hi, count, dtype=np.float64)
+    elif kind == "geometric":
+        if lo <= 0:
+            raise ValueError(f"lower must be positive for a geometric grid, got {lower}")
+        grid = np.exp(np.linspace(math.log(lo), math.log(hi), count, dtype=np.float64))
+    else:
+        raise ValueError(f"kind must be 'uniform' or 'geometric', got {kind!r}")
+    grid[0], grid[-1] = lo, hi
+    if not np.all(np.diff(grid) > 0):
+        raise ValueError(f"[{lower:g}, {upper:g}] is too narrow for {count} distinct float64 points")
+    return grid
 
 
 # --------------------------------------------------------------------------------------------------

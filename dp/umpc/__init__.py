@@ -33,7 +33,9 @@ _LAZY = {"Query": "dp.umpc.scripting", "release": "dp.umpc.scripting", "simulate
          "Simulation": "dp.umpc.protocol", "prepare_rows": "dp.umpc.protocol", "run_secure": "dp.umpc.protocol"}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'dp.umpc' has no attribute {name!r}")
+if not TYPE_CHECKING:  # the type checker sees only the names imported above, so a typo (dp.umpc.Qurey) fails it
+
+    def __getattr__(name: str) -> Any:
+        if name in _LAZY:
+            return getattr(importlib.import_module(_LAZY[name]), name)
+        raise AttributeError(f"module 'dp.umpc' has no attribute {name!r}")

@@ -77,14 +77,17 @@ def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegate
     if choice in ("histogram", "sort") and (pairs in ("count", "per-row") or delegated):
         why = "noise drawn by delegates" if delegated else f"{query.tuples} sampled tuples"
         raise ValueError(f"path '{choice}' computes the complete statistic over all tuples, which contradicts {why}")
-    if delegated or (pairs in ("count", "per-row") and choice == "auto"):
-        choice = "tuples"
+    chosen_by: str | None = None  # what chose the path when the user did not (the plan line says it)
+    if choice == "auto" and delegated:
+        choice, chosen_by = "tuples", "--delegate-noise runs on sampled tuples only"
+    elif choice == "auto" and pairs in ("count", "per-row"):
+        choice, chosen_by = "tuples", f"--pairs asks for {query.tuples} sampled tuples"
     unavailable = {}
     if query.clipping == "secure":
         unavailable["histogram"] = ("--clip secure clips inside MPC, but the histogram path counts each party's rows "
                                     "at the party, so its clipping is local; use --path sort or tuples")
     return plan_path(query.kernel, query.specs, rows=rows, parties=parties, choice=choice,  # type: ignore[arg-type]
-                     tuples=query.tuples, sample_if_cheaper=pairs == "auto", unavailable=unavailable)
+                     tuples=query.tuples, sample_if_cheaper=pairs == "auto", unavailable=unavailable, why=chosen_by)
 
 
 def complete_max_degree(rows: int, degree: int, kernel: Kernel | None = None) -> int:

@@ -61,7 +61,7 @@ from dp.validation import check_interval, check_positive_int
 from secure.noise.party import centered_binomial, polya_difference
 from secure.public_randomness import public_generator
 
-__all__ = ["delegate_size", "choose_delegates", "delegate_noise_shape", "delegated_variance_factor",
+__all__ = ["delegate_size", "delegates_for_run", "choose_delegates", "delegate_noise_shape", "delegated_variance_factor",
            "DelegatedNoisePlan", "delegate_plan", "delegated_draws", "add_delegated_noise"]
 
 _TAIL_BITS = 41  # same failure budget for the guarded reveal as dp.umpc.protocol
@@ -103,6 +103,28 @@ def delegate_size(epsilon_fail: float, honest_fraction: float, *, parties: int |
         while corrupt ** size > target:  # or one too low
             size += 1
     return size if parties is None else min(size, parties)
+
+
+def delegates_for_run(epsilon_fail: float, honest_fraction: float, *, parties: int) -> int:
+    """``|Z|`` for a run of ``parties`` parties, refused when the model asks for more delegates than parties.
+
+    :func:`delegate_size` with ``parties`` caps ``|Z|`` at ``m``; a run must not do that quietly: ``Z``
+    would be every party, each drawing a full ``DLap`` (noise std ``x sqrt(m)``, against ``m/(m-t)`` in
+    variance when every party draws coalition-calibrated shares), and ``epsilon_fail`` would still be
+    charged to ``delta`` although it is then not the guarantee's failure mode.  Delegation only pays
+    when ``|Z| < m`` (Sinh & Ramon §4, M_HF: the noise phase costs ``|Z| (m - 1)`` instead of
+    ``m (m - 1)`` messages).
+
+    :raise ValueError: ``|Z| > m``, saying how many delegates ``(epsilon_fail, f_H)`` needs and how many
+        parties there are.
+    """
+    size = delegate_size(epsilon_fail, honest_fraction)
+    count = check_positive_int(parties, "parties")
+    if size > count:
+        raise ValueError(f"failure probability {epsilon_fail:g} at honest fraction {honest_fraction:g} needs "
+                         f"|Z| = ceil(log {epsilon_fail:g} / log {1 - honest_fraction:g}) = {size} noise delegates, "
+                         f"but there are {count} parties")
+    return size
 
 
 def choose_delegates(seed: int, parties: int, size: int) -> tuple[int, ...]:

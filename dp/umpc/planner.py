@@ -206,7 +206,7 @@ def path_costs(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, partie
 
 def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties: int,
               choice: PathChoice = "auto", tuples: int | None = None, sample_if_cheaper: bool = False,
-              unavailable: dict[str, str] | None = None) -> PathPlan:
+              unavailable: dict[str, str] | None = None, why: str | None = None) -> PathPlan:
     """Choose how to compute the statistic, from public parameters only.
 
     :param choice: ``auto`` (the model decides) or a forced path.
@@ -218,6 +218,8 @@ def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties
         (``--pairs all``), the cheapest of the complete ways is chosen: histogram, sort, or all tuples.
     :param unavailable: paths ruled out by other options, with the reason (``--clip secure`` rules out
         the histogram path, whose counts are made -- and clipped -- at each party).
+    :param why: with a path other than ``auto``, what chose it when the user did not (``--delegate-noise
+        runs on sampled tuples only``); the plan line says this instead of ``forced``.
     :raise ValueError: a forced path that cannot run (no form for this kernel, or a histogram grid too
         large: the message gives the modelled memory and time).
     """
@@ -232,7 +234,7 @@ def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties
             raise ValueError(f"--path {choice} cannot compute '{kernel.name}' here: {cost.reason}")
         if choice == "histogram":
             _check_histogram_size(cost, kernel, specs)
-        return PathPlan(choice, "forced", costs, tuples if choice == "tuples" else None)
+        return PathPlan(choice, why or "forced", costs, tuples if choice == "tuples" else None)
     complete = [cost for name, cost in costs.items() if cost.available and name != "tuples"
                 and _histogram_fits(cost)]
     best = min(complete, key=lambda cost: cost.seconds, default=None)

@@ -66,7 +66,7 @@ from dp.validation import check_delta, check_epsilon, check_noise_scale, check_p
 from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
 from secure.kernels import Kernel, KernelOutput
 
-__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "prepare_kernel_rows", "kernel_specs", "sample_for", "secure_integer_type", "UStatRelease", "release_guarantee",
+__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "prepare_kernel_rows", "kernel_specs", "sample_for", "secure_integer_type", "sampled_bit_length", "UStatRelease", "release_guarantee",
            "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "NOISE_SOURCES", "MPC_LAPLACE",
            "TUPLES_PER_BATCH", "add_noise", "simulated_noise", "sampler_summary", "sampling_error_bound", "uncertainty_text"]
 
@@ -261,6 +261,9 @@ class UStatRelease:
     uncertainty_covers: str = ""
     path: str = "tuples"
     plan: str = ""
+    #: this party's privacy-budget line (:meth:`dp.budget.agreement.Reservation.describe`), set by
+    #: :func:`dp.umpc.release`; the library does not print it, the caller does
+    budget: str = ""
 
     @property
     def error_bound(self) -> float:
@@ -503,19 +506,55 @@ def _plaintext_sums(query: UStatQuery, fixed: np.ndarray, tuples: np.ndarray) ->
 # ------------------------------------------------------------------------------------------- secure
 
 
-def secure_integer_type(query: Any) -> tuple[Any, int]:
-    """MPyC's secure integers of ``-L`` bits and the comparison bit length the kernel needs.
+def sampled_bit_length(query: UStatQuery, rows: int, parties: int, threshold: int) -> int:
+    """Signed bit length the sampled (tuples) path needs for ``rows`` rows, from public parameters only.
+
+    The kernel's comparisons, and the noisy sums at their worst: the most tuples the sampling can give
+    (``--pairs``, or every ``C(n, k)`` tuple for ``all`` and Bernoulli sampling) times the largest kernel
+    output, plus the tail bound of the noise planned for the largest possible ``delta_G_max``; for noise
+    sampled in MPC also its binary digits.  Never below MPyC's default 32 (the length runs had before).
+    """
+    bits = query.kernel.comparison_bits(query.widths)
+    complete = tuple_count(rows, query.kernel.degree)
+    most = complete if query.tuples is None or query.sampling == "bernoulli" else min(query.tuples, complete)
+    try:
+        epsilon, delta = _split_budget(query)
+        plans = [plan_noise(output, max_degree=max(1, min(most, tuple_count(rows - 1, query.kernel.degree - 1))),
+                            epsilon=epsilon, delta=delta, parties=parties, threshold=threshold, source=query.noise)
+                 for output in query.outputs]
+    except ValueError:  # refused later with its own line, once the tuples are known
+        plans = []
+    slack = max((int(plan.slack) for plan in plans), default=0)
+    largest = max(max(abs(most * out.low), abs(most * out.high)) for out in query.outputs) + slack
+    digits = max((plan.sampler.digits for plan in plans if isinstance(plan, MpcLaplacePlan)), default=0)
+    return max(32, bits, largest.bit_length() + 2, digits + 2)
+
+
+def secure_integer_type(query: Any, rows: int | None = None) -> tuple[Any, int]:
+    """MPyC's secure integers and the comparison bit length the kernel needs.
+
+    Without ``-L`` the length follows from the public parameters (:func:`sampled_bit_length` when
+    ``rows`` is given, else at least the comparison bits); an explicit ``-L`` overrides it and is refused
+    if the comparisons need more.
 
     :param query: a query with ``kernel``, ``specs`` and ``widths``.
-    :raise secure.session.InputError: if the kernel's comparisons need more than ``-L`` bits (the
-        same verdict at every party, since the parameters were agreed).
+    :param rows: the number of rows over all parties (public), when known.
+    :raise secure.session.InputError: if the kernel's comparisons need more than the given ``-L`` bits
+        (the same verdict at every party, since the parameters were agreed).
     """
     from mpyc.runtime import mpc
 
+    from secure.parties import explicit_bit_length
     from secure.session import InputError
 
-    sectype = mpc.SecInt()
     bits = query.kernel.comparison_bits(query.widths)
+    given = explicit_bit_length()
+    if given is not None:
+        sectype = mpc.SecInt(given)
+    elif rows is not None and isinstance(query, UStatQuery):
+        sectype = mpc.SecInt(sampled_bit_length(query, rows, len(mpc.parties), int(mpc.threshold)))
+    else:
+        sectype = mpc.SecInt(max(bits, int(mpc.options.bit_length)))
     if bits > sectype.bit_length:
         raise InputError(f"all parties: the domains of columns {', '.join(s.name for s in query.specs)} at "
                          f"{max(s.precision for s in query.specs)} fractional bits need {bits}-bit secure "
@@ -604,7 +643,6 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
                          "(--delegate-noise) apply to party noise only")
     parties, threshold = len(mpc.parties), int(mpc.threshold)
     meter = CostMeter()
-    sectype, bits = secure_integer_type(query)
 
     with meter.phase("intake"):
         counts = await exchange_counts(fixed.integers.shape[0])
@@ -613,6 +651,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
             check_sizes(query, rows)
         except ValueError as exc:
             raise InputError(f"all parties: {exc}") from None
+        sectype, bits = secure_integer_type(query, rows)
         shared = share_rows(sectype, fixed.integers, counts)
         if query.clipping == "secure":
             shared = clip_secure(shared, _clip_widths(query, fixed.integers.shape[1]))

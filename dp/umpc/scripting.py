@@ -32,13 +32,14 @@ import numbers
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from dp.budget.accountants import Budget
 from dp.noise_defaults import default_noise
 from dp.sampling import tuple_count
+from dp.umpc.planner import PATH_CHOICES, SORT_KERNELS, PathChoice
 from dp.umpc.protocol import Simulation, UStatQuery, UStatRelease, prepare_rows
 from dp.umpc.protocol import simulate as simulate_protocol
 from dp.validation import check_delta, check_epsilon
@@ -48,7 +49,16 @@ from secure.kernels import KERNELS, get_kernel
 if TYPE_CHECKING:
     from dp.budget.agreement import SpendRequest
 
-__all__ = ["Query", "release", "simulate", "exact", "parse_tuples"]
+__all__ = ["Query", "release", "simulate", "exact", "parse_tuples", "Statistic", "Sampling", "Clipping",
+           "NoiseSource", "PathChoice", "AccountantName"]
+
+#: the option names of the public API as types, so that a typo fails the type checker (``mypy``) as
+#: well as the call (the runtime checks stay: a script need not be type-checked)
+Statistic = Literal["kendall", "gini", "auc", "duplicate", "rand", "vus"]
+Sampling = Literal["balanced", "uniform", "bernoulli"]
+Clipping = Literal["local", "secure"]
+NoiseSource = Literal["mpc", "parties"]
+AccountantName = Literal["basic", "zcdp"]
 
 
 def parse_tuples(tuples: Any) -> tuple[str, float]:
@@ -105,15 +115,15 @@ class Query:
     :raise TypeError: a column given as a name instead of a declaration, a tuples of the wrong type.
     """
 
-    statistic: str
+    statistic: Statistic
     columns: Sequence[ColumnSpec]
     epsilon: float
     delta: float = 0.0
     tuples: int | str = "auto"
-    sampling: str = "balanced"
-    clipping: str = "local"
-    noise: str | None = None
-    path: str = "auto"
+    sampling: Sampling = "balanced"
+    clipping: Clipping = "local"
+    noise: NoiseSource | None = None
+    path: PathChoice = "auto"
     base: UStatQuery = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -135,9 +145,17 @@ class Query:
         if self.path in ("histogram", "sort") and mode in ("count", "per-row"):
             raise ValueError(f"path={self.path!r} computes the complete statistic over all tuples, but "
                              f"tuples={self.tuples!r} asks for sampled ones: give tuples='all' or 'auto'")
+        if self.path not in PATH_CHOICES:
+            raise ValueError(f"unknown path {self.path!r}; choose one of: {', '.join(PATH_CHOICES)}")
+        if self.path == "sort" and self.statistic not in SORT_KERNELS:
+            raise ValueError(f"path='sort' runs only {' and '.join(SORT_KERNELS)} (a rank-sum form after one secure "
+                             f"sort), not '{self.statistic}': use path='histogram', 'tuples' or 'auto'")
+        if self.path == "histogram" and self.clipping == "secure":
+            raise ValueError("path='histogram' counts each party's rows at the party, so its clipping is local, "
+                             "but clipping='secure' clips inside MPC: use path='sort', 'tuples' or 'auto'")
         kernel = get_kernel(self.statistic, precision=columns[0].precision)
         object.__setattr__(self, "columns", columns)
-        noise = self.noise
+        noise: str | None = self.noise
         if noise is None:
             outputs = len(kernel.outputs([spec.width for spec in columns]))
             noise = default_noise("ustat", check_epsilon(self.epsilon) / outputs, check_delta(self.delta) / outputs)
@@ -190,22 +208,48 @@ def _check_roles(statistic: str, labels: dict[int, tuple[int, ...]], columns: Se
                              f"declare it with numeric(name, lower=..., upper=..., bits=...)")
 
 
-def _values(rows: PartyRows | np.ndarray, columns: int) -> np.ndarray:
+def _values(query: Query, rows: PartyRows | np.ndarray) -> np.ndarray:
+    """This party's rows as a ``(rows, columns)`` float array, checked: never reshaped, never NaN or inf.
+
+    A 1-D array is taken as one column only when the query has one column.  A NaN or infinite cell is a
+    missing value, refused as the README's rule says (fill it with a declared value first, or read the
+    rows with :class:`secure.intake.MissingPolicy`); the message names the column only, never a count,
+    a position or a value, so it may be shared as the party's verdict.
+
+    :raise secure.errors.InputError: (a ``ValueError``) a wrong shape, a missing value.
+    """
+    from secure.errors import InputError
+
+    names = KERNELS[query.statistic].columns
     values = rows.values if isinstance(rows, PartyRows) else rows
-    return np.asarray(values, dtype=float).reshape(-1, columns)
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"rows must be numbers, {len(names)} column(s) ({', '.join(names)}) per row") from None
+    if array.ndim == 1 and len(names) == 1:
+        array = array.reshape(-1, 1)
+    if array.ndim != 2 or array.shape[1] != len(names):
+        raise InputError(f"rows must have {len(names)} column{'s' if len(names) > 1 else ''} ({', '.join(names)}) "
+                         f"per row, got shape {tuple(array.shape)}")
+    bad = ~np.isfinite(array)
+    if bad.any():
+        column = query.columns[int(np.argmax(bad.any(axis=0)))].name
+        raise InputError(f"column '{column}' has a missing value (NaN or infinite) in the rows given: fill it with a "
+                         "declared value, or read the rows with a missing-value policy")
+    return array
 
 
 async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | None = None,
                   ledger: str | os.PathLike[str] | None = None, budget: Budget | str | None = None,
-                  dataset_name: str | None = None, accountant: str = "basic") -> UStatRelease:
+                  dataset_name: str | None = None, accountant: AccountantName = "basic") -> UStatRelease:
     """Release the query's private U-statistic across parties; every party calls it with its own rows.
 
     Runs inside a script's job (:func:`secure.parties.run`).  In order: the parties agree on the
     query's public parameters; they agree on the release's privacy spend and each party reserves it in
     its own ledger before any data is shared (:func:`dp.budget.agreement.agree_spend`: a party whose
-    budget would be exceeded stops every party with its one line; the budget line is printed at each
-    party); each party validates and encodes its rows (fixed point, labels) and
-    shares its verdict; the public n resolves the tuples (``"2n"``); the joint seed (or ``seed``,
+    budget would be exceeded stops every party with its one line; the budget line is returned as the
+    release's ``budget``, printed by the caller, not here); each party validates and encodes its rows
+    (shape, missing values, fixed point, labels) and shares its verdict; the public n resolves the tuples (``"2n"``); the joint seed (or ``seed``,
     public) picks the tuples; the planner chooses the path from public parameters
     (:func:`dp.umpc.complete.plan_for`); the complete statistic runs on the histogram or sort path
     (:func:`dp.umpc.complete.run_complete`), or Pi_U-MPC on the tuples (:func:`dp.umpc.protocol.run_secure`).
@@ -234,6 +278,20 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
     from secure.public_randomness import joint_seed
     from secure.session import agree_parameters, agree_verdict
 
+    if query.noise is None:  # the default noise follows this party's budget, by the scenarios' test and function
+        from dp.budget.agreement import pure_budget
+
+        try:
+            asked: SpendRequest | None = _spend_request(query, rows, ledger=ledger, budget=budget,
+                                                        dataset_name=dataset_name, accountant=accountant)
+        except (ValueError, TypeError):
+            asked = None  # a bad budget= or accountant=: named by the budget verdict below
+        if asked is not None and pure_budget(party=int(mpc.pid), budget=asked.budget, ledger=asked.ledger,
+                                             dataset_name=asked.dataset_name, data_file=asked.data_file,
+                                             exempt=asked.exempt):
+            sums = len(query.base.outputs)
+            chosen = default_noise("ustat", query.base.epsilon / sums, query.base.delta / sums, pure_budget=True)
+            query = replace(query, noise="parties" if chosen == "parties" else "mpc")
     await agree_parameters(query.public())
     request = None
     problem: str | None = None
@@ -245,13 +303,12 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
     await agree_verdict(problem)  # a bad budget= or accountant= at one party stops every party
     assert request is not None
     reservation = await agree_spend(request)
-    if reservation is not None:
-        print(reservation.describe(), flush=True)
+    budget_line = reservation.describe() if reservation is not None else ""  # on the release; the caller prints
     error: str | None = None
     detail: str | None = None
     fixed = None
     try:
-        fixed = prepare_rows(query.base, _values(rows, len(query.columns)))
+        fixed = prepare_rows(query.base, _values(query, rows))
     except InputError as exc:
         error, detail = str(exc), exc.detail
     await agree_verdict(error, detail=detail)
@@ -274,6 +331,9 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
         if result is not None:
             result.plan = plan.describe()
     assert result is not None  # every party receives the release
+    result.budget = budget_line
+    if reservation is not None:
+        reservation.mark_released()  # the release was revealed (the entry stays counted)
     return result
 
 
@@ -287,7 +347,7 @@ MPC_TRUNCATION_DELTA = 2.0 ** -40
 
 
 def _spend_request(query: Query, rows: PartyRows | np.ndarray, *, ledger: str | os.PathLike[str] | None,
-                   budget: Budget | str | None, dataset_name: str | None, accountant: str) -> SpendRequest:
+                   budget: Budget | str | None, dataset_name: str | None, accountant: AccountantName) -> SpendRequest:
     """The spend of one release (epsilon; delta, or with noise sampled in MPC and no delta the sampler's
     truncation bound ``2^-40`` per released sum) and this party's account.
 
@@ -320,7 +380,7 @@ def _parts(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> lis
         raise TypeError("rows_by_party must be a list with one table of rows per party")
     if not rows_by_party:
         raise ValueError("rows_by_party must hold at least one party's rows")
-    return [_values(rows, len(query.columns)) for rows in rows_by_party]
+    return [_values(query, rows) for rows in rows_by_party]
 
 
 def simulate(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray], *, seed: int,
@@ -340,6 +400,8 @@ def simulate(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray], *, s
         tuples), the sums, tuples, noise plans and draws.
     :raise ValueError: too few rows or too many tuples for n, a bad threshold.
     """
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be an integer (the public seed of the tuples), got {seed!r}")
     parts = _parts(query, rows_by_party)
     parties = len(parts)
     if threshold is None:

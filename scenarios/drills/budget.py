@@ -273,7 +273,7 @@ class Outcome:
         if answered != self.expected_answers:
             wrong.append(f"the ledger answered {answered} runs, expected floor(B/epsilon) = {self.expected_answers}")
         last = self.on[-1] if self.on else None
-        if last is None or last.code != 2 or "budget of" not in last.error_line:
+        if last is None or last.code != 2 or "privacy budget for this data does not cover" not in last.error_line:
             wrong.append("the ledger's refusal was not exit 2 with its one line")
         return wrong
 

@@ -20,6 +20,10 @@ Options every job takes (:func:`add_budget_arguments`):
 - ``--dataset-name NAME``: the account's dataset by a declared name instead of the hash of the
   party's data file.
 
+A pure budget (no delta) -- ``--budget EPS``, or without ``--budget`` an existing account of delta 0 --
+makes the jobs' default noise party-drawn, pure epsilon-DP noise (the in-MPC sampler's truncation
+costs a delta such an account cannot pay): :func:`pure_budget_of`, read when the options are parsed.
+
 Embedded (public) datasets are exempt unless ``--ledger``, ``--budget`` or ``--dataset-name`` is
 given (then the account is keyed by the embedded file's hash); ``--data`` without an account and
 without ``--budget`` stops every party with the ledger's one line.  No default budget is invented.
@@ -37,7 +41,7 @@ from dp.budget.agreement import Reservation, SpendRequest
 from scenarios.kit.cli import UsageError
 
 __all__ = ["BudgetOptions", "SpendRequest", "Reservation", "add_budget_arguments", "budget_options",
-           "spend_request", "embedded_file", "EMBEDDED_NOTE", "MPC_TRUNCATION_DELTA"]
+           "spend_request", "pure_budget_of", "embedded_file", "EMBEDDED_NOTE", "MPC_TRUNCATION_DELTA"]
 
 #: the output line of a run on embedded public data without --ledger/--budget
 EMBEDDED_NOTE = "embedded public data: no budget kept; give --ledger/--budget to keep one"
@@ -103,6 +107,35 @@ def budget_options(args: argparse.Namespace) -> BudgetOptions:
 def embedded_file(name: str) -> str:
     """The file of an embedded dataset (``scenarios/data/<name>.csv.gz``): the key of its account."""
     return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", f"{name}.csv.gz")
+
+
+def pure_budget_of(budget: BudgetOptions, *, data: str | None, embedded: str | None = None,
+                   exempt: str | None = None) -> bool:
+    """Whether this party's run would spend from a pure-DP budget: ``--budget`` without a delta, or, without
+    ``--budget``, this party's existing account (in ``--ledger`` or the default ledger) of delta 0.
+
+    Called when the options are parsed (MPyC has started: the party index is known), to choose the
+    default noise (:func:`dp.noise_defaults.default_noise`, ``pure_budget=``); the same test as the
+    scripting API's (:func:`dp.budget.agreement.pure_budget`).  Nothing is written.  Parties whose
+    accounts differ choose different noise, and the parameter agreement then stops the run with one line.
+
+    :param data: ``--data`` (``{pid}`` kept), or ``None`` for embedded data.
+    :param embedded: the embedded dataset's name when ``data`` is ``None``.
+    :param exempt: as :func:`spend_request`.
+    """
+    from dp.budget.agreement import pure_budget
+
+    if exempt is None and data is None and not budget.asks_for_ledger:
+        return False  # embedded public data: no budget kept
+    if budget.budget is not None:
+        return budget.budget.delta == 0
+    if exempt is not None or (budget.ledger is not None and budget.ledger.strip().lower() == "off"):
+        return False
+    from mpyc.runtime import mpc
+
+    data_file = data if data is not None else (embedded_file(embedded) if embedded is not None else None)
+    return pure_budget(party=int(mpc.pid), budget=None, ledger=budget.ledger, dataset_name=budget.dataset_name,
+                       data_file=data_file)
 
 
 def spend_request(budget: BudgetOptions, spend: Spend, *, scenario: str, data: str | None,

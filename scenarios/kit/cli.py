@@ -82,6 +82,8 @@ class ScenarioParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         kwargs.setdefault("epilog", "\n".join(textwrap.fill(part, 100) for part in HELP_EPILOGS[runs_as].split("\n")))
         super().__init__(*args, **kwargs)
+        # the description (the module docstring) explains every option; argparse's list is the synopsis
+        self._optionals.title = "options at a glance (each is explained above)"
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments: "):
@@ -152,6 +154,8 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
             reservation = await agree_spend(spend(options))
         with missing_package_stops_party():
             deliver = await body(options)
+        if reservation is not None:
+            reservation.mark_released()  # the body returned: its release was revealed (the entry stays counted)
         if not callable(deliver):
             if reservation is not None:
                 print(f"  {reservation.describe()}", flush=True)

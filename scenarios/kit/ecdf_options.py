@@ -91,12 +91,11 @@ def ecdf_domain(args: argparse.Namespace, *, bits_refusal: str) -> tuple[str, fl
 
 
 def ecdf_grid(lower: float, upper: float, points: int, kind: str) -> np.ndarray:
-    """The public grid ``tau_1 < ... < tau_N``: uniform, or geometric (equal ratios) on ``[lower, upper]``."""
-    from dp.ecdf.tree import geometric_grid, uniform_grid
+    """The public grid ``tau_1 = lower < ... < tau_N = upper`` of exactly ``points`` points: uniform (equal
+    gaps), or geometric (equal ratios, anchored at ``lower``), :func:`dp.ecdf.tree.grid_of_points`."""
+    from dp.ecdf.tree import grid_of_points
 
-    if kind == "uniform":
-        return uniform_grid(lower, upper, (upper - lower) / (points - 1))
-    return geometric_grid(lower, upper, np.log(upper / lower) / (points - 1))
+    return grid_of_points(lower, upper, points, kind=kind)
 
 
 def checked_grid(lower: float, upper: float, points: int, kind: str) -> np.ndarray:
@@ -112,9 +111,12 @@ def checked_grid(lower: float, upper: float, points: int, kind: str) -> np.ndarr
 
 async def read_column(options: Any) -> np.ndarray:
     """Every party: its rows of ``options.column`` (``--data``, or its share of the embedded Framingham
-    rows), its verdict shared with every party, and its own count of filled cells printed here (never sent).
+    rows), its verdict shared with every party, its values clipped to the declared domain, and its own
+    counts of filled cells and clipped values printed here (:func:`local_note`; never sent).
 
-    :param options: with ``data``, ``column`` and ``missing`` (the agreed missing-value policy).
+    :param options: with ``data``, ``column``, ``lower``, ``upper`` and ``missing`` (the agreed
+        missing-value policy).
+    :return: this party's values, clipped to ``[options.lower, options.upper]``.
     :raise secure.errors.InputError: a bad file or cell at any party, at every party alike.
     """
     from mpyc.runtime import mpc
@@ -136,8 +138,9 @@ async def read_column(options: Any) -> np.ndarray:
     except InputError as exc:
         error, detail = str(exc), exc.detail
     await agree_verdict(error, detail=detail)
-    print(local_note(filled=filled))
-    return values
+    clipped = int(np.count_nonzero((values < options.lower) | (values > options.upper)))
+    print(local_note(filled=filled, clipped=clipped))
+    return np.clip(values, options.lower, options.upper)
 
 
 @dataclass
