@@ -41,12 +41,14 @@ def check_data_file(path: str) -> None:
     (:func:`read_table`, :func:`read_columns`; :func:`dp.budget.agreement.account_key` checks the data
     file with it before keying its budget, so a missing file gets the same line with or without a ledger).
 
-    :raise InputError: ``cannot read data file PATH: no such file`` (or ``: is a directory``).
+    :raise InputError: ``cannot read its data file: no such file`` (or ``: it is a directory``); the path, which
+        may say what the data is, stays in ``detail`` (this party's own note).
     """
     if os.path.isdir(path):
-        raise InputError(f"cannot read data file {path}: is a directory")
+        raise InputError("cannot read its data file: it is a directory",
+                         detail=f"cannot read data file {path}: is a directory")
     if not os.path.isfile(path):
-        raise InputError(f"cannot read data file {path}: no such file")
+        raise InputError("cannot read its data file: no such file", detail=f"cannot read data file {path}: no such file")
 
 
 def _open_text(path: str) -> TextIO:

@@ -29,7 +29,7 @@ from secure.errors import InputError
 from secure.intake import ColumnSpec
 
 PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.DOTALL)
-SCRIPT, MONTE_CARLO = PYTHON_BLOCKS[0], PYTHON_BLOCKS[1]
+SCRIPT, OWN_OPTIONS, MONTE_CARLO = PYTHON_BLOCKS[0], PYTHON_BLOCKS[1], PYTHON_BLOCKS[2]
 RELEASE_LINE = re.compile(r"party 0: private AUC of sysBP for TenYearCHD (\d\.\d{3}) .*n = 4238, 8476 pairs")
 AUC_COLUMNS = [dp.numeric("sysBP", lower=80, upper=300, bits=8), dp.label("TenYearCHD")]
 
@@ -108,7 +108,7 @@ def test_a_missing_file_at_party_1_stops_every_party(tmp_path: Path) -> None:
     for pid in (0, 2):
         (tmp_path / f"site{pid}.csv").write_text("\n".join([lines[0], *lines[1 + pid:40:3]]) + "\n")
     path = _script_on(tmp_path, str(tmp_path / "site{pid}.csv"))
-    expected = f"error: party 1: cannot read data file {tmp_path / 'site1.csv'}: no such file"
+    expected = "error: party 1: cannot read its data file: no such file"  # the path stays at party 1
     launched = _run(path, "-M3", "--no-log", timeout=120)
     assert launched.returncode == 2
     assert launched.stderr.strip().splitlines() == [expected]
@@ -126,6 +126,16 @@ def _framingham_lines() -> list[str]:
 
     with gzip.open(ROOT / "scenarios" / "data" / "framingham.csv.gz", "rt", encoding="utf-8") as handle:
         return handle.read().splitlines()
+
+
+def test_readme_own_options_block_reaches_every_party(tmp_path: Path) -> None:
+    """The README's script with an option of its own: under -M3 every party runs with --eps 0.5 (secure.run's
+    script_args give it back to the launched parties; the parameter check would stop them otherwise)."""
+    path = tmp_path / "own_options.py"
+    path.write_text(OWN_OPTIONS, encoding="utf-8")
+    run = _run(path, "-M3", "--eps", "0.5", "--no-log")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "party 0 of 3: eps 0.5"
 
 
 def test_readme_monte_carlo_block_runs(tmp_path: Path) -> None:

@@ -214,7 +214,9 @@ def test_a_missing_data_file_is_the_data_files_line_with_or_without_a_ledger(
     missing = tmp_path / "nope.csv"
     assert main(["--data", str(missing), "--ledger", str(tmp_path / "ledger") if ledger == "DIR" else ledger,
                  "--budget", "1"]) == 2
-    assert capsys.readouterr().err.splitlines() == [f"error: party 0: cannot read data file {missing}: no such file"]
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == ["error: party 0: cannot read its data file: no such file"]
+    assert f"cannot read data file {missing}: no such file" in captured.out  # the path: this party's own note
     assert not (tmp_path / "ledger").exists() or not list((tmp_path / "ledger").glob("*.json"))
 
 

@@ -195,7 +195,7 @@ def test_a_frozen_party_stops_the_survivors_within_the_silence_limit(
 @pytest.mark.multiparty
 @pytest.mark.parametrize("name, line", [
     ("bad file: non-numeric cell at party 1", "error: party 1: column 'diaBP' has a value that is not a number"),
-    ("bad file: party 2's file is missing", "error: party 2: cannot read data file p2.csv: no such file"),
+    ("bad file: party 2's file is missing", "error: party 2: cannot read its data file: no such file"),
 ])
 def test_bad_file_at_one_party_stops_all_with_exit_2(fault_report: tuple[PartyRun, dict[str, Any]], name: str,
                                                      line: str) -> None:

@@ -77,7 +77,7 @@ def test_non_numeric_cell_at_one_party_stops_all(party_files: Path) -> None:
 def test_missing_file_at_one_party_stops_all(party_files: Path) -> None:
     (party_files / "p2.csv").unlink()
     runs, seconds = _timed(_same(["--data", str(party_files / "p{pid}.csv"), *KENDALL]))
-    assert_all_refuse(runs, 2, "cannot read data file")
+    assert_all_refuse(runs, 2, "cannot read its data file: no such file")
     assert seconds < 30
 
 

@@ -82,8 +82,9 @@ def test_file_reader_lines_share_neither_path_nor_header(tmp_path: Path) -> None
 
 
 def test_missing_file_and_per_party_files(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot read data file .*nope.csv: no such file"):
+    with pytest.raises(InputError, match="^cannot read its data file: no such file$") as missing:
         read_table(str(tmp_path / "nope.csv"))
+    assert missing.value.detail is not None and "nope.csv: no such file" in missing.value.detail  # local only
     (tmp_path / "site1.csv").write_text("a,b,label\n1,2,0\n3,4,1\n")
     own = party_rows(str(tmp_path / "site{pid}.csv"), ["a"], party=1, parties=3)
     np.testing.assert_array_equal(own.values[:, 0], [1, 3])  # a per-party file: all its rows

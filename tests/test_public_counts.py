@@ -275,4 +275,4 @@ def test_directory_as_data_exits_2_with_one_line(tmp_path: Path) -> None:
     run = run_command(scenario_command("ustat", "--no-log", "--data", str(tmp_path), *KENDALL,
                                        "--domain", "sysBP=80:300:8,diaBP=40:160:8"))
     assert run.code == 2
-    assert _error_lines(run.stderr) == [f"error: party 0: cannot read data file {tmp_path}: is a directory"]
+    assert _error_lines(run.stderr) == ["error: party 0: cannot read its data file: it is a directory"]

@@ -297,7 +297,7 @@ def run_drills(options: DrillOptions, root: str,
     directory = _prepare(root, "missing file", rows)
     os.remove(os.path.join(directory, "p2.csv"))
     results.append(refusal_drill("bad file: party 2's file is missing", directory, [argv] * PARTIES,
-                                 "error: party 2: cannot read data file p2.csv", "", party_args))
+                                 "error: party 2: cannot read its data file: no such file", "", party_args))
 
     disagreements = [
         ("--epsilon", ["--epsilon", "2"], "parameters differ from party 0: epsilon=2.0 at party 1 but 1.0 at party 0"),
