@@ -187,7 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
         words = list(sys.argv[1:] if argv is None else argv)
-        check_option_words(parser, words)
+        if not {"-h", "--help"} & set(words):  # help first, whatever else the line holds (as the jobs)
+            check_option_words(parser, words)
         options = parser.parse_args(words)
         directory = _directory(options)
         command = options.command or "show"

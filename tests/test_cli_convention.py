@@ -67,7 +67,7 @@ def test_every_option_of_the_main_jobs_is_explained() -> None:
     """Each long option of ustat, ecdf and rank_auc appears in the help's text, not only in its list."""
     for module in ("scenarios.ustat", "scenarios.ecdf", "scenarios.rank_auc"):
         run = _run(module, ["--help"], ROOT)
-        text, _, listing = run.stdout.partition("\noptions:\n")
+        text, _, listing = run.stdout.partition("\noptions at a glance (each is explained above):\n")
         options = {word.split()[0].rstrip(",") for line in listing.splitlines()
                    for word in [line.strip()] if line.startswith("  --")}
         assert options, module

@@ -419,7 +419,11 @@ def test_run_secure_in_one_process_adds_in_mpc_noise_within_its_slack() -> None:
         mpc.run(refused())
 
 
-def test_run_secure_refuses_noise_that_the_secure_integers_cannot_hold() -> None:
+def test_run_secure_refuses_noise_that_the_secure_integers_cannot_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """About 31 binary digits of noise: without -L the sampled path derives a length that holds them and
+    releases; an explicit -L 32 (holds 30) is refused with one line naming the -L needed."""
+    import sys
+
     from secure.session import InputError
 
     query, rows = _small_query(epsilon=1e-7)  # epsilon / s = 1.25e-8: about 31 digits, -L 32 holds 30
@@ -429,6 +433,9 @@ def test_run_secure_refuses_noise_that_the_secure_integers_cannot_hold() -> None
     async def release() -> object:
         return await run_secure(query, prepare_rows(query, values), seed=6)
 
+    derived = mpc.run(release())
+    assert derived is not None
+    monkeypatch.setattr(sys, "argv", [sys.argv[0], "-L", "32"])
     with pytest.raises(InputError, match=r"binary digits .* give -L \d+ or more"):
         mpc.run(release())
 
