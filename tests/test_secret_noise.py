@@ -433,10 +433,12 @@ def test_run_secure_refuses_noise_that_the_secure_integers_cannot_hold(monkeypat
     async def release() -> object:
         return await run_secure(query, prepare_rows(query, values), seed=6)
 
-    derived = mpc.run(release())
-    assert derived is not None
     import secure.parties
 
+    monkeypatch.setattr(sys, "argv", [sys.argv[0]])
+    monkeypatch.setattr(secure.parties, "_COMMAND_LINE", [])  # no -L, whatever an earlier in-process run recorded
+    derived = mpc.run(release())
+    assert derived is not None
     monkeypatch.setattr(sys, "argv", [sys.argv[0], "-L", "32"])
     monkeypatch.setattr(secure.parties, "_COMMAND_LINE", ["-L", "32"])  # what run_parties records, if it ran
     with pytest.raises(InputError, match=r"binary digits .* give -L \d+ or more"):
