@@ -377,7 +377,7 @@ def test_release_returns_the_budget_line_and_prints_nothing() -> None:
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()  # only what the script prints: the budget line it took from the release, the AUC
     assert len(lines) == 2 and lines[0] == "privacy budget: no privacy budget kept (--ledger off)", run.stdout
-    assert re.fullmatch(r"AUC \d\.\d{3}", lines[1]), run.stdout
+    assert re.fullmatch(r"AUC -?\d+\.\d{3}", lines[1]), run.stdout  # 12 rows at epsilon 1: the noisy AUC may leave [0, 1]
 
 
 @pytest.mark.multiparty
