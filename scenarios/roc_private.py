@@ -135,13 +135,12 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
 
 def grid_of(options: RocPrivateOptions) -> np.ndarray:
     """The public grid: ``--points`` evenly spaced thresholds from the domain's low to its high end."""
-    from dp.ecdf.tree import uniform_grid
+    from dp.ecdf.tree import grid_of_points
 
-    grid = uniform_grid(options.lower, options.upper, (options.upper - options.lower) / (options.points - 1))
-    if grid.shape[0] != options.points:
-        raise UsageError(f"--domain {options.lower:g}:{options.upper:g} with --points {options.points} gives "
-                         f"{grid.shape[0]} grid points")
-    return grid
+    try:
+        return grid_of_points(options.lower, options.upper, options.points)
+    except ValueError as exc:
+        raise UsageError(f"--domain {options.lower:g}:{options.upper:g} with --points {options.points}: {exc}") from None
 
 
 async def _read_rows(options: RocPrivateOptions) -> tuple[np.ndarray, np.ndarray, int, int]:

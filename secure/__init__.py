@@ -39,14 +39,13 @@ from __future__ import annotations
 
 import importlib
 import numbers
-import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from secure.columns import categorical, classes, label, numeric
 from secure.errors import InputError, ProtocolFailure
 from secure.intake import ColumnSpec, MissingPolicy, PartyRows, party_rows
-from secure.parties import Deliver, Party, run_parties
+from secure.parties import Party, run, run_parties
 
 if TYPE_CHECKING:
     from secure.public_randomness import joint_seed
@@ -64,41 +63,6 @@ _LAZY = {"party_id": "secure.session", "party_count": "secure.session", "thresho
 
 #: the missing-value policies by name (:class:`MissingPolicy`); a typo fails the type checker too
 MissingMode = Literal["refuse", "fill"]
-
-
-def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | None = None,
-        public: Mapping[str, Any] | None = None, script_args: Sequence[str] | None = None) -> int:
-    """Run a script's ``job`` as one party (:func:`secure.parties.run`, every guarantee of a scenario).
-
-    A script with options of its own parses them itself and gives the rest (MPyC's options) as
-    ``argv``, and its own words as ``script_args``: with ``-M m``, party 0 launches the other parties
-    with those words first on their command line (``script.py <script_args> <argv> -I i``), so each
-    parses them again as party 0 did; MPyC never sees them.  Put the parsed values in ``public`` so
-    that the parties check they agree::
-
-        words = sys.argv[1:]                                   # e.g. --eps 5 -M3
-        own_words, rest = words[:2], words[2:]                 # the script's own: --eps 5; MPyC's: -M3
-        eps = float(own_words[1])
-        sys.exit(secure.run(job, argv=rest, script_args=own_words, public={"eps": eps}))
-
-    Without ``script_args`` the launched parties get ``argv`` only: a script that parses its own
-    options must give them here, or the launched parties run with its defaults (and, with ``public``,
-    stop with ``parameters differ from party 0``).
-
-    :param script_args: the script's own words (not MPyC's): no long option may be a prefix of an
-        MPyC one (``--out``, ``--sec`` ...), which the launcher refuses as an abbreviation.
-    :return: the exit code (0 done, 2 bad usage or input at any party, 1 a protocol failure).
-    """
-    from secure import parties
-
-    if script_args is None:
-        return parties.run(job, argv=argv, public=public)
-    if isinstance(script_args, str) or not all(isinstance(word, str) for word in script_args):
-        raise TypeError(f"script_args must be a list of the script's own command-line words, got {script_args!r}")
-    words = list(sys.argv[1:] if argv is None else argv)
-    parties.script_words = list(script_args)
-    sys.argv = [sys.argv[0], *words]  # MPyC reads sys.argv: only its own options (and ours) are left there
-    return parties.run(job, argv=words, public=public)
 
 
 def read_rows(path: str, columns: Sequence[ColumnSpec | str], *, party: int = 0, parties: int = 1,

@@ -284,17 +284,15 @@ def free_base_port(parties: int, *, first: int = 1, attempts: int = 200) -> int:
 #: each launched party's captured stderr (a temporary file), to quote its error when it fails early
 _child_errors: dict[int, IO[bytes] | None] = {}
 
-#: a script's own words (``secure.run(job, argv=rest, script_args=own)``): the launched parties get them
-#: back first on their command line, so that each parses them again as party 0 did
-script_words: list[str] = []
 
-
-def launch_local_parties(argv: Sequence[str] | None = None) -> list[subprocess.Popen[bytes]]:
+def launch_local_parties(argv: Sequence[str] | None = None, *,
+                         script_args: Sequence[str] = ()) -> list[subprocess.Popen[bytes]]:
     """With ``-M m`` (m > 1), no ``-I``, ``-P`` or ``-C``: start parties 1..m-1 and become party 0.
 
     Must run before ``mpyc.runtime`` is imported (MPyC would launch its own children, which nobody
     waits for).  Appends ``-I 0`` to ``sys.argv`` so that MPyC treats this process as party 0.  The
-    children run ``python <sys.argv[0]> <argv> -I i``: a module run with ``-m`` is re-run as a file.
+    children run ``python <sys.argv[0]> <script_args> <argv> -I i``: a module run with ``-m`` is re-run as
+    a file; ``script_args`` are a script's own words, which each child parses again (:func:`run`).
 
     :return: the child processes (empty when nothing was launched).
     :raise InputError: no free ports (give ``-B``).
@@ -310,7 +308,7 @@ def launch_local_parties(argv: Sequence[str] | None = None) -> list[subprocess.P
     parties = options.M
     if not options.base_port:
         argv += ["-B", str(free_base_port(parties))]
-    command = [sys.executable, os.path.abspath(sys.argv[0]), *script_words, *argv]
+    command = [sys.executable, os.path.abspath(sys.argv[0]), *script_args, *argv]
     children = []
     for index in range(1, parties):
         if options.output_file:
@@ -462,7 +460,8 @@ def _mpyc_parameters() -> dict[str, Any]:
 
 def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[Any]],
                 public: Callable[[Any], Mapping[str, Any]], argv: Sequence[str] | None = None, *,
-                usage_errors: tuple[type[Exception], ...] = (InputError,), t0_privacy: str | None = None) -> int:
+                usage_errors: tuple[type[Exception], ...] = (InputError,), t0_privacy: str | None = None,
+                script_args: Sequence[str] = ()) -> int:
     """One party's whole life: check the command line, launch local parties, parse, connect, agree,
     run ``body``, stop, then deliver.
 
@@ -485,6 +484,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
         servers): one line saying what it rests on, printed instead of the ``NOT HIDING INPUTS`` warning;
         a run with ``t = 0`` is then accepted without ``--allow-t0``.  ``None`` (every other protocol):
         ``t = 0`` with ``m > 1`` is refused unless ``--allow-t0``.
+    :param script_args: a script's own words, given back to the parties launched here (:func:`run`).
     :return: the process exit code.
     """
     global _COMMAND_LINE
@@ -501,7 +501,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
         print(f"error: party {party_index(common.rest)}: {fatal}", file=sys.stderr, flush=True)
         return 2
     try:
-        children = launch_local_parties(argv)
+        children = launch_local_parties(argv, script_args=script_args)
     except InputError as exc:
         print(f"error: party {party_index(common.rest)}: {exc}", file=sys.stderr, flush=True)
         return 2
@@ -632,7 +632,7 @@ def _declared(columns: Sequence[ColumnSpec | str]) -> list[ColumnSpec] | None:
 
 
 def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | None = None,
-        public: Mapping[str, Any] | None = None) -> int:
+        public: Mapping[str, Any] | None = None, script_args: Sequence[str] | None = None) -> int:
     """Run a script's ``job`` as one party, with every guarantee of a scenario; return the exit code.
 
     ``python script.py`` runs one party; ``python script.py -M3`` makes this process party 0, which
@@ -646,10 +646,24 @@ def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | Non
     :param argv: the command line (default ``sys.argv[1:]``).
     :param public: parameters every party must share (checked before any data; a difference stops
         everyone with exit 2 naming the parameter).
+    :param script_args: a script's own words (not MPyC's).  A script with options of its own parses them
+        itself, gives the rest as ``argv`` and its own words here: with ``-M m`` party 0 launches the others
+        as ``script.py <script_args> <argv> -I i``, so each parses them again as party 0 did, and MPyC never
+        sees them.  Put the parsed values in ``public`` so that the parties check they agree.  No long
+        option may be a prefix of an MPyC one (``--out``): the launcher refuses it as an abbreviation.
+        Without it the launched parties get ``argv`` only (and run with the script's defaults).
     :return: 0 done; 2 bad usage or bad input at any party (one line ``error: party i: ...``);
         1 a protocol failure (lost or silent party, overflow).
+    :raise TypeError: ``script_args`` not a list of strings.
     """
     agreed = dict(public or {})
+    own: list[str] = []
+    if script_args is not None:
+        if isinstance(script_args, str) or not all(isinstance(word, str) for word in script_args):
+            raise TypeError(f"script_args must be a list of the script's own command-line words, got {script_args!r}")
+        own = list(script_args)
+        argv = list(sys.argv[1:] if argv is None else argv)
+        sys.argv = [sys.argv[0], *argv]  # MPyC reads sys.argv: only its own options (and ours) are left there
 
     def parse(words: list[str]) -> None:
         unknown = [word for word in words if word != "--"]
@@ -662,4 +676,4 @@ def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | Non
 
         return await job(Party(party_id(), party_count(), threshold()))
 
-    return run_parties(parse, body, lambda _: agreed, argv)
+    return run_parties(parse, body, lambda _: agreed, argv, script_args=own)

@@ -139,7 +139,7 @@ async def _run(options: CostOptions) -> Callable[[], None] | None:
 
     from dp.ecdf import fss_release as fss
     from dp.ecdf.secure_release import run_secure_ecdf
-    from dp.ecdf.tree import node_count, plan_tree_noise, uniform_grid
+    from dp.ecdf.tree import grid_of_points, node_count, plan_tree_noise
     from scenarios.kit.datasets import declared_specs, load_embedded
     from scenarios.kit.experiments import check_results_dir
     from secure.intake import rows_from_table
@@ -153,7 +153,7 @@ async def _run(options: CostOptions) -> Callable[[], None] | None:
                            parties=parties)
     values = rows.values[:, 0]
     points = options.points
-    grid = uniform_grid(spec.lower, spec.upper, (spec.upper - spec.lower) / (points - 1))
+    grid = grid_of_points(spec.lower, spec.upper, points)
     bits = fss.check_bits(points)
     n = int(sum(await mpc.transfer(int(values.size))))
 

@@ -272,12 +272,9 @@ def _print(options: InverseOptions, rows: list[dict[str, Any]], seed: int, secon
 
 def _grid(points: int) -> np.ndarray:
     """``tau_i = i / N``, the values of ``X_pois / N``."""
-    from dp.ecdf.tree import uniform_grid
+    from dp.ecdf.tree import grid_of_points
 
-    grid = uniform_grid(1.0 / points, 1.0, 1.0 / points)
-    if grid.shape[0] != points:
-        raise RuntimeError(f"uniform_grid gave {grid.shape[0]} points instead of {points}")
-    return grid
+    return grid_of_points(1.0 / points, 1.0, points)
 
 
 async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:

@@ -271,12 +271,9 @@ def _true_roc(data: ScoredData, grid: np.ndarray) -> Any:
 
 
 def _grid(points: int) -> np.ndarray:
-    from dp.ecdf.tree import uniform_grid
+    from dp.ecdf.tree import grid_of_points
 
-    grid = uniform_grid(0.0, 1.0, 1.0 / (points - 1))
-    if grid.shape[0] != points:
-        raise RuntimeError(f"uniform_grid gave {grid.shape[0]} points instead of {points}")
-    return grid
+    return grid_of_points(0.0, 1.0, points)
 
 
 def run_experiment(options: RocOptions, seed: int, data: ScoredData) -> list[dict[str, Any]]:
