@@ -27,7 +27,6 @@ Under ``-M m`` only party 0 measures; the others return at once.
 """
 from __future__ import annotations
 
-import json
 import resource
 import statistics
 import sys
@@ -35,6 +34,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
+from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
 
 __all__ = ["main", "DEFAULT_BITS", "DEFAULT_ROWS", "QUICK_BITS", "QUICK_ROWS"]
@@ -177,9 +177,7 @@ async def _bench(options: BenchOptions) -> Any:
                 ("peak memory", format_bytes(result.peak_rss_bytes)),
             ], title=f"DCF at bits = {result.bits} (L = {result.bits}, N = {1 << result.bits}), n = {result.rows}")
         if options.json:
-            with open(options.json, "w", encoding="utf-8") as handle:
-                json.dump({"lambda": 128, "rows": options.rows, "widths": [asdict(r) for r in results]}, handle,
-                          indent=2)
+            write_record(options.json, {"lambda": 128, "rows": options.rows, "widths": [asdict(r) for r in results]})
 
     return deliver
 

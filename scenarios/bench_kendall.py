@@ -16,13 +16,13 @@ quick run), ``--json PATH`` (party 0 writes the numbers).
 """
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
 
 __all__ = ["main"]
@@ -118,12 +118,11 @@ async def _bench(options: BenchOptions) -> None:
     print("  per phase (last run): " + ", ".join(
         f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}" for name, cost in last.phases.items()))
     if options.json:
-        with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump({"n": n, "pairs": 2 * n, "parties": last.parties, "threshold": last.threshold, "bits": bits,
-                       "protocol_seconds": protocol_seconds, "protocol_bytes": last.bytes_sent,
-                       "bare_seconds": bare_seconds, "bare_bytes": bare[-1][1],
-                       "ratio": protocol_seconds / bare_seconds, "phases": last.phases,
-                       "repeats": options.repeats}, handle, indent=2)
+        write_record(options.json, {
+            "n": n, "pairs": 2 * n, "parties": last.parties, "threshold": last.threshold, "bits": bits,
+            "protocol_seconds": protocol_seconds, "protocol_bytes": last.bytes_sent, "bare_seconds": bare_seconds,
+            "bare_bytes": bare[-1][1], "ratio": protocol_seconds / bare_seconds, "phases": last.phases,
+            "repeats": options.repeats})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

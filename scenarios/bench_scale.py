@@ -51,6 +51,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 
 __all__ = ["main", "parse_options", "synthetic_rows", "column_specs", "SIZES", "QUICK_SIZES", "COLUMNS"]
@@ -221,8 +222,7 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
     target = options.json
 
     def deliver() -> None:
-        with open(target, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, indent=2)
+        write_record(target, record)
 
     return deliver
 

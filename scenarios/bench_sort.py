@@ -34,12 +34,12 @@ the benchmark measures the secure computation, not the intake.
 """
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
 
 __all__ = ["main"]
@@ -195,12 +195,12 @@ async def _bench(options: BenchOptions) -> None:
                   f"Gini / bare {ratio['Gini one sort']:.3f}; AUC two sorts / bare {ratio['AUC two sorts']:.3f}"),
     ], title="Benchmark: sort path vs MPyC's bare np_sort")
     if options.json:
-        with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump({"n": n, "bits": options.bits, "key_bits": key_bits, "value_bits": value_bits,
-                       "repeats": options.repeats, "parties": len(mpc.parties), "threshold": mpc.threshold,
-                       "steps": {step.name: {"seconds": step.seconds, "bytes_sent": step.bytes_sent,
-                                             "peak_bytes": step.peak_bytes, "exact": step.exact} for step in steps},
-                       "ratios": ratio}, handle, indent=2)
+        write_record(options.json, {
+            "n": n, "bits": options.bits, "key_bits": key_bits, "value_bits": value_bits, "repeats": options.repeats,
+            "parties": len(mpc.parties), "threshold": mpc.threshold,
+            "steps": {step.name: {"seconds": step.seconds, "bytes_sent": step.bytes_sent, "peak_bytes": step.peak_bytes,
+                                  "exact": step.exact} for step in steps},
+            "ratios": ratio})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -58,6 +58,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a file: import the installed packages
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError
 
 __all__ = ["main", "parse_options", "DrillOptions", "simulate_attack", "fitted_slope", "slope_tolerance",
@@ -403,8 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcome.files = [base + ".csv", base + ".png"]
     report(options, outcome)
     if options.json:
-        with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump(_record(options, outcome), handle, indent=2)
+        write_record(options.json, _record(options, outcome))
     failed = outcome.failures()
     if failed:
         print(f"error: the averaging-attack drill did not behave as expected: {'; '.join(failed)}", file=sys.stderr)

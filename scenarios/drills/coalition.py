@@ -51,7 +51,6 @@ after the attack; nothing in the attack itself uses them.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import sys
 from dataclasses import dataclass, replace
@@ -59,6 +58,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
 from scenarios.kit.outputs import check_output_path
 
@@ -480,8 +480,7 @@ async def _drills(options: Options) -> None:
     record = await mpc.transfer(record if mpc.pid == options.analyst else None, senders=options.analyst)
     _print(record)
     if options.json and mpc.pid == 0:
-        with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, indent=2)
+        write_record(options.json, record)
 
 
 def _ids(parties: Sequence[int]) -> str:

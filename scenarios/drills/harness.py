@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import json
 import os
 import re
 import subprocess
@@ -37,6 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.outputs import check_output_path
 from secure.parties import free_base_port as parties_free_base_port
@@ -393,8 +393,7 @@ def drill_main(argv: Sequence[str] | None, *, name: str, parse: Callable[[Sequen
         outcome = run(options, root)
     report(outcome)
     if options.json:
-        with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump(record(options, outcome), handle, indent=2)
+        write_record(options.json, record(options, outcome))
     failed = failures(outcome)
     if failed:
         print(f"error: {len(failed)} {name} case(s) did not behave as expected: {'; '.join(failed)}",

@@ -656,19 +656,17 @@ def _report_beta(rows: Sequence[dict[str, Any]]) -> None:
                       "beta -> 1 except for the lowest blocks"])
 
 
-def format_spread(std: float, mean: float) -> str:
-    """``std`` as printed next to ``mean``: ``0`` when the runs do not vary beyond floating-point rounding (at most a
-    few ulps of ``mean``, e.g. every run exact at epsilon = inf), else three significant digits."""
-    if std <= 16 * np.finfo(float).eps * max(1.0, abs(mean)):
-        return "0"
-    return f"{std:.2e}"
+def format_spread(std: float) -> str:
+    """``std`` as printed next to a mean: ``0`` when the runs do not vary (every run exact, e.g. epsilon = inf:
+    :attr:`dp.fedauc.montecarlo.FedAucSimulation.std` is then exactly 0), else three significant digits."""
+    return "0" if std == 0 else f"{std:.2e}"
 
 
 def _report_rr(rows: Sequence[dict[str, Any]]) -> None:
     table = []
     for row in rows:
         table.append([row["set"], f"{row['epsilon']:g}", f"{row['flip_probability']:.2%}",
-                      f"{row['mean']:.6f} ± {format_spread(row['std'], row['mean'])}", f"{row['predicted_std']:.2e}",
+                      f"{row['mean']:.6f} ± {format_spread(row['std'])}", f"{row['predicted_std']:.2e}",
                       f"{row['paper_mean']:.6f} ± {row['paper_std']:.2e}"])
     small, large = ([r for r in rows if r["set"] == name] for name in ("small", "large"))
     first_small, first_large = small[0], large[0]
