@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from scenarios.drills.harness import (FULL_ROWS, HISTOGRAM_KENDALL_ARGS, HISTOGRAM_ORDER, KENDALL_ARGS, QUICK_ROWS,
                                       RESULT_NAME, RUN_TIMEOUT_SECONDS, VICTIM, _LOST, _ORDER, _SILENT_PHASES, DrillOptions, DrillResult, PartySpec, _codes,
-                                      _print_notes, _released, format_table, framingham_columns, run_three,
+                                      _print_notes, _released, drill_main, format_table, parse_drill_argv, framingham_columns, run_three,
                                       write_party_files)
 
 __all__ = ["freeze_drill", "freeze_phases", "run_freeze_drills", "print_freeze_report", "FREEZE_CASES",
@@ -215,3 +216,24 @@ def print_freeze_report(results: Sequence[DrillResult], rows: int) -> None:
     print("  seconds to stop: from the freeze to the last survivor's exit (p0 / p2: each survivor's).  phase: the "
           "phase each survivor named.")
     _print_notes(results)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run only the freeze cases (``python -m scenarios.drills.freeze [--quick] [--json PATH]``); the fault
+    drill (:mod:`scenarios.drills.faults`) runs them too, after its crash and refusal cases.
+
+    :return: 0 all as expected, 1 some not (one ``error:`` line), 2 bad usage.
+    """
+    return drill_main(
+        argv, name="freeze drill",
+        parse=lambda words: parse_drill_argv(words, "python -m scenarios.drills.freeze", __doc__ or ""),
+        run=lambda options, root: (run_freeze_drills(options, root), QUICK_ROWS if options.quick else FULL_ROWS),
+        report=lambda outcome: print_freeze_report(*outcome),
+        record=lambda options, outcome: {"rows": outcome[1], "quick": options.quick,
+                                         "drills": [result.record() for result in outcome[0]],
+                                         "ok": all(result.ok for result in outcome[0])},
+        failures=lambda outcome: [result.name for result in outcome[0] if not result.ok])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
