@@ -5,6 +5,13 @@ per message) for every connection of this party; :func:`CostMeter.totals_over_pa
 all parties with one small ``mpc.transfer`` at the end (taken after the last phase, so it is not
 counted in any phase).  MPyC schedules work lazily, so a phase is closed only once its secure values
 have been computed (:meth:`CostMeter.settle`): otherwise a phase's work would be billed to the next.
+
+Threat model: seconds stay at the party that measured them.  Local work (sorting a party's own values
+at intake, drawing its noise share) takes data- and noise-dependent time, so a party's timings are
+not public; only the byte counts, which follow from the public parameters (sizes of the inputs, the
+field, the circuit), are exchanged.  A record or table therefore reports its own party's seconds
+("seconds at party 0"); a party's wall clock still includes waiting for its peers' messages, which no
+interactive protocol hides.
 """
 from __future__ import annotations
 
@@ -95,12 +102,12 @@ class CostMeter:
         return sum(cost.seconds for cost in self.phases.values())
 
     async def totals_over_parties(self) -> dict[str, PhaseCost]:
-        """Per phase: the slowest party's seconds and the bytes sent by all parties together."""
-        mine = {name: (cost.seconds, cost.bytes_sent) for name, cost in self.phases.items()}
+        """Per phase: this party's own seconds and the bytes sent by all parties together.
+
+        Only the byte counts cross (one ``mpc.transfer`` of integers, public by declaration: they follow
+        from the public parameters); no party's seconds leave it (see the module's threat model).
+        """
+        mine = {name: int(cost.bytes_sent) for name, cost in self.phases.items()}
         everyone = await mpc.transfer(mine)
-        totals: dict[str, PhaseCost] = {}
-        for name in self.phases:
-            seconds = max(theirs.get(name, (0.0, 0))[0] for theirs in everyone)
-            sent = sum(theirs.get(name, (0.0, 0))[1] for theirs in everyone)
-            totals[name] = PhaseCost(seconds, sent)
-        return totals
+        return {name: PhaseCost(cost.seconds, sum(int(theirs.get(name, 0)) for theirs in everyone))
+                for name, cost in self.phases.items()}
