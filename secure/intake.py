@@ -208,16 +208,18 @@ def rows_from_table(header: Sequence[str], rows: Sequence[Sequence[str]], column
 
 def party_rows(path: str, columns: Sequence[str], *, party: int, parties: int,
                missing: MissingPolicy = MissingPolicy(), specs: Sequence[ColumnSpec] | None = None) -> PartyRows:
-    """Read this party's rows from ``path`` (``{pid}`` in the path: one file per party, all its rows)
-    with :func:`read_columns`, and apply the missing-value policy.
+    """Read this party's rows from ``path`` (``{pid}`` in the path: one file per party, all its rows;
+    one party alone reads every file, :func:`secure.reader.party_files`) with :func:`read_columns`, and
+    apply the missing-value policy.
 
     :param specs: declared columns: give them when a column has string categories (its cells become
         codes); numeric columns and numeric category lists are read as numbers either way.
     :raise InputError: see :func:`read_columns` and :func:`apply_missing`.
     """
     if "{pid}" in path:
-        own = path.replace("{pid}", str(party))
-        return apply_missing(read_columns(own, columns, specs=specs), columns, missing, source=own, specs=specs)
+        own = path.replace("{pid}", str(party)) if parties > 1 else path
+        return apply_missing(read_columns(path, columns, party=party, parties=parties, specs=specs), columns, missing,
+                             source=own, specs=specs)
     return apply_missing(read_columns(path, columns, party=party, parties=parties, specs=specs), columns, missing,
                          source=path, specs=specs)
 

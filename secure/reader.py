@@ -26,6 +26,7 @@ import csv
 import gzip
 import math
 import os
+import sys
 from typing import Sequence, TextIO
 
 import numpy as np
@@ -33,7 +34,10 @@ import numpy as np
 from secure.columns import MISSING_TOKENS, ColumnSpec
 from secure.errors import InputError
 
-__all__ = ["read_table", "read_columns", "table_values", "check_data_file", "CHUNK_BYTES"]
+__all__ = ["read_table", "read_columns", "table_values", "check_data_file", "party_files", "one_party_line", "CHUNK_BYTES"]
+
+#: the placeholder in ``--data`` that names one file per party (``site{pid}.csv``)
+PID = "{pid}"
 
 
 def check_data_file(path: str) -> None:
@@ -49,6 +53,34 @@ def check_data_file(path: str) -> None:
                          detail=f"cannot read data file {path}: is a directory")
     if not os.path.isfile(path):
         raise InputError("cannot read its data file: no such file", detail=f"cannot read data file {path}: no such file")
+
+
+def party_files(path: str, *, party: int, parties: int) -> list[str]:
+    """The files party ``party`` of ``parties`` reads for ``--data path``.
+
+    No ``{pid}`` in ``path``: the one file (the party keeps its share of the rows).  With ``{pid}`` and
+    several parties: the party's own file, ``{pid}`` replaced by its index.  With ``{pid}`` and one
+    party, that party holds every row (README, "one party holding every row"): the files of index
+    0, 1, 2, ... up to the first index with no file (at least index 0, whose absence
+    :func:`check_data_file` then names).
+
+    Threat model: with one party nothing is shared; the file list stays at that party.
+    """
+    if PID not in path:
+        return [path]
+    if parties > 1:
+        return [path.replace(PID, str(party))]
+    files = [path.replace(PID, "0")]
+    while os.path.exists(candidate := path.replace(PID, str(len(files)))):
+        files.append(candidate)
+    return files
+
+
+def one_party_line(path: str, files: Sequence[str]) -> str:
+    """The line that says which files one party read for a ``{pid}`` path (:func:`party_files`)."""
+    names = [os.path.basename(name) for name in files]
+    span = names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
+    return f"one party: read {span} ({len(names)} file{'s' if len(names) != 1 else ''}) as one party's rows"
 
 
 def _open_text(path: str) -> TextIO:
@@ -249,11 +281,20 @@ def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: 
 
     :param specs: declared columns (matched by name); a column whose categories are strings is read
         as text and each cell becomes its code (:meth:`ColumnSpec.cell_code`); the others are numbers.
+    ``{pid}`` in ``path``: the files of :func:`party_files`, all their rows; with one party that is every
+    file ``{pid} = 0, 1, ...``, read as one party's rows, and a line on stderr says which.
+
     :return: ``(rows, len(columns))`` floats, ``nan`` where a cell is missing (:data:`MISSING_TOKENS`).
     :raise InputError: missing file, directory, unreadable or empty file, unknown column, a cell that
         is not a finite number, a string outside its declared categories (the shared message names the
         column only; see :func:`_parse_cell`, :func:`_category_cell`).
     """
+    if PID in path:
+        files = party_files(path, party=party, parties=parties)
+        blocks = [read_columns(name, columns, specs=specs) for name in files]
+        if parties == 1:  # one party holds every row: say which files that is (at the only party)
+            print(one_party_line(path, files), file=sys.stderr, flush=True)
+        return blocks[0] if len(blocks) == 1 else np.vstack(blocks)
     check_data_file(path)
     textual = _textual(columns, specs)
     blocks: list[np.ndarray] = []
