@@ -291,10 +291,10 @@ def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: 
     """
     if PID in path:
         files = party_files(path, party=party, parties=parties)
-        blocks = [read_columns(name, columns, specs=specs) for name in files]
+        parts = [read_columns(name, columns, specs=specs) for name in files]
         if parties == 1:  # one party holds every row: say which files that is (at the only party)
             print(one_party_line(path, files), file=sys.stderr, flush=True)
-        return blocks[0] if len(blocks) == 1 else np.vstack(blocks)
+        return parts[0] if len(parts) == 1 else np.vstack(parts)
     check_data_file(path)
     textual = _textual(columns, specs)
     blocks: list[np.ndarray] = []
