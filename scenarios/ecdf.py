@@ -147,6 +147,7 @@ async def _release(options: EcdfOptions) -> Callable[[], None] | None:
 
 def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
     from scenarios.kit.ecdf_options import smooth_release, write_curve
+    from secure.meter import seconds_label
 
     result = smooth_release(release, incidence, smooth=options.smooth, quantiles=options.quantiles,
                             lower=options.lower, upper=options.upper)
@@ -157,7 +158,7 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
             ("n", f"{release.n} rows"),
             ("missing values", describe_policy(options.missing)),
             ("parties", f"{release.parties} (threshold t = {release.threshold})"),
-            ("seconds", f"{release.seconds:.2f}"),
+            (seconds_label(), f"{release.seconds:.2f}"),
             ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
             ("smoothing", "none" if smoothed is None else f"p = {options.smooth} ({solver})")]
     print_table(rows, title="Private ECDF (tree mechanism, Barczewski, Mawass & Ramon)")

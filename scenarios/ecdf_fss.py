@@ -22,7 +22,9 @@ ceil(log2 N); default that), --queries all | I,I,... (0-based grid indices) | at
 declared domain: each is answered at the largest grid point <= V, as the ECDF is released on the grid, and
 the output names that point); the answers are printed (all: --curve or --json writes them),
 --store DIR (each server keeps its keys, noise shares and public parameters in DIR/server0 or
-DIR/server1, mode 0700/0600), --answer DIR (a later run of the two servers alone, -M2, answering
+DIR/server1, mode 0700/0600, tagged by HMAC-SHA256 with a key only that server holds, outside DIR:
+$PRIVATE_USTATS_FSS_KEYS/server{b}.key, by default under ~/.config/private-ustats/fss-store-keys, created on
+first use; a modified store is refused at every party, its path printed only at its server), --answer DIR (a later run of the two servers alone, -M2, answering
 --queries from the stored keys: no owner, no new noise, no new epsilon; it refuses the options the
 upload fixed: --epsilon, --columns, --domain, --points, --grid, --bits, --missing, --fill).
 Threshold t = 0 (-M2) is accepted: privacy here rests on FSS with two non-colluding servers, not on
@@ -243,13 +245,13 @@ async def _release(options: FssOptions) -> Callable[[], None] | None:
     if options.answer is not None:
         await agree_verdict(f"--answer runs with the two servers only (-M2), got {parties} parties"
                             if parties > 2 else None)
-        error, states = None, []
+        error, detail, states = None, None, []
         try:
             states = [fss.load_state(options.answer, server) for server in (0, 1)
                       if fss.server_party(server, parties) == mpc.pid]
-        except InputError as exc:
-            error = str(exc)
-        await agree_verdict(error)
+        except InputError as exc:  # shared without the store's path; the path is in the local detail
+            error, detail = str(exc), exc.detail
+        await agree_verdict(error, detail=detail)
         await fss.check_same_run(states)
         grid = states[0].grid
         mode = "answer"
@@ -270,13 +272,14 @@ async def _release(options: FssOptions) -> Callable[[], None] | None:
         mode = "upload"
         upload_line = "uploaded by every owner once"
         if options.store is not None:
-            error = None
+            error = detail = None
             try:
                 for state in states:
                     fss.store_state(state, options.store)
-            except OSError as exc:
-                error = f"cannot store the keys in {options.store}: {exc.strerror or type(exc).__name__}"
-            await agree_verdict(error)
+            except OSError as exc:  # the path stays at this party (printed locally by agree_verdict)
+                error = f"cannot store its FSS keys: {exc.strerror or type(exc).__name__}"
+                detail = f"storing in {options.store}: {exc}"
+            await agree_verdict(error, detail=detail)
             upload_line += f"; stored by the servers in {options.store}/server0 and /server1"
     error = None
     chosen = np.zeros(0, dtype=np.int64)
@@ -314,6 +317,7 @@ def _answers(options: FssOptions, result: Any) -> list[str]:
 def _report(options: FssOptions, release: Any, incidence: Any, public: dict[str, Any], upload_line: str,
             notes: Sequence[str] = ()) -> None:
     from scenarios.kit.ecdf_options import smooth_release, write_curve
+    from secure.meter import seconds_label
 
     lower, upper = public["domain"]
     result = smooth_release(release, incidence, smooth=options.smooth, quantiles=options.quantiles,
@@ -332,9 +336,9 @@ def _report(options: FssOptions, release: Any, incidence: Any, public: dict[str,
                        f"{release.coalition} owner(s), a server's own role included)"),
             ("keys", f"DCF of {release.bits} bits, {release.key_bytes} bytes per row; {upload_line}"),
             ("run", release.run_id),
-            ("upload", f"{upload['seconds']:.2f} s, {format_bytes(upload['bytes_sent'])} sent" if options.answer is None
+            ("upload", f"{upload['seconds']:.2f} {seconds_label()}, {format_bytes(upload['bytes_sent'])} sent" if options.answer is None
              else "earlier run"),
-            ("query round", f"{query['seconds']:.2f} s, {format_bytes(query['bytes_sent'])} sent by the servers"),
+            ("query round", f"{query['seconds']:.2f} {seconds_label()}, {format_bytes(query['bytes_sent'])} sent by the servers"),
             ("smoothing", "none" if smoothed is None else f"p = {options.smooth} ({solver})")]
     print_table(rows, title="Private ECDF by function secret sharing (two servers; Barczewski, Mawass & Ramon §4.2)")
     print(f"  noise: {release.guarantee}")

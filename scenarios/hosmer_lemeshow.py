@@ -238,6 +238,8 @@ def record_of(options: HosmerLemeshowOptions, result: Any) -> dict[str, Any]:
 
 
 def _report(options: HosmerLemeshowOptions, result: Any) -> None:
+    from secure.meter import seconds_label
+
     release = result.release
     budget = release.budget
     print_table([
@@ -258,7 +260,7 @@ def _report(options: HosmerLemeshowOptions, result: Any) -> None:
         ("n", f"{release.n} rows"),
         ("missing values", describe_policy(options.missing)),
         ("parties", f"{release.parties} (threshold t = {release.threshold})"),
-        ("seconds", f"{result.seconds:.2f}"),
+        (seconds_label(), f"{result.seconds:.2f}"),
         ("bytes", f"{format_bytes(result.bytes_sent)} sent by all parties"),
     ], title="Private Hosmer-Lemeshow test (Barczewski, Mawass & Ramon, Algorithm 2)")
     print(f"  noise: {result.guarantee}")

@@ -215,6 +215,8 @@ async def _run(options: Options) -> Callable[[], None] | None:
 
 def _deliver(options: Options, releases: Sequence[tuple[Any, int]]) -> None:
     """Print one table per release (with this party's own count of filled values); write ``--json``."""
+    from secure.meter import seconds_label
+
     records = []
     for release, filled in releases:
         runs = len(options.rows)
@@ -237,7 +239,7 @@ def _deliver(options: Options, releases: Sequence[tuple[Any, int]]) -> None:
             ("n", f"{release.n} rows"),
             ("missing values", describe_policy(options.missing)),
             ("parties", f"{release.parties} (threshold t = {release.threshold})"),
-            ("seconds", f"{release.seconds:.2f}"),
+            (seconds_label(), f"{release.seconds:.2f}"),
             ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
         ], title=f"Private AUC, scores and labels secret ({release.path} path)")
         print(f"  {release.plan}")

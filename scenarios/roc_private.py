@@ -194,6 +194,7 @@ async def _release(options: RocPrivateOptions) -> Callable[[], None] | None:
 
 def _report(options: RocPrivateOptions, release: Any) -> None:
     from scenarios.kit.missing_values import describe_policy
+    from secure.meter import seconds_label
 
     positive, negative = release.rates()
     curve = release.curve(options.smooth)
@@ -208,7 +209,7 @@ def _report(options: RocPrivateOptions, release: Any) -> None:
               f"{release.negative_total}, count noise std {release.count_std:.3g})"),
         ("missing values", describe_policy(options.missing)),
         ("parties", f"{release.parties} (threshold t = {release.threshold})"),
-        ("seconds", f"{release.seconds:.2f}"),
+        (seconds_label(), f"{release.seconds:.2f}"),
         ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
     ], title="Private ROC curve, self-normalised (Barczewski, Mawass & Ramon §5.1)")
     print(f"  noise: {release.guarantee}")

@@ -360,6 +360,7 @@ def load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
 def _print_release(release: Any, options: Options, local: str | None = None) -> None:
     """Print the release; ``local`` is this party's own counts (printed as local, never shared)."""
     from scenarios.kit.cli import format_bytes, print_table
+    from secure.meter import seconds_label
 
     kernel = options.query.kernel
     print_table([
@@ -371,7 +372,7 @@ def _print_release(release: Any, options: Options, local: str | None = None) -> 
         ("|E|", f"{release.pairs} tuples ({release.sampling}, max degree {release.max_degree})"
                 + (f", complete by the {release.path} path" if release.path != "tuples" else "")),
         ("parties", f"{release.parties} (threshold t = {release.threshold})"),
-        ("seconds", f"{release.seconds:.2f}"),
+        (seconds_label(), f"{release.seconds:.2f}"),
         ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
     ], title="Private U-statistic (Pi_U-MPC, Sinh & Ramon)")
     if local:

@@ -25,7 +25,7 @@ from mpyc.runtime import mpc
 
 from secure.session import set_phase
 
-__all__ = ["PhaseCost", "CostMeter", "bytes_sent", "ProgressReporter", "set_progress_reporter", "report_progress"]
+__all__ = ["PhaseCost", "CostMeter", "bytes_sent", "seconds_label", "ProgressReporter", "set_progress_reporter", "report_progress"]
 
 #: ``(task, done, total)``: called as a long MPC phase advances (``done`` of ``total`` steps)
 ProgressReporter = Callable[[str, int, int], None]
@@ -61,6 +61,12 @@ def bytes_sent() -> int:
     """Bytes this party has sent to all its peers so far."""
     return sum(peer.protocol.nbytes_sent for peer in mpc.parties
                if peer.pid != mpc.pid and peer.protocol is not None and hasattr(peer.protocol, "nbytes_sent"))
+
+
+def seconds_label() -> str:
+    """How a table names its seconds: ``"seconds at party i"`` for this party ``i`` (its own wall clock;
+    no party's seconds are exchanged, see the module's threat model)."""
+    return f"seconds at party {mpc.pid}"
 
 
 @dataclass
