@@ -277,6 +277,8 @@ def monte_carlo(options: PathsOptions, seed: int, measured: Sequence[Measured],
 
 def plot(rows: Sequence[dict[str, Any]], path: str, title: str) -> None:
     """RMSE against measured seconds (log-log), one curve per kernel, points labelled by path."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     from scenarios.kit.experiments import new_figure, save_figure
 
     figure, axes = new_figure(7.5, 5.5)
@@ -296,6 +298,11 @@ def plot(rows: Sequence[dict[str, Any]], path: str, title: str) -> None:
                           xytext=(4, 4), fontsize=7, color=line.get_color())
     axes.set_xscale("log")
     axes.set_yscale("log")
+    # Under a decade of seconds matplotlib labels every minor tick of a log axis, and they overlap:
+    # label 1, 2 and 5 times a power of ten only.
+    axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axes.xaxis.set_minor_formatter(NullFormatter())
     axes.set_xlabel("measured seconds (release phases, slowest party)")
     axes.set_ylabel("total RMSE against the all-tuples statistic")
     axes.set_title(title + "\nlines: sampled |E| = 2n, 8n, 32n; star: histogram path; square: sort path", fontsize=9)

@@ -290,8 +290,9 @@ def plot(rows: Sequence[dict[str, Any]], path: str, title: str) -> None:
         if not own:
             continue
         sizes = [row["n"] for row in own]
-        time_axes.plot(sizes, [row["seconds"] for row in own], marker="o", label=labels[name])
-        time_axes.plot(sizes, [row["model_seconds"] for row in own], linestyle=":", color="grey")
+        measured, = time_axes.plot(sizes, [row["seconds"] for row in own], marker="o", label=labels[name])
+        time_axes.plot(sizes, [row["model_seconds"] for row in own], linestyle=":", color=measured.get_color(),
+                       label=f"{labels[name]}, modelled")
         memory_axes.plot(sizes, [row["peak_mb"] for row in own], marker="o", label=labels[name])
     for axes, label in ((time_axes, "seconds (release phases, slowest party)"),
                         (memory_axes, "peak memory per party (MB, largest party)")):

@@ -82,7 +82,7 @@ def test_quick_mode_writes_a_csv_and_a_png_per_figure_with_the_expected_rows(tmp
     rr = tables["fedauc_tables4_6"]
     small = [row for row in rr if row["set"] == "small"]
     large = [row for row in rr if row["set"] == "large"]
-    assert len(small) == len(large) == 2 and {row["table"] for row in small} == {"5"}
+    assert len(small) == len(large) == len(fedauc_figures.QUICK_RR_EPSILONS) and {row["table"] for row in small} == {"5"}
     assert int(large[0]["samples"]) == 10 * int(small[0]["samples"])
     for row in rr:  # both sets have the same AUC; with no privacy every run returns it
         assert float(row["exact_auc"]) == pytest.approx(float(small[0]["exact_auc"]), abs=1e-12)
@@ -232,3 +232,18 @@ def test_rr_on_the_repeated_large_set_matches_its_closed_form() -> None:
     assert_std_matches(result.std, result.predicted_std, result.estimates)
     # to first order Var ~ sum_i (r_i - c)^2 / (P N)^2 scales as 1/M: about 1/sqrt(10) of the small set's std
     assert result.predicted_std / small.predicted_std == pytest.approx(1 / math.sqrt(10), rel=0.02)
+
+
+@pytest.mark.parametrize("figure_name", ["rr_sizes", "gaussian"])
+def test_quick_figures_draw_lines_not_single_points(figure_name: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quick run's figure is still a figure: every Monte Carlo series spans at least two x values."""
+    captured: list[object] = []
+    monkeypatch.setattr(fedauc_figures, "save_figure", lambda figure, path: captured.append(figure))
+    assert fedauc_figures.main(["--quick", "--figures", figure_name, "--seed", "3", "--results-dir",
+                                str(tmp_path)]) == 0
+    (figure,) = captured
+    series = [line for axis in figure.axes for line in axis.get_lines()  # type: ignore[attr-defined]
+              if line.get_marker() not in (None, "None", "", " ") and not line.get_label().startswith("_")]
+    assert series
+    assert all(len(set(line.get_xdata())) >= 2 for line in series), [line.get_label() for line in series]
