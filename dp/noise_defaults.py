@@ -44,8 +44,13 @@ Threat model: passive (semi-honest), static adversary corrupting at most ``t < m
 """
 from __future__ import annotations
 
+from typing import Literal
+
 __all__ = ["NOISE_CHOICES", "DEFAULT_NOISE", "MEASURED", "default_noise", "mpc_guarantee", "party_guarantee",
-           "delegated_guarantee"]
+           "delegated_guarantee", "switched_by_pure_budget", "pure_budget_line", "PureBudgetSource"]
+
+#: where a pure budget comes from: ``--budget EPS`` (a new account), or the dataset's existing account
+PureBudgetSource = Literal["budget", "account"]
 
 #: The values of every scenario's ``--noise`` option (same name and meaning everywhere).
 NOISE_CHOICES: tuple[str, ...] = ("mpc", "parties")
@@ -93,6 +98,33 @@ def default_noise(protocol: str, epsilon_per_sum: float, delta_per_sum: float = 
     except (TypeError, ValueError):  # also an invalid epsilon or delta, which the query's validation names
         return "parties"
     return chosen
+
+
+def switched_by_pure_budget(protocol: str, epsilon_per_sum: float, delta_per_sum: float = 0.0, *,
+                            pure_budget: bool) -> bool:
+    """Whether the default noise of ``protocol`` is party-drawn only because the budget is pure: it would
+    be the in-MPC sampler without ``pure_budget`` (:func:`default_noise`)."""
+    return (pure_budget and default_noise(protocol, epsilon_per_sum, delta_per_sum) == "mpc"
+            and default_noise(protocol, epsilon_per_sum, delta_per_sum, pure_budget=True) == "parties")
+
+
+def pure_budget_line(*, source: PureBudgetSource, parties: int, threshold: int) -> str:
+    """The line printed above a result whose noise a pure budget switched from the in-MPC sampler to
+    party-drawn shares (:func:`switched_by_pure_budget`): the change, why, its variance cost ``m/(m-t)``
+    (coalition calibration, Sinh & Ramon Protocol 3.1), and how to get in-MPC noise.
+
+    :param source: ``budget``: ``--budget`` without a delta; ``account``: the dataset's existing account
+        has delta 0.
+    """
+    from dp.secret_noise import DEFAULT_SAMPLER_DELTA
+
+    factor = parties / (parties - threshold) if parties > threshold else 1.0
+    why = ("--budget has no delta" if source == "budget" else "this dataset's account has delta 0")
+    remedy = ("give --budget EPS:DELTA (e.g. 5:1e-9)" if source == "budget"
+              else "raise the account's delta (python -m scenarios.budget raise ... --budget EPS:DELTA)")
+    return (f"noise: party-drawn shares, not the in-MPC sampler, because the budget is pure ({why}): the "
+            f"sampler's truncation costs a delta (<= {DEFAULT_SAMPLER_DELTA:.2g} per sum) it cannot pay; "
+            f"variance x{factor:.3g} (m = {parties}, t = {threshold}); {remedy} for in-MPC noise")
 
 
 def mpc_guarantee(epsilon: float, delta: float, sampler_delta: float) -> str:

@@ -72,6 +72,8 @@ class Options:
     noise: str = "mpc"
     path: str = "auto"
     budget: Any = None
+    #: a pure budget turned the default in-MPC noise into party shares: ``budget`` or ``account`` (said above the table)
+    noise_switch: str | None = None
 
     @property
     def run_epsilon(self) -> float:
@@ -91,7 +93,7 @@ def parse_options(argv: Sequence[str]) -> Options:
 
     :raise UsageError: with a one-line message.
     """
-    from dp.noise_defaults import NOISE_CHOICES, default_noise
+    from dp.noise_defaults import NOISE_CHOICES, default_noise, switched_by_pure_budget
     from dp.validation import check_epsilon
     from scenarios.kit.budget_run import add_budget_arguments, budget_options, pure_budget_of
 
@@ -138,10 +140,12 @@ def parse_options(argv: Sequence[str]) -> Options:
         raise UsageError(str(exc)) from None
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham")
     budget = budget_options(args)
-    noise = args.noise or default_noise("rank_auc", args.epsilon / len(rows) / 2,
-                                        pure_budget=pure_budget_of(budget, data=args.data, embedded="framingham"))
+    pure = pure_budget_of(budget, data=args.data, embedded="framingham")
+    noise = args.noise or default_noise("rank_auc", args.epsilon / len(rows) / 2, pure_budget=pure)
+    noise_switch = (("budget" if budget.budget is not None else "account") if args.noise is None and
+                    switched_by_pure_budget("rank_auc", args.epsilon / len(rows) / 2, pure_budget=pure) else None)
     options = Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json, missing, noise, args.path,
-                      budget)
+                      budget, noise_switch)
     from dp.rank_auc import RankAucQuery, plans_for_rows
     from dp.validation import check_seed
     from scenarios.kit.outputs import check_output_path
@@ -230,6 +234,11 @@ def _deliver(options: Options, releases: Sequence[tuple[Any, int]]) -> None:
                         "path": release.path, "plan": release.plan,
                         "missing": options.missing.mode, "fill": dict(options.missing.fills),
                         **release.honest_keys()})
+        if options.noise_switch is not None and release.noise_source != "mpc":
+            from dp.noise_defaults import pure_budget_line
+
+            print(pure_budget_line(source="account" if options.noise_switch == "account" else "budget",
+                                   parties=release.parties, threshold=release.threshold))
         print_table([
             ("statistic", f"AUC of {options.columns[0]} for {options.columns[1]} (scores and labels secret)"),
             ("private estimate", f"{release.estimate:.6g}" if release.no_estimate is None else release.no_estimate),

@@ -56,8 +56,9 @@ Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as us
   --fill C=V,...    declared public fill value per column (inside its domain, or one of its categories);
                     giving --fill turns on --missing fill (repeat it or list several C=V)
   --seed S          public seed for the tuples (default: a joint seed every party contributes to)
-  --delegate-noise F:H  threat model M_HF: only a seed-chosen subgroup Z of size
-                    ceil(log F / log(1 - H)) draws the noise (failure probability F, honest fraction H);
+  --delegate-noise F:H  threat model M_HF: only a random subgroup Z of size ceil(log F / log(1 - H))
+                    draws the noise (failure probability F, honest fraction H); Z comes from fresh joint
+                    randomness of the run that every party contributes to, never from --seed;
                     party noise (implies --noise parties); (epsilon, delta + F)-DP, recorded as such
   --noise {mpc,parties}  mpc (default): one discrete Laplace sampled inside MPC from joint secret
                     random bits: nobody knows the noise, variance of a single DLap (no m/(m-t));
@@ -74,7 +75,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from dp.noise_defaults import NOISE_CHOICES, default_noise
+from dp.noise_defaults import NOISE_CHOICES, default_noise, pure_budget_line, switched_by_pure_budget
 from scenarios.kit.categories import add_category_arguments
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
@@ -135,6 +136,8 @@ class Options:
     delegation: tuple[float, float] | None = None
     missing: Any = None
     budget: Any = None
+    #: a pure budget turned the default in-MPC noise into party shares: ``budget`` or ``account`` (said above the table)
+    noise_switch: str | None = None
 
 
 def _parse_pairs(text: str) -> tuple[str, float | int | None]:
@@ -224,9 +227,13 @@ def parse_options(argv: Sequence[str]) -> Options:
     check_output_path(args.json, "--json")
     outputs = len(kernel.outputs([spec.width for spec in specs]))
     budget = budget_options(args)
+    pure = pure_budget_of(budget, data=args.data, embedded=dataset)
     noise = _noise_source(args.noise, args.mpc_noise, args.delegate_noise,
-                          (args.epsilon / outputs, args.delta / outputs),
-                          pure_budget=pure_budget_of(budget, data=args.data, embedded=dataset))
+                          (args.epsilon / outputs, args.delta / outputs), pure_budget=pure)
+    chosen_by_default = args.noise is None and not args.mpc_noise and args.delegate_noise is None
+    noise_switch = (("budget" if budget.budget is not None else "account") if chosen_by_default and
+                    switched_by_pure_budget("ustat", args.epsilon / outputs, args.delta / outputs, pure_budget=pure)
+                    else None)
     try:
         query = UStatQuery(kernel=kernel, specs=tuple(specs), epsilon=args.epsilon, delta=args.delta,
                            tuples=None if mode != "count" else int(amount or 0), sampling=args.sampling,
@@ -240,7 +247,7 @@ def parse_options(argv: Sequence[str]) -> Options:
            "clip": args.clip, "seed": args.seed, "embedded": dataset, "categories": public_categories(specs),
            "missing": missing.mode, "fill": [list(item) for item in missing.fills]}
     return Options(args.stat, args.data, columns, dataset, query, args.seed, args.json, raw, delegation, missing,
-                   budget)
+                   budget, noise_switch)
 
 
 def _noise_source(noise: str | None, mpc_noise: bool, delegate_noise: str | None,
@@ -363,6 +370,9 @@ def _print_release(release: Any, options: Options, local: str | None = None) -> 
     from secure.meter import seconds_label
 
     kernel = options.query.kernel
+    if options.noise_switch is not None and release.noise_source != "mpc":
+        print(pure_budget_line(source="account" if options.noise_switch == "account" else "budget",
+                               parties=release.parties, threshold=release.threshold))
     print_table([
         ("statistic", f"{kernel.description} of {', '.join(options.columns)}"),
         ("private estimate", _estimate_text(release)),
@@ -372,6 +382,8 @@ def _print_release(release: Any, options: Options, local: str | None = None) -> 
         ("|E|", f"{release.pairs} tuples ({release.sampling}, max degree {release.max_degree})"
                 + (f", complete by the {release.path} path" if release.path != "tuples" else "")),
         ("parties", f"{release.parties} (threshold t = {release.threshold})"),
+        *([("noise delegates", f"Z = ({', '.join(str(p) for p in release.delegates)}), drawn from "
+                               f"{release.delegates_drawn_from}")] if getattr(release, "delegates", None) else []),
         (seconds_label(), f"{release.seconds:.2f}"),
         ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
     ], title="Private U-statistic (Pi_U-MPC, Sinh & Ramon)")
@@ -464,12 +476,11 @@ async def _release(options: Options) -> Callable[[], None] | None:
     await agree_verdict(error, detail=detail)
     assert fixed is not None
     rows_total = sum(await mpc.transfer(int(fixed.integers.shape[0])))
-    delegates = None
+    delegates = None  # |Z|; Z itself is drawn in run_secure from fresh joint randomness, never from --seed
     if options.delegation is not None:
-        from dp.umpc.delegation import choose_delegates, delegate_size
+        from dp.umpc.delegation import delegate_size
 
-        parties = len(mpc.parties)
-        delegates = choose_delegates(seed, parties, delegate_size(*options.delegation, parties=parties))
+        delegates = delegate_size(*options.delegation, parties=len(mpc.parties))
     query = _with_tuples(options, rows_total)
     plan = _plan(options, query, rows_total, len(mpc.parties))
     if plan.path == "tuples":
