@@ -212,11 +212,22 @@ async def _release(options: HosmerLemeshowOptions) -> Callable[[], None] | None:
     return lambda: _report(options, result)
 
 
-def record_of(options: HosmerLemeshowOptions, result: Any) -> dict[str, Any]:
-    """The JSON record of party 0 (:func:`_report`)."""
+def band_of(options: HosmerLemeshowOptions, release: Any) -> Any:
+    """The noise band of the release and its warnings (:func:`dp.ecdf.hosmer_lemeshow.noise_band`: released values
+    re-noised with the public noise law, public seed; post-processing at party 0)."""
+    from dp.ecdf.hosmer_lemeshow import noise_band
+
+    return noise_band(release, options.query())
+
+
+def record_of(options: HosmerLemeshowOptions, result: Any, band: Any = None) -> dict[str, Any]:
+    """The JSON record of party 0 (:func:`_report`): with ``interval`` (the noise band of H and p, its meaning)
+    and ``warning`` (the band's warnings joined, or null)."""
     release = result.release
     budget = release.budget
+    band = band_of(options, release) if band is None else band
     return {"statistic": "hosmer_lemeshow", "estimate": release.statistic, "p_value": release.p_value,
+            "interval": band.record(), "warning": " ".join(f"{w}." for w in band.warnings) or None,
             "degrees_of_freedom": release.degrees_of_freedom, "groups": options.groups,
             "epsilon": release.epsilon, "delta": 0.0, "n": release.n, "pairs": None,
             "parties": release.parties, "threshold": release.threshold,
@@ -237,14 +248,25 @@ def record_of(options: HosmerLemeshowOptions, result: Any) -> dict[str, Any]:
             "noise_source": result.noise_source, "guarantee": result.guarantee}
 
 
+def _band_text(band: Any) -> str:
+    """``H a to b, p c to d; ...`` for the table."""
+    low, high = band.statistic
+    p_low, p_high = band.p_value
+    return (f"H {low:.4g} to {high:.4g}, p {p_low:.2g} to {p_high:.2g}; noise adds about {band.noise_part:.3g} to H "
+            f"on average (chance range of chi2({band.degrees_of_freedom}): {band.chance_range[0]:.3g} to "
+            f"{band.chance_range[1]:.3g})")
+
+
 def _report(options: HosmerLemeshowOptions, result: Any) -> None:
     from secure.meter import seconds_label
 
     release = result.release
     budget = release.budget
+    band = band_of(options, release)
     print_table([
-        ("statistic", f"Hosmer-Lemeshow H = {release.statistic:.4f}, p-value = {release.p_value:.4g} "
+        ("statistic", f"Hosmer-Lemeshow H = {release.statistic:.4g}, p-value = {release.p_value:.2g} "
                       f"(chi2, {release.degrees_of_freedom} df)"),
+        (f"noise band {band.level:.0%}", _band_text(band)),
         ("columns", f"score column {options.columns[0]}, label column {options.columns[1]}; {options.groups} "
                     f"groups at the "
                     f"private quantiles of the score"),
@@ -264,6 +286,9 @@ def _report(options: HosmerLemeshowOptions, result: Any) -> None:
         ("bytes", f"{format_bytes(result.bytes_sent)} sent by all parties"),
     ], title="Private Hosmer-Lemeshow test (Barczewski, Mawass & Ramon, Algorithm 2)")
     print(f"  noise: {result.guarantee}")
+    print(f"  band: {band.meaning()}")
+    for warning in band.warnings:
+        print(f"  warning: {warning}")
     print("  boundaries: " + ", ".join(f"{b:.4g}" for b in release.boundaries[1:-1])
           + (" (smoothed ECDF)" if options.smoothed else " (raw released ECDF)"))
     print("  group  " + "  ".join(f"{q + 1:>7}" for q in range(options.groups)))
@@ -281,7 +306,7 @@ def _report(options: HosmerLemeshowOptions, result: Any) -> None:
     print("  phases: " + ", ".join(f"{k} {v['seconds']:.2f} s / {format_bytes(int(v['bytes_sent']))}"
                                    for k, v in result.phases.items()))
     if options.json:
-        write_record(options.json, record_of(options, result))
+        write_record(options.json, record_of(options, result, band))
     if options.table:
         write_group_table(options.table, release, floor=options.query().expected_floor)
     if options.plot:

@@ -107,6 +107,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import KW_ONLY, dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -146,6 +147,10 @@ __all__ = [
     "exact_hosmer_lemeshow",
     "private_hosmer_lemeshow",
     "party_statistic_draws",
+    "BAND_DRAWS",
+    "BAND_SEED",
+    "HosmerLemeshowBand",
+    "noise_band",
     "release_boundaries",
     "relative_squared_error",
 ]
@@ -852,6 +857,142 @@ def private_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike,
         observed_noise_variance=query.observed_noise_variance(parties=m, threshold=t),
         empty=test.empty,
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# the noise band of a release (post-processing)
+
+#: Number of re-noised copies behind :func:`noise_band` (vectorised; a few milliseconds).
+BAND_DRAWS: int = 2000
+
+#: Public seed of the band's generator.  The band is post-processing of released values with the public
+#: noise law: its randomness protects nothing, so a fixed public seed (reproducible output) is right; it is
+#: never the source of the release's own noise, which comes from the operating system.
+BAND_SEED: int = 0x48_4C_42  # "HLB"
+
+#: Share of ``[0, 1]`` that the p-value's band may span before the p-value is called noise-dominated.
+P_BAND_SPAN: float = 0.5
+
+
+@dataclass(frozen=True)
+class HosmerLemeshowBand:
+    """How much the release's noise moves ``H`` and its p-value, from released values and the public noise law.
+
+    The released ``E``/``O`` are re-noised ``draws`` times with independent draws of the same noise law
+    (every party's ``Polya(1/(m - t), alpha)`` differences, the query's ``alpha``), and ``H`` and ``p`` are
+    recomputed from each copy exactly as the release computed them (same boundaries, groups left out,
+    floor).  The band is the central ``level`` share of those values: the spread that noise of this law
+    gives around the released counts.  It is *not* a confidence interval for the noiseless ``H``: re-noising
+    adds noise to counts that already carry it, so the band sits above the released ``H`` by about
+    :attr:`noise_part`, as the released ``H`` sits above the noiseless one; and the boundaries, found on the
+    noisy ECDF, are kept as released.
+
+    :ivar statistic: ``(low, high)`` of ``H``.
+    :ivar p_value: ``(low, high)`` of the p-value (nan without degrees of freedom).
+    :ivar noise_part: the expected contribution of the noise to ``H``,
+        ``sum (var_O + var_E) / max(E^, floor)`` over the cells used (``E[(O + a - E - b)^2] = (O - E)^2 +
+        var_O + var_E`` for independent zero-mean noises ``a``, ``b``; plug-in of the released ``E``).
+    :ivar chance_range: ``(low, high)``, the central ``level`` range of ``chi2(Q' - 2)``: where ``H`` of a
+        perfectly calibrated model falls without noise.
+    :ivar warnings: plain sentences, empty when the noise does not dominate.
+    """
+
+    statistic: tuple[float, float]
+    p_value: tuple[float, float]
+    noise_part: float
+    chance_range: tuple[float, float]
+    degrees_of_freedom: int
+    level: float
+    draws: int
+    seed: int
+    warnings: tuple[str, ...]
+
+    @property
+    def dominated(self) -> bool:
+        """Whether the noise dominates (a warning was raised)."""
+        return bool(self.warnings)
+
+    def meaning(self) -> str:
+        """What the band is, in one sentence (printed and recorded with it)."""
+        return (f"central {self.level:.0%} of H and p recomputed from the released counts re-noised {self.draws} "
+                f"times with the public noise law (post-processing, public seed {self.seed}): the noise's spread "
+                f"around the released values, not a confidence interval for the noiseless H")
+
+    def record(self) -> dict[str, Any]:
+        """The record's ``interval`` entry."""
+        return {"statistic": list(self.statistic), "p_value": list(self.p_value), "level": self.level,
+                "draws": self.draws, "seed": self.seed, "noise_part": self.noise_part,
+                "chance_range": list(self.chance_range), "meaning": self.meaning()}
+
+
+def _band_draws(log_alpha: float, shape: tuple[int, ...], parties: int, threshold: int,
+                rng: np.random.Generator) -> np.ndarray:
+    count = int(np.prod(shape))
+    return party_statistic_draws(log_alpha, count, parties, threshold, rng).sum(axis=0).reshape(shape)
+
+
+def noise_band(release: HosmerLemeshowRelease, query: HosmerLemeshowQuery, *, draws: int = BAND_DRAWS,
+               level: float = 0.95, seed: int = BAND_SEED) -> HosmerLemeshowBand:
+    """The noise band of a release and a warning when the noise dominates (post-processing, no privacy cost).
+
+    Uses only released values (``E``, ``O``, the groups left out) and public constants (the query's noise law,
+    ``m``, ``t``); the band's randomness is a generator seeded with the public ``seed``, never the release's
+    noise source.  Warnings, each a plain sentence: an expected count was raised to the floor (the noise
+    exceeds that count); the expected noise part of ``H`` exceeds ``Q' - 2`` (the mean of ``H`` for a
+    perfectly calibrated model: noise then moves ``H`` more than miscalibration of that size would); the
+    band of ``H`` is wider than the chance range of ``chi2(Q' - 2)``; the p-value's band spans more than
+    :data:`P_BAND_SPAN` of ``[0, 1]``.
+
+    :param release: the release (:func:`private_hosmer_lemeshow` or the secure path).
+    :param query: its query (noise law, floor).
+    :param draws: number of re-noised copies, at least 100.
+    :param level: central share of the band, in ``(0, 1)``.
+    :param seed: public seed of the band's generator.
+    :raise ValueError: on an invalid ``draws`` or ``level``.
+    """
+    copies = check_positive_int(draws, "draws")
+    if copies < 100:
+        raise ValueError(f"draws must be at least 100, got {draws}")
+    share = check_finite(level, "level")
+    if not 0 < share < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    groups = release.expected.shape[1]
+    m, t = release.parties, release.threshold
+    expected = release.expected[None] + _band_draws(query.expected_log_alpha, (copies, 2, groups), m, t, rng) \
+        / float(query.scale)
+    observed = release.observed[None] + _band_draws(query.observed_log_alpha, (copies, 2, groups), m, t, rng)
+    floor = query.expected_floor
+    used = np.maximum(expected, floor)
+    cells = (np.maximum(observed, 0.0) - used) ** 2 / used
+    cells[:, :, release.empty] = 0.0
+    statistics = cells.sum(axis=(1, 2))
+    degrees = release.degrees_of_freedom
+    tails = ((1 - share) / 2, 1 - (1 - share) / 2)
+    h_band = (float(np.quantile(statistics, tails[0])), float(np.quantile(statistics, tails[1])))
+    if degrees >= 1:
+        p_values = stats.chi2.sf(statistics, degrees)
+        p_band = (float(np.quantile(p_values, tails[0])), float(np.quantile(p_values, tails[1])))
+        chance = (float(stats.chi2.ppf(tails[0], degrees)), float(stats.chi2.ppf(tails[1], degrees)))
+    else:
+        p_band, chance = (math.nan, math.nan), (math.nan, math.nan)
+    kept = ~release.empty
+    denominators = np.maximum(release.expected[:, kept], floor)
+    noise_part = float(np.sum((release.observed_noise_variance + release.expected_noise_variance) / denominators))
+    warnings: list[str] = []
+    if release.floored:
+        warnings.append(f"{release.floored} released expected count(s) fell below {floor:g} and were raised to it: "
+                        f"the noise exceeds those counts")
+    if degrees >= 1 and noise_part > degrees:
+        warnings.append(f"noise alone adds about {noise_part:.3g} to H on average, more than the {degrees} "
+                        f"(= degrees of freedom) H has for a perfectly calibrated model: H and p mostly measure "
+                        f"the noise")
+    if degrees >= 1 and h_band[1] - h_band[0] > chance[1] - chance[0]:
+        warnings.append(f"H's noise band ({h_band[1] - h_band[0]:.3g} wide) is wider than the chance range of "
+                        f"chi2({degrees}) ({chance[0]:.3g} to {chance[1]:.3g})")
+    if degrees >= 1 and p_band[1] - p_band[0] > P_BAND_SPAN:
+        warnings.append(f"the p-value's noise band {p_band[0]:.2g} to {p_band[1]:.2g} spans most of 0..1")
+    return HosmerLemeshowBand(h_band, p_band, noise_part, chance, degrees, share, copies, seed, tuple(warnings))
 
 
 def relative_squared_error(private: float, exact: float) -> float:
