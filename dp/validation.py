@@ -17,14 +17,20 @@ from secure.checks import (check_bool, check_choice, check_finite, check_generat
                            check_int_range, check_integer, check_interval, check_nonnegative, check_nonnegative_int,
                            check_number, check_positive, check_positive_int)
 
-__all__ = ["check_epsilon", "check_delta", "check_parties", "check_noise_scale", "check_seed", "smallest_noise_epsilon",
+__all__ = ["MAX_EPSILON", "check_epsilon", "check_delta", "check_parties", "check_noise_scale", "check_seed", "smallest_noise_epsilon",
            "check_indices", "check_number", "check_finite", "check_positive", "check_nonnegative", "check_interval",
            "check_integer", "check_int_at_least", "check_positive_int", "check_nonnegative_int", "check_int_range",
            "check_choice", "check_bool", "check_instance", "check_generator"]
 
 
+#: The largest epsilon accepted anywhere (``dp.umpc.Query``, every job's ``--epsilon``): at 1e9 the discrete
+#: Laplace noise is 0 except with probability ``2 e^-1e9``; a larger one buys nothing and overflowed the
+#: sampler's exact decimal arithmetic (``decimal.Overflow`` at 1e15) instead of a one-line refusal.
+MAX_EPSILON = 1e9
+
+
 def check_epsilon(epsilon: float) -> float:
-    """Return ``epsilon`` as a float if it is a finite positive number.
+    """Return ``epsilon`` as a float if it is a finite positive number at most :data:`MAX_EPSILON`.
 
     :param epsilon: privacy-loss parameter.
     :raise ValueError: if epsilon is not finite or not positive.
@@ -34,6 +40,9 @@ def check_epsilon(epsilon: float) -> float:
         raise ValueError(f"epsilon must be finite, got {epsilon}")
     if value <= 0:
         raise ValueError(f"epsilon must be positive, got {epsilon}")
+    if value > MAX_EPSILON:
+        raise ValueError(f"epsilon must be at most {MAX_EPSILON:g} (beyond it the noise is already 0 with "
+                         f"probability 1 - 1e-300 and the exact arithmetic overflows), got {epsilon}")
     return value
 
 
