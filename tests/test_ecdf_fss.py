@@ -27,6 +27,12 @@ def _fixed(plan: object, pid: int) -> np.ndarray:
     return (np.arange(plan.node_count) % 7) - 3 + pid  # type: ignore[attr-defined]
 
 
+@pytest.fixture(autouse=True)
+def _store_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test's servers keep their store-tag keys in its own directory (the parties inherit it)."""
+    monkeypatch.setenv(fss.KEY_DIR_VARIABLE, str(tmp_path / "server-keys"))
+
+
 # ------------------------------------------------------------------------------------------- the logic
 
 def test_grid_indices_count_like_the_ecdf_and_clip() -> None:
@@ -142,7 +148,7 @@ def test_stored_state_round_trip_and_tamper_refusal(tmp_path: Path) -> None:
     blob = bytearray(noise.read_bytes())
     blob[3] ^= 1
     noise.write_bytes(bytes(blob))
-    with pytest.raises(fss.InputError, match="integrity check"):
+    with pytest.raises(fss.InputError, match="failed authentication"):
         fss.load_state(tmp_path, 0)
 
 
@@ -253,7 +259,8 @@ def test_stored_keys_of_another_run_or_tampered_are_refused_with_one_line(tmp_pa
     runs = _answer_parties(stores[0], "--queries", "1")
     lines = [r.stderr.strip().splitlines() for r in runs]
     assert [r.code for r in runs] == [2, 2], lines
-    assert lines[0] == lines[1] and len(lines[0]) == 1 and "integrity check" in lines[0][0], lines
+    assert lines[0] == lines[1] and len(lines[0]) == 1, lines
+    assert "party 1: its stored FSS keys failed authentication" in lines[0][0] and str(tmp_path) not in lines[0][0]
     runs = _answer_parties(stores[1], "--queries", "64")
     lines = [r.stderr.strip().splitlines() for r in runs]
     assert [r.code for r in runs] == [2, 2], lines

@@ -60,12 +60,17 @@ Privacy and threat model
 Stored keys (the two-step mode: :func:`store_state`, :func:`load_state`)
 -------------------------------------------------------------------------
 Each server writes its own directory (mode 0700; files 0600 like TLS keys): ``public.json`` (public
-parameters, the run identifier agreed at upload, an HMAC-SHA256 tag), ``keys.bin`` (its key batches),
-``noise.bin`` (its node-noise shares) and ``mac.key`` (32 random bytes).  The tag covers the public
-parameters, the server's index and the SHA-256 of both data files; a modified file fails the check,
-and the two servers compare their run identifiers and parameter digests before answering, so a
-directory from another run is refused.  This detects mix-ups and tampering by anyone without the
-server's ``mac.key``; it is no defence against whoever controls the server (a malicious server).
+parameters, the run identifier agreed at upload, an HMAC-SHA256 tag), ``keys.bin`` (its key batches)
+and ``noise.bin`` (its node-noise shares).  The tag (RFC 2104 HMAC-SHA256) is keyed by a 32-byte
+secret that only that server holds, kept *outside* the store: ``server{b}.key`` (0600, in a 0700
+directory) under ``$PRIVATE_USTATS_FSS_KEYS``, by default ``$XDG_CONFIG_HOME/private-ustats/fss-store-keys``
+(``~/.config/...``), created on first use.  The tag covers the public parameters, the server's index
+and the SHA-256 of both data files; whoever can rewrite the store but cannot read that key file
+cannot make a modified store pass (shifting the stored noise shares and recomputing a tag with any
+key found in the store is refused), and the two servers compare their run identifiers and parameter
+digests before answering, so a directory from another run is refused.  A refusal is shared as
+"its stored FSS keys failed authentication"; the store's path is printed at that server only.  This
+is no defence against whoever controls the server itself (a malicious server; see above).
 
 Costs: upload O(n L (lambda + 64)) bits of keys plus ``2 |I[L]|`` 64-bit noise shares per owner
 (O(n + m |B|) in the paper's words, against §4.1's O(n |B|)); a query round sends ``2 |B|`` 64-bit
@@ -99,14 +104,20 @@ from secure.errors import InputError, ProtocolFailure
 __all__ = ["MAX_DCF_BITS", "STATE_VERSION", "FssNoisePlan", "FssEcdfRelease", "ServerState", "check_bits",
            "grid_indices", "fss_noise_plan", "split_noise", "server_party", "upload", "server_shares",
            "open_counts", "answer", "store_state", "load_state", "state_digest", "check_same_run", "key_sums",
-           "decode", "server_directory"]
+           "decode", "server_directory", "store_key_path", "KEY_DIR_VARIABLE", "AUTHENTICATION_FAILED"]
 
 #: the widest DCF this protocol asks for: every server expands its keys over ``2^bits`` points (the full-domain
 #: limit of :mod:`secure.fss.dcf`, ``MAX_FULL_DOMAIN_BITS``, checked on use)
 MAX_DCF_BITS = 22
 
-#: format version of a stored server directory
-STATE_VERSION = 1
+#: format version of a stored server directory (2: the tag is keyed by the server's own key outside the store)
+STATE_VERSION = 2
+
+#: environment variable naming the directory of the servers' store-authentication keys
+KEY_DIR_VARIABLE = "PRIVATE_USTATS_FSS_KEYS"
+
+#: the line shared with the other parties when a stored state fails its check (no path, no value)
+AUTHENTICATION_FAILED = "its stored FSS keys failed authentication (modified, or not stored by this server)"
 
 _MASK64 = (1 << 64) - 1
 
@@ -529,6 +540,46 @@ def _tag(mac_key: bytes, server: int, public: dict[str, Any], keys_blob: bytes, 
     return hmac.new(mac_key, message, hashlib.sha256).hexdigest()
 
 
+def store_key_path(server: int) -> Path:
+    """Where server ``server`` keeps the key of its stored states' tags (outside every store).
+
+    ``$PRIVATE_USTATS_FSS_KEYS/server{b}.key``; without that variable
+    ``$XDG_CONFIG_HOME/private-ustats/fss-store-keys/server{b}.key`` (``~/.config`` by default).
+    """
+    configured = os.environ.get(KEY_DIR_VARIABLE)
+    if configured:
+        folder = Path(configured)
+    else:
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        folder = Path(base) / "private-ustats" / "fss-store-keys"
+    return folder / f"server{server}.key"
+
+
+def _server_key(server: int, *, create: bool) -> bytes:
+    """Server ``server``'s 32-byte tag key; with ``create`` it is made (0600, OS randomness) if missing.
+
+    :raise FileNotFoundError: no key and ``create`` is false.
+    :raise PermissionError: the key file is readable or writable by others than its owner.
+    :raise ValueError: the key file does not hold 32 bytes.
+    """
+    path = store_key_path(server)
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(secrets.token_bytes(32))
+    if path.stat().st_mode & 0o077:
+        raise PermissionError(f"{path} is accessible to other users (chmod 600 it)")
+    key = path.read_bytes()
+    if len(key) != 32:
+        raise ValueError(f"{path} does not hold a 32-byte key")
+    return key
+
+
 def _write_private(path: Path, data: bytes) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "wb") as handle:
@@ -560,20 +611,27 @@ def server_directory(directory: str | Path, server: int) -> Path:
 
 
 def store_state(state: ServerState, directory: str | Path) -> Path:
-    """Write server ``state.server``'s state to ``DIR/server{b}`` (0700; files 0600), with its MAC.
+    """Write server ``state.server``'s state to ``DIR/server{b}`` (0700; files 0600), tagged with its own key.
+
+    The tag key is :func:`store_key_path` (created on first use), never written into the store.
 
     :return: the server's directory.
-    :raise OSError: the directory cannot be written.
+    :raise OSError: the directory or the key cannot be written (or the key file is open to others).
     """
     folder = server_directory(directory, state.server)
+    try:
+        mac_key = _server_key(state.server, create=True)
+    except ValueError as exc:
+        raise OSError(str(exc)) from None
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(folder, 0o700)
     keys_blob = _pack_keys(state.keys)
     noise_blob = np.asarray(state.node_shares, dtype=np.uint64).tobytes()
-    mac_key = secrets.token_bytes(32)
     record = {"public": state.public, "server": state.server,
               "mac": _tag(mac_key, state.server, state.public, keys_blob, noise_blob)}
-    _write_private(folder / "mac.key", mac_key)
+    stale = folder / "mac.key"  # a version-1 store kept its tag key inside the store: never again
+    if stale.exists():
+        stale.unlink()
     _write_private(folder / "keys.bin", keys_blob)
     _write_private(folder / "noise.bin", noise_blob)
     _write_private(folder / "public.json", json.dumps(record, sort_keys=True).encode())
@@ -581,34 +639,47 @@ def store_state(state: ServerState, directory: str | Path) -> Path:
 
 
 def load_state(directory: str | Path, server: int) -> ServerState:
-    """Read and check server ``server``'s stored state.
+    """Read and authenticate server ``server``'s stored state with the server's own key.
 
-    :raise InputError: a missing or unreadable file, a tag that does not match (a file tampered with
-        or from another run), or inconsistent content; one line, no key material.
+    Every refusal is an :class:`InputError` whose message carries no path (it is shared with the other
+    parties: ``its stored FSS keys failed authentication``); the path and the local reason are in its
+    ``detail``, printed at this server only.
+
+    :raise InputError: a missing or unreadable file, no key of this server, a tag that does not match
+        (a file modified, a store of another server or host, a version-1 store), or inconsistent content.
     """
     folder = server_directory(directory, server)
     try:
         record = json.loads((folder / "public.json").read_text(encoding="utf-8"))
-        mac_key = (folder / "mac.key").read_bytes()
         keys_blob = (folder / "keys.bin").read_bytes()
         noise_blob = (folder / "noise.bin").read_bytes()
     except FileNotFoundError as exc:
-        raise InputError(f"no stored keys of server {server} in {folder} ({Path(exc.filename).name} missing): "
-                         "run the upload with --store first") from None
+        raise InputError(f"no stored FSS keys of server {server} ({Path(exc.filename).name} missing): "
+                         "run the upload with --store first", detail=f"looked in {folder}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read the stored keys of server {server} in {folder}: "
-                         f"{type(exc).__name__}") from None
-    refused = (f"the stored keys of server {server} in {folder} fail their integrity check "
-               "(tampered with, or files of another run)")
+        raise InputError(f"cannot read its stored FSS keys ({type(exc).__name__})",
+                         detail=f"reading {folder}") from None
+
+    def refused(reason: str) -> InputError:
+        return InputError(AUTHENTICATION_FAILED, detail=f"the stored keys in {folder}: {reason}")
+
+    try:
+        mac_key = _server_key(server, create=False)
+    except FileNotFoundError:
+        raise refused(f"this server has no tag key ({store_key_path(server)} missing): "
+                      "they were not stored by this server") from None
+    except (OSError, ValueError) as exc:
+        raise refused(str(exc)) from None
     if not isinstance(record, dict) or not isinstance(record.get("public"), dict) or record.get("server") != server:
-        raise InputError(refused)
+        raise refused("public.json is not a state of this server")
     public = record["public"]
     expected = _tag(mac_key, server, public, keys_blob, noise_blob)
     if not hmac.compare_digest(expected, str(record.get("mac", ""))):
-        raise InputError(refused)
+        old = " (a version-1 store: upload again)" if public.get("version") == 1 else ""
+        raise refused(f"the tag does not match this server's key{old}")
     if public.get("version") != STATE_VERSION:
-        raise InputError(f"the stored keys of server {server} have format version {public.get('version')!r}, "
-                         f"this program reads {STATE_VERSION}")
+        raise InputError(f"its stored FSS keys have format version {public.get('version')!r}, "
+                         f"this program reads {STATE_VERSION}", detail=f"in {folder}")
     try:
         keys = _unpack_keys(keys_blob)
         dcf = _dcf()
@@ -617,8 +688,8 @@ def load_state(directory: str | Path, server: int) -> ServerState:
         shares = np.frombuffer(noise_blob, dtype=np.uint64).copy()
         if shares.shape[0] != node_count(int(public["points"])):
             raise ValueError("noise shares of another grid")
-    except (ValueError, KeyError, TypeError):
-        raise InputError(refused) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise refused(f"authentic but inconsistent content ({exc})") from None
     return ServerState(server=server, public=public, keys=keys, node_shares=shares)
 
 
