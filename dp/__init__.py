@@ -15,7 +15,7 @@
 - :mod:`dp.bell.subsampled_pairs` Bell et al.: subsampled-pairs protocol on MPyC (P permutations, per-pair noise);
                                   its Theorem 5 error and all-pairs baseline in dp.bell.subsampled_analysis.
 - :mod:`dp.baselines.ghazi`            Ghazi et al. baseline: factorized kernel matrix, Laplace reports (simulated).
-- :mod:`dp.umpc.delegation` threat model M_HF: only a seed-chosen subgroup Z draws the noise.
+- :mod:`dp.umpc.delegation` threat model M_HF: only a subgroup Z drawn from fresh joint randomness draws the noise.
 - :mod:`dp.secret_noise`     discrete Laplace sampled inside MPC: public plan, truncation delta, plaintext mirror.
 - :mod:`dp.umpc.sampler_variance` exact E_inc + E_DP of the tuple samplers (Sinh & Ramon, App. D.1.2).
 - :mod:`dp.umpc.costs`            communication and computation models (Sinh & Ramon, Table 1, App. D.2).

@@ -152,7 +152,7 @@ def party_guarantee(epsilon: float, delta: float, parties: int, threshold: int, 
 
 
 def delegated_guarantee(epsilon: float, delta: float, failure: float, delegates: int, mechanism: str) -> str:
-    """The guarantee of noise drawn by seed-chosen delegates only (threat model M_HF), in one line.
+    """The guarantee of noise drawn by randomly drawn delegates only (threat model M_HF), in one line.
 
     :param delta: the release's delta, ``failure`` included (:mod:`dp.umpc.delegation`).
     :param failure: probability that every delegate is corrupt.
@@ -162,6 +162,6 @@ def delegated_guarantee(epsilon: float, delta: float, failure: float, delegates:
     shares = "centred binomial" if mechanism == "binomial" else "Polya"
     base_delta = max(0.0, delta - failure)
     base = f"({epsilon:g}, {base_delta:g})-DP" if base_delta > 0 else f"{epsilon:g}-DP"
-    return (f"{shares} shares drawn by {delegates} seed-chosen delegate(s) only (M_HF, Sinh & Ramon sec. 4): "
+    return (f"{shares} shares drawn by {delegates} randomly drawn delegate(s) only (M_HF, Sinh & Ramon sec. 4): "
             f"{base} except with probability {failure:g} that every delegate is corrupt, i.e. "
             f"({epsilon:g}, {delta:g})-DP")

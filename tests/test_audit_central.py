@@ -34,7 +34,7 @@ from dp.audit.engine import (
     exact_epsilon,
     honest_noise_pmf,
 )
-from dp.audit.central_cases import case_names, central_cases, get_case
+from dp.audit.central_cases import audit_delegates, case_names, central_cases, get_case
 from dp.audit.fedauc_cases import fedauc_estimates, fedauc_release
 from dp.audit.neighbours import (
     CASE_EPSILON,
@@ -53,7 +53,7 @@ from dp.ecdf.tree import interval_nodes, noisy_counts, plan_tree_noise, prefix_i
 from dp.fedauc.montecarlo import simulate_fedauc
 from dp.rank_auc import plans_for_rows
 from dp.ecdf.hosmer_lemeshow import JOINT_SENSITIVITY
-from dp.umpc.delegation import choose_delegates, delegate_plan
+from dp.umpc.delegation import delegate_plan
 from dp.bell.subsampled_pairs import plans_for_pairs, simulate_subsampled
 from dp.sampling import max_degree
 from dp.umpc.protocol import sample_for
@@ -209,7 +209,7 @@ def test_umpc_neighbours_move_the_sum_by_exactly_the_sensitivity(kernel: str, pa
 
 def test_delegated_cases_leave_only_the_honest_delegates_noise() -> None:
     pair = ustat_neighbours("kendall", parties=5, threshold=2)
-    delegates = choose_delegates(PUBLIC_SEED, 5, 3)
+    delegates = audit_delegates(5)  # a generator of its own, not the tuples' PUBLIC_SEED
     assert delegate_plan(pair.plans[0], delegates).honest_delegates == 1
     assert delegate_plan(pair.plans[0], delegates).shape == 1.0
     assert delegate_plan(pair.plans[0], delegates, corrupt_delegates=1).shape == 0.5

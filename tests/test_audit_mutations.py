@@ -90,7 +90,7 @@ from dp.audit.engine import AuditCase, audit, clopper_pearson_lower, clopper_pea
 from dp.audit.statistics import event_probabilities, planned_lower_bound
 from dp.ecdf.tree import plan_tree_noise, prefix_incidence
 from dp.rank_auc import plans_for_rows
-from dp.umpc.delegation import choose_delegates, delegate_plan
+from dp.umpc.delegation import delegate_plan
 from dp.secret_noise import construction_pmf
 
 #: Confidence of every audit here (the bound of a correct mechanism exceeds epsilon w.p. <= 0.1 %).
@@ -231,7 +231,7 @@ def _ustat_pair(name: str) -> audit_neighbours.UStatNeighbours:
 
 def _delegated_law(name: str) -> Law:
     pair = _ustat_pair(name)
-    plan = delegate_plan(pair.calibrate()[0], choose_delegates(audit_neighbours.PUBLIC_SEED, pair.parties, 3))
+    plan = delegate_plan(pair.calibrate()[0], audit_cases.audit_delegates(pair.parties))
     return _scalar_law(int(pair.first.sums[0]), int(pair.second.sums[0]),
                        *_polya_pmf(plan.honest_delegates, plan.shape, plan.base.alpha))
 
@@ -497,7 +497,7 @@ def test_mutation_tree_vector_shape_one_over_m_is_not_a_violation(monkeypatch: p
 def test_mutation_delegated_shape_reaches_the_shipped_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     """The delegated plan's shape is looked up in :func:`dp.umpc.delegation.delegate_noise_shape`."""
     pair = _ustat_pair("delegated-dlap-one-honest")
-    delegates = choose_delegates(audit_neighbours.PUBLIC_SEED, pair.parties, 3)
+    delegates = audit_cases.audit_delegates(pair.parties)
     assert delegate_plan(pair.calibrate()[0], delegates).shape == 1.0
     _delegate_shape_over_size(monkeypatch)
     assert delegate_plan(pair.calibrate()[0], delegates).shape == pytest.approx(1 / 3)

@@ -54,7 +54,9 @@ is the least ``l1`` norm of a node vector ``zeta`` with ``A zeta = 1_[a, b]`` (L
 Sizes are kept small on purpose (sensitivities of a few fixed-point units, a few dozen rows), so
 that a pure-DP privacy loss is resolvable with a few hundred thousand samples.  All public
 randomness (tuples, permutations, client layouts, synthetic rows) comes from
-:data:`dp.audit.neighbours.PUBLIC_SEED` through :func:`secure.public_randomness.public_generator`.
+:data:`dp.audit.neighbours.PUBLIC_SEED` through :func:`secure.public_randomness.public_generator`, except the
+noise delegates of the ``delegated-*`` cases (:func:`audit_delegates`): a generator of their own, never the
+tuples' seed, as a run draws them from fresh joint randomness (:func:`dp.umpc.delegation.draw_delegates`).
 
 Where the parts live: the worst-case neighbouring datasets and the cases' parameters in
 :mod:`dp.audit.neighbours`; the audited statistics (claimed log-likelihood ratios, linear weights, the
@@ -108,6 +110,8 @@ from dp.validation import check_positive_int
 from secure.noise.party import polya_difference
 
 __all__ = [
+    "DELEGATES_SEED",
+    "audit_delegates",
     "RECOMMENDED_SAMPLES",
     "DEFAULT_SAMPLES",
     "central_cases",
@@ -252,9 +256,20 @@ def _umpc_cases() -> list[AuditCase]:
     ]
 
 
+#: Seed of the generator of the audit's noise delegates only (not :data:`dp.audit.neighbours.PUBLIC_SEED`, which
+#: picks the tuples).  The audited privacy loss depends on ``|Z|`` and ``t_Z`` only, not on which parties are in
+#: ``Z``; a secure run draws ``Z`` from fresh joint randomness (:func:`dp.umpc.delegation.draw_delegates`).
+DELEGATES_SEED: int = 20261126
+
+
+def audit_delegates(parties: int, size: int = 3) -> tuple[int, ...]:
+    """``Z`` of the ``delegated-*`` cases: ``size`` of ``parties`` ids from the generator of :data:`DELEGATES_SEED`."""
+    return choose_delegates(np.random.default_rng(DELEGATES_SEED), parties, size)
+
+
 def _delegated_cases() -> list[AuditCase]:
     pair = ustat_neighbours("kendall", parties=5, threshold=2)
-    delegates = choose_delegates(PUBLIC_SEED, pair.parties, 3)
+    delegates = audit_delegates(pair.parties)
     binomial = ustat_neighbours("kendall", delta=CASE_DELTA, parties=5, threshold=2)
     cases = []
     for name, source, corrupt in (("delegated-dlap-one-honest", pair, None), ("delegated-dlap-two-honest", pair, 1),

@@ -39,9 +39,17 @@ so the stated guarantee stays true).  Cost: the total noise variance is
 
 Threat model: passive (semi-honest), static adversary; the secret sharing itself still needs MPyC's
 honest majority (at most ``t < m/2`` corrupt parties, Shamir threshold ``t``); ``M_HF`` bounds the
-corrupt fraction by ``1 - f_H``.  ``Z`` comes from the joint public seed
-(:func:`secure.public_randomness.joint_seed`), which no coalition can bias; the noise itself comes
-from the OS (:mod:`secure.noise.party`), never from the seed.
+corrupt fraction by ``1 - f_H``.
+
+Where ``Z`` comes from.  The bound ``P(B) <= epsilon_fail`` needs ``Z`` independent of the corruption, so
+nobody who could corrupt parties may know or choose ``Z`` in advance.  A run draws ``Z`` with
+:func:`draw_delegates`: fresh joint randomness of the run (:func:`secure.public_randomness.joint_choice`:
+every party secret-shares a uniform field element from its OS, the sum is opened only after all are
+shared), drawn right before the noise phase and in a call of its own.  It is not the tuples' seed and
+never ``--seed``: an adversary who knows a user-chosen seed could otherwise corrupt exactly ``Z`` (all
+delegates corrupt in every run: an unbounded loss).  :func:`choose_delegates` takes a NumPy generator
+only (the simulated path and the audit, which pass a generator of their own, separate from the tuples'
+seed) and refuses a seed.  The noise itself comes from the OS (:mod:`secure.noise.party`).
 """
 from __future__ import annotations
 
@@ -59,9 +67,10 @@ from dp.noise_plans import (NoiseSource, PartyBinomialPlan, PartyLaplacePlan, Pa
                             polya_tail_bound)
 from dp.validation import check_interval, check_positive_int
 from secure.noise.party import centered_binomial, polya_difference
-from secure.public_randomness import public_generator
+from secure.public_randomness import choose_subset, joint_choice
 
-__all__ = ["delegate_size", "delegates_for_run", "choose_delegates", "delegate_noise_shape", "delegated_variance_factor",
+__all__ = ["delegate_size", "delegates_for_run", "choose_delegates", "draw_delegates", "DELEGATES_DRAWN_FROM",
+           "delegate_noise_shape", "delegated_variance_factor",
            "DelegatedNoisePlan", "delegate_plan", "delegated_draws", "add_delegated_noise"]
 
 _TAIL_BITS = 41  # same failure budget for the guarded reveal as dp.umpc.protocol
@@ -127,28 +136,51 @@ def delegates_for_run(epsilon_fail: float, honest_fraction: float, *, parties: i
     return size
 
 
-def choose_delegates(seed: int, parties: int, size: int) -> tuple[int, ...]:
-    """The delegates ``Z``: ``size`` distinct party ids drawn from the public generator of ``seed``.
+def choose_delegates(generator: np.random.Generator, parties: int, size: int) -> tuple[int, ...]:
+    """The delegates ``Z``: ``size`` distinct party ids drawn from ``generator``, uniform without replacement, sorted.
 
-    Every party computes the same ``Z`` from the joint seed; a party whose noise draw is not wanted
-    learns that publicly.  Uniform without replacement, returned sorted.
+    For the simulated path and the audit, which pass a generator of their own (never one of the tuples'
+    seed).  A secure run uses :func:`draw_delegates` (fresh joint randomness).  A seed is refused: ``Z``
+    must not follow from a value a user or a party picks (Sinh & Ramon §4 needs ``Z`` independent of the
+    corruption).
 
-    :param seed: the joint public seed (:func:`secure.public_randomness.joint_seed`).
+    :param generator: a :class:`numpy.random.Generator`.
     :param parties: ``m >= 1``.
     :param size: ``|Z|`` with ``1 <= size <= m`` (see :func:`delegate_size`).
     :return: sorted tuple of distinct ids in ``range(m)``.
+    :raise TypeError: ``generator`` is a seed (or anything but a generator).
     :raise ValueError: if ``size`` is not in ``[1, m]``.
     """
-    if isinstance(seed, bool) or not isinstance(seed, Integral):
-        raise TypeError(f"seed must be an integer, got {seed!r}")
-    if seed < 0:
-        raise ValueError(f"seed must be non-negative, got {seed}")
+    if not isinstance(generator, np.random.Generator):
+        raise TypeError(f"choose_delegates takes a numpy.random.Generator, not a seed (got {generator!r}): in a run "
+                        "the delegates come from draw_delegates (fresh joint randomness of the run), never from --seed")
     m = check_positive_int(parties, "parties")
     k = check_positive_int(size, "number of delegates")
     if k > m:
         raise ValueError(f"number of delegates must be at most the number of parties ({m}), got {k}")
-    chosen = public_generator(int(seed)).choice(m, size=k, replace=False)
-    return tuple(sorted(int(p) for p in chosen))
+    return choose_subset(generator, m, k)
+
+
+#: How a run's ``Z`` is drawn, in the record's ``delegates_drawn_from`` and the printed table.
+DELEGATES_DRAWN_FROM = "fresh joint randomness of this run, every party contributes; not from --seed"
+
+
+async def draw_delegates(parties: int, size: int) -> tuple[int, ...]:
+    """``Z`` for a secure run: ``size`` of ``parties`` ids from fresh joint randomness (same at every party).
+
+    One call of :func:`secure.public_randomness.joint_choice`: each party secret-shares a uniform element
+    of a 127-bit field from its OS, the sum is opened only after every contribution is shared, and the sum
+    seeds the choice.  No option and no earlier public value (the tuples' seed, ``--seed``) enters it, so
+    ``Z`` is independent of a static corruption (Sinh & Ramon §4, threat model ``M_HF``).  Every party must
+    call it at the same point of the protocol.
+
+    :raise ValueError: if ``size`` is not in ``[1, parties]``.
+    """
+    m = check_positive_int(parties, "parties")
+    k = check_positive_int(size, "number of delegates")
+    if k > m:
+        raise ValueError(f"number of delegates must be at most the number of parties ({m}), got {k}")
+    return await joint_choice(m, k)
 
 
 def _check_corrupt(size: int, corrupt_delegates: int | None) -> tuple[int, int]:
@@ -363,7 +395,7 @@ def add_delegated_noise(total: Any, plan: PartyLaplacePlan | PartyBinomialPlan |
 
     ``mpc.input(sectype(value), senders=Z)``: only the ``|Z|`` delegates secret-share a value (at
     the other parties the placeholder is ignored and nothing is sent), then the draws are summed.
-    Every party must call this with the same ``delegates`` (from :func:`choose_delegates`).
+    Every party must call this with the same ``delegates`` (from :func:`draw_delegates`).
 
     :param total: secure integer, or secure integer array (one noise value per entry).
     :param plan: a :class:`DelegatedNoisePlan`, or a party-drawn plan recalibrated here with the

@@ -257,6 +257,10 @@ class UStatRelease:
     delegation_failure: float = 0.0
     guarantee: str = ""
     seed: int | None = None
+    #: with delegated noise (M_HF): the parties ``Z`` that drew it, and how ``Z`` was drawn
+    #: (:func:`dp.umpc.delegation.draw_delegates`); ``None`` and ``""`` otherwise
+    delegates: list[int] | None = None
+    delegates_drawn_from: str = ""
     sampling_error_bound: float = 0.0
     uncertainty_covers: str = ""
     path: str = "tuples"
@@ -277,7 +281,8 @@ class UStatRelease:
         sds are ``noise_std_per_sum``); ``sampling_error_bound`` a data-independent bound on the sd of
         the tuple-sampling error (:func:`sampling_error_bound`, 0 for all tuples); ``error_bound`` both
         together; ``seed`` the joint public seed of the tuples (:func:`sample_for` recomputes them);
-        ``uncertainty_covers`` says which errors these numbers cover.
+        ``uncertainty_covers`` says which errors these numbers cover; ``delegates`` the noise delegates ``Z``
+        (``null`` without delegation) and ``delegates_drawn_from`` how they were drawn.
         """
         return {"statistic": self.statistic, "estimate": self.estimate, "epsilon": self.epsilon,
                 "delta": self.delta, "n": self.n, "pairs": self.pairs, "parties": self.parties,
@@ -288,6 +293,7 @@ class UStatRelease:
                 "uncertainty_covers": self.uncertainty_covers, "estimate_std": self.estimate_std, "noisy_sums": self.noisy_sums,
                 "phases": self.phases, "missing": self.missing, "clipping": self.clipping, "noise_source": self.noise_source, "sampler_delta": self.sampler_delta,
                 "sampler": self.sampler, "delegation_failure": self.delegation_failure, "guarantee": self.guarantee,
+                "delegates": self.delegates, "delegates_drawn_from": self.delegates_drawn_from,
                 "path": self.path, "plan": self.plan}
 
 
@@ -604,7 +610,7 @@ def add_noise(query: Any, totals: Sequence[Any], planned: Sequence[PlannedNoise]
 
 async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | None = None,
                      missing: str = "refuse", noise_source: NoiseSource | None = None,
-                     receivers: Sequence[int] | None = None, noise_delegates: Sequence[int] | None = None,
+                     receivers: Sequence[int] | None = None, noise_delegates: int | None = None,
                      corrupt_delegates: int | None = None, delegation_failure: float = 0.0) -> UStatRelease | None:
     """Run Pi_U-MPC on the MPyC runtime (already started); every party calls this with its own rows.
 
@@ -618,9 +624,11 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         ``query.noise == "mpc"`` the noise is sampled inside MPC (:func:`dp.secret_noise.secret_laplace_noise`)
         and no party draws anything.
     :param receivers: parties that learn the release (default all).
-    :param noise_delegates: threat model M_HF (Sinh & Ramon §4): only these parties ``Z`` draw the
-        noise (:mod:`dp.umpc.delegation`), calibrated within ``Z`` (``corrupt_delegates`` bounds the
-        corrupt members of ``Z``; default ``|Z| - 1``); default: every party draws.
+    :param noise_delegates: threat model M_HF (Sinh & Ramon §4): ``|Z|``, how many parties draw the noise
+        (:mod:`dp.umpc.delegation`), calibrated within ``Z`` (``corrupt_delegates`` bounds the corrupt
+        members of ``Z``; default ``|Z| - 1``); default: every party draws.  ``Z`` itself is drawn right
+        before the noise phase from fresh joint randomness of the run
+        (:func:`dp.umpc.delegation.draw_delegates`), never from ``seed``; the release names it.
     :param delegation_failure: with ``noise_delegates``, the probability ``F`` that ``Z`` was sized for
         (every delegate corrupt); the release is then ``(epsilon, delta + F)``-DP
         (:mod:`dp.umpc.delegation`), and its ``delta`` says so.
@@ -628,6 +636,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     :raise secure.session.InputError: too few rows or too many tuples (same verdict at every party).
     :raise secure.session.ProtocolFailure: overflow detected by the guarded reveal.
     :raise ValueError: ``noise_source`` or ``noise_delegates`` with noise sampled inside MPC.
+    :raise TypeError: ``noise_delegates`` is not a count (a chosen ``Z`` is not accepted).
     """
     from mpyc.runtime import mpc
 
@@ -641,7 +650,16 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     if query.noise == "mpc" and (noise_source is not None or noise_delegates is not None):
         raise ValueError("noise sampled inside MPC has no party draws: noise_source and noise_delegates "
                          "(--delegate-noise) apply to party noise only")
+    if noise_delegates is not None:
+        from dp.umpc.delegation import delegate_noise_shape
+
+        if isinstance(noise_delegates, bool) or not isinstance(noise_delegates, int):
+            raise TypeError(f"noise_delegates is the number |Z| of noise delegates, got {noise_delegates!r}: "
+                            "Z is drawn from fresh joint randomness of the run, not given")
+        delegate_noise_shape(noise_delegates, corrupt_delegates)  # t_Z in [0, |Z| - 1], before any data is shared
     parties, threshold = len(mpc.parties), int(mpc.threshold)
+    if noise_delegates is not None and noise_delegates > parties:
+        raise ValueError(f"noise_delegates must be at most the number of parties ({parties}), got {noise_delegates}")
     meter = CostMeter()
 
     with meter.phase("intake"):
@@ -666,13 +684,6 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
             raise InputError(f"all parties: {exc}") from None
         samplers = [plan.sampler for plan in planned if isinstance(plan, MpcLaplacePlan)]
         plans: list[NoisePlan] = list(planned)
-        if noise_delegates is not None:
-            from dp.umpc.delegation import delegate_plan
-
-            delegated = [delegate_plan(plan, noise_delegates, corrupt_delegates=corrupt_delegates,
-                                       epsilon_fail=delegation_failure or None)
-                         for plan in planned if not isinstance(plan, MpcLaplacePlan)]
-            plans = list(delegated)
         digits = max((sampler.digits for sampler in samplers), default=0)
         if digits > sectype.bit_length - 2:
             raise InputError(f"all parties: the noise sampled in MPC has {digits} binary digits (|noise| < 2^{digits}), "
@@ -692,14 +703,26 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         assert totals is not None
         await meter.settle(*totals)
 
+    delegates: tuple[int, ...] | None = None
+    drawn_from = ""
+    if noise_delegates is not None:
+        from dp.umpc.delegation import DELEGATES_DRAWN_FROM, delegate_plan, draw_delegates
+
+        with meter.phase("delegates"):  # its own call of joint randomness, right before the noise: never the seed
+            delegates, drawn_from = await draw_delegates(parties, noise_delegates), DELEGATES_DRAWN_FROM
+        delegated = [delegate_plan(plan, delegates, corrupt_delegates=corrupt_delegates,
+                                   epsilon_fail=delegation_failure or None)
+                     for plan in planned if not isinstance(plan, MpcLaplacePlan)]
+        plans = list(delegated)
+
     with meter.phase("noise"):
         draw = noise_source or _own_draw
-        if noise_delegates is None:
+        if delegates is None:
             noisy = add_noise(query, totals, planned, noise_source)
         else:
             from dp.umpc.delegation import add_delegated_noise
 
-            noisy = [add_delegated_noise(total, plan, noise_delegates,
+            noisy = [add_delegated_noise(total, plan, delegates,
                                          noise_source=functools.partial(_draw_at, draw, index=index))
                      for index, (total, plan) in enumerate(zip(totals, delegated))]
         await meter.settle(*noisy)
@@ -727,6 +750,8 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         missing=missing, clipping=query.clipping,
         noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler, delegation_failure=failure,
         seed=public_seed, sampling_error_bound=sampling_error_bound(query, rows, tuples, opened),
+        delegates=None if delegates is None else list(delegates),
+        delegates_drawn_from=drawn_from,
         uncertainty_covers=uncertainty_text(query),
         guarantee=release_guarantee(query, plans, released_delta, sampler_delta, failure,
-                                    None if noise_delegates is None else len(noise_delegates)))
+                                    None if delegates is None else len(delegates)))

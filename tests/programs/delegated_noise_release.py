@@ -5,7 +5,8 @@ Used by tests/test_noise_delegation.py.  Run:
 
 1. The kernel sum of Kendall's tau (sysBP, diaBP; 60 balanced tuples from the public SEED) is
    computed on secret shares as in :func:`dp.umpc.protocol.run_secure`.
-2. Z = choose_delegates(SEED, m, delegate_size(EPS_FAIL, HONEST_FRACTION, parties=m)); delegate i
+2. Z = draw_delegates(m, delegate_size(EPS_FAIL, HONEST_FRACTION, parties=m)) (fresh joint randomness,
+   not SEED; the record names Z); delegate i
    adds the fixed, known draw ``10 * (i + 1) + 1`` (the test repeats it in the simulated path);
    the noisy sum is opened with the guarded reveal.
 3. Cost of the noise phase alone, for a scalar and for a vector of LENGTH noise values: every party
@@ -19,7 +20,7 @@ import sys
 import numpy as np
 from mpyc.runtime import mpc
 
-from dp.umpc.delegation import add_delegated_noise, choose_delegates, delegate_plan, delegate_size
+from dp.umpc.delegation import add_delegated_noise, delegate_plan, delegate_size, draw_delegates
 from dp.umpc.protocol import UStatQuery, plans_for, prepare_rows, sample_for
 from secure.aggregation import SumRange, add_party_noise, guarded_reveal, secure_sum, sum_party_vectors
 from secure.intake import ColumnSpec, exchange_counts, party_rows, share_rows
@@ -49,7 +50,7 @@ async def main(csv: str, seed: int, epsilon_fail: float, honest_fraction: float,
     await mpc.gather(total)
 
     size = delegate_size(epsilon_fail, honest_fraction, parties=parties)
-    delegates = choose_delegates(seed, parties, size)
+    delegates = await draw_delegates(parties, size)
     delegated = delegate_plan(plan, delegates, epsilon_fail=epsilon_fail)
     noisy = add_delegated_noise(total, delegated, delegates, noise_source=fixed_delegate_draw)
     output = query.outputs[0]
