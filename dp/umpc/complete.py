@@ -47,14 +47,16 @@ from typing import Any
 
 import numpy as np
 
+from dp.comparison_leakage import sort_leak_plan
 from dp.noise_plans import MpcLaplacePlan, NoisePlan, PlannedNoise, plan_noise
-from dp.umpc.planner import PathPlan, histogram_grid, plan_path, sort_bits
+from dp.umpc.planner import PathPlan, SampledAccuracy, histogram_grid, plan_path, sort_bits
 from dp.umpc.protocol import (NoiseSource, Simulation, UStatQuery, UStatRelease, _split_budget, add_noise,
                               estimate_noise_std, kernel_specs, prepare_rows, release_guarantee, sampler_summary,
                               simulated_noise, uncertainty_text)
 from dp.sampling import tuple_count
 from secure.intake import FixedPointRows
 from secure.kernels import Kernel, VolumeUnderSurface
+from secure.security_parameter import restores_security_parameter
 
 __all__ = ["plan_for", "complete_max_degree", "complete_plans", "grid_values", "local_cells", "complete_sums_plain",
            "complete_bit_length", "simulate_complete", "run_complete", "CompleteSums", "SecureTotals",
@@ -86,8 +88,38 @@ def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegate
     if query.clipping == "secure":
         unavailable["histogram"] = ("--clip secure clips inside MPC, but the histogram path counts each party's rows "
                                     "at the party, so its clipping is local; use --path sort or tuples")
+    accuracy = sampled_accuracy(query, rows, parties) if pairs == "auto" and choice == "auto" else None
     return plan_path(query.kernel, query.specs, rows=rows, parties=parties, choice=choice,  # type: ignore[arg-type]
-                     tuples=query.tuples, sample_if_cheaper=pairs == "auto", unavailable=unavailable, why=chosen_by)
+                     tuples=query.tuples, sample_if_cheaper=pairs == "auto", unavailable=unavailable, why=chosen_by,
+                     accuracy=accuracy)
+
+
+def sampled_accuracy(query: UStatQuery, rows: int, parties: int) -> SampledAccuracy | None:
+    """The modelled sampling error and noise std of ``query``'s ``|E|`` sampled tuples, from public parameters,
+    for ``--pairs auto`` to weigh (:func:`dp.umpc.planner.plan_path`).
+
+    The tuples are drawn with the public seed 0 (the run draws its own with the joint seed; ``delta_max`` and
+    BalancedSamp's design factor barely differ); the sampling error is the data-independent bound of
+    :func:`dp.umpc.protocol.sampling_error_bound` (Sinh & Ramon App. D.1.2), the noise std that of the first
+    released sum at MPyC's default threshold ``t = floor((m - 1) / 2)``.  A ratio (AUC, VUS) is taken with
+    every tuple comparable (share 1): both the error and the noise of the ratio grow as the share falls.
+    ``None`` when there is nothing to weigh (all tuples) or the noise cannot be planned (its own check says why).
+    """
+    from dp.umpc.protocol import _noise_std, plans_for, sample_for
+    from dp.umpc.sampler_variance import incompleteness_variance_bound
+
+    if query.tuples is None or query.tuples >= tuple_count(rows, query.kernel.degree):
+        return None
+    try:
+        design = sample_for(query, rows, 0)
+        plans = plans_for(query, design, rows, parties, (parties - 1) // 2)
+    except (ValueError, TypeError):
+        return None
+    first = query.outputs[0]
+    variance = incompleteness_variance_bound(query.sampling, rows=rows, degree=query.kernel.degree,
+                                             tuples=query.tuples, value_range=(first.high - first.low) / first.scale,
+                                             design=design)
+    return SampledAccuracy(math.sqrt(variance), _noise_std(query, len(design), plans)[0])
 
 
 def complete_max_degree(rows: int, degree: int, kernel: Kernel | None = None) -> int:
@@ -184,11 +216,11 @@ def complete_bit_length(query: UStatQuery, rows: int, path: str, plans: Sequence
 
 
 def complete_secure_type(query: UStatQuery, rows: int, path: str, plans: Sequence[NoisePlan]) -> Any:
-    """MPyC's secure integers for ``path``: the derived length, or ``-L`` if given (refused if too short)."""
-    from mpyc.runtime import mpc
-
+    """MPyC's secure integers for ``path``: the derived length, or ``-L`` if given (refused if too short); the
+    prime field fits the current ``-K`` (:func:`secure.security_parameter.secure_integers`)."""
     from secure.errors import InputError
     from secure.parties import explicit_bit_length
+    from secure.security_parameter import secure_integers
 
     needed = complete_bit_length(query, rows, path, plans)
     given = explicit_bit_length()
@@ -196,7 +228,7 @@ def complete_secure_type(query: UStatQuery, rows: int, path: str, plans: Sequenc
         raise InputError(f"all parties: the complete {query.kernel.name} of n = {rows} rows on the {path} path "
                          f"needs {needed}-bit secure integers (sums over all tuples and their noise), got -L {given}; "
                          f"give -L {needed} or more, or leave -L out")
-    return mpc.SecInt(given if given is not None else needed)
+    return secure_integers(given if given is not None else needed)
 
 
 def simulate_complete(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int, runs: int = 1,
@@ -250,11 +282,11 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: s
     kernel = query.kernel
     rows = sum(counts)
     if path == "histogram":
-        from secure.histograms import histogram_sums, local_histogram, secure_histogram
+        from secure.histograms import checked_secure_histogram, histogram_sums, local_histogram
 
         with meter.phase("histogram"):
             local = local_histogram(local_cells(query, fixed), histogram_grid(kernel, query.specs))
-            joint = secure_histogram(sectype, local)
+            joint = await checked_secure_histogram(sectype, local, counts)  # each party's counts sum to its rows
             await meter.settle(joint)
         with meter.phase("sums"):
             totals = list(histogram_sums(kernel, joint, grid_values(query), secure=True))
@@ -289,6 +321,7 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: s
     return SecureTotals(totals, positives)
 
 
+@restores_security_parameter
 async def run_complete(query: UStatQuery, fixed: FixedPointRows, plan: PathPlan, *, missing: str = "refuse",
                        noise_source: NoiseSource | None = None,
                        receivers: Sequence[int] | None = None) -> UStatRelease | None:
@@ -331,7 +364,11 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows, plan: PathPlan,
             plans: list[PlannedNoise] = list(complete_plans(query, rows, parties, threshold))
         except ValueError as exc:
             raise InputError(f"all parties: {exc}") from None
-        sectype = complete_secure_type(query, rows, plan.path, plans)
+        from secure.parties import explicit_bit_length
+
+        type_bits = explicit_bit_length() or complete_bit_length(query, rows, plan.path, plans)
+        leak = sort_leak_plan(query, rows, plan.path, bits=sort_bits(kernel, query.specs), type_bits=type_bits)
+        sectype = complete_secure_type(query, rows, plan.path, plans)  # made after -K is raised: its field fits
     totals = (await secure_complete_sums(query, fixed, plan.path, sectype, counts, meter)).sums
     with meter.phase("noise"):
         noisy = add_noise(query, totals, plans, noise_source)
@@ -345,6 +382,7 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows, plan: PathPlan,
     if not opened:
         return None
     released_delta, sampler_delta, sampler = sampler_summary(query, plans)
+    released_delta += leak.delta  # (1 + e^eps) s of the sort's openings (dp.comparison_leakage), <= 2^-40
     complete_query = replace(query, tuples=None)
     return UStatRelease(
         statistic=kernel.name, estimate=kernel.estimate(opened, tuples, query.widths),
@@ -358,6 +396,7 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows, plan: PathPlan,
         phases={name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()},
         missing=missing, clipping="secure" if plan.path == "sort" and query.clipping == "secure" else "local",
         noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler,
-        guarantee=release_guarantee(query, plans, released_delta, sampler_delta),
+        guarantee=release_guarantee(query, plans, released_delta, sampler_delta) + "; " + leak.describe(),
+        comparison_leak=leak.record(),
         seed=None, sampling_error_bound=0.0, uncertainty_covers=uncertainty_text(complete_query),
         path=plan.path, plan=plan.describe())

@@ -32,7 +32,8 @@ from secure.columns import ColumnSpec
 from secure.kernels import Kernel
 
 __all__ = ["Path", "PathChoice", "PATHS", "PATH_CHOICES", "PathCost", "PathPlan", "plan_path", "path_costs",
-           "histogram_grid", "sort_bits", "HISTOGRAM_FORMS", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT"]
+           "histogram_grid", "sort_bits", "HISTOGRAM_FORMS", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT",
+           "SampledAccuracy", "AUTO_CHEAP_SECONDS", "AUTO_ACCURACY_SECONDS"]
 
 Path = Literal["histogram", "sort", "tuples"]
 PathChoice = Literal["auto", "histogram", "sort", "tuples"]
@@ -77,6 +78,13 @@ HISTOGRAM_MEMORY_LIMIT = 8 << 30
 #: ... or above this modelled time
 HISTOGRAM_SECONDS_LIMIT = 3600.0
 
+#: ``--pairs auto`` computes the complete statistic (no sampling error) whenever a complete path is modelled
+#: at most this many seconds, even if sampling would be faster: a wait this short buys exactness
+AUTO_CHEAP_SECONDS = 30.0
+#: ... and, when the sampled run's sampling error would exceed its noise (:class:`SampledAccuracy`), whenever
+#: a complete path is modelled at most this many seconds (beyond it, ``--pairs all`` asks for it explicitly)
+AUTO_ACCURACY_SECONDS = 600.0
+
 #: secure comparisons and products per tuple of each kernel in Pi_U-MPC (secure.kernels)
 _TUPLE_WORK = {"kendall": (2, 1), "gini": (1, 1), "auc": (1, 2), "duplicate": (1, 0), "rand": (2, 1),
                "vus": (2, 16)}
@@ -103,6 +111,27 @@ class PathCost:
             return f"{self.path}: unavailable ({self.reason})"
         return (f"{self.path}: {self.seconds:.3g} s, {self.bytes_sent / 1e6:.3g} MB sent, "
                 f"{self.memory / 1e6:.3g} MB per party (modelled)")
+
+
+@dataclass(frozen=True)
+class SampledAccuracy:
+    """The modelled uncertainty of the sampled run that ``--pairs auto`` weighs against a complete path.
+
+    ``sampling_error``: one sd bound of the tuple-sampling error (Sinh & Ramon App. D.1.2); ``noise_std``: the
+    sd of the DP noise in the estimate; both in the statistic's units, from public parameters only.
+    """
+
+    sampling_error: float
+    noise_std: float
+
+    @property
+    def sampling_dominates(self) -> bool:
+        """Whether the sampling error would exceed the noise (exactness then buys more than the noise costs)."""
+        return self.sampling_error > self.noise_std
+
+    def describe(self) -> str:
+        """``sampling error <= 0.024 vs noise std 0.0077``."""
+        return f"sampling error <= {self.sampling_error:.2g} vs noise std {self.noise_std:.2g}"
 
 
 @dataclass(frozen=True)
@@ -206,7 +235,8 @@ def path_costs(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, partie
 
 def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties: int,
               choice: PathChoice = "auto", tuples: int | None = None, sample_if_cheaper: bool = False,
-              unavailable: dict[str, str] | None = None, why: str | None = None) -> PathPlan:
+              unavailable: dict[str, str] | None = None, why: str | None = None,
+              accuracy: SampledAccuracy | None = None) -> PathPlan:
     """Choose how to compute the statistic, from public parameters only.
 
     :param choice: ``auto`` (the model decides) or a forced path.
@@ -214,12 +244,15 @@ def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties
         ``sample_if_cheaper`` and with ``choice="auto"`` it must be ``None`` (the complete statistic).
     :param sample_if_cheaper: with ``auto``, whether sampled tuples (``|E| = tuples``) may win over the
         complete paths.  A complete path is exact (no sampling error), so it is chosen whenever its
-        modelled time is at most the sampled run's; otherwise the sampled run is chosen.  Without it
+        modelled time is at most the sampled run's, or at most :data:`AUTO_CHEAP_SECONDS`, or -- when
+        ``accuracy`` says the sampled run's sampling error would exceed its noise -- at most
+        :data:`AUTO_ACCURACY_SECONDS`; otherwise the sampled run is chosen.  The plan line says which.  Without it
         (``--pairs all``), the cheapest of the complete ways is chosen: histogram, sort, or all tuples.
     :param unavailable: paths ruled out by other options, with the reason (``--clip secure`` rules out
         the histogram path, whose counts are made -- and clipped -- at each party).
     :param why: with a path other than ``auto``, what chose it when the user did not (``--delegate-noise
         runs on sampled tuples only``); the plan line says this instead of ``forced``.
+    :param accuracy: the sampled run's modelled sampling error and noise (``None``: time alone decides).
     :raise ValueError: a forced path that cannot run (no form for this kernel, or a histogram grid too
         large: the message gives the modelled memory and time).
     """
@@ -240,14 +273,46 @@ def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties
     best = min(complete, key=lambda cost: cost.seconds, default=None)
     sampled = costs["tuples"]
     if sample_if_cheaper:
-        if best is not None and best.seconds <= sampled.seconds:
-            return PathPlan(best.path, f"complete and exact, modelled {best.seconds:.3g} s <= "
-                                       f"{sampled.seconds:.3g} s for |E| = {sampled.tuples} sampled tuples", costs)
-        return PathPlan("tuples", f"|E| = {sampled.tuples} sampled tuples, modelled faster than a complete path",
-                        costs, tuples)
+        because = _complete_reason(best, sampled, accuracy)
+        if best is not None and because is not None:
+            return PathPlan(best.path, because, costs)
+        return PathPlan("tuples", _sampled_reason(best, sampled, accuracy), costs, tuples)
     if best is not None and best.seconds <= sampled.seconds:
         return PathPlan(best.path, "the cheapest complete way, modelled", costs)
     return PathPlan("tuples", "all tuples evaluated: the cheapest complete way, modelled", costs, tuples)
+
+
+def _complete_reason(best: PathCost | None, sampled: PathCost, accuracy: SampledAccuracy | None) -> str | None:
+    """Why ``auto`` takes the complete path ``best`` over ``sampled`` tuples, or ``None`` if it does not."""
+    if best is None:
+        return None
+    weighed = f" ({accuracy.describe()} for them)" if accuracy is not None else ""
+    if best.seconds <= sampled.seconds:
+        return (f"complete and exact, modelled {best.seconds:.3g} s <= {sampled.seconds:.3g} s for "
+                f"|E| = {sampled.tuples} sampled tuples{weighed}")
+    if best.seconds <= AUTO_CHEAP_SECONDS:
+        return (f"complete and exact, modelled {best.seconds:.3g} s, under {AUTO_CHEAP_SECONDS:g} s: no sampling "
+                f"error for {best.seconds - sampled.seconds:.3g} s more than |E| = {sampled.tuples} sampled "
+                f"tuples{weighed}")
+    if accuracy is not None and accuracy.sampling_dominates and best.seconds <= AUTO_ACCURACY_SECONDS:
+        return (f"complete and exact, modelled {best.seconds:.3g} s (<= {AUTO_ACCURACY_SECONDS:g} s): |E| = "
+                f"{sampled.tuples} sampled tuples ({sampled.seconds:.3g} s) would have a larger sampling error than "
+                f"noise ({accuracy.describe()})")
+    return None
+
+
+def _sampled_reason(best: PathCost | None, sampled: PathCost, accuracy: SampledAccuracy | None) -> str:
+    """Why ``auto`` samples: no complete path fits, or the complete one is slow and (or) the noise dominates."""
+    if best is None:
+        return f"|E| = {sampled.tuples} sampled tuples: no complete path can run here"
+    head = f"|E| = {sampled.tuples} sampled tuples, modelled faster than a complete path"
+    slow = f"{best.path} modelled {best.seconds:.3g} s > {AUTO_CHEAP_SECONDS:g} s"
+    if accuracy is None:
+        return f"{head} ({slow})"
+    if accuracy.sampling_dominates:
+        return (f"{head} ({slow}; {accuracy.describe()}, but {best.seconds:.3g} s > {AUTO_ACCURACY_SECONDS:g} s: "
+                "--pairs all computes the complete statistic)")
+    return f"{head} ({slow}; {accuracy.describe()}: the noise dominates)"
 
 
 def _histogram_fits(cost: PathCost) -> bool:
