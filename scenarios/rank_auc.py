@@ -231,7 +231,7 @@ def _deliver(options: Options, releases: Sequence[tuple[Any, int]]) -> None:
                         "threshold": release.threshold, "noise_source": release.noise_source,
                         "mechanism": release.mechanism, "guarantee": release.guarantee,
                         "phases": release.phases, "noisy_2u": release.twice_u, "noisy_positives": release.positives,
-                        "path": release.path, "plan": release.plan,
+                        "path": release.path, "plan": release.plan, **release.comparison_leak,
                         "missing": options.missing.mode, "fill": dict(options.missing.fills),
                         **release.honest_keys()})
         if options.noise_switch is not None and release.noise_source != "mpc":

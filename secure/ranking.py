@@ -22,8 +22,10 @@ of the secure type that holds the sums.  :func:`sort_costs` gives their public c
 the ``*_plain`` functions mirror them on Python integers.  :func:`twice_mann_whitney` (two sorts
 at the type's bit length) is kept as the reference.
 
-Threat model: passive adversary, at most ``t < m/2`` corrupted parties; only secure comparisons and
-arithmetic on shares are used, nothing is opened here.
+Threat model: passive adversary, at most ``t < m/2`` corrupted parties; only secure comparisons,
+arithmetic on shares and type conversions are used.  Each comparison and conversion opens its value
+under a random mask ``sec_param`` bits longer (statistically hiding, not perfectly):
+:mod:`secure.leakage` counts them (:func:`secure.leakage.sort_openings`) and bounds what they leak.
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["twice_mann_whitney", "sorting_stages", "sort_by_stages", "sort_at_bits", "sorted_auc_sums",
+__all__ = ["twice_mann_whitney", "sorting_stages", "sort_by_stages", "sort_at_bits", "sorted_auc_sums", "compact_bit_length",
            "sorted_gini_sum", "sorted_auc_sums_plain", "sorted_gini_sum_plain", "SortCost", "sort_costs"]
 
 SecureInt = Any  # an MPyC secure integer (e.g. SecInt32), as returned by ``mpc.np_sum``
@@ -154,11 +156,19 @@ async def sort_at_bits(a: Any, key_row: int, *, bits: int, task: str = "secure s
                                 bits=bits)
 
 
-def _compact_type(sectype: Any, bit_length: int) -> Any:
-    """The secure integer type of ``bit_length`` bits, or ``sectype`` itself if that is not longer."""
-    from mpyc.runtime import mpc
+def compact_bit_length(statistic: str, n: int, bits: int) -> int:
+    """Bit length of the shorter secure type the sort of ``statistic`` (``auc`` or ``gini``) runs on: the keys'
+    ``bits``, and for AUC also counts up to ``2n``.  The sort converts into it (and back) only if the
+    caller's type is longer (:func:`secure.leakage.sort_openings` counts those conversions)."""
+    return max(bits, (2 * n).bit_length() + 1) if statistic == "auc" else bits
 
-    return mpc.SecInt(bit_length) if bit_length < sectype.bit_length else sectype
+
+def _compact_type(sectype: Any, bit_length: int) -> Any:
+    """The secure integer type of ``bit_length`` bits (its field sized for the current ``-K``,
+    :func:`secure.security_parameter.secure_integers`), or ``sectype`` itself if that is not longer."""
+    from secure.security_parameter import secure_integers
+
+    return secure_integers(bit_length) if bit_length < sectype.bit_length else sectype
 
 
 def _convert(a: Any, sectype: Any) -> Any:
@@ -242,7 +252,7 @@ async def sorted_auc_sums(scores: Any, labels: Any, *, bits: int,
     if n < 2:
         raise ValueError(f"need at least 2 rows for an AUC, got {n}")
     _check_bits(bits, scores.sectype.bit_length)
-    compact = _compact_type(scores.sectype, max(bits, (2 * n).bit_length() + 1))  # keys, and counts up to 2n
+    compact = _compact_type(scores.sectype, compact_bit_length("auc", n, bits))  # keys, and counts up to 2n
     rows = mpc.np_stack([_convert(2 * scores + labels, compact), _convert(labels, compact)])
     ordered = await sort_at_bits(rows, 0, bits=bits, task=task)
     label = ordered[1]
@@ -277,7 +287,7 @@ async def sorted_gini_sum(values: Any, *, bits: int, task: str = "secure sort") 
         raise ValueError(f"values must be 1-D, got shape {values.shape}")
     n = values.shape[0]
     _check_bits(bits, values.sectype.bit_length)
-    compact = _compact_type(values.sectype, bits)
+    compact = _compact_type(values.sectype, compact_bit_length("gini", n, bits))
     ordered = await sort_by_stages(_convert(values, compact), lambda block: block, task=task, bits=bits)
     weights = 2 * np.arange(1, n + 1) - n - 1
     return mpc.np_sum(_convert(ordered, values.sectype) * weights)

@@ -60,11 +60,13 @@ from dp import calibration
 from dp.noise_plans import (MPC_LAPLACE, NOISE_SOURCES, MpcLaplacePlan, NoisePlan, PartyNoisePlan, PlannedNoise,
                             plan_noise, polya_tail_bound)
 from dp.sampling import SAMPLING_METHODS, max_degree, sample_tuples, tuple_count
+from dp.comparison_leakage import leak_of_run, tuples_leak_plan, tuples_path_openings
 from dp.umpc.sampler_variance import incompleteness_variance_bound
 from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace, simulate_secret_laplace
 from dp.validation import check_delta, check_epsilon, check_noise_scale, check_positive_int
 from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
 from secure.kernels import Kernel, KernelOutput
+from secure.security_parameter import restores_security_parameter
 
 __all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "prepare_kernel_rows", "kernel_specs", "sample_for", "secure_integer_type", "sampled_bit_length", "UStatRelease", "release_guarantee",
            "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "NOISE_SOURCES", "MPC_LAPLACE",
@@ -265,6 +267,8 @@ class UStatRelease:
     uncertainty_covers: str = ""
     path: str = "tuples"
     plan: str = ""
+    #: MPyC's masked openings and their share of ``delta`` (:meth:`dp.comparison_leakage.ComparisonLeak.record`)
+    comparison_leak: dict[str, Any] = field(default_factory=dict)
     #: this party's privacy-budget line (:meth:`dp.budget.agreement.Reservation.describe`), set by
     #: :func:`dp.umpc.release`; the library does not print it, the caller does
     budget: str = ""
@@ -294,7 +298,7 @@ class UStatRelease:
                 "phases": self.phases, "missing": self.missing, "clipping": self.clipping, "noise_source": self.noise_source, "sampler_delta": self.sampler_delta,
                 "sampler": self.sampler, "delegation_failure": self.delegation_failure, "guarantee": self.guarantee,
                 "delegates": self.delegates, "delegates_drawn_from": self.delegates_drawn_from,
-                "path": self.path, "plan": self.plan}
+                "path": self.path, "plan": self.plan, **self.comparison_leak}
 
 
 def _split_budget(query: UStatQuery) -> tuple[float, float]:
@@ -550,17 +554,18 @@ def secure_integer_type(query: Any, rows: int | None = None) -> tuple[Any, int]:
     """
     from mpyc.runtime import mpc
 
+    from secure.security_parameter import secure_integers
     from secure.parties import explicit_bit_length
     from secure.session import InputError
 
     bits = query.kernel.comparison_bits(query.widths)
     given = explicit_bit_length()
     if given is not None:
-        sectype = mpc.SecInt(given)
+        sectype = secure_integers(given)
     elif rows is not None and isinstance(query, UStatQuery):
-        sectype = mpc.SecInt(sampled_bit_length(query, rows, len(mpc.parties), int(mpc.threshold)))
+        sectype = secure_integers(sampled_bit_length(query, rows, len(mpc.parties), int(mpc.threshold)))
     else:
-        sectype = mpc.SecInt(max(bits, int(mpc.options.bit_length)))
+        sectype = secure_integers(max(bits, int(mpc.options.bit_length)))
     if bits > sectype.bit_length:
         raise InputError(f"all parties: the domains of columns {', '.join(s.name for s in query.specs)} at "
                          f"{max(s.precision for s in query.specs)} fractional bits need {bits}-bit secure "
@@ -608,6 +613,7 @@ def add_noise(query: Any, totals: Sequence[Any], planned: Sequence[PlannedNoise]
             for index, (total, plan) in enumerate(zip(totals, _party_drawn(planned)))]
 
 
+@restores_security_parameter
 async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | None = None,
                      missing: str = "refuse", noise_source: NoiseSource | None = None,
                      receivers: Sequence[int] | None = None, noise_delegates: int | None = None,
@@ -667,6 +673,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         rows = sum(counts)
         try:
             check_sizes(query, rows)
+            leak_planned = tuples_leak_plan(query, rows)  # MPyC's -K raised before any secure type or comparison
         except ValueError as exc:
             raise InputError(f"all parties: {exc}") from None
         sectype, bits = secure_integer_type(query, rows)
@@ -736,6 +743,9 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     released_delta, sampler_delta, sampler = sampler_summary(query, plans)
     failure = delegation_failure if noise_delegates is not None else 0.0
     released_delta += failure
+    leak = leak_of_run(leak_planned, tuples_path_openings(query.kernel, query.specs, tuples=len(tuples), rows=rows,
+                                                          clipping=query.clipping), epsilon=query.epsilon)
+    released_delta += leak.delta  # (1 + e^eps) s of the comparisons (dp.comparison_leakage), <= 2^-40
     return UStatRelease(
         statistic=query.kernel.name,
         estimate=query.kernel.estimate(opened, len(tuples), query.widths),
@@ -754,4 +764,5 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         delegates_drawn_from=drawn_from,
         uncertainty_covers=uncertainty_text(query),
         guarantee=release_guarantee(query, plans, released_delta, sampler_delta, failure,
-                                    None if delegates is None else len(delegates)))
+                                    None if delegates is None else len(delegates)) + "; " + leak.describe(),
+        comparison_leak=leak.record())

@@ -1,0 +1,213 @@
+r"""MPyC's comparison leakage in the DP guarantee: the security parameter ``K`` raised so that it stays below 2^-40.
+
+Each secure comparison, equality test and type conversion of MPyC opens its value under a random mask
+only ``K`` bits longer (``-K``, MPyC's ``sec_param``; Toft's comparison and Catrina & de Hoogh's masked
+opening, :mod:`secure.leakage`), so a coalition's view of a run with ``N`` such openings is within
+statistical distance ``s <= sum of the per-opening bounds`` (about ``N 2^-k``, ``k = K - 2`` at
+``m = 3, t = 1``: :func:`secure.leakage.statistical_distance`) of a simulation from the released values.
+
+Why that adds ``(1 + e^epsilon) s`` to delta.  Let ``M`` be the released (epsilon, delta)-DP values and
+``V(D)`` the coalition's view on data ``D``, ``|P[V(D) in S] - P[Sim(M(D)) in S]| <= s`` for every event
+``S``.  For neighbours ``D, D'``:
+
+.. math:: P[V(D) \in S] \le P[Sim(M(D)) \in S] + s \le e^\epsilon P[Sim(M(D')) \in S] + \delta + s
+          \le e^\epsilon (P[V(D') \in S] + s) + \delta + s,
+
+so the run is ``(epsilon, delta + (1 + e^epsilon) s)``-DP against the coalition (post-processing of ``M`` by
+the simulator, then the distance on both sides).
+
+What we do (:func:`plan_leak`).  ``N`` follows from public parameters (the number of tuples and the kernel,
+the size of the sort network, the clipped values: :mod:`secure.leakage`), so before the first comparison
+every party raises ``K`` to the same smallest value with ``(1 + e^epsilon) s(K) <= 2^-40``
+(:data:`LEAK_TARGET`); the launch ``-K`` is compared across parties and the rest is agreed, so the raised
+value is the same everywhere.  The release's delta then includes the leak ``(1 + e^epsilon) s(K) <= 2^-40``,
+the ledger charges :data:`LEAK_TARGET` for it (before the run, when ``N`` is not known yet), and the record
+says ``comparisons`` (``N``), ``comparison_leak_delta`` and ``security_parameter``.  A larger ``K`` costs
+bytes: MPyC's prime field has ``L + K + 2`` bits (:func:`secure.security_parameter.field_bits`), which the planner's
+modelled bytes follow (:mod:`dp.umpc.planner`).  Paths that open nothing data-dependent (histogram, ECDF,
+FSS, party noise, the in-MPC sampler) have ``N = 0`` and keep the launch ``K``.
+
+Threat model: passive, static, ``t < m/2`` (as :mod:`secure.leakage`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from collections.abc import Sequence
+from typing import Any
+
+from secure.columns import ColumnSpec
+from secure.kernels import Kernel
+from secure.leakage import MaskedOpenings, clip_openings, sort_openings, statistical_distance, tuple_openings
+
+__all__ = ["LEAK_TARGET", "MAX_SECURITY_PARAMETER", "ComparisonLeak", "leak_delta", "plan_leak", "leak_at", "no_leak",
+           "secure_clip_columns", "tuples_path_openings", "sort_path_openings", "raise_security_parameter",
+           "leak_of_run", "tuples_leak_plan", "sort_leak_plan"]
+
+#: the most that the comparisons of one release may add to its delta
+LEAK_TARGET = 2.0 ** -40
+#: the largest ``K`` we raise to (the field grows by one bit per unit of ``K``)
+MAX_SECURITY_PARAMETER = 512
+
+
+def leak_delta(epsilon: float, distance: float) -> float:
+    """``(1 + e^epsilon) s``: what statistical distance ``s`` adds to delta (module docstring); ``inf`` if it
+    overflows."""
+    if distance == 0:
+        return 0.0
+    log_value = math.log(distance) + epsilon + math.log1p(math.exp(-epsilon))
+    return math.exp(log_value) if log_value < 700 else math.inf
+
+
+@dataclass(frozen=True)
+class ComparisonLeak:
+    """The masked openings of one release, the security parameter they ran at, and what they add to delta.
+
+    :param openings: counts by kind (:class:`secure.leakage.MaskedOpenings`).
+    :param security_parameter: ``K`` of the run (raised or as launched).
+    :param launched: ``-K`` the parties were started with.
+    :param delta: ``(1 + e^epsilon) s(K)`` with ``s`` the distance bound of the openings.
+    """
+
+    openings: MaskedOpenings
+    security_parameter: int
+    launched: int
+    delta: float
+
+    @property
+    def comparisons(self) -> int:
+        """``N``: every masked opening (comparisons, equality tests, conversions)."""
+        return self.openings.total
+
+    def describe(self) -> str:
+        """One line: ``N``, ``K`` (raised or not) and the delta it adds."""
+        if self.comparisons == 0:
+            return f"comparisons: none opened (N = 0), -K {self.launched} as launched, nothing added to delta"
+        kinds = ", ".join(f"{count} {name.replace('_', ' ')}" for name, count in self.openings.as_dict().items() if count)
+        how = (f"-K raised {self.launched} -> {self.security_parameter}" if self.security_parameter > self.launched
+               else f"-K {self.security_parameter} as launched")
+        return (f"comparisons: N = {self.comparisons} masked openings ({kinds}); {how} so that "
+                f"(1 + e^eps) N-bound = {self.delta:.2g} <= 2^-40, included in delta")
+
+    def record(self) -> dict[str, Any]:
+        """The record's keys: ``comparisons`` (N), ``comparison_openings`` (by kind), ``comparison_leak_delta``,
+        ``security_parameter`` (``K`` of the run) and ``launched_security_parameter``."""
+        return {"comparisons": self.comparisons, "comparison_openings": self.openings.as_dict(),
+                "comparison_leak_delta": self.delta, "security_parameter": self.security_parameter,
+                "launched_security_parameter": self.launched}
+
+
+def no_leak(launched: int) -> ComparisonLeak:
+    """A release that opened nothing data-dependent."""
+    return ComparisonLeak(MaskedOpenings(), launched, launched, 0.0)
+
+
+def plan_leak(openings: MaskedOpenings, *, epsilon: float, parties: int, threshold: int, launched: int,
+              prss: bool = True, target: float = LEAK_TARGET) -> ComparisonLeak:
+    """The smallest ``K >= launched`` with ``(1 + e^epsilon) s(K) <= target`` for these openings.
+
+    :param launched: the ``-K`` the parties started with (never lowered).
+    :param prss: MPyC's pseudorandom secret sharing (``not mpc.options.no_prss``).
+    :raise ValueError: a bad parameter, or no ``K`` up to :data:`MAX_SECURITY_PARAMETER` suffices (a huge
+        epsilon).
+    """
+    if not math.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError(f"epsilon must be positive, got {epsilon}")
+    if not 0 < target < 1:
+        raise ValueError(f"target must lie in (0, 1), got {target}")
+    if openings.total == 0:
+        return no_leak(launched)
+    for sec_param in range(max(1, launched), MAX_SECURITY_PARAMETER + 1):
+        distance = statistical_distance(openings, sec_param=sec_param, parties=parties, threshold=threshold,
+                                        prss=prss)
+        delta = leak_delta(epsilon, distance)
+        if delta <= target:
+            return ComparisonLeak(openings, sec_param, launched, delta)
+    raise ValueError(f"epsilon {epsilon:g} is too large: no security parameter up to {MAX_SECURITY_PARAMETER} keeps "
+                     f"the leakage of {openings.total} comparisons below {target:.2g}")
+
+
+def leak_at(openings: MaskedOpenings, *, epsilon: float, parties: int, threshold: int, sec_param: int,
+            launched: int, prss: bool = True) -> ComparisonLeak:
+    """The leak of ``openings`` run at ``sec_param`` (planned for an upper bound on the openings)."""
+    distance = statistical_distance(openings, sec_param=sec_param, parties=parties, threshold=threshold, prss=prss)
+    return ComparisonLeak(openings, sec_param, launched, leak_delta(epsilon, distance) if openings.total else 0.0)
+
+
+def secure_clip_columns(kernel: Kernel, specs: Sequence[ColumnSpec]) -> int:
+    """How many columns ``--clip secure`` clips inside MPC (:func:`secure.clipping.clip_secure`): every kernel
+    column except labels and categorical columns (their codes are validated at the party, never clipped)."""
+    return sum(1 for position, spec in enumerate(specs)
+               if position not in kernel.categories and not spec.is_categorical)
+
+
+def tuples_path_openings(kernel: Kernel, specs: Sequence[ColumnSpec], *, tuples: int, rows: int,
+                         clipping: str) -> MaskedOpenings:
+    """The tuples path (:func:`dp.umpc.protocol.run_secure`): the kernel on ``tuples`` tuples, and with
+    ``clipping == "secure"`` two less-than tests per clipped value of the ``rows`` rows."""
+    clipped = rows * secure_clip_columns(kernel, specs) if clipping == "secure" else 0
+    return tuple_openings(kernel.name, tuples) + clip_openings(clipped)
+
+
+def sort_path_openings(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, bits: int, type_bits: int,
+                       clipping: str) -> MaskedOpenings:
+    """The sort path (:func:`dp.umpc.complete.secure_complete_sums`, hence also :mod:`dp.rank_auc`): one sort of
+    ``rows`` rows comparing at ``bits`` bits on ``type_bits``-bit secure integers, plus secure clipping."""
+    clipped = rows * secure_clip_columns(kernel, specs) if clipping == "secure" else 0
+    return sort_openings(kernel.name, rows, bits=bits, type_bits=type_bits) + clip_openings(clipped)
+
+
+def _runtime() -> tuple[int, int, int, bool]:
+    """``(m, t, K, prss)`` of the running MPyC runtime."""
+    from mpyc.runtime import mpc
+
+    return len(mpc.parties), int(mpc.threshold), int(mpc.options.sec_param), not bool(mpc.options.no_prss)
+
+
+def raise_security_parameter(openings: MaskedOpenings, *, epsilon: float) -> ComparisonLeak:
+    """Every party, before the run's secure types are made and before its first comparison: raise MPyC's
+    ``K`` (:func:`secure.security_parameter.set_security_parameter`) to :func:`plan_leak`'s value for ``openings`` (an
+    upper bound on what the run will open, from agreed public parameters: the same ``K`` at every party).
+
+    :raise ValueError: as :func:`plan_leak`.
+    """
+    from secure.security_parameter import set_security_parameter
+
+    parties, threshold, launched, prss = _runtime()
+    planned = plan_leak(openings, epsilon=epsilon, parties=parties, threshold=threshold, launched=launched, prss=prss)
+    set_security_parameter(planned.security_parameter)
+    return planned
+
+
+def leak_of_run(planned: ComparisonLeak, openings: MaskedOpenings, *, epsilon: float) -> ComparisonLeak:
+    """The leak of what the run opened (at most ``planned``'s openings), at the ``K`` it ran at."""
+    parties, threshold, _, prss = _runtime()
+    return leak_at(openings, epsilon=epsilon, parties=parties, threshold=threshold,
+                   sec_param=planned.security_parameter, launched=planned.launched, prss=prss)
+
+
+def tuples_leak_plan(query: Any, rows: int) -> ComparisonLeak:
+    """:func:`raise_security_parameter` for the tuples path of ``query`` (a :class:`dp.umpc.protocol.UStatQuery`)
+    on ``rows`` rows, planned for the most tuples its sampling can give (``--pairs``; every ``C(n, k)`` tuple
+    for ``all`` and Bernoulli sampling), before the tuples are drawn."""
+    from dp.sampling import tuple_count
+
+    complete = tuple_count(rows, query.kernel.degree)
+    most = complete if query.tuples is None or query.sampling == "bernoulli" else min(query.tuples, complete)
+    return raise_security_parameter(tuples_path_openings(query.kernel, query.specs, tuples=most, rows=rows,
+                                                         clipping=query.clipping), epsilon=query.epsilon)
+
+
+def sort_leak_plan(query: Any, rows: int, path: str, *, bits: int, type_bits: int) -> ComparisonLeak:
+    """:func:`raise_security_parameter` for a complete statistic of ``query`` on ``path``: the sort path's
+    openings (:func:`sort_path_openings`, exact: the network depends on ``rows`` only); the histogram path opens
+    nothing data-dependent and keeps the launch ``K`` (:func:`no_leak`).
+
+    :param bits: the sort's comparison bits (:func:`dp.umpc.planner.sort_bits`).
+    :param type_bits: bit length of the secure integers the rows are shared in.
+    """
+    if path != "sort":
+        return no_leak(_runtime()[2])
+    return raise_security_parameter(sort_path_openings(query.kernel, query.specs, rows=rows, bits=bits,
+                                                       type_bits=type_bits, clipping=query.clipping),
+                                    epsilon=query.epsilon)
