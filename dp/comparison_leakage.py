@@ -42,12 +42,12 @@ from secure.leakage import MaskedOpenings, clip_openings, sort_openings, statist
 
 __all__ = ["LEAK_TARGET", "MAX_SECURITY_PARAMETER", "ComparisonLeak", "leak_delta", "plan_leak", "leak_at", "no_leak",
            "secure_clip_columns", "tuples_path_openings", "sort_path_openings", "raise_security_parameter",
-           "leak_of_run", "tuples_leak_plan", "sort_leak_plan"]
+           "leak_of_run", "tuples_leak_plan", "sort_leak_plan", "comparison_allowance"]
 
 #: the most that the comparisons of one release may add to its delta
 LEAK_TARGET = 2.0 ** -40
 #: the largest ``K`` we raise to (the field grows by one bit per unit of ``K``)
-MAX_SECURITY_PARAMETER = 512
+MAX_SECURITY_PARAMETER = 256
 
 
 def leak_delta(epsilon: float, distance: float) -> float:
@@ -86,6 +86,9 @@ class ComparisonLeak:
         kinds = ", ".join(f"{count} {name.replace('_', ' ')}" for name, count in self.openings.as_dict().items() if count)
         how = (f"-K raised {self.launched} -> {self.security_parameter}" if self.security_parameter > self.launched
                else f"-K {self.security_parameter} as launched")
+        if self.delta > LEAK_TARGET:
+            return (f"comparisons: N = {self.comparisons} masked openings ({kinds}); {how}: at this epsilon "
+                    f"(1 + e^eps) N-bound = {self.delta:.2g} cannot stay below 2^-40, included in delta")
         return (f"comparisons: N = {self.comparisons} masked openings ({kinds}); {how} so that "
                 f"(1 + e^eps) N-bound = {self.delta:.2g} <= 2^-40, included in delta")
 
@@ -106,10 +109,13 @@ def plan_leak(openings: MaskedOpenings, *, epsilon: float, parties: int, thresho
               prss: bool = True, target: float = LEAK_TARGET) -> ComparisonLeak:
     """The smallest ``K >= launched`` with ``(1 + e^epsilon) s(K) <= target`` for these openings.
 
+    If no ``K`` up to :data:`MAX_SECURITY_PARAMETER` suffices (epsilon above about 140, where ``e^epsilon``
+    outgrows any mask MPyC can afford), ``K`` is the smallest with ``s(K) <= target`` and the delta is
+    ``min(1, (1 + e^epsilon) s(K))``: the guarantee is then as vacuous as such an epsilon, and says so.
+
     :param launched: the ``-K`` the parties started with (never lowered).
     :param prss: MPyC's pseudorandom secret sharing (``not mpc.options.no_prss``).
-    :raise ValueError: a bad parameter, or no ``K`` up to :data:`MAX_SECURITY_PARAMETER` suffices (a huge
-        epsilon).
+    :raise ValueError: a bad parameter.
     """
     if not math.isfinite(epsilon) or epsilon <= 0:
         raise ValueError(f"epsilon must be positive, got {epsilon}")
@@ -123,15 +129,20 @@ def plan_leak(openings: MaskedOpenings, *, epsilon: float, parties: int, thresho
         delta = leak_delta(epsilon, distance)
         if delta <= target:
             return ComparisonLeak(openings, sec_param, launched, delta)
-    raise ValueError(f"epsilon {epsilon:g} is too large: no security parameter up to {MAX_SECURITY_PARAMETER} keeps "
-                     f"the leakage of {openings.total} comparisons below {target:.2g}")
+    for sec_param in range(max(1, launched), MAX_SECURITY_PARAMETER + 1):
+        distance = statistical_distance(openings, sec_param=sec_param, parties=parties, threshold=threshold,
+                                        prss=prss)
+        if distance <= target:
+            return ComparisonLeak(openings, sec_param, launched, min(1.0, leak_delta(epsilon, distance)))
+    raise ValueError(f"no security parameter up to {MAX_SECURITY_PARAMETER} keeps the statistical distance of "
+                     f"{openings.total} comparisons below {target:.2g}")
 
 
 def leak_at(openings: MaskedOpenings, *, epsilon: float, parties: int, threshold: int, sec_param: int,
             launched: int, prss: bool = True) -> ComparisonLeak:
     """The leak of ``openings`` run at ``sec_param`` (planned for an upper bound on the openings)."""
     distance = statistical_distance(openings, sec_param=sec_param, parties=parties, threshold=threshold, prss=prss)
-    return ComparisonLeak(openings, sec_param, launched, leak_delta(epsilon, distance) if openings.total else 0.0)
+    return ComparisonLeak(openings, sec_param, launched, min(1.0, leak_delta(epsilon, distance)) if openings.total else 0.0)
 
 
 def secure_clip_columns(kernel: Kernel, specs: Sequence[ColumnSpec]) -> int:
@@ -211,3 +222,13 @@ def sort_leak_plan(query: Any, rows: int, path: str, *, bits: int, type_bits: in
     return raise_security_parameter(sort_path_openings(query.kernel, query.specs, rows=rows, bits=bits,
                                                        type_bits=type_bits, clipping=query.clipping),
                                     epsilon=query.epsilon)
+
+
+def comparison_allowance(path: str, *, pure: bool) -> float:
+    """What the ledger charges, before the run, for the comparisons of one release on ``path`` (``auto``,
+    ``histogram``, ``sort``, ``tuples``): :data:`LEAK_TARGET`, the most that :func:`plan_leak` lets them add to
+    delta -- unless the path is the histogram path (no comparison) or the account is pure (``pure``: a delta-0
+    account cannot pay any delta; the release's record and guarantee line still carry its leak, at most
+    ``2^-40``, and say so).  ``N`` is not known yet when the spend is agreed (it depends on ``n``), so the
+    charge is the bound, not the value."""
+    return 0.0 if path == "histogram" or pure else LEAK_TARGET

@@ -358,7 +358,7 @@ async def run_secure_rank_auc(query: RankAucQuery, fixed: np.ndarray, *,
         try:  # n is public; the plans depend on it (2U has sensitivity 2(n - 1)): refused before sharing
             plans = plans_for_rows(query, n, parties, threshold)
             plan = plan_path(auc.kernel, auc.specs, rows=n, parties=parties, choice=query.path,  # type: ignore[arg-type]
-                             unavailable={"tuples": "the rank AUC is over all pairs"})
+                             unavailable={"tuples": "the rank AUC is over all pairs"}, epsilon=query.epsilon)
             needed = max(required_bit_length(query, n, plans), complete_bit_length(auc, n, plan.path, plans))
             if given is not None and given < needed:
                 raise ValueError(f"the noisy sums of {n} rows on the {plan.path} path require {needed}-bit secure "

@@ -282,10 +282,13 @@ def spend_of(options: Options) -> Any:
     truncation bound ``2^-40`` per released sum (2U and P: two per run); embedded data exempt unless
     ``--ledger``/``--budget`` is given."""
     from dp.budget.accountants import Spend
-    from scenarios.kit.budget_run import MPC_TRUNCATION_DELTA, spend_request
+    from dp.comparison_leakage import comparison_allowance
+    from scenarios.kit.budget_run import MPC_TRUNCATION_DELTA, pure_budget_of, spend_request
 
     runs = len(options.rows)
     delta = 2 * runs * MPC_TRUNCATION_DELTA if options.noise == "mpc" else 0.0
+    delta += runs * comparison_allowance(options.path, pure=pure_budget_of(options.budget, data=options.data,
+                                                                         embedded="framingham"))
     mechanism = "discrete Laplace sampled in MPC" if options.noise == "mpc" else "distributed discrete Laplace"
     spend = Spend(epsilon=float(options.epsilon), delta=delta, mechanism=mechanism,
                   what=f"AUC of {','.join(options.columns)} by rank, {runs} run(s), 2 noisy sums each")

@@ -238,3 +238,26 @@ def test_three_parties_record_the_raised_parameter(tmp_path: Path) -> None:
                                             statistical_distance(counted, sec_param=k - 1, parties=3, threshold=1))
     assert record["comparison_leak_delta"] == pytest.approx(leak)
     assert record["delta"] >= leak and f"N = {counted.total} masked openings" in run.stdout
+
+
+@pytest.mark.multiparty
+def test_three_parties_rank_auc_sort_records_the_raised_parameter(tmp_path: Path) -> None:
+    """``python -m scenarios.rank_auc -M3 --path sort`` on 40 rows: N is the sort's formula (network, n - 1
+    equality tests, 3n conversions), K the smallest with (1 + e^eps) s(K) <= 2^-40 at m = 3, t = 1, and the
+    record's delta covers it (on top of the in-MPC sampler's truncation)."""
+    header, values = small_table()
+    data = write_csv(tmp_path / "rows.csv", header, values)
+    record_path = tmp_path / "r.json"
+    run = run_command([sys.executable, "-m", "scenarios.rank_auc", "-M3", "-B", str(free_base_port()), "--data",
+                       str(data), "--columns", "score,TenYearCHD", "--domain", "0:1:8", "--path", "sort",
+                       "--ledger", "off", "--no-log", "--json", str(record_path)], cwd=ROOT, timeout=180)
+    assert run.code == 0, run.stderr
+    [record] = json.loads(record_path.read_text())
+    comparisons = sum(len(lower) for lower, _ in sorting_stages(40))
+    counted = MaskedOpenings(comparisons=comparisons, equality_tests=39, conversions=3 * 40)
+    assert record["comparisons"] == counted.total and record["comparison_openings"] == counted.as_dict()
+    k = record["security_parameter"]
+    leak = leak_delta(1.0, statistical_distance(counted, sec_param=k, parties=3, threshold=1))
+    assert leak <= LEAK_TARGET < leak_delta(1.0, statistical_distance(counted, sec_param=k - 1, parties=3, threshold=1))
+    assert record["comparison_leak_delta"] == pytest.approx(leak)
+    assert record["delta"] > leak and f"N = {counted.total} masked openings" in run.stdout

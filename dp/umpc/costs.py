@@ -47,7 +47,7 @@ __all__ = ["FSS_LAMBDA", "KERNEL_OPERATIONS", "PAPER_KERNEL_OPERATIONS", "OPERAT
            "kernel_cost_bits", "kernel_party_ops", "PROTOCOLS", "ProtocolCost", "protocol_costs", "umpc_online_bits",
            "umpc_dis_bits", "umpc_hf_bits", "umpc_rounds", "bell_bits", "ghazi_bits", "ghazi_sm_bits",
            "umpc_party_ops", "umpc_server_ops", "bell_party_ops", "bell_server_ops", "ghazi_party_ops",
-           "ghazi_server_ops", "ghazi_sm_party_ops", "ghazi_sm_server_ops", "MPYC_CALIBRATION",
+           "ghazi_server_ops", "ghazi_sm_party_ops", "ghazi_sm_server_ops", "MPYC_CALIBRATION", "raised_field_bits",
            "MpycBytes", "mpyc_shamir_bytes_model"]
 
 #: security parameter of the FSS comparison of App. E.1.2
@@ -412,7 +412,10 @@ def mpyc_shamir_bytes_model(n: int, tuples: int, *, parties: int = 3, columns: i
     :param parties: ``m``.
     :param columns: ``c``, shared columns per row.
     :param comparison_bits: bit length of each secure sign.
-    :param field_bits: bit length of MPyC's prime field.
+    :param field_bits: bit length of MPyC's prime field, ``L + K + 2``
+        (:func:`secure.security_parameter.field_bits`): a run that compares raises ``K`` until its comparisons
+        leak at most ``2^-40`` (:mod:`dp.comparison_leakage`; ``K = 58`` for Kendall on ``|E| = 8476`` tuples
+        at ``m = 3``), so its field, and every byte here, grows with it (:func:`raised_field_bits`).
     :raise ValueError: on a bad parameter.
     """
     n = check_positive_int(n, "n")
@@ -434,3 +437,17 @@ def mpyc_shamir_bytes_model(n: int, tuples: int, *, parties: int = 3, columns: i
                      kernel=tuples * pairs * (comparisons * sign + products * product),
                      noise=outputs * pairs * element,
                      reveal=outputs * pairs * element)
+
+
+def raised_field_bits(comparisons: int, *, bit_length: int = 32, parties: int = 3, epsilon: float = 1.0,
+                      launched: int = 30) -> int:
+    """The prime field's bits, ``L + K + 2``, of a run with ``comparisons`` secure comparisons: ``K`` raised from
+    ``launched`` until ``(1 + e^epsilon) s(K) <= 2^-40`` (:func:`dp.comparison_leakage.plan_leak`, MPyC's default
+    threshold ``t = floor((m - 1) / 2)``), for ``field_bits`` of :func:`mpyc_shamir_bytes_model`."""
+    from dp.comparison_leakage import plan_leak
+    from secure.leakage import MaskedOpenings
+    from secure.security_parameter import field_bits
+
+    raised = plan_leak(MaskedOpenings(comparisons=check_int_at_least(comparisons, "comparisons", 0)), epsilon=epsilon,
+                       parties=parties, threshold=(parties - 1) // 2, launched=launched).security_parameter
+    return field_bits(bit_length, raised)

@@ -30,8 +30,9 @@ from typing import Literal, Sequence
 from dp.sampling import tuple_count
 from secure.columns import ColumnSpec
 from secure.kernels import Kernel
+from secure.leakage import MaskedOpenings
 
-__all__ = ["Path", "PathChoice", "PATHS", "PATH_CHOICES", "PathCost", "PathPlan", "plan_path", "path_costs",
+__all__ = ["field_scale", "LAUNCH_SECURITY_PARAMETER", "Path", "PathChoice", "PATHS", "PATH_CHOICES", "PathCost", "PathPlan", "plan_path", "path_costs",
            "histogram_grid", "sort_bits", "HISTOGRAM_FORMS", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT",
            "SampledAccuracy", "AUTO_CHEAP_SECONDS", "AUTO_ACCURACY_SECONDS"]
 
@@ -188,7 +189,27 @@ def _noise_bytes(kernel: Kernel, specs: Sequence[ColumnSpec]) -> float:
     return NOISE_BYTES_PER_SUM * len(kernel.outputs([spec.width for spec in specs]))
 
 
-def _sort_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int) -> PathCost:
+#: MPyC's default ``-K`` and ``-L``: the field of :data:`WIRE_BYTES` (``L + K + 2 = 64`` bits)
+LAUNCH_SECURITY_PARAMETER = 30
+MODEL_BIT_LENGTH = 32
+
+
+def field_scale(openings: MaskedOpenings, *, parties: int, epsilon: float) -> tuple[int, float]:
+    """``(K, scale)``: the security parameter a run with these masked openings raises ``-K`` to
+    (:func:`dp.comparison_leakage.plan_leak`, at MPyC's default threshold ``t = floor((m - 1) / 2)``) and the
+    factor by which its field, and so every byte on the wire, outgrows the 64-bit field of the calibration:
+    ``(L + K + 2) / (L + 30 + 2)`` at ``L = 32`` (:func:`secure.security_parameter.field_bits`)."""
+    from dp.comparison_leakage import plan_leak
+    from secure.security_parameter import field_bits
+
+    raised = plan_leak(openings, epsilon=epsilon, parties=parties, threshold=(parties - 1) // 2,
+                       launched=LAUNCH_SECURITY_PARAMETER).security_parameter
+    base = field_bits(MODEL_BIT_LENGTH, LAUNCH_SECURITY_PARAMETER)
+    return raised, field_bits(MODEL_BIT_LENGTH, raised) / base
+
+
+def _sort_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int,
+               epsilon: float = 1.0) -> PathCost:
     total = tuple_count(rows, kernel.degree) if rows >= kernel.degree else 0
     from secure.histograms import special_form
 
@@ -201,7 +222,9 @@ def _sort_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: 
     cost = sort_costs(rows, bits, statistic=special_form(kernel) or "auc")
     seconds = SECONDS_FIXED + SECONDS_PER_EXCHANGE_BIT * bits * cost.comparisons \
         + SECONDS_PER_COMPARISON_BIT * bits * cost.equality_tests + SECONDS_PER_PRODUCT * cost.products
-    wire = 2 * WIRE_BYTES * parties * max(parties - 1, 1) * (bits * (cost.comparisons + cost.equality_tests)
+    _, scale = field_scale(MaskedOpenings(cost.comparisons, cost.equality_tests, cost.conversions), parties=parties,
+                           epsilon=epsilon)  # -K raised for the sort's openings: a larger field
+    wire = 2 * WIRE_BYTES * scale * parties * max(parties - 1, 1) * (bits * (cost.comparisons + cost.equality_tests)
                                                               + cost.products) + _noise_bytes(kernel, specs)
     memory = BASE_MEMORY + BYTES_PER_ELEMENT * rows * (len(specs) + 4) * 2
     return PathCost("sort", seconds, wire, memory, total)
@@ -214,29 +237,35 @@ def sort_bits(kernel: Kernel, specs: Sequence[ColumnSpec]) -> int:
 
 
 def _tuples_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int,
-                 tuples: int | None) -> PathCost:
+                 tuples: int | None, epsilon: float = 1.0) -> PathCost:
     count = tuple_count(rows, kernel.degree) if tuples is None else tuples
     comparisons, products = _TUPLE_WORK.get(kernel.name, (2, 2))
     bits = kernel.comparison_bits([spec.width for spec in specs])
     seconds = SECONDS_FIXED + count * (comparisons * bits * SECONDS_PER_COMPARISON_BIT + products * SECONDS_PER_PRODUCT)
-    wire = WIRE_BYTES * parties * max(parties - 1, 1) * count * (comparisons * bits * 4 + products) \
+    _, scale = field_scale(MaskedOpenings(comparisons=comparisons * count), parties=parties, epsilon=epsilon)
+    wire = WIRE_BYTES * scale * parties * max(parties - 1, 1) * count * (comparisons * bits * 4 + products) \
         + _noise_bytes(kernel, specs)
     memory = BASE_MEMORY + BYTES_PER_ELEMENT * rows * len(specs) + MEMORY_PER_TUPLE * count
     return PathCost("tuples", seconds, wire, memory, count)
 
 
 def path_costs(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties: int,
-               tuples: int | None) -> dict[str, PathCost]:
-    """The modelled cost of every path; ``tuples``: the sampled ``|E|`` (``None``: all tuples)."""
+               tuples: int | None, epsilon: float = 1.0) -> dict[str, PathCost]:
+    """The modelled cost of every path; ``tuples``: the sampled ``|E|`` (``None``: all tuples).
+
+    The sort and tuples paths compare, so their run raises MPyC's ``-K`` until their comparisons' leakage is at
+    most ``2^-40`` at ``epsilon`` (:mod:`dp.comparison_leakage`); their bytes grow with the field
+    (:func:`field_scale`).  The histogram path compares nothing and keeps the 64-bit field.
+    """
     return {"histogram": _histogram_cost(kernel, specs, parties, rows),
-            "sort": _sort_cost(kernel, specs, parties, rows),
-            "tuples": _tuples_cost(kernel, specs, parties, rows, tuples)}
+            "sort": _sort_cost(kernel, specs, parties, rows, epsilon),
+            "tuples": _tuples_cost(kernel, specs, parties, rows, tuples, epsilon)}
 
 
 def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties: int,
               choice: PathChoice = "auto", tuples: int | None = None, sample_if_cheaper: bool = False,
               unavailable: dict[str, str] | None = None, why: str | None = None,
-              accuracy: SampledAccuracy | None = None) -> PathPlan:
+              accuracy: SampledAccuracy | None = None, epsilon: float = 1.0) -> PathPlan:
     """Choose how to compute the statistic, from public parameters only.
 
     :param choice: ``auto`` (the model decides) or a forced path.
@@ -253,12 +282,13 @@ def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties
     :param why: with a path other than ``auto``, what chose it when the user did not (``--delegate-noise
         runs on sampled tuples only``); the plan line says this instead of ``forced``.
     :param accuracy: the sampled run's modelled sampling error and noise (``None``: time alone decides).
+    :param epsilon: the release's budget: the comparing paths raise ``-K`` for it (:func:`path_costs`).
     :raise ValueError: a forced path that cannot run (no form for this kernel, or a histogram grid too
         large: the message gives the modelled memory and time).
     """
     if choice not in PATH_CHOICES:
         raise ValueError(f"unknown path '{choice}'; choose one of: {', '.join(PATH_CHOICES)}")
-    costs = path_costs(kernel, specs, rows=rows, parties=parties, tuples=tuples)
+    costs = path_costs(kernel, specs, rows=rows, parties=parties, tuples=tuples, epsilon=epsilon)
     for name, reason in (unavailable or {}).items():
         costs[name] = PathCost(costs[name].path, math.inf, math.inf, math.inf, costs[name].tuples, False, reason)
     if choice != "auto":
