@@ -47,10 +47,15 @@ from __future__ import annotations
 from typing import Literal
 
 __all__ = ["NOISE_CHOICES", "DEFAULT_NOISE", "MEASURED", "default_noise", "mpc_guarantee", "party_guarantee",
-           "delegated_guarantee", "switched_by_pure_budget", "pure_budget_line", "PureBudgetSource"]
+           "delegated_guarantee", "switched_by_pure_budget", "pure_budget_line", "PureBudgetSource", "DELEGATED_NOISE"]
 
 #: where a pure budget comes from: ``--budget EPS`` (a new account), or the dataset's existing account
 PureBudgetSource = Literal["budget", "account"]
+
+#: Part of a budget spend's mechanism when only noise delegates draw (threat model M_HF, ``--delegate-noise``):
+#: its failure probability is charged to delta, so an account of delta 0 refuses it, and the refusal
+#: (:func:`dp.budget.ledger.refusal_lines`) names what helps -- leave ``--delegate-noise`` out -- not ``--noise parties``.
+DELEGATED_NOISE = "drawn by noise delegates (M_HF)"
 
 #: The values of every scenario's ``--noise`` option (same name and meaning everywhere).
 NOISE_CHOICES: tuple[str, ...] = ("mpc", "parties")

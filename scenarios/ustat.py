@@ -520,7 +520,8 @@ def spend_of(options: Options) -> Any:
     delegation's failure probability with ``--delegate-noise``.  Embedded data are exempt unless
     ``--ledger``/``--budget`` is given."""
     from dp.budget.accountants import Spend
-    from scenarios.kit.budget_run import MPC_TRUNCATION_DELTA, spend_request
+    from dp.comparison_leakage import comparison_allowance
+    from scenarios.kit.budget_run import MPC_TRUNCATION_DELTA, pure_budget_of, spend_request
 
     query = options.query
     sums = len(query.outputs)
@@ -529,8 +530,14 @@ def spend_of(options: Options) -> Any:
         delta = sums * MPC_TRUNCATION_DELTA
     if options.delegation is not None:
         delta += options.delegation[0]
+    delta += comparison_allowance(options.query.path, pure=pure_budget_of(options.budget, data=options.data,
+                                                                          embedded=options.dataset))
     mechanism = ("discrete Laplace sampled in MPC" if query.noise == "mpc"
                  else "distributed discrete Laplace" if query.delta == 0 else "distributed binomial")
+    if options.delegation is not None:
+        from dp.noise_defaults import DELEGATED_NOISE
+
+        mechanism += f" {DELEGATED_NOISE}"  # the refusal of a pure-only account then names what helps
     spend = Spend(epsilon=float(query.epsilon), delta=delta, mechanism=mechanism,
                   what=f"{query.kernel.description} of {', '.join(options.columns)}, {sums} noisy sum(s)")
     return spend_request(options.budget, spend, scenario="scenarios.ustat", data=options.data,
