@@ -107,7 +107,13 @@ def refusal_lines(reason: str, spend: Spend, budget: Budget, dataset: str, path:
     """
     run = f"epsilon {spend.epsilon:g}" + (f", delta {spend.delta:.3g}" if spend.delta > 0 else "")
     if reason.startswith(PURE_ONLY):
-        advice = "run with pure-DP party-drawn noise: --noise parties (noise='parties' in a script)"
+        from dp.noise_defaults import DELEGATED_NOISE  # --delegate-noise: party noise already, F charged to delta
+
+        advice = ("run with pure-DP party-drawn noise: --noise parties (noise='parties' in a script)"
+                  if DELEGATED_NOISE not in spend.mechanism else
+                  "--delegate-noise charges its failure probability to delta: leave --delegate-noise out (every "
+                  "party then draws pure-DP noise), or raise the account's delta to cover it "
+                  "(python -m scenarios.budget raise --budget EPS:DELTA)")
         shared = (f"its privacy budget for this data allows pure DP only (no delta) and this run needs a delta "
                   f"({run}): {advice}; see its local note")
         local = f"{reason}, on dataset {dataset} (ledger {path}): {advice}"
