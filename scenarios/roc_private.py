@@ -192,17 +192,31 @@ async def _release(options: RocPrivateOptions) -> Callable[[], None] | None:
     return lambda: _report(options, release)
 
 
+def auc_digits(noise_std: float) -> int:
+    """Decimals to print an AUC with: down to two significant digits of its noise std, at least 3, at most 6."""
+    import math
+
+    if not noise_std > 0:
+        return 6
+    return int(min(6, max(3, 1 - math.floor(math.log10(noise_std)))))
+
+
 def _report(options: RocPrivateOptions, release: Any) -> None:
+    from dp.ecdf.roc import auc_interval
     from scenarios.kit.missing_values import describe_policy
     from secure.meter import seconds_label
 
     positive, negative = release.rates()
     curve = release.curve(options.smooth)
     raw = release.curve(None)
+    interval = auc_interval(release, smooth=options.smooth)
+    digits = auc_digits(interval.noise_std)
     print_table([
         ("statistic", f"ROC curve of {options.columns[0]} for {options.columns[1]} (scores and labels private)"),
-        ("AUC", f"{curve.auc:.6g}" + ("" if options.smooth is None else f" (smoothed p = {options.smooth}; "
-                                                                          f"raw curve {raw.auc:.6g})")),
+        ("AUC", f"{curve.auc:.{digits}f} ({interval.level:.0%} interval {interval.low:.{digits}f} to "
+                f"{interval.high:.{digits}f}, noise std {interval.noise_std:.2g}"
+                + (")" if options.smooth is None else f"; smoothed p = {options.smooth}, raw curve "
+                                                      f"{raw.auc:.{digits}f})")),
         ("grid", f"{len(release.grid)} thresholds on [{options.lower:g}, {options.upper:g}]"),
         ("epsilon", f"{release.epsilon:g}: {release.class_epsilon:.6g} per class ECDF ({release.split} split)"),
         ("n", f"{release.n} rows (class sizes not released; noisy totals {release.positive_total} and "
@@ -213,6 +227,9 @@ def _report(options: RocPrivateOptions, release: Any) -> None:
         ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
     ], title="Private ROC curve, self-normalised (Barczewski, Mawass & Ramon §5.1)")
     print(f"  noise: {release.guarantee}")
+    print(f"  interval: {interval.meaning()}")
+    for warning in interval.warnings:
+        print(f"  warning: {warning}")
     unusable = release.unusable_classes()
     if len(unusable) == 1:
         print(f"  the noisy total of the {unusable[0]} class is 0 or below: that class's rates (and the curve and "
@@ -231,7 +248,10 @@ def _report(options: RocPrivateOptions, release: Any) -> None:
                                  f"{1 - positive[i]:.10g}", f"{1 - negative[i]:.10g}",
                                  f"{1 - smoothed_positive[i]:.10g}", f"{1 - smoothed_negative[i]:.10g}"])
     if options.json:
-        record = {"statistic": "roc", "estimate": curve.auc, "auc_raw": raw.auc, "epsilon": release.epsilon,
+        warnings = list(interval.warnings) + [f"the noisy total of the {name} class is 0 or below: the curve and AUC "
+                                              f"mean nothing" for name in unusable]
+        record = {"statistic": "roc", "estimate": curve.auc, "auc_raw": raw.auc, "interval": interval.record(),
+                  "warning": " ".join(f"{w}." for w in warnings) or None, "epsilon": release.epsilon,
                   "delta": 0.0, "class_epsilon": release.class_epsilon, "split": release.split,
                   "smooth": options.smooth, "n": release.n, "pairs": None, "points": len(release.grid),
                   "parties": release.parties, "threshold": release.threshold, "seconds": release.seconds,

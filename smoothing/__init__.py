@@ -25,13 +25,15 @@ from smoothing.monotone import (
     SmoothingResult,
     default_solvers,
     smooth_ecdf,
+    smooth_many,
 )
-from smoothing.roc import RocCurve, roc_from_ecdfs, trapezoid_auc
+from smoothing.roc import RocCurve, batch_auc, roc_from_ecdfs, trapezoid_auc
 
 __all__ = [
     "Curve",
     "DEFAULT_SOLVERS",
     "RocCurve",
+    "batch_auc",
     "SmoothingError",
     "SmoothingResult",
     "default_solvers",
@@ -41,5 +43,6 @@ __all__ = [
     "quantiles",
     "roc_from_ecdfs",
     "smooth_ecdf",
+    "smooth_many",
     "trapezoid_auc",
 ]
