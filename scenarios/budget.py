@@ -11,23 +11,29 @@ Run it::
     python -m scenarios.budget show                                  # every account: spent, left, history
     python -m scenarios.budget --ledger D show --data hospital.csv   # the accounts of one dataset
     python -m scenarios.budget --ledger D create --data hospital.csv --party 0 --budget 3
-    python -m scenarios.budget --ledger D create --dataset-name trial7 --party 1 --budget 4:1e-6 --accountant zcdp
-    python -m scenarios.budget --ledger D raise --data hospital.csv --party 0 --budget 5
+    python -m scenarios.budget --ledger D create --data 'site{pid}.csv' --party 0,1,2 --budget 3
+    python -m scenarios.budget --ledger D create --dataset trial7 --party 1 --budget 4:1e-6 --accountant zcdp
+    python -m scenarios.budget --ledger D raise --data 'site{pid}.csv' --party 0,1,2 --budget 5
 
 Commands and options:
   --ledger DIR          the ledger directory (before or after the command; ``off`` is refused here)
   show                  every account in the directory (the default command), or those of one dataset:
-    --data FILE         the dataset by its file (its key is the sha256 of the contents, as the jobs use)
-    --dataset-name N    the dataset by a declared name (the jobs' --dataset-name)
-    --party P           only party P's account
+    --data FILE         the dataset by its file (its key is the digest of its parsed rows, as the jobs
+                        use: re-saving the file with other line ends or quoting keeps it); {pid} is
+                        replaced by each party's index, as in the jobs
+    --dataset NAME      the dataset by a declared name (the jobs' --dataset; --dataset-name also works)
+    --party P[,P...]    only these parties' accounts
   create                a new account; refused if it exists (use raise)
-    --data FILE | --dataset-name N, --party P   whose account
+    --data FILE | --dataset NAME, --party P[,P...]   whose accounts (one per party: 0,1,2 for -M3)
     --budget EPS[:DELTA]  the total privacy budget granted on the dataset
     --accountant A      basic (basic composition, the default) or zcdp (zero-concentrated DP, needs a
                         delta; Bun & Steinke 2016): the accountant every job on this account uses
   raise                 raise an account's budget (only upward: epsilon and delta may only grow); prints
                         the old and the new budget
-    --data FILE | --dataset-name N, --party P, --budget NEW
+    --data FILE | --dataset NAME, --party P[,P...], --budget NEW
+
+Accounts of the first format (one JSON file each) are migrated to the current one (an SQLite database
+per account) when next used; ``show`` lists them as they are.
 
 Each spend shows its status: ``reserved`` (counted from the moment the parties agreed on it, before any
 data was shared; a run that stopped after that point stays so), ``released`` (counted; the run finished
@@ -51,10 +57,11 @@ from pathlib import Path
 from typing import Any
 
 from dp.budget import (ACCOUNTANTS, Budget, Ledger, LedgerError, dataset_key_of_file, dataset_key_of_name,
-                       default_ledger_directory, ledger_disabled, list_accounts, parse_budget)
+                       dataset_key_of_rows, default_ledger_directory, ledger_disabled, list_accounts,
+                       list_legacy_accounts, parse_budget)
 from scenarios.kit.cli import ScenarioParser, UsageError
 
-__all__ = ["build_parser", "main", "show", "dataset_key"]
+__all__ = ["build_parser", "main", "show", "dataset_key", "dataset_keys", "parse_parties"]
 
 
 def _add_ledger(parser: argparse.ArgumentParser, default: Any) -> None:
@@ -65,8 +72,10 @@ def _add_ledger(parser: argparse.ArgumentParser, default: Any) -> None:
 
 def _add_dataset(parser: argparse.ArgumentParser, required: bool) -> None:
     which = parser.add_mutually_exclusive_group(required=required)
-    which.add_argument("--data", default=None, metavar="FILE", help="the dataset by its file (sha256 of its contents)")
-    which.add_argument("--dataset-name", default=None, metavar="N", help="the dataset by a declared name")
+    which.add_argument("--data", default=None, metavar="FILE",
+                       help="the dataset by its file (the digest of its parsed rows); {pid}: each party's index")
+    which.add_argument("--dataset", "--dataset-name", dest="dataset_name", default=None, metavar="NAME",
+                       help="the dataset by a declared name (the jobs' --dataset)")
 
 
 def build_parser() -> ScenarioParser:
@@ -78,13 +87,14 @@ def build_parser() -> ScenarioParser:
                                       runs_as="tool", description="Show spent, left and the history of accounts.")
     _add_ledger(show_parser, argparse.SUPPRESS)
     _add_dataset(show_parser, required=False)
-    show_parser.add_argument("--party", type=int, default=None, metavar="P", help="only party P's account")
+    show_parser.add_argument("--party", default=None, metavar="P[,P...]", help="only these parties' accounts")
     for name, text in (("create", "create an account with a budget (refused if it exists)"),
                        ("raise", "raise an account's budget (only upward)")):
         sub = commands.add_parser(name, help=text, runs_as="tool", description=text[0].upper() + text[1:] + ".")
         _add_ledger(sub, argparse.SUPPRESS)
         _add_dataset(sub, required=True)
-        sub.add_argument("--party", type=int, required=True, metavar="P", help="the party whose account it is")
+        sub.add_argument("--party", required=True, metavar="P[,P...]",
+                         help="the parties whose accounts they are (0,1,2: one per party, {pid} in --data)")
         sub.add_argument("--budget", required=True, metavar="EPS[:DELTA]",
                          help="the total budget (create) or the new, larger one (raise)")
         if name == "create":
@@ -115,13 +125,46 @@ def check_option_words(parser: ScenarioParser, argv: Sequence[str]) -> None:
             raise UsageError(helper._unknown_option(name))
 
 
-def dataset_key(options: argparse.Namespace) -> str | None:
-    """The dataset key of ``--data FILE`` or ``--dataset-name N`` (``None`` if neither is given)."""
+def parse_parties(text: str | None) -> list[int] | None:
+    """``--party P[,P...]`` -> the party indices (``None`` if not given).
+
+    :raise UsageError: ``--party expects a party index 0, 1, ... (or a list 0,1,2), got -1``.
+    """
+    if text is None:
+        return None
+    parties = []
+    for word in str(text).split(","):
+        try:
+            party = int(word.strip())
+        except ValueError:
+            party = -1
+        if party < 0:
+            raise UsageError(f"--party expects a party index 0, 1, ... (or a list 0,1,2), got {text}")
+        parties.append(party)
+    return sorted(set(parties))
+
+
+def dataset_keys(options: argparse.Namespace, party: int | None) -> tuple[str, tuple[str, ...]] | None:
+    """``(key, earlier keys)`` of ``--data FILE`` (``{pid}`` replaced by ``party``: the digest of its parsed
+    rows, and the hash of its bytes under which a first-format account is migrated) or ``--dataset NAME``;
+    ``None`` if neither is given.
+
+    :raise UsageError: ``{pid}`` in ``--data`` without a party.
+    """
     if getattr(options, "data", None) is not None:
-        return dataset_key_of_file(options.data)
+        if "{pid}" in options.data and party is None:
+            raise UsageError("--data with {pid} names one file per party: give --party P[,P...]")
+        path = options.data.replace("{pid}", str(party))
+        return dataset_key_of_rows(path), (dataset_key_of_file(path),)
     if getattr(options, "dataset_name", None) is not None:
-        return dataset_key_of_name(options.dataset_name)
+        return dataset_key_of_name(options.dataset_name), ()
     return None
+
+
+def dataset_key(options: argparse.Namespace, party: int | None = None) -> str | None:
+    """The dataset key of ``--data FILE`` or ``--dataset NAME`` (``None`` if neither is given)."""
+    keys = dataset_keys(options, party)
+    return None if keys is None else keys[0]
 
 
 def _number(value: float | None) -> str:
@@ -132,7 +175,9 @@ def _show_account(ledger: Ledger) -> None:
     spent, left = ledger.spent(), ledger.left()
     counted = sum(1 for entry in ledger.spends if entry.counted)
     terms = "" if ledger.accountant == "basic" else f" (zCDP, stated at delta {ledger.budget.delta:g})"
-    print(f"account {ledger.path.name}: dataset {ledger.dataset}, party {ledger.party}, {ledger.accountant} accountant")
+    old = " (first format: migrated when next used)" if ledger.legacy else ""
+    print(f"account {ledger.path.name}: dataset {ledger.dataset}, party {ledger.party}, {ledger.accountant} "
+          f"accountant{old}")
     print(f"  budget  epsilon {ledger.budget.epsilon:g}, delta {ledger.budget.delta:g}")
     print(f"  spent   epsilon {spent[0]:g}, delta {spent[1]:g}{terms} in {counted} run(s)")
     print(f"  left    epsilon {left[0]:g}, delta {left[1]:g}")
@@ -151,13 +196,16 @@ def _show_account(ledger: Ledger) -> None:
         print("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
 
 
-def show(directory: Path, dataset: str | None = None, party: int | None = None) -> int:
-    """Print every account in ``directory`` (or those of ``dataset``, of ``party``); the number shown."""
-    accounts = [Ledger.read(path) for path in list_accounts(directory)]
-    chosen = [ledger for ledger in accounts if (dataset is None or ledger.dataset == dataset)
-              and (party is None or ledger.party == party)]
-    which = "" if dataset is None else f" for dataset {dataset}"
-    which += "" if party is None else f" at party {party}"
+def show(directory: Path, dataset: str | Sequence[str] | None = None, party: int | Sequence[int] | None = None) -> int:
+    """Print every account in ``directory`` (or those of ``dataset``, of ``party``); the number shown.
+    First-format accounts (not yet migrated) are shown as they are, marked."""
+    datasets = None if dataset is None else [dataset] if isinstance(dataset, str) else list(dataset)
+    parties = None if party is None else [party] if isinstance(party, int) else list(party)
+    accounts = [Ledger.read(path) for path in [*list_accounts(directory), *list_legacy_accounts(directory)]]
+    chosen = [ledger for ledger in accounts if (datasets is None or ledger.dataset in datasets)
+              and (parties is None or ledger.party in parties)]
+    which = "" if datasets is None else f" for dataset {', '.join(dict.fromkeys(datasets))}"
+    which += "" if parties is None else f" at party {', '.join(str(each) for each in parties)}"
     if not chosen:
         print(f"ledger {directory}: no account{which}")
         return 0
@@ -192,30 +240,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = parser.parse_args(words)
         directory = _directory(options)
         command = options.command or "show"
+        parties = parse_parties(getattr(options, "party", None))
         if command == "show":
-            if options.command is not None and options.party is not None and options.party < 0:
-                raise UsageError(f"--party expects a party index 0, 1, ..., got {options.party}")
-            show(directory, dataset_key(options), getattr(options, "party", None))
+            if parties is None:
+                show(directory, dataset_key(options), None)
+            else:
+                keys = [dataset_key(options, party) for party in parties]
+                show(directory, None if keys[0] is None else [key for key in keys if key is not None], parties)
             return 0
-        if options.party < 0:
-            raise UsageError(f"--party expects a party index 0, 1, ..., got {options.party}")
-        where = f"party {options.party}: "
+        assert parties is not None  # required
+        where = f"party {parties[0]}: " if len(parties) == 1 else f"parties {','.join(map(str, parties))}: "
         budget = _parse_budget(options.budget)
-        key = dataset_key(options)
-        assert key is not None  # the group is required
-        if command == "create":
-            ledger = Ledger.create(directory, party=options.party, dataset=key, budget=budget,
-                                   accountant=options.accountant)
-            print(f"created {ledger.path}: budget {ledger.budget}, {ledger.accountant} accountant")
-        else:
-            path = directory / f"{key}.p{options.party}.json"
-            if not path.exists():
-                raise LedgerError(f"no account for dataset {key} in {directory}: "  # the line names the party
-                                  f"create it with python -m scenarios.budget create")
-            ledger = Ledger.read(path)
-            old = ledger.raise_budget(budget)
-            print(f"raised {ledger.path}: budget {old} -> {ledger.budget}")
-        _show_account(ledger)
+        for party in parties:
+            where = f"party {party}: "
+            found = dataset_keys(options, party)
+            assert found is not None  # the group is required
+            key, earlier = found
+            if command == "create":
+                ledger = Ledger.create(directory, party=party, dataset=key, budget=budget,
+                                       accountant=options.accountant, legacy=earlier)
+                print(f"created {ledger.path}: budget {ledger.budget}, {ledger.accountant} accountant")
+            else:
+                existing = Ledger.existing(directory, party=party, dataset=key, legacy=earlier)
+                if existing is None:
+                    raise LedgerError(f"no account for dataset {key} in {directory}: "  # the line names the party
+                                      f"create it with python -m scenarios.budget create")
+                ledger = existing
+                old = ledger.raise_budget(budget)
+                print(f"raised {ledger.path}: budget {old} -> {ledger.budget}")
+            _show_account(ledger)
     except (UsageError, LedgerError) as exc:
         print(f"error: {where}{exc}", file=sys.stderr)
         return 2

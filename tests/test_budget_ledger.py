@@ -5,11 +5,14 @@
   (scipy), against the exact privacy profile of the Gaussian mechanism (Balle & Wang 2018, Thm 8:
   the conversion must be conservative), and Prop. 1.4 (pure eps -> eps^2/2) against the Renyi
   divergences of randomized response;
-- the ledger: two processes reserving at once when only one fits (exactly one refusal, the lock held
-  across read-check-write: the write is slowed down so that without the lock both would pass), a
-  crash after reserve (counted) and during the write (previous account whole), cancel, a hand-edited
-  and a truncated file (refused with one line, never reset), an unwritable directory, bad budgets,
-  accountant and budget mismatches;
+- the ledger (an SQLite database per account, WAL): two processes reserving at once when only one fits
+  (exactly one refusal, the write lock held across read-check-write: the insert is slowed down so that
+  without the lock both would pass), a crash after reserve (counted) and during the write (previous
+  account whole), cancel, a hand-edited and a truncated file (refused with one line, never reset), an
+  unwritable directory, bad budgets, accountant and budget mismatches, a zCDP account of delta 0;
+- first-format (JSON) accounts: migrated on use, corrupt ones refused as before;
+- dataset keys: a declared name, or the canonical digest of the parsed rows (a re-saved file with CRLF
+  line ends, a trailing newline, quoting or reordered rows keeps its key; a changed value does not);
 - the tool: show / create / raise, -h, usage errors (exit 2, one line).
 """
 from __future__ import annotations
@@ -29,12 +32,27 @@ import pytest
 from scipy import optimize, stats
 
 from dp.budget import (Budget, BudgetExceeded, Ledger, LedgerError, Spend, dataset_key_of_file, dataset_key_of_name,
-                       default_ledger_directory, ledger_disabled, list_accounts, parse_budget, total_spent,
-                       would_exceed, zcdp_to_epsilon)
+                       dataset_key_of_rows, default_ledger_directory, ledger_disabled, list_accounts, parse_budget,
+                       total_spent, would_exceed, zcdp_to_epsilon)
 from dp.budget.agreement import pure_budget, refusal_texts
 
 ROOT = Path(__file__).resolve().parent.parent
 REFUSED = "fails its checksum: refusing to use it; it is never reset silently: restore it or remove it on purpose"
+
+
+def _disk(path: Path) -> tuple[bytes, bytes]:
+    """The account's bytes on disk: the database and its write-ahead log."""
+    wal = Path(f"{path}-wal")
+    return path.read_bytes(), wal.read_bytes() if wal.exists() else b""
+
+
+def _edit(path: Path, statement: str) -> None:
+    """A hand edit with SQLite itself (what a user with the sqlite3 shell would do)."""
+    import sqlite3
+
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.execute(statement)
+    connection.close()
 
 
 def _one_line(error: BaseException) -> str:
@@ -174,11 +192,11 @@ def test_reserve_until_spent_then_cancel(tmp_path: Path) -> None:
     first = ledger.reserve(Spend(1.0, mechanism="discrete Laplace"), run_id="run-1", scenario="ustat")
     ledger.reserve(Spend(1.0), run_id="run-2", scenario="ustat")
     assert (first.number, first.status, first.run_id) == (1, "reserved", "run-1")
-    before = ledger.path.read_bytes()
+    before = _disk(ledger.path)
     with pytest.raises(BudgetExceeded) as raised:
         ledger.reserve(Spend(1.0), run_id="run-3", scenario="ustat")
     assert _one_line(raised.value).startswith("budget of 2.5 spent: 2 spent, this run needs 1, on dataset name-trial")
-    assert ledger.path.read_bytes() == before                      # a refusal writes nothing
+    assert _disk(ledger.path) == before                             # a refusal writes nothing
     assert ledger.spent() == (2.0, 0.0) and ledger.left() == (0.5, 0.0)
     ledger.cancel(first)
     reopened = _open(tmp_path, None)
@@ -193,7 +211,7 @@ def test_reserve_until_spent_then_cancel(tmp_path: Path) -> None:
 def test_a_refusal_shares_a_generic_line_and_keeps_key_path_and_figures_local(tmp_path: Path) -> None:
     data = tmp_path / "site0.csv"
     data.write_text("x\n1\n2\n")
-    key = dataset_key_of_file(data)
+    key = dataset_key_of_rows(data)
     ledger = Ledger.open(tmp_path / "L", party=0, dataset=key, budget=Budget(2.5), accountant="basic")
     ledger.reserve(Spend(2.0), run_id="run-1", scenario="ustat")
     with pytest.raises(BudgetExceeded) as raised:
@@ -251,7 +269,7 @@ def test_pure_budget_reads_the_budget_or_the_existing_account(tmp_path: Path) ->
     assert not pure_budget(party=0, budget=None, ledger=str(directory), dataset_name="trial7", exempt="embedded")
     data = tmp_path / "rows.csv"
     data.write_text("x\n1\n")
-    Ledger.create(directory, party=2, dataset=dataset_key_of_file(data), budget=Budget(1.0), accountant="basic")
+    Ledger.create(directory, party=2, dataset=dataset_key_of_rows(data), budget=Budget(1.0), accountant="basic")
     assert pure_budget(party=2, budget=None, ledger=str(directory), data_file=str(tmp_path / "rows.csv"))
     assert not pure_budget(party=2, budget=None, ledger=str(directory), data_file=str(tmp_path / "gone.csv"))
 
@@ -261,13 +279,22 @@ def test_each_party_keeps_its_own_account(tmp_path: Path) -> None:
     zero.reserve(Spend(2.0), run_id="r", scenario="ecdf")
     with pytest.raises(BudgetExceeded):
         one.reserve(Spend(2.0), run_id="r", scenario="ecdf")
-    assert [path.name for path in list_accounts(tmp_path)] == ["name-trial.p0.json", "name-trial.p1.json"]
+    assert [path.name for path in list_accounts(tmp_path)] == ["name-trial.p0.sqlite3", "name-trial.p1.sqlite3"]
     assert zero.spent() == (2.0, 0.0) and one.spent() == (0.0, 0.0)
 
 
 def test_zcdp_account(tmp_path: Path) -> None:
-    with pytest.raises(LedgerError, match="zcdp accountant needs a budget delta > 0"):
+    """A zCDP account of delta 0 would refuse every pure spend (its epsilon at delta 0 is infinite): refused
+    when created, in one line saying why and what to give; then a zCDP account with a delta composes."""
+    with pytest.raises(LedgerError) as raised:
         _open(tmp_path, Budget(4.0), accountant="zcdp")
+    line = _one_line(raised.value)
+    assert line.startswith("the zcdp accountant needs a budget delta > 0: with delta 0 its total in epsilon is "
+                           "infinite")
+    assert "--budget 4:1e-6 (budget='4:1e-6' in a script)" in line and "basic accountant" in line
+    assert not list_accounts(tmp_path)
+    with pytest.raises(LedgerError, match="zcdp accountant needs a budget delta > 0"):
+        Ledger.create(tmp_path, party=0, dataset="name-z", budget=Budget(4.0), accountant="zcdp")
     ledger = _open(tmp_path, Budget(4.0, 1e-6), accountant="zcdp")
     ledger.reserve(Spend(0.5), run_id="a", scenario="ustat")
     ledger.reserve(Spend(0.5), run_id="b", scenario="ustat")
@@ -320,22 +347,26 @@ def test_dataset_keys_and_default_directory(tmp_path: Path, monkeypatch: pytest.
 def test_hand_edited_file_is_refused_and_kept(tmp_path: Path) -> None:
     ledger = _open(tmp_path)
     ledger.reserve(Spend(1.0), run_id="r", scenario="ustat")
-    document = json.loads(ledger.path.read_text())
-    document["entries"][0]["epsilon"] = 0.1                         # "I only spent 0.1"
-    ledger.path.write_text(json.dumps(document, sort_keys=True, indent=1))
-    edited = ledger.path.read_bytes()
+    _edit(ledger.path, "UPDATE entries SET epsilon = 0.1 WHERE number = 1")   # "I only spent 0.1"
+    edited = _disk(ledger.path)
     with pytest.raises(LedgerError) as raised:
         _open(tmp_path)
     assert _one_line(raised.value) == f"ledger file {ledger.path} {REFUSED}"
     with pytest.raises(LedgerError, match="fails its checksum"):
         ledger.reserve(Spend(0.1), run_id="s", scenario="ustat")   # the open object re-reads too
-    assert ledger.path.read_bytes() == edited                       # never reset
+    assert _disk(ledger.path) == edited                             # never reset
     assert list_accounts(tmp_path) == [ledger.path]
+    for statement in ("DELETE FROM entries", "UPDATE account SET budget_epsilon = 9",
+                      "UPDATE entries SET status = 'cancelled'"):
+        _edit(ledger.path, statement)
+        with pytest.raises(LedgerError, match="fails its checksum"):
+            _open(tmp_path, None)
 
 
 def test_truncated_file_is_refused_and_kept(tmp_path: Path) -> None:
     ledger = _open(tmp_path)
     ledger.reserve(Spend(1.0), run_id="r", scenario="ustat")
+    ledger.close()                                                  # the last connection folds the log in
     whole = ledger.path.read_bytes()
     ledger.path.write_bytes(whole[: len(whole) // 2])
     with pytest.raises(LedgerError) as raised:
@@ -349,7 +380,8 @@ def test_truncated_file_is_refused_and_kept(tmp_path: Path) -> None:
 
 def test_account_copied_under_another_name_is_refused(tmp_path: Path) -> None:
     ledger = _open(tmp_path, party=0)
-    (tmp_path / "name-trial.p1.json").write_bytes(ledger.path.read_bytes())
+    ledger.close()
+    (tmp_path / "name-trial.p1.sqlite3").write_bytes(ledger.path.read_bytes())
     with pytest.raises(LedgerError, match="moved or copied under another name"):
         _open(tmp_path, None, party=1)
 
@@ -389,17 +421,17 @@ _FORK = multiprocessing.get_context("fork")
 
 
 def _reserve_slowly(directory: str, barrier: Any, results: Any) -> None:
-    """A party's reserve() with a slow write (0.3 s between the check and the write): without the lock
+    """A party's reserve() with a slow write (0.3 s between the check and the insert): without the lock
     both processes would read the empty account, both pass the check and both write."""
     import dp.budget.ledger as module
 
-    write = module._write_atomically
+    append = module._append_entry
 
-    def slow(path: Path, document: dict[str, Any]) -> None:
+    def slow(*arguments: Any) -> None:
         time.sleep(0.3)
-        write(path, document)
+        append(*arguments)
 
-    module._write_atomically = slow  # type: ignore[assignment]
+    module._append_entry = slow  # type: ignore[assignment]
     ledger = Ledger.open(directory, party=0, dataset="name-trial", budget=None, accountant="basic")
     barrier.wait(timeout=30)
     try:
@@ -434,7 +466,13 @@ def _reserve_then_crash(directory: str) -> None:
 def _crash_during_write(directory: str) -> None:
     import dp.budget.ledger as module
 
-    module.os.replace = lambda *arguments: os._exit(9)  # type: ignore[assignment]  # dies before the rename
+    append = module._append_entry
+
+    def torn(*arguments: Any) -> None:
+        append(*arguments)
+        os._exit(9)                                                 # dies after the insert, before the commit
+
+    module._append_entry = torn  # type: ignore[assignment]
     ledger = Ledger.open(directory, party=0, dataset="name-trial", budget=None, accountant="basic")
     ledger.reserve(Spend(0.5), run_id="torn", scenario="ustat")
     os._exit(0)
@@ -454,13 +492,14 @@ def test_crash_after_reserve_leaves_the_spend_counted(tmp_path: Path) -> None:
 def test_crash_during_the_write_keeps_the_previous_account(tmp_path: Path) -> None:
     ledger = _open(tmp_path)
     ledger.reserve(Spend(1.0), run_id="done", scenario="ustat")
+    ledger.close()
     before = ledger.path.read_bytes()
     worker = _FORK.Process(target=_crash_during_write, args=(str(tmp_path),))
     worker.start()
     worker.join(timeout=60)
     assert worker.exitcode == 9
-    assert ledger.path.read_bytes() == before
-    assert _open(tmp_path, None).spent() == (1.0, 0.0)              # whole, verified; the temp file ignored
+    assert ledger.path.read_bytes() == before                       # the torn transaction never reached it
+    assert _open(tmp_path, None).spent() == (1.0, 0.0)              # whole, verified; the torn log rolled back
     assert list_accounts(tmp_path) == [ledger.path]
 
 
@@ -475,11 +514,11 @@ def _tool(*words: str, cwd: Path, env: dict[str, str] | None = None) -> subproce
 def test_tool_create_show_raise(tmp_path: Path) -> None:
     data = tmp_path / "rows.csv"
     data.write_text("x\n1\n2\n")
-    key = dataset_key_of_file(data)
+    key = dataset_key_of_rows(data)
     ledger = tmp_path / "L"
     run = _tool("--ledger", str(ledger), "create", "--data", str(data), "--party", "1", "--budget", "2.5", cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == "", run.stderr
-    assert f"created {ledger / (key + '.p1.json')}: budget epsilon 2.5, delta 0, basic accountant" in run.stdout
+    assert f"created {ledger / (key + '.p1.sqlite3')}: budget epsilon 2.5, delta 0, basic accountant" in run.stdout
     account = Ledger.open(ledger, party=1, dataset=key, budget=None, accountant="basic")
     account.reserve(Spend(1.0, mechanism="discrete Laplace", what="Kendall tau"), run_id="ab" * 32, scenario="ustat")
     run = _tool("create", "--ledger", str(ledger), "--dataset-name", "trial", "--party", "0", "--budget", "4:1e-6",
@@ -509,7 +548,7 @@ def test_tool_create_show_raise(tmp_path: Path) -> None:
     (["raise", "--dataset-name", "other", "--party", "0", "--budget", "3"],
      "error: party 0: no account for dataset name-other in "),
     (["create", "--dataset-name", "other", "--party", "0"], "error: the following arguments are required: --budget"),
-    (["show", "--dataset", "trial"], "error: unknown option --dataset"),
+    (["show", "--name", "trial"], "error: unknown option --name"),
     (["frob"], "error: argument {show,create,raise}: invalid choice: 'frob'"),
     (["--led", "D", "show"], "error: unknown option --led (did you mean --ledger? options must be spelled out "
                              "in full)"),
@@ -528,7 +567,8 @@ def test_tool_usage_errors_exit_2_with_one_line(tmp_path: Path, words: list[str]
 
 def test_tool_refuses_a_corrupt_account_and_the_ledger_off(tmp_path: Path) -> None:
     ledger = _open(tmp_path / "L")
-    ledger.path.write_bytes(ledger.path.read_bytes()[:-20])
+    ledger.close()
+    ledger.path.write_bytes(ledger.path.read_bytes()[:len(ledger.path.read_bytes()) // 2])
     run = _tool("--ledger", str(tmp_path / "L"), "show", cwd=tmp_path)
     assert run.returncode == 2 and run.stderr == f"error: ledger file {ledger.path} {REFUSED}\n"
     run = _tool("--ledger", "off", cwd=tmp_path)

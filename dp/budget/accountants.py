@@ -44,10 +44,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 __all__ = ["Accountant", "ACCOUNTANTS", "Spend", "Budget", "parse_budget", "check_accountant", "zcdp_to_epsilon",
-           "spend_rho", "total_spent", "would_exceed", "RELATIVE_TOLERANCE"]
+           "spend_rho", "total_spent", "would_exceed", "would_exceed_totals", "Totals",
+           "RELATIVE_TOLERANCE"]
 
 Accountant = Literal["basic", "zcdp"]
 ACCOUNTANTS: tuple[Accountant, ...] = ("basic", "zcdp")
@@ -185,6 +187,74 @@ def spend_rho(spend: Spend) -> float | None:
     return spend.rho if pure is None else min(spend.rho, pure)
 
 
+@dataclass(frozen=True)
+class Totals:
+    """The running sums a ledger keeps of its counted spends, exact (rationals: a spend added and later
+    cancelled leaves no rounding behind), so one more spend is checked in constant time, whatever the
+    number of spends before it.
+
+    ``epsilon``, ``delta``: the sums of every spend's (basic composition); ``rho``: the sum of the zCDP
+    costs (:func:`spend_rho`) of the spends that have one; ``other_epsilon``, ``other_delta``: the sums of
+    those that have none (kept beside the zCDP part).  ``float`` of an exact sum is the correctly rounded
+    sum, i.e. what ``math.fsum`` gives.
+    """
+
+    count: int = 0
+    epsilon: Fraction = Fraction(0)
+    delta: Fraction = Fraction(0)
+    rho: Fraction = Fraction(0)
+    other_epsilon: Fraction = Fraction(0)
+    other_delta: Fraction = Fraction(0)
+
+    @classmethod
+    def of(cls, spends: Sequence[Spend]) -> Totals:
+        """The totals of ``spends``."""
+        totals = cls()
+        for spend in spends:
+            totals = totals.plus(spend)
+        return totals
+
+    def plus(self, spend: Spend, sign: int = 1) -> Totals:
+        """These totals with ``spend`` added (``sign=-1``: taken away, for a cancelled spend)."""
+        rho = spend_rho(spend)
+        epsilon, delta = Fraction(spend.epsilon) * sign, Fraction(spend.delta) * sign
+        if rho is None:
+            return Totals(self.count + sign, self.epsilon + epsilon, self.delta + delta, self.rho,
+                          self.other_epsilon + epsilon, self.other_delta + delta)
+        return Totals(self.count + sign, self.epsilon + epsilon, self.delta + delta, self.rho + Fraction(rho) * sign,
+                      self.other_epsilon, self.other_delta)
+
+    def composed(self, accountant: Accountant, delta_target: float) -> tuple[float, float]:
+        """The composed ``(epsilon, delta)`` under ``accountant`` (see :func:`total_spent`)."""
+        check_accountant(accountant)
+        if accountant == "basic":
+            return float(self.epsilon), float(self.delta)
+        rho_total = float(self.rho)
+        other_epsilon, other_delta = float(self.other_epsilon), float(self.other_delta)
+        if rho_total <= 0:
+            return other_epsilon, other_delta
+        delta_prime = delta_target - other_delta
+        if delta_prime <= 0:
+            return math.inf, max(delta_target, other_delta)
+        return zcdp_to_epsilon(rho_total, delta_prime) + other_epsilon, delta_prime + other_delta
+
+    def to_text(self) -> str:
+        """A canonical text form (exact), for storing beside the spends."""
+        return ";".join([str(self.count)] + [f"{value.numerator}/{value.denominator}" for value in
+                                             (self.epsilon, self.delta, self.rho, self.other_epsilon,
+                                              self.other_delta)])
+
+    @classmethod
+    def from_text(cls, text: str) -> Totals:
+        """The inverse of :meth:`to_text`; :raise ValueError: a text that is not one."""
+        parts = str(text).split(";")
+        if len(parts) != 6:
+            raise ValueError("totals")
+        count = int(parts[0])
+        values = [Fraction(part) for part in parts[1:]]
+        return cls(count, *values)
+
+
 def total_spent(accountant: Accountant, spends: Sequence[Spend], delta_target: float) -> tuple[float, float]:
     """The composed ``(epsilon, delta)`` of ``spends`` under ``accountant``.
 
@@ -196,29 +266,12 @@ def total_spent(accountant: Accountant, spends: Sequence[Spend], delta_target: f
       (Prop. 1.3); without zCDP spends it is just their basic composition.  If ``delta' <= 0`` while
       ``rho_total > 0`` no conversion exists: the epsilon is ``inf``.
 
+    Sums are exact, then rounded once (:class:`Totals`).
+
     :param delta_target: the delta at which the zCDP part is stated (the budget's delta).
     """
     check_accountant(accountant)
-    if accountant == "basic":
-        return math.fsum(s.epsilon for s in spends), math.fsum(s.delta for s in spends)
-    rhos: list[float] = []
-    other_epsilons: list[float] = []
-    other_deltas: list[float] = []
-    for spend in spends:
-        rho = spend_rho(spend)
-        if rho is None:
-            other_epsilons.append(spend.epsilon)
-            other_deltas.append(spend.delta)
-        else:
-            rhos.append(rho)
-    rho_total = math.fsum(rhos)
-    other_epsilon, other_delta = math.fsum(other_epsilons), math.fsum(other_deltas)
-    if rho_total <= 0:
-        return other_epsilon, other_delta
-    delta_prime = delta_target - other_delta
-    if delta_prime <= 0:
-        return math.inf, max(delta_target, other_delta)
-    return zcdp_to_epsilon(rho_total, delta_prime) + other_epsilon, delta_prime + other_delta
+    return Totals.of(spends).composed(accountant, delta_target)
 
 
 #: how :func:`would_exceed` starts the reason of a delta asked from a budget of delta 0
@@ -236,9 +289,14 @@ def would_exceed(accountant: Accountant, budget: Budget, spends: Sequence[Spend]
     zCDP accountant: epsilon at the budget's delta, what this run adds), and for delta likewise.  Sums
     within :data:`RELATIVE_TOLERANCE` of the budget fit (floating-point rounding).
     """
+    return would_exceed_totals(accountant, budget, Totals.of(spends), new)
+
+
+def would_exceed_totals(accountant: Accountant, budget: Budget, totals: Totals, new: Spend) -> str | None:
+    """:func:`would_exceed` from the running :class:`Totals` of the spends (what a ledger keeps): constant time."""
     check_accountant(accountant)
-    before_epsilon, before_delta = total_spent(accountant, spends, budget.delta)
-    after_epsilon, after_delta = total_spent(accountant, [*spends, new], budget.delta)
+    before_epsilon, before_delta = totals.composed(accountant, budget.delta)
+    after_epsilon, after_delta = totals.plus(new).composed(accountant, budget.delta)
     terms = "" if accountant == "basic" else f" (zcdp accountant: epsilon at delta {_text(budget.delta)})"
     if math.isinf(after_epsilon):
         return (f"the zcdp accountant cannot state these spends at the budget's delta {_text(budget.delta)}: the "

@@ -51,7 +51,9 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-from dataclasses import dataclass
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,8 +62,8 @@ from dp.budget.accountants import Accountant, Budget, Spend
 if TYPE_CHECKING:
     from dp.budget.ledger import Ledger
 
-__all__ = ["SpendRequest", "Reservation", "agree_spend", "account_key", "pure_budget", "refusal_texts",
-           "RUN_NONCE_BYTES"]
+__all__ = ["SpendRequest", "Reservation", "agree_spend", "account_key", "account_keys", "pure_budget", "refusal_texts",
+           "with_command", "create_hint", "RUN_NONCE_BYTES"]
 
 #: random bytes each party contributes to the run id
 RUN_NONCE_BYTES = 16
@@ -73,14 +75,17 @@ class SpendRequest:
 
     :param spend: the run's spend (public: the same at every party).
     :param scenario: what spends (``scenarios.ustat``, ``dp.umpc.release``), written to the entry.
-    :param data_file: this party's data file (its contents give the account:
-        ``sha256-<16 hex>``); ``{pid}`` is replaced by the party's index.
+    :param data_file: this party's data file (its parsed rows give the account: ``rows-<16 hex>``,
+        :func:`dp.budget.ledger.dataset_key_of_rows`); ``{pid}`` is replaced by the party's index.
     :param dataset_name: a declared name for the dataset (``name-<NAME>``), used instead of the file.
     :param budget: the budget of a new account (``--budget``); an existing account keeps its own.
     :param ledger: the ledger directory; ``None`` the default (:func:`dp.budget.ledger.default_ledger_directory`),
         ``"off"`` keeps no budget (said in the output).
     :param accountant: ``basic`` or ``zcdp``.
     :param exempt: why no budget is kept for this run (embedded public data), or ``None``.
+    :param command: the job's command line as words (``python -m scenarios.ustat -M3 --data ...``), for
+        the refusal of a missing account: it prints that command with ``--budget EPS`` added.
+    :param in_script: the run is a script's API call: the refusal names ``budget=``, not ``--budget``.
     """
 
     spend: Spend
@@ -91,6 +96,62 @@ class SpendRequest:
     ledger: str | os.PathLike[str] | None = None
     accountant: Accountant = "basic"
     exempt: str | None = None
+    command: tuple[str, ...] | None = None
+    in_script: bool = False
+
+
+#: MPyC's options that name one party's own seat: dropped from the command a refusal prints
+_OWN_SEAT = ("-I", "--index")
+
+
+def with_command(request: SpendRequest | None, argv: Sequence[str]) -> SpendRequest | None:
+    """``request`` with the job's command line (``python -m <its scenario> <argv>``, without this party's
+    ``-I``), for the refusal of a missing account (:class:`SpendRequest` ``command``)."""
+    if request is None or request.command is not None:
+        return request
+    words: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        if word in _OWN_SEAT:
+            skip = True
+            continue
+        if any(word.startswith(option) and word[len(option):].lstrip("=").isdigit() for option in _OWN_SEAT):
+            continue
+        words.append(word)
+    return replace(request, command=("python", "-m", request.scenario, *words))
+
+
+def create_hint(request: SpendRequest, party: int, parties: int) -> str:
+    """How to create this party's missing account, exactly (this party's local note: it may name paths).
+
+    From a job: its own command line with ``--budget EPS`` added (every party then creates its account
+    with that budget), or the ledger tool's command for every party at once; from a script: the
+    ``budget=`` argument (a script has no ``--budget``) or the same tool command.
+    """
+    tool = ["python", "-m", "scenarios.budget"]
+    if request.ledger is not None:
+        tool += ["--ledger", os.fspath(request.ledger)]
+    tool += ["create"]
+    if request.dataset_name is not None:
+        tool += ["--dataset", request.dataset_name]
+    elif request.data_file is not None:
+        tool += ["--data", request.data_file]
+    which = ",".join(str(index) for index in range(parties)) if request.data_file is None or \
+        "{pid}" in request.data_file or request.dataset_name is not None else str(party)
+    tool += ["--party", which, "--budget", "EPS"]
+    if request.accountant != "basic":
+        tool += ["--accountant", request.accountant]
+    made = shlex.join(tool)
+    if request.in_script:
+        return (f"create one by passing budget='EPS' (or budget='EPS:DELTA') to the release call, e.g. "
+                f"dp.umpc.release(query, rows, budget='1', ...), or run {made}")
+    if request.command is not None:
+        command = shlex.join([*request.command, "--budget", "EPS"])
+        return f"create one: add --budget EPS[:DELTA] to the command, {command} -- or run {made}"
+    return f"create one with --budget EPS[:DELTA], or run {made}"
 
 
 @dataclass
@@ -151,29 +212,31 @@ def _g(value: float) -> str:
 
 
 def account_key(request: SpendRequest, party: int) -> str:
-    """The dataset key of this party's account: the declared name, else the hash of its data file.
+    """The dataset key of this party's account: the declared name, else the digest of its data file's
+    parsed rows (:func:`dp.budget.ledger.dataset_key_of_rows`: re-saving the file does not change it).
 
     :raise dp.budget.ledger.LedgerError: no dataset to key the account by; an unreadable file.
     """
-    from dp.budget.ledger import LedgerError, dataset_key_of_file, dataset_key_of_name
+    return account_keys(request, party)[0]
+
+
+def account_keys(request: SpendRequest, party: int) -> tuple[str, tuple[str, ...]]:
+    """``(key, earlier keys)``: :func:`account_key`, and the first format's key of the same file (the hash of
+    its bytes, :func:`dp.budget.ledger.dataset_key_of_file`), under which an old account is migrated."""
+    from dp.budget.ledger import LedgerError, dataset_key_of_file, dataset_key_of_name, dataset_key_of_rows
     from secure.errors import InputError
     from secure.reader import check_data_file
 
     if request.dataset_name is not None:
-        return dataset_key_of_name(request.dataset_name)
+        return dataset_key_of_name(request.dataset_name), ()
     if request.data_file is None:
-        raise LedgerError("no dataset to keep a privacy budget for: give --dataset-name NAME (dataset_name=...)")
+        raise LedgerError("no dataset to keep a privacy budget for: give --dataset NAME (dataset='NAME' in a script)")
     path = request.data_file.replace("{pid}", str(party))
     try:
         check_data_file(path)  # a missing data file is the problem, not its budget: the reader's own line
     except InputError as exc:
         raise LedgerError(exc.detail or str(exc), shared=str(exc)) from None
-    try:
-        return dataset_key_of_file(path)
-    except OSError as exc:
-        raise LedgerError(f"cannot read {path} to key its privacy budget: {exc.strerror or exc}",
-                          shared=f"cannot read its data file to key its privacy budget: {exc.strerror or exc}"
-                          ) from None
+    return dataset_key_of_rows(path), (dataset_key_of_file(path),)
 
 
 def pure_budget(*, party: int, budget: Budget | str | None, ledger: str | os.PathLike[str] | None = None,
@@ -191,7 +254,8 @@ def pure_budget(*, party: int, budget: Budget | str | None, ledger: str | os.Pat
         invalid one counts as none: its own check names it).
     """
     from dp.budget.accountants import parse_budget
-    from dp.budget.ledger import Ledger, LedgerError, account_filename, default_ledger_directory, ledger_disabled
+    from dp.budget.ledger import (Ledger, LedgerError, account_filename, default_ledger_directory, ledger_disabled,
+                                  legacy_filename)
 
     if exempt is not None:
         return False
@@ -207,8 +271,13 @@ def pure_budget(*, party: int, budget: Budget | str | None, ledger: str | os.Pat
         return budget.delta == 0
     request = SpendRequest(spend=Spend(1.0), scenario="pure_budget", data_file=data_file, dataset_name=dataset_name)
     try:
-        path = Path(directory).expanduser() / account_filename(account_key(request, party), party)
-        return path.is_file() and Ledger.read(path).budget.delta == 0
+        key, earlier = account_keys(request, party)
+        folder = Path(directory).expanduser()
+        for path in [folder / account_filename(key, party), *(folder / legacy_filename(each, party)
+                                                              for each in (key, *earlier))]:
+            if path.is_file():
+                return Ledger.read(path).budget.delta == 0
+        return False
     except (LedgerError, ValueError, OSError):
         return False
 
@@ -230,7 +299,7 @@ def refusal_texts(exc: BaseException) -> tuple[str, str | None]:
     return shared, local
 
 
-def _open(request: SpendRequest, party: int) -> tuple[Ledger | None, str | None, str | None]:
+def _open(request: SpendRequest, party: int, parties: int = 1) -> tuple[Ledger | None, str | None, str | None]:
     """``(ledger, account file, note)``: this party's open account, or the note saying why none is kept.
 
     :raise dp.budget.ledger.LedgerError: the account cannot be used (one plain line).
@@ -243,9 +312,10 @@ def _open(request: SpendRequest, party: int) -> tuple[Ledger | None, str | None,
     if ledger_disabled(directory):
         how = "--ledger off" if request.ledger is not None else "PRIVATE_USTATS_LEDGER=off"
         return None, None, f"no privacy budget kept ({how})"
-    key = account_key(request, party)
+    key, earlier = account_keys(request, party)
     ledger = Ledger.open(Path(directory), party=party, dataset=key, budget=request.budget,
-                         accountant=request.accountant)
+                         accountant=request.accountant, legacy=earlier, create_hint=create_hint(request, party, parties),
+                         in_script=request.in_script)
     return ledger, str(ledger.path), None
 
 
@@ -278,7 +348,7 @@ async def agree_spend(request: SpendRequest | None) -> Reservation | None:
     error: str | None = None
     detail: str | None = None
     try:
-        ledger, account, note = _open(request, party)
+        ledger, account, note = _open(request, party, len(mpc.parties))
     except (LedgerError, ValueError, OSError) as exc:
         error, detail = refusal_texts(exc)
     await agree_verdict(error, detail=detail)

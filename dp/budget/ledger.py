@@ -1,29 +1,57 @@
 """A privacy-budget ledger that lasts across runs: one account per party and dataset, on disk.
 
 What it is.  A ledger is a directory.  It holds one account *file* per (party, dataset),
-``f"{dataset_key}.p{party}.json"``, so local parties sharing one directory keep separate accounts.
-The dataset key is stable: ``"sha256-<first 16 hex>"`` of the party's data file contents (or of the
-embedded table's file) -- :func:`dataset_key_of_file` -- or ``"name-<NAME>"`` for a name the party
-declares -- :func:`dataset_key_of_name`.  An account holds the budget granted on that dataset, the
-accountant that composes its spends (:mod:`dp.budget.accountants`: basic composition or zCDP), the
-history of the budget (created, raised) and every spend: time (UTC, ISO 8601), the run id agreed by all
-parties, the scenario or API call, epsilon, delta, rho, the mechanism, what was released, and a status:
-``"reserved"`` (counted: agreed and on disk before any data is shared; a run that crashed or stopped
-after that point stays so), ``"released"`` (counted: the run finished and revealed its release,
-:meth:`Ledger.mark_released`) or ``"cancelled"`` (not counted: the run stopped before any data was shared).
+``f"{dataset_key}.p{party}.sqlite3"`` (an SQLite database), so local parties sharing one directory
+keep separate accounts.  The dataset key says what the data *is*, not how its file is written:
 
-How it is written.  :meth:`Ledger.reserve` runs under an exclusive lock (``fcntl.flock`` on the
-sibling file ``<account>.lock``, held across read-check-write): it re-reads the account, checks the
-new spend against the budget (:func:`dp.budget.accountants.would_exceed`), appends it and writes
-ahead -- a temporary file in the same directory, flushed and ``os.fsync``-ed, ``os.replace``-d over the
-account, then the directory ``fsync``-ed -- *before* the caller shares any data.  So two runs at once
-cannot both pass the check, and a crash after :meth:`~Ledger.reserve` leaves the spend counted (the
-run may have revealed); a crash during the write leaves the previous account whole.
+- ``"name-<NAME>"`` for a name the party declares (``--dataset NAME``, ``dataset=`` in a script):
+  :func:`dataset_key_of_name`; the one way to keep one account for a dataset whose rows change
+  (appended rows, corrected values) -- the same name, the same account;
+- else ``"rows-<first 16 hex>"``: a SHA-256 digest of a canonical form of the parsed table
+  (:func:`dataset_key_of_rows`): the header's names and every row's cells after parsing -- the csv
+  module's quoting, either line end, a byte-order mark, gzip, surrounding whitespace, a trailing or
+  blank line and the spelling of a number (``1``, ``1.0``, `` 1 ``) or of a missing cell (``NA``,
+  empty) do not change it, and neither does the order of the columns or of the rows: the rows are a
+  multiset (their digests are sorted).  Sorted, because every release here is symmetric in the rows
+  (U-statistics, histograms, ECDFs): a reordered file holds the same people and must spend from the
+  same budget -- the safe side.  All columns count, not only those a job reads: a job on other columns
+  of the same rows is about the same people;
+- ``"sha256-<first 16 hex>"`` of the file's bytes (:func:`dataset_key_of_file`) was the key of the
+  first format: such accounts are migrated (below).
 
-Integrity.  The file carries a ``"checksum"``: sha256 over the canonical JSON of the rest (sorted
-keys, no spaces).  A truncated, corrupt or hand-edited account is refused with one line and is never
-reset: silently starting a fresh account would hand out the budget again.  The checksum catches
-accidents and naive edits; it is not a signature (anyone who can write the file can recompute it).
+An account holds the budget granted on that dataset, the accountant that composes its spends
+(:mod:`dp.budget.accountants`: basic composition or zCDP), the history of the budget (created, raised,
+migrated) and every spend: time (UTC, ISO 8601), the run id agreed by all parties, the scenario or API
+call, epsilon, delta, rho, the mechanism, what was released, and a status: ``"reserved"`` (counted:
+agreed and on disk before any data is shared; a run that crashed or stopped after that point stays
+so), ``"released"`` (counted: the run finished and revealed its release, :meth:`Ledger.mark_released`)
+or ``"cancelled"`` (not counted: the run stopped before any data was shared).
+
+How it is written.  The account is an SQLite database in write-ahead-log mode (``journal_mode=WAL``,
+``synchronous=FULL``: a commit is on disk, fsync-ed, when it returns).  :meth:`Ledger.reserve` runs in
+one ``BEGIN IMMEDIATE`` transaction -- SQLite's write lock, which holds across processes, taken before
+the read -- checks the new spend against the exact running totals kept beside the spends
+(:class:`dp.budget.accountants.Totals`, constant time however many spends there are), appends it and
+commits *before* the caller shares any data.  So two runs at once cannot both pass the check, a crash
+after :meth:`~Ledger.reserve` leaves the spend counted (the run may have revealed), and a crash before
+the commit leaves the previous account whole (SQLite rolls the torn transaction back).  A new account
+is built in a temporary file and linked into place (never two creators of one account).  10,000 spends
+take seconds (``python -m scenarios.bench_ledger``), where the first format rewrote the whole file.
+
+Integrity.  Every row carries a checksum (SHA-256 over the canonical JSON of its fields and of the
+account it belongs to), the account's row also the exact totals and the number of spends and changes;
+opening an account verifies them all, and so does every later transaction once another connection has
+written the file (SQLite's ``data_version``).  A truncated, corrupt or hand-edited account is refused
+with one line and is never reset: silently starting a fresh account would hand out the budget again.
+The checksums catch accidents and naive edits; they are not a signature (anyone who can write the file
+can recompute them).
+
+Old files.  An account of the first format (``<key>.p<party>.json``, one JSON document) is migrated
+when it is next used: verified as before, copied into a new database under the account's current key
+(for a data file: the rows key), with a ``migrated`` change in its history, and the old file renamed
+``<name>.json.migrated`` (kept, never read again).  A corrupt old file is refused as before.  If both a
+new account and an unmigrated old one exist for the same data, both are kept and the run is refused
+with one line naming them: merging two budgets is a decision for the data holder.
 
 Threat model.  A ledger protects a data holder against its *own* over-spending: the same rows
 answered again and again until the average of the noisy answers gives them away.  It is local to each
@@ -32,47 +60,58 @@ the refusing party's line before any data is shared).  It does not stop a party 
 restores or rewrites its own ledger, or that runs with ``--ledger off``: such a party gives up its own
 protection, and its data's, never another party's (each party's account covers only its own rows).
 Spends are public parameters (epsilon, delta, the run id); the ledger records nothing about the rows.
+The rows key is an unsalted digest of the table: it stays in this party's local note, never in a
+shared line (a party that knows all but one cell could test guesses against it).
 
 Models.  OpenDP's odometers and privacy filters, Tumult Analytics' sessions with a total budget and
 diffprivlib's ``BudgetAccountant`` keep this account inside one process; composition as in Dwork &
-Roth 2014 (Thm 3.16) and Bun & Steinke 2016 (zCDP), see :mod:`dp.budget.accountants`.
+Roth 2014 (Thm 3.16) and Bun & Steinke 2016 (zCDP), see :mod:`dp.budget.accountants`.  SQLite's WAL
+and locking: https://www.sqlite.org/wal.html, https://www.sqlite.org/lockingv3.html.
 """
 from __future__ import annotations
 
+import csv
 import datetime as _dt
-import errno
-import fcntl
+import gzip
 import hashlib
 import json
+import math
 import os
 import re
+import sqlite3
 import tempfile
-import time
-from collections.abc import Iterator
+import urllib.parse
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dp.budget.accountants import (PURE_ONLY, Accountant, Budget, Spend, check_accountant, total_spent,
-                                   would_exceed)
+from dp.budget.accountants import (PURE_ONLY, Accountant, Budget, Spend, Totals, check_accountant,
+                                   would_exceed_totals)
 
 __all__ = ["LedgerError", "BudgetExceeded", "refusal_lines", "Entry", "Ledger", "default_ledger_directory",
-           "ledger_disabled",
-           "dataset_key_of_file", "dataset_key_of_name", "account_filename", "list_accounts", "ENVIRONMENT_VARIABLE",
-           "FORMAT", "LOCK_TIMEOUT"]
+           "ledger_disabled", "dataset_key_of_file", "dataset_key_of_rows", "dataset_key_of_name", "account_filename",
+           "legacy_filename", "list_accounts", "list_legacy_accounts", "ENVIRONMENT_VARIABLE", "FORMAT",
+           "LEGACY_FORMAT", "LOCK_TIMEOUT"]
 
 #: The environment variable naming the ledger directory (``off`` disables the ledger).
 ENVIRONMENT_VARIABLE = "PRIVATE_USTATS_LEDGER"
-#: The format tag of an account file.
-FORMAT = "private-ustats ledger 1"
-#: How long (seconds) :meth:`Ledger.reserve` waits for another run holding the account's lock.
+#: The format tag of an account (in its ``account`` row).
+FORMAT = "private-ustats ledger 2"
+#: The format tag of a first-format account file (one JSON document), migrated on use.
+LEGACY_FORMAT = "private-ustats ledger 1"
+#: How long (seconds) a transaction waits for another run holding the account's write lock.
 LOCK_TIMEOUT = 60.0
 
 _STATUSES = ("reserved", "released", "cancelled")
-_KEY = re.compile(r"^(sha256-[0-9a-f]{16}|name-[A-Za-z0-9_][A-Za-z0-9._-]{0,63})$")
+_EVENTS = ("created", "raised", "migrated")
+_KEY = re.compile(r"^((sha256|rows)-[0-9a-f]{16}|name-[A-Za-z0-9_][A-Za-z0-9._-]{0,63})$")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
-_ACCOUNT = re.compile(r"^(?P<dataset>.+)\.p(?P<party>[0-9]+)\.json$")
+_ACCOUNT = re.compile(r"^(?P<dataset>.+)\.p(?P<party>[0-9]+)\.sqlite3$")
+_LEGACY = re.compile(r"^(?P<dataset>.+)\.p(?P<party>[0-9]+)\.json$")
+#: the cells read as missing (as :data:`secure.columns.MISSING_TOKENS`, lower case)
+_MISSING = frozenset({"", "na", "nan", "n/a", "null", "none", "?"})
 
 
 class LedgerError(ValueError):
@@ -171,7 +210,8 @@ def ledger_disabled(directory: Path | str | None) -> bool:
 
 
 def dataset_key_of_file(path: Path | str) -> str:
-    """``"sha256-<first 16 hex>"`` of the contents of the data file ``path``.
+    """``"sha256-<first 16 hex>"`` of the bytes of the data file ``path`` (the first format's key: it changes
+    with a trailing newline or CRLF line ends; kept to find and migrate such accounts).
 
     :raise LedgerError: the file cannot be read.
     """
@@ -181,10 +221,65 @@ def dataset_key_of_file(path: Path | str) -> str:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     except OSError as exc:
-        raise LedgerError(f"cannot read data file {path} to key its ledger account: {exc.strerror or exc}",
-                          shared=f"cannot read its data file to key its privacy budget: {exc.strerror or exc}"
-                          ) from None
+        raise _unreadable(path, exc) from None
     return f"sha256-{digest.hexdigest()[:16]}"
+
+
+def _unreadable(path: Path | str, exc: BaseException) -> LedgerError:
+    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return LedgerError(f"cannot read data file {path} to key its ledger account: {reason}",
+                       shared=f"cannot read its data file to key its privacy budget: {reason}")
+
+
+def _canonical_cell(cell: str) -> str:
+    """A cell after parsing: stripped; a number as its double's shortest repr (``1``, ``1.0``, ``1e0`` alike);
+    a missing token (``NA``, ``nan``, empty, ...) as the empty string; other text as it stands."""
+    text = cell.strip()
+    if text.lower() in _MISSING:
+        return ""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return repr(value) if math.isfinite(value) else text.lower()
+
+
+def dataset_key_of_rows(path: Path | str) -> str:
+    """``"rows-<first 16 hex>"``: what the data file ``path`` holds, not how it is written.
+
+    The table is read as the jobs read it (:mod:`secure.reader`: the csv module, UTF-8 with an optional
+    byte-order mark, gzip for ``.gz``); the header's names are stripped and the columns taken in the
+    order of their names; each cell is canonical (:func:`_canonical_cell`); lines with no cell are
+    skipped.  Each row's SHA-256 is taken, the row digests are sorted (the rows are a multiset: the
+    order of the rows says nothing of the people in them), and the key is the SHA-256 of the canonical
+    header followed by the sorted digests.  Memory: 32 bytes and a Python object per row.
+
+    :raise LedgerError: the file cannot be read or decoded.
+    """
+    name = str(path)
+    try:
+        opened = (gzip.open(name, "rt", newline="", encoding="utf-8-sig") if name.endswith(".gz")
+                  else open(name, "rt", newline="", encoding="utf-8-sig"))
+        with opened as handle:
+            reader = csv.reader(handle)
+            header = [cell.strip() for cell in next(reader, [])]
+            order = sorted(range(len(header)), key=lambda index: (header[index], index))
+            digests = []
+            for row in reader:
+                if not any(cell.strip() for cell in row) and len(row) <= 1:
+                    continue  # a blank line (a trailing newline, a line of spaces)
+                cells = [_canonical_cell(row[index]) if index < len(row) else "" for index in order]
+                cells += [_canonical_cell(cell) for cell in row[len(header):]]
+                while len(cells) > len(header) and not cells[-1]:
+                    cells.pop()  # trailing empty cells beyond the header (a trailing comma)
+                digests.append(hashlib.sha256(_json(cells)).digest())
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
+        raise _unreadable(path, exc) from None
+    digests.sort()
+    total = hashlib.sha256(_json([header[index] for index in order]))
+    for digest in digests:
+        total.update(digest)
+    return f"rows-{total.hexdigest()[:16]}"
 
 
 def dataset_key_of_name(name: str) -> str:
@@ -199,23 +294,39 @@ def dataset_key_of_name(name: str) -> str:
 
 
 def account_filename(dataset: str, party: int) -> str:
-    """``f"{dataset}.p{party}.json"``, after checking both."""
+    """``f"{dataset}.p{party}.sqlite3"``, after checking both."""
+    _check_key(dataset)
+    _check_party(party)
+    return f"{dataset}.p{party}.sqlite3"
+
+
+def legacy_filename(dataset: str, party: int) -> str:
+    """``f"{dataset}.p{party}.json"``: the file of a first-format account."""
     _check_key(dataset)
     _check_party(party)
     return f"{dataset}.p{party}.json"
 
 
-def list_accounts(directory: Path | str) -> list[Path]:
-    """The account files in ``directory`` (sorted; none if it does not exist)."""
+def _listed(directory: Path | str, pattern: re.Pattern[str]) -> list[Path]:
     folder = Path(directory)
     if not folder.is_dir():
         return []
     found = []
     for path in folder.iterdir():
-        match = _ACCOUNT.match(path.name)
+        match = pattern.match(path.name)
         if match and _KEY.match(match.group("dataset")) and path.is_file():
             found.append(path)
     return sorted(found)
+
+
+def list_accounts(directory: Path | str) -> list[Path]:
+    """The account files in ``directory`` (sorted; none if it does not exist)."""
+    return _listed(directory, _ACCOUNT)
+
+
+def list_legacy_accounts(directory: Path | str) -> list[Path]:
+    """The first-format account files in ``directory`` not yet migrated (sorted)."""
+    return _listed(directory, _LEGACY)
 
 
 def _check_key(dataset: object) -> str:
@@ -241,14 +352,12 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
 
 
-def _canonical(document: dict[str, Any]) -> bytes:
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False).encode("ascii")
+def _json(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode("ascii")
 
 
-def _checksum(document: dict[str, Any]) -> str:
-    body = {key: value for key, value in document.items() if key != "checksum"}
-    return "sha256:" + hashlib.sha256(_canonical(body)).hexdigest()
+def _digest(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(_json(value)).hexdigest()
 
 
 def _refused(path: Path) -> LedgerError:
@@ -256,36 +365,13 @@ def _refused(path: Path) -> LedgerError:
                        f"restore it or remove it on purpose", shared=_UNUSABLE)
 
 
+def _foreign(path: Path, what: str) -> LedgerError:
+    return LedgerError(f"ledger file {path} is not an account this version reads ({what}): refusing to use it; it "
+                       f"is never reset silently: restore it or remove it on purpose", shared=_UNUSABLE)
+
+
 #: the shared line of an account file that cannot be used (its path stays in the local note)
 _UNUSABLE = "its ledger account for this data cannot be used (corrupt, edited or moved); see its local note"
-
-
-def _fsync_directory(directory: Path) -> None:
-    handle = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(handle)
-    finally:
-        os.close(handle)
-
-
-def _write_atomically(path: Path, document: dict[str, Any]) -> None:
-    """Write-ahead: a temporary file beside ``path``, flushed and fsync-ed, replaced over ``path``, then the
-    directory fsync-ed (so the rename itself survives a power loss)."""
-    document = {**document, "checksum": _checksum(document)}
-    data = json.dumps(document, sort_keys=True, indent=1, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n"
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            os.fchmod(stream.fileno(), 0o600)
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
-    _fsync_directory(path.parent)
 
 
 def _entry_of(record: Any, number: int) -> Entry:
@@ -304,7 +390,7 @@ def _entry_of(record: Any, number: int) -> Entry:
 
 def _change_of(item: Any) -> dict[str, Any]:
     """One change of the budget, checked: ``{"time", "event", "epsilon", "delta"}``."""
-    if not isinstance(item, dict) or item["event"] not in ("created", "raised"):
+    if not isinstance(item, dict) or item["event"] not in _EVENTS:
         raise ValueError("history")
     Budget(item["epsilon"], item["delta"])
     return {"time": str(item["time"]), "event": item["event"], "epsilon": float(item["epsilon"]),
@@ -317,26 +403,143 @@ def _record_of(entry: Entry) -> dict[str, Any]:
     return record
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Account:
-    """The parsed content of an account file."""
+    """The verified content of an account (what a :class:`Ledger` shows between transactions)."""
 
     dataset: str
     party: int
     accountant: Accountant
     budget: Budget
     created: str
-    history: tuple[dict[str, Any], ...]
-    entries: tuple[Entry, ...]
+    history: list[dict[str, Any]] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
+    totals: Totals = field(default_factory=Totals)
 
-    def document(self) -> dict[str, Any]:
-        return {"format": FORMAT, "dataset": self.dataset, "party": self.party, "accountant": self.accountant,
-                "budget": {"epsilon": self.budget.epsilon, "delta": self.budget.delta}, "created": self.created,
-                "history": list(self.history), "entries": [_record_of(entry) for entry in self.entries]}
+    def owner(self) -> list[Any]:
+        return [self.dataset, self.party]
+
+    def row(self) -> dict[str, Any]:
+        """The ``account`` row (without its checksum)."""
+        return {"id": 1, "format": FORMAT, "dataset": self.dataset, "party": self.party, "accountant": self.accountant,
+                "budget_epsilon": self.budget.epsilon, "budget_delta": self.budget.delta, "created": self.created,
+                "totals": self.totals.to_text(), "entries": len(self.entries), "changes": len(self.history)}
 
 
-def _read(path: Path) -> _Account:
-    """Read and verify ``path``; one-line :class:`LedgerError` if it is unreadable, corrupt or edited."""
+def _entry_row(account: _Account, entry: Entry) -> dict[str, Any]:
+    return {"number": entry.number, **_record_of(entry)}
+
+
+def _history_row(number: int, change: dict[str, Any]) -> dict[str, Any]:
+    return {"number": number, **change}
+
+
+def _sealed(table: str, owner: list[Any], row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with its checksum: over the table, the account (dataset, party) and the fields."""
+    return {**row, "checksum": _digest([table, owner, row])}
+
+
+_SCHEMA = """
+CREATE TABLE account (id INTEGER PRIMARY KEY CHECK (id = 1), format TEXT NOT NULL, dataset TEXT NOT NULL,
+    party INTEGER NOT NULL, accountant TEXT NOT NULL, budget_epsilon REAL NOT NULL, budget_delta REAL NOT NULL,
+    created TEXT NOT NULL, totals TEXT NOT NULL, entries INTEGER NOT NULL, changes INTEGER NOT NULL,
+    checksum TEXT NOT NULL);
+CREATE TABLE history (number INTEGER PRIMARY KEY, time TEXT NOT NULL, event TEXT NOT NULL, epsilon REAL NOT NULL,
+    delta REAL NOT NULL, checksum TEXT NOT NULL);
+CREATE TABLE entries (number INTEGER PRIMARY KEY, time TEXT NOT NULL, run_id TEXT NOT NULL, scenario TEXT NOT NULL,
+    epsilon REAL NOT NULL, delta REAL NOT NULL, rho REAL, mechanism TEXT NOT NULL, what TEXT NOT NULL,
+    status TEXT NOT NULL, checksum TEXT NOT NULL);
+"""
+_ACCOUNT_COLUMNS = ("id", "format", "dataset", "party", "accountant", "budget_epsilon", "budget_delta", "created",
+                    "totals", "entries", "changes")
+_HISTORY_COLUMNS = ("number", "time", "event", "epsilon", "delta")
+_ENTRY_COLUMNS = ("number", "time", "run_id", "scenario", "epsilon", "delta", "rho", "mechanism", "what", "status")
+
+
+def _insert(connection: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
+    columns = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    connection.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
+
+
+def _store_account(connection: sqlite3.Connection, account: _Account) -> None:
+    """Rewrite the ``account`` row (budget, totals, counts) with its checksum."""
+    row = _sealed("account", account.owner(), account.row())
+    assignments = ", ".join(f"{name} = ?" for name in row if name != "id")
+    connection.execute(f"UPDATE account SET {assignments} WHERE id = 1",
+                       tuple(value for name, value in row.items() if name != "id"))
+
+
+def _append_entry(connection: sqlite3.Connection, account: _Account, entry: Entry) -> None:
+    """Insert ``entry`` (a hook point: the tests slow it down, or stop the process here)."""
+    _insert(connection, "entries", _sealed("entries", account.owner(), _entry_row(account, entry)))
+
+
+def _rows(connection: sqlite3.Connection, table: str, columns: Sequence[str]) -> list[dict[str, Any]]:
+    cursor = connection.execute(f"SELECT {', '.join(columns)}, checksum FROM {table} ORDER BY number")
+    return [dict(zip((*columns, "checksum"), values)) for values in cursor]
+
+
+def _load(connection: sqlite3.Connection, path: Path) -> _Account:
+    """Read and verify the whole account (every checksum, the counts, the exact totals); one-line
+    :class:`LedgerError` if it is corrupt, edited, of another format or moved."""
+    try:
+        found = connection.execute(f"SELECT {', '.join(_ACCOUNT_COLUMNS)}, checksum FROM account").fetchall()
+        history_rows = _rows(connection, "history", _HISTORY_COLUMNS)
+        entry_rows = _rows(connection, "entries", _ENTRY_COLUMNS)
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc):
+            raise
+        raise _refused(path) from None
+    except sqlite3.DatabaseError:
+        raise _refused(path) from None
+    if len(found) != 1:
+        raise _refused(path)
+    row = dict(zip((*_ACCOUNT_COLUMNS, "checksum"), found[0]))
+    body = {name: row[name] for name in _ACCOUNT_COLUMNS}
+    owner = [row["dataset"], row["party"]]
+    if row["checksum"] != _digest(["account", owner, body]):
+        raise _refused(path)
+    if row["format"] != FORMAT:
+        raise _foreign(path, FORMAT)
+    try:
+        account = _Account(dataset=_check_key(row["dataset"]), party=_check_party(row["party"]),
+                           accountant=check_accountant(row["accountant"]),
+                           budget=Budget(row["budget_epsilon"], row["budget_delta"]), created=str(row["created"]))
+        stored_totals = Totals.from_text(row["totals"])
+    except (KeyError, TypeError, ValueError):
+        raise _foreign(path, FORMAT) from None
+    for number, change in enumerate(history_rows, start=1):
+        fields = {name: change[name] for name in _HISTORY_COLUMNS}
+        if change["number"] != number or change["checksum"] != _digest(["history", owner, fields]):
+            raise _refused(path)
+        try:
+            account.history.append(_change_of(change))
+        except (KeyError, TypeError, ValueError):
+            raise _refused(path) from None
+    totals = Totals()
+    for number, record in enumerate(entry_rows, start=1):
+        fields = {name: record[name] for name in _ENTRY_COLUMNS}
+        if record["number"] != number or record["checksum"] != _digest(["entries", owner, fields]):
+            raise _refused(path)
+        try:
+            entry = _entry_of(record, number)
+        except (KeyError, TypeError, ValueError):
+            raise _refused(path) from None
+        account.entries.append(entry)
+        if entry.counted:
+            totals = totals.plus(entry.spend)
+    if (len(account.history), len(account.entries)) != (row["changes"], row["entries"]) or totals != stored_totals:
+        raise _refused(path)
+    account.totals = totals
+    if path.name != account_filename(account.dataset, account.party):
+        raise LedgerError(f"ledger file {path} holds the account of {account.dataset} at party {account.party}: "
+                          f"refusing a file moved or copied under another name", shared=_UNUSABLE)
+    return account
+
+
+def _read_legacy(path: Path) -> _Account:
+    """Read and verify a first-format account file (one JSON document with a checksum)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -344,28 +547,97 @@ def _read(path: Path) -> _Account:
                           shared=f"cannot read its ledger account: {exc.strerror or exc}") from None
     try:
         document = json.loads(data.decode("ascii"))
-        if not isinstance(document, dict) or document.get("checksum") != _checksum(document):
+        if not isinstance(document, dict) or document.get("checksum") != "sha256:" + hashlib.sha256(
+                _json({key: value for key, value in document.items() if key != "checksum"})).hexdigest():
             raise _refused(path)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise _refused(path) from None
     try:
-        if document["format"] != FORMAT:
+        if document["format"] != LEGACY_FORMAT:
             raise ValueError("format")
         budget = document["budget"]
         account = _Account(dataset=_check_key(document["dataset"]), party=_check_party(document["party"]),
                            accountant=check_accountant(document["accountant"]),
                            budget=Budget(budget["epsilon"], budget["delta"]), created=str(document["created"]),
-                           history=tuple(_change_of(item) for item in document["history"]),
-                           entries=tuple(_entry_of(record, number)
-                                         for number, record in enumerate(document["entries"], start=1)))
+                           history=[_change_of(item) for item in document["history"]],
+                           entries=[_entry_of(record, number)
+                                    for number, record in enumerate(document["entries"], start=1)])
     except (KeyError, TypeError, ValueError):
-        raise LedgerError(f"ledger file {path} is not an account this version reads ({FORMAT}): refusing to use "
-                          f"it; it is never reset silently: restore it or remove it on purpose",
-                          shared=_UNUSABLE) from None
-    if path.name != f"{account.dataset}.p{account.party}.json":
+        raise _foreign(path, LEGACY_FORMAT) from None
+    if path.name != legacy_filename(account.dataset, account.party):
         raise LedgerError(f"ledger file {path} holds the account of {account.dataset} at party {account.party}: "
                           f"refusing a file moved or copied under another name", shared=_UNUSABLE)
+    account.totals = Totals.of([entry.spend for entry in account.entries if entry.counted])
     return account
+
+
+def _write_error(path: Path, exc: BaseException, timeout: float) -> LedgerError:
+    """One line for an SQLite or OS error while using the account ``path``."""
+    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in text:
+        return LedgerError(f"ledger file {path} stayed locked by another run for {timeout:g} s",
+                           shared=f"its ledger account stayed locked by another run for {timeout:g} s")
+    return LedgerError(f"cannot write ledger file {path}: {text}", shared=f"cannot write its ledger account: {text}")
+
+
+def _connect(path: Path, timeout: float) -> sqlite3.Connection:
+    """A connection to the existing account ``path`` (never creates it): WAL, ``synchronous=FULL``, a busy
+    timeout of ``timeout`` seconds for the write lock."""
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=rw"
+    connection = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+    try:
+        connection.execute("PRAGMA synchronous=FULL")
+        connection.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.Error:
+        connection.close()
+        raise
+    return connection
+
+
+def _create_file(path: Path, account: _Account) -> bool:
+    """Build the account in a temporary file beside ``path`` and link it into place; ``False`` if ``path``
+    exists already (another run created it first: nothing is overwritten)."""
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    temporary = Path(name)
+    try:
+        os.chmod(temporary, 0o600)
+        connection = sqlite3.connect(str(temporary), isolation_level=None)
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=FULL")
+            connection.executescript(_SCHEMA)
+            connection.execute("BEGIN IMMEDIATE")
+            owner = account.owner()
+            _insert(connection, "account", _sealed("account", owner, account.row()))
+            for number, change in enumerate(account.history, start=1):
+                _insert(connection, "history", _sealed("history", owner, _history_row(number, change)))
+            for entry in account.entries:
+                _append_entry(connection, account, entry)
+            connection.execute("COMMIT")
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            connection.close()
+        with open(temporary, "rb") as stream:
+            os.fsync(stream.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            return False
+        _fsync_directory(path.parent)
+        return True
+    finally:
+        for leftover in (temporary, Path(f"{temporary}-wal"), Path(f"{temporary}-shm")):
+            if leftover.exists():
+                leftover.unlink()
+
+
+def _fsync_directory(directory: Path) -> None:
+    handle = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
 
 
 def _prepare_directory(directory: Path) -> None:
@@ -385,66 +657,45 @@ def _prepare_directory(directory: Path) -> None:
                                  "another with --ledger DIR)")
 
 
-@contextmanager
-def _locked(path: Path, timeout: float) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``<path>.lock`` (created if missing, never removed: removing it would
-    let two runs lock two different files)."""
-    lock_path = path.with_name(path.name + ".lock")
-    try:
-        handle = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as exc:
-        raise LedgerError(f"cannot open the lock file {lock_path} of the ledger: {exc.strerror or exc}",
-                          shared=f"cannot lock its ledger account: {exc.strerror or exc}") from None
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    raise LedgerError(f"cannot lock ledger file {path}: {exc.strerror or exc}",
-                                      shared=f"cannot lock its ledger account: {exc.strerror or exc}") from None
-                if time.monotonic() >= deadline:
-                    raise LedgerError(f"ledger file {path} stayed locked by another run for {timeout:g} s",
-                                      shared=f"its ledger account stayed locked by another run for {timeout:g} s"
-                                      ) from None
-                time.sleep(0.02)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-    finally:
-        os.close(handle)
-
-
-def _write(path: Path, account: _Account) -> None:
-    try:
-        _write_atomically(path, account.document())
-    except OSError as exc:
-        raise LedgerError(f"cannot write ledger file {path}: {exc.strerror or exc}",
-                          shared=f"cannot write its ledger account: {exc.strerror or exc}") from None
-
-
 class Ledger:
     """An open account: one party's budget and spends on one dataset (see the module's docstring).
 
     Open it with :meth:`open` (creates the account with a budget, or keeps the existing one),
     :meth:`create` (only a new one) or :meth:`read` (an existing file, for showing it).  Every mistake
     is a :class:`LedgerError` (a ``ValueError``) with one plain line.  The properties show the account
-    as last read or written by this object; :meth:`reserve` and :meth:`cancel` re-read it under the lock.
+    as last read or written by this object; :meth:`reserve`, :meth:`cancel`, :meth:`mark_released` and
+    :meth:`raise_budget` work in one locked transaction each, re-verifying the whole account first when
+    another connection wrote it since.
     """
 
-    def __init__(self, *, path: Path, account: _Account, lock_timeout: float = LOCK_TIMEOUT) -> None:
+    def __init__(self, *, path: Path, account: _Account, lock_timeout: float = LOCK_TIMEOUT,
+                 connection: sqlite3.Connection | None = None, legacy: bool = False) -> None:
         self.path = path
         self._account = account
         self.lock_timeout = lock_timeout
+        self._connection = connection
+        self._version: int | None = None
+        self._inode: int | None = None
+        self._legacy = legacy
+
+    def close(self) -> None:
+        """Close the database connection (reopened when needed)."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit nothing is left to report to
+            pass
 
     # -- opening -----------------------------------------------------------------------------------
 
     @classmethod
     def open(cls, directory: Path | str, *, party: int, dataset: str, budget: Budget | None,
-             accountant: Accountant, lock_timeout: float = LOCK_TIMEOUT) -> Ledger:
+             accountant: Accountant, lock_timeout: float = LOCK_TIMEOUT, legacy: Sequence[str] = (),
+             create_hint: str | None = None, in_script: bool = False) -> Ledger:
         """Open the account of ``party`` on ``dataset`` in ``directory``, creating it with ``budget`` if new.
 
         An existing account keeps its budget: a ``budget`` that differs is refused (raising is done on
@@ -452,55 +703,79 @@ class Ledger:
 
         :param directory: the ledger directory (created if missing); not ``off``.
         :param party: this party's index.
-        :param dataset: the dataset key (:func:`dataset_key_of_file`, :func:`dataset_key_of_name`).
+        :param dataset: the dataset key (:func:`dataset_key_of_rows`, :func:`dataset_key_of_name`).
         :param budget: the budget for a new account (``--budget``), or ``None``.
         :param accountant: ``"basic"`` or ``"zcdp"`` (the latter needs a budget delta > 0).
+        :param legacy: earlier keys of the same data (:func:`dataset_key_of_file`): a first-format account
+            under one of them is migrated to ``dataset``.
+        :param create_hint: how to create a missing account, for the refusal's local line (the exact
+            command line, or the script's argument); default the generic ``--budget`` advice.
+        :param in_script: the caller is a script: the shared line names ``budget=``, not ``--budget``.
         :raise LedgerError: no budget for a new account, a different budget or accountant, a corrupt
             file, a directory that is not writable.
         """
         folder, path = cls._place(directory, party, dataset)
         accountant = check_accountant(accountant)
         _prepare_directory(folder)
-        with _locked(path, lock_timeout):
-            if path.exists():
-                account = _read(path)
-                cls._same_terms(path, account, budget, accountant)
-            else:
-                if budget is None:
-                    # no party here: every caller's line already names it ("error: party 0: ...")
-                    raise LedgerError(f"no privacy budget for dataset {dataset}: create one with "
-                                      f"--budget EPS[:DELTA] (or python -m scenarios.budget)",
-                                      shared="it has no privacy budget for this data: create one with --budget "
-                                             "EPS[:DELTA] (or python -m scenarios.budget create); see its local note")
-                account = cls._new_account(party, dataset, budget, accountant)
-                _write(path, account)
-        return cls(path=path, account=account, lock_timeout=lock_timeout)
+        _adopt_legacy(folder, path, party, dataset, legacy)
+        if not path.exists():
+            if budget is None:
+                # no party here: every caller's line already names it ("error: party 0: ...")
+                how = create_hint or "create one with --budget EPS[:DELTA] (or python -m scenarios.budget)"
+                raise LedgerError(f"no privacy budget for dataset {dataset}: {how}",
+                                  shared="it has no privacy budget for this data: create one with budget='EPS' (or "
+                                         "'EPS:DELTA') in the release call (or python -m scenarios.budget create); "
+                                         "see its local note" if in_script else
+                                         "it has no privacy budget for this data: create one with --budget "
+                                         "EPS[:DELTA] (or python -m scenarios.budget create); see its local note")
+            cls._create_new(path, party, dataset, budget, accountant)
+        ledger = cls._attach(path, lock_timeout)
+        cls._same_terms(path, ledger._account, budget, accountant)
+        return ledger
 
     @classmethod
     def create(cls, directory: Path | str, *, party: int, dataset: str, budget: Budget, accountant: Accountant,
-               lock_timeout: float = LOCK_TIMEOUT) -> Ledger:
+               lock_timeout: float = LOCK_TIMEOUT, legacy: Sequence[str] = ()) -> Ledger:
         """Create a new account; refuse if it exists (``python -m scenarios.budget create``)."""
         folder, path = cls._place(directory, party, dataset)
         accountant = check_accountant(accountant)
         if not isinstance(budget, Budget):
             raise LedgerError(f"budget must be a Budget, got {budget!r}")
         _prepare_directory(folder)
-        with _locked(path, lock_timeout):
-            if path.exists():
-                existing = _read(path)
-                raise LedgerError(f"account {path} exists already (budget {existing.budget}, accountant "
-                                  f"{existing.accountant}): raise it with python -m scenarios.budget raise")
-            account = cls._new_account(party, dataset, budget, accountant)
-            _write(path, account)
-        return cls(path=path, account=account, lock_timeout=lock_timeout)
+        _adopt_legacy(folder, path, party, dataset, legacy)
+        if path.exists() or not cls._create_new(path, party, dataset, budget, accountant):
+            existing = cls._attach(path, lock_timeout)
+            raise LedgerError(f"account {path} exists already (budget {existing.budget}, accountant "
+                              f"{existing.accountant}): raise it with python -m scenarios.budget raise")
+        return cls._attach(path, lock_timeout)
+
+    @classmethod
+    def existing(cls, directory: Path | str, *, party: int, dataset: str, legacy: Sequence[str] = (),
+                 lock_timeout: float = LOCK_TIMEOUT) -> Ledger | None:
+        """The existing account of ``party`` on ``dataset`` (a first-format one migrated), or ``None``."""
+        folder, path = cls._place(directory, party, dataset)
+        if not folder.is_dir():
+            return None
+        _adopt_legacy(folder, path, party, dataset, legacy)
+        return cls._attach(path, lock_timeout) if path.exists() else None
 
     @classmethod
     def read(cls, path: Path | str) -> Ledger:
-        """An existing account file, verified, whatever its accountant (for showing it)."""
+        """An existing account file, verified, whatever its accountant (for showing it).  A first-format
+        file (``.json``) is read as it is, for showing only: it is migrated when next used."""
         path = Path(path)
         if not path.exists():
             raise LedgerError(f"no ledger account {path}")
-        return cls(path=path, account=_read(path))
+        if path.name.endswith(".json"):
+            return cls(path=path, account=_read_legacy(path), legacy=True)
+        return cls._attach(path, LOCK_TIMEOUT)
+
+    @classmethod
+    def _attach(cls, path: Path, lock_timeout: float) -> Ledger:
+        ledger = cls(path=path, account=_Account(dataset="", party=0, accountant="basic", budget=Budget(1.0),
+                                                 created=""), lock_timeout=lock_timeout)
+        ledger.reload()
+        return ledger
 
     @staticmethod
     def _place(directory: Path | str, party: int, dataset: str) -> tuple[Path, Path]:
@@ -510,16 +785,26 @@ class Ledger:
         return folder, folder / account_filename(dataset, party)
 
     @staticmethod
+    def _create_new(path: Path, party: int, dataset: str, budget: Budget, accountant: Accountant) -> bool:
+        account = Ledger._new_account(party, dataset, budget, accountant)
+        try:
+            return _create_file(path, account)
+        except (OSError, sqlite3.Error) as exc:
+            raise _write_error(path, exc, LOCK_TIMEOUT) from None
+
+    @staticmethod
     def _new_account(party: int, dataset: str, budget: Budget, accountant: Accountant) -> _Account:
         if not isinstance(budget, Budget):
             raise LedgerError(f"budget must be a Budget, got {budget!r}")
         if accountant == "zcdp" and budget.delta <= 0:
-            raise LedgerError("the zcdp accountant needs a budget delta > 0 to state its total in epsilon "
-                              "(Bun & Steinke 2016, Prop. 1.3): give --budget EPS:DELTA")
+            raise LedgerError(f"the zcdp accountant needs a budget delta > 0: with delta 0 its total in epsilon is "
+                              f"infinite (Bun & Steinke 2016, Prop. 1.3) and it would refuse every spend; give the "
+                              f"delta it converts at, --budget {budget.epsilon:g}:1e-6 (budget='{budget.epsilon:g}:1e-6' "
+                              f"in a script), or keep delta 0 with the basic accountant")
         now = _now()
         return _Account(dataset=dataset, party=party, accountant=accountant, budget=budget, created=now,
-                        history=({"time": now, "event": "created", "epsilon": budget.epsilon,
-                                  "delta": budget.delta},), entries=())
+                        history=[{"time": now, "event": "created", "epsilon": budget.epsilon,
+                                  "delta": budget.delta}])
 
     @staticmethod
     def _same_terms(path: Path, account: _Account, budget: Budget | None, accountant: Accountant) -> None:
@@ -562,14 +847,19 @@ class Ledger:
         return self._account.created
 
     @property
+    def legacy(self) -> bool:
+        """Whether this is a first-format file read for showing (migrated when next used)."""
+        return self._legacy
+
+    @property
     def history(self) -> tuple[dict[str, Any], ...]:
-        """The budget's changes: ``{"time", "event": "created" | "raised", "epsilon", "delta"}``."""
-        return self._account.history
+        """The budget's changes: ``{"time", "event": "created" | "raised" | "migrated", "epsilon", "delta"}``."""
+        return tuple(self._account.history)
 
     @property
     def spends(self) -> tuple[Entry, ...]:
         """Every entry, counted or cancelled, in order."""
-        return self._account.entries
+        return tuple(self._account.entries)
 
     def counted(self) -> list[Spend]:
         """The spends that count against the budget."""
@@ -577,7 +867,7 @@ class Ledger:
 
     def spent(self) -> tuple[float, float]:
         """``(epsilon, delta)`` spent, composed by the account's accountant (zCDP: at the budget's delta)."""
-        return total_spent(self.accountant, self.counted(), self.budget.delta)
+        return self._account.totals.composed(self.accountant, self.budget.delta)
 
     def left(self) -> tuple[float, float]:
         """``(epsilon, delta)`` left: the budget minus :meth:`spent`, at least 0.  Under zCDP the delta is
@@ -593,17 +883,85 @@ class Ledger:
                 f"left epsilon {left[0]:g}, delta {left[1]:g}")
 
     def reload(self) -> None:
-        """Re-read the account from disk (verifying it)."""
-        self._account = _read(self.path)
+        """Re-read and verify the whole account from disk."""
+        if self._legacy:
+            self._account = _read_legacy(self.path)
+            return
+        self._version = None
+        with self._transaction(write=False):
+            pass
+
+    # -- the store ---------------------------------------------------------------------------------
+
+    def _open_connection(self) -> sqlite3.Connection:
+        """This object's connection, reopened if the file was replaced (then verified again)."""
+        try:
+            inode = os.stat(self.path).st_ino
+        except FileNotFoundError:
+            raise LedgerError(f"ledger file {self.path} has disappeared: refusing to start a fresh account "
+                              f"silently; restore it or create it again on purpose",
+                              shared="its ledger account for this data has disappeared during the run; see its "
+                                     "local note") from None
+        except OSError as exc:
+            raise _write_error(self.path, exc, self.lock_timeout) from None
+        if self._connection is not None and inode != self._inode:
+            self.close()
+        if self._connection is None:
+            try:
+                self._connection = _connect(self.path, self.lock_timeout)
+            except sqlite3.DatabaseError as exc:
+                if isinstance(exc, sqlite3.OperationalError) and "not a database" not in str(exc):
+                    raise _write_error(self.path, exc, self.lock_timeout) from None
+                raise _refused(self.path) from None
+            self._inode, self._version = inode, None
+        return self._connection
+
+    @contextmanager
+    def _transaction(self, *, write: bool = True) -> Iterator[tuple[sqlite3.Connection, _Account]]:
+        """One transaction on the account: ``BEGIN IMMEDIATE`` (the write lock, across processes) for a
+        change, a read snapshot otherwise; the account verified whole when another connection wrote it
+        since this object last looked (``PRAGMA data_version``); committed (fsync-ed) on leaving."""
+        if self._legacy:
+            raise LedgerError(f"ledger file {self.path} is of the first format: open it with Ledger.open to migrate it")
+        connection = self._open_connection()
+        try:
+            connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error as exc:
+            raise _write_error(self.path, exc, self.lock_timeout) from None
+        try:
+            try:
+                version = connection.execute("PRAGMA data_version").fetchone()[0]
+                if version != self._version:
+                    account = _load(connection, self.path)
+                    if self._version is not None and (account.dataset, account.party) != (
+                            self._account.dataset, self._account.party):
+                        raise LedgerError(f"ledger file {self.path} now holds another account", shared=_UNUSABLE)
+                    self._account = account
+                    self._version = version
+            except sqlite3.Error as exc:
+                raise _write_error(self.path, exc, self.lock_timeout) from None
+            yield connection, self._account
+            try:
+                connection.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise _write_error(self.path, exc, self.lock_timeout) from None
+        except BaseException:
+            try:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+            except sqlite3.Error:
+                self.close()
+            self._version = None  # whatever happened, look again next time
+            raise
 
     # -- changing it ---------------------------------------------------------------------------------
 
     def reserve(self, spend: Spend, *, run_id: str, scenario: str) -> Entry:
         """Record ``spend`` for run ``run_id`` of ``scenario`` if it fits, *before* any data is shared.
 
-        Under the account's lock: re-read and verify the file, check the spend against the budget,
-        append it with status ``"reserved"`` and write ahead (temporary file, fsync, atomic replace,
-        fsync of the directory).  A crash after this returns leaves the spend counted.
+        In one transaction under SQLite's write lock: verify the account (whole, if another run wrote it
+        since), check the spend against the exact totals, append it with status ``"reserved"`` and
+        commit (WAL, fsync).  A crash after this returns leaves the spend counted.
 
         :raise BudgetExceeded: the spend does not fit (its message: the reason, the dataset, the file).
         :raise LedgerError: a corrupt file, a directory that is not writable, bad arguments.
@@ -612,24 +970,28 @@ class Ledger:
             raise LedgerError(f"spend must be a Spend, got {spend!r}")
         run_id = _check_label(run_id, "run id")
         scenario = _check_label(scenario, "scenario")
-        with _locked(self.path, self.lock_timeout):
-            account = self._reread()
-            reason = would_exceed(account.accountant, account.budget,
-                                  [entry.spend for entry in account.entries if entry.counted], spend)
+        with self._transaction() as (connection, account):
+            reason = would_exceed_totals(account.accountant, account.budget, account.totals, spend)
             if reason is not None:
-                self._account = account
                 shared, local = refusal_lines(reason, spend, account.budget, account.dataset, self.path)
                 raise BudgetExceeded(local, shared=shared)
             entry = Entry(time=_now(), run_id=run_id, scenario=scenario, epsilon=spend.epsilon, delta=spend.delta,
                           rho=spend.rho, mechanism=spend.mechanism, what=spend.what, status="reserved",
                           number=len(account.entries) + 1)
-            account = replace(account, entries=account.entries + (entry,))
-            _write(self.path, account)
-            self._account = account
+            before = account.totals
+            account.entries.append(entry)
+            account.totals = before.plus(spend)
+            try:
+                _append_entry(connection, account, entry)
+                _store_account(connection, account)
+            except BaseException:
+                account.entries.pop()
+                account.totals = before
+                raise
         return entry
 
     def cancel(self, entry: Entry) -> None:
-        """Mark ``entry`` ``"cancelled"`` (no longer counted), under the same lock and write discipline.
+        """Mark ``entry`` ``"cancelled"`` (no longer counted), in one locked transaction.
 
         Only for a run stopped before any data was shared (another party refused): a run that shared
         anything has spent its budget, finished or not.
@@ -647,22 +1009,33 @@ class Ledger:
         self._set_status(entry, "released", only_from="reserved")
 
     def _set_status(self, entry: Entry, status: str, *, only_from: str | None = None) -> None:
-        """Set the status of ``entry`` under the lock (re-read, write ahead); unchanged unless it is ``only_from``."""
+        """Set the status of ``entry`` in one transaction; unchanged unless it is ``only_from``."""
         if not isinstance(entry, Entry):
             raise LedgerError(f"entry must be an Entry, got {entry!r}")
-        with _locked(self.path, self.lock_timeout):
-            account = self._reread()
+        with self._transaction() as (connection, account):
             position = entry.number - 1
             if not (0 <= position < len(account.entries)) or account.entries[position].run_id != entry.run_id \
                     or account.entries[position].time != entry.time:
                 raise LedgerError(f"ledger file {self.path} holds no entry {entry.number} of run {entry.run_id}")
-            current = account.entries[position].status
-            if current != status and (only_from is None or current == only_from):
-                entries = list(account.entries)
-                entries[position] = replace(entries[position], status=status)
-                account = replace(account, entries=tuple(entries))
-                _write(self.path, account)
-            self._account = account
+            old = account.entries[position]
+            if old.status == status or (only_from is not None and old.status != only_from):
+                return
+            new = Entry(**{**asdict(old), "status": status})
+            before = account.totals
+            totals = before
+            if old.counted and not new.counted:
+                totals = totals.plus(old.spend, sign=-1)
+            elif new.counted and not old.counted:
+                totals = totals.plus(old.spend)
+            account.entries[position], account.totals = new, totals
+            try:
+                row = _sealed("entries", account.owner(), _entry_row(account, new))
+                connection.execute("UPDATE entries SET status = ?, checksum = ? WHERE number = ?",
+                                   (status, row["checksum"], new.number))
+                _store_account(connection, account)
+            except BaseException:
+                account.entries[position], account.totals = old, before
+                raise
 
     def raise_budget(self, budget: Budget) -> Budget:
         """Raise the budget on purpose (``python -m scenarios.budget raise``); return the old one.
@@ -672,24 +1045,47 @@ class Ledger:
         """
         if not isinstance(budget, Budget):
             raise LedgerError(f"budget must be a Budget, got {budget!r}")
-        with _locked(self.path, self.lock_timeout):
-            account = self._reread()
+        with self._transaction() as (connection, account):
             old = account.budget
             if budget.epsilon < old.epsilon or budget.delta < old.delta or budget == old:
                 raise LedgerError(f"a budget is only raised: {budget} is not above the budget {old} of {self.path}")
-            account = replace(account, budget=budget, history=account.history + (
-                {"time": _now(), "event": "raised", "epsilon": budget.epsilon, "delta": budget.delta},))
-            _write(self.path, account)
-            self._account = account
+            change = {"time": _now(), "event": "raised", "epsilon": budget.epsilon, "delta": budget.delta}
+            account.budget = budget
+            account.history.append(change)
+            try:
+                _insert(connection, "history",
+                        _sealed("history", account.owner(), _history_row(len(account.history), change)))
+                _store_account(connection, account)
+            except BaseException:
+                account.budget = old
+                account.history.pop()
+                raise
         return old
 
-    def _reread(self) -> _Account:
-        if not self.path.exists():
-            raise LedgerError(f"ledger file {self.path} has disappeared: refusing to start a fresh account "
-                              f"silently; restore it or create it again on purpose",
-                              shared="its ledger account for this data has disappeared during the run; see its "
-                                     "local note")
-        account = _read(self.path)
-        if (account.dataset, account.party) != (self._account.dataset, self._account.party):
-            raise LedgerError(f"ledger file {self.path} now holds another account", shared=_UNUSABLE)
-        return account
+
+def _adopt_legacy(folder: Path, path: Path, party: int, dataset: str, legacy: Sequence[str]) -> None:
+    """Migrate a first-format account of this data (under ``dataset`` or an earlier key in ``legacy``) to
+    ``path``; refuse, with one line, when a new account and an unmigrated old one both exist."""
+    keys = [dataset, *(key for key in legacy if key != dataset)]
+    olds = [folder / legacy_filename(key, party) for key in keys]
+    olds = [old for old in olds if old.is_file()]
+    if not olds:
+        return
+    if path.exists() or len(olds) > 1:
+        named = ", ".join(str(each) for each in ([path] if path.exists() else []) + olds)
+        raise LedgerError(f"two accounts for this dataset at party {party}: {named}; keep one on purpose (move the "
+                          f"other away): their budgets are not merged silently",
+                          shared="its ledger holds two accounts for this data (an old and a new one); see its "
+                                 "local note")
+    old = olds[0]
+    account = _read_legacy(old)
+    account.dataset = dataset
+    account.history.append({"time": _now(), "event": "migrated", "epsilon": account.budget.epsilon,
+                            "delta": account.budget.delta})
+    try:
+        created = _create_file(path, account)
+        if created:
+            os.replace(old, old.with_name(old.name + ".migrated"))
+            _fsync_directory(folder)
+    except (OSError, sqlite3.Error) as exc:
+        raise _write_error(path, exc, LOCK_TIMEOUT) from None

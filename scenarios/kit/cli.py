@@ -149,9 +149,10 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
         install_progress()
         reservation = None
         if spend is not None:
-            from dp.budget.agreement import agree_spend
+            from dp.budget.agreement import agree_spend, with_command
 
-            reservation = await agree_spend(spend(options))
+            # the job's own command line: a missing account's refusal prints it with --budget EPS added
+            reservation = await agree_spend(with_command(spend(options), sys.argv[1:] if argv is None else argv))
         with missing_package_stops_party():
             deliver = await body(options)
         if reservation is not None:
