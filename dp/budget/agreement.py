@@ -230,7 +230,8 @@ def account_keys(request: SpendRequest, party: int) -> tuple[str, tuple[str, ...
     if request.dataset_name is not None:
         return dataset_key_of_name(request.dataset_name), ()
     if request.data_file is None:
-        raise LedgerError("no dataset to keep a privacy budget for: give --dataset NAME (dataset='NAME' in a script)")
+        raise LedgerError("no dataset to keep a privacy budget for: give dataset='NAME' to the release call"
+                          if request.in_script else "no dataset to keep a privacy budget for: give --dataset NAME")
     path = request.data_file.replace("{pid}", str(party))
     try:
         check_data_file(path)  # a missing data file is the problem, not its budget: the reader's own line

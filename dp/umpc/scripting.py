@@ -241,7 +241,8 @@ def _values(query: Query, rows: PartyRows | np.ndarray) -> np.ndarray:
 
 async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | None = None,
                   ledger: str | os.PathLike[str] | None = None, budget: Budget | str | None = None,
-                  dataset_name: str | None = None, accountant: AccountantName = "basic") -> UStatRelease:
+                  dataset_name: str | None = None, accountant: AccountantName = "basic",
+                  dataset: str | None = None) -> UStatRelease:
     """Release the query's private U-statistic across parties; every party calls it with its own rows.
 
     Runs inside a script's job (:func:`secure.parties.run`).  In order: the parties agree on the
@@ -260,7 +261,8 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
         ``$PRIVATE_USTATS_LEDGER`` or the per-user data directory); ``"off"`` keeps no budget (said).
     :param budget: the budget of a new account (a :class:`dp.budget.Budget` or ``"EPS[:DELTA]"``); an
         existing account keeps its own.
-    :param dataset_name: the account's dataset by a declared name; default the hash of the rows' file
+    :param dataset: the account's dataset by a declared name (``dataset_name`` is the same argument);
+        default the digest of the parsed rows of the rows' file, which a re-saved file keeps
         (``rows.source``).  Rows given as an array need it (or ``ledger="off"``).  The embedded
         datasets' files (``scenarios/data``) are public: exempt unless ``ledger``, ``budget`` or
         ``dataset_name`` is given.
@@ -278,6 +280,9 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
     from secure.public_randomness import joint_seed
     from secure.session import agree_parameters, agree_verdict
 
+    if dataset is not None and dataset_name is not None and dataset != dataset_name:
+        raise ValueError(f"dataset and dataset_name name the same thing: give one, got {dataset!r} and {dataset_name!r}")
+    dataset_name = dataset if dataset is not None else dataset_name
     if query.noise is None:  # the default noise follows this party's budget, by the scenarios' test and function
         from dp.budget.agreement import pure_budget
 
@@ -372,7 +377,7 @@ def _spend_request(query: Query, rows: PartyRows | np.ndarray, *, ledger: str | 
     if not asked and source is not None and os.path.dirname(os.path.abspath(source)) == EMBEDDED_DATA:
         exempt = "embedded public data: no budget kept; give ledger=/budget= to keep one"
     return SpendRequest(spend=spend, scenario="dp.umpc.release", data_file=source, dataset_name=dataset_name,
-                        budget=chosen, ledger=ledger, accountant=kind, exempt=exempt)
+                        budget=chosen, ledger=ledger, accountant=kind, exempt=exempt, in_script=True)
 
 
 def _parts(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> list[np.ndarray]:

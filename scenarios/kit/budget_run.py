@@ -17,16 +17,21 @@ Options every job takes (:func:`add_budget_arguments`):
 - ``--budget EPS[:DELTA]``: the total of a new account (an existing account keeps its own: raise it
   on purpose with ``python -m scenarios.budget raise``);
 - ``--accountant basic|zcdp``: how spends compose (default basic; every party must use the same);
-- ``--dataset-name NAME``: the account's dataset by a declared name instead of the hash of the
-  party's data file.
+- ``--dataset NAME`` (also spelled ``--dataset-name``): the account's dataset by a declared name.
+  Without it the account is keyed by the digest of the parsed rows of the party's data file
+  (:func:`dp.budget.ledger.dataset_key_of_rows`): re-saving the file (CRLF line ends, a trailing
+  newline, quoting, spaces, reordered rows or columns) keeps the account, a changed value opens a new
+  one.  A dataset whose rows change (appended rows, corrections) keeps one account only by a name.
 
 A pure budget (no delta) -- ``--budget EPS``, or without ``--budget`` an existing account of delta 0 --
 makes the jobs' default noise party-drawn, pure epsilon-DP noise (the in-MPC sampler's truncation
 costs a delta such an account cannot pay): :func:`pure_budget_of`, read when the options are parsed.
 
-Embedded (public) datasets are exempt unless ``--ledger``, ``--budget`` or ``--dataset-name`` is
-given (then the account is keyed by the embedded file's hash); ``--data`` without an account and
-without ``--budget`` stops every party with the ledger's one line.  No default budget is invented.
+Embedded (public) datasets are exempt unless ``--ledger``, ``--budget`` or ``--dataset`` is given
+(then the account is keyed by the embedded file's rows); ``--data`` without an account and without
+``--budget`` stops every party with the ledger's one line, and this party's note prints the exact
+command that creates it (the job's own command line with ``--budget EPS`` added, or the ledger tool's
+command).  No default budget is invented.
 
 Threat model: as :mod:`dp.budget.agreement` -- passive, static, ``t < m/2``; only public values cross.
 """
@@ -57,7 +62,7 @@ class BudgetOptions:
     :param ledger: ``--ledger`` (a directory or ``off``), or ``None`` for the default.
     :param budget: ``--budget`` parsed, or ``None``.
     :param accountant: ``--accountant``.
-    :param dataset_name: ``--dataset-name``, or ``None``.
+    :param dataset_name: ``--dataset`` (or ``--dataset-name``), or ``None``.
     """
 
     ledger: str | None = None
@@ -73,15 +78,16 @@ class BudgetOptions:
 
 
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--ledger DIR|off``, ``--budget EPS[:DELTA]``, ``--accountant basic|zcdp``, ``--dataset-name NAME``."""
+    """``--ledger DIR|off``, ``--budget EPS[:DELTA]``, ``--accountant basic|zcdp``, ``--dataset NAME``."""
     parser.add_argument("--ledger", default=None, metavar="DIR|off",
                         help="this party's privacy-budget ledger (default: the per-user data directory); off: none")
     parser.add_argument("--budget", default=None, metavar="EPS[:DELTA]",
                         help="total budget of a new account (an existing account keeps its own)")
     parser.add_argument("--accountant", choices=ACCOUNTANTS, default="basic",
                         help="how spends compose: basic (sum) or zcdp (pure eps as rho = eps^2/2)")
-    parser.add_argument("--dataset-name", default=None, metavar="NAME",
-                        help="the account's dataset by a declared name instead of the data file's hash")
+    parser.add_argument("--dataset", "--dataset-name", dest="dataset_name", default=None, metavar="NAME",
+                        help="the account's dataset by a declared name (default: the digest of the data file's "
+                             "parsed rows, which a re-saved file keeps)")
 
 
 def budget_options(args: argparse.Namespace) -> BudgetOptions:
@@ -99,7 +105,7 @@ def budget_options(args: argparse.Namespace) -> BudgetOptions:
     if args.ledger is not None and not args.ledger.strip():
         raise UsageError("--ledger expects a directory or 'off', got an empty value")
     if args.dataset_name is not None and not args.dataset_name.strip():
-        raise UsageError("--dataset-name expects a name, got an empty value")
+        raise UsageError("--dataset expects a name, got an empty value")
     return BudgetOptions(ledger=args.ledger, budget=budget, accountant=args.accountant,
                          dataset_name=args.dataset_name)
 
