@@ -163,8 +163,9 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
             ("smoothing", "none" if smoothed is None else f"p = {options.smooth} ({solver})")]
     print_table(rows, title="Private ECDF (tree mechanism, Barczewski, Mawass & Ramon)")
     print(f"  noise: {release.guarantee}")
-    quantiles = result.quantiles
-    print("  private quantiles: " + ", ".join(f"{q:g}: {v:.4g}" for q, v in quantiles.items()))
+    from scenarios.kit.ecdf_options import print_quantiles
+
+    print_quantiles(result)
     if options.curve:
         write_curve(options.curve, result)
     if options.json:
@@ -174,7 +175,7 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
                   "parties": release.parties, "threshold": release.threshold, "seconds": release.seconds,
                   "bytes_sent": release.bytes_sent, "phases": release.phases,
                   "noise_source": release.noise_source, "guarantee": release.guarantee,
-                  "quantiles": {str(q): v for q, v in quantiles.items()},
+                  **result.record(),
                   "counts": release.counts.tolist(), "point_std": release.point_std, **release.honest_keys()}
         write_record(options.json, record)
 

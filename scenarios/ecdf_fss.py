@@ -342,9 +342,9 @@ def _report(options: FssOptions, release: Any, incidence: Any, public: dict[str,
             ("smoothing", "none" if smoothed is None else f"p = {options.smooth} ({solver})")]
     print_table(rows, title="Private ECDF by function secret sharing (two servers; Barczewski, Mawass & Ramon §4.2)")
     print(f"  noise: {release.guarantee}")
-    quantiles = result.quantiles
-    if quantiles:
-        print("  private quantiles: " + ", ".join(f"{q:g}: {v:.4g}" for q, v in quantiles.items()))
+    from scenarios.kit.ecdf_options import print_quantiles
+
+    print_quantiles(result)
     for line in _answers(options, result):
         print(line)
     for note in notes:
@@ -360,7 +360,7 @@ def _report(options: FssOptions, release: Any, incidence: Any, public: dict[str,
                   "coalition": release.coalition, "bits": release.bits, "key_bytes_per_row": release.key_bytes,
                   "seconds": release.seconds, "bytes_sent": release.bytes_sent, "phases": release.phases,
                   "noise_source": release.noise_source, "guarantee": release.guarantee,
-                  "quantiles": {str(q): v for q, v in quantiles.items()},
+                  **result.record(),
                   "counts": release.counts.tolist(), "point_std": release.point_std, **release.honest_keys()}
         write_record(options.json, record)
 

@@ -86,6 +86,8 @@ from secure.noise.party import polya_difference
 
 __all__ = [
     "MAX_GRID_POINTS",
+    "QUANTILE_Z",
+    "quantile_interval",
     "uniform_grid",
     "geometric_grid",
     "grid_of_points",
@@ -605,6 +607,46 @@ def true_counts(values: npt.ArrayLike, grid: npt.ArrayLike) -> np.ndarray:
     if not np.all(np.isfinite(data)):
         raise ValueError("values must be finite")
     return np.searchsorted(np.sort(data), taus, side="right").astype(np.int64)
+
+
+#: ``z`` of the quantile intervals: each of their two ends fails with probability 2.5 % under the normal
+#: approximation of one released value's noise (a sum of ``L + 1`` independent node noises), 5 % together.
+QUANTILE_Z: float = 1.959963984540054
+
+
+def quantile_interval(grid: npt.ArrayLike, values: npt.ArrayLike, level: float, margin: float) -> tuple[float, float]:
+    """An interval of grid points for the ``level``-quantile ``x* = min{tau_i : F(tau_i) >= level}`` of the
+    noiseless ECDF ``F``, from the released raw values ``F^(tau_i) = F(tau_i) + noise`` (post-processing).
+
+    ``low`` is the first grid point with ``F^ + margin >= level``; ``high`` is the grid point after the last one
+    with ``F^ - margin < level`` (the last grid point if that is the last one, the first if there is none).
+    Why it covers ``x*``: ``F(x*) >= level``, so ``low > x*`` needs the noise at ``x*`` below ``-margin``; and
+    ``F`` is below ``level`` at the grid point before ``x*``, so ``high < x*`` needs the noise there above
+    ``margin``.  With ``margin = z sd`` (``sd`` the noise std of one released value, :data:`QUANTILE_Z`) each
+    has probability about 2.5 % (normal approximation of the sum of ``L + 1`` node noises), so the interval
+    holds ``x*`` with probability at least about 95 % (union bound); with no noise (``margin = 0``) it is the
+    single point ``x*``.  On a non-monotone noisy curve the interval is conservative (it spans every crossing).
+
+    :param grid: the grid points (increasing) where ``values`` were released, the whole grid.
+    :param values: the released raw ECDF ``F^`` there.
+    :param level: the quantile level in ``(0, 1)``.
+    :param margin: ``z`` times the noise std of one value, non-negative.
+    :return: ``(low, high)``, grid points, ``low <= high``.
+    :raise ValueError: shapes differ, the grid is empty, or ``margin`` is negative.
+    """
+    points = np.asarray(grid, dtype=float)
+    heights = np.asarray(values, dtype=float)
+    if points.ndim != 1 or points.shape != heights.shape or points.size == 0:
+        raise ValueError(f"grid and values must be one-dimensional of one length, got {points.shape} and "
+                         f"{heights.shape}")
+    if not margin >= 0:
+        raise ValueError(f"margin must be non-negative, got {margin}")
+    reached = np.flatnonzero(heights + margin >= level)
+    low_index = int(reached[0]) if reached.size else points.size - 1
+    below = np.flatnonzero(heights - margin < level)
+    high_index = min(int(below[-1]) + 1, points.size - 1) if below.size else 0
+    low_index = min(low_index, high_index)
+    return float(points[low_index]), float(points[high_index])
 
 
 def private_ecdf(values: npt.ArrayLike, grid: npt.ArrayLike, plan: TreeNoisePlan, *,
