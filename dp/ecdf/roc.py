@@ -367,7 +367,8 @@ def auc_interval(release: RocRelease, *, smooth: int | None, draws: int | None =
                         f"is rough (it covers less often than {level:.0%} at this noise)")
     if low <= 0.5 <= high:
         warnings.append("the interval contains 0.5: at this epsilon the release cannot tell the score from chance")
-    return AucInterval(estimate, low, high, float(np.std(areas)), float(level), copies, seed, smooth, tuple(warnings))
+    spread = float(np.std(areas)) if np.ptp(areas) > 0 else 0.0  # identical copies: exactly 0, not round-off
+    return AucInterval(estimate, low, high, spread, float(level), copies, seed, smooth, tuple(warnings))
 
 
 async def run_secure_roc(scores: np.ndarray, labels: np.ndarray, grid: np.ndarray, *, epsilon: float,
