@@ -9,10 +9,13 @@ MPyC's ``--ssl`` (``mpyc/runtime.py``, ``Runtime.start``) reads three files rela
 
 Every connection is mutually authenticated against that CA.  The connecting party (lower index)
 checks that the listening party ``j`` presents a certificate for the name ``MPyC party {j}``, which
-MPyC uses as the TLS server name whatever ``host`` it dials.  The listening party only checks the
-CA signature of the client certificate.  This tool writes exactly those files.  Each party
-certificate names ``MPyC party {i}`` (common name and subjectAltName) and, with ``--hosts``, the
-host or IP address of party ``i`` as a second subjectAltName.  MPyC ignores that second name; it is
+MPyC uses as the TLS server name whatever ``host`` it dials.  MPyC itself checks only the CA
+signature of the client certificate and takes the client's index from its first message; the suite
+(:func:`secure.tls.bind_seats`) also requires the client certificate to name ``MPyC party {i}`` for
+the index ``i`` the client claims, so a certificate holder can sit only in its own seat.  This tool
+writes exactly those files.  Each party certificate names ``MPyC party {i}`` (common name and
+subjectAltName) and no other party, and, with ``--hosts``, the host or IP address of party ``i`` as a
+second subjectAltName.  MPyC ignores that second name; it is
 there for other tools (``openssl s_client -verify_hostname``) and for people reading the
 certificate.
 
@@ -35,7 +38,9 @@ Options:
   --days N           validity in days, 1..397 (default 30)
   --force            overwrite existing files
   --check I          generate nothing: load party I's files as MPyC will, run a TLS handshake of
-                     party I with itself, print the CA fingerprint (compare it across hosts)
+                     party I with itself (its certificate must name 'MPyC party I' and no other
+                     party: the seat the other parties will accept it in), print the CA fingerprint
+                     (compare it across hosts)
 
 Generating needs the ``cryptography`` package (the ``ssl`` extra of this project); ``--check``
 needs only the standard library.  Exit codes: 0 done, 2 with one line ``error: ...`` for bad usage,
@@ -244,7 +249,8 @@ def build_parser() -> ScenarioParser:
     parser.add_argument("--days", type=int, default=30, metavar="N", help=f"validity in days, 1..{MAX_DAYS} (30)")
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
     parser.add_argument("--check", type=int, default=None, metavar="I",
-                        help="do not generate: check party I's files in --dir as MPyC will load them")
+                        help="do not generate: check party I's files in --dir as MPyC will load them, and "
+                             "that the certificate names party I's seat only")
     return parser
 
 
@@ -274,7 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise UsageError(f"--check expects a party index 0, 1, ..., got {options.check}")
             fingerprint = check_party(options.check, options.dir)
             print(f"party {options.check}: {Path(options.dir).resolve()}/ is ready for --ssl "
-                  f"(certificate for '{party_name(options.check)}' verifies under {CA_FILENAME})")
+                  f"(certificate for '{party_name(options.check)}' verifies under {CA_FILENAME}; "
+                  f"the other parties accept it in seat {options.check} only)")
             print(f"  CA SHA-256 {fingerprint}")
             print("  every party must show the same CA fingerprint")
             return 0

@@ -549,10 +549,11 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
 
         tls_problem = None
         if mpc.options.ssl and len(mpc.parties) > 1:
-            from secure.tls import check_party
+            from secure.tls import bind_seats, check_party
 
             try:
                 check_party(mpc.pid)
+                bind_seats()  # a peer is accepted only in the seat its certificate names
             except InputError as exc:
                 tls_problem = str(exc)
         if tls_problem:

@@ -6,19 +6,43 @@ a handshake of the party with itself, so that a missing file, a key of another c
 certificate or one of another CA stops the party before it connects, with one line.  Standard library
 only (``ssl``); generating test certificates is :mod:`scenarios.certificates`.
 
+Seats are bound to certificates (:func:`bind_seats`): MPyC takes a connecting party's index from its
+first message and checks only the chain of its certificate, so the holder of party 1's key could
+claim to be party 0.  With :func:`bind_seats` a listening party accepts a connection only if the
+client's certificate names ``MPyC party {j}`` for the index ``j`` it claims (a ``j`` below its own,
+not yet connected), and a connecting party accepts the listening party ``j`` only if its certificate
+names ``MPyC party {j}`` (MPyC's host-name check, checked again).  A party that refuses a peer, or
+whose certificate a peer refuses in the handshake, tells the parties already connected (one notice
+frame), keeps running :data:`REFUSAL_GRACE` seconds so that they see it, and exits 1 with one line
+saying what it refused; a party told by a peer names that peer and what it refused.
+
 Threat model: TLS protects the channels against the network (confidentiality, integrity, and only
-holders of a certificate from the CA connect); it does nothing against a party that deviates.
+holders of a certificate from the CA connect, each in the seat its certificate names); it does
+nothing against a party that deviates in the protocol.  A notice is only ever printed, never trusted:
+a peer that sends a false one could as well have stopped the run.  Anybody who reaches a listening
+port with a certificate that does not verify stops the run (as any network attacker who can reset
+the connections could).
 """
 from __future__ import annotations
 
+import asyncio
+import gc
 import hashlib
+import os
+import re
 import ssl
+import struct
+import sys
+import weakref
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from secure.errors import InputError
 
-__all__ = ["CA_FILENAME", "ca_fingerprint", "ca_path", "certificate_path", "check_party", "key_path",
-           "mpyc_contexts", "party_name"]
+__all__ = ["CA_FILENAME", "REFUSAL_GRACE", "REFUSAL_PC", "bind_seats", "ca_fingerprint", "ca_path",
+           "certificate_names", "certificate_path", "check_party", "key_path", "mpyc_contexts", "party_name",
+           "seat_refusal"]
 
 #: MPyC's file names (``mpyc/runtime.py``): the CA, and ``party_{i}.crt`` / ``party_{i}.key``.
 CA_FILENAME = "mpyc_ca.crt"
@@ -78,8 +102,11 @@ def mpyc_contexts(directory: Path | str, party: int) -> tuple[ssl.SSLContext, ss
     return contexts[0], contexts[1]
 
 
-def _memory_handshake(listening: ssl.SSLContext, connecting: ssl.SSLContext, name: str) -> None:
-    """A TLS handshake between two contexts in memory (no sockets); raise the first side's error."""
+def _memory_handshake(listening: ssl.SSLContext, connecting: ssl.SSLContext, name: str) -> dict[str, Any]:
+    """A TLS handshake between two contexts in memory (no sockets); raise the first side's error.
+
+    :return: the listening side's certificate as the connecting side sees it (``getpeercert()``).
+    """
     server_in, server_out, client_in, client_out = (ssl.MemoryBIO() for _ in range(4))
     server = listening.wrap_bio(server_in, server_out, server_side=True)
     client = connecting.wrap_bio(client_in, client_out, server_hostname=name)
@@ -95,7 +122,7 @@ def _memory_handshake(listening: ssl.SSLContext, connecting: ssl.SSLContext, nam
         server_in.write(client_out.read())
         client_in.write(server_out.read())
         if all(done.values()):
-            return
+            return dict(client.getpeercert() or {})
     raise ssl.SSLError("TLS handshake did not finish")
 
 
@@ -103,7 +130,8 @@ def check_party(party: int, directory: Path | str = ".config") -> str:
     """Check that ``party`` can use ``--ssl`` from ``directory``, as MPyC will load it (stdlib only).
 
     Loads the three files with MPyC's calls and runs a handshake of the party with itself: its
-    certificate must chain to ``mpyc_ca.crt``, be valid now, and carry the name ``MPyC party {i}``.
+    certificate must chain to ``mpyc_ca.crt``, be valid now, and carry the name ``MPyC party {i}`` and
+    no other party's name (the other parties accept it in seat ``i`` only, see :func:`bind_seats`).
     It cannot see whether the *other* parties hold the same CA: compare the returned fingerprints.
 
     :return: the SHA-256 fingerprint of this party's ``mpyc_ca.crt``.
@@ -124,10 +152,272 @@ def check_party(party: int, directory: Path | str = ".config") -> str:
             reason = "the key does not belong to the certificate"
         raise InputError(f"party {party}: cannot load {needed[1]} / {needed[2]} / {needed[0]}: {reason}") from None
     try:
-        _memory_handshake(listening, connecting, party_name(party))
+        certificate = _memory_handshake(listening, connecting, party_name(party))
     except ssl.SSLCertVerificationError as exc:
         raise InputError(f"party {party}: {needed[1]} is not valid for '{party_name(party)}' under {needed[0]}: "
                          f"{exc.verify_message}") from None
     except ssl.SSLError as exc:
         raise InputError(f"party {party}: TLS handshake with its own files failed: {exc.reason or exc}") from None
+    seats = [name for name in certificate_names(certificate) if _SEAT.fullmatch(name)]
+    if seats != [party_name(party)]:
+        raise InputError(f"party {party}: {needed[1]} names {' and '.join(seats)}: a certificate must name its own "
+                         f"seat only, or its holder could sit in the other one too")
     return ca_fingerprint(needed[0])
+
+
+# ------------------------------------------------------------------------------------ seats bound to certificates
+
+#: program counter of a refusal notice (MPyC's frame: counter, payload size, payload); MPyC's counters
+#: are 64-bit tuple hashes, which never meet this one in practice, and no receive ever asks for it
+REFUSAL_PC = -(2 ** 63) + 2
+#: seconds a party that refused a peer keeps running before it exits: its notice reaches the parties
+#: already connected, and a party the offender also dialled sees the offending connection itself
+REFUSAL_GRACE = 1.5
+#: seconds between two garbage collections while connecting (they find abandoned TLS handshakes)
+COLLECT_INTERVAL = 0.5
+#: the longest notice printed (a peer's text, cut and put on one line)
+NOTICE_LIMIT = 300
+
+#: the line of a party whose certificate a connecting peer refused without a TLS alert
+_ABANDONED = ("its certificate was refused by a connecting peer (which ended the TLS handshake after receiving it); "
+              "all parties need the same {ca} and a certificate naming their own seat")
+
+_SEAT = re.compile(r"MPyC party (\d+)")
+#: TLS alerts that say the peer refused this party's certificate
+_REFUSAL_ALERTS = ("ALERT_UNKNOWN_CA", "ALERT_BAD_CERTIFICATE", "ALERT_CERTIFICATE_UNKNOWN",
+                   "ALERT_CERTIFICATE_EXPIRED", "ALERT_CERTIFICATE_REVOKED", "ALERT_UNSUPPORTED_CERTIFICATE",
+                   "ALERT_CERTIFICATE_REQUIRED", "ALERT_ACCESS_DENIED", "ALERT_DECRYPT_ERROR")
+
+
+def certificate_names(certificate: Mapping[str, Any] | None) -> list[str]:
+    """The host names a peer certificate (``SSLSocket.getpeercert()``) is valid for: its subjectAltName
+    DNS entries, or its common names when it has none (the rule of OpenSSL's host-name check)."""
+    if not certificate:
+        return []
+    names = [str(value) for kind, value in certificate.get("subjectAltName", ()) if kind == "DNS"]
+    if names:
+        return names
+    return [str(value) for entry in certificate.get("subject", ()) for key, value in entry if key == "commonName"]
+
+
+def _describe(names: list[str]) -> str:
+    seats = [name for name in names if _SEAT.fullmatch(name)]
+    if seats:
+        return " and ".join(seats)
+    return "no MPyC party" + (f" (names: {', '.join(names)})" if names else "")
+
+
+def seat_refusal(peer: int, certificate: Mapping[str, Any] | None, *, own: int, parties: int,
+                 listening: bool, connected: bool = False) -> str | None:
+    """Why this party (``own``) refuses a connection with ``peer``, or ``None`` to accept it.
+
+    :param peer: the index the peer claims (``listening``: from its first message) or the index this
+        party dialled (connecting).
+    :param certificate: the peer's certificate as ``SSLSocket.getpeercert()`` gives it (``None``: none).
+    :param own: this party's index; ``parties`` the number of parties.
+    :param listening: this party accepted the connection (MPyC: the peer's index is below ``own``).
+    :param connected: a connection with ``peer`` is already registered.
+    :return: the refusal, worded after ``error: party i:`` (e.g. "refused the connection claiming to be
+        party 0: its certificate names MPyC party 1").
+    """
+    if listening:
+        what = f"the connection claiming to be party {peer}"
+        if not 0 <= peer < own:
+            allowed = f"parties 0..{own - 1}" if own > 1 else "party 0"
+            return f"refused {what}: party {own} accepts connections only from {allowed}"
+        if connected:
+            return f"refused a second connection claiming to be party {peer}"
+    else:
+        what = f"the connection to party {peer}"
+        if not own < peer < parties:
+            return f"refused {what}: party {own} connects only to parties {own + 1}..{parties - 1}"
+    if certificate is None:
+        return f"refused {what}: it presented no certificate"
+    names = certificate_names(certificate)
+    if party_name(peer) not in names:
+        return f"refused {what}: its certificate names {_describe(names)}"
+    return None
+
+
+def _handshake_refusal(exc: ssl.SSLError, ca: str, server_hostname: str | None = None) -> str | None:
+    """The line for a handshake that failed on a certificate (``None``: another failure).
+
+    :param server_hostname: the name the connecting side asked for (``MPyC party j``); ``None`` when
+        this party is the listening side.
+    """
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        peer = f"the certificate of {server_hostname}" if server_hostname else "a connecting peer's certificate"
+        return f"refused {peer}: {exc.verify_message} (under {ca}; all parties need the same one)"
+    reason = str(getattr(exc, "reason", "") or "")
+    if reason == "PEER_DID_NOT_RETURN_A_CERTIFICATE":
+        return "refused a connecting peer: it presented no certificate"
+    if any(reason.endswith(alert) for alert in _REFUSAL_ALERTS):
+        return (f"its certificate was refused by a connecting peer ({reason}); all parties need the same {ca} "
+                "and a certificate naming their own seat")
+    return None
+
+
+def _watched_object_class(on_refusal: Callable[[str], None], ca: str) -> type[ssl.SSLObject]:
+    """An ``SSLObject`` (``SSLContext.sslobject_class``) that reports a handshake failing on a certificate.
+
+    A handshake that fails here is reported with its reason.  A peer that refuses this party's
+    certificate closes the connection without its TLS alert (asyncio does not flush it), so a
+    handshake that was started and whose object is collected unfinished is reported as a refusal too
+    (``weakref.finalize``; :func:`bind_seats` collects garbage while connecting).
+    """
+
+    def abandoned(token: dict[str, bool]) -> None:
+        if not token["done"]:
+            on_refusal(_ABANDONED.format(ca=ca))
+
+    class WatchedSSLObject(ssl.SSLObject):
+        def do_handshake(self) -> None:
+            token = self.__dict__.get("_seat_token")
+            if token is None:
+                token = self.__dict__["_seat_token"] = {"done": False}
+                if self.server_side:
+                    weakref.finalize(self, abandoned, token).atexit = False
+            try:
+                super().do_handshake()
+                token["done"] = True
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                raise
+            except ssl.SSLError as exc:
+                token["done"] = True
+                refusal = _handshake_refusal(exc, ca, None if self.server_side else self.server_hostname)
+                if refusal is not None:
+                    on_refusal(refusal)
+                raise
+
+    return WatchedSSLObject
+
+
+def _told(party: int, refusal: str) -> str:
+    """A refusal as the other parties print it: "party 1 refused ...", "party 1's certificate was refused ..."."""
+    if refusal.startswith("its certificate"):
+        return f"party {party}'s certificate" + refusal[len("its certificate"):]
+    return f"party {party} {refusal}"
+
+
+def _notice_frame(text: str) -> bytes:
+    payload = text.encode("utf-8")
+    return struct.pack(f"<qI{len(payload)}s", REFUSAL_PC, len(payload), payload)
+
+
+def _notice_text(payload: object) -> str | None:
+    """A peer's notice as one printable line (cut), or ``None`` if ``payload`` is not one."""
+    if not isinstance(payload, (bytes, bytearray)):
+        return None
+    text = " ".join(bytes(payload).decode("utf-8", errors="replace").split())
+    text = "".join(char for char in text if char.isprintable())
+    return text[:NOTICE_LIMIT] or None
+
+
+def bind_seats(runtime: Any = None, *, grace: float = REFUSAL_GRACE) -> None:
+    """With ``--ssl``: accept a peer only in the seat its certificate names; install before ``mpc.start``.
+
+    Wraps the runtime's ``set_protocol`` (where MPyC registers a connection: the listening side after
+    reading the index the client claims, the connecting side once connected) with
+    :func:`seat_refusal`, and the ``sslobject_class`` of MPyC's TLS contexts (through the loop's
+    ``create_server`` and ``create_connection``) so that a handshake refused on a certificate, by
+    either side, is reported too.  A refusal sends a notice frame to every party
+    already connected (and to the refused one), keeps this party running ``grace`` seconds, then ends
+    it with ``error: party i: <refusal>`` (exit 1).  A party that stops for any other reason (a lost
+    connection) after a peer's notice arrived prints ``error: party i: party j <refusal>``.
+
+    :param runtime: MPyC's runtime (default ``mpyc.runtime.mpc``).
+    """
+    from mpyc import asyncoro
+
+    from secure.session import fail_fast, on_fatal
+
+    from mpyc.runtime import mpc
+
+    rt = runtime if runtime is not None else mpc
+    register = rt.set_protocol
+    ca = str(ca_path(".config"))
+    state: dict[str, Any] = {"refusal": None}
+
+    def notify(protocol: Any) -> None:
+        transport = getattr(protocol, "transport", None)
+        if state["refusal"] is not None and transport is not None and not transport.is_closing():
+            transport.write(_notice_frame(_told(int(rt.pid), state["refusal"])))
+
+    def connecting() -> bool:
+        own = rt.parties[rt.pid].protocol
+        return isinstance(own, asyncio.Future) and not own.done()
+
+    def refuse(message: str, offender: Any = None) -> None:
+        if state["refusal"] is not None or not connecting():
+            return
+        state["refusal"] = message
+        for peer in rt.parties:
+            if peer.pid != rt.pid and isinstance(peer.protocol, asyncoro.MessageExchanger):
+                notify(peer.protocol)
+        if offender is not None:
+            notify(offender)
+        rt._loop.call_later(grace, fail_fast, message, 1)
+
+    def checked(peer_pid: int, protocol: Any) -> None:
+        transport = getattr(protocol, "transport", None)
+        ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+        if transport is None or ssl_object is None:  # not a TLS connection: nothing to bind
+            register(peer_pid, protocol)
+            return
+        if state["refusal"] is not None:  # refused already: tell this peer too, accept nothing more
+            notify(protocol)
+            return
+        peer = int(peer_pid)
+        listening = bool(ssl_object.server_side)
+        connected = listening and 0 <= peer < len(rt.parties) and rt.parties[peer].protocol is not None
+        refusal = seat_refusal(peer, transport.get_extra_info("peercert"), own=int(rt.pid),
+                               parties=len(rt.parties), listening=listening, connected=connected)
+        if refusal is not None:
+            refuse(refusal, protocol)
+            return
+        register(peer_pid, protocol)
+
+    def announce() -> None:
+        message = state["refusal"]
+        if message is None:
+            for peer in rt.parties:
+                buffers = getattr(peer.protocol, "buffers", None) if peer.pid != rt.pid else None
+                notice = _notice_text(buffers.get(REFUSAL_PC)) if isinstance(buffers, dict) else None
+                if notice is not None:
+                    own = notice.startswith((f"party {peer.pid} ", f"party {peer.pid}'s "))
+                    message = notice if own else f"party {peer.pid}: {notice}"
+                    break
+        if message is None:
+            return
+        sys.stdout.flush()
+        print(f"error: party {rt.pid}: {message}", file=sys.stderr, flush=True)
+        os._exit(1)
+
+    loop = rt._loop
+    watched = _watched_object_class(refuse, ca)
+    create_server, create_connection = loop.create_server, loop.create_connection
+
+    async def watched_server(*args: Any, **kwargs: Any) -> Any:
+        context = kwargs.get("ssl")
+        if isinstance(context, ssl.SSLContext):
+            context.sslobject_class = watched
+        return await create_server(*args, **kwargs)
+
+    async def watched_connection(*args: Any, **kwargs: Any) -> Any:
+        context = kwargs.get("ssl")
+        if isinstance(context, ssl.SSLContext):
+            context.sslobject_class = watched
+        return await create_connection(*args, **kwargs)
+
+    def collect() -> None:  # finds the handshakes a peer abandoned (see _watched_object_class)
+        if state["refusal"] is None and (connecting() or rt.parties[rt.pid].protocol is None):
+            gc.collect()
+            loop.call_later(COLLECT_INTERVAL, collect)
+
+    rt.set_protocol = checked
+    # instance attributes of MPyC's loop, like secure.session's own wrapper of create_connection (which
+    # wraps this one while connecting and then deletes the attribute: both end with the connect phase)
+    loop.create_server = watched_server
+    loop.create_connection = watched_connection
+    on_fatal(announce)
+    loop.call_soon(collect)

@@ -45,19 +45,26 @@ SHORT_DEADLINE = 8.0
 LOOPBACK_HOSTS = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
 
 
-def party_command(argv: Sequence[str], deadline: float | None = None) -> list[str]:
-    """``python -m scenarios.ustat argv``; with ``deadline``, the same with a shorter connection deadline."""
-    if deadline is None:
+def party_command(argv: Sequence[str], deadline: float | None = None, *, impostor: bool = False) -> list[str]:
+    """``python -m scenarios.ustat argv``; with ``deadline``, the same with a shorter connection deadline.
+
+    ``impostor``: a party that skips its own check of its files (``secure.tls.check_party``), as a
+    holder of another seat's key who runs modified code would.
+    """
+    if deadline is None and not impostor:
         return scenario_command("ustat", *argv)
+    skip = 'import secure.tls\nsecure.tls.check_party = lambda party, directory=".config": ""' if impostor else ""
     code = f"""
 import runpy
 import secure.session as runtime
+{skip}
 
 connect = runtime.start_session
+DEADLINE = {deadline!r}
 
 
 async def start_session(timeout=None, check_peers=None, **options):
-    return await connect({deadline!r}, check_peers, **options)
+    return await connect(DEADLINE if DEADLINE is not None else timeout, check_peers, **options)
 
 
 runtime.start_session = start_session
@@ -229,6 +236,65 @@ def test_check_names_the_party_and_the_problem(tmp_path: Path, capsys: pytest.Ca
     assert "missing:" in problems["missing"] and "party_1.key" in problems["missing"]
 
 
+def _peer_certificate(*names: str, common_name: str | None = None) -> dict:
+    """A certificate as ``SSLSocket.getpeercert()`` shows it."""
+    subject = ((("organizationName", certificates.TEST_ONLY),), (("commonName", common_name or names[0]),))
+    return {"subject": subject, "subjectAltName": tuple(("DNS", name) for name in names)}
+
+
+def test_a_seat_is_accepted_only_with_its_own_name() -> None:
+    """Issue 21, item 7: party 2 listens for parties 0 and 1, which claim their index in their first message."""
+    one = _peer_certificate("MPyC party 1")
+    assert tls.seat_refusal(1, one, own=2, parties=3, listening=True) is None
+    assert tls.seat_refusal(0, one, own=2, parties=3, listening=True) == \
+        "refused the connection claiming to be party 0: its certificate names MPyC party 1"
+    assert tls.seat_refusal(1, one, own=2, parties=3, listening=True, connected=True) == \
+        "refused a second connection claiming to be party 1"
+    assert "accepts connections only from parties 0..1" in str(tls.seat_refusal(2, one, own=2, parties=3, listening=True))
+    assert tls.seat_refusal(0, None, own=2, parties=3, listening=True) == \
+        "refused the connection claiming to be party 0: it presented no certificate"
+    # the subjectAltName decides, as in OpenSSL's host-name check; the common name only without one
+    assert tls.certificate_names(_peer_certificate("MPyC party 1", common_name="MPyC party 0")) == ["MPyC party 1"]
+    assert tls.certificate_names({"subject": ((("commonName", "MPyC party 0"),),)}) == ["MPyC party 0"]
+    assert "names no MPyC party (names: hostA)" in str(
+        tls.seat_refusal(0, _peer_certificate("hostA"), own=1, parties=3, listening=True))
+    # the connecting side: party 0 dials party 2
+    assert tls.seat_refusal(2, _peer_certificate("MPyC party 2", "10.0.0.3"), own=0, parties=3, listening=False) is None
+    assert tls.seat_refusal(2, one, own=0, parties=3, listening=False) == \
+        "refused the connection to party 2: its certificate names MPyC party 1"
+
+
+def test_check_refuses_a_certificate_for_two_seats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A certificate that names two seats would let its holder sit in either: ``--check`` refuses it."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    config = tmp_path / ".config"
+    now = dt.datetime.now(dt.timezone.utc)
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "MPyC party 1")])
+    both = x509.SubjectAlternativeName([x509.DNSName("MPyC party 1"), x509.DNSName("MPyC party 0")])
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+                   .not_valid_after(now + dt.timedelta(days=1)).add_extension(both, critical=False)
+                   .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                   .sign(key, hashes.SHA256()))
+    config.mkdir()
+    pem = certificate.public_bytes(serialization.Encoding.PEM)
+    (config / "mpyc_ca.crt").write_bytes(pem)  # self-signed: its own CA
+    (config / "party_1.crt").write_bytes(pem)
+    (config / "party_1.key").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                           serialization.NoEncryption()))
+    assert certificates.main(["--check", "1", "--dir", str(config)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith("error: party 1: ")
+    assert "names MPyC party 1 and MPyC party 0: a certificate must name its own seat only" in error
+
+
 # --------------------------------------------------------------------------- real parties over TLS
 
 
@@ -292,11 +358,11 @@ def test_party_with_another_ca_stops_everyone(issued: Path, tmp_path: Path) -> N
     runs, seconds = run_hosts([party_command([*peers, "-I", str(i), "--ssl", *PUBLIC], SHORT_DEADLINE)
                                for i in range(3)], homes, timeout=SHORT_DEADLINE + 60)
     lines = _assert_nobody_hangs(runs, seconds)
-    # MPyC retries a failed handshake silently every 0.1 s, so today a party reports "not all 3 parties
-    # connected within ... s", or, if a connected peer gave up first, "lost connection to party j during
-    # the connect phase"; party 2 only listens and never learns more
-    assert lines[2].startswith(f"error: party 2: not all 3 parties connected within {SHORT_DEADLINE:g} s")
-    assert all(any(words in line for words in ("connected within", "connect phase", "TLS")) for line in lines), lines
+    # the connecting parties refuse party 2's certificate in the handshake; party 2, which only listens,
+    # sees its handshakes abandoned after its certificate and says so (before: it waited out the deadline
+    # with "not all 3 parties connected within ... s", a line without "refused")
+    assert all("refused" in line for line in lines), lines
+    assert lines[2].startswith("error: party 2: its certificate was refused by a connecting peer"), lines
 
 
 def test_party_without_config_stops_everyone(issued: Path, tmp_path: Path) -> None:
@@ -311,6 +377,41 @@ def test_party_without_config_stops_everyone(issued: Path, tmp_path: Path) -> No
     # (FileNotFoundError: [Errno 2] No such file or directory)", naming no file); 0 and 2 wait out the deadline
     assert "FileNotFoundError" in lines[1] or ".config/party_1.crt" in lines[1]
     assert lines[0].startswith(f"error: party 0: not all 3 parties connected within {SHORT_DEADLINE:g} s")
+
+
+def seat_directories(root: Path, source: Path, seat: int, holder: int) -> list[Path]:
+    """Three hosts' ``.config``; on the host of ``seat``, the key and certificate of ``holder`` under the
+    seat's file names (a holder of ``holder``'s key who sits down at ``seat``)."""
+    homes = host_directories(root, source, 3)
+    config = homes[seat] / ".config"
+    shutil.copy2(certificates.certificate_path(source, holder), certificates.certificate_path(config, seat))
+    shutil.copy2(certificates.key_path(source, holder), certificates.key_path(config, seat))
+    return homes
+
+
+@pytest.mark.parametrize("seat, holder", [(0, 1), (1, 2)])
+def test_a_party_in_another_seat_is_refused_at_every_party(issued: Path, tmp_path: Path, seat: int,
+                                                           holder: int) -> None:
+    """Issue 21, item 7: the holder of party ``holder``'s key runs as party ``seat`` (skipping its own
+    check of its files); the real ``holder`` runs too.  Before seats were bound to certificates, seat 0
+    taken by party 1's key released at every party with exit 0.  Now every party exits 1 with one line
+    that says what was refused and by whom: the listening parties above the seat refuse the index the
+    client claims, a connecting party below it refuses the listener's certificate (MPyC's name check)."""
+    homes = seat_directories(tmp_path, issued, seat, holder)
+    base = free_base_port()
+    peers = addresses(LOOPBACK_HOSTS, [base, base + 1, base + 2])
+    runs, seconds = run_hosts([party_command([*peers, "-I", str(i), "--ssl", *PUBLIC], SHORT_DEADLINE,
+                                             impostor=i == seat) for i in range(3)],
+                              homes, timeout=SHORT_DEADLINE + 60)
+    lines = _assert_nobody_hangs(runs, seconds)
+    assert all(run.code == 1 for run in runs), lines
+    assert all("refused" in line for line in lines), lines
+    claim = f"refused the connection claiming to be party {seat}: its certificate names MPyC party {holder}"
+    listeners = range(seat + 1, 3)  # each refuses the claim itself, or was told by one that did
+    assert all(claim in lines[party] for party in listeners), lines
+    assert any(lines[party] == f"error: party {party}: {claim}" for party in listeners), lines
+    for party in range(seat):  # it dials the seat and refuses the listener's certificate by its name
+        assert f"MPyC party {seat}" in lines[party] and "refused" in lines[party], lines
 
 
 # --------------------------------------------------------------------------- one network namespace per party
