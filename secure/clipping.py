@@ -6,7 +6,9 @@ Gini difference arbitrarily far.  By default each party clips its own rows befor
 threat model that suffices.  The secure option clips the *shared* fixed-point values instead, so the
 bound holds even for a party that skipped its local clipping:
 ``x -> min(max(x, 0), width)`` costs two secure comparisons and two products per value, at the
-full bit length of the secure type (the raw values are only known to fit that).
+full bit length of the secure type (the raw values are only known to fit that).  Each comparison opens
+its value under a mask only ``-K`` bits longer (statistically hiding): :func:`secure.leakage.clip_openings`
+counts them (two per clipped value) for the comparison leakage the release's delta includes.
 """
 from __future__ import annotations
 
@@ -14,7 +16,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["clip_secure", "clip_local"]
+__all__ = ["clip_secure", "clip_secure_in_steps", "clip_local", "CLIP_STEPS"]
+
+#: :func:`clip_secure_in_steps` clips the rows in about this many slices, reporting each (a long intake shows
+#: its progress in steps of about 5 %)
+CLIP_STEPS = 20
+#: ... of at least this many rows each (a slice costs a few rounds of its own)
+MIN_CLIP_ROWS = 256
 
 
 def clip_local(integers: np.ndarray, widths: Sequence[int]) -> np.ndarray:
@@ -47,3 +55,29 @@ def clip_secure(shared: Any, widths: Sequence[int | None]) -> Any:
     for position, j in enumerate(chosen):
         columns[j] = values[position * rows:(position + 1) * rows]
     return mpc.np_stack(columns, axis=1)
+
+
+async def clip_secure_in_steps(shared: Any, widths: Sequence[int | None], *, task: str = "secure clipping") -> Any:
+    """:func:`clip_secure` on slices of rows, each computed before the next, with the progress of the slices
+    reported (:func:`secure.meter.report_progress`: public counts, the same at every party).
+
+    The same values as :func:`clip_secure` (clipping is row by row); :data:`CLIP_STEPS` slices of at least
+    :data:`MIN_CLIP_ROWS` rows.
+    """
+    from mpyc.runtime import mpc
+
+    from secure.meter import report_progress
+
+    rows = shared.shape[0]
+    size = max(MIN_CLIP_ROWS, -(-rows // CLIP_STEPS))
+    if rows <= size or all(width is None for width in widths):
+        return clip_secure(shared, widths)
+    slices = -(-rows // size)
+    done = []
+    report_progress(task, 0, slices)
+    for number, start in enumerate(range(0, rows, size), start=1):
+        part = clip_secure(shared[start:start + size], widths)
+        await mpc.gather(part)
+        done.append(part)
+        report_progress(task, number, slices)
+    return mpc.np_vstack(done)

@@ -54,7 +54,7 @@ def report_progress(task: str, done: int, total: int) -> None:
     if _progress_reporter is not None:
         _progress_reporter(task, done, total)
     else:
-        logging.info(f"{task}: {done}/{total}")
+        logging.info(f"{task}: {done}/{total} ({100 * done // total} %)")
 
 
 def bytes_sent() -> int:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -124,6 +125,7 @@ def _import_mpyc() -> Any:
     import logging
 
     if "mpyc" in sys.modules:
+        _logs_to_stderr()
         return sys.modules["mpyc"]
     swallowed = io.StringIO()
     try:
@@ -132,6 +134,7 @@ def _import_mpyc() -> Any:
         for handler in logging.getLogger().handlers:  # --no-log sets up logging on stderr: the real one
             if isinstance(handler, logging.StreamHandler) and handler.stream is swallowed:
                 handler.setStream(sys.stderr)
+        _logs_to_stderr()
         return mpyc
     except SystemExit:
         saved = sys.argv
@@ -140,7 +143,20 @@ def _import_mpyc() -> Any:
             import mpyc
         finally:
             sys.argv = saved
+        _logs_to_stderr()
+        logging.getLogger().setLevel(logging.WARNING)  # the run ends in its one usage line: no log around it
         return mpyc
+
+
+def _logs_to_stderr() -> None:
+    """MPyC's log lines (``logging.basicConfig(stream=sys.stdout)`` in ``mpyc/__init__``) go to stderr, so that
+    a party's stdout is its result alone (a table, a record); the log stays where a user watching the run
+    sees it."""
+    import logging
+
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stdout, sys.__stdout__):
+            handler.setStream(sys.stderr)
 
 
 def _mpyc_long_options() -> list[str]:
@@ -330,14 +346,20 @@ def child_error_line(child: subprocess.Popen[bytes]) -> str | None:
     if handle is None:
         return None
     try:
-        handle.seek(0)
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, size - (1 << 16)))  # the end: its log lines (on stderr) come before the error
         lines = [line.strip() for line in handle.read(1 << 16).decode("utf-8", "replace").splitlines() if line.strip()]
     except (OSError, ValueError):
         return None
     for line in lines:
         if line.startswith("error:"):
             return line
-    return lines[-1] if lines else None
+    said = [line for line in lines if not _MPYC_LOG_LINE.match(line)]
+    return said[-1] if said else None
+
+
+#: a line of MPyC's log (``{asctime} {message}``), which a launched party writes on stderr too
+_MPYC_LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")
 
 
 def settle_children(children: Sequence[subprocess.Popen[bytes]], code: int, *, grace: float | None = None) -> int:

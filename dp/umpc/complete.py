@@ -91,7 +91,7 @@ def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegate
     accuracy = sampled_accuracy(query, rows, parties) if pairs == "auto" and choice == "auto" else None
     return plan_path(query.kernel, query.specs, rows=rows, parties=parties, choice=choice,  # type: ignore[arg-type]
                      tuples=query.tuples, sample_if_cheaper=pairs == "auto", unavailable=unavailable, why=chosen_by,
-                     accuracy=accuracy)
+                     accuracy=accuracy, epsilon=query.epsilon)
 
 
 def sampled_accuracy(query: UStatQuery, rows: int, parties: int) -> SampledAccuracy | None:
@@ -303,10 +303,10 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: s
         columns = fixed.columns if fixed.columns is not None else fixed.integers
         specs = kernel_specs(query)
         if query.clipping == "secure":  # shared as they are, clipped inside MPC
-            from secure.clipping import clip_secure
+            from secure.clipping import clip_secure_in_steps
 
-            shared = clip_secure(share_rows(sectype, columns, counts),
-                                 [None if spec.is_categorical else spec.width for spec in specs])
+            shared = await clip_secure_in_steps(share_rows(sectype, columns, counts),
+                                                [None if spec.is_categorical else spec.width for spec in specs])
         else:
             shared = share_rows(sectype, np.clip(columns, 0, [spec.width for spec in specs]), counts)
         await meter.settle(shared)

@@ -76,6 +76,15 @@ CLIPPING_MODES = ("local", "secure")
 #: Who makes the noise: every party draws its own share (``parties``), or it is sampled inside MPC.
 #: Mechanism name of discrete Laplace noise sampled inside MPC (:mod:`dp.secret_noise`).
 TUPLES_PER_BATCH = 1 << 16
+#: the kernel phase is cut into about this many batches (at least :data:`MIN_PROGRESS_BATCH` tuples each), so
+#: that its progress (:func:`secure.meter.report_progress`) moves in steps of about 5 %
+PROGRESS_STEPS = 20
+MIN_PROGRESS_BATCH = 1024
+
+
+def batch_size(tuples: int) -> int:
+    """Tuples per secure kernel batch: :data:`PROGRESS_STEPS` steps, within ``[MIN_PROGRESS_BATCH, TUPLES_PER_BATCH]``."""
+    return min(TUPLES_PER_BATCH, max(MIN_PROGRESS_BATCH, -(-tuples // PROGRESS_STEPS)))
 
 
 class KernelColumns:
@@ -647,7 +656,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     from mpyc.runtime import mpc
 
     from secure.aggregation import guarded_reveal, secure_sum
-    from secure.clipping import clip_secure
+    from secure.clipping import clip_secure_in_steps
     from secure.intake import exchange_counts, share_rows
     from secure.meter import CostMeter, report_progress
     from secure.public_randomness import joint_seed
@@ -679,7 +688,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         sectype, bits = secure_integer_type(query, rows)
         shared = share_rows(sectype, fixed.integers, counts)
         if query.clipping == "secure":
-            shared = clip_secure(shared, _clip_widths(query, fixed.integers.shape[1]))
+            shared = await clip_secure_in_steps(shared, _clip_widths(query, fixed.integers.shape[1]))
         await meter.settle(shared)
 
     with meter.phase("seed"):
@@ -698,10 +707,11 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
 
     with meter.phase("kernel"):
         totals: list[Any] | None = None
-        batches = -(-len(tuples) // TUPLES_PER_BATCH)
+        size = batch_size(len(tuples))
+        batches = -(-len(tuples) // size)
         report_progress("kernel batches", 0, batches)
-        for number, start in enumerate(range(0, len(tuples), TUPLES_PER_BATCH), start=1):
-            batch = tuples[start:start + TUPLES_PER_BATCH]
+        for number, start in enumerate(range(0, len(tuples), size), start=1):
+            batch = tuples[start:start + size]
             parts = [shared[batch[:, j]] for j in range(batch.shape[1])]
             sums = [secure_sum(out) for out in query.kernel.secure(parts, bits)]
             totals = sums if totals is None else [a + b for a, b in zip(totals, sums)]
