@@ -7,6 +7,7 @@ directory; the ledger keeps one account file (an SQLite database) per party and 
 from __future__ import annotations
 
 import re
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -354,3 +355,61 @@ def test_the_jobs_read_this_partys_account_when_parsing_their_options(tmp_path: 
     assert rank_auc.parse_options([*common, "approx"]).noise == "mpc"
     assert ustat.parse_options([*ustat_argv, *common, "trial7", "--noise", "mpc"]).query.noise == "mpc"
     assert ustat.parse_options([*ustat_argv, "--ledger", "off"]).query.noise == "mpc"
+
+
+def test_own_data_without_a_budget_prints_the_command_that_creates_it(tmp_path: Path) -> None:
+    """The README's own-data example without an account: exit 2 at every party, and party 0's note prints the
+    job's own command line with ``--budget EPS`` added; that command, run verbatim (EPS -> 2.5), works.  Then
+    every site file is re-saved with CRLF line ends and a trailing newline: the same accounts are spent
+    from (the rows key), not fresh ones (the first format keyed the file's bytes and opened new budgets)."""
+    header, values = small_table(rows=30)
+    for party in range(3):
+        write_csv(tmp_path / f"site{party}.csv", header, values[party::3])
+    ledger = tmp_path / "ledger"
+    argv = ["-M3", "-B", str(free_base_port()), "--data", str(tmp_path / "site{pid}.csv"), *KENDALL, "--epsilon", "1",
+            "--ledger", str(ledger), "--no-log"]
+    refused = run_command(scenario_command("ustat", *argv))
+    assert refused.code == 2
+    assert "it has no privacy budget for this data: create one with --budget EPS[:DELTA]" in _one_error_line(refused)
+    notes = [line for line in refused.stdout.splitlines() if line.startswith("note (at this party, not shared): ")]
+    command = shlex.join(["python", "-m", "scenarios.ustat", *argv, "--budget", "EPS"])
+    assert len(notes) == 1 and command in notes[0], refused.stdout
+    assert f"python -m scenarios.budget --ledger {ledger} create --data" in notes[0] and "--party 0,1,2" in notes[0]
+    words = shlex.split(command)
+    words[0], words[-1] = sys.executable, "2.5"
+    first = run_command(words)
+    assert first.code == 0, first.stderr
+    assert "spent epsilon 1 of 2.5" in first.stdout
+    for party in range(3):
+        path = tmp_path / f"site{party}.csv"
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n") + b"\r\n")
+    words[words.index("-B") + 1] = str(free_base_port())
+    second = run_command(words)
+    assert second.code == 0, second.stderr
+    assert "spent epsilon 2 of 2.5" in second.stdout               # the same account, not a fresh budget
+    assert [len(_counted(ledger, party)) for party in range(3)] == [2, 2, 2]
+    assert len(list(ledger.glob("*.sqlite3"))) == 3
+
+
+def test_a_scripts_refusal_names_the_budget_argument(tmp_path: Path) -> None:
+    """``dp.umpc.release`` without ``budget=`` on a new dataset: the line names ``budget='EPS'`` (a script has no
+    ``--budget``); the note names the exact argument and the ledger tool's command."""
+    data, ledger = _csv(tmp_path), tmp_path / "ledger"
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import sys\nimport dp\nimport secure\n"
+        f"DATA = {str(data)!r}\n"
+        "QUERY = dp.umpc.Query(statistic='gini', epsilon=1.0, tuples='2n', path='tuples',\n"
+        "                      columns=[dp.numeric('sysBP', lower=80, upper=300, bits=2)])\n"
+        "async def job(party):\n"
+        "    rows = await party.read(DATA, QUERY.columns)\n"
+        f"    release = await dp.umpc.release(QUERY, rows, ledger={str(ledger)!r}, dataset='clinic')\n"
+        "    return lambda: print('estimate', release.estimate)\n"
+        "sys.exit(secure.run(job))\n")
+    run = run_command([sys.executable, str(script), "-M3", "-B", str(free_base_port()), "--no-log"])
+    assert run.code == 2
+    line = _one_error_line(run)
+    assert "create one with budget='EPS' (or 'EPS:DELTA') in the release call" in line and "--budget" not in line
+    assert "budget='EPS' (or budget='EPS:DELTA')" in run.stdout
+    assert f"python -m scenarios.budget --ledger {ledger} create --dataset clinic --party 0,1,2 --budget EPS" \
+        in run.stdout

@@ -142,6 +142,7 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
 
     if asks_for_help(sys.argv[1:] if argv is None else argv):
         return show_help(parse)
+    command_line = list(sys.argv[1:] if argv is None else argv)  # before MPyC takes its options off sys.argv
 
     async def guarded(options: Any) -> Any:
         from scenarios.kit.progress import install_progress
@@ -152,7 +153,7 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
             from dp.budget.agreement import agree_spend, with_command
 
             # the job's own command line: a missing account's refusal prints it with --budget EPS added
-            reservation = await agree_spend(with_command(spend(options), sys.argv[1:] if argv is None else argv))
+            reservation = await agree_spend(with_command(spend(options), command_line))
         with missing_package_stops_party():
             deliver = await body(options)
         if reservation is not None:
