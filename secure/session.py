@@ -64,7 +64,7 @@ __all__ = [
 
 
 _state: dict[str, Any] = {"shutting_down": False, "in_shutdown": False, "phase": "start", "fatal_hooks": [],
-                          "watch": None, "timer": None, "closed_by_us": set()}
+                          "watch": None, "timer": None, "closed_by_us": set(), "heartbeats": 0}
 
 #: default seconds a peer may stay silent while this party waits for it (``--silence-limit``)
 DEFAULT_SILENCE_LIMIT = 60.0
@@ -147,17 +147,22 @@ class SilenceWatch:
             raise ValueError(f"silence_limit must be positive, got {limit}")
         self.limit = float(limit)
         self.last_heard: dict[int, float] = {peer: now for peer in peers}
+        self.last_message: dict[int, float] = dict(self.last_heard)
         self.waiting_since: dict[int, float] = {}
 
-    def heard(self, peer: int, now: float) -> None:
-        """Bytes arrived from ``peer`` at ``now``."""
+    def heard(self, peer: int, now: float, *, protocol: bool = True) -> None:
+        """Bytes arrived from ``peer`` at ``now``: a protocol message, or (``protocol=False``) only
+        heartbeats, which say that ``peer`` is alive but not that it makes progress."""
         self.last_heard[peer] = now
+        if protocol:
+            self.last_message[peer] = now
 
     def pause(self, now: float) -> None:
         """This party's own event loop was blocked (local computation) until ``now``: bytes may be
         waiting unread, so no peer is blamed for that time and every clock restarts."""
         for peer in self.last_heard:
             self.last_heard[peer] = now
+            self.last_message[peer] = now
         for peer in self.waiting_since:
             self.waiting_since[peer] = now
 
@@ -187,6 +192,28 @@ class SilenceWatch:
         since, _, peer = min(overdue)  # silent longest; on a tie, the one heard from least recently
         return peer, now - since
 
+    def stalled(self, now: float) -> tuple[int, float] | None:
+        """A peer this party waits for that is alive (its heartbeats arrive) but sent no protocol message
+        for ``STALL_FACTOR * limit`` seconds: heartbeats alone do not count as an answer.
+
+        A live peer blocked on a frozen third party is not blamed first: the third party is silent
+        for ``limit`` at that peer, which gives up after ``limit`` and closes its connections; only a
+        wait that no frozen party explains (two parties waiting for each other, e.g. a protocol run
+        with different options at one party) lasts ``STALL_FACTOR * limit``.  Call after
+        :meth:`observe` (which records the waits).
+
+        :return: ``(peer, seconds without a protocol message)`` for the peer stalled longest, or ``None``.
+        """
+        stalled = []
+        for peer, waiting in self.waiting_since.items():
+            since = max(self.last_message.get(peer, waiting), waiting)
+            if now - since >= STALL_FACTOR * self.limit:
+                stalled.append((since, peer))
+        if not stalled:
+            return None
+        since, peer = min(stalled)
+        return peer, now - since
+
     def root_cause(self, closed: int, now: float) -> tuple[int, float] | None:
         """Peer ``closed`` just closed its connection: was another peer silent first?
 
@@ -207,6 +234,17 @@ class SilenceWatch:
             if best is None or (since, heard) < best[:2]:
                 best = (since, heard, peer)
         return None if best is None else (best[2], now - best[0])
+
+
+#: a live peer (heartbeats arrive) that sends no protocol message for this many silence limits while
+#: this party waits for it ends the run (:meth:`SilenceWatch.stalled`)
+STALL_FACTOR = 2.0
+
+
+def stall_message(peer: int, phase: str, seconds: float) -> str:
+    """The one line (after ``error: party i:``) of a party whose live peer sent no protocol message."""
+    return (f"party {peer} sent no protocol message during the {phase} phase for {seconds:.0f} s although it is "
+            f"running (its heartbeats arrive): the parties wait for each other; nothing was released")
 
 
 def silence_message(peer: int, phase: str, seconds: float) -> str:
@@ -234,6 +272,7 @@ class _HeartbeatSink:
 
     def set_result(self, payload: bytes) -> None:
         self.buffers[HEARTBEAT_PC] = self
+        _state["heartbeats"] += 1
 
 
 def _send_heartbeats() -> None:
@@ -299,11 +338,196 @@ def _arm_watchdog(limit: float) -> None:
             verdict = watch.observe(_waiting_peers(), now)
             if verdict is not None:
                 fail_fast(silence_message(verdict[0], _state["phase"], verdict[1]), code=1)
+            stall = watch.stalled(now)
+            if stall is not None:
+                fail_fast(stall_message(stall[0], _state["phase"], stall[1]), code=1)
         _state["timer"] = loop.call_later(interval, tick, now + interval)
 
     _state["timer"] = loop.call_later(interval, tick, time.monotonic() + interval)
 
 
+#: the MPyC options every party must give alike, in the order a mismatch is reported: each changes
+#: the bytes on the wire (-M, -T and --no-prss the keys sent when connecting, --mix32-64bit the labels
+#: of the messages) or the arithmetic (-L, -K, --no-numpy), so parties that differ would wait for
+#: each other forever or compute garbage
+AGREED_OPTIONS = ("-M", "-T", "-L", "-K", "--no-prss", "--mix32-64bit", "--no-numpy")
+#: first bytes of a frame of the options handshake (before MPyC's own bytes on a connection)
+GATE_MAGIC = b"USTg"
+#: the longest options frame accepted (a peer sending more is not running this suite)
+GATE_FRAME_LIMIT = 1 << 16
+#: program counter of the frame relaying the options table on a connection MPyC already uses
+TABLE_PC = -(2 ** 63) + 2
+#: seconds a party that knows of a difference waits for the options of the parties it has not heard
+#: from, before it stops with what it knows
+MISMATCH_WAIT = 2.0
+
+_gates: dict[int, _Gate] = {}
+#: every party's agreed options as far as this party knows them (its own, its peers', relayed ones)
+_table: dict[int, dict[str, Any]] = {}
+_gate_state: dict[str, Any] = {"relayed": False, "first_seen": None}
+
+
+def _own_options() -> dict[str, Any]:
+    """This party's values of :data:`AGREED_OPTIONS` (environment switches included, as MPyC reads them)."""
+    options = mpc.options
+    return {"-M": len(mpc.parties), "-T": int(mpc.threshold), "-L": int(options.bit_length),
+            "-K": int(options.sec_param), "--no-prss": bool(options.no_prss),
+            "--mix32-64bit": bool(options.mix32_64bit or os.getenv("MPYC_MIX32_64BIT") == "1"),
+            "--no-numpy": bool(options.no_numpy or os.getenv("MPYC_NONUMPY") == "1")}
+
+
+def _gate_frame(kind: bytes, obj: Any) -> bytes:
+    payload = json.dumps(obj, sort_keys=True).encode()
+    return GATE_MAGIC + kind + struct.pack("<I", len(payload)) + payload
+
+
+def _merge_table(payload: bytes) -> None:
+    """Take a relayed options table (``{pid: options}``) into this party's."""
+    try:
+        relayed = json.loads(payload)
+        for pid, options in relayed.items():
+            if isinstance(options, dict):
+                _table.setdefault(int(pid), options)
+    except (ValueError, TypeError, AttributeError):
+        return
+    _gate_state["relayed"] = True
+
+
+class _Gate:
+    """The options handshake of one connection: each side writes its options first; MPyC's own bytes
+    (the client's index and PRSS keys, then the protocol) follow only once the peer's options equal
+    this party's, so that parties with different options never misread each other's bytes."""
+
+    __slots__ = ("protocol", "client", "open", "peer", "lost", "buffer")
+
+    def __init__(self, protocol: asyncoro.MessageExchanger, client: bool) -> None:
+        self.protocol = protocol
+        self.client = client
+        self.open = False
+        self.peer: int | None = None
+        self.lost = False
+        self.buffer = bytearray()
+
+    def take(self, protocol: asyncoro.MessageExchanger, data: bytes) -> bytes:
+        """Read handshake frames off ``data``; return the bytes that follow an agreeing handshake (MPyC's)."""
+        self.buffer.extend(data)
+        while not self.open and len(self.buffer) >= 9:
+            if bytes(self.buffer[:4]) != GATE_MAGIC:
+                self.buffer.clear()  # not this suite at the other end: never opens (connect deadline)
+                return b""
+            kind = bytes(self.buffer[4:5])
+            size = struct.unpack_from("<I", self.buffer, 5)[0]
+            if size > GATE_FRAME_LIMIT:
+                self.buffer.clear()
+                return b""
+            if len(self.buffer) < 9 + size:
+                break
+            payload = bytes(self.buffer[9:9 + size])
+            del self.buffer[:9 + size]
+            if kind == b"T":
+                _merge_table(payload)
+                continue
+            try:
+                hello = json.loads(payload)
+                peer, options = int(hello["pid"]), dict(hello["options"])
+            except (ValueError, TypeError, KeyError):
+                continue
+            self.peer = peer
+            _table.setdefault(peer, options)
+            if options == _table.get(int(mpc.pid)):
+                self.open = True
+                if self.client:
+                    _original_connection_made(protocol, protocol.transport)  # MPyC's index and PRSS keys
+        if not self.open:
+            return b""
+        rest = bytes(self.buffer)
+        self.buffer.clear()
+        return rest
+
+
+def _gated_connection_made(self: asyncoro.MessageExchanger, transport: Any) -> None:
+    self.transport = transport
+    _gates[id(self)] = _Gate(self, client=self.peer_pid is not None)
+    transport.write(_gate_frame(b"H", {"pid": int(mpc.pid), "options": _table.get(int(mpc.pid))}))
+
+
+def _mismatch() -> str | None:
+    """The first of :data:`AGREED_OPTIONS` on which the known parties differ, as the line to stop with."""
+    known = dict(_table)
+    if not known:
+        return None
+    for name in AGREED_OPTIONS:
+        values: dict[str, list[int]] = {}
+        for pid in sorted(known):
+            values.setdefault(json.dumps(known[pid].get(name)), []).append(pid)
+        if len(values) < 2:
+            continue
+        # the odd ones out: every group but the largest (on a tie, the one holding the lowest party)
+        groups = sorted(values.items(), key=lambda item: (-len(item[1]), item[1][0]))
+        odd = sorted(pid for _, pids in groups[1:] for pid in pids)
+
+        def who(pids: list[int]) -> str:
+            return f"part{'y' if len(pids) == 1 else 'ies'} {', '.join(map(str, pids))}"
+
+        def said(value: str, pids: list[int], named: bool = True) -> str:
+            shown = json.loads(value)
+            if isinstance(shown, bool):
+                return f"{name + ' ' if named else ''}{'given' if shown else 'not given'} at {who(pids)}"
+            return f"{name} {shown} at {who(pids)}"
+
+        flag = isinstance(json.loads(groups[0][0]), bool)
+        parts = "; ".join(said(value, pids) for value, pids in groups[1:])
+        return (f"{who(odd)}: {parts} but {said(*groups[0], named=not flag)}: every party must give the same MPyC options "
+                f"({' '.join(AGREED_OPTIONS)})")
+    return None
+
+
+def _options_verdict(now: float) -> str | None:
+    """While connecting: the line to stop with if the parties' options differ and this party knows enough.
+
+    Enough: every party's options (its own view of ``-M``), a table relayed by a party that stopped,
+    a peer that closed its connection during the handshake, or :data:`MISMATCH_WAIT` seconds since
+    the difference was first seen.
+    """
+    line = _mismatch()
+    if line is None:
+        return None
+    if _gate_state["first_seen"] is None:
+        _gate_state["first_seen"] = now
+    complete = all(pid in _table for pid in range(len(mpc.parties)))
+    lost = any(gate.lost for gate in _gates.values())
+    if complete or _gate_state["relayed"] or lost or now - _gate_state["first_seen"] >= MISMATCH_WAIT:
+        return line
+    return None
+
+
+def _relay_table() -> None:
+    """Tell every connected peer the options table, so that all parties stop with the same line."""
+    payload = json.dumps({str(pid): options for pid, options in _table.items()}, sort_keys=True).encode()
+    for gate in list(_gates.values()):
+        transport = gate.protocol.transport
+        if gate.lost or transport is None or transport.is_closing():
+            continue
+        if gate.open:  # MPyC reads this connection: a frame of its format, at a counter nobody asks for
+            transport.write(struct.pack("<qI", TABLE_PC, len(payload)) + payload)
+        else:
+            transport.write(GATE_MAGIC + b"T" + struct.pack("<I", len(payload)) + payload)
+
+
+def _reset_gates() -> None:
+    _gates.clear()
+    _table.clear()
+    _table[int(mpc.pid)] = _own_options()
+    _gate_state["relayed"] = False
+    _gate_state["first_seen"] = None
+
+
+def _missing_parties() -> list[int]:
+    """The parties no handshake came from (nor was relayed) while connecting."""
+    return [pid for pid in range(len(mpc.parties)) if pid not in _table]
+
+
+_original_connection_made = asyncoro.MessageExchanger.connection_made
 _original_connection_lost = asyncoro.MessageExchanger.connection_lost
 _original_data_received = asyncoro.MessageExchanger.data_received
 _original_close_connection = asyncoro.MessageExchanger.close_connection
@@ -331,12 +555,25 @@ def _tls_hint() -> str:
 
 
 def _watched_data_received(self: asyncoro.MessageExchanger, data: bytes) -> None:
+    gate = _gates.get(id(self))
+    if gate is not None and not gate.open:
+        data = gate.take(self, data)  # the peer's options first; MPyC's bytes only once they agree
+        if not data:
+            return
     if type(self.buffers.get(HEARTBEAT_PC)) is not _HeartbeatSink:
         self.buffers[HEARTBEAT_PC] = _HeartbeatSink(self.buffers)
+    before = len(self.bytes) + len(data)
+    beats = _state["heartbeats"]
     _original_data_received(self, data)
+    table = self.buffers.get(TABLE_PC)
+    if isinstance(table, (bytes, bytearray)):  # a peer that found the parties' options differ, relayed
+        del self.buffers[TABLE_PC]
+        _merge_table(bytes(table))
     watch = _state["watch"]
     if watch is not None and self.peer_pid is not None:
-        watch.heard(int(self.peer_pid), time.monotonic())
+        consumed = before - len(self.bytes)
+        watch.heard(int(self.peer_pid), time.monotonic(),
+                    protocol=consumed > len(HEARTBEAT_FRAME) * (_state["heartbeats"] - beats))
 
 
 def _watched_close_connection(self: asyncoro.MessageExchanger) -> None:
@@ -373,6 +610,13 @@ def _release_connection(protocol: asyncoro.MessageExchanger) -> None:
 
 
 def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException | None) -> None:
+    gate = _gates.get(id(self))
+    if gate is not None and not gate.open:  # MPyC never saw this connection: the connect loop decides
+        gate.lost = True
+        if gate.peer is not None or _mismatch() is not None:
+            return
+    if _mismatch() is not None and _state["phase"] == "connect":
+        return  # the parties' options differ: the connect loop stops this party (exit 2), not a lost peer
     if _state["shutting_down"] or (_state["in_shutdown"] and _orderly_close(self)):
         _release_connection(self)
         return
@@ -412,6 +656,8 @@ async def start_session(timeout: float | None = None, check_peers: Callable[[], 
     asyncoro.MessageExchanger.connection_lost = _watched_connection_lost  # type: ignore[method-assign]
     asyncoro.MessageExchanger.data_received = _watched_data_received  # type: ignore[method-assign]
     asyncoro.MessageExchanger.close_connection = _watched_close_connection  # type: ignore[method-assign]
+    asyncoro.MessageExchanger.connection_made = _gated_connection_made  # type: ignore[method-assign]
+    _reset_gates()
     _state["shutting_down"] = False
     _state["in_shutdown"] = False
     _state["closed_by_us"] = set()
@@ -437,14 +683,23 @@ async def start_session(timeout: float | None = None, check_peers: Callable[[], 
         starting = asyncio.ensure_future(mpc.start())
         deadline = loop.time() + timeout
         while not starting.done():
+            differ = _options_verdict(loop.time())
+            if differ is not None:  # exit 2 at every party: a usage mistake, not a lost party
+                _relay_table()
+                mark_stopping()
+                starting.cancel()
+                raise InputError(differ)
             problem = check_peers() if check_peers else None
             if not problem and refused:
                 problem = refused[0] + _tls_hint()
             if problem or loop.time() > deadline:
                 starting.cancel()
+                missing = _missing_parties()
+                who = (f" (no connection from part{'y' if len(missing) == 1 else 'ies'} "
+                       f"{', '.join(map(str, missing))})" if missing else "")
                 raise ProtocolFailure(problem or f"not all {party_count()} parties connected within {timeout:g} s"
-                                      + _tls_hint())
-            await asyncio.wait([starting], timeout=0.25)
+                                      + who + _tls_hint())
+            await asyncio.wait([starting], timeout=0.1)
         starting.result()
     finally:
         if patched:

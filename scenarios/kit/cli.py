@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 import textwrap
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -172,7 +173,16 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
 
         return guarded_deliver
 
-    return run_parties(parse, guarded, public, argv, usage_errors=(UsageError, InputError), t0_privacy=t0_privacy)
+    def checked_parse(words: list[str]) -> Any:
+        from mpyc.runtime import mpc  # imported by run_parties before it parses
+
+        if mpc.options.no_numpy or os.getenv("MPYC_NONUMPY") == "1":
+            raise UsageError("--no-numpy is not supported: the jobs compute with MPyC's secure numpy arrays "
+                             "(leave out --no-numpy and MPYC_NONUMPY=1)")
+        return parse(words)
+
+    return run_parties(checked_parse, guarded, public, argv, usage_errors=(UsageError, InputError),
+                       t0_privacy=t0_privacy)
 
 
 def asks_for_help(argv: Sequence[str]) -> bool:
