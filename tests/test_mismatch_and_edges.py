@@ -89,4 +89,5 @@ def test_heartbeats_alone_do_not_count_as_an_answer() -> None:
         pytest.fail("the stalled peer was never named")
     # a protocol message restarts its clock
     watch.heard(1, now=40.0)
+    assert watch.observe([1], now=40.0) is None  # waiting for party 1 only now
     assert watch.stalled(now=45.0) is None
