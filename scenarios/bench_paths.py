@@ -9,7 +9,7 @@ functions on the same prepared rows (:func:`dp.umpc.protocol.prepare_rows`):
 - the sort path (AUC and Gini only) and the histogram path (:func:`dp.umpc.complete.run_complete`),
   both complete (all ``C(n, k)`` tuples, no sampling error).
 
-For each configuration the release's measured seconds (its phases, the slowest party each) and bytes
+For each configuration the release's measured seconds (its phases, at party 0: no party's seconds leave it) and bytes
 (all parties) are recorded beside the planner's modelled seconds and bytes
 (:func:`dp.umpc.planner.path_costs`).  After the orderly shutdown party 0 computes each
 configuration's error by Monte Carlo on the simulated path (DESIGN, "Two ways to run one protocol"):
@@ -45,7 +45,7 @@ Columns of the table and CSV:
   (:func:`dp.umpc.protocol.estimate_noise_std`; for sampled tuples the root mean of its square over the
   runs' tuple draws; for ratios AUC and VUS the delta method at the noiseless sums);
 - ``exact``: the all-tuples statistic; ``estimate``: what the secure run released;
-- ``seconds`` / ``bytes``: measured (phases of the release, slowest party; bytes sent by all parties);
+- ``seconds`` / ``bytes``: measured (phases of the release, at party 0; bytes sent by all parties);
   ``model_seconds`` / ``model_bytes``: the planner's model for the same configuration.
 
 The PNG plots RMSE against measured seconds (log-log), one curve per kernel, points labelled by path.
@@ -303,7 +303,7 @@ def plot(rows: Sequence[dict[str, Any]], path: str, title: str) -> None:
     axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     axes.xaxis.set_minor_formatter(NullFormatter())
-    axes.set_xlabel("measured seconds (release phases, slowest party)")
+    axes.set_xlabel("measured seconds at party 0 (release phases)")
     axes.set_ylabel("total RMSE against the all-tuples statistic")
     axes.set_title(title + "\nlines: sampled |E| = 2n, 8n, 32n; star: histogram path; square: sort path", fontsize=9)
     axes.grid(True, which="both", alpha=0.3)

@@ -13,8 +13,8 @@ party number -- two correlated columns, ``x`` on ``0:300`` and ``y`` on ``0:200`
 
 Each configuration runs in a fresh set of party processes (this scenario re-launches itself with
 ``--measure N:PATH`` on free ports), so a party's peak memory is that configuration's own, not that of
-an earlier, larger run.  Per configuration: ``seconds`` (the release's phases, slowest party each: no
-data generation), ``bytes`` (sent by all parties), peak resident memory of every party
+an earlier, larger run.  Per configuration: ``seconds`` (the release's phases at party 0: no party's
+seconds leave it; no data generation), ``bytes`` (sent by all parties), peak resident memory of every party
 (``resource.getrusage`` ``ru_maxrss`` at the end, gathered with ``mpc.transfer``), and the planner's
 modelled seconds, bytes and memory beside them.  Noise: the ``scenarios.ustat`` default
 (:func:`dp.noise_defaults.default_noise`), epsilon ``--epsilon`` (default 1).
@@ -34,7 +34,7 @@ Columns of the table and CSV: ``n``; ``path``; ``tuples`` (``C(n, 2)`` or ``2n``
 (``measured``, or ``skipped: ...`` / ``failed: ...`` with the reason); ``seconds`` and ``model_seconds``;
 ``bytes`` and ``model_bytes``; ``peak_mb`` (largest party) and ``peak_mb_parties`` (each party, ``/``
 separated) and ``model_mb`` (the planner's memory per party); ``load_seconds`` (data generation and
-fixed point, slowest party, not in ``seconds``); ``estimate`` (the released tau).
+fixed point, at party 0, not in ``seconds``); ``estimate`` (the released tau).
 
 Threat model of the secure runs: passive, static, ``t < m/2`` (each path's own docstring); the synthetic
 rows are public by construction (a benchmark), but they enter the computation as private inputs do.
@@ -201,7 +201,7 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
     started = time.perf_counter()
     query = make_query(options.epsilon, path, rows)
     fixed = prepare_rows(query, synthetic_rows(options.seed, mpc.pid, party_size(rows, mpc.pid, parties)))
-    load_seconds = max(await mpc.transfer(time.perf_counter() - started))
+    load_seconds = time.perf_counter() - started  # this party's own: no party's seconds are exchanged
     try:
         chosen = plan(options.epsilon, path, rows, parties)
     except ValueError as exc:
@@ -294,7 +294,7 @@ def plot(rows: Sequence[dict[str, Any]], path: str, title: str) -> None:
         time_axes.plot(sizes, [row["model_seconds"] for row in own], linestyle=":", color=measured.get_color(),
                        label=f"{labels[name]}, modelled")
         memory_axes.plot(sizes, [row["peak_mb"] for row in own], marker="o", label=labels[name])
-    for axes, label in ((time_axes, "seconds (release phases, slowest party)"),
+    for axes, label in ((time_axes, "seconds at party 0 (release phases)"),
                         (memory_axes, "peak memory per party (MB, largest party)")):
         axes.set_xscale("log")
         axes.set_yscale("log")

@@ -11,7 +11,7 @@ bits, with ties), in the same run on the same parties:
 - ``bare np_sort``: MPyC's ``mpc.np_sort`` of the keys ``2 score + label`` on ``mpc.SecInt(bits)``
   with ``bits`` the keys' signed bit length: the work a sort of this array cannot avoid.
 
-For each: seconds (slowest party), bytes sent (all parties, :class:`secure.meter.CostMeter`) and
+For each: seconds (at party 0: no party's seconds leave it), bytes sent (all parties, :class:`secure.meter.CostMeter`) and
 peak resident memory so far (largest over parties, ``resource.getrusage``; steps run in the order
 printed, so a step's peak includes the steps before it).  Then the ratios sort path / bare
 ``np_sort`` (the issue's aim: within 1.2).  The sort path sorts on the shortest secure type that
@@ -85,7 +85,7 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
 
 @dataclass
 class Step:
-    """One measured step: seconds (slowest party), bytes (all parties), peak memory (largest party)."""
+    """One measured step: seconds (at this party), bytes (all parties), peak memory (largest party)."""
 
     name: str
     seconds: float

@@ -16,7 +16,7 @@ owner takes part in every evaluation (``O(n |B|)``).  On the embedded Framingham
    upload phase's bytes (keys and node-noise shares of all owners) and seconds, then, per query batch
    ``|B| = 1, 16, 256, N`` (evenly spread grid indices), the query round's bytes and seconds (the servers
    expand their keys over the grid and open the ``|B|`` counts; :class:`secure.meter.CostMeter`: bytes of
-   all parties, seconds of the slowest).
+   all parties, seconds at party 0: no party's seconds leave it).
 3. **§4.1 on the same data and grid** (:func:`dp.ecdf.secure_release.run_secure_ecdf`, same parties), per
    batch: (a) *measured* with the project's per-party count vectors (``m`` owners of many rows each);
    (b) *modelled* for the paper's setting of one row per owner (``n`` owners, each online for every
@@ -169,18 +169,17 @@ async def _run(options: CostOptions) -> Callable[[], None] | None:
         queries = batch_queries(points, batch)
         release = await fss.answer(states, queries if mpc.pid in servers else queries[:1], receivers=[0],
                                    meter=CostMeter())
-        cost = await mpc.transfer(None if release is None else
-                                  (int(release.phases["answer"]["bytes_sent"]),
-                                   float(release.phases["answer"]["seconds"])), senders=0)
-        fss_batches[batch] = (int(cost[0]), float(cost[1]))
+        if release is not None:  # party 0, the receiver, keeps its own seconds (no party's seconds are sent)
+            fss_batches[batch] = (int(release.phases["answer"]["bytes_sent"]),
+                                  float(release.phases["answer"]["seconds"]))
     # §4.1 on the same data and grid, per batch
     tree_plan = plan_tree_noise(epsilon=EPSILON, points=points, parties=parties, threshold=int(mpc.threshold))
     section41: dict[int, dict[str, dict[str, float]]] = {}
     for batch in batch_sizes(points):
         release41 = await run_secure_ecdf(values, grid, tree_plan, subset=batch_queries(points, batch).tolist(),
                                            receivers=[0])
-        phases = await mpc.transfer(None if release41 is None else release41.phases, senders=0)
-        section41[batch] = phases
+        if release41 is not None:  # party 0 only
+            section41[batch] = release41.phases
     if mpc.pid != 0:
         return None
     key_bytes = int(states[0].public["key_bytes"]) if states else 0
@@ -241,7 +240,7 @@ def _deliver(options: CostOptions, key_rows: list[dict[str, Any]], records: list
                 for r in records],
                notes=[f"FSS upload measured: {upload_seconds:.2f} s; keys of {key_bytes} B per row; measured bytes are "
                       "network bytes (a server's own keys stay local), the n-owner model sends every key",
-                      "batch seconds: the slowest party's (FSS: the servers' key expansion and opening)"])
+                      "batch seconds: party 0's own (FSS: the servers' key expansion and opening)"])
     print(f"  files: {key_path}, {cost_path}, {png_path}")
 
 
