@@ -125,6 +125,11 @@ class ColumnSpec:
         if not (0 <= self.precision <= 52):
             raise ValueError(f"precision must lie in [0, 52] bits, got {self.precision}")
         if self.categories is None:
+            steps = (self.upper - self.lower) * 2.0 ** self.precision
+            if not steps < 2.0 ** MAX_WIDTH_BITS:  # inf too (1e308 wide with 16 bits)
+                raise ValueError(f"domain of column '{self.name}' is too wide for its fixed-point encoding: "
+                                 f"(upper - lower) * 2^{self.precision} = {steps:.3g} steps, at most "
+                                 f"2^{MAX_WIDTH_BITS}; declare a narrower domain or fewer fractional bits")
             if self.other is not None:
                 raise ValueError(f"column '{self.name}' declares an 'other' category but no category list")
             if self.step is not None:
@@ -337,6 +342,8 @@ class ColumnSpec:
 
 #: largest number of fractional bits (a float's mantissa)
 MAX_BITS = 52
+#: a numeric domain spans fewer than ``2**MAX_WIDTH_BITS`` fixed-point steps (its encoding is an int64)
+MAX_WIDTH_BITS = 62
 
 
 def _check_name(name: Any) -> str:
