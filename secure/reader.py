@@ -52,6 +52,9 @@ def check_data_file(path: str) -> None:
         raise InputError("cannot read its data file: it is a directory",
                          detail=f"cannot read data file {path}: is a directory")
     if not os.path.isfile(path):
+        if os.path.exists(path):  # a fifo, a socket, a device: there, but not a file to read rows from
+            raise InputError("cannot read its data file: not a regular file",
+                             detail=f"cannot read data file {path}: not a regular file (a fifo, socket or device)")
         raise InputError("cannot read its data file: no such file", detail=f"cannot read data file {path}: no such file")
 
 
@@ -140,6 +143,9 @@ def _positions(header: Sequence[str], columns: Sequence[str], source: str) -> li
         if name not in names:  # the path and the header are this party's own: the local note
             raise InputError(f"its data file has no column '{name}'",
                              detail=f"unknown column '{name}' in {source}; columns are: {', '.join(names)}")
+        if names.count(name) > 1:  # which one is meant? refused rather than the first taken
+            raise InputError(f"its data file has {names.count(name)} columns named '{name}': rename all but one",
+                             detail=f"column '{name}' occurs {names.count(name)} times in the header of {source}")
     return [names.index(name) for name in columns]
 
 
