@@ -32,7 +32,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from dp.budget import ACCOUNTANTS, Budget, Ledger, LedgerError, Spend
+from dp.budget import ACCOUNTANTS, Accountant, Budget, Ledger, LedgerError, Spend, check_accountant
 from scenarios.kit.cli import ScenarioParser, UsageError
 
 __all__ = ["build_parser", "main", "measure"]
@@ -51,11 +51,11 @@ def build_parser() -> ScenarioParser:
     return parser
 
 
-def measure(directory: Path, *, spends: int, accountant: str = "basic",
+def measure(directory: Path, *, spends: int, accountant: Accountant = "basic",
             reserve_only: bool = False) -> dict[str, float]:
     """Make ``spends`` spends on a new account in ``directory``; ``{"wall", "cpu", "reopen"}`` seconds."""
     budget = Budget(1.0, 1e-3) if accountant == "zcdp" else Budget(1.0)
-    ledger = Ledger.create(directory, party=0, dataset=DATASET, budget=budget, accountant=accountant)  # type: ignore[arg-type]
+    ledger = Ledger.create(directory, party=0, dataset=DATASET, budget=budget, accountant=accountant)
     spend = Spend(1e-6, mechanism="benchmark", what="a tiny spend")
     wall, cpu = time.perf_counter(), time.process_time()
     for number in range(spends):
@@ -65,7 +65,7 @@ def measure(directory: Path, *, spends: int, accountant: str = "basic",
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     ledger.close()
     reopen = time.perf_counter()
-    again = Ledger.open(directory, party=0, dataset=DATASET, budget=None, accountant=accountant)  # type: ignore[arg-type]
+    again = Ledger.open(directory, party=0, dataset=DATASET, budget=None, accountant=accountant)
     reopen = time.perf_counter() - reopen
     if len(again.spends) != spends:
         raise LedgerError(f"the account holds {len(again.spends)} spends, not {spends}")
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         temporary = options.ledger is None
         directory = Path(tempfile.mkdtemp(prefix="bench-ledger-")) if temporary else Path(options.ledger)
         try:
-            numbers = measure(directory, spends=options.spends, accountant=options.accountant,
+            numbers = measure(directory, spends=options.spends, accountant=check_accountant(options.accountant),
                               reserve_only=options.reserve_only)
         finally:
             if temporary:

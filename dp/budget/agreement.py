@@ -315,8 +315,8 @@ def _open(request: SpendRequest, party: int, parties: int = 1) -> tuple[Ledger |
         return None, None, f"no privacy budget kept ({how})"
     key, earlier = account_keys(request, party)
     ledger = Ledger.open(Path(directory), party=party, dataset=key, budget=request.budget,
-                         accountant=request.accountant, legacy=earlier, create_hint=create_hint(request, party, parties),
-                         in_script=request.in_script)
+                         accountant=request.accountant, legacy=earlier,
+                         create_hint=create_hint(request, party, parties), in_script=request.in_script)
     return ledger, str(ledger.path), None
 
 

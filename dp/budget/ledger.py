@@ -797,10 +797,11 @@ class Ledger:
         if not isinstance(budget, Budget):
             raise LedgerError(f"budget must be a Budget, got {budget!r}")
         if accountant == "zcdp" and budget.delta <= 0:
+            example = f"{budget.epsilon:g}:1e-6"
             raise LedgerError(f"the zcdp accountant needs a budget delta > 0: with delta 0 its total in epsilon is "
                               f"infinite (Bun & Steinke 2016, Prop. 1.3) and it would refuse every spend; give the "
-                              f"delta it converts at, --budget {budget.epsilon:g}:1e-6 (budget='{budget.epsilon:g}:1e-6' "
-                              f"in a script), or keep delta 0 with the basic accountant")
+                              f"delta it converts at, --budget {example} (budget='{example}' in a script), or keep "
+                              f"delta 0 with the basic accountant")
         now = _now()
         return _Account(dataset=dataset, party=party, accountant=accountant, budget=budget, created=now,
                         history=[{"time": now, "event": "created", "epsilon": budget.epsilon,
