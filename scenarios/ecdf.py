@@ -10,13 +10,14 @@ Run it with three local parties::
     python -m scenarios.ecdf -M3                                  # totChol on the embedded Framingham data
     python -m scenarios.ecdf -M3 --columns sysBP --points 4096 --epsilon 0.5 --smooth 1
     python -m scenarios.ecdf -M3 --data 'site{pid}.csv' --columns income --domain income=0:200000 --release 64
-    python -m scenarios.ecdf -M3 --curve curve.csv --json ecdf.json
+    python -m scenarios.ecdf -M3 --curve curve.csv --json ecdf.json --plot ecdf.png
 
 Options: --data, --columns COLUMN (the one column), --domain COLUMN=LO:HI (declared public grid range; the
 bare LO:HI also declares it, as there is one column), --points N (grid size,
 default 1024), --grid uniform|geometric, --epsilon, --release all|K (K evenly spaced grid points: the
 subset B), --smooth none|1|2 (norm of eq. 3, default 2), --quantiles P,P,... , --curve PATH (party 0
-writes grid, private and smoothed values), --json PATH, --missing refuse|fill and --fill COLUMN=V (a
+writes grid, private and smoothed values), --plot PATH.png (party 0 draws the released ECDF, raw and smoothed,
+with the quantiles and their intervals), --json PATH, --missing refuse|fill and --fill COLUMN=V (a
 missing cell stops the run, the default with --data, or takes the declared value V inside the domain;
 the embedded data fills with scenarios/data/domains.json).  Values outside the declared domain are
 clipped to it at their owner.  No count of missing or clipped values leaves a party (each prints its
@@ -56,6 +57,7 @@ class EcdfOptions:
     json: str | None
     missing: Any = None
     budget: Any = None
+    plot: str | None = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
@@ -77,6 +79,7 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     parser = ScenarioParser(prog="python -m scenarios.ecdf", description=__doc__)
     add_ecdf_arguments(parser)
     parser.add_argument("--release", default="all")
+    parser.add_argument("--plot", default=None, metavar="PATH.png")
     args = parser.parse_args(list(argv))
     try:
         check_epsilon(args.epsilon)
@@ -104,10 +107,11 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
         raise UsageError(str(exc)) from None
     check_output_path(args.curve, "--curve")
     check_output_path(args.json, "--json")
+    check_output_path(args.plot, "--plot")
     missing = missing_policy(args.missing, args.fill, [spec], dataset=None if args.data is not None else "framingham")
     options = EcdfOptions(args.data, column, lower, upper, args.points, args.grid, args.epsilon, release,
                           None if args.smooth == "none" else int(args.smooth), quantiles, args.curve, args.json,
-                          missing, budget_options(args))
+                          missing, budget_options(args), args.plot)
     checked_grid(lower, upper, args.points, args.grid)
     return options
 
@@ -168,6 +172,9 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
     print_quantiles(result)
     if options.curve:
         write_curve(options.curve, result)
+    if options.plot:
+        draw_ecdf(options.plot, result, title=f"Private ECDF of {options.column}\nepsilon {release.epsilon:g}, "
+                                              f"n = {release.n}, {release.parties} part{'y' if release.parties == 1 else 'ies'}")
     if options.json:
         record = {"statistic": "ecdf", "column": options.column, "epsilon": release.epsilon, "delta": 0.0,
                   "n": release.n, "points": len(release.grid), "released": len(points),
@@ -178,6 +185,33 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
                   **result.record(),
                   "counts": release.counts.tolist(), "point_std": release.point_std, **release.honest_keys()}
         write_record(options.json, record)
+
+
+def draw_ecdf(path: str, result: Any, *, title: str) -> None:
+    """``--plot``: the released ECDF (PNG, Agg canvas): the raw released values at their grid points, the
+    smoothed curve (eq. 3) if any, and each private quantile with its 95 % interval.  Only released values and
+    their post-processing are drawn.
+
+    :param result: a :class:`scenarios.kit.ecdf_options.SmoothedCurve`.
+    """
+    from scenarios.kit.experiments import new_figure, save_figure
+
+    figure, axes = new_figure(6.4, 4.6)
+    axes.step(result.points, result.raw, where="post", linewidth=0.8, alpha=0.8, label="released (raw, noisy)")
+    if result.smoothed is not None:
+        axes.plot(result.points, result.smoothed, linewidth=1.6, label="smoothed (eq. 3)")
+    for level, value in result.quantiles.items():
+        low, high = result.intervals[level]
+        axes.axvspan(low, high, color="grey", alpha=0.15, linewidth=0)
+        axes.axvline(value, color="grey", linestyle="--", linewidth=0.8)
+        axes.annotate(f"{level:g}", (value, level), textcoords="offset points", xytext=(3, -10), fontsize=8)
+    if result.quantiles:
+        axes.plot([], [], color="grey", linestyle="--", linewidth=0.8, label="quantiles, 95 % interval shaded")
+    axes.set_xlabel("value")
+    axes.set_ylabel("fraction of rows at or below")
+    axes.set_title(title, fontsize=10)
+    axes.legend(loc="lower right")
+    save_figure(figure, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

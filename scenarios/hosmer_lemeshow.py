@@ -25,8 +25,10 @@ Options: --data PATH (CSV; {pid} in the path gives each party its own file, othe
 i, i+m, ...; default: the embedded Framingham rows not used to fit the public logistic regression of
 TenYearCHD, with its predicted probability as column score), --columns SCORE,LABEL (default
 score,TenYearCHD; scores are clipped to [0, 1] at each party, labels must be 0 or 1), --epsilon (total
-budget, default 1), --groups Q (default 10), --grid-points N (ECDF grid i/N, a power of two, default
-1024: L = 10, eps' = eps/19), --precision B (fractional bits of the fixed-point scores, default 16),
+budget, default 1), --groups Q (default 10), --points N (ECDF grid i/N, a power of two, default
+1024: L = 10, eps' = eps/19; the old name --grid-points still works, with a warning), --domain SCORE=0:1[:BITS]
+(the scores' declared domain, always 0:1 here: predicted probabilities; BITS as --precision), --precision B
+(fractional bits of the fixed-point scores, default 16),
 --smoothed (boundaries on the monotone-smoothed ECDF, eq. 3, instead of the raw one), --accounting
 paper|joint (paper: Theorem 2 as proved; joint: the same 8 eps' on the statistics' joint sensitivity,
 half the noise scale), --seed S (public seed of the split that fits the embedded data's model, default 1:
@@ -108,13 +110,15 @@ class HosmerLemeshowOptions:
 def build_parser() -> ScenarioParser:
     """The option parser (MPyC's options are removed before it runs)."""
     from scenarios.kit.budget_run import add_budget_arguments
+    from scenarios.kit.options import add_renamed_option
 
     parser = ScenarioParser(prog="python -m scenarios.hosmer_lemeshow", description=__doc__)
     parser.add_argument("--data", default=None)
     parser.add_argument("--columns", default="score,TenYearCHD", metavar="SCORE,LABEL")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--groups", type=int, default=10)
-    parser.add_argument("--grid-points", type=int, default=1024)
+    add_renamed_option(parser, "--points", "--grid-points", type=int, default=1024)
+    parser.add_argument("--domain", default=None)
     parser.add_argument("--precision", type=int, default=16)
     parser.add_argument("--smoothed", action="store_true")
     parser.add_argument("--accounting", choices=("paper", "joint"), default="paper")
@@ -141,8 +145,9 @@ def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
     if args.groups < 3:  # one line for every Q below 3, 0 and negative included
         raise UsageError(f"--groups must be at least 3 (the test has Q - 2 degrees of freedom), got {args.groups}")
-    options = HosmerLemeshowOptions(args.data, list(columns), args.epsilon, args.groups, args.grid_points,
-                                    args.precision, args.smoothed, args.accounting, args.seed, args.json)
+    precision = _declared_precision(args.domain, columns[0], args.precision)
+    options = HosmerLemeshowOptions(args.data, list(columns), args.epsilon, args.groups, args.points,
+                                    precision, args.smoothed, args.accounting, args.seed, args.json)
     try:
         check_seed(args.seed, "--seed")
         query = options.query()
@@ -161,6 +166,25 @@ def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
                                             columns[1]: ("label", "choose a column of 0/1 labels")})
     options.budget = budget_options(args)
     return options
+
+
+def _declared_precision(text: str | None, score: str, precision: int) -> int:
+    """``--domain SCORE=0:1[:BITS]`` (or ``0:1[:BITS]``), the one form of every job: the scores are predicted
+    probabilities, so the domain can only be 0:1; its BITS, if given, are the fixed-point precision.
+
+    :raise UsageError: another range, a STEP, a column other than the score.
+    """
+    from scenarios.kit.options import domain_of, parse_domains, parse_steps
+
+    declared = domain_of(parse_domains(text, single=score), score, [score])
+    if declared is None:
+        return precision
+    if (declared[0], declared[1]) != (0.0, 1.0):
+        raise UsageError(f"--domain {score}: the scores are predicted probabilities, on 0:1 (the ECDF grid is i/N "
+                         f"of [0, 1]), got {declared[0]:g}:{declared[1]:g}")
+    if parse_steps(text, single=score):
+        raise UsageError(f"--domain {score}=0:1 takes no STEP here: the grid is i/N (--points)")
+    return declared[2] if declared[2] is not None else precision
 
 
 async def _read_rows(options: HosmerLemeshowOptions) -> tuple[np.ndarray, np.ndarray]:

@@ -11,10 +11,11 @@ Run it with three local parties::
 
     python -m scenarios.roc_private -M3                       # Framingham logistic-regression scores
     python -m scenarios.roc_private -M3 --epsilon 0.5 --split disjoint --curve roc.csv --json roc.json --plot roc.png
-    python -m scenarios.roc_private -M3 --data 'site{pid}.csv' --columns score,label --domain 0:1 --budget 5
+    python -m scenarios.roc_private -M3 --data 'site{pid}.csv' --columns score,label --domain score=0:1 --budget 5
 
 Options: --data (CSV; ``{pid}`` for one file per party), --columns SCORE,LABEL (default score,TenYearCHD;
-labels 0 or 1), --domain LO:HI (the declared score range, default 0:1; scores outside are clipped locally),
+labels 0 or 1), --domain SCORE=LO:HI (the declared score range, default 0:1, as in every job; the bare LO:HI also
+declares it, as there is one numeric column; scores outside are clipped locally),
 --points N (grid of N thresholds on the domain, default 256), --epsilon (of the whole curve, default 1),
 --split half|disjoint (half: epsilon/2 per class ECDF as the paper; disjoint: per class
 epsilon (L+1)/(2 ceil((L+1)/2)), the classes being disjoint rows), --smooth none|1|2 (default 2),

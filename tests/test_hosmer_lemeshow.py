@@ -345,7 +345,7 @@ def test_scenario_bad_usage_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
 
     assert main(["--quick", "--runs", "0", "--results-dir", str(tmp_path)]) == 2
     assert "--runs must be at least 1, got 0" in capsys.readouterr().err
-    assert main(["--quick", "--grid-points", "1000", "--results-dir", str(tmp_path)]) == 2
+    assert main(["--quick", "--points", "1000", "--results-dir", str(tmp_path)]) == 2
     assert "grid_points must be a power of two, got 1000" in capsys.readouterr().err
 
 

@@ -269,7 +269,7 @@ def test_spend_is_the_whole_epsilon(grid_csv: Path) -> None:
     (["--groups", "2"], "--groups must be at least 3 (the test has Q - 2 degrees of freedom), got 2"),
     (["--groups", "0"], "--groups must be at least 3 (the test has Q - 2 degrees of freedom), got 0"),
     (["--groups", "-4"], "--groups must be at least 3 (the test has Q - 2 degrees of freedom), got -4"),
-    (["--grid-points", "1000"], "grid_points must be a power of two"),
+    (["--points", "1000"], "grid_points must be a power of two"),
     (["--columns", "score"], "SCORE,LABEL"),
 ])
 def test_bad_options_stop_with_one_line(flags: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -294,7 +294,7 @@ def test_groups_left_empty_by_equal_boundaries_are_left_out(tmp_path: Path,
     releases equal boundaries; those groups hold no row whatever the data, so they are left out of H and of the
     degrees of freedom, said in the output and marked in --table; more groups than grid points is a usage error."""
     out, table = tmp_path / "hl.json", tmp_path / "groups.csv"
-    assert main(["--epsilon", "1e9", "--groups", "16", "--grid-points", "16", "--json", str(out),
+    assert main(["--epsilon", "1e9", "--groups", "16", "--points", "16", "--json", str(out),
                  "--table", str(table)]) == 0
     printed = capsys.readouterr().out
     record = read_record(out)
@@ -304,7 +304,7 @@ def test_groups_left_empty_by_equal_boundaries_are_left_out(tmp_path: Path,
     rows = _assert_table_matches_record(table, record)
     boundaries = record["boundaries"]
     assert all(boundaries[q - 1] == boundaries[q] or q == 16 for q in left_out)
-    assert main(["--groups", "20", "--grid-points", "16"]) == 2
+    assert main(["--groups", "20", "--points", "16"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "groups must be at most grid_points = 16" in err[0]
     assert len(rows) == 16

@@ -6,15 +6,22 @@ numeric column also takes the bare ``LO:HI[:BITS[:STEP]]`` for it.  ``STEP`` is 
 resolution (``sysBP=80:300:8:0.5``; ``BITS`` may be left empty, ``80:300::0.5``): the grid the
 histogram path of complete U-statistics counts on (:class:`secure.columns.ColumnSpec`).
 
+One name per option across the jobs: ``--points N`` is the number of grid points in every job with a grid
+(``ecdf``, ``ecdf_fss``, ``roc_private``, ``hosmer_lemeshow``); an older name still works as a deprecated
+alias (:func:`add_renamed_option`) that says so in one line on stderr.
+
 Threat model: none (public, declared parameters only).
 """
 from __future__ import annotations
 
+import argparse
+import sys
 from collections.abc import Sequence
+from typing import Any
 
 from scenarios.kit.cli import UsageError
 
-__all__ = ["parse_columns", "parse_domains", "parse_steps"]
+__all__ = ["parse_columns", "parse_domains", "parse_steps", "domain_of", "add_renamed_option"]
 
 Domain = tuple[float, float, "int | None"]
 
@@ -94,3 +101,28 @@ def domain_of(domains: dict[str, tuple[float, float, int | None]], column: str,
             raise UsageError(f"--domain names column '{name}', which takes no domain here "
                              f"(the domain is of: {', '.join(allowed)})")
     return domains.get(column)
+
+
+class _RenamedOption(argparse.Action):
+    """An old option name: stores into the new option's destination and says, once, on stderr, that it is
+    deprecated (the run goes on: an old command line still works)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, **kwargs: Any) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"warning: {option_string} is deprecated: use {self.new} (the same option in every job)",
+              file=sys.stderr, flush=True)
+        setattr(namespace, self.dest, values)
+
+
+def add_renamed_option(parser: argparse.ArgumentParser, name: str, old: str, **kwargs: Any) -> None:
+    """Add ``name`` (with ``kwargs``, as ``add_argument``) and ``old`` as its deprecated alias: the same value,
+    one ``warning:`` line on stderr when used, left out of the help's option list."""
+    parser.add_argument(name, **kwargs)
+    dest = name.lstrip("-").replace("-", "_")
+    typed = {"type": kwargs["type"]} if "type" in kwargs else {}
+    parser.add_argument(old, dest=dest, action=_RenamedOption, new=name, default=argparse.SUPPRESS,
+                        help=argparse.SUPPRESS, **typed)

@@ -33,7 +33,8 @@ Options (lower case; MPyC's own options such as -M, -I, -T work as usual):
   --epsilons E[,E...]   budgets to measure (default 0.1,0.2,0.5,1,2,5,10)
   --runs R              repetitions per epsilon (default 100)
   --groups Q            quantile groups (default 10)
-  --grid-points N       ECDF grid points i/N, a power of two (default 1024: L = 10, eps' = eps/19)
+  --points N            ECDF grid points i/N, a power of two (default 1024: L = 10, eps' = eps/19; the old
+                        name --grid-points still works, with a warning)
   --precision B         fractional bits of the fixed-point probabilities (default 16)
   --smoothed            find the group boundaries on the monotone-smoothed ECDF (eq. 3, p = 2)
   --seed S              public seed of the held-out split that trains the model (default 1)
@@ -100,11 +101,13 @@ class Options:
 
 def build_parser() -> ScenarioParser:
     """The option parser of this scenario (MPyC's options are removed before it runs)."""
+    from scenarios.kit.options import add_renamed_option
+
     parser = ScenarioParser(prog="python -m scenarios.papers.hosmer_lemeshow", description=__doc__)
     parser.add_argument("--epsilons", nargs="+", default=None)
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--groups", type=int, default=10)
-    parser.add_argument("--grid-points", type=int, default=1024)
+    add_renamed_option(parser, "--points", "--grid-points", type=int, default=1024)
     parser.add_argument("--precision", type=int, default=16)
     parser.add_argument("--smoothed", action="store_true")
     parser.add_argument("--seed", type=int, default=1)
@@ -151,13 +154,13 @@ def parse_options(argv: Sequence[str]) -> Options:
         raise UsageError(f"--runs must be at least 1, got {runs}")
     try:
         for epsilon in epsilons:
-            HosmerLemeshowQuery(epsilon, groups=args.groups, grid_points=args.grid_points, precision=args.precision,
+            HosmerLemeshowQuery(epsilon, groups=args.groups, grid_points=args.points, precision=args.precision,
                                 smoothed=args.smoothed)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     if args.seed < 0:
         raise UsageError(f"--seed must be non-negative, got {args.seed}")
-    return Options(epsilons, runs, args.groups, args.grid_points, args.precision, args.smoothed, args.seed,
+    return Options(epsilons, runs, args.groups, args.points, args.precision, args.smoothed, args.seed,
                    args.results_dir, args.quick, bool(args.secure))
 
 
