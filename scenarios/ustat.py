@@ -475,7 +475,9 @@ async def _release(options: Options) -> Callable[[], None] | None:
         error, detail = str(exc), exc.detail
     await agree_verdict(error, detail=detail)
     assert fixed is not None
-    rows_total = sum(await mpc.transfer(int(fixed.integers.shape[0])))
+    from secure.intake import exchange_counts  # no row at any party: one line naming the parties
+
+    rows_total = sum(await exchange_counts(int(fixed.integers.shape[0])))
     delegates = None  # |Z|; Z itself is drawn in run_secure from fresh joint randomness, never from --seed
     if options.delegation is not None:
         from dp.umpc.delegation import delegate_size

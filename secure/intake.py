@@ -262,10 +262,20 @@ def to_fixed_point(values: np.ndarray, specs: Sequence[ColumnSpec], *, clip: boo
 
 
 async def exchange_counts(local_rows: int) -> list[int]:
-    """Make every party's row count public (DESIGN: counts per party are public)."""
+    """Make every party's row count public (counts per party are public by declaration).
+
+    :raise InputError: at every party alike when no party holds a row (header-only files): the line
+        names the parties, whose inputs these are (``party 0 (also parties 1, 2): ...``).
+    """
     from mpyc.runtime import mpc
 
-    return list(await mpc.transfer(int(local_rows)))
+    counts = [int(count) for count in await mpc.transfer(int(local_rows))]
+    if counts and sum(counts) == 0:
+        others = list(range(1, len(counts)))
+        also = f" (also part{'y' if len(others) == 1 else 'ies'} {', '.join(map(str, others))})" if others else ""
+        raise InputError(f"party 0{also}: its data has no rows (a header line only)"
+                         + ("; no party holds a row" if others else ""))
+    return counts
 
 
 def share_rows(sectype: Any, local: np.ndarray, counts: Sequence[int]) -> Any:

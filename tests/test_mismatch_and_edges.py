@@ -91,3 +91,132 @@ def test_heartbeats_alone_do_not_count_as_an_answer() -> None:
     watch.heard(1, now=40.0)
     assert watch.observe([1], now=40.0) is None  # waiting for party 1 only now
     assert watch.stalled(now=45.0) is None
+
+
+# ------------------------------------------------------------------------------ item 2: no path in shared lines
+
+
+def test_roc_label_outside_zero_one_names_the_party_without_its_path(party_files: Path) -> None:
+    """Before: ``error: party 1: label column 'label' of <that party's full path> must hold 0 or 1`` at every
+    party.  Now the shared line names party 1 and the column; the path stays in party 1's own note."""
+    header, values = small_table(45)
+    rows = values[1::3].copy()
+    rows[4, header.index("TenYearCHD")] = 2
+    write_csv(party_files / "p1.csv", header, rows)
+    argv = ["--data", str(party_files / "p{pid}.csv"), "--columns", "score,TenYearCHD", "--domain", "score=0:1",
+            "--points", "16", "--ledger", "off"]
+    runs = run_parties([argv] * 3, module="roc_private", timeout=60)
+    line = same_line(runs)
+    assert line == "error: party 1: label column 'TenYearCHD' must hold 0 or 1, found another value", line
+    for run in runs:
+        assert str(party_files) not in run.stderr and "p1.csv" not in run.stderr
+    assert "p1.csv" in runs[1].stdout  # the local note, at party 1 only
+    assert "p1.csv" not in runs[0].stdout + runs[2].stdout
+
+
+# ------------------------------------------------------------------------------ items 4, 5, 6: one party, one line
+
+
+def single(module: str, *argv: str) -> PartyRun:
+    return run_command(scenario_command(module, *argv, "--no-log", "--ledger", "off"), timeout=120)
+
+
+@pytest.mark.parametrize("module, argv, line", [
+    # item 4: before, an OverflowError traceback (ustat) or "internal error (OverflowError ...)" (rank_auc), exit 1
+    ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:1e308,b=0:100"],
+     "error: party 0: domain of column 'a' is too wide for its fixed-point encoding: (upper - lower) * 2^8 = inf "
+     "steps, at most 2^62; declare a narrower domain or fewer fractional bits"),
+    ("rank_auc", ["--columns", "score,label", "--domain", "score=0:1e308:16"],
+     "error: party 0: domain of column 'score' is too wide for its fixed-point encoding: (upper - lower) * 2^16 = "
+     "inf steps, at most 2^62; declare a narrower domain or fewer fractional bits"),
+    # item 6: before, the last --epsilon won; -M 0 ran as one party
+    ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10", "--epsilon", "1", "--epsilon", "2"],
+     "error: party 0: --epsilon given twice: give it once (it takes one value)"),
+    ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10", "--epsilon=1", "--epsilon", "1"],
+     "error: party 0: --epsilon given twice: give it once (it takes one value)"),
+    ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10", "-M", "0"],
+     "error: party 0: -M must be at least 1, got 0"),
+    # item 5: shared parameters, "all parties" is right; exit 2 and one line
+    ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10", "--path", "sort"],
+     "error: all parties: --path sort cannot compute 'kendall' here: no rank-sum form for 'kendall'"),
+    ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10", "--clip", "secure", "--path",
+               "histogram"], "error: all parties: --path histogram cannot compute 'kendall' here: --clip secure"),
+    ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10", "-L", "0"],
+     "error: all parties: the complete kendall of n = 4 rows on the histogram path needs 11-bit secure integers "
+     "(sums over all tuples and their noise), got -L 0; give -L 11 or more"),
+    ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10", "-L", "8"],
+     "error: all parties: the complete kendall of n = 4 rows on the histogram path needs 11-bit secure integers "
+     "(sums over all tuples and their noise), got -L 8; give -L 11 or more"),
+    ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10", "-L", "-5"],
+     "error: all parties: the complete kendall of n = 4 rows on the histogram path needs 11-bit secure integers "
+     "(sums over all tuples and their noise), got -L -5; give -L 11 or more"),
+])
+def test_one_line_exit_2(tmp_path: Path, module: str, argv: list[str], line: str) -> None:
+    data = tmp_path / "t.csv"
+    data.write_text("a,b,score,label\n1,2,0.5,1\n3,4,0.25,0\n5,6,0.75,1\n2,1,0.125,0\n")
+    assert one_line(single(module, "--data", str(data), *argv)).startswith(line)
+
+
+#: the six jobs, each reading one score or two columns of a header-only file
+JOBS = [
+    ("ustat", ["--stat", "auc", "--columns", "score,label", "--domain", "score=0:1"]),
+    ("ecdf", ["--columns", "score", "--domain", "score=0:1"]),
+    ("ecdf_fss", ["--columns", "score", "--domain", "score=0:1"]),
+    ("rank_auc", ["--columns", "score,label", "--domain", "score=0:1:8"]),
+    ("roc_private", ["--columns", "score,label", "--domain", "score=0:1"]),
+    ("hosmer_lemeshow", ["--columns", "score,label", "--domain", "score=0:1"]),
+]
+
+
+@pytest.mark.parametrize("module, argv", JOBS, ids=[module for module, _ in JOBS])
+def test_header_only_file_names_its_party(tmp_path: Path, module: str, argv: list[str]) -> None:
+    """Before: ``error: all parties: need at least ... rows over all parties ..., got 0``: a header-only
+    file is one party's input, so the line names the party."""
+    data = tmp_path / "empty.csv"
+    data.write_text("score,label\n")
+    assert one_line(single(module, "--data", str(data), *argv)) == \
+        "error: party 0: its data has no rows (a header line only)"
+
+
+def test_header_only_files_at_every_party_name_every_party(tmp_path: Path) -> None:
+    data = tmp_path / "empty.csv"
+    data.write_text("score,label\n")
+    argv = ["--data", str(data), "--stat", "auc", "--columns", "score,label", "--domain", "score=0:1", "--ledger", "off"]
+    assert same_line(run_parties([argv] * 3, timeout=60)) == \
+        "error: party 0 (also parties 1, 2): its data has no rows (a header line only); no party holds a row"
+
+
+def test_duplicate_column_in_the_header_is_refused(tmp_path: Path) -> None:
+    """Before: ``a,a,b`` ran on the first ``a``."""
+    data = tmp_path / "dup.csv"
+    data.write_text("a,a,b\n1,2,3\n4,5,6\n7,1,2\n")
+    run = single("ustat", "--data", str(data), "--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10")
+    assert one_line(run) == "error: party 0: its data file has 2 columns named 'a': rename all but one"
+    assert str(data) in run.stdout  # the path: in this party's own note only
+
+
+def test_a_fifo_as_data_is_not_a_regular_file(tmp_path: Path) -> None:
+    """Before: ``cannot read its data file: no such file``."""
+    import os
+
+    fifo = tmp_path / "rows"
+    os.mkfifo(fifo)
+    run = single("ustat", "--data", str(fifo), "--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10")
+    assert one_line(run) == "error: party 0: cannot read its data file: not a regular file"
+
+
+def test_a_party_that_never_started_is_named(tmp_path: Path) -> None:
+    """Parties 0 and 1 of three, party 2 never started: before, ``not all 3 parties connected within 3 s``
+    without saying which; now both name party 2 (exit 1: a missing party, not a usage mistake)."""
+    from conftest import free_base_port
+
+    port = free_base_port()
+    processes = [subprocess.Popen(scenario_command("ustat", "-M", "3", "-I", str(index), "-B", str(port), "--no-log",
+                                                   "--silence-limit", "3", "--ledger", "off"),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                 for index in (0, 1)]
+    for index, process in enumerate(processes):
+        out, err = process.communicate(timeout=60)
+        line = one_line(PartyRun(process.returncode, out, err), code=1)
+        assert line == (f"error: party {index}: not all 3 parties connected within 3 s "
+                        "(no connection from party 2)"), line

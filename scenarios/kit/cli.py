@@ -86,6 +86,27 @@ class ScenarioParser(argparse.ArgumentParser):
         # the description (the module docstring) explains every option; argparse's list is the synopsis
         self._optionals.title = "options at a glance (each is explained above)"
 
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        if args is not None:
+            self._refuse_repeats(list(args))
+        return super().parse_known_args(args, namespace)
+
+    def _refuse_repeats(self, words: list[str]) -> None:
+        """A single-valued option given twice (``--epsilon 1 --epsilon 2``) is refused, not the last one taken."""
+        seen: dict[argparse.Action, str] = {}
+        for word in words:
+            if word == "--":
+                break
+            name = word.split("=", 1)[0] if word.startswith("--") else word
+            action = self._option_string_actions.get(name)
+            if not isinstance(action, argparse._StoreAction):  # flags and list options may repeat
+                continue
+            if action in seen:
+                shown = name if seen[action] == name else f"{seen[action]} and {name}"
+                raise UsageError(f"{shown} given twice: give it once (it takes one value)")
+            seen[action] = name
+
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments: "):
             unknown = [word for word in message.split(": ", 1)[1].split() if word.startswith("-")]
