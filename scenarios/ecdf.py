@@ -22,6 +22,9 @@ missing cell stops the run, the default with --data, or takes the declared value
 the embedded data fills with scenarios/data/domains.json).  Values outside the declared domain are
 clipped to it at their owner.  No count of missing or clipped values leaves a party (each prints its
 own, locally: "at this party, not shared: ...").  --points N gives exactly N grid points, both kinds.
+Each quantile comes with a 95 % interval of grid points (dp.ecdf.tree.quantile_interval, from the released
+values and their noise std) and a "warning:" line when the noise dominates; with --release K (a subset of the
+grid) no quantile is computed and one line says why.
 """
 from __future__ import annotations
 

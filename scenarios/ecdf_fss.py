@@ -20,7 +20,9 @@ uniform|geometric, --epsilon (of the whole curve, spent once at upload), --smoot
 to it at their owner (the number stays there).  Own options: --bits B (DCF bit width, at least
 ceil(log2 N); default that), --queries all | I,I,... (0-based grid indices) | at:V,V,... (values in the
 declared domain: each is answered at the largest grid point <= V, as the ECDF is released on the grid, and
-the output names that point); the answers are printed (all: --curve or --json writes them),
+the output names that point); the answers are printed (all: --curve or --json writes them); --quantiles only
+with --queries all (a quantile from a few queried points is refused with one line; each comes with a 95 %
+interval of grid points, as in scenarios.ecdf),
 --store DIR (each server keeps its keys, noise shares and public parameters in DIR/server0 or
 DIR/server1, mode 0700/0600, tagged by HMAC-SHA256 with a key only that server holds, outside DIR:
 $PRIVATE_USTATS_FSS_KEYS/server{b}.key, by default under ~/.config/private-ustats/fss-store-keys, created on

@@ -7,7 +7,12 @@ counts, secure sums, every party's node draws secret-shared), the Q - 1 group bo
 deciles by the inverse ECDF (Algorithm 1, post-processing at party 0), then the 4Q noisy expected and
 observed counts per group (8 eps': every party's own group sums plus its own discrete Laplace shares,
 summed securely, opened once), and from them the HL statistic H (eq. 5) and its p-value against chi2
-with Q - 2 degrees of freedom (scipy).  The protocol is dp.ecdf.hosmer_lemeshow_secure; for the same
+with Q - 2 degrees of freedom (scipy).  Party 0 adds the noise band of H and p (dp.ecdf.hosmer_lemeshow.noise_band:
+the released counts re-noised 2000 times with the public noise law, public seed; the central 95 % of H and p --
+the noise's spread around the released values, not a confidence interval for the noiseless H), the noise's
+expected part of H, and a "warning:" line when the noise dominates (an expected count raised to the floor, the
+noise part above the degrees of freedom, H's band wider than chi2's chance range, p's band over half of 0..1);
+the record has them as interval and warning.  The protocol is dp.ecdf.hosmer_lemeshow_secure; for the same
 noise draws it releases what the simulated path dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow does
 (the Fig. 6 experiment, scenarios.papers.hosmer_lemeshow, measures that path's error).
 

@@ -54,7 +54,9 @@ def test_ecdf_scenario_runs_with_three_parties(tmp_path: Path) -> None:
     record = read_record(out)
     assert record["parties"] == 3 and record["released"] == 32 and record["n"] == 4238  # missing cells filled
     assert record["missing"] == "fill" and record["fill"] == {"totChol": 400.0}
-    assert "private quantiles" in run.stdout
+    # 32 of the 1024 grid points released: no quantile from them, one line says why (full curve: test above)
+    assert record["quantiles"] == {} and record["quantiles_note"].startswith("quantiles not computed: only 32 of 1024")
+    assert "private quantiles" not in run.stdout and "quantiles not computed" in run.stdout
 
 
 @pytest.mark.parametrize("flags, message", [
