@@ -9,7 +9,7 @@ Run it with three local parties::
 
     python -m scenarios.ecdf -M3                                  # totChol on the embedded Framingham data
     python -m scenarios.ecdf -M3 --columns sysBP --points 4096 --epsilon 0.5 --smooth 1
-    python -m scenarios.ecdf -M3 --data 'site{pid}.csv' --columns income --domain income=0:200000 --release 64
+    python -m scenarios.ecdf -M3 --data 'site{pid}.csv' --columns income --domain income=0:200000 --release 64 --budget 3
     python -m scenarios.ecdf -M3 --curve curve.csv --json ecdf.json --plot ecdf.png
 
 Options: --data, --columns COLUMN (the one column), --domain COLUMN=LO:HI (declared public grid range; the

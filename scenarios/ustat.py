@@ -20,7 +20,7 @@ Run it with three local parties::
     python -m scenarios.ustat -M3 --stat vus                        # degree 3: VUS on UCI Heart Disease
     python -m scenarios.ustat -M3 --noise parties                   # party-drawn noise shares
     python -m scenarios.ustat -M3 --data 'site{pid}.csv' --stat kendall --columns a,b \\
-        --domain a=0:10,b=0:100 --precision 4 --json result.json
+        --domain a=0:10,b=0:100 --precision 4 --budget 3 --json result.json   # --budget: the account's total
 
 Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as usual):
   --stat {kendall,gini,auc,duplicate,rand,vus}   the kernel (default kendall)
