@@ -174,7 +174,9 @@ async def _read_rows(options: RocPrivateOptions) -> tuple[np.ndarray, np.ndarray
             source = "embedded framingham"
         raw, labels, filled = rows.values[:, 0], rows.values[:, 1], rows.filled
         if not np.all((labels == 0) | (labels == 1)):
-            raise InputError(f"label column '{options.columns[1]}' of {source} must hold 0 or 1")
+            # shared with every party: no path (``source`` is this party's file), in the detail only
+            raise InputError(f"label column '{options.columns[1]}' must hold 0 or 1, found another value",
+                             detail=f"{source}: label column '{options.columns[1]}' holds a value other than 0 or 1")
         scores = np.clip(raw, options.lower, options.upper)
         clipped = int(np.count_nonzero(scores != raw))
     except InputError as exc:

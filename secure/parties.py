@@ -253,8 +253,8 @@ def check_topology(argv: Sequence[str], *, allow_t0: bool = False) -> tuple[str 
                         "every party needs its own host:port"), None
         parties = len(addresses)
     else:
-        parties = options.M or 1
-        if parties < 1:
+        parties = options.M if options.M is not None else 1
+        if parties < 1:  # -M 0 is not "no -M": refused, not run as one party
             return f"-M must be at least 1, got {parties}", None
     threshold = options.threshold if options.threshold is not None else (parties - 1) // 2
     return _check_threshold(parties, threshold, allow_t0)
