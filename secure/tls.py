@@ -169,7 +169,8 @@ def check_party(party: int, directory: Path | str = ".config") -> str:
 
 #: program counter of a refusal notice (MPyC's frame: counter, payload size, payload); MPyC's counters
 #: are 64-bit tuple hashes, which never meet this one in practice, and no receive ever asks for it
-REFUSAL_PC = -(2 ** 63) + 2
+#: (``secure.session`` uses ``-2^63 + 1`` for heartbeats and ``-2^63 + 2`` for its options table)
+REFUSAL_PC = -(2 ** 63) + 3
 #: seconds a party that refused a peer keeps running before it exits: its notice reaches the parties
 #: already connected, and a party the offender also dialled sees the offending connection itself
 REFUSAL_GRACE = 1.5
