@@ -28,41 +28,42 @@ Distributions
 Randomness
 ----------
 Noise randomness never comes from a user seed (``--seed`` is for public randomness only).  With
-``rng=None`` (what production code passes) every call draws from a *fresh* generator returned by
-:func:`os_generator`, seeded with 128 bits of operating-system entropy.  Tests may pass a seeded
-:class:`numpy.random.Generator` to get reproducible draws.
+``rng=None`` (what production code passes) every draw reads the operating system's CSPRNG through
+:mod:`secrets` (:class:`secure.noise.exact.OSBits`).  Tests and seeded simulations may pass a seeded
+:class:`numpy.random.Generator`; only the raw 64-bit integer outputs of its bit generator are read
+(:class:`secure.noise.exact.GeneratorBits`), so seeded draws are the same on every platform.
+
+Exactness
+---------
+The Pólya and binomial draws are *exact*: :mod:`secure.noise.exact` builds them from uniform bits
+with integer arithmetic and exactly decided comparisons (no floating-point value enters a draw;
+Mironov 2012).  The discrete Laplace parameter runs as ``alpha = e^{-gamma}`` with a *rational*
+``gamma``: the ``rate=`` argument exactly (what :mod:`dp.noise_plans` passes, ``epsilon/sensitivity``),
+or, from a float, rounded so that the noise is never smaller than asked (see :func:`exact_rate`).
 
 Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` of the ``m``
 MPyC parties.  A party's own noise share is known to that party (and to a coalition containing it);
 calibration for the coalition is done in :mod:`dp.calibration`, not here.
-
-Numerical caveat: the draws use NumPy's floating-point samplers (Gamma–Poisson mixture for the
-negative binomial, BTPE for the binomial).  They are accurate samplers of the stated distributions
-but not bit-exact ones in the sense of Canonne et al. (2020); the parameter ranges below keep every
-intermediate value far below ``2**53``, where doubles still represent all integers.
 """
 from __future__ import annotations
 
+import decimal
 import math
 import secrets
 from fractions import Fraction
-from numbers import Integral, Real
+from numbers import Integral, Rational, Real
 
 import numpy as np
 
 from secure.checks import check_interval, check_number, check_positive
+from secure.noise.exact import BitSource, GeneratorBits, OSBits, binomial_half, negative_binomial
 
-__all__ = ["os_generator", "polya", "polya_difference", "centered_binomial"]
+__all__ = ["os_generator", "polya", "polya_difference", "centered_binomial", "exact_rate", "exact_shape",
+           "bit_source"]
 
-#: Largest allowed mean ``shape * alpha / (1 - alpha)`` of a Pólya draw.  NumPy's Poisson sampler
-#: works in doubles; far below ``2**53`` its integer outputs are not quantised.
+#: Largest allowed mean ``shape * alpha / (1 - alpha)`` of a Pólya draw (``2**40``): the integer
+#: statistic plus its noise must stay far inside the secure integer type and int64.
 MAX_POLYA_MEAN: float = float(2**40)
-
-#: Binomial draws with more trials are split into independent chunks of at most this many trials
-#: (``Bin(a, 1/2) + Bin(b, 1/2) = Bin(a + b, 1/2)`` exactly).  NumPy's BTPE sampler computes in
-#: doubles; above ``2**53`` trials its outputs are quantised to multiples of a power of two, which
-#: would leak the low bits of the statistic.  ``2**44`` keeps a wide margin.
-BINOMIAL_CHUNK: int = 2**44
 
 #: Largest number of trials accepted by :func:`centered_binomial` (the sum must fit in int64).
 MAX_BINOMIAL_TRIALS: int = 2**62
@@ -72,14 +73,10 @@ def os_generator() -> np.random.Generator:
     """Return a fresh NumPy generator seeded with unpredictable entropy from the operating system.
 
     The seed is 128 bits from :func:`secrets.randbits` (the OS CSPRNG, ``os.urandom``), expanded by
-    :class:`numpy.random.SeedSequence` into the state of a PCG64 generator.  This is exactly what
-    ``np.random.default_rng()`` does when called without a seed (``SeedSequence()`` pulls its entropy
-    from the OS through :mod:`secrets`); it is spelled out here so that the source of noise
-    randomness is visible.  Every call returns an independent generator; no user seed is involved.
-
-    PCG64 is not a cryptographically secure generator: its outputs are unpredictable only to those
-    who do not know the 128-bit seed, which never leaves this process.  Noise draws are only ever
-    revealed summed with other parties' shares and the statistic.
+    :class:`numpy.random.SeedSequence` into the state of a PCG64 generator.  Every call returns an
+    independent generator; no user seed is involved.  The party-noise samplers of this module do
+    not need it (with ``rng=None`` they read :mod:`secrets` directly); other local randomness of the
+    suite (local randomizers, shuffles) uses it.
 
     :return: a new :class:`numpy.random.Generator`.
     """
@@ -111,26 +108,96 @@ def noise_generator(rng: np.random.Generator | None) -> np.random.Generator:
     return rng
 
 
-def _success_probability(alpha: float | None, log_alpha: float | None) -> tuple[float, float]:
-    """Return ``(alpha, 1 - alpha)`` from exactly one of ``alpha`` and ``log_alpha``.
+def bit_source(rng: np.random.Generator | None) -> BitSource:
+    """The bits of the exact samplers: the OS CSPRNG for ``None`` (production), else ``rng``'s raw outputs.
 
-    From a float ``alpha >= 1/2`` the difference ``1 - alpha`` is exact (Sterbenz), so the only
-    error is the rounding of ``alpha`` itself (relative ``2**-53``); from ``log_alpha`` the
-    complement is computed as ``-expm1(log_alpha)`` to full relative precision even when ``alpha``
-    is within ``1e-16`` of 1.
+    :raise TypeError: if ``rng`` is neither ``None`` nor a :class:`numpy.random.Generator`.
     """
-    if (alpha is None) == (log_alpha is None):
+    if rng is None:
+        return OSBits()
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
+    return GeneratorBits(rng)
+
+
+def exact_shape(shape: float | Fraction) -> Fraction:
+    """The rational Pólya shape a float stands for: ``1/3`` for ``1/3.``.
+
+    A :class:`fractions.Fraction` (or integer) is taken as it is.  A float is replaced by the
+    rational with denominator at most ``2**20`` whose nearest double it is, if there is one (so that
+    ``h`` shares of shape ``1/h`` add up to shape exactly 1), else by its exact binary value.
+
+    :raise ValueError: if ``shape`` is not positive and finite.
+    """
+    value = check_positive(shape, "shape")
+    if isinstance(shape, Rational) and not isinstance(shape, bool):
+        return Fraction(shape)
+    exact = Fraction(value)
+    simple = exact.limit_denominator(1 << 20)
+    return simple if float(simple) == value else exact
+
+
+_LN_CONTEXT = decimal.Context(prec=40, rounding=decimal.ROUND_HALF_EVEN)
+
+
+def exact_rate(alpha: float | None = None, log_alpha: float | None = None,
+               rate: Fraction | None = None) -> Fraction | None:
+    """The rational ``gamma`` with which a draw runs ``alpha = e^{-gamma}`` (``None``: ``alpha = 0``).
+
+    Exactly one of the three is given:
+
+    - ``rate``: ``gamma`` itself, exactly (:mod:`dp.noise_plans` passes ``epsilon / sensitivity``, so
+      ``sensitivity * ln(1/alpha) = epsilon`` holds exactly);
+    - ``log_alpha`` (a double, usually ``-epsilon/sensitivity`` rounded once): ``gamma =
+      -log_alpha (1 - 2^-52)``, at most ``epsilon/sensitivity`` whenever ``log_alpha`` is within half
+      an ulp (relative ``2^-53``) of it: the noise is never smaller than asked, and its scale grows by
+      a relative ``2^-52`` at most;
+    - ``alpha`` (a double): ``gamma`` at most ``-ln(alpha (1 + 2^-51))`` (a correctly rounded
+      :mod:`decimal` logarithm, rounded down): ``e^{-gamma} >= alpha (1 + 2^-51)``, which covers an
+      ``alpha`` computed as ``exp(-epsilon/sensitivity)`` in doubles (within two ulps).
+
+    :raise TypeError: unless exactly one is given.
+    :raise ValueError: if ``alpha`` is outside ``[0, 1)``, ``log_alpha >= 0`` or ``rate <= 0``.
+    """
+    if sum(value is not None for value in (alpha, log_alpha, rate)) != 1:
         raise TypeError("give exactly one of alpha and log_alpha")
+    if rate is not None:
+        if isinstance(rate, bool) or not isinstance(rate, (Rational, float)):
+            raise TypeError(f"rate must be a rational number, got {rate!r}")
+        exact = Fraction(rate)
+        if exact <= 0:
+            raise ValueError(f"rate must be positive, got {rate}")
+        return exact
     if log_alpha is not None:
         lval = check_number(log_alpha, "log_alpha")
         if math.isnan(lval) or lval >= 0:
             raise ValueError(f"log_alpha must be negative (alpha < 1), got {log_alpha}")
         if lval == -math.inf:
-            return 0.0, 1.0
-        return math.exp(lval), -math.expm1(lval)
+            return None
+        return -Fraction(lval) * (1 - Fraction(1, 1 << 52))
     assert alpha is not None
     aval = check_interval(alpha, "alpha", low=0.0, high=1.0)
-    return aval, 1.0 - aval
+    if aval == 0.0:
+        return None
+    padded = Fraction(aval) * (1 + Fraction(1, 1 << 51))
+    if padded >= 1:
+        raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got alpha = {alpha!r}")
+    log = _LN_CONTEXT.ln(_LN_CONTEXT.divide(decimal.Decimal(padded.numerator), decimal.Decimal(padded.denominator)))
+    # ln is correctly rounded: -log - 2 ulps is below -ln(padded)
+    lower = -Fraction(log) - 2 * Fraction(10) ** (log.adjusted() - 39)
+    if lower <= 0:
+        raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got alpha = {alpha!r}")
+    return lower
+
+
+def _check_mean(shape: Fraction, gamma: Fraction) -> None:
+    """Refuse means ``r/(e^gamma - 1)`` above :data:`MAX_POLYA_MEAN` (checked as ``r/gamma <= 2^40 (1 + 2^-30)``).
+
+    ``r/gamma`` exceeds the mean by less than ``r/2``; the ``2^-30`` leaves room for a ``gamma`` rounded
+    from ``log1p(2^-40)`` (:func:`dp.validation.smallest_noise_epsilon`).
+    """
+    if shape > gamma * (1 << 40) * (1 + Fraction(1, 1 << 30)):
+        raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got {float(shape / gamma):.6g}")
 
 
 def _check_trials(trials: int) -> int:
@@ -145,120 +212,105 @@ def _check_trials(trials: int) -> int:
     return int(trials)
 
 
-def _as_output(values: np.ndarray | int, size: int | None) -> int | np.ndarray:
+def _as_output(values: np.ndarray, size: int | None) -> int | np.ndarray:
     if size is None:
-        return int(values)
+        return int(values[0])
     return np.asarray(values, dtype=np.int64)
 
 
 # --------------------------------------------------------------------------------------------------
 # samplers
 
-def _draw_polya(shape: float, alpha: float, p: float, size: int | None,
-                gen: np.random.Generator) -> np.ndarray | int:
-    if alpha == 0.0:
-        return 0 if size is None else np.zeros(size, dtype=np.int64)
-    mean = shape * alpha / p
-    if mean > MAX_POLYA_MEAN:
-        raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got {mean:.6g}")
-    # NumPy counts failures before `n` successes of probability `p`:
-    # pmf(k) = Gamma(k + n) / (k! Gamma(n)) p^n (1 - p)^k; with n = shape, p = 1 - alpha this is
-    # C(k + r - 1, k) (1 - alpha)^r alpha^k.  (Sampled as Poisson(Gamma(n, (1 - p) / p)).)
-    return gen.negative_binomial(shape, p, size)
+def _draw_polya(shape: Fraction, gamma: Fraction | None, count: int, source: BitSource) -> np.ndarray:
+    if gamma is None:
+        return np.zeros(count, dtype=np.int64)
+    _check_mean(shape, gamma)
+    return negative_binomial(shape, gamma, count, source)
 
 
-def polya(shape: float, alpha: float | None = None, size: int | None = None,
-          rng: np.random.Generator | None = None, *, log_alpha: float | None = None) -> int | np.ndarray:
-    """Draw from the Pólya (negative binomial) distribution with real shape ``r = shape``.
+def polya(shape: float | Fraction, alpha: float | None = None, size: int | None = None,
+          rng: np.random.Generator | None = None, *, log_alpha: float | None = None,
+          rate: Fraction | None = None) -> int | np.ndarray:
+    """Draw exactly from the Pólya (negative binomial) distribution ``NB(r, alpha)``, ``r = shape``.
 
     ``pmf(k) = C(k + r - 1, k) (1 - alpha)^r alpha^k`` for ``k = 0, 1, 2, ...``; mean
-    ``r alpha / (1 - alpha)``, variance ``r alpha / (1 - alpha)^2``.  Sampled with
-    :meth:`numpy.random.Generator.negative_binomial` with ``n = r`` and success probability
-    ``p = 1 - alpha`` (NumPy counts failures before the ``n``-th success).  ``alpha == 0`` gives 0.
+    ``r alpha / (1 - alpha)``, variance ``r alpha / (1 - alpha)^2``.  Sampled by
+    :func:`secure.noise.exact.negative_binomial` (a compound-Poisson construction decided with
+    integer arithmetic only) with ``alpha = e^{-gamma}``, ``gamma`` rational (:func:`exact_rate`) and
+    the rational shape of :func:`exact_shape`.  ``alpha == 0`` gives 0.
 
-    Precision near ``alpha = 1``: give either ``alpha`` or, keyword-only, ``log_alpha = log(alpha)``
-    (for the discrete Laplace, ``-epsilon / sensitivity``).  From a float ``alpha`` the complement
-    ``1 - alpha`` is computed exactly, so the distribution drawn is the one for the float ``alpha``:
-    its ``log(alpha)`` is within ``2**-53`` of the intended value, i.e. an ``epsilon`` calibrated as
-    ``-sensitivity * log(alpha)`` is off by at most ``sensitivity * 1.2e-16``.  From ``log_alpha``
-    the complement is ``-expm1(log_alpha)``, accurate to full relative precision.
-
-    :param shape: shape ``r > 0`` (real; a party's share uses ``1 / (m - t)``).
-    :param alpha: ratio parameter in ``[0, 1)``; give this or ``log_alpha``.
+    :param shape: shape ``r > 0`` (a party's share uses ``1 / (m - t)``; a Fraction is used exactly).
+    :param alpha: ratio parameter in ``[0, 1)``; give this, ``log_alpha`` or ``rate``.
     :param size: number of draws, or ``None`` for a single draw.
-    :param rng: a :class:`numpy.random.Generator` (tests), or ``None`` for a fresh
-        :func:`os_generator` (production).
+    :param rng: a seeded :class:`numpy.random.Generator` (tests, seeded simulations), or ``None`` for
+        the OS CSPRNG (production).
     :param log_alpha: keyword-only alternative to ``alpha``: ``log(alpha) < 0`` (``-inf`` for 0).
+    :param rate: keyword-only alternative: the exact rational ``gamma = -ln(alpha)``.
     :return: a Python ``int`` if ``size`` is ``None``, else an int64 array of length ``size``.
     :raise ValueError: if ``shape <= 0``, ``alpha`` is outside ``[0, 1)``, ``log_alpha >= 0``,
         ``size < 0``, or the mean exceeds :data:`MAX_POLYA_MEAN`.
-    :raise TypeError: if a parameter has the wrong type, or both or neither of ``alpha`` and
-        ``log_alpha`` are given.
+    :raise TypeError: if a parameter has the wrong type, or not exactly one of ``alpha``,
+        ``log_alpha`` and ``rate`` is given.
     """
-    r = check_positive(shape, "shape")
-    a, p = _success_probability(alpha, log_alpha)
+    r = exact_shape(shape)
+    gamma = exact_rate(alpha, log_alpha, rate)
     n = _check_size(size)
-    gen = noise_generator(rng)
-    return _as_output(_draw_polya(r, a, p, n, gen), n)
+    source = bit_source(rng)
+    return _as_output(_draw_polya(r, gamma, 1 if n is None else n, source), n)
 
 
-def polya_difference(shape: float, alpha: float | None = None, size: int | None = None,
+def polya_difference(shape: float | Fraction, alpha: float | None = None, size: int | None = None,
                      rng: np.random.Generator | None = None, *,
-                     log_alpha: float | None = None) -> int | np.ndarray:
-    """Draw ``X - Y`` with ``X, Y`` independent ``Polya(shape, alpha)``.
+                     log_alpha: float | None = None, rate: Fraction | None = None) -> int | np.ndarray:
+    """Draw ``X - Y`` with ``X, Y`` independent ``Polya(shape, alpha)``, exactly (:func:`polya`).
 
     A party's share of distributed discrete Laplace noise: the sum of ``n`` independent
     differences with ``shape = 1/n`` is exactly ``DLap(alpha)`` with ``pmf(z) ∝ alpha^|z|``
     (Balle et al. 2020; Sinh & Ramon, App. B.1).  Symmetric, mean 0, variance
-    ``2 shape alpha / (1 - alpha)^2``.  With ``rng=None`` both draws come from one fresh
-    :func:`os_generator`.
+    ``2 shape alpha / (1 - alpha)^2``.
 
     :param shape: shape ``r > 0`` of each Pólya variable.
-    :param alpha: ratio parameter in ``[0, 1)``; give this or ``log_alpha``.
+    :param alpha: ratio parameter in ``[0, 1)``; give this, ``log_alpha`` or ``rate``.
     :param size: number of draws, or ``None`` for a single draw.
-    :param rng: a :class:`numpy.random.Generator`, or ``None`` for fresh OS randomness.
-    :param log_alpha: keyword-only alternative to ``alpha`` (see :func:`polya` on precision).
+    :param rng: a seeded :class:`numpy.random.Generator`, or ``None`` for the OS CSPRNG.
+    :param log_alpha: keyword-only alternative to ``alpha`` (see :func:`exact_rate`).
+    :param rate: keyword-only alternative: the exact rational ``gamma = -ln(alpha)``.
     :return: a Python ``int`` if ``size`` is ``None``, else an int64 array of length ``size``.
     :raise ValueError: as :func:`polya`.
     :raise TypeError: as :func:`polya`.
     """
-    r = check_positive(shape, "shape")
-    a, p = _success_probability(alpha, log_alpha)
+    r = exact_shape(shape)
+    gamma = exact_rate(alpha, log_alpha, rate)
     n = _check_size(size)
-    gen = noise_generator(rng)
-    x = _draw_polya(r, a, p, n, gen)
-    y = _draw_polya(r, a, p, n, gen)
-    return _as_output(np.subtract(x, y, dtype=np.int64), n)
+    source = bit_source(rng)
+    count = 1 if n is None else n
+    both = _draw_polya(r, gamma, 2 * count, source)
+    return _as_output(both[:count] - both[count:], n)
 
 
 def centered_binomial(trials: int, size: int | None = None,
                       rng: np.random.Generator | None = None) -> int | np.ndarray:
-    """Draw ``Binomial(trials, 1/2) - trials/2`` (symmetric, mean 0, variance ``trials/4``).
+    """Draw ``Binomial(trials, 1/2) - trials/2`` exactly (symmetric, mean 0, variance ``trials/4``).
 
     A party's share of distributed binomial noise: the sum over parties of shares with ``N_p``
-    trials each is exactly ``Binomial(m N_p, 1/2) - m N_p / 2``.  More than
-    :data:`BINOMIAL_CHUNK` trials are drawn as a sum of independent chunks (exact, since binomials
-    with ``p = 1/2`` add up) so that NumPy's floating-point sampler never sees more than ``2**44``
-    trials.  ``trials == 0`` gives 0.
+    trials each is exactly ``Binomial(m N_p, 1/2) - m N_p / 2``.  Sampled by
+    :func:`secure.noise.exact.binomial_half`: the popcount of ``trials`` fair bits for few trials, an
+    exactly decided rejection sampler for many.  ``trials == 0`` gives 0.
 
     :param trials: number of fair coin flips, even, ``0 <= trials <= 2**62``.
     :param size: number of draws, or ``None`` for a single draw.
-    :param rng: a :class:`numpy.random.Generator`, or ``None`` for fresh OS randomness.
+    :param rng: a seeded :class:`numpy.random.Generator`, or ``None`` for the OS CSPRNG.
     :return: a Python ``int`` if ``size`` is ``None``, else an int64 array of length ``size``.
     :raise ValueError: if ``trials`` is negative, odd or above ``2**62``, or ``size < 0``.
     :raise TypeError: if a parameter has the wrong type.
     """
     n_trials = _check_trials(trials)
     n = _check_size(size)
-    gen = noise_generator(rng)
-    total: np.ndarray = np.zeros(() if n is None else n, dtype=np.int64)
-    remaining = n_trials
-    while remaining > 0:
-        chunk = min(remaining, BINOMIAL_CHUNK)
-        total += gen.binomial(chunk, 0.5, n)
-        remaining -= chunk
-    total -= n_trials // 2
-    return _as_output(total, n)
+    source = bit_source(rng)
+    count = 1 if n is None else n
+    if n_trials == 0:
+        return _as_output(np.zeros(count, dtype=np.int64), n)
+    return _as_output(binomial_half(n_trials, count, source) - n_trials // 2, n)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,0 +1,592 @@
+r"""Exact integer samplers for party noise: Pólya (negative binomial) shares and centred binomials.
+
+Every draw here is a function of uniformly random *bits* only; no floating-point number is computed
+(Mironov 2012, "On significance of the least significant bits for differential privacy", CCS, is why
+the noise must be exact; Canonne, Kamath & Steinke 2020 give the same standard for the discrete
+Gaussian).  Probabilities that are not rational, such as ``e^{-x}``, enter only through *rigorous
+integer bounds* ``lo <= 2^b e^{-x} <= hi`` computed with :mod:`decimal` (whose ``exp`` and ``ln``
+are correctly rounded) and widened by two units in the last place; a uniform variable ``U`` is
+compared with such a number on its first 64 bits and, in the rare case the bounds straddle ``U``,
+on more bits against tighter bounds, until the comparison is decided.  Every comparison is
+therefore exact, and so is every draw.
+
+Pólya shares: compound-Poisson construction
+-------------------------------------------
+``NB(r, alpha)`` with ``alpha = e^{-gamma}`` (``gamma > 0`` rational, ``r > 0`` rational) has the
+probability generating function ``((1 - alpha)/(1 - alpha z))^r = exp(r sum_j alpha^j (z^j - 1)/j)``,
+so it is the sum ``sum_{j >= 1} j N_j`` of independent ``N_j ~ Poisson(r e^{-gamma j}/j)``: the
+points of a Poisson process on ``{1, 2, ...}`` with intensity ``nu(j) = r e^{-gamma j}/j``, each
+contributing its location (Johnson, Kemp & Kotz, *Univariate Discrete Distributions*, 3rd ed.,
+§5.3 and §9.3).  It is sampled by *thinning* (Kingman, *Poisson Processes*, 1993, §5.1: the points of
+a Poisson process kept independently with probability ``nu/mu`` form a Poisson process of intensity
+``nu``) from a dominating process ``mu >= nu`` with a rational total mass:
+
+- band ``b < B`` (locations ``2^b <= j < 2^{b+1}``): ``Poisson(r)`` proposals, each at a uniform
+  location ``J`` of the band (``mu = r 2^{-b}``), kept with probability
+  ``nu(J)/mu(J) = (2^b / J) e^{-gamma J}``;
+- the tail ``j >= 2^B``, where ``B`` is the least integer with ``gamma 2^B >= 1``: ``Poisson(2 r)``
+  proposals, each in band ``B + k`` with probability ``2^{-k-1}`` and at a uniform location ``J``
+  of it (``mu = r 2^{-b} 2^{-k}``), kept with probability ``2^k (2^b / J) e^{-gamma J}``, which is at
+  most ``2^k e^{-2^k} <= 1`` because ``gamma J >= gamma 2^{B+k} >= 2^k``.
+
+The keep probability is a product of independent exact tests: ``[V < 2^b]`` for ``V`` uniform on
+``{0, .., J-1}``, and ``Bernoulli(e^{-gamma 2^i})`` for the band's base ``2^b`` and for every set
+bit ``i`` of ``J - 2^b`` (``e^{-gamma J} = prod_i e^{-gamma 2^i}`` over the bits of ``J``).  The
+expected number of proposals per draw is ``r (B + 2)``, with ``B <= log2(1/gamma) + 1`` (about 15
+for a mean of 10^4): the cost grows with the logarithm of the noise scale, not with the scale.
+
+Sums of ``n`` independent ``NB(r_i, alpha)`` are ``NB(sum r_i, alpha)`` exactly; with ``r = 1/(m-t)``
+any ``m - t`` differences of two shares add up to the discrete Laplace ``DLap(alpha)``
+(Balle, Bell, Gascón & Nissim 2020; Sinh & Ramon, App. B.1).
+
+Centred binomials
+-----------------
+``Binomial(N, 1/2)`` is the number of ones among ``N`` fair bits: the popcount of ``N`` random bits,
+exact by definition (:func:`binomial_half`).  For large ``N`` it is sampled by rejection from a
+two-sided geometric proposal with an exactly decided acceptance test (:func:`binomial_half`).
+
+Randomness: a :class:`BitSource`.  :class:`OSBits` reads the operating system's CSPRNG
+(:func:`secrets.token_bytes`, :func:`secrets.randbits`), what production code uses;
+:class:`GeneratorBits` reads the raw 64-bit outputs of a seeded NumPy bit generator (tests and
+seeded simulations), so draws are reproducible on every platform.  Threat model: passive parties;
+a party's draws are its own and never leave it except summed into a secret-shared total.
+"""
+from __future__ import annotations
+
+import decimal
+import secrets
+from math import isqrt
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Callable, Protocol
+
+import numpy as np
+
+__all__ = ["BitSource", "OSBits", "GeneratorBits", "exp_neg_bounds", "negative_binomial", "binomial_half",
+           "uniform_prefix_less", "PolyaTables", "polya_tables"]
+
+_WORD = 64
+_TOP = 1 << _WORD
+_MAX_BAND = 62  # locations below 2^63 are handled vectorized in int64; beyond, exactly in Python integers
+
+
+# ------------------------------------------------------------------------------------------ bit sources
+
+
+class BitSource(Protocol):
+    """Uniform random bits: ``words(n)`` gives ``n`` uniform 64-bit words, ``bits(k)`` a uniform ``k``-bit integer."""
+
+    def words(self, count: int) -> np.ndarray: ...
+
+    def bits(self, count: int) -> int: ...
+
+
+class OSBits:
+    """The operating system's CSPRNG (``os.urandom`` through :mod:`secrets`): production noise."""
+
+    def words(self, count: int) -> np.ndarray:
+        """``count`` uniform 64-bit words (uint64)."""
+        return np.frombuffer(secrets.token_bytes(8 * count), dtype="<u8").astype(np.uint64)
+
+    def bits(self, count: int) -> int:
+        """A uniform integer of ``count`` bits."""
+        return secrets.randbits(count) if count > 0 else 0
+
+
+class GeneratorBits:
+    """The raw outputs of a NumPy bit generator (a seeded one in tests: reproducible on every platform).
+
+    Only :meth:`numpy.random.BitGenerator.random_raw` is used (64-bit integers), never a float method.
+    """
+
+    def __init__(self, generator: np.random.Generator) -> None:
+        self._bitgen = generator.bit_generator
+
+    def words(self, count: int) -> np.ndarray:
+        """``count`` uniform 64-bit words (uint64)."""
+        if count == 0:
+            return np.zeros(0, dtype=np.uint64)
+        return np.asarray(self._bitgen.random_raw(count), dtype=np.uint64)
+
+    def bits(self, count: int) -> int:
+        """A uniform integer of ``count`` bits (whole words, the excess high bits dropped)."""
+        if count <= 0:
+            return 0
+        value = 0
+        for word in self._bitgen.random_raw((count + _WORD - 1) // _WORD).tolist():
+            value = (value << _WORD) | int(word)
+        return value >> (-count % _WORD)
+
+
+# ---------------------------------------------------------------------------- rigorous bounds of e^{-x}
+
+
+def _decimal_bounds(value: Fraction, digits: int) -> tuple[decimal.Decimal, decimal.Decimal]:
+    """Decimals ``lo <= value <= hi`` at ``digits`` significant digits."""
+    down = decimal.Context(prec=digits, rounding=decimal.ROUND_FLOOR)
+    up = decimal.Context(prec=digits, rounding=decimal.ROUND_CEILING)
+    num, den = decimal.Decimal(value.numerator), decimal.Decimal(value.denominator)
+    return down.divide(num, den), up.divide(num, den)
+
+
+def exp_neg_bounds(x: Fraction, bits: int) -> tuple[int, int]:
+    """Integers ``lo <= 2^bits e^{-x} <= hi`` for rational ``x >= 0``, with ``hi - lo`` a few units.
+
+    :meth:`decimal.Decimal.exp` is correctly rounded (Python documentation), so ``exp`` of a decimal
+    bound of ``-x`` is within half a unit in the last place; two units of widening make the bounds
+    rigorous.  ``e^{-x}`` is decreasing, so the lower bound uses the upper decimal bound of ``x``.
+    """
+    if x < 0:
+        raise ValueError(f"x must be non-negative, got {x}")
+    if x == 0:
+        return 1 << bits, 1 << bits
+    if x > Fraction(7, 10) * (bits + 1):  # e^{-x} < 2^{-bits-1} since 7/10 > ln 2
+        return 0, 1
+    magnitude = x.numerator // x.denominator
+    digits = (bits * 3) // 10 + 2 * len(str(magnitude)) + 12
+    x_lo, x_hi = _decimal_bounds(x, digits)
+    ctx = decimal.Context(prec=digits, rounding=decimal.ROUND_HALF_EVEN, Emin=-10**9, Emax=10**9)
+    low = ctx.exp(x_hi.copy_negate())
+    high = ctx.exp(x_lo.copy_negate())
+    for _ in range(2):
+        low = ctx.next_minus(low)
+        high = ctx.next_plus(high)
+    scale = decimal.Decimal(1 << bits)
+    down = decimal.Context(prec=digits + 25, rounding=decimal.ROUND_FLOOR, Emin=-10**9, Emax=10**9)
+    up = decimal.Context(prec=digits + 25, rounding=decimal.ROUND_CEILING, Emin=-10**9, Emax=10**9)
+    lo = int(down.multiply(low, scale).to_integral_value(rounding=decimal.ROUND_FLOOR))
+    hi = int(up.multiply(high, scale).to_integral_value(rounding=decimal.ROUND_CEILING))
+    return max(lo, 0), min(hi, 1 << bits)
+
+
+# ------------------------------------------------------------------------------- exact lazy comparisons
+
+
+def uniform_prefix_less(prefix: int, prefix_bits: int, bounds: Callable[[int], tuple[int, int]],
+                        source: BitSource) -> bool:
+    """Decide ``U < c`` exactly, where ``U``'s first ``prefix_bits`` bits are ``prefix``.
+
+    ``bounds(b)`` returns integers with ``lo <= 2^b c <= hi``.  ``U`` lies in
+    ``[prefix, prefix + 1) / 2^b``; the test is decided when that interval lies on one side of
+    ``[lo, hi] / 2^b``, else ``U`` gets as many fresh bits again and the bounds are tightened.  The
+    loop ends with probability one (the straddle probability halves with every bit).
+    """
+    value, width = prefix, prefix_bits
+    while True:
+        lo, hi = bounds(width)
+        if value + 1 <= lo:
+            return True
+        if value >= hi:
+            return False
+        value = (value << width) | source.bits(width)
+        width *= 2
+
+
+def _exp_bounds_fn(x: Fraction, factor: int = 1) -> Callable[[int], tuple[int, int]]:
+    """``bits -> bounds of 2^bits * factor * e^{-x}`` (``factor`` a power of two, the product at most 1)."""
+    shift = factor.bit_length() - 1
+
+    def bounds(bits: int) -> tuple[int, int]:
+        lo, hi = exp_neg_bounds(x, bits + shift)
+        return lo, min(hi, 1 << (bits + shift))
+
+    return bounds
+
+
+def _bernoulli_words(words: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorized first pass of :func:`uniform_prefix_less` on 64-bit prefixes: ``(true, undecided)`` masks."""
+    if lo >= _TOP:
+        yes = np.ones(words.shape, dtype=bool)
+    else:
+        yes = words < np.uint64(lo)  # words + 1 <= lo
+    if hi >= _TOP:
+        no = np.zeros(words.shape, dtype=bool)
+    else:
+        no = words >= np.uint64(hi)
+    return yes, ~(yes | no)
+
+
+def _bernoulli(source: BitSource, count: int, lo: int, hi: int,
+               bounds: Callable[[int], tuple[int, int]]) -> np.ndarray:
+    """``count`` exact Bernoulli draws of a constant ``c`` with 64-bit bounds ``lo <= 2^64 c <= hi``."""
+    words = source.words(count)
+    yes, open_ = _bernoulli_words(words, lo, hi)
+    for index in np.flatnonzero(open_).tolist():
+        yes[index] = uniform_prefix_less(int(words[index]), _WORD, bounds, source)
+    return yes
+
+
+# ------------------------------------------------------------------------------------ Poisson counts
+
+
+def _poisson_cdf_bounds(mean: Fraction, n: int, bits: int) -> tuple[int, int]:
+    """Integer bounds of ``2^bits P(Poisson(mean) <= n) = 2^bits e^{-mean} sum_{i <= n} mean^i / i!``."""
+    partial, term = Fraction(0), Fraction(1)
+    for i in range(n + 1):
+        if i:
+            term = term * mean / i
+        partial += term
+    lo, hi = exp_neg_bounds(mean, bits)
+    low = (lo * partial.numerator) // partial.denominator
+    high = -((-hi * partial.numerator) // partial.denominator)
+    return low, min(high, 1 << bits)
+
+
+@dataclass(frozen=True)
+class _PoissonTable:
+    """64-bit bounds of the Poisson cdf ``F(0), F(1), ...`` as far as the upper bound stays below ``2^64``."""
+
+    mean: Fraction
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+@lru_cache(maxsize=64)
+def _poisson_table(mean: Fraction) -> _PoissonTable:
+    los: list[int] = []
+    his: list[int] = []
+    n = 0
+    while True:
+        lo, hi = _poisson_cdf_bounds(mean, n, _WORD)
+        if hi >= _TOP:
+            break
+        los.append(lo)
+        his.append(hi)
+        n += 1
+    return _PoissonTable(mean, np.array(los, dtype=np.uint64), np.array(his, dtype=np.uint64))
+
+
+def _poisson_exact(mean: Fraction, prefix: int, source: BitSource) -> int:
+    """Inverse transform of ``Poisson(mean)`` for a uniform with 64-bit prefix ``prefix``, exact."""
+    n = 0
+    while not uniform_prefix_less(prefix, _WORD, lambda bits: _poisson_cdf_bounds(mean, n, bits), source):
+        n += 1
+    return n
+
+
+def _poisson(mean: Fraction, count: int, source: BitSource) -> np.ndarray:
+    """``count`` exact ``Poisson(mean)`` draws (inverse transform; 64-bit table first, exact fallback)."""
+    table = _poisson_table(mean)
+    words = source.words(count)
+    sure = np.searchsorted(table.hi, words, side="right")   # F(n) <= U for sure: hi_n <= prefix
+    maybe = np.searchsorted(table.lo, words, side="right")  # F(n) <= U possible: lo_n <= prefix
+    result = sure.astype(np.int64)
+    open_ = (sure != maybe) | (sure == table.hi.size)
+    for index in np.flatnonzero(open_).tolist():
+        result[index] = _poisson_exact(mean, int(words[index]), source)
+    return result
+
+
+# ----------------------------------------------------------------------------------- uniform integers
+
+
+def _uniform_below(bounds: np.ndarray, source: BitSource) -> np.ndarray:
+    """Uniform integers in ``[0, bounds)`` for positive int64 ``bounds`` (rejection on 64-bit words)."""
+    limit_max = np.uint64(_TOP - 1)
+    bnd = bounds.astype(np.uint64)
+    limit = (limit_max // bnd) * bnd  # a multiple of the bound, at most 2^64 - 1
+    out = np.empty(bounds.shape, dtype=np.int64)
+    todo = np.arange(bounds.size)
+    while todo.size:
+        words = source.words(todo.size)
+        ok = words < limit[todo]
+        out[todo[ok]] = (words[ok] % bnd[todo[ok]]).astype(np.int64)
+        todo = todo[~ok]
+    return out
+
+
+def _uniform_below_int(bound: int, source: BitSource) -> int:
+    """A uniform integer in ``[0, bound)`` (any size; rejection)."""
+    width = bound.bit_length()
+    while True:
+        value = source.bits(width)
+        if value < bound:
+            return value
+
+
+# ------------------------------------------------------------------------------------- Pólya tables
+
+
+@dataclass(frozen=True)
+class PolyaTables:
+    """The public constants of ``NB(shape, e^{-rate})``: band count and 64-bit bounds of the keep factors.
+
+    ``bands``: ``B``, the least integer with ``rate 2^B >= 1``; ``factor[i]``: bounds of
+    ``e^{-rate 2^i}`` for ``i < B + 63``; ``tail[k]``: bounds of ``2^k e^{-rate 2^{B+k}}``.
+    """
+
+    shape: Fraction
+    rate: Fraction
+    bands: int
+    factor_lo: tuple[int, ...]
+    factor_hi: tuple[int, ...]
+    tail_lo: tuple[int, ...]
+    tail_hi: tuple[int, ...]
+
+
+@lru_cache(maxsize=64)
+def polya_tables(shape: Fraction, rate: Fraction) -> PolyaTables:
+    """Precompute :class:`PolyaTables` (cached; a few milliseconds)."""
+    bands = 0
+    while rate * (1 << bands) < 1:
+        bands += 1
+    factors = [exp_neg_bounds(rate * (1 << i), _WORD) for i in range(_MAX_BAND + 1)]
+    tails = [_exp_bounds_fn(rate * (1 << (bands + k)), 1 << k)(_WORD) for k in range(_MAX_BAND + 1 - bands)]
+    return PolyaTables(shape, rate, bands, tuple(lo for lo, _ in factors), tuple(hi for _, hi in factors),
+                       tuple(lo for lo, _ in tails), tuple(hi for _, hi in tails))
+
+
+def _keep_exact(location: int, band: int, factor: int, rate: Fraction, source: BitSource) -> bool:
+    """Keep a proposal at ``location`` of band ``band`` with probability ``factor (2^band/location) e^{-rate location}``.
+
+    Python integers only: the slow path of the rare proposals beyond ``2^62``.
+    """
+    if _uniform_below_int(location, source) >= 1 << band:
+        return False
+    return uniform_prefix_less(source.bits(_WORD), _WORD, _exp_bounds_fn(rate * location, factor), source)
+
+
+def _tail_band(source: BitSource) -> int:
+    """``k`` with probability ``2^{-k-1}``: the number of one bits before the first zero bit."""
+    k = 0
+    while True:
+        word = source.bits(_WORD)
+        if word != _TOP - 1:
+            inverted = (~word) & (_TOP - 1)
+            return k + ((inverted & -inverted).bit_length() - 1)
+        k += _WORD
+
+
+_CHUNK = 1 << 15  # draws per vectorized batch (bounds the memory of the proposals)
+
+
+def negative_binomial(shape: Fraction, rate: Fraction, count: int, source: BitSource) -> np.ndarray:
+    """``count`` exact draws of ``NB(shape, e^{-rate})``: ``pmf(k) = C(k + r - 1, k) (1 - alpha)^r alpha^k``.
+
+    The compound-Poisson construction of the module docstring.  Vectorized over draws; Python
+    integers only for undecided comparisons and locations beyond ``2^62``.
+
+    :param shape: ``r > 0``, rational.
+    :param rate: ``gamma > 0``, rational; ``alpha = e^{-gamma}``.
+    :param count: number of draws.
+    :param source: the random bits.
+    :return: int64 array of ``count`` draws.
+    :raise OverflowError: if a draw exceeds the int64 range (probability below ``e^{-gamma 2^62}``).
+    """
+    if count > _CHUNK:
+        return np.concatenate([negative_binomial(shape, rate, min(_CHUNK, count - start), source)
+                               for start in range(0, count, _CHUNK)])
+    tables = polya_tables(shape, rate)
+    bands = tables.bands
+    total = np.zeros(count, dtype=np.int64)
+    if count == 0:
+        return total
+    # proposals: (draw, band, tail offset k or -1)
+    inner = _poisson(shape, count * bands, source).reshape(count, bands) if bands else np.zeros((count, 0), np.int64)
+    tail_counts = _poisson(2 * shape, count, source)
+    draw_inner = np.repeat(np.repeat(np.arange(count), bands), inner.ravel())
+    band_inner = np.repeat(np.tile(np.arange(bands), count), inner.ravel())
+    draw_tail = np.repeat(np.arange(count), tail_counts)
+    # the tail band: k = trailing one bits of a uniform word (probability 2^{-k-1})
+    words = source.words(draw_tail.size)
+    inverted = ~words
+    all_ones = inverted == 0
+    low_bit = inverted & (~inverted + np.uint64(1))
+    k_tail = np.bitwise_count(low_bit - np.uint64(1)).astype(np.int64)
+    slow = all_ones | (bands + k_tail > _MAX_BAND)
+    for index in np.flatnonzero(slow).tolist():
+        k = _WORD + _tail_band(source) if all_ones[index] else int(k_tail[index])
+        band = bands + k
+        location = (1 << band) | source.bits(band)
+        if _keep_exact(location, band, 1 << k, rate, source):
+            value = int(total[draw_tail[index]]) + location
+            if value >= 1 << 63:
+                raise OverflowError("a negative binomial draw exceeds the int64 range")
+            total[draw_tail[index]] = value
+    fast = ~slow
+    draws = np.concatenate([draw_inner, draw_tail[fast]])
+    band = np.concatenate([band_inner, bands + k_tail[fast]])
+    tail_k = np.concatenate([np.full(draw_inner.size, -1, dtype=np.int64), k_tail[fast]])
+    if draws.size == 0:
+        return total
+    # locations J = 2^b + uniform offset below 2^b
+    offsets = (source.words(draws.size) & ((np.uint64(1) << band.astype(np.uint64)) - np.uint64(1))).astype(np.int64)
+    location = (np.int64(1) << band) + offsets
+    # test 1: V uniform below J is below 2^b
+    alive = _uniform_below(location, source) < (np.int64(1) << band)
+    # test 2: the band's base factor, e^{-gamma 2^b} (inner) or 2^k e^{-gamma 2^{B+k}} (tail)
+    for b in np.unique(band).tolist():
+        for is_tail in (False, True):
+            sel = np.flatnonzero(alive & (band == b) & ((tail_k >= 0) == is_tail))
+            if sel.size == 0:
+                continue
+            if is_tail:
+                k = b - bands
+                lo, hi = tables.tail_lo[k], tables.tail_hi[k]
+                fn = _exp_bounds_fn(rate * (1 << b), 1 << k)
+            else:
+                lo, hi = tables.factor_lo[b], tables.factor_hi[b]
+                fn = _exp_bounds_fn(rate * (1 << b))
+            alive[sel] = _bernoulli(source, sel.size, lo, hi, fn)
+    # test 3: e^{-gamma 2^i} for every set bit i of the offset
+    top = int(band.max())
+    for i in range(top):
+        sel = np.flatnonzero(alive & (((offsets >> i) & 1) == 1))
+        if sel.size == 0:
+            continue
+        alive[sel] = _bernoulli(source, sel.size, tables.factor_lo[i], tables.factor_hi[i],
+                                _exp_bounds_fn(rate * (1 << i)))
+    kept = np.flatnonzero(alive)
+    if kept.size:
+        before = total.copy()
+        np.add.at(total, draws[kept], location[kept])
+        if np.any(total < before):
+            raise OverflowError("a negative binomial draw exceeds the int64 range")
+    return total
+
+
+# -------------------------------------------------------------------------------------- binomials
+
+
+def _popcount_binomial(trials: int, count: int, source: BitSource) -> np.ndarray:
+    """``count`` draws of ``Binomial(trials, 1/2)``: the popcount of ``trials`` fair bits each."""
+    full, rest = divmod(trials, _WORD)
+    out = np.zeros(count, dtype=np.int64)
+    if full:
+        step = max(1, (1 << 20) // full)
+        for start in range(0, count, step):
+            stop = min(count, start + step)
+            words = source.words((stop - start) * full).reshape(stop - start, full)
+            out[start:stop] = np.bitwise_count(words).sum(axis=1, dtype=np.int64)
+    if rest:
+        mask = np.uint64((1 << rest) - 1)
+        out += np.bitwise_count(source.words(count) & mask).astype(np.int64)
+    return out
+
+
+#: above this many trials, :func:`binomial_half` samples by rejection instead of popcount
+POPCOUNT_TRIALS: int = 1 << 12
+_STIRLING_FROM = 1000  # Stirling's series is used at arguments of at least this size (smaller ones are shifted)
+
+
+@lru_cache(maxsize=None)
+def _bernoulli_number(index: int) -> Fraction:
+    """The Bernoulli number ``B_index`` (``B_1 = -1/2``), exactly (the recurrence ``sum_k C(n+1, k) B_k = 0``)."""
+    if index == 0:
+        return Fraction(1)
+    total = Fraction(0)
+    binom = 1
+    for k in range(index):
+        total += binom * _bernoulli_number(k)
+        binom = binom * (index + 1 - k) // (k + 1)
+    return -total / (index + 1)
+
+
+def _log_factorial_core(n: int, ctx: decimal.Context, digits: int) -> tuple[decimal.Decimal, Fraction]:
+    """``ln n! - ln(2 pi)/2`` and a bound on the remainder of the Stirling series used.
+
+    ``ln N! = (N + 1/2) ln N - N + ln(2 pi)/2 + sum_{k=1}^{K} B_{2k} / (2k (2k - 1) N^{2k-1}) + R`` with
+    ``|R|`` below the first omitted term (DLMF 5.11.1 and 5.11.10), at ``N = n + shift >= 1000``;
+    ``ln n! = ln N! - ln((n + 1) ... N)`` (an exact integer product).
+    """
+    big = max(n, _STIRLING_FROM)
+    value = ctx.multiply(ctx.add(decimal.Decimal(big), decimal.Decimal("0.5")), ctx.ln(decimal.Decimal(big)))
+    value = ctx.subtract(value, decimal.Decimal(big))
+    bound = Fraction(1, 10 ** (digits + 5))
+    k = 1
+    while True:
+        coeff = _bernoulli_number(2 * k) / (2 * k * (2 * k - 1) * big ** (2 * k - 1))
+        if abs(coeff) < bound:
+            remainder = abs(coeff)
+            break
+        value = ctx.add(value, ctx.divide(decimal.Decimal(coeff.numerator), decimal.Decimal(coeff.denominator)))
+        k += 1
+    if big > n:
+        product = 1
+        for j in range(n + 1, big + 1):
+            product *= j
+        value = ctx.subtract(value, ctx.ln(decimal.Decimal(product)))
+    return value, remainder
+
+
+def binomial_log_ratio_bounds(half: int, offset: int, digits: int) -> tuple[Fraction, Fraction]:
+    """Bounds ``lo <= L <= hi`` of ``L = ln(C(2m, m + d) / C(2m, m))`` for ``m = half``, ``d = offset``, ``|d| <= m``.
+
+    ``L = 2 ln m! - ln (m + d)! - ln (m - d)!`` from :func:`_log_factorial_core` (the ``ln(2 pi)/2``
+    terms cancel), computed with ``digits + 30`` significant digits: every term is below ``10^21``
+    in magnitude and a few dozen correctly rounded operations err by far less than ``10^-digits``,
+    which is added to the Stirling remainders.
+    """
+    ctx = decimal.Context(prec=digits + 30, rounding=decimal.ROUND_HALF_EVEN, Emin=-10**9, Emax=10**9)
+    d = abs(offset)
+    centre, r0 = _log_factorial_core(half, ctx, digits)
+    upper, r1 = _log_factorial_core(half + d, ctx, digits)
+    lower, r2 = _log_factorial_core(half - d, ctx, digits)
+    value = Fraction(ctx.subtract(ctx.subtract(ctx.multiply(decimal.Decimal(2), centre), upper), lower))
+    error = Fraction(1, 10 ** digits) + 2 * r0 + r1 + r2
+    return value - error, value + error
+
+
+def _binomial_accept_bounds(half: int, offset: int, scale: int) -> Callable[[int], tuple[int, int]]:
+    """``bits -> bounds of 2^bits a(d)``, ``a(d) = exp(L(d) - 1/2 + |d|/S)`` (at most 1, see :func:`binomial_half`)."""
+    def bounds(bits: int) -> tuple[int, int]:
+        lo_l, hi_l = binomial_log_ratio_bounds(half, offset, (bits * 3) // 10 + 12)
+        shift = Fraction(abs(offset), scale) - Fraction(1, 2)
+        y_lo, y_hi = lo_l + shift, hi_l + shift
+        lo = exp_neg_bounds(max(-y_lo, Fraction(0)), bits)[0]
+        hi = exp_neg_bounds(max(-y_hi, Fraction(0)), bits)[1]
+        return lo, hi
+
+    return bounds
+
+
+def binomial_half(trials: int, count: int, source: BitSource) -> np.ndarray:
+    """``count`` exact draws of ``Binomial(trials, 1/2)``.
+
+    Up to :data:`POPCOUNT_TRIALS` trials: the popcount of ``trials`` fair bits.  Above, for even
+    ``trials = 2m``, rejection (von Neumann 1951): the offset ``D = X - m`` is proposed from the
+    discrete Laplace ``pmf(d) ∝ e^{-|d|/S}``, ``S = ceil(sqrt(m))`` (a difference of two exact
+    ``NB(1, e^{-1/S})``), and kept with probability ``a(d) = [C(2m, m+d)/C(2m, m)] e^{|d|/S - 1/2}``
+    (0 for ``|d| > m``).  ``a(d) <= 1``: ``ln(C(2m, m+d)/C(2m, m)) = sum_{i<=d} ln(1 - (2i-1)/(m+i))
+    <= -d^2/(m+d) <= -d^2/(2m)`` and ``max_d (|d|/S - d^2/(2m)) = m/(2S^2) <= 1/2``.  The test
+    ``U < a(d)`` is decided exactly against rigorous bounds of ``a(d)``
+    (:func:`binomial_log_ratio_bounds`, Stirling's series with its remainder); about 1.9 proposals
+    per draw.
+    """
+    if trials <= POPCOUNT_TRIALS or trials % 2:
+        return _popcount_binomial(trials, count, source)
+    half = trials // 2
+    scale = math_isqrt_ceil(half)
+    out = np.empty(count, dtype=np.int64)
+    todo = np.arange(count)
+    rate = Fraction(1, scale)
+    while todo.size:
+        pair = negative_binomial(Fraction(1), rate, 2 * todo.size, source)
+        offsets = pair[: todo.size] - pair[todo.size:]
+        accepted = np.zeros(todo.size, dtype=bool)
+        words = source.words(todo.size).tolist()
+        for index, d in enumerate(offsets.tolist()):
+            size = abs(d)
+            if size > half:
+                continue
+            # squeeze: -d^2/(m-|d|+1) <= L(d) <= -d^2/(m+|d|) (see above), decided on 64 bits in most cases
+            shift = Fraction(2 * size * half - scale * half, 2 * scale * half)  # |d|/S - 1/2
+            lo = exp_neg_bounds(max(Fraction(size * size, half - size + 1) - shift, Fraction(0)), _WORD)[0]
+            if words[index] + 1 <= lo:
+                accepted[index] = True
+                continue
+            hi = exp_neg_bounds(max(Fraction(size * size, half + size) - shift, Fraction(0)), _WORD)[1]
+            if words[index] >= hi:
+                continue
+            accepted[index] = uniform_prefix_less(words[index], _WORD, _binomial_accept_bounds(half, d, scale),
+                                                  source)
+        out[todo[accepted]] = half + offsets[accepted]
+        todo = todo[~accepted]
+    return out
+
+
+def math_isqrt_ceil(value: int) -> int:
+    """``ceil(sqrt(value))`` for a non-negative integer."""
+    root = isqrt(value)
+    return root if root * root == value else root + 1
