@@ -617,6 +617,12 @@ def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException
             return
     if _mismatch() is not None and _state["phase"] == "connect":
         return  # the parties' options differ: the connect loop stops this party (exit 2), not a lost peer
+    missing = _missing_parties() if _state["phase"] == "connect" and not _state["shutting_down"] else []
+    if missing and self.peer_pid is not None and int(self.peer_pid) not in missing:
+        # a peer gave up waiting for a party that never came: name that party, not the one that gave up
+        fail_fast(f"not all {party_count()} parties connected (no connection from "
+                  f"part{'y' if len(missing) == 1 else 'ies'} {', '.join(map(str, missing))}; party {self.peer_pid} "
+                  f"stopped waiting)" + _tls_hint(), code=1)
     if _state["shutting_down"] or (_state["in_shutdown"] and _orderly_close(self)):
         _release_connection(self)
         return

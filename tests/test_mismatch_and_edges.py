@@ -218,5 +218,6 @@ def test_a_party_that_never_started_is_named(tmp_path: Path) -> None:
     for index, process in enumerate(processes):
         out, err = process.communicate(timeout=60)
         line = one_line(PartyRun(process.returncode, out, err), code=1)
-        assert line == (f"error: party {index}: not all 3 parties connected within 3 s "
-                        "(no connection from party 2)"), line
+        # the first to reach its deadline says so; the other may see it leave first: both name party 2
+        assert line.startswith(f"error: party {index}: not all 3 parties connected"), line
+        assert "(no connection from party 2" in line and "lost connection" not in line, line
