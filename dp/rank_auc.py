@@ -33,7 +33,7 @@ cannot hold them is refused before any row is shared (:func:`check_bit_length`).
 
 Comparisons (:mod:`dp.comparison_leakage`).  The sort path opens every compare-exchange, equality test
 and type conversion under a mask only ``K`` bits longer (MPyC's ``-K``): for 2559 rows ``N = 89,069``
-masked openings, a statistical distance up to 6e-4 at ``-K 30``.  Before the sort every party raises ``K``
+masked openings, a statistical distance up to 3.3e-4 at ``-K 30``.  Before the sort every party raises ``K``
 to the same value (61 there at epsilon 1) so that ``(1 + e^epsilon) s <= 2^-40``, and that is added to
 delta; the record says ``comparisons``, ``comparison_leak_delta`` and ``security_parameter``.  The histogram
 path opens nothing data-dependent (``N = 0``).

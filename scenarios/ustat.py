@@ -519,7 +519,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def spend_of(options: Options) -> Any:
     """What one run spends (:mod:`scenarios.kit.budget_run`): the query's epsilon; its delta, or with noise
     sampled inside MPC and no ``--delta`` the sampler's truncation bound ``2^-40`` per released sum; plus the
-    delegation's failure probability with ``--delegate-noise``.  Embedded data are exempt unless
+    delegation's failure probability with ``--delegate-noise``; plus ``2^-40`` for MPyC's comparisons unless the
+    path is the histogram path or the account is pure (:func:`dp.comparison_leakage.comparison_allowance`).  Embedded data are exempt unless
     ``--ledger``/``--budget`` is given."""
     from dp.budget.accountants import Spend
     from dp.comparison_leakage import comparison_allowance

@@ -32,14 +32,19 @@ from secure.leakage import (MaskedOpenings, TUPLE_OPENINGS, effective_mask_bits,
 
 
 @contextmanager
-def counted_openings() -> Iterator[dict[str, int]]:
-    """Count the masked openings of MPyC calls made inside the block (restores the runtime afterwards)."""
-    counts = {"comparisons": 0, "equality_tests": 0, "conversions": 0, "other": 0}
+def counted_openings() -> Iterator[dict[str, Any]]:
+    """Count the masked openings of MPyC calls made inside the block (restores the runtime afterwards); also the
+    ``-K`` each comparison ran at and whether its field held the masks (``L + K + 2`` bits)."""
+    counts: dict[str, Any] = {"comparisons": 0, "equality_tests": 0, "conversions": 0, "other": 0,
+                              "sec_params": set(), "short_fields": 0}
     originals = {name: getattr(mpc, name) for name in ("np_sgn", "sgn", "convert", "trunc", "_np_is_zero",
                                                        "_is_zero")}
 
     def np_sgn(a: Any, l: int | None = None, LT: bool = False, EQ: bool = False) -> Any:  # noqa: E741
         counts["equality_tests" if EQ else "comparisons"] += int(a.size)
+        sectype, sec_param = type(a).sectype, int(mpc.options.sec_param)
+        counts["sec_params"].add(sec_param)
+        counts["short_fields"] += sectype.field.order.bit_length() < sectype.bit_length + sec_param + 2
         return originals["np_sgn"](a, l=l, LT=LT, EQ=EQ)
 
     def sgn(a: Any, l: int | None = None, LT: bool = False, EQ: bool = False) -> Any:  # noqa: E741
@@ -93,12 +98,12 @@ def test_issue_numbers_and_the_raised_parameter() -> None:
     openings = tuple_openings("kendall", 8476)
     assert openings.total == 16952
     distance = statistical_distance(openings, sec_param=30, parties=3, threshold=1)
-    assert distance == pytest.approx(16952 * 2.0 ** -28)
+    assert distance == pytest.approx(16952 * 2.0 ** -28, rel=1e-12, abs=0)
     leak = plan_leak(openings, epsilon=1.0, parties=3, threshold=1, launched=30)
     assert leak.security_parameter == 58 and leak.delta <= LEAK_TARGET
     below = leak_delta(1.0, statistical_distance(openings, sec_param=57, parties=3, threshold=1))
     assert below > LEAK_TARGET  # minimal: one bit less does not suffice
-    assert leak.delta == pytest.approx((1 + math.e) * 16952 * 2.0 ** -56)
+    assert leak.delta == pytest.approx((1 + math.e) * 16952 * 2.0 ** -56, rel=1e-9, abs=0)
     assert plan_leak(openings, epsilon=1.0, parties=3, threshold=1, launched=80).security_parameter == 80  # never lowered
     assert plan_leak(MaskedOpenings(), epsilon=1.0, parties=3, threshold=1, launched=30).delta == 0.0
 
@@ -139,9 +144,9 @@ def test_tuples_path_counts_and_records(clipping: str) -> None:
     async def run() -> Any:
         with counted_openings() as counts:
             release = await run_secure(query, prepare_rows(query, values), seed=5)
-        return release, _as_openings(counts)
+        return release, _as_openings(counts), counts
 
-    release, counted = mpc.run(run())
+    release, counted, seen = mpc.run(run())
     assert mpc.options.sec_param == launched
     expected = tuples_path_openings(query.kernel, query.specs, tuples=release.pairs, rows=40, clipping=clipping)
     assert counted == expected
@@ -149,10 +154,11 @@ def test_tuples_path_counts_and_records(clipping: str) -> None:
     record = release.record()
     assert record["comparisons"] == counted.total
     k = record["security_parameter"]
+    assert seen["sec_params"] == {k} and k > launched and seen["short_fields"] == 0  # every comparison ran at K
     leak = leak_delta(1.0, statistical_distance(counted, sec_param=k, parties=1, threshold=0))
-    assert record["comparison_leak_delta"] == pytest.approx(leak) and leak <= LEAK_TARGET
+    assert record["comparison_leak_delta"] == pytest.approx(leak, rel=1e-9, abs=0) and leak <= LEAK_TARGET
     assert leak_delta(1.0, statistical_distance(counted, sec_param=k - 1, parties=1, threshold=0)) > LEAK_TARGET
-    assert release.delta == pytest.approx(release.sampler_delta + leak)
+    assert release.delta == pytest.approx(release.sampler_delta + leak, rel=1e-9, abs=0)
     assert f"N = {counted.total} masked openings" in release.guarantee and f"-> {k}" in release.guarantee
 
 
@@ -167,9 +173,9 @@ def test_rank_auc_counts_and_records(path: str) -> None:
     async def run() -> Any:
         with counted_openings() as counts:
             release = await run_secure_rank_auc(query, query.encode(rows), noise_source=lambda plan, index: 0)
-        return release, _as_openings(counts)
+        return release, _as_openings(counts), counts
 
-    release, counted = mpc.run(run())
+    release, counted, seen = mpc.run(run())
     assert mpc.options.sec_param == launched
     leak = release.comparison_leak
     assert leak["comparisons"] == counted.total
@@ -189,8 +195,9 @@ def test_rank_auc_counts_and_records(path: str) -> None:
         pytest.fail(f"no type length gives the counted {counted}")
     assert counted.conversions == 3 * 40 and counted.equality_tests == 39
     k = leak["security_parameter"]
+    assert seen["sec_params"] == {k} and k > launched and seen["short_fields"] == 0
     delta = leak_delta(1.0, statistical_distance(counted, sec_param=k, parties=1, threshold=0))
-    assert release.delta == pytest.approx(delta) and 0 < delta <= LEAK_TARGET  # party noise: pure but for the leak
+    assert release.delta == pytest.approx(delta, rel=1e-9, abs=0) and 0 < delta <= LEAK_TARGET  # party noise: pure but for the leak
     assert f"N = {counted.total} masked openings" in release.guarantee
 
 
@@ -226,7 +233,7 @@ def test_three_parties_record_the_raised_parameter(tmp_path: Path) -> None:
     record_path = tmp_path / "r.json"
     run = run_command([sys.executable, "-m", "scenarios.ustat", "-M3", "-B", str(free_base_port()),
                        "--data", str(data), "--columns", "sysBP,diaBP", "--domain", "sysBP=80:300:8,diaBP=40:160:8",
-                       "--pairs", "2n", "--path", "tuples", "--ledger", "off", "--no-log", "--json", str(record_path)],
+                       "--pairs", "2n", "--ledger", "off", "--no-log", "--json", str(record_path)],
                       cwd=ROOT, timeout=180)
     assert run.code == 0, run.stderr
     record = json.loads(record_path.read_text())
@@ -236,8 +243,10 @@ def test_three_parties_record_the_raised_parameter(tmp_path: Path) -> None:
     leak = leak_delta(record["epsilon"], statistical_distance(counted, sec_param=k, parties=3, threshold=1))
     assert leak <= LEAK_TARGET < leak_delta(record["epsilon"],
                                             statistical_distance(counted, sec_param=k - 1, parties=3, threshold=1))
-    assert record["comparison_leak_delta"] == pytest.approx(leak)
-    assert record["delta"] >= leak and f"N = {counted.total} masked openings" in run.stdout
+    assert record["comparison_leak_delta"] == pytest.approx(leak, rel=1e-9, abs=0)
+    assert record["path"] == "tuples" and record["noise_source"] == "mpc"
+    assert record["delta"] == pytest.approx(record["sampler_delta"] + leak, rel=1e-9, abs=0)
+    assert f"N = {counted.total} masked openings" in run.stdout and f"-K raised 30 -> {k}" in run.stdout
 
 
 @pytest.mark.multiparty
@@ -259,5 +268,41 @@ def test_three_parties_rank_auc_sort_records_the_raised_parameter(tmp_path: Path
     k = record["security_parameter"]
     leak = leak_delta(1.0, statistical_distance(counted, sec_param=k, parties=3, threshold=1))
     assert leak <= LEAK_TARGET < leak_delta(1.0, statistical_distance(counted, sec_param=k - 1, parties=3, threshold=1))
-    assert record["comparison_leak_delta"] == pytest.approx(leak)
+    assert record["comparison_leak_delta"] == pytest.approx(leak, rel=1e-9, abs=0)
     assert record["delta"] > leak and f"N = {counted.total} masked openings" in run.stdout
+
+
+def test_planner_bytes_follow_the_raised_parameter() -> None:
+    """The comparing paths' modelled bytes grow with the field L + K + 2 of the raised K (Kendall, |E| = 8476 at
+    m = 3: K = 58, x 92/64); the histogram path compares nothing and keeps its bytes."""
+    from dp.umpc import planner
+    from dp.umpc.costs import raised_field_bits
+
+    kernel, specs = get_kernel("kendall"), (ColumnSpec("sysBP", 80, 300, 8), ColumnSpec("diaBP", 40, 160, 8))
+    costs = planner.path_costs(kernel, specs, rows=4238, parties=3, tuples=8476, epsilon=1.0)
+    bits = kernel.comparison_bits([spec.width for spec in specs])
+    at_launch = planner.WIRE_BYTES * 3 * 2 * 8476 * (2 * bits * 4 + 1) + planner._noise_bytes(kernel, specs)
+    assert planner.field_scale(tuple_openings("kendall", 8476), parties=3, epsilon=1.0) == (58, 92 / 64)
+    assert costs["tuples"].bytes_sent == pytest.approx(at_launch + (92 / 64 - 1) * (at_launch - planner._noise_bytes(
+        kernel, specs)))
+    assert raised_field_bits(16952) == 92
+    larger = planner.path_costs(kernel, specs, rows=4238, parties=3, tuples=8476, epsilon=5.0)
+    assert larger["tuples"].bytes_sent > costs["tuples"].bytes_sent  # (1 + e^5) / (1 + e) = 40: K grows by 6
+    assert larger["histogram"].bytes_sent == costs["histogram"].bytes_sent
+
+
+def test_the_ledger_charges_the_bound_where_the_run_may_compare() -> None:
+    from dp.comparison_leakage import comparison_allowance
+
+    assert comparison_allowance("auto", pure=False) == comparison_allowance("sort", pure=False) == LEAK_TARGET
+    assert comparison_allowance("tuples", pure=False) == LEAK_TARGET
+    assert comparison_allowance("histogram", pure=False) == 0.0  # compares nothing
+    assert comparison_allowance("tuples", pure=True) == 0.0      # a delta-0 account cannot pay any delta
+
+
+def test_a_huge_epsilon_gets_a_vacuous_delta_not_an_endless_field() -> None:
+    """At epsilon 1e9 no mask makes (1 + e^eps) s small: K stops where s <= 2^-40 and delta is capped at 1."""
+    leak = plan_leak(MaskedOpenings(comparisons=442), epsilon=1e9, parties=1, threshold=0, launched=30)
+    assert leak.delta == 1.0 and statistical_distance(leak.openings, sec_param=leak.security_parameter, parties=1,
+                                                      threshold=0) <= LEAK_TARGET
+    assert "cannot stay below 2^-40" in leak.describe()

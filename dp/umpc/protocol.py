@@ -42,9 +42,14 @@ Truncation and rounding put the noise within total variation ``tau`` of DLap, so
 the query's ``delta`` when one is given: with ``delta > 0`` and MPC noise the noise is still
 discrete Laplace, and ``delta`` is the budget of its truncation).  ``|eta| <= 2^J - 1`` always.
 
+Comparisons (:mod:`dp.comparison_leakage`).  Each secure sign of the kernel (and of ``--clip secure``)
+opens its value under a mask only ``-K`` bits longer, so the run is statistically, not perfectly,
+hiding: before the first comparison every party raises MPyC's ``-K`` (the same value everywhere, from the
+number of tuples and clipped values) so that ``(1 + e^epsilon) s <= 2^-40``, and that leak is in ``delta``.
+
 Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties
 (MPyC's Shamir scheme with threshold ``t``); such a coalition learns nothing but the released sums,
-which are DP against it.  Inputs are clipped to their declared domain (locally, or inside MPC).
+which are DP against it, up to the statistical leakage of the comparisons counted in ``delta``.  Inputs are clipped to their declared domain (locally, or inside MPC).
 """
 from __future__ import annotations
 
