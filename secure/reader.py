@@ -1,13 +1,31 @@
-"""Reading a party's CSV file: only the needed columns of only this party's rows, in chunks.
+"""Reading a party's CSV file: only the needed columns of only this party's rows, in blocks.
 
 A party reads ``--data PATH`` (optionally gzip-compressed, optionally starting with a UTF-8 byte-order
-mark, Excel's "CSV UTF-8"); it needs a header line.  :func:`read_columns` streams the file in chunks
-of :data:`CHUNK_BYTES`, keeps rows ``party, party + parties, ...`` (all rows for a per-party file) and
-parses the wanted columns with ``np.loadtxt`` -- falling back to a cell-by-cell parse with the exact
-messages for quoted cells, missing or bad values -- so memory follows the party's share of the file,
-not the whole file.  String categories (:class:`secure.columns.ColumnSpec` ``categories``) are turned
-into their codes while reading.  Missing cells become ``nan``; :mod:`secure.intake` applies the
-missing-value policy.
+mark, Excel's "CSV UTF-8"); it needs a header line.  :func:`read_columns` reads the file with Apache
+Arrow's streaming CSV reader (``pyarrow.csv.open_csv``, https://arrow.apache.org/docs/python/csv.html):
+blocks of :data:`CHUNK_BYTES` bytes, only the wanted columns converted (``include_columns``, typed
+``float64``; a column of string categories as dictionary-encoded strings, each distinct string of a
+block looked up once), and of each block only this party's rows ``party, party + parties, ...`` kept
+(all rows of a per-party ``{pid}`` file).  So a party holds its own rows of the needed columns plus
+one block, whatever the size of the file.  String categories (:class:`secure.columns.ColumnSpec`
+``categories``) become their codes while reading; missing cells become ``nan`` and
+:mod:`secure.intake` applies the missing-value policy.
+
+Why ``pyarrow.csv`` rather than pandas (``usecols`` with ``engine="pyarrow"``): pandas' pyarrow engine
+reads the whole file at once (no ``chunksize``), so a party would hold every party's rows; Arrow's
+streaming reader gives the blocks, the column selection and the types directly, at the speed of
+Arrow's multi-threaded C++ parser (about 10x the former hand-written reader), with one dependency.
+
+Memory whatever the line lengths (one line of 1 GiB in an unused column): Arrow refuses a row that
+does not fit in a block, so a line longer than :data:`CHUNK_BYTES` bytes is refused in one line
+(``its data file has a line longer than N bytes``) instead of being held; the exact path below
+refuses such a line too, before holding it.
+
+Exact path: a file Arrow's types do not take (a row with fewer or more cells than the header, a cell
+that is not a number, not finite, outside its declared categories, a missing token in a case or with
+spaces Arrow's null list does not hold) is read again by the ``csv`` module, cell by cell, which
+gives the same values and the exact messages with their line numbers.  Every byte is checked as
+UTF-8 on the way into Arrow, as the text reader did.
 
 Errors are :class:`secure.errors.InputError` with a shared one-line message naming the column and
 the kind of problem; the line number and the cell value go into ``detail``, shown at this party only.
@@ -22,12 +40,15 @@ sends.
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
+import itertools
 import math
 import os
 import sys
-from typing import Sequence, TextIO
+import zlib
+from typing import Any, BinaryIO, Iterator, Sequence, TextIO
 
 import numpy as np
 
@@ -127,7 +148,7 @@ def _unreadable(path: str, exc: BaseException) -> InputError:
         kind = "it is not UTF-8 text"
     elif isinstance(exc, csv.Error):
         kind = "it is not well-formed CSV"
-    elif isinstance(exc, EOFError) or type(exc).__name__ == "BadGzipFile":
+    elif isinstance(exc, (EOFError, zlib.error)) or type(exc).__name__ == "BadGzipFile":
         kind = "it is a truncated or corrupt gzip file"
     elif isinstance(exc, OSError):
         kind = exc.strerror or type(exc).__name__
@@ -197,93 +218,204 @@ def _parse_row(row: Sequence[str], positions: Sequence[int], columns: Sequence[s
             for j, (cell, name) in enumerate(zip(cells, columns))]
 
 
-def _parse_records(lines: Sequence[str], positions: Sequence[int], columns: Sequence[str], *, party: int,
-                   parties: int, record: int, first_line: int, source: str,
-                   textual: dict[int, ColumnSpec] | None = None) -> tuple[np.ndarray, int]:
-    """Reference path (the ``csv`` module, cell by cell) for lines the vectorized path cannot take.
+#: bytes of the file per block (``pyarrow.csv.ReadOptions.block_size``), and the longest line a data file may
+#: have: Arrow refuses a row that does not fit in a block, so a party holds at most a block or two of the file
+#: beyond its own rows of the needed columns
+CHUNK_BYTES = 1 << 23
+#: rows of the exact path gathered into one array (bounds its per-row Python objects)
+_EXACT_ROWS = 1 << 14
+#: a non-ASCII block is checked as UTF-8 in slices of this many bytes (bounds the transient text)
+_DECODE_BYTES = 1 << 20
+#: Arrow's null list: every case of every missing token (:data:`MISSING_TOKENS` is matched case-blind)
+_NULL_CELLS = sorted({"".join(letters) for token in MISSING_TOKENS
+                      for letters in itertools.product(*({c.lower(), c.upper()} for c in token))})
 
-    :param record: index of the first non-empty record in ``lines`` among all records of the file.
-    :param first_line: physical line number of ``lines[0]``.
-    :param textual: position -> spec of the string-category columns (their cells become codes).
-    :return: this party's rows of the wanted columns (``nan`` = missing) and the next record index.
+
+class _Irregular(Exception):
+    """A file (or a block) the Arrow path does not take as it is: the exact path reads it."""
+
+
+def _too_long(path: str, limit: int) -> InputError:
+    """A line longer than a block: refused rather than held (issue: one 1 GiB line in an unused column)."""
+    return InputError(f"its data file has a line longer than {limit} bytes; no line may be longer",
+                      detail=f"{path}: a line (or a quoted cell with line breaks) longer than {limit} bytes; "
+                             f"the reader holds at most a block of {limit} bytes of the file")
+
+
+def _bounded_lines(handle: TextIO, path: str) -> Iterator[str]:
+    """The lines of ``handle``, refusing (before holding it) one longer than :data:`CHUNK_BYTES`."""
+    limit = CHUNK_BYTES
+    while line := handle.readline(limit + 1):
+        if len(line) > limit:
+            raise _too_long(path, limit)
+        yield line
+
+
+def _read_header(path: str, columns: Sequence[str]) -> tuple[list[str], list[int]]:
+    """The header's names (stripped) and the position of every wanted column."""
+    with _open_text(path) as handle:
+        header_line = next(_bounded_lines(handle, path), "")
+    if not header_line:
+        raise _empty(path)
+    header = [name.strip() for name in next(csv.reader([header_line]), [])]
+    return header, _positions(header, columns, path)
+
+
+class _CheckedBytes:
+    """The bytes of a data file (``.gz``: decompressed) as Arrow reads them, checked as UTF-8 on the way
+    (an ASCII block costs one ``isascii``; another is decoded incrementally), so a file that is not UTF-8
+    text is refused wherever the bad byte is, as a text reader does."""
+
+    closed = False
+
+    def __init__(self, path: str) -> None:
+        self._handle: BinaryIO | gzip.GzipFile = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self.failure: BaseException | None = None
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            chunk = self._handle.read(size)
+            if not chunk:
+                self._decoder.decode(b"", final=True)  # a character cut by the end of the file
+            elif not chunk.isascii() or self._decoder.getstate()[0]:
+                view = memoryview(chunk)
+                for start in range(0, len(chunk), _DECODE_BYTES):
+                    self._decoder.decode(view[start:start + _DECODE_BYTES])
+            return chunk
+        except Exception as exc:  # Arrow re-raises it; kept in case it comes back wrapped
+            self.failure = exc
+            raise
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+        self._handle.close()
+
+
+def _numbers(column: Any, start: int, step: int) -> np.ndarray:
+    """Rows ``start, start + step, ...`` of a ``float64`` column, ``nan`` where the cell was missing.
+
+    :raise _Irregular: a non-finite number in those rows (``inf``, or a ``nan`` that is no missing token).
     """
-    kept: list[list[float]] = []
-    reader = csv.reader(lines)
-    start = first_line
-    for row in reader:
-        line, start = start, first_line + reader.line_num
-        if not row:
-            continue
-        if (record - party) % parties == 0:
-            kept.append(_parse_row(row, positions, columns, textual or {}, f"{source} line {line}"))
-        record += 1
-    return np.array(kept, dtype=float).reshape(len(kept), len(columns)), record
-
-
-def _vectorized(own: list[str], positions: Sequence[int], columns: Sequence[str],
-                textual: dict[int, ColumnSpec]) -> np.ndarray | None:
-    """The wanted cells of ``own`` (no quotes) by ``np.loadtxt``: numbers as floats, string-category
-    cells as codes (each distinct cell looked up once); ``None`` if any cell needs the reference path
-    (not a finite number, a missing number, a value outside a list, a short line)."""
-    numeric = [j for j in range(len(columns)) if j not in textual]
-    try:
-        if not textual:
-            values = np.loadtxt(own, delimiter=",", usecols=list(positions), comments=None, dtype=float, ndmin=2)
-        else:
-            values = np.empty((len(own), len(columns)))
-            if numeric:
-                values[:, numeric] = np.loadtxt(own, delimiter=",", usecols=[positions[j] for j in numeric],
-                                                comments=None, dtype=float, ndmin=2)
-            cells = np.loadtxt(own, delimiter=",", usecols=[positions[j] for j in textual], comments=None,
-                               dtype=str, ndmin=2)
-            for k, (j, spec) in enumerate(textual.items()):
-                distinct, inverse = np.unique(cells[:, k], return_inverse=True)
-                codes = [spec.cell_code(str(cell)) for cell in distinct]
-                if any(code is None for code in codes):
-                    return None
-                values[:, j] = np.array(codes, dtype=float)[inverse.reshape(-1)]
-    except ValueError:
-        return None
-    if values.shape != (len(own), len(columns)) or not np.isfinite(values[:, numeric]).all():
-        return None
+    values = column.to_numpy(zero_copy_only=False)[start::step]
+    finite = np.isfinite(values)
+    if not finite.all():
+        missing = column.is_null().to_numpy(zero_copy_only=False)[start::step] if column.null_count else False
+        if (~finite & ~missing).any():
+            raise _Irregular
     return values
 
 
-def _parse_chunk(lines: list[str], positions: Sequence[int], columns: Sequence[str], *, party: int, parties: int,
-                 record: int, first_line: int, source: str,
-                 textual: dict[int, ColumnSpec] | None = None) -> tuple[np.ndarray, int]:
-    """This party's rows of one chunk of lines: vectorized (``np.loadtxt`` on the wanted columns of
-    this party's lines only) when the chunk has no quote and every cell is a finite number (or, in a
-    string-category column, a category, a missing token or ``other``); otherwise the reference path
-    :func:`_parse_records`, which gives the same values and the exact messages."""
-    textual = textual or {}
-    if any('"' in line for line in lines):
-        return _parse_records(lines, positions, columns, party=party, parties=parties, record=record,
-                              first_line=first_line, source=source, textual=textual)
-    records = [line for line in lines if line.rstrip("\r\n")]
-    own = records[(party - record) % parties::parties]
-    if not own:
-        return np.empty((0, len(columns))), record + len(records)
-    values = _vectorized(own, positions, columns, textual)
-    if values is None:
-        return _parse_records(lines, positions, columns, party=party, parties=parties, record=record,
-                              first_line=first_line, source=source, textual=textual)
-    return values, record + len(records)
+def _codes(column: Any, spec: ColumnSpec, start: int, step: int) -> np.ndarray:
+    """Rows ``start, start + step, ...`` of a dictionary-encoded string column as codes (``nan`` = missing):
+    each distinct string of the block looked up once (:meth:`ColumnSpec.cell_code`).
+
+    :raise _Irregular: a string outside the declared categories (and no ``other``) in those rows.
+    """
+    if column.null_count:
+        raise _Irregular
+    found = [spec.cell_code(text) for text in column.dictionary.to_pylist()]
+    codes = np.array([math.nan if code is None else code for code in found], dtype=float)
+    outside = np.array([code is None for code in found], dtype=bool)
+    indices = column.indices.to_numpy(zero_copy_only=False)[start::step]
+    if outside.size and outside[indices].any():
+        raise _Irregular
+    return codes[indices]
 
 
-#: text read per chunk by :func:`read_columns` (bounds a party's memory beyond its own rows)
-CHUNK_BYTES = 1 << 23
+def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], columns: Sequence[str], *,
+                party: int, parties: int, textual: dict[int, ColumnSpec]) -> list[np.ndarray]:
+    """This party's rows of the wanted columns, block by block, by Arrow's streaming reader.
+
+    :raise _Irregular: the file needs the exact path (Arrow refused a cell or a row, or a value needs
+        the exact message).
+    :raise InputError: a line longer than :data:`CHUNK_BYTES`.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as arrow_csv
+
+    names = [f"c{index}" for index in range(len(header))]  # the header's own names may repeat or be blank
+    wanted = [names[position] for position in positions]
+    types = {name: pa.dictionary(pa.int32(), pa.string()) if j in textual else pa.float64()
+             for j, name in enumerate(wanted)}
+    limit = CHUNK_BYTES
+    stream = _CheckedBytes(path)
+    blocks: list[np.ndarray] = []
+    try:
+        batches = arrow_csv.open_csv(
+            pa.PythonFile(stream, mode="r"),
+            read_options=arrow_csv.ReadOptions(block_size=limit, skip_rows=1, column_names=names),
+            parse_options=arrow_csv.ParseOptions(newlines_in_values=True),
+            convert_options=arrow_csv.ConvertOptions(include_columns=list(dict.fromkeys(wanted)), column_types=types,
+                                                     null_values=_NULL_CELLS, strings_can_be_null=False))
+        record = 0
+        for batch in batches:
+            rows = batch.num_rows
+            start = (party - record) % parties
+            record += rows
+            if start >= rows:
+                continue
+            block = np.empty((len(range(start, rows, parties)), len(columns)))
+            for j, name in enumerate(wanted):
+                column = batch.column(name)
+                block[:, j] = _codes(column, textual[j], start, parties) if j in textual else \
+                    _numbers(column, start, parties)
+            blocks.append(block)
+    except pa.ArrowException as exc:
+        if stream.failure is not None:
+            raise stream.failure from None
+        if "straddl" in str(exc):  # Arrow's words for a row that does not fit in a block
+            raise _too_long(path, limit) from None
+        raise _Irregular from None
+    finally:
+        stream.close()
+    return blocks
+
+
+def _read_exact(path: str, positions: Sequence[int], columns: Sequence[str], *, party: int, parties: int,
+                textual: dict[int, ColumnSpec]) -> list[np.ndarray]:
+    """This party's rows of the wanted columns by the ``csv`` module, cell by cell: the values of
+    :func:`_read_arrow` where it takes a file, and the exact messages (with line numbers) where a cell
+    is refused; a short row's absent cells are missing, a long row's extra cells ignored.  Streams the
+    file line by line (a quoted cell may span lines), refusing a line longer than :data:`CHUNK_BYTES`."""
+    blocks: list[np.ndarray] = []
+    kept: list[list[float]] = []
+    with _open_text(path) as handle:
+        lines = _bounded_lines(handle, path)
+        next(lines, None)  # the header
+        reader = csv.reader(lines)
+        record, start = 0, 2
+        for row in reader:
+            line, start = start, 2 + reader.line_num
+            if not row:
+                continue
+            if (record - party) % parties == 0:
+                kept.append(_parse_row(row, positions, columns, textual, f"{path} line {line}"))
+                if len(kept) == _EXACT_ROWS:
+                    blocks.append(np.array(kept, dtype=float))
+                    kept = []
+            record += 1
+    if kept:
+        blocks.append(np.array(kept, dtype=float))
+    return blocks
 
 
 def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: int = 1,
                  specs: Sequence[ColumnSpec] | None = None) -> np.ndarray:
     """Read only ``columns`` of this party's rows of a CSV (optionally ``.gz``) with a header line.
 
-    Streams the file in chunks of :data:`CHUNK_BYTES`; of each chunk only this party's rows
-    (``party, party + parties, ...`` counted over the non-empty records of the file) and only the
-    wanted columns are parsed, vectorized.  Memory: this party's rows of the wanted columns (8 bytes
-    per value) plus one chunk.  Quoted cells are read by the ``csv`` module (a quoted cell may span
-    lines); a byte-order mark at the start is ignored.
+    Streams the file in blocks of :data:`CHUNK_BYTES` bytes through Arrow's CSV reader; of each block
+    only the wanted columns are converted and only this party's rows (``party, party + parties, ...``
+    counted over the non-empty records of the file) kept.  Memory: this party's rows of the wanted
+    columns (8 bytes per value) plus about a block.  Quoted cells may span lines; a byte-order mark at
+    the start is ignored; a line longer than :data:`CHUNK_BYTES` bytes is refused.  A file Arrow does
+    not take as typed is read by the exact path (the module docstring), with the same values.
 
     :param specs: declared columns (matched by name); a column whose categories are strings is read
         as text and each cell becomes its code (:meth:`ColumnSpec.cell_code`); the others are numbers.
@@ -291,9 +423,9 @@ def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: 
     file ``{pid} = 0, 1, ...``, read as one party's rows, and a line on stderr says which.
 
     :return: ``(rows, len(columns))`` floats, ``nan`` where a cell is missing (:data:`MISSING_TOKENS`).
-    :raise InputError: missing file, directory, unreadable or empty file, unknown column, a cell that
-        is not a finite number, a string outside its declared categories (the shared message names the
-        column only; see :func:`_parse_cell`, :func:`_category_cell`).
+    :raise InputError: missing file, directory, unreadable or empty file, unknown column, a line longer
+        than :data:`CHUNK_BYTES`, a cell that is not a finite number, a string outside its declared
+        categories (the shared message names the column only; see :func:`_parse_cell`, :func:`_category_cell`).
     """
     if PID in path:
         files = party_files(path, party=party, parties=parties)
@@ -303,31 +435,13 @@ def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: 
         return parts[0] if len(parts) == 1 else np.vstack(parts)
     check_data_file(path)
     textual = _textual(columns, specs)
-    blocks: list[np.ndarray] = []
     try:
-        with _open_text(path) as handle:
-            header_line = handle.readline()
-            if not header_line:
-                raise _empty(path)
-            header = [name.strip() for name in next(csv.reader([header_line]))]
-            positions = _positions(header, columns, path)
-            record, line = 0, 2
-            while True:
-                lines = handle.readlines(CHUNK_BYTES)
-                if not lines:
-                    break
-                quotes = sum(text.count('"') for text in lines)
-                while quotes % 2:  # a quoted cell goes on past the chunk: read on to its end
-                    more = handle.readline()
-                    if not more:
-                        break
-                    lines.append(more)
-                    quotes += more.count('"')
-                block, record = _parse_chunk(lines, positions, columns, party=party, parties=parties,
-                                             record=record, first_line=line, source=path, textual=textual)
-                line += len(lines)
-                blocks.append(block)
-    except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
+        header, positions = _read_header(path, columns)
+        try:
+            blocks = _read_arrow(path, header, positions, columns, party=party, parties=parties, textual=textual)
+        except _Irregular:
+            blocks = _read_exact(path, positions, columns, party=party, parties=parties, textual=textual)
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError, zlib.error) as exc:
         raise _unreadable(path, exc) from None
     if not blocks:
         return np.empty((0, len(columns)))
