@@ -356,7 +356,8 @@ MPC_TRUNCATION_DELTA = 2.0 ** -40
 def _spend_request(query: Query, rows: PartyRows | np.ndarray, *, ledger: str | os.PathLike[str] | None,
                    budget: Budget | str | None, dataset_name: str | None, accountant: AccountantName) -> SpendRequest:
     """The spend of one release (epsilon; delta, or with noise sampled in MPC and no delta the sampler's
-    truncation bound ``2^-40`` per released sum) and this party's account.
+    truncation bound ``2^-40`` per released sum; plus ``2^-40`` for MPyC's comparisons,
+    :func:`dp.comparison_leakage.comparison_allowance`) and this party's account.
 
     :raise ValueError: a bad ``budget`` or ``accountant`` (raised at the call, like the query's checks).
     """
@@ -370,14 +371,22 @@ def _spend_request(query: Query, rows: PartyRows | np.ndarray, *, ledger: str | 
     base = query.base
     sums = len(base.outputs)
     delta = float(base.delta) if base.delta > 0 or base.noise != "mpc" else sums * MPC_TRUNCATION_DELTA
-    spend = Spend(epsilon=float(base.epsilon), delta=delta,
-                  mechanism="discrete Laplace sampled in MPC" if base.noise == "mpc" else "distributed noise",
-                  what=f"{query.statistic}, {sums} noisy sum(s)")
     source = rows.source if isinstance(rows, PartyRows) else None
     asked = ledger is not None or budget is not None or dataset_name is not None
     exempt = None
     if not asked and source is not None and os.path.dirname(os.path.abspath(source)) == EMBEDDED_DATA:
         exempt = "embedded public data: no budget kept; give ledger=/budget= to keep one"
+    from mpyc.runtime import mpc
+
+    from dp.budget.agreement import pure_budget
+    from dp.comparison_leakage import comparison_allowance
+
+    delta += comparison_allowance(base.path, pure=pure_budget(party=int(mpc.pid), budget=chosen, ledger=ledger,
+                                                              dataset_name=dataset_name, data_file=source,
+                                                              exempt=exempt))  # MPyC's comparisons, <= 2^-40
+    spend = Spend(epsilon=float(base.epsilon), delta=delta,
+                  mechanism="discrete Laplace sampled in MPC" if base.noise == "mpc" else "distributed noise",
+                  what=f"{query.statistic}, {sums} noisy sum(s)")
     return SpendRequest(spend=spend, scenario="dp.umpc.release", data_file=source, dataset_name=dataset_name,
                         budget=chosen, ledger=ledger, accountant=kind, exempt=exempt, in_script=True)
 
