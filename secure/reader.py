@@ -17,9 +17,10 @@ streaming reader gives the blocks, the column selection and the types directly, 
 Arrow's multi-threaded C++ parser (about 10x the former hand-written reader), with one dependency.
 
 Memory whatever the line lengths (one line of 1 GiB in an unused column): Arrow refuses a row that
-does not fit in a block, so a line longer than :data:`CHUNK_BYTES` bytes is refused in one line
-(``its data file has a line longer than N bytes``) instead of being held; the exact path below
-refuses such a line too, before holding it.
+does not fit in two blocks, and the bytes on their way into Arrow are checked for a line longer than
+:data:`CHUNK_BYTES`, so such a line is refused in one line (``its data file has a line longer than N
+bytes``) as soon as it is seen, instead of being held; the exact path below refuses it too, before
+holding it.
 
 Exact path: a file Arrow's types do not take (a row with fewer or more cells than the header, a cell
 that is not a number, not finite, outside its declared categories, a missing token in a case or with
@@ -262,20 +263,38 @@ def _read_header(path: str, columns: Sequence[str]) -> tuple[list[str], list[int
 
 
 class _CheckedBytes:
-    """The bytes of a data file (``.gz``: decompressed) as Arrow reads them, checked as UTF-8 on the way
-    (an ASCII block costs one ``isascii``; another is decoded incrementally), so a file that is not UTF-8
-    text is refused wherever the bad byte is, as a text reader does."""
+    """The bytes of a data file (``.gz``: decompressed) as Arrow reads them, checked on the way:
+
+    - as UTF-8 (an ASCII block costs one ``isascii``; another is decoded incrementally), so a file that
+      is not UTF-8 text is refused wherever the bad byte is, as a text reader does;
+    - for a line longer than ``limit`` bytes (two ``find`` per block: the bytes since the last line
+      break), refused as soon as it is seen -- Arrow alone takes some rows up to two blocks long,
+      depending on where the blocks fall, so the limit would not be one number.
+    """
 
     closed = False
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, limit: int) -> None:
         self._handle: BinaryIO | gzip.GzipFile = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
         self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._path, self._limit, self._run = path, limit, 0  # _run: bytes since the last line break
         self.failure: BaseException | None = None
+
+    def _check_lines(self, chunk: bytes) -> None:
+        first = chunk.find(b"\n")
+        if first < 0:
+            self._run += len(chunk)
+        else:  # a line inside the chunk is at most the chunk (Arrow asks for a block at a time)
+            if self._run + first + 1 > self._limit:
+                raise _too_long(self._path, self._limit)
+            self._run = len(chunk) - 1 - chunk.rfind(b"\n")
+        if self._run > self._limit:
+            raise _too_long(self._path, self._limit)
 
     def read(self, size: int = -1) -> bytes:
         try:
             chunk = self._handle.read(size)
+            self._check_lines(chunk)
             if not chunk:
                 self._decoder.decode(b"", final=True)  # a character cut by the end of the file
             elif not chunk.isascii() or self._decoder.getstate()[0]:
@@ -283,7 +302,7 @@ class _CheckedBytes:
                 for start in range(0, len(chunk), _DECODE_BYTES):
                     self._decoder.decode(view[start:start + _DECODE_BYTES])
             return chunk
-        except Exception as exc:  # Arrow re-raises it; kept in case it comes back wrapped
+        except Exception as exc:  # Arrow re-raises it (an InputError too); kept in case it comes back wrapped
             self.failure = exc
             raise
 
@@ -345,7 +364,7 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], colu
     types = {name: pa.dictionary(pa.int32(), pa.string()) if j in textual else pa.float64()
              for j, name in enumerate(wanted)}
     limit = CHUNK_BYTES
-    stream = _CheckedBytes(path)
+    stream = _CheckedBytes(path, limit)
     blocks: list[np.ndarray] = []
     try:
         batches = arrow_csv.open_csv(
