@@ -11,7 +11,17 @@ Protocol steps 3-4 of Pi_U-MPC (Sinh & Ramon, Protocol 3.1; App. B.1 for the dis
   possible range *and* in the range of the secure integer type, so an overflow shows up as an
   error naming the remedy (a larger ``-L``) instead of a silently wrapped-around number.
 
+- :func:`sum_counted_vectors` is :func:`sum_party_vectors` for count vectors, with a validity check
+  of each party's secret input (:func:`refuse_deviating_parties`): the sum of every party's vector
+  must equal its public row count.  One secure zero test per party (MPyC's ``np_is_zero_public``:
+  it opens ``r * (sum - n_i)`` with ``r`` a joint secret random field element, so it shows only
+  whether the difference is zero), no comparison, hence no statistical leakage.
+
 Threat model: passive, static, at most ``t < m/2`` corrupted parties.  Only the noisy sum is opened.
+The input checks go beyond that model: a party that deviates (inputs a count vector of more or
+fewer rows than it declared) is named and every party stops before anything is opened.  What they
+do not cover: a vector of the right sum with negative entries, or with its mass moved to other cells
+(the latter is the same as that party lying about its own rows).
 """
 from __future__ import annotations
 
@@ -20,10 +30,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from secure.errors import InputError
 from secure.session import ProtocolFailure, mark_stopping
 
-__all__ = ["secure_sum", "add_party_noise", "sum_party_vectors", "SumRange", "guarded_reveal",
-           "guarded_reveal_array"]
+__all__ = ["secure_sum", "add_party_noise", "sum_party_vectors", "sum_counted_vectors", "refuse_deviating_parties",
+           "count_bits", "DEVIATING_COUNT", "NONNEGATIVE_MAX_ELEMENTS", "RHO_BITS", "SumRange", "guarded_reveal", "guarded_reveal_array"]
+
+#: what the check of :func:`sum_counted_vectors` says about a party whose count vector fails it
+DEVIATING_COUNT = "its {what} does not sum to its public row count (deviating party); nothing is released"
 
 
 def secure_sum(values: Any) -> Any:
@@ -60,6 +74,131 @@ def sum_party_vectors(sectype: Any, own: np.ndarray) -> Any:
     from mpyc.runtime import mpc
 
     vectors = mpc.input(sectype.array(np.asarray(own, dtype=np.int64)))  # one secure array per sender
+    total = vectors[0]
+    for vector in vectors[1:]:
+        total = total + vector
+    return total
+
+
+async def refuse_deviating_parties(differences: Any, problems: Sequence[str]) -> None:
+    """Stop every party if any entry of ``differences`` is nonzero, naming the first such party.
+
+    Entry ``(i, j)`` is computed from party ``i``'s secret inputs only and is zero when party ``i``
+    input what it declared (check ``j``).  MPyC's ``np_is_zero_public`` multiplies each entry by its
+    own joint secret random field element and opens the product: zero stays zero, anything else
+    opens as a uniformly random nonzero element, so only the zero/nonzero bit of each entry becomes
+    known (a wrong pass has probability ``1/p``, about ``2^-64`` for ``-L 32``).
+
+    :param differences: secure array of shape ``(m, k)``.
+    :param problems: ``k`` texts, one per check, completing "party i: ..." (no value in them).
+    :raise InputError: at every party alike (they all open the same bits), before anything else is
+        opened: ``party i: <problem>``.
+    """
+    from mpyc.runtime import mpc
+
+    zero = np.asarray(await mpc.np_is_zero_public(differences), dtype=bool).reshape(differences.shape)
+    failing = [(int(i), int(j)) for i, j in zip(*np.nonzero(~zero))]
+    if failing:
+        mark_stopping()  # every party opened the same bits: every party stops with the same line
+        party, check = failing[0]
+        others = sorted({i for i, _ in failing[1:] if i != party})
+        also = f" (parties {', '.join(map(str, others))} too)" if others else ""
+        raise InputError(f"party {party}: {problems[check]}{also}")
+
+
+#: largest ``cells * bits`` per party for which :func:`sum_counted_vectors` also proves its cells non-negative
+#: by default (each party then inputs ``bits`` secure bits per cell instead of one count: about that many
+#: times the input bytes; above this the sum check alone runs)
+NONNEGATIVE_MAX_ELEMENTS = 1 << 19
+
+#: the random weights of the bit check lie in ``[1, 2^RHO_BITS)``: a vector that is not all bits passes with
+#: probability at most ``2^-RHO_BITS`` (Schwartz-Zippel)
+RHO_BITS = 40
+
+
+def count_bits(own: np.ndarray, width: int) -> np.ndarray:
+    """This party's counts as ``width`` bits each (least significant first), shape ``(cells, width)``.
+
+    :raise ValueError: a count that is negative or needs more than ``width`` bits (an honest party's
+        counts lie in ``[0, its rows]``).
+    """
+    counts = np.asarray(own, dtype=np.int64).reshape(-1)
+    if counts.size and (int(counts.min()) < 0 or int(counts.max()) >= 1 << width):
+        raise ValueError(f"counts must lie in [0, 2^{width}), got [{int(counts.min())}, {int(counts.max())}]")
+    return ((counts[:, None] >> np.arange(width, dtype=np.int64)) & 1).astype(np.int64)
+
+
+def _proves_nonnegative(cells: int, totals: Sequence[int], sectype: Any, nonnegative: bool | None) -> int:
+    """The bit width of the non-negativity proof, or 0 for the sum check alone (public parameters only)."""
+    width = max(1, max(int(t) for t in totals).bit_length())
+    fits = cells * (1 << width) < sectype.field.order  # the sum of the cells cannot wrap around the field
+    if nonnegative is None:
+        nonnegative = cells * width <= NONNEGATIVE_MAX_ELEMENTS
+    return width if nonnegative and fits else 0
+
+
+async def sum_counted_vectors(sectype: Any, own: np.ndarray, totals: Sequence[int], *,
+                              what: str = "count vector", nonnegative: bool | None = None) -> Any:
+    """:func:`sum_party_vectors` for count vectors, refused unless each party's vector is a histogram of its rows.
+
+    Every party secret-shares its own count vector (one entry per cell, each row of the party in
+    exactly one cell).  The parties then test, for every party ``i``, ``sum(vector_i) == totals[i]``
+    (:func:`refuse_deviating_parties`: one secure zero test per party, nothing else opened), and only
+    then return the sum.
+
+    With the non-negativity proof (``nonnegative``; by default when ``cells * bits`` is at most
+    :data:`NONNEGATIVE_MAX_ELEMENTS`, ``bits`` the bit length of the largest public row count), each
+    party inputs its counts as bits (:func:`count_bits`) and the counts are their weighted sums (local).
+    After all inputs, a joint public seed (:func:`secure.public_randomness.joint_seed`) gives weights
+    ``rho`` in ``[1, 2^40)``; ``sum_k rho_k b_k (b_k - 1)`` is zero for bits and, for any other input,
+    nonzero except with probability ``2^-40`` (Schwartz-Zippel): one inner product per party (one
+    resharing) and one more zero test per party.  Bits and the sum check together make every cell a
+    count in ``[0, n_i]``: the vector is a histogram of exactly ``n_i`` rows, so a deviating party can
+    do no more than replace its own rows (what a sensitivity of ``n_i`` rows bounds).
+
+    Cost beyond :func:`sum_party_vectors`: ``m`` (or ``2m``) random field elements, local products and
+    one opening round; with the proof, ``bits`` input elements per cell instead of one, the seed, and
+    one resharing round.  No comparison: nothing statistical is opened.
+
+    :param sectype: MPyC secure integer type.
+    :param own: this party's int vector (the same length at every party).
+    :param totals: every party's public row count (``secure.intake.exchange_counts``).
+    :param what: how the refusal names the vector ("count vector", "histogram", ...).
+    :param nonnegative: force the bit proof on or off (``None``: by size, see above).
+    :return: secure array, the elementwise sum over all parties.
+    :raise InputError: at every party, ``party i: its <what> does not sum to its public row count
+        (deviating party); nothing is released`` (or ``... has a cell that is not a count``).
+    """
+    from mpyc.runtime import mpc
+
+    counts = np.asarray(own, dtype=np.int64).reshape(-1)
+    if len(totals) != len(mpc.parties):
+        raise ValueError(f"totals must give one row count per party ({len(mpc.parties)}), got {len(totals)}")
+    cells = counts.shape[0]
+    width = _proves_nonnegative(cells, totals, sectype, nonnegative)
+    problems = [DEVIATING_COUNT.format(what=what)]
+    if width:
+        from secure.public_randomness import joint_seed, public_generator
+
+        bits = mpc.input(sectype.array(count_bits(counts, width).reshape(-1)))  # one secure array per sender
+        stacked = mpc.np_stack(bits)  # (m, cells * width)
+        powers = (1 << np.arange(width, dtype=np.int64))
+        vectors_matrix = mpc.np_matmul(stacked.reshape(len(bits) * cells, width), powers).reshape(len(bits), cells)
+        rho = public_generator(await joint_seed()).integers(1, 1 << RHO_BITS, size=cells * width, dtype=np.int64)
+        parties = len(bits)
+        weighted = (stacked * rho).reshape(parties, 1, cells * width)
+        not_bits = mpc.np_matmul(weighted, (stacked - 1).reshape(parties, cells * width, 1)).reshape(parties, 1)
+        sums = mpc.np_sum(vectors_matrix, axis=1).reshape(parties, 1)
+        differences = mpc.np_concatenate([sums - np.asarray([[int(t)] for t in totals], dtype=np.int64), not_bits],
+                                         axis=1)
+        problems.append(f"its {what} has a cell that is not a count of its rows (deviating party); "
+                        "nothing is released")
+        await refuse_deviating_parties(differences, problems)
+        return mpc.np_sum(vectors_matrix, axis=0)
+    vectors = mpc.input(sectype.array(counts))
+    sums = mpc.np_sum(mpc.np_stack(vectors), axis=1)
+    differences = sums - np.asarray([int(t) for t in totals], dtype=np.int64)
+    await refuse_deviating_parties(differences.reshape(len(vectors), 1), problems)
     total = vectors[0]
     for vector in vectors[1:]:
         total = total + vector

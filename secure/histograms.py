@@ -9,6 +9,8 @@ with the kernels of App. A.5).  So:
 1. each party counts its own rows on the grid in the clear (:func:`local_histogram`);
 2. the counts are a secure sum: each party secret-shares its count vector through one
    ``mpc.input`` call (:func:`secure_histogram`) -- no comparison, no share of a row leaves a party;
+   :func:`checked_secure_histogram` first tests, per party, that its counts sum to its public row
+   count (one secure zero test each; a deviating party is named and nothing is released);
 3. the sums are polynomials in ``H`` (:func:`histogram_sums`): prefix sums and public linear maps
    are local on Shamir shares; the products are secure multiplications, written as inner products
    wherever possible, because MPyC reshares only the *result* of an inner product (``np_matmul``):
@@ -41,7 +43,7 @@ import numpy as np
 from secure.kernels import (AreaUnderCurve, DuplicatePair, GiniMeanDifference, Kernel, KendallTau, RandIndex,
                             VolumeUnderSurface)
 
-__all__ = ["local_histogram", "secure_histogram", "histogram_sums", "histogram_costs", "histogram_value_bound",
+__all__ = ["local_histogram", "secure_histogram", "checked_secure_histogram", "histogram_sums", "histogram_costs", "histogram_value_bound",
            "HistogramCost", "GENERIC_MAX_CELLS", "special_form"]
 
 SecureArray = Any  # an MPyC secure NumPy array
@@ -117,6 +119,24 @@ def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
 
     counts = np.asarray(local, dtype=np.int64)
     return sum_party_vectors(sectype, counts.reshape(-1)).reshape(counts.shape)
+
+
+async def checked_secure_histogram(sectype: Any, local: np.ndarray, totals: Sequence[int]) -> SecureArray:
+    """:func:`secure_histogram`, refused at every party unless each party's counts sum to its public rows.
+
+    One secure zero test per party (:func:`secure.aggregation.sum_counted_vectors`), before anything
+    is computed on the joint histogram: a party that inputs more (or fewer) rows than the row count it
+    declared is named, and nothing is released.  Not checked: negative counts of the right total.
+
+    :param totals: every party's public row count, in party order.
+    :raise secure.errors.InputError: ``party i: its histogram does not sum to its public row count
+        (deviating party); nothing is released``, at every party.
+    """
+    from secure.aggregation import sum_counted_vectors
+
+    counts = np.asarray(local, dtype=np.int64)
+    joint = await sum_counted_vectors(sectype, counts.reshape(-1), totals, what="histogram")
+    return joint.reshape(counts.shape)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -159,8 +159,8 @@ def _data(tmp_path: Path) -> Path:
     return write_csv(tmp_path / "small.csv", header, values)
 
 
-def _common(csv: Path) -> list[str]:
-    return ["--data", str(csv), "--columns", "sysBP", "--domain", "sysBP=80:300", "--points", "256",
+def _common(csv: Path, points: int = 256) -> list[str]:
+    return ["--data", str(csv), "--columns", "sysBP", "--domain", "sysBP=80:300", "--points", str(points),
             "--smooth", "none", "--no-log"]
 
 
@@ -241,7 +241,7 @@ def test_stored_keys_of_another_run_or_tampered_are_refused_with_one_line(tmp_pa
     csv = _data(tmp_path)
     stores = [tmp_path / "a", tmp_path / "b"]
     for store in stores:
-        run = run_command(scenario_command("ecdf_fss", "-M3", *_common(csv), "--points", "64", "--store", str(store),
+        run = run_command(scenario_command("ecdf_fss", "-M3", *_common(csv, 64), "--store", str(store),
                                            "--queries", "0"))
         assert run.code == 0, run.stderr
     mixed = tmp_path / "mixed"
@@ -302,7 +302,7 @@ def test_a_frozen_server_stops_the_other_within_the_silence_limit(tmp_path: Path
     one line naming server 1, no traceback, no record.  Bound: "does not hang" (3 s limit, wide margin)."""
     csv = _data(tmp_path)
     store = tmp_path / "keys"
-    run = run_command(scenario_command("ecdf_fss", "-M3", *_common(csv), "--points", "64", "--store", str(store),
+    run = run_command(scenario_command("ecdf_fss", "-M3", *_common(csv, 64), "--store", str(store),
                                        "--queries", "0"))
     assert run.code == 0, run.stderr
     port = free_base_port()

@@ -384,6 +384,7 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
             received.append(list(await mpc.transfer(payloads[server], senders=list(range(parties)),
                                                      receivers=[servers[server]])))
         key_sizes = [int(size) for size in await mpc.transfer(key_bytes)]
+        await _check_uploads(received, rows, servers, bits=bits, nodes=plan.node_count)
         run_id = await mpc.transfer(secrets.token_hex(16) if mpc.pid == servers[0] else None, senders=servers[0])
     levels = plan.levels
     public = {"version": STATE_VERSION, "statistic": "ecdf_fss", "grid": [float(t) for t in taus],
@@ -403,6 +404,49 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
                 keys.append(key_batch)
         states.append(ServerState(server=server, public=dict(public), keys=keys, node_shares=shares))
     return states, outside
+
+
+def _upload_problem(received: Sequence[Any], rows: Sequence[int], server: int, *, bits: int, nodes: int) -> str | None:
+    """What is wrong with the owners' uploads one server received, or ``None``: the first owner whose key
+    batch does not hold exactly one DCF key per public row, or whose noise shares are not one per node."""
+    dcf = _dcf()
+    for owner, (key_batch, noise) in enumerate(received):
+        try:
+            count = 0 if key_batch is None else dcf.DcfKeys.from_bytes(key_batch, server=server, bits=bits).count
+            shares = len(noise) // 8 if isinstance(noise, bytes) and len(noise) % 8 == 0 else -1
+        except (ValueError, TypeError):
+            count, shares = -1, -1
+        if count != int(rows[owner]):
+            return (f"party {owner}: its DCF keys are not one per public row (deviating party); "
+                    "nothing is stored or released")
+        if shares != nodes:
+            return f"party {owner}: its node-noise shares are not one per tree node (deviating party)"
+    return None
+
+
+async def _check_uploads(received: Sequence[Sequence[Any]], rows: Sequence[int], servers: Sequence[int], *,
+                         bits: int, nodes: int) -> None:
+    """Both servers check every owner's upload against its public row count; every party calls it.
+
+    The count of DCF keys an owner sent is public (its row count), so this check opens nothing.  It
+    stops an owner that uploads more (or fewer) keys than rows.  Not covered: a key whose payload
+    ``beta`` is not 1, or whose ``alpha`` lies beyond the grid (a verifiable DCF would be needed; the
+    range check of :func:`open_counts` catches only wild values).
+
+    :raise InputError: at every party alike, naming the first deviating owner.
+    """
+    from mpyc.runtime import mpc
+
+    from secure.session import mark_stopping
+
+    problems = [_upload_problem(received[index], rows, server, bits=bits, nodes=nodes)
+                for index, server in enumerate((0, 1)) if mpc.pid == servers[server]]
+    mine = next((problem for problem in problems if problem), None)
+    verdicts = [mine] if len(mpc.parties) == 1 else list(await mpc.transfer(mine, senders=sorted(set(servers))))
+    failing = next((verdict for verdict in verdicts if verdict), None)
+    if failing:
+        mark_stopping()
+        raise InputError(failing)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -14,7 +14,9 @@ Barczewski, Mawass & Ramon, §5.2 (eq. 5, Algorithm 2, Theorem 2), with the secu
    ``E_{1,q} = sum k_i``, ``E_{0,q} = sum (2^b - k_i)`` in fixed point, ``O_{s,q}`` counts), adds its
    own draws ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)`` per statistic (alpha of the simulated
    path: :attr:`HosmerLemeshowQuery.expected_log_alpha` / ``observed_log_alpha``), and secret-shares
-   the vector (:func:`secure.aggregation.sum_party_vectors`); only the totals are opened, to party 0,
+   the sums and the draws (:func:`secure.aggregation.sum_party_vectors`), after a check per party that
+   its counts sum to its public rows and its ``E`` match its counts (:func:`_checked_statistics`; a
+   deviating party is named at every party, nothing more is released); only the totals are opened, to party 0,
    each checked against its possible range (:func:`secure.aggregation.guarded_reveal_array`);
 4. party 0 computes ``H`` (eq. 5) from the noisy ``E``/``O`` exactly as the simulated path does
    (:func:`dp.ecdf.hosmer_lemeshow.hosmer_lemeshow_statistic`, expected counts floored at
@@ -48,6 +50,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -150,6 +153,35 @@ def _own_statistics(fixed: np.ndarray, labels: np.ndarray, bounds: np.ndarray,
     return group_statistics(fixed, labels, bounds, scale=scale)
 
 
+async def _checked_statistics(sectype: Any, own: np.ndarray, groups: int, scale: int, own_rows: int) -> Any:
+    """Every party's ``4 Q`` exact group sums, secret-shared, summed, after a validity check per party.
+
+    For each party ``i`` (one secure zero test per check, :func:`secure.aggregation.refuse_deviating_parties`):
+    its counts ``O`` sum to its public row count ``n_i``, and in every group ``q``
+    ``E_{1,q} + E_{0,q} = 2^b (O_{1,q} + O_{0,q})`` (each row adds ``k_i`` and ``2^b - k_i``).  So a party
+    cannot input more rows than it declared, nor expected values that no rows of its own give in sum.
+    Not checked: negative entries, or ``E_{1,q}`` beyond ``2^b O``.
+
+    :raise secure.errors.InputError: at every party, naming the first deviating party.
+    """
+    from mpyc.runtime import mpc
+
+    from secure.aggregation import DEVIATING_COUNT, refuse_deviating_parties
+    from secure.intake import exchange_counts
+
+    totals = [int(r) for r in await exchange_counts(own_rows)]
+    vectors = mpc.input(sectype.array(np.asarray(own, dtype=np.int64)))
+    stacked = mpc.np_stack(vectors)  # (m, 4Q): E1, E0, O1, O0
+    expected, observed = stacked[:, :2 * groups], stacked[:, 2 * groups:]
+    row_check = mpc.np_sum(observed, axis=1) - np.asarray(totals, dtype=np.int64)
+    group_check = (expected[:, :groups] + expected[:, groups:]) - scale * (observed[:, :groups] + observed[:, groups:])
+    differences = mpc.np_concatenate([row_check.reshape(len(vectors), 1), group_check], axis=1)
+    await refuse_deviating_parties(differences, [DEVIATING_COUNT.format(what="group counts")] + [
+        "its expected values of a group do not match its counts of that group (deviating party); "
+        "nothing is released"] * groups)
+    return mpc.np_sum(stacked, axis=0)
+
+
 async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarray, query: HosmerLemeshowQuery, *,
                                      node_noise_source: NodeNoiseSource | None = None,
                                      statistic_noise_source: StatisticNoiseSource | None = None,
@@ -224,9 +256,12 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
                  else party_group_noise(query, parties, threshold))
         noise_expected = np.asarray(draws[0], dtype=np.int64).reshape(2, q_count)
         noise_observed = np.asarray(draws[1], dtype=np.int64).reshape(2, q_count)
-        # own sums plus own draws, as one vector: secret-shared, so no other party sees either
-        own = np.concatenate([(own_expected + noise_expected).ravel(), (own_observed + noise_observed).ravel()])
-        noisy = sum_party_vectors(sectype, own)
+        # own sums and own draws, each secret-shared (so no other party sees either); the sums are checked
+        # against the party's public row count before anything is opened (_check_statistics)
+        own = np.concatenate([own_expected.ravel(), own_observed.ravel()])
+        statistics = await _checked_statistics(sectype, own, q_count, scale, len(ys))
+        noise = sum_party_vectors(sectype, np.concatenate([noise_expected.ravel(), noise_observed.ravel()]))
+        noisy = statistics + noise
         await meter.settle(noisy)
     with meter.phase("reveal"):
         opened_expected = await guarded_reveal_array(noisy[:2 * q_count], expected_range, chosen)

@@ -9,9 +9,18 @@ default).  The secure path (:func:`run_secure_ecdf`) and the simulated path
 (:func:`dp.ecdf.tree.private_ecdf`) give the same counts for the same node draws (a test holds them
 equal with ``-M3``).
 
+Each party shares its counts as a histogram of its public rows (:func:`own_histogram`: the grid
+cells, one cell above the grid and, for a private subset of the rows, one cell for the rows outside
+it); the counts ``<= tau_i`` are its prefix sums, computed on the shares.  Before anything is opened
+the parties test, per party, that its histogram sums to its public row count
+(:func:`secure.aggregation.sum_counted_vectors`: one secure zero test per party).
+
 Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties; the
 coalition learns the released noisy counts (epsilon-DP against it, since the honest parties' node
-draws alone are calibrated), the public row counts, and nothing else.  The release is not monotone;
+draws alone are calibrated), the public row counts, and nothing else.  A party that deviates by
+sharing more (or fewer) rows than it declared is named and nothing is released; one that moves its
+rows between cells is not detected (it could as well have lied about its rows), nor one whose
+histogram has negative cells of the right total.  The release is not monotone;
 smoothing (:mod:`smoothing`) is post-processing.
 
 Noise is party-drawn only (:mod:`dp.noise_defaults`): one noise value per tree node (2047 for 1024
@@ -30,9 +39,23 @@ import numpy as np
 from dp.ecdf.tree import TreeNoisePlan, prefix_positions, true_counts
 from dp.umpc.protocol import polya_tail_bound
 
-__all__ = ["EcdfRelease", "run_secure_ecdf", "count_slack"]
+__all__ = ["EcdfRelease", "run_secure_ecdf", "count_slack", "own_histogram"]
 
 NodeNoiseSource = Callable[[TreeNoisePlan], np.ndarray]
+
+
+def own_histogram(values: np.ndarray | Sequence[float], grid: np.ndarray, public_rows: int) -> np.ndarray:
+    """This party's rows as a histogram of ``len(grid) + 2`` cells, summing to ``public_rows``.
+
+    Cell ``k < N``: values in ``(tau_{k-1}, tau_k]`` (cell 0: ``<= tau_0``); cell ``N``: values above the
+    grid; cell ``N + 1``: ``public_rows - len(values)``, the public rows outside ``values`` (a private
+    class of them, :mod:`dp.ecdf.roc`; 0 otherwise).  The prefix sums of the first ``N`` cells are
+    :func:`dp.ecdf.tree.true_counts`.
+    """
+    cumulative = np.asarray(true_counts(np.asarray(values, dtype=float), grid), dtype=np.int64)
+    size = len(values)
+    return np.concatenate([np.diff(cumulative, prepend=0), [size - (int(cumulative[-1]) if cumulative.size else 0),
+                                                            int(public_rows) - size]]).astype(np.int64)
 
 
 @dataclass
@@ -151,7 +174,7 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
     """
     from mpyc.runtime import mpc
 
-    from secure.aggregation import SumRange, guarded_reveal_array, sum_party_vectors
+    from secure.aggregation import SumRange, guarded_reveal_array, sum_counted_vectors, sum_party_vectors
     from secure.intake import exchange_counts
     from secure.meter import CostMeter
     from secure.session import InputError, agree_verdict
@@ -165,10 +188,14 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
         own = len(values) if public_rows is None else int(public_rows)
         if own < len(values):
             raise ValueError(f"public_rows must be at least the number of values, got {own}")
-        rows = sum(await exchange_counts(own))
+        party_rows = [int(r) for r in await exchange_counts(own)]
+        rows = sum(party_rows)
         if rows == 0:  # n is public: refuse before anything is shared (F = count / n needs n >= 1)
             raise InputError("all parties: need at least 1 row over all parties for an ECDF, got 0")
-        counts = sum_party_vectors(sectype, true_counts(np.asarray(values, dtype=float), grid)[chosen])
+        # each party shares its histogram of own rows (grid cells, above the grid, not in this subset), which
+        # must sum to its public rows (one secure zero test per party); the counts <= tau are prefix sums (local)
+        histogram = await sum_counted_vectors(sectype, own_histogram(values, grid, own), party_rows)
+        counts = mpc.np_cumsum(histogram[:len(grid)])[chosen]
         await meter.settle(counts)
     with meter.phase("noise"):
         draws = noise_source(plan) if noise_source is not None else plan.draw_party()

@@ -46,15 +46,34 @@ clipping can guarantee, since its own comparisons then fail the same way, and th
 reports what happens.
 
 Options (none is a prefix of an MPyC option):
-  --quick       r = 1, 3 on 90 rows, without the 1e8 case (what the tests run)
+  --quick       r = 1, 3 on 90 rows, without the 1e8 case; part 2 on the ECDF job only (what the tests run)
   --json PATH   write the setting and every case (exit codes, sums, movement, bound) there
 ``-M3`` is accepted and ``-L`` is passed to every party. Any other MPyC option is refused. The
 exit code is 0 if cases 1-3 behaved as expected, 1 if not (one line), and 2 for bad usage.
 
+Part 2, count vectors (every job with a histogram or count input). Party 1 runs
+:mod:`scenarios.drills.deviating_party`, the others the job unchanged, on the embedded data split in three:
+
+- ``ustat`` (Kendall's tau of sysBP, diaBP, histogram path, all pairs), ``ecdf`` and ``ecdf_fss``
+  (sysBP on 256 grid points, F at the 64th), ``rank_auc`` (histogram path), ``hosmer_lemeshow`` (H) and
+  ``roc_private`` (AUC of the smoothed ROC);
+- cases: ``honest``; ``inflate`` (its count vector sums to ``K = 250`` more than its public rows; the FSS
+  ECDF: 250 more DCF keys than rows) -- expected: refused at every party with one line naming party 1,
+  exit 2, nothing released; ``shift`` (all its rows in the first cell: the right total, non-negative,
+  the same as lying about its own rows) -- not detectable, released, moved by at most what its
+  ``n_1`` rows can move (printed: ``n_1 / n`` for an ECDF value, ``4 n_1 / n`` for Kendall's tau);
+  ``negative`` (``K`` rows added to the first cell and taken from the last: the right total with a
+  negative cell) -- refused where the job proves its cells non-negative
+  (:func:`secure.aggregation.sum_counted_vectors`, by default when ``cells x bits <= 2^19``), released and
+  reported where it does not.
+
+The ECDF and Kendall runs use epsilon 1e9 resp. 20 (noise std 7e-5 on tau), so what moves is the data.
+
 Threat model: the suite claims a passive (semi-honest) adversary, at most ``t < m/2`` parties
 (DESIGN). Under that model local clipping suffices. Skipping it is an active deviation. The drill
 shows that ``--clip secure`` still bounds such a party's influence by the sensitivity, for any
-values that fit the ``-L``-bit secure integers, and that local clipping does not.
+values that fit the ``-L``-bit secure integers, and that local clipping does not; and that a count
+vector of more rows than declared is refused at every party on every job.
 """
 from __future__ import annotations
 
@@ -73,7 +92,8 @@ from scenarios.kit.cli import UsageError
 from scenarios.drills.harness import (CheckedOutcome, DrillOptions, PartySpec, drill_main, format_table,
                                       framingham_columns, parse_drill_argv, run_three, write_party_files)
 
-__all__ = ["main", "parse_options", "Setting", "CaseResult", "run_cases", "fixed_point", "COLUMN", "LOWER",
+__all__ = ["main", "parse_options", "Setting", "CaseResult", "run_cases", "CountCase", "run_count_cases",
+           "COUNT_JOBS", "INFLATE_ROWS", "fixed_point", "COLUMN", "LOWER",
            "UPPER", "PRECISION", "FAR_VALUE", "NEAR_VALUE", "BEYOND_L_VALUE", "EPSILON", "SEED", "QUICK_ROWS",
            "FULL_ROWS", "QUICK_REPLACED", "FULL_REPLACED"]
 
@@ -320,6 +340,179 @@ def run_cases(options: DrillOptions, root: str,
     return setting, cases
 
 
+# --------------------------------------------------------------------------------------------------
+# part 2: count vectors
+
+INFLATE_ROWS = 250
+DEVIATING_PARTY = 1
+ECDF_POINTS, ECDF_INDEX = 256, 64
+_ECDF = ["--columns", "sysBP", "--domain", "sysBP=80:300", "--smooth", "none", "--epsilon", "1e9",
+         "--points", str(ECDF_POINTS)]
+
+#: per job: its arguments, and the per-row movement of the printed value (``None``: not simply bounded)
+COUNT_JOBS: dict[str, tuple[list[str], str | None]] = {
+    "ustat": (["--stat", "kendall", "--columns", "sysBP,diaBP", "--domain", "sysBP=80:300:0,diaBP=40:160:0",
+               "--path", "histogram", "--pairs", "all", "--epsilon", "20"], "kendall"),
+    "ecdf": (_ECDF, "ecdf"),
+    "ecdf_fss": (_ECDF + ["--queries", str(ECDF_INDEX)], "ecdf"),
+    "rank_auc": (["--path", "histogram", "--epsilon", "20"], None),
+    "hosmer_lemeshow": (["--epsilon", "1e9"], None),
+    "roc_private": (["--epsilon", "1e9"], None),
+}
+QUICK_COUNT_JOBS = ("ecdf",)
+_DEVIATIONS: dict[str, tuple[str, ...]] = {"honest": (), "inflate": ("--inflate-counts", str(INFLATE_ROWS)),
+                                           "shift": ("--shift-counts",),
+                                           "negative": ("--negative-counts", str(INFLATE_ROWS))}
+
+
+@dataclass
+class CountCase(CheckedOutcome):
+    """One run of a job with party 1 honest or deviating in its count vector.
+
+    :param value: the released value (Kendall's tau, F at the 64th grid point, AUC, H), or ``None``.
+    :param rows: ``n`` (from the run's or the honest run's record), and ``party_rows`` party 1's public rows.
+    :param bound: what party 1's own rows can move ``value`` by (``shift``; ``None`` where not simple).
+    :param outcome: what happened, in words.
+    """
+
+    job: str
+    deviation: str
+    codes: list[int | None]
+    lines: list[str]
+    value: float | None
+    rows: int | None = None
+    party_rows: int | None = None
+    moved: float | None = None
+    bound: float | None = None
+    outcome: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def _count_value(job: str, record: dict[str, Any] | list[dict[str, Any]]) -> float:
+    if isinstance(record, list):  # rank_auc writes one record per run
+        record = record[0]
+    if job in ("ecdf", "ecdf_fss"):
+        queries = record.get("queries")
+        index = queries.index(ECDF_INDEX) if isinstance(queries, list) else ECDF_INDEX
+        return float(record["counts"][index]) / float(record["n"])
+    return float(record["estimate"])
+
+
+def _count_bound(kind: str | None, rows: int, party_rows: int) -> float | None:
+    """What ``party_rows`` replaced rows can move the value by: ``n_1 / n`` for an ECDF value (each row
+    moves a count by at most 1), ``min(2, 4 n_1 / n)`` for Kendall's tau over all pairs (a row is in
+    ``n - 1`` of the ``C(n, 2)`` pairs, each moving by at most 2)."""
+    if kind == "ecdf":
+        return party_rows / rows
+    if kind == "kendall":
+        return min(2.0, 4.0 * party_rows / rows)
+    return None
+
+
+def _run_count_case(root: str, job: str, deviation: str, party_args: Sequence[str]) -> CountCase:
+    directory = os.path.join(root, f"counts_{job}_{deviation}")
+    os.makedirs(directory)
+    args, _ = COUNT_JOBS[job]
+    honest = PartySpec(job, (*args, "--json", RESULT_NAME))
+    specs = [honest, honest, honest]
+    if deviation != "honest":
+        specs[DEVIATING_PARTY] = PartySpec("drills.deviating_party", ("--scenario", job, *_DEVIATIONS[deviation],
+                                                                       *args, "--json", RESULT_NAME))
+    results, _ = run_three(specs, directory, party_args=party_args)
+    record: dict[str, Any] = {}
+    path = os.path.join(directory, RESULT_NAME)
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            loaded = json.load(handle)
+        record = loaded[0] if isinstance(loaded, list) else loaded  # rank_auc writes one record per run
+    lines = [r.error_lines[0] if r.error_lines else "" for r in results]
+    value = _count_value(job, record) if record and all(r.code == 0 for r in results) else None
+    case = CountCase(job, deviation, [r.code for r in results], lines, value)
+    if record:
+        case.rows = int(record["n"])
+    return case
+
+
+def _judge_count(case: CountCase, honest: CountCase, kind: str | None, proves_cells: bool) -> None:
+    refused = (all(code == 2 for code in case.codes) and len(set(case.lines)) == 1
+               and case.lines[0].startswith(f"error: party {DEVIATING_PARTY}: ") and "deviating party" in case.lines[0])
+    released = case.value is not None
+    if case.deviation == "honest":
+        case.outcome = "released" if released else f"NOT released (exits {case.codes}): {case.lines[0]}"
+        if not released:
+            case.problems.append("the honest run did not release")
+        return
+    if refused:
+        case.outcome = "refused at every party: " + case.lines[0].removeprefix("error: ")
+    elif released and honest.value is not None:
+        case.moved = abs(case.value - honest.value)  # type: ignore[operator]
+        case.outcome = f"released, moved {case.moved:.4f}" + ("" if case.bound is None else f" (bound {case.bound:.4f})")
+    else:
+        case.outcome = f"exits {case.codes}: {case.lines[0] or case.lines[1]}"
+    if case.deviation == "inflate" and not refused:
+        case.problems.append("a count vector of more rows than declared was not refused at every party")
+    if case.deviation == "negative" and proves_cells and not refused:
+        case.problems.append("a negative cell was not refused although the job proves its cells non-negative")
+    if case.deviation == "shift" and case.moved is not None and case.bound is not None and case.moved > case.bound + 1e-9:
+        case.problems.append(f"moved {case.moved:.4f}, beyond what the party's own rows can move ({case.bound:.4f})")
+
+
+def _proves_cells(job: str) -> bool:
+    """Whether the job's count vector gets the non-negativity proof by default (public sizes only)."""
+    return job != "ecdf_fss" and job not in ("rank_auc",)
+
+
+def run_count_cases(options: DrillOptions, root: str,
+                    progress: Callable[[str], None] = lambda text: None) -> list[CountCase]:
+    """Part 2: per job, an honest run and party 1 inflating, shifting and negating its count vector."""
+    cases: list[CountCase] = []
+    jobs = QUICK_COUNT_JOBS if options.quick else tuple(COUNT_JOBS)
+    for job in jobs:
+        kind = COUNT_JOBS[job][1]
+        progress(f"count vectors: {job}, honest")
+        honest = _run_count_case(root, job, "honest", options.party_args)
+        _judge_count(honest, honest, kind, _proves_cells(job))
+        cases.append(honest)
+        for deviation in ("inflate", "shift", "negative"):
+            if job == "ecdf_fss" and deviation == "negative":
+                continue  # a DCF key has no cell to make negative (see scenarios.drills.deviating_party)
+            progress(f"count vectors: {job}, {deviation}")
+            case = _run_count_case(root, job, deviation, options.party_args)
+            case.rows = case.rows or honest.rows
+            case.party_rows = _deviating_rows(case.rows) if case.rows else None
+            if case.rows and case.party_rows and deviation == "shift":
+                case.bound = _count_bound(kind, case.rows, case.party_rows)
+            _judge_count(case, honest, kind, _proves_cells(job))
+            cases.append(case)
+    return cases
+
+
+def _deviating_rows(rows: int) -> int:
+    """Party 1's public row count: every job here splits the embedded table by rows ``pid, pid + 3, ...``
+    (:func:`secure.intake.rows_from_table`), and keeps every row (missing cells filled)."""
+    return len(range(DEVIATING_PARTY, rows, 3))
+
+
+def print_count_report(cases: Sequence[CountCase]) -> None:
+    """Print part 2: per job and deviation, the exits and what was released or refused."""
+    if not cases:
+        return
+    print(f"\nCount vectors: party {DEVIATING_PARTY} deviates in what it inputs (K = {INFLATE_ROWS} rows); "
+          "3 parties, embedded data")
+    table = []
+    for case in cases:
+        table.append([case.job, case.deviation, " ".join("hung" if c is None else str(c) for c in case.codes),
+                      _number(case.value), "-" if case.party_rows is None else f"{case.party_rows}/{case.rows}",
+                      _number(case.moved), _number(case.bound), case.outcome + ("" if case.ok else "  [FAILED]")])
+    print(format_table(["job", "party 1", "exits", "value", "its rows", "moved", "bound", "outcome"], table))
+    print("  inflate: its count vector sums to K more than its public rows (FSS: K more DCF keys); shift: all its "
+          "rows in the first cell (right total, undetectable: the same as lying about its rows); negative: +K in "
+          "the first cell, -K in the last (right total, a negative cell)")
+    for case in cases:
+        for problem in case.problems:
+            print(f"  FAILED {case.job} ({case.deviation}): {problem}")
+
+
 def _number(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -359,21 +552,39 @@ def print_report(setting: Setting, cases: Sequence[CaseResult]) -> None:
             print(f"  FAILED {case.name} (--clip {case.clip}, r = {case.replaced}): {problem}")
 
 
-def _record(options: DrillOptions, outcome: tuple[Setting, list[CaseResult]]) -> dict[str, Any]:
-    setting, cases = outcome
+Outcome = tuple[Setting, list[CaseResult], list[CountCase]]
+
+
+def run_all(options: DrillOptions, root: str) -> Outcome:
+    """Part 1 (clipping) and part 2 (count vectors)."""
+    setting, cases = run_cases(options, root)
+    return setting, cases, run_count_cases(options, root)
+
+
+def _record(options: DrillOptions, outcome: Outcome) -> dict[str, Any]:
+    setting, cases, count_cases = outcome
     return {"setting": {**asdict(setting), "row_sensitivity_units": setting.row_sensitivity_units,
                         "row_sensitivity": setting.row_sensitivity, "column": COLUMN,
                         "domain": [LOWER, UPPER, PRECISION], "epsilon": EPSILON, "seed": SEED,
                         "quick": options.quick},
-            "cases": [case.record() for case in cases], "ok": all(case.ok for case in cases)}
+            "cases": [case.record() for case in cases], "count_cases": [case.record() for case in count_cases],
+            "ok": all(case.ok for case in [*cases, *count_cases])}
+
+
+def _failures(outcome: Outcome) -> list[str]:
+    return ([f"{case.name} (--clip {case.clip}, r = {case.replaced})" for case in outcome[1] if not case.ok]
+            + [f"count vector of {case.job} ({case.deviation})" for case in outcome[2] if not case.ok])
+
+
+def _report(outcome: Outcome) -> None:
+    print_report(outcome[0], outcome[1])
+    print_count_report(outcome[2])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the malicious-input drill; returns the exit code (0 as expected, 1 not, 2 bad usage)."""
-    return drill_main(
-        argv, name="malicious-input", parse=parse_options, run=run_cases, report=lambda outcome: print_report(*outcome), record=_record,
-        failures=lambda outcome: [f"{case.name} (--clip {case.clip}, r = {case.replaced})"
-                                  for case in outcome[1] if not case.ok])
+    return drill_main(argv, name="malicious-input", parse=parse_options, run=run_all, report=_report, record=_record,
+                      failures=_failures)
 
 
 if __name__ == "__main__":

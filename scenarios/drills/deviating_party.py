@@ -1,0 +1,196 @@
+"""One party of a secure job that deviates on purpose in what it inputs, for the malicious-input drill.
+
+It runs a job (``--scenario``, default ``ustat``) as one MPyC party after wrapping, *in this process
+only*, the function through which the job shares this party's count vector
+(:func:`secure.aggregation.sum_counted_vectors`; for the FSS ECDF :func:`secure.fss.dcf.gen`, the
+owner's key generation).  The production code is never changed.  The other parties run the job
+unchanged, each with its own ``-I``::
+
+    python -m scenarios.drills.deviating_party --inflate-counts 250 --scenario ecdf --data 'p{pid}.csv' \\
+        --columns sysBP --domain sysBP=80:300 --epsilon 1e9 -M3 -I 1 -B 40000 --no-log
+
+Deviations (give exactly one):
+
+``--inflate-counts K``
+    The count vector gains ``K`` rows in its first cell, so it sums to ``K`` more than this party's public
+    row count (the FSS ECDF: ``K`` more DCF keys than rows, at the last grid point).  The suite must
+    refuse it at every party (``party i: its ... does not sum to its public row count``).
+``--shift-counts``
+    Every row of this party moves to the first cell: the right total, non-negative cells.  This is the
+    same as the party lying about its own rows, which no check can see; the drill measures how far it
+    moves the release (bounded by this party's rows).
+``--negative-counts K``
+    ``K`` rows more in the first cell and ``K`` fewer in the last cell of the grid (``K`` above what the
+    party holds there makes that cell negative): the right total, so the sum check passes.  The drill
+    measures what such a vector moves (not bounded by the party's rows: cells are not checked for
+    non-negativity).
+
+``--scenario NAME`` is one of ``ustat``, ``ecdf``, ``ecdf_fss``, ``rank_auc``, ``hosmer_lemeshow``,
+``roc_private``.  The deviating party needs its own ``-I`` (it does not launch the others).
+
+Threat model being drilled: the suite claims a passive (semi-honest) adversary; deviating inputs are
+an active attack.  The claim under test is the input check of issue 21 (one secure zero test per party
+and count vector), and the drill reports what it leaves open.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+if __package__ in (None, ""):  # run as a file
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from scenarios.kit.cli import ScenarioParser, UsageError, asks_for_help
+
+__all__ = ["main", "Deviation", "split_deviation", "install_deviation", "SCENARIOS", "deviate"]
+
+#: the jobs with a count input that this party can run
+SCENARIOS: tuple[str, ...] = ("ustat", "ecdf", "ecdf_fss", "rank_auc", "hosmer_lemeshow", "roc_private")
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """What this party does to its count vector.
+
+    :param kind: ``inflate``, ``shift`` or ``negative``.
+    :param amount: ``K`` of ``inflate`` and ``negative`` (0 for ``shift``).
+    :param scenario: the job.
+    :param error: a usage error, shared with the other parties as a verdict.
+    """
+
+    kind: str = "inflate"
+    amount: int = 0
+    scenario: str = "ustat"
+    error: str | None = None
+
+
+def split_deviation(argv: Sequence[str]) -> tuple[Deviation, list[str]]:
+    """Separate this drill's options from the job's; a bad option is returned as ``error``."""
+    parser = ScenarioParser(prog="python -m scenarios.drills.deviating_party", description=__doc__, add_help=False)
+    parser.add_argument("--inflate-counts", type=int, default=None, metavar="K")
+    parser.add_argument("--shift-counts", action="store_true")
+    parser.add_argument("--negative-counts", type=int, default=None, metavar="K")
+    parser.add_argument("--scenario", default="ustat", metavar="NAME")
+    try:
+        known, rest = parser.parse_known_args(list(argv))
+    except UsageError as exc:
+        return Deviation(error=str(exc)), [a for a in argv if not a.startswith("--")]
+    scenario = known.scenario if known.scenario in SCENARIOS else "ustat"
+    chosen = [kind for kind, given in (("inflate", known.inflate_counts is not None), ("shift", known.shift_counts),
+                                       ("negative", known.negative_counts is not None)) if given]
+    error = None
+    if known.scenario not in SCENARIOS:
+        error = f"--scenario expects one of: {', '.join(SCENARIOS)}; got '{known.scenario}'"
+    elif len(chosen) != 1:
+        error = "give exactly one of --inflate-counts K, --shift-counts, --negative-counts K"
+    amount = int(known.inflate_counts if chosen == ["inflate"] else known.negative_counts or 0)
+    if error is None and chosen != ["shift"] and amount < 1:
+        error = f"K must be a positive number of rows, got {amount}"
+    return Deviation(chosen[0] if len(chosen) == 1 else "inflate", amount, scenario, error), rest
+
+
+def deviate(vector: Any, deviation: Deviation, cells: int | None = None) -> Any:
+    """The count vector this party inputs instead of its own (a NumPy int vector).
+
+    :param cells: how many leading cells are grid cells (the rest: above the grid, outside a subset);
+        default all.
+    """
+    import numpy as np
+
+    own = np.asarray(vector, dtype=np.int64).reshape(-1).copy()
+    grid = own.shape[0] if cells is None else cells
+    if deviation.kind == "inflate":
+        own[0] += deviation.amount
+    elif deviation.kind == "shift":
+        total = int(own[:grid].sum())
+        own[:grid] = 0
+        own[0] = total
+    else:
+        own[0] += deviation.amount
+        own[grid - 1] -= deviation.amount
+    return own
+
+
+def install_deviation(deviation: Deviation) -> None:
+    """Wrap the functions that share this party's count vector (after MPyC has been imported)."""
+    import numpy as np
+
+    import dp.ecdf.hosmer_lemeshow_secure
+    import secure.aggregation
+    import secure.fss.dcf
+
+    original_sum: Callable[..., Any] = secure.aggregation.sum_counted_vectors
+
+    async def deviating_sum(sectype: Any, own: Any, totals: Sequence[int], *, what: str = "count vector") -> Any:
+        # the ECDF jobs' vectors end in two cells beyond the grid (above it, outside the subset)
+        cells = None if what == "histogram" else max(1, len(np.asarray(own).reshape(-1)) - 2)
+        return await original_sum(sectype, deviate(own, deviation, cells), totals, what=what)
+
+    secure.aggregation.sum_counted_vectors = deviating_sum  # type: ignore[assignment]
+
+    original_bits: Callable[..., Any] = secure.aggregation.count_bits
+
+    def deviating_bits(counts: Any, width: int) -> Any:
+        # a cell that is no count of width bits goes into bit 0 whole (the "bit" is then not 0 or 1), so the
+        # vector rebuilt from the bits is exactly the deviating one: what a party that ignores the format inputs
+        values = np.asarray(counts, dtype=np.int64).reshape(-1)
+        wrong = (values < 0) | (values >= 1 << width)
+        bits = original_bits(np.where(wrong, 0, values), width)
+        bits[wrong, 0] = values[wrong]
+        return bits
+
+    secure.aggregation.count_bits = deviating_bits  # type: ignore[assignment]
+
+    original_statistics: Callable[..., Any] = dp.ecdf.hosmer_lemeshow_secure._checked_statistics
+
+    async def deviating_statistics(sectype: Any, own: Any, groups: int, scale: int, own_rows: int) -> Any:
+        # E1, E0, O1, O0: the same deviation on the counts O1 (and E to match, as a careful party would)
+        vector = np.asarray(own, dtype=np.int64).copy()
+        observed = deviate(vector[2 * groups:3 * groups], deviation)
+        vector[:groups] += (observed - vector[2 * groups:3 * groups]) * scale
+        vector[2 * groups:3 * groups] = observed
+        return await original_statistics(sectype, vector, groups, scale, own_rows)
+
+    dp.ecdf.hosmer_lemeshow_secure._checked_statistics = deviating_statistics  # type: ignore[assignment]
+
+    original_gen: Callable[..., Any] = secure.fss.dcf.gen
+
+    def deviating_gen(alphas: Any, bits: int, **options: Any) -> Any:
+        values = np.asarray(alphas, dtype=np.int64).reshape(-1)
+        if deviation.kind == "inflate":
+            values = np.concatenate([values, np.full(deviation.amount, int(values.max()), dtype=np.int64)])
+        elif deviation.kind == "shift":
+            values = np.zeros_like(values)
+        return original_gen(values, bits, **options)
+
+    secure.fss.dcf.gen = deviating_gen  # type: ignore[assignment]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party of the job with the deviation installed; returns its exit code."""
+    deviation, rest = split_deviation(sys.argv[1:] if argv is None else argv)
+    sys.argv = [os.path.abspath(__file__), *rest]
+    scenario = importlib.import_module(f"scenarios.{deviation.scenario}")
+    original_parse: Callable[[Sequence[str]], Any] = getattr(scenario, "parse_options")
+
+    def parse_with_deviation(own: Sequence[str]) -> Any:
+        # runs inside scenarios.kit.cli.run_scenario, after mpyc.runtime has taken its options from argv
+        if deviation.error is not None:
+            raise UsageError(deviation.error)
+        if not asks_for_help(own):
+            install_deviation(deviation)
+        return original_parse(list(own))
+
+    setattr(scenario, "parse_options", parse_with_deviation)
+    try:
+        return int(scenario.main(None))
+    finally:
+        setattr(scenario, "parse_options", original_parse)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
