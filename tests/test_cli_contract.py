@@ -139,7 +139,7 @@ def test_parties_disagreeing_on_bit_length_stop_before_sharing() -> None:
     runs = run_parties([SMALL, SMALL + ["-L", "40"], SMALL], timeout=90)
     assert [run.code for run in runs] == [2, 2, 2]
     line = one_error_line(runs[0])
-    assert "-L=40 at party 1 but 32 at party 0" in line
+    assert "-L 40 at party 1 but -L 32 at parties 0, 2" in line
 
 
 @pytest.mark.multiparty

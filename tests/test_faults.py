@@ -30,6 +30,18 @@ def party_files(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def _with(argv: Sequence[str], flags: Sequence[str]) -> list[str]:
+    """``argv`` with each ``--option value`` of ``flags`` replacing the option's value, or appended (a
+    single-valued option given twice is itself refused)."""
+    out = list(argv)
+    for option, value in zip(flags[::2], flags[1::2]):
+        if option in out:
+            out[out.index(option) + 1] = value
+        else:
+            out += [option, value]
+    return out
+
+
 def _same(argv: Sequence[str]) -> list[list[str]]:
     return [list(argv)] * 3
 
@@ -155,9 +167,9 @@ def test_fewer_rows_than_the_degree_stops_all(tmp_path: Path) -> None:
     (["--columns", "sysBP,weight"], "its data file has no column 'weight'"),
 ])
 def test_bad_parameters_stop_all(party_files: Path, flags: list[str], fragment: str) -> None:
-    argv = ["--data", str(party_files / "p{pid}.csv"), *KENDALL, *flags]
+    argv = _with(["--data", str(party_files / "p{pid}.csv"), *KENDALL], flags)
     if "weight" in fragment:
-        argv += ["--domain", "sysBP=80:300:8,weight=0:200"]
+        argv = _with(argv, ["--domain", "sysBP=80:300:8,weight=0:200"])
     runs, seconds = _timed(_same(argv))
     assert_all_refuse(runs, None if "exceeds" in fragment else 0, fragment)
     assert seconds < 30
@@ -170,7 +182,7 @@ def test_bad_parameters_stop_all(party_files: Path, flags: list[str], fragment: 
 def test_parties_disagreeing_on_parameters_stop_before_sharing(party_files: Path, override: list[str],
                                                                fragment: str) -> None:
     base = ["--data", str(party_files / "p{pid}.csv"), *KENDALL]
-    runs, seconds = _timed([base, base + override, base])
+    runs, seconds = _timed([base, _with(base, override), base])
     assert_all_refuse(runs, 1, fragment)
     assert seconds < 30
 
@@ -205,8 +217,8 @@ def test_party_killed_mid_run_ends_the_others_without_release(tmp_path: Path) ->
         processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                           cwd=ROOT))
     victim = processes[1]
-    assert victim.stdout is not None
-    for line in victim.stdout:  # MPyC's log (on stdout): wait until the kernel phase has started
+    assert victim.stderr is not None
+    for line in victim.stderr:  # MPyC's log (on stderr): wait until the kernel phase has started
         if "phase kernel" in line:
             break
     time.sleep(0.5)

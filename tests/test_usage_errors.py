@@ -69,7 +69,7 @@ CASES = [
     ("ustat", ["--json", "/nonexistent/x.json"], PARTY, ["cannot write --json /nonexistent/x.json: no such directory"]),
     ("ustat", ["--json", "{tmp}"], PARTY, ["cannot write --json", "is a directory"]),
     ("ustat", ["--data", "{tmp}/empty_pairs.csv", "--stat", "auc", "--columns", "score,label", "--domain",
-               "score=0:1"], ALL, ["at least 2 rows", "got 0"]),
+               "score=0:1"], PARTY, ["its data has no rows (a header line only)"]),
     # ecdf: domain, epsilon, points, release, quantiles, outputs, no rows
     ("ecdf", ["--domain", "0:inf"], PARTY, ["--domain must be finite", "0:inf"]),
     ("ecdf", ["--domain=-1e308:1e308"], PARTY, ["--domain must be finite"]),
@@ -80,8 +80,8 @@ CASES = [
     ("ecdf", ["--quantiles", "0.5,inf"], PARTY, ["--quantiles must lie strictly between 0 and 1"]),
     ("ecdf", ["--curve", "/nonexistent/x.csv"], PARTY, ["cannot write --curve /nonexistent/x.csv: no such directory"]),
     ("ecdf", ["--json", "/nonexistent/x.json"], PARTY, ["cannot write --json /nonexistent/x.json: no such directory"]),
-    ("ecdf", ["--data", "{tmp}/empty_v.csv", "--columns", "v", "--domain", "v=0:10"], ALL,
-     ["at least 1 row over all parties for an ECDF", "got 0"]),
+    ("ecdf", ["--data", "{tmp}/empty_v.csv", "--columns", "v", "--domain", "v=0:10"], PARTY,
+     ["its data has no rows"]),
     # rank_auc: seed, epsilon, domain, rows, output
     ("rank_auc", ["--seed=-5"], PARTY, ["--seed must be an integer in [0, 2^63)", "-5"]),
     ("rank_auc", ["--noise", "parties", "--epsilon", "1e-300"], PARTY, ["too small", "at least 1.82e-12"]),
@@ -131,7 +131,7 @@ def test_ecdf_with_no_rows_at_any_party_stops_every_party(files: Path) -> None:
     runs = run_parties([argv] * 3, module="ecdf", timeout=60)
     assert [run.code for run in runs] == [2, 2, 2], [run.stderr for run in runs]
     assert {_one_error_line(run.stderr) for run in runs} == \
-        {"error: all parties: need at least 1 row over all parties for an ECDF, got 0"}
+        {"error: party 0 (also parties 1, 2): its data has no rows (a header line only); no party holds a row"}
 
 
 def test_ecdf_with_one_party_holding_no_rows_runs(files: Path, tmp_path: Path) -> None:
