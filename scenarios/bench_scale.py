@@ -33,8 +33,11 @@ The configurations run as local parties at party 0's host, with as many parties 
 Columns of the table and CSV: ``n``; ``path``; ``tuples`` (``C(n, 2)`` or ``2n``); ``status``
 (``measured``, or ``skipped: ...`` / ``failed: ...`` with the reason); ``seconds`` and ``model_seconds``;
 ``bytes`` and ``model_bytes``; ``peak_mb`` (largest party) and ``peak_mb_parties`` (each party, ``/``
-separated) and ``model_mb`` (the planner's memory per party); ``load_seconds`` (data generation and
-fixed point, at party 0, not in ``seconds``); ``estimate`` (the released tau).
+separated) and ``model_mb`` (the planner's memory per party); ``load_seconds`` (data generation, the
+party's CSV file written and read, fixed point, at party 0, not in ``seconds``); ``read_seconds`` (party 0
+reading its own file with :func:`secure.reader.read_columns`, as ``--data site{pid}.csv`` does) beside
+``pyarrow_seconds`` (``pyarrow.csv.read_csv`` of the same file, in a fresh process: the floor) and
+``share_mb`` (the size of party 0's file, beside ``peak_mb``); ``estimate`` (the released tau).
 
 Threat model of the secure runs: passive, static, ``t < m/2`` (each path's own docstring); the synthetic
 rows are public by construction (a benchmark), but they enter the computation as private inputs do.
@@ -59,11 +62,13 @@ __all__ = ["main", "parse_options", "synthetic_rows", "column_specs", "SIZES", "
 SIZES = (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)
 QUICK_SIZES = (10 ** 3, 10 ** 4)
 PATHS = ("histogram", "tuples")
+#: the columns of a party's CSV file (:func:`read_share`)
+COLUMN_NAMES = ["x", "y"]
 #: the sampled baseline runs only while modelled at most this long (seconds)
 MAX_MODEL_SECONDS = 600.0
 NAME = "bench_scale"
 COLUMNS = ["n", "path", "tuples", "status", "seconds", "model_seconds", "bytes", "model_bytes", "peak_mb",
-           "peak_mb_parties", "model_mb", "load_seconds", "estimate"]
+           "peak_mb_parties", "model_mb", "load_seconds", "read_seconds", "pyarrow_seconds", "share_mb", "estimate"]
 
 
 @dataclass
@@ -180,6 +185,32 @@ def plan(epsilon: float, path: str, rows: int, parties: int) -> Any:
                     pairs="all" if path == "histogram" else "per-row")
 
 
+def read_share(values: Any, folder: str, *, compare: bool) -> tuple[Any, dict[str, float]]:
+    """Write a party's rows as its own CSV file (``x,y``) and read them back as a party reads ``--data``.
+
+    :return: the rows read, and ``read_seconds``, ``share_mb`` and (``compare``) ``pyarrow_seconds``:
+        ``pyarrow.csv.read_csv`` of the same file in a fresh process, so its memory is not this party's.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as arrow_csv
+
+    from secure.reader import read_columns
+
+    target = os.path.join(folder, "share.csv")
+    arrow_csv.write_csv(pa.table({"x": values[:, 0], "y": values[:, 1]}), target,
+                        arrow_csv.WriteOptions(quoting_style="none"))
+    started = time.perf_counter()
+    rows = read_columns(target, COLUMN_NAMES)
+    numbers = {"read_seconds": time.perf_counter() - started, "share_mb": os.path.getsize(target) / 1e6,
+               "pyarrow_seconds": math.nan}
+    if compare:
+        floor = ("import sys, time, pyarrow.csv; started = time.perf_counter(); pyarrow.csv.read_csv(sys.argv[1]); "
+                 "print(time.perf_counter() - started)")
+        done = subprocess.run([sys.executable, "-c", floor, target], capture_output=True, text=True, timeout=600)
+        numbers["pyarrow_seconds"] = float(done.stdout) if done.returncode == 0 else math.nan
+    return rows, numbers
+
+
 def _peak_rss() -> int:
     """Peak resident memory of this process so far, in bytes (Linux reports kB)."""
     import resource
@@ -200,7 +231,10 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
     parties = len(mpc.parties)
     started = time.perf_counter()
     query = make_query(options.epsilon, path, rows)
-    fixed = prepare_rows(query, synthetic_rows(options.seed, mpc.pid, party_size(rows, mpc.pid, parties)))
+    with tempfile.TemporaryDirectory() as folder:  # the rows go through a party's CSV file and its reader
+        values, reading = read_share(synthetic_rows(options.seed, mpc.pid, party_size(rows, mpc.pid, parties)),
+                                     folder, compare=mpc.pid == 0)
+    fixed = prepare_rows(query, values)
     load_seconds = time.perf_counter() - started  # this party's own: no party's seconds are exchanged
     try:
         chosen = plan(options.epsilon, path, rows, parties)
@@ -217,7 +251,7 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
     record = {"n": rows, "path": path, "tuples": release.pairs, "status": "measured", "seconds": release.seconds,
               "model_seconds": cost.seconds, "bytes": release.bytes_sent, "model_bytes": cost.bytes_sent,
               "peak_mb": max(peaks) / 1e6, "peak_mb_parties": "/".join(f"{peak / 1e6:.0f}" for peak in peaks),
-              "model_mb": cost.memory / 1e6, "load_seconds": load_seconds, "estimate": release.estimate,
+              "model_mb": cost.memory / 1e6, "load_seconds": load_seconds, **reading, "estimate": release.estimate,
               "phases": release.phases}
     target = options.json
 
@@ -248,7 +282,8 @@ def run_configuration(options: ScaleOptions, seed: int, rows: int, path: str, pa
     record: dict[str, Any] = {"n": rows, "path": path, "tuples": cost.tuples, "status": "measured",
                               "seconds": math.nan, "model_seconds": cost.seconds, "bytes": math.nan,
                               "model_bytes": cost.bytes_sent, "peak_mb": math.nan, "peak_mb_parties": "",
-                              "model_mb": cost.memory / 1e6, "load_seconds": math.nan, "estimate": math.nan}
+                              "model_mb": cost.memory / 1e6, "load_seconds": math.nan, "read_seconds": math.nan,
+                              "pyarrow_seconds": math.nan, "share_mb": math.nan, "estimate": math.nan}
     if path == "tuples" and cost.seconds > options.max_model_seconds:
         record["status"] = (f"skipped: sampled |E| = 2n modelled {cost.seconds:.0f} s > "
                             f"{options.max_model_seconds:g} s")
@@ -315,12 +350,13 @@ def report(rows: Sequence[dict[str, Any]], notes: Sequence[str]) -> None:
         return "-" if isinstance(value, float) and not math.isfinite(value) else format(value, pattern)
 
     header = ["n", "path", "|E|", "seconds", "model s", "bytes", "model bytes", "peak MB", "per party", "model MB",
-              "load s", "status"]
+              "load s", "read s", "pyarrow s", "share MB", "status"]
     lines = [[str(row["n"]), row["path"], str(row["tuples"]), number(row["seconds"], ".2f"),
               number(row["model_seconds"], ".3g"),
               "-" if not math.isfinite(float(row["bytes"])) else format_bytes(row["bytes"]),
               format_bytes(row["model_bytes"]), number(row["peak_mb"], ".0f"), row["peak_mb_parties"] or "-",
-              number(row["model_mb"], ".0f"), number(row["load_seconds"], ".2f"), row["status"]] for row in rows]
+              number(row["model_mb"], ".0f"), number(row["load_seconds"], ".2f"), number(row["read_seconds"], ".2f"),
+              number(row["pyarrow_seconds"], ".2f"), number(row["share_mb"], ".1f"), row["status"]] for row in rows]
     print_rows("Scale: complete Kendall's tau (histogram path) against sampled |E| = 2n", header, lines, notes)
 
 
