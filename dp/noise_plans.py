@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Final, Literal, Protocol, Union, overload
 
 import numpy as np
@@ -53,13 +54,27 @@ MPC_LAPLACE: Final = "discrete laplace, sampled in MPC"
 _TAIL_BITS = 41  # the noise exceeds the slack of the guarded reveal with probability < 2**-40
 
 
-def polya_tail_bound(alpha: float, total_shape: float, failure_bits: int = _TAIL_BITS) -> int:
+#: a rational upper bound of ln 2 (its first 31 digits rounded up)
+_LN2_UP = Fraction(6931471805599453094172321214582, 10**31)
+
+
+def polya_tail_bound(alpha: float, total_shape: float, failure_bits: int = _TAIL_BITS, *,
+                     rate: Fraction | None = None) -> int:
     """A bound ``x`` with ``P(|A - B| > x) < 2**-(failure_bits - 1)`` for ``A, B ~ NB(total_shape, alpha)``.
 
     The total distributed noise is such a difference (``total_shape = m/(m-t)`` per node or sum).
     Chernoff with ``e^lambda = alpha^(-1/2)``: ``P(A > x) <= alpha^(x/2) (1 + sqrt(alpha))^R
     <= alpha^(x/2) 2^R``, so ``x = 2 (failure_bits + R) ln 2 / (-ln alpha)`` suffices for each tail.
+    With ``rate`` (the exact rational ``-ln alpha`` the party samplers run,
+    :func:`secure.noise.party.exact_rate`) the bound is computed in exact rational arithmetic with ``ln 2``
+    rounded up, so it holds for the distribution actually drawn.
     """
+    if rate is not None:
+        shape = Fraction(total_shape).limit_denominator(1 << 20)
+        if float(shape) != float(total_shape):
+            shape = Fraction(total_shape)
+        bound = 2 * (failure_bits + shape) * _LN2_UP / Fraction(rate)
+        return -(-bound.numerator // bound.denominator) + 1
     if alpha <= 0.0:
         return 0
     return int(math.ceil(2 * (failure_bits + total_shape) * math.log(2) / -math.log(alpha))) + 1
@@ -165,14 +180,27 @@ class PartyLaplacePlan:
         return calibration.party_noise_shape(self.parties, self.threshold)
 
     @property
+    def exact_shape(self) -> Fraction:
+        """The shape ``1/(m-t)`` exactly, as the exact sampler runs it."""
+        return Fraction(1, self.parties - self.threshold)
+
+    @property
+    def rate(self) -> Fraction:
+        """``epsilon / sensitivity`` exactly: the party samplers run ``alpha = e^{-rate}``, so the
+        honest total is ``DLap`` with ``sensitivity * ln(1/alpha) = epsilon`` exactly
+        (:mod:`secure.noise.exact`)."""
+        return Fraction(self.epsilon) / self.sensitivity
+
+    @property
     def variance(self) -> float:
-        """Variance of the total noise (all ``m`` draws), including the ``m/(m-t)`` factor."""
-        return calibration.distributed_laplace_variance(self.alpha, self.parties, self.threshold)
+        """Variance of the total noise (all ``m`` draws), including the ``m/(m-t)`` factor, at ``alpha = e^{-rate}``."""
+        alpha = math.exp(-float(self.rate))
+        return calibration.distributed_laplace_variance(alpha, self.parties, self.threshold)
 
     @property
     def slack(self) -> int:
-        """Chernoff bound on the total, a difference of two ``NB(m/(m-t), alpha)`` (:func:`polya_tail_bound`)."""
-        return polya_tail_bound(self.alpha, self.parties / (self.parties - self.threshold))
+        """Chernoff bound on the total, a difference of two ``NB(m/(m-t), e^{-rate})`` (:func:`polya_tail_bound`)."""
+        return polya_tail_bound(self.alpha, Fraction(self.parties, self.parties - self.threshold), rate=self.rate)
 
     @property
     def guarantee(self) -> str:
@@ -192,7 +220,7 @@ class PartyLaplacePlan:
             count of independent draws of the same party share (int64 array; the simulated path and
             the auditor of :mod:`dp.audit.central_cases`, which sums ``m - t`` of them for the coalition's view).
         """
-        value = polya_difference(self.shape, self.alpha, size=size, rng=rng)
+        value = polya_difference(self.exact_shape, size=size, rng=rng, rate=self.rate)
         return int(value) if size is None else np.asarray(value, dtype=np.int64)
 
 

@@ -1,6 +1,8 @@
 """Typed noise plans (dp.noise_plans): one class per mechanism, the same draws as the shipped samplers."""
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -30,8 +32,9 @@ def test_party_draws_are_the_shipped_samplers_draws() -> None:
     binomial = plan_noise(KENDALL, max_degree=4, epsilon=1.0, delta=1e-6, parties=3, threshold=1)
     assert isinstance(laplace, PartyLaplacePlan) and isinstance(binomial, PartyBinomialPlan)
     assert laplace.draw(np.random.default_rng(5), 50).tolist() == np.asarray(
-        polya_difference(0.5, laplace.alpha, size=50, rng=np.random.default_rng(5))).tolist()
+        polya_difference(0.5, size=50, rng=np.random.default_rng(5), rate=laplace.rate)).tolist()
+    assert laplace.rate == Fraction(1.0) / laplace.sensitivity  # exactly epsilon / sensitivity
     assert binomial.draw(np.random.default_rng(6), 50).tolist() == np.asarray(
         centered_binomial(binomial.party_trials, size=50, rng=np.random.default_rng(6))).tolist()
-    assert laplace.draw(np.random.default_rng(7)) == int(polya_difference(0.5, laplace.alpha,
-                                                                          rng=np.random.default_rng(7)))
+    assert laplace.draw(np.random.default_rng(7)) == int(polya_difference(0.5, rng=np.random.default_rng(7),
+                                                                          rate=laplace.rate))

@@ -138,6 +138,7 @@ def exact_shape(shape: float | Fraction) -> Fraction:
 
 
 _LN_CONTEXT = decimal.Context(prec=40, rounding=decimal.ROUND_HALF_EVEN)
+_UP_CONTEXT = decimal.Context(prec=60, rounding=decimal.ROUND_CEILING)
 
 
 def exact_rate(alpha: float | None = None, log_alpha: float | None = None,
@@ -182,8 +183,9 @@ def exact_rate(alpha: float | None = None, log_alpha: float | None = None,
     padded = Fraction(aval) * (1 + Fraction(1, 1 << 51))
     if padded >= 1:
         raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got alpha = {alpha!r}")
-    log = _LN_CONTEXT.ln(_LN_CONTEXT.divide(decimal.Decimal(padded.numerator), decimal.Decimal(padded.denominator)))
-    # ln is correctly rounded: -log - 2 ulps is below -ln(padded)
+    padded_up = _UP_CONTEXT.divide(decimal.Decimal(padded.numerator), decimal.Decimal(padded.denominator))
+    log = _LN_CONTEXT.ln(padded_up)
+    # padded_up >= padded and ln is correctly rounded: -log - 2 ulps is below -ln(padded)
     lower = -Fraction(log) - 2 * Fraction(10) ** (log.adjusted() - 39)
     if lower <= 0:
         raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got alpha = {alpha!r}")
