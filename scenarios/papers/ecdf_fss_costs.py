@@ -20,8 +20,8 @@ owner takes part in every evaluation (``O(n |B|)``).  On the embedded Framingham
 3. **§4.1 on the same data and grid** (:func:`dp.ecdf.secure_release.run_secure_ecdf`, same parties), per
    batch: (a) *measured* with the project's per-party count vectors (``m`` owners of many rows each);
    (b) *modelled* for the paper's setting of one row per owner (``n`` owners, each online for every
-   batch): ``n |B|`` times the measured bytes one party sends to share one count (the slope of the intake
-   phase's bytes between the smallest and the largest batch, over ``m``), plus the measured noise and reveal phases (noise dealt by the ``m`` parties as
+   batch): ``n |B|`` times the measured bytes one party sends to share one count (the intake phase's bytes
+   over ``m (N + 2)``: each party shares a histogram of ``N + 2`` cells, validity check included), plus the measured noise and reveal phases (noise dealt by the ``m`` parties as
    in the run).  For FSS in that setting the upload is modelled as ``n`` owners sending one key to each
    server (``2 n`` times the measured bytes per key) plus the measured noise shares of the ``m`` dealers;
    its query rounds are the measured ones (they do not depend on who owns the rows).  What is measured
@@ -186,9 +186,9 @@ async def _run(options: CostOptions) -> Callable[[], None] | None:
     noise_upload = 2 * 8 * node_count(points) * parties  # every owner: one share to each server
     key_rows = key_table(options.key_bits, n, np.arange(n) * 7919)
     sizes = batch_sizes(points)
-    # marginal bytes one party sends to share one count: the intake slope between the smallest and largest batch
-    per_point = ((section41[sizes[-1]]["intake"]["bytes_sent"] - section41[sizes[0]]["intake"]["bytes_sent"])
-                 / (parties * (sizes[-1] - sizes[0])))
+    # bytes one party sends to share one count: each party shares its histogram of N + 2 cells whatever the
+    # batch (:func:`dp.ecdf.secure_release.own_histogram`), its validity check included
+    per_point = section41[sizes[0]]["intake"]["bytes_sent"] / (parties * (points + 2))
     for batch in sizes:
         fss_bytes, fss_seconds = fss_batches[batch]
         phases = section41[batch]
