@@ -2,9 +2,8 @@
 the default noise of each protocol is the one decided from measured cost (:mod:`dp.noise_defaults`)."""
 from __future__ import annotations
 
-import re
-
 import json
+import re
 from pathlib import Path
 
 import numpy as np
