@@ -91,6 +91,8 @@ def test_the_deviations_of_the_drill_party() -> None:
     assert deviate(own, Deviation("negative", 5), 4).tolist() == [7, 3, 0, -1, 9, 1]
     assert split_deviation(["--inflate-counts", "0", "--epsilon", "1"])[0].error is not None
     assert split_deviation(["--shift-counts", "--inflate-counts", "3"])[0].error is not None
+    bias = split_deviation(["--bias-noise", "7"])[0]
+    assert (bias.kind, bias.amount, bias.error) == ("bias", 7, None)
     deviation, rest = split_deviation(["--scenario", "ecdf", "--inflate-counts", "3", "--epsilon", "1"])
     assert (deviation.kind, deviation.amount, deviation.scenario, deviation.error, rest) == \
         ("inflate", 3, "ecdf", None, ["--epsilon", "1"])

@@ -54,6 +54,13 @@ Privacy and threat model
 - A **malicious** server can corrupt the released counts (it can add any value to its shares; a wild
   value is caught by the range check of :func:`open_counts`, a small shift is not), but it cannot
   learn inputs: its view is the same as a passive server's.  Two colluding servers learn every row.
+- A **deviating owner**: each server checks, per owner, that its key batch holds exactly one DCF key
+  per public row and one noise share per tree node (:func:`_check_uploads`; opens nothing, since the
+  counts are public); an owner that uploads more keys than rows is named at every party and nothing
+  is stored or released.  Not covered (a verifiable DCF would be needed): a key whose payload
+  ``beta`` is not 1 or whose ``alpha`` lies beyond the grid, and a biased noise share; such an owner
+  moves the counts by what its keys say, caught only when the range check of :func:`open_counts` sees
+  a wild value.
 - ``t = 0``: the two-server run does not rest on Shamir secret sharing (no secure arithmetic runs),
   so ``-M2`` (``t = 0``) is accepted: privacy comes from FSS with two non-colluding servers.
 

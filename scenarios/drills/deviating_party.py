@@ -25,6 +25,13 @@ Deviations (give exactly one):
     measures what such a vector moves (not bounded by the party's rows: cells are not checked for
     non-negativity).
 
+``--bias-noise B``
+    Its party-drawn noise share is ``B`` larger than drawn (every entry: the U-statistic's
+    :func:`secure.aggregation.add_party_noise`, the ECDF tree's node draws and the other party-noise
+    vectors of :func:`secure.aggregation.sum_party_vectors`).  The untruncated party samplers declare no
+    tail bound per share, so nothing checks it; the drill measures what it moves.  Only the guarded
+    reveal's range check stops a bias that pushes a sum outside its possible range.
+
 ``--scenario NAME`` is one of ``ustat``, ``ecdf``, ``ecdf_fss``, ``rank_auc``, ``hosmer_lemeshow``,
 ``roc_private``.  The deviating party needs its own ``-I`` (it does not launch the others).
 
@@ -56,8 +63,8 @@ SCENARIOS: tuple[str, ...] = ("ustat", "ecdf", "ecdf_fss", "rank_auc", "hosmer_l
 class Deviation:
     """What this party does to its count vector.
 
-    :param kind: ``inflate``, ``shift`` or ``negative``.
-    :param amount: ``K`` of ``inflate`` and ``negative`` (0 for ``shift``).
+    :param kind: ``inflate``, ``shift``, ``negative`` (the count vector) or ``bias`` (the noise share).
+    :param amount: ``K`` of ``inflate`` and ``negative``, ``B`` of ``bias`` (0 for ``shift``).
     :param scenario: the job.
     :param error: a usage error, shared with the other parties as a verdict.
     """
@@ -74,6 +81,7 @@ def split_deviation(argv: Sequence[str]) -> tuple[Deviation, list[str]]:
     parser.add_argument("--inflate-counts", type=int, default=None, metavar="K")
     parser.add_argument("--shift-counts", action="store_true")
     parser.add_argument("--negative-counts", type=int, default=None, metavar="K")
+    parser.add_argument("--bias-noise", type=int, default=None, metavar="B")
     parser.add_argument("--scenario", default="ustat", metavar="NAME")
     try:
         known, rest = parser.parse_known_args(list(argv))
@@ -81,13 +89,15 @@ def split_deviation(argv: Sequence[str]) -> tuple[Deviation, list[str]]:
         return Deviation(error=str(exc)), [a for a in argv if not a.startswith("--")]
     scenario = known.scenario if known.scenario in SCENARIOS else "ustat"
     chosen = [kind for kind, given in (("inflate", known.inflate_counts is not None), ("shift", known.shift_counts),
-                                       ("negative", known.negative_counts is not None)) if given]
+                                       ("negative", known.negative_counts is not None),
+                                       ("bias", known.bias_noise is not None)) if given]
     error = None
     if known.scenario not in SCENARIOS:
         error = f"--scenario expects one of: {', '.join(SCENARIOS)}; got '{known.scenario}'"
     elif len(chosen) != 1:
-        error = "give exactly one of --inflate-counts K, --shift-counts, --negative-counts K"
-    amount = int(known.inflate_counts if chosen == ["inflate"] else known.negative_counts or 0)
+        error = "give exactly one of --inflate-counts K, --shift-counts, --negative-counts K, --bias-noise B"
+    amount = int({"inflate": known.inflate_counts, "negative": known.negative_counts,
+                  "bias": known.bias_noise}.get(chosen[0] if len(chosen) == 1 else "", 0) or 0)
     if error is None and chosen != ["shift"] and amount < 1:
         error = f"K must be a positive number of rows, got {amount}"
     return Deviation(chosen[0] if len(chosen) == 1 else "inflate", amount, scenario, error), rest
@@ -122,6 +132,20 @@ def install_deviation(deviation: Deviation) -> None:
     import dp.ecdf.hosmer_lemeshow_secure
     import secure.aggregation
     import secure.fss.dcf
+
+    if deviation.kind == "bias":
+        original_noise: Callable[..., Any] = secure.aggregation.add_party_noise
+        original_vectors: Callable[..., Any] = secure.aggregation.sum_party_vectors
+
+        def biased_noise(total: Any, own_draw: int) -> Any:
+            return original_noise(total, int(own_draw) + deviation.amount)
+
+        def biased_vectors(sectype: Any, own: Any) -> Any:
+            return original_vectors(sectype, np.asarray(own, dtype=np.int64) + deviation.amount)
+
+        secure.aggregation.add_party_noise = biased_noise  # type: ignore[assignment]
+        secure.aggregation.sum_party_vectors = biased_vectors  # type: ignore[assignment]
+        return
 
     original_sum: Callable[..., Any] = secure.aggregation.sum_counted_vectors
 
