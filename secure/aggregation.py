@@ -262,7 +262,8 @@ def _check_opened(values: np.ndarray, bounds: SumRange, bit_length: int) -> None
         raise ProtocolFailure(
             f"the opened noisy sum {value} lies outside its possible range [{low}, {high}], although "
             f"-L {bit_length} holds that range: some party shared values outside the declared domains "
-            f"(it skipped its clipping; --clip secure clips inside MPC), so nothing is released")
+            f"(it skipped its clipping; --clip secure clips inside MPC) or a noise share far off its "
+            f"distribution, so nothing is released")
     needed = max(bounds.bits_needed, bit_length + 1)
     raise ProtocolFailure(
         f"the opened noisy sum {value} lies outside "
