@@ -6,15 +6,18 @@ Arrow's streaming CSV reader (``pyarrow.csv.open_csv``, https://arrow.apache.org
 blocks of :data:`CHUNK_BYTES` bytes, only the wanted columns converted (``include_columns``, typed
 ``float64``; a column of string categories as dictionary-encoded strings, each distinct string of a
 block looked up once), and of each block only this party's rows ``party, party + parties, ...`` kept
-(all rows of a per-party ``{pid}`` file).  So a party holds its own rows of the needed columns plus
-one block, whatever the size of the file.  String categories (:class:`secure.columns.ColumnSpec`
+(all rows of a per-party ``{pid}`` file), written into one array grown in place.  So a party holds
+its own rows of the needed columns plus Arrow's blocks in flight (about 45 MB at blocks of 1 MiB),
+whatever the size of the file.  String categories (:class:`secure.columns.ColumnSpec`
 ``categories``) become their codes while reading; missing cells become ``nan`` and
 :mod:`secure.intake` applies the missing-value policy.
 
 Why ``pyarrow.csv`` rather than pandas (``usecols`` with ``engine="pyarrow"``): pandas' pyarrow engine
 reads the whole file at once (no ``chunksize``), so a party would hold every party's rows; Arrow's
 streaming reader gives the blocks, the column selection and the types directly, at the speed of
-Arrow's multi-threaded C++ parser (about 10x the former hand-written reader), with one dependency.
+Arrow's C++ parser, with one dependency.  Measured on a 10^7-row two-column file (party 1 of 3): 0.9-1.3 s
+against 4.2-4.7 s for the former hand-written reader and 1.0-1.7 s for ``pyarrow.csv.read_csv`` of the
+whole file; on a party's own 3.3 * 10^6-row file 0.24-0.29 s against 0.17-0.21 s for ``read_csv``.
 
 Memory whatever the line lengths (one line of 1 GiB in an unused column): Arrow refuses a row that
 does not fit in two blocks, and the bytes on their way into Arrow are checked for a line longer than
