@@ -35,7 +35,7 @@ from dp.noise_defaults import mpc_guarantee, party_guarantee
 from dp.secret_noise import DEFAULT_SAMPLER_DELTA, SecretLaplacePlan, plan_secret_laplace
 from dp.validation import check_delta, check_epsilon, check_noise_scale, check_parties
 from secure.kernels import KernelOutput
-from secure.noise.party import centered_binomial, polya_difference
+from secure.noise.party import centered_binomial, exact_rate, exact_shape, polya_difference
 
 __all__ = ["NoisePlan", "PartyNoisePlan", "PartyLaplacePlan", "PartyBinomialPlan", "MpcLaplacePlan", "PlannedNoise",
            "plan_noise", "plan_party_laplace", "polya_tail_bound", "MPC_LAPLACE", "NOISE_SOURCES", "NoiseSource",
@@ -181,15 +181,24 @@ class PartyLaplacePlan:
 
     @property
     def exact_shape(self) -> Fraction:
-        """The shape ``1/(m-t)`` exactly, as the exact sampler runs it."""
-        return Fraction(1, self.parties - self.threshold)
+        """The rational shape the exact sampler runs: ``1/(m-t)`` exactly (:func:`secure.noise.party.exact_shape`)."""
+        return exact_shape(self.shape)
 
     @property
     def rate(self) -> Fraction:
-        """``epsilon / sensitivity`` exactly: the party samplers run ``alpha = e^{-rate}``, so the
-        honest total is ``DLap`` with ``sensitivity * ln(1/alpha) = epsilon`` exactly
-        (:mod:`secure.noise.exact`)."""
-        return Fraction(self.epsilon) / self.sensitivity
+        """The exact rational ``gamma`` with which the party samplers run ``alpha = e^{-gamma}``.
+
+        ``epsilon / sensitivity`` exactly when ``alpha`` is the calibration's ``exp(-epsilon/sensitivity)``
+        (:func:`dp.calibration.discrete_laplace_alpha`), so ``sensitivity * ln(1/alpha) = epsilon`` holds
+        exactly for the noise drawn; any other ``alpha`` runs as ``e^{-gamma} >= alpha``
+        (:func:`secure.noise.party.exact_rate`).
+        """
+        if self.alpha == math.exp(-self.epsilon / self.sensitivity):
+            return Fraction(self.epsilon) / self.sensitivity
+        gamma = exact_rate(alpha=self.alpha)
+        if gamma is None:
+            raise ValueError("alpha must be positive")
+        return gamma
 
     @property
     def variance(self) -> float:

@@ -57,11 +57,13 @@ FULL_FACTOR = 5
 
 
 def all_cases() -> list[Any]:
-    """Every audit case of the suite: central and distributed mechanisms, then local randomizers."""
+    """Every audit case of the suite: central and distributed mechanisms (simulated, then the secure
+    MPyC path of :mod:`dp.audit.secure_cases`), then local randomizers."""
     from dp.audit.central_cases import central_cases
     from dp.audit.local_cases import local_cases
+    from dp.audit.secure_cases import secure_cases
 
-    return [*central_cases(), *local_cases()]
+    return [*central_cases(), *secure_cases(), *local_cases()]
 
 
 @dataclass(frozen=True)
