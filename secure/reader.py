@@ -59,7 +59,8 @@ import numpy as np
 from secure.columns import MISSING_TOKENS, ColumnSpec
 from secure.errors import InputError
 
-__all__ = ["read_table", "read_columns", "table_values", "check_data_file", "party_files", "one_party_line", "CHUNK_BYTES"]
+__all__ = ["read_table", "read_columns", "table_values", "check_data_file", "party_files", "one_party_line", "bounded_lines",
+           "CHUNK_BYTES"]
 
 #: the placeholder in ``--data`` that names one file per party (``site{pid}.csv``)
 PID = "{pid}"
@@ -246,8 +247,12 @@ def _too_long(path: str, limit: int) -> InputError:
                              f"the reader holds at most a block of {limit} bytes of the file")
 
 
-def _bounded_lines(handle: TextIO, path: str) -> Iterator[str]:
-    """The lines of ``handle``, refusing (before holding it) one longer than :data:`CHUNK_BYTES`."""
+def bounded_lines(handle: TextIO, path: str) -> Iterator[str]:
+    """The lines of ``handle``, refusing (before holding it) one longer than :data:`CHUNK_BYTES`
+    (for any reading of a party's file line by line: ``csv.reader(bounded_lines(handle, path))``).
+
+    :raise InputError: ``its data file has a line longer than N bytes; no line may be longer``.
+    """
     limit = CHUNK_BYTES
     while line := handle.readline(limit + 1):
         if len(line) > limit:
@@ -258,7 +263,7 @@ def _bounded_lines(handle: TextIO, path: str) -> Iterator[str]:
 def _read_header(path: str, columns: Sequence[str]) -> tuple[list[str], list[int]]:
     """The header's names (stripped) and the position of every wanted column."""
     with _open_text(path) as handle:
-        header_line = next(_bounded_lines(handle, path), "")
+        header_line = next(bounded_lines(handle, path), "")
     if not header_line:
         raise _empty(path)
     header = [name.strip() for name in next(csv.reader([header_line]), [])]
@@ -414,7 +419,7 @@ def _read_exact(path: str, positions: Sequence[int], columns: Sequence[str], *, 
     blocks: list[np.ndarray] = []
     kept: list[list[float]] = []
     with _open_text(path) as handle:
-        lines = _bounded_lines(handle, path)
+        lines = bounded_lines(handle, path)
         next(lines, None)  # the header
         reader = csv.reader(lines)
         record, start = 0, 2
