@@ -21,8 +21,10 @@ the size of the sort network, the clipped values: :mod:`secure.leakage`), so bef
 every party raises ``K`` to the same smallest value with ``(1 + e^epsilon) s(K) <= 2^-40``
 (:data:`LEAK_TARGET`); the launch ``-K`` is compared across parties and the rest is agreed, so the raised
 value is the same everywhere.  The release's delta then includes the leak ``(1 + e^epsilon) s(K) <= 2^-40``,
-the ledger charges :data:`LEAK_TARGET` for it (before the run, when ``N`` is not known yet), and the record
-says ``comparisons`` (``N``), ``comparison_leak_delta`` and ``security_parameter``.  A larger ``K`` costs
+the ledger reserves :data:`LEAK_TARGET` for it (before the run, when ``N`` is not known yet) and, after the
+reveal, settles the entry to the release's delta (so record and ledger agree), and the record says
+``comparisons`` (``N``), ``comparison_leak_delta`` and ``security_parameter``.  A pure account cannot pay the
+leak: the comparing paths are refused for it (:func:`dp.umpc.planner.pure_account_path`).  A larger ``K`` costs
 bytes: MPyC's prime field has ``L + K + 2`` bits (:func:`secure.security_parameter.field_bits`), which the planner's
 modelled bytes follow (:mod:`dp.umpc.planner`).  Paths that open nothing data-dependent (histogram, ECDF,
 FSS, party noise, the in-MPC sampler) have ``N = 0`` and keep the launch ``K``.
@@ -224,11 +226,12 @@ def sort_leak_plan(query: Any, rows: int, path: str, *, bits: int, type_bits: in
                                     epsilon=query.epsilon)
 
 
-def comparison_allowance(path: str, *, pure: bool) -> float:
-    """What the ledger charges, before the run, for the comparisons of one release on ``path`` (``auto``,
+def comparison_allowance(path: str) -> float:
+    """What the ledger reserves, before the run, for the comparisons of one release on ``path`` (``auto``,
     ``histogram``, ``sort``, ``tuples``): :data:`LEAK_TARGET`, the most that :func:`plan_leak` lets them add to
-    delta -- unless the path is the histogram path (no comparison) or the account is pure (``pure``: a delta-0
-    account cannot pay any delta; the release's record and guarantee line still carry its leak, at most
-    ``2^-40``, and say so).  ``N`` is not known yet when the spend is agreed (it depends on ``n``), so the
-    charge is the bound, not the value."""
-    return 0.0 if path == "histogram" or pure else LEAK_TARGET
+    delta, unless the path is the histogram path (no comparison).  ``N`` is not known yet when the spend is
+    agreed (it depends on ``n``), so the reservation is the bound; after the reveal the ledger entry is settled
+    to the release's delta, which includes the leak itself (:meth:`dp.budget.ledger.Ledger.settle`: lowered,
+    never raised), so the record and the ledger agree.  A pure account (delta 0) cannot pay it: its runs take
+    the histogram path or are refused (:func:`dp.umpc.planner.pure_account_path`)."""
+    return 0.0 if path == "histogram" else LEAK_TARGET

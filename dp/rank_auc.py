@@ -315,7 +315,8 @@ def simulate_rank_auc(query: RankAucQuery, rows_by_party: Sequence[np.ndarray], 
 @restores_security_parameter
 async def run_secure_rank_auc(query: RankAucQuery, fixed: np.ndarray, *,
                               noise_source: Callable[[PartyNoisePlan, int], int] | None = None,
-                              receivers: Sequence[int] | None = None) -> RankAucRelease | None:
+                              receivers: Sequence[int] | None = None,
+                              deltas: list[float] | None = None) -> RankAucRelease | None:
     """Every party calls this with its own ``(score, label)`` rows on a started runtime.
 
     Phases (metered): ``intake`` (public row counts; ``-L`` checked against the score's comparisons
@@ -324,6 +325,9 @@ async def run_secure_rank_auc(query: RankAucQuery, fixed: np.ndarray, *,
 
     :param fixed: this party's rows from :meth:`RankAucQuery.encode` (run before, verdict shared).
     :param noise_source: ``(plan, index) -> draw`` (tests); default OS randomness.  Party noise only.
+    :param deltas: if given, the release's delta is appended to it at every party, receiver or not (public:
+        from ``n`` and the plans), so that every party's ledger entry is settled to it
+        (:meth:`dp.budget.agreement.Reservation.settle`).
     :return: the release at receivers, ``None`` elsewhere.
     :raise secure.session.InputError: fewer than 2 rows, or ``-L`` too short (same at every party).
     :raise ValueError: ``noise_source`` with noise sampled inside MPC.
@@ -385,9 +389,11 @@ async def run_secure_rank_auc(query: RankAucQuery, fixed: np.ndarray, *,
     with meter.phase("reveal"):
         opened = await guarded_reveal(noisy, sum_ranges(n, plans), receivers)
     phases = await meter.totals_over_parties()
+    delta, guarantee = release_guarantee(plans, query.epsilon, parties, threshold, leak)
+    if deltas is not None:
+        deltas.append(delta)
     if not opened:
         return None
-    delta, guarantee = release_guarantee(plans, query.epsilon, parties, threshold, leak)
     return RankAucRelease(estimate=estimate_auc(opened[0], opened[1], n), twice_u=opened[0], positives=opened[1], n=n,
                           epsilon=query.epsilon, parties=parties, threshold=threshold, delta=delta,
                           noise_source=query.noise, mechanism=plans[0].mechanism, guarantee=guarantee,

@@ -141,10 +141,21 @@ def parse_options(argv: Sequence[str]) -> Options:
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham")
     budget = budget_options(args)
     pure = pure_budget_of(budget, data=args.data, embedded="framingham")
+    path = args.path
+    if pure:  # the sort's comparisons leak up to 2^-40 of delta, which a pure account cannot pay
+        from mpyc.runtime import mpc
+
+        from dp.umpc.planner import pure_account_path
+        from secure.kernels import get_kernel
+
+        try:
+            path = pure_account_path(get_kernel("auc"), specs, parties=len(mpc.parties), choice=args.path)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     noise = args.noise or default_noise("rank_auc", args.epsilon / len(rows) / 2, pure_budget=pure)
     noise_switch = (("budget" if budget.budget is not None else "account") if args.noise is None and
                     switched_by_pure_budget("rank_auc", args.epsilon / len(rows) / 2, pure_budget=pure) else None)
-    options = Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json, missing, noise, args.path,
+    options = Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json, missing, noise, path,
                       budget, noise_switch)
     from dp.rank_auc import RankAucQuery, plans_for_rows
     from dp.validation import check_seed
@@ -185,6 +196,7 @@ async def _run(options: Options) -> Callable[[], None] | None:
     except ValueError as exc:
         raise InputError(f"all parties: {exc}") from None
     releases = []
+    deltas: list[float] = []  # each run's delta, at every party (the ledger entry is settled to their sum)
     for limit in options.rows:
         error, detail, fixed, filled = None, None, None, 0
         try:
@@ -211,13 +223,19 @@ async def _run(options: Options) -> Callable[[], None] | None:
             error, detail = str(exc), exc.detail
         await agree_verdict(error, detail=detail)
         assert fixed is not None  # every party's verdict was agreed above
-        release = await run_secure_rank_auc(query, fixed, receivers=[0])
+        release = await run_secure_rank_auc(query, fixed, receivers=[0], deltas=deltas)
         if release is not None:
             releases.append((release, filled))
-    return (lambda: _deliver(options, releases)) if releases else None
+    import math
+
+    from scenarios.kit.budget_run import settle_spend
+
+    total = math.fsum(deltas)  # basic composition over the runs; the record's delta_total
+    settled = {"delta_total": total, **settle_spend(total)}  # the entry: from the reserved bound to this total
+    return (lambda: _deliver(options, releases, settled)) if releases else None
 
 
-def _deliver(options: Options, releases: Sequence[tuple[Any, int]]) -> None:
+def _deliver(options: Options, releases: Sequence[tuple[Any, int]], settled: dict[str, Any] | None = None) -> None:
     """Print one table per release (with this party's own count of filled values); write ``--json``."""
     from secure.meter import seconds_label
 
@@ -228,6 +246,7 @@ def _deliver(options: Options, releases: Sequence[tuple[Any, int]]) -> None:
                         "delta": release.delta, "n": release.n, "parties": release.parties,
                         "seconds": release.seconds, "bytes_sent": release.bytes_sent,
                         "epsilon_total": options.epsilon, "delta_total": release.delta * runs, "runs": runs,
+                        **(settled or {}),
                         "threshold": release.threshold, "noise_source": release.noise_source,
                         "mechanism": release.mechanism, "guarantee": release.guarantee,
                         "phases": release.phases, "noisy_2u": release.twice_u, "noisy_positives": release.positives,
@@ -279,16 +298,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 def spend_of(options: Options) -> Any:
     """What one invocation spends (:mod:`scenarios.kit.budget_run`): its total ``--epsilon`` (over every
     ``--rows`` run on the same rows, basic composition) and, with noise sampled inside MPC, the sampler's
-    truncation bound ``2^-40`` per released sum (2U and P: two per run); embedded data exempt unless
-    ``--ledger``/``--budget`` is given."""
+    truncation bound ``2^-40`` per released sum (2U and P: two per run), plus ``2^-40`` per run for the sort's
+    comparisons unless the path is the histogram path; an upper bound, settled after the runs to the sum of
+    their deltas (the record's ``delta_total``); embedded data exempt unless ``--ledger``/``--budget`` is given."""
     from dp.budget.accountants import Spend
     from dp.comparison_leakage import comparison_allowance
-    from scenarios.kit.budget_run import MPC_TRUNCATION_DELTA, pure_budget_of, spend_request
+    from scenarios.kit.budget_run import MPC_TRUNCATION_DELTA, spend_request
 
     runs = len(options.rows)
     delta = 2 * runs * MPC_TRUNCATION_DELTA if options.noise == "mpc" else 0.0
-    delta += runs * comparison_allowance(options.path, pure=pure_budget_of(options.budget, data=options.data,
-                                                                         embedded="framingham"))
+    delta += runs * comparison_allowance(options.path)  # a pure account runs the histogram path only (parse_options)
     mechanism = "discrete Laplace sampled in MPC" if options.noise == "mpc" else "distributed discrete Laplace"
     spend = Spend(epsilon=float(options.epsilon), delta=delta, mechanism=mechanism,
                   what=f"AUC of {','.join(options.columns)} by rank, {runs} run(s), 2 noisy sums each")

@@ -228,6 +228,15 @@ def parse_options(argv: Sequence[str]) -> Options:
     outputs = len(kernel.outputs([spec.width for spec in specs]))
     budget = budget_options(args)
     pure = pure_budget_of(budget, data=args.data, embedded=dataset)
+    path = args.path
+    if pure and args.delegate_noise is None:  # (delegated noise: the ledger refuses its delta F, naming what helps)
+        from dp.umpc.planner import pure_account_path
+
+        try:  # comparisons leak up to 2^-40 of delta, which a pure account cannot pay: the histogram path or none
+            path = pure_account_path(kernel, specs, parties=_party_count(), choice=args.path, clipping=args.clip,
+                                     sampled=f"--pairs {args.pairs}" if mode in ("count", "per-row") else None)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     noise = _noise_source(args.noise, args.mpc_noise, args.delegate_noise,
                           (args.epsilon / outputs, args.delta / outputs), pure_budget=pure)
     chosen_by_default = args.noise is None and not args.mpc_noise and args.delegate_noise is None
@@ -237,13 +246,13 @@ def parse_options(argv: Sequence[str]) -> Options:
     try:
         query = UStatQuery(kernel=kernel, specs=tuple(specs), epsilon=args.epsilon, delta=args.delta,
                            tuples=None if mode != "count" else int(amount or 0), sampling=args.sampling,
-                           clipping=args.clip, noise=noise, path=args.path)
+                           clipping=args.clip, noise=noise, path=path)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     delegation = _parse_delegation(args.delegate_noise, parties=_party_count())
     missing = missing_policy(args.missing, args.fill, specs, dataset=dataset)
     raw = {"delegate_noise": args.delegate_noise, "noise": noise, "stat": args.stat, "columns": list(columns), "domains": [[s.lower, s.upper, s.precision] for s in specs],
-           "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "path": args.path, "sampling": args.sampling,
+           "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "path": path, "sampling": args.sampling,
            "clip": args.clip, "seed": args.seed, "embedded": dataset, "categories": public_categories(specs),
            "missing": missing.mode, "fill": [list(item) for item in missing.fills]}
     return Options(args.stat, args.data, columns, dataset, query, args.seed, args.json, raw, delegation, missing,
@@ -498,12 +507,16 @@ async def _release(options: Options) -> Callable[[], None] | None:
     local = local_note(filled=filled, clipped=sum(fixed.clipped.values()))
     if release is None:
         return None
+    from scenarios.kit.budget_run import settle_spend
+
+    settled = settle_spend(release.delta)  # the ledger entry: from the reserved bound to the release's delta
     writes_json = bool(options.json) and mpc.pid == 0
 
     def deliver() -> None:
         _print_release(release, options, local)
         if writes_json and options.json:
             record = release.record()
+            record.update(settled)
             record["fill"] = dict(options.missing.fills)
             record["categories"] = options.raw["categories"]
             write_record(options.json, record)
@@ -520,11 +533,12 @@ def spend_of(options: Options) -> Any:
     """What one run spends (:mod:`scenarios.kit.budget_run`): the query's epsilon; its delta, or with noise
     sampled inside MPC and no ``--delta`` the sampler's truncation bound ``2^-40`` per released sum; plus the
     delegation's failure probability with ``--delegate-noise``; plus ``2^-40`` for MPyC's comparisons unless the
-    path is the histogram path or the account is pure (:func:`dp.comparison_leakage.comparison_allowance`).  Embedded data are exempt unless
-    ``--ledger``/``--budget`` is given."""
+    path is the histogram path (:func:`dp.comparison_leakage.comparison_allowance`).  An upper bound: after the
+    reveal the entry is settled to the release's delta (:func:`scenarios.kit.budget_run.settle_spend`).  Embedded
+    data are exempt unless ``--ledger``/``--budget`` is given."""
     from dp.budget.accountants import Spend
     from dp.comparison_leakage import comparison_allowance
-    from scenarios.kit.budget_run import MPC_TRUNCATION_DELTA, pure_budget_of, spend_request
+    from scenarios.kit.budget_run import MPC_TRUNCATION_DELTA, spend_request
 
     query = options.query
     sums = len(query.outputs)
@@ -533,8 +547,7 @@ def spend_of(options: Options) -> Any:
         delta = sums * MPC_TRUNCATION_DELTA
     if options.delegation is not None:
         delta += options.delegation[0]
-    delta += comparison_allowance(options.query.path, pure=pure_budget_of(options.budget, data=options.data,
-                                                                          embedded=options.dataset))
+    delta += comparison_allowance(options.query.path)  # a pure account runs the histogram path only (parse_options)
     mechanism = ("discrete Laplace sampled in MPC" if query.noise == "mpc"
                  else "distributed discrete Laplace" if query.delta == 0 else "distributed binomial")
     if options.delegation is not None:

@@ -291,13 +291,14 @@ def test_planner_bytes_follow_the_raised_parameter() -> None:
     assert larger["histogram"].bytes_sent == costs["histogram"].bytes_sent
 
 
-def test_the_ledger_charges_the_bound_where_the_run_may_compare() -> None:
+def test_the_ledger_reserves_the_bound_where_the_run_may_compare() -> None:
+    """The reservation before the run; a pure account never gets here on a comparing path (it is refused, or
+    ``auto`` means the histogram path: tests/test_budget_settle.py)."""
     from dp.comparison_leakage import comparison_allowance
 
-    assert comparison_allowance("auto", pure=False) == comparison_allowance("sort", pure=False) == LEAK_TARGET
-    assert comparison_allowance("tuples", pure=False) == LEAK_TARGET
-    assert comparison_allowance("histogram", pure=False) == 0.0  # compares nothing
-    assert comparison_allowance("tuples", pure=True) == 0.0      # a delta-0 account cannot pay any delta
+    assert comparison_allowance("auto") == comparison_allowance("sort") == LEAK_TARGET
+    assert comparison_allowance("tuples") == LEAK_TARGET
+    assert comparison_allowance("histogram") == 0.0  # compares nothing
 
 
 def test_a_huge_epsilon_gets_a_vacuous_delta_not_an_endless_field() -> None:

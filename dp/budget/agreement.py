@@ -32,6 +32,15 @@ A run that fails after the agreement (a lost party, a bad row) keeps its spend: 
 under-counts, and a crash between the reservation and the reveal is counted as a spend.  A run whose
 body returned (its release revealed) marks its entry ``released`` (:meth:`Reservation.mark_released`).
 
+The reservation is an upper bound: the delta of a release may depend on ``n`` (MPyC's comparison leakage,
+:mod:`dp.comparison_leakage`, charged ``2^-40`` before the run), which is public but known only after the
+agreement.  After the reveal each party settles its entry to the delta the release states
+(:meth:`Reservation.settle`, :meth:`dp.budget.ledger.Ledger.settle`: it only lowers the charge, never
+raises it), and the record carries both: ``delta`` (the release's, which is what the ledger now charges)
+and ``delta_reserved`` (the bound agreed before any data was shared), with ``ledger_delta`` (what this
+party's entry holds, ``null`` without a ledger).  A job calls :func:`settle_active` (the reservation of the
+running job, set by :func:`agree_spend`); the scripting API settles its own.
+
 Before the agreement, the default noise of a job follows this party's budget: :func:`pure_budget`
 (a ``--budget`` without a delta, or, without ``--budget``, an existing account of delta 0) is read
 when the options are parsed, by the scenarios and by the scripting API alike; parties whose accounts
@@ -48,6 +57,7 @@ honest parties' data, each refusing on its own.
 """
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import os
 import secrets
@@ -62,8 +72,9 @@ from dp.budget.accountants import Accountant, Budget, Spend
 if TYPE_CHECKING:
     from dp.budget.ledger import Ledger
 
-__all__ = ["SpendRequest", "Reservation", "agree_spend", "account_key", "account_keys", "pure_budget", "refusal_texts",
-           "with_command", "create_hint", "RUN_NONCE_BYTES"]
+__all__ = ["SpendRequest", "Reservation", "Settlement", "agree_spend", "active_reservation", "settle_active",
+           "account_key", "account_keys", "pure_budget", "refusal_texts", "with_command", "create_hint",
+           "RUN_NONCE_BYTES"]
 
 #: random bytes each party contributes to the run id
 RUN_NONCE_BYTES = 16
@@ -154,6 +165,28 @@ def create_hint(request: SpendRequest, party: int, parties: int) -> str:
     return f"create one with --budget EPS[:DELTA], or run {made}"
 
 
+@dataclass(frozen=True)
+class Settlement:
+    """What a run spent, once its release is known (:meth:`Reservation.settle`).
+
+    :param delta: the delta the release states (its record's ``delta``).
+    :param reserved: the delta reserved before any data was shared (an upper bound).
+    :param ledger_delta: the delta this party's ledger entry now holds: ``delta`` when settled, the reserved
+        one when the settlement was refused (it would have raised the charge) or the ledger could not be
+        written; ``None`` when no budget is kept.
+    :param refused: why the settlement was refused, or ``None``.
+    """
+
+    delta: float
+    reserved: float
+    ledger_delta: float | None
+    refused: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The record's keys: ``delta_reserved`` and ``ledger_delta`` (beside the release's own ``delta``)."""
+        return {"delta_reserved": self.reserved, "ledger_delta": self.ledger_delta}
+
+
 @dataclass
 class Reservation:
     """The outcome of the agreement at this party: what it spent, from which account.
@@ -172,6 +205,8 @@ class Reservation:
     account: str | None = None
     entry: Any = None
     note: str | None = None
+    #: the delta reserved before the run, once :meth:`settle` lowered :attr:`spend` to the release's
+    reserved_delta: float | None = None
 
     def mark_released(self) -> bool:
         """Mark this run's entry ``released`` (the job's body returned: the release was revealed).
@@ -191,6 +226,31 @@ class Reservation:
             return False
         return True
 
+    def settle(self, delta: float) -> Settlement:
+        """After the reveal: settle this run's entry to ``delta``, the delta its release states (at most the
+        reserved one), and mark it ``released`` (:meth:`dp.budget.ledger.Ledger.settle`).
+
+        A settlement that would raise the charge is refused (the entry is then marked released at the
+        reserved delta, which covers the release whenever ``delta`` is below it); a ledger that cannot be
+        written leaves the entry reserved.  Neither fails the run: the ledger never under-counts what it
+        reserved.  :attr:`spend` becomes the settled spend (the budget line shows it).
+        """
+        from dp.budget.ledger import LedgerError
+
+        reserved = self.spend.delta
+        if self.ledger is None or self.entry is None:
+            return Settlement(delta=delta, reserved=reserved, ledger_delta=None)
+        try:
+            self.entry = self.ledger.settle(self.entry, delta)
+        except LedgerError as exc:
+            self.mark_released()
+            return Settlement(delta=delta, reserved=reserved, ledger_delta=reserved, refused=_one_line(exc))
+        except OSError as exc:
+            return Settlement(delta=delta, reserved=reserved, ledger_delta=reserved, refused=_one_line(exc))
+        self.spend = self.entry.spend
+        self.reserved_delta = reserved
+        return Settlement(delta=delta, reserved=reserved, ledger_delta=self.entry.delta)
+
     def describe(self) -> str:
         """One line for the output: the account, this run's spend, spent and left (or why none is kept)."""
         if self.ledger is None:
@@ -199,7 +259,8 @@ class Reservation:
         left_eps, left_delta = self.ledger.left()
         budget = self.ledger.budget
         with_delta = bool(self.spend.delta or budget.delta)
-        run = f"epsilon {_g(self.spend.epsilon)}" + (f" (delta {_g(self.spend.delta)})" if with_delta else "")
+        reserved = "" if self.reserved_delta in (None, self.spend.delta) else f", reserved {_g(self.reserved_delta)}"
+        run = f"epsilon {_g(self.spend.epsilon)}" + (f" (delta {_g(self.spend.delta)}{reserved})" if with_delta else "")
         spent = f"epsilon {_g(spent_eps)} of {_g(budget.epsilon)}" + (
             f" (delta {_g(spent_delta)} of {_g(budget.delta)})" if with_delta else "")
         left = f"epsilon {_g(left_eps)}" + (f" (delta {_g(left_delta)})" if with_delta else "")
@@ -332,6 +393,7 @@ async def agree_spend(request: SpendRequest | None) -> Reservation | None:
         party's one line), or the accountants or spends differ.
     """
     if request is None:
+        _ACTIVE.set(None)
         return None
     from mpyc.runtime import mpc
 
@@ -379,7 +441,26 @@ async def agree_spend(request: SpendRequest | None) -> Reservation | None:
         if ledger is not None and entry is not None:
             ledger.cancel(entry)  # another party refused: nothing was shared, this run spends nothing here
         raise
-    return Reservation(run_id=run_id, spend=spend, ledger=ledger, account=account, entry=entry, note=note)
+    reservation = Reservation(run_id=run_id, spend=spend, ledger=ledger, account=account, entry=entry, note=note)
+    _ACTIVE.set(reservation)
+    return reservation
+
+
+#: the reservation of the job running in this context (set by :func:`agree_spend`), for :func:`settle_active`
+_ACTIVE: contextvars.ContextVar[Reservation | None] = contextvars.ContextVar("private_ustats_reservation",
+                                                                             default=None)
+
+
+def active_reservation() -> Reservation | None:
+    """The reservation :func:`agree_spend` made last in this context (the running job's), or ``None``."""
+    return _ACTIVE.get()
+
+
+def settle_active(delta: float) -> Settlement | None:
+    """:meth:`Reservation.settle` on the running job's reservation (:func:`active_reservation`), after its
+    reveal, at every party; ``None`` when the job made none."""
+    reservation = _ACTIVE.get()
+    return None if reservation is None else reservation.settle(delta)
 
 
 def _one_line(exc: BaseException) -> str:

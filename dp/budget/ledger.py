@@ -24,7 +24,8 @@ An account holds the budget granted on that dataset, the accountant that compose
 migrated) and every spend: time (UTC, ISO 8601), the run id agreed by all parties, the scenario or API
 call, epsilon, delta, rho, the mechanism, what was released, and a status: ``"reserved"`` (counted:
 agreed and on disk before any data is shared; a run that crashed or stopped after that point stays
-so), ``"released"`` (counted: the run finished and revealed its release, :meth:`Ledger.mark_released`)
+so), ``"released"`` (counted: the run finished and revealed its release, :meth:`Ledger.mark_released`;
+:meth:`Ledger.settle` lowers the reserved delta to the one the release's record states, never raises it)
 or ``"cancelled"`` (not counted: the run stopped before any data was shared).
 
 How it is written.  The account is an SQLite database in write-ahead-log mode (``journal_mode=WAL``,
@@ -663,7 +664,7 @@ class Ledger:
     Open it with :meth:`open` (creates the account with a budget, or keeps the existing one),
     :meth:`create` (only a new one) or :meth:`read` (an existing file, for showing it).  Every mistake
     is a :class:`LedgerError` (a ``ValueError``) with one plain line.  The properties show the account
-    as last read or written by this object; :meth:`reserve`, :meth:`cancel`, :meth:`mark_released` and
+    as last read or written by this object; :meth:`reserve`, :meth:`cancel`, :meth:`mark_released`, :meth:`settle` and
     :meth:`raise_budget` work in one locked transaction each, re-verifying the whole account first when
     another connection wrote it since.
     """
@@ -1009,15 +1010,74 @@ class Ledger:
         """
         self._set_status(entry, "released", only_from="reserved")
 
+    def settle(self, entry: Entry, delta: float) -> Entry:
+        """Mark the ``"reserved"`` ``entry`` ``"released"`` with the delta its release states, at most the reserved one.
+
+        The reservation (:meth:`reserve`) is an upper bound agreed before any data is shared: the delta of
+        some mechanisms depends on ``n`` (MPyC's comparison leakage, :mod:`dp.comparison_leakage`), which
+        is public but known only later.  After the reveal the entry is settled to the delta the release's
+        record states, so that the record and the ledger agree exactly.  A settlement only *lowers* the
+        charge: a delta above the reserved one, or a lower delta that would raise the account's composed
+        ``(epsilon, delta)`` (under zCDP, a spend whose delta falls to 0 moves into the zCDP part, whose
+        conversion can cost more epsilon), is refused and the entry is left as it was.  Only a reserved
+        entry is settled (a released or cancelled one is final).  In one transaction under SQLite's write
+        lock, as :meth:`reserve`; the entry's ``what`` keeps the reserved delta.
+
+        :return: the settled entry.
+        :raise LedgerError: a delta that is not a number in ``[0, 1)``, an entry that is not reserved, a
+            settlement that would raise the charge (the entry is then unchanged).
+        """
+        if not isinstance(entry, Entry):
+            raise LedgerError(f"entry must be an Entry, got {entry!r}")
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0.0 <= float(delta) < 1.0:
+            raise LedgerError(f"a settled delta must be a number in [0, 1), got {delta!r}")
+        delta = float(delta)
+        with self._transaction() as (connection, account):
+            position = self._position(entry, account)
+            old = account.entries[position]
+            if old.status != "reserved":
+                raise LedgerError(f"ledger file {self.path}: entry {old.number} of run {old.run_id} is {old.status}, "
+                                  f"only a reserved entry is settled")
+            if delta > old.delta:
+                raise LedgerError(f"ledger file {self.path}: settling entry {old.number} of run {old.run_id} to delta "
+                                  f"{delta!r} would raise its reserved delta {old.delta!r}: a settlement only lowers "
+                                  f"the charge agreed before the run")
+            what = old.what if delta == old.delta else f"{old.what}; reserved delta {old.delta!r}"
+            new = Entry(**{**asdict(old), "delta": delta, "status": "released", "what": what})
+            before = account.totals
+            totals = before.plus(old.spend, sign=-1).plus(new.spend)
+            charged = before.composed(account.accountant, account.budget.delta)
+            settled = totals.composed(account.accountant, account.budget.delta)
+            if settled[0] > charged[0] or settled[1] > charged[1]:
+                raise LedgerError(f"ledger file {self.path}: settling entry {old.number} of run {old.run_id} to delta "
+                                  f"{delta!r} would raise the account's {account.accountant} charge from epsilon "
+                                  f"{charged[0]:g}, delta {charged[1]:g} to epsilon {settled[0]:g}, delta "
+                                  f"{settled[1]:g}: the reserved charge stays")
+            account.entries[position], account.totals = new, totals
+            try:
+                row = _sealed("entries", account.owner(), _entry_row(account, new))
+                connection.execute("UPDATE entries SET delta = ?, what = ?, status = ?, checksum = ? WHERE number = ?",
+                                   (new.delta, new.what, new.status, row["checksum"], new.number))
+                _store_account(connection, account)
+            except BaseException:
+                account.entries[position], account.totals = old, before
+                raise
+        return new
+
+    def _position(self, entry: Entry, account: _Account) -> int:
+        """Where ``entry`` is in ``account`` (its number, run id and time must match)."""
+        position = entry.number - 1
+        if not (0 <= position < len(account.entries)) or account.entries[position].run_id != entry.run_id \
+                or account.entries[position].time != entry.time:
+            raise LedgerError(f"ledger file {self.path} holds no entry {entry.number} of run {entry.run_id}")
+        return position
+
     def _set_status(self, entry: Entry, status: str, *, only_from: str | None = None) -> None:
         """Set the status of ``entry`` in one transaction; unchanged unless it is ``only_from``."""
         if not isinstance(entry, Entry):
             raise LedgerError(f"entry must be an Entry, got {entry!r}")
         with self._transaction() as (connection, account):
-            position = entry.number - 1
-            if not (0 <= position < len(account.entries)) or account.entries[position].run_id != entry.run_id \
-                    or account.entries[position].time != entry.time:
-                raise LedgerError(f"ledger file {self.path} holds no entry {entry.number} of run {entry.run_id}")
+            position = self._position(entry, account)
             old = account.entries[position]
             if old.status == status or (only_from is not None and old.status != only_from):
                 return

@@ -34,7 +34,8 @@ from secure.leakage import MaskedOpenings
 
 __all__ = ["field_scale", "LAUNCH_SECURITY_PARAMETER", "Path", "PathChoice", "PATHS", "PATH_CHOICES", "PathCost", "PathPlan", "plan_path", "path_costs",
            "histogram_grid", "sort_bits", "HISTOGRAM_FORMS", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT",
-           "SampledAccuracy", "AUTO_CHEAP_SECONDS", "AUTO_ACCURACY_SECONDS"]
+           "SampledAccuracy", "AUTO_CHEAP_SECONDS", "AUTO_ACCURACY_SECONDS", "PURE_ACCOUNT_COMPARISONS",
+           "pure_account_path"]
 
 Path = Literal["histogram", "sort", "tuples"]
 PathChoice = Literal["auto", "histogram", "sort", "tuples"]
@@ -343,6 +344,48 @@ def _sampled_reason(best: PathCost | None, sampled: PathCost, accuracy: SampledA
         return (f"{head} ({slow}; {accuracy.describe()}, but {best.seconds:.3g} s > {AUTO_ACCURACY_SECONDS:g} s: "
                 "--pairs all computes the complete statistic)")
     return f"{head} ({slow}; {accuracy.describe()}: the noise dominates)"
+
+
+#: why a pure account (delta 0) cannot run a comparing path, and what to do (the end of its one line)
+PURE_ACCOUNT_COMPARISONS = ("comparisons leak up to delta 2^-40 (MPyC's masks), which a pure account cannot pay: use "
+                            "--path histogram, or give the account a delta with `python -m scenarios.budget raise "
+                            "... --budget EPS:DELTA`")
+
+
+def pure_account_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, parties: int, choice: str,
+                      sampled: str | None = None, clipping: str = "local") -> Path:
+    """The path of a run that spends from a pure account (delta 0): the histogram path, the only one that opens
+    no comparison.  The sort and tuples paths open masked comparisons, which leak up to ``2^-40`` of delta
+    (:mod:`dp.comparison_leakage`) that a delta-0 account cannot pay; ``auto`` therefore means ``histogram``.
+    From public parameters and this party's account only, when the options are parsed (no ``n`` needed: the
+    histogram's availability depends on the grid and the number of parties).
+
+    :param choice: ``--path`` (``auto``, ``histogram``, ``sort``, ``tuples``).
+    :param sampled: what asks for sampled tuples (``--pairs 2n``, ``--delegate-noise``), or ``None``.
+    :param clipping: ``--clip`` (``secure`` clips with comparisons inside MPC).
+    :raise ValueError: one line: what compares, and :data:`PURE_ACCOUNT_COMPARISONS`; or, for ``auto``, that no
+        histogram path exists here (why) and only comparing paths remain.
+    """
+    if choice in ("sort", "tuples"):
+        raise ValueError(f"--path {choice} compares secret values and this party's account is pure: "
+                         f"{PURE_ACCOUNT_COMPARISONS}")
+    if clipping == "secure":
+        raise ValueError(f"--clip secure compares secret values and this party's account is pure: "
+                         f"{PURE_ACCOUNT_COMPARISONS.replace('use --path histogram', 'use --clip local with --path histogram')}")
+    if sampled is not None:
+        raise ValueError(f"{sampled} runs on sampled tuples, which compare secret values, and this party's account "
+                         f"is pure: {PURE_ACCOUNT_COMPARISONS.replace('use --path histogram', 'use --pairs all with --path histogram')}")
+    if choice == "histogram":
+        return "histogram"  # whether it can run here: plan_path's own check, as for any account
+    cost = _histogram_cost(kernel, specs, parties, kernel.degree)
+    if not cost.available or not _histogram_fits(cost):
+        why = cost.reason or (f"the {' x '.join(str(size) for size in histogram_grid(kernel, specs))} grid is too large "
+                              f"for it")
+        raise ValueError(f"this party's account is pure and only comparing paths can compute '{kernel.name}' here "
+                         f"(no histogram path: {why}); comparisons leak up to delta 2^-40 (MPyC's masks), which a "
+                         f"pure account cannot pay: give the account a delta with `python -m scenarios.budget raise "
+                         f"... --budget EPS:DELTA`")
+    return "histogram"
 
 
 def _histogram_fits(cost: PathCost) -> bool:

@@ -286,6 +286,9 @@ class UStatRelease:
     #: this party's privacy-budget line (:meth:`dp.budget.agreement.Reservation.describe`), set by
     #: :func:`dp.umpc.release`; the library does not print it, the caller does
     budget: str = ""
+    #: the ledger's settlement of this release (``delta_reserved``, ``ledger_delta``:
+    #: :meth:`dp.budget.agreement.Settlement.record`), set by :func:`dp.umpc.release`; empty otherwise
+    budget_record: dict[str, Any] = field(default_factory=dict)
 
     @property
     def error_bound(self) -> float:
@@ -312,7 +315,7 @@ class UStatRelease:
                 "phases": self.phases, "missing": self.missing, "clipping": self.clipping, "noise_source": self.noise_source, "sampler_delta": self.sampler_delta,
                 "sampler": self.sampler, "delegation_failure": self.delegation_failure, "guarantee": self.guarantee,
                 "delegates": self.delegates, "delegates_drawn_from": self.delegates_drawn_from,
-                "path": self.path, "plan": self.plan, **self.comparison_leak}
+                "path": self.path, "plan": self.plan, **self.comparison_leak, **self.budget_record}
 
 
 def _split_budget(query: UStatQuery) -> tuple[float, float]:

@@ -283,32 +283,41 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
     if dataset is not None and dataset_name is not None and dataset != dataset_name:
         raise ValueError(f"dataset and dataset_name name the same thing: give one, got {dataset!r} and {dataset_name!r}")
     dataset_name = dataset if dataset is not None else dataset_name
-    if query.noise is None:  # the default noise follows this party's budget, by the scenarios' test and function
-        from dp.budget.agreement import pure_budget
+    from dp.budget.agreement import pure_budget
 
-        try:
-            asked: SpendRequest | None = _spend_request(query, rows, ledger=ledger, budget=budget,
-                                                        dataset_name=dataset_name, accountant=accountant)
-        except (ValueError, TypeError):
-            asked = None  # a bad budget= or accountant=: named by the budget verdict below
-        if asked is not None and pure_budget(party=int(mpc.pid), budget=asked.budget, ledger=asked.ledger,
-                                             dataset_name=asked.dataset_name, data_file=asked.data_file,
-                                             exempt=asked.exempt):
+    try:
+        asked: SpendRequest | None = _spend_request(query, rows, ledger=ledger, budget=budget,
+                                                    dataset_name=dataset_name, accountant=accountant)
+    except (ValueError, TypeError):
+        asked = None  # a bad budget= or accountant=: named by the budget verdict below
+    pure_problem: str | None = None
+    if asked is not None and pure_budget(party=int(mpc.pid), budget=asked.budget, ledger=asked.ledger,
+                                         dataset_name=asked.dataset_name, data_file=asked.data_file,
+                                         exempt=asked.exempt):
+        from dp.umpc.planner import pure_account_path
+
+        mode = parse_tuples(query.tuples)[0]
+        try:  # comparisons leak up to 2^-40 of delta, which a pure account cannot pay: the histogram path or none
+            query = replace(query, path=pure_account_path(
+                query.base.kernel, query.columns, parties=len(mpc.parties), choice=query.path,
+                clipping=query.clipping, sampled=f"tuples={query.tuples!r}" if mode in ("count", "per-row") else None))
+        except ValueError as exc:
+            pure_problem = _in_script_words(str(exc))
+        if query.noise is None:  # the default noise follows this party's budget, by the scenarios' test and function
             sums = len(query.base.outputs)
             chosen = default_noise("ustat", query.base.epsilon / sums, query.base.delta / sums, pure_budget=True)
             query = replace(query, noise="parties" if chosen == "parties" else "mpc")
     await agree_parameters(query.public())
     request = None
-    problem: str | None = None
+    problem: str | None = pure_problem
     try:
         request = _spend_request(query, rows, ledger=ledger, budget=budget, dataset_name=dataset_name,
                                  accountant=accountant)
     except (ValueError, TypeError) as exc:
-        problem = f"budget: {exc}"
-    await agree_verdict(problem)  # a bad budget= or accountant= at one party stops every party
+        problem = problem or f"budget: {exc}"
+    await agree_verdict(problem)  # a bad budget= or accountant=, or a pure account's comparisons, at one party
     assert request is not None
     reservation = await agree_spend(request)
-    budget_line = reservation.describe() if reservation is not None else ""  # on the release; the caller prints
     error: str | None = None
     detail: str | None = None
     fixed = None
@@ -338,10 +347,19 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
         if result is not None:
             result.plan = plan.describe()
     assert result is not None  # every party receives the release
-    result.budget = budget_line
-    if reservation is not None:
-        reservation.mark_released()  # the release was revealed (the entry stays counted)
+    if reservation is not None:  # revealed: the entry settled from the reserved bound to the release's delta
+        result.budget_record = reservation.settle(result.delta).record()
+        result.budget = reservation.describe()  # on the release; the caller prints
     return result
+
+
+def _in_script_words(line: str) -> str:
+    """A refusal worded for the command line, in a script's terms (``path='histogram'`` for ``--path histogram``)."""
+    for option, argument in (("--path histogram", "path='histogram'"), ("--pairs all", "tuples='all'"),
+                             ("--clip local", "clipping='local'"), ("--clip secure", "clipping='secure'"),
+                             ("--path sort", "path='sort'"), ("--path tuples", "path='tuples'")):
+        line = line.replace(option, argument)
+    return line
 
 
 #: the embedded public datasets' directory (``scenarios/data``): rows read from there are exempt from the
@@ -376,14 +394,9 @@ def _spend_request(query: Query, rows: PartyRows | np.ndarray, *, ledger: str | 
     exempt = None
     if not asked and source is not None and os.path.dirname(os.path.abspath(source)) == EMBEDDED_DATA:
         exempt = "embedded public data: no budget kept; give ledger=/budget= to keep one"
-    from mpyc.runtime import mpc
-
-    from dp.budget.agreement import pure_budget
     from dp.comparison_leakage import comparison_allowance
 
-    delta += comparison_allowance(base.path, pure=pure_budget(party=int(mpc.pid), budget=chosen, ledger=ledger,
-                                                              dataset_name=dataset_name, data_file=source,
-                                                              exempt=exempt))  # MPyC's comparisons, <= 2^-40
+    delta += comparison_allowance(base.path)  # MPyC's comparisons, <= 2^-40 (a pure account: histogram path only)
     spend = Spend(epsilon=float(base.epsilon), delta=delta,
                   mechanism="discrete Laplace sampled in MPC" if base.noise == "mpc" else "distributed noise",
                   what=f"{query.statistic}, {sums} noisy sum(s)")

@@ -27,6 +27,10 @@ A pure budget (no delta) -- ``--budget EPS``, or without ``--budget`` an existin
 makes the jobs' default noise party-drawn, pure epsilon-DP noise (the in-MPC sampler's truncation
 costs a delta such an account cannot pay): :func:`pure_budget_of`, read when the options are parsed.
 
+The spend agreed before the run is an upper bound (the comparison leakage depends on ``n``); after the
+reveal the job settles its entry to the delta its release states (:func:`settle_spend`, at every party:
+it only lowers the charge) and writes ``delta_reserved`` and ``ledger_delta`` beside ``delta`` in its record.
+
 Embedded (public) datasets are exempt unless ``--ledger``, ``--budget`` or ``--dataset`` is given
 (then the account is keyed by the embedded file's rows); ``--data`` without an account and without
 ``--budget`` stops every party with the ledger's one line, and this party's note prints the exact
@@ -40,13 +44,14 @@ from __future__ import annotations
 import argparse
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from dp.budget.accountants import ACCOUNTANTS, Accountant, Budget, Spend, parse_budget
 from dp.budget.agreement import Reservation, SpendRequest
 from scenarios.kit.cli import UsageError
 
 __all__ = ["BudgetOptions", "SpendRequest", "Reservation", "add_budget_arguments", "budget_options",
-           "spend_request", "pure_budget_of", "embedded_file", "EMBEDDED_NOTE", "MPC_TRUNCATION_DELTA"]
+           "spend_request", "pure_budget_of", "settle_spend", "embedded_file", "EMBEDDED_NOTE", "MPC_TRUNCATION_DELTA"]
 
 #: the output line of a run on embedded public data without --ledger/--budget
 EMBEDDED_NOTE = "embedded public data: no budget kept; give --ledger/--budget to keep one"
@@ -158,3 +163,14 @@ def spend_request(budget: BudgetOptions, spend: Spend, *, scenario: str, data: s
     return SpendRequest(spend=spend, scenario=scenario, data_file=data_file, dataset_name=budget.dataset_name,
                         budget=budget.budget, ledger=budget.ledger, accountant=budget.accountant, exempt=exempt)
 
+
+
+def settle_spend(delta: float) -> dict[str, Any]:
+    """After the reveal, at every party: settle the running job's ledger entry to ``delta``, the delta its
+    release states (:func:`dp.budget.agreement.settle_active`: lowered from the reservation, never raised),
+    and return the record's keys ``delta_reserved`` and ``ledger_delta`` (none if the job reserved nothing).
+    The budget line printed after the job's output then shows the settled spend."""
+    from dp.budget.agreement import settle_active
+
+    settled = settle_active(delta)
+    return {} if settled is None else settled.record()
