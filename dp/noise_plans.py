@@ -58,7 +58,7 @@ _TAIL_BITS = 41  # the noise exceeds the slack of the guarded reveal with probab
 _LN2_UP = Fraction(6931471805599453094172321214582, 10**31)
 
 
-def polya_tail_bound(alpha: float, total_shape: float, failure_bits: int = _TAIL_BITS, *,
+def polya_tail_bound(alpha: float, total_shape: float | Fraction, failure_bits: int = _TAIL_BITS, *,
                      rate: Fraction | None = None) -> int:
     """A bound ``x`` with ``P(|A - B| > x) < 2**-(failure_bits - 1)`` for ``A, B ~ NB(total_shape, alpha)``.
 
@@ -77,7 +77,7 @@ def polya_tail_bound(alpha: float, total_shape: float, failure_bits: int = _TAIL
         return -(-bound.numerator // bound.denominator) + 1
     if alpha <= 0.0:
         return 0
-    return int(math.ceil(2 * (failure_bits + total_shape) * math.log(2) / -math.log(alpha))) + 1
+    return int(math.ceil(2 * (failure_bits + float(total_shape)) * math.log(2) / -math.log(alpha))) + 1
 
 
 def binomial_tail_bound(trials: int, failure_bits: int = _TAIL_BITS) -> int:

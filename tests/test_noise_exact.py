@@ -108,7 +108,7 @@ def test_sum_of_honest_shares_is_discrete_laplace(honest: int, rate: Fraction) -
     rng = np.random.Generator(np.random.PCG64(12))
     total = np.zeros(100_000, dtype=np.int64)
     for _ in range(honest):
-        total += polya_difference(1 / honest, size=total.size, rng=rng, rate=rate)
+        total += np.asarray(polya_difference(1 / honest, size=total.size, rng=rng, rate=rate), dtype=np.int64)
     alpha = math.exp(-float(rate))
     statistic, dof, pvalue = chi_square(total, lambda z: dlap_pmf(alpha, z), -20_000, 20_000)
     assert statistic <= _threshold(dof), (statistic, dof, pvalue)
@@ -117,7 +117,7 @@ def test_sum_of_honest_shares_is_discrete_laplace(honest: int, rate: Fraction) -
 @pytest.mark.parametrize("trials", [40, 6_000])  # popcount path and rejection path (> POPCOUNT_TRIALS)
 def test_centred_binomial_fits_exact_pmf(trials: int) -> None:
     assert (trials > exact.POPCOUNT_TRIALS) == (trials == 6_000)
-    samples = centered_binomial(trials, size=20_000, rng=np.random.Generator(np.random.PCG64(13)))
+    samples = np.asarray(centered_binomial(trials, size=20_000, rng=np.random.Generator(np.random.PCG64(13))))
     half = trials // 2
     statistic, dof, pvalue = chi_square(samples, lambda z: stats.binom.pmf(z + half, trials, 0.5), -half, half)
     assert statistic <= _threshold(dof), (statistic, dof, pvalue)

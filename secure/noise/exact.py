@@ -397,10 +397,10 @@ def negative_binomial(shape: Fraction, rate: Fraction, count: int, source: BitSo
     slow = all_ones | (bands + k_tail > _MAX_BAND)
     for index in np.flatnonzero(slow).tolist():
         k = _WORD + _tail_band(source) if all_ones[index] else int(k_tail[index])
-        band = bands + k
-        location = (1 << band) | source.bits(band)
-        if _keep_exact(location, band, 1 << k, rate, source):
-            value = int(total[draw_tail[index]]) + location
+        slow_band = bands + k
+        slow_location = (1 << slow_band) | source.bits(slow_band)
+        if _keep_exact(slow_location, slow_band, 1 << k, rate, source):
+            value = int(total[draw_tail[index]]) + slow_location
             if value >= 1 << 63:
                 raise OverflowError("a negative binomial draw exceeds the int64 range")
             total[draw_tail[index]] = value

@@ -129,7 +129,7 @@ def exact_shape(shape: float | Fraction) -> Fraction:
 
     :raise ValueError: if ``shape`` is not positive and finite.
     """
-    value = check_positive(shape, "shape")
+    value = check_positive(float(shape) if isinstance(shape, Fraction) else shape, "shape")
     if isinstance(shape, Rational) and not isinstance(shape, bool):
         return Fraction(shape)
     exact = Fraction(value)
