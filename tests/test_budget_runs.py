@@ -22,6 +22,8 @@ pytestmark = pytest.mark.multiparty
 #: a fast Kendall job on the small table (|E| = 2n sampled tuples)
 KENDALL = ["--stat", "kendall", "--columns", "sysBP,diaBP", "--domain", "sysBP=80:300:2,diaBP=40:160:2",
            "--pairs", "2n", "--path", "tuples"]
+#: the same statistic on the histogram path: the only one a pure account can pay (it compares nothing)
+KENDALL_COMPLETE = [*KENDALL[:6], "--pairs", "all", "--path", "histogram"]
 
 
 def _csv(tmp_path: Path) -> Path:
@@ -291,7 +293,7 @@ def test_an_existing_pure_account_gets_party_noise_by_default(tmp_path: Path) ->
     the runs spend epsilon only, and each entry is marked released."""
     data, ledger = _csv(tmp_path), tmp_path / "ledger"
     _create_accounts(ledger, ["3", "3", "3"])
-    argv = ["--data", str(data), *KENDALL, "--epsilon", "1", "--ledger", str(ledger), "--dataset-name", "trial7"]
+    argv = ["--data", str(data), *KENDALL_COMPLETE, "--epsilon", "1", "--ledger", str(ledger), "--dataset-name", "trial7"]
     runs = run_parties([argv] * 3)
     assert [run.code for run in runs] == [0, 0, 0], [run.stderr for run in runs]
     assert "party-drawn" in runs[0].stdout and "private estimate" in runs[0].stdout
@@ -305,7 +307,7 @@ def test_parties_whose_accounts_differ_in_purity_stop_at_the_parameter_agreement
     agreement stops every party with one line before any budget is spent."""
     data, ledger = _csv(tmp_path), tmp_path / "ledger"
     _create_accounts(ledger, ["3", "3:1e-6", "3"])
-    argv = ["--data", str(data), *KENDALL, "--epsilon", "1", "--ledger", str(ledger), "--dataset-name", "trial7"]
+    argv = ["--data", str(data), *KENDALL_COMPLETE, "--epsilon", "1", "--ledger", str(ledger), "--dataset-name", "trial7"]
     runs = run_parties([argv] * 3)
     assert [run.code for run in runs] == [2, 2, 2]
     lines = {_one_error_line(run) for run in runs}
@@ -322,7 +324,7 @@ def test_api_release_with_a_pure_budget_gets_party_noise(tmp_path: Path) -> None
         script.write_text(
             "import sys\nimport dp\nimport secure\n"
             f"DATA = {str(data)!r}\n"
-            "QUERY = dp.umpc.Query(statistic='gini', epsilon=0.5, tuples='2n', path='tuples',\n"
+            "QUERY = dp.umpc.Query(statistic='gini', epsilon=0.5, tuples='all', path='histogram',\n"
             "                      columns=[dp.numeric('sysBP', lower=80, upper=300, bits=2)])\n"
             "async def job(party):\n"
             "    rows = await party.read(DATA, QUERY.columns)\n"
@@ -344,7 +346,7 @@ def test_the_jobs_read_this_partys_account_when_parsing_their_options(tmp_path: 
 
     data, ledger = _csv(tmp_path), tmp_path / "ledger"
     common = ["--ledger", str(ledger), "--dataset-name"]
-    ustat_argv = ["--data", str(data), *KENDALL, "--epsilon", "1"]
+    ustat_argv = ["--data", str(data), *KENDALL_COMPLETE, "--epsilon", "1"]
     assert ustat.parse_options([*ustat_argv, *common, "trial7"]).query.noise == "mpc"  # no account yet
     assert rank_auc.parse_options([*common, "trial7"]).noise == "mpc"
     _create_accounts(ledger, ["3"], name="trial7")

@@ -203,10 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def parse_with_deviation(own: Sequence[str]) -> Any:
         # runs inside scenarios.kit.cli.run_scenario, after mpyc.runtime has taken its options from argv
+        if asks_for_help(own):  # -h needs no deviation: the job's help, exit 0
+            return original_parse(list(own))
         if deviation.error is not None:
             raise UsageError(deviation.error)
-        if not asks_for_help(own):
-            install_deviation(deviation)
+        install_deviation(deviation)
         return original_parse(list(own))
 
     setattr(scenario, "parse_options", parse_with_deviation)
