@@ -270,9 +270,12 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: s
     """The complete sums on shares, on ``path`` (the one implementation of the histogram and sort paths).
 
     ``histogram``: this party's counts on the grid (clipped locally), shared as secure sums (phase
-    ``histogram``), then the kernel's polynomial (phase ``sums``).  ``sort``: the rows shared (clipped at
-    the party, or inside MPC with ``clipping == "secure"``; phase ``intake``), one secure sort and the rank
-    sums (phase ``sort``; AUC and Gini).
+    ``histogram``), then the kernel's polynomial (phase ``sums``).  ``sort``: the rows shared (phase
+    ``intake``) as ``fixed`` holds them -- with ``clipping == "local"`` already clipped, and counted, by
+    the party's intake (:func:`dp.umpc.protocol.prepare_rows`), never clamped again here; with
+    ``"secure"`` clipped inside MPC -- then one secure sort and the rank sums (phase ``sort``; AUC and
+    Gini).  A party that skips its clipping (an active deviation) thus enters its raw values, as on the
+    tuples path; the guarded reveal stops a sum outside its possible range.
 
     :param counts: every party's public row count.
     :param meter: the caller's :class:`secure.meter.CostMeter` (phases are entered here).
@@ -307,8 +310,8 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: s
 
             shared = await clip_secure_in_steps(share_rows(sectype, columns, counts),
                                                 [None if spec.is_categorical else spec.width for spec in specs])
-        else:
-            shared = share_rows(sectype, np.clip(columns, 0, [spec.width for spec in specs]), counts)
+        else:  # --clip local: clipped and counted once, by the party's intake (secure.intake.to_fixed_point)
+            shared = share_rows(sectype, columns, counts)
         await meter.settle(shared)
     with meter.phase("sort"):
         bits = sort_bits(kernel, query.specs)
