@@ -82,7 +82,6 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     parser = ScenarioParser(prog="python -m scenarios.ecdf", description=__doc__)
     add_ecdf_arguments(parser)
     parser.add_argument("--release", default="all")
-    parser.add_argument("--plot", default=None, metavar="PATH.png")
     args = parser.parse_args(list(argv))
     try:
         check_epsilon(args.epsilon)
@@ -176,6 +175,8 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
     if options.curve:
         write_curve(options.curve, result)
     if options.plot:
+        from scenarios.kit.ecdf_options import draw_ecdf
+
         draw_ecdf(options.plot, result, title=f"Private ECDF of {options.column}\nepsilon {release.epsilon:g}, "
                                               f"n = {release.n}, {release.parties} part{'y' if release.parties == 1 else 'ies'}")
     if options.json:
@@ -188,33 +189,6 @@ def _report(options: EcdfOptions, release: Any, incidence: Any) -> None:
                   **result.record(),
                   "counts": release.counts.tolist(), "point_std": release.point_std, **release.honest_keys()}
         write_record(options.json, record)
-
-
-def draw_ecdf(path: str, result: Any, *, title: str) -> None:
-    """``--plot``: the released ECDF (PNG, Agg canvas): the raw released values at their grid points, the
-    smoothed curve (eq. 3) if any, and each private quantile with its 95 % interval.  Only released values and
-    their post-processing are drawn.
-
-    :param result: a :class:`scenarios.kit.ecdf_options.SmoothedCurve`.
-    """
-    from scenarios.kit.experiments import new_figure, save_figure
-
-    figure, axes = new_figure(6.4, 4.6)
-    axes.step(result.points, result.raw, where="post", linewidth=0.8, alpha=0.8, label="released (raw, noisy)")
-    if result.smoothed is not None:
-        axes.plot(result.points, result.smoothed, linewidth=1.6, label="smoothed (eq. 3)")
-    for level, value in result.quantiles.items():
-        low, high = result.intervals[level]
-        axes.axvspan(low, high, color="grey", alpha=0.15, linewidth=0)
-        axes.axvline(value, color="grey", linestyle="--", linewidth=0.8)
-        axes.annotate(f"{level:g}", (value, level), textcoords="offset points", xytext=(3, -10), fontsize=8)
-    if result.quantiles:
-        axes.plot([], [], color="grey", linestyle="--", linewidth=0.8, label="quantiles, 95 % interval shaded")
-    axes.set_xlabel("value")
-    axes.set_ylabel("fraction of rows at or below")
-    axes.set_title(title, fontsize=10)
-    axes.legend(loc="lower right")
-    save_figure(figure, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,7 +16,7 @@ Run it::
 
 Options as scenarios.ecdf: --data, --columns COLUMN, --domain COLUMN=LO:HI, --points N, --grid
 uniform|geometric, --epsilon (of the whole curve, spent once at upload), --smooth none|1|2, --quantiles,
---curve PATH, --json PATH, --missing refuse|fill, --fill.  Values outside the declared domain are clipped
+--curve PATH, --json PATH, --plot PATH.png, --missing refuse|fill, --fill.  Values outside the declared domain are clipped
 to it at their owner (the number stays there).  Own options: --bits B (DCF bit width, at least
 ceil(log2 N); default that), --queries all | I,I,... (0-based grid indices) | at:V,V,... (values in the
 declared domain: each is answered at the largest grid point <= V, as the ECDF is released on the grid, and
@@ -77,6 +77,7 @@ class FssOptions:
     answer: str | None
     missing: Any = None
     budget: Any = None
+    plot: str | None = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
@@ -182,6 +183,7 @@ def parse_options(argv: Sequence[str]) -> FssOptions:
     quantiles = parse_quantiles(args.quantiles)
     check_output_path(args.curve, "--curve")
     check_output_path(args.json, "--json")
+    check_output_path(args.plot, "--plot")
     smooth = None if args.smooth == "none" else int(args.smooth)
     if args.answer is not None:
         if args.store is not None or args.data is not None:
@@ -192,7 +194,7 @@ def parse_options(argv: Sequence[str]) -> FssOptions:
             raise UsageError(f"--answer DIR answers from stored keys, whose column, grid, bits, missing-value policy "
                              f"and epsilon were fixed at the upload: it takes no {', '.join(unused)}")
         return FssOptions(None, "", 0.0, 0.0, 0, "uniform", 0.0, None, queries, smooth, quantiles, args.curve,
-                          args.json, None, args.answer, None, budget_options(args))
+                          args.json, None, args.answer, None, budget_options(args), args.plot)
     try:
         check_epsilon(args.epsilon)
     except (ValueError, TypeError) as exc:
@@ -210,7 +212,8 @@ def parse_options(argv: Sequence[str]) -> FssOptions:
         raise UsageError(str(exc)) from None
     missing = missing_policy(args.missing, args.fill, [spec], dataset=None if args.data is not None else "framingham")
     options = FssOptions(args.data, column, lower, upper, args.points, args.grid, args.epsilon, args.bits, queries,
-                         smooth, quantiles, args.curve, args.json, args.store, None, missing, budget_options(args))
+                         smooth, quantiles, args.curve, args.json, args.store, None, missing, budget_options(args),
+                         args.plot)
     grid = checked_grid(lower, upper, args.points, args.grid)
     try:
         options.bits = check_bits(len(grid), args.bits)
@@ -353,6 +356,11 @@ def _report(options: FssOptions, release: Any, incidence: Any, public: dict[str,
         print(f"  {note}")
     if options.curve:
         write_curve(options.curve, result)
+    if options.plot:
+        from scenarios.kit.ecdf_options import draw_ecdf
+
+        draw_ecdf(options.plot, result, title=f"Private ECDF of {public['column']} by FSS (two servers)\n"
+                                              f"epsilon {release.epsilon:g}, n = {release.n}, {release.parties} owners")
     if options.json:
         record = {"statistic": "ecdf", "protocol": "fss", "mode": release.mode, "run_id": release.run_id,
                   "column": public["column"], "epsilon": release.epsilon, "delta": 0.0,

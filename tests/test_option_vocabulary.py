@@ -50,9 +50,10 @@ def test_hosmer_lemeshow_domain_is_the_probabilities_range() -> None:
         parse_options(["--domain", "TenYearCHD=0:1"])
 
 
-def test_ecdf_draws_its_plot(tmp_path: Path) -> None:
-    from scenarios.ecdf import main
-
+@pytest.mark.parametrize("module", ["scenarios.ecdf", "scenarios.ecdf_fss"])
+def test_both_ecdf_jobs_draw_their_plot(module: str, tmp_path: Path) -> None:
+    """``--plot`` means the same in both ECDF jobs: party 0 draws the released curve as a PNG."""
+    main = importlib.import_module(module).main
     figure = tmp_path / "ecdf.png"
     assert main(["--points", "64", "--plot", str(figure), "--no-log"]) == 0
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -24,7 +24,7 @@ from scenarios.kit.budget_run import add_budget_arguments
 from scenarios.kit.cli import UsageError
 from scenarios.kit.missing_values import add_missing_arguments, local_note
 
-__all__ = ["add_ecdf_arguments", "parse_quantiles", "ecdf_domain", "ecdf_grid", "checked_grid", "read_column",
+__all__ = ["add_ecdf_arguments", "draw_ecdf", "parse_quantiles", "ecdf_domain", "ecdf_grid", "checked_grid", "read_column",
            "SmoothedCurve", "smooth_release", "print_quantiles", "write_curve"]
 
 
@@ -40,6 +40,7 @@ def add_ecdf_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quantiles", default="0.1,0.25,0.5,0.75,0.9")
     parser.add_argument("--curve", default=None)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--plot", default=None, metavar="PATH.png")
     add_missing_arguments(parser)
     add_budget_arguments(parser)
 
@@ -249,3 +250,30 @@ def write_curve(path: str, curve: SmoothedCurve) -> None:
         for i, point in enumerate(curve.points):
             writer.writerow([f"{point:.10g}", f"{curve.raw[i]:.10g}",
                              "" if curve.smoothed is None else f"{curve.smoothed[i]:.10g}"])
+
+
+def draw_ecdf(path: str, result: Any, *, title: str) -> None:
+    """``--plot``: the released ECDF (PNG, Agg canvas): the raw released values at their grid points, the
+    smoothed curve (eq. 3) if any, and each private quantile with its 95 % interval.  Only released values and
+    their post-processing are drawn.
+
+    :param result: a :class:`scenarios.kit.ecdf_options.SmoothedCurve`.
+    """
+    from scenarios.kit.experiments import new_figure, save_figure
+
+    figure, axes = new_figure(6.4, 4.6)
+    axes.step(result.points, result.raw, where="post", linewidth=0.8, alpha=0.8, label="released (raw, noisy)")
+    if result.smoothed is not None:
+        axes.plot(result.points, result.smoothed, linewidth=1.6, label="smoothed (eq. 3)")
+    for level, value in result.quantiles.items():
+        low, high = result.intervals[level]
+        axes.axvspan(low, high, color="grey", alpha=0.15, linewidth=0)
+        axes.axvline(value, color="grey", linestyle="--", linewidth=0.8)
+        axes.annotate(f"{level:g}", (value, level), textcoords="offset points", xytext=(3, -10), fontsize=8)
+    if result.quantiles:
+        axes.plot([], [], color="grey", linestyle="--", linewidth=0.8, label="quantiles, 95 % interval shaded")
+    axes.set_xlabel("value")
+    axes.set_ylabel("fraction of rows at or below")
+    axes.set_title(title, fontsize=10)
+    axes.legend(loc="lower right")
+    save_figure(figure, path)
