@@ -361,7 +361,7 @@ def test_the_jobs_read_this_partys_account_when_parsing_their_options(tmp_path: 
 
 def test_own_data_without_a_budget_prints_the_command_that_creates_it(tmp_path: Path) -> None:
     """The README's own-data example without an account: exit 2 at every party, and party 0's note prints the
-    job's own command line with ``--budget EPS`` added; that command, run verbatim (EPS -> 2.5), works.  Then
+    job's own command line with ``--budget EPS`` added; that command, run verbatim (EPS -> 2.5:1e-9), works.  Then
     every site file is re-saved with CRLF line ends and a trailing newline: the same accounts are spent
     from (the rows key), not fresh ones (the first format keyed the file's bytes and opened new budgets)."""
     header, values = small_table(rows=30)
@@ -378,7 +378,7 @@ def test_own_data_without_a_budget_prints_the_command_that_creates_it(tmp_path: 
     assert len(notes) == 1 and command in notes[0], refused.stdout
     assert f"python -m scenarios.budget --ledger {ledger} create --data" in notes[0] and "--party 0,1,2" in notes[0]
     words = shlex.split(command)
-    words[0], words[-1] = sys.executable, "2.5"
+    words[0], words[-1] = sys.executable, "2.5:1e-9"  # a delta: the tuples path's comparisons leak up to 2^-40
     first = run_command(words)
     assert first.code == 0, first.stderr
     assert "spent epsilon 1 of 2.5" in first.stdout
