@@ -383,8 +383,8 @@ def pure_account_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, parties: i
                               f"for it")
         raise ValueError(f"this party's account is pure and only comparing paths can compute '{kernel.name}' here "
                          f"(no histogram path: {why}); comparisons leak up to delta 2^-40 (MPyC's masks), which a "
-                         f"pure account cannot pay: give the account a delta with `python -m scenarios.budget raise "
-                         f"... --budget EPS:DELTA`")
+                         f"pure account cannot pay: declare a coarser grid (--domain C=LO:HI:BITS:STEP), or give the "
+                         f"account a delta with `python -m scenarios.budget raise ... --budget EPS:DELTA`")
     return "histogram"
 
 
