@@ -7,11 +7,17 @@ Run it (it starts its own three local parties; this process runs no MPyC itself)
     python -m scenarios.drills.malicious_input --quick --json malicious.json   # r = 1, 3, 90 rows (the tests)
 
 The job is the Gini mean difference of ``sysBP`` with declared domain ``0:300`` at 8 fractional
-bits, on per-party files cut from the embedded Framingham data. It runs with a fixed public
-``--seed 4``, so every run samples the same tuples ``E``, and with ``--epsilon 1e9``. That makes
-the discrete Laplace parameter ``alpha = exp(-epsilon / s)`` underflow to 0, so every noise draw is
-exactly 0. The released sums are then the exact kernel sums, and differences between runs are
-exact integers. This is a drill setting, not a private release.
+bits, on per-party files cut from the embedded Framingham data. It runs on the complete sort path
+(``--path sort``: every pair, by one secure sort, :func:`secure.ranking.sorted_gini_sum`; what
+``--pairs auto`` picks for this job), so ``E`` is all ``C(n, 2)`` pairs and the max degree is ``n - 1``,
+and with ``--epsilon 1e9``. That makes the discrete Laplace parameter ``alpha = exp(-epsilon / s)``
+tiny: ``s = 89 * 76800`` at 90 rows gives ``alpha = 2.9e-64``, so a release's noise is non-zero with
+probability ``2 alpha / (1 + alpha) < 6e-64`` (the header prints it). The released sum is then exactly
+``sum_{i<j} |x_i - x_j|`` over the fixed-point values that entered the sort, which the drill
+recomputes from the files it wrote: with the values clipped to the domain for every clipped case,
+with party 2's raw values where nothing clips and the sort's comparisons still order them. This is a
+drill setting, not a private release. A non-zero draw would not pass unseen: it would fail the
+exact-sum check.
 
 Cases (the honest parties 0 and 1 always run ``scenarios.ustat`` unchanged):
 
@@ -24,26 +30,31 @@ Cases (the honest parties 0 and 1 always run ``scenarios.ustat`` unchanged):
    hides party 2's count of out-of-domain values, and the clipping happens in
    :func:`secure.clipping.clip_secure` inside MPC.
 4. ``no clipping at all``: the same skip with ``--clip local``. Party 2's raw values enter the
-   kernel. The drill tries ``1e6`` and ``1500``.
+   sort (its intake clips nowhere else: :func:`dp.umpc.complete.secure_complete_sums` shares the rows
+   as ``to_fixed_point`` left them). The drill tries ``1e6``, ``1500`` and the largest value the sort's
+   comparisons still order (``511.99609375``, derived below).
 
 Expected: cases 2 and 3 move the release by at most ``r`` times the per-row sensitivity.
 Replacing one row changes at most ``max degree`` sampled tuples (the largest number of tuples of
 ``E`` that share one row), each by at most the kernel's output range ``Delta_f``. That range is the
 domain width in fixed point, ``300 * 2^8 = 76800``. The bound on the released sum is therefore
 ``r * max_degree * Delta_f``, and on the statistic ``r * max_degree * Delta_f / (|E| * 2^8)``
-(``dp.umpc.protocol.plan_noise``; Sinh & Ramon, App. C.2.3). Case 3 must also give exactly the sum of
-case 2. Case 4 is the contrast: the release moves far beyond the bound, or the guarded reveal
-stops it.
+(``dp.umpc.protocol.plan_noise``; Sinh & Ramon, App. C.2.3; here ``(n - 1) * Delta_f``,
+:mod:`dp.umpc.complete`). Cases 1-3 must also release exactly the all-pairs sum of the clipped values
+(so case 3 gives exactly the sum of case 2). Case 4 is the contrast: with a value the sort still
+orders, the release is exactly the all-pairs sum of the raw values and moves beyond the bound; with
+values beyond its comparisons, the release moves beyond the bound or the guarded reveal stops it.
 
 How out-of-domain values look in fixed point. ``round((x - 0) * 2^8)`` turns ``1e6`` into
 256,000,000 and ``1500`` into 384,000. Both lie outside ``[0, 76800]`` but inside the ``-L 32``
 secure integers (``|x| < 2^31``). That matters because :func:`secure.clipping.clip_secure`
-compares at the full ``-L`` bits. The kernel's comparisons, however, use only the bits the domain
-needs (18 here). On a larger value, MPyC's ``np_sgn(x, l=18, LT=True)`` returns ``-floor(x/2^18)``
-instead of a bit, so ``|x - y|`` comes out multiplied by about ``1 + 2 floor(x/2^18)``. The full
-run adds ``1e8`` (2.56e10 in fixed point, beyond ``-L 32``). That case is outside what secure
-clipping can guarantee, since its own comparisons then fail the same way, and the drill only
-reports what happens.
+compares at the full ``-L`` bits. The sort, however, compares with only the bits the domain needs
+(:func:`dp.umpc.planner.sort_bits`: 18 signed bits, values in ``[0, 2^17)``) in a compact secure type;
+a larger value leaves that range and the sort's output is no longer the sorted input, so the sum
+is anything. ``511.99609375 = (2^17 - 1) / 2^8`` is the largest value still ordered exactly: it
+shows what one unclipped party moves when the computation itself stays correct. The full run adds
+``1e8`` (2.56e10 in fixed point, beyond ``-L 32``). That case is outside what secure clipping can
+guarantee, since its own comparisons then fail, and the drill only reports what happens.
 
 Options (none is a prefix of an MPyC option):
   --quick       r = 1, 3 on 90 rows, without the 1e8 case; part 2 on the ECDF job only (what the tests run)
@@ -95,13 +106,14 @@ from scenarios.drills.harness import (CheckedOutcome, DrillOptions, PartySpec, d
 __all__ = ["main", "parse_options", "Setting", "CaseResult", "run_cases", "CountCase", "run_count_cases",
            "COUNT_JOBS", "INFLATE_ROWS", "fixed_point", "COLUMN", "LOWER",
            "UPPER", "PRECISION", "FAR_VALUE", "NEAR_VALUE", "BEYOND_L_VALUE", "EPSILON", "SEED", "QUICK_ROWS",
-           "FULL_ROWS", "QUICK_REPLACED", "FULL_REPLACED"]
+           "FULL_ROWS", "QUICK_REPLACED", "FULL_REPLACED", "PATH", "sort_bits", "ordered_value", "all_pairs_sum"]
 
 COLUMN = "sysBP"
 LOWER, UPPER, PRECISION = 0.0, 300.0, 8
 FAR_VALUE = 1e6          # 256,000,000 in fixed point: fits -L 32, far outside the domain
 NEAR_VALUE = 1500.0      # 384,000 in fixed point: fits -L 32, beyond the kernel's 18-bit comparisons
 BEYOND_L_VALUE = 1e8     # 2.56e10 in fixed point: does not fit -L 32 (full run only)
+PATH = "sort"            # the complete path --pairs auto picks for this job: exact all-pairs sums
 EPSILON = 1e9
 SEED = 4
 QUICK_ROWS, FULL_ROWS = 90, 240
@@ -109,7 +121,7 @@ QUICK_REPLACED, FULL_REPLACED = (1, 3), (1, 2, 5, 10)
 DEFAULT_BIT_LENGTH = 32
 RESULT_NAME = "result.json"
 MALICIOUS_PARTY = 2
-_GUARD = "wrapped around, so nothing is released"
+_GUARD = "shared values outside the declared domains"  # secure.aggregation's guarded reveal, inputs out of domain
 
 
 def parse_options(argv: Sequence[str]) -> DrillOptions | None:
@@ -125,6 +137,40 @@ def fixed_point(value: float) -> int:
     return int(round((value - LOWER) * 2 ** PRECISION))
 
 
+def sort_bits() -> int:
+    """Signed bit length of the sort's comparisons for the declared domain (:func:`dp.umpc.planner.sort_bits`)."""
+    from dp.umpc.planner import sort_bits as planned_bits  # no MPyC runtime at import
+    from secure.columns import ColumnSpec
+    from secure.kernels import get_kernel
+
+    return planned_bits(get_kernel("gini", precision=PRECISION), [ColumnSpec(COLUMN, LOWER, UPPER, PRECISION)])
+
+
+def ordered_value() -> float:
+    """The largest value whose fixed point the sort still orders exactly: ``(2^(bits-1) - 1) / 2^precision``
+    (511.99609375 here: outside the domain, inside the comparisons; exact in binary)."""
+    return LOWER + ((1 << (sort_bits() - 1)) - 1) / 2 ** PRECISION
+
+
+def all_pairs_sum(directory: str, *, clip: bool) -> int | None:
+    """``sum_{i<j} |x_i - x_j|`` over every party's fixed-point values in ``directory`` (the files the case
+    wrote), clipped to ``[0, width]`` or raw: what the sort path releases with no noise
+    (:func:`secure.ranking.sorted_gini_sum_plain`). ``None`` if a cell is not a number."""
+    from secure.ranking import sorted_gini_sum_plain
+
+    width = fixed_point(UPPER)
+    values: list[int] = []
+    for party in range(3):
+        with open(os.path.join(directory, f"p{party}.csv"), encoding="utf-8") as handle:
+            for line in handle.read().splitlines()[1:]:
+                try:
+                    encoded = fixed_point(float(line))
+                except ValueError:
+                    return None
+                values.append(min(max(encoded, 0), width) if clip else encoded)
+    return sorted_gini_sum_plain(values)
+
+
 @dataclass(frozen=True)
 class Setting:
     """The public setting every case shares, and the sensitivity bound derived from it.
@@ -132,7 +178,7 @@ class Setting:
     :param rows: ``n`` over all parties; ``pairs``: ``|E|``; ``max_degree``: ``delta_max`` of ``E``.
     :param width: the domain width in fixed point (the kernel's ``Delta_f``); ``scale``: ``2^precision``.
     :param bit_length: ``-L`` of the secure integers.
-    :param comparison_bits: the bit length of the kernel's comparisons (``width.bit_length() + 1``).
+    :param comparison_bits: the signed bit length of the sort's comparisons (``width.bit_length() + 1``).
     """
 
     rows: int
@@ -150,6 +196,17 @@ class Setting:
         return self.max_degree * self.delta_f
 
     @property
+    def nonzero_noise(self) -> float:
+        """Probability that a release's discrete Laplace noise is not 0: ``2 alpha / (1 + alpha)``,
+        ``alpha = exp(-epsilon / (max_degree * Delta_f))`` (1 before a baseline released)."""
+        from dp.calibration import discrete_laplace_alpha
+
+        if not self.row_sensitivity_units:
+            return 1.0
+        alpha = discrete_laplace_alpha(EPSILON, self.row_sensitivity_units)
+        return 2 * alpha / (1 + alpha)
+
+    @property
     def row_sensitivity(self) -> float:
         """The same on the statistic: ``max_degree * Delta_f / (|E| * scale)`` (0 before a baseline released)."""
         return self.row_sensitivity_units / (self.pairs * self.scale) if self.pairs and self.scale else 0.0
@@ -164,7 +221,10 @@ class CaseResult(CheckedOutcome):
     :param codes: exit codes of parties 0..2.
     :param noisy_sum: the released sum (exactly the kernel sum here), or ``None`` if nothing was released.
     :param moved_units: ``|sum - baseline sum|`` in fixed-point units; ``bound_units``: ``r * max_degree * Delta_f``.
-    :param expectation: ``release`` (baseline), ``within bound``, ``contrast`` or ``report``.
+    :param expected_units: the all-pairs sum of the values that should enter the sort (clipped, or raw
+        for ``raw sum``); ``None`` where the sort's comparisons cannot order the values.
+    :param expectation: ``release`` (baseline), ``within bound``, ``contrast``, ``raw sum`` (released,
+        exactly the raw values' sum, beyond the bound) or ``report``.
     :param outcome: what happened, in words.
     :param problems: unmet expectations (empty: as expected).
     """
@@ -182,6 +242,7 @@ class CaseResult(CheckedOutcome):
     clipped_reported: int | None
     message: str
     expectation: str
+    expected_units: int | None = None
     moved_units: int | None = None
     bound_units: int | None = None
     moved: float | None = None
@@ -208,7 +269,7 @@ def _write_case_files(directory: str, rows: Sequence[Sequence[str]], replaced: i
 def _job_args(clip: str) -> list[str]:
     return ["--data", "p{pid}.csv", "--stat", "gini", "--columns", COLUMN,
             "--domain", f"{COLUMN}={LOWER:g}:{UPPER:g}:{PRECISION}", "--seed", str(SEED), "--epsilon", f"{EPSILON:g}",
-            "--clip", clip, "--json", RESULT_NAME, "--ledger", "off"]  # epsilon 1e9: a drill, not a release to budget
+            "--clip", clip, "--path", PATH, "--json", RESULT_NAME, "--ledger", "off"]  # epsilon 1e9: a drill, not a release to budget
 
 
 def _run_case(root: str, name: str, clip: str, party2: str, replaced: int, value: float | None,
@@ -227,12 +288,17 @@ def _run_case(root: str, name: str, clip: str, party2: str, replaced: int, value
         with open(path, encoding="utf-8") as handle:
             record = json.load(handle)
     lines = results[0].error_lines
+    expected = None
+    if expectation in ("release", "within bound"):
+        expected = all_pairs_sum(directory, clip=True)
+    elif expectation == "raw sum":
+        expected = all_pairs_sum(directory, clip=False)
     return CaseResult(name, clip, party2, replaced, value, [r.code for r in results],
                       int(record["noisy_sums"][0]) if record else None,
                       float(record["estimate"]) if record else None,
                       int(record["pairs"]) if record else None, int(record["max_degree"]) if record else None,
                       _local_clip_count(results[MALICIOUS_PARTY].stdout),
-                      lines[0] if lines else "", expectation)
+                      lines[0] if lines else "", expectation, expected)
 
 
 def _local_clip_count(stdout: str) -> int | None:
@@ -249,16 +315,17 @@ def _setting(baseline: CaseResult, bit_length: int, rows: int) -> Setting:
     output = kernel.outputs([width])[0]
     assert baseline.pairs is not None and baseline.max_degree is not None
     return Setting(rows=rows, pairs=baseline.pairs, max_degree=baseline.max_degree, delta_f=output.sensitivity,
-                   scale=output.scale, width=width, bit_length=bit_length,
-                   comparison_bits=kernel.comparison_bits([width]))
+                   scale=output.scale, width=width, bit_length=bit_length, comparison_bits=sort_bits())
 
 
 def _judge_baseline(case: CaseResult) -> None:
-    """An honest run must release."""
+    """An honest run must release exactly the all-pairs sum of its values."""
     released = all(code == 0 for code in case.codes) and case.noisy_sum is not None
     case.outcome = "released" if released else "not released"
     if not released:
         case.problems.append(f"the honest run did not release (exits {case.codes}): {case.message}")
+    elif case.noisy_sum != case.expected_units:
+        case.problems.append(f"released sum {case.noisy_sum}, but the all-pairs sum of the data is {case.expected_units}")
 
 
 def _judge(case: CaseResult, baseline: CaseResult, setting: Setting) -> None:
@@ -281,8 +348,15 @@ def _judge(case: CaseResult, baseline: CaseResult, setting: Setting) -> None:
         case.outcome = f"exits {case.codes}: {case.message}"
     if case.expectation == "within bound" and case.outcome != "within bound":
         case.problems.append(f"expected a release within the bound, got: {case.outcome}")
-    if case.expectation == "contrast" and case.outcome == "within bound":
+    if case.expectation in ("contrast", "raw sum") and case.outcome == "within bound":
         case.problems.append("no contrast: the release stayed within the bound without any clipping")
+    if case.expectation == "raw sum" and not released:
+        case.problems.append(f"expected the raw values' release (the sort orders them), got: {case.outcome}")
+    if (case.expectation in ("within bound", "raw sum") and released and case.expected_units is not None
+            and case.noisy_sum != case.expected_units):
+        what = "raw" if case.expectation == "raw sum" else "clipped"
+        case.problems.append(f"released sum {case.noisy_sum}, but the all-pairs sum of the {what} values is "
+                             f"{case.expected_units}")
 
 
 def run_cases(options: DrillOptions, root: str,
@@ -316,6 +390,7 @@ def run_cases(options: DrillOptions, root: str,
         ("secure clipping, party 2 skips its own", "secure", "skips clipping", FAR_VALUE, "within bound"),
         ("no clipping at all", "local", "skips clipping", FAR_VALUE, "contrast"),
         ("no clipping at all", "local", "skips clipping", NEAR_VALUE, "contrast"),
+        ("no clipping at all", "local", "skips clipping", ordered_value(), "raw sum"),
     ]
     if not options.quick:
         plan.insert(2, ("secure clipping, party 2 skips its own", "secure", "skips clipping", NEAR_VALUE,
@@ -522,20 +597,23 @@ def print_report(setting: Setting, cases: Sequence[CaseResult]) -> None:
     half = 1 << (setting.bit_length - 1)
     print(f"Malicious-input drill: Gini mean difference of {COLUMN}, declared domain {LOWER:g}:{UPPER:g} at "
           f"{PRECISION} fractional bits, 3 parties, party {MALICIOUS_PARTY} malicious")
-    print(f"  n {setting.rows} rows, |E| {setting.pairs} tuples (balanced, --seed {SEED}), max degree "
-          f"{setting.max_degree}, epsilon {EPSILON:g} (every noise draw is exactly 0)")
+    print(f"  n {setting.rows} rows, |E| {setting.pairs} tuples (all pairs, --path {PATH}), max degree "
+          f"{setting.max_degree}, epsilon {EPSILON:g} (noise non-zero with probability "
+          f"{setting.nonzero_noise:.2g} per release)")
     print(f"  per-row sensitivity = max degree x Delta_f / (|E| x 2^{PRECISION}) = {setting.max_degree} x "
           f"{setting.delta_f} / ({setting.pairs} x {setting.scale}) = {setting.row_sensitivity:.6g}; "
           f"bound for r rows = r x that")
+    ordered = 1 << (setting.comparison_bits - 1)
     for value in sorted({case.value for case in cases if case.value is not None}):
         encoded = fixed_point(value)
         fits = -half <= encoded < half
-        print(f"  value {value:g} -> fixed point {encoded}: outside [0, {setting.width}], "
+        print(f"  value {value:.10g} -> fixed point {encoded}: outside [0, {setting.width}], "
               f"{'inside' if fits else 'OUTSIDE'} -L {setting.bit_length} (|x| < 2^{setting.bit_length - 1}), "
-              f"beyond the kernel's {setting.comparison_bits}-bit comparisons")
+              f"{'inside' if 0 <= encoded < ordered else 'beyond'} the sort's {setting.comparison_bits}-bit "
+              f"comparisons ([0, 2^{setting.comparison_bits - 1}))")
     table = []
     for case in cases:
-        table.append([case.name, case.clip, case.party2, str(case.replaced), "-" if case.value is None else f"{case.value:g}",
+        table.append([case.name, case.clip, case.party2, str(case.replaced), "-" if case.value is None else f"{case.value:.10g}",
                       " ".join("hung" if c is None else str(c) for c in case.codes), _number(case.estimate),
                       "-" if case.clipped_reported is None else str(case.clipped_reported),
                       _number(case.moved), _number(case.bound), case.outcome + ("" if case.ok else "  [FAILED]")])
@@ -544,6 +622,8 @@ def print_report(setting: Setting, cases: Sequence[CaseResult]) -> None:
     print("  moved = |estimate - baseline estimate of the same --clip|, computed from the released integer sums "
           "(exact: no noise, no rounding); clipped = values party 2 says it clipped, printed at party 2 only "
           "(clip counts are never shared)")
+    print("  every release checked against the all-pairs sum the drill computes from its files: of the clipped "
+          "values (baselines, local and secure clipping), of the raw values (no clipping, a value the sort orders)")
     guard = next((case.message for case in cases if _GUARD in case.message), None)
     if guard:
         print(f"  the guarded reveal said: {guard}")
