@@ -53,9 +53,7 @@ def test_progress_log_lines_carry_percentages(caplog: pytest.LogCaptureFixture) 
     assert "kernel batches: 3/9 (33 %)" in caplog.text
 
 
-@pytest.mark.multiparty
-def test_a_three_party_run_prints_the_table_alone_on_stdout(tmp_path: Path) -> None:
-    """MPyC's log (and the progress lines) on stderr; stdout: the pure-budget noise line, then the table."""
+def _three_parties(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:
     generator = np.random.default_rng(11)
     a = generator.uniform(0, 100, 600)
     b = np.clip(a / 2 + generator.normal(0, 10, 600), 0, 100)
@@ -63,12 +61,28 @@ def test_a_three_party_run_prints_the_table_alone_on_stdout(tmp_path: Path) -> N
     data.write_text("a,b\n" + "".join(f"{x:.2f},{y:.2f}\n" for x, y in zip(a, b)), encoding="utf-8")
     command = [sys.executable, "-m", "scenarios.ustat", "-M3", "-B", str(free_base_port()), "--data", str(data),
                "--stat", "kendall", "--columns", "a,b", "--domain", "a=0:100,b=0:100", "--precision", "2",
-               "--pairs", "2n", "--budget", "5", "--ledger", str(tmp_path / "ledger")]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=180)
+               "--ledger", str(tmp_path / "ledger"), *options]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=180)
+
+
+@pytest.mark.multiparty
+def test_a_three_party_run_prints_the_table_alone_on_stdout(tmp_path: Path) -> None:
+    """MPyC's log on stderr; stdout: the pure-budget noise line, then the table (a pure account takes the
+    histogram path: it cannot pay the comparisons' delta)."""
+    done = _three_parties(tmp_path, "--path", "histogram", "--budget", "5")
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
     assert not [line for line in out if LOG_LINE.match(line)]  # the old code logged 'Start MPyC runtime' here
     assert out[0].startswith("noise: party-drawn shares, not the in-MPC sampler") and "x1.5 (m = 3, t = 1)" in out[0]
     assert out[1].startswith("Private U-statistic")
     assert "All 3 parties connected." in done.stderr
+
+
+@pytest.mark.multiparty
+def test_the_kernel_phase_reports_its_progress_on_stderr(tmp_path: Path) -> None:
+    """Sampled tuples: the kernel phase's batches are reported on stderr, never on stdout."""
+    done = _three_parties(tmp_path, "--pairs", "2n", "--budget", "5:1e-9")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert not [line for line in out if LOG_LINE.match(line)] and out[0].startswith("Private U-statistic")
     assert "kernel batches: 2/2 (100 %)" in done.stderr  # 2n = 1200 tuples: two batches of 1024 and 176

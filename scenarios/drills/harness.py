@@ -405,18 +405,18 @@ def drill_main(argv: Sequence[str] | None, *, name: str, parse: Callable[[Sequen
 def main(argv: Sequence[str] | None = None) -> int:
     """This module runs no drill itself: ``-h`` prints what it is and which drills to run; anything else is
     a usage error (exit 2, one line) naming them."""
-    words = list(sys.argv[1:] if argv is None else argv)
-    drills = ("python -m scenarios.drills.faults", "python -m scenarios.drills.freeze",
-              "python -m scenarios.drills.malicious_input", "python -m scenarios.drills.coalition -M3",
-              "python -m scenarios.drills.budget", "python -m scenarios.drills.audit")
-    if words and all(word in ("-h", "--help") for word in words):
-        print(__doc__)
-        print("Run a drill instead (each takes --quick and --json PATH):")
-        for command in drills:
-            print(f"  {command}")
-        return 0
+    drills = ("scenarios.drills.faults", "scenarios.drills.freeze", "scenarios.drills.malicious_input",
+              "scenarios.drills.coalition -M3", "scenarios.drills.budget", "scenarios.drills.audit")
+    doc = (f"{__doc__}\nRun a drill instead (each takes --quick and --json PATH):\n"
+           + "".join(f"  python -m {command}\n" for command in drills))
+    try:
+        if parse_drill_argv(sys.argv[1:] if argv is None else argv, "python -m scenarios.drills.harness", doc) is None:
+            return 0  # the help was printed
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"error: scenarios.drills.harness is the drills' shared library, not a drill; run one of: "
-          f"{', '.join(command.removeprefix('python -m ') for command in drills)} (-h lists them)", file=sys.stderr)
+          f"{', '.join(drills)} (-h lists them)", file=sys.stderr)
     return 2
 
 
