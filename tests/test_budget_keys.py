@@ -300,3 +300,18 @@ def test_a_huge_epsilon_is_refused_in_one_line() -> None:
         dp.umpc.Query(statistic="gini", epsilon=1.0, delta=1e300, columns=columns)
     with pytest.raises(ValueError, match="budget epsilon must be positive and finite, got inf"):
         Budget(1e400)
+
+
+def test_a_line_longer_than_the_readers_block_is_refused_before_it_is_held(tmp_path: Path) -> None:
+    """The account key reads the file as the reader does: a line over the reader's block (1 MiB) is refused in
+    one line that names no path; a long cell within it (over the csv module's 128 KiB default) is read."""
+    from secure.reader import CHUNK_BYTES
+
+    wide = tmp_path / "wide.csv"
+    wide.write_text("a,note\n1," + "x" * (200 * 1024) + "\n2,y\n", encoding="utf-8")
+    assert dataset_key_of_rows(wide).startswith("rows-")
+    long = tmp_path / "long.csv"
+    long.write_text("a,note\n1," + "x" * (CHUNK_BYTES + 10) + "\n", encoding="utf-8")
+    with pytest.raises(LedgerError) as refused:
+        dataset_key_of_rows(long)
+    assert "line longer than" in refused.value.shared and str(tmp_path) not in refused.value.shared

@@ -251,18 +251,23 @@ def dataset_key_of_rows(path: Path | str) -> str:
     The table is read as the jobs read it (:mod:`secure.reader`: the csv module, UTF-8 with an optional
     byte-order mark, gzip for ``.gz``); the header's names are stripped and the columns taken in the
     order of their names; each cell is canonical (:func:`_canonical_cell`); lines with no cell are
-    skipped.  Each row's SHA-256 is taken, the row digests are sorted (the rows are a multiset: the
+    skipped; a line longer than the reader's block is refused before it is held, as the reader does
+    (:func:`secure.reader.bounded_lines`).  Each row's SHA-256 is taken, the row digests are sorted (the rows are a multiset: the
     order of the rows says nothing of the people in them), and the key is the SHA-256 of the canonical
     header followed by the sorted digests.  Memory: 32 bytes and a Python object per row.
 
     :raise LedgerError: the file cannot be read or decoded.
     """
+    from secure.errors import InputError
+    from secure.reader import CHUNK_BYTES, bounded_lines
+
     name = str(path)
+    csv.field_size_limit(max(csv.field_size_limit(), CHUNK_BYTES + 1))  # a cell may fill a line the reader takes
     try:
         opened = (gzip.open(name, "rt", newline="", encoding="utf-8-sig") if name.endswith(".gz")
                   else open(name, "rt", newline="", encoding="utf-8-sig"))
         with opened as handle:
-            reader = csv.reader(handle)
+            reader = csv.reader(bounded_lines(handle, name))  # a line too long is refused before it is held
             header = [cell.strip() for cell in next(reader, [])]
             order = sorted(range(len(header)), key=lambda index: (header[index], index))
             digests = []
@@ -274,7 +279,7 @@ def dataset_key_of_rows(path: Path | str) -> str:
                 while len(cells) > len(header) and not cells[-1]:
                     cells.pop()  # trailing empty cells beyond the header (a trailing comma)
                 digests.append(hashlib.sha256(_json(cells)).digest())
-    except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError, InputError) as exc:
         raise _unreadable(path, exc) from None
     digests.sort()
     total = hashlib.sha256(_json([header[index] for index in order]))
