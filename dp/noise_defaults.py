@@ -1,6 +1,6 @@
 """Which noise each secure protocol uses by default, and the one-line guarantee every release states.
 
-Two ways to make the integer DP noise of a released sum (DESIGN, "Noise"):
+Two ways to make the integer DP noise of a released sum (docs/design.md, "Noise"):
 
 - ``parties``: every party secret-shares its own difference of two Polya draws, coalition-calibrated
   (shape ``1/(m-t)``): any ``m - t`` honest draws already sum to the full discrete Laplace, so the

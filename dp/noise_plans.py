@@ -1,7 +1,7 @@
 """Noise plans: the calibrated noise of one released sum, in one typed place.
 
 A :class:`NoisePlan` says which mechanism adds the noise of one released integer sum and with which
-parameters, calibrated for the coalition (Sinh & Ramon, Protocol 3.1; DESIGN, "Noise").  It is a
+parameters, calibrated for the coalition (Sinh & Ramon, Protocol 3.1; docs/design.md, "Noise").  It is a
 protocol (what every plan answers: mechanism, budget, sensitivity, ``m``, ``t``, source, variance,
 slack, guarantee); each mechanism is its own frozen dataclass holding only the fields valid for it,
 so a caller tells them apart with ``isinstance`` (never by a string or ``getattr``):

@@ -1,6 +1,6 @@
 r"""Discrete Laplace noise sampled inside MPC: public digit thresholds, error accounting, plaintext mirror.
 
-The second noise option of DESIGN ("Secure sampling inside MPC (no party knows any share of the
+The second noise option of docs/design.md ("Secure sampling inside MPC (no party knows any share of the
 noise), its truncation counted in delta").  :mod:`secure.noise.mpc` samples, on secret shares,
 ``G1 - G2`` with ``G = sum_{j<J} 2^j [U_j < T_j]``; this module chooses the public integers
 ``T_j``, the number of digits ``J`` and the bit width ``b``, and accounts for the error.

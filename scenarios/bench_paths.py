@@ -12,7 +12,7 @@ functions on the same prepared rows (:func:`dp.umpc.protocol.prepare_rows`):
 For each configuration the release's measured seconds (its phases, at party 0: no party's seconds leave it) and bytes
 (all parties) are recorded beside the planner's modelled seconds and bytes
 (:func:`dp.umpc.planner.path_costs`).  After the orderly shutdown party 0 computes each
-configuration's error by Monte Carlo on the simulated path (DESIGN, "Two ways to run one protocol"):
+configuration's error by Monte Carlo on the simulated path (docs/design.md, "Two ways to run one protocol"):
 ``--runs R`` releases, for sampled tuples :func:`dp.umpc.protocol.simulate` with a fresh tuple seed per
 run (so the error includes the tuple sampling), for the complete paths
 :func:`dp.umpc.complete.simulate_complete`, each against the exact all-tuples value.  The data are the
@@ -143,7 +143,7 @@ def table_values(job: Any, seed: int, rows: int | None) -> Any:
 
 
 def party_values(values: Any, party: int, parties: int) -> Any:
-    """Party ``party`` keeps rows ``party, party + m, ...`` (DESIGN: the embedded data's split)."""
+    """Party ``party`` keeps rows ``party, party + m, ...`` (docs/design.md: the embedded data's split)."""
     return values[party::parties]
 
 

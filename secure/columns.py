@@ -1,6 +1,6 @@
 """Column declarations by role, with checks on entry: numeric, label, classes, categorical.
 
-A column's declaration is public and chosen without looking at the data (DESIGN, "Who holds what"):
+A column's declaration is public and chosen without looking at the data (docs/design.md, "Who holds what"):
 its domain, its fixed-point precision (``bits`` fractional bits), or its list of allowed values.
 Each constructor returns a :class:`secure.intake.ColumnSpec`, the one declaration type the intake,
 the kernels and the protocols read; a misuse raises at the call with a plain message in the style

@@ -1,7 +1,7 @@
 """Complete U-statistics from the parties' joint histogram on the declared grid (no secure comparison).
 
 Every value this suite computes on is a point of a declared, public, finite grid (a domain and a
-fixed-point step, or a category list; DESIGN, "Three ways to compute a U-statistic", way (c)).
+fixed-point step, or a category list; docs/design.md, "Three ways to compute a U-statistic", way (c)).
 Over such a grid a degree-``k`` U-statistic summed over *all* unordered ``k``-tuples of rows is a
 polynomial of degree ``k`` in the joint histogram ``H`` of the rows (Sinh & Ramon, Def. 2.1, eq. 1,
 with the kernels of App. A.5).  So:

@@ -1,6 +1,6 @@
 """Party intake: a party reads its own rows, validates them, converts them to fixed point, shares them.
 
-Who holds what (DESIGN): party ``i`` of ``m`` reads ``--data PATH``; if the path contains ``{pid}``
+Who holds what (docs/design.md): party ``i`` of ``m`` reads ``--data PATH``; if the path contains ``{pid}``
 each party reads its own file ``PATH.format(pid=i)``, otherwise all parties are pointed at one file
 and party ``i`` keeps rows ``i, i+m, i+2m, ...`` (a convenient local simulation of a partition).
 Rows enter the computation only through ``mpc.input``; the number of rows of each party is public.
@@ -64,7 +64,7 @@ class PartyRows:
 class FixedPointRows:
     """A party's rows as fixed-point integers, with the count of values clipped per column.
 
-    ``clipped`` is local to this party: never shared, never written to the record (DESIGN).
+    ``clipped`` is local to this party: never shared, never written to the record (docs/design.md).
     """
 
     integers: np.ndarray
@@ -76,7 +76,7 @@ class FixedPointRows:
 
 @dataclass(frozen=True)
 class MissingPolicy:
-    """What a party does with a missing cell (DESIGN: the policy must keep the DP guarantee).
+    """What a party does with a missing cell (docs/design.md: the policy must keep the DP guarantee).
 
     - ``refuse`` (the default for a user's data): any missing cell stops the run (exit 2 at every
       party); the shared line names the column only, never a count, a line or a value.

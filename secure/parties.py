@@ -1,7 +1,7 @@
 """A party's whole life on the command line: launch, connect, agree, run, stop -- nobody left hanging.
 
 Every scenario and every user script runs through :func:`run_parties` (scripts through :func:`run`),
-so that they share the guarantees of DESIGN's command-line contract:
+so that they share the guarantees of docs/design.md's command-line contract:
 
 - MPyC's options are first-class (``-M -I -P -C -T -B -L -K ...``, ``--ssl``, ``--no-*``,
   ``--output-*``, ``--log-level``), and only exact option names are accepted: an abbreviation that

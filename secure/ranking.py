@@ -12,7 +12,7 @@ stage so that progress can be reported, :func:`secure.meter.report_progress`):
 comparisons of evaluating the pair kernel on all pairs.  After sorting, the counts are local
 (prefix sums of shares) plus ``n`` secure products per sort.
 
-The sort path of the planner (issue 13; DESIGN "Three ways to compute a U-statistic", way (b)):
+The sort path of the planner (issue 13; docs/design.md "Three ways to compute a U-statistic", way (b)):
 :func:`sorted_auc_sums` gives the same ``(2U, P)`` with ONE sort (key ``2 score + label``) and the
 ties handled by equality runs of adjacent scores (``n - 1`` equality tests and a segmented prefix
 scan of ``O(log n)`` product rounds); :func:`sorted_gini_sum` gives Gini's pair sum

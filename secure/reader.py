@@ -179,7 +179,7 @@ def _parse_cell(cell: str, column: str, where: str) -> float:
     """One cell as a float, ``nan`` for a missing value (:data:`MISSING_TOKENS`).
 
     The shared message names the column and the kind of problem only; the line and the cell value
-    go into ``detail``, which stays at this party (DESIGN: nothing about a row leaves its party).
+    go into ``detail``, which stays at this party (docs/design.md: nothing about a row leaves its party).
     """
     cell = cell.strip()
     if cell.lower() in MISSING_TOKENS:

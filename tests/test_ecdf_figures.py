@@ -4,7 +4,7 @@ make sense.
 Each scenario is run in-process through its ``main`` (exit code 0, CSV columns, non-empty PNG), with
 one numeric check that holds either with certainty or with a bound built from the run's own
 standard errors.  The runs are seeded (``--seed``), so they are also reproducible.  No timings are
-asserted (DESIGN: timings belong in benchmarks).
+asserted (docs/design.md: timings belong in benchmarks).
 """
 from __future__ import annotations
 

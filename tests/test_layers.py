@@ -1,4 +1,4 @@
-"""The layers of DESIGN hold in the code: imports point down, and no module imports itself in a circle.
+"""The layers of docs/design.md hold in the code: imports point down, and no module imports itself in a circle.
 
 Every import is counted, function-local ones included (a circle hidden in a function is still a
 circle): ``secure`` imports none of ``dp``, ``smoothing``, ``scenarios``; ``smoothing`` imports none

@@ -75,7 +75,7 @@ the realised privacy loss ``ln((1 - ρ)/ρ)`` never exceeds ``ε``; the debiasin
 ``ρ``.  Public: the class labels and class sizes, and which level a user reports at (drawn
 independently of the data).  Not covered: users who lie (each can move any node estimate by ``K``,
 or ``K n / n_l`` with the user split), timing channels.  This module is plain NumPy in one process:
-there is no MPyC here, so DESIGN's secure-layer threat model (``t < m/2`` passive parties) does not
+there is no MPyC here, so docs/design.md's secure-layer threat model (``t < m/2`` passive parties) does not
 apply.
 
 Costs

@@ -40,7 +40,7 @@ Bins and representatives.  An interval axis ``[lower, upper]`` with ``B`` bins:
 A level axis (a finite set of values, e.g. a 0/1 label or a category) rounds to the nearest level.
 Several axes form a product grid of ``k = B_1 B_2 ...`` bins, flattened row-major (last axis
 fastest); randomized rounding acts independently per interval axis.  Values outside the declared
-domain are clipped to it (DESIGN: inputs are clipped so that no row leaves the domain).
+domain are clipped to it (docs/design.md: inputs are clipped so that no row leaves the domain).
 
 
 Threat model.  None of its own: quantization runs on the user's device before the randomized

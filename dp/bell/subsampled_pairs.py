@@ -12,7 +12,7 @@ Bell, Bellet, Gascón & Kulkarni, "Private Protocols for U-Statistics in the Loc
    noise: a distributed discrete Laplace ``DLap(alpha)`` with sensitivity ``P * Delta_f`` in
    fixed-point units, ``alpha = exp(-epsilon / (P * Delta_f))`` — a budget of ``epsilon / P`` per
    pair, and basic composition over the ``P`` pairs a row is in gives ``epsilon`` (App. C.1).  The
-   noise is distributed (DESIGN): every party draws a vector of Pólya differences, one per pair,
+   noise is distributed (docs/design.md): every party draws a vector of Pólya differences, one per pair,
    with shape ``1/(m - t)`` (:func:`dp.calibration.party_noise_shape`), and secret-shares it with
    :func:`secure.aggregation.sum_party_vectors`; any ``m - t`` honest draws sum to ``DLap(alpha)``.
    The noisy per-pair values are opened **to the aggregator only** (party 0, ``receivers=[0]``)
@@ -28,7 +28,7 @@ with threshold ``t >= 1`` (``m = 1``, ``t = 0`` runs the same code in one proces
 testing).  The kernel of every pair is evaluated by all ``m`` parties at once, vectorized over the
 pairs with the kernel's secure function (:mod:`secure.kernels`); communication is ``O(m P n)``.
 
-Two ways to run it (DESIGN): :func:`run_secure_subsampled` on a started MPyC runtime (modelled on
+Two ways to run it (docs/design.md): :func:`run_secure_subsampled` on a started MPyC runtime (modelled on
 :func:`dp.umpc.protocol.run_secure`), and :func:`simulate_subsampled` in NumPy (modelled on
 :func:`dp.umpc.protocol.simulate`; vectorized over runs, optionally drawing fresh permutations per run).
 For the same public seed and the same per-party noise draws both return the same number exactly.
@@ -294,7 +294,7 @@ class SubsampledRelease:
             f" (one DLap per pair, {self.permutations} pair(s) per row)"
 
     def record(self) -> dict[str, Any]:
-        """The JSON result record (DESIGN keys first); per-pair values are left out (see ``noisy_values``)."""
+        """The JSON result record (the record keys of docs/design.md first); per-pair values are left out (see ``noisy_values``)."""
         return {"statistic": self.statistic, "estimate": self.estimate, "epsilon": self.epsilon, "delta": 0.0,
                 "n": self.n, "pairs": self.pairs, "parties": self.parties, "seconds": self.seconds,
                 "bytes_sent": self.bytes_sent, "protocol": "subsampled pairs", "permutations": self.permutations,
@@ -441,7 +441,7 @@ async def run_secure_subsampled(query: SubsampledPairsQuery, fixed: FixedPointRo
     :param fixed: this party's rows from :meth:`SubsampledPairsQuery.prepare` (verdict already shared).
     :param seed: public seed; ``None`` draws a joint seed to which every party contributes.
     :param missing: the agreed missing-value policy (``refuse`` or ``fill``), named in the record.
-        No count of clipped or missing values leaves this party (DESIGN: only row counts are public).
+        No count of clipped or missing values leaves this party (docs/design.md: only row counts are public).
     :param noise_source: ``f(plan, output_index, pairs) -> int vector`` of this party's draws;
         default OS randomness.  Tests pass fixed draws to compare with :func:`simulate_subsampled`.
     :param receivers: the parties that learn the per-pair noisy values (default: the aggregator, 0).

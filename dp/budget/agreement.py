@@ -1,6 +1,6 @@
 """The parties agree on a run's privacy spend before any data is shared; each party's ledger may refuse.
 
-DESIGN ("Noise", last bullet): every release spends from a ledger at each party (one account per
+docs/design.md ("Noise", last bullet): every release spends from a ledger at each party (one account per
 party and dataset, :mod:`dp.budget.ledger`); the spend is agreed before data is shared and recorded
 before the reveal.  This module is the one implementation of that agreement, used by every scenario
 (:mod:`scenarios.kit.budget_run`, called by :func:`scenarios.kit.cli.run_scenario` before the job's

@@ -33,7 +33,7 @@ its labels get epsilon-label-DP, and the server applies eq. (1) to the sums.  Tw
   The *Gaussian* form replaces both noises by discrete Gaussians: ``(epsilon, delta)`` becomes a
   zero-concentrated budget ``rho_z`` (:func:`zcdp_budget`), split by ``sum_fraction`` (or ``beta``).
 
-Noise (DESIGN: integer noise on integer statistics)
+Noise (docs/design.md: integer noise on integer statistics)
 ---------------------------------------------------
 Rank sums with average ranks are half-integers, so every client perturbs the *integer*
 ``2 localSum_k`` (sensitivity twice its largest rank), and ``localP_k`` (sensitivity 1).
@@ -75,7 +75,7 @@ no party but the label holder ever sees a clean label-dependent value.  What is 
   to reproduce the paper's closed forms.
 - a client that does not add its noise (clients are trusted with their own labels' privacy).
 
-This module runs in plain NumPy, in one process: there is no MPyC here, so DESIGN's secure-layer
+This module runs in plain NumPy, in one process: there is no MPyC here, so docs/design.md's secure-layer
 threat model (``t < m/2`` passive parties, coalition-calibrated noise) does not apply.  The MPC
 deployment of FedAUC, where the scores are hidden too, is a separate module.
 

@@ -16,7 +16,7 @@ Threat model
 Label DP (Sun et al. §3, Definition 2.1): scores, ranks, client membership and client sizes are
 public; only the labels are private, and nothing here releases a label-dependent value -- the clients'
 private sums leave them only through the mechanisms of :mod:`dp.fedauc.mechanisms`.  Plain NumPy in
-one process (no MPyC): DESIGN's ``t < m/2`` secure-layer model does not apply.
+one process (no MPyC): docs/design.md's ``t < m/2`` secure-layer model does not apply.
 
 Reference: J. Sun, X. Yang, Y. Yao, J. Xie, D. Wu, C. Wang, *Differentially Private AUC Computation
 in Vertical Federated Learning* (eq. 1, §4.2, §6.2.2, Algorithm 4, App. H.2).

@@ -1,7 +1,7 @@
 """Complete U-statistics (all ``C(n, k)`` tuples) by the histogram path or by one secure sort.
 
 The same release as Pi_U-MPC (Sinh & Ramon, Protocol 3.1) with ``E`` = every tuple, computed without
-evaluating the kernel tuple by tuple (DESIGN, "Three ways to compute a U-statistic";
+evaluating the kernel tuple by tuple (docs/design.md, "Three ways to compute a U-statistic";
 :mod:`dp.umpc.planner` chooses):
 
 - **histogram** (:mod:`secure.histograms`): each party counts its own rows on the declared grid of the

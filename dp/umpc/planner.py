@@ -1,6 +1,6 @@
 """Which way to compute a U-statistic: the histogram path, one secure sort, or evaluated tuples.
 
-Every value is a point of a declared, public, finite grid (DESIGN, "Three ways to compute a
+Every value is a point of a declared, public, finite grid (docs/design.md, "Three ways to compute a
 U-statistic"), so a U-statistic over the parties' rows can be computed
 
 - ``histogram``: each party counts its own rows on the grid of the kernel's columns in the clear,

@@ -3,7 +3,7 @@
 Sinh & Ramon, "Accurate, private, secure, federated U-statistics with higher degree": Protocol 3.1
 (sharing, computing, noise, aggregation), Algorithm 1 BalancedSamp (App. F), distributed discrete
 Laplace noise (App. B.1), sensitivity ``delta_max * Delta_f / |E|`` (App. C.2.3), error terms
-``E_inc + E_DP`` (App. D.1.2).  Two ways to run the same protocol (DESIGN):
+``E_inc + E_DP`` (App. D.1.2).  Two ways to run the same protocol (docs/design.md):
 
 - :func:`run_secure` — the parties run it on MPyC: rows enter through ``mpc.input``; the joint
   public seed picks the tuples ``E``; the kernel is evaluated on secret shares for all tuples at
@@ -296,7 +296,7 @@ class UStatRelease:
         return math.sqrt(self.estimate_std ** 2 + self.sampling_error_bound ** 2)
 
     def record(self) -> dict[str, Any]:
-        """The JSON result record (DESIGN keys first).
+        """The JSON result record (the record keys of docs/design.md first).
 
         ``noise_std`` is the sd of the estimate due to the DP noise only (``estimate_std``; the per-sum
         sds are ``noise_std_per_sum``); ``sampling_error_bound`` a data-independent bound on the sd of
@@ -641,7 +641,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     :param fixed: this party's rows from :func:`prepare_rows` (verdict already shared).
     :param seed: public seed; ``None`` draws a joint seed to which every party contributes.
     :param missing: the agreed missing-value policy (``refuse`` or ``fill``), named in the record.
-        No count of clipped or missing values leaves this party (DESIGN: only row counts are public).
+        No count of clipped or missing values leaves this party (docs/design.md: only row counts are public).
     :param noise_source: ``f(plan, output_index) -> int`` this party's draw; default OS randomness.
         Tests pass fixed draws to compare with :func:`simulate`.  Party noise only: with
         ``query.noise == "mpc"`` the noise is sampled inside MPC (:func:`dp.secret_noise.secret_laplace_noise`)

@@ -2,7 +2,7 @@
 
 Sinh & Ramon, "Accurate, private, secure, federated U-statistics with higher degree", Protocol 3.1
 (:mod:`dp.umpc.protocol` holds the protocol itself).  This module is the vocabulary a user scripts
-with (DESIGN, "Scripting"), without the traps of the lower level:
+with (docs/design.md, "Scripting"), without the traps of the lower level:
 
 - :class:`Query` takes the statistic *by name* and the columns as declarations by role
   (:func:`secure.columns.numeric`, :func:`~secure.columns.label`, :func:`~secure.columns.classes`,
@@ -363,7 +363,7 @@ def _in_script_words(line: str) -> str:
 
 
 #: the embedded public datasets' directory (``scenarios/data``): rows read from there are exempt from the
-#: ledger unless a ledger, budget or dataset name is given (DESIGN: no default budget is invented)
+#: ledger unless a ledger, budget or dataset name is given (docs/design.md: no default budget is invented)
 EMBEDDED_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                              "scenarios", "data")
 

@@ -1,5 +1,5 @@
 """Fault drills: real three-party runs of the main job in which one party crashes, freezes, holds a bad
-file, or disagrees on a parameter. The drills check that every party stops as DESIGN promises, and print a table.
+file, or disagrees on a parameter. The drills check that every party stops as docs/design.md promises, and print a table.
 
 Run it (the drills start their own parties; there is no ``-M``, ``-I`` or ``-P`` to give)::
 
@@ -13,7 +13,7 @@ Framingham data, with a fixed ``--seed``. Honest parties run ``python -m scenari
 unchanged. A misbehaving party runs :mod:`scenarios.drills.party`, which wraps the secure layer in
 that one process only.
 
-Drills and what they must show (DESIGN, "Errors and exit codes" and "Threat model"):
+Drills and what they must show (docs/design.md, "Errors and exit codes" and "Threat model"):
 
 - ``crash at PHASE`` for PHASE = intake, kernel, noise, reveal (the full run adds
   ``parameter check``). Party 1 ends itself with ``os._exit`` the moment it enters PHASE, like

@@ -12,7 +12,7 @@ survivor, which had already given up on party 1, is a cascade (``ok*``).  :func:
 the cases :data:`FREEZE_WORKERS` at a time (a frozen run mostly waits) and :func:`print_freeze_report`
 prints their table.  Part of ``python -m scenarios.drills.faults`` (see its docstring for the cases).
 
-Threat model drilled (DESIGN, "Threat model"): passive (semi-honest), static adversary, at most
+Threat model drilled (docs/design.md, "Threat model"): passive (semi-honest), static adversary, at most
 ``t < m/2`` corrupted parties; a party that is alive but silent ends the run for the others within a
 bounded silence limit, in every phase including shutdown, never a hang.
 """

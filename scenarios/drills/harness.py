@@ -18,7 +18,7 @@ What: the pieces every drill orchestrator (:mod:`scenarios.drills.faults`, :mod:
 This process is only an orchestrator: it imports no MPyC runtime (only MPyC's option parser, inside
 :func:`parse_drill_argv`).
 
-Threat model drilled (DESIGN, "Threat model" and "Command-line contract"): passive (semi-honest),
+Threat model drilled (docs/design.md, "Threat model" and "Command-line contract"): passive (semi-honest),
 static adversary, at most ``t < m/2`` corrupted parties; a crashed or frozen party is a failure, not
 an attack, and the others must stop with one line and exit 1 (2 for bad input), nothing released.
 """

@@ -81,7 +81,7 @@ Part 2, count vectors (every job with a histogram or count input). Party 1 runs
 The ECDF and Kendall runs use epsilon 1e9 resp. 20 (noise std 7e-5 on tau), so what moves is the data.
 
 Threat model: the suite claims a passive (semi-honest) adversary, at most ``t < m/2`` parties
-(DESIGN). Under that model local clipping suffices. Skipping it is an active deviation. The drill
+(docs/design.md). Under that model local clipping suffices. Skipping it is an active deviation. The drill
 shows that ``--clip secure`` still bounds such a party's influence by the sensitivity, for any
 values that fit the ``-L``-bit secure integers, and that local clipping does not; and that a count
 vector of more rows than declared is refused at every party on every job.

@@ -1,6 +1,6 @@
 """The privacy budget of a scenario run: the options every job takes, and the agreement step.
 
-Every job spends from a ledger at each party (DESIGN, "Noise"; :mod:`dp.budget`): one account per
+Every job spends from a ledger at each party (docs/design.md, "Noise"; :mod:`dp.budget`): one account per
 party and dataset, the spend agreed by all parties before any data is shared and written to disk
 (write-ahead, fsync, atomic replace, under a file lock) before the reveal.  A job passes
 ``run_scenario(..., spend=lambda options: SpendRequest | None)``; :func:`scenarios.kit.cli.run_scenario`

@@ -26,7 +26,7 @@ and :attr:`secure.kernels.Kernel.categories`):
 - auc's label and vus's class: ``--categories`` gives their names (exactly 2 or 3 codes, ``--other``
   counted); without it the labels are ``0|1`` and ``0|1|2``.
 
-Threat model (DESIGN): a category list is public, like a domain, agreed by all parties before any
+Threat model (docs/design.md): a category list is public, like a domain, agreed by all parties before any
 data is shared; the codes enter MPC like any value.  Nothing about the values outside a list
 leaves the party holding them.
 """

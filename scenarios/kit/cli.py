@@ -1,6 +1,6 @@
 """What every scenario shares: launching local parties, parsing options, exit codes, printing.
 
-The command-line contract (DESIGN):
+The command-line contract (docs/design.md):
 
 - MPyC's own options come first-class (``-M -I -P -C -T -B -L -K ...``, ``--ssl``, ``--no-*``,
   ``--output-*``, ``--log-level``); scenario options are lower-case long options chosen so that none

@@ -3,7 +3,7 @@
 Used by ``scenarios.papers.ecdf_smoothing``, ``scenarios.papers.ecdf_inverse`` and ``scenarios.papers.roc_curve`` (the
 experiments of Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution
 Functions*, Sec. 6).  These experiments are *simulated*: the same mechanism as the secure path, run
-in plain numpy in one process (DESIGN, "Two ways to run one protocol"), repeated ``--runs`` times.
+in plain numpy in one process (docs/design.md, "Two ways to run one protocol"), repeated ``--runs`` times.
 They still run inside the standard party lifecycle (:func:`scenarios.kit.cli.run_scenario`), so that
 they accept MPyC's options and run unchanged with no flags, ``-M1`` and ``-M3``; the work is done by
 party 0 only, the other parties connect, agree on the parameters (and on the joint seed) and stop.
@@ -304,7 +304,7 @@ async def run_standard_experiment(options: Any, name: str, run: Any, columns: Se
                                  checks=None if checks is None else lambda seed: checks(options, seed))
 
 
-#: the budget line of a simulated experiment on embedded or synthetic data (DESIGN: exempt, and said so)
+#: the budget line of a simulated experiment on embedded or synthetic data (docs/design.md: exempt, and said so)
 EXEMPT_NOTE = ("simulated on embedded or synthetic public data: exempt from the privacy budget, no budget kept "
                "(a run on a user's --data file charges every noisy value it draws)")
 

@@ -7,7 +7,7 @@ party with one line naming the party and the column (no count, no line, no value
 columns accumulate (one column with two different values is refused).  The embedded data fills by
 default with the values declared in ``scenarios/data/domains.json`` (``fill``; see ``DATA.md``).
 
-Threat model (DESIGN): the policy and the fill values are public parameters, agreed by all parties;
+Threat model (docs/design.md): the policy and the fill values are public parameters, agreed by all parties;
 the number of cells a party filled stays at that party (it may print it locally).  With fill, n is
 the number of rows (public) and DP holds under replace-one adjacency.  Dropping incomplete rows is
 not offered: n would depend on the data.

@@ -1,6 +1,6 @@
 """Option formats shared by the jobs: ``--domain C=LO:HI[:BITS[:STEP]],...`` and ``--columns A,B,...``.
 
-One spelling everywhere (DESIGN, "Command-line contract"): ``scenarios.ustat``, ``scenarios.ecdf``
+One spelling everywhere (docs/design.md, "Command-line contract"): ``scenarios.ustat``, ``scenarios.ecdf``
 and ``scenarios.rank_auc`` take ``--domain C=LO:HI[:BITS[:STEP]]`` per column; a job with a single
 numeric column also takes the bare ``LO:HI[:BITS[:STEP]]`` for it.  ``STEP`` is the declared recording
 resolution (``sysBP=80:300:8:0.5``; ``BITS`` may be left empty, ``80:300::0.5``): the grid the

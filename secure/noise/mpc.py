@@ -1,6 +1,6 @@
 r"""Discrete Laplace noise sampled *inside* MPC from jointly generated secret random bits.
 
-The second way of adding noise (DESIGN, "Noise"): instead of every party drawing its own share
+The second way of adding noise (docs/design.md, "Noise"): instead of every party drawing its own share
 (:mod:`secure.noise.party`, :func:`secure.aggregation.add_party_noise`), the parties sample the noise
 together on secret shares, so that **no party, and no coalition of at most ``t`` parties, knows
 anything about it**.  The noise is therefore one discrete Laplace variable, not ``m/(m-t)`` times
