@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
 from dp.sampling import tuple_count
+from secure.ranking import sorting_network_size
 from secure.columns import ColumnSpec
 from secure.kernels import Kernel
 from secure.leakage import MaskedOpenings
@@ -35,7 +36,7 @@ from secure.leakage import MaskedOpenings
 __all__ = ["field_scale", "LAUNCH_SECURITY_PARAMETER", "Path", "PathChoice", "PATHS", "PATH_CHOICES", "PathCost", "PathPlan", "plan_path", "path_costs",
            "histogram_grid", "sort_bits", "HISTOGRAM_FORMS", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT",
            "SampledAccuracy", "AUTO_CHEAP_SECONDS", "AUTO_ACCURACY_SECONDS", "PURE_ACCOUNT_COMPARISONS",
-           "pure_account_path"]
+           "pure_account_path", "comparison_rounds", "NOISE_ROUNDS", "path_rounds"]
 
 Path = Literal["histogram", "sort", "tuples"]
 PathChoice = Literal["auto", "histogram", "sort", "tuples"]
@@ -106,12 +107,17 @@ class PathCost:
     tuples: int
     available: bool = True
     reason: str = ""
+    #: communication rounds on the critical path (:func:`path_rounds`), of them the noise's; ``seconds`` holds
+    #: ``rounds * rtt / 2`` of latency (one round: every party sends, then waits one one-way delay)
+    rounds: int = 0
+    noise_rounds: int = 0
+    rtt: float = 0.0
 
     def describe(self) -> str:
-        """``histogram: 1.2 s, 3.4 MB sent, 56 MB per party`` (or why it is unavailable)."""
+        """``histogram: 1.2 s, 12 rounds, 3.4 MB sent, 56 MB per party`` (or why it is unavailable)."""
         if not self.available:
             return f"{self.path}: unavailable ({self.reason})"
-        return (f"{self.path}: {self.seconds:.3g} s, {self.bytes_sent / 1e6:.3g} MB sent, "
+        return (f"{self.path}: {self.seconds:.3g} s, {self.rounds} rounds, {self.bytes_sent / 1e6:.3g} MB sent, "
                 f"{self.memory / 1e6:.3g} MB per party (modelled)")
 
 
@@ -151,9 +157,10 @@ class PathPlan:
         return self.path != "tuples" or self.tuples is None
 
     def describe(self) -> str:
-        """One line: the choice, the reason, the modelled costs."""
+        """One line: the choice, the reason, the round-trip time the model used, the modelled costs."""
         others = "; ".join(cost.describe() for cost in self.costs.values())
-        return f"path {self.path} ({self.reason}); {others}"
+        rtt = max((cost.rtt for cost in self.costs.values()), default=0.0)
+        return f"path {self.path} ({self.reason}); rtt {rtt * 1e3:g} ms (--rtt); {others}"
 
 
 def histogram_grid(kernel: Kernel, specs: Sequence[ColumnSpec]) -> list[int]:
@@ -167,7 +174,65 @@ def histogram_grid(kernel: Kernel, specs: Sequence[ColumnSpec]) -> list[int]:
     return sizes
 
 
-def _histogram_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int) -> PathCost:
+#: rounds of the noise phase: each party inputs its draw (``parties``), or the in-MPC sampler
+#: (:mod:`secure.noise.mpc`): one round of joint random bits (PRSS: ``r^2`` opened), then ``ceil(log2 64)`` rounds
+#: of the coins' prefix products at the default ``b = 64``-bit coins (measured: 7, ``scenarios.bench_rounds``)
+NOISE_ROUNDS: dict[str, int] = {"parties": 1, "mpc": 1 + 6}
+#: the comparison each kernel makes per tuple and its product layers after it (:mod:`secure.kernels`)
+_TUPLE_ROUNDS: dict[str, tuple[str, int]] = {"kendall": ("sign", 1), "gini": ("lt", 1), "auc": ("sign", 2),
+                                             "duplicate": ("eq", 0), "rand": ("eq", 1), "vus": ("sign", 2)}
+
+
+def _batch_size(tuples: int) -> int:
+    """Tuples per kernel batch of the tuples path: :func:`dp.umpc.protocol.batch_size` (20 steps, within
+    ``[1024, 2^16]``; restated here because the protocol imports this module; a test holds them equal)."""
+    return min(1 << 16, max(1024, -(-tuples // 20)))
+
+
+def comparison_rounds(bits: int, kind: Literal["lt", "sign", "eq"]) -> int:
+    """Rounds of MPyC's ``mpc.np_sgn(x, l=bits)`` once its random bits are there (MPyC 0.11, Toft's comparison):
+    the masked value opened (1), the product of ``bits + 1`` factors by a balanced tree (``ceil(log2(bits + 1))``),
+    the public zero test's opening (1); a full sign reshares its result once more (1); an equality test
+    (``EQ=True``) opens and takes the product of ``bits`` factors only."""
+    if kind == "eq":
+        return 1 + max(1, (bits - 1).bit_length())
+    return 2 + bits.bit_length() + (kind == "sign")  # bit_length(bits) = ceil(log2(bits + 1))
+
+
+def path_rounds(path: Path, kernel: Kernel, *, rows: int, bits: int, tuples: int = 0, noise: str = "mpc") -> int:
+    """Communication rounds on the critical path of one run of ``path``, phase by phase (intake, the path's own,
+    noise, reveal); a round is one message latency (every party sends, then waits).  From public parameters only.
+
+    - ``histogram``: the public row counts (1), the counts shared and their totals checked (2), the kernel's
+      polynomial (1 product layer; VUS 2), noise, the reveal (1);
+    - ``sort``: counts and rows shared (2), the conversion to the sort's type (1), the first stage's random
+      bits (1), then per stage of Batcher's network (:func:`secure.ranking.sorting_network_size`) a less-than
+      comparison at ``bits`` bits and the swap's product; AUC adds the equality tests of adjacent scores, the
+      segmented scan (``ceil(log2 n)`` product rounds), the rank terms' product and the conversion back (Gini:
+      the conversion back);
+    - ``tuples``: rows shared (2) and the joint seed (1), then per kernel batch (:func:`dp.umpc.protocol.batch_size`,
+      awaited one after another) the random bits (1), the kernel's comparison and its product layers.
+
+    Measured through a delay proxy (``scenarios.bench_rounds``) within 1.5x of this.
+    """
+    noise_part = NOISE_ROUNDS.get(noise, NOISE_ROUNDS["mpc"])
+    if path == "histogram":
+        return 1 + 2 + (2 if kernel.name == "vus" else 1) + noise_part + 1
+    if path == "sort":
+        _, stages = sorting_network_size(rows)
+        own = 1 + 1 + stages * (comparison_rounds(bits, "lt") + 1)
+        if kernel.name == "auc":
+            own += comparison_rounds(bits, "eq") + max(1, (rows - 1).bit_length()) + 1 + 1
+        else:
+            own += 1
+        return 2 + own + noise_part + 1
+    kind, layers = _TUPLE_ROUNDS.get(kernel.name, ("sign", 2))
+    batches = -(-max(tuples, 1) // _batch_size(max(tuples, 1)))
+    return 2 + 1 + batches * (1 + comparison_rounds(bits, kind) + layers) + noise_part + 1  # type: ignore[arg-type]
+
+
+def _histogram_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int, rtt: float = 0.0,
+                    noise: str = "mpc") -> PathCost:
     from secure.histograms import GENERIC_MAX_CELLS, special_form
 
     sizes = histogram_grid(kernel, specs)
@@ -180,10 +245,12 @@ def _histogram_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, r
     if not special and cells > GENERIC_MAX_CELLS:
         return PathCost("histogram", math.inf, math.inf, math.inf, total, False,
                         f"the generic form needs a {cells} x {cells} table; at most {GENERIC_MAX_CELLS} cells")
-    seconds = SECONDS_FIXED + SECONDS_PER_CELL * cells * max(1, parties) / 3
+    rounds = path_rounds("histogram", kernel, rows=rows, bits=0, noise=noise)
+    seconds = SECONDS_FIXED + SECONDS_PER_CELL * cells * max(1, parties) / 3 + rounds * rtt / 2
     wire = WIRE_BYTES * cells * parties * max(parties - 1, 1) + _noise_bytes(kernel, specs)
     memory = BASE_MEMORY + BYTES_PER_ELEMENT * cells * (parties + 2)
-    return PathCost("histogram", seconds, wire, memory, total)
+    return PathCost("histogram", seconds, wire, memory, total, rounds=rounds, noise_rounds=NOISE_ROUNDS.get(
+        noise, NOISE_ROUNDS["mpc"]), rtt=rtt)
 
 
 def _noise_bytes(kernel: Kernel, specs: Sequence[ColumnSpec]) -> float:
@@ -210,7 +277,7 @@ def field_scale(openings: MaskedOpenings, *, parties: int, epsilon: float) -> tu
 
 
 def _sort_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int,
-               epsilon: float = 1.0) -> PathCost:
+               epsilon: float = 1.0, rtt: float = 0.0, noise: str = "mpc") -> PathCost:
     total = tuple_count(rows, kernel.degree) if rows >= kernel.degree else 0
     from secure.histograms import special_form
 
@@ -228,7 +295,9 @@ def _sort_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: 
     wire = 2 * WIRE_BYTES * scale * parties * max(parties - 1, 1) * (bits * (cost.comparisons + cost.equality_tests)
                                                               + cost.products) + _noise_bytes(kernel, specs)
     memory = BASE_MEMORY + BYTES_PER_ELEMENT * rows * (len(specs) + 4) * 2
-    return PathCost("sort", seconds, wire, memory, total)
+    rounds = path_rounds("sort", kernel, rows=rows, bits=bits, noise=noise)
+    return PathCost("sort", seconds + rounds * rtt / 2, wire, memory, total, rounds=rounds,
+                    noise_rounds=NOISE_ROUNDS.get(noise, NOISE_ROUNDS["mpc"]), rtt=rtt)
 
 
 def sort_bits(kernel: Kernel, specs: Sequence[ColumnSpec]) -> int:
@@ -238,7 +307,7 @@ def sort_bits(kernel: Kernel, specs: Sequence[ColumnSpec]) -> int:
 
 
 def _tuples_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int,
-                 tuples: int | None, epsilon: float = 1.0) -> PathCost:
+                 tuples: int | None, epsilon: float = 1.0, rtt: float = 0.0, noise: str = "mpc") -> PathCost:
     count = tuple_count(rows, kernel.degree) if tuples is None else tuples
     comparisons, products = _TUPLE_WORK.get(kernel.name, (2, 2))
     bits = kernel.comparison_bits([spec.width for spec in specs])
@@ -247,26 +316,35 @@ def _tuples_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows
     wire = WIRE_BYTES * scale * parties * max(parties - 1, 1) * count * (comparisons * bits * 4 + products) \
         + _noise_bytes(kernel, specs)
     memory = BASE_MEMORY + BYTES_PER_ELEMENT * rows * len(specs) + MEMORY_PER_TUPLE * count
-    return PathCost("tuples", seconds, wire, memory, count)
+    rounds = path_rounds("tuples", kernel, rows=rows, bits=bits, tuples=count, noise=noise)
+    return PathCost("tuples", seconds + rounds * rtt / 2, wire, memory, count, rounds=rounds,
+                    noise_rounds=NOISE_ROUNDS.get(noise, NOISE_ROUNDS["mpc"]), rtt=rtt)
 
 
 def path_costs(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties: int,
-               tuples: int | None, epsilon: float = 1.0) -> dict[str, PathCost]:
+               tuples: int | None, epsilon: float = 1.0, rtt: float = 0.0, noise: str = "mpc") -> dict[str, PathCost]:
     """The modelled cost of every path; ``tuples``: the sampled ``|E|`` (``None``: all tuples).
+
+    ``rtt``: the network's round-trip time in seconds (declared, ``--rtt MS``); each path's seconds add
+    ``rounds * rtt / 2`` (:func:`path_rounds`: its rounds of one-way latency), so the choice follows the network:
+    at 50 ms the sort of 10^4 rows waits about 30 s on its ~1200 rounds, the histogram path about 0.3 s.
+    ``noise``: ``mpc`` (the in-MPC sampler's rounds) or ``parties``.  Closed forms only: no network is built
+    (planning takes well under a millisecond at any ``n``).
 
     The sort and tuples paths compare, so their run raises MPyC's ``-K`` until their comparisons' leakage is at
     most ``2^-40`` at ``epsilon`` (:mod:`dp.comparison_leakage`); their bytes grow with the field
     (:func:`field_scale`).  The histogram path compares nothing and keeps the 64-bit field.
     """
-    return {"histogram": _histogram_cost(kernel, specs, parties, rows),
-            "sort": _sort_cost(kernel, specs, parties, rows, epsilon),
-            "tuples": _tuples_cost(kernel, specs, parties, rows, tuples, epsilon)}
+    return {"histogram": _histogram_cost(kernel, specs, parties, rows, rtt, noise),
+            "sort": _sort_cost(kernel, specs, parties, rows, epsilon, rtt, noise),
+            "tuples": _tuples_cost(kernel, specs, parties, rows, tuples, epsilon, rtt, noise)}
 
 
 def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties: int,
               choice: PathChoice = "auto", tuples: int | None = None, sample_if_cheaper: bool = False,
               unavailable: dict[str, str] | None = None, why: str | None = None,
-              accuracy: SampledAccuracy | None = None, epsilon: float = 1.0) -> PathPlan:
+              accuracy: SampledAccuracy | None = None, epsilon: float = 1.0, rtt: float = 0.0,
+              noise: str = "mpc") -> PathPlan:
     """Choose how to compute the statistic, from public parameters only.
 
     :param choice: ``auto`` (the model decides) or a forced path.
@@ -284,12 +362,17 @@ def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties
         runs on sampled tuples only``); the plan line says this instead of ``forced``.
     :param accuracy: the sampled run's modelled sampling error and noise (``None``: time alone decides).
     :param epsilon: the release's budget: the comparing paths raise ``-K`` for it (:func:`path_costs`).
+    :param rtt: declared round-trip time in seconds (``--rtt MS``): ``rounds * rtt / 2`` added to each path.
+    :param noise: ``mpc`` or ``parties``: the noise phase's rounds.
     :raise ValueError: a forced path that cannot run (no form for this kernel, or a histogram grid too
         large: the message gives the modelled memory and time).
     """
     if choice not in PATH_CHOICES:
         raise ValueError(f"unknown path '{choice}'; choose one of: {', '.join(PATH_CHOICES)}")
-    costs = path_costs(kernel, specs, rows=rows, parties=parties, tuples=tuples, epsilon=epsilon)
+    if not (math.isfinite(rtt) and rtt >= 0):
+        raise ValueError(f"rtt must be a non-negative number of seconds, got {rtt}")
+    costs = path_costs(kernel, specs, rows=rows, parties=parties, tuples=tuples, epsilon=epsilon, rtt=rtt,
+                       noise=noise)
     for name, reason in (unavailable or {}).items():
         costs[name] = PathCost(costs[name].path, math.inf, math.inf, math.inf, costs[name].tuples, False, reason)
     if choice != "auto":

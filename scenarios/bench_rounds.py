@@ -1,0 +1,202 @@
+"""Benchmark "rounds": communication rounds of each path, measured through a delay proxy, beside the planner's model.
+
+Each configuration runs ``scenarios.ustat`` as three local parties (``-P`` lists on loopback), twice: directly, and
+with every message delayed by ``--delay-ms`` one way (:class:`scenarios.kit.delay_proxy.DelayProxies`: one proxy in
+front of each listening party, both directions delayed, so a round trip costs twice the delay).  The protocol
+seconds at party 0 (the release's phases) through the proxy minus those without it, divided by the one-way delay,
+is the number of rounds on the critical path; the table prints it per phase and in all beside the planner's
+modelled rounds (:func:`dp.umpc.planner.path_costs`, ``PathCost.rounds``) and their ratio.
+
+Configurations (Framingham, embedded, three parties): the complete Kendall's tau on the histogram path with party
+noise and with the in-MPC sampler (``--noise mpc``, the default; its ``noise`` phase is the sampler's rounds), the
+complete AUC of the logistic scores on the sort path (one secure sort of the 4238 rows), and Kendall's tau on
+``--pairs N`` sampled pairs on the tuples path.
+
+Run it (this process only launches parties; it runs no MPyC itself)::
+
+    python -m scenarios.bench_rounds                       # 25 ms one way (50 ms RTT), every configuration
+    python -m scenarios.bench_rounds --delay-ms 10 --only histogram,sampler
+
+Options:
+  --delay-ms D     one-way delay of every message through the proxy, milliseconds (default 25: RTT 50 ms)
+  --only A,B       configurations to run: histogram, sampler, sort, tuples (default all)
+  --pairs N        sampled pairs of the tuples configuration (default 2000)
+  --json PATH      write the rows there
+
+Threat model: none (a benchmark on public data, on loopback).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from scenarios.kit.cli import ScenarioParser, UsageError
+
+__all__ = ["main", "CONFIGURATIONS", "measure", "modelled_rounds"]
+
+_KENDALL = ("--stat", "kendall", "--columns", "x,y", "--domain", "x=0:100:0,y=0:100:0")
+_AUC = ("--stat", "auc", "--columns", "score,label", "--domain", "score=0:1:12")
+#: name -> (ustat arguments, path)
+CONFIGURATIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "histogram": ((*_KENDALL, "--path", "histogram", "--noise", "parties"), "histogram"),
+    "sampler": ((*_KENDALL, "--path", "histogram", "--noise", "mpc"), "histogram"),
+    "sort": ((*_AUC, "--path", "sort", "--noise", "parties"), "sort"),
+    "tuples": ((*_KENDALL, "--path", "tuples", "--noise", "parties"), "tuples"),
+}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class RoundsOptions:
+    delay: float
+    only: tuple[str, ...]
+    pairs: int
+    json: str | None
+
+
+def parse_options(argv: Sequence[str]) -> RoundsOptions:
+    """:raise UsageError: on a bad value."""
+    parser = ScenarioParser(prog="python -m scenarios.bench_rounds", description=__doc__, runs_as="launcher")
+    parser.add_argument("--delay-ms", type=float, default=25.0, help="one-way delay per message (default 25 ms)")
+    parser.add_argument("--only", default=",".join(CONFIGURATIONS), help="configurations (default all)")
+    parser.add_argument("--pairs", type=int, default=2000, help="sampled pairs of the tuples run (default 2000)")
+    parser.add_argument("--json", default=None, help="write the rows there")
+    args = parser.parse_args(list(argv))
+    if not 0 < args.delay_ms <= 1000:
+        raise UsageError(f"--delay-ms must lie in (0, 1000], got {args.delay_ms}")
+    only = tuple(name.strip() for name in args.only.split(",") if name.strip())
+    unknown = [name for name in only if name not in CONFIGURATIONS]
+    if unknown or not only:
+        raise UsageError(f"--only takes some of {', '.join(CONFIGURATIONS)}, got '{args.only}'")
+    if args.pairs < 10:
+        raise UsageError(f"--pairs must be at least 10, got {args.pairs}")
+    return RoundsOptions(args.delay_ms / 1000, only, args.pairs, args.json)
+
+
+def write_data(path: str, rows: int) -> None:
+    """``rows`` public synthetic rows ``x, y`` (integers on ``0:100``, correlated) and ``score, label`` (12-bit
+    scores, labels that follow them): every party keeps rows ``i, i + 3, ...`` of the one file."""
+    import numpy as np
+
+    generator = np.random.Generator(np.random.PCG64(0x20D5))
+    x = np.clip(np.round(50 + 15 * generator.standard_normal(rows)), 0, 100)
+    y = np.clip(np.round(0.6 * x + 20 + 10 * generator.standard_normal(rows)), 0, 100)
+    score = np.round(generator.random(rows) * 4096) / 4096
+    label = (generator.random(rows) < score).astype(int)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("x,y,score,label\n")
+        handle.writelines(f"{a:g},{b:g},{s:.6f},{c}\n" for a, b, s, c in zip(x, y, score, label))
+
+
+def _arguments(name: str, pairs: int, data: str = "data.csv") -> list[str]:
+    extra, _ = CONFIGURATIONS[name]
+    return [*extra, *(("--pairs", str(pairs)) if name == "tuples" else ("--pairs", "all")), "--ledger", "off",
+            "--seed", "7", "--data", data]
+
+
+def run_parties(arguments: Sequence[str], *, delay: float, timeout: float = 900.0) -> dict[str, Any]:
+    """Three ``scenarios.ustat`` parties on loopback (through delay proxies if ``delay > 0``); party 0's record."""
+    from scenarios.kit.delay_proxy import DelayProxies, free_ports
+
+    listen = free_ports(6)
+    real, proxied = listen[:3], listen[3:]
+    with tempfile.TemporaryDirectory() as folder:
+        target = os.path.join(folder, "record.json")
+        proxies = DelayProxies(listen=proxied, target=real, delay=delay) if delay > 0 else None
+        if proxies is not None:
+            proxies.__enter__()
+        try:
+            processes = []
+            for party in range(3):
+                # a party listens on its own entry; the others reach it through its proxy
+                ports = [real[j] if j == party or proxies is None else proxied[j] for j in range(3)]
+                peers = [word for port in ports for word in ("-P", f"127.0.0.1:{port}")]
+                command = [sys.executable, "-m", "scenarios.ustat", *arguments, *peers, "-I", str(party), "--no-log",
+                           *(("--json", target) if party == 0 else ())]
+                processes.append(subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                  text=True))
+            errors = []
+            for process in processes:
+                try:
+                    _, err = process.communicate(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    _, err = process.communicate()
+                if process.returncode != 0:
+                    errors.append(err.strip().splitlines()[-1:] or ["no output"])
+            if errors:
+                raise RuntimeError(f"a party failed: {errors[0][0]}")
+        finally:
+            if proxies is not None:
+                proxies.close()
+        with open(target, encoding="utf-8") as handle:
+            record: dict[str, Any] = json.load(handle)
+    return record
+
+
+def modelled_rounds(name: str, record: dict[str, Any], *, pairs: int) -> dict[str, float]:
+    """The planner's rounds of configuration ``name`` (``path``, ``noise``) at the record's ``n``."""
+    from dp.umpc.planner import path_costs
+    from scenarios.ustat import parse_options as ustat_options
+
+    options = ustat_options(_arguments(name, pairs))
+    _, path = CONFIGURATIONS[name]
+    costs = path_costs(options.query.kernel, options.query.specs, rows=int(record["n"]), parties=3,
+                       tuples=pairs if path == "tuples" else None, epsilon=options.query.epsilon,
+                       noise=options.query.noise)
+    cost = costs[path]
+    return {"rounds": cost.rounds, "noise": cost.noise_rounds}
+
+
+def measure(name: str, options: RoundsOptions) -> dict[str, Any]:
+    """One configuration: phases without and with the delay, rounds per phase, the model's."""
+    arguments = _arguments(name, options.pairs)
+    direct = run_parties(arguments, delay=0.0)
+    delayed = run_parties(arguments, delay=options.delay)
+    phases = {phase: (delayed["phases"][phase]["seconds"] - direct["phases"][phase]["seconds"]) / options.delay
+              for phase in direct["phases"]}
+    model = modelled_rounds(name, direct, pairs=options.pairs)
+    measured = sum(phases.values())
+    return {"configuration": name, "path": CONFIGURATIONS[name][1], "n": direct["n"], "seconds": direct["seconds"],
+            "seconds_delayed": delayed["seconds"], "rounds": measured, "model_rounds": model["rounds"],
+            "noise_rounds": phases.get("noise", math.nan), "model_noise_rounds": model["noise"],
+            "phases": phases, "ratio": model["rounds"] / measured if measured > 0 else math.nan}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Measure the configurations and print the table; the exit code (2: bad usage, 1: a run failed)."""
+    try:
+        options = parse_options(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    rows = []
+    for name in options.only:
+        try:
+            rows.append(measure(name, options))
+        except (RuntimeError, OSError, KeyError) as exc:
+            print(f"error: {name}: {exc}", file=sys.stderr)
+            return 1
+    print(f"Rounds through a delay proxy, {options.delay * 1e3:g} ms one way (RTT {2 * options.delay * 1e3:g} ms), "
+          "3 parties on loopback")
+    print(f"{'configuration':<12} {'path':<10} {'n':>6} {'s direct':>9} {'s delayed':>10} {'rounds':>7} "
+          f"{'model':>6} {'model/meas':>10} {'noise r':>8} {'model':>6}  per phase")
+    for row in rows:
+        phases = ", ".join(f"{phase} {value:.0f}" for phase, value in row["phases"].items())
+        print(f"{row['configuration']:<12} {row['path']:<10} {row['n']:>6} {row['seconds']:>9.2f} "
+              f"{row['seconds_delayed']:>10.2f} {row['rounds']:>7.0f} {row['model_rounds']:>6.0f} "
+              f"{row['ratio']:>10.2f} {row['noise_rounds']:>8.0f} {row['model_noise_rounds']:>6.0f}  {phases}")
+    if options.json is not None:
+        with open(options.json, "w", encoding="utf-8") as handle:
+            json.dump(rows, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
