@@ -74,12 +74,14 @@ class RankAucQuery:
     :param noise: ``parties`` (coalition-calibrated party shares) or ``mpc`` (sampled inside MPC).
     :param path: how the sums are computed (:mod:`dp.umpc.planner`): ``auto`` (the cost model chooses),
         ``histogram`` (counts on the score grid, no comparison) or ``sort`` (one secure sort).
+    :param rtt: the network's declared round-trip time in seconds, for the planner's latency term.
     """
 
     score: ColumnSpec
     epsilon: float
     noise: str = "parties"
     path: str = "auto"
+    rtt: float = 0.0
 
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
@@ -362,7 +364,8 @@ async def run_secure_rank_auc(query: RankAucQuery, fixed: np.ndarray, *,
         try:  # n is public; the plans depend on it (2U has sensitivity 2(n - 1)): refused before sharing
             plans = plans_for_rows(query, n, parties, threshold)
             plan = plan_path(auc.kernel, auc.specs, rows=n, parties=parties, choice=query.path,  # type: ignore[arg-type]
-                             unavailable={"tuples": "the rank AUC is over all pairs"}, epsilon=query.epsilon)
+                             unavailable={"tuples": "the rank AUC is over all pairs"}, epsilon=query.epsilon,
+                             rtt=query.rtt, noise=query.noise)
             needed = max(required_bit_length(query, n, plans), complete_bit_length(auc, n, plan.path, plans))
             if given is not None and given < needed:
                 raise ValueError(f"the noisy sums of {n} rows on the {plan.path} path require {needed}-bit secure "

@@ -36,7 +36,9 @@ Options: --data (with '{pid}': one file per party, then no --rows), --columns SC
 --domain SCORE=LO:HI[:BITS] of the score column (the bare LO:HI[:BITS] declares it too; default 0:1:16, BITS
 default 16; the secure integers' bit length follows from the domain, n and the noise; an explicit -L
 too short for the sort keys or the sums exits 2 before any row is shared), --path {auto,histogram,sort}
-(default auto: the planner's choice, printed with the modelled cost of each), --epsilon (the total,
+(default auto: the planner's choice, printed with the modelled cost of each), --rtt MS (the network's declared
+round-trip time in milliseconds, default 0: the planner adds each path's rounds times MS / 2, so a slow network
+favours the histogram path's few rounds over the sort's many; public, the same at every party), --epsilon (the total,
 default 1), --rows N[,N...] (first N rows of the table, one run each, epsilon split evenly; an N above the
 table's number of rows stops the run), --noise
 {mpc,parties} (default mpc), --seed (public data split for the default data), --json PATH (a list of
@@ -74,6 +76,8 @@ class Options:
     budget: Any = None
     #: a pure budget turned the default in-MPC noise into party shares: ``budget`` or ``account`` (said above the table)
     noise_switch: str | None = None
+    #: declared round-trip time in milliseconds (``--rtt``), for the planner's latency term
+    rtt: float = 0.0
 
     @property
     def run_epsilon(self) -> float:
@@ -85,7 +89,7 @@ class Options:
         return {"columns": self.columns, "domain": list(self.domain), "epsilon": self.epsilon, "rows": self.rows,
                 "seed": self.seed, "embedded": self.data is None, "noise": self.noise, "path": self.path,
                 "missing": self.missing.mode,
-                "fill": [list(item) for item in self.missing.fills]}
+                "fill": [list(item) for item in self.missing.fills], "rtt": self.rtt}
 
 
 def parse_options(argv: Sequence[str]) -> Options:
@@ -105,6 +109,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     parser.add_argument("--rows", default=None)
     parser.add_argument("--noise", choices=NOISE_CHOICES, default=None)
     parser.add_argument("--path", choices=("auto", "histogram", "sort"), default="auto")
+    parser.add_argument("--rtt", type=float, default=0.0, metavar="MS")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None)
     add_missing_arguments(parser)
@@ -114,6 +119,8 @@ def parse_options(argv: Sequence[str]) -> Options:
         check_epsilon(args.epsilon)
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
+    if not (0 <= args.rtt <= 60000):  # NaN fails too
+        raise UsageError(f"--rtt must be a round-trip time in milliseconds in [0, 60000], got {args.rtt:g}")
     from scenarios.kit.options import domain_of, parse_columns, parse_domains
 
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
@@ -156,7 +163,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     noise_switch = (("budget" if budget.budget is not None else "account") if args.noise is None and
                     switched_by_pure_budget("rank_auc", args.epsilon / len(rows) / 2, pure_budget=pure) else None)
     options = Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json, missing, noise, path,
-                      budget, noise_switch)
+                      budget, noise_switch, rtt=args.rtt)
     from dp.rank_auc import RankAucQuery, plans_for_rows
     from dp.validation import check_seed
     from scenarios.kit.outputs import check_output_path
@@ -189,7 +196,7 @@ async def _run(options: Options) -> Callable[[], None] | None:
 
     try:
         query = RankAucQuery(ColumnSpec(options.columns[0], *options.domain), options.run_epsilon, options.noise,
-                             options.path)
+                             options.path, rtt=options.rtt / 1000)
         given = explicit_bit_length()
         if given is not None:
             check_bit_length(query, given)  # before any row is read or shared

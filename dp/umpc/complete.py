@@ -63,13 +63,15 @@ __all__ = ["plan_for", "complete_max_degree", "complete_plans", "grid_values", "
            "secure_complete_sums", "complete_secure_type"]
 
 
-def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegated: bool = False) -> PathPlan:
+def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegated: bool = False,
+             rtt: float = 0.0) -> PathPlan:
     """The path of ``query`` for ``rows`` rows (:func:`dp.umpc.planner.plan_path`), from public parameters.
 
     :param pairs: how the tuples were asked for: ``auto`` (a complete path when it is modelled no slower
         than the ``query.tuples`` sampled tuples, else those), ``all`` (the cheapest complete way),
         ``count`` or ``per-row`` (sampled tuples, unless a complete path is forced -- refused).
     :param delegated: noise drawn by delegates (Sinh & Ramon's M_HF), which only the tuples path has.
+    :param rtt: the declared round-trip time in seconds (``--rtt``): each path's rounds wait ``rtt / 2``.
     :raise ValueError: a forced path that cannot run here, or that contradicts ``pairs``.
     """
     degree = query.kernel.degree
@@ -91,7 +93,8 @@ def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegate
     accuracy = sampled_accuracy(query, rows, parties) if pairs == "auto" and choice == "auto" else None
     return plan_path(query.kernel, query.specs, rows=rows, parties=parties, choice=choice,  # type: ignore[arg-type]
                      tuples=query.tuples, sample_if_cheaper=pairs == "auto", unavailable=unavailable, why=chosen_by,
-                     accuracy=accuracy, epsilon=query.epsilon)
+                     accuracy=accuracy, epsilon=query.epsilon, rtt=rtt,
+                     noise="mpc" if query.noise == "mpc" else "parties")
 
 
 def sampled_accuracy(query: UStatQuery, rows: int, parties: int) -> SampledAccuracy | None:
