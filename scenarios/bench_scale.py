@@ -1,13 +1,24 @@
-"""Benchmark "scale": the complete Kendall's tau by the histogram path against sampled ``|E| = 2n``, n = 10^3 ... 10^6.
+"""Benchmark "scale": the complete Kendall's tau and AUC by the histogram path, n = 10^3 ... 10^7, against sampled
+``|E| = 2n`` (Kendall) and a bare-MPyC script of the same sums and noise (AUC).
 
 Synthetic data, three parties (``-M3``): each party generates its own rows from the public seed and its
-party number -- two correlated columns, ``x`` on ``0:300`` and ``y`` on ``0:200``, both recorded in steps of
-0.5 (declared with ``ColumnSpec(..., step=0.5)``: a 601 x 401 grid, many ties); party ``i`` holds
-``n // m`` rows (one more for ``i < n mod m``).  For each size ``n`` (``--sizes``) two configurations:
+party number, writes them as its own CSV file and reads that file back as ``--data`` does; party ``i`` holds
+``n // m`` rows (one more for ``i < n mod m``).  Kernels (``--kernels``, default both):
 
-- ``histogram``: the complete Kendall's tau (all ``C(n, 2)`` pairs) by the histogram path
-  (:func:`dp.umpc.complete.run_complete`): cost set by the grid, not by ``n``;
-- ``tuples``: Pi_U-MPC on ``|E| = 2n`` sampled pairs (:func:`dp.umpc.protocol.run_secure`), the
+- ``kendall``: two correlated columns, ``x`` on ``0:300`` and ``y`` on ``0:200``, both recorded in steps of 0.5
+  (declared with ``ColumnSpec(..., step=0.5)``: a 601 x 401 grid, many ties);
+- ``auc``: ``score`` on ``0:1`` at 16 fractional bits (``rank_auc``'s default: 65 537 grid points) and a 0/1
+  ``label`` (40 % positives; scores higher for positives).
+
+For each size ``n`` (``--sizes``) and kernel these configurations:
+
+- ``histogram``: the complete statistic (all ``C(n, 2)`` pairs) by the histogram path
+  (:func:`dp.umpc.complete.run_complete`): cost set by the grid, not by ``n``.  For AUC the same processes then
+  run ``bare``: a bare-MPyC script of the same sums and noise on the same local counts -- ``mpc.input`` of each
+  party's histogram, ``2U = P . (2 cumsum(N) - N)`` and ``(sum P)(sum N)``, the same in-MPC sampler
+  (:func:`dp.secret_noise.secret_laplace_noise` of the release's plans), ``mpc.output`` -- and ``bare party``: the
+  same with each party inputting one noise share per sum instead of the sampler;
+- ``tuples`` (Kendall only): Pi_U-MPC on ``|E| = 2n`` sampled pairs (:func:`dp.umpc.protocol.run_secure`), the
   baseline, run only where the planner's modelled time (:func:`dp.umpc.planner.path_costs`) is at most
   ``--max-model-seconds`` (default 600 s); a skipped configuration is listed with the reason.
 
@@ -21,23 +32,31 @@ modelled seconds, bytes and memory beside them.  Noise: the ``scenarios.ustat`` 
 
 Run it with three local parties::
 
-    python -m scenarios.bench_scale -M3                          # n = 10^3, 10^4, 10^5, 10^6
+    python -m scenarios.bench_scale -M3                          # n = 10^3, 10^4, 10^5, 10^6, 10^7
     python -m scenarios.bench_scale -M3 --quick                  # n = 10^3, 10^4
-    python -m scenarios.bench_scale -M3 --sizes 1000,1000000 --results-dir out
+    python -m scenarios.bench_scale -M3 --sizes 1000,1000000 --kernels auc --results-dir out
 
 The configurations run as local parties at party 0's host, with as many parties as this run (``-M m``;
-``-T`` and ``-L`` passed on).  Options: ``--sizes N,...``, ``--quick``, ``--epsilon E``, ``--seed S``
+``-T`` and ``-L`` passed on).  Options: ``--sizes N,...``, ``--quick``, ``--kernels K,...`` (``kendall``, ``auc``),
+``--epsilon E``, ``--seed S``
 (public: the data; default a joint seed), ``--max-model-seconds S``, ``--results-dir DIR`` (party 0 writes
 ``bench_scale.csv`` and ``bench_scale.png``: seconds and peak memory against ``n``, log-log).
 
-Columns of the table and CSV: ``n``; ``path``; ``tuples`` (``C(n, 2)`` or ``2n``); ``status``
+Columns of the table and CSV: ``n``; ``kernel``; ``path``; ``tuples`` (``C(n, 2)`` or ``2n``); ``status``
 (``measured``, or ``skipped: ...`` / ``failed: ...`` with the reason); ``seconds`` and ``model_seconds``;
 ``bytes`` and ``model_bytes``; ``peak_mb`` (largest party) and ``peak_mb_parties`` (each party, ``/``
 separated) and ``model_mb`` (the planner's memory per party); ``load_seconds`` (data generation, the
 party's CSV file written and read, fixed point, at party 0, not in ``seconds``); ``read_seconds`` (party 0
 reading its own file with :func:`secure.reader.read_columns`, as ``--data site{pid}.csv`` does) beside
 ``pyarrow_seconds`` (``pyarrow.csv.read_csv`` of the same file, in a fresh process: the floor) and
-``share_mb`` (the size of party 0's file, beside ``peak_mb``); ``estimate`` (the released tau).
+``share_mb`` (the size of party 0's file, beside ``peak_mb``); ``count_seconds`` (party 0 counting its rows on the
+grid, vectorized: :func:`dp.umpc.complete.local_cells` and :func:`secure.histograms.local_histogram`, timed apart
+from the run, which counts again inside its ``histogram`` phase); ``plan_seconds`` (party 0's planning);
+``total_seconds`` (``read + count + seconds``, party 0) beside ``pyarrow_seconds + seconds``; ``bare_seconds``,
+``bare_bytes``, ``bare_party_seconds``, ``bare_party_bytes`` (AUC: the bare-MPyC script's protocol, party 0's
+seconds and all parties' bytes); ``estimate`` (the released tau or AUC).  Below the table: the ratios of issue 25
+(peak RSS / share, total / (pyarrow + protocol), AUC / bare MPyC in time and bytes) and the planner's time at
+n = 10^3 ... 10^7 per kernel (no network is built: closed forms).
 
 Threat model of the secure runs: passive, static, ``t < m/2`` (each path's own docstring); the synthetic
 rows are public by construction (a benchmark), but they enter the computation as private inputs do.
@@ -59,16 +78,24 @@ from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 
 __all__ = ["main", "parse_options", "synthetic_rows", "column_specs", "SIZES", "QUICK_SIZES", "COLUMNS"]
 
-SIZES = (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)
+SIZES = (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7)
 QUICK_SIZES = (10 ** 3, 10 ** 4)
 PATHS = ("histogram", "tuples")
+KERNELS = ("kendall", "auc")
+#: the paths measured per kernel (the AUC's bare-MPyC runs ride along with its histogram run)
+KERNEL_PATHS = {"kendall": ("histogram", "tuples"), "auc": ("histogram",)}
 #: the columns of a party's CSV file (:func:`read_share`)
 COLUMN_NAMES = ["x", "y"]
+KERNEL_COLUMNS = {"kendall": ["x", "y"], "auc": ["score", "label"]}
+#: fractional bits of the AUC's scores
+AUC_BITS = 16
 #: the sampled baseline runs only while modelled at most this long (seconds)
 MAX_MODEL_SECONDS = 600.0
 NAME = "bench_scale"
-COLUMNS = ["n", "path", "tuples", "status", "seconds", "model_seconds", "bytes", "model_bytes", "peak_mb",
-           "peak_mb_parties", "model_mb", "load_seconds", "read_seconds", "pyarrow_seconds", "share_mb", "estimate"]
+COLUMNS = ["n", "kernel", "path", "tuples", "status", "seconds", "model_seconds", "bytes", "model_bytes", "peak_mb",
+           "peak_mb_parties", "model_mb", "load_seconds", "read_seconds", "pyarrow_seconds", "share_mb",
+           "count_seconds", "plan_seconds", "total_seconds", "bare_seconds", "bare_bytes", "bare_party_seconds",
+           "bare_party_bytes", "estimate"]
 
 
 @dataclass
@@ -81,8 +108,9 @@ class ScaleOptions:
     results_dir: str
     max_model_seconds: float
     quick: bool
-    config: tuple[int, str] | None
+    config: tuple[int, str, str] | None
     json: str | None
+    kernels: tuple[str, ...] = KERNELS
 
 
 def parse_options(argv: Sequence[str]) -> ScaleOptions:
@@ -97,12 +125,13 @@ def parse_options(argv: Sequence[str]) -> ScaleOptions:
     parser = ScenarioParser(prog="python -m scenarios.bench_scale", description=__doc__)
     parser.add_argument("--sizes", default=None, help="comma-separated numbers of rows (default 10^3 ... 10^6)")
     parser.add_argument("--quick", action="store_true", help="sizes 10^3 and 10^4 only")
+    parser.add_argument("--kernels", default=",".join(KERNELS), help="kendall,auc (default both)")
     parser.add_argument("--epsilon", type=float, default=1.0, help="privacy budget of each release (default 1)")
     parser.add_argument("--seed", type=int, default=None, help="public seed of the data (default: joint)")
     parser.add_argument("--max-model-seconds", type=float, default=MAX_MODEL_SECONDS,
                         help="run the sampled baseline only while modelled at most this long (default 600)")
     parser.add_argument("--results-dir", default="results", help="directory for the CSV and PNG (default results/)")
-    parser.add_argument("--measure", default=None, help="internal: measure one configuration N:PATH")
+    parser.add_argument("--measure", default=None, help="internal: measure one configuration N:KERNEL:PATH")
     parser.add_argument("--json", default=None, help="internal, with --measure: party 0 writes the numbers")
     args = parser.parse_args(list(argv))
     if args.sizes is not None:
@@ -117,33 +146,39 @@ def parse_options(argv: Sequence[str]) -> ScaleOptions:
         raise UsageError(f"--max-model-seconds must be positive, got {args.max_model_seconds}")
     if not args.results_dir:
         raise UsageError("--results-dir must not be empty")
+    kernels = tuple(name.strip() for name in args.kernels.split(",") if name.strip())
+    if not kernels or any(name not in KERNELS for name in kernels):
+        raise UsageError(f"--kernels takes some of {', '.join(KERNELS)}, got '{args.kernels}'")
     config = None
     if args.measure is not None:
-        size, _, path = args.measure.partition(":")
-        if not size.isdigit() or int(size) < 3 or path not in PATHS:
-            raise UsageError(f"--measure expects N:PATH with N >= 3 and PATH one of {', '.join(PATHS)}, "
-                             f"got '{args.measure}'")
-        config = (int(size), path)
+        size, kernel, path = (args.measure.split(":") + ["", ""])[:3]
+        if not size.isdigit() or int(size) < 3 or kernel not in KERNELS or path not in KERNEL_PATHS[kernel]:
+            raise UsageError(f"--measure expects N:KERNEL:PATH with N >= 3, KERNEL one of {', '.join(KERNELS)} and "
+                             f"PATH one of {', '.join(PATHS)} (auc: histogram), got '{args.measure}'")
+        config = (int(size), kernel, path)
         if args.seed is None:
             raise UsageError("--measure needs --seed (the launcher passes the agreed seed)")
     else:
         require_packages("matplotlib", purpose="this benchmark's figure")
     check_output_path(args.json, "--json")
     return ScaleOptions(sizes, args.epsilon, args.seed, args.results_dir, args.max_model_seconds, bool(args.quick),
-                        config, args.json)
+                        config, args.json, kernels)
 
 
 def public_parameters(options: ScaleOptions) -> dict[str, Any]:
     """What every party must agree on (``--json`` is party 0's own)."""
     return {"sizes": list(options.sizes), "epsilon": options.epsilon, "seed": options.seed,
             "max_model_seconds": options.max_model_seconds, "config": options.config,
-            "results_dir": options.results_dir}
+            "results_dir": options.results_dir, "kernels": list(options.kernels)}
 
 
-def column_specs() -> tuple[Any, Any]:
-    """``x`` on ``0:300`` and ``y`` on ``0:200``, one fractional bit, recorded in steps of 0.5 (601 x 401)."""
+def column_specs(kernel: str = "kendall") -> tuple[Any, Any]:
+    """Kendall: ``x`` on ``0:300`` and ``y`` on ``0:200``, one fractional bit, recorded in steps of 0.5 (601 x 401).
+    AUC: ``score`` on ``0:1`` at :data:`AUC_BITS` bits, ``label`` 0/1."""
     from secure.columns import ColumnSpec
 
+    if kernel == "auc":
+        return ColumnSpec("score", 0.0, 1.0, AUC_BITS), ColumnSpec("label", 0, 1, 0, (0, 1))
     return ColumnSpec("x", 0, 300, 1, step=0.5), ColumnSpec("y", 0, 200, 1, step=0.5)
 
 
@@ -152,12 +187,17 @@ def party_size(rows: int, party: int, parties: int) -> int:
     return rows // parties + (1 if party < rows % parties else 0)
 
 
-def synthetic_rows(seed: int, party: int, count: int) -> Any:
+def synthetic_rows(seed: int, party: int, count: int, kernel: str = "kendall") -> Any:
     """Party ``party``'s ``count`` rows from the public seed: ``x ~ N(150, 50)``, ``y`` correlated with
-    ``x`` (correlation 0.7, ``N(100, 35)``), both rounded to steps of 0.5 and clipped to their domains."""
+    ``x`` (correlation 0.7, ``N(100, 35)``), both rounded to steps of 0.5 and clipped to their domains; for AUC
+    ``label ~ Bernoulli(0.4)`` and ``score = logistic(N(0, 1) + 1.2 label)`` rounded to ``2^-16``."""
     import numpy as np
 
     generator = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), 0x5CA1E, int(party)])))
+    if kernel == "auc":
+        label = (generator.random(count) < 0.4).astype(np.float64)
+        score = 1 / (1 + np.exp(-(generator.standard_normal(count) + 1.2 * label)))
+        return np.column_stack([np.round(score * (1 << AUC_BITS)) / (1 << AUC_BITS), label])
     first = generator.standard_normal(count)
     second = 0.7 * first + math.sqrt(1 - 0.7 ** 2) * generator.standard_normal(count)
     x = np.clip(np.round((150 + 50 * first) * 2) / 2, 0, 300)
@@ -165,28 +205,45 @@ def synthetic_rows(seed: int, party: int, count: int) -> Any:
     return np.column_stack([x, y])
 
 
-def make_query(epsilon: float, path: str, rows: int) -> Any:
-    """Kendall's tau of ``x, y`` with the ``scenarios.ustat`` default noise: complete on the histogram path,
-    or ``|E| = 2n`` sampled pairs."""
+def make_query(epsilon: float, path: str, rows: int, kernel: str = "kendall") -> Any:
+    """Kendall's tau of ``x, y`` (or the AUC of ``score, label``) with the ``scenarios.ustat`` default noise:
+    complete on the histogram path, or ``|E| = 2n`` sampled pairs."""
     from dp.noise_defaults import default_noise
     from dp.umpc.protocol import UStatQuery
     from secure.kernels import get_kernel
 
-    kernel = get_kernel("kendall")
-    return UStatQuery(kernel=kernel, specs=column_specs(), epsilon=epsilon, noise=default_noise("ustat", epsilon),
-                      tuples=None if path == "histogram" else 2 * rows, path=path)
+    chosen = get_kernel("auc", precision=AUC_BITS) if kernel == "auc" else get_kernel("kendall")
+    return UStatQuery(kernel=chosen, specs=column_specs(kernel), epsilon=epsilon,
+                      noise=default_noise("ustat", epsilon), tuples=None if path == "histogram" else 2 * rows,
+                      path=path)
 
 
-def plan(epsilon: float, path: str, rows: int, parties: int) -> Any:
+def plan(epsilon: float, path: str, rows: int, parties: int, kernel: str = "kendall") -> Any:
     """The planner's plan of the configuration (public parameters only)."""
     from dp.umpc.complete import plan_for
 
-    return plan_for(make_query(epsilon, path, rows), rows=rows, parties=parties,
+    return plan_for(make_query(epsilon, path, rows, kernel), rows=rows, parties=parties,
                     pairs="all" if path == "histogram" else "per-row")
 
 
-def read_share(values: Any, folder: str, *, compare: bool) -> tuple[Any, dict[str, float]]:
-    """Write a party's rows as its own CSV file (``x,y``) and read them back as a party reads ``--data``.
+def planning_seconds(kernel: str, rows: int, parties: int = 3, repeats: int = 5) -> float:
+    """The fastest of ``repeats`` complete plans of ``kernel`` at ``rows`` (the planner costs every path, the sort
+    included for AUC, in closed form)."""
+    plan(1.0, "histogram", rows, parties, kernel)  # imports first
+    best = math.inf
+    for _ in range(repeats):
+        started = time.perf_counter()
+        plan(1.0, "histogram", rows, parties, kernel)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def read_share(values: Any, folder: str, *, compare: bool, names: Sequence[str] = tuple(COLUMN_NAMES),
+               digits: int | None = None) -> tuple[Any, dict[str, float]]:
+    """Write a party's rows as its own CSV file (``names``) and read them back as a party reads ``--data``.
+
+    :param digits: decimals of the first column in the file (``None``: as Arrow writes the float); 6 decimals
+        keep a 16-bit fixed-point score exact (``10^-6 < 2^-17``).
 
     :return: the rows read, and ``read_seconds``, ``share_mb`` and (``compare``) ``pyarrow_seconds``:
         ``pyarrow.csv.read_csv`` of the same file in a fresh process, so its memory is not this party's.
@@ -196,11 +253,16 @@ def read_share(values: Any, folder: str, *, compare: bool) -> tuple[Any, dict[st
 
     from secure.reader import read_columns
 
+    import numpy as np
+
     target = os.path.join(folder, "share.csv")
-    arrow_csv.write_csv(pa.table({"x": values[:, 0], "y": values[:, 1]}), target,
+    first = values[:, 0] if digits is None else np.round(values[:, 0], digits)
+    second = values[:, 1].astype(np.int64) if names[1] == "label" else values[:, 1]
+    arrow_csv.write_csv(pa.table({names[0]: first, names[1]: second}), target,
                         arrow_csv.WriteOptions(quoting_style="none"))
+    del first, second
     started = time.perf_counter()
-    rows = read_columns(target, COLUMN_NAMES)
+    rows = read_columns(target, list(names))
     numbers = {"read_seconds": time.perf_counter() - started, "share_mb": os.path.getsize(target) / 1e6,
                "pyarrow_seconds": math.nan}
     if compare:
@@ -218,26 +280,72 @@ def _peak_rss() -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
 
-async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
-    """Every party of one configuration: generate its rows, release, gather the peak memory."""
+async def _bare_auc(sectype: Any, local: Any, plans: Sequence[Any], *, sampler: bool) -> tuple[float, int]:
+    """The bare-MPyC AUC of the same sums and noise on this party's ``(G, 2)`` counts: ``mpc.input`` of every
+    party's histogram, ``2U = P . (2 cumsum(N) - N)`` and ``(sum P)(sum N)``, the in-MPC sampler of ``plans``
+    (``sampler``) or one input noise share per sum and party, ``mpc.output``.  ``(seconds at this party, bytes this
+    party sent)``; nothing but the noisy sums is opened (a benchmark on public synthetic rows)."""
+    import secrets
+
+    import numpy as np
     from mpyc.runtime import mpc
 
-    from dp.umpc.complete import run_complete
+    from dp.secret_noise import secret_laplace_noise
+    from secure.meter import bytes_sent
+
+    await mpc.barrier("bare")
+    started, sent = time.perf_counter(), bytes_sent()
+    shares = mpc.input(sectype.array(np.asarray(local, dtype=np.int64).reshape(-1)))
+    joint = shares[0]
+    for share in shares[1:]:
+        joint = joint + share
+    joint = mpc.np_reshape(joint, local.shape)
+    negatives, positives = joint[:, 0], joint[:, 1]
+    twice_u = mpc.np_sum(positives * (2 * mpc.np_cumsum(negatives) - negatives))
+    pairs = mpc.np_sum(positives) * mpc.np_sum(negatives)
+    if sampler:
+        noise = secret_laplace_noise(sectype, [plan.sampler for plan in plans])
+    else:  # each party's share: its own draw (the cost of party noise: one input per sum and party)
+        draws = mpc.input(sectype.array(np.array([secrets.randbelow(1 << 20) - (1 << 19) for _ in plans])))
+        total = draws[0]
+        for draw in draws[1:]:
+            total = total + draw
+        noise = [total[index] for index in range(len(plans))]
+    await mpc.output([twice_u + noise[0], pairs + noise[1]])
+    return time.perf_counter() - started, bytes_sent() - sent
+
+
+async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
+    """Every party of one configuration: generate its rows, count, release (AUC: then the bare-MPyC script),
+    gather the peak memory."""
+    from mpyc.runtime import mpc
+
+    from dp.umpc.complete import complete_plans, complete_secure_type, local_cells, run_complete
+    from dp.umpc.planner import histogram_grid
     from dp.umpc.protocol import prepare_rows, run_secure
     from secure.errors import InputError
+    from secure.histograms import local_histogram
 
     assert options.config is not None and options.seed is not None
-    rows, path = options.config
+    rows, kernel, path = options.config
     parties = len(mpc.parties)
     started = time.perf_counter()
-    query = make_query(options.epsilon, path, rows)
+    query = make_query(options.epsilon, path, rows, kernel)
+    own = synthetic_rows(options.seed, mpc.pid, party_size(rows, mpc.pid, parties), kernel)
     with tempfile.TemporaryDirectory() as folder:  # the rows go through a party's CSV file and its reader
-        values, reading = read_share(synthetic_rows(options.seed, mpc.pid, party_size(rows, mpc.pid, parties)),
-                                     folder, compare=mpc.pid == 0)
+        values, reading = read_share(own, folder, compare=mpc.pid == 0, names=KERNEL_COLUMNS[kernel],
+                                     digits=6 if kernel == "auc" else None)
+    del own
     fixed = prepare_rows(query, values)
+    del values
     load_seconds = time.perf_counter() - started  # this party's own: no party's seconds are exchanged
+    counted = time.perf_counter()
+    local = local_histogram(local_cells(query, fixed), histogram_grid(query.kernel, query.specs))
+    count_seconds = time.perf_counter() - counted
     try:
-        chosen = plan(options.epsilon, path, rows, parties)
+        planned = time.perf_counter()
+        chosen = plan(options.epsilon, path, rows, parties, kernel)
+        plan_seconds = time.perf_counter() - planned
     except ValueError as exc:
         raise InputError(f"all parties: {exc}") from None
     if path == "histogram":
@@ -245,14 +353,26 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
     else:
         release = await run_secure(query, fixed, seed=options.seed)
     peaks = [int(peak) for peak in await mpc.transfer(_peak_rss())]
+    bare: dict[str, float] = {"bare_seconds": math.nan, "bare_bytes": math.nan, "bare_party_seconds": math.nan,
+                              "bare_party_bytes": math.nan}
+    if kernel == "auc" and path == "histogram":
+        counts = await mpc.transfer(int(fixed.integers.shape[0]))
+        plans = complete_plans(query, sum(counts), parties, int(mpc.threshold))
+        sectype = complete_secure_type(query, sum(counts), "histogram", plans)
+        for key, sampler in (("bare", True), ("bare_party", False)):
+            seconds, sent = await _bare_auc(sectype, local, plans, sampler=sampler and query.noise == "mpc")
+            bare[f"{key}_seconds"] = seconds  # party 0's own; the bytes are summed over the parties
+            bare[f"{key}_bytes"] = float(sum(await mpc.transfer(sent)))
     if mpc.pid != 0 or release is None or options.json is None:
         return None
     cost = chosen.costs[path]
-    record = {"n": rows, "path": path, "tuples": release.pairs, "status": "measured", "seconds": release.seconds,
-              "model_seconds": cost.seconds, "bytes": release.bytes_sent, "model_bytes": cost.bytes_sent,
-              "peak_mb": max(peaks) / 1e6, "peak_mb_parties": "/".join(f"{peak / 1e6:.0f}" for peak in peaks),
-              "model_mb": cost.memory / 1e6, "load_seconds": load_seconds, **reading, "estimate": release.estimate,
-              "phases": release.phases}
+    record = {"n": rows, "kernel": kernel, "path": path, "tuples": release.pairs, "status": "measured",
+              "seconds": release.seconds, "model_seconds": cost.seconds, "bytes": release.bytes_sent,
+              "model_bytes": cost.bytes_sent, "peak_mb": max(peaks) / 1e6,
+              "peak_mb_parties": "/".join(f"{peak / 1e6:.0f}" for peak in peaks), "model_mb": cost.memory / 1e6,
+              "load_seconds": load_seconds, **reading, "count_seconds": count_seconds, "plan_seconds": plan_seconds,
+              "total_seconds": reading["read_seconds"] + count_seconds + release.seconds, **bare,
+              "estimate": release.estimate, "phases": release.phases}
     target = options.json
 
     def deliver() -> None:
@@ -274,25 +394,31 @@ def _session_flags(parties: int, threshold: int) -> list[str]:
     return flags
 
 
+
+def _empty_record(rows: int, kernel: str, path: str, cost: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {key: math.nan for key in COLUMNS}
+    record.update({"n": rows, "kernel": kernel, "path": path, "tuples": cost.tuples, "status": "measured",
+                   "model_seconds": cost.seconds, "model_bytes": cost.bytes_sent, "peak_mb_parties": "",
+                   "model_mb": cost.memory / 1e6})
+    return record
+
+
 def run_configuration(options: ScaleOptions, seed: int, rows: int, path: str, parties: int,
-                      threshold: int) -> dict[str, Any]:
-    """Party 0: measure ``(rows, path)`` in fresh party processes; its record (or why it did not run)."""
-    chosen = plan(options.epsilon, path, rows, parties)
+                      threshold: int, kernel: str = "kendall") -> dict[str, Any]:
+    """Party 0: measure ``(rows, kernel, path)`` in fresh party processes; its record (or why it did not run)."""
+    chosen = plan(options.epsilon, path, rows, parties, kernel)
     cost = chosen.costs[path]
-    record: dict[str, Any] = {"n": rows, "path": path, "tuples": cost.tuples, "status": "measured",
-                              "seconds": math.nan, "model_seconds": cost.seconds, "bytes": math.nan,
-                              "model_bytes": cost.bytes_sent, "peak_mb": math.nan, "peak_mb_parties": "",
-                              "model_mb": cost.memory / 1e6, "load_seconds": math.nan, "read_seconds": math.nan,
-                              "pyarrow_seconds": math.nan, "share_mb": math.nan, "estimate": math.nan}
+    record = _empty_record(rows, kernel, path, cost)
     if path == "tuples" and cost.seconds > options.max_model_seconds:
         record["status"] = (f"skipped: sampled |E| = 2n modelled {cost.seconds:.0f} s > "
                             f"{options.max_model_seconds:g} s")
         return record
     with tempfile.TemporaryDirectory() as folder:
         target = os.path.join(folder, "config.json")
-        command = [sys.executable, "-m", "scenarios.bench_scale", "--measure", f"{rows}:{path}", "--seed", str(seed),
-                   "--epsilon", repr(options.epsilon), "--json", target, *_session_flags(parties, threshold)]
-        limit = 600.0 + 10 * cost.seconds
+        command = [sys.executable, "-m", "scenarios.bench_scale", "--measure", f"{rows}:{kernel}:{path}", "--seed",
+                   str(seed), "--epsilon", repr(options.epsilon), "--json", target,
+                   *_session_flags(parties, threshold)]
+        limit = 900.0 + 10 * cost.seconds + rows * 2e-4
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=limit,
                                   cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -305,7 +431,7 @@ def run_configuration(options: ScaleOptions, seed: int, rows: int, path: str, pa
             return record
         with open(target, encoding="utf-8") as handle:
             measured = json.load(handle)
-    record.update({key: measured[key] for key in COLUMNS})
+    record.update({key: math.nan if measured[key] is None else measured[key] for key in COLUMNS})  # NaN: JSON null
     return record
 
 
@@ -320,44 +446,82 @@ def plot(rows: Sequence[dict[str, Any]], path: str, title: str) -> None:
     FigureCanvasAgg(figure)
     time_axes, memory_axes = figure.subplots(1, 2)
     labels = {"histogram": "complete, histogram path", "tuples": "sampled |E| = 2n"}
-    for name in PATHS:
-        own = [row for row in rows if row["path"] == name and row["status"] == "measured"]
-        if not own:
-            continue
-        sizes = [row["n"] for row in own]
-        measured, = time_axes.plot(sizes, [row["seconds"] for row in own], marker="o", label=labels[name])
-        time_axes.plot(sizes, [row["model_seconds"] for row in own], linestyle=":", color=measured.get_color(),
-                       label=f"{labels[name]}, modelled")
-        memory_axes.plot(sizes, [row["peak_mb"] for row in own], marker="o", label=labels[name])
-    for axes, label in ((time_axes, "seconds at party 0 (release phases)"),
+    for kernel in KERNELS:
+        for name in PATHS:
+            own = [row for row in rows if row["path"] == name and row["kernel"] == kernel
+                   and row["status"] == "measured"]
+            if not own:
+                continue
+            label = f"{kernel}, {labels[name]}"
+            sizes = [row["n"] for row in own]
+            measured, = time_axes.plot(sizes, [row["seconds"] for row in own], marker="o", label=label)
+            time_axes.plot(sizes, [row["model_seconds"] for row in own], linestyle=":", color=measured.get_color(),
+                           label=f"{label}, modelled")
+            memory_axes.plot(sizes, [row["peak_mb"] for row in own], marker="o", label=label)
+            memory_axes.plot(sizes, [row["share_mb"] for row in own], linestyle="--", color=measured.get_color(),
+                             label=f"{label}: party 0's share of the file")
+    for axes, label in ((time_axes, "protocol seconds at party 0 (release phases)"),
                         (memory_axes, "peak memory per party (MB, largest party)")):
         axes.set_xscale("log")
         axes.set_yscale("log")
         axes.set_xlabel("n (rows over all parties)")
         axes.set_ylabel(label)
         axes.grid(True, which="both", alpha=0.3)
-        axes.legend(fontsize=8)
+        axes.legend(fontsize=7)
     time_axes.set_title(title + " (dotted: modelled)", fontsize=9)
     save_figure(figure, path)
 
 
+def _ratio(top: Any, bottom: Any) -> float:
+    try:
+        top, bottom = float(top), float(bottom)
+    except (TypeError, ValueError):
+        return math.nan
+    return top / bottom if math.isfinite(top) and math.isfinite(bottom) and bottom > 0 else math.nan
+
+
+def ratios(row: dict[str, Any]) -> dict[str, float]:
+    """Issue 25's ratios of one measured row: peak RSS / share, total / (pyarrow read + protocol), read / pyarrow,
+    and (AUC) the release over the bare-MPyC script in time and bytes."""
+    return {"rss_over_share": _ratio(row["peak_mb"], row["share_mb"]),
+            "total_over_floor": _ratio(row["total_seconds"], float(row["pyarrow_seconds"]) + float(row["seconds"])),
+            "read_over_pyarrow": _ratio(row["read_seconds"], row["pyarrow_seconds"]),
+            "time_over_bare": _ratio(row["seconds"], row["bare_seconds"]),
+            "bytes_over_bare": _ratio(row["bytes"], row["bare_bytes"]),
+            "time_over_bare_party": _ratio(row["seconds"], row["bare_party_seconds"]),
+            "bytes_over_bare_party": _ratio(row["bytes"], row["bare_party_bytes"])}
+
+
 def report(rows: Sequence[dict[str, Any]], notes: Sequence[str]) -> None:
-    """Print the table (module docstring's columns)."""
+    """Print the table (module docstring's columns) and the ratios."""
     from scenarios.kit.cli import format_bytes
     from scenarios.kit.experiments import print_rows
 
     def number(value: Any, pattern: str) -> str:
-        return "-" if isinstance(value, float) and not math.isfinite(value) else format(value, pattern)
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            return "-"
+        return "-" if not math.isfinite(value) else format(value, pattern)
 
-    header = ["n", "path", "|E|", "seconds", "model s", "bytes", "model bytes", "peak MB", "per party", "model MB",
-              "load s", "read s", "pyarrow s", "share MB", "status"]
-    lines = [[str(row["n"]), row["path"], str(row["tuples"]), number(row["seconds"], ".2f"),
-              number(row["model_seconds"], ".3g"),
-              "-" if not math.isfinite(float(row["bytes"])) else format_bytes(row["bytes"]),
-              format_bytes(row["model_bytes"]), number(row["peak_mb"], ".0f"), row["peak_mb_parties"] or "-",
-              number(row["model_mb"], ".0f"), number(row["load_seconds"], ".2f"), number(row["read_seconds"], ".2f"),
-              number(row["pyarrow_seconds"], ".2f"), number(row["share_mb"], ".1f"), row["status"]] for row in rows]
-    print_rows("Scale: complete Kendall's tau (histogram path) against sampled |E| = 2n", header, lines, notes)
+    def size(value: Any) -> str:
+        return "-" if not math.isfinite(float(value)) else format_bytes(float(value))
+
+    header = ["n", "kernel", "path", "read s", "pyarrow s", "count s", "protocol s", "model s", "bytes", "peak MB",
+              "per party", "share MB", "RSS/share", "total/(pa+prot)", "bare s", "bare bytes", "AUC/bare t",
+              "AUC/bare B", "status"]
+    lines = []
+    for row in rows:
+        ratio = ratios(row)
+        lines.append([str(row["n"]), row["kernel"], row["path"], number(row["read_seconds"], ".2f"),
+                      number(row["pyarrow_seconds"], ".2f"), number(row["count_seconds"], ".3f"),
+                      number(row["seconds"], ".2f"), number(row["model_seconds"], ".3g"), size(row["bytes"]),
+                      number(row["peak_mb"], ".0f"), row["peak_mb_parties"] or "-", number(row["share_mb"], ".1f"),
+                      number(ratio["rss_over_share"], ".2f"), number(ratio["total_over_floor"], ".2f"),
+                      number(row["bare_seconds"], ".2f"), size(row["bare_bytes"]),
+                      number(ratio["time_over_bare"], ".2f"), number(ratio["bytes_over_bare"], ".2f"), row["status"]])
+    print_rows("Scale: complete Kendall's tau and AUC (histogram path); sampled |E| = 2n; AUC beside bare MPyC", header,
+               lines, notes)
 
 
 async def _bench(options: ScaleOptions) -> Callable[[], None] | None:
@@ -376,14 +540,32 @@ async def _bench(options: ScaleOptions) -> Callable[[], None] | None:
     def deliver() -> None:
         from scenarios.kit.experiments import write_csv
 
-        rows = [run_configuration(options, seed, size, path, parties, threshold)
-                for size in options.sizes for path in PATHS]
+        rows = [run_configuration(options, seed, size, path, parties, threshold, kernel)
+                for size in options.sizes for kernel in options.kernels for path in KERNEL_PATHS[kernel]]
         base = os.path.join(options.results_dir, NAME)
         write_csv(base + ".csv", COLUMNS, rows)
-        title = f"Kendall's tau on a 601 x 401 grid, {parties} parties (t = {threshold}), epsilon = {options.epsilon:g}"
+        title = (f"Kendall's tau (601 x 401 grid) and AUC ({AUC_BITS}-bit scores), {parties} parties "
+                 f"(t = {threshold}), epsilon = {options.epsilon:g}")
         plot(rows, base + ".png", title)
         notes = [title, f"seed {seed} (--seed {seed} repeats the data)"]
-        notes += [f"n = {row['n']} {row['path']}: {row['status']}" for row in rows if row["status"] != "measured"]
+        notes += [f"n = {row['n']} {row['kernel']} {row['path']}: {row['status']}" for row in rows
+                  if row["status"] != "measured"]
+        for row in rows:
+            if row["status"] != "measured":
+                continue
+            ratio = ratios(row)
+            line = (f"n = {row['n']} {row['kernel']} {row['path']}: peak RSS / share {ratio['rss_over_share']:.2f}, "
+                    f"read / pyarrow {ratio['read_over_pyarrow']:.2f}, (read + count + protocol) / (pyarrow + "
+                    f"protocol) {ratio['total_over_floor']:.2f}, planning {float(row['plan_seconds']) * 1e3:.2f} ms")
+            if math.isfinite(ratio["time_over_bare"]):
+                line += (f"; AUC / bare MPyC (same sampler): time {ratio['time_over_bare']:.2f}, bytes "
+                         f"{ratio['bytes_over_bare']:.2f}; / bare with party noise: time "
+                         f"{ratio['time_over_bare_party']:.2f}, bytes {ratio['bytes_over_bare_party']:.2f}")
+            notes.append(line)
+        for kernel in options.kernels:
+            timings = ", ".join(f"10^{int(round(math.log10(n)))} {planning_seconds(kernel, n) * 1e3:.2f} ms"
+                                for n in (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7))
+            notes.append(f"planning {kernel} (every path costed, closed forms): {timings}")
         notes.append(f"wrote {base}.csv, {base}.png")
         report(rows, notes)
 

@@ -111,12 +111,21 @@ def test_bench_scale_quick(tmp_path: Path) -> None:
     out = tmp_path / "scale"
     done = run_command(scenario_command("bench_scale", "-M3", "-B", str(free_base_port()), "--no-log", "--quick",
                                         "--seed", str(seed), "--max-model-seconds", repr(limit),
-                                        "--results-dir", str(out)), timeout=240)
+                                        "--results-dir", str(out)), timeout=360)
     assert done.code == 0, done.stderr[-2000:]
-    header, rows = _read_csv(out / "bench_scale.csv")
+    header, every = _read_csv(out / "bench_scale.csv")
     assert header == COLUMNS
     assert (out / "bench_scale.png").read_bytes()[:8] == PNG_MAGIC
-    assert [(int(row["n"]), row["path"]) for row in rows] == [(n, p) for n in QUICK_SIZES for p in ("histogram", "tuples")]
+    assert [(int(row["n"]), row["kernel"], row["path"]) for row in every] == [
+        (n, k, p) for n in QUICK_SIZES for k, p in (("kendall", "histogram"), ("kendall", "tuples"), ("auc", "histogram"))]
+    for row in every:  # the AUC beside its bare-MPyC script of the same sums and noise, measured in the same run
+        if row["status"] != "measured":
+            continue
+        assert float(row["count_seconds"]) >= 0 and 0 <= float(row["plan_seconds"]) and float(row["share_mb"]) > 0
+        bare = [float(row[key]) for key in ("bare_seconds", "bare_bytes", "bare_party_seconds", "bare_party_bytes")]
+        assert all(value > 0 for value in bare) if row["kernel"] == "auc" else all(math.isnan(v) for v in bare)
+    assert "planning auc (every path costed, closed forms): 10^3" in done.stdout
+    rows = [row for row in every if row["kernel"] == "kendall"]
     for row in rows:
         n, path = int(row["n"]), row["path"]
         modelled = plan(epsilon, path, n, 3).costs[path].seconds
