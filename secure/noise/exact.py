@@ -227,10 +227,17 @@ def _poisson_cdf_bounds(mean: Fraction, n: int, bits: int) -> tuple[int, int]:
         if i:
             term = term * mean / i
         partial += term
-    lo, hi = exp_neg_bounds(mean, bits)
-    low = (lo * partial.numerator) // partial.denominator
-    high = -((-hi * partial.numerator) // partial.denominator)
+    shift = _poisson_shift(mean)
+    lo, hi = exp_neg_bounds(mean, bits + shift)
+    low = (lo * partial.numerator) // (partial.denominator << shift)
+    high = -((-hi * partial.numerator) // (partial.denominator << shift))
     return low, min(high, 1 << bits)
+
+
+def _poisson_shift(mean: Fraction) -> int:
+    """Extra bits for ``e^{-mean}``, so that its bounds stay tight relative to the partial sums up to ``e^{mean}``
+    (``3/2 > log2 e``)."""
+    return (3 * mean.numerator) // (2 * mean.denominator) + 8
 
 
 @dataclass(frozen=True)
@@ -246,9 +253,15 @@ class _PoissonTable:
 def _poisson_table(mean: Fraction) -> _PoissonTable:
     los: list[int] = []
     his: list[int] = []
-    n = 0
-    while True:
-        lo, hi = _poisson_cdf_bounds(mean, n, _WORD)
+    shift = _poisson_shift(mean)
+    e_lo, e_hi = exp_neg_bounds(mean, _WORD + shift)
+    partial, term, n = Fraction(0), Fraction(1), 0
+    while True:  # the bounds of _poisson_cdf_bounds, with the partial sums carried along
+        if n:
+            term = term * mean / n
+        partial += term
+        lo = (e_lo * partial.numerator) // (partial.denominator << shift)
+        hi = -((-e_hi * partial.numerator) // (partial.denominator << shift))
         if hi >= _TOP:
             break
         los.append(lo)
@@ -374,10 +387,12 @@ def negative_binomial(shape: Fraction, rate: Fraction, count: int, source: BitSo
     :return: int64 array of ``count`` draws.
     :raise OverflowError: if a draw exceeds the int64 range (probability below ``e^{-gamma 2^62}``).
     """
-    if count > _CHUNK:
-        return np.concatenate([negative_binomial(shape, rate, min(_CHUNK, count - start), source)
-                               for start in range(0, count, _CHUNK)])
     tables = polya_tables(shape, rate)
+    per_draw = shape * (tables.bands + 2) + 1  # expected proposals per draw
+    chunk = max(1, min(_CHUNK, int(_CHUNK * 16 // per_draw)))
+    if count > chunk:
+        return np.concatenate([negative_binomial(shape, rate, min(chunk, count - start), source)
+                               for start in range(0, count, chunk)])
     bands = tables.bands
     total = np.zeros(count, dtype=np.int64)
     if count == 0:
