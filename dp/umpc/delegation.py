@@ -334,7 +334,7 @@ class DelegatedNoisePlan:
         """One delegate's draw (OS randomness unless a test passes ``rng``); ``size`` for a vector."""
         if isinstance(self.base, PartyBinomialPlan):
             return centered_binomial(self.party_trials, size=size, rng=rng)  # type: ignore[no-any-return]
-        return polya_difference(self.shape, self.base.alpha, size=size, rng=rng)  # type: ignore[no-any-return]
+        return polya_difference(self.shape, size=size, rng=rng, rate=self.base.rate)  # type: ignore[no-any-return]
 
 
 def delegate_plan(plan: PartyLaplacePlan | PartyBinomialPlan, delegates: Sequence[int], *, corrupt_delegates: int | None = None,
