@@ -330,11 +330,15 @@ def test_api_release_with_a_pure_budget_gets_party_noise(tmp_path: Path) -> None
             "    rows = await party.read(DATA, QUERY.columns)\n"
             f"    release = await dp.umpc.release(QUERY, rows, ledger={str(ledger)!r}, budget={budget},\n"
             "                                    dataset_name='x')\n"
-            "    return lambda: print('estimate', release.estimate, release.guarantee)\n"
+            "    return lambda: print(*release.notes, 'estimate', release.estimate, release.guarantee, sep='\\n')\n"
             "sys.exit(secure.run(job))\n")
         run = run_command([sys.executable, str(script), "-M3", "-B", str(free_base_port()), "--no-log"])
         assert run.code == 0, run.stderr
         assert "party-drawn" in run.stdout
+        # the switch is said in the release's notes, in a script's words (budget=, not --budget)
+        said = [line for line in run.stdout.splitlines() if line.startswith("noise: party-drawn shares")]
+        assert len(said) == 1 and "x1.5 (m = 3, t = 1)" in said[0] and "give --budget" not in said[0]
+        assert ("budget= has no delta" if number == 0 else "account has delta 0") in said[0]
     assert [[(entry["delta"], entry["status"]) for entry in _entries(ledger, party)] for party in range(3)] == \
         [[(0.0, "released")] * 2] * 3
 

@@ -289,6 +289,9 @@ class UStatRelease:
     #: the ledger's settlement of this release (``delta_reserved``, ``ledger_delta``:
     #: :meth:`dp.budget.agreement.Settlement.record`), set by :func:`dp.umpc.release`; empty otherwise
     budget_record: dict[str, Any] = field(default_factory=dict)
+    #: lines the caller should print above the result, set by :func:`dp.umpc.release` (e.g. a pure budget
+    #: that turned the default in-MPC noise into party-drawn shares, :func:`dp.noise_defaults.pure_budget_line`)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def error_bound(self) -> float:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from dp.budget.accountants import Budget
-from dp.noise_defaults import default_noise
+from dp.noise_defaults import default_noise, pure_budget_line, switched_by_pure_budget
 from dp.sampling import tuple_count
 from dp.umpc.planner import PATH_CHOICES, SORT_KERNELS, PathChoice
 from dp.umpc.protocol import Simulation, UStatQuery, UStatRelease, prepare_rows
@@ -291,6 +291,7 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
     except (ValueError, TypeError):
         asked = None  # a bad budget= or accountant=: named by the budget verdict below
     pure_problem: str | None = None
+    notes: list[str] = []  # lines for the caller to print above the result (release.notes)
     if asked is not None and pure_budget(party=int(mpc.pid), budget=asked.budget, ledger=asked.ledger,
                                          dataset_name=asked.dataset_name, data_file=asked.data_file,
                                          exempt=asked.exempt):
@@ -307,6 +308,11 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
             sums = len(query.base.outputs)
             chosen = default_noise("ustat", query.base.epsilon / sums, query.base.delta / sums, pure_budget=True)
             query = replace(query, noise="parties" if chosen == "parties" else "mpc")
+            if switched_by_pure_budget("ustat", query.base.epsilon / sums, query.base.delta / sums, pure_budget=True):
+                line = pure_budget_line(source="budget" if asked.budget is not None else "account",
+                                        parties=len(mpc.parties), threshold=int(mpc.threshold))
+                notes.append(line.replace("--budget has no delta", "budget= has no delta")
+                             .replace("give --budget EPS:DELTA (e.g. 5:1e-9)", "give budget='EPS:DELTA' (e.g. '5:1e-9')"))
     await agree_parameters(query.public())
     request = None
     problem: str | None = pure_problem
@@ -347,6 +353,7 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
         if result is not None:
             result.plan = plan.describe()
     assert result is not None  # every party receives the release
+    result.notes = notes
     if reservation is not None:  # revealed: the entry settled from the reserved bound to the release's delta
         result.budget_record = reservation.settle(result.delta).record()
         result.budget = reservation.describe()  # on the release; the caller prints
