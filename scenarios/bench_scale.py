@@ -52,7 +52,8 @@ reading its own file with :func:`secure.reader.read_columns`, as ``--data site{p
 ``share_mb`` (the size of party 0's file, beside ``peak_mb``); ``count_seconds`` (party 0 counting its rows on the
 grid, vectorized: :func:`dp.umpc.complete.local_cells` and :func:`secure.histograms.local_histogram`, timed apart
 from the run, which counts again inside its ``histogram`` phase); ``plan_seconds`` (party 0's planning);
-``total_seconds`` (``read + count + seconds``, party 0) beside ``pyarrow_seconds + seconds``; ``bare_seconds``,
+``total_seconds`` (``read + seconds``, party 0: the protocol's ``histogram`` phase counts) beside
+``pyarrow_seconds + seconds``; ``bare_seconds``,
 ``bare_bytes``, ``bare_party_seconds``, ``bare_party_bytes`` (AUC: the bare-MPyC script's protocol, party 0's
 seconds and all parties' bytes); ``estimate`` (the released tau or AUC).  Below the table: the ratios of issue 25
 (peak RSS / share, total / (pyarrow + protocol), AUC / bare MPyC in time and bytes) and the planner's time at
@@ -238,31 +239,49 @@ def planning_seconds(kernel: str, rows: int, parties: int = 3, repeats: int = 5)
     return best
 
 
-def read_share(values: Any, folder: str, *, compare: bool, names: Sequence[str] = tuple(COLUMN_NAMES),
-               digits: int | None = None) -> tuple[Any, dict[str, float]]:
-    """Write a party's rows as its own CSV file (``names``) and read them back as a party reads ``--data``.
+def write_share(values: Any, target: str, *, names: Sequence[str] = tuple(COLUMN_NAMES),
+                digits: int | None = None) -> None:
+    """Write a party's rows as its own CSV file with the header ``names`` (a label column as integers).
 
     :param digits: decimals of the first column in the file (``None``: as Arrow writes the float); 6 decimals
         keep a 16-bit fixed-point score exact (``10^-6 < 2^-17``).
-
-    :return: the rows read, and ``read_seconds``, ``share_mb`` and (``compare``) ``pyarrow_seconds``:
-        ``pyarrow.csv.read_csv`` of the same file in a fresh process, so its memory is not this party's.
     """
+    import numpy as np
     import pyarrow as pa
     import pyarrow.csv as arrow_csv
 
-    from secure.reader import read_columns
-
-    import numpy as np
-
-    target = os.path.join(folder, "share.csv")
     first = values[:, 0] if digits is None else np.round(values[:, 0], digits)
     second = values[:, 1].astype(np.int64) if names[1] == "label" else values[:, 1]
     arrow_csv.write_csv(pa.table({names[0]: first, names[1]: second}), target,
                         arrow_csv.WriteOptions(quoting_style="none"))
-    del first, second
+
+
+def write_share_file(seed: int, party: int, count: int, kernel: str, target: str) -> None:
+    """Generate party ``party``'s rows of ``kernel`` and write its file (run in a child process by
+    :func:`read_share`, so that generating the data does not count in the party's peak memory)."""
+    write_share(synthetic_rows(seed, party, count, kernel), target, names=KERNEL_COLUMNS[kernel],
+                digits=6 if kernel == "auc" else None)
+
+
+def read_share(seed: int, party: int, count: int, kernel: str, folder: str, *,
+               compare: bool) -> tuple[Any, dict[str, float]]:
+    """A party's file made by a child process (:func:`write_share_file`), then read as a party reads ``--data``.
+
+    :return: the rows read, and ``read_seconds``, ``share_mb`` and (``compare``) ``pyarrow_seconds``:
+        ``pyarrow.csv.read_csv`` of the same file in a fresh process, so its memory is not this party's.
+    :raise RuntimeError: the child could not write the file.
+    """
+    from secure.reader import read_columns
+
+    target = os.path.join(folder, "share.csv")
+    maker = (f"from scenarios.bench_scale import write_share_file; "
+             f"write_share_file({int(seed)}, {int(party)}, {int(count)}, {kernel!r}, {target!r})")
+    made = subprocess.run([sys.executable, "-c", maker], capture_output=True, text=True, timeout=1800,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if made.returncode != 0:
+        raise RuntimeError(f"writing the share failed: {made.stderr.strip().splitlines()[-1:]}")
     started = time.perf_counter()
-    rows = read_columns(target, list(names))
+    rows = read_columns(target, KERNEL_COLUMNS[kernel])
     numbers = {"read_seconds": time.perf_counter() - started, "share_mb": os.path.getsize(target) / 1e6,
                "pyarrow_seconds": math.nan}
     if compare:
@@ -280,8 +299,10 @@ def _peak_rss() -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
 
-async def _bare_auc(sectype: Any, local: Any, plans: Sequence[Any], *, sampler: bool) -> tuple[float, int]:
-    """The bare-MPyC AUC of the same sums and noise on this party's ``(G, 2)`` counts: ``mpc.input`` of every
+async def _bare_auc(sectype: Any, count: Callable[[], Any], plans: Sequence[Any], *,
+                    sampler: bool) -> tuple[float, int]:
+    """The bare-MPyC AUC of the same sums and noise from this party's rows: ``count()`` its ``(G, 2)`` counts (as
+    the release does, inside its ``histogram`` phase), ``mpc.input`` of every
     party's histogram, ``2U = P . (2 cumsum(N) - N)`` and ``(sum P)(sum N)``, the in-MPC sampler of ``plans``
     (``sampler``) or one input noise share per sum and party, ``mpc.output``.  ``(seconds at this party, bytes this
     party sent)``; nothing but the noisy sums is opened (a benchmark on public synthetic rows)."""
@@ -295,6 +316,7 @@ async def _bare_auc(sectype: Any, local: Any, plans: Sequence[Any], *, sampler: 
 
     await mpc.barrier("bare")
     started, sent = time.perf_counter(), bytes_sent()
+    local = count()
     shares = mpc.input(sectype.array(np.asarray(local, dtype=np.int64).reshape(-1)))
     joint = shares[0]
     for share in shares[1:]:
@@ -331,16 +353,17 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
     parties = len(mpc.parties)
     started = time.perf_counter()
     query = make_query(options.epsilon, path, rows, kernel)
-    own = synthetic_rows(options.seed, mpc.pid, party_size(rows, mpc.pid, parties), kernel)
     with tempfile.TemporaryDirectory() as folder:  # the rows go through a party's CSV file and its reader
-        values, reading = read_share(own, folder, compare=mpc.pid == 0, names=KERNEL_COLUMNS[kernel],
-                                     digits=6 if kernel == "auc" else None)
-    del own
+        values, reading = read_share(options.seed, mpc.pid, party_size(rows, mpc.pid, parties), kernel, folder,
+                                     compare=mpc.pid == 0)
     fixed = prepare_rows(query, values)
     del values
     load_seconds = time.perf_counter() - started  # this party's own: no party's seconds are exchanged
+    def count() -> Any:
+        return local_histogram(local_cells(query, fixed), histogram_grid(query.kernel, query.specs))
+
     counted = time.perf_counter()
-    local = local_histogram(local_cells(query, fixed), histogram_grid(query.kernel, query.specs))
+    count()
     count_seconds = time.perf_counter() - counted
     try:
         planned = time.perf_counter()
@@ -360,7 +383,7 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
         plans = complete_plans(query, sum(counts), parties, int(mpc.threshold))
         sectype = complete_secure_type(query, sum(counts), "histogram", plans)
         for key, sampler in (("bare", True), ("bare_party", False)):
-            seconds, sent = await _bare_auc(sectype, local, plans, sampler=sampler and query.noise == "mpc")
+            seconds, sent = await _bare_auc(sectype, count, plans, sampler=sampler and query.noise == "mpc")
             bare[f"{key}_seconds"] = seconds  # party 0's own; the bytes are summed over the parties
             bare[f"{key}_bytes"] = float(sum(await mpc.transfer(sent)))
     if mpc.pid != 0 or release is None or options.json is None:
@@ -371,7 +394,7 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
               "model_bytes": cost.bytes_sent, "peak_mb": max(peaks) / 1e6,
               "peak_mb_parties": "/".join(f"{peak / 1e6:.0f}" for peak in peaks), "model_mb": cost.memory / 1e6,
               "load_seconds": load_seconds, **reading, "count_seconds": count_seconds, "plan_seconds": plan_seconds,
-              "total_seconds": reading["read_seconds"] + count_seconds + release.seconds, **bare,
+              "total_seconds": reading["read_seconds"] + release.seconds, **bare,
               "estimate": release.estimate, "phases": release.phases}
     target = options.json
 
@@ -554,9 +577,13 @@ async def _bench(options: ScaleOptions) -> Callable[[], None] | None:
             if row["status"] != "measured":
                 continue
             ratio = ratios(row)
-            line = (f"n = {row['n']} {row['kernel']} {row['path']}: peak RSS / share {ratio['rss_over_share']:.2f}, "
-                    f"read / pyarrow {ratio['read_over_pyarrow']:.2f}, (read + count + protocol) / (pyarrow + "
-                    f"protocol) {ratio['total_over_floor']:.2f}, planning {float(row['plan_seconds']) * 1e3:.2f} ms")
+            smallest = min((other for other in rows if other["kernel"] == row["kernel"] and other["path"] == row["path"]
+                            and other["status"] == "measured"), key=lambda other: other["n"])
+            growth = _ratio(float(row["peak_mb"]) - float(smallest["peak_mb"]), row["share_mb"])
+            line = (f"n = {row['n']} {row['kernel']} {row['path']}: peak RSS / share {ratio['rss_over_share']:.2f} "
+                    f"(above the n = {smallest['n']} peak: {growth:.2f}), read / pyarrow "
+                    f"{ratio['read_over_pyarrow']:.2f}, (read + protocol) / (pyarrow + protocol) "
+                    f"{ratio['total_over_floor']:.2f}, planning {float(row['plan_seconds']) * 1e3:.2f} ms")
             if math.isfinite(ratio["time_over_bare"]):
                 line += (f"; AUC / bare MPyC (same sampler): time {ratio['time_over_bare']:.2f}, bytes "
                          f"{ratio['bytes_over_bare']:.2f}; / bare with party noise: time "
