@@ -409,7 +409,9 @@ def test_run_secure_in_one_process_adds_in_mpc_noise_within_its_slack() -> None:
     sampler = exact.plans[0].sampler
     assert abs(result.noisy_sums[0] - int(exact.sums[0])) <= sampler.slack
     assert result.mechanism == MPC_LAPLACE and result.noise_source == "mpc"
-    assert result.sampler_delta == sampler.delta == result.delta
+    # the tuples path compares: delta adds MPyC's comparison leakage (at the raised -K) to the sampler's
+    assert result.sampler_delta == sampler.delta
+    assert result.delta == pytest.approx(sampler.delta + result.comparison_leak["comparison_leak_delta"], rel=1e-12)
     assert result.sampler["digits"] == [sampler.digits] and result.sampler["bits"] == [sampler.bits]
 
     async def refused() -> object:
@@ -468,7 +470,8 @@ def test_main_job_with_mpc_noise_runs_with_three_parties(tmp_path: Path) -> None
     assert abs(record["noisy_sums"][0] - int(exact.sums[0])) <= sampler.slack
     assert abs(record["estimate"] - exact.estimates[0]) <= sampler.slack / record["pairs"] + 1e-12
     assert record["mechanism"] == MPC_LAPLACE and record["noise_source"] == "mpc"
-    assert record["sampler_delta"] == sampler.delta == record["delta"] <= DEFAULT_SAMPLER_DELTA
+    assert record["sampler_delta"] == sampler.delta <= DEFAULT_SAMPLER_DELTA
+    assert record["delta"] == pytest.approx(sampler.delta + record["comparison_leak_delta"], rel=1e-12)
     assert record["sampler"]["digits"] == [sampler.digits] and record["sampler"]["bits"] == [sampler.bits]
     assert record["estimate_std"] == pytest.approx(math.sqrt(sampler.variance) / 3000)
     assert record["parties"] == 3 and record["threshold"] == 1
@@ -481,7 +484,8 @@ def test_mpc_noise_with_delta_uses_it_as_the_truncation_budget(tmp_path: Path) -
     out = tmp_path / "r.json"
     assert main(["--mpc-noise", "--delta", "1e-6", "--stat", "auc", "--pairs", "300", "--json", str(out)]) == 0
     record = json.loads(out.read_text())
-    assert record["delta"] == 1e-6 and 0 < record["sampler_delta"] <= 1e-6
+    assert record["delta"] == pytest.approx(1e-6 + record["comparison_leak_delta"], rel=1e-12)
+    assert 0 < record["sampler_delta"] <= 1e-6
     assert len(record["sampler"]["digits"]) == 2  # AUC releases two sums, each with its own plan
     assert all(d <= 0.5e-6 for d in record["sampler"]["delta"])
 

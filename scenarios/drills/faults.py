@@ -203,6 +203,17 @@ def crash_drill(phase: str, workdir: str, data: str, party_args: Sequence[str] =
                        first[0] if first else "", [r.error_lines for r in results], None, problems, notes)
 
 
+def _overridden(argv: Sequence[str], override: Sequence[str]) -> list[str]:
+    """``argv`` with ``override``'s option taking its new value in place (a single-valued option given twice is
+    itself refused, and the drill is about parties that disagree)."""
+    option, value = override
+    out = list(argv)
+    if option in out:
+        out[out.index(option) + 1] = value
+        return out
+    return [*out, option, value]
+
+
 def refusal_drill(name: str, workdir: str, argvs: Sequence[Sequence[str]], expected_start: str, fragment: str,
                   party_args: Sequence[str] = ()) -> DrillResult:
     """Every party runs ``drill_party --phase-log`` (an honest party that logs its phases); all must exit 2
@@ -309,8 +320,9 @@ def run_drills(options: DrillOptions, root: str,
     for option, override, fragment in disagreements:
         progress(f"disagree on {option}")
         directory = _prepare(root, f"disagree {option}", rows)
-        results.append(refusal_drill(f"party 1 disagrees on {option}", directory, [argv, argv + override, argv],
-                                     "error: party 1: ", fragment, party_args))
+        argvs = [argv, _overridden(argv, override), argv]
+        results.append(refusal_drill(f"party 1 disagrees on {option}", directory, argvs, "error: party 1: ", fragment,
+                                     party_args))
     results.extend(run_freeze_drills(options, root, progress))
     return results, len(rows)
 
