@@ -102,6 +102,56 @@ def test_polya_share_fits_exact_pmf(shape: Fraction, rate: Fraction) -> None:
     assert statistic <= _threshold(dof), (statistic, dof, pvalue)
 
 
+LARGE_SHAPE_CASES = [  # (shape, rate): integer part by geometric digits, fractional part by thinning
+    (Fraction(15, 2), Fraction(1, 20)),   # 7 + 1/2: both paths, B = 5 binary levels
+    (Fraction(390), Fraction(1, 10)),     # the all-pairs baseline's summed shape (m/(m-t) * 780 / 3), B = 4
+    (Fraction(3), Fraction(3, 2)),        # B = 0: the Binomial(N_t, e^{-rate}) chain alone
+]
+
+
+@pytest.mark.parametrize(("shape", "rate"), LARGE_SHAPE_CASES)
+def test_large_shape_fits_exact_pmf(shape: Fraction, rate: Fraction) -> None:
+    """Shapes above 1 (the digit decomposition of :func:`exact._negative_binomial_whole`) against scipy's nbinom pmf.
+
+    Same Pearson test as above: unit bins with expected count >= 5, tails pooled, rejected above the
+    0.999 quantile of chi-square with ``bins - 1`` degrees of freedom.
+    """
+    samples = negative_binomial(shape, rate, 200_000, _bits(19))
+    alpha = math.exp(-float(rate))
+    statistic, dof, pvalue = chi_square(samples, lambda k: nb_pmf(float(shape), alpha, k), 0, 20_000)
+    assert statistic <= _threshold(dof), (statistic, dof, pvalue)
+
+
+def test_chi_square_detects_a_wrong_digit_probability(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The large-shape test can fail: binary level ``i`` one with probability ``alpha^{2^i}`` instead of
+    ``alpha^{2^i}/(1 + alpha^{2^i})`` (the digits of a geometric variable) is rejected."""
+    shape, rate = LARGE_SHAPE_CASES[1]
+    monkeypatch.setattr(exact, "_geometric_digit_bounds", exact._exp_digit_bounds)
+    exact._level_table.cache_clear()
+    try:
+        samples = negative_binomial(shape, rate, 200_000, _bits(19))
+    finally:
+        exact._level_table.cache_clear()
+    alpha = math.exp(-float(rate))
+    statistic, dof, _ = chi_square(samples, lambda k: nb_pmf(float(shape), alpha, k), 0, 20_000)
+    assert statistic > _threshold(dof)
+
+
+def test_geometric_digits_equal_the_rational_reference() -> None:
+    """Digits of ``q = e^{-x}/(1 + e^{-x})`` and of ``e^{-x}`` far beyond the first 64-bit bounds
+    (the extension a tied count needs after ~60 digits) equal those of pure-rational bounds."""
+    x, bits = Fraction(7, 3), 400
+    lo_e, hi_e = _exp_neg_reference(x, bits)
+    scale = 1 << bits
+    references = [((lo_e * scale) // (scale + lo_e), -((-hi_e * scale) // (scale + hi_e))), (lo_e, hi_e)]
+    for make, (lo, hi) in zip((exact._geometric_digit_bounds, exact._exp_digit_bounds), references):
+        known = bits - (lo ^ hi).bit_length()
+        assert known >= 300
+        digits = exact._Digits(make(x))
+        digits.extend(299)
+        assert digits.digits[:300] == [(lo >> (bits - 1 - j)) & 1 for j in range(300)]
+
+
 @pytest.mark.parametrize(("honest", "rate"), [(3, Fraction(1, 5)), (2, Fraction(1, 20)), (5, Fraction(1, 3))])
 def test_sum_of_honest_shares_is_discrete_laplace(honest: int, rate: Fraction) -> None:
     """``h`` differences of ``NB(1/h)`` shares add up to ``DLap(e^{-rate})`` exactly (shape 1/h kept exact)."""
@@ -196,6 +246,8 @@ def test_no_float_while_sampling() -> None:
     sys.settrace(_float_free_trace(found))
     try:
         negative_binomial(Fraction(1, 3), Fraction(1, 40), 2_000, _bits(15))
+        negative_binomial(Fraction(15, 2), Fraction(1, 40), 500, _bits(15))  # digits, chain and thinning
+        exact._Digits(exact._geometric_digit_bounds(Fraction(1, 3))).extend(200)  # digits past 64-bit bounds
         binomial_half(6_000, 30, _bits(16))
         # the exact fallbacks, forced: a comparison on a prefix that straddles a bound
         lo, hi = exp_neg_bounds(Fraction(1, 3), 64)

@@ -377,8 +377,11 @@ _CHUNK = 1 << 15  # draws per vectorized batch (bounds the memory of the proposa
 def negative_binomial(shape: Fraction, rate: Fraction, count: int, source: BitSource) -> np.ndarray:
     """``count`` exact draws of ``NB(shape, e^{-rate})``: ``pmf(k) = C(k + r - 1, k) (1 - alpha)^r alpha^k``.
 
-    The compound-Poisson construction of the module docstring.  Vectorized over draws; Python
-    integers only for undecided comparisons and locations beyond ``2^62``.
+    ``r = k + f`` with ``k`` an integer and ``0 <= f < 1``: ``NB(r) = NB(k) + NB(f)`` (independent).
+    ``NB(k)`` by the binary digits of geometric variables (:func:`_negative_binomial_whole`, cost
+    ``O(k/64 + 1)`` words per binary level), ``NB(f)`` by the compound-Poisson construction of the
+    module docstring (:func:`_negative_binomial_thinning`, ``f (B + 2) < B + 2`` proposals).  Both
+    exact; vectorized over draws.
 
     :param shape: ``r > 0``, rational.
     :param rate: ``gamma > 0``, rational; ``alpha = e^{-gamma}``.
@@ -387,11 +390,29 @@ def negative_binomial(shape: Fraction, rate: Fraction, count: int, source: BitSo
     :return: int64 array of ``count`` draws.
     :raise OverflowError: if a draw exceeds the int64 range (probability below ``e^{-gamma 2^62}``).
     """
+    whole = shape.numerator // shape.denominator
+    part = shape - whole
+    total = np.zeros(count, dtype=np.int64)
+    if whole:
+        total = _negative_binomial_whole(whole, rate, count, source)
+    if part:
+        extra = _negative_binomial_thinning(part, rate, count, source)
+        if np.any(total > np.iinfo(np.int64).max - extra):
+            raise OverflowError("a negative binomial draw exceeds the int64 range")
+        total += extra
+    return total
+
+
+def _negative_binomial_thinning(shape: Fraction, rate: Fraction, count: int, source: BitSource) -> np.ndarray:
+    """``count`` exact draws of ``NB(shape, e^{-rate})`` by thinning (module docstring): ``shape (B + 2)`` proposals per draw.
+
+    Python integers only for undecided comparisons and locations beyond ``2^62``.
+    """
     tables = polya_tables(shape, rate)
     per_draw = shape * (tables.bands + 2) + 1  # expected proposals per draw
     chunk = max(1, min(_CHUNK, int(_CHUNK * 16 // per_draw)))
     if count > chunk:
-        return np.concatenate([negative_binomial(shape, rate, min(chunk, count - start), source)
+        return np.concatenate([_negative_binomial_thinning(shape, rate, min(chunk, count - start), source)
                                for start in range(0, count, chunk)])
     bands = tables.bands
     total = np.zeros(count, dtype=np.int64)
@@ -459,6 +480,170 @@ def negative_binomial(shape: Fraction, rate: Fraction, count: int, source: BitSo
         if np.any(total < before):
             raise OverflowError("a negative binomial draw exceeds the int64 range")
     return total
+
+
+# ------------------------------------------------------------------- integer shapes: geometric digits
+
+
+def _bands(rate: Fraction) -> int:
+    """``B``: the least integer with ``rate 2^B >= 1``."""
+    bands = 0
+    while rate * (1 << bands) < 1:
+        bands += 1
+    return bands
+
+
+class _Digits:
+    """The leading binary digits of a constant ``q`` in ``(0, 1)``, read off rigorous bounds.
+
+    ``bounds(b)`` gives integers ``lo <= 2^b q <= hi < 2^b``; if ``lo`` and ``hi`` agree on their top
+    ``p`` of ``b`` bits, so does every number of ``[lo, hi]``, and those are ``q``'s first ``p``
+    digits.  More digits come from bounds at twice the bits.
+    """
+
+    def __init__(self, bounds: Callable[[int], tuple[int, int]]) -> None:
+        self._bounds = bounds
+        self._bits = _WORD // 2
+        self.digits: list[int] = []
+
+    def extend(self, depth: int) -> None:
+        """Know at least ``depth + 1`` digits."""
+        while len(self.digits) <= depth:
+            self._bits *= 2
+            lo, hi = self._bounds(self._bits)
+            known = max(0, self._bits - (lo ^ hi).bit_length()) if hi < 1 << self._bits else 0
+            self.digits = [(lo >> (self._bits - 1 - j)) & 1 for j in range(known)]
+
+
+class _DigitTable:
+    """Digits of several constants side by side (row ``i``: constant ``i``), for vectorized lookups."""
+
+    def __init__(self, constants: list[_Digits]) -> None:
+        self._constants = constants
+        self.matrix = np.zeros((len(constants), 0), dtype=np.uint8)
+
+    def column(self, depth: int) -> np.ndarray:
+        """Digit ``depth`` (0: the ``1/2`` digit) of every constant, a uint8 array."""
+        if depth >= self.matrix.shape[1]:
+            for constant in self._constants:
+                constant.extend(depth)
+            width = min(len(constant.digits) for constant in self._constants)
+            self.matrix = np.array([constant.digits[:width] for constant in self._constants], dtype=np.uint8)
+        return self.matrix[:, depth]
+
+
+def _geometric_digit_bounds(x: Fraction) -> Callable[[int], tuple[int, int]]:
+    """``bits -> bounds of 2^bits q``, ``q = e^{-x}/(1 + e^{-x})`` (increasing in ``e^{-x}``)."""
+    def bounds(bits: int) -> tuple[int, int]:
+        extra = bits + 4
+        lo, hi = exp_neg_bounds(x, extra)
+        return (lo << bits) // ((1 << extra) + lo), -((-(hi << bits)) // ((1 << extra) + hi))
+
+    return bounds
+
+
+def _exp_digit_bounds(x: Fraction) -> Callable[[int], tuple[int, int]]:
+    """``bits -> bounds of 2^bits e^{-x}``."""
+    return lambda bits: exp_neg_bounds(x, bits)
+
+
+@lru_cache(maxsize=64)
+def _level_table(rate: Fraction, levels: int) -> _DigitTable:
+    """Digits of ``q_i = 1/(1 + e^{rate 2^i})`` for ``i < levels`` (cached, extended as needed)."""
+    return _DigitTable([_Digits(_geometric_digit_bounds(rate * (1 << i))) for i in range(levels)])
+
+
+@lru_cache(maxsize=64)
+def _tail_table(x: Fraction) -> _DigitTable:
+    """Digits of ``e^{-x}`` (cached, extended as needed)."""
+    return _DigitTable([_Digits(_exp_digit_bounds(x))])
+
+
+def _half_binomials(trials: np.ndarray, source: BitSource) -> np.ndarray:
+    """``Binomial(n, 1/2)`` for every positive ``n`` of ``trials``: the popcount of ``n`` fair bits (vectorized)."""
+    per = (trials + (_WORD - 1)) // _WORD
+    ends = np.cumsum(per)
+    words = source.words(int(ends[-1]))
+    rest = trials % _WORD
+    partial = np.flatnonzero(rest)
+    words[ends[partial] - 1] &= (np.uint64(1) << rest[partial].astype(np.uint64)) - np.uint64(1)
+    sums = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(np.bitwise_count(words), dtype=np.int64)])
+    return sums[ends] - sums[ends - per]
+
+
+def _binomials(trials: np.ndarray, table: _DigitTable, which: np.ndarray, source: BitSource) -> np.ndarray:
+    """``Binomial(n_j, q_{w_j})`` for every ``n_j`` of ``trials``, ``w_j`` of ``which``, exactly.
+
+    The number of ``n`` uniforms ``U`` below ``q``, decided one binary digit at a time: of the
+    uniforms whose first ``d`` digits equal ``q``'s, ``Binomial(n, 1/2)`` have digit ``d + 1`` zero;
+    where ``q``'s digit is one they are below ``q`` and the others stay tied, where it is zero the
+    others are above and these stay tied.  The tied count halves with every digit: about
+    ``log2 n + 2`` digits, ``2 n/64`` words in all.
+    """
+    tied = trials.astype(np.int64)
+    below = np.zeros(tied.size, dtype=np.int64)
+    active = np.flatnonzero(tied > 0)
+    depth = 0
+    while active.size:
+        zeros = _half_binomials(tied[active], source)
+        one = table.column(depth)[which[active]] == 1
+        below[active[one]] += zeros[one]
+        tied[active] = np.where(one, tied[active] - zeros, zeros)
+        active = active[tied[active] > 0]
+        depth += 1
+    return below
+
+
+_LEVEL_WORDS = 1 << 21  # fair words per vectorized digit step (bounds the memory of a batch)
+
+
+def _negative_binomial_whole(whole: int, rate: Fraction, count: int, source: BitSource) -> np.ndarray:
+    r"""``count`` exact draws of ``NB(k, e^{-rate})`` for an integer ``k >= 1``.
+
+    ``NB(k, alpha)`` is the sum of ``k`` independent geometric variables ``G`` (failures before a
+    success, ``P(G = n) = (1 - alpha) alpha^n``).  Since ``prod_{i >= 0} (1 + alpha^{2^i}) = 1/(1 -
+    alpha)``, ``P(G = n) = prod_i alpha^{n_i 2^i}/(1 + alpha^{2^i})`` over the binary digits ``n_i``
+    of ``n``: the digits are independent, digit ``i`` one with probability ``q_i = 1/(1 + e^{rate
+    2^i})`` (Johnson, Kemp & Kotz, *Univariate Discrete Distributions*, 3rd ed., §5.2; the same
+    factorisation as in the thinning's keep probability).  So, with ``B`` the least integer with
+    ``rate 2^B >= 1``,
+
+        NB(k, alpha) = sum_{i < B} 2^i Binomial(k, q_i) + 2^B NB(k, beta),   beta = e^{-rate 2^B} <= 1/e,
+
+    all terms independent.  ``NB(k, beta)`` is the chain ``N_1 + N_2 + ...`` with ``N_0 = k``,
+    ``N_{t+1} ~ Binomial(N_t, beta)``: ``N_1`` of the ``k`` geometric variables are at least one,
+    and by memorylessness those minus one are again geometric; it ends after about
+    ``ln k / (rate 2^B) + 2`` steps.  Every binomial is exact (:func:`_binomials`, ``q`` irrational,
+    its digits from rigorous bounds); the cost is about ``(B + 1)(2k/64 + log2 k)`` words per draw.
+    """
+    bands = _bands(rate)
+    per_draw = (bands + 1) * (whole // _WORD + 2)
+    chunk = max(1, _LEVEL_WORDS // per_draw)
+    if count > chunk:
+        return np.concatenate([_negative_binomial_whole(whole, rate, min(chunk, count - start), source)
+                               for start in range(0, count, chunk)])
+    if whole.bit_length() + bands > 62:  # the int64 sums below need k 2^B <= 2^62 (the mean is above 2^60)
+        raise OverflowError("a negative binomial draw may exceed the int64 range: shape * 2^B > 2^62")
+    total = np.zeros(count, dtype=np.int64)
+    if count == 0:
+        return total
+    if bands:
+        counts = _binomials(np.full(count * bands, whole, dtype=np.int64), _level_table(rate, bands),
+                            np.tile(np.arange(bands), count), source).reshape(count, bands)
+        total = (counts << np.arange(bands, dtype=np.int64)).sum(axis=1)  # at most k (2^B - 1)
+    tail = np.zeros(count, dtype=np.int64)
+    table = _tail_table(rate * (1 << bands))
+    tied = np.full(count, whole, dtype=np.int64)
+    live = np.arange(count)
+    while live.size:
+        tied = _binomials(tied, table, np.zeros(live.size, dtype=np.int64), source)
+        tail[live] += tied
+        keep = tied > 0
+        live, tied = live[keep], tied[keep]
+    limit = ((1 << 63) - 1 - int(total.max())) >> bands
+    if int(tail.max()) > limit:
+        raise OverflowError("a negative binomial draw exceeds the int64 range")
+    return total + (tail << bands)
 
 
 # -------------------------------------------------------------------------------------- binomials
