@@ -35,6 +35,15 @@ bit ``i`` of ``J - 2^b`` (``e^{-gamma J} = prod_i e^{-gamma 2^i}`` over the bits
 expected number of proposals per draw is ``r (B + 2)``, with ``B <= log2(1/gamma) + 1`` (about 15
 for a mean of 10^4): the cost grows with the logarithm of the noise scale, not with the scale.
 
+That cost is linear in ``r``; it is used for the fractional part ``f`` of ``r = k + f`` only.  The
+integer part ``NB(k, alpha)`` is a sum of ``k`` geometric variables, whose binary digits are
+independent Bernoulli variables (digit ``i`` one with probability ``q_i = 1/(1 + e^{gamma 2^i})``):
+``NB(k, alpha) = sum_{i < B} 2^i Binomial(k, q_i) + 2^B NB(k, e^{-gamma 2^B})``, the last term a short
+chain of ``Binomial(N, e^{-gamma 2^B})`` draws.  Each binomial with an irrational ``q`` counts the
+``n`` uniforms below ``q`` one binary digit of ``q`` at a time, ``Binomial(n, 1/2)`` (a popcount)
+per digit, with ``q``'s digits read off rigorous bounds: about ``(B + 1)(2k/64 + log2 k)`` random
+words per draw (:func:`_negative_binomial_whole`).
+
 Sums of ``n`` independent ``NB(r_i, alpha)`` are ``NB(sum r_i, alpha)`` exactly; with ``r = 1/(m-t)``
 any ``m - t`` differences of two shares add up to the discrete Laplace ``DLap(alpha)``
 (Balle, Bell, Gascón & Nissim 2020; Sinh & Ramon, App. B.1).

@@ -237,9 +237,11 @@ def polya(shape: float | Fraction, alpha: float | None = None, size: int | None 
 
     ``pmf(k) = C(k + r - 1, k) (1 - alpha)^r alpha^k`` for ``k = 0, 1, 2, ...``; mean
     ``r alpha / (1 - alpha)``, variance ``r alpha / (1 - alpha)^2``.  Sampled by
-    :func:`secure.noise.exact.negative_binomial` (a compound-Poisson construction decided with
-    integer arithmetic only) with ``alpha = e^{-gamma}``, ``gamma`` rational (:func:`exact_rate`) and
-    the rational shape of :func:`exact_shape`.  ``alpha == 0`` gives 0.
+    :func:`secure.noise.exact.negative_binomial` (the integer part of ``r`` from the independent binary
+    digits of geometric variables, the fractional part by a compound-Poisson construction, both
+    decided with integer arithmetic only; the cost grows with ``log(1/gamma)`` and ``r/64``) with
+    ``alpha = e^{-gamma}``, ``gamma`` rational (:func:`exact_rate`) and the rational shape of
+    :func:`exact_shape`.  ``alpha == 0`` gives 0.
 
     :param shape: shape ``r > 0`` (a party's share uses ``1 / (m - t)``; a Fraction is used exactly).
     :param alpha: ratio parameter in ``[0, 1)``; give this, ``log_alpha`` or ``rate``.
