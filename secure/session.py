@@ -64,7 +64,8 @@ __all__ = [
 
 
 _state: dict[str, Any] = {"shutting_down": False, "in_shutdown": False, "phase": "start", "fatal_hooks": [],
-                          "watch": None, "timer": None, "closed_by_us": set(), "heartbeats": 0}
+                          "watch": None, "timer": None, "closed_by_us": set(), "heartbeats": 0,
+                          "notices": {}, "failing": None}
 
 #: default seconds a peer may stay silent while this party waits for it (``--silence-limit``)
 DEFAULT_SILENCE_LIMIT = 60.0
@@ -531,11 +532,133 @@ _original_connection_made = asyncoro.MessageExchanger.connection_made
 _original_connection_lost = asyncoro.MessageExchanger.connection_lost
 _original_data_received = asyncoro.MessageExchanger.data_received
 _original_close_connection = asyncoro.MessageExchanger.close_connection
+_original_send = asyncoro.MessageExchanger.send
 
 
-#: Seconds a party that lost a peer keeps its own connections open before it exits, so that the
-#: other survivors notice the original failure first and name the right party.
-LOST_PEER_GRACE = 0.5
+#: Seconds a party that lost a peer keeps running (its connections open, protocol frozen) at most
+#: while it waits for every other survivor to learn which party was lost (:func:`_fail_lost`).
+LOST_PEER_GRACE = 3.0
+#: Seconds a party that lost a peer while connecting keeps its connections open before it exits
+#: (no notices then: the options handshake may still hold MPyC's frames back), so that the other
+#: parties notice the original failure first.
+CONNECT_LOST_GRACE = 0.5
+#: program counter of the frame "party j is lost" (payload: j, 2 bytes little-endian) that a party
+#: which lost a peer sends the other survivors before it closes its own connections
+LOST_PC = -(2 ** 63) + 4
+#: seconds between two looks of a party waiting for the other survivors to acknowledge its notice
+_FAILING_LOOK = 0.05
+
+
+class _LostSink:
+    """Stands in ``MessageExchanger.buffers`` at :data:`LOST_PC`: MPyC hands it a peer's notice "party
+    j is lost" (the peer lost its connection to ``j`` and is about to exit) and it puts itself back."""
+
+    __slots__ = ("protocol",)
+
+    def __init__(self, protocol: asyncoro.MessageExchanger) -> None:
+        self.protocol = protocol
+
+    def set_result(self, payload: bytes) -> None:
+        self.protocol.buffers[LOST_PC] = self
+        _take_notice(self.protocol, payload)
+
+
+def _take_notice(protocol: asyncoro.MessageExchanger, payload: bytes) -> None:
+    """A peer said "party j is lost": remember it (a close of that peer names ``j``), and outside the
+    connect phase and the shutdown stop this party at once naming ``j``, as that peer does."""
+    sender = protocol.peer_pid
+    if sender is None or len(payload) != 2:
+        return
+    lost = int.from_bytes(payload, "little")
+    if lost == mpc.pid or not 0 <= lost < len(mpc.parties):
+        return
+    _state["notices"][int(sender)] = lost
+    failing = _state["failing"]
+    if failing is not None:
+        _check_failing()
+    elif not (_state["shutting_down"] or _state["in_shutdown"] or _state["phase"] == "connect"):
+        _fail_lost(lost, None)
+
+
+def _lost_message(peer: int | None, hint: str = "") -> str:
+    return (f"lost connection to party {peer if peer is not None else '?'} during the {_state['phase']} phase; "
+            f"nothing was released{hint}")
+
+
+def _fail_lost(culprit: int, gone: int | None) -> None:
+    """This party lost party ``culprit`` (its own connection to ``gone``, or a peer's notice): end it.
+
+    Before it exits, it tells every other survivor "party ``culprit`` is lost" and waits, with its
+    event loop running but its protocol frozen (frames in are dropped, none go out), until each of
+    them has closed its connection or sent such a notice itself, at most :data:`LOST_PEER_GRACE`
+    seconds.  So a survivor never sees this party's connection close before the notice (TCP keeps the
+    order of a connection's bytes), and names ``culprit``, not this party, whatever the order in which
+    its event loop happens to process the closed connections.
+    """
+    loop = asyncio.get_running_loop()
+    _disarm_watchdog()
+    _state["failing"] = {"culprit": culprit, "message": _lost_message(culprit),
+                         "deadline": time.monotonic() + LOST_PEER_GRACE, "gone": {gone} if gone is not None else set(),
+                         "beat": time.monotonic()}
+    notice = struct.pack("<qI", LOST_PC, 2) + int(culprit).to_bytes(2, "little")
+    for peer in _survivors():
+        protocol = mpc.parties[peer].protocol
+        transport = getattr(protocol, "transport", None)
+        if transport is not None and not transport.is_closing():
+            transport.write(notice)
+    loop.call_later(_FAILING_LOOK, _check_failing)
+
+
+def _survivors() -> list[int]:
+    """While failing: the peers that may not yet know which party was lost (open connection, no notice)."""
+    failing = _state["failing"]
+    out = []
+    for peer in mpc.parties:
+        pid = int(peer.pid)
+        if pid == mpc.pid or pid == failing["culprit"] or pid in failing["gone"] or pid in _state["notices"]:
+            continue
+        protocol = peer.protocol
+        gate = _gates.get(id(protocol))
+        if not isinstance(protocol, asyncoro.MessageExchanger) or (gate is not None and not gate.open):
+            continue
+        transport = protocol.transport
+        if transport is None or transport.is_closing():
+            continue
+        out.append(pid)
+    return out
+
+
+def _check_failing() -> None:
+    """One look of a failing party: exit once every other survivor knows, or at the deadline."""
+    failing = _state["failing"]
+    now = time.monotonic()
+    if not _survivors() or now >= failing["deadline"]:
+        fail_fast(failing["message"], code=1)
+    if now - failing["beat"] >= WATCH_INTERVAL:  # a survivor waiting for this party is not silent for it
+        failing["beat"] = now
+        _send_heartbeats()
+    asyncio.get_running_loop().call_later(_FAILING_LOOK, _check_failing)
+
+
+def _frozen_data_received(protocol: asyncoro.MessageExchanger, data: bytes) -> None:
+    """While failing: read whole frames off the connection, take notices, drop every other frame (no
+    protocol step may complete after the lost party was noticed: nothing is released)."""
+    buffer = protocol.bytes
+    buffer.extend(data)
+    while len(buffer) >= 12:
+        pc, size = struct.unpack_from("<qI", buffer)
+        if len(buffer) < 12 + size:
+            break
+        payload = bytes(buffer[12:12 + size])
+        del buffer[:12 + size]
+        if pc == LOST_PC:
+            _take_notice(protocol, payload)
+
+
+def _watched_send(self: asyncoro.MessageExchanger, pc: int, payload: bytes) -> None:
+    if _state["failing"] is not None:  # frozen: a survivor must not complete a step (e.g. an output) with it
+        return
+    _original_send(self, pc, payload)
 
 
 def _tls_hint() -> str:
@@ -560,8 +683,13 @@ def _watched_data_received(self: asyncoro.MessageExchanger, data: bytes) -> None
         data = gate.take(self, data)  # the peer's options first; MPyC's bytes only once they agree
         if not data:
             return
+    if _state["failing"] is not None and self.peer_pid is not None:
+        _frozen_data_received(self, data)
+        return
     if type(self.buffers.get(HEARTBEAT_PC)) is not _HeartbeatSink:
         self.buffers[HEARTBEAT_PC] = _HeartbeatSink(self.buffers)
+    if type(self.buffers.get(LOST_PC)) is not _LostSink:
+        self.buffers[LOST_PC] = _LostSink(self)
     before = len(self.bytes) + len(data)
     beats = _state["heartbeats"]
     _original_data_received(self, data)
@@ -610,6 +738,11 @@ def _release_connection(protocol: asyncoro.MessageExchanger) -> None:
 
 
 def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException | None) -> None:
+    failing = _state["failing"]
+    if failing is not None:  # this party is already stopping on a lost party: one more close is expected
+        if self.peer_pid is not None:
+            failing["gone"].add(int(self.peer_pid))
+        return
     gate = _gates.get(id(self))
     if gate is not None and not gate.open:  # MPyC never saw this connection: the connect loop decides
         gate.lost = True
@@ -627,15 +760,21 @@ def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException
         _release_connection(self)
         return
     peer = self.peer_pid
+    told = _state["notices"].get(int(peer)) if peer is not None else None
+    if told is not None:  # a survivor that said which party it lost, then closed: name that party
+        _fail_lost(told, int(peer))
+        return
     watch = _state["watch"]
     if watch is not None and peer is not None:
         cause = watch.root_cause(int(peer), time.monotonic())
         if cause is not None:  # a survivor that gave up on a silent party: name the silent party
             fail_fast(silence_message(cause[0], _state["phase"], cause[1]), code=1)
-    time.sleep(LOST_PEER_GRACE)  # blocks this party's event loop only; it is about to exit anyway
+    if _state["phase"] != "connect" and peer is not None:
+        _fail_lost(int(peer), int(peer))  # tells the other survivors first, then exits
+        return
+    time.sleep(CONNECT_LOST_GRACE)  # blocks this party's event loop only; it is about to exit anyway
     hint = _tls_hint() if _state["phase"] == "connect" else ""  # asyncio hides the TLS alert (exc is None)
-    fail_fast(f"lost connection to party {peer if peer is not None else '?'} during the {_state['phase']} phase; "
-              f"nothing was released{hint}", code=1)
+    fail_fast(_lost_message(peer, hint), code=1)
 
 
 async def start_session(timeout: float | None = None, check_peers: Callable[[], str | None] | None = None,
@@ -662,11 +801,14 @@ async def start_session(timeout: float | None = None, check_peers: Callable[[], 
     asyncoro.MessageExchanger.connection_lost = _watched_connection_lost  # type: ignore[method-assign]
     asyncoro.MessageExchanger.data_received = _watched_data_received  # type: ignore[method-assign]
     asyncoro.MessageExchanger.close_connection = _watched_close_connection  # type: ignore[method-assign]
+    asyncoro.MessageExchanger.send = _watched_send  # type: ignore[method-assign]
     asyncoro.MessageExchanger.connection_made = _gated_connection_made  # type: ignore[method-assign]
     _reset_gates()
     _state["shutting_down"] = False
     _state["in_shutdown"] = False
     _state["closed_by_us"] = set()
+    _state["notices"] = {}
+    _state["failing"] = None
     set_phase("connect")
     loop = asyncio.get_running_loop()
     refused: list[str] = []
