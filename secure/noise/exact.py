@@ -576,8 +576,7 @@ def _half_binomials(trials: np.ndarray, source: BitSource) -> np.ndarray:
     rest = trials % _WORD
     partial = np.flatnonzero(rest)
     words[ends[partial] - 1] &= (np.uint64(1) << rest[partial].astype(np.uint64)) - np.uint64(1)
-    sums = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(np.bitwise_count(words), dtype=np.int64)])
-    return sums[ends] - sums[ends - per]
+    return np.add.reduceat(np.bitwise_count(words), ends - per, dtype=np.int64)  # every segment non-empty
 
 
 def _binomials(trials: np.ndarray, table: _DigitTable, which: np.ndarray, source: BitSource) -> np.ndarray:
