@@ -47,7 +47,8 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --delta D                 delta of the all-pairs baseline (default 1e-8)
   --age-width YEARS         width of the age bands (default 5; 1 keeps every year, 71 levels)
   --rows N                  use only the first N complete rows (default all; --quick: 600)
-  --runs R                  runs per setting (default 100: about 30 s for all 7 epsilons; --quick: 60)
+  --runs R                  runs per setting (default 100: about 2 min for all 7 epsilons, most of it the exact
+                            all-pairs baseline noise of shape 4.3 million; --quick: 60)
   --quick                   600 rows, two epsilons, 60 runs (for tests)
   --results-dir DIR         where the CSV and PNG go (default results/)
   --seed S                  public seed of the permutations (default: a joint seed, printed)
