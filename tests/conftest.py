@@ -100,6 +100,11 @@ def run_parties(argvs: Sequence[Sequence[str]], module: str = "ustat", timeout: 
         command = scenario_command(module, *argv, "-M", str(parties), "-I", str(index), "-B", str(port), "--no-log")
         processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                           cwd=ROOT))
+    return collect_parties(processes, timeout)
+
+
+def collect_parties(processes: Sequence[subprocess.Popen[str]], timeout: float) -> list[PartyRun]:
+    """Wait for each started party (``timeout`` seconds each); one that does not end is killed (code -999)."""
     runs = []
     for process in processes:
         try:

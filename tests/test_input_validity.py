@@ -23,7 +23,7 @@ import pytest
 from mpyc.runtime import mpc
 
 import secure.aggregation as aggregation
-from conftest import ROOT, PartyRun, free_base_port
+from conftest import ROOT, PartyRun, collect_parties, free_base_port
 from scenarios.drills.deviating_party import Deviation, deviate, split_deviation
 from scenarios.drills.malicious_input import COUNT_JOBS
 from secure.errors import InputError
@@ -111,17 +111,7 @@ def _three(job: str, deviation: list[str], tmp_path: Path, timeout: float = 120.
         command = [sys.executable, "-m", *module, *args, "-M", "3", "-I", str(index), "-B", str(port), "--no-log"]
         processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                           cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}))
-    runs = []
-    for process in processes:
-        try:
-            out, err = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            out, err = process.communicate()
-            runs.append(PartyRun(-999, out, err))
-            continue
-        runs.append(PartyRun(process.returncode, out, err))
-    return runs
+    return collect_parties(processes, timeout)
 
 
 @pytest.mark.multiparty
