@@ -8,7 +8,10 @@ This module adds, on top of ``mpc.start()`` / ``mpc.shutdown()``:
 - a connection deadline: :func:`start_session` fails after ``timeout`` seconds if some party never
   connects;
 - a watchdog: once connected, a lost connection before the orderly shutdown ends this party at once
-  with exit code 1 and one line naming the lost party (nothing is released after that);
+  with exit code 1 and one line naming the lost party (nothing is released after that).  Before it
+  exits, the party tells the other survivors which party it lost and waits (at most
+  :data:`LOST_PEER_GRACE` seconds, its protocol frozen) until each of them knows, so that a survivor
+  whose event loop was busy meanwhile names the lost party, not the survivor that closed first;
 - a silence watchdog: a party that stops answering without closing its connections (a frozen host,
   ``kill -STOP``) is detected in every phase, the shutdown included.  When this party waits for a
   message from peer ``j`` and nothing arrived from ``j`` for ``silence_limit`` seconds, it exits 1
