@@ -121,3 +121,12 @@ def collect_parties(processes: Sequence[subprocess.Popen[str]], timeout: float) 
 def read_record(path: Path) -> dict:
     """The JSON result record written by party 0."""
     return json.loads(path.read_text())
+
+
+@pytest.fixture()
+def party_files(tmp_path: Path) -> Path:
+    """Three per-party files ``p0.csv``, ``p1.csv``, ``p2.csv`` cut from the small table."""
+    header, values = small_table(45)
+    for party in range(3):
+        write_csv(tmp_path / f"p{party}.csv", header, values[party::3])
+    return tmp_path

@@ -22,15 +22,6 @@ KENDALL = ["--stat", "kendall", "--columns", "sysBP,diaBP", "--domain", "sysBP=8
            "--seed", "4"]
 
 
-@pytest.fixture()
-def party_files(tmp_path: Path) -> Path:
-    """Three per-party files ``p0.csv``, ``p1.csv``, ``p2.csv`` cut from the small table."""
-    header, values = small_table(45)
-    for party in range(3):
-        write_csv(tmp_path / f"p{party}.csv", header, values[party::3])
-    return tmp_path
-
-
 def _with(argv: Sequence[str], flags: Sequence[str]) -> list[str]:
     """``argv`` with each ``--option value`` of ``flags`` replacing the option's value, or appended (a
     single-valued option given twice is itself refused)."""

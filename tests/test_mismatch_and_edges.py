@@ -18,15 +18,6 @@ KENDALL = ["--stat", "kendall", "--columns", "sysBP,diaBP", "--domain", "sysBP=8
            "--seed", "4", "--ledger", "off"]
 
 
-@pytest.fixture()
-def party_files(tmp_path: Path) -> Path:
-    """Three per-party files ``p0.csv``, ``p1.csv``, ``p2.csv`` cut from the small table."""
-    header, values = small_table(45)
-    for party in range(3):
-        write_csv(tmp_path / f"p{party}.csv", header, values[party::3])
-    return tmp_path
-
-
 def one_line(run: PartyRun, code: int = 2) -> str:
     """The run exited ``code`` with exactly one ``error:`` line and no traceback; that line."""
     assert run.code == code, (run.code, run.stderr)
