@@ -83,7 +83,7 @@ class SecureHosmerLemeshowRelease:
     """Party 0's release of the secure run: the same record as the simulated path's, plus its costs.
 
     :ivar release: statistic, p-value, boundaries, noisy ``E``/``O``, ECDF, budget and noise variances.
-    :ivar seconds: wall time of the protocol (slowest party per phase, summed over phases).
+    :ivar seconds: wall time of the protocol at this party, summed over phases (no party's timings are exchanged).
     :ivar bytes_sent: bytes sent by all parties together.
     :ivar phases: per phase ``{"seconds", "bytes_sent"}`` (``ecdf intake``, ``ecdf noise``, ``ecdf reveal``,
         ``boundaries``, ``statistics``, ``reveal``).
