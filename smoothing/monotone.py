@@ -324,17 +324,8 @@ def smooth_many(
         for r in range(curves.shape[0]):
             out[r] = smooth_ecdf(curves[r], incidence, norm=norm, tolerance=tolerance).values
         return out
-    parameter = cp.Parameter(size)
-    variable = cp.Variable(restricted.shape[1])
-    constraints = [restricted[[0]] @ variable >= -parameter[0], restricted[[size - 1]] @ variable <= 1.0 - parameter[size - 1]]
-    if size > 1:
-        difference = sp.diags_array([-np.ones(size - 1), np.ones(size - 1)], offsets=[0, 1],
-                                    shape=(size - 1, size), format="csr")
-        steps = (difference @ restricted).tocsr()
-        steps.eliminate_zeros()
-        constraints.append(steps @ variable >= -(difference @ parameter))
-    objective = cp.sum_squares(variable) if norm == 2 else cp.norm1(variable)
-    problem = cp.Problem(cp.Minimize(objective), constraints)
+    parameter = cp.Parameter(size)  # one problem, its data the curve: compiled once, solved per row
+    problem, variable = _build_problem(parameter, restricted, norm)
     for r in range(curves.shape[0]):
         parameter.value = curves[r]
         outcome = _solve_once(problem, variable, names[0], curves[r], restricted, tolerance)
@@ -345,14 +336,15 @@ def smooth_many(
     return out
 
 
-def _build_problem(values: np.ndarray, restricted: sp.csr_array, norm: int) -> tuple[cp.Problem, cp.Variable]:
+def _build_problem(values: np.ndarray | cp.Parameter, restricted: sp.csr_array,
+                   norm: int) -> tuple[cp.Problem, cp.Variable]:
     """The CVXPY problem of eq. (3) on B, in the node corrections only.
 
-    :param values: F-hat on B.
+    :param values: F-hat on B, or a parameter of its size (:func:`smooth_many` solves one problem per row).
     :param restricted: incidence rows of B, columns of the nodes B touches.
     :param norm: 1 or 2.
     """
-    size = values.size
+    size = values.shape[0]
     variable = cp.Variable(restricted.shape[1], name="corrections")
     constraints = [
         restricted[[0]] @ variable >= -values[:1],

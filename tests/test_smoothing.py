@@ -26,6 +26,7 @@ from smoothing import (
     quantiles,
     roc_from_ecdfs,
     smooth_ecdf,
+    smooth_many,
     trapezoid_auc,
 )
 
@@ -397,3 +398,16 @@ def test_trapezoid_auc() -> None:
     assert trapezoid_auc(np.array([0.0, 0.0, 1.0]), np.array([0.0, 1.0, 1.0])) == 1.0
     with pytest.raises(ValueError, match="same shape"):
         trapezoid_auc(np.array([0.0, 1.0]), np.array([0.0]))
+
+
+@pytest.mark.parametrize("norm", [1, 2])
+def test_smooth_many_smooths_each_row_as_smooth_ecdf_does(norm: int) -> None:
+    """The batched smoother (one compiled problem, the curve its parameter) gives each row's own smoothing."""
+    generator = np.random.default_rng(5)
+    incidence = tree_incidence(32)
+    truth, rows = poisson_ecdf(32, 20.0, generator)
+    curves = np.stack([truth + tree_noise(incidence, 0.5, rows, generator) for _ in range(4)])
+    batched = smooth_many(curves, incidence, norm=norm)
+    one_by_one = np.stack([smooth_ecdf(curve, incidence, norm=norm).values for curve in curves])
+    np.testing.assert_allclose(batched, one_by_one, atol=1e-5)  # two solves of one convex problem, to solver tolerance
+    assert all(is_monotone_in_unit(row) for row in batched)
