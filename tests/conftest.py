@@ -9,7 +9,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pytest
@@ -130,3 +130,19 @@ def party_files(tmp_path: Path) -> Path:
     for party in range(3):
         write_csv(tmp_path / f"p{party}.csv", header, values[party::3])
     return tmp_path
+
+
+def record_transfers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every payload this process sends through ``mpc.transfer`` from now on (the list fills as it runs):
+    what a party exchanges outside the secret-shared values, to inspect in a test."""
+    from mpyc.runtime import mpc
+
+    sent: list[Any] = []
+    original = mpc.transfer
+
+    def spy(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(obj)
+        return original(obj, *args, **kwargs)
+
+    monkeypatch.setattr(mpc, "transfer", spy)
+    return sent

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import references
-from conftest import read_record, run_command, run_parties, scenario_command, small_table, write_csv
+from conftest import read_record, record_transfers, run_command, run_parties, scenario_command, small_table, write_csv
 from scenarios.ustat import main
 from secure import intake, reader
 from secure.intake import MISSING_TOKENS, MissingPolicy, party_rows, read_columns, read_table
@@ -51,8 +51,6 @@ def test_no_count_is_transferred_recorded_or_printed_as_a_total(tmp_path: Path, 
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """One process (m = 1): every payload that goes through ``mpc.transfer`` is recorded; the clip
     and fill counts appear in none of them and not in the record; the party prints them as local."""
-    from mpyc.runtime import mpc
-
     header, values = small_table(40)
     values[[3, 8], header.index("diaBP")] = np.nan  # two missing cells, filled below
     path = tmp_path / "t.csv"
@@ -61,14 +59,7 @@ def test_no_count_is_transferred_recorded_or_printed_as_a_total(tmp_path: Path, 
     path.write_text(text)
     clipped = int(np.sum(values[:, header.index("sysBP")] > 131))
     assert clipped not in (0, 2, 40)  # distinguishable from the fill count and the row count
-    sent: list[Any] = []
-    original = mpc.transfer
-
-    def spy(obj: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(obj)
-        return original(obj, *args, **kwargs)
-
-    monkeypatch.setattr(mpc, "transfer", spy)
+    sent = record_transfers(monkeypatch)
     out = tmp_path / "r.json"
     argv = ["--data", str(path), *KENDALL, "--domain", "sysBP=80:131:8,diaBP=40:160:8", "--missing", "fill",
             "--fill", "sysBP=100,diaBP=80", "--json", str(out)]

@@ -15,7 +15,7 @@ import pytest
 from mpyc.runtime import mpc
 
 import secure.meter
-from conftest import small_table
+from conftest import record_transfers, small_table
 from dp.umpc.protocol import UStatQuery, prepare_rows, run_secure
 from secure.intake import ColumnSpec
 from secure.kernels import get_kernel
@@ -55,18 +55,6 @@ def _numbers(payload: Any) -> Iterator[float]:
 
 def _is_timing(value: float) -> bool:
     return value != 0 and float(value / TICK).is_integer()
-
-
-def _record_transfers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    sent: list[Any] = []
-    original = mpc.transfer
-
-    def spy(obj: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(obj)
-        return original(obj, *args, **kwargs)
-
-    monkeypatch.setattr(mpc, "transfer", spy)
-    return sent
 
 
 def test_totals_send_no_seconds_and_report_this_partys_own(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,7 +98,7 @@ def test_a_release_sends_no_seconds_and_its_record_has_its_own(monkeypatch: pyte
     header, values = small_table()
     columns = values[:, [header.index("sysBP"), header.index("diaBP")]]
     _install_clock(monkeypatch)
-    sent = _record_transfers(monkeypatch)
+    sent = record_transfers(monkeypatch)
     release = mpc.run(run_secure(query, prepare_rows(query, columns), seed=5,
                                  noise_source=lambda plan, index: 0))
     assert sent, "the release exchanged nothing: the spy is not where the meter sends"
