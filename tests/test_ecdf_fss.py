@@ -16,8 +16,8 @@ from conftest import (ROOT, PartyRun, free_base_port, read_record, run_command, 
                       small_table, write_csv)
 from dp.ecdf import fss_release as fss
 from dp.ecdf.tree import noisy_counts, plan_tree_noise, true_counts, uniform_grid
+from secure.fss import dcf
 
-dcf = pytest.importorskip("secure.fss.dcf")
 
 PROGRAMS = ROOT / "tests" / "programs"
 

@@ -16,8 +16,8 @@ import pytest
 
 from conftest import read_record, run_command, run_parties, scenario_command, small_table, write_csv
 from dp.ecdf import fss_release as fss
+from secure.fss import dcf
 
-dcf = pytest.importorskip("secure.fss.dcf")
 
 
 @pytest.fixture(autouse=True)
