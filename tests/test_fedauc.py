@@ -24,8 +24,8 @@ from dp.fedauc.mechanisms import (adaptive_count_fraction, debias_auc, discrete_
                                   sample_discrete_gaussian)
 from dp.fedauc.montecarlo import METHODS, predict_fedauc, simulate_fedauc
 from dp.fedauc.ranks import auc_from_ranks, average_ranks, client_layout, local_statistics, server_auc
+from tests.statistics_checks import Z999
 
-Z999 = 3.290527  # two-sided 99.9 % normal quantile
 
 
 def synthetic(samples: int, base_rate: float, seed: int, ties: bool = True) -> tuple[np.ndarray, np.ndarray]:

@@ -18,8 +18,8 @@ from dp.fedauc.montecarlo import predict_fedauc, simulate_fedauc
 from dp.fedauc.ranks import average_ranks, client_layout, local_statistics
 from scenarios.papers import fedauc_figures
 from scenarios.papers.fedauc_figures import FILES, QUICK_EPSILONS, QUICK_FRACTIONS, load_scores, replicate
+from tests.statistics_checks import Z999
 
-Z999 = 3.290527  # two-sided 99.9 % normal quantile
 
 
 def synthetic(samples: int, base_rate: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

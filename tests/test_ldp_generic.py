@@ -23,8 +23,8 @@ from dp.bell.generic import (collision_probability_from_histogram, conditional_v
                             rr_channel, simulate, simulate_histograms, theorem1_variance_bound)
 from dp.bell.quantize import (EVALUATION_BUDGET, Interval, Levels, Quantizer, auc_kernel, collision_kernel,
                              comparable_kernel, gini_kernel, kendall_kernel, kernel_matrix)
+from tests.statistics_checks import Z999, assert_mean_near
 
-Z999 = 3.290527  # two-sided 99.9 % normal quantile
 
 
 def beta_sample(n: int, seed: int) -> np.ndarray:
@@ -69,8 +69,7 @@ def variance_within(estimates: np.ndarray, formula: float, tolerance: float = 0.
 
 def mean_within(estimates: np.ndarray, target: float) -> None:
     """Assert the mean of the runs lies within its 99.9 % interval around ``target``."""
-    half_width = Z999 * float(np.std(estimates, ddof=1)) / math.sqrt(estimates.size)
-    assert abs(float(np.mean(estimates)) - target) <= half_width, (float(np.mean(estimates)), target, half_width)
+    assert_mean_near(estimates, target)
 
 
 # --------------------------------------------------------------------------------------------------

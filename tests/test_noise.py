@@ -20,8 +20,8 @@ from secure.noise.party import (
     polya,
     polya_difference,
 )
+from tests.statistics_checks import Z999
 
-Z999 = float(stats.norm.ppf(1 - 0.001 / 2))  # 3.2905: two-sided 99.9% normal quantile
 N_SAMPLES = 200_000
 
 

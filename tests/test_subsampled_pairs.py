@@ -19,10 +19,10 @@ from dp.bell.subsampled_pairs import (SubsampledPairsQuery, pairs_for, permutati
                                       simulate_subsampled)
 from secure.intake import ColumnSpec
 from secure.kernels import get_kernel
+from tests.statistics_checks import Z999, assert_mean_near
 
 KENDALL_SPECS = (ColumnSpec("sysBP", 80, 300, 8), ColumnSpec("diaBP", 40, 160, 8))
 AUC_SPECS = (ColumnSpec("score", 0, 1, 8), ColumnSpec("TenYearCHD", 0, 1, 0, (0, 1)))
-Z999 = float(stats.norm.ppf(0.9995))  # two-sided 99.9 %
 
 
 def _kendall(epsilon: float = 1.0, permutations: int = 1) -> SubsampledPairsQuery:
@@ -127,9 +127,8 @@ def test_subsampled_estimator_is_unbiased_for_the_complete_ustatistic(rows: int,
     sim = simulate_subsampled(query, _split(values, 3), threshold=1, seed=100, runs=runs, resample_pairs=True,
                               noise_rng=np.random.default_rng(rows))
     exact = exact_ustatistic(query, values)
-    half_width = Z999 * float(np.std(sim.estimates, ddof=1)) / math.sqrt(runs)
-    assert abs(float(np.mean(sim.estimates)) - exact) < half_width
-    assert abs(float(np.mean(sim.exact_on_pairs)) - exact) < Z999 * float(np.std(sim.exact_on_pairs, ddof=1)) / math.sqrt(runs)
+    assert_mean_near(sim.estimates, exact)
+    assert_mean_near(sim.exact_on_pairs, exact)
 
 
 POPULATION = _columns(["sysBP", "diaBP"], rows=600, seed=11)
