@@ -1,63 +1,9 @@
 """GhaziSM: Ghazi et al.'s factorization protocol in the shuffled model (simulated baseline).
 
-Sinh & Ramon (federated U-statistics with MPC), §5 ("GhaziSM: the non-interactive protocol from
-(Ghazi et al., 2024) in the shuffled model, with r servers to shuffle/anonymize messages, following
-the implementation of (Balle et al., 2020, Sect. 5)"), §1.1 (MSE ``O(rho^2 log t / (eps^2 n^2))``),
-Table 1 (MSE ``1/t^2 + t^2 log t / (eps^2 n^2)``), App. B (Balle et al.'s distributed discrete
-Laplace noise: Pólya differences), App. D.2 (costs; modelled in :mod:`dp.umpc.costs`).
-
-Protocol (as simulated here)
-----------------------------
-1. Quantize and factorize exactly as :mod:`dp.baselines.ghazi` (``t`` bins, kernel matrix ``A``,
-   balanced truncated SVD ``A ~ L^T R`` with ``L, R`` of shape ``d x t``; exact when ``d = rank(A)``).
-2. Fixed point: the public factors are rounded to integers ``L_q = round(2^p L)``,
-   ``R_q = round(2^p R)`` (``p = precision`` fractional bits); party ``i`` with bin ``x_i`` holds the
-   integer vectors ``u_i = L_q e_{x_i}`` and ``v_i = R_q e_{x_i}``.
-3. Noise (Balle et al. 2020; Sinh & Ramon App. B): each party adds to every coordinate its own share
-   ``Polya(1/n, alpha) - Polya(1/n, alpha)``; the ``n`` shares sum to ``DLap(alpha)`` exactly.  The
-   sum ``sum_i u_i`` has replace-one l1-sensitivity ``Delta_L = max_{x, x'} ||L_q e_x - L_q e_x'||_1``,
-   so ``alpha_L = exp(-(epsilon/2) / Delta_L)`` makes the noisy sum ``epsilon/2``-DP; likewise for
-   ``R`` -- ``epsilon``-DP for the pair of sums (basic composition, pure DP as U-MPC and Ghazi here).
-4. Shuffled summation: each party splits each noisy coordinate into ``r`` additive shares modulo
-   ``q`` and sends one to each of the ``r`` shufflers, which forward the shares of all parties in a
-   random order; the aggregator adds everything modulo ``q`` and obtains only the noisy sums
-   ``S_L = sum_i u_i + Z_L`` and ``S_R = sum_i v_i + Z_R`` (:func:`shuffled_sum`).
-5. Estimate: ``U_hat = (<S_L, S_R> - n c) / (n (n - 1) 4^p)`` where ``c`` is the (constant) diagonal
-   of ``A``: ``<S_L, S_R>`` without noise is ``sum_{i, j} <u_i, v_j>``, whose ``n`` terms ``i = j`` are
-   ``A[x_i, x_i] 4^p`` (up to the rounding of step 2).  The aggregator no longer sees individual
-   reports, so the diagonal correction of :func:`dp.baselines.ghazi.estimate` is not available; a
-   kernel whose matrix has a constant diagonal (Gini ``|x - y|``: ``w/3`` on equal bins with
-   ``A^Avg``, 0 with the midpoint matrix; Kendall; duplicate pairs) needs none.  Other kernels are
-   refused (the paper's plain ``<o_bar^L, o_bar^R>`` would be biased by ``O(1/n)``).
-
-Exact mean and variance
------------------------
-With ``U = sum_i u_i``, ``V = sum_i v_i`` (integers) and ``s_L^2 = 2 alpha_L / (1 - alpha_L)^2``
-(the variance of ``DLap(alpha_L)``), ``T = <U + Z_L, V + Z_R>`` has mean ``<U, V>`` and variance
-
-    Var(T) = s_L^2 ||V||^2 + s_R^2 ||U||^2 + d s_L^2 s_R^2,
-
-so ``E[U_hat] = (<U, V> - n c 4^p) / (n (n - 1) 4^p)`` and
-``Var(U_hat) = Var(T) / (n (n - 1) 4^p)^2`` (:func:`expected_estimate`, :func:`variance`).  The leading
-term is ``O(gamma_2^2 / (eps^2 n^2))``: ``n`` times below Ghazi's local noise, the shape of Table 1.
-
-Simulation shortcut.  The ``n`` per-party shares of a coordinate sum to ``DLap(alpha)`` exactly
-(an identity of distributions), and the shuffled summation returns that sum exactly; so
-:func:`simulate` draws the total noise as ``DLap(alpha)`` (one Pólya difference of shape 1), and
-:func:`run_protocol` runs every step with per-party shares and ``r`` shufflers for small ``n`` (the
-tests hold the two equal in distribution and the summation exact).
-
-Threat model (of the shuffled model, not of this suite): the aggregator and up to all but one
-shuffler are honest-but-curious and do not collude with the remaining shuffler; every party adds its
-noise share honestly (shape ``1/n``: a coalition of parties that omits its shares lowers the noise;
-calibrating to ``n - t`` honest parties would use shape ``1/(n - t)``).  Balle et al. show that
-``r = O(log n + kappa)`` messages per party suffice for the sum to reveal nothing more (statistical
-security ``kappa``).  **Simulation only**: the noise comes from a :class:`numpy.random.Generator`
-argument (OS randomness by default); nothing here is a release of this suite.
-
-Deviations from the paper: the SVD factorization of :mod:`dp.baselines.ghazi` replaces the JL
-projection (so ``d <= rank(A)`` instead of ``d = eps^2 n log t``); Laplace-type (l1) noise instead
-of Blasiok et al.'s randomizer, as in :mod:`dp.baselines.ghazi`.
+Sinh & Ramon §5 and §1.1, Table 1, App. B (Balle et al. 2020 distributed discrete Laplace), App. D.2.
+Threat model of the shuffled model: honest-but-curious aggregator and shufflers, all but one may
+collude; every party adds its shape ``1/n`` noise share.  **Simulation only.**
+Protocol steps and exact mean and variance: docs/ldp.md.
 """
 from __future__ import annotations
 
@@ -198,12 +144,7 @@ def party_vectors(bins: npt.ArrayLike, params: ShuffledFactorization) -> tuple[n
 
 def shuffled_sum(vectors: npt.ArrayLike, *, shufflers: int, modulus: int,
                  rng: np.random.Generator | None = None) -> np.ndarray:
-    """Balle et al.'s shuffled summation of the parties' integer vectors, shape ``(n, d)`` -> ``(d,)``.
-
-    Each party splits each coordinate into ``shufflers`` additive shares modulo ``modulus`` (all but
-    one uniform), each shuffler permutes the messages it receives, and the aggregator adds all
-    messages modulo ``modulus`` and maps the result to ``(-modulus/2, modulus/2]``.  Exact whenever
-    every coordinate sum lies in that range.
+    """Balle et al.'s shuffled summation of the parties' integer vectors, shape ``(n, d)`` -> ``(d,)``. Details: docs/ldp.md.
 
     :raise ValueError: on invalid parameters.
     """

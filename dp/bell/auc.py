@@ -1,116 +1,9 @@
-r"""Locally private AUC from Hadamard-response hierarchical histograms (Bell, Bellet, Gascón & Kulkarni).
+"""Locally private AUC from Hadamard-response hierarchical histograms (Bell, Bellet, Gascón & Kulkarni).
 
-What
-----
-Every user holds one integer score in ``[0, d)``, ``d = 2^levels`` (the paper's ``α = log2 d``), and
-a *public* class (positive or negative; the paper's assumption (ii) in §4).  An untrusted server
-estimates the AUC of the two classes::
-
-    AUC = (#{(s+, s-) : s+ > s-} + 1/2 #{(s+, s-) : s+ = s-}) / (n+ n-)
-
-(ties count 1/2, as :func:`sklearn.metrics.roc_auc_score`; ``count_ties=False`` gives the paper's
-strict ``UAUC / (n+ n-)``).  Each user sends one row index and one bit; the server never builds a
-table of size ``d``, so ``d = 2^16`` and far beyond (``2^40`` in the tests) are routine.
-
-Protocol
---------
-The steps live in three modules: :mod:`dp.bell.hadamard` (steps 1-2: the randomizer and the
-frequency oracle), :mod:`dp.bell.hierarchical` (step 3: the hierarchies per class and the budget
-split) and this module (step 4: the pruned traversal, the error bounds and :func:`ldp_auc`).
-
-1. *Local randomizer* (App. B, Algorithm 2), :func:`~dp.bell.hadamard.hadamard_randomize`: a user with value ``q`` in
-   a domain of size ``2^l`` draws a row ``j`` uniformly from ``[0, 2^l)`` and reports ``(j, z)``
-   with ``z = H[j, q] = (-1)^popcount(j & q)`` (the Sylvester–Hadamard entry, computed by bit
-   parity, never from a matrix), kept with probability ``e^ε/(1 + e^ε)`` and negated otherwise.
-2. *Frequency oracle* (Algorithm 3), :class:`~dp.bell.hadamard.FrequencyOracle`: the estimated count of ``q`` is
-   ``K Σ_i z_i H[j_i, q]`` with ``K = (e^ε + 1)/(e^ε - 1) = 1/(1 - 2ρ)``, ``ρ`` the flip
-   probability.  It is unbiased (Lemma 5); its variance is exactly ``n_l K^2 - count(q)``; the
-   answers for two values are uncorrelated and pairwise independent (Lemma 6).  The server groups
-   the reports by row once where rows repeat (``Σ z_i`` per distinct ``j``), so a query costs at
-   most one parity per stored row, and a batch of queries at one level is evaluated by a split ("meet in the middle")
-   Hadamard sum: high bits of the queries against high bits of the rows, then low against low.
-3. *Hierarchical histograms per class* (App. B.2.2), :func:`~dp.bell.hierarchical.randomize_hierarchy` and
-   :class:`~dp.bell.hierarchical.HadamardHierarchy`: node ``p`` at level ``l`` (``1 <= l <= levels``) is the value
-   ``p`` in a domain of size ``2^l``, i.e. the dyadic interval ``[p 2^(levels-l), (p+1) 2^(levels-l))``;
-   a user with score ``s`` reports ``s >> (levels - l)`` at level ``l``.  The root is the class
-   size, public and exact.  Two splitting strategies:
-
-   - ``split="users"`` (i): the users of a class are split evenly and at random across the
-     ``levels`` levels (sizes ``floor`` / ``ceil`` of ``n / levels``); each reports once with the
-     full ``ε`` (pure ε-LDP).  Level ``l``'s oracle counts the ``n_l`` users there and is scaled by
-     ``n / n_l``; over the random split it is unbiased for the whole class, with variance
-     ``n^2/n_l (K^2 - f + f (1 - f)(n - n_l)/(n - 1))``, ``f = h/n`` (sampling without replacement
-     adds the last term), at most ``v = n^2 K^2 / min_l n_l``.
-   - ``split="budget"`` (ii): every user reports at every level with ``ε_0`` each.  With
-     ``delta = 0``, basic composition: ``ε_0 = ε / levels`` (pure ε-LDP).  With ``delta > 0``,
-     advanced composition in the form of Dwork, Rothblum & Vadhan (2010): ``k`` reports
-     of ``ε_0``-LDP each are ``(sqrt(2 k ln(1/δ)) ε_0 + k ε_0 (e^{ε_0} - 1), δ)``-LDP together;
-     ``ε_0`` is the largest value whose bound is ``<= ε`` (bisection), or ``ε / levels`` if that is
-     larger (:func:`~dp.bell.hierarchical.level_epsilon`).  Variance bound ``v = n K_0^2``.
-
-4. *Pruned top-down traversal* (§4, eq. 10), :func:`hierarchical_auc`: from the root, a node ``p``
-   whose floored estimates satisfy ``h~+_p h~-_p >= τ``, with ``h~±_p = max(ĥ±_p, sqrt(a v±)/2)``
-   and ``τ = a sqrt(v+ v-)``, is *expanded*: it adds ``ĥ+_{p1} ĥ-_{p0}`` (positives in its right
-   half above negatives in its left half) and its two children are visited.  Otherwise it is
-   *discarded*: ``discard="half"`` adds ``1/2 (ĥ+_{p0} + ĥ+_{p1})(ĥ-_{p0} + ĥ-_{p1})`` (the paper's
-   estimate of ``1/2 h+_p h-_p``, Corollary 4's ``a``), ``discard="zero"`` adds 0 (the paper's
-   "algorithm variant", Corollary 5's ``a``).  Ties: a leaf holds one value, so its pairs are all
-   ties; with ``count_ties=True`` each leaf below an expanded node adds ``1/2 ĥ+_b ĥ-_b``
-   (independent classes, so unbiased for ``1/2 h+_b h-_b``).  :func:`optimal_threshold_constant`
-   gives ``a``: Corollary 4, ``a = (1 + sqrt(21/8) (2 C n α / n_min^2)^{1/4})^2``, or Corollary 5,
-   ``a = (1 + sqrt(sqrt(2 C α n) / (16 n_min)))^2``, with ``n = n+ + n-``, ``n_min = min(n+, n-)``
-   and ``C = max(v±/(n± α))`` (the paper's ``v± = C n± α``).  ``threshold_constant=0`` disables
-   pruning (``τ = 0``: every node is expanded, ``O(d)`` nodes, and the estimate is unbiased).
-
-Threat model
-------------
-Local differential privacy, one user = one score: every user randomizes her own score on her own
-device, with her own randomness (:func:`secure.noise.party.os_generator` unless a seeded generator is
-passed, as the tests do), and any two scores are neighbours.  Each report is ε-LDP
-(``split="users"``, or ``"budget"`` with ``delta = 0``), or the set of a user's reports is
-``(ε, δ)``-LDP (``"budget"`` with ``delta > 0``), against an untrusted server that sees every
-report and may compute anything from them; the AUC is post-processing.  The flip probability is
-``1/(1 + e^ε)`` rounded *up* to the ``2^-53`` grid of the uniform integers that decide the flip, so
-the realised privacy loss ``ln((1 - ρ)/ρ)`` never exceeds ``ε``; the debiasing uses the realised
-``ρ``.  Public: the class labels and class sizes, and which level a user reports at (drawn
-independently of the data).  Not covered: users who lie (each can move any node estimate by ``K``,
-or ``K n / n_l`` with the user split), timing channels.  This module is plain NumPy in one process:
-there is no MPyC here, so docs/design.md's secure-layer threat model (``t < m/2`` passive parties) does not
-apply.
-
-Costs
------
-- User: one ``(j, bit)`` report, ``l + 1`` bits at level ``l`` (``split="users"``), or ``levels``
-  reports (``"budget"``); ``O(1)`` time per report.
-- Server memory: the reports, then per level the distinct rows with a nonzero sign sum (at most
-  ``min(n_l, 2^l)``), and the visited nodes; no array of length ``d`` (grouping at a level uses a
-  ``bincount`` of length ``2^l`` only when ``2^l <= 4 n_l``; sparser levels keep the reports).
-- Server time: grouping ``O(n_l)`` per level; the traversal asks
-  level ``l`` for the children of the ``|R_{l-1}|`` expanded nodes, which costs at most
-  ``2 |R_{l-1}| u_l`` parities (``u_l`` distinct rows) and much less with the split evaluation.
-  Theorem 4's ``O(n log d)`` counts ``|R_l|`` as a constant; Lemma 4 bounds ``E|R_l|`` by
-  ``(sqrt(n+) + sqrt(n-)) / (2 (sqrt(a) - 1) sqrt(C α))``, independent of ``d``.
-
-Notes on the paper
-------------------
-- Algorithm 2 and 3 as printed scale both ``y`` and ``z`` by ``1/sqrt(2^l)``, which makes
-  Algorithm 3's ``z_q`` estimate ``count(q)/2^l``; with ``±1`` entries (as here) it estimates
-  ``count(q)``, the unbiasedness Lemma 5 states.
-- Eq. (23) bounds the MSE by ``4 n_l e^ε/(e^ε - 1)^2 = n_l (K^2 - 1)``; the exact variance is
-  ``n_l K^2 - count(q)``, which exceeds that unless every user holds ``q``.  ``v`` here is the true
-  bound ``n_l K^2`` (times the split's scaling).
-- App. B.2.2's advanced-composition budget ``ε/(sqrt(α)(1 + sqrt(2 ln(1/δ))))`` "for
-  ``ε <= sqrt(α) ln 2``" does not always satisfy the DRV bound (``α = 100, δ = 1/2, ε = 10 ln 2``
-  composes to about 15.6); :func:`~dp.bell.hierarchical.level_epsilon` solves the bound instead.
-- Theorem 3 needs conditions 1-4; ``split="budget"`` meets all of them.  ``split="users"`` breaks
-  condition 4 (a user reports at one level only): its MSE bound is ``α`` times larger with respect
-  to the sample, or Theorem 3's with respect to the population (App. B.2.2, Table 1).
-  :func:`mse_bound` is Theorem 3's bound (or the variant's) for a given ``a``.
-
-References: J. Bell, A. Bellet, A. Gascón, T. Kulkarni, *Private Protocols for U-Statistics in the
-Local Model and Beyond* (arXiv v1 §4, App. B.1-B.3; v2 App. B, D.1); C. Dwork,
-G. Rothblum, S. Vadhan, *Boosting and Differential Privacy* (FOCS 2010); R. Bassily et al. (2017)
-and T. Kulkarni, G. Cormode, D. Srivastava (2019) for Hadamard response and hierarchical histograms.
+The pruned top-down traversal (§4, eq. 10), its threshold constant (Corollaries 4 and 5) and MSE bound
+(Theorem 3), and :func:`ldp_auc`, the protocol end to end.
+Threat model: local DP, one user = one score, against an untrusted server; public: class labels and sizes.
+Plain NumPy, no MPyC.  Protocol steps, costs and notes on the paper: docs/ldp.md.
 """
 from __future__ import annotations
 
@@ -168,11 +61,7 @@ def _check_class_sizes(positive_users: float, negative_users: float) -> tuple[fl
 
 def optimal_threshold_constant(positive_users: float, negative_users: float, *, variance_constant: float,
                                levels: int, discard: str = "half") -> float:
-    """The pruning constant ``a`` of Corollary 4 (``discard="half"``) or Corollary 5 (``"zero"``).
-
-    Corollary 4: ``a = (1 + sqrt(21/8) (2 C n α / n_min^2)^{1/4})^2``; Corollary 5:
-    ``a = (1 + sqrt(sqrt(2 C α n) / (16 n_min)))^2``; ``n = n+ + n-``, ``n_min = min(n+, n-)``.
-    Both tend to 1 as ``n`` grows; ``C = 0`` (no noise) gives 1.
+    """The pruning constant ``a`` of Corollary 4 (``discard="half"``) or Corollary 5 (``"zero"``). Details: docs/ldp.md.
 
     :param positive_users: ``n+ > 0``.
     :param negative_users: ``n- > 0``.
@@ -196,13 +85,7 @@ def optimal_threshold_constant(positive_users: float, negative_users: float, *, 
 
 def mse_bound(positive_users: float, negative_users: float, *, variance_constant: float, levels: int,
               threshold_constant: float, discard: str = "half") -> float:
-    """Theorem 3's bound on the MSE of the AUC estimate (or the variant's, ``discard="zero"``).
-
-    ``C α^2 (2n + (4a + 1) n_min + 21 sqrt(2 n C α)/(sqrt(a) - 1)) / (n+ n-)`` for ``"half"`` and
-    ``C α^2 (2n + (8a + 2) n_min + sqrt(2 C α n)/(sqrt(a) - 1)) / (n+ n-)`` for ``"zero"``
-    (Theorem 3 and the "algorithm variant" divided by ``(n+ n-)^2``).  Valid under conditions 1-4
-    of Theorem 3 (``split="budget"``) and ``α <= sqrt(n)``.  At Corollary 4's ``a`` the last term
-    is ``sqrt(168) 2^{1/4} (C n n_min^2 α)^{1/4} ≈ 15.4 (...)^{1/4}``; Corollary 4 prints 14.
+    """Theorem 3's bound on the MSE of the AUC estimate (or the variant's, ``discard="zero"``). Details: docs/ldp.md.
 
     :param positive_users: ``n+ > 0``.
     :param negative_users: ``n- > 0``.
@@ -234,13 +117,7 @@ def mse_bound(positive_users: float, negative_users: float, *, variance_constant
 
 @dataclass(frozen=True)
 class AUCTraversal:
-    """Outcome of the pruned traversal of two hierarchical histograms (§4, eq. 10).
-
-    Per level ``l = 0..levels-1`` (the nodes where a decision is made; leaves never decide):
-    ``expanded[l]`` and ``discarded[l]`` are the node indices, in increasing order, and
-    ``expanded_terms[l]`` / ``discarded_terms[l]`` what each contributed to ``pair_sum``
-    (an expanded node's own term ``ĥ+_{p1} ĥ-_{p0}``, plus its leaves' tie terms at level
-    ``levels - 1``; a discarded node's ``1/2 (Σ ĥ+ children)(Σ ĥ- children)`` or 0).
+    """Outcome of the pruned traversal of two hierarchical histograms (§4, eq. 10). Details: docs/ldp.md.
 
     :param auc: ``pair_sum / (n+ n-)`` (not clipped to ``[0, 1]``).
     :param pair_sum: the estimated number of ordered pairs (ties 1/2 if ``count_ties``).
@@ -290,15 +167,7 @@ def _check_pair(positive: HierarchyEstimate, negative: HierarchyEstimate) -> int
 
 def hierarchical_auc(positive: HierarchyEstimate, negative: HierarchyEstimate, *, discard: str = "half",
                      count_ties: bool = True, threshold_constant: float | None = None) -> AUCTraversal:
-    """The private AUC estimate: pruned top-down traversal of the two histograms (§4, eq. 10).
-
-    Level by level from the root, every frontier node ``p`` with
-    ``max(ĥ+_p, sqrt(a v+)/2) max(ĥ-_p, sqrt(a v-)/2) >= τ = a sqrt(v+ v-)`` is expanded (adds
-    ``ĥ+_{p1} ĥ-_{p0}``; its children join the frontier); the others are discarded (add
-    ``1/2 (ĥ+_{p0} + ĥ+_{p1})(ĥ-_{p0} + ĥ-_{p1})`` with ``discard="half"``, 0 with ``"zero"``).
-    Leaves decide nothing; with ``count_ties`` a leaf below an expanded node adds ``1/2 ĥ+_b ĥ-_b``.
-    One batched query per class and level: for the children of the whole frontier (``"half"``) or
-    of the expanded nodes (``"zero"``).
+    """The private AUC estimate: pruned top-down traversal of the two histograms (§4, eq. 10). Details: docs/ldp.md.
 
     :param positive: the positive class's hierarchy (root = ``n+``).
     :param negative: the negative class's hierarchy (root = ``n-``), same depth.

@@ -1,101 +1,10 @@
 """Generic local-DP protocol for degree-2 U-statistics: quantize, k-ary randomized response, debias.
 
-Bell, Bellet, Gascón & Kulkarni, "Private Protocols for U-Statistics in the Local Model and
-Beyond" (2019/2020): §3 "Generic LDP Protocol from Quantization" and Algorithm 1; App. A.1
-(unbiased estimator, Lemma 1, Corollary 2 = Theorem 1); App. A.2 (quantized kernels: eq. (14)
-``A^Mid``, eq. (15) ``A^Avg``; Lemmas 2 and 3).
-
-What it computes
-----------------
-Each user ``i`` holds one value ``x_i`` in a declared domain (an interval, a product grid of
-intervals such as ``[0,1]^2`` for Kendall's tau, or a finite set of levels).  The user
-
-1. quantizes ``x_i`` to one of ``k`` bins, by *simple rounding* (to the nearest representative) or
-   *randomized rounding* (to one of the two neighbouring representatives on each axis, unbiased:
-   ``E[rep] = x``) — :class:`Quantizer`;
-2. applies k-ary randomized response (App. A.1 convention): with probability ``1 - beta`` report
-   the true bin, with probability ``beta`` a bin drawn uniformly from **all** ``k`` bins (the true
-   one included), ``beta = k / (k + e^epsilon - 1)`` — :func:`randomize`.  So
-   ``P(report y | bin x) = beta/k + (1 - beta) [x = y]``: ``e^eps / (k + e^eps - 1)`` for the true
-   bin and ``1 / (k + e^eps - 1)`` for every other, a ratio of exactly ``e^epsilon``: epsilon-LDP.
-   (Algorithm 1, eq. (9), prints ``1 - beta`` / ``beta/k`` for true / other bins, which does not
-   sum to one; App. A.1 and the vector ``b`` below fix the convention used here.)
-
-The untrusted server receives only the reports ``r_1..r_n``.  With ``e_r`` the one-hot vector of
-a report, ``b = (beta/k) 1`` (so ``E[e_r | bin x] = (1 - beta) e_x + b``) and a quantized kernel
-matrix ``A`` (``k x k``), the pair estimator ``(e_r - b)^T A (e_r' - b) / (1 - beta)^2`` is unbiased
-for ``A[x, x']`` (App. A.1), and ``U_hat`` is its average over all pairs.
-
-Server in ``O(n + k^2)`` from the histogram (:func:`estimate_from_histogram`).  Let ``c`` be the
-report counts, ``s = sum_i (e_{r_i} - b) = c - n b``.  Then ``s^T A s`` sums the pair terms over
-all ordered ``(i, j)`` *including* ``i = j``; the diagonal terms depend only on the report, so
-``sum_i (e_{r_i} - b)^T A (e_{r_i} - b) = sum_u c_u d_u`` with
-``d_u = (e_u - b)^T A (e_u - b) = A_uu - (Ab)_u - (A^T b)_u + b^T A b``.  Hence, exactly,
-
-    U_hat = (s^T A s - c . d) / (n (n - 1) (1 - beta)^2),
-
-the average over ordered pairs ``i != j``; for a symmetric ``A`` it equals the paper's average over
-the ``C(n, 2)`` unordered pairs (a non-symmetric ``A`` acts through ``(A + A^T)/2``; the variance
-functions symmetrize it).  One ``bincount`` plus one ``k x k`` matrix-vector product:
-measured about 2 ms for ``n = 10^6`` reports and ``k = 256`` (1.7 ms histogram, 0.25 ms algebra).
-
-Target.  The protocol estimates the *quantized* U-statistic: ``(1/(n(n-1))) sum_{i != j} A[q_i,
-q_j]`` for simple rounding, and its expectation over the rounding,
-``(1/(n(n-1))) sum_{i != j} P_i^T A P_j`` with ``P_i`` the rounding distribution of ``x_i``, for
-randomized rounding (rounding and response compose into one channel; roundings are independent
-across users) — :func:`quantized_ustatistic`.
-
-Quantization and the quantized kernel matrices (``A^Mid``, eq. (14); ``A^Avg``, eq. (15)) are in
-:mod:`dp.bell.quantize`, whose docstring describes the bins, the representatives and the
-exactness of the sub-grid matrices.
-
-Variance.  :func:`lemma1_variance` is the exact variance of Lemma 1 for ``x_i`` i.i.d. from a
-distribution ``D`` over the ``k`` bins (Hoeffding's formula with ``zeta_1 = Var(E[f_hat | R_1])`` —
-eq. (3) of the paper misprints ``zeta_1`` as a conditional variance):
-
-    Var(U_hat) = C(n,2)^{-1} [ (2n - 3) zeta_1 + (zeta_2 - zeta_1) ],
-    zeta_1 = Var(e_{R}^T A D) / (1 - beta)^2,
-    zeta_2 - zeta_1 = E_{R_1}[ Var((e_{R_1} - b)^T A e_{R_2} | R_1) ] / (1 - beta)^4,
-
-with ``R, R_1, R_2`` i.i.d. reports, marginally ``(1 - beta) D + b``.
-:func:`theorem1_variance_bound` is Theorem 1 (= Corollary 2):
-``(hi - lo)^2 [1/(n (1-beta)^2) + (1+beta)^2 / (2 n (n-1) (1-beta)^4)]`` for kernel values in
-``[lo, hi]`` (the paper states ``[0, 1]``; the variances are invariant to shifting ``A``).
-:func:`conditional_variance` is the exact variance given the sample (over rounding and response
-only), derived here: with ``Z_i = (e_{r_i} - b)/(1 - beta) = P_i + W_i``, ``Cov(W_i) = Sigma_i =
-(diag(p_i) - p_i p_i^T)/(1 - beta)^2``, ``p_i = (1 - beta) P_i + b`` and ``S = sum_i P_i``,
-
-    n^2 (n-1)^2 Var(U_hat | x) = 4 sum_i g_i^T Sigma_i g_i + 2 sum_{i != j} tr(A Sigma_i A Sigma_j),
-    g_i = A (S - P_i)
-
-(the linear and the quadratic parts of ``sum_{i != j} Z_i^T A Z_j`` are uncorrelated).
-
-Rényi-2 entropy (§2.1.2, eq. (5)): with the collision kernel ``I[x = y]`` on ``k`` categories,
-``A = I`` and the protocol estimates ``sum_j p_j^2``; ``H_2 = -log`` of it
-(:func:`renyi2_entropy_from_histogram`; the estimate is clipped to ``[1/k, 1]`` first, as
-post-processing, so that ``H_2`` lies in ``[0, log k]``).
-
-Bias-variance trade-off in ``k``.  Quantization bias falls with the bin diameter ``D ~ 1/k`` per
-axis: ``(U_f - U_A)^2 <= L_f^2 / (2 k^2)`` for an ``L_f``-Lipschitz kernel with simple rounding and
-``A^Mid`` as Lemma 2 states it — its proof only gives ``L_f^2 / k^2`` (``f`` can vary by
-``2 L_f / k`` over a bin pair; two equal atoms just either side of a bin edge give Gini an error of
-``3/(4k) > 1/(sqrt(2) k)``) — and ``<= 4 L_mu^2 D^2 (1 + L_mu^2 D^2)`` for an ``L_mu``-Lipschitz
-density and ``A^Avg`` (Lemma 3).  The randomization variance grows like ``k^2 / (n epsilon^2)``
-(Corollary 3), because ``1 - beta ~ epsilon / k`` for small epsilon.  Balancing gives
-``k ~ n^{1/4} sqrt(L epsilon)`` and MSE ``O(L / sqrt(n epsilon))`` (Corollary 1).  On a product grid the variance
-grows with the *total* number of bins ``k = B_1 B_2`` while the bias shrinks only with each
-``B_a``: keep grids coarse.
-
-Threat model.  Local differential privacy: each user (party) randomizes its own report on its own
-device, with its own randomness; the server (aggregator) and every other user are untrusted and may
-collude — they see only the reports, and each report is epsilon-LDP with respect to that user's
-value (replace-one adjacency of the single value; composition with the pre-processing rounding
-keeps it, since every row of the composed channel is a mixture of rows of the RR channel).  No
-secure computation is needed: the server's estimate is post-processing of the reports.  The
-rounding and response randomness is local privacy noise: it comes from a
-:class:`numpy.random.Generator` that defaults to fresh OS entropy
-(:func:`secure.noise.party.os_generator`); tests pass seeded generators.  Responses use the generator's
-53-bit floating-point uniforms, so the channel probabilities are met to within ``2^-53``.
+Bell, Bellet, Gascón & Kulkarni, §3 and Algorithm 1; App. A.1 (estimator, Lemma 1, Theorem 1), App. A.2.
+Threat model: local DP; each user's report is epsilon-LDP against an untrusted server and colluding users;
+randomness from the OS by default (:func:`secure.noise.party.os_generator`).
+Estimator, variances (Lemma 1, Theorem 1, given the sample), Rényi-2 entropy and the bias-variance
+trade-off in ``k``: docs/ldp.md.
 """
 from __future__ import annotations
 
@@ -236,11 +145,7 @@ def histogram(reports: npt.ArrayLike, *, bins: int) -> np.ndarray:
 
 def estimate_from_histogram(counts: npt.ArrayLike, matrix: npt.ArrayLike, *,
                             epsilon: float) -> float | np.ndarray:
-    """The unbiased estimate ``U_hat`` from the histogram of reports, in ``O(k^2)`` (module docstring).
-
-    ``U_hat = (s^T A s - c . d) / (n (n-1) (1-beta)^2)`` with ``s = c - n b`` and
-    ``d_u = (e_u - b)^T A (e_u - b)``: exactly the average of ``(e_r - b)^T A (e_r' - b) / (1-beta)^2``
-    over all ordered pairs of distinct reports (= over unordered pairs for a symmetric ``A``).
+    """The unbiased estimate ``U_hat`` from the histogram of reports, in ``O(k^2)`` (module docstring). Details: docs/ldp.md.
 
     :param counts: report counts, shape ``(k,)`` or ``(runs, k)`` (one estimate per row).
     :param matrix: quantized kernel matrix ``A`` (``k x k``).
@@ -276,10 +181,7 @@ def estimate(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon: float) -
 
 
 def estimate_pairwise(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon: float) -> float:
-    """Reference ``U_hat``: the literal average of the pair estimator over all ``C(n, 2)`` pairs.
-
-    ``f_hat(r, r') = (e_r - b)^T A_s (e_r' - b) / (1 - beta)^2`` with ``A_s = (A + A^T)/2``
-    (App. A.1).  ``O(n^2)``; for tests and small ``n`` only.
+    """Reference ``U_hat``: the literal average of the pair estimator over all ``C(n, 2)`` pairs. Details: docs/ldp.md.
 
     :raise ValueError: on invalid reports (fewer than 2), matrix, or epsilon.
     """
@@ -300,10 +202,7 @@ def estimate_pairwise(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon:
 
 
 def quantized_ustatistic(values: npt.ArrayLike, quantizer: Quantizer, matrix: npt.ArrayLike) -> float:
-    """The value the protocol estimates without bias: the U-statistic of ``A`` on the quantized sample.
-
-    ``(1/(n(n-1))) sum_{i != j} P_i^T A P_j`` with ``P_i`` the rounding distribution of ``x_i``
-    (one-hot under simple rounding; the expectation over independent randomized roundings otherwise).
+    """The value the protocol estimates without bias: the U-statistic of ``A`` on the quantized sample. Details: docs/ldp.md.
 
     :raise ValueError: on invalid values (fewer than 2) or a matrix of the wrong size.
     """
@@ -334,12 +233,7 @@ def _check_distribution(distribution: npt.ArrayLike, bins: int) -> np.ndarray:
 
 def lemma1_variance(distribution: npt.ArrayLike, matrix: npt.ArrayLike, *, n: int, epsilon: float) -> float:
     """Exact variance of ``U_hat`` when the ``n`` bins are i.i.d. from ``distribution`` (Lemma 1, App. A.1).
-
-    ``C(n,2)^{-1} [ (2n-3) zeta_1 + (zeta_2 - zeta_1) ]`` with
-    ``zeta_1 = Var(e_R^T A D)/(1-beta)^2`` and
-    ``zeta_2 - zeta_1 = E_{R_1} Var((e_{R_1} - b)^T A e_{R_2} | R_1) / (1-beta)^4``, reports
-    ``R, R_1, R_2`` i.i.d. with law ``(1-beta) D + b``.  This is the variance around the population
-    quantized value ``D^T A D`` (sampling and randomization together, as in the paper).
+    Details: docs/ldp.md.
 
     :param distribution: ``D``, the law of one user's bin (length ``k``, sums to 1).
     :param matrix: ``A`` (``k x k``; symmetrized).
@@ -368,9 +262,7 @@ def lemma1_variance(distribution: npt.ArrayLike, matrix: npt.ArrayLike, *, n: in
 
 def theorem1_variance_bound(*, n: int, bins: int, epsilon: float, kernel_range: float = 1.0) -> float:
     """Theorem 1 (= Corollary 2, App. A.1): ``Var(U_hat) <= R^2 [1/(n(1-b)^2) + (1+b)^2/(2n(n-1)(1-b)^4)]``.
-
-    ``b = beta``; ``R = kernel_range`` is ``max A - min A`` (the paper states ``A`` in ``[0, 1]``,
-    ``R = 1``; both variance terms are invariant to adding a constant to ``A`` and scale with ``R^2``).
+    Details: docs/ldp.md.
 
     :raise ValueError: if ``n < 2``, ``bins < 2``, epsilon or kernel_range not positive.
     """
@@ -385,12 +277,7 @@ def theorem1_variance_bound(*, n: int, bins: int, epsilon: float, kernel_range: 
 
 def conditional_variance(values: npt.ArrayLike, quantizer: Quantizer, matrix: npt.ArrayLike, *,
                          epsilon: float) -> float:
-    """Exact variance of ``U_hat`` given the sample (over rounding and response only).
-
-    ``[4 sum_i g_i^T Sigma_i g_i + 2 sum_{i != j} tr(A Sigma_i A Sigma_j)] / (n(n-1))^2`` (module
-    docstring), with ``tr(A Sigma A Sigma) (1-beta)^4 = p^T (A o A) p - 2 sum_u p_u (A p)_u^2 +
-    (p^T A p)^2``.  Users with the same rounding distribution are grouped, so simple rounding costs
-    ``O(n + k^3)``; randomized rounding ``O(n k^2)``.
+    """Exact variance of ``U_hat`` given the sample (over rounding and response only). Details: docs/ldp.md.
 
     :raise ValueError: on invalid values (fewer than 2), matrix, or epsilon.
     """
@@ -509,10 +396,7 @@ def collision_probability_from_histogram(counts: npt.ArrayLike, *, epsilon: floa
 
 
 def renyi2_entropy_from_histogram(counts: npt.ArrayLike, *, epsilon: float) -> float | np.ndarray:
-    """``H_2 = -log`` of the collision estimate, clipped to ``[1/k, 1]`` first (eq. (5)).
-
-    The clip (post-processing, no privacy cost) keeps ``H_2`` in ``[0, log k]``; the estimate is no
-    longer exactly unbiased (neither is ``-log`` of an unbiased estimate).
+    """``H_2 = -log`` of the collision estimate, clipped to ``[1/k, 1]`` first (eq. (5)). Details: docs/ldp.md.
 
     :raise ValueError: on invalid counts or epsilon.
     """

@@ -1,33 +1,8 @@
-r"""Hadamard response: the local randomizer and the frequency oracle (Bell, Bellet, Gascón & Kulkarni, App. B).
+"""Hadamard response: the local randomizer (Alg. 2) and the frequency oracle (Alg. 3) (Bell et al., App. B).
 
-What
-----
-A user with value ``q`` in a domain of size ``2^bits`` reports one row index ``j`` and one bit;
-the untrusted server estimates how many users hold any value, without a table of size ``2^bits``.
-
-1. *Local randomizer* (App. B, Algorithm 2), :func:`hadamard_randomize`: draw a row ``j``
-   uniformly from ``[0, 2^bits)`` and report ``(j, z)`` with ``z = H[j, q] = (-1)^popcount(j & q)``
-   (the Sylvester–Hadamard entry, by bit parity, never from a matrix), kept with probability
-   ``e^ε/(1 + e^ε)`` and negated otherwise.
-2. *Frequency oracle* (Algorithm 3), :class:`FrequencyOracle`: the estimated count of ``q`` is
-   ``K Σ_i z_i H[j_i, q]`` with ``K = (e^ε + 1)/(e^ε - 1) = 1/(1 - 2ρ)``; unbiased (Lemma 5), variance
-   exactly ``n K^2 - count(q)``, pairwise independent answers (Lemma 6).  A batch of queries is
-   evaluated by a split ("meet in the middle") Hadamard sum (:func:`_hadamard_sums`).
-
-The hierarchical histograms built from these oracles are in :mod:`dp.bell.hierarchical`, the
-pruned AUC traversal and the protocol as a whole in :mod:`dp.bell.auc` (whose docstring gives the
-costs and the notes on the paper).
-
-Threat model
-------------
-Local differential privacy: each report is ε-LDP against an untrusted server that sees every
-report.  The flip probability is ``1/(1 + e^ε)`` rounded *up* to the ``2^-53`` grid of the uniform
-integers that decide the flip, so the realised privacy loss never exceeds ``ε``; the debiasing uses
-the realised ``ρ``.  The users' randomness comes from the OS (:func:`secure.noise.party.os_generator`)
-unless a seeded generator is passed, as the tests do.  Plain NumPy in one process, no MPyC.
-
-References: J. Bell, A. Bellet, A. Gascón, T. Kulkarni, *Private Protocols for U-Statistics in the
-Local Model and Beyond* (arXiv v1 App. B.1; v2 App. B); R. Bassily et al. (2017) for Hadamard response.
+Threat model: each report is epsilon-LDP against an untrusted server; the flip probability is rounded up
+to the ``2^-53`` grid so the realised loss never exceeds epsilon.  Plain NumPy, no MPyC.
+Variance, Lemmas 5-6 and the split Hadamard sum: docs/ldp.md.
 """
 from __future__ import annotations
 
@@ -78,10 +53,7 @@ def _freeze(instance: object, **fields: object) -> None:
 # Algorithm 2: the local randomizer
 
 def _flip_threshold(epsilon: float) -> int:
-    """``T`` with ``T / 2^53 >= 1/(1 + e^ε)``: flip when a uniform 53-bit integer is below ``T``.
-
-    ``1/(1 + e^ε)`` is computed with a relative error of a few ulps; ``ceil`` then one more grid
-    step rounds it up for sure, so ``ln((1 - T/2^53) / (T/2^53)) <= ε``.
+    """``T`` with ``T / 2^53 >= 1/(1 + e^ε)``: flip when a uniform 53-bit integer is below ``T``. Details: docs/ldp.md.
     """
     rho = math.exp(-epsilon) / (1.0 + math.exp(-epsilon))
     threshold = math.ceil(math.ldexp(rho, _GRID_BITS)) + 1
@@ -91,11 +63,7 @@ def _flip_threshold(epsilon: float) -> int:
 
 
 def flip_probability(epsilon: float) -> float:
-    """Return the probability ``ρ`` with which Algorithm 2 negates its bit, as realised here.
-
-    The paper's ``1/(1 + e^ε)`` rounded *up* to the ``2^-53`` grid (at most ``2^-52`` above it), so
-    that the privacy loss ``ln((1 - ρ)/ρ)`` is at most ``ε``.  For ``ε`` above about 36.7 the
-    grid's smallest step ``2^-53`` is used, and the realised loss is ``ln(2^53 - 1)``.
+    """Return the probability ``ρ`` with which Algorithm 2 negates its bit, as realised here. Details: docs/ldp.md.
 
     :param epsilon: privacy-loss parameter of one report, finite and positive.
     :return: ``ρ`` in ``(0, 1/2)``.
@@ -138,11 +106,7 @@ def hadamard_entry(row: npt.ArrayLike, column: npt.ArrayLike) -> np.ndarray:
 
 
 def hadamard_output_probabilities(value: int, *, bits: int, epsilon: float) -> np.ndarray:
-    """Exact distribution of one report of :func:`hadamard_randomize` for the input ``value``.
-
-    ``P[(j, z)] = 2^-bits (1 - ρ)`` if ``z = H[j, value]`` and ``2^-bits ρ`` otherwise, with ``ρ``
-    from :func:`flip_probability`; every entry is a float exactly.  This is a table of size
-    ``2^(bits+1)``, for audits on small domains.
+    """Exact distribution of one report of :func:`hadamard_randomize` for the input ``value``. Details: docs/ldp.md.
 
     :param value: the user's input, an integer in ``[0, 2^bits)``.
     :param bits: the domain has ``2^bits`` values, ``1 <= bits <= 20``.
@@ -216,10 +180,7 @@ def _randomize(values: np.ndarray, bits: int, threshold: int, epsilon: float,
 def hadamard_randomize(values: npt.ArrayLike, *, bits: int, epsilon: float,
                        rng: np.random.Generator | None = None) -> HadamardReports:
     """Algorithm 2, for each user: report a uniform row ``j`` and ``H[j, q]``, negated with prob. ``ρ``.
-
-    Each report is ε-LDP: for any two inputs, the probabilities of any output differ by the factor
-    ``(1 - ρ)/ρ <= e^ε`` at most (:func:`hadamard_output_probabilities`).  Vectorized over users;
-    every user's randomness is independent.
+    Details: docs/ldp.md.
 
     :param values: the users' inputs, integers in ``[0, 2^bits)``.
     :param bits: the domain has ``2^bits`` values, ``1 <= bits <= 62``.
@@ -257,11 +218,7 @@ def _direct_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray) -> 
 
 
 def _split_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray, bits: int, split: int) -> np.ndarray:
-    """Hadamard sums by splitting indices into ``split`` high bits and ``bits - split`` low bits.
-
-    ``<j, q> = <j_hi, q_hi> + <j_lo, q_lo>``, so with ``S[a, c] = Σ_{j: j_lo = c} w_j H[j_hi, a]`` for
-    every distinct high part ``a`` of the queries, ``Σ_j w_j H[j, q] = Σ_c S[q_hi, c] H[c, q_lo]``.
-    Cost: (distinct ``q_hi``) x (rows) + (queries) x (distinct ``j_lo``) parities.
+    """Hadamard sums by splitting indices into ``split`` high bits and ``bits - split`` low bits. Details: docs/ldp.md.
     """
     shift = bits - split
     mask = (1 << shift) - 1
@@ -325,16 +282,7 @@ def _hadamard_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray, b
 
 @dataclass(frozen=True, init=False, eq=False, repr=False)
 class FrequencyOracle:
-    """Algorithm 3 on the reports of one domain of size ``2^bits``: unbiased counts of any value.
-
-    When rows repeat (``2^bits <= 4 n``) the reports are grouped by row once, in ``O(n)`` time with
-    a ``bincount`` of length ``2^bits <= 4 n``: the sum of the bits per distinct row, rows whose bits
-    cancel dropped.  In sparser domains rows rarely repeat and the reports are kept as they are.
-    Memory is ``O(min(n, 2^bits))``, never ``O(2^bits)`` beyond ``4 n``.
-
-    The count estimate of ``q`` is ``K Σ_i z_i H[j_i, q]``, ``K = 1/(1 - 2ρ)``; it is unbiased
-    (Lemma 5) with variance ``n K^2 - count(q)`` (:meth:`variance`), and two different values get
-    uncorrelated, pairwise independent answers (Lemma 6).
+    """Algorithm 3 on the reports of one domain of size ``2^bits``: unbiased counts of any value. Details: docs/ldp.md.
 
     :param reports: the users' reports (at least one).
     :raise ValueError: if there are no reports.

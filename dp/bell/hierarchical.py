@@ -1,32 +1,8 @@
-r"""Hierarchical histograms of one class from Hadamard reports (Bell, Bellet, Gascón & Kulkarni, App. B.2).
+"""Hierarchical histograms of one class from Hadamard reports, budget split across levels (Bell et al., App. B.2).
 
-What
-----
-Node ``p`` at level ``l`` (``1 <= l <= levels``) is the value ``p`` in a domain of size ``2^l``,
-i.e. the dyadic interval ``[p 2^(levels-l), (p+1) 2^(levels-l))``; a user with score ``s`` reports
-``s >> (levels - l)`` at level ``l`` through :mod:`dp.bell.hadamard`.  The root is the class size,
-public and exact.  Two splitting strategies (App. B.2.2), :func:`randomize_hierarchy`:
-
-- ``split="users"`` (i): the users are split evenly and at random across the levels; each reports
-  once with the full ``ε``; level ``l``'s oracle is scaled by ``n / n_l``.
-- ``split="budget"`` (ii): every user reports at every level with ``ε_0`` (:func:`level_epsilon`:
-  basic composition, or the advanced composition of Dwork, Rothblum & Vadhan with ``delta > 0``).
-
-The server side is :class:`HadamardHierarchy`; :class:`ExactHierarchy` and :class:`HierarchyTable`
-are noiseless hierarchies with the same interface (:class:`HierarchyEstimate`), which the pruned
-traversal of :mod:`dp.bell.auc` queries.  The module docstring of :mod:`dp.bell.auc` gives the
-variances, the costs and the notes on the paper.
-
-Threat model
-------------
-Local differential privacy, one user = one score: each report is ε-LDP (``split="users"``, or
-``"budget"`` with ``delta = 0``), or a user's reports are ``(ε, δ)``-LDP together (``"budget"`` with
-``delta > 0``), against an untrusted server.  Public: the class sizes and which level a user reports
-at (drawn independently of the data).  Plain NumPy in one process, no MPyC.
-
-References: J. Bell, A. Bellet, A. Gascón, T. Kulkarni, *Private Protocols for U-Statistics in the
-Local Model and Beyond* (arXiv v1 App. B.2; v2 App. B); C. Dwork, G. Rothblum, S. Vadhan, *Boosting
-and Differential Privacy* (FOCS 2010); T. Kulkarni, G. Cormode, D. Srivastava (2019).
+Threat model: local DP, one user = one score; epsilon-LDP per report (or ``(epsilon, delta)`` per user with
+``split="budget"`` and ``delta > 0``, Dwork, Rothblum & Vadhan 2010).  Public: class sizes, report levels.
+Splitting strategies and variances: docs/ldp.md.
 """
 from __future__ import annotations
 
@@ -78,11 +54,7 @@ def _check_level(level: int, levels: int) -> int:
 # splitting the budget across levels
 
 def composed_epsilon(level_epsilon: float, *, levels: int, delta: float = 0.0) -> float:
-    """Total privacy loss of ``levels`` reports that are each ``level_epsilon``-LDP.
-
-    Basic composition ``k ε_0``; with ``delta > 0`` also the advanced composition of Dwork,
-    Rothblum & Vadhan (2010), ``sqrt(2 k ln(1/δ)) ε_0 + k ε_0 (e^{ε_0} - 1)``, and the smaller of
-    the two (the user's reports are then ``(total, δ)``-LDP).
+    """Total privacy loss of ``levels`` reports that are each ``level_epsilon``-LDP. Details: docs/ldp.md.
 
     :param level_epsilon: ``ε_0`` of each report.
     :param levels: number of reports ``k >= 1``.
@@ -104,12 +76,7 @@ def _advanced(eps0: float, count: int, delta: float) -> float:
 
 
 def level_epsilon(epsilon: float, *, levels: int, delta: float = 0.0, split: str = "users") -> float:
-    """The ε each report gets under a splitting strategy (App. B.2.2).
-
-    ``split="users"``: every user reports once, with ``ε``.  ``split="budget"``: every user reports
-    at all ``levels`` levels; ``delta = 0`` gives ``ε / levels`` (basic composition); ``delta > 0``
-    gives the largest ``ε_0`` with ``sqrt(2 k ln(1/δ)) ε_0 + k ε_0 (e^{ε_0} - 1) <= ε``
-    (Dwork–Rothblum–Vadhan, found by bisection), or ``ε / levels`` if that is larger.
+    """The ε each report gets under a splitting strategy (App. B.2.2). Details: docs/ldp.md.
 
     :param epsilon: the user's total budget.
     :param levels: number of levels ``α = log2 d``.
@@ -175,12 +142,7 @@ class HierarchyReports:
 
 def randomize_hierarchy(values: npt.ArrayLike, *, domain_size: int, epsilon: float, delta: float = 0.0,
                         split: str = "users", rng: np.random.Generator | None = None) -> HierarchyReports:
-    """Every user of one class randomizes her score for a hierarchical histogram (App. B.2.2).
-
-    ``split="users"``: a uniformly random, data-independent assignment puts ``floor``/``ceil`` of
-    ``n / levels`` users at each level; a user at level ``l`` sends one Algorithm 2 report of
-    ``s >> (levels - l)`` in a domain of size ``2^l`` with the full ``ε``.  ``split="budget"``: every
-    user sends one report per level with :func:`level_epsilon`.
+    """Every user of one class randomizes her score for a hierarchical histogram (App. B.2.2). Details: docs/ldp.md.
 
     :param values: the class's scores, integers in ``[0, domain_size)``.
     :param domain_size: ``d``, a power of two in ``[2, 2^62]``.
@@ -221,11 +183,7 @@ def randomize_hierarchy(values: npt.ArrayLike, *, domain_size: int, epsilon: flo
 
 @runtime_checkable
 class HierarchyEstimate(Protocol):
-    """An (estimated) hierarchical histogram ``ĥ`` of one class, as the traversal queries it.
-
-    ``estimate(level, nodes)`` answers node ``p`` at level ``l`` (the dyadic interval
-    ``[p 2^(levels-l), (p+1) 2^(levels-l))``); ``total`` is the root (the class size);
-    ``variance_bound`` bounds the variance of every estimate (the paper's ``v``).
+    """An (estimated) hierarchical histogram ``ĥ`` of one class, as the traversal queries it. Details: docs/ldp.md.
     """
 
     @property
@@ -250,10 +208,7 @@ class HierarchyEstimate(Protocol):
 
 @dataclass(frozen=True, init=False, eq=False, repr=False)
 class HadamardHierarchy:
-    """The server's estimate ``ĥ`` of one class's hierarchical histogram from Hadamard reports.
-
-    One :class:`FrequencyOracle` per level ``1..levels``; level 0 is the public class size.  With
-    ``split="users"`` the level-``l`` counts are scaled by ``n / n_l``.
+    """The server's estimate ``ĥ`` of one class's hierarchical histogram from Hadamard reports. Details: docs/ldp.md.
 
     :param reports: the class's reports from :func:`randomize_hierarchy`.
     :raise TypeError: if ``reports`` is not :class:`HierarchyReports`.
@@ -321,10 +276,7 @@ class HadamardHierarchy:
         return self.estimate(level, nodes) / self._users
 
     def variance(self, level: int, true_counts: npt.ArrayLike) -> np.ndarray:
-        """Exact variance of :meth:`estimate` for nodes with the given true counts ``h``.
-
-        ``n^2/n_l (K^2 - f + f (1 - f)(n - n_l)/(n - 1))`` with ``f = h/n``: the oracle's variance
-        plus, with ``split="users"``, the hypergeometric variance of the random level assignment.
+        """Exact variance of :meth:`estimate` for nodes with the given true counts ``h``. Details: docs/ldp.md.
 
         :param level: ``1..levels``.
         :param true_counts: counts in ``[0, n]``.
@@ -348,10 +300,7 @@ def _check_variance_bound(variance_bound: float) -> float:
 
 @dataclass(frozen=True, init=False, eq=False, repr=False)
 class ExactHierarchy:
-    """The exact hierarchical histogram of a multiset of scores (Definition 3), without noise.
-
-    Stored as the sorted scores (``O(n)``); a node count is two binary searches, so any domain
-    size works.  ``variance_bound`` is what the traversal is told (0: no pruning threshold).
+    """The exact hierarchical histogram of a multiset of scores (Definition 3), without noise. Details: docs/ldp.md.
 
     :param values: scores, integers in ``[0, domain_size)``.
     :param domain_size: ``d``, a power of two in ``[2, 2^62]``.
@@ -391,11 +340,7 @@ class ExactHierarchy:
 
 @dataclass(frozen=True, init=False, eq=False, repr=False)
 class HierarchyTable:
-    """A hierarchical histogram given level by level, e.g. a hand-built tree (small domains).
-
-    ``counts[l]`` holds the ``2^l`` node values of level ``l`` (``counts[0]`` is the root).  The
-    values are taken as estimates: they may be negative or inconsistent across levels, as noisy
-    estimates are.  This stores ``O(d)`` numbers by construction.
+    """A hierarchical histogram given level by level, e.g. a hand-built tree (small domains). Details: docs/ldp.md.
 
     :param counts: ``levels + 1`` arrays, ``counts[l]`` of length ``2^l``, finite; root positive.
     :param variance_bound: the ``v`` reported to the traversal, non-negative.

@@ -1,52 +1,8 @@
 """Quantization for the generic local-DP protocol: bins, rounding, quantized kernel matrices.
 
-Bell, Bellet, Gascón & Kulkarni, "Private Protocols for U-Statistics in the Local Model and
-Beyond" (2019/2020): step 1 of Algorithm 1 (the local quantization ``pi``, simple or randomized
-rounding) and App. A.2 (quantized kernels: eq. (14) ``A^Mid``, eq. (15) ``A^Avg``; Lemmas 2 and 3).
-The randomized response, the server's estimate and the variances are in :mod:`dp.bell.generic`.
-
-Quantized kernel matrices (:func:`kernel_matrix`), from any plain numpy kernel ``f(x, y)``:
-
-- ``"midrange"`` — ``A^Mid``, eq. (14): ``(max + min) / 2`` of ``f`` over ``x`` in bin ``i``,
-  ``y`` in bin ``j``.  Note that eq. (14) is the midpoint of the *range* of ``f`` on the bin pair,
-  not ``f`` at the bins' midpoints: for Gini ``|x - y|`` the two agree off the diagonal but on the
-  diagonal eq. (14) gives ``w/2`` (bin width ``w``) where ``f(mid, mid) = 0``; for Kendall and
-  other sign/indicator kernels on product grids they agree everywhere.
-- ``"midpoint"`` — ``f`` at the bin representatives (the bin midpoints under simple rounding).
-- ``"average"`` — ``A^Avg``, eq. (15): the mean of ``f`` over the two bins' areas (Lebesgue measure
-  on interval axes, the point itself on level axes).
-
-``"midrange"`` and ``"average"`` are computed on a sub-grid: each interval bin is cut into ``m``
-equal sub-cells and ``f`` is evaluated at the sub-cell centres (midpoint rule).  The average is
-exact when ``f`` is affine in each coordinate on every pair of sub-cells, and also for sign-type
-kernels whose jumps lie on bin boundaries or on the diagonal (Kendall: ``A^Avg_ij =
-sign(i1-j1) sign(i2-j2)`` exactly); otherwise its error is ``O(L w^2 / m^2)`` for a smooth
-kernel (Gini's diagonal: ``w (m^2-1)/(3 m^2)`` instead of ``w/3``).  The max/min of eq. (14) over
-interior sub-cell centres is within ``L w / m`` of the supremum for an ``L``-Lipschitz kernel (for
-jump kernels the interior points avoid the boundary values that the open bins never attain).  By
-default ``m`` is the largest value (2..64 per interval axis) keeping the ``k^2 M^2`` kernel
-evaluations (``M`` sub-cells per bin) within :data:`EVALUATION_BUDGET`.
-
-Bins and representatives.  An interval axis ``[lower, upper]`` with ``B`` bins:
-
-- simple rounding: equal bins of width ``w = (upper - lower)/B``, representatives at their
-  midpoints (the layout of Lemma 2); a value goes to the bin containing it (= nearest midpoint);
-- randomized rounding: ``B >= 2`` representatives at ``lower + l (upper - lower)/(B - 1)``
-  (endpoints included, so rounding is unbiased on the whole domain); a value between two
-  representatives goes to the upper one with probability equal to its fractional position.  The
-  "bin" of a representative, for eq. (14)/(15), is its nearest-point (Voronoi) cell, half-width at
-  the two ends.
-
-A level axis (a finite set of values, e.g. a 0/1 label or a category) rounds to the nearest level.
-Several axes form a product grid of ``k = B_1 B_2 ...`` bins, flattened row-major (last axis
-fastest); randomized rounding acts independently per interval axis.  Values outside the declared
-domain are clipped to it (docs/design.md: inputs are clipped so that no row leaves the domain).
-
-
-Threat model.  None of its own: quantization runs on the user's device before the randomized
-response (:mod:`dp.bell.generic`), and the kernel matrices are public functions of public
-parameters.  Randomized rounding draws from the generator it is given (the OS by default,
-:func:`secure.noise.party.os_generator`).
+Bell et al., Algorithm 1 step 1 and App. A.2 (``A^Mid`` eq. 14, ``A^Avg`` eq. 15; Lemmas 2 and 3).
+No threat model of its own: runs on the user's device before the randomized response.
+Bins, representatives and the sub-grid exactness: docs/ldp.md.
 """
 from __future__ import annotations
 
@@ -110,10 +66,7 @@ def collision_kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def auc_kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """AUC numerator on points ``(score, label)``: the positive one scores higher, ties 1/2 (eq. (7)).
-
-    ``AUC = U_auc / U_comparable`` (:func:`comparable_kernel`); both U-statistics can be estimated
-    from the *same* histogram of reports, so their ratio costs no extra privacy budget.
+    """AUC numerator on points ``(score, label)``: the positive one scores higher, ties 1/2 (eq. (7)). Details: docs/ldp.md.
     """
     differ = x[:, 1] != y[:, 1]
     positive_first = x[:, 1] > y[:, 1]
@@ -428,10 +381,7 @@ def _default_subdivisions(quantizer: Quantizer) -> int:
 def kernel_matrix(kernel: KernelFunction, quantizer: Quantizer, *, kind: str = "average",
                   subdivisions: int | None = None, vectorized: bool = True) -> np.ndarray:
     """The quantized kernel matrix ``A`` (``k x k``) of a plain kernel function on the quantizer's bins.
-
-    ``"average"`` is ``A^Avg`` (eq. (15)), ``"midrange"`` is ``A^Mid`` (eq. (14)), both on a sub-grid
-    of sub-cell centres; ``"midpoint"`` is ``f`` at the bin representatives.  See the module
-    docstring for their exactness.
+    Details: docs/ldp.md.
 
     :param kernel: ``f(x, y)``, vectorized over pairs (``(N,)`` arrays in one dimension, ``(N, d)``
         arrays otherwise) unless ``vectorized=False`` (then called once per pair with scalars/rows).

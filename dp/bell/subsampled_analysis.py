@@ -1,45 +1,7 @@
-r"""Error analysis of the subsampled-pairs protocol (Theorem 5) and the all-pairs baseline.
+"""Error analysis of the subsampled-pairs protocol (Theorem 5) and the all-pairs baseline (§6, Fig. 4).
 
-Bell, Bellet, Gascón & Kulkarni, "Private Protocols for U-Statistics in the Local Model and Beyond"
-(2019), §5 Theorem 5, App. C.1 and the comparison of §6 (Fig. 4).  The protocol itself (query, public
-pairs, per-pair noise plans, simulated and secure paths, release record) is
-:mod:`dp.bell.subsampled_pairs`; this module holds what is computed *about* it: the kernel moments
-``zeta1``, ``zeta2`` (:func:`kernel_zetas`), the complete U-statistic (:func:`exact_ustatistic`), the
-MSE of Theorem 5 (:func:`subsampling_variance`, :func:`theorem5_mse`, :func:`protocol_mse`), and the
-all-pairs baseline with advanced composition (:func:`advanced_composition_epsilon`,
-:func:`all_pairs_plans`, :func:`simulate_all_pairs`, :func:`all_pairs_mse`).
-
-Error (Theorem 5, generalised to our noise).  With ``N = P n / 2`` pairs (``n`` even), the
-incomplete-U-statistic variance of Blom (1976) is
-
-    V_sub = 2/(P n) * ( 2 (P-1) (1 - 1/(n-1)) zeta1 + (1 + (P-1)/(n-1)) zeta2 ),
-
-with ``zeta1 = Var_X E_Y f(X, Y)`` and ``zeta2 = Var f(X, Y)`` (:func:`kernel_zetas`), and the noise
-adds ``Var(eta) / (N scale^2)``.  For the paper's continuous ``Lap(P Delta/epsilon)`` per pair this is
-``2 (P Delta/epsilon)^2 / N = 4 P Delta^2 / (n epsilon^2)`` (:func:`theorem5_mse`).  **Note:** the paper
-prints ``2P/(n epsilon^2)`` (for ``Delta = 1``); the variance of ``Lap(b)`` is ``2 b^2``, and
-``2 (P/epsilon)^2 / (P n/2) = 4P/(n epsilon^2)``, so the printed term is off by a factor 2 (our Monte
-Carlo agrees with ``4P``).  For the distributed discrete Laplace actually used, ``Var(eta) = m/(m-t)
-* 2 alpha / (1 - alpha)^2`` (:func:`protocol_mse`).
-
-All-pairs baseline (the comparison of §6, Fig. 4).  Every one of the ``C(n, 2)`` pair values is
-released with its own noise; a row is in ``k = n - 1`` pairs, so by advanced composition
-(Dwork, Rothblum & Vadhan 2010; Dwork & Roth, Thm 3.20) ``k`` mechanisms that are each
-``epsilon_0``-DP are together ``(epsilon, delta)``-DP for
-
-    epsilon = sqrt(2 k ln(1/delta)) epsilon_0 + k epsilon_0 (exp(epsilon_0) - 1),
-
-and :func:`advanced_composition_epsilon` solves this for ``epsilon_0`` (``delta = 1e-8`` by default, as
-in the paper); if basic composition ``epsilon/k`` is larger (tiny ``n``) that is used instead (both
-are valid).  Each pair then gets ``DLap(exp(-epsilon_0 / Delta))``.  Only a simulated path is given
-(:func:`simulate_all_pairs`); its MSE is :func:`all_pairs_mse`.
-
-Threat model: as :mod:`dp.bell.subsampled_pairs` -- passive (semi-honest), static adversary corrupting
-at most ``t < m/2`` parties; the analysis here is plaintext and runs where the data already is (Monte
-Carlo, experiments, the auditor): the moments and the complete U-statistic are **not** private and
-must not be released.  The all-pairs baseline is simulated only: its per-pair noise is the
-coalition-calibrated distributed discrete Laplace (any ``m - t`` honest Pólya shares make up
-``DLap(exp(-epsilon_0 / Delta))``), drawn from OS randomness, never from a seed.
+Bell et al., §5 Theorem 5 and App. C.1; the protocol itself is :mod:`dp.bell.subsampled_pairs`.
+Derivations: docs/ldp.md.
 """
 from __future__ import annotations
 
@@ -162,10 +124,7 @@ def _check_n(n: int) -> int:
 
 
 def subsampling_variance(zeta1: float, zeta2: float, *, permutations: int, n: int) -> float:
-    """Variance of the noiseless incomplete U-statistic on ``P`` permutations (Blom 1976; App. C.1).
-
-    ``2/(P n) * (2 (P-1) (1 - 1/(n-1)) zeta1 + (1 + (P-1)/(n-1)) zeta2)``, over the sample (iid rows)
-    and the permutations, around ``E f``; exact for even ``n``.
+    """Variance of the noiseless incomplete U-statistic on ``P`` permutations (Blom 1976; App. C.1). Details: docs/ldp.md.
 
     :raise ValueError: negative ``zeta``, ``P < 1`` or ``n < 2``.
     """
@@ -177,11 +136,7 @@ def subsampling_variance(zeta1: float, zeta2: float, *, permutations: int, n: in
 
 def theorem5_mse(zeta1: float, zeta2: float, *, permutations: int, n: int, epsilon: float,
                  sensitivity: float = 1.0, parties: int = 1, threshold: int = 0) -> float:
-    """MSE of Theorem 5: :func:`subsampling_variance` plus the Laplace noise term.
-
-    With ``Lap(P Delta / epsilon)`` per pair and ``P n/2`` pairs the noise term is
-    ``4 P Delta^2 / (n epsilon^2)`` (the paper prints ``2P/(n epsilon^2)`` for ``Delta = 1``, a factor-2
-    slip: ``Var Lap(b) = 2 b^2``), times ``m/(m - t)`` for the coalition-calibrated distributed noise.
+    """MSE of Theorem 5: :func:`subsampling_variance` plus the Laplace noise term. Details: docs/ldp.md.
 
     :param sensitivity: ``Delta_f`` in statistic units (1 for kernels in ``[0, 1]``, 2 for Kendall).
     :raise ValueError: invalid parameter.
@@ -197,10 +152,7 @@ def theorem5_mse(zeta1: float, zeta2: float, *, permutations: int, n: int, epsil
 
 def protocol_mse(query: SubsampledPairsQuery, zeta1: float, zeta2: float, *, n: int, parties: int = 1,
                  threshold: int = 0) -> float:
-    """MSE of this protocol's estimate around ``E f``: Theorem 5 with the exact discrete noise.
-
-    ``subsampling_variance + m/(m-t) * 2 alpha/(1-alpha)^2 / (P floor(n/2) scale^2)``, ``alpha =
-    exp(-epsilon / (P Delta))`` in fixed-point units (even ``n``: every row is in exactly ``P`` pairs).
+    """MSE of this protocol's estimate around ``E f``: Theorem 5 with the exact discrete noise. Details: docs/ldp.md.
 
     :raise ValueError: for a ratio kernel (Theorem 5 covers one kernel, not a ratio), or invalid
         parameters.
@@ -220,11 +172,7 @@ def protocol_mse(query: SubsampledPairsQuery, zeta1: float, zeta2: float, *, n: 
 
 
 def advanced_composition_epsilon(epsilon: float, delta: float, compositions: int) -> float:
-    """Largest per-mechanism ``epsilon_0`` whose ``k``-fold composition is ``(epsilon, delta)``-DP.
-
-    Solves ``epsilon = sqrt(2 k ln(1/delta)) epsilon_0 + k epsilon_0 (e^{epsilon_0} - 1)``
-    (advanced composition, Dwork, Rothblum & Vadhan 2010) by bisection, and returns the larger of
-    that and basic composition's ``epsilon / k`` (both valid).
+    """Largest per-mechanism ``epsilon_0`` whose ``k``-fold composition is ``(epsilon, delta)``-DP. Details: docs/ldp.md.
 
     :param epsilon: total budget, positive.
     :param delta: total delta, in ``(0, 1)``.
@@ -279,12 +227,7 @@ class AllPairsSimulation:
 def simulate_all_pairs(query: SubsampledPairsQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int,
                        delta: float = DEFAULT_BASELINE_DELTA, runs: int = 1,
                        noise_rng: np.random.Generator | None = None) -> AllPairsSimulation:
-    """Simulate the all-pairs baseline: every pair released with noise, the aggregator averages.
-
-    The estimate only depends on the sum of the per-pair noises, and the sum of ``N`` independent
-    Pólya differences of shape ``r`` is exactly a Pólya difference of shape ``N r`` (negative
-    binomials add up), so each run draws the summed noise of each party in one call: exact in
-    distribution, ``O(1)`` per run.  The ``C(n, 2)`` kernel values are computed once.
+    """Simulate the all-pairs baseline: every pair released with noise, the aggregator averages. Details: docs/ldp.md.
 
     :param delta: the baseline's delta (default ``1e-8``, as in the paper).
     :raise ValueError: invalid parameters.
@@ -317,10 +260,7 @@ def simulate_all_pairs(query: SubsampledPairsQuery, rows_by_party: Sequence[np.n
 def all_pairs_mse(zeta1: float, zeta2: float, *, n: int, epsilon: float, delta: float = DEFAULT_BASELINE_DELTA,
                   sensitivity: float = 1.0, parties: int = 1, threshold: int = 0) -> float:
     """MSE of the all-pairs baseline around ``E f`` with continuous ``Lap(Delta / epsilon_0)`` per pair.
-
-    ``Var U_n = 2/(n(n-1)) (2 (n-2) zeta1 + zeta2)`` (Hoeffding, eq. 3) plus
-    ``m/(m-t) * 2 (Delta/epsilon_0)^2 / C(n, 2)``, ``epsilon_0`` from
-    :func:`advanced_composition_epsilon` with ``k = n - 1``.
+    Details: docs/ldp.md.
     """
     _check_zetas(zeta1, zeta2)
     n = _check_n(n)

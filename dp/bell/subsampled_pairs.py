@@ -1,53 +1,9 @@
-r"""Subsampled pairs: a private degree-2 U-statistic from ``P`` public permutations of the rows.
+"""Subsampled pairs: a private degree-2 U-statistic from ``P`` public permutations of the rows.
 
-Bell, Bellet, Gascón & Kulkarni, "Private Protocols for U-Statistics in the Local Model and Beyond"
-(2019), §5 "Generic Protocols from 2PC", Theorem 5 and App. C.1.  The protocol:
-
-1. *Subsampling.*  ``P`` independent public permutations ``sigma_1 .. sigma_P`` of the ``n`` rows
-   (drawn from the parties' joint public seed, :mod:`secure.public_randomness`); permutation ``p``
-   pairs its positions ``(2i, 2i+1)``, giving ``P * floor(n/2)`` pairs.  Every row is in at most
-   ``P`` pairs (exactly ``P`` when ``n`` is even; with ``n`` odd each permutation leaves one row out).
-   Pairs are disjoint within one permutation (:func:`permutation_pairs`).
-2. *Perturbation.*  For every pair the kernel value is computed on secret shares and gets its **own**
-   noise: a distributed discrete Laplace ``DLap(alpha)`` with sensitivity ``P * Delta_f`` in
-   fixed-point units, ``alpha = exp(-epsilon / (P * Delta_f))`` — a budget of ``epsilon / P`` per
-   pair, and basic composition over the ``P`` pairs a row is in gives ``epsilon`` (App. C.1).  The
-   noise is distributed (docs/design.md): every party draws a vector of Pólya differences, one per pair,
-   with shape ``1/(m - t)`` (:func:`dp.calibration.party_noise_shape`), and secret-shares it with
-   :func:`secure.aggregation.sum_party_vectors`; any ``m - t`` honest draws sum to ``DLap(alpha)``.
-   The noisy per-pair values are opened **to the aggregator only** (party 0, ``receivers=[0]``)
-   through :func:`secure.aggregation.guarded_reveal_array`.
-3. *Aggregation.*  The aggregator averages: ``U^ = sum_pairs (f + eta) / (P floor(n/2) scale)``.
-   Ratio kernels (AUC: :meth:`Kernel.outputs` has a numerator and a denominator, the number of
-   comparable pairs being private) release both per-pair outputs with ``epsilon/2`` each (basic
-   composition) and the estimate is the ratio of the two averages (equivalently of the two sums).
-
-The 2-party garbled circuit of the paper (App. C.2) becomes an ``m``-party Shamir computation on
-MPyC: Shamir secret sharing needs an honest majority, so a real deployment uses ``m >= 3`` parties
-with threshold ``t >= 1`` (``m = 1``, ``t = 0`` runs the same code in one process for local
-testing).  The kernel of every pair is evaluated by all ``m`` parties at once, vectorized over the
-pairs with the kernel's secure function (:mod:`secure.kernels`); communication is ``O(m P n)``.
-
-Two ways to run it (docs/design.md): :func:`run_secure_subsampled` on a started MPyC runtime (modelled on
-:func:`dp.umpc.protocol.run_secure`), and :func:`simulate_subsampled` in NumPy (modelled on
-:func:`dp.umpc.protocol.simulate`; vectorized over runs, optionally drawing fresh permutations per run).
-For the same public seed and the same per-party noise draws both return the same number exactly.
-
-Error analysis (Theorem 5 with our noise: :func:`~dp.bell.subsampled_analysis.protocol_mse`) and the
-all-pairs baseline of §6 (:func:`~dp.bell.subsampled_analysis.simulate_all_pairs`) live in
-:mod:`dp.bell.subsampled_analysis`.
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties
-(MPyC's Shamir scheme with threshold ``t``).  Rows enter only through ``mpc.input``; the row counts
-per party, the joint seed and hence the pairs are public.  The aggregator (party 0) sees the
-per-pair noisy values, which are ``epsilon``-DP (each row in at most ``P`` pairs, ``epsilon/P`` each);
-a coalition of ``t`` parties, with or without party 0, knows its own noise shares but the ``m - t``
-honest shares alone make up ``DLap(alpha)``, so what it sees stays ``epsilon``-DP.  No other party
-sees anything but the public row counts, the joint seed and hence the pairs.  Inputs are clipped
-locally to their declared domains (:func:`dp.umpc.protocol.prepare_kernel_rows`), so no row moves a kernel value by
-more than ``Delta_f``.  Noise comes from the OS, never from the public seed.  It is party-drawn only
-(:mod:`dp.noise_defaults`): one noise value per pair sampled inside MPC measured 88 s and 720 MB with
-``-M3`` for 2119 pairs, against 1.4 s and 15 MB for the whole protocol, so there is no in-MPC path.
+Bell et al., §5 ("Generic Protocols from 2PC"), Theorem 5 and App. C.1, on MPyC.
+Threat model: passive adversary with ``t < m/2`` parties; the aggregator (party 0) sees epsilon-DP per-pair
+values; the ``m - t`` honest Pólya shares alone make ``DLap(alpha)``; noise from the OS, party-drawn only.
+Protocol steps and measured costs: docs/ldp.md.
 """
 from __future__ import annotations
 
@@ -171,31 +127,21 @@ def pairs_for(query: SubsampledPairsQuery, rows: int, seed: int) -> np.ndarray:
 
 def plans_for_pairs(query: SubsampledPairsQuery, parties: int, threshold: int) -> list[PartyLaplacePlan]:
     """Per output, the noise plan of **each pair**: sensitivity ``P * Delta_f``, budget ``epsilon_out``.
-
-    A row is in at most ``P`` pairs (exactly ``P`` for even ``n``), so ``alpha = exp(-epsilon_out /
-    (P Delta_f))``: a budget of ``epsilon_out / P`` per pair, and basic composition over the row's
-    pairs.  ``P`` is public and data independent, so every run and every party uses the same plan.
-    Reuses :func:`dp.noise_plans.plan_party_laplace` (pure DP, coalition shape ``1/(m-t)``).
+    Details: docs/ldp.md.
     """
     return [plan_party_laplace(output, max_degree=query.permutations, epsilon=query.output_epsilon,
                                parties=parties, threshold=threshold) for output in query.outputs]
 
 
 def pair_slack(plan: PartyLaplacePlan, pairs: int) -> int:
-    """Bound on ``|total noise|`` of every one of ``pairs`` opened values, failing w.p. < ``2**-40``.
-
-    Each total is a difference of two ``NB(m/(m-t), alpha)``; a union bound over the pairs adds
-    ``log2(pairs)`` bits to :func:`dp.umpc.protocol.polya_tail_bound`.
+    """Bound on ``|total noise|`` of every one of ``pairs`` opened values, failing w.p. < ``2**-40``. Details: docs/ldp.md.
     """
     bits = _TAIL_BITS + max(0, math.ceil(math.log2(max(pairs, 1))))
     return polya_tail_bound(plan.alpha, plan.parties / (plan.parties - plan.threshold), bits)
 
 
 def party_pair_draws(plan: PartyLaplacePlan, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
-    """One party's per-pair noise: ``size`` differences of ``Polya(1/(m-t), alpha)`` (OS randomness).
-
-    What each party secret-shares in the secure path; the auditor (:mod:`dp.audit.central_cases`) sums the
-    ``m - t`` honest parties' draws.
+    """One party's per-pair noise: ``size`` differences of ``Polya(1/(m-t), alpha)`` (OS randomness). Details: docs/ldp.md.
     """
     draws = polya_difference(plan.shape, size=size, rng=rng, log_alpha=-plan.epsilon / plan.sensitivity)
     return np.asarray(draws, dtype=np.int64)
@@ -207,10 +153,7 @@ def _noise_std_of_average(query: SubsampledPairsQuery, count: int, plans: Sequen
 
 
 def _estimate_std(query: SubsampledPairsQuery, count: int, plans: Sequence[PartyLaplacePlan], sums: Sequence[float]) -> float:
-    """Standard deviation of the estimate due to the noise, given the pairs.
-
-    One output: ``sqrt(Var eta / N) / scale``.  A ratio: the delta method with the released sums
-    plugged in (post-processing), as :func:`dp.umpc.protocol.estimate_noise_std`.
+    """Standard deviation of the estimate due to the noise, given the pairs. Details: docs/ldp.md.
     """
     outputs = query.outputs
     if len(outputs) == 1:
@@ -245,12 +188,7 @@ def stack_party_rows(query: SubsampledPairsQuery, rows_by_party: Sequence[np.nda
 
 @dataclass
 class SubsampledRelease:
-    """What the aggregator (party 0) obtains from :func:`run_secure_subsampled`.
-
-    ``noisy_values[j]`` are the opened per-pair values of output ``j`` (fixed-point units, with
-    noise); the estimate is post-processing of them.  ``pair_epsilon`` is the budget of one pair's
-    value of one output (``epsilon / (outputs * P)``); ``max_degree`` is the largest number of pairs
-    one row is in (``P`` for even ``n``, at most ``P``).
+    """What the aggregator (party 0) obtains from :func:`run_secure_subsampled`. Details: docs/ldp.md.
     """
 
     statistic: str
@@ -317,13 +255,7 @@ PAIR_UNCERTAINTY = ("DP noise (noise_std) and the sampling of the pairs, P rando
 def pair_sampling_error_bound(query: SubsampledPairsQuery, rows: int, pairs: np.ndarray,
                               sums: Sequence[float]) -> float:
     """One sd of the pair-sampling error ``U_pairs - U`` (all-pairs U), bounded from public values only.
-
-    The ``P`` permutations are uniformly random, so the drawn design is exchangeable (it has the law of
-    a uniformly relabelled copy) and :func:`dp.umpc.sampler_variance.design_factor` ``F(E)`` bounds its
-    incompleteness variance by ``F(E) range^2 / 4`` for every data set (Popoviciu; ``range`` the kernel's
-    public output range).  A ratio ``N/D`` (AUC): as :func:`dp.umpc.protocol.sampling_error_bound`,
-    ``sqrt(bound / p)`` with ``p`` the released share of comparable pairs (post-processing); ``nan`` if
-    ``D <= 0``.
+    Details: docs/ldp.md.
     """
     first = query.outputs[0]
     spread = ((first.high - first.low) / first.scale) ** 2 / 4.0
@@ -430,12 +362,7 @@ PairNoiseSource = Callable[[PartyLaplacePlan, int, int], np.ndarray]
 async def run_secure_subsampled(query: SubsampledPairsQuery, fixed: FixedPointRows, *, seed: int | None = None,
                                 missing: str = "refuse", noise_source: PairNoiseSource | None = None,
                                 receivers: Sequence[int] = (0,)) -> SubsampledRelease | None:
-    """Run the subsampled-pairs protocol on the MPyC runtime; every party calls this with its own rows.
-
-    Phases (metered): ``intake`` (row counts public, rows secret-shared), ``seed`` (joint public seed,
-    the pairs and the noise plans), ``kernel`` (vectorized secure kernel on all pairs), ``noise``
-    (each party secret-shares its own vector of per-pair draws; summed onto the kernel values),
-    ``reveal`` (per output, the noisy per-pair values opened to ``receivers`` only, range-checked).
+    """Run the subsampled-pairs protocol on the MPyC runtime; every party calls this with its own rows. Details: docs/ldp.md.
 
     :param query: the agreed query (parameters already compared across parties).
     :param fixed: this party's rows from :meth:`SubsampledPairsQuery.prepare` (verdict already shared).
