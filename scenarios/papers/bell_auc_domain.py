@@ -3,52 +3,8 @@
 Run: ``python -m scenarios.papers.bell_auc_domain`` (add ``--quick`` for a tiny run).  Writes
 ``results/bell_auc_domain.csv`` and ``.png`` and prints a table.
 
-Bell, Bellet, Gascón & Kulkarni, *Private Protocols for U-Statistics in the Local Model and Beyond*
-(v1, 2019), §4 (the AUC-specific protocol: Hadamard-response hierarchical histograms per class and a
-pruned top-down traversal) and §6, Fig. 3: the error of that protocol on the scores of a logistic
-regression model, for domain sizes ``d = 2^alpha`` and ``epsilon in {0.5, 1, 2, 5, 10}``, 20 runs.
-The paper's findings: ``d = 2^9`` gives the smallest error, and epsilon beyond 5 helps little.
-
-Data.  The paper uses the Diabetes data (Strack et al., 2014; smallest class 661 rows), which this
-suite does not ship: the embedded **Framingham** data stands in for it
-(:func:`scenarios.kit.datasets.framingham_with_scores`: a logistic regression trained on a public
-random 30 % of the complete rows, scores in ``[0, 1]`` for the other rows, label ``TenYearCHD``;
-about 2,560 scored rows of which about 390 are positive, so the smallest class is smaller than the
-paper's).  Each score ``s`` is discretized to ``fp(s, d) = min(floor(s d), d - 1)`` in ``[0, d)``
-(the paper's ``fp``), and the protocol (:func:`dp.bell.auc.ldp_auc`, default threshold constant
-of Corollary 4, ``discard="half"``, ties counted 1/2) estimates the AUC from the users' reports.
-
-Target and error.  Every run is compared with the exact AUC of the *unquantized* scores
-(:func:`sklearn.metrics.roc_auc_score`), so the error includes the quantization bias of small
-``d`` as well as the privacy error of large ``d``; the exact AUC of the quantized scores is
-reported alongside.  The CSV holds, per (split, alpha, epsilon), the mean estimate, the mean
-squared error and the mean absolute error (the quantity Fig. 3 plots), each with its standard
-error over the runs.  The data set (split and model) is fixed by the seed; the runs redraw the
-users' randomization only, so the MSE is with respect to the sample.
-
-Synthetic stand-in (``--dataset synthetic``, issue 16): the paper's class sizes with Framingham's score
-shape, to tell whether the class sizes explain the best domain.  The v1 text gives the smallest class
-of the paper's Diabetes test set, **661 positives** (readmitted within 30 days); the class sizes are
-"shown in Figure 3", whose numbers the texts here lost, so the negatives are *derived*: the Diabetes
-data set (101,766 encounters, 11,357 readmitted within 30 days, base rate 11.16 %) at 661 positives
-gives ``661 (101766 - 11357) / 11357 = 5262`` negatives (default ``--negatives``).  Scores are
-binormal on the logit scale, ``logit(s) ~ N(mu_y, sigma_y)``, with each class's mean and standard
-deviation fitted on the Framingham scores of the same seed (so only the class sizes change), drawn
-from a public stream of the seed.  ``--positives`` and ``--negatives`` scale the classes (a regime
-sweep).  For every setting the CSV splits the error into the two regimes: the quantization bias
-``quantized_auc - exact_auc`` (deterministic) and the privacy error ``privacy_squared_error``
-(squared error against the quantized AUC, what the LDP protocol adds); the printed table says at the
-best domain which of the two is larger.
-
-Splitting strategy (App. B.2.2): ``--split users`` (default; each user reports at one random level
-with the full epsilon, pure epsilon-LDP), ``budget`` (every user reports at every level with
-``epsilon / alpha``, basic composition, pure epsilon-LDP) or ``both``.
-
-Run it::
-
-    python -m scenarios.papers.bell_auc_domain
-    python -m scenarios.papers.bell_auc_domain --runs 50 --split both
-    python -m scenarios.papers.bell_auc_domain -M3 --quick --results-dir /tmp/r
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/bell.md``.
 
 Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
   --alphas A1,A2,...        exponents alpha of d = 2^alpha (default 4..14; --quick: 4,9,14)
@@ -68,17 +24,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
                             which builds the hierarchies and traverses; the simulation runs once with the
                             same users' randomness: equal (bell_auc_domain_secure.csv; a disagreement
                             exits 1).  The protocol is local DP: no MPC in its deployment (§4)
-
-Output: ``bell_auc_domain.csv`` (one row per split, alpha and epsilon), ``bell_auc_domain.png``
-(MSE against d, one line per epsilon, log scales), a table on stdout with the best alpha per
-epsilon and the gain from epsilon = 5 to 10, and a progress bar on stderr.
-
-Privacy: every user's reports are epsilon-LDP with respect to its score (the class label is public,
-the paper's assumption (ii)).  Threat model: local DP, the server and the other users untrusted and
-possibly colluding; here a one-process simulation (see :mod:`scenarios.kit.experiments`) in which the
-parties other than 0 only exchange public values -- except with ``--secure``, where each party randomises
-its own users' scores and sends the reports to party 0, as the deployment does.  Seeded randomization is
-for reproducible simulations and that check only (``--os-noise`` to not).
 """
 from __future__ import annotations
 
@@ -123,7 +68,7 @@ SPLITS = ("users", "budget")
 #: per-run measurements; the CSV has ``<metric>_mean`` and ``<metric>_se`` for each.
 METRICS = ("estimate", "squared_error", "absolute_error", "privacy_squared_error")
 DATASETS = ("framingham", "synthetic")
-#: the paper's smallest class (v1 §6) and the negatives derived from the Diabetes base rate (docstring)
+#: the paper's smallest class (v1 §6) and the negatives derived from the Diabetes base rate (docs/papers/bell.md)
 PAPER_POSITIVES = 661
 PAPER_NEGATIVES = 5262
 MAX_CLASS = 10**7
@@ -199,7 +144,7 @@ def load_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def synthetic_scores(seed: int, *, positives: int = PAPER_POSITIVES,
                      negatives: int = PAPER_NEGATIVES) -> tuple[np.ndarray, np.ndarray]:
-    """Binormal logit scores with Framingham's per-class shape and the given class sizes (docstring).
+    """Binormal logit scores with Framingham's per-class shape and the given class sizes (docs/papers/bell.md).
 
     :return: ``(scores, labels)``: ``positives`` ones then ``negatives`` zeros, scores in ``(0, 1)``.
     """

@@ -3,44 +3,8 @@
 Run: ``python -m scenarios.papers.bell_auc_synthetic`` (add ``--quick`` for a tiny run).  Writes
 ``results/bell_auc_synthetic.csv`` and ``.png`` and prints a table.
 
-Bell, Bellet, Gascón & Kulkarni, *Private Protocols for U-Statistics in the Local Model and Beyond*
-(v2, 2020), App. D.1 (= v1 App. B.3), Figs. 5 and 6: the AUC-specific protocol of §4
-(:func:`dp.bell.auc.ldp_auc`, Hadamard-response hierarchical histograms, users split across levels,
-pruned traversal with the Corollary 4 threshold, ties counted 1/2) against the generic protocol of
-§3 (:mod:`dp.bell.generic`: quantize, k-ary randomized response, debias) across domain sizes
-``d = 2^alpha``, with ``--per-class`` users in each class (paper: 10^6).
-
-Data sets (scores in ``[0, 1]``, then discretized to ``fp(s, d) = min(floor(s d), d - 1)``):
-
-- ``auc_one``: every positive has score 1 and every negative score 0, i.e. at domain size ``d`` the
-  two inputs ``(d - 1, +1)`` and ``(0, -1)`` of the paper, each ``--per-class`` times; AUC = 1.
-- ``ur``: every score drawn independently and uniformly from ``[0, 1)`` regardless of the class (the
-  paper draws uniformly from ``[0, d - 1]`` for each ``d``; discretizing one continuous sample gives
-  the same distribution at every ``d``, and one sample for all ``d``); AUC about 1/2.
-- ``ithdigit`` is **left out**: the v2 text available here lost its formulas ("two distinct inputs
-  and each occurring times"), so its two inputs cannot be recovered.
-
-The generic protocol sees each user as a point ``(score, label)``: the quantizer is ``d`` equal bins
-of ``[0, 1]`` (the same bins as ``fp``) times the two labels, so ``k = 2 d`` bins and randomized
-response on all of them (the label is randomized too); the AUC is the ratio of the
-:func:`~dp.bell.quantize.auc_kernel` and :func:`~dp.bell.quantize.comparable_kernel` estimates computed
-from the *same* histogram of reports of each run.  The matrices are ``A^Avg`` (eq. 15) with one
-sub-cell per bin, which is exact for these step kernels (their jumps lie on bin boundaries and
-the diagonal).  The generic server costs ``O(k^2)`` memory and time per matrix, so the generic
-protocol is run only for ``alpha <= --generic-max-alpha`` (default 10, ``k = 2048``).
-
-Error.  Every run is compared with the exact AUC of the unquantized scores (for ``ur`` by
-:func:`sklearn.metrics.roc_auc_score`), so quantization bias counts; the exact AUC of the quantized
-scores is reported too.  The data are fixed by the seed; the runs redraw the users' randomization.
-Per (data set, protocol, alpha, epsilon) the CSV holds the mean estimate, the MSE and the MSE of the
-estimate clipped to ``[0, 1]`` (post-processing; the generic ratio can leave ``[0, 1]``), each with
-its standard error over the runs.
-
-Run it::
-
-    python -m scenarios.papers.bell_auc_synthetic
-    python -m scenarios.papers.bell_auc_synthetic --per-class 100000 --epsilon-grid 1 --runs 50
-    python -m scenarios.papers.bell_auc_synthetic -M3 --quick --results-dir /tmp/r
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/bell.md``.
 
 Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
   --datasets D1,D2          auc_one and/or ur (default both)
@@ -59,18 +23,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
                             server) with mpc.transfer, which aggregates; the simulation runs once with the
                             same users' randomness: equal (bell_auc_synthetic_secure.csv; a disagreement
                             exits 1).  Both protocols are local DP: no MPC in their deployment
-
-Output: ``bell_auc_synthetic.csv``, ``bell_auc_synthetic.png`` (MSE against d, one panel per data
-set, solid lines AUC-specific and dashed lines generic, one colour per epsilon, log scales), a table
-on stdout and a progress bar on stderr.
-
-Privacy: every user's report(s) are epsilon-LDP with respect to its score (the AUC-specific protocol
-treats the label as public, the paper's assumption (ii); the generic one randomizes it as well).
-Threat model: local DP, the server and the other users untrusted and possibly colluding; here a
-one-process simulation (see :mod:`scenarios.kit.experiments`) in which the parties other than 0 only
-exchange public values -- except with ``--secure``, where each party randomises its own users' scores and
-sends the reports to party 0, as the deployment does.  Seeded randomization is for reproducible
-simulations and that check only.
 """
 from __future__ import annotations
 

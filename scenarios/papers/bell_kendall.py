@@ -3,41 +3,8 @@
 Run: ``python -m scenarios.papers.bell_kendall`` (add ``--quick`` for a tiny run).  Writes
 ``results/bell_kendall.csv`` and ``.png``.
 
-Bell, Bellet, Gascón & Kulkarni, *Private Protocols for U-Statistics in the Local Model and Beyond*
-(2019), §6 "Protocol from 2PC" and Fig. 4: Kendall's tau of two ordinal ratings, released with
-
-- ``generic LDP``: Algorithm 1 (:mod:`dp.bell.generic`): every user quantizes its 2-D point to the
-  natural bins of the two ordinal columns and reports it by k-ary randomized response; the server
-  debiases with the quantized kernel matrix ``A^Avg`` (eq. 15), which on these bins is exactly
-  ``sign(i1 - j1) sign(i2 - j2)``, so the protocol is unbiased for the exact tau-a of the data;
-- ``subsampled P``: the 2PC protocol of §5 / Theorem 5 (:mod:`dp.bell.subsampled_pairs`) with
-  ``P`` in {1, 2, 5, 10} public permutations, per-pair distributed discrete Laplace noise calibrated
-  for ``m`` parties and a coalition of ``t`` (default ``m = 3``, ``t = 1``), *simulated* path with
-  fresh permutations in every run (the MSE covers both the subsampling and the noise);
-- ``all pairs``: every one of the ``C(n, 2)`` pairs released with its own noise, the per-pair budget
-  from advanced composition over the ``n - 1`` pairs of a row (``delta = 1e-8`` as in the paper).
-
-Data.  The paper uses Tripadvisor ratings (room vs cleanliness, 246K users, tau = 0.8), which this
-suite does not embed.  Stand-in: two ordinal columns of the embedded Framingham data, ``age`` cut
-into 5-year bands of its declared domain [20, 90] (14 levels; band 13 also holds age 90) and
-``education`` (levels 1..4), rows with a missing value dropped (n = 4133).  Many ties (56 cells),
-tau-a about -0.12.  Smaller n and a weaker association than the paper's: see the printed notes.
-
-Per epsilon and method the scenario measures, over ``--runs`` runs, the squared error (and the
-absolute error, Fig. 4's unit) against the exact tau-a of the data, and prints the predicted MSE:
-
-- generic LDP: :func:`dp.bell.generic.conditional_variance` (exact, given the data: the MSE measured
-  here), and Theorem 1's bound (:func:`dp.bell.generic.theorem1_variance_bound`, kernel range 2);
-- subsampled: Theorem 5 with the discrete noise (:func:`dp.bell.subsampled_analysis.protocol_mse`, zetas of
-  the empirical distribution) minus the Hoeffding variance of the complete U-statistic — the MSE
-  around the data's own tau, since the incomplete statistic is conditionally unbiased for it;
-- all pairs: the noise term of :func:`dp.bell.subsampled_analysis.all_pairs_mse` (continuous Laplace).
-
-Run it::
-
-    python -m scenarios.papers.bell_kendall
-    python -m scenarios.papers.bell_kendall --runs 20 --epsilon-grid 0.1,1
-    python -m scenarios.papers.bell_kendall -M3 --quick --results-dir /tmp/r
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/bell.md``.
 
 Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
   --epsilon-grid E1,E2,...  epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5; --quick: 0.05,5)
@@ -59,20 +26,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
                             paths: the released tau and every opened per-pair value must be equal
                             (bell_kendall_secure.csv; a disagreement exits 1).  Generic LDP and all pairs
                             are not checked (no MPC path; see the notes)
-
-Output: ``bell_kendall.csv`` (one row per epsilon and method: mean and standard error over the runs
-of the squared and of the absolute error, the predicted MSE, the Theorem 1 bound for generic LDP)
-and ``bell_kendall.png`` (MSE against epsilon, log-log, one line per method), a progress bar on
-stderr and a table on stdout, with the ratios of Fig. 4 at the smallest epsilon.
-
-Privacy.  Generic LDP: each report is epsilon-LDP (local model, no trust in anyone).  Subsampled:
-epsilon-DP (pure) for replace-one rows, each row in at most ``P`` pairs with ``epsilon / P`` each.
-All pairs: (epsilon, delta)-DP by advanced composition.  Threat model of the 2PC protocols: passive
-static coalition of ``t < m/2`` parties (the per-pair noise is calibrated so the ``m - t`` honest
-parties supply all of it).  This scenario is a one-process simulation (see
-:mod:`scenarios.kit.experiments`): the parties other than 0 only exchange public values, except with
-``--secure``, where the subsampled-pairs protocol runs once on secret shares across the parties.  Experiments
-use noise seeded from ``--seed`` for reproducibility (``--os-noise`` to not); releases never do.
 """
 from __future__ import annotations
 

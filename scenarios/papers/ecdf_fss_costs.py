@@ -1,45 +1,13 @@
 r"""Costs of the private ECDF by function secret sharing beside the paper (§4.2) and beside §4.1.
 
-Barczewski, Mawass & Ramon §4.2: each owner uploads DCF keys of ``O(L (lambda + log n))`` bits once, the
-two servers answer any query batch ``B`` alone (communication ``O(n + m |B|)``), against §4.1, where every
-owner takes part in every evaluation (``O(n |B|)``).  On the embedded Framingham ``sysBP`` column
-(``n = 4238``, its declared domain, a uniform grid of ``N`` points, ``epsilon = 1``) this scenario measures:
+Run: ``python -m scenarios.papers.ecdf_fss_costs -M3`` (three local parties; ``--quick`` for a tiny run).
 
-1. **Key size against L** (``bits = 6, 8, 10, 12, 14, 16``), *in one process* (party 0; a key's size is a
-   property of the format): serialized bytes per key (:attr:`secure.fss.dcf.DcfKeys.nbytes_per_key`) beside
-   :func:`secure.fss.dcf.key_bits` (our construction's information bits, ``194 L + 192``) and the paper's
-   formula :func:`secure.fss.dcf.paper_key_bits` (``L (lambda + ceil(log2(n + 1)))`` with constant 1,
-   ``lambda = 128``), the ratio measured/paper, and the key generation time per row (all ``n`` rows in one
-   :func:`secure.fss.dcf.gen` call).
-2. **The FSS protocol with MPyC** (run it with ``-M3``; every party is an owner, parties 0 and 1 the
-   servers; the real :func:`dp.ecdf.fss_release.upload` and :func:`~dp.ecdf.fss_release.answer`): the
-   upload phase's bytes (keys and node-noise shares of all owners) and seconds, then, per query batch
-   ``|B| = 1, 16, 256, N`` (evenly spread grid indices), the query round's bytes and seconds (the servers
-   expand their keys over the grid and open the ``|B|`` counts; :class:`secure.meter.CostMeter`: bytes of
-   all parties, seconds at party 0: no party's seconds leave it).
-3. **§4.1 on the same data and grid** (:func:`dp.ecdf.secure_release.run_secure_ecdf`, same parties), per
-   batch: (a) *measured* with the project's per-party count vectors (``m`` owners of many rows each);
-   (b) *modelled* for the paper's setting of one row per owner (``n`` owners, each online for every
-   batch): ``n |B|`` times the measured bytes one party sends to share one count (the intake phase's bytes
-   over ``m (N + 2)``: each party shares a histogram of ``N + 2`` cells, validity check included), plus the measured noise and reveal phases (noise dealt by the ``m`` parties as
-   in the run).  For FSS in that setting the upload is modelled as ``n`` owners sending one key to each
-   server (``2 n`` times the measured bytes per key) plus the measured noise shares of the ``m`` dealers;
-   its query rounds are the measured ones (they do not depend on who owns the rows).  What is measured
-   and what is extrapolated is marked in the CSV (``kind``).
-
-Run it::
-
-    python -m scenarios.papers.ecdf_fss_costs -M3
-    python -m scenarios.papers.ecdf_fss_costs -M3 --points 256 --results-dir results
-    python -m scenarios.papers.ecdf_fss_costs -M3 --quick          # N = 64, bits 6 and 8 (tests)
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/barczewski.md``.
 
 Options: ``--points N`` (grid size, a power of two from 4 to 4096; default 1024), ``--results-dir DIR``
 (party 0 writes ``ecdf_fss_keys.csv``, ``ecdf_fss_costs.csv`` and ``ecdf_fss_costs.png``; default
 ``results``), ``--quick``.
-
-Threat model: that of the protocols measured (:mod:`dp.ecdf.fss_release`, :mod:`dp.ecdf.secure_release`);
-the scenario releases their noisy counts only to the servers (FSS) or the parties (§4.1) and prints costs,
-not counts.  The DP noise is OS randomness, as in a release.
 """
 from __future__ import annotations
 

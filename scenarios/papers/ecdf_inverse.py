@@ -3,28 +3,8 @@
 Run: ``python -m scenarios.papers.ecdf_inverse`` (add ``--quick`` for a tiny run).  Writes
 ``results/ecdf_inverse.csv`` and ``.png``.
 
-Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*,
-Sec. 6.4.  Data: the synthetic ``X_pois(lambda)`` of Sec. 6.2 (``N = 2^15`` values, ``Poisson(3)``
-instances each), with the values rescaled to the domain ``[0, 1]`` of Algorithm 1 (value ``i`` is
-``i / N``, grid ``tau_i = i / N``), so that errors of the ECDF and of its inverse are on the same
-scale.  Each run releases the tree-mechanism ECDF ``F^`` (eq. 2, :mod:`dp.ecdf.tree`), smooths it
-(eq. 3, ``p = 2`` by default, all grid points) and, at ``Q`` points ``x`` and ``Q`` levels ``p``
-drawn uniformly from ``[0, 1]``, measures
-
-- ``(F(x) - F^(x))^2``                       the private ECDF,
-- ``(F(x) - F_smoothed(x))^2``               the smoothed ECDF (extra series),
-- ``(F^-1(p) - F^^-1(p))^2``                 inverse of the raw private ECDF by Algorithm 1,
-- ``(F^-1(p) - F_smoothed^-1(p))^2``         inverse of the smoothed ECDF by Algorithm 1,
-
-where the inverses are the binary search of Algorithm 1 on ``[0, 1]`` with precision ``1/N``
-(:func:`smoothing.inverse.quantiles`, answers snapped to the grid) and ``F^-1`` is the exact
-inverse of the true ECDF.  Each MSE is averaged over the ``Q`` points of a run, then over runs.
-
-Run it::
-
-    python -m scenarios.papers.ecdf_inverse
-    python -m scenarios.papers.ecdf_inverse --runs 20 --smoothing-norm 1
-    python -m scenarios.papers.ecdf_inverse -M3 --quick --results-dir /tmp/r
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/barczewski.md``.
 
 Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
   --epsilon-grid E1,E2,...  epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5,10)
@@ -43,15 +23,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
                             ECDF (dp.ecdf.secure_release.run_secure_ecdf) with fixed per-party node
                             draws fed to both paths; the released counts and the run's four MSEs must be
                             equal (ecdf_inverse_secure.csv; a disagreement exits 1)
-
-Output: ``ecdf_inverse.csv`` (one row per epsilon: mean and standard error over the runs of each
-MSE, and the predicted MSE of ``F^``, ``point_variance / n^2`` with ``n = lambda N``) and
-``ecdf_inverse.png`` (MSEs against epsilon, log-log), a progress bar on stderr and a table on stdout.
-The points ``x`` and levels ``p`` are public and drawn from the run's data generator.  Experiments use
-noise seeded from ``--seed`` for reproducibility (``--os-noise`` to not); releases never do.
-Privacy: each release is epsilon-DP for replace-one rows (Theorem 1); smoothing and inversion are
-post-processing.  Threat model: a one-process simulation (see :mod:`scenarios.kit.experiments`); the
-parties other than 0 only exchange public values.
 """
 from __future__ import annotations
 

@@ -3,25 +3,8 @@
 Run: ``python -m scenarios.papers.ecdf_smoothing --vary epsilon`` (Fig. 2) or ``--vary lambda`` (Fig. 3);
 add ``--quick`` for a tiny run.  Writes ``results/ecdf_smoothing_<vary>.csv`` and ``.png``.
 
-Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*,
-Sec. 6.3.  Data: the synthetic ``X_pois(lambda)`` of Sec. 6.2 — for every value ``i in [N]``,
-``N = 2^15``, the number of instances with value ``i`` is ``Poisson(lambda)``; the grid is ``1..N``.
-Each run releases the tree-mechanism ECDF ``F^`` (eq. 2, integer discrete Laplace node noise,
-:mod:`dp.ecdf.tree`), smooths it with eq. (3) for ``p = 1`` and ``p = 2`` over all grid points
-(``B = [N]``, :func:`smoothing.monotone.smooth_ecdf`), and measures the error ratio
-
-    ||F - F_smoothed||_2^2 / ||F - F^||_2^2        (below 1: smoothing removed DP error)
-
-and the wall-clock seconds of each smoothing call.
-
-- ``--vary epsilon`` (Fig. 2): ``lambda = 3``, epsilon over 0.05 .. 10;
-- ``--vary lambda``  (Fig. 3): ``epsilon = 1``, lambda over 0.1 .. 1000.
-
-Run it::
-
-    python -m scenarios.papers.ecdf_smoothing --vary epsilon
-    python -m scenarios.papers.ecdf_smoothing --vary lambda --runs 10
-    python -m scenarios.papers.ecdf_smoothing -M3 --quick --results-dir /tmp/r
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/barczewski.md``.
 
 Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
   --vary {epsilon,lambda}   the swept parameter (default epsilon)
@@ -41,18 +24,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
                             ECDF (dp.ecdf.secure_release.run_secure_ecdf) with fixed per-party node
                             draws fed to both paths; the released counts and the run's measurements
                             must be equal (ecdf_smoothing_<vary>_secure.csv; a disagreement exits 1)
-
-Output: ``ecdf_smoothing_<vary>.csv`` (one row per setting: mean and standard error over the runs of
-the ratio for p = 1 and p = 2, of the per-point squared errors before and after smoothing, and of
-the smoothing seconds) and ``ecdf_smoothing_<vary>.png`` (ratio against the swept parameter, log
-scales), a progress bar on stderr and a table on stdout.
-
-The ratio is taken per run and averaged; a run whose noise happens to be all zero (only at very large
-epsilon) has ``F^ = F`` and no ratio, so ``ratio_runs`` counts the runs that entered it.  Experiments
-use noise seeded from ``--seed`` for reproducibility (``--os-noise`` to not); releases never do.
-Privacy: each release is epsilon-DP for replace-one rows (Theorem 1); smoothing is post-processing.
-Threat model: a one-process simulation (see :mod:`scenarios.kit.experiments`); the parties other than 0
-only exchange public values.
 """
 from __future__ import annotations
 

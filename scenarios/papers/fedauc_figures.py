@@ -3,46 +3,8 @@
 Run: ``python -m scenarios.papers.fedauc_figures`` (add ``--quick`` for a tiny run).  Party 0 writes one
 CSV and one PNG per figure to ``--results-dir`` and prints the paper's finding beside ours.
 
-Sun, Yang, Yao, Xie, Wu, Wang, *Differentially Private AUC Computation in Vertical Federated Learning*:
-
-- ``alpha`` -- Fig. 1b, 4, 5 (§6.2.2 "Sensitivity of alpha", App. J): the standard deviation of the
-  FedAUC_Lap (LocalLaplace, noisy counts) estimate against the budget split
-  ``epsilon_localSum = alpha epsilon``, ``epsilon_localP = (1 - alpha) epsilon``; IID (Fig. 1b) and
-  non-IID (Fig. 4) layouts for every epsilon, and both layouts at epsilon = 4 (Fig. 5).  Files
-  ``fedauc_fig1b_alpha_iid``, ``fedauc_fig4_alpha_non_iid``, ``fedauc_fig5_alpha_eps4``.
-  The paper: the smallest std at ``alpha in [0.5, 0.6]``, the same pattern in every setting.
-- ``allocation`` -- Fig. 1c (non-IID) and Fig. 6 (IID), epsilon = 1: "Naive" (LocalLaplace against
-  alpha), "Orthogonal" (the §5.3 orthogonal split ``localP'`` / ``<v', y>'`` with one ``beta``
-  shared by every client, swept -- :func:`dp.fedauc.montecarlo.simulate_fedauc` ``orthogonal_laplace``,
-  ``sum_fraction = 1 - beta``) and "Adaptive" (each client its own ``beta``, a horizontal line).
-  Files ``fedauc_fig1c_allocation_non_iid``, ``fedauc_fig6_allocation_iid``.  The paper: Orthogonal
-  below Naive, Adaptive below both.  Here the tuned shared beta can beat Adaptive: the §5.3 heuristic
-  minimises ``Var(localSum'_k)``, while the AUC's error weighs ``localP'_k``'s noise by
-  ``rbar_k - c`` (``c = P - 1/2 + AUC (N - P)``, :func:`dp.fedauc.closed_forms.delta_method_variance`).
-- ``beta`` -- Fig. 8 (App. S): the distribution of the clients' adaptive ``beta`` (Laplace form,
-  :func:`dp.fedauc.mechanisms.adaptive_count_fraction`) in the IID and non-IID layouts.  File
-  ``fedauc_fig8_beta``.  ``beta`` depends on the public ranks only (no noise is drawn).
-- ``rr_sizes`` -- Tables 4, 5, 6 and Fig. 1a (App. M): FedAUC_RR (debiased, noisy counts) mean and
-  std per epsilon on a small and a 10x larger evaluation set, beside scikit-learn.  File
-  ``fedauc_tables4_6``.  The paper: means close to the ground truth; the larger set's std about
-  ``1/sqrt(10)`` of the smaller's.
-- ``gaussian`` -- the Gaussian rows of Tables 1/7 and 2 (§5: "Gaussian mechanism is applicable too";
-  the paper prints Laplace rows only): GlobalGaussian, LocalGaussian, adaptive Gaussian with discrete
-  Gaussian noise at ``(epsilon, delta)`` (zCDP budget, :func:`dp.fedauc.mechanisms.zcdp_budget`), with
-  the Laplace rows of the same settings beside them.  File ``fedauc_gaussian_rows``.
-
-Every setting also carries our closed form (:func:`dp.fedauc.montecarlo.predict_fedauc`: exact for
-the linear cases, delta method otherwise), plotted dotted.
-
-Data: the paper uses Criteo (small set M = 458,407, large set M = 4,584,062, a WDL model over 3
-epochs).  We use the embedded **Framingham** data with logistic-regression scores
-(:func:`scenarios.kit.datasets.framingham_with_scores`, about 2,560 scored rows, 15 % positives) as
-a stand-in, one model (no epochs).  The "large" set of Tables 4-6 is the small set with every row
-repeated ``--replicas`` times (default 10): the same AUC, ten times the rows (the paper's two sets
-are two samples of Criteo).  With about 2,560 rows instead of 458,407 the absolute stds are larger
-and the rows per client differ: the sweeps use ``--clients`` clients (default 5, about 512 rows per
-client, near the paper's 458 of Fig. 1b and 1,000 of Fig. 1c), the beta histogram ``--beta-clients``
-(default 100).
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/fedauc.md``.
 
 Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
   --figures F1,F2,...      alpha, allocation, beta, rr_sizes, gaussian (default all)
@@ -64,14 +26,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
                            (the server) with mpc.transfer, which aggregates; the simulation runs once
                            with the same layout and draws: equal (fedauc_figures_secure.csv; a
                            disagreement exits 1).  The deployment has no MPC (Sun et al. §3).
-
-Seeded noise (:func:`scenarios.kit.experiments.noise_generator`, one stream per setting, its runs
-vectorised) is for reproducible simulations only; ``--os-noise`` draws it from the OS as a release does.
-
-Threat model (Sun et al. §3, App. R; :mod:`dp.fedauc.mechanisms`): label DP against an
-honest-but-curious server and any coalition of the server and other clients; the scores and the
-client layout are public.  Here a one-process simulation at party 0 on public embedded data (exempt
-from the privacy budget); the other parties only agree on the parameters and the seed.
 """
 from __future__ import annotations
 

@@ -1,30 +1,9 @@
 """Reproduce the tables of Sun et al. (FedAUC, label-DP AUC in vertical FL) on Framingham.
 
-Standard deviation of the AUC estimate over ``--runs`` runs (fresh noise per run) for
-epsilon in {1, 2, 4, 8} and K in {10, 100, 1000, one row per client}, IID and non-IID layouts:
+Run: ``python -m scenarios.papers.fedauc_tables`` (``--quick`` for a tiny run).
 
-- Tables 1 / 7 (the deployment, noisy counts, budget split alpha = 0.5): RR (debiased) vs
-  GlobalLaplace vs LocalLaplace vs LocalLaplace with adaptive allocation (§5.3);
-- Table 2 (accurate P and N, the analysis setting of eq. 8-9; not label-DP): GlobalLaplace vs
-  LocalLaplace, with the paper's closed forms;
-- Table 3: noisy vs debiased RR AUC (means over the runs) against scikit-learn.
-
-Every cell also shows our closed-form prediction (:func:`dp.fedauc.montecarlo.predict_fedauc`).  Then the ratio
-GlobalLaplace / LocalLaplace at one row per client (the paper: about sqrt(3)) and LocalLaplace naive
-(alpha = 0.5) / adaptive.
-
-Data: the paper uses Criteo (458,407 test rows); we use the embedded Framingham data with
-logistic-regression scores (``scenarios.kit.datasets.framingham_with_scores``, about 2,560 evaluated
-rows, 15 % positives) as a stand-in, so absolute numbers are larger (fewer rows) and the settings
-per client differ (K = 1000 is 2.6 rows per client here, 458 on Criteo).  The scores are public in
-this deployment (see :mod:`dp.fedauc.mechanisms`); the work is plain NumPy at party 0, the other parties only
-help draw the joint seed.
-
-Run it::
-
-    python -m scenarios.papers.fedauc_tables                       # 100 runs, results in ./results
-    python -m scenarios.papers.fedauc_tables --quick --results-dir /tmp/fedauc
-    python -m scenarios.papers.fedauc_tables -M3 --runs 200 --seed 7
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/fedauc.md``.
 
 Options: ``--runs R`` (default 100; 20 with ``--quick``), ``--quick`` (a few settings, for tests),
 ``--seed S`` (public seed for the data split and the client layouts; default: a joint seed),

@@ -1,33 +1,9 @@
 """Fig. 6 of Barczewski, Mawass & Ramon: relative MSE of the private Hosmer-Lemeshow statistic vs epsilon.
 
-The paper fits a logistic regression on the Bank dataset (45211 rows, 11.7 % positives) and plots,
-against epsilon, the relative mean squared error ``mean (H_private - H_exact)^2 / H_exact^2`` of
-Algorithm 2 (HL-STAT-DP, :mod:`dp.ecdf.hosmer_lemeshow`) over 100 runs.  The Bank data are not embedded
-in this suite, so this scenario uses the embedded **Framingham** data as a stand-in: the ``score``
-column of :func:`scenarios.kit.datasets.framingham_with_scores` (a scikit-learn logistic regression of
-``TenYearCHD`` fitted on a public random 30 % of the complete rows, which are then removed; about
-2560 rows remain, 15 % positives).  Classes are unbalanced as in Bank, but there are ~18 times
-fewer rows, so every noisy count weighs more and the errors are larger than the paper's.
+Run: ``python -m scenarios.papers.hosmer_lemeshow`` (``--quick`` for a tiny run).
 
-The experiment is the *simulated* path (one process, numpy, the protocol's integer noise drawn per
-party from the operating system), so it runs at party 0 only; with ``-M m -T t`` the noise is
-calibrated for ``m`` parties of which ``t`` may collude (variance ``x m/(m - t)``), and the other
-parties just join and leave.  Two accountings are measured for every epsilon: ``paper`` (Theorem 2 as
-proved: each of the 4Q group statistics is eps'-DP for its own sensitivity) and ``joint`` (the same
-``8 eps'`` spent on the statistics' joint weighted-L1 sensitivity 4: half the noise scale).  Both
-spend exactly epsilon with ``eps' = epsilon / (L + 9)``.
-
-Threat model (of the protocol simulated here, see :mod:`dp.ecdf.hosmer_lemeshow`): passive, static
-adversary corrupting at most ``t < m/2`` parties; the released ECDF and group statistics are
-epsilon-DP against any such coalition because the honest parties' noise alone is calibrated.  The
-public seed only picks the model's training split; the experiment's noise never comes from it (only the
-``--secure`` check's fixed draws do, so that party 0 can feed the same draws to the simulated path).
-
-Run it::
-
-    python -m scenarios.papers.hosmer_lemeshow                      # 7 epsilons x 100 runs, one process
-    python -m scenarios.papers.hosmer_lemeshow --quick              # 2 epsilons x 5 runs
-    python -m scenarios.papers.hosmer_lemeshow -M3 --epsilons 0.5,1,2 --runs 50 --results-dir /tmp/hl
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/barczewski.md``.
 
 Options (lower case; MPyC's own options such as -M, -I, -T work as usual):
   --epsilons E[,E...]   budgets to measure (default 0.1,0.2,0.5,1,2,5,10)

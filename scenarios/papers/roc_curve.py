@@ -4,37 +4,8 @@ Run: ``python -m scenarios.papers.roc_curve`` (add ``--quick`` for a tiny run). 
 ``results/roc_curve_l1.csv``, ``roc_curve_l1.png`` (Fig. 5), ``roc_curve_example.png`` (Fig. 1) and
 ``roc_curve_auc_error.png`` (public against private class sizes).
 
-Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*,
-Sec. 5.1 and 6.5.  Classifier and data: the logistic-regression scores of the embedded Framingham
-data (:func:`scenarios.kit.datasets.framingham_with_scores`: the model is fitted on a public, seed-chosen
-30 % of the complete rows, which are then removed; label ``TenYearCHD``).  This stands in for the
-paper's Heart disease / Bank / Diabetic data, which are not embedded here.
-
-Mechanism.  On a common uniform grid of ``N`` thresholds over ``[0, 1]`` (default ``N = 256``), the
-ECDF of the positives' scores and that of the negatives' scores are each released with the tree
-mechanism (eq. 2, :func:`dp.ecdf.tree.private_ecdf`, integer discrete Laplace node noise) at budget
-``epsilon / 2``, so the pair costs ``epsilon``.  Each ECDF is divided by its class size, i.e. the
-class sizes are treated as public (as :func:`dp.ecdf.tree.private_ecdf` treats ``n``): the guarantee is
-for a row whose *score* changes.  If labels are private too, the paper's Sec. 5.1 variant (noisy
-joint counts over all ``n`` rows, each class normalised by its own last noisy value,
-:func:`dp.ecdf.roc.self_normalise`; the job ``scenarios.roc_private``) is the one to use: it runs here
-beside the other on the *same* noisy counts (same node draws, same epsilon/2 per class), smoothed with
-``p = 2`` (columns ``*_self_p2``), so the two columns differ only by the normalisation.  Both ECDFs are smoothed (eq. 3, :func:`smoothing.monotone.smooth_ecdf`, all grid points)
-with ``p = 1`` and with ``p = 2``, and the ROC curve is built from the smoothed pair
-(:func:`smoothing.roc.roc_from_ecdfs`; a higher score means positive).
-
-Measured for every epsilon (Fig. 5): the L1 distance between the true ROC curve (the same
-construction without noise, on the same grid) and the smoothed private one, i.e. the area between
-the two curves, ``int_0^1 |TPR_true(f) - TPR_private(f)| df``, computed by linear interpolation of
-both polylines on 20000 midpoints of ``[0, 1]`` in FPR (:func:`roc_l1_distance`); and the AUC of the
-smoothed curve, and its absolute error ``|AUC - true AUC|`` (``auc_err_*``) for both variants.  Also drawn (Fig. 1): the true, the raw private and the two smoothed ROC curves of
-one release at ``--plot-epsilon``.
-
-Run it::
-
-    python -m scenarios.papers.roc_curve
-    python -m scenarios.papers.roc_curve --plot-epsilon 0.2 --runs 50
-    python -m scenarios.papers.roc_curve -M3 --quick --results-dir /tmp/r
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/barczewski.md``.
 
 Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
   --epsilon-grid E1,E2,...  total epsilons swept (default 0.01,0.02,0.05,0.1,0.2,0.5,1,2,5,10)
@@ -51,14 +22,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
                             node draws fed to both paths; the released counts and the run's L1 and AUC
                             values (both normalisations) must be equal (roc_curve_secure.csv; a
                             disagreement exits 1)
-
-Output: ``roc_curve_l1.csv`` (one row per epsilon: mean and standard error over the runs of the L1
-distance and of the AUC for p = 1 and p = 2, with the true AUC on the grid and the exact one),
-``roc_curve_l1.png`` (L1 distance against epsilon, log-log), ``roc_curve_example.png`` (the curves),
-``roc_curve_auc_error.png`` (the AUC error of both variants against epsilon),
-a progress bar on stderr and a table on stdout.  Experiments use noise seeded from ``--seed`` for
-reproducibility (``--os-noise`` to not); releases never do.  Threat model: a one-process
-simulation (see :mod:`scenarios.kit.experiments`); the parties other than 0 only exchange public values.
 """
 from __future__ import annotations
 

@@ -4,48 +4,8 @@ Run: ``python -m scenarios.papers.umpc_bins_and_uci --figure bins`` or ``--figur
 tiny run).  Writes ``results/umpc_bins.csv`` / ``.png`` or ``results/umpc_uci.csv`` / ``.png`` and prints
 the table and, per baseline, the range of ``log10(MSE / U-MPC's MSE)`` (positive: above U-MPC's MSE).
 
-Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*:
-
-- ``--figure bins`` (§6.2.2, Fig. 3 and Fig. 4, both panels): Kendall's tau-a for t in {4, 8, 16, 32, 64}
-  discretization bins and epsilon in {0.1, 1}.  The paper uses Bank Marketing (age, balance,
-  n = 4521), which is not embedded here: Framingham ``sysBP`` vs ``diaBP`` (n = 4238, all rows
-  complete) stands in for it (``--pair age,totChol`` for the other pair).  Per (t, epsilon): MSE against
-  the exact tau-a of the data and the modelled online communication (:mod:`dp.umpc.costs`, ``l = 40``).
-  U-MPC does not discretize, so its MSE does not depend on t (measured once per epsilon, repeated
-  on every t row).  **Bins of the LDP baselines: t cells in total** on a 2-D grid over the declared
-  domains, ``t_x = 2^floor(log2(t)/2)`` bins for the first column and ``t / t_x`` for the second
-  (4 = 2x2, 8 = 2x4, 16 = 4x4, 32 = 4x8, 64 = 8x8), so that Bell's ``n l t`` and Ghazi's
-  ``n^2 eps^2 log(t) l`` are costed with the same t that the simulation uses.  Fig. 4 right plots every
-  method's MSE against its modelled online communication (one point per t; U-MPC's does not depend on t).
-- ``--figure uci`` (App. E.2, Fig. 5-6, all four panels): UCI Heart Disease, Kendall's
-  tau-a of ``trestbps`` vs ``chol`` (rows with either missing dropped: 834 rows, as in the paper; 159
-  of them have ``chol = 0``, which the source uses for "not measured" — kept, as the paper's 834
-  implies) and the duplicate-pair ratio of the diagnosis ``num`` (0..4, no missing: 920 rows),
-  epsilon = 1, t = 64 (an 8x8 grid for Kendall; for ``num`` the domain has only 5 values, so the
-  baselines use its 5 levels and are costed with t = 5).  n: a uniform subsample without
-  replacement (one per n, from the public seed) of a few sizes up to all complete rows.
-
-Methods (estimation reused from :mod:`scenarios.papers.umpc_vs_baselines`' set-up): ``U-MPC`` is
-:func:`dp.umpc.protocol.simulate` with ``|E| = 2n`` BalancedSamp pairs, fresh tuples and fresh distributed
-discrete Laplace noise every run, ``m = 3`` parties, noise calibrated for a coalition of 1; ``Bell LDP``
-is :func:`dp.bell.generic.simulate` (k-ary RR, averaged kernel matrix); ``Ghazi`` is
-:func:`dp.baselines.ghazi.simulate` (exact factorization, averaged matrix, local noise); ``GhaziSM`` is
-:func:`dp.baselines.ghazi_shuffled.simulate` (the same factorization in the shuffled model: one discrete
-Laplace draw per coordinate of the summed factors, so its MSE is the quantization bias plus an
-``O(log t / (eps^2 n^2))`` noise term, n times below Ghazi's).  Costs (:func:`dp.umpc.costs.protocol_costs`, Table 1 / Lemma C.3 / App. D.2,
-constants 1, ``l = 40``): communication of U-MPC under ``M_HF`` (``comm_bits``, plotted solid) and
-``M_Dis`` (``comm_bits_dis``, dashed), Bell, Ghazi, GhaziSM; per-party operations (U-MPC:
-``ceil(2|E|/n) C_f^T + n`` with ``C_f^T = 2 l + 1`` for Kendall, ``l`` for the equality test), server
-operations, and Fig. 3's total computation ``server + n x per-party`` (``compute_ops``).  The bins
-figure plots communication, total computation (Fig. 3) and MSE (Fig. 4 left) against t, and MSE against
-communication (Fig. 4 right); the UCI figure plots communication, MSE, per-party and server computation
-against n (Fig. 5-6).
-
-Run it::
-
-    python -m scenarios.papers.umpc_bins_and_uci --figure bins
-    python -m scenarios.papers.umpc_bins_and_uci --figure uci --sizes 100,200,400,834 --runs 100
-    python -m scenarios.papers.umpc_bins_and_uci -M3 --figure bins --quick --results-dir /tmp/r
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/sinh_ramon.md``.
 
 Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
   --figure bins|uci   which experiment (default bins)
@@ -66,10 +26,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
                       estimate and the opened noisy sums must be equal (umpc_<figure>_secure.csv; a
                       disagreement exits 1).  Bell, Ghazi and GhaziSM are other papers' local and
                       shuffled-model protocols: not checked
-
-Privacy: U-MPC is epsilon-DP (pure) against a passive coalition of ``t < m/2`` parties; Bell and Ghazi
-are epsilon-LDP per user; GhaziSM is epsilon-DP in the shuffled model (non-colluding shufflers, honest noise
-shares).  One-process simulation at party 0 (see :mod:`scenarios.kit.experiments`).
 """
 from __future__ import annotations
 

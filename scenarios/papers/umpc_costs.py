@@ -1,15 +1,9 @@
 r"""Measured cost of Pi_U-MPC on MPyC beside the paper's cost model and a model of MPyC itself.
 
-Kendall's tau of ``sysBP`` vs ``diaBP`` on the first ``n`` Framingham rows, ``|E| = 2n`` tuples
-(BalancedSamp), epsilon = 1.  For each ``n`` the protocol runs once (:func:`dp.umpc.protocol.run_secure`);
-per phase we print the measured seconds and bytes (all parties), the paper's online bits (Lemma C.3,
-``l = 40``, Kendall ``C_f^C = 2 lambda l + 4 l``; ``n`` parties of one row each) under ``M_Dis`` and
-``M_HF``, and :func:`dp.umpc.costs.mpyc_shamir_bytes_model` for our ``m`` MPyC parties.
+Run: ``python -m scenarios.papers.umpc_costs -M3`` (three local parties; ``--quick`` for a tiny run).
 
-Run it with three local parties::
-
-    python -m scenarios.papers.umpc_costs -M3
-    python -m scenarios.papers.umpc_costs -M3 --rows 500,1000 --results-dir results
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/sinh_ramon.md``.
 
 Options: ``--rows N1,N2,...`` (default 500,1000,2000 and all rows), ``--results-dir DIR`` (party 0
 writes ``umpc_costs.csv``; default ``results``), ``--quick`` (two tiny sizes, for tests).

@@ -4,61 +4,8 @@ Run: ``python -m scenarios.papers.umpc_samplers`` (add ``--quick`` for a tiny ru
 ``results/umpc_samplers.csv`` and ``.png`` (bar chart), prints the table (Sinh & Ramon, Table 2) with
 the exact error decomposition of every sampler next to its measured MSE.
 
-Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*, §6.2.3 and
-Table 2: the duplicate-pair ratio ``U_f`` with ``f(x, y) = I[x = y]``, released by Pi_U-MPC
-(:mod:`dp.umpc.protocol`, simulated path) at ``epsilon = 1`` with the sampled tuple set ``E`` drawn by
-BalancedSamp (Algorithm 1), uniformly without replacement, or by Bernoulli sampling.  The paper
-reports MSE 2.2e-6 (balanced) < 2.7e-6 (uniform) < 9.1e-6 (Bernoulli) on Bank Marketing's ``job``.
-
-Size of ``E``.  The paper writes "|E| = 0.5", which is not a valid number of pairs: ``0.5 n``, half
-of all ``N = C(n, 2)`` pairs, or ``0.5 %`` of them, none stated.  Default ``|E| = 2n`` (the size the
-paper uses everywhere else in §6); ``--edges-per-row F`` gives ``|E| = F n`` (``0.5`` for the ``0.5 n``
-reading), ``--edges-fraction Q`` gives ``|E| = Q N`` (``0.5`` for ``N/2``, ``0.005`` for ``0.5 %``).
-
-Data (``--data``).  Bank Marketing is not embedded.
-
-- ``framingham`` (default): Framingham ``education`` (4 categories, levels 1..4, rows with a missing
-  value dropped, n = 4133), collision probability about 0.30;
-- ``bank-job``: a **synthetic, frequency-matched stand-in, not real data**: 12 categories with exactly
-  the category counts of Bank Marketing's ``job`` column (management 969, blue-collar 946,
-  technician 768, admin. 478, services 417, retired 230, self-employed 183, entrepreneur 168,
-  unemployed 128, housemaid 112, student 84, unknown 38; n = 4521), collision probability 0.1455.
-  The duplicate-pair ratio and every quantity below depend on the column only through these counts
-  (the samplers are exchangeable), so this reproduces the paper's data as far as Table 2 can tell.
-  The rows are in a fixed public permutation, so ``--rows`` keeps a near-proportional subset.
-
-Per sampler, ``--runs`` runs, each with a *fresh* public seed (fresh tuples ``E``) and fresh noise,
-so the MSE against the exact U-statistic over all ``C(n, 2)`` pairs covers both ``E_inc`` and ``E_DP``.
-
-Theory printed beside it (:mod:`dp.umpc.sampler_variance`, App. D.1.2: ``MSE = E_inc + E_DP``):
-
-- ``E_inc``: uniform: Claim D.1's exact ``(N - m)/((N - 1) m) Var f``; Bernoulli (ratio estimator, the
-  realised ``|E|`` as denominator, what :mod:`dp.umpc.protocol` does): exact, averaging Claim D.1 over
-  ``|E| ~ Binomial(N, m/N)``; Bernoulli Horvitz-Thompson (the standard estimator of a Bernoulli
-  design, an extra row ``bernoulli-ht`` computed from the *same* Bernoulli runs, dividing by the
-  expected number of tuples ``q N`` instead of the realised ``|E|``):
-  exact ``(1 - q)/(q N) mean f^2``; BalancedSamp: no closed form, Monte Carlo over ``--inc-samples``
-  independent draws of ``E`` without noise (± its s.e.), and the Hoeffding-projection approximation
-  ``(N - m)/((N - 1) m)(Var f - 2 Var h_1)`` (printed, explains the size of the gain);
-- ``E_DP = Var(eta)/(|E| scale)^2`` with the realised largest degree of each run's ``E`` (mean over
-  runs), including the coalition factor ``m/(m-t)``;
-- the check: per run ``err^2 - E_inc - E_DP(E)`` has mean 0; ``z`` is its mean over the combined
-  standard error (paired over runs, plus the Monte Carlo s.e. of balanced ``E_inc``);
-- a what-if: ``E_DP`` if the noise of uniform/Bernoulli sampling were calibrated to a degree ``d*``
-  that the largest degree exceeds with probability at most ``2^-40`` (union bound over the rows),
-  i.e. without looking at the drawn ``E``, instead of the realised largest degree.
-
-Also printed: Lemma D.3's bound ``(N - |E|)/(4|E|(N - 1)) + 2 (2 Delta_f)^2 / (n^2 eps^2)``
-(``Delta_f = 1``; stated for BalancedSamp and central Laplace noise, i.e. ``m/(m-t) = 1``) and the
-same bound with the DP term scaled by ``m/(m-t)`` for the coalition calibration used here.
-``--parties 1 --coalition 0`` is central noise, Claim D.2's setting.
-
-Run it::
-
-    python -m scenarios.papers.umpc_samplers
-    python -m scenarios.papers.umpc_samplers --data bank-job --parties 1 --coalition 0
-    python -m scenarios.papers.umpc_samplers --data bank-job --edges-fraction 0.5 --runs 30 --inc-samples 10
-    python -m scenarios.papers.umpc_samplers --parties 1 --coalition 0 --quick --results-dir /tmp/r
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/sinh_ramon.md``.
 
 Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
   --data NAME         framingham (default) or bank-job (synthetic frequency-matched stand-in)
@@ -78,11 +25,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
                       rows i, i+m, ... at party i, noise calibrated for the real m and t) with run 0's tuples
                       and fixed per-party draws fed to both paths: the estimate and the opened noisy sums
                       must be equal (umpc_samplers_secure.csv; a disagreement exits 1)
-
-Privacy: epsilon-DP (pure, distributed discrete Laplace) against a passive coalition of ``t < m/2``
-parties; one-process simulation at party 0 (see :mod:`scenarios.kit.experiments`).  Experiments use
-noise seeded from ``--seed`` for reproducibility (``--os-noise`` to not); releases never do.  The
-Horvitz-Thompson row is post-processing of the same release (``q N`` is public), so equally DP.
 """
 from __future__ import annotations
 

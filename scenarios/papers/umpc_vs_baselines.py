@@ -4,46 +4,8 @@ Run: ``python -m scenarios.papers.umpc_vs_baselines`` (add ``--quick`` for a tin
 ``results/umpc_vs_baselines.csv`` and ``.png`` (four log-log panels against n: online communication,
 MSE, per-party computation, server computation), prints the MSE table and the cost table.
 
-Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*, §6.2.1,
-Fig. 1 (left: online communication, right: MSE) and Fig. 2 (left: per-party, right: server
-computation): the Gini mean difference ``U = C(n,2)^-1 sum_{i<j} |x_i - x_j|`` of ``n`` values drawn
-uniformly from ``[0, 1]``, ``epsilon = 1``, ``t = 256`` bins, ``|E| = 2n``.
-
-Costs (deterministic, :func:`dp.umpc.costs.protocol_costs`, Table 1 / Lemma C.3 / App. D.2 with constants 1,
-``l = 40`` bits, ``log = log2``) for U-MPC under ``M_HF`` (delegated noise, ``|Z| = 40`` for failure
-``2^-40`` and honest fraction 1/2) and ``M_Dis`` (``n^2 l`` noise), Bell, Ghazi and GhaziSM (the
-shuffled-model variant, App. D.2 with ``kappa = 0``).  U-MPC's Gini
-kernel is costed with ``--kernel-counts paper`` (default): App. A.5.2's "two FSS instantiations and
-one Beaver triple", 10 400 bits and ``C_f^T = 81`` operations per pair; ``implementation`` costs the
-one comparison and one product that Eq. 9 (and :mod:`secure.kernels`) needs, 5 280 bits and 41
-operations.  These are asymptotic models: compare shapes across ``n``, not absolute values.
-
-MSE methods:
-
-- ``U-MPC``: Pi_U-MPC (:mod:`dp.umpc.protocol`, simulated path) with ``|E| = 2n`` pairs sampled by
-  BalancedSamp, fresh tuples (a fresh public seed) and fresh distributed discrete Laplace noise in
-  every run, ``m`` parties with noise calibrated for a coalition of ``t`` (default 3 and 1), values in
-  fixed point with ``--precision`` fractional bits (default 16);
-- ``Bell LDP``: the generic LDP protocol of Bell et al. (:mod:`dp.bell.generic`, Algorithm 1), ``t = 256``
-  equal bins of ``[0, 1]``, k-ary randomized response, averaged kernel matrix (eq. 15);
-- ``Ghazi``: the factorization protocol of Ghazi et al. (:mod:`dp.baselines.ghazi`), same bins and matrix, exact
-  factorization (``d = t``), Laplace noise on both factors.
-- ``GhaziSM``: the same factorization in the shuffled model (:mod:`dp.baselines.ghazi_shuffled`): factors in
-  fixed point (16 fractional bits), Balle et al.'s distributed discrete Laplace noise on the two *sums*
-  (``epsilon/2`` each, shares of all ``n`` parties), shuffled summation; the constant diagonal of the
-  averaged Gini matrix subtracted.  Its exact variance given the bins is printed next to its MSE.
-
-The MSE of every method is measured against the exact U-statistic of the drawn sample (one sample
-per ``n``, the same for every method and run).  Next to U-MPC the scenario prints Lemma D.3's bound
-``(N - |E|)/(4|E|(N - 1)) + 2 (2 Delta_f)^2 / (n^2 eps^2)`` (``Delta_f = 1``) and the same with the DP term
-scaled by ``m/(m-t)`` (the lemma assumes central noise, ``m/(m-t) = 1``), and the ratios
-``MSE(baseline) / MSE(U-MPC)`` with their base-10 logarithm (orders of magnitude).
-
-Run it::
-
-    python -m scenarios.papers.umpc_vs_baselines
-    python -m scenarios.papers.umpc_vs_baselines --sizes 500,2000,8000 --runs 100
-    python -m scenarios.papers.umpc_vs_baselines -M3 --quick --results-dir /tmp/r
+The paper, the data, the method, the threat model and the paper's findings beside ours:
+``docs/papers/sinh_ramon.md``.
 
 Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
   --sizes N1,N2,...   numbers of parties/values n (default 500,1000,2000,4000,8000; --quick: 200,400)
@@ -64,10 +26,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
                       and fixed per-party draws fed to both paths: the estimate and the opened noisy sum
                       must be equal (umpc_vs_baselines_secure.csv; a disagreement exits 1).  The baselines
                       (Bell, Ghazi, GhaziSM) are other papers' local/shuffled protocols: not checked
-
-Privacy: U-MPC is epsilon-DP (pure) against a passive coalition of ``t < m/2`` parties; Bell and Ghazi
-are epsilon-LDP per user.  One-process simulation at party 0 (see :mod:`scenarios.kit.experiments`);
-experiments use noise seeded from ``--seed`` (``--os-noise`` to not); releases never do.
 """
 from __future__ import annotations
 
