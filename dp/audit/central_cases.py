@@ -1,85 +1,9 @@
-r"""Audit cases for every central and distributed DP mechanism of the suite, plus negative controls.
+"""Audit cases for every central and distributed DP mechanism of the suite, plus negative controls.
 
-Each :class:`dp.audit.engine.AuditCase` built here runs one of the suite's mechanisms with the suite's own
-functions -- the deterministic statistic from the module's own kernels or counting functions, the
-calibration from its own plans, the noise from :mod:`secure.noise.party` (or the module's wrapper of it)
-with the generator the auditor passes -- on a pair of neighbouring datasets chosen to be worst case
-for that mechanism, and returns one scalar per run.  :func:`dp.audit.engine.audit` then bounds the privacy
-loss from below.  The cases, by module and paper:
-
-=============================  ===========================================================================
-``umpc-*``                     Pi_U-MPC (:mod:`dp.umpc.protocol`; Sinh & Ramon, Protocol 3.1, App. B.1, App. C.2.3)
-``delegated-*``                noise delegation (:mod:`dp.umpc.delegation`; Sinh & Ramon §4)
-``ecdf-*``                     ECDF tree (:mod:`dp.ecdf.tree`, :mod:`dp.ecdf.secure_release`; Barczewski, Mawass &
-                               Ramon §3.1 eq. 2, Thm 1, Thm 3, §4.1) -- built in :mod:`dp.audit.tree_cases`
-``hl-*``                       Hosmer-Lemeshow (:mod:`dp.ecdf.hosmer_lemeshow`; same paper, Alg. 2, Thm 2) --
-                               :mod:`dp.audit.tree_cases`
-``fedauc-*``                   FedAUC (:mod:`dp.fedauc.mechanisms`; Sun et al. §4, §5, §5.3, Alg. 1 and 4) --
-                               :mod:`dp.audit.fedauc_cases`
-``rank-auc-*``                 secure rank AUC (:mod:`dp.rank_auc`)
-``subsampled-*``               subsampled pairs and its all-pairs baseline (:mod:`dp.bell.subsampled_pairs`,
-                               :mod:`dp.bell.subsampled_analysis`; Bell et al. §5, Thm 5, App. C.1)
-``complete-*``                 complete U-statistics over all tuples (:mod:`dp.umpc.complete`; Sinh & Ramon,
-                               Protocol 3.1 with E = every tuple) -- built in :mod:`dp.audit.complete_cases`
-``ecdf-fss-*``                 ECDF by function secret sharing, two servers (:mod:`dp.ecdf.fss_release`;
-                               Barczewski, Mawass & Ramon §4.2) -- built in :mod:`dp.audit.fss_cases`
-``control-*``                  negative controls: deliberately broken mechanisms that must FAIL
-=============================  ===========================================================================
-
-What is audited
----------------
-*Distributed noise.*  Against a coalition of ``t`` of the ``m`` parties (passive, static) the release
-is the statistic plus every party's noise share; the coalition subtracts its own shares
-(post-processing), so what must be DP is the statistic plus the ``m - t`` *honest* shares.  The
-distributed cases sample exactly that view: ``m - t`` draws of the party share (for noise
-delegation: the honest delegates' draws only).  Noise sampled inside MPC
-(``umpc-kendall-mpc-dlap-m3-t1``, :mod:`dp.secret_noise`) has no shares at all: no coalition knows
-any part of it, so the case samples the whole noise with the sampler's plaintext mirror and claims
-``(epsilon, delta_s)``, ``delta_s`` the sampler's truncation delta.
-
-*Vector releases* (tree counts, the ``4 Q`` Hosmer-Lemeshow statistics, FedAUC's two reports per
-client, the pair of secure-AUC sums, per-pair values) are audited through a *linear* statistic of
-the released vector, which is post-processing of the release, so a violation on it is a violation
-of the mechanism.  With independent discrete Laplace coordinates of loss rate ``r_j`` per unit
-(``alpha_j = exp(-r_j)``) and neighbouring shift ``d_j``, the statistic
-``T = sum_j r_j sign(d_j) X_j`` has shift ``sum_j r_j |d_j|`` -- the mechanism's whole privacy loss
-on that pair -- and noise whose tails decay at rate 1, so its tail events approach that loss
-(:func:`dp.audit.statistics.laplace_weights`).  With Gaussian coordinates the likelihood-ratio (LDA) direction
-``d_j / sigma_j^2`` is used instead.  For the tree, whose released counts ``c + A eta`` mix the
-node noises ``eta``, the weights are the solution of a small linear programme: the ``w`` maximising
-the shift ``w . 1_[a, b]`` subject to ``|A^T w| <= 1`` node-wise (:func:`dp.audit.statistics.tree_weights`).  Its value
-is the least ``l1`` norm of a node vector ``zeta`` with ``A zeta = 1_[a, b]`` (LP duality), so
-``T = w . c~`` reaches the exact pure privacy loss ``value * epsilon / (L + 1)`` of the pair.
-
-Sizes are kept small on purpose (sensitivities of a few fixed-point units, a few dozen rows), so
-that a pure-DP privacy loss is resolvable with a few hundred thousand samples.  All public
-randomness (tuples, permutations, client layouts, synthetic rows) comes from
-:data:`dp.audit.neighbours.PUBLIC_SEED` through :func:`secure.public_randomness.public_generator`, except the
-noise delegates of the ``delegated-*`` cases (:func:`audit_delegates`): a generator of their own, never the
-tuples' seed, as a run draws them from fresh joint randomness (:func:`dp.umpc.delegation.draw_delegates`).
-
-Where the parts live: the worst-case neighbouring datasets and the cases' parameters in
-:mod:`dp.audit.neighbours`; the audited statistics (claimed log-likelihood ratios, linear weights, the
-tree's LP and message passing) and the planning of audit sizes in :mod:`dp.audit.statistics`; the
-``ecdf-*`` and ``hl-*`` cases in :mod:`dp.audit.tree_cases`, the ``fedauc-*`` cases (and the FedAUC
-release they draw) in :mod:`dp.audit.fedauc_cases`.  This module builds the other families and the
-controls, and holds the registry (:func:`central_cases`, :func:`get_case`, :data:`RECOMMENDED_SAMPLES`).
-
-Findings the cases make explicit (asserted in ``tests/test_audit_central.py``): the ECDF tree's worst
-neighbouring pair on ``N = 2^L`` grid points has exact loss ``L epsilon / (L + 1)`` (the calibration
-to ``L + 1`` nodes is conservative by that factor); Hosmer-Lemeshow with ``accounting="paper"`` has
-loss ``4 eps'`` on its group statistics, half of the ``8 eps'`` it spends (as its module states).
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties (MPyC's
-Shamir threshold; for FedAUC the server and any set of other clients, label DP).  The audit runs the
-simulated path in one process (equal to the secure path for the same noise draws, as the modules'
-own tests hold); it can only prove violations, passing is evidence, not proof.
-
-Negative controls (``control=True``): ``control-float-laplace-half-scale`` (floating-point Laplace
-of half the calibrated scale on the U-MPC sum: true loss ``2 epsilon``), ``control-polya-naive-*``
-(Pólya shares of shape ``1/m`` with ``t`` corrupt parties: true loss
-:func:`dp.audit.engine.coalition_epsilon` ``> epsilon``), ``control-tree-node-scale`` (tree node noise of
-scale ``1/epsilon`` instead of ``(L+1)/epsilon``: true loss ``L epsilon`` on the audited pair).
+Each case runs the suite's own statistic, calibration and noise on worst-case neighbours and returns one
+scalar per run for :func:`dp.audit.engine.audit`.
+Threat model: passive, static coalition of ``t < m/2`` parties (FedAUC: label DP).
+The cases by module and paper: docs/audit.md.
 """
 from __future__ import annotations
 
@@ -101,7 +25,8 @@ from dp.audit.statistics import laplace_weights, privacy_loss_statistic
 from dp.audit.tree_cases import ecdf_cases, hl_cases, tree_case
 from dp.bell.subsampled_analysis import all_pairs_plans
 from dp.bell.subsampled_pairs import party_pair_draws, plans_for_pairs
-from dp.ecdf.tree import plan_tree_noise, uniform_grid
+from dp.ecdf.grid import uniform_grid
+from dp.ecdf.tree import plan_tree_noise
 from dp.noise_plans import MpcLaplacePlan, PartyBinomialPlan, PartyLaplacePlan, PlannedNoise
 from dp.rank_auc import plans_for_rows
 from dp.secret_noise import simulate_secret_laplace
@@ -165,11 +90,7 @@ def _laplace_plan(plan: PlannedNoise) -> PartyLaplacePlan:
 
 def _honest_shares(plan: PartyLaplacePlan | PartyBinomialPlan | DelegatedNoisePlan, count: int,
                    rng: np.random.Generator) -> np.ndarray:
-    """The honest parties' (or delegates') shares of ``plan``, summed, ``count`` releases at a time.
-
-    Each share is the shipped party draw (:meth:`dp.noise_plans.PartyLaplacePlan.draw`, ``PartyBinomialPlan.draw`` or
-    :meth:`dp.umpc.delegation.DelegatedNoisePlan.draw`, vectorised by ``size``); the release sums
-    every party's share, and a coalition of ``t`` subtracts its own, leaving the ``m - t`` honest ones.
+    """The honest parties' (or delegates') shares of ``plan``, summed, ``count`` releases at a time. Details: docs/audit.md.
     """
     honest = plan.honest_delegates if isinstance(plan, DelegatedNoisePlan) else plan.parties - plan.threshold
     total = np.zeros(count, dtype=np.int64)

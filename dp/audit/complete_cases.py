@@ -1,82 +1,8 @@
-r"""Audit cases of the complete U-statistics (all ``C(n, k)`` tuples; :mod:`dp.umpc.complete`).
+"""Audit cases of the complete U-statistics (all ``C(n, k)`` tuples; :mod:`dp.umpc.complete`).
 
-Each case drives the shipped complete release, :func:`dp.umpc.complete.simulate_complete` (exact sums from
-the histogram polynomial of :mod:`secure.histograms`, the noise plans of
-:func:`dp.umpc.complete.complete_plans`, the estimator), on two neighbouring tables (replace one row) on
-which the released sums move as far as any neighbour can move them, and returns one scalar per run for
-:func:`dp.audit.engine.audit`.  The histogram and the sort path release the same exact sums with the same
-plans (:func:`dp.umpc.complete.run_complete`), so one case audits both paths' calibration.
-
-What is audited
----------------
-The release of ``k``-degree kernel ``f`` over all tuples is ``S_j + eta_j`` for each output ``j``, with
-``S_j = sum over all C(n, k) tuples of f_j`` and noise calibrated to the sensitivity
-``C(n-1, k-1) * Delta_f_j`` (a row is in ``C(n-1, k-1)`` tuples, each changing by at most
-``Delta_f_j = high - low``; Sinh & Ramon, Protocol 3.1 with ``E`` = every tuple, ``delta_max = C(n-1, k-1)``,
-App. C.2.3).  Ratio kernels (AUC, VUS) release two sums with ``epsilon/2`` each.
-
-*Party noise* (``*-dlap-*``, ``*-binomial-*``): against a passive coalition of ``t`` of the ``m`` parties,
-which subtracts its own shares (post-processing), the view is ``S_j`` plus the ``m - t`` honest shares.
-At every batch the case recalibrates with :func:`dp.umpc.complete.complete_plans` (so a patched
-calibration reaches the audit), draws the honest shares with the plans' own vectorised
-``draw(rng, size=...)`` (:mod:`secure.noise.party`), and runs :func:`simulate_complete` with those shares
-as its per-party noise (the coalition's columns zero); the released sums are the simulation's exact sums
-plus the noise it added, and its plans must be the ones the shares were drawn from.
-*Noise sampled in MPC* (``*-mpc-dlap-*``): no party knows any part of it, so
-:func:`simulate_complete` draws the whole noise itself with the sampler's plaintext mirror
-(:func:`dp.secret_noise.simulate_secret_laplace`) and the auditor's generator; the claim is
-``(epsilon, delta_s)``, ``delta_s`` the samplers' truncation (:func:`dp.umpc.protocol.sampler_summary`).
-
-The scalar: one output -- the released integer sum (the estimate is a strictly increasing function of
-it); two outputs -- the claimed privacy-loss statistic of the pair of noisy sums
-(:func:`dp.audit.statistics.privacy_loss_statistic`, rates ``epsilon_j / sensitivity_j`` of the unmutated
-plans), whose top event has probability ratio ``exp(sum_j rate_j |d_j|)`` under the noise actually added.
-
-Worst-case neighbours (derivations)
------------------------------------
-``n`` rows over ``m = 3`` parties (``t = 1``), the changed row is row 0 (party 0); the other rows are
-public synthetic rows (:data:`dp.audit.neighbours.PUBLIC_SEED`).  With ``T_r`` the tuples containing the
-changed row ``r`` (``|T_r| = C(n-1, k-1)``), ``S(D') - S(D) = sum over T_r of (f(D') - f(D))``, so the
-sum moves by the full sensitivity exactly when *every* tuple of ``T_r`` moves by ``Delta_f`` in the same
-direction:
-
-- ``kendall`` (``x, y`` integers on ``[0, 15]``, ``Delta_f = 2``): the others lie in ``[1, 14]^2``;
-  ``r = (15, 15)`` in ``D`` is concordant with every other row (``+1``: larger in both coordinates),
-  ``r = (15, 0)`` in ``D'`` discordant with every one (``-1``).  Change ``-2 (n - 1)``.
-- ``gini`` (``x`` on ``[0, 2]`` with 1 fractional bit, width ``W = 4`` units ``= Delta_f``): the others
-  are at 0; ``r = 0`` in ``D`` (``|x_r - x_j| = 0``), ``r = 2`` in ``D'`` (``4`` units).  Change
-  ``4 (n - 1)``.
-- ``auc`` (score on ``[0, 1]`` with 3 bits, label 0/1; outputs ``2h`` with ``Delta = 2`` and ``g`` with
-  ``Delta = 1``): the others are negatives scoring in ``[0, 0.875]``; ``r`` is a negative of score 1 in
-  ``D`` (no pair is comparable: both sums 0) and a positive of score 1 in ``D'`` (every pair comparable
-  and ranked strictly right: ``2h = 2``, ``g = 1``).  Change ``(2 (n - 1), n - 1)``: both full
-  sensitivities at once (the one-class background is needed for ``g`` to move on every pair).
-- ``duplicate`` (categories ``0, 1, 2``, ``Delta_f = 1``): the others are all ``0``; ``r = 0`` in ``D``
-  (equal to every row), ``r = 1`` in ``D'`` (equal to none).  Change ``-(n - 1)``.
-- ``rand`` (two clusterings over categories ``0, 1, 2``, ``Delta_f = 1``): the others are all
-  ``(0, 0)`` (they agree pairwise); ``r = (0, 0)`` in ``D`` agrees with every row (together in both),
-  ``r = (0, 1)`` in ``D'`` with none (together in the first clustering only).  Change ``-(n - 1)``.
-- ``vus`` (score on ``[0, 1]`` with 3 bits, class 0/1/2; outputs ``12 w`` with ``Delta = 12`` and
-  ``c`` = "the three classes differ" with ``Delta = 1``).  Here the calibrated sensitivity
-  ``C(n-1, 2) Delta`` is *not* attained for ``n >= 4``: a triple ``{r, a, b}`` counts in ``c`` only if
-  ``a, b`` are of the two classes other than ``r``'s, so at most ``n_a n_b <= floor((n-1)^2 / 4)`` of
-  the ``C(n-1, 2)`` triples of ``T_r`` count, in ``D`` and in ``D'``, and both sums move by at most
-  ``floor((n-1)^2/4) Delta`` (a triple outside ``c`` contributes 0 to both outputs).  The case attains
-  that: the others are ``n_1 = floor((n-1)/2)`` rows of class 1 and ``n_2 = ceil((n-1)/2)`` of class 2,
-  every class-1 score below every class-2 score (class 1 in ``[1/8, 3/8]``, class 2 in ``[5/8, 7/8]``);
-  ``r`` has score 0, class 1 in ``D`` (no triple of ``T_r`` holds three classes) and class 0 in ``D'``
-  (all ``n_1 n_2`` such triples are comparable and ordered, ``w = 1``).  Change
-  ``(12 n_1 n_2, n_1 n_2)``.  The complete VUS calibration uses exactly this ``floor((n-1)^2/4)``
-  (:func:`dp.umpc.complete.complete_max_degree`; ``C(n-1, 2)`` would be conservative by ``6/4`` at
-  ``n = 5``), so the case's worst pair attains the claimed epsilon, as for the other kernels.
-
-Sizes are small on purpose (``n = 6``, ``5`` for VUS): the loss of a calibration mutation (a smaller
-``C(n-1, k-1)``, e.g. ``C(n-2, k-1)``: ``(n-1)/(n-2)`` times the claim for ``k = 2``) is then resolvable
-with tens of thousands of outputs.
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties (MPyC's
-Shamir threshold).  The audit runs the simulated path in one process (the secure path releases the same
-exact sums with the same plans); it can only prove violations, passing is evidence, not proof.
+Drives :func:`dp.umpc.complete.simulate_complete` on neighbours where the released sums move as far as
+any neighbour can move them; one case audits the histogram and the sort path's calibration.
+Threat model: passive, static coalition of ``t < m/2`` parties.  Worst-case neighbours (derivations): docs/audit.md.
 """
 from __future__ import annotations
 
@@ -236,10 +162,7 @@ def _zero_noise(query: UStatQuery, rows_by_party: Sequence[np.ndarray], threshol
 def complete_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float = 0.0, parties: int = 3,
                         threshold: int = 1, rows: int | None = None, noise: str = "parties",
                         seed: int = PUBLIC_SEED) -> CompleteNeighbours:
-    """Neighbouring tables on which the complete sums move as far as replacing one row can move them.
-
-    That is the calibrated sensitivity of each released sum: ``C(n-1, k-1) Delta_f``, for VUS
-    ``floor((n-1)^2/4) Delta_j`` (module docstring), the largest change there is.
+    """Neighbouring tables on which the complete sums move as far as replacing one row can move them. Details: docs/audit.md.
 
     :param kernel: one of :data:`COMPLETE_KERNELS`.
     :param epsilon: budget of the release; ``delta``: 0 (discrete Laplace) or binomial party noise.

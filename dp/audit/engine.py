@@ -1,38 +1,8 @@
-r"""Empirical DP auditing: a lower bound on a mechanism's privacy loss, with confidence.
+"""Empirical DP auditing: a lower bound on a mechanism's privacy loss, with confidence.
 
-A mechanism ``M`` is ``(epsilon, delta)``-DP if for every pair of neighbouring datasets ``D, D'``
-and every event ``S``, ``P[M(D) in S] <= e^epsilon P[M(D') in S] + delta``.  An *audit* picks a pair
-``D, D'`` that is worst-case for the mechanism, samples ``M(D)`` and ``M(D')`` many times, and
-looks for an event that violates the inequality.  For one event, Clopper-Pearson intervals give
-with confidence ``1 - beta``
-
-.. math:: \epsilon \ \ge\ \hat\epsilon_{lb} = \log \frac{\underline{p} - \delta}{\overline{q}},
-
-where ``p_low`` is the lower one-sided bound on ``P[M(D) in S]`` and ``q_high`` the upper one on
-``P[M(D') in S]`` (each at level ``1 - beta/2``).  This is the hockey-stick (histogram) test of
-StatDP (Ding et al. 2018) and DP-Auditorium (Kong et al. 2024), in its simplest sound form: the
-samples are split in two halves; the event is *chosen* on the first half (the largest lower bound,
-at a stricter 99.99 % level, among the threshold sets ``{x >= c}``, ``{x <= c}`` and, for few
-distinct values, singletons, in both directions ``D`` vs ``D'`` and ``D'`` vs ``D``), and the bound
-is *computed* on the second half, so the choice does not invalidate the confidence level.
-
-A mechanism passes the audit when the lower bound does not exceed its claimed ``epsilon``; a
-correct mechanism passes with probability at least ``1 - beta`` (for any event choice).  A broken
-one (a *negative control*) fails once enough samples resolve the excess privacy loss.  The audit
-only ever proves violations; passing is evidence, not a proof.
-
-Vector-valued mechanisms are audited through a scalar statistic chosen by the case (for instance the
-sum of the tree nodes a changed row touches); a violation on the statistic is a violation of the
-mechanism, by post-processing.
-
-This module also computes the *exact* ``epsilon`` of integer noise against a shift
-(:func:`exact_epsilon`), for the coalition drills: the noise left against a coalition of ``t``
-parties is the sum of the ``m - t`` honest parties' Pólya differences
-(:func:`honest_noise_pmf`), exactly ``DLap(alpha)`` with coalition calibration ``1/(m - t)`` and a
-heavier-centred distribution with the naive ``1/m``.
-
-Threat model: the audit treats the mechanism as a black box run in one process (the simulated path,
-which is exactly equal to the secure path for the same noise draws; see the tests).
+Clopper-Pearson hockey-stick test (Ding et al. 2018; Kong et al. 2024) on a worst-case pair of
+neighbouring datasets; the exact epsilon of honest noise.  The mechanism is a black box run in one process
+(the simulated path, equal to the secure path for the same noise draws).  Derivation: docs/audit.md.
 """
 from __future__ import annotations
 
@@ -210,12 +180,7 @@ def _choose_event(first: np.ndarray, second: np.ndarray, level: float, delta: fl
 
 
 def audit(case: AuditCase, *, samples: int, rng: np.random.Generator, confidence: float = 0.95) -> AuditResult:
-    """Audit ``case`` with ``samples`` outputs per dataset; return the privacy-loss lower bound.
-
-    Half of the samples choose the event, the other half bound it (Clopper-Pearson, each side at
-    level ``1 - beta/2`` with ``beta = 1 - confidence``).  With probability at least ``confidence``
-    the returned ``epsilon_lower`` is at most the mechanism's true ``epsilon`` (at the case's
-    ``delta``).
+    """Audit ``case`` with ``samples`` outputs per dataset; return the privacy-loss lower bound. Details: docs/audit.md.
 
     :param case: the mechanism, its claim and its neighbouring datasets.
     :param samples: outputs drawn per dataset, at least 2.
@@ -250,11 +215,7 @@ def audit(case: AuditCase, *, samples: int, rng: np.random.Generator, confidence
 
 def honest_noise_pmf(honest_parties: int, shape: float, alpha: float, *,
                      tail: float = 1e-15) -> tuple[np.ndarray, int]:
-    """The pmf of the sum of ``honest_parties`` independent ``Polya(shape, alpha)`` differences.
-
-    By additivity of the negative binomial this is ``A - B`` with ``A, B ~ NB(R, alpha)``,
-    ``R = honest_parties * shape``; with ``shape = 1/R`` honest parties it is ``DLap(alpha)``
-    (Sinh & Ramon, App. B.1).  The pmf is computed on ``[-W, W]`` where ``P(A > W) < tail``.
+    """The pmf of the sum of ``honest_parties`` independent ``Polya(shape, alpha)`` differences. Details: docs/audit.md.
 
     :return: ``(pmf, W)``; ``pmf[W + z]`` is ``P(A - B = z)``.
     :raise ValueError: on a non-positive count or shape, or ``alpha`` outside ``(0, 1)``.
@@ -276,13 +237,7 @@ def honest_noise_pmf(honest_parties: int, shape: float, alpha: float, *,
 
 def exact_epsilon(pmf: npt.ArrayLike, shift: int, *, floor: float = 1e-12) -> float:
     """``max_z |log p(z) - log p(z + s)|`` over ``|s| <= shift``: the exact ``epsilon`` of additive noise.
-
-    For noise ``Z`` with pmf ``p`` added to an integer statistic of sensitivity ``shift``, the pure
-    privacy loss is the largest log-ratio of the pmf at points ``shift`` apart (the worst shift is
-    ``shift`` itself for log-concave noise, but every shift up to it is checked).  Points whose
-    probability is below ``floor`` on both sides are skipped: they are in the numerically
-    truncated tails, where both the discrete Laplace and Pólya differences have log-ratios tending
-    to ``shift * log(1/alpha)`` from above (so the maximum lies in the central region).
+    Details: docs/audit.md.
 
     :param pmf: probabilities on consecutive integers.
     :param shift: the sensitivity, a positive integer smaller than the support.
@@ -302,13 +257,7 @@ def exact_epsilon(pmf: npt.ArrayLike, shift: int, *, floor: float = 1e-12) -> fl
 
 def coalition_epsilon(*, epsilon: float, sensitivity: int, parties: int, threshold: int,
                       calibration_parties: int) -> float:
-    """The exact ``epsilon`` left against a coalition of ``threshold`` parties.
-
-    Every party draws ``Polya(1/calibration_parties, alpha)`` differences with
-    ``alpha = exp(-epsilon / sensitivity)``; the coalition subtracts its own draws, so only the
-    ``parties - threshold`` honest draws protect the release.  With ``calibration_parties = m - t``
-    (coalition calibration) the result is ``epsilon`` exactly; with ``calibration_parties = m``
-    (naive) the honest noise is too light and the result exceeds ``epsilon``.
+    """The exact ``epsilon`` left against a coalition of ``threshold`` parties. Details: docs/audit.md.
 
     :raise ValueError: on invalid parameters.
     """

@@ -1,25 +1,6 @@
-r"""Audit cases of FedAUC's label-DP Laplace and Gaussian releases (Sun et al.).
+"""Audit cases of FedAUC's label-DP Laplace and Gaussian releases (Sun et al., §4, §5, Algorithm 4).
 
-What
-----
-:func:`fedauc_release` draws every client's noisy integer reports of FedAUC_Lap / Gaussian with the
-shipped :func:`dp.fedauc.mechanisms.client_releases` and :func:`dp.fedauc.mechanisms.noisy_client_reports`
-(the same calls :func:`dp.fedauc.montecarlo.simulate_fedauc` makes, so the same generator gives the same
-reports), and :func:`fedauc_estimates` turns them into the server's AUC (eq. 1).  The ``fedauc-*`` cases
-(:func:`fedauc_cases`) audit the flipped sample's client's reports on the labelings of
-:func:`dp.audit.neighbours.fedauc_neighbours`: with Laplace noise through the claimed privacy-loss
-statistic (:func:`dp.audit.statistics.privacy_loss_statistic`), with Gaussian noise through the
-likelihood-ratio direction.  Randomized response (``label-rr``) is audited in :mod:`dp.audit.local_cases`.
-
-Threat model
-------------
-Label DP (Sun et al. §3, Definition 2.1): the server and any set of other clients see every report;
-scores, ranks and the client layout are public.  Each client perturbs its own reports.  The audit runs
-in one process and can only prove violations.
-
-Reference: J. Sun, X. Yang, Y. Yao, J. Xie, D. Wu, C. Wang, *Differentially Private AUC Computation in
-Vertical Federated Learning* (§4, §5, §5.3, Algorithm 4, App. N); Canonne, Kamath & Steinke 2020
-(discrete Gaussian); Bun & Steinke 2016, Prop. 1.3.
+Threat model: label DP; the server and any set of other clients see every report.  Details: docs/audit.md.
 """
 from __future__ import annotations
 
@@ -61,15 +42,7 @@ def _fedauc_parameters(components: dict[str, ClientRelease], method: str, epsilo
 def fedauc_release(scores: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.ArrayLike, *, method: str,
                    epsilon: float, delta: float = 0.0, sum_fraction: float = 0.5, runs: int,
                    rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Every client's noisy integer reports of FedAUC_Lap / Gaussian, ``runs`` times.
-
-    Sun et al. Algorithm 4 (global / local sensitivity, App. N) and §5.3 (adaptive split), with the
-    integer reports of :mod:`dp.fedauc.mechanisms`: ``2 localSum_k`` (sensitivity ``2 (M - 1)`` or twice the
-    client's largest rank) and ``localP_k`` (sensitivity 1) with ``sum_fraction`` and
-    ``1 - sum_fraction`` of the budget, or ``localP_k`` and ``D_k = n_k <2 v', y>`` with ``beta_k``
-    and ``1 - beta_k``.  Noise: the shipped :func:`dp.fedauc.mechanisms.noisy_client_reports` (budget ``epsilon``,
-    or ``zcdp_budget(epsilon, delta)`` for Gaussian), which :func:`dp.fedauc.mechanisms.simulate_fedauc` calls
-    too, so that the same generator gives the same reports (a test holds the estimates equal).
+    """Every client's noisy integer reports of FedAUC_Lap / Gaussian, ``runs`` times. Details: docs/audit.md.
 
     :param scores: public scores; ``labels``: 0/1; ``client_of``: public client of each sample.
     :param method: one of ``global_laplace``, ``local_laplace``, ``adaptive_laplace``,

@@ -1,65 +1,7 @@
-r"""Audit cases of the private ECDF answered by two servers from DCF keys (:mod:`dp.ecdf.fss_release`).
+"""Audit cases of the private ECDF answered by two servers from DCF keys (:mod:`dp.ecdf.fss_release`).
 
-What
-----
-Each case drives the shipped FSS release in one process, on worst-case neighbouring datasets, and
-returns one scalar per run for :func:`dp.audit.engine.audit`:
-
-1. every owner's rows go to grid indices by :func:`dp.ecdf.fss_release.grid_indices` (clipping as at
-   upload) and to one DCF key pair per row by :func:`secure.fss.dcf.gen` (fresh keys at every batch);
-2. the calibration is rebuilt at every batch by :func:`dp.ecdf.fss_release.fss_noise_plan` (so a patched
-   calibration reaches the audit), each honest owner draws its node noise with the plan's
-   :meth:`dp.ecdf.tree.TreeNoisePlan.draw_party` (the auditor's generator instead of OS randomness) and
-   splits it with :func:`dp.ecdf.fss_release.split_noise` (OS masks, which cancel);
-3. each server's state is a :class:`dp.ecdf.fss_release.ServerState` holding its key batches (serialized
-   and read back by :func:`dp.ecdf.fss_release.key_sums`, i.e. ``DcfKeys.from_bytes`` and
-   ``full_domain_sum``) and the sum of its noise shares; :func:`dp.ecdf.fss_release.server_shares` gives
-   its shares of every count and :func:`dp.ecdf.fss_release.decode` adds the two servers' shares mod
-   ``2^64``.  Only the two servers' exchange over the network (``mpc.transfer`` in
-   :func:`~dp.ecdf.fss_release.open_counts`) is left out: the reconstruction is exact arithmetic mod
-   ``2^64``, the same in one process.  All runs of a batch are evaluated at once: the node shares are
-   held as ``(nodes, runs)`` columns and ``server_shares`` is called with ``sums`` of shape ``(N, 1)``, so
-   NumPy broadcasting evaluates the shipped expression for every run (:func:`fss_release_mirror`; a
-   test holds it equal to per-run calls and to :func:`dp.ecdf.tree.noisy_counts`).
-
-The scalar is the linear statistic ``w . c~`` of :func:`dp.audit.statistics.tree_weights`, as for the
-tree release of §4.1 (:mod:`dp.audit.tree_cases`): its noise is a signed sum of whole nodes, so its exact
-law is a convolution of the honest node pmf and sample sizes are planned from it.
-
-Worst-case neighbours (derivation)
-----------------------------------
-Replace one row.  A row with grid index ``k = min{j : tau_j >= x}`` (after clipping to
-``[tau_1, tau_N]``) adds 1 to every count ``j >= k``; replacing it by a row of index ``k'`` changes the
-counts by ``+-1`` exactly on the interval ``[min(k, k'), max(k, k') - 1]`` (0-based).  A value above
-``tau_N`` is clipped to ``tau_N`` and still counts at ``tau_N``, so the last count is always ``n`` and
-every changed interval ``[a, b]`` (1-based) has ``b <= N - 1``.  (Moving a row from below ``tau_1`` to
-above ``tau_N`` changes the counts on ``[1, N - 1]``.)  The released counts are ``c + A eta`` (eq. 2,
-``A = prefix_incidence(N)``) with i.i.d. node noise of rate ``r = epsilon/(L + 1)`` against the
-coalition; a pair differing by ``1_[a, b]`` has pure loss ``r`` times the least ``l1`` norm of an
-integer ``zeta`` with ``A zeta = 1_[a, b]`` (shift the node noise by ``zeta``), which the LP of
-:func:`~dp.audit.statistics.tree_weights` attains.  Over ``b <= N - 1`` on ``N = 8`` the largest value is
-3 = L (``[1, 7]``, the row moved from below ``tau_1`` to above ``tau_N``, has value 2: root minus leaf 8);
-:func:`dp.audit.neighbours.tree_neighbours` picks ``[2, 5]``, one of the intervals of value 3, which ends
-below ``N`` (a test checks the maximum over every feasible interval).  So the worst pair's loss is
-``L epsilon/(L + 1) = 1.5`` at ``epsilon = 2``: the release is below its claim by ``(L + 1)/L``, as the
-§4.1 tree is, and the last count adds no slack of its own.
-
-Cases: ``ecdf-fss-m3-t1`` (three owners, ``t = 1``: each owner's Polya shape ``1/2``, the adversary a
-server, i.e. one owner) and ``ecdf-fss-m2-t0`` (the two-server run ``-M2`` with ``t = 0``, the
-documented exception: the calibration still covers ``c = 1``, the server's own draws; the one honest
-owner draws shape 1, ``DLap`` per node).  In both the adversary is a server together with ``c - 1``
-other owners; it subtracts its ``c`` owners' draws (post-processing), so what is sampled is the counts
-plus the ``m - c`` honest owners' node noise (the coalition's draws are zero here).
-
-Threat model
-------------
-As :mod:`dp.ecdf.fss_release`: passive, non-colluding servers, each with up to ``c - 1`` other owners;
-the keys and the masked noise shares reveal nothing to one server beyond the released counts (FSS),
-so the audited view is the release.  The audit runs in one process; it can only prove violations,
-passing is evidence, not proof.
-
-Reference: Barczewski, Mawass & Ramon §3.1 eq. 2 and Theorem 1 (tree), §4.2 (function secret sharing);
-Boyle, Gilboa & Ishai 2015 / Boyle et al. 2021 (DCF).
+Barczewski, Mawass & Ramon §3.1 eq. 2, Theorem 1, §4.2.  Threat model as :mod:`dp.ecdf.fss_release`
+(passive, non-colluding servers); the audited view is the release.  Worst-case neighbours: docs/audit.md.
 """
 from __future__ import annotations
 
@@ -72,7 +14,7 @@ from dp.audit.engine import AuditCase
 from dp.audit.neighbours import TREE_EPSILON, TreeNeighbours, tree_neighbours
 from dp.ecdf.fss_release import (FssNoisePlan, ServerState, check_bits, decode, fss_noise_plan, grid_indices,
                                  key_sums, server_shares, split_noise)
-from dp.ecdf.tree import uniform_grid
+from dp.ecdf.grid import uniform_grid
 from secure.fss import dcf
 
 __all__ = ["FSS_EPSILON", "FSS_POINTS", "FSS_SETTINGS", "FSS_SAMPLES", "FssNeighbours", "fss_neighbours",

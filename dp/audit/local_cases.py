@@ -1,106 +1,7 @@
-r"""Audit cases for every local and label-DP randomizer of the suite, with negative controls.
+"""Audit cases for every local and label-DP randomizer of the suite, with negative controls.
 
-Each case runs the suite's *own* randomizer (with the generator :func:`dp.audit.engine.audit` passes) on a
-worst-case pair of neighbouring inputs and returns one scalar per report, so that
-:func:`dp.audit.engine.audit` can bound the privacy loss from below (Clopper-Pearson hockey-stick test,
-Ding et al. 2018; Kong et al. 2024).  :func:`local_cases` lists them; ``python -m scenarios.drills.audit``
-runs them with the central cases.
-
-Neighbouring relation and threat model
---------------------------------------
-Local DP (Bell et al.; Ghazi et al.): one user's value ``x`` against ``x'``; the output is that
-single user's report, seen by an untrusted aggregator who may collude with every other user.  The
-randomness is the user's own (a seeded :class:`numpy.random.Generator` here).  Label DP (Sun et
-al., FedAUC): one sample's label 0 against 1; scores, ranks and client layouts are public; the
-output is what the label holder releases (for randomized response, the flipped label).  A
-structured report is reduced to one scalar by a fixed, injective encoding (so singleton events
-apply), or by the *privacy-loss statistic* ``log P(o | x) / P(o | x')`` of the fixed pair, which is
-sufficient for the pair (the likelihood ratio keeps every hockey-stick divergence: auditing it
-loses nothing).  Any fixed function of the report is post-processing, so a violation found on it
-is a violation of the randomizer.
-
-Cases (paper and worst-case pair)
----------------------------------
-- ``ldp-krr-quantized``: Bell, Bellet, Gascón & Kulkarni (2019/2020), Algorithm 1 and App. A.1 —
-  :meth:`dp.bell.quantize.Quantizer.quantize` (randomized rounding) then
-  :func:`dp.bell.generic.randomize` (k-RR, ``beta = k/(k + e^eps - 1)``).  ``x = 0`` and ``x' = 1``,
-  the two ends of ``[0, 1]``, are representatives, so they round to bins ``0`` and ``k - 1``
-  deterministically; any two distinct bins are worst case for k-RR and the singleton
-  ``{report = 0}`` (a threshold event too) has log-ratio exactly epsilon.  Rounding is
-  pre-processing: each row of the composed channel is a mixture of k-RR rows, so deterministic
-  bins are the worst case.  The exact output pmfs come from :func:`dp.bell.generic.rr_channel`.
-- ``ldp-hadamard``: Bell et al. App. B, Algorithm 2 — :func:`dp.bell.hadamard.hadamard_randomize`, a
-  report ``(row j, bit z)`` encoded as ``2 j + [z = +1]``; ``x = 0``, ``x' = 2^bits - 1`` (any two
-  distinct values differ on half of the rows; the singleton ``(j, H[j, x])`` on such a row has
-  log-ratio ``ln((1 - rho)/rho) <= eps``).  Exact pmfs from
-  :func:`dp.bell.hadamard.hadamard_output_probabilities`.
-- ``ldp-hierarchy-users``: App. B.2.2 (i), :func:`dp.bell.hierarchical.randomize_hierarchy` with
-  ``split="users"``: each user reports at *one* level, drawn independently of the data, with the
-  full epsilon (:func:`dp.bell.hierarchical.level_epsilon`).  The audited output is the user's whole report
-  ``(level l, j, z)``, encoded as ``2^(l+1) - 4 + 2 j + [z = +1]``; its law is the mixture
-  ``P(l) P(j, z | l, x)`` with a data-independent ``P(l) = 1/levels``, so its loss is the largest
-  per-level loss, epsilon.  ``x = 0`` and ``x' = d - 1`` differ at every level.  Sampling: the
-  suite's function is run on ``levels * count`` copies of ``x``, which puts exactly ``count``
-  independent reports at every level; report ``i`` of the audit takes level ``l_i`` (uniform, from
-  the audit's generator) and that level's ``i``-th report — the law of one user's report.
-- ``ldp-hierarchy-budget``: App. B.2.2 (ii), ``split="budget"`` with ``delta = 0``: every user
-  reports at every level with ``eps_0 = eps / levels``; basic composition
-  (:func:`dp.bell.hierarchical.composed_epsilon`) gives ``levels * eps_0 = eps`` for the report vector.  The
-  statistic is the net vote ``sum_l s_l`` with ``s_l = 0`` when ``H[j_l, x_l] = H[j_l, x'_l]``
-  (the row does not separate the pair), ``+1`` when ``z_l = H[j_l, x_l]`` and ``-1`` otherwise:
-  the privacy-loss statistic divided by ``ln((1 - rho_0)/rho_0)``, so the audit sees the whole
-  composed vector.  ``{vote = levels}`` has log-ratio ``levels ln((1 - rho_0)/rho_0) <= eps``.
-  The ``(eps, delta)`` advanced-composition budget (``delta > 0``) is not a separate case: it is a
-  weaker claim, and for the few levels an audit can afford :func:`dp.bell.hierarchical.level_epsilon` falls
-  back to basic composition anyway.
-- ``ldp-ghazi-laplace``: Ghazi, Kamath, Kumar, Manurangsi & Sealfon (NeurIPS 2023), as simulated
-  in :mod:`dp.baselines.ghazi` — :func:`dp.baselines.ghazi.factorize` of the Gini matrix on 2 bins,
-  :func:`dp.baselines.ghazi.laplace_scales` and :func:`dp.baselines.ghazi.randomize`.  The report is the pair of noisy
-  vectors ``(L e_x + z^L, R e_x + z^R)``; the statistic is its privacy loss
-  ``sum_c (|o_c - mu'_c| - |o_c - mu_c|) / b_c`` for the pair (rounded to 9 decimals, which
-  merges floating-point variants of the same value), whose maximum is attained with probability
-  ``2^-m`` under ``x`` (every coordinate with a non-zero change lies on ``x``'s side of both
-  centres) and ``2^-m e^-eps_pair`` under ``x'``.  The pair maximises ``eps_pair`` over all bin
-  pairs (it equals epsilon for this symmetric kernel).  **The noise is floating-point Laplace by
-  design** (the module is a simulated MSE baseline, never a release): the audit treats it as the
-  ideal continuous mechanism and cannot see floating-point leaks (Mironov 2012).
-- ``label-rr``: Sun et al., FedAUC_RR (§4, Algorithm 1, eq. 2) — :func:`dp.fedauc.mechanisms.randomized_response`
-  on one label, 0 against 1; the flip probability :func:`dp.fedauc.mechanisms.flip_probability` is
-  ``1/(1 + e^eps)`` rounded up to the ``2^-53`` grid, so the exact loss is at most epsilon.
-- FedAUC_Lap and its Gaussian form (Sun et al. §5) are central mechanisms on the clients'
-  integer reports; they are audited in :mod:`dp.audit.central_cases` (``fedauc-*``).
-
-Post-processing, not audited separately: the server side of every protocol — the histogram and
-the ``A^Mid``/``A^Avg`` (eq. 14/15) or midpoint estimators of :mod:`dp.bell.generic`
-(:func:`~dp.bell.generic.estimate_from_histogram`, :func:`~dp.bell.generic.simulate`, the Rényi-2
-entropy), the frequency oracle and the pruned traversal of :mod:`dp.bell.auc`
-(:class:`~dp.bell.hadamard.FrequencyOracle`, :func:`~dp.bell.auc.hierarchical_auc`), the estimators of
-:mod:`dp.baselines.ghazi` and the debiasing of :mod:`dp.fedauc.mechanisms` — only read the reports, so their privacy is
-the randomizers'.
-
-Left out: the discrete-Gaussian FedAUC forms (``*_gaussian``: an ``(eps, delta)`` claim through a
-zCDP conversion, whose exact Python-loop sampler makes a resolving audit too slow for CI), and
-``counts="exact"``, which is not label-DP by construction.
-
-Negative controls (``control=True``, must fail)
------------------------------------------------
-- ``control-krr-binary-denominator``: k-RR keeping the true value with the *binary* formula
-  ``e^eps/(e^eps + 1)`` and spreading the rest over the other ``k - 1`` values — the realistic bug
-  of reusing the ``k = 2`` denominator.  Its exact loss is
-  ``ln[(e^eps/(e^eps + 1)) / (1/((e^eps + 1)(k - 1)))] = eps + ln(k - 1)`` (it is k-RR at
-  ``eps + ln(k - 1)``), ``1 + ln 3 = 2.0986`` for ``k = 4``, ``eps = 1``.
-- ``control-label-rr-2eps``: FedAUC's randomized response whose flip probability is computed for
-  ``2 eps`` (:func:`dp.fedauc.mechanisms.randomized_response` called with ``2 eps``), claimed at ``eps``: exact
-  loss ``ln((1 - rho_hat)/rho_hat)`` with ``rho_hat = flip_probability(2 eps)``, i.e. ``2 eps`` up to
-  the ``2^-52`` grid rounding (below ``2 eps``).
-
-Sample sizes (power argument)
------------------------------
-Each case carries the probabilities ``(p, q)`` of its best event under ``D`` and ``D'`` (when known
-in closed form) and the exact loss of its pair; its recommended sample size comes from
-:mod:`dp.audit.planning` (:func:`~dp.audit.planning.control_samples`: the bound clears the claim by
-4 standard deviations; :func:`~dp.audit.planning.mechanism_samples`: the bound resolves the true
-loss to 10 %).
+Threat model: local DP (one user's report against an untrusted aggregator colluding with every other
+user) or label DP (one label against the other).  Cases, controls and sample sizes: docs/audit.md.
 """
 from __future__ import annotations
 
@@ -156,10 +57,7 @@ class LocalAuditCase(AuditCase):
 
 def _exact(values: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[Exact, float, tuple[float, float]]:
     """Exact pmfs of a discrete output: the loss ``max |ln(P/P')|`` and the best singleton's ``(p, q)``.
-
-    The best singleton is the one with the largest log-ratio (either direction), ties broken by the
-    larger ``p``.  Cells where both probabilities are zero are skipped; a cell with only one zero
-    would make the loss infinite (pure DP fails), which is reported as ``inf``.
+    Details: docs/audit.md.
     """
     best: tuple[float, float, float] = (-math.inf, 0.0, 1.0)
     for top, bottom in ((first, second), (second, first)):

@@ -1,34 +1,6 @@
-r"""Worst-case neighbouring datasets of every audited central / distributed mechanism, and the cases' parameters.
+"""Worst-case neighbouring datasets of every audited central / distributed mechanism, and the cases' parameters.
 
-What
-----
-For each mechanism family audited by :mod:`dp.audit.central_cases`, a builder of two neighbouring
-datasets (replace one row; for FedAUC flip one label) on which the release moves by exactly its
-sensitivity, with the noiseless values the release is built on:
-
-- :func:`ustat_neighbours` -- Pi_U-MPC (:mod:`dp.umpc.protocol`; Sinh & Ramon, Alg. 1, Protocol 3.1,
-  App. C.2.3): a row of largest degree ``delta_max`` in the balanced tuples changes every tuple it is in
-  by ``Delta_f``;
-- :func:`tree_neighbours` -- the ECDF tree (:mod:`dp.ecdf.tree`; Barczewski, Mawass & Ramon §3.1 eq. 2,
-  App. A.1): counts differing by 1 on the worst interval (by the LP of
-  :func:`dp.audit.statistics.tree_weights`, or the Mahalanobis norm for Gaussian nodes);
-- :func:`hosmer_lemeshow_neighbours` -- Hosmer-Lemeshow (:mod:`dp.ecdf.hosmer_lemeshow`; Algorithm 2,
-  App. A.2): the ``4 Q`` statistics move by the joint sensitivity 4;
-- :func:`fedauc_neighbours` -- FedAUC label DP (:mod:`dp.fedauc.mechanisms`; Sun et al. §5, App. N, §5.3);
-- :func:`rank_auc_neighbours` -- the secure rank AUC (:mod:`dp.rank_auc`): ``2U`` and ``P`` move by their
-  sensitivities at once;
-- :func:`pair_neighbours` -- subsampled pairs (:mod:`dp.bell.subsampled_pairs`; Bell et al. §5, Thm 5,
-  App. C.1): every pair containing the changed row moves by ``Delta_f``.
-
-The constants are the cases' public parameters: :data:`PUBLIC_SEED` (tuples, permutations, client
-layouts, synthetic rows, through :func:`secure.public_randomness.public_generator`; noise never uses
-it) and the claimed budgets, chosen so that the loss is resolvable with a few hundred thousand samples.
-
-Threat model
-------------
-Passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties (for FedAUC the server
-and any set of other clients, label DP).  The datasets are synthetic and public; the releases are
-computed on the simulated path with zero noise (equal to the secure path for the same noise draws).
+Threat model: passive, static coalition of ``t < m/2`` parties; the datasets are synthetic and public.  Details: docs/audit.md.
 """
 from __future__ import annotations
 
@@ -42,7 +14,7 @@ import numpy.typing as npt
 from dp.audit.statistics import tree_weights
 from dp.bell.subsampled_pairs import SubsampledPairsQuery, pairs_for
 from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, group_statistics
-from dp.ecdf.tree import prefix_incidence, true_counts
+from dp.ecdf.grid import prefix_incidence, true_counts
 from dp.fedauc.ranks import average_ranks, client_layout
 from dp.rank_auc import RankAucQuery, exact_sums
 from dp.sampling import vertex_degrees
@@ -146,10 +118,7 @@ class UStatNeighbours:
         return [int(b) - int(a) for a, b in zip(self.first.sums, self.second.sums)]
 
     def calibrate(self) -> list[PlannedNoise]:
-        """The plans, recomputed now by the shipped calibration (:func:`dp.umpc.protocol.plans_for`).
-
-        The samplers call this at every batch, so that what is audited is what the protocol would
-        calibrate with the code as it is (the mutation tests patch it).
+        """The plans, recomputed now by the shipped calibration (:func:`dp.umpc.protocol.plans_for`). Details: docs/audit.md.
         """
         rows = sum(len(part) for part in self.first_rows)
         return plans_for(self.query, self.first.tuples, rows, self.parties, self.threshold)
@@ -170,18 +139,7 @@ def _zero_noise_simulation(query: UStatQuery, rows_by_party: Sequence[np.ndarray
 def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float = 0.0, parties: int = 3,
                      threshold: int = 1, rows: int = 24, tuples: int = 48,
                      seed: int = PUBLIC_SEED, noise: str = "parties") -> UStatNeighbours:
-    """Neighbouring tables on which the Pi_U-MPC sum moves by exactly its sensitivity.
-
-    The tuples ``E`` come from BalancedSamp on the public seed (Sinh & Ramon, Alg. 1); the changed
-    row ``r`` is a row of largest degree ``delta_max``, so the plan's sensitivity is
-    ``delta_max * Delta_f`` (App. C.2.3).  Every tuple containing ``r`` changes by exactly
-    ``Delta_f``:
-
-    - ``kendall`` (columns ``x, y`` on ``[0, 15]``, integers): the other rows lie in ``[1, 14]``;
-      ``r = (15, 15)`` in ``D`` is concordant with every partner (``+1``) and ``r = (15, 0)`` in
-      ``D'`` discordant with every partner (``-1``): a change of ``2 = Delta_f`` per tuple.
-    - ``gini`` (column ``x`` on ``[0, 2]``, 1 fractional bit, so ``Delta_f = 4`` units): ``r``'s
-      partners are at 0; ``r = 0`` in ``D`` (``|x_r - x_j| = 0``) and ``r = 2`` in ``D'`` (``4``).
+    """Neighbouring tables on which the Pi_U-MPC sum moves by exactly its sensitivity. Details: docs/audit.md.
 
     :param kernel: ``kendall`` or ``gini``.
     :param epsilon: budget of the release; ``delta``: 0 (discrete Laplace) or binomial noise.
@@ -283,12 +241,7 @@ def _gaussian_interval(points: int) -> tuple[np.ndarray, tuple[int, int]]:
 
 def tree_neighbours(grid: npt.ArrayLike, *, rows: int = 20, gaussian: bool = False,
                     seed: int = PUBLIC_SEED) -> TreeNeighbours:
-    """Two datasets whose ECDF counts differ by 1 on the worst interval ``[a, b]`` of the grid.
-
-    The changed row sits just above ``tau_{a-1}`` in ``D`` and just above ``tau_b`` in ``D'``, so
-    ``c(D) - c(D') = 1_[a, b]`` (Barczewski et al., App. A.1: replacing one row changes the counts on
-    one interval).  Laplace nodes: the interval maximises the LP value of :func:`dp.audit.statistics.tree_weights`;
-    Gaussian nodes: it maximises ``1_[a,b]^T (A A^T)^{-1} 1_[a,b]``, and ``w`` is the LDA direction.
+    """Two datasets whose ECDF counts differ by 1 on the worst interval ``[a, b]`` of the grid. Details: docs/audit.md.
 
     :param grid: strictly increasing grid of ``N >= 2`` points.
     :param rows: number of rows ``n``.
@@ -360,12 +313,7 @@ class HosmerLemeshowNeighbours:
 def hosmer_lemeshow_neighbours(*, accounting: str, epsilon: float, parties: int = 3, threshold: int = 1,
                                rows: int = 30, seed: int = PUBLIC_SEED) -> HosmerLemeshowNeighbours:
     """Neighbours whose ``4 Q`` statistics move by the joint sensitivity 4 (Barczewski et al., App. A.2).
-
-    ``Q = 3`` groups, probabilities with 3 fractional bits, ``N = 8`` grid points; boundaries fixed
-    at ``3/8`` and ``5/8`` (the statistics are released given the boundaries, adaptive composition
-    with the ECDF part).  The changed row is ``(p, y) = (0, 0)`` in ``D`` (group 1) and ``(1, 1)``
-    in ``D'`` (group 3): ``E_{0,1} -= 2^b``, ``E_{1,3} += 2^b``, ``O_{0,1} -= 1``, ``O_{1,3} += 1``,
-    weighted ``l1`` norm 4.
+    Details: docs/audit.md.
 
     :param accounting: ``paper`` or ``joint`` (:data:`dp.ecdf.hosmer_lemeshow.ACCOUNTING_MODES`).
     :param epsilon: total budget of Algorithm 2.
@@ -411,13 +359,7 @@ class FedAucNeighbours:
 
 
 def fedauc_neighbours(method: str, *, samples: int = 12, clients: int = 2, seed: int = PUBLIC_SEED) -> FedAucNeighbours:
-    """Labelings differing in the label whose flip moves its client's reports by their sensitivity.
-
-    Scores are distinct (a public permutation), the layout is ``non_iid`` (:func:`dp.fedauc.mechanisms.client_layout`,
-    contiguous blocks of sorted scores), the labels alternate with a public random start.  The flipped
-    sample: the top-ranked one (global sensitivity ``2 (M - 1)``), the top-ranked one of client 0 (local
-    sensitivity, twice its largest rank), or client 0's sample maximising ``|n_k 2 r_i - T_k|``
-    (adaptive, the sensitivity of ``D_k``).  It is 0 in ``D`` and 1 in ``D'``.
+    """Labelings differing in the label whose flip moves its client's reports by their sensitivity. Details: docs/audit.md.
 
     :param method: a FedAUC Laplace or Gaussian method, or ``rr`` (the top-ranked sample).
     :param samples: ``M``; ``clients``: ``K``; ``seed``: public seed of scores, layout and labels.
@@ -467,12 +409,7 @@ class RankAucNeighbours:
 
 
 def rank_auc_neighbours(*, epsilon: float = CASE_EPSILON, rows: int = 10, seed: int = PUBLIC_SEED) -> RankAucNeighbours:
-    """Tables on which ``2U`` moves by ``2 (n - 1)`` and ``P`` by 1, both sensitivities at once.
-
-    The other ``n - 1`` rows are negatives with scores in ``[0, 0.875]``; the changed row is a
-    negative of score 1 in ``D`` (no positive: ``2U = P = 0``) and a positive of score 1 in ``D'``
-    (above every negative: ``2U = 2 (n - 1)``, ``P = 1``).  A change of ``2U`` by ``2 (n - 1)``
-    requires the changed row to be comparable with all others, hence the one-class background.
+    """Tables on which ``2U`` moves by ``2 (n - 1)`` and ``P`` by 1, both sensitivities at once. Details: docs/audit.md.
 
     :param epsilon: budget of the release (half on each sum); ``rows``: ``n``; ``seed``: public seed.
     """
@@ -515,12 +452,7 @@ class PairNeighbours:
 
 def pair_neighbours(*, permutations: int = 3, rows: int = 12, all_pairs: bool = False, epsilon: float = CASE_EPSILON,
                     seed: int = PUBLIC_SEED) -> PairNeighbours:
-    """Kendall tables on which every pair containing the changed row moves by ``Delta_f = 2``.
-
-    As :func:`ustat_neighbours` (``kendall``): other rows in ``[1, 14]``, the changed row ``(15, 15)``
-    in ``D`` and ``(15, 0)`` in ``D'``.  Pairs: :func:`dp.bell.subsampled_pairs.pairs_for` (``P``
-    permutations of an even number of rows: every row in exactly ``P`` pairs), or all ``C(n, 2)``
-    pairs for the baseline.
+    """Kendall tables on which every pair containing the changed row moves by ``Delta_f = 2``. Details: docs/audit.md.
 
     :param permutations: ``P``; ``rows``: ``n``; ``all_pairs``: the all-pairs baseline's pairs.
     :param epsilon: budget of the release; ``seed``: public seed of the rows and permutations.

@@ -1,30 +1,7 @@
-r"""Sample-size planning of the local audit cases: the power argument behind their recommended sizes.
+"""Sample-size planning of the local audit cases: the power argument behind their recommended sizes.
 
-What
-----
-A case of :mod:`dp.audit.local_cases` knows the probabilities ``(p, q)`` of its best event under the
-neighbouring inputs ``D`` and ``D'`` and the exact loss of its pair.  With ``h`` evaluation samples
-(the second half, :func:`evaluation_trials`), :func:`planned_lower_bound` is the audit's bound at the
-expected counts, ``ln(CP_low(p h) / CP_up(q h))``, and :func:`lower_bound_spread` the delta-method
-standard deviation of the realised bound, ``sqrt((1 - p)/(h p) + (1 - q)/(h q))``.
-:func:`resolving_samples` finds the smallest size (a multiple of :data:`SAMPLE_STEP`) with
-``planned - margin * spread > target``: a control's recommended size (:func:`control_samples`) clears
-its claimed epsilon by :data:`CONTROL_MARGIN` standard deviations; a mechanism's
-(:func:`mechanism_samples`) has ``planned > 0.9 true epsilon`` (the audit resolves its loss to 10 %).
-
-The central cases plan from a whole vector of candidate events with counts held against the audit
-instead: :func:`dp.audit.statistics.planned_lower_bound` (same Clopper-Pearson bounds).
-
-Threat model
-------------
-As :mod:`dp.audit.local_cases` (one user's report seen by an untrusted aggregator colluding with every
-other user; label DP: one label against the other).  These functions compute with public
-probabilities only: they draw nothing and read no release.  An audit can only prove violations;
-passing is evidence, not proof.
-
-References: Clopper & Pearson 1934; Jagielski, Ullman & Oprea 2020, Nasr et al. 2021 (auditing by
-Clopper-Pearson bounds on event probabilities); Ding et al. 2018 and Kong et al. 2024 (hockey-stick
-tests of :func:`dp.audit.engine.audit`).
+Computes with public probabilities only (Clopper & Pearson 1934; Jagielski, Ullman & Oprea 2020).
+Derivation: docs/audit.md.
 """
 from __future__ import annotations
 
@@ -84,11 +61,7 @@ def evaluation_trials(samples: int) -> int:
 
 
 def planned_lower_bound(p: float, q: float, *, samples: int, confidence: float = 0.95) -> float:
-    """The audit's lower bound for an event of probabilities ``p`` (on ``D``) and ``q`` (on ``D'``).
-
-    Clopper-Pearson at the expected counts ``p h`` and ``q h`` of the ``h`` evaluation samples, each
-    side at level ``1 - (1 - confidence)/2``, as :func:`dp.audit.engine.audit` computes it:
-    ``ln(CP_low(p h) / CP_up(q h))``.
+    """The audit's lower bound for an event of probabilities ``p`` (on ``D``) and ``q`` (on ``D'``). Details: docs/audit.md.
 
     :param p: probability of the event on ``D``, in ``(0, 1]``.
     :param q: probability on ``D'``, in ``(0, 1)``.
@@ -105,10 +78,7 @@ def planned_lower_bound(p: float, q: float, *, samples: int, confidence: float =
 
 
 def lower_bound_spread(p: float, q: float, *, samples: int) -> float:
-    """Delta-method standard deviation of the realised bound: ``sqrt((1-p)/(h p) + (1-q)/(h q))``.
-
-    The bound is ``ln`` of two independent binomial proportions (shifted by their CP margins), each
-    over ``h`` evaluation samples.
+    """Delta-method standard deviation of the realised bound: ``sqrt((1-p)/(h p) + (1-q)/(h q))``. Details: docs/audit.md.
 
     :raise ValueError: on a parameter out of range.
     """

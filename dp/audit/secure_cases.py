@@ -1,34 +1,7 @@
-r"""Audit cases that drive the *secure* (MPyC) path of the noise: party shares and the in-MPC sampler.
+"""Audit cases that drive the *secure* (MPyC) path of the noise: party shares and the in-MPC sampler.
 
-The other central cases (:mod:`dp.audit.central_cases`) run the plaintext mirrors of the releases; a
-regression that touches only the MPyC side (:mod:`secure.noise.mpc`, :mod:`secure.aggregation`, the
-thresholds handed to them) would pass them.  The cases here open, in **one MPyC session**, a batch of
-releases ``sum + noise`` computed on secret shares:
-
-- ``secure-umpc-kendall-party-dlap-m3-t1``: every release is the secure Kendall sum plus the
-  ``m - t`` honest parties' Pólya-difference shares (the shipped :meth:`PartyLaplacePlan.draw`, exact,
-  OS randomness), each secret-shared with :func:`secure.aggregation.sum_party_vectors` and added on
-  shares; what a coalition of ``t`` sees after subtracting its own shares (Sinh & Ramon, Protocol 3.1,
-  App. B.1);
-- ``secure-umpc-kendall-mpc-dlap-m3-t1``: every release is the secure sum plus one discrete Laplace
-  sampled inside MPC by :func:`dp.secret_noise.secret_laplace_noise` (secret random bits, biased coins
-  against the public digit thresholds of the shipped plan; Champion, shelat & Ullman 2019).
-
-Both are held to the same engine (:func:`dp.audit.engine.audit`) and thresholds as the simulated
-cases, with the same neighbouring pair (:func:`dp.audit.neighbours.ustat_neighbours`): the statistic's
-law is the same as in ``umpc-kendall-dlap-m3-t1`` and ``umpc-kendall-mpc-dlap-m3-t1``, only the path
-that produces it differs.  The calibration (plans, thresholds, shapes, rates) is recomputed at every
-batch from the shipped planners, so a mutation of it reaches the secure draws.
-
-Session: with one MPyC party configured (``-M1``, the audit's default) the session runs in this
-process (``mpc.run``); when the audit itself runs with several parties (the cases are evaluated by
-party 0 after the run's orderly shutdown), the same session runs in a child process with ``-M1``
-(``python -m dp.audit.secure_cases``, request and answer as JSON).  Both cases' batches of one size are
-produced by the same session; the second case takes the cached batch.
-
-Threat model: passive coalition of ``t < m/2`` parties; with ``-M1`` the secret sharing is trivial,
-but every value passes through the secure types and operations of the run (input, secure sums, the
-in-MPC comparisons, output), so a change of that code changes the audited outputs.
+Opens, in one MPyC session, a batch of releases ``sum + noise`` computed on secret shares.
+Threat model: passive, static coalition of ``t < m/2`` parties.  Details: docs/audit.md.
 """
 from __future__ import annotations
 
@@ -61,11 +34,7 @@ _SECURE_TYPE_BITS = 48
 
 @dataclass(frozen=True)
 class SessionRequest:
-    """What one secure session computes: releases on each of the two datasets, per noise kind.
-
-    ``party_count``/``mpc_count``: releases per dataset of each kind; ``*_sums``: the two datasets' integer sums; ``thresholds``/``bits``: the in-MPC sampler's digit
-    thresholds at ``bits`` bits; ``shape``/``rate``/``honest``: the party shares
-    ``NB(shape, e^{-rate})`` differences, ``honest`` of them per release.
+    """What one secure session computes: releases on each of the two datasets, per noise kind. Details: docs/audit.md.
     """
 
     party_count: int
@@ -159,10 +128,7 @@ def _mpc_plan(pair: UStatNeighbours) -> MpcLaplacePlan:
 
 
 def _batch(kind: str, count: int, party: UStatNeighbours, in_mpc: UStatNeighbours) -> tuple[np.ndarray, np.ndarray]:
-    """``count`` releases per dataset of ``kind`` from the session (run it unless a batch is cached).
-
-    The session also produces the other kind's batch at that case's recommended size, so the two cases
-    at their recommended sizes (``--quick``) share one session.
+    """``count`` releases per dataset of ``kind`` from the session (run it unless a batch is cached). Details: docs/audit.md.
     """
     key = (kind, count)
     if key not in _CACHE:

@@ -1,37 +1,7 @@
-r"""The statistics the audit cases compute on a release, and the planning of audit sizes.
+"""The statistics the audit cases compute on a release, and the planning of audit sizes.
 
-What
-----
-A case of :mod:`dp.audit.central_cases` reduces a (vector) release to one scalar per run by a fixed
-function of the released values -- post-processing, so a violation on the scalar is a violation of
-the mechanism:
-
-- :func:`privacy_loss_statistic`: the claimed log-likelihood ratio of independent discrete Laplace
-  coordinates, ``T = sum_j -log(alpha_j) (|x_j - c'_j| - |x_j - c_j|)``, sufficient for the pair
-  under the claimed law;
-- :func:`laplace_weights`: the weights ``-log(alpha_j) sign(d_j)`` of a linear statistic of a discrete
-  Laplace vector, whose shift is the mechanism's whole loss on the pair and whose noise has unit-rate
-  tails;
-- :func:`tree_weights`: for the ECDF tree (released counts ``c + A eta``), the ``w`` maximising
-  ``w . 1_[a, b]`` subject to ``|A^T w| <= 1`` node-wise, a small linear programme whose value is the
-  least ``l1`` norm of a node vector ``zeta`` with ``A zeta = 1_[a, b]`` (LP duality), so
-  ``T = w . c~`` reaches ``value * epsilon / (L + 1)``;
-- :func:`tree_log_likelihood` / :func:`tree_privacy_loss_statistic`: the claimed log-likelihood ratio
-  of the tree's whole released vector, by message passing up the tree.
-
-And the power argument behind the sample sizes: :func:`event_probabilities` (the audit's candidate
-events under two exact pmfs) and :func:`planned_lower_bound` (the bound an audit of a given size
-reaches on them, with the counts held some standard deviations against it).
-
-Threat model
-------------
-As the cases (:mod:`dp.audit.central_cases`): a passive, static coalition of ``t < m/2`` parties which
-subtracts its own noise shares; these functions only read simulated releases and draw no noise.  An
-audit can only prove violations; passing is evidence, not proof.
-
-References: Barczewski, Mawass & Ramon (ECDF tree, §3.1 eq. 2, Theorem 1); Sinh & Ramon App. B.1
-(discrete Laplace from Pólya shares); Jagielski, Ullman & Oprea 2020 and Nasr et al. 2021 (auditing
-by Clopper-Pearson bounds on event probabilities).
+Each reduces a release to one scalar by post-processing.  Threat model: passive, static coalition of ``t < m/2`` parties; these functions
+draw no noise.  Derivations: docs/audit.md.
 """
 from __future__ import annotations
 
@@ -40,7 +10,8 @@ import numpy.typing as npt
 from scipy.optimize import linprog
 
 from dp.audit.engine import clopper_pearson_lower, clopper_pearson_upper
-from dp.ecdf.tree import interval_nodes, prefix_incidence
+from dp.ecdf.grid import prefix_incidence
+from dp.ecdf.analysis import interval_nodes
 from dp.validation import check_delta, check_positive, check_positive_int
 
 __all__ = [
@@ -59,15 +30,7 @@ __all__ = [
 
 def privacy_loss_statistic(released: np.ndarray, first: npt.ArrayLike, second: npt.ArrayLike,
                            log_alpha: npt.ArrayLike) -> np.ndarray:
-    """The claimed privacy-loss statistic of independent discrete Laplace coordinates.
-
-    ``T = sum_j -log(alpha_j) (|x_j - c'_j| - |x_j - c_j|)``: the log-likelihood ratio of ``D``
-    against ``D'`` under the *claimed* noise (a fixed function of the release, so post-processing).
-    It is sufficient for the pair under the claimed law; its largest value ``sum_j -log(alpha_j) |d_j|``
-    (the claimed loss) is reached on the product event ``{every x_j on c_j's far side from c'_j}``,
-    whose probability ratio is exactly ``e^epsilon`` for correctly calibrated noise and larger when the
-    noise is too light *or too concentrated* (Pólya shares of shape ``1/m``: each coordinate's
-    ``P(eta >= 0) / P(eta >= |d_j|)`` grows), which a linear statistic would average away.
+    """The claimed privacy-loss statistic of independent discrete Laplace coordinates. Details: docs/audit.md.
 
     :param released: ``(runs, k)`` released coordinates; ``first``, ``second``: their noiseless values
         on ``D`` and ``D'``; ``log_alpha``: claimed ``log alpha_j < 0``.
@@ -82,10 +45,7 @@ def privacy_loss_statistic(released: np.ndarray, first: npt.ArrayLike, second: n
 
 
 def laplace_weights(log_alpha: npt.ArrayLike, shift: npt.ArrayLike) -> np.ndarray:
-    """Weights ``-log(alpha_j) sign(d_j)`` of the linear statistic of a discrete Laplace vector.
-
-    ``T = sum_j w_j X_j`` then has shift ``sum_j -log(alpha_j) |d_j|`` between the datasets, the
-    mechanism's privacy loss on the pair, and its noise has unit-rate tails (module docstring).
+    """Weights ``-log(alpha_j) sign(d_j)`` of the linear statistic of a discrete Laplace vector. Details: docs/audit.md.
 
     :param log_alpha: ``log alpha_j < 0`` per coordinate.
     :param shift: ``d_j``, the change of coordinate ``j`` from the first to the second dataset.
@@ -106,17 +66,7 @@ def laplace_weights(log_alpha: npt.ArrayLike, shift: npt.ArrayLike) -> np.ndarra
 
 
 def tree_weights(points: int, first: int, last: int) -> tuple[np.ndarray, float]:
-    """The most sensitive linear statistic of the tree's released counts for the interval ``[a, b]``.
-
-    Solves ``max_w sum_{i=a..b} w_i`` subject to ``|(A^T w)_node| <= 1`` for every node, with
-    ``A = prefix_incidence(N)`` (eq. 2): the statistic ``w . c~`` then has shift equal to the value,
-    and node-noise coefficients of magnitude at most 1.  By LP duality the value is the least
-    ``l1`` norm of a real node vector ``zeta`` with ``A zeta = 1_[a, b]``, so ``value * epsilon/(L+1)``
-    is a lower bound on the pure privacy loss of the pair whose counts differ on ``[a, b]``
-    (reached in the tails of ``w . c~``), and the exact loss when an *integer* ``zeta`` of the same
-    norm exists (a shift of the integer node noise; the tests check this for ``N = 8``).  Among the optimal
-    ``w`` a second programme picks one with the least ``sum |A^T w|`` (fewest noisy nodes in the
-    statistic, hence tails that approach the loss sooner).
+    """The most sensitive linear statistic of the tree's released counts for the interval ``[a, b]``. Details: docs/audit.md.
 
     :param points: ``N``; ``first``, ``last``: 1-based grid indices ``a <= b``.
     :return: ``(w, value)`` with ``w`` rounded to integers when the optimum is integral.
@@ -148,16 +98,7 @@ def tree_weights(points: int, first: int, last: int) -> tuple[np.ndarray, float]
 
 def tree_log_likelihood(noise: npt.ArrayLike, log_alpha: float, *, window: int) -> np.ndarray:
     """``log sum_{eta : A eta = z} prod_v alpha^|eta_v|``: the claimed log-likelihood of count noise ``z``.
-
-    The released counts are ``c + A eta`` (eq. 2, ``A = prefix_incidence(N)``); under the claimed node
-    noise, i.i.d. ``DLap(alpha)``, the likelihood of a count-noise vector ``z = c~ - c`` is the sum over
-    the node vectors that produce it.  It is computed exactly, up to the window, by passing messages
-    up the tree: a leaf's noise is fixed by ``z_i`` and the sum ``s`` of its ancestors' noises, so the
-    leaf message is ``alpha^|z_i - s|``; a node at level ``l >= 1`` sums its own noise ``e`` out of the
-    product of its children's messages at ``s + e``; the root's message at ``s = 0`` is the
-    likelihood.  Ancestor sums ``s`` are restricted to ``[-window, window]`` (a deterministic
-    truncation: the result is still a fixed function of the release).  The normalising constant
-    ``((1 - alpha)/(1 + alpha))^{|I[L]|}`` is left out (it cancels in a likelihood ratio).
+    Details: docs/audit.md.
 
     :param noise: ``(runs, N)`` integer count noise ``z``.
     :param log_alpha: the claimed ``log alpha < 0`` of every node.
@@ -200,13 +141,7 @@ def tree_log_likelihood(noise: npt.ArrayLike, log_alpha: float, *, window: int) 
 
 def tree_privacy_loss_statistic(released: npt.ArrayLike, first_counts: npt.ArrayLike, second_counts: npt.ArrayLike,
                                 log_alpha: float, *, window: int) -> np.ndarray:
-    """The claimed log-likelihood ratio of ``D`` against ``D'`` of the whole released count vector.
-
-    ``T = log f(c~ - c(D)) - log f(c~ - c(D'))`` with ``f`` the claimed likelihood of
-    :func:`tree_log_likelihood`: the privacy-loss random variable of the release under the claimed
-    calibration, a fixed function of the released vector (post-processing), so a violation on it is a
-    violation of the mechanism.  Unlike the linear statistic of :func:`tree_weights` (whose noise is a
-    sum of 8 nodes on ``N = 8`` and approaches the loss only far in its tails) it uses every count.
+    """The claimed log-likelihood ratio of ``D`` against ``D'`` of the whole released count vector. Details: docs/audit.md.
 
     :param released: ``(runs, N)`` released counts; ``first_counts``, ``second_counts``: ``c(D)``, ``c(D')``.
     :return: ``(runs,)`` float64, rounded to 9 decimals.
@@ -223,10 +158,7 @@ def tree_privacy_loss_statistic(released: npt.ArrayLike, first_counts: npt.Array
 
 
 def event_probabilities(first_pmf: npt.ArrayLike, second_pmf: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Probabilities of the audit's candidate events under two pmfs on the same integer support.
-
-    The events of :func:`dp.audit.engine.audit`: ``{x >= c}``, ``{x <= c}`` and ``{x = c}`` for every support
-    point ``c``, each in both directions.
+    """Probabilities of the audit's candidate events under two pmfs on the same integer support. Details: docs/audit.md.
 
     :param first_pmf: pmf of the output on ``D``; ``second_pmf``: on ``D'`` (same length).
     :return: ``(top, bottom)``: for every event, its probability under the dataset on top (whose
@@ -245,15 +177,7 @@ def event_probabilities(first_pmf: npt.ArrayLike, second_pmf: npt.ArrayLike) -> 
 def planned_lower_bound(top: npt.ArrayLike, bottom: npt.ArrayLike, *, samples: int, delta: float = 0.0,
                         confidence: float = 0.95, pessimism: float = 2.0) -> float:
     """The lower bound an audit of ``samples`` outputs per dataset reaches on the best of some events.
-
-    For every event with probabilities ``top`` (dataset on top) and ``bottom``, the evaluation half
-    of ``samples - samples // 2`` outputs sees about ``top * T`` and ``bottom * T`` hits; with counts
-    moved ``pessimism`` standard deviations against the audit (fewer on top, more below), the
-    Clopper-Pearson bounds at level ``1 - (1 - confidence)/2`` give
-    ``log((p_low - delta) / q_high)``; the best event's value is returned.  This is the power
-    argument behind the sample sizes of the negative controls: if it exceeds the claimed epsilon,
-    the audit proves the violation unless the counts fall ``pessimism`` deviations short (the
-    event chosen on the first half is assumed to be the best one).
+    Details: docs/audit.md.
 
     :param top: event probabilities under the dataset on top; ``bottom``: under the other one.
     :param samples: outputs per dataset, at least 2.

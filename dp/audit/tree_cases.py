@@ -1,32 +1,6 @@
-r"""Audit cases of the ECDF tree and of Hosmer-Lemeshow (Barczewski, Mawass & Ramon).
+"""Audit cases of the ECDF tree and of Hosmer-Lemeshow (Barczewski, Mawass & Ramon, §3.1 eq. 2, Theorems 1-3).
 
-What
-----
-Each :class:`dp.audit.engine.AuditCase` here runs the shipped release -- the plan rebuilt at every batch
-by :func:`dp.ecdf.tree.plan_tree_noise` (or :meth:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery.tree_plan`),
-the honest parties' node draws by :meth:`dp.ecdf.tree.TreeNoisePlan.draw_party`, the counts by
-:func:`dp.ecdf.tree.noisy_counts`; the Hosmer-Lemeshow group statistics by
-:func:`dp.ecdf.hosmer_lemeshow.party_statistic_draws` -- on the neighbours of
-:mod:`dp.audit.neighbours`, and reduces it by a statistic of :mod:`dp.audit.statistics`:
-
-- ``ecdf-tree-*``: the linear statistic ``w . c~`` of :func:`dp.audit.statistics.tree_weights` (exact pure
-  loss ``L epsilon/(L + 1)`` on ``N = 2^L`` points), the whole-vector log-likelihood ratio
-  (:func:`tree_vector_case`), a one-point grid (where the tree's claim is tight), and discrete Gaussian
-  nodes (Theorem 3, rho-zCDP);
-- ``hl-*``: the claimed privacy-loss statistic of the changed ``E``/``O`` cells (Algorithm 2 lines 8-9,
-  Theorem 2: with ``accounting="paper"`` the loss is ``4 eps'``, half of the ``8 eps'`` spent) and the
-  ECDF part of line 5.
-
-The registry, the other families and the negative controls are in :mod:`dp.audit.central_cases`.
-
-Threat model
-------------
-Passive (semi-honest), static coalition of ``t < m/2`` parties, which subtracts its own node draws; what
-is audited is the counts plus the ``m - t`` honest parties' noise.  The audit runs the simulated path in
-one process; it can only prove violations, passing is evidence, not proof.
-
-Reference: F. Barczewski, A. Mawass, J. Ramon, private ECDFs and Hosmer-Lemeshow across parties (§3.1
-eq. 2, Theorems 1-3, §4.1, Algorithm 2, App. A.1-A.2); Bun & Steinke 2016, Prop. 1.3 (zCDP).
+Threat model: passive, static coalition of ``t < m/2`` parties, which subtracts its own node draws.  Details: docs/audit.md.
 """
 from __future__ import annotations
 
@@ -41,8 +15,8 @@ from dp.audit.neighbours import (CASE_EPSILON, GAUSSIAN_DELTA, GAUSSIAN_EPSILON,
                                  hosmer_lemeshow_neighbours, tree_neighbours)
 from dp.audit.statistics import privacy_loss_statistic, tree_privacy_loss_statistic
 from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, party_statistic_draws
-from dp.ecdf.tree import (TreeNoisePlan, draw_gaussian_tree_noise, noisy_counts, plan_tree_noise, prefix_incidence,
-                          uniform_grid)
+from dp.ecdf.grid import prefix_incidence, uniform_grid
+from dp.ecdf.tree import TreeNoisePlan, draw_gaussian_tree_noise, noisy_counts, plan_tree_noise
 from dp.fedauc.mechanisms import zcdp_budget
 
 __all__ = ["tree_vector_case", "tree_case", "ecdf_cases", "hl_cases"]
@@ -52,10 +26,7 @@ __all__ = ["tree_vector_case", "tree_case", "ecdf_cases", "hl_cases"]
 
 
 def _tree_sampler(pair: TreeNeighbours, node_noise: Callable[[int, int, np.random.Generator], np.ndarray]) -> Sampler:
-    """``w . c~`` on both datasets, ``c~ = noisy_counts(c, eta)`` the shipped release (eq. 2).
-
-    ``node_noise(count, nodes, rng)`` returns a ``(count, nodes)`` array of total node noise (the
-    noise a coalition cannot subtract), one row per release.
+    """``w . c~`` on both datasets, ``c~ = noisy_counts(c, eta)`` the shipped release (eq. 2). Details: docs/audit.md.
     """
     nodes = prefix_incidence(pair.grid.size).shape[1]
 
@@ -68,9 +39,7 @@ def _tree_sampler(pair: TreeNeighbours, node_noise: Callable[[int, int, np.rando
 
 def _tree_party_noise(make_plan: Callable[[], TreeNoisePlan]) -> Callable[[int, int, np.random.Generator], np.ndarray]:
     """The honest parties' node draws: ``m - t`` calls of the shipped :meth:`TreeNoisePlan.draw_party`.
-
-    The plan is rebuilt at every batch by ``make_plan`` (the shipped :func:`dp.ecdf.tree.plan_tree_noise`
-    or :meth:`HosmerLemeshowQuery.tree_plan`), so the calibration audited is the code's as it is.
+    Details: docs/audit.md.
     """
 
     def noise(count: int, nodes: int, rng: np.random.Generator) -> np.ndarray:
@@ -102,18 +71,7 @@ def tree_case(name: str, make_plan: Callable[[], TreeNoisePlan], pair: TreeNeigh
 
 def tree_vector_case(*, epsilon: float = TREE_VECTOR_EPSILON, points: int = 8, parties: int = 3,
                      threshold: int = 1) -> AuditCase:
-    """The ECDF tree audited on its whole released vector through the claimed privacy-loss statistic.
-
-    The release is the shipped one: every batch rebuilds the plan with :func:`dp.ecdf.tree.plan_tree_noise`,
-    draws the ``m - t`` honest parties' node vectors with :meth:`dp.ecdf.tree.TreeNoisePlan.draw_party` and
-    forms :func:`dp.ecdf.tree.noisy_counts`; the neighbours are those of
-    :func:`dp.audit.neighbours.tree_neighbours` (counts differing by 1 on the worst interval, exact loss
-    ``L epsilon/(L + 1)``).  The statistic is :func:`dp.audit.statistics.tree_privacy_loss_statistic` with
-    the claimed node ``log alpha = -epsilon/(L + 1)``, fixed
-    when the case is built, and a window of ``ceil(12/rate)`` (ancestor sums beyond it weigh less than
-    ``e^-12`` of the centre under the claimed noise).
-
-    Threat model: passive coalition of ``t < m/2`` parties, which subtracts its own node draws.
+    """The ECDF tree audited on its whole released vector through the claimed privacy-loss statistic. Details: docs/audit.md.
     """
     grid = uniform_grid(1.0, float(points), 1.0)
     pair = tree_neighbours(grid)
@@ -190,13 +148,7 @@ def ecdf_cases() -> list[AuditCase]:
 
 
 def _hl_sampler(pair: HosmerLemeshowNeighbours) -> Sampler:
-    """The claimed privacy-loss statistic over the changed cells of the released ``E``/``O`` arrays.
-
-    Each changed cell gets the ``m - t`` honest rows of the shipped per-party draws
-    (:func:`dp.ecdf.hosmer_lemeshow.party_statistic_draws`, calibrated at every batch by
-    ``query.expected_log_alpha`` / ``observed_log_alpha``); cells the row does not change are
-    independent of the change and are not drawn.  The statistic is :func:`dp.audit.statistics.privacy_loss_statistic`
-    with the claimed rates, fixed when the case is built.
+    """The claimed privacy-loss statistic over the changed cells of the released ``E``/``O`` arrays. Details: docs/audit.md.
     """
     change = pair.change
     groups = pair.query.groups
