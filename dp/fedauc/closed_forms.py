@@ -1,30 +1,6 @@
-r"""FedAUC closed forms: the paper's variances (eq. 7-9) and our first-order ones (Sun et al.).
+"""FedAUC closed forms: the paper's variances (eq. 7-9) and our first-order ones (Sun et al.).
 
-What
-----
-Eq. (7)-(9) assume accurate ``P`` and ``N``.  Eq. (7) as printed is the variance of the rank sum of
-the flipped labels divided by ``P N``, i.e. of the noisy AUC with accurate counts before debiasing
-(:func:`rr_variance`); it is not the variance of the debiased estimator, which we give to first order
-(:func:`rr_debiased_variance`, delta method, ours): linearising eq. (3)-(4) and App. P around the
-expected counts gives ``Var = rho(1-rho) sum_i (r_i - c)^2 / ((1 - 2 rho) P N)^2`` with
-``c = P - 1/2 + AUC (N - P)``; :func:`rr_debiased_bias` is its second-order bias.  Eq. (8) and (9) are
-:func:`global_laplace_variance` and :func:`local_laplace_variance` (the latter generalised to any
-layout).  With noisy counts the Laplace and Gaussian estimators likewise have
-``Var ≈ (Var S' - 2 c Cov(S', P') + c^2 Var P') / (P N)^2`` (:func:`delta_method_variance`, ours).
-The exact variances of the integer noises of :mod:`dp.fedauc.mechanisms` (discrete Laplace
-``2 a/(1 - a)^2``, discrete Gaussian by its series) feed these formulas in
-:func:`dp.fedauc.montecarlo.predict_fedauc`.
-
-Threat model
-------------
-Formulas only: no noise is drawn and nothing is released.  They describe the mechanisms of
-:mod:`dp.fedauc.mechanisms` (label DP against the server and any coalition of other clients,
-Sun et al. §3); ``counts="exact"`` (accurate ``P`` and ``N``) is the paper's analysis setting, not
-a label-DP deployment.
-
-References: J. Sun, X. Yang, Y. Yao, J. Xie, D. Wu, C. Wang, *Differentially Private AUC Computation
-in Vertical Federated Learning* (eq. 7-9, App. I, N, O, P); A. Menon et al., ICML 2015 (eq. 3-4);
-C. Canonne, G. Kamath, T. Steinke, *The Discrete Gaussian for Differential Privacy* (NeurIPS 2020).
+Formulas only: no noise is drawn.  Derivations: docs/fedauc.md.
 """
 from __future__ import annotations
 
@@ -56,13 +32,7 @@ def _check_counts(positives: int, negatives: int) -> tuple[int, int]:
 # randomized response (§4, eq. 7, App. I, P)
 
 def rr_variance(ranks: npt.ArrayLike, positives: int, negatives: int, epsilon: float) -> float:
-    """Eq. (7): ``rho (1 - rho) sum_i r_i^2 / (P^2 N^2)``, ``rho = 1/(1 + e^epsilon)``.
-
-    Without ties ``sum_i r_i^2 = M (M-1)(2M-1)/6``, the paper's form.  As derived in App. I (accurate
-    ``P`` and ``N``, ``Var(sum_i r_i y'_i)/(P N)^2``) this is the variance of the flipped-label rank sum
-    divided by ``P N``, i.e. of :func:`dp.fedauc.montecarlo.simulate_fedauc` ``method="rr_noisy", counts="exact"``; the
-    debiased estimator with accurate counts has ``rr_variance / (1 - 2 rho)^2``, and the deployed
-    one (noisy counts) :func:`rr_debiased_variance`.
+    """Eq. (7): ``rho (1 - rho) sum_i r_i^2 / (P^2 N^2)``, ``rho = 1/(1 + e^epsilon)``. Details: docs/fedauc.md.
 
     :param ranks: the 0-based ranks of all ``M`` samples.
     :param positives: ``P >= 1``.
@@ -84,13 +54,7 @@ def _count_weight(positives: int, negatives: int, auc: float) -> float:
 
 def rr_debiased_variance(ranks: npt.ArrayLike, labels: npt.ArrayLike, epsilon: float) -> float:
     """First-order (delta-method) variance of the deployed FedAUC_RR estimate (ours, not the paper's).
-
-    The estimate, eq. (3)-(4) with ``pi'`` of App. P, simplifies to
-    ``(W - Pbar(Pbar-1)/2 - rho (N' Nbar + P' Pbar)/2) / ((1 - 2 rho) P' N')`` with
-    ``W = sum_i r_i y'_i``.  At the expected counts it equals the true AUC exactly, and its gradient
-    gives ``Var ≈ rho (1 - rho) sum_i (r_i - c)^2 / ((1 - 2 rho) P N)^2``,
-    ``c = P - 1/2 + AUC (N - P)``.  Compared with eq. (7) the factor ``1/(1-2 rho)^2`` comes from the
-    debiasing and the centring ``c`` from the noisy ``Pbar`` in eq. (1).
+    Details: docs/fedauc.md.
 
     :param ranks: the 0-based ranks of all ``M`` samples.
     :param labels: the true 0/1 labels.
@@ -110,13 +74,7 @@ def rr_debiased_variance(ranks: npt.ArrayLike, labels: npt.ArrayLike, epsilon: f
 
 def rr_debiased_bias(ranks: npt.ArrayLike, labels: npt.ArrayLike, epsilon: float) -> float:
     """Second-order bias of the deployed FedAUC_RR estimate (ours): it is a ratio, so not exactly unbiased.
-
-    Writing the estimate as ``f(W, Pbar) = Num/Den`` (see :func:`rr_debiased_variance`),
-    ``E f ≈ AUC + H_WP Cov(W, Pbar) + H_PP Var(Pbar)/2`` with ``Cov(W, Pbar) = v sum_i r_i``,
-    ``Var(Pbar) = v M``, ``v = rho(1 - rho)``, and the second derivatives at the expected counts
-    (``f`` is linear in ``W``).  It is ``O(1/M)`` against a standard deviation ``O(1/sqrt(M))``:
-    on 2,000 samples with 15 % positives about 6 % of the standard deviation at epsilon = 1 and
-    0.6 % at epsilon = 4 (Monte Carlo agrees).
+    Details: docs/fedauc.md.
 
     :param ranks: the 0-based ranks of all ``M`` samples.
     :param labels: the true 0/1 labels.
@@ -159,11 +117,7 @@ def _rr_noisy_moments(ranks: np.ndarray, y: np.ndarray, rho: float) -> tuple[flo
 # FedAUC_Lap closed forms (App. N, O) and our delta method
 
 def global_laplace_variance(clients: int, samples: int, positives: int, negatives: int, epsilon: float) -> float:
-    """Eq. (8): ``2 K (M - 1)^2 / (P^2 N^2 epsilon^2)`` (GlobalLaplace, accurate ``P`` and ``N``).
-
-    Every client adds ``Lap((M - 1)/epsilon)`` to ``localSum``; ``epsilon`` is the budget spent on
-    ``localSum`` (all of it when the counts are accurate).  The discrete Laplace we draw has a
-    variance at most this and within ``K/6 / (P N)^2`` of it.
+    """Eq. (8): ``2 K (M - 1)^2 / (P^2 N^2 epsilon^2)`` (GlobalLaplace, accurate ``P`` and ``N``). Details: docs/fedauc.md.
 
     :param clients: ``K >= 1``.
     :param samples: ``M >= 2``.
@@ -182,10 +136,7 @@ def global_laplace_variance(clients: int, samples: int, positives: int, negative
 
 def local_laplace_variance(max_ranks: npt.ArrayLike, positives: int, negatives: int, epsilon: float) -> float:
     """Eq. (9), generalised: ``sum_k 2 Δ_k^2 / (P^2 N^2 epsilon^2)``, ``Δ_k`` client k's largest rank.
-
-    With one sample per client and no ties the ``Δ_k`` are ``0, ..., K-1`` and this is the paper's
-    ``K (K-1)(2K-1) / (3 P^2 N^2 epsilon^2)``.  Accurate ``P`` and ``N``, ``Lap(Δ_k/epsilon)`` on
-    ``localSum_k``.
+    Details: docs/fedauc.md.
 
     :param max_ranks: ``Δ_k`` for every client (non-negative).
     :param positives: ``P >= 1``.
@@ -204,12 +155,7 @@ def local_laplace_variance(max_ranks: npt.ArrayLike, positives: int, negatives: 
 
 def delta_method_variance(sum_noise_variance: float, count_noise_variance: float, positives: int, negatives: int,
                           auc: float, covariance: float = 0.0) -> float:
-    """First-order variance of eq. (1) when ``globalSum`` and ``Pbar`` carry additive noise (ours).
-
-    ``AUC(S + e, P + d) ≈ AUC + (e - c d)/(P N)``, ``c = P - 1/2 + AUC (N - P)``, so
-    ``Var ≈ (Var e - 2 c Cov(e, d) + c^2 Var d) / (P N)^2``.  The count noise weighs like a rank
-    sum noise of sensitivity ``c`` (about ``M/2``), which is why noisy counts cost so much when
-    clients hold few samples.
+    """First-order variance of eq. (1) when ``globalSum`` and ``Pbar`` carry additive noise (ours). Details: docs/fedauc.md.
 
     :param sum_noise_variance: ``Var e``, total noise variance of ``globalSum`` (rank units).
     :param count_noise_variance: ``Var d``, total noise variance of ``Pbar``.

@@ -1,27 +1,7 @@
-r"""FedAUC Monte Carlo: one setting's experiment setup, closed-form prediction and simulation (Sun et al.).
+"""FedAUC Monte Carlo: one setting's experiment setup, closed-form prediction and simulation (Sun et al. §6).
 
-What
-----
-:func:`simulate_fedauc` runs one setting of the paper's experiments (§6: Tables 1-3 and 7) ``runs``
-times, vectorised: the server ranks the scores (:mod:`dp.fedauc.ranks`), the clients of a public
-layout compute their local statistics and perturb them with the label-DP mechanism of
-:mod:`dp.fedauc.mechanisms` (randomized response, Laplace / Gaussian with global, local or adaptive
-sensitivity), and the server applies eq. (1) (and eq. 3-4 for ``rr``).  The layout is drawn once from
-a public generator; every run redraws the noise.  :func:`predict_fedauc` gives the same setting's
-closed forms (:mod:`dp.fedauc.closed_forms`) without drawing noise.  ``counts="noisy"`` is the
-deployment; ``counts="exact"`` is the paper's analysis setting (App. I, N, O, Table 2: accurate ``P``
-and ``N``, the whole budget on ``localSum``).
-
-Threat model
-------------
-As :mod:`dp.fedauc.mechanisms`: label DP against an honest-but-curious server and any coalition of
-the server and other clients (Sun et al. §3, App. R); the scores are not protected.  The
-``counts="exact"`` setting releases ``localP`` in the clear and is **not** label-DP; it exists only to
-reproduce the paper's closed forms.  Noise comes from ``noise_rng`` (the OS when ``None``), the
-layout from the public ``rng``.  Plain NumPy in one process (no MPyC).
-
-Reference: J. Sun, X. Yang, Y. Yao, J. Xie, D. Wu, C. Wang, *Differentially Private AUC Computation
-in Vertical Federated Learning* (§4, §5, §6, App. I, N, O).
+Threat model: label DP (Sun et al. §3, Definition 2.1); scores, ranks and client layout are public.  ``counts="exact"`` is the paper's analysis setting and **not**
+label-DP.  Noise from ``noise_rng`` (the OS when ``None``).  Details: docs/fedauc.md.
 """
 from __future__ import annotations
 
@@ -341,17 +321,7 @@ def simulate_fedauc(scores: npt.ArrayLike, labels: npt.ArrayLike, *, method: str
                     clients: int | None = None, layout: str | npt.ArrayLike = "iid", runs: int = 100,
                     rng: np.random.Generator, sum_fraction: float = 0.5, delta: float = 0.0,
                     counts: str = "noisy", noise_rng: np.random.Generator | None = None) -> FedAucSimulation:
-    """Run one FedAUC setting ``runs`` times (fresh noise, one fixed client layout), vectorised.
-
-    The server ranks ``scores`` (average ranks on ties), the clients of ``layout`` compute their
-    local statistics and perturb them with ``method``, the server applies eq. (1) (and eq. 3-4 for
-    ``rr``).  The layout is drawn once from the public ``rng``; every run redraws the noise from
-    ``noise_rng``.  Randomized response does not depend on the clients (``clients``/``layout``
-    ignored).  With ``epsilon = math.inf`` every method returns the exact AUC in every run.
-
-    ``counts="noisy"`` is the deployment: ``localP`` is perturbed with ``(1 - sum_fraction)`` of the
-    budget (Table 1/7).  ``counts="exact"`` is the paper's analysis setting (App. I, N, O, Table 2):
-    accurate ``P`` and ``N``, the whole budget on ``localSum`` -- not label-DP (counts in the clear).
+    """Run one FedAUC setting ``runs`` times (fresh noise, one fixed client layout), vectorised. Details: docs/fedauc.md.
 
     :param scores: the ``M`` prediction scores.
     :param labels: the ``M`` true 0/1 labels (both classes present).

@@ -1,25 +1,6 @@
-r"""FedAUC's data side: ranks, the rank-sum AUC of eq. (1), client layouts and local statistics (Sun et al.).
+"""FedAUC's data side: ranks, the rank-sum AUC of eq. (1), client layouts and local statistics (Sun et al.).
 
-What
-----
-The server ranks every prediction score (0-based average ranks, ties given their mean rank, §4.2
-step 2: :func:`average_ranks`) and sends each client the ranks of its own samples; the AUC over the
-union is the rank sum of eq. (1) (:func:`auc_from_ranks` exactly, :func:`server_auc` on aggregated,
-possibly noisy, reports).  Clients hold the samples of a public layout (§6.2.2: :func:`client_layout`)
-and compute their ``localSum_k``, ``localP_k`` and the public facts about their ranks
-(:func:`local_statistics`, Algorithm 4 step 3) -- the values the label-DP mechanisms of
-:mod:`dp.fedauc.mechanisms` perturb.  Also the checks of these shared inputs (scores, labels, ranks,
-client assignment, generators) that every FedAUC module runs where its parameters enter.
-
-Threat model
-------------
-Label DP (Sun et al. §3, Definition 2.1): scores, ranks, client membership and client sizes are
-public; only the labels are private, and nothing here releases a label-dependent value -- the clients'
-private sums leave them only through the mechanisms of :mod:`dp.fedauc.mechanisms`.  Plain NumPy in
-one process (no MPyC): docs/design.md's ``t < m/2`` secure-layer model does not apply.
-
-Reference: J. Sun, X. Yang, Y. Yao, J. Xie, D. Wu, C. Wang, *Differentially Private AUC Computation
-in Vertical Federated Learning* (eq. 1, §4.2, §6.2.2, Algorithm 4, App. H.2).
+Threat model: label DP (Sun et al. §3, Definition 2.1); scores, ranks and client layout are public.  Nothing here releases a label-dependent value.  Details: docs/fedauc.md.
 """
 from __future__ import annotations
 
@@ -102,11 +83,7 @@ def _twice_ranks(scores: np.ndarray) -> np.ndarray:
 
 
 def average_ranks(scores: npt.ArrayLike) -> np.ndarray:
-    """Return the 0-based ranks of §4.2 step 2, ties given their average rank.
-
-    The lowest score gets 0 and the highest ``M - 1``; a group of tied scores shares the mean of the
-    ranks it spans (a half-integer when the group has even size), which makes eq. (1) count a tied
-    positive-negative pair as 1/2, as ``roc_auc_score`` does.  Uses :func:`scipy.stats.rankdata`.
+    """Return the 0-based ranks of §4.2 step 2, ties given their average rank. Details: docs/fedauc.md.
 
     :param scores: the ``M`` prediction scores (finite numbers).
     :return: float64 array of ranks (multiples of 1/2).
@@ -129,11 +106,7 @@ def _check_ranks(ranks: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 
 
 def auc_from_ranks(ranks: npt.ArrayLike, labels: npt.ArrayLike) -> float:
-    """Return eq. (1): ``(sum_i r_i y_i - P (P - 1)/2) / (P N)``, correctly rounded.
-
-    Computed in exact integer arithmetic (twice the ranks are integers) with one final rounding, so
-    it is the correctly rounded Mann-Whitney AUC.  ``roc_auc_score`` integrates the ROC curve by the
-    trapezoid rule in floating point and may differ from it in the last few units in the last place.
+    """Return eq. (1): ``(sum_i r_i y_i - P (P - 1)/2) / (P N)``, correctly rounded. Details: docs/fedauc.md.
 
     :param ranks: 0-based average ranks (:func:`average_ranks`).
     :param labels: 0/1 labels, both classes present.
@@ -150,10 +123,7 @@ def auc_from_ranks(ranks: npt.ArrayLike, labels: npt.ArrayLike) -> float:
 
 def server_auc(rank_sum: npt.ArrayLike, positives: npt.ArrayLike, samples: int) -> np.ndarray:
     """Apply eq. (1) to aggregated, possibly noisy, reports (Algorithm 2 line 35, Algorithm 4 line 39).
-
-    ``AUC = (globalSum - Pbar (Pbar - 1)/2) / (Pbar Nbar)`` with ``Nbar = samples - Pbar`` (the sum of
-    the ``localN_k``).  Where ``Pbar <= 0`` or ``Nbar <= 0`` the AUC is undefined and NaN is returned.
-    With exact half-integer sums below ``2**51`` the result is correctly rounded.
+    Details: docs/fedauc.md.
 
     :param rank_sum: ``globalSum`` (array-like).
     :param positives: ``Pbar`` (array-like, broadcastable with ``rank_sum``).
@@ -183,13 +153,7 @@ def _near_equal_blocks(samples: int, clients: int) -> np.ndarray:
 
 def client_layout(scores: npt.ArrayLike, *, clients: int | None, layout: str,
                   rng: np.random.Generator) -> np.ndarray:
-    """Assign the ``M`` samples to clients (§6.2.2) from public randomness.
-
-    - ``iid``: a uniformly random permutation cut into ``K`` blocks of ``floor(M/K)`` or
-      ``ceil(M/K)`` samples (a uniformly random balanced assignment; no client is empty);
-    - ``non_iid``: samples sorted by score (ties in random order) and cut into ``K`` contiguous
-      blocks of near-equal size, so similar scores share a client;
-    - ``one_per_client``: ``K = M``, client ``i`` holds sample ``i``.
+    """Assign the ``M`` samples to clients (§6.2.2) from public randomness. Details: docs/fedauc.md.
 
     :param scores: the ``M`` scores.
     :param clients: ``K`` with ``1 <= K <= M`` (for ``one_per_client``: ``None`` or ``M``).
@@ -235,10 +199,7 @@ def _check_assignment(client_of: npt.ArrayLike, samples: int) -> tuple[np.ndarra
 
 @dataclass(frozen=True)
 class LocalStatistics:
-    """Step 3 of Algorithm 4 at every client, before noise, with the public facts about its ranks.
-
-    ``local_sum`` and ``local_positives`` are the clients' private values; sizes and rank facts are
-    public (ranks come from the server).  All arrays have one entry per client.
+    """Step 3 of Algorithm 4 at every client, before noise, with the public facts about its ranks. Details: docs/fedauc.md.
     """
 
     #: ``|Y_k|``, samples per client.
