@@ -133,7 +133,8 @@ async def _release(options: EcdfOptions) -> Callable[[], None] | None:
     """
     from mpyc.runtime import mpc
 
-    from dp.ecdf.tree import plan_tree_noise, prefix_incidence
+    from dp.ecdf.grid import prefix_incidence
+    from dp.ecdf.tree import plan_tree_noise
     from dp.ecdf.secure_release import run_secure_ecdf
     from scenarios.kit.ecdf_options import read_column
 

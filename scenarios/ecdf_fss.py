@@ -298,7 +298,7 @@ async def _release(options: FssOptions) -> Callable[[], None] | None:
                                receivers=servers, meter=meter, mode=mode)
     if release is None or mpc.pid != 0:
         return None
-    from dp.ecdf.tree import prefix_incidence
+    from dp.ecdf.grid import prefix_incidence
 
     incidence = prefix_incidence(len(grid))
     public = states[0].public

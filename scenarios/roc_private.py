@@ -140,7 +140,7 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
 
 def grid_of(options: RocPrivateOptions) -> np.ndarray:
     """The public grid: ``--points`` evenly spaced thresholds from the domain's low to its high end."""
-    from dp.ecdf.tree import grid_of_points
+    from dp.ecdf.grid import grid_of_points
 
     try:
         return grid_of_points(options.lower, options.upper, options.points)

@@ -49,7 +49,9 @@ from dp.audit.neighbours import (
 )
 from dp.audit.statistics import event_probabilities, planned_lower_bound, tree_weights
 from dp.calibration import discrete_laplace_pmf
-from dp.ecdf.tree import interval_nodes, noisy_counts, plan_tree_noise, prefix_incidence, uniform_grid
+from dp.ecdf.grid import prefix_incidence, uniform_grid
+from dp.ecdf.analysis import interval_nodes
+from dp.ecdf.tree import noisy_counts, plan_tree_noise
 from dp.fedauc.montecarlo import simulate_fedauc
 from dp.rank_auc import plans_for_rows
 from dp.ecdf.hosmer_lemeshow import JOINT_SENSITIVITY

@@ -52,7 +52,8 @@ from dp.audit.engine import audit, honest_noise_pmf
 from dp.audit.fss_cases import (FSS_EPSILON, FSS_SAMPLES, FssNeighbours, fss_case_names, fss_case_neighbours,
                                 fss_counts, fss_release_mirror)
 from dp.audit.statistics import event_probabilities, planned_lower_bound, tree_weights
-from dp.ecdf.tree import noisy_counts, prefix_incidence
+from dp.ecdf.grid import prefix_incidence
+from dp.ecdf.tree import noisy_counts
 
 CONFIDENCE = 0.999
 PESSIMISM = 3.0

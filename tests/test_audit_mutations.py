@@ -73,6 +73,7 @@ import pytest
 from scipy import stats
 
 import dp.calibration
+import dp.ecdf.grid
 import dp.ecdf.tree
 import dp.fedauc.mechanisms
 import dp.fedauc.ranks
@@ -88,7 +89,8 @@ from dp.audit import neighbours as audit_neighbours
 from dp.audit import local_cases as audit_local_cases
 from dp.audit.engine import AuditCase, audit, clopper_pearson_lower, clopper_pearson_upper, exact_epsilon, honest_noise_pmf
 from dp.audit.statistics import event_probabilities, planned_lower_bound
-from dp.ecdf.tree import plan_tree_noise, prefix_incidence
+from dp.ecdf.grid import prefix_incidence
+from dp.ecdf.tree import plan_tree_noise
 from dp.rank_auc import plans_for_rows
 from dp.umpc.delegation import delegate_plan
 from dp.secret_noise import construction_pmf
@@ -238,10 +240,10 @@ def _delegated_law(name: str) -> Law:
 
 def _tree_law(name: str) -> Law:
     if name == "ecdf-tree-one-point-m3-t1":
-        pair = audit_neighbours.tree_neighbours(dp.ecdf.tree.uniform_grid(1.0, 1.0, 1.0))
+        pair = audit_neighbours.tree_neighbours(dp.ecdf.grid.uniform_grid(1.0, 1.0, 1.0))
         plan = plan_tree_noise(epsilon=audit_neighbours.CASE_EPSILON, points=1, parties=3, threshold=1)
     else:
-        pair = audit_neighbours.tree_neighbours(dp.ecdf.tree.uniform_grid(1.0, 8.0, 1.0))
+        pair = audit_neighbours.tree_neighbours(dp.ecdf.grid.uniform_grid(1.0, 8.0, 1.0))
         plan = plan_tree_noise(epsilon=audit_neighbours.TREE_EPSILON, points=8, parties=3, threshold=1)
     node, offset = _polya_pmf(plan.parties - plan.threshold, plan.shape, math.exp(plan.log_alpha))
     coefficients = prefix_incidence(pair.grid.size).T @ pair.weights

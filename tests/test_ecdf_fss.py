@@ -15,7 +15,8 @@ import pytest
 from conftest import (ROOT, PartyRun, free_base_port, read_record, run_command, run_parties, scenario_command,
                       small_table, write_csv)
 from dp.ecdf import fss_release as fss
-from dp.ecdf.tree import noisy_counts, plan_tree_noise, true_counts, uniform_grid
+from dp.ecdf.grid import true_counts, uniform_grid
+from dp.ecdf.tree import noisy_counts, plan_tree_noise
 from secure.fss import dcf
 
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dp.ecdf.tree import continual_gaussian_sigma, draw_gaussian_tree_noise, node_count, noisy_counts, tree_depth
+from dp.ecdf.grid import node_count, tree_depth
+from dp.ecdf.tree import continual_gaussian_sigma, draw_gaussian_tree_noise, noisy_counts
 from secure.noise.party import discrete_gaussian_variance
 
 

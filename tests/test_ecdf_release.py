@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, free_base_port, read_record, run_command, scenario_command, small_table
-from dp.ecdf.tree import noisy_counts, plan_tree_noise, private_ecdf, true_counts, uniform_grid
+from dp.ecdf.grid import true_counts, uniform_grid
+from dp.ecdf.tree import noisy_counts, plan_tree_noise, private_ecdf
 from scenarios.ecdf import main
 
 

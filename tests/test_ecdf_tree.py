@@ -16,28 +16,10 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dp.calibration import discrete_laplace_pmf, discrete_laplace_variance
-from dp.ecdf.tree import (
-    MAX_GRID_POINTS,
-    TreeNoisePlan,
-    continual_gaussian_sigma,
-    geometric_grid,
-    grid_of_points,
-    interval_nodes,
-    node_count,
-    node_interval,
-    node_position,
-    noisy_counts,
-    plan_tree_noise,
-    prefix_incidence,
-    prefix_positions,
-    private_ecdf,
-    suffix_nodes,
-    theorem1_squared_error,
-    tree_depth,
-    tree_nodes,
-    true_counts,
-    uniform_grid,
-)
+from dp.ecdf.grid import (MAX_GRID_POINTS, geometric_grid, grid_of_points, node_count, node_interval, node_position,
+                          prefix_incidence, prefix_positions, tree_depth, tree_nodes, true_counts, uniform_grid)
+from dp.ecdf.analysis import interval_nodes, suffix_nodes, theorem1_squared_error
+from dp.ecdf.tree import TreeNoisePlan, continual_gaussian_sigma, noisy_counts, plan_tree_noise, private_ecdf
 
 P_MIN = 1e-3                    # goodness-of-fit tests fail with probability 1e-3 under the null
 Z_999 = stats.norm.ppf(0.9995)  # two-sided 99.9 % normal quantile, 3.29

@@ -16,7 +16,7 @@ from scipy import stats
 
 from conftest import run_command, scenario_command
 from dp.calibration import discrete_laplace_variance
-from dp.ecdf.tree import node_count
+from dp.ecdf.grid import node_count
 from dp.ecdf.hosmer_lemeshow import (
     HosmerLemeshowBudget,
     HosmerLemeshowQuery,

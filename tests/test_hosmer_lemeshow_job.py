@@ -19,7 +19,7 @@ from dp.ecdf.hosmer_lemeshow import (
     private_hosmer_lemeshow,
 )
 from dp.ecdf.hosmer_lemeshow_secure import party_group_noise
-from dp.ecdf.tree import node_count
+from dp.ecdf.grid import node_count
 from scenarios.hosmer_lemeshow import main, parse_options, spend_of
 
 GROUPS = 10

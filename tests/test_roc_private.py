@@ -18,7 +18,8 @@ from sklearn.metrics import roc_auc_score, roc_curve
 
 from conftest import ROOT, free_base_port, read_record, run_command, scenario_command, write_csv
 from dp.ecdf.roc import RocRelease, class_epsilon, private_roc, self_normalise
-from dp.ecdf.tree import interval_nodes, node_count, suffix_nodes, tree_depth, uniform_grid
+from dp.ecdf.grid import node_count, tree_depth, uniform_grid
+from dp.ecdf.analysis import interval_nodes, suffix_nodes
 
 
 def _scored_rows(rows: int = 60, seed: int = 11) -> np.ndarray:

@@ -12,14 +12,9 @@ import pytest
 
 from conftest import read_record
 from dp.ecdf.roc import auc_interval, plan_roc_noise, private_roc
-from dp.ecdf.tree import (
-    QUANTILE_Z,
-    grid_of_points,
-    noisy_counts,
-    plan_tree_noise,
-    quantile_interval,
-    true_counts,
-)
+from dp.ecdf.grid import grid_of_points, true_counts
+from dp.ecdf.analysis import QUANTILE_Z, quantile_interval
+from dp.ecdf.tree import noisy_counts, plan_tree_noise
 
 
 def _hl_rows(path: Path, rows: int = 900, seed: int = 5) -> Path:
@@ -173,7 +168,7 @@ def _release_on(grid: np.ndarray, subset: np.ndarray, values: np.ndarray, std: f
 
 def test_no_quantile_from_three_queried_points(capsys: pytest.CaptureFixture[str]) -> None:
     """``ecdf_fss --queries 10,200,512``: three of 1024 grid points answered, so no quantile, one line why."""
-    from dp.ecdf.tree import prefix_incidence
+    from dp.ecdf.grid import prefix_incidence
     from scenarios.kit.ecdf_options import print_quantiles, smooth_release
 
     grid = grid_of_points(107.0, 696.0, 1024)

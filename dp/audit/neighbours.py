@@ -201,7 +201,7 @@ class TreeNeighbours:
 
     @property
     def first_counts(self) -> np.ndarray:
-        """``#{x <= tau_i}`` on ``D`` (:func:`dp.ecdf.tree.true_counts`)."""
+        """``#{x <= tau_i}`` on ``D`` (:func:`dp.ecdf.grid.true_counts`)."""
         return true_counts(self.first_values, self.grid)
 
     @property

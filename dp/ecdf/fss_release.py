@@ -104,7 +104,8 @@ import numpy as np
 import numpy.typing as npt
 
 from dp.ecdf.secure_release import EcdfRelease
-from dp.ecdf.tree import TreeNoisePlan, node_count, plan_tree_noise, prefix_positions, tree_depth
+from dp.ecdf.grid import node_count, prefix_positions, tree_depth
+from dp.ecdf.tree import TreeNoisePlan, plan_tree_noise
 from dp.umpc.protocol import polya_tail_bound
 from secure.errors import InputError, ProtocolFailure
 

@@ -114,15 +114,8 @@ import numpy.typing as npt
 from scipy import stats
 
 from dp.calibration import discrete_laplace_log_alpha, distributed_laplace_variance, party_noise_shape
-from dp.ecdf.tree import (
-    TreeNoisePlan,
-    noisy_counts,
-    plan_tree_noise,
-    prefix_incidence,
-    tree_depth,
-    true_counts,
-    uniform_grid,
-)
+from dp.ecdf.grid import prefix_incidence, tree_depth, true_counts, uniform_grid
+from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
 from dp.validation import check_epsilon, check_finite, check_integer, check_number, check_parties, check_positive_int
 from secure.intake import ColumnSpec
 from secure.noise.party import polya_difference

@@ -55,7 +55,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise, prefix_incidence, true_counts
+from dp.ecdf.grid import prefix_incidence, true_counts
+from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
 
 __all__ = ["SPLITS", "class_epsilon", "split_note", "class_scores", "self_normalise", "public_size_rates",
            "RocRelease", "plan_roc_noise", "private_roc", "run_secure_roc", "ClassNoiseSource", "AucInterval",
@@ -76,7 +77,7 @@ def class_epsilon(epsilon: float, points: int, split: str = "half") -> float:
     :param split: ``half`` (paper: ``epsilon/2`` each) or ``disjoint`` (``epsilon (L+1)/(2 ceil((L+1)/2))``).
     :raise ValueError: an unknown split, a non-positive epsilon or points.
     """
-    from dp.ecdf.tree import tree_depth
+    from dp.ecdf.grid import tree_depth
     from dp.validation import check_epsilon
 
     value = check_epsilon(epsilon)
@@ -94,7 +95,7 @@ def split_note(epsilon: float, points: int, split: str) -> str:
     if split == "half":
         return (f"epsilon {epsilon:g} = {each:g} (class 1 ECDF) + {each:g} (class 0 ECDF), sequential composition "
                 f"(Barczewski et al. §5.1)")
-    from dp.ecdf.tree import tree_depth
+    from dp.ecdf.grid import tree_depth
 
     levels = tree_depth(points) + 1
     return (f"epsilon {epsilon:g}: {each:.6g} per class ECDF (disjoint classes; a label change shifts a suffix of "

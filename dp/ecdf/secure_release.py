@@ -36,7 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from dp.ecdf.tree import TreeNoisePlan, prefix_positions, true_counts
+from dp.ecdf.grid import prefix_positions, true_counts
+from dp.ecdf.tree import TreeNoisePlan
 from dp.umpc.protocol import polya_tail_bound
 
 __all__ = ["EcdfRelease", "run_secure_ecdf", "count_slack", "own_histogram"]

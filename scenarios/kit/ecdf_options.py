@@ -94,7 +94,7 @@ def ecdf_domain(args: argparse.Namespace, *, bits_refusal: str) -> tuple[str, fl
 def ecdf_grid(lower: float, upper: float, points: int, kind: str) -> np.ndarray:
     """The public grid ``tau_1 = lower < ... < tau_N = upper`` of exactly ``points`` points: uniform (equal
     gaps), or geometric (equal ratios, anchored at ``lower``), :func:`dp.ecdf.tree.grid_of_points`."""
-    from dp.ecdf.tree import grid_of_points
+    from dp.ecdf.grid import grid_of_points
 
     return grid_of_points(lower, upper, points, kind=kind)
 
@@ -173,7 +173,7 @@ class SmoothedCurve:
 
     def interval_meaning(self) -> str:
         """What the quantile intervals are, in one sentence."""
-        from dp.ecdf.tree import QUANTILE_Z
+        from dp.ecdf.analysis import QUANTILE_Z
 
         return (f"95 % interval of each quantile: the grid points between the first whose released value + "
                 f"{QUANTILE_Z:.2f} noise std reaches the level and the one after the last whose released value - "
@@ -200,7 +200,7 @@ def smooth_release(release: Any, incidence: Any, *, smooth: int | None, quantile
     (:func:`dp.ecdf.tree.quantile_interval` on the raw released values, margin ``z`` times their noise std).
     Quantiles need the whole curve: from a subset of the grid (``--release K``, ``--queries``) a quantile is only
     located between released points, so none is computed and ``note`` says why."""
-    from dp.ecdf.tree import QUANTILE_Z, quantile_interval
+    from dp.ecdf.analysis import QUANTILE_Z, quantile_interval
     from smoothing import inverse_ecdf, smooth_ecdf
 
     result = SmoothedCurve(release.grid[release.subset], release.values)

@@ -107,7 +107,8 @@ async def _run(options: CostOptions) -> Callable[[], None] | None:
 
     from dp.ecdf import fss_release as fss
     from dp.ecdf.secure_release import run_secure_ecdf
-    from dp.ecdf.tree import grid_of_points, node_count, plan_tree_noise
+    from dp.ecdf.grid import grid_of_points, node_count
+    from dp.ecdf.tree import plan_tree_noise
     from scenarios.kit.datasets import declared_specs, load_embedded
     from scenarios.kit.experiments import check_results_dir
     from secure.intake import rows_from_table

@@ -166,7 +166,8 @@ def _one_run(grid: np.ndarray, cumulative: np.ndarray, at: np.ndarray, levels: n
 
 def run_experiment(options: InverseOptions, seed: int) -> list[dict[str, Any]]:
     """Run every epsilon ``options.common.runs`` times; one summary row per epsilon."""
-    from dp.ecdf.tree import plan_tree_noise, prefix_incidence
+    from dp.ecdf.grid import prefix_incidence
+    from dp.ecdf.tree import plan_tree_noise
 
     points = options.points
     grid = _grid(points)  # tau_i = i / N, the values of X_pois / N
@@ -243,7 +244,7 @@ def _print(options: InverseOptions, rows: list[dict[str, Any]], seed: int, secon
 
 def _grid(points: int) -> np.ndarray:
     """``tau_i = i / N``, the values of ``X_pois / N``."""
-    from dp.ecdf.tree import grid_of_points
+    from dp.ecdf.grid import grid_of_points
 
     return grid_of_points(1.0 / points, 1.0, points)
 
@@ -261,7 +262,8 @@ async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
     """
     from mpyc.runtime import mpc
 
-    from dp.ecdf.tree import noisy_counts, prefix_incidence
+    from dp.ecdf.grid import prefix_incidence
+    from dp.ecdf.tree import noisy_counts
     from scenarios.kit.experiments import SecureCheck
     from scenarios.papers.ecdf_smoothing import secure_ecdf_counts
 

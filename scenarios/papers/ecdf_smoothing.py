@@ -171,7 +171,8 @@ def _one_run(cumulative: np.ndarray, plan: Any, incidence: Any,
 
 def run_experiment(options: SmoothingOptions, seed: int) -> list[dict[str, Any]]:
     """Run every setting ``options.common.runs`` times; one summary row per setting."""
-    from dp.ecdf.tree import plan_tree_noise, prefix_incidence
+    from dp.ecdf.grid import prefix_incidence
+    from dp.ecdf.tree import plan_tree_noise
 
     incidence = prefix_incidence(options.points)
     seeds = run_seeds(seed, options.common.runs)
@@ -297,7 +298,8 @@ async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:
     smoothed errors and ratios (p = 1, 2; same input, same solver) must be identical.  A setting without
     any instance is skipped (nothing to release).  Collective; returns the checks at party 0, ``[]`` elsewhere.
     """
-    from dp.ecdf.tree import noisy_counts, prefix_incidence
+    from dp.ecdf.grid import prefix_incidence
+    from dp.ecdf.tree import noisy_counts
     from scenarios.kit.experiments import SecureCheck
 
     from mpyc.runtime import mpc

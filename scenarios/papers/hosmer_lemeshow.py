@@ -245,7 +245,7 @@ def noiseless_error(probabilities: np.ndarray, labels: np.ndarray, options: Opti
 
     :return: ``(statistic, relative squared error)``.
     """
-    from dp.ecdf.tree import node_count
+    from dp.ecdf.grid import node_count
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow, private_hosmer_lemeshow, \
         relative_squared_error
 

@@ -225,7 +225,7 @@ def _smoothed_roc(positive: np.ndarray, negative: np.ndarray, incidence: Any, gr
 
 
 def _true_roc(data: ScoredData, grid: np.ndarray) -> Any:
-    from dp.ecdf.tree import true_counts
+    from dp.ecdf.grid import true_counts
     from smoothing.roc import roc_from_ecdfs
 
     positive = true_counts(data.positives, grid) / data.positives.size
@@ -234,7 +234,7 @@ def _true_roc(data: ScoredData, grid: np.ndarray) -> Any:
 
 
 def _grid(points: int) -> np.ndarray:
-    from dp.ecdf.tree import grid_of_points
+    from dp.ecdf.grid import grid_of_points
 
     return grid_of_points(0.0, 1.0, points)
 
@@ -243,7 +243,8 @@ def run_experiment(options: RocOptions, seed: int, data: ScoredData) -> list[dic
     """Run every epsilon ``options.common.runs`` times; one summary row per epsilon."""
     from sklearn.metrics import roc_auc_score
 
-    from dp.ecdf.tree import plan_tree_noise, prefix_incidence
+    from dp.ecdf.grid import prefix_incidence
+    from dp.ecdf.tree import plan_tree_noise
 
     grid = _grid(options.points)
     incidence = prefix_incidence(options.points)
@@ -317,7 +318,8 @@ async def secure_checks(options: RocOptions, seed: int) -> list[Any]:
     from mpyc.runtime import mpc
 
     from dp.ecdf.roc import plan_roc_noise, run_secure_roc
-    from dp.ecdf.tree import noisy_counts, plan_tree_noise, prefix_incidence, true_counts
+    from dp.ecdf.grid import prefix_incidence, true_counts
+    from dp.ecdf.tree import noisy_counts, plan_tree_noise
     from scenarios.kit.experiments import SecureCheck
     from scenarios.papers.ecdf_smoothing import check_noise_generator, party_share
 
@@ -403,7 +405,8 @@ def _plot_auc_errors(options: RocOptions, rows: list[dict[str, Any]], data: Scor
 
 def _plot_example(options: RocOptions, seed: int, data: ScoredData, path: str) -> dict[str, float]:
     """Draw the true, raw private and smoothed ROC curves of one release; return their L1 errors."""
-    from dp.ecdf.tree import plan_tree_noise, prefix_incidence
+    from dp.ecdf.grid import prefix_incidence
+    from dp.ecdf.tree import plan_tree_noise
 
     grid = _grid(options.points)
     incidence = prefix_incidence(options.points)

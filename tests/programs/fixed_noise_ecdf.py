@@ -10,7 +10,8 @@ import sys
 import numpy as np
 from mpyc.runtime import mpc
 
-from dp.ecdf.tree import plan_tree_noise, uniform_grid
+from dp.ecdf.grid import uniform_grid
+from dp.ecdf.tree import plan_tree_noise
 from dp.ecdf.secure_release import run_secure_ecdf
 from secure.intake import party_rows
 

@@ -12,7 +12,7 @@ import numpy as np
 from mpyc.runtime import mpc
 
 from dp.ecdf.roc import run_secure_roc
-from dp.ecdf.tree import uniform_grid
+from dp.ecdf.grid import uniform_grid
 from secure.intake import party_rows
 
 

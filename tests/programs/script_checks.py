@@ -57,7 +57,8 @@ async def job(party: secure.Party) -> secure.parties.Deliver:
         release = await dp.umpc.release(QUERY, rows, ledger="off")
         return lambda: print(f"{release.budget}\nAUC {release.estimate:.3f}") if party.index == 0 else None
     from dp.ecdf.secure_release import run_secure_ecdf
-    from dp.ecdf.tree import plan_tree_noise, uniform_grid
+    from dp.ecdf.grid import uniform_grid
+    from dp.ecdf.tree import plan_tree_noise
 
     grid = uniform_grid(0.0, 1.0, 1 / 7)
     if CASE == "ecdf-plan":
