@@ -1,43 +1,7 @@
 """Privacy accountants: how the spends recorded in a ledger add up, and whether one more still fits.
 
-What it is.  A :class:`Spend` is the privacy cost of one release (one run of a scenario or one API call):
-its ``epsilon`` and ``delta`` as calibrated, and, for a Gaussian-type release, its zCDP cost ``rho``.
-A :class:`Budget` is the total a data holder grants on one dataset.  :func:`total_spent` composes a
-sequence of spends under one of two accountants, and :func:`would_exceed` says whether one more spend
-still fits the budget (``None``) or why not (one plain line).
-
-The two accountants (``ACCOUNTANTS``):
-
-- ``"basic"``: basic composition (Dwork & Roth 2014, *The Algorithmic Foundations of Differential
-  Privacy*, Theorem 3.16): ``k`` releases that are ``(eps_i, delta_i)``-DP are together
-  ``(sum eps_i, sum delta_i)``-DP.  It holds for pure and approximate DP alike and needs nothing else.
-- ``"zcdp"``: zero-concentrated DP (Bun & Steinke 2016, "Concentrated Differential Privacy:
-  Simplifications, Extensions, and Lower Bounds", TCC 2016):
-
-  * a pure ``eps``-DP release is ``rho = eps^2 / 2``-zCDP (Prop. 1.4);
-  * a Gaussian-type release is charged the ``rho`` it states (for the Gaussian mechanism with
-    sensitivity ``D`` and standard deviation ``sigma``: ``rho = D^2 / (2 sigma^2)``, Prop. 1.6);
-  * zCDP composes additively: ``rho_total = sum rho_i`` (Lemma 1.7);
-  * ``rho``-zCDP implies ``(rho + 2 sqrt(rho ln(1/delta')), delta')``-DP for every ``delta' > 0``
-    (Prop. 1.3);
-  * an approximate ``(eps, delta > 0)``-DP release that is not Gaussian-type (no ``rho``) has no zCDP
-    cost (approximate DP does not imply zCDP), so it is kept *beside* the zCDP part and added by basic
-    composition: with ``delta'`` = the budget's delta minus the deltas of those spends, the total is
-    ``(rho_total + 2 sqrt(rho_total ln(1/delta')) + sum of their eps, delta' + sum of their deltas)``,
-    i.e. the budget's delta, spent in full once any zCDP spend exists.
-
-  The zCDP accountant pays off for many releases and for Gaussian noise; for a few pure releases the
-  conversion costs more than basic composition (one pure release of ``eps = 1`` at ``delta' = 1e-6``:
-  ``0.5 + 2 sqrt(0.5 ln 1e6) = 5.75`` against ``1``).  An account keeps the accountant it was created
-  with; choose it when creating the budget.
-
-Threat model.  The accountant is arithmetic over public numbers (epsilon, delta, rho are public
-parameters of every run, like the budget itself); it reads no data.  What it protects against, and
-what not, is said in :mod:`dp.budget.ledger`: a party's own over-spending on its own dataset.
-
-Models.  OpenDP's odometers and privacy filters, Tumult Analytics' sessions with a total budget and
-diffprivlib's ``BudgetAccountant`` keep the same account in one process; this one is kept across runs
-by :mod:`dp.budget.ledger`, at each MPC party separately.
+Basic composition (Dwork & Roth 2014, Thm 3.16) or zCDP (Bun & Steinke 2016, Prop. 1.3, 1.4, Lemma 1.7).
+Arithmetic over public numbers only; reads no data.  Details: docs/budget.md.
 """
 from __future__ import annotations
 
@@ -177,9 +141,7 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
 
 def spend_rho(spend: Spend) -> float | None:
     """The zCDP cost of ``spend``, or ``None`` if it has none (approximate DP that is not Gaussian-type).
-
-    A stated ``rho`` is used; a pure spend (``delta = 0``) costs ``eps^2 / 2`` (Bun & Steinke 2016,
-    Prop. 1.4), or its stated ``rho`` if that is smaller.
+    Details: docs/budget.md.
     """
     pure = spend.epsilon ** 2 / 2.0 if spend.delta == 0 else None
     if spend.rho is None:
@@ -191,12 +153,7 @@ def spend_rho(spend: Spend) -> float | None:
 class Totals:
     """The running sums a ledger keeps of its counted spends, exact (rationals: a spend added and later
     cancelled leaves no rounding behind), so one more spend is checked in constant time, whatever the
-    number of spends before it.
-
-    ``epsilon``, ``delta``: the sums of every spend's (basic composition); ``rho``: the sum of the zCDP
-    costs (:func:`spend_rho`) of the spends that have one; ``other_epsilon``, ``other_delta``: the sums of
-    those that have none (kept beside the zCDP part).  ``float`` of an exact sum is the correctly rounded
-    sum, i.e. what ``math.fsum`` gives.
+    number of spends before it. Details: docs/budget.md.
     """
 
     count: int = 0
@@ -256,17 +213,7 @@ class Totals:
 
 
 def total_spent(accountant: Accountant, spends: Sequence[Spend], delta_target: float) -> tuple[float, float]:
-    """The composed ``(epsilon, delta)`` of ``spends`` under ``accountant``.
-
-    - ``"basic"``: ``(sum eps_i, sum delta_i)`` (Dwork & Roth 2014, Thm 3.16); ``delta_target`` unused.
-    - ``"zcdp"``: ``rho_total`` = the sum of the zCDP costs (:func:`spend_rho`; Bun & Steinke 2016,
-      Prop. 1.4, Lemma 1.7); the spends without one keep their ``(eps, delta)`` beside it.  With
-      ``delta' = delta_target - sum of their deltas`` the total is
-      ``(rho_total + 2 sqrt(rho_total ln(1/delta')) + sum of their eps, delta' + sum of their deltas)``
-      (Prop. 1.3); without zCDP spends it is just their basic composition.  If ``delta' <= 0`` while
-      ``rho_total > 0`` no conversion exists: the epsilon is ``inf``.
-
-    Sums are exact, then rounded once (:class:`Totals`).
+    """The composed ``(epsilon, delta)`` of ``spends`` under ``accountant``. Details: docs/budget.md.
 
     :param delta_target: the delta at which the zCDP part is stated (the budget's delta).
     """
@@ -284,10 +231,7 @@ def _over(total: float, limit: float) -> bool:
 
 def would_exceed(accountant: Accountant, budget: Budget, spends: Sequence[Spend], new: Spend) -> str | None:
     """``None`` if ``spends`` plus ``new`` fit ``budget`` under ``accountant``, else the one-line reason.
-
-    The reason is stated in epsilon terms, ``budget of 2.5 spent: 2 spent, this run needs 1`` (for the
-    zCDP accountant: epsilon at the budget's delta, what this run adds), and for delta likewise.  Sums
-    within :data:`RELATIVE_TOLERANCE` of the budget fit (floating-point rounding).
+    Details: docs/budget.md.
     """
     return would_exceed_totals(accountant, budget, Totals.of(spends), new)
 

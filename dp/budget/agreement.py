@@ -1,59 +1,9 @@
 """The parties agree on a run's privacy spend before any data is shared; each party's ledger may refuse.
 
-docs/design.md ("Noise", last bullet): every release spends from a ledger at each party (one account per
-party and dataset, :mod:`dp.budget.ledger`); the spend is agreed before data is shared and recorded
-before the reveal.  This module is the one implementation of that agreement, used by every scenario
-(:mod:`scenarios.kit.budget_run`, called by :func:`scenarios.kit.cli.run_scenario` before the job's
-body) and by the scripting API (:func:`dp.umpc.scripting.release`).  It is the only module of
-:mod:`dp.budget` that talks to the other parties (through :mod:`secure.session` and MPyC, imported
-inside :func:`agree_spend` only); the ledger and accountants stay pure.
-
-The steps, at every party, in the same order (each party's exchanges do not depend on its own
-ledger, so no party waits for a message another never sends):
-
-1. open this party's account (:meth:`dp.budget.ledger.Ledger.open`): a corrupt or hand-edited file,
-   a directory that is not writable, a missing budget, an accountant or budget that differs from the
-   account's -- the verdict is shared (:func:`secure.session.agree_verdict`): every party stops with
-   exit 2 and that party's one line;
-2. one exchange (``mpc.transfer``) of 16 random bytes from the OS, the accountant of the account
-   (``None`` without one) and the spend: the run id is the SHA-256 of the bytes of parties
-   ``0..m-1`` in order (no party chooses it alone); the accountants of the parties that keep a
-   ledger must be the same, and the spends (public: they follow from epsilon and the agreed
-   parameters) must be equal -- else every party stops with one line;
-3. :meth:`~dp.budget.ledger.Ledger.reserve` the spend under the run id (a file lock; the entry is
-   on disk, fsync'd, before this returns) and share the verdict: a party whose ledger would go over
-   its budget stops every party with exit 2 and one generic line (``party 0: its privacy budget for
-   this data does not cover this run (epsilon 1); see its local note``), before any data is shared;
-   the details (the reason with spent and left, the dataset key, the ledger file) are that party's
-   local note, printed there only; a party that reserved while another refused cancels its entry
-   (:meth:`~dp.budget.ledger.Ledger.cancel`: nothing was shared).
-
-A run that fails after the agreement (a lost party, a bad row) keeps its spend: the ledger never
-under-counts, and a crash between the reservation and the reveal is counted as a spend.  A run whose
-body returned (its release revealed) marks its entry ``released`` (:meth:`Reservation.mark_released`).
-
-The reservation is an upper bound: the delta of a release may depend on ``n`` (MPyC's comparison leakage,
-:mod:`dp.comparison_leakage`, charged ``2^-40`` before the run), which is public but known only after the
-agreement.  After the reveal each party settles its entry to the delta the release states
-(:meth:`Reservation.settle`, :meth:`dp.budget.ledger.Ledger.settle`: it only lowers the charge, never
-raises it), and the record carries both: ``delta`` (the release's, which is what the ledger now charges)
-and ``delta_reserved`` (the bound agreed before any data was shared), with ``ledger_delta`` (what this
-party's entry holds, ``null`` without a ledger).  A job calls :func:`settle_active` (the reservation of the
-running job, set by :func:`agree_spend`); the scripting API settles its own.
-
-Before the agreement, the default noise of a job follows this party's budget: :func:`pure_budget`
-(a ``--budget`` without a delta, or, without ``--budget``, an existing account of delta 0) is read
-when the options are parsed, by the scenarios and by the scripting API alike; parties whose accounts
-differ then choose different noise, and the parameter agreement stops the run with one line.
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  What
-crosses parties here is public by declaration: random bytes, the accountant kind, the spend (a
-function of the public epsilon and delta) and a refusing party's one generic line
-(:attr:`dp.budget.ledger.LedgerError.shared`): that its budget does not cover the run's public spend,
-never its dataset key (the unsalted hash of its data file, which a party knowing all but one cell could
-test guesses against), its ledger path or its budget figures -- those stay in its local note.  A
-party's ledger is its own: a corrupt party can always ignore its own ledger; the ledger protects the
-honest parties' data, each refusing on its own.
+The one implementation of docs/design.md ("Noise", last bullet), used by every scenario and by
+:func:`dp.umpc.scripting.release`.  Threat model: passive, static coalition of ``t < m/2`` parties; what
+crosses parties is public by declaration (random bytes, the accountant, the spend, a refusing party's
+generic line), never a dataset key, ledger path or budget figure.  Protocol: docs/budget.md.
 """
 from __future__ import annotations
 
@@ -137,10 +87,7 @@ def with_command(request: SpendRequest | None, argv: Sequence[str]) -> SpendRequ
 
 def create_hint(request: SpendRequest, party: int, parties: int) -> str:
     """How to create this party's missing account, exactly (this party's local note: it may name paths).
-
-    From a job: its own command line with ``--budget EPS`` added (every party then creates its account
-    with that budget), or the ledger tool's command for every party at once; from a script: the
-    ``budget=`` argument (a script has no ``--budget``) or the same tool command.
+    Details: docs/budget.md.
     """
     tool = ["python", "-m", "scenarios.budget"]
     if request.ledger is not None:
@@ -209,10 +156,7 @@ class Reservation:
     reserved_delta: float | None = None
 
     def mark_released(self) -> bool:
-        """Mark this run's entry ``released`` (the job's body returned: the release was revealed).
-
-        A ledger that cannot be written now leaves the entry ``reserved``, which counts the same (the
-        ledger never under-counts), so this never fails the run.
+        """Mark this run's entry ``released`` (the job's body returned: the release was revealed). Details: docs/budget.md.
 
         :return: whether the entry is now marked ``released`` (``False`` without a ledger).
         """
@@ -228,12 +172,7 @@ class Reservation:
 
     def settle(self, delta: float) -> Settlement:
         """After the reveal: settle this run's entry to ``delta``, the delta its release states (at most the
-        reserved one), and mark it ``released`` (:meth:`dp.budget.ledger.Ledger.settle`).
-
-        A settlement that would raise the charge is refused (the entry is then marked released at the
-        reserved delta, which covers the release whenever ``delta`` is below it); a ledger that cannot be
-        written leaves the entry reserved.  Neither fails the run: the ledger never under-counts what it
-        reserved.  :attr:`spend` becomes the settled spend (the budget line shows it).
+        reserved one), and mark it ``released`` (:meth:`dp.budget.ledger.Ledger.settle`). Details: docs/budget.md.
         """
         from dp.budget.ledger import LedgerError
 
@@ -304,13 +243,7 @@ def account_keys(request: SpendRequest, party: int) -> tuple[str, tuple[str, ...
 def pure_budget(*, party: int, budget: Budget | str | None, ledger: str | os.PathLike[str] | None = None,
                 dataset_name: str | None = None, data_file: str | None = None, exempt: str | None = None) -> bool:
     """Whether this party's run spends from a pure-DP budget (delta 0): the budget given for it, else the
-    budget of its existing account, read without changing anything.
-
-    The one test behind the default noise of the scenarios (:func:`scenarios.kit.budget_run.pure_budget_of`)
-    and of :func:`dp.umpc.scripting.release`: a pure budget cannot pay the in-MPC sampler's truncation
-    delta, so the default becomes pure-DP party-drawn noise (:func:`dp.noise_defaults.default_noise`).
-    ``False`` whenever no budget is kept (``exempt``, ledger ``off``) or nothing can be read yet (no
-    account, an unreadable file or account): the agreement (:func:`agree_spend`) then names the problem.
+    budget of its existing account, read without changing anything. Details: docs/budget.md.
 
     :param budget: the budget of a new account (``--budget``; a string ``EPS[:DELTA]`` is parsed, an
         invalid one counts as none: its own check names it).
@@ -346,10 +279,7 @@ def pure_budget(*, party: int, budget: Budget | str | None, ledger: str | os.Pat
 
 def refusal_texts(exc: BaseException) -> tuple[str, str | None]:
     """``(shared, local)``: the line a ledger error sends to the other parties, and this party's own note.
-
-    A :class:`dp.budget.ledger.LedgerError` with a ``shared`` line (it names a path, a dataset key or
-    budget figures) sends that line and keeps its message as the local note; any other error is one
-    plain line with nothing to keep back.
+    Details: docs/budget.md.
     """
     local = _one_line(exc)
     shared = getattr(exc, "shared", None)
@@ -383,9 +313,7 @@ def _open(request: SpendRequest, party: int, parties: int = 1) -> tuple[Ledger |
 
 async def agree_spend(request: SpendRequest | None) -> Reservation | None:
     """Agree on this run's spend with every party and reserve it in this party's ledger (see the module).
-
-    Every party calls it at the same point, before any data is shared.  ``request`` must be ``None``
-    at every party or at none (decide it from agreed public parameters only).
+    Details: docs/budget.md.
 
     :return: the reservation (its :meth:`Reservation.describe` is the output's budget line), or
         ``None`` for a run that spends nothing.

@@ -1,73 +1,9 @@
 """A privacy-budget ledger that lasts across runs: one account per party and dataset, on disk.
 
-What it is.  A ledger is a directory.  It holds one account *file* per (party, dataset),
-``f"{dataset_key}.p{party}.sqlite3"`` (an SQLite database), so local parties sharing one directory
-keep separate accounts.  The dataset key says what the data *is*, not how its file is written:
-
-- ``"name-<NAME>"`` for a name the party declares (``--dataset NAME``, ``dataset=`` in a script):
-  :func:`dataset_key_of_name`; the one way to keep one account for a dataset whose rows change
-  (appended rows, corrected values) -- the same name, the same account;
-- else ``"rows-<first 16 hex>"``: a SHA-256 digest of a canonical form of the parsed table
-  (:func:`dataset_key_of_rows`): the header's names and every row's cells after parsing -- the csv
-  module's quoting, either line end, a byte-order mark, gzip, surrounding whitespace, a trailing or
-  blank line and the spelling of a number (``1``, ``1.0``, `` 1 ``) or of a missing cell (``NA``,
-  empty) do not change it, and neither does the order of the columns or of the rows: the rows are a
-  multiset (their digests are sorted).  Sorted, because every release here is symmetric in the rows
-  (U-statistics, histograms, ECDFs): a reordered file holds the same people and must spend from the
-  same budget -- the safe side.  All columns count, not only those a job reads: a job on other columns
-  of the same rows is about the same people;
-- ``"sha256-<first 16 hex>"`` of the file's bytes (:func:`dataset_key_of_file`) was the key of the
-  first format: such accounts are migrated (below).
-
-An account holds the budget granted on that dataset, the accountant that composes its spends
-(:mod:`dp.budget.accountants`: basic composition or zCDP), the history of the budget (created, raised,
-migrated) and every spend: time (UTC, ISO 8601), the run id agreed by all parties, the scenario or API
-call, epsilon, delta, rho, the mechanism, what was released, and a status: ``"reserved"`` (counted:
-agreed and on disk before any data is shared; a run that crashed or stopped after that point stays
-so), ``"released"`` (counted: the run finished and revealed its release, :meth:`Ledger.mark_released`;
-:meth:`Ledger.settle` lowers the reserved delta to the one the release's record states, never raises it)
-or ``"cancelled"`` (not counted: the run stopped before any data was shared).
-
-How it is written.  The account is an SQLite database in write-ahead-log mode (``journal_mode=WAL``,
-``synchronous=FULL``: a commit is on disk, fsync-ed, when it returns).  :meth:`Ledger.reserve` runs in
-one ``BEGIN IMMEDIATE`` transaction -- SQLite's write lock, which holds across processes, taken before
-the read -- checks the new spend against the exact running totals kept beside the spends
-(:class:`dp.budget.accountants.Totals`, constant time however many spends there are), appends it and
-commits *before* the caller shares any data.  So two runs at once cannot both pass the check, a crash
-after :meth:`~Ledger.reserve` leaves the spend counted (the run may have revealed), and a crash before
-the commit leaves the previous account whole (SQLite rolls the torn transaction back).  A new account
-is built in a temporary file and linked into place (never two creators of one account).  10,000 spends
-take seconds (``python -m scenarios.bench_ledger``), where the first format rewrote the whole file.
-
-Integrity.  Every row carries a checksum (SHA-256 over the canonical JSON of its fields and of the
-account it belongs to), the account's row also the exact totals and the number of spends and changes;
-opening an account verifies them all, and so does every later transaction once another connection has
-written the file (SQLite's ``data_version``).  A truncated, corrupt or hand-edited account is refused
-with one line and is never reset: silently starting a fresh account would hand out the budget again.
-The checksums catch accidents and naive edits; they are not a signature (anyone who can write the file
-can recompute them).
-
-Old files.  An account of the first format (``<key>.p<party>.json``, one JSON document) is migrated
-when it is next used: verified as before, copied into a new database under the account's current key
-(for a data file: the rows key), with a ``migrated`` change in its history, and the old file renamed
-``<name>.json.migrated`` (kept, never read again).  A corrupt old file is refused as before.  If both a
-new account and an unmigrated old one exist for the same data, both are kept and the run is refused
-with one line naming them: merging two budgets is a decision for the data holder.
-
-Threat model.  A ledger protects a data holder against its *own* over-spending: the same rows
-answered again and again until the average of the noisy answers gives them away.  It is local to each
-party, and each party refuses on its own (the scenarios share the verdict so every party stops with
-the refusing party's line before any data is shared).  It does not stop a party that deletes,
-restores or rewrites its own ledger, or that runs with ``--ledger off``: such a party gives up its own
-protection, and its data's, never another party's (each party's account covers only its own rows).
-Spends are public parameters (epsilon, delta, the run id); the ledger records nothing about the rows.
-The rows key is an unsalted digest of the table: it stays in this party's local note, never in a
-shared line (a party that knows all but one cell could test guesses against it).
-
-Models.  OpenDP's odometers and privacy filters, Tumult Analytics' sessions with a total budget and
-diffprivlib's ``BudgetAccountant`` keep this account inside one process; composition as in Dwork &
-Roth 2014 (Thm 3.16) and Bun & Steinke 2016 (zCDP), see :mod:`dp.budget.accountants`.  SQLite's WAL
-and locking: https://www.sqlite.org/wal.html, https://www.sqlite.org/lockingv3.html.
+One SQLite file (WAL) per (party, dataset) in a ledger directory; each spend committed before any data is
+shared; corrupt or edited files are refused, never reset.  Threat model: protects a data holder against
+its own over-spending (the averaging attack); local to each party, which refuses on its own; the rows
+key (an unsalted digest) never leaves this party.  Layout, key and transactions: docs/budget.md.
 """
 from __future__ import annotations
 
@@ -116,12 +52,7 @@ _MISSING = frozenset({"", "na", "nan", "n/a", "null", "none", "?"})
 
 
 class LedgerError(ValueError):
-    """A ledger that cannot be used as asked (one plain line).
-
-    The message is for this party (it may name the ledger file, the dataset key, the budget figures);
-    ``shared`` is the line the other parties may see (:func:`dp.budget.agreement.agree_spend`), without
-    a path, a key (the hash of the data file) or a figure of the account; ``None`` when the message
-    itself carries nothing of the kind.
+    """A ledger that cannot be used as asked (one plain line). Details: docs/budget.md.
     """
 
     def __init__(self, message: str, *, shared: str | None = None) -> None:
@@ -135,15 +66,7 @@ class BudgetExceeded(LedgerError):
 
 
 def refusal_lines(reason: str, spend: Spend, budget: Budget, dataset: str, path: Path | str) -> tuple[str, str]:
-    """``(shared, local)``: the two texts of a refused spend.
-
-    ``shared`` is what the other parties see (``its privacy budget for this data does not cover this
-    run (epsilon 1); see its local note``): the run's own spend, which is public, and nothing of the
-    account -- not its key (the unsalted hash of the data file: a party that knows all but one cell
-    could test guesses), its file or its figures.  An account of delta 0 asked for a delta (the in-MPC
-    sampler's truncation) says so and names the way out, pure-DP party noise: a budget's delta of 0 is
-    a policy, not row data.  ``local`` is this party's own note: ``reason`` (spent, needed, budget),
-    the dataset key and the ledger file.
+    """``(shared, local)``: the two texts of a refused spend. Details: docs/budget.md.
     """
     run = f"epsilon {spend.epsilon:g}" + (f", delta {spend.delta:.3g}" if spend.delta > 0 else "")
     if reason.startswith(PURE_ONLY):
@@ -246,15 +169,7 @@ def _canonical_cell(cell: str) -> str:
 
 
 def dataset_key_of_rows(path: Path | str) -> str:
-    """``"rows-<first 16 hex>"``: what the data file ``path`` holds, not how it is written.
-
-    The table is read as the jobs read it (:mod:`secure.reader`: the csv module, UTF-8 with an optional
-    byte-order mark, gzip for ``.gz``); the header's names are stripped and the columns taken in the
-    order of their names; each cell is canonical (:func:`_canonical_cell`); lines with no cell are
-    skipped; a line longer than the reader's block is refused before it is held, as the reader does
-    (:func:`secure.reader.bounded_lines`).  Each row's SHA-256 is taken, the row digests are sorted (the rows are a multiset: the
-    order of the rows says nothing of the people in them), and the key is the SHA-256 of the canonical
-    header followed by the sorted digests.  Memory: 32 bytes and a Python object per row.
+    """``"rows-<first 16 hex>"``: what the data file ``path`` holds, not how it is written. Details: docs/budget.md.
 
     :raise LedgerError: the file cannot be read or decoded.
     """
@@ -664,14 +579,7 @@ def _prepare_directory(directory: Path) -> None:
 
 
 class Ledger:
-    """An open account: one party's budget and spends on one dataset (see the module's docstring).
-
-    Open it with :meth:`open` (creates the account with a budget, or keeps the existing one),
-    :meth:`create` (only a new one) or :meth:`read` (an existing file, for showing it).  Every mistake
-    is a :class:`LedgerError` (a ``ValueError``) with one plain line.  The properties show the account
-    as last read or written by this object; :meth:`reserve`, :meth:`cancel`, :meth:`mark_released`, :meth:`settle` and
-    :meth:`raise_budget` work in one locked transaction each, re-verifying the whole account first when
-    another connection wrote it since.
+    """An open account: one party's budget and spends on one dataset (see the module's docstring). Details: docs/budget.md.
     """
 
     def __init__(self, *, path: Path, account: _Account, lock_timeout: float = LOCK_TIMEOUT,
@@ -703,9 +611,7 @@ class Ledger:
              accountant: Accountant, lock_timeout: float = LOCK_TIMEOUT, legacy: Sequence[str] = (),
              create_hint: str | None = None, in_script: bool = False) -> Ledger:
         """Open the account of ``party`` on ``dataset`` in ``directory``, creating it with ``budget`` if new.
-
-        An existing account keeps its budget: a ``budget`` that differs is refused (raising is done on
-        purpose with ``python -m scenarios.budget raise``, never silently); so is another accountant.
+        Details: docs/budget.md.
 
         :param directory: the ledger directory (created if missing); not ``off``.
         :param party: this party's index.
@@ -964,11 +870,7 @@ class Ledger:
     # -- changing it ---------------------------------------------------------------------------------
 
     def reserve(self, spend: Spend, *, run_id: str, scenario: str) -> Entry:
-        """Record ``spend`` for run ``run_id`` of ``scenario`` if it fits, *before* any data is shared.
-
-        In one transaction under SQLite's write lock: verify the account (whole, if another run wrote it
-        since), check the spend against the exact totals, append it with status ``"reserved"`` and
-        commit (WAL, fsync).  A crash after this returns leaves the spend counted.
+        """Record ``spend`` for run ``run_id`` of ``scenario`` if it fits, *before* any data is shared. Details: docs/budget.md.
 
         :raise BudgetExceeded: the spend does not fit (its message: the reason, the dataset, the file).
         :raise LedgerError: a corrupt file, a directory that is not writable, bad arguments.
@@ -998,35 +900,19 @@ class Ledger:
         return entry
 
     def cancel(self, entry: Entry) -> None:
-        """Mark ``entry`` ``"cancelled"`` (no longer counted), in one locked transaction.
-
-        Only for a run stopped before any data was shared (another party refused): a run that shared
-        anything has spent its budget, finished or not.
+        """Mark ``entry`` ``"cancelled"`` (no longer counted), in one locked transaction. Details: docs/budget.md.
         """
         self._set_status(entry, "cancelled")
 
     def mark_released(self, entry: Entry) -> None:
         """Mark the ``"reserved"`` ``entry`` ``"released"`` (still counted) once its run has revealed its release.
-
-        Called at each party after the job's body returned (:meth:`dp.budget.agreement.Reservation.mark_released`).
-        Only the label changes: a reserved entry counts the same, so a run that crashes before this
-        point -- perhaps after its reveal -- stays ``"reserved"`` and counted, and the ledger never
-        under-counts.  A cancelled entry is never marked released.
+        Details: docs/budget.md.
         """
         self._set_status(entry, "released", only_from="reserved")
 
     def settle(self, entry: Entry, delta: float) -> Entry:
         """Mark the ``"reserved"`` ``entry`` ``"released"`` with the delta its release states, at most the reserved one.
-
-        The reservation (:meth:`reserve`) is an upper bound agreed before any data is shared: the delta of
-        some mechanisms depends on ``n`` (MPyC's comparison leakage, :mod:`dp.comparison_leakage`), which
-        is public but known only later.  After the reveal the entry is settled to the delta the release's
-        record states, so that the record and the ledger agree exactly.  A settlement only *lowers* the
-        charge: a delta above the reserved one, or a lower delta that would raise the account's composed
-        ``(epsilon, delta)`` (under zCDP, a spend whose delta falls to 0 moves into the zCDP part, whose
-        conversion can cost more epsilon), is refused and the entry is left as it was.  Only a reserved
-        entry is settled (a released or cancelled one is final).  In one transaction under SQLite's write
-        lock, as :meth:`reserve`; the entry's ``what`` keeps the reserved delta.
+        Details: docs/budget.md.
 
         :return: the settled entry.
         :raise LedgerError: a delta that is not a number in ``[0, 1)``, an entry that is not reserved, a
