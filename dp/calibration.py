@@ -1,42 +1,8 @@
-r"""DP calibration of the integer noise drawn by :mod:`secure.noise.party`, in integer sensitivity units.
+"""DP calibration of the integer noise drawn by :mod:`secure.noise.party`, in integer sensitivity units.
 
-All statistics are integers (sums of fixed-point kernel values), so the noise is integer too, and a
-``sensitivity`` here is the largest change of that integer when one row is replaced (the kernel's
-sensitivity times the fixed-point scale, rounded up).
-
-Coalition calibration
----------------------
-``m`` MPyC parties, Shamir threshold ``t < m/2``: up to ``t`` parties may collude (passive, static
-adversary).  Each party draws its own noise share locally and secret-shares it; the shares are
-summed into the statistic before reveal.  A coalition knows its own shares and can subtract them
-(post-processing), so only the ``m - t`` honest parties' shares protect the output.  We therefore
-calibrate so that the **honest parties alone** supply the full noise of a single central mechanism:
-
-- *Discrete Laplace* (pure ``epsilon``-DP): each party adds the difference of two
-  ``Polya(1/(m - t), alpha)`` variables, ``alpha = exp(-epsilon / sensitivity)``.  The sum of any
-  ``m - t`` such differences is exactly ``DLap(alpha)``, ``pmf(z) = (1-alpha)/(1+alpha) alpha^|z|``
-  (Balle et al. 2020; Sinh & Ramon, App. B.1), which is ``epsilon``-DP for shifts up to
-  ``sensitivity``.  The released total is the sum of all ``m`` differences, with variance
-  ``m/(m - t) * 2 alpha / (1 - alpha)^2``: the price of coalition calibration is the factor
-  ``m/(m - t)``, below 2 since ``t < m/2``.
-- *Binomial* (``(epsilon, delta)``-DP): each party adds ``Binomial(N_p, 1/2) - N_p/2`` with even
-  ``N_p`` such that ``(m - t) N_p >= N``, ``N`` the smallest even number of trials for which the
-  single mechanism ``value + Binomial(N, 1/2)`` is ``(epsilon, delta)``-DP (computed exactly by
-  :func:`binomial_delta`).  The released total is ``Binomial(m N_p, 1/2)`` centred, variance
-  ``m N_p / 4``, i.e. again about ``m/(m - t)`` times the single-mechanism variance ``N/4`` (a bit
-  more from rounding ``N_p`` up to an even integer).
-
-Why binomial rather than discrete Gaussian for ``(epsilon, delta)``: sums of independent binomials
-with the same ``p = 1/2`` are binomial, so the honest parties' shares add up to *exactly* the
-mechanism whose ``delta`` was computed, with no approximation.  Sums of discrete Gaussians are not
-discrete Gaussian, which would leave only approximate accounting of the distributed noise.
-
-More noise never hurts: a corrupt party's share is independent of the data, so adding it (or
-drawing more trials than prescribed) is post-processing of the honest parties' mechanism and keeps
-its guarantee; in particular ``delta`` is non-increasing in the number of trials.
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties
-(MPyC's Shamir scheme).  Every parameter is validated at entry (:mod:`dp.validation`).
+Coalition calibration: the ``m - t`` honest parties alone supply the full discrete Laplace (Pólya shares,
+Balle et al. 2020; Sinh & Ramon App. B.1) or binomial noise.  Threat model: passive, static coalition of ``t < m/2`` parties (MPyC's Shamir scheme).
+Derivation and why binomial rather than discrete Gaussian: docs/noise.md.
 """
 from __future__ import annotations
 
@@ -72,11 +38,7 @@ MAX_TRIALS: int = 2**53
 # discrete Laplace
 
 def discrete_laplace_alpha(epsilon: float, sensitivity: float) -> float:
-    """Return ``alpha = exp(-epsilon / sensitivity)`` of the ``epsilon``-DP discrete Laplace.
-
-    ``DLap(alpha)`` added to an integer statistic of sensitivity ``sensitivity`` is ``epsilon``-DP:
-    the privacy loss of a shift ``s`` is ``|s| log(1/alpha) <= epsilon``.  Near ``alpha = 1`` prefer
-    :func:`discrete_laplace_log_alpha` with ``secure.noise.party.polya(..., log_alpha=...)``.
+    """Return ``alpha = exp(-epsilon / sensitivity)`` of the ``epsilon``-DP discrete Laplace. Details: docs/noise.md.
 
     :param epsilon: privacy-loss parameter, positive.
     :param sensitivity: largest change of the integer statistic, positive.
@@ -130,10 +92,7 @@ def discrete_laplace_variance(alpha: float) -> float:
 
 
 def party_noise_shape(parties: int, threshold: int) -> float:
-    """Return the Pólya shape ``1/(m - t)`` each party uses for its noise share.
-
-    With this shape any ``m - t`` parties' differences of Pólya draws sum to ``DLap(alpha)``, so the
-    honest parties alone supply the full noise whatever coalition of ``t`` parties is corrupt.
+    """Return the Pólya shape ``1/(m - t)`` each party uses for its noise share. Details: docs/noise.md.
 
     :param parties: number of parties ``m >= 1``.
     :param threshold: coalition size ``t`` with ``0 <= t`` and ``2 t < m``.
@@ -145,10 +104,7 @@ def party_noise_shape(parties: int, threshold: int) -> float:
 
 
 def distributed_laplace_variance(alpha: float, parties: int, threshold: int) -> float:
-    """Return the variance of the total noise ``m/(m - t) * 2 alpha / (1 - alpha)^2``.
-
-    The sum of ``m`` differences of ``Polya(1/(m - t), alpha)`` variables; ``m/(m - t)`` times the
-    variance of the single ``DLap(alpha)`` mechanism (the price of coalition calibration).
+    """Return the variance of the total noise ``m/(m - t) * 2 alpha / (1 - alpha)^2``. Details: docs/noise.md.
 
     :param alpha: parameter in ``[0, 1)``.
     :param parties: number of parties ``m >= 1``.
@@ -262,10 +218,7 @@ _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(20)
 
 
 def _window(n: int, top: int) -> int:
-    """Number of terms below ``top`` after which ``b(top - j) <= b(top) e^-130``.
-
-    ``log b(k) - log b(k - 1) = log((n - k + 1)/k)`` decreases by at least ``4/(n + 1)`` per step,
-    so ``log b(top) - log b(top - j) >= j r + 2 j (j - 1)/(n + 1)`` with ``r`` the rate at ``top``.
+    """Number of terms below ``top`` after which ``b(top - j) <= b(top) e^-130``. Details: docs/noise.md.
     """
     if top <= 0:
         return 0
@@ -294,12 +247,7 @@ def _terms(offsets: np.ndarray, n: int, shift: int, epsilon: float, log_ref: flo
 
 def _log_lower_sum(n: int, top: int, shift: int = 0, epsilon: float = 0.0) -> float:
     """``log sum_{k=0}^{top} h(k)`` for ``h`` as in :func:`_terms` (``-inf`` if ``top < 0``), ``top <= n/2``.
-
-    Short windows are summed term by term.  Long windows only occur near the mean of a large
-    binomial, where ``h`` varies slowly (log-derivative below ``6e-3``); there the sum is the
-    Euler–Maclaurin formula ``int_{-inf}^{top} h + h(top)/2 + h'(top)/12 - h'''(top)/720`` with the
-    integral by 20-point Gauss–Legendre on panels no wider than the scale of ``h`` and the
-    derivatives by 5-point differences (remainder below ``1e-15`` relative).
+    Details: docs/noise.md.
     """
     if top < 0:
         return -math.inf
@@ -332,10 +280,7 @@ def _log_lower_sum(n: int, top: int, shift: int = 0, epsilon: float = 0.0) -> fl
 
 
 def _binomial_log_cdf(k: int, n: int) -> float:
-    """``log P[Binomial(n, 1/2) <= k]`` to ~1e-13 relative for ``n <= 2**53``.
-
-    Above the mode the complement ``1 - P[X <= n - k - 1]`` (symmetry) keeps the summed tail on the
-    side where the pmf decreases away from ``k``.
+    """``log P[Binomial(n, 1/2) <= k]`` to ~1e-13 relative for ``n <= 2**53``. Details: docs/noise.md.
     """
     if k < 0:
         return -math.inf
@@ -355,11 +300,7 @@ def _loss(points: np.ndarray, trials: int, sensitivity: int) -> np.ndarray:
 
 
 def _privacy_loss_tail_end(trials: int, sensitivity: int, epsilon: float) -> int:
-    """Largest ``k`` in ``[sensitivity - 1, trials]`` with ``b(k) > e^eps b(k - sensitivity)``.
-
-    ``b`` is the ``Binomial(trials, 1/2)`` pmf.  For ``k < sensitivity`` the right-hand side is 0,
-    and ``L(k)`` is decreasing in ``k`` (log-concavity), so the set is an initial segment.  Found by
-    a vectorised 64-way search (about ``log_64(trials)`` rounds).
+    """Largest ``k`` in ``[sensitivity - 1, trials]`` with ``b(k) > e^eps b(k - sensitivity)``. Details: docs/noise.md.
     """
     lo, hi = sensitivity - 1, trials + 1  # predicate true at lo, false at hi (by convention)
     while hi - lo > 1:
@@ -378,40 +319,7 @@ def _privacy_loss_tail_end(trials: int, sensitivity: int, epsilon: float) -> int
 
 
 def binomial_delta(trials: int, sensitivity: int, epsilon: float) -> float:
-    r"""Return the exact ``delta`` of ``value + Binomial(trials, 1/2)`` at a given ``epsilon``.
-
-    For neighbouring values differing by the integer ``sensitivity = Δ`` the mechanism's outputs
-    have pmfs ``P(k) = b(k)`` and ``Q(k) = b(k - Δ)``, ``b`` the ``Binomial(N, 1/2)`` pmf.  ``delta``
-    is the hockey-stick divergence ``sum_k max(0, P(k) - e^eps Q(k))``; the reverse direction gives
-    the same value by the symmetry ``b(k) = b(N - k)`` (map ``k -> N + Δ - k``).  The likelihood
-    ratio ``b(k)/b(k - Δ)`` is decreasing in ``k`` (log-concavity), so the privacy-loss set is a
-    lower tail ``{k <= k*}`` and
-
-    ``delta = P[X <= k*] - e^eps P[X <= k* - Δ] = sum_{k <= k*} b(k) (1 - e^{eps - L(k)})``,
-
-    ``L(k) = log b(k) - log b(k - Δ)``.  ``k*`` is located on an accurate log pmf (Loader's
-    saddle-point form, absolute error ~1e-14 up to ``2**53`` trials).  ``delta`` is evaluated in log
-    space, preferably from the right-hand sum, whose terms are all positive (no cancellation): term
-    by term when fewer than ``2**16`` terms matter, otherwise (large ``N``, slowly varying terms) by
-    the Euler–Maclaurin formula with Gauss–Legendre quadrature.  When ``1 - e^{eps - L}`` varies
-    faster than ``b`` near ``k*`` (large ``Δ``), or ``k*`` lies above the mean, the difference of
-    the two tail probabilities is used instead, computed the same way; its cancellation is then
-    mild (a factor ``1 + rate/step <= 2`` in the first case, ``P[X <= k*] >= 1/2`` in the second).
-
-    Accuracy (checked against exact rational sums for ``N <= 5000`` and independent summations
-    anchored by high-precision ``lgamma`` up to ``N ~ 2e13``): ``L`` has absolute error
-    ~``1e-15 z^2`` (``z ≈ sqrt(2 ln(1/delta))``) while the factors ``1 - e^{eps - L}`` in the tail
-    are ~``eps/z^2``, so ``delta`` has relative error of order ``1e-14 z^2/eps``: about
-    ``1e-13``-``1e-12`` for ``eps >= 0.1``, ~``1e-9`` at ``eps = 1e-5``.
-    :data:`scipy.stats.binom` is not used: its cdf loses relative accuracy as ``N`` grows (~``1e-9``
-    at ``N = 1e14``), and ``P[X <= k*] - e^eps P[X <= k* - Δ]`` amplifies that error by roughly
-    ``z^2/eps``, e.g. to ``5e-7`` relative at ``N = 2.4e13``.
-
-    Shifts ``|s| < Δ`` give no larger ``delta``: the experiments ``{b, b(· - s)}`` have monotone
-    likelihood ratio, so threshold tests are optimal, and each threshold test distinguishes a larger
-    shift at least as well; hence the trade-off curve, and with it ``delta``, is monotone in ``s``.
-    ``delta`` is also non-increasing in ``trials`` (adding independent coins is post-processing).
-    If ``trials < sensitivity`` the supports are disjoint and ``delta = 1``.
+    r"""Return the exact ``delta`` of ``value + Binomial(trials, 1/2)`` at a given ``epsilon``. Details: docs/noise.md.
 
     :param trials: number of fair coins ``N``, ``0 <= N <= 2**53`` (any parity).
     :param sensitivity: integer sensitivity ``Δ >= 1``.
@@ -456,12 +364,7 @@ def _gaussian_trials(epsilon: float, delta: float, sensitivity: int) -> int:
 
 
 def binomial_trials(epsilon: float, delta: float, sensitivity: int) -> int:
-    """Return the smallest even ``N`` with ``binomial_delta(N, sensitivity, epsilon) <= delta``.
-
-    ``binomial_delta`` is non-increasing in ``N`` (post-processing), so a binary search over even
-    ``N`` is exact.  It is seeded with the Gaussian approximation ``N/4 ≈ 2 ln(1.25/δ) Δ²/ε²``: the
-    bracket is widened by doubling/halving from that seed, then bisected.  Even ``N`` keeps the
-    centring ``N/2`` an integer.
+    """Return the smallest even ``N`` with ``binomial_delta(N, sensitivity, epsilon) <= delta``. Details: docs/noise.md.
 
     :param epsilon: privacy-loss parameter, positive.
     :param delta: target ``delta`` in ``(0, 1)``.
@@ -499,10 +402,7 @@ def binomial_trials(epsilon: float, delta: float, sensitivity: int) -> int:
 
 def party_binomial_trials(epsilon: float, delta: float, sensitivity: int, parties: int, threshold: int) -> int:
     """Return the even per-party trials ``N_p``, the least with ``(m - t) N_p >= binomial_trials(...)``.
-
-    The ``m - t`` honest parties' shares alone then form ``Binomial((m - t) N_p, 1/2)``, which is
-    ``(epsilon, delta)``-DP because ``delta`` is non-increasing in the number of trials; the
-    coalition's own shares are post-processing.
+    Details: docs/noise.md.
 
     :param epsilon: privacy-loss parameter, positive.
     :param delta: target ``delta`` in ``(0, 1)``.

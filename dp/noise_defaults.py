@@ -1,46 +1,8 @@
 """Which noise each secure protocol uses by default, and the one-line guarantee every release states.
 
-Two ways to make the integer DP noise of a released sum (docs/design.md, "Noise"):
-
-- ``parties``: every party secret-shares its own difference of two Polya draws, coalition-calibrated
-  (shape ``1/(m-t)``): any ``m - t`` honest draws already sum to the full discrete Laplace, so the
-  release is epsilon-DP against every coalition of ``t`` parties, at ``m/(m-t)`` times the variance
-  of one discrete Laplace, and each party runs a floating-point Polya sampler.
-- ``mpc``: one discrete Laplace sampled inside MPC from joint secret random bits
-  (:mod:`dp.secret_noise`, :mod:`secure.noise.mpc`): no party knows any part of it, the variance is
-  that of a single discrete Laplace, no floating-point sampler runs anywhere; its truncation makes
-  each sum ``(epsilon, delta_s)``-DP with ``delta_s <= 2^-40`` by default.
-
-The default per protocol follows the measured cost of the in-MPC sampler next to the protocol's own
-cost (``-M3`` on the 2-core development machine, shared with other jobs; bytes sent by all parties):
-
-=================  =====================================  ==========================  =========
-protocol           protocol total (party noise)           in-MPC noise                default
-=================  =====================================  ==========================  =========
-ustat (Kendall)    4.0-4.1 s, 78.5 MB (n = 4238, 2n       0.03 s, 0.26 MB (1 sum,     ``mpc``
-                   tuples, -K raised to 58)               J = 8 digits)
-rank_auc      14.1-15.7 s, 32.8 MB (n = 250, sort)   0.57 s, 1.03 MB (2 sums,    ``mpc``
-                                                          J = 14 and 2 digits)
-ecdf (tree)        0.04 s, 0.23 MB (1024 points)          78 s, 894 MB (2047 nodes,   ``parties``
-                                                          J = 9)
-subsampled pairs   1.4 s, 14.8 MB (Kendall, P = 1,        88 s, 720 MB (2119 pairs,   ``parties``
-                   2119 pairs)                            J = 7)
-=================  =====================================  ==========================  =========
-
-The in-MPC sampler costs about 40 ms and 0.35-0.4 MB per noise value (``2 J`` comparisons of 64-bit
-secret uniforms, ``J`` growing with ``log2(sensitivity / epsilon)``), whatever the protocol.  Where
-one or two sums are released after seconds of secure computation (Pi_U-MPC, the secure sort) that
-is 1-4 % of the run, so the better guarantee is
-the default.  Where a noise value is needed per tree node or per pair, and the protocol itself is
-cheap secure sums, it would multiply the run time by 60-2000, so party-drawn noise stays the default
-there (and those protocols have no in-MPC noise path).
-
-One exception to the ``mpc`` default (:func:`default_noise`): the sampler's truncation error grows
-like ``e^epsilon``, so above about 148 per released sum (64-256-bit coins) it cannot reach its delta;
-there -- where DP says nothing anyway, e.g. the huge epsilon of exactness checks -- the default is
-party noise, and the output says so.  An explicit ``--noise mpc`` is then refused (exit 2).
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.
+``parties`` (coalition-calibrated Pólya shares) or ``mpc`` (one discrete Laplace sampled inside MPC),
+chosen per protocol from measured cost (docs/design.md, "Noise"; table of measurements: docs/noise.md).
+Threat model: passive, static coalition of ``t < m/2`` parties (MPyC's Shamir scheme).
 """
 from __future__ import annotations
 

@@ -1,78 +1,9 @@
-r"""Discrete Laplace noise sampled inside MPC: public digit thresholds, error accounting, plaintext mirror.
+"""Discrete Laplace noise sampled inside MPC: public digit thresholds, error accounting, plaintext mirror.
 
-The second noise option of docs/design.md ("Secure sampling inside MPC (no party knows any share of the
-noise), its truncation counted in delta").  :mod:`secure.noise.mpc` samples, on secret shares,
-``G1 - G2`` with ``G = sum_{j<J} 2^j [U_j < T_j]``; this module chooses the public integers
-``T_j``, the number of digits ``J`` and the bit width ``b``, and accounts for the error.
-
-Geometric digits are independent
----------------------------------
-Let ``P(G = k) = (1 - alpha) alpha^k`` for ``k >= 0`` and write ``k = sum_j 2^j g_j``.  Since
-``prod_{j >= 0} (1 + alpha^(2^j)) = 1/(1 - alpha)`` (every ``k`` has one binary expansion),
-
-.. math:: P(G = k) = (1-\alpha) \prod_j \alpha^{2^j g_j}
-                   = \prod_j \frac{\alpha^{2^j g_j}}{1 + \alpha^{2^j}}
-                   = \prod_j q_j^{g_j} (1 - q_j)^{1 - g_j}, \qquad
-          q_j = \frac{\alpha^{2^j}}{1 + \alpha^{2^j}},
-
-so the binary digits ``B_j`` of ``G`` are independent ``Bernoulli(q_j)``.  ``DLap(alpha)``, with
-``pmf(z) = (1 - alpha)/(1 + alpha) alpha^|z|``, is the difference of two independent such ``G``.
-
-What is sampled, and its distance to DLap
------------------------------------------
-Two approximations, both public and data-independent:
-
-1. *Truncation*: only ``J`` digits are kept, i.e. ``G mod 2^J``.  It differs from ``G`` only on
-   ``{G >= 2^J}``, of probability ``alpha^(2^J)``, so ``TV(G mod 2^J, G) <= alpha^(2^J)``.
-2. *Rounding*: digit ``j`` is ``[U_j < T_j]`` with ``U_j`` uniform on ``[0, 2^b)`` and
-   ``T_j = round(q_j 2^b)``, i.e. ``Bernoulli(T_j / 2^b)`` exactly, and
-   ``|T_j / 2^b - q_j| <= 2^-(b+1)``.  The thresholds are computed with :mod:`decimal` at
-   ``ceil(b log10 2) + 40`` significant digits (doubles would not do for ``b = 64``), whose error
-   (below ``10^-30`` on ``q_j 2^b``) is far inside the margin used next.  Independent coordinates
-   add their total-variation distances, so the ``J`` digits are within ``J 2^-(b+1) <= J 2^-b``.
-
-Hence one geometric is within ``alpha^(2^J) + J 2^-b`` and the difference of two within
-
-.. math:: \tau = 2\,(\alpha^{2^J} + J\,2^{-b})
-
-of ``DLap(alpha)`` in total variation (:func:`truncation_tv`).
-
-Privacy: ``(epsilon, delta_s)``-DP with ``delta_s = (1 + e^epsilon) tau``
---------------------------------------------------------------------------
-Let ``M(D) = f(D) + Z'`` with ``Z'`` the sampled noise and ``M*(D) = f(D) + Z``, ``Z ~ DLap(alpha)``,
-``alpha = exp(-epsilon / s)``, which is ``epsilon``-DP for sensitivity ``s``.  For neighbours
-``D, D'`` and any event ``S`` (adding ``f(D)`` does not change a total-variation distance):
-
-.. math:: P[M(D) \in S] \le P[M^*(D) \in S] + \tau \le e^\epsilon P[M^*(D') \in S] + \tau
-          \le e^\epsilon (P[M(D') \in S] + \tau) + \tau = e^\epsilon P[M(D') \in S] + (1 + e^\epsilon)\tau,
-
-so ``M`` is ``(epsilon, delta_s)``-DP with ``delta_s = (1 + e^epsilon) tau`` (:func:`sampler_delta`).
-Nothing else is lost: the comparisons are exact and the noise is never known to anyone.
-:func:`plan_secret_laplace` takes ``b = 64`` (or more, in steps of 8, when ``e^epsilon`` is so
-large that ``J 2^-64`` would not do) and the fewest digits ``J`` with ``delta_s <= budget``
-(default ``2^-40``, or the query's own ``delta`` when one is given).  The noise is bounded,
-``|G1 - G2| <= 2^J - 1`` (:attr:`SecretLaplacePlan.slack`), which the guarded reveal uses as its
-slack.  Its exact variance is ``2 sum_j 4^j p_j (1 - p_j)`` with ``p_j = T_j / 2^b`` (independent
-digits), that of one ``DLap(alpha)``, ``2 alpha / (1 - alpha)^2``, up to terms of order ``tau``.
-
-:func:`construction_pmf` is the exact pmf of the sampled noise (the finite convolution of the digit
-distributions), for tests and for :func:`dp.audit.engine.exact_epsilon`; :func:`simulate_secret_laplace` is
-the plaintext mirror (same digits, same thresholds, same ``b``-bit uniform integers) used by the
-simulated path and the audit.
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` of the ``m``
-MPyC parties.  No party draws any part of this noise, so the guarantee holds against every
-coalition of ``t`` parties without the ``m/(m-t)`` variance factor of party-drawn shares; what a
-coalition sees is the released noisy value and the public plan (``epsilon``, ``s``, ``J``, ``b``,
-``T_j``).  MPyC's joint random bits are pseudorandom to such a coalition (PRSS keyed from
-:mod:`secrets`; see :mod:`secure.noise.mpc`), so against it the guarantee is the computational
-counterpart of ``(epsilon, delta_s)``-DP; with MPyC's ``--no-prss`` it is statistical.
-
-References: Champion, shelat & Ullman, "Securely sampling biased coins with applications to
-differential privacy", CCS 2019 (biased coins ``[U < T]`` in MPC); Dwork, Kenthapadi, McSherry,
-Mironov & Naor, "Our data, ourselves", EUROCRYPT 2006 (noise generated inside MPC from shared
-coins); Canonne, Kamath & Steinke 2020 and Balle et al. 2020 (discrete Laplace as a difference of
-geometrics); Mironov 2012 (why no floating-point noise).
+Chooses the public thresholds ``T_j``, digits ``J`` and bit width of :mod:`secure.noise.mpc`'s
+``G1 - G2`` and bounds its truncation: ``(epsilon, delta_s)``-DP with ``delta_s = (1 + e^epsilon) tau``
+(Champion, shelat & Ullman 2019).  Threat model: passive, static coalition of ``t < m/2`` parties (MPyC's Shamir scheme).  No party draws any part of the noise.
+Derivation: docs/noise.md.
 """
 from __future__ import annotations
 
@@ -152,11 +83,7 @@ def _round_up(value: Decimal) -> float:
 
 
 def digit_thresholds(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> tuple[int, ...]:
-    """The public thresholds ``T_j = round(q_j 2^b)``, ``q_j = alpha^(2^j)/(1 + alpha^(2^j))``.
-
-    ``alpha = exp(-epsilon / sensitivity)``; computed with :mod:`decimal` at
-    ``ceil(b log10 2) + 40`` digits (``alpha^(2^j) = exp(-2^j epsilon / s)`` directly, no repeated
-    squaring), rounded half to even.
+    """The public thresholds ``T_j = round(q_j 2^b)``, ``q_j = alpha^(2^j)/(1 + alpha^(2^j))``. Details: docs/noise.md.
 
     :param epsilon: privacy budget of the released sum, positive.
     :param sensitivity: ``s``, a positive integer (fixed-point units).
@@ -294,10 +221,7 @@ def secret_laplace_plan(*, epsilon: float, sensitivity: int, digits: int, bits: 
 def plan_secret_laplace(*, epsilon: float, sensitivity: int, delta_budget: float = DEFAULT_SAMPLER_DELTA,
                         bits: int | None = None) -> SecretLaplacePlan:
     """Choose ``b`` and the fewest digits ``J`` with ``delta_s = (1 + e^epsilon) tau <= delta_budget``.
-
-    ``b`` is :data:`DEFAULT_BITS` (64), or the first of 72, 80, ... :data:`MAX_BITS` for which some
-    ``J`` works (only when ``e^epsilon J 2^-64`` is too large, i.e. ``epsilon`` above about 17 at the
-    default budget); ``bits`` fixes it instead.
+    Details: docs/noise.md.
 
     :param epsilon: budget of the released sum, positive.
     :param sensitivity: ``s``, a positive integer.
@@ -346,13 +270,7 @@ def _search_plan(eps: float, s: int, budget: float, widths: Sequence[int]) -> Se
 
 def largest_sampler_epsilon(delta_budget: float = DEFAULT_SAMPLER_DELTA, *, sensitivity: int | None = None,
                             bits: int = MAX_BITS) -> float:
-    """The largest epsilon per released sum that :func:`plan_secret_laplace` can serve (to ~1e-6).
-
-    Every plan has ``delta_s >= J * 2 (1 + e^epsilon) / 2^b`` with ``J >= 1`` digits (the rounding of
-    each digit's threshold to ``b``-bit integers), so ``delta_s <= delta_budget`` needs
-    ``epsilon <= ln(delta_budget 2^(b-1) - 1)``: about 149 for ``b = 256`` at ``2^-40``.  With a
-    ``sensitivity``, more digits may be needed and the limit is found by bisection on the plans
-    (feasibility only shrinks as epsilon grows towards that bound).
+    """The largest epsilon per released sum that :func:`plan_secret_laplace` can serve (to ~1e-6). Details: docs/noise.md.
 
     :param delta_budget: largest acceptable ``delta_s``, in ``(0, 1)``.
     :param sensitivity: ``s`` of the released sum, or ``None`` for the bound valid at every ``s``.
@@ -388,10 +306,7 @@ def largest_sampler_epsilon(delta_budget: float = DEFAULT_SAMPLER_DELTA, *, sens
 
 
 def geometric_pmf(plan: SecretLaplacePlan) -> np.ndarray:
-    """Exact pmf of one sampled geometric ``G' = sum_j 2^j B_j`` on ``0 .. 2^J - 1`` (float64).
-
-    Digit by digit: the pmf on ``[0, 2^(j+1))`` is the pmf on ``[0, 2^j)`` times ``1 - p_j``
-    followed by it times ``p_j`` (the convolution with the two-point distribution of ``2^j B_j``).
+    """Exact pmf of one sampled geometric ``G' = sum_j 2^j B_j`` on ``0 .. 2^J - 1`` (float64). Details: docs/noise.md.
 
     :raise ValueError: if ``J > MAX_PMF_DIGITS``.
     """
@@ -448,11 +363,7 @@ def _uniform_below_thresholds(count: int, plan: SecretLaplacePlan, threshold: in
 
 
 def simulate_secret_laplace(plan: SecretLaplacePlan, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Plaintext mirror of the in-MPC sampler: ``size`` draws of ``G1' - G2'`` with NumPy.
-
-    The same construction as :func:`secure.noise.mpc.secret_discrete_laplace` with the plan's
-    thresholds: per digit ``j`` with ``T_j > 0`` a uniform ``b``-bit integer (64-bit words, most
-    significant first) compared with ``T_j``; digits with ``T_j = 0`` are 0.
+    """Plaintext mirror of the in-MPC sampler: ``size`` draws of ``G1' - G2'`` with NumPy. Details: docs/noise.md.
 
     :param plan: the sampler's public plan.
     :param size: number of draws, at least 1.
@@ -483,11 +394,7 @@ def simulate_secret_laplace(plan: SecretLaplacePlan, size: int, rng: np.random.G
 
 
 def secret_laplace_noise(sectype: Any, plans: Sequence[SecretLaplacePlan]) -> list[Any]:
-    """One secret noise value per plan, sampled inside MPC in one batch; a list of secure integers.
-
-    All plans are brought to the largest ``b`` among them (:meth:`SecretLaplacePlan.thresholds_at`,
-    which keeps every digit probability exactly), then :func:`secure.noise.mpc.secret_discrete_laplace`
-    samples all of them together.
+    """One secret noise value per plan, sampled inside MPC in one batch; a list of secure integers. Details: docs/noise.md.
 
     :param sectype: MPyC secure integer type of the sums the noise is added to.
     :param plans: one plan per released sum (at least one).
