@@ -1,29 +1,7 @@
-"""Public tuple samplers for incomplete U-statistics of degree ``k``.
+"""Public tuple samplers for incomplete U-statistics of degree ``k`` (Sinh & Ramon, Sec. 3, App. F Algorithm 1).
 
-A U-statistic of degree ``k`` averages a symmetric kernel ``f`` over k-subsets of the ``n`` rows.
-The incomplete (partial) U-statistic ``U_{f,E}`` averages it over a set ``E`` of k-subsets only
-(Sinh & Ramon, *federated U-statistics with MPC*, Sec. 3: ``E`` is a subset of ``C_k^n`` and
-induces a hypergraph ``G = ([n], E)``).  This module chooses ``E``:
-
-- :func:`balanced_tuples`   BalancedSamp, Algorithm 1 of App. F of the paper, with the restart rule;
-- :func:`uniform_tuples`    ``m`` distinct tuples, uniformly without replacement from ``C_k^n``;
-- :func:`bernoulli_tuples`  every tuple independently with probability ``m / C(n, k)``;
-- :func:`all_tuples`        the complete U-statistic (every k-subset);
-- :func:`sample_tuples`     dispatch on a method name (:data:`SAMPLING_METHODS`).
-
-``E`` is public.  It is derived only from a :class:`numpy.random.Generator` that the caller seeds
-with the parties' joint public seed, never from the data, so every party computes the same ``E``.
-All functions are deterministic given the generator state: they use no other source of
-randomness and never depend on set or dict iteration order.
-
-Every sampler returns an ``int64`` array of shape ``(|E|, k)`` whose rows are sorted ascending
-(a tuple is an unordered set of ``k`` distinct row indices in ``0 .. n-1``).
-
-Privacy: ``U_{f,E}`` changes by at most ``delta_G_max * Delta_f / |E|`` when one row changes, where
-``delta_G_max`` = :func:`max_degree` of the sampled ``E`` (the largest number of tuples containing
-one row; paper App. C.2.3).  The noise must therefore be calibrated on the ``E`` actually drawn,
-which is why :func:`max_degree` is exported.  BalancedSamp keeps ``delta_G_max`` at
-``ceil(k * m / n)``, the smallest possible value.
+``E`` is public, drawn from a generator seeded with the parties' joint public seed, never from the data.
+The noise must be calibrated on the ``E`` drawn (:func:`max_degree`, App. C.2.3).  Details: docs/umpc_analysis.md.
 """
 from __future__ import annotations
 
@@ -172,10 +150,7 @@ def vertex_degrees(tuples: NDArray[np.int64], n_rows: int) -> NDArray[np.int64]:
 
 
 def max_degree(tuples: NDArray[np.int64], n_rows: int) -> int:
-    """Return ``delta_G_max``, the largest number of tuples of ``E`` sharing one row.
-
-    This is the factor of the sensitivity ``delta_G_max * Delta_f / |E|`` of ``U_{f,E}``
-    (Sinh & Ramon, Sec. 3 and App. C.2.3).
+    """Return ``delta_G_max``, the largest number of tuples of ``E`` sharing one row. Details: docs/umpc_analysis.md.
 
     :param tuples: integer array of shape ``(|E|, k)``.
     :param n_rows: number of rows ``n``.
@@ -191,15 +166,7 @@ def max_degree(tuples: NDArray[np.int64], n_rows: int) -> int:
 def _balanced_attempt(
     capacities: list[int], k: int, m: int, rng: np.random.Generator
 ) -> list[int] | None:
-    """Run lines 4-15 of Algorithm 1 once from the capacity vector ``p = capacities``.
-
-    ``p`` is stored as an urn of tokens: row ``v`` owns ``p_v`` tokens.  Drawing a uniform token
-    selects ``v`` with probability ``p_v / sum(p)`` (line 8); a draw whose row is already in the
-    current edge is rejected and redrawn, which is exactly the draw proportional to ``p``
-    restricted to the rows not yet chosen.  The token of an accepted row is swapped out of the
-    urn, which is the decrement ``p_v -= 1`` of lines 10-13 (``p_v > 0`` holds for every drawn
-    row because it owned a token).  Each draw costs O(1) expected time.  Token positions are
-    drawn exactly uniformly from 62-bit integers by rejection (no floating-point rounding).
+    """Run lines 4-15 of Algorithm 1 once from the capacity vector ``p = capacities``. Details: docs/umpc_analysis.md.
 
     :param capacities: initial ``p`` (length ``n``).
     :param k: edge size.
@@ -294,53 +261,7 @@ def balanced_tuples(
     strict_balance: bool = True,
     max_restarts: int = 10_000,
 ) -> NDArray[np.int64]:
-    """Sample ``m`` edges with BalancedSamp (Sinh & Ramon, App. F, Algorithm 1).
-
-    Algorithm 1 gives every row a capacity ``p_v = M = ceil(k m / n)`` and draws each edge as
-    ``k`` distinct rows, sequentially and proportionally to ``p`` (``v_1 ~ p``, ``v_2 ~ p``
-    restricted to the rows other than ``v_1``, ...), then decrements the capacity of the chosen
-    rows.  Before each edge it restarts from scratch if fewer than ``k`` rows have capacity left.
-    The result is a multiset: the same tuple may be drawn twice (as in the authors' code); the
-    rows of one edge are always distinct.  The maximal degree is at most ``M``, the smallest
-    possible value, which is what the DP sensitivity ``delta_G_max * Delta_f / |E|`` uses.
-
-    Each draw costs O(1) expected time (an urn of ``sum(p)`` tokens with swap-removal and
-    rejection of rows already in the edge, instead of an O(n) renormalisation).  Measured on this
-    2-core machine (two runs): n=4238, m=8476, k=2 in 0.008-0.014 s; n=100000, m=200000, k=2
-    in 0.33-0.40 s; n=100000, m=100000, k=3 in 0.20-0.28 s; n=100000, m=150000, k=3 in
-    0.33-0.42 s.
-
-    ``strict_balance=False`` is Algorithm 1 verbatim.  It guarantees ``max degree <= M`` but,
-    when ``n`` does not divide ``k m``, not the property "degrees differ by at most one" that the
-    paper's App. D assumes (e.g. n=4, k=2, m=3 may end with degrees (2, 2, 2, 0)).
-
-    ``strict_balance=True`` (default) guarantees that property.  Restarting Algorithm 1 until the
-    finished ``E`` happens to be balanced is hopeless in general.  Measured fraction of finished
-    verbatim runs that are unbalanced (``numpy.random.default_rng(0)``):
-
-    - n=4, k=2, m=3: 10.8% (216 of 2000);  n=6, k=2, m=5: 7.6% (151 of 2000);
-    - n=1000, k=2, m=1600: 100% (200 of 200);  n=4238, k=2, m=5000: 100% (200 of 200);
-    - n=100, k=3, m=70: 100% (2000 of 2000);
-    - n=1000, k=2, m=1500 and n=4238, k=2, m=8476 (n divides k m): 0%.
-
-    With ``M`` tokens per row and only ``k m`` of the ``n M`` tokens consumed, a constant fraction
-    of the rows keeps two or more unused tokens, so a balanced finish has probability of order
-    ``exp(-c n)`` and "restart until balanced" would exhaust ``max_restarts``.  Instead the strict
-    mode runs Algorithm 1 from *exact* capacities: ``r = k m - (M - 1) n`` rows drawn uniformly
-    without replacement (from ``rng``) get capacity ``M`` and the other rows ``M - 1``.  These
-    capacities sum to ``k m``, so the finished ``E`` has exactly these degrees, ``M`` or
-    ``M - 1``.  When ``n`` divides ``k m`` this is Algorithm 1 itself, and both modes return the
-    same array for the same generator state.  The line-5 restart rule is kept (a restart redraws
-    the capacities as well).  Measured line-5 restarts in strict mode, same seed: n=4, k=2, m=3:
-    217 in 2000 samples; n=6, k=2, m=5: 192 in 2000; n=100, k=3, m=70: 25 in 2000;
-    n=1000, k=2, m=1600 and n=4238, k=2, m=5000: 0 in 200; n=3, k=2, m=3 (divisible, both
-    modes): 360 in 2000.  A finished strict sample is re-checked and never unbalanced.
-
-    Exchangeability: Algorithm 1, the uniform choice of the rows with the larger capacity and
-    the restart events (fewer than ``k`` rows with capacity left) are all symmetric in the row
-    labels, so the law of the returned sequence of edges is invariant under any permutation of
-    the rows.  Hence every k-subset has the same expected multiplicity ``m / C(n, k)`` and each
-    edge position is marginally uniform over all k-subsets, in both modes.
+    """Sample ``m`` edges with BalancedSamp (Sinh & Ramon, App. F, Algorithm 1). Details: docs/umpc_analysis.md.
 
     :param n_rows: number of rows ``n`` (at least ``k``).
     :param n_tuples: number of edges ``m``, ``1 <= m <= C(n, k)``.
@@ -440,11 +361,7 @@ def _unrank_tables(ranks: NDArray[np.int64], n: int, k: int) -> NDArray[np.int64
 
 
 def _unrank_colex(ranks: NDArray[np.int64] | list[int], n: int, k: int) -> NDArray[np.int64]:
-    """Map colex ranks in ``[0, C(n, k))`` to ascending k-subsets of ``range(n)``.
-
-    The combinatorial number system writes each rank uniquely as ``sum_i C(c_i, i)`` with
-    ``0 <= c_1 < ... < c_k < n``; this is a bijection between ``[0, C(n, k))`` and k-subsets.
-    Vectorised with numpy when the numbers fit in ``int64``; exact Python ints otherwise.
+    """Map colex ranks in ``[0, C(n, k))`` to ascending k-subsets of ``range(n)``. Details: docs/umpc_analysis.md.
     """
     if len(ranks) == 0:
         return np.empty((0, k), dtype=np.int64)
@@ -463,9 +380,7 @@ def _unrank_colex(ranks: NDArray[np.int64] | list[int], n: int, k: int) -> NDArr
 
 def _random_below(bound: int, rng: np.random.Generator, count: int) -> list[int]:
     """Return ``count`` independent exact uniform integers in ``[0, bound)`` (any Python int).
-
-    Draws ``bound.bit_length()`` random bits per candidate from ``rng`` and rejects candidates
-    ``>= bound`` (acceptance probability above one half).
+    Details: docs/umpc_analysis.md.
     """
     bits = bound.bit_length()
     width = (bits + 7) // 8
@@ -513,14 +428,7 @@ def _uniform_unchecked(n: int, m: int, k: int, total: int, rng: np.random.Genera
 def uniform_tuples(
     n_rows: int, n_tuples: int, degree: int, rng: np.random.Generator
 ) -> NDArray[np.int64]:
-    """Sample ``m`` distinct k-subsets uniformly without replacement from all ``C(n, k)``.
-
-    Draws ``m`` distinct ranks in ``[0, C(n, k))`` (``rng.choice(..., replace=False)`` when
-    ``C(n, k)`` fits in ``int64``; otherwise exact uniform big integers from ``rng`` bits with
-    rejection of repeats) and maps them to tuples with the combinatorial number system
-    (vectorised; a closed form for ``k = 2``).  Works for astronomically large ``C(n, k)``
-    (e.g. n=10**6, k=3 or n=10**7, k=3) and for ``m`` up to ``C(n, k)``.  Every m-subset of
-    tuples is equally likely, so each tuple is included with probability ``m / C(n, k)``.
+    """Sample ``m`` distinct k-subsets uniformly without replacement from all ``C(n, k)``. Details: docs/umpc_analysis.md.
 
     :param n_rows: number of rows ``n`` (at least ``k``).
     :param n_tuples: number of tuples ``m``, ``1 <= m <= C(n, k)``.
@@ -544,15 +452,7 @@ def bernoulli_tuples(
     n_rows: int, n_tuples: int, degree: int, rng: np.random.Generator
 ) -> NDArray[np.int64]:
     """Bernoulli sampling: keep every k-subset independently with probability ``q = m / C(n, k)``.
-
-    Implemented in the equivalent two-stage form: draw the size ``S ~ Binomial(C(n, k), q)``,
-    then ``S`` distinct tuples uniformly (as :func:`uniform_tuples`).  The realised size is
-    random with mean ``m``.  An empty ``E`` is useless (``U_{f,E}`` would divide by zero), so
-    ``S = 0`` is redrawn: the returned set follows Bernoulli sampling conditioned on being
-    non-empty, which differs from it only on an event of probability ``(1 - q)**C(n, k)``,
-    about ``exp(-m)``.  When ``C(n, k) >= 2**63`` numpy's binomial cannot take the count and
-    ``S`` is drawn from ``Poisson(m)`` instead, whose total-variation distance from
-    ``Binomial(C(n, k), q)`` is at most ``q <= m / 2**63``.
+    Details: docs/umpc_analysis.md.
 
     :param n_rows: number of rows ``n`` (at least ``k``).
     :param n_tuples: expected number of tuples ``m``, ``1 <= m <= C(n, k)``.

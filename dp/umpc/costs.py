@@ -1,39 +1,7 @@
-r"""Cost models: the paper's online communication / computation counts, and what MPyC actually sends.
+"""Cost models: the paper's online communication / computation counts, and what MPyC actually sends.
 
-Sinh & Ramon, "Accurate, private, secure, federated U-statistics with higher degree":
-
-- Lemma C.3 (App. C.3): in the online phase ``Pi_U-MPC`` sends
-
-      |E| k (k-1) l  +  |E| C_f^C  +  C_eta^C  +  n l        bits in  max(C_f^R, C_eta^R) + 2  rounds
-
-  (sharing phase, computing phase, noise phase, one ``l``-bit message per party to the aggregator).
-- App. B.1 / D.2.1: under ``M_Dis`` every party draws noise with Protocol B.1, ``C_eta^C = n^2 l``;
-  under ``M_HF`` only a subgroup ``Z`` of ``|Z| = ceil(log eps_fail / log(1 - f_H))`` parties draws and
-  secret-shares it with everybody, ``C_eta^C = |Z| n l = O(n l)`` (§4).
-- App. E.1.2: comparisons by FSS (Boyle et al., 2019), ``lambda * l`` bits each with ``lambda = 128``
-  (the ``O(lambda l)`` constant taken as 1); a product of two 2-party shares by a Beaver triple
-  (each of the 2 parties opens the 2 masked values: ``4 l`` bits).  Hence the per-tuple kernel cost
-  ``C_f^C = comparisons * lambda * l + products * 4 l``.  Two sets of counts: what
-  :mod:`secure.kernels` evaluates (:data:`KERNEL_OPERATIONS`, ``counts="implementation"``) and what
-  the paper states (:data:`PAPER_KERNEL_OPERATIONS`, ``counts="paper"``; App. A.5: Kendall and the
-  Gini mean difference "two FSS instantiations and one Beaver Triple", AUC "four comparison and two
-  multiplications", Rand index "one FSS instantiation").  They differ for Gini (the paper's Eq. 9,
-  ``(2 I[x_i > x_j] - 1)(x_i - x_j)``, needs one comparison, which is what we evaluate, but the paper
-  costs two: 10 400 instead of 5 280 bits per pair at ``l = 40``), AUC and Rand (different kernels).
-- §6.2.2 / App. D.2.2: a party evaluates ``f`` once in ``C_f^T = O(l)`` operations with FSS ("2
-  comparisons and one product, which can be performed in O(l) operations"): an FSS comparison key is
-  evaluated with ``l`` PRG calls (one per input bit), a Beaver product with O(1) local operations;
-  with constants 1, ``C_f^T = comparisons * l + products`` (:func:`kernel_party_ops`).
-- Table 1 (§5) / App. D.2: Bell ``n l t``; Ghazi ``n^2 eps^2 (log t) l``; GhaziSM
-  ``(log n + kappa) n^2 eps^2 (log t) l`` (Table 1 drops ``kappa``); per-party and server operation
-  counts as in Table 1 and D.2.2-D.2.3.  These are asymptotic expressions: constants are taken as 1
-  and ``log`` is ``log2``, so compare shapes across ``n``, not absolute values across protocols.
-- :func:`protocol_costs` gathers, for one setting, the communication, per-party and server operations of
-  the five curves of the paper's cost figures (Fig. 1 left, Fig. 2, Fig. 3, Fig. 5-6): U-MPC under
-  ``M_HF`` and ``M_Dis``, Bell, Ghazi, GhaziSM.
-
-:func:`mpyc_shamir_bytes_model` models instead what *this* implementation sends on MPyC (Shamir
-sharing among all ``m`` parties, not additive sharing among the ``k`` tuple members).
+Sinh & Ramon, Lemma C.3, App. B.1, D.2, E.1.2, Table 1; the curves of Fig. 1-3 and 5-6.  Asymptotic
+expressions with constants 1 and ``log2``.  Details and the paper's kernel counts: docs/umpc_analysis.md.
 """
 from __future__ import annotations
 
@@ -99,12 +67,7 @@ def _operations(kernel: str, counts: str, comparisons: int | None, products: int
 def kernel_cost_bits(kernel: str = "kendall", bits: int = 40, *, lam: int = FSS_LAMBDA,
                      comparisons: int | None = None, products: int | None = None,
                      counts: str = "implementation") -> int:
-    r"""Per-tuple online cost ``C_f^C`` in bits under the protocol choices of App. E.1.2.
-
-    ``C_f^C = comparisons * lambda * l + products * 4 l``: an FSS comparison costs ``O(lambda l)``
-    bits (Boyle et al., 2019; constant 1), a 2-party Beaver product opens two masked ``l``-bit values
-    at each of the 2 parties (``4 l``).  Kendall: ``2 lambda l + 4 l`` (10 400 bits at ``l = 40``);
-    Gini: 5 280 bits as implemented, 10 400 as the paper costs it (App. A.5.2).
+    r"""Per-tuple online cost ``C_f^C`` in bits under the protocol choices of App. E.1.2. Details: docs/umpc_analysis.md.
 
     :param kernel: a name in :data:`KERNEL_OPERATIONS`, unless both counts are given.
     :param bits: ``l``, bits per element.
@@ -123,10 +86,7 @@ def kernel_cost_bits(kernel: str = "kendall", bits: int = 40, *, lam: int = FSS_
 def kernel_party_ops(kernel: str = "kendall", bits: int = 40, *, counts: str = "implementation",
                      comparisons: int | None = None, products: int | None = None) -> int:
     r"""``C_f^T``: one party's operations to evaluate ``f`` once (§6.2.2, App. D.2.2), constants 1.
-
-    ``C_f^T = comparisons * l + products``: FSS comparison keys are evaluated with one PRG call per
-    input bit (Boyle et al., 2019; §6.2.2 "O(l) operations"), a Beaver product with O(1) local
-    operations.  Kendall at ``l = 40``: 81.
+    Details: docs/umpc_analysis.md.
 
     :raise ValueError: for an unknown kernel or table, or a bad count.
     """
@@ -152,10 +112,7 @@ class UmpcCost:
 
 
 def umpc_rounds(kernel_rounds: int = 2, noise_rounds: int = 1) -> int:
-    """Online rounds ``max(C_f^R, C_eta^R) + 2`` (Lemma C.3).
-
-    Defaults: Kendall's FSS comparisons (1 round, in parallel) then a Beaver product (1 round);
-    Protocol B.1 shares the noise in one round.
+    """Online rounds ``max(C_f^R, C_eta^R) + 2`` (Lemma C.3). Details: docs/umpc_analysis.md.
     """
     kernel_rounds = check_int_at_least(kernel_rounds, "kernel rounds", 0)
     noise_rounds = check_int_at_least(noise_rounds, "noise rounds", 0)
@@ -192,9 +149,7 @@ def umpc_online_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, kernel_
 def umpc_dis_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, kernel_bits: int | None = None,
                   kernel: str = "kendall", counts: str = "implementation") -> UmpcCost:
     r"""Lemma C.3 under ``M_Dis``: all ``n`` parties draw noise, ``C_eta^C = n^2 l`` (App. B.1, E.1.2).
-
-    (Protocol B.1 shares two Polya draws per party with all others, ``2 n (n-1) l`` exactly; the
-    paper states ``n^2 l``, which is what we use.)
+    Details: docs/umpc_analysis.md.
     """
     n = check_positive_int(n, "n")
     bits = check_positive_int(bits, "bits (l)")
@@ -206,9 +161,7 @@ def umpc_hf_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, epsilon_fai
                  honest_fraction: float = 0.5, kernel_bits: int | None = None, kernel: str = "kendall",
                  counts: str = "implementation") -> UmpcCost:
     r"""Lemma C.3 under ``M_HF``: a subgroup ``Z`` draws, ``C_eta^C = |Z| n l = O(n l)`` (§4, App. D.2.1).
-
-    ``|Z| = ceil(log eps_fail / log(1 - f_H))`` (:func:`dp.umpc.delegation.delegate_size`, capped at
-    ``n``); each delegate secret-shares its draw with all ``n`` parties.
+    Details: docs/umpc_analysis.md.
     """
     n = check_positive_int(n, "n")
     bits = check_positive_int(bits, "bits (l)")
@@ -237,12 +190,7 @@ def ghazi_sm_bits(n: int, epsilon: float, bits: int = 40, t: int = 64, kappa: in
 
 def umpc_party_ops(n: int, tuples: int, k: int = 2, kernel_ops: float | None = None, *, kernel: str = "kendall",
                    bits: int = 40, counts: str = "implementation") -> float:
-    r"""Per-party computation of ``Pi_U-MPC``: ``ceil(k |E| / n) C_f^T + n`` (App. D.2.2).
-
-    BalancedSamp puts each party in ``ceil(k |E| / n)`` tuples (Table 1 writes ``|E| / n * C_f^T + n``,
-    the same up to the constant ``k``); ``n`` is the Protocol B.1 noise overhead.  ``C_f^T`` is
-    ``kernel_ops`` if given, else :func:`kernel_party_ops` of ``kernel`` (``O(l)``, §6.2.2; a default of
-    1 operation per evaluation would understate it by the factor ``l``).
+    r"""Per-party computation of ``Pi_U-MPC``: ``ceil(k |E| / n) C_f^T + n`` (App. D.2.2). Details: docs/umpc_analysis.md.
     """
     n = check_positive_int(n, "n")
     tuples = check_positive_int(tuples, "number of tuples |E|")
@@ -311,12 +259,7 @@ class ProtocolCost:
 
 def protocol_costs(n: int, tuples: int, *, epsilon: float, t: int, bits: int = 40, kernel: str = "kendall",
                    counts: str = "implementation", k: int = 2) -> dict[str, ProtocolCost]:
-    r"""Online communication, per-party and server computation of every protocol of Table 1.
-
-    - ``U-MPC (M_HF)`` / ``U-MPC (M_Dis)``: :func:`umpc_hf_bits` / :func:`umpc_dis_bits` (Lemma C.3);
-      computation :func:`umpc_party_ops` and :func:`umpc_server_ops` (the same under both models);
-    - ``Bell``: :func:`bell_bits`, :func:`bell_party_ops`, :func:`bell_server_ops`;
-    - ``Ghazi`` / ``GhaziSM``: :func:`ghazi_bits` / :func:`ghazi_sm_bits` and their operation counts.
+    r"""Online communication, per-party and server computation of every protocol of Table 1. Details: docs/umpc_analysis.md.
 
     :param n: parties (one value each).
     :param tuples: ``|E|`` of U-MPC.
@@ -389,23 +332,7 @@ def mpyc_shamir_bytes_model(n: int, tuples: int, *, parties: int = 3, columns: i
                             comparisons: int = 2, products: int = 1, outputs: int = 1,
                             field_bits: int = 64) -> MpycBytes:
     r"""What our implementation sends on MPyC for ``Pi_U-MPC`` (bytes summed over the ``m`` parties).
-
-    - intake: ``n c`` field elements, each sent by its owner to the ``m - 1`` other parties;
-    - kernel: per tuple, ``comparisons`` secure signs at ``comparison_bits`` bits and ``products``
-      secure products, each costing a calibrated number of bytes per *ordered party pair*
-      (``m (m - 1)`` pairs: Shamir resharing and openings go between all parties);
-    - noise: each party inputs one draw per output, ``m (m - 1)`` elements;
-    - reveal: each party sends its share of each output to every other party, ``m (m - 1)``.
-
-    Constants: :data:`MPYC_CALIBRATION` (one tiny measurement at ``m = 3``), scaled by
-    ``field_bits / 64``.  Why this differs from Lemma C.3: the paper shares each tuple additively among
-    its ``k`` members only (``k (k - 1) l`` bits per tuple) and evaluates ``f`` by 2-party FSS/Beaver
-    with ``l``-bit ring elements; here the ``n`` rows are held by ``m`` parties that Shamir-share every
-    value among *all* ``m`` parties, so each operation costs ``m (m - 1)`` messages, tuples are formed
-    from already-shared rows for free (no per-tuple sharing), elements live in a prime field of
-    ``L + kappa + 2`` bits (64 at ``-L 32``, MPyC's statistical ``kappa = 30``) rather than ``l`` bits,
-    and a comparison costs ``O(b)`` field elements per pair (bit decomposition) rather than
-    ``lambda l`` bits of FSS keys.
+    Details: docs/umpc_analysis.md.
 
     :param n: rows (all parties together).
     :param tuples: ``|E|``.

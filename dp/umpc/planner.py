@@ -1,25 +1,7 @@
 """Which way to compute a U-statistic: the histogram path, one secure sort, or evaluated tuples.
 
-Every value is a point of a declared, public, finite grid (docs/design.md, "Three ways to compute a
-U-statistic"), so a U-statistic over the parties' rows can be computed
-
-- ``histogram``: each party counts its own rows on the grid of the kernel's columns in the clear,
-  the counts are secure sums, and the *complete* statistic (all ``C(n, k)`` tuples) is a polynomial
-  in the joint histogram (:mod:`secure.histograms`): no comparison, cost independent of ``n``,
-  proportional to the number of grid cells;
-- ``sort``: for the rank-based kernels on a fine 1-D grid (AUC, Gini mean difference), one secure
-  sort of the ``n`` shared rows (:mod:`secure.ranking`), ``O(n log^2 n)`` comparisons at the smallest
-  bit length the domain allows; complete as well;
-- ``tuples``: Pi_U-MPC (Sinh & Ramon, Protocol 3.1): one secure kernel evaluation per tuple, on
-  ``|E|`` sampled tuples (sampling error plus noise) or on all of them.
-
-The cost model below uses public parameters only -- grid sizes, ``n``, the number of parties, the
-kernel's degree and comparison bit length -- so every party makes the same choice without talking.
-Its constants were measured on a 2-core machine with three local parties (``-M3``, MPyC 0.11), on
-the workloads named beside each; ``scenarios.bench_paths`` prints the modelled seconds next to the
-measured ones, so a user can see how far the model is from their machine.
-
-Threat model: none here (public parameters only); each path states its own.
+docs/design.md ("Three ways to compute a U-statistic").  No threat model here (public parameters only);
+each path states its own.  Details: docs/umpc_analysis.md.
 """
 from __future__ import annotations
 
@@ -125,9 +107,7 @@ class PathCost:
 @dataclass(frozen=True)
 class SampledAccuracy:
     """The modelled uncertainty of the sampled run that ``--pairs auto`` weighs against a complete path.
-
-    ``sampling_error``: one sd bound of the tuple-sampling error (Sinh & Ramon App. D.1.2); ``noise_std``: the
-    sd of the DP noise in the estimate; both in the statistic's units, from public parameters only.
+    Details: docs/umpc_analysis.md.
     """
 
     sampling_error: float
@@ -203,20 +183,7 @@ def comparison_rounds(bits: int, kind: Literal["lt", "sign", "eq"]) -> int:
 def path_rounds(path: Path, kernel: Kernel, *, rows: int, bits: int, tuples: int = 0, noise: str = "mpc") -> int:
     """Communication rounds on the critical path of one run of ``path``, phase by phase (intake, the path's own,
     noise, reveal); a round is one message latency (every party sends, then waits).  From public parameters only.
-
-    - ``histogram``: the public row counts (1), the counts shared and their totals checked (2), the kernel's
-      polynomial (1 product layer; VUS 2), noise, the reveal (1);
-    - ``sort``: counts and rows shared (2), the conversion to the sort's type (1), the first stage's random
-      bits (1), then per stage of Batcher's network (:func:`secure.ranking.sorting_network_size`) a less-than
-      comparison at ``bits`` bits and the swap's product; AUC adds the equality tests of adjacent scores, the
-      segmented scan (``ceil(log2 n)`` product rounds), the rank terms' product and the conversion back (Gini:
-      the conversion back);
-    - ``tuples``: rows shared (2) and the joint seed (1), then per kernel batch (:func:`dp.umpc.protocol.batch_size`,
-      awaited one after another) the random bits (1), the kernel's comparison, its product layers and the batch's
-      sum settled (1).
-
-    Measured through a delay proxy (``scenarios.bench_rounds``, 120 rows, 100 ms one way): histogram 6 (model 6),
-    with the in-MPC sampler 12 (12), sort 216 (216), tuples on 1200 pairs 30 (25).
+    Details: docs/umpc_analysis.md.
     """
     noise_part = NOISE_ROUNDS.get(noise, NOISE_ROUNDS["mpc"])
     if path == "histogram":
@@ -327,17 +294,7 @@ def _tuples_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows
 def path_costs(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties: int,
                tuples: int | None, epsilon: float = 1.0, rtt: float = 0.0, noise: str = "mpc") -> dict[str, PathCost]:
     """The modelled cost of every path; ``tuples``: the sampled ``|E|`` (``None``: all tuples).
-
-    ``rtt``: the network's round-trip time in seconds (declared, ``--rtt MS``); each path's seconds add
-    ``rounds * rtt / 2`` (:func:`path_rounds`: its rounds of one-way latency), so the choice follows the network:
-    at 50 ms the sort of 10^4 rows of 16-bit scores waits about 22 s on its 874 rounds, the histogram path 0.3 s on
-    its 12.
-    ``noise``: ``mpc`` (the in-MPC sampler's rounds) or ``parties``.  Closed forms only: no network is built
-    (planning takes well under a millisecond at any ``n``).
-
-    The sort and tuples paths compare, so their run raises MPyC's ``-K`` until their comparisons' leakage is at
-    most ``2^-40`` at ``epsilon`` (:mod:`dp.comparison_leakage`); their bytes grow with the field
-    (:func:`field_scale`).  The histogram path compares nothing and keeps the 64-bit field.
+    Details: docs/umpc_analysis.md.
     """
     return {"histogram": _histogram_cost(kernel, specs, parties, rows, rtt, noise),
             "sort": _sort_cost(kernel, specs, parties, rows, epsilon, rtt, noise),

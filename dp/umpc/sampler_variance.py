@@ -1,48 +1,6 @@
-r"""Error of Pi_U-MPC's release by tuple sampler: ``E_inc`` (which pairs) plus ``E_DP`` (the noise).
+"""Error of Pi_U-MPC's release by tuple sampler: ``E_inc`` (which pairs) plus ``E_DP`` (the noise).
 
-Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*, App. D.1.2: for a
-fixed sample of ``n`` rows and a degree-2 kernel ``f``, the release ``U_{f,E} + eta / (|E| scale)`` of
-Protocol 3.1 misses the complete U-statistic ``U = U_{f, C_2^n}`` by
-
-    E_tot - E_sample = E_inc + E_DP,
-    E_inc = E_E[(U_{f,E} - U)^2],           E_DP = E_E[Var(eta | E)] / (|E| scale)^2
-
-(the noise is independent of ``E`` given its calibration and has mean zero, so the cross term vanishes).
-``N = C(n, 2)`` pairs, ``m`` the requested ``|E|``, ``Var f = Var_{Uni(C_2^n)} f`` the variance of the
-kernel over all pairs.  What this module computes, per sampler of :mod:`dp.sampling`:
-
-- uniform without replacement (``m`` distinct pairs): Claim D.1's exact
-  ``E_inc = (N - m) / ((N - 1) m) * Var f`` (:func:`uniform_inc`);
-- Bernoulli with ``q = m / N``, **ratio estimator** (divide by the realised ``|E| = S``, as
-  :func:`dp.umpc.protocol.simulate` does): given ``S = s`` the set is uniform without replacement of size
-  ``s``, so ``E_inc = Var f / (N - 1) * (N E[1/S | S >= 1] - 1)`` with ``S ~ Binomial(N, q)``
-  conditioned on ``S >= 1`` as in :func:`dp.sampling.bernoulli_tuples` (:func:`bernoulli_inc`, exact
-  up to the summation window of the binomial, ``> 40`` standard deviations);
-- Bernoulli, **Horvitz-Thompson estimator** (divide by ``q N``, not by ``S``): the inclusions are
-  independent, so ``E_inc = (1 - q) / (q N) * mean_{C_2^n} f^2`` exactly (:func:`bernoulli_inc` with
-  ``estimator="ht"``): it pays ``mean f^2`` instead of ``Var f``, i.e. ``1 / (1 - U)`` times the ratio
-  estimator's for a 0/1 kernel;
-- BalancedSamp (Algorithm 1): no closed form (App. D.1.2 only bounds it by the uniform one), so
-  :func:`monte_carlo_inc` estimates it by drawing ``E`` without noise.  :func:`balanced_inc_projection`
-  is an explanatory approximation: with the Hoeffding projection ``h_1(i) = mean_{j != i} f(x_i, x_j) - U``,
-  ``f(x_i, x_j) - U = h_1(i) + h_1(j) + r(i, j)``; a sampler whose every row has the same degree ``d``
-  adds ``d sum_i h_1(i) = 0``, so only the residual ``r`` is left, of variance about
-  ``Var f - 2 Var h_1`` (exactly ``Var f - 2 Var h_1 n / (n - 1)`` over uniform pairs), while uniform
-  sampling pays the whole ``Var f``.  The gain of balancing is the share ``2 Var h_1 / Var f``.
-
-``E_DP`` (Claim D.2, with the suite's calibration, :mod:`dp.umpc.protocol`): distributed discrete Laplace on
-the integer sum, ``alpha = exp(-epsilon / (delta_max Delta_f))`` with the **realised** largest degree
-``delta_max`` of the drawn ``E`` (App. C.2.3), and
-
-    Var(eta) = m_p / (m_p - t) * 2 alpha / (1 - alpha)^2
-
-for ``m_p`` parties calibrated against a coalition of ``t`` (``m_p / (m_p - t) = 1``: one central
-discrete Laplace, Claim D.2's setting; ``2 alpha / (1 - alpha)^2 -> 2 (delta_max Delta_f / epsilon)^2``,
-the continuous Laplace variance, as ``alpha -> 1``) (:func:`dp_variance`).  BalancedSamp has
-``delta_max = ceil(2 m / n)``; uniform and Bernoulli have random degrees, about ``Binomial(n - 1, q)``
-each, whose maximum is several standard deviations above ``2 m / n``.  :func:`degree_bound` gives a
-data-independent ``delta`` with ``P(delta_max > delta) <= failure`` (union bound over the rows), the
-calibration one would need if the noise could not depend on the drawn ``E``.
+Sinh & Ramon, App. D.1.2.  Derivations: docs/umpc_analysis.md.
 """
 from __future__ import annotations
 
@@ -97,9 +55,7 @@ class PairMoments:
 
 def duplicate_moments(values: ArrayLike) -> PairMoments:
     """:class:`PairMoments` of ``f(x, y) = I[x = y]`` from the category counts ``c`` (O(n log n)).
-
-    ``U = sum c (c - 1) / (n (n - 1))``, ``f^2 = f``, and a row of category ``x`` has
-    ``h_1 = (c_x - 1) / (n - 1) - U``.
+    Details: docs/umpc_analysis.md.
 
     :param values: one categorical value per row (at least 2 rows).
     :raise ValueError: fewer than 2 rows.
@@ -183,11 +139,7 @@ def inverse_size_mean(pairs: int, probability: float) -> float:
 
 
 def bernoulli_inc(moments: PairMoments, edges: int, *, estimator: str = "ratio") -> float:
-    r"""``E_inc`` of Bernoulli sampling with ``q = m / N``, exact.
-
-    ``estimator="ratio"`` (what :mod:`dp.umpc.protocol` releases, ``sum_E f / |E|``):
-    ``Var f / (N - 1) * (N E[1/S | S >= 1] - 1)``.  ``estimator="ht"`` (Horvitz-Thompson,
-    ``sum_E f / (q N)``): ``(1 - q) / (q N) * mean f^2``.
+    r"""``E_inc`` of Bernoulli sampling with ``q = m / N``, exact. Details: docs/umpc_analysis.md.
 
     :raise ValueError: unknown estimator or ``m`` outside ``[1, N]``.
     """
@@ -205,11 +157,7 @@ def bernoulli_inc(moments: PairMoments, edges: int, *, estimator: str = "ratio")
 
 def balanced_inc_projection(moments: PairMoments, edges: int) -> float:
     r"""Approximate ``E_inc`` of a sampler with equal degrees: ``(N - m) / ((N - 1) m) (Var f - 2 Var h_1)``.
-
-    An explanation, not an estimate to test against (the degrees of BalancedSamp differ by one
-    when ``n`` does not divide ``2m``, it draws a multiset, and the residual's variance over a
-    regular graph is not exactly its variance over uniform pairs); :func:`monte_carlo_inc` is the
-    estimate.
+    Details: docs/umpc_analysis.md.
     """
     m = _check_edges(moments, edges)
     pairs = moments.pairs
@@ -222,9 +170,7 @@ def balanced_inc_projection(moments: PairMoments, edges: int) -> float:
 def dp_variance(max_degree: int, edges: float, epsilon: float, *, sensitivity: int = 1, parties: int = 1,
                 threshold: int = 0, scale: float = 1.0) -> float:
     r"""``Var(eta) / (|E| scale)^2`` for the suite's distributed discrete Laplace (Claim D.2, App. C.2.3).
-
-    ``alpha = exp(-epsilon / (max_degree * sensitivity))`` and
-    ``Var(eta) = parties / (parties - threshold) * 2 alpha / (1 - alpha)^2``.
+    Details: docs/umpc_analysis.md.
 
     :param max_degree: ``delta_max`` the noise is calibrated with.
     :param edges: the divisor ``|E|`` (``q N`` for the Horvitz-Thompson estimator).
@@ -241,11 +187,7 @@ def dp_variance(max_degree: int, edges: float, epsilon: float, *, sensitivity: i
 
 
 def degree_bound(n: int, edges: int, *, failure: float) -> int:
-    r"""Smallest ``d`` with ``n P(Binomial(n - 1, q) > d) <= failure``, ``q = m / C(n, 2)``.
-
-    Each row's degree under Bernoulli sampling is ``Binomial(n - 1, q)``; by the union bound the
-    largest degree exceeds ``d`` with probability at most ``failure``.  (Uniform sampling's degrees
-    are hypergeometric, with lighter tails, so the same ``d`` is valid there.)
+    r"""Smallest ``d`` with ``n P(Binomial(n - 1, q) > d) <= failure``, ``q = m / C(n, 2)``. Details: docs/umpc_analysis.md.
 
     :raise ValueError: ``failure`` outside ``(0, 1)`` or ``m`` outside ``[1, C(n, 2)]``.
     """
@@ -306,27 +248,7 @@ def _population_factor(population: int, edges: int) -> float:
 
 def design_factor(design: NDArray[np.int64], rows: int) -> float:
     r"""``F(E)`` with ``Var_pi(U_{f, pi(E)} - U) <= F(E) Var f <= F(E) range^2 / 4`` for every data set (``k = 2``).
-
-    The variance is over a uniformly random relabelling ``pi`` of the ``n`` rows of the drawn design ``E``
-    (a multiset of ``m`` pairs).  Derivation (finite population of the ``N = C(n, 2)`` pairs, ``g = f - U``,
-    ``sum g = 0``): for ``j != l`` the relabelled pair ``(pi e_j, pi e_l)`` is uniform over the ordered pairs
-    of pairs with the same overlap ``c = |e_j & e_l|``, so with ``sigma_c`` the mean of ``g(e) g(e')`` over
-    those (``sigma_2 = Var f``) and ``P_c`` the number of ordered ``j != l`` of overlap ``c`` in ``E``,
-
-        m^2 Var_pi = (m + P_2) sigma_2 + P_1 sigma_1 + P_0 sigma_0.
-
-    ``(sum g)^2 = 0`` gives ``sigma_2 + a_1 sigma_1 + a_0 sigma_0 = 0`` (``a_1 = 2 (n - 2)``,
-    ``a_0 = C(n - 2, 2)`` pairs meet a given pair in one / no row); ``sum_i (sum_j g(ij))^2 >= 0`` gives
-    ``sigma_1 >= -sigma_2 / (n - 2)``; Cauchy-Schwarz ``sigma_1 <= sigma_2``.  Eliminating ``sigma_0``,
-
-        m^2 Var_pi = (m + P_2 - P_0 / a_0) sigma_2 + (P_1 - P_0 a_1 / a_0) sigma_1,
-
-    linear in ``sigma_1 = t sigma_2``, so its largest value is at ``t = -1/(n - 2)`` or ``t = 1``.
-    ``P_1 + 2 P_2 = sum_i d_i (d_i - 1)`` (degrees ``d_i``) and ``P_2`` counts repeated pairs, all public.
-    For an exchangeable sampler (BalancedSamp, uniform, Bernoulli: :mod:`dp.sampling`) ``E`` has the law of
-    ``pi(E')``, so ``E_inc = E_{E'}[Var_pi]`` (Sinh & Ramon App. D.1.2): the factor of the drawn design bounds
-    the incompleteness variance of that design, data-independently.  For uniform sampling without
-    replacement its mean over designs is Claim D.1's ``(N - m) / ((N - 1) m)``.
+    Details: docs/umpc_analysis.md.
 
     :param design: the drawn pairs, shape ``(m, 2)``; ``rows``: ``n``.
     :raise ValueError: a design that is not of pairs.
@@ -355,21 +277,7 @@ def incompleteness_variance_bound(sampling: str, *, rows: int, degree: int, tupl
                                   value_range: float, design: NDArray[np.int64] | None = None) -> float:
     r"""A data-independent upper bound on ``E_inc = E_E[(U_{f,E} - U)^2]`` for a kernel with values in an
     interval of length ``value_range`` (public: the kernel's output range), ``n``, ``k``, ``|E|`` public.
-
-    Every formula of this module is ``factor * Var f`` and ``Var f <= value_range^2 / 4`` (Popoviciu), so:
-
-    - ``tuples=None`` (all ``C(n, k)`` tuples): 0, no sampling error;
-    - ``uniform``: Claim D.1 (Sinh & Ramon App. D.1.2, :func:`uniform_inc`, any ``k``):
-      ``(N - m) / ((N - 1) m) * value_range^2 / 4``, ``N = C(n, k)``;
-    - ``bernoulli`` (ratio estimator, :func:`bernoulli_inc`, any ``k``):
-      ``(N E[1/S | S >= 1] - 1) / (N - 1) * value_range^2 / 4``;
-    - ``balanced`` (BalancedSamp): with the drawn pairs ``design`` (``k = 2``), :func:`design_factor` of that
-      design (a proof, through the exchangeability of BalancedSamp); otherwise (``k >= 3``) the paper's
-      Claim D.1 bound, the uniform one (App. D.1.2 argues BalancedSamp is a stratified sample).  That
-      argument is not a proof: for ``k = 2``, ``n = 60``, ``|E| = 120`` and two equal categories of the
-      duplicate kernel, BalancedSamp's E_inc is 0.002094 +- 0.000021 (20000 draws) against Claim D.1's
-      0.001943, while :func:`design_factor` gives 0.002094; for ``k >= 3`` the value is the paper's
-      claim, not ours.
+    Details: docs/umpc_analysis.md.
 
     :raise ValueError: unknown sampling, ``|E|`` outside ``[1, C(n, k)]`` or a negative range.
     """
