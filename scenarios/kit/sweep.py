@@ -66,8 +66,8 @@ def points(**axes: Sequence[Any]) -> list[dict[str, Any]]:
 def monte_carlo(grid: Sequence[Mapping[str, Any]], trial: Callable[[Mapping[str, Any], np.random.Generator | None],
                                                                    Mapping[str, float]],
                 *, metrics: Sequence[str], common: CommonOptions, seed: int, name: str) -> list[dict[str, Any]]:
-    """Run ``trial(point, noise)`` ``common.runs`` times per point; one row per point: the point,
-    ``runs``, ``<metric>_mean`` and ``<metric>_se`` (:func:`scenarios.kit.experiments.summarize_runs`), ``seed``.
+    """Run ``trial(point, noise)`` ``common.runs`` times per point; one row per point: the point (without
+    its keys that start with ``_``: data the trial needs, not columns), ``runs``, ``<metric>_mean`` and ``<metric>_se`` (:func:`scenarios.kit.experiments.summarize_runs`), ``seed``.
 
     Run ``r`` of point ``s`` draws its noise from :func:`scenarios.kit.experiments.noise_generator`
     ``(seed, s, r)`` (simulation only; ``None``, i.e. OS randomness, with ``--os-noise``).
@@ -76,12 +76,13 @@ def monte_carlo(grid: Sequence[Mapping[str, Any]], trial: Callable[[Mapping[str,
     rows = []
     try:
         for setting, point in enumerate(grid):
-            bar.set_postfix_str(" ".join(f"{key}={value}" for key, value in point.items() if key[0] != "_"))
+            bar.set_postfix_str(" ".join(f"{key}={value}" for key, value in point.items() if not key.startswith("_")))
             records = []
             for run in range(common.runs):
                 records.append(trial(point, noise_generator(seed, setting, run, os_noise=common.os_noise)))
                 bar.update(1)
-            rows.append({**point, "runs": common.runs, **summarize_runs(records, metrics), "seed": seed})
+            shown = {key: value for key, value in point.items() if not key.startswith("_")}
+            rows.append({**shown, "runs": common.runs, **summarize_runs(records, metrics), "seed": seed})
     finally:
         bar.close()
     return rows
@@ -132,6 +133,8 @@ class Sweep:
         parser = ScenarioParser(prog=f"python -m scenarios.papers.{self.module}", description=self.doc)
         self.declare(parser)
         add_common_options(parser, secure=self.checks is not None)
+        runs = next(action for action in parser._actions if "--runs" in action.option_strings)
+        runs.help = f"Monte Carlo repetitions per setting (default {self.runs}; --quick: {self.quick_runs})"
         args = parser.parse_args(list(argv))
         return self.resolve(args, common_options(args, runs=self.runs, quick_runs=self.quick_runs))
 

@@ -1,56 +1,23 @@
 """Experiment: error of the locally private AUC protocol against the domain size d = 2^alpha (Bell et al., Fig. 3).
 
 Run: ``python -m scenarios.papers.bell_auc_domain`` (add ``--quick`` for a tiny run).  Writes
-``results/bell_auc_domain.csv`` and ``.png`` and prints a table.
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/bell.md``.
-
-Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
-  --alphas A1,A2,...        exponents alpha of d = 2^alpha (default 4..14; --quick: 4,9,14)
-  --epsilon-grid E1,E2,...  epsilons (default 0.5,1,2,5,10; --quick: 1,10)
-  --split S                 users, budget or both (default users)
-  --dataset D               framingham (default) or synthetic (binormal, the paper's class sizes)
-  --positives N             synthetic positives (default 661, the paper's smallest class)
-  --negatives N             synthetic negatives (default 5262, derived from the Diabetes base rate)
-  --runs R                  runs per setting (default 20; --quick: 3)
-  --quick                   three domain sizes, two epsilons, 3 runs (for tests)
-  --results-dir DIR         where the CSV and PNG go (default results/)
-  --seed S                  public seed of the data split (default: a joint seed, printed)
-  --os-noise                draw the users' randomization from OS randomness
-  --secure                  also run the protocol once per split and alpha (first epsilon) as deployed on
-                            the real parties: user i of a class at party i % m randomises her score, the
-                            party sends the reports to party 0 (the untrusted server) with mpc.transfer,
-                            which builds the hierarchies and traverses; the simulation runs once with the
-                            same users' randomness: equal (bell_auc_domain_secure.csv; a disagreement
-                            exits 1).  The protocol is local DP: no MPC in its deployment (§4)
+``results/bell_auc_domain.csv`` and ``.png`` and prints a table.  The paper, the data, the method, the threat
+model and the paper's findings beside ours: ``docs/papers/bell.md``.  ``--secure`` also runs the protocol once
+per split and alpha (first epsilon) as deployed on the real parties (users randomise at their party, party 0
+aggregates; local DP, no MPC): equal to the simulation (``bell_auc_domain_secure.csv``).
 """
 from __future__ import annotations
 
 import math
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import check_noise_generator, finish_secure_checks
-from scenarios.kit.experiments import (
-    CommonOptions,
-    add_common_options,
-    common_options,
-    format_mean,
-    new_figure,
-    noise_generator,
-    parse_integer_list,
-    parse_positive_list,
-    print_rows,
-    progress,
-    save_figure,
-    seed_note,
-    summarize_runs,
-)
+from scenarios.kit.experiments import (CommonOptions, check_noise_generator, format_mean, new_figure, print_rows,
+                                       save_figure)
+from scenarios.kit.sweep import Output, Sweep, axis, monte_carlo, points
 
 __all__ = ["main", "parse_options", "DomainOptions", "load_scores", "synthetic_scores", "quantize_scores",
            "run_experiment", "regime", "DATASETS", "PAPER_POSITIVES", "PAPER_NEGATIVES",
@@ -60,8 +27,6 @@ DEFAULT_ALPHAS = tuple(range(4, 15))
 QUICK_ALPHAS = (4, 9, 14)
 DEFAULT_EPSILONS = (0.5, 1.0, 2.0, 5.0, 10.0)
 QUICK_EPSILONS = (1.0, 10.0)
-DEFAULT_RUNS = 20
-QUICK_RUNS = 3
 MAX_ALPHA = 40
 SPLITS = ("users", "budget")
 
@@ -89,41 +54,27 @@ class DomainOptions:
     negatives: int = PAPER_NEGATIVES
 
 
-def _parse_alphas(text: str) -> tuple[int, ...]:
-    return parse_integer_list(text, "--alphas", low=1, high=MAX_ALPHA)
+def _declare(parser: ScenarioParser) -> None:
+    parser.add_argument("--alphas", help="exponents alpha of d = 2^alpha (default 4..14; --quick: 4,9,14)")
+    parser.add_argument("--epsilon-grid", help="epsilons (default 0.5,1,2,5,10; --quick: 1,10)")
+    parser.add_argument("--split", choices=("users", "budget", "both"), default="users",
+                        help="each user at one level (users), every level with epsilon/alpha (budget) or both")
+    parser.add_argument("--dataset", choices=DATASETS, default="framingham",
+                        help="Framingham scores, or synthetic binormal scores with the paper's class sizes")
+    parser.add_argument("--positives", type=int, default=PAPER_POSITIVES, help="synthetic positives (default 661)")
+    parser.add_argument("--negatives", type=int, default=PAPER_NEGATIVES, help="synthetic negatives (default 5262)")
 
 
-def parse_options(argv: Sequence[str]) -> DomainOptions:
-    """Parse and validate the options (nothing is computed here).
-
-    :raise UsageError: with a one-line message.
-    """
-    parser = ScenarioParser(prog="python -m scenarios.papers.bell_auc_domain", description=__doc__)
-    parser.add_argument("--alphas", default=None)
-    parser.add_argument("--epsilon-grid", default=None)
-    parser.add_argument("--split", choices=("users", "budget", "both"), default="users")
-    parser.add_argument("--dataset", choices=DATASETS, default="framingham")
-    parser.add_argument("--positives", type=int, default=PAPER_POSITIVES)
-    parser.add_argument("--negatives", type=int, default=PAPER_NEGATIVES)
-    add_common_options(parser, secure=True)
-    args = parser.parse_args(list(argv))
-    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
-    alphas = _parse_alphas(args.alphas) if args.alphas else (QUICK_ALPHAS if args.quick else DEFAULT_ALPHAS)
-    epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
-                else (QUICK_EPSILONS if args.quick else DEFAULT_EPSILONS))
-    splits = SPLITS if args.split == "both" else (args.split,)
+def _resolve(args: Any, common: CommonOptions) -> DomainOptions:
     for option, value in (("--positives", args.positives), ("--negatives", args.negatives)):
         if not 1 <= value <= MAX_CLASS:
             raise UsageError(f"{option} must lie in [1, {MAX_CLASS}], got {value}")
-    return DomainOptions(alphas=alphas, epsilons=epsilons, splits=splits, common=common, dataset=args.dataset,
-                         positives=args.positives, negatives=args.negatives)
-
-
-def _public(options: DomainOptions) -> dict[str, Any]:
-    """The parameters every party must share (the results directory is party 0's business)."""
-    record = asdict(options)
-    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
-    return record
+    return DomainOptions(alphas=axis(args.alphas, "--alphas", default=DEFAULT_ALPHAS, quick=QUICK_ALPHAS,
+                                     is_quick=args.quick, integers=(1, MAX_ALPHA)),
+                         epsilons=axis(args.epsilon_grid, "--epsilon-grid", default=DEFAULT_EPSILONS,
+                                       quick=QUICK_EPSILONS, is_quick=args.quick),
+                         splits=SPLITS if args.split == "both" else (args.split,), common=common,
+                         dataset=args.dataset, positives=args.positives, negatives=args.negatives)
 
 
 def load_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -165,48 +116,31 @@ def quantize_scores(scores: np.ndarray, domain_size: int) -> np.ndarray:
     return np.minimum(np.floor(clipped * domain_size), domain_size - 1).astype(np.int64)
 
 
-def run_experiment(options: DomainOptions, seed: int) -> list[dict[str, Any]]:
-    """Run every (split, alpha, epsilon) ``options.common.runs`` times; one summary row per setting."""
+def run_experiment(options: DomainOptions, seed: int) -> list[Output]:
+    """Every (split, alpha, epsilon) ``options.common.runs`` times; one summary row per setting."""
     from sklearn.metrics import roc_auc_score
 
     from dp.bell.auc import ldp_auc
 
-    if options.dataset == "synthetic":
-        scores, labels = synthetic_scores(seed, positives=options.positives, negatives=options.negatives)
-    else:
-        scores, labels = load_scores(seed)
+    scores, labels = _data(options, seed)
     exact = float(roc_auc_score(labels, scores))
-    positives, negatives = int(labels.sum()), int((labels == 0).sum())
-    rows: list[dict[str, Any]] = []
-    settings = len(options.splits) * len(options.alphas) * len(options.epsilons)
-    bar = progress(settings * options.common.runs, "bell_auc_domain")
-    setting = 0
-    try:
-        for split in options.splits:
-            for alpha in options.alphas:
-                size = 2**alpha
-                quantized = quantize_scores(scores, size)
-                quantized_auc = float(roc_auc_score(labels, quantized))
-                pos, neg = quantized[labels == 1], quantized[labels == 0]
-                for epsilon in options.epsilons:
-                    bar.set_postfix_str(f"{split} alpha={alpha} epsilon={epsilon:g}")
-                    records = []
-                    for run in range(options.common.runs):
-                        generator = noise_generator(seed, setting, run, os_noise=options.common.os_noise)
-                        estimate = float(ldp_auc(pos, neg, domain_size=size, epsilon=epsilon, split=split,
-                                                 rng=generator).auc)
-                        records.append({"estimate": estimate, "squared_error": (estimate - exact) ** 2,
-                                        "absolute_error": abs(estimate - exact),
-                                        "privacy_squared_error": (estimate - quantized_auc) ** 2})
-                        bar.update(1)
-                    rows.append({"dataset": options.dataset, "split": split, "alpha": alpha, "domain_size": size, "epsilon": epsilon,
-                                 "runs": options.common.runs, "positives": positives, "negatives": negatives,
-                                 "exact_auc": exact, "quantized_auc": quantized_auc,
-                                 **summarize_runs(records, METRICS), "seed": seed})
-                    setting += 1
-    finally:
-        bar.close()
-    return rows
+    fixed = {"dataset": options.dataset, "positives": int(labels.sum()), "negatives": int((labels == 0).sum()),
+             "exact_auc": exact}
+    grid = []
+    for point in points(split=options.splits, alpha=options.alphas, epsilon=options.epsilons):
+        quantized = quantize_scores(scores, 2**point["alpha"])
+        grid.append({**point, **fixed, "domain_size": 2**point["alpha"],
+                     "quantized_auc": float(roc_auc_score(labels, quantized)),
+                     "_pos": quantized[labels == 1], "_neg": quantized[labels == 0]})
+
+    def trial(point: Any, noise: np.random.Generator | None) -> dict[str, float]:
+        estimate = float(ldp_auc(point["_pos"], point["_neg"], domain_size=point["domain_size"],
+                                 epsilon=point["epsilon"], split=point["split"], rng=noise).auc)
+        return {"estimate": estimate, "squared_error": (estimate - exact) ** 2, "absolute_error": abs(estimate - exact),
+                "privacy_squared_error": (estimate - point["quantized_auc"]) ** 2}
+
+    rows = monte_carlo(grid, trial, metrics=METRICS, common=options.common, seed=seed, name="bell_auc_domain")
+    return [Output("bell_auc_domain", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
 
 def regime(row: dict[str, Any]) -> str:
@@ -257,8 +191,8 @@ def _plot(options: DomainOptions, rows: list[dict[str, Any]], path: str) -> None
     save_figure(figure, path)
 
 
-def _print(options: DomainOptions, rows: list[dict[str, Any]], seed: int, seconds: float,
-           files: Sequence[str]) -> None:
+def _report(options: DomainOptions, outputs: Sequence[Output]) -> None:
+    rows = outputs[0].rows
     table = [[row["split"], str(row["alpha"]), f"{row['epsilon']:g}",
               format_mean(row["estimate_mean"], row["estimate_se"], 4),
               format_mean(row["squared_error_mean"], row["squared_error_se"]),
@@ -267,31 +201,21 @@ def _print(options: DomainOptions, rows: list[dict[str, Any]], seed: int, second
     first = rows[0]
     print_rows("LDP AUC protocol against the domain size (Bell et al., Fig. 3): mean ± s.e. over runs",
                ["split", "alpha", "epsilon", "estimate", "MSE", "abs. error", "quantized AUC"], table,
-               notes=[(f"Framingham logistic-regression scores (stand-in for the paper's Diabetes data): "
-                       if options.dataset == "framingham" else
-                       "synthetic binormal logit scores, Framingham's per-class shape, the paper's class sizes: ")
-                      + f"{first['positives']} positives, {first['negatives']} negatives; exact AUC of the "
-                      f"unquantized scores {first['exact_auc']:.4f}; {options.common.runs} runs per setting",
-                      seed_note(seed, options.common.os_noise)])
+               notes=[f"{options.dataset} scores: {first['positives']} positives, {first['negatives']} negatives; "
+                      f"exact AUC of the unquantized scores {first['exact_auc']:.4f}"])
     best = best_alphas(rows)
     summary = [[split, f"{epsilon:g}", str(row["alpha"]),
                 format_mean(row["squared_error_mean"], row["squared_error_se"]),
                 f"{math.sqrt(row['squared_error_mean']):.3g}", f"{(row['quantized_auc'] - row['exact_auc']) ** 2:.3g}",
                 f"{row['privacy_squared_error_mean']:.3g}", regime(row)]
                for (split, epsilon), row in sorted(best.items())]
-    print_rows("Best domain size per epsilon (smallest MSE; the paper's v1 finds alpha = 9, v2 calls the protocol "
-               "robust to d)", ["split", "epsilon", "best alpha", "MSE", "RMSE", "bias^2", "privacy MSE", "regime"],
-               summary, notes=["bias^2: squared quantization bias of fp(s, d) (exact); privacy MSE: squared error "
-                               "against the quantized AUC; regime: the larger of the two at the best domain"])
+    print_rows("Best domain size per epsilon (smallest MSE)",
+               ["split", "epsilon", "best alpha", "MSE", "RMSE", "bias^2", "privacy MSE", "regime"], summary)
     for split in options.splits:
         five, ten = best.get((split, 5.0)), best.get((split, 10.0))
         if five is not None and ten is not None:
-            ratio = five["squared_error_mean"] / ten["squared_error_mean"]
             print(f"  {split}: best MSE at epsilon 5 is {five['squared_error_mean']:.3g}, at epsilon 10 "
-                  f"{ten['squared_error_mean']:.3g} (gain x{ratio:.2f}; RMSE "
-                  f"{math.sqrt(five['squared_error_mean']):.3g} -> {math.sqrt(ten['squared_error_mean']):.3g})")
-    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
-    sys.stdout.flush()
+                  f"{ten['squared_error_mean']:.3g} (gain x{five['squared_error_mean'] / ten['squared_error_mean']:.2f})")
 
 
 # -------------------------------------------------------------------------------------------- --secure
@@ -417,13 +341,18 @@ async def secure_checks(options: DomainOptions, seed: int) -> list[Any]:
     return checks
 
 
+SWEEP = Sweep(module="bell_auc_domain", doc=__doc__ or "", page="docs/papers/bell.md", declare=_declare,
+              resolve=_resolve, run=run_experiment, report=_report, runs=20, quick_runs=3, checks=secure_checks)
+
+
+def parse_options(argv: Sequence[str]) -> DomainOptions:
+    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
+    return SWEEP.parse(argv)  # type: ignore[no-any-return]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the domain-size experiment (``--secure``: :func:`secure_checks` first); returns the exit code."""
-    from scenarios.kit.experiments import experiment_main
-
-    return experiment_main(argv, name="bell_auc_domain", parse=parse_options, public=_public, run=run_experiment,
-                           columns=CSV_COLUMNS, plot=_plot, report=_print, checks=secure_checks)
-
+    """Run one party (``--secure``: :func:`secure_checks` first); returns the exit code."""
+    return SWEEP.main(argv)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

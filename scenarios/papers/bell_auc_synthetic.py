@@ -5,49 +5,22 @@ Run: ``python -m scenarios.papers.bell_auc_synthetic`` (add ``--quick`` for a ti
 
 The paper, the data, the method, the threat model and the paper's findings beside ours:
 ``docs/papers/bell.md``.
-
-Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
-  --datasets D1,D2          auc_one and/or ur (default both)
-  --per-class N             users per class (default 10^6; --quick: 10^3)
-  --alphas A1,A2,...        exponents alpha of d = 2^alpha (default 1..16; --quick: 2,5,8)
-  --generic-max-alpha A     largest alpha for the generic protocol (default 10, at most 12)
-  --epsilon-grid E1,E2,...  epsilons (default 0.5,1,5; --quick: 1)
-  --runs R                  runs per setting (default 20; --quick: 3)
-  --quick                   1000 users per class, three domain sizes, one epsilon, 3 runs (tests)
-  --results-dir DIR         where the CSV and PNG go (default results/)
-  --seed S                  public seed of the data (default: a joint seed, printed)
-  --os-noise                draw the users' randomization from OS randomness
-  --secure                  also run both protocols once per data set and alpha (--quick: every alpha, else
-                            the smallest and largest; first epsilon) as deployed on the real parties: user i
-                            at party i % m randomises, the parties send the reports to party 0 (the untrusted
-                            server) with mpc.transfer, which aggregates; the simulation runs once with the
-                            same users' randomness: equal (bell_auc_synthetic_secure.csv; a disagreement
-                            exits 1).  Both protocols are local DP: no MPC in their deployment
+``--secure`` also runs both protocols once per data set and alpha (``--quick``: every alpha, else the
+smallest and largest; first epsilon) as deployed on the real parties (local DP, no MPC): equal to the
+simulation (``bell_auc_synthetic_secure.csv``).
 """
 from __future__ import annotations
 
 import math
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (
-    CommonOptions,
-    add_common_options,
-    common_options,
-    format_mean,
-    noise_generator,
-    parse_integer_list,
-    parse_positive_list,
-    print_rows,
-    progress,
-    save_figure,
-    seed_note,
-    summarize_runs,
-)
+from scenarios.kit.experiments import (CommonOptions, format_mean, noise_generator, print_rows, progress, save_figure,
+                                       summarize_runs)
+from scenarios.kit.sweep import Output, Sweep, axis
 
 __all__ = ["main", "parse_options", "SyntheticOptions", "synthetic_scores", "run_experiment", "DATASETS",
            "PROTOCOLS", "CSV_COLUMNS", "METRICS"]
@@ -66,8 +39,6 @@ GENERIC_ALPHA_LIMIT = 12
 MAX_ALPHA = 40
 DEFAULT_EPSILONS = (0.5, 1.0, 5.0)
 QUICK_EPSILONS = (1.0,)
-DEFAULT_RUNS = 20
-QUICK_RUNS = 3
 
 #: per-run measurements; the CSV has ``<metric>_mean`` and ``<metric>_se`` for each.
 METRICS = ("estimate", "squared_error", "squared_error_clipped")
@@ -88,10 +59,6 @@ class SyntheticOptions:
     common: CommonOptions
 
 
-def _parse_alphas(text: str) -> tuple[int, ...]:
-    return parse_integer_list(text, "--alphas", low=1, high=MAX_ALPHA)
-
-
 def _parse_datasets(text: str) -> tuple[str, ...]:
     items = [item.strip() for item in text.split(",") if item.strip()]
     if not items:
@@ -104,40 +71,29 @@ def _parse_datasets(text: str) -> tuple[str, ...]:
     return tuple(name for name in DATASETS if name in items)
 
 
-def parse_options(argv: Sequence[str]) -> SyntheticOptions:
-    """Parse and validate the options (nothing is computed here).
+def _declare(parser: ScenarioParser) -> None:
+    parser.add_argument("--datasets", help="auc_one and/or ur (default both)")
+    parser.add_argument("--per-class", type=int, help="users per class (default 10^6; --quick: 10^3)")
+    parser.add_argument("--alphas", help="exponents alpha of d = 2^alpha (default 1..16; --quick: 2,5,8)")
+    parser.add_argument("--generic-max-alpha", type=int, default=DEFAULT_GENERIC_MAX_ALPHA,
+                        help="largest alpha for the generic protocol (default 10, at most 12)")
+    parser.add_argument("--epsilon-grid", help="epsilons (default 0.5,1,5; --quick: 1)")
 
-    :raise UsageError: with a one-line message.
-    """
-    parser = ScenarioParser(prog="python -m scenarios.papers.bell_auc_synthetic", description=__doc__)
-    parser.add_argument("--datasets", default=None)
-    parser.add_argument("--per-class", type=int, default=None)
-    parser.add_argument("--alphas", default=None)
-    parser.add_argument("--generic-max-alpha", type=int, default=DEFAULT_GENERIC_MAX_ALPHA)
-    parser.add_argument("--epsilon-grid", default=None)
-    add_common_options(parser, secure=True)
-    args = parser.parse_args(list(argv))
-    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
-    datasets = _parse_datasets(args.datasets) if args.datasets else DATASETS
+
+def _resolve(args: Any, common: CommonOptions) -> SyntheticOptions:
     per_class = args.per_class if args.per_class is not None else (QUICK_PER_CLASS if args.quick
                                                                    else DEFAULT_PER_CLASS)
     if not 2 <= per_class <= 10**8:
         raise UsageError(f"--per-class must lie in [2, 10^8], got {per_class}")
-    alphas = _parse_alphas(args.alphas) if args.alphas else (QUICK_ALPHAS if args.quick else DEFAULT_ALPHAS)
     if not 0 <= args.generic_max_alpha <= GENERIC_ALPHA_LIMIT:
         raise UsageError(f"--generic-max-alpha must lie in [0, {GENERIC_ALPHA_LIMIT}] (the generic server "
                          f"is O(k^2) in k = 2^(alpha+1) bins; 0 turns it off), got {args.generic_max_alpha}")
-    epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
-                else (QUICK_EPSILONS if args.quick else DEFAULT_EPSILONS))
-    return SyntheticOptions(datasets=datasets, per_class=per_class, alphas=alphas,
-                            generic_max_alpha=args.generic_max_alpha, epsilons=epsilons, common=common)
-
-
-def _public(options: SyntheticOptions) -> dict[str, Any]:
-    """The parameters every party must share (the results directory is party 0's business)."""
-    record = asdict(options)
-    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
-    return record
+    return SyntheticOptions(datasets=_parse_datasets(args.datasets) if args.datasets else DATASETS,
+                            per_class=per_class, generic_max_alpha=args.generic_max_alpha, common=common,
+                            alphas=axis(args.alphas, "--alphas", default=DEFAULT_ALPHAS, quick=QUICK_ALPHAS,
+                                        is_quick=args.quick, integers=(1, MAX_ALPHA)),
+                            epsilons=axis(args.epsilon_grid, "--epsilon-grid", default=DEFAULT_EPSILONS,
+                                          quick=QUICK_EPSILONS, is_quick=args.quick))
 
 
 def synthetic_scores(dataset: str, per_class: int, generator: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -191,7 +147,7 @@ def _generic_estimates(positives: np.ndarray, negatives: np.ndarray, domain_size
         return numerator / comparable
 
 
-def run_experiment(options: SyntheticOptions, seed: int) -> list[dict[str, Any]]:
+def run_experiment(options: SyntheticOptions, seed: int) -> list[Output]:
     """Run every (data set, alpha, epsilon, protocol) ``options.common.runs`` times; one row per setting."""
     from dp.bell.auc import ldp_auc
     from secure.public_randomness import public_generator
@@ -235,7 +191,7 @@ def run_experiment(options: SyntheticOptions, seed: int) -> list[dict[str, Any]]
                     setting += 1
     finally:
         bar.close()
-    return rows
+    return [Output("bell_auc_synthetic", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
 
 def _plot(options: SyntheticOptions, rows: list[dict[str, Any]], path: str) -> None:
@@ -271,8 +227,8 @@ def _plot(options: SyntheticOptions, rows: list[dict[str, Any]], path: str) -> N
     save_figure(figure, path)
 
 
-def _print(options: SyntheticOptions, rows: list[dict[str, Any]], seed: int, seconds: float,
-           files: Sequence[str]) -> None:
+def _report(options: SyntheticOptions, outputs: Sequence[Output]) -> None:
+    rows = outputs[0].rows
     table = [[row["dataset"], row["protocol"], str(row["alpha"]), f"{row['epsilon']:g}",
               f"{row['quantized_auc']:.4f}", format_mean(row["estimate_mean"], row["estimate_se"], 4),
               format_mean(row["squared_error_mean"], row["squared_error_se"]),
@@ -282,12 +238,8 @@ def _print(options: SyntheticOptions, rows: list[dict[str, Any]], seed: int, sec
     print_rows("AUC-specific vs generic LDP protocol on synthetic data (Bell et al., Fig. 5-6): mean ± s.e. "
                "over runs", ["dataset", "protocol", "alpha", "epsilon", "quantized AUC", "estimate", "MSE",
                              "MSE clipped"], table,
-               notes=[f"{options.per_class} users per class; exact AUC {exact}; {options.common.runs} runs; "
-                      f"generic protocol only for alpha <= {options.generic_max_alpha} (O(k^2) server, k = 2d); "
-                      "ithdigit left out (definition not recoverable from the v2 text)",
-                      seed_note(seed, options.common.os_noise)])
-    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
-    sys.stdout.flush()
+               notes=[f"{options.per_class} users per class; exact AUC {exact}; generic protocol only for alpha <= "
+                      f"{options.generic_max_alpha} (O(k^2) server, k = 2d)"])
 
 
 # -------------------------------------------------------------------------------------------- --secure
@@ -372,13 +324,19 @@ async def secure_checks(options: SyntheticOptions, seed: int) -> list[Any]:
     return checks
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the synthetic experiment (``--secure``: :func:`secure_checks` first); returns the exit code."""
-    from scenarios.kit.experiments import experiment_main
+SWEEP = Sweep(module="bell_auc_synthetic", doc=__doc__ or "", page="docs/papers/bell.md", declare=_declare,
+              resolve=_resolve, run=run_experiment, report=_report, runs=20, quick_runs=3, checks=secure_checks)
 
-    return experiment_main(argv, name="bell_auc_synthetic", parse=parse_options, public=_public, run=run_experiment,
-                           columns=CSV_COLUMNS, plot=_plot, report=_print, checks=secure_checks)
+
+def parse_options(argv: Sequence[str]) -> SyntheticOptions:
+    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
+    return SWEEP.parse(argv)  # type: ignore[no-any-return]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party (``--secure``: :func:`secure_checks` first); returns the exit code."""
+    return SWEEP.main(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -6,18 +6,12 @@ Run: ``python -m scenarios.papers.ecdf_inverse`` (add ``--quick`` for a tiny run
 The paper, the data, the method, the threat model and the paper's findings beside ours:
 ``docs/papers/barczewski.md``.
 
-Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
   --epsilon-grid E1,E2,...  epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5,10)
   --lambda L                Poisson rate of X_pois (default 3)
   --points N                grid size N (default 2^15; --quick: 2^8)
   --queries Q               random points x and levels p per run (default 200; --quick: 50)
   --smoothing-norm {1,2}    p of eq. (3) for the smoothed curve (default 2)
-  --runs R                  runs per setting (default 100; about 0.6 s per run at N = 2^15;
-                            --quick: 6)
-  --quick                   N = 2^8, three epsilons, 6 runs (for tests)
-  --results-dir DIR         where the CSV and PNG go (default results/)
-  --seed S                  public seed of the data (default: a joint seed, printed)
-  --os-noise                draw the DP noise from OS randomness
   --secure                  also run one repetition (run 0) of every epsilon on the MPyC path: with -M3
                             real parties, rows i, i+m, ... of the instances at party i, the secure tree
                             ECDF (dp.ecdf.secure_release.run_secure_ecdf) with fixed per-party node
@@ -27,35 +21,16 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
 from __future__ import annotations
 
 import math
-import os
-import sys
-import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (
-    CommonOptions,
-    add_common_options,
-    check_positive_number,
-    common_options,
-    data_generator,
-    format_mean,
-    new_figure,
-    noise_generator,
-    parse_positive_list,
-    poisson_cumulative_counts,
-    print_rows,
-    progress,
-    run_seeds,
-    save_figure,
-    seed_note,
-    summarize_runs,
-    write_csv,
-)
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, format_mean, new_figure,
+                                       noise_generator, poisson_cumulative_counts, print_rows, progress, run_seeds,
+                                       save_figure, summarize_runs)
+from scenarios.kit.sweep import Output, Sweep, axis
 
 __all__ = ["main", "parse_options", "InverseOptions", "run_experiment", "secure_checks", "CSV_COLUMNS", "METRICS"]
 
@@ -65,8 +40,6 @@ DEFAULT_POINTS = 2**15
 QUICK_POINTS = 2**8
 DEFAULT_QUERIES = 200
 QUICK_QUERIES = 50
-DEFAULT_RUNS = 100
-QUICK_RUNS = 6
 
 #: per-run measurements; the CSV has ``<metric>_mean`` and ``<metric>_se`` for each.
 METRICS = ("mse_ecdf", "mse_smoothed_ecdf", "mse_inverse", "mse_smoothed_inverse")
@@ -93,37 +66,25 @@ class InverseOptions:
     common: CommonOptions
 
 
-def parse_options(argv: Sequence[str]) -> InverseOptions:
-    """Parse and validate the options (nothing is computed here).
-
-    :raise UsageError: with a one-line message.
-    """
-    parser = ScenarioParser(prog="python -m scenarios.papers.ecdf_inverse", description=__doc__)
+def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--lambda", dest="poisson_rate", type=float, default=3.0)
     parser.add_argument("--points", type=int, default=None)
     parser.add_argument("--queries", type=int, default=None)
     parser.add_argument("--smoothing-norm", type=int, choices=(1, 2), default=2)
-    add_common_options(parser, secure=True)
-    args = parser.parse_args(list(argv))
-    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
-    epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
-                else (QUICK_EPSILONS if args.quick else DEFAULT_EPSILONS))
+
+
+def _resolve(args: Any, common: CommonOptions) -> InverseOptions:
     points = args.points if args.points is not None else (QUICK_POINTS if args.quick else DEFAULT_POINTS)
     if not 2 <= points <= 2**20:
         raise UsageError(f"--points must lie in [2, 2^20], got {points}")
     queries = args.queries if args.queries is not None else (QUICK_QUERIES if args.quick else DEFAULT_QUERIES)
     if queries < 1:
         raise UsageError(f"--queries must be at least 1, got {queries}")
-    return InverseOptions(epsilons=epsilons, poisson_rate=check_positive_number(args.poisson_rate, "--lambda"),
+    return InverseOptions(epsilons=axis(args.epsilon_grid, "--epsilon-grid", default=DEFAULT_EPSILONS,
+                                        quick=QUICK_EPSILONS, is_quick=args.quick),
+                          poisson_rate=check_positive_number(args.poisson_rate, "--lambda"),
                           points=points, queries=queries, smoothing_norm=args.smoothing_norm, common=common)
-
-
-def _public(options: InverseOptions) -> dict[str, Any]:
-    """The parameters every party must share (the results directory is party 0's business)."""
-    record = asdict(options)
-    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
-    return record
 
 
 def _one_run(grid: np.ndarray, cumulative: np.ndarray, at: np.ndarray, levels: np.ndarray, plan: Any,
@@ -164,7 +125,7 @@ def _one_run(grid: np.ndarray, cumulative: np.ndarray, at: np.ndarray, levels: n
     return record
 
 
-def run_experiment(options: InverseOptions, seed: int) -> list[dict[str, Any]]:
+def run_experiment(options: InverseOptions, seed: int) -> list[Output]:
     """Run every epsilon ``options.common.runs`` times; one summary row per epsilon."""
     from dp.ecdf.grid import prefix_incidence
     from dp.ecdf.tree import plan_tree_noise
@@ -199,7 +160,7 @@ def run_experiment(options: InverseOptions, seed: int) -> list[dict[str, Any]]:
             })
     finally:
         bar.close()
-    return rows
+    return [Output("ecdf_inverse", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
 
 def _plot(options: InverseOptions, rows: list[dict[str, Any]], path: str) -> None:
@@ -228,8 +189,8 @@ def _plot(options: InverseOptions, rows: list[dict[str, Any]], path: str) -> Non
     save_figure(figure, path)
 
 
-def _print(options: InverseOptions, rows: list[dict[str, Any]], seed: int, seconds: float,
-           files: Sequence[str]) -> None:
+def _report(options: InverseOptions, outputs: Sequence[Output]) -> None:
+    rows = outputs[0].rows
     table = [[f"{row['epsilon']:g}", *(format_mean(row[f"{m}_mean"], row[f"{m}_se"]) for m in METRICS),
               f"{row['predicted_mse_ecdf']:.3g}"] for row in rows]
     print_rows("Private ECDF and its inverse (Barczewski et al., Fig. 4): mean squared errors, "
@@ -237,9 +198,7 @@ def _print(options: InverseOptions, rows: list[dict[str, Any]], seed: int, secon
                ["epsilon", *(LABELS[m] for m in METRICS), "F_hat predicted"], table,
                notes=[f"data X_pois({options.poisson_rate:g}) rescaled to [0, 1], N = {options.points}, "
                       f"{options.queries} uniform x and p per run, {options.common.runs} runs, "
-                      f"smoothing p = {options.smoothing_norm}, inverses by Algorithm 1 (precision 1/N)",
-                      seed_note(seed, options.common.os_noise)])
-    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
+                      f"smoothing p = {options.smoothing_norm}, inverses by Algorithm 1 (precision 1/N)"])
 
 
 def _grid(points: int) -> np.ndarray:
@@ -297,13 +256,19 @@ async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
     return checks
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the inverse-ECDF experiment (``--secure``: :func:`secure_checks` first); returns the exit code."""
-    from scenarios.kit.experiments import experiment_main
+SWEEP = Sweep(module="ecdf_inverse", doc=__doc__ or "", page="docs/papers/barczewski.md", declare=_declare,
+              resolve=_resolve, run=run_experiment, report=_report, runs=100, quick_runs=6, checks=secure_checks)
 
-    return experiment_main(argv, name="ecdf_inverse", parse=parse_options, public=_public, run=run_experiment,
-                           columns=CSV_COLUMNS, plot=_plot, report=_print, checks=secure_checks)
+
+def parse_options(argv: Sequence[str]) -> InverseOptions:
+    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
+    return SWEEP.parse(argv)  # type: ignore[no-any-return]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one party (``--secure``: :func:`secure_checks` first); returns the exit code."""
+    return SWEEP.main(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

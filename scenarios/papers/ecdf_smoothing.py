@@ -6,19 +6,13 @@ add ``--quick`` for a tiny run.  Writes ``results/ecdf_smoothing_<vary>.csv`` an
 The paper, the data, the method, the threat model and the paper's findings beside ours:
 ``docs/papers/barczewski.md``.
 
-Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
   --vary {epsilon,lambda}   the swept parameter (default epsilon)
   --epsilon-grid E1,E2,...  epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5,10)
   --lambda-grid L1,L2,...   lambdas swept (default 0.1,0.3,1,3,10,30,100,300,1000)
   --epsilon E               fixed epsilon when lambda varies (default 1)
   --lambda L                fixed lambda when epsilon varies (default 3)
   --points N                grid size N (default 2^15; --quick: 2^8)
-  --runs R                  runs per setting (default 20: one run smooths twice at N = 2^15, about
-                            2-4 s; --quick: 4)
-  --quick                   N = 2^8, three settings, 4 runs (for tests)
-  --results-dir DIR         where the CSV and PNG go (default results/)
-  --seed S                  public seed of the data (default: a joint seed, printed)
-  --os-noise                draw the DP noise from OS randomness
   --secure                  also run one repetition (run 0) of every setting on the MPyC path: with -M3
                             real parties, rows i, i+m, ... of the instances at party i, the secure tree
                             ECDF (dp.ecdf.secure_release.run_secure_ecdf) with fixed per-party node
@@ -27,36 +21,17 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import math
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.kit.experiments import check_noise_generator
-from scenarios.kit.experiments import (
-    CommonOptions,
-    add_common_options,
-    check_positive_number,
-    common_options,
-    data_generator,
-    format_mean,
-    new_figure,
-    noise_generator,
-    parse_positive_list,
-    poisson_cumulative_counts,
-    print_rows,
-    progress,
-    run_seeds,
-    run_standard_experiment,
-    save_figure,
-    seed_note,
-    summarize_runs,
-)
+from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.experiments import (CommonOptions, check_noise_generator, check_positive_number, data_generator,
+                                       format_mean, new_figure, noise_generator, poisson_cumulative_counts, print_rows,
+                                       progress, run_seeds, save_figure, summarize_runs)
+from scenarios.kit.sweep import Output, Sweep, axis
 
 __all__ = ["main", "parse_options", "SmoothingOptions", "run_experiment", "CSV_COLUMNS", "METRICS",
            "check_noise_generator", "party_share", "secure_ecdf_counts", "secure_checks"]
@@ -67,8 +42,6 @@ QUICK_EPSILONS = (0.1, 1.0, 10.0)
 QUICK_LAMBDAS = (0.3, 3.0, 30.0)
 DEFAULT_POINTS = 2**15
 QUICK_POINTS = 2**8
-DEFAULT_RUNS = 20
-QUICK_RUNS = 4
 NORMS = (1, 2)
 
 #: per-run measurements; the CSV has ``<metric>_mean`` and ``<metric>_se`` for each.
@@ -97,39 +70,26 @@ class SmoothingOptions:
         return [(self.epsilon, rate) for rate in self.lambdas]
 
 
-def parse_options(argv: Sequence[str]) -> SmoothingOptions:
-    """Parse and validate the options (nothing is computed here).
-
-    :raise UsageError: with a one-line message.
-    """
-    parser = ScenarioParser(prog="python -m scenarios.papers.ecdf_smoothing", description=__doc__)
+def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--vary", choices=("epsilon", "lambda"), default="epsilon")
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--lambda-grid", default=None)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--lambda", dest="poisson_rate", type=float, default=3.0)
     parser.add_argument("--points", type=int, default=None)
-    add_common_options(parser, secure=True)
-    args = parser.parse_args(list(argv))
-    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
-    epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
-                else (QUICK_EPSILONS if args.quick else DEFAULT_EPSILONS))
-    lambdas = (parse_positive_list(args.lambda_grid, "--lambda-grid") if args.lambda_grid
-               else (QUICK_LAMBDAS if args.quick else DEFAULT_LAMBDAS))
+
+
+def _resolve(args: Any, common: CommonOptions) -> SmoothingOptions:
     points = args.points if args.points is not None else (QUICK_POINTS if args.quick else DEFAULT_POINTS)
     if not 2 <= points <= 2**20:
         raise UsageError(f"--points must lie in [2, 2^20], got {points}")
-    return SmoothingOptions(vary=args.vary, epsilons=epsilons, lambdas=lambdas,
-                            epsilon=check_positive_number(args.epsilon, "--epsilon"),
+    return SmoothingOptions(vary=args.vary, epsilon=check_positive_number(args.epsilon, "--epsilon"),
+                            epsilons=axis(args.epsilon_grid, "--epsilon-grid", default=DEFAULT_EPSILONS,
+                                          quick=QUICK_EPSILONS, is_quick=args.quick),
+                            lambdas=axis(args.lambda_grid, "--lambda-grid", default=DEFAULT_LAMBDAS,
+                                         quick=QUICK_LAMBDAS, is_quick=args.quick),
                             poisson_rate=check_positive_number(args.poisson_rate, "--lambda"),
                             points=points, common=common)
-
-
-def _public(options: SmoothingOptions) -> dict[str, Any]:
-    """The parameters every party must share (the results directory is party 0's business)."""
-    record = asdict(options)
-    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
-    return record
 
 
 def _one_run(cumulative: np.ndarray, plan: Any, incidence: Any,
@@ -169,7 +129,7 @@ def _one_run(cumulative: np.ndarray, plan: Any, incidence: Any,
     return record
 
 
-def run_experiment(options: SmoothingOptions, seed: int) -> list[dict[str, Any]]:
+def run_experiment(options: SmoothingOptions, seed: int) -> list[Output]:
     """Run every setting ``options.common.runs`` times; one summary row per setting."""
     from dp.ecdf.grid import prefix_incidence
     from dp.ecdf.tree import plan_tree_noise
@@ -199,7 +159,11 @@ def run_experiment(options: SmoothingOptions, seed: int) -> list[dict[str, Any]]
             })
     finally:
         bar.close()
-    return rows
+    return [Output(_name(options), CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
+
+
+def _name(options: SmoothingOptions) -> str:
+    return f"ecdf_smoothing_{options.vary}"
 
 
 def _plot(options: SmoothingOptions, rows: list[dict[str, Any]], path: str) -> None:
@@ -227,8 +191,8 @@ def _plot(options: SmoothingOptions, rows: list[dict[str, Any]], path: str) -> N
     save_figure(figure, path)
 
 
-def _print(options: SmoothingOptions, rows: list[dict[str, Any]], seed: int, seconds: float,
-           files: Sequence[str]) -> None:
+def _report(options: SmoothingOptions, outputs: Sequence[Output]) -> None:
+    rows = outputs[0].rows
     key = options.vary
     fixed = (f"lambda = {options.poisson_rate:g}" if key == "epsilon" else f"epsilon = {options.epsilon:g}")
     table = [[f"{row[key]:g}",
@@ -242,9 +206,7 @@ def _print(options: SmoothingOptions, rows: list[dict[str, Any]], seed: int, sec
                [key, "ratio p=1", "ratio p=2", "MSE of F_hat", "s p=1", "s p=2", "runs"], table,
                notes=[f"data X_pois(lambda) (Sec. 6.2), {fixed}, N = {options.points} grid points, "
                       f"B = all points, {options.common.runs} runs per setting",
-                      seed_note(seed, options.common.os_noise),
                       "s p=1, s p=2: mean seconds per smoothing call (build + solve)"])
-    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -328,22 +290,20 @@ async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:
     return checks
 
 
-async def _experiment(options: SmoothingOptions) -> Callable[[], None] | None:
-    """Every party: agree on the seed and the results directory; party 0 runs the experiment (after shutdown).
+SWEEP = Sweep(module="ecdf_smoothing", doc=__doc__ or "", page="docs/papers/barczewski.md", declare=_declare,
+              resolve=_resolve, run=run_experiment, report=_report, runs=20, quick_runs=4, checks=secure_checks,
+              check_name=_name)
 
-    With ``--secure`` every party first runs the check (:func:`secure_checks`); party 0 reports it after the
-    experiment's table.
-    """
-    return await run_standard_experiment(options, f"ecdf_smoothing_{options.vary}", run_experiment, CSV_COLUMNS,
-                                         _plot, _print, checks=secure_checks)
+
+def parse_options(argv: Sequence[str]) -> SmoothingOptions:
+    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
+    return SWEEP.parse(argv)  # type: ignore[no-any-return]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the smoothing experiment; returns the exit code."""
-    from scenarios.kit.experiments import exempt_spend
-
-    return run_scenario(parse_options, _experiment, _public, argv, spend=exempt_spend)
+    """Run one party (``--secure``: :func:`secure_checks` first); returns the exit code."""
+    return SWEEP.main(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

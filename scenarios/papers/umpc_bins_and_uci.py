@@ -7,7 +7,7 @@ the table and, per baseline, the range of ``log10(MSE / U-MPC's MSE)`` (positive
 The paper, the data, the method, the threat model and the paper's findings beside ours:
 ``docs/papers/sinh_ramon.md``.
 
-Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
   --figure bins|uci   which experiment (default bins)
   --grid T1,T2,...    bins t, powers of two from 4 (bins figure; default 4,8,16,32,64; --quick: 4,64)
   --epsilon-grid E,.. privacy budgets (bins figure; default 0.1,1)
@@ -15,11 +15,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --sizes N1,N2,...   subsample sizes (uci figure; default 100,200,400,all; --quick: 100,200);
                       a size above the complete rows of a statistic is capped to them
   --edges-per-row F   |E| = round(F n) for U-MPC (default 2)
-  --runs R            runs per setting and method (default 100; --quick: 20)
-  --quick             small grids and few runs (for tests)
-  --results-dir DIR   where the CSV and PNG go (default results/)
-  --seed S            public seed of the subsamples and tuples (default: a joint seed, printed)
-  --os-noise          draw the DP noise from OS randomness
   --secure            also run one repetition of U-MPC per epsilon (bins) or per statistic and n (uci) on the
                       MPyC path (-M3: real parties, rows i, i+m, ... at party i, noise calibrated for the real
                       m and t) with run 0's rows and tuples and fixed per-party draws fed to both paths: the
@@ -30,29 +25,16 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
 from __future__ import annotations
 
 import math
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.kit.experiments import (
-    CommonOptions,
-    add_common_options,
-    check_positive_number,
-    common_options,
-    format_mean,
-    new_figure,
-    noise_generator,
-    parse_positive_list,
-    print_rows,
-    progress,
-    run_seeds,
-    save_figure,
-    seed_note,
-    summarize,
-)
+from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, format_mean, new_figure, noise_generator,
+                                       parse_positive_list, print_rows, progress, run_seeds, save_figure, summarize)
+from scenarios.kit.sweep import Output, Sweep
+from scenarios.papers.umpc_samplers import umpc_checks
 
 #: the simulated methods: all four protocols of Sinh & Ramon's Fig. 3-6
 METHODS = ("U-MPC", "Bell LDP", "Ghazi", "GhaziSM")
@@ -66,8 +48,6 @@ QUICK_GRID = (4, 64)
 DEFAULT_EPSILONS = (0.1, 1.0)
 DEFAULT_SIZES = (100, 200, 400, 0)   # 0: all complete rows
 QUICK_SIZES = (100, 200)
-DEFAULT_RUNS = 100
-QUICK_RUNS = 20
 UCI_BINS = 64
 UCI_EPSILON = 1.0
 ELL = 40          # bits per element in the cost models
@@ -110,21 +90,16 @@ def _whole(text: str, option: str) -> tuple[int, ...]:
     return tuple(int(v) for v in values)
 
 
-def parse_options(argv: Sequence[str]) -> BinsOptions:
-    """Parse and validate the options.
-
-    :raise UsageError: with a one-line message.
-    """
-    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_bins_and_uci", description=__doc__)
+def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--figure", default="bins")
     parser.add_argument("--grid", default=None)
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--pair", default="sysBP,diaBP")
     parser.add_argument("--sizes", default=None)
     parser.add_argument("--edges-per-row", type=float, default=2.0)
-    add_common_options(parser, secure=True)
-    args = parser.parse_args(list(argv))
-    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
+
+
+def _resolve(args: Any, common: CommonOptions) -> BinsOptions:
     if args.figure not in FIGURES:
         raise UsageError(f"--figure must be one of {', '.join(FIGURES)}, got '{args.figure}'")
     grid = _whole(args.grid, "--grid") if args.grid else (QUICK_GRID if args.quick else DEFAULT_GRID)
@@ -149,14 +124,6 @@ def parse_options(argv: Sequence[str]) -> BinsOptions:
                        pair=(pair[0], pair[1]), sizes=sizes,
                        edges_per_row=check_positive_number(args.edges_per_row, "--edges-per-row"), common=common)
 
-
-def _public(options: BinsOptions) -> dict[str, Any]:
-    record = asdict(options)
-    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
-    return record
-
-
-# -------------------------------------------------------------------------------------------- helpers
 
 def grid_shape(t: int) -> tuple[int, int]:
     """``(t_x, t_y)`` with ``t_x = 2^floor(log2(t)/2)`` and ``t_y = ceil(t / t_x)`` (t cells for powers of 2)."""
@@ -485,7 +452,19 @@ def _plot_uci(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> No
     save_figure(figure, path)
 
 
-def _print(options: BinsOptions, rows: list[dict[str, Any]], seed: int, seconds: float, files: Sequence[str]) -> None:
+def _run(options: BinsOptions, seed: int) -> list[Output]:
+    bins = options.figure == "bins"
+    rows = (run_bins if bins else run_uci)(options, seed)
+    plot = _plot_bins if bins else _plot_uci
+    return [Output(_name(options), CSV_COLUMNS, rows, lambda rows, path: plot(options, rows, path))]
+
+
+def _name(options: BinsOptions) -> str:
+    return f"umpc_{options.figure}"
+
+
+def _report(options: BinsOptions, outputs: Sequence[Output]) -> None:
+    rows = outputs[0].rows
     table = []
     for r in rows:
         umpc = r["method"] == "U-MPC"
@@ -503,12 +482,9 @@ def _print(options: BinsOptions, rows: list[dict[str, Any]], seed: int, seconds:
                table,
                notes=[f"U-MPC: |E| = {options.edges_per_row:g} n BalancedSamp, {PARTIES} parties, coalition "
                       f"{COALITION}; LDP and shuffled baselines: averaged kernel matrix; "
-                      f"{options.common.runs} runs", "total ops = server + n x per-party (Fig. 3 right)",
-                      seed_note(seed, options.common.os_noise)])
+                      "total ops = server + n x per-party (Fig. 3 right)"])
     for line in orders_lines(rows):
         print(f"  {line}")
-    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
-    sys.stdout.flush()
 
 
 def orders_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -570,24 +546,20 @@ def secure_settings(options: BinsOptions, seed: int) -> list[Any]:
     return settings
 
 
-async def _experiment(options: BinsOptions) -> Callable[[], None] | None:
-    """Every party: agree on the seed and the results directory, run the ``--secure`` check if asked
-    (:func:`secure_settings`); party 0 runs the figure after shutdown."""
-    from scenarios.papers.umpc_samplers import run_umpc_experiment
+SWEEP = Sweep(module="umpc_bins_and_uci", doc=__doc__ or "", page="docs/papers/sinh_ramon.md", declare=_declare,
+              resolve=_resolve, run=_run, report=_report, runs=100, quick_runs=20, checks=umpc_checks(secure_settings),
+              note=BASELINES_NOTE, check_name=_name)
 
-    bins = options.figure == "bins"
-    deliver: Callable[[], None] | None = await run_umpc_experiment(
-        options, f"umpc_{options.figure}", run_bins if bins else run_uci, CSV_COLUMNS,
-        _plot_bins if bins else _plot_uci, _print, secure_settings, BASELINES_NOTE)
-    return deliver
+
+def parse_options(argv: Sequence[str]) -> BinsOptions:
+    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
+    return SWEEP.parse(argv)  # type: ignore[no-any-return]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the bins / UCI experiment; returns the exit code."""
-    from scenarios.kit.experiments import exempt_spend
-
-    return run_scenario(parse_options, _experiment, _public, argv, spend=exempt_spend)
+    """Run one party (``--secure``: :func:`secure_settings` first on the MPyC path); returns the exit code."""
+    return SWEEP.main(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -7,7 +7,7 @@ the exact error decomposition of every sampler next to its measured MSE.
 The paper, the data, the method, the threat model and the paper's findings beside ours:
 ``docs/papers/sinh_ramon.md``.
 
-Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
   --data NAME         framingham (default) or bank-job (synthetic frequency-matched stand-in)
   --edges-per-row F   |E| = round(F n) (default 2)
   --edges-fraction Q  |E| = round(Q C(n, 2)) instead, 0 < Q <= 1
@@ -15,12 +15,7 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --parties M         simulated parties holding the rows (default 3)
   --coalition T       coalition size the noise is calibrated for, T < M/2 (default 1)
   --rows N            use only the first N rows (default all; --quick: 800)
-  --runs R            runs per sampler (default 500; --quick: 40)
   --inc-samples K     noise-free draws of E for BalancedSamp's E_inc (default: R)
-  --quick             800 rows, 40 runs (for tests)
-  --results-dir DIR   where the CSV and PNG go (default results/)
-  --seed S            public seed (default: a joint seed, printed)
-  --os-noise          draw the DP noise from OS randomness
   --secure            also run one repetition of Pi_U-MPC per sampler on the MPyC path (-M3: real parties,
                       rows i, i+m, ... at party i, noise calibrated for the real m and t) with run 0's tuples
                       and fixed per-party draws fed to both paths: the estimate and the opened noisy sums
@@ -29,39 +24,24 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
 from __future__ import annotations
 
 import math
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (
-    CommonOptions,
-    add_common_options,
-    check_positive_number,
-    common_options,
-    format_mean,
-    new_figure,
-    noise_generator,
-    print_rows,
-    progress,
-    run_seeds,
-    save_figure,
-    seed_note,
-    summarize,
-)
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, format_mean, new_figure, noise_generator,
+                                       print_rows, progress, run_seeds, save_figure, summarize)
+from scenarios.kit.sweep import Output, Sweep
 
 __all__ = ["main", "parse_options", "SamplerOptions", "run_experiment", "load_categories", "bank_job_standin",
            "lemma_d3_bound", "exact_duplicate_ratio", "ordering_holds", "CSV_COLUMNS", "SAMPLERS",
            "BANK_JOB_COUNTS", "DATASETS", "UmpcCheckSetting", "umpc_secure_checks",
-           "run_umpc_experiment", "secure_settings"]
+           "umpc_checks", "secure_settings"]
 
 SAMPLERS = ("balanced", "uniform", "bernoulli")
 HT_ROW = "bernoulli-ht"
 PAPER_MSE = {"balanced": 2.2e-6, "uniform": 2.7e-6, "bernoulli": 9.1e-6}
-DEFAULT_RUNS = 500
-QUICK_RUNS = 40
 QUICK_ROWS = 800
 EDUCATION_LEVELS = (1, 4)
 DATASETS = ("framingham", "bank-job")
@@ -98,12 +78,7 @@ class SamplerOptions:
     inc_samples: int | None = None
 
 
-def parse_options(argv: Sequence[str]) -> SamplerOptions:
-    """Parse and validate the options.
-
-    :raise UsageError: with a one-line message.
-    """
-    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_samplers", description=__doc__)
+def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--data", default="framingham")
     parser.add_argument("--edges-per-row", type=float, default=None)
     parser.add_argument("--edges-fraction", type=float, default=None)
@@ -112,9 +87,9 @@ def parse_options(argv: Sequence[str]) -> SamplerOptions:
     parser.add_argument("--coalition", type=int, default=1)
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--inc-samples", type=int, default=None)
-    add_common_options(parser, secure=True)
-    args = parser.parse_args(list(argv))
-    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
+
+
+def _resolve(args: Any, common: CommonOptions) -> SamplerOptions:
     if args.data not in DATASETS:
         raise UsageError(f"--data must be one of {', '.join(DATASETS)}, got '{args.data}'")
     if args.edges_per_row is not None and args.edges_fraction is not None:
@@ -139,12 +114,6 @@ def parse_options(argv: Sequence[str]) -> SamplerOptions:
     return SamplerOptions(edges_per_row=factor, epsilon=epsilon, parties=args.parties, threshold=args.coalition,
                           rows=rows, common=common, data=args.data, edges_fraction=fraction,
                           inc_samples=args.inc_samples)
-
-
-def _public(options: SamplerOptions) -> dict[str, Any]:
-    record = asdict(options)
-    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
-    return record
 
 
 def load_categories(rows: int | None = None) -> np.ndarray:
@@ -275,7 +244,7 @@ def _balanced_inc(options: SamplerOptions, values: np.ndarray, edges: int, exact
     return monte_carlo_inc(statistic, draw, exact, rng, samples)
 
 
-def run_experiment(options: SamplerOptions, seed: int) -> list[dict[str, Any]]:
+def run_experiment(options: SamplerOptions, seed: int) -> list[Output]:
     """Every sampler ``--runs`` times with fresh tuples (public seed per run) and fresh noise, plus theory."""
     from dp.umpc import sampler_variance as sv
     from dp.umpc.protocol import UStatQuery
@@ -324,7 +293,7 @@ def run_experiment(options: SamplerOptions, seed: int) -> list[dict[str, Any]]:
                                          dp_cap=sv.dp_variance(degree_cap, edges, **noise)))
     finally:
         bar.close()
-    return rows
+    return [Output("umpc_samplers", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
 
 def _summary_row(options: SamplerOptions, sampler: str, estimator: str, record: _Runs, *, n: int, edges: int,
@@ -404,8 +373,8 @@ def _degree_for_ratio(options: SamplerOptions, row: dict[str, Any], target: floa
     return low
 
 
-def _print(options: SamplerOptions, rows: list[dict[str, Any]], seed: int, seconds: float,
-           files: Sequence[str]) -> None:
+def _report(options: SamplerOptions, outputs: Sequence[Output]) -> None:
+    rows = outputs[0].rows
     table = [[row["sampler"], format_mean(row["mse_mean"], row["mse_se"]),
               format_mean(row["inc_measured"], row["inc_measured_se"]),
               format_mean(row["inc_theory"], row["inc_theory_se"] if row["inc_theory_se"] > 0 else math.nan),
@@ -428,8 +397,7 @@ def _print(options: SamplerOptions, rows: list[dict[str, Any]], seed: int, secon
                         f"(noise x m/(m-t) = {first['noise_factor']:.3g}), {options.common.runs} runs",
                       "E_inc: " + "; ".join(f"{row['sampler']}: {row['inc_source']}" for row in rows),
                       "E_DP = Var(eta | E)/(|E| scale)^2 at each run's realised max degree, mean over runs; "
-                      "z = mean(err^2 - E_inc - E_DP(E)) / s.e. (paired over runs, + MC s.e. of E_inc)",
-                      seed_note(seed, options.common.os_noise)])
+                      "z = mean(err^2 - E_inc - E_DP(E)) / s.e. (paired over runs, + MC s.e. of E_inc)"])
     estimators = [("bernoulli", "realised |E|")] + [(HT_ROW, "Horvitz-Thompson")
                                                      for row in rows if row["sampler"] == HT_ROW]
     for name, estimator in estimators:
@@ -460,8 +428,6 @@ def _print(options: SamplerOptions, rows: list[dict[str, Any]], seed: int, secon
     print(f"  Lemma D.3 bound {first['lemma_d3_bound']:.3g} (with DP term x m/(m-t): "
           f"{first['lemma_d3_bound_coalition']:.3g}); balanced MSE / bound = "
           f"{balanced['mse_mean'] / first['lemma_d3_bound_coalition']:.3g}")
-    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
-    sys.stdout.flush()
 
 
 # ------------------------------------------------------------------------------------------- --secure
@@ -538,20 +504,14 @@ async def umpc_secure_checks(settings: Sequence[UmpcCheckSetting], seed: int) ->
     return checks
 
 
-async def run_umpc_experiment(options: Any, name: str, run: Any, columns: Sequence[str], plot: Any, report: Any,
-                              settings: Any, baselines: str = "") -> Any:
-    """:func:`scenarios.kit.experiments.run_standard_experiment` with U-MPC's ``--secure`` check
-    (:func:`umpc_secure_checks` on ``settings``), reported by party 0 after the experiment.
-
-    :param settings: ``(options, seed) -> [UmpcCheckSetting]`` (public data and parameters: the same at every party).
-    :param baselines: a note on the methods the check does not cover (local or other protocols), printed.
-    """
-    from scenarios.kit.experiments import run_standard_experiment
+def umpc_checks(settings: Any) -> Any:
+    """The ``--secure`` check of a U-MPC sweep: :func:`umpc_secure_checks` on ``settings(options, seed)`` (public
+    data and parameters: the same at every party)."""
 
     async def checks(options: Any, seed: int) -> list[Any]:
         return await umpc_secure_checks(settings(options, seed), seed)
 
-    return await run_standard_experiment(options, name, run, columns, plot, report, checks=checks, note=baselines)
+    return checks
 
 
 def secure_settings(options: SamplerOptions, seed: int) -> list[UmpcCheckSetting]:
@@ -568,17 +528,19 @@ def secure_settings(options: SamplerOptions, seed: int) -> list[UmpcCheckSetting
             for sampler in SAMPLERS]
 
 
+SWEEP = Sweep(module="umpc_samplers", doc=__doc__ or "", page="docs/papers/sinh_ramon.md", declare=_declare,
+              resolve=_resolve, run=run_experiment, report=_report, runs=500, quick_runs=40, checks=umpc_checks(secure_settings))
+
+
+def parse_options(argv: Sequence[str]) -> SamplerOptions:
+    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
+    return SWEEP.parse(argv)  # type: ignore[no-any-return]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the sampler comparison; returns the exit code."""
-    from scenarios.kit.cli import run_scenario
-    from scenarios.kit.experiments import exempt_spend
-
-    async def body(options: SamplerOptions) -> Any:
-        return await run_umpc_experiment(options, "umpc_samplers", run_experiment, CSV_COLUMNS, _plot, _print,
-                                         secure_settings)
-
-    return run_scenario(parse_options, body, _public, argv, spend=exempt_spend)
+    """Run one party (``--secure``: :func:`secure_settings` first on the MPyC path); returns the exit code."""
+    return SWEEP.main(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

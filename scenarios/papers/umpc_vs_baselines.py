@@ -7,7 +7,7 @@ MSE, per-party computation, server computation), prints the MSE table and the co
 The paper, the data, the method, the threat model and the paper's findings beside ours:
 ``docs/papers/sinh_ramon.md``.
 
-Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
   --sizes N1,N2,...   numbers of parties/values n (default 500,1000,2000,4000,8000; --quick: 200,400)
   --epsilon E         privacy budget (default 1)
   --ldp-bins T        bins of the LDP baselines (default 256; --quick: 64)
@@ -16,11 +16,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --parties M         simulated parties holding the rows (default 3)
   --coalition T       coalition size the noise is calibrated for, T < M/2 (default 1)
   --kernel-counts C   paper (default) or implementation: U-MPC's Gini operations in the cost models
-  --runs R            runs per n and method (default 200; --quick: 30)
-  --quick             two small n, 64 bins, 30 runs (for tests)
-  --results-dir DIR   where the CSV and PNG go (default results/)
-  --seed S            public seed of the data and tuples (default: a joint seed, printed)
-  --os-noise          draw the DP noise from OS randomness
   --secure            also run one repetition of U-MPC's Gini per n on the MPyC path (-M3: real parties,
                       rows i, i+m, ... at party i, noise calibrated for the real m and t) with run 0's tuples
                       and fixed per-party draws fed to both paths: the estimate and the opened noisy sum
@@ -30,31 +25,17 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
 from __future__ import annotations
 
 import math
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (
-    CommonOptions,
-    add_common_options,
-    check_positive_number,
-    common_options,
-    data_generator,
-    format_mean,
-    new_figure,
-    noise_generator,
-    parse_positive_list,
-    print_rows,
-    progress,
-    run_seeds,
-    save_figure,
-    seed_note,
-    summarize,
-)
-from scenarios.papers.umpc_samplers import UmpcCheckSetting, lemma_d3_bound, run_umpc_experiment
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, format_mean, new_figure,
+                                       noise_generator, parse_positive_list, print_rows, progress, run_seeds,
+                                       save_figure, summarize)
+from scenarios.kit.sweep import Output, Sweep
+from scenarios.papers.umpc_samplers import UmpcCheckSetting, lemma_d3_bound, umpc_checks
 
 __all__ = ["main", "parse_options", "BaselineOptions", "run_experiment", "exact_gini", "cost_columns", "CSV_COLUMNS",
            "METHODS", "COST_ONLY_METHODS", "ELL"]
@@ -67,8 +48,6 @@ COST_PROTOCOL = {"U-MPC": "U-MPC (M_HF)", "Bell LDP": "Bell", "Ghazi": "Ghazi", 
 ELL = 40  # bits per element in the cost models (§6.1)
 DEFAULT_SIZES = (500, 1000, 2000, 4000, 8000)
 QUICK_SIZES = (200, 400)
-DEFAULT_RUNS = 200
-QUICK_RUNS = 30
 DEFAULT_BINS = 256
 QUICK_BINS = 64
 
@@ -93,12 +72,7 @@ class BaselineOptions:
     kernel_counts: str = "paper"
 
 
-def parse_options(argv: Sequence[str]) -> BaselineOptions:
-    """Parse and validate the options.
-
-    :raise UsageError: with a one-line message.
-    """
-    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_vs_baselines", description=__doc__)
+def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--sizes", default=None)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--ldp-bins", type=int, default=None)
@@ -107,9 +81,9 @@ def parse_options(argv: Sequence[str]) -> BaselineOptions:
     parser.add_argument("--parties", type=int, default=3)
     parser.add_argument("--coalition", type=int, default=1)
     parser.add_argument("--kernel-counts", default="paper")
-    add_common_options(parser, secure=True)
-    args = parser.parse_args(list(argv))
-    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
+
+
+def _resolve(args: Any, common: CommonOptions) -> BaselineOptions:
     if args.sizes:
         values = parse_positive_list(args.sizes, "--sizes")
         if any(v != int(v) for v in values):
@@ -136,12 +110,6 @@ def parse_options(argv: Sequence[str]) -> BaselineOptions:
                            edges_per_row=check_positive_number(args.edges_per_row, "--edges-per-row"),
                            precision=args.precision, parties=args.parties, threshold=args.coalition,
                            common=common, kernel_counts=args.kernel_counts)
-
-
-def _public(options: BaselineOptions) -> dict[str, Any]:
-    record = asdict(options)
-    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
-    return record
 
 
 def exact_gini(values: np.ndarray) -> float:
@@ -188,7 +156,7 @@ def _exact_mse(values: np.ndarray, exact: float, quantizer: Any, epsilon: float)
                         "exact_mse": shuffled_variance + (shuffled_mean - exact) ** 2}}
 
 
-def run_experiment(options: BaselineOptions, seed: int) -> list[dict[str, Any]]:
+def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
     """Every n and method ``--runs`` times; one summary row per pair (ratios filled in afterwards)."""
     from dp.baselines import ghazi, ghazi_shuffled
     from dp.bell import generic as ldp_generic
@@ -271,7 +239,7 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[dict[str, Any]]:
             ratio = row["mse_mean"] / at["U-MPC"]["mse_mean"]
             row["ratio_to_umpc"] = ratio
             row["orders_of_magnitude"] = math.log10(ratio) if ratio > 0 else math.nan
-    return rows
+    return [Output("umpc_vs_baselines", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
 
 #: curves of the cost panels: (label, method row, CSV column, marker, style)
@@ -331,8 +299,8 @@ def _plot(options: BaselineOptions, rows: list[dict[str, Any]], path: str) -> No
     save_figure(figure, path)
 
 
-def _print(options: BaselineOptions, rows: list[dict[str, Any]], seed: int, seconds: float,
-           files: Sequence[str]) -> None:
+def _report(options: BaselineOptions, outputs: Sequence[Output]) -> None:
+    rows = outputs[0].rows
     table = []
     for row in rows:
         if row["method"] not in METHODS:
@@ -350,8 +318,7 @@ def _print(options: BaselineOptions, rows: list[dict[str, Any]], seed: int, seco
                       "the bins (noise variance + squared bias of the quantized estimand)",
                       f"epsilon {options.epsilon:g}; LDP baselines: {options.bins} bins, averaged kernel matrix; "
                       f"U-MPC: |E| = {options.edges_per_row:g} n BalancedSamp, {options.parties} parties, coalition "
-                      f"{options.threshold}, {options.precision} fractional bits; {options.common.runs} runs",
-                      seed_note(seed, options.common.os_noise)])
+                      f"{options.threshold}, {options.precision} fractional bits"])
     for n in options.sizes:
         umpc = next(row for row in rows if row["n"] == n and row["method"] == "U-MPC")
         print(f"  n = {n}: U-MPC MSE {umpc['mse_mean']:.3g} vs Lemma D.3 {umpc['lemma_d3_bound']:.3g} "
@@ -369,8 +336,6 @@ def _print(options: BaselineOptions, rows: list[dict[str, Any]], seed: int, seco
                notes=[f"l = {ELL} bits, t = {options.bins} bins, epsilon {options.epsilon:g}, |E| = "
                       f"{options.edges_per_row:g} n; U-MPC Gini kernel: {options.kernel_counts} operation counts; "
                       "M_HF: |Z| = 40 noise delegates; total ops = server + n x per-party"])
-    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
-    sys.stdout.flush()
 
 
 #: what the ``--secure`` check does not cover (printed under its table)
@@ -398,17 +363,20 @@ def secure_settings(options: BaselineOptions, seed: int) -> list[UmpcCheckSettin
     return settings
 
 
+SWEEP = Sweep(module="umpc_vs_baselines", doc=__doc__ or "", page="docs/papers/sinh_ramon.md", declare=_declare,
+              resolve=_resolve, run=run_experiment, report=_report, runs=200, quick_runs=30, checks=umpc_checks(secure_settings),
+              note=BASELINES_NOTE)
+
+
+def parse_options(argv: Sequence[str]) -> BaselineOptions:
+    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
+    return SWEEP.parse(argv)  # type: ignore[no-any-return]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the U-MPC vs baselines experiment; returns the exit code."""
-    from scenarios.kit.cli import run_scenario
-    from scenarios.kit.experiments import exempt_spend
-
-    async def body(options: BaselineOptions) -> Any:
-        return await run_umpc_experiment(options, "umpc_vs_baselines", run_experiment, CSV_COLUMNS, _plot, _print,
-                                         secure_settings, BASELINES_NOTE)
-
-    return run_scenario(parse_options, body, _public, argv, spend=exempt_spend)
+    """Run one party (``--secure``: :func:`secure_settings` first on the MPyC path); returns the exit code."""
+    return SWEEP.main(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
