@@ -1,64 +1,10 @@
-r"""Exact integer samplers for party noise: Pólya (negative binomial) shares and centred binomials.
+"""Exact integer samplers for party noise: Pólya (negative binomial) shares and centred binomials.
 
-Every draw here is a function of uniformly random *bits* only; no floating-point number is computed
-(Mironov 2012, "On significance of the least significant bits for differential privacy", CCS, is why
-the noise must be exact; Canonne, Kamath & Steinke 2020 give the same standard for the discrete
-Gaussian).  Probabilities that are not rational, such as ``e^{-x}``, enter only through *rigorous
-integer bounds* ``lo <= 2^b e^{-x} <= hi`` computed with :mod:`decimal` (whose ``exp`` and ``ln``
-are correctly rounded) and widened by two units in the last place; a uniform variable ``U`` is
-compared with such a number on its first 64 bits and, in the rare case the bounds straddle ``U``,
-on more bits against tighter bounds, until the comparison is decided.  Every comparison is
-therefore exact, and so is every draw.
-
-Pólya shares: compound-Poisson construction
--------------------------------------------
-``NB(r, alpha)`` with ``alpha = e^{-gamma}`` (``gamma > 0`` rational, ``r > 0`` rational) has the
-probability generating function ``((1 - alpha)/(1 - alpha z))^r = exp(r sum_j alpha^j (z^j - 1)/j)``,
-so it is the sum ``sum_{j >= 1} j N_j`` of independent ``N_j ~ Poisson(r e^{-gamma j}/j)``: the
-points of a Poisson process on ``{1, 2, ...}`` with intensity ``nu(j) = r e^{-gamma j}/j``, each
-contributing its location (Johnson, Kemp & Kotz, *Univariate Discrete Distributions*, 3rd ed.,
-§5.3 and §9.3).  It is sampled by *thinning* (Kingman, *Poisson Processes*, 1993, §5.1: the points of
-a Poisson process kept independently with probability ``nu/mu`` form a Poisson process of intensity
-``nu``) from a dominating process ``mu >= nu`` with a rational total mass:
-
-- band ``b < B`` (locations ``2^b <= j < 2^{b+1}``): ``Poisson(r)`` proposals, each at a uniform
-  location ``J`` of the band (``mu = r 2^{-b}``), kept with probability
-  ``nu(J)/mu(J) = (2^b / J) e^{-gamma J}``;
-- the tail ``j >= 2^B``, where ``B`` is the least integer with ``gamma 2^B >= 1``: ``Poisson(2 r)``
-  proposals, each in band ``B + k`` with probability ``2^{-k-1}`` and at a uniform location ``J``
-  of it (``mu = r 2^{-b} 2^{-k}``), kept with probability ``2^k (2^b / J) e^{-gamma J}``, which is at
-  most ``2^k e^{-2^k} <= 1`` because ``gamma J >= gamma 2^{B+k} >= 2^k``.
-
-The keep probability is a product of independent exact tests: ``[V < 2^b]`` for ``V`` uniform on
-``{0, .., J-1}``, and ``Bernoulli(e^{-gamma 2^i})`` for the band's base ``2^b`` and for every set
-bit ``i`` of ``J - 2^b`` (``e^{-gamma J} = prod_i e^{-gamma 2^i}`` over the bits of ``J``).  The
-expected number of proposals per draw is ``r (B + 2)``, with ``B <= log2(1/gamma) + 1`` (about 15
-for a mean of 10^4): the cost grows with the logarithm of the noise scale, not with the scale.
-
-That cost is linear in ``r``; it is used for the fractional part ``f`` of ``r = k + f`` only.  The
-integer part ``NB(k, alpha)`` is a sum of ``k`` geometric variables, whose binary digits are
-independent Bernoulli variables (digit ``i`` one with probability ``q_i = 1/(1 + e^{gamma 2^i})``):
-``NB(k, alpha) = sum_{i < B} 2^i Binomial(k, q_i) + 2^B NB(k, e^{-gamma 2^B})``, the last term a short
-chain of ``Binomial(N, e^{-gamma 2^B})`` draws.  Each binomial with an irrational ``q`` counts the
-``n`` uniforms below ``q`` one binary digit of ``q`` at a time, ``Binomial(n, 1/2)`` (a popcount)
-per digit, with ``q``'s digits read off rigorous bounds: about ``(B + 1)(2k/64 + log2 k)`` random
-words per draw (:func:`_negative_binomial_whole`).
-
-Sums of ``n`` independent ``NB(r_i, alpha)`` are ``NB(sum r_i, alpha)`` exactly; with ``r = 1/(m-t)``
-any ``m - t`` differences of two shares add up to the discrete Laplace ``DLap(alpha)``
-(Balle, Bell, Gascón & Nissim 2020; Sinh & Ramon, App. B.1).
-
-Centred binomials
------------------
-``Binomial(N, 1/2)`` is the number of ones among ``N`` fair bits: the popcount of ``N`` random bits,
-exact by definition (:func:`binomial_half`).  For large ``N`` it is sampled by rejection from a
-two-sided geometric proposal with an exactly decided acceptance test (:func:`binomial_half`).
-
-Randomness: a :class:`BitSource`.  :class:`OSBits` reads the operating system's CSPRNG
-(:func:`secrets.token_bytes`, :func:`secrets.randbits`), what production code uses;
-:class:`GeneratorBits` reads the raw 64-bit outputs of a seeded NumPy bit generator (tests and
-seeded simulations), so draws are reproducible on every platform.  Threat model: passive parties;
-a party's draws are its own and never leave it except summed into a secret-shared total.
+Every draw is a function of uniformly random bits only, compared against rigorous integer bounds: no
+floating-point number is computed (Mironov 2012; Canonne, Kamath & Steinke 2020).  Randomness: a
+:class:`BitSource` (:class:`OSBits` in production, :class:`GeneratorBits` in tests).  Threat model: passive
+parties; a party's draws never leave it except summed into a secret-shared total.
+Constructions and exactness: docs/noise.md.
 """
 from __future__ import annotations
 
@@ -140,11 +86,7 @@ def _decimal_bounds(value: Fraction, digits: int) -> tuple[decimal.Decimal, deci
 
 
 def exp_neg_bounds(x: Fraction, bits: int) -> tuple[int, int]:
-    """Integers ``lo <= 2^bits e^{-x} <= hi`` for rational ``x >= 0``, with ``hi - lo`` a few units.
-
-    :meth:`decimal.Decimal.exp` is correctly rounded (Python documentation), so ``exp`` of a decimal
-    bound of ``-x`` is within half a unit in the last place; two units of widening make the bounds
-    rigorous.  ``e^{-x}`` is decreasing, so the lower bound uses the upper decimal bound of ``x``.
+    """Integers ``lo <= 2^bits e^{-x} <= hi`` for rational ``x >= 0``, with ``hi - lo`` a few units. Details: docs/noise.md.
     """
     if x < 0:
         raise ValueError(f"x must be non-negative, got {x}")
@@ -174,12 +116,7 @@ def exp_neg_bounds(x: Fraction, bits: int) -> tuple[int, int]:
 
 def uniform_prefix_less(prefix: int, prefix_bits: int, bounds: Callable[[int], tuple[int, int]],
                         source: BitSource) -> bool:
-    """Decide ``U < c`` exactly, where ``U``'s first ``prefix_bits`` bits are ``prefix``.
-
-    ``bounds(b)`` returns integers with ``lo <= 2^b c <= hi``.  ``U`` lies in
-    ``[prefix, prefix + 1) / 2^b``; the test is decided when that interval lies on one side of
-    ``[lo, hi] / 2^b``, else ``U`` gets as many fresh bits again and the bounds are tightened.  The
-    loop ends with probability one (the straddle probability halves with every bit).
+    """Decide ``U < c`` exactly, where ``U``'s first ``prefix_bits`` bits are ``prefix``. Details: docs/noise.md.
     """
     value, width = prefix, prefix_bits
     while True:
@@ -333,9 +270,7 @@ def _uniform_below_int(bound: int, source: BitSource) -> int:
 @dataclass(frozen=True)
 class PolyaTables:
     """The public constants of ``NB(shape, e^{-rate})``: band count and 64-bit bounds of the keep factors.
-
-    ``bands``: ``B``, the least integer with ``rate 2^B >= 1``; ``factor[i]``: bounds of
-    ``e^{-rate 2^i}`` for ``i < B + 63``; ``tail[k]``: bounds of ``2^k e^{-rate 2^{B+k}}``.
+    Details: docs/noise.md.
     """
 
     shape: Fraction
@@ -385,12 +320,7 @@ _CHUNK = 1 << 15  # draws per vectorized batch (bounds the memory of the proposa
 
 def negative_binomial(shape: Fraction, rate: Fraction, count: int, source: BitSource) -> np.ndarray:
     """``count`` exact draws of ``NB(shape, e^{-rate})``: ``pmf(k) = C(k + r - 1, k) (1 - alpha)^r alpha^k``.
-
-    ``r = k + f`` with ``k`` an integer and ``0 <= f < 1``: ``NB(r) = NB(k) + NB(f)`` (independent).
-    ``NB(k)`` by the binary digits of geometric variables (:func:`_negative_binomial_whole`, cost
-    ``O(k/64 + 1)`` words per binary level), ``NB(f)`` by the compound-Poisson construction of the
-    module docstring (:func:`_negative_binomial_thinning`, ``f (B + 2) < B + 2`` proposals).  Both
-    exact; vectorized over draws.
+    Details: docs/noise.md.
 
     :param shape: ``r > 0``, rational.
     :param rate: ``gamma > 0``, rational; ``alpha = e^{-gamma}``.
@@ -503,11 +433,7 @@ def _bands(rate: Fraction) -> int:
 
 
 class _Digits:
-    """The leading binary digits of a constant ``q`` in ``(0, 1)``, read off rigorous bounds.
-
-    ``bounds(b)`` gives integers ``lo <= 2^b q <= hi < 2^b``; if ``lo`` and ``hi`` agree on their top
-    ``p`` of ``b`` bits, so does every number of ``[lo, hi]``, and those are ``q``'s first ``p``
-    digits.  More digits come from bounds at twice the bits.
+    """The leading binary digits of a constant ``q`` in ``(0, 1)``, read off rigorous bounds. Details: docs/noise.md.
     """
 
     def __init__(self, bounds: Callable[[int], tuple[int, int]]) -> None:
@@ -580,13 +506,7 @@ def _half_binomials(trials: np.ndarray, source: BitSource) -> np.ndarray:
 
 
 def _binomials(trials: np.ndarray, table: _DigitTable, which: np.ndarray, source: BitSource) -> np.ndarray:
-    """``Binomial(n_j, q_{w_j})`` for every ``n_j`` of ``trials``, ``w_j`` of ``which``, exactly.
-
-    The number of ``n`` uniforms ``U`` below ``q``, decided one binary digit at a time: of the
-    uniforms whose first ``d`` digits equal ``q``'s, ``Binomial(n, 1/2)`` have digit ``d + 1`` zero;
-    where ``q``'s digit is one they are below ``q`` and the others stay tied, where it is zero the
-    others are above and these stay tied.  The tied count halves with every digit: about
-    ``log2 n + 2`` digits, ``2 n/64`` words in all.
+    """``Binomial(n_j, q_{w_j})`` for every ``n_j`` of ``trials``, ``w_j`` of ``which``, exactly. Details: docs/noise.md.
     """
     tied = trials.astype(np.int64)
     below = np.zeros(tied.size, dtype=np.int64)
@@ -606,23 +526,7 @@ _LEVEL_WORDS = 1 << 21  # fair words per vectorized digit step (bounds the memor
 
 
 def _negative_binomial_whole(whole: int, rate: Fraction, count: int, source: BitSource) -> np.ndarray:
-    r"""``count`` exact draws of ``NB(k, e^{-rate})`` for an integer ``k >= 1``.
-
-    ``NB(k, alpha)`` is the sum of ``k`` independent geometric variables ``G`` (failures before a
-    success, ``P(G = n) = (1 - alpha) alpha^n``).  Since ``prod_{i >= 0} (1 + alpha^{2^i}) = 1/(1 -
-    alpha)``, ``P(G = n) = prod_i alpha^{n_i 2^i}/(1 + alpha^{2^i})`` over the binary digits ``n_i``
-    of ``n``: the digits are independent, digit ``i`` one with probability ``q_i = 1/(1 + e^{rate
-    2^i})`` (Johnson, Kemp & Kotz, *Univariate Discrete Distributions*, 3rd ed., §5.2; the same
-    factorisation as in the thinning's keep probability).  So, with ``B`` the least integer with
-    ``rate 2^B >= 1``,
-
-        NB(k, alpha) = sum_{i < B} 2^i Binomial(k, q_i) + 2^B NB(k, beta),   beta = e^{-rate 2^B} <= 1/e,
-
-    all terms independent.  ``NB(k, beta)`` is the chain ``N_1 + N_2 + ...`` with ``N_0 = k``,
-    ``N_{t+1} ~ Binomial(N_t, beta)``: ``N_1`` of the ``k`` geometric variables are at least one,
-    and by memorylessness those minus one are again geometric; it ends after about
-    ``ln k / (rate 2^B) + 2`` steps.  Every binomial is exact (:func:`_binomials`, ``q`` irrational,
-    its digits from rigorous bounds); the cost is about ``(B + 1)(2k/64 + log2 k)`` words per draw.
+    r"""``count`` exact draws of ``NB(k, e^{-rate})`` for an integer ``k >= 1``. Details: docs/noise.md.
     """
     bands = _bands(rate)
     per_draw = (bands + 1) * (whole // _WORD + 2)
@@ -692,11 +596,7 @@ def _bernoulli_number(index: int) -> Fraction:
 
 
 def _log_factorial_core(n: int, ctx: decimal.Context, digits: int) -> tuple[decimal.Decimal, Fraction]:
-    """``ln n! - ln(2 pi)/2`` and a bound on the remainder of the Stirling series used.
-
-    ``ln N! = (N + 1/2) ln N - N + ln(2 pi)/2 + sum_{k=1}^{K} B_{2k} / (2k (2k - 1) N^{2k-1}) + R`` with
-    ``|R|`` below the first omitted term (DLMF 5.11.1 and 5.11.10), at ``N = n + shift >= 1000``;
-    ``ln n! = ln N! - ln((n + 1) ... N)`` (an exact integer product).
+    """``ln n! - ln(2 pi)/2`` and a bound on the remainder of the Stirling series used. Details: docs/noise.md.
     """
     big = max(n, _STIRLING_FROM)
     value = ctx.multiply(ctx.add(decimal.Decimal(big), decimal.Decimal("0.5")), ctx.ln(decimal.Decimal(big)))
@@ -720,11 +620,7 @@ def _log_factorial_core(n: int, ctx: decimal.Context, digits: int) -> tuple[deci
 
 def binomial_log_ratio_bounds(half: int, offset: int, digits: int) -> tuple[Fraction, Fraction]:
     """Bounds ``lo <= L <= hi`` of ``L = ln(C(2m, m + d) / C(2m, m))`` for ``m = half``, ``d = offset``, ``|d| <= m``.
-
-    ``L = 2 ln m! - ln (m + d)! - ln (m - d)!`` from :func:`_log_factorial_core` (the ``ln(2 pi)/2``
-    terms cancel), computed with ``digits + 30`` significant digits: every term is below ``10^21``
-    in magnitude and a few dozen correctly rounded operations err by far less than ``10^-digits``,
-    which is added to the Stirling remainders.
+    Details: docs/noise.md.
     """
     ctx = decimal.Context(prec=digits + 30, rounding=decimal.ROUND_HALF_EVEN, Emin=-10**9, Emax=10**9)
     d = abs(offset)
@@ -750,17 +646,7 @@ def _binomial_accept_bounds(half: int, offset: int, scale: int) -> Callable[[int
 
 
 def binomial_half(trials: int, count: int, source: BitSource) -> np.ndarray:
-    """``count`` exact draws of ``Binomial(trials, 1/2)``.
-
-    Up to :data:`POPCOUNT_TRIALS` trials: the popcount of ``trials`` fair bits.  Above, for even
-    ``trials = 2m``, rejection (von Neumann 1951): the offset ``D = X - m`` is proposed from the
-    discrete Laplace ``pmf(d) ∝ e^{-|d|/S}``, ``S = ceil(sqrt(m))`` (a difference of two exact
-    ``NB(1, e^{-1/S})``), and kept with probability ``a(d) = [C(2m, m+d)/C(2m, m)] e^{|d|/S - 1/2}``
-    (0 for ``|d| > m``).  ``a(d) <= 1``: ``ln(C(2m, m+d)/C(2m, m)) = sum_{i<=d} ln(1 - (2i-1)/(m+i))
-    <= -d^2/(m+d) <= -d^2/(2m)`` and ``max_d (|d|/S - d^2/(2m)) = m/(2S^2) <= 1/2``.  The test
-    ``U < a(d)`` is decided exactly against rigorous bounds of ``a(d)``
-    (:func:`binomial_log_ratio_bounds`, Stirling's series with its remainder); about 1.9 proposals
-    per draw.
+    """``count`` exact draws of ``Binomial(trials, 1/2)``. Details: docs/noise.md.
     """
     if trials <= POPCOUNT_TRIALS or trials % 2:
         return _popcount_binomial(trials, count, source)

@@ -1,49 +1,8 @@
-"""Local integer noise draws from OS randomness: Pólya (negative binomial), its differences, and
-centred binomial noise.
+"""Local integer noise draws from OS randomness: Pólya (negative binomial), its differences, centred binomials.
 
-Each MPyC party draws its *own* noise share with these functions, outside MPC, and secret-shares it
-(:mod:`secure.aggregation`); the sum of all shares is added to an integer statistic (a sum of
-fixed-point kernel values) before the guarded reveal.  This module only samples distributions; the
-DP calibration of their parameters (``alpha``, ``shape``, ``trials``) lives in
-:mod:`dp.calibration`.
-
-Distributions
--------------
-- :func:`polya`: ``Polya(r, alpha)``, the negative binomial with real shape ``r > 0``,
-  ``pmf(k) = C(k + r - 1, k) (1 - alpha)^r alpha^k`` for ``k >= 0``; mean ``r alpha / (1 - alpha)``,
-  variance ``r alpha / (1 - alpha)^2``.  It is infinitely divisible: the sum of ``n`` independent
-  ``Polya(r / n, alpha)`` is ``Polya(r, alpha)``.
-- :func:`polya_difference`: ``Polya(r, alpha) - Polya(r, alpha)`` (independent).  The sum of ``n``
-  independent such differences with ``r = 1/n`` is exactly the discrete Laplace distribution
-  ``DLap(alpha)``, ``pmf(z) ∝ alpha^|z|`` (Balle et al. 2020, as used in Sinh & Ramon, App. B.1,
-  Protocol Π_DLap).  With threshold ``t`` the parties use ``r = 1/(m - t)`` so that the ``m - t``
-  honest parties alone produce ``DLap(alpha)``.
-- :func:`centered_binomial`: ``Binomial(N, 1/2) - N/2`` for even ``N``.  Sums of independent
-  binomials with ``p = 1/2`` are binomial, so per-party shares add up to exactly the calibrated
-  binomial mechanism.
-- :func:`sample_discrete_gaussian`: the discrete Gaussian ``N_Z(0, sigma^2)`` by the exact
-  integer-arithmetic sampler of Canonne, Kamath & Steinke (2020), for zCDP releases by one curator
-  (sums of discrete Gaussians are not discrete Gaussian, so distributed use needs its own accounting).
-
-Randomness
-----------
-Noise randomness never comes from a user seed (``--seed`` is for public randomness only).  With
-``rng=None`` (what production code passes) every draw reads the operating system's CSPRNG through
-:mod:`secrets` (:class:`secure.noise.exact.OSBits`).  Tests and seeded simulations may pass a seeded
-:class:`numpy.random.Generator`; only the raw 64-bit integer outputs of its bit generator are read
-(:class:`secure.noise.exact.GeneratorBits`), so seeded draws are the same on every platform.
-
-Exactness
----------
-The Pólya and binomial draws are *exact*: :mod:`secure.noise.exact` builds them from uniform bits
-with integer arithmetic and exactly decided comparisons (no floating-point value enters a draw;
-Mironov 2012).  The discrete Laplace parameter runs as ``alpha = e^{-gamma}`` with a *rational*
-``gamma``: the ``rate=`` argument exactly (what :mod:`dp.noise_plans` passes, ``epsilon/sensitivity``),
-or, from a float, rounded so that the noise is never smaller than asked (see :func:`exact_rate`).
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` of the ``m``
-MPyC parties.  A party's own noise share is known to that party (and to a coalition containing it);
-calibration for the coalition is done in :mod:`dp.calibration`, not here.
+Each party draws its own share outside MPC and secret-shares it (:mod:`secure.aggregation`); the
+calibration is :mod:`dp.calibration`.  Threat model: passive, static coalition of ``t < m/2`` parties (MPyC's Shamir scheme).  A party knows its own share.
+Distributions, randomness and exactness: docs/noise.md.
 """
 from __future__ import annotations
 
@@ -70,13 +29,7 @@ MAX_BINOMIAL_TRIALS: int = 2**62
 
 
 def os_generator() -> np.random.Generator:
-    """Return a fresh NumPy generator seeded with unpredictable entropy from the operating system.
-
-    The seed is 128 bits from :func:`secrets.randbits` (the OS CSPRNG, ``os.urandom``), expanded by
-    :class:`numpy.random.SeedSequence` into the state of a PCG64 generator.  Every call returns an
-    independent generator; no user seed is involved.  The party-noise samplers of this module do
-    not need it (with ``rng=None`` they read :mod:`secrets` directly); other local randomness of the
-    suite (local randomizers, shuffles) uses it.
+    """Return a fresh NumPy generator seeded with unpredictable entropy from the operating system. Details: docs/noise.md.
 
     :return: a new :class:`numpy.random.Generator`.
     """
@@ -121,11 +74,7 @@ def bit_source(rng: np.random.Generator | None) -> BitSource:
 
 
 def exact_shape(shape: float | Fraction) -> Fraction:
-    """The rational Pólya shape a float stands for: ``1/3`` for ``1/3.``.
-
-    A :class:`fractions.Fraction` (or integer) is taken as it is.  A float is replaced by the
-    rational with denominator at most ``2**20`` whose nearest double it is, if there is one (so that
-    ``h`` shares of shape ``1/h`` add up to shape exactly 1), else by its exact binary value.
+    """The rational Pólya shape a float stands for: ``1/3`` for ``1/3.``. Details: docs/noise.md.
 
     :raise ValueError: if ``shape`` is not positive and finite.
     """
@@ -144,18 +93,7 @@ _UP_CONTEXT = decimal.Context(prec=60, rounding=decimal.ROUND_CEILING)
 def exact_rate(alpha: float | None = None, log_alpha: float | None = None,
                rate: Fraction | None = None) -> Fraction | None:
     """The rational ``gamma`` with which a draw runs ``alpha = e^{-gamma}`` (``None``: ``alpha = 0``).
-
-    Exactly one of the three is given:
-
-    - ``rate``: ``gamma`` itself, exactly (:mod:`dp.noise_plans` passes ``epsilon / sensitivity``, so
-      ``sensitivity * ln(1/alpha) = epsilon`` holds exactly);
-    - ``log_alpha`` (a double, usually ``-epsilon/sensitivity`` rounded once): ``gamma =
-      -log_alpha (1 - 2^-52)``, at most ``epsilon/sensitivity`` whenever ``log_alpha`` is within half
-      an ulp (relative ``2^-53``) of it: the noise is never smaller than asked, and its scale grows by
-      a relative ``2^-52`` at most;
-    - ``alpha`` (a double): ``gamma`` at most ``-ln(alpha (1 + 2^-51))`` (a correctly rounded
-      :mod:`decimal` logarithm, rounded down): ``e^{-gamma} >= alpha (1 + 2^-51)``, which covers an
-      ``alpha`` computed as ``exp(-epsilon/sensitivity)`` in doubles (within two ulps).
+    Details: docs/noise.md.
 
     :raise TypeError: unless exactly one is given.
     :raise ValueError: if ``alpha`` is outside ``[0, 1)``, ``log_alpha >= 0`` or ``rate <= 0``.
@@ -194,9 +132,7 @@ def exact_rate(alpha: float | None = None, log_alpha: float | None = None,
 
 def _check_mean(shape: Fraction, gamma: Fraction) -> None:
     """Refuse means ``r/(e^gamma - 1)`` above :data:`MAX_POLYA_MEAN` (checked as ``r/gamma <= 2^40 (1 + 2^-30)``).
-
-    ``r/gamma`` exceeds the mean by less than ``r/2``; the ``2^-30`` leaves room for a ``gamma`` rounded
-    from ``log1p(2^-40)`` (:func:`dp.validation.smallest_noise_epsilon`).
+    Details: docs/noise.md.
     """
     if shape > gamma * (1 << 40) * (1 + Fraction(1, 1 << 30)):
         raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got {float(shape / gamma):.6g}")
@@ -233,15 +169,7 @@ def _draw_polya(shape: Fraction, gamma: Fraction | None, count: int, source: Bit
 def polya(shape: float | Fraction, alpha: float | None = None, size: int | None = None,
           rng: np.random.Generator | None = None, *, log_alpha: float | None = None,
           rate: Fraction | None = None) -> int | np.ndarray:
-    """Draw exactly from the Pólya (negative binomial) distribution ``NB(r, alpha)``, ``r = shape``.
-
-    ``pmf(k) = C(k + r - 1, k) (1 - alpha)^r alpha^k`` for ``k = 0, 1, 2, ...``; mean
-    ``r alpha / (1 - alpha)``, variance ``r alpha / (1 - alpha)^2``.  Sampled by
-    :func:`secure.noise.exact.negative_binomial` (the integer part of ``r`` from the independent binary
-    digits of geometric variables, the fractional part by a compound-Poisson construction, both
-    decided with integer arithmetic only; the cost grows with ``log(1/gamma)`` and ``r/64``) with
-    ``alpha = e^{-gamma}``, ``gamma`` rational (:func:`exact_rate`) and the rational shape of
-    :func:`exact_shape`.  ``alpha == 0`` gives 0.
+    """Draw exactly from the Pólya (negative binomial) distribution ``NB(r, alpha)``, ``r = shape``. Details: docs/noise.md.
 
     :param shape: shape ``r > 0`` (a party's share uses ``1 / (m - t)``; a Fraction is used exactly).
     :param alpha: ratio parameter in ``[0, 1)``; give this, ``log_alpha`` or ``rate``.
@@ -266,12 +194,7 @@ def polya(shape: float | Fraction, alpha: float | None = None, size: int | None 
 def polya_difference(shape: float | Fraction, alpha: float | None = None, size: int | None = None,
                      rng: np.random.Generator | None = None, *,
                      log_alpha: float | None = None, rate: Fraction | None = None) -> int | np.ndarray:
-    """Draw ``X - Y`` with ``X, Y`` independent ``Polya(shape, alpha)``, exactly (:func:`polya`).
-
-    A party's share of distributed discrete Laplace noise: the sum of ``n`` independent
-    differences with ``shape = 1/n`` is exactly ``DLap(alpha)`` with ``pmf(z) ∝ alpha^|z|``
-    (Balle et al. 2020; Sinh & Ramon, App. B.1).  Symmetric, mean 0, variance
-    ``2 shape alpha / (1 - alpha)^2``.
+    """Draw ``X - Y`` with ``X, Y`` independent ``Polya(shape, alpha)``, exactly (:func:`polya`). Details: docs/noise.md.
 
     :param shape: shape ``r > 0`` of each Pólya variable.
     :param alpha: ratio parameter in ``[0, 1)``; give this, ``log_alpha`` or ``rate``.
@@ -294,12 +217,7 @@ def polya_difference(shape: float | Fraction, alpha: float | None = None, size: 
 
 def centered_binomial(trials: int, size: int | None = None,
                       rng: np.random.Generator | None = None) -> int | np.ndarray:
-    """Draw ``Binomial(trials, 1/2) - trials/2`` exactly (symmetric, mean 0, variance ``trials/4``).
-
-    A party's share of distributed binomial noise: the sum over parties of shares with ``N_p``
-    trials each is exactly ``Binomial(m N_p, 1/2) - m N_p / 2``.  Sampled by
-    :func:`secure.noise.exact.binomial_half`: the popcount of ``trials`` fair bits for few trials, an
-    exactly decided rejection sampler for many.  ``trials == 0`` gives 0.
+    """Draw ``Binomial(trials, 1/2) - trials/2`` exactly (symmetric, mean 0, variance ``trials/4``). Details: docs/noise.md.
 
     :param trials: number of fair coin flips, even, ``0 <= trials <= 2**62``.
     :param size: number of draws, or ``None`` for a single draw.
@@ -383,14 +301,7 @@ def _sigma2_fraction(sigma2: float | Fraction) -> Fraction:
 
 
 def sample_discrete_gaussian(sigma2: float | Fraction, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Draw ``size`` values from the discrete Gaussian ``N_Z(0, sigma^2)``, exactly.
-
-    Canonne, Kamath & Steinke (2020), Algorithm 3: propose from the discrete Laplace of integer scale
-    ``t = floor(sigma) + 1`` (their Algorithm 2) and accept with probability
-    ``exp(-(|y| - sigma^2/t)^2 / (2 sigma^2))`` (their Algorithm 1, Bernoulli of ``exp(-gamma)`` for
-    rational ``gamma``).  Integer arithmetic only, uniform integers from ``rng``.  ``sigma^2`` is
-    first rounded up to a multiple of 1/1024 (more noise never hurts the guarantee).  A Python
-    loop over draws: tens of microseconds per draw.
+    """Draw ``size`` values from the discrete Gaussian ``N_Z(0, sigma^2)``, exactly. Details: docs/noise.md.
 
     :param sigma2: ``sigma^2 >= 0`` (``0`` gives zeros).
     :param size: number of draws, at least 1.
@@ -420,10 +331,7 @@ def sample_discrete_gaussian(sigma2: float | Fraction, size: int, rng: np.random
 
 
 def discrete_gaussian_variance(sigma2: float | Fraction) -> float:
-    """Variance of ``N_Z(0, sigma^2)`` after the same rounding as :func:`sample_discrete_gaussian`.
-
-    Below ``sigma = 4`` the truncated sums ``sum z^2 e^{-z^2/2s^2} / sum e^{-z^2/2s^2}``; above, the
-    difference to ``sigma^2`` is of order ``exp(-2 pi^2 sigma^2) < 1e-130`` and ``sigma^2`` is returned.
+    """Variance of ``N_Z(0, sigma^2)`` after the same rounding as :func:`sample_discrete_gaussian`. Details: docs/noise.md.
 
     :param sigma2: ``sigma^2 >= 0``.
     :return: the variance (at most ``sigma^2``).
