@@ -1,85 +1,9 @@
 """Distributed comparison functions (DCF): two-server function secret sharing of ``beta [x < alpha]``.
 
-What it computes
-----------------
-:func:`gen` splits ``f_alpha(x) = beta * [x < alpha]`` on the domain ``x in [0, 2^bits)`` into two keys, one
-for each server (0 and 1); :func:`evaluate` gives a server's share ``y_b(x)`` and ``y_0(x) + y_1(x) = f_alpha(x)``
-modulo ``2^64`` (NumPy ``uint64`` wraparound).  ``alpha`` ranges over ``[0, 2^bits]``: ``alpha = 0`` is the zero
-function and ``alpha = 2^bits`` is ``beta`` everywhere.  :func:`full_domain_sum` expands each key's tree once
-over the whole domain (``2^bits - 1`` PRG expansions per key, not ``2^bits * bits``) and sums the batch.
-Everything is vectorised: one NumPy pass per tree level for all keys of a batch (or of a memory-bounded
-chunk of it), and all PRG blocks of one level go through one AES-ECB call; no Python loop per key.
-
-Construction (Boyle, Chandran, Gilboa, Gupta, Ishai, Kumar & Rathee, "Function secret sharing for mixed-mode
-and fixed-point secure computation", EUROCRYPT 2021, their DCF; after Boyle, Gilboa & Ishai, "Function
-secret sharing", EUROCRYPT 2015).  A GGM tree over the bits of ``x`` (most significant first).  Each server
-walks the path of ``x`` from its root seed ``s_b`` with a control bit ``t_b`` (``t_0 = 0, t_1 = 1``); the two
-servers' (seed, control bit) pairs are equal off the path of ``alpha`` and differ (pseudorandom, ``t_0 != t_1``)
-on it.  Expanding a node gives ``G(s) = s^L, v^L, t^L, s^R, v^R, t^R``: child seeds, value words in
-``Z_{2^64}`` and child control bits.  Level ``i`` (bit ``a_i`` of ``alpha``; the child on alpha's path is
-"keep", the other "lose") has the correction word
-
-- ``s_CW = s_0^lose xor s_1^lose``  (the two servers' seeds agree again after leaving alpha's path),
-- ``t_CW^L = t_0^L xor t_1^L xor a_i xor 1``, ``t_CW^R = t_0^R xor t_1^R xor a_i``,
-- ``V_CW = (-1)^{t_1} (v_1^lose - v_0^lose - V_alpha + [lose = L] beta)``, where ``V_alpha`` is the sum of the
-  two servers' values accumulated along alpha's path so far; then ``V_alpha += v_0^keep - v_1^keep +
-  (-1)^{t_1} V_CW``.
-
-A server whose control bit is 1 applies the corrections: seed ``xor s_CW``, control bits ``xor t_CW``,
-value ``+ V_CW``.  Server ``b`` adds ``(-1)^b (v^{x_i} + t V_CW)`` at each level and
-``(-1)^b (Convert(s) + t CW_leaf)`` at the leaf, with the final word
-``CW_leaf = (-1)^{t_1} (Convert(s_1) - Convert(s_0) - V_alpha + leaf)`` (``Convert(s)``: the low 64 bits of
-the leaf seed).  Leaving alpha's path to the left (``x < alpha``) collects exactly ``beta``; leaving it to the
-right, or staying on it, collects 0.  The one change to the papers: to allow ``alpha = 2^bits`` ("always")
-without an extra level, the path followed is ``min(alpha, 2^bits - 1)`` and the leaf value ``leaf`` is
-``beta [alpha = 2^bits]`` instead of 0 (the papers' construction has ``leaf = 0``); ``CW_leaf`` is masked by the
-leaf seeds either way, so a key looks the same for both.
-
-PRG
----
-Fixed-key AES-128 in the Matyas-Meyer-Oseas / Davies-Meyer style: with a public key ``k`` and four public
-128-bit tweaks ``c_0..c_3`` (both from SHA-256 of labels in this module),
-``G_j(s) = AES_k(s xor c_j) xor s xor c_j``; ``G_0(s) = s^L``, ``G_1(s) = s^R``, ``G_2(s) = v^L || v^R`` (two
-little-endian 64-bit words), and ``t^L``, ``t^R`` are bits 0 and 1 of ``G_3(s)``.  Four blocks per node keep
-the seeds a full 128 bits (no bit of a seed doubles as a control bit).  Modelling AES with a fixed key as a
-random permutation, ``G`` is a PRG for secret uniform seeds (the standard argument for fixed-key MMO, e.g.
-Guo, Katz, Wang & Yu, "Efficient and secure multiparty computation from fixed-key block ciphers", IEEE S&P
-2020): an adversary distinguishes it only by querying the permutation at ``s xor c_j``, probability about
-``q 2^-128`` per seed for ``q`` queries.  All blocks of one level are encrypted by one ``update_into`` of an
-AES-ECB encryptor over a contiguous NumPy buffer: all keys in :func:`gen`, all keys (and points) of a
-memory-bounded chunk in :func:`evaluate` and :func:`full_domain_sum`.
-
-Security parameter: lambda = 128 (AES-128, 128-bit seeds).  One key alone is pseudorandom: its root seed is
-uniform (``os.urandom``), every correction word is masked by PRG output of the other server's seed, which
-the key's holder never sees.  So a server holding one key of each pair learns nothing about ``alpha`` or
-``beta`` (computationally).  Nothing here is authenticated: a malicious server can make its outputs
-anything (corrupting the sum), but cannot learn inputs.  Keys are never derived from a user seed.
-
-Key layout and size
--------------------
-Per key: root seed (128 bits); per level ``s_CW`` (128), ``V_CW`` (64), ``t_CW^L, t_CW^R`` (2); ``CW_leaf``
-(64).  That is ``key_bits(L) = L (lambda + 64 + 2) + lambda + 64 = 194 L + 192`` bits for ``L = bits``, against
-the ECDF paper's ``O(L (lambda + log n))`` (Barczewski, Mawass & Ramon, §4.2) -- with constant 1,
-``L (128 + ceil(log2 (n + 1)))``: for ``L = 10`` and ``n = 4238`` that is 1410 bits against our 2132 (ratio
-1.51; the 64-bit output group instead of a ``log n``-bit one and the root seed/leaf word make the
-difference; at ``n = 4238`` the ratio is 1.55, 1.51, 1.49, 1.46 for ``L = 8, 10, 12, 16``, below 2 for every
-``L >= 3`` (2.06 at ``L = 2``, 2.74 at ``L = 1``), and tends to ``194 / 141 = 1.38``).  Serialized
-(:meth:`DcfKeys.to_bytes`): a 16-byte header (magic ``b"DCFK"``, version, server, bits, count) then one
-record per key of ``nbytes_per_key = 16 + 24 L + ceil(2 L / 8) + 8`` bytes:
-``seed | s_CW[0..L) | V_CW[0..L) | t_CW bits (little-endian bit order: level i -> bits 2i (L), 2i+1 (R)) |
-CW_leaf``, integers little-endian.
-
-Memory: :func:`full_domain_sum` expands at most :data:`FULL_DOMAIN_CHUNK_LEAVES` (2^14) leaves at once (whole
-keys: ``chunk = max(1, FULL_DOMAIN_CHUNK_LEAVES // 2^bits)`` keys); its peak working memory is about
-``FULL_DOMAIN_PEAK_BYTES_PER_LEAF`` (= 120) bytes per leaf of the chunk, i.e. ``chunk * 2^bits * 120`` bytes
-(about 2 MB at the default chunk; measured with ``tracemalloc``: 115 to 120 bytes per leaf, mostly the last
-level's AES input and output, 64 bytes per parent node each).  A single key's tree at ``bits`` costs
-``2^bits * 120`` bytes, which is why full-domain evaluation refuses ``bits > MAX_FULL_DOMAIN_BITS``
-(22: about 500 MB).  :func:`gen` and
-:func:`evaluate` accept ``bits`` up to :data:`MAX_BITS` (32).
-
-Threat model of the use in the suite: two non-colluding servers (MPyC parties 0 and 1) each receive one
-key per data owner's value; DP of the released counts is the caller's business (:mod:`dp.ecdf`).
+Boyle, Gilboa & Ishai 2015; the keys of Boyle et al. 2021.  Batched key generation, pointwise and
+full-domain evaluation, shares adding up modulo ``2^64``.  Threat model: two non-colluding servers
+(MPyC parties 0 and 1), each with one key per value; one key alone is pseudorandom (lambda = 128);
+no integrity.  PRG, key layout and size: docs/fss.md.
 """
 from __future__ import annotations
 
@@ -172,14 +96,7 @@ def _prg(seeds: U64, blocks: NDArray[Any]) -> U64:
 
 @dataclass(frozen=True)
 class DcfKeys:
-    """A batch of DCF keys of one server (``server`` 0 or 1), all at width ``bits``.
-
-    Arrays (read-only after construction; ``count`` keys, ``L = bits`` levels):
-    ``seeds`` ``(count, 2)`` uint64 (the 128-bit root seed as two little-endian words),
-    ``seed_cw`` ``(count, L, 2)`` uint64, ``value_cw`` ``(count, L)`` uint64,
-    ``control_cw`` ``(count, L, 2)`` uint8 (``t_CW^L``, ``t_CW^R``, each 0 or 1),
-    ``leaf_cw`` ``(count,)`` uint64.  Select with ``keys[i]``, ``keys[i:j]`` or an index array; join batches
-    with :meth:`concatenate`.
+    """A batch of DCF keys of one server (``server`` 0 or 1), all at width ``bits``. Details: docs/fss.md.
     """
 
     server: int
@@ -457,11 +374,7 @@ def _bit_reversal(bits: int) -> NDArray[np.intp]:
 
 def _expand_chunk(keys: DcfKeys, start: int, stop: int) -> U64:
     """Unsigned accumulated values at every leaf of keys ``start:stop``: shape ``(stop - start, 2^bits)``,
-    leaves in bit-reversed order (column ``r`` is ``x = _bit_reversal(bits)[r]``).
-
-    Level by level, all nodes of all the chunk's keys at once, block-major: the PRG output of a level is
-    ``(rows, 4 blocks, nodes, 2 words)``, so the children's seeds ``(rows, [left, right], nodes)`` are a view
-    of it; a child's index is ``c * nodes + parent``, which puts the first bit of ``x`` last.
+    leaves in bit-reversed order (column ``r`` is ``x = _bit_reversal(bits)[r]``). Details: docs/fss.md.
     """
     rows = stop - start
     seeds = keys.seeds[start:stop, None, :]                  # (rows, nodes, 2)
@@ -494,10 +407,8 @@ def _chunks(keys: DcfKeys) -> list[tuple[int, int]]:
 
 
 def full_domain_shares(keys: DcfKeys) -> U64:
-    """One server's shares of every key at every point: shape ``(keys.count, 2^bits)``.
+    """One server's shares of every key at every point: shape ``(keys.count, 2^bits)``. Details: docs/fss.md.
 
-    The same tree expansion as :func:`full_domain_sum`, keeping each key's row (memory ``count * 2^bits * 8``
-    bytes for the result).
     :raise ValueError: ``bits`` above :data:`MAX_FULL_DOMAIN_BITS`.
     """
     out = np.empty((keys.count, 1 << keys.bits), dtype=np.uint64)
@@ -509,10 +420,8 @@ def full_domain_shares(keys: DcfKeys) -> U64:
 
 def full_domain_sum(keys: DcfKeys) -> U64:
     """One server's share of ``sum_i f_{alpha_i}(x)`` at every ``x`` in ``[0, 2^bits)``: shape ``(2^bits,)``.
+    Details: docs/fss.md.
 
-    Expands each key's tree once, level by level over the whole domain (``2^bits - 1`` node expansions,
-    four AES blocks each, per key), in chunks of whole keys of about :data:`FULL_DOMAIN_CHUNK_LEAVES`
-    leaves (peak about ``chunk * 2^bits * 120`` bytes), and sums over the batch modulo 2^64.
     :raise ValueError: ``bits`` above :data:`MAX_FULL_DOMAIN_BITS`.
     """
     total = np.zeros(1 << keys.bits, dtype=np.uint64)
