@@ -1,35 +1,7 @@
-r"""MPyC's comparison leakage in the DP guarantee: the security parameter ``K`` raised so that it stays below 2^-40.
+"""MPyC's comparison leakage in the DP guarantee: ``K`` raised so that it stays below 2^-40.
 
-Each secure comparison, equality test and type conversion of MPyC opens its value under a random mask
-only ``K`` bits longer (``-K``, MPyC's ``sec_param``; Toft's comparison and Catrina & de Hoogh's masked
-opening, :mod:`secure.leakage`), so a coalition's view of a run with ``N`` such openings is within
-statistical distance ``s <= sum of the per-opening bounds`` (about ``N 2^-k``, ``k = K - 2`` at
-``m = 3, t = 1``: :func:`secure.leakage.statistical_distance`) of a simulation from the released values.
-
-Why that adds ``(1 + e^epsilon) s`` to delta.  Let ``M`` be the released (epsilon, delta)-DP values and
-``V(D)`` the coalition's view on data ``D``, ``|P[V(D) in S] - P[Sim(M(D)) in S]| <= s`` for every event
-``S``.  For neighbours ``D, D'``:
-
-.. math:: P[V(D) \in S] \le P[Sim(M(D)) \in S] + s \le e^\epsilon P[Sim(M(D')) \in S] + \delta + s
-          \le e^\epsilon (P[V(D') \in S] + s) + \delta + s,
-
-so the run is ``(epsilon, delta + (1 + e^epsilon) s)``-DP against the coalition (post-processing of ``M`` by
-the simulator, then the distance on both sides).
-
-What we do (:func:`plan_leak`).  ``N`` follows from public parameters (the number of tuples and the kernel,
-the size of the sort network, the clipped values: :mod:`secure.leakage`), so before the first comparison
-every party raises ``K`` to the same smallest value with ``(1 + e^epsilon) s(K) <= 2^-40``
-(:data:`LEAK_TARGET`); the launch ``-K`` is compared across parties and the rest is agreed, so the raised
-value is the same everywhere.  The release's delta then includes the leak ``(1 + e^epsilon) s(K) <= 2^-40``,
-the ledger reserves :data:`LEAK_TARGET` for it (before the run, when ``N`` is not known yet) and, after the
-reveal, settles the entry to the release's delta (so record and ledger agree), and the record says
-``comparisons`` (``N``), ``comparison_leak_delta`` and ``security_parameter``.  A pure account cannot pay the
-leak: the comparing paths are refused for it (:func:`dp.umpc.planner.pure_account_path`).  A larger ``K`` costs
-bytes: MPyC's prime field has ``L + K + 2`` bits (:func:`secure.security_parameter.field_bits`), which the planner's
-modelled bytes follow (:mod:`dp.umpc.planner`).  Paths that open nothing data-dependent (histogram, ECDF,
-FSS, party noise, the in-MPC sampler) have ``N = 0`` and keep the launch ``K``.
-
-Threat model: passive, static, ``t < m/2`` (as :mod:`secure.leakage`).
+A view within statistical distance ``s`` of a simulation adds ``(1 + e^epsilon) s`` to delta.
+Threat model: passive, static coalition of ``t < m/2`` parties.  Proof and what the run records: docs/comparison_leakage.md.
 """
 from __future__ import annotations
 
@@ -110,10 +82,7 @@ def no_leak(launched: int) -> ComparisonLeak:
 def plan_leak(openings: MaskedOpenings, *, epsilon: float, parties: int, threshold: int, launched: int,
               prss: bool = True, target: float = LEAK_TARGET) -> ComparisonLeak:
     """The smallest ``K >= launched`` with ``(1 + e^epsilon) s(K) <= target`` for these openings.
-
-    If no ``K`` up to :data:`MAX_SECURITY_PARAMETER` suffices (epsilon above about 140, where ``e^epsilon``
-    outgrows any mask MPyC can afford), ``K`` is the smallest with ``s(K) <= target`` and the delta is
-    ``min(1, (1 + e^epsilon) s(K))``: the guarantee is then as vacuous as such an epsilon, and says so.
+    Details: docs/comparison_leakage.md.
 
     :param launched: the ``-K`` the parties started with (never lowered).
     :param prss: MPyC's pseudorandom secret sharing (``not mpc.options.no_prss``).

@@ -1,46 +1,7 @@
 """What MPyC's secure comparisons open, how many of them a run makes, and how much that can leak.
 
-MPyC's comparisons are statistically, not perfectly, hiding.  ``mpc.np_sgn(a, l=l)`` -- a sign, a
-less-than test (``LT=True``) or an equality test (``EQ=True``), and so every sort compare-exchange and
-every secure clip -- opens ``c = a + 2^l + r`` with ``r = r_0 + 2^l r_1``: ``r_0`` from ``l`` secret
-random bits, ``r_1`` a pseudorandom secret integer below ``2^K`` (``K`` = ``mpc.options.sec_param``,
-``-K``, default 30).  This is the comparison of Toft ("Primitives and applications for multi-party
-computation", PhD thesis, Aarhus 2007; Damgård, Fitzi, Kiltz, Nielsen & Toft, TCC 2006) with the
-masked opening of Catrina & de Hoogh (SCN 2010, §3): for ``|a - a'| < 2^l`` the opened values of
-``a`` and of ``a'`` are within statistical distance ``|a - a'| / (2^l B) < 1 / B`` when the part of the
-mask a coalition does not know is uniform on ``[0, 2^l B)``.  The rest of the comparison (Toft's
-``[c < r]`` with a random sign, ``mpc.np_is_zero_public`` of a product with a random factor) opens
-values whose distribution does not depend on ``a``.  A type conversion ``mpc.convert`` (the sort
-path's change to a shorter secure type, :mod:`secure.ranking`) opens ``x + 2^(l-1) + r`` the same
-way, ``r`` below about ``2^(K + l)``.
-
-How large ``B`` is (MPyC 0.11, ``runtime._np_randoms`` and ``runtime._convert``).  With pseudorandom
-secret sharing (PRSS, the default) the random integer is a sum of ``d = C(m, t)`` PRF values, one per
-set of ``m - t`` parties, each below ``2^(bitlen(2^K // d) - 1)`` (``d = t + 1`` values from ``t + 1``
-senders with ``--no-prss``); a coalition of ``t`` parties misses at least one of them.  So
-
-- a comparison or equality test is within ``2^-k`` of a simulation, ``k = bitlen(2^K // d) - 1``
-  (``k = K - 2`` at ``m = 3, t = 1``: ``d = 3``) -- :func:`opening_distance`;
-- a conversion of ``l``-bit values is within ``(2^l - 1) / (floor(2^(K+l) / d) + 1) < d 2^-K``.
-
-Over a run the distances add (a hybrid argument over the openings): a run with ``N`` masked openings
-is within ``sum`` of them (:func:`statistical_distance`) of a simulated view that depends on the
-released values only.  :mod:`dp.comparison_leakage` turns that into ``delta`` and chooses ``K``.
-
-What opens nothing data-dependent (checked in the code; none of them calls ``mpc.np_sgn``,
-``mpc.sgn``, ``mpc.convert``, ``mpc.trunc`` or a secure ``<``/``==``): the histogram path
-(:mod:`secure.histograms`: inputs, sums, products), the ECDF and Hosmer-Lemeshow jobs
-(``sum_party_vectors`` and the reveal), the FSS ECDF (2-party DCF keys, no MPyC opening), party noise
-(``mpc.input``) and the in-MPC sampler (:mod:`secure.noise.mpc`: ``mpc.np_random_bits`` opens the
-square of a random field element, independent of the bit, then products only).  Their count here is 0.
-
-Counts per release path (:func:`tuple_openings`, :func:`sort_openings`, :func:`clip_openings`), from
-public parameters only; a test counts the calls of ``mpc.np_sgn`` and ``mpc.convert`` of a real run and
-holds them equal.  :mod:`secure.security_parameter` raises ``K`` and makes secure integers whose prime
-field is large enough for it.
-
-Threat model: passive, static adversary corrupting at most ``t < m/2`` parties; PRSS keys are PRF keys
-(the hiding is computational with PRSS, statistical with ``--no-prss``).
+Toft's comparison with Catrina & de Hoogh's masked opening (SCN 2010, §3): statistically hiding, mask
+``K`` bits longer.  Threat model: passive, static coalition of ``t < m/2`` parties.  PRSS keys are PRF keys.  Derivation: docs/comparison_leakage.md.
 """
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
-"""MPyC's security parameter ``K`` (``-K``, ``mpc.options.sec_param``): raised for one run, and secure
-integers whose prime field holds the masks of that ``K``.
+"""MPyC's security parameter ``K`` (``-K``): raised for one run, and secure integers whose field holds its masks.
 
-MPyC sizes the prime field of ``SecInt(L)`` at ``L + K + 2`` bits (``mpyc.sectypes._pfield``) when the type
-is first made and caches the type by ``L``; a comparison then masks with ``K + L`` random bits in that field.
-A type made under a smaller ``K`` would let the larger masks of a raised ``K`` wrap around the field (wrong
-results, and more leakage), so a run that raises ``K`` (:mod:`dp.comparison_leakage`) makes its types with
-:func:`secure_integers`, after :func:`set_security_parameter`, and restores the launch ``K`` when it ends
-(:func:`restores_security_parameter`).  Why ``K`` matters: :mod:`secure.leakage`.
-
-Threat model: passive, static, ``t < m/2``; every party sets the same ``K`` (derived from agreed public
-parameters and the launch ``-K``, which the parties compare).
+Threat model: passive, static coalition of ``t < m/2`` parties.  Every party sets the same ``K``.  Why the field size matters:
+docs/comparison_leakage.md.
 """
 from __future__ import annotations
 
@@ -28,10 +20,7 @@ def field_bits(bit_length: int, sec_param: int) -> int:
 
 def secure_integers(bit_length: int) -> Any:
     """``mpc.SecInt(bit_length)``, with a prime field of at least ``L + K + 2`` bits for the *current* ``K``.
-
-    MPyC caches ``SecInt(L)`` with the field it chose when first made; if that was under a smaller ``K``,
-    this returns a type with its own, larger prime instead (a comparison's mask would wrap around the old
-    field).
+    Details: docs/comparison_leakage.md.
     """
     from mpyc import finfields
     from mpyc.runtime import mpc
