@@ -1,27 +1,8 @@
-"""Secure sums, each party's noise share, and the guarded reveal.
+"""Secure sums, each party's noise share, and the guarded reveal (Sinh & Ramon, Protocol 3.1 steps 3-4; App. B.1).
 
-Protocol steps 3-4 of Pi_U-MPC (Sinh & Ramon, Protocol 3.1; App. B.1 for the distributed noise):
-
-- :func:`secure_sum` adds up kernel values inside MPC (local work on Shamir shares, no messages);
-- :func:`add_party_noise` lets every party secret-share its *own* integer noise draw through
-  ``mpc.input`` and adds all of them to the sum, so no party knows the total noise: with the
-  coalition calibration of :mod:`dp.calibration` the ``m - t`` honest draws alone make the release
-  differentially private against any ``t`` colluding parties (who know their own draws);
-- :func:`guarded_reveal` opens the noisy sum to the receivers and checks that it lies in its
-  possible range *and* in the range of the secure integer type, so an overflow shows up as an
-  error naming the remedy (a larger ``-L``) instead of a silently wrapped-around number.
-
-- :func:`sum_counted_vectors` is :func:`sum_party_vectors` for count vectors, with a validity check
-  of each party's secret input (:func:`refuse_deviating_parties`): the sum of every party's vector
-  must equal its public row count.  One secure zero test per party (MPyC's ``np_is_zero_public``:
-  it opens ``r * (sum - n_i)`` with ``r`` a joint secret random field element, so it shows only
-  whether the difference is zero), no comparison, hence no statistical leakage.
-
-Threat model: passive, static, at most ``t < m/2`` corrupted parties.  Only the noisy sum is opened.
-The input checks go beyond that model: a party that deviates (inputs a count vector of more or
-fewer rows than it declared) is named and every party stops before anything is opened.  What they
-do not cover: a vector of the right sum with negative entries, or with its mass moved to other cells
-(the latter is the same as that party lying about its own rows).
+Threat model: passive, static coalition of ``t < m/2`` parties.  Only the noisy sum is opened; a party whose count vector does not
+match its declared row count is named and every party stops before anything is opened.
+Details: docs/secure_layer.md.
 """
 from __future__ import annotations
 
@@ -63,9 +44,7 @@ def add_party_noise(total: Any, own_draw: int) -> Any:
 
 def sum_party_vectors(sectype: Any, own: np.ndarray) -> Any:
     """Every party secret-shares its own integer vector (same length everywhere); return the sum.
-
-    Used for per-party counts (each party counts its own rows in the clear) and for per-party noise
-    vectors: no party learns another's vector, only shares of the total.
+    Details: docs/secure_layer.md.
 
     :param sectype: MPyC secure integer type.
     :param own: this party's int vector.
@@ -82,12 +61,7 @@ def sum_party_vectors(sectype: Any, own: np.ndarray) -> Any:
 
 async def refuse_deviating_parties(differences: Any, problems: Sequence[str]) -> None:
     """Stop every party if any entry of ``differences`` is nonzero, naming the first such party.
-
-    Entry ``(i, j)`` is computed from party ``i``'s secret inputs only and is zero when party ``i``
-    input what it declared (check ``j``).  MPyC's ``np_is_zero_public`` multiplies each entry by its
-    own joint secret random field element and opens the product: zero stays zero, anything else
-    opens as a uniformly random nonzero element, so only the zero/nonzero bit of each entry becomes
-    known (a wrong pass has probability ``1/p``, about ``2^-64`` for ``-L 32``).
+    Details: docs/secure_layer.md.
 
     :param differences: secure array of shape ``(m, k)``.
     :param problems: ``k`` texts, one per check, completing "party i: ..." (no value in them).
@@ -140,25 +114,7 @@ def _proves_nonnegative(cells: int, totals: Sequence[int], sectype: Any, nonnega
 async def sum_counted_vectors(sectype: Any, own: np.ndarray, totals: Sequence[int], *,
                               what: str = "count vector", nonnegative: bool | None = None) -> Any:
     """:func:`sum_party_vectors` for count vectors, refused unless each party's vector is a histogram of its rows.
-
-    Every party secret-shares its own count vector (one entry per cell, each row of the party in
-    exactly one cell).  The parties then test, for every party ``i``, ``sum(vector_i) == totals[i]``
-    (:func:`refuse_deviating_parties`: one secure zero test per party, nothing else opened), and only
-    then return the sum.
-
-    With the non-negativity proof (``nonnegative``; by default when ``cells * bits`` is at most
-    :data:`NONNEGATIVE_MAX_ELEMENTS`, ``bits`` the bit length of the largest public row count), each
-    party inputs its counts as bits (:func:`count_bits`) and the counts are their weighted sums (local).
-    After all inputs, a joint public seed (:func:`secure.public_randomness.joint_seed`) gives weights
-    ``rho`` in ``[1, 2^40)``; ``sum_k rho_k b_k (b_k - 1)`` is zero for bits and, for any other input,
-    nonzero except with probability ``2^-40`` (Schwartz-Zippel): one inner product per party (one
-    resharing) and one more zero test per party.  Bits and the sum check together make every cell a
-    count in ``[0, n_i]``: the vector is a histogram of exactly ``n_i`` rows, so a deviating party can
-    do no more than replace its own rows (what a sensitivity of ``n_i`` rows bounds).
-
-    Cost beyond :func:`sum_party_vectors`: ``m`` (or ``2m``) random field elements, local products and
-    one opening round; with the proof, ``bits`` input elements per cell instead of one, the seed, and
-    one resharing round.  No comparison: nothing statistical is opened.
+    Details: docs/secure_layer.md.
 
     :param sectype: MPyC secure integer type.
     :param own: this party's int vector (the same length at every party).

@@ -1,20 +1,7 @@
 """Column declarations by role, with checks on entry: numeric, label, classes, categorical.
 
-A column's declaration is public and chosen without looking at the data (docs/design.md, "Who holds what"):
-its domain, its fixed-point precision (``bits`` fractional bits), or its list of allowed values.
-Each constructor returns a :class:`secure.intake.ColumnSpec`, the one declaration type the intake,
-the kernels and the protocols read; a misuse raises at the call with a plain message in the style
-of OpenDP / diffprivlib (``upper must be greater than lower, got lower=5, upper=1``).
-
-- :func:`numeric` -- a number in ``[lower, upper]`` at ``bits`` fractional bits; values outside
-  are clipped to the domain (locally or inside MPC), never refused.
-- :func:`label` -- a 0/1 label (AUC); any other value is refused at the party that holds it.
-- :func:`classes` -- ``k`` ordered classes ``0 .. k-1`` (VUS: ``k = 3``); other values refused.
-- :func:`categorical` -- a declared public list of categories (duplicate ratio, Rand index); a value
-  outside the list is refused at that party, never merged into another category.
-
-Threat model: declarations are public parameters, agreed by every party before any data is shared;
-nothing here touches data.
+Declarations are public parameters agreed before any data is shared (docs/design.md, "Who holds what");
+nothing here touches data.  Details: docs/secure_layer.md.
 """
 from __future__ import annotations
 
@@ -63,34 +50,7 @@ def _check_category(name: str, value: object, what: str) -> None:
 @dataclass(frozen=True)
 class ColumnSpec:
     """A column's declared public domain and fixed-point precision, or its declared category list.
-
-    Numeric column (``categories`` is ``None``): a value is shared as the fixed-point integer
-    ``round((x - lower) * 2**precision)`` after clipping to ``[lower, upper]``.
-
-    Categorical column (``categories`` given; duplicate, Rand, and the labels/classes of AUC/VUS):
-    a value is shared as its *code*, its index in ``categories`` (``0 .. k-1``), and with a declared
-    ``other`` bucket every value outside the list takes code ``k``.  Nothing is ever clipped: without
-    ``other`` a value outside the list stops the run at that party (one redacted line, "column 'C' has
-    a value outside its declared categories"; the line and the value stay local).  The list and
-    ``other`` are public declarations, chosen without looking at the data, like a domain.
-
-    - All strings or all numbers.  Strings match a cell exactly (case-sensitive) after the cell is
-      stripped of surrounding spaces (and of CSV quotes); a string category equal to a missing token
-      (``NA``, ``?``) is a category, not a missing value.  Numbers match by value (``1``, ``1.0`` and
-      ``1e0`` are the category ``1``).
-    - The order is the code: for a label column it is the role (AUC: first = negative class 0, second
-      = positive 1; VUS: classes 0, 1, 2 in order).
-    - Data path (:func:`party_rows`, :func:`read_columns`, :func:`rows_from_table` given ``specs``):
-      a column of *strings* arrives as float codes (``nan`` = missing); a column of *numbers* arrives
-      as its values, mapped to codes by :func:`to_fixed_point` (so a reader that does not know the
-      specs cannot shift codes silently: a string list then fails as "not a number").
-    - ``lower``/``upper`` do not take part in the encoding of a categorical column; by convention
-      they are the smallest/largest category of a numeric list (``0/1`` for labels, ``1/4`` for
-      Framingham's education), else ``0`` and ``k-1`` (:meth:`categorical` sets them).
-      ``precision`` must be 0.
-
-    Build one with :meth:`categorical`; the positional form ``ColumnSpec(name, 0, 1, 0, (0, 1))``
-    of earlier releases still works.
+    Details: docs/secure_layer.md.
 
     :param name: column name in the CSV header.
     :param lower: smallest value of the declared domain (public, chosen without looking at data).
@@ -225,9 +185,7 @@ class ColumnSpec:
 
     def encode(self, values: np.ndarray) -> np.ndarray:
         """Fixed-point integers ``round((x - lower) * 2**precision)`` (no clipping; numeric columns).
-
-        With a declared ``step`` the value is first rounded to its grid: ``round(round((x - lower) / step)
-        * step * 2**precision)``, so every encoded value is one of :meth:`grid_values`.
+        Details: docs/secure_layer.md.
         """
         shifted = np.asarray(values, dtype=float) - self.lower
         if self.step is not None:
@@ -281,9 +239,7 @@ class ColumnSpec:
 
     def category_code(self, value: Category) -> int | None:
         """The code of ``value`` if it is one of the declared categories (not ``other``), else ``None``.
-
-        A string given for a numeric list is read as a number; a number given for a list of strings
-        matches its shortest text (``1.0`` matches ``"1"``), so ``--fill C=1`` works for both.
+        Details: docs/secure_layer.md.
         """
         if self.categories is None:
             return None
@@ -308,10 +264,7 @@ class ColumnSpec:
         return float(len(self.categories or ())) if self.other is not None else None
 
     def value_codes(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Codes of a party's column (vectorized), and the mask of values outside the list.
-
-        Numeric list: values are category values, mapped by value (outside: ``other`` or refused).
-        String list: values are already codes from the reader; anything but an integer code is outside.
+        """Codes of a party's column (vectorized), and the mask of values outside the list. Details: docs/secure_layer.md.
         """
         column = np.asarray(values, dtype=float)
         if self.textual:
@@ -354,11 +307,7 @@ def _check_name(name: Any) -> str:
 
 def numeric(name: str, *, lower: float, upper: float, bits: int = 0, step: float | None = None) -> ColumnSpec:
     """A numeric column with the declared public domain ``[lower, upper]`` and ``bits`` fractional bits.
-
-    The value ``x`` is shared as the integer ``round((x - lower) * 2**bits)``; resolution ``2**-bits``.
-    A statistic reported in the column's units (the Gini mean difference) follows ``bits``.
-    ``step``: the declared recording resolution (``0.5`` for half-unit readings): values lie on the grid
-    ``lower + i * step`` (rounded to it), which the histogram path of complete U-statistics counts on.
+    Details: docs/secure_layer.md.
 
     :raise TypeError: a name that is not a string, a bound that is not a number, non-integer bits.
     :raise ValueError: a bound not finite, ``upper <= lower``, bits outside ``[0, 52]``.
@@ -389,11 +338,7 @@ def classes(name: str, k: int) -> ColumnSpec:
 
 
 def categorical(name: str, *, categories: Sequence[Any], other: Any = None) -> ColumnSpec:
-    """A categorical column with a declared public list of categories (integers or strings).
-
-    A value is shared as its code (its index in the list); a value outside the list is refused at
-    the party that holds it, or, with ``other``, mapped to that declared bucket -- never merged
-    silently into a neighbouring category (:meth:`secure.intake.ColumnSpec.categorical`).
+    """A categorical column with a declared public list of categories (integers or strings). Details: docs/secure_layer.md.
 
     :raise TypeError: ``categories`` not a list of integers or of strings (a lone string is refused).
     :raise ValueError: fewer than two categories, or a category given twice.

@@ -1,28 +1,7 @@
 """Kernels of U-statistics as objects, each with a plaintext and a vectorized secure function.
 
-A U-statistic of degree ``k`` averages a symmetric kernel ``f`` over k-tuples of rows (Sinh & Ramon,
-Def. 2.1, eq. 1; examples in App. A.5).  Every kernel here works on fixed-point *integers*
-(:mod:`secure.intake`): its outputs are integers in ``[low, high]`` that stand for the kernel value
-times ``scale``, so the secure sum, the noise and the reveal stay integer (no floating-point noise on
-anything released).  A kernel may have two outputs, a numerator and a denominator, when the
-statistic is a ratio of two U-statistics (AUC and VUS are normalised by the number of pairs/triples
-with the right labels, which is private).
-
-Each kernel knows:
-
-- ``degree`` ``k`` and the user columns it reads (``columns``), with allowed label values if any
-  (``categories``) and the columns it compares only for equality (``categorical``: categories,
-  shared as codes of a declared list, :class:`secure.intake.ColumnSpec`);
-- ``encode``: the local, per-party re-encoding of those columns into the columns that are shared
-  (e.g. one-hot class indicators), so that cheap work is done in the clear by the data owner;
-- ``outputs``: per output, its ``scale``, bounds ``[low, high]`` and hence its sensitivity
-  ``high - low`` (replacing one row changes one kernel value by at most that much);
-- ``comparison_bits``: the bit length secure comparisons need, given the columns' fixed-point widths;
-- ``plaintext``: the kernel on integer arrays (used by the simulated path and as a reference);
-- ``secure``: the same on MPyC secure arrays, vectorized over all tuples (``mpc.np_sgn`` batches).
-
-Threat model: passive adversary, at most ``t < m/2`` corrupted parties; the secure functions only
-use MPyC's secure arithmetic and comparisons, so they reveal nothing.
+Sinh & Ramon, Def. 2.1, eq. 1, App. A.5; fixed-point integer outputs, optional numerator/denominator.
+Threat model: passive, static coalition of ``t < m/2`` parties.  Details: docs/secure_layer.md.
 """
 from __future__ import annotations
 
@@ -174,14 +153,7 @@ class GiniMeanDifference(Kernel):
 
 
 class AreaUnderCurve(Kernel):
-    """AUC with ties counted 1/2, as ``sklearn.metrics.roc_auc_score`` (App. A.5.3, eq. 10).
-
-    Rows are ``(score, label)`` with label 0/1.  Over a pair, the numerator ``2h`` is
-    ``2`` if the positive row scores higher, ``1`` on a tie, ``0`` otherwise, and ``0`` when both
-    labels agree; the denominator ``g`` is 1 iff the labels differ.  AUC = (sum h) / (sum g), which
-    with all pairs is exactly ``sum_{i pos, j neg} (I[s_i > s_j] + I[s_i = s_j]/2) / (n+ n-)``.
-    Securely: with ``sigma = sgn(s_i - s_j)``, ``g = y_i + y_j - 2 y_i y_j`` and
-    ``2h = g + sigma (y_i - y_j)``: one comparison and two products per pair.
+    """AUC with ties counted 1/2, as ``sklearn.metrics.roc_auc_score`` (App. A.5.3, eq. 10). Details: docs/secure_layer.md.
     """
 
     name = "auc"
@@ -237,10 +209,7 @@ class DuplicatePair(Kernel):
 
 class RandIndex(Kernel):
     """Rand index of two clusterings: 1 iff they agree on whether the pair is together (App. A.5.4).
-
-    Rows are ``(cluster in clustering 1, cluster in clustering 2)``; with all pairs the statistic
-    equals ``sklearn.metrics.rand_score``.  Securely: two equality tests ``e1, e2`` and
-    ``1 - e1 - e2 + 2 e1 e2``.
+    Details: docs/secure_layer.md.
     """
 
     name = "rand"
@@ -265,18 +234,7 @@ class RandIndex(Kernel):
 
 
 class VolumeUnderSurface(Kernel):
-    """Volume under the ROC surface for three ordered classes 0 < 1 < 2 (a degree-3 kernel).
-
-    VUS = P(S0 < S1 < S2) for scores drawn from classes 0, 1, 2, with ties weighted as usual
-    (Nakas & Yiannoutsos 2004): 1 if ``s0 < s1 < s2``, 1/2 if ``s0 = s1 < s2`` or ``s0 < s1 = s2``,
-    1/6 if ``s0 = s1 = s2``, else 0.  Over an unordered triple the numerator is ``12 w`` when the
-    three rows hold the three classes (``w`` as above, scores ordered by class) and 0 otherwise; the
-    denominator is 1 iff the classes are all different.  With all triples the ratio is exactly
-    ``sum_{i in 0, j in 1, l in 2} w / (n0 n1 n2)``.
-
-    Each party one-hot encodes its class locally (:meth:`encode`), so securely the triple's class
-    counts ``n_c`` are sums, its class-ordered scores ``S_c = sum_r [class_r = c] s_r`` are products,
-    and two signs ``sgn(S1 - S0)``, ``sgn(S2 - S1)`` give ``12 w`` by a small polynomial.
+    """Volume under the ROC surface for three ordered classes 0 < 1 < 2 (a degree-3 kernel). Details: docs/secure_layer.md.
     """
 
     name = "vus"

@@ -1,17 +1,7 @@
 """A cost meter: wall-clock seconds and bytes sent, per protocol phase.
 
-Bytes are counted by MPyC itself (``MessageExchanger.nbytes_sent``: payload plus 12 bytes of header
-per message) for every connection of this party; :func:`CostMeter.totals_over_parties` sums them over
-all parties with one small ``mpc.transfer`` at the end (taken after the last phase, so it is not
-counted in any phase).  MPyC schedules work lazily, so a phase is closed only once its secure values
-have been computed (:meth:`CostMeter.settle`): otherwise a phase's work would be billed to the next.
-
-Threat model: seconds stay at the party that measured them.  Local work (sorting a party's own values
-at intake, drawing its noise share) takes data- and noise-dependent time, so a party's timings are
-not public; only the byte counts, which follow from the public parameters (sizes of the inputs, the
-field, the circuit), are exchanged.  A record or table therefore reports its own party's seconds
-("seconds at party 0"); a party's wall clock still includes waiting for its peers' messages, which no
-interactive protocol hides.
+Threat model: seconds stay at the party that measured them; only byte counts (a function of public
+parameters) are exchanged.  Details: docs/secure_layer.md.
 """
 from __future__ import annotations
 
@@ -36,9 +26,7 @@ _progress_reporter: ProgressReporter | None = None
 def set_progress_reporter(reporter: ProgressReporter | None) -> None:
     """Where :func:`report_progress` goes for this process: a callback (a terminal bar, drawn by the
     scenarios layer), or ``None`` for log lines through MPyC's logger (silenced by ``--no-log``).
-
-    Progress says how many public steps (kernel batches, sorting stages) are done: public
-    information, the same at every party; nothing about the data.
+    Details: docs/secure_layer.md.
     """
     global _progress_reporter
     _progress_reporter = reporter
@@ -108,10 +96,7 @@ class CostMeter:
         return sum(cost.seconds for cost in self.phases.values())
 
     async def totals_over_parties(self) -> dict[str, PhaseCost]:
-        """Per phase: this party's own seconds and the bytes sent by all parties together.
-
-        Only the byte counts cross (one ``mpc.transfer`` of integers, public by declaration: they follow
-        from the public parameters); no party's seconds leave it (see the module's threat model).
+        """Per phase: this party's own seconds and the bytes sent by all parties together. Details: docs/secure_layer.md.
         """
         mine = {name: int(cost.bytes_sent) for name, cost in self.phases.items()}
         everyone = await mpc.transfer(mine)

@@ -1,31 +1,8 @@
 """Rank sums under MPC by secure sorting: the AUC numerator without revealing scores or labels.
 
-For rows ``(score, label)`` held as secret shares, the Mann-Whitney form of the AUC counts, over all
-positive-negative pairs, 1 if the positive scores higher and 1/2 on a tie.  Sorting once with ties
-broken negatives-first and once positives-first, the number of negatives before each positive is
-``#lower + #tied`` resp. ``#lower``; their sum over positives is ``2 U`` with ties counted 1/2
-exactly (the average-rank convention of ``sklearn.metrics.roc_auc_score`` and Sun et al. eq. 1).
-
-Both sorts run as one batched Batcher odd-even merge sort (the network of ``mpc.np_sort``, stage by
-stage so that progress can be reported, :func:`secure.meter.report_progress`):
-``O(n log^2 n)`` secure comparisons in ``O(log^2 n)`` rounds, instead of the ``n(n-1)/2``
-comparisons of evaluating the pair kernel on all pairs.  After sorting, the counts are local
-(prefix sums of shares) plus ``n`` secure products per sort.
-
-The sort path of the planner (issue 13; docs/design.md "Three ways to compute a U-statistic", way (b)):
-:func:`sorted_auc_sums` gives the same ``(2U, P)`` with ONE sort (key ``2 score + label``) and the
-ties handled by equality runs of adjacent scores (``n - 1`` equality tests and a segmented prefix
-scan of ``O(log n)`` product rounds); :func:`sorted_gini_sum` gives Gini's pair sum
-``sum_{i<j} |x_i - x_j| = sum_k (2k - n - 1) x_(k)`` by one sort and a public linear map.  Both compare
-at the smallest bit length the declared domain allows (:func:`sort_at_bits`), whatever the length
-of the secure type that holds the sums.  :func:`sort_costs` gives their public counts of work, and
-the ``*_plain`` functions mirror them on Python integers.  :func:`twice_mann_whitney` (two sorts
-at the type's bit length) is kept as the reference.
-
-Threat model: passive adversary, at most ``t < m/2`` corrupted parties; only secure comparisons,
-arithmetic on shares and type conversions are used.  Each comparison and conversion opens its value
-under a random mask ``sec_param`` bits longer (statistically hiding, not perfectly):
-:mod:`secure.leakage` counts them (:func:`secure.leakage.sort_openings`) and bounds what they leak.
+Two sorts with ties broken both ways give ``2 U`` with ties counted 1/2 (Sun et al. eq. 1).
+Threat model: passive, static coalition of ``t < m/2`` parties.  Each comparison opens a masked value (:mod:`secure.leakage`).
+Details: docs/secure_layer.md.
 """
 from __future__ import annotations
 
@@ -73,16 +50,7 @@ def _positions_with_bit(limit: int, bit: int, value: int) -> int:
 def sorting_network_size(n: int) -> tuple[int, int]:
     """``(comparators, stages)`` of the network :func:`sorting_stages` builds (Batcher's odd-even merge sort in
     Knuth's formulation, TAOCP vol. 3, 5.2.2, Algorithm M, as in ``mpc.np_sort``), without building it.
-
-    The network is ``t (t + 1) / 2`` stages, ``t = ceil(log2 n)``: for each ``p = 2^(t-1), ..., 1`` the distances
-    ``d = p`` and then ``d = q - p`` for ``q = 2^(t-1), 2^(t-2), ..., 2p``, each stage comparing the positions
-    ``i < n - d`` whose bit ``log2 p`` is 0 (the first stage of a ``p``) or 1 (the others) with ``i + d``.  A stage's
-    size is therefore a count of integers below ``n - d`` with one bit fixed, in closed form
-    (:func:`_positions_with_bit`); the sum takes ``O(log^2 n)`` integer operations (300 at ``n = 10^7``) and no
-    memory, where building the network takes ``O(n log^2 n)`` of both.  For ``n = 2^t`` it is Batcher's
-    ``(t^2 - t + 4) 2^(t-2) - 1`` comparators (Knuth, 5.3.4, eq. (5) and exercise 5.3.4-11).  Every stage is
-    non-empty (checked for ``n < 600`` against the built network, :mod:`tests.test_sort_closed_form`), so
-    ``stages`` is also the network's depth.
+    Details: docs/secure_layer.md.
 
     :raise ValueError: ``n`` negative.
     """
@@ -144,9 +112,7 @@ async def sort_by_stages(a: Any, key: Callable[[Any], Any], *, task: str = "secu
 
 async def twice_mann_whitney(scores: Any, labels: Any) -> tuple[Any, Any]:
     """``2 U`` (pairs positive > negative count 2, ties 1) and the number of positives, both secret.
-
-    The two-sort reference (comparisons at the type's full bit length), kept for comparison in tests
-    and benchmarks; :func:`sorted_auc_sums` computes the same with one sort at the keys' bit length.
+    Details: docs/secure_layer.md.
 
     :param scores: secure integer array of fixed-point scores, shape ``(n,)``.
     :param labels: secure integer array of 0/1 labels, shape ``(n,)``.
@@ -180,11 +146,7 @@ def _check_bits(bits: int, bit_length: int) -> None:
 
 async def sort_at_bits(a: Any, key_row: int, *, bits: int, task: str = "secure sort", ahead: int = 8) -> Any:
     """Sort the columns of a secure ``(rows, n)`` array by row ``key_row``, comparing at ``bits`` bits.
-
-    The network of ``mpc.np_sort`` (Batcher's odd-even merge sort, :func:`sorting_stages`) with each
-    comparison ``mpc.np_sgn(key' - key, l=bits, LT=True)``: the secure type may be much longer than
-    the keys (it must hold later sums), the comparisons cost only what the keys' domain needs.
-    Progress is reported as by :func:`sort_by_stages`.
+    Details: docs/secure_layer.md.
 
     :param a: secure array of shape ``(rows, n)`` (or ``(..., rows, n)``).
     :param key_row: the row holding the keys.
@@ -213,10 +175,7 @@ def _compact_type(sectype: Any, bit_length: int) -> Any:
 
 
 def _convert(a: Any, sectype: Any) -> Any:
-    """A 1-D secure integer array as an array of ``sectype`` (values must fit both types).
-
-    MPyC's conversion (``mpc.convert``): one opening per entry of the value masked by a joint
-    pseudorandom integer ``sec_param`` bits longer than the value (statistically hiding), no products.
+    """A 1-D secure integer array as an array of ``sectype`` (values must fit both types). Details: docs/secure_layer.md.
     """
     from mpyc.runtime import mpc
 
@@ -255,27 +214,7 @@ def _values_at_run_starts(values: Any, starts: Any) -> Any:
 async def sorted_auc_sums(scores: Any, labels: Any, *, bits: int,
                           task: str = "secure sort") -> tuple[SecureInt, SecureInt]:
     """``(2U, P)`` as :func:`twice_mann_whitney` (pairs positive > negative count 2, ties 1; ``P`` the
-    number of positives), by ONE secure sort and equality runs instead of two sorts.
-
-    Sort the rows by key ``2 score + label`` (so negatives precede positives of the same score),
-    comparing at ``bits`` bits.  In sorted order let ``before_i`` be the number of negatives before
-    position ``i`` (a prefix sum: local) and ``start_i`` the same at the first position of ``i``'s run
-    of equal scores (``n - 1`` secure equality tests of adjacent scores at ``bits`` bits, then a
-    segmented scan: ``O(log n)`` rounds of products).  A positive at ``i`` is above ``start_i``
-    negatives and tied with ``before_i - start_i``, so
-
-        2U = sum over positives of (before_i + start_i)
-
-    exactly (the average-rank convention of ``sklearn.metrics.roc_auc_score``; Sun et al. eq. 1).
-
-    The sort, the equality tests and the scan run on the shortest secure integer type that holds the
-    keys and counts up to ``2n`` (``SecInt(max(bits, bit_length(2n) + 1))``): its field is smaller, so
-    every comparison and product is cheaper than on the caller's long type; the inputs are converted
-    into it and the ``n`` terms of ``2U`` back (MPyC's ``mpc.convert``: one masked opening per entry).
-
-    Threat model: passive adversary, at most ``t < m/2`` corrupted parties; only secure comparisons,
-    arithmetic on shares and type conversions (each opens its value plus a joint random mask
-    ``sec_param`` bits longer: statistically hiding); the sort network and all counts of work are public.
+    number of positives), by ONE secure sort and equality runs instead of two sorts. Details: docs/secure_layer.md.
 
     :param scores: secure integer array of fixed-point scores, shape ``(n,)``, ``n >= 2``.
     :param labels: secure integer array of 0/1 labels, shape ``(n,)``.
@@ -308,14 +247,7 @@ async def sorted_auc_sums(scores: Any, labels: Any, *, bits: int,
 
 async def sorted_gini_sum(values: Any, *, bits: int, task: str = "secure sort") -> SecureInt:
     """``sum over unordered pairs i < j of |x_i - x_j|`` (fixed-point units) by one secure sort.
-
-    With ``x_(1) <= ... <= x_(n)`` sorted, ``sum_{i<j} |x_i - x_j| = sum_k (2k - n - 1) x_(k)``: a
-    public linear map of the sorted shares (local, no products).  Gini's mean difference is this
-    divided by ``n (n - 1) / 2``.  The sort runs on ``SecInt(bits)`` (converted in and out, as in
-    :func:`sorted_auc_sums`).
-
-    Threat model: passive adversary, at most ``t < m/2`` corrupted parties; nothing is opened but
-    the statistically masked values of the type conversions.
+    Details: docs/secure_layer.md.
 
     :param values: secure integer array of fixed-point values in ``[0, 2^(bits-1))``, shape ``(n,)``
         (values in ``[0, 2^w)``: ``bits = w + 1``).  The secure type must hold the sum (at most

@@ -1,27 +1,7 @@
 """TLS for MPyC's ``--ssl``: the files a party needs in ``.config/`` and a check that they work.
 
-MPyC (``Runtime.start``) loads ``.config/mpyc_ca.crt``, ``party_{i}.crt`` and ``party_{i}.key`` and checks
-the peer name ``MPyC party {j}``.  :func:`check_party` loads the same files with the same calls and runs
-a handshake of the party with itself, so that a missing file, a key of another certificate, an expired
-certificate or one of another CA stops the party before it connects, with one line.  Standard library
-only (``ssl``); generating test certificates is :mod:`scenarios.certificates`.
-
-Seats are bound to certificates (:func:`bind_seats`): MPyC takes a connecting party's index from its
-first message and checks only the chain of its certificate, so the holder of party 1's key could
-claim to be party 0.  With :func:`bind_seats` a listening party accepts a connection only if the
-client's certificate names ``MPyC party {j}`` for the index ``j`` it claims (a ``j`` below its own,
-not yet connected), and a connecting party accepts the listening party ``j`` only if its certificate
-names ``MPyC party {j}`` (MPyC's host-name check, checked again).  A party that refuses a peer, or
-whose certificate a peer refuses in the handshake, tells the parties already connected (one notice
-frame), keeps running :data:`REFUSAL_GRACE` seconds so that they see it, and exits 1 with one line
-saying what it refused; a party told by a peer names that peer and what it refused.
-
-Threat model: TLS protects the channels against the network (confidentiality, integrity, and only
-holders of a certificate from the CA connect, each in the seat its certificate names); it does
-nothing against a party that deviates in the protocol.  A notice is only ever printed, never trusted:
-a peer that sends a false one could as well have stopped the run.  Anybody who reaches a listening
-port with a certificate that does not verify stops the run (as any network attacker who can reset
-the connections could).
+Threat model: TLS protects the channels against the network; it does nothing against a party that
+deviates.  Standard library only (``ssl``).  Details: docs/secure_layer.md.
 """
 from __future__ import annotations
 
@@ -82,10 +62,7 @@ def ca_fingerprint(path: Path | str) -> str:
 
 def mpyc_contexts(directory: Path | str, party: int) -> tuple[ssl.SSLContext, ssl.SSLContext]:
     """The (listening, connecting) TLS contexts MPyC's ``Runtime.start`` builds for ``party`` with ``--ssl``.
-
-    Same calls as MPyC 0.10/0.11: ``create_default_context`` for client/server authentication,
-    ``load_cert_chain(party_i.crt, party_i.key)``, ``load_verify_locations(mpyc_ca.crt)`` and, when
-    listening, ``CERT_REQUIRED``.  The connecting side checks the name ``MPyC party {j}``.
+    Details: docs/secure_layer.md.
 
     :raise OSError: a file is missing or unreadable.
     :raise ssl.SSLError: a file is not PEM, or the key does not match the certificate.
@@ -128,11 +105,7 @@ def _memory_handshake(listening: ssl.SSLContext, connecting: ssl.SSLContext, nam
 
 def check_party(party: int, directory: Path | str = ".config") -> str:
     """Check that ``party`` can use ``--ssl`` from ``directory``, as MPyC will load it (stdlib only).
-
-    Loads the three files with MPyC's calls and runs a handshake of the party with itself: its
-    certificate must chain to ``mpyc_ca.crt``, be valid now, and carry the name ``MPyC party {i}`` and
-    no other party's name (the other parties accept it in seat ``i`` only, see :func:`bind_seats`).
-    It cannot see whether the *other* parties hold the same CA: compare the returned fingerprints.
+    Details: docs/secure_layer.md.
 
     :return: the SHA-256 fingerprint of this party's ``mpyc_ca.crt``.
     :raise InputError: one line naming the party, the file and the problem.
@@ -260,11 +233,7 @@ def _handshake_refusal(exc: ssl.SSLError, ca: str, server_hostname: str | None =
 
 def _watched_object_class(on_refusal: Callable[[str], None], ca: str) -> type[ssl.SSLObject]:
     """An ``SSLObject`` (``SSLContext.sslobject_class``) that reports a handshake failing on a certificate.
-
-    A handshake that fails here is reported with its reason.  A peer that refuses this party's
-    certificate closes the connection without its TLS alert (asyncio does not flush it), so a
-    handshake that was started and whose object is collected unfinished is reported as a refusal too
-    (``weakref.finalize``; :func:`bind_seats` collects garbage while connecting).
+    Details: docs/secure_layer.md.
     """
 
     def abandoned(token: dict[str, bool]) -> None:
@@ -316,15 +285,7 @@ def _notice_text(payload: object) -> str | None:
 
 def bind_seats(runtime: Any = None, *, grace: float = REFUSAL_GRACE) -> None:
     """With ``--ssl``: accept a peer only in the seat its certificate names; install before ``mpc.start``.
-
-    Wraps the runtime's ``set_protocol`` (where MPyC registers a connection: the listening side after
-    reading the index the client claims, the connecting side once connected) with
-    :func:`seat_refusal`, and the ``sslobject_class`` of MPyC's TLS contexts (through the loop's
-    ``create_server`` and ``create_connection``) so that a handshake refused on a certificate, by
-    either side, is reported too.  A refusal sends a notice frame to every party
-    already connected (and to the refused one), keeps this party running ``grace`` seconds, then ends
-    it with ``error: party i: <refusal>`` (exit 1).  A party that stops for any other reason (a lost
-    connection) after a peer's notice arrived prints ``error: party i: party j <refusal>``.
+    Details: docs/secure_layer.md.
 
     :param runtime: MPyC's runtime (default ``mpyc.runtime.mpc``).
     """
