@@ -1,20 +1,11 @@
-"""Post-processing of released ECDFs: monotone smoothing, inverse ECDF, ROC build.
+"""Post-processing of released ECDFs: monotone smoothing, inverse ECDF, ROC (Barczewski, Mawass & Ramon).
 
-Implements the post-processing half of Barczewski, Mawass & Ramon, *Differentially Private
-Empirical Cumulative Distribution Functions*:
+- :mod:`smoothing.monotone`  eq. (3): least-``p``-norm node corrections making a tree ECDF monotone.
+- :mod:`smoothing.inverse`   Algorithm 1: inverse ECDF by binary search, quantiles.
+- :mod:`smoothing.roc`       Sec. 5.1: ROC polyline and trapezoid AUC from two ECDFs.
 
-- :mod:`smoothing.monotone`  eq. (3): least-``p``-norm node corrections (``p`` = 1 LP, 2 QP, sparse
-  CVXPY problem, explicit solver preference with fallback) making a tree-mechanism ECDF
-  non-decreasing and inside [0, 1]; timings of Sec. 6.7 / Fig. 7 measured here in its docstring.
-- :mod:`smoothing.inverse`   step-ECDF evaluation on a grid and Algorithm 1 (inverse ECDF by binary
-  search on ``[lower, upper]``), quantiles.
-- :mod:`smoothing.roc`       Sec. 5.1: ROC polyline and trapezoid AUC from the ECDFs of positive and
-  negative scores.
-
-Layering: pure numpy/scipy/cvxpy.  This package never imports :mod:`secure`, :mod:`dp`,
-:mod:`scenarios` or MPyC; the grid-point-to-tree-node incidence matrix is built by the caller
-(the tree mechanism in ``dp/``).  Everything here is post-processing of public released values, so
-it costs no privacy budget and needs no threat model of its own.
+Pure numpy/scipy/cvxpy; never imports :mod:`secure`, :mod:`dp` or MPyC.  Post-processing of public values:
+no privacy cost, no threat model of its own.  Details and timings (Sec. 6.7, Fig. 7): docs/smoothing.md.
 """
 from __future__ import annotations
 

@@ -1,24 +1,6 @@
 """Step ECDFs on a grid and their inverse by binary search (Barczewski, Mawass & Ramon, Alg. 1).
 
-A released ECDF is known on a grid ``tau_1 < ... < tau_N`` only; between grid points it is read as a
-right-continuous step function: its value at ``x`` is the value at the largest grid point ``<= x``,
-and 0 below the grid (:func:`evaluate_step`).
-
-:func:`inverse_ecdf` is Algorithm 1 of the paper, generalised from the domain ``[0, 1]`` to
-``[lower, upper]``: bisect ``[a, b]``, moving ``a`` to the midpoint ``m`` when ``F(m) < p`` and ``b``
-otherwise, until ``b - a <= precision``; return ``(a + b) / 2``.  It only ever evaluates the curve,
-so it runs unchanged on a raw (non-monotone) private curve and on a smoothed one; on a raw curve the
-answer is *a* point where the curve crosses ``p``, found by bisection (paper Sec. 6.4: in practice
-close to the smoothed answer).
-
-For a curve given on a grid, ``snap=True`` (the default) adds one step after the bisection: the
-answer is moved to the first grid point in the final interval ``(a, b]`` whose value reaches ``p``.
-For a non-decreasing curve this returns exactly ``inf{x in [lower, upper] : F(x) >= p}`` (a grid
-point, or ``lower``), whatever the precision, so on noiseless data it coincides with the
-inverted-CDF quantile (numpy's ``method="inverted_cdf"``).  If no point of ``[lower, upper]``
-reaches ``p`` the answer is ``upper``.
-
-Everything here is post-processing of released values in the clear (no MPC, no privacy cost).
+Details: docs/smoothing.md.
 """
 from __future__ import annotations
 
@@ -52,10 +34,7 @@ def ecdf_on_grid(samples: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 
 def evaluate_step(grid: np.ndarray, values: np.ndarray, points: np.ndarray | float) -> np.ndarray | float:
-    """Evaluate the step function given on ``grid`` at arbitrary ``points``.
-
-    The value at ``x`` is ``values[k]`` for the largest ``k`` with ``grid[k] <= x``, and 0 when ``x``
-    lies below ``grid[0]`` (an ECDF is 0 before its first jump).
+    """Evaluate the step function given on ``grid`` at arbitrary ``points``. Details: docs/smoothing.md.
 
     :param grid: strictly increasing grid points.
     :param values: the curve on the grid (same length; need not be monotone).
@@ -170,10 +149,7 @@ def quantiles(
 
 def _snap(knots: np.ndarray, heights: np.ndarray, level: float, a: float, b: float, a_moved: bool,
           start: float, stop: float) -> float:
-    """First grid point in the final bisection interval whose value reaches ``level``.
-
-    Invariant of the bisection: ``F(a) < level`` if ``a`` moved and ``F(b) >= level`` if ``b`` moved,
-    so when both moved such a grid point exists in ``(a, b]``.
+    """First grid point in the final bisection interval whose value reaches ``level``. Details: docs/smoothing.md.
     """
     if not a_moved:
         if float(_evaluate(knots, heights, start)) >= level:

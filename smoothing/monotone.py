@@ -1,71 +1,8 @@
 """Monotone smoothing of a tree-mechanism ECDF (Barczewski, Mawass & Ramon, Sec. 3.2, eq. 3).
 
-A private ECDF released by the tree mechanism (eq. 2) is ``F-hat(tau_i) = F(tau_i) + (1/n) sum_l
-eta_{ceil(i/2^l), l}``: every grid point carries the noise of its ``L + 1`` tree nodes, so F-hat is
-not non-decreasing.  Eq. (3) looks for *corrections* ``nu`` over the same tree nodes (one per node
-``(j, l)``) of least ``p``-norm such that the corrected curve ``F-acute = F-hat + incidence @ nu`` is
-
-- non-decreasing on the evaluated subset ``B`` of grid points,
-- at least 0 at ``min(B)`` and at most 1 at ``max(B)``.
-
-With ``p = 2`` this is a quadratic program, with ``p = 1`` a linear program.  Because the noise
-enters through the same node structure, the ``p = 2`` solution is the projection of F-hat on the
-monotone curves in the metric ``(A A^T)^-1`` (``A`` the incidence rows of B), i.e. the noise metric
-of the tree mechanism; the true ECDF lies in that convex set, so the error in that metric never
-grows and the L2 error typically shrinks (paper Sec. 6.3).
-
-The module knows nothing of differential privacy: the 0/1 matrix ``incidence`` (grid points x tree
-nodes) mapping each grid point to its nodes is built by the caller (the tree mechanism in ``dp/``).
-Smoothing is post-processing, so it costs no privacy budget.  It runs in the clear on released values
-and never touches MPC (threat model: none needed — its input is already public).
-
-Problem size.  Only the rows of ``incidence`` in B enter, and only the nodes those rows touch become
-variables (the others get ``nu = 0``, which is optimal for them).  Monotonicity is imposed as
-``D @ (f + A @ nu) >= 0`` with ``D`` the sparse first-difference matrix; ``D @ A`` is formed in
-scipy before it reaches CVXPY and is far sparser than ``A`` (adjacent grid points share all nodes
-above the level where their paths split), so no dense ``N x nodes`` matrix ever exists.
-
-Solvers.  The solver is chosen explicitly from an ordered preference list, falling back to the next
-one when a solver is missing, raises, ends with a non-optimal status, or returns a point violating
-the constraints by more than ``tolerance``.  A solution flagged ``optimal_inaccurate`` that passes
-the constraint check is accepted (its status is reported); with ``accept_inaccurate=False`` the
-next solvers are tried first and it is kept only if none reaches ``optimal``.  Defaults (filtered
-by :func:`cvxpy.installed_solvers`): ``p = 2``: CLARABEL, OSQP, SCS; ``p = 1``: CLARABEL, HIGHS,
-SCS (see the timings below).  When every solver fails, :class:`SmoothingError` names each one and
-its failure.
-
-Output.  The returned values are made *exactly* non-decreasing and inside ``[0, 1]`` by
-``np.clip(np.maximum.accumulate(f + A @ nu), 0, 1)``: this only removes violations at the level of
-the solver's tolerance (the size of that repair is reported as ``SmoothingResult.repair`` and is
-bounded by ``tolerance``), while ``SmoothingResult.corrections`` is the solver's ``nu`` untouched.
-
-Runtime (paper Sec. 6.7, Fig. 7), measured here on this 2-core machine (CVXPY 1.9.3, Clarabel,
-OSQP 1.1.3, HiGHS as bundled; Python 3.11): tree incidence of ``N`` grid points, B = all points,
-noisy input from the paper's X_pois(3) data (Sec. 6.2) with epsilon = 1; wall-clock seconds of one
-call (problem build, canonicalisation and solve; median of 3 runs), with the solver forced to the one
-named and the options set in this module.  The first column of each norm is its default solver,
-the second its first fallback.
-
-=======  ==============  ==========  ==============  ==========
-N        p = 2 CLARABEL  p = 2 OSQP  p = 1 CLARABEL  p = 1 HIGHS
-=======  ==============  ==========  ==============  ==========
-2^8      0.010           0.010       0.014           0.015
-2^9      0.012           0.010       0.020           0.027
-2^10     0.016           0.013       0.035           0.053
-2^11     0.028           0.023       0.067           0.122
-2^12     0.043           0.031       0.150           0.402
-2^13     0.080           0.064       0.348           0.986
-2^14     0.162           0.131       0.802           3.34
-2^15     0.331           0.254       1.58            11.4
-=======  ==============  ==========  ==============  ==========
-
-Every run ended ``optimal`` except ``p = 1`` CLARABEL at 2^14 (``optimal_inaccurate``, constraints
-met to 1e-9, accepted); the repair step changed values by at most 1e-7 (HIGHS), 1e-9 (CLARABEL)
-and 1e-16 (OSQP).  With CLARABEL both norms grow roughly linearly in ``N`` (the problem has
-``~2N`` variables and ``N + 1`` constraints); HiGHS (simplex or interior point alike) grows
-faster, which is why CLARABEL is preferred for ``p = 1`` too.  SCS (with the tight tolerances set
-here) took 1.4 s for ``p = 2`` and 15 s for ``p = 1`` at 2^15, hence last.  As in the paper, the
-quadratic program (``p = 2``) is the cheaper one.
+Least-``p``-norm corrections over the tree nodes (sparse CVXPY problem) so the curve is non-decreasing
+and in [0, 1].  Post-processing of released values: no privacy cost.  Derivation, solvers and measured
+timings: docs/smoothing.md.
 """
 from __future__ import annotations
 
@@ -186,11 +123,7 @@ def smooth_ecdf(
     tolerance: float = 1e-6,
     accept_inaccurate: bool = True,
 ) -> SmoothingResult:
-    """Smooth a noisy tree-mechanism ECDF into a non-decreasing curve in [0, 1] (paper eq. 3).
-
-    Solves ``minimize sum_{(j,l)} |nu_{j,l}|^p`` subject to, with ``F-acute = F-hat + A @ nu`` on B
-    (``A`` the rows of ``incidence`` in B): ``F-acute`` non-decreasing along B,
-    ``F-acute(min B) >= 0`` and ``F-acute(max B) <= 1``.
+    """Smooth a noisy tree-mechanism ECDF into a non-decreasing curve in [0, 1] (paper eq. 3). Details: docs/smoothing.md.
 
     :param noisy: the released values F-hat, either on the whole grid (length ``N``, the number of
         rows of ``incidence``) or only on B (length ``len(subset)``, as when only the points of B
@@ -287,12 +220,7 @@ def smooth_many(
     tolerance: float = 1e-6,
 ) -> np.ndarray:
     """Eq. (3) on the whole grid for many curves at once (rows of ``noisy``): one problem, solved per row.
-
-    For Monte Carlo bands (post-processing of re-noised released curves): the CVXPY problem is built once
-    with the curve as a parameter (DPP: canonicalised once), then re-solved per row with the first default
-    solver, which is several times faster than :func:`smooth_ecdf` per row.  A row that solver fails on (or
-    solves outside ``tolerance``) goes through :func:`smooth_ecdf` with every fallback.  Each output row is
-    repaired as in :func:`smooth_ecdf` (non-decreasing, in ``[0, 1]``).  Equal rows are solved once.
+    Details: docs/smoothing.md.
 
     :param noisy: shape ``(R, N)``, ``N`` the rows of ``incidence``, finite.
     :param incidence: as :func:`smooth_ecdf`.

@@ -1,21 +1,6 @@
 """ROC curve and its area from two ECDFs on a common threshold grid (Barczewski et al., Sec. 5.1).
 
-Publishing the (private) ECDF of the scores of the positives and that of the negatives is enough to
-draw a ROC curve: at a threshold ``t``,
-
-- default (scikit-learn convention, a *higher* score means positive, predicted positive iff
-  ``score > t``): ``FPR(t) = 1 - F_neg(t)`` and ``TPR(t) = 1 - F_pos(t)``;
-- ``positive_below=True`` (the paper's convention, a *lower* score means positive, predicted positive
-  iff ``score <= t``): ``FPR(t) = F_neg(t)`` and ``TPR(t) = F_pos(t)``.
-
-The points are sorted by ``(FPR, TPR)``, the corners ``(0, 0)`` and ``(1, 1)`` are added, and the
-area under the polyline is taken with the trapezoid rule.  When the grid holds every distinct score,
-a tie between a positive and a negative score becomes one diagonal segment, which the trapezoid rule
-credits 1/2: the area is then exactly the Mann-Whitney AUC of :func:`sklearn.metrics.roc_auc_score`.
-
-Raw private ECDFs may leave ``[0, 1]`` and are not monotone, so their ROC polyline can fold back;
-smooth both ECDFs first (:func:`smoothing.monotone.smooth_ecdf`) for a proper curve.  The two ECDFs
-each cost their own privacy budget upstream; this module is post-processing in the clear.
+Details: docs/smoothing.md.
 """
 from __future__ import annotations
 
@@ -117,10 +102,7 @@ def _check_values(values: np.ndarray, name: str) -> np.ndarray:
 
 
 def batch_auc(ecdf_positive: np.ndarray, ecdf_negative: np.ndarray, *, positive_below: bool = False) -> np.ndarray:
-    """The AUC of :func:`roc_from_ecdfs` for many curve pairs at once (rows), vectorised.
-
-    The same polyline: corners added, points sorted by ``(FPR, TPR)`` (the threshold order among equal points
-    changes no area), trapezoid rule.
+    """The AUC of :func:`roc_from_ecdfs` for many curve pairs at once (rows), vectorised. Details: docs/smoothing.md.
 
     :param ecdf_positive: ``F_pos`` on the grid, shape ``(R, N)``; ``ecdf_negative`` the same shape.
     :return: the ``R`` areas.
