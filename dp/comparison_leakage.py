@@ -25,7 +25,7 @@ MAX_SECURITY_PARAMETER = 256
 
 
 def leak_delta(epsilon: float, distance: float) -> float:
-    """``(1 + e^epsilon) s``: what statistical distance ``s`` adds to delta (module docstring); ``inf`` if it
+    """``(1 + e^epsilon) s``: what statistical distance ``s`` adds to delta (docs/comparison_leakage.md); ``inf`` if it
     overflows."""
     if distance == 0:
         return 0.0

@@ -43,7 +43,7 @@ MEASURED: dict[str, dict[str, float]] = {
 def default_noise(protocol: str, epsilon_per_sum: float, delta_per_sum: float = 0.0, *,
                   pure_budget: bool = False) -> str:
     """The default noise of ``protocol`` for this budget: :data:`DEFAULT_NOISE`, except ``parties``
-    where the in-MPC sampler cannot reach its delta at ``epsilon_per_sum`` (module docstring), and
+    where the in-MPC sampler cannot reach its delta at ``epsilon_per_sum`` (docs/noise.md), and
     ``parties`` when the run spends from a pure-DP budget (a ledger account of delta 0, :mod:`dp.budget`):
     the in-MPC sampler's truncation costs a delta (at most ``2^-40`` per sum) such an account cannot pay,
     while party-drawn discrete Laplace is pure epsilon-DP.

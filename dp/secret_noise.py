@@ -125,7 +125,7 @@ def truncation_tv(*, epsilon: float, sensitivity: int, digits: int, bits: int) -
 
     :param epsilon: budget of the released sum; ``sensitivity``: ``s``; ``alpha = exp(-epsilon/s)``.
     :param digits: ``J``; ``bits``: ``b``.
-    :return: the bound ``tau`` (module docstring).
+    :return: the bound ``tau`` (docs/noise.md).
     :raise ValueError: on an invalid parameter.
     """
     eps = check_epsilon(epsilon)
@@ -133,7 +133,7 @@ def truncation_tv(*, epsilon: float, sensitivity: int, digits: int, bits: int) -
 
 
 def sampler_delta(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> float:
-    """``delta_s = (1 + e^epsilon) tau``: the delta the sampler's error costs (module docstring).
+    """``delta_s = (1 + e^epsilon) tau``: the delta the sampler's error costs (docs/noise.md).
 
     Rounded up to a double and capped at 1 (a delta of 1 says nothing, but stays true).
 

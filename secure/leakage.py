@@ -112,6 +112,6 @@ def opening_distance(sec_param: int, parties: int, threshold: int, *, prss: bool
 def statistical_distance(openings: MaskedOpenings, *, sec_param: int, parties: int, threshold: int,
                          prss: bool = True) -> float:
     """A bound on the statistical distance between a coalition's view of the run and a simulation from the
-    released values: the sum over the openings (module docstring)."""
+    released values: the sum over the openings (docs/comparison_leakage.md)."""
     comparison, conversion = opening_distance(sec_param, parties, threshold, prss=prss)
     return (openings.comparisons + openings.equality_tests) * comparison + openings.conversions * conversion

@@ -67,7 +67,7 @@ def inverse_ecdf(
     :param precision: the paper's ``psi``: bisection stops when ``b - a <= precision``.  Default: the
         smallest grid spacing for a grid curve, ``(upper - lower) * 2**-40`` for a callable.
     :param snap: for a grid curve, move the answer to the grid point found in the final interval
-        (see the module docstring); ignored for a callable.
+        (docs/smoothing.md); ignored for a callable.
     :return: the approximate (for a grid curve with ``snap``, exact) ``inf{x : F(x) >= p}``.
     :raise ValueError: if ``probability`` lies outside ``[0, 1]``, ``lower >= upper``, ``precision``
         is not positive, or the grid curve is malformed.

@@ -120,7 +120,7 @@ def _query(kernel: str, *, epsilon: float, delta: float, noise: str) -> UStatQue
 
 
 def _tables(kernel: str, rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``D`` and ``D'`` (stacked over parties, row 0 the changed one), as the module docstring derives."""
+    """``D`` and ``D'`` (stacked over parties, row 0 the changed one), as docs/audit.md derives."""
     generator = public_generator(seed + 7)
     others = rows - 1
     changed: tuple[tuple[float, ...], tuple[float, ...]]
@@ -237,7 +237,7 @@ def _mechanism(pair: CompleteNeighbours) -> str:
 
 
 def complete_case(name: str, pair: CompleteNeighbours) -> AuditCase:
-    """The audit case of ``pair``'s complete release (module docstring)."""
+    """The audit case of ``pair``'s complete release (docs/audit.md)."""
     plans = pair.plans
     if len(plans) == 1:
         statistic = "the released integer sum (coalition's view)"

@@ -42,7 +42,7 @@ Exact = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
 class LocalAuditCase(AuditCase):
     """An :class:`dp.audit.engine.AuditCase` with what is known exactly about its pair.
 
-    Its ``samples`` (recommended samples per dataset) is power-derived (module docstring).
+    Its ``samples`` (recommended samples per dataset) is power-derived (docs/audit.md).
 
     :param true_epsilon: the exact privacy loss of the audited pair (``None`` if not in closed form).
     :param best_event: ``(p, q)``, the probabilities of the best event under ``D`` and ``D'``

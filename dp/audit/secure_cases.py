@@ -147,7 +147,7 @@ def _batch(kind: str, count: int, party: UStatNeighbours, in_mpc: UStatNeighbour
 
 
 def secure_cases() -> list[AuditCase]:
-    """The two secure-path cases (module docstring)."""
+    """The two secure-path cases (docs/audit.md)."""
     party = ustat_neighbours("kendall", parties=3, threshold=1)
     in_mpc = ustat_neighbours("kendall", parties=3, threshold=1, noise="mpc")
     party_plan, mpc_plan = _party_plan(party), _mpc_plan(in_mpc)

@@ -51,7 +51,7 @@ def _check_quantizer(quantizer: Quantizer) -> Quantizer:
 
 @dataclass(frozen=True)
 class Factorization:
-    """A balanced rank-``d`` factorization ``A ~ L^T R`` (see the module docstring).
+    """A balanced rank-``d`` factorization ``A ~ L^T R`` (docs/ldp.md).
 
     :ivar left: ``L``, shape ``(d, t)``.
     :ivar right: ``R``, shape ``(d, t)``.

@@ -187,7 +187,7 @@ def expected_estimate(bins: npt.ArrayLike, params: ShuffledFactorization) -> flo
 
 
 def variance(bins: npt.ArrayLike, params: ShuffledFactorization, *, epsilon: float) -> float:
-    """Exact ``Var(U_hat)`` over the noise given the bins (module docstring)."""
+    """Exact ``Var(U_hat)`` over the noise given the bins (docs/ldp.md)."""
     u, v = party_vectors(bins, params)
     n = u.shape[0]
     s_left, s_right = noise_variances(params, epsilon=epsilon)
@@ -220,7 +220,7 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
              d: int | None = None, runs: int = 1, kind: str = "average", precision: int = DEFAULT_PRECISION,
              rng: np.random.Generator | None = None) -> np.ndarray:
     """GhaziSM end to end, ``runs`` times on fixed values (simple rounding): the total noise of each
-    coordinate drawn as ``DLap(alpha)`` (module docstring, "Simulation shortcut").
+    coordinate drawn as ``DLap(alpha)`` (docs/ldp.md, "Simulation shortcut").
 
     :return: float64 array of ``runs`` estimates.
     :raise ValueError: on invalid parameters, randomized rounding or a non-constant diagonal.

@@ -145,7 +145,7 @@ def histogram(reports: npt.ArrayLike, *, bins: int) -> np.ndarray:
 
 def estimate_from_histogram(counts: npt.ArrayLike, matrix: npt.ArrayLike, *,
                             epsilon: float) -> float | np.ndarray:
-    """The unbiased estimate ``U_hat`` from the histogram of reports, in ``O(k^2)`` (module docstring). Details: docs/ldp.md.
+    """The unbiased estimate ``U_hat`` from the histogram of reports, in ``O(k^2)`` (docs/ldp.md). Details: docs/ldp.md.
 
     :param counts: report counts, shape ``(k,)`` or ``(runs, k)`` (one estimate per row).
     :param matrix: quantized kernel matrix ``A`` (``k x k``).

@@ -100,7 +100,7 @@ def _check_bins(bins: int, name: str = "bins") -> int:
 
 @dataclass(frozen=True)
 class Interval:
-    """A continuous axis ``[lower, upper]`` with ``bins`` bins (see the module docstring for layouts).
+    """A continuous axis ``[lower, upper]`` with ``bins`` bins (docs/ldp.md for layouts).
 
     :param lower: lower end of the declared domain (finite).
     :param upper: upper end (finite, above ``lower``).

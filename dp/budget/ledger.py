@@ -579,7 +579,7 @@ def _prepare_directory(directory: Path) -> None:
 
 
 class Ledger:
-    """An open account: one party's budget and spends on one dataset (see the module's docstring). Details: docs/budget.md.
+    """An open account: one party's budget and spends on one dataset (docs/budget.md). Details: docs/budget.md.
     """
 
     def __init__(self, *, path: Path, account: _Account, lock_timeout: float = LOCK_TIMEOUT,

@@ -32,7 +32,7 @@ MAX_BITS = 32
 MAX_FULL_DOMAIN_BITS = 22
 #: leaves expanded at once by the full-domain evaluation (whole keys; at least one key)
 FULL_DOMAIN_CHUNK_LEAVES = 1 << 14
-#: peak working memory per leaf of a full-domain chunk (see the module docstring)
+#: peak working memory per leaf of a full-domain chunk (docs/fss.md)
 FULL_DOMAIN_PEAK_BYTES_PER_LEAF = 120
 #: (key, point) pairs walked at once by evaluate
 EVALUATE_CHUNK_PAIRS = 1 << 15
@@ -167,7 +167,7 @@ class DcfKeys:
                        np.concatenate([b.control_cw for b in batches]), np.concatenate([b.leaf_cw for b in batches]))
 
     def to_bytes(self) -> bytes:
-        """The versioned serialization (module docstring: header, then one record per key)."""
+        """The versioned serialization (docs/fss.md: header, then one record per key)."""
         bits, count = self.bits, self.count
         seed_cw, value_cw, controls, leaf, size = _record_layout(bits)
         records = np.zeros((count, size), dtype=np.uint8)

@@ -343,7 +343,7 @@ def negative_binomial(shape: Fraction, rate: Fraction, count: int, source: BitSo
 
 
 def _negative_binomial_thinning(shape: Fraction, rate: Fraction, count: int, source: BitSource) -> np.ndarray:
-    """``count`` exact draws of ``NB(shape, e^{-rate})`` by thinning (module docstring): ``shape (B + 2)`` proposals per draw.
+    """``count`` exact draws of ``NB(shape, e^{-rate})`` by thinning (docs/noise.md): ``shape (B + 2)`` proposals per draw.
 
     Python integers only for undecided comparisons and locations beyond ``2^62``.
     """

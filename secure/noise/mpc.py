@@ -103,7 +103,7 @@ def less_than_public_reference(bits: np.ndarray, thresholds: Sequence[int]) -> n
 
 
 def _tree_less_than(below: SecureArray, equal: SecureArray) -> SecureArray:
-    """``[U < T]`` per row from the digits' ``(L, E)`` pairs (module docstring) by a balanced tree, most
+    """``[U < T]`` per row from the digits' ``(L, E)`` pairs (docs/noise.md) by a balanced tree, most
     significant digit first: ``ceil(log2 w)`` rounds, two products per combined pair (one at the root).
 
     :param below: secure ``(N, w)`` array, ``t_k (1 - u_k)``; ``equal``: ``[u_k = t_k]``.
