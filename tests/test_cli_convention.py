@@ -80,7 +80,7 @@ def test_domain_with_column_name_means_the_same_in_ecdf() -> None:
 
     named = parse_options(["--columns", "sysBP", "--domain", "sysBP=80:300"])
     bare = parse_options(["--columns", "sysBP", "--domain", "80:300"])
-    assert (named.lower, named.upper) == (80.0, 300.0)
+    assert (named.query.lower, named.query.upper) == (80.0, 300.0)
     assert named.public() == bare.public()
 
 

@@ -48,20 +48,20 @@ def test_grid_indices_count_like_the_ecdf_and_clip() -> None:
 def test_a_value_query_between_grid_points_is_answered_at_the_grid_point_below() -> None:
     """at:100 on [80, 220] with 1024 points: 100 is in the domain, not a grid point; the released step ECDF
     answers at the largest grid point <= 100 (99.98) and says so; values outside the domain are refused."""
-    from scenarios.ecdf_fss import query_notes, resolve_queries
-    from scenarios.kit.ecdf_options import ecdf_grid
+    from dp.ecdf import EcdfQuery
 
-    grid = ecdf_grid(80.0, 220.0, 1024, "uniform")
+    query = EcdfQuery(protocol="fss", lower=80.0, upper=220.0, at=(100.0, 0.0, 220.0))
+    grid = query.grid_points()
     below = int(np.searchsorted(grid, 100.0, side="right")) - 1
     assert grid[below] <= 100.0 < grid[below + 1] and round(grid[below], 2) == 99.98
-    queries = ("value", [100.0, float(grid[7]), 220.0])
-    assert resolve_queries(queries, grid).tolist() == [7, below, 1023]
-    notes = query_notes(queries, grid)
+    query = EcdfQuery(protocol="fss", lower=80.0, upper=220.0, at=(100.0, float(grid[7]), 220.0))
+    assert fss.resolve_queries(query, grid).tolist() == [7, below, 1023]
+    notes = fss.query_notes(query, grid)
     assert notes == [f"at:100 answered at the grid point {grid[below]:.10g} (the ECDF is released on the grid: "
                      f"F(100) = F({grid[below]:.10g}), its step value there)"]
     for outside in (79.9, 220.5):
         with pytest.raises(ValueError, match=f"query at:{outside:g} is outside the grid's domain \\[80, 220\\]"):
-            resolve_queries(("value", [outside]), grid)
+            fss.resolve_queries(EcdfQuery(protocol="fss", lower=80.0, upper=220.0, at=(outside,)), grid)
 
 
 def test_the_answers_to_queries_are_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

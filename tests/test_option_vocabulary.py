@@ -14,9 +14,10 @@ from scenarios.kit.cli import UsageError
     ("scenarios.ustat", ["--stat", "gini", "--columns", "totChol", "--domain", "totChol=100:600:2"],
      lambda o: (o.query.specs[0].lower, o.query.specs[0].upper, o.query.specs[0].precision) == (100, 600, 2)),
     ("scenarios.rank_auc", ["--domain", "score=0:1:12"], lambda o: o.domain == (0.0, 1.0, 12)),
-    ("scenarios.ecdf", ["--columns", "totChol", "--domain", "totChol=100:600"], lambda o: (o.lower, o.upper) == (100, 600)),
+    ("scenarios.ecdf", ["--columns", "totChol", "--domain", "totChol=100:600"],
+     lambda o: (o.query.lower, o.query.upper) == (100, 600)),
     ("scenarios.ecdf_fss", ["--columns", "totChol", "--domain", "totChol=100:600"],
-     lambda o: (o.lower, o.upper) == (100, 600)),
+     lambda o: (o.query.lower, o.query.upper) == (100, 600)),
     ("scenarios.roc_private", ["--domain", "score=0:1"], lambda o: (o.lower, o.upper) == (0, 1)),
     ("scenarios.hosmer_lemeshow", ["--domain", "score=0:1:12"], lambda o: o.precision == 12),
 ])
@@ -28,6 +29,7 @@ def test_every_job_with_a_numeric_column_takes_domain_column_equals(module: str,
                                     "scenarios.hosmer_lemeshow"])
 def test_grid_points_are_points_in_every_job(module: str) -> None:
     options = importlib.import_module(module).parse_options(["--points", "64"])
+    options = getattr(options, "query", options)
     assert getattr(options, "points", getattr(options, "grid_points", None)) == 64
 
 

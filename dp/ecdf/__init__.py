@@ -4,4 +4,11 @@
 - :mod:`dp.ecdf.secure_release`  the private ECDF across parties (§4.1): per-party counts, distributed tree noise.
 - :mod:`dp.ecdf.hosmer_lemeshow` the private Hosmer-Lemeshow statistic (§5, Algorithm 2, Theorem 2).
 - :mod:`dp.ecdf.roc`             the ROC curve with private labels (§5.1): class ECDFs over their own noisy totals.
+- :mod:`dp.ecdf.face`            the family's face: the queries and release, simulate, exact.
 """
+from dp.ecdf.face import EcdfQuery as EcdfQuery
+from dp.ecdf.face import exact as exact
+from dp.ecdf.face import release as release
+from dp.ecdf.face import simulate as simulate
+from dp.ecdf.fss_release import FssEcdfRelease as FssEcdfRelease
+from dp.ecdf.secure_release import EcdfRelease as EcdfRelease

@@ -6,13 +6,17 @@ released curve (post-processing).  The derivations are in docs/ecdf.md.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 from dp.ecdf.grid import Node, check_points, level_offsets, tree_depth
 from dp.validation import check_epsilon, check_integer
 
-__all__ = ["QUANTILE_Z", "quantile_interval", "theorem1_squared_error", "interval_nodes", "suffix_nodes"]
+__all__ = ["QUANTILE_Z", "quantile_interval", "theorem1_squared_error", "interval_nodes", "suffix_nodes",
+           "SmoothedCurve", "smooth_release"]
 
 
 #: ``z`` of the quantile intervals: each of their two ends fails with probability 2.5 % under the normal
@@ -207,3 +211,93 @@ def suffix_nodes(a: int, points: int) -> list[tuple[Node, int]]:
     first, _, count = _check_interval(a, points, points)
     top = 1 << tree_depth(count)
     return _keep_in_tree(_walk(top, top - first + 1, rightwards=False), count)
+
+
+#: A quantile interval wider than this share of the domain, or a released value's noise margin above
+#: :data:`NOISY_MARGIN`, is called noise-dominated.
+WIDE_QUANTILE = 0.25
+NOISY_MARGIN = 0.1
+
+
+@dataclass
+class SmoothedCurve:
+    """A released curve on its points, smoothed (eq. 3) if asked, and its private quantiles (Alg. 1) with their
+    intervals (:func:`quantile_interval`), or the reason there are none (``note``), and plain
+    warnings when the noise dominates."""
+
+    points: np.ndarray
+    raw: np.ndarray
+    smoothed: np.ndarray | None = None
+    solver: str = "-"
+    quantiles: dict[float, float] = field(default_factory=dict)
+    intervals: dict[float, tuple[float, float]] = field(default_factory=dict)
+    margin: float = 0.0
+    note: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def quantile_text(self) -> str:
+        """``0.5: 240 (95 % interval 236 to 245), ...`` (empty without quantiles)."""
+        return ", ".join(f"{q:g}: {v:.4g} ({self.intervals[q][0]:.4g} to {self.intervals[q][1]:.4g})"
+                         for q, v in self.quantiles.items())
+
+    def interval_meaning(self) -> str:
+        """What the quantile intervals are, in one sentence."""
+        return (f"95 % interval of each quantile: the grid points between the first whose released value + "
+                f"{QUANTILE_Z:.2f} noise std reaches the level and the one after the last whose released value - "
+                f"{QUANTILE_Z:.2f} noise std stays below it (margin {self.margin:.3g}; normal approximation of the "
+                f"tree noise, each end fails with about 2.5 %)")
+
+    def record(self) -> dict[str, Any]:
+        """The record's quantile keys: ``quantiles``, ``interval``, ``quantiles_note``, ``warning``."""
+        return {"quantiles": {str(q): v for q, v in self.quantiles.items()},
+                "interval": {"quantiles": {str(q): list(self.intervals[q]) for q in self.quantiles},
+                             "level": 0.95, "margin": self.margin, "meaning": self.interval_meaning()},
+                "quantiles_note": self.note, "warning": " ".join(f"{w}." for w in self.warnings) or None}
+
+    def lines(self) -> list[str]:
+        """The printed quantile lines: the quantiles with their intervals and what those mean, or why there are
+        none, and the warnings."""
+        lines = [f"  private quantiles (95 % interval): {self.quantile_text()}",
+                 f"  interval: {self.interval_meaning()}"] if self.quantiles else []
+        return lines + ([f"  {self.note}"] if self.note else []) + [f"  warning: {w}" for w in self.warnings]
+
+    @property
+    def curve(self) -> np.ndarray:
+        """The smoothed curve if any, else the raw released one."""
+        return self.smoothed if self.smoothed is not None else self.raw
+
+
+def smooth_release(release: Any, incidence: Any, *, smooth: int | None, quantiles: list[float], lower: float,
+                   upper: float) -> SmoothedCurve:
+    """Post-processing of a released ECDF: smoothing with norm ``smooth`` (:func:`smoothing.smooth_ecdf`, None:
+    none; needs at least two released points) and the private quantiles by the inverse ECDF with their intervals
+    (:func:`quantile_interval` on the raw released values, margin ``z`` times their noise std).
+    Quantiles need the whole curve: from a subset of the grid (``--release K``, ``--queries``) a quantile is only
+    located between released points, so none is computed and ``note`` says why."""
+    from smoothing import inverse_ecdf, smooth_ecdf
+
+    result = SmoothedCurve(release.grid[release.subset], release.values)
+    if len(result.points) >= 2 and smooth is not None:
+        smoothed = smooth_ecdf(result.raw, incidence, subset=release.subset, norm=smooth)
+        result.smoothed, result.solver = smoothed.values, f"{smoothed.solver}, {smoothed.seconds:.2f} s"
+    if not quantiles:
+        return result
+    if len(result.points) < len(release.grid):
+        result.note = (f"quantiles not computed: only {len(result.points)} of {len(release.grid)} grid points are "
+                       f"released, and from them a quantile is only located between those points (release or "
+                       f"query the whole curve)")
+        return result
+    result.margin = QUANTILE_Z * float(release.point_std)
+    result.quantiles = {q: inverse_ecdf((result.points, result.curve), q, precision=(upper - lower) / 1e6)
+                        for q in quantiles}
+    for q, value in result.quantiles.items():
+        low, high = quantile_interval(result.points, result.raw, q, result.margin)
+        result.intervals[q] = (min(low, value), max(high, value))
+    if result.margin > NOISY_MARGIN:
+        result.warnings.append(f"the released ECDF's noise margin ({QUANTILE_Z:.2f} std = {result.margin:.2g}) exceeds "
+                               f"{NOISY_MARGIN:g}: the noise dominates the quantiles")
+    wide = [q for q, (low, high) in result.intervals.items() if high - low > WIDE_QUANTILE * (upper - lower)]
+    if wide:
+        result.warnings.append(f"the interval of quantile(s) {', '.join(f'{q:g}' for q in wide)} spans more than "
+                               f"{WIDE_QUANTILE:.0%} of the domain: the noise dominates them")
+    return result

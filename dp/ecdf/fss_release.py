@@ -1,90 +1,15 @@
 r"""A private ECDF answered by two servers from function-secret-shared keys: the owners upload once.
 
-Barczewski, Mawass & Ramon, §4.2 ("Function secret sharing"), with the tree mechanism of §3.1, eq. (2)
-(:mod:`dp.ecdf.tree`), on the distributed comparison function (DCF) of Boyle, Gilboa & Ishai (EUROCRYPT
-2015) with the smaller keys of Boyle et al. (EUROCRYPT 2021), :mod:`secure.fss.dcf`.
+Barczewski, Mawass & Ramon §4.2 with the tree mechanism of §3.1 eq. (2) (:mod:`dp.ecdf.tree`), on the DCF of
+Boyle, Gilboa & Ishai (2015) / Boyle et al. (2021) (:mod:`secure.fss.dcf`).  Every party is a data owner;
+parties 0 and 1 are also the two servers.  Each owner uploads one DCF key per row and its secret-shared
+tree-node noise once (:func:`upload`); the servers then answer any queries (:func:`answer`) with no further
+privacy cost; the counts equal :func:`dp.ecdf.tree.noisy_counts` of the same data and node draws.
 
-Who holds what
---------------
-Every MPyC party is a data owner with its own rows of one column; parties 0 and 1 are also the two
-servers (with one party, that party plays both servers and nothing is hidden from it).  The grid
-``tau_1 < ... < tau_N`` is public, declared like :mod:`scenarios.ecdf`'s, and the DCF has bit width
-``bits >= ceil(log2 N)`` (its domain ``0 .. 2^bits - 1`` holds the grid indices).
-
-Upload (once, :func:`upload`)
------------------------------
-1. Each owner clips its values to ``[tau_1, tau_N]`` (the number clipped stays at the owner) and maps
-   each to its grid index ``k = min{j : tau_j >= x}`` (0-based), so that ``x <= tau_j  <=>  k <= j``.
-2. For its indices it generates one DCF key pair per row, ``gen(alpha = k, bits)``: the two servers'
-   shares add up (mod 2^64) to ``f_k(j) = [j < k]``, and ``[x <= tau_j] = 1 - f_k(j)``.  Key batch
-   ``k0`` goes to server 0 only, ``k1`` to server 1 only (``mpc.transfer`` with explicit senders and
-   receivers).
-3. Each owner draws its own coalition-calibrated tree-node noise (:meth:`TreeNoisePlan.draw_party`,
-   the same draws as :mod:`scenarios.ecdf`'s party noise: a difference of two
-   ``Polya(1/(m - c), alpha)`` per node, ``alpha = exp(-epsilon / (L + 1))``) and splits it additively
-   mod 2^64: a uniform mask ``r`` (OS randomness) to server 0, ``noise - r`` to server 1.  The noise of
-   every node is therefore fixed at upload time.
-
-Answer (any number of times, :func:`server_shares`, :func:`open_counts`)
-------------------------------------------------------------------------
-Server ``b`` expands all its keys once over the grid (``full_domain_sum``: ``S_b(j) = sum_i`` share of
-``f_{k_i}(j)``), sums the owners' node-noise shares into ``eta_b`` and, for every queried grid index
-``j``, takes ``[b = 0] n - S_b(j) + sum_l eta_b[(ceil((j+1)/2^l), l)]`` (the prefix nodes of eq. 2,
-:func:`dp.ecdf.tree.prefix_positions`).  The two servers exchange **only** these values of the queried
-points (``mpc.transfer``) and add them: ``c~_j = #{x_i <= tau_j} + sum_l eta_{ceil(j/2^l), l}``, read
-as a signed 64-bit integer.  The counts equal :func:`dp.ecdf.tree.noisy_counts` of the same data and
-node draws, i.e. :mod:`dp.ecdf.secure_release`'s (a test holds them equal).
-
-Privacy and threat model
-------------------------
-- One release of the whole curve is ``epsilon``-DP (Theorem 1, replace-one rows).  Because every
-  node's noise is fixed at upload, every later query -- repeated or new grid points, any number of
-  rounds -- is post-processing of that one noisy curve: **nothing is spent beyond one epsilon**.
-- Passive (semi-honest) servers that do not collude with each other.  One server's view is its key
-  batches (pseudorandom: keys of a DCF reveal nothing about ``alpha`` to one holder, BGI15 Thm. on
-  DCF security with lambda = 128), its noise shares (uniform masks, or noise minus a uniform mask) and
-  the other server's shares of the *queried* noisy counts, which are the release itself.  So a server
-  learns the released counts and nothing else.
-- Calibration: each owner draws with shape ``1/(m - c)``, so any ``m - c`` owners' draws alone add
-  up to ``DLap(alpha)`` per node.  The release is ``epsilon``-DP against either server together with
-  any coalition of owners of at most ``c`` owners *counting the server's own owner role* (a server is
-  an owner: it knows its own draws).  ``c = t`` (MPyC's ``-T``) when ``t >= 1``; with ``t = 0`` and
-  ``m >= 2`` the calibration still covers ``c = 1`` (the server alone), so that DP never rests on a
-  server ignoring its own draws.  Variance factor ``m / (m - c)``, as in :mod:`dp.ecdf.tree`.
-- A **malicious** server can corrupt the released counts (it can add any value to its shares; a wild
-  value is caught by the range check of :func:`open_counts`, a small shift is not), but it cannot
-  learn inputs: its view is the same as a passive server's.  Two colluding servers learn every row.
-- A **deviating owner**: each server checks, per owner, that its key batch holds exactly one DCF key
-  per public row and one noise share per tree node (:func:`_check_uploads`; opens nothing, since the
-  counts are public); an owner that uploads more keys than rows is named at every party and nothing
-  is stored or released.  Not covered (a verifiable DCF would be needed): a key whose payload
-  ``beta`` is not 1 or whose ``alpha`` lies beyond the grid, and a biased noise share; such an owner
-  moves the counts by what its keys say, caught only when the range check of :func:`open_counts` sees
-  a wild value.
-- ``t = 0``: the two-server run does not rest on Shamir secret sharing (no secure arithmetic runs),
-  so ``-M2`` (``t = 0``) is accepted: privacy comes from FSS with two non-colluding servers.
-
-Stored keys (the two-step mode: :func:`store_state`, :func:`load_state`)
--------------------------------------------------------------------------
-Each server writes its own directory (mode 0700; files 0600 like TLS keys): ``public.json`` (public
-parameters, the run identifier agreed at upload, an HMAC-SHA256 tag), ``keys.bin`` (its key batches)
-and ``noise.bin`` (its node-noise shares).  The tag (RFC 2104 HMAC-SHA256) is keyed by a 32-byte
-secret that only that server holds, kept *outside* the store: ``server{b}.key`` (0600, in a 0700
-directory) under ``$PRIVATE_USTATS_FSS_KEYS``, by default ``$XDG_CONFIG_HOME/private-ustats/fss-store-keys``
-(``~/.config/...``), created on first use.  The tag covers the public parameters, the server's index
-and the SHA-256 of both data files; whoever can rewrite the store but cannot read that key file
-cannot make a modified store pass (shifting the stored noise shares and recomputing a tag with any
-key found in the store is refused), and the two servers compare their run identifiers and parameter
-digests before answering, so a directory from another run is refused.  A refusal is shared as
-"its stored FSS keys failed authentication"; the store's path is printed at that server only.  This
-is no defence against whoever controls the server itself (a malicious server; see above).
-
-Costs: upload O(n L (lambda + 64)) bits of keys plus ``2 |I[L]|`` 64-bit noise shares per owner
-(O(n + m |B|) in the paper's words, against §4.1's O(n |B|)); a query round sends ``2 |B|`` 64-bit
-words; each server does ``O(n 2^bits)`` PRG work once per answer run.  Measured with ``-M3`` on the
-embedded Framingham ``sysBP`` (n = 4238, N = 1024, 10-bit DCF, 2 shared cores): keys of 267 bytes per
-row; upload 1.57 MB sent by all parties in 0.09 s; a query round of all 1024 points 16.4 kB and about
-1.6 s at the servers (``-M2 --answer``; mostly the full-domain expansion), of 3 points 102 bytes.
+Threat model: passive servers that do not collude; the release is epsilon-DP against either server together
+with up to ``c - 1`` other owners (each owner draws with shape ``1/(m - c)``, ``c = max(t, 1)``).  Who holds
+what, the per-owner upload check, the stored keys (HMAC-SHA256 with a key outside the store) and the measured
+costs are in docs/ecdf.md ("The FSS release").
 """
 from __future__ import annotations
 
@@ -95,10 +20,10 @@ import math
 import os
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -107,12 +32,17 @@ from dp.ecdf.secure_release import EcdfRelease
 from dp.ecdf.grid import node_count, prefix_positions, tree_depth
 from dp.ecdf.tree import TreeNoisePlan, plan_tree_noise
 from dp.umpc.protocol import polya_tail_bound
+from dp.report_text import format_bytes, policy_text, text_table
 from secure.errors import InputError, ProtocolFailure
+
+if TYPE_CHECKING:
+    from dp.ecdf.face import EcdfQuery
 
 __all__ = ["MAX_DCF_BITS", "STATE_VERSION", "FssNoisePlan", "FssEcdfRelease", "ServerState", "check_bits",
            "grid_indices", "fss_noise_plan", "split_noise", "server_party", "upload", "server_shares",
            "open_counts", "answer", "store_state", "load_state", "state_digest", "check_same_run", "key_sums",
-           "decode", "server_directory", "store_key_path", "KEY_DIR_VARIABLE", "AUTHENTICATION_FAILED"]
+           "decode", "server_directory", "store_key_path", "KEY_DIR_VARIABLE", "AUTHENTICATION_FAILED", "run_fss_ecdf",
+           "resolve_queries", "query_notes"]
 
 #: the widest DCF this protocol asks for: every server expands its keys over ``2^bits`` points (the full-domain
 #: limit of :mod:`secure.fss.dcf`, ``MAX_FULL_DOMAIN_BITS``, checked on use)
@@ -302,6 +232,55 @@ class FssEcdfRelease(EcdfRelease):
     bits: int = 0
     key_bytes: int = 0
     mode: str = "upload"
+    public: dict[str, Any] = field(default_factory=dict)
+
+    TITLE = "Private ECDF by function secret sharing (two servers; Barczewski, Mawass & Ramon §4.2)"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        from secure.meter import seconds_label
+
+        query, public, (lower, upper) = self.asked, self.public, self.domain()
+        upload, asked = (self.phases.get(k, {"seconds": 0.0, "bytes_sent": 0}) for k in ("upload", "answer"))
+        if query.answer:
+            keys = f"keys of run {self.run_id} loaded from {query.answer}: no owner online, no new noise"
+        else:
+            keys = "uploaded by every owner once" + (f"; stored by the servers in {query.store}/server0 and /server1"
+                                                     if query.store else "")
+        return [("column", f"{public['column']}, grid of {len(self.grid)} points on [{lower:g}, {upper:g}] "
+                           f"({public['grid_kind']}), {len(self.subset)} queried"),
+                ("epsilon", f"{self.epsilon:g} for the whole curve, spent once at upload (tree of {self.levels} levels, "
+                            f"noise std {self.point_std:.3g} per point; exact counts, no sampling error)"),
+                ("n", f"{self.n} rows"),
+                ("missing values", f"as at upload: {public.get('missing')}" if query.answer else policy_text(query.missing)),
+                ("owners", f"{self.parties} (servers: parties 0 and 1; noise calibrated for coalitions of "
+                           f"{self.coalition} owner(s), a server's own role included)"),
+                ("keys", f"DCF of {self.bits} bits, {self.key_bytes} bytes per row; {keys}"), ("run", self.run_id),
+                ("upload", "earlier run" if query.answer else
+                 f"{upload['seconds']:.2f} {seconds_label()}, {format_bytes(upload['bytes_sent'])} sent"),
+                ("query round", f"{asked['seconds']:.2f} {seconds_label()}, {format_bytes(asked['bytes_sent'])} sent by "
+                                "the servers"), self._smoothing_row()]
+
+    def table(self) -> str:
+        """The text the job prints: the table, the noise line, the quantiles, the answers, the query notes."""
+        curve = self.curve
+        if self.asked.queries is None and not self.asked.at:
+            answers = [f"  answers: all {len(curve.points)} grid points (--curve PATH or --json PATH writes them)"]
+        else:
+            answers = ["  answers (private ECDF at the queried grid points"
+                       + (", smoothed" if curve.smoothed is not None else "") + "):"]
+            answers += [f"    F({point:.10g}) = {curve.raw[i]:.4f}"
+                        + ("" if curve.smoothed is None else f"  (smoothed {curve.smoothed[i]:.4f})")
+                        for i, point in enumerate(curve.points)]
+        notes = [f"  {note}" for note in query_notes(self.asked, self.grid)]
+        return "\n".join([super().table(), *answers, *notes])
+
+    def record(self) -> dict[str, Any]:
+        """The JSON record the job writes (``--json``)."""
+        public = self.public
+        return {**super().record(), "protocol": "fss", "mode": self.mode, "run_id": self.run_id,
+                "column": public["column"], "queries": self.subset.tolist(), "missing": public.get("missing"),
+                "fill": public.get("fill", {}), "coalition": self.coalition, "bits": self.bits,
+                "key_bytes_per_row": self.key_bytes}
 
     @property
     def noise_source(self) -> str:
@@ -337,7 +316,7 @@ def _release(public: dict[str, Any], queries: np.ndarray, counts: np.ndarray, ph
                           seconds=sum(p["seconds"] for p in phases.values()),
                           bytes_sent=int(sum(p["bytes_sent"] for p in phases.values())), phases=phases,
                           coalition=int(public["coalition"]), run_id=str(public["run_id"]), bits=int(public["bits"]),
-                          key_bytes=int(public.get("key_bytes", 0)), mode=mode)
+                          key_bytes=int(public.get("key_bytes", 0)), mode=mode, public=public)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -771,3 +750,104 @@ async def check_same_run(states: Sequence[ServerState]) -> None:
     if views[0][1] != views[1][1]:
         raise InputError(f"the two servers' stored public parameters differ for run {views[0][0]}: "
                          "a key file tampered with is refused")
+
+
+# --------------------------------------------------------------------------------------------------
+# the face's run: upload (and store) or load the stored keys, then one query round
+
+def _value_positions(values: Sequence[float], grid: np.ndarray) -> list[int]:
+    """The 0-based index of the largest grid point ``<= v`` for each value (within ``1e-9`` of the grid's scale).
+
+    :raise ValueError: a value outside the grid's domain ``[tau_1, tau_N]``.
+    """
+    tolerance = 1e-9 * max(1.0, float(np.max(np.abs(grid))))
+    found = []
+    for value in values:
+        if not grid[0] - tolerance <= value <= grid[-1] + tolerance:
+            raise ValueError(f"query at:{value:g} is outside the grid's domain [{grid[0]:g}, {grid[-1]:g}]")
+        found.append(min(max(int(np.searchsorted(grid, value + tolerance, side="right")) - 1, 0), len(grid) - 1))
+    return found
+
+
+def resolve_queries(query: EcdfQuery, grid: np.ndarray) -> np.ndarray:
+    """The sorted distinct 0-based grid indices the query asks for: all, ``queries``, or for each value of ``at``
+    the largest grid point ``tau_i <= V`` (the ECDF is released on the grid as a step function).
+
+    :raise ValueError: a query outside the grid (an index beyond it, a value outside its domain).
+    """
+    if query.at:
+        return np.unique(np.asarray(_value_positions(query.at, grid), dtype=np.int64))
+    if query.queries is None:
+        return np.arange(len(grid), dtype=np.int64)
+    for item in query.queries:
+        if not 0 <= item < len(grid):
+            raise ValueError(f"query {item} is outside the grid: indices run from 0 to {len(grid) - 1}")
+    return np.unique(np.asarray(query.queries, dtype=np.int64))
+
+
+def query_notes(query: EcdfQuery, grid: np.ndarray) -> list[str]:
+    """One line per ``at`` value that is no grid point, naming the grid point that answers it (public)."""
+    scale = max(1.0, float(np.max(np.abs(grid))))
+    return [f"at:{value:g} answered at the grid point {grid[position]:.10g} (the ECDF is released on the grid: "
+            f"F({value:g}) = F({grid[position]:.10g}), its step value there)"
+            for value, position in zip(query.at, _value_positions(query.at, grid))
+            if abs(grid[position] - value) > 1e-9 * scale]
+
+
+async def run_fss_ecdf(query: EcdfQuery, values: npt.ArrayLike, *, receivers: Sequence[int] | None = None,
+                       noise_source: NodeNoiseSource | None = None) -> FssEcdfRelease | None:
+    """Every party: upload its values (and store the keys at the servers, ``query.store``) or load the stored keys
+    (``query.answer``, the two servers only), then one query round.  Called by :func:`dp.ecdf.face.release`.
+
+    :return: the release at the receivers (default: the two servers), ``None`` elsewhere.
+    :raise InputError: no row anywhere, a stored state that fails its check, a query outside the grid (at every
+        party alike).
+    """
+    from mpyc.runtime import mpc
+
+    from secure.meter import CostMeter
+    from secure.session import agree_verdict
+
+    meter = CostMeter()
+    parties = len(mpc.parties)
+    servers = sorted({server_party(0, parties), server_party(1, parties)})
+    if query.answer is not None:
+        await agree_verdict(f"--answer runs with the two servers only (-M2), got {parties} parties"
+                            if parties > 2 else None)
+        error, detail, states = None, None, []
+        try:
+            states = [load_state(query.answer, server) for server in (0, 1) if server_party(server, parties) == mpc.pid]
+        except InputError as exc:  # shared without the store's path; the path is in the local detail
+            error, detail = str(exc), exc.detail
+        await agree_verdict(error, detail=detail)
+        await check_same_run(states)
+        grid, mode = states[0].grid, "answer"
+    else:
+        assert query.lower is not None and query.upper is not None
+        grid, mode = query.grid_points(), "upload"
+        plan = fss_noise_plan(epsilon=query.epsilon, points=len(grid), owners=parties, threshold=int(mpc.threshold))
+        missing = query.missing
+        states, _ = await upload(np.clip(np.asarray(values, dtype=float), query.lower, query.upper), grid, plan,
+                                 bits=check_bits(len(grid), query.bits), meter=meter, noise_source=noise_source,
+                                 extra={"column": query.column, "domain": [query.lower, query.upper],
+                                        "grid_kind": query.grid, "missing": missing.mode, "fill": dict(missing.fills)})
+        if query.store is not None:
+            error = detail = None
+            try:
+                for state in states:
+                    store_state(state, query.store)
+            except OSError as exc:  # the path stays at this party (printed locally by agree_verdict)
+                error = f"cannot store its FSS keys: {exc.strerror or type(exc).__name__}"
+                detail = f"storing in {query.store}: {exc}"
+            await agree_verdict(error, detail=detail)
+    error, chosen = None, np.zeros(1, dtype=np.int64)
+    if mpc.pid in servers:
+        try:
+            chosen = resolve_queries(query, grid)
+        except ValueError as exc:
+            error = f"--queries: {exc}"
+    await agree_verdict(error)
+    result = await answer(states, chosen, receivers=servers if receivers is None else receivers, meter=meter, mode=mode)
+    if result is not None:
+        result.query = query
+    return result

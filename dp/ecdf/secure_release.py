@@ -32,13 +32,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dp.ecdf.grid import prefix_positions, true_counts
 from dp.ecdf.tree import TreeNoisePlan
+from dp.ecdf.analysis import SmoothedCurve, smooth_release
+from dp.report_text import format_bytes, policy_text, text_table
 from dp.umpc.protocol import polya_tail_bound
+
+if TYPE_CHECKING:
+    from dp.ecdf.face import EcdfQuery
 
 __all__ = ["EcdfRelease", "run_secure_ecdf", "count_slack", "own_histogram"]
 
@@ -75,6 +81,59 @@ class EcdfRelease:
     seconds: float = 0.0
     bytes_sent: int = 0
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
+    query: EcdfQuery | None = None  # the face's query (:mod:`dp.ecdf.face`): what .table() and .record() say
+
+    TITLE = "Private ECDF (tree mechanism, Barczewski, Mawass & Ramon)"
+
+    @property
+    def asked(self) -> EcdfQuery:
+        """The query this release answers (set by :func:`dp.ecdf.face.release`)."""
+        if self.query is None:
+            raise ValueError("this release has no query: run it through dp.ecdf.release or simulate")
+        return self.query
+
+    def domain(self) -> tuple[float, float]:
+        """The declared domain ``[lower, upper]``: the grid's ends."""
+        return float(self.grid[0]), float(self.grid[-1])
+
+    @cached_property
+    def curve(self) -> SmoothedCurve:
+        """The post-processing (smoothing eq. 3, quantiles Alg. 1 with intervals), computed on first use: in a job
+        after the orderly shutdown, so that it keeps no party waiting."""
+        from dp.ecdf.grid import prefix_incidence
+
+        lower, upper = self.domain()
+        return smooth_release(self, prefix_incidence(len(self.grid)), smooth=self.asked.smooth,
+                              quantiles=list(self.asked.quantiles), lower=lower, upper=upper)
+
+    def _rows(self) -> list[tuple[str, str]]:
+        from secure.meter import seconds_label
+
+        query, (lower, upper) = self.asked, self.domain()
+        return [("column", f"{query.column}, grid of {len(self.grid)} points on [{lower:g}, {upper:g}] ({query.grid}), "
+                           f"{len(self.subset)} released"),
+                ("epsilon", f"{self.epsilon:g} (tree of {self.levels} levels, noise std {self.point_std:.3g} per point; "
+                            "exact counts, no sampling error)"),
+                ("n", f"{self.n} rows"), ("missing values", policy_text(query.missing)),
+                ("parties", f"{self.parties} (threshold t = {self.threshold})"), (seconds_label(), f"{self.seconds:.2f}"),
+                ("bytes", f"{format_bytes(self.bytes_sent)} sent by all parties"), self._smoothing_row()]
+
+    def _smoothing_row(self) -> tuple[str, str]:
+        return "smoothing", "none" if self.curve.smoothed is None else f"p = {self.asked.smooth} ({self.curve.solver})"
+
+    def table(self) -> str:
+        """The text the job prints: the table, the noise line, the quantile lines."""
+        return "\n".join([text_table(self._rows(), self.TITLE), f"  noise: {self.guarantee}", *self.curve.lines()])
+
+    def record(self) -> dict[str, Any]:
+        """The JSON record the job writes (``--json``)."""
+        query = self.asked
+        return {"statistic": "ecdf", "column": query.column, "epsilon": self.epsilon, "delta": 0.0, "n": self.n,
+                "points": len(self.grid), "released": len(self.subset), "missing": query.missing.mode,
+                "fill": dict(query.missing.fills), "parties": self.parties, "threshold": self.threshold,
+                "seconds": self.seconds, "bytes_sent": self.bytes_sent, "phases": self.phases,
+                "noise_source": self.noise_source, "guarantee": self.guarantee, **self.curve.record(),
+                "counts": self.counts.tolist(), "point_std": self.point_std, **self.honest_keys()}
 
     @property
     def noise_std(self) -> float:

@@ -15,17 +15,104 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from scenarios.kit.budget_run import add_budget_arguments
-from scenarios.kit.cli import UsageError
-from scenarios.kit.missing_values import add_missing_arguments, local_note
+from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.missing_values import add_missing_arguments, local_note, missing_policy
 
-__all__ = ["add_ecdf_arguments", "draw_ecdf", "parse_quantiles", "ecdf_domain", "ecdf_grid", "checked_grid", "read_column",
-           "SmoothedCurve", "smooth_release", "print_quantiles", "write_curve"]
+if TYPE_CHECKING:
+    from dp.ecdf import EcdfQuery
+    from dp.ecdf.analysis import SmoothedCurve
+
+
+@dataclass
+class EcdfOptions:
+    """A job's parsed options: the query (:class:`dp.ecdf.EcdfQuery`) and what the job does around it."""
+
+    query: EcdfQuery
+    data: str | None = None
+    curve: str | None = None
+    json: str | None = None
+    plot: str | None = None
+    budget: Any = None
+
+    def public(self) -> dict[str, Any]:
+        """The parameters every party must share."""
+        return {**self.query.public(), "embedded": self.data is None}
+
+
+def ecdf_parser(prog: str, description: str | None) -> ScenarioParser:
+    """The parser of an ECDF job with the options both take (each job adds its own)."""
+    parser = ScenarioParser(prog=prog, description=description)
+    add_ecdf_arguments(parser)
+    return parser
+
+
+def common_query(args: argparse.Namespace, *, bits_refusal: str) -> dict[str, Any]:
+    """The query's parameters both jobs take from ``args``, checked with the usage messages of the options.
+
+    :raise UsageError: a bad budget, domain, quantile, output path or missing-value option.
+    """
+    from dp.ecdf.tree import plan_tree_noise
+    from dp.validation import check_epsilon
+    from scenarios.kit.outputs import check_output_path
+    from secure.intake import ColumnSpec
+
+    try:
+        check_epsilon(args.epsilon)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    column, lower, upper = ecdf_domain(args, bits_refusal=bits_refusal)
+    quantiles = parse_quantiles(args.quantiles)
+    try:  # the node noise DLap((L + 1) / epsilon) must be drawable (one-process plan: the strictest)
+        plan_tree_noise(epsilon=args.epsilon, points=args.points)
+        spec = ColumnSpec(column, lower, upper)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    for path, name in ((args.curve, "--curve"), (args.json, "--json"), (args.plot, "--plot")):
+        check_output_path(path, name)
+    missing = missing_policy(args.missing, args.fill, [spec], dataset=None if args.data is not None else "framingham")
+    checked_grid(lower, upper, args.points, args.grid)
+    return {"column": column, "lower": lower, "upper": upper, "points": args.points, "grid": args.grid,
+            "epsilon": args.epsilon, "smooth": None if args.smooth == "none" else int(args.smooth),
+            "quantiles": tuple(quantiles), "missing": missing}
+
+
+def job_options(args: argparse.Namespace, **query: Any) -> EcdfOptions:
+    """The job's options with its :class:`dp.ecdf.EcdfQuery` (a refusal of the query as a usage error)."""
+    from dp.ecdf import EcdfQuery
+    from scenarios.kit.budget_run import budget_options
+
+    try:
+        built = EcdfQuery(**query)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    return EcdfOptions(built, args.data, args.curve, args.json, args.plot, budget_options(args))
+
+
+def deliver(options: EcdfOptions, release: Any, title: Callable[[dict[str, Any]], str]) -> Callable[[], None]:
+    """Party 0's delivery, run after the orderly shutdown (so is the smoothing): print ``release.table()``, write
+    ``--curve``, ``--plot`` (titled by ``title(record)``) and ``--json`` (``release.record()``)."""
+    from scenarios.kit.records import write_record
+
+    def run() -> None:
+        print(release.table())
+        if options.curve:
+            write_curve(options.curve, release.curve)
+        if options.plot:
+            draw_ecdf(options.plot, release.curve, title=title(release.record()))
+        if options.json:
+            write_record(options.json, release.record())
+
+    return run
+
+__all__ = ["EcdfOptions", "ecdf_parser", "common_query", "job_options", "draw_ecdf", "parse_quantiles", "ecdf_domain",
+           "ecdf_grid", "checked_grid", "read_column", "write_curve", "deliver"]
 
 
 def add_ecdf_arguments(parser: argparse.ArgumentParser) -> None:
@@ -110,14 +197,12 @@ def checked_grid(lower: float, upper: float, points: int, kind: str) -> np.ndarr
         raise UsageError(f"--domain {lower:g}:{upper:g} with --points {points} gives no {kind} grid: {exc}") from None
 
 
-async def read_column(options: Any) -> np.ndarray:
-    """Every party: its rows of ``options.column`` (``--data``, or its share of the embedded Framingham
+async def read_column(options: EcdfOptions) -> np.ndarray:
+    """Every party: its rows of ``options.query.column`` (``--data``, or its share of the embedded Framingham
     rows), its verdict shared with every party, its values clipped to the declared domain, and its own
     counts of filled cells and clipped values printed here (:func:`local_note`; never sent).
 
-    :param options: with ``data``, ``column``, ``lower``, ``upper`` and ``missing`` (the agreed
-        missing-value policy).
-    :return: this party's values, clipped to ``[options.lower, options.upper]``.
+    :return: this party's values, clipped to the query's ``[lower, upper]``.
     :raise secure.errors.InputError: a bad file or cell at any party, at every party alike.
     """
     from mpyc.runtime import mpc
@@ -126,120 +211,24 @@ async def read_column(options: Any) -> np.ndarray:
     from secure.intake import party_rows, rows_from_table
     from secure.session import InputError, agree_verdict
 
+    query = options.query
+    assert query.lower is not None and query.upper is not None
     error, detail, values, filled = None, None, np.empty(0), 0
     try:
         if options.data is not None:
-            rows = party_rows(options.data, [options.column], party=mpc.pid, parties=len(mpc.parties),
-                              missing=options.missing)
+            rows = party_rows(options.data, [query.column], party=mpc.pid, parties=len(mpc.parties),
+                              missing=query.missing)
         else:
             table = load_embedded("framingham")
-            rows = rows_from_table(table.header, table.rows, [options.column], source="embedded framingham",
-                                   party=mpc.pid, parties=len(mpc.parties), missing=options.missing)
+            rows = rows_from_table(table.header, table.rows, [query.column], source="embedded framingham",
+                                   party=mpc.pid, parties=len(mpc.parties), missing=query.missing)
         values, filled = rows.values[:, 0], rows.filled
     except InputError as exc:
         error, detail = str(exc), exc.detail
     await agree_verdict(error, detail=detail)
-    clipped = int(np.count_nonzero((values < options.lower) | (values > options.upper)))
+    clipped = int(np.count_nonzero((values < query.lower) | (values > query.upper)))
     print(local_note(filled=filled, clipped=clipped))
-    return np.clip(values, options.lower, options.upper)
-
-
-#: A quantile interval wider than this share of the domain, or a released value's noise margin above
-#: :data:`NOISY_MARGIN`, is called noise-dominated.
-WIDE_QUANTILE = 0.25
-NOISY_MARGIN = 0.1
-
-
-@dataclass
-class SmoothedCurve:
-    """A released curve on its points, smoothed (eq. 3) if asked, and its private quantiles (Alg. 1) with their
-    intervals (:func:`dp.ecdf.tree.quantile_interval`), or the reason there are none (``note``), and plain
-    warnings when the noise dominates."""
-
-    points: np.ndarray
-    raw: np.ndarray
-    smoothed: np.ndarray | None = None
-    solver: str = "-"
-    quantiles: dict[float, float] = field(default_factory=dict)
-    intervals: dict[float, tuple[float, float]] = field(default_factory=dict)
-    margin: float = 0.0
-    note: str | None = None
-    warnings: list[str] = field(default_factory=list)
-
-    def quantile_text(self) -> str:
-        """``0.5: 240 (95 % interval 236 to 245), ...`` (empty without quantiles)."""
-        return ", ".join(f"{q:g}: {v:.4g} ({self.intervals[q][0]:.4g} to {self.intervals[q][1]:.4g})"
-                         for q, v in self.quantiles.items())
-
-    def interval_meaning(self) -> str:
-        """What the quantile intervals are, in one sentence."""
-        from dp.ecdf.analysis import QUANTILE_Z
-
-        return (f"95 % interval of each quantile: the grid points between the first whose released value + "
-                f"{QUANTILE_Z:.2f} noise std reaches the level and the one after the last whose released value - "
-                f"{QUANTILE_Z:.2f} noise std stays below it (margin {self.margin:.3g}; normal approximation of the "
-                f"tree noise, each end fails with about 2.5 %)")
-
-    def record(self) -> dict[str, Any]:
-        """The record's quantile keys: ``quantiles``, ``interval``, ``quantiles_note``, ``warning``."""
-        return {"quantiles": {str(q): v for q, v in self.quantiles.items()},
-                "interval": {"quantiles": {str(q): list(self.intervals[q]) for q in self.quantiles},
-                             "level": 0.95, "margin": self.margin, "meaning": self.interval_meaning()},
-                "quantiles_note": self.note, "warning": " ".join(f"{w}." for w in self.warnings) or None}
-
-    @property
-    def curve(self) -> np.ndarray:
-        """The smoothed curve if any, else the raw released one."""
-        return self.smoothed if self.smoothed is not None else self.raw
-
-
-def smooth_release(release: Any, incidence: Any, *, smooth: int | None, quantiles: list[float], lower: float,
-                   upper: float) -> SmoothedCurve:
-    """Post-processing of a released ECDF: smoothing with norm ``smooth`` (:func:`smoothing.smooth_ecdf`, None:
-    none; needs at least two released points) and the private quantiles by the inverse ECDF with their intervals
-    (:func:`dp.ecdf.tree.quantile_interval` on the raw released values, margin ``z`` times their noise std).
-    Quantiles need the whole curve: from a subset of the grid (``--release K``, ``--queries``) a quantile is only
-    located between released points, so none is computed and ``note`` says why."""
-    from dp.ecdf.analysis import QUANTILE_Z, quantile_interval
-    from smoothing import inverse_ecdf, smooth_ecdf
-
-    result = SmoothedCurve(release.grid[release.subset], release.values)
-    if len(result.points) >= 2 and smooth is not None:
-        smoothed = smooth_ecdf(result.raw, incidence, subset=release.subset, norm=smooth)
-        result.smoothed, result.solver = smoothed.values, f"{smoothed.solver}, {smoothed.seconds:.2f} s"
-    if not quantiles:
-        return result
-    if len(result.points) < len(release.grid):
-        result.note = (f"quantiles not computed: only {len(result.points)} of {len(release.grid)} grid points are "
-                       f"released, and from them a quantile is only located between those points (release or "
-                       f"query the whole curve)")
-        return result
-    result.margin = QUANTILE_Z * float(release.point_std)
-    result.quantiles = {q: inverse_ecdf((result.points, result.curve), q, precision=(upper - lower) / 1e6)
-                        for q in quantiles}
-    for q, value in result.quantiles.items():
-        low, high = quantile_interval(result.points, result.raw, q, result.margin)
-        result.intervals[q] = (min(low, value), max(high, value))
-    if result.margin > NOISY_MARGIN:
-        result.warnings.append(f"the released ECDF's noise margin ({QUANTILE_Z:.2f} std = {result.margin:.2g}) exceeds "
-                               f"{NOISY_MARGIN:g}: the noise dominates the quantiles")
-    wide = [q for q, (low, high) in result.intervals.items() if high - low > WIDE_QUANTILE * (upper - lower)]
-    if wide:
-        result.warnings.append(f"the interval of quantile(s) {', '.join(f'{q:g}' for q in wide)} spans more than "
-                               f"{WIDE_QUANTILE:.0%} of the domain: the noise dominates them")
-    return result
-
-
-def print_quantiles(result: SmoothedCurve) -> None:
-    """The quantile lines of both ECDF jobs: the quantiles with their intervals and what those mean, or why there
-    are none, and the warnings."""
-    if result.quantiles:
-        print("  private quantiles (95 % interval): " + result.quantile_text())
-        print(f"  interval: {result.interval_meaning()}")
-    if result.note:
-        print(f"  {result.note}")
-    for warning in result.warnings:
-        print(f"  warning: {warning}")
+    return np.clip(values, query.lower, query.upper)
 
 
 def write_curve(path: str, curve: SmoothedCurve) -> None:
@@ -257,7 +246,7 @@ def draw_ecdf(path: str, result: Any, *, title: str) -> None:
     smoothed curve (eq. 3) if any, and each private quantile with its 95 % interval.  Only released values and
     their post-processing are drawn.
 
-    :param result: a :class:`scenarios.kit.ecdf_options.SmoothedCurve`.
+    :param result: a :class:`dp.ecdf.analysis.SmoothedCurve`.
     """
     from scenarios.kit.experiments import new_figure, save_figure
 
