@@ -75,15 +75,14 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 from dp.noise_defaults import NOISE_CHOICES, default_noise, pure_budget_line, switched_by_pure_budget
+from scenarios.kit.budget_run import add_budget_arguments
 from scenarios.kit.categories import add_category_arguments
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
-from scenarios.kit.budget_run import add_budget_arguments
+from scenarios.kit.missing_values import add_missing_arguments, missing_policy
 from scenarios.kit.options import parse_domains, parse_steps
 from scenarios.kit.records import write_record
 
@@ -128,13 +127,13 @@ def build_parser() -> ScenarioParser:
 
 @dataclass
 class Options:
-    """Parsed scenario options, with the query they define."""
+    """Parsed scenario options: the query of the API (:class:`dp.umpc.Query`, ``face``) and the job's own."""
 
     stat: str
     data: str | None
     columns: tuple[str, ...]
     dataset: str | None
-    query: Any
+    face: Any
     seed: int | None
     json: str | None
     raw: dict[str, Any]
@@ -144,6 +143,11 @@ class Options:
     #: a pure budget turned the default in-MPC noise into party shares: ``budget`` or ``account`` (said above the table)
     noise_switch: str | None = None
 
+    @property
+    def query(self) -> Any:
+        """The protocol's query (:class:`dp.umpc.protocol.UStatQuery`) before the public n resolves the tuples."""
+        return self.face.base
+
 
 def _parse_pairs(text: str) -> tuple[str, float | int | None]:
     """``all`` -> (all, None); ``2n`` -> (per-row, 2.0); ``5000`` -> (count, 5000)
@@ -151,8 +155,6 @@ def _parse_pairs(text: str) -> tuple[str, float | int | None]:
     from dp.umpc.scripting import parse_tuples
 
     text = text.strip().lower()
-    if text == "auto":
-        return "auto", 2.0
     try:
         mode, amount = parse_tuples(int(text) if text.lstrip("+-").isdigit() else text)
     except (ValueError, TypeError):
@@ -160,8 +162,6 @@ def _parse_pairs(text: str) -> tuple[str, float | int | None]:
             raise UsageError(f"--pairs must be at least 1, got {int(text)}") from None
         raise UsageError(f"--pairs expects 'auto', 'all', a number of tuples >= 1 or a positive finite multiple of n "
                          f"like '2n', got '{text}'") from None
-    if mode == "all":
-        return "all", None
     return mode, int(amount) if mode == "count" else amount
 
 
@@ -170,10 +170,11 @@ def parse_options(argv: Sequence[str]) -> Options:
 
     :raise UsageError: with a one-line message.
     """
-    from dp.umpc.protocol import UStatQuery
+    from dp.umpc.report import public_categories
+    from dp.umpc.scripting import Query, option_words
     from dp.validation import check_seed
     from scenarios.kit.budget_run import budget_options, pure_budget_of
-    from scenarios.kit.categories import category_specs, public_categories
+    from scenarios.kit.categories import category_specs
     from scenarios.kit.datasets import declared_specs
     from scenarios.kit.outputs import check_output_path
     from secure.intake import ColumnSpec
@@ -250,19 +251,20 @@ def parse_options(argv: Sequence[str]) -> Options:
     noise_switch = (("budget" if budget.budget is not None else "account") if chosen_by_default and
                     switched_by_pure_budget("ustat", args.epsilon / outputs, args.delta / outputs, pure_budget=pure)
                     else None)
-    try:
-        query = UStatQuery(kernel=kernel, specs=tuple(specs), epsilon=args.epsilon, delta=args.delta,
-                           tuples=None if mode != "count" else int(amount or 0), sampling=args.sampling,
-                           clipping=args.clip, noise=noise, path=path)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
     delegation = _parse_delegation(args.delegate_noise, parties=_party_count())
+    tuples = int(amount or 0) if mode == "count" else args.pairs.strip().lower()
+    try:
+        face = Query(statistic=args.stat, columns=specs, epsilon=args.epsilon, delta=args.delta, tuples=tuples,
+                     sampling=args.sampling, clipping=args.clip, noise=cast(Any, noise), path=path, delegation=delegation,
+                     rtt=args.rtt)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(option_words(str(exc), tuples, to_options=True)) from None
     missing = missing_policy(args.missing, args.fill, specs, dataset=dataset)
     raw = {"delegate_noise": args.delegate_noise, "noise": noise, "stat": args.stat, "columns": list(columns), "domains": [[s.lower, s.upper, s.precision] for s in specs],
            "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "path": path, "sampling": args.sampling,
            "clip": args.clip, "seed": args.seed, "embedded": dataset, "categories": public_categories(specs),
            "missing": missing.mode, "fill": [list(item) for item in missing.fills], "rtt": args.rtt}
-    return Options(args.stat, args.data, columns, dataset, query, args.seed, args.json, raw, delegation, missing,
+    return Options(args.stat, args.data, columns, dataset, face, args.seed, args.json, raw, delegation, missing,
                    budget, noise_switch)
 
 
@@ -287,24 +289,15 @@ def _noise_source(noise: str | None, mpc_noise: bool, delegate_noise: str | None
 
 def _party_count() -> int:
     """``m``, public: MPyC's runtime is set up before the options are parsed (1 when run without it)."""
-    import sys
-
-    if "mpyc.runtime" not in sys.modules:
-        return 1
     from secure.session import party_count
 
-    return party_count()
+    return party_count() if "mpyc.runtime" in sys.modules else 1
 
 
 def _parse_delegation(text: str | None, *, parties: int | None = None) -> tuple[float, float] | None:
-    """``EPS_FAIL:HONEST_FRACTION`` (threat model M_HF) -> the pair, validated.
-
-    With ``parties`` ``m > 1``, a pair that needs more delegates than there are parties is refused
-    (:func:`dp.umpc.delegation.delegates_for_run`): it would quietly make every party a delegate drawing a
-    full noise (std ``x sqrt(m)``), and still charge ``EPS_FAIL`` to delta.  One process (``m = 1``) keeps
-    its single delegate: the noise is then that of a run without the option (the one-process demo), and
-    ``EPS_FAIL`` is charged as recorded (an upper bound).
-    """
+    """``EPS_FAIL:HONEST_FRACTION`` (threat model M_HF) -> the pair, validated; with ``m > 1`` parties a pair that
+    needs more delegates than parties is refused (:func:`dp.umpc.delegation.delegates_for_run`: every party would
+    draw a full noise); one process keeps its single delegate (``EPS_FAIL`` charged as recorded, an upper bound)."""
     if text is None:
         return None
     from dp.umpc.delegation import delegate_size, delegates_for_run
@@ -322,43 +315,6 @@ def _parse_delegation(text: str | None, *, parties: int | None = None) -> tuple[
                              "or leave --delegate-noise out (every party then draws noise calibrated to the "
                              "threshold t)") from None
     return fail, honest
-
-
-def _with_tuples(options: Options, rows: int) -> Any:
-    """Resolve ``--pairs Kn`` once n is known (n is public)."""
-    from dataclasses import replace
-
-    from dp.sampling import tuple_count
-    from secure.session import InputError
-
-    mode, amount = _parse_pairs(options.raw["pairs"])
-    if mode in ("per-row", "auto"):
-        degree = options.query.kernel.degree
-        tuples = max(1, int(round(float(amount or 0) * rows)))
-        if mode == "auto" and rows >= degree:
-            tuples = min(tuples, tuple_count(rows, degree))
-        if rows >= degree and tuples > tuple_count(rows, degree):  # the same verdict at every party: n is public
-            raise InputError(f"all parties: --pairs {options.raw['pairs']} asks for more than the C({rows}, {degree}) = "
-                             f"{tuple_count(rows, degree)} distinct tuples of n = {rows} rows; use --pairs all "
-                             "or a smaller multiple of n")
-        return replace(options.query, tuples=tuples)
-    return options.query
-
-
-def _plan(options: Options, query: Any, rows: int, parties: int) -> Any:
-    """The path (:func:`dp.umpc.complete.plan_for`), from public parameters: the same at every party.
-
-    :raise secure.errors.InputError: a forced path that cannot run here (same verdict at every party).
-    """
-    from dp.umpc.complete import plan_for
-    from secure.session import InputError
-
-    mode, _ = _parse_pairs(options.raw["pairs"])
-    try:
-        return plan_for(query, rows=rows, parties=parties, pairs=mode, delegated=options.delegation is not None,
-                        rtt=float(options.raw.get("rtt", 0.0)) / 1000)
-    except ValueError as exc:
-        raise InputError(f"all parties: {exc}") from None
 
 
 def load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
@@ -381,191 +337,38 @@ def load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
                            party=party, parties=parties, missing=options.missing, specs=options.query.specs)
 
 
-def _print_release(release: Any, options: Options, local: str | None = None) -> None:
-    """Print the release; ``local`` is this party's own counts (printed as local, never shared)."""
-    from scenarios.kit.cli import format_bytes, print_table
-    from secure.meter import seconds_label
-
-    kernel = options.query.kernel
-    if options.noise_switch is not None and release.noise_source != "mpc":
-        print(pure_budget_line(source="account" if options.noise_switch == "account" else "budget",
-                               parties=release.parties, threshold=release.threshold))
-    print_table([
-        ("statistic", f"{kernel.description} of {', '.join(options.columns)}"),
-        ("private estimate", _estimate_text(release)),
-        ("epsilon", f"{release.epsilon:g}" + _delta_note(release)),
-        ("n", f"{release.n} rows"),
-        ("missing values", describe_policy(options.missing)),
-        ("|E|", f"{release.pairs} tuples ({release.sampling}, max degree {release.max_degree})"
-                + (f", complete by the {release.path} path" if release.path != "tuples" else "")),
-        ("parties", f"{release.parties} (threshold t = {release.threshold})"),
-        *([("noise delegates", f"Z = ({', '.join(str(p) for p in release.delegates)}), drawn from "
-                               f"{release.delegates_drawn_from}")] if getattr(release, "delegates", None) else []),
-        (seconds_label(), f"{release.seconds:.2f}"),
-        ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
-    ], title="Private U-statistic (Pi_U-MPC, Sinh & Ramon)")
-    if local:
-        print(local)
-    if release.plan:
-        print(f"  {release.plan}")
-    print(f"  guarantee: {release.guarantee}")
-    if release.noise_source == "mpc":
-        sampler = release.sampler
-        print(f"  noise: discrete laplace sampled inside MPC on {len(release.noisy_sums)} released sum(s), known to "
-              f"no party (single-DLap variance); J = {_listed(sampler['digits'])} digits of "
-              f"b = {_listed(sampler['bits'])}-bit coins, truncation delta_s {release.sampler_delta:.2g}; "
-              f"inputs clipped to the domain ({release.clipping})")
-        print("  phases: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"
-                                       for name, cost in release.phases.items()))
-        return
-    if options.delegation is not None:
-        calibration = (f", drawn only by the delegated parties (M_HF: failure probability "
-                       f"{options.delegation[0]:g} at honest fraction {options.delegation[1]:g})")
-    elif release.parties == 1:
-        calibration = ""
-    else:
-        calibration = f", coalition-calibrated (x{release.parties}/{release.parties - release.threshold} variance)"
-    print(f"  noise: {release.mechanism} on {len(release.noisy_sums)} released sum(s){calibration}"
-          f"; inputs clipped to the domain ({release.clipping})")
-    print("  phases: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"
-                                   for name, cost in release.phases.items()))
-
-
-def _estimate_text(release: Any) -> str:
-    """The estimate and its uncertainty, or why there is none: a ratio statistic (AUC, VUS, Rand) whose released
-    denominator, a noisy count, is not positive has no estimate (post-processing; the record says ``null``)."""
-    if not math.isfinite(release.estimate):
-        return ("undefined: a released denominator (a noisy count) is not positive, so there is no estimate at this "
-                "epsilon (post-processing; --json writes null)")
-    return f"{release.estimate:.6g}  ({_uncertainty(release)})"
-
-
-def _small(value: float) -> str:
-    """A standard deviation or bound for print: ``< 1e-12`` below any statistic's fixed-point resolution (a huge
-    epsilon), else two significant digits."""
-    return "< 1e-12" if 0 < value < 1e-12 else f"{value:.2g}"
-
-
-def _uncertainty(release: Any) -> str:
-    """``noise std a; tuple sampling <= b, data-independent; total <= c`` (the record's keys, in words)."""
-    if release.sampling == "all":
-        return f"noise std {_small(release.estimate_std)}; all tuples, no sampling error"
-    kind = "data-independent" if len(release.noisy_sums) == 1 else "plug-in of the released comparable share"
-    return (f"noise std {_small(release.estimate_std)}; tuple sampling <= {_small(release.sampling_error_bound)}, "
-            f"{kind}; total <= {_small(release.error_bound)}")
-
-
-def _listed(values: Sequence[Any]) -> str:
-    """``[8]`` -> ``8``; ``[8, 9]`` -> ``8/9`` (one entry per released sum)."""
-    return "/".join(str(v) for v in values)
-
-
-def _delta_note(release: Any) -> str:
-    """The delta part of the epsilon line (with MPC noise: where it comes from)."""
-    if release.noise_source == "mpc":
-        if release.sampler_delta < release.delta:
-            return f" (delta {release.delta:g}; the in-MPC sampler's truncation uses {release.sampler_delta:.2g})"
-        return f" (delta {release.delta:.2g}: truncation of the in-MPC sampler)"
-    return f" (delta {release.delta:g})" if release.delta else ""
-
-
-async def _release(options: Options) -> Callable[[], None] | None:
-    """Every party: load its rows, share its verdict, run Pi_U-MPC.
-
-    :return: the delivery (print; party 0 writes JSON), which :func:`scenarios.kit.cli.run_scenario` runs
-        only after the orderly shutdown, so that a party lost in the shutdown phase releases nothing.
-    """
+async def _release(options: Options, command: Sequence[str]) -> Any:
+    """Every party: the release of :func:`dp.umpc.release` on its rows (read once the spend is reserved, with
+    the public seed); the delivery (print; party 0 writes JSON) runs after the orderly shutdown, so that a party
+    lost in the shutdown phase releases nothing (:func:`scenarios.kit.cli.run_scenario`)."""
     from mpyc.runtime import mpc
 
-    from dataclasses import replace
+    from dp.umpc.scripting import release
+    from scenarios.kit.budget_run import embedded_file
 
-    from dp.umpc.protocol import prepare_rows, run_secure
-    from secure.public_randomness import joint_seed
-    from secure.session import InputError, agree_verdict
-
-    seed = options.seed if options.seed is not None else await joint_seed()
-    error, detail, fixed, filled = None, None, None, 0
-    try:
-        rows = load_rows(options, seed, mpc.pid, len(mpc.parties))
-        fixed, filled = prepare_rows(options.query, rows.values), rows.filled
-    except InputError as exc:
-        error, detail = str(exc), exc.detail
-    await agree_verdict(error, detail=detail)
-    assert fixed is not None
-    from secure.intake import exchange_counts  # no row at any party: one line naming the parties
-
-    rows_total = sum(await exchange_counts(int(fixed.integers.shape[0])))
-    delegates = None  # |Z|; Z itself is drawn in run_secure from fresh joint randomness, never from --seed
-    if options.delegation is not None:
-        from dp.umpc.delegation import delegate_size
-
-        delegates = delegate_size(*options.delegation, parties=len(mpc.parties))
-    query = _with_tuples(options, rows_total)
-    plan = _plan(options, query, rows_total, len(mpc.parties))
-    if plan.path == "tuples":
-        release = await run_secure(replace(query, tuples=plan.tuples), fixed, seed=seed, missing=options.missing.mode,
-                                   noise_delegates=delegates,
-                                   delegation_failure=options.delegation[0] if options.delegation else 0.0)
-        if release is not None:
-            release.plan = plan.describe()
-    else:
-        from dp.umpc.complete import run_complete
-
-        release = await run_complete(query, fixed, plan, missing=options.missing.mode)
-    local = local_note(filled=filled, clipped=sum(fixed.clipped.values()))
-    if release is None:
-        return None
-    from scenarios.kit.budget_run import settle_spend
-
-    settled = settle_spend(release.delta)  # the ledger entry: from the reserved bound to the release's delta
+    budget = options.budget
+    result = await release(options.face, lambda seed: load_rows(options, seed, mpc.pid, len(mpc.parties)),
+                           seed=options.seed, ledger=budget.ledger, budget=budget.budget,
+                           dataset_name=budget.dataset_name, accountant=budget.accountant, missing=options.missing,
+                           data_file=options.data if options.data is not None else embedded_file(str(options.dataset)),
+                           job=("scenarios.ustat", command))
     writes_json = bool(options.json) and mpc.pid == 0
 
     def deliver() -> None:
-        _print_release(release, options, local)
+        if options.noise_switch is not None and result.noise_source != "mpc":
+            print(pure_budget_line(source="account" if options.noise_switch == "account" else "budget",
+                                   parties=result.parties, threshold=result.threshold))
+        print(result.table(), flush=True)
         if writes_json and options.json:
-            record = release.record()
-            record.update(settled)
-            record["fill"] = dict(options.missing.fills)
-            record["categories"] = options.raw["categories"]
-            write_record(options.json, record)
+            write_record(options.json, result.record())
 
     return deliver
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the main job; returns the exit code."""
-    return run_scenario(parse_options, _release, lambda options: options.raw, argv, spend=spend_of)
-
-
-def spend_of(options: Options) -> Any:
-    """What one run spends (:mod:`scenarios.kit.budget_run`): the query's epsilon; its delta, or with noise
-    sampled inside MPC and no ``--delta`` the sampler's truncation bound ``2^-40`` per released sum; plus the
-    delegation's failure probability with ``--delegate-noise``; plus ``2^-40`` for MPyC's comparisons unless the
-    path is the histogram path (:func:`dp.comparison_leakage.comparison_allowance`).  An upper bound: after the
-    reveal the entry is settled to the release's delta (:func:`scenarios.kit.budget_run.settle_spend`).  Embedded
-    data are exempt unless ``--ledger``/``--budget`` is given."""
-    from dp.budget.accountants import Spend
-    from dp.comparison_leakage import comparison_allowance
-    from scenarios.kit.budget_run import MPC_TRUNCATION_DELTA, spend_request
-
-    query = options.query
-    sums = len(query.outputs)
-    delta = float(query.delta)
-    if query.noise == "mpc" and delta == 0:
-        delta = sums * MPC_TRUNCATION_DELTA
-    if options.delegation is not None:
-        delta += options.delegation[0]
-    delta += comparison_allowance(options.query.path)  # a pure account runs the histogram path only (parse_options)
-    mechanism = ("discrete Laplace sampled in MPC" if query.noise == "mpc"
-                 else "distributed discrete Laplace" if query.delta == 0 else "distributed binomial")
-    if options.delegation is not None:
-        from dp.noise_defaults import DELEGATED_NOISE
-
-        mechanism += f" {DELEGATED_NOISE}"  # the refusal of a pure-only account then names what helps
-    spend = Spend(epsilon=float(query.epsilon), delta=delta, mechanism=mechanism,
-                  what=f"{query.kernel.description} of {', '.join(options.columns)}, {sums} noisy sum(s)")
-    return spend_request(options.budget, spend, scenario="scenarios.ustat", data=options.data,
-                         embedded=options.dataset)
+    command = list(sys.argv[1:] if argv is None else argv)  # before MPyC takes its options off sys.argv
+    return run_scenario(parse_options, lambda options: _release(options, command), lambda options: options.raw, argv)
 
 
 if __name__ == "__main__":

@@ -292,6 +292,20 @@ class UStatRelease:
     #: lines the caller should print above the result, set by :func:`dp.umpc.release` (e.g. a pure budget
     #: that turned the default in-MPC noise into party-drawn shares, :func:`dp.noise_defaults.pure_budget_line`)
     notes: list[str] = field(default_factory=list)
+    #: set by :func:`dp.umpc.release`: the columns; the declared fill values and public category lists
+    #: (recorded, :func:`dp.umpc.report.public_categories`); the M_HF pair (failure probability, honest fraction);
+    #: this party's own note (filled and clipped counts: printed by :meth:`table`, never recorded)
+    columns: list[str] = field(default_factory=list)
+    fill: dict[str, Any] | None = None
+    categories: list[Any] | None = None
+    delegation: tuple[float, float] | None = None
+    local: str = ""
+
+    def table(self) -> str:
+        """The text a job prints for this release (:func:`dp.umpc.report.table`)."""
+        from dp.umpc.report import table
+
+        return table(self)
 
     @property
     def error_bound(self) -> float:
@@ -318,7 +332,8 @@ class UStatRelease:
                 "phases": self.phases, "missing": self.missing, "clipping": self.clipping, "noise_source": self.noise_source, "sampler_delta": self.sampler_delta,
                 "sampler": self.sampler, "delegation_failure": self.delegation_failure, "guarantee": self.guarantee,
                 "delegates": self.delegates, "delegates_drawn_from": self.delegates_drawn_from,
-                "path": self.path, "plan": self.plan, **self.comparison_leak, **self.budget_record}
+                "path": self.path, "plan": self.plan, **self.comparison_leak, **self.budget_record,
+                **({} if self.categories is None else {"fill": self.fill, "categories": self.categories})}
 
 
 def _split_budget(query: UStatQuery) -> tuple[float, float]:

@@ -11,7 +11,7 @@ with (docs/design.md, "Scripting"), without the traps of the lower level:
   int, ``"all"`` or a multiple of n such as ``"2n"`` (resolved once the public n is known); every
   misuse raises at the call (``epsilon must be positive, got -1``; an AUC label declared as a
   numeric column is refused).
-- :func:`release` -- inside a script's job (:func:`secure.parties.run`): every party calls it with
+- :func:`release` -- inside a script's job (:func:`secure.launcher.run`): every party calls it with
   its own rows; the parties agree on the query, share their input verdicts (a label outside 0/1 at
   one party stops every party with one line), resolve the tuples from the public n, and run the
   secure protocol.  The release is the same :class:`~dp.umpc.protocol.UStatRelease` as the
@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -41,9 +41,10 @@ from dp.noise_defaults import default_noise, pure_budget_line, switched_by_pure_
 from dp.sampling import tuple_count
 from dp.umpc.planner import PATH_CHOICES, SORT_KERNELS, PathChoice
 from dp.umpc.protocol import Simulation, UStatQuery, UStatRelease, prepare_rows
+from dp.umpc.report import local_note, public_categories
 from dp.umpc.protocol import simulate as simulate_protocol
 from dp.validation import check_delta, check_epsilon
-from secure.intake import ColumnSpec, PartyRows
+from secure.intake import ColumnSpec, MissingPolicy, PartyRows
 from secure.kernels import KERNELS, get_kernel
 
 if TYPE_CHECKING:
@@ -110,6 +111,10 @@ class Query:
     :param clipping: ``local`` (each party clips its rows, default) or ``secure`` (inside MPC).
     :param noise: ``mpc`` (one discrete Laplace sampled inside MPC) or ``parties`` (coalition-
         calibrated shares); default: the suite's default for this budget (:mod:`dp.noise_defaults`).
+    :param delegation: threat model M_HF (Sinh & Ramon, §4): ``(failure probability, honest fraction)``; only
+        a subgroup ``Z`` drawn from fresh joint randomness draws party noise (sampled tuples only);
+        (epsilon, delta + failure)-DP.
+    :param rtt: the network's declared round-trip time in milliseconds, for the path's cost model.
     :raise ValueError: an unknown statistic, a bad budget, a wrong number of columns, a column
         declared in the wrong role.
     :raise TypeError: a column given as a name instead of a declaration, a tuples of the wrong type.
@@ -124,6 +129,8 @@ class Query:
     clipping: Clipping = "local"
     noise: NoiseSource | None = None
     path: PathChoice = "auto"
+    delegation: tuple[float, float] | None = None
+    rtt: float = 0.0
     base: UStatQuery = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -153,9 +160,19 @@ class Query:
         if self.path == "histogram" and self.clipping == "secure":
             raise ValueError("path='histogram' counts each party's rows at the party, so its clipping is local, "
                              "but clipping='secure' clips inside MPC: use path='sort', 'tuples' or 'auto'")
+        if not (isinstance(self.rtt, numbers.Real) and 0 <= self.rtt <= 60000):
+            raise ValueError(f"rtt must be a round-trip time in milliseconds in [0, 60000], got {self.rtt!r}")
+        noise: str | None = self.noise
+        if self.delegation is not None:
+            from dp.umpc.delegation import delegate_size
+
+            delegate_size(*self.delegation)  # ValueError: a bad failure probability or honest fraction
+            if self.path in ("histogram", "sort") or noise == "mpc":
+                raise ValueError("delegation= chooses which parties draw the noise of sampled tuples: it takes "
+                                 "path='tuples' or 'auto' and noise='parties'")
+            noise = "parties"
         kernel = get_kernel(self.statistic, precision=columns[0].precision)
         object.__setattr__(self, "columns", columns)
-        noise: str | None = self.noise
         if noise is None:
             outputs = len(kernel.outputs([spec.width for spec in columns]))
             noise = default_noise("ustat", check_epsilon(self.epsilon) / outputs, check_delta(self.delta) / outputs)
@@ -187,7 +204,7 @@ class Query:
         """The query's public parameters (compared across parties before any data is shared)."""
         return {"statistic": self.statistic, "epsilon": self.base.epsilon, "delta": self.base.delta,
                 "tuples": str(self.tuples), "sampling": self.sampling, "clipping": self.clipping,
-                "noise": self.base.noise, "path": self.path,
+                "noise": self.base.noise, "path": self.path, "delegation": self.delegation, "rtt": self.rtt,
                 "columns": [[spec.name, spec.lower, spec.upper, spec.precision, spec.step,
                              None if spec.categories is None else list(spec.categories)] for spec in self.columns]}
 
@@ -198,7 +215,7 @@ def _check_roles(statistic: str, labels: dict[int, tuple[int, ...]], columns: Se
         allowed = labels.get(position)
         if allowed is None:
             continue
-        if spec.categories is None or tuple(spec.categories) != tuple(allowed):
+        if spec.categories is None or spec.codes != len(allowed):  # named labels: their codes are the roles
             role = "label(name)" if allowed == (0, 1) else f"classes(name, {len(allowed)})"
             raise ValueError(f"statistic '{statistic}' takes column {position + 1} ('{spec.name}') as labels "
                              f"{'/'.join(map(str, allowed))}: declare it with {role}")
@@ -239,23 +256,27 @@ def _values(query: Query, rows: PartyRows | np.ndarray) -> np.ndarray:
     return array
 
 
-async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | None = None,
+async def release(query: Query, rows: PartyRows | np.ndarray | Callable[[int], PartyRows], *, seed: int | None = None,
                   ledger: str | os.PathLike[str] | None = None, budget: Budget | str | None = None,
                   dataset_name: str | None = None, accountant: AccountantName = "basic",
-                  dataset: str | None = None) -> UStatRelease:
+                  dataset: str | None = None, missing: MissingPolicy | None = None, data_file: str | None = None,
+                  job: tuple[str, Sequence[str]] | None = None) -> UStatRelease:
     """Release the query's private U-statistic across parties; every party calls it with its own rows.
 
-    Runs inside a script's job (:func:`secure.parties.run`).  In order: the parties agree on the
-    query's public parameters; they agree on the release's privacy spend and each party reserves it in
-    its own ledger before any data is shared (:func:`dp.budget.agreement.agree_spend`: a party whose
-    budget would be exceeded stops every party with its one line; the budget line is returned as the
-    release's ``budget``, printed by the caller, not here); each party validates and encodes its rows
-    (shape, missing values, fixed point, labels) and shares its verdict; the public n resolves the tuples (``"2n"``); the joint seed (or ``seed``,
-    public) picks the tuples; the planner chooses the path from public parameters
-    (:func:`dp.umpc.complete.plan_for`); the complete statistic runs on the histogram or sort path
-    (:func:`dp.umpc.complete.run_complete`), or Pi_U-MPC on the tuples (:func:`dp.umpc.protocol.run_secure`).
+    Runs inside a script's job (:func:`secure.launcher.run`) or a job's run (``python -m scenarios.ustat``, whose
+    release is this one).  In order: the parties agree on the query's public parameters; they agree on the
+    release's privacy spend and each party reserves it in its own ledger before any data is shared
+    (:func:`dp.budget.agreement.agree_spend`: a party whose budget would be exceeded stops every party with its
+    one line); each party validates and encodes its rows (shape, missing values, fixed point, labels) and
+    shares its verdict; the public n resolves the tuples (``"2n"``); the joint seed (or ``seed``) picks them;
+    the path comes from public parameters (:func:`dp.umpc.complete.plan_for`); the complete statistic runs on
+    the histogram or sort path (:func:`dp.umpc.complete.run_complete`), or Pi_U-MPC on the tuples
+    (:func:`dp.umpc.protocol.run_secure`, with ``query.delegation``: ``|Z|`` delegates, §4).  After the reveal
+    the ledger entry is settled to the release's delta; the budget line is the release's ``budget``, printed
+    by :meth:`~dp.umpc.protocol.UStatRelease.table`, not here.
 
-    :param rows: this party's rows (:meth:`secure.parties.Party.read`), kernel column order.
+    :param rows: this party's rows (:meth:`secure.intake.Party.read`), kernel column order; or
+        ``seed -> rows``, read after the spend is reserved (a job's embedded table derives columns from the seed).
     :param seed: a public seed for the tuples; default a joint seed every party contributes to.
     :param ledger: this party's ledger directory (default :func:`dp.budget.ledger.default_ledger_directory`:
         ``$PRIVATE_USTATS_LEDGER`` or the per-user data directory); ``"off"`` keeps no budget (said).
@@ -263,35 +284,42 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
         existing account keeps its own.
     :param dataset: the account's dataset by a declared name (``dataset_name`` is the same argument);
         default the digest of the parsed rows of the rows' file, which a re-saved file keeps
-        (``rows.source``).  Rows given as an array need it (or ``ledger="off"``).  The embedded
-        datasets' files (``scenarios/data``) are public: exempt unless ``ledger``, ``budget`` or
-        ``dataset_name`` is given.
+        (``rows.source``, or ``data_file``, ``{pid}`` replaced by each party).  Rows given as an array need it
+        (or ``ledger="off"``).  The embedded datasets' files (``scenarios/data``) are public: exempt unless
+        ``ledger``, ``budget`` or ``dataset_name`` is given.
     :param accountant: ``basic`` (default) or ``zcdp``; every party must use the same.
+    :param missing: the policy the rows were read with (recorded with its fill values; default ``rows.policy``).
+    :param job: ``(module, command line)`` of a job that calls this: the ledger entry names it and its
+        refusals name its options (``--budget``, ``--pairs``) instead of the arguments of this call.
     :raise secure.errors.InputError: at every party alike -- parameters that differ, a ledger that
         refuses at any party, a bad value at any party, too many tuples for n.
     :raise secure.errors.ProtocolFailure: a lost party, an overflow.
     """
     from mpyc.runtime import mpc
 
-    from dp.budget.agreement import agree_spend
+    from dp.budget.agreement import agree_spend, pure_budget, with_command
     from dp.umpc.complete import plan_for, run_complete
     from dp.umpc.protocol import run_secure
     from secure.errors import InputError
+    from secure.intake import exchange_counts
     from secure.public_randomness import joint_seed
     from secure.session import agree_parameters, agree_verdict
 
     if dataset is not None and dataset_name is not None and dataset != dataset_name:
         raise ValueError(f"dataset and dataset_name name the same thing: give one, got {dataset!r} and {dataset_name!r}")
     dataset_name = dataset if dataset is not None else dataset_name
-    from dp.budget.agreement import pure_budget
+    data_file = data_file if data_file is not None else getattr(rows, "source", None)
+
+    def account(query: Query) -> SpendRequest:
+        return _spend_request(query, ledger=ledger, budget=budget, dataset_name=dataset_name, accountant=accountant,
+                              data_file=data_file, job=job)
 
     try:
-        asked: SpendRequest | None = _spend_request(query, rows, ledger=ledger, budget=budget,
-                                                    dataset_name=dataset_name, accountant=accountant)
+        asked: SpendRequest | None = account(query)
     except (ValueError, TypeError):
         asked = None  # a bad budget= or accountant=: named by the budget verdict below
     pure_problem: str | None = None
-    notes: list[str] = []  # lines for the caller to print above the result (release.notes)
+    notes: list[str] = []  # lines printed above the result (release.notes)
     if asked is not None and pure_budget(party=int(mpc.pid), budget=asked.budget, ledger=asked.ledger,
                                          dataset_name=asked.dataset_name, data_file=asked.data_file,
                                          exempt=asked.exempt):
@@ -303,69 +331,81 @@ async def release(query: Query, rows: PartyRows | np.ndarray, *, seed: int | Non
                 query.base.kernel, query.columns, parties=len(mpc.parties), choice=query.path,
                 clipping=query.clipping, sampled=f"tuples={query.tuples!r}" if mode in ("count", "per-row") else None))
         except ValueError as exc:
-            pure_problem = _in_script_words(str(exc))
+            pure_problem = option_words(str(exc), query.tuples, to_options=job is not None)
         if query.noise is None:  # the default noise follows this party's budget, by the scenarios' test and function
             sums = len(query.base.outputs)
             chosen = default_noise("ustat", query.base.epsilon / sums, query.base.delta / sums, pure_budget=True)
             query = replace(query, noise="parties" if chosen == "parties" else "mpc")
             if switched_by_pure_budget("ustat", query.base.epsilon / sums, query.base.delta / sums, pure_budget=True):
-                line = pure_budget_line(source="budget" if asked.budget is not None else "account",
-                                        parties=len(mpc.parties), threshold=int(mpc.threshold))
-                notes.append(line.replace("--budget has no delta", "budget= has no delta")
-                             .replace("give --budget EPS:DELTA (e.g. 5:1e-9)", "give budget='EPS:DELTA' (e.g. '5:1e-9')"))
+                notes.append(option_words(pure_budget_line(source="budget" if asked.budget is not None else "account",
+                                                     parties=len(mpc.parties), threshold=int(mpc.threshold)),
+                                    query.tuples, to_options=job is not None))
     await agree_parameters(query.public())
     request = None
     problem: str | None = pure_problem
     try:
-        request = _spend_request(query, rows, ledger=ledger, budget=budget, dataset_name=dataset_name,
-                                 accountant=accountant)
+        request = account(query)
     except (ValueError, TypeError) as exc:
         problem = problem or f"budget: {exc}"
     await agree_verdict(problem)  # a bad budget= or accountant=, or a pure account's comparisons, at one party
     assert request is not None
-    reservation = await agree_spend(request)
+    reservation = await agree_spend(with_command(request, job[1]) if job is not None else request)
     error: str | None = None
     detail: str | None = None
     fixed = None
     try:
+        if callable(rows):
+            seed = seed if seed is not None else await joint_seed()
+            rows = rows(seed)
         fixed = prepare_rows(query.base, _values(query, rows))
     except InputError as exc:
         error, detail = str(exc), exc.detail
     await agree_verdict(error, detail=detail)
-    assert fixed is not None
-    from secure.intake import exchange_counts  # no row at any party: one line naming the parties
-
-    total = sum(await exchange_counts(int(fixed.integers.shape[0])))
+    assert fixed is not None and not callable(rows)
+    total = sum(await exchange_counts(int(fixed.integers.shape[0])))  # no row at any party: one line naming them
+    mode = parse_tuples(query.tuples)[0]
     try:
         resolved = query.at(total)
+        plan = plan_for(resolved, rows=total, parties=len(mpc.parties), pairs=mode,
+                        delegated=query.delegation is not None, rtt=float(query.rtt) / 1000)
     except ValueError as exc:
-        raise InputError(f"all parties: {exc}") from None
-    try:
-        plan = plan_for(resolved, rows=total, parties=len(mpc.parties), pairs=parse_tuples(query.tuples)[0])
-    except ValueError as exc:
-        raise InputError(f"all parties: {exc}") from None
-    policy = rows.policy if isinstance(rows, PartyRows) else "refuse"
+        raise InputError(f"all parties: {option_words(str(exc), query.tuples, to_options=job is not None)}") from None
+    policy = missing if missing is not None else MissingPolicy(getattr(rows, "policy", "refuse"))
     if plan.path != "tuples":
-        result = await run_complete(resolved, fixed, plan, missing=policy)
+        result = await run_complete(resolved, fixed, plan, missing=policy.mode)
     else:
-        public_seed = seed if seed is not None else await joint_seed()
-        result = await run_secure(replace(resolved, tuples=plan.tuples), fixed, seed=public_seed, missing=policy)
+        from dp.umpc.delegation import delegate_size
+
+        fail = query.delegation[0] if query.delegation is not None else 0.0  # Z: fresh joint randomness, not seed
+        delegates = None if query.delegation is None else delegate_size(*query.delegation, parties=len(mpc.parties))
+        result = await run_secure(replace(resolved, tuples=plan.tuples), fixed,
+                                  seed=seed if seed is not None else await joint_seed(), missing=policy.mode,
+                                  noise_delegates=delegates, delegation_failure=fail)
         if result is not None:
             result.plan = plan.describe()
     assert result is not None  # every party receives the release
-    result.notes = notes
+    result.notes, result.columns, result.delegation = notes, [spec.name for spec in query.columns], query.delegation
+    result.fill, result.categories = dict(policy.fills), public_categories(query.columns)
+    result.local = local_note(filled=getattr(rows, "filled", 0), clipped=sum(fixed.clipped.values()))
     if reservation is not None:  # revealed: the entry settled from the reserved bound to the release's delta
         result.budget_record = reservation.settle(result.delta).record()
-        result.budget = reservation.describe()  # on the release; the caller prints
+        result.budget = reservation.describe()
     return result
 
 
-def _in_script_words(line: str) -> str:
-    """A refusal worded for the command line, in a script's terms (``path='histogram'`` for ``--path histogram``)."""
-    for option, argument in (("--path histogram", "path='histogram'"), ("--pairs all", "tuples='all'"),
-                             ("--clip local", "clipping='local'"), ("--clip secure", "clipping='secure'"),
-                             ("--path sort", "path='sort'"), ("--path tuples", "path='tuples'")):
-        line = line.replace(option, argument)
+#: a script's words for a job's options, and back (a refusal is worded for whoever called)
+_OPTION_WORDS = (("--path histogram", "path='histogram'"), ("--pairs all", "tuples='all'"),
+                 ("--clip local", "clipping='local'"), ("--clip secure", "clipping='secure'"),
+                 ("--path sort", "path='sort'"), ("--path tuples", "path='tuples'"),
+                 ("--budget has no delta", "budget= has no delta"),
+                 ("give --budget EPS:DELTA (e.g. 5:1e-9)", "give budget='EPS:DELTA' (e.g. '5:1e-9')"))
+
+
+def option_words(line: str, tuples: Any, *, to_options: bool) -> str:
+    """``line`` in a script's words (``path='histogram'``) or, ``to_options``, in a job's (``--path histogram``)."""
+    pairs = [*_OPTION_WORDS, (f"--pairs {tuples}", f"tuples={tuples!r}")]
+    for option, argument in pairs:
+        line = line.replace(argument, option) if to_options else line.replace(option, argument)
     return line
 
 
@@ -378,16 +418,20 @@ EMBEDDED_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.
 MPC_TRUNCATION_DELTA = 2.0 ** -40
 
 
-def _spend_request(query: Query, rows: PartyRows | np.ndarray, *, ledger: str | os.PathLike[str] | None,
-                   budget: Budget | str | None, dataset_name: str | None, accountant: AccountantName) -> SpendRequest:
-    """The spend of one release (epsilon; delta, or with noise sampled in MPC and no delta the sampler's
-    truncation bound ``2^-40`` per released sum; plus ``2^-40`` for MPyC's comparisons,
-    :func:`dp.comparison_leakage.comparison_allowance`) and this party's account.
+def _spend_request(query: Query, *, ledger: str | os.PathLike[str] | None, budget: Budget | str | None,
+                   dataset_name: str | None, accountant: AccountantName, data_file: str | None,
+                   job: tuple[str, Sequence[str]] | None) -> SpendRequest:
+    """The spend of one release and this party's account: epsilon; delta, or with noise sampled in MPC and no
+    delta the sampler's truncation bound ``2^-40`` per released sum; plus the delegation's failure probability
+    (M_HF); plus ``2^-40`` for MPyC's comparisons unless the path is the histogram path
+    (:func:`dp.comparison_leakage.comparison_allowance`).  An upper bound, settled after the reveal.
 
     :raise ValueError: a bad ``budget`` or ``accountant`` (raised at the call, like the query's checks).
     """
     from dp.budget.accountants import Spend, check_accountant, parse_budget
     from dp.budget.agreement import SpendRequest
+    from dp.comparison_leakage import comparison_allowance
+    from dp.noise_defaults import DELEGATED_NOISE
 
     chosen = parse_budget(budget) if isinstance(budget, str) else budget
     if chosen is not None and not isinstance(chosen, Budget):
@@ -396,19 +440,22 @@ def _spend_request(query: Query, rows: PartyRows | np.ndarray, *, ledger: str | 
     base = query.base
     sums = len(base.outputs)
     delta = float(base.delta) if base.delta > 0 or base.noise != "mpc" else sums * MPC_TRUNCATION_DELTA
-    source = rows.source if isinstance(rows, PartyRows) else None
-    asked = ledger is not None or budget is not None or dataset_name is not None
+    delta += (query.delegation[0] if query.delegation is not None else 0.0) + comparison_allowance(base.path)
+    mechanism = ("discrete Laplace sampled in MPC" if base.noise == "mpc"
+                 else "distributed discrete Laplace" if base.delta == 0 else "distributed binomial")
+    asked = (ledger is not None and os.fspath(ledger).strip().lower() != "off") or budget is not None \
+        or dataset_name is not None
     exempt = None
-    if not asked and source is not None and os.path.dirname(os.path.abspath(source)) == EMBEDDED_DATA:
-        exempt = "embedded public data: no budget kept; give ledger=/budget= to keep one"
-    from dp.comparison_leakage import comparison_allowance
-
-    delta += comparison_allowance(base.path)  # MPyC's comparisons, <= 2^-40 (a pure account: histogram path only)
+    if not asked and data_file is not None and os.path.dirname(os.path.abspath(data_file)) == EMBEDDED_DATA:
+        exempt = f"embedded public data: no budget kept; give {'--ledger/--budget' if job else 'ledger=/budget='} " \
+                 "to keep one"
     spend = Spend(epsilon=float(base.epsilon), delta=delta,
-                  mechanism="discrete Laplace sampled in MPC" if base.noise == "mpc" else "distributed noise",
-                  what=f"{query.statistic}, {sums} noisy sum(s)")
-    return SpendRequest(spend=spend, scenario="dp.umpc.release", data_file=source, dataset_name=dataset_name,
-                        budget=chosen, ledger=ledger, accountant=kind, exempt=exempt, in_script=True)
+                  mechanism=mechanism + (f" {DELEGATED_NOISE}" if query.delegation is not None else ""),
+                  what=f"{base.kernel.description} of {', '.join(spec.name for spec in query.columns)}, "
+                       f"{sums} noisy sum(s)")
+    return SpendRequest(spend=spend, scenario=job[0] if job is not None else "dp.umpc.release", data_file=data_file,
+                        dataset_name=dataset_name, budget=chosen, ledger=ledger, accountant=kind, exempt=exempt,
+                        in_script=job is None)
 
 
 def _parts(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> list[np.ndarray]:

@@ -32,8 +32,6 @@ leaves the party holding them.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from typing import Any, Sequence
 
@@ -41,12 +39,7 @@ from scenarios.kit.cli import UsageError
 from secure.intake import MAX_CATEGORIES, Category, ColumnSpec
 from secure.kernels import Kernel
 
-__all__ = ["add_category_arguments", "parse_categories", "parse_others", "category_specs", "public_categories"]
-
-#: a category list longer than this is agreed and recorded by its digest (the parameters travel to
-#: every party)
-LISTED_IN_FULL = 256
-
+__all__ = ["add_category_arguments", "parse_categories", "parse_others", "category_specs"]
 
 def add_category_arguments(parser: Any) -> None:
     """Add ``--categories C=A|B|...[,D=...]`` and ``--other C=NAME[,D=NAME]`` (no MPyC prefix)."""
@@ -189,20 +182,3 @@ def category_specs(kernel: Kernel, columns: Sequence[str], *, categories: str | 
                 raise UsageError(f"--stat {kernel.name} compares column '{name}' for equality: declare its categories "
                                  f"(--categories {name}=A|B|...) or an integer domain (--domain {name}=LO:HI)")
     return specs
-
-
-def public_categories(specs: Sequence[ColumnSpec]) -> list[Any]:
-    """Per column, its declared list and ``other`` as agreed and recorded: ``None`` for a numeric
-    column; a list longer than :data:`LISTED_IN_FULL` by its SHA-256 digest (still exact for the
-    agreement, short for the parameters every party sends)."""
-    public: list[Any] = []
-    for spec in specs:
-        if spec.categories is None:
-            public.append(None)
-            continue
-        listed: Any = list(spec.categories)
-        if len(listed) > LISTED_IN_FULL:
-            digest = hashlib.sha256(json.dumps(listed).encode()).hexdigest()
-            listed = f"{len(listed)} categories {spec.describe_categories()} sha256:{digest[:16]}"
-        public.append({"categories": listed, "other": spec.other})
-    return public
