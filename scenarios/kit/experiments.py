@@ -1,36 +1,16 @@
-"""What the Monte Carlo experiment scenarios share: options, seeds, summaries, CSV, PNG, progress.
+"""What the Monte Carlo experiments, paper sweeps (:mod:`scenarios.kit.sweep`) and benchmarks share: the common
+options, seeds, summaries, CSV, PNG, progress and the ``--secure`` checks.
 
-Used by ``scenarios.papers.ecdf_smoothing``, ``scenarios.papers.ecdf_inverse`` and ``scenarios.papers.roc_curve`` (the
-experiments of Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution
-Functions*, Sec. 6).  These experiments are *simulated*: the same mechanism as the secure path, run
-in plain numpy in one process (docs/design.md, "Two ways to run one protocol"), repeated ``--runs`` times.
-They still run inside the standard party lifecycle (:func:`scenarios.kit.cli.run_scenario`), so that
-they accept MPyC's options and run unchanged with no flags, ``-M1`` and ``-M3``; the work is done by
-party 0 only, the other parties connect, agree on the parameters (and on the joint seed) and stop.
+The experiments are *simulated*: the mechanism of the secure path in plain numpy at party 0, repeated
+``--runs`` times, inside the standard party lifecycle (:func:`scenarios.kit.cli.run_scenario`: MPyC's options
+work; the other parties agree on the parameters and the joint seed and stop).  Threat model: nothing secret
+crosses a network; the other parties exchange public values only (with ``--secure``, the protocol runs once
+on the MPyC path and party 0 compares it with the simulation).
 
-Threat model.  Nothing secret crosses a network here: party 0 simulates the mechanism with all rows
-at hand (the secure path of the same mechanism, :mod:`dp.ecdf.tree` with distributed noise, is DP against
-a passive static coalition of ``t < m/2`` parties).  The other parties only exchange public values:
-their verdicts, the parameters and, without ``--seed``, their contributions to the joint seed.
-
-Common options (lower case, none a prefix of an MPyC option):
-
-- ``--runs R``: Monte Carlo repetitions per setting (each scenario has its own default);
-- ``--quick``: a tiny configuration (smaller grid, few settings, few runs) for tests;
-- ``--results-dir DIR``: where party 0 writes the CSV and PNG files (default ``results/``);
-- ``--seed S``: public seed for data generation (default: a joint seed every party contributes to,
-  printed so that a run can be repeated);
-- ``--os-noise``: draw the DP noise from fresh OS randomness, as a release does.
-
-Seeded noise.  For reproducible experiment curves the DP noise of run ``r`` at setting ``s`` is
-drawn, by default, from a generator seeded with ``(S, s, r)`` (a spawned stream of ``--seed``,
-independent of the data streams).  That is acceptable for a *simulation* whose purpose is to
-measure errors; a *release* never does it — the ``dp`` functions draw fresh OS randomness when given
-no generator, and ``--os-noise`` makes the experiments do the same.
-
-Data of run ``r`` comes from ``public_generator(run_seed[r])``, the run seeds themselves drawn from
-``public_generator(S)``; every setting reuses the same run seeds (common random numbers), so the
-curves compare settings on the same data.
+Seeds: data of run ``r`` comes from ``public_generator(run_seed[r])`` (common random numbers across settings);
+the DP noise of run ``r`` at setting ``s`` is, by default, a stream spawned from ``(--seed, s, r)``, for
+reproducible *simulations* only; a release draws fresh OS randomness, and ``--os-noise`` makes the
+experiments do the same.
 """
 from __future__ import annotations
 
@@ -39,7 +19,7 @@ import math
 import os
 import time
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +37,6 @@ __all__ = [
     "check_positive_number",
     "agree_seed",
     "check_results_dir",
-    "experiment_main",
     "run_seeds",
     "data_generator",
     "noise_generator",
@@ -78,7 +57,6 @@ __all__ = [
     "report_secure_checks",
     "check_noise_generator",
     "finish_secure_checks",
-    "experiment_life",
 ]
 
 DEFAULT_RESULTS_DIR = "results"
@@ -236,74 +214,6 @@ async def check_results_dir(path: str) -> None:
 # --------------------------------------------------------------------------------------------------
 # random streams
 
-async def seed_at_party_zero(common: CommonOptions) -> int | None:
-    """Every party agrees on the seed and checks the results directory; the seed at party 0, else None.
-
-    The experiments are simulated at party 0; the other parties only take part in these agreements
-    (so a bad option or an unwritable directory stops every party alike) and then leave.
-    """
-    from mpyc.runtime import mpc
-
-    seed = await agree_seed(common.seed)
-    await check_results_dir(common.results_dir)
-    return seed if mpc.pid == 0 else None
-
-
-async def experiment_life(common: CommonOptions, name: str, work: Callable[[int], None], *,
-                          checks: Callable[[int], Awaitable[Sequence[SecureCheck]]] | None = None,
-                          note: str = "") -> Callable[[], None] | None:
-    """The life of a simulated experiment at every party: agree on the seed, check the results directory, run the
-    ``--secure`` check if asked (every party takes part); then, at party 0 only, the experiment itself.
-
-    :param common: the experiment's :class:`CommonOptions`.
-    :param name: the name of the check's report (``<name>_secure.csv``).
-    :param work: ``seed -> None`` at party 0: the Monte Carlo, its files and its table.
-    :param checks: ``async seed -> [SecureCheck]``, run by every party with ``--secure`` (the protocol once on the
-        MPyC path); party 0 reports them after the experiment (:func:`finish_secure_checks`, with ``note``).
-    :return: at party 0, ``work`` and the checks' report, to run after the orderly shutdown (the other parties
-        leave at once instead of waiting, silent, for the Monte Carlo); ``None`` elsewhere.
-    """
-    from mpyc.runtime import mpc
-
-    seed = await agree_seed(common.seed)
-    await check_results_dir(common.results_dir)
-    found = await checks(seed) if checks is not None and common.secure else None
-    if mpc.pid != 0:
-        return None
-
-    def deliver() -> None:
-        work(seed)
-        if found is not None:
-            finish_secure_checks(name, found, common.results_dir, note=note)
-
-    return deliver
-
-
-async def run_standard_experiment(options: Any, name: str, run: Any, columns: Sequence[str], plot: Any,
-                                  report: Any, checks: Any = None, note: str = "") -> Callable[[], None] | None:
-    """:func:`experiment_life` of the usual experiment: at party 0 run, one CSV, one PNG, the table.
-
-    :param options: parsed options with a ``common`` field (:class:`CommonOptions`).
-    :param name: base name of the CSV and PNG in the results directory.
-    :param run: ``(options, seed) -> rows``.
-    :param columns: CSV columns.
-    :param plot: ``(options, rows, png_path) -> None``.
-    :param report: ``(options, rows, seed, seconds, files) -> None`` prints the table.
-    :param checks: ``async (options, seed) -> [SecureCheck]``, the ``--secure`` check, or ``None``.
-    :param note: printed before the checks' table: what they do not cover.
-    """
-    def work(seed: int) -> None:
-        started = time.perf_counter()
-        rows = run(options, seed)
-        base = os.path.join(options.common.results_dir, name)
-        write_csv(base + ".csv", columns, rows)
-        plot(options, rows, base + ".png")
-        report(options, rows, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
-
-    return await experiment_life(options.common, name, work, note=note,
-                                 checks=None if checks is None else lambda seed: checks(options, seed))
-
-
 #: the budget line of a simulated experiment on embedded or synthetic data (docs/design.md: exempt, and said so)
 EXEMPT_NOTE = ("simulated on embedded or synthetic public data: exempt from the privacy budget, no budget kept "
                "(a run on a user's --data file charges every noisy value it draws)")
@@ -349,28 +259,6 @@ def monte_carlo_spend(budget: Any, *, epsilon: float, delta: float = 0.0, releas
     spend = Spend(epsilon=releases * float(epsilon), delta=min(releases * float(delta), 0.999999),
                   mechanism=mechanism, what=f"{releases} Monte Carlo releases (runs x settings) on the data")
     return spend_request(budget, spend, scenario=scenario, data=data)
-
-
-def experiment_main(argv: Sequence[str] | None, *, name: str, parse: Any, public: Any, run: Any,
-                    columns: Sequence[str], plot: Any, report: Any, spend: Any = exempt_spend,
-                    checks: Any = None) -> int:
-    """One party of a standard simulated experiment (:func:`run_standard_experiment`); the exit code.
-
-    :param argv: the command line (default ``sys.argv[1:]``).
-    :param name: base name of the CSV and PNG; ``parse``, ``public``: as for
-        :func:`scenarios.kit.cli.run_scenario`; ``run``, ``columns``, ``plot``, ``report``: as for
-        :func:`run_standard_experiment`.
-    :param spend: ``options -> SpendRequest | None`` (:mod:`scenarios.kit.budget_run`): by default the
-        experiment runs on embedded or synthetic public data and is exempt (:func:`exempt_spend`, said
-        in its output); a scenario run on a user's ``--data`` file charges :func:`monte_carlo_spend`.
-    :param checks: the scenario's ``--secure`` check (:func:`run_standard_experiment`), or ``None``.
-    """
-    from scenarios.kit.cli import run_scenario
-
-    async def body(options: Any) -> Callable[[], None] | None:
-        return await run_standard_experiment(options, name, run, columns, plot, report, checks=checks)
-
-    return run_scenario(parse, body, public, argv, spend=spend)
 
 
 def run_seeds(seed: int, runs: int) -> np.ndarray:

@@ -35,7 +35,8 @@ __all__ = ["Sweep", "Output", "axis", "points", "monte_carlo", "public_parameter
 
 @dataclass(frozen=True)
 class Output:
-    """One table of a sweep: written to ``<name>.csv`` (``columns``), drawn by ``plot(rows, png_path)``."""
+    """One table of a sweep: written to ``<name>.csv`` (``columns``; none: a figure only), drawn by
+    ``plot(rows, png_path)``."""
 
     name: str
     columns: Sequence[str]
@@ -146,8 +147,9 @@ class Sweep:
         files = []
         for output in outputs:
             base = os.path.join(common.results_dir, output.name)
-            write_csv(base + ".csv", output.columns, output.rows)
-            files.append(base + ".csv")
+            if output.columns:
+                write_csv(base + ".csv", output.columns, output.rows)
+                files.append(base + ".csv")
             if output.plot is not None:
                 output.plot(output.rows, base + ".png")
                 files.append(base + ".png")

@@ -6,7 +6,7 @@ Run: ``python -m scenarios.papers.bell_kendall`` (add ``--quick`` for a tiny run
 The paper, the data, the method, the threat model and the paper's findings beside ours:
 ``docs/papers/bell.md``.
 
-Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
   --epsilon-grid E1,E2,...  epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5; --quick: 0.05,5)
   --permutations P1,P2,...  numbers of permutations P (default 1,2,5,10)
   --parties M               simulated parties holding the rows (default 3)
@@ -14,12 +14,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --delta D                 delta of the all-pairs baseline (default 1e-8)
   --age-width YEARS         width of the age bands (default 5; 1 keeps every year, 71 levels)
   --rows N                  use only the first N complete rows (default all; --quick: 600)
-  --runs R                  runs per setting (default 100: about 2 min for all 7 epsilons, most of it the exact
-                            all-pairs baseline noise of shape 4.3 million; --quick: 60)
-  --quick                   600 rows, two epsilons, 60 runs (for tests)
-  --results-dir DIR         where the CSV and PNG go (default results/)
-  --seed S                  public seed of the permutations (default: a joint seed, printed)
-  --os-noise                draw the DP noise from OS randomness
   --secure                  also run one repetition of the subsampled-pairs protocol on the MPyC path
                             (-M3: real parties, rows i, i+m, ... at party i) at the smallest epsilon, for
                             every P (--quick: smallest and largest), with fixed per-party draws fed to both
@@ -30,32 +24,16 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
 from __future__ import annotations
 
 import math
-import os
-import sys
-import time
-from dataclasses import asdict, dataclass
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.kit.experiments import check_noise_generator
-from scenarios.kit.experiments import (
-    CommonOptions,
-    add_common_options,
-    check_positive_number,
-    common_options,
-    format_mean,
-    new_figure,
-    noise_generator,
-    parse_positive_list,
-    print_rows,
-    progress,
-    save_figure,
-    seed_note,
-    summarize,
-    write_csv,
-)
+from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.experiments import (CommonOptions, check_noise_generator, check_positive_number, format_mean,
+                                       new_figure, noise_generator, parse_positive_list, print_rows, progress,
+                                       save_figure, summarize)
+from scenarios.kit.sweep import Output, Sweep, axis
 
 __all__ = ["main", "parse_options", "KendallOptions", "run_experiment", "load_ratings", "CSV_COLUMNS",
            "method_names"]
@@ -63,8 +41,6 @@ __all__ = ["main", "parse_options", "KendallOptions", "run_experiment", "load_ra
 DEFAULT_EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 QUICK_EPSILONS = (0.05, 5.0)
 DEFAULT_PERMUTATIONS = (1, 2, 5, 10)
-DEFAULT_RUNS = 100
-QUICK_RUNS = 60
 QUICK_ROWS = 600
 DEFAULT_DELTA = 1e-8
 AGE_DOMAIN = (20.0, 90.0)   # declared domain of Framingham's age (scenarios/data/domains.json)
@@ -95,12 +71,7 @@ def method_names(permutations: Sequence[int]) -> list[str]:
     return ["generic LDP", *(f"subsampled P={p}" for p in permutations), "all pairs"]
 
 
-def parse_options(argv: Sequence[str]) -> KendallOptions:
-    """Parse and validate the options (nothing is computed here).
-
-    :raise UsageError: with a one-line message.
-    """
-    parser = ScenarioParser(prog="python -m scenarios.papers.bell_kendall", description=__doc__)
+def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--permutations", default=None)
     parser.add_argument("--parties", type=int, default=3)
@@ -108,11 +79,11 @@ def parse_options(argv: Sequence[str]) -> KendallOptions:
     parser.add_argument("--delta", type=float, default=DEFAULT_DELTA)
     parser.add_argument("--age-width", type=int, default=5)
     parser.add_argument("--rows", type=int, default=None)
-    add_common_options(parser, secure=True)
-    args = parser.parse_args(list(argv))
-    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
-    epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
-                else (QUICK_EPSILONS if args.quick else DEFAULT_EPSILONS))
+
+
+def _resolve(args: Any, common: CommonOptions) -> KendallOptions:
+    epsilons = axis(args.epsilon_grid, "--epsilon-grid", default=DEFAULT_EPSILONS, quick=QUICK_EPSILONS,
+                    is_quick=args.quick)
     if args.permutations:
         values = parse_positive_list(args.permutations, "--permutations")
         if any(v != int(v) for v in values):
@@ -135,13 +106,6 @@ def parse_options(argv: Sequence[str]) -> KendallOptions:
     return KendallOptions(epsilons=epsilons, permutations=permutations, parties=args.parties,
                           threshold=args.coalition, delta=delta, age_width=args.age_width, rows=rows,
                           common=common)
-
-
-def _public(options: KendallOptions) -> dict[str, Any]:
-    """The parameters every party must share (the results directory is party 0's business)."""
-    record = asdict(options)
-    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
-    return record
 
 
 def age_levels(age_width: int) -> int:
@@ -228,7 +192,7 @@ def _row(options: KendallOptions, setup: _Setup, epsilon: float, method: str, pe
             "exact_tau": setup.exact, "seed": seed}
 
 
-def run_experiment(options: KendallOptions, seed: int) -> tuple[list[dict[str, Any]], float]:
+def run_experiment(options: KendallOptions, seed: int) -> list[Output]:
     """Run every epsilon and method ``options.common.runs`` times; one summary row per pair.
 
     Noise of epsilon ``s`` and method ``j`` comes from ``noise_generator(seed, s, j)`` (one stream,
@@ -289,7 +253,7 @@ def run_experiment(options: KendallOptions, seed: int) -> tuple[list[dict[str, A
             bar.update(runs)
     finally:
         bar.close()
-    return rows, setup.exact
+    return [Output("bell_kendall", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, setup.exact, path))]
 
 
 def _plot(options: KendallOptions, rows: list[dict[str, Any]], exact: float, path: str) -> None:
@@ -307,7 +271,7 @@ def _plot(options: KendallOptions, rows: list[dict[str, Any]], exact: float, pat
     axes.set_yscale("log")
     axes.set_xlabel("epsilon")
     axes.set_ylabel("mean squared error of Kendall's tau")
-    n = rows[0]["n"] if rows else 0
+    n = rows[0]["n"]
     axes.set_title(f"Kendall's tau (Bell et al. Fig. 4): Framingham age band vs education, n = {n}, "
                    f"tau = {exact:.3f}, {options.common.runs} runs", fontsize=8)
     axes.legend(fontsize=8)
@@ -331,28 +295,26 @@ def summary_lines(options: KendallOptions, rows: list[dict[str, Any]]) -> list[s
     return lines
 
 
-def _print(options: KendallOptions, rows: list[dict[str, Any]], exact: float, seed: int, seconds: float,
-           files: Sequence[str]) -> None:
+def _report(options: KendallOptions, outputs: Sequence[Output]) -> None:
+    rows = outputs[0].rows
+    exact = rows[0]["exact_tau"]
     table = [[f"{row['epsilon']:g}", row["method"], format_mean(row["mse_mean"], row["mse_se"]),
               f"{row['predicted_mse']:.3g}",
               "-" if not math.isfinite(row["ldp_theorem1_bound"]) else f"{row['ldp_theorem1_bound']:.3g}",
               format_mean(row["abs_error_mean"], row["abs_error_se"])] for row in rows]
-    n = rows[0]["n"] if rows else 0
+    n = rows[0]["n"]
     print_rows("Private Kendall's tau (Bell et al. 2019, Fig. 4): error against the exact tau-a of the data, "
                "mean ± s.e. over runs",
                ["epsilon", "method", "MSE", "predicted MSE", "Thm 1 bound", "mean |error|"], table,
                notes=[f"data: Framingham age in {options.age_width}-year bands x education (1-4), stand-in for "
-                      f"Tripadvisor ratings; n = {n}, {rows[0]['bins'] if rows else 0} bins, exact tau-a "
+                      f"Tripadvisor ratings; n = {n}, {rows[0]['bins']} bins, exact tau-a "
                       f"{exact:.4f}",
                       f"subsampled/all pairs: {options.parties} parties, noise calibrated for a coalition of "
                       f"{options.threshold}; all pairs delta = {options.delta:g}; {options.common.runs} runs",
                       "predicted: LDP exact conditional variance; subsampled Thm 5 (discrete noise) minus "
-                      "Var U_n; all pairs its noise term",
-                      seed_note(seed, options.common.os_noise)])
+                      "Var U_n; all pairs its noise term"])
     for line in summary_lines(options, rows):
         print(f"  {line}")
-    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
-    sys.stdout.flush()
 
 
 def secure_check_permutations(options: KendallOptions) -> tuple[int, ...]:
@@ -417,29 +379,19 @@ async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:
 
 
 
-async def _experiment(options: KendallOptions) -> Callable[[], None] | None:
-    """Every party: agree on the seed and the results directory; with ``--secure`` run the check
-    (:func:`secure_checks`); party 0 runs the experiment (:func:`scenarios.kit.experiments.experiment_life`)."""
-    from scenarios.kit.experiments import experiment_life
+SWEEP = Sweep(module="bell_kendall", doc=__doc__ or "", page="docs/papers/bell.md", declare=_declare,
+              resolve=_resolve, run=run_experiment, report=_report, runs=100, quick_runs=60, checks=secure_checks)
 
-    def work(seed: int) -> None:
-        started = time.perf_counter()
-        rows, exact = run_experiment(options, seed)
-        base = os.path.join(options.common.results_dir, "bell_kendall")
-        write_csv(base + ".csv", CSV_COLUMNS, rows)
-        _plot(options, rows, exact, base + ".png")
-        _print(options, rows, exact, seed, time.perf_counter() - started, [base + ".csv", base + ".png"])
 
-    return await experiment_life(options.common, "bell_kendall", work,
-                                 checks=lambda seed: secure_checks(options, seed))
+def parse_options(argv: Sequence[str]) -> KendallOptions:
+    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
+    return SWEEP.parse(argv)  # type: ignore[no-any-return]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the Kendall's tau experiment; returns the exit code."""
-    from scenarios.kit.experiments import exempt_spend
-
-    return run_scenario(parse_options, _experiment, _public, argv, spend=exempt_spend)
+    """Run one party (``--secure``: :func:`secure_checks` first); returns the exit code."""
+    return SWEEP.main(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -6,7 +6,7 @@ CSV and one PNG per figure to ``--results-dir`` and prints the paper's finding b
 The paper, the data, the method, the threat model and the paper's findings beside ours:
 ``docs/papers/fedauc.md``.
 
-Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
   --figures F1,F2,...      alpha, allocation, beta, rr_sizes, gaussian (default all)
   --epsilon-grid E1,...    epsilons of the sweeps and the Gaussian rows (default 1,2,4,8; --quick: 1,4)
   --fraction-grid A1,...   alpha / beta values swept, in (0, 1) (default 0.1,...,0.9; --quick 0.3,0.5,0.7)
@@ -14,11 +14,6 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
   --beta-clients K         clients of the beta histogram (default 100)
   --replicas R             size factor of the large set of Tables 4-6 (default 10)
   --delta D                delta of the Gaussian rows (default 1e-5)
-  --runs R                 runs per setting (default 100; --quick: 20)
-  --quick                  few settings and runs (for tests)
-  --results-dir DIR        where the CSVs and PNGs go (default results/)
-  --seed S                 public seed (data split, client layouts; default a joint seed, printed)
-  --os-noise               draw the DP noise from OS randomness
   --secure                 also run each method once in the paper's deployment on the real parties
                            (LocalLaplace, Orthogonal, adaptive; with rr_sizes RR; with gaussian the
                            Gaussian methods; first epsilon and fraction): clients spread over the MPyC
@@ -30,27 +25,15 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
 from __future__ import annotations
 
 import math
-import os
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.kit.experiments import (
-    CommonOptions,
-    add_common_options,
-    check_positive_number,
-    common_options,
-    exempt_spend,
-    noise_generator,
-    parse_positive_list,
-    print_rows,
-    save_figure,
-    seed_note,
-    write_csv,
-)
+from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, noise_generator, parse_positive_list,
+                                       print_rows, save_figure)
+from scenarios.kit.sweep import Output, Sweep
 
 __all__ = ["main", "parse_options", "FiguresOptions", "FIGURES", "STD_COLUMNS", "BETA_COLUMNS", "RR_COLUMNS",
            "FILES", "load_scores", "replicate", "run_figures", "PAPER_TABLE5", "PAPER_TABLE6"]
@@ -66,8 +49,6 @@ GAUSSIAN_CLIENTS = (10, 100, 1000, 0)     # 0: one row per client
 QUICK_GAUSSIAN_CLIENTS = (10, 100)  # two client counts: a quick figure still draws lines
 ALLOCATION_EPSILON = 1.0                  # Fig. 1c and 6
 FIG5_EPSILON = 4.0                        # Fig. 5
-DEFAULT_RUNS = 100
-QUICK_RUNS = 20
 
 #: base names (CSV and PNG) per figure choice.
 FILES: dict[str, tuple[str, ...]] = {
@@ -115,12 +96,7 @@ class FiguresOptions:
     common: CommonOptions
 
 
-def parse_options(argv: Sequence[str]) -> FiguresOptions:
-    """Parse and validate the options (nothing is computed here).
-
-    :raise UsageError: with a one-line message.
-    """
-    parser = ScenarioParser(prog="python -m scenarios.papers.fedauc_figures", description=__doc__)
+def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--figures", default=",".join(FIGURES))
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--fraction-grid", default=None)
@@ -128,9 +104,9 @@ def parse_options(argv: Sequence[str]) -> FiguresOptions:
     parser.add_argument("--beta-clients", type=int, default=100)
     parser.add_argument("--replicas", type=int, default=10)
     parser.add_argument("--delta", type=float, default=1e-5)
-    add_common_options(parser, secure=True)
-    args = parser.parse_args(list(argv))
-    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
+
+
+def _resolve(args: Any, common: CommonOptions) -> FiguresOptions:
     if common.runs < 2:
         raise UsageError(f"--runs must be at least 2 (a standard deviation), got {common.runs}")
     figures = tuple(item.strip() for item in args.figures.split(",") if item.strip())
@@ -154,13 +130,6 @@ def parse_options(argv: Sequence[str]) -> FiguresOptions:
     return FiguresOptions(figures=tuple(f for f in FIGURES if f in figures), epsilons=epsilons, fractions=fractions,
                           clients=int(args.clients), beta_clients=int(args.beta_clients),
                           replicas=int(args.replicas), delta=delta, common=common)
-
-
-def _public(options: FiguresOptions) -> dict[str, Any]:
-    """The parameters every party must share (the results directory is party 0's business)."""
-    record = asdict(options)
-    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
-    return record
 
 
 # -------------------------------------------------------------------------------------------- data
@@ -567,8 +536,7 @@ def _report_alpha(rows: Sequence[dict[str, Any]]) -> None:
                ["layout", "epsilon", "best alpha (MC)", "best alpha (closed form)", "MC std at best",
                 "closed form at best", "MC std at 0.5"], table,
                notes=[f"K = {first['clients']} clients, {first['rows_per_client']:.0f} rows each; "
-                      f"paper: K = 1,000 clients, 458 rows each, Criteo",
-                      "paper: the smallest std at alpha in [0.5, 0.6], the same pattern non-IID and at other K"])
+                      "paper: K = 1,000 clients, 458 rows each, Criteo"])
 
 
 def _report_allocation(rows: Sequence[dict[str, Any]]) -> None:
@@ -587,12 +555,7 @@ def _report_allocation(rows: Sequence[dict[str, Any]]) -> None:
                       f"{naive['std'] / orthogonal['std']:.2f}", f"{orthogonal['std'] / adaptive['std']:.2f}"])
     print_rows(f"\nFig. 1c / 6: allocation methods at epsilon = {ALLOCATION_EPSILON:g} (best of each sweep, MC)",
                ["figure", "Naive", "Orthogonal", "Adaptive (closed form)", "Naive/Orth.", "Orth./Adaptive"], table,
-               notes=["paper: Orthogonal below Naive, Adaptive the smallest (Fig. 1c non-IID, 1,000 rows per "
-                      "client; Fig. 6 IID); ratios > 1 agree with it",
-                      "Orth./Adaptive < 1: a tuned shared beta can beat the §5.3 heuristic, which minimises "
-                      "Var(localSum'_k) and ignores that localP'_k also enters Pbar in eq. (1): the AUC's error "
-                      "weighs client k's localP' noise by (rbar_k - c), c = P - 1/2 + AUC (N - P), small when "
-                      "rbar_k is near c"])
+               notes=["ratios > 1 agree with the paper (Orthogonal below Naive, Adaptive the smallest)"])
 
 
 def _report_beta(rows: Sequence[dict[str, Any]]) -> None:
@@ -604,10 +567,7 @@ def _report_beta(rows: Sequence[dict[str, Any]]) -> None:
         quantiles = np.quantile(beta, [0.0, 0.1, 0.5, 0.9, 1.0])
         table.append([layout, str(beta.size), f"{beta.mean():.3f}", *(f"{q:.3f}" for q in quantiles)])
     print_rows("\nFig. 8: the clients' adaptive beta (Laplace form)",
-               ["layout", "clients", "mean", "min", "10 %", "median", "90 %", "max"], table,
-               notes=["paper: Fig. 8 shows the histograms only (no numbers in the text)",
-                      "IID: rbar ~ ||v'||_inf ~ M/2 so beta ~ 1/2; non-IID: rbar ~ block centre >> half-width, "
-                      "beta -> 1 except for the lowest blocks"])
+               ["layout", "clients", "mean", "min", "10 %", "median", "90 %", "max"], table)
 
 
 def format_spread(std: float) -> str:
@@ -670,31 +630,28 @@ def _report_gaussian(rows: Sequence[dict[str, Any]]) -> None:
                       str(row["undefined_runs"])])
     print_rows(f"\nGaussian rows of Tables 1/7 (noisy counts) and 2 (exact counts), delta = {rows[0]['delta']:g}",
                ["counts", "epsilon", "K", "layout", "method", "Gaussian MC (closed form)", "Laplace MC",
-                "Gauss./Lap.", "undefined"], table,
-               notes=["paper: 'Gaussian mechanism is applicable too', no Gaussian numbers printed",
-                      "each client makes two releases, so zCDP's composition gains little: at small epsilon the "
-                      "(epsilon, delta) conversion costs the Gaussian more than it saves"])
+                "Gauss./Lap.", "undefined"], table)
 
 
-def _report(options: FiguresOptions, results: dict[str, list[dict[str, Any]]], seed: int, seconds: float,
-            files: Sequence[str]) -> None:
+def _report(options: FiguresOptions, outputs: Sequence[Output]) -> None:
     print("FedAUC (Sun et al.): figures and Tables 4-6 on Framingham logistic-regression scores "
           "(stand-in for the paper's Criteo)")
-    print(f"  {seed_note(seed, options.common.os_noise)}; {options.common.runs} runs per setting")
     reports: dict[str, Callable[[Sequence[dict[str, Any]]], None]] = {
         "alpha": _report_alpha, "allocation": _report_allocation, "beta": _report_beta, "rr_sizes": _report_rr,
         "gaussian": _report_gaussian}
-    for figure in options.figures:
-        if results.get(figure):
-            reports[figure](results[figure])
-    print(f"\n  total {seconds:.1f} s; wrote {', '.join(files)}")
-    sys.stdout.flush()
+    for figure in options.figures:  # the first two files of a figure hold all its rows (FILES)
+        rows = [row for output in outputs if output.name in FILES[figure][:2] for row in output.rows]
+        if rows:
+            reports[figure](rows)
+    print()
 
 
-# -------------------------------------------------------------------------------------------- main
-
-def _columns(figure: str) -> tuple[str, ...]:
-    return {"beta": BETA_COLUMNS, "rr_sizes": RR_COLUMNS}.get(figure, STD_COLUMNS)
+def _run(options: FiguresOptions, seed: int) -> list[Output]:
+    results = run_figures(options, seed)
+    columns = {"beta": BETA_COLUMNS, "rr_sizes": RR_COLUMNS}
+    return [Output(name, columns.get(figure, STD_COLUMNS), figure_rows(name, results[figure]),
+                   lambda rows, path, name=name: _plot(name, rows, path))  # type: ignore[misc]
+            for figure in options.figures for name in FILES[figure]]
 
 
 def deployment_settings(options: FiguresOptions) -> list[Any]:
@@ -715,36 +672,27 @@ def deployment_settings(options: FiguresOptions) -> list[Any]:
     return settings
 
 
-async def _body(options: FiguresOptions) -> Callable[[], None] | None:
-    from scenarios.kit.experiments import experiment_life
+async def _checks(options: FiguresOptions, seed: int) -> list[Any]:
+    """``--secure``: the deployment once per :func:`deployment_settings` on the real parties."""
     from scenarios.papers.fedauc_tables import deployment_checks
 
-    async def checks(seed: int) -> list[Any]:  # the deployment once on the real parties
-        scores, labels = load_scores(seed)
-        return await deployment_checks(deployment_settings(options), scores, labels, seed, lambda: _layout_rng(seed))
+    scores, labels = load_scores(seed)
+    return await deployment_checks(deployment_settings(options), scores, labels, seed, lambda: _layout_rng(seed))
 
-    def work(seed: int) -> None:
-        import time
 
-        started = time.perf_counter()
-        results = run_figures(options, seed)
-        files = []
-        for figure in options.figures:
-            for name in FILES[figure]:
-                rows = figure_rows(name, results[figure])
-                base = os.path.join(options.common.results_dir, name)
-                write_csv(base + ".csv", _columns(figure), rows)
-                _plot(name, rows, base + ".png")
-                files += [base + ".csv", base + ".png"]
-        _report(options, results, seed, time.perf_counter() - started, files)
+SWEEP = Sweep(module="fedauc_figures", doc=__doc__ or "", page="docs/papers/fedauc.md", declare=_declare,
+              resolve=_resolve, run=_run, report=_report, runs=100, quick_runs=20, checks=_checks)
 
-    return await experiment_life(options.common, "fedauc_figures", work, checks=checks)
+
+def parse_options(argv: Sequence[str]) -> FiguresOptions:
+    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
+    return SWEEP.parse(argv)  # type: ignore[no-any-return]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the scenario; returns the exit code."""
-    return run_scenario(parse_options, _body, _public, argv, spend=exempt_spend)
+    """Run one party (``--secure``: :func:`_checks` first); returns the exit code."""
+    return SWEEP.main(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -7,15 +7,10 @@ Run: ``python -m scenarios.papers.roc_curve`` (add ``--quick`` for a tiny run). 
 The paper, the data, the method, the threat model and the paper's findings beside ours:
 ``docs/papers/barczewski.md``.
 
-Options (lower case; MPyC's options such as -M work as usual, the work is done by party 0):
+Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
   --epsilon-grid E1,E2,...  total epsilons swept (default 0.01,0.02,0.05,0.1,0.2,0.5,1,2,5,10)
   --plot-epsilon E          epsilon of the example curves (default 0.5, as the paper's Fig. 1)
   --points N                thresholds on [0, 1] (default 256; --quick: 64)
-  --runs R                  runs per epsilon (default 100; about 0.3 s per run with both normalisations smoothed; --quick: 4)
-  --quick                   N = 64, three epsilons, 4 runs (for tests)
-  --results-dir DIR         where the CSV and PNGs go (default results/)
-  --seed S                  public seed of the data split (default: a joint seed, printed)
-  --os-noise                draw the DP noise from OS randomness
   --secure                  also run one repetition of every epsilon on the MPyC path: with -M3 real
                             parties, rows i, i+m, ... at party i, the two secure class ECDFs
                             (dp.ecdf.roc.run_secure_roc, split half: epsilon/2 each) with fixed per-party
@@ -25,31 +20,15 @@ Options (lower case; MPyC's options such as -M work as usual, the work is done b
 """
 from __future__ import annotations
 
-import os
-import sys
-import time
-from dataclasses import asdict, dataclass
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.kit.experiments import (
-    CommonOptions,
-    add_common_options,
-    check_positive_number,
-    common_options,
-    format_mean,
-    new_figure,
-    noise_generator,
-    parse_positive_list,
-    print_rows,
-    progress,
-    save_figure,
-    seed_note,
-    summarize_runs,
-    write_csv,
-)
+from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, format_mean, new_figure, noise_generator,
+                                       print_rows, progress, save_figure, summarize_runs)
+from scenarios.kit.sweep import Output, Sweep, axis
 
 __all__ = ["main", "parse_options", "RocOptions", "ScoredData", "load_scores", "roc_l1_distance",
            "tpr_at", "run_experiment", "secure_checks", "CSV_COLUMNS", "METRICS"]
@@ -58,8 +37,6 @@ DEFAULT_EPSILONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 QUICK_EPSILONS = (0.1, 1.0, 10.0)
 DEFAULT_POINTS = 256
 QUICK_POINTS = 64
-DEFAULT_RUNS = 100
-QUICK_RUNS = 4
 NORMS = (1, 2)
 FPR_RESOLUTION = 20_000
 
@@ -98,32 +75,20 @@ class ScoredData:
         return self.scores[self.labels == 0]
 
 
-def parse_options(argv: Sequence[str]) -> RocOptions:
-    """Parse and validate the options (nothing is computed here).
-
-    :raise UsageError: with a one-line message.
-    """
-    parser = ScenarioParser(prog="python -m scenarios.papers.roc_curve", description=__doc__)
+def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--epsilon-grid", default=None)
     parser.add_argument("--plot-epsilon", type=float, default=0.5)
     parser.add_argument("--points", type=int, default=None)
-    add_common_options(parser, secure=True)
-    args = parser.parse_args(list(argv))
-    common = common_options(args, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS)
-    epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
-                else (QUICK_EPSILONS if args.quick else DEFAULT_EPSILONS))
+
+
+def _resolve(args: Any, common: CommonOptions) -> RocOptions:
+    epsilons = axis(args.epsilon_grid, "--epsilon-grid", default=DEFAULT_EPSILONS, quick=QUICK_EPSILONS,
+                    is_quick=args.quick)
     points = args.points if args.points is not None else (QUICK_POINTS if args.quick else DEFAULT_POINTS)
     if not 2 <= points <= 2**20:
         raise UsageError(f"--points must lie in [2, 2^20], got {points}")
     return RocOptions(epsilons=epsilons, plot_epsilon=check_positive_number(args.plot_epsilon, "--plot-epsilon"),
                       points=points, common=common)
-
-
-def _public(options: RocOptions) -> dict[str, Any]:
-    """The parameters every party must share (the results directory is party 0's business)."""
-    record = asdict(options)
-    record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
-    return record
 
 
 def load_scores(seed: int) -> ScoredData:
@@ -439,52 +404,49 @@ def _plot_example(options: RocOptions, seed: int, data: ScoredData, path: str) -
     return errors
 
 
-def _print(options: RocOptions, rows: list[dict[str, Any]], data: ScoredData, seed: int, seconds: float,
-           example: dict[str, float], files: Sequence[str]) -> None:
+def _run(options: RocOptions, seed: int) -> list[Output]:
+    """The L1 table and its figure, the AUC errors' figure, and the example release (its plot writes its L1
+    errors into its one row)."""
+    data = load_scores(seed)
+    rows = run_experiment(options, seed, data)
+    example: list[dict[str, Any]] = [{}]
+    return [Output("roc_curve_l1", CSV_COLUMNS, rows, lambda rows, path: _plot_errors(options, rows, data, path)),
+            Output("roc_curve_example", (), example,
+                   lambda rows, path: rows[0].update(_plot_example(options, seed, data, path))),
+            Output("roc_curve_auc_error", (), rows, lambda rows, path: _plot_auc_errors(options, rows, data, path))]
+
+
+def _report(options: RocOptions, outputs: Sequence[Output]) -> None:
+    rows, example = outputs[0].rows, outputs[1].rows[0]
     table = [[f"{row['epsilon']:g}", *(format_mean(row[f"{m}_mean"], row[f"{m}_se"]) for m in METRICS)]
              for row in rows]
-    first = rows[0] if rows else {"true_auc": float("nan"), "exact_auc": float("nan")}
+    first = rows[0]
     print_rows("Private ROC curve from two smoothed private ECDFs (Barczewski et al., Fig. 5): "
                "mean ± s.e. over runs",
                ["epsilon", "L1 p=1", "L1 p=2", "AUC p=1", "AUC p=2", "L1 self p=2", "AUC self p=2",
                 "|dAUC| p=2", "|dAUC| self p=2"], table,
-               notes=[f"Framingham logistic-regression scores, n = {data.scores.size} rows "
-                      f"({data.positives.size} positive), N = {options.points} thresholds on [0, 1], "
-                      f"epsilon/2 per class ECDF, {options.common.runs} runs; 'self': class sizes private, "
+               notes=[f"Framingham logistic-regression scores, n = {first['rows']} rows "
+                      f"({first['positives']} positive), N = {options.points} thresholds on [0, 1], "
+                      f"epsilon/2 per class ECDF; 'self': class sizes private, "
                       f"each class over its own noisy total (same noise)",
-                      f"true AUC {first['true_auc']:.4f} on the grid ({first['exact_auc']:.4f} exact)",
-                      seed_note(seed, options.common.os_noise)])
+                      f"true AUC {first['true_auc']:.4f} on the grid ({first['exact_auc']:.4f} exact)"])
     print(f"  example at epsilon = {options.plot_epsilon:g}: L1 {example['p1']:.4f} (p = 1), "
           f"{example['p2']:.4f} (p = 2)")
-    print(f"  total {seconds:.1f} s; wrote {', '.join(files)}")
 
 
-async def _experiment(options: RocOptions) -> Callable[[], None] | None:
-    """Every party: agree on the seed and the results directory; with ``--secure`` run the check
-    (:func:`secure_checks`); party 0 runs the experiment (:func:`scenarios.kit.experiments.experiment_life`)."""
-    from scenarios.kit.experiments import experiment_life
+SWEEP = Sweep(module="roc_curve", doc=__doc__ or "", page="docs/papers/barczewski.md", declare=_declare,
+              resolve=_resolve, run=_run, report=_report, runs=100, quick_runs=4, checks=secure_checks)
 
-    def work(seed: int) -> None:
-        started = time.perf_counter()
-        data = load_scores(seed)
-        rows = run_experiment(options, seed, data)
-        base = os.path.join(options.common.results_dir, "roc_curve")
-        files = [base + "_l1.csv", base + "_l1.png", base + "_example.png", base + "_auc_error.png"]
-        write_csv(files[0], CSV_COLUMNS, rows)
-        _plot_errors(options, rows, data, files[1])
-        example = _plot_example(options, seed, data, files[2])
-        _plot_auc_errors(options, rows, data, files[3])
-        _print(options, rows, data, seed, time.perf_counter() - started, example, files)
 
-    return await experiment_life(options.common, "roc_curve", work, checks=lambda seed: secure_checks(options, seed))
+def parse_options(argv: Sequence[str]) -> RocOptions:
+    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
+    return SWEEP.parse(argv)  # type: ignore[no-any-return]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the ROC experiment; returns the exit code."""
-    from scenarios.kit.experiments import exempt_spend
-
-    return run_scenario(parse_options, _experiment, _public, argv, spend=exempt_spend)
+    """Run one party (``--secure``: :func:`secure_checks` first); returns the exit code."""
+    return SWEEP.main(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
