@@ -9,6 +9,7 @@ the parameter and the offending value, e.g. ``epsilon must be positive, got 0``.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,7 +21,8 @@ from secure.checks import (check_bool, check_choice, check_finite, check_generat
 __all__ = ["MAX_EPSILON", "check_epsilon", "check_delta", "check_parties", "check_noise_scale", "check_seed", "smallest_noise_epsilon",
            "check_indices", "check_number", "check_finite", "check_positive", "check_nonnegative", "check_interval",
            "check_integer", "check_int_at_least", "check_positive_int", "check_nonnegative_int", "check_int_range",
-           "check_choice", "check_bool", "check_instance", "check_generator"]
+           "check_choice", "check_bool", "check_instance", "check_generator", "check_values", "check_labels",
+           "check_score_label_rows"]
 
 
 #: The largest epsilon accepted anywhere (``dp.umpc.Query``, every job's ``--epsilon``): at 1e9 the discrete
@@ -147,6 +149,60 @@ def check_indices(values: npt.ArrayLike, upper: int, name: str) -> np.ndarray:
     if high >= upper:
         raise ValueError(f"{name} must lie in [0, {upper}), got {high}")
     return array.astype(np.int64)
+
+
+def check_values(values: npt.ArrayLike, name: str, *, low: float = -math.inf, high: float = math.inf) -> np.ndarray:
+    """``values`` as a non-empty one-dimensional float64 array of finite numbers in ``[low, high]``.
+
+    :raise TypeError: a non-numeric (or bool) dtype; :raise ValueError: a wrong shape, no value, NaN, infinity
+        or a value outside (``probabilities must lie in [0, 1], got 1.5``).
+    """
+    data = np.asarray(values)
+    if data.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be numeric, got dtype {data.dtype}")
+    if data.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {data.shape}")
+    if data.shape[0] == 0:
+        raise ValueError(f"{name} must contain at least one row, got 0")
+    array = data.astype(np.float64)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite")
+    outside = array[(array < low) | (array > high)]
+    if outside.size:
+        raise ValueError(f"{name} must lie in [{low:g}, {high:g}], got {outside[0]:g}")
+    return array
+
+
+def check_labels(labels: npt.ArrayLike, rows: int, name: str = "labels") -> np.ndarray:
+    """``labels`` as an int64 array of ``rows`` zeros and ones (bools, integers or integer-valued floats).
+
+    :raise TypeError: a non-numeric dtype; :raise ValueError: a wrong shape or length, a value other than 0 or 1.
+    """
+    data = np.asarray(labels)
+    if data.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric, got dtype {data.dtype}")
+    if data.ndim != 1 or data.shape[0] != rows:
+        raise ValueError(f"{name} must be one-dimensional with one entry per row ({rows}), got shape {data.shape}")
+    array = data.astype(np.float64)
+    bad = array[(array != 0.0) & (array != 1.0)]
+    if bad.size:
+        raise ValueError(f"{name} must be 0 or 1, got {bad[0]:g}")
+    return array.astype(np.int64)
+
+
+def check_score_label_rows(rows: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A party's ``(score, label)`` rows -- an array of shape ``(n, 2)`` or rows read with a missing-value policy
+    (:class:`secure.intake.PartyRows`) -- as ``(scores, labels)``: finite scores, int64 labels 0 or 1; ``n = 0``
+    is allowed (a party may hold no row).
+
+    :raise ValueError: not two columns, a score not finite, a label other than 0 or 1.
+    """
+    array = np.asarray(getattr(rows, "values", rows), dtype=np.float64)
+    if array.ndim != 2 or array.shape[1] != 2:
+        raise ValueError(f"rows must have two columns (score, label), got shape {array.shape}")
+    if not np.all(np.isfinite(array[:, 0])):
+        raise ValueError("scores must be finite")
+    return array[:, 0], check_labels(array[:, 1], array.shape[0])
 
 
 def _round_up(value: float) -> str:

@@ -60,9 +60,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.records import write_record
-from scenarios.kit.missing_values import add_missing_arguments, describe_policy, local_note, missing_policy
+from scenarios.kit.missing_values import add_missing_arguments, local_note, missing_policy
 
 __all__ = ["main", "parse_options", "spend_of", "HosmerLemeshowOptions", "SPLIT_SALT", "TABLE_COLUMNS",
            "write_group_table", "draw_calibration"]
@@ -73,43 +73,35 @@ SPLIT_SALT = 0x5C0E
 
 @dataclass
 class HosmerLemeshowOptions:
-    """Parsed options."""
+    """Parsed options: the query, and where the rows come from and the outputs go."""
 
+    query: Any
     data: str | None
-    columns: list[str]
-    epsilon: float
-    groups: int
-    grid_points: int
-    precision: int
-    smoothed: bool
-    accounting: str
     seed: int
     json: str | None
-    missing: Any = None
+    table: str | None
+    plot: str | None
     budget: Any = None
-    table: str | None = None
-    plot: str | None = None
+
+    @property
+    def precision(self) -> int:
+        """The fixed-point bits of the scores (``--precision``, or the BITS of ``--domain``)."""
+        return int(self.query.precision)
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
-        return {"columns": self.columns, "epsilon": self.epsilon, "groups": self.groups,
-                "grid_points": self.grid_points, "precision": self.precision, "smoothed": self.smoothed,
-                "accounting": self.accounting, "seed": self.seed, "embedded": self.data is None,
-                "missing": self.missing.mode, "fill": [list(item) for item in self.missing.fills]}
-
-    def query(self) -> Any:
-        """The :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery` of these options."""
-        from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
-
-        return HosmerLemeshowQuery(self.epsilon, groups=self.groups, grid_points=self.grid_points,
-                                   precision=self.precision, smoothed=self.smoothed, accounting=self.accounting)
+        query = self.query
+        return {"columns": list(query.columns), "epsilon": query.epsilon, "groups": query.groups,
+                "grid_points": query.grid_points, "precision": query.precision, "smoothed": query.smoothed,
+                "accounting": query.accounting, "seed": self.seed, "embedded": self.data is None,
+                "missing": query.missing.mode, "fill": [list(item) for item in query.missing.fills]}
 
     def specs(self) -> list[Any]:
         """The declared columns: the score on [0, 1] with ``precision`` bits, the label as categories 0/1."""
         from secure.intake import ColumnSpec
 
-        return [ColumnSpec(self.columns[0], 0.0, 1.0, self.precision),
-                ColumnSpec.categorical(self.columns[1], (0, 1))]
+        score, label = self.query.columns
+        return [ColumnSpec(score, 0.0, 1.0, self.precision), ColumnSpec.categorical(label, (0, 1))]
 
 
 def build_parser() -> ScenarioParser:
@@ -146,29 +138,34 @@ def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
     from scenarios.kit.options import parse_columns
     from scenarios.kit.outputs import check_output_path
 
+    from dataclasses import replace
+
+    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
+    from secure.intake import MissingPolicy
+
     args = build_parser().parse_args(list(argv))
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
     if args.groups < 3:  # one line for every Q below 3, 0 and negative included
         raise UsageError(f"--groups must be at least 3 (the test has Q - 2 degrees of freedom), got {args.groups}")
     precision = _declared_precision(args.domain, columns[0], args.precision)
-    options = HosmerLemeshowOptions(args.data, list(columns), args.epsilon, args.groups, args.points,
-                                    precision, args.smoothed, args.accounting, args.seed, args.json)
     try:
         check_seed(args.seed, "--seed")
-        query = options.query()
+        query = HosmerLemeshowQuery(epsilon=args.epsilon, groups=args.groups, grid_points=args.points,
+                                    precision=precision, smoothed=args.smoothed, accounting=args.accounting,
+                                    columns=(columns[0], columns[1]), missing=MissingPolicy())
         query.tree_plan()  # the node noise must be drawable
         check_noise_scale(query.statistics_rate, query.scale, name="epsilon of the group statistics")
+        options = HosmerLemeshowOptions(query, args.data, args.seed, args.json, args.table, args.plot)
         specs = options.specs()
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     check_output_path(args.json, "--json")
     check_output_path(args.table, "--table")
     check_output_path(args.plot, "--plot")
-    options.table, options.plot = args.table, args.plot
-    options.missing = missing_policy(args.missing, args.fill, specs,
-                                     dataset=None if args.data is not None else "framingham",
-                                     roles={columns[0]: ("score", "choose a column of predicted probabilities"),
-                                            columns[1]: ("label", "choose a column of 0/1 labels")})
+    missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham",
+                             roles={columns[0]: ("score", "choose a column of predicted probabilities"),
+                                    columns[1]: ("label", "choose a column of 0/1 labels")})
+    options.query = replace(query, missing=missing)
     options.budget = budget_options(args)
     return options
 
@@ -205,17 +202,17 @@ async def _read_rows(options: HosmerLemeshowOptions) -> tuple[np.ndarray, np.nda
     from secure.public_randomness import public_generator
     from secure.session import InputError, agree_verdict
 
-    specs = options.specs()
+    specs, query = options.specs(), options.query
     error, detail = None, None
     probabilities, labels, filled, clipped = np.empty(0), np.empty(0, dtype=np.int64), 0, 0
     try:
         if options.data is not None:
-            rows = party_rows(options.data, options.columns, party=mpc.pid, parties=len(mpc.parties),
-                              missing=options.missing, specs=specs)
+            rows = party_rows(options.data, list(query.columns), party=mpc.pid, parties=len(mpc.parties),
+                              missing=query.missing, specs=specs)
         else:
             table = framingham_with_scores(public_generator(options.seed ^ SPLIT_SALT))
-            rows = rows_from_table(table.header, table.rows, options.columns, source="embedded framingham",
-                                   party=mpc.pid, parties=len(mpc.parties), missing=options.missing, specs=specs)
+            rows = rows_from_table(table.header, table.rows, list(query.columns), source="embedded framingham",
+                                   party=mpc.pid, parties=len(mpc.parties), missing=query.missing, specs=specs)
         fixed = to_fixed_point(rows.values, specs)
         probabilities = specs[0].decode(fixed.integers[:, 0])
         labels = fixed.integers[:, 1].astype(np.int64)
@@ -228,116 +225,26 @@ async def _read_rows(options: HosmerLemeshowOptions) -> tuple[np.ndarray, np.nda
 
 
 async def _release(options: HosmerLemeshowOptions) -> Callable[[], None] | None:
-    """Every party: read its rows, run the secure Algorithm 2.
+    """Every party: read its rows, run the secure Algorithm 2 (:func:`dp.ecdf.release`).
 
-    :return: party 0's delivery (the table, ``--json``), run after the orderly shutdown.
+    :return: party 0's delivery (the table, ``--json``, ``--table``, ``--plot``), run after the orderly shutdown.
     """
-    from dp.ecdf.hosmer_lemeshow_secure import run_secure_hosmer_lemeshow
+    from dp.ecdf import release
 
     probabilities, labels = await _read_rows(options)
-    result = await run_secure_hosmer_lemeshow(probabilities, labels, options.query(), receivers=[0])
+    result = await release(options.query, np.column_stack([probabilities, labels]), receivers=[0],
+                           seed=options.seed if options.data is None else None)
     if result is None:
         return None
     return lambda: _report(options, result)
 
 
-def band_of(options: HosmerLemeshowOptions, release: Any) -> Any:
-    """The noise band of the release and its warnings (:func:`dp.ecdf.hosmer_lemeshow.noise_band`: released values
-    re-noised with the public noise law, public seed; post-processing at party 0)."""
-    from dp.ecdf.hosmer_lemeshow import noise_band
-
-    return noise_band(release, options.query())
-
-
-def record_of(options: HosmerLemeshowOptions, result: Any, band: Any = None) -> dict[str, Any]:
-    """The JSON record of party 0 (:func:`_report`): with ``interval`` (the noise band of H and p, its meaning)
-    and ``warning`` (the band's warnings joined, or null)."""
-    release = result.release
-    budget = release.budget
-    band = band_of(options, release) if band is None else band
-    return {"statistic": "hosmer_lemeshow", "estimate": release.statistic, "p_value": release.p_value,
-            "interval": band.record(), "warning": " ".join(f"{w}." for w in band.warnings) or None,
-            "degrees_of_freedom": release.degrees_of_freedom, "groups": options.groups,
-            "epsilon": release.epsilon, "delta": 0.0, "n": release.n, "pairs": None,
-            "parties": release.parties, "threshold": release.threshold,
-            "budget_split": {"epsilon_prime": budget.epsilon_prime, **budget.parts()},
-            "accounting": release.accounting, "grid_points": options.grid_points, "depth": budget.depth,
-            "precision": options.precision, "smoothed": options.smoothed,
-            "boundaries": release.boundaries.tolist(), "expected": release.expected.tolist(),
-            "observed": release.observed.tolist(), "floored": release.floored,
-            "left_out_groups": [int(q) + 1 for q in np.flatnonzero(release.empty)],
-            "ecdf_count_std": float(np.sqrt(release.ecdf_count_variance)),
-            "expected_noise_std": float(np.sqrt(release.expected_noise_variance)),
-            "observed_noise_std": float(np.sqrt(release.observed_noise_variance)),
-            "noise_std": None, "sampling_error_bound": 0.0, "seed": options.seed if options.data is None else None,
-            "uncertainty_covers": "DP noise only (per released count: ecdf_count_std, expected_noise_std, "
-                                  "observed_noise_std); exact counts, no sampling error",
-            "missing": options.missing.mode, "fill": dict(options.missing.fills),
-            "seconds": result.seconds, "bytes_sent": result.bytes_sent, "phases": result.phases,
-            "noise_source": result.noise_source, "guarantee": result.guarantee}
-
-
-def _band_text(band: Any) -> str:
-    """``H a to b, p c to d; ...`` for the table."""
-    low, high = band.statistic
-    p_low, p_high = band.p_value
-    return (f"H {low:.4g} to {high:.4g}, p {p_low:.2g} to {p_high:.2g}; noise adds about {band.noise_part:.3g} to H "
-            f"on average (chance range of chi2({band.degrees_of_freedom}): {band.chance_range[0]:.3g} to "
-            f"{band.chance_range[1]:.3g})")
-
-
-def _report(options: HosmerLemeshowOptions, result: Any) -> None:
-    from secure.meter import seconds_label
-
-    release = result.release
-    budget = release.budget
-    band = band_of(options, release)
-    print_table([
-        ("statistic", f"Hosmer-Lemeshow H = {release.statistic:.4g}, p-value = {release.p_value:.2g} "
-                      f"(chi2, {release.degrees_of_freedom} df)"),
-        (f"noise band {band.level:.0%}", _band_text(band)),
-        ("columns", f"score column {options.columns[0]}, label column {options.columns[1]}; {options.groups} "
-                    f"groups at the "
-                    f"private quantiles of the score"),
-        ("epsilon", f"{release.epsilon:g} = ECDF (L+1) eps' {budget.ecdf_epsilon:.4g} + group statistics 8 eps' "
-                    f"{budget.statistics_epsilon:.4g}; eps' = eps/(L+9) = {budget.epsilon_prime:.4g}, "
-                    f"L = {budget.depth} ({options.grid_points} grid points)"),
-        ("accounting", release.accounting + (" (each of the 4Q statistics eps'-DP, at most 8 change)"
-                                             if release.accounting == "paper" else
-                                             " (joint weighted-L1 sensitivity 4 gets the same 8 eps')")),
-        ("noise std", f"ECDF count {np.sqrt(release.ecdf_count_variance):.3g}, expected count "
-                      f"{np.sqrt(release.expected_noise_variance):.3g}, observed count "
-                      f"{np.sqrt(release.observed_noise_variance):.3g}"),
-        ("n", f"{release.n} rows"),
-        ("missing values", describe_policy(options.missing)),
-        ("parties", f"{release.parties} (threshold t = {release.threshold})"),
-        (seconds_label(), f"{result.seconds:.2f}"),
-        ("bytes", f"{format_bytes(result.bytes_sent)} sent by all parties"),
-    ], title="Private Hosmer-Lemeshow test (Barczewski, Mawass & Ramon, Algorithm 2)")
-    print(f"  noise: {result.guarantee}")
-    print(f"  band: {band.meaning()}")
-    for warning in band.warnings:
-        print(f"  warning: {warning}")
-    print("  boundaries: " + ", ".join(f"{b:.4g}" for b in release.boundaries[1:-1])
-          + (" (smoothed ECDF)" if options.smoothed else " (raw released ECDF)"))
-    print("  group  " + "  ".join(f"{q + 1:>7}" for q in range(options.groups)))
-    for label, values in (("E pos", release.expected[1]), ("O pos", release.observed[1]),
-                          ("E neg", release.expected[0]), ("O neg", release.observed[0])):
-        print(f"  {label}  " + "  ".join(f"{v:>7.1f}" for v in values))
-    if release.floored:
-        print(f"  {release.floored} noisy expected count(s) raised to {options.query().expected_floor:g} before "
-              f"dividing (post-processing)")
-    if release.empty.any():
-        left_out = ", ".join(str(q + 1) for q in np.flatnonzero(release.empty))
-        print(f"  group(s) {left_out} empty by construction (equal released boundaries): left out of H and of the "
-              f"degrees of freedom ({release.degrees_of_freedom} df)"
-              + ("; fewer than 3 groups left: no p-value" if release.degrees_of_freedom < 1 else ""))
-    print("  phases: " + ", ".join(f"{k} {v['seconds']:.2f} s / {format_bytes(int(v['bytes_sent']))}"
-                                   for k, v in result.phases.items()))
+def _report(options: HosmerLemeshowOptions, release: Any) -> None:
+    print(release.table())
     if options.json:
-        write_record(options.json, record_of(options, result, band))
+        write_record(options.json, release.record())
     if options.table:
-        write_group_table(options.table, release, floor=options.query().expected_floor)
+        write_group_table(options.table, release, floor=options.query.expected_floor)
     if options.plot:
         draw_calibration(options.plot, release)
 
@@ -358,7 +265,7 @@ def write_group_table(path: str, release: Any, *, floor: float) -> None:
     :param release: a :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowRelease`.
     :param floor: the query's ``expected_floor`` (the smallest denominator).
     """
-    from dp.ecdf.hosmer_lemeshow import hosmer_lemeshow_terms
+    from dp.ecdf.hosmer_lemeshow_statistic import hosmer_lemeshow_terms
 
     terms = hosmer_lemeshow_terms(release.expected, release.observed, floor=floor, empty=release.empty)
     contributions = terms.per_group
@@ -431,9 +338,10 @@ def spend_of(options: HosmerLemeshowOptions) -> Any:
     from dp.budget.accountants import Spend
     from scenarios.kit.budget_run import spend_request
 
-    spend = Spend(epsilon=float(options.epsilon), mechanism="distributed discrete Laplace (ECDF tree nodes and "
-                                                            "group statistics)",
-                  what=f"Hosmer-Lemeshow of {options.columns[0]} by {options.columns[1]}, Q = {options.groups}")
+    query = options.query
+    spend = Spend(epsilon=float(query.epsilon), mechanism="distributed discrete Laplace (ECDF tree nodes and "
+                                                          "group statistics)",
+                  what=f"Hosmer-Lemeshow of {query.columns[0]} by {query.columns[1]}, Q = {query.groups}")
     return spend_request(options.budget, spend, scenario="scenarios.hosmer_lemeshow", data=options.data,
                          embedded=None if options.data is not None else "framingham")
 

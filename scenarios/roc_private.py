@@ -43,38 +43,30 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.records import write_record
 
 __all__ = ["main", "parse_options", "RocPrivateOptions", "spend_of", "draw_roc"]
 
-DEFAULT_POINTS = 256
-
 
 @dataclass
 class RocPrivateOptions:
-    """Parsed options."""
+    """Parsed options: the query, and where the rows come from and the outputs go."""
 
+    query: Any
     data: str | None
-    columns: list[str]
-    lower: float
-    upper: float
-    points: int
-    epsilon: float
-    split: str
-    smooth: int | None
     seed: int
     curve: str | None
     json: str | None
-    missing: Any = None
+    plot: str | None
     budget: Any = None
-    plot: str | None = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
-        return {"columns": self.columns, "domain": [self.lower, self.upper], "points": self.points,
-                "epsilon": self.epsilon, "split": self.split, "seed": self.seed, "embedded": self.data is None,
-                "missing": self.missing.mode, "fill": [list(item) for item in self.missing.fills]}
+        query = self.query
+        return {"columns": list(query.columns), "domain": [query.lower, query.upper], "points": query.points,
+                "epsilon": query.epsilon, "split": query.split, "seed": self.seed, "embedded": self.data is None,
+                "missing": query.missing.mode, "fill": [list(item) for item in query.missing.fills]}
 
 
 def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
@@ -82,8 +74,10 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
 
     :raise UsageError: with a one-line message.
     """
-    from dp.ecdf.roc import SPLITS, plan_roc_noise
-    from dp.validation import check_epsilon, check_seed
+    from dataclasses import replace
+
+    from dp.ecdf.roc import SPLITS, RocQuery
+    from dp.validation import check_seed
     from scenarios.kit.budget_run import add_budget_arguments, budget_options
     from scenarios.kit.missing_values import add_missing_arguments, missing_policy
     from scenarios.kit.options import domain_of, parse_columns, parse_domains
@@ -94,7 +88,7 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
     parser.add_argument("--data", default=None)
     parser.add_argument("--columns", default="score,TenYearCHD")
     parser.add_argument("--domain", default=None)
-    parser.add_argument("--points", type=int, default=DEFAULT_POINTS)
+    parser.add_argument("--points", type=int, default=256)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--split", choices=SPLITS, default="half")
     parser.add_argument("--smooth", choices=("none", "1", "2"), default="2")
@@ -105,47 +99,29 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
     add_missing_arguments(parser)
     add_budget_arguments(parser)
     args = parser.parse_args(list(argv))
-    try:
-        check_epsilon(args.epsilon)
-        check_seed(args.seed, "--seed")
-    except (TypeError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
     declared = domain_of(parse_domains(args.domain, single=columns[0]), columns[0], [columns[0]])
     lower, upper = (declared[0], declared[1]) if declared is not None else (0.0, 1.0)
     if declared is not None and declared[2] is not None:
         raise UsageError(f"--domain {columns[0]}=LOW:HIGH takes no BITS here: the scores are compared with a "
                          "public grid, at each party, in the clear")
-    if not (np.isfinite(lower) and np.isfinite(upper) and np.isfinite(upper - lower)) or not lower < upper:
-        raise UsageError(f"--domain must be finite with LOW < HIGH, got {lower:g}:{upper:g}")
-    if not 2 <= args.points <= 1 << 20:
-        raise UsageError(f"--points must lie in [2, 2^20], got {args.points}")
     try:
-        plan_roc_noise(epsilon=args.epsilon, points=args.points, split=args.split)
+        check_seed(args.seed, "--seed")
+        query = RocQuery(epsilon=args.epsilon, lower=float(lower), upper=float(upper), points=args.points,
+                         split=args.split, smooth=None if args.smooth == "none" else int(args.smooth),
+                         columns=(columns[0], columns[1]))
         specs = [ColumnSpec(columns[0], lower, upper), ColumnSpec(columns[1], 0, 1, 0, (0, 1))]
-    except (TypeError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
+    except (TypeError, ValueError) as exc:  # the query's words for its options: points, domain
+        message = str(exc).replace(" with points ", " with --points ")
+        raise UsageError(f"--{message}" if message.startswith(("points ", "domain ")) else message) from None
     check_output_path(args.curve, "--curve")
     check_output_path(args.json, "--json")
     check_output_path(args.plot, "--plot")
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham",
                              roles={columns[0]: ("score", "give --domain LO:HI"),
                                     columns[1]: ("label", "choose a column of 0/1 labels")})
-    options = RocPrivateOptions(args.data, columns, float(lower), float(upper), args.points, args.epsilon, args.split,
-                                None if args.smooth == "none" else int(args.smooth), args.seed, args.curve, args.json,
-                                missing, budget_options(args), args.plot)
-    grid_of(options)  # the grid must have --points points
-    return options
-
-
-def grid_of(options: RocPrivateOptions) -> np.ndarray:
-    """The public grid: ``--points`` evenly spaced thresholds from the domain's low to its high end."""
-    from dp.ecdf.grid import grid_of_points
-
-    try:
-        return grid_of_points(options.lower, options.upper, options.points)
-    except ValueError as exc:
-        raise UsageError(f"--domain {options.lower:g}:{options.upper:g} with --points {options.points}: {exc}") from None
+    return RocPrivateOptions(replace(query, missing=missing), args.data, args.seed, args.curve, args.json, args.plot,
+                             budget_options(args))
 
 
 async def _read_rows(options: RocPrivateOptions) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -160,24 +136,25 @@ async def _read_rows(options: RocPrivateOptions) -> tuple[np.ndarray, np.ndarray
     from secure.public_randomness import public_generator
     from secure.session import InputError, agree_verdict
 
+    query = options.query
     error, detail = None, None
     scores, labels, filled, clipped = np.empty(0), np.empty(0), 0, 0
     try:
         if options.data is not None:
-            rows = party_rows(options.data, options.columns, party=mpc.pid, parties=len(mpc.parties),
-                              missing=options.missing)
+            rows = party_rows(options.data, list(query.columns), party=mpc.pid, parties=len(mpc.parties),
+                              missing=query.missing)
             source = options.data.replace("{pid}", str(mpc.pid))
         else:
             table = framingham_with_scores(public_generator(options.seed))
-            rows = rows_from_table(table.header, table.rows, options.columns, source="embedded framingham",
-                                   party=mpc.pid, parties=len(mpc.parties), missing=options.missing)
+            rows = rows_from_table(table.header, table.rows, list(query.columns), source="embedded framingham",
+                                   party=mpc.pid, parties=len(mpc.parties), missing=query.missing)
             source = "embedded framingham"
         raw, labels, filled = rows.values[:, 0], rows.values[:, 1], rows.filled
         if not np.all((labels == 0) | (labels == 1)):
             # shared with every party: no path (``source`` is this party's file), in the detail only
-            raise InputError(f"label column '{options.columns[1]}' must hold 0 or 1, found another value",
-                             detail=f"{source}: label column '{options.columns[1]}' holds a value other than 0 or 1")
-        scores = np.clip(raw, options.lower, options.upper)
+            raise InputError(f"label column '{query.columns[1]}' must hold 0 or 1, found another value",
+                             detail=f"{source}: label column '{query.columns[1]}' holds a value other than 0 or 1")
+        scores = np.clip(raw, query.lower, query.upper)
         clipped = int(np.count_nonzero(scores != raw))
     except InputError as exc:
         error, detail = str(exc), exc.detail
@@ -186,66 +163,24 @@ async def _read_rows(options: RocPrivateOptions) -> tuple[np.ndarray, np.ndarray
 
 
 async def _release(options: RocPrivateOptions) -> Callable[[], None] | None:
-    """Every party: read its rows, run the two secure class ECDFs; party 0's delivery reports."""
-    from dp.ecdf.roc import run_secure_roc
+    """Every party: read its rows, run the two secure class ECDFs (:func:`dp.ecdf.release`); party 0's delivery."""
+    from dp.ecdf import release
     from scenarios.kit.missing_values import local_note
 
     scores, labels, filled, clipped = await _read_rows(options)
     print(local_note(filled=filled, clipped=clipped))
-    release = await run_secure_roc(scores, labels, grid_of(options), epsilon=options.epsilon, split=options.split,
-                                   receivers=[0])
-    if release is None:
+    result = await release(options.query, np.column_stack([scores, labels]), receivers=[0])
+    if result is None:
         return None
-    return lambda: _report(options, release)
-
-
-def auc_digits(noise_std: float) -> int:
-    """Decimals to print an AUC with: down to two significant digits of its noise std, at least 3, at most 6."""
-    import math
-
-    if not noise_std > 0:
-        return 6
-    return int(min(6, max(3, 1 - math.floor(math.log10(noise_std)))))
+    return lambda: _report(options, result)
 
 
 def _report(options: RocPrivateOptions, release: Any) -> None:
-    from dp.ecdf.roc import auc_interval
-    from scenarios.kit.missing_values import describe_policy
-    from secure.meter import seconds_label
-
-    positive, negative = release.rates()
-    curve = release.curve(options.smooth)
-    raw = release.curve(None)
-    interval = auc_interval(release, smooth=options.smooth)
-    digits = auc_digits(interval.noise_std)
-    print_table([
-        ("statistic", f"ROC curve of {options.columns[0]} for {options.columns[1]} (scores and labels private)"),
-        ("AUC", f"{curve.auc:.{digits}f} ({interval.level:.0%} interval {interval.low:.{digits}f} to "
-                f"{interval.high:.{digits}f}, noise std {interval.noise_std:.2g}"
-                + (")" if options.smooth is None else f"; smoothed p = {options.smooth}, raw curve "
-                                                      f"{raw.auc:.{digits}f})")),
-        ("grid", f"{len(release.grid)} thresholds on [{options.lower:g}, {options.upper:g}]"),
-        ("epsilon", f"{release.epsilon:g}: {release.class_epsilon:.6g} per class ECDF ({release.split} split)"),
-        ("n", f"{release.n} rows (class sizes not released; noisy totals {release.positive_total} and "
-              f"{release.negative_total}, count noise std {release.count_std:.3g})"),
-        ("missing values", describe_policy(options.missing)),
-        ("parties", f"{release.parties} (threshold t = {release.threshold})"),
-        (seconds_label(), f"{release.seconds:.2f}"),
-        ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
-    ], title="Private ROC curve, self-normalised (Barczewski, Mawass & Ramon §5.1)")
-    print(f"  noise: {release.guarantee}")
-    print(f"  interval: {interval.meaning()}")
-    for warning in interval.warnings:
-        print(f"  warning: {warning}")
-    unusable = release.unusable_classes()
-    if len(unusable) == 1:
-        print(f"  the noisy total of the {unusable[0]} class is 0 or below: that class's rates (and the curve and "
-              f"AUC) mean nothing at this epsilon; raise --epsilon or use more rows")
-    elif unusable:
-        print("  the noisy totals of both classes are 0 or below: their rates (and the curve and AUC) mean nothing "
-              "at this epsilon; raise --epsilon or use more rows")
+    """Party 0: the table, and ``--curve``, ``--json``, ``--plot``."""
+    print(release.table())
     if options.curve:
-        smoothed_positive, smoothed_negative = release.smoothed_rates(options.smooth)
+        positive, negative = release.rates()
+        smoothed_positive, smoothed_negative = release.smoothed_rates(options.query.smooth)
         with open(options.curve, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(["threshold", "positive_cumulative", "negative_cumulative", "tpr_raw", "fpr_raw", "tpr",
@@ -255,23 +190,10 @@ def _report(options: RocPrivateOptions, release: Any) -> None:
                                  f"{1 - positive[i]:.10g}", f"{1 - negative[i]:.10g}",
                                  f"{1 - smoothed_positive[i]:.10g}", f"{1 - smoothed_negative[i]:.10g}"])
     if options.json:
-        warnings = list(interval.warnings) + [f"the noisy total of the {name} class is 0 or below: the curve and AUC "
-                                              f"mean nothing" for name in unusable]
-        record = {"statistic": "roc", "estimate": curve.auc, "auc_raw": raw.auc, "interval": interval.record(),
-                  "warning": " ".join(f"{w}." for w in warnings) or None, "epsilon": release.epsilon,
-                  "delta": 0.0, "class_epsilon": release.class_epsilon, "split": release.split,
-                  "smooth": options.smooth, "n": release.n, "pairs": None, "points": len(release.grid),
-                  "parties": release.parties, "threshold": release.threshold, "seconds": release.seconds,
-                  "bytes_sent": release.bytes_sent, "phases": release.phases, "noise_source": "parties",
-                  "guarantee": release.guarantee, "count_std": release.count_std,
-                  "positive_counts": [int(c) for c in release.positive_counts],
-                  "negative_counts": [int(c) for c in release.negative_counts],
-                  "false_positive_rate": curve.false_positive_rate.tolist(),
-                  "true_positive_rate": curve.true_positive_rate.tolist(),
-                  "missing": options.missing.mode, "fill": dict(options.missing.fills)}
-        write_record(options.json, record)
+        write_record(options.json, release.record())
     if options.plot:
-        draw_roc(options.plot, release, smooth=options.smooth, label=f"{options.columns[0]} for {options.columns[1]}")
+        score, label = options.query.columns
+        draw_roc(options.plot, release, smooth=options.query.smooth, label=f"{score} for {label}")
 
 
 def draw_roc(path: str, release: Any, *, smooth: int | None, label: str = "") -> None:
@@ -310,9 +232,10 @@ def spend_of(options: RocPrivateOptions) -> Any:
     from dp.budget.accountants import Spend
     from scenarios.kit.budget_run import spend_request
 
-    spend = Spend(epsilon=float(options.epsilon), mechanism="distributed discrete Laplace tree noise",
-                  what=f"ROC of {','.join(options.columns)} on {options.points} grid points, two class ECDFs "
-                       f"({options.split} split)")
+    query = options.query
+    spend = Spend(epsilon=float(query.epsilon), mechanism="distributed discrete Laplace tree noise",
+                  what=f"ROC of {','.join(query.columns)} on {query.points} grid points, two class ECDFs "
+                       f"({query.split} split)")
     return spend_request(options.budget, spend, scenario="scenarios.roc_private", data=options.data,
                          embedded=None if options.data is not None else "framingham")
 

@@ -17,15 +17,10 @@ from scipy import stats
 from conftest import run_command, scenario_command
 from dp.calibration import discrete_laplace_variance
 from dp.ecdf.grid import node_count
-from dp.ecdf.hosmer_lemeshow import (
-    HosmerLemeshowBudget,
-    HosmerLemeshowQuery,
-    exact_hosmer_lemeshow,
-    group_statistics,
-    hosmer_lemeshow_statistic,
-    private_hosmer_lemeshow,
-    relative_squared_error,
-)
+from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, private_hosmer_lemeshow
+from dp.ecdf.hosmer_lemeshow_release import HosmerLemeshowBudget
+from dp.ecdf.hosmer_lemeshow_statistic import (empty_groups, exact_hosmer_lemeshow, group_statistics,
+                                               hosmer_lemeshow_statistic, relative_squared_error)
 
 Z_999 = stats.norm.ppf(0.9995)  # two-sided 99.9 % normal quantile
 CHEBYSHEV_K = 10.0              # P(|linear error| >= 10 sd) <= 1 %
@@ -109,7 +104,7 @@ def test_statistic_exact_and_floored_modes() -> None:
 
 @pytest.mark.parametrize("epsilon, points", [(1.0, 1024), (0.3, 64), (7.0, 4), (2.5, 65536)])
 def test_budget_parts_add_up_to_epsilon(epsilon: float, points: int) -> None:
-    query = HosmerLemeshowQuery(epsilon, grid_points=points, groups=min(10, points))
+    query = HosmerLemeshowQuery(epsilon=epsilon, grid_points=points, groups=min(10, points))
     depth = int(math.log2(points))
     budget = query.budget
     assert query.depth == depth
@@ -127,7 +122,7 @@ def test_budget_parts_add_up_to_epsilon(epsilon: float, points: int) -> None:
     assert query.statistics_loss_bound == pytest.approx(4 * budget.epsilon_prime)
     assert query.statistics_loss_bound <= budget.statistics_epsilon
     # joint accounting: the same 8 eps' on the joint sensitivity 4
-    joint = HosmerLemeshowQuery(epsilon, grid_points=points, groups=min(10, points), accounting="joint")
+    joint = HosmerLemeshowQuery(epsilon=epsilon, grid_points=points, groups=min(10, points), accounting="joint")
     assert joint.budget == budget
     assert joint.observed_log_alpha == pytest.approx(-2 * budget.epsilon_prime, rel=1e-15)
     assert joint.statistics_loss_bound == pytest.approx(budget.statistics_epsilon, rel=1e-15)
@@ -166,7 +161,7 @@ def test_one_replaced_row_moves_the_statistics_within_the_stated_sensitivity() -
 
 def test_with_zero_noise_the_private_statistic_is_the_exact_one() -> None:
     probabilities, labels = _lattice_data(1500, 64, seed=3)
-    query = HosmerLemeshowQuery(1.0, grid_points=64)
+    query = HosmerLemeshowQuery(epsilon=1.0, grid_points=64)
     zeros = np.zeros((2, 10), dtype=np.int64)
     release = private_hosmer_lemeshow(probabilities, labels, query, node_noise=np.zeros(node_count(64), dtype=np.int64),
                                       expected_noise=zeros, observed_noise=zeros)
@@ -190,7 +185,7 @@ def test_with_huge_epsilon_the_private_statistic_converges(epsilon: float, parti
     ``sum O_c^2 z_c^2 / min(E_c, E_c + z_c)^3`` (mean-value form of ``d^2/dE^2 (O-E)^2/E = 2 O^2/E^3``).
     """
     probabilities, labels = _lattice_data(2000, 64, seed=5)
-    query = HosmerLemeshowQuery(epsilon, grid_points=64)
+    query = HosmerLemeshowQuery(epsilon=epsilon, grid_points=64)
     nodes = node_count(64)
     zero_probability = (nodes + 40) * 2 * parties * math.exp(query.observed_log_alpha)
     assert zero_probability < 1e-20
@@ -218,7 +213,7 @@ def test_group_statistic_noise_has_the_calibrated_variance_for_three_parties() -
     """Released minus true statistics: sample variances within 99.9 % intervals of ``m/(m-t)`` x DLap."""
     probabilities, labels = _lattice_data(800, 64, seed=8)
     parties, threshold, runs = 3, 1, 150
-    query = HosmerLemeshowQuery(5.0, grid_points=64)
+    query = HosmerLemeshowQuery(epsilon=5.0, grid_points=64)
     generator = np.random.default_rng(23)
     expected_noise, observed_noise = [], []
     for _ in range(runs):
@@ -246,9 +241,9 @@ def test_group_statistic_noise_has_the_calibrated_variance_for_three_parties() -
 
 def test_smoothed_boundaries_and_release_contents() -> None:
     probabilities, labels = _lattice_data(1200, 64, seed=4)
-    raw = private_hosmer_lemeshow(probabilities, labels, HosmerLemeshowQuery(2.0, grid_points=64),
+    raw = private_hosmer_lemeshow(probabilities, labels, HosmerLemeshowQuery(epsilon=2.0, grid_points=64),
                                   rng=np.random.default_rng(1))
-    smooth = private_hosmer_lemeshow(probabilities, labels, HosmerLemeshowQuery(2.0, grid_points=64, smoothed=True),
+    smooth = private_hosmer_lemeshow(probabilities, labels, HosmerLemeshowQuery(epsilon=2.0, grid_points=64, smoothed=True),
                                      rng=np.random.default_rng(1))
     assert raw.smoothed_ecdf is None and smooth.smoothed_ecdf is not None
     np.testing.assert_array_equal(raw.ecdf, smooth.ecdf)  # same seed: same released ECDF
@@ -272,7 +267,7 @@ def test_smoothed_boundaries_and_release_contents() -> None:
     ({"epsilon": 1.0, "grid_points": 1000}, "grid_points must be a power of two, got 1000"),
     ({"epsilon": 1.0, "grid_points": 1}, "grid_points must be at least 2, got 1"),
     ({"epsilon": 1.0, "grid_points": 2**17}, "grid_points must be at most 2**precision = 65536, got 131072"),
-    ({"epsilon": 1.0, "precision": 30}, "precision must lie in [1, 24] bits, got 30"),
+    ({"epsilon": 1.0, "precision": 30}, "precision must lie in [1, 24], got 30"),
     ({"epsilon": 1.0, "norm": 3}, "norm must be 1 or 2, got 3"),
     ({"epsilon": 1.0, "accounting": "tight"}, "accounting must be one of paper, joint, got 'tight'"),
     ({"epsilon": 1.0, "expected_floor": 0}, "expected_floor must be positive, got 0"),
@@ -280,7 +275,7 @@ def test_smoothed_boundaries_and_release_contents() -> None:
 def test_query_validation_messages(arguments: dict, message: str) -> None:
     epsilon = arguments.pop("epsilon")
     with pytest.raises(ValueError) as caught:
-        HosmerLemeshowQuery(epsilon, **arguments)
+        HosmerLemeshowQuery(epsilon=epsilon, **arguments)
     assert str(caught.value) == message
 
 
@@ -289,14 +284,14 @@ def test_query_validation_messages(arguments: dict, message: str) -> None:
     ([0.2, float("nan")], [0, 1], {}, "probabilities must be finite"),
     ([], [], {}, "probabilities must contain at least one row, got 0"),
     ([0.2, 0.4], [0, 2], {}, "labels must be 0 or 1, got 2"),
-    ([0.2, 0.4], [0, 1, 1], {}, "labels must have one entry per probability (2), got 3"),
+    ([0.2, 0.4], [0, 1, 1], {}, "labels must be one-dimensional with one entry per row (2), got shape (3,)"),
     ([0.2, 0.4], [0, 1], {"parties": 3, "threshold": 2},
      "threshold must be below half the number of parties (3), got 2"),
     ([0.2, 0.4], [0, 1], {"parties": 0}, "parties must be at least 1, got 0"),
 ])
 def test_private_validation_messages(probabilities: list, labels: list, keywords: dict, message: str) -> None:
     with pytest.raises(ValueError) as caught:
-        private_hosmer_lemeshow(np.array(probabilities, dtype=float), np.array(labels), HosmerLemeshowQuery(1.0),
+        private_hosmer_lemeshow(np.array(probabilities, dtype=float), np.array(labels), HosmerLemeshowQuery(epsilon=1.0),
                                 **keywords)
     assert str(caught.value) == message
 
@@ -309,7 +304,7 @@ def test_other_validation_messages() -> None:
     with pytest.raises(ValueError, match=r"^epsilon must be positive, got 0$"):
         HosmerLemeshowBudget(0, 4)
     with pytest.raises(ValueError, match=r"^expected_noise must have shape \(2, 10\), got \(2, 3\)$"):
-        private_hosmer_lemeshow([0.1, 0.2], [0, 1], HosmerLemeshowQuery(1.0),
+        private_hosmer_lemeshow([0.1, 0.2], [0, 1], HosmerLemeshowQuery(epsilon=1.0),
                                 expected_noise=np.zeros((2, 3), dtype=np.int64))
     with pytest.raises(TypeError, match=r"^query must be a HosmerLemeshowQuery, got dict$"):
         private_hosmer_lemeshow([0.1, 0.2], [0, 1], {})  # type: ignore[arg-type]
@@ -366,13 +361,11 @@ def test_scenario_quick_mode_with_three_parties(tmp_path: Path) -> None:
 
 def test_more_groups_than_grid_points_is_refused() -> None:
     with pytest.raises(ValueError, match=r"groups must be at most grid_points = 16 .* got 20"):
-        HosmerLemeshowQuery(1.0, groups=20, grid_points=16)
-    HosmerLemeshowQuery(1.0, groups=16, grid_points=16)  # the largest allowed
+        HosmerLemeshowQuery(epsilon=1.0, groups=20, grid_points=16)
+    HosmerLemeshowQuery(epsilon=1.0, groups=16, grid_points=16)  # the largest allowed
 
 
 def test_empty_groups_are_read_from_the_boundaries_alone() -> None:
-    from dp.ecdf.hosmer_lemeshow import empty_groups
-
     # Q = 6: groups (<= 2], (2, 2], (2, 5], (5, 5], (5, 8], (> 8) with top 8
     assert empty_groups(np.array([2, 2, 5, 5, 8]), top=8).tolist() == [False, True, False, True, False, True]
     assert empty_groups(np.array([0, 1, 2]), top=8).tolist() == [False, False, False, False]  # (<= 0] may hold 0
@@ -383,11 +376,9 @@ def test_empty_groups_are_left_out_of_h_and_of_the_degrees_of_freedom() -> None:
     Their groups hold no row; they are left out, so H is the exact eq. (5) over the other groups at the released
     boundaries, with Q' - 2 degrees of freedom -- not inflated by about 2 per empty group (each empty group's two
     noisy E raised to the floor of 1 against O = 0)."""
-    from dp.ecdf.hosmer_lemeshow import empty_groups
-
     probabilities, labels = _lattice_data(3000, 64, seed=21)
     probabilities = np.minimum(probabilities, 0.6)  # a point mass: many quantiles fall on 0.6
-    query = HosmerLemeshowQuery(1e9, groups=16, grid_points=16, precision=6)
+    query = HosmerLemeshowQuery(epsilon=1e9, groups=16, grid_points=16, precision=6)
     release = private_hosmer_lemeshow(probabilities, labels, query, rng=np.random.default_rng(3))
     bounds = np.rint(release.boundaries[1:-1] * query.scale).astype(np.int64)
     empty = empty_groups(bounds, top=query.scale)

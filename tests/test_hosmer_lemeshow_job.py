@@ -11,13 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, free_base_port, read_record, run_command, scenario_command
-from dp.ecdf.hosmer_lemeshow import (
-    HosmerLemeshowQuery,
-    exact_hosmer_lemeshow,
-    hosmer_lemeshow_statistic,
-    hosmer_lemeshow_terms,
-    private_hosmer_lemeshow,
-)
+from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, private_hosmer_lemeshow
+from dp.ecdf.hosmer_lemeshow_statistic import exact_hosmer_lemeshow, hosmer_lemeshow_statistic, hosmer_lemeshow_terms
 from dp.ecdf.hosmer_lemeshow_secure import party_group_noise
 from dp.ecdf.grid import node_count
 from scenarios.hosmer_lemeshow import main, parse_options, spend_of
@@ -72,7 +67,7 @@ def test_three_party_release_equals_simulated_with_the_same_draws(accounting: st
     k = np.arange(2 * GROUPS)
     expected_noise = sum(((k % 5) - 2 + party) * 700 for party in range(3)).reshape(2, GROUPS)
     observed_noise = sum((k % 3) - 1 + party for party in range(3)).reshape(2, GROUPS)
-    query = HosmerLemeshowQuery(2.0, groups=GROUPS, grid_points=POINTS, accounting=accounting, smoothed=smoothed)
+    query = HosmerLemeshowQuery(epsilon=2.0, groups=GROUPS, grid_points=POINTS, accounting=accounting, smoothed=smoothed)
     simulated = private_hosmer_lemeshow(scores, labels, query, parties=3, threshold=1, node_noise=nodes,
                                         expected_noise=expected_noise, observed_noise=observed_noise)
     assert record["n"] == scores.size
@@ -227,7 +222,7 @@ def test_embedded_data_with_three_parties_equals_the_noiseless_simulated_path(tm
     record = read_record(out)
     scores, labels = load_scores(1)
     zeros = np.zeros((2, GROUPS), dtype=np.int64)
-    simulated = private_hosmer_lemeshow(scores, labels, HosmerLemeshowQuery(1e9),
+    simulated = private_hosmer_lemeshow(scores, labels, HosmerLemeshowQuery(epsilon=1e9),
                                         node_noise=np.zeros(node_count(POINTS), dtype=np.int64),
                                         expected_noise=zeros, observed_noise=zeros)
     assert record["n"] == scores.size
@@ -242,7 +237,7 @@ def test_party_draws_have_the_simulated_noise_variance() -> None:
 
     Variance estimate from 60000 observed-count draws: its relative sd is about sqrt((kurtosis - 1)/N) with
     kurtosis near 6 for (discrete) Laplace-like noise, i.e. 0.009; the bound 0.05 is over 5 sd."""
-    query = HosmerLemeshowQuery(1.0, accounting="joint")
+    query = HosmerLemeshowQuery(epsilon=1.0, accounting="joint")
     generator = np.random.default_rng(5)
     runs = 3000
     observed = np.zeros((runs, 2 * GROUPS), dtype=np.int64)

@@ -17,7 +17,7 @@ import pytest
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from conftest import ROOT, free_base_port, read_record, run_command, scenario_command, write_csv
-from dp.ecdf.roc import RocRelease, class_epsilon, private_roc, self_normalise
+from dp.ecdf.roc import RocQuery, RocRelease, class_epsilon, private_roc, self_normalise
 from dp.ecdf.grid import node_count, tree_depth, uniform_grid
 from dp.ecdf.analysis import interval_nodes, suffix_nodes
 
@@ -176,9 +176,9 @@ def test_self_normalise_divides_by_the_last_noisy_count() -> None:
 def _release_with_unruly_noise() -> RocRelease:
     """A release as small epsilon gives one: class 1's noisy counts leave [0, its total 4] (the raw rates
     would run from -0.75 to 3), class 0's noisy total is -1 (its rates mean nothing)."""
-    return RocRelease(grid=uniform_grid(0.0, 1.0, 1.0 / 3), positive_counts=np.array([12, -3, 9, 4]),
-                      negative_counts=np.array([-2, 7, 3, -1]), n=20, epsilon=0.005, class_epsilon=0.0025,
-                      split="half")
+    return RocRelease(query=RocQuery(epsilon=0.005, points=4, smooth=None, columns=("score", "TenYearCHD")),
+                      grid=uniform_grid(0.0, 1.0, 1.0 / 3), positive_counts=np.array([12, -3, 9, 4]),
+                      negative_counts=np.array([-2, 7, 3, -1]), n=20)
 
 
 def test_raw_rates_are_clipped_and_an_unusable_class_is_named() -> None:
@@ -192,8 +192,8 @@ def test_raw_rates_are_clipped_and_an_unusable_class_is_named() -> None:
     smoothed = release.curve(2)
     assert -1e-6 <= smoothed.auc <= 1 + 1e-6
     # a release whose noisy counts lie in [0, total]: clipping changes nothing
-    calm = RocRelease(grid=release.grid, positive_counts=np.array([1, 2, 2, 4]), negative_counts=np.array([0, 5, 6, 8]),
-                      n=12, epsilon=1.0, class_epsilon=0.5, split="half")
+    calm = RocRelease(query=RocQuery(epsilon=1.0, points=4), grid=release.grid, positive_counts=np.array([1, 2, 2, 4]),
+                      negative_counts=np.array([0, 5, 6, 8]), n=12)
     assert calm.rates()[0].tolist() == self_normalise(calm.positive_counts)[0].tolist()
     assert calm.rates()[1].tolist() == self_normalise(calm.negative_counts)[0].tolist()
     assert calm.unusable_classes() == []

@@ -60,18 +60,19 @@ def test_hosmer_lemeshow_prints_a_band_and_a_warning_at_epsilon_1_and_none_at_1e
 
 def test_hosmer_lemeshow_band_is_reproducible_and_does_not_touch_the_release() -> None:
     """The band is post-processing with a public seed: the same release gives the same band."""
-    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, noise_band, private_hosmer_lemeshow
+    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, private_hosmer_lemeshow
+    from dp.ecdf.hosmer_lemeshow_release import noise_band
 
     generator = np.random.default_rng(3)
     scores = generator.random(900)
     labels = (generator.random(900) < scores).astype(int)
-    query = HosmerLemeshowQuery(5.0)
+    query = HosmerLemeshowQuery(epsilon=5.0)
     release = private_hosmer_lemeshow(scores, labels, query, rng=np.random.default_rng(4))
-    first, second = noise_band(release, query), noise_band(release, query)
+    first, second = noise_band(release), noise_band(release)
     assert first == second
     assert first.statistic[0] <= first.statistic[1]
     with pytest.raises(ValueError, match="draws must be at least 100, got 10"):
-        noise_band(release, query, draws=10)
+        noise_band(release, draws=10)
 
 
 def _roc_rows(rows: int = 600, seed: int = 7) -> tuple[np.ndarray, np.ndarray]:
@@ -117,7 +118,8 @@ def test_auc_interval_is_degenerate_without_noise_and_warns_under_heavy_noise() 
 
 
 def test_roc_job_prints_the_interval_to_sensible_digits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from scenarios.roc_private import auc_digits, main
+    from dp.ecdf.roc import auc_digits
+    from scenarios.roc_private import main
 
     out = tmp_path / "roc.json"
     assert main(["--epsilon", "1", "--smooth", "none", "--json", str(out)]) == 0
@@ -169,7 +171,7 @@ def _release_on(grid: np.ndarray, subset: np.ndarray, values: np.ndarray, std: f
 def test_no_quantile_from_three_queried_points(capsys: pytest.CaptureFixture[str]) -> None:
     """``ecdf_fss --queries 10,200,512``: three of 1024 grid points answered, so no quantile, one line why."""
     from dp.ecdf.grid import prefix_incidence
-    from scenarios.kit.ecdf_options import print_quantiles, smooth_release
+    from dp.ecdf.analysis import smooth_release
 
     grid = grid_of_points(107.0, 696.0, 1024)
     subset = np.array([10, 200, 512])
@@ -177,9 +179,8 @@ def test_no_quantile_from_three_queried_points(capsys: pytest.CaptureFixture[str
     result = smooth_release(release, prefix_incidence(1024), smooth=2, quantiles=[0.5], lower=107.0, upper=696.0)
     assert result.quantiles == {} and result.intervals == {}
     assert result.note is not None and result.note.startswith("quantiles not computed: only 3 of 1024 grid points")
-    print_quantiles(result)
-    printed = capsys.readouterr().out
-    assert "private quantiles" not in printed and printed.count("\n") == 1
+    printed = "\n".join(result.lines())
+    assert "private quantiles" not in printed and printed.count("\n") == 0
     assert result.record()["quantiles"] == {} and result.record()["quantiles_note"] == result.note
 
 

@@ -189,7 +189,7 @@ def hl_cases() -> list[AuditCase]:
             statistic=("claimed privacy-loss statistic sum_j rate_j (|x_j - c'_j| - |x_j - c_j|) over the changed "
                        "cells (coalition shares subtracted)"),
             neighbours="one row (p, y) = (0, 0) in group 1 replaced by (1, 1) in group 3 (boundaries 3/8, 5/8 fixed)"))
-    tree_query = HosmerLemeshowQuery(3.0 * TREE_EPSILON, groups=3, grid_points=8, precision=3)
+    tree_query = HosmerLemeshowQuery(epsilon=3.0 * TREE_EPSILON, groups=3, grid_points=8, precision=3)
     tree_pair = tree_neighbours(tree_query.grid)
     cases.append(tree_case(
         "hl-ecdf-m3-t1", lambda: tree_query.tree_plan(parties=3, threshold=1), tree_pair,

@@ -8,9 +8,9 @@ Barczewski, Mawass & Ramon, §5.2 (eq. 5, Algorithm 2, Theorem 2), with the secu
    per-party counts in the clear, secure sums, every party's tree-node draws secret-shared, one
    reveal to party 0, at budget ``(L + 1) eps'`` (node scale ``1 / eps'``);
 2. party 0 finds the ``Q - 1`` group boundaries ``t_q = F^^{-1}(q / Q)`` by Algorithm 1 on the
-   released curve (raw, or smoothed by eq. 3) -- post-processing, :func:`dp.ecdf.hosmer_lemeshow.release_boundaries`
+   released curve (raw, or smoothed by eq. 3) -- post-processing, :func:`dp.ecdf.hosmer_lemeshow_release.release_boundaries`
    -- and sends them, with the public ``n``, to every party;
-3. every party computes its own ``4 Q`` group sums in the clear (:func:`dp.ecdf.hosmer_lemeshow.group_statistics`:
+3. every party computes its own ``4 Q`` group sums in the clear (:func:`dp.ecdf.hosmer_lemeshow_statistic.group_statistics`:
    ``E_{1,q} = sum k_i``, ``E_{0,q} = sum (2^b - k_i)`` in fixed point, ``O_{s,q}`` counts), adds its
    own draws ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)`` per statistic (alpha of the simulated
    path: :attr:`HosmerLemeshowQuery.expected_log_alpha` / ``observed_log_alpha``), and secret-shares
@@ -19,10 +19,10 @@ Barczewski, Mawass & Ramon, §5.2 (eq. 5, Algorithm 2, Theorem 2), with the secu
    deviating party is named at every party, nothing more is released); only the totals are opened, to party 0,
    each checked against its possible range (:func:`secure.aggregation.guarded_reveal_array`);
 4. party 0 computes ``H`` (eq. 5) from the noisy ``E``/``O`` exactly as the simulated path does
-   (:func:`dp.ecdf.hosmer_lemeshow.hosmer_lemeshow_statistic`, expected counts floored at
+   (:func:`dp.ecdf.hosmer_lemeshow_statistic.hosmer_lemeshow_statistic`, expected counts floored at
    ``query.expected_floor``) and its p-value ``chi2.sf(H, Q - 2)`` (scipy).
 
-Budget split (Theorem 2, kept exactly as :mod:`dp.ecdf.hosmer_lemeshow` states it): ``eps' = eps / (L + 9)``,
+Budget split (Theorem 2, proved in ``docs/hosmer_lemeshow.md``): ``eps' = eps / (L + 9)``,
 ``L = log2 N``; the ECDF is ``(L + 1) eps'``-DP (Lemma 1: a replaced row moves at most ``L + 1`` tree
 nodes, each with noise of scale ``1/eps'``; the ``Q - 1`` inversions are post-processing), the ``4 Q``
 group statistics ``8 eps'``-DP (``accounting="paper"``: at most 8 change, each noised at scale
@@ -49,73 +49,36 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dp.calibration import party_noise_shape
-from dp.ecdf.hosmer_lemeshow import (
-    HosmerLemeshowQuery,
-    HosmerLemeshowRelease,
-    group_statistics,
-    empty_groups,
-    hosmer_lemeshow_test,
-    release_boundaries,
-)
+from dp.ecdf.hosmer_lemeshow_release import HosmerLemeshowRelease, release_boundaries
+from dp.ecdf.hosmer_lemeshow_statistic import empty_groups, group_statistics, hosmer_lemeshow_test
 from dp.ecdf.tree import TreeNoisePlan
 from dp.noise_plans import polya_tail_bound
 from secure.noise.party import polya_difference
 
-__all__ = ["SecureHosmerLemeshowRelease", "StatisticNoiseSource", "party_group_noise", "statistic_slacks",
+if TYPE_CHECKING:  # the query module imports this one
+    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
+
+__all__ = ["StatisticNoiseSource", "party_group_noise", "statistic_slacks",
            "run_secure_hosmer_lemeshow"]
 
 #: ``(query, parties, threshold) -> this party's (expected, observed) draws``, each of shape ``(2, Q)``
-StatisticNoiseSource = Callable[[HosmerLemeshowQuery, int, int], tuple[np.ndarray, np.ndarray]]
+StatisticNoiseSource = Callable[["HosmerLemeshowQuery", int, int], tuple[np.ndarray, np.ndarray]]
 NodeNoiseSource = Callable[[TreeNoisePlan], np.ndarray]
 
 #: failure probability of a range check is below ``2^-(bits - 1)`` per statistic (as :func:`count_slack`)
 _TAIL_BITS = 41
 
 
-@dataclass
-class SecureHosmerLemeshowRelease:
-    """Party 0's release of the secure run: the same record as the simulated path's, plus its costs.
-
-    :ivar release: statistic, p-value, boundaries, noisy ``E``/``O``, ECDF, budget and noise variances.
-    :ivar seconds: wall time of the protocol at this party, summed over phases (no party's timings are exchanged).
-    :ivar bytes_sent: bytes sent by all parties together.
-    :ivar phases: per phase ``{"seconds", "bytes_sent"}`` (``ecdf intake``, ``ecdf noise``, ``ecdf reveal``,
-        ``boundaries``, ``statistics``, ``reveal``).
-    """
-
-    release: HosmerLemeshowRelease
-    seconds: float = 0.0
-    bytes_sent: int = 0
-    phases: dict[str, dict[str, float]] = field(default_factory=dict)
-
-    @property
-    def guarantee(self) -> str:
-        """Which noise ran and what it guarantees, in one line."""
-        from dp.noise_defaults import party_guarantee
-
-        release = self.release
-        budget = release.budget
-        return (party_guarantee(release.epsilon, 0.0, release.parties, release.threshold, "discrete laplace")
-                + f" (ECDF tree {budget.ecdf_epsilon:.4g} + group statistics {budget.statistics_epsilon:.4g}, "
-                  f"eps' = eps/{budget.depth + 9})")
-
-    @property
-    def noise_source(self) -> str:
-        """``parties``: all noise is drawn by the parties (OS randomness)."""
-        return "parties"
-
-
 def party_group_noise(query: HosmerLemeshowQuery, parties: int, threshold: int,
                       rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
     """This party's draws on the ``4 Q`` statistics: ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)`` each.
 
-    The same distribution as one row of :func:`dp.ecdf.hosmer_lemeshow.party_statistic_draws` (the
+    The same distribution as one row of :func:`dp.ecdf.hosmer_lemeshow_release.party_statistic_draws` (the
     simulated path sums ``m`` of them), with the query's ``alpha`` for ``E`` (fixed point) and ``O``.
 
     :param query: the query (its ``expected_log_alpha``/``observed_log_alpha``).
@@ -185,7 +148,8 @@ async def _checked_statistics(sectype: Any, own: np.ndarray, groups: int, scale:
 async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarray, query: HosmerLemeshowQuery, *,
                                      node_noise_source: NodeNoiseSource | None = None,
                                      statistic_noise_source: StatisticNoiseSource | None = None,
-                                     receivers: Sequence[int] = (0,)) -> SecureHosmerLemeshowRelease | None:
+                                     receivers: Sequence[int] = (0,),
+                                     seed: int | None = None) -> HosmerLemeshowRelease | None:
     """Every party calls this with its own rows on a started MPyC runtime (parameters agreed).
 
     :param probabilities: this party's predicted probabilities (floats; clipped to ``[0, 1]`` here,
@@ -197,6 +161,7 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
         default :func:`party_group_noise` with OS randomness.
     :param receivers: parties that learn the released statistics (party 0 must be one: it computes the
         boundaries from the released ECDF).
+    :param seed: the public seed the rows came from, recorded on the release (``None``: not said).
     :return: the release at receivers, ``None`` elsewhere.
     :raise secure.errors.InputError: no row at any party (the same verdict everywhere).
     :raise secure.errors.ProtocolFailure: an opened sum outside its possible range, or party 0 could not
@@ -282,12 +247,8 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
     noisy_observed = opened_observed.reshape(2, q_count)
     test = hosmer_lemeshow_test(noisy_expected, noisy_observed, empty_groups(bounds, top=scale),
                                 floor=query.expected_floor)
-    release = HosmerLemeshowRelease(
-        statistic=test.statistic, p_value=test.p_value, boundaries=boundaries,
-        expected=noisy_expected, observed=noisy_observed, ecdf=ecdf, smoothed_ecdf=smoothed, grid=query.grid,
-        budget=query.budget, accounting=query.accounting, n=int(rows), parties=parties, threshold=threshold,
-        degrees_of_freedom=test.degrees_of_freedom, floored=test.floored, ecdf_count_variance=plan.point_variance,
-        expected_noise_variance=query.expected_noise_variance(parties=parties, threshold=threshold),
-        observed_noise_variance=query.observed_noise_variance(parties=parties, threshold=threshold),
-        empty=test.empty)
-    return SecureHosmerLemeshowRelease(release, seconds=seconds, bytes_sent=sent, phases=costs)
+    return HosmerLemeshowRelease(
+        query=query, statistic=test.statistic, p_value=test.p_value, boundaries=boundaries,
+        expected=noisy_expected, observed=noisy_observed, ecdf=ecdf, smoothed_ecdf=smoothed, n=int(rows),
+        parties=parties, threshold=threshold, degrees_of_freedom=test.degrees_of_freedom, floored=test.floored,
+        empty=test.empty, seconds=seconds, bytes_sent=sent, phases=costs, seed=seed)

@@ -15,8 +15,8 @@ of the release) and that class's rates mean nothing (:meth:`RocRelease.unusable_
 raw rates of :meth:`RocRelease.rates` are clipped to ``[0, 1]`` (post-processing: a noisy count above its own
 total, or below 0, would put the raw curve and its AUC outside ``[0, 1]`` at small epsilon); the smoothed
 curve smooths the unclipped self-normalised values as eq. 3 does, its constraints keep it in ``[0, 1]``.
-The other variant, with public class sizes (``scenarios.papers.roc_curve``: each class ECDF over its
-exact class size), is :func:`public_size_rates`.
+The other variant, with public class sizes, is ``scenarios.papers.roc_curve``'s (each class ECDF over its
+exact class size).
 
 Mechanism.  On a public grid ``tau_1 < ... < tau_N`` (``tau_N`` at least every score, e.g. the declared
 score domain ``[0, 1]``), every party counts its own rows of class 1 and of class 0 with score ``<= tau_i``
@@ -43,27 +43,32 @@ Threat model: passive (semi-honest), static adversary corrupting at most ``t < m
 coalition learns the two released noisy count vectors and the public row counts; the release is
 epsilon-DP against it because the honest parties' node draws alone are calibrated (:mod:`dp.ecdf.tree`).
 The simulated path (:func:`private_roc`) equals the secure one (:func:`run_secure_roc`) for the same
-node draws.
+node draws.  :class:`RocQuery` is the query of the ``dp.ecdf`` face (``release``, ``simulate``, ``exact``).
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from dp.ecdf.grid import prefix_incidence, true_counts
+from dp.ecdf.grid import grid_of_points, prefix_incidence, tree_depth, true_counts
 from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
+from dp.report_text import format_bytes, policy_text, text_table
+from dp.validation import check_choice, check_epsilon, check_labels, check_score_label_rows, check_seed
+from secure.intake import MissingPolicy
 
-__all__ = ["SPLITS", "class_epsilon", "split_note", "class_scores", "self_normalise", "public_size_rates",
-           "RocRelease", "plan_roc_noise", "private_roc", "run_secure_roc", "ClassNoiseSource", "AucInterval",
+__all__ = ["Split", "SPLITS", "class_epsilon", "split_note", "class_scores", "self_normalise", "RocQuery",
+           "RocRelease", "plan_roc_noise", "auc_digits", "private_roc", "run_secure_roc", "ClassNoiseSource", "AucInterval",
            "auc_interval", "renoised_counts", "RAW_DRAWS", "SMOOTHED_DRAWS", "BAND_SEED", "WIDE_AUC"]
 
 #: budget splits between the two class ECDFs (see the module docstring)
-SPLITS = ("half", "disjoint")
+Split = Literal["half", "disjoint"]
+SPLITS: tuple[Split, ...] = ("half", "disjoint")
 
 #: ``(plan, label) -> this party's node draws for that class's ECDF`` (tests); default OS randomness
 ClassNoiseSource = Callable[[TreeNoisePlan, int], np.ndarray]
@@ -77,9 +82,6 @@ def class_epsilon(epsilon: float, points: int, split: str = "half") -> float:
     :param split: ``half`` (paper: ``epsilon/2`` each) or ``disjoint`` (``epsilon (L+1)/(2 ceil((L+1)/2))``).
     :raise ValueError: an unknown split, a non-positive epsilon or points.
     """
-    from dp.ecdf.grid import tree_depth
-    from dp.validation import check_epsilon
-
     value = check_epsilon(epsilon)
     levels = tree_depth(points) + 1
     if split == "half":
@@ -95,8 +97,6 @@ def split_note(epsilon: float, points: int, split: str) -> str:
     if split == "half":
         return (f"epsilon {epsilon:g} = {each:g} (class 1 ECDF) + {each:g} (class 0 ECDF), sequential composition "
                 f"(Barczewski et al. §5.1)")
-    from dp.ecdf.grid import tree_depth
-
     levels = tree_depth(points) + 1
     return (f"epsilon {epsilon:g}: {each:.6g} per class ECDF (disjoint classes; a label change shifts a suffix of "
             f"each, {math.ceil(levels / 2)} of {levels} tree nodes)")
@@ -108,14 +108,11 @@ def class_scores(scores: npt.ArrayLike, labels: npt.ArrayLike) -> tuple[np.ndarr
     :raise ValueError: shapes differ, a score is not finite, or a label is not 0 or 1 (no count in the message).
     """
     values = np.asarray(scores, dtype=float)
-    marks = np.asarray(labels, dtype=float)
-    if values.ndim != 1 or marks.shape != values.shape:
-        raise ValueError(f"scores and labels must be one-dimensional of equal length, got {values.shape} and "
-                         f"{marks.shape}")
+    if values.ndim != 1:
+        raise ValueError(f"scores must be one-dimensional, got shape {values.shape}")
+    marks = check_labels(labels, values.shape[0])
     if not np.all(np.isfinite(values)):
         raise ValueError("scores must be finite")
-    if not np.all((marks == 0) | (marks == 1)):
-        raise ValueError("labels must be 0 or 1")
     return values[marks == 1], values[marks == 0]
 
 
@@ -132,37 +129,138 @@ def self_normalise(counts: npt.ArrayLike) -> tuple[np.ndarray, int]:
     return values.astype(float) / total, total
 
 
-def public_size_rates(counts: npt.ArrayLike, class_size: int) -> np.ndarray:
-    """The other variant: the noisy cumulative counts over the exact class size (a public class size)."""
-    if class_size < 1:
-        raise ValueError(f"class_size must be at least 1, got {class_size}")
-    return np.asarray(counts, dtype=float) / class_size
+@dataclass(frozen=True, kw_only=True)
+class RocQuery:
+    """The private-label ROC curve of scores on ``points`` thresholds of ``[lower, upper]`` at budget ``epsilon``.
+
+    :param split: ``half`` (the paper's ``epsilon/2`` per class ECDF) or ``disjoint`` (:func:`class_epsilon`).
+    :param smooth: the norm of eq. (3) the printed curve and AUC use, or ``None`` for the raw curve.
+    :param columns: the names of the score and label columns (for the printed text).
+    :param missing: the missing-value policy the rows were read with (public; printed and recorded).
+    :raise ValueError: on a bad parameter (``epsilon must be positive, got -1``).
+    """
+
+    epsilon: float = 1.0
+    lower: float = 0.0
+    upper: float = 1.0
+    points: int = 256
+    split: Split = "half"
+    smooth: Literal[1, 2] | None = 2
+    columns: tuple[str, str] = ("score", "label")
+    missing: MissingPolicy = field(default_factory=MissingPolicy)
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        check_choice(self.split, SPLITS, "split")
+        if self.smooth not in (None, 1, 2):
+            raise ValueError(f"smooth must be 1, 2 or None, got {self.smooth!r}")
+        if not (np.isfinite(self.lower) and np.isfinite(self.upper) and np.isfinite(self.upper - self.lower)) \
+                or not self.lower < self.upper:
+            raise ValueError(f"domain must be finite with LOW < HIGH, got {self.lower:g}:{self.upper:g}")
+        if not 2 <= self.points <= 1 << 20:
+            raise ValueError(f"points must lie in [2, 2^20], got {self.points}")
+        self.plan()  # the node noise must be drawable
+        try:
+            self.grid()
+        except ValueError as exc:
+            raise ValueError(f"domain {self.lower:g}:{self.upper:g} with points {self.points}: {exc}") from None
+        object.__setattr__(self, "columns", tuple(self.columns))
+
+    def grid(self) -> np.ndarray:
+        """The public grid: ``points`` evenly spaced thresholds from ``lower`` to ``upper``."""
+        return grid_of_points(self.lower, self.upper, self.points)
+
+    def plan(self, *, parties: int = 1, threshold: int = 0) -> TreeNoisePlan:
+        """The tree noise plan of each class ECDF (:func:`plan_roc_noise`)."""
+        return plan_roc_noise(epsilon=self.epsilon, points=self.points, split=self.split, parties=parties,
+                              threshold=threshold)
+
+    async def _release(self, rows: Any, *, receivers: Sequence[int] | None = None,
+                       noise_source: ClassNoiseSource | None = None) -> RocRelease | None:
+        """``dp.ecdf.release``: every party, its own ``(score, label)`` rows (scores clipped to the domain at their
+        owner), on a started MPyC runtime (:func:`run_secure_roc`); the release at ``receivers`` (default all)."""
+        scores, labels = check_score_label_rows(rows)
+        release = await run_secure_roc(np.clip(scores, self.lower, self.upper), labels, self.grid(),
+                                       epsilon=self.epsilon, split=self.split, noise_source=noise_source,
+                                       receivers=receivers)
+        return None if release is None else replace(release, query=self)
+
+    def _union(self, rows_by_party: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, int]:
+        if isinstance(rows_by_party, np.ndarray) or not rows_by_party:
+            raise ValueError("rows_by_party must be a list with one table of rows per party, at least one")
+        parts = [check_score_label_rows(rows) for rows in rows_by_party]
+        scores = np.clip(np.concatenate([s for s, _ in parts]), self.lower, self.upper)
+        return scores, np.concatenate([y for _, y in parts]), len(parts)
+
+    def _simulate(self, rows_by_party: Sequence[Any], *, seed: int, threshold: int | None = None,
+                  noise_rng: np.random.Generator | None = None) -> RocRelease:
+        """``dp.ecdf.simulate``: :func:`private_roc` on the union of the parties' rows, every party's node draws
+        (OS randomness unless ``noise_rng``).  Every row is counted: the public ``seed`` picks nothing here."""
+        check_seed(seed)
+        scores, labels, parties = self._union(rows_by_party)
+        release = private_roc(scores, labels, self.grid(), epsilon=self.epsilon, split=self.split, parties=parties,
+                              threshold=(parties - 1) // 2 if threshold is None else threshold, rng=noise_rng)
+        return replace(release, query=self)
+
+    def _exact(self, rows_by_party: Sequence[Any]) -> float:
+        """``dp.ecdf.exact``: the AUC of the exact ROC curve on the grid (scores rounded up to it)."""
+        scores, labels, _ = self._union(rows_by_party)
+        positive, negative = class_scores(scores, labels)
+        grid = self.grid()
+        exact = RocRelease(query=self, grid=grid, positive_counts=true_counts(positive, grid),
+                           negative_counts=true_counts(negative, grid), n=len(scores))
+        return float(exact.curve(None).auc)
 
 
-@dataclass
+def auc_digits(noise_std: float) -> int:
+    """Decimals to print an AUC with: down to two significant digits of its noise std, at least 3, at most 6."""
+    if not noise_std > 0:
+        return 6
+    return int(min(6, max(3, 1 - math.floor(math.log10(noise_std)))))
+
+
+@dataclass(frozen=True, kw_only=True)
 class RocRelease:
-    """The two released noisy class count vectors on the grid, and what is needed to read them.
+    """The two released noisy class count vectors on the grid, what is needed to read them, and the run's costs.
 
+    :ivar query: the query released (budget, split, smoothing, columns, missing policy).
     :ivar positive_counts: ``#{label 1, score <= tau_i} + tree noise``, ``i = 1..N``.
     :ivar negative_counts: the same for label 0.
     :ivar n: all rows over all parties (public); the class sizes are not released.
-    :ivar epsilon: budget of the pair; ``class_epsilon`` of each class ECDF, by ``split``.
+    :ivar seconds: protocol wall time at this party; ``bytes_sent``: by all parties; ``phases``: per phase.
     """
 
+    query: RocQuery
     grid: np.ndarray
     positive_counts: np.ndarray
     negative_counts: np.ndarray
     n: int
-    epsilon: float
-    class_epsilon: float
-    split: str
     parties: int = 1
     threshold: int = 0
-    levels: int = 1
-    count_std: float = 0.0
     seconds: float = 0.0
     bytes_sent: int = 0
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def epsilon(self) -> float:
+        """Budget of the pair of class ECDFs."""
+        return float(self.query.epsilon)
+
+    @property
+    def split(self) -> str:
+        """How ``epsilon`` is split between the class ECDFs."""
+        return self.query.split
+
+    @property
+    def class_epsilon(self) -> float:
+        """Budget of each class ECDF (:func:`class_epsilon`)."""
+        return class_epsilon(self.epsilon, len(self.grid), self.split)
+
+    @property
+    def count_std(self) -> float:
+        """Standard deviation of the noise on one released count."""
+        return math.sqrt(plan_roc_noise(epsilon=self.epsilon, points=len(self.grid), split=self.split,
+                                        parties=self.parties, threshold=self.threshold).point_variance)
 
     @property
     def positive_total(self) -> int:
@@ -213,6 +311,64 @@ class RocRelease:
         return (party_guarantee(self.epsilon, 0.0, self.parties, self.threshold, "discrete laplace")
                 + f" (two class ECDFs, {split_note(self.epsilon, len(self.grid), self.split)}; class sizes private)")
 
+    @cached_property
+    def interval(self) -> AucInterval:
+        """The AUC's bootstrap interval and warnings for the query's smoothing (:func:`auc_interval`)."""
+        return auc_interval(self, smooth=self.query.smooth)
+
+    def table(self) -> str:
+        """The text the job prints: the table, the noise and interval lines, warnings and unusable classes."""
+        from secure.meter import seconds_label
+
+        query, interval = self.query, self.interval
+        score, label = query.columns
+        curve, raw, digits = self.curve(query.smooth), self.curve(None), auc_digits(interval.noise_std)
+        lines = [text_table([
+            ("statistic", f"ROC curve of {score} for {label} (scores and labels private)"),
+            ("AUC", f"{curve.auc:.{digits}f} ({interval.level:.0%} interval {interval.low:.{digits}f} to "
+                    f"{interval.high:.{digits}f}, noise std {interval.noise_std:.2g}"
+                    + (")" if query.smooth is None else f"; smoothed p = {query.smooth}, raw curve "
+                                                        f"{raw.auc:.{digits}f})")),
+            ("grid", f"{len(self.grid)} thresholds on [{query.lower:g}, {query.upper:g}]"),
+            ("epsilon", f"{self.epsilon:g}: {self.class_epsilon:.6g} per class ECDF ({self.split} split)"),
+            ("n", f"{self.n} rows (class sizes not released; noisy totals {self.positive_total} and "
+                  f"{self.negative_total}, count noise std {self.count_std:.3g})"),
+            ("missing values", policy_text(query.missing)),
+            ("parties", f"{self.parties} (threshold t = {self.threshold})"),
+            (seconds_label(), f"{self.seconds:.2f}"),
+            ("bytes", f"{format_bytes(self.bytes_sent)} sent by all parties"),
+        ], title="Private ROC curve, self-normalised (Barczewski, Mawass & Ramon §5.1)"),
+            f"  noise: {self.guarantee}", f"  interval: {interval.meaning()}"]
+        lines += [f"  warning: {warning}" for warning in interval.warnings]
+        unusable = self.unusable_classes()
+        if len(unusable) == 1:
+            lines.append(f"  the noisy total of the {unusable[0]} class is 0 or below: that class's rates (and the "
+                         f"curve and AUC) mean nothing at this epsilon; raise --epsilon or use more rows")
+        elif unusable:
+            lines.append("  the noisy totals of both classes are 0 or below: their rates (and the curve and AUC) mean "
+                         "nothing at this epsilon; raise --epsilon or use more rows")
+        return "\n".join(lines)
+
+    def record(self) -> dict[str, Any]:
+        """The JSON record: the AUC (smoothed as the query says, and raw), its interval and warnings, the released
+        counts, the curve, the budget split, the costs."""
+        query, interval = self.query, self.interval
+        curve = self.curve(query.smooth)
+        warnings = list(interval.warnings) + [f"the noisy total of the {name} class is 0 or below: the curve and AUC "
+                                              f"mean nothing" for name in self.unusable_classes()]
+        return {"statistic": "roc", "estimate": curve.auc, "auc_raw": self.curve(None).auc,
+                "interval": interval.record(), "warning": " ".join(f"{w}." for w in warnings) or None,
+                "epsilon": self.epsilon, "delta": 0.0, "class_epsilon": self.class_epsilon, "split": self.split,
+                "smooth": query.smooth, "n": self.n, "pairs": None, "points": len(self.grid),
+                "parties": self.parties, "threshold": self.threshold, "seconds": self.seconds,
+                "bytes_sent": self.bytes_sent, "phases": self.phases, "noise_source": "parties",
+                "guarantee": self.guarantee, "count_std": self.count_std,
+                "positive_counts": [int(c) for c in self.positive_counts],
+                "negative_counts": [int(c) for c in self.negative_counts],
+                "false_positive_rate": curve.false_positive_rate.tolist(),
+                "true_positive_rate": curve.true_positive_rate.tolist(),
+                "missing": query.missing.mode, "fill": dict(query.missing.fills)}
+
 
 def plan_roc_noise(*, epsilon: float, points: int, split: str = "half", parties: int = 1,
                    threshold: int = 0) -> TreeNoisePlan:
@@ -222,6 +378,12 @@ def plan_roc_noise(*, epsilon: float, points: int, split: str = "half", parties:
     """
     return plan_tree_noise(epsilon=class_epsilon(epsilon, points, split), points=points, parties=parties,
                            threshold=threshold)
+
+
+def _default_query(grid: np.ndarray, epsilon: float, split: str) -> RocQuery:
+    """The query of a release made from a grid (the protocol functions), domain its first and last point."""
+    return RocQuery(epsilon=epsilon, lower=float(grid[0]), upper=float(grid[-1]), points=len(grid),
+                    split=check_choice(split, SPLITS, "split"))  # type: ignore[arg-type]
 
 
 def private_roc(scores: npt.ArrayLike, labels: npt.ArrayLike, grid: npt.ArrayLike, *, epsilon: float,
@@ -243,10 +405,10 @@ def private_roc(scores: npt.ArrayLike, labels: npt.ArrayLike, grid: npt.ArrayLik
     plan = plan_roc_noise(epsilon=epsilon, points=len(taus), split=split, parties=parties, threshold=threshold)
     noise_1 = plan.draw_total(rng) if positive_noise is None else np.asarray(positive_noise)
     noise_0 = plan.draw_total(rng) if negative_noise is None else np.asarray(negative_noise)
-    return RocRelease(grid=taus, positive_counts=noisy_counts(true_counts(positive, taus), noise_1),
+    return RocRelease(query=_default_query(taus, epsilon, split), grid=taus,
+                      positive_counts=noisy_counts(true_counts(positive, taus), noise_1),
                       negative_counts=noisy_counts(true_counts(negative, taus), noise_0), n=rows,
-                      epsilon=float(epsilon), class_epsilon=plan.epsilon, split=split, parties=plan.parties,
-                      threshold=plan.threshold, levels=plan.levels, count_std=math.sqrt(plan.point_variance))
+                      parties=plan.parties, threshold=plan.threshold)
 
 
 #: Re-noised copies behind :func:`auc_interval`: all vectorised on the raw curve; on the smoothed curve every
@@ -409,8 +571,7 @@ async def run_secure_roc(scores: np.ndarray, labels: np.ndarray, grid: np.ndarra
     for label, release in ((1, first), (0, second)):
         for name, cost in release.phases.items():
             phases[f"class {label} {name}"] = cost
-    return RocRelease(grid=taus, positive_counts=first.counts, negative_counts=second.counts, n=first.n,
-                      epsilon=float(epsilon), class_epsilon=plan.epsilon, split=split, parties=plan.parties,
-                      threshold=plan.threshold, levels=plan.levels, count_std=math.sqrt(plan.point_variance),
+    return RocRelease(query=_default_query(taus, epsilon, split), grid=taus, positive_counts=first.counts,
+                      negative_counts=second.counts, n=first.n, parties=plan.parties, threshold=plan.threshold,
                       seconds=first.seconds + second.seconds, bytes_sent=first.bytes_sent + second.bytes_sent,
                       phases=phases)

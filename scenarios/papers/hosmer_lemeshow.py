@@ -130,7 +130,7 @@ def parse_options(argv: Sequence[str]) -> Options:
         raise UsageError(f"--runs must be at least 1, got {runs}")
     try:
         for epsilon in epsilons:
-            HosmerLemeshowQuery(epsilon, groups=args.groups, grid_points=args.points, precision=args.precision,
+            HosmerLemeshowQuery(epsilon=epsilon, groups=args.groups, grid_points=args.points, precision=args.precision,
                                 smoothed=args.smoothed)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
@@ -210,7 +210,7 @@ def run_experiment(probabilities: np.ndarray, labels: np.ndarray, options: Optio
     with tqdm(total=total, desc="HL runs", unit="run", file=sys.stderr, disable=not progress) as bar:
         for epsilon in options.epsilons:
             for accounting in ACCOUNTINGS:
-                query = HosmerLemeshowQuery(epsilon, groups=options.groups, grid_points=options.grid_points,
+                query = HosmerLemeshowQuery(epsilon=epsilon, groups=options.groups, grid_points=options.grid_points,
                                             precision=options.precision, smoothed=options.smoothed,
                                             accounting=accounting)
                 errors, statistics, floored = [], [], 0
@@ -249,7 +249,7 @@ def noiseless_error(probabilities: np.ndarray, labels: np.ndarray, options: Opti
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow, private_hosmer_lemeshow, \
         relative_squared_error
 
-    query = HosmerLemeshowQuery(1.0, groups=options.groups, grid_points=options.grid_points,
+    query = HosmerLemeshowQuery(epsilon=1.0, groups=options.groups, grid_points=options.grid_points,
                                 precision=options.precision, smoothed=options.smoothed)
     zeros = np.zeros((2, options.groups), dtype=np.int64)
     release = private_hosmer_lemeshow(probabilities, labels, query,
@@ -346,7 +346,7 @@ async def secure_checks(options: Options) -> list[Any]:
     checks: list[Any] = []
     settings = [(epsilon, accounting) for epsilon in options.epsilons for accounting in ACCOUNTINGS]
     for index, (epsilon, accounting) in enumerate(settings):
-        query = HosmerLemeshowQuery(epsilon, groups=options.groups, grid_points=options.grid_points,
+        query = HosmerLemeshowQuery(epsilon=epsilon, groups=options.groups, grid_points=options.grid_points,
                                     precision=options.precision, smoothed=options.smoothed, accounting=accounting)
         plan = query.tree_plan(parties=parties, threshold=coalition)
 
@@ -367,7 +367,7 @@ async def secure_checks(options: Options) -> list[Any]:
                                             node_noise=sum(d[0] for d in every),
                                             expected_noise=sum(d[1] for d in every),
                                             observed_noise=sum(d[2] for d in every))
-        secure = result.release
+        secure = result
         label = f"epsilon={epsilon:g} {accounting} Q={options.groups} N={options.grid_points} (m={parties} t={coalition})"
         checks.append(SecureCheck(f"{label}: H", secure.statistic, simulated.statistic, "equal"))
         checks.append(SecureCheck(f"{label}: p-value", secure.p_value, simulated.p_value, "equal"))
@@ -402,7 +402,7 @@ async def _experiment(options: Options) -> Callable[[], None] | None:
         csv_path = os.path.join(options.results_dir, CSV_NAME)
         png_path = os.path.join(options.results_dir, PNG_NAME)
         write_csv(rows, csv_path)
-        query = HosmerLemeshowQuery(1.0, groups=options.groups, grid_points=options.grid_points,
+        query = HosmerLemeshowQuery(epsilon=1.0, groups=options.groups, grid_points=options.grid_points,
                                     precision=options.precision)
         n, positives = int(probabilities.shape[0]), float(labels.mean())
         write_png(rows, png_path, floor=floor,

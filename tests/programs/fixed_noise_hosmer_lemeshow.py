@@ -30,12 +30,12 @@ def statistic_draws(query, parties, threshold):
 
 async def main(csv, score, label, epsilon, groups, points, accounting, smoothed):
     await mpc.start()
-    query = HosmerLemeshowQuery(epsilon, groups=groups, grid_points=points, accounting=accounting, smoothed=smoothed)
+    query = HosmerLemeshowQuery(epsilon=epsilon, groups=groups, grid_points=points, accounting=accounting, smoothed=smoothed)
     rows = party_rows(csv, [score, label], party=mpc.pid, parties=len(mpc.parties)).values
     result = await run_secure_hosmer_lemeshow(rows[:, 0], rows[:, 1].astype(np.int64), query,
                                               node_noise_source=node_draws, statistic_noise_source=statistic_draws)
     if mpc.pid == 0:
-        release = result.release
+        release = result
         print(json.dumps({"statistic": release.statistic, "p_value": release.p_value,
                           "boundaries": release.boundaries.tolist(), "expected": release.expected.tolist(),
                           "observed": release.observed.tolist(), "floored": release.floored, "n": release.n,

@@ -1,0 +1,423 @@
+r"""The release of the private Hosmer-Lemeshow statistic: Theorem 2's budget split, the group boundaries found
+on the released ECDF, every party's statistic draws, the released values with their text and record, and the
+noise band of ``H`` and its p-value.
+
+Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*, §5.2
+(Algorithm 2, Theorem 2); the proof of the split and the threat model: ``docs/hosmer_lemeshow.md``.  All of it
+but the draws is post-processing of released values and public constants.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from scipy import stats
+
+from dp.calibration import party_noise_shape
+from dp.ecdf.grid import prefix_incidence
+from dp.report_text import format_bytes, policy_text, text_table
+from dp.validation import check_epsilon, check_finite, check_nonnegative_int, check_positive_int
+from secure.noise.party import polya_difference
+from smoothing.inverse import inverse_ecdf
+from smoothing.monotone import smooth_ecdf
+
+if TYPE_CHECKING:  # the query module imports this one
+    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
+
+__all__ = ["STATISTICS_NODES", "HosmerLemeshowBudget", "HosmerLemeshowRelease", "release_boundaries",
+           "party_statistic_draws", "BAND_DRAWS", "BAND_SEED", "HosmerLemeshowBand", "noise_band"]
+
+#: Number of eps' shares spent on the group statistics (the ``9 - 1`` of ``L + 9``).
+STATISTICS_NODES: int = 8
+
+
+@dataclass(frozen=True)
+class HosmerLemeshowBudget:
+    """Theorem 2's split of ``epsilon`` for a tree of depth ``L``.
+
+    ``eps' = epsilon / (L + 9)``; the ECDF gets ``(L + 1) eps'`` and the ``4 Q`` group statistics
+    ``8 eps'``; the parts add up to ``epsilon``.
+
+    :param epsilon: total budget, positive.
+    :param depth: tree depth ``L >= 0``.
+    :raise ValueError: if ``epsilon`` is not positive or ``depth`` is negative.
+    """
+
+    epsilon: float
+    depth: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "depth", check_nonnegative_int(self.depth, "depth"))
+
+    @property
+    def epsilon_prime(self) -> float:
+        """``eps' = epsilon / (L + 9)``."""
+        return self.epsilon / (self.depth + 1 + STATISTICS_NODES)
+
+    @property
+    def ecdf_epsilon(self) -> float:
+        """``(L + 1) eps'``: the whole released ECDF, read by every inverse evaluation."""
+        return (self.depth + 1) * self.epsilon_prime
+
+    @property
+    def statistics_epsilon(self) -> float:
+        """``8 eps'``: the ``4 Q`` released ``E`` and ``O`` statistics together."""
+        return STATISTICS_NODES * self.epsilon_prime
+
+    def parts(self) -> dict[str, float]:
+        """The per-part budgets (they add up to :attr:`epsilon`).
+
+        :return: ``{"ecdf": (L+1) eps', "statistics": 8 eps'}``.
+        """
+        return {"ecdf": self.ecdf_epsilon, "statistics": self.statistics_epsilon}
+
+
+@dataclass(frozen=True)
+class HosmerLemeshowRelease:
+    """The released private HL statistic, everything Algorithm 2 publishes, and what the run cost.
+
+    :ivar query: the query released (budget, groups, grid, fixed point, noise law, columns, missing policy).
+    :ivar statistic: ``H`` from the post-processed noisy statistics; ``p_value``: ``chi2.sf(H, Q' - 2)``.
+    :ivar boundaries: ``t_0 = 0 <= t_1 <= ... <= t_Q = 1`` from the released ECDF.
+    :ivar expected: noisy released ``E_{s,q}`` in rows (fixed-point sum / ``2^b``), shape ``(2, Q)``.
+    :ivar observed: noisy released ``O_{s,q}``, int, shape ``(2, Q)``.
+    :ivar ecdf: the released ECDF ``F^`` on the grid (raw, not monotone; nan at a receiver other than party 0).
+    :ivar smoothed_ecdf: the smoothed ECDF if the boundaries came from it, else ``None``.
+    :ivar n: number of rows (public); ``parties``: ``m``; ``threshold``: ``t``.
+    :ivar degrees_of_freedom: ``Q' - 2``, ``Q'`` the groups not empty by construction.
+    :ivar floored: number of expected counts raised to the floor before dividing.
+    :ivar empty: the groups empty by construction (equal released boundaries), left out of ``H``, bool ``(Q,)``.
+    :ivar seconds: protocol wall time at this party (0 simulated); ``bytes_sent``: by all parties;
+        ``phases``: per phase ``{"seconds", "bytes_sent"}``.
+    :ivar seed: the public seed that made the rows (the embedded data's split), recorded; ``None``: not said.
+    """
+
+    query: HosmerLemeshowQuery
+    statistic: float
+    p_value: float
+    boundaries: np.ndarray
+    expected: np.ndarray
+    observed: np.ndarray
+    ecdf: np.ndarray
+    smoothed_ecdf: np.ndarray | None
+    n: int
+    parties: int
+    threshold: int
+    degrees_of_freedom: int
+    floored: int
+    empty: np.ndarray
+    seconds: float = 0.0
+    bytes_sent: int = 0
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
+    seed: int | None = None
+
+    @property
+    def budget(self) -> HosmerLemeshowBudget:
+        """The split of epsilon (Theorem 2)."""
+        return self.query.budget
+
+    @property
+    def epsilon(self) -> float:
+        """Total budget spent."""
+        return self.query.epsilon
+
+    @property
+    def accounting(self) -> str:
+        """``paper`` or ``joint``."""
+        return self.query.accounting
+
+    @property
+    def grid(self) -> np.ndarray:
+        """The ECDF grid ``i / N``."""
+        return self.query.grid
+
+    @property
+    def ecdf_count_variance(self) -> float:
+        """Variance of the noise on one released ECDF count."""
+        return self.query.tree_plan(parties=self.parties, threshold=self.threshold).point_variance
+
+    @property
+    def expected_noise_variance(self) -> float:
+        """Variance of the noise on one ``E`` (rows^2)."""
+        return self.query.expected_noise_variance(parties=self.parties, threshold=self.threshold)
+
+    @property
+    def observed_noise_variance(self) -> float:
+        """Variance of the noise on one ``O``."""
+        return self.query.observed_noise_variance(parties=self.parties, threshold=self.threshold)
+
+    @property
+    def guarantee(self) -> str:
+        """Which noise ran and what it guarantees, in one line."""
+        from dp.noise_defaults import party_guarantee
+
+        budget = self.budget
+        return (party_guarantee(self.epsilon, 0.0, self.parties, self.threshold, "discrete laplace")
+                + f" (ECDF tree {budget.ecdf_epsilon:.4g} + group statistics {budget.statistics_epsilon:.4g}, "
+                  f"eps' = eps/{budget.depth + 9})")
+
+    @cached_property
+    def band(self) -> HosmerLemeshowBand:
+        """The noise band of ``H`` and ``p`` and its warnings (:func:`noise_band`, public seed)."""
+        return noise_band(self)
+
+    def table(self) -> str:
+        """The text the job prints: the table, the noise and band lines, the boundaries and the group counts."""
+        from secure.meter import seconds_label
+
+        query, budget, band = self.query, self.budget, self.band
+        low, high = band.statistic
+        lines = [text_table([
+            ("statistic", f"Hosmer-Lemeshow H = {self.statistic:.4g}, p-value = {self.p_value:.2g} "
+                          f"(chi2, {self.degrees_of_freedom} df)"),
+            (f"noise band {band.level:.0%}", f"H {low:.4g} to {high:.4g}, p {band.p_value[0]:.2g} to "
+                                             f"{band.p_value[1]:.2g}; noise adds about {band.noise_part:.3g} to H on "
+                                             f"average (chance range of chi2({band.degrees_of_freedom}): "
+                                             f"{band.chance_range[0]:.3g} to {band.chance_range[1]:.3g})"),
+            ("columns", f"score column {query.columns[0]}, label column {query.columns[1]}; {query.groups} groups at "
+                        f"the private quantiles of the score"),
+            ("epsilon", f"{self.epsilon:g} = ECDF (L+1) eps' {budget.ecdf_epsilon:.4g} + group statistics 8 eps' "
+                        f"{budget.statistics_epsilon:.4g}; eps' = eps/(L+9) = {budget.epsilon_prime:.4g}, "
+                        f"L = {budget.depth} ({query.grid_points} grid points)"),
+            ("accounting", self.accounting + (" (each of the 4Q statistics eps'-DP, at most 8 change)"
+                                              if self.accounting == "paper" else
+                                              " (joint weighted-L1 sensitivity 4 gets the same 8 eps')")),
+            ("noise std", f"ECDF count {np.sqrt(self.ecdf_count_variance):.3g}, expected count "
+                          f"{np.sqrt(self.expected_noise_variance):.3g}, observed count "
+                          f"{np.sqrt(self.observed_noise_variance):.3g}"),
+            ("n", f"{self.n} rows"),
+            ("missing values", policy_text(query.missing)),
+            ("parties", f"{self.parties} (threshold t = {self.threshold})"),
+            (seconds_label(), f"{self.seconds:.2f}"),
+            ("bytes", f"{format_bytes(self.bytes_sent)} sent by all parties"),
+        ], title="Private Hosmer-Lemeshow test (Barczewski, Mawass & Ramon, Algorithm 2)"),
+            f"  noise: {self.guarantee}", f"  band: {band.meaning()}"]
+        lines += [f"  warning: {warning}" for warning in band.warnings]
+        lines.append("  boundaries: " + ", ".join(f"{b:.4g}" for b in self.boundaries[1:-1])
+                     + (" (smoothed ECDF)" if query.smoothed else " (raw released ECDF)"))
+        lines.append("  group  " + "  ".join(f"{q + 1:>7}" for q in range(query.groups)))
+        for label, values in (("E pos", self.expected[1]), ("O pos", self.observed[1]),
+                              ("E neg", self.expected[0]), ("O neg", self.observed[0])):
+            lines.append(f"  {label}  " + "  ".join(f"{v:>7.1f}" for v in values))
+        if self.floored:
+            lines.append(f"  {self.floored} noisy expected count(s) raised to {query.expected_floor:g} before "
+                         f"dividing (post-processing)")
+        if self.empty.any():
+            left_out = ", ".join(str(q + 1) for q in np.flatnonzero(self.empty))
+            lines.append(f"  group(s) {left_out} empty by construction (equal released boundaries): left out of H and "
+                         f"of the degrees of freedom ({self.degrees_of_freedom} df)"
+                         + ("; fewer than 3 groups left: no p-value" if self.degrees_of_freedom < 1 else ""))
+        lines.append("  phases: " + ", ".join(f"{k} {v['seconds']:.2f} s / {format_bytes(int(v['bytes_sent']))}"
+                                              for k, v in self.phases.items()))
+        return "\n".join(lines)
+
+    def record(self) -> dict[str, Any]:
+        """The JSON record: the statistic, its noise band (``interval``) and warnings (``warning``), the budget
+        split, the released counts and boundaries, the noise stds, the costs."""
+        query, budget, band = self.query, self.budget, self.band
+        return {"statistic": "hosmer_lemeshow", "estimate": self.statistic, "p_value": self.p_value,
+                "interval": band.record(), "warning": " ".join(f"{w}." for w in band.warnings) or None,
+                "degrees_of_freedom": self.degrees_of_freedom, "groups": query.groups,
+                "epsilon": self.epsilon, "delta": 0.0, "n": self.n, "pairs": None,
+                "parties": self.parties, "threshold": self.threshold,
+                "budget_split": {"epsilon_prime": budget.epsilon_prime, **budget.parts()},
+                "accounting": self.accounting, "grid_points": query.grid_points, "depth": budget.depth,
+                "precision": query.precision, "smoothed": query.smoothed,
+                "boundaries": self.boundaries.tolist(), "expected": self.expected.tolist(),
+                "observed": self.observed.tolist(), "floored": self.floored,
+                "left_out_groups": [int(q) + 1 for q in np.flatnonzero(self.empty)],
+                "ecdf_count_std": float(np.sqrt(self.ecdf_count_variance)),
+                "expected_noise_std": float(np.sqrt(self.expected_noise_variance)),
+                "observed_noise_std": float(np.sqrt(self.observed_noise_variance)),
+                "noise_std": None, "sampling_error_bound": 0.0, "seed": self.seed,
+                "uncertainty_covers": "DP noise only (per released count: ecdf_count_std, expected_noise_std, "
+                                      "observed_noise_std); exact counts, no sampling error",
+                "missing": query.missing.mode, "fill": dict(query.missing.fills),
+                "seconds": self.seconds, "bytes_sent": self.bytes_sent, "phases": self.phases,
+                "noise_source": "parties", "guarantee": self.guarantee}
+
+
+def release_boundaries(ecdf: np.ndarray, query: HosmerLemeshowQuery) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Line 6 of Algorithm 2: the group boundaries ``t_q = F^^{-1}(q / Q)`` from a released ECDF.
+
+    Post-processing only (Algorithm 1, :func:`smoothing.inverse_ecdf`, on the raw released curve, or on
+    its monotone smoothing, eq. 3, when ``query.smoothed``).  Shared by the simulated path
+    (:func:`dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow`) and the secure one (:mod:`dp.ecdf.hosmer_lemeshow_secure`), so
+    both group the rows alike for the same released ECDF.
+
+    :param ecdf: the released ECDF ``noisy count / n`` on ``query.grid`` (not monotone).
+    :param query: the number of groups, the grid, the fixed point and the smoothing.
+    :return: ``(boundaries, bounds, smoothed)``: ``t_0 = 0 <= ... <= t_Q = 1`` (made non-decreasing),
+        the ``Q - 1`` interior ones in fixed point (exact integers: grid points are multiples of
+        ``1/N`` with ``N | 2^b``), and the smoothed ECDF (``None`` unless ``query.smoothed``).
+    :raise smoothing.SmoothingError: if ``query.smoothed`` and every smoothing solver fails.
+    """
+    q_count = query.groups
+    curve = np.asarray(ecdf, dtype=np.float64)
+    smoothed: np.ndarray | None = None
+    if query.smoothed:
+        smoothed = smooth_ecdf(curve, prefix_incidence(query.grid_points), norm=query.norm).values
+        curve = smoothed
+    grid = query.grid
+    interior = np.array([inverse_ecdf((grid, curve), q / q_count, lower=0.0, upper=1.0)
+                         for q in range(1, q_count)])
+    boundaries = np.maximum.accumulate(np.concatenate(([0.0], interior, [1.0])))
+    bounds = np.rint(boundaries[1:-1] * query.scale).astype(np.int64)
+    return boundaries, bounds, smoothed
+
+
+def party_statistic_draws(log_alpha: float, count: int, parties: int, threshold: int,
+                          rng: np.random.Generator | None) -> np.ndarray:
+    """Every party's noise on ``count`` statistics: ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)``.
+
+    Row ``i`` is party ``i``'s draws (what it secret-shares in the secure path); the released noise
+    is the column sum, and a coalition of ``t`` parties knows its own rows (the auditor of
+    :mod:`dp.audit.central_cases` keeps the ``m - t`` honest rows).
+
+    :param log_alpha: ``log(alpha) < 0`` of the statistics (:attr:`HosmerLemeshowQuery.expected_log_alpha`
+        or ``observed_log_alpha``).
+    :param count: number of statistics (or of independent releases of one statistic).
+    :param parties: ``m``; ``threshold``: ``t`` with ``2 t < m``.
+    :param rng: generator (tests), or ``None`` for fresh OS randomness.
+    :return: int64 array of shape ``(m, count)``.
+    """
+    shape = party_noise_shape(parties, threshold)
+    return np.stack([np.asarray(polya_difference(shape, size=count, rng=rng, log_alpha=log_alpha), dtype=np.int64)
+                     for _ in range(parties)])
+
+
+#: Number of re-noised copies behind :func:`noise_band` (vectorised; a few milliseconds).
+BAND_DRAWS: int = 2000
+
+#: Public seed of the band's generator.  The band is post-processing of released values with the public
+#: noise law: its randomness protects nothing, so a fixed public seed (reproducible output) is right; it is
+#: never the source of the release's own noise, which comes from the operating system.
+BAND_SEED: int = 0x48_4C_42  # "HLB"
+
+#: Share of ``[0, 1]`` that the p-value's band may span before the p-value is called noise-dominated.
+P_BAND_SPAN: float = 0.5
+
+
+@dataclass(frozen=True)
+class HosmerLemeshowBand:
+    """How much the release's noise moves ``H`` and its p-value, from released values and the public noise law.
+
+    The released ``E``/``O`` are re-noised ``draws`` times with independent draws of the same noise law
+    (every party's ``Polya(1/(m - t), alpha)`` differences, the query's ``alpha``), and ``H`` and ``p`` are
+    recomputed from each copy exactly as the release computed them (same boundaries, groups left out,
+    floor).  The band is the central ``level`` share of those values: the spread that noise of this law
+    gives around the released counts.  It is *not* a confidence interval for the noiseless ``H``: re-noising
+    adds noise to counts that already carry it, so the band sits above the released ``H`` by about
+    :attr:`noise_part`, as the released ``H`` sits above the noiseless one; and the boundaries, found on the
+    noisy ECDF, are kept as released.
+
+    :ivar statistic: ``(low, high)`` of ``H``.
+    :ivar p_value: ``(low, high)`` of the p-value (nan without degrees of freedom).
+    :ivar noise_part: the expected contribution of the noise to ``H``,
+        ``sum (var_O + var_E) / max(E^, floor)`` over the cells used (``E[(O + a - E - b)^2] = (O - E)^2 +
+        var_O + var_E`` for independent zero-mean noises ``a``, ``b``; plug-in of the released ``E``).
+    :ivar chance_range: ``(low, high)``, the central ``level`` range of ``chi2(Q' - 2)``: where ``H`` of a
+        perfectly calibrated model falls without noise.
+    :ivar warnings: plain sentences, empty when the noise does not dominate.
+    """
+
+    statistic: tuple[float, float]
+    p_value: tuple[float, float]
+    noise_part: float
+    chance_range: tuple[float, float]
+    degrees_of_freedom: int
+    level: float
+    draws: int
+    seed: int
+    warnings: tuple[str, ...]
+
+    @property
+    def dominated(self) -> bool:
+        """Whether the noise dominates (a warning was raised)."""
+        return bool(self.warnings)
+
+    def meaning(self) -> str:
+        """What the band is, in one sentence (printed and recorded with it)."""
+        return (f"central {self.level:.0%} of H and p recomputed from the released counts re-noised {self.draws} "
+                f"times with the public noise law (post-processing, public seed {self.seed}): the noise's spread "
+                f"around the released values, not a confidence interval for the noiseless H")
+
+    def record(self) -> dict[str, Any]:
+        """The record's ``interval`` entry."""
+        return {"statistic": list(self.statistic), "p_value": list(self.p_value), "level": self.level,
+                "draws": self.draws, "seed": self.seed, "noise_part": self.noise_part,
+                "chance_range": list(self.chance_range), "meaning": self.meaning()}
+
+
+def _band_draws(log_alpha: float, shape: tuple[int, ...], parties: int, threshold: int,
+                rng: np.random.Generator) -> np.ndarray:
+    count = int(np.prod(shape))
+    return party_statistic_draws(log_alpha, count, parties, threshold, rng).sum(axis=0).reshape(shape)
+
+
+def noise_band(release: HosmerLemeshowRelease, *, draws: int = BAND_DRAWS, level: float = 0.95,
+               seed: int = BAND_SEED) -> HosmerLemeshowBand:
+    """The noise band of a release and a warning when the noise dominates (post-processing, no privacy cost).
+
+    Uses only released values (``E``, ``O``, the groups left out) and public constants (the query's noise law,
+    ``m``, ``t``); the band's randomness is a generator seeded with the public ``seed``, never the release's
+    noise source.  Warnings, each a plain sentence: an expected count was raised to the floor (the noise
+    exceeds that count); the expected noise part of ``H`` exceeds ``Q' - 2`` (the mean of ``H`` for a
+    perfectly calibrated model: noise then moves ``H`` more than miscalibration of that size would); the
+    band of ``H`` is wider than the chance range of ``chi2(Q' - 2)``; the p-value's band spans more than
+    :data:`P_BAND_SPAN` of ``[0, 1]``.
+
+    :param release: the release (simulated or secure); its query gives the noise law and the floor.
+    :param draws: number of re-noised copies, at least 100.
+    :param level: central share of the band, in ``(0, 1)``.
+    :param seed: public seed of the band's generator.
+    :raise ValueError: on an invalid ``draws`` or ``level``.
+    """
+    copies = check_positive_int(draws, "draws")
+    if copies < 100:
+        raise ValueError(f"draws must be at least 100, got {draws}")
+    share = check_finite(level, "level")
+    if not 0 < share < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    query = release.query
+    rng = np.random.Generator(np.random.PCG64(seed))
+    groups = release.expected.shape[1]
+    m, t = release.parties, release.threshold
+    expected = release.expected[None] + _band_draws(query.expected_log_alpha, (copies, 2, groups), m, t, rng) \
+        / float(query.scale)
+    observed = release.observed[None] + _band_draws(query.observed_log_alpha, (copies, 2, groups), m, t, rng)
+    floor = query.expected_floor
+    used = np.maximum(expected, floor)
+    cells = (np.maximum(observed, 0.0) - used) ** 2 / used
+    cells[:, :, release.empty] = 0.0
+    statistics = cells.sum(axis=(1, 2))
+    degrees = release.degrees_of_freedom
+    tails = ((1 - share) / 2, 1 - (1 - share) / 2)
+    h_band = (float(np.quantile(statistics, tails[0])), float(np.quantile(statistics, tails[1])))
+    if degrees >= 1:
+        p_values = stats.chi2.sf(statistics, degrees)
+        p_band = (float(np.quantile(p_values, tails[0])), float(np.quantile(p_values, tails[1])))
+        chance = (float(stats.chi2.ppf(tails[0], degrees)), float(stats.chi2.ppf(tails[1], degrees)))
+    else:
+        p_band, chance = (math.nan, math.nan), (math.nan, math.nan)
+    kept = ~release.empty
+    denominators = np.maximum(release.expected[:, kept], floor)
+    noise_part = float(np.sum((release.observed_noise_variance + release.expected_noise_variance) / denominators))
+    warnings: list[str] = []
+    if release.floored:
+        warnings.append(f"{release.floored} released expected count(s) fell below {floor:g} and were raised to it: "
+                        f"the noise exceeds those counts")
+    if degrees >= 1 and noise_part > degrees:
+        warnings.append(f"noise alone adds about {noise_part:.3g} to H on average, more than the {degrees} "
+                        f"(= degrees of freedom) H has for a perfectly calibrated model: H and p mostly measure "
+                        f"the noise")
+    if degrees >= 1 and h_band[1] - h_band[0] > chance[1] - chance[0]:
+        warnings.append(f"H's noise band ({h_band[1] - h_band[0]:.3g} wide) is wider than the chance range of "
+                        f"chi2({degrees}) ({chance[0]:.3g} to {chance[1]:.3g})")
+    if degrees >= 1 and p_band[1] - p_band[0] > P_BAND_SPAN:
+        warnings.append(f"the p-value's noise band {p_band[0]:.2g} to {p_band[1]:.2g} spans most of 0..1")
+    return HosmerLemeshowBand(h_band, p_band, noise_part, chance, degrees, share, copies, seed, tuple(warnings))

@@ -1,0 +1,291 @@
+r"""The exact Hosmer-Lemeshow statistic (eq. 5) and its pieces, and the Fig. 6 error metric.
+
+Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*, §5.2 (eq. 5,
+lines 8-11 of Algorithm 2) and §6.6 (Fig. 6).  Shared by the exact, the simulated and the secure paths: the
+group sums a party computes on its own rows, the cells of eq. 5 (exact or from noisy released counts, floored),
+the groups empty by construction, the p-value against ``chi2(Q' - 2)``.  Groups are half-open,
+``t_{q-1} < p <= t_q``; why, and the sensitivity of the sums: ``docs/hosmer_lemeshow.md``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from dp.validation import check_finite, check_labels, check_number, check_positive_int, check_values
+
+__all__ = ["HosmerLemeshowResult", "group_statistics", "HosmerLemeshowTerms", "hosmer_lemeshow_terms",
+           "hosmer_lemeshow_statistic", "empty_groups", "HosmerLemeshowTest", "hosmer_lemeshow_test",
+           "exact_hosmer_lemeshow", "relative_squared_error"]
+
+
+@dataclass(frozen=True)
+class HosmerLemeshowResult:
+    """An exact (non-private) HL statistic with its groups.
+
+    :ivar statistic: ``H`` of eq. (5).
+    :ivar p_value: ``chi2.sf(H, Q' - 2)`` (nan without degrees of freedom).
+    :ivar boundaries: ``t_0 = 0 <= t_1 <= ... <= t_Q = 1``.
+    :ivar expected: ``E_{s,q}``, shape ``(2, Q)``, row ``s`` (0 negatives, 1 positives), in rows.
+    :ivar observed: ``O_{s,q}``, shape ``(2, Q)``, counts.
+    :ivar degrees_of_freedom: ``Q' - 2``, ``Q'`` the groups not empty by construction (:func:`empty_groups`).
+    :ivar empty: the groups empty by construction, bool ``(Q,)``.
+    """
+
+    statistic: float
+    p_value: float
+    boundaries: np.ndarray
+    expected: np.ndarray
+    observed: np.ndarray
+    degrees_of_freedom: int
+    empty: np.ndarray
+
+
+
+def group_statistics(fixed_point: npt.ArrayLike, labels: npt.ArrayLike, bounds: npt.ArrayLike, *,
+                     scale: int) -> tuple[np.ndarray, np.ndarray]:
+    """The exact integer statistics of lines 8-9: ``E`` in fixed point and ``O`` counts per group.
+
+    Row ``i`` with fixed-point probability ``k_i`` lies in group ``q`` (0-based) when
+    ``bounds[q-1] < k_i <= bounds[q]`` (``bounds`` are the ``Q - 1`` interior boundaries, in fixed
+    point; the first group has no lower end, the last no upper end).  This is what each party
+    computes on its own rows in the secure path; replacing one row changes at most 8 entries,
+    each ``E`` entry by at most ``scale`` and each ``O`` entry by at most 1, and the weighted L1
+    norm ``sum |dE| / scale + sum |dO|`` by at most 4 (``docs/hosmer_lemeshow.md``).
+
+    :param fixed_point: ``k_i`` in ``[0, scale]``, one-dimensional integers.
+    :param labels: ``y_i`` in ``{0, 1}``, same length.
+    :param bounds: the ``Q - 1`` interior boundaries in fixed point, non-decreasing.
+    :param scale: ``2^b``, positive.
+    :return: ``(expected, observed)``, int64 arrays of shape ``(2, Q)``, row ``s``:
+        ``expected[1, q] = sum k_i``, ``expected[0, q] = sum (scale - k_i)``, ``observed[s, q]`` the
+        number of rows with label ``s``, all over group ``q``.
+    :raise ValueError: on shapes, ranges or unsorted bounds.
+    :raise TypeError: if an array is not of an integer dtype.
+    """
+    unit = check_positive_int(scale, "scale")
+    values = np.asarray(fixed_point)
+    if values.dtype == np.bool_ or not np.issubdtype(values.dtype, np.integer):
+        raise TypeError(f"fixed_point must be an integer array, got dtype {values.dtype}")
+    if values.ndim != 1:
+        raise ValueError(f"fixed_point must be one-dimensional, got shape {values.shape}")
+    values = values.astype(np.int64)
+    if values.size and (values.min() < 0 or values.max() > unit):
+        raise ValueError(f"fixed_point must lie in [0, {unit}]")
+    ys = check_labels(labels, values.shape[0])
+    edges = np.asarray(bounds)
+    if edges.dtype == np.bool_ or not np.issubdtype(edges.dtype, np.integer):
+        raise TypeError(f"bounds must be an integer array, got dtype {edges.dtype}")
+    if edges.ndim != 1:
+        raise ValueError(f"bounds must be one-dimensional, got shape {edges.shape}")
+    if np.any(np.diff(edges) < 0):
+        raise ValueError("bounds must be non-decreasing")
+    groups = edges.shape[0] + 1
+    group = np.searchsorted(edges.astype(np.int64), values, side="left")
+    expected = np.zeros((2, groups), dtype=np.int64)
+    observed = np.zeros((2, groups), dtype=np.int64)
+    np.add.at(expected[1], group, values)
+    np.add.at(expected[0], group, unit - values)
+    np.add.at(observed[1], group, ys)
+    np.add.at(observed[0], group, 1 - ys)
+    return expected, observed
+
+
+@dataclass(frozen=True)
+class HosmerLemeshowTerms:
+    """The cells of eq. (5), one per class ``s`` and group ``q``, and which counts were raised first.
+
+    :ivar cells: ``(O_{s,q} - E_{s,q})^2 / E_{s,q}``, shape ``(2, Q)`` (row 0 negatives, row 1 positives),
+        from the counts as used (private mode: after raising); ``inf`` for an exact ``E = 0 < O``.
+    :ivar expected_raised: ``E`` cells raised to the floor before dividing (private mode), bool ``(2, Q)``.
+    :ivar observed_raised: ``O`` cells raised to 0 (private mode), bool ``(2, Q)``.
+    """
+
+    cells: np.ndarray
+    expected_raised: np.ndarray
+    observed_raised: np.ndarray
+
+    @property
+    def per_group(self) -> np.ndarray:
+        """Each group's contribution to ``H``: ``cells[0, q] + cells[1, q]``, shape ``(Q,)``."""
+        return np.asarray(self.cells[0] + self.cells[1], dtype=np.float64)
+
+    @property
+    def statistic(self) -> float:
+        """``H``: the sum of all cells."""
+        return float(np.sum(self.cells))
+
+
+def hosmer_lemeshow_terms(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
+                          floor: float | None = None, empty: npt.ArrayLike | None = None) -> HosmerLemeshowTerms:
+    """The cells of eq. (5) from ``E_{s,q}`` and ``O_{s,q}`` (arrays of shape ``(2, Q)``); ``H`` is their sum.
+
+    Exact mode (``floor=None``): a cell with ``E = 0`` adds 0 if ``O = 0`` (an empty cell) and
+    ``inf`` otherwise.  Private mode (``floor > 0``, post-processing of released values): ``O`` is
+    raised to at least 0 and ``E`` to at least ``floor`` before the division.
+
+    :param expected: expected counts (rows), shape ``(2, Q)``.
+    :param observed: observed counts, shape ``(2, Q)``.
+    :param floor: the smallest denominator in private mode, or ``None`` for exact mode.
+    :param empty: groups empty by construction (:func:`empty_groups`), bool ``(Q,)``: their cells are 0 and
+        nothing of theirs is raised (default: none).
+    :return: the cells and the masks of raised counts.
+    :raise ValueError: on mismatched shapes, non-finite values, a negative ``E`` in exact mode or a
+        non-positive floor.
+    """
+    e = np.asarray(expected, dtype=np.float64)
+    o = np.asarray(observed, dtype=np.float64)
+    if e.ndim != 2 or e.shape[0] != 2 or e.shape != o.shape:
+        raise ValueError(f"expected and observed must both have shape (2, Q), got {e.shape} and {o.shape}")
+    if not (np.all(np.isfinite(e)) and np.all(np.isfinite(o))):
+        raise ValueError("expected and observed must be finite")
+    none = np.zeros(e.shape, dtype=bool)
+    left_out = none.copy()
+    if empty is not None:
+        mask = np.asarray(empty, dtype=bool)
+        if mask.shape != (e.shape[1],):
+            raise ValueError(f"empty must have shape ({e.shape[1]},), got {mask.shape}")
+        left_out[:, mask] = True
+    if floor is None:
+        if np.any(e < 0) or np.any(o < 0):
+            raise ValueError("exact expected and observed counts must be non-negative")
+        empty = e == 0
+        safe = np.where(empty, 1.0, e)
+        cells = np.where(empty, np.where(o > 0, math.inf, 0.0), (o - e) ** 2 / safe)
+        return HosmerLemeshowTerms(np.where(left_out, 0.0, cells), none, none.copy())
+    bottom = check_finite(floor, "floor")
+    if bottom <= 0:
+        raise ValueError(f"floor must be positive, got {floor}")
+    e_used = np.maximum(e, bottom)
+    o_used = np.maximum(o, 0.0)
+    return HosmerLemeshowTerms(np.where(left_out, 0.0, (o_used - e_used) ** 2 / e_used), (e < bottom) & ~left_out,
+                               (o < 0) & ~left_out)
+
+
+def hosmer_lemeshow_statistic(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
+                              floor: float | None = None, empty: npt.ArrayLike | None = None) -> tuple[float, int]:
+    """``H`` of eq. (5) from ``E_{s,q}`` and ``O_{s,q}`` (arrays of shape ``(2, Q)``): the sum of the cells of
+    :func:`hosmer_lemeshow_terms` (its modes, raising, groups left out and errors).
+
+    :return: ``(H, number of E cells raised to the floor)``.
+    """
+    terms = hosmer_lemeshow_terms(expected, observed, floor=floor, empty=empty)
+    return terms.statistic, int(np.count_nonzero(terms.expected_raised))
+
+
+def empty_groups(bounds: npt.ArrayLike, *, top: float) -> np.ndarray:
+    """The groups that no row can fall in, from the ``Q - 1`` interior boundaries alone (public).
+
+    Group ``q`` (1-based) is ``t_{q-1} < p <= t_q``: empty when ``t_{q-1} = t_q`` (``1 < q < Q``), and the
+    last group ``p > t_{Q-1}`` when ``t_{Q-1} >= top`` (no probability lies above 1).  The first group
+    ``p <= t_1`` is never empty by construction.
+
+    :param bounds: the interior boundaries, non-decreasing (fixed-point integers or probabilities).
+    :param top: the largest possible value (``2^b`` in fixed point, 1.0 for probabilities).
+    :return: bool array of shape ``(Q,)``.
+    """
+    edges = np.asarray(bounds)
+    empty = np.zeros(edges.shape[0] + 1, dtype=bool)
+    if edges.shape[0]:
+        empty[1:-1] = edges[:-1] == edges[1:]
+        empty[-1] = bool(edges[-1] >= top)
+    return empty
+
+
+@dataclass(frozen=True)
+class HosmerLemeshowTest:
+    """``H``, its degrees of freedom and p-value, from the (noisy) counts and the public boundaries.
+
+    :ivar statistic: ``H`` over the groups not empty by construction.
+    :ivar p_value: ``chi2.sf(H, Q' - 2)``, nan if ``Q' < 3``.
+    :ivar degrees_of_freedom: ``Q' - 2`` (``Q'`` the groups left; may be below 1).
+    :ivar floored: expected counts raised to the floor before dividing (private mode).
+    :ivar empty: the groups left out, bool ``(Q,)``.
+    """
+
+    statistic: float
+    p_value: float
+    degrees_of_freedom: int
+    floored: int
+    empty: np.ndarray
+
+
+def hosmer_lemeshow_test(expected: npt.ArrayLike, observed: npt.ArrayLike, empty: np.ndarray, *,
+                         floor: float | None = None) -> HosmerLemeshowTest:
+    """Line 11 of Algorithm 2 (post-processing), shared by the exact, simulated and secure paths: the ``empty``
+    groups are left out, ``H`` (eq. 5) over the others, ``Q' - 2`` degrees of freedom.
+
+    :param expected: ``E_{s,q}``, shape ``(2, Q)``; ``observed``: ``O_{s,q}``.
+    :param empty: the groups to leave out, bool ``(Q,)``: on a release those empty by construction
+        (:func:`empty_groups`, public boundaries); exactly, every group without rows.
+    :param floor: the smallest denominator in private mode, ``None`` for exact mode.
+    """
+    statistic, floored = hosmer_lemeshow_statistic(expected, observed, floor=floor, empty=empty)
+    degrees = int(empty.shape[0] - np.count_nonzero(empty)) - 2
+    return HosmerLemeshowTest(statistic, _p_value(statistic, degrees), degrees, floored, empty)
+
+
+def _p_value(statistic: float, degrees: int) -> float:
+    if degrees < 1:
+        return math.nan
+    return float(stats.chi2.sf(statistic, degrees))
+
+
+def exact_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike, groups: int = 10) -> HosmerLemeshowResult:
+    """The exact (non-private) HL statistic, groups at the exact quantiles of the probabilities.
+
+    ``t_q = inf{x : F(x) >= q/Q}`` (the ``ceil(q n / Q)``-th smallest probability), ``t_0 = 0``,
+    ``t_Q = 1``; group ``q`` is ``t_{q-1} < p <= t_q`` (the first group includes ``p = 0``): the same
+    rule as the private path with the noiseless ECDF.  Expected counts use the probabilities as
+    given (no fixed point).  Ties can leave a group empty (equal boundaries, or a last group above the
+    largest probability): a group without rows is left out of ``H`` and of the degrees of freedom
+    (:func:`hosmer_lemeshow_test`).  A release can only leave out the groups empty by construction
+    (:func:`empty_groups`): a last group empty in fact adds its floored noise.
+
+    :param probabilities: predicted probabilities in ``[0, 1]``, one-dimensional, at least one.
+    :param labels: labels in ``{0, 1}``, same length.
+    :param groups: ``Q >= 3``.
+    :return: the statistic, its p-value against ``chi2(Q' - 2)``, the groups and their counts.
+    :raise ValueError: on invalid input, e.g. ``groups must be at least 3, got 2``.
+    :raise TypeError: if an argument has the wrong type.
+    """
+    q_count = check_positive_int(groups, "groups")
+    if q_count < 3:
+        raise ValueError(f"groups must be at least 3, got {groups}")
+    p = check_values(probabilities, "probabilities", low=0.0, high=1.0)
+    y = check_labels(labels, p.shape[0])
+    n = p.shape[0]
+    ordered = np.sort(p)
+    ranks = np.array([-(-q * n // q_count) for q in range(1, q_count)], dtype=np.int64)  # ceil(q n / Q)
+    interior = ordered[ranks - 1]
+    group = np.searchsorted(interior, p, side="left")
+    expected = np.zeros((2, q_count))
+    observed = np.zeros((2, q_count), dtype=np.int64)
+    np.add.at(expected[1], group, p)
+    np.add.at(expected[0], group, 1.0 - p)
+    np.add.at(observed[1], group, y)
+    np.add.at(observed[0], group, 1 - y)
+    test = hosmer_lemeshow_test(expected, observed, empty_groups(interior, top=1.0) | (observed.sum(axis=0) == 0))
+    boundaries = np.concatenate(([0.0], interior, [1.0]))
+    return HosmerLemeshowResult(test.statistic, test.p_value, boundaries, expected, observed, test.degrees_of_freedom,
+                                test.empty)
+
+def relative_squared_error(private: float, exact: float) -> float:
+    """``(H_private - H_exact)^2 / H_exact^2``, the quantity averaged in Fig. 6.
+
+    :param private: the private statistic (may be ``inf``, giving ``inf``).
+    :param exact: the exact statistic, finite and non-zero.
+    :raise ValueError: if ``exact`` is zero or not finite, or ``private`` is NaN.
+    :raise TypeError: if an argument is not a number.
+    """
+    check_number(private, "private")
+    reference = check_finite(exact, "exact")
+    if reference == 0:
+        raise ValueError("exact must be non-zero, got 0")
+    value = float(private)
+    if math.isnan(value):
+        raise ValueError("private must not be NaN")
+    return (value - reference) ** 2 / reference**2
