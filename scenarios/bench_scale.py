@@ -46,14 +46,13 @@ Columns of the table and CSV: ``n``; ``kernel``; ``path``; ``tuples`` (``C(n, 2)
 (``measured``, or ``skipped: ...`` / ``failed: ...`` with the reason); ``seconds`` and ``model_seconds``;
 ``bytes`` and ``model_bytes``; ``peak_mb`` (largest party) and ``peak_mb_parties`` (each party, ``/``
 separated) and ``model_mb`` (the planner's memory per party); ``load_seconds`` (data generation, the
-party's CSV file written and read, fixed point, at party 0, not in ``seconds``); ``read_seconds`` (party 0
-reading its own file with :func:`secure.reader.read_columns`, as ``--data site{pid}.csv`` does) beside
-``pyarrow_seconds`` (``pyarrow.csv.read_csv`` of the same file, in a fresh process: the floor) and
-``share_mb`` (the size of party 0's file, beside ``peak_mb``); ``count_seconds`` (party 0 counting its rows on the
-grid, vectorized: :func:`dp.umpc.complete.local_cells` and :func:`secure.histograms.local_histogram`, timed apart
-from the run, which counts again inside its ``histogram`` phase); ``plan_seconds`` (party 0's planning);
-``total_seconds`` (``read + seconds``, party 0: the protocol's ``histogram`` phase counts) beside
-``pyarrow_seconds + seconds``; ``bare_seconds``,
+party's CSV file written and read, at party 0, not in ``seconds``); ``read_seconds`` (party 0 reading its own file
+with :mod:`secure.reader`, as ``--data site{pid}.csv`` does) beside ``pyarrow_seconds`` (``pyarrow.csv.read_csv``
+of the same file, in a fresh process: the floor) and ``share_mb`` (the size of party 0's file, beside ``peak_mb``);
+``count_seconds`` (party 0 reading its file again and counting each block on the grid,
+:func:`secure.counting.count_file`: the histogram path's intake, no row kept); ``plan_seconds``;
+``total_seconds`` (``count + seconds``, or ``read + seconds`` for tuples) beside ``pyarrow_seconds + seconds``;
+``bare_seconds``,
 ``bare_bytes``, ``bare_party_seconds``, ``bare_party_bytes`` (AUC: the bare-MPyC script's protocol, party 0's
 seconds and all parties' bytes); ``estimate`` (the released tau or AUC).  Below the table: the ratios of issue 25
 (peak RSS / share, total / (pyarrow + protocol), AUC / bare MPyC in time and bytes) and the planner's time at
@@ -264,14 +263,19 @@ def write_share_file(seed: int, party: int, count: int, kernel: str, target: str
 
 
 def read_share(seed: int, party: int, count: int, kernel: str, folder: str, *,
-               compare: bool) -> tuple[Any, dict[str, float]]:
-    """A party's file made by a child process (:func:`write_share_file`), then read as a party reads ``--data``.
+               compare: bool, query: Any, keep_rows: bool) -> tuple[Any, dict[str, float]]:
+    """A party's file made by a child process (:func:`write_share_file`), then read as a party reads ``--data``:
+    its rows (``keep_rows``), or its counts on the grid of ``query``, block by block, no row kept.
 
-    :return: the rows read, and ``read_seconds``, ``share_mb`` and (``compare``) ``pyarrow_seconds``:
-        ``pyarrow.csv.read_csv`` of the same file in a fresh process, so its memory is not this party's.
+    :return: the rows or the :class:`secure.counting.CountedRows`, and ``read_seconds`` (the reader alone; without
+        ``keep_rows`` into a sink that keeps nothing), ``count_seconds`` (read again and counted, one pass),
+        ``share_mb`` and (``compare``) ``pyarrow_seconds``: ``pyarrow.csv.read_csv`` of the same file in a fresh
+        process, so its memory is not this party's.
     :raise RuntimeError: the child could not write the file.
     """
-    from secure.reader import read_columns
+    from dp.umpc.protocol import kernel_specs
+    from secure.counting import count_file
+    from secure.reader import read_columns, read_into
 
     target = os.path.join(folder, "share.csv")
     maker = (f"from scenarios.bench_scale import write_share_file; "
@@ -281,15 +285,31 @@ def read_share(seed: int, party: int, count: int, kernel: str, folder: str, *,
     if made.returncode != 0:
         raise RuntimeError(f"writing the share failed: {made.stderr.strip().splitlines()[-1:]}")
     started = time.perf_counter()
-    rows = read_columns(target, KERNEL_COLUMNS[kernel])
+    if keep_rows:
+        rows = read_columns(target, KERNEL_COLUMNS[kernel])
+    else:
+        read_into(_Discard(), target, KERNEL_COLUMNS[kernel])
     numbers = {"read_seconds": time.perf_counter() - started, "share_mb": os.path.getsize(target) / 1e6,
                "pyarrow_seconds": math.nan}
+    started = time.perf_counter()
+    counted = count_file(target, kernel_specs(query), party=0, parties=1)
+    numbers["count_seconds"] = time.perf_counter() - started
     if compare:
         floor = ("import sys, time, pyarrow.csv; started = time.perf_counter(); pyarrow.csv.read_csv(sys.argv[1]); "
                  "print(time.perf_counter() - started)")
         done = subprocess.run([sys.executable, "-c", floor, target], capture_output=True, text=True, timeout=600)
         numbers["pyarrow_seconds"] = float(done.stdout) if done.returncode == 0 else math.nan
-    return rows, numbers
+    return rows if keep_rows else counted, numbers
+
+
+class _Discard:
+    """A reader's sink that keeps nothing (the reader's own seconds)."""
+
+    def add(self, block: Any) -> None: ...
+
+    def mark(self) -> None: ...
+
+    def restore(self, mark: Any) -> None: ...
 
 
 def _peak_rss() -> int:
@@ -301,8 +321,8 @@ def _peak_rss() -> int:
 
 async def _bare_auc(sectype: Any, count: Callable[[], Any], plans: Sequence[Any], *,
                     sampler: bool) -> tuple[float, int]:
-    """The bare-MPyC AUC of the same sums and noise from this party's rows: ``count()`` its ``(G, 2)`` counts (as
-    the release does, inside its ``histogram`` phase), ``mpc.input`` of every
+    """The bare-MPyC AUC of the same sums and noise from this party's rows: ``count()`` its ``(G, 2)`` counts (counted
+    while read, as the release's), ``mpc.input`` of every
     party's histogram, ``2U = P . (2 cumsum(N) - N)`` and ``(sum P)(sum N)``, the in-MPC sampler of ``plans``
     (``sampler``) or one input noise share per sum and party, ``mpc.output``.  ``(seconds at this party, bytes this
     party sent)``; nothing but the noisy sums is opened (a benchmark on public synthetic rows)."""
@@ -342,11 +362,9 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
     gather the peak memory."""
     from mpyc.runtime import mpc
 
-    from dp.umpc.complete import complete_plans, complete_secure_type, local_cells, run_complete
-    from dp.umpc.planner import histogram_grid
+    from dp.umpc.complete import complete_plans, complete_secure_type, run_complete
     from dp.umpc.protocol import prepare_rows, run_secure
     from secure.errors import InputError
-    from secure.histograms import local_histogram
 
     assert options.config is not None and options.seed is not None
     rows, kernel, path = options.config
@@ -354,17 +372,11 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
     started = time.perf_counter()
     query = make_query(options.epsilon, path, rows, kernel)
     with tempfile.TemporaryDirectory() as folder:  # the rows go through a party's CSV file and its reader
-        values, reading = read_share(options.seed, mpc.pid, party_size(rows, mpc.pid, parties), kernel, folder,
-                                     compare=mpc.pid == 0)
-    fixed = prepare_rows(query, values)
-    del values
+        fixed, reading = read_share(options.seed, mpc.pid, party_size(rows, mpc.pid, parties), kernel, folder,
+                                    compare=mpc.pid == 0, query=query, keep_rows=path != "histogram")
+    if path != "histogram":
+        fixed = prepare_rows(query, fixed)
     load_seconds = time.perf_counter() - started  # this party's own: no party's seconds are exchanged
-    def count() -> Any:
-        return local_histogram(local_cells(query, fixed), histogram_grid(query.kernel, query.specs))
-
-    counted = time.perf_counter()
-    count()
-    count_seconds = time.perf_counter() - counted
     try:
         planned = time.perf_counter()
         chosen = plan(options.epsilon, path, rows, parties, kernel)
@@ -383,7 +395,8 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
         plans = complete_plans(query, sum(counts), parties, int(mpc.threshold))
         sectype = complete_secure_type(query, sum(counts), "histogram", plans)
         for key, sampler in (("bare", True), ("bare_party", False)):
-            seconds, sent = await _bare_auc(sectype, count, plans, sampler=sampler and query.noise == "mpc")
+            seconds, sent = await _bare_auc(sectype, lambda: fixed.histogram, plans,
+                                            sampler=sampler and query.noise == "mpc")
             bare[f"{key}_seconds"] = seconds  # party 0's own; the bytes are summed over the parties
             bare[f"{key}_bytes"] = float(sum(await mpc.transfer(sent)))
     if mpc.pid != 0 or release is None or options.json is None:
@@ -393,8 +406,9 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
               "seconds": release.seconds, "model_seconds": cost.seconds, "bytes": release.bytes_sent,
               "model_bytes": cost.bytes_sent, "peak_mb": max(peaks) / 1e6,
               "peak_mb_parties": "/".join(f"{peak / 1e6:.0f}" for peak in peaks), "model_mb": cost.memory / 1e6,
-              "load_seconds": load_seconds, **reading, "count_seconds": count_seconds, "plan_seconds": plan_seconds,
-              "total_seconds": reading["read_seconds"] + release.seconds, **bare,
+              "load_seconds": load_seconds, **reading, "plan_seconds": plan_seconds,
+              "total_seconds": (reading["count_seconds"] if path == "histogram" else reading["read_seconds"])
+              + release.seconds, **bare,
               "estimate": release.estimate, "phases": release.phases}
     target = options.json
 

@@ -173,13 +173,22 @@ def apply_missing(values: np.ndarray, columns: Sequence[str], policy: MissingPol
                 continue
             fill = policy.fill_value(name) if policy.mode == "fill" else None
             if fill is None:
-                first = int(np.argmax(missing[:, j]))
-                raise InputError(f"column '{name}' has a missing value (use --missing fill with a declared "
-                                 f"--fill, or clean the file)",
-                                 detail=f"{source}: {int(missing[:, j].sum())} missing value(s) in column '{name}', "
-                                        f"the first in this party's row {first + 1}")
+                raise missing_error(name, source, int(missing[:, j].sum()), int(np.argmax(missing[:, j])))
             values[missing[:, j], j] = _fill_number(fill, by_name.get(name))
     return PartyRows(values=values, source=source, filled=filled, policy=policy.mode)
+
+
+def missing_error(name: str, source: str, count: int, first: int) -> InputError:
+    """A refused missing value: the shared line names the column; the count and the first row stay local."""
+    return InputError(f"column '{name}' has a missing value (use --missing fill with a declared --fill, or clean the "
+                      f"file)", detail=f"{source}: {count} missing value(s) in column '{name}', the first in this "
+                                   f"party's row {first + 1}")
+
+
+def outside_error(spec: ColumnSpec, count: int, value: float, first: int) -> InputError:
+    """A value outside a column's declared categories: the shared line names the column; the rest stays local."""
+    return InputError(spec.outside_message(), detail=f"column '{spec.name}': {count} value(s) outside "
+                      f"{spec.describe_categories()}, the first {value:g} in this party's row {first + 1}")
 
 
 def rows_from_table(header: Sequence[str], rows: Sequence[Sequence[str]], columns: Sequence[str], *,
@@ -246,10 +255,7 @@ def to_fixed_point(values: np.ndarray, specs: Sequence[ColumnSpec], *, clip: boo
         if spec.categories is not None:
             codes, bad = spec.value_codes(column)
             if bad.any():
-                raise InputError(spec.outside_message(),
-                                 detail=f"column '{spec.name}': {int(bad.sum())} value(s) outside "
-                                        f"{spec.describe_categories()}, the first {column[bad][0]:g} in this "
-                                        f"party's row {int(np.argmax(bad)) + 1}")
+                raise outside_error(spec, int(bad.sum()), float(column[bad][0]), int(np.argmax(bad)))
             integers[:, j] = codes
             clipped[spec.name] = 0
             continue

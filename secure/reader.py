@@ -52,14 +52,14 @@ import math
 import os
 import sys
 import zlib
-from typing import Any, BinaryIO, Iterator, Sequence, TextIO
+from typing import Any, BinaryIO, Iterator, Protocol, Sequence, TextIO
 
 import numpy as np
 
 from secure.columns import MISSING_TOKENS, ColumnSpec
 from secure.errors import InputError
 
-__all__ = ["read_table", "read_columns", "table_values", "check_data_file", "party_files", "one_party_line", "bounded_lines",
+__all__ = ["read_table", "read_columns", "read_into", "Sink", "table_values", "check_data_file", "party_files", "one_party_line", "bounded_lines",
            "CHUNK_BYTES"]
 
 #: the placeholder in ``--data`` that names one file per party (``site{pid}.csv``)
@@ -357,9 +357,8 @@ def _codes(column: Any, spec: ColumnSpec, start: int, step: int) -> np.ndarray:
 
 
 def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], columns: Sequence[str], *,
-                party: int, parties: int, textual: dict[int, ColumnSpec]) -> np.ndarray:
-    """This party's rows of the wanted columns, block by block, by Arrow's streaming reader, written
-    into one array grown in place (``ndarray.resize``: the allocator extends it, no second copy).
+                party: int, parties: int, textual: dict[int, ColumnSpec], sink: Sink) -> None:
+    """This party's rows of the wanted columns, block by block, by Arrow's streaming reader, into ``sink``.
 
     :raise _Irregular: the file needs the exact path (Arrow refused a cell or a row, or a value needs
         the exact message).
@@ -374,8 +373,6 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], colu
              for j, name in enumerate(wanted)}
     limit = CHUNK_BYTES
     stream = _CheckedBytes(path, limit)
-    kept = np.empty((0, len(columns)))
-    count = 0
     try:
         batches = arrow_csv.open_csv(
             pa.PythonFile(stream, mode="r"),
@@ -390,14 +387,12 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], colu
             record += rows
             if start >= rows:
                 continue
-            own = len(range(start, rows, parties))
-            if count + own > len(kept):  # grow by half (amortized), the new rows untouched until written
-                kept.resize((max(count + own, len(kept) * 3 // 2), len(columns)), refcheck=False)
+            block = np.empty((len(range(start, rows, parties)), len(columns)))
             for j, name in enumerate(wanted):
                 column = batch.column(name)
-                kept[count:count + own, j] = _codes(column, textual[j], start, parties) if j in textual else \
+                block[:, j] = _codes(column, textual[j], start, parties) if j in textual else \
                     _numbers(column, start, parties)
-            count += own
+            sink.add(block)
     except pa.ArrowException as exc:
         if stream.failure is not None:
             raise stream.failure from None
@@ -406,17 +401,15 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], colu
         raise _Irregular from None
     finally:
         stream.close()
-    kept.resize((count, len(columns)), refcheck=False)
-    return kept
 
 
 def _read_exact(path: str, positions: Sequence[int], columns: Sequence[str], *, party: int, parties: int,
-                textual: dict[int, ColumnSpec]) -> list[np.ndarray]:
-    """This party's rows of the wanted columns by the ``csv`` module, cell by cell: the values of
+                textual: dict[int, ColumnSpec], sink: Sink | None = None) -> None:
+    """This party's rows of the wanted columns by the ``csv`` module, cell by cell, into ``sink``: the values of
     :func:`_read_arrow` where it takes a file, and the exact messages (with line numbers) where a cell
     is refused; a short row's absent cells are missing, a long row's extra cells ignored.  Streams the
     file line by line (a quoted cell may span lines), refusing a line longer than :data:`CHUNK_BYTES`."""
-    blocks: list[np.ndarray] = []
+    sink = sink if sink is not None else _Rows(len(columns))
     kept: list[list[float]] = []
     with _open_text(path) as handle:
         lines = bounded_lines(handle, path)
@@ -430,68 +423,99 @@ def _read_exact(path: str, positions: Sequence[int], columns: Sequence[str], *, 
             if (record - party) % parties == 0:
                 kept.append(_parse_row(row, positions, columns, textual, f"{path} line {line}"))
                 if len(kept) == _EXACT_ROWS:
-                    blocks.append(np.array(kept, dtype=float))
+                    sink.add(np.array(kept, dtype=float))
                     kept = []
             record += 1
     if kept:
-        blocks.append(np.array(kept, dtype=float))
-    return blocks
+        sink.add(np.array(kept, dtype=float))
+
+
+class Sink(Protocol):
+    """Where the reader puts this party's rows, block by block (``(rows, columns)`` floats, ``nan`` = missing):
+    ``mark()`` before a file, ``restore(mark)`` when its Arrow reading is dropped for the exact path."""
+
+    def add(self, block: np.ndarray) -> None: ...
+
+    def mark(self) -> Any: ...
+
+    def restore(self, mark: Any) -> None: ...
+
+
+class _Rows:
+    """The rows in one array grown in place (``ndarray.resize``: the allocator extends it, no second copy)."""
+
+    def __init__(self, width: int) -> None:
+        self.rows, self.count = np.empty((0, width)), 0
+
+    def add(self, block: np.ndarray) -> None:
+        end = self.count + len(block)
+        if end > len(self.rows):  # grow by half (amortized), the new rows untouched until written
+            self.rows.resize((max(end, len(self.rows) * 3 // 2), self.rows.shape[1]), refcheck=False)
+        self.rows[self.count:end] = block
+        self.count = end
+
+    def mark(self) -> int:
+        return self.count
+
+    def restore(self, mark: int) -> None:
+        self.count = mark
 
 
 def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: int = 1,
                  specs: Sequence[ColumnSpec] | None = None) -> np.ndarray:
     """Read only ``columns`` of this party's rows of a CSV (optionally ``.gz``) with a header line.
 
+    :func:`read_into` an array: memory this party's rows of the wanted columns (8 bytes per value) plus
+    about a block.
+
+    :return: ``(rows, len(columns))`` floats, ``nan`` where a cell is missing (:data:`MISSING_TOKENS`).
+    :raise InputError: see :func:`read_into`.
+    """
+    rows = _Rows(len(columns))
+    read_into(rows, path, columns, party=party, parties=parties, specs=specs)
+    rows.rows.resize((rows.count, len(columns)), refcheck=False)
+    return rows.rows
+
+
+def read_into(sink: Sink, path: str, columns: Sequence[str], *, party: int = 0, parties: int = 1,
+              specs: Sequence[ColumnSpec] | None = None) -> None:
+    """Read only ``columns`` of this party's rows of a CSV (optionally ``.gz``) into ``sink``, block by block.
+
     Streams the file in blocks of :data:`CHUNK_BYTES` bytes through Arrow's CSV reader; of each block
     only the wanted columns are converted and only this party's rows (``party, party + parties, ...``
-    counted over the non-empty records of the file) kept.  Memory: this party's rows of the wanted
-    columns (8 bytes per value) plus about a block.  Quoted cells may span lines; a byte-order mark at
+    counted over the non-empty records of the file) kept.  Quoted cells may span lines; a byte-order mark at
     the start is ignored; a line longer than :data:`CHUNK_BYTES` bytes is refused.  A file Arrow does
-    not take as typed is read by the exact path (the module docstring), with the same values.
+    not take as typed is read again by the exact path (the module docstring), with the same values.
 
     :param specs: declared columns (matched by name); a column whose categories are strings is read
         as text and each cell becomes its code (:meth:`ColumnSpec.cell_code`); the others are numbers.
     ``{pid}`` in ``path``: the files of :func:`party_files`, all their rows; with one party that is every
     file ``{pid} = 0, 1, ...``, read as one party's rows, and a line on stderr says which.
 
-    :return: ``(rows, len(columns))`` floats, ``nan`` where a cell is missing (:data:`MISSING_TOKENS`).
     :raise InputError: missing file, directory, unreadable or empty file, unknown column, a line longer
         than :data:`CHUNK_BYTES`, a cell that is not a finite number, a string outside its declared
         categories (the shared message names the column only; see :func:`_parse_cell`, :func:`_category_cell`).
     """
     if PID in path:
         files = party_files(path, party=party, parties=parties)
-        parts = [read_columns(name, columns, specs=specs) for name in files]
+        for name in files:
+            read_into(sink, name, columns, specs=specs)
         if parties == 1:  # one party holds every row: say which files that is (at the only party)
             print(one_party_line(path, files), file=sys.stderr, flush=True)
-        return _stack(parts, len(columns))
+        return
     check_data_file(path)
     textual = _textual(columns, specs)
     try:
         header, positions = _read_header(path, columns)
+        mark = sink.mark()
         try:
-            return _read_arrow(path, header, positions, columns, party=party, parties=parties, textual=textual)
+            return _read_arrow(path, header, positions, columns, party=party, parties=parties, textual=textual,
+                               sink=sink)
         except _Irregular:
-            blocks = _read_exact(path, positions, columns, party=party, parties=parties, textual=textual)
+            sink.restore(mark)
+        _read_exact(path, positions, columns, party=party, parties=parties, textual=textual, sink=sink)
     except (OSError, UnicodeDecodeError, csv.Error, EOFError, zlib.error) as exc:
         raise _unreadable(path, exc) from None
-    return _stack(blocks, len(columns))
-
-
-def _stack(blocks: list[np.ndarray], width: int) -> np.ndarray:
-    """The blocks one under the other, each freed once copied (``np.vstack`` would hold them all and
-    the result: twice the party's rows)."""
-    if len(blocks) == 1:
-        return blocks.pop()
-    rows = np.empty((sum(len(block) for block in blocks), width))
-    blocks.reverse()
-    at = 0
-    while blocks:
-        block = blocks.pop()
-        rows[at:at + len(block)] = block
-        at += len(block)
-        del block
-    return rows
 
 
 def table_values(header: Sequence[str], rows: Sequence[Sequence[str]], columns: Sequence[str], *, source: str,

@@ -54,11 +54,12 @@ from dp.umpc.protocol import (NoiseSource, Simulation, UStatQuery, UStatRelease,
                               estimate_noise_std, kernel_specs, prepare_rows, release_guarantee, sampler_summary,
                               simulated_noise, uncertainty_text)
 from dp.sampling import tuple_count
+from secure.counting import CountedRows
 from secure.intake import FixedPointRows
 from secure.kernels import Kernel, VolumeUnderSurface
 from secure.security_parameter import restores_security_parameter
 
-__all__ = ["plan_for", "complete_max_degree", "complete_plans", "grid_values", "local_cells", "complete_sums_plain",
+__all__ = ["plan_for", "histogram_possible", "complete_max_degree", "complete_plans", "grid_values", "local_cells", "complete_sums_plain",
            "complete_bit_length", "simulate_complete", "run_complete", "CompleteSums", "SecureTotals",
            "secure_complete_sums", "complete_secure_type"]
 
@@ -95,6 +96,18 @@ def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegate
                      tuples=query.tuples, sample_if_cheaper=pairs == "auto", unavailable=unavailable, why=chosen_by,
                      accuracy=accuracy, epsilon=query.epsilon, rtt=rtt,
                      noise="mpc" if query.noise == "mpc" else "parties")
+
+
+def histogram_possible(query: UStatQuery, *, parties: int, pairs: str, delegated: bool = False) -> bool:
+    """Whether the plan may be the histogram path whatever n: then a party counts its file while reading it
+    (:func:`secure.counting.count_file`), and reads its rows only if the plan is another path."""
+    if query.path not in ("auto", "histogram") or pairs in ("count", "per-row") or delegated:
+        return False
+    try:
+        plan_for(replace(query, path="histogram"), rows=query.kernel.degree, parties=parties, pairs="all")
+    except ValueError:
+        return False
+    return True
 
 
 def sampled_accuracy(query: UStatQuery, rows: int, parties: int) -> SampledAccuracy | None:
@@ -291,7 +304,8 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: s
         from secure.histograms import checked_secure_histogram, histogram_sums, local_histogram
 
         with meter.phase("histogram"):
-            local = local_histogram(local_cells(query, fixed), histogram_grid(kernel, query.specs))
+            local = fixed.histogram if isinstance(fixed, CountedRows) else \
+                local_histogram(local_cells(query, fixed), histogram_grid(kernel, query.specs))
             joint = await checked_secure_histogram(sectype, local, counts)  # each party's counts sum to its rows
             await meter.settle(joint)
         with meter.phase("sums"):
@@ -305,6 +319,8 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: s
         return SecureTotals(totals, positives)
     from secure.ranking import sorted_auc_sums, sorted_gini_sum
 
+    if isinstance(fixed, CountedRows):
+        raise ValueError("the sort path shares the rows, which were counted while read, not kept")
     with meter.phase("intake"):
         columns = fixed.columns if fixed.columns is not None else fixed.integers
         specs = kernel_specs(query)
