@@ -1,33 +1,19 @@
 """Benchmark: the distributed comparison function of :mod:`secure.fss.dcf` (issue 14).
 
-For each width ``bits`` and ``n`` keys (default 4238, the Framingham rows; one key per data owner's value,
-uniform random alphas in ``[0, 2^bits]``) it prints:
-
-- ``gen``: seconds per key, both servers' keys (one vectorised call for the batch, divided by ``n``);
-  target at most 5 ms per row;
-- ``key``: serialized bytes per key (:attr:`DcfKeys.nbytes_per_key`), the key's information bits
-  ``194 bits + 192`` and the ECDF paper's ``O(L (lambda + log n))`` taken with constant 1,
-  ``bits (128 + ceil(log2 (n + 1)))``, with their ratio (target: within 2x);
-- ``evaluate``: one server's seconds per query point over all ``n`` keys (:func:`evaluate` at 64 points);
-- ``full domain``: one server's seconds for :func:`full_domain_sum` of all ``n`` keys over the ``2^bits``
-  points (target at bits = 10, n = 4238: at most 2 s), the median of ``--repeats`` runs.  Above
-  ``--full-domain-leaves`` leaves (``n * 2^bits``) only the first keys are expanded and the time is scaled
-  to ``n`` (the work is linear in the keys; the row says so);
-- ``peak memory``: the process's peak resident set so far (``resource.getrusage``).
-
-It is one process (no MPyC communication; the keys never leave it): run ::
+Per width ``bits`` and ``n`` keys: gen seconds per key (target 5 ms), serialized key bytes beside the paper's
+``O(L (lambda + log n))`` (target within 2x), evaluate seconds per point, one server's full-domain seconds
+(target 2 s at bits 10, n 4238) and the peak memory (docs/benchmarks.md).  One process (the keys never leave
+it; under ``-M m`` only party 0 measures)::
 
     python -m scenarios.bench_dcf
     python -m scenarios.bench_dcf --quick --json dcf.json
 
-Options: ``--bits LIST`` (comma-separated widths, default ``8,10,12,16``), ``--rows N`` (keys per width,
-default 4238), ``--repeats R`` (full-domain runs per width, median; default 3), ``--full-domain-leaves M``
-(default 2^23), ``--quick`` (widths 4 and 6, 300 keys, one repeat: for tests), ``--json PATH`` (the numbers).
-Under ``-M m`` only party 0 measures; the others return at once.
+Options: ``--bits LIST`` (8,10,12,16), ``--rows N`` (4238), ``--repeats R`` (median of 3), ``--full-domain-leaves
+M`` (2^23; above, the time is scaled from the first keys), ``--quick`` (widths 4 and 6, 300 keys, one repeat),
+``--json PATH``.
 """
 from __future__ import annotations
 
-import resource
 import statistics
 import sys
 import time
@@ -35,7 +21,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from scenarios.kit.records import write_record
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
+from scenarios.kit.measure import bench_main, peak_rss_bytes
 
 __all__ = ["main", "DEFAULT_BITS", "DEFAULT_ROWS", "QUICK_BITS", "QUICK_ROWS"]
 
@@ -72,10 +59,7 @@ def _bits_list(text: str) -> tuple[int, ...]:
 
 
 def parse_options(argv: Sequence[str]) -> BenchOptions:
-    """Parse the options of the module docstring.
-
-    :raise UsageError: on a bad value.
-    """
+    """Parse the options of the module docstring; :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_dcf", description=__doc__)
     parser.add_argument("--bits", default=None, help="comma-separated widths (default 8,10,12,16)")
     parser.add_argument("--rows", type=int, default=None, help="keys per width (default 4238)")
@@ -118,12 +102,6 @@ class WidthResult:
     peak_rss_bytes: int
 
 
-def _peak_rss_bytes() -> int:
-    """Peak resident set of this process (Linux reports kilobytes, macOS bytes)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(peak if sys.platform == "darwin" else peak * 1024)
-
-
 def measure_width(bits: int, rows: int, repeats: int, leaf_budget: int) -> WidthResult:
     """Time gen, evaluate and full-domain evaluation of ``rows`` random keys at width ``bits``."""
     import numpy as np
@@ -149,7 +127,7 @@ def measure_width(bits: int, rows: int, repeats: int, leaf_budget: int) -> Width
     info_bits, paper_bits = dcf.key_bits(bits), dcf.paper_key_bits(bits, rows)
     return WidthResult(bits, rows, gen_seconds / rows, keys.nbytes_per_key, info_bits, paper_bits,
                        info_bits / paper_bits, evaluate_seconds / EVALUATE_POINTS, statistics.median(runs),
-                       expanded, runs, _peak_rss_bytes())
+                       expanded, runs, peak_rss_bytes())
 
 
 async def _bench(options: BenchOptions) -> Any:
@@ -182,15 +160,9 @@ async def _bench(options: BenchOptions) -> Any:
     return deliver
 
 
-def _public(options: BenchOptions) -> dict[str, Any]:
-    return asdict(options) | {"json": None}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark (party 0 measures); returns the exit code."""
-    from scenarios.kit.experiments import benchmark_spend
-
-    return run_scenario(parse_options, _bench, _public, argv, spend=benchmark_spend)
+    return bench_main(parse_options, _bench, argv)
 
 
 if __name__ == "__main__":

@@ -1,29 +1,24 @@
 """Benchmark: the whole Pi_U-MPC protocol against the bare MPyC work it cannot avoid.
 
-Kendall's tau of ``sysBP`` vs ``diaBP`` on all Framingham rows, ``|E| = 2n`` tuples (BalancedSamp),
-epsilon = 1.  In the same run, on the same parties, the bare baseline does only what the kernel needs:
-``2|E|`` vectorized secure signs (``mpc.np_sgn`` at the same bit length) and ``|E|`` secure products on
-random secure arrays, summed and opened.  The ratio protocol / bare is the overhead of everything
-else (intake, joint seed, gathering tuples, noise, guarded reveal); the aim is 1.5x at most.
-
-Run it with three local parties::
+Kendall's tau of ``sysBP`` vs ``diaBP`` on all Framingham rows, ``|E| = 2n`` (BalancedSamp), epsilon 1; in the
+same run the bare baseline does ``2|E|`` secure signs and ``|E|`` products only.  The ratio is the overhead of
+everything else (aim: 1.5x at most; docs/benchmarks.md).  Run it with three local parties::
 
     python -m scenarios.bench_kendall -M3
     python -m scenarios.bench_kendall -M3 --repeats 3 --json bench.json
 
-Options: ``--repeats R`` (run both R times, report medians), ``--rows N`` (first N rows only, for a
-quick run), ``--json PATH`` (party 0 writes the numbers).
+Options: ``--repeats R`` (medians), ``--rows N`` (first N rows only), ``--json PATH`` (party 0 writes it).
 """
 from __future__ import annotations
 
 import statistics
 import sys
-import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from scenarios.kit.records import write_record
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
+from scenarios.kit.measure import bench_main, measure_step
 from secure.security_parameter import restores_security_parameter, secure_integers, set_security_parameter
 
 __all__ = ["main"]
@@ -39,10 +34,7 @@ class BenchOptions:
 
 
 def parse_options(argv: Sequence[str]) -> BenchOptions:
-    """Parse ``--repeats``, ``--rows``, ``--json``.
-
-    :raise UsageError: on a bad value.
-    """
+    """Parse ``--repeats``, ``--rows``, ``--json``; :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_kendall", description=__doc__)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--rows", type=int, default=None)
@@ -66,20 +58,18 @@ async def _bare_work(tuples: int, bits: int, sec_param: int) -> tuple[float, int
     import numpy as np
     from mpyc.runtime import mpc
 
-    from secure.meter import bytes_sent
-
     set_security_parameter(sec_param)
     secint = secure_integers(mpc.SecInt().bit_length)
     generator = np.random.default_rng(12345)  # public, identical at every party: no input phase needed
     differences = secint.array(generator.integers(-(1 << (bits - 2)), 1 << (bits - 2), size=2 * tuples))
-    await mpc.barrier()
-    start_time, start_bytes = time.perf_counter(), bytes_sent()
-    signs = mpc.np_sgn(differences, l=bits)
-    products = signs[:tuples] * signs[tuples:]
-    await mpc.output(mpc.np_sum(products))
-    seconds = time.perf_counter() - start_time
-    sent = sum(await mpc.transfer(bytes_sent() - start_bytes))  # bytes only: seconds stay at the party
-    return seconds, sent
+
+    async def work() -> list[Any]:
+        signs = mpc.np_sgn(differences, l=bits)
+        await mpc.output(mpc.np_sum(signs[:tuples] * signs[tuples:]))
+        return []
+
+    cost, _ = await measure_step("bare", work)
+    return cost.seconds, cost.bytes_sent
 
 
 async def _bench(options: BenchOptions) -> None:
@@ -133,9 +123,7 @@ async def _bench(options: BenchOptions) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the benchmark; returns the exit code."""
-    from scenarios.kit.experiments import benchmark_spend
-
-    return run_scenario(parse_options, _bench, lambda options: vars(options) | {"json": None}, argv, spend=benchmark_spend)
+    return bench_main(parse_options, _bench, argv)
 
 
 if __name__ == "__main__":

@@ -1,27 +1,15 @@
 """Benchmark: how many privacy-budget spends the ledger takes per second (no MPC, one process).
 
-Each spend is what a run does at one party: :meth:`dp.budget.ledger.Ledger.reserve` (one locked,
-fsync-ed SQLite transaction, before any data would be shared) and, unless ``--reserve-only``,
-:meth:`~dp.budget.ledger.Ledger.mark_released` (a second transaction, after the reveal).  The spends
-are tiny (epsilon 1e-6 each, on a budget they never exhaust), so every one passes the check.  Then
-the account is opened again from disk, which verifies every row (:func:`dp.budget.ledger.Ledger.open`).
-
-Printed: the wall-clock seconds for ``--spends`` spends and the process's CPU seconds (the wall clock
-is mostly fsync: it follows the disk, and on a busy machine the disk's other users), the milliseconds
-per spend, and the seconds to reopen and verify the account.  The first ledger format (one JSON file
-rewritten whole at every spend) needed 19 s for 1,000 spends and grew quadratically (about 1,900 s for
-10,000); see docs in :mod:`dp.budget.ledger`.
-
-Run it::
+Each spend is a run's at one party: :meth:`dp.budget.ledger.Ledger.reserve` and, unless ``--reserve-only``,
+``mark_released`` (each a locked, fsync-ed SQLite transaction); then the account is reopened and verified.
+Printed: wall and CPU seconds, milliseconds per spend, seconds to reopen (docs/benchmarks.md).  Run it::
 
     python -m scenarios.bench_ledger                       # 10,000 spends in a temporary directory
     python -m scenarios.bench_ledger --spends 1000 --ledger /tmp/L --accountant zcdp
 
-Options: ``--spends N`` (default 10000), ``--ledger DIR`` (default a new temporary directory, removed
-afterwards; an existing account of the benchmark's dataset there is refused), ``--accountant
-basic|zcdp``, ``--reserve-only`` (no ``mark_released``).  Exit 0, or 2 with one ``error:`` line.
-
-Threat model: none; the benchmark reads no data and writes one account of its own.
+Options: ``--spends N`` (10000), ``--ledger DIR`` (default a temporary directory, removed afterwards),
+``--accountant basic|zcdp``, ``--reserve-only``.  Exit 0, or 2 with one ``error:`` line.  Threat model: none;
+it reads no data and writes one account of its own.
 """
 from __future__ import annotations
 

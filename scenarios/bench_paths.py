@@ -1,57 +1,19 @@
 """Benchmark "accuracy beside cost": total error and measured cost of every way to compute a U-statistic.
 
-For each kernel (Kendall, Gini, AUC, duplicate, Rand, VUS) on its default embedded data and columns
-(:data:`scenarios.ustat.STAT_DEFAULTS`: Framingham, AUC on the logistic-regression scores of its
-evaluation rows, VUS on UCI Heart Disease), in ONE MPyC session, every path is run through the shipped
-functions on the same prepared rows (:func:`dp.umpc.protocol.prepare_rows`):
-
-- sampled tuples (Pi_U-MPC, :func:`dp.umpc.protocol.run_secure`), ``|E| = 2n, 8n, 32n`` (BalancedSamp);
-- the sort path (AUC and Gini only) and the histogram path (:func:`dp.umpc.complete.run_complete`),
-  both complete (all ``C(n, k)`` tuples, no sampling error).
-
-For each configuration the release's measured seconds (its phases, at party 0: no party's seconds leave it) and bytes
-(all parties) are recorded beside the planner's modelled seconds and bytes
-(:func:`dp.umpc.planner.path_costs`).  After the orderly shutdown party 0 computes each
-configuration's error by Monte Carlo on the simulated path (docs/design.md, "Two ways to run one protocol"):
-``--runs R`` releases, for sampled tuples :func:`dp.umpc.protocol.simulate` with a fresh tuple seed per
-run (so the error includes the tuple sampling), for the complete paths
-:func:`dp.umpc.complete.simulate_complete`, each against the exact all-tuples value.  The data are the
-public embedded tables, so party 0 can rebuild every party's rows for the simulation; with private
-data that would not be possible (the secure runs never need it).  Noise: the ``scenarios.ustat``
-default (:func:`dp.noise_defaults.default_noise`: one discrete Laplace sampled inside MPC per released
-sum); the simulated noise is drawn from streams seeded by ``--seed`` unless ``--os-noise``.
-
-Run it with three local parties::
+For each kernel (Kendall, Gini, AUC, duplicate, Rand, VUS) on its default embedded data, in one MPyC session,
+every path runs on the same prepared rows: sampled tuples ``|E| = 2n, 8n, 32n``, the sort path (AUC, Gini) and
+the histogram path.  Each configuration's measured seconds (party 0) and bytes (all parties) stand beside the
+planner's model; after the shutdown party 0 computes its RMSE against the exact statistic by Monte Carlo on the
+simulated path (public data).  Columns and method: docs/benchmarks.md.  Run it with three local parties::
 
     python -m scenarios.bench_paths -M3                       # all six kernels, all rows, 200 runs
     python -m scenarios.bench_paths -M3 --quick               # first 120 rows, 3 kernels, 100 runs
     python -m scenarios.bench_paths -M3 --kernels kendall,auc --rows 1000 --runs 50 --epsilon 0.5
 
-Options: ``--kernels K,...`` (default all six; ``--quick``: kendall, gini, auc), ``--rows N`` (the first
-N rows of each dataset; default all, ``--quick`` 120), ``--epsilon E`` (default 1), ``--runs R``
-(default 200, ``--quick`` 100), ``--seed S`` (public: tuples, the AUC's model split and the simulated
-noise; default a joint seed), ``--os-noise``, ``--results-dir DIR`` (party 0 writes
-``bench_paths.csv`` and ``bench_paths.png`` there; default ``results/``).
+Options: ``--kernels K,...``, ``--rows N``, ``--epsilon E`` (1), ``--runs R`` (200, quick 100), ``--seed S``
+(public; default joint), ``--os-noise``, ``--results-dir DIR`` (``bench_paths.csv`` and ``.png``; results/).
 
-Columns of the table and CSV:
-
-- ``kernel``, ``path`` (``2n``, ``8n``, ``32n`` for sampled tuples, ``sort``, ``histogram``), ``tuples``
-  (``|E|``; ``C(n, k)`` for a complete path), ``n`` (rows over all parties);
-- ``rmse``: root mean squared error of the released estimate against the exact all-tuples statistic
-  over the ``runs`` simulated releases (noise and tuple sampling); ``mse_se``: the Monte Carlo standard
-  error of its square (sample sd of the squared errors over ``sqrt(runs)``); ``undefined``: runs whose estimate
-  was undefined (a ratio, AUC or VUS, whose noisy denominator was not positive), left out of ``rmse``;
-- ``noise_sd``: the sd of the estimate due to the DP noise alone
-  (:func:`dp.umpc.protocol.estimate_noise_std`; for sampled tuples the root mean of its square over the
-  runs' tuple draws; for ratios AUC and VUS the delta method at the noiseless sums);
-- ``exact``: the all-tuples statistic; ``estimate``: what the secure run released;
-- ``seconds`` / ``bytes``: measured (phases of the release, at party 0; bytes sent by all parties);
-  ``model_seconds`` / ``model_bytes``: the planner's model for the same configuration.
-
-The PNG plots RMSE against measured seconds (log-log), one curve per kernel, points labelled by path.
-
-Threat model of the secure runs: as each path states (passive, static, ``t < m/2``); the Monte Carlo at
-party 0 is a simulation on public data.
+Threat model of the secure runs: as each path states (passive, static, ``t < m/2``).
 """
 from __future__ import annotations
 
@@ -62,7 +24,8 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
-from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.measure import bench_main
 from scenarios.kit.experiments import CommonOptions, add_common_options, common_options
 
 __all__ = ["main", "parse_options", "KERNELS", "MULTIPLES", "COLUMNS"]
@@ -78,7 +41,7 @@ SORT_KERNELS = ("auc", "gini")
 QUICK_ROWS = 120
 RUNS, QUICK_RUNS = 200, 100
 NAME = "bench_paths"
-#: CSV columns (module docstring)
+#: CSV columns (docs/benchmarks.md)
 COLUMNS = ["kernel", "path", "tuples", "n", "rmse", "mse_se", "noise_sd", "runs", "undefined", "exact", "estimate",
            "seconds", "model_seconds", "bytes", "model_bytes"]
 
@@ -96,9 +59,7 @@ class PathsOptions:
 
 def parse_options(argv: Sequence[str]) -> PathsOptions:
     """Parse the options; each kernel's query is the one ``scenarios.ustat --stat K --epsilon E`` builds.
-
-    :raise UsageError: on a bad value.
-    """
+    :raise UsageError: on a bad value."""
     from scenarios.ustat import parse_options as ustat_options
 
     parser = ScenarioParser(prog="python -m scenarios.bench_paths", description=__doc__)
@@ -196,22 +157,17 @@ async def _measure(options: PathsOptions, seed: int) -> list[Measured]:
         configurations += [("histogram", None)]
         for label, multiple in configurations:
             log_phase(f"{kernel}: {label}")
+            sampled = multiple is not None
+            query = replace(job.query, tuples=multiple * n if multiple else None, path="tuples" if sampled else label)
+            try:
+                plan = plan_for(query, rows=n, parties=parties, pairs="per-row" if sampled else "all")
+            except ValueError as exc:
+                raise InputError(f"all parties: {exc}") from None
             if multiple is not None:
-                query = replace(job.query, tuples=multiple * n, path="tuples")
-                try:
-                    plan = plan_for(query, rows=n, parties=parties, pairs="per-row")
-                except ValueError as exc:
-                    raise InputError(f"all parties: {exc}") from None
                 release = await run_secure(query, fixed, seed=tuple_seed(seed, kernel, multiple))
-                cost = plan.costs["tuples"]
             else:
-                query = replace(job.query, tuples=None, path=label)
-                try:
-                    plan = plan_for(query, rows=n, parties=parties, pairs="all")
-                except ValueError as exc:
-                    raise InputError(f"all parties: {exc}") from None
                 release = await run_complete(query, fixed, plan, missing=job.missing.mode)
-                cost = plan.costs[label]
+            cost = plan.costs[query.path]
             assert release is not None
             measured.append(Measured(kernel, label, int(release.pairs), n, float(release.estimate),
                                      float(release.seconds), int(release.bytes_sent), float(cost.seconds),
@@ -222,7 +178,7 @@ async def _measure(options: PathsOptions, seed: int) -> list[Measured]:
 def monte_carlo(options: PathsOptions, seed: int, measured: Sequence[Measured],
                 parties: int, threshold: int) -> list[dict[str, Any]]:
     """Party 0, after the shutdown: each configuration's RMSE and noise-only sd over ``--runs`` simulated
-    releases (module docstring), as CSV rows."""
+    releases (docs/benchmarks.md), as CSV rows."""
     import numpy as np
 
     from dp.umpc.complete import simulate_complete
@@ -312,7 +268,7 @@ def plot(rows: Sequence[dict[str, Any]], path: str, title: str) -> None:
 
 
 def report(rows: Sequence[dict[str, Any]], notes: Sequence[str]) -> None:
-    """Print the table (module docstring's columns)."""
+    """Print the table (columns: docs/benchmarks.md)."""
     from scenarios.kit.cli import format_bytes
     from scenarios.kit.experiments import print_rows
 
@@ -354,9 +310,7 @@ async def _bench(options: PathsOptions) -> Callable[[], None] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the benchmark; returns the exit code."""
-    from scenarios.kit.experiments import benchmark_spend
-
-    return run_scenario(parse_options, _bench, public_parameters, argv, spend=benchmark_spend)
+    return bench_main(parse_options, _bench, argv, public_parameters)
 
 
 if __name__ == "__main__":

@@ -1,32 +1,18 @@
 """Benchmark "rounds": communication rounds of each path, measured through a delay proxy, beside the planner's model.
 
-Each configuration runs ``scenarios.ustat`` as three local parties (``-P`` lists on loopback), twice: directly, and
-with every message delayed by ``--delay-ms`` one way (:class:`scenarios.kit.delay_proxy.DelayProxies`: one proxy in
-front of each listening party, both directions delayed, so a round trip costs twice the delay).  The protocol
-seconds at party 0 (the release's phases) through the proxy minus those without it, divided by the one-way delay,
-is the number of rounds on the critical path; the table prints it per phase and in all beside the planner's
-modelled rounds (:func:`dp.umpc.planner.path_costs`, ``PathCost.rounds``) and their ratio.
-
-Configurations (public synthetic rows, :func:`write_data`, three parties): the complete Kendall's tau of ``x, y``
-on the histogram path with party noise and with the in-MPC sampler (``--noise mpc``, the default; its ``noise``
-phase is the sampler's rounds), the complete AUC of ``score, label`` on the sort path (one secure sort of the
-rows), and Kendall's tau on ``--pairs N`` sampled pairs on the tuples path.  The rows are few so that the
-computation does not hide the latency (a loaded machine computes a 2559-row sort longer than its rounds wait).
-
-Run it (this process only launches parties; it runs no MPyC itself)::
+Each configuration (the complete Kendall on the histogram path with party noise and with the in-MPC sampler,
+the complete AUC on the sort path, Kendall on ``--pairs N`` sampled pairs) runs ``scenarios.ustat`` as three
+local parties twice: directly, and with every message delayed by ``--delay-ms`` one way
+(:class:`scenarios.kit.delay_proxy.DelayProxies`).  The difference of party 0's protocol seconds over the delay
+is the rounds on the critical path, printed per phase beside :func:`dp.umpc.planner.path_costs`
+(docs/benchmarks.md).  This process only launches parties::
 
     python -m scenarios.bench_rounds                       # 50 ms one way (100 ms RTT), every configuration
     python -m scenarios.bench_rounds --delay-ms 10 --only histogram,sampler
 
-Options:
-  --delay-ms D     one-way delay of every message through the proxy, milliseconds (default 50: RTT 100 ms)
-  --only A,B       configurations to run: histogram, sampler, sort, tuples (default all)
-  --pairs N        sampled pairs of the tuples configuration (default 2000)
-  --rows N         rows of the public synthetic data every configuration reads (default 120; the sort's rounds
-                   grow with log^2 n, its computation with n log^2 n: few rows keep the latency visible)
-  --json PATH      write the rows there
-
-Threat model: none (a benchmark on public data, on loopback).
+Options: ``--delay-ms D`` (50), ``--only A,B`` (histogram, sampler, sort, tuples), ``--pairs N`` (2000),
+``--rows N`` (synthetic rows, 120: few, so the computation does not hide the latency), ``--json PATH``.
+Threat model: none (public data, loopback).
 """
 from __future__ import annotations
 

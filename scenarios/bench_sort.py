@@ -1,36 +1,17 @@
 """Benchmark: the sort path (AUC and Gini by one secure sort) against MPyC's bare ``np_sort``.
 
-On synthetic public data (``n`` rows, a 0/1 label and a score on [0, 1] at ``--bits`` fractional
-bits, with ties), in the same run on the same parties:
-
-- ``AUC one sort``: :func:`secure.ranking.sorted_auc_sums` (one sort by ``2 score + label`` at the
-  keys' bit length, ties by equality runs), the path :mod:`dp.rank_auc` uses;
-- ``AUC two sorts``: :func:`secure.ranking.twice_mann_whitney`, the earlier two-sort reference
-  (comparisons at the secure type's full bit length);
-- ``Gini one sort``: :func:`secure.ranking.sorted_gini_sum` (sum over pairs of ``|x_i - x_j|``);
-- ``bare np_sort``: MPyC's ``mpc.np_sort`` of the keys ``2 score + label`` on ``mpc.SecInt(bits)``
-  with ``bits`` the keys' signed bit length: the work a sort of this array cannot avoid.
-
-For each: seconds (at party 0: no party's seconds leave it), bytes sent (all parties, :class:`secure.meter.CostMeter`) and
-peak resident memory so far (largest over parties, ``resource.getrusage``; steps run in the order
-printed, so a step's peak includes the steps before it).  Then the ratios sort path / bare
-``np_sort`` (the issue's aim: within 1.2).  The sort path sorts on the shortest secure type that
-holds its keys (:func:`secure.ranking.sorted_auc_sums`), as the bare sort does.  The secure type of each sum is as long as its largest
-value needs (``2U <= 2 floor(n/2) ceil(n/2)``; the Gini sum up to ``floor(n/2) ceil(n/2)`` times
-the score range), or ``-L`` if longer.  Every sum is opened and checked against its plaintext value.
-
-Run it with three local parties::
+On public synthetic rows (a 0/1 label, a score at ``--bits`` fractional bits, with ties), in the same run: the
+AUC by one sort (:func:`secure.ranking.sorted_auc_sums`), by the earlier two sorts, the Gini sum by one sort,
+and MPyC's bare ``np_sort`` of the same keys; seconds (party 0), bytes (all parties), peak memory (largest
+party), every sum checked against its plaintext, and the ratios to the bare sort (aim: 1.2;
+docs/benchmarks.md).  Run it with three local parties::
 
     python -m scenarios.bench_sort -M3
     python -m scenarios.bench_sort -M3 --repeats 3 --json sort.json
     python -m scenarios.bench_sort -M3 --rows 1000 --bits 12
-    python -m scenarios.bench_sort -M3 --quick
 
-Options: ``--rows N`` (default 2559, the evaluation rows of the issue), ``--bits B`` (fractional
-bits of the score, default 16), ``--quick`` (64 rows unless ``--rows``: for tests), ``--repeats R``
-(the three one-sort steps R times, interleaved, medians reported; the two-sort reference once),
-``--json PATH`` (party 0 writes the numbers).  The data are drawn from a fixed public seed, the same at every party:
-the benchmark measures the secure computation, not the intake.
+Options: ``--rows N`` (2559), ``--bits B`` (16), ``--quick`` (64 rows), ``--repeats R`` (the one-sort steps R
+times, interleaved, medians), ``--json PATH`` (party 0 writes it).
 """
 from __future__ import annotations
 
@@ -40,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from scenarios.kit.records import write_record
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
+from scenarios.kit.measure import bench_main, measure_step, peak_rss_bytes
 
 __all__ = ["main"]
 
@@ -59,10 +41,7 @@ class BenchOptions:
 
 
 def parse_options(argv: Sequence[str]) -> BenchOptions:
-    """Parse ``--rows``, ``--bits``, ``--quick``, ``--repeats``, ``--json``.
-
-    :raise UsageError: on a bad value.
-    """
+    """Parse ``--rows``, ``--bits``, ``--quick``, ``--repeats``, ``--json``; :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_sort", description=__doc__)
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--bits", type=int, default=16)
@@ -105,18 +84,10 @@ def synthetic_rows(rows: int, bits: int) -> tuple[Any, Any]:
     return np.rint(scores * (1 << bits)).astype(np.int64), labels
 
 
-def _peak_rss() -> int:
-    """Peak resident memory of this process so far, in bytes (Linux reports kB)."""
-    import resource
-
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
-
-
 async def _bench(options: BenchOptions) -> None:
     import numpy as np
     from mpyc.runtime import mpc
 
-    from secure.meter import CostMeter
     from secure.ranking import (sorted_auc_sums, sorted_auc_sums_plain, sorted_gini_sum, sorted_gini_sum_plain,
                                 twice_mann_whitney)
 
@@ -138,16 +109,11 @@ async def _bench(options: BenchOptions) -> None:
     sent: dict[str, int] = {}
 
     async def measure(name: str, work: Any) -> None:
-        meter = CostMeter()
-        await mpc.barrier()
-        with meter.phase(name):
-            values = await work()
-            await meter.settle(*values)
-        cost = (await meter.totals_over_parties())[name]
+        cost, values = await measure_step(name, work)
         seconds.setdefault(name, []).append(cost.seconds)
         sent[name] = cost.bytes_sent
         opened[name] = [int(v) for v in await mpc.output(list(values))]
-        peaks[name] = _peak_rss()
+        peaks[name] = peak_rss_bytes()
 
     async def bare() -> list[Any]:
         keys = mpc.SecInt(key_bits).array(2 * scores + labels)
@@ -205,9 +171,7 @@ async def _bench(options: BenchOptions) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the benchmark; returns the exit code."""
-    from scenarios.kit.experiments import benchmark_spend
-
-    return run_scenario(parse_options, _bench, lambda options: vars(options) | {"json": None}, argv, spend=benchmark_spend)
+    return bench_main(parse_options, _bench, argv)
 
 
 if __name__ == "__main__":

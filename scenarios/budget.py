@@ -1,52 +1,21 @@
 """Show, create or raise privacy budgets in a ledger: the local tool beside the jobs.
 
-Every job spends from a ledger at each party: one account per party and dataset, in a ledger
-directory (``--ledger DIR``; default ``$PRIVATE_USTATS_LEDGER``, else
-``$XDG_DATA_HOME/private-ustats/ledger``, else ``~/.local/share/private-ustats/ledger``).  The jobs
-never invent a budget and never raise one: this tool creates and raises them, on purpose, and shows
-what was spent.
-
-Run it::
+Every job spends from a ledger at each party (one account per party and dataset); the jobs never invent or
+raise a budget: this tool creates and raises them, on purpose, and shows what was spent.  Run it::
 
     python -m scenarios.budget show                                  # every account: spent, left, history
     python -m scenarios.budget --ledger D show --data hospital.csv   # the accounts of one dataset
-    python -m scenarios.budget --ledger D create --data hospital.csv --party 0 --budget 3
     python -m scenarios.budget --ledger D create --data 'site{pid}.csv' --party 0,1,2 --budget 3
     python -m scenarios.budget --ledger D create --dataset trial7 --party 1 --budget 4:1e-6 --accountant zcdp
     python -m scenarios.budget --ledger D raise --data 'site{pid}.csv' --party 0,1,2 --budget 5
 
-Commands and options:
-  --ledger DIR          the ledger directory (before or after the command; ``off`` is refused here)
-  show                  every account in the directory (the default command), or those of one dataset:
-    --data FILE         the dataset by its file (its key is the digest of its parsed rows, as the jobs
-                        use: re-saving the file with other line ends or quoting keeps it); {pid} is
-                        replaced by each party's index, as in the jobs
-    --dataset NAME      the dataset by a declared name (the jobs' --dataset; --dataset-name also works)
-    --party P[,P...]    only these parties' accounts
-  create                a new account; refused if it exists (use raise)
-    --data FILE | --dataset NAME, --party P[,P...]   whose accounts (one per party: 0,1,2 for -M3)
-    --budget EPS[:DELTA]  the total privacy budget granted on the dataset
-    --accountant A      basic (basic composition, the default) or zcdp (zero-concentrated DP, needs a
-                        delta; Bun & Steinke 2016): the accountant every job on this account uses
-  raise                 raise an account's budget (only upward: epsilon and delta may only grow); prints
-                        the old and the new budget
-    --data FILE | --dataset NAME, --party P[,P...], --budget NEW
+Commands: ``show`` (default; ``--data FILE`` or ``--dataset NAME``, ``--party P[,P...]``), ``create`` and
+``raise`` (``--data FILE | --dataset NAME``, ``--party``, ``--budget EPS[:DELTA]``; ``create`` also
+``--accountant basic|zcdp``); ``--ledger DIR`` before or after the command.  Options are spelled out in full.
+Exit 0 done; 2 with one line ``error: ...``.  The statuses, keys and formats: docs/command_line.md.
 
-Accounts of the first format (one JSON file each) are migrated to the current one (an SQLite database
-per account) when next used; ``show`` lists them as they are.
-
-Each spend shows its status: ``reserved`` (counted from the moment the parties agreed on it, before any
-data was shared; a run that stopped after that point stays so), ``released`` (counted; the run finished
-and revealed its release) or ``cancelled`` (not counted: another party refused before any data was shared).
-
-Options are spelled out in full, as in the jobs: an abbreviation (``--led``) is refused with one line.
-
-Exit codes: 0 done; 2 with one line ``error: ...`` for bad usage, a corrupt ledger file (refused,
-never reset), an unwritable directory, a budget that is not raised.
-
-Threat model: the tool runs no MPC and opens no connection; it reads and writes one party's own
-ledger.  A ledger protects a data holder against its own over-spending on its own rows; it is local
-to each party, and a party that deletes its ledger loses that protection (see :mod:`dp.budget.ledger`).
+Threat model: no MPC, no connection; it reads and writes one party's own ledger, which protects a data holder
+against its own over-spending (see :mod:`dp.budget.ledger`).
 """
 from __future__ import annotations
 

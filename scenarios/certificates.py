@@ -1,52 +1,17 @@
 """TEST ONLY certificates for MPyC's ``--ssl``: a throwaway CA plus one key and certificate per party.
 
-MPyC's ``--ssl`` (``mpyc/runtime.py``, ``Runtime.start``) reads three files relative to the
-*current working directory* of each party ``i``:
+MPyC's ``--ssl`` reads ``.config/mpyc_ca.crt``, ``.config/party_{i}.crt`` and ``.config/party_{i}.key``
+relative to each party's working directory; this tool writes them (what they protect and what MPyC checks:
+docs/command_line.md).  Run it::
 
-- ``.config/mpyc_ca.crt``  the CA certificate every peer's certificate must chain to;
-- ``.config/party_{i}.crt`` party ``i``'s own certificate;
-- ``.config/party_{i}.key`` party ``i``'s private key (PEM, not encrypted).
-
-Every connection is mutually authenticated against that CA.  The connecting party (lower index)
-checks that the listening party ``j`` presents a certificate for the name ``MPyC party {j}``, which
-MPyC uses as the TLS server name whatever ``host`` it dials.  MPyC itself checks only the CA
-signature of the client certificate and takes the client's index from its first message; the suite
-(:func:`secure.tls.bind_seats`) also requires the client certificate to name ``MPyC party {i}`` for
-the index ``i`` the client claims, so a certificate holder can sit only in its own seat.  This tool
-writes exactly those files.  Each party certificate names ``MPyC party {i}`` (common name and
-subjectAltName) and no other party, and, with ``--hosts``, the host or IP address of party ``i`` as a
-second subjectAltName.  MPyC ignores that second name; it is
-there for other tools (``openssl s_client -verify_hostname``) and for people reading the
-certificate.
-
-The keys are ECDSA P-256, the certificates are valid for ``--days`` days (30 by default), and every
-subject says TEST ONLY.  The CA's private key is never written: nobody, including you, can sign
-another certificate with this CA.  To add a party or renew, generate a new set (``--force``) and
-copy it again.
-
-Run it::
-
-    python -m scenarios.certificates --parties 3                     # ./.config, names only
-    python -m scenarios.certificates --parties 3 --hosts hostA,hostB,10.0.0.3 --dir /tmp/certs/.config
+    python -m scenarios.certificates                                 # 3 parties into .config/
     python -m scenarios.certificates -M5 --days 7 --force            # replace an existing set
     python -m scenarios.certificates --check 1                       # on party 1's host: ready?
 
-Options:
-  --parties M, -M M  number of parties (default 3)
-  --dir DIR          where to write or check (default ``.config``: run the parties from its parent)
-  --hosts H0,H1,...  one host name or IP address per party, added to its subjectAltName
-  --days N           validity in days, 1..397 (default 30)
-  --force            overwrite existing files
-  --check I          generate nothing: load party I's files as MPyC will, run a TLS handshake of
-                     party I with itself (its certificate must name 'MPyC party I' and no other
-                     party: the seat the other parties will accept it in), print the CA fingerprint
-                     (compare it across hosts)
-
-Generating needs the ``cryptography`` package (the ``ssl`` extra of this project); ``--check``
-needs only the standard library.  Exit codes: 0 done, 2 with one line ``error: ...`` for bad usage,
-existing files without ``--force``, a missing ``cryptography``, or a failed check.  The tool does not
-run MPyC and opens no connections, so it has no parties and no threat model of its own.  What the
-files protect is described in the README section "Running parties on separate hosts".
+Options: ``--parties M``/``-M M`` (3), ``--dir DIR`` (.config), ``--hosts H0,H1,...`` (added to each
+subjectAltName), ``--days N`` (1..397, 30), ``--force``, ``--check I`` (load party I's files as MPyC will, a TLS
+handshake with itself, print the CA fingerprint).  Generating needs ``cryptography``.  Exit 0 done, 2 with one
+line ``error: ...``.  No MPyC, no connections: no threat model of its own.
 """
 from __future__ import annotations
 

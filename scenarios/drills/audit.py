@@ -1,41 +1,21 @@
 """Empirical DP audit of every mechanism in the suite, with negative controls that must be caught.
 
-For each mechanism, a pair of neighbouring datasets chosen to be worst-case for it is run many
-times on the simulated path, and :func:`dp.audit.engine.audit` bounds the privacy loss from below with
-Clopper-Pearson confidence (hockey-stick / histogram test).  The table puts the lower bound next to
-the claimed epsilon.  Mechanisms must *pass* (lower bound at most the claim); the negative controls
-— floating-point Laplace at half the scale, Pólya noise calibrated with 1/m while t parties are
-corrupt, randomized response with the wrong beta, a tree mechanism with noise scale 1/epsilon —
-must *fail*.
-
-Run it (the audit is simulated by party 0; with ``-M3`` the other parties only agree on the
-parameters and the audit seed, as in every experiment scenario)::
+Each case runs worst-case neighbouring datasets many times on the simulated path; :func:`dp.audit.engine.audit`
+bounds the privacy loss from below (Clopper-Pearson, Bonferroni over the cases run).  Mechanisms must pass,
+the controls (e.g. Polya noise calibrated with 1/m while t parties are corrupt) must fail (docs/drills.md).
+Party 0 audits; with ``-M3`` the others only agree on the parameters and the audit seed::
 
     python -m scenarios.drills.audit                      # every case, its recommended sample size x 5
     python -m scenarios.drills.audit --quick              # every case at its minimal sample size (CI)
     python -m scenarios.drills.audit --list               # the cases, with what each audits
-    python -m scenarios.drills.audit --case umpc-kendall-dlap-m3-t1,control-polya-naive-m3-t1 --samples 400000
-    python -m scenarios.drills.audit --seed 7 --json audit.json --results-dir results
+    python -m scenarios.drills.audit -M3 --case umpc-kendall-dlap-m3-t1 --samples 400000 --seed 7 --json audit.json
 
-Options:
-  --case NAMES       comma-separated case names (default: all)
-  --list             list the cases and stop
-  --samples N        samples per dataset for every case (default: 5 x each case's recommended size)
-  --quick            each case's recommended (minimal, power-derived) sample size
-  --confidence C     family-wise confidence over the cases run (default 0.95): each case's bound
-                     is at 1 - (1 - C)/K for K cases (Bonferroni), so a correct suite passes
-                     every case with probability at least C
-  --seed S           seed of the audit's sampling (default: a joint seed of all parties, printed)
-  --json PATH        write the results as JSON
-  --results-dir DIR  also write audit.csv there
+Options: ``--case NAMES``, ``--list``, ``--samples N``, ``--quick``, ``--confidence C`` (family-wise, 0.95),
+``--seed S`` (default a joint seed, printed), ``--json PATH``, ``--results-dir DIR`` (audit.csv).  Exit 0 when
+every mechanism passes and every control fails, 1 otherwise (one ``error:`` line), 2 on a usage error.
 
-Exit code: 0 when every mechanism passes and every control fails; 1 when a claim is contradicted
-(a mechanism fails) or a control escapes (one ``error:`` line after the table); 2 on a usage error.
-
-Threat model.  The audit checks the DP claim of the *released* values against an adversary who
-knows everything but one row (or one user's value, for local DP); for distributed noise, the
-coalition's view (true statistic plus the honest parties' noise only).  It can prove a violation;
-passing is evidence, not proof.
+Threat model: the adversary knows everything but one row (one user's value for local DP); for distributed
+noise, the coalition's view.  The audit can prove a violation; passing is evidence, not proof.
 """
 from __future__ import annotations
 
@@ -83,22 +63,16 @@ class AuditOptions:
 def build_parser() -> ScenarioParser:
     """The option parser of this scenario."""
     parser = ScenarioParser(prog="python -m scenarios.drills.audit", description=__doc__)
-    parser.add_argument("--case", default=None)
+    for option, kind, default in (("--case", str, None), ("--samples", int, None), ("--confidence", float, 0.95),
+                                  ("--seed", int, None), ("--json", str, None), ("--results-dir", str, None)):
+        parser.add_argument(option, type=kind, default=default)
     parser.add_argument("--list", action="store_true")
-    parser.add_argument("--samples", type=int, default=None)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--json", default=None)
-    parser.add_argument("--results-dir", default=None)
     return parser
 
 
 def parse_options(argv: Sequence[str]) -> AuditOptions:
-    """Parse and check the command line.
-
-    :raise UsageError: on a bad option value or an unknown case name.
-    """
+    """Parse and check the command line; :raise UsageError: on a bad value or an unknown case name."""
     args = build_parser().parse_args(list(argv))
     check_output_path(args.json, "--json")
     if args.samples is not None and args.samples < 2:

@@ -1,44 +1,22 @@
 """Averaging-attack drill: the same query asked again and again, with the privacy-budget ledger off and on.
 
-The attack (issue 15): one run of a query is epsilon-DP, but an analyst who may ask it R times and
-average the R noisy answers sees the noise shrink like ``1/sqrt(R)``: the mean converges to the exact
-statistic, and the DP guarantee of one run says nothing about the R-th.  Composition says the R runs
-together are only ``R epsilon``-DP; a ledger at each party that keeps that sum and refuses at the
-budget ``B`` caps the attacker at ``floor(B / epsilon)`` answers, whose average keeps an error of about
-``std / sqrt(floor(B / epsilon))``.
-
-What the drill measures, for Kendall's tau of (sysBP, diaBP) on the first ``--rows`` complete rows of
-the embedded Framingham data, split over three parties (``--pairs all``: the complete statistic, so
-the noise is the only error), at ``--epsilon`` per run:
-
-1. Ledger off, simulated (:func:`dp.umpc.simulate`, the protocol's simulated path, same noise
-   distribution as the secure path): ``--attackers`` independent attackers each average R answers,
-   for R = 1, 2, 4, ..., ``--max-runs``; the root-mean-square error of their averages against the
-   exact value (:func:`dp.umpc.exact`), next to ``std / sqrt(R)``, and the fitted log-log slope
-   (expected -1/2, checked within five standard errors of the fit).  The simulation's noise is seeded
-   (``--seed``) for a repeatable table -- a release never does that.
-2. Ledger off, real: ``--real-runs`` real ``-M3`` runs of ``python -m scenarios.ustat`` (``--ledger off``;
-   fresh OS noise); the error of one attacker's running average after R of them.
-3. Ledger on, real: the same command with ``--ledger DIR --budget B:1e-9`` (the delta covers the in-MPC
-   sampler's truncation, ``2^-40`` per released sum), repeated until a run is refused; the drill checks
-   that exactly ``floor(B / epsilon)`` runs were answered and that the refusal was exit 2 at every party
-   with the ledger's one line (shown), before any data was shared.
-
-Run it::
+An analyst who averages R answers of an epsilon-DP query sees the noise shrink like ``1/sqrt(R)``; a ledger
+that refuses at budget ``B`` caps it at ``floor(B / epsilon)`` answers.  For Kendall's tau of (sysBP, diaBP) on
+the first ``--rows`` Framingham rows over three parties, the drill simulates the attack (fitted log-log slope
+-1/2 within five standard errors), runs it for real with ``-M3`` parties and the ledger off, then with the
+ledger on until refused (exit 2 with the ledger's line after exactly ``floor(B / epsilon)`` answers).
+Details: docs/drills.md.  Run it::
 
     python -m scenarios.drills.budget                 # full: 16 real runs off, budget 4
     python -m scenarios.drills.budget --quick         # small (for make drills: well under a minute)
 
-Options: --rows N (default 60), --epsilon E (per run, default 1), --budget B (default 4; quick 3),
---max-runs R (largest R simulated, default 256; quick 64), --attackers T (simulated attackers per R,
-default 4000; quick 2000), --real-runs K (real runs with the ledger off, default 16; quick 4),
---seed S (data split and simulation noise), --results-dir DIR (CSV and PNG, default results/),
---json PATH, --quick.
+Options: --rows N (60), --epsilon E (per run, 1), --budget B (4; quick 3), --max-runs R (256; quick 64),
+--attackers T (4000; quick 2000), --real-runs K (16; quick 4), --seed S (data split and simulation noise),
+--results-dir DIR (CSV and PNG, default results/), --json PATH, --quick.
 
-Threat model: the attacker is the analyst who receives the releases (or a passive coalition of
-``t < m/2`` parties, who receive the same releases); it may repeat the query as often as the parties
-answer.  The ledger is what stops it: each honest data holder refuses on its own once its budget is
-spent.  It protects nothing if a data holder deletes its own ledger (see :mod:`dp.budget.ledger`).
+Threat model: the attacker is the analyst who receives the releases (or a passive coalition of ``t < m/2``
+parties); each honest data holder's ledger refuses on its own once its budget is spent.  It protects nothing
+if a data holder deletes its own ledger (see :mod:`dp.budget.ledger`).
 """
 from __future__ import annotations
 
@@ -88,20 +66,12 @@ class DrillOptions:
 
 
 def parse_options(argv: Sequence[str]) -> DrillOptions | None:
-    """Parse the options; ``None`` after ``--help``.
-
-    :raise UsageError: one line.
-    """
+    """Parse the options; ``None`` after ``--help``; :raise UsageError: one line."""
     parser = ScenarioParser(prog="python -m scenarios.drills.budget", description=__doc__, runs_as="launcher")
-    parser.add_argument("--rows", type=int, default=60)
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--budget", type=float, default=None)
-    parser.add_argument("--max-runs", type=int, default=None)
-    parser.add_argument("--attackers", type=int, default=None)
-    parser.add_argument("--real-runs", type=int, default=None)
-    parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--results-dir", default="results")
-    parser.add_argument("--json", default=None)
+    for option, kind, default in (("--rows", int, 60), ("--epsilon", float, 1.0), ("--budget", float, None),
+                                  ("--max-runs", int, None), ("--attackers", int, None), ("--real-runs", int, None),
+                                  ("--seed", int, 2026), ("--results-dir", str, "results"), ("--json", str, None)):
+        parser.add_argument(option, type=kind, default=default)
     parser.add_argument("--quick", action="store_true")
     try:
         args = parser.parse_args(list(argv))
@@ -161,12 +131,9 @@ def _powers(limit: int) -> list[int]:
 
 def simulate_attack(rows: np.ndarray, *, epsilon: float, max_runs: int, attackers: int,
                     seed: int) -> tuple[float, float, list[dict[str, float]]]:
-    """The simulated averaging attack: ``(exact value, std of one answer, rows of the table)``.
-
-    For each R in 1, 2, 4, ..., ``max_runs``: ``attackers`` attackers each average R fresh answers
-    (the simulated path of the protocol, :func:`dp.umpc.simulate`); the RMSE of their averages against
-    the exact statistic, and ``std / sqrt(R)``.
-    """
+    """The simulated averaging attack: ``(exact value, std of one answer, rows of the table)``; per R in 1, 2, 4,
+    ..., ``max_runs``, the RMSE of ``attackers`` averages of R answers (:func:`dp.umpc.simulate`) and
+    ``std / sqrt(R)``."""
     from dp.umpc import exact, simulate
 
     query = _query(epsilon)
@@ -194,12 +161,8 @@ def fitted_slope(table: Sequence[dict[str, float]]) -> float:
 
 
 def slope_tolerance(table: Sequence[dict[str, float]], attackers: int) -> float:
-    """Five standard errors of :func:`fitted_slope`.
-
-    Each ln RMSE estimated from ``T`` attackers has standard error about ``sqrt((kurtosis - 1) / T) / 2``;
-    the averaged discrete Laplace noise has kurtosis at most 6 (the single Laplace's: excess 3), so at
-    most ``sqrt(5 / T) / 2``; the slope's standard error is that over ``sqrt(sum (ln R - mean)^2)``.
-    """
+    """Five standard errors of :func:`fitted_slope`: ``sqrt(5 / T) / 2`` per ln RMSE (kurtosis at most 6) over
+    ``sqrt(sum (ln R - mean)^2)`` (derivation: docs/drills.md)."""
     x = np.log([row["runs"] for row in table])
     spread = float(np.sqrt(np.sum((x - x.mean()) ** 2)))
     return 5.0 * math.sqrt(5.0 / attackers) / 2.0 / spread
@@ -307,11 +270,6 @@ def _real_errors(outcome: Outcome) -> dict[int, float]:
     return {runs: abs(float(np.mean(answers[:runs])) - outcome.truth) for runs in _powers(len(answers))}
 
 
-def _rmse_at(outcome: Outcome, runs: int) -> float:
-    """The simulated RMSE of an attacker's average of ``runs`` answers (``std / sqrt(runs)``)."""
-    return outcome.single_std / math.sqrt(runs)
-
-
 def report(options: DrillOptions, outcome: Outcome) -> None:
     """Print the table and the ledger's refusal."""
     print(f"Averaging attack on Kendall's tau of {', '.join(COLUMNS)} (first {options.rows} Framingham rows, 3 parties, "
@@ -332,7 +290,7 @@ def report(options: DrillOptions, outcome: Outcome) -> None:
     answered = sum(1 for run in outcome.on if run.code == 0)
     print(f"  ledger on (budget {options.budget:g}:{BUDGET_DELTA:g}), real -M3 runs: {answered} answered, "
           f"floor(B/epsilon) = {outcome.expected_answers}; the attacker's error stays about "
-          f"{_rmse_at(outcome, max(answered, 1)):.4f}")
+          f"{outcome.single_std / math.sqrt(max(answered, 1)):.4f}")
     if outcome.on and outcome.on[-1].code != 0:
         print(f"  run {len(outcome.on)} refused (exit {outcome.on[-1].code}): {outcome.on[-1].error_line}")
     if outcome.on and outcome.on[0].budget_line:
@@ -355,7 +313,7 @@ def plot(options: DrillOptions, outcome: Outcome, path: str) -> None:
                     label="ledger off: real -M3 runs, |average - exact|")
     stop = outcome.expected_answers
     axes.axvline(stop, color="tab:red", linestyle=":", label=f"ledger on: refused after {stop} runs (B = {options.budget:g})")
-    axes.axhspan(_rmse_at(outcome, stop), axes.get_ylim()[1], color="tab:red", alpha=0.08)
+    axes.axhspan(outcome.single_std / math.sqrt(stop), axes.get_ylim()[1], color="tab:red", alpha=0.08)
     axes.set_xlabel("R: answers the attacker averages")
     axes.set_ylabel("error of the attacker's average")
     axes.set_title(f"Averaging attack, Kendall tau, epsilon {options.epsilon:g} per run", fontsize=9)

@@ -1,52 +1,23 @@
 """Coalition drills: what t colluding parties see, and that t + 1 would see everything, with real MPyC parties.
 
-Three drills of the threat model (passive, static adversary corrupting at most ``t < m/2`` of the
-``m`` parties; ``t`` is MPyC's ``-T``, default ``(m-1)//2``), run by real MPyC parties:
-
-(i) Share independence.  The honest parties secret-share their inputs through the suite's own intake
-    (:func:`secure.intake.share_rows`, i.e. ``mpc.input`` of secure integer arrays), in two rounds:
-    round a their real data (the fixed-point ``sysBP`` values of their Framingham rows, cycled to
-    ``--copies`` entries), round b ``--copies`` copies of a different value (0).  The coalition pools
-    the Shamir shares its members hold (:func:`secure.views.local_share_integers`) at its first member
-    with ``mpc.transfer`` -- exactly what colluding parties do -- and tests whether they depend on the
-    inputs: two-sample Kolmogorov-Smirnov of ``share/p`` between the rounds, and chi-square uniformity
-    over equal bins of ``[0, p)`` in each round, for each member's coordinate and for one fixed linear
-    combination of the ``t`` coordinates (their Lagrange combination at 0, the coalition's best
-    "reconstruction").  A Bonferroni bound over all the p-values rejects only at family level 1e-3.
-(ii) Exact epsilon left against the coalition, for the main job's query (Kendall's tau of sysBP,
-    diaBP, ``|E| = 2n``): from the honest parties' noise alone, ``dp.audit.engine.coalition_epsilon`` with the
-    suite's calibration to ``m - t`` (meets epsilon) and with a naive calibration to ``m`` (misses it).
-    Then a real Pi_U-MPC release on the first ``--rows`` Framingham rows, in which every party records
-    its own noise draws (``run_secure(noise_source=...)``): the coalition subtracts its draws from the
-    released sum, which leaves the true sum plus the honest parties' noise only; the drill prints that
-    honest noise and checks the arithmetic exactly (against the honest draws, disclosed for the check
-    only, and in a second release with fixed, known draws).
-(iii) The threshold is real.  A coalition of ``t + 1`` parties (the coalition plus the lowest honest
-    party) recombines the shares of (i) by Lagrange interpolation and recovers every honest input
-    exactly; the ``t`` coalition members alone, interpolating the same way, hit an input only at the
-    chance rate ``1/p``.
-
-Run it with three local parties (the default when no ``-M`` is given: the drills need a coalition,
-so ``-M1`` stops with exit 2), or five with threshold 2::
+(i) share independence: the coalition pools its Shamir shares of the honest inputs (real data, then zeros)
+and tests them against uniform and across rounds (KS, chi-square, Bonferroni at family level 1e-3);
+(ii) the exact epsilon left against the coalition for the main job's query, and a real release from which
+the coalition subtracts its own noise draws; (iii) ``t + 1`` parties reconstruct every honest input, ``t``
+only at the chance rate ``1/p``.  Details: docs/drills.md.  Run it with three local parties (the default
+when no ``-M`` is given; ``-M1`` stops with exit 2), or five with threshold 2::
 
     python -m scenarios.drills.coalition -M3
-    python -m scenarios.drills.coalition -M5 -T2
     python -m scenarios.drills.coalition -M5 -T2 --coalition 1,3 --copies 10000 --json drills.json
     python -m scenarios.drills.coalition -M3 --quick                       # small sizes, for CI
 
-Options (lower case; MPyC's own options such as -M, -I, -T, -L work as usual):
-  --coalition I,J,...  the t colluding party ids (default: the last t parties)
-  --copies N        inputs per honest party and round in drills (i) and (iii) (default 4000; quick 400)
-  --rows R          first R Framingham rows for the release of drill (ii) (default 60; quick 30)
-  --epsilon E       privacy budget of the release (default 1)
-  --seed S          public seed of the sampled tuples (default: a joint seed)
-  --quick           small sizes (CI)
-  --json PATH       party 0 writes the drill record there
+Options: ``--coalition I,J,...`` (the t colluding ids; default the last t), ``--copies N`` (inputs per honest
+party and round; 4000, quick 400), ``--rows R`` (Framingham rows of the release; 60, quick 30), ``--epsilon E``
+(1), ``--seed S`` (public tuple seed; default joint), ``--quick``, ``--json PATH`` (party 0 writes it).
 
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  The
-drills *act out* that adversary: coalition members hand their shares and noise draws to one of them.
-For the exactness checks only, the honest parties also disclose their inputs and draws to that party
-after the attack; nothing in the attack itself uses them.
+Threat model: passive, static, ``t < m/2``; the drills act out that adversary (members hand their shares and
+noise draws to one of them).  Only for the exactness checks do the honest parties disclose their inputs and
+draws to that party, after the attack.
 """
 from __future__ import annotations
 
@@ -76,12 +47,7 @@ EPSILON_TOLERANCE = 1e-6
 
 
 def known_draw(party: int, index: int) -> int:
-    """The fixed noise draw of a party for one released sum (public, for the exactness check).
-
-    :param party: the party's id ``i``.
-    :param index: the released sum ``j`` (0 for a one-output kernel).
-    :return: ``3 (i + 1) - 5 + 7 j``.
-    """
+    """The fixed, public noise draw ``3 (i + 1) - 5 + 7 j`` of party ``i`` for released sum ``j`` (exactness check)."""
     return 3 * (party + 1) - 5 + 7 * index
 
 
@@ -123,21 +89,15 @@ class Options:
 def build_parser() -> ScenarioParser:
     """The option parser of this scenario (MPyC's options are removed before it runs)."""
     parser = ScenarioParser(prog="python -m scenarios.drills.coalition", description=__doc__)
-    parser.add_argument("--coalition", default=None)
-    parser.add_argument("--copies", type=int, default=None)
-    parser.add_argument("--rows", type=int, default=None)
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--seed", type=int, default=None)
+    for option, kind, default in (("--coalition", str, None), ("--copies", int, None), ("--rows", int, None),
+                                  ("--epsilon", float, 1.0), ("--seed", int, None), ("--json", str, None)):
+        parser.add_argument(option, type=kind, default=default)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--json", default=None)
     return parser
 
 
 def _parse_coalition(text: str | None, parties: int, threshold: int) -> list[int]:
-    """``"3,4"`` -> ``[3, 4]``, checked: ``t`` distinct ids in ``0..m-1`` (default: the last ``t``).
-
-    :raise UsageError: on a malformed list, a wrong size, an id out of range or a repeated id.
-    """
+    """``"3,4"`` -> ``[3, 4]``, checked: ``t`` distinct ids in ``0..m-1`` (default: the last ``t``); :raise UsageError:."""
     if text is None:
         return list(range(parties - threshold, parties))
     try:
@@ -156,12 +116,7 @@ def _parse_coalition(text: str | None, parties: int, threshold: int) -> list[int
 
 
 def parse_options(argv: Sequence[str], parties: int | None = None, threshold: int | None = None) -> Options:
-    """Parse and validate the drill options.
-
-    :param argv: the scenario's own options (MPyC's removed).
-    :param parties: ``m``; ``threshold``: ``t`` (default: from the MPyC runtime's options).
-    :raise UsageError: with a one-line message.
-    """
+    """Parse and validate the drill options (``m`` and ``t`` default to the MPyC runtime's); :raise UsageError:."""
     from dp.validation import check_epsilon
 
     args = build_parser().parse_args(list(argv))  # first: -h exits here, before MPyC is started
@@ -191,18 +146,13 @@ def parse_options(argv: Sequence[str], parties: int | None = None, threshold: in
 
 
 def chi_square_bins(samples: int) -> int:
-    """Number of equal bins of ``[0, p)`` for the uniformity test: about 50 samples per bin, 4..50 bins.
-
-    :param samples: the number of shares tested.
-    """
+    """Number of equal bins of ``[0, p)`` for the uniformity test: about 50 samples per bin, 4..50 bins."""
     return max(4, min(50, samples // 50))
 
 
 def _uniformity(values: Sequence[int], modulus: int, bins: int) -> float:
-    """p-value of the chi-square test that field integers are uniform over ``bins`` equal bins of ``[0, p)``.
-
-    The bins ``[k p / B, (k+1) p / B)`` have probabilities equal to within ``B / p`` (about 1e-18).
-    """
+    """p-value of the chi-square test that field integers are uniform over ``bins`` equal bins of ``[0, p)`` (their
+    probabilities are equal to within ``B / p``, about 1e-18)."""
     from scipy import stats
 
     index = np.array([int(v) * bins // modulus for v in values], dtype=np.int64)
@@ -217,15 +167,10 @@ def _as_unit(values: Sequence[int], modulus: int) -> np.ndarray:
 
 def independence_tests(round_a: Sequence[Sequence[int]], round_b: Sequence[Sequence[int]], *,
                        members: Sequence[int], modulus: int) -> list[dict[str, Any]]:
-    """Do the coalition's shares depend on the honest inputs?  KS between rounds, chi-square per round.
+    """Do the coalition's shares depend on the honest inputs?  KS between rounds, chi-square per round, for each
+    member's shares (per member, in ``members`` order) and, for ``t >= 2``, their Lagrange combination at 0.
 
-    :param round_a: per coalition member (in ``members`` order), its shares of the honest inputs in
-        round a; ``round_b`` likewise (same lengths).
-    :param members: the coalition's party ids (their share points are ``id + 1``).
-    :param modulus: the field prime ``p``.
-    :return: one entry per test: ``name``, ``test`` (``ks`` or ``chi2``), ``p_value``; the coordinates are
-        each member's shares and, for ``t >= 2``, their Lagrange combination at 0 (a fixed linear
-        combination; for ``t = 1`` it would be the one coordinate again).
+    :return: one entry per test: ``name``, ``test`` (``ks`` or ``chi2``), ``p_value``.
     :raise ValueError: if the rounds have different numbers of members or no samples.
     """
     from scipy import stats
@@ -256,23 +201,13 @@ def independence_tests(round_a: Sequence[Sequence[int]], round_b: Sequence[Seque
 
 
 def bonferroni(p_values: Sequence[float]) -> float:
-    """Family p-value ``min(1, K * min p)`` of ``K`` tests (Bonferroni: valid under any dependence).
-
-    :param p_values: the ``K`` p-values (none: 1).
-    """
+    """Family p-value ``min(1, K * min p)`` of ``K`` tests (Bonferroni: valid under any dependence; none: 1)."""
     return min(1.0, len(p_values) * min(p_values)) if p_values else 1.0
 
 
 def count_reconstructed(members: Sequence[int], shares: Sequence[Sequence[int]], truth: Sequence[int],
                         modulus: int) -> int:
-    """How many inputs the members recover by Lagrange interpolation at 0 of their shares.
-
-    :param members: the party ids whose shares are pooled.
-    :param shares: their share vectors, in the order of ``members``.
-    :param truth: the shared inputs.
-    :param modulus: the field prime ``p``.
-    :raise ValueError: see :func:`secure.views.recombine`.
-    """
+    """How many inputs ``truth`` the ``members`` recover by Lagrange interpolation at 0 of their ``shares``."""
     from secure.views import recombine, share_point
 
     guesses = recombine([share_point(member) for member in members], shares, modulus)
@@ -310,10 +245,7 @@ def _rows_of(party: int, options: Options) -> np.ndarray:
 
 
 def _main_job_plan(options: Options, seed: int) -> tuple[Any, int, int]:
-    """The noise plan the main job (``python -m scenarios.ustat``, all Framingham rows) would use.
-
-    :return: the plan, the number of rows ``n`` and of tuples ``|E| = 2n``.
-    """
+    """The noise plan of the main job (``python -m scenarios.ustat``, all Framingham rows), ``n`` and ``|E| = 2n``."""
     from dp.umpc.protocol import plans_for, sample_for
     from secure.intake import rows_from_table
 
@@ -327,11 +259,8 @@ def _main_job_plan(options: Options, seed: int) -> tuple[Any, int, int]:
 
 
 async def _share_round(sectype: type, inputs: np.ndarray | None, options: Options) -> tuple[list[Any], list[Any]]:
-    """One round of drill (i): honest parties share ``inputs``; the t + 1 parties pool their shares.
-
-    :return: at the analyst, the pooled share vectors (in :attr:`Options.extended` order) and the honest
-        inputs (disclosed for the check only); elsewhere two empty lists.
-    """
+    """One round of drill (i): honest parties share ``inputs``; the t + 1 parties pool their shares at the analyst
+    (in :attr:`Options.extended` order), with the honest inputs disclosed for the check only."""
     from mpyc.runtime import mpc
 
     from secure.intake import share_rows
@@ -383,7 +312,7 @@ async def _release_drill(options: Options, seed: int) -> dict[str, Any]:
     from mpyc.runtime import mpc
 
     from dp.audit.engine import coalition_epsilon
-    from dp.noise_plans import PartyLaplacePlan, PartyNoisePlan
+    from dp.noise_plans import NoisePlan
     from dp.umpc.protocol import prepare_rows, run_secure, simulate
 
     query = _query(options)
@@ -391,10 +320,10 @@ async def _release_drill(options: Options, seed: int) -> dict[str, Any]:
     fixed = prepare_rows(query, own)
     rows_total = sum(await mpc.transfer(int(fixed.integers.shape[0])))
     query = replace(query, tuples=2 * rows_total)
-    plans: list[PartyNoisePlan] = []
+    plans: list[NoisePlan] = []
     draws: list[int] = []
 
-    def recorded(plan: PartyNoisePlan, index: int) -> int:
+    def recorded(plan: NoisePlan, index: int) -> int:
         draw = plan.draw()
         plans.append(plan)
         draws.append(int(draw))
@@ -414,7 +343,7 @@ async def _release_drill(options: Options, seed: int) -> dict[str, Any]:
                      noise=np.zeros((1, len(plans), options.parties), dtype=np.int64))
     true_sum = int(truth.sums[0])
     plan = plans[0]
-    if not isinstance(plan, PartyLaplacePlan):  # _query is pure DP with party noise: Polya shares, DLap(alpha)
+    if plan.mechanism != "discrete laplace":  # _query is pure DP with party noise: Polya shares, DLap(alpha)
         raise TypeError(f"the coalition drill needs discrete Laplace party noise, got {plan.mechanism}")
     main_plan, main_rows, main_pairs = _main_job_plan(options, seed)
     epsilons = []
@@ -484,7 +413,6 @@ async def _drills(options: Options) -> None:
 
 
 def _ids(parties: Sequence[int]) -> str:
-    """``[0, 2]`` -> ``{0, 2}``."""
     return "{" + ", ".join(map(str, parties)) + "}"
 
 

@@ -1,43 +1,17 @@
 """One party of a secure job that deviates on purpose in what it inputs, for the malicious-input drill.
 
-It runs a job (``--scenario``, default ``ustat``) as one MPyC party after wrapping, *in this process
-only*, the function through which the job shares this party's count vector
-(:func:`secure.aggregation.sum_counted_vectors`; for the FSS ECDF :func:`secure.fss.dcf.gen`, the
-owner's key generation).  The production code is never changed.  The other parties run the job
-unchanged, each with its own ``-I``::
+It runs a job (``--scenario``: ``ustat``, ``ecdf``, ``ecdf_fss``, ``rank_auc``, ``hosmer_lemeshow``,
+``roc_private``) as one MPyC party after wrapping, *in this process only*, the functions that share its count
+vector or noise; the other parties run the job unchanged, each with its own ``-I``::
 
     python -m scenarios.drills.deviating_party --inflate-counts 250 --scenario ecdf --data 'p{pid}.csv' \\
         --columns sysBP --domain sysBP=80:300 --epsilon 1e9 -M3 -I 1 -B 40000 --no-log
 
-Deviations (give exactly one):
+Give exactly one of ``--inflate-counts K``, ``--shift-counts``, ``--negative-counts K``, ``--bias-noise B``
+(what each does and what the suite must do about it: docs/drills.md).
 
-``--inflate-counts K``
-    The count vector gains ``K`` rows in its first cell, so it sums to ``K`` more than this party's public
-    row count (the FSS ECDF: ``K`` more DCF keys than rows, at the last grid point).  The suite must
-    refuse it at every party (``party i: its ... does not sum to its public row count``).
-``--shift-counts``
-    Every row of this party moves to the first cell: the right total, non-negative cells.  This is the
-    same as the party lying about its own rows, which no check can see; the drill measures how far it
-    moves the release (bounded by this party's rows).
-``--negative-counts K``
-    ``K`` rows more in the first cell and ``K`` fewer in the last cell of the grid (``K`` above what the
-    party holds there makes that cell negative): the right total, so the sum check passes.  The drill
-    measures what such a vector moves (not bounded by the party's rows: cells are not checked for
-    non-negativity).
-
-``--bias-noise B``
-    Its party-drawn noise share is ``B`` larger than drawn (every entry: the U-statistic's
-    :func:`secure.aggregation.add_party_noise`, the ECDF tree's node draws and the other party-noise
-    vectors of :func:`secure.aggregation.sum_party_vectors`).  The untruncated party samplers declare no
-    tail bound per share, so nothing checks it; the drill measures what it moves.  Only the guarded
-    reveal's range check stops a bias that pushes a sum outside its possible range.
-
-``--scenario NAME`` is one of ``ustat``, ``ecdf``, ``ecdf_fss``, ``rank_auc``, ``hosmer_lemeshow``,
-``roc_private``.  The deviating party needs its own ``-I`` (it does not launch the others).
-
-Threat model being drilled: the suite claims a passive (semi-honest) adversary; deviating inputs are
-an active attack.  The claim under test is the input check of issue 21 (one secure zero test per party
-and count vector), and the drill reports what it leaves open.
+Threat model drilled: deviating inputs are an active attack outside the passive model; the claim under test is
+the input check of issue 21 (one secure zero test per party and count vector).
 """
 from __future__ import annotations
 
@@ -61,13 +35,8 @@ SCENARIOS: tuple[str, ...] = ("ustat", "ecdf", "ecdf_fss", "rank_auc", "hosmer_l
 
 @dataclass(frozen=True)
 class Deviation:
-    """What this party does to its count vector.
-
-    :param kind: ``inflate``, ``shift``, ``negative`` (the count vector) or ``bias`` (the noise share).
-    :param amount: ``K`` of ``inflate`` and ``negative``, ``B`` of ``bias`` (0 for ``shift``).
-    :param scenario: the job.
-    :param error: a usage error, shared with the other parties as a verdict.
-    """
+    """What this party does: ``kind`` ``inflate``, ``shift``, ``negative`` (the count vector) or ``bias`` (the noise
+    share) by ``amount`` (``K`` or ``B``; 0 for ``shift``); ``error``: a usage error, shared as a verdict."""
 
     kind: str = "inflate"
     amount: int = 0
@@ -104,11 +73,7 @@ def split_deviation(argv: Sequence[str]) -> tuple[Deviation, list[str]]:
 
 
 def deviate(vector: Any, deviation: Deviation, cells: int | None = None) -> Any:
-    """The count vector this party inputs instead of its own (a NumPy int vector).
-
-    :param cells: how many leading cells are grid cells (the rest: above the grid, outside a subset);
-        default all.
-    """
+    """The count vector this party inputs instead of its own; ``cells``: the leading grid cells (default all)."""
     import numpy as np
 
     own = np.asarray(vector, dtype=np.int64).reshape(-1).copy()

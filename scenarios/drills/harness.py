@@ -1,31 +1,18 @@
 """The drill harness: start three real local parties, collect what each did, judge and print the outcome.
 
-What: the pieces every drill orchestrator (:mod:`scenarios.drills.faults`, :mod:`scenarios.drills.freeze`,
-:mod:`scenarios.drills.malicious_input`) shares --
+Shared by the orchestrators (:mod:`scenarios.drills.faults`, :mod:`scenarios.drills.freeze`,
+:mod:`scenarios.drills.malicious_input`): their command line (``--quick``, ``--json PATH``, ``-M3``, ``-L``),
+the per-party Framingham files, :func:`run_three` (one process per party on a free base port, ending only
+processes it started), the checked results and their tables.  This process imports no MPyC runtime.
 
-- the command line of an orchestrator (:func:`parse_drill_argv`: ``--quick``, ``--json PATH``, MPyC's
-  ``-M3`` and ``-L``; any other MPyC option is refused);
-- the data: the first Framingham rows with no missing value, cut into per-party files ``p{pid}.csv``
-  (:func:`framingham_columns`, :func:`write_party_files`);
-- running: :func:`run_three` starts one process per party, ``python -m scenarios.<module> ... -M3 -I i
-  -B PORT --no-log`` on a free base port, polls their exits every 10 ms, ends a hung party (or a frozen
-  one, once the others have exited) -- only processes it started -- and returns each party's
-  :class:`PartyResult` (exit code and time, output, phase log of a :mod:`scenarios.drills.party`);
-- results and tables: :class:`CheckedOutcome` / :class:`DrillResult` (the checks a drill had to pass,
-  JSON-ready), :func:`format_table`, and :func:`drill_main`, the life of an orchestrator (parse, run in
-  a temporary directory, print, write JSON, exit 0 / 1 / 2).
-
-This process is only an orchestrator: it imports no MPyC runtime (only MPyC's option parser, inside
-:func:`parse_drill_argv`).
-
-Threat model drilled (docs/design.md, "Threat model" and "Command-line contract"): passive (semi-honest),
-static adversary, at most ``t < m/2`` corrupted parties; a crashed or frozen party is a failure, not
-an attack, and the others must stop with one line and exit 1 (2 for bad input), nothing released.
+Threat model drilled: passive, static, ``t < m/2``; a crashed or frozen party is a failure, not an attack
+(docs/drills.md).
 """
 from __future__ import annotations
 
 import csv
 import gzip
+import json
 import os
 import re
 import subprocess
@@ -39,12 +26,13 @@ from typing import Any
 from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.outputs import check_output_path
-from secure.parties import free_base_port as parties_free_base_port
+from secure.launcher import free_base_port as parties_free_base_port, mpyc_help, mpyc_options
 
-__all__ = ["DrillOptions", "parse_drill_argv", "framingham_columns", "write_party_files", "PartySpec", "PartyResult",
-           "free_base_port", "run_three", "CheckedOutcome", "DrillResult", "format_table", "drill_main", "REPO_ROOT",
-           "PARTIES", "VICTIM", "QUICK_ROWS", "FULL_ROWS", "KENDALL_ARGS", "RESULT_NAME", "RELEASE_MARKERS",
-           "HISTOGRAM_KENDALL_ARGS", "HISTOGRAM_ORDER"]
+__all__ = ["DrillOptions", "parse_drill_argv", "framingham_columns", "write_party_files", "party_directory",
+           "read_result", "PartySpec", "PartyResult", "free_base_port", "run_three", "CheckedOutcome", "DrillResult",
+           "judge_survivors", "format_table", "drill_row", "exits", "drill_main", "REPO_ROOT", "PARTIES", "VICTIM",
+           "QUICK_ROWS", "FULL_ROWS", "KENDALL_ARGS", "RESULT_NAME", "RELEASE_MARKERS", "HISTOGRAM_KENDALL_ARGS",
+           "HISTOGRAM_ORDER"]
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FRAMINGHAM = os.path.join(REPO_ROOT, "scenarios", "data", "framingham.csv.gz")
@@ -70,17 +58,9 @@ RELEASE_MARKERS = ("private estimate", "Private U-statistic", "Private ECDF", "p
                    "Private AUC")
 
 
-# --------------------------------------------------------------------------------- command line
-
-
 @dataclass(frozen=True)
 class DrillOptions:
-    """Options of a drill orchestrator.
-
-    :param quick: a small run (fewer rows and drills), for the tests.
-    :param json: where to write the outcomes, or ``None``.
-    :param party_args: MPyC options passed on to every party (``-L``).
-    """
+    """``--quick`` (a small run, for the tests), ``--json PATH``, and the MPyC options passed on (``-L``)."""
 
     quick: bool = False
     json: str | None = None
@@ -88,52 +68,34 @@ class DrillOptions:
 
 
 def parse_drill_argv(argv: Sequence[str], prog: str, doc: str) -> DrillOptions | None:
-    """Parse an orchestrator's command line: ``--quick``, ``--json PATH``, and MPyC's ``-M3`` and ``-L``.
+    """Parse an orchestrator's command line; ``None`` if help was asked for (and printed).
 
-    :param argv: the command line without the program name.
-    :param prog: program name for messages.
-    :param doc: the text printed for ``-h``/``--help`` (the module docstring).
-    :return: the options, or ``None`` if help was asked for (and printed).
     :raise UsageError: on bad usage (one line).
     """
-    import mpyc  # only MPyC's option parser, to recognise its options; no runtime is started
-
-    mpyc_parser = mpyc._get_arg_parser()
-    defaults = vars(mpyc_parser.parse_known_args([])[0])
-    mpyc_options, rest = mpyc_parser.parse_known_args(list(argv))
-    given = vars(mpyc_options)
+    given, rest = mpyc_options(argv)  # MPyC's options that differ from its defaults; no runtime is started
     parser = ScenarioParser(prog=prog, description=doc, runs_as="launcher")
     parser.add_argument("--quick", action="store_true", help="a small run (fewer rows and drills), for the tests")
     parser.add_argument("--json", default=None, metavar="PATH", help="write the outcomes to PATH (JSON)")
     if given.get("HELP"):
-        mpyc_parser.print_help()
+        print(mpyc_help(), end="")
         return None
     if given.get("help"):
         parser.print_help()
         return None
     if given.get("M") not in (None, PARTIES):
         raise UsageError(f"the drills always run {PARTIES} local parties; drop -M {given.get('M')}")
-    ignored = {"M", "bit_length", "no_log", "log_level", "f"}
-    refused = sorted(key for key, value in given.items() if key not in ignored and value != defaults.get(key))
+    refused = sorted(key for key in given if key not in {"M", "bit_length", "no_log", "log_level", "f"})
     if refused:
         raise UsageError(f"the drills launch their own local parties; MPyC option(s) {', '.join(refused)} "
                          "cannot be used here (only -M3 and -L)")
     args = parser.parse_args(rest)
     check_output_path(args.json, "--json")
-    party_args: tuple[str, ...] = ()
-    if given.get("bit_length") != defaults.get("bit_length"):
-        party_args = ("-L", str(given["bit_length"]))
+    party_args = ("-L", str(given["bit_length"])) if "bit_length" in given else ()
     return DrillOptions(bool(args.quick), args.json, party_args)
 
 
-# ----------------------------------------------------------------------------------------- data
-
-
 def framingham_columns(columns: Sequence[str], rows: int) -> list[list[str]]:
-    """The first ``rows`` Framingham rows with no missing value in ``columns``, as strings.
-
-    Read straight from the embedded file, so this process imports no MPyC.
-    """
+    """The first ``rows`` Framingham rows with no missing value in ``columns``, as strings (no MPyC import)."""
     with gzip.open(FRAMINGHAM, "rt", newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
         header = [name.strip() for name in next(reader)]
@@ -141,9 +103,8 @@ def framingham_columns(columns: Sequence[str], rows: int) -> list[list[str]]:
         chosen: list[list[str]] = []
         for row in reader:
             cells = [row[p].strip() for p in positions]
-            if any(cell.lower() in ("", "na", "nan", "?") for cell in cells):
-                continue
-            chosen.append(cells)
+            if not any(cell.lower() in ("", "na", "nan", "?") for cell in cells):
+                chosen.append(cells)
             if len(chosen) == rows:
                 break
     return chosen
@@ -160,16 +121,26 @@ def write_party_files(directory: str, header: Sequence[str], rows: Sequence[Sequ
     return "p{pid}.csv"
 
 
-# -------------------------------------------------------------------------------------- running
+def party_directory(root: str, name: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A fresh subdirectory of ``root`` named after ``name``, holding the party files of ``rows``."""
+    directory = os.path.join(root, re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_"))
+    os.makedirs(directory)
+    write_party_files(directory, header, rows)
+    return directory
+
+
+def read_result(directory: str) -> Any:
+    """The ``--json`` record party 0 wrote in ``directory`` (``{}`` if none)."""
+    path = os.path.join(directory, RESULT_NAME)
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
 
 
 @dataclass(frozen=True)
 class PartySpec:
-    """How to start one party: ``python -m scenarios.<module> <args> -M3 -I i -B port --no-log``.
-
-    :param module: ``ustat`` (honest, unchanged) or ``drill_party`` (misbehaving on purpose).
-    :param args: its arguments. A ``drill_party`` also gets ``--phase-log`` from :func:`run_three`.
-    """
+    """How to start one party: ``python -m scenarios.<module> <args> -M3 -I i -B port --no-log``."""
 
     module: str
     args: tuple[str, ...]
@@ -177,13 +148,8 @@ class PartySpec:
 
 @dataclass
 class PartyResult:
-    """What one party process did.
-
-    :param code: exit code, or ``None`` if it had to be ended after the run timeout.
-    :param exit_time: ``time.monotonic()`` when its exit was seen (``None`` if ended).
-    :param phases: ``(phase, bytes sent so far, monotonic time)`` per phase entered (drill parties only).
-    :param exit_bytes: bytes this party sent in all, if it exited normally (drill parties only).
-    """
+    """What one party process did: exit code (``None``: hung and ended), the time its exit was seen, its output,
+    and from a ``drills.party`` phase log ``(phase, bytes sent so far, monotonic time)`` and the bytes at exit."""
 
     party: int
     module: str
@@ -213,32 +179,29 @@ def free_base_port(parties: int = PARTIES) -> int:
 def _read_phase_log(path: str) -> tuple[list[tuple[str, int, float]], int | None]:
     phases: list[tuple[str, int, float]] = []
     exit_bytes = None
-    if not os.path.exists(path):
-        return phases, exit_bytes
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            kind, name, sent, stamp = line.rstrip("\n").split("\t")
-            if kind == "phase":
-                phases.append((name, int(sent), float(stamp)))
-            elif kind == "exit":
-                exit_bytes = int(sent)
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                kind, name, sent, stamp = line.rstrip("\n").split("\t")
+                if kind == "phase":
+                    phases.append((name, int(sent), float(stamp)))
+                elif kind == "exit":
+                    exit_bytes = int(sent)
     return phases, exit_bytes
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
 
 
 def run_three(specs: Sequence[PartySpec], workdir: str, *, party_args: Sequence[str] = (),
               timeout: float = RUN_TIMEOUT_SECONDS, frozen: int | None = None) -> tuple[list[PartyResult], float]:
-    """Start one process per party in ``workdir`` and wait until all have exited.
+    """Start one process per party in ``workdir``, poll their exits every 10 ms, end one still running after
+    ``timeout`` s; return the results in party order and the ``time.monotonic()`` of the launch.
 
-    Exit times are polled every 10 ms. A party still running after ``timeout`` seconds is ended;
-    only processes started here are ever ended.
-
-    :param frozen: a party that stops itself (``SIGSTOP``) and never exits: it is ended with
-        ``SIGKILL`` as soon as every other party has exited (its code is then -9).
-
-    :param specs: one :class:`PartySpec` per party, in party order.
-    :param workdir: the working directory of every party (data files, ``result.json``, phase logs).
+    :param frozen: a party that stops itself (``SIGSTOP``): ended with ``SIGKILL`` once the others exited.
     :param party_args: MPyC options added to every party (e.g. ``-L 40``).
-    :return: the results in party order, and the ``time.monotonic()`` of the launch.
     """
     port = free_base_port(len(specs))
     env = dict(os.environ)
@@ -266,7 +229,7 @@ def run_three(specs: Sequence[PartySpec], workdir: str, *, party_args: Sequence[
                 processes[frozen].kill()  # the frozen party this function started: SIGKILL works on a stopped one
             time.sleep(0.01)
     finally:
-        for index, process in enumerate(processes):
+        for process in processes:
             if process.poll() is None:  # hung: end the process this function started
                 process.kill()
                 process.wait()
@@ -274,17 +237,12 @@ def run_three(specs: Sequence[PartySpec], workdir: str, *, party_args: Sequence[
             sink.close()
     results = []
     for index, (spec, process) in enumerate(zip(specs, processes)):
-        with open(os.path.join(workdir, f"party{index}.out"), encoding="utf-8", errors="replace") as handle:
-            stdout = handle.read()
-        with open(os.path.join(workdir, f"party{index}.err"), encoding="utf-8", errors="replace") as handle:
-            stderr = handle.read()
         phases, exit_bytes = _read_phase_log(os.path.join(workdir, f"party{index}.phases"))
         code = process.returncode if exit_times[index] is not None else None
-        results.append(PartyResult(index, spec.module, code, exit_times[index], stdout, stderr, phases, exit_bytes))
+        results.append(PartyResult(index, spec.module, code, exit_times[index],
+                                   _read(os.path.join(workdir, f"party{index}.out")),
+                                   _read(os.path.join(workdir, f"party{index}.err")), phases, exit_bytes))
     return results, launch
-
-
-# -------------------------------------------------------------------------------------- results
 
 
 class CheckedOutcome:
@@ -306,23 +264,11 @@ class CheckedOutcome:
 
 @dataclass
 class DrillResult(CheckedOutcome):
-    """The outcome of one drill, with the checks it had to pass.
+    """The outcome of one drill (``kind``: crash, freeze or refusal), with the checks it had to pass.
 
-    :param name: e.g. ``crash at kernel``.
-    :param kind: ``crash``, ``freeze`` or ``refusal``.
-    :param codes: exit codes of parties 0..2 (``None``: hung and ended).
-    :param seconds_to_stop: crash to last survivor exit (crash), or launch to last exit (refusal).
-    :param phase: crash: the phase each survivor named (``p0: kernel, p2: kernel``); refusal: the last
-        phase any party entered.
-    :param released: whether a result table was printed or ``result.json`` written.
-    :param message: party 0's error line.
-    :param lines: every party's error lines.
-    :param bytes_sent: bytes sent by all parties (refusals, from the phase logs), or ``None``.
-    :param problems: the checks that failed (empty: the drill behaved as expected).
-    :param notes: deviations that are not failures (a survivor that named the other survivor, which
-        had already stopped after losing party 1).
-    :param survivor_seconds: freeze: seconds from the freeze to each survivor's exit (parties 0, 2).
-    :param silence_limit: freeze: the ``--silence-limit`` every party ran with.
+    ``codes``: exit codes of parties 0..2 (``None``: hung); ``seconds_to_stop``: crash (freeze) to the last
+    survivor's exit, or launch to the last exit (refusal); ``phase``: what each survivor named, or the last phase
+    any party entered; ``message``: party 0's error line; ``notes``: deviations that are not failures (a cascade).
     """
 
     name: str
@@ -344,7 +290,50 @@ def _released(workdir: str, results: Sequence[PartyResult]) -> bool:
     return os.path.exists(os.path.join(workdir, RESULT_NAME)) or any(r.released for r in results)
 
 
-# ------------------------------------------------------------------------------------- printing
+def judge_survivors(survivors: Sequence[PartyResult], patterns: dict[str, re.Pattern[str]], allowed: Sequence[str],
+                    expected: str, problems: list[str]) -> dict[int, tuple[int, str, str]]:
+    """Check that each survivor exited 1 with one line ``error: party i: <a pattern>``, no traceback, naming a phase
+    of ``allowed``; append what failed to ``problems``.
+
+    :param patterns: kind -> a regular expression whose groups are the party named and the phase.
+    :param expected: the line expected, for the problem's text.
+    :return: survivor -> (the party it named, the phase, the pattern's kind).
+    """
+    named: dict[int, tuple[int, str, str]] = {}
+    for survivor in survivors:
+        lines = survivor.error_lines
+        if survivor.code != 1:
+            problems.append(f"party {survivor.party} exited {survivor.code}, expected 1")
+        if "Traceback" in survivor.stderr:
+            problems.append(f"party {survivor.party} printed a traceback")
+        prefix = f"error: party {survivor.party}: "
+        text = lines[0][len(prefix):] if len(lines) == 1 and lines[0].startswith(prefix) else ""
+        found = next(((kind, match) for kind, pattern in patterns.items() if (match := pattern.fullmatch(text))), None)
+        if found is None:
+            problems.append(f"party {survivor.party} printed {lines!r}, expected one line '{prefix}{expected}'")
+            continue
+        kind, match = found
+        named[survivor.party] = (int(match.group(1)), match.group(2), kind)
+        if match.group(2) not in allowed:
+            problems.append(f"party {survivor.party} named the {match.group(2)} phase, expected one of {list(allowed)}")
+    return named
+
+
+def _cascades(named: dict[int, tuple[int, str, str]], problems: list[str], *, victim_is: str,
+              gave_up: str) -> list[str]:
+    """A survivor that named the other survivor, which had itself named the victim, is a cascade (a note);
+    naming anyone else is a problem."""
+    notes = []
+    for party, (other, _, _) in named.items():
+        if other == VICTIM:
+            continue
+        if other in named and named[other][0] == VICTIM:
+            notes.append(f"party {party} named party {other}, which had already {gave_up} party {VICTIM} (a cascade)")
+        else:
+            problems.append(f"party {party} named party {other}, not the {victim_is} party {VICTIM}")
+    if named and not any(other == VICTIM for other, _, _ in named.values()):
+        problems.append(f"no survivor named party {VICTIM}")
+    return notes
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -356,8 +345,20 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def _codes(codes: Sequence[int | None]) -> str:
+def exits(codes: Sequence[int | None]) -> str:
+    """``0 137 hung``: the exit codes of the parties."""
     return " ".join("hung" if code is None else str(code) for code in codes)
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def drill_row(result: DrillResult, *middle: str) -> list[str]:
+    """One table row: name, exits, seconds to stop, ``middle``, released, check, message."""
+    return [result.name, exits(result.codes), _seconds(result.seconds_to_stop), *middle,
+            "RELEASED" if result.released else "nothing",
+            ("ok*" if result.notes else "ok") if result.ok else "FAILED", result.message]
 
 
 def _print_notes(results: Sequence[DrillResult]) -> None:
@@ -370,16 +371,10 @@ def _print_notes(results: Sequence[DrillResult]) -> None:
 
 
 def drill_main(argv: Sequence[str] | None, *, name: str, parse: Callable[[Sequence[str]], DrillOptions | None],
-               run: Callable[[DrillOptions, str], Any],
-               report: Callable[[Any], None], record: Callable[[DrillOptions, Any], dict[str, Any]],
-               failures: Callable[[Any], list[str]]) -> int:
+               run: Callable[[DrillOptions, str], Any], report: Callable[[Any], None],
+               record: Callable[[DrillOptions, Any], dict[str, Any]], failures: Callable[[Any], list[str]]) -> int:
     """The life of a drill orchestrator: parse, run in a temporary directory, print, write JSON, judge.
 
-    :param name: what is drilled (the temporary directory's prefix and the error line's subject).
-    :param parse: the scenario's option parser (``None`` after ``--help``).
-    :param run: ``(options, directory) -> outcome``; ``report(outcome)`` prints it.
-    :param record: ``(options, outcome) -> dict`` written with ``--json``.
-    :param failures: ``outcome -> names`` of the drills that did not behave as expected.
     :return: 0 all as expected, 1 some not (one ``error:`` line), 2 bad usage (one ``error:`` line).
     """
     try:
@@ -403,8 +398,7 @@ def drill_main(argv: Sequence[str] | None, *, name: str, parse: Callable[[Sequen
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """This module runs no drill itself: ``-h`` prints what it is and which drills to run; anything else is
-    a usage error (exit 2, one line) naming them."""
+    """No drill here: ``-h`` lists the drills; anything else is a usage error (exit 2) naming them."""
     drills = ("scenarios.drills.faults", "scenarios.drills.freeze", "scenarios.drills.malicious_input",
               "scenarios.drills.coalition -M3", "scenarios.drills.budget", "scenarios.drills.audit")
     doc = (f"{__doc__}\nRun a drill instead (each takes --quick and --json PATH):\n"

@@ -1,98 +1,29 @@
-"""Malicious-input drill: party 2 supplies rows far outside the declared domain. The drill measures how
-far that moves the release, with local clipping, with secure clipping, and with no clipping at all.
+"""Malicious-input drill: party 2 supplies rows far outside the declared domain (part 1), party 1 a count vector
+of more, shifted or negative rows (part 2); how far each moves the release, or whether it is refused.
 
 Run it (it starts its own three local parties; this process runs no MPyC itself)::
 
     python -m scenarios.drills.malicious_input                     # r = 1, 2, 5, 10 rows, 240 rows in all
     python -m scenarios.drills.malicious_input --quick --json malicious.json   # r = 1, 3, 90 rows (the tests)
 
-The job is the Gini mean difference of ``sysBP`` with declared domain ``0:300`` at 8 fractional
-bits, on per-party files cut from the embedded Framingham data. It runs on the complete sort path
-(``--path sort``: every pair, by one secure sort, :func:`secure.ranking.sorted_gini_sum`; what
-``--pairs auto`` picks for this job), so ``E`` is all ``C(n, 2)`` pairs and the max degree is ``n - 1``,
-and with ``--epsilon 1e9``. That makes the discrete Laplace parameter ``alpha = exp(-epsilon / s)``
-tiny: ``s = 89 * 76800`` at 90 rows gives ``alpha = 2.9e-64``, so a release's noise is non-zero with
-probability ``2 alpha / (1 + alpha) < 6e-64`` (the header prints it). The released sum is then exactly
-``sum_{i<j} |x_i - x_j|`` over the fixed-point values that entered the sort, which the drill
-recomputes from the files it wrote: with the values clipped to the domain for every clipped case,
-with party 2's raw values where nothing clips and the sort's comparisons still order them. This is a
-drill setting, not a private release. A non-zero draw would not pass unseen: it would fail the
-exact-sum check.
+Part 1: the Gini mean difference of ``sysBP`` (domain ``0:300``, 8 bits, ``--path sort``, epsilon 1e9 so the
+release is the exact all-pairs sum) with local clipping, secure clipping while party 2 skips its own, and no
+clipping at all; cases 2-3 must move the release by at most ``r`` times the per-row sensitivity
+``max_degree * Delta_f`` (Sinh & Ramon, App. C.2.3).  Part 2: per job with a count input, ``inflate`` must be
+refused at every party, ``shift`` stays within what the party's own rows move.  The derivations, the cases and
+the fixed-point ranges: docs/drills.md.  ``--quick``: r = 1, 3 on 90 rows, part 2 on the ECDF job only;
+``--json PATH``; ``-M3`` accepted, ``-L`` passed on.  Exit 0 as expected, 1 not (one line), 2 bad usage.
 
-Cases (the honest parties 0 and 1 always run ``scenarios.ustat`` unchanged):
-
-1. ``baseline``: honest data, with ``--clip local`` and with ``--clip secure``.
-2. ``local clipping``: party 2 replaces ``r`` of its rows by ``1e6``. Its unchanged software clips
-   them to 300 at intake and counts them (locally: party 2 prints its count, no party shares one).
-3. ``secure clipping, party 2 skips its own``: the same rows, ``--clip secure``. Party 2 runs
-   ``scenarios.drills.party --skip-local-clipping``. Note that ``--clip secure`` already shares raw
-   values: ``dp.umpc.protocol.prepare_rows`` calls ``to_fixed_point(clip=False)``. The skip therefore only
-   hides party 2's count of out-of-domain values, and the clipping happens in
-   :func:`secure.clipping.clip_secure` inside MPC.
-4. ``no clipping at all``: the same skip with ``--clip local``. Party 2's raw values enter the
-   sort (its intake clips nowhere else: :func:`dp.umpc.complete.secure_complete_sums` shares the rows
-   as ``to_fixed_point`` left them). The drill tries ``1e6``, ``1500`` and the largest value the sort's
-   comparisons still order (``511.99609375``, derived below).
-
-Expected: cases 2 and 3 move the release by at most ``r`` times the per-row sensitivity.
-Replacing one row changes at most ``max degree`` sampled tuples (the largest number of tuples of
-``E`` that share one row), each by at most the kernel's output range ``Delta_f``. That range is the
-domain width in fixed point, ``300 * 2^8 = 76800``. The bound on the released sum is therefore
-``r * max_degree * Delta_f``, and on the statistic ``r * max_degree * Delta_f / (|E| * 2^8)``
-(``dp.umpc.protocol.plan_noise``; Sinh & Ramon, App. C.2.3; here ``(n - 1) * Delta_f``,
-:mod:`dp.umpc.complete`). Cases 1-3 must also release exactly the all-pairs sum of the clipped values
-(so case 3 gives exactly the sum of case 2). Case 4 is the contrast: with a value the sort still
-orders, the release is exactly the all-pairs sum of the raw values and moves beyond the bound; with
-values beyond its comparisons, the release moves beyond the bound or the guarded reveal stops it.
-
-How out-of-domain values look in fixed point. ``round((x - 0) * 2^8)`` turns ``1e6`` into
-256,000,000 and ``1500`` into 384,000. Both lie outside ``[0, 76800]`` but inside the ``-L 32``
-secure integers (``|x| < 2^31``). That matters because :func:`secure.clipping.clip_secure`
-compares at the full ``-L`` bits. The sort, however, compares with only the bits the domain needs
-(:func:`dp.umpc.planner.sort_bits`: 18 signed bits, values in ``[0, 2^17)``) in a compact secure type;
-a larger value leaves that range and the sort's output is no longer the sorted input, so the sum
-is anything. ``511.99609375 = (2^17 - 1) / 2^8`` is the largest value still ordered exactly: it
-shows what one unclipped party moves when the computation itself stays correct. The full run adds
-``1e8`` (2.56e10 in fixed point, beyond ``-L 32``). That case is outside what secure clipping can
-guarantee, since its own comparisons then fail, and the drill only reports what happens.
-
-Options (none is a prefix of an MPyC option):
-  --quick       r = 1, 3 on 90 rows, without the 1e8 case; part 2 on the ECDF job only (what the tests run)
-  --json PATH   write the setting and every case (exit codes, sums, movement, bound) there
-``-M3`` is accepted and ``-L`` is passed to every party. Any other MPyC option is refused. The
-exit code is 0 if cases 1-3 behaved as expected, 1 if not (one line), and 2 for bad usage.
-
-Part 2, count vectors (every job with a histogram or count input). Party 1 runs
-:mod:`scenarios.drills.deviating_party`, the others the job unchanged, on the embedded data split in three:
-
-- ``ustat`` (Kendall's tau of sysBP, diaBP, histogram path, all pairs), ``ecdf`` and ``ecdf_fss``
-  (sysBP on 256 grid points, F at the 64th), ``rank_auc`` (histogram path), ``hosmer_lemeshow`` (H) and
-  ``roc_private`` (AUC of the smoothed ROC);
-- cases: ``honest``; ``inflate`` (its count vector sums to ``K = 250`` more than its public rows; the FSS
-  ECDF: 250 more DCF keys than rows) -- expected: refused at every party with one line naming party 1,
-  exit 2, nothing released; ``shift`` (all its rows in the first cell: the right total, non-negative,
-  the same as lying about its own rows) -- not detectable, released, moved by at most what its
-  ``n_1`` rows can move (printed: ``n_1 / n`` for an ECDF value, ``4 n_1 / n`` for Kendall's tau);
-  ``negative`` (``K`` rows added to the first cell and taken from the last: the right total with a
-  negative cell) -- refused where the job proves its cells non-negative
-  (:func:`secure.aggregation.sum_counted_vectors`, by default when ``cells x bits <= 2^19``), released and
-  reported where it does not.
-
-The ECDF and Kendall runs use epsilon 1e9 resp. 20 (noise std 7e-5 on tau), so what moves is the data.
-
-Threat model: the suite claims a passive (semi-honest) adversary, at most ``t < m/2`` parties
-(docs/design.md). Under that model local clipping suffices. Skipping it is an active deviation. The drill
-shows that ``--clip secure`` still bounds such a party's influence by the sensitivity, for any
-values that fit the ``-L``-bit secure integers, and that local clipping does not; and that a count
-vector of more rows than declared is refused at every party on every job.
+Threat model: passive, ``t < m/2``, where local clipping suffices; skipping it, or a false count vector, is an
+active deviation.  The drill shows that ``--clip secure`` still bounds such a party's influence by the
+sensitivity and that a count vector of more rows than declared is refused on every job.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -100,8 +31,9 @@ if __package__ in (None, ""):  # run as a file
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from scenarios.kit.cli import UsageError
-from scenarios.drills.harness import (CheckedOutcome, DrillOptions, PartySpec, drill_main, format_table,
-                                      framingham_columns, parse_drill_argv, run_three, write_party_files)
+from scenarios.drills.harness import (RESULT_NAME, CheckedOutcome, DrillOptions, PartySpec, drill_main, exits,
+                                      format_table, framingham_columns, party_directory, parse_drill_argv, read_result,
+                                      run_three)
 
 __all__ = ["main", "parse_options", "Setting", "CaseResult", "run_cases", "CountCase", "run_count_cases",
            "COUNT_JOBS", "INFLATE_ROWS", "fixed_point", "COLUMN", "LOWER",
@@ -119,16 +51,12 @@ SEED = 4
 QUICK_ROWS, FULL_ROWS = 90, 240
 QUICK_REPLACED, FULL_REPLACED = (1, 3), (1, 2, 5, 10)
 DEFAULT_BIT_LENGTH = 32
-RESULT_NAME = "result.json"
 MALICIOUS_PARTY = 2
 _GUARD = "shared values outside the declared domains"  # secure.aggregation's guarded reveal, inputs out of domain
 
 
 def parse_options(argv: Sequence[str]) -> DrillOptions | None:
-    """Parse ``--quick``, ``--json PATH`` (and MPyC's ``-M3``, ``-L``).
-
-    :raise UsageError: on bad usage.
-    """
+    """Parse ``--quick``, ``--json PATH`` (and MPyC's ``-M3``, ``-L``); :raise UsageError: on bad usage."""
     return parse_drill_argv(argv, "python -m scenarios.drills.malicious_input", __doc__ or "")
 
 
@@ -173,13 +101,8 @@ def all_pairs_sum(directory: str, *, clip: bool) -> int | None:
 
 @dataclass(frozen=True)
 class Setting:
-    """The public setting every case shares, and the sensitivity bound derived from it.
-
-    :param rows: ``n`` over all parties; ``pairs``: ``|E|``; ``max_degree``: ``delta_max`` of ``E``.
-    :param width: the domain width in fixed point (the kernel's ``Delta_f``); ``scale``: ``2^precision``.
-    :param bit_length: ``-L`` of the secure integers.
-    :param comparison_bits: the signed bit length of the sort's comparisons (``width.bit_length() + 1``).
-    """
+    """The public setting every case shares (``n``, ``|E|``, max degree, ``Delta_f``, ``2^precision``, the domain
+    width in fixed point, ``-L``, the sort's comparison bits) and the sensitivity bound derived from it."""
 
     rows: int
     pairs: int
@@ -214,20 +137,9 @@ class Setting:
 
 @dataclass
 class CaseResult(CheckedOutcome):
-    """One run and how it compares with its baseline.
-
-    :param clip: ``local`` or ``secure``; ``party2``: ``honest`` or ``skips clipping``.
-    :param replaced: ``r``, rows of party 2 replaced by ``value``.
-    :param codes: exit codes of parties 0..2.
-    :param noisy_sum: the released sum (exactly the kernel sum here), or ``None`` if nothing was released.
-    :param moved_units: ``|sum - baseline sum|`` in fixed-point units; ``bound_units``: ``r * max_degree * Delta_f``.
-    :param expected_units: the all-pairs sum of the values that should enter the sort (clipped, or raw
-        for ``raw sum``); ``None`` where the sort's comparisons cannot order the values.
-    :param expectation: ``release`` (baseline), ``within bound``, ``contrast``, ``raw sum`` (released,
-        exactly the raw values' sum, beyond the bound) or ``report``.
-    :param outcome: what happened, in words.
-    :param problems: unmet expectations (empty: as expected).
-    """
+    """One run (party 2 ``honest`` or ``skips clipping``, ``r`` = ``replaced`` rows set to ``value``) against its
+    baseline: the released sum, its movement and bound in fixed-point units and on the statistic, and what was
+    expected (``release``, ``within bound``, ``contrast``, ``raw sum`` or ``report``)."""
 
     name: str
     clip: str
@@ -251,8 +163,8 @@ class CaseResult(CheckedOutcome):
     problems: list[str] = field(default_factory=list)
 
 
-def _write_case_files(directory: str, rows: Sequence[Sequence[str]], replaced: int, value: float | None) -> None:
-    write_party_files(directory, [COLUMN], rows)
+def _write_case_files(directory: str, replaced: int, value: float | None) -> None:
+    """Party 2's first ``replaced`` rows become ``value``."""
     if not replaced or value is None:
         return
     path = os.path.join(directory, f"p{MALICIOUS_PARTY}.csv")
@@ -260,8 +172,7 @@ def _write_case_files(directory: str, rows: Sequence[Sequence[str]], replaced: i
         lines = handle.read().splitlines()
     if replaced > len(lines) - 1:
         raise UsageError(f"party {MALICIOUS_PARTY} has only {len(lines) - 1} rows, cannot replace {replaced}")
-    for index in range(1, replaced + 1):
-        lines[index] = repr(float(value))
+    lines[1:replaced + 1] = [repr(float(value))] * replaced
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
 
@@ -274,19 +185,14 @@ def _job_args(clip: str) -> list[str]:
 
 def _run_case(root: str, name: str, clip: str, party2: str, replaced: int, value: float | None,
               expectation: str, rows: Sequence[Sequence[str]], party_args: Sequence[str]) -> CaseResult:
-    directory = os.path.join(root, re.sub(r"[^a-z0-9]+", "_", f"{name} {clip} {replaced} {value}".lower()).strip("_"))
-    os.makedirs(directory)
-    _write_case_files(directory, rows, replaced, value)
+    directory = party_directory(root, f"{name} {clip} {replaced} {value}", [COLUMN], rows)
+    _write_case_files(directory, replaced, value)
     args = tuple(_job_args(clip))
     malicious = PartySpec("drills.party", ("--skip-local-clipping", *args)) if party2 == "skips clipping" \
         else PartySpec("ustat", args)
     results, _ = run_three([PartySpec("ustat", args), PartySpec("ustat", args), malicious], directory,
                            party_args=party_args)
-    record: dict[str, Any] = {}
-    path = os.path.join(directory, RESULT_NAME)
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as handle:
-            record = json.load(handle)
+    record = read_result(directory)
     lines = results[0].error_lines
     expected = None
     if expectation in ("release", "within bound"):
@@ -359,12 +265,8 @@ def _judge(case: CaseResult, baseline: CaseResult, setting: Setting) -> None:
                              f"{case.expected_units}")
 
 
-def run_cases(options: DrillOptions, root: str,
-              progress: Callable[[str], None] = lambda text: None) -> tuple[Setting, list[CaseResult]]:
-    """Run every case in fresh subdirectories of ``root``; judge each against its baseline.
-
-    :return: the setting (with the bound) and the cases in order.
-    """
+def run_cases(options: DrillOptions, root: str) -> tuple[Setting, list[CaseResult]]:
+    """Run every case in fresh subdirectories of ``root``; judge each against its baseline."""
     count = QUICK_ROWS if options.quick else FULL_ROWS
     rows = framingham_columns([COLUMN], count)
     replaced_counts = QUICK_REPLACED if options.quick else FULL_REPLACED
@@ -372,7 +274,6 @@ def run_cases(options: DrillOptions, root: str,
     bit_length = int(party_args[1]) if party_args[:1] == ("-L",) else DEFAULT_BIT_LENGTH
 
     def run(name: str, clip: str, party2: str, replaced: int, value: float | None, expectation: str) -> CaseResult:
-        progress(f"{name}, --clip {clip}, r = {replaced}")
         return _run_case(root, name, clip, party2, replaced, value, expectation, rows, party_args)
 
     baselines = {clip: run("baseline", clip, "honest", 0, None, "release") for clip in ("local", "secure")}
@@ -442,13 +343,8 @@ _DEVIATIONS: dict[str, tuple[str, ...]] = {"honest": (), "inflate": ("--inflate-
 
 @dataclass
 class CountCase(CheckedOutcome):
-    """One run of a job with party 1 honest or deviating in its count vector.
-
-    :param value: the released value (Kendall's tau, F at the 64th grid point, AUC, H), or ``None``.
-    :param rows: ``n`` (from the run's or the honest run's record), and ``party_rows`` party 1's public rows.
-    :param bound: what party 1's own rows can move ``value`` by (``shift``; ``None`` where not simple).
-    :param outcome: what happened, in words.
-    """
+    """One run of a job with party 1 honest or deviating in its count vector: the released value (or ``None``),
+    ``n`` and party 1's rows, how far it moved and what party 1's own rows can move it by (``shift``)."""
 
     job: str
     deviation: str
@@ -463,9 +359,7 @@ class CountCase(CheckedOutcome):
     problems: list[str] = field(default_factory=list)
 
 
-def _count_value(job: str, record: dict[str, Any] | list[dict[str, Any]]) -> float:
-    if isinstance(record, list):  # rank_auc writes one record per run
-        record = record[0]
+def _count_value(job: str, record: dict[str, Any]) -> float:
     if job in ("ecdf", "ecdf_fss"):
         queries = record.get("queries")
         index = queries.index(ECDF_INDEX) if isinstance(queries, list) else ECDF_INDEX
@@ -494,12 +388,8 @@ def _run_count_case(root: str, job: str, deviation: str, party_args: Sequence[st
         specs[DEVIATING_PARTY] = PartySpec("drills.deviating_party", ("--scenario", job, *_DEVIATIONS[deviation],
                                                                        *args, "--json", RESULT_NAME))
     results, _ = run_three(specs, directory, party_args=party_args)
-    record: dict[str, Any] = {}
-    path = os.path.join(directory, RESULT_NAME)
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as handle:
-            loaded = json.load(handle)
-        record = loaded[0] if isinstance(loaded, list) else loaded  # rank_auc writes one record per run
+    loaded = read_result(directory)
+    record: dict[str, Any] = loaded[0] if isinstance(loaded, list) else loaded  # rank_auc: one record per run
     lines = [r.error_lines[0] if r.error_lines else "" for r in results]
     value = _count_value(job, record) if record and all(r.code == 0 for r in results) else None
     case = CountCase(job, deviation, [r.code for r in results], lines, value)
@@ -534,24 +424,21 @@ def _judge_count(case: CountCase, honest: CountCase, kind: str | None, proves_ce
 
 def _proves_cells(job: str) -> bool:
     """Whether the job's count vector gets the non-negativity proof by default (public sizes only)."""
-    return job != "ecdf_fss" and job not in ("rank_auc",)
+    return job not in ("ecdf_fss", "rank_auc")
 
 
-def run_count_cases(options: DrillOptions, root: str,
-                    progress: Callable[[str], None] = lambda text: None) -> list[CountCase]:
+def run_count_cases(options: DrillOptions, root: str) -> list[CountCase]:
     """Part 2: per job, an honest run and party 1 inflating, shifting and negating its count vector."""
     cases: list[CountCase] = []
     jobs = QUICK_COUNT_JOBS if options.quick else tuple(COUNT_JOBS)
     for job in jobs:
         kind = COUNT_JOBS[job][1]
-        progress(f"count vectors: {job}, honest")
         honest = _run_count_case(root, job, "honest", options.party_args)
         _judge_count(honest, honest, kind, _proves_cells(job))
         cases.append(honest)
         for deviation in ("inflate", "shift", "negative"):
             if job == "ecdf_fss" and deviation == "negative":
                 continue  # a DCF key has no cell to make negative (see scenarios.drills.deviating_party)
-            progress(f"count vectors: {job}, {deviation}")
             case = _run_count_case(root, job, deviation, options.party_args)
             case.rows = case.rows or honest.rows
             case.party_rows = _deviating_rows(case.rows) if case.rows else None
@@ -576,7 +463,7 @@ def print_count_report(cases: Sequence[CountCase]) -> None:
           "3 parties, embedded data")
     table = []
     for case in cases:
-        table.append([case.job, case.deviation, " ".join("hung" if c is None else str(c) for c in case.codes),
+        table.append([case.job, case.deviation, exits(case.codes),
                       _number(case.value), "-" if case.party_rows is None else f"{case.party_rows}/{case.rows}",
                       _number(case.moved), _number(case.bound), case.outcome + ("" if case.ok else "  [FAILED]")])
     print(format_table(["job", "party 1", "exits", "value", "its rows", "moved", "bound", "outcome"], table))
@@ -614,7 +501,7 @@ def print_report(setting: Setting, cases: Sequence[CaseResult]) -> None:
     table = []
     for case in cases:
         table.append([case.name, case.clip, case.party2, str(case.replaced), "-" if case.value is None else f"{case.value:.10g}",
-                      " ".join("hung" if c is None else str(c) for c in case.codes), _number(case.estimate),
+                      exits(case.codes), _number(case.estimate),
                       "-" if case.clipped_reported is None else str(case.clipped_reported),
                       _number(case.moved), _number(case.bound), case.outcome + ("" if case.ok else "  [FAILED]")])
     print(format_table(["case", "clip", "party 2", "r", "value", "exits", "estimate", "clipped", "moved", "bound",

@@ -1,65 +1,20 @@
 """One party of a secure scenario that misbehaves on purpose, for the threat-model drills.
 
-This module runs ``scenarios.ustat`` (the main job, unchanged) as one MPyC party, or with
-``--scenario ecdf`` / ``--scenario rank_auc`` one of those scenarios. Given the drill
-options below, it first wraps a few functions of the secure layer, *in this process only*. The
-production code is never changed. :mod:`scenarios.drills.faults` and :mod:`scenarios.drills.malicious_input`
-launch it as one of three parties and run the honest parties as plain ``scenarios.ustat``.
-
-Run it as one party among others (every other argument is passed to ``scenarios.ustat``)::
+It runs ``scenarios.ustat`` (or ``--scenario ecdf`` / ``rank_auc``) as one MPyC party after wrapping a few
+functions of the secure layer *in this process only*; the production code is never changed.  Run it as one
+party among honest others (every other argument goes to the scenario)::
 
     python -m scenarios.drills.party --crash-at kernel --data 'p{pid}.csv' --stat kendall \\
         --columns sysBP,diaBP --seed 4 -M3 -I 1 -B 40000 --no-log
-    python -m scenarios.drills.party --skip-local-clipping --clip secure --data 'p{pid}.csv' \\
-        --stat gini --columns sysBP --domain sysBP=0:300:8 -M3 -I 2 -B 40000 --no-log
 
-The other parties run ``python -m scenarios.ustat`` (or the ``--scenario``) with the same options
-and their own ``-I``. With ``-M m`` and no ``-I``, this process becomes party 0 (the drill party). It launches
-parties ``1..m-1`` as this file *without* the drill options, so they are honest.
+Drill options: ``--crash-at PHASE`` (``os._exit(137)`` on entering PHASE, like ``kill -9``), ``--freeze-at
+PHASE`` (``SIGSTOP``), ``--skip-local-clipping`` (share raw values), ``--phase-log PATH`` (one line per phase
+entered: name, bytes sent, monotonic time), ``--scenario NAME``; what each wraps: docs/drills.md.  With ``-M m``
+and no ``-I`` it is party 0 and launches honest parties ``1..m-1``.  A bad drill option stops every party
+with exit 2 and the same line.
 
-Drill options (none of them is a prefix of an MPyC option):
-
-``--scenario NAME``
-    The scenario this party runs: ``ustat`` (default), ``ecdf`` or ``rank_auc``. Parties
-    launched by this one (``-M m`` without ``-I``) run the same scenario, honestly.
-``--freeze-at PHASE``
-    Sends this process ``SIGSTOP`` the moment the named phase is entered: a host that stops
-    answering without closing its connections. PHASE is one of those of ``--crash-at`` or ``sort``
-    (``rank_auc``). The phase log line is written first, so its timestamp is the freeze. The
-    process never resumes by itself; whoever started it ends it (the freeze drill sends ``SIGKILL``
-    once the other parties have exited).
-
-``--crash-at PHASE``
-    Ends this process abruptly, with ``os._exit(137)``, at the moment the named phase is entered.
-    There is no cleanup, no flushing of MPyC's connections and no goodbye to the peers, so it
-    behaves like ``kill -9``. PHASE is a phase of :func:`secure.session.set_phase`:
-    ``parameter check``, ``budget`` (the privacy-budget agreement, before anything is reserved),
-    ``intake``, ``seed``, ``kernel``, ``noise``, ``reveal`` or ``shutdown``
-    (``-`` or ``_`` may stand for the space). This works by wrapping ``secure.session.set_phase``
-    and the name ``secure.meter.set_phase`` that the cost meter imported from it.
-``--skip-local-clipping``
-    This party shares its raw fixed-point values, without clipping them to the declared domain.
-    It also prints 0 values clipped (its own, local count: clip counts are never shared), as a party
-    that skipped its domain check would. This works
-    by wrapping ``secure.intake.to_fixed_point`` (and the name ``dp.umpc.protocol.to_fixed_point``) so
-    that it always runs with ``clip=False``. With ``--clip secure`` the intake already shares raw
-    values (``dp.umpc.protocol.prepare_rows`` passes ``clip=False``), so the wrapper changes only the
-    reported count there. The clipping inside MPC (:func:`secure.clipping.clip_secure`) is left
-    alone: it is what the drill tests. With ``--clip local`` nothing clips this party's rows.
-``--phase-log PATH``
-    Appends one tab-separated line per phase entered: ``phase``, the name, the bytes this party
-    had sent so far and a monotonic timestamp. It appends a final ``exit`` line with the exit code
-    and the bytes sent, unless the process crashed or the watchdog ended it. The orchestrators use
-    it to show which phases a refused run reached, and how many bytes it sent.
-
-A bad drill option is a usage error like any other. It is shared with the other parties, and
-every party exits 2 with the same line.
-
-Threat model being drilled: the suite claims a passive (semi-honest), static adversary corrupting
-at most ``t < m/2`` parties. A crash is a failure, not an attack: the others must stop within
-seconds and release nothing. A frozen party is a failure too: the others must stop within their
-``--silence-limit`` and release nothing. A party that skips its clipping steps outside the passive model. The
-claim under test is that ``--clip secure`` still bounds its influence by the sensitivity.
+Threat model drilled: passive, static, ``t < m/2``; a crash or freeze is a failure (the others stop, nothing
+released); skipping the clipping is an active deviation that ``--clip secure`` must still bound.
 """
 from __future__ import annotations
 
@@ -92,15 +47,7 @@ CRASH_EXIT_CODE = 137
 
 @dataclass(frozen=True)
 class DrillOptions:
-    """The drill options of this party.
-
-    :param crash_at: phase at whose entry the process ends abruptly, or ``None``.
-    :param freeze_at: phase at whose entry the process stops itself (``SIGSTOP``), or ``None``.
-    :param scenario: the scenario this party runs (one of :data:`SCENARIOS`).
-    :param skip_local_clipping: share raw values, without local clipping or domain count.
-    :param phase_log: file to which phase entries are appended, or ``None``.
-    :param error: a usage error in the drill options, shared with the other parties as a verdict.
-    """
+    """The drill options of this party (``error``: a usage error, shared with the other parties as a verdict)."""
 
     crash_at: str | None = None
     skip_local_clipping: bool = False
@@ -120,11 +67,7 @@ def _phase_name(text: str, option: str = "--crash-at") -> str:
 
 
 def split_drill_options(argv: Sequence[str]) -> tuple[DrillOptions, list[str]]:
-    """Separate the drill options from the rest of the command line, which goes to ``scenarios.ustat``.
-
-    :param argv: the whole command line of this party, without the program name.
-    :return: the drill options (with ``error`` set on bad usage) and the remaining arguments.
-    """
+    """The drill options (``error`` set on bad usage) and the rest of the command line (for the scenario)."""
     parser = ScenarioParser(prog="python -m scenarios.drills.party", description=__doc__, add_help=False)
     parser.add_argument("--crash-at", default=None, metavar="PHASE")
     parser.add_argument("--skip-local-clipping", action="store_true")
@@ -172,12 +115,8 @@ def _bytes_so_far() -> int:
 
 
 def install_drills(options: DrillOptions) -> None:
-    """Wrap the secure layer's functions in this process, as the drill options ask.
-
-    Call only after ``mpyc.runtime`` has been imported with this party's MPyC options, since
-    :mod:`secure.session` imports it. :func:`main` calls it from inside ``scenarios.ustat``'s option
-    parsing, which runs after the import.
-    """
+    """Wrap the secure layer's functions in this process, as the drill options ask (after ``mpyc.runtime`` was
+    imported with this party's options: :func:`main` calls it from inside the scenario's option parsing)."""
     import dp.umpc.protocol
     import secure.intake
     import secure.meter
@@ -212,11 +151,7 @@ def install_drills(options: DrillOptions) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of ``scenarios.ustat`` (or ``--scenario``) with the drills installed; returns the
-    exit code.
-
-    :param argv: the command line without the program name (default ``sys.argv[1:]``).
-    """
+    """Run one party of ``scenarios.ustat`` (or ``--scenario``) with the drills installed; the exit code."""
     options, rest = split_drill_options(sys.argv[1:] if argv is None else argv)
     # Parties launched by this one (-M m without -I) rerun this file without the drill options
     # (but in the same scenario).  Set before the scenario is imported, in case that imports MPyC.

@@ -1,43 +1,11 @@
-"""The privacy budget of a scenario run: the options every job takes, and the agreement step.
+"""The privacy budget of a scenario run: the options every job takes and its spend request.
 
-Every job spends from a ledger at each party (docs/design.md, "Noise"; :mod:`dp.budget`): one account per
-party and dataset, the spend agreed by all parties before any data is shared and written to disk
-(write-ahead, fsync, atomic replace, under a file lock) before the reveal.  A job passes
-``run_scenario(..., spend=lambda options: SpendRequest | None)``; :func:`scenarios.kit.cli.run_scenario`
-calls :func:`dp.budget.agreement.agree_spend` on it after the parameter check and before the job's
-body, and prints the budget line (:meth:`dp.budget.agreement.Reservation.describe`) after the job's
-own output.  That function is the one implementation of the agreement: the scripting API
-(:func:`dp.umpc.scripting.release`) uses it too.  This module builds the requests.
-
-Options every job takes (:func:`add_budget_arguments`):
-
-- ``--ledger DIR|off``: this party's ledger directory (default ``$PRIVATE_USTATS_LEDGER``, else the
-  per-user data directory ``$XDG_DATA_HOME/private-ustats/ledger`` or
-  ``~/.local/share/private-ustats/ledger``); ``off`` keeps no budget (and says so);
-- ``--budget EPS[:DELTA]``: the total of a new account (an existing account keeps its own: raise it
-  on purpose with ``python -m scenarios.budget raise``);
-- ``--accountant basic|zcdp``: how spends compose (default basic; every party must use the same);
-- ``--dataset NAME`` (also spelled ``--dataset-name``): the account's dataset by a declared name.
-  Without it the account is keyed by the digest of the parsed rows of the party's data file
-  (:func:`dp.budget.ledger.dataset_key_of_rows`): re-saving the file (CRLF line ends, a trailing
-  newline, quoting, spaces, reordered rows or columns) keeps the account, a changed value opens a new
-  one.  A dataset whose rows change (appended rows, corrections) keeps one account only by a name.
-
-A pure budget (no delta) -- ``--budget EPS``, or without ``--budget`` an existing account of delta 0 --
-makes the jobs' default noise party-drawn, pure epsilon-DP noise (the in-MPC sampler's truncation
-costs a delta such an account cannot pay): :func:`pure_budget_of`, read when the options are parsed.
-
-The spend agreed before the run is an upper bound (the comparison leakage depends on ``n``); after the
-reveal the job settles its entry to the delta its release states (:func:`settle_spend`, at every party:
-it only lowers the charge) and writes ``delta_reserved`` and ``ledger_delta`` beside ``delta`` in its record.
-
-Embedded (public) datasets are exempt unless ``--ledger``, ``--budget`` or ``--dataset`` is given
-(then the account is keyed by the embedded file's rows); ``--data`` without an account and without
-``--budget`` stops every party with the ledger's one line, and this party's note prints the exact
-command that creates it (the job's own command line with ``--budget EPS`` added, or the ledger tool's
-command).  No default budget is invented.
-
-Threat model: as :mod:`dp.budget.agreement` -- passive, static, ``t < m/2``; only public values cross.
+``--ledger DIR|off``, ``--budget EPS[:DELTA]``, ``--accountant basic|zcdp``, ``--dataset NAME``
+(:func:`add_budget_arguments`); a job passes ``run_scenario(..., spend=...)`` a :class:`SpendRequest` built
+here, and :func:`dp.budget.agreement.agree_spend` (the one implementation of the agreement, the scripting API's
+too) reserves it at every party before any data is shared.  Keys, exemptions, pure budgets and settling:
+docs/command_line.md.  Threat model: as :mod:`dp.budget.agreement` -- passive, static, ``t < m/2``; only
+public values cross.
 """
 from __future__ import annotations
 

@@ -1,34 +1,10 @@
-"""Declared category lists on the command line: ``--categories`` and ``--other``.
+"""Declared category lists on the command line: ``--categories 'C=A|B|...,D=...'`` and ``--other C=NAME``.
 
-Formats (the same style as ``--domain C=LO:HI[:BITS]`` and ``--fill C=V``; commas separate columns)::
-
-    --categories 'region=north|south|east,size=1|2|3'   # '|' separates the categories of a column
-    --other region=elsewhere                             # every value outside the list -> 'elsewhere'
-
-- ``|`` is a shell pipe: quote the option's value.  A category cannot contain ``,`` or ``|``
-  (nor start or end with a space: cells are stripped).
-- A list whose items are all numbers is numeric (a cell matches by value: ``1``, ``1.0``); otherwise
-  a list of strings, matched exactly and case-sensitively (``North`` is not ``north``).
-- The order is the code: for a label column it is the role (``--stat auc``: negative first, then
-  positive, e.g. ``TenYearCHD=no|yes``; ``--stat vus``: classes 0, 1, 2 in order).
-- Without ``--other``, a value outside the list stops the run at that party with one line (the
-  value and the line stay at that party); with ``--other C=NAME`` it counts as the one category
-  ``NAME`` (the last code).  Never clipped into the list (clipping merges categories).
-
-Which columns are categorical is fixed by the statistic (:attr:`secure.kernels.Kernel.categorical`
-and :attr:`secure.kernels.Kernel.categories`):
-
-- duplicate (its column) and rand (both columns) compare values for equality.  Their list comes
-  from ``--categories``, else from an integer ``--domain C=LO:HI`` (each integer ``LO..HI`` its own
-  category; an integer outside is refused, not clipped), else from the embedded data's declared
-  list (``scenarios/data/domains.json``: ``categories``), else from its declared integer domain.
-  None of these: a usage error naming what to give.
-- auc's label and vus's class: ``--categories`` gives their names (exactly 2 or 3 codes, ``--other``
-  counted); without it the labels are ``0|1`` and ``0|1|2``.
-
-Threat model (docs/design.md): a category list is public, like a domain, agreed by all parties before any
-data is shared; the codes enter MPC like any value.  Nothing about the values outside a list
-leaves the party holding them.
+A list of numbers is numeric, else strings matched exactly; the order is the code (for a label column, the
+role).  Without ``--other`` a value outside the list stops the run at that party with one line; with it, it
+counts as the category ``NAME``.  Which columns are categorical is fixed by the statistic; where their lists
+come from: docs/command_line.md.  Threat model: a category list is public, agreed before any data is shared;
+nothing about the values outside a list leaves the party holding them.
 """
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
 """The embedded datasets (``scenarios/data``, provenance in ``DATA.md``) and their declared domains.
 
-``framingham`` (4238 rows) is the default; ``heart_disease_uci`` (920 rows) backs the three-class
-VUS example.  Two derived columns are added here, in the clear, from public choices only:
-
-- ``score`` (Framingham): probability of ``TenYearCHD`` from a scikit-learn logistic regression
-  fitted on a held-out part of the rows (30 %, picked with the public seed); the held-out rows are
-  then removed, so they do not count in ``n``;
-- ``severity`` (UCI): ``min(num, 2)``, three ordered classes (none, mild, severe).
+``framingham`` (4238 rows, the default) and ``heart_disease_uci`` (920 rows); two derived columns are added in
+the clear from public choices: ``score`` (a logistic regression fitted on a held-out 30 %, then removed) and
+``severity`` (``min(num, 2)``).
 """
 from __future__ import annotations
 

@@ -1,16 +1,8 @@
 """A loopback TCP proxy that delays every message by a fixed time: a network's latency for local MPyC parties.
 
-For measuring communication rounds (``scenarios.bench_rounds``): a run's protocol seconds through the proxy minus
-its seconds without it, divided by the one-way delay, is the number of rounds on the run's critical path (each
-round: every party sends, then waits for the others' messages).  Party ``i`` of an MPyC run listens on its own
-``-P`` port and parties ``j < i`` connect to it, so one proxy in front of each listening party carries every
-connection; the proxy delays both directions by ``delay`` seconds (``rtt = 2 delay``), keeping the byte order and
-the throughput (chunks are queued with their arrival time, not serialized behind each other's delays).
-
-Bounded: it binds ``127.0.0.1`` only, holds at most :data:`MAX_QUEUED` chunks per direction (a reader waits when
-that many are in flight), and runs in a daemon thread that :meth:`DelayProxies.close` stops.
-
-Threat model: none (a benchmark tool on loopback; it sees the parties' messages, as the network would).
+One proxy in front of each listening party delays both directions by ``delay`` seconds, keeping byte order and
+throughput; it binds ``127.0.0.1`` only and holds at most :data:`MAX_QUEUED` chunks per direction
+(``scenarios.bench_rounds``; docs/benchmarks.md).  Threat model: none (a benchmark tool on loopback).
 """
 from __future__ import annotations
 

@@ -1,16 +1,9 @@
-"""The missing-value options shared by the data-reading scenarios: ``--missing`` and ``--fill``.
+"""The missing-value options shared by the data-reading scenarios: ``--missing refuse|fill`` and ``--fill C=V,...``.
 
-``--missing refuse`` (the default for a user's ``--data``): a missing cell stops the run at every
-party with one line naming the party and the column (no count, no line, no value is shared).
-``--missing fill --fill C=V,...``: a missing cell of column ``C`` takes the declared public value
-``V``, which must lie in ``C``'s declared domain (or category list); ``--fill`` may be repeated, the
-columns accumulate (one column with two different values is refused).  The embedded data fills by
-default with the values declared in ``scenarios/data/domains.json`` (``fill``; see ``DATA.md``).
-
-Threat model (docs/design.md): the policy and the fill values are public parameters, agreed by all parties;
-the number of cells a party filled stays at that party (it may print it locally).  With fill, n is
-the number of rows (public) and DP holds under replace-one adjacency.  Dropping incomplete rows is
-not offered: n would depend on the data.
+``refuse`` (the default for ``--data``) stops the run at every party with one line; ``fill`` takes the declared
+public value of the column (the embedded data's from ``scenarios/data/domains.json``).  Threat model: the
+policy and fill values are public and agreed; how many cells a party filled stays at that party
+(docs/command_line.md).
 """
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""Option formats shared by the jobs: ``--domain C=LO:HI[:BITS[:STEP]],...`` and ``--columns A,B,...``.
-
-One spelling everywhere (docs/design.md, "Command-line contract"): ``scenarios.ustat``, ``scenarios.ecdf``
-and ``scenarios.rank_auc`` take ``--domain C=LO:HI[:BITS[:STEP]]`` per column; a job with a single
-numeric column also takes the bare ``LO:HI[:BITS[:STEP]]`` for it.  ``STEP`` is the declared recording
-resolution (``sysBP=80:300:8:0.5``; ``BITS`` may be left empty, ``80:300::0.5``): the grid the
-histogram path of complete U-statistics counts on (:class:`secure.columns.ColumnSpec`).
-
-One name per option across the jobs: ``--points N`` is the number of grid points in every job with a grid
-(``ecdf``, ``ecdf_fss``, ``roc_private``, ``hosmer_lemeshow``); an older name still works as a deprecated
-alias (:func:`add_renamed_option`) that says so in one line on stderr.
-
-Threat model: none (public, declared parameters only).
+"""Option formats shared by the jobs: ``--domain C=LO:HI[:BITS[:STEP]],...``, ``--columns A,B,...`` and the
+deprecated aliases of renamed options (docs/command_line.md).  Threat model: none (public parameters only).
 """
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""Optional packages: one line saying what to install, instead of an internal error.
+"""Optional packages (``tqdm``, ``matplotlib``): one line saying what to install, instead of an internal error.
 
-The suite needs MPyC, NumPy, SciPy and CVXPY; the experiment scenarios also draw progress bars
-(``tqdm``) and figures (``matplotlib``), which ``pip install 'private-ustats[plot]'`` brings (and
-``make demo`` installs).  A scenario that needs one checks it while parsing its options
-(:func:`require_packages`): a usage verdict, so every party stops with the same line before any
-row is shared.  :func:`missing_package_message` turns a ``ModuleNotFoundError`` met later into the
-same line (see :func:`scenarios.kit.cli.missing_package_stops_party`).
-
-Threat model: none (local configuration); the line names a package, nothing about the data.
+A scenario that needs one checks it while parsing (:func:`require_packages`: every party stops with the same
+line); :func:`missing_package_message` turns a later ``ModuleNotFoundError`` into that line.  Threat model: none.
 """
 from __future__ import annotations
 

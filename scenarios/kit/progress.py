@@ -1,13 +1,5 @@
-"""Progress of long MPC phases: a bar on a terminal, log lines otherwise.
-
-The secure and DP layers report how many public steps of a long phase are done through
-:func:`secure.meter.report_progress` (ustat's kernel batches, the secure sort's stages of the
-rank-based AUC); they never import ``tqdm``.  :func:`install_progress` (called by
-:func:`scenarios.kit.cli.run_scenario` once MPyC has started) chooses where that goes: a ``tqdm`` bar
-on stderr when stderr is a terminal and ``tqdm`` is installed, else MPyC's log lines (which
-``--no-log`` silences).
-
-Threat model: none; the steps are public (the same at every party), nothing about the data.
+"""Progress of long MPC phases (:func:`secure.meter.report_progress`): a ``tqdm`` bar on a terminal, log lines
+otherwise.  Threat model: none; the steps are public (the same at every party).
 """
 from __future__ import annotations
 

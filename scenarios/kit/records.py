@@ -1,9 +1,4 @@
-"""Writing a job's result record (``--json PATH``) as strict JSON.
-
-Python's ``json`` writes ``NaN``/``Infinity`` by default, which no JSON parser accepts: a ratio
-statistic whose released denominator is not positive (an AUC estimate ``nan``) made the record
-unreadable.  Every non-finite float becomes ``null`` here, and the writer runs with
-``allow_nan=False`` so that nothing non-finite can slip through.
+"""Writing a job's result record (``--json PATH``) as strict JSON: every non-finite float becomes ``null``.
 
 Threat model: none of its own; the record holds the DP release and public parameters only.
 """
