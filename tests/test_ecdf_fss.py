@@ -66,13 +66,13 @@ def test_a_value_query_between_grid_points_is_answered_at_the_grid_point_below()
 
 def test_the_answers_to_queries_are_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from scenarios.ecdf_fss import main
-    from scenarios.kit.ecdf_options import ecdf_grid
+    from dp.ecdf.grid import grid_of_points
 
     csv = _data(tmp_path)
     assert main([*_common(csv), "--epsilon", "1e9", "--queries", "at:100,150"]) == 0
     stdout = capsys.readouterr().out
     header, values = small_table()
-    grid = ecdf_grid(80.0, 300.0, 256, "uniform")
+    grid = grid_of_points(80.0, 300.0, 256)
     exact = true_counts(values[:, header.index("sysBP")], grid) / len(values)
     lines = [f"    F({grid[j]:.10g}) = {exact[j]:.4f}" for j in np.searchsorted(grid, [100.0, 150.0], side="right") - 1]
     assert "  answers (private ECDF at the queried grid points):\n" + "\n".join(lines) + "\n" in stdout

@@ -75,9 +75,9 @@ def test_ecdf_scenario_rejects_bad_options(flags: list[str], message: str, capsy
 @pytest.mark.parametrize("points", [2, 64, 100, 1024])
 def test_points_n_gives_a_grid_of_n_points_of_every_kind(kind: str, points: int) -> None:
     """--points N, --grid KIND on [80, 220]: N points (the geometric grid had N + 1 and an irregular first gap)."""
-    from scenarios.kit.ecdf_options import ecdf_grid
+    from dp.ecdf.grid import grid_of_points
 
-    grid = ecdf_grid(80.0, 220.0, points, kind)
+    grid = grid_of_points(80.0, 220.0, points, kind=kind)
     assert len(grid) == points and grid[0] == 80.0 and grid[-1] == 220.0
     gaps = np.diff(grid) if kind == "uniform" else grid[1:] / grid[:-1]
     np.testing.assert_allclose(gaps, gaps[0], rtol=1e-9)

@@ -28,10 +28,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from dp.ecdf.secure_release import EcdfRelease
+from dp.ecdf.secure_release import EcdfRelease, count_slack
 from dp.ecdf.grid import node_count, prefix_positions, tree_depth
 from dp.ecdf.tree import TreeNoisePlan, plan_tree_noise
-from dp.umpc.protocol import polya_tail_bound
 from dp.report_text import format_bytes, policy_text, text_table
 from secure.errors import InputError, ProtocolFailure
 
@@ -130,11 +129,6 @@ class FssNoisePlan:
         return self.draw.epsilon
 
     @property
-    def points(self) -> int:
-        """Grid size ``N``."""
-        return self.draw.points
-
-    @property
     def levels(self) -> int:
         """``L + 1`` nodes per count."""
         return self.draw.levels
@@ -154,10 +148,10 @@ class FssNoisePlan:
         """Variance of the noise of one released count: ``(L + 1) m/(m - c) 2 alpha/(1 - alpha)^2``."""
         return self.levels * self.variance_factor * self.draw.honest_node_variance
 
-    def count_slack(self, points: int) -> int:
-        """Bound on the noise of any of ``points`` released counts, failing with probability < 2^-40."""
-        bits = 41 + max(0, math.ceil(math.log2(max(points, 1))))
-        return polya_tail_bound(self.draw.alpha, self.levels * self.variance_factor, bits)
+    @property
+    def alpha(self) -> float:
+        """The per-node ``DLap(alpha)`` parameter."""
+        return self.draw.alpha
 
 
 def fss_noise_plan(*, epsilon: float, points: int, owners: int, threshold: int) -> FssNoisePlan:
@@ -328,7 +322,7 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
     """Every party (owner) calls this with its own values on a started MPyC runtime (parameters agreed).
 
     :param values: this owner's values of the column (finite floats).
-    :param grid: the public grid (``plan.points`` points).
+    :param grid: the public grid (``plan.draw.points`` points).
     :param plan: :func:`fss_noise_plan` for ``m`` owners.
     :param bits: DCF bit width (:func:`check_bits`).
     :param extra: public parameters to keep with the state (column, domain, ...).
@@ -491,7 +485,7 @@ async def open_counts(states: Sequence[ServerState], queries: npt.ArrayLike, *, 
     ``receivers`` (default: the two servers).
 
     :param states: the server states this party holds (empty at an owner that is not a server).
-    :param slack: :meth:`FssNoisePlan.count_slack`: an opened count outside ``[-slack, n + slack]``
+    :param slack: :func:`dp.ecdf.secure_release.count_slack`: an opened count outside ``[-slack, n + slack]``
         means a corrupted share (a malicious server or a key of another run).
     :return: the int64 counts at receivers, ``None`` elsewhere.
     :raise ProtocolFailure: an opened count outside its possible range.
@@ -547,7 +541,7 @@ async def answer(states: Sequence[ServerState], queries: npt.ArrayLike, *, recei
                           owners=int(public["owners"]), threshold=int(public["coalition"]))
     with meter.phase("answer"):
         sums = {state.server: key_sums(state) for state in states}
-        counts = await open_counts(states, chosen, slack=plan.count_slack(len(chosen)), receivers=receivers,
+        counts = await open_counts(states, chosen, slack=count_slack(plan, len(chosen)), receivers=receivers,
                                    sums=sums)
     phases = await meter.totals_over_parties()
     if counts is None:

@@ -9,12 +9,6 @@ default).  The secure path (:func:`run_secure_ecdf`) and the simulated path
 (:func:`dp.ecdf.tree.private_ecdf`) give the same counts for the same node draws (a test holds them
 equal with ``-M3``).
 
-Each party shares its counts as a histogram of its public rows (:func:`own_histogram`: the grid
-cells, one cell above the grid and, for a private subset of the rows, one cell for the rows outside
-it); the counts ``<= tau_i`` are its prefix sums, computed on the shares.  Before anything is opened
-the parties test, per party, that its histogram sums to its public row count
-(:func:`secure.aggregation.sum_counted_vectors`: one secure zero test per party).
-
 Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties; the
 coalition learns the released noisy counts (epsilon-DP against it, since the honest parties' node
 draws alone are calibrated), the public row counts, and nothing else.  A party that deviates by
@@ -23,9 +17,7 @@ rows between cells is not detected (it could as well have lied about its rows), 
 histogram has negative cells of the right total.  The release is not monotone;
 smoothing (:mod:`smoothing`) is post-processing.
 
-Noise is party-drawn only (:mod:`dp.noise_defaults`): one noise value per tree node (2047 for 1024
-grid points) sampled inside MPC measured 78 s and 894 MB with ``-M3`` against 0.04 s and 0.23 MB for
-the whole release, so there is no in-MPC path here.
+The histogram check and why the noise is party-drawn only: docs/ecdf.md ("The secure release").
 """
 from __future__ import annotations
 
@@ -45,6 +37,7 @@ from dp.umpc.protocol import polya_tail_bound
 
 if TYPE_CHECKING:
     from dp.ecdf.face import EcdfQuery
+    from dp.ecdf.fss_release import FssNoisePlan
 
 __all__ = ["EcdfRelease", "run_secure_ecdf", "count_slack", "own_histogram"]
 
@@ -175,7 +168,7 @@ class EcdfRelease:
         return self.counts / self.n
 
 
-def count_slack(plan: TreeNoisePlan, points: int) -> int:
+def count_slack(plan: TreeNoisePlan | FssNoisePlan, points: int) -> int:
     """Bound on the noise of any of ``points`` released counts, failing with probability < 2**-40.
 
     Each count gets ``L + 1`` node noises, each the sum of ``m`` Polya differences of shape

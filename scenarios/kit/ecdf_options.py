@@ -1,11 +1,7 @@
 """What the ECDF jobs share: their options, the declared domain and grid, and reading the one column.
 
-``scenarios.ecdf`` (§4.1, secure aggregation) and ``scenarios.ecdf_fss`` (§4.2, function secret sharing)
-of Barczewski, Mawass & Ramon release the same private ECDF of one column on the same public grid: they
-take the same options (``--data``, ``--columns COLUMN``, ``--domain COLUMN=LO:HI``, ``--points``,
-``--grid``, ``--epsilon``, ``--smooth``, ``--quantiles``, ``--curve``, ``--json``, the missing-value and
-budget options), check them the same way, build the grid the same way and read the column the same way
--- here, once.
+``scenarios.ecdf`` (§4.1) and ``scenarios.ecdf_fss`` (§4.2) of Barczewski, Mawass & Ramon take the same
+options, check them, build the query's grid and read the one column the same way -- here, once.
 
 Threat model: none here (public, declared parameters; each party reads only its own rows, and what it
 shares about them is its verdict, :func:`secure.session.agree_verdict`).
@@ -49,7 +45,19 @@ class EcdfOptions:
 def ecdf_parser(prog: str, description: str | None) -> ScenarioParser:
     """The parser of an ECDF job with the options both take (each job adds its own)."""
     parser = ScenarioParser(prog=prog, description=description)
-    add_ecdf_arguments(parser)
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--columns", default="totChol", metavar="COLUMN")
+    parser.add_argument("--domain", default=None)
+    parser.add_argument("--points", type=int, default=1024)
+    parser.add_argument("--grid", choices=("uniform", "geometric"), default="uniform")
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--smooth", choices=("none", "1", "2"), default="2")
+    parser.add_argument("--quantiles", default="0.1,0.25,0.5,0.75,0.9")
+    parser.add_argument("--curve", default=None)
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--plot", default=None, metavar="PATH.png")
+    add_missing_arguments(parser)
+    add_budget_arguments(parser)
     return parser
 
 
@@ -112,24 +120,7 @@ def deliver(options: EcdfOptions, release: Any, title: Callable[[dict[str, Any]]
     return run
 
 __all__ = ["EcdfOptions", "ecdf_parser", "common_query", "job_options", "draw_ecdf", "parse_quantiles", "ecdf_domain",
-           "ecdf_grid", "checked_grid", "read_column", "write_curve", "deliver"]
-
-
-def add_ecdf_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options both ECDF jobs take (their own ones are added by each job)."""
-    parser.add_argument("--data", default=None)
-    parser.add_argument("--columns", default="totChol", metavar="COLUMN")
-    parser.add_argument("--domain", default=None)
-    parser.add_argument("--points", type=int, default=1024)
-    parser.add_argument("--grid", choices=("uniform", "geometric"), default="uniform")
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--smooth", choices=("none", "1", "2"), default="2")
-    parser.add_argument("--quantiles", default="0.1,0.25,0.5,0.75,0.9")
-    parser.add_argument("--curve", default=None)
-    parser.add_argument("--json", default=None)
-    parser.add_argument("--plot", default=None, metavar="PATH.png")
-    add_missing_arguments(parser)
-    add_budget_arguments(parser)
+           "checked_grid", "read_column", "write_curve", "deliver"]
 
 
 def parse_quantiles(text: str) -> list[float]:
@@ -178,21 +169,16 @@ def ecdf_domain(args: argparse.Namespace, *, bits_refusal: str) -> tuple[str, fl
     return column, lower, upper
 
 
-def ecdf_grid(lower: float, upper: float, points: int, kind: str) -> np.ndarray:
-    """The public grid ``tau_1 = lower < ... < tau_N = upper`` of exactly ``points`` points: uniform (equal
-    gaps), or geometric (equal ratios, anchored at ``lower``), :func:`dp.ecdf.tree.grid_of_points`."""
-    from dp.ecdf.grid import grid_of_points
-
-    return grid_of_points(lower, upper, points, kind=kind)
-
-
 def checked_grid(lower: float, upper: float, points: int, kind: str) -> np.ndarray:
-    """:func:`ecdf_grid`, a failure as a usage error naming the options.
+    """The public grid ``tau_1 = lower < ... < tau_N = upper`` of exactly ``points`` points (uniform: equal gaps;
+    geometric: equal ratios), :func:`dp.ecdf.grid.grid_of_points`; a failure as a usage error naming the options.
 
     :raise UsageError: the domain and number of points give no grid of that kind.
     """
+    from dp.ecdf.grid import grid_of_points
+
     try:
-        return ecdf_grid(lower, upper, points, kind)
+        return grid_of_points(lower, upper, points, kind=kind)
     except ValueError as exc:
         raise UsageError(f"--domain {lower:g}:{upper:g} with --points {points} gives no {kind} grid: {exc}") from None
 
