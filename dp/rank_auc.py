@@ -341,15 +341,14 @@ async def run_secure_rank_auc(query: RankAucQuery, fixed: np.ndarray, *,
     from secure.aggregation import add_party_noise, guarded_reveal
     from secure.intake import FixedPointRows, exchange_counts
     from secure.meter import CostMeter
-    from secure.parties import explicit_bit_length
     from secure.security_parameter import secure_integers
-    from secure.session import InputError
+    from secure.session import InputError, run_settings
 
     if query.noise == "mpc" and noise_source is not None:
         raise ValueError("noise sampled inside MPC has no party draws: noise_source applies to party noise only")
     meter = CostMeter()
     parties, threshold = len(mpc.parties), int(mpc.threshold)
-    given = explicit_bit_length()
+    given = run_settings().bit_length
     try:
         if given is not None:
             check_bit_length(query, given)

@@ -420,12 +420,13 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
 
 def _session_flags(parties: int, threshold: int) -> list[str]:
     """MPyC options of a configuration's run: as many local parties as this run, on free ports."""
-    from secure.parties import explicit_bit_length, free_base_port
+    from secure.launcher import free_base_port
+    from secure.session import run_settings
 
     flags = ["--no-log"]
     if parties > 1:
         flags += ["-M", str(parties), "-T", str(threshold), "-B", str(free_base_port(parties))]
-    bits = explicit_bit_length()
+    bits = run_settings().bit_length
     if bits is not None:
         flags += ["-L", str(bits)]
     return flags

@@ -188,16 +188,15 @@ async def _run(options: Options) -> Callable[[], None] | None:
     from mpyc.runtime import mpc
 
     from dp.rank_auc import RankAucQuery, check_bit_length, run_secure_rank_auc
-    from secure.parties import explicit_bit_length
     from scenarios.kit.datasets import framingham_with_scores
     from secure.intake import ColumnSpec, apply_missing, party_rows, read_columns, rows_from_table
     from secure.public_randomness import public_generator
-    from secure.session import InputError, agree_verdict
+    from secure.session import InputError, agree_verdict, run_settings
 
     try:
         query = RankAucQuery(ColumnSpec(options.columns[0], *options.domain), options.run_epsilon, options.noise,
                              options.path, rtt=options.rtt / 1000)
-        given = explicit_bit_length()
+        given = run_settings().bit_length
         if given is not None:
             check_bit_length(query, given)  # before any row is read or shared
     except ValueError as exc:

@@ -2,8 +2,9 @@
 
 Modules, one topic each (as in MPyC itself):
 
-- :mod:`secure.session`      start/stop of the MPyC runtime, agreement of parties on parameters and
-  verdicts, detection of lost parties (nobody hangs).
+- :mod:`secure.launcher`     the command line: launching local parties, exit codes, :func:`run`.
+- :mod:`secure.session`      start/stop of the MPyC runtime, the run's settings (``run_settings()``), agreement
+  of parties on parameters and verdicts, detection of lost parties (nobody hangs).
 - :mod:`secure.intake`       a party's own rows: reading, validation, fixed point, ``mpc.input``.
 - :mod:`secure.kernels`      kernels as objects: plaintext and vectorized secure functions.
 - :mod:`secure.clipping`     clipping to the declared domain, locally or inside MPC.
@@ -24,9 +25,9 @@ accounting; :mod:`dp` calibrates the noise it draws.
 Public API (what a script imports; ``import secure`` never imports ``mpyc.runtime``, which would
 parse ``sys.argv`` and launch parties itself -- the names marked *lazy* load it on first use):
 
-- running a script as one party: :func:`run` (:mod:`secure.parties`; ``script_args=`` hands a
-  script's own options to the launched parties), the job's :class:`Party`
-  (``await party.read(path, columns)`` reads this party's own rows and shares its verdict);
+- running a script as one party: :func:`run` (:mod:`secure.launcher`, the one module that reads the command
+  line; ``script_args=`` hands a script's own options to the launched parties), the job's :class:`Party`
+  (:mod:`secure.intake`; ``await party.read(path, columns)`` reads this party's own rows and shares its verdict);
 - column declarations by role (:mod:`secure.columns`): :func:`numeric`, :func:`label`,
   :func:`classes`, :func:`categorical`, all returning a :class:`ColumnSpec`;
 - reading rows outside a run: :func:`read_rows` (one party's share of a file), :class:`PartyRows`,
@@ -44,8 +45,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from secure.columns import categorical, classes, label, numeric
 from secure.errors import InputError, ProtocolFailure
-from secure.intake import ColumnSpec, MissingPolicy, PartyRows, party_rows
-from secure.parties import Party, run, run_parties
+from secure.intake import ColumnSpec, MissingPolicy, Party, PartyRows, party_rows
+from secure.launcher import run, run_parties
 
 if TYPE_CHECKING:
     from secure.public_randomness import joint_seed

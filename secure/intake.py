@@ -41,7 +41,7 @@ from secure.reader import read_columns, read_table, table_values
 # ColumnSpec, Category, MAX_CATEGORIES, MISSING_TOKENS (secure.columns) and read_table, read_columns
 # (secure.reader) are re-exported here: the intake is where a party's rows come in.
 __all__ = ["ColumnSpec", "Category", "MAX_CATEGORIES", "PartyRows", "MissingPolicy", "read_table", "read_columns", "rows_from_table", "party_rows",
-           "apply_missing", "to_fixed_point", "exchange_counts", "share_rows", "MISSING_TOKENS", "MISSING_POLICIES"]
+           "apply_missing", "Party", "to_fixed_point", "exchange_counts", "share_rows", "MISSING_TOKENS", "MISSING_POLICIES"]
 
 MISSING_POLICIES = ("refuse", "fill")
 
@@ -231,6 +231,59 @@ def party_rows(path: str, columns: Sequence[str], *, party: int, parties: int,
                              source=own, specs=specs)
     return apply_missing(read_columns(path, columns, party=party, parties=parties, specs=specs), columns, missing,
                          source=path, specs=specs)
+
+
+@dataclass(frozen=True)
+class Party:
+    """This party, as a script's job sees it (handed to the job by :func:`secure.launcher.run`).
+
+    :param index: this party's index ``i`` (MPyC's ``-I``).
+    :param count: the number of parties ``m``.
+    :param threshold: the Shamir threshold ``t`` (at most ``t`` parties may collude).
+    """
+
+    index: int
+    count: int
+    threshold: int
+
+    async def read(self, path: str, columns: Sequence[ColumnSpec | str], *,
+                   missing: MissingPolicy | str = "refuse") -> PartyRows:
+        """Read this party's own rows of ``columns`` -- every party calls it at the same point.
+
+        ``{pid}`` in ``path`` gives each party its own file (all its rows); otherwise party ``i``
+        keeps rows ``i, i+m, i+2m, ...`` of the one file (a local simulation of a partition).  The
+        party's verdict is shared: if any party's file is missing or bad, every party raises the
+        same :class:`secure.errors.InputError` (exit 2, one line naming that party), and the local
+        detail (a line number, a value) is printed at the failing party only.
+
+        :param columns: column declarations (:func:`secure.columns.numeric`, ...) or names.
+        :param missing: ``refuse`` (default), or a :class:`MissingPolicy` with fills.
+        :raise InputError: at every party alike, when any party's input is bad.
+        """
+        names = [column if isinstance(column, str) else column.name for column in columns]
+        specs = [column for column in columns if isinstance(column, ColumnSpec)]
+        error: str | None = None
+        detail: str | None = None
+        rows: PartyRows | None = None
+        try:  # string categories are read as codes when every column is declared
+            rows = party_rows(path, names, party=self.index, parties=self.count,
+                              missing=missing if isinstance(missing, MissingPolicy) else MissingPolicy(missing),
+                              specs=specs if len(specs) == len(columns) else None)
+        except InputError as exc:
+            error, detail = str(exc), exc.detail
+        await self.verdict(error, detail=detail)
+        assert rows is not None
+        return rows
+
+    async def verdict(self, error: str | None, *, detail: str | None = None) -> None:
+        """Share this party's verdict on its own input (``None``: fine); every party calls it.
+
+        :raise InputError: at every party alike if any party gave an error (the message must not
+            carry row data: no value, no line number, no count; ``detail`` stays here).
+        """
+        from secure.session import agree_verdict
+
+        await agree_verdict(error, detail=detail)
 
 
 def to_fixed_point(values: np.ndarray, specs: Sequence[ColumnSpec], *, clip: bool = True) -> FixedPointRows:

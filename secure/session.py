@@ -32,13 +32,16 @@ Heartbeats carry no payload: they tell a peer only that this party's event loop 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import hashlib
 import json
 import os
 import struct
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from mpyc import asyncoro
@@ -54,6 +57,9 @@ __all__ = [
     "party_count",
     "party_id",
     "threshold",
+    "RunSettings",
+    "run_settings",
+    "run_with",
     "on_fatal",
     "start_session",
     "stop_session",
@@ -91,6 +97,52 @@ def party_count() -> int:
 def threshold() -> int:
     """The corruption threshold ``t`` of the Shamir scheme (MPyC's ``-T``, default ``(m-1)//2``)."""
     return int(mpc.threshold)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSettings:
+    """What a protocol needs from the run's command line, read once by the launcher (:mod:`secure.launcher`).
+
+    :param parties: the number of parties ``m``.
+    :param threshold: the Shamir threshold ``t``.
+    :param index: this party's index ``i``.
+    :param sec_param: MPyC's launch ``-K``.
+    :param bit_length: the ``-L`` given explicitly; ``None`` if MPyC's default applies (a protocol that derives
+        its secure integer length from public parameters then uses its own, instead of mistaking 32 for a choice).
+    """
+
+    parties: int
+    threshold: int
+    index: int
+    sec_param: int
+    bit_length: int | None = None
+
+    @classmethod
+    def of_runtime(cls, *, bit_length: int | None = None) -> RunSettings:
+        """The settings of MPyC's runtime ``mpc``, with ``bit_length`` the explicit ``-L``."""
+        return cls(parties=len(mpc.parties), threshold=int(mpc.threshold), index=int(mpc.pid),
+                   sec_param=int(mpc.options.sec_param), bit_length=bit_length)
+
+
+#: the run's settings inside :func:`run_with` (a context variable: the run's tasks see it, nothing outlives the run)
+_SETTINGS: contextvars.ContextVar[RunSettings] = contextvars.ContextVar("run_settings")
+
+
+def run_settings() -> RunSettings:
+    """This run's :class:`RunSettings`, set once by the launcher before the job's body runs (as MPyC's ``mpc``
+    is the runtime's).  Outside a launched run (a program or a test calling ``mpc.run`` itself): those of
+    MPyC's runtime, with no explicit ``-L`` (MPyC took its options off ``sys.argv`` when it started)."""
+    return _SETTINGS.get(None) or RunSettings.of_runtime()
+
+
+@contextlib.contextmanager
+def run_with(settings: RunSettings) -> Iterator[RunSettings]:
+    """Make ``settings`` the run's (:func:`run_settings`) inside the ``with`` block."""
+    token = _SETTINGS.set(settings)
+    try:
+        yield settings
+    finally:
+        _SETTINGS.reset(token)
 
 
 def set_phase(name: str) -> None:

@@ -177,13 +177,11 @@ FINE_KENDALL = UStatQuery(kernel=get_kernel("kendall"),
                           epsilon=1.0, tuples=80)
 
 
-def test_sampled_path_derives_its_bit_length_without_l(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sampled_path_derives_its_bit_length_without_l() -> None:
     """G2: 24 fractional bits on sysBP's domain need more than MPyC's default 32 bits; without -L the sampled
     path derives the length (before: "need 34-bit secure integers, got -L 32; give -L 34")."""
-    import secure.parties
     from dp.umpc.protocol import sampled_bit_length
 
-    monkeypatch.setattr(secure.parties, "_COMMAND_LINE", [])
     needed = sampled_bit_length(FINE_KENDALL, 40, 1, 0)
     comparison = FINE_KENDALL.kernel.comparison_bits(FINE_KENDALL.widths)
     assert needed >= comparison > 32
@@ -209,12 +207,12 @@ def test_sampled_bit_length_holds_the_largest_noisy_sum() -> None:
     assert sampled_bit_length(KENDALL, 40, 1, 0) == 32  # small domains keep MPyC's default
 
 
-def test_explicit_short_l_is_still_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_explicit_short_l_is_still_refused() -> None:
     """An explicit -L shorter than the comparisons need stays a one-line refusal naming the -L to give."""
-    import secure.parties
     from secure.errors import InputError
+    from secure.session import RunSettings, run_with
 
-    monkeypatch.setattr(secure.parties, "_COMMAND_LINE", ["-L", "32"])
-    with pytest.raises(InputError, match=r"need \d+-bit secure integers, got -L 32; give -L \d+"):
+    with run_with(RunSettings.of_runtime(bit_length=32)), \
+            pytest.raises(InputError, match=r"need \d+-bit secure integers, got -L 32; give -L \d+"):
         mpc.run(run_secure(FINE_KENDALL, prepare_rows(FINE_KENDALL, _columns(["sysBP", "diaBP"])), seed=5,
                            noise_source=lambda plan, index: 0))

@@ -421,12 +421,10 @@ def test_run_secure_in_one_process_adds_in_mpc_noise_within_its_slack() -> None:
         mpc.run(refused())
 
 
-def test_run_secure_refuses_noise_that_the_secure_integers_cannot_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_secure_refuses_noise_that_the_secure_integers_cannot_hold() -> None:
     """About 31 binary digits of noise: without -L the sampled path derives a length that holds them and
     releases; an explicit -L 32 (holds 30) is refused with one line naming the -L needed."""
-    import sys
-
-    from secure.session import InputError
+    from secure.session import InputError, RunSettings, run_with
 
     query, rows = _small_query(epsilon=1e-7)  # epsilon / s = 1.25e-8: about 31 digits, -L 32 holds 30
     values = np.vstack(rows)
@@ -435,15 +433,10 @@ def test_run_secure_refuses_noise_that_the_secure_integers_cannot_hold(monkeypat
     async def release() -> object:
         return await run_secure(query, prepare_rows(query, values), seed=6)
 
-    import secure.parties
-
-    monkeypatch.setattr(sys, "argv", [sys.argv[0]])
-    monkeypatch.setattr(secure.parties, "_COMMAND_LINE", [])  # no -L, whatever an earlier in-process run recorded
-    derived = mpc.run(release())
+    derived = mpc.run(release())  # no launcher: no explicit -L
     assert derived is not None
-    monkeypatch.setattr(sys, "argv", [sys.argv[0], "-L", "32"])
-    monkeypatch.setattr(secure.parties, "_COMMAND_LINE", ["-L", "32"])  # what run_parties records, if it ran
-    with pytest.raises(InputError, match=r"binary digits .* give -L \d+ or more"):
+    with run_with(RunSettings.of_runtime(bit_length=32)), \
+            pytest.raises(InputError, match=r"binary digits .* give -L \d+ or more"):
         mpc.run(release())
 
 

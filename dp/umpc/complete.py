@@ -235,11 +235,11 @@ def complete_secure_type(query: UStatQuery, rows: int, path: str, plans: Sequenc
     """MPyC's secure integers for ``path``: the derived length, or ``-L`` if given (refused if too short); the
     prime field fits the current ``-K`` (:func:`secure.security_parameter.secure_integers`)."""
     from secure.errors import InputError
-    from secure.parties import explicit_bit_length
     from secure.security_parameter import secure_integers
+    from secure.session import run_settings
 
     needed = complete_bit_length(query, rows, path, plans)
-    given = explicit_bit_length()
+    given = run_settings().bit_length
     if given is not None and given < needed:
         raise InputError(f"all parties: the complete {query.kernel.name} of n = {rows} rows on the {path} path "
                          f"needs {needed}-bit secure integers (sums over all tuples and their noise), got -L {given}; "
@@ -386,9 +386,9 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows, plan: PathPlan,
             plans: list[PlannedNoise] = list(complete_plans(query, rows, parties, threshold))
         except ValueError as exc:
             raise InputError(f"all parties: {exc}") from None
-        from secure.parties import explicit_bit_length
+        from secure.session import run_settings
 
-        type_bits = explicit_bit_length() or complete_bit_length(query, rows, plan.path, plans)
+        type_bits = run_settings().bit_length or complete_bit_length(query, rows, plan.path, plans)
         leak = sort_leak_plan(query, rows, plan.path, bits=sort_bits(kernel, query.specs), type_bits=type_bits)
         sectype = complete_secure_type(query, rows, plan.path, plans)  # made after -K is raised: its field fits
     totals = (await secure_complete_sums(query, fixed, plan.path, sectype, counts, meter)).sums

@@ -590,11 +590,10 @@ def secure_integer_type(query: Any, rows: int | None = None) -> tuple[Any, int]:
     from mpyc.runtime import mpc
 
     from secure.security_parameter import secure_integers
-    from secure.parties import explicit_bit_length
-    from secure.session import InputError
+    from secure.session import InputError, run_settings
 
     bits = query.kernel.comparison_bits(query.widths)
-    given = explicit_bit_length()
+    given = run_settings().bit_length
     if given is not None:
         sectype = secure_integers(given)
     elif rows is not None and isinstance(query, UStatQuery):

@@ -20,7 +20,7 @@ The command-line contract (docs/design.md):
 - Options every scenario takes: ``--silence-limit SECONDS`` (default 60: how long a party may stay
   silent while another waits for it, before everyone stops) and ``--allow-t0``.
 
-The lifecycle itself (launching, settling, exit codes, agreement) lives in :mod:`secure.parties`,
+The lifecycle itself (launching, settling, exit codes, agreement) lives in :mod:`secure.launcher`,
 shared with user scripts (:func:`secure.run`); this module keeps the parsing and the printing.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ import textwrap
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from secure.parties import run_parties
+from secure.launcher import run_parties
 
 if TYPE_CHECKING:
     from dp.budget.agreement import SpendRequest
@@ -134,7 +134,7 @@ class ScenarioParser(argparse.ArgumentParser):
 def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[Any]],
                  public: Callable[[Any], dict[str, Any]], argv: Sequence[str] | None = None, *,
                  t0_privacy: str | None = None, spend: Callable[[Any], SpendRequest | None] | None = None) -> int:
-    """One party's whole life (:func:`secure.parties.run_parties`), with :class:`UsageError` from ``parse``
+    """One party's whole life (:func:`secure.launcher.run_parties`), with :class:`UsageError` from ``parse``
     shared as a usage verdict like :class:`secure.errors.InputError`.
 
     :param parse: ``argv -> options`` (MPyC's and the common options already removed); raises
@@ -143,7 +143,7 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
     :param public: ``options -> dict`` of the public parameters every party must share.
     :param argv: the command line (default ``sys.argv[1:]``).
     :param t0_privacy: only for a protocol whose privacy does not rest on Shamir (FSS): what it rests
-        on; ``t = 0`` is then accepted without ``--allow-t0`` (see :func:`secure.parties.run_parties`).
+        on; ``t = 0`` is then accepted without ``--allow-t0`` (see :func:`secure.launcher.run_parties`).
     :param spend: ``options -> SpendRequest | None``: what the run spends from the privacy budget and
         from which account (:mod:`scenarios.kit.budget_run`).  After the parameter check and before
         ``body`` runs -- before any data is shared -- every party agrees on it and reserves it in its

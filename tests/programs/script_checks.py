@@ -44,7 +44,7 @@ QUERY = dp.umpc.Query(statistic="auc", epsilon=EPS, tuples="all", path="tuples",
                       columns=[dp.numeric("score", lower=0, upper=1, bits=4), dp.label("y")])
 
 
-async def job(party: secure.Party) -> secure.parties.Deliver:
+async def job(party: secure.Party) -> secure.launcher.Deliver:
     generator = np.random.default_rng(party.index)
     if CASE == "echo":
         return lambda: print(f"eps {EPS} agreed by {party.count} parties") if party.index == 0 else None

@@ -1,7 +1,10 @@
-"""A party's whole life on the command line: launch, connect, agree, run, stop -- nobody left hanging.
+"""The launcher: a party's whole life on the command line -- launch, connect, agree, run, stop, nobody left hanging.
 
 Every scenario and every user script runs through :func:`run_parties` (scripts through :func:`run`),
-so that they share the guarantees of docs/design.md's command-line contract:
+so that they share the guarantees of docs/design.md's command-line contract.  This module alone, below
+``scenarios/``, reads ``sys.argv`` and MPyC's option parser; a protocol gets what it needs of the command
+line (parties, threshold, an explicit ``-L``, ...) from :func:`secure.session.run_settings`, set here once
+before the job's body runs.
 
 - MPyC's options are first-class (``-M -I -P -C -T -B -L -K ...``, ``--ssl``, ``--no-*``,
   ``--output-*``, ``--log-level``), and only exact option names are accepted: an abbreviation that
@@ -47,11 +50,11 @@ from typing import IO, TYPE_CHECKING, Any
 from secure.errors import InputError
 
 if TYPE_CHECKING:
-    from secure.intake import ColumnSpec, MissingPolicy, PartyRows
+    from secure.intake import Party
 
 __all__ = ["SessionOptions", "split_session_options", "check_option_names", "check_mpyc_usage", "check_topology", "free_base_port",
-           "launch_local_parties", "child_error_line", "settle_children", "run_party", "children_alive",
-           "party_index", "run_parties", "run", "Party", "Deliver", "DEFAULT_SILENCE_LIMIT", "CHILD_GRACE_SECONDS"]
+           "launch_local_parties", "child_error_line", "settle_children", "run_party", "children_alive", "party_index",
+           "mpyc_options", "mpyc_help", "run_parties", "run", "Deliver", "DEFAULT_SILENCE_LIMIT", "CHILD_GRACE_SECONDS"]
 
 #: seconds party 0 waits for its launched parties after a success (10 after a failure)
 CHILD_GRACE_SECONDS = 60.0
@@ -159,11 +162,31 @@ def _logs_to_stderr() -> None:
             handler.setStream(sys.stderr)
 
 
-def _mpyc_long_options() -> list[str]:
-    mpyc = _import_mpyc()
+def _mpyc_parser() -> Any:
+    """A fresh ``argparse`` parser of MPyC's options (MPyC's own, ``mpyc._get_arg_parser``): the one place it is called."""
+    return _import_mpyc()._get_arg_parser()
 
-    return [name for action in mpyc._get_arg_parser()._actions for name in action.option_strings
-            if name.startswith("--")]
+
+def mpyc_options(argv: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+    """MPyC's options in ``argv`` that differ from MPyC's defaults (by ``argparse`` name: ``M``, ``bit_length``,
+    ``HELP``, ...), and the other words."""
+    parser = _mpyc_parser()
+    defaults = vars(parser.parse_known_args([])[0])
+    given, rest = parser.parse_known_args(list(argv))
+    return {key: value for key, value in vars(given).items() if value != defaults.get(key)}, rest
+
+
+def mpyc_help() -> str:
+    """MPyC's own usage text (what ``-H`` prints)."""
+    return str(_mpyc_parser().format_help())
+
+
+def _explicit_bit_length(argv: Sequence[str]) -> int | None:
+    """The ``-L`` (``--bit-length``) given in ``argv``, or ``None`` if MPyC's default applies (not mistaken for a choice)."""
+    parser = _mpyc_parser()
+    parser.set_defaults(bit_length=None)
+    bits = parser.parse_known_args(list(argv))[0].bit_length
+    return None if bits is None else int(bits)
 
 
 def check_option_names(argv: Sequence[str]) -> tuple[str | None, list[str]]:
@@ -175,7 +198,7 @@ def check_option_names(argv: Sequence[str]) -> tuple[str | None, list[str]]:
 
     :return: ``(error or None, argv without the refused words)``.
     """
-    mpyc_names = _mpyc_long_options()
+    mpyc_names = [name for action in _mpyc_parser()._actions for name in action.option_strings if name.startswith("--")]
     kept: list[str] = []
     error: str | None = None
     for position, word in enumerate(argv):
@@ -208,9 +231,7 @@ def check_mpyc_usage(argv: Sequence[str]) -> str | None:
     """
     import argparse
 
-    mpyc = _import_mpyc()
-
-    parser = mpyc._get_arg_parser()
+    parser = _mpyc_parser()
     parser.exit_on_error = False
 
     def refuse(message: str) -> Any:
@@ -232,9 +253,7 @@ def check_topology(argv: Sequence[str], *, allow_t0: bool = False) -> tuple[str 
         would start but must not go on (``t = 0`` with ``m > 1``): shared as a verdict, every party
         exits 2.
     """
-    mpyc = _import_mpyc()
-
-    options, _ = mpyc._get_arg_parser().parse_known_args(list(argv))
+    options, _ = _mpyc_parser().parse_known_args(list(argv))
     if options.config:
         return None, None  # the party list is in .config/; checked after start (see run_parties)
     if options.parties:
@@ -313,10 +332,8 @@ def launch_local_parties(argv: Sequence[str] | None = None, *,
     :return: the child processes (empty when nothing was launched).
     :raise InputError: no free ports (give ``-B``).
     """
-    mpyc = _import_mpyc()
-
     argv = list(sys.argv[1:] if argv is None else argv)
-    options, _ = mpyc._get_arg_parser().parse_known_args(check_option_names(argv)[1])
+    options, _ = _mpyc_parser().parse_known_args(check_option_names(argv)[1])
     if options.config or options.parties or not options.M or options.M <= 1 or options.index is not None:
         return []
     if options.HELP or options.VERSION or options.help:
@@ -436,30 +453,9 @@ def children_alive(children: Sequence[subprocess.Popen[bytes]]) -> Callable[[], 
     return check
 
 
-#: this process's command line as :func:`run_parties` received it (MPyC takes its options off ``sys.argv``)
-_COMMAND_LINE: list[str] | None = None
-
-
-def explicit_bit_length(argv: Sequence[str] | None = None) -> int | None:
-    """The ``-L`` (``--bit-length``) given on the command line, or ``None`` if MPyC's default applies.
-
-    A protocol that derives its secure integer length from public parameters uses this to let ``-L``
-    override the derived length (and to refuse an ``-L`` too short), without mistaking MPyC's default 32
-    for a choice.
-    """
-    mpyc = _import_mpyc()
-
-    words = list((_COMMAND_LINE if _COMMAND_LINE is not None else sys.argv[1:]) if argv is None else argv)
-    if not any(word in ("-L", "--bit-length") or word.startswith(("-L", "--bit-length=")) for word in words):
-        return None
-    return int(mpyc._get_arg_parser().parse_known_args(words)[0].bit_length)
-
-
 def party_index(argv: Sequence[str]) -> int:
     """This party's ``-I`` from the command line (0 when not given), before MPyC is imported."""
-    mpyc = _import_mpyc()
-
-    index = mpyc._get_arg_parser().parse_known_args(list(argv))[0].index
+    index = _mpyc_parser().parse_known_args(list(argv))[0].index
     return int(index) if index is not None else 0
 
 
@@ -509,10 +505,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
     :param script_args: a script's own words, given back to the parties launched here (:func:`run`).
     :return: the process exit code.
     """
-    global _COMMAND_LINE
-    original = list(sys.argv[1:] if argv is None else argv)
-    _COMMAND_LINE = original
-    names_error, checked = check_option_names(original)
+    names_error, checked = check_option_names(list(sys.argv[1:] if argv is None else argv))
     common = split_session_options(checked)
     mpyc_error = check_mpyc_usage(common.rest)
     if mpyc_error:  # MPyC's parser cannot read the command line: no party launched, one line, exit 2
@@ -531,16 +524,16 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
         sys.argv = [sys.argv[0], *check_option_names(sys.argv[1:])[1]]
     code = 1
     try:
-        import mpyc
         from mpyc.runtime import mpc  # noqa: F401  (MPyC takes its own options off sys.argv here)
 
-        from secure.session import agree_parameters, agree_verdict, on_fatal, start_session, stop_session
+        from secure.session import (RunSettings, agree_parameters, agree_verdict, on_fatal, run_with, start_session,
+                                    stop_session)
 
         on_fatal(lambda: None if settle_children(children, 1, grace=3.0) else None)
         if argv is None or children:
             own = sys.argv[1:]
         else:
-            own = mpyc._get_arg_parser().parse_known_args(list(checked))[1]
+            own = _mpyc_parser().parse_known_args(list(checked))[1]
         own = split_session_options(own).rest
         if mpc.options.config and refusal is None:
             fatal, refusal = _check_threshold(len(mpc.parties), int(mpc.threshold),
@@ -582,76 +575,14 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
             print(f"error: {tls_problem}", file=sys.stderr, flush=True)
             code = 2
         else:
-            code = run_party(session)
+            with run_with(RunSettings.of_runtime(bit_length=_explicit_bit_length(common.rest))):
+                code = run_party(session)
     finally:
         code = settle_children(children, code)
     return code
 
 
 # ----------------------------------------------------------------------------------------- scripting
-
-
-@dataclass(frozen=True)
-class Party:
-    """This party, as a script's job sees it (handed to the job by :func:`run`).
-
-    :param index: this party's index ``i`` (MPyC's ``-I``).
-    :param count: the number of parties ``m``.
-    :param threshold: the Shamir threshold ``t`` (at most ``t`` parties may collude).
-    """
-
-    index: int
-    count: int
-    threshold: int
-
-    async def read(self, path: str, columns: Sequence[ColumnSpec | str], *,
-                   missing: MissingPolicy | str = "refuse") -> PartyRows:
-        """Read this party's own rows of ``columns`` -- every party calls it at the same point.
-
-        ``{pid}`` in ``path`` gives each party its own file (all its rows); otherwise party ``i``
-        keeps rows ``i, i+m, i+2m, ...`` of the one file (a local simulation of a partition).  The
-        party's verdict is shared: if any party's file is missing or bad, every party raises the
-        same :class:`secure.errors.InputError` (exit 2, one line naming that party), and the local
-        detail (a line number, a value) is printed at the failing party only.
-
-        :param columns: column declarations (:func:`secure.columns.numeric`, ...) or names.
-        :param missing: ``refuse`` (default), or a :class:`secure.intake.MissingPolicy` with fills.
-        :raise InputError: at every party alike, when any party's input is bad.
-        """
-        from secure.intake import MissingPolicy, party_rows
-        from secure.session import agree_verdict
-
-        names = [column if isinstance(column, str) else column.name for column in columns]
-        policy = missing if isinstance(missing, MissingPolicy) else MissingPolicy(missing)
-        error: str | None = None
-        detail: str | None = None
-        rows: PartyRows | None = None
-        try:
-            rows = party_rows(path, names, party=self.index, parties=self.count, missing=policy,
-                              specs=_declared(columns))
-        except InputError as exc:
-            error, detail = str(exc), exc.detail
-        await agree_verdict(error, detail=detail)
-        assert rows is not None
-        return rows
-
-    async def verdict(self, error: str | None, *, detail: str | None = None) -> None:
-        """Share this party's verdict on its own input (``None``: fine); every party calls it.
-
-        :raise InputError: at every party alike if any party gave an error (the message must not
-            carry row data: no value, no line number, no count; ``detail`` stays here).
-        """
-        from secure.session import agree_verdict
-
-        await agree_verdict(error, detail=detail)
-
-
-def _declared(columns: Sequence[ColumnSpec | str]) -> list[ColumnSpec] | None:
-    """The declarations when every column is declared (string categories are then read as codes)."""
-    from secure.intake import ColumnSpec
-
-    specs = [column for column in columns if isinstance(column, ColumnSpec)]
-    return specs if len(specs) == len(columns) else None
 
 
 def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | None = None,
@@ -695,8 +626,10 @@ def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | Non
                              "and --silence-limit, --allow-t0)")
 
     async def body(_: Any) -> Deliver:
-        from secure.session import party_count, party_id, threshold
+        from secure.intake import Party
+        from secure.session import run_settings
 
-        return await job(Party(party_id(), party_count(), threshold()))
+        settings = run_settings()
+        return await job(Party(settings.index, settings.parties, settings.threshold))
 
     return run_parties(parse, body, lambda _: agreed, argv, script_args=own)
