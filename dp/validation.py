@@ -22,7 +22,7 @@ __all__ = ["MAX_EPSILON", "check_epsilon", "check_delta", "check_parties", "chec
            "check_indices", "check_number", "check_finite", "check_positive", "check_nonnegative", "check_interval",
            "check_integer", "check_int_at_least", "check_positive_int", "check_nonnegative_int", "check_int_range",
            "check_choice", "check_bool", "check_instance", "check_generator", "check_values", "check_labels",
-           "check_score_label_rows"]
+           "check_score_label_rows", "check_rows_by_party"]
 
 
 #: The largest epsilon accepted anywhere (``dp.umpc.Query``, every job's ``--epsilon``): at 1e9 the discrete
@@ -203,6 +203,17 @@ def check_score_label_rows(rows: Any) -> tuple[np.ndarray, np.ndarray]:
     if not np.all(np.isfinite(array[:, 0])):
         raise ValueError("scores must be finite")
     return array[:, 0], check_labels(array[:, 1], array.shape[0])
+
+
+def check_rows_by_party(rows_by_party: Any) -> tuple[np.ndarray, np.ndarray, int]:
+    """Every party's ``(score, label)`` rows (:func:`check_score_label_rows`) stacked: ``(scores, labels, m)``.
+
+    :raise ValueError: not a list of at least one party's rows, or a bad row.
+    """
+    if isinstance(rows_by_party, np.ndarray) or not rows_by_party:
+        raise ValueError("rows_by_party must be a list with one table of rows per party, at least one")
+    parts = [check_score_label_rows(rows) for rows in rows_by_party]
+    return np.concatenate([p for p, _ in parts]), np.concatenate([y for _, y in parts]), len(parts)
 
 
 def _round_up(value: float) -> str:

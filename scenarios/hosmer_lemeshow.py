@@ -1,20 +1,13 @@
 """The private Hosmer-Lemeshow calibration test across parties (Barczewski, Mawass & Ramon §5.2, Alg. 2).
 
-Every party holds its own rows: a model's predicted probability and the true label.  The parties
-release, with one epsilon split as Theorem 2 states (eps' = eps / (L + 9), L = log2 of the grid size):
-the private ECDF of the predicted probabilities on the grid i/N (tree mechanism, (L + 1) eps': per-party
-counts, secure sums, every party's node draws secret-shared), the Q - 1 group boundaries at the private
-deciles by the inverse ECDF (Algorithm 1, post-processing at party 0), then the 4Q noisy expected and
-observed counts per group (8 eps': every party's own group sums plus its own discrete Laplace shares,
-summed securely, opened once), and from them the HL statistic H (eq. 5) and its p-value against chi2
-with Q - 2 degrees of freedom (scipy).  Party 0 adds the noise band of H and p (dp.ecdf.hosmer_lemeshow.noise_band:
-the released counts re-noised 2000 times with the public noise law, public seed; the central 95 % of H and p --
-the noise's spread around the released values, not a confidence interval for the noiseless H), the noise's
-expected part of H, and a "warning:" line when the noise dominates (an expected count raised to the floor, the
-noise part above the degrees of freedom, H's band wider than chi2's chance range, p's band over half of 0..1);
-the record has them as interval and warning.  The protocol is dp.ecdf.hosmer_lemeshow_secure; for the same
-noise draws it releases what the simulated path dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow does
-(the Fig. 6 experiment, scenarios.papers.hosmer_lemeshow, measures that path's error).
+Every party holds its own rows: a model's predicted probability and the true label.  With one epsilon split
+as Theorem 2 states (eps' = eps / (L + 9), L = log2 N) the parties release the private ECDF of the scores
+((L + 1) eps'), the Q - 1 group boundaries found on it by the inverse ECDF (post-processing at party 0), and the
+4Q noisy expected and observed counts per group (8 eps'); H (eq. 5) and its p-value against chi2(Q - 2) follow.
+Party 0 adds the noise band of H and p (the released counts re-noised 2000 times with the public noise law, a
+public seed: the noise's spread, not a confidence interval) and a "warning:" line when the noise dominates; the
+record has them as interval and warning.  The job prints and writes what dp.ecdf.release of a
+dp.ecdf.HosmerLemeshowQuery returns (docs/hosmer_lemeshow.md).
 
 Threat model: passive, static adversary corrupting at most t < m/2 parties (MPyC -T); the coalition
 learns the row counts, the boundaries and (with party 0) the released ECDF and statistics, all
@@ -83,11 +76,6 @@ class HosmerLemeshowOptions:
     plot: str | None
     budget: Any = None
 
-    @property
-    def precision(self) -> int:
-        """The fixed-point bits of the scores (``--precision``, or the BITS of ``--domain``)."""
-        return int(self.query.precision)
-
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
         query = self.query
@@ -101,7 +89,7 @@ class HosmerLemeshowOptions:
         from secure.intake import ColumnSpec
 
         score, label = self.query.columns
-        return [ColumnSpec(score, 0.0, 1.0, self.precision), ColumnSpec.categorical(label, (0, 1))]
+        return [ColumnSpec(score, 0.0, 1.0, self.query.precision), ColumnSpec.categorical(label, (0, 1))]
 
 
 def build_parser() -> ScenarioParser:

@@ -1,15 +1,11 @@
 """A private ROC curve across parties with private labels: class sizes are never released exactly.
 
-Barczewski, Mawass & Ramon §5.1, the self-normalised variant (:mod:`dp.ecdf.roc`): every party holds its
-own ``(score, label)`` rows; the private ECDF of the scores of class 1 and that of class 0 are released by
-the tree mechanism (eq. 2) through secure sums with distributed integer node noise, each party sharing its
-two per-class count vectors on the public grid and only its total number of rows.  Each class's noisy
-cumulative counts are divided by their own last value (``TPR(t) = F^_TP(t) / F^_TP(c_max)``), smoothed
-(eq. 3) and turned into a ROC curve and its AUC (a higher score means positive, as scikit-learn).  The AUC comes
-with a 95 % parametric-bootstrap interval (dp.ecdf.roc.auc_interval: the released counts re-noised with the
-public noise law, public seed, 2000 copies raw or 400 smoothed), is printed to the digits its noise std
-supports, and a "warning:" line says when the noise dominates (interval wider than 0.2, or holding 0.5); the
-record has them as interval and warning.
+Barczewski, Mawass & Ramon §5.1, self-normalised (docs/roc.md): every party holds its own ``(score, label)``
+rows; the private ECDFs of the scores of class 1 and of class 0 are released by the tree mechanism through secure
+sums, each divided by its own last noisy count, smoothed (eq. 3) and turned into a ROC curve and its AUC (a higher
+score means positive).  The AUC comes with a 95 % parametric-bootstrap interval (public seed), is printed to the
+digits its noise std supports, and a "warning:" line says when the noise dominates; the record has them as
+interval and warning.  The job prints and writes what dp.ecdf.release of a dp.ecdf.RocQuery returns.
 
 Run it with three local parties::
 
@@ -108,7 +104,7 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
     try:
         check_seed(args.seed, "--seed")
         query = RocQuery(epsilon=args.epsilon, lower=float(lower), upper=float(upper), points=args.points,
-                         split=args.split, smooth=None if args.smooth == "none" else int(args.smooth),
+                         split=args.split, smooth=None if args.smooth == "none" else (1 if args.smooth == "1" else 2),
                          columns=(columns[0], columns[1]))
         specs = [ColumnSpec(columns[0], lower, upper), ColumnSpec(columns[1], 0, 1, 0, (0, 1))]
     except (TypeError, ValueError) as exc:  # the query's words for its options: points, domain

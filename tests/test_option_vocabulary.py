@@ -18,8 +18,8 @@ from scenarios.kit.cli import UsageError
      lambda o: (o.query.lower, o.query.upper) == (100, 600)),
     ("scenarios.ecdf_fss", ["--columns", "totChol", "--domain", "totChol=100:600"],
      lambda o: (o.query.lower, o.query.upper) == (100, 600)),
-    ("scenarios.roc_private", ["--domain", "score=0:1"], lambda o: (o.lower, o.upper) == (0, 1)),
-    ("scenarios.hosmer_lemeshow", ["--domain", "score=0:1:12"], lambda o: o.precision == 12),
+    ("scenarios.roc_private", ["--domain", "score=0:1"], lambda o: (o.query.lower, o.query.upper) == (0, 1)),
+    ("scenarios.hosmer_lemeshow", ["--domain", "score=0:1:12"], lambda o: o.query.precision == 12),
 ])
 def test_every_job_with_a_numeric_column_takes_domain_column_equals(module: str, argv: list[str], check) -> None:
     assert check(importlib.import_module(module).parse_options(argv))

@@ -33,7 +33,8 @@ from dp.ecdf.hosmer_lemeshow_statistic import (HosmerLemeshowResult, empty_group
                                                group_statistics, hosmer_lemeshow_test, relative_squared_error)
 from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
 from dp.validation import (check_bool, check_choice, check_epsilon, check_int_at_least, check_int_range, check_labels,
-                           check_parties, check_positive, check_score_label_rows, check_seed, check_values)
+                           check_parties, check_positive, check_rows_by_party, check_score_label_rows, check_seed,
+                           check_values)
 from secure.intake import ColumnSpec, MissingPolicy
 
 __all__ = ["Accounting", "ACCOUNTING_MODES", "JOINT_SENSITIVITY", "MAX_PRECISION", "HosmerLemeshowQuery",
@@ -185,23 +186,15 @@ class HosmerLemeshowQuery:
         """``dp.ecdf.simulate``: Algorithm 2 in one process on the union of the parties' rows, every party's draws
         (:func:`private_hosmer_lemeshow`; OS randomness unless ``noise_rng``).  Every row is counted: the public
         ``seed`` picks nothing here (recorded as the rows' seed)."""
-        probabilities, labels, parties = _union(rows_by_party)
+        probabilities, labels, parties = check_rows_by_party(rows_by_party)
         return private_hosmer_lemeshow(probabilities, labels, self, parties=parties, rng=noise_rng,
                                        threshold=(parties - 1) // 2 if threshold is None else threshold,
                                        seed=check_seed(seed))
 
     def _exact(self, rows_by_party: Sequence[Any]) -> HosmerLemeshowResult:
         """``dp.ecdf.exact``: the non-private HL statistic, groups at the exact quantiles."""
-        probabilities, labels, _ = _union(rows_by_party)
+        probabilities, labels, _ = check_rows_by_party(rows_by_party)
         return exact_hosmer_lemeshow(probabilities, labels, self.groups)
-
-
-def _union(rows_by_party: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, int]:
-    """The parties' ``(score, label)`` rows stacked: ``(scores, labels, number of parties)``."""
-    if isinstance(rows_by_party, np.ndarray) or not rows_by_party:
-        raise ValueError("rows_by_party must be a list with one table of rows per party, at least one")
-    parts = [check_score_label_rows(rows) for rows in rows_by_party]
-    return np.concatenate([p for p, _ in parts]), np.concatenate([y for _, y in parts]), len(parts)
 
 
 def _check_noise(noise: npt.ArrayLike | None, name: str, groups: int) -> np.ndarray | None:

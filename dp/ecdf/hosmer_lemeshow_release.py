@@ -19,7 +19,7 @@ from scipy import stats
 from dp.calibration import party_noise_shape
 from dp.ecdf.grid import prefix_incidence
 from dp.report_text import format_bytes, policy_text, text_table
-from dp.validation import check_epsilon, check_finite, check_nonnegative_int, check_positive_int
+from dp.validation import check_epsilon, check_finite, check_int_at_least, check_nonnegative_int
 from secure.noise.party import polya_difference
 from smoothing.inverse import inverse_ecdf
 from smoothing.monotone import smooth_ecdf
@@ -304,16 +304,10 @@ P_BAND_SPAN: float = 0.5
 
 @dataclass(frozen=True)
 class HosmerLemeshowBand:
-    """How much the release's noise moves ``H`` and its p-value, from released values and the public noise law.
-
-    The released ``E``/``O`` are re-noised ``draws`` times with independent draws of the same noise law
-    (every party's ``Polya(1/(m - t), alpha)`` differences, the query's ``alpha``), and ``H`` and ``p`` are
-    recomputed from each copy exactly as the release computed them (same boundaries, groups left out,
-    floor).  The band is the central ``level`` share of those values: the spread that noise of this law
-    gives around the released counts.  It is *not* a confidence interval for the noiseless ``H``: re-noising
-    adds noise to counts that already carry it, so the band sits above the released ``H`` by about
-    :attr:`noise_part`, as the released ``H`` sits above the noiseless one; and the boundaries, found on the
-    noisy ECDF, are kept as released.
+    """How much the release's noise moves ``H`` and its p-value: the central ``level`` share of ``H`` and ``p``
+    recomputed (same boundaries, groups left out, floor) from the released ``E``/``O`` re-noised ``draws`` times
+    with the public noise law.  Not a confidence interval for the noiseless ``H``: re-noising adds noise to
+    counts that already carry it, so the band sits above the released ``H`` by about :attr:`noise_part`.
 
     :ivar statistic: ``(low, high)`` of ``H``.
     :ivar p_value: ``(low, high)`` of the p-value (nan without degrees of freedom).
@@ -335,11 +329,6 @@ class HosmerLemeshowBand:
     seed: int
     warnings: tuple[str, ...]
 
-    @property
-    def dominated(self) -> bool:
-        """Whether the noise dominates (a warning was raised)."""
-        return bool(self.warnings)
-
     def meaning(self) -> str:
         """What the band is, in one sentence (printed and recorded with it)."""
         return (f"central {self.level:.0%} of H and p recomputed from the released counts re-noised {self.draws} "
@@ -353,23 +342,14 @@ class HosmerLemeshowBand:
                 "chance_range": list(self.chance_range), "meaning": self.meaning()}
 
 
-def _band_draws(log_alpha: float, shape: tuple[int, ...], parties: int, threshold: int,
-                rng: np.random.Generator) -> np.ndarray:
-    count = int(np.prod(shape))
-    return party_statistic_draws(log_alpha, count, parties, threshold, rng).sum(axis=0).reshape(shape)
-
-
 def noise_band(release: HosmerLemeshowRelease, *, draws: int = BAND_DRAWS, level: float = 0.95,
                seed: int = BAND_SEED) -> HosmerLemeshowBand:
     """The noise band of a release and a warning when the noise dominates (post-processing, no privacy cost).
 
-    Uses only released values (``E``, ``O``, the groups left out) and public constants (the query's noise law,
-    ``m``, ``t``); the band's randomness is a generator seeded with the public ``seed``, never the release's
-    noise source.  Warnings, each a plain sentence: an expected count was raised to the floor (the noise
-    exceeds that count); the expected noise part of ``H`` exceeds ``Q' - 2`` (the mean of ``H`` for a
-    perfectly calibrated model: noise then moves ``H`` more than miscalibration of that size would); the
-    band of ``H`` is wider than the chance range of ``chi2(Q' - 2)``; the p-value's band spans more than
-    :data:`P_BAND_SPAN` of ``[0, 1]``.
+    Only released values and public constants (the query's noise law, ``m``, ``t``, a generator seeded with the
+    public ``seed``).  Warnings: an expected count was raised to the floor; the noise part of ``H`` exceeds
+    ``Q' - 2`` (the mean of ``H`` for a calibrated model); the band of ``H`` is wider than the chance range of
+    ``chi2(Q' - 2)``; the p-value's band spans more than :data:`P_BAND_SPAN` of ``[0, 1]``.
 
     :param release: the release (simulated or secure); its query gives the noise law and the floor.
     :param draws: number of re-noised copies, at least 100.
@@ -377,9 +357,7 @@ def noise_band(release: HosmerLemeshowRelease, *, draws: int = BAND_DRAWS, level
     :param seed: public seed of the band's generator.
     :raise ValueError: on an invalid ``draws`` or ``level``.
     """
-    copies = check_positive_int(draws, "draws")
-    if copies < 100:
-        raise ValueError(f"draws must be at least 100, got {draws}")
+    copies = check_int_at_least(draws, "draws", 100)
     share = check_finite(level, "level")
     if not 0 < share < 1:
         raise ValueError(f"level must lie in (0, 1), got {level}")
@@ -387,9 +365,11 @@ def noise_band(release: HosmerLemeshowRelease, *, draws: int = BAND_DRAWS, level
     rng = np.random.Generator(np.random.PCG64(seed))
     groups = release.expected.shape[1]
     m, t = release.parties, release.threshold
-    expected = release.expected[None] + _band_draws(query.expected_log_alpha, (copies, 2, groups), m, t, rng) \
-        / float(query.scale)
-    observed = release.observed[None] + _band_draws(query.observed_log_alpha, (copies, 2, groups), m, t, rng)
+    shape = (copies, 2, groups)
+    expected = release.expected[None] + party_statistic_draws(query.expected_log_alpha, copies * 2 * groups, m, t,
+                                                              rng).sum(axis=0).reshape(shape) / float(query.scale)
+    observed = release.observed[None] + party_statistic_draws(query.observed_log_alpha, copies * 2 * groups, m, t,
+                                                              rng).sum(axis=0).reshape(shape)
     floor = query.expected_floor
     used = np.maximum(expected, floor)
     cells = (np.maximum(observed, 0.0) - used) ** 2 / used

@@ -1,49 +1,15 @@
 r"""The private Hosmer-Lemeshow statistic across parties (secure path of Algorithm 2).
 
-Barczewski, Mawass & Ramon, §5.2 (eq. 5, Algorithm 2, Theorem 2), with the secure aggregation of
-§4.1.  Every party holds its own rows: a predicted probability ``p_i`` in ``[0, 1]`` (fixed point,
-``k_i = round(p_i 2^b)``) and a label ``y_i`` in ``{0, 1}``.  The protocol, on a started MPyC runtime:
-
-1. the ECDF of the predicted probabilities on the grid ``i / N`` (:func:`dp.ecdf.secure_release.run_secure_ecdf`):
-   per-party counts in the clear, secure sums, every party's tree-node draws secret-shared, one
-   reveal to party 0, at budget ``(L + 1) eps'`` (node scale ``1 / eps'``);
-2. party 0 finds the ``Q - 1`` group boundaries ``t_q = F^^{-1}(q / Q)`` by Algorithm 1 on the
-   released curve (raw, or smoothed by eq. 3) -- post-processing, :func:`dp.ecdf.hosmer_lemeshow_release.release_boundaries`
-   -- and sends them, with the public ``n``, to every party;
-3. every party computes its own ``4 Q`` group sums in the clear (:func:`dp.ecdf.hosmer_lemeshow_statistic.group_statistics`:
-   ``E_{1,q} = sum k_i``, ``E_{0,q} = sum (2^b - k_i)`` in fixed point, ``O_{s,q}`` counts), adds its
-   own draws ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)`` per statistic (alpha of the simulated
-   path: :attr:`HosmerLemeshowQuery.expected_log_alpha` / ``observed_log_alpha``), and secret-shares
-   the sums and the draws (:func:`secure.aggregation.sum_party_vectors`), after a check per party that
-   its counts sum to its public rows and its ``E`` match its counts (:func:`_checked_statistics`; a
-   deviating party is named at every party, nothing more is released); only the totals are opened, to party 0,
-   each checked against its possible range (:func:`secure.aggregation.guarded_reveal_array`);
-4. party 0 computes ``H`` (eq. 5) from the noisy ``E``/``O`` exactly as the simulated path does
-   (:func:`dp.ecdf.hosmer_lemeshow_statistic.hosmer_lemeshow_statistic`, expected counts floored at
-   ``query.expected_floor``) and its p-value ``chi2.sf(H, Q - 2)`` (scipy).
-
-Budget split (Theorem 2, proved in ``docs/hosmer_lemeshow.md``): ``eps' = eps / (L + 9)``,
-``L = log2 N``; the ECDF is ``(L + 1) eps'``-DP (Lemma 1: a replaced row moves at most ``L + 1`` tree
-nodes, each with noise of scale ``1/eps'``; the ``Q - 1`` inversions are post-processing), the ``4 Q``
-group statistics ``8 eps'``-DP (``accounting="paper"``: at most 8 change, each noised at scale
-``Delta/eps'``; ``"joint"``: their joint weighted-L1 sensitivity 4 at scale ``Delta/(2 eps')``), total
-``eps`` by sequential composition (the boundaries are chosen from the released ECDF only).
-
-Equal to the simulated path: :func:`dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow` given as
-``node_noise`` the sum of the parties' node draws and as ``expected_noise``/``observed_noise`` the sums
-of their statistic draws returns the same boundaries, noisy ``E``/``O`` and statistic.  Test hook: the
-``node_noise_source`` (``plan -> this party's node draws``, as in :func:`run_secure_ecdf`) and
-``statistic_noise_source`` (``(query, m, t) -> this party's (expected, observed) draws``, int arrays of
-shape ``(2, Q)``) parameters replace the OS draws with known ones (``tests/programs/fixed_noise_hosmer_lemeshow.py``).
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties (MPyC's
-Shamir threshold).  The coalition learns the public row counts, the group boundaries (post-processing
-of the released ECDF), and -- if party 0 is in it -- the released ECDF and noisy ``E``/``O``: all
-``epsilon``-DP against it because the ``m - t`` honest parties' draws alone are calibrated (total
-variance ``m/(m - t)`` times one discrete Laplace).  A party's probabilities are clipped to ``[0, 1]``
-and its labels are 0 or 1 before anything is shared (the job refuses other labels), so no row moves a
-statistic by more than its sensitivity.  Noise is party-drawn only: like the ECDF tree
-(:mod:`dp.ecdf.secure_release`) the 2047 node draws would dominate an in-MPC sampler's cost.
+Barczewski, Mawass & Ramon, §5.2 (Algorithm 2, Theorem 2) with the secure aggregation of §4.1, on a started
+MPyC runtime: the ECDF of the predicted probabilities by the tree mechanism (per-party counts, secret-shared
+node draws, opened to party 0), the group boundaries found on it by party 0 (post-processing, sent to all),
+then every party's ``4 Q`` group sums plus its own ``Polya(1/(m-t), alpha)`` differences, checked against its
+public row count, secret-shared, summed, range-checked and opened to party 0, which computes ``H`` and ``p``
+as the simulated path does (the same release for the same draws).  Threat model: passive, static, at most
+``t < m/2`` parties; the coalition learns the row counts, the boundaries and (with party 0) the released ECDF
+and statistics, ``epsilon``-DP against it because the honest parties' draws alone are calibrated.  Test hooks
+``node_noise_source`` and ``statistic_noise_source`` replace the OS draws.  Steps and checks in detail:
+``docs/hosmer_lemeshow.md``.
 """
 from __future__ import annotations
 

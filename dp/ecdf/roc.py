@@ -1,49 +1,15 @@
 r"""A private ROC curve with private labels: two private class ECDFs, each normalised by its own noisy total.
 
-Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*, §5.1.
-With ``phi_TP(x) = 1[c*(x) = 1 and score(x) <= t]`` and ``phi_FP`` likewise for class 0, the paper writes
-
-    TPR(X, t) = F_{phi_TP}(X, t) / F_{phi_TP}(X, c_max),     FPR(X, t) = F_{phi_FP}(X, t) / F_{phi_FP}(X, c_max)
-
-where ``F_phi(X, t) = (1/n) #{...}`` is normalised by the number ``n`` of *all* rows (public), not by a
-class size.  Publishing the two private ECDFs ``F^_{phi_TP}`` and ``F^_{phi_FP}`` (eq. 2) is then enough
-for the ROC curve: the class sizes are never released exactly, each class's curve is divided by its own
-noisy value at the last grid point ``tau_N = c_max`` (:func:`self_normalise`).  The ``1/n`` cancels, so
-the rates are the noisy cumulative counts of the class over their own last point.  When the noise drives
-that total to 0 or below (tiny epsilon, few rows of a class) the denominator is taken as 1 (post-processing
-of the release) and that class's rates mean nothing (:meth:`RocRelease.unusable_classes` says which).  The
-raw rates of :meth:`RocRelease.rates` are clipped to ``[0, 1]`` (post-processing: a noisy count above its own
-total, or below 0, would put the raw curve and its AUC outside ``[0, 1]`` at small epsilon); the smoothed
-curve smooths the unclipped self-normalised values as eq. 3 does, its constraints keep it in ``[0, 1]``.
-The other variant, with public class sizes, is ``scenarios.papers.roc_curve``'s (each class ECDF over its
-exact class size).
-
-Mechanism.  On a public grid ``tau_1 < ... < tau_N`` (``tau_N`` at least every score, e.g. the declared
-score domain ``[0, 1]``), every party counts its own rows of class 1 and of class 0 with score ``<= tau_i``
-in the clear; the two count vectors are released by the tree mechanism through secure sums
-(:func:`dp.ecdf.secure_release.run_secure_ecdf`, distributed integer discrete Laplace node noise), each at
-budget :func:`class_epsilon`.  Only each party's *total* number of rows is exchanged (``public_rows``):
-no party's class sizes leave it except inside the noisy counts.  Smoothing (eq. 3) and the ROC build
-(:func:`smoothing.roc.roc_from_ecdfs`, a higher score means positive) are post-processing.
-
-Budget split (replace-one rows, the row is ``(score, label)``):
-
-- ``half`` (the paper's statement): each class ECDF at ``epsilon / 2``, the pair ``epsilon``-DP by
-  sequential composition.  (The paper's text says "both ``epsilon/2``-DP, combined ``2 epsilon``-DP",
-  which does not add up; sequential composition gives ``epsilon``, which is what is charged here.)
-- ``disjoint``: the classes are disjoint sets of rows.  Replacing a row within one class changes only
-  that class's counts by an interval indicator: ``L + 1`` tree nodes, loss ``epsilon_c``.  Replacing a
-  row and its label removes a *suffix* from one class's counts and adds a suffix to the other's:
-  ``ceil((L+1)/2)`` nodes each (:func:`dp.ecdf.tree.suffix_nodes`, Theorem 3), loss
-  ``2 ceil((L+1)/2) / (L+1) * epsilon_c``.  So ``epsilon_c = epsilon (L+1) / (2 ceil((L+1)/2))``
-  per class is ``epsilon``-DP for the pair: the full ``epsilon`` when ``L + 1`` is even,
-  ``epsilon (L+1)/(L+2)`` when odd -- about twice the paper's split.
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties; the
-coalition learns the two released noisy count vectors and the public row counts; the release is
-epsilon-DP against it because the honest parties' node draws alone are calibrated (:mod:`dp.ecdf.tree`).
-The simulated path (:func:`private_roc`) equals the secure one (:func:`run_secure_roc`) for the same
-node draws.  :class:`RocQuery` is the query of the ``dp.ecdf`` face (``release``, ``simulate``, ``exact``).
+Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*, §5.1.  Every
+party counts its own rows of class 1 and of class 0 on a public grid in the clear; the two count vectors are
+released by the tree mechanism (eq. 2) through secure sums with distributed integer node noise, each at
+:func:`class_epsilon` (``half``: the paper's ``epsilon/2``; ``disjoint``: up to the full ``epsilon``, the classes
+being disjoint rows); only each party's total row count is exchanged.  Each class's counts over their own last
+noisy count give its rates (:func:`self_normalise`: class sizes are never released); smoothing (eq. 3), the ROC
+curve and its bootstrap interval are post-processing.  Threat model: passive, static, at most ``t < m/2``
+parties, against which the honest parties' draws alone are calibrated.  The normalisation, the proof of the
+split and the interval's measured coverage: ``docs/roc.md``.  The simulated path (:func:`private_roc`) equals the
+secure one (:func:`run_secure_roc`) for the same node draws; :class:`RocQuery` is the ``dp.ecdf`` face's query.
 """
 from __future__ import annotations
 
@@ -59,7 +25,8 @@ import numpy.typing as npt
 from dp.ecdf.grid import grid_of_points, prefix_incidence, tree_depth, true_counts
 from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
 from dp.report_text import format_bytes, policy_text, text_table
-from dp.validation import check_choice, check_epsilon, check_labels, check_score_label_rows, check_seed
+from dp.validation import (check_choice, check_epsilon, check_labels, check_rows_by_party, check_score_label_rows,
+                           check_seed)
 from secure.intake import MissingPolicy
 
 __all__ = ["Split", "SPLITS", "class_epsilon", "split_note", "class_scores", "self_normalise", "RocQuery",
@@ -186,11 +153,8 @@ class RocQuery:
         return None if release is None else replace(release, query=self)
 
     def _union(self, rows_by_party: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, int]:
-        if isinstance(rows_by_party, np.ndarray) or not rows_by_party:
-            raise ValueError("rows_by_party must be a list with one table of rows per party, at least one")
-        parts = [check_score_label_rows(rows) for rows in rows_by_party]
-        scores = np.clip(np.concatenate([s for s, _ in parts]), self.lower, self.upper)
-        return scores, np.concatenate([y for _, y in parts]), len(parts)
+        scores, labels, parties = check_rows_by_party(rows_by_party)
+        return np.clip(scores, self.lower, self.upper), labels, parties
 
     def _simulate(self, rows_by_party: Sequence[Any], *, seed: int, threshold: int | None = None,
                   noise_rng: np.random.Generator | None = None) -> RocRelease:
@@ -427,18 +391,9 @@ WIDE_AUC = 0.2
 
 @dataclass(frozen=True)
 class AucInterval:
-    """A bootstrap interval for the AUC of a release, from released values and the public noise law only.
-
-    Parametric bootstrap: the two released class count vectors are re-noised ``draws`` times with independent
-    draws of the same tree noise (same plan: ``m`` parties' Polya differences per node), and the AUC is
-    recomputed from each copy exactly as from the release (self-normalised, smoothed with the same norm or
-    raw).  The interval is the percentile one, the quantiles of those AUCs at ``(1 -+ level)/2``.  As a
-    confidence interval for the noiseless AUC of the rows on the grid it rests on the bootstrap principle
-    (the noise moves the copies around the release as it moved the release around the noiseless AUC), not
-    on a proof: measured on the Framingham scores at epsilon 1 (N = 256, one party) it covered the noiseless
-    AUC in 140/150 releases raw and 38/40 smoothed (the reflected "basic" interval only in 85 %, so it is
-    not used), and ``tests/test_uncertainty_bands.py`` checks the rate.  It covers DP noise only: every row is
-    counted (no sampling).
+    """A parametric-bootstrap interval for the AUC of a release, from released values and the public noise law only:
+    the released counts re-noised ``draws`` times, the AUC recomputed, the percentile interval; it covers DP noise
+    only (its measured coverage: ``docs/roc.md``).
 
     :ivar estimate: the released AUC (smoothed or raw, as printed).
     :ivar low: lower end; ``high``: upper end.
@@ -487,11 +442,8 @@ def auc_interval(release: RocRelease, *, smooth: int | None, draws: int | None =
                  seed: int = BAND_SEED) -> AucInterval:
     """The AUC's interval and warnings (:class:`AucInterval`; post-processing, no privacy cost).
 
-    Warnings: the interval is wider than :data:`WIDE_AUC` (then the interval itself is rough: in the
-    measurements of :class:`AucInterval` the percentile interval covered the noiseless AUC in 85-92 % of
-    releases when wider than about 0.2, and at the nominal rate when narrower); it contains 0.5 (the release
-    cannot tell the score from chance).  A class whose noisy total is 0 or below is said by the caller
-    (:meth:`RocRelease.unusable_classes`).
+    Warnings: the interval is wider than :data:`WIDE_AUC` (then it is rough itself, ``docs/roc.md``); it contains
+    0.5 (the release cannot tell the score from chance).
 
     :param release: the release.
     :param smooth: the norm of eq. 3 the printed AUC used, or ``None`` for the raw curve.
