@@ -32,7 +32,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 
@@ -45,7 +45,7 @@ DEFAULT_EPSILONS: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 QUICK_EPSILONS: tuple[float, ...] = (0.5, 5.0)
 DEFAULT_RUNS = 100
 QUICK_RUNS = 5
-ACCOUNTINGS: tuple[str, ...] = ("paper", "joint")
+ACCOUNTINGS: tuple[Literal["paper", "joint"], ...] = ("paper", "joint")
 CSV_NAME = "hosmer_lemeshow_fig6.csv"
 PNG_NAME = "hosmer_lemeshow_fig6.png"
 #: xor-ed into --seed for the model split, as scenarios.ustat does for its AUC scores
