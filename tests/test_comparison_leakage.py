@@ -22,7 +22,7 @@ from mpyc.runtime import mpc
 
 from conftest import ROOT, free_base_port, run_command, small_table, write_csv
 from dp.comparison_leakage import LEAK_TARGET, leak_delta, plan_leak, sort_path_openings, tuples_path_openings
-from dp.rank_auc import RankAucQuery, run_secure_rank_auc
+from dp.rank_auc import Query, release as rank_auc_release
 from dp.umpc.protocol import UStatQuery, prepare_rows, run_secure
 from secure.intake import ColumnSpec
 from secure.kernels import KERNELS, get_kernel
@@ -163,16 +163,16 @@ def test_tuples_path_counts_and_records(clipping: str) -> None:
 
 
 @pytest.mark.parametrize("path", ["sort", "histogram"])
-def test_rank_auc_counts_and_records(path: str) -> None:
+def test_rank_auc_counts_and_records(path: Any) -> None:
     """The sort path of dp.rank_auc (hence of dp.umpc.complete) opens what sort_path_openings says, conversions
     into its shorter type included; the histogram path opens nothing and keeps -K."""
     rows = _columns(["score", "TenYearCHD"])
-    query = RankAucQuery(ColumnSpec("score", 0, 1, 8), 1.0, path=path)
+    query = Query(score=ColumnSpec("score", 0, 1, 8), epsilon=1.0, path=path)
     launched = mpc.options.sec_param
 
     async def run() -> Any:
         with counted_openings() as counts:
-            release = await run_secure_rank_auc(query, query.encode(rows), noise_source=lambda plan, index: 0)
+            release = await rank_auc_release(query, rows, noise_source=lambda plan, index: 0)
         return release, _as_openings(counts), counts
 
     release, counted, seen = mpc.run(run())
@@ -182,7 +182,7 @@ def test_rank_auc_counts_and_records(path: str) -> None:
     if path == "histogram":
         assert counted.total == 0 and leak["security_parameter"] == launched and release.delta == 0.0
         return
-    from dp.rank_auc import auc_query
+    from dp.rank_auc.query import auc_query
     from dp.umpc.planner import sort_bits
 
     auc = auc_query(query)

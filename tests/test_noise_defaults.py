@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import read_record, run_command, scenario_command, small_table
-from dp.rank_auc import RankAucQuery, check_bit_length, exact_sums, plans_for_rows, release_guarantee, \
-    simulate_rank_auc
+from dp.rank_auc import Query, check_bit_length, exact_sums, plans_for_rows, release_guarantee, simulate
 from dp.noise_defaults import DEFAULT_NOISE, default_noise
 from secure.intake import ColumnSpec
 
@@ -52,11 +51,11 @@ def test_measured_costs_back_the_decision() -> None:
 
 
 def test_score_bits_beyond_bit_length_are_refused_naming_the_needed_length() -> None:
-    wide = RankAucQuery(ColumnSpec("score", 0, 1, 32), 1.0)
+    wide = Query(score=ColumnSpec("score", 0, 1, 32), epsilon=1.0)
     assert wide.comparison_bits == 35  # keys 2 * 2^32 + 1 need 34 bits, plus the sign
     with pytest.raises(ValueError, match="give -L 35"):
         check_bit_length(wide, 32)
-    narrow = RankAucQuery(ColumnSpec("score", 0, 1, 16), 1.0, "mpc")
+    narrow = Query(score=ColumnSpec("score", 0, 1, 16), epsilon=1.0, noise="mpc")
     check_bit_length(narrow, 32)
     rows = 200_000  # 2U reaches 2 * 10^10: 35 bits
     with pytest.raises(ValueError, match="noisy sums of 200000 rows"):
@@ -72,7 +71,7 @@ def test_domain_of_32_bits_stops_with_exit_2_and_one_line_under_an_explicit_L_32
 
 
 def test_in_mpc_noise_plans_carry_the_sampler_and_its_delta() -> None:
-    query = RankAucQuery(ColumnSpec("score", 0, 1, 8), 1.0, "mpc")
+    query = Query(score=ColumnSpec("score", 0, 1, 8), epsilon=1.0, noise="mpc")
     plans = plans_for_rows(query, 40, 3, 1)
     assert [plan.sensitivity for plan in plans] == [2 * 39, 1] and [plan.epsilon for plan in plans] == [0.5, 0.5]
     samplers = [plan.sampler for plan in plans]
@@ -80,19 +79,21 @@ def test_in_mpc_noise_plans_carry_the_sampler_and_its_delta() -> None:
     delta, guarantee = release_guarantee(plans, 1.0, 3, 1)
     assert delta == sum(s.delta for s in samplers if s is not None) > 0
     assert "inside MPC" in guarantee and "(1, " in guarantee
-    parties_delta, parties_text = release_guarantee(plans_for_rows(RankAucQuery(query.score, 1.0), 40, 3, 1), 1.0, 3, 1)
+    parties_delta, parties_text = release_guarantee(plans_for_rows(Query(score=query.score, epsilon=1.0), 40, 3, 1), 1.0, 3, 1)
     assert parties_delta == 0.0 and "coalition-calibrated for t = 1" in parties_text
 
 
 def test_simulated_in_mpc_noise_is_added_once_per_sum() -> None:
     header, values = small_table()
     rows = values[:, [header.index("score"), header.index("TenYearCHD")]]
-    query = RankAucQuery(ColumnSpec("score", 0, 1, 8), 1.0, "mpc")
+    query = Query(score=ColumnSpec("score", 0, 1, 8), epsilon=1.0, noise="mpc")
     parts = [rows[i::3] for i in range(3)]
-    _, sums = simulate_rank_auc(query, parts, threshold=1, noise=np.array([[5], [-2]]))
+    fixed = simulate(query, parts, seed=0, threshold=1, noise=np.array([[5], [-2]]))
+    sums = [fixed.twice_u, fixed.positives]
     exact = exact_sums(np.vstack([query.encode(p) for p in parts]))
     assert sums == [exact[0] + 5, exact[1] - 2]
-    _, drawn = simulate_rank_auc(query, parts, threshold=1, rng=np.random.default_rng(3))
+    simulated = simulate(query, parts, seed=0, threshold=1, noise_rng=np.random.default_rng(3))
+    drawn = [simulated.twice_u, simulated.positives]
     slack = [plan.slack for plan in plans_for_rows(query, 40, 3, 1)]
     assert all(abs(d - e) <= s for d, e, s in zip(drawn, exact, slack))
 

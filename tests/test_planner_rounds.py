@@ -95,7 +95,7 @@ def test_rank_auc_declares_the_rtt_too() -> None:
     from scenarios.rank_auc import parse_options
 
     options = parse_options(["--rtt", "20"])
-    assert options.rtt == 20
+    assert options.query.rtt == 20
 
 
 def test_the_delay_proxy_carries_both_directions_in_order() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,10 +12,10 @@ from mpyc.runtime import mpc
 from sklearn.metrics import roc_auc_score
 
 from conftest import ROOT, free_base_port, run_command, small_table
-from dp.rank_auc import RankAucQuery, exact_sums, plans_for_rows, run_secure_rank_auc, simulate_rank_auc
+from dp.rank_auc import Query, RankAucRelease, exact, exact_sums, plans_for_rows, release, simulate
 from secure.intake import ColumnSpec
 
-QUERY = RankAucQuery(ColumnSpec("score", 0, 1, 8), 1.0)
+QUERY = Query(score=ColumnSpec("score", 0, 1, 8), epsilon=1.0)
 
 
 def _rows() -> np.ndarray:
@@ -31,13 +32,14 @@ def test_exact_sums_give_sklearn_auc_with_ties() -> None:
 
 
 @pytest.mark.parametrize("path", ["sort", "histogram"])
-def test_secure_sums_in_process_equal_sklearn_without_noise(path: str) -> None:
+def test_secure_sums_in_process_equal_sklearn_without_noise(path: Any) -> None:
     """Both ways of dp.umpc.complete (the one implementation of the secure AUC sums) give sklearn's AUC."""
     rows = _rows()
-    query = RankAucQuery(QUERY.score, 1.0, path=path)
-    release = mpc.run(run_secure_rank_auc(query, query.encode(rows), noise_source=lambda plan, index: 0))
-    assert release.path == path
-    assert release.estimate == pytest.approx(roc_auc_score(rows[:, 1].astype(int), rows[:, 0]), abs=1e-12)
+    query = Query(score=QUERY.score, epsilon=1.0, path=path)
+    result = mpc.run(release(query, rows, noise_source=lambda plan, index: 0))
+    assert result is not None and result.path == path
+    assert result.estimate == pytest.approx(roc_auc_score(rows[:, 1].astype(int), rows[:, 0]), abs=1e-12)
+    assert exact(query, [rows]) == result.estimate
 
 
 def test_sensitivities_are_two_n_minus_one_and_one() -> None:
@@ -56,9 +58,9 @@ def test_three_party_release_equals_simulated_with_the_same_noise(small_csv: Pat
     record = json.loads(run.stdout.strip().splitlines()[-1])
     rows = _rows()
     noise = np.array([[2 * i - 1 + 3 * j for i in range(3)] for j in range(2)])
-    estimate, sums = simulate_rank_auc(QUERY, [rows[i::3] for i in range(3)], threshold=1, noise=noise)
-    assert record["sums"] == sums and record["n"] == 40 and record["path"] == path
-    assert record["estimate"] == pytest.approx(estimate, abs=1e-15)
+    simulated = simulate(QUERY, [rows[i::3] for i in range(3)], seed=0, threshold=1, noise=noise)
+    assert record["sums"] == [simulated.twice_u, simulated.positives] and record["n"] == 40 and record["path"] == path
+    assert record["estimate"] == pytest.approx(simulated.estimate, abs=1e-15)
 
 
 def _strict_json(path: Path) -> object:
@@ -71,19 +73,17 @@ def _strict_json(path: Path) -> object:
 
 def test_no_estimate_when_the_noisy_number_of_pairs_is_not_positive() -> None:
     """P (n - P) <= 0 with the noisy P: no AUC, said in terms of the released sums only; None, never NaN."""
-    from dp.rank_auc import RankAucRelease
-
     for positives, n in ((0, 40), (3, 3), (-1, 3), (5, 3)):
-        release = RankAucRelease(estimate=float("nan"), twice_u=4, positives=positives, n=n, epsilon=1.0, parties=1,
-                                 threshold=0, noise_std=float("nan"))
-        assert release.no_estimate is not None and release.released_estimate is None
-        assert release.no_estimate.startswith("no AUC at this epsilon: the noisy number of pairs P (n - P) is not "
-                                              "positive") and "class" not in release.no_estimate
-        keys = release.honest_keys()
+        result = RankAucRelease(estimate=float("nan"), twice_u=4, positives=positives, n=n, epsilon=1.0, parties=1,
+                                threshold=0, query=QUERY, noise_std=float("nan"))
+        assert result.no_estimate is not None and result.released_estimate is None
+        assert result.no_estimate.startswith("no AUC at this epsilon: the noisy number of pairs P (n - P) is not "
+                                              "positive") and "class" not in result.no_estimate
+        keys = result.honest_keys()
         assert keys["noise_std"] is None and keys["error_bound"] is None
         json.dumps(keys, allow_nan=False)
     fine = RankAucRelease(estimate=0.75, twice_u=600, positives=20, n=40, epsilon=1.0, parties=1, threshold=0,
-                          noise_std=0.1)
+                          query=QUERY, noise_std=0.1)
     assert fine.no_estimate is None and fine.released_estimate == 0.75 and fine.honest_keys()["noise_std"] == 0.1
 
 

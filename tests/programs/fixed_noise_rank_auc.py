@@ -9,19 +9,18 @@ import sys
 
 from mpyc.runtime import mpc
 
-from dp.rank_auc import RankAucQuery, run_secure_rank_auc
+from dp.rank_auc import Query, release
 from secure.intake import ColumnSpec, party_rows
 
 
 async def main(csv, path):
     await mpc.start()
-    query = RankAucQuery(ColumnSpec("score", 0, 1, 8), 1.0, path=path)
+    query = Query(score=ColumnSpec("score", 0, 1, 8), epsilon=1.0, path=path)
     rows = party_rows(csv, ["score", "TenYearCHD"], party=mpc.pid, parties=len(mpc.parties))
-    release = await run_secure_rank_auc(query, query.encode(rows.values),
-                                        noise_source=lambda plan, index: 2 * mpc.pid - 1 + 3 * index)
+    result = await release(query, rows, noise_source=lambda plan, index: 2 * mpc.pid - 1 + 3 * index)
     if mpc.pid == 0:
-        print(json.dumps({"estimate": release.estimate, "sums": [release.twice_u, release.positives],
-                          "n": release.n, "path": release.path}))
+        print(json.dumps({"estimate": result.estimate, "sums": [result.twice_u, result.positives],
+                          "n": result.n, "path": result.path}))
     await mpc.shutdown()
 
 

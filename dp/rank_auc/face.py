@@ -1,0 +1,167 @@
+"""The rank AUC's verbs: :func:`release` on parties, :func:`simulate` in one process, :func:`exact` in the clear.
+
+Threat model of :func:`release`: passive, static, at most ``t < m/2`` parties corrupted; they learn the two noisy
+sums and the public row counts (docs/rank_auc.md).  :func:`simulate` and :func:`exact` see every row.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dp.noise_plans import NoisePlan
+from dp.rank_auc.query import (Query, auc_query, check_bit_length, plans_for_rows, release_guarantee,
+                               required_bit_length, sum_ranges)
+from dp.rank_auc.report import RankAucRelease, estimate_auc, estimate_noise_std
+from secure.security_parameter import restores_security_parameter
+
+__all__ = ["release", "simulate", "exact", "exact_sums"]
+
+
+def exact_sums(fixed: np.ndarray) -> tuple[int, int]:
+    """``(2U, P)`` in the clear from fixed-point ``(score, label)`` rows."""
+    scores, labels = fixed[:, 0], fixed[:, 1].astype(bool)
+    negatives = np.sort(scores[~labels])
+    below = np.searchsorted(negatives, scores[labels], side="left")
+    below_or_tied = np.searchsorted(negatives, scores[labels], side="right")
+    return int(below.sum() + below_or_tied.sum()), int(labels.sum())
+
+
+def _plan(query: Query, n: int, parties: int, threshold: int, given: int | None) -> tuple[list[NoisePlan], Any, int]:
+    """``(noise plans, the planner's path plan, the secure integers' bit length)`` for ``n`` rows (public).
+
+    :raise ValueError: the path or the noise cannot run, or an explicit ``-L`` (``given``) is too short.
+    """
+    from dp.umpc.complete import complete_bit_length
+    from dp.umpc.planner import plan_path
+
+    auc = auc_query(query)
+    plans = plans_for_rows(query, n, parties, threshold)
+    plan = plan_path(auc.kernel, auc.specs, rows=n, parties=parties, choice=query.path,  # type: ignore[arg-type]
+                     unavailable={"tuples": "the rank AUC is over all pairs"}, epsilon=query.epsilon,
+                     rtt=query.rtt / 1000, noise=query.noise)
+    needed = max(required_bit_length(query, n, plans), complete_bit_length(auc, n, plan.path, plans))
+    if given is not None and given < needed:
+        raise ValueError(f"the noisy sums of {n} rows on the {plan.path} path require {needed}-bit secure "
+                         f"integers, got -L {given}; give -L {needed} or leave -L out")
+    return plans, plan, needed
+
+
+@restores_security_parameter
+async def release(query: Query, rows: Any, *, receivers: Sequence[int] | None = None,
+                  noise_source: Callable[[NoisePlan, int], int] | None = None,
+                  deltas: list[float] | None = None) -> RankAucRelease | None:
+    """Every party calls this with its own ``(score, label)`` rows on a started MPyC runtime (a script's job,
+    :func:`secure.launcher.run`, or ``python -m scenarios.rank_auc``, whose release this is).
+
+    ``-L`` is checked before any row is read; every party's verdict on its rows is shared; then, metered: intake
+    (public counts, rows shared), the sums on the planner's path (:func:`dp.umpc.complete.secure_complete_sums`),
+    noise (party shares or the in-MPC sampler), reveal (range-checked).
+
+    :param rows: an ``(n, 2)`` array, :class:`secure.intake.PartyRows`, or a callable returning either.
+    :param noise_source: ``(plan, index) -> draw`` (a test hook); default OS randomness.  Party noise only.
+    :param deltas: if given, the release's delta is appended at every party, receiver or not (public), so that
+        a job settles every party's ledger entry to it.
+    :return: the release at ``receivers`` (default all), ``None`` elsewhere.
+    :raise secure.errors.InputError: a bad row, fewer than 2 rows, ``-L`` too short (at every party alike).
+    :raise ValueError: ``noise_source`` with noise sampled inside MPC.
+    """
+    from mpyc.runtime import mpc
+
+    from dp.comparison_leakage import sort_leak_plan
+    from dp.umpc.complete import secure_complete_sums
+    from dp.umpc.planner import sort_bits
+    from dp.umpc.protocol import add_noise
+    from secure.aggregation import guarded_reveal
+    from secure.intake import FixedPointRows, exchange_counts
+    from secure.meter import CostMeter
+    from secure.security_parameter import secure_integers
+    from secure.session import InputError, agree_verdict, run_settings
+
+    if query.noise == "mpc" and noise_source is not None:
+        raise ValueError("noise sampled inside MPC has no party draws: noise_source applies to party noise only")
+    parties, threshold = len(mpc.parties), int(mpc.threshold)
+    given = run_settings().bit_length
+    try:
+        if given is not None:
+            check_bit_length(query, given)  # before any row is read or shared
+    except ValueError as exc:
+        raise InputError(f"all parties: {exc}") from None
+    error, detail, fixed, filled = None, None, None, 0
+    try:
+        read = rows() if callable(rows) else rows
+        fixed, filled = query.encode(read), int(getattr(read, "filled", 0))
+    except InputError as exc:
+        error, detail = str(exc), exc.detail
+    await agree_verdict(error, detail=detail)
+    assert fixed is not None  # every party's verdict was agreed above
+    meter = CostMeter()
+    with meter.phase("intake"):
+        counts = await exchange_counts(len(fixed))
+        n = sum(counts)
+        if n < 2:
+            raise InputError(f"all parties: need at least 2 rows over all parties for an AUC, got {n}")
+        try:  # n is public; the plans depend on it (2U has sensitivity 2(n - 1)): refused before sharing
+            plans, plan, needed = _plan(query, n, parties, threshold, given)
+        except ValueError as exc:
+            raise InputError(f"all parties: {exc}") from None
+        auc = auc_query(query)
+        leak = sort_leak_plan(auc, n, plan.path, bits=sort_bits(auc.kernel, auc.specs),
+                              type_bits=given if given is not None else needed)  # -K raised before the type is made
+        sectype = secure_integers(given if given is not None else needed)
+    totals = await secure_complete_sums(auc, FixedPointRows(integers=np.asarray(fixed, dtype=np.int64)), plan.path,
+                                        sectype, counts, meter)
+    with meter.phase("noise"):
+        noisy = add_noise([totals.sums[0], totals.positives], plans, noise_source)
+        await meter.settle(*noisy)
+    with meter.phase("reveal"):
+        opened = await guarded_reveal(noisy, sum_ranges(n, plans), receivers)
+    phases = await meter.totals_over_parties()
+    delta, guarantee = release_guarantee(plans, query.epsilon, parties, threshold, leak)
+    if deltas is not None:
+        deltas.append(delta)
+    if not opened:
+        return None
+    return _released(query, plans, plan, opened, n, parties, threshold, delta=delta, guarantee=guarantee,
+                     comparison_leak=leak.record(), filled=filled, seconds=sum(c.seconds for c in phases.values()),
+                     bytes_sent=sum(c.bytes_sent for c in phases.values()),
+                     phases={k: {"seconds": c.seconds, "bytes_sent": c.bytes_sent} for k, c in phases.items()})
+
+
+def _released(query: Query, plans: Sequence[NoisePlan], plan: Any, sums: Sequence[int], n: int, parties: int,
+              threshold: int, **measured: Any) -> RankAucRelease:
+    """The release of the noisy ``sums`` (2U, P): the estimate, its noise sd, the path."""
+    return RankAucRelease(estimate=estimate_auc(sums[0], sums[1], n), twice_u=sums[0], positives=sums[1], n=n,
+                          epsilon=query.epsilon, parties=parties, threshold=threshold, query=query,
+                          noise_source=query.noise, mechanism=plans[0].mechanism, path=plan.path, plan=plan.describe(),
+                          noise_std=estimate_noise_std(plans, sums[0], sums[1], n), **measured)
+
+
+def simulate(query: Query, rows_by_party: Sequence[Any], *, seed: int, threshold: int | None = None,
+             noise: np.ndarray | None = None, noise_rng: np.random.Generator | None = None) -> RankAucRelease:
+    """The release in one process: the exact sums of every party's rows plus noise of the same law (no
+    comparison is made, so none is said).
+
+    :param seed: the family's public seed; the rank AUC samples nothing, so it draws nothing.
+    :param threshold: ``t``; default ``(m - 1) // 2`` as MPyC's.
+    :param noise: fixed draws, shape ``(2, m)`` (2U first), or ``(2, 1)`` for noise sampled in MPC.
+    :param noise_rng: generator of the draws (tests); default OS randomness.
+    """
+    parties = len(rows_by_party)
+    threshold = (parties - 1) // 2 if threshold is None else threshold
+    fixed = np.vstack([query.encode(rows) for rows in rows_by_party])
+    n = len(fixed)
+    plans, plan, _ = _plan(query, n, parties, threshold, None)
+    if noise is None:  # one joint value per sum for noise sampled in MPC (plan.drawers == 1)
+        noise = np.array([[p.draw(noise_rng) for _ in range(p.drawers)] for p in plans], dtype=np.int64)
+    sums = [value + int(np.sum(draws)) for value, draws in zip(exact_sums(fixed), noise)]
+    delta, guarantee = release_guarantee(plans, query.epsilon, parties, threshold)
+    return _released(query, plans, plan, sums, n, parties, threshold, delta=delta, guarantee=guarantee)
+
+
+def exact(query: Query, rows_by_party: Sequence[Any]) -> float:
+    """The non-private AUC of the parties' rows on the same fixed point (``roc_auc_score`` of the encoded rows)."""
+    fixed = np.vstack([query.encode(rows) for rows in rows_by_party])
+    twice_u, positives = exact_sums(fixed)
+    return estimate_auc(twice_u, positives, len(fixed))
