@@ -1,15 +1,9 @@
 """A party's file counted on the grid of a kernel's columns block by block: the histogram path's intake without
-the rows (memory of a block and of the grid, not of the rows; docs/design.md, "Three ways to compute a
-U-statistic", way (c)).
+the rows (docs/design.md, "Three ways to compute a U-statistic", way (c)).
 
-Each block of :func:`secure.reader.read_into` goes through the checks of :func:`secure.intake.apply_missing` and
-:func:`secure.intake.to_fixed_point` (missing-value policy, category and label lists, clipping to the domain) and
-its grid cells are counted (``np.bincount``) into the histogram :func:`secure.histograms.local_histogram` gives
-on all the rows.  A refusal is raised once the file is read, in the order of those functions (a missing value,
-then a value outside a column's list, column by column), with their shared lines and local details.
-
-Threat model: nothing leaves the party here; the counts are secret-shared later
-(:func:`secure.histograms.checked_secure_histogram`); the clipped and filled counts stay at the party.
+Each block gets the checks of :mod:`secure.intake` and is counted into the histogram; a refusal is raised
+once the file is read, with the same shared lines and local details.  Threat model: nothing leaves the
+party here; the counts are secret-shared later.  Details: docs/secure_layer.md.
 """
 from __future__ import annotations
 

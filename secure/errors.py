@@ -1,8 +1,5 @@
-"""The two failures every party can meet, importable without starting MPyC.
-
-Importing :mod:`mpyc.runtime` makes MPyC read (and strip) the command line and, with ``-M m``, launch
-parties itself; modules that only need to *raise* these errors (intake, validation) import them from
-here, so that a scenario can check its command line before MPyC starts.
+"""The two failures every party can meet, importable without starting MPyC (whose import reads the command
+line; docs/secure_layer.md).
 """
 from __future__ import annotations
 
@@ -10,12 +7,10 @@ __all__ = ["InputError", "ProtocolFailure"]
 
 
 class InputError(ValueError):
-    """A user mistake (bad file, bad parameter): every party exits 2 with the same line.
+    """A user mistake (bad file, bad parameter): every party exits 2 with the same line; a ``ValueError``.
 
-    A ``ValueError`` (bad data is a bad value), so ``except ValueError`` in a script catches it too.
-
-    The message is what every party sees; ``detail`` (a line number, a cell value, a count) is for
-    the party that raised it only and is never shared (see :func:`secure.session.agree_verdict`).
+    ``detail`` (a line number, a cell value, a count) stays at the party that raised it, never shared
+    (:func:`secure.session.agree_verdict`).
     """
 
     def __init__(self, *args: object, detail: str | None = None) -> None:

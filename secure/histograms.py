@@ -1,36 +1,13 @@
 """Complete U-statistics from the parties' joint histogram on the declared grid (no secure comparison).
 
-Every value this suite computes on is a point of a declared, public, finite grid (a domain and a
-fixed-point step, or a category list; docs/design.md, "Three ways to compute a U-statistic", way (c)).
-Over such a grid a degree-``k`` U-statistic summed over *all* unordered ``k``-tuples of rows is a
-polynomial of degree ``k`` in the joint histogram ``H`` of the rows (Sinh & Ramon, Def. 2.1, eq. 1,
-with the kernels of App. A.5).  So:
+Each party counts its rows on the public grid in the clear, the count vectors are summed securely
+(optionally checked against each party's public row count), and every sum over all unordered tuples is
+a polynomial in the joint histogram, evaluated by one formula for plaintext and secure arrays
+(Sinh & Ramon, Def. 2.1, eq. 1, kernels of App. A.5).
 
-1. each party counts its own rows on the grid in the clear (:func:`local_histogram`);
-2. the counts are a secure sum: each party secret-shares its count vector through one
-   ``mpc.input`` call (:func:`secure_histogram`) -- no comparison, no share of a row leaves a party;
-   :func:`checked_secure_histogram` first tests, per party, that its counts sum to its public row
-   count (one secure zero test each; a deviating party is named and nothing is released);
-3. the sums are polynomials in ``H`` (:func:`histogram_sums`): prefix sums and public linear maps
-   are local on Shamir shares; the products are secure multiplications, written as inner products
-   wherever possible, because MPyC reshares only the *result* of an inner product (``np_matmul``):
-   a sum of ``G`` products costs one resharing, not ``G``.
-
-The same formula serves both modes through a small operations object (:class:`_PlainOps` on NumPy
-object arrays of exact Python integers, :class:`_SecureOps` on MPyC secure arrays), so the
-plaintext result (the reference, and the simulated path) and the secure one cannot drift apart.
-
-Every result has the integer scale of the kernel's outputs (:meth:`secure.kernels.Kernel.outputs`)
-and equals *exactly* the sum of :meth:`secure.kernels.Kernel.plaintext` over all unordered tuples of
-rows, on the rows' fixed-point values, ties included as each kernel counts them.
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties
-(MPyC's Shamir scheme).  What a party inputs is its own count vector, secret-shared; everything
-else is secure linear algebra and secure multiplication, so a coalition of ``t`` parties learns
-nothing from the shares; only the (noised, by the caller) sums are ever opened.  The histogram's
-shape is public (the declared grid).  There is no comparison, hence no statistical security
-parameter in play: the secure field only has to hold every intermediate value without
-wrap-around, which :func:`histogram_value_bound` bounds from public parameters.
+Threat model: passive, static, at most ``t < m/2`` corrupted parties; only each party's count vector
+is input (secret-shared), the grid's shape is public, no comparison is done, and only the (noised, by
+the caller) sums are opened.  Details: docs/secure_layer.md.
 """
 from __future__ import annotations
 
@@ -48,11 +25,7 @@ __all__ = ["local_histogram", "secure_histogram", "checked_secure_histogram", "h
 
 SecureArray = Any  # an MPyC secure NumPy array
 
-#: Largest flattened grid the generic degree-2 path accepts.  The generic path evaluates the
-#: kernel's public table ``F`` on all ``G^2`` cell pairs (in row blocks, never stored whole) and
-#: multiplies it into the shares of ``H``; on MPyC's object-dtype field arrays that is ``G^2``
-#: Python-integer multiply-adds per output: 4096 cells give 16.8 M table entries, about a second
-#: or two per output on one core, and 8192 would be four times that.
+#: Largest flattened grid the generic degree-2 path accepts (``G^2`` table entries per output; docs/secure_layer.md).
 GENERIC_MAX_CELLS = 4096
 
 #: table entries evaluated per block by the generic path (bounds its memory to a few tens of MB)
@@ -65,8 +38,7 @@ _SPECIAL: dict[type, str] = {KendallTau: "kendall", GiniMeanDifference: "gini", 
 def special_form(kernel: Kernel) -> str | None:
     """Name of the kernel's closed histogram formula, or ``None`` (then only the generic path applies).
 
-    Dispatch is on the exact built-in class, never on ``kernel.name``: a user's kernel (or a
-    subclass that changes ``plaintext``) always gets the generic path, which evaluates its own code.
+    Dispatch is on the exact built-in class, so a user's kernel or subclass gets the generic path.
     """
     return _SPECIAL.get(type(kernel))
 
@@ -106,11 +78,7 @@ def local_histogram(cells: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
 
 
 def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
-    """The joint histogram: every party secret-shares its own counts; the shares are summed.
-
-    All parties call this with counts of the same public shape (the declared grid).  One
-    ``mpc.input`` call with every party as sender; the sum is local.  The result is a lazily
-    evaluated MPyC secure array of the grid's shape.
+    """The joint histogram (lazy MPyC secure array of the grid's shape): one ``mpc.input`` of every party's counts, summed.
 
     :param sectype: MPyC secure integer type (its bit length from :func:`histogram_value_bound`).
     :param local: this party's counts (:func:`local_histogram`).
@@ -124,13 +92,9 @@ def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
 async def checked_secure_histogram(sectype: Any, local: np.ndarray, totals: Sequence[int]) -> SecureArray:
     """:func:`secure_histogram`, refused at every party unless each party's counts sum to its public rows.
 
-    One secure zero test per party (:func:`secure.aggregation.sum_counted_vectors`), before anything
-    is computed on the joint histogram: a party that inputs more (or fewer) rows than the row count it
-    declared is named, and nothing is released.  Not checked: negative counts of the right total.
-
     :param totals: every party's public row count, in party order.
     :raise secure.errors.InputError: ``party i: its histogram does not sum to its public row count
-        (deviating party); nothing is released``, at every party.
+        (deviating party); nothing is released``, at every party.  Details: docs/secure_layer.md.
     """
     from secure.aggregation import sum_counted_vectors
 
@@ -275,13 +239,7 @@ _Ops = Any  # _PlainOps or _SecureOps
 
 
 def _gini(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
-    """Gini mean difference (App. A.5.2, eq. 9): ``sum_{i<j} |x_i - x_j|`` in fixed-point units.
-
-    On a 1-D grid ``v_0 < ... < v_{G-1}`` with counts ``H``:
-    ``sum_{a<b} H_a H_b (v_b - v_a) = sum_b H_b (v_b C_b - S_b)`` with ``C_b = sum_{a<b} H_a`` and
-    ``S_b = sum_{a<b} H_a v_a`` (prefix sums and a public scaling: local).  Equal grid points give
-    ``|x_i - x_j| = 0``, so only ``a < b`` counts.  One inner product (one resharing).
-    """
+    """Gini mean difference (App. A.5.2, eq. 9): ``sum_{i<j} |x_i - x_j|``; one inner product (docs/secure_layer.md)."""
     v = ops.public(values[0])
     below = ops.cumsum(counts) - counts
     weighted = counts * v
@@ -290,29 +248,14 @@ def _gini(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ..
 
 
 def _auc(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
-    """AUC numerator and denominator (App. A.5.3, eq. 10), ties counted 1/2 (as ``roc_auc_score``).
-
-    Counts of shape ``(G, 2)``: column 0 negatives ``N``, column 1 positives ``P``.  A positive and a
-    negative row give ``2`` if the positive scores higher, ``1`` on a tie, so
-    ``2U = sum_a P_a (2 Nbelow_a + N_a) = P . (2 cumsum(N) - N)`` (one inner product); the comparable
-    pairs are ``(sum P)(sum N)`` (one product).  Both in one round.
-    """
+    """AUC numerator and denominator (App. A.5.3, eq. 10), ties 1/2; one round (docs/secure_layer.md)."""
     negatives, positives = counts[:, 0], counts[:, 1]
     twice_u = ops.dot(positives, 2 * ops.cumsum(negatives) - negatives)
     return twice_u, ops.mul(ops.total(positives), ops.total(negatives))
 
 
 def _kendall(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
-    """Kendall's concordance sum (App. A.5.1, eq. 8): ``sum_{i<j} sgn(x_i - x_j) sgn(y_i - y_j)``.
-
-    Counts ``H`` of shape ``(Gx, Gy)``.  Every concordant pair is counted once from its upper-right
-    row (the other lies strictly lower in x and y: ``LL``), every discordant pair once from the row
-    with the larger x (the other strictly lower in x and strictly greater in y: ``LG``); ties in
-    either coordinate give 0.  So the sum is ``sum_cells H (LL - LG)``.  With ``Q`` the prefix sums
-    along x of the rows strictly before, ``C = cumsum_y Q`` and ``T = C[:, -1]``:
-    ``LL[:, j] = C[:, j] - Q[:, j]`` and ``LG[:, j] = T - C[:, j]``, so ``LL - LG = 2C - Q - T``
-    (all local).  One inner product over the cells (one resharing).
-    """
+    """Kendall's concordance sum (App. A.5.1, eq. 8); one inner product over the cells (docs/secure_layer.md)."""
     if counts.shape[0] < 2 or counts.shape[1] < 2:
         return (ops.zero(),)
     before = ops.cumsum(counts, axis=0)[:-1, :]  # rows strictly before row i (i >= 1)
@@ -322,22 +265,12 @@ def _kendall(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any,
 
 
 def _duplicate(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
-    """Equal pairs (Sinh & Ramon §6.2.3): ``sum_a C(H_a, 2) = (H . H - n) / 2``, ``n = sum H``.
-
-    One inner product; the halving multiplies by the field inverse of 2, exact because the true
-    value is an integer.
-    """
+    """Equal pairs (Sinh & Ramon §6.2.3): ``(H . H - n) / 2``; one inner product (docs/secure_layer.md)."""
     return (ops.half(ops.dot(counts, counts) - ops.total(counts)),)
 
 
 def _rand(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
-    """Agreeing pairs of two clusterings (App. A.5.4) from the contingency table ``n_ij``.
-
-    Pairs together in both plus pairs apart in both:
-    ``C(n,2) + 2 sum_ij C(n_ij,2) - sum_i C(a_i,2) - sum_j C(b_j,2)``, with row / column totals
-    ``a``, ``b``; expanded, ``(n^2 - n + 2 sum n_ij^2 - sum a_i^2 - sum b_j^2) / 2`` -- all squares in
-    ONE inner product of concatenated vectors (one resharing), then the exact halving.
-    """
+    """Agreeing pairs of two clusterings (App. A.5.4) from the contingency table; one inner product (docs/secure_layer.md)."""
     rows, cols = ops.total(counts, axis=1), ops.total(counts, axis=0)
     flat = counts.reshape(-1)
     everything = ops.total_vector(rows)
@@ -347,15 +280,8 @@ def _rand(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ..
 
 
 def _vus(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
-    """VUS numerator ``sum 12 w`` and denominator ``n0 n1 n2`` (degree 3; ties as Nakas & Yiannoutsos).
-
-    Counts of shape ``(G, 3)``, classes ``H0, H1, H2``.  For a class-1 row at grid point ``b``, with
-    ``L0`` the class-0 rows strictly below and ``U2`` the class-2 rows strictly above,
-    ``12 w`` summed over its triples is ``12 L0 U2 + 6 H0 U2 + 6 L0 H2 + 2 H0 H2`` (1, 1/2, 1/2, 1/6
-    times 12), which equals ``3 A B - H0 H2`` with ``A = 2 L0 + H0 = 2 cumsum(H0) - H0`` and
-    ``B = 2 U2 + H2 = 2 n2 - 2 cumsum(H2) + H2`` (local).  Round 1: ``W = 3 A B - H0 H2``, a
-    two-term inner product per grid point (``G`` resharings), and ``n0 n1``; round 2: ``H1 . W``
-    (one resharing) and ``(n0 n1) n2``.
+    """VUS numerator ``sum 12 w`` and denominator ``n0 n1 n2`` (degree 3; ties as Nakas & Yiannoutsos); two rounds
+    (docs/secure_layer.md).
     """
     zero, one, two = counts[:, 0], counts[:, 1], counts[:, 2]
     below = 2 * ops.cumsum(zero) - zero
@@ -418,14 +344,8 @@ def _cell_rows(kernel: Kernel, arrays: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def _generic(kernel: Kernel, ops: _Ops, counts: Any, arrays: Sequence[np.ndarray]) -> tuple[Any, ...]:
-    """Any symmetric degree-2 kernel from its public table (Sinh & Ramon, Def. 2.1 over a finite grid).
-
-    Flatten the product grid to ``G`` cells with counts ``H`` and let ``F[a, b]`` be the kernel output
-    on (cell ``a``, cell ``b``) (:meth:`Kernel.encode` then :meth:`Kernel.plaintext`).  The ordered
-    pairs of distinct rows give ``H^T F H - sum_a F_aa H_a``, each unordered pair twice (``F``
-    symmetric), so the sum is ``(H . (F H) - diag(F) . H) / 2``.  ``F H`` is a public linear map on
-    shares (local), computed in row blocks so ``F`` is never stored whole; one inner product per
-    output (one resharing each, one round).
+    """Any symmetric degree-2 kernel from its public table ``F``: ``(H . (F H) - diag(F) . H) / 2`` (Sinh & Ramon,
+    Def. 2.1 over a finite grid; docs/secure_layer.md).
     """
     if kernel.degree != 2:
         raise ValueError(f"the generic histogram path is for degree-2 kernels; statistic '{kernel.name}' "
@@ -554,21 +474,8 @@ def histogram_value_bound(kernel: Kernel, rows: int, grid_values: Sequence[np.nd
                           generic: bool = False) -> int:
     """Upper bound on ``|value|`` of every intermediate and final secure value, for ``rows`` rows.
 
-    No comparison is done, so the secure integers only have to hold these values without
-    wrap-around; the caller adds the noise tail and picks the bit length from the sum.  With
-    ``n = rows``, every count and prefix count lies in ``[0, n]``; the secure values are:
-
-    - kendall: ``2C - Q - T`` in ``[-2n, 2n]``; the inner product is the sum, at most ``C(n, 2)``;
-    - gini: ``H v``, ``S``, ``v C`` at most ``n V`` (``V = max |v|``), so ``v C - S`` at most
-      ``2 n V``; the inner product is the sum, at most ``C(n, 2)`` times the grid's spread;
-    - auc: ``2 cumsum(N) - N <= 2n``; ``2U <= 2 P N <= n^2 / 2``; ``P N <= n^2 / 4``;
-    - duplicate: ``H . H <= n^2``; ``H . H - n`` and the sum below it;
-    - rand: the combined inner product ``2 sum n_ij^2 + n^2 - sum a_i^2 - sum b_j^2`` in
-      ``[-2 n^2, 3 n^2]``, minus ``n``; the entries ``2 n_ij``, ``a_i``, ``b_j``, ``n`` at most ``2n``;
-    - vus: ``A <= 2 n0``, ``B <= 2 n2``, so ``W = 3AB - H0 H2`` in ``[-n0 n2, 12 n0 n2]``, at most
-      ``3 n^2``; ``H1 . W <= 12 n0 n1 n2 <= 12 n^3 / 27``; ``n0 n1 <= n^2 / 4``, ``n0 n1 n2 <= n^3 / 27``;
-    - generic: with ``M`` the largest ``|output|`` the kernel declares, ``F H`` at most ``n M``,
-      ``H . F H`` at most ``n^2 M``.
+    The secure integers only have to hold these values (no comparison); the caller adds the noise tail.
+    Per-kernel bounds: docs/secure_layer.md.
     """
     if rows < 0:
         raise ValueError(f"rows must be non-negative, got {rows}")

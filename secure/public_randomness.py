@@ -1,21 +1,10 @@
 """Joint public randomness to which every party contributes, so no single party (and no user option) picks it.
 
-Each party inputs a uniformly random element of a 127-bit prime field (from the OS, :func:`own_contribution`)
-into the MPC; the sum is opened (``mpc.output``) only after every contribution has been secret-shared.  As long
-as one party's contribution is uniform and independent of the others, so is the sum; under the passive threat
-model all contributions are, and a passive coalition cannot bias it either (it sees nothing of the honest
-inputs before the opening).  The seed then feeds a NumPy generator that every party runs identically.
-
-Two uses, two separate draws:
-
-- :func:`joint_seed` picks the sampled tuples, permutations and data splits (public and the same everywhere);
-  a user may replace it by ``--seed`` for reproducible tuples.
-- :func:`joint_choice` picks a random subset, e.g. the noise delegates ``Z`` of threat model ``M_HF``
-  (Sinh & Ramon §4, :mod:`dp.umpc.delegation`).  It always draws fresh contributions in the call: nothing a
-  user passes (``--seed``) and no earlier opened value enters it, so an adversary who knows the seed still
-  cannot predict ``Z`` when it corrupts its parties.
-
-Noise never comes from either.
+Each party inputs a uniform element of a 127-bit prime field; the sum is opened only after every
+contribution is secret-shared, so it is uniform if one contribution is (passive threat model).
+:func:`joint_seed` feeds the sampled tuples, permutations and splits (``--seed`` may replace it);
+:func:`joint_choice` always draws fresh (e.g. the noise delegates ``Z`` of ``M_HF``, Sinh & Ramon §4).
+Noise never comes from either.  Details: docs/secure_layer.md.
 """
 from __future__ import annotations
 
@@ -72,9 +61,7 @@ def choose_subset(generator: np.random.Generator, population: int, size: int) ->
 async def joint_choice(population: int, size: int) -> tuple[int, ...]:
     """``size`` distinct elements of ``range(population)`` from a fresh :func:`joint_seed` (same at every party).
 
-    The subset is a fixed public function (PCG64 seeded with the opened sum, :func:`choose_subset`) of a
-    uniform 127-bit value that no party and no option chose, drawn after the static corruption is fixed; it
-    is as uniform as PCG64's output (the assumption the tuple sampling makes too).  Every party must call it
-    at the same point of the protocol: it is one secure input per party and one opening.
+    Every party must call it at the same point of the protocol (one secure input per party, one opening).
+    Details: docs/secure_layer.md.
     """
     return choose_subset(public_generator(await joint_seed()), population, size)

@@ -1,46 +1,12 @@
 """Reading a party's CSV file: only the needed columns of only this party's rows, in blocks.
 
-A party reads ``--data PATH`` (optionally gzip-compressed, optionally starting with a UTF-8 byte-order
-mark, Excel's "CSV UTF-8"); it needs a header line.  :func:`read_columns` reads the file with Apache
-Arrow's streaming CSV reader (``pyarrow.csv.open_csv``, https://arrow.apache.org/docs/python/csv.html):
-blocks of :data:`CHUNK_BYTES` bytes, only the wanted columns converted (``include_columns``, typed
-``float64``; a column of string categories as dictionary-encoded strings, each distinct string of a
-block looked up once), and of each block only this party's rows ``party, party + parties, ...`` kept
-(all rows of a per-party ``{pid}`` file), written into one array grown in place.  So a party holds
-its own rows of the needed columns plus Arrow's blocks in flight (about 45 MB at blocks of 1 MiB),
-whatever the size of the file.  String categories (:class:`secure.columns.ColumnSpec`
-``categories``) become their codes while reading; missing cells become ``nan`` and
-:mod:`secure.intake` applies the missing-value policy.
-
-Why ``pyarrow.csv`` rather than pandas (``usecols`` with ``engine="pyarrow"``): pandas' pyarrow engine
-reads the whole file at once (no ``chunksize``), so a party would hold every party's rows; Arrow's
-streaming reader gives the blocks, the column selection and the types directly, at the speed of
-Arrow's C++ parser, with one dependency.  Measured on a 10^7-row two-column file (party 1 of 3): 0.9-1.3 s
-against 4.2-4.7 s for the former hand-written reader and 1.0-1.7 s for ``pyarrow.csv.read_csv`` of the
-whole file; on a party's own 3.3 * 10^6-row file 0.24-0.29 s against 0.17-0.21 s for ``read_csv``.
-
-Memory whatever the line lengths (one line of 1 GiB in an unused column): Arrow refuses a row that
-does not fit in two blocks, and the bytes on their way into Arrow are checked for a line longer than
-:data:`CHUNK_BYTES`, so such a line is refused in one line (``its data file has a line longer than N
-bytes``) as soon as it is seen, instead of being held; the exact path below refuses it too, before
-holding it.
-
-Exact path: a file Arrow's types do not take (a row with fewer or more cells than the header, a cell
-that is not a number, not finite, outside its declared categories, a missing token in a case or with
-spaces Arrow's null list does not hold) is read again by the ``csv`` module, cell by cell, which
-gives the same values and the exact messages with their line numbers.  Every byte is checked as
-UTF-8 on the way into Arrow, as the text reader did.
-
-Errors are :class:`secure.errors.InputError` with a shared one-line message naming the column and
-the kind of problem; the line number and the cell value go into ``detail``, shown at this party only.
-So do the file's path and header: an unknown column is shared as ``its data file has no column 'x'``,
-an empty or unreadable file as ``its data file is empty`` / ``cannot read its data file: ...``, and the
-path, the header's column names and the reader's own message are the local note (a party's path and
-its file's schema are its own; a decoder's message may quote a byte of a cell).  The one exception is
-a path that is not a readable file at all (:func:`check_data_file`): that line names the path the user
-typed, which is the whole of what there is to say.
+Arrow's streaming CSV reader (``pyarrow.csv.open_csv``) converts only the wanted columns of each block
+of :data:`CHUNK_BYTES` bytes and keeps only this party's rows; a file Arrow's types do not take is read
+again by the ``csv`` module (the exact path) for the exact messages.  Errors are
+:class:`secure.errors.InputError`: the shared line names the column and the kind of problem, the line
+number, cell value, path and header stay in ``detail`` at this party.
 Threat model: nothing here leaves the party; the shared lines are what :func:`secure.session.agree_verdict`
-sends.
+sends.  Details: docs/reader.md.
 """
 from __future__ import annotations
 
@@ -67,9 +33,7 @@ PID = "{pid}"
 
 
 def check_data_file(path: str) -> None:
-    """Refuse a path that is not a readable regular file, with the one-line message of the reading code
-    (:func:`read_table`, :func:`read_columns`; :func:`dp.budget.agreement.account_key` checks the data
-    file with it before keying its budget, so a missing file gets the same line with or without a ledger).
+    """Refuse a path that is not a readable regular file, with the reading code's one-line message (docs/reader.md).
 
     :raise InputError: ``cannot read its data file: no such file`` (or ``: it is a directory``); the path, which
         may say what the data is, stays in ``detail`` (this party's own note).
@@ -85,13 +49,7 @@ def check_data_file(path: str) -> None:
 
 
 def party_files(path: str, *, party: int, parties: int) -> list[str]:
-    """The files party ``party`` of ``parties`` reads for ``--data path``.
-
-    No ``{pid}`` in ``path``: the one file (the party keeps its share of the rows).  With ``{pid}`` and
-    several parties: the party's own file, ``{pid}`` replaced by its index.  With ``{pid}`` and one
-    party, that party holds every row (README, "one party holding every row"): the files of index
-    0, 1, 2, ... up to the first index with no file (at least index 0, whose absence
-    :func:`check_data_file` then names).
+    """The files party ``party`` of ``parties`` reads for ``--data path`` (``{pid}`` rules: docs/reader.md).
 
     Threat model: with one party nothing is shared; the file list stays at that party.
     """
@@ -120,10 +78,7 @@ def _open_text(path: str) -> TextIO:
 
 
 def read_table(path: str) -> tuple[list[str], list[list[str]]]:
-    """Read a whole CSV file (optionally ``.gz``) with a header line, as strings.
-
-    For small tables (the embedded data); a party's own data goes through :func:`read_columns`,
-    which keeps only the needed columns of its own rows.
+    """Read a whole small CSV file (optionally ``.gz``) with a header line, as strings (the embedded data).
 
     :raise InputError: if the file is missing, a directory, unreadable or empty.
     """
@@ -176,11 +131,7 @@ def _positions(header: Sequence[str], columns: Sequence[str], source: str) -> li
 
 
 def _parse_cell(cell: str, column: str, where: str) -> float:
-    """One cell as a float, ``nan`` for a missing value (:data:`MISSING_TOKENS`).
-
-    The shared message names the column and the kind of problem only; the line and the cell value
-    go into ``detail``, which stays at this party (docs/design.md: nothing about a row leaves its party).
-    """
+    """One cell as a float, ``nan`` for a missing value (:data:`MISSING_TOKENS`); line and value only in ``detail``."""
     cell = cell.strip()
     if cell.lower() in MISSING_TOKENS:
         return math.nan
@@ -223,9 +174,8 @@ def _parse_row(row: Sequence[str], positions: Sequence[int], columns: Sequence[s
             for j, (cell, name) in enumerate(zip(cells, columns))]
 
 
-#: bytes of the file per block (``pyarrow.csv.ReadOptions.block_size``), and the longest line a data file may
-#: have (Arrow needs a row within two blocks).  Arrow keeps several blocks in flight (about 45 MB at 1 MiB,
-#: 140 MB at 8 MiB, measured) at the same speed, so blocks of 1 MiB; a line of 1 MiB is about 10^5 cells
+#: bytes of the file per block (``pyarrow.csv.ReadOptions.block_size``) and the longest line a data file may
+#: have (why 1 MiB: docs/reader.md)
 CHUNK_BYTES = 1 << 20
 #: rows of the exact path gathered into one array (bounds its per-row Python objects)
 _EXACT_ROWS = 1 << 14
@@ -271,13 +221,8 @@ def _read_header(path: str, columns: Sequence[str]) -> tuple[list[str], list[int
 
 
 class _CheckedBytes:
-    """The bytes of a data file (``.gz``: decompressed) as Arrow reads them, checked on the way:
-
-    - as UTF-8 (an ASCII block costs one ``isascii``; another is decoded incrementally), so a file that
-      is not UTF-8 text is refused wherever the bad byte is, as a text reader does;
-    - for a line longer than ``limit`` bytes (two ``find`` per block: the bytes since the last line
-      break), refused as soon as it is seen -- Arrow alone takes some rows up to two blocks long,
-      depending on where the blocks fall, so the limit would not be one number.
+    """The bytes of a data file (``.gz``: decompressed) as Arrow reads them, checked as UTF-8 and for a line
+    longer than ``limit`` bytes on the way (docs/reader.md).
     """
 
     closed = False
@@ -405,10 +350,9 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], colu
 
 def _read_exact(path: str, positions: Sequence[int], columns: Sequence[str], *, party: int, parties: int,
                 textual: dict[int, ColumnSpec], sink: Sink | None = None) -> None:
-    """This party's rows of the wanted columns by the ``csv`` module, cell by cell, into ``sink``: the values of
-    :func:`_read_arrow` where it takes a file, and the exact messages (with line numbers) where a cell
-    is refused; a short row's absent cells are missing, a long row's extra cells ignored.  Streams the
-    file line by line (a quoted cell may span lines), refusing a line longer than :data:`CHUNK_BYTES`."""
+    """This party's rows of the wanted columns by the ``csv`` module, cell by cell, into ``sink``: the exact
+    path (docs/reader.md), refusing a line longer than :data:`CHUNK_BYTES`.
+    """
     sink = sink if sink is not None else _Rows(len(columns))
     kept: list[list[float]] = []
     with _open_text(path) as handle:
@@ -463,10 +407,7 @@ class _Rows:
 
 def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: int = 1,
                  specs: Sequence[ColumnSpec] | None = None) -> np.ndarray:
-    """Read only ``columns`` of this party's rows of a CSV (optionally ``.gz``) with a header line.
-
-    :func:`read_into` an array: memory this party's rows of the wanted columns (8 bytes per value) plus
-    about a block.
+    """Read only ``columns`` of this party's rows of a CSV (optionally ``.gz``) into an array (:func:`read_into`).
 
     :return: ``(rows, len(columns))`` floats, ``nan`` where a cell is missing (:data:`MISSING_TOKENS`).
     :raise InputError: see :func:`read_into`.
@@ -481,20 +422,11 @@ def read_into(sink: Sink, path: str, columns: Sequence[str], *, party: int = 0, 
               specs: Sequence[ColumnSpec] | None = None) -> None:
     """Read only ``columns`` of this party's rows of a CSV (optionally ``.gz``) into ``sink``, block by block.
 
-    Streams the file in blocks of :data:`CHUNK_BYTES` bytes through Arrow's CSV reader; of each block
-    only the wanted columns are converted and only this party's rows (``party, party + parties, ...``
-    counted over the non-empty records of the file) kept.  Quoted cells may span lines; a byte-order mark at
-    the start is ignored; a line longer than :data:`CHUNK_BYTES` bytes is refused.  A file Arrow does
-    not take as typed is read again by the exact path (the module docstring), with the same values.
-
     :param specs: declared columns (matched by name); a column whose categories are strings is read
         as text and each cell becomes its code (:meth:`ColumnSpec.cell_code`); the others are numbers.
-    ``{pid}`` in ``path``: the files of :func:`party_files`, all their rows; with one party that is every
-    file ``{pid} = 0, 1, ...``, read as one party's rows, and a line on stderr says which.
-
     :raise InputError: missing file, directory, unreadable or empty file, unknown column, a line longer
         than :data:`CHUNK_BYTES`, a cell that is not a finite number, a string outside its declared
-        categories (the shared message names the column only; see :func:`_parse_cell`, :func:`_category_cell`).
+        categories (the shared message names the column only).  Details: docs/reader.md.
     """
     if PID in path:
         files = party_files(path, party=party, parties=parties)

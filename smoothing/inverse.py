@@ -149,8 +149,7 @@ def quantiles(
 
 def _snap(knots: np.ndarray, heights: np.ndarray, level: float, a: float, b: float, a_moved: bool,
           start: float, stop: float) -> float:
-    """First grid point in the final bisection interval whose value reaches ``level``. Details: docs/smoothing.md.
-    """
+    """First grid point in the final bisection interval whose value reaches ``level``. Details: docs/smoothing.md."""
     if not a_moved:
         if float(_evaluate(knots, heights, start)) >= level:
             return start

@@ -25,23 +25,12 @@ QUANTILE_Z: float = 1.959963984540054
 
 
 def quantile_interval(grid: npt.ArrayLike, values: npt.ArrayLike, level: float, margin: float) -> tuple[float, float]:
-    """An interval of grid points for the ``level``-quantile ``x* = min{tau_i : F(tau_i) >= level}`` of the
-    noiseless ECDF ``F``, from the released raw values ``F^(tau_i) = F(tau_i) + noise`` (post-processing).
+    """An interval ``(low, high)`` of grid points, ``low <= high``, holding the ``level``-quantile
+    ``x* = min{tau_i : F(tau_i) >= level}`` of the noiseless ECDF with probability at least about 95 % when
+    ``margin = z sd`` (:data:`QUANTILE_Z`), from the released raw values ``F^`` (post-processing; docs/ecdf.md).
 
-    ``low`` is the first grid point with ``F^ + margin >= level``; ``high`` is the grid point after the last one
-    with ``F^ - margin < level`` (the last grid point if that is the last one, the first if there is none).
-    Why it covers ``x*``: ``F(x*) >= level``, so ``low > x*`` needs the noise at ``x*`` below ``-margin``; and
-    ``F`` is below ``level`` at the grid point before ``x*``, so ``high < x*`` needs the noise there above
-    ``margin``.  With ``margin = z sd`` (``sd`` the noise std of one released value, :data:`QUANTILE_Z`) each
-    has probability about 2.5 % (normal approximation of the sum of ``L + 1`` node noises), so the interval
-    holds ``x*`` with probability at least about 95 % (union bound); with no noise (``margin = 0``) it is the
-    single point ``x*``.  On a non-monotone noisy curve the interval is conservative (it spans every crossing).
-
-    :param grid: the grid points (increasing) where ``values`` were released, the whole grid.
-    :param values: the released raw ECDF ``F^`` there.
-    :param level: the quantile level in ``(0, 1)``.
-    :param margin: ``z`` times the noise std of one value, non-negative.
-    :return: ``(low, high)``, grid points, ``low <= high``.
+    :param grid: the whole grid (increasing) where ``values`` were released.
+    :param margin: ``z`` times the noise std of one value, non-negative (0: the single point ``x*``).
     :raise ValueError: shapes differ, the grid is empty, or ``margin`` is negative.
     """
     points = np.asarray(grid, dtype=float)
@@ -60,22 +49,9 @@ def quantile_interval(grid: npt.ArrayLike, values: npt.ArrayLike, level: float, 
 
 
 def theorem1_squared_error(*, points: int, epsilon: float) -> float:
-    """Return Theorem 1's expected squared error ``2 (L + 1)^3 / epsilon^2``, ``L = ceil(log2 N)``.
+    """Theorem 1's expected squared error ``2 (L + 1)^3 / epsilon^2`` of one *count* ``n F^`` (continuous Laplace,
+    one curator; the integer counterpart is :attr:`TreeNoisePlan.point_variance`; docs/ecdf.md).
 
-    Precisely: the variance of the noise added to one **count** ``n F^(tau_i)`` (not to ``F^``,
-    whose mean squared error is this divided by ``n^2``; the paper's statement drops the
-    ``1/n^2``), when each node has *continuous* ``Lap((L+1)/epsilon)`` noise and a single curator:
-    ``(L + 1)`` nodes of variance ``2 ((L+1)/epsilon)^2``.
-
-    The exact counterpart for the integer noise of this module is
-    :attr:`TreeNoisePlan.point_variance` ``= (L + 1) m/(m-t) 2 alpha/(1-alpha)^2`` with
-    ``alpha = exp(-epsilon/(L+1))``.  For ``m = 1`` it equals
-    ``(L+1) / (2 sinh^2(epsilon / (2 (L+1))))``, i.e. this value times ``1 - 1/(12 s^2) + O(s^-4)``
-    with node scale ``s = (L+1)/epsilon``: within 10 % once ``s >= 1``, and much smaller than this
-    value when ``s`` is small (the discrete noise is then mostly 0).
-
-    :param points: number of grid points ``N >= 1``.
-    :param epsilon: privacy budget, positive.
     :raise ValueError: if ``points`` or ``epsilon`` is out of range.
     """
     eps = check_epsilon(epsilon)
@@ -87,11 +63,7 @@ def theorem1_squared_error(*, points: int, epsilon: float) -> float:
 # Lemma 1: intervals as +-1 combinations of tree nodes
 
 def _naf(value: int) -> list[tuple[int, int]]:
-    """Non-adjacent form of ``value >= 1``: ``[(exponent, sign)]``, highest exponent first.
-
-    ``value = sum sign 2^exponent`` with no two exponents adjacent, so a value below ``2^e`` has
-    at most ``ceil((e + 1)/2)`` terms, and the leading sign is ``+1``.
-    """
+    """Non-adjacent form of ``value >= 1``: ``[(exponent, sign)]``, highest first (docs/ecdf.md)."""
     digits: list[tuple[int, int]] = []
     exponent = 0
     while value:
@@ -106,12 +78,8 @@ def _naf(value: int) -> list[tuple[int, int]]:
 
 
 def _walk(anchor: int, length: int, rightwards: bool) -> list[tuple[Node, int]]:
-    """Signed nodes whose combination is the indicator of ``anchor+1 .. anchor+length``
-    (``rightwards``) or ``anchor-length+1 .. anchor`` (leftwards), on all positive integers.
-
-    Follows the non-adjacent form of ``length`` from its top digit: each term moves a cursor by
-    ``+-2^e`` and adds or subtracts the dyadic node between the old and new cursor (aligned because
-    ``anchor`` is a multiple of ``2^e`` for every exponent used).  The signed intervals telescope.
+    """Signed nodes whose combination is the indicator of ``anchor+1 .. anchor+length`` (``rightwards``) or
+    ``anchor-length+1 .. anchor``, following the non-adjacent form of ``length`` (docs/ecdf.md).
     """
     nodes: list[tuple[Node, int]] = []
     cursor = anchor
@@ -151,28 +119,10 @@ def _check_interval(a: int, b: int, points: int) -> tuple[int, int, int]:
 
 
 def interval_nodes(a: int, b: int, points: int) -> list[tuple[Node, int]]:
-    """Write the indicator of grid indices ``a..b`` as a ``+-1`` combination of at most ``L + 1`` nodes.
+    """The indicator of grid indices ``a..b`` (1-based, ``1 <= a <= b <= N``) as a ``+-1`` combination of at most
+    ``L + 1`` nodes: Lemma 1 and eq. 9, the heart of Theorem 1's proof (App. A.1; construction in docs/ecdf.md).
 
-    The heart of Theorem 1's privacy proof (App. A.1, Lemma 1 and eq. 9): moving one row from below
-    ``tau_a`` to above ``tau_b`` changes the count vector by the indicator of ``[a, b]``; with
-    ``chi`` the returned combination, ``prefix_incidence(N) @ chi`` equals that indicator on
-    ``1..N``, so the change is a shift of the node noise by ``chi`` and costs at most
-    ``(L + 1) * epsilon/(L + 1)``.
-
-    Construction (as in the proof): with ``c`` the multiple of ``2^h`` in ``[a - 1, b - 1]`` of
-    largest ``h``, split ``[a, b] = [a, c] ∪ [c + 1, b]``: a suffix of the dyadic block
-    ``(c - 2^h, c]`` and a prefix of ``(c, c + 2^h]``.  Each is written with the non-adjacent form of
-    its length (at most ``ceil((h + 1)/2)`` nodes of levels ``<= h``), and ``h <= L - 1`` unless
-    ``a = 1`` (then ``c = 0`` and only the prefix, of at most ``ceil((L + 1)/2)`` nodes, remains).
-    Nodes lying wholly beyond ``N`` are dropped (they contribute nothing on ``1..N``).  The count
-    is in fact at most ``max(1, 2 ceil(L/2))`` — ``L + 1`` for odd ``L`` (reached), ``L`` for even
-    ``L`` — but the calibration keeps the paper's ``L + 1``.
-
-    :param a: first grid index, 1-based, ``1 <= a <= N``.
-    :param b: last grid index, 1-based, ``a <= b <= N``.
-    :param points: number of grid points ``N >= 1``.
-    :return: ``[((j, level), sign)]`` with distinct nodes, ``sign`` in ``{-1, +1}``, sorted by
-        :func:`node_position`.
+    :return: ``[((j, level), sign)]`` with distinct nodes, ``sign`` in ``{-1, +1}``, sorted by :func:`node_position`.
     :raise ValueError: if the interval is not within ``1..N``.
     :raise TypeError: if an argument is not an integer.
     """
@@ -194,17 +144,9 @@ def interval_nodes(a: int, b: int, points: int) -> list[tuple[Node, int]]:
 
 
 def suffix_nodes(a: int, points: int) -> list[tuple[Node, int]]:
-    """Write the indicator of grid indices ``a..N`` as a ``+-1`` combination of at most
-    ``ceil((L + 1)/2)`` nodes (Lemma 1, the suffix case behind Theorem 3).
+    """The indicator of grid indices ``a..N`` as a ``+-1`` combination of at most ``ceil((L + 1)/2)`` nodes
+    (Lemma 1, the suffix case behind Theorem 3; docs/ecdf.md), as :func:`interval_nodes` returns them.
 
-    A change at one step of a stream (or adding one row to an ECDF) alters the released sums on a
-    suffix; since it needs only ``ceil((L+1)/2)`` nodes, node scale ``ceil((L+1)/2)/epsilon``
-    suffices (``continual=True``).  Built as the suffix of the block ``(0, 2^L]`` that ends at
-    ``2^L``, nodes beyond ``N`` dropped.
-
-    :param a: first grid index of the suffix, 1-based, ``1 <= a <= N``.
-    :param points: number of grid points ``N >= 1``.
-    :return: ``[((j, level), sign)]`` as :func:`interval_nodes`.
     :raise ValueError: if ``a`` is not within ``1..N``.
     :raise TypeError: if an argument is not an integer.
     """
@@ -269,11 +211,9 @@ class SmoothedCurve:
 
 def smooth_release(release: Any, incidence: Any, *, smooth: int | None, quantiles: list[float], lower: float,
                    upper: float) -> SmoothedCurve:
-    """Post-processing of a released ECDF: smoothing with norm ``smooth`` (:func:`smoothing.smooth_ecdf`, None:
-    none; needs at least two released points) and the private quantiles by the inverse ECDF with their intervals
-    (:func:`quantile_interval` on the raw released values, margin ``z`` times their noise std).
-    Quantiles need the whole curve: from a subset of the grid (``--release K``, ``--queries``) a quantile is only
-    located between released points, so none is computed and ``note`` says why."""
+    """Post-processing of a released ECDF: smoothing with norm ``smooth`` (eq. 3; ``None``: none) and the private
+    quantiles with their intervals (none from a subset of the grid, ``note`` says why; docs/ecdf.md).
+    """
     from smoothing import inverse_ecdf, smooth_ecdf
 
     result = SmoothedCurve(release.grid[release.subset], release.values)

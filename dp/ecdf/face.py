@@ -1,18 +1,10 @@
 """The private-ECDF family for scripts and jobs: one query, four verbs (Barczewski, Mawass & Ramon).
 
-:class:`EcdfQuery` (keyword-only, validated once) says what to release: the ECDF of one column on a public
-grid by the tree mechanism of §3.1 eq. (2), across parties by secure aggregation (§4.1, ``protocol="tree"``,
-:mod:`dp.ecdf.secure_release`) or from two servers' DCF keys (§4.2, ``protocol="fss"``,
-:mod:`dp.ecdf.fss_release`), smoothed (eq. 3) and inverted for quantiles (Algorithm 1) as post-processing.
-
-- :func:`release` -- every party on a started MPyC runtime, with its own rows; the same call the jobs make.
-- :func:`simulate` -- the same query in one process: the same counts, the same noise law.
-- :func:`exact` -- the noiseless ECDF at the released grid points (a reference).
-
-Each dispatches to the query's own method; every release has ``.table()`` (the text a job prints) and
-``.record()`` (its JSON record).  Threat model of :func:`release`: that of the protocol run (passive, at most
-``t < m/2`` parties; for FSS two non-colluding servers); :func:`simulate` and :func:`exact` see every row.
-Derivations: docs/ecdf.md.
+:class:`EcdfQuery` (keyword-only, validated once): the tree mechanism of §3.1 eq. (2) across parties by
+secure aggregation (§4.1, ``protocol="tree"``) or from two servers' DCF keys (§4.2, ``protocol="fss"``),
+smoothed (eq. 3) and inverted for quantiles (Algorithm 1); :func:`release` (every party), :func:`simulate`
+(one process, same counts and noise law), :func:`exact` (the noiseless reference).  Threat model of
+:func:`release`: the protocol's (passive, ``t < m/2``; FSS: two non-colluding servers).  Details: docs/ecdf.md.
 """
 from __future__ import annotations
 

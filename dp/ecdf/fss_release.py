@@ -1,15 +1,9 @@
 r"""A private ECDF answered by two servers from function-secret-shared keys: the owners upload once.
 
-Barczewski, Mawass & Ramon §4.2 with the tree mechanism of §3.1 eq. (2) (:mod:`dp.ecdf.tree`), on the DCF of
-Boyle, Gilboa & Ishai (2015) / Boyle et al. (2021) (:mod:`secure.fss.dcf`).  Every party is a data owner;
-parties 0 and 1 are also the two servers.  Each owner uploads one DCF key per row and its secret-shared
-tree-node noise once (:func:`upload`); the servers then answer any queries (:func:`answer`) with no further
-privacy cost; the counts equal :func:`dp.ecdf.tree.noisy_counts` of the same data and node draws.
-
-Threat model: passive servers that do not collude; the release is epsilon-DP against either server together
-with up to ``c - 1`` other owners (each owner draws with shape ``1/(m - c)``, ``c = max(t, 1)``).  Who holds
-what, the per-owner upload check, the stored keys (HMAC-SHA256 with a key outside the store) and the measured
-costs are in docs/ecdf.md ("The FSS release").
+Barczewski, Mawass & Ramon §4.2 with the tree mechanism of §3.1 eq. (2), on the DCF of Boyle, Gilboa &
+Ishai (2015) / Boyle et al. (2021) (:mod:`secure.fss.dcf`); parties 0 and 1 are also the two servers.
+Threat model: passive servers that do not collude; epsilon-DP against either server with up to ``c - 1``
+other owners.  Details: docs/ecdf.md ("The FSS release").
 """
 from __future__ import annotations
 
@@ -93,11 +87,7 @@ def check_bits(points: int, bits: int | None = None) -> int:
 
 
 def grid_indices(values: npt.ArrayLike, grid: npt.ArrayLike) -> tuple[np.ndarray, int]:
-    """Clip values to ``[tau_1, tau_N]`` and map each to ``k = min{j : tau_j >= x}`` (0-based).
-
-    Then ``x <= tau_j`` exactly when ``k <= j``, so the count at ``tau_j`` is ``#{k_i <= j}``.
-    A value below ``tau_1`` counts at every point (as :mod:`scenarios.ecdf`), one above ``tau_N`` is
-    clipped to ``tau_N`` and counts at the last point only.
+    """Clip values to ``[tau_1, tau_N]`` and map each to ``k = min{j : tau_j >= x}`` (0-based; docs/ecdf.md).
 
     :return: ``(indices int64, number of values clipped)``; the number stays at the owner.
     """
@@ -112,11 +102,8 @@ def grid_indices(values: npt.ArrayLike, grid: npt.ArrayLike) -> tuple[np.ndarray
 
 @dataclass(frozen=True)
 class FssNoisePlan:
-    """The node noise of the FSS release: ``owners`` draw, calibrated for ``coalition`` of them.
-
-    ``draw`` is the :class:`TreeNoisePlan` each owner draws from (shape ``1/(owners - coalition)``;
-    ``plan_tree_noise(parties=m, threshold=c)`` when ``2 c < m``, which are the draws of
-    :mod:`scenarios.ecdf`; with ``m = 2, c = 1`` a one-party plan, whose draws have shape 1).
+    """The node noise of the FSS release: ``owners`` draw from ``draw`` (shape ``1/(owners - coalition)``),
+    calibrated for ``coalition`` of them (docs/ecdf.md).
     """
 
     draw: TreeNoisePlan
@@ -155,10 +142,8 @@ class FssNoisePlan:
 
 
 def fss_noise_plan(*, epsilon: float, points: int, owners: int, threshold: int) -> FssNoisePlan:
-    """The calibration of the FSS release for ``owners`` owners and MPyC threshold ``threshold``.
-
-    Coalition ``c = threshold`` if ``threshold >= 1``, else ``min(1, owners - 1)``: a server is an
-    owner and knows its own draws, so with two or more owners the calibration always covers it.
+    """The calibration of the FSS release for ``owners`` owners and MPyC threshold ``threshold`` (coalition rule:
+    docs/ecdf.md).
 
     :raise ValueError: on an invalid parameter (``epsilon must be positive, got 0``).
     """
@@ -194,11 +179,8 @@ def server_party(server: int, parties: int) -> int:
 
 @dataclass
 class ServerState:
-    """What server ``server`` holds after the upload: public parameters, its key batches, its node shares.
-
-    ``public`` holds ``grid`` (list), ``points``, ``bits``, ``epsilon``, ``n``, ``owners``,
-    ``coalition``, ``threshold``, ``levels``, ``point_std``, ``run_id`` and whatever the caller adds
-    (column, domain): the same at both servers.
+    """What server ``server`` holds after the upload: public parameters (the same at both servers; docs/ecdf.md),
+    its key batches, its node shares.
     """
 
     server: int
@@ -319,15 +301,14 @@ def _release(public: dict[str, Any], queries: np.ndarray, counts: np.ndarray, ph
 async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan, *, bits: int,
                  extra: dict[str, Any] | None = None, noise_source: NodeNoiseSource | None = None,
                  meter: Any = None) -> tuple[list[ServerState], int]:
-    """Every party (owner) calls this with its own values on a started MPyC runtime (parameters agreed).
+    """Every owner uploads its DCF keys and noise shares once, on a started MPyC runtime (parameters agreed).
 
-    :param values: this owner's values of the column (finite floats).
     :param grid: the public grid (``plan.draw.points`` points).
     :param plan: :func:`fss_noise_plan` for ``m`` owners.
     :param bits: DCF bit width (:func:`check_bits`).
     :param extra: public parameters to keep with the state (column, domain, ...).
     :param noise_source: ``draw plan -> this owner's node draws`` (tests); default OS randomness.
-    :param meter: a :class:`secure.meter.CostMeter` to account phases ``upload`` (or ``None``).
+    :param meter: a :class:`secure.meter.CostMeter` (phase ``upload``), or ``None``.
     :return: ``(the server states this party holds (none for an owner only), values clipped here)``.
     :raise InputError: no row at any owner (same verdict everywhere, nothing shared).
     """
@@ -388,8 +369,9 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
 
 
 def _upload_problem(received: Sequence[Any], rows: Sequence[int], server: int, *, bits: int, nodes: int) -> str | None:
-    """What is wrong with the owners' uploads one server received, or ``None``: the first owner whose key
-    batch does not hold exactly one DCF key per public row, or whose noise shares are not one per node."""
+    """The first owner whose key batch is not one DCF key per public row, or whose noise shares are not one per
+    node, as the line to stop with; or ``None``.
+    """
     dcf = _dcf()
     for owner, (key_batch, noise) in enumerate(received):
         try:
@@ -407,12 +389,7 @@ def _upload_problem(received: Sequence[Any], rows: Sequence[int], server: int, *
 
 async def _check_uploads(received: Sequence[Sequence[Any]], rows: Sequence[int], servers: Sequence[int], *,
                          bits: int, nodes: int) -> None:
-    """Both servers check every owner's upload against its public row count; every party calls it.
-
-    The count of DCF keys an owner sent is public (its row count), so this check opens nothing.  It
-    stops an owner that uploads more (or fewer) keys than rows.  Not covered: a key whose payload
-    ``beta`` is not 1, or whose ``alpha`` lies beyond the grid (a verifiable DCF would be needed; the
-    range check of :func:`open_counts` catches only wild values).
+    """Both servers check every owner's upload against its public row count (opens nothing; docs/ecdf.md).
 
     :raise InputError: at every party alike, naming the first deviating owner.
     """
@@ -456,10 +433,7 @@ def key_sums(state: ServerState) -> np.ndarray:
 
 
 def server_shares(state: ServerState, queries: npt.ArrayLike, sums: np.ndarray | None = None) -> np.ndarray:
-    """Server ``b``'s additive shares (uint64) of the noisy counts at the queried grid indices.
-
-    ``[b = 0] n - S_b(j) + sum_l eta_b[prefix node of j at level l]``; the two servers' values add up
-    (mod 2^64) to ``#{x_i <= tau_j} + sum_l eta_{ceil((j+1)/2^l), l}``.
+    """Server ``b``'s additive uint64 shares of the noisy counts at the queried grid indices (docs/ecdf.md).
 
     :param sums: :func:`key_sums` of this state if already computed.
     """
@@ -479,14 +453,12 @@ def decode(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 async def open_counts(states: Sequence[ServerState], queries: npt.ArrayLike, *, slack: int,
                       receivers: Sequence[int] | None = None, sums: dict[int, np.ndarray] | None = None
                       ) -> np.ndarray | None:
-    """Both servers open the noisy counts at ``queries``; every party calls it (owners send nothing).
-
-    Each server sends its share vector of the queried points only, to the other server and to the
-    ``receivers`` (default: the two servers).
+    """Both servers open the noisy counts at ``queries`` to each other and the ``receivers`` (default: the
+    servers); every party calls it.
 
     :param states: the server states this party holds (empty at an owner that is not a server).
-    :param slack: :func:`dp.ecdf.secure_release.count_slack`: an opened count outside ``[-slack, n + slack]``
-        means a corrupted share (a malicious server or a key of another run).
+    :param slack: :func:`dp.ecdf.secure_release.count_slack`; an opened count outside ``[-slack, n + slack]``
+        means a corrupted share.
     :return: the int64 counts at receivers, ``None`` elsewhere.
     :raise ProtocolFailure: an opened count outside its possible range.
     """
@@ -514,16 +486,11 @@ async def open_counts(states: Sequence[ServerState], queries: npt.ArrayLike, *, 
 
 async def answer(states: Sequence[ServerState], queries: npt.ArrayLike, *, receivers: Sequence[int] | None = None,
                  meter: Any = None, mode: str = "upload") -> FssEcdfRelease | None:
-    """One query round: both servers expand their keys, open the counts at ``queries``; every party calls it.
+    """One query round (no privacy budget: the node noise was fixed at upload); every party calls it.
 
-    Spends no privacy budget: the node noise was fixed at upload, so the counts of a repeated point are
-    the same in every round.
-
-    :param states: this party's server states (from :func:`upload` or :func:`load_state`; empty at an
-        owner that is not a server).
+    :param states: this party's server states (:func:`upload`, :func:`load_state`; empty at an owner only).
     :param queries: 0-based grid indices (only the servers' value is used).
     :param receivers: parties that learn the counts (default: the two servers).
-    :param meter: a :class:`secure.meter.CostMeter` (phase ``answer``), or ``None``.
     :param mode: ``upload`` or ``answer``, recorded in the release.
     :return: the release at the receivers, ``None`` elsewhere.
     :raise ProtocolFailure: an opened count outside its possible range (corrupted shares).
@@ -566,10 +533,8 @@ def _tag(mac_key: bytes, server: int, public: dict[str, Any], keys_blob: bytes, 
 
 
 def store_key_path(server: int) -> Path:
-    """Where server ``server`` keeps the key of its stored states' tags (outside every store).
-
-    ``$PRIVATE_USTATS_FSS_KEYS/server{b}.key``; without that variable
-    ``$XDG_CONFIG_HOME/private-ustats/fss-store-keys/server{b}.key`` (``~/.config`` by default).
+    """Where server ``server`` keeps the key of its stored states' tags, outside every store
+    (``$PRIVATE_USTATS_FSS_KEYS/server{b}.key``, else under ``$XDG_CONFIG_HOME``; docs/ecdf.md).
     """
     configured = os.environ.get(KEY_DIR_VARIABLE)
     if configured:
@@ -636,11 +601,9 @@ def server_directory(directory: str | Path, server: int) -> Path:
 
 
 def store_state(state: ServerState, directory: str | Path) -> Path:
-    """Write server ``state.server``'s state to ``DIR/server{b}`` (0700; files 0600), tagged with its own key.
+    """Write server ``state.server``'s state to ``DIR/server{b}`` (0700; files 0600), tagged with its own key
+    (:func:`store_key_path`, never in the store).
 
-    The tag key is :func:`store_key_path` (created on first use), never written into the store.
-
-    :return: the server's directory.
     :raise OSError: the directory or the key cannot be written (or the key file is open to others).
     """
     folder = server_directory(directory, state.server)
@@ -666,12 +629,8 @@ def store_state(state: ServerState, directory: str | Path) -> Path:
 def load_state(directory: str | Path, server: int) -> ServerState:
     """Read and authenticate server ``server``'s stored state with the server's own key.
 
-    Every refusal is an :class:`InputError` whose message carries no path (it is shared with the other
-    parties: ``its stored FSS keys failed authentication``); the path and the local reason are in its
-    ``detail``, printed at this server only.
-
-    :raise InputError: a missing or unreadable file, no key of this server, a tag that does not match
-        (a file modified, a store of another server or host, a version-1 store), or inconsistent content.
+    :raise InputError: a missing or unreadable file, no key of this server, a tag that does not match, or
+        inconsistent content; the message carries no path (shared), the path is in ``detail`` (docs/ecdf.md).
     """
     folder = server_directory(directory, server)
     try:
@@ -790,12 +749,11 @@ def query_notes(query: EcdfQuery, grid: np.ndarray) -> list[str]:
 
 async def run_fss_ecdf(query: EcdfQuery, values: npt.ArrayLike, *, receivers: Sequence[int] | None = None,
                        noise_source: NodeNoiseSource | None = None) -> FssEcdfRelease | None:
-    """Every party: upload its values (and store the keys at the servers, ``query.store``) or load the stored keys
-    (``query.answer``, the two servers only), then one query round.  Called by :func:`dp.ecdf.face.release`.
+    """Every party: upload (and store, ``query.store``) or load the stored keys (``query.answer``), then one query
+    round (:func:`dp.ecdf.face.release`).
 
     :return: the release at the receivers (default: the two servers), ``None`` elsewhere.
-    :raise InputError: no row anywhere, a stored state that fails its check, a query outside the grid (at every
-        party alike).
+    :raise InputError: no row anywhere, a stored state that fails its check, a query outside the grid.
     """
     from mpyc.runtime import mpc
 

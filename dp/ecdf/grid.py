@@ -63,17 +63,9 @@ def _check_grid_size(count: float) -> None:
 # grids
 
 def uniform_grid(lower: float, upper: float, step: float) -> np.ndarray:
-    """Return the grid ``tau_1 = lower, lower + step, lower + 2 step, ..., tau_N = upper``.
+    """The uniform grid ``tau_1 = lower, lower + step, ..., tau_N = upper`` (§3.1, ``psi = step``; docs/ecdf.md).
 
-    The paper's uniform grid (§3.1, precision ``psi = step``) with ``tau_1`` and ``tau_N`` the
-    declared domain ends.  The last point is ``upper`` even when ``step`` does not divide
-    ``upper - lower`` (the last gap is then shorter than ``step``); a point within ``1e-9 * step``
-    of ``upper`` is merged into ``upper``.  ``lower == upper`` gives the one-point grid.
-
-    :param lower: first grid point (the smallest value of the domain).
-    :param upper: last grid point, ``upper >= lower``.
-    :param step: spacing, positive.
-    :return: strictly increasing float64 array.
+    :return: strictly increasing float64 array (``lower == upper``: one point).
     :raise ValueError: if a bound is not finite, ``upper < lower``, ``step <= 0``, or the grid
         would have more than :data:`MAX_GRID_POINTS` points.
     :raise TypeError: if a parameter is not a number.
@@ -93,17 +85,10 @@ def uniform_grid(lower: float, upper: float, step: float) -> np.ndarray:
 
 
 def geometric_grid(lower: float, upper: float, ratio_step: float) -> np.ndarray:
-    """Return ``{lower} ∪ {e^(psi z) : z integer, lower < e^(psi z) < upper} ∪ {upper}``.
+    """``{lower} ∪ {e^(psi z) : z integer, lower < e^(psi z) < upper} ∪ {upper}``, ``psi = ratio_step``
+    (§3.1, relative precision; docs/ecdf.md).
 
-    The paper's grid for relative precision (§3.1, ``psi = ratio_step``): consecutive interior
-    points have ratio ``e^psi``.  The paper assumes ``tau_1 = min`` and ``tau_N = max``, so both
-    endpoints are always included; a lattice point within ``1e-9 * psi`` (in log scale) of an
-    endpoint is merged into it.  ``lower == upper`` gives the one-point grid.
-
-    :param lower: first grid point, positive.
-    :param upper: last grid point, ``upper >= lower``.
-    :param ratio_step: ``psi > 0``, the step in ``log`` scale.
-    :return: strictly increasing float64 array.
+    :return: strictly increasing float64 array (``lower == upper``: one point).
     :raise ValueError: if ``lower <= 0``, ``upper < lower``, ``ratio_step <= 0``, a value is not
         finite, or the grid would have more than :data:`MAX_GRID_POINTS` points.
     :raise TypeError: if a parameter is not a number.
@@ -130,23 +115,12 @@ def geometric_grid(lower: float, upper: float, ratio_step: float) -> np.ndarray:
 
 
 def grid_of_points(lower: float, upper: float, points: int, *, kind: str = "uniform") -> np.ndarray:
-    """Return exactly ``points`` grid points ``tau_1 = lower < ... < tau_N = upper`` of the given kind.
+    """Exactly ``points`` grid points ``tau_1 = lower < ... < tau_N = upper``, ``kind`` ``uniform`` (equal gaps) or
+    ``geometric`` (equal ratios; docs/ecdf.md).
 
-    What a user means by "a grid of N points" (§3.1): ``uniform`` has equal gaps
-    ``(upper - lower) / (N - 1)``; ``geometric`` has equal ratios ``(upper / lower)^(1 / (N - 1))``,
-    anchored at ``lower`` (``tau_k = lower * ratio^(k - 1)``).  Unlike :func:`geometric_grid`, whose
-    points sit on the lattice ``e^(psi z)`` and so add one irregular gap next to ``lower`` (and one
-    point more than ``log(upper / lower) / psi + 1``), the count is exact and every gap (ratio) is
-    the same up to rounding; both endpoints are the declared bounds exactly.
-
-    :param lower: first grid point (positive for ``geometric``).
-    :param upper: last grid point, ``upper > lower``.
-    :param points: ``N``, at least 2 and at most :data:`MAX_GRID_POINTS`.
-    :param kind: ``uniform`` or ``geometric``.
-    :return: strictly increasing float64 array of length ``points``.
     :raise ValueError: a bound not finite, ``upper <= lower``, a non-positive ``lower`` for a geometric
-        grid, ``points`` out of range, an unknown kind, or a domain too narrow for ``points`` distinct
-        float64 values.
+        grid, ``points`` not in ``[2, MAX_GRID_POINTS]``, an unknown kind, or a domain too narrow for ``points``
+        distinct float64 values.
     :raise TypeError: if a parameter is not a number.
     """
     lo = check_finite(lower, "lower")
@@ -174,11 +148,7 @@ def grid_of_points(lower: float, upper: float, points: int, *, kind: str = "unif
 # the tree I[L]
 
 def tree_depth(points: int) -> int:
-    """Return the depth ``L = ceil(log2 N)`` of the tree over ``N`` grid points (``N = 1`` gives 0).
-
-    :param points: number of grid points ``N >= 1``.
-    :raise ValueError: if ``points < 1`` or above :data:`MAX_GRID_POINTS`.
-    """
+    """The depth ``L = ceil(log2 N)`` of the tree over ``N`` grid points (``N = 1`` gives 0); ValueError out of range."""
     count = check_points(points)
     return (count - 1).bit_length()
 
@@ -198,24 +168,13 @@ def level_offsets(points: int) -> list[int]:
 
 
 def node_count(points: int) -> int:
-    """Return ``|I[L]| = sum_{l=0}^{L} ceil(N / 2^l)`` (fewer than ``2 N + L``).
-
-    :param points: number of grid points ``N >= 1``.
-    :raise ValueError: if ``points`` is out of range.
-    """
+    """``|I[L]| = sum_{l=0}^{L} ceil(N / 2^l)`` (fewer than ``2 N + L``); ValueError if ``points`` is out of range."""
     return level_offsets(check_points(points))[-1]
 
 
 def tree_nodes(points: int) -> list[Node]:
-    """Return the nodes ``(j, l)`` of ``I[L]`` in this module's order.
+    """The nodes ``(j, level)`` of ``I[L]``, 1-based ``j``, leaves first, ``j`` ascending (docs/ecdf.md, "Node order").
 
-    ``I[L] = {(j, l) : l in 0..L, j in 1..ceil(N / 2^l)}`` (the paper indexes ``j`` up to
-    ``2^(L-l)``; nodes covering only indices beyond ``N`` never enter eq. (2) and are left out).
-    Order: level ``l = 0`` (leaves, one per grid point) first, then level 1, ..., level ``L`` (the
-    root, one node); inside a level ``j = 1, 2, ...``.
-
-    :param points: number of grid points ``N >= 1``.
-    :return: list of ``(j, level)`` with 1-based ``j``.
     :raise ValueError: if ``points`` is out of range.
     """
     count = check_points(points)
@@ -223,13 +182,8 @@ def tree_nodes(points: int) -> list[Node]:
 
 
 def node_position(j: int, level: int, points: int) -> int:
-    """Return the 0-based position of node ``(j, level)`` in :func:`tree_nodes` order.
+    """The 0-based position ``sum_{l < level} ceil(N / 2^l) + (j - 1)`` of node ``(j, level)`` in :func:`tree_nodes` order.
 
-    ``position = sum_{l < level} ceil(N / 2^l) + (j - 1)``.
-
-    :param j: 1-based index of the node within its level, ``1 <= j <= ceil(N / 2^level)``.
-    :param level: ``0 <= level <= L``.
-    :param points: number of grid points ``N >= 1``.
     :raise ValueError: if the node is not in ``I[L]``.
     :raise TypeError: if an argument is not an integer.
     """
@@ -246,30 +200,16 @@ def node_position(j: int, level: int, points: int) -> int:
 
 
 def node_interval(j: int, level: int, points: int) -> tuple[int, int]:
-    """Return the 1-based grid indices ``(first, last)`` covered by node ``(j, level)``.
-
-    ``first = (j - 1) 2^level + 1`` and ``last = min(j 2^level, N)``: the rows ``i`` of
-    :func:`prefix_incidence` (1-based) in which the node's column has a one.
-
-    :param j: 1-based index of the node within its level.
-    :param level: level of the node.
-    :param points: number of grid points ``N >= 1``.
-    :raise ValueError: if the node is not in ``I[L]``.
+    """The 1-based grid indices ``(first, last) = ((j - 1) 2^level + 1, min(j 2^level, N))`` node ``(j, level)`` covers
+    (the rows of :func:`prefix_incidence` with a one in its column); ValueError if the node is not in ``I[L]``.
     """
     node_position(j, level, points)
     return (j - 1) * 2**level + 1, min(j * 2**level, int(points))
 
 
 def prefix_positions(points: int) -> np.ndarray:
-    """Return the ``N x (L + 1)`` int64 array of node positions entering each released count.
-
-    Row ``i`` (0-based, grid point ``tau_{i+1}``), column ``l`` is the position of node
-    ``(ceil((i+1) / 2^l), l) = (floor(i / 2^l) + 1, l)``: the index set ``I[L, i+1]`` of eq. (4).
-    Gathering the node noise with these positions and summing along rows is the same as
-    ``prefix_incidence(points) @ node_noise``.
-
-    :param points: number of grid points ``N >= 1``.
-    :raise ValueError: if ``points`` is out of range.
+    """The ``N x (L + 1)`` int64 node positions entering each released count: the index sets ``I[L, i+1]`` of eq. (4)
+    (docs/ecdf.md); ValueError if ``points`` is out of range.
     """
     count = check_points(points)
     offsets = level_offsets(count)
@@ -279,15 +219,8 @@ def prefix_positions(points: int) -> np.ndarray:
 
 
 def prefix_incidence(points: int) -> scipy.sparse.csr_matrix:
-    """Return the ``N x |I[L]|`` 0/1 matrix that maps node noise to the noise of each count.
-
-    Row ``i`` (0-based, for ``tau_{i+1}``) has a one in the column of node
-    ``(ceil((i+1) / 2^l), l)`` for every level ``l = 0..L`` and zeros elsewhere — exactly the nodes
-    summed in eq. (2) — so every row has ``L + 1`` ones.  Columns follow :func:`tree_nodes` order.
-    The dtype is int64 so that the product with integer noise stays an exact integer.
-
-    :param points: number of grid points ``N >= 1``.
-    :raise ValueError: if ``points`` is out of range.
+    """The ``N x |I[L]|`` 0/1 int64 CSR matrix mapping node noise to each count's noise (eq. 2; docs/ecdf.md);
+    ValueError if ``points`` is out of range.
     """
     positions = prefix_positions(points)
     count, levels = positions.shape
@@ -307,12 +240,10 @@ def _check_grid(grid: npt.ArrayLike) -> np.ndarray:
 
 
 def true_counts(values: npt.ArrayLike, grid: npt.ArrayLike) -> np.ndarray:
-    """Return ``#{x in values : x <= tau_i}`` for every grid point (what each party computes).
+    """``#{x in values : x <= tau_i}`` for every grid point (what each party computes; ``values`` may be empty),
+    int64 of length ``len(grid)``.
 
-    :param values: one-dimensional array of finite numbers (may be empty).
-    :param grid: strictly increasing finite grid.
-    :return: int64 array of length ``len(grid)``.
-    :raise ValueError: if ``values`` is not one-dimensional or not finite, or the grid is invalid.
+    :raise ValueError: ``values`` not one-dimensional or not finite, or an invalid (not strictly increasing) grid.
     :raise TypeError: if an array is not numeric.
     """
     return np.searchsorted(np.sort(check_column(values)), _check_grid(grid), side="right").astype(np.int64)

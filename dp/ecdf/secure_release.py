@@ -1,23 +1,10 @@
 """A private ECDF across parties: per-party counts, secure sums, distributed tree noise, one reveal.
 
-Barczewski, Mawass & Ramon §4.1 (pointwise evaluation through secure aggregation) with the tree
-mechanism of §3.1, eq. (2) (:mod:`dp.ecdf.tree`).  Every party counts its own rows ``<= tau_i`` in the
-clear (a degree-1 U-statistic per grid point needs no interaction), secret-shares the count vector
-and its own vector of tree-node noise draws (Polya differences, shape ``1/(m-t)``), and the parties
-open only ``sum of counts + sum_l eta_{ceil(i/2^l), l}`` on the grid points of ``B`` (all points by
-default).  The secure path (:func:`run_secure_ecdf`) and the simulated path
-(:func:`dp.ecdf.tree.private_ecdf`) give the same counts for the same node draws (a test holds them
-equal with ``-M3``).
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties; the
-coalition learns the released noisy counts (epsilon-DP against it, since the honest parties' node
-draws alone are calibrated), the public row counts, and nothing else.  A party that deviates by
-sharing more (or fewer) rows than it declared is named and nothing is released; one that moves its
-rows between cells is not detected (it could as well have lied about its rows), nor one whose
-histogram has negative cells of the right total.  The release is not monotone;
-smoothing (:mod:`smoothing`) is post-processing.
-
-The histogram check and why the noise is party-drawn only: docs/ecdf.md ("The secure release").
+Barczewski, Mawass & Ramon §4.1 with the tree mechanism of §3.1, eq. (2) (:mod:`dp.ecdf.tree`); the same
+counts as :func:`dp.ecdf.tree.private_ecdf` for the same node draws.
+Threat model: passive, static adversary corrupting at most ``t < m/2`` parties; it learns the released noisy
+counts (epsilon-DP against it) and the public row counts; a party sharing more or fewer rows than it
+declared is named and nothing is released.  Details: docs/ecdf.md ("The secure release").
 """
 from __future__ import annotations
 
@@ -45,12 +32,8 @@ NodeNoiseSource = Callable[[TreeNoisePlan], np.ndarray]
 
 
 def own_histogram(values: np.ndarray | Sequence[float], grid: np.ndarray, public_rows: int) -> np.ndarray:
-    """This party's rows as a histogram of ``len(grid) + 2`` cells, summing to ``public_rows``.
-
-    Cell ``k < N``: values in ``(tau_{k-1}, tau_k]`` (cell 0: ``<= tau_0``); cell ``N``: values above the
-    grid; cell ``N + 1``: ``public_rows - len(values)``, the public rows outside ``values`` (a private
-    class of them, :mod:`dp.ecdf.roc`; 0 otherwise).  The prefix sums of the first ``N`` cells are
-    :func:`dp.ecdf.tree.true_counts`.
+    """This party's rows as a histogram of ``len(grid) + 2`` cells summing to ``public_rows`` (grid cells, above the
+    grid, public rows outside ``values``; docs/ecdf.md).
     """
     cumulative = np.asarray(true_counts(np.asarray(values, dtype=float), grid), dtype=np.int64)
     size = len(values)
@@ -169,22 +152,14 @@ class EcdfRelease:
 
 
 def count_slack(plan: TreeNoisePlan | FssNoisePlan, points: int) -> int:
-    """Bound on the noise of any of ``points`` released counts, failing with probability < 2**-40.
-
-    Each count gets ``L + 1`` node noises, each the sum of ``m`` Polya differences of shape
-    ``1/(m-t)``: a difference of two NB((L+1) m/(m-t), alpha); a union bound over the points adds
-    ``log2(points)`` bits.
-    """
+    """Bound on the noise of any of ``points`` released counts, failing with probability < 2**-40 (docs/ecdf.md)."""
     bits = 41 + max(0, math.ceil(math.log2(max(points, 1))))
     return polya_tail_bound(plan.alpha, plan.levels * plan.variance_factor, bits)
 
 
 def _check_inputs(values: np.ndarray, plan: TreeNoisePlan, *, parties: int, threshold: int) -> str | None:
-    """This party's verdict before anything is shared: ``None``, or a one-line problem (no count, no value).
-
-    The plan must be calibrated for the runtime's ``m`` and ``t``: with fewer parties or a smaller
-    threshold each party draws too little noise for a coalition of ``t``.  The values must be one
-    column of finite numbers: a NaN would be counted as the top of the domain.
+    """This party's verdict before anything is shared: ``None``, or a one-line problem (no count, no value):
+    a plan for another ``m`` or ``t``, values not one finite column (docs/ecdf.md).
     """
     if plan.parties != parties or plan.threshold != threshold:
         return (f"the tree noise plan is calibrated for parties={plan.parties}, threshold={plan.threshold}, but this "
@@ -208,18 +183,14 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
                           public_rows: int | None = None) -> EcdfRelease | None:
     """Every party calls this with its own values on a started MPyC runtime (parameters agreed).
 
-    :param values: this party's values (one column, finite floats: a NaN or infinite value is a missing
-        value, refused at every party with one line that names no count and no value).
+    :param values: this party's values (one column, finite floats; a NaN or infinite value is refused at every party).
     :param grid: the public grid ``tau_1 < ... < tau_N`` (``plan.points`` points).
-    :param plan: tree noise plan with ``parties = m`` and ``threshold = t`` of the runtime (a plan
-        calibrated for other ``m`` or ``t`` would not give the honest parties the full noise: refused).
+    :param plan: tree noise plan with ``parties = m`` and ``threshold = t`` of the runtime (else refused).
     :param subset: 0-based grid positions to release (``B``); default all.
     :param noise_source: ``plan -> this party's node draws`` (tests); default OS randomness.
     :param receivers: parties that learn the release (default all).
     :param public_rows: this party's public number of rows when ``values`` is a private subset of them
-        (one class of a private label, :mod:`dp.ecdf.roc`): only this number is exchanged, and ``n`` of
-        the release is its sum over parties, so the size of the subset stays inside the noisy counts.
-        Default ``len(values)`` (the subset is all rows).
+        (:mod:`dp.ecdf.roc`; docs/ecdf.md); default ``len(values)``.
     :return: the release at receivers, ``None`` elsewhere.
     :raise secure.session.InputError: no row at any party, a plan not calibrated for this run's ``m`` and
         ``t``, a missing value at any party (the same verdict everywhere, before anything is shared).

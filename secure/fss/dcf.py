@@ -32,8 +32,6 @@ MAX_BITS = 32
 MAX_FULL_DOMAIN_BITS = 22
 #: leaves expanded at once by the full-domain evaluation (whole keys; at least one key)
 FULL_DOMAIN_CHUNK_LEAVES = 1 << 14
-#: peak working memory per leaf of a full-domain chunk (docs/fss.md)
-FULL_DOMAIN_PEAK_BYTES_PER_LEAF = 120
 #: (key, point) pairs walked at once by evaluate
 EVALUATE_CHUNK_PAIRS = 1 << 15
 #: serialization format version
@@ -96,8 +94,7 @@ def _prg(seeds: U64, blocks: NDArray[Any]) -> U64:
 
 @dataclass(frozen=True)
 class DcfKeys:
-    """A batch of DCF keys of one server (``server`` 0 or 1), all at width ``bits``. Details: docs/fss.md.
-    """
+    """A batch of DCF keys of one server (``server`` 0 or 1), all at width ``bits``. Details: docs/fss.md."""
 
     server: int
     bits: int
@@ -259,16 +256,14 @@ def _betas(beta: Union[int, ArrayLike], count: int) -> U64:
 # ----------------------------------------------------------------------------------------------- gen
 
 def gen(alphas: ArrayLike, bits: int, *, beta: Union[int, ArrayLike] = 1) -> tuple[DcfKeys, DcfKeys]:
-    """Keys of ``f_alpha(x) = beta [x < alpha]`` (mod 2^64) on ``[0, 2^bits)`` for every alpha.
+    """Keys of ``f_alpha(x) = beta [x < alpha]`` (mod 2^64) on ``[0, 2^bits)`` for every alpha (root seeds from
+    ``os.urandom``; one pass per level for all keys).
 
     :param alphas: integers in ``[0, 2^bits]`` (``2^bits``: true everywhere).
     :param bits: the domain's width, 1 to :data:`MAX_BITS`.
-    :param beta: the value where the comparison holds: an integer (modulo 2^64, so ``-1`` is ``2^64 - 1``)
-        or one integer per alpha.
+    :param beta: an integer (modulo 2^64, so ``-1`` is ``2^64 - 1``) or one integer per alpha.
     :return: server 0's and server 1's batches, key ``i`` of each for ``alphas[i]``.
     :raise ValueError: a width or an alpha out of range, a malformed beta.
-
-    Randomness: the root seeds come from ``os.urandom``, never from a seed.  One pass per level for all keys.
     """
     bits = _check_bits(bits, MAX_BITS)
     top = 1 << bits
@@ -326,12 +321,10 @@ def _signed(values: U64, server: int) -> U64:
 
 
 def evaluate(keys: DcfKeys, xs: ArrayLike) -> U64:
-    """One server's shares ``y_b(x)`` for every key and every ``x`` in ``xs``: shape ``(keys.count, len(xs))``.
+    """One server's shares ``y_b(x)`` for every key and every ``x`` in ``xs``: shape ``(keys.count, len(xs))``,
+    in chunks of about :data:`EVALUATE_CHUNK_PAIRS` (key, point) pairs.
 
     :raise ValueError: an ``x`` outside ``[0, 2^bits)``.
-
-    Walks the ``count * len(xs)`` paths together, level by level (three AES blocks per step), in chunks of
-    whole keys of about :data:`EVALUATE_CHUNK_PAIRS` (key, point) pairs.
     """
     bits = keys.bits
     points = _integers(xs, "xs", 0, (1 << bits) - 1).astype(np.uint64)

@@ -116,8 +116,7 @@ def exp_neg_bounds(x: Fraction, bits: int) -> tuple[int, int]:
 
 def uniform_prefix_less(prefix: int, prefix_bits: int, bounds: Callable[[int], tuple[int, int]],
                         source: BitSource) -> bool:
-    """Decide ``U < c`` exactly, where ``U``'s first ``prefix_bits`` bits are ``prefix``. Details: docs/noise.md.
-    """
+    """Decide ``U < c`` exactly, where ``U``'s first ``prefix_bits`` bits are ``prefix``. Details: docs/noise.md."""
     value, width = prefix, prefix_bits
     while True:
         lo, hi = bounds(width)
@@ -433,8 +432,7 @@ def _bands(rate: Fraction) -> int:
 
 
 class _Digits:
-    """The leading binary digits of a constant ``q`` in ``(0, 1)``, read off rigorous bounds. Details: docs/noise.md.
-    """
+    """The leading binary digits of a constant ``q`` in ``(0, 1)``, read off rigorous bounds. Details: docs/noise.md."""
 
     def __init__(self, bounds: Callable[[int], tuple[int, int]]) -> None:
         self._bounds = bounds
@@ -526,8 +524,7 @@ _LEVEL_WORDS = 1 << 21  # fair words per vectorized digit step (bounds the memor
 
 
 def _negative_binomial_whole(whole: int, rate: Fraction, count: int, source: BitSource) -> np.ndarray:
-    r"""``count`` exact draws of ``NB(k, e^{-rate})`` for an integer ``k >= 1``. Details: docs/noise.md.
-    """
+    r"""``count`` exact draws of ``NB(k, e^{-rate})`` for an integer ``k >= 1``. Details: docs/noise.md."""
     bands = _bands(rate)
     per_draw = (bands + 1) * (whole // _WORD + 2)
     chunk = max(1, _LEVEL_WORDS // per_draw)
@@ -596,8 +593,7 @@ def _bernoulli_number(index: int) -> Fraction:
 
 
 def _log_factorial_core(n: int, ctx: decimal.Context, digits: int) -> tuple[decimal.Decimal, Fraction]:
-    """``ln n! - ln(2 pi)/2`` and a bound on the remainder of the Stirling series used. Details: docs/noise.md.
-    """
+    """``ln n! - ln(2 pi)/2`` and a bound on the remainder of the Stirling series used. Details: docs/noise.md."""
     big = max(n, _STIRLING_FROM)
     value = ctx.multiply(ctx.add(decimal.Decimal(big), decimal.Decimal("0.5")), ctx.ln(decimal.Decimal(big)))
     value = ctx.subtract(value, decimal.Decimal(big))
@@ -646,8 +642,7 @@ def _binomial_accept_bounds(half: int, offset: int, scale: int) -> Callable[[int
 
 
 def binomial_half(trials: int, count: int, source: BitSource) -> np.ndarray:
-    """``count`` exact draws of ``Binomial(trials, 1/2)``. Details: docs/noise.md.
-    """
+    """``count`` exact draws of ``Binomial(trials, 1/2)``. Details: docs/noise.md."""
     if trials <= POPCOUNT_TRIALS or trials % 2:
         return _popcount_binomial(trials, count, source)
     half = trials // 2
