@@ -17,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+import dp.bell
 from dp.bell.generic import (collision_probability_from_histogram, conditional_variance, estimate,
                             estimate_from_histogram, estimate_pairwise, histogram, lemma1_variance,
-                            quantized_ustatistic, randomize, renyi2_entropy, renyi2_entropy_from_histogram, rr_beta,
+                            quantized_ustatistic, randomize, renyi2_entropy_from_histogram, rr_beta,
                             rr_channel, simulate, simulate_histograms, theorem1_variance_bound)
 from dp.bell.quantize import (EVALUATION_BUDGET, Interval, Levels, Quantizer, auc_kernel, collision_kernel,
                              comparable_kernel, gini_kernel, kendall_kernel, kernel_matrix)
@@ -441,7 +442,8 @@ def test_renyi2_entropy_is_close_to_the_sample_value_with_large_epsilon() -> Non
     quantizer = Quantizer.levels(range(8))
     epsilon = 8.0
     spread = math.sqrt(conditional_variance(values, quantizer, np.eye(8), epsilon=epsilon))
-    entropy = renyi2_entropy(values, levels=range(8), epsilon=epsilon, rng=gen)
+    query = dp.bell.Query(statistic="renyi2", epsilon=epsilon, levels=tuple(range(8)))
+    entropy = dp.bell.simulate(query, values, seed=0, noise_rng=gen).estimate
     # delta method: sd(H2) = sd(collision) / collision
     assert abs(entropy + math.log(collision)) <= Z999 * spread / collision
     assert abs(entropy + math.log(float(probabilities @ probabilities))) < 0.03

@@ -238,17 +238,9 @@ def hierarchical_auc(positive: HierarchyEstimate, negative: HierarchyEstimate, *
 
 @dataclass(frozen=True)
 class LocalAUCResult:
-    """One simulated run of the LDP AUC protocol.
-
-    :param auc: the estimate (``traversal.auc``).
-    :param traversal: the server's traversal.
-    :param positive: the server's estimate of the positive hierarchy.
-    :param negative: the server's estimate of the negative hierarchy.
-    :param epsilon: each user's budget.
-    :param delta: ``δ``.
-    :param split: the splitting strategy.
-    :param level_epsilon: ``ε_0`` of each report.
-    """
+    """One simulated run of the LDP AUC protocol: the estimate (``traversal.auc``), the server's traversal and its
+    estimates of the positive and negative hierarchies, each user's budget ``epsilon`` and ``delta``, the splitting
+    strategy and ``level_epsilon`` (``ε_0`` of each report)."""
 
     auc: float
     traversal: AUCTraversal
@@ -264,22 +256,14 @@ def ldp_auc(positive_scores: npt.ArrayLike, negative_scores: npt.ArrayLike, *, d
             epsilon: float, delta: float = 0.0, split: str = "users", discard: str = "half",
             count_ties: bool = True, threshold_constant: float | None = None,
             rng: np.random.Generator | None = None) -> LocalAUCResult:
-    """Simulate the protocol: every user randomizes (:func:`randomize_hierarchy`), the server
-    groups the reports (:class:`HadamardHierarchy`) and traverses (:func:`hierarchical_auc`).
+    """Simulate the protocol: every user randomizes (:func:`randomize_hierarchy`), the server groups the reports
+    (:class:`HadamardHierarchy`) and traverses (:func:`hierarchical_auc`).
 
-    :param positive_scores: scores of the positive class, integers in ``[0, domain_size)``.
-    :param negative_scores: scores of the negative class, same domain.
-    :param domain_size: ``d``, a power of two in ``[2, 2^62]``.
-    :param epsilon: each user's budget.
-    :param delta: ``δ`` (advanced composition with ``split="budget"``); 0 for pure LDP.
-    :param split: ``"users"`` or ``"budget"``.
-    :param discard: ``"half"`` or ``"zero"``.
-    :param count_ties: count tied pairs 1/2 (as ``roc_auc_score``) or 0.
-    :param threshold_constant: ``a``; ``None`` for the corollary's value, 0 for no pruning.
-    :param rng: the users' randomness; ``None`` draws from the OS.
-    :return: the estimate with the server's intermediate results.
-    :raise ValueError: if a parameter is out of range or a score lies outside the domain.
-    :raise TypeError: if a parameter has the wrong type.
+    Scores of each class are integers in ``[0, domain_size)``, ``d`` a power of two in ``[2, 2^62]``; ``epsilon`` is
+    each user's budget; ``split`` ``users`` or ``budget`` (``delta`` for advanced composition, 0 for pure LDP);
+    ``discard`` ``half`` or ``zero``; ``count_ties`` counts a tie 1/2 (as ``roc_auc_score``) or 0;
+    ``threshold_constant`` is ``a`` (``None``: the corollary's value, 0: no pruning); ``rng`` the users' randomness
+    (``None``: the OS).  :raise ValueError: a parameter out of range, a score outside the domain; TypeError: a type.
     """
     size = _check_domain_size(domain_size)
     mode = _check_split(split)

@@ -9,7 +9,6 @@ trade-off in ``k``: docs/ldp.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -21,7 +20,7 @@ from secure.noise.party import noise_generator
 __all__ = ["check_kernel_matrix", "rr_beta", "rr_channel", "randomize", "histogram", "estimate_from_histogram",
            "estimate", "estimate_pairwise", "quantized_ustatistic", "lemma1_variance", "theorem1_variance_bound",
            "conditional_variance", "simulate_histograms", "simulate", "collision_probability_from_histogram",
-           "renyi2_entropy_from_histogram", "renyi2_entropy"]
+           "renyi2_entropy_from_histogram"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -404,21 +403,3 @@ def renyi2_entropy_from_histogram(counts: npt.ArrayLike, *, epsilon: float) -> f
     k = np.asarray(counts).shape[-1]
     entropy = -np.log(np.clip(collision, 1.0 / k, 1.0))
     return float(entropy) if entropy.ndim == 0 else entropy
-
-
-def renyi2_entropy(values: npt.ArrayLike, *, levels: Sequence[float], epsilon: float,
-                   rng: np.random.Generator | None = None) -> float:
-    """Locally private Rényi-2 entropy of categorical values: each user reports its category by k-RR.
-
-    :param values: one category per user (rounded to the nearest level).
-    :param levels: the ``k >= 2`` categories of the declared domain.
-    :param epsilon: privacy-loss parameter per user.
-    :param rng: local noise generator; ``None`` draws from the OS.
-    :raise ValueError: on invalid parameters.
-    """
-    quantizer = Quantizer.levels(levels)
-    reports = randomize(quantizer.quantize(values), bins=quantizer.bins, epsilon=epsilon, rng=rng)
-    if reports.size < 2:
-        raise ValueError(f"at least 2 values are needed, got {reports.size}")
-    return float(renyi2_entropy_from_histogram(histogram(reports, bins=quantizer.bins), epsilon=epsilon))
-

@@ -22,14 +22,6 @@ __all__ = ["KernelFunction", "Interval", "Levels", "Axis", "Quantizer", "ROUNDIN
            "comparable_kernel"]
 
 
-__all__ = [
-    "check_kernel_matrix","KernelFunction", "Interval", "Levels", "Axis", "Quantizer", "ROUNDING_MODES", "MATRIX_KINDS",
-           "EVALUATION_BUDGET", "kernel_matrix", "rr_beta", "rr_channel", "randomize", "histogram",
-           "estimate_from_histogram", "estimate", "estimate_pairwise", "quantized_ustatistic",
-           "lemma1_variance", "theorem1_variance_bound", "conditional_variance", "simulate_histograms",
-           "simulate", "collision_probability_from_histogram", "renyi2_entropy_from_histogram", "renyi2_entropy",
-           "gini_kernel", "kendall_kernel", "collision_kernel", "auc_kernel", "comparable_kernel"]
-
 #: A kernel ``f(x, y)``: for one-dimensional domains two arrays of shape ``(N,)``, otherwise two
 #: arrays of shape ``(N, d)``; returns ``N`` finite values (or a scalar, broadcast).
 KernelFunction = Callable[[np.ndarray, np.ndarray], npt.ArrayLike]

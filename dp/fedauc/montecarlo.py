@@ -29,6 +29,7 @@ __all__ = [
     "FedAucSimulation",
     "predict_fedauc",
     "simulate_fedauc",
+    "check_parameters",
 ]
 
 #: The estimators :func:`simulate_fedauc` runs.  ``rr``: FedAUC_RR debiased (eq. 3-4);
@@ -155,15 +156,16 @@ class _Setting:
         return zcdp_budget(self.epsilon, self.delta) if self.gaussian else self.epsilon
 
 
-def _setting(scores: npt.ArrayLike, labels: npt.ArrayLike, method: str, epsilon: float, clients: int | None,
-             layout: str | npt.ArrayLike, rng: np.random.Generator, sum_fraction: float, delta: float,
-             counts: str) -> _Setting:
-    values = _check_scores(scores)
-    y = _check_labels(labels, values.size)
+def check_parameters(method: str, epsilon: float, sum_fraction: float, delta: float,
+                     counts: str) -> tuple[float, float, float]:
+    """``(epsilon, sum_fraction, delta)`` of a setting, checked (the one checker of :func:`simulate_fedauc`,
+    :func:`predict_fedauc` and :class:`dp.fedauc.Query`).
+
+    :raise ValueError: naming the parameter (``method must be one of rr, ...``); :raise TypeError: a wrong type.
+    """
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     eps = _check_epsilon_or_inf(epsilon)
-    public = _check_generator(rng, "rng", allow_none=False)
     fraction = _check_fraction(sum_fraction, "sum_fraction")
     if not isinstance(counts, str) or counts not in COUNTS:
         raise ValueError(f"counts must be one of {', '.join(COUNTS)}, got {counts!r}")
@@ -175,6 +177,16 @@ def _setting(scores: npt.ArrayLike, labels: npt.ArrayLike, method: str, epsilon:
         raise ValueError(f"delta must be 0 for {method} (pure epsilon-DP), got {delta}")
     if method.startswith(("adaptive", "orthogonal")) and counts == "exact":
         raise ValueError(f"counts must be 'noisy' for {method}: the orthogonal split releases localP")
+    return eps, fraction, dlt
+
+
+def _setting(scores: npt.ArrayLike, labels: npt.ArrayLike, method: str, epsilon: float, clients: int | None,
+             layout: str | npt.ArrayLike, rng: np.random.Generator, sum_fraction: float, delta: float,
+             counts: str) -> _Setting:
+    values = _check_scores(scores)
+    y = _check_labels(labels, values.size)
+    eps, fraction, dlt = check_parameters(method, epsilon, sum_fraction, delta, counts)
+    public = _check_generator(rng, "rng", allow_none=False)
     twice = _twice_ranks(values)
     p = int(y.sum())
     auc = (int(twice[y == 1].sum()) - p * (p - 1)) / (2 * p * (values.size - p))
@@ -295,24 +307,9 @@ def _simulate_clients(setting: _Setting, runs: int, gen: np.random.Generator) ->
 def predict_fedauc(scores: npt.ArrayLike, labels: npt.ArrayLike, *, method: str, epsilon: float,
                    clients: int | None = None, layout: str | npt.ArrayLike = "iid", rng: np.random.Generator,
                    sum_fraction: float = 0.5, delta: float = 0.0, counts: str = "noisy") -> FedAucPrediction:
-    """The closed-form standard deviations of one setting, without drawing noise.
-
-    The layout drawn from ``rng`` is the one :func:`simulate_fedauc` uses for the same generator state.
-
-    :param scores: the ``M`` prediction scores.
-    :param labels: the ``M`` true 0/1 labels (both classes present).
-    :param method: one of :data:`METHODS`.
-    :param epsilon: privacy budget per label, positive, or ``math.inf`` (no noise).
-    :param clients: ``K`` (for ``iid``/``non_iid``; ``None`` or ``M`` for ``one_per_client``).
-    :param layout: one of :data:`LAYOUTS`, or an integer array giving every sample's client.
-    :param rng: public generator for the layout.
-    :param sum_fraction: the paper's alpha (share of the budget on ``localSum``), in ``(0, 1)``;
-        ``1 - beta`` for ``orthogonal_*``.
-    :param delta: ``(epsilon, delta)`` of the Gaussian methods, in ``(0, 1)``; must be 0 otherwise.
-    :param counts: ``"noisy"`` or ``"exact"`` (:data:`COUNTS`); ``adaptive_*`` needs ``"noisy"``.
-    :return: the :class:`FedAucPrediction`.
-    :raise ValueError: on an invalid parameter, with a message naming it.
-    :raise TypeError: on a parameter of the wrong type.
+    """The closed-form standard deviations of one setting, without drawing noise (the layout drawn from ``rng`` is the
+    one :func:`simulate_fedauc` uses for the same generator state).  ``scores`` and 0/1 ``labels`` (both classes
+    present); the other parameters as :func:`simulate_fedauc`'s.  :raise ValueError, TypeError: a bad parameter.
     """
     return _predict(_setting(scores, labels, method, epsilon, clients, layout, rng, sum_fraction, delta, counts))
 
@@ -323,23 +320,10 @@ def simulate_fedauc(scores: npt.ArrayLike, labels: npt.ArrayLike, *, method: str
                     counts: str = "noisy", noise_rng: np.random.Generator | None = None) -> FedAucSimulation:
     """Run one FedAUC setting ``runs`` times (fresh noise, one fixed client layout), vectorised. Details: docs/fedauc.md.
 
-    :param scores: the ``M`` prediction scores.
-    :param labels: the ``M`` true 0/1 labels (both classes present).
-    :param method: one of :data:`METHODS`.
-    :param epsilon: privacy budget per label, positive, or ``math.inf`` (no noise).
-    :param clients: ``K`` (for ``iid``/``non_iid``; ``None`` or ``M`` for ``one_per_client``).
-    :param layout: one of :data:`LAYOUTS`, or an integer array giving every sample's client.
-    :param runs: number of runs, at least 1.
-    :param rng: public generator for the layout.
-    :param sum_fraction: the paper's alpha: share of epsilon (of ``rho_z`` for Gaussian) on
-        ``localSum``, in ``(0, 1)``; for ``orthogonal_*`` the share on ``<v', y>`` (``1 - beta``, the
-        same for every client); ignored by ``rr*`` and ``adaptive_*``.
-    :param delta: ``(epsilon, delta)`` of the Gaussian methods, in ``(0, 1)``; must be 0 otherwise.
-    :param counts: ``"noisy"`` or ``"exact"`` (:data:`COUNTS`); ``adaptive_*`` needs ``"noisy"``.
-    :param noise_rng: noise generator; ``None`` draws from the OS (production).
+    ``method``, ``epsilon``, ``clients``, ``sum_fraction``, ``delta`` and ``counts`` as :class:`dp.fedauc.Query`;
+    ``layout`` one of :data:`LAYOUTS` or every sample's client; ``rng`` the public generator of the layout;
+    ``noise_rng`` the noise's (``None``: the OS).  :raise ValueError, TypeError: a bad parameter, named.
     :return: the :class:`FedAucSimulation` (estimates and the closed forms of :func:`predict_fedauc`).
-    :raise ValueError: on an invalid parameter, with a message naming it.
-    :raise TypeError: on a parameter of the wrong type.
     """
     setting = _setting(scores, labels, method, epsilon, clients, layout, rng, sum_fraction, delta, counts)
     r = check_positive_int(runs, "runs")

@@ -1,0 +1,114 @@
+"""FedAUC's face (Sun et al.): one :class:`Query`, and :func:`release`, :func:`simulate`, :func:`exact`.
+
+Threat model: label DP (Sun et al. §3); the scores, their ranks and the client layout are public, the labels are
+private.  There are no MPC parties: every client randomizes its own labels (randomized response) or its local
+statistics (Laplace / Gaussian) and the server aggregates; here both run in one process.  Details: docs/fedauc.md.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from dp.fedauc.montecarlo import FedAucSimulation, check_parameters, simulate_fedauc
+from dp.fedauc.ranks import LAYOUTS, auc_from_ranks, average_ranks
+from dp.report_text import text_table
+from dp.validation import check_choice, check_score_label_rows
+
+__all__ = ["Query", "FedAucRelease", "release", "simulate", "exact", "Method", "Layout"]
+
+Method = Literal["rr", "rr_noisy", "global_laplace", "local_laplace", "adaptive_laplace", "global_gaussian",
+                 "local_gaussian", "adaptive_gaussian", "orthogonal_laplace", "orthogonal_gaussian"]
+Layout = Literal["iid", "non_iid", "one_per_client"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Query:
+    """A label-DP AUC by one of FedAUC's estimators (:data:`dp.fedauc.montecarlo.METHODS`).
+
+    :param method: ``rr`` (FedAUC_RR, debiased, eq. 3-4), ``global_laplace`` / ``local_laplace`` (FedAUC_Lap), ...
+    :param epsilon: budget per label, positive, or ``math.inf`` (no noise).
+    :param delta: of the Gaussian methods, in ``(0, 1)``; 0 otherwise.
+    :param clients: ``K`` (``iid``/``non_iid``); ``layout``: how the samples are spread over the clients.
+    :param sum_fraction: the paper's alpha: share of epsilon (of ``rho_z`` for Gaussian) on ``localSum``, in
+        ``(0, 1)``; for ``orthogonal_*`` the share on ``<v', y>`` (``1 - beta``); ignored by ``rr*``, ``adaptive_*``.
+    :param counts: ``noisy`` (the deployment) or ``exact`` (the paper's analysis setting; not label-DP).
+    :raise ValueError: a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type.
+    """
+
+    method: Method
+    epsilon: float
+    delta: float = 0.0
+    clients: int | None = None
+    layout: Layout = "iid"
+    sum_fraction: float = 0.5
+    counts: Literal["noisy", "exact"] = "noisy"
+
+    def __post_init__(self) -> None:
+        check_parameters(self.method, self.epsilon, self.sum_fraction, self.delta, self.counts)
+        check_choice(self.layout, LAYOUTS, "layout")
+
+    def _run(self, data: Any, seed: int | None, runs: int, noise_rng: np.random.Generator | None) -> FedAucSimulation:
+        scores, labels = check_score_label_rows(data)
+        layout_rng = np.random.default_rng(seed)  # public: the layout (seed None: fresh OS entropy)
+        return simulate_fedauc(scores, labels, method=self.method, epsilon=self.epsilon, clients=self.clients,
+                               layout=self.layout, runs=runs, rng=layout_rng, sum_fraction=self.sum_fraction,
+                               delta=self.delta, counts=self.counts, noise_rng=noise_rng)
+
+
+@dataclass(frozen=True)
+class FedAucRelease:
+    """The server's AUC estimate; a simulation also carries its Monte Carlo runs and closed forms (``simulation``,
+    computed from every label: not a release)."""
+
+    query: Query
+    estimate: float
+    samples: int
+    clients: int
+    simulation: FedAucSimulation | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The JSON record: the estimate (None where the noisy counts leave no pair) and the public parameters."""
+        query = self.query
+        record: dict[str, Any] = {"statistic": "auc", "protocol": "fedauc", "method": query.method,
+                                  "estimate": self.estimate if math.isfinite(self.estimate) else None,
+                                  "epsilon": query.epsilon, "delta": query.delta, "counts": query.counts,
+                                  "layout": query.layout, "clients": self.clients, "samples": self.samples}
+        sim = self.simulation
+        if sim is not None:
+            record.update(runs=sim.runs, mean=sim.mean, std=sim.std, exact_auc=sim.exact_auc,
+                          predicted_std=sim.predicted_std, paper_std=sim.paper_std, undefined_runs=sim.undefined_runs)
+        return record
+
+    def table(self) -> str:
+        """The text a job prints."""
+        record = self.record()
+        return text_table([(key, f"{value:.6g}" if isinstance(value, float) else str(value))
+                           for key, value in record.items() if key != "statistic"], "FedAUC, label-DP AUC")
+
+
+def _release(query: Query, simulation: FedAucSimulation, *, keep: bool) -> FedAucRelease:
+    return FedAucRelease(query, float(simulation.estimates[0]), simulation.samples, simulation.clients,
+                         simulation if keep else None)
+
+
+def release(query: Query, data: Any) -> FedAucRelease:
+    """The mechanism on real ``(score, label)`` rows with OS randomness, what a deployment runs: every client's
+    local randomizer and the server's aggregation, in one process; the layout drawn from fresh OS entropy."""
+    return _release(query, query._run(data, None, 1, None), keep=False)
+
+
+def simulate(query: Query, data: Any, *, seed: int, runs: int = 1,
+             noise_rng: np.random.Generator | None = None) -> FedAucRelease:
+    """``runs`` Monte Carlo runs on public or synthetic rows: the layout from the public ``seed``, the noise from
+    ``noise_rng`` (default OS randomness); ``estimate`` is the first run's, ``simulation`` holds them all."""
+    return _release(query, query._run(data, seed, runs, noise_rng), keep=True)
+
+
+def exact(query: Query, data: Any) -> float:
+    """The non-private AUC (eq. 1, average ranks for ties: ``roc_auc_score``)."""
+    scores, labels = check_score_label_rows(data)
+    return auc_from_ranks(average_ranks(scores), labels)
