@@ -57,8 +57,7 @@ def check_interval(value: float, name: str, *, low: float, high: float, closed_l
                    closed_high: bool = False) -> float:
     """``value`` as a float if it lies in ``[low, high)`` (brackets by ``closed_low``/``closed_high``, as the message
     writes them: ``alpha must lie in [0, 1), got 1.5``; NaN lies in no interval); :class:`TypeError` if not a
-    number, :class:`ValueError` if outside.
-    """
+    number, :class:`ValueError` if outside."""
     result = check_number(value, name)
     above = result >= low if closed_low else result > low
     below = result <= high if closed_high else result < high
@@ -106,8 +105,7 @@ def check_int_range(value: int, name: str, *, low: int, high: int) -> int:
 
 def check_choice(value: str, choices: Sequence[str], name: str) -> str:
     """``value`` if it is one of ``choices``, else :class:`ValueError` listing them (``rounding must be one of simple,
-    randomized, got 'nearest'``).
-    """
+    randomized, got 'nearest'``)."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
     return value
@@ -129,8 +127,7 @@ def check_instance(value: Any, kind: type[T], name: str) -> T:
 
 def check_generator(rng: Any, name: str = "rng") -> np.random.Generator:
     """``rng`` if it is a :class:`numpy.random.Generator`, else :class:`TypeError` (``None`` too: callers that allow it
-    decide before).
-    """
+    decide before)."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"{name} must be a numpy.random.Generator, got {type(rng).__name__}")
     return rng

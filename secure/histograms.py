@@ -12,7 +12,6 @@ the caller) sums are opened.  Details: docs/secure_layer.md.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -20,8 +19,8 @@ import numpy as np
 from secure.kernels import (AreaUnderCurve, DuplicatePair, GiniMeanDifference, Kernel, KendallTau, RandIndex,
                             VolumeUnderSurface)
 
-__all__ = ["local_histogram", "secure_histogram", "checked_secure_histogram", "histogram_sums", "histogram_costs", "histogram_value_bound",
-           "HistogramCost", "GENERIC_MAX_CELLS", "special_form"]
+__all__ = ["local_histogram", "secure_histogram", "checked_secure_histogram", "histogram_sums", "histogram_value_bound",
+           "GENERIC_MAX_CELLS", "special_form"]
 
 SecureArray = Any  # an MPyC secure NumPy array
 
@@ -281,8 +280,7 @@ def _rand(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ..
 
 def _vus(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
     """VUS numerator ``sum 12 w`` and denominator ``n0 n1 n2`` (degree 3; ties as Nakas & Yiannoutsos); two rounds
-    (docs/secure_layer.md).
-    """
+    (docs/secure_layer.md)."""
     zero, one, two = counts[:, 0], counts[:, 1], counts[:, 2]
     below = 2 * ops.cumsum(zero) - zero
     above = 2 * ops.total(two) - 2 * ops.cumsum(two) + two
@@ -345,8 +343,7 @@ def _cell_rows(kernel: Kernel, arrays: Sequence[np.ndarray]) -> np.ndarray:
 
 def _generic(kernel: Kernel, ops: _Ops, counts: Any, arrays: Sequence[np.ndarray]) -> tuple[Any, ...]:
     """Any symmetric degree-2 kernel from its public table ``F``: ``(H . (F H) - diag(F) . H) / 2`` (Sinh & Ramon,
-    Def. 2.1 over a finite grid; docs/secure_layer.md).
-    """
+    Def. 2.1 over a finite grid; docs/secure_layer.md)."""
     if kernel.degree != 2:
         raise ValueError(f"the generic histogram path is for degree-2 kernels; statistic '{kernel.name}' "
                          f"has degree {kernel.degree}")
@@ -390,17 +387,14 @@ def histogram_sums(kernel: Kernel, counts: Any, grid_values: Sequence[np.ndarray
                    generic: bool = False) -> tuple[Any, ...]:
     """Sums over ALL unordered ``k``-tuples of rows of each kernel output, from the joint histogram.
 
-    :param kernel: the kernel; the six built-in ones have closed formulas (see ``_kendall`` etc.),
-        any other degree-2 kernel takes the generic path.
-    :param counts: the joint histogram over the product grid of ``kernel.columns`` (in that order),
-        shape ``(len(grid_values[0]), len(grid_values[1]), ...)``: a NumPy integer array
-        (``secure=False``) or an MPyC secure array (``secure=True``, :func:`secure_histogram`).
-    :param grid_values: per column, the int64 fixed-point value of each grid point, increasing for
-        ordered columns; the codes ``0..k-1`` for label, class and categorical columns.
-    :param secure: ``False``: exact Python ints; ``True``: MPyC secure integers (lazy, not opened).
+    :param kernel: the six built-in kernels have closed formulas, any other degree-2 kernel takes the generic path.
+    :param counts: the joint histogram over the product grid of ``kernel.columns`` (in that order): a NumPy
+        integer array (``secure=False``, exact Python ints) or an MPyC secure array (``secure=True``, lazy).
+    :param grid_values: per column, the int64 fixed-point grid values (increasing for ordered columns; the codes
+        ``0..k-1`` for label, class and categorical columns).
     :param generic: force the generic degree-2 path (table ``F``) even for a built-in kernel.
-    :return: one value per output of ``kernel.outputs(widths)``, at the outputs' integer scale;
-        equal to the sum of ``kernel.plaintext`` over all unordered tuples of the rows' encoded values.
+    :return: one value per output of ``kernel.outputs(widths)`` at the outputs' integer scale, equal to the sum of
+        ``kernel.plaintext`` over all unordered tuples of the rows' encoded values.
     :raise ValueError: grid and counts disagree, a grid that is not increasing / not the label codes,
         a degree-3 kernel without a closed form, or a generic grid beyond :data:`GENERIC_MAX_CELLS`.
     """
@@ -420,54 +414,7 @@ def _sums_with(ops: _Ops, kernel: Kernel, counts: Any, grid_values: Sequence[np.
 
 
 # --------------------------------------------------------------------------------------------------
-# 4. costs, 5. value bound (public parameters only)
-
-
-@dataclass(frozen=True)
-class HistogramCost:
-    """Modelled cost of the histogram path from public sizes only.
-
-    :param inputs: secure input elements per party (its count vector: one per cell).
-    :param products: secure values reshared after a multiplication (the communication of the
-        products: an inner product of any length is ONE, since MPyC reshares only its result).
-    :param terms: local share products behind them (``G`` for an inner product over ``G`` cells).
-    :param rounds: multiplication depth (rounds of resharing after the input round).
-    :param local_ops: cells touched by local linear maps and local share products (prefix sums,
-        public scalings, concatenations; the generic path's ``G^2`` table per output).
-    :param cells: cells of the grid.
-    """
-
-    inputs: int
-    products: int
-    terms: int
-    rounds: int
-    local_ops: int
-    cells: int
-
-
-def histogram_costs(kernel: Kernel, sizes: Sequence[int], *, generic: bool = False) -> HistogramCost:
-    """Cost of :func:`secure_histogram` plus :func:`histogram_sums` for a grid of ``sizes`` (kernel column order)."""
-    shape = tuple(int(s) for s in sizes)
-    cells = math.prod(shape)
-    form = None if generic else special_form(kernel)
-    if form == "kendall":
-        inner = (shape[0] - 1) * shape[1]
-        return HistogramCost(cells, 1, inner, 1, cells + 5 * inner, cells)
-    if form == "gini":
-        return HistogramCost(cells, 1, cells, 1, 8 * cells, cells)
-    if form == "auc":
-        grid = shape[0]
-        return HistogramCost(cells, 2, grid + 1, 1, 6 * grid, cells)
-    if form == "duplicate":
-        return HistogramCost(cells, 1, cells, 1, 2 * cells, cells)
-    if form == "rand":
-        terms = cells + shape[0] + shape[1] + 1
-        return HistogramCost(cells, 1, terms, 1, 2 * cells + 3 * terms, cells)
-    if form == "vus":
-        grid = shape[0]
-        return HistogramCost(cells, grid + 3, 3 * grid + 2, 2, 12 * grid, cells)
-    outputs = len(kernel.outputs([s - 1 for s in shape]))
-    return HistogramCost(cells, outputs, outputs * cells, 1, outputs * (cells * cells + 3 * cells), cells)
+# 4. value bound (public parameters only)
 
 
 def histogram_value_bound(kernel: Kernel, rows: int, grid_values: Sequence[np.ndarray], *,

@@ -26,8 +26,7 @@ _progress_reporter: ProgressReporter | None = None
 def set_progress_reporter(reporter: ProgressReporter | None) -> None:
     """Where :func:`report_progress` goes for this process: a callback (a terminal bar, drawn by the
     scenarios layer), or ``None`` for log lines through MPyC's logger (silenced by ``--no-log``).
-    Details: docs/secure_layer.md.
-    """
+    Details: docs/secure_layer.md."""
     global _progress_reporter
     _progress_reporter = reporter
 

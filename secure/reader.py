@@ -222,8 +222,7 @@ def _read_header(path: str, columns: Sequence[str]) -> tuple[list[str], list[int
 
 class _CheckedBytes:
     """The bytes of a data file (``.gz``: decompressed) as Arrow reads them, checked as UTF-8 and for a line
-    longer than ``limit`` bytes on the way (docs/reader.md).
-    """
+    longer than ``limit`` bytes on the way (docs/reader.md)."""
 
     closed = False
 
@@ -303,11 +302,8 @@ def _codes(column: Any, spec: ColumnSpec, start: int, step: int) -> np.ndarray:
 
 def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], columns: Sequence[str], *,
                 party: int, parties: int, textual: dict[int, ColumnSpec], sink: Sink) -> None:
-    """This party's rows of the wanted columns, block by block, by Arrow's streaming reader, into ``sink``.
-
-    :raise _Irregular: the file needs the exact path (Arrow refused a cell or a row, or a value needs
-        the exact message).
-    :raise InputError: a line longer than :data:`CHUNK_BYTES`.
+    """This party's rows of the wanted columns, block by block, by Arrow's streaming reader, into ``sink``; raises
+    ``_Irregular`` when the file needs the exact path, :class:`InputError` for a line longer than :data:`CHUNK_BYTES`.
     """
     import pyarrow as pa
     import pyarrow.csv as arrow_csv
@@ -351,8 +347,7 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], colu
 def _read_exact(path: str, positions: Sequence[int], columns: Sequence[str], *, party: int, parties: int,
                 textual: dict[int, ColumnSpec], sink: Sink | None = None) -> None:
     """This party's rows of the wanted columns by the ``csv`` module, cell by cell, into ``sink``: the exact
-    path (docs/reader.md), refusing a line longer than :data:`CHUNK_BYTES`.
-    """
+    path (docs/reader.md), refusing a line longer than :data:`CHUNK_BYTES`."""
     sink = sink if sink is not None else _Rows(len(columns))
     kept: list[list[float]] = []
     with _open_text(path) as handle:
@@ -453,11 +448,8 @@ def read_into(sink: Sink, path: str, columns: Sequence[str], *, party: int = 0, 
 def table_values(header: Sequence[str], rows: Sequence[Sequence[str]], columns: Sequence[str], *, source: str,
                  party: int = 0, parties: int = 1, first_line: int = 2,
                  specs: Sequence[ColumnSpec] | None = None) -> np.ndarray:
-    """This party's rows (``party, party + parties, ...``) and the wanted columns of a table of strings,
-    parsed like :func:`read_columns` does (``nan`` for a missing cell, string categories as codes).
-
-    :raise InputError: unknown column, a cell that is not a finite number, a string outside its
-        declared categories.
+    """This party's rows (``party, party + parties, ...``) and the wanted columns of a table of strings, parsed like
+    :func:`read_columns`; InputError: unknown column, a cell not a finite number, a string outside its categories.
     """
     positions = _positions(header, columns, source)
     textual = _textual(columns, specs)

@@ -79,8 +79,7 @@ def _naf(value: int) -> list[tuple[int, int]]:
 
 def _walk(anchor: int, length: int, rightwards: bool) -> list[tuple[Node, int]]:
     """Signed nodes whose combination is the indicator of ``anchor+1 .. anchor+length`` (``rightwards``) or
-    ``anchor-length+1 .. anchor``, following the non-adjacent form of ``length`` (docs/ecdf.md).
-    """
+    ``anchor-length+1 .. anchor``, following the non-adjacent form of ``length`` (docs/ecdf.md)."""
     nodes: list[tuple[Node, int]] = []
     cursor = anchor
     for exponent, sign in _naf(length):
@@ -212,8 +211,7 @@ class SmoothedCurve:
 def smooth_release(release: Any, incidence: Any, *, smooth: int | None, quantiles: list[float], lower: float,
                    upper: float) -> SmoothedCurve:
     """Post-processing of a released ECDF: smoothing with norm ``smooth`` (eq. 3; ``None``: none) and the private
-    quantiles with their intervals (none from a subset of the grid, ``note`` says why; docs/ecdf.md).
-    """
+    quantiles with their intervals (none from a subset of the grid, ``note`` says why; docs/ecdf.md)."""
     from smoothing import inverse_ecdf, smooth_ecdf
 
     result = SmoothedCurve(release.grid[release.subset], release.values)

@@ -103,8 +103,7 @@ def grid_indices(values: npt.ArrayLike, grid: npt.ArrayLike) -> tuple[np.ndarray
 @dataclass(frozen=True)
 class FssNoisePlan:
     """The node noise of the FSS release: ``owners`` draw from ``draw`` (shape ``1/(owners - coalition)``),
-    calibrated for ``coalition`` of them (docs/ecdf.md).
-    """
+    calibrated for ``coalition`` of them (docs/ecdf.md)."""
 
     draw: TreeNoisePlan
     owners: int
@@ -180,8 +179,7 @@ def server_party(server: int, parties: int) -> int:
 @dataclass
 class ServerState:
     """What server ``server`` holds after the upload: public parameters (the same at both servers; docs/ecdf.md),
-    its key batches, its node shares.
-    """
+    its key batches, its node shares."""
 
     server: int
     public: dict[str, Any]
@@ -370,8 +368,7 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
 
 def _upload_problem(received: Sequence[Any], rows: Sequence[int], server: int, *, bits: int, nodes: int) -> str | None:
     """The first owner whose key batch is not one DCF key per public row, or whose noise shares are not one per
-    node, as the line to stop with; or ``None``.
-    """
+    node, as the line to stop with; or ``None``."""
     dcf = _dcf()
     for owner, (key_batch, noise) in enumerate(received):
         try:
@@ -534,8 +531,7 @@ def _tag(mac_key: bytes, server: int, public: dict[str, Any], keys_blob: bytes, 
 
 def store_key_path(server: int) -> Path:
     """Where server ``server`` keeps the key of its stored states' tags, outside every store
-    (``$PRIVATE_USTATS_FSS_KEYS/server{b}.key``, else under ``$XDG_CONFIG_HOME``; docs/ecdf.md).
-    """
+    (``$PRIVATE_USTATS_FSS_KEYS/server{b}.key``, else under ``$XDG_CONFIG_HOME``; docs/ecdf.md)."""
     configured = os.environ.get(KEY_DIR_VARIABLE)
     if configured:
         folder = Path(configured)

@@ -201,16 +201,14 @@ def node_position(j: int, level: int, points: int) -> int:
 
 def node_interval(j: int, level: int, points: int) -> tuple[int, int]:
     """The 1-based grid indices ``(first, last) = ((j - 1) 2^level + 1, min(j 2^level, N))`` node ``(j, level)`` covers
-    (the rows of :func:`prefix_incidence` with a one in its column); ValueError if the node is not in ``I[L]``.
-    """
+    (the rows of :func:`prefix_incidence` with a one in its column); ValueError if the node is not in ``I[L]``."""
     node_position(j, level, points)
     return (j - 1) * 2**level + 1, min(j * 2**level, int(points))
 
 
 def prefix_positions(points: int) -> np.ndarray:
     """The ``N x (L + 1)`` int64 node positions entering each released count: the index sets ``I[L, i+1]`` of eq. (4)
-    (docs/ecdf.md); ValueError if ``points`` is out of range.
-    """
+    (docs/ecdf.md); ValueError if ``points`` is out of range."""
     count = check_points(points)
     offsets = level_offsets(count)
     index = np.arange(count, dtype=np.int64)
@@ -220,8 +218,7 @@ def prefix_positions(points: int) -> np.ndarray:
 
 def prefix_incidence(points: int) -> scipy.sparse.csr_matrix:
     """The ``N x |I[L]|`` 0/1 int64 CSR matrix mapping node noise to each count's noise (eq. 2; docs/ecdf.md);
-    ValueError if ``points`` is out of range.
-    """
+    ValueError if ``points`` is out of range."""
     positions = prefix_positions(points)
     count, levels = positions.shape
     rows = np.repeat(np.arange(count, dtype=np.int64), levels)

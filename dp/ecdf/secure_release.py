@@ -33,8 +33,7 @@ NodeNoiseSource = Callable[[TreeNoisePlan], np.ndarray]
 
 def own_histogram(values: np.ndarray | Sequence[float], grid: np.ndarray, public_rows: int) -> np.ndarray:
     """This party's rows as a histogram of ``len(grid) + 2`` cells summing to ``public_rows`` (grid cells, above the
-    grid, public rows outside ``values``; docs/ecdf.md).
-    """
+    grid, public rows outside ``values``; docs/ecdf.md)."""
     cumulative = np.asarray(true_counts(np.asarray(values, dtype=float), grid), dtype=np.int64)
     size = len(values)
     return np.concatenate([np.diff(cumulative, prepend=0), [size - (int(cumulative[-1]) if cumulative.size else 0),
@@ -159,8 +158,7 @@ def count_slack(plan: TreeNoisePlan | FssNoisePlan, points: int) -> int:
 
 def _check_inputs(values: np.ndarray, plan: TreeNoisePlan, *, parties: int, threshold: int) -> str | None:
     """This party's verdict before anything is shared: ``None``, or a one-line problem (no count, no value):
-    a plan for another ``m`` or ``t``, values not one finite column (docs/ecdf.md).
-    """
+    a plan for another ``m`` or ``t``, values not one finite column (docs/ecdf.md)."""
     if plan.parties != parties or plan.threshold != threshold:
         return (f"the tree noise plan is calibrated for parties={plan.parties}, threshold={plan.threshold}, but this "
                 f"run has m = {parties} parties and threshold t = {threshold}: plan it with "

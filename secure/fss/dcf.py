@@ -367,8 +367,7 @@ def _bit_reversal(bits: int) -> NDArray[np.intp]:
 
 def _expand_chunk(keys: DcfKeys, start: int, stop: int) -> U64:
     """Unsigned accumulated values at every leaf of keys ``start:stop``: shape ``(stop - start, 2^bits)``,
-    leaves in bit-reversed order (column ``r`` is ``x = _bit_reversal(bits)[r]``). Details: docs/fss.md.
-    """
+    leaves in bit-reversed order (column ``r`` is ``x = _bit_reversal(bits)[r]``). Details: docs/fss.md."""
     rows = stop - start
     seeds = keys.seeds[start:stop, None, :]                  # (rows, nodes, 2)
     controls = np.full((rows, 1), keys.server, dtype=np.uint64)

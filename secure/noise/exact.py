@@ -269,8 +269,7 @@ def _uniform_below_int(bound: int, source: BitSource) -> int:
 @dataclass(frozen=True)
 class PolyaTables:
     """The public constants of ``NB(shape, e^{-rate})``: band count and 64-bit bounds of the keep factors.
-    Details: docs/noise.md.
-    """
+    Details: docs/noise.md."""
 
     shape: Fraction
     rate: Fraction
@@ -616,8 +615,7 @@ def _log_factorial_core(n: int, ctx: decimal.Context, digits: int) -> tuple[deci
 
 def binomial_log_ratio_bounds(half: int, offset: int, digits: int) -> tuple[Fraction, Fraction]:
     """Bounds ``lo <= L <= hi`` of ``L = ln(C(2m, m + d) / C(2m, m))`` for ``m = half``, ``d = offset``, ``|d| <= m``.
-    Details: docs/noise.md.
-    """
+    Details: docs/noise.md."""
     ctx = decimal.Context(prec=digits + 30, rounding=decimal.ROUND_HALF_EVEN, Emin=-10**9, Emax=10**9)
     d = abs(offset)
     centre, r0 = _log_factorial_core(half, ctx, digits)
