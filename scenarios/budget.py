@@ -73,11 +73,8 @@ def build_parser() -> ScenarioParser:
 
 
 def check_option_words(parser: ScenarioParser, argv: Sequence[str]) -> None:
-    """Refuse a long option that is none of the tool's (an abbreviation such as ``--led``) with the jobs'
-    line, before argparse would take it for a stray word and report the next one as an invalid command.
-
-    :raise UsageError: ``unknown option --led (did you mean --ledger? options must be spelled out in full)``.
-    """
+    """Refuse a long option that is none of the tool's (an abbreviation such as ``--led``) with the jobs' line,
+    before argparse takes it for a stray word; :raise UsageError: ``unknown option --led (did you mean ...)``."""
     parsers = [parser]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -95,10 +92,7 @@ def check_option_words(parser: ScenarioParser, argv: Sequence[str]) -> None:
 
 
 def parse_parties(text: str | None) -> list[int] | None:
-    """``--party P[,P...]`` -> the party indices (``None`` if not given).
-
-    :raise UsageError: ``--party expects a party index 0, 1, ... (or a list 0,1,2), got -1``.
-    """
+    """``--party P[,P...]`` -> the party indices (``None`` if not given); :raise UsageError: not an index."""
     if text is None:
         return None
     parties = []
@@ -114,12 +108,9 @@ def parse_parties(text: str | None) -> list[int] | None:
 
 
 def dataset_keys(options: argparse.Namespace, party: int | None) -> tuple[str, tuple[str, ...]] | None:
-    """``(key, earlier keys)`` of ``--data FILE`` (``{pid}`` replaced by ``party``: the digest of its parsed
-    rows, and the hash of its bytes under which a first-format account is migrated) or ``--dataset NAME``;
-    ``None`` if neither is given.
-
-    :raise UsageError: ``{pid}`` in ``--data`` without a party.
-    """
+    """``(key, earlier keys)`` of ``--data FILE`` (``{pid}`` replaced by ``party``: the digest of its parsed rows,
+    and the hash of its bytes for a first-format account) or ``--dataset NAME``; ``None`` if neither.
+    :raise UsageError: ``{pid}`` in ``--data`` without a party."""
     if getattr(options, "data", None) is not None:
         if "{pid}" in options.data and party is None:
             raise UsageError("--data with {pid} names one file per party: give --party P[,P...]")

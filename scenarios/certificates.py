@@ -58,10 +58,8 @@ class CertificateSet:
 
 
 def parse_hosts(text: str | None, parties: int) -> list[str | None]:
-    """``"hostA,10.0.0.2,hostC"`` -> one validated host (or ``None``) per party.
-
-    :raise UsageError: wrong number of entries, or an entry that is neither an IP address nor a host name.
-    """
+    """``"hostA,10.0.0.2,hostC"`` -> one validated host (or ``None``) per party; :raise UsageError: wrong number of
+    entries, or an entry that is neither an IP address nor a host name."""
     if text is None:
         return [None] * parties
     hosts = [item.strip() for item in text.split(",")]
@@ -110,16 +108,9 @@ def _write(path: Path, data: bytes, mode: int) -> None:
 
 def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None] | None = None,
              days: int = 30, force: bool = False, now: _dt.datetime | None = None) -> CertificateSet:
-    """Create a TEST ONLY CA and a key and certificate for parties ``0..parties-1`` in ``directory``.
-
-    :param directory: the ``.config`` directory (created if missing, mode 0700).
-    :param parties: number of parties ``m`` (at least 1).
-    :param hosts: optional host name or IP address per party, added to its subjectAltName.
-    :param days: validity in days (1..397).
-    :param force: overwrite existing files (otherwise refuse if any target exists).
-    :param now: the start of validity (default: the current time, minus 5 minutes for clock skew).
-    :raise UsageError: bad parameters, existing files without ``force``, missing ``cryptography``.
-    """
+    """Create a TEST ONLY CA and a key and certificate for parties ``0..parties-1`` in ``directory`` (mode 0700),
+    valid ``days`` (1..397) from ``now`` minus 5 minutes, with an optional host per party in its subjectAltName.
+    :raise UsageError: bad parameters, existing files without ``force``, missing ``cryptography``."""
     if isinstance(parties, bool) or not isinstance(parties, int) or parties < 1:
         raise UsageError(f"--parties must be a positive integer, got {parties!r}")
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
@@ -146,6 +137,11 @@ def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None]
         return x509.Name([x509.NameAttribute(name_oid.ORGANIZATION_NAME, TEST_ONLY),
                           x509.NameAttribute(name_oid.COMMON_NAME, common_name)])
 
+    def key_usage(ca: bool) -> Any:  # signatures; a CA also signs certificates and revocation lists
+        return x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                             data_encipherment=False, key_agreement=False, key_cert_sign=ca, crl_sign=ca,
+                             encipher_only=False, decipher_only=False)
+
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_identifier = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
     # a distinct name per set, so that two test CAs are never confused (by people or by OpenSSL)
@@ -156,9 +152,7 @@ def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None]
         .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
         .not_valid_before(start).not_valid_after(not_after)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
-                                     data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                                     crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(key_usage(True), critical=True)
         .add_extension(ca_identifier, critical=False)
         .sign(ca_key, hashes.SHA256())
     )
@@ -182,9 +176,7 @@ def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None]
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(start).not_valid_after(not_after)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
-                                         data_encipherment=False, key_agreement=False, key_cert_sign=False,
-                                         crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+            .add_extension(key_usage(False), critical=True)
             # every party is a TLS server (for lower indices) and a TLS client (for higher ones)
             .add_extension(x509.ExtendedKeyUsage([extended_usage.SERVER_AUTH, extended_usage.CLIENT_AUTH]),
                            critical=False)

@@ -15,7 +15,6 @@ the input check of issue 21 (one secure zero test per party and count vector).
 """
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -25,7 +24,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from scenarios.kit.cli import ScenarioParser, UsageError, asks_for_help
+from scenarios.drills.party import run_wrapped
+from scenarios.kit.cli import ScenarioParser, UsageError
 
 __all__ = ["main", "Deviation", "split_deviation", "install_deviation", "SCENARIOS", "deviate"]
 
@@ -162,24 +162,8 @@ def install_deviation(deviation: Deviation) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the job with the deviation installed; returns its exit code."""
     deviation, rest = split_deviation(sys.argv[1:] if argv is None else argv)
-    sys.argv = [os.path.abspath(__file__), *rest]
-    scenario = importlib.import_module(f"scenarios.{deviation.scenario}")
-    original_parse: Callable[[Sequence[str]], Any] = getattr(scenario, "parse_options")
-
-    def parse_with_deviation(own: Sequence[str]) -> Any:
-        # runs inside scenarios.kit.cli.run_scenario, after mpyc.runtime has taken its options from argv
-        if asks_for_help(own):  # -h needs no deviation: the job's help, exit 0
-            return original_parse(list(own))
-        if deviation.error is not None:
-            raise UsageError(deviation.error)
-        install_deviation(deviation)
-        return original_parse(list(own))
-
-    setattr(scenario, "parse_options", parse_with_deviation)
-    try:
-        return int(scenario.main(None))
-    finally:
-        setattr(scenario, "parse_options", original_parse)
+    return run_wrapped(deviation.scenario, os.path.abspath(__file__), rest, lambda: install_deviation(deviation),
+                       deviation.error)
 
 
 if __name__ == "__main__":

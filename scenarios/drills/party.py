@@ -150,33 +150,41 @@ def install_drills(options: DrillOptions) -> None:
         dp.umpc.protocol.to_fixed_point = raw_to_fixed_point  # type: ignore[assignment]
 
 
+def run_wrapped(module: str, program: str, rest: Sequence[str], install: Callable[[], None], error: str | None, *,
+                extra: Sequence[str] = (), help_first: bool = True) -> int:
+    """Run one party of ``scenarios.<module>`` whose option parsing first raises ``error`` (a usage verdict shared
+    with the others) or runs ``install`` (after ``mpyc.runtime`` took its options; not for ``-h``).  Parties this
+    one launches (``-M m`` without ``-I``) rerun ``program`` with ``extra`` and ``rest`` only: honestly."""
+    sys.argv = [program, *extra, *rest]  # before the scenario is imported, in case that imports MPyC
+    scenario = importlib.import_module(f"scenarios.{module}")
+    original_parse: Callable[[Sequence[str]], Any] = getattr(scenario, "parse_options")
+
+    def parse_wrapped(own: Sequence[str]) -> Any:
+        words = list(own)
+        if error is not None and not help_first:
+            raise UsageError(error)
+        if asks_for_help(words):  # the scenario's help only: MPyC is not started, nothing to wrap
+            return original_parse(words)
+        if error is not None:
+            raise UsageError(error)
+        install()
+        if extra and extra[0] in words:  # kept on the command line only for the parties launched by this one
+            del words[words.index(extra[0]):words.index(extra[0]) + len(extra)]
+        return original_parse(words)
+
+    setattr(scenario, "parse_options", parse_wrapped)
+    try:
+        return int(scenario.main(None))
+    finally:
+        setattr(scenario, "parse_options", original_parse)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of ``scenarios.ustat`` (or ``--scenario``) with the drills installed; the exit code."""
     options, rest = split_drill_options(sys.argv[1:] if argv is None else argv)
-    # Parties launched by this one (-M m without -I) rerun this file without the drill options
-    # (but in the same scenario).  Set before the scenario is imported, in case that imports MPyC.
     same = [] if options.scenario == "ustat" else ["--scenario", options.scenario]
-    sys.argv = [os.path.abspath(__file__), *same, *rest]
-    scenario = importlib.import_module(f"scenarios.{options.scenario}")
-    original_parse: Callable[[Sequence[str]], Any] = getattr(scenario, "parse_options")
-
-    def parse_with_drills(own: Sequence[str]) -> Any:
-        # Runs inside scenarios.kit.cli.run_scenario, after mpyc.runtime has taken its options from argv.
-        if options.error is not None:
-            raise UsageError(options.error)
-        if asks_for_help(own):  # the scenario's help only: MPyC is not started, nothing to wrap
-            return original_parse(list(own))
-        install_drills(options)
-        words = list(own)
-        if same and "--scenario" in words:  # kept on the command line only for the parties launched by this one
-            del words[words.index("--scenario"):words.index("--scenario") + 2]
-        return original_parse(words)
-
-    setattr(scenario, "parse_options", parse_with_drills)
-    try:
-        code = int(scenario.main(None))
-    finally:
-        setattr(scenario, "parse_options", original_parse)
+    code = run_wrapped(options.scenario, os.path.abspath(__file__), rest, lambda: install_drills(options),
+                       options.error, extra=same, help_first=False)
     if asks_for_help(rest):  # help printed; MPyC never started, so no bytes to log
         return code
     _append_log(options.phase_log, "exit", code, _bytes_so_far(), f"{time.monotonic():.6f}")

@@ -30,13 +30,8 @@ MPC_TRUNCATION_DELTA = 2.0 ** -40
 
 @dataclass(frozen=True)
 class BudgetOptions:
-    """The budget options of one party (never compared across parties: each ledger is its party's own).
-
-    :param ledger: ``--ledger`` (a directory or ``off``), or ``None`` for the default.
-    :param budget: ``--budget`` parsed, or ``None``.
-    :param accountant: ``--accountant``.
-    :param dataset_name: ``--dataset`` (or ``--dataset-name``), or ``None``.
-    """
+    """The budget options of one party: ``--ledger`` (a directory, ``off``, or ``None`` for the default),
+    ``--budget`` parsed, ``--accountant``, ``--dataset``; never compared across parties."""
 
     ledger: str | None = None
     budget: Budget | None = None
@@ -64,11 +59,8 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def budget_options(args: argparse.Namespace) -> BudgetOptions:
-    """The budget options from parsed arguments.
-
-    :raise UsageError: a bad ``--budget`` (``budget epsilon must be positive and finite, got -1``),
-        an empty ``--ledger`` or ``--dataset-name``.
-    """
+    """The budget options from parsed arguments; :raise UsageError: a bad ``--budget``, an empty ``--ledger`` or
+    ``--dataset-name``."""
     budget = None
     if args.budget is not None:
         try:
@@ -90,18 +82,10 @@ def embedded_file(name: str) -> str:
 
 def pure_budget_of(budget: BudgetOptions, *, data: str | None, embedded: str | None = None,
                    exempt: str | None = None) -> bool:
-    """Whether this party's run would spend from a pure-DP budget: ``--budget`` without a delta, or, without
-    ``--budget``, this party's existing account (in ``--ledger`` or the default ledger) of delta 0.
-
-    Called when the options are parsed (MPyC has started: the party index is known), to choose the
-    default noise (:func:`dp.noise_defaults.default_noise`, ``pure_budget=``); the same test as the
-    scripting API's (:func:`dp.budget.agreement.pure_budget`).  Nothing is written.  Parties whose
-    accounts differ choose different noise, and the parameter agreement then stops the run with one line.
-
-    :param data: ``--data`` (``{pid}`` kept), or ``None`` for embedded data.
-    :param embedded: the embedded dataset's name when ``data`` is ``None``.
-    :param exempt: as :func:`spend_request`.
-    """
+    """Whether this party's run would spend from a pure-DP budget (``--budget`` without a delta, or this party's
+    existing account of delta 0), to choose the default noise when the options are parsed; the same test as
+    :func:`dp.budget.agreement.pure_budget`.  ``data``: ``--data`` or ``None`` for ``embedded``; ``exempt``: as
+    :func:`spend_request`."""
     from dp.budget.agreement import pure_budget
 
     if exempt is None and data is None and not budget.asks_for_ledger:
@@ -119,12 +103,8 @@ def pure_budget_of(budget: BudgetOptions, *, data: str | None, embedded: str | N
 
 def spend_request(budget: BudgetOptions, spend: Spend, *, scenario: str, data: str | None,
                   embedded: str | None = None, exempt: str | None = None) -> SpendRequest:
-    """The request of one run: the spend, and the account it comes from at this party.
-
-    :param data: ``--data`` (``{pid}`` kept: replaced by each party), or ``None`` for embedded data.
-    :param embedded: the embedded dataset's name (``framingham``) when ``data`` is ``None``.
-    :param exempt: a reason this run keeps no budget whatever the options (experiments on embedded data).
-    """
+    """The request of one run: the spend, and the account it comes from at this party (``data``: ``--data`` with
+    ``{pid}`` kept, or ``None`` for the ``embedded`` dataset; ``exempt``: why no budget is kept whatever the options)."""
     if exempt is None and data is None and not budget.asks_for_ledger:
         exempt = EMBEDDED_NOTE
     data_file = data if data is not None else (embedded_file(embedded) if embedded is not None else None)
@@ -134,10 +114,8 @@ def spend_request(budget: BudgetOptions, spend: Spend, *, scenario: str, data: s
 
 
 def settle_spend(delta: float) -> dict[str, Any]:
-    """After the reveal, at every party: settle the running job's ledger entry to ``delta``, the delta its
-    release states (:func:`dp.budget.agreement.settle_active`: lowered from the reservation, never raised),
-    and return the record's keys ``delta_reserved`` and ``ledger_delta`` (none if the job reserved nothing).
-    The budget line printed after the job's output then shows the settled spend."""
+    """After the reveal, at every party: settle the job's ledger entry down to the ``delta`` its release states
+    (:func:`dp.budget.agreement.settle_active`); the record's keys ``delta_reserved`` and ``ledger_delta``."""
     from dp.budget.agreement import settle_active
 
     settled = settle_active(delta)

@@ -49,11 +49,8 @@ def _pairs(text: str | None, option: str, form: str) -> list[tuple[str, str]]:
 
 
 def parse_categories(text: str | None) -> dict[str, tuple[Category, ...]]:
-    """``'region=north|south,size=1|2'`` -> ``{"region": ("north", "south"), "size": (1, 2)}``.
-
-    All items numbers: a numeric list; otherwise every item stays a string.
-    :raise UsageError: with a one-line message.
-    """
+    """``'region=north|south,size=1|2'`` -> ``{"region": ("north", "south"), "size": (1, 2)}`` (all items numbers:
+    a numeric list); :raise UsageError: with a one-line message."""
     lists: dict[str, tuple[Category, ...]] = {}
     for name, value in _pairs(text, "--categories", "COLUMN=A|B|...[,COLUMN=A|B|...]"):
         items = [part.strip() for part in value.split("|")]
@@ -65,10 +62,7 @@ def parse_categories(text: str | None) -> dict[str, tuple[Category, ...]]:
 
 
 def parse_others(text: str | None) -> dict[str, str]:
-    """``'region=elsewhere'`` -> ``{"region": "elsewhere"}``.
-
-    :raise UsageError: with a one-line message.
-    """
+    """``'region=elsewhere'`` -> ``{"region": "elsewhere"}``; :raise UsageError: with a one-line message."""
     return {name: value.strip() for name, value in _pairs(text, "--other", "COLUMN=NAME[,COLUMN=NAME]")}
 
 
@@ -99,17 +93,10 @@ def _integer_range(name: str, low: float, high: float, bits: int | None, stat: s
 
 def category_specs(kernel: Kernel, columns: Sequence[str], *, categories: str | None, other: str | None,
                    domains: dict[str, tuple[float, float, int | None]], dataset: str | None) -> dict[int, ColumnSpec]:
-    """The spec of every categorical or label position of ``kernel``, from the options.
-
-    :param kernel: the statistic's kernel (its ``categorical`` and ``categories`` positions).
-    :param columns: the kernel's columns, in order.
-    :param categories: ``--categories`` text; :param other: ``--other`` text.
-    :param domains: the parsed ``--domain`` (column -> low, high, bits).
-    :param dataset: the embedded dataset, ``None`` with ``--data``.
-    :return: position -> spec (the other positions are numeric columns, not set here).
-    :raise UsageError: a list for a column that is not categorical, a label list of the wrong length,
-        an equality column with no list and no integer domain, a bad list.
-    """
+    """Position -> spec of every categorical or label column of ``kernel`` from ``--categories``, ``--other``,
+    the parsed ``--domain`` and the embedded ``dataset``'s declarations (docs/command_line.md).
+    :raise UsageError: a list for a numeric column, a label list of the wrong length, an equality column with
+    no list and no integer domain, a bad list."""
     from scenarios.kit.datasets import declared_categories, declared_domains
 
     lists, others = parse_categories(categories), parse_others(other)

@@ -49,11 +49,8 @@ def declared_domains(name: str) -> dict[str, list[float]]:
 
 
 def declared_fills(name: str) -> dict[str, float]:
-    """The declared fill value of every column of an embedded dataset (``fill`` in ``domains.json``).
-
-    Chosen without looking at the data: the midpoint of the declared domain, rounded down to the
-    column's fixed-point grid (``DATA.md``); a missing cell takes it under ``--missing fill``.
-    """
+    """The declared fill value of every column of an embedded dataset (``fill`` in ``domains.json``: the
+    domain's midpoint on the column's grid, chosen without looking at the data; ``DATA.md``)."""
     with open(_data_path("domains.json"), encoding="utf-8") as handle:
         return {column: float(value) for column, value in json.load(handle)["fill"][name].items()}
 
@@ -66,12 +63,8 @@ def declared_categories(name: str) -> dict[str, tuple[float | str, ...]]:
 
 
 def declared_specs(name: str, columns: Sequence[str]) -> dict[str, ColumnSpec]:
-    """Column specs for the columns of an embedded dataset that have a declared domain.
-
-    An entry ``[lower, upper, bits, step]`` also declares the recording resolution ``step`` (from the
-    dataset's data dictionary, ``DATA.md``): Framingham's blood pressures in half mmHg, its BMI to 0.01,
-    UCI's ``oldpeak`` to 0.1; integer columns at 0 bits are on the integer grid already.
-    """
+    """Column specs for the columns of an embedded dataset that have a declared domain; a fourth entry
+    ``step`` declares the recording resolution (``DATA.md``)."""
     domains = declared_domains(name)
     return {column: ColumnSpec(column, float(domains[column][0]), float(domains[column][1]), int(domains[column][2]),
                                step=float(domains[column][3]) if len(domains[column]) > 3 else None)
@@ -90,11 +83,8 @@ def _numeric(table: EmbeddedTable, columns: Sequence[str]) -> tuple[np.ndarray, 
 
 
 def framingham_with_scores(generator: np.random.Generator) -> EmbeddedTable:
-    """Framingham with a ``score`` column from a logistic regression fitted on held-out rows.
-
-    Rows with a missing feature are dropped (the model needs every feature); of the rest, a public
-    random 30 % (from ``generator``, seeded by the joint seed) trains the model and is removed.
-    """
+    """Framingham with a ``score`` column from a logistic regression fitted on a public random 30 % of the
+    complete rows (from ``generator``), which are then removed."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler

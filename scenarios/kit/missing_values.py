@@ -22,16 +22,9 @@ def add_missing_arguments(parser: Any) -> None:
 
 
 def parse_fills(text: str | Sequence[str] | None) -> dict[str, float | str]:
-    """``age=55,BMI=25.5,region=north`` -> ``{"age": 55.0, "BMI": 25.5, "region": "north"}``.
-
-    ``text`` is one ``--fill`` or the list of every ``--fill`` given (a repeated ``--fill`` accumulates:
-    ``--fill p_hat=0.5 --fill outcome=0`` is ``--fill p_hat=0.5,outcome=0``).  A column given twice with
-    the same value is that value; with two different values it is an error.  A value that is not a
-    number stays a string: the fill value of a column of string categories (checked against the
-    column's declaration by :meth:`secure.intake.MissingPolicy.check`).
-
-    :raise UsageError: with a one-line message.
-    """
+    """``age=55,BMI=25.5,region=north`` (one ``--fill`` or the list of every ``--fill`` given: they accumulate)
+    -> ``{"age": 55.0, "BMI": 25.5, "region": "north"}``; a non-number stays a string; a column given two
+    different values is refused.  :raise UsageError: with a one-line message."""
     fills: dict[str, float | str] = {}
     if not text:
         return fills
@@ -82,22 +75,10 @@ def _misfit(spec: ColumnSpec, dataset: str, role: tuple[str, str] | None) -> str
 
 def missing_policy(mode: str | None, fill: str | Sequence[str] | None, specs: Sequence[ColumnSpec], *,
                    dataset: str | None, roles: Mapping[str, tuple[str, str]] | None = None) -> MissingPolicy:
-    """The agreed missing-value policy from the options.
-
-    A fill value the embedded dataset declares (not the user's ``--fill``) that does not fit the job's
-    declaration of its column means the column itself does not fit the job (an age as a score on
-    [0, 1], a blood pressure as a 0/1 label): the error line says so, with the dataset's declaration.
-
-    :param mode: ``--missing`` (``None``: fill for embedded data, refuse for ``--data``).
-    :param fill: ``--fill`` text, or the list of every ``--fill`` given; with embedded data it overrides
-        the declared fill values.
-    :param specs: the declared columns (domains, category lists) the fill values are checked against.
-    :param dataset: the embedded dataset, ``None`` for a user's ``--data``.
-    :param roles: column -> ``(role, remedy)`` for the error line of a column that does not fit, e.g.
-        ``("score", "give --domain LO:HI")``; without it the line says "column" and suggests ``--domain``.
-    :raise UsageError: a fill value outside its domain, a column without one, ``--fill`` with refuse, an
-        embedded column whose declaration does not fit the job's.
-    """
+    """The agreed missing-value policy from ``--missing`` (``None``: fill for embedded data, refuse for ``--data``)
+    and ``--fill``, checked against the declared ``specs``.  A fill value the embedded ``dataset`` declares that does
+    not fit the job's column means the column does not fit the job: the line says so (``roles``: column -> (role,
+    remedy) for that line).  :raise UsageError: a fill value outside its domain, ``--fill`` with refuse, a misfit."""
     from scenarios.kit.datasets import declared_fills
 
     given = parse_fills(fill)

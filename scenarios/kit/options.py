@@ -16,12 +16,8 @@ Domain = tuple[float, float, "int | None"]
 
 
 def parse_columns(text: str, *, expected: int | None = None, names: str = "COLUMN,...") -> list[str]:
-    """``"a, b"`` -> ``["a", "b"]``.
-
-    :param expected: the number of columns the job needs, if fixed.
-    :param names: what the columns are, for the message (``SCORE,LABEL``).
-    :raise UsageError: an empty name or the wrong number of columns.
-    """
+    """``"a, b"`` -> ``["a", "b"]``; :raise UsageError: an empty name or not ``expected`` columns (``names``: for
+    the message)."""
     columns = [column.strip() for column in text.split(",")]
     if any(not column for column in columns) or (expected is not None and len(columns) != expected):
         raise UsageError(f"--columns expects {names}, got '{text}'")
@@ -29,12 +25,8 @@ def parse_columns(text: str, *, expected: int | None = None, names: str = "COLUM
 
 
 def parse_domains(text: str | None, *, single: str | None = None) -> dict[str, tuple[float, float, int | None]]:
-    """``C=LO:HI[:BITS],...`` -> ``{C: (LO, HI, BITS or None)}``.
-
-    :param single: the one column a bare ``LO:HI[:BITS]`` (no ``C=``) declares; ``None``: the bare
-        form is refused.
-    :raise UsageError: a malformed item (one line, naming the expected format).
-    """
+    """``C=LO:HI[:BITS],...`` -> ``{C: (LO, HI, BITS or None)}`` (``single``: the one column a bare ``LO:HI``
+    declares); :raise UsageError: a malformed item."""
     domains: dict[str, tuple[float, float, int | None]] = {}
     if not text:
         return domains
@@ -44,11 +36,8 @@ def parse_domains(text: str | None, *, single: str | None = None) -> dict[str, t
 
 
 def parse_steps(text: str | None, *, single: str | None = None) -> dict[str, float]:
-    """The declared recording resolutions of ``--domain C=LO:HI[:BITS[:STEP]],...``: ``{C: STEP}`` for
-    the items that give one.
-
-    :raise UsageError: a malformed item, or a step that is not positive.
-    """
+    """``{C: STEP}`` of the ``--domain`` items that declare a recording resolution; :raise UsageError: a
+    malformed item or a step that is not positive."""
     steps: dict[str, float] = {}
     for name, parts in _domain_items(text, single):
         if parts[3] is not None:
