@@ -16,162 +16,32 @@ draws; ``exact``, :func:`dp.ecdf.hosmer_lemeshow_statistic.exact_hosmer_lemeshow
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from dp.calibration import discrete_laplace_log_alpha, distributed_laplace_variance
-from dp.ecdf.grid import tree_depth, true_counts, uniform_grid
-from dp.ecdf.hosmer_lemeshow_release import (STATISTICS_NODES, HosmerLemeshowBudget, HosmerLemeshowRelease,
-                                             party_statistic_draws, release_boundaries)
+from dp.ecdf.grid import true_counts
+from dp.ecdf.hosmer_lemeshow_release import (ACCOUNTING_MODES, JOINT_SENSITIVITY, HosmerLemeshowParameters,
+                                             HosmerLemeshowRelease, party_statistic_draws, release_boundaries)
 from dp.ecdf.hosmer_lemeshow_secure import run_secure_hosmer_lemeshow
 from dp.ecdf.hosmer_lemeshow_statistic import (HosmerLemeshowResult, empty_groups, exact_hosmer_lemeshow,
                                                group_statistics, hosmer_lemeshow_test, relative_squared_error)
-from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
-from dp.validation import (check_bool, check_choice, check_epsilon, check_int_at_least, check_int_range, check_labels,
-                           check_parties, check_positive, check_rows_by_party, check_score_label_rows, check_seed,
+from dp.ecdf.tree import noisy_counts
+from dp.validation import (check_labels, check_parties, check_rows_by_party, check_score_label_rows, check_seed,
                            check_values)
-from secure.intake import ColumnSpec, MissingPolicy
 
-__all__ = ["Accounting", "ACCOUNTING_MODES", "JOINT_SENSITIVITY", "MAX_PRECISION", "HosmerLemeshowQuery",
-           "private_hosmer_lemeshow",
+__all__ = ["HosmerLemeshowQuery", "private_hosmer_lemeshow",
            # re-exported from the modules of the statistic and the release
-           "HosmerLemeshowBudget", "HosmerLemeshowRelease", "HosmerLemeshowResult", "party_statistic_draws",
-           "exact_hosmer_lemeshow", "group_statistics", "relative_squared_error"]
-
-#: ``paper``: each of the 4Q statistics is eps'-DP for its own sensitivity (8 change: 8 eps');
-#: ``joint``: the 4Q-vector's weighted L1 sensitivity 4 gets the same 8 eps' (half the noise scale).
-Accounting = Literal["paper", "joint"]
-ACCOUNTING_MODES: tuple[Accounting, ...] = ("paper", "joint")
-
-#: Weighted L1 sensitivity of the 4Q statistics (E in units of 2^b, O in counts) under replace-one.
-JOINT_SENSITIVITY: int = 4
-
-#: Largest fixed-point precision: keeps ``n 2^b`` far inside int64 and the Polya means of the
-#: E noise (about ``2^b / eps'``) below :data:`secure.noise.party.MAX_POLYA_MEAN` for sensible budgets.
-MAX_PRECISION: int = 24
-
+           "ACCOUNTING_MODES", "JOINT_SENSITIVITY", "HosmerLemeshowRelease", "HosmerLemeshowResult",
+           "party_statistic_draws", "exact_hosmer_lemeshow", "group_statistics", "relative_squared_error"]
 
 @dataclass(frozen=True, kw_only=True)
-class HosmerLemeshowQuery:
-    """What is released: the budget, ``Q``, the ECDF grid, the fixed point and post-processing.
-
-    :param epsilon: total privacy budget of Algorithm 2 (ECDF and group statistics), positive.
-    :param groups: number of quantile groups ``3 <= Q <= N`` (``Q - 2`` degrees of freedom, fewer when equal
-        released boundaries leave groups empty).
-    :param grid_points: number ``N`` of ECDF grid points ``i / N``, a power of two in ``[2, 2^precision]``.
-    :param precision: fractional bits ``b`` of the fixed-point probabilities, in ``[1, 24]``.
-    :param smoothed: find the boundaries on the monotone-smoothed ECDF (eq. 3) instead of the raw one.
-    :param norm: ``p`` of the smoothing (1 or 2); used only when ``smoothed``.
-    :param accounting: ``paper`` (each statistic eps'-DP, 8 of them change) or ``joint`` (their joint
-        weighted-L1 sensitivity 4 gets the same ``8 eps'``: half the noise scale).
-    :param expected_floor: noisy expected counts below this (in rows) are raised to it before they divide in
-        eq. (5) (post-processing), positive.
-    :param columns: the names of the score and label columns (for the printed text).
-    :param missing: the missing-value policy the rows were read with (public; printed and recorded).
-    :raise ValueError: on an invalid parameter, e.g. ``epsilon must be positive, got 0``.
-    :raise TypeError: if a parameter has the wrong type.
-    """
-
-    epsilon: float
-    groups: int = 10
-    grid_points: int = 1024
-    precision: int = 16
-    smoothed: bool = False
-    norm: Literal[1, 2] = 2
-    accounting: Accounting = "paper"
-    expected_floor: float = 1.0
-    columns: tuple[str, str] = ("score", "label")
-    missing: MissingPolicy = field(default_factory=MissingPolicy)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        object.__setattr__(self, "groups", check_int_at_least(self.groups, "groups", 3))
-        object.__setattr__(self, "precision", check_int_range(self.precision, "precision", low=1, high=MAX_PRECISION))
-        points = check_int_at_least(self.grid_points, "grid_points", 2)
-        if points & (points - 1):
-            raise ValueError(f"grid_points must be a power of two, got {self.grid_points}")
-        if points > 2**self.precision:
-            raise ValueError(f"grid_points must be at most 2**precision = {2**self.precision}, got {points}")
-        if self.groups > points:
-            raise ValueError(f"groups must be at most grid_points = {points} (the group boundaries lie on the ECDF "
-                             f"grid), got {self.groups}")
-        object.__setattr__(self, "grid_points", points)
-        check_bool(self.smoothed, "smoothed")
-        if self.norm not in (1, 2):
-            raise ValueError(f"norm must be 1 or 2, got {self.norm}")
-        check_choice(self.accounting, ACCOUNTING_MODES, "accounting")
-        object.__setattr__(self, "expected_floor", check_positive(self.expected_floor, "expected_floor"))
-        object.__setattr__(self, "columns", tuple(self.columns))
-
-    @property
-    def depth(self) -> int:
-        """Tree depth ``L = log2 N``."""
-        return tree_depth(self.grid_points)
-
-    @property
-    def budget(self) -> HosmerLemeshowBudget:
-        """Theorem 2's split of :attr:`epsilon`."""
-        return HosmerLemeshowBudget(self.epsilon, self.depth)
-
-    @property
-    def scale(self) -> int:
-        """Fixed-point scale ``2^b``: the sensitivity ``Delta_E`` of an expected-count sum."""
-        return 2**self.precision
-
-    @property
-    def spec(self) -> ColumnSpec:
-        """The fixed-point column of predicted probabilities, domain ``[0, 1]``."""
-        return ColumnSpec("score", 0.0, 1.0, self.precision)
-
-    @property
-    def grid(self) -> np.ndarray:
-        """The ECDF grid ``tau_i = i / N``, ``i = 1..N`` (exact dyadic fractions)."""
-        step = 1.0 / self.grid_points
-        return uniform_grid(step, 1.0, step)
-
-    @property
-    def statistics_rate(self) -> float:
-        """Privacy loss per unit of sensitivity of each statistic's noise: ``eps'`` (paper) or
-        ``2 eps'`` (joint, ``8 eps' / 4``).  The noise scale is ``Delta / rate``."""
-        prime = self.budget.epsilon_prime
-        return STATISTICS_NODES * prime / JOINT_SENSITIVITY if self.accounting == "joint" else prime
-
-    @property
-    def statistics_loss_bound(self) -> float:
-        """Proven privacy loss of the released statistics: ``4 * rate`` (``<= 8 eps'``)."""
-        return JOINT_SENSITIVITY * self.statistics_rate
-
-    @property
-    def expected_log_alpha(self) -> float:
-        """``log alpha`` of the noise on an expected-count sum (fixed point): ``-rate / 2^b``."""
-        return discrete_laplace_log_alpha(self.statistics_rate, self.scale)
-
-    @property
-    def observed_log_alpha(self) -> float:
-        """``log alpha`` of the noise on an observed count: ``-rate``."""
-        return discrete_laplace_log_alpha(self.statistics_rate, 1)
-
-    def tree_plan(self, *, parties: int = 1, threshold: int = 0) -> TreeNoisePlan:
-        """The ECDF node-noise plan: ``epsilon = (L + 1) eps'``, i.e. node scale ``1/eps'``.
-
-        :raise ValueError: if ``(parties, threshold)`` is invalid (``2 t < m``).
-        """
-        return plan_tree_noise(epsilon=self.budget.ecdf_epsilon, points=self.grid_points,
-                               parties=parties, threshold=threshold)
-
-    def expected_noise_variance(self, *, parties: int = 1, threshold: int = 0) -> float:
-        """Variance of the total noise on one expected count, in rows^2 (fixed point / ``4^b``)."""
-        alpha = math.exp(self.expected_log_alpha)
-        return distributed_laplace_variance(alpha, parties, threshold) / float(self.scale) ** 2
-
-    def observed_noise_variance(self, *, parties: int = 1, threshold: int = 0) -> float:
-        """Variance of the total noise on one observed count."""
-        return distributed_laplace_variance(math.exp(self.observed_log_alpha), parties, threshold)
+class HosmerLemeshowQuery(HosmerLemeshowParameters):
+    """The query of the ``dp.ecdf`` face: what is released (:class:`HosmerLemeshowParameters`, validated once) and
+    the three verbs.  E.g. ``HosmerLemeshowQuery(epsilon=5, groups=10, grid_points=1024)``."""
 
     async def _release(self, rows: Any, *, receivers: Sequence[int] = (0,),
                        seed: int | None = None) -> HosmerLemeshowRelease | None:

@@ -15,32 +15,29 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from dp.calibration import party_noise_shape
-from dp.ecdf.hosmer_lemeshow_release import HosmerLemeshowRelease, release_boundaries
+from dp.ecdf.hosmer_lemeshow_release import HosmerLemeshowParameters, HosmerLemeshowRelease, release_boundaries
 from dp.ecdf.hosmer_lemeshow_statistic import empty_groups, group_statistics, hosmer_lemeshow_test
 from dp.ecdf.tree import TreeNoisePlan
 from dp.noise_plans import polya_tail_bound
 from secure.noise.party import polya_difference
 
-if TYPE_CHECKING:  # the query module imports this one
-    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
-
 __all__ = ["StatisticNoiseSource", "party_group_noise", "statistic_slacks",
            "run_secure_hosmer_lemeshow"]
 
 #: ``(query, parties, threshold) -> this party's (expected, observed) draws``, each of shape ``(2, Q)``
-StatisticNoiseSource = Callable[["HosmerLemeshowQuery", int, int], tuple[np.ndarray, np.ndarray]]
+StatisticNoiseSource = Callable[[HosmerLemeshowParameters, int, int], tuple[np.ndarray, np.ndarray]]
 NodeNoiseSource = Callable[[TreeNoisePlan], np.ndarray]
 
 #: failure probability of a range check is below ``2^-(bits - 1)`` per statistic (as :func:`count_slack`)
 _TAIL_BITS = 41
 
 
-def party_group_noise(query: HosmerLemeshowQuery, parties: int, threshold: int,
+def party_group_noise(query: HosmerLemeshowParameters, parties: int, threshold: int,
                       rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
     """This party's draws on the ``4 Q`` statistics: ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)`` each.
 
@@ -61,7 +58,7 @@ def party_group_noise(query: HosmerLemeshowQuery, parties: int, threshold: int,
     return expected.reshape(2, query.groups), observed.reshape(2, query.groups)
 
 
-def statistic_slacks(query: HosmerLemeshowQuery, parties: int, threshold: int) -> tuple[int, int]:
+def statistic_slacks(query: HosmerLemeshowParameters, parties: int, threshold: int) -> tuple[int, int]:
     """Bounds on the total noise of any ``E`` resp. ``O`` statistic (fixed point / counts), each
     exceeded with probability below ``2^-40`` over all ``2 Q`` statistics of its kind.
 
@@ -111,7 +108,7 @@ async def _checked_statistics(sectype: Any, own: np.ndarray, groups: int, scale:
     return mpc.np_sum(stacked, axis=0)
 
 
-async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarray, query: HosmerLemeshowQuery, *,
+async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarray, query: HosmerLemeshowParameters, *,
                                      node_noise_source: NodeNoiseSource | None = None,
                                      statistic_noise_source: StatisticNoiseSource | None = None,
                                      receivers: Sequence[int] = (0,),
