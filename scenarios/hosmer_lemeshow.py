@@ -246,11 +246,11 @@ def write_group_table(path: str, release: Any, *, floor: float) -> None:
     """``--table``: one row per group of the released statistics (:data:`TABLE_COLUMNS`).
 
     Only released values and their post-processing: the boundaries, the noisy ``E``/``O`` as released, and
-    each group's contribution to ``H`` from :func:`dp.ecdf.hosmer_lemeshow.hosmer_lemeshow_terms` -- the code
+    each group's contribution to ``H`` from :func:`dp.ecdf.hosmer_lemeshow_statistic.hosmer_lemeshow_terms` -- the code
     that computes ``H`` -- so the contributions sum to the released ``H``; ``left_out`` marks a group empty by
     construction (equal released boundaries), whose noisy counts are pure noise and add nothing to ``H``.
 
-    :param release: a :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowRelease`.
+    :param release: a :class:`dp.ecdf.HosmerLemeshowRelease`.
     :param floor: the query's ``expected_floor`` (the smallest denominator).
     """
     from dp.ecdf.hosmer_lemeshow_statistic import hosmer_lemeshow_terms
@@ -279,7 +279,7 @@ def draw_calibration(path: str, release: Any) -> None:
     the scores on the grid (raw, and smoothed when the boundaries came from the smoothed curve) with the
     ``Q - 1`` group boundaries as vertical lines.
 
-    :param release: a :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowRelease`.
+    :param release: a :class:`dp.ecdf.HosmerLemeshowRelease`.
     """
     from scenarios.kit.experiments import new_figure, save_figure
 

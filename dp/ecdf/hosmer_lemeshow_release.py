@@ -93,7 +93,7 @@ MAX_PRECISION: int = 24
 @dataclass(frozen=True, kw_only=True)
 class HosmerLemeshowParameters:
     """What is released: the budget, ``Q``, the ECDF grid, the fixed point and post-processing (the parameters of
-    :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowParameters`, which adds the face's verbs).
+    :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery`, which adds the face's verbs).
 
     :param epsilon: total privacy budget of Algorithm 2 (ECDF and group statistics), positive.
     :param groups: number of quantile groups ``3 <= Q <= N`` (``Q - 2`` degrees of freedom, fewer when equal
