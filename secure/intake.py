@@ -262,17 +262,14 @@ class Party:
         """
         names = [column if isinstance(column, str) else column.name for column in columns]
         specs = [column for column in columns if isinstance(column, ColumnSpec)]
-        error: str | None = None
-        detail: str | None = None
-        rows: PartyRows | None = None
         try:  # string categories are read as codes when every column is declared
             rows = party_rows(path, names, party=self.index, parties=self.count,
                               missing=missing if isinstance(missing, MissingPolicy) else MissingPolicy(missing),
                               specs=specs if len(specs) == len(columns) else None)
         except InputError as exc:
-            error, detail = str(exc), exc.detail
-        await self.verdict(error, detail=detail)
-        assert rows is not None
+            await self.verdict(str(exc), detail=exc.detail)
+            raise  # not reached: the shared verdict raises at every party
+        await self.verdict(None)  # raises if another party's input is bad
         return rows
 
     async def verdict(self, error: str | None, *, detail: str | None = None) -> None:

@@ -1,37 +1,19 @@
 """The launcher: a party's whole life on the command line -- launch, connect, agree, run, stop, nobody left hanging.
 
-Every scenario and every user script runs through :func:`run_parties` (scripts through :func:`run`),
-so that they share the guarantees of docs/design.md's command-line contract.  This module alone, below
-``scenarios/``, reads ``sys.argv`` and MPyC's option parser; a protocol gets what it needs of the command
-line (parties, threshold, an explicit ``-L``, ...) from :func:`secure.session.run_settings`, set here once
-before the job's body runs.
+Every scenario and every user script runs through :func:`run_parties` (scripts through :func:`run`), so that
+they share the command-line contract of docs/design.md: exact option names, MPyC's first-class
+(:func:`check_option_names`); ``-M m`` launches parties ``1..m-1`` on free ports before ``mpyc.runtime`` is
+imported, and party 0 waits for them (:func:`launch_local_parties`, :func:`settle_children`); ``t = 0`` with
+``m > 1`` refused unless ``--allow-t0`` (:func:`check_topology`); one line and exit 2 for bad usage or input at
+any party, exit 1 for a lost or silent party (:func:`run_party`); ``--silence-limit`` (:func:`split_session_options`).
 
-- MPyC's options are first-class (``-M -I -P -C -T -B -L -K ...``, ``--ssl``, ``--no-*``,
-  ``--output-*``, ``--log-level``), and only exact option names are accepted: an abbreviation that
-  MPyC's parser would expand (``--se`` for ``--sec-param``) is refused (:func:`check_option_names`).
-- ``-M m`` without ``-I``: this process becomes party 0 and launches parties ``1..m-1`` itself
-  (:func:`launch_local_parties`), as ``python <this file> <same argv> -I i`` on free ports
-  (:func:`free_base_port`; output discarded unless ``--output-file``, then ``party{m}_{i}.log``),
-  *before* ``mpyc.runtime`` is imported -- MPyC would otherwise launch its own children, which
-  nobody waits for.  Party 0 then waits for them and reports a child that failed
-  (:func:`settle_children`), quoting the first error line of a child that died before connecting.
-- Shamir's scheme needs ``2t + 1 <= m``; ``t = 0`` with ``m > 1`` hides nothing and is refused unless
-  ``--allow-t0`` (:func:`check_topology`) or the protocol's privacy rests on something else, which it
-  states (``t0_privacy`` of :func:`run_parties`: FSS with two non-colluding servers,
-  :mod:`scenarios.ecdf_fss`); an impossible ``-T`` exits 2 at once.
-- Every party checks its own usage and inputs after connecting and shares its verdict
-  (:func:`secure.session.agree_verdict`): a bad input at one party stops every party with exit 2 and
-  the same line ``error: party i: ...``; a lost or silent party ends everyone with exit 1 and one
-  line (:func:`run_party` maps exceptions to exit codes, never a traceback).
-- Options every run takes: ``--silence-limit SECONDS`` (default 60) and ``--allow-t0``
-  (:func:`split_session_options`).
+Below ``scenarios/`` this module alone reads ``sys.argv`` and MPyC's option parser (``mpyc.runtime`` is imported
+only inside :func:`run_parties`, after the launch); a protocol gets what it needs of the command line from
+:func:`secure.session.run_settings`, set here once before the job's body runs.
 
-Nothing here imports ``mpyc.runtime`` at module level (importing it makes MPyC parse ``sys.argv``);
-it is imported inside :func:`run_parties` once the local parties are launched.
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  What
-crosses parties here is public by declaration: verdicts (one line naming a party and a column, never
-a row, a value or a count) and the digest of the public parameters.
+Threat model: passive (semi-honest), static, ``t < m/2``.  What crosses parties here is public by declaration:
+verdicts (one line naming a party and a column, never a row, a value or a count) and the digest of the public
+parameters.
 """
 from __future__ import annotations
 
@@ -114,57 +96,36 @@ def split_session_options(argv: Sequence[str]) -> SessionOptions:
     return common
 
 
-def _import_mpyc() -> Any:
-    """The ``mpyc`` package, imported without letting its parser end the process.
+def _mpyc_parser() -> Any:
+    """MPyC's own option parser, fresh (``mpyc._get_arg_parser``: the one place it is called).
 
     Importing ``mpyc`` parses ``sys.argv`` at once (logging, worker threads): an ambiguous abbreviation
     (``--out``) or an MPyC option without its value (``-L`` last) would print MPyC's five-line usage
     and exit 2 before the suite could say anything.  Then the package is imported with no options
     (its usage text swallowed), and :func:`check_option_names` / :func:`check_mpyc_usage` report the
-    problem in one line.
+    problem in one line.  MPyC's log lines (``logging.basicConfig(stream=sys.stdout)``) go to stderr, so
+    that a party's stdout is its result alone (a table, a record).
     """
     import contextlib
     import io
     import logging
 
-    if "mpyc" in sys.modules:
-        _logs_to_stderr()
-        return sys.modules["mpyc"]
     swallowed = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(swallowed):
-            import mpyc
-        for handler in logging.getLogger().handlers:  # --no-log sets up logging on stderr: the real one
-            if isinstance(handler, logging.StreamHandler) and handler.stream is swallowed:
-                handler.setStream(sys.stderr)
-        _logs_to_stderr()
-        return mpyc
-    except SystemExit:
-        saved = sys.argv
-        sys.argv = saved[:1]
+    if "mpyc" not in sys.modules:
         try:
-            import mpyc
-        finally:
-            sys.argv = saved
-        _logs_to_stderr()
-        logging.getLogger().setLevel(logging.WARNING)  # the run ends in its one usage line: no log around it
-        return mpyc
-
-
-def _logs_to_stderr() -> None:
-    """MPyC's log lines (``logging.basicConfig(stream=sys.stdout)`` in ``mpyc/__init__``) go to stderr, so that
-    a party's stdout is its result alone (a table, a record); the log stays where a user watching the run
-    sees it."""
-    import logging
-
-    for handler in logging.getLogger().handlers:
-        if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stdout, sys.__stdout__):
+            with contextlib.redirect_stderr(swallowed):
+                import mpyc  # noqa: F401
+        except SystemExit:
+            saved, sys.argv = sys.argv, sys.argv[:1]
+            try:
+                import mpyc  # noqa: F401
+            finally:
+                sys.argv = saved
+            logging.getLogger().setLevel(logging.WARNING)  # the run ends in its one usage line: no log around it
+    for handler in logging.getLogger().handlers:  # --no-log sets up logging on stderr: the real one
+        if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stdout, sys.__stdout__, swallowed):
             handler.setStream(sys.stderr)
-
-
-def _mpyc_parser() -> Any:
-    """A fresh ``argparse`` parser of MPyC's options (MPyC's own, ``mpyc._get_arg_parser``): the one place it is called."""
-    return _import_mpyc()._get_arg_parser()
+    return sys.modules["mpyc"]._get_arg_parser()
 
 
 def mpyc_options(argv: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
@@ -182,7 +143,7 @@ def mpyc_help() -> str:
 
 
 def _explicit_bit_length(argv: Sequence[str]) -> int | None:
-    """The ``-L`` (``--bit-length``) given in ``argv``, or ``None`` if MPyC's default applies (not mistaken for a choice)."""
+    """The ``-L`` (``--bit-length``) given in ``argv``, or ``None`` for MPyC's default (not mistaken for a choice)."""
     parser = _mpyc_parser()
     parser.set_defaults(bit_length=None)
     bits = parser.parse_known_args(list(argv))[0].bit_length
@@ -468,14 +429,6 @@ def _index_or_zero(argv: Sequence[str]) -> int:
     return 0
 
 
-def _mpyc_parameters() -> dict[str, Any]:
-    """MPyC's settings every party must share: a different ``-L``, ``-K`` or ``-T`` breaks the protocol."""
-    from mpyc.runtime import mpc
-
-    return {"-M": len(mpc.parties), "-T": int(mpc.threshold), "-L": int(mpc.options.bit_length),
-            "-K": int(mpc.options.sec_param)}
-
-
 def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[Any]],
                 public: Callable[[Any], Mapping[str, Any]], argv: Sequence[str] | None = None, *,
                 usage_errors: tuple[type[Exception], ...] = (InputError,), t0_privacy: str | None = None,
@@ -530,16 +483,14 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
                                     stop_session)
 
         on_fatal(lambda: None if settle_children(children, 1, grace=3.0) else None)
-        if argv is None or children:
-            own = sys.argv[1:]
-        else:
-            own = _mpyc_parser().parse_known_args(list(checked))[1]
-        own = split_session_options(own).rest
+        own = split_session_options(sys.argv[1:] if argv is None or children
+                                    else _mpyc_parser().parse_known_args(list(checked))[1]).rest
         if mpc.options.config and refusal is None:
             fatal, refusal = _check_threshold(len(mpc.parties), int(mpc.threshold),
                                               common.allow_t0 or t0_privacy is not None)
             refusal = fatal or refusal
         usage_error: str | None = names_error or common.error or refusal
+        settings = RunSettings.of_runtime(bit_length=_explicit_bit_length(common.rest))
         options: Any = None
         if usage_error is None:
             try:
@@ -550,7 +501,8 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
         async def session() -> None:
             await start_session(check_peers=children_alive(children), silence_limit=common.silence_limit)
             await agree_verdict(usage_error)
-            await agree_parameters({**public(options), **_mpyc_parameters()})
+            await agree_parameters({**public(options), "-M": settings.parties, "-T": settings.threshold,  # MPyC's
+                                    "-L": int(mpc.options.bit_length), "-K": settings.sec_param})  # must agree too
             if len(mpc.parties) > 1 and mpc.threshold == 0 and t0_privacy is not None:
                 print(f"threshold t = 0 (no Shamir secret sharing runs here): {t0_privacy}", flush=True)
             elif len(mpc.parties) > 1 and mpc.threshold == 0:
@@ -575,7 +527,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
             print(f"error: {tls_problem}", file=sys.stderr, flush=True)
             code = 2
         else:
-            with run_with(RunSettings.of_runtime(bit_length=_explicit_bit_length(common.rest))):
+            with run_with(settings):
                 code = run_party(session)
     finally:
         code = settle_children(children, code)
@@ -627,9 +579,8 @@ def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | Non
 
     async def body(_: Any) -> Deliver:
         from secure.intake import Party
-        from secure.session import run_settings
+        from secure.session import party_count, party_id, threshold
 
-        settings = run_settings()
-        return await job(Party(settings.index, settings.parties, settings.threshold))
+        return await job(Party(party_id(), party_count(), threshold()))
 
     return run_parties(parse, body, lambda _: agreed, argv, script_args=own)

@@ -101,15 +101,9 @@ def threshold() -> int:
 
 @dataclass(frozen=True, kw_only=True)
 class RunSettings:
-    """What a protocol needs from the run's command line, read once by the launcher (:mod:`secure.launcher`).
-
-    :param parties: the number of parties ``m``.
-    :param threshold: the Shamir threshold ``t``.
-    :param index: this party's index ``i``.
-    :param sec_param: MPyC's launch ``-K``.
-    :param bit_length: the ``-L`` given explicitly; ``None`` if MPyC's default applies (a protocol that derives
-        its secure integer length from public parameters then uses its own, instead of mistaking 32 for a choice).
-    """
+    """What a protocol needs from the run's command line, read once by the launcher (:mod:`secure.launcher`): ``m``
+    parties, threshold ``t``, this party's ``index``, MPyC's launch ``-K`` and ``bit_length``, the ``-L`` given
+    explicitly (``None``: MPyC's default, so a protocol may derive its own length from public parameters)."""
 
     parties: int
     threshold: int
