@@ -147,8 +147,8 @@ def parse_options(argv: Sequence[str]) -> Options:
 
     try:
         check_seed(args.seed, "--seed")
-        query = Query(score=specs[0], label=columns[1], epsilon=args.epsilon / len(rows), noise=cast(Any, noise), path=path,
-                      rtt=args.rtt, missing=missing)
+        query = Query(score=specs[0], label=columns[1], epsilon=args.epsilon / len(rows), noise=cast(Any, noise),
+                      path=path, rtt=args.rtt, missing=missing)
         # the noise of 2U and P at the smallest n (2 rows: the smallest sensitivities), one party: a
         # budget refused here is refused at every n; the exact n is checked again once it is known
         plans_for_rows(query, 2, 1, 0)
@@ -237,7 +237,7 @@ def spend_of(options: Options) -> Any:
 
     runs, noise = len(options.rows), options.query.noise
     delta = 2 * runs * MPC_TRUNCATION_DELTA if noise == "mpc" else 0.0
-    delta += runs * comparison_allowance(options.query.path)  # a pure account runs the histogram path only (parse_options)
+    delta += runs * comparison_allowance(options.query.path)  # a pure account runs the histogram path only
     mechanism = "discrete Laplace sampled in MPC" if noise == "mpc" else "distributed discrete Laplace"
     spend = Spend(epsilon=float(options.epsilon), delta=delta, mechanism=mechanism,
                   what=f"AUC of {','.join(options.columns)} by rank, {runs} run(s), 2 noisy sums each")

@@ -43,11 +43,8 @@ def _check_count_ties(count_ties: bool) -> bool:
 # threshold constant and error bound (Theorem 3, Corollaries 4 and 5)
 
 def variance_constant(positive: HierarchyEstimate, negative: HierarchyEstimate) -> float:
-    """The paper's ``C`` in ``v± = C n± α``: ``max(v+/(n+ α), v-/(n- α))``.
+    """The paper's ``C >= 0`` in ``v± = C n± α``: ``max(v+/(n+ α), v-/(n- α))`` of the two classes' hierarchies.
 
-    :param positive: the positive class's hierarchy.
-    :param negative: the negative class's hierarchy.
-    :return: ``C >= 0``.
     :raise ValueError: if the hierarchies differ in depth or a total is not positive.
     """
     levels = _check_pair(positive, negative)
@@ -61,14 +58,9 @@ def _check_class_sizes(positive_users: float, negative_users: float) -> tuple[fl
 
 def optimal_threshold_constant(positive_users: float, negative_users: float, *, variance_constant: float,
                                levels: int, discard: str = "half") -> float:
-    """The pruning constant ``a`` of Corollary 4 (``discard="half"``) or Corollary 5 (``"zero"``). Details: docs/ldp.md.
+    """The pruning constant ``a >= 1`` of Corollary 4 (``discard="half"``) or Corollary 5 (``"zero"``), from
+    ``n+, n- > 0``, ``C >= 0`` and ``α >= 1``.  Details: docs/ldp.md.
 
-    :param positive_users: ``n+ > 0``.
-    :param negative_users: ``n- > 0``.
-    :param variance_constant: ``C >= 0``.
-    :param levels: ``α >= 1``.
-    :param discard: ``"half"`` or ``"zero"``.
-    :return: ``a >= 1``.
     :raise ValueError: if a parameter is out of range.
     """
     n_pos, n_neg = _check_class_sizes(positive_users, negative_users)
@@ -85,15 +77,9 @@ def optimal_threshold_constant(positive_users: float, negative_users: float, *, 
 
 def mse_bound(positive_users: float, negative_users: float, *, variance_constant: float, levels: int,
               threshold_constant: float, discard: str = "half") -> float:
-    """Theorem 3's bound on the MSE of the AUC estimate (or the variant's, ``discard="zero"``). Details: docs/ldp.md.
+    """Theorem 3's bound on ``E[(AUC_hat - AUC)^2]`` (or the variant's, ``discard="zero"``), from ``n+, n- > 0``,
+    ``C >= 0``, ``α >= 1`` and ``a > 1``.  Details: docs/ldp.md.
 
-    :param positive_users: ``n+ > 0``.
-    :param negative_users: ``n- > 0``.
-    :param variance_constant: ``C >= 0``.
-    :param levels: ``α >= 1``.
-    :param threshold_constant: ``a > 1``.
-    :param discard: ``"half"`` or ``"zero"``.
-    :return: the bound on ``E[(AUC_hat - AUC)^2]``.
     :raise ValueError: if a parameter is out of range.
     """
     n_pos, n_neg = _check_class_sizes(positive_users, negative_users)
@@ -169,15 +155,11 @@ def hierarchical_auc(positive: HierarchyEstimate, negative: HierarchyEstimate, *
                      count_ties: bool = True, threshold_constant: float | None = None) -> AUCTraversal:
     """The private AUC estimate: pruned top-down traversal of the two histograms (§4, eq. 10). Details: docs/ldp.md.
 
-    :param positive: the positive class's hierarchy (root = ``n+``).
-    :param negative: the negative class's hierarchy (root = ``n-``), same depth.
-    :param discard: ``"half"`` (Corollary 4) or ``"zero"`` (Corollary 5).
-    :param count_ties: count tied pairs 1/2 (``roc_auc_score``), or 0 (the paper's UAUC).
-    :param threshold_constant: ``a >= 0``; ``None`` takes :func:`optimal_threshold_constant` with
-        :func:`variance_constant`; 0 disables pruning (every node is expanded: ``O(d)`` work).
-    :return: the estimate and the traversal's decisions.
-    :raise ValueError: if a parameter is out of range or the hierarchies do not match.
-    :raise TypeError: if a hierarchy lacks the :class:`HierarchyEstimate` interface.
+    ``positive`` and ``negative``: the classes' hierarchies (roots ``n+``, ``n-``), same depth; ``discard`` ``half``
+    (Corollary 4) or ``zero`` (Corollary 5); ``count_ties``: a tie counts 1/2 (``roc_auc_score``) or 0 (the paper's
+    UAUC); ``threshold_constant`` ``a >= 0``, ``None`` for :func:`optimal_threshold_constant`, 0 for no pruning.
+
+    :raise ValueError: a parameter out of range, hierarchies that do not match; :raise TypeError: not a hierarchy.
     """
     levels = _check_pair(positive, negative)
     mode = _check_discard(discard)

@@ -1,10 +1,7 @@
 """The local-model face (Bell et al.): one :class:`Query`, and :func:`release`, :func:`simulate`, :func:`exact`.
 
-Threat model: local DP -- every user randomizes its own value before it leaves (epsilon-LDP per user) and an
-untrusted server aggregates the reports; there are no MPC parties, and here both sides run in one process.
-``gini``: Algorithm 1 (k-ary randomized response on ``bins`` bins of ``[lower, upper]``, the quantized kernel
-matrix of eq. 14/15, the debiased U-statistic); ``renyi2``: the collision entropy of eq. 5 on declared
-``levels``; ``auc``: the hierarchical Hadamard-response AUC of §5 (eq. 10).  Details: docs/ldp.md.
+Threat model: local DP -- every user randomizes its own value before it leaves (epsilon-LDP per user), an
+untrusted server aggregates the reports; no MPC parties (both sides run here in one process).  Details: docs/ldp.md.
 """
 from __future__ import annotations
 
@@ -29,15 +26,12 @@ Statistic = Literal["gini", "renyi2", "auc"]
 
 @dataclass(frozen=True, kw_only=True)
 class Query:
-    """A statistic released in the local model.
+    """A statistic released in the local model at each user's budget ``epsilon``: ``gini`` (the Gini mean difference
+    by Algorithm 1: k-RR on ``bins`` bins of ``[lower, upper]``, the quantized matrix of ``kind`` ``average`` eq. 15,
+    ``midrange`` eq. 14 or ``midpoint``), ``renyi2`` (the collision entropy of eq. 5 on the declared ``levels``) or
+    ``auc`` (the hierarchical Hadamard-response AUC of §5, eq. 10: integer scores in ``[0, domain_size)``, a power
+    of two; ``split`` ``users`` or ``budget``, advanced composition with ``delta``).
 
-    :param statistic: ``gini`` (Gini mean difference), ``renyi2`` (Rényi-2 entropy) or ``auc``.
-    :param epsilon: each user's budget.
-    :param lower: ``gini``: the declared domain ``[lower, upper]``, cut into ``bins`` bins; ``kind`` of the
-        quantized matrix: ``average`` (eq. 15), ``midrange`` (eq. 14) or ``midpoint``.
-    :param levels: ``renyi2``: the declared categories (at least 2).
-    :param domain_size: ``auc``: scores are integers in ``[0, domain_size)``, a power of two; ``split`` of the
-        budget over the hierarchy's levels: ``users`` or ``budget`` (advanced composition with ``delta``).
     :raise ValueError: a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type.
     """
 
@@ -111,8 +105,8 @@ def release(query: Query, data: Any) -> BellRelease:
 
 
 def simulate(query: Query, data: Any, *, seed: int, noise_rng: np.random.Generator | None = None) -> BellRelease:
-    """The release on public or synthetic data, the users' noise from ``noise_rng`` (default OS randomness);
-    ``seed`` is the family's public seed (nothing public is sampled here)."""
+    """The release on public or synthetic data with the users' noise from ``noise_rng`` (default: the OS); ``seed``
+    is the family's public seed (nothing public is sampled here)."""
     return BellRelease(query, query._run(data, noise_rng), len(data))
 
 

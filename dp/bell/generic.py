@@ -105,15 +105,10 @@ def rr_channel(*, bins: int, epsilon: float) -> np.ndarray:
 
 def randomize(quantized: npt.ArrayLike, *, bins: int, epsilon: float,
               rng: np.random.Generator | None = None) -> np.ndarray:
-    """k-ary randomized response on bin indices, independently per entry: epsilon-LDP per report.
+    """k-ary randomized response on bin indices in ``[0, bins)`` (any shape), independently per entry: the true bin
+    with probability ``1 - beta``, else a uniform one of the ``k >= 2`` bins; epsilon-LDP per report; ``rng`` ``None``:
+    the OS (:func:`secure.noise.party.os_generator`).  :return: int64 reports of the same shape.
 
-    With probability ``1 - beta`` the true bin, otherwise a uniform draw from all ``bins`` bins.
-
-    :param quantized: bin indices in ``[0, bins)``, any shape.
-    :param bins: number of bins ``k >= 2``.
-    :param epsilon: privacy-loss parameter per report.
-    :param rng: local noise generator; ``None`` draws from the OS (:func:`secure.noise.party.os_generator`).
-    :return: int64 reports of the same shape.
     :raise ValueError: on invalid bins, epsilon, or bin indices.
     """
     k = _check_bins(bins)
@@ -144,12 +139,9 @@ def histogram(reports: npt.ArrayLike, *, bins: int) -> np.ndarray:
 
 def estimate_from_histogram(counts: npt.ArrayLike, matrix: npt.ArrayLike, *,
                             epsilon: float) -> float | np.ndarray:
-    """The unbiased estimate ``U_hat`` from the histogram of reports, in ``O(k^2)`` (docs/ldp.md). Details: docs/ldp.md.
+    """The unbiased estimate ``U_hat`` in ``O(k^2)`` from report counts of shape ``(k,)`` or ``(runs, k)`` (one
+    estimate per row), the quantized kernel matrix ``A`` and the reports' epsilon.  Details: docs/ldp.md.
 
-    :param counts: report counts, shape ``(k,)`` or ``(runs, k)`` (one estimate per row).
-    :param matrix: quantized kernel matrix ``A`` (``k x k``).
-    :param epsilon: the epsilon the reports were randomized with.
-    :return: a float, or an array of ``runs`` floats.
     :raise ValueError: on invalid counts (negative, fewer than 2 reports), matrix, or epsilon.
     """
     a = check_kernel_matrix(matrix)
@@ -231,13 +223,9 @@ def _check_distribution(distribution: npt.ArrayLike, bins: int) -> np.ndarray:
 
 
 def lemma1_variance(distribution: npt.ArrayLike, matrix: npt.ArrayLike, *, n: int, epsilon: float) -> float:
-    """Exact variance of ``U_hat`` when the ``n`` bins are i.i.d. from ``distribution`` (Lemma 1, App. A.1).
-    Details: docs/ldp.md.
+    """Exact variance of ``U_hat`` when the ``n >= 2`` bins are i.i.d. from ``distribution`` (length ``k``, sums to
+    1), ``A`` symmetrized (Lemma 1, App. A.1).  Details: docs/ldp.md.
 
-    :param distribution: ``D``, the law of one user's bin (length ``k``, sums to 1).
-    :param matrix: ``A`` (``k x k``; symmetrized).
-    :param n: number of users, at least 2.
-    :param epsilon: privacy-loss parameter.
     :raise ValueError: on invalid inputs.
     """
     a = _symmetric(check_kernel_matrix(matrix))
@@ -325,16 +313,10 @@ def conditional_variance(values: npt.ArrayLike, quantizer: Quantizer, matrix: np
 
 def simulate_histograms(values: npt.ArrayLike, *, quantizer: Quantizer, epsilon: float, runs: int = 1,
                         rng: np.random.Generator | None = None) -> np.ndarray:
-    """Histograms of the reports of ``runs`` independent executions of the user side on fixed values.
+    """Int64 histograms ``(runs, k)`` of the reports of ``runs`` independent executions of the user side on fixed
+    values (one per user, clipped to the domain): every run redraws the randomized rounding (if any) and every user's
+    randomized response (``rng`` ``None``: the OS).
 
-    Every run redraws the randomized rounding (if any) and the randomized response of every user.
-
-    :param values: raw values, one per user (clipped to the domain).
-    :param quantizer: the bins and rounding mode.
-    :param epsilon: privacy-loss parameter per user.
-    :param runs: number of independent executions.
-    :param rng: local noise generator; ``None`` draws from the OS.
-    :return: int64 counts of shape ``(runs, k)``.
     :raise ValueError: on invalid parameters.
     """
     if not isinstance(quantizer, Quantizer):
@@ -359,14 +341,11 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
              rng: np.random.Generator | None = None) -> float | np.ndarray:
     """Algorithm 1 end to end: quantize, randomize, histogram, estimate ``U_hat``.
 
-    :param values: raw values, shape ``(n,)`` (or ``(n, d)`` on a grid), ``n >= 2``.
-    :param kernel: plain kernel function ``f(x, y)`` (see :func:`kernel_matrix`).
-    :param quantizer: bins ``k`` and rounding mode (``Quantizer.interval`` / ``grid`` / ``levels``).
-    :param epsilon: privacy-loss parameter per user.
-    :param kind: quantized matrix, ``"average"`` (eq. (15)), ``"midrange"`` (eq. (14)) or ``"midpoint"``.
-    :param runs: ``None`` for one estimate (a float), else that many independent runs (an array).
-    :param subdivisions: sub-grid resolution for the matrix (see :func:`kernel_matrix`).
-    :param rng: local noise generator; ``None`` draws from the OS.
+    ``values`` shape ``(n,)`` (or ``(n, d)`` on a grid), ``n >= 2``; ``kernel`` a plain ``f(x, y)`` and ``kind`` of its
+    quantized matrix, ``average`` (eq. 15), ``midrange`` (eq. 14) or ``midpoint``, on ``subdivisions``
+    (:func:`kernel_matrix`); ``runs`` ``None`` for one estimate (a float), else that many (an array); ``rng`` ``None``:
+    the OS.
+
     :raise ValueError: on invalid parameters.
     """
     check_epsilon(epsilon)

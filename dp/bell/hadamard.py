@@ -83,15 +83,10 @@ def _parity(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 
 
 def hadamard_entry(row: npt.ArrayLike, column: npt.ArrayLike) -> np.ndarray:
-    """Entries ``H[row, column] = (-1)^popcount(row & column)`` of the Sylvester–Hadamard matrix.
+    """Entries ``H[row, column] = (-1)^popcount(row & column)`` of the Sylvester–Hadamard matrix, by bit parity with
+    NumPy broadcasting (no matrix is built), as an int8 array of ``±1``.
 
-    Computed by bit parity, elementwise with NumPy broadcasting; no matrix is built.
-
-    :param row: non-negative integers (array-like).
-    :param column: non-negative integers (array-like), broadcastable against ``row``.
-    :return: int8 array of ``±1``.
-    :raise ValueError: if an index is negative.
-    :raise TypeError: if an index is not an integer.
+    :raise ValueError: if an index is negative; :raise TypeError: if an index is not an integer.
     """
     rows, columns = np.asarray(row), np.asarray(column)
     for name, array in (("row", rows), ("column", columns)):
@@ -106,12 +101,9 @@ def hadamard_entry(row: npt.ArrayLike, column: npt.ArrayLike) -> np.ndarray:
 
 
 def hadamard_output_probabilities(value: int, *, bits: int, epsilon: float) -> np.ndarray:
-    """Exact distribution of one report of :func:`hadamard_randomize` for the input ``value``. Details: docs/ldp.md.
+    """Exact distribution of one report of :func:`hadamard_randomize` for ``value`` in ``[0, 2^bits)``,
+    ``1 <= bits <= 20``: shape ``(2^bits, 2)``, column 0 for ``z = -1``, column 1 for ``z = +1``.  Details: docs/ldp.md.
 
-    :param value: the user's input, an integer in ``[0, 2^bits)``.
-    :param bits: the domain has ``2^bits`` values, ``1 <= bits <= 20``.
-    :param epsilon: privacy-loss parameter of the report.
-    :return: float64 array of shape ``(2^bits, 2)``: column 0 for ``z = -1``, column 1 for ``z = +1``.
     :raise ValueError: if a parameter is out of range.
     """
     width = _check_bits(bits)
@@ -179,16 +171,11 @@ def _randomize(values: np.ndarray, bits: int, threshold: int, epsilon: float,
 
 def hadamard_randomize(values: npt.ArrayLike, *, bits: int, epsilon: float,
                        rng: np.random.Generator | None = None) -> HadamardReports:
-    """Algorithm 2, for each user: report a uniform row ``j`` and ``H[j, q]``, negated with prob. ``ρ``.
+    """Algorithm 2, for each user's value in ``[0, 2^bits)`` (``1 <= bits <= 62``): report a uniform row ``j`` and
+    ``H[j, q]``, negated with prob. ``ρ`` (``rng`` ``None``: the OS, :func:`secure.noise.party.os_generator`).
     Details: docs/ldp.md.
 
-    :param values: the users' inputs, integers in ``[0, 2^bits)``.
-    :param bits: the domain has ``2^bits`` values, ``1 <= bits <= 62``.
-    :param epsilon: privacy-loss parameter of each report.
-    :param rng: the users' randomness; ``None`` draws from the OS (:func:`secure.noise.party.os_generator`).
-    :return: the reports.
-    :raise ValueError: if a value lies outside the domain or epsilon is not finite and positive.
-    :raise TypeError: if a parameter has the wrong type.
+    :raise ValueError: a value outside the domain, epsilon not finite and positive; :raise TypeError: a wrong type.
     """
     width = _check_bits(bits)
     eps = check_epsilon(epsilon)

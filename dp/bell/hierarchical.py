@@ -54,12 +54,9 @@ def _check_level(level: int, levels: int) -> int:
 # splitting the budget across levels
 
 def composed_epsilon(level_epsilon: float, *, levels: int, delta: float = 0.0) -> float:
-    """Total privacy loss of ``levels`` reports that are each ``level_epsilon``-LDP. Details: docs/ldp.md.
+    """Total privacy loss of ``levels >= 1`` reports that are each ``level_epsilon``-LDP, by advanced composition
+    with ``δ`` in ``[0, 1)`` (0: basic composition).  Details: docs/ldp.md.
 
-    :param level_epsilon: ``ε_0`` of each report.
-    :param levels: number of reports ``k >= 1``.
-    :param delta: ``δ`` in ``[0, 1)``; 0 gives basic composition.
-    :return: the total ``ε``.
     :raise ValueError: if a parameter is out of range.
     """
     eps0 = check_epsilon(level_epsilon)
@@ -76,13 +73,9 @@ def _advanced(eps0: float, count: int, delta: float) -> float:
 
 
 def level_epsilon(epsilon: float, *, levels: int, delta: float = 0.0, split: str = "users") -> float:
-    """The ε each report gets under a splitting strategy (App. B.2.2). Details: docs/ldp.md.
+    """``ε_0``, the ε each report gets when a user's ``epsilon`` is split over ``α = log2 d`` levels by ``users`` or
+    ``budget`` (App. B.2.2; ``δ`` in ``[0, 1)``, 0 with ``users``).  Details: docs/ldp.md.
 
-    :param epsilon: the user's total budget.
-    :param levels: number of levels ``α = log2 d``.
-    :param delta: ``δ`` in ``[0, 1)``; must be 0 with ``split="users"``.
-    :param split: ``"users"`` or ``"budget"``.
-    :return: ``ε_0``.
     :raise ValueError: if a parameter is out of range.
     """
     eps = check_epsilon(epsilon)
@@ -142,17 +135,11 @@ class HierarchyReports:
 
 def randomize_hierarchy(values: npt.ArrayLike, *, domain_size: int, epsilon: float, delta: float = 0.0,
                         split: str = "users", rng: np.random.Generator | None = None) -> HierarchyReports:
-    """Every user of one class randomizes her score for a hierarchical histogram (App. B.2.2). Details: docs/ldp.md.
+    """Every user of one class randomizes her score for a hierarchical histogram (App. B.2.2): scores integers in
+    ``[0, domain_size)``, ``d`` a power of two in ``[2, 2^62]``; ``epsilon``, ``delta`` and ``split`` as
+    :func:`level_epsilon`; ``rng`` the users' randomness and level assignment (``None``: the OS).  Details: docs/ldp.md.
 
-    :param values: the class's scores, integers in ``[0, domain_size)``.
-    :param domain_size: ``d``, a power of two in ``[2, 2^62]``.
-    :param epsilon: each user's total budget.
-    :param delta: ``δ`` for advanced composition with ``split="budget"``; 0 otherwise.
-    :param split: ``"users"`` or ``"budget"``.
-    :param rng: the users' randomness (and the level assignment); ``None`` draws from the OS.
-    :return: the reports of every level.
-    :raise ValueError: if a parameter is out of range, a score lies outside the domain, or with
-        ``split="users"`` there are fewer users than levels.
+    :raise ValueError: a parameter out of range, a score outside the domain, fewer users than levels with ``users``.
     :raise TypeError: if a parameter has the wrong type.
     """
     size = _check_domain_size(domain_size)

@@ -372,19 +372,14 @@ def _default_subdivisions(quantizer: Quantizer) -> int:
 
 def kernel_matrix(kernel: KernelFunction, quantizer: Quantizer, *, kind: str = "average",
                   subdivisions: int | None = None, vectorized: bool = True) -> np.ndarray:
-    """The quantized kernel matrix ``A`` (``k x k``) of a plain kernel function on the quantizer's bins.
-    Details: docs/ldp.md.
+    """The quantized kernel matrix ``A`` (``k x k``, float64) of a plain kernel on the quantizer's bins, ``kind``
+    ``average``, ``midrange`` or ``midpoint``.  Details: docs/ldp.md.
 
-    :param kernel: ``f(x, y)``, vectorized over pairs (``(N,)`` arrays in one dimension, ``(N, d)``
-        arrays otherwise) unless ``vectorized=False`` (then called once per pair with scalars/rows).
-    :param quantizer: the bins.
-    :param kind: ``"average"``, ``"midrange"`` or ``"midpoint"``.
-    :param subdivisions: sub-cells per bin and interval axis; ``None`` picks the largest value in
-        2..64 within :data:`EVALUATION_BUDGET` kernel evaluations.
-    :param vectorized: whether ``kernel`` accepts arrays of pairs.
-    :return: float64 array of shape ``(k, k)``.
-    :raise ValueError: on an unknown kind, invalid subdivisions, or kernel output of the wrong shape
-        or not finite.
+    ``kernel`` ``f(x, y)`` is vectorized over pairs (``(N,)`` arrays in one dimension, ``(N, d)`` otherwise) unless
+    ``vectorized=False`` (one call per pair); ``subdivisions`` sub-cells per bin and interval axis, ``None``: the largest
+    in 2..64 within :data:`EVALUATION_BUDGET` kernel evaluations.
+
+    :raise ValueError: an unknown kind, invalid subdivisions, kernel output of the wrong shape or not finite.
     """
     _check_kind(kind)
     if not callable(kernel):

@@ -32,13 +32,9 @@ def _check_counts(positives: int, negatives: int) -> tuple[int, int]:
 # randomized response (§4, eq. 7, App. I, P)
 
 def rr_variance(ranks: npt.ArrayLike, positives: int, negatives: int, epsilon: float) -> float:
-    """Eq. (7): ``rho (1 - rho) sum_i r_i^2 / (P^2 N^2)``, ``rho = 1/(1 + e^epsilon)``. Details: docs/fedauc.md.
+    """Eq. (7): ``rho (1 - rho) sum_i r_i^2 / (P^2 N^2)``, ``rho = 1/(1 + e^epsilon)``, from the 0-based ranks of all
+    ``M`` samples, ``P, N >= 1`` and ``epsilon`` (or ``math.inf``: 0).  Details: docs/fedauc.md.
 
-    :param ranks: the 0-based ranks of all ``M`` samples.
-    :param positives: ``P >= 1``.
-    :param negatives: ``N >= 1``.
-    :param epsilon: privacy-loss parameter, positive, or ``math.inf`` (variance 0).
-    :return: the variance.
     :raise ValueError: on invalid parameters.
     """
     values, _ = _check_ranks(ranks)
@@ -53,13 +49,9 @@ def _count_weight(positives: int, negatives: int, auc: float) -> float:
 
 
 def rr_debiased_variance(ranks: npt.ArrayLike, labels: npt.ArrayLike, epsilon: float) -> float:
-    """First-order (delta-method) variance of the deployed FedAUC_RR estimate (ours, not the paper's).
-    Details: docs/fedauc.md.
+    """First-order (delta-method) variance of the deployed FedAUC_RR estimate (ours, not the paper's), from the
+    0-based ranks, the true 0/1 labels and ``epsilon`` (or ``math.inf``: 0).  Details: docs/fedauc.md.
 
-    :param ranks: the 0-based ranks of all ``M`` samples.
-    :param labels: the true 0/1 labels.
-    :param epsilon: privacy-loss parameter, positive, or ``math.inf`` (variance 0).
-    :return: the approximate variance.
     :raise ValueError: on invalid parameters.
     """
     values, twice = _check_ranks(ranks)
@@ -73,13 +65,9 @@ def rr_debiased_variance(ranks: npt.ArrayLike, labels: npt.ArrayLike, epsilon: f
 
 
 def rr_debiased_bias(ranks: npt.ArrayLike, labels: npt.ArrayLike, epsilon: float) -> float:
-    """Second-order bias of the deployed FedAUC_RR estimate (ours): it is a ratio, so not exactly unbiased.
-    Details: docs/fedauc.md.
+    """Second-order bias ``E[estimate] - AUC`` of the deployed FedAUC_RR estimate (ours): a ratio, so not exactly
+    unbiased; arguments as :func:`rr_debiased_variance`.  Details: docs/fedauc.md.
 
-    :param ranks: the 0-based ranks of all ``M`` samples.
-    :param labels: the true 0/1 labels.
-    :param epsilon: privacy-loss parameter, positive, or ``math.inf`` (bias 0).
-    :return: the approximate bias ``E[estimate] - AUC``.
     :raise ValueError: on invalid parameters.
     """
     values, twice = _check_ranks(ranks)
@@ -117,14 +105,9 @@ def _rr_noisy_moments(ranks: np.ndarray, y: np.ndarray, rho: float) -> tuple[flo
 # FedAUC_Lap closed forms (App. N, O) and our delta method
 
 def global_laplace_variance(clients: int, samples: int, positives: int, negatives: int, epsilon: float) -> float:
-    """Eq. (8): ``2 K (M - 1)^2 / (P^2 N^2 epsilon^2)`` (GlobalLaplace, accurate ``P`` and ``N``). Details: docs/fedauc.md.
+    """Eq. (8): ``2 K (M - 1)^2 / (P^2 N^2 epsilon^2)`` (GlobalLaplace, accurate ``P`` and ``N``), ``K >= 1``,
+    ``M >= 2``, ``epsilon`` on ``localSum`` (or ``math.inf``: 0).  Details: docs/fedauc.md.
 
-    :param clients: ``K >= 1``.
-    :param samples: ``M >= 2``.
-    :param positives: ``P >= 1``.
-    :param negatives: ``N >= 1``.
-    :param epsilon: privacy-loss parameter on ``localSum``, positive, or ``math.inf`` (0).
-    :return: the variance of the AUC estimate.
     :raise ValueError: on invalid parameters.
     """
     k = check_positive_int(clients, "clients")
@@ -135,14 +118,9 @@ def global_laplace_variance(clients: int, samples: int, positives: int, negative
 
 
 def local_laplace_variance(max_ranks: npt.ArrayLike, positives: int, negatives: int, epsilon: float) -> float:
-    """Eq. (9), generalised: ``sum_k 2 Δ_k^2 / (P^2 N^2 epsilon^2)``, ``Δ_k`` client k's largest rank.
-    Details: docs/fedauc.md.
+    """Eq. (9), generalised: ``sum_k 2 Δ_k^2 / (P^2 N^2 epsilon^2)``, ``Δ_k`` client k's largest rank (``max_ranks``,
+    non-negative), ``epsilon`` on ``localSum`` (or ``math.inf``: 0).  Details: docs/fedauc.md.
 
-    :param max_ranks: ``Δ_k`` for every client (non-negative).
-    :param positives: ``P >= 1``.
-    :param negatives: ``N >= 1``.
-    :param epsilon: privacy-loss parameter on ``localSum``, positive, or ``math.inf`` (0).
-    :return: the variance of the AUC estimate.
     :raise ValueError: on invalid parameters.
     """
     deltas = np.asarray(max_ranks, dtype=np.float64)
@@ -155,15 +133,10 @@ def local_laplace_variance(max_ranks: npt.ArrayLike, positives: int, negatives: 
 
 def delta_method_variance(sum_noise_variance: float, count_noise_variance: float, positives: int, negatives: int,
                           auc: float, covariance: float = 0.0) -> float:
-    """First-order variance of eq. (1) when ``globalSum`` and ``Pbar`` carry additive noise (ours). Details: docs/fedauc.md.
+    """First-order variance of eq. (1) when ``globalSum`` and ``Pbar`` carry additive noise (ours): total noise
+    variances ``Var e`` (rank units) and ``Var d``, their ``covariance`` (the adaptive release shares noise), the true
+    ``P, N >= 1`` and AUC.  Details: docs/fedauc.md.
 
-    :param sum_noise_variance: ``Var e``, total noise variance of ``globalSum`` (rank units).
-    :param count_noise_variance: ``Var d``, total noise variance of ``Pbar``.
-    :param positives: true ``P >= 1``.
-    :param negatives: true ``N >= 1``.
-    :param auc: true AUC in ``[0, 1]``.
-    :param covariance: ``Cov(e, d)`` (the adaptive release shares noise between the two).
-    :return: the approximate variance.
     :raise ValueError: on negative variances, bad counts or an AUC outside ``[0, 1]``.
     """
     for name, value in (("sum_noise_variance", sum_noise_variance), ("count_noise_variance", count_noise_variance)):

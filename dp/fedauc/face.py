@@ -1,8 +1,7 @@
 """FedAUC's face (Sun et al.): one :class:`Query`, and :func:`release`, :func:`simulate`, :func:`exact`.
 
-Threat model: label DP (Sun et al. §3); the scores, their ranks and the client layout are public, the labels are
-private.  There are no MPC parties: every client randomizes its own labels (randomized response) or its local
-statistics (Laplace / Gaussian) and the server aggregates; here both run in one process.  Details: docs/fedauc.md.
+Threat model: label DP (Sun et al. §3): scores, ranks and the client layout are public, labels private; each client
+randomizes its labels or local statistics, the server aggregates; no MPC parties.  Details: docs/fedauc.md.
 """
 from __future__ import annotations
 
@@ -61,8 +60,7 @@ class Query:
 
 @dataclass(frozen=True)
 class FedAucRelease:
-    """The server's AUC estimate; a simulation also carries its Monte Carlo runs and closed forms (``simulation``,
-    computed from every label: not a release)."""
+    """The server's AUC estimate; a simulation also carries its runs and closed forms (from all labels: no release)."""
 
     query: Query
     estimate: float

@@ -78,12 +78,9 @@ def _flips(threshold: int, shape: tuple[int, ...], rng: np.random.Generator) -> 
 
 def randomized_response(labels: npt.ArrayLike, epsilon: float, *,
                         rng: np.random.Generator | None = None) -> np.ndarray:
-    """Algorithm 1: flip every label independently with probability :func:`flip_probability`. Details: docs/fedauc.md.
+    """Algorithm 1: flip every 0/1 label independently with probability :func:`flip_probability` (``epsilon`` or
+    ``math.inf``: no flips; ``rng`` ``None``: the OS).  Details: docs/fedauc.md.
 
-    :param labels: 0/1 labels (any length >= 1; both classes need not be present).
-    :param epsilon: privacy-loss parameter, positive, or ``math.inf`` for no flips.
-    :param rng: noise generator; ``None`` draws from the OS (:func:`secure.noise.party.os_generator`).
-    :return: int64 array of flipped labels.
     :raise ValueError: if labels are not 0/1 or epsilon is not positive.
     """
     eps = _check_epsilon_or_inf(epsilon)
@@ -105,13 +102,9 @@ def _check_flip(rho: float, name: str) -> float:
 
 def estimate_base_rate(noisy_positives: npt.ArrayLike, noisy_negatives: npt.ArrayLike,
                        flip_plus: float, flip_minus: float | None = None) -> np.ndarray:
-    """App. P, eq. (11)-(12): the clean base rate ``pi'`` from the counts of flipped labels. Details: docs/fedauc.md.
+    """App. P, eq. (11)-(12): the clean base rate ``pi'`` from ``Pbar`` and ``Nbar``, the counts of flipped labels,
+    and the flip probabilities ``rho+`` and ``rho-`` (default ``rho+``) in ``[0, 1/2)``.  Details: docs/fedauc.md.
 
-    :param noisy_positives: ``Pbar``, the number of positive flipped labels (array-like).
-    :param noisy_negatives: ``Nbar`` (array-like).
-    :param flip_plus: ``rho+``, flip probability of a positive label, in ``[0, 1/2)``.
-    :param flip_minus: ``rho-`` (default: equal to ``rho+``).
-    :return: float64 array of ``pi'``.
     :raise ValueError: if a flip probability is outside ``[0, 1/2)``.
     """
     rho_plus = _check_flip(flip_plus, "flip_plus")
@@ -125,14 +118,9 @@ def estimate_base_rate(noisy_positives: npt.ArrayLike, noisy_negatives: npt.Arra
 
 def debias_auc(noisy_auc: npt.ArrayLike, noisy_positives: npt.ArrayLike, noisy_negatives: npt.ArrayLike,
                flip_plus: float, flip_minus: float | None = None) -> np.ndarray:
-    """Algorithm 3: the clean AUC from the noisy one, eq. (3)-(4) with ``pi'`` from App. P. Details: docs/fedauc.md.
+    """Algorithm 3: the clean AUC from the noisy one, eq. (3)-(4) with ``pi'`` from App. P (arguments as
+    :func:`estimate_base_rate`); NaN where undefined.  Details: docs/fedauc.md.
 
-    :param noisy_auc: the noisy AUC from flipped labels (array-like).
-    :param noisy_positives: ``Pbar`` (array-like).
-    :param noisy_negatives: ``Nbar`` (array-like).
-    :param flip_plus: ``rho+`` in ``[0, 1/2)``.
-    :param flip_minus: ``rho-`` (default: equal to ``rho+``).
-    :return: float64 array of debiased AUC estimates (NaN where undefined).
     :raise ValueError: if a flip probability is outside ``[0, 1/2)``.
     """
     rho_plus = _check_flip(flip_plus, "flip_plus")
@@ -164,13 +152,10 @@ def orthogonal_decomposition(ranks: npt.ArrayLike) -> tuple[float, np.ndarray]:
 
 def adaptive_count_fraction(mean_rank: npt.ArrayLike, spread: npt.ArrayLike, *,
                             mechanism: str = "laplace") -> np.ndarray:
-    """§5.3: each client's ``beta``, the share of its budget spent on ``localP'`` (the rest on ``<v', y>``).
+    """§5.3: each client's ``beta`` in ``(0, 1]``, the share of its budget spent on ``localP'`` (the rest on
+    ``<v', y>``), from ``rbar`` and ``||v'||_inf`` per client and the ``laplace`` or ``gaussian`` mechanism.
     Details: docs/fedauc.md.
 
-    :param mean_rank: ``rbar`` per client (non-negative, array-like).
-    :param spread: ``||v'||_inf`` per client (non-negative, array-like).
-    :param mechanism: ``"laplace"`` or ``"gaussian"``.
-    :return: float64 array of ``beta`` in ``(0, 1]``.
     :raise ValueError: on negative inputs or an unknown mechanism.
     """
     if mechanism not in ("laplace", "gaussian"):
@@ -189,12 +174,9 @@ def adaptive_count_fraction(mean_rank: npt.ArrayLike, spread: npt.ArrayLike, *,
 # integer noise
 
 def discrete_laplace_noise(log_alpha: npt.ArrayLike, runs: int, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Draw ``runs`` rows of discrete Laplace noise, one column per client, ``pmf ∝ alpha_k^|z|``. Details: docs/fedauc.md.
+    """``(runs, K)`` discrete Laplace draws, ``pmf ∝ alpha_k^|z|``, ``log_alpha`` ``= -epsilon_k / sensitivity_k < 0``
+    per client (``rng`` ``None``: the OS).  Details: docs/fedauc.md.
 
-    :param log_alpha: ``log(alpha_k) = -epsilon_k / sensitivity_k < 0`` per client (array-like).
-    :param runs: number of independent rows, at least 1.
-    :param rng: noise generator; ``None`` draws from the OS.
-    :return: int64 array of shape ``(runs, K)``.
     :raise ValueError: if a ``log_alpha`` is not negative or ``runs < 1``.
     """
     logs = np.atleast_1d(np.asarray(log_alpha, dtype=np.float64))
@@ -211,11 +193,8 @@ def discrete_laplace_noise(log_alpha: npt.ArrayLike, runs: int, rng: np.random.G
 
 
 def zcdp_budget(epsilon: float, delta: float) -> float:
-    """The zCDP budget ``rho_z`` whose conversion is exactly ``(epsilon, delta)``-DP. Details: docs/fedauc.md.
+    """The zCDP budget ``rho_z > 0`` whose conversion is exactly ``(epsilon, delta)``-DP. Details: docs/fedauc.md.
 
-    :param epsilon: privacy-loss parameter, positive.
-    :param delta: in ``(0, 1)``.
-    :return: ``rho_z > 0``.
     :raise ValueError: if epsilon is not positive or delta not in ``(0, 1)``.
     """
     eps = check_epsilon(epsilon)
@@ -272,13 +251,9 @@ def _noise_draws(parameter: np.ndarray, gaussian: bool, rows: int, rng: np.rando
 
 def noisy_client_reports(parts: dict[str, ClientRelease], *, budget: float, gaussian: bool, runs: int,
                          rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Every client's released integer reports, ``runs`` times: value plus calibrated noise. Details: docs/fedauc.md.
-
-    :param parts: :func:`client_releases` of the clients.
-    :param budget: epsilon (Laplace) or the zCDP ``rho`` (Gaussian, :func:`zcdp_budget`).
-    :param gaussian: discrete Gaussian instead of discrete Laplace.
-    :param runs: number of independent releases; ``rng``: the noise generator.
-    :return: ``{report name: int64 array (runs, K)}``.
+    """Every client's released integer reports (:func:`client_releases`), ``runs`` times: value plus discrete
+    Laplace (``budget`` epsilon) or discrete Gaussian (``budget`` the zCDP ``rho``) noise from ``rng``; ``{report name:
+    int64 array (runs, K)}``.  Details: docs/fedauc.md.
     """
     parameters = {name: noise_parameter(c, budget, gaussian) for name, c in parts.items()}
     return {name: c.value[None, :] + _noise_draws(parameters[name], gaussian, runs, rng) for name, c in parts.items()}
@@ -286,13 +261,9 @@ def noisy_client_reports(parts: dict[str, ClientRelease], *, budget: float, gaus
 
 def client_releases(stats: LocalStatistics, *, method: str, samples: int, sum_fraction: float = 0.5,
                     counts: str = "noisy") -> dict[str, ClientRelease]:
-    """The integer releases of every client (Sun et al. Algorithm 4, App. N, §5.3). Details: docs/fedauc.md.
-
-    :param stats: :func:`dp.fedauc.ranks.local_statistics` of the ranks, labels and clients.
-    :param method: a FedAUC Laplace or Gaussian method (``global_laplace``, ``adaptive_gaussian``,
-        ``orthogonal_laplace``, ...).
-    :param samples: ``M``, the number of samples over all clients.
-    :param sum_fraction: the paper's alpha (global / local); ``1 - beta`` for ``orthogonal_*``.
+    """The integer releases of every client (Sun et al. Algorithm 4, App. N, §5.3) from
+    :func:`dp.fedauc.ranks.local_statistics`, for a Laplace or Gaussian ``method`` over ``M`` ``samples``
+    (``sum_fraction``: as :class:`dp.fedauc.Query`).  Details: docs/fedauc.md.
     """
     k = stats.clients
     twice_sum = np.rint(2.0 * stats.local_sum).astype(np.int64)

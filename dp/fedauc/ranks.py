@@ -106,11 +106,9 @@ def _check_ranks(ranks: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 
 
 def auc_from_ranks(ranks: npt.ArrayLike, labels: npt.ArrayLike) -> float:
-    """Return eq. (1): ``(sum_i r_i y_i - P (P - 1)/2) / (P N)``, correctly rounded. Details: docs/fedauc.md.
+    """Eq. (1): ``(sum_i r_i y_i - P (P - 1)/2) / (P N)``, correctly rounded, from 0-based average ranks
+    (:func:`average_ranks`) and 0/1 labels with both classes present.  Details: docs/fedauc.md.
 
-    :param ranks: 0-based average ranks (:func:`average_ranks`).
-    :param labels: 0/1 labels, both classes present.
-    :return: the AUC in ``[0, 1]``.
     :raise ValueError: on ranks that are not multiples of 1/2 in ``[0, M-1]`` or bad labels.
     """
     _, twice = _check_ranks(ranks)
@@ -122,13 +120,9 @@ def auc_from_ranks(ranks: npt.ArrayLike, labels: npt.ArrayLike) -> float:
 
 
 def server_auc(rank_sum: npt.ArrayLike, positives: npt.ArrayLike, samples: int) -> np.ndarray:
-    """Apply eq. (1) to aggregated, possibly noisy, reports (Algorithm 2 line 35, Algorithm 4 line 39).
-    Details: docs/fedauc.md.
+    """Eq. (1) on aggregated, possibly noisy, reports ``globalSum`` and ``Pbar`` (broadcastable) of ``M`` public
+    samples (Algorithm 2 line 35, Algorithm 4 line 39); NaN where undefined.  Details: docs/fedauc.md.
 
-    :param rank_sum: ``globalSum`` (array-like).
-    :param positives: ``Pbar`` (array-like, broadcastable with ``rank_sum``).
-    :param samples: ``M``, the public number of samples.
-    :return: float64 array of AUC values (NaN where undefined).
     :raise ValueError: if ``samples < 2``.
     """
     m = check_positive_int(samples, "samples")
@@ -153,13 +147,9 @@ def _near_equal_blocks(samples: int, clients: int) -> np.ndarray:
 
 def client_layout(scores: npt.ArrayLike, *, clients: int | None, layout: str,
                   rng: np.random.Generator) -> np.ndarray:
-    """Assign the ``M`` samples to clients (§6.2.2) from public randomness. Details: docs/fedauc.md.
+    """Every sample's client in ``[0, K)`` (§6.2.2) from the public generator ``rng``: ``layout`` one of
+    :data:`LAYOUTS`, ``1 <= K <= M`` (``one_per_client``: ``None`` or ``M``).  Details: docs/fedauc.md.
 
-    :param scores: the ``M`` scores.
-    :param clients: ``K`` with ``1 <= K <= M`` (for ``one_per_client``: ``None`` or ``M``).
-    :param layout: one of :data:`LAYOUTS`.
-    :param rng: a public generator (e.g. :func:`secure.public_randomness.public_generator`).
-    :return: int64 array, the client index in ``[0, K)`` of every sample.
     :raise ValueError: on an unknown layout or an invalid number of clients.
     """
     values = _check_scores(scores)
@@ -238,12 +228,9 @@ class LocalStatistics:
 
 
 def local_statistics(ranks: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.ArrayLike) -> LocalStatistics:
-    """Compute every client's ``localSum``, ``localP`` and rank facts (vectorised, no Python loop).
+    """Every client's ``localSum``, ``localP`` and rank facts (vectorised) from 0-based ranks, 0/1 labels (both
+    classes present) and every sample's client (:func:`client_layout`, every index used).
 
-    :param ranks: 0-based ranks of all samples (:func:`average_ranks`).
-    :param labels: 0/1 labels (both classes present).
-    :param client_of: client index of every sample (:func:`client_layout`), every index used.
-    :return: the :class:`LocalStatistics`.
     :raise ValueError: on inconsistent inputs.
     """
     _, twice = _check_ranks(ranks)

@@ -114,7 +114,8 @@ class RankAucRelease:
                 ("parties", f"{self.parties} (threshold t = {self.threshold})"),
                 (seconds_label(), f"{self.seconds:.2f}"),
                 ("bytes", f"{format_bytes(self.bytes_sent)} sent by all parties")]
-        phases = ", ".join(f"{k} {v['seconds']:.2f} s / {format_bytes(v['bytes_sent'])}" for k, v in self.phases.items())
+        phases = ", ".join(f"{k} {v['seconds']:.2f} s / {format_bytes(v['bytes_sent'])}"
+                           for k, v in self.phases.items())
         return "\n".join([*self.notes, text_table(rows, f"Private AUC, scores and labels secret ({self.path} path)"),
                           f"  {self.plan}", f"  noise: {self.guarantee}", local_note(filled=self.filled),
                           f"  phases: {phases}"])
