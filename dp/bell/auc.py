@@ -103,16 +103,9 @@ def mse_bound(positive_users: float, negative_users: float, *, variance_constant
 
 @dataclass(frozen=True)
 class AUCTraversal:
-    """Outcome of the pruned traversal of two hierarchical histograms (§4, eq. 10). Details: docs/ldp.md.
-
-    :param auc: ``pair_sum / (n+ n-)`` (not clipped to ``[0, 1]``).
-    :param pair_sum: the estimated number of ordered pairs (ties 1/2 if ``count_ties``).
-    :param threshold: ``τ = a sqrt(v+ v-)``.
-    :param threshold_constant: ``a``.
-    :param positive_floor: ``sqrt(a v+)/2``.
-    :param negative_floor: ``sqrt(a v-)/2``.
-    :param discard: ``"half"`` or ``"zero"``.
-    :param count_ties: whether leaves add half their pairs.
+    """Outcome of the pruned traversal of two hierarchical histograms (§4, eq. 10): ``auc = pair_sum / (n+ n-)`` (not
+    clipped), ``pair_sum`` the estimated ordered pairs (ties 1/2 if ``count_ties``), ``threshold`` ``τ = a sqrt(v+ v-)``,
+    ``threshold_constant`` ``a``, the floors ``sqrt(a v±)/2`` and ``discard``.  Details: docs/ldp.md.
     """
 
     auc: float

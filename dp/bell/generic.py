@@ -82,9 +82,8 @@ def _symmetric(a: np.ndarray) -> np.ndarray:
 # k-ary randomized response (user side, step 3 of Algorithm 1)
 
 def rr_beta(*, bins: int, epsilon: float) -> float:
-    """``beta = k / (k + e^epsilon - 1)``, the probability of answering uniformly (App. A.1).
-
-    Computed as ``k e^-eps / (k e^-eps + 1 - e^-eps)`` so that large epsilon does not overflow.
+    """``beta = k / (k + e^epsilon - 1)``, the probability of answering uniformly (App. A.1), computed as
+    ``k e^-eps / (k e^-eps + 1 - e^-eps)`` so that a large epsilon does not overflow.
 
     :raise ValueError: if ``bins < 2`` or epsilon is not positive.
     """

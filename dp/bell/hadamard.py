@@ -269,17 +269,12 @@ def _hadamard_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray, b
 
 @dataclass(frozen=True, init=False, eq=False, repr=False)
 class FrequencyOracle:
-    """Algorithm 3 on the reports of one domain of size ``2^bits``: unbiased counts of any value. Details: docs/ldp.md.
+    """Algorithm 3 on the (at least one) reports of one domain of size ``2^bits``: unbiased counts of any value.
+    Details: docs/ldp.md.  Attributes: ``bits``, ``users`` (``n``), ``epsilon``, the realised ``flip_probability`` ``ρ``,
+    ``debias_factor`` ``K = 1/(1 - 2ρ)``, ``stored_rows`` (distinct rows with a nonzero sum, or all reports) and
+    ``variance_bound`` ``n K^2`` (the largest variance of a count estimate, at a value nobody holds).
 
-    :param reports: the users' reports (at least one).
     :raise ValueError: if there are no reports.
-    :ivar bits: the domain has ``2^bits`` values.
-    :ivar users: number of reports ``n``.
-    :ivar epsilon: privacy-loss parameter of each report.
-    :ivar flip_probability: the realised flip probability ``ρ``.
-    :ivar debias_factor: ``K = 1/(1 - 2ρ)``, i.e. ``(e^ε + 1)/(e^ε - 1)`` at the realised ``ρ``.
-    :ivar stored_rows: number of (row, weight) pairs kept: distinct rows with a nonzero sum, or all reports.
-    :ivar variance_bound: ``n K^2``, the largest variance of a count estimate (attained at a value nobody holds).
     """
 
     bits: int

@@ -108,15 +108,9 @@ def level_epsilon(epsilon: float, *, levels: int, delta: float = 0.0, split: str
 
 @dataclass(frozen=True)
 class HierarchyReports:
-    """All reports of one class's users for a hierarchical histogram (user side of App. B.2).
-
-    :param domain_size: ``d = 2^levels``.
-    :param split: ``"users"`` or ``"budget"``.
-    :param users: number of users ``n`` (public: the class size).
-    :param epsilon: each user's total budget.
-    :param delta: ``δ`` (0 for pure LDP).
-    :param level_epsilon: ``ε_0`` of each report.
-    :param reports: ``reports[l - 1]`` are the reports at level ``l`` (``bits = l``).
+    """All reports of one class's users for a hierarchical histogram (user side of App. B.2): ``d = 2^levels``, the
+    ``split``, the public class size ``users``, each user's ``epsilon`` and ``delta`` (0: pure LDP), ``level_epsilon``
+    (``ε_0`` of each report); ``reports[l - 1]`` are the reports at level ``l`` (``bits = l``).
     """
 
     domain_size: int
@@ -195,16 +189,11 @@ class HierarchyEstimate(Protocol):
 
 @dataclass(frozen=True, init=False, eq=False, repr=False)
 class HadamardHierarchy:
-    """The server's estimate ``ĥ`` of one class's hierarchical histogram from Hadamard reports. Details: docs/ldp.md.
+    """The server's estimate ``ĥ`` of one class's hierarchical histogram from :func:`randomize_hierarchy`'s reports.
+    Details: docs/ldp.md.  Attributes: ``levels`` (``α = log2 d``), ``domain_size``, ``total`` (the public class size),
+    ``split``, ``level_epsilon`` and ``variance_bound`` (``v = max_l (n/n_l)^2 n_l K^2``, above every node's variance).
 
-    :param reports: the class's reports from :func:`randomize_hierarchy`.
     :raise TypeError: if ``reports`` is not :class:`HierarchyReports`.
-    :ivar levels: ``α = log2 d``.
-    :ivar domain_size: ``d``.
-    :ivar total: the class size ``n`` (public).
-    :ivar split: the splitting strategy of the reports.
-    :ivar level_epsilon: ``ε_0`` of each report.
-    :ivar variance_bound: ``v = max_l (n/n_l)^2 n_l K^2``: bounds the variance of every node estimate.
     """
 
     levels: int
@@ -287,15 +276,11 @@ def _check_variance_bound(variance_bound: float) -> float:
 
 @dataclass(frozen=True, init=False, eq=False, repr=False)
 class ExactHierarchy:
-    """The exact hierarchical histogram of a multiset of scores (Definition 3), without noise. Details: docs/ldp.md.
+    """The exact hierarchical histogram of integer scores in ``[0, domain_size)`` (Definition 3), without noise;
+    ``variance_bound`` is the non-negative ``v`` reported to the traversal; ``levels`` is ``α``, ``total`` the number of
+    scores.  Details: docs/ldp.md.
 
-    :param values: scores, integers in ``[0, domain_size)``.
-    :param domain_size: ``d``, a power of two in ``[2, 2^62]``.
-    :param variance_bound: the ``v`` reported to the traversal, non-negative.
     :raise ValueError: if a parameter is out of range.
-    :ivar levels: ``α = log2 d``.
-    :ivar total: the number of scores.
-    :ivar variance_bound: the ``v`` given at construction.
     """
 
     levels: int
@@ -327,14 +312,10 @@ class ExactHierarchy:
 
 @dataclass(frozen=True, init=False, eq=False, repr=False)
 class HierarchyTable:
-    """A hierarchical histogram given level by level, e.g. a hand-built tree (small domains). Details: docs/ldp.md.
+    """A hierarchical histogram given level by level (``counts[l]`` of length ``2^l``, finite, root positive), e.g. a
+    hand-built tree; ``variance_bound`` the ``v`` reported to the traversal; ``total`` the root.  Details: docs/ldp.md.
 
-    :param counts: ``levels + 1`` arrays, ``counts[l]`` of length ``2^l``, finite; root positive.
-    :param variance_bound: the ``v`` reported to the traversal, non-negative.
     :raise ValueError: if the shapes or values are invalid.
-    :ivar levels: ``α``: number of levels below the root.
-    :ivar total: the root value.
-    :ivar variance_bound: the ``v`` given at construction.
     """
 
     levels: int

@@ -92,11 +92,9 @@ def _check_bins(bins: int, name: str = "bins") -> int:
 
 @dataclass(frozen=True)
 class Interval:
-    """A continuous axis ``[lower, upper]`` with ``bins`` bins (docs/ldp.md for layouts).
+    """A continuous axis ``[lower, upper]`` (finite, non-empty) with ``bins >= 1`` bins (2 for randomized rounding);
+    layouts: docs/ldp.md.
 
-    :param lower: lower end of the declared domain (finite).
-    :param upper: upper end (finite, above ``lower``).
-    :param bins: number of bins (at least 1; at least 2 for randomized rounding).
     :raise ValueError: on a non-finite or empty interval, or fewer than 1 bin.
     """
 
@@ -143,13 +141,11 @@ Axis = Union[Interval, Levels]
 
 
 class Quantizer:
-    """The local quantization ``pi`` of Algorithm 1: values in a declared domain -> ``k`` bins.
+    """The local quantization ``pi`` of Algorithm 1: values in a declared domain -> ``k`` bins, one :class:`Interval`
+    or :class:`Levels` per coordinate (product grid, row-major); ``rounding`` ``simple`` (nearest representative) or
+    ``randomized`` (unbiased between the two neighbouring representatives on every interval axis).
 
-    :param axes: one :class:`Interval` or :class:`Levels` per coordinate (product grid, row-major).
-    :param rounding: ``"simple"`` (nearest representative) or ``"randomized"`` (unbiased between
-        the two neighbouring representatives on every interval axis).
-    :raise ValueError: on no axes, fewer than 2 bins in total, an unknown rounding mode, or an
-        interval axis with 1 bin under randomized rounding.
+    :raise ValueError: no axes, fewer than 2 bins, an unknown rounding, an interval of 1 bin under randomized rounding.
     """
 
     def __init__(self, axes: Sequence[Axis], *, rounding: str = "simple") -> None:
@@ -289,11 +285,9 @@ class Quantizer:
         return np.stack([low, low + 1], axis=1), np.stack([1.0 - up, up], axis=1)
 
     def support(self, values: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-        """The rounding distribution ``P_i`` of every value, in sparse form.
-
-        :param values: raw values (clipped to the domain).
-        :return: ``(bins, weights)``, both of shape ``(n, r)`` with ``r = 2^(#interval axes)`` under
-            randomized rounding and ``r = 1`` otherwise; ``P(bin = bins[i, t]) = weights[i, t]``.
+        """The rounding distribution ``P_i`` of every value (clipped to the domain), in sparse form: ``(bins, weights)``
+        of shape ``(n, r)``, ``r = 2^(#interval axes)`` under randomized rounding, else 1; ``P(bin = bins[i, t]) =
+        weights[i, t]``.
         """
         x = self.prepare(values)
         n = x.shape[0]
@@ -325,12 +319,8 @@ class Quantizer:
         return self.rounding == "randomized" and any(isinstance(a, Interval) for a in self.axes)
 
     def quantize(self, values: npt.ArrayLike, *, rng: np.random.Generator | None = None) -> np.ndarray:
-        """Bin index of every value (the user-side step 2 of Algorithm 1).
-
-        :param values: raw values, shape ``(n,)`` or ``(n, d)``; clipped to the domain.
-        :param rng: randomness for randomized rounding; ``None`` draws from the OS.  Unused (and no
-            generator is created) under simple rounding.
-        :return: int64 array of ``n`` bins in ``[0, k)``.
+        """Bin index in ``[0, k)`` of every value, shape ``(n,)`` or ``(n, d)``, clipped to the domain (the user-side step 2
+        of Algorithm 1); ``rng`` (``None``: the OS) only for randomized rounding.
         """
         x = self.prepare(values)
         gen = noise_generator(rng) if self.is_random else None

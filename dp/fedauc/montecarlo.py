@@ -59,28 +59,21 @@ def _check_fraction(value: float, name: str) -> float:
 
 @dataclass(frozen=True)
 class FedAucPrediction:
-    """The closed forms of one FedAUC setting (no noise drawn)."""
+    """The closed forms of one FedAUC setting (no noise drawn): ``method``; ``layout`` (``iid``, ``non_iid``,
+    ``one_per_client``, ``custom`` or ``none`` for RR); ``counts``; ``epsilon``; ``clients`` ``K`` (0 for RR); ``samples``
+    ``M``; ``exact_auc`` (eq. 1, non-private); ``predicted_std`` (ours: exact when the estimator is linear in the noise,
+    else first order) and ``predicted_mean`` (the AUC, plus :func:`dp.fedauc.closed_forms.rr_debiased_bias` for ``rr``
+    with noisy counts; the expected noisy AUC for ``rr_noisy``); ``paper_std`` (eq. 7, 8 or 9; None where none)."""
 
-    #: one of :data:`METHODS`.
     method: str
-    #: ``iid``, ``non_iid``, ``one_per_client``, ``custom`` (given assignment) or ``none`` (RR).
     layout: str
-    #: ``noisy`` or ``exact`` (:data:`COUNTS`).
     counts: str
     epsilon: float
-    #: ``K`` (0 for RR, which does not depend on the clients).
     clients: int
-    #: ``M``.
     samples: int
-    #: the non-private AUC (eq. 1; ``roc_auc_score`` up to its floating-point rounding).
     exact_auc: float
-    #: our standard deviation of the estimator: exact when it is linear in the noise (accurate
-    #: counts), first order (delta method) otherwise.
     predicted_std: float
-    #: its expected value: the true AUC (first order), plus :func:`dp.fedauc.closed_forms.rr_debiased_bias` for
-    #: ``rr`` with noisy counts; the expected noisy AUC for ``rr_noisy``.
     predicted_mean: float
-    #: the paper's closed form for this setting (eq. 7, 8 or 9); ``None`` where it gives none.
     paper_std: float | None
 
 

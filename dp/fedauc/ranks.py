@@ -83,10 +83,9 @@ def _twice_ranks(scores: np.ndarray) -> np.ndarray:
 
 
 def average_ranks(scores: npt.ArrayLike) -> np.ndarray:
-    """Return the 0-based ranks of §4.2 step 2, ties given their average rank. Details: docs/fedauc.md.
+    """The 0-based ranks of §4.2 step 2 of the ``M >= 2`` finite scores, ties given their average rank (multiples of
+    1/2).  Details: docs/fedauc.md.
 
-    :param scores: the ``M`` prediction scores (finite numbers).
-    :return: float64 array of ranks (multiples of 1/2).
     :raise ValueError: if scores are not a finite one-dimensional array of at least 2 values.
     """
     return _twice_ranks(_check_scores(scores)) / 2.0

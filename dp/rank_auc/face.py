@@ -30,9 +30,7 @@ def exact_sums(fixed: np.ndarray) -> tuple[int, int]:
 
 def _plan(query: Query, n: int, parties: int, threshold: int, given: int | None) -> tuple[list[NoisePlan], Any, int]:
     """``(noise plans, the planner's path plan, the secure integers' bit length)`` for ``n`` rows (public).
-
-    :raise ValueError: the path or the noise cannot run, or an explicit ``-L`` (``given``) is too short.
-    """
+    :raise ValueError: the path or the noise cannot run, or an explicit ``-L`` (``given``) is too short."""
     from dp.umpc.complete import complete_bit_length
     from dp.umpc.planner import plan_path
 
@@ -61,8 +59,7 @@ async def release(query: Query, rows: Any, *, receivers: Sequence[int] | None = 
 
     :param rows: an ``(n, 2)`` array, :class:`secure.intake.PartyRows`, or a callable returning either.
     :param noise_source: ``(plan, index) -> draw`` (a test hook); default OS randomness.  Party noise only.
-    :param deltas: if given, the release's delta is appended at every party, receiver or not (public), so that
-        a job settles every party's ledger entry to it.
+    :param deltas: the release's delta is appended to it at every party (public), for a job's ledger entry.
     :return: the release at ``receivers`` (default all), ``None`` elsewhere.
     :raise secure.errors.InputError: a bad row, fewer than 2 rows, ``-L`` too short (at every party alike).
     :raise ValueError: ``noise_source`` with noise sampled inside MPC.
