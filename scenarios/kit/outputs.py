@@ -1,15 +1,7 @@
-"""Output files of the scenarios (``--json``, ``--curve``): checked when the options are parsed.
-
-A scenario writes its result files at the very end, after the parties shared their data and the
-release was opened.  A path that cannot be written (a missing directory, a directory, no write
-permission) must not be found out then -- the budget would be spent and the run lost -- so every
-scenario option that names an output file is checked here, at parse time, before any data is
-shared.  The check runs at the party that writes the file (party 0 for ``--json`` and ``--curve``):
-a party on another host need not have that directory.  Its verdict is a usage error, which
-:func:`scenarios.kit.cli.run_scenario` shares with every party like any other (exit 2, one line
-``error: party 0: cannot write --json /nonexistent/x.json: no such directory``).
-
-Threat model: none of this touches data; the line names the option and the path the user gave.
+"""Output files of the scenarios (``--json``, ``--curve``), checked when the options are parsed, at the party that
+writes them: a path that cannot be written must not be found out after the budget is spent.  The verdict is a
+usage error every party shares (:func:`scenarios.kit.cli.run_scenario`: exit 2, one line
+``error: party 0: cannot write --json /nonexistent/x.json: no such directory``).  No data is touched.
 """
 from __future__ import annotations
 
@@ -22,11 +14,8 @@ __all__ = ["check_output_path", "writing_party"]
 
 
 def writing_party(writer: int = 0) -> bool:
-    """Whether this process is party ``writer`` (MPyC's ``-I``; one process without MPyC is party 0).
-
-    Reads the party index from MPyC's runtime if it was already imported (scenarios parse their
-    options after that), so that calling a parser in a test never starts MPyC.
-    """
+    """Whether this process is party ``writer`` (MPyC's ``-I``; without MPyC imported: party 0, so that a parser
+    called in a test never starts MPyC)."""
     runtime = sys.modules.get("mpyc.runtime")
     if runtime is None:
         return writer == 0
@@ -34,14 +23,9 @@ def writing_party(writer: int = 0) -> bool:
 
 
 def check_output_path(path: str | None, option: str, *, writer: int = 0) -> None:
-    """Refuse an output file that party ``writer`` could not create or overwrite.
-
-    :param path: the path given (``None``: the option is absent, nothing to check).
-    :param option: the option's name, for the message (``--json``).
-    :param writer: the party that writes the file; other parties do not check it.
-    :raise UsageError: ``cannot write --json PATH: no such directory`` (or: is a directory, an empty
-        path, or what opening the file for writing says: ``permission denied``, ``read-only file system``).
-    """
+    """Refuse an output file (``path``; ``None``: nothing to check) that party ``writer`` could not create or
+    overwrite: :class:`UsageError` ``cannot write --json PATH: no such directory`` (or: is a directory, an empty
+    path, or what opening it for writing says, e.g. ``permission denied``)."""
     if path is None or not writing_party(writer):
         return
     if not path.strip():

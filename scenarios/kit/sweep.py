@@ -1,16 +1,11 @@
 """One sweep harness for the paper reproductions (``python -m scenarios.papers.<name>``).
 
-A paper scenario declares its grid (the axes' values, each an option with a default and a ``--quick``
-value: :func:`axis`), a function that runs the grid (per point, or per Monte Carlo run of a point:
-:func:`monte_carlo`) and returns :class:`Output` tables with their plots, and a report that prints its
-tables.  :class:`Sweep` parses the common options once (``--runs``, ``--quick``, ``--results-dir``,
-``--seed``, ``--os-noise``, ``--secure``: :func:`scenarios.kit.experiments.add_common_options`), runs
-the party lifecycle, writes ``<name>.csv`` and ``<name>.png`` per output, prints the tables, the seed
-and the page of ``docs/papers/`` where the paper's findings stand beside ours.
-
-Threat model: the sweeps are simulated at party 0 on embedded or synthetic public data (exempt from the
-privacy budget); the other parties agree on the parameters and the seed and, with ``--secure``, run the
-protocol once on the MPyC path (:func:`scenarios.kit.experiments.finish_secure_checks`).
+A paper scenario declares its grid (:func:`axis`, :func:`points`), a run (per point, or per Monte Carlo run:
+:func:`monte_carlo`) returning :class:`Output` tables with their plots, and a report; :class:`Sweep` parses the
+common options (:func:`scenarios.kit.experiments.add_common_options`), runs the party lifecycle, writes
+``<name>.csv`` / ``<name>.png`` per output and prints the tables and the ``docs/papers/`` page.
+Threat model: simulated at party 0 on embedded or synthetic public data (exempt from the budget); the other
+parties agree on the parameters and the seed and, with ``--secure``, run the protocol once on the MPyC path.
 """
 from __future__ import annotations
 
@@ -30,7 +25,8 @@ from scenarios.kit.experiments import (
     finish_secure_checks, noise_generator, parse_integer_list, parse_positive_list, progress, seed_note,
     summarize_runs, write_csv)
 
-__all__ = ["Sweep", "Output", "axis", "points", "monte_carlo", "public_parameters"]
+__all__ = ["Sweep", "Output", "axis", "points", "monte_carlo", "public_parameters", "framingham_scores",
+           "complete_rows", "check_coalition", "whole_list"]
 
 
 @dataclass(frozen=True)
@@ -58,32 +54,43 @@ def axis(text: str | None, option: str, *, default: Sequence[Any], quick: Sequen
     return parse_positive_list(text, option)
 
 
+def whole_list(text: str, option: str) -> tuple[int, ...]:
+    """A comma-separated list of positive whole numbers, sorted; :class:`UsageError` with one line."""
+    values = parse_positive_list(text, option)
+    if any(v != int(v) for v in values):
+        raise UsageError(f"{option} expects whole numbers, got '{text}'")
+    return tuple(int(v) for v in values)
+
+
 def points(**axes: Sequence[Any]) -> list[dict[str, Any]]:
     """Every combination of the axes' values, the first axis slowest: ``points(a=(1, 2), b=(3,))``."""
     names = list(axes)
     return [dict(zip(names, values)) for values in itertools.product(*axes.values())]
 
 
-def monte_carlo(grid: Sequence[Mapping[str, Any]], trial: Callable[[Mapping[str, Any], np.random.Generator | None],
-                                                                   Mapping[str, float]],
-                *, metrics: Sequence[str], common: CommonOptions, seed: int, name: str) -> list[dict[str, Any]]:
-    """Run ``trial(point, noise)`` ``common.runs`` times per point; one row per point: the point (without
-    its keys that start with ``_``: data the trial needs, not columns), ``runs``, ``<metric>_mean`` and ``<metric>_se`` (:func:`scenarios.kit.experiments.summarize_runs`), ``seed``.
+Trial = Callable[[Mapping[str, Any], int, "np.random.Generator | None"], Mapping[str, float]]
 
-    Run ``r`` of point ``s`` draws its noise from :func:`scenarios.kit.experiments.noise_generator`
-    ``(seed, s, r)`` (simulation only; ``None``, i.e. OS randomness, with ``--os-noise``).
+
+def monte_carlo(grid: Sequence[Mapping[str, Any]], trial: Trial, *, metrics: Sequence[str], common: CommonOptions,
+                seed: int, name: str, tally: Callable[[list[Mapping[str, float]]], Mapping[str, Any]] | None = None
+                ) -> list[dict[str, Any]]:
+    """Run ``trial(point, run, noise)`` ``common.runs`` times per point; one row per point: the point (without its
+    keys that start with ``_``: data the trial needs, not columns), ``runs``, ``<metric>_mean`` and ``<metric>_se``
+    (:func:`scenarios.kit.experiments.summarize_runs`), ``tally(records)`` if given, ``seed``.  Run ``r`` of point
+    ``s`` draws its noise from ``noise_generator(seed, s, r)`` (simulation only; ``--os-noise``: ``None``, the OS).
     """
     bar = progress(len(grid) * common.runs, name)
     rows = []
     try:
         for setting, point in enumerate(grid):
-            bar.set_postfix_str(" ".join(f"{key}={value}" for key, value in point.items() if not key.startswith("_")))
+            shown = {key: value for key, value in point.items() if not key.startswith("_")}
+            bar.set_postfix_str(" ".join(f"{key}={value}" for key, value in shown.items()))
             records = []
             for run in range(common.runs):
-                records.append(trial(point, noise_generator(seed, setting, run, os_noise=common.os_noise)))
+                records.append(trial(point, run, noise_generator(seed, setting, run, os_noise=common.os_noise)))
                 bar.update(1)
-            shown = {key: value for key, value in point.items() if not key.startswith("_")}
-            rows.append({**shown, "runs": common.runs, **summarize_runs(records, metrics), "seed": seed})
+            rows.append({**shown, "runs": common.runs, **summarize_runs(records, metrics),
+                         **(tally(records) if tally else {}), "seed": seed})
     finally:
         bar.close()
     return rows
@@ -98,21 +105,13 @@ def public_parameters(options: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A paper scenario: its options, its run, its outputs and its report, driven by :meth:`main`.
-
-    :param module: ``scenarios.papers.<module>``, the command line's program name.
-    :param doc: the module docstring (the ``-h`` description).
-    :param page: the ``docs/papers/`` page with the paper's findings beside ours (printed after the tables).
-    :param declare: ``parser -> None`` adds the scenario's own options.
-    :param resolve: ``(args, common) -> options`` (a frozen dataclass with a ``common`` field); raises
-        :class:`UsageError` with one line.
-    :param run: ``(options, seed) -> [Output]`` at party 0.
-    :param report: ``(options, outputs) -> None`` prints the tables.
-    :param checks: ``async (options, seed) -> [SecureCheck]`` the ``--secure`` check (every party), or ``None``.
-    :param check_name: ``options -> name`` of the check's ``<name>_secure.csv`` (default ``module``).
-    :param note: printed before the checks' table: what they do not cover.
-    :param runs: default ``--runs``; ``quick_runs`` with ``--quick``.
-    :param spend: ``options -> SpendRequest`` (default exempt: embedded or synthetic public data).
+    """A paper scenario, driven by :meth:`main`: ``module`` (``scenarios.papers.<module>``), ``doc`` (the ``-h``
+    description), ``page`` (its ``docs/papers/`` page), ``declare(parser)`` (its own options), ``resolve(args,
+    common)`` (a frozen dataclass with a ``common`` field, or :class:`UsageError`), ``run(options, seed)`` (the
+    :class:`Output` list, at party 0), ``report(options, outputs)`` (prints the tables), ``runs``/``quick_runs``
+    (default ``--runs``), ``checks`` (``async (options, seed) -> [SecureCheck]``, the ``--secure`` check at every
+    party; its CSV ``<check_name(options)>_secure.csv``, ``note`` printed before its table) and ``spend``
+    (default exempt: embedded or synthetic public data).
     """
 
     module: str
@@ -179,7 +178,33 @@ class Sweep:
         return run_scenario(self.parse, body, public_parameters, argv, spend=self.spend)
 
 
-def usage_check(condition: bool, message: str) -> None:
-    """Raise :class:`UsageError` ``message`` unless ``condition``."""
-    if not condition:
-        raise UsageError(message)
+def framingham_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The embedded Framingham logistic-regression scores and 0/1 ``TenYearCHD`` labels (float64, int64), the
+    model's training split drawn from the public ``seed``."""
+    from scenarios.kit.datasets import framingham_with_scores
+    from secure.public_randomness import public_generator
+
+    table = framingham_with_scores(public_generator(int(seed)))
+    score, label = table.header.index("score"), table.header.index("TenYearCHD")
+    scores = np.array([float(row[score]) for row in table.rows])
+    return scores, np.array([int(float(row[label])) for row in table.rows], dtype=np.int64)
+
+
+def complete_rows(dataset: str, columns: Sequence[str]) -> np.ndarray:
+    """Float rows ``(n, len(columns))`` of ``columns`` of an embedded dataset, rows with a missing value dropped."""
+    from scenarios.kit.datasets import load_embedded
+    from secure.intake import MISSING_TOKENS
+
+    table = load_embedded(dataset)
+    positions = [table.header.index(c) for c in columns]
+    rows = [[float(row[p]) for p in positions] for row in table.rows
+            if all(row[p].strip().lower() not in MISSING_TOKENS for p in positions)]
+    return np.asarray(rows, dtype=float).reshape(-1, len(positions))
+
+
+def check_coalition(parties: int, coalition: int) -> None:
+    """``--parties`` at least 1 and ``0 <= --coalition < M/2``, else :class:`UsageError` with one line."""
+    if parties < 1:
+        raise UsageError(f"--parties must be at least 1, got {parties}")
+    if not 0 <= coalition or not 2 * coalition < parties:
+        raise UsageError(f"--coalition must satisfy 0 <= T < M/2 (M = {parties}), got {coalition}")

@@ -1,10 +1,8 @@
-"""Experiment: error of the locally private AUC protocol against the domain size d = 2^alpha (Bell et al., Fig. 3).
+"""Bell et al., Fig. 3: error of the locally private AUC protocol against the domain size d = 2^alpha.
 
-Run: ``python -m scenarios.papers.bell_auc_domain`` (add ``--quick`` for a tiny run).  Writes
-``results/bell_auc_domain.csv`` and ``.png`` and prints a table.  The paper, the data, the method, the threat
-model and the paper's findings beside ours: ``docs/papers/bell.md``.  ``--secure`` also runs the protocol once
-per split and alpha (first epsilon) as deployed on the real parties (users randomise at their party, party 0
-aggregates; local DP, no MPC): equal to the simulation (``bell_auc_domain_secure.csv``).
+Run: ``python -m scenarios.papers.bell_auc_domain [--quick]`` (``-M3 --secure``: once per split and alpha as
+deployed on real parties, local DP, no MPC; equal to the simulation).  Writes ``bell_auc_domain.csv`` and
+``.png``.  Method, data and findings beside ours: ``docs/papers/bell.md``.
 """
 from __future__ import annotations
 
@@ -15,9 +13,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_noise_generator, format_mean, new_figure, print_rows,
-                                       save_figure)
+from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_noise_generator, errorbars, format_mean,
+                                       new_figure, print_rows, save_figure, style_axes)
 from scenarios.kit.sweep import Output, Sweep, axis, monte_carlo, points
+from scenarios.kit.sweep import framingham_scores as load_scores
 
 __all__ = ["main", "parse_options", "DomainOptions", "load_scores", "synthetic_scores", "quantize_scores",
            "run_experiment", "regime", "DATASETS", "PAPER_POSITIVES", "PAPER_NEGATIVES",
@@ -77,22 +76,6 @@ def _resolve(args: Any, common: CommonOptions) -> DomainOptions:
                          dataset=args.dataset, positives=args.positives, negatives=args.negatives)
 
 
-def load_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The Framingham model scores in ``[0, 1]`` and 0/1 labels, the data split drawn from ``seed``.
-
-    :return: ``(scores, labels)`` as float64 and int64 arrays.
-    """
-    from scenarios.kit.datasets import framingham_with_scores
-    from secure.public_randomness import public_generator
-
-    table = framingham_with_scores(public_generator(int(seed)))
-    score_column = table.header.index("score")
-    label_column = table.header.index("TenYearCHD")
-    scores = np.array([float(row[score_column]) for row in table.rows])
-    labels = np.array([int(float(row[label_column])) for row in table.rows], dtype=np.int64)
-    return scores, labels
-
-
 def synthetic_scores(seed: int, *, positives: int = PAPER_POSITIVES,
                      negatives: int = PAPER_NEGATIVES) -> tuple[np.ndarray, np.ndarray]:
     """Binormal logit scores with Framingham's per-class shape and the given class sizes (docs/papers/bell.md).
@@ -133,7 +116,7 @@ def run_experiment(options: DomainOptions, seed: int) -> list[Output]:
                      "quantized_auc": float(roc_auc_score(labels, quantized)),
                      "_pos": quantized[labels == 1], "_neg": quantized[labels == 0]})
 
-    def trial(point: Any, noise: np.random.Generator | None) -> dict[str, float]:
+    def trial(point: Any, _: int, noise: np.random.Generator | None) -> dict[str, float]:
         estimate = float(ldp_auc(point["_pos"], point["_neg"], domain_size=point["domain_size"],
                                  epsilon=point["epsilon"], split=point["split"], rng=noise).auc)
         return {"estimate": estimate, "squared_error": (estimate - exact) ** 2, "absolute_error": abs(estimate - exact),
@@ -168,26 +151,16 @@ def _plot(options: DomainOptions, rows: list[dict[str, Any]], path: str) -> None
     for split in options.splits:
         for epsilon in options.epsilons:
             chosen = [row for row in rows if row["split"] == split and row["epsilon"] == epsilon]
-            x = np.array([row["domain_size"] for row in chosen], dtype=float)
-            mean = np.array([row["squared_error_mean"] for row in chosen])
-            error = np.nan_to_num(np.array([row["squared_error_se"] for row in chosen]))
-            label = f"epsilon = {epsilon:g}" + (f" ({split})" if len(options.splits) > 1 else "")
             style, marker, fill = styles[split]
-            line = axes.errorbar(x, mean, yerr=error, marker=marker, markersize=4, fillstyle=fill, linestyle=style,
-                                 capsize=2, label=label, color=colours.get(epsilon))
+            line = errorbars(axes, chosen, "domain_size", "squared_error", marker=marker, markersize=4,
+                             fillstyle=fill, linestyle=style, capsize=2, color=colours.get(epsilon),
+                             label=f"epsilon = {epsilon:g}" + (f" ({split})" if len(options.splits) > 1 else ""))
             colours[epsilon] = line[0].get_color()
-    axes.set_xscale("log", base=2)
-    axes.set_yscale("log")
-    axes.set_xlabel("domain size d")
-    axes.set_ylabel("mean squared error of the AUC estimate")
-    positives, negatives = rows[0]["positives"], rows[0]["negatives"]
     source = ("Framingham LR scores" if options.dataset == "framingham"
               else "synthetic binormal scores (Framingham's shape, the paper's class sizes)")
-    axes.set_title(f"LDP AUC protocol (Bell et al. Fig. 3)\non {source}\n"
-                   f"{positives} positives, {negatives} negatives, {options.common.runs} runs, "
-                   f"split: {', '.join(options.splits)}", fontsize=9)
-    axes.legend(fontsize=8, handlelength=4.0)
-    axes.grid(True, which="both", alpha=0.3)
+    style_axes(axes, xlabel="domain size d", ylabel="mean squared error of the AUC estimate", base=2, handlelength=4.0,
+               title=f"LDP AUC protocol (Bell et al. Fig. 3)\non {source}\n{rows[0]['positives']} positives, "
+                     f"{rows[0]['negatives']} negatives, {options.common.runs} runs, split: {', '.join(options.splits)}")
     save_figure(figure, path)
 
 
@@ -273,15 +246,10 @@ def _server_hierarchy(received: Sequence[Sequence[tuple[np.ndarray, np.ndarray, 
 
 async def ldp_auc_deployment(positives: np.ndarray, negatives: np.ndarray, *, domain_size: int, epsilon: float,
                              split: str, seed: int, setting: int) -> tuple[float, float] | None:
-    """One run of the LDP AUC protocol as deployed (Bell et al. §4): users randomise, the server aggregates.
-
-    The users are spread over the MPyC parties (user ``i`` of a class at party ``i % m``); each party
-    randomises its own users' scores and sends their reports to party 0 (the untrusted server) with
-    ``mpc.transfer``; party 0 builds the hierarchies and traverses (:func:`dp.bell.auc.hierarchical_auc`,
-    Corollary 4 threshold, ``discard="half"``, ties 1/2, as :func:`dp.bell.auc.ldp_auc`'s defaults) and runs
-    :func:`dp.bell.auc.ldp_auc` on the same scores with the same stream (:func:`check_noise_generator`).
-    Collective; at party 0 ``(deployed AUC, simulated AUC)``, else ``None``.  Relation ``equal``.
-    """
+    """One run of the LDP AUC protocol as deployed (Bell et al. §4): user ``i`` of a class randomises at party
+    ``i % m`` and its report goes to party 0 (the untrusted server) with ``mpc.transfer``, which traverses the
+    hierarchies as :func:`dp.bell.auc.ldp_auc` and runs it on the same scores and stream.  Collective; at party 0
+    ``(deployed AUC, simulated AUC)``, else ``None``."""
     from mpyc.runtime import mpc
 
     from dp.bell.auc import hierarchical_auc, ldp_auc
@@ -325,8 +293,6 @@ async def secure_checks(options: DomainOptions, seed: int) -> list[Any]:
     (:func:`ldp_auc_deployment`); the checks at party 0, ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
-    from scenarios.kit.experiments import SecureCheck
-
     scores, labels = _data(options, seed)
     epsilon = options.epsilons[0]
     checks: list[Any] = []
@@ -344,15 +310,7 @@ async def secure_checks(options: DomainOptions, seed: int) -> list[Any]:
 SWEEP = Sweep(module="bell_auc_domain", doc=__doc__ or "", page="docs/papers/bell.md", declare=_declare,
               resolve=_resolve, run=run_experiment, report=_report, runs=20, quick_runs=3, checks=secure_checks)
 
-
-def parse_options(argv: Sequence[str]) -> DomainOptions:
-    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
-    return SWEEP.parse(argv)  # type: ignore[no-any-return]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party (``--secure``: :func:`secure_checks` first); returns the exit code."""
-    return SWEEP.main(argv)
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

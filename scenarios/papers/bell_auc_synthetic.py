@@ -1,13 +1,8 @@
-"""Experiment: AUC-specific vs generic locally private AUC on synthetic data across domain sizes (Bell et al., Fig. 5-6).
+"""Bell et al., Fig. 5-6: AUC-specific vs generic locally private AUC on synthetic data across domain sizes.
 
-Run: ``python -m scenarios.papers.bell_auc_synthetic`` (add ``--quick`` for a tiny run).  Writes
-``results/bell_auc_synthetic.csv`` and ``.png`` and prints a table.
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/bell.md``.
-``--secure`` also runs both protocols once per data set and alpha (``--quick``: every alpha, else the
-smallest and largest; first epsilon) as deployed on the real parties (local DP, no MPC): equal to the
-simulation (``bell_auc_synthetic_secure.csv``).
+Run: ``python -m scenarios.papers.bell_auc_synthetic [--quick]`` (``-M3 --secure``: both protocols once per data
+set and alpha as deployed on real parties, local DP, no MPC; equal to the simulation).  Writes
+``bell_auc_synthetic.csv`` and ``.png``.  Method, data and findings beside ours: ``docs/papers/bell.md``.
 """
 from __future__ import annotations
 
@@ -18,9 +13,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, format_mean, noise_generator, print_rows, progress, save_figure,
+from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_noise_generator, errorbars, format_mean,
+                                       new_figure, noise_generator, print_rows, progress, save_figure, style_axes,
                                        summarize_runs)
 from scenarios.kit.sweep import Output, Sweep, axis
+from scenarios.papers.bell_auc_domain import ldp_auc_deployment
+from scenarios.papers.bell_auc_domain import quantize_scores as _quantize
 
 __all__ = ["main", "parse_options", "SyntheticOptions", "synthetic_scores", "run_experiment", "DATASETS",
            "PROTOCOLS", "CSV_COLUMNS", "METRICS"]
@@ -111,11 +109,6 @@ def synthetic_scores(dataset: str, per_class: int, generator: np.random.Generato
     raise ValueError(f"dataset must be one of {', '.join(DATASETS)}, got '{dataset}'")
 
 
-def _quantize(scores: np.ndarray, domain_size: int) -> np.ndarray:
-    """``fp(s, d) = min(floor(s d), d - 1)``; scores are in ``[0, 1]``."""
-    return np.minimum(np.floor(np.clip(scores, 0.0, 1.0) * domain_size), domain_size - 1).astype(np.int64)
-
-
 def _exact_auc(positives: np.ndarray, negatives: np.ndarray) -> float:
     from sklearn.metrics import roc_auc_score
 
@@ -129,22 +122,35 @@ def _record(estimate: float, exact: float) -> dict[str, float]:
             "squared_error_clipped": (clipped - exact) ** 2}
 
 
+def _generic_points(positives: np.ndarray, negatives: np.ndarray, domain_size: int) -> tuple[Any, np.ndarray]:
+    """The generic protocol's quantizer (score bins x label) and points (positives first, then negatives)."""
+    from dp.bell.quantize import Interval, Levels, Quantizer
+
+    quantizer = Quantizer([Interval(0.0, 1.0, domain_size), Levels((0.0, 1.0))])
+    return quantizer, np.column_stack([np.concatenate([positives, negatives]),
+                                       np.concatenate([np.ones(positives.size), np.zeros(negatives.size)])])
+
+
+def _generic_ratio(counts: np.ndarray, quantizer: Any, epsilon: float) -> np.ndarray:
+    """The AUC estimate of noisy histograms: the ratio of two U-statistics (AUC and comparable pairs)."""
+    from dp.bell.generic import estimate_from_histogram
+    from dp.bell.quantize import auc_kernel, comparable_kernel, kernel_matrix
+
+    numerator, comparable = (np.asarray(estimate_from_histogram(counts, kernel_matrix(
+        kernel, quantizer, kind="average", subdivisions=1), epsilon=epsilon), dtype=float)
+        for kernel in (auc_kernel, comparable_kernel))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return numerator / comparable  # type: ignore[no-any-return]
+
+
 def _generic_estimates(positives: np.ndarray, negatives: np.ndarray, domain_size: int, epsilon: float,
                        runs: int, generator: np.random.Generator | None) -> np.ndarray:
     """``runs`` AUC estimates of the generic protocol: ratio of two U-statistics from one histogram per run."""
-    from dp.bell.generic import estimate_from_histogram, simulate_histograms
-    from dp.bell.quantize import Interval, Levels, Quantizer, auc_kernel, comparable_kernel, kernel_matrix
+    from dp.bell.generic import simulate_histograms
 
-    quantizer = Quantizer([Interval(0.0, 1.0, domain_size), Levels((0.0, 1.0))])
-    points = np.column_stack([np.concatenate([positives, negatives]),
-                              np.concatenate([np.ones(positives.size), np.zeros(negatives.size)])])
-    numerator_matrix = kernel_matrix(auc_kernel, quantizer, kind="average", subdivisions=1)
-    comparable_matrix = kernel_matrix(comparable_kernel, quantizer, kind="average", subdivisions=1)
+    quantizer, points = _generic_points(positives, negatives, domain_size)
     counts = simulate_histograms(points, quantizer=quantizer, epsilon=epsilon, runs=runs, rng=generator)
-    numerator = np.asarray(estimate_from_histogram(counts, numerator_matrix, epsilon=epsilon), dtype=float)
-    comparable = np.asarray(estimate_from_histogram(counts, comparable_matrix, epsilon=epsilon), dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return numerator / comparable
+    return _generic_ratio(counts, quantizer, epsilon)
 
 
 def run_experiment(options: SyntheticOptions, seed: int) -> list[Output]:
@@ -195,13 +201,7 @@ def run_experiment(options: SyntheticOptions, seed: int) -> list[Output]:
 
 
 def _plot(options: SyntheticOptions, rows: list[dict[str, Any]], path: str) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    panels = len(options.datasets)
-    figure = Figure(figsize=(5.2 * panels, 4.4), layout="constrained")
-    FigureCanvasAgg(figure)
-    axes_list = figure.subplots(1, panels, squeeze=False)[0]
+    figure, axes_list = new_figure(5.2 * len(options.datasets), 4.4, panels=(1, len(options.datasets)))
     colours = {epsilon: f"C{index}" for index, epsilon in enumerate(options.epsilons)}
     for axes, dataset in zip(axes_list, options.datasets):
         for protocol, (line, marker, fill) in PROTOCOL_STYLES.items():
@@ -210,18 +210,11 @@ def _plot(options: SyntheticOptions, rows: list[dict[str, Any]], path: str) -> N
                           and row["epsilon"] == epsilon and math.isfinite(row["squared_error_mean"])]
                 if not chosen:
                     continue
-                axes.errorbar([row["domain_size"] for row in chosen], [row["squared_error_mean"] for row in chosen],
-                              yerr=np.nan_to_num([row["squared_error_se"] for row in chosen]), marker=marker,
-                              markersize=4, fillstyle=fill, linestyle=line, capsize=2, color=colours[epsilon],
-                              label=f"{'AUC-specific' if protocol == 'auc_specific' else 'generic'}, "
-                                    f"epsilon = {epsilon:g}")
-        axes.set_xscale("log", base=2)
-        axes.set_yscale("log")
-        axes.set_xlabel("domain size d")
-        axes.set_ylabel("mean squared error of the AUC estimate")
-        axes.set_title(f"{dataset}: {options.per_class} users per class, {options.common.runs} runs", fontsize=9)
-        axes.grid(True, which="both", alpha=0.3)
-        axes.legend(fontsize=7, handlelength=4.0)
+                errorbars(axes, chosen, "domain_size", "squared_error", marker=marker, markersize=4, fillstyle=fill,
+                          linestyle=line, capsize=2, color=colours[epsilon],
+                          label=f"{'AUC-specific' if protocol == 'auc_specific' else 'generic'}, epsilon = {epsilon:g}")
+        style_axes(axes, xlabel="domain size d", ylabel="mean squared error of the AUC estimate", base=2, legend=7,
+                   handlelength=4.0, title=f"{dataset}: {options.per_class} users per class, {options.common.runs} runs")
     figure.suptitle("Bell et al. Fig. 5-6: AUC-specific (solid, filled circles) vs generic (dashed, open squares) "
                     "LDP protocol; colour: epsilon", fontsize=10)
     save_figure(figure, path)
@@ -246,24 +239,16 @@ def _report(options: SyntheticOptions, outputs: Sequence[Output]) -> None:
 
 async def _generic_deployment(positives: np.ndarray, negatives: np.ndarray, *, domain_size: int, epsilon: float,
                               seed: int, setting: int) -> tuple[float, float] | None:
-    """One run of the generic protocol (Algorithm 1) as deployed: users randomise, the server aggregates.
-
-    User ``i`` (positives first, then negatives, as :func:`_generic_estimates` orders them) is hosted by party
-    ``i % m``; the party quantizes and randomises its own users' points (:func:`dp.bell.generic.randomize`, the
-    others' points zeroed first: the stream's consumption does not depend on them) and sends the reports to
-    party 0 with ``mpc.transfer``; party 0 builds the histogram and the ratio of the two estimates, and runs
-    :func:`_generic_estimates` once with the same stream.  Collective; ``(deployed, simulated)`` at party 0.
-    """
+    """One run of the generic protocol (Algorithm 1) as deployed: user ``i`` (positives first) randomises at party
+    ``i % m`` (the others' points zeroed first) and its report goes to party 0 with ``mpc.transfer``, which builds
+    the histogram and the ratio, and runs :func:`_generic_estimates` once with the same stream.  Collective;
+    ``(deployed, simulated)`` at party 0."""
     from mpyc.runtime import mpc
 
-    from dp.bell.generic import estimate_from_histogram, histogram, randomize
-    from dp.bell.quantize import Interval, Levels, Quantizer, auc_kernel, comparable_kernel, kernel_matrix
-    from scenarios.papers.bell_auc_domain import check_noise_generator
+    from dp.bell.generic import histogram, randomize
 
     parties, pid = len(mpc.parties), int(mpc.pid)
-    quantizer = Quantizer([Interval(0.0, 1.0, domain_size), Levels((0.0, 1.0))])
-    points = np.column_stack([np.concatenate([positives, negatives]),
-                              np.concatenate([np.ones(positives.size), np.zeros(negatives.size)])])
+    quantizer, points = _generic_points(positives, negatives, domain_size)
     mine = np.arange(points.shape[0]) % parties == pid
     generator = check_noise_generator(seed, setting)
     prepared = quantizer.prepare(np.where(mine[:, None], points, 0.0))
@@ -275,13 +260,7 @@ async def _generic_deployment(positives: np.ndarray, negatives: np.ndarray, *, d
     everyone = np.zeros(points.shape[0], dtype=np.int64)
     for positions, values in received:
         everyone[positions] = values
-    counts = histogram(everyone, bins=quantizer.bins)
-    numerator = float(estimate_from_histogram(counts, kernel_matrix(auc_kernel, quantizer, kind="average",
-                                                                    subdivisions=1), epsilon=epsilon))
-    comparable = float(estimate_from_histogram(counts, kernel_matrix(comparable_kernel, quantizer, kind="average",
-                                                                     subdivisions=1), epsilon=epsilon))
-    with np.errstate(divide="ignore", invalid="ignore"):   # as _generic_estimates
-        deployed = float(np.float64(numerator) / np.float64(comparable))
+    deployed = float(_generic_ratio(histogram(everyone, bins=quantizer.bins), quantizer, epsilon))
     simulated = float(_generic_estimates(positives, negatives, domain_size, epsilon, 1,
                                          check_noise_generator(seed, setting))[0])
     return deployed, simulated
@@ -298,8 +277,6 @@ async def secure_checks(options: SyntheticOptions, seed: int) -> list[Any]:
     of the generic one (:func:`_generic_deployment`), deployed on the real parties; relation ``equal``."""
     from mpyc.runtime import mpc
 
-    from scenarios.kit.experiments import SecureCheck
-    from scenarios.papers.bell_auc_domain import ldp_auc_deployment
     from secure.public_randomness import public_generator
 
     epsilon = options.epsilons[0]
@@ -327,16 +304,7 @@ async def secure_checks(options: SyntheticOptions, seed: int) -> list[Any]:
 SWEEP = Sweep(module="bell_auc_synthetic", doc=__doc__ or "", page="docs/papers/bell.md", declare=_declare,
               resolve=_resolve, run=run_experiment, report=_report, runs=20, quick_runs=3, checks=secure_checks)
 
-
-def parse_options(argv: Sequence[str]) -> SyntheticOptions:
-    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
-    return SWEEP.parse(argv)  # type: ignore[no-any-return]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party (``--secure``: :func:`secure_checks` first); returns the exit code."""
-    return SWEEP.main(argv)
-
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

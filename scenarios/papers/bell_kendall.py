@@ -1,25 +1,8 @@
-"""Experiment: private Kendall's tau — generic LDP vs 2PC subsampled pairs vs all pairs (Bell et al. Fig. 4).
+"""Bell et al., Fig. 4: private Kendall's tau, generic LDP vs 2PC subsampled pairs vs all pairs.
 
-Run: ``python -m scenarios.papers.bell_kendall`` (add ``--quick`` for a tiny run).  Writes
-``results/bell_kendall.csv`` and ``.png``.
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/bell.md``.
-
-Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
-  --epsilon-grid E1,E2,...  epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5; --quick: 0.05,5)
-  --permutations P1,P2,...  numbers of permutations P (default 1,2,5,10)
-  --parties M               simulated parties holding the rows (default 3)
-  --coalition T             coalition size the noise is calibrated for, T < M/2 (default 1)
-  --delta D                 delta of the all-pairs baseline (default 1e-8)
-  --age-width YEARS         width of the age bands (default 5; 1 keeps every year, 71 levels)
-  --rows N                  use only the first N complete rows (default all; --quick: 600)
-  --secure                  also run one repetition of the subsampled-pairs protocol on the MPyC path
-                            (-M3: real parties, rows i, i+m, ... at party i) at the smallest epsilon, for
-                            every P (--quick: smallest and largest), with fixed per-party draws fed to both
-                            paths: the released tau and every opened per-pair value must be equal
-                            (bell_kendall_secure.csv; a disagreement exits 1).  Generic LDP and all pairs
-                            are not checked (no MPC path; see the notes)
+Run: ``python -m scenarios.papers.bell_kendall [--quick]`` (``-M3 --secure``: one repetition of the
+subsampled-pairs protocol per P on the MPyC path with fixed per-party draws, equal to the simulation).  Writes
+``bell_kendall.csv`` and ``.png``.  Method, data and findings beside ours: ``docs/papers/bell.md``.
 """
 from __future__ import annotations
 
@@ -30,10 +13,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_noise_generator, check_positive_number, format_mean,
-                                       new_figure, noise_generator, parse_positive_list, print_rows, progress,
-                                       save_figure, summarize)
-from scenarios.kit.sweep import Output, Sweep, axis
+from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_positive_number, errorbars, format_mean,
+                                       new_figure, noise_generator, party_draws, print_rows, progress, save_figure,
+                                       style_axes, summarize)
+from scenarios.kit.sweep import Output, Sweep, axis, check_coalition, complete_rows, whole_list
 
 __all__ = ["main", "parse_options", "KendallOptions", "run_experiment", "load_ratings", "CSV_COLUMNS",
            "method_names"]
@@ -72,29 +55,22 @@ def method_names(permutations: Sequence[int]) -> list[str]:
 
 
 def _declare(parser: ScenarioParser) -> None:
-    parser.add_argument("--epsilon-grid", default=None)
-    parser.add_argument("--permutations", default=None)
-    parser.add_argument("--parties", type=int, default=3)
-    parser.add_argument("--coalition", type=int, default=1)
-    parser.add_argument("--delta", type=float, default=DEFAULT_DELTA)
-    parser.add_argument("--age-width", type=int, default=5)
-    parser.add_argument("--rows", type=int, default=None)
+    parser.add_argument("--epsilon-grid", help="epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5; --quick: 0.05,5)")
+    parser.add_argument("--permutations", help="numbers of permutations P (default 1,2,5,10)")
+    parser.add_argument("--parties", type=int, default=3, help="simulated parties holding the rows (default 3)")
+    parser.add_argument("--coalition", type=int, default=1,
+                        help="coalition size the noise is calibrated for, T < M/2 (default 1)")
+    parser.add_argument("--delta", type=float, default=DEFAULT_DELTA, help="delta of the all-pairs baseline (1e-8)")
+    parser.add_argument("--age-width", type=int, default=5,
+                        help="width of the age bands in years (default 5; 1 keeps every year, 71 levels)")
+    parser.add_argument("--rows", type=int, help="use only the first N complete rows (default all; --quick: 600)")
 
 
 def _resolve(args: Any, common: CommonOptions) -> KendallOptions:
     epsilons = axis(args.epsilon_grid, "--epsilon-grid", default=DEFAULT_EPSILONS, quick=QUICK_EPSILONS,
                     is_quick=args.quick)
-    if args.permutations:
-        values = parse_positive_list(args.permutations, "--permutations")
-        if any(v != int(v) for v in values):
-            raise UsageError(f"--permutations expects whole numbers, got '{args.permutations}'")
-        permutations = tuple(int(v) for v in values)
-    else:
-        permutations = DEFAULT_PERMUTATIONS
-    if args.parties < 1:
-        raise UsageError(f"--parties must be at least 1, got {args.parties}")
-    if not 0 <= args.coalition or not 2 * args.coalition < args.parties:
-        raise UsageError(f"--coalition must satisfy 0 <= T < M/2 (M = {args.parties}), got {args.coalition}")
+    permutations = whole_list(args.permutations, "--permutations") if args.permutations else DEFAULT_PERMUTATIONS
+    check_coalition(args.parties, args.coalition)
     delta = check_positive_number(args.delta, "--delta")
     if delta >= 1:
         raise UsageError(f"--delta must lie in (0, 1), got {delta:g}")
@@ -121,14 +97,7 @@ def load_ratings(age_width: int, rows: int | None = None) -> np.ndarray:
 
     :return: float array ``(n, 2)``.
     """
-    from scenarios.kit.datasets import load_embedded
-    from secure.intake import MISSING_TOKENS
-
-    table = load_embedded("framingham")
-    positions = [table.header.index("age"), table.header.index("education")]
-    data = [[float(row[p]) for p in positions] for row in table.rows
-            if all(row[p].strip().lower() not in MISSING_TOKENS for p in positions)]
-    values = np.asarray(data, dtype=float)
+    values = complete_rows("framingham", ("age", "education"))
     levels = age_levels(age_width)
     age = np.clip(values[:, 0], *AGE_DOMAIN)
     bands = np.minimum(np.floor((age - AGE_DOMAIN[0]) / age_width), levels - 1)
@@ -260,22 +229,11 @@ def _plot(options: KendallOptions, rows: list[dict[str, Any]], exact: float, pat
     figure, axes = new_figure()
     markers = "osD^v<>ph*"
     for k, method in enumerate(method_names(options.permutations)):
-        mine = [row for row in rows if row["method"] == method]
-        x = np.array([row["epsilon"] for row in mine])
-        mean = np.array([row["mse_mean"] for row in mine])
-        error = np.nan_to_num(np.array([row["mse_se"] for row in mine]))
-        line = "--" if method in ("generic LDP", "all pairs") else "-"
-        axes.errorbar(x, mean, yerr=error, marker=markers[k % len(markers)], linestyle=line, capsize=3,
-                      label=method)
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlabel("epsilon")
-    axes.set_ylabel("mean squared error of Kendall's tau")
-    n = rows[0]["n"]
-    axes.set_title(f"Kendall's tau (Bell et al. Fig. 4): Framingham age band vs education, n = {n}, "
-                   f"tau = {exact:.3f}, {options.common.runs} runs", fontsize=8)
-    axes.legend(fontsize=8)
-    axes.grid(True, which="both", alpha=0.3)
+        errorbars(axes, [row for row in rows if row["method"] == method], "epsilon", "mse", label=method,
+                  marker=markers[k % len(markers)], linestyle="--" if method in ("generic LDP", "all pairs") else "-")
+    style_axes(axes, xlabel="epsilon", ylabel="mean squared error of Kendall's tau", fontsize=8,
+               title=f"Kendall's tau (Bell et al. Fig. 4): Framingham age band vs education, n = {rows[0]['n']}, "
+                     f"tau = {exact:.3f}, {options.common.runs} runs")
     save_figure(figure, path)
 
 
@@ -323,16 +281,11 @@ def secure_check_permutations(options: KendallOptions) -> tuple[int, ...]:
         else options.permutations
 
 
-
 async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:
-    """``--secure``: one repetition of the 2PC subsampled-pairs protocol on the MPyC path, per checked ``P``.
-
-    Every party holds rows ``i, i+m, ...`` of the data (``m`` the real parties, ``t`` MPyC's threshold), runs
-    :func:`dp.bell.subsampled_pairs.run_secure_subsampled` at the smallest epsilon with public pair seed
-    ``seed`` and fixed per-party draws (:func:`check_noise_generator`, through its ``noise_source`` hook);
-    party 0 then runs :func:`dp.bell.subsampled_pairs.simulate_subsampled` on the same rows, pairs and draws.
-    Relation ``equal``: the released tau and every opened per-pair value must be identical.
-    Collective (every party calls it); returns the checks at party 0, ``[]`` elsewhere.
+    """``--secure``: one repetition of the 2PC subsampled-pairs protocol per checked ``P`` at the smallest
+    epsilon: party ``i`` holds rows ``i, i+m, ...`` and runs :func:`dp.bell.subsampled_pairs.run_secure_subsampled`
+    with fixed per-party draws (``noise_source``); party 0 simulates the same rows, pairs and draws.  Relation
+    ``equal``: the tau and every opened per-pair value.  Collective; the checks at party 0, ``[]`` elsewhere.
     """
     from mpyc.runtime import mpc
 
@@ -344,7 +297,6 @@ async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:
         run_secure_subsampled,
         simulate_subsampled,
     )
-    from scenarios.kit.experiments import SecureCheck
     from secure.kernels import get_kernel
 
     setup = _setup(options)
@@ -357,17 +309,13 @@ async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:
                                      permutations=permutations)
         plans = plans_for_pairs(query, parties, threshold)
         count = len(pairs_for(query, setup.values.shape[0], seed))
-
-        def draws(party: int) -> np.ndarray:
-            generator = check_noise_generator(seed, setting, party)
-            return np.stack([party_pair_draws(plan, count, generator) for plan in plans])
-
-        own = draws(pid)
+        every = party_draws(seed, setting, parties,
+                            lambda generator: np.stack([party_pair_draws(plan, count, generator) for plan in plans]))
         release = await run_secure_subsampled(query, query.prepare(by_party[pid]), seed=seed,
-                                              noise_source=lambda plan, index, size: own[index])
+                                              noise_source=lambda plan, index, size: every[pid][index])
         if release is None:
             continue
-        noise = np.stack([draws(party) for party in range(parties)], axis=1)[None]  # (1, outputs, parties, pairs)
+        noise = np.stack(every, axis=1)[None]  # (1, outputs, parties, pairs)
         simulation = simulate_subsampled(query, by_party, threshold=threshold, seed=seed, runs=1, noise=noise)
         label = f"subsampled P={permutations}, epsilon={epsilon:g}, m={parties}, t={threshold}"
         checks.append(SecureCheck(f"{label}: tau", float(release.estimate), float(simulation.estimates[0]),
@@ -378,20 +326,10 @@ async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:
     return checks
 
 
-
 SWEEP = Sweep(module="bell_kendall", doc=__doc__ or "", page="docs/papers/bell.md", declare=_declare,
               resolve=_resolve, run=run_experiment, report=_report, runs=100, quick_runs=60, checks=secure_checks)
 
-
-def parse_options(argv: Sequence[str]) -> KendallOptions:
-    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
-    return SWEEP.parse(argv)  # type: ignore[no-any-return]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party (``--secure``: :func:`secure_checks` first); returns the exit code."""
-    return SWEEP.main(argv)
-
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,13 +1,8 @@
 r"""Costs of the private ECDF by function secret sharing beside the paper (§4.2) and beside §4.1.
 
-Run: ``python -m scenarios.papers.ecdf_fss_costs -M3`` (three local parties; ``--quick`` for a tiny run).
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
+Run: ``python -m scenarios.papers.ecdf_fss_costs -M3 [--quick]`` (three local parties).  Party 0 writes
+``ecdf_fss_keys.csv``, ``ecdf_fss_costs.csv`` and ``ecdf_fss_costs.png``.  Findings beside ours:
 ``docs/papers/barczewski.md``.
-
-Options: ``--points N`` (grid size, a power of two from 4 to 4096; default 1024), ``--results-dir DIR``
-(party 0 writes ``ecdf_fss_keys.csv``, ``ecdf_fss_costs.csv`` and ``ecdf_fss_costs.png``; default
-``results``), ``--quick``.
 """
 from __future__ import annotations
 
@@ -22,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, run_scenario
+from scenarios.kit.experiments import exempt_spend, new_figure, print_rows, save_figure, style_axes, write_csv
 
 __all__ = ["main", "parse_options", "KEY_CSV", "COST_CSV", "PNG_NAME", "KEY_BITS", "batch_sizes",
            "batch_queries"]
@@ -56,14 +52,11 @@ class CostOptions:
 
 
 def parse_options(argv: Sequence[str]) -> CostOptions:
-    """Parse ``--points``, ``--results-dir``, ``--quick``.
-
-    :raise UsageError: on a bad value.
-    """
+    """Parse ``--points``, ``--results-dir``, ``--quick``; :class:`UsageError` with one line."""
     parser = ScenarioParser(prog="python -m scenarios.papers.ecdf_fss_costs", description=__doc__)
-    parser.add_argument("--points", type=int, default=None)
-    parser.add_argument("--results-dir", default="results")
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--points", type=int, help="grid size, a power of two from 4 to 4096 (default 1024)")
+    parser.add_argument("--results-dir", default="results", help="where party 0 writes its files (default results)")
+    parser.add_argument("--quick", action="store_true", help="a tiny run, for tests")
     args = parser.parse_args(list(argv))
     points = args.points if args.points is not None else (QUICK_POINTS if args.quick else DEFAULT_POINTS)
     if not 4 <= points <= 4096 or points & (points - 1):
@@ -186,8 +179,6 @@ async def _run(options: CostOptions) -> Callable[[], None] | None:
 
 def _deliver(options: CostOptions, key_rows: list[dict[str, Any]], records: list[dict[str, Any]], n: int,
              points: int, bits: int, key_bytes: int, upload_seconds: float, parties: int) -> None:
-    from scenarios.kit.experiments import print_rows, write_csv
-
     os.makedirs(options.results_dir, exist_ok=True)
     key_path = os.path.join(options.results_dir, KEY_CSV)
     cost_path = os.path.join(options.results_dir, COST_CSV)
@@ -214,14 +205,7 @@ def _deliver(options: CostOptions, key_rows: list[dict[str, Any]], records: list
 
 
 def _plot(key_rows: list[dict[str, Any]], records: list[dict[str, Any]], path: str) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    from scenarios.kit.experiments import save_figure
-
-    figure = Figure(figsize=(11.0, 4.4), layout="constrained")
-    FigureCanvasAgg(figure)
-    left, right = figure.add_subplot(1, 2, 1), figure.add_subplot(1, 2, 2)
+    figure, (left, right) = new_figure(11.0, 4.4, panels=(1, 2))
     for (protocol, setting), style in _series(records).items():
         chosen = [r for r in records if r["protocol"] == protocol and r["setting"] == setting]
         batches = [r["batch"] for r in chosen]
@@ -229,20 +213,13 @@ def _plot(key_rows: list[dict[str, Any]], records: list[dict[str, Any]], path: s
                   + (" (upload + batch)" if protocol == "fss" else " (per batch)"), linestyle=style[1])
         if protocol == "fss" and "measured" == chosen[0]["kind"]:
             left.plot(batches, [r["batch_bytes"] for r in chosen], "o:", label="fss, query round only")
-    left.set_xscale("log")
-    left.set_yscale("log")
-    left.set_xlabel("query batch |B|")
-    left.set_ylabel("bytes")
-    left.set_title("Bytes against |B|")
-    left.legend(fontsize=7)
+    style_axes(left, xlabel="query batch |B|", ylabel="bytes", title="Bytes against |B|", fontsize=12, legend=7)
     bits = [r["bits"] for r in key_rows]
     right.plot(bits, [8 * r["bytes_per_key"] for r in key_rows], "o-", label="measured (serialized bits per key)")
     right.plot(bits, [r["key_bits"] for r in key_rows], "s--", label="ours: 194 L + 192")
     right.plot(bits, [r["paper_bits"] for r in key_rows], "^:", label="paper: L (lambda + log2 n)")
-    right.set_xlabel("L (DCF bits)")
-    right.set_ylabel("bits per key")
-    right.set_title("Key size per owner row")
-    right.legend(fontsize=7)
+    style_axes(right, xlabel="L (DCF bits)", ylabel="bits per key", title="Key size per owner row", fontsize=12,
+               log="", legend=7)
     save_figure(figure, path)
 
 
@@ -254,8 +231,6 @@ def _series(records: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[str, s
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the cost scenario; returns the exit code."""
-    from scenarios.kit.experiments import exempt_spend
-
     return run_scenario(parse_options, _run,
                         lambda options: {"points": options.points, "quick": options.quick}, argv, spend=exempt_spend)
 

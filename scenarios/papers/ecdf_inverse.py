@@ -1,22 +1,8 @@
-"""Experiment: errors of a private ECDF and of its inverse, raw and smoothed (paper Fig. 4).
+"""Barczewski et al., Fig. 4: errors of a private ECDF and of its inverse, raw and smoothed.
 
-Run: ``python -m scenarios.papers.ecdf_inverse`` (add ``--quick`` for a tiny run).  Writes
-``results/ecdf_inverse.csv`` and ``.png``.
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/barczewski.md``.
-
-Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
-  --epsilon-grid E1,E2,...  epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5,10)
-  --lambda L                Poisson rate of X_pois (default 3)
-  --points N                grid size N (default 2^15; --quick: 2^8)
-  --queries Q               random points x and levels p per run (default 200; --quick: 50)
-  --smoothing-norm {1,2}    p of eq. (3) for the smoothed curve (default 2)
-  --secure                  also run one repetition (run 0) of every epsilon on the MPyC path: with -M3
-                            real parties, rows i, i+m, ... of the instances at party i, the secure tree
-                            ECDF (dp.ecdf.secure_release.run_secure_ecdf) with fixed per-party node
-                            draws fed to both paths; the released counts and the run's four MSEs must be
-                            equal (ecdf_inverse_secure.csv; a disagreement exits 1)
+Run: ``python -m scenarios.papers.ecdf_inverse [--quick]`` (``-M3 --secure``: run 0 of every epsilon through the
+secure tree ECDF on real parties with fixed per-party node draws, equal to the simulation).  Writes
+``ecdf_inverse.csv`` and ``.png``.  Findings beside ours: ``docs/papers/barczewski.md``.
 """
 from __future__ import annotations
 
@@ -27,10 +13,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, format_mean, new_figure,
-                                       noise_generator, poisson_cumulative_counts, print_rows, progress, run_seeds,
-                                       save_figure, summarize_runs)
-from scenarios.kit.sweep import Output, Sweep, axis
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, equal_checks, errorbars,
+                                       format_mean, new_figure, poisson_cumulative_counts, print_rows, run_seeds,
+                                       save_figure, style_axes)
+from scenarios.kit.sweep import Output, Sweep, axis, monte_carlo
+from scenarios.papers.ecdf_smoothing import counts_check, secure_ecdf_counts, tally_failures
 
 __all__ = ["main", "parse_options", "InverseOptions", "run_experiment", "secure_checks", "CSV_COLUMNS", "METRICS"]
 
@@ -67,11 +54,13 @@ class InverseOptions:
 
 
 def _declare(parser: ScenarioParser) -> None:
-    parser.add_argument("--epsilon-grid", default=None)
-    parser.add_argument("--lambda", dest="poisson_rate", type=float, default=3.0)
-    parser.add_argument("--points", type=int, default=None)
-    parser.add_argument("--queries", type=int, default=None)
-    parser.add_argument("--smoothing-norm", type=int, choices=(1, 2), default=2)
+    parser.add_argument("--epsilon-grid", help="epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5,10)")
+    parser.add_argument("--lambda", dest="poisson_rate", type=float, default=3.0,
+                        help="Poisson rate of X_pois (default 3)")
+    parser.add_argument("--points", type=int, help="grid size N (default 2^15; --quick: 2^8)")
+    parser.add_argument("--queries", type=int, help="random points x and levels p per run (default 200; --quick: 50)")
+    parser.add_argument("--smoothing-norm", type=int, choices=(1, 2), default=2,
+                        help="p of eq. (3) for the smoothed curve (default 2)")
 
 
 def _resolve(args: Any, common: CommonOptions) -> InverseOptions:
@@ -130,62 +119,46 @@ def run_experiment(options: InverseOptions, seed: int) -> list[Output]:
     from dp.ecdf.grid import prefix_incidence
     from dp.ecdf.tree import plan_tree_noise
 
-    points = options.points
-    grid = _grid(points)  # tau_i = i / N, the values of X_pois / N
-    incidence = prefix_incidence(points)
+    grid = _grid(options.points)  # tau_i = i / N, the values of X_pois / N
+    incidence = prefix_incidence(options.points)
     seeds = run_seeds(seed, options.common.runs)
-    rows: list[dict[str, Any]] = []
-    bar = progress(len(options.epsilons) * options.common.runs, "ecdf_inverse")
-    try:
-        for index, epsilon in enumerate(options.epsilons):
-            bar.set_postfix_str(f"epsilon={epsilon:g}")
-            plan = plan_tree_noise(epsilon=epsilon, points=points)
-            records = []
-            for run in range(options.common.runs):
-                data = data_generator(seeds[run])
-                cumulative = poisson_cumulative_counts(data, options.poisson_rate, points)
-                at = data.uniform(0.0, 1.0, size=options.queries)        # public evaluation points
-                levels = data.uniform(0.0, 1.0, size=options.queries)    # public quantile levels
-                generator = noise_generator(seed, index, run, os_noise=options.common.os_noise)
-                records.append(_one_run(grid, cumulative, at, levels, plan, incidence,
-                                        options.smoothing_norm, generator))
-                bar.update(1)
-            expected_rows = options.poisson_rate * points
-            rows.append({
-                "epsilon": epsilon, "lambda": options.poisson_rate, "points": points,
-                "queries": options.queries, "smoothing_norm": options.smoothing_norm,
-                "runs": options.common.runs, "solver_failures": int(sum(r["failures"] for r in records)),
-                **summarize_runs(records, METRICS),
-                "predicted_mse_ecdf": plan.point_variance / expected_rows**2, "seed": seed,
-            })
-    finally:
-        bar.close()
+    expected_rows = options.poisson_rate * options.points
+    settings = []
+    for epsilon in options.epsilons:
+        plan = plan_tree_noise(epsilon=epsilon, points=options.points)
+        settings.append({"epsilon": epsilon, "lambda": options.poisson_rate, "points": options.points,
+                         "queries": options.queries, "smoothing_norm": options.smoothing_norm, "_plan": plan,
+                         "predicted_mse_ecdf": plan.point_variance / expected_rows**2})
+
+    def trial(point: Any, run: int, noise: np.random.Generator | None) -> dict[str, float]:
+        return _one_run(grid, *_run_data(options, seeds[run]), point["_plan"], incidence, options.smoothing_norm,
+                        noise)
+
+    rows = monte_carlo(settings, trial, metrics=METRICS, common=options.common, seed=seed, name="ecdf_inverse",
+                       tally=lambda records: tally_failures(records, None))
     return [Output("ecdf_inverse", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
+
+
+def _run_data(options: InverseOptions, run_seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One run's public data: ``X_pois(lambda)``'s cumulative counts, the evaluation points ``x``, the levels ``p``."""
+    data = data_generator(run_seed)
+    cumulative = poisson_cumulative_counts(data, options.poisson_rate, options.points)
+    return cumulative, data.uniform(0.0, 1.0, size=options.queries), data.uniform(0.0, 1.0, size=options.queries)
 
 
 def _plot(options: InverseOptions, rows: list[dict[str, Any]], path: str) -> None:
     figure, axes = new_figure()
-    x = np.array([row["epsilon"] for row in rows])
     styles = {"mse_ecdf": ("o", "-"), "mse_smoothed_ecdf": ("^", ":"),
               "mse_inverse": ("s", "-"), "mse_smoothed_inverse": ("D", "-")}
     for metric in METRICS:
-        mean = np.array([row[f"{metric}_mean"] for row in rows])
-        error = np.nan_to_num(np.array([row[f"{metric}_se"] for row in rows]))
-        marker, line = styles[metric]
         label = LABELS[metric] + ("" if "inverse" in metric or metric == "mse_ecdf" else " (extra)")
-        if "smoothed" in metric:
-            label += f", p = {options.smoothing_norm}"
-        axes.errorbar(x, mean, yerr=error, marker=marker, linestyle=line, capsize=3, label=label)
-    axes.plot(x, [row["predicted_mse_ecdf"] for row in rows], color="grey", linestyle="--", linewidth=1,
-              label="F_hat predicted (Theorem 1, discrete noise)")
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlabel("epsilon")
-    axes.set_ylabel("mean squared error")
-    axes.set_title(f"ECDF and inverse ECDF errors: X_pois({options.poisson_rate:g}) on [0, 1], "
-                   f"N = {options.points}, {options.common.runs} runs", fontsize=9)
-    axes.legend(fontsize=8)
-    axes.grid(True, which="both", alpha=0.3)
+        label += f", p = {options.smoothing_norm}" if "smoothed" in metric else ""
+        errorbars(axes, rows, "epsilon", metric, marker=styles[metric][0], linestyle=styles[metric][1], label=label)
+    axes.plot([row["epsilon"] for row in rows], [row["predicted_mse_ecdf"] for row in rows], color="grey",
+              linestyle="--", linewidth=1, label="F_hat predicted (Theorem 1, discrete noise)")
+    style_axes(axes, xlabel="epsilon", ylabel="mean squared error",
+               title=f"ECDF and inverse ECDF errors: X_pois({options.poisson_rate:g}) on [0, 1], "
+                     f"N = {options.points}, {options.common.runs} runs")
     save_figure(figure, path)
 
 
@@ -209,30 +182,19 @@ def _grid(points: int) -> np.ndarray:
 
 
 async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
-    """``--secure``: run 0 of every epsilon on the MPyC path, beside the simulated path with the same draws.
-
-    The run's data (``X_pois(lambda)`` on ``[0, 1]``, its points ``x`` and levels ``p``, as in
-    :func:`run_experiment`) is expanded to its instances ``i / N`` and split over the parties
-    (:func:`scenarios.papers.ecdf_smoothing.party_share`); the MPyC path is
-    :func:`scenarios.papers.ecdf_smoothing.secure_ecdf_counts` (:func:`dp.ecdf.secure_release.run_secure_ecdf`
-    with fixed node draws), the simulated path this experiment's own :func:`_one_run` given the sum of the
-    same draws.  Relation ``equal``: the released counts and the four MSEs (ECDF and Algorithm 1's inverse,
-    raw and smoothed) must be identical.  Collective; returns the checks at party 0, ``[]`` elsewhere.
-    """
+    """``--secure``: run 0 of every epsilon (its instances ``i / N``) through
+    :func:`scenarios.papers.ecdf_smoothing.secure_ecdf_counts`, beside :func:`_one_run` given the sum of the same
+    draws; relation ``equal`` for the released counts and the four MSEs.  Collective; the checks at party 0,
+    ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.grid import prefix_incidence
     from dp.ecdf.tree import noisy_counts
-    from scenarios.kit.experiments import SecureCheck
-    from scenarios.papers.ecdf_smoothing import secure_ecdf_counts
 
     points = options.points
     grid = _grid(points)
     incidence = prefix_incidence(points)
-    data = data_generator(run_seeds(seed, options.common.runs)[0])
-    cumulative = poisson_cumulative_counts(data, options.poisson_rate, points)
-    at = data.uniform(0.0, 1.0, size=options.queries)
-    levels = data.uniform(0.0, 1.0, size=options.queries)
+    cumulative, at, levels = _run_data(options, run_seeds(seed, options.common.runs)[0])
     checks: list[Any] = []
     if int(cumulative[-1]) == 0:  # no instance: nothing to release (the experiment records nan too)
         return checks
@@ -248,27 +210,15 @@ async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
                           released_counts=counts)
         label = (f"epsilon={epsilon:g} lambda={options.poisson_rate:g} N={points} run 0 "
                  f"(m={len(mpc.parties)} t={mpc.threshold})")
-        differing = int(np.count_nonzero(counts != noisy_counts(cumulative, total)))
-        checks.append(SecureCheck(f"{label}: released counts differing (of {points})", float(differing), 0.0,
-                                  "equal"))
-        for metric in METRICS:
-            checks.append(SecureCheck(f"{label}: {metric}", secure[metric], simulated[metric], "equal"))
+        checks.append(counts_check(label, counts, noisy_counts(cumulative, total)))
+        checks += equal_checks(label, secure, simulated, METRICS)
     return checks
 
 
 SWEEP = Sweep(module="ecdf_inverse", doc=__doc__ or "", page="docs/papers/barczewski.md", declare=_declare,
               resolve=_resolve, run=run_experiment, report=_report, runs=100, quick_runs=6, checks=secure_checks)
 
-
-def parse_options(argv: Sequence[str]) -> InverseOptions:
-    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
-    return SWEEP.parse(argv)  # type: ignore[no-any-return]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party (``--secure``: :func:`secure_checks` first); returns the exit code."""
-    return SWEEP.main(argv)
-
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,23 +1,8 @@
-"""Experiment: how much monotone smoothing reduces the error of a private ECDF (paper Figs. 2 and 3).
+"""Barczewski et al., Fig. 2-3: how much monotone smoothing reduces the error of a private ECDF.
 
-Run: ``python -m scenarios.papers.ecdf_smoothing --vary epsilon`` (Fig. 2) or ``--vary lambda`` (Fig. 3);
-add ``--quick`` for a tiny run.  Writes ``results/ecdf_smoothing_<vary>.csv`` and ``.png``.
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/barczewski.md``.
-
-Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
-  --vary {epsilon,lambda}   the swept parameter (default epsilon)
-  --epsilon-grid E1,E2,...  epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5,10)
-  --lambda-grid L1,L2,...   lambdas swept (default 0.1,0.3,1,3,10,30,100,300,1000)
-  --epsilon E               fixed epsilon when lambda varies (default 1)
-  --lambda L                fixed lambda when epsilon varies (default 3)
-  --points N                grid size N (default 2^15; --quick: 2^8)
-  --secure                  also run one repetition (run 0) of every setting on the MPyC path: with -M3
-                            real parties, rows i, i+m, ... of the instances at party i, the secure tree
-                            ECDF (dp.ecdf.secure_release.run_secure_ecdf) with fixed per-party node
-                            draws fed to both paths; the released counts and the run's measurements
-                            must be equal (ecdf_smoothing_<vary>_secure.csv; a disagreement exits 1)
+Run: ``python -m scenarios.papers.ecdf_smoothing --vary epsilon|lambda [--quick]`` (``-M3 --secure``: run 0 of
+every setting through the secure tree ECDF on real parties with fixed per-party node draws, equal to the
+simulation).  Writes ``ecdf_smoothing_<vary>.csv`` and ``.png``.  Findings beside ours: ``docs/papers/barczewski.md``.
 """
 from __future__ import annotations
 
@@ -28,10 +13,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_noise_generator, check_positive_number, data_generator,
-                                       format_mean, new_figure, noise_generator, poisson_cumulative_counts, print_rows,
-                                       progress, run_seeds, save_figure, summarize_runs)
-from scenarios.kit.sweep import Output, Sweep, axis
+from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_noise_generator, check_positive_number,
+                                       data_generator, equal_checks, errorbars, format_mean, new_figure,
+                                       party_draws, poisson_cumulative_counts, print_rows, run_seeds, save_figure,
+                                       style_axes)
+from scenarios.kit.sweep import Output, Sweep, axis, monte_carlo
 
 __all__ = ["main", "parse_options", "SmoothingOptions", "run_experiment", "CSV_COLUMNS", "METRICS",
            "check_noise_generator", "party_share", "secure_ecdf_counts", "secure_checks"]
@@ -71,12 +57,14 @@ class SmoothingOptions:
 
 
 def _declare(parser: ScenarioParser) -> None:
-    parser.add_argument("--vary", choices=("epsilon", "lambda"), default="epsilon")
-    parser.add_argument("--epsilon-grid", default=None)
-    parser.add_argument("--lambda-grid", default=None)
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--lambda", dest="poisson_rate", type=float, default=3.0)
-    parser.add_argument("--points", type=int, default=None)
+    parser.add_argument("--vary", choices=("epsilon", "lambda"), default="epsilon",
+                        help="the swept parameter (default epsilon: Fig. 2; lambda: Fig. 3)")
+    parser.add_argument("--epsilon-grid", help="epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5,10)")
+    parser.add_argument("--lambda-grid", help="lambdas swept (default 0.1,0.3,1,3,10,30,100,300,1000)")
+    parser.add_argument("--epsilon", type=float, default=1.0, help="fixed epsilon when lambda varies (default 1)")
+    parser.add_argument("--lambda", dest="poisson_rate", type=float, default=3.0,
+                        help="fixed lambda when epsilon varies (default 3)")
+    parser.add_argument("--points", type=int, help="grid size N (default 2^15; --quick: 2^8)")
 
 
 def _resolve(args: Any, common: CommonOptions) -> SmoothingOptions:
@@ -136,30 +124,22 @@ def run_experiment(options: SmoothingOptions, seed: int) -> list[Output]:
 
     incidence = prefix_incidence(options.points)
     seeds = run_seeds(seed, options.common.runs)
-    settings = options.settings
-    rows: list[dict[str, Any]] = []
-    bar = progress(len(settings) * options.common.runs, f"ecdf_smoothing ({options.vary})")
-    try:
-        for index, (epsilon, rate) in enumerate(settings):
-            bar.set_postfix_str(f"epsilon={epsilon:g} lambda={rate:g}")
-            plan = plan_tree_noise(epsilon=epsilon, points=options.points)
-            records = []
-            for run in range(options.common.runs):
-                cumulative = poisson_cumulative_counts(data_generator(seeds[run]), rate, options.points)
-                generator = noise_generator(seed, index, run, os_noise=options.common.os_noise)
-                records.append(_one_run(cumulative, plan, incidence, generator))
-                bar.update(1)
-            summary = summarize_runs(records, METRICS)
-            rows.append({
-                "vary": options.vary, "epsilon": epsilon, "lambda": rate, "points": options.points,
-                "runs": options.common.runs,
-                "ratio_runs": sum(1 for r in records if math.isfinite(r["ratio_p2"])),
-                "solver_failures": int(sum(r["failures"] for r in records)),
-                **summary, "seed": seed,
-            })
-    finally:
-        bar.close()
+    grid = [{"vary": options.vary, "epsilon": epsilon, "lambda": rate, "points": options.points,
+             "_plan": plan_tree_noise(epsilon=epsilon, points=options.points)} for epsilon, rate in options.settings]
+
+    def trial(point: Any, run: int, noise: np.random.Generator | None) -> dict[str, float]:
+        cumulative = poisson_cumulative_counts(data_generator(seeds[run]), point["lambda"], options.points)
+        return _one_run(cumulative, point["_plan"], incidence, noise)
+
+    rows = monte_carlo(grid, trial, metrics=METRICS, common=options.common, seed=seed,
+                       name=f"ecdf_smoothing ({options.vary})", tally=tally_failures)
     return [Output(_name(options), CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
+
+
+def tally_failures(records: list[Any], ratio: str | None = "ratio_p2") -> dict[str, int]:
+    """``solver_failures`` over the runs' records (and ``ratio_runs``: the runs with a finite ``ratio``)."""
+    out = {"solver_failures": int(sum(r["failures"] for r in records))}
+    return out | ({"ratio_runs": sum(1 for r in records if math.isfinite(r[ratio]))} if ratio else {})
 
 
 def _name(options: SmoothingOptions) -> str:
@@ -168,26 +148,15 @@ def _name(options: SmoothingOptions) -> str:
 
 def _plot(options: SmoothingOptions, rows: list[dict[str, Any]], path: str) -> None:
     figure, axes = new_figure()
-    key = options.vary
-    x = np.array([row[key] for row in rows])
     for norm, marker in zip(NORMS, ("o", "s")):
-        mean = np.array([row[f"ratio_p{norm}_mean"] for row in rows])
-        error = np.nan_to_num(np.array([row[f"ratio_p{norm}_se"] for row in rows]))
-        axes.errorbar(x, mean, yerr=error, marker=marker, capsize=3, label=f"p = {norm}")
+        errorbars(axes, rows, options.vary, f"ratio_p{norm}", marker=marker, label=f"p = {norm}")
     axes.axhline(1.0, color="grey", linestyle="--", linewidth=1)
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    if key == "epsilon":
-        axes.set_xlabel("epsilon")
-        fixed = f"lambda = {options.poisson_rate:g}"
-    else:
-        axes.set_xlabel("lambda (expected instances per value)")
-        fixed = f"epsilon = {options.epsilon:g}"
-    axes.set_ylabel("||F - F_smoothed||² / ||F - F_hat||²")
-    axes.set_title(f"Effect of smoothing on DP error: X_pois, {fixed}, "
-                   f"N = {options.points}, {options.common.runs} runs", fontsize=9)
-    axes.legend()
-    axes.grid(True, which="both", alpha=0.3)
+    epsilon = options.vary == "epsilon"
+    fixed = f"lambda = {options.poisson_rate:g}" if epsilon else f"epsilon = {options.epsilon:g}"
+    style_axes(axes, xlabel="epsilon" if epsilon else "lambda (expected instances per value)", legend=10,
+               ylabel="||F - F_smoothed||² / ||F - F_hat||²",
+               title=f"Effect of smoothing on DP error: X_pois, {fixed}, N = {options.points}, "
+                     f"{options.common.runs} runs")
     save_figure(figure, path)
 
 
@@ -209,10 +178,7 @@ def _report(options: SmoothingOptions, outputs: Sequence[Output]) -> None:
                       "s p=1, s p=2: mean seconds per smoothing call (build + solve)"])
 
 
-# --------------------------------------------------------------------------------------------------
-# --secure: one repetition on the MPyC path beside the simulated path (also used by ecdf_inverse,
-# roc_curve and hosmer_lemeshow)
-
+# ----------------------------------------------- --secure (also used by ecdf_inverse, roc_curve, hosmer_lemeshow)
 
 def party_share(values: np.ndarray, party: int, parties: int) -> np.ndarray:
     """The rows ``party, party + m, ...`` of ``values``: what party ``party`` holds in a ``--secure`` check."""
@@ -221,15 +187,11 @@ def party_share(values: np.ndarray, party: int, parties: int) -> np.ndarray:
 
 async def secure_ecdf_counts(instances: np.ndarray, grid: np.ndarray, epsilon: float, seed: int,
                              setting: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """One secure tree-mechanism release of ``instances`` with fixed per-party node draws (collective).
+    """One secure tree-mechanism release of ``instances`` (:func:`dp.ecdf.secure_release.run_secure_ecdf`, the
+    real runtime's plan, each party holding :func:`party_share`) with fixed per-party node draws
+    (:func:`scenarios.kit.experiments.party_draws`, through ``noise_source``); collective.
 
-    Every party holds :func:`party_share` of the (public) instances and runs
-    :func:`dp.ecdf.secure_release.run_secure_ecdf` with the plan of the real runtime (``m`` parties,
-    threshold ``t``) and its node draws from :func:`check_noise_generator` (the function's ``noise_source``
-    hook); the counts are opened to party 0 only.
-
-    :return: at party 0 ``(released counts, total node noise)`` -- the sum of every party's draws, which the
-        simulated path gets -- and ``None`` elsewhere.
+    :return: at party 0 ``(released counts, total node noise)`` (the simulated path's noise), else ``None``.
     """
     from mpyc.runtime import mpc
 
@@ -238,33 +200,29 @@ async def secure_ecdf_counts(instances: np.ndarray, grid: np.ndarray, epsilon: f
 
     parties, threshold, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
     plan = plan_tree_noise(epsilon=epsilon, points=len(grid), parties=parties, threshold=threshold)
-    own = plan.draw_party(check_noise_generator(seed, setting, pid))
+    every = party_draws(seed, setting, parties, plan.draw_party)
     release = await run_secure_ecdf(party_share(instances, pid, parties), grid, plan,
-                                    noise_source=lambda _: own, receivers=[0])
+                                    noise_source=lambda _: every[pid], receivers=[0])
     if release is None:
         return None
-    total = np.zeros(plan.node_count, dtype=np.int64)
-    for party in range(parties):
-        total += plan.draw_party(check_noise_generator(seed, setting, party))
-    return np.asarray(release.counts, dtype=np.int64), total
+    return np.asarray(release.counts, dtype=np.int64), np.asarray(np.sum(every, axis=0), dtype=np.int64)
 
+
+def counts_check(label: str, secure: np.ndarray, simulated: np.ndarray) -> SecureCheck:
+    """The ``equal`` check of a release's counts: how many of them differ from the simulated path's."""
+    return SecureCheck(f"{label}: released counts differing (of {len(simulated)})",
+                       float(np.count_nonzero(np.asarray(secure) != simulated)), 0.0, "equal")
 
 
 async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:
-    """``--secure``: run 0 of every setting on the MPyC path, beside the simulated path with the same draws.
+    """``--secure``: run 0 of every setting (its ``X_pois`` instances ``1..N``, :func:`party_share`) through
+    :func:`secure_ecdf_counts`, beside :func:`_one_run` given the sum of the same draws; relation ``equal`` for
+    the released counts and the measurements.  A setting without instances is skipped.  Collective; the checks
+    at party 0, ``[]`` elsewhere."""
+    from mpyc.runtime import mpc
 
-    The run's data (``X_pois(lambda)`` from the run's data seed, as in :func:`run_experiment`) is expanded to
-    its instances ``i`` (grid ``1..N``) and split over the parties (:func:`party_share`); the MPyC path is
-    :func:`secure_ecdf_counts`, the simulated path this experiment's own :func:`_one_run` given the sum of
-    the same draws.  Relation ``equal``: the released counts at every grid point, the MSE of ``F^`` and the
-    smoothed errors and ratios (p = 1, 2; same input, same solver) must be identical.  A setting without
-    any instance is skipped (nothing to release).  Collective; returns the checks at party 0, ``[]`` elsewhere.
-    """
     from dp.ecdf.grid import prefix_incidence
     from dp.ecdf.tree import noisy_counts
-    from scenarios.kit.experiments import SecureCheck
-
-    from mpyc.runtime import mpc
 
     grid = np.arange(1, options.points + 1, dtype=float)
     incidence = prefix_incidence(options.points)
@@ -282,11 +240,8 @@ async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:
         simulated = _one_run(cumulative, None, incidence, None, node_noise=total)
         secure = _one_run(cumulative, None, incidence, None, released_counts=counts)
         label = f"epsilon={epsilon:g} lambda={rate:g} N={options.points} run 0 (m={len(mpc.parties)} t={mpc.threshold})"
-        differing = int(np.count_nonzero(counts != noisy_counts(cumulative, total)))
-        checks.append(SecureCheck(f"{label}: released counts differing (of {options.points})", float(differing),
-                                  0.0, "equal"))
-        for metric in ("mse_raw", "mse_p1", "mse_p2", "ratio_p1", "ratio_p2"):
-            checks.append(SecureCheck(f"{label}: {metric}", secure[metric], simulated[metric], "equal"))
+        checks.append(counts_check(label, counts, noisy_counts(cumulative, total)))
+        checks += equal_checks(label, secure, simulated, ("mse_raw", "mse_p1", "mse_p2", "ratio_p1", "ratio_p2"))
     return checks
 
 
@@ -294,16 +249,7 @@ SWEEP = Sweep(module="ecdf_smoothing", doc=__doc__ or "", page="docs/papers/barc
               resolve=_resolve, run=run_experiment, report=_report, runs=20, quick_runs=4, checks=secure_checks,
               check_name=_name)
 
-
-def parse_options(argv: Sequence[str]) -> SmoothingOptions:
-    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
-    return SWEEP.parse(argv)  # type: ignore[no-any-return]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party (``--secure``: :func:`secure_checks` first); returns the exit code."""
-    return SWEEP.main(argv)
-
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,26 +1,8 @@
-"""Reproduce the figures and the remaining tables of Sun et al. (FedAUC, label-DP AUC in vertical FL).
+"""Sun et al. (FedAUC, label-DP AUC in vertical FL): Fig. 1, 4-6, 8, Tables 4-6 and the Gaussian rows.
 
-Run: ``python -m scenarios.papers.fedauc_figures`` (add ``--quick`` for a tiny run).  Party 0 writes one
-CSV and one PNG per figure to ``--results-dir`` and prints the paper's finding beside ours.
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/fedauc.md``.
-
-Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
-  --figures F1,F2,...      alpha, allocation, beta, rr_sizes, gaussian (default all)
-  --epsilon-grid E1,...    epsilons of the sweeps and the Gaussian rows (default 1,2,4,8; --quick: 1,4)
-  --fraction-grid A1,...   alpha / beta values swept, in (0, 1) (default 0.1,...,0.9; --quick 0.3,0.5,0.7)
-  --clients K              clients of the alpha / allocation sweeps (default 5)
-  --beta-clients K         clients of the beta histogram (default 100)
-  --replicas R             size factor of the large set of Tables 4-6 (default 10)
-  --delta D                delta of the Gaussian rows (default 1e-5)
-  --secure                 also run each method once in the paper's deployment on the real parties
-                           (LocalLaplace, Orthogonal, adaptive; with rr_sizes RR; with gaussian the
-                           Gaussian methods; first epsilon and fraction): clients spread over the MPyC
-                           parties (client k at party k % m) perturb their reports, send them to party 0
-                           (the server) with mpc.transfer, which aggregates; the simulation runs once
-                           with the same layout and draws: equal (fedauc_figures_secure.csv; a
-                           disagreement exits 1).  The deployment has no MPC (Sun et al. §3).
+Run: ``python -m scenarios.papers.fedauc_figures [--quick]`` (``-M3 --secure``: each method once in the paper's
+deployment on real parties, no MPC: clients spread over the parties, reports to party 0 with mpc.transfer).
+Party 0 writes one CSV and PNG per figure.  Method, data and findings beside ours: ``docs/papers/fedauc.md``.
 """
 from __future__ import annotations
 
@@ -31,9 +13,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_positive_number, noise_generator, parse_positive_list,
-                                       print_rows, save_figure)
-from scenarios.kit.sweep import Output, Sweep
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, new_figure, noise_generator, print_rows,
+                                       save_figure, style_axes)
+from scenarios.kit.sweep import Output, Sweep, axis
+from scenarios.kit.sweep import framingham_scores as load_scores
+from scenarios.papers.fedauc_tables import DeploymentSetting, deployment_checks
+from scenarios.papers.fedauc_tables import layout_rng as _layout_rng
 
 __all__ = ["main", "parse_options", "FiguresOptions", "FIGURES", "STD_COLUMNS", "BETA_COLUMNS", "RR_COLUMNS",
            "FILES", "load_scores", "replicate", "run_figures", "PAPER_TABLE5", "PAPER_TABLE6"]
@@ -97,13 +82,13 @@ class FiguresOptions:
 
 
 def _declare(parser: ScenarioParser) -> None:
-    parser.add_argument("--figures", default=",".join(FIGURES))
-    parser.add_argument("--epsilon-grid", default=None)
-    parser.add_argument("--fraction-grid", default=None)
-    parser.add_argument("--clients", type=int, default=5)
-    parser.add_argument("--beta-clients", type=int, default=100)
-    parser.add_argument("--replicas", type=int, default=10)
-    parser.add_argument("--delta", type=float, default=1e-5)
+    parser.add_argument("--figures", default=",".join(FIGURES), help=f"some of {', '.join(FIGURES)} (default all)")
+    parser.add_argument("--epsilon-grid", help="epsilons of the sweeps, Gaussian rows (default 1,2,4,8; --quick 1,4)")
+    parser.add_argument("--fraction-grid", help="alpha / beta in (0, 1) (default 0.1..0.9; --quick 0.3,0.5,0.7)")
+    parser.add_argument("--clients", type=int, default=5, help="clients of the alpha / allocation sweeps (default 5)")
+    parser.add_argument("--beta-clients", type=int, default=100, help="clients of the beta histogram (default 100)")
+    parser.add_argument("--replicas", type=int, default=10, help="size factor of Tables 4-6's large set (default 10)")
+    parser.add_argument("--delta", type=float, default=1e-5, help="delta of the Gaussian rows (default 1e-5)")
 
 
 def _resolve(args: Any, common: CommonOptions) -> FiguresOptions:
@@ -113,10 +98,10 @@ def _resolve(args: Any, common: CommonOptions) -> FiguresOptions:
     unknown = [item for item in figures if item not in FIGURES]
     if not figures or unknown:
         raise UsageError(f"--figures must list some of {', '.join(FIGURES)}, got '{args.figures}'")
-    epsilons = (parse_positive_list(args.epsilon_grid, "--epsilon-grid") if args.epsilon_grid
-                else (QUICK_EPSILONS if args.quick else DEFAULT_EPSILONS))
-    fractions = (parse_positive_list(args.fraction_grid, "--fraction-grid") if args.fraction_grid
-                 else (QUICK_FRACTIONS if args.quick else DEFAULT_FRACTIONS))
+    epsilons = axis(args.epsilon_grid, "--epsilon-grid", default=DEFAULT_EPSILONS, quick=QUICK_EPSILONS,
+                    is_quick=args.quick)
+    fractions = axis(args.fraction_grid, "--fraction-grid", default=DEFAULT_FRACTIONS, quick=QUICK_FRACTIONS,
+                     is_quick=args.quick)
     if max(fractions) >= 1.0:
         raise UsageError(f"--fraction-grid values must lie in (0, 1), got {max(fractions):g}")
     for option, value in (("--clients", args.clients), ("--beta-clients", args.beta_clients)):
@@ -134,28 +119,9 @@ def _resolve(args: Any, common: CommonOptions) -> FiguresOptions:
 
 # -------------------------------------------------------------------------------------------- data
 
-def load_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The Framingham logistic-regression scores and 0/1 labels, the data split drawn from ``seed``."""
-    from scenarios.kit.datasets import framingham_with_scores
-    from secure.public_randomness import public_generator
-
-    table = framingham_with_scores(public_generator(int(seed)))
-    score, label = table.header.index("score"), table.header.index("TenYearCHD")
-    scores = np.array([float(row[score]) for row in table.rows])
-    labels = np.array([int(float(row[label])) for row in table.rows], dtype=np.int64)
-    return scores, labels
-
-
 def replicate(scores: np.ndarray, labels: np.ndarray, replicas: int) -> tuple[np.ndarray, np.ndarray]:
     """The "large" evaluation set: every row ``replicas`` times (same AUC, ``replicas`` times the rows)."""
     return np.tile(scores, replicas), np.tile(labels, replicas)
-
-
-def _layout_rng(seed: int) -> np.random.Generator:
-    """The public generator of the client layouts (the same layout for every method of a (K, layout))."""
-    from secure.public_randomness import public_generator
-
-    return public_generator(seed ^ 0xFEDA)
 
 
 # -------------------------------------------------------------------------------------------- simulation
@@ -223,7 +189,7 @@ def _allocation_rows(runner: _Runner, bar: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def _beta_rows(runner: _Runner) -> list[dict[str, Any]]:
+def _beta_rows(runner: _Runner, _: Any = None) -> list[dict[str, Any]]:
     from dp.fedauc.mechanisms import adaptive_count_fraction
     from dp.fedauc.ranks import average_ranks, client_layout, local_statistics
 
@@ -323,23 +289,15 @@ def run_figures(options: FiguresOptions, seed: int) -> dict[str, list[dict[str, 
 
     scores, labels = load_scores(seed)
     runner = _Runner(options, seed, scores, labels)
-    out: dict[str, list[dict[str, Any]]] = {}
+    builders: dict[str, Callable[[_Runner, Any], list[dict[str, Any]]]] = {
+        "alpha": _alpha_rows, "allocation": _allocation_rows, "beta": _beta_rows, "rr_sizes": _rr_rows,
+        "gaussian": _gaussian_rows}
     bar = progress(_settings(options), "fedauc_figures")
     bar.unit = "setting"
-    try:
-        if "alpha" in options.figures:
-            out["alpha"] = _alpha_rows(runner, bar)
-        if "allocation" in options.figures:
-            out["allocation"] = _allocation_rows(runner, bar)
-        if "beta" in options.figures:
-            out["beta"] = _beta_rows(runner)
-        if "rr_sizes" in options.figures:
-            out["rr_sizes"] = _rr_rows(runner, bar)
-        if "gaussian" in options.figures:
-            out["gaussian"] = _gaussian_rows(runner, bar)
+    try:  # in FIGURES order: the settings' noise streams follow it
+        return {figure: builders[figure](runner, bar) for figure in options.figures}
     finally:
         bar.close()
-    return out
 
 
 # -------------------------------------------------------------------------------------------- splitting rows
@@ -352,18 +310,11 @@ def _fig5_epsilon(rows: Sequence[dict[str, Any]]) -> float:
 
 def figure_rows(name: str, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows of one output file (base name from :data:`FILES`) among its figure choice's rows."""
-    if name == "fedauc_fig1b_alpha_iid":
-        return [row for row in rows if row["layout"] == "iid"]
-    if name == "fedauc_fig4_alpha_non_iid":
-        return [row for row in rows if row["layout"] == "non_iid"]
     if name == "fedauc_fig5_alpha_eps4":
         epsilon = _fig5_epsilon(rows)
         return [row for row in rows if row["epsilon"] == epsilon]
-    if name == "fedauc_fig1c_allocation_non_iid":
-        return [row for row in rows if row["layout"] == "non_iid"]
-    if name == "fedauc_fig6_allocation_iid":
-        return [row for row in rows if row["layout"] == "iid"]
-    return list(rows)
+    layout = next((layout for layout in ("non_iid", "iid") if name.endswith(f"_{layout}")), None)
+    return [row for row in rows if layout is None or row["layout"] == layout]
 
 
 def _best(rows: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
@@ -373,13 +324,7 @@ def _best(rows: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
 # -------------------------------------------------------------------------------------------- plots
 
 def _figure(columns: int) -> tuple[Any, list[Any]]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(5.2 * columns, 4.2), layout="constrained")
-    FigureCanvasAgg(figure)
-    axes = figure.subplots(1, columns, squeeze=False)[0]
-    return figure, list(axes)
+    return new_figure(5.2 * columns, 4.2, panels=(1, columns))  # type: ignore[no-any-return]
 
 
 def _sweep_lines(axis: Any, rows: Sequence[dict[str, Any]], key: str, label: Callable[[dict[str, Any]], str]) -> None:
@@ -391,9 +336,6 @@ def _sweep_lines(axis: Any, rows: Sequence[dict[str, Any]], key: str, label: Cal
         x = [row["fraction"] for row in chosen]
         line = axis.plot(x, [row["std"] for row in chosen], "o-", markersize=4, label=label(chosen[0]))
         axis.plot(x, [row["predicted_std"] for row in chosen], ":", color=line[0].get_color())
-    axis.set_yscale("log")
-    axis.grid(True, which="both", alpha=0.3)
-    axis.legend(fontsize=8)
 
 
 def _plot_alpha(name: str, rows: Sequence[dict[str, Any]], path: str) -> None:
@@ -405,11 +347,10 @@ def _plot_alpha(name: str, rows: Sequence[dict[str, Any]], path: str) -> None:
     else:
         _sweep_lines(axis, rows, "epsilon", lambda row: f"epsilon = {row['epsilon']:g}")
         title = f"Fig. {'1b' if first['layout'] == 'iid' else '4'}: {first['layout'].replace('_', '-')} layout"
-    axis.set_xlabel("alpha (share of epsilon on localSum)")
-    axis.set_ylabel("std of the AUC estimate")
-    axis.set_title(f"{title}\nLocalLaplace, noisy counts, K = {first['clients']} "
-                   f"({first['rows_per_client']:.0f} rows each)\nFramingham (stand-in for Criteo)\n"
-                   f"markers: Monte Carlo ({first['runs']} runs), dotted: closed form", fontsize=8)
+    style_axes(axis, xlabel="alpha (share of epsilon on localSum)", ylabel="std of the AUC estimate", log="y",
+               title=f"{title}\nLocalLaplace, noisy counts, K = {first['clients']} ({first['rows_per_client']:.0f} "
+                     f"rows each)\nFramingham (stand-in for Criteo)\nmarkers: Monte Carlo ({first['runs']} runs), "
+                     "dotted: closed form", fontsize=8)
     save_figure(figure, path)
 
 
@@ -422,14 +363,12 @@ def _plot_allocation(rows: Sequence[dict[str, Any]], path: str) -> None:
         if row["allocation"] == "adaptive":
             axis.axhline(row["std"], color="black", linestyle="--", label="Adaptive (own beta per client)")
             axis.axhline(row["predicted_std"], color="black", linestyle=":")
-    axis.legend(fontsize=8)
     first = rows[0]
     number = "1c" if first["layout"] == "non_iid" else "6"
-    axis.set_xlabel("alpha (Naive) or beta (Orthogonal)")
-    axis.set_ylabel("std of the AUC estimate")
-    axis.set_title(f"Fig. {number}: allocation methods, {first['layout'].replace('_', '-')}, epsilon = "
-                   f"{first['epsilon']:g}\nK = {first['clients']} ({first['rows_per_client']:.0f} rows each), "
-                   f"Framingham (stand-in for Criteo)\nmarkers/dashed: Monte Carlo, dotted: closed form", fontsize=8)
+    style_axes(axis, xlabel="alpha (Naive) or beta (Orthogonal)", ylabel="std of the AUC estimate", log="y",
+               title=f"Fig. {number}: allocation methods, {first['layout'].replace('_', '-')}, epsilon = "
+                     f"{first['epsilon']:g}\nK = {first['clients']} ({first['rows_per_client']:.0f} rows each), "
+                     "Framingham (stand-in for Criteo)\nmarkers/dashed: Monte Carlo, dotted: closed form", fontsize=8)
     save_figure(figure, path)
 
 
@@ -439,11 +378,9 @@ def _plot_beta(rows: Sequence[dict[str, Any]], path: str) -> None:
         chosen = [row["beta_laplace"] for row in rows if row["layout"] == layout]
         axis.hist(chosen, bins=np.linspace(0.0, 1.0, 41), color="tab:blue", edgecolor="white")
         axis.set_xlim(0.0, 1.0)
-        axis.set_xlabel("adaptive beta (share of epsilon on localP')")
-        axis.set_ylabel("clients")
-        axis.set_title(f"Fig. 8 ({'a' if layout == 'iid' else 'b'}): {layout.replace('_', '-')}, "
-                       f"K = {len(chosen)}, Laplace form", fontsize=9)
-        axis.grid(True, alpha=0.3)
+        style_axes(axis, xlabel="adaptive beta (share of epsilon on localP')", ylabel="clients", log="", legend=None,
+                   title=f"Fig. 8 ({'a' if layout == 'iid' else 'b'}): {layout.replace('_', '-')}, "
+                         f"K = {len(chosen)}, Laplace form")
     save_figure(figure, path)
 
 
@@ -459,14 +396,9 @@ def _plot_rr(rows: Sequence[dict[str, Any]], path: str) -> None:
         axis.plot(x, [row["predicted_std"] for row in chosen], ":", color=colour)
         axis.plot(x, [row["paper_std"] for row in chosen], "x--", color=colour, alpha=0.5,
                   label=f"paper, Criteo {name}: M = {chosen[0]['paper_samples']}")
-    axis.set_xscale("log")
-    axis.set_yscale("log")
-    axis.set_xlabel("epsilon")
-    axis.set_ylabel("std of the debiased RR AUC")
-    axis.set_title("Fig. 1a / Tables 5-6: FedAUC_RR on two set sizes (large = small repeated)\n"
-                   "Framingham (stand-in for Criteo)\no: Monte Carlo, dotted: closed form, x: the paper", fontsize=8)
-    axis.grid(True, which="both", alpha=0.3)
-    axis.legend(fontsize=7)
+    style_axes(axis, xlabel="epsilon", ylabel="std of the debiased RR AUC", legend=7, fontsize=8,
+               title="Fig. 1a / Tables 5-6: FedAUC_RR on two set sizes (large = small repeated)\n"
+                     "Framingham (stand-in for Criteo)\no: Monte Carlo, dotted: closed form, x: the paper")
     save_figure(figure, path)
 
 
@@ -490,13 +422,9 @@ def _plot_gaussian(rows: Sequence[dict[str, Any]], path: str) -> None:
                 axis.plot([row["clients"] for row in chosen], [row["std"] for row in chosen], linestyle=line,
                           marker=marker, fillstyle=fill, markersize=4, color=f"C{colour}",
                           label=f"{family} {layout.replace('_', '-')} {noise}, {counts}")
-        axis.set_xscale("log")
-        axis.set_yscale("log")
-        axis.set_xlabel("clients K (rightmost: one row each)")
-        axis.set_ylabel("std of the AUC estimate")
-        axis.set_title(f"Gaussian vs Laplace rows, epsilon = {epsilon:g}, delta = {delta if delta else '-'}\n"
-                       f"filled: noisy counts (Tables 1/7), open: exact counts (Table 2)", fontsize=8)
-        axis.grid(True, which="both", alpha=0.3)
+        style_axes(axis, xlabel="clients K (rightmost: one row each)", ylabel="std of the AUC estimate", legend=None,
+                   title=f"Gaussian vs Laplace rows, epsilon = {epsilon:g}, delta = {delta if delta else '-'}\n"
+                         "filled: noisy counts (Tables 1/7), open: exact counts (Table 2)", fontsize=8)
     handles, labels = axes[0].get_legend_handles_labels()
     columns = 2 * len(epsilons)  # about two legend columns fit under each panel
     figure.legend(handles, labels, loc="outside lower center", fontsize=6, handlelength=4.0, ncol=columns)
@@ -504,17 +432,12 @@ def _plot_gaussian(rows: Sequence[dict[str, Any]], path: str) -> None:
     save_figure(figure, path)
 
 
-def _plot(name: str, rows: Sequence[dict[str, Any]], path: str) -> None:
-    if name.startswith(("fedauc_fig1b", "fedauc_fig4", "fedauc_fig5")):
+def _plot(figure: str, name: str, rows: Sequence[dict[str, Any]], path: str) -> None:
+    if figure == "alpha":
         _plot_alpha(name, rows, path)
-    elif name.startswith(("fedauc_fig1c", "fedauc_fig6")):
-        _plot_allocation(rows, path)
-    elif name == "fedauc_fig8_beta":
-        _plot_beta(rows, path)
-    elif name == "fedauc_tables4_6":
-        _plot_rr(rows, path)
     else:
-        _plot_gaussian(rows, path)
+        {"allocation": _plot_allocation, "beta": _plot_beta, "rr_sizes": _plot_rr,
+         "gaussian": _plot_gaussian}[figure](rows, path)
 
 
 # -------------------------------------------------------------------------------------------- report
@@ -650,7 +573,7 @@ def _run(options: FiguresOptions, seed: int) -> list[Output]:
     results = run_figures(options, seed)
     columns = {"beta": BETA_COLUMNS, "rr_sizes": RR_COLUMNS}
     return [Output(name, columns.get(figure, STD_COLUMNS), figure_rows(name, results[figure]),
-                   lambda rows, path, name=name: _plot(name, rows, path))  # type: ignore[misc]
+                   lambda rows, path, figure=figure, name=name: _plot(figure, name, rows, path))  # type: ignore[misc]
             for figure in options.figures for name in FILES[figure]]
 
 
@@ -658,8 +581,6 @@ def deployment_settings(options: FiguresOptions) -> list[Any]:
     """The settings the ``--secure`` check runs once each, at the first epsilon and fraction of the sweeps:
     LocalLaplace (IID), Orthogonal (non-IID), adaptive (non-IID), with ``rr_sizes`` RR (debiased), with
     ``gaussian`` the three Gaussian methods."""
-    from scenarios.papers.fedauc_tables import DeploymentSetting
-
     epsilon, fraction, clients = options.epsilons[0], options.fractions[0], options.clients
     settings = [DeploymentSetting("local_laplace", epsilon, clients, "iid", fraction),
                 DeploymentSetting("orthogonal_laplace", epsilon, clients, "non_iid", 1.0 - fraction),
@@ -674,25 +595,13 @@ def deployment_settings(options: FiguresOptions) -> list[Any]:
 
 async def _checks(options: FiguresOptions, seed: int) -> list[Any]:
     """``--secure``: the deployment once per :func:`deployment_settings` on the real parties."""
-    from scenarios.papers.fedauc_tables import deployment_checks
-
-    scores, labels = load_scores(seed)
-    return await deployment_checks(deployment_settings(options), scores, labels, seed, lambda: _layout_rng(seed))
+    return await deployment_checks(deployment_settings(options), seed)
 
 
 SWEEP = Sweep(module="fedauc_figures", doc=__doc__ or "", page="docs/papers/fedauc.md", declare=_declare,
               resolve=_resolve, run=_run, report=_report, runs=100, quick_runs=20, checks=_checks)
 
-
-def parse_options(argv: Sequence[str]) -> FiguresOptions:
-    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
-    return SWEEP.parse(argv)  # type: ignore[no-any-return]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party (``--secure``: :func:`_checks` first); returns the exit code."""
-    return SWEEP.main(argv)
-
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

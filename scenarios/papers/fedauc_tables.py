@@ -1,25 +1,11 @@
-"""Reproduce the tables of Sun et al. (FedAUC, label-DP AUC in vertical FL) on Framingham.
+"""Sun et al. (FedAUC, label-DP AUC in vertical FL): Tables 1, 2, 3 and 7 on Framingham.
 
-Run: ``python -m scenarios.papers.fedauc_tables`` (``--quick`` for a tiny run).
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/fedauc.md``.
-
-Options: ``--runs R`` (default 100; 20 with ``--quick``), ``--quick`` (a few settings, for tests),
-``--seed S`` (public seed for the data split and the client layouts; default: a joint seed),
-``--results-dir DIR`` (party 0 writes ``fedauc_std.csv``, ``fedauc_rr_debias.csv`` and
-``fedauc_std.png`` there; default ``results``).  Noise comes from the OS, never from ``--seed``.
-``--secure``: also run each method once (RR, RR noisy, GlobalLaplace, LocalLaplace non-IID and one row
-per client, adaptive; first epsilon, K = 10) in the paper's deployment on the real parties: the clients
-are spread over the MPyC parties (client ``k`` at party ``k % m``), each party perturbs its own clients'
-reports and sends them to party 0 (the server) with ``mpc.transfer``, which aggregates; the
-simulation runs once with the same layout and the same draws (a noise stream spawned from the public
-seed, for this check only): relation ``equal`` (``fedauc_tables_secure.csv``; a disagreement exits 1).
-There is no MPC in this deployment (Sun et al. §3: clients randomise, the server sees the scores).
+Run: ``python -m scenarios.papers.fedauc_tables [--quick]`` (``-M3 --secure``: each method once in the paper's
+deployment on real parties, no MPC).  Noise comes from the OS, never from ``--seed``.  Method, data and findings
+beside ours: ``docs/papers/fedauc.md``.
 """
 from __future__ import annotations
 
-import csv
 import math
 import sys
 import time
@@ -30,7 +16,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, print_table, run_scenario
-from scenarios.kit.experiments import check_noise_generator, finish_secure_checks
+from scenarios.kit.experiments import (SecureCheck, check_noise_generator, exempt_spend, finish_secure_checks,
+                                       new_figure, style_axes, write_csv)
+from scenarios.kit.sweep import framingham_scores
 
 __all__ = ["main", "parse_options", "FedAucOptions", "EPSILONS", "CLIENT_COUNTS", "RR_EPSILONS"]
 
@@ -71,17 +59,14 @@ class FedAucOptions:
 
 
 def parse_options(argv: Sequence[str]) -> FedAucOptions:
-    """Parse ``--runs``, ``--quick``, ``--seed``, ``--results-dir``.
-
-    :param argv: the scenario's own arguments (MPyC's removed).
-    :return: the options.
-    :raise UsageError: on a bad value, with a one-line message.
-    """
+    """Parse the scenario's own arguments (MPyC's removed); :class:`UsageError` with one line."""
     parser = ScenarioParser(prog="python -m scenarios.papers.fedauc_tables", description=__doc__)
-    parser.add_argument("--runs", type=int, default=None)
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--results-dir", dest="results_dir", default="results")
+    parser.add_argument("--runs", type=int, default=None, help="Monte Carlo repetitions (default 100; --quick 20)")
+    parser.add_argument("--quick", action="store_true", help="a few settings, for tests")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="public seed of the data split and client layouts (default: a joint seed)")
+    parser.add_argument("--results-dir", dest="results_dir", default="results",
+                        help="party 0 writes fedauc_std.csv, fedauc_rr_debias.csv, fedauc_std.png here (default results)")
     parser.add_argument("--secure", action="store_true",
                         help="also run each method once in the paper's deployment on the real parties (clients "
                              "spread over the parties, reports sent to party 0) and show it equals the simulation")
@@ -130,29 +115,16 @@ def _jobs(quick: bool) -> list[_Job]:
     return jobs
 
 
-def _load(seed: int) -> tuple[np.ndarray, np.ndarray]:
-    from scenarios.kit.datasets import framingham_with_scores
-    from secure.public_randomness import public_generator
-
-    table = framingham_with_scores(public_generator(seed))
-    score, label = table.header.index("score"), table.header.index("TenYearCHD")
-    scores = np.array([float(row[score]) for row in table.rows])
-    labels = np.array([int(float(row[label])) for row in table.rows], dtype=np.int64)
-    return scores, labels
-
-
 def _run(jobs: Sequence[_Job], scores: np.ndarray, labels: np.ndarray, runs: int, seed: int) -> list[dict[str, Any]]:
     from tqdm import tqdm
 
     from dp.fedauc.montecarlo import simulate_fedauc
-    from secure.public_randomness import public_generator
 
     samples = int(scores.size)
     rows = []
     for job in tqdm(jobs, desc="FedAUC settings", unit="setting", disable=None, file=sys.stderr):
-        layout_rng = public_generator(seed ^ 0xFEDA)  # the same layout for every method of a (K, layout)
         result = simulate_fedauc(scores, labels, method=job.method, epsilon=job.epsilon, clients=job.clients,
-                                 layout=job.layout if job.layout != "none" else "iid", runs=runs, rng=layout_rng,
+                                 layout=job.layout if job.layout != "none" else "iid", runs=runs, rng=layout_rng(seed),
                                  counts=job.counts, noise_rng=None)
         clients = result.clients if job.layout != "none" else None
         rows.append({"table": job.table, "counts": job.counts, "epsilon": job.epsilon,
@@ -187,42 +159,32 @@ def _print_std_tables(rows: Sequence[dict[str, Any]], samples: int) -> None:
     epsilons = sorted({row["epsilon"] for row in rows if row["table"] == "1/7"})
     client_counts = sorted({row["clients"] for row in rows if row["table"] == "1/7" and row["clients"] != ""})
     header = "  ".join(f"{('K=' + str(k) if k != samples else 'one per client'):>26}" for k in client_counts)
-    lines = [("RR (debiased)", "rr", None), ("GlobalLaplace", "global_laplace", None),
-             ("LocalLaplace (IID)", "local_laplace", "iid"), ("LocalLaplace (non-IID)", "local_laplace", "non_iid"),
-             ("adaptive (IID)", "adaptive_laplace", "iid"), ("adaptive (non-IID)", "adaptive_laplace", "non_iid")]
-    print("\nTables 1/7: std of the AUC estimate, noisy counts, alpha = 0.5; "
-          "Monte Carlo (our closed form, delta method)")
-    print(f"  {'':<8}{'':<24}{header}")
-    for eps in epsilons:
-        for label, method, layout in lines:
-            cells = []
-            for k in client_counts:
-                if method == "rr":
-                    row = _find(rows, table="1/7", method="rr", epsilon=eps)
-                elif k == samples:
-                    row = _find(rows, table="1/7", method=method, epsilon=eps, clients=k)
-                elif layout is None:
-                    row = _find(rows, table="1/7", method=method, epsilon=eps, clients=k, layout="iid")
-                else:
-                    row = _find(rows, table="1/7", method=method, epsilon=eps, clients=k, layout=layout)
-                cells.append(_cell(row) if method != "rr" or k == client_counts[0] else "")
-            print(f"  {'eps=' + format(eps, 'g'):<8}{label:<24}" + "  ".join(f"{c:>26}" for c in cells))
-    print("  (one row per client: the IID and non-IID layouts coincide; GlobalLaplace does not depend on the layout)")
-    print("\nTable 2: std with accurate P and N (whole budget on localSum; not label-DP); "
-          "Monte Carlo (paper's eq. 8 / eq. 9)")
-    print(f"  {'':<8}{'':<24}{header}")
-    for eps in epsilons:
-        for label, layout in (("GlobalLaplace", None), ("LocalLaplace (IID)", "iid"),
-                              ("LocalLaplace (non-IID)", "non_iid")):
-            cells = []
-            for k in client_counts:
-                method = "global_laplace" if layout is None else "local_laplace"
-                if k == samples:
-                    row = _find(rows, table="2", method=method, epsilon=eps, clients=k)
-                else:
-                    row = _find(rows, table="2", method=method, epsilon=eps, clients=k, layout=layout or "iid")
-                cells.append(_cell(row, "paper_std"))
-            print(f"  {'eps=' + format(eps, 'g'):<8}{label:<24}" + "  ".join(f"{c:>26}" for c in cells))
+    laplace = [("GlobalLaplace", "global_laplace", None), ("LocalLaplace (IID)", "local_laplace", "iid"),
+               ("LocalLaplace (non-IID)", "local_laplace", "non_iid")]
+
+    def pick(table: str, method: str, eps: float, k: int, layout: str | None) -> dict[str, Any] | None:
+        if method == "rr":
+            return _find(rows, table=table, method="rr", epsilon=eps)
+        if k == samples:
+            return _find(rows, table=table, method=method, epsilon=eps, clients=k)
+        return _find(rows, table=table, method=method, epsilon=eps, clients=k, layout=layout or "iid")
+
+    for title, table, lines, second in (
+            ("\nTables 1/7: std of the AUC estimate, noisy counts, alpha = 0.5; Monte Carlo (our closed form, delta "
+             "method)", "1/7", [("RR (debiased)", "rr", None), *laplace, ("adaptive (IID)", "adaptive_laplace", "iid"),
+                                ("adaptive (non-IID)", "adaptive_laplace", "non_iid")], "predicted_std"),
+            ("\nTable 2: std with accurate P and N (whole budget on localSum; not label-DP); Monte Carlo (paper's "
+             "eq. 8 / eq. 9)", "2", laplace, "paper_std")):
+        print(title)
+        print(f"  {'':<8}{'':<24}{header}")
+        for eps in epsilons:
+            for label, method, layout in lines:
+                cells = [_cell(pick(table, method, eps, k, layout), second)
+                         if method != "rr" or k == client_counts[0] else "" for k in client_counts]
+                print(f"  {'eps=' + format(eps, 'g'):<8}{label:<24}" + "  ".join(f"{c:>26}" for c in cells))
+        if table == "1/7":
+            print("  (one row per client: the IID and non-IID layouts coincide; GlobalLaplace does not depend on the "
+                  "layout)")
 
 
 def _print_ratios(rows: Sequence[dict[str, Any]], samples: int) -> None:
@@ -280,23 +242,10 @@ def _print_rr_table(rows: Sequence[dict[str, Any]], sklearn_auc: float) -> None:
     print_table(out, title="\nTable 3: noisy vs debiased RR AUC, mean over the runs")
 
 
-def _write_csv(path: Path, rows: Sequence[dict[str, Any]], fields: Sequence[str]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(fields))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({name: row[name] for name in fields})
-
-
 def _plot(path: Path, rows: Sequence[dict[str, Any]], samples: int) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     epsilons = sorted({row["epsilon"] for row in rows if row["table"] == "1/7"})
-    figure, axes = plt.subplots(2, len(epsilons), figsize=(4.2 * len(epsilons), 7.5), squeeze=False,
-                                sharex=True)
+    figure, panels = new_figure(4.2 * len(epsilons), 7.5, panels=(2, len(epsilons)))
+    axes = [panels[:len(epsilons)], panels[len(epsilons):]]
     series = [("global_laplace", None, "GlobalLaplace", "tab:red"),
               ("local_laplace", "iid", "LocalLaplace IID", "tab:blue"),
               ("local_laplace", "non_iid", "LocalLaplace non-IID", "tab:cyan"),
@@ -318,28 +267,20 @@ def _plot(path: Path, rows: Sequence[dict[str, Any]], samples: int) -> None:
             rr = _find(rows, table="1/7", method="rr", epsilon=eps)
             if rr is not None and table == "1/7":
                 axis.axhline(rr["std"], color="black", linestyle="--", label="RR (debiased)")
-            axis.set_xscale("log")
-            axis.set_yscale("log")
             setting = "noisy counts (Table 1/7)" if table == "1/7" else "accurate P, N (Table 2)"
-            axis.set_title(f"eps = {eps:g}, {setting}", fontsize=9)
-            axis.grid(True, which="both", alpha=0.3)
-            if line == 1:
-                axis.set_xlabel(f"clients K (M = {samples}; rightmost: one row each)")
-            if column == 0:
-                axis.set_ylabel("std of AUC estimate")
-    axes[0][0].legend(fontsize=7)
+            style_axes(axis, title=f"eps = {eps:g}, {setting}", legend=7 if line == column == 0 else None,
+                       xlabel=f"clients K (M = {samples}; rightmost: one row each)" if line == 1 else None,
+                       ylabel="std of AUC estimate" if column == 0 else None)
     figure.suptitle("FedAUC on Framingham (stand-in for Criteo): Monte Carlo (markers), closed form (dotted)",
                     fontsize=10)
-    figure.tight_layout()
     figure.savefig(path, dpi=120)
-    plt.close(figure)
 
 
 # -------------------------------------------------------------------------------------------- --secure
 
 @dataclass(frozen=True)
 class DeploymentSetting:
-    """One FedAUC setting the ``--secure`` check runs once on real parties (counts are always noisy)."""
+    """One FedAUC setting the ``--secure`` check runs once on real parties (noisy counts)."""
 
     method: str
     epsilon: float
@@ -356,15 +297,17 @@ class DeploymentSetting:
         return f"{self.method}, epsilon={self.epsilon:g}, {where}, fraction={self.sum_fraction:g}"
 
 
+def layout_rng(seed: int) -> np.random.Generator:
+    """The public generator of the client layouts (the same layout for every method of a (K, layout))."""
+    from secure.public_randomness import public_generator
+
+    return public_generator(seed ^ 0xFEDA)
+
 
 def _client_reports(setting: DeploymentSetting, scores: np.ndarray, labels: np.ndarray, seed: int, index: int,
-                    pid: int, parties: int, layout_rng: Callable[[], np.random.Generator]) -> dict[str, Any]:
-    """What party ``pid`` sends to the server: the perturbed reports of the clients it hosts.
-
-    Client ``k`` (sample ``j`` for randomized response) is hosted by party ``k % m``.  The party sees only
-    its own clients' labels (the others' are zeroed before the local statistics), the public ranks and
-    layout, and runs the clients' side of Algorithm 1 / 4 (:mod:`dp.fedauc.mechanisms`).
-    """
+                    pid: int, parties: int) -> dict[str, Any]:
+    """What party ``pid`` sends to the server: the clients' side of Algorithm 1 / 4 for the clients it hosts
+    (client ``k``, or sample ``k`` for RR, at party ``k % m``; the others' labels zeroed first)."""
     from dp.fedauc.mechanisms import (_flip_threshold, _flips, client_releases, noisy_client_reports,
                                       zcdp_budget)
     from dp.fedauc.ranks import _twice_ranks, client_layout, local_statistics
@@ -379,7 +322,7 @@ def _client_reports(setting: DeploymentSetting, scores: np.ndarray, labels: np.n
     clients = scores.size if setting.clients is None else setting.clients
     layout = "one_per_client" if setting.clients is None else setting.layout
     client_of = client_layout(scores, clients=None if setting.clients is None else clients, layout=layout,
-                              rng=layout_rng())
+                              rng=layout_rng(seed))
     own_clients = np.flatnonzero(np.arange(clients) % parties == pid)
     own_labels = np.where(np.isin(client_of, own_clients), labels, 0)
     stats = local_statistics(twice / 2.0, own_labels, client_of)
@@ -392,7 +335,7 @@ def _client_reports(setting: DeploymentSetting, scores: np.ndarray, labels: np.n
 
 
 def _server_estimate(setting: DeploymentSetting, scores: np.ndarray, reports: Sequence[dict[str, Any]],
-                     layout_rng: Callable[[], np.random.Generator]) -> float:
+                     seed: int) -> float:
     """The server's side (party 0): eq. (1) on the received reports (eq. 3-4 for ``rr``), Algorithms 2-4."""
     from dp.fedauc.mechanisms import _GRID_BITS, _flip_threshold, debias_auc
     from dp.fedauc.ranks import _twice_ranks, client_layout, server_auc
@@ -414,7 +357,7 @@ def _server_estimate(setting: DeploymentSetting, scores: np.ndarray, reports: Se
             columns[name][0, report["clients"]] = report[name]
     if "orthogonal" in columns:   # localSum'_k = (T_k localP'_k + D'_k) / (2 n_k)   (§5.3)
         layout = "one_per_client" if setting.clients is None else setting.layout
-        client_of = client_layout(scores, clients=setting.clients, layout=layout, rng=layout_rng())
+        client_of = client_layout(scores, clients=setting.clients, layout=layout, rng=layout_rng(seed))
         twice = _twice_ranks(scores)
         sizes = np.bincount(client_of, minlength=clients).astype(np.int64)
         twice_total = np.bincount(client_of, weights=twice, minlength=clients)
@@ -425,39 +368,31 @@ def _server_estimate(setting: DeploymentSetting, scores: np.ndarray, reports: Se
     return float(server_auc(sums, columns["count"].sum(axis=1), samples)[0])
 
 
-async def deployment_checks(settings: Sequence[DeploymentSetting], scores: np.ndarray, labels: np.ndarray,
-                            seed: int, layout_rng: Callable[[], np.random.Generator]) -> list[Any]:
-    """``--secure`` for FedAUC: each setting once in the paper's deployment on the real parties.
-
-    The deployment (Sun et al. §3, Algorithms 1-4) has no MPC: the clients perturb their own reports and
-    the server (party 0, which holds the scores and ranks) aggregates.  Here the clients are spread over
-    the MPyC parties (client ``k`` at party ``k % m``); every party perturbs its own clients' reports
-    (:func:`_client_reports`) and sends them to party 0 with ``mpc.transfer``; party 0 aggregates
-    (:func:`_server_estimate`) and runs :func:`dp.fedauc.montecarlo.simulate_fedauc` once with the same
-    public layout and the same noise stream (:func:`check_noise_generator`).  Relation ``equal``.
-    Collective; the checks at party 0, ``[]`` elsewhere.
-    """
+async def deployment_checks(settings: Sequence[DeploymentSetting], seed: int) -> list[Any]:
+    """``--secure`` for FedAUC: each setting once in the paper's deployment (Sun et al. §3, Algorithms 1-4; no
+    MPC): every party perturbs its own clients' reports (:func:`_client_reports`) and sends them to party 0
+    with ``mpc.transfer``, which aggregates (:func:`_server_estimate`) and simulates once with the same layout
+    and noise stream; relation ``equal``.  Collective; the checks at party 0, ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
     from dp.fedauc.montecarlo import simulate_fedauc
-    from scenarios.kit.experiments import SecureCheck
 
+    scores, labels = framingham_scores(seed)
     parties, pid = len(mpc.parties), int(mpc.pid)
     checks: list[Any] = []
     for index, setting in enumerate(settings):
-        own = _client_reports(setting, scores, labels, seed, index, pid, parties, layout_rng)
+        own = _client_reports(setting, scores, labels, seed, index, pid, parties)
         reports = await mpc.transfer(own, senders=list(range(parties)), receivers=[0])
         if pid != 0:
             continue
-        secure = _server_estimate(setting, scores, list(reports), layout_rng)
+        secure = _server_estimate(setting, scores, list(reports), seed)
         simulation = simulate_fedauc(scores, labels, method=setting.method, epsilon=setting.epsilon,
                                      clients=setting.clients,
                                      layout="one_per_client" if setting.clients is None else setting.layout, runs=1,
-                                     rng=layout_rng(), sum_fraction=setting.sum_fraction, delta=setting.delta,
+                                     rng=layout_rng(seed), sum_fraction=setting.sum_fraction, delta=setting.delta,
                                      counts="noisy", noise_rng=check_noise_generator(seed, index))
         checks.append(SecureCheck(f"{setting.label()}, m={parties}", secure, float(simulation.estimates[0]), "equal"))
     return checks
-
 
 
 def deployment_settings() -> list[DeploymentSetting]:
@@ -475,20 +410,16 @@ async def _tables(options: FedAucOptions) -> Callable[[], None] | None:
     from mpyc.runtime import mpc
     from sklearn.metrics import roc_auc_score
 
-    from secure.public_randomness import joint_seed, public_generator
+    from secure.public_randomness import joint_seed
 
     seed = options.seed if options.seed is not None else await joint_seed()
-    checks: list[Any] = []
-    if options.secure:
-        scores, labels = _load(seed)
-        checks = await deployment_checks(deployment_settings(), scores, labels, seed,
-                                         lambda: public_generator(seed ^ 0xFEDA))
+    checks = await deployment_checks(deployment_settings(), seed) if options.secure else []
     if mpc.pid != 0:
         return None
 
     def deliver() -> None:  # after the orderly shutdown: the peers do not wait, silent, for party 0
         start = time.perf_counter()
-        scores, labels = _load(seed)
+        scores, labels = framingham_scores(seed)
         samples = int(scores.size)
         rows = _run(_jobs(options.quick), scores, labels, options.runs, seed)
         for row in rows:  # one row per client: record K = M
@@ -508,8 +439,8 @@ async def _tables(options: FedAucOptions) -> Callable[[], None] | None:
         directory = Path(options.results_dir)
         directory.mkdir(parents=True, exist_ok=True)
         std_rows = [row for row in rows if row["table"] != "3"]
-        _write_csv(directory / "fedauc_std.csv", std_rows, CSV_FIELDS)
-        _write_csv(directory / "fedauc_rr_debias.csv", [row for row in rows if row["table"] == "3"], CSV_FIELDS)
+        write_csv(str(directory / "fedauc_std.csv"), CSV_FIELDS, std_rows)
+        write_csv(str(directory / "fedauc_rr_debias.csv"), CSV_FIELDS, [row for row in rows if row["table"] == "3"])
         _plot(directory / "fedauc_std.png", std_rows, samples)
         print(f"\nwrote {directory / 'fedauc_std.csv'}, {directory / 'fedauc_rr_debias.csv'}, "
               f"{directory / 'fedauc_std.png'}")
@@ -521,9 +452,8 @@ async def _tables(options: FedAucOptions) -> Callable[[], None] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the scenario; returns the exit code."""
-    from scenarios.kit.experiments import exempt_spend
-
-    return run_scenario(parse_options, _tables, lambda options: asdict(options) | {"results_dir": None}, argv, spend=exempt_spend)
+    return run_scenario(parse_options, _tables, lambda options: asdict(options) | {"results_dir": None}, argv,
+                        spend=exempt_spend)
 
 
 if __name__ == "__main__":

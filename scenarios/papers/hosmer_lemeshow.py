@@ -1,28 +1,8 @@
-"""Fig. 6 of Barczewski, Mawass & Ramon: relative MSE of the private Hosmer-Lemeshow statistic vs epsilon.
+"""Barczewski, Mawass & Ramon, Fig. 6: relative MSE of the private Hosmer-Lemeshow statistic vs epsilon.
 
-Run: ``python -m scenarios.papers.hosmer_lemeshow`` (``--quick`` for a tiny run).
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/barczewski.md``.
-
-Options (lower case; MPyC's own options such as -M, -I, -T work as usual):
-  --epsilons E[,E...]   budgets to measure (default 0.1,0.2,0.5,1,2,5,10)
-  --runs R              repetitions per epsilon (default 100)
-  --groups Q            quantile groups (default 10)
-  --points N            ECDF grid points i/N, a power of two (default 1024: L = 10, eps' = eps/19; the old
-                        name --grid-points still works, with a warning)
-  --precision B         fractional bits of the fixed-point probabilities (default 16)
-  --smoothed            find the group boundaries on the monotone-smoothed ECDF (eq. 3, p = 2)
-  --seed S              public seed of the held-out split that trains the model (default 1)
-  --results-dir DIR     where party 0 writes the CSV and the PNG (default results/)
-  --quick               few epsilons and runs (for tests)
-  --secure              also run one repetition of every (epsilon, accounting) on the MPyC path: with -M3
-                        real parties, rows i, i+m, ... at party i, Algorithm 2 across parties
-                        (dp.ecdf.hosmer_lemeshow_secure.run_secure_hosmer_lemeshow) with fixed per-party
-                        node and statistic draws (its noise hooks; from the public --seed) fed to both
-                        paths; the statistic, p-value, boundaries and noisy E/O must be equal
-                        (hosmer_lemeshow_secure.csv; a disagreement exits 1).  The experiment's own
-                        runs keep drawing OS noise
+Run: ``python -m scenarios.papers.hosmer_lemeshow [--quick]`` (``-M3 --secure``: one repetition of every
+(epsilon, accounting) of Algorithm 2 across real parties with fixed per-party draws, equal to the simulation; the
+experiment's own runs draw OS noise).  Findings beside ours: ``docs/papers/barczewski.md``.
 """
 from __future__ import annotations
 
@@ -37,6 +17,9 @@ from typing import Any, Callable, Literal, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, print_table, run_scenario
+from scenarios.kit.experiments import (SecureCheck, equal_checks, exempt_spend, finish_secure_checks, new_figure,
+                                       party_draws, style_axes)
+from scenarios.kit.sweep import framingham_scores
 
 __all__ = ["main", "build_parser", "parse_options", "Options", "ExperimentRow", "load_scores", "run_experiment",
            "write_csv", "write_png", "secure_checks", "DEFAULT_EPSILONS", "QUICK_EPSILONS", "CSV_NAME", "PNG_NAME"]
@@ -80,15 +63,18 @@ def build_parser() -> ScenarioParser:
     from scenarios.kit.options import add_renamed_option
 
     parser = ScenarioParser(prog="python -m scenarios.papers.hosmer_lemeshow", description=__doc__)
-    parser.add_argument("--epsilons", nargs="+", default=None)
-    parser.add_argument("--runs", type=int, default=None)
-    parser.add_argument("--groups", type=int, default=10)
-    add_renamed_option(parser, "--points", "--grid-points", type=int, default=1024)
-    parser.add_argument("--precision", type=int, default=16)
-    parser.add_argument("--smoothed", action="store_true")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--results-dir", default="results")
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--epsilons", nargs="+", help="budgets to measure, E[,E...] (default 0.1,0.2,0.5,1,2,5,10)")
+    parser.add_argument("--runs", type=int, help="repetitions per epsilon (default 100)")
+    parser.add_argument("--groups", type=int, default=10, help="quantile groups (default 10)")
+    add_renamed_option(parser, "--points", "--grid-points", type=int, default=1024,
+                       help="ECDF grid points i/N, a power of two (default 1024: L = 10, eps' = eps/19)")
+    parser.add_argument("--precision", type=int, default=16,
+                        help="fractional bits of the fixed-point probabilities (default 16)")
+    parser.add_argument("--smoothed", action="store_true",
+                        help="find the group boundaries on the monotone-smoothed ECDF (eq. 3, p = 2)")
+    parser.add_argument("--seed", type=int, default=1, help="public seed of the model's training split (default 1)")
+    parser.add_argument("--results-dir", default="results", help="where party 0 writes the CSV and the PNG")
+    parser.add_argument("--quick", action="store_true", help="few epsilons and runs (for tests)")
     parser.add_argument("--secure", action="store_true",
                         help="also run one repetition of the protocol on the MPyC path (with -M3: real parties) and "
                              "show that it agrees with the simulated path")
@@ -115,12 +101,7 @@ def _parse_epsilons(items: Sequence[str]) -> tuple[float, ...]:
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    """Parse and validate the options (no data is read here).
-
-    :param argv: the command line without MPyC's options.
-    :return: the options.
-    :raise UsageError: with a one-line message.
-    """
+    """Parse and validate the options (MPyC's removed; no data is read here); :class:`UsageError` with one line."""
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
 
     args = build_parser().parse_args(list(argv))
@@ -144,19 +125,9 @@ def parse_options(argv: Sequence[str]) -> Options:
 # the experiment (plain numpy; party 0 only)
 
 def load_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Predicted probabilities and labels of the Framingham logistic regression (the Bank stand-in).
-
-    :param seed: public seed of the held-out split that trains the model.
-    :return: ``(probabilities, labels)`` of the evaluated (not held-out) rows.
-    """
-    from scenarios.kit.datasets import framingham_with_scores
-    from secure.public_randomness import public_generator
-
-    table = framingham_with_scores(public_generator(seed ^ _SPLIT_SALT))
-    score, label = table.header.index("score"), table.header.index("TenYearCHD")
-    probabilities = np.array([float(row[score]) for row in table.rows])
-    labels = np.array([int(float(row[label])) for row in table.rows], dtype=np.int64)
-    return probabilities, labels
+    """Predicted probabilities and labels of the Framingham logistic regression (the Bank stand-in), the model's
+    training split drawn from ``seed ^`` :data:`_SPLIT_SALT`."""
+    return framingham_scores(seed ^ _SPLIT_SALT)
 
 
 @dataclass
@@ -188,17 +159,9 @@ class ExperimentRow:
 
 def run_experiment(probabilities: np.ndarray, labels: np.ndarray, options: Options, *, parties: int = 1,
                    threshold: int = 0, progress: bool = True) -> list[ExperimentRow]:
-    """Relative squared error of the private HL statistic, ``options.runs`` times per epsilon and accounting.
-
-    Noise comes from the operating system (``rng=None``), never from ``--seed``.
-
-    :param probabilities: predicted probabilities in ``[0, 1]``.
-    :param labels: labels in ``{0, 1}``.
-    :param options: epsilons, runs, groups, grid, precision, smoothing.
-    :param parties: ``m`` for the noise calibration; ``threshold``: ``t``.
-    :param progress: show a tqdm progress bar over the runs (on stderr).
-    :return: one row per (epsilon, accounting).
-    """
+    """Relative squared error of the private HL statistic, ``options.runs`` times per epsilon and accounting (noise
+    from the OS, never from ``--seed``; ``parties``, ``threshold``: the calibration's ``m`` and ``t``); one row per
+    (epsilon, accounting)."""
     from tqdm import tqdm
 
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow, private_hosmer_lemeshow, \
@@ -238,13 +201,8 @@ def run_experiment(probabilities: np.ndarray, labels: np.ndarray, options: Optio
 
 
 def noiseless_error(probabilities: np.ndarray, labels: np.ndarray, options: Options) -> tuple[float, float]:
-    """The mechanism with all noise set to 0: its statistic and relative squared error.
-
-    What remains is the discretisation (fixed point, grid ``i/N``), which can move rows across a
-    group boundary: the floor that the relative MSE approaches as epsilon grows.
-
-    :return: ``(statistic, relative squared error)``.
-    """
+    """``(statistic, relative squared error)`` of the mechanism with all noise 0: the discretisation (fixed point,
+    grid ``i/N``) alone, the floor the relative MSE approaches as epsilon grows."""
     from dp.ecdf.grid import node_count
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow, private_hosmer_lemeshow, \
         relative_squared_error
@@ -260,11 +218,7 @@ def noiseless_error(probabilities: np.ndarray, labels: np.ndarray, options: Opti
 
 
 def write_csv(rows: Sequence[ExperimentRow], path: str) -> None:
-    """Write one line per (epsilon, accounting).
-
-    :param rows: the experiment rows.
-    :param path: the CSV file (its directory must exist).
-    """
+    """Write one line per (epsilon, accounting) to ``path`` (its directory must exist)."""
     fields = list(asdict(rows[0]).keys())
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
@@ -275,19 +229,9 @@ def write_csv(rows: Sequence[ExperimentRow], path: str) -> None:
 
 
 def write_png(rows: Sequence[ExperimentRow], path: str, *, floor: float, title: str) -> None:
-    """Log-log plot of the relative MSE (mean, median, 10-90 % band) against epsilon, per accounting.
-
-    :param rows: the experiment rows.
-    :param path: the PNG file.
-    :param floor: relative squared error of the noiseless mechanism (dotted line; skipped if 0).
-    :param title: the plot title.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(6.4, 4.4))
+    """Log-log plot of the relative MSE (mean, median, 10-90 % band) against epsilon, per accounting, and the
+    noiseless mechanism's ``floor`` (dotted; skipped if 0)."""
+    figure, axes = new_figure(6.4, 4.4)
     colours = {"paper": "tab:blue", "joint": "tab:orange"}
     labels = {"paper": "paper accounting (8 statistics, each eps')", "joint": "joint sensitivity 4 (same 8 eps')"}
     for accounting in ACCOUNTINGS:
@@ -303,16 +247,8 @@ def write_png(rows: Sequence[ExperimentRow], path: str, *, floor: float, title: 
         axes.fill_between(eps, lower, [row.q90 for row in mine], color=colour, alpha=0.15)
     if floor > 0:
         axes.axhline(floor, color="grey", linestyle=":", label="no noise (fixed point + grid only)")
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlabel("epsilon")
-    axes.set_ylabel("relative MSE of H  (shaded: 10-90 % of runs)")
-    axes.set_title(title, fontsize=9)
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize=7)
-    figure.tight_layout()
+    style_axes(axes, xlabel="epsilon", ylabel="relative MSE of H  (shaded: 10-90 % of runs)", title=title, legend=7)
     figure.savefig(path, dpi=120)
-    plt.close(figure)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -322,24 +258,16 @@ SECURE_NAME = "hosmer_lemeshow"
 
 
 async def secure_checks(options: Options) -> list[Any]:
-    """``--secure``: one repetition of every (epsilon, accounting) on the MPyC path, beside the simulated path.
-
-    Every party holds rows ``i, i+m, ...`` of the scored rows (:func:`load_scores` of ``--seed``) and runs
-    :func:`dp.ecdf.hosmer_lemeshow_secure.run_secure_hosmer_lemeshow` with fixed draws through its noise hooks:
-    its tree-node draws (``plan.draw_party``) and then its ``E``/``O`` draws
-    (:func:`dp.ecdf.hosmer_lemeshow_secure.party_group_noise`), both from
-    :func:`scenarios.papers.ecdf_smoothing.check_noise_generator` of the public seed, so party 0 can recompute
-    every party's draws.  Party 0 then runs the simulated path the experiment measures,
-    :func:`dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow` with ``m`` and ``t`` of the runtime, given the sums
-    of the same draws.  Relation ``equal``: the statistic, its p-value, the group boundaries and the noisy
-    ``E``/``O`` must be identical.  Collective; returns the checks at party 0, ``[]`` elsewhere.
-    """
+    """``--secure``: every (epsilon, accounting) once through
+    :func:`dp.ecdf.hosmer_lemeshow_secure.run_secure_hosmer_lemeshow` (party ``i`` holds rows ``i, i+m, ...``;
+    fixed per-party node and ``E``/``O`` draws from the public seed, through its noise hooks), beside
+    :func:`dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow` given the sums of the same draws; relation ``equal``
+    for H, its p-value, the boundaries, the noisy ``E``/``O`` and the ECDF.  Collective; the checks at party 0."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, private_hosmer_lemeshow
     from dp.ecdf.hosmer_lemeshow_secure import party_group_noise, run_secure_hosmer_lemeshow
-    from scenarios.kit.experiments import SecureCheck
-    from scenarios.papers.ecdf_smoothing import check_noise_generator, party_share
+    from scenarios.papers.ecdf_smoothing import party_share
 
     parties, coalition, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
     probabilities, labels = load_scores(options.seed)
@@ -350,27 +278,25 @@ async def secure_checks(options: Options) -> list[Any]:
                                     precision=options.precision, smoothed=options.smoothed, accounting=accounting)
         plan = query.tree_plan(parties=parties, threshold=coalition)
 
-        def draws(party: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            generator = check_noise_generator(options.seed, index, party)
-            nodes = plan.draw_party(generator)
-            expected, observed = party_group_noise(query, parties, coalition, rng=generator)
-            return nodes, expected, observed
+        def draws(generator: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            nodes = plan.draw_party(generator)  # the tree's draws first, then E and O
+            return (nodes, *party_group_noise(query, parties, coalition, rng=generator))
 
-        own = draws(pid)
+        every = party_draws(options.seed, index, parties, draws)
+        own = every[pid]
         result = await run_secure_hosmer_lemeshow(
             party_share(probabilities, pid, parties), party_share(labels, pid, parties), query,
             node_noise_source=lambda _: own[0], statistic_noise_source=lambda *_: (own[1], own[2]))
         if result is None:
             continue
-        every = [draws(party) for party in range(parties)]
         simulated = private_hosmer_lemeshow(probabilities, labels, query, parties=parties, threshold=coalition,
                                             node_noise=sum(d[0] for d in every),
                                             expected_noise=sum(d[1] for d in every),
                                             observed_noise=sum(d[2] for d in every))
         secure = result
         label = f"epsilon={epsilon:g} {accounting} Q={options.groups} N={options.grid_points} (m={parties} t={coalition})"
-        checks.append(SecureCheck(f"{label}: H", secure.statistic, simulated.statistic, "equal"))
-        checks.append(SecureCheck(f"{label}: p-value", secure.p_value, simulated.p_value, "equal"))
+        checks += equal_checks(label, {"H": secure.statistic, "p-value": secure.p_value},
+                               {"H": simulated.statistic, "p-value": simulated.p_value}, ("H", "p-value"))
         for name, mine, theirs in (("boundaries", secure.boundaries, simulated.boundaries),
                                    ("noisy E", secure.expected, simulated.expected),
                                    ("noisy O", secure.observed, simulated.observed),
@@ -433,21 +359,13 @@ async def _experiment(options: Options) -> Callable[[], None] | None:
               f"was raised to 1 before dividing)")
         print(f"  wrote {csv_path} and {png_path} in {time.perf_counter() - started:.1f} s")
         if options.secure:
-            from scenarios.kit.experiments import finish_secure_checks
-
             finish_secure_checks(SECURE_NAME, checks, options.results_dir)
 
     return deliver
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the Fig. 6 experiment; returns the exit code.
-
-    :param argv: the command line (default ``sys.argv[1:]``).
-    :return: 0 done, 2 bad usage, 1 failure.
-    """
-    from scenarios.kit.experiments import exempt_spend
-
+    """Run one party of the Fig. 6 experiment; the exit code (0 done, 2 bad usage, 1 failure)."""
     return run_scenario(parse_options, _experiment, lambda options: options.public(), argv, spend=exempt_spend)
 
 

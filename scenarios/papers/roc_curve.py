@@ -1,22 +1,9 @@
-"""Experiment: a private ROC curve from two private ECDFs, smoothed (paper Figs. 1, 5, 8, 9).
+"""Barczewski et al., Figs. 1, 5, 8, 9: a private ROC curve from two private ECDFs, smoothed.
 
-Run: ``python -m scenarios.papers.roc_curve`` (add ``--quick`` for a tiny run).  Writes
-``results/roc_curve_l1.csv``, ``roc_curve_l1.png`` (Fig. 5), ``roc_curve_example.png`` (Fig. 1) and
-``roc_curve_auc_error.png`` (public against private class sizes).
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/barczewski.md``.
-
-Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
-  --epsilon-grid E1,E2,...  total epsilons swept (default 0.01,0.02,0.05,0.1,0.2,0.5,1,2,5,10)
-  --plot-epsilon E          epsilon of the example curves (default 0.5, as the paper's Fig. 1)
-  --points N                thresholds on [0, 1] (default 256; --quick: 64)
-  --secure                  also run one repetition of every epsilon on the MPyC path: with -M3 real
-                            parties, rows i, i+m, ... at party i, the two secure class ECDFs
-                            (dp.ecdf.roc.run_secure_roc, split half: epsilon/2 each) with fixed per-party
-                            node draws fed to both paths; the released counts and the run's L1 and AUC
-                            values (both normalisations) must be equal (roc_curve_secure.csv; a
-                            disagreement exits 1)
+Run: ``python -m scenarios.papers.roc_curve [--quick]`` (``-M3 --secure``: every epsilon once through the two
+secure class ECDFs on real parties with fixed per-party node draws, equal to the simulation).  Writes
+``roc_curve_l1.csv``, ``roc_curve_l1.png`` (Fig. 5), ``roc_curve_example.png`` (Fig. 1) and
+``roc_curve_auc_error.png``.  Findings beside ours: ``docs/papers/barczewski.md``.
 """
 from __future__ import annotations
 
@@ -26,9 +13,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_positive_number, format_mean, new_figure, noise_generator,
-                                       print_rows, progress, save_figure, summarize_runs)
-from scenarios.kit.sweep import Output, Sweep, axis
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, equal_checks, errorbars, format_mean,
+                                       new_figure, noise_generator, party_draws, print_rows, save_figure, style_axes)
+from scenarios.kit.sweep import Output, Sweep, axis, framingham_scores, monte_carlo
+from scenarios.papers.ecdf_smoothing import counts_check, party_share, tally_failures
 
 __all__ = ["main", "parse_options", "RocOptions", "ScoredData", "load_scores", "roc_l1_distance",
            "tpr_at", "run_experiment", "secure_checks", "CSV_COLUMNS", "METRICS"]
@@ -76,9 +64,10 @@ class ScoredData:
 
 
 def _declare(parser: ScenarioParser) -> None:
-    parser.add_argument("--epsilon-grid", default=None)
-    parser.add_argument("--plot-epsilon", type=float, default=0.5)
-    parser.add_argument("--points", type=int, default=None)
+    parser.add_argument("--epsilon-grid", help="total epsilons swept (default 0.01,0.02,0.05,0.1,0.2,0.5,1,2,5,10)")
+    parser.add_argument("--plot-epsilon", type=float, default=0.5,
+                        help="epsilon of the example curves (default 0.5, as the paper's Fig. 1)")
+    parser.add_argument("--points", type=int, help="thresholds on [0, 1] (default 256; --quick: 64)")
 
 
 def _resolve(args: Any, common: CommonOptions) -> RocOptions:
@@ -92,18 +81,9 @@ def _resolve(args: Any, common: CommonOptions) -> RocOptions:
 
 
 def load_scores(seed: int) -> ScoredData:
-    """Logistic-regression scores and ``TenYearCHD`` labels of the embedded Framingham rows.
-
-    :param seed: public seed of the held-out split that trains the model.
-    """
-    from scenarios.kit.datasets import framingham_with_scores
-    from secure.public_randomness import public_generator
-
-    table = framingham_with_scores(public_generator(seed))
-    score_at, label_at = table.header.index("score"), table.header.index("TenYearCHD")
-    scores = np.clip(np.array([float(row[score_at]) for row in table.rows]), 0.0, 1.0)
-    labels = np.array([int(float(row[label_at])) for row in table.rows])
-    return ScoredData(scores, labels)
+    """Logistic-regression scores (clipped to ``[0, 1]``) and labels of Framingham (:func:`framingham_scores`)."""
+    scores, labels = framingham_scores(seed)
+    return ScoredData(np.clip(scores, 0.0, 1.0), labels)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -214,36 +194,21 @@ def run_experiment(options: RocOptions, seed: int, data: ScoredData) -> list[dic
     grid = _grid(options.points)
     incidence = prefix_incidence(options.points)
     truth = _true_roc(data, grid)
-    exact_auc = float(roc_auc_score(data.labels, data.scores))
-    rows: list[dict[str, Any]] = []
-    bar = progress(len(options.epsilons) * options.common.runs, "roc_curve")
-    try:
-        for index, epsilon in enumerate(options.epsilons):
-            bar.set_postfix_str(f"epsilon={epsilon:g}")
-            plan = plan_tree_noise(epsilon=epsilon / 2, points=options.points)
-            records = []
-            failures = 0
-            for run in range(options.common.runs):
-                generator = noise_generator(seed, index, run, os_noise=options.common.os_noise)
-                positive, negative = _release_pair(data, grid, plan, generator)
-                record, failed = _measure(data, positive, negative, incidence, grid, truth)
-                failures += failed
-                records.append(record)
-                bar.update(1)
-            rows.append({
-                "epsilon": epsilon, "points": options.points, "rows": int(data.scores.size),
-                "positives": int(data.positives.size), "runs": options.common.runs,
-                "solver_failures": failures, **summarize_runs(records, METRICS),
-                "true_auc": truth.auc, "exact_auc": exact_auc, "seed": seed,
-            })
-    finally:
-        bar.close()
-    return rows
+    fixed = {"points": options.points, "rows": int(data.scores.size), "positives": int(data.positives.size),
+             "true_auc": truth.auc, "exact_auc": float(roc_auc_score(data.labels, data.scores))}
+    settings = [{"epsilon": epsilon, **fixed, "_plan": plan_tree_noise(epsilon=epsilon / 2, points=options.points)}
+                for epsilon in options.epsilons]
+
+    def trial(point: Any, _: int, noise: np.random.Generator | None) -> dict[str, float]:
+        return _measure(data, *_release_pair(data, grid, point["_plan"], noise), incidence, grid, truth)
+
+    return monte_carlo(settings, trial, metrics=METRICS, common=options.common, seed=seed, name="roc_curve",
+                       tally=lambda records: tally_failures(records, None))
 
 
 def _measure(data: ScoredData, positive: np.ndarray, negative: np.ndarray, incidence: Any, grid: np.ndarray,
-             truth: Any) -> tuple[dict[str, float], int]:
-    """One run's measurements (:data:`METRICS`) of the released class ECDFs, and its solver failures."""
+             truth: Any) -> dict[str, float]:
+    """One run's measurements (:data:`METRICS`) of the released class ECDFs, and its solver ``failures``."""
     from smoothing.monotone import SmoothingError
 
     failures = 0
@@ -264,29 +229,19 @@ def _measure(data: ScoredData, positive: np.ndarray, negative: np.ndarray, incid
         record["auc_err_self_p2"] = abs(curve.auc - truth.auc)
     except SmoothingError:
         failures += 1
-    return record, failures
+    return record | {"failures": failures}
 
 
 async def secure_checks(options: RocOptions, seed: int) -> list[Any]:
-    """``--secure``: one repetition of every epsilon on the MPyC path, beside the simulated path.
-
-    Every party holds rows ``i, i+m, ...`` of the scored rows (:func:`load_scores` of the agreed seed) and
-    runs :func:`dp.ecdf.roc.run_secure_roc` (split ``half``: each class ECDF at ``epsilon / 2``, as the
-    experiment) with its node draws from :func:`scenarios.papers.ecdf_smoothing.check_noise_generator`
-    (positives' then negatives', through the ``noise_source`` hook); party 0 then runs this experiment's own
-    release and measurement (:func:`_release_pair` given the sums of the same draws, :func:`_measure`).  The
-    MPyC path's released counts give both variants: over the exact class sizes (what :func:`_release_pair`
-    divides by) and self-normalised.  Relation ``equal``: the released counts of both classes and every
-    measured L1 distance and AUC must be identical.  Collective; returns the checks at party 0, ``[]``
-    elsewhere.
-    """
+    """``--secure``: every epsilon once through :func:`dp.ecdf.roc.run_secure_roc` (split ``half``; party ``i``
+    holds rows ``i, i+m, ...``; fixed per-party node draws, positives' then negatives'), beside this experiment's
+    :func:`_release_pair` given the sums of the same draws; relation ``equal`` for both classes' released counts
+    and every L1 distance and AUC (both normalisations).  Collective; the checks at party 0, ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
-    from dp.ecdf.roc import plan_roc_noise, run_secure_roc
     from dp.ecdf.grid import prefix_incidence, true_counts
+    from dp.ecdf.roc import plan_roc_noise, run_secure_roc
     from dp.ecdf.tree import noisy_counts, plan_tree_noise
-    from scenarios.kit.experiments import SecureCheck
-    from scenarios.papers.ecdf_smoothing import check_noise_generator, party_share
 
     parties, threshold, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
     data = load_scores(seed)
@@ -298,73 +253,47 @@ async def secure_checks(options: RocOptions, seed: int) -> list[Any]:
         plan = plan_roc_noise(epsilon=epsilon, points=options.points, split="half", parties=parties,
                               threshold=threshold)
 
-        def draws(party: int) -> dict[int, np.ndarray]:
-            generator = check_noise_generator(seed, index, party)
-            positives = plan.draw_party(generator)
-            return {1: positives, 0: plan.draw_party(generator)}
-
-        own = draws(pid)
+        every = party_draws(seed, index, parties, lambda g: {1: plan.draw_party(g), 0: plan.draw_party(g)})  # 1 first
         release = await run_secure_roc(party_share(data.scores, pid, parties), party_share(data.labels, pid, parties),
                                        grid, epsilon=epsilon, split="half",
-                                       noise_source=lambda _, label: own[label], receivers=[0])
+                                       noise_source=lambda _, label: every[pid][label], receivers=[0])
         if release is None:
             continue
-        every = [draws(party) for party in range(parties)]
         totals = (np.sum([d[1] for d in every], axis=0), np.sum([d[0] for d in every], axis=0))
         simulated_plan = plan_tree_noise(epsilon=epsilon / 2, points=options.points)  # as run_experiment's
         positive, negative = _release_pair(data, grid, simulated_plan, None, node_noise=totals)
-        simulated, _ = _measure(data, positive, negative, incidence, grid, truth)
-        secure, _ = _measure(data, release.positive_counts / data.positives.size,
+        simulated = _measure(data, positive, negative, incidence, grid, truth)
+        secure = _measure(data, release.positive_counts / data.positives.size,
                              release.negative_counts / data.negatives.size, incidence, grid, truth)
         label = f"epsilon={epsilon:g} N={options.points} (m={parties} t={threshold})"
         for name, counts, values, total in (("positives", release.positive_counts, data.positives, totals[0]),
                                             ("negatives", release.negative_counts, data.negatives, totals[1])):
-            differing = int(np.count_nonzero(counts != noisy_counts(true_counts(values, grid), total)))
-            checks.append(SecureCheck(f"{label}: {name}' released counts differing (of {options.points})",
-                                      float(differing), 0.0, "equal"))
-        for metric in ("l1_p1", "l1_p2", "auc_p1", "auc_p2", "l1_self_p2", "auc_self_p2"):
-            checks.append(SecureCheck(f"{label}: {metric}", secure[metric], simulated[metric], "equal"))
+            checks.append(counts_check(f"{label}: {name}'", counts, noisy_counts(true_counts(values, grid), total)))
+        checks += equal_checks(label, secure, simulated, ("l1_p1", "l1_p2", "auc_p1", "auc_p2", "l1_self_p2",
+                                                          "auc_self_p2"))
     return checks
 
 
-def _plot_errors(options: RocOptions, rows: list[dict[str, Any]], data: ScoredData, path: str) -> None:
-    figure, axes = new_figure()
-    x = np.array([row["epsilon"] for row in rows])
-    for norm, marker in zip(NORMS, ("o", "s")):
-        mean = np.array([row[f"l1_p{norm}_mean"] for row in rows])
-        error = np.nan_to_num(np.array([row[f"l1_p{norm}_se"] for row in rows]))
-        axes.errorbar(x, mean, yerr=error, marker=marker, capsize=3, label=f"smoothed, p = {norm}")
-    mean = np.array([row["l1_self_p2_mean"] for row in rows])
-    error = np.nan_to_num(np.array([row["l1_self_p2_se"] for row in rows]))
-    axes.errorbar(x, mean, yerr=error, marker="^", capsize=3, label="self-normalised (labels private), p = 2")
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlabel("epsilon (total, epsilon/2 per class ECDF)")
-    axes.set_ylabel("L1 distance to the true ROC curve (area between curves)")
-    axes.set_title(f"ROC curve estimation error: Framingham logistic regression, n = {data.scores.size}, "
-                   f"N = {options.points}, {options.common.runs} runs", fontsize=9)
-    axes.legend()
-    axes.grid(True, which="both", alpha=0.3)
-    save_figure(figure, path)
+#: the two error figures: (y label, title, curves (metric, marker, label))
+_ERROR_FIGURES = {
+    "l1": ("L1 distance to the true ROC curve (area between curves)",
+           "ROC curve estimation error: Framingham logistic regression",
+           (("l1_p1", "o", "smoothed, p = 1"), ("l1_p2", "s", "smoothed, p = 2"),
+            ("l1_self_p2", "^", "self-normalised (labels private), p = 2"))),
+    "auc": ("|AUC - true AUC| of the smoothed curve", "ROC AUC error, public vs private class sizes: Framingham",
+            (("auc_err_p2", "s", "class sizes public (divided by n_c), p = 2"),
+             ("auc_err_self_p2", "^", "class sizes private (self-normalised), p = 2")))}
 
 
-def _plot_auc_errors(options: RocOptions, rows: list[dict[str, Any]], data: ScoredData, path: str) -> None:
-    """Mean |AUC - true AUC| of both variants against epsilon (same noise draws in both)."""
+def _plot_errors(options: RocOptions, rows: list[dict[str, Any]], data: ScoredData, path: str,
+                 which: str = "l1") -> None:
+    """The L1 distances (``which = "l1"``) or the AUC errors of both variants (same draws) against epsilon."""
+    ylabel, title, curves = _ERROR_FIGURES[which]
     figure, axes = new_figure()
-    x = np.array([row["epsilon"] for row in rows])
-    for metric, marker, label in (("auc_err_p2", "s", "class sizes public (divided by n_c), p = 2"),
-                                  ("auc_err_self_p2", "^", "class sizes private (self-normalised), p = 2")):
-        mean = np.array([row[f"{metric}_mean"] for row in rows])
-        error = np.nan_to_num(np.array([row[f"{metric}_se"] for row in rows]))
-        axes.errorbar(x, mean, yerr=error, marker=marker, capsize=3, label=label)
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlabel("epsilon (total, epsilon/2 per class ECDF)")
-    axes.set_ylabel("|AUC - true AUC| of the smoothed curve")
-    axes.set_title(f"ROC AUC error, public vs private class sizes: Framingham, n = {data.scores.size}, "
-                   f"N = {options.points}, {options.common.runs} runs", fontsize=9)
-    axes.legend()
-    axes.grid(True, which="both", alpha=0.3)
+    for metric, marker, label in curves:
+        errorbars(axes, rows, "epsilon", metric, marker=marker, label=label)
+    style_axes(axes, xlabel="epsilon (total, epsilon/2 per class ECDF)", ylabel=ylabel, legend=10,
+               title=f"{title}, n = {data.scores.size}, N = {options.points}, {options.common.runs} runs")
     save_figure(figure, path)
 
 
@@ -392,13 +321,9 @@ def _plot_example(options: RocOptions, seed: int, data: ScoredData, path: str) -
         errors[f"p{norm}"] = roc_l1_distance(truth, curve)
         axes.plot(curve.false_positive_rate, curve.true_positive_rate, color=colour, linewidth=1.5,
                   label=f"smoothed p = {norm} (AUC {curve.auc:.3f}, L1 {errors[f'p{norm}']:.3f})")
-    axes.set_xlim(-0.05, 1.05)
-    axes.set_ylim(-0.05, 1.05)
-    axes.set_aspect("equal")
-    axes.set_xlabel("false positive rate")
-    axes.set_ylabel("true positive rate")
-    axes.set_title(f"ROC curve, logistic regression on Framingham, epsilon = {options.plot_epsilon:g}",
-                   fontsize=9)
+    axes.set(xlim=(-0.05, 1.05), ylim=(-0.05, 1.05), aspect="equal", xlabel="false positive rate",
+             ylabel="true positive rate")
+    axes.set_title(f"ROC curve, logistic regression on Framingham, epsilon = {options.plot_epsilon:g}", fontsize=9)
     axes.legend(loc="lower right", fontsize=8)
     save_figure(figure, path)
     return errors
@@ -413,7 +338,7 @@ def _run(options: RocOptions, seed: int) -> list[Output]:
     return [Output("roc_curve_l1", CSV_COLUMNS, rows, lambda rows, path: _plot_errors(options, rows, data, path)),
             Output("roc_curve_example", (), example,
                    lambda rows, path: rows[0].update(_plot_example(options, seed, data, path))),
-            Output("roc_curve_auc_error", (), rows, lambda rows, path: _plot_auc_errors(options, rows, data, path))]
+            Output("roc_curve_auc_error", (), rows, lambda rows, path: _plot_errors(options, rows, data, path, "auc"))]
 
 
 def _report(options: RocOptions, outputs: Sequence[Output]) -> None:
@@ -437,16 +362,7 @@ def _report(options: RocOptions, outputs: Sequence[Output]) -> None:
 SWEEP = Sweep(module="roc_curve", doc=__doc__ or "", page="docs/papers/barczewski.md", declare=_declare,
               resolve=_resolve, run=_run, report=_report, runs=100, quick_runs=4, checks=secure_checks)
 
-
-def parse_options(argv: Sequence[str]) -> RocOptions:
-    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
-    return SWEEP.parse(argv)  # type: ignore[no-any-return]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party (``--secure``: :func:`secure_checks` first); returns the exit code."""
-    return SWEEP.main(argv)
-
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,26 +1,9 @@
-"""Experiment: U-MPC vs Bell's generic LDP and Ghazi — Kendall's tau against the bins t, and UCI Heart Disease.
+"""Sinh & Ramon, Fig. 3-6: U-MPC vs Bell's generic LDP and Ghazi, Kendall's tau against the bins t (Framingham)
+and the UCI Heart Disease statistics against n.
 
-Run: ``python -m scenarios.papers.umpc_bins_and_uci --figure bins`` or ``--figure uci`` (add ``--quick`` for a
-tiny run).  Writes ``results/umpc_bins.csv`` / ``.png`` or ``results/umpc_uci.csv`` / ``.png`` and prints
-the table and, per baseline, the range of ``log10(MSE / U-MPC's MSE)`` (positive: above U-MPC's MSE).
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/sinh_ramon.md``.
-
-Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
-  --figure bins|uci   which experiment (default bins)
-  --grid T1,T2,...    bins t, powers of two from 4 (bins figure; default 4,8,16,32,64; --quick: 4,64)
-  --epsilon-grid E,.. privacy budgets (bins figure; default 0.1,1)
-  --pair A,B          Framingham columns for the bins figure (default sysBP,diaBP)
-  --sizes N1,N2,...   subsample sizes (uci figure; default 100,200,400,all; --quick: 100,200);
-                      a size above the complete rows of a statistic is capped to them
-  --edges-per-row F   |E| = round(F n) for U-MPC (default 2)
-  --secure            also run one repetition of U-MPC per epsilon (bins) or per statistic and n (uci) on the
-                      MPyC path (-M3: real parties, rows i, i+m, ... at party i, noise calibrated for the real
-                      m and t) with run 0's rows and tuples and fixed per-party draws fed to both paths: the
-                      estimate and the opened noisy sums must be equal (umpc_<figure>_secure.csv; a
-                      disagreement exits 1).  Bell, Ghazi and GhaziSM are other papers' local and
-                      shuffled-model protocols: not checked
+Run: ``python -m scenarios.papers.umpc_bins_and_uci --figure bins|uci [--quick]`` (``-M3 --secure``: one U-MPC
+repetition per epsilon or per statistic and n on the MPyC path, equal to the simulation).  Writes
+``umpc_<figure>.csv`` / ``.png``.  Findings beside ours: ``docs/papers/sinh_ramon.md``.
 """
 from __future__ import annotations
 
@@ -31,16 +14,17 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_positive_number, format_mean, new_figure, noise_generator,
-                                       parse_positive_list, print_rows, progress, run_seeds, save_figure, summarize)
-from scenarios.kit.sweep import Output, Sweep
-from scenarios.papers.umpc_samplers import umpc_checks
-
-#: the simulated methods: all four protocols of Sinh & Ramon's Fig. 3-6
-METHODS = ("U-MPC", "Bell LDP", "Ghazi", "GhaziSM")
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, errorbars, format_mean, new_figure,
+                                       noise_generator, parse_positive_list, print_rows, progress, run_seeds,
+                                       save_figure, style_axes)
+from scenarios.kit.sweep import Output, Sweep, whole_list
+from scenarios.kit.sweep import complete_rows as _complete
+from scenarios.papers.umpc_samplers import UmpcCheckSetting, umpc_checks
+from scenarios.papers.umpc_vs_baselines import (COLORS, COST_PROTOCOL, METHODS, baseline_estimates, cost_columns,
+                                                error_summary, fill_ratios)
 
 __all__ = ["main", "parse_options", "BinsOptions", "run_bins", "run_uci", "exact_ustat", "grid_shape",
-           "CSV_COLUMNS", "METHODS"]
+           "CSV_COLUMNS", "METHODS", "COST_PROTOCOL"]
 
 FIGURES = ("bins", "uci")
 DEFAULT_GRID = (4, 8, 16, 32, 64)
@@ -54,9 +38,6 @@ ELL = 40          # bits per element in the cost models
 PARTIES = 3       # simulated parties holding the rows (U-MPC)
 COALITION = 1     # coalition the U-MPC noise is calibrated for
 
-#: the cost model (dp.umpc.costs.PROTOCOLS) of each method
-COST_PROTOCOL = {"U-MPC": "U-MPC (M_HF)", "Bell LDP": "Bell", "Ghazi": "Ghazi", "GhaziSM": "GhaziSM"}
-COLORS = {"U-MPC": "tab:blue", "Bell LDP": "tab:orange", "Ghazi": "tab:green", "GhaziSM": "tab:red"}
 MARKERS = {"U-MPC": "o", "Bell LDP": "s", "Ghazi": "D", "GhaziSM": "v"}
 #: line style and marker fill of the k-th epsilon of the bins figure (and of the k-th statistic of the UCI figure):
 #: same colour and marker shape per method, so the legend tells the epsilons apart by the fill (filled, open,
@@ -83,26 +64,21 @@ class BinsOptions:
     common: CommonOptions
 
 
-def _whole(text: str, option: str) -> tuple[int, ...]:
-    values = parse_positive_list(text, option)
-    if any(v != int(v) for v in values):
-        raise UsageError(f"{option} expects whole numbers, got '{text}'")
-    return tuple(int(v) for v in values)
-
-
 def _declare(parser: ScenarioParser) -> None:
-    parser.add_argument("--figure", default="bins")
-    parser.add_argument("--grid", default=None)
-    parser.add_argument("--epsilon-grid", default=None)
-    parser.add_argument("--pair", default="sysBP,diaBP")
-    parser.add_argument("--sizes", default=None)
-    parser.add_argument("--edges-per-row", type=float, default=2.0)
+    parser.add_argument("--figure", default="bins", help="bins or uci: which experiment (default bins)")
+    parser.add_argument("--grid", help="bins t, powers of two from 4 (bins; default 4,8,16,32,64; --quick: 4,64)")
+    parser.add_argument("--epsilon-grid", help="privacy budgets (bins; default 0.1,1)")
+    parser.add_argument("--pair", default="sysBP,diaBP", help="Framingham columns of the bins figure (default "
+                                                              "sysBP,diaBP)")
+    parser.add_argument("--sizes", help="subsample sizes (uci; default 100,200,400,all; --quick: 100,200); a size "
+                                        "above the complete rows of a statistic is capped to them")
+    parser.add_argument("--edges-per-row", type=float, default=2.0, help="|E| = round(F n) for U-MPC (default 2)")
 
 
 def _resolve(args: Any, common: CommonOptions) -> BinsOptions:
     if args.figure not in FIGURES:
         raise UsageError(f"--figure must be one of {', '.join(FIGURES)}, got '{args.figure}'")
-    grid = _whole(args.grid, "--grid") if args.grid else (QUICK_GRID if args.quick else DEFAULT_GRID)
+    grid = whole_list(args.grid, "--grid") if args.grid else (QUICK_GRID if args.quick else DEFAULT_GRID)
     if min(grid) < 4:
         raise UsageError(f"--grid values must be at least 4 (2 bins per axis), got {min(grid)}")
     uneven = [t for t in grid if t & (t - 1)]
@@ -117,7 +93,7 @@ def _resolve(args: Any, common: CommonOptions) -> BinsOptions:
     known = declared_domains("framingham")
     if len(pair) != 2 or any(c not in known for c in pair):
         raise UsageError(f"--pair must name two Framingham columns, got '{args.pair}'")
-    sizes = _whole(args.sizes, "--sizes") if args.sizes else (QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    sizes = whole_list(args.sizes, "--sizes") if args.sizes else (QUICK_SIZES if args.quick else DEFAULT_SIZES)
     if min(sizes) < 2 * PARTIES and min(sizes) != 0:
         raise UsageError(f"--sizes must be at least {2 * PARTIES}, got {min(sizes)}")
     return BinsOptions(figure=args.figure, grid=grid, epsilons=tuple(float(e) for e in epsilons),
@@ -140,18 +116,6 @@ def exact_ustat(values: np.ndarray, kernel: Callable[[np.ndarray, np.ndarray], n
         rest = x[i + 1:]
         total += float(np.sum(kernel(np.broadcast_to(x[i], rest.shape), rest)))
     return total / (n * (n - 1) / 2)
-
-
-def _complete(name: str, columns: Sequence[str]) -> np.ndarray:
-    """Float rows of ``columns`` of an embedded dataset, rows with a missing value dropped."""
-    from scenarios.kit.datasets import load_embedded
-    from secure.intake import MISSING_TOKENS
-
-    table = load_embedded(name)
-    positions = [table.header.index(c) for c in columns]
-    rows = [[float(row[p]) for p in positions] for row in table.rows
-            if all(row[p].strip().lower() not in MISSING_TOKENS for p in positions)]
-    return np.asarray(rows, dtype=float)
 
 
 @dataclass(frozen=True)
@@ -215,61 +179,20 @@ def umpc_estimates(stat: _Statistic, values: np.ndarray, *, epsilon: float, edge
 
 def ldp_estimates(stat: _Statistic, values: np.ndarray, quantizer: Any, *, epsilon: float, runs: int, seed: int,
                   setting: int, os_noise: bool, bar: Any) -> dict[str, np.ndarray]:
-    """``runs`` estimates of Bell's generic LDP, of Ghazi et al. and of Ghazi et al. in the shuffled model (same
-    quantizer, averaged kernel matrix)."""
-    from dp.baselines import ghazi, ghazi_shuffled
-    from dp.bell import generic as ldp_generic
-
-    x = _shape(stat, values)
-    kernel = _ldp_kernel(stat)
-    bell = np.asarray(ldp_generic.simulate(x, kernel, quantizer=quantizer, epsilon=epsilon, kind="average",
-                                           runs=runs, rng=noise_generator(seed, setting, 1, os_noise=os_noise)))
-    bar.update(runs)
-    gz = np.asarray(ghazi.simulate(x, kernel, quantizer=quantizer, epsilon=epsilon, d=None, runs=runs,
-                                   kind="average", rng=noise_generator(seed, setting, 2, os_noise=os_noise)))
-    bar.update(runs)
-    shuffled = np.asarray(ghazi_shuffled.simulate(x, kernel, quantizer=quantizer, epsilon=epsilon, d=None, runs=runs,
-                                                  kind="average",
-                                                  rng=noise_generator(seed, setting, 3, os_noise=os_noise)))
-    bar.update(runs)
-    return {"Bell LDP": bell, "Ghazi": gz, "GhaziSM": shuffled}
-
-
-def _costs(stat: _Statistic, method: str, *, n: int, edges: int, t: int, epsilon: float) -> dict[str, float]:
-    """Cost columns of one method: ``comm_bits`` (U-MPC: ``M_HF``), ``comm_bits_dis`` (U-MPC's ``M_Dis``,
-    else nan), ``party_ops``, ``server_ops`` and ``compute_ops = server + n x party`` (Fig. 3)."""
-    from dp.umpc.costs import protocol_costs
-
-    table = protocol_costs(n, edges, epsilon=epsilon, t=t, bits=ELL, kernel=stat.name, counts="paper")
-    cost = table[COST_PROTOCOL[method]]
-    return {"comm_bits": cost.comm_bits,
-            "comm_bits_dis": table["U-MPC (M_Dis)"].comm_bits if method == "U-MPC" else math.nan,
-            "party_ops": cost.party_ops, "server_ops": cost.server_ops, "compute_ops": cost.total_ops}
+    """``runs`` estimates of Bell's generic LDP, Ghazi et al. and GhaziSM (:func:`baseline_estimates`)."""
+    return baseline_estimates(_shape(stat, values), _ldp_kernel(stat), quantizer, epsilon=epsilon, runs=runs, bar=bar,
+                              noise=[noise_generator(seed, setting, k, os_noise=os_noise) for k in (1, 2, 3)])
 
 
 def _row(figure: str, stat: _Statistic, method: str, *, n: int, t: int, grid: str, epsilon: float, edges: int,
          estimates: np.ndarray, exact: float, seed: int) -> dict[str, Any]:
-    """One CSV row: the method's MSE and bias over the runs and its modelled costs."""
-    errors = estimates - exact
-    mse, mse_se, _ = summarize(errors ** 2)
-    bias, bias_se, _ = summarize(errors)
+    """One CSV row: the method's MSE and bias over the runs and its modelled costs (Fig. 3: ``compute_ops`` =
+    server + n x party)."""
+    costs = cost_columns(method, n=n, edges=edges, epsilon=epsilon, bins=t, kernel=stat.name)
+    costs["compute_ops"] = costs.pop("total_ops")
     return {"figure": figure, "statistic": stat.name, "n": n, "t": t, "grid": grid, "epsilon": epsilon,
-            "method": method, "edges": edges if method == "U-MPC" else 0, "runs": len(errors), "mse_mean": mse,
-            "mse_se": mse_se, "bias_mean": bias, "bias_se": bias_se, "exact": exact,
-            "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "seed": seed,
-            **_costs(stat, method, n=n, edges=edges, t=t, epsilon=epsilon)}
-
-
-def _ratios(rows: list[dict[str, Any]], keys: Sequence[str]) -> None:
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault(tuple(row[k] for k in keys), []).append(row)
-    for group in groups.values():
-        umpc = next(r for r in group if r["method"] == "U-MPC")["mse_mean"]
-        for row in group:
-            ratio = row["mse_mean"] / umpc if umpc > 0 else math.nan
-            row["ratio_to_umpc"] = ratio
-            row["orders_of_magnitude"] = math.log10(ratio) if ratio > 0 else math.nan
+            "method": method, "edges": edges if method == "U-MPC" else 0, **error_summary(estimates, exact),
+            "exact": exact, "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "seed": seed, **costs}
 
 
 # ---------------------------------------------------------------------------------------- experiments
@@ -300,7 +223,7 @@ def run_bins(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
                                      seed=seed))
     finally:
         bar.close()
-    _ratios(rows, ("t", "epsilon"))
+    fill_ratios(rows, ("t", "epsilon"))
     return rows
 
 
@@ -354,22 +277,15 @@ def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
                                      edges=edges, estimates=estimates[method], exact=exact, seed=seed))
     finally:
         bar.close()
-    _ratios(rows, ("statistic", "n"))
+    fill_ratios(rows, ("statistic", "n"))
     return rows
 
 
 # ------------------------------------------------------------------------------------- output
 
-def _errorbar(axes: Any, rows: list[dict[str, Any]], x: str, label: str, marker: str, style: str = "-",
-              color: str | None = None, fill: str = "full") -> None:
-    axes.errorbar([r[x] for r in rows], [r["mse_mean"] for r in rows], yerr=np.nan_to_num([r["mse_se"] for r in rows]),
-                  marker=marker, linestyle=style, capsize=3, label=label, color=color, fillstyle=fill)
-
-
-def _panels(columns: int, rows: int = 1) -> tuple[Any, list[Any]]:
-    figure, _ = new_figure(6.0 * columns, 4.8 * rows)
-    figure.clear()
-    return figure, list(np.asarray(figure.subplots(rows, columns)).ravel())
+def _errorbar(axes: Any, rows: list[dict[str, Any]], x: str, label: str, method: str, style: str, fill: str) -> None:
+    errorbars(axes, rows, x, "mse", marker=MARKERS[method], linestyle=style, label=label, color=COLORS[method],
+              fillstyle=fill)
 
 
 def _cost_curves(axes: Any, rows: list[dict[str, Any]], x: str, column: str, *, label_suffix: str = "",
@@ -388,7 +304,7 @@ def _cost_curves(axes: Any, rows: list[dict[str, Any]], x: str, column: str, *, 
 
 
 def _plot_bins(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> None:
-    figure, (comm, compute, mse, tradeoff) = _panels(2, 2)
+    figure, (comm, compute, mse, tradeoff) = new_figure(12.0, 9.6, panels=(2, 2))
     for e, (epsilon, (style, fill)) in enumerate(zip(options.epsilons, SERIES_STYLES)):
         mine = [r for r in rows if r["epsilon"] == epsilon]
         if e == 0:  # U-MPC's and Bell's costs do not depend on epsilon: drawn once
@@ -399,27 +315,19 @@ def _plot_bins(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> N
         _cost_curves(compute, ghazis, "t", "compute_ops", label_suffix=f" eps={epsilon:g}", style=style, fill=fill)
         for method in METHODS:
             rows_of = [r for r in mine if r["method"] == method]
-            _errorbar(mse, rows_of, "t", f"{method} eps={epsilon:g}", MARKERS[method], style, COLORS[method], fill)
+            _errorbar(mse, rows_of, "t", f"{method} eps={epsilon:g}", method, style, fill)
             # Fig. 4 right: one point per t (U-MPC's cost and MSE do not depend on t: one point)
             _errorbar(tradeoff, rows_of[:1] if method == "U-MPC" else rows_of, "comm_bits",
-                      f"{method} eps={epsilon:g}", MARKERS[method], style, COLORS[method], fill)
-    comm.set_ylabel("modelled online communication (bits)")
-    comm.set_title("Fig. 3 left: total online communication", fontsize=8)
-    compute.set_ylabel("modelled total computation (server + n x party ops)")
-    compute.set_title("Fig. 3 right: total online computation", fontsize=8)
-    mse.set_ylabel("MSE of Kendall's tau-a")
-    mse.set_title("Fig. 4 left: MSE against the bins t", fontsize=8)
-    tradeoff.set_ylabel("MSE of Kendall's tau-a")
-    tradeoff.set_xlabel("modelled online communication (bits; U-MPC: M_HF)")
-    tradeoff.set_title("Fig. 4 right: MSE against communication (a point per t)", fontsize=8)
+                      f"{method} eps={epsilon:g}", method, style, fill)
     n = rows[0]["n"]
-    for axes in (comm, compute, mse, tradeoff):
-        axes.set_xscale("log", base=10 if axes is tradeoff else 2)
-        axes.set_yscale("log")
-        if axes is not tradeoff:
-            axes.set_xlabel("t (LDP bins, t_x x t_y grid)")
-        axes.grid(True, which="both", alpha=0.3)
-        axes.legend(fontsize=6, handlelength=LEGEND_HANDLE_LENGTH)
+    for axes, ylabel, title in (
+            (comm, "modelled online communication (bits)", "Fig. 3 left: total online communication"),
+            (compute, "modelled total computation (server + n x party ops)", "Fig. 3 right: total online computation"),
+            (mse, "MSE of Kendall's tau-a", "Fig. 4 left: MSE against the bins t"),
+            (tradeoff, "MSE of Kendall's tau-a", "Fig. 4 right: MSE against communication (a point per t)")):
+        style_axes(axes, xlabel="modelled online communication (bits; U-MPC: M_HF)" if axes is tradeoff else
+                   "t (LDP bins, t_x x t_y grid)", ylabel=ylabel, title=title, fontsize=8, legend=6,
+                   base=10 if axes is tradeoff else 2, handlelength=LEGEND_HANDLE_LENGTH)
     figure.suptitle(f"Kendall's tau, Framingham {options.pair[0]} vs {options.pair[1]} (stand-in for Bank, Sinh & "
                     f"Ramon Fig. 3-4), n = {n}, |E| = {options.edges_per_row:g} n, l = {ELL}, "
                     f"{options.common.runs} runs", fontsize=9)
@@ -427,25 +335,18 @@ def _plot_bins(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> N
 
 
 def _plot_uci(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> None:
-    figure, (comm, mse, party, server) = _panels(2, 2)
+    figure, (comm, mse, party, server) = new_figure(12.0, 9.6, panels=(2, 2))
     for stat, (style, fill) in zip(("kendall", "duplicate"), SERIES_STYLES):
         mine = [r for r in rows if r["statistic"] == stat]
         _cost_curves(comm, mine, "n", "comm_bits", label_suffix=f" {stat}", style=style, fill=fill)
         _cost_curves(party, mine, "n", "party_ops", label_suffix=f" {stat}", style=style, fill=fill)
         _cost_curves(server, mine, "n", "server_ops", label_suffix=f" {stat}", style=style, fill=fill)
         for method in METHODS:
-            _errorbar(mse, [r for r in mine if r["method"] == method], "n", f"{method} {stat}", MARKERS[method],
-                      style, COLORS[method], fill)
-    comm.set_ylabel("modelled online communication (bits)")
-    mse.set_ylabel("MSE")
-    party.set_ylabel("modelled per-party operations")
-    server.set_ylabel("modelled server operations")
-    for axes in (comm, mse, party, server):
-        axes.set_xscale("log")
-        axes.set_yscale("log")
-        axes.set_xlabel("n (subsample of the complete rows)")
-        axes.grid(True, which="both", alpha=0.3)
-        axes.legend(fontsize=6, handlelength=LEGEND_HANDLE_LENGTH)
+            _errorbar(mse, [r for r in mine if r["method"] == method], "n", f"{method} {stat}", method, style, fill)
+    for axes, ylabel in ((comm, "modelled online communication (bits)"), (mse, "MSE"),
+                         (party, "modelled per-party operations"), (server, "modelled server operations")):
+        style_axes(axes, xlabel="n (subsample of the complete rows)", ylabel=ylabel, legend=6,
+                   handlelength=LEGEND_HANDLE_LENGTH)
     figure.suptitle(f"UCI Heart Disease (Sinh & Ramon Fig. 5-6): Kendall trestbps vs chol (8x8 grid, solid, filled), "
                     f"duplicate ratio of num (5 levels, dashed, open); eps = 1, |E| = {options.edges_per_row:g} n, l = {ELL}, "
                     f"{options.common.runs} runs", fontsize=9)
@@ -513,7 +414,6 @@ def _check_setting(stat: _Statistic, values: np.ndarray, *, epsilon: float, edge
                    runs: int, label: str) -> Any:
     """The ``--secure`` repetition of :func:`umpc_estimates`' run 0 at ``setting`` (same query, rows, tuples)."""
     from dp.umpc.protocol import UStatQuery
-    from scenarios.papers.umpc_samplers import UmpcCheckSetting
     from secure.kernels import get_kernel
 
     specs = _specs(stat)
@@ -550,16 +450,7 @@ SWEEP = Sweep(module="umpc_bins_and_uci", doc=__doc__ or "", page="docs/papers/s
               resolve=_resolve, run=_run, report=_report, runs=100, quick_runs=20, checks=umpc_checks(secure_settings),
               note=BASELINES_NOTE, check_name=_name)
 
-
-def parse_options(argv: Sequence[str]) -> BinsOptions:
-    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
-    return SWEEP.parse(argv)  # type: ignore[no-any-return]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party (``--secure``: :func:`secure_settings` first on the MPyC path); returns the exit code."""
-    return SWEEP.main(argv)
-
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,22 +1,17 @@
 r"""Measured cost of Pi_U-MPC on MPyC beside the paper's cost model and a model of MPyC itself.
 
-Run: ``python -m scenarios.papers.umpc_costs -M3`` (three local parties; ``--quick`` for a tiny run).
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/sinh_ramon.md``.
-
-Options: ``--rows N1,N2,...`` (default 500,1000,2000 and all rows), ``--results-dir DIR`` (party 0
-writes ``umpc_costs.csv``; default ``results``), ``--quick`` (two tiny sizes, for tests).
+Run: ``python -m scenarios.papers.umpc_costs -M3 [--quick]`` (three local parties); party 0 writes
+``umpc_costs.csv``.  Findings beside ours: ``docs/papers/sinh_ramon.md``.
 """
 from __future__ import annotations
 
-import csv
 import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.experiments import exempt_spend, write_csv
 
 __all__ = ["main", "CSV_NAME", "PAPER_BITS"]
 
@@ -55,19 +50,13 @@ def _parse_rows(text: str) -> tuple[int | None, ...]:
 
 
 def parse_options(argv: Sequence[str]) -> CostOptions:
-    """Parse ``--rows``, ``--results-dir``, ``--quick``.
-
-    :raise UsageError: on a bad value.
-    """
+    """Parse ``--rows``, ``--results-dir``, ``--quick``; :class:`UsageError` with one line."""
     parser = ScenarioParser(prog="python -m scenarios.papers.umpc_costs", description=__doc__)
-    parser.add_argument("--rows", default=None)
-    parser.add_argument("--results-dir", default="results")
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rows", help="N1,N2,... first rows of Framingham (default 500,1000,2000,all)")
+    parser.add_argument("--results-dir", default="results", help="where party 0 writes umpc_costs.csv")
+    parser.add_argument("--quick", action="store_true", help="two tiny sizes, for tests")
     args = parser.parse_args(list(argv))
-    if args.rows is not None:
-        rows = _parse_rows(args.rows)
-    else:
-        rows = QUICK_ROWS if args.quick else DEFAULT_ROWS
+    rows = _parse_rows(args.rows) if args.rows is not None else (QUICK_ROWS if args.quick else DEFAULT_ROWS)
     return CostOptions(rows, args.results_dir, bool(args.quick))
 
 
@@ -126,12 +115,8 @@ async def _run(options: CostOptions) -> None:
 def _report(records: list[dict[str, Any]], options: CostOptions, parties: int) -> None:
     os.makedirs(options.results_dir, exist_ok=True)
     path = os.path.join(options.results_dir, CSV_NAME)
-    fields = ["n", "tuples", "parties", "phase", "seconds", "bytes_sent", "mpyc_model_bytes", "paper_dis_bits",
-              "paper_hf_bits"]
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(records)
+    write_csv(path, ["n", "tuples", "parties", "phase", "seconds", "bytes_sent", "mpyc_model_bytes",
+                     "paper_dis_bits", "paper_hf_bits"], records)
     print(f"Pi_U-MPC cost: Kendall's tau (sysBP, diaBP), |E| = 2n, epsilon = 1, {parties} MPyC parties")
     header = (f"{'n':>5} {'phase':<7} {'seconds':>8} {'measured':>10} {'MPyC model':>10} {'meas/mod':>8} "
               f"{'paper M_Dis':>11} {'paper M_HF':>11}")
@@ -158,8 +143,6 @@ def _report(records: list[dict[str, Any]], options: CostOptions, parties: int) -
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the cost scenario; returns the exit code."""
-    from scenarios.kit.experiments import exempt_spend
-
     return run_scenario(parse_options, _run, lambda options: {"rows": list(options.rows), "quick": options.quick},
                         argv, spend=exempt_spend)
 

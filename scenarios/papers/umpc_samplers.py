@@ -1,25 +1,9 @@
-"""Experiment: MSE of the U-MPC duplicate-pair ratio under BalancedSamp vs uniform vs Bernoulli sampling.
+"""Sinh & Ramon, Table 2: MSE of the U-MPC duplicate-pair ratio under BalancedSamp, uniform and Bernoulli sampling,
+beside the exact error decomposition of every sampler.
 
-Run: ``python -m scenarios.papers.umpc_samplers`` (add ``--quick`` for a tiny run).  Writes
-``results/umpc_samplers.csv`` and ``.png`` (bar chart), prints the table (Sinh & Ramon, Table 2) with
-the exact error decomposition of every sampler next to its measured MSE.
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/sinh_ramon.md``.
-
-Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
-  --data NAME         framingham (default) or bank-job (synthetic frequency-matched stand-in)
-  --edges-per-row F   |E| = round(F n) (default 2)
-  --edges-fraction Q  |E| = round(Q C(n, 2)) instead, 0 < Q <= 1
-  --epsilon E         privacy budget (default 1)
-  --parties M         simulated parties holding the rows (default 3)
-  --coalition T       coalition size the noise is calibrated for, T < M/2 (default 1)
-  --rows N            use only the first N rows (default all; --quick: 800)
-  --inc-samples K     noise-free draws of E for BalancedSamp's E_inc (default: R)
-  --secure            also run one repetition of Pi_U-MPC per sampler on the MPyC path (-M3: real parties,
-                      rows i, i+m, ... at party i, noise calibrated for the real m and t) with run 0's tuples
-                      and fixed per-party draws fed to both paths: the estimate and the opened noisy sums
-                      must be equal (umpc_samplers_secure.csv; a disagreement exits 1)
+Run: ``python -m scenarios.papers.umpc_samplers [--quick]`` (``-M3 --secure``: one repetition of Pi_U-MPC per
+sampler on the MPyC path with fixed per-party draws, equal to the simulation).  Writes ``umpc_samplers.csv`` and
+``.png``.  Method, data and findings beside ours: ``docs/papers/sinh_ramon.md``.
 """
 from __future__ import annotations
 
@@ -30,9 +14,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_positive_number, format_mean, new_figure, noise_generator,
-                                       print_rows, progress, run_seeds, save_figure, summarize)
-from scenarios.kit.sweep import Output, Sweep
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, equal_checks, format_mean, new_figure,
+                                       noise_generator, party_draws, print_rows, progress, run_seeds, save_figure,
+                                       style_axes, summarize)
+from scenarios.kit.sweep import Output, Sweep, check_coalition, complete_rows
 
 __all__ = ["main", "parse_options", "SamplerOptions", "run_experiment", "load_categories", "bank_job_standin",
            "lemma_d3_bound", "exact_duplicate_ratio", "ordering_holds", "CSV_COLUMNS", "SAMPLERS",
@@ -79,14 +64,16 @@ class SamplerOptions:
 
 
 def _declare(parser: ScenarioParser) -> None:
-    parser.add_argument("--data", default="framingham")
-    parser.add_argument("--edges-per-row", type=float, default=None)
-    parser.add_argument("--edges-fraction", type=float, default=None)
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--parties", type=int, default=3)
-    parser.add_argument("--coalition", type=int, default=1)
-    parser.add_argument("--rows", type=int, default=None)
-    parser.add_argument("--inc-samples", type=int, default=None)
+    parser.add_argument("--data", default="framingham",
+                        help="framingham (default) or bank-job (synthetic frequency-matched stand-in)")
+    parser.add_argument("--edges-per-row", type=float, help="|E| = round(F n) (default 2)")
+    parser.add_argument("--edges-fraction", type=float, help="|E| = round(Q C(n, 2)) instead, 0 < Q <= 1")
+    parser.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
+    parser.add_argument("--parties", type=int, default=3, help="simulated parties holding the rows (default 3)")
+    parser.add_argument("--coalition", type=int, default=1,
+                        help="coalition size the noise is calibrated for, T < M/2 (default 1)")
+    parser.add_argument("--rows", type=int, help="use only the first N rows (default all; --quick: 800)")
+    parser.add_argument("--inc-samples", type=int, help="noise-free draws of E for BalancedSamp's E_inc (default: R)")
 
 
 def _resolve(args: Any, common: CommonOptions) -> SamplerOptions:
@@ -102,10 +89,7 @@ def _resolve(args: Any, common: CommonOptions) -> SamplerOptions:
         if fraction > 1:
             raise UsageError(f"--edges-fraction must lie in (0, 1], got {args.edges_fraction}")
     epsilon = check_positive_number(args.epsilon, "--epsilon")
-    if args.parties < 1:
-        raise UsageError(f"--parties must be at least 1, got {args.parties}")
-    if not 0 <= args.coalition or not 2 * args.coalition < args.parties:
-        raise UsageError(f"--coalition must satisfy 0 <= T < M/2 (M = {args.parties}), got {args.coalition}")
+    check_coalition(args.parties, args.coalition)
     rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else None)
     if rows is not None and rows < 2 * args.parties:
         raise UsageError(f"--rows must be at least 2 per party ({2 * args.parties}), got {rows}")
@@ -118,14 +102,7 @@ def _resolve(args: Any, common: CommonOptions) -> SamplerOptions:
 
 def load_categories(rows: int | None = None) -> np.ndarray:
     """Framingham ``education`` (levels 1..4) as floats, missing rows dropped, first ``rows`` kept."""
-    from scenarios.kit.datasets import load_embedded
-    from secure.intake import MISSING_TOKENS
-
-    table = load_embedded("framingham")
-    position = table.header.index("education")
-    values = np.asarray([float(row[position]) for row in table.rows
-                         if row[position].strip().lower() not in MISSING_TOKENS], dtype=float)
-    values = np.clip(values, *EDUCATION_LEVELS)
+    values = np.clip(complete_rows("framingham", ("education",))[:, 0], *EDUCATION_LEVELS)
     return values if rows is None else values[:rows]
 
 
@@ -347,10 +324,10 @@ def _plot(options: SamplerOptions, rows: list[dict[str, Any]], path: str) -> Non
     axes.axhline(rows[0]["lemma_d3_bound_coalition"], color="gray", linestyle=":",
                  label="Lemma D.3, DP term x m/(m-t)")
     axes.set_xticks(x, [row["sampler"] for row in rows])
-    axes.set_ylabel("MSE of the duplicate-pair ratio")
-    axes.set_title(f"U-MPC duplicate-pair ratio (Sinh & Ramon Table 2): {options.data}, n = {rows[0]['n']},\n"
-                   f"|E| = {rows[0]['edges']}, eps = {options.epsilon:g}, m = {options.parties}, "
-                   f"t = {options.threshold}, {options.common.runs} runs", fontsize=7)
+    style_axes(axes, ylabel="MSE of the duplicate-pair ratio", log="", legend=None, fontsize=7,
+               title=f"U-MPC duplicate-pair ratio (Sinh & Ramon Table 2): {options.data}, n = {rows[0]['n']},\n"
+                     f"|E| = {rows[0]['edges']}, eps = {options.epsilon:g}, m = {options.parties}, "
+                     f"t = {options.threshold}, {options.common.runs} runs")
     axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
     save_figure(figure, path)
 
@@ -443,32 +420,18 @@ class UmpcCheckSetting:
     tuple_seed: int
 
 
-def umpc_check_generator(seed: int, setting: int, party: int) -> np.random.Generator:
-    """The generator of party ``party``'s noise draws in the ``--secure`` check of setting ``setting``.
-
-    Spawned from the public seed with key ``(3, setting, party)`` (independent of the experiment's streams):
-    the check feeds the very same draws to both paths, so party 0 must be able to recompute every party's
-    draws.  Acceptable for a *check* on public data; a release draws OS randomness.
-    """
-    sequence = np.random.SeedSequence(int(seed), spawn_key=(3, int(setting), int(party)))
-    return np.random.Generator(np.random.PCG64(sequence))
-
-
 async def umpc_secure_checks(settings: Sequence[UmpcCheckSetting], seed: int) -> list[Any]:
     """``--secure``: one repetition of Pi_U-MPC per setting on the MPyC path, beside the simulated path.
 
-    Every party holds rows ``i, i+m, ...`` of the setting's rows (``m`` the real parties, ``t`` MPyC's
-    threshold: the noise is calibrated for them, whatever ``--parties``/``--coalition`` the simulation uses)
-    and runs :func:`dp.umpc.protocol.run_secure` with the setting's public tuple seed and fixed per-party draws
-    (:func:`umpc_check_generator`, through its ``noise_source`` hook); party 0 then runs
-    :func:`dp.umpc.protocol.simulate` on the same rows, tuples and draws.  Relation ``equal``: the released
-    estimate and every opened noisy sum must be identical.  Collective (every party calls it, in the same
-    order); the checks at party 0, ``[]`` elsewhere.
+    Party ``i`` holds rows ``i, i+m, ...`` (``m``, ``t``: the real runtime's, whatever the simulation's
+    ``--parties``/``--coalition``) and runs :func:`dp.umpc.protocol.run_secure` with the setting's tuple seed and
+    fixed per-party draws (key 3 of :func:`scenarios.kit.experiments.party_draws`, through ``noise_source``);
+    party 0 simulates the same rows, tuples and draws.  Relation ``equal``: the estimate and every opened noisy
+    sum.  Collective; the checks at party 0, ``[]`` elsewhere.
     """
     from mpyc.runtime import mpc
 
     from dp.umpc.protocol import plans_for, prepare_rows, run_secure, sample_for, simulate
-    from scenarios.kit.experiments import SecureCheck
 
     parties, threshold, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
     checks: list[Any] = []
@@ -478,29 +441,19 @@ async def umpc_secure_checks(settings: Sequence[UmpcCheckSetting], seed: int) ->
         by_party = [values[i::parties] for i in range(parties)]
         tuples = sample_for(query, values.shape[0], setting.tuple_seed)
         plans = plans_for(query, tuples, values.shape[0], parties, threshold)
-
-        def draws(party: int, index: int = index, plans: Sequence[Any] = plans) -> list[int]:
-            generator = umpc_check_generator(seed, index, party)
-            return [int(plan.draw(generator)) for plan in plans]
-
-        own = draws(pid)
-
-        def fixed_draw(plan: Any, output: int, own: list[int] = own) -> int:
-            return own[output]
-
+        every = party_draws(seed, index, parties, lambda g: [int(p.draw(g)) for p in plans], key=3)
         release = await run_secure(query, prepare_rows(query, by_party[pid]), seed=setting.tuple_seed,
-                                   noise_source=fixed_draw)
+                                   noise_source=lambda plan, output: every[pid][output])
         if release is None or pid != 0:
             continue
-        noise = np.array([[draws(party)[output] for party in range(parties)] for output in range(len(plans))],
+        noise = np.array([[draws[output] for draws in every] for output in range(len(plans))],
                          dtype=object)[None]  # (runs = 1, outputs, parties)
         simulation = simulate(query, by_party, threshold=threshold, seed=setting.tuple_seed, runs=1, noise=noise)
         label = f"U-MPC {setting.label}, |E|={len(tuples)}, m={parties}, t={threshold}"
-        checks.append(SecureCheck(f"{label}: estimate", float(release.estimate), float(simulation.estimates[0]),
-                                  "equal"))
         simulated_sums = simulation.sums + noise[0].sum(axis=1)
-        for output, (opened, simulated) in enumerate(zip(release.noisy_sums, simulated_sums)):
-            checks.append(SecureCheck(f"{label}: noisy sum {output}", float(opened), float(simulated), "equal"))
+        names = ["estimate", *(f"noisy sum {output}" for output in range(len(plans)))]
+        checks += equal_checks(label, dict(zip(names, [release.estimate, *release.noisy_sums])),
+                               dict(zip(names, [simulation.estimates[0], *simulated_sums])), names)
     return checks
 
 
@@ -531,16 +484,7 @@ def secure_settings(options: SamplerOptions, seed: int) -> list[UmpcCheckSetting
 SWEEP = Sweep(module="umpc_samplers", doc=__doc__ or "", page="docs/papers/sinh_ramon.md", declare=_declare,
               resolve=_resolve, run=run_experiment, report=_report, runs=500, quick_runs=40, checks=umpc_checks(secure_settings))
 
-
-def parse_options(argv: Sequence[str]) -> SamplerOptions:
-    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
-    return SWEEP.parse(argv)  # type: ignore[no-any-return]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party (``--secure``: :func:`secure_settings` first on the MPyC path); returns the exit code."""
-    return SWEEP.main(argv)
-
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

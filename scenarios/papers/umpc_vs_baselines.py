@@ -1,26 +1,8 @@
-"""Experiment: Gini mean difference vs n — U-MPC against Bell's generic LDP and Ghazi et al.: MSE and costs.
+"""Sinh & Ramon, Fig. 1-2: Gini mean difference vs n, U-MPC against Bell's generic LDP and Ghazi et al.
 
-Run: ``python -m scenarios.papers.umpc_vs_baselines`` (add ``--quick`` for a tiny run).  Writes
-``results/umpc_vs_baselines.csv`` and ``.png`` (four log-log panels against n: online communication,
-MSE, per-party computation, server computation), prints the MSE table and the cost table.
-
-The paper, the data, the method, the threat model and the paper's findings beside ours:
-``docs/papers/sinh_ramon.md``.
-
-Options (lower case; MPyC's options such as -M work as usual; the common ones: scenarios.kit.sweep):
-  --sizes N1,N2,...   numbers of parties/values n (default 500,1000,2000,4000,8000; --quick: 200,400)
-  --epsilon E         privacy budget (default 1)
-  --ldp-bins T        bins of the LDP baselines (default 256; --quick: 64)
-  --edges-per-row F   |E| = round(F n) for U-MPC (default 2)
-  --precision P       fractional bits of U-MPC's fixed point (default 16)
-  --parties M         simulated parties holding the rows (default 3)
-  --coalition T       coalition size the noise is calibrated for, T < M/2 (default 1)
-  --kernel-counts C   paper (default) or implementation: U-MPC's Gini operations in the cost models
-  --secure            also run one repetition of U-MPC's Gini per n on the MPyC path (-M3: real parties,
-                      rows i, i+m, ... at party i, noise calibrated for the real m and t) with run 0's tuples
-                      and fixed per-party draws fed to both paths: the estimate and the opened noisy sum
-                      must be equal (umpc_vs_baselines_secure.csv; a disagreement exits 1).  The baselines
-                      (Bell, Ghazi, GhaziSM) are other papers' local/shuffled protocols: not checked
+Run: ``python -m scenarios.papers.umpc_vs_baselines [--quick]`` (``-M3 --secure``: one repetition of U-MPC's Gini
+per n on the MPyC path, equal to the simulation).  Writes ``umpc_vs_baselines.csv`` and ``.png`` (communication,
+MSE, per-party and server computation against n).  Findings beside ours: ``docs/papers/sinh_ramon.md``.
 """
 from __future__ import annotations
 
@@ -31,10 +13,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, format_mean, new_figure,
-                                       noise_generator, parse_positive_list, print_rows, progress, run_seeds,
-                                       save_figure, summarize)
-from scenarios.kit.sweep import Output, Sweep
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, errorbars, format_mean,
+                                       new_figure, noise_generator, print_rows, progress, run_seeds, save_figure,
+                                       style_axes, summarize)
+from scenarios.kit.sweep import Output, Sweep, check_coalition, whole_list
 from scenarios.papers.umpc_samplers import UmpcCheckSetting, lemma_d3_bound, umpc_checks
 
 __all__ = ["main", "parse_options", "BaselineOptions", "run_experiment", "exact_gini", "cost_columns", "CSV_COLUMNS",
@@ -73,33 +55,26 @@ class BaselineOptions:
 
 
 def _declare(parser: ScenarioParser) -> None:
-    parser.add_argument("--sizes", default=None)
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--ldp-bins", type=int, default=None)
-    parser.add_argument("--edges-per-row", type=float, default=2.0)
-    parser.add_argument("--precision", type=int, default=16)
-    parser.add_argument("--parties", type=int, default=3)
-    parser.add_argument("--coalition", type=int, default=1)
-    parser.add_argument("--kernel-counts", default="paper")
+    parser.add_argument("--sizes", help="numbers of parties/values n (default 500,1000,2000,4000,8000; --quick 200,400)")
+    parser.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
+    parser.add_argument("--ldp-bins", type=int, help="bins of the LDP baselines (default 256; --quick: 64)")
+    parser.add_argument("--edges-per-row", type=float, default=2.0, help="|E| = round(F n) for U-MPC (default 2)")
+    parser.add_argument("--precision", type=int, default=16, help="fractional bits of U-MPC's fixed point (default 16)")
+    parser.add_argument("--parties", type=int, default=3, help="simulated parties holding the rows (default 3)")
+    parser.add_argument("--coalition", type=int, default=1,
+                        help="coalition size the noise is calibrated for, T < M/2 (default 1)")
+    parser.add_argument("--kernel-counts", default="paper",
+                        help="paper (default) or implementation: U-MPC's Gini operations in the cost models")
 
 
 def _resolve(args: Any, common: CommonOptions) -> BaselineOptions:
-    if args.sizes:
-        values = parse_positive_list(args.sizes, "--sizes")
-        if any(v != int(v) for v in values):
-            raise UsageError(f"--sizes expects whole numbers, got '{args.sizes}'")
-        sizes = tuple(int(v) for v in values)
-    else:
-        sizes = QUICK_SIZES if args.quick else DEFAULT_SIZES
+    sizes = whole_list(args.sizes, "--sizes") if args.sizes else (QUICK_SIZES if args.quick else DEFAULT_SIZES)
     bins = args.ldp_bins if args.ldp_bins is not None else (QUICK_BINS if args.quick else DEFAULT_BINS)
     if bins < 2:
         raise UsageError(f"--ldp-bins must be at least 2, got {bins}")
     if not 0 <= args.precision <= 30:
         raise UsageError(f"--precision must lie in [0, 30] bits, got {args.precision}")
-    if args.parties < 1:
-        raise UsageError(f"--parties must be at least 1, got {args.parties}")
-    if not 0 <= args.coalition or not 2 * args.coalition < args.parties:
-        raise UsageError(f"--coalition must satisfy 0 <= T < M/2 (M = {args.parties}), got {args.coalition}")
+    check_coalition(args.parties, args.coalition)
     from dp.umpc.costs import OPERATION_COUNTS
 
     if args.kernel_counts not in OPERATION_COUNTS:
@@ -118,6 +93,44 @@ def exact_gini(values: np.ndarray) -> float:
     n = x.shape[0]
     weights = 2.0 * np.arange(1, n + 1) - n - 1
     return float(2.0 * np.dot(weights, x) / (n * (n - 1)))
+
+
+def error_summary(estimates: np.ndarray, exact: float) -> dict[str, Any]:
+    """``runs``, ``mse_mean``, ``mse_se``, ``bias_mean`` and ``bias_se`` of the runs' estimates against ``exact``."""
+    errors = np.asarray(estimates, dtype=float) - exact
+    mse, mse_se, _ = summarize(errors ** 2)
+    bias, bias_se, _ = summarize(errors)
+    return {"runs": len(errors), "mse_mean": mse, "mse_se": mse_se, "bias_mean": bias, "bias_se": bias_se}
+
+
+def fill_ratios(rows: list[dict[str, Any]], keys: Sequence[str]) -> None:
+    """``ratio_to_umpc`` and ``orders_of_magnitude`` (log10) of every row, against U-MPC's MSE of its group."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row[k] for k in keys), []).append(row)
+    for group in groups.values():
+        umpc = next(r for r in group if r["method"] == "U-MPC")["mse_mean"]
+        for row in group:
+            row["ratio_to_umpc"] = ratio = row["mse_mean"] / umpc if umpc > 0 else math.nan
+            row["orders_of_magnitude"] = math.log10(ratio) if ratio > 0 else math.nan
+
+
+def baseline_estimates(x: np.ndarray, kernel: Any, quantizer: Any, *, epsilon: float, runs: int,
+                       noise: Sequence[np.random.Generator | None], bar: Any) -> dict[str, np.ndarray]:
+    """``runs`` estimates of Bell's generic LDP, of Ghazi et al. and of Ghazi et al. in the shuffled model (same
+    quantizer, averaged kernel matrix), from the three generators ``noise``."""
+    from dp.baselines import ghazi, ghazi_shuffled
+    from dp.bell import generic as ldp_generic
+
+    out = {}
+    simulators: tuple[tuple[str, Any], ...] = (("Bell LDP", ldp_generic.simulate), ("Ghazi", ghazi.simulate),
+                                               ("GhaziSM", ghazi_shuffled.simulate))
+    for (name, simulate), rng in zip(simulators, noise):
+        extra = {} if name == "Bell LDP" else {"d": None}
+        out[name] = np.asarray(simulate(x, kernel, quantizer=quantizer, epsilon=epsilon, kind="average", runs=runs,
+                                        rng=rng, **extra))
+        bar.update(runs)
+    return out
 
 
 def cost_columns(method: str, *, n: int, edges: int, epsilon: float, bins: int, counts: str = "paper",
@@ -158,8 +171,6 @@ def _exact_mse(values: np.ndarray, exact: float, quantizer: Any, epsilon: float)
 
 def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
     """Every n and method ``--runs`` times; one summary row per pair (ratios filled in afterwards)."""
-    from dp.baselines import ghazi, ghazi_shuffled
-    from dp.bell import generic as ldp_generic
     from dp.bell.quantize import Quantizer, gini_kernel
     from dp.umpc.protocol import UStatQuery, simulate
     from secure.intake import ColumnSpec
@@ -184,36 +195,24 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
             by_party = [values[i::options.parties].reshape(-1, 1) for i in range(options.parties)]
             query = UStatQuery(kernel=kernel, specs=(spec,), epsilon=options.epsilon, tuples=edges,
                                sampling="balanced")
-            estimates: dict[str, np.ndarray] = {}
             umpc = []
             for run, run_seed in enumerate(seeds):
                 result = simulate(query, by_party, threshold=options.threshold, seed=int(run_seed), runs=1,
                                   noise_rng=noise_generator(seed, 3 * index, run, os_noise=options.common.os_noise))
                 umpc.append(float(result.estimates[0]))
                 bar.update(1)
-            estimates["U-MPC"] = np.asarray(umpc)
-            estimates["Bell LDP"] = np.asarray(ldp_generic.simulate(
-                values, gini_kernel, quantizer=quantizer, epsilon=options.epsilon, kind="average",
-                runs=runs, rng=noise_generator(seed, 3 * index + 1, 0, os_noise=options.common.os_noise)))
-            bar.update(runs)
-            estimates["Ghazi"] = np.asarray(ghazi.simulate(
-                values, gini_kernel, quantizer=quantizer, epsilon=options.epsilon, d=None, runs=runs,
-                kind="average", rng=noise_generator(seed, 3 * index + 2, 0, os_noise=options.common.os_noise)))
-            bar.update(runs)
-            estimates["GhaziSM"] = np.asarray(ghazi_shuffled.simulate(
-                values, gini_kernel, quantizer=quantizer, epsilon=options.epsilon, d=None, runs=runs,
-                kind="average", rng=noise_generator(seed, 3 * len(options.sizes) + index, 0,
-                                                    os_noise=options.common.os_noise)))
-            bar.update(runs)
+            settings = (3 * index + 1, 3 * index + 2, 3 * len(options.sizes) + index)
+            estimates = {"U-MPC": np.asarray(umpc), **baseline_estimates(
+                values, gini_kernel, quantizer, epsilon=options.epsilon, runs=runs, bar=bar,
+                noise=[noise_generator(seed, s, 0, os_noise=options.common.os_noise) for s in settings])}
             exact_mse = _exact_mse(values, exact, quantizer, options.epsilon)
-            for method in METHODS:
-                errors = estimates[method] - exact
-                mse, mse_se, _ = summarize(errors ** 2)
-                bias, bias_se, _ = summarize(errors)
+            for method in METHODS + COST_ONLY_METHODS:
+                simulated = method in METHODS
                 rows.append({"n": n, "method": method, "epsilon": options.epsilon, "bins": options.bins,
                              "edges": edges if method == "U-MPC" else 0, "parties": options.parties,
-                             "threshold": options.threshold, "runs": len(errors), "mse_mean": mse,
-                             "mse_se": mse_se, "bias_mean": bias, "bias_se": bias_se,
+                             "threshold": options.threshold,
+                             **(error_summary(estimates[method], exact) if simulated else
+                                dict.fromkeys(("mse_mean", "mse_se", "bias_mean", "bias_se"), math.nan) | {"runs": 0}),
                              "lemma_d3_bound": bound if method == "U-MPC" else math.nan,
                              "lemma_d3_bound_coalition": bound_coalition if method == "U-MPC" else math.nan,
                              "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "exact_gini": exact,
@@ -221,24 +220,9 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
                              **exact_mse.get(method, {"exact_variance": math.nan, "exact_mse": math.nan}),
                              **cost_columns(method, n=n, edges=edges, epsilon=options.epsilon, bins=options.bins,
                                             counts=options.kernel_counts)})
-            for method in COST_ONLY_METHODS:
-                rows.append({"n": n, "method": method, "epsilon": options.epsilon, "bins": options.bins, "edges": 0,
-                             "parties": options.parties, "threshold": options.threshold, "runs": 0,
-                             "mse_mean": math.nan, "mse_se": math.nan, "bias_mean": math.nan, "bias_se": math.nan,
-                             "lemma_d3_bound": math.nan, "lemma_d3_bound_coalition": math.nan,
-                             "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "exact_gini": exact,
-                             "seed": seed, "kernel_counts": options.kernel_counts, "exact_variance": math.nan,
-                             "exact_mse": math.nan,
-                             **cost_columns(method, n=n, edges=edges, epsilon=options.epsilon, bins=options.bins,
-                                            counts=options.kernel_counts)})
     finally:
         bar.close()
-    for n in options.sizes:
-        at = {row["method"]: row for row in rows if row["n"] == n and row["method"] in METHODS}
-        for row in at.values():
-            ratio = row["mse_mean"] / at["U-MPC"]["mse_mean"]
-            row["ratio_to_umpc"] = ratio
-            row["orders_of_magnitude"] = math.log10(ratio) if ratio > 0 else math.nan
+    fill_ratios([row for row in rows if row["method"] in METHODS], ("n",))
     return [Output("umpc_vs_baselines", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
 
@@ -264,16 +248,12 @@ def _cost_panel(axes: Any, rows: list[dict[str, Any]], column: str, label: str) 
 
 
 def _plot(options: BaselineOptions, rows: list[dict[str, Any]], path: str) -> None:
-    figure, _ = new_figure(12.0, 9.0)
-    figure.clear()
-    (comm, mse), (party, server) = figure.subplots(2, 2)
+    figure, (comm, mse, party, server) = new_figure(12.0, 9.0, panels=(2, 2))
     _cost_panel(comm, rows, "comm_bits", "modelled online communication (bits)")
     comm.set_title("Fig. 1 left: total online communication", fontsize=8)
     for method, marker in zip(METHODS, "osDv"):
-        mine = [row for row in rows if row["method"] == method]
-        mse.errorbar([row["n"] for row in mine], [row["mse_mean"] for row in mine],
-                     yerr=np.nan_to_num([row["mse_se"] for row in mine]), marker=marker, capsize=3, label=method,
-                     color=COLORS[method])
+        errorbars(mse, [row for row in rows if row["method"] == method], "n", "mse", marker=marker, label=method,
+                  color=COLORS[method])
     mine = [row for row in rows if row["method"] == "U-MPC"]
     mse.plot([row["n"] for row in mine], [row["lemma_d3_bound_coalition"] for row in mine], "k--",
              label="Lemma D.3 bound (DP term x m/(m-t))")
@@ -288,11 +268,7 @@ def _plot(options: BaselineOptions, rows: list[dict[str, Any]], path: str) -> No
     _cost_panel(server, rows, "server_ops", "modelled server operations")
     server.set_title("Fig. 2 right: server computation", fontsize=8)
     for axes in (comm, mse, party, server):
-        axes.set_xscale("log")
-        axes.set_yscale("log")
-        axes.set_xlabel("n (parties, one value each)")
-        axes.legend(fontsize=7)
-        axes.grid(True, which="both", alpha=0.3)
+        style_axes(axes, xlabel="n (parties, one value each)", legend=7)
     figure.suptitle(f"Gini mean difference, uniform [0,1] (Sinh & Ramon Fig. 1-2): eps = {options.epsilon:g}, "
                     f"t = {options.bins} bins, |E| = {options.edges_per_row:g} n, l = {ELL} bits, U-MPC kernel "
                     f"costed with {options.kernel_counts} operation counts", fontsize=9)
@@ -367,16 +343,7 @@ SWEEP = Sweep(module="umpc_vs_baselines", doc=__doc__ or "", page="docs/papers/s
               resolve=_resolve, run=run_experiment, report=_report, runs=200, quick_runs=30, checks=umpc_checks(secure_settings),
               note=BASELINES_NOTE)
 
-
-def parse_options(argv: Sequence[str]) -> BaselineOptions:
-    """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
-    return SWEEP.parse(argv)  # type: ignore[no-any-return]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party (``--secure``: :func:`secure_settings` first on the MPyC path); returns the exit code."""
-    return SWEEP.main(argv)
-
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
     raise SystemExit(main())
