@@ -24,11 +24,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def runnable_scenarios() -> list[str]:
-    """Every module under scenarios/ with a ``main`` and an ``if __name__ == "__main__"`` block."""
+    """Every module under scenarios/ with an ``if __name__ == "__main__"`` block (a ``def main`` or a sweep's ``main``)."""
     found = []
     for path in sorted((ROOT / "scenarios").rglob("*.py")):
         text = path.read_text(encoding="utf-8")
-        if "def main(" in text and 'if __name__ == "__main__"' in text:
+        if 'if __name__ == "__main__"' in text:
             found.append(".".join(path.relative_to(ROOT).with_suffix("").parts))
     return found
 
