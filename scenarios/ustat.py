@@ -78,7 +78,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Sequence, cast
 
-from dp.noise_defaults import NOISE_CHOICES, default_noise, pure_budget_line, switched_by_pure_budget
+from dp.noise_defaults import NOISE_CHOICES
 from scenarios.kit.budget_run import add_budget_arguments
 from scenarios.kit.categories import add_category_arguments
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
@@ -140,7 +140,7 @@ class Options:
     delegation: tuple[float, float] | None = None
     missing: Any = None
     budget: Any = None
-    #: a pure budget turned the default in-MPC noise into party shares: ``budget`` or ``account`` (said above the table)
+    #: the line saying that a pure budget turned the default in-MPC noise into party shares (above the table)
     noise_switch: str | None = None
 
     @property
@@ -171,7 +171,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     :raise UsageError: with a one-line message.
     """
     from dp.umpc.report import public_categories
-    from dp.umpc.scripting import Query, option_words
+    from dp.umpc.scripting import Query, option_words, pure_account_query
     from dp.validation import check_seed
     from scenarios.kit.budget_run import budget_options, pure_budget_of
     from scenarios.kit.categories import category_specs
@@ -186,7 +186,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     columns = tuple(c.strip() for c in args.columns.split(",")) if args.columns else default_columns
     if args.data is not None:
         dataset = None
-    kernel = get_kernel(args.stat, precision=0)  # its columns and labels; gini is rebuilt below at its column's bits
+    kernel = get_kernel(args.stat, precision=0)  # its columns and labels (the query's kernel takes the columns' bits)
     if len(columns) != len(kernel.columns):
         raise UsageError(f"--stat {args.stat} needs {len(kernel.columns)} columns ({','.join(kernel.columns)}), "
                          f"got {len(columns)}: {','.join(columns)}")
@@ -217,8 +217,6 @@ def parse_options(argv: Sequence[str]) -> Options:
             specs.append(ColumnSpec(name, low, high, precision, step=step))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    if kernel.name == "gini":
-        kernel = get_kernel("gini", precision=specs[0].precision)
     mode, amount = _parse_pairs(args.pairs)
     if args.path in ("histogram", "sort") and mode in ("count", "per-row"):
         raise UsageError(f"--path {args.path} computes the complete statistic over all tuples, but --pairs {args.pairs} "
@@ -233,65 +231,51 @@ def parse_options(argv: Sequence[str]) -> Options:
     check_output_path(args.json, "--json")
     if not (math.isfinite(args.rtt) and 0 <= args.rtt <= 60000):
         raise UsageError(f"--rtt must be a round-trip time in milliseconds in [0, 60000], got {args.rtt:g}")
-    outputs = len(kernel.outputs([spec.width for spec in specs]))
     budget = budget_options(args)
-    pure = pure_budget_of(budget, data=args.data, embedded=dataset)
-    path = args.path
-    if pure and args.delegate_noise is None:  # (delegated noise: the ledger refuses its delta F, naming what helps)
-        from dp.umpc.planner import pure_account_path
-
-        try:  # comparisons leak up to 2^-40 of delta, which a pure account cannot pay: the histogram path or none
-            path = pure_account_path(kernel, specs, parties=_party_count(), choice=args.path, clipping=args.clip,
-                                     sampled=f"--pairs {args.pairs}" if mode in ("count", "per-row") else None)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    noise = _noise_source(args.noise, args.mpc_noise, args.delegate_noise,
-                          (args.epsilon / outputs, args.delta / outputs), pure_budget=pure)
-    chosen_by_default = args.noise is None and not args.mpc_noise and args.delegate_noise is None
-    noise_switch = (("budget" if budget.budget is not None else "account") if chosen_by_default and
-                    switched_by_pure_budget("ustat", args.epsilon / outputs, args.delta / outputs, pure_budget=pure)
-                    else None)
-    delegation = _parse_delegation(args.delegate_noise, parties=_party_count())
+    parties, threshold = _runtime()
+    delegation = _parse_delegation(args.delegate_noise, parties=parties)
     tuples = int(amount or 0) if mode == "count" else args.pairs.strip().lower()
     try:
         face = Query(statistic=args.stat, columns=specs, epsilon=args.epsilon, delta=args.delta, tuples=tuples,
-                     sampling=args.sampling, clipping=args.clip, noise=cast(Any, noise), path=path, delegation=delegation,
-                     rtt=args.rtt)
+                     sampling=args.sampling, clipping=args.clip, path=args.path, delegation=delegation, rtt=args.rtt,
+                     noise=cast(Any, _noise_source(args.noise, args.mpc_noise, args.delegate_noise)))
     except (ValueError, TypeError) as exc:
         raise UsageError(option_words(str(exc), tuples, to_options=True)) from None
+    switch = None  # a pure budget: the histogram path, and pure party noise by default (said above the table)
+    if delegation is None and pure_budget_of(budget, data=args.data, embedded=dataset):
+        face, switch, problem = pure_account_query(face, parties=parties, threshold=threshold,
+                                                   budget_given=budget.budget is not None, to_options=True)
+        if problem is not None:
+            raise UsageError(problem)
     missing = missing_policy(args.missing, args.fill, specs, dataset=dataset)
-    raw = {"delegate_noise": args.delegate_noise, "noise": noise, "stat": args.stat, "columns": list(columns), "domains": [[s.lower, s.upper, s.precision] for s in specs],
-           "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "path": path, "sampling": args.sampling,
+    raw = {"delegate_noise": args.delegate_noise, "noise": face.base.noise, "stat": args.stat, "columns": list(columns), "domains": [[s.lower, s.upper, s.precision] for s in specs],
+           "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "path": face.path, "sampling": args.sampling,
            "clip": args.clip, "seed": args.seed, "embedded": dataset, "categories": public_categories(specs),
            "missing": missing.mode, "fill": [list(item) for item in missing.fills], "rtt": args.rtt}
     return Options(args.stat, args.data, columns, dataset, face, args.seed, args.json, raw, delegation, missing,
-                   budget, noise_switch)
+                   budget, switch)
 
 
-def _noise_source(noise: str | None, mpc_noise: bool, delegate_noise: str | None,
-                  per_sum: tuple[float, float], *, pure_budget: bool = False) -> str:
-    """``--noise`` (``--mpc-noise`` is ``--noise mpc``); party noise with ``--delegate-noise``; else the
-    default for the budget ``per_sum`` = (epsilon, delta) of one released sum (:func:`dp.noise_defaults.default_noise`;
-    ``pure_budget``: ``--budget`` without a delta, which gets pure-DP party noise).
+def _noise_source(noise: str | None, mpc_noise: bool, delegate_noise: str | None) -> str | None:
+    """``--noise`` (``--mpc-noise`` is ``--noise mpc``); party noise with ``--delegate-noise``; ``None``: the
+    default for the budget (:func:`dp.noise_defaults.default_noise`).
 
     :raise UsageError: contradictory options.
     """
     if mpc_noise and noise == "parties":
         raise UsageError("--mpc-noise means --noise mpc, which contradicts --noise parties: give one of them")
     chosen = "mpc" if mpc_noise else noise
-    if delegate_noise is not None:
-        if chosen == "mpc":
-            raise UsageError("--delegate-noise chooses which parties draw the noise, but --noise mpc (--mpc-noise) samples it "
-                             "inside MPC where no party draws any: give one of them")
-        return "parties"
-    return chosen if chosen is not None else default_noise("ustat", *per_sum, pure_budget=pure_budget)
+    if delegate_noise is not None and chosen == "mpc":
+        raise UsageError("--delegate-noise chooses which parties draw the noise, but --noise mpc (--mpc-noise) samples it "
+                         "inside MPC where no party draws any: give one of them")
+    return "parties" if delegate_noise is not None else chosen
 
 
-def _party_count() -> int:
-    """``m``, public: MPyC's runtime is set up before the options are parsed (1 when run without it)."""
-    from secure.session import party_count
+def _runtime() -> tuple[int, int]:
+    """``(m, t)``, public: MPyC's runtime is set up before the options are parsed (``(1, 0)`` without it)."""
+    from secure.session import party_count, threshold
 
-    return party_count() if "mpyc.runtime" in sys.modules else 1
+    return (party_count(), threshold()) if "mpyc.runtime" in sys.modules else (1, 0)
 
 
 def _parse_delegation(text: str | None, *, parties: int | None = None) -> tuple[float, float] | None:
@@ -356,8 +340,7 @@ async def _release(options: Options, command: Sequence[str]) -> Any:
 
     def deliver() -> None:
         if options.noise_switch is not None and result.noise_source != "mpc":
-            print(pure_budget_line(source="account" if options.noise_switch == "account" else "budget",
-                                   parties=result.parties, threshold=result.threshold))
+            print(options.noise_switch)
         print(result.table(), flush=True)
         if writes_json and options.json:
             write_record(options.json, result.record())

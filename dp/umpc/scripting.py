@@ -156,10 +156,10 @@ class Query:
             raise ValueError(f"unknown path {self.path!r}; choose one of: {', '.join(PATH_CHOICES)}")
         if self.path == "sort" and self.statistic not in SORT_KERNELS:
             raise ValueError(f"path='sort' runs only {' and '.join(SORT_KERNELS)} (a rank-sum form after one secure "
-                             f"sort), not '{self.statistic}': use path='histogram', 'tuples' or 'auto'")
+                             f"sort), not '{self.statistic}': use path='histogram', path='tuples' or path='auto'")
         if self.path == "histogram" and self.clipping == "secure":
             raise ValueError("path='histogram' counts each party's rows at the party, so its clipping is local, "
-                             "but clipping='secure' clips inside MPC: use path='sort', 'tuples' or 'auto'")
+                             "but clipping='secure' clips inside MPC: use path='sort', path='tuples' or path='auto'")
         if not (isinstance(self.rtt, numbers.Real) and 0 <= self.rtt <= 60000):
             raise ValueError(f"rtt must be a round-trip time in milliseconds in [0, 60000], got {self.rtt!r}")
         noise: str | None = self.noise
@@ -318,28 +318,14 @@ async def release(query: Query, rows: PartyRows | np.ndarray | Callable[[int], P
         asked: SpendRequest | None = account(query)
     except (ValueError, TypeError):
         asked = None  # a bad budget= or accountant=: named by the budget verdict below
-    pure_problem: str | None = None
     notes: list[str] = []  # lines printed above the result (release.notes)
-    if asked is not None and pure_budget(party=int(mpc.pid), budget=asked.budget, ledger=asked.ledger,
-                                         dataset_name=asked.dataset_name, data_file=asked.data_file,
-                                         exempt=asked.exempt):
-        from dp.umpc.planner import pure_account_path
-
-        mode = parse_tuples(query.tuples)[0]
-        try:  # comparisons leak up to 2^-40 of delta, which a pure account cannot pay: the histogram path or none
-            query = replace(query, path=pure_account_path(
-                query.base.kernel, query.columns, parties=len(mpc.parties), choice=query.path,
-                clipping=query.clipping, sampled=f"tuples={query.tuples!r}" if mode in ("count", "per-row") else None))
-        except ValueError as exc:
-            pure_problem = option_words(str(exc), query.tuples, to_options=job is not None)
-        if query.noise is None:  # the default noise follows this party's budget, by the scenarios' test and function
-            sums = len(query.base.outputs)
-            chosen = default_noise("ustat", query.base.epsilon / sums, query.base.delta / sums, pure_budget=True)
-            query = replace(query, noise="parties" if chosen == "parties" else "mpc")
-            if switched_by_pure_budget("ustat", query.base.epsilon / sums, query.base.delta / sums, pure_budget=True):
-                notes.append(option_words(pure_budget_line(source="budget" if asked.budget is not None else "account",
-                                                     parties=len(mpc.parties), threshold=int(mpc.threshold)),
-                                    query.tuples, to_options=job is not None))
+    pure_problem: str | None = None
+    if asked is not None and query.delegation is None and pure_budget(  # (delegated: the ledger names what helps)
+            party=int(mpc.pid), budget=asked.budget, ledger=asked.ledger, dataset_name=asked.dataset_name,
+            data_file=asked.data_file, exempt=asked.exempt):
+        query, note, pure_problem = pure_account_query(query, parties=len(mpc.parties), threshold=int(mpc.threshold),
+                                                       budget_given=asked.budget is not None, to_options=bool(job))
+        notes += [note] if note else []
     await agree_parameters(query.public())
     request = None
     problem: str | None = pure_problem
@@ -393,10 +379,39 @@ async def release(query: Query, rows: PartyRows | np.ndarray | Callable[[int], P
     return result
 
 
+def pure_account_query(query: Query, *, parties: int, threshold: int, budget_given: bool,
+                       to_options: bool = False) -> tuple[Query, str | None, str | None]:
+    """``(query, note, problem)``: ``query`` as a pure-DP account (delta 0) can pay it.  The default noise becomes
+    pure party noise (the in-MPC sampler's truncation costs a delta), ``note`` saying so
+    (:func:`dp.noise_defaults.pure_budget_line`); comparisons leak up to 2^-40 of delta, so the path becomes the
+    histogram path, or ``problem`` says why none can run (:func:`dp.umpc.planner.pure_account_path`).  In a
+    script's words, or a job's options' (``to_options``)."""
+    from dp.umpc.planner import pure_account_path
+
+    note: str | None = None
+    problem: str | None = None
+    if query.noise is None:
+        sums = len(query.base.outputs)
+        per_sum = (query.base.epsilon / sums, query.base.delta / sums)
+        chosen = default_noise("ustat", *per_sum, pure_budget=True)
+        query = replace(query, noise="parties" if chosen == "parties" else "mpc")
+        if switched_by_pure_budget("ustat", *per_sum, pure_budget=True):
+            note = option_words(pure_budget_line(source="budget" if budget_given else "account", parties=parties,
+                                                 threshold=threshold), query.tuples, to_options=to_options)
+    sampled = parse_tuples(query.tuples)[0] in ("count", "per-row")
+    try:
+        query = replace(query, path=pure_account_path(query.base.kernel, query.columns, parties=parties,
+                                                      choice=query.path, clipping=query.clipping,
+                                                      sampled=f"tuples={query.tuples!r}" if sampled else None))
+    except ValueError as exc:
+        problem = option_words(str(exc), query.tuples, to_options=to_options)
+    return query, note, problem
+
+
 #: a script's words for a job's options, and back (a refusal is worded for whoever called)
 _OPTION_WORDS = (("--path histogram", "path='histogram'"), ("--pairs all", "tuples='all'"),
                  ("--clip local", "clipping='local'"), ("--clip secure", "clipping='secure'"),
-                 ("--path sort", "path='sort'"), ("--path tuples", "path='tuples'"),
+                 ("--path sort", "path='sort'"), ("--path tuples", "path='tuples'"), ("--path auto", "path='auto'"),
                  ("--budget has no delta", "budget= has no delta"),
                  ("give --budget EPS:DELTA (e.g. 5:1e-9)", "give budget='EPS:DELTA' (e.g. '5:1e-9')"))
 

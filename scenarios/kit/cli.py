@@ -34,6 +34,7 @@ import textwrap
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from dp.umpc.report import format_bytes  # re-exported: the jobs' byte counts read alike
 from secure.launcher import run_parties
 
 if TYPE_CHECKING:
@@ -269,15 +270,6 @@ def output_errors_stop_party() -> Iterator[None]:
         where = exc.filename if exc.filename is not None else "a result file"
         reason = (exc.strerror or str(exc)).lower()
         raise InputError(f"party {party_id()}: cannot write {where}: {reason} (the release above was made)") from None
-
-
-def format_bytes(count: float) -> str:
-    """``12345678`` -> ``12.3 MB``."""
-    for unit in ("B", "kB", "MB", "GB"):
-        if abs(count) < 1000 or unit == "GB":
-            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1000
-    return f"{count:.1f} GB"
 
 
 def print_table(rows: Sequence[tuple[str, str]], title: str | None = None) -> None:
