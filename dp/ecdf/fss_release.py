@@ -17,29 +17,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from dp.ecdf.query import MAX_DCF_BITS, EcdfParameters, check_bits
 from dp.ecdf.secure_release import EcdfRelease, count_slack
-from dp.ecdf.grid import node_count, prefix_positions, tree_depth
+from dp.ecdf.grid import node_count, prefix_positions
 from dp.ecdf.tree import TreeNoisePlan, plan_tree_noise
-from dp.report_text import format_bytes, policy_text, text_table
+from dp.report_text import format_bytes, policy_text
 from secure.errors import InputError, ProtocolFailure
 
-if TYPE_CHECKING:
-    from dp.ecdf.face import EcdfQuery
 
 __all__ = ["MAX_DCF_BITS", "STATE_VERSION", "FssNoisePlan", "FssEcdfRelease", "ServerState", "check_bits",
            "grid_indices", "fss_noise_plan", "split_noise", "server_party", "upload", "server_shares",
            "open_counts", "answer", "store_state", "load_state", "state_digest", "check_same_run", "key_sums",
            "decode", "server_directory", "store_key_path", "KEY_DIR_VARIABLE", "AUTHENTICATION_FAILED", "run_fss_ecdf",
            "resolve_queries", "query_notes"]
-
-#: the widest DCF this protocol asks for: every server expands its keys over ``2^bits`` points (the full-domain
-#: limit of :mod:`secure.fss.dcf`, ``MAX_FULL_DOMAIN_BITS``, checked on use)
-MAX_DCF_BITS = 22
 
 #: format version of a stored server directory (2: the tag is keyed by the server's own key outside the store)
 STATE_VERSION = 2
@@ -64,27 +59,6 @@ def _dcf() -> ModuleType:
 
 # --------------------------------------------------------------------------------------------------
 # public parameters
-
-def check_bits(points: int, bits: int | None = None) -> int:
-    """Return the DCF bit width for ``points`` grid points: ``bits`` if it fits, else the smallest.
-
-    :param points: grid size ``N >= 1``.
-    :param bits: requested width, or ``None`` for ``max(1, ceil(log2 N))``.
-    :raise ValueError: if the grid does not fit ``2^bits`` indices or ``bits`` is out of range.
-    """
-    smallest = max(1, tree_depth(points))
-    if bits is None:
-        return smallest
-    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)):
-        raise TypeError(f"bits must be an integer, got {bits!r}")
-    limit = min(MAX_DCF_BITS, int(getattr(_dcf(), "MAX_FULL_DOMAIN_BITS", MAX_DCF_BITS)))
-    if not 1 <= bits <= limit:
-        raise ValueError(f"the DCF bit width must lie in [1, {limit}] (full-domain evaluation), got {bits}")
-    if points > 1 << int(bits):
-        raise ValueError(f"a grid of {points} points does not fit the DCF's bit width {bits} "
-                         f"(2^{bits} = {1 << int(bits)} indices); use at least {smallest} bits")
-    return int(bits)
-
 
 def grid_indices(values: npt.ArrayLike, grid: npt.ArrayLike) -> tuple[np.ndarray, int]:
     """Clip values to ``[tau_1, tau_N]`` and map each to ``k = min{j : tau_j >= x}`` (0-based; docs/ecdf.md).
@@ -505,7 +479,7 @@ async def answer(states: Sequence[ServerState], queries: npt.ArrayLike, *, recei
                           owners=int(public["owners"]), threshold=int(public["coalition"]))
     with meter.phase("answer"):
         sums = {state.server: key_sums(state) for state in states}
-        counts = await open_counts(states, chosen, slack=count_slack(plan, len(chosen)), receivers=receivers,
+        counts = await open_counts(states, chosen, slack=count_slack(plan.alpha, plan.levels * plan.variance_factor, len(chosen)), receivers=receivers,
                                    sums=sums)
     phases = await meter.totals_over_parties()
     if counts is None:
@@ -718,7 +692,7 @@ def _value_positions(values: Sequence[float], grid: np.ndarray) -> list[int]:
     return found
 
 
-def resolve_queries(query: EcdfQuery, grid: np.ndarray) -> np.ndarray:
+def resolve_queries(query: EcdfParameters, grid: np.ndarray) -> np.ndarray:
     """The sorted distinct 0-based grid indices the query asks for: all, ``queries``, or for each value of ``at``
     the largest grid point ``tau_i <= V`` (the ECDF is released on the grid as a step function).
 
@@ -734,7 +708,7 @@ def resolve_queries(query: EcdfQuery, grid: np.ndarray) -> np.ndarray:
     return np.unique(np.asarray(query.queries, dtype=np.int64))
 
 
-def query_notes(query: EcdfQuery, grid: np.ndarray) -> list[str]:
+def query_notes(query: EcdfParameters, grid: np.ndarray) -> list[str]:
     """One line per ``at`` value that is no grid point, naming the grid point that answers it (public)."""
     scale = max(1.0, float(np.max(np.abs(grid))))
     return [f"at:{value:g} answered at the grid point {grid[position]:.10g} (the ECDF is released on the grid: "
@@ -743,7 +717,7 @@ def query_notes(query: EcdfQuery, grid: np.ndarray) -> list[str]:
             if abs(grid[position] - value) > 1e-9 * scale]
 
 
-async def run_fss_ecdf(query: EcdfQuery, values: npt.ArrayLike, *, receivers: Sequence[int] | None = None,
+async def run_fss_ecdf(query: EcdfParameters, values: npt.ArrayLike, *, receivers: Sequence[int] | None = None,
                        noise_source: NodeNoiseSource | None = None) -> FssEcdfRelease | None:
     """Every party: upload (and store, ``query.store``) or load the stored keys (``query.answer``), then one query
     round (:func:`dp.ecdf.face.release`).

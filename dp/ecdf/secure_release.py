@@ -12,19 +12,17 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from dp.ecdf.grid import prefix_positions, true_counts
+from dp.ecdf.query import EcdfParameters
 from dp.ecdf.tree import TreeNoisePlan
 from dp.ecdf.analysis import SmoothedCurve, smooth_release
 from dp.report_text import format_bytes, policy_text, text_table
 from dp.umpc.protocol import polya_tail_bound
 
-if TYPE_CHECKING:
-    from dp.ecdf.face import EcdfQuery
-    from dp.ecdf.fss_release import FssNoisePlan
 
 __all__ = ["EcdfRelease", "run_secure_ecdf", "count_slack", "own_histogram"]
 
@@ -56,12 +54,12 @@ class EcdfRelease:
     seconds: float = 0.0
     bytes_sent: int = 0
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
-    query: EcdfQuery | None = None  # the face's query (:mod:`dp.ecdf.face`): what .table() and .record() say
+    query: EcdfParameters | None = None  # the face's query (:mod:`dp.ecdf.face`): what .table() and .record() say
 
     TITLE = "Private ECDF (tree mechanism, Barczewski, Mawass & Ramon)"
 
     @property
-    def asked(self) -> EcdfQuery:
+    def asked(self) -> EcdfParameters:
         """The query this release answers (set by :func:`dp.ecdf.face.release`)."""
         if self.query is None:
             raise ValueError("this release has no query: run it through dp.ecdf.release or simulate")
@@ -150,10 +148,12 @@ class EcdfRelease:
         return self.counts / self.n
 
 
-def count_slack(plan: TreeNoisePlan | FssNoisePlan, points: int) -> int:
-    """Bound on the noise of any of ``points`` released counts, failing with probability < 2**-40 (docs/ecdf.md)."""
+def count_slack(alpha: float, shape: float, points: int) -> int:
+    """Bound on the noise of any of ``points`` released counts, each a difference of Pólya sums of total
+    ``shape`` at ratio ``alpha`` (a plan's ``levels * variance_factor``), failing with probability < 2**-40
+    (docs/ecdf.md)."""
     bits = 41 + max(0, math.ceil(math.log2(max(points, 1))))
-    return polya_tail_bound(plan.alpha, plan.levels * plan.variance_factor, bits)
+    return polya_tail_bound(alpha, shape, bits)
 
 
 def _check_inputs(values: np.ndarray, plan: TreeNoisePlan, *, parties: int, threshold: int) -> str | None:
@@ -228,7 +228,7 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
             noisy = noisy + node_noise[positions[:, level]]
         await meter.settle(noisy)
     with meter.phase("reveal"):
-        opened = await guarded_reveal_array(noisy, SumRange(0, rows, count_slack(plan, len(chosen))), receivers)
+        opened = await guarded_reveal_array(noisy, SumRange(0, rows, count_slack(plan.alpha, plan.levels * plan.variance_factor, len(chosen))), receivers)
     phases = await meter.totals_over_parties()
     if opened is None:
         return None
