@@ -1,53 +1,49 @@
-"""Noise plans: the calibrated noise of one released sum, in one typed place.
+"""Noise plans: the calibrated noise of one released sum, as one frozen record.
 
-A :class:`NoisePlan` says which mechanism adds the noise of one released integer sum and with which
-parameters, calibrated for the coalition (Sinh & Ramon, Protocol 3.1; docs/design.md, "Noise").  It is a
-protocol (what every plan answers: mechanism, budget, sensitivity, ``m``, ``t``, source, variance,
-slack, guarantee); each mechanism is its own frozen dataclass holding only the fields valid for it,
-so a caller tells them apart with ``isinstance`` (never by a string or ``getattr``):
+A :class:`NoisePlan` says which mechanism adds the noise of one released integer sum, who draws it
+(``source``) and with which parameters, calibrated for the coalition (Sinh & Ramon, Protocol 3.1;
+docs/design.md, "Noise"):
 
-- :class:`PartyLaplacePlan` (``discrete laplace``): each of the ``m`` parties draws a difference of two Polya variables of shape
-  ``1/(m-t)`` and parameter ``alpha = exp(-epsilon/sensitivity)``, so that the ``m - t`` honest parties
+- ``parties``, ``discrete laplace``: each of the ``m`` parties draws a difference of two Pólya variables of
+  shape ``1/(m-t)`` and parameter ``alpha = exp(-epsilon/sensitivity)``, so that the ``m - t`` honest parties
   alone sum to a discrete Laplace (:func:`dp.calibration.discrete_laplace_alpha`);
-- :class:`PartyBinomialPlan` (``binomial``): ``(epsilon, delta)`` with centred binomial shares whose honest total meets the exact
-  hockey-stick delta (:func:`dp.calibration.party_binomial_trials`);
-- :class:`MpcLaplacePlan` (:data:`MPC_LAPLACE`): one discrete Laplace sampled inside MPC from joint secret random bits
-  (:mod:`dp.secret_noise`), known to no party; its truncation counts in delta.
+- ``parties``, ``binomial``: ``(epsilon, delta)`` with centred binomial shares whose honest total meets the
+  exact hockey-stick delta (:func:`dp.calibration.party_binomial_trials`);
+- ``mpc``, :data:`MPC_LAPLACE`: one discrete Laplace sampled inside MPC from joint secret random bits
+  (:mod:`dp.secret_noise`), known to no party; its truncation counts in delta;
+- ``delegates``: a party plan recalibrated so that only a random subgroup ``Z`` draws
+  (:func:`dp.umpc.delegation.delegate_plan`, Sinh & Ramon §4).
 
-Plans whose parties draw (the first two, and :class:`dp.umpc.delegation.DelegatedNoisePlan`) also
-meet :class:`PartyNoisePlan`, which adds ``draw()``.
-
-Used by Pi_U-MPC (:mod:`dp.umpc.protocol`), noise delegation (:mod:`dp.umpc.delegation`), the
-subsampled-pairs protocol and the auditor.  Noise randomness is OS randomness, never a seed.
-Threat model: passive, static coalition of at most ``t < m/2`` parties.
+:meth:`NoisePlan.draw` is one drawer's draw in the clear, by one function per source (:data:`DRAWS`); the
+secure path adds the noise by source in :func:`dp.umpc.protocol.add_noise`.  Used by Pi_U-MPC, noise
+delegation, the rank AUC, the subsampled-pairs protocol and the auditor.  Noise randomness is OS
+randomness, never a seed.  Threat model: passive, static coalition of at most ``t < m/2`` parties.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Final, Literal, Protocol, Union, overload
+from typing import Final, Literal, overload
 
 import numpy as np
 
 from dp import calibration
-from dp.noise_defaults import mpc_guarantee, party_guarantee
-from dp.secret_noise import DEFAULT_SAMPLER_DELTA, SecretLaplacePlan, plan_secret_laplace
+from dp.noise_defaults import delegated_guarantee, mpc_guarantee, party_guarantee
+from dp.secret_noise import DEFAULT_SAMPLER_DELTA, SecretLaplacePlan, plan_secret_laplace, simulate_secret_laplace
 from dp.validation import check_delta, check_epsilon, check_noise_scale, check_parties
 from secure.kernels import KernelOutput
 from secure.noise.party import centered_binomial, exact_rate, exact_shape, polya_difference
 
-__all__ = ["NoisePlan", "PartyNoisePlan", "PartyLaplacePlan", "PartyBinomialPlan", "MpcLaplacePlan", "PlannedNoise",
-           "plan_noise", "plan_party_laplace", "polya_tail_bound", "MPC_LAPLACE", "NOISE_SOURCES", "NoiseSource",
-           "Mechanism", "PartyMechanism"]
+__all__ = ["NoisePlan", "DRAWS", "plan_noise", "plan_party_laplace", "samplers", "polya_tail_bound",
+           "binomial_tail_bound", "MPC_LAPLACE", "NOISE_SOURCES", "NoiseSource", "Mechanism"]
 
-#: where the noise comes from: ``parties`` (each party draws a share) or ``mpc`` (sampled inside MPC)
-NoiseSource = Literal["parties", "mpc"]
-#: the mechanisms whose shares the parties draw
-PartyMechanism = Literal["discrete laplace", "binomial"]
+#: who draws the noise: ``parties`` (each a share), ``mpc`` (sampled inside MPC) or ``delegates`` (only ``Z``)
+NoiseSource = Literal["parties", "mpc", "delegates"]
 #: every mechanism of a released sum
 Mechanism = Literal["discrete laplace", "binomial", "discrete laplace, sampled in MPC"]
-#: noise sources, in the order the options list them
+#: noise sources a query may ask for, in the order the options list them
 NOISE_SOURCES: Final[tuple[NoiseSource, ...]] = ("parties", "mpc")
 #: mechanism name of noise sampled inside MPC
 MPC_LAPLACE: Final = "discrete laplace, sampled in MPC"
@@ -85,104 +81,52 @@ def binomial_tail_bound(trials: int, failure_bits: int = _TAIL_BITS) -> int:
     return int(math.ceil(math.sqrt(trials * failure_bits * math.log(2) / 2))) + 1
 
 
-# ---------------------------------------------------------------------------------------- protocols
+@dataclass(frozen=True, kw_only=True)
+class NoisePlan:
+    """The calibrated noise of one released sum (fixed-point integer units); every property follows from the fields.
 
-
-class NoisePlan(Protocol):
-    """What every calibrated noise plan of one released sum answers (fixed-point integer units).
-
-    ``epsilon``/``delta``: the budget of this sum (for MPC noise ``delta`` is the sampler's ``delta_s``);
-    ``sensitivity``: ``delta_max * Delta_f``; ``parties``/``threshold``: ``m``/``t``; ``variance``: of the
-    total noise; ``slack``: a bound on ``|total noise|`` exceeded with probability below ``2**-40``;
-    ``guarantee``: the plan's DP guarantee in one line (:mod:`dp.noise_defaults`).
+    :param mechanism: :data:`Mechanism`; ``source``: :data:`NoiseSource`.
+    :param epsilon: budget of this sum; ``delta``: its delta (0 for discrete Laplace drawn by parties; the
+        sampler's truncation ``delta_s`` for MPC noise; without the failure ``epsilon_fail`` for delegates).
+    :param sensitivity: ``delta_max * Delta_f``; ``parties``: ``m``; ``threshold``: ``t``.
+    :param alpha: discrete Laplace parameter (Laplace mechanisms).
+    :param shape: Pólya shape of one draw, ``1/(m-t)`` or ``1/(|Z| - t_Z)`` (party-drawn Laplace).
+    :param party_trials: even binomial trials per drawer (binomial).
+    :param sampler: the in-MPC sampler's public plan: digits, coin bits, truncation (``mpc`` only).
+    :param delegates: ``Z``, sorted; ``corrupt_delegates``: ``t_Z``; ``epsilon_fail``: the probability ``Z``
+        was sized for, ``None`` if not stated (``delegates`` only).
     """
 
-    @property
-    def mechanism(self) -> Mechanism: ...
-
-    @property
-    def epsilon(self) -> float: ...
-
-    @property
-    def delta(self) -> float: ...
-
-    @property
-    def sensitivity(self) -> int: ...
-
-    @property
-    def parties(self) -> int: ...
-
-    @property
-    def threshold(self) -> int: ...
-
-    @property
-    def source(self) -> NoiseSource: ...
-
-    @property
-    def variance(self) -> float: ...
-
-    @property
-    def slack(self) -> int: ...
-
-    @property
-    def guarantee(self) -> str: ...
-
-
-class PartyNoisePlan(NoisePlan, Protocol):
-    """A plan whose noise parties draw: one party's (or delegate's) share by :meth:`draw`."""
-
-    @overload
-    def draw(self, rng: np.random.Generator | None = None, size: None = None) -> int: ...
-
-    @overload
-    def draw(self, rng: np.random.Generator | None, size: int) -> np.ndarray: ...
-
-    def draw(self, rng: np.random.Generator | None = None, size: int | None = None) -> int | np.ndarray: ...
-
-
-# -------------------------------------------------------------------------------------------- plans
-
-
-@dataclass(frozen=True)
-class PartyLaplacePlan:
-    """Distributed discrete Laplace: each party adds ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)``.
-
-    :param epsilon: budget of this sum (pure DP: ``delta`` is 0).
-    :param sensitivity: ``delta_max * Delta_f`` in integer units.
-    :param parties: ``m``; ``threshold``: ``t``.
-    :param alpha: discrete Laplace parameter ``exp(-epsilon/sensitivity)``.
-    """
-
+    mechanism: Mechanism
+    source: NoiseSource
     epsilon: float
+    delta: float
     sensitivity: int
     parties: int
     threshold: int
-    alpha: float
+    alpha: float = 0.0
+    shape: float = 0.0
+    party_trials: int = 0
+    sampler: SecretLaplacePlan | None = None
+    delegates: tuple[int, ...] = ()
+    corrupt_delegates: int = 0
+    epsilon_fail: float | None = None
 
     @property
-    def mechanism(self) -> Literal["discrete laplace"]:
-        """``discrete laplace``."""
-        return "discrete laplace"
+    def drawers(self) -> int:
+        """How many draws make up the total: ``m`` parties, ``|Z|`` delegates, or one joint value in MPC."""
+        return {"parties": self.parties, "delegates": len(self.delegates), "mpc": 1}[self.source]
 
     @property
-    def delta(self) -> float:
-        """0: pure DP."""
-        return 0.0
+    def honest(self) -> int:
+        """How many draws a coalition cannot subtract: ``m - t``, ``|Z| - t_Z``, or the one value in MPC."""
+        return {"parties": self.parties - self.threshold, "delegates": len(self.delegates) - self.corrupt_delegates,
+                "mpc": 1}[self.source]
 
     @property
-    def source(self) -> Literal["parties"]:
-        """``parties``."""
-        return "parties"
-
-    @property
-    def shape(self) -> float:
-        """Polya shape of each party's draw, ``1/(m-t)`` (:func:`dp.calibration.party_noise_shape`)."""
-        return calibration.party_noise_shape(self.parties, self.threshold)
-
-    @property
-    def exact_shape(self) -> Fraction:
-        """The rational shape the exact sampler runs: ``1/(m-t)`` exactly (:func:`secure.noise.party.exact_shape`)."""
-        return exact_shape(self.shape)
+    def digits(self) -> int:
+        """Binary digits of noise sampled in MPC (``|noise| < 2^digits``); 0 for noise the parties draw."""
+        return 0 if self.sampler is None else self.sampler.digits
 
     @property
     def rate(self) -> Fraction:
@@ -201,19 +145,39 @@ class PartyLaplacePlan:
         return gamma
 
     @property
+    def exact_shape(self) -> Fraction:
+        """The rational shape the exact sampler runs: ``1/(m-t)`` exactly (:func:`secure.noise.party.exact_shape`)."""
+        return exact_shape(self.shape)
+
+    @property
     def variance(self) -> float:
-        """Variance of the total noise (all ``m`` draws), including the ``m/(m-t)`` factor, at ``alpha = e^{-rate}``."""
-        alpha = math.exp(-float(self.rate))
-        return calibration.distributed_laplace_variance(alpha, self.parties, self.threshold)
+        """Variance of the total noise: the sampled construction's (MPC), ``drawers N_p / 4`` (binomial), or
+        ``drawers/honest`` times that of ``DLap(e^{-rate})`` (party-drawn Laplace)."""
+        if self.sampler is not None:
+            return self.sampler.variance
+        if self.mechanism == "binomial":
+            return self.drawers * self.party_trials / 4.0
+        a = math.exp(-float(self.rate))
+        return self.drawers / self.honest * 2.0 * a / (1.0 - a) ** 2
 
     @property
     def slack(self) -> int:
-        """Chernoff bound on the total, a difference of two ``NB(m/(m-t), e^{-rate})`` (:func:`polya_tail_bound`)."""
-        return polya_tail_bound(self.alpha, Fraction(self.parties, self.parties - self.threshold), rate=self.rate)
+        """A bound on ``|total noise|`` exceeded with probability below ``2**-40`` (``2^J - 1`` in MPC: never):
+        Hoeffding (:func:`binomial_tail_bound`) or Chernoff on ``NB(drawers/honest, e^{-rate})`` (:func:`polya_tail_bound`)."""
+        if self.sampler is not None:
+            return self.sampler.slack
+        if self.mechanism == "binomial":
+            return binomial_tail_bound(self.drawers * self.party_trials)
+        return polya_tail_bound(self.alpha, Fraction(self.drawers, self.honest), rate=self.rate)
 
     @property
     def guarantee(self) -> str:
-        """:func:`dp.noise_defaults.party_guarantee` of this sum."""
+        """The plan's DP guarantee in one line (:mod:`dp.noise_defaults`); delegates count ``epsilon_fail`` in delta."""
+        if self.sampler is not None:
+            return mpc_guarantee(self.epsilon, self.delta, self.sampler.delta)
+        if self.source == "delegates":
+            failure = self.epsilon_fail or 0.0
+            return delegated_guarantee(self.epsilon, self.delta + failure, failure, self.drawers, self.mechanism)
         return party_guarantee(self.epsilon, self.delta, self.parties, self.threshold, self.mechanism)
 
     @overload
@@ -223,143 +187,45 @@ class PartyLaplacePlan:
     def draw(self, rng: np.random.Generator | None, size: int) -> np.ndarray: ...
 
     def draw(self, rng: np.random.Generator | None = None, size: int | None = None) -> int | np.ndarray:
-        """One party's draw (OS randomness unless a test passes ``rng``).
+        """One drawer's draw in the clear (OS randomness unless a test or the auditor passes ``rng``): :data:`DRAWS`.
 
-        :param size: ``None`` for one draw (an ``int``, what each party adds in the secure path), or a
-            count of independent draws of the same party share (int64 array; the simulated path and
-            the auditor of :mod:`dp.audit.central_cases`, which sums ``m - t`` of them for the coalition's view).
+        :param size: ``None`` for one draw (an ``int``, what each party adds in the secure path), or a count of
+            independent draws (int64 array; the simulated path and the auditor).
         """
-        value = polya_difference(self.exact_shape, size=size, rng=rng, rate=self.rate)
-        return int(value) if size is None else np.asarray(value, dtype=np.int64)
+        value = DRAWS[self.source](self, rng, 1 if size is None else size)
+        return int(value[0]) if size is None else value
 
 
-@dataclass(frozen=True)
-class PartyBinomialPlan:
-    """Distributed binomial noise: each party adds a centred ``Binomial(party_trials, 1/2)``.
-
-    :param epsilon: budget of this sum; ``delta``: its delta (> 0).
-    :param sensitivity: ``delta_max * Delta_f`` in integer units.
-    :param parties: ``m``; ``threshold``: ``t``.
-    :param party_trials: even trials per party, ``(m-t) party_trials`` meeting ``(epsilon, delta)``
-        exactly (:func:`dp.calibration.party_binomial_trials`).
-    """
-
-    epsilon: float
-    delta: float
-    sensitivity: int
-    parties: int
-    threshold: int
-    party_trials: int
-
-    @property
-    def mechanism(self) -> Literal["binomial"]:
-        """``binomial``."""
-        return "binomial"
-
-    @property
-    def source(self) -> Literal["parties"]:
-        """``parties``."""
-        return "parties"
-
-    @property
-    def variance(self) -> float:
-        """Variance of the total noise, ``m party_trials / 4``."""
-        return calibration.distributed_binomial_variance(self.party_trials, self.parties)
-
-    @property
-    def slack(self) -> int:
-        """Hoeffding bound on the total of ``m party_trials`` centred coins (:func:`binomial_tail_bound`)."""
-        return binomial_tail_bound(self.parties * self.party_trials)
-
-    @property
-    def guarantee(self) -> str:
-        """:func:`dp.noise_defaults.party_guarantee` of this sum."""
-        return party_guarantee(self.epsilon, self.delta, self.parties, self.threshold, self.mechanism)
-
-    @overload
-    def draw(self, rng: np.random.Generator | None = None, size: None = None) -> int: ...
-
-    @overload
-    def draw(self, rng: np.random.Generator | None, size: int) -> np.ndarray: ...
-
-    def draw(self, rng: np.random.Generator | None = None, size: int | None = None) -> int | np.ndarray:
-        """One party's draw (OS randomness unless a test passes ``rng``); ``size`` as :meth:`PartyLaplacePlan.draw`."""
-        value = centered_binomial(self.party_trials, size=size, rng=rng)
-        return int(value) if size is None else np.asarray(value, dtype=np.int64)
+def _share(plan: NoisePlan, rng: np.random.Generator | None, size: int) -> np.ndarray:
+    """A party's (or delegate's) share: a Pólya difference of the plan's shape and rate, or centred binomial coins."""
+    if plan.mechanism == "binomial":
+        return np.asarray(centered_binomial(plan.party_trials, size=size, rng=rng), dtype=np.int64)
+    return np.asarray(polya_difference(plan.exact_shape, size=size, rng=rng, rate=plan.rate), dtype=np.int64)
 
 
-@dataclass(frozen=True)
-class MpcLaplacePlan:
-    """One discrete Laplace sampled inside MPC (:mod:`dp.secret_noise`): no party draws or knows it.
-
-    :param epsilon: budget of this sum.
-    :param sensitivity: ``delta_max * Delta_f`` in integer units.
-    :param parties: ``m``; ``threshold``: ``t`` (the noise needs no coalition calibration).
-    :param sampler: the in-MPC sampler's public plan (digits, coin bits, truncation ``delta_s``).
-    """
-
-    epsilon: float
-    sensitivity: int
-    parties: int
-    threshold: int
-    sampler: SecretLaplacePlan
-
-    @property
-    def mechanism(self) -> Literal["discrete laplace, sampled in MPC"]:
-        """:data:`MPC_LAPLACE`."""
-        return MPC_LAPLACE
-
-    @property
-    def delta(self) -> float:
-        """The sampler's truncation ``delta_s``."""
-        return self.sampler.delta
-
-    @property
-    def alpha(self) -> float:
-        """Discrete Laplace parameter of the sampled noise."""
-        return self.sampler.alpha
-
-    @property
-    def source(self) -> Literal["mpc"]:
-        """``mpc``."""
-        return "mpc"
-
-    @property
-    def variance(self) -> float:
-        """The exact variance of the sampled construction, that of one DLap (no ``m/(m-t)`` factor)."""
-        return self.sampler.variance
-
-    @property
-    def slack(self) -> int:
-        """``2^J - 1``, never exceeded."""
-        return self.sampler.slack
-
-    @property
-    def guarantee(self) -> str:
-        """:func:`dp.noise_defaults.mpc_guarantee` of this sum."""
-        return mpc_guarantee(self.epsilon, self.delta, self.sampler.delta)
-
-    def draw(self, rng: np.random.Generator | None = None, size: int | None = None) -> int | np.ndarray:
-        """No party draws noise sampled inside MPC.
-
-        :raise ValueError: always; the plaintext mirror is :func:`dp.secret_noise.simulate_secret_laplace`.
-        """
-        raise ValueError("noise sampled inside MPC has no party draws; use dp.secret_noise.simulate_secret_laplace")
+def _mirror(plan: NoisePlan, rng: np.random.Generator | None, size: int) -> np.ndarray:
+    """The plaintext mirror of the in-MPC sampler (:func:`dp.secret_noise.simulate_secret_laplace`): the
+    simulated path and the auditor; a secure run samples it inside MPC, no party draws it."""
+    assert plan.sampler is not None
+    return simulate_secret_laplace(plan.sampler, size, rng)
 
 
-#: what :func:`plan_noise` returns: one of the three plans (narrow with ``isinstance``)
-PlannedNoise = Union[PartyLaplacePlan, PartyBinomialPlan, MpcLaplacePlan]
+#: one draw per source: ``size`` draws of one drawer, as an int64 array
+DRAWS: Final[dict[NoiseSource, Callable[[NoisePlan, np.random.Generator | None, int], np.ndarray]]] = {
+    "parties": _share, "delegates": _share, "mpc": _mirror}
 
 
-# ------------------------------------------------------------------------------------------ planning
+def samplers(plans: Sequence[NoisePlan]) -> list[SecretLaplacePlan]:
+    """The in-MPC samplers of ``plans`` (none for noise the parties draw)."""
+    return [plan.sampler for plan in plans if plan.sampler is not None]
 
 
 def plan_party_laplace(output: KernelOutput, *, max_degree: int, epsilon: float, parties: int,
-                       threshold: int) -> PartyLaplacePlan:
+                       threshold: int) -> NoisePlan:
     """Calibrate distributed discrete Laplace (pure DP) for one released sum.
 
-    The Laplace branch of :func:`plan_noise`, for callers that need its Laplace-only fields
-    (``alpha``, ``shape``), e.g. :mod:`dp.bell.subsampled_pairs`.
+    The Laplace branch of :func:`plan_noise`, for callers that need a Laplace plan whatever the budget's
+    delta, e.g. :mod:`dp.bell.subsampled_pairs`.
 
     :raise ValueError: on an invalid parameter or a noise scale beyond the integer range.
     """
@@ -367,12 +233,14 @@ def plan_party_laplace(output: KernelOutput, *, max_degree: int, epsilon: float,
     check_parties(parties, threshold)
     sensitivity = int(max_degree) * output.sensitivity
     check_noise_scale(epsilon, sensitivity, name="epsilon per released sum")
-    alpha = calibration.discrete_laplace_alpha(epsilon, sensitivity)
-    return PartyLaplacePlan(epsilon, sensitivity, parties, threshold, alpha=alpha)
+    return NoisePlan(mechanism="discrete laplace", source="parties", epsilon=epsilon, delta=0.0,
+                     sensitivity=sensitivity, parties=parties, threshold=threshold,
+                     alpha=calibration.discrete_laplace_alpha(epsilon, sensitivity),
+                     shape=calibration.party_noise_shape(parties, threshold))
 
 
 def plan_noise(output: KernelOutput, *, max_degree: int, epsilon: float, delta: float,
-               parties: int, threshold: int, source: str = "parties") -> PlannedNoise:
+               parties: int, threshold: int, source: str = "parties") -> NoisePlan:
     """Calibrate the noise of one released sum.
 
     :param output: the kernel output summed (its sensitivity ``Delta_f``).
@@ -392,8 +260,11 @@ def plan_noise(output: KernelOutput, *, max_degree: int, epsilon: float, delta: 
     if source == "mpc":
         sampler = plan_secret_laplace(epsilon=epsilon, sensitivity=sensitivity,
                                       delta_budget=delta if delta > 0 else DEFAULT_SAMPLER_DELTA)
-        return MpcLaplacePlan(epsilon, sensitivity, parties, threshold, sampler=sampler)
+        return NoisePlan(mechanism=MPC_LAPLACE, source="mpc", epsilon=epsilon, delta=sampler.delta,
+                         sensitivity=sensitivity, parties=parties, threshold=threshold, alpha=sampler.alpha,
+                         sampler=sampler)
     if delta > 0:
         trials = calibration.party_binomial_trials(epsilon, delta, sensitivity, parties, threshold)
-        return PartyBinomialPlan(epsilon, delta, sensitivity, parties, threshold, party_trials=trials)
+        return NoisePlan(mechanism="binomial", source="parties", epsilon=epsilon, delta=delta, sensitivity=sensitivity,
+                         parties=parties, threshold=threshold, party_trials=trials)
     return plan_party_laplace(output, max_degree=max_degree, epsilon=epsilon, parties=parties, threshold=threshold)

@@ -212,7 +212,7 @@ def test_umpc_neighbours_move_the_sum_by_exactly_the_sensitivity(kernel: str, pa
 def test_delegated_cases_leave_only_the_honest_delegates_noise() -> None:
     pair = ustat_neighbours("kendall", parties=5, threshold=2)
     delegates = audit_delegates(5)  # a generator of its own, not the tuples' PUBLIC_SEED
-    assert delegate_plan(pair.plans[0], delegates).honest_delegates == 1
+    assert delegate_plan(pair.plans[0], delegates).honest == 1
     assert delegate_plan(pair.plans[0], delegates).shape == 1.0
     assert delegate_plan(pair.plans[0], delegates, corrupt_delegates=1).shape == 0.5
     binomial = ustat_neighbours("kendall", parties=5, threshold=2, delta=1e-5)
@@ -223,8 +223,8 @@ def test_delegated_cases_leave_only_the_honest_delegates_noise() -> None:
         first, second = get_case(name).sample(count, np.random.default_rng(3))
         # the honest delegates' noise: variance |Z| - t_Z times one delegate's (mean 0); 6 sigma on the difference
         one = (plan.party_trials / 4 if plan.mechanism == "binomial"
-               else 2 * plan.shape * plan.base.alpha / (1 - plan.base.alpha) ** 2)
-        tolerance = 6 * math.sqrt(2 * plan.honest_delegates * one / count)
+               else 2 * plan.shape * plan.alpha / (1 - plan.alpha) ** 2)
+        tolerance = 6 * math.sqrt(2 * plan.honest * one / count)
         assert np.mean(second) - np.mean(first) == pytest.approx(source.change[0], abs=tolerance)
 
 

@@ -53,7 +53,7 @@ from dp.audit.complete_cases import (COMPLETE_KERNELS, COMPLETE_SAMPLES, Complet
                                      complete_case_neighbours, largest_vus_change)
 from dp.audit.engine import AuditCase, audit, honest_noise_pmf
 from dp.audit.statistics import event_probabilities, planned_lower_bound
-from dp.noise_plans import MpcLaplacePlan, PartyBinomialPlan, PartyLaplacePlan, PlannedNoise
+from dp.noise_plans import NoisePlan
 from dp.secret_noise import construction_pmf
 from secure.kernels import get_kernel
 
@@ -95,16 +95,14 @@ def _patch(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
 # exact laws of the audited statistics, from the shipped plans (computed under the patch)
 
 
-def _honest_pmf(plan: PlannedNoise) -> tuple[np.ndarray, int]:
+def _honest_pmf(plan: NoisePlan) -> tuple[np.ndarray, int]:
     """The pmf of the noise the coalition cannot subtract, and its offset (``pmf[offset + z] = P(z)``)."""
-    if isinstance(plan, MpcLaplacePlan):
+    if plan.sampler is not None:
         return construction_pmf(plan.sampler)
-    honest = plan.parties - plan.threshold
-    if isinstance(plan, PartyBinomialPlan):
-        trials = honest * plan.party_trials
+    if plan.mechanism == "binomial":
+        trials = plan.honest * plan.party_trials
         return stats.binom.pmf(np.arange(trials + 1), trials, 0.5), trials // 2
-    assert isinstance(plan, PartyLaplacePlan)
-    return honest_noise_pmf(honest, plan.shape, plan.alpha, tail=1e-13)
+    return honest_noise_pmf(plan.honest, plan.shape, plan.alpha, tail=1e-13)
 
 
 def _law(pair: CompleteNeighbours, claimed_delta: float) -> Law:
@@ -254,13 +252,13 @@ def test_the_unresolvable_binomial_mutation_is_a_real_violation(monkeypatch: pyt
     pair = complete_case_neighbours(name)
     shift = abs(pair.change[0])
     plan = pair.plans[0]
-    assert isinstance(plan, PartyBinomialPlan)
-    honest = plan.parties - plan.threshold
+    assert plan.mechanism == "binomial"
+    honest = plan.honest
     assert dp.calibration.binomial_delta(honest * plan.party_trials, shift, plan.epsilon) <= plan.delta
     with monkeypatch.context() as patched:
         _patch(patched, "degree-n-2")
         mutated = pair.calibrate()[0]
-        assert isinstance(mutated, PartyBinomialPlan)
+        assert mutated.mechanism == "binomial"
         assert dp.calibration.binomial_delta(honest * mutated.party_trials, shift, plan.epsilon) > plan.delta
         with pytest.raises(AssertionError, match="no size"):
             planned_samples(_law(pair, plan.delta), plan.epsilon)

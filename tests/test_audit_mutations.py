@@ -35,7 +35,7 @@ audited on its whole released vector (``ecdf-tree-vector-m3-t1``, claimed log-li
 because the statistic's exact law is not tractable.  Shape ``1/m`` there is no violation
 (``test_mutation_tree_vector_shape_one_over_m_is_not_a_violation``: loss at most 5.699 < 6).  The
 delegated shape mutation patches :func:`dp.umpc.delegation.delegate_noise_shape`, which the shipped
-:attr:`DelegatedNoisePlan.shape` now calls (before, the plan computed ``1/(|Z| - t_Z)`` itself and the
+:func:`dp.umpc.delegation.delegate_plan` now calls (before, the plan computed ``1/(|Z| - t_Z)`` itself and the
 patch was a no-op, hence "no size resolves it"); with one honest delegate (``t_Z = |Z| - 1``, the
 ``M_HF`` coalition holding every delegate but one) shape ``1/|Z| = 1/3`` is a large violation.
 
@@ -210,11 +210,11 @@ def _umpc_law(name: str) -> Law:
     pair = _ustat_pair(name)
     plan = pair.calibrate()[0]
     first, second = int(pair.first.sums[0]), int(pair.second.sums[0])
-    if isinstance(plan, dp.noise_plans.MpcLaplacePlan):
+    if plan.sampler is not None:
         pmf, offset = construction_pmf(plan.sampler)
         return _scalar_law(first, second, pmf, offset, plan.delta)
     honest = plan.parties - plan.threshold
-    if isinstance(plan, dp.noise_plans.PartyBinomialPlan):
+    if plan.mechanism == "binomial":
         return _scalar_law(first, second, *_binomial_pmf(honest * plan.party_trials), pair.query.delta)
     return _scalar_law(first, second, *_polya_pmf(honest, plan.shape, plan.alpha))
 
@@ -235,7 +235,7 @@ def _delegated_law(name: str) -> Law:
     pair = _ustat_pair(name)
     plan = delegate_plan(pair.calibrate()[0], audit_cases.audit_delegates(pair.parties))
     return _scalar_law(int(pair.first.sums[0]), int(pair.second.sums[0]),
-                       *_polya_pmf(plan.honest_delegates, plan.shape, plan.base.alpha))
+                       *_polya_pmf(plan.honest, plan.shape, plan.alpha))
 
 
 def _tree_law(name: str) -> Law:

@@ -13,9 +13,9 @@ import pytest
 from mpyc.runtime import mpc
 
 from conftest import ROOT, free_base_port, run_command, small_table, write_csv
-from dp.umpc.delegation import (DelegatedNoisePlan, add_delegated_noise, choose_delegates, delegate_noise_shape,
-                                 delegate_plan, delegate_size, delegated_draws, delegated_variance_factor)
-from dp.noise_plans import PartyBinomialPlan, PartyLaplacePlan
+from dp.umpc.delegation import (add_delegated_noise, choose_delegates, delegate_noise_shape, delegate_plan,
+                                 delegate_size, delegated_draws, delegated_variance_factor)
+from dp.noise_plans import NoisePlan
 from dp.umpc.protocol import UStatQuery, simulate
 from secure.intake import ColumnSpec
 from secure.kernels import get_kernel
@@ -23,7 +23,8 @@ from secure.kernels import get_kernel
 KENDALL = UStatQuery(kernel=get_kernel("kendall"),
                      specs=(ColumnSpec("sysBP", 80, 300, 8), ColumnSpec("diaBP", 40, 160, 8)),
                      epsilon=1.0, tuples=60)
-LAPLACE = PartyLaplacePlan(epsilon=1.0, sensitivity=4, parties=5, threshold=2, alpha=math.exp(-0.25))
+LAPLACE = NoisePlan(mechanism="discrete laplace", source="parties", epsilon=1.0, delta=0.0, sensitivity=4, parties=5,
+                    threshold=2, alpha=math.exp(-0.25), shape=1 / 3)
 
 
 @pytest.mark.parametrize("epsilon_fail, honest, expected", [
@@ -100,7 +101,7 @@ def test_calibration_within_the_delegates() -> None:
     with pytest.raises(ValueError, match=r"^corrupt_delegates must lie in \[0, 3\] for 4 delegates"):
         delegate_noise_shape(4, 4)
     plan = delegate_plan(LAPLACE, [4, 1])
-    assert isinstance(plan, DelegatedNoisePlan) and plan.delegates == (1, 4)
+    assert plan.source == "delegates" and plan.delegates == (1, 4) and plan.drawers == 2
     assert plan.shape == 1.0 and plan.corrupt_delegates == 1
     single = 2 * LAPLACE.alpha / (1 - LAPLACE.alpha) ** 2
     assert plan.variance == pytest.approx(2 * single)
@@ -112,7 +113,8 @@ def test_calibration_within_the_delegates() -> None:
 def test_delegated_binomial_trials_cover_the_single_mechanism_with_one_honest_delegate() -> None:
     from dp.calibration import binomial_trials
 
-    plan = PartyBinomialPlan(epsilon=1.0, delta=1e-6, sensitivity=4, parties=5, threshold=2, party_trials=0)
+    plan = NoisePlan(mechanism="binomial", source="parties", epsilon=1.0, delta=1e-6, sensitivity=4, parties=5,
+                     threshold=2)
     delegated = delegate_plan(plan, [0, 3])
     needed = binomial_trials(1.0, 1e-6, 4)
     assert delegated.party_trials >= needed and delegated.party_trials % 2 == 0
@@ -123,7 +125,8 @@ def test_delegated_guarantee_names_the_base_mechanism() -> None:
     laplace = delegate_plan(LAPLACE, [0, 3], epsilon_fail=1e-6)
     assert laplace.guarantee.startswith("Polya shares drawn by 2 randomly drawn delegate(s) only")
     assert "1-DP except with probability 1e-06" in laplace.guarantee and laplace.guarantee.endswith("(1, 1e-06)-DP")
-    binomial = PartyBinomialPlan(epsilon=1.0, delta=1e-5, sensitivity=4, parties=5, threshold=2, party_trials=0)
+    binomial = NoisePlan(mechanism="binomial", source="parties", epsilon=1.0, delta=1e-5, sensitivity=4, parties=5,
+                         threshold=2)
     delegated = delegate_plan(binomial, [0, 3], epsilon_fail=1e-6)
     assert delegated.guarantee.startswith("centred binomial shares drawn by 2 randomly drawn delegate(s) only")
     assert "Polya" not in delegated.guarantee
@@ -134,7 +137,7 @@ def test_delegated_guarantee_names_the_base_mechanism() -> None:
 def test_delegated_draw_variance_matches_shape() -> None:
     plan = delegate_plan(LAPLACE, [0, 1, 2], corrupt_delegates=1)  # shape 1/2
     draws = plan.draw(np.random.default_rng(11), size=40000)
-    per_draw = plan.variance / plan.size
+    per_draw = plan.variance / plan.drawers
     a, r = LAPLACE.alpha, plan.shape
     excess_kurtosis = (1 + 4 * a + a * a) / (2 * r * a)  # kappa4 / kappa2^2 of a Polya difference
     relative_se = math.sqrt((excess_kurtosis + 2) / 40000)  # of the sample variance
@@ -162,7 +165,8 @@ def test_delegated_draws_put_zero_at_non_delegates() -> None:
 def test_add_delegated_noise_single_process() -> None:
     async def run() -> tuple[int, list[int]]:
         secint = mpc.SecInt(32)
-        plan = PartyLaplacePlan(epsilon=1.0, sensitivity=4, parties=1, threshold=0, alpha=0.5)
+        plan = NoisePlan(mechanism="discrete laplace", source="parties", epsilon=1.0, delta=0.0, sensitivity=4,
+                         parties=1, threshold=0, alpha=0.5, shape=1.0)
         scalar = add_delegated_noise(secint(10), plan, [0], noise_source=lambda p: 5)
         vector = add_delegated_noise(secint.array(np.arange(3)), plan, [0],
                                      noise_source=lambda p: np.array([1, 2, 3]))

@@ -367,8 +367,8 @@ def test_mpc_plan_has_the_variance_of_one_discrete_laplace_and_a_hard_slack() ->
     assert joint.variance == pytest.approx(discrete_laplace_variance(joint.alpha), rel=1e-9)
     assert party.variance == pytest.approx(1.5 * joint.variance, rel=1e-9)  # m/(m-t) = 3/2 for party shares
     assert joint.slack == 255
-    with pytest.raises(ValueError, match="noise sampled inside MPC has no party draws"):
-        joint.draw()
+    assert joint.draw(np.random.default_rng(4), 20).tolist() == simulate_secret_laplace(  # the plaintext mirror
+        DEMO, 20, np.random.default_rng(4)).tolist()
     given = plan_noise(KENDALL, max_degree=4, epsilon=1.0, delta=1e-6, parties=3, threshold=1, source="mpc")
     assert given.mechanism == MPC_LAPLACE and given.delta <= 1e-6 and given.sampler.digits <= DEMO.digits
     with pytest.raises(ValueError, match="unknown noise source 'nobody'; choose one of: parties, mpc"):

@@ -27,10 +27,9 @@ from dp.bell.subsampled_analysis import all_pairs_plans
 from dp.bell.subsampled_pairs import party_pair_draws, plans_for_pairs
 from dp.ecdf.grid import uniform_grid
 from dp.ecdf.tree import plan_tree_noise
-from dp.noise_plans import MpcLaplacePlan, PartyBinomialPlan, PartyLaplacePlan, PlannedNoise
+from dp.noise_plans import NoisePlan
 from dp.rank_auc import plans_for_rows
-from dp.secret_noise import simulate_secret_laplace
-from dp.umpc.delegation import DelegatedNoisePlan, choose_delegates, delegate_plan
+from dp.umpc.delegation import choose_delegates, delegate_plan
 from dp.validation import check_positive_int
 from secure.noise.party import polya_difference
 
@@ -74,27 +73,18 @@ def _honest_sum(draw: NoiseDraw, honest: int) -> NoiseDraw:
     return noise
 
 
-def _party_plan(plan: PlannedNoise) -> PartyLaplacePlan | PartyBinomialPlan:
-    """``plan`` as a party-drawn plan; noise sampled inside MPC has no party shares to audit this way."""
-    if isinstance(plan, MpcLaplacePlan):
-        raise TypeError("noise sampled inside MPC has no party shares")
-    return plan
-
-
-def _laplace_plan(plan: PlannedNoise) -> PartyLaplacePlan:
-    """``plan`` as distributed discrete Laplace (the cases whose claim is its ``alpha``)."""
-    if not isinstance(plan, PartyLaplacePlan):
+def _laplace_plan(plan: NoisePlan) -> NoisePlan:
+    """``plan``, checked to be distributed discrete Laplace (the cases whose claim is its ``alpha``)."""
+    if plan.mechanism != "discrete laplace" or plan.source != "parties":
         raise TypeError(f"expected distributed discrete Laplace, got {plan.mechanism}")
     return plan
 
 
-def _honest_shares(plan: PartyLaplacePlan | PartyBinomialPlan | DelegatedNoisePlan, count: int,
-                   rng: np.random.Generator) -> np.ndarray:
+def _honest_shares(plan: NoisePlan, count: int, rng: np.random.Generator) -> np.ndarray:
     """The honest parties' (or delegates') shares of ``plan``, summed, ``count`` releases at a time. Details: docs/audit.md.
     """
-    honest = plan.honest_delegates if isinstance(plan, DelegatedNoisePlan) else plan.parties - plan.threshold
     total = np.zeros(count, dtype=np.int64)
-    for _ in range(honest):
+    for _ in range(plan.honest):
         total += np.asarray(plan.draw(rng, size=count), dtype=np.int64)
     return total
 
@@ -114,7 +104,7 @@ def _ustat_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCase:
     first, second = float(pair.first.sums[0]), float(pair.second.sums[0])
     return AuditCase(
         name=name, mechanism=mechanism, epsilon=pair.query.epsilon, delta=pair.query.delta,
-        sample=_scalar_sampler(first, second, lambda count, rng: _honest_shares(_party_plan(pair.calibrate()[0]), count, rng)),
+        sample=_scalar_sampler(first, second, lambda count, rng: _honest_shares(pair.calibrate()[0], count, rng)),
         statistic=(f"the released integer sum minus the coalition's own {pair.threshold} shares: sum + "
                    f"{honest} honest shares"),
         neighbours=(f"replace row {pair.changed_row} (a row of largest degree "
@@ -125,16 +115,16 @@ def _ustat_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCase:
 def _mpc_noise_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCase:
     """The release with noise sampled inside MPC: the sum plus the whole (jointly sampled) noise."""
     plan = pair.plans[0]
-    if not isinstance(plan, MpcLaplacePlan):
-        raise ValueError(f"case {name}: the query's noise is not sampled inside MPC")
     sampler = plan.sampler
+    if sampler is None:
+        raise ValueError(f"case {name}: the query's noise is not sampled inside MPC")
     first, second = float(pair.first.sums[0]), float(pair.second.sums[0])
 
     def noise(count: int, rng: np.random.Generator) -> np.ndarray:
         current = pair.calibrate()[0]  # dp.umpc.protocol.plan_noise -> dp.secret_noise.plan_secret_laplace
-        if not isinstance(current, MpcLaplacePlan):
+        if current.source != "mpc":
             raise RuntimeError(f"case {name}: the calibration no longer samples inside MPC")
-        return simulate_secret_laplace(current.sampler, count, rng)
+        return current.draw(rng, count)  # the sampler's plaintext mirror, dp.secret_noise.simulate_secret_laplace
 
     return AuditCase(
         name=name, mechanism=mechanism, epsilon=plan.epsilon, delta=plan.delta,
@@ -195,11 +185,11 @@ def _delegated_cases() -> list[AuditCase]:
     cases = []
     for name, source, corrupt in (("delegated-dlap-one-honest", pair, None), ("delegated-dlap-two-honest", pair, 1),
                                   ("delegated-binomial-one-honest", binomial, None)):
-        plan = delegate_plan(_party_plan(source.plans[0]), delegates, corrupt_delegates=corrupt)
+        plan = delegate_plan(source.plans[0], delegates, corrupt_delegates=corrupt)
 
         def noise(count: int, rng: np.random.Generator, source: UStatNeighbours = source,
                   corrupt: int | None = corrupt) -> np.ndarray:
-            current = delegate_plan(_party_plan(source.calibrate()[0]), delegates, corrupt_delegates=corrupt)
+            current = delegate_plan(source.calibrate()[0], delegates, corrupt_delegates=corrupt)
             return _honest_shares(current, count, rng)
 
         cases.append(AuditCase(
@@ -210,7 +200,7 @@ def _delegated_cases() -> list[AuditCase]:
                        f"Kendall sum"),
             epsilon=source.query.epsilon, delta=source.query.delta,
             sample=_scalar_sampler(float(source.first.sums[0]), float(source.second.sums[0]), noise),
-            statistic=f"the Kendall sum plus the {plan.honest_delegates} honest delegate draw(s)",
+            statistic=f"the Kendall sum plus the {plan.honest} honest delegate draw(s)",
             neighbours=f"replace a row of largest degree; the sum moves by {source.change[0]} = the sensitivity"))
     return cases
 
@@ -228,8 +218,7 @@ def _rank_auc_case() -> AuditCase:
 
     def released(sums: tuple[int, int], count: int, rng: np.random.Generator) -> np.ndarray:
         current = plans_for_rows(pair.query, len(pair.first_rows), parties, threshold)  # shipped, every batch
-        noisy = np.stack([value + _honest_shares(_party_plan(plan), count, rng) for value, plan in zip(sums, current)],
-                         axis=1)
+        noisy = np.stack([value + _honest_shares(plan, count, rng) for value, plan in zip(sums, current)], axis=1)
         return privacy_loss_statistic(noisy, pair.first_sums, pair.second_sums, claimed)
 
     return AuditCase(
@@ -248,7 +237,7 @@ def _rank_auc_case() -> AuditCase:
 # subsampled pairs (dp.bell.subsampled_pairs)
 
 
-def _pair_case(name: str, pair: PairNeighbours, plan: PartyLaplacePlan, *, delta: float, mechanism: str) -> AuditCase:
+def _pair_case(name: str, pair: PairNeighbours, plan: NoisePlan, *, delta: float, mechanism: str) -> AuditCase:
     touched = pair.touched
     honest = plan.parties - plan.threshold
     log_alpha = -plan.epsilon / plan.sensitivity  # as dp.bell.subsampled_pairs.party_pair_draws

@@ -16,7 +16,7 @@ import numpy as np
 from dp.audit.engine import AuditCase
 from dp.audit.neighbours import CASE_DELTA, CASE_EPSILON, PUBLIC_SEED
 from dp.audit.statistics import privacy_loss_statistic
-from dp.noise_plans import MpcLaplacePlan, PartyBinomialPlan, PartyLaplacePlan, PlannedNoise
+from dp.noise_plans import NoisePlan
 from dp.umpc.complete import complete_max_degree, complete_plans, simulate_complete
 from dp.umpc.protocol import Simulation, UStatQuery, sampler_summary
 from dp.validation import check_parties
@@ -76,7 +76,7 @@ class CompleteNeighbours:
         return sum(len(part) for part in self.first_rows)
 
     @property
-    def plans(self) -> list[PlannedNoise]:
+    def plans(self) -> list[NoisePlan]:
         """The plans the unmutated release used (public: they depend on ``n``, ``m``, ``t`` only)."""
         return self.first.plans
 
@@ -95,7 +95,7 @@ class CompleteNeighbours:
         """Change of each released sum from ``D`` to ``D'``."""
         return [int(b) - int(a) for a, b in zip(self.first_sums, self.second_sums)]
 
-    def calibrate(self) -> list[PlannedNoise]:
+    def calibrate(self) -> list[NoisePlan]:
         """The plans, recomputed now by the shipped calibration (:func:`dp.umpc.complete.complete_plans`)."""
         return complete_plans(self.query, self.rows, self.parties, self.threshold)
 
@@ -187,12 +187,12 @@ def complete_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: fl
 # the release the auditor samples
 
 
-def _honest_view(plans: Sequence[PlannedNoise], parties: int, threshold: int, count: int,
+def _honest_view(plans: Sequence[NoisePlan], parties: int, threshold: int, count: int,
                  rng: np.random.Generator) -> np.ndarray:
     """Per-party noise ``(count, outputs, m)``: the honest parties' shipped draws, the coalition's ``t`` zero."""
     noise = np.zeros((count, len(plans), parties), dtype=np.int64)
     for j, plan in enumerate(plans):
-        if not isinstance(plan, (PartyLaplacePlan, PartyBinomialPlan)):
+        if plan.source != "parties":
             raise TypeError(f"expected party noise, got {plan.mechanism}")
         for party in range(threshold, parties):
             noise[:, j, party] = plan.draw(rng, size=count)
@@ -215,7 +215,7 @@ def _released(pair: CompleteNeighbours, second: bool, count: int, rng: np.random
     return exact[None, :] + added
 
 
-def _claimed_rates(plans: Sequence[PlannedNoise]) -> np.ndarray:
+def _claimed_rates(plans: Sequence[NoisePlan]) -> np.ndarray:
     """``log alpha_j = -epsilon_j / sensitivity_j`` of each sum's claimed discrete Laplace."""
     return np.array([-plan.epsilon / plan.sensitivity for plan in plans])
 

@@ -18,7 +18,7 @@ from dp.ecdf.grid import prefix_incidence, true_counts
 from dp.fedauc.ranks import average_ranks, client_layout
 from dp.rank_auc import RankAucQuery, exact_sums
 from dp.sampling import vertex_degrees
-from dp.noise_plans import PlannedNoise
+from dp.noise_plans import NoisePlan
 from dp.umpc.protocol import Simulation, UStatQuery, plans_for, sample_for, simulate
 from dp.validation import check_parties, check_positive_int
 from secure.intake import ColumnSpec
@@ -108,7 +108,7 @@ class UStatNeighbours:
         return len(self.first_rows)
 
     @property
-    def plans(self) -> list[PlannedNoise]:
+    def plans(self) -> list[NoisePlan]:
         """Noise plans of the released sums (public: they depend only on the tuples)."""
         return self.first.plans
 
@@ -117,7 +117,7 @@ class UStatNeighbours:
         """Change of each released integer sum from ``D`` to ``D'``."""
         return [int(b) - int(a) for a, b in zip(self.first.sums, self.second.sums)]
 
-    def calibrate(self) -> list[PlannedNoise]:
+    def calibrate(self) -> list[NoisePlan]:
         """The plans, recomputed now by the shipped calibration (:func:`dp.umpc.protocol.plans_for`). Details: docs/audit.md.
         """
         rows = sum(len(part) for part in self.first_rows)

@@ -16,7 +16,8 @@ import numpy as np
 
 from dp.audit.engine import AuditCase
 from dp.audit.neighbours import UStatNeighbours, ustat_neighbours
-from dp.noise_plans import MpcLaplacePlan, PartyLaplacePlan
+from dp.noise_plans import NoisePlan
+from dp.secret_noise import SecretLaplacePlan
 
 __all__ = ["SECURE_SAMPLES", "SECURE_MPC_SAMPLES", "secure_cases", "secure_case_names", "SessionRequest", "run_session",
            "clear_session_cache"]
@@ -113,18 +114,18 @@ def clear_session_cache() -> None:
     _CACHE.clear()
 
 
-def _party_plan(pair: UStatNeighbours) -> PartyLaplacePlan:
+def _party_plan(pair: UStatNeighbours) -> NoisePlan:
     plan = pair.calibrate()[0]
-    if not isinstance(plan, PartyLaplacePlan):
+    if plan.mechanism != "discrete laplace" or plan.source != "parties":
         raise RuntimeError("the calibration of the party case no longer gives distributed discrete Laplace")
     return plan
 
 
-def _mpc_plan(pair: UStatNeighbours) -> MpcLaplacePlan:
+def _mpc_plan(pair: UStatNeighbours) -> tuple[NoisePlan, SecretLaplacePlan]:
     plan = pair.calibrate()[0]
-    if not isinstance(plan, MpcLaplacePlan):
+    if plan.sampler is None:
         raise RuntimeError("the calibration of the in-MPC case no longer samples inside MPC")
-    return plan
+    return plan, plan.sampler
 
 
 def _batch(kind: str, count: int, party: UStatNeighbours, in_mpc: UStatNeighbours) -> tuple[np.ndarray, np.ndarray]:
@@ -132,12 +133,11 @@ def _batch(kind: str, count: int, party: UStatNeighbours, in_mpc: UStatNeighbour
     """
     key = (kind, count)
     if key not in _CACHE:
-        party_plan, mpc_plan = _party_plan(party), _mpc_plan(in_mpc)
-        sampler = mpc_plan.sampler
+        party_plan, (_, sampler) = _party_plan(party), _mpc_plan(in_mpc)
         request = SessionRequest(
             party_count=count if kind == "party" else SECURE_SAMPLES,
             mpc_count=count if kind == "mpc" else SECURE_MPC_SAMPLES, party_sums=(int(party.first.sums[0]), int(party.second.sums[0])),
-            shape=party_plan.exact_shape, rate=party_plan.rate, honest=party_plan.parties - party_plan.threshold,
+            shape=party_plan.exact_shape, rate=party_plan.rate, honest=party_plan.honest,
             mpc_sums=(int(in_mpc.first.sums[0]), int(in_mpc.second.sums[0])),
             thresholds=sampler.thresholds_at(sampler.bits), bits=sampler.bits)
         released = run_session(request)
@@ -150,7 +150,7 @@ def secure_cases() -> list[AuditCase]:
     """The two secure-path cases (docs/audit.md)."""
     party = ustat_neighbours("kendall", parties=3, threshold=1)
     in_mpc = ustat_neighbours("kendall", parties=3, threshold=1, noise="mpc")
-    party_plan, mpc_plan = _party_plan(party), _mpc_plan(in_mpc)
+    party_plan, (mpc_plan, sampler) = _party_plan(party), _mpc_plan(in_mpc)
     neighbours = (f"replace row {party.changed_row} (a row of largest degree); the sum moves by {party.change[0]} "
                   f"= the sensitivity {party_plan.sensitivity}")
 
@@ -175,8 +175,7 @@ def secure_cases() -> list[AuditCase]:
             mechanism=("the secure path of umpc-kendall-mpc-dlap-m3-t1: one discrete Laplace per release sampled "
                        "inside MPC (secure.noise.mpc.secret_discrete_laplace: biased coins [U < T_j] on secret "
                        "random bits, Champion, shelat & Ullman 2019), added to the secure Kendall sum and opened, "
-                       f"all releases in one MPyC session; J = {mpc_plan.sampler.digits} digits, "
-                       f"b = {mpc_plan.sampler.bits} bits"),
+                       f"all releases in one MPyC session; J = {sampler.digits} digits, b = {sampler.bits} bits"),
             epsilon=mpc_plan.epsilon, delta=mpc_plan.delta, sample=sample_mpc,
             statistic="the opened sum plus the noise sampled inside MPC",
             neighbours=neighbours, samples=SECURE_MPC_SAMPLES),

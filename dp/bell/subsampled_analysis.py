@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dp.bell.subsampled_pairs import SubsampledPairsQuery, check_pair_rows, stack_party_rows
-from dp.noise_plans import PartyLaplacePlan, plan_party_laplace
+from dp.noise_plans import NoisePlan, plan_party_laplace
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
 from secure.noise.party import polya_difference
 
@@ -200,7 +200,7 @@ def advanced_composition_epsilon(epsilon: float, delta: float, compositions: int
 
 
 def all_pairs_plans(query: SubsampledPairsQuery, n: int, *, delta: float = DEFAULT_BASELINE_DELTA, parties: int = 1,
-                    threshold: int = 0) -> list[PartyLaplacePlan]:
+                    threshold: int = 0) -> list[NoisePlan]:
     """Per output, the per-pair plan of the all-pairs baseline: ``DLap(exp(-epsilon_0 / Delta))``.
 
     ``epsilon_0 = advanced_composition_epsilon(epsilon/outputs, delta/outputs, n - 1)``.
@@ -221,7 +221,7 @@ class AllPairsSimulation:
     pairs: int
     pair_epsilon: float
     delta: float
-    plans: list[PartyLaplacePlan]
+    plans: list[NoisePlan]
 
 
 def simulate_all_pairs(query: SubsampledPairsQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int,

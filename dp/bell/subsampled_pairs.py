@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from dp.sampling import max_degree
-from dp.noise_plans import PartyLaplacePlan, plan_party_laplace, polya_tail_bound
+from dp.noise_plans import NoisePlan, plan_party_laplace, polya_tail_bound
 from dp.umpc.protocol import KernelColumns, UStatQuery, prepare_kernel_rows, secure_integer_type
 from dp.umpc.sampler_variance import design_factor
 from dp.validation import check_epsilon, check_parties, check_positive_int
@@ -125,7 +125,7 @@ def pairs_for(query: SubsampledPairsQuery, rows: int, seed: int) -> np.ndarray:
     return permutation_pairs(rows, query.permutations, public_generator(seed))
 
 
-def plans_for_pairs(query: SubsampledPairsQuery, parties: int, threshold: int) -> list[PartyLaplacePlan]:
+def plans_for_pairs(query: SubsampledPairsQuery, parties: int, threshold: int) -> list[NoisePlan]:
     """Per output, the noise plan of **each pair**: sensitivity ``P * Delta_f``, budget ``epsilon_out``.
     Details: docs/ldp.md.
     """
@@ -133,26 +133,26 @@ def plans_for_pairs(query: SubsampledPairsQuery, parties: int, threshold: int) -
                                parties=parties, threshold=threshold) for output in query.outputs]
 
 
-def pair_slack(plan: PartyLaplacePlan, pairs: int) -> int:
+def pair_slack(plan: NoisePlan, pairs: int) -> int:
     """Bound on ``|total noise|`` of every one of ``pairs`` opened values, failing w.p. < ``2**-40``. Details: docs/ldp.md.
     """
     bits = _TAIL_BITS + max(0, math.ceil(math.log2(max(pairs, 1))))
     return polya_tail_bound(plan.alpha, plan.parties / (plan.parties - plan.threshold), bits)
 
 
-def party_pair_draws(plan: PartyLaplacePlan, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
+def party_pair_draws(plan: NoisePlan, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
     """One party's per-pair noise: ``size`` differences of ``Polya(1/(m-t), alpha)`` (OS randomness). Details: docs/ldp.md.
     """
     draws = polya_difference(plan.shape, size=size, rng=rng, log_alpha=-plan.epsilon / plan.sensitivity)
     return np.asarray(draws, dtype=np.int64)
 
 
-def _noise_std_of_average(query: SubsampledPairsQuery, count: int, plans: Sequence[PartyLaplacePlan]) -> list[float]:
+def _noise_std_of_average(query: SubsampledPairsQuery, count: int, plans: Sequence[NoisePlan]) -> list[float]:
     """Per output: standard deviation of the noise in the average over ``count`` pairs (statistic units)."""
     return [math.sqrt(plan.variance / count) / out.scale for out, plan in zip(query.outputs, plans)]
 
 
-def _estimate_std(query: SubsampledPairsQuery, count: int, plans: Sequence[PartyLaplacePlan], sums: Sequence[float]) -> float:
+def _estimate_std(query: SubsampledPairsQuery, count: int, plans: Sequence[NoisePlan], sums: Sequence[float]) -> float:
     """Standard deviation of the estimate due to the noise, given the pairs. Details: docs/ldp.md.
     """
     outputs = query.outputs
@@ -288,7 +288,7 @@ class SubsampledSimulation:
     pairs: np.ndarray
     pair_values: np.ndarray
     noisy_values: np.ndarray
-    plans: list[PartyLaplacePlan]
+    plans: list[NoisePlan]
 
 
 def simulate_subsampled(query: SubsampledPairsQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int,
@@ -356,7 +356,7 @@ def simulate_subsampled(query: SubsampledPairsQuery, rows_by_party: Sequence[np.
 # -------------------------------------------------------------------------------------------- secure
 
 
-PairNoiseSource = Callable[[PartyLaplacePlan, int, int], np.ndarray]
+PairNoiseSource = Callable[[NoisePlan, int, int], np.ndarray]
 
 
 async def run_secure_subsampled(query: SubsampledPairsQuery, fixed: FixedPointRows, *, seed: int | None = None,

@@ -252,8 +252,6 @@ def private_ecdf(values: npt.ArrayLike, grid: npt.ArrayLike, plan: TreeNoisePlan
     :raise ValueError: if ``values`` is empty, or a length does not match ``plan.points``.
     :raise TypeError: if an argument has the wrong type.
     """
-    if not isinstance(plan, TreeNoisePlan):
-        raise TypeError(f"plan must be a TreeNoisePlan, got {type(plan).__name__}")
     counts = true_counts(values, grid)
     rows = int(np.asarray(values).shape[0])
     if rows == 0:

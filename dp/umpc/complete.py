@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from dp.comparison_leakage import sort_leak_plan
-from dp.noise_plans import MpcLaplacePlan, NoisePlan, PlannedNoise, plan_noise
+from dp.noise_plans import NoisePlan, plan_noise
 from dp.umpc.planner import PathPlan, SampledAccuracy, histogram_grid, plan_path, sort_bits
 from dp.umpc.protocol import (NoiseSource, Simulation, UStatQuery, UStatRelease, _split_budget, add_noise,
                               estimate_noise_std, kernel_specs, prepare_rows, release_guarantee, sampler_summary,
@@ -152,7 +152,7 @@ def complete_max_degree(rows: int, degree: int, kernel: Kernel | None = None) ->
     return math.comb(rows - 1, degree - 1)
 
 
-def complete_plans(query: UStatQuery, rows: int, parties: int, threshold: int) -> list[PlannedNoise]:
+def complete_plans(query: UStatQuery, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
     """Noise plans of the released sums of the complete statistic (sensitivity ``C(n-1, k-1) Delta_f``)."""
     epsilon, delta = _split_budget(query)
     degree = complete_max_degree(rows, query.kernel.degree, query.kernel)
@@ -227,7 +227,7 @@ def complete_bit_length(query: UStatQuery, rows: int, path: str, plans: Sequence
     bits = largest.bit_length() + 2
     if path == "sort":
         bits = max(bits, sort_bits(query.kernel, query.specs) + 1)
-    digits = max((plan.sampler.digits for plan in plans if isinstance(plan, MpcLaplacePlan)), default=0)
+    digits = max((plan.digits for plan in plans), default=0)
     return max(bits, digits + 2)
 
 
@@ -383,7 +383,7 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows, plan: PathPlan,
             if rows < kernel.degree:
                 raise ValueError(f"need at least {kernel.degree} rows over all parties for a degree-{kernel.degree} "
                                  f"kernel, got {rows}")
-            plans: list[PlannedNoise] = list(complete_plans(query, rows, parties, threshold))
+            plans = complete_plans(query, rows, parties, threshold)
         except ValueError as exc:
             raise InputError(f"all parties: {exc}") from None
         from secure.session import run_settings
@@ -393,7 +393,7 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows, plan: PathPlan,
         sectype = complete_secure_type(query, rows, plan.path, plans)  # made after -K is raised: its field fits
     totals = (await secure_complete_sums(query, fixed, plan.path, sectype, counts, meter)).sums
     with meter.phase("noise"):
-        noisy = add_noise(query, totals, plans, noise_source)
+        noisy = add_noise(totals, plans, noise_source)
         await meter.settle(*noisy)
     tuples = tuple_count(rows, kernel.degree)
     with meter.phase("reveal"):

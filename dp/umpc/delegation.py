@@ -55,25 +55,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from numbers import Integral
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 
 from dp import calibration
-from dp.noise_defaults import delegated_guarantee
-from dp.noise_plans import (NoiseSource, PartyBinomialPlan, PartyLaplacePlan, PartyMechanism, binomial_tail_bound,
-                            polya_tail_bound)
+from dp.noise_plans import NoisePlan
 from dp.validation import check_interval, check_positive_int
-from secure.noise.party import centered_binomial, polya_difference
 from secure.public_randomness import choose_subset, joint_choice
 
 __all__ = ["delegate_size", "delegates_for_run", "choose_delegates", "draw_delegates", "DELEGATES_DRAWN_FROM",
-           "delegate_noise_shape", "delegated_variance_factor",
-           "DelegatedNoisePlan", "delegate_plan", "delegated_draws", "add_delegated_noise"]
+           "delegate_noise_shape", "delegated_variance_factor", "delegate_plan", "delegated_draws", "add_delegated_noise"]
 
-_TAIL_BITS = 41  # same failure budget for the guarded reveal as dp.umpc.protocol
 _RELATIVE_TOLERANCE = 1e-12  # floating-point slack when comparing (1 - f_H)^k with epsilon_fail
 
 
@@ -216,138 +211,24 @@ def delegated_variance_factor(size: int, corrupt_delegates: int | None = None) -
 # -------------------------------------------------------------------------------------------- plan
 
 
-@dataclass(frozen=True)
-class DelegatedNoisePlan:
-    """A party-drawn noise plan whose noise only the delegates draw, calibrated within ``Z``.
+def delegate_plan(plan: NoisePlan, delegates: Sequence[int], *, corrupt_delegates: int | None = None,
+                  epsilon_fail: float | None = None) -> NoisePlan:
+    """Recalibrate a party-drawn ``plan`` so that only ``delegates`` draw: source ``delegates``.
 
-    Meets :class:`dp.noise_plans.PartyNoisePlan`: mechanism, budget, sensitivity, ``m`` and ``t`` come from
-    the base plan; ``variance``, ``slack`` and :meth:`draw` from the recalibration within ``Z``.
+    Mechanism, budget, sensitivity, ``m`` and ``t`` stay those of ``plan``; each delegate draws Pólya shape
+    ``1/(|Z| - t_Z)`` (:func:`delegate_noise_shape`, looked up at call time) or, binomial, ``N_p`` even trials
+    with ``(|Z| - t_Z) N_p >= N`` (:func:`dp.calibration.binomial_trials`), so any ``|Z| - t_Z`` honest draws
+    make up the full noise; the plan's ``variance``, ``slack`` and ``guarantee`` follow (``epsilon_fail``
+    counted in the guarantee's delta).
 
-    :param base: the plan of the release (:class:`dp.noise_plans.PartyLaplacePlan` or
-        :class:`dp.noise_plans.PartyBinomialPlan`).
-    :param delegates: the party ids in ``Z`` (sorted, distinct).
-    :param corrupt_delegates: ``t_Z``; ``|Z| - 1`` when no better bound is known.
-    :param epsilon_fail: probability that ``Z`` holds more than ``t_Z`` corrupt parties
-        (informational; ``None`` if not stated).
-    """
-
-    base: PartyLaplacePlan | PartyBinomialPlan
-    delegates: tuple[int, ...]
-    corrupt_delegates: int
-    epsilon_fail: float | None = None
-
-    @property
-    def size(self) -> int:
-        """``|Z|``."""
-        return len(self.delegates)
-
-    @property
-    def honest_delegates(self) -> int:
-        """``|Z| - t_Z``: the delegates whose draws alone make up the full noise."""
-        return self.size - self.corrupt_delegates
-
-    @property
-    def mechanism(self) -> PartyMechanism:
-        """``discrete laplace`` or ``binomial`` (from the base plan)."""
-        return self.base.mechanism
-
-    @property
-    def epsilon(self) -> float:
-        """The base plan's budget of this sum."""
-        return self.base.epsilon
-
-    @property
-    def delta(self) -> float:
-        """The base plan's delta (without the failure probability ``epsilon_fail``; :attr:`guarantee` adds it)."""
-        return self.base.delta
-
-    @property
-    def sensitivity(self) -> int:
-        """The base plan's sensitivity."""
-        return self.base.sensitivity
-
-    @property
-    def parties(self) -> int:
-        """``m`` of the base plan."""
-        return self.base.parties
-
-    @property
-    def threshold(self) -> int:
-        """``t`` of the base plan (the delegates' calibration uses ``t_Z`` instead)."""
-        return self.base.threshold
-
-    @property
-    def source(self) -> NoiseSource:
-        """``parties``: the delegates draw."""
-        return "parties"
-
-    @property
-    def guarantee(self) -> str:
-        """:func:`dp.noise_defaults.delegated_guarantee`, ``epsilon_fail`` counted in delta."""
-        failure = self.epsilon_fail or 0.0
-        return delegated_guarantee(self.epsilon, self.delta + failure, failure, self.size, self.mechanism)
-
-    @property
-    def shape(self) -> float:
-        """Pólya shape of a delegate's draw, ``1/(|Z| - t_Z)`` (:func:`delegate_noise_shape`, looked up at call time)."""
-        return delegate_noise_shape(self.size, self.corrupt_delegates)
-
-    @property
-    def party_trials(self) -> int:
-        """Even binomial trials per delegate with ``(|Z| - t_Z) N_p >= N`` (binomial only)."""
-        if not isinstance(self.base, PartyBinomialPlan):
-            return 0
-        total = calibration.binomial_trials(self.base.epsilon, self.base.delta, self.base.sensitivity)
-        per_delegate = -(-total // self.honest_delegates)
-        return per_delegate + per_delegate % 2
-
-    @property
-    def variance_factor(self) -> float:
-        """``|Z| / (|Z| - t_Z)``."""
-        return self.size / self.honest_delegates
-
-    @property
-    def variance(self) -> float:
-        """Variance of the total noise (all ``|Z|`` draws)."""
-        if isinstance(self.base, PartyBinomialPlan):
-            return self.size * self.party_trials / 4.0
-        return self.variance_factor * calibration.discrete_laplace_variance(self.base.alpha)
-
-    @property
-    def slack(self) -> int:
-        """A bound on ``|total noise|`` exceeded with probability below ``2**-40`` (as ``NoisePlan.slack``)."""
-        if isinstance(self.base, PartyBinomialPlan):
-            return binomial_tail_bound(self.size * self.party_trials, _TAIL_BITS)
-        return polya_tail_bound(self.base.alpha, self.variance_factor)
-
-    def is_delegate(self, party: int) -> bool:
-        """Whether ``party`` draws noise."""
-        return party in self.delegates
-
-    @overload
-    def draw(self, rng: np.random.Generator | None = None, size: None = None) -> int: ...
-
-    @overload
-    def draw(self, rng: np.random.Generator | None, size: int) -> np.ndarray: ...
-
-    def draw(self, rng: np.random.Generator | None = None, size: int | None = None) -> int | np.ndarray:
-        """One delegate's draw (OS randomness unless a test passes ``rng``); ``size`` for a vector."""
-        if isinstance(self.base, PartyBinomialPlan):
-            return centered_binomial(self.party_trials, size=size, rng=rng)  # type: ignore[no-any-return]
-        return polya_difference(self.shape, size=size, rng=rng, rate=self.base.rate)  # type: ignore[no-any-return]
-
-
-def delegate_plan(plan: PartyLaplacePlan | PartyBinomialPlan, delegates: Sequence[int], *, corrupt_delegates: int | None = None,
-                  epsilon_fail: float | None = None) -> DelegatedNoisePlan:
-    """Recalibrate ``plan`` so that only ``delegates`` draw (shape ``1/(|Z| - t_Z)``).
-
-    :param plan: a party-drawn plan from :func:`dp.noise_plans.plan_noise` (its ``m``, ``t`` are not used for
-        the shape).
+    :param plan: a plan the parties draw, from :func:`dp.noise_plans.plan_noise`.
     :param delegates: ``Z``, distinct ids in ``range(plan.parties)``.
     :param corrupt_delegates: ``t_Z``; ``None``: ``|Z| - 1`` (shape 1).
     :param epsilon_fail: the failure probability ``Z`` was sized for (reported only).
-    :raise ValueError: on an empty, repeated or out-of-range delegate, or a bad ``t_Z``.
+    :raise ValueError: noise not drawn by the parties, an empty, repeated or out-of-range delegate, or a bad ``t_Z``.
     """
+    if plan.source != "parties":
+        raise ValueError(f"only noise the parties draw can be delegated, got noise from {plan.source}")
     ids = [int(p) for p in delegates]
     if not ids:
         raise ValueError("delegates must name at least one party, got none")
@@ -359,26 +240,31 @@ def delegate_plan(plan: PartyLaplacePlan | PartyBinomialPlan, delegates: Sequenc
     k, t = _check_corrupt(len(ids), corrupt_delegates)
     if epsilon_fail is not None:
         check_interval(epsilon_fail, "epsilon_fail", low=0.0, high=1.0, closed_low=False)
-    return DelegatedNoisePlan(plan, tuple(sorted(ids)), t, epsilon_fail)
+    trials = 0
+    if plan.mechanism == "binomial":
+        per_delegate = -(-calibration.binomial_trials(plan.epsilon, plan.delta, plan.sensitivity) // (k - t))
+        trials = per_delegate + per_delegate % 2
+    return replace(plan, source="delegates", delegates=tuple(sorted(ids)), corrupt_delegates=t,
+                   epsilon_fail=epsilon_fail, shape=delegate_noise_shape(k, t), party_trials=trials)
 
 
-def delegated_draws(plan: DelegatedNoisePlan, draws: Sequence[int] | None = None,
+def delegated_draws(plan: NoisePlan, draws: Sequence[int] | None = None,
                     rng: np.random.Generator | None = None) -> np.ndarray:
     """Per-party noise of the simulated path: delegates' draws, 0 for everyone else.
 
     The layout of ``noise[:, output, :]`` in :func:`dp.umpc.protocol.simulate`, so the simulated release with
     delegated noise is ``simulate(..., noise=...)`` with these vectors.
 
-    :param plan: the delegated plan.
+    :param plan: the delegated plan (:func:`delegate_plan`).
     :param draws: fixed draws, one per delegate in ``plan.delegates`` order (tests); else drawn.
     :param rng: generator for drawn noise (tests; default OS randomness).
     :return: object array of length ``m``.
     """
-    noise = np.zeros(plan.base.parties, dtype=object)
+    noise = np.zeros(plan.parties, dtype=object)
     if draws is None:
-        draws = [int(plan.draw(rng)) for _ in plan.delegates]
-    if len(draws) != plan.size:
-        raise ValueError(f"need one draw per delegate ({plan.size}), got {len(draws)}")
+        draws = [plan.draw(rng) for _ in plan.delegates]
+    if len(draws) != plan.drawers:
+        raise ValueError(f"need one draw per delegate ({plan.drawers}), got {len(draws)}")
     for party, value in zip(plan.delegates, draws):
         noise[party] = int(value)
     return noise
@@ -386,10 +272,10 @@ def delegated_draws(plan: DelegatedNoisePlan, draws: Sequence[int] | None = None
 
 # ------------------------------------------------------------------------------------------ secure
 
-DelegateNoiseSource = Callable[[DelegatedNoisePlan], "int | np.ndarray"]
+DelegateNoiseSource = Callable[[NoisePlan], "int | np.ndarray"]
 
 
-def add_delegated_noise(total: Any, plan: PartyLaplacePlan | PartyBinomialPlan | DelegatedNoisePlan, delegates: Sequence[int], *,
+def add_delegated_noise(total: Any, plan: NoisePlan, delegates: Sequence[int], *,
                         noise_source: DelegateNoiseSource | None = None) -> Any:
     """Add the delegates' secret-shared noise draws to the secure ``total``; the others send nothing.
 
@@ -398,7 +284,7 @@ def add_delegated_noise(total: Any, plan: PartyLaplacePlan | PartyBinomialPlan |
     Every party must call this with the same ``delegates`` (from :func:`draw_delegates`).
 
     :param total: secure integer, or secure integer array (one noise value per entry).
-    :param plan: a :class:`DelegatedNoisePlan`, or a party-drawn plan recalibrated here with the
+    :param plan: a delegated plan (:func:`delegate_plan`), or a party-drawn plan recalibrated here with the
         default ``t_Z = |Z| - 1`` (shape 1).
     :param delegates: ``Z``; must match ``plan.delegates`` if ``plan`` is delegated.
     :param noise_source: ``f(plan) -> int`` (or int array) this delegate's draw; default OS noise.
@@ -407,7 +293,7 @@ def add_delegated_noise(total: Any, plan: PartyLaplacePlan | PartyBinomialPlan |
     """
     from mpyc.runtime import mpc
 
-    if isinstance(plan, DelegatedNoisePlan):
+    if plan.source == "delegates":
         if tuple(sorted(int(p) for p in delegates)) != plan.delegates:
             raise ValueError(f"delegates {list(delegates)} differ from the plan's {list(plan.delegates)}")
         delegated = plan

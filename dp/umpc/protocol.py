@@ -62,12 +62,11 @@ from typing import Any
 import numpy as np
 
 from dp import calibration
-from dp.noise_plans import (MPC_LAPLACE, NOISE_SOURCES, MpcLaplacePlan, NoisePlan, PartyNoisePlan, PlannedNoise,
-                            plan_noise, polya_tail_bound)
+from dp.noise_plans import MPC_LAPLACE, NOISE_SOURCES, NoisePlan, plan_noise, polya_tail_bound, samplers
 from dp.sampling import SAMPLING_METHODS, max_degree, sample_tuples, tuple_count
 from dp.comparison_leakage import leak_of_run, tuples_leak_plan, tuples_path_openings
 from dp.umpc.sampler_variance import incompleteness_variance_bound
-from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace, simulate_secret_laplace
+from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace
 from dp.validation import check_delta, check_epsilon, check_noise_scale, check_positive_int
 from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
 from secure.kernels import Kernel, KernelOutput
@@ -341,7 +340,7 @@ def _split_budget(query: UStatQuery) -> tuple[float, float]:
     return query.epsilon / count, query.delta / count
 
 
-def plans_for(query: UStatQuery, tuples: np.ndarray, rows: int, parties: int, threshold: int) -> list[PlannedNoise]:
+def plans_for(query: UStatQuery, tuples: np.ndarray, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
     """Noise plans of every released sum for the sampled ``tuples``."""
     epsilon, delta = _split_budget(query)
     degree_max = max_degree(tuples, rows)
@@ -380,13 +379,13 @@ def sampler_summary(query: UStatQuery, plans: Sequence[NoisePlan]) -> tuple[floa
     else the sum of the ``delta_s`` of the released sums (basic composition).  For party noise:
     ``(query.delta, 0.0, {})``.
     """
-    samplers = [plan.sampler for plan in plans if isinstance(plan, MpcLaplacePlan)]
-    if not samplers:
+    used = samplers(plans)
+    if not used:
         return query.delta, 0.0, {}
-    total = sum(sampler.delta for sampler in samplers)
-    record: dict[str, list[Any]] = {"digits": [s.digits for s in samplers], "bits": [s.bits for s in samplers],
-                                    "delta": [s.delta for s in samplers], "tv": [s.tv for s in samplers],
-                                    "slack": [s.slack for s in samplers]}
+    total = sum(sampler.delta for sampler in used)
+    record: dict[str, list[Any]] = {"digits": [s.digits for s in used], "bits": [s.bits for s in used],
+                                    "delta": [s.delta for s in used], "tv": [s.tv for s in used],
+                                    "slack": [s.slack for s in used]}
     return (query.delta if query.delta > 0 else total), total, record
 
 
@@ -462,7 +461,7 @@ class Simulation:
     exact_on_tuples: float
     sums: np.ndarray
     tuples: np.ndarray
-    plans: list[PlannedNoise]
+    plans: list[NoisePlan]
     noise: np.ndarray
 
 
@@ -498,7 +497,7 @@ def simulate(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshol
     return Simulation(estimates, exact, values, tuples, plans, noise)
 
 
-def simulated_noise(query: Any, plans: Sequence[PlannedNoise], *, runs: int, parties: int,
+def simulated_noise(query: Any, plans: Sequence[NoisePlan], *, runs: int, parties: int,
                     noise: np.ndarray | None = None, noise_rng: np.random.Generator | None = None) -> np.ndarray:
     """The noise of ``runs`` simulated releases, shape ``(runs, sums, draws)`` (object ints; summed over draws).
 
@@ -508,13 +507,11 @@ def simulated_noise(query: Any, plans: Sequence[PlannedNoise], *, runs: int, par
     """
     if query.noise == "mpc":
         if noise is None:
-            noise = np.stack([simulate_secret_laplace(plan.sampler, runs, noise_rng) for plan in plans
-                              if isinstance(plan, MpcLaplacePlan)], axis=1)
+            noise = np.stack([plan.draw(noise_rng, runs) for plan in plans], axis=1)
         noise = np.asarray(noise, dtype=object)
         return noise.reshape(runs, len(plans), -1 if noise.ndim == 3 else 1)
     if noise is None:
-        drawn = _party_drawn(plans)
-        noise = np.array([[[plan.draw(noise_rng) for _ in range(parties)] for plan in drawn]
+        noise = np.array([[[plan.draw(noise_rng) for _ in range(parties)] for plan in plans]
                           for _ in range(runs)], dtype=object)
     return np.asarray(noise, dtype=object).reshape(runs, len(plans), parties)
 
@@ -571,7 +568,7 @@ def sampled_bit_length(query: UStatQuery, rows: int, parties: int, threshold: in
         plans = []
     slack = max((int(plan.slack) for plan in plans), default=0)
     largest = max(max(abs(most * out.low), abs(most * out.high)) for out in query.outputs) + slack
-    digits = max((plan.sampler.digits for plan in plans if isinstance(plan, MpcLaplacePlan)), default=0)
+    digits = max((plan.digits for plan in plans), default=0)
     return max(32, bits, largest.bit_length() + 2, digits + 2)
 
 
@@ -607,44 +604,41 @@ def secure_integer_type(query: Any, rows: int | None = None) -> tuple[Any, int]:
     return sectype, bits
 
 
-NoiseSource = Callable[[PartyNoisePlan, int], int]
+NoiseSource = Callable[[NoisePlan, int], int]
 
 
-def _party_drawn(plans: Sequence[PlannedNoise]) -> list[PartyNoisePlan]:
-    """The plans of party noise (every plan, unless the noise is sampled inside MPC: then none)."""
-    return [plan for plan in plans if not isinstance(plan, MpcLaplacePlan)]
-
-
-def _own_draw(plan: PartyNoisePlan, index: int) -> int:
+def _own_draw(plan: NoisePlan, index: int) -> int:
     """This party's OS-random draw for released sum ``index`` (the default :data:`NoiseSource`)."""
     return plan.draw()
 
 
-def _draw_at(draw: NoiseSource, plan: PartyNoisePlan, *, index: int) -> int:
+def _draw_at(draw: NoiseSource, plan: NoisePlan, *, index: int) -> int:
     """``draw(plan, index)``: a party's draw for released sum ``index``, as a one-argument source."""
     return draw(plan, index)
 
 
-def add_noise(query: Any, totals: Sequence[Any], planned: Sequence[PlannedNoise],
-              noise_source: NoiseSource | None = None) -> list[Any]:
-    """The secure sums ``totals`` plus their noise (no delegation): one discrete Laplace per sum sampled
-    inside MPC (``query.noise == "mpc"``), or every party's coalition-calibrated draw, secret-shared.
+def add_noise(totals: Sequence[Any], plans: Sequence[NoisePlan], noise_source: NoiseSource | None = None) -> list[Any]:
+    """The secure sums ``totals`` plus their noise, by the plans' source (the one dispatch point): one discrete
+    Laplace per sum sampled inside MPC (:func:`dp.secret_noise.secret_laplace_noise`), every party's
+    coalition-calibrated draw, or the delegates' draws only (:func:`dp.umpc.delegation.add_delegated_noise`),
+    secret-shared.
 
-    :param query: anything with a ``noise`` source (``mpc`` or ``parties``).
-    :param planned: the noise plan of each sum, in order.
+    :param plans: the noise plan of each sum, in order (one source).
     :param noise_source: ``f(plan, index) -> int`` this party's draw (tests); default OS randomness.
     """
-    if query.noise == "mpc":
+    if plans[0].source == "mpc":
         from dp.secret_noise import secret_laplace_noise
 
-        samplers = [plan.sampler for plan in planned if isinstance(plan, MpcLaplacePlan)]
-        secret = secret_laplace_noise(type(totals[0]), samplers)
-        return [total + eta for total, eta in zip(totals, secret)]
+        return [total + eta for total, eta in zip(totals, secret_laplace_noise(type(totals[0]), samplers(plans)))]
+    draw = noise_source or _own_draw
+    if plans[0].source == "delegates":
+        from dp.umpc.delegation import add_delegated_noise
+
+        return [add_delegated_noise(total, plan, plan.delegates, noise_source=functools.partial(_draw_at, draw, index=index))
+                for index, (total, plan) in enumerate(zip(totals, plans))]
     from secure.aggregation import add_party_noise
 
-    draw = noise_source or _own_draw
-    return [add_party_noise(total, draw(plan, index))
-            for index, (total, plan) in enumerate(zip(totals, _party_drawn(planned)))]
+    return [add_party_noise(total, draw(plan, index)) for index, (total, plan) in enumerate(zip(totals, plans))]
 
 
 @restores_security_parameter
@@ -720,12 +714,10 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         public_seed = seed if seed is not None else await joint_seed()
         tuples = sample_for(query, rows, public_seed)
         try:  # the sensitivity is delta_max times the output's: the epsilon may be too small only now
-            planned = plans_for(query, tuples, rows, parties, threshold)
+            plans = plans_for(query, tuples, rows, parties, threshold)
         except ValueError as exc:  # public parameters only: the same verdict at every party, before any reveal
             raise InputError(f"all parties: {exc}") from None
-        samplers = [plan.sampler for plan in planned if isinstance(plan, MpcLaplacePlan)]
-        plans: list[NoisePlan] = list(planned)
-        digits = max((sampler.digits for sampler in samplers), default=0)
+        digits = max(plan.digits for plan in plans)
         if digits > sectype.bit_length - 2:
             raise InputError(f"all parties: the noise sampled in MPC has {digits} binary digits (|noise| < 2^{digits}), "
                              f"which -L {sectype.bit_length} cannot hold; give -L {digits + 2} or more")
@@ -752,21 +744,11 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
 
         with meter.phase("delegates"):  # its own call of joint randomness, right before the noise: never the seed
             delegates, drawn_from = await draw_delegates(parties, noise_delegates), DELEGATES_DRAWN_FROM
-        delegated = [delegate_plan(plan, delegates, corrupt_delegates=corrupt_delegates,
-                                   epsilon_fail=delegation_failure or None)
-                     for plan in planned if not isinstance(plan, MpcLaplacePlan)]
-        plans = list(delegated)
+        plans = [delegate_plan(plan, delegates, corrupt_delegates=corrupt_delegates,
+                               epsilon_fail=delegation_failure or None) for plan in plans]
 
     with meter.phase("noise"):
-        draw = noise_source or _own_draw
-        if delegates is None:
-            noisy = add_noise(query, totals, planned, noise_source)
-        else:
-            from dp.umpc.delegation import add_delegated_noise
-
-            noisy = [add_delegated_noise(total, plan, delegates,
-                                         noise_source=functools.partial(_draw_at, draw, index=index))
-                     for index, (total, plan) in enumerate(zip(totals, delegated))]
+        noisy = add_noise(totals, plans, noise_source)
         await meter.settle(*noisy)
 
     with meter.phase("reveal"):
