@@ -1,11 +1,7 @@
-"""What the paper sweeps (:mod:`scenarios.kit.sweep`) and benchmarks share: common options, seeds, summaries,
-CSV, figures, progress and the ``--secure`` checks.
-
-The experiments are *simulated* at party 0 (the mechanism of the secure path in plain numpy, ``--runs`` times)
-inside the party lifecycle of :func:`scenarios.kit.cli.run_scenario`; the other parties exchange public values
-only.  Data of run ``r`` comes from ``public_generator(run_seed[r])``; the DP noise of run ``r`` at setting
-``s`` from a stream spawned from ``(--seed, s, r)`` (simulations only; ``--os-noise``: OS randomness, as a
-release).  See ``docs/papers/`` for the per-paper pages.
+"""What the paper sweeps (:mod:`scenarios.kit.sweep`) and benchmarks share: common options, seeds, summaries, CSV,
+figures, progress and the ``--secure`` checks.  The experiments are *simulated* at party 0 inside the party
+lifecycle (the other parties exchange public values only): run ``r``'s data from ``public_generator(run_seed[r])``,
+its noise at setting ``s`` from a stream of ``(--seed, s, r)`` (simulations only; ``--os-noise``: the OS).
 """
 from __future__ import annotations
 
@@ -42,9 +38,10 @@ class CommonOptions:
     secure: bool = False
 
 
-def add_common_options(parser: ScenarioParser, *, secure: bool = False) -> None:
-    """Add ``--runs``, ``--quick``, ``--results-dir``, ``--seed``, ``--os-noise`` (and ``--secure``) to ``parser``."""
-    parser.add_argument("--runs", type=int, default=None, help="Monte Carlo repetitions per setting")
+def add_common_options(parser: ScenarioParser, *, secure: bool = False,
+                       runs: str = "Monte Carlo repetitions per setting") -> None:
+    """Add ``--runs`` (help ``runs``), ``--quick``, ``--results-dir``, ``--seed``, ``--os-noise`` (and ``--secure``)."""
+    parser.add_argument("--runs", type=int, default=None, help=runs)
     parser.add_argument("--quick", action="store_true",
                         help="tiny configuration (small grid, few settings and runs), for tests")
     parser.add_argument("--results-dir", default="results",
@@ -60,11 +57,9 @@ def add_common_options(parser: ScenarioParser, *, secure: bool = False) -> None:
 
 
 def common_options(args: Any, *, runs: int, quick_runs: int) -> CommonOptions:
-    """Resolve the common options of parsed ``args`` (``runs`` / ``quick_runs``: the default ``--runs``).
-
-    :raise UsageError: ``--runs`` below 1, ``--seed`` negative, ``--results-dir`` empty, or ``tqdm`` or
-        ``matplotlib`` missing.
-    """
+    """Resolve the common options of parsed ``args`` (``runs`` / ``quick_runs``: the default ``--runs``);
+    :class:`UsageError` for ``--runs`` below 1, a negative ``--seed``, an empty ``--results-dir``, no tqdm or
+    matplotlib."""
     from scenarios.kit.packages import require_packages
 
     require_packages("tqdm", "matplotlib", purpose="this experiment (progress bars and figures)")

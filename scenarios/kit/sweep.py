@@ -23,10 +23,10 @@ from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.experiments import (
     CommonOptions, add_common_options, agree_seed, check_results_dir, common_options, exempt_spend,
     finish_secure_checks, noise_generator, parse_integer_list, parse_positive_list, progress, seed_note,
-    summarize_runs, write_csv)
+    summarize, summarize_runs, write_csv)
 
 __all__ = ["Sweep", "Output", "axis", "points", "monte_carlo", "public_parameters", "framingham_scores",
-           "complete_rows", "check_coalition", "whole_list"]
+           "complete_rows", "check_coalition", "whole_list", "error_summary"]
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,8 @@ class Output:
 
 def axis(text: str | None, option: str, *, default: Sequence[Any], quick: Sequence[Any], is_quick: bool,
          integers: tuple[int, int] | None = None) -> tuple[Any, ...]:
-    """The values of one grid axis: ``--option A,B,...`` parsed (positive numbers, or integers in
-    ``integers``), else the default (``quick`` with ``--quick``).
-
-    :raise UsageError: on a bad list (one line naming ``option``).
-    """
+    """The values of one grid axis: ``--option A,B,...`` parsed (positive numbers, or integers in ``integers``;
+    else :class:`UsageError` naming ``option``), or the default (``quick`` with ``--quick``)."""
     if not text:
         return tuple(quick if is_quick else default)
     if integers is not None:
@@ -96,6 +93,14 @@ def monte_carlo(grid: Sequence[Mapping[str, Any]], trial: Trial, *, metrics: Seq
     return rows
 
 
+def error_summary(estimates: Any, exact: float) -> dict[str, Any]:
+    """``runs``, ``mse_mean``, ``mse_se``, ``bias_mean`` and ``bias_se`` of the runs' estimates against ``exact``."""
+    errors = np.asarray(estimates, dtype=float) - exact
+    mse, mse_se, _ = summarize(errors ** 2)
+    bias, bias_se, _ = summarize(errors)
+    return {"runs": len(errors), "mse_mean": mse, "mse_se": mse_se, "bias_mean": bias, "bias_se": bias_se}
+
+
 def public_parameters(options: Any) -> dict[str, Any]:
     """The parameters every party must share: ``options`` as a dict, without the results directory."""
     record = asdict(options) if is_dataclass(options) and not isinstance(options, type) else dict(options)
@@ -132,9 +137,8 @@ class Sweep:
         """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
         parser = ScenarioParser(prog=f"python -m scenarios.papers.{self.module}", description=self.doc)
         self.declare(parser)
-        add_common_options(parser, secure=self.checks is not None)
-        runs = next(action for action in parser._actions if "--runs" in action.option_strings)
-        runs.help = f"Monte Carlo repetitions per setting (default {self.runs}; --quick: {self.quick_runs})"
+        add_common_options(parser, secure=self.checks is not None, runs=f"Monte Carlo repetitions per setting "
+                                                                        f"(default {self.runs}; --quick: {self.quick_runs})")
         args = parser.parse_args(list(argv))
         return self.resolve(args, common_options(args, runs=self.runs, quick_runs=self.quick_runs))
 

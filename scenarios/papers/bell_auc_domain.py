@@ -160,7 +160,8 @@ def _plot(options: DomainOptions, rows: list[dict[str, Any]], path: str) -> None
               else "synthetic binormal scores (Framingham's shape, the paper's class sizes)")
     style_axes(axes, xlabel="domain size d", ylabel="mean squared error of the AUC estimate", base=2, handlelength=4.0,
                title=f"LDP AUC protocol (Bell et al. Fig. 3)\non {source}\n{rows[0]['positives']} positives, "
-                     f"{rows[0]['negatives']} negatives, {options.common.runs} runs, split: {', '.join(options.splits)}")
+                     f"{rows[0]['negatives']} negatives, {options.common.runs} runs, split: "
+                     f"{', '.join(options.splits)}")
     save_figure(figure, path)
 
 
@@ -263,11 +264,11 @@ async def ldp_auc_deployment(positives: np.ndarray, negatives: np.ndarray, *, do
         return None
     server = check_noise_generator(seed, setting)
     hierarchies = []
-    for index, values in enumerate((positives, negatives)):
+    for index, values in enumerate((positives, negatives)):  # the server replays the users' permutations
         hierarchies.append(_server_hierarchy([party[index] for party in received], int(values.size),
                                              domain_size=domain_size, epsilon=epsilon, split=split, generator=server))
         _skip_class(server, int(values.size), domain_size, split)
-    deployed = float(hierarchical_auc(hierarchies[0], hierarchies[1]).auc)
+    deployed = float(hierarchical_auc(*hierarchies).auc)
     simulated = float(ldp_auc(positives, negatives, domain_size=domain_size, epsilon=epsilon, split=split,
                               rng=check_noise_generator(seed, setting)).auc)
     return deployed, simulated

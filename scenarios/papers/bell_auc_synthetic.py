@@ -95,13 +95,8 @@ def _resolve(args: Any, common: CommonOptions) -> SyntheticOptions:
 
 
 def synthetic_scores(dataset: str, per_class: int, generator: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Scores in ``[0, 1]`` of the positives and of the negatives of one synthetic data set.
-
-    :param dataset: ``"auc_one"`` (positives at 1, negatives at 0) or ``"ur"`` (uniform on ``[0, 1)``).
-    :param per_class: users per class.
-    :param generator: public data generator (``ur`` only).
-    :raise ValueError: on an unknown data set.
-    """
+    """``per_class`` scores of the positives and of the negatives of ``"auc_one"`` (1 and 0) or ``"ur"`` (uniform on
+    ``[0, 1)`` from the public ``generator``); :class:`ValueError` on another name."""
     if dataset == "auc_one":
         return np.ones(per_class), np.zeros(per_class)
     if dataset == "ur":
@@ -214,7 +209,8 @@ def _plot(options: SyntheticOptions, rows: list[dict[str, Any]], path: str) -> N
                           linestyle=line, capsize=2, color=colours[epsilon],
                           label=f"{'AUC-specific' if protocol == 'auc_specific' else 'generic'}, epsilon = {epsilon:g}")
         style_axes(axes, xlabel="domain size d", ylabel="mean squared error of the AUC estimate", base=2, legend=7,
-                   handlelength=4.0, title=f"{dataset}: {options.per_class} users per class, {options.common.runs} runs")
+                   handlelength=4.0, title=f"{dataset}: {options.per_class} users per class, "
+                                           f"{options.common.runs} runs")
     figure.suptitle("Bell et al. Fig. 5-6: AUC-specific (solid, filled circles) vs generic (dashed, open squares) "
                     "LDP protocol; colour: epsilon", fontsize=10)
     save_figure(figure, path)

@@ -90,13 +90,8 @@ def age_levels(age_width: int) -> int:
 
 
 def load_ratings(age_width: int, rows: int | None = None) -> np.ndarray:
-    """The ordinal stand-in for Tripadvisor ratings: ``(age band, education)`` of Framingham.
-
-    Age is clipped to its declared domain and cut into bands ``0 .. L-1`` of ``age_width`` years;
-    rows with a missing age or education are dropped; ``rows`` keeps the first that many.
-
-    :return: float array ``(n, 2)``.
-    """
+    """The ordinal stand-in for Tripadvisor ratings, ``(n, 2)`` floats: Framingham's complete ``(age band,
+    education)``, age clipped to its declared domain and cut into ``age_width``-year bands; the first ``rows``."""
     values = complete_rows("framingham", ("age", "education"))
     levels = age_levels(age_width)
     age = np.clip(values[:, 0], *AGE_DOMAIN)
@@ -162,14 +157,8 @@ def _row(options: KendallOptions, setup: _Setup, epsilon: float, method: str, pe
 
 
 def run_experiment(options: KendallOptions, seed: int) -> list[Output]:
-    """Run every epsilon and method ``options.common.runs`` times; one summary row per pair.
-
-    Noise of epsilon ``s`` and method ``j`` comes from ``noise_generator(seed, s, j)`` (one stream,
-    vectorized over the runs) unless ``--os-noise``; the subsampled runs use public seeds
-    ``seed + r`` for their permutations (the same for every epsilon).
-
-    :return: the rows and the exact tau-a of the data.
-    """
+    """Every epsilon and method ``--runs`` times (noise of epsilon ``s``, method ``j``: one stream
+    ``noise_generator(seed, s, j)`` over the runs; the same pair permutations for every epsilon); a row per pair."""
     from dp.bell.generic import conditional_variance, simulate, theorem1_variance_bound
     from dp.bell.quantize import kendall_kernel
     from dp.bell.subsampled_analysis import all_pairs_mse, protocol_mse, simulate_all_pairs

@@ -158,21 +158,20 @@ async def _run(options: CostOptions) -> Callable[[], None] | None:
         seconds41 = float(sum(p["seconds"] for p in phases.values()))
         paper41 = n * batch * per_point + phases["noise"]["bytes_sent"] + phases["reveal"]["bytes_sent"]
         paper_upload = 2 * n * key_bytes + noise_upload
+        def record(protocol: str, setting: str, kind: str, upload_bytes: int, batch_bytes: int,
+                   seconds: float) -> dict[str, Any]:
+            return {"protocol": protocol, "setting": setting, "kind": kind, "batch": batch,
+                    "upload_bytes": upload_bytes, "batch_bytes": batch_bytes, "batch_seconds": round(seconds, 4),
+                    "total_bytes_one_batch": upload_bytes + batch_bytes}
+
         records += [
-            {"protocol": "fss", "setting": f"m={parties} owners", "kind": "measured", "batch": batch,
-             "upload_bytes": int(upload.bytes_sent), "batch_bytes": fss_bytes, "batch_seconds": round(fss_seconds, 4),
-             "total_bytes_one_batch": int(upload.bytes_sent) + fss_bytes},
-            {"protocol": "fss", "setting": f"n={n} owners of one row", "kind": "modelled upload, measured batch",
-             "batch": batch, "upload_bytes": paper_upload, "batch_bytes": fss_bytes,
-             "batch_seconds": round(fss_seconds, 4), "total_bytes_one_batch": paper_upload + fss_bytes},
-            {"protocol": "sec4.1", "setting": f"m={parties} owners", "kind": "measured", "batch": batch,
-             "upload_bytes": 0, "batch_bytes": total41, "batch_seconds": round(seconds41, 4),
-             "total_bytes_one_batch": total41},
-            {"protocol": "sec4.1", "setting": f"n={n} owners of one row",
-             "kind": f"modelled: n|B| x {per_point:.1f} B per count share + measured noise, reveal", "batch": batch,
-             "upload_bytes": 0, "batch_bytes": int(round(paper41)), "batch_seconds": float("nan"),
-             "total_bytes_one_batch": int(round(paper41))},
-        ]
+            record("fss", f"m={parties} owners", "measured", int(upload.bytes_sent), fss_bytes, fss_seconds),
+            record("fss", f"n={n} owners of one row", "modelled upload, measured batch", paper_upload, fss_bytes,
+                   fss_seconds),
+            record("sec4.1", f"m={parties} owners", "measured", 0, total41, seconds41),
+            record("sec4.1", f"n={n} owners of one row",
+                   f"modelled: n|B| x {per_point:.1f} B per count share + measured noise, reveal", 0,
+                   int(round(paper41)), float("nan"))]
     upload_seconds = float(upload.seconds)
     return lambda: _deliver(options, key_rows, records, n, points, bits, key_bytes, upload_seconds, parties)
 

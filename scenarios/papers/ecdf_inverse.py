@@ -79,12 +79,8 @@ def _resolve(args: Any, common: CommonOptions) -> InverseOptions:
 def _one_run(grid: np.ndarray, cumulative: np.ndarray, at: np.ndarray, levels: np.ndarray, plan: Any,
              incidence: Any, norm: int, generator: np.random.Generator | None, *,
              node_noise: np.ndarray | None = None, released_counts: np.ndarray | None = None) -> dict[str, float]:
-    """Release, smooth, evaluate and invert for one run.
-
-    :param node_noise: the total node noise to use instead of ``plan.draw_total(generator)`` (``--secure``:
-        the sum of the parties' fixed draws).
-    :param released_counts: the noisy counts released by the MPyC path, measured instead of a simulated release.
-    """
+    """Release, smooth, evaluate and invert for one run (``--secure``: given the total ``node_noise``, or the MPyC
+    path's ``released_counts``)."""
     from dp.ecdf.tree import noisy_counts
     from smoothing.inverse import evaluate_step, quantiles
     from smoothing.monotone import SmoothingError, smooth_ecdf

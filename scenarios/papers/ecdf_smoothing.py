@@ -83,12 +83,8 @@ def _resolve(args: Any, common: CommonOptions) -> SmoothingOptions:
 def _one_run(cumulative: np.ndarray, plan: Any, incidence: Any,
              generator: np.random.Generator | None, *, node_noise: np.ndarray | None = None,
              released_counts: np.ndarray | None = None) -> dict[str, float]:
-    """Release, smooth with p = 1 and p = 2, and measure one run.
-
-    :param node_noise: the total node noise to use instead of ``plan.draw_total(generator)`` (``--secure``:
-        the sum of the parties' fixed draws).
-    :param released_counts: the noisy counts released by the MPyC path, measured instead of a simulated release.
-    """
+    """Release, smooth with p = 1 and p = 2, and measure one run (``--secure``: given the total ``node_noise``, or
+    the MPyC path's ``released_counts``)."""
     from dp.ecdf.tree import noisy_counts
     from smoothing.monotone import SmoothingError, smooth_ecdf
 

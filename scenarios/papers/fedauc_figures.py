@@ -127,15 +127,16 @@ def replicate(scores: np.ndarray, labels: np.ndarray, replicas: int) -> tuple[np
 # -------------------------------------------------------------------------------------------- simulation
 
 class _Runner:
-    """Runs the settings in order, one seeded noise stream per setting (``--os-noise``: the OS)."""
+    """Runs the settings in order, one seeded noise stream (``--os-noise``: the OS) and one tick of ``bar`` each."""
 
-    def __init__(self, options: FiguresOptions, seed: int, scores: np.ndarray, labels: np.ndarray) -> None:
-        self.options, self.seed, self.scores, self.labels = options, seed, scores, labels
+    def __init__(self, options: FiguresOptions, seed: int, scores: np.ndarray, labels: np.ndarray, bar: Any) -> None:
+        self.options, self.seed, self.scores, self.labels, self.bar = options, seed, scores, labels, bar
         self.setting = 0
 
     def noise(self) -> np.random.Generator | None:
         generator = noise_generator(self.seed, self.setting, 0, os_noise=self.options.common.os_noise)
         self.setting += 1
+        self.bar.update(1)
         return generator
 
     def std_row(self, figure: str, method: str, epsilon: float, clients: int, layout: str, *,
@@ -161,19 +162,14 @@ class _Runner:
                 "undefined_runs": result.undefined_runs, "exact_auc": result.exact_auc, "seed": self.seed}
 
 
-def _alpha_rows(runner: _Runner, bar: Any) -> list[dict[str, Any]]:
+def _alpha_rows(runner: _Runner) -> list[dict[str, Any]]:
     options = runner.options
-    rows = []
-    for layout in ("iid", "non_iid"):
-        for epsilon in options.epsilons:
-            for alpha in options.fractions:
-                rows.append(runner.std_row("alpha", "local_laplace", epsilon, options.clients, layout,
-                                           fraction_name="alpha", fraction=alpha, allocation="naive"))
-                bar.update(1)
-    return rows
+    return [runner.std_row("alpha", "local_laplace", epsilon, options.clients, layout, fraction_name="alpha",
+                           fraction=alpha, allocation="naive")
+            for layout in ("iid", "non_iid") for epsilon in options.epsilons for alpha in options.fractions]
 
 
-def _allocation_rows(runner: _Runner, bar: Any) -> list[dict[str, Any]]:
+def _allocation_rows(runner: _Runner) -> list[dict[str, Any]]:
     options = runner.options
     rows = []
     for layout in ("non_iid", "iid"):
@@ -182,14 +178,12 @@ def _allocation_rows(runner: _Runner, bar: Any) -> list[dict[str, Any]]:
                                        fraction_name="alpha", fraction=fraction, allocation="naive"))
             rows.append(runner.std_row("allocation", "orthogonal_laplace", ALLOCATION_EPSILON, options.clients,
                                        layout, fraction_name="beta", fraction=fraction, allocation="orthogonal"))
-            bar.update(2)
         rows.append(runner.std_row("allocation", "adaptive_laplace", ALLOCATION_EPSILON, options.clients, layout,
                                    allocation="adaptive"))
-        bar.update(1)
     return rows
 
 
-def _beta_rows(runner: _Runner, _: Any = None) -> list[dict[str, Any]]:
+def _beta_rows(runner: _Runner) -> list[dict[str, Any]]:
     from dp.fedauc.mechanisms import adaptive_count_fraction
     from dp.fedauc.ranks import average_ranks, client_layout, local_statistics
 
@@ -210,7 +204,7 @@ def _beta_rows(runner: _Runner, _: Any = None) -> list[dict[str, Any]]:
     return rows
 
 
-def _rr_rows(runner: _Runner, bar: Any) -> list[dict[str, Any]]:
+def _rr_rows(runner: _Runner) -> list[dict[str, Any]]:
     from sklearn.metrics import roc_auc_score
 
     from dp.fedauc.mechanisms import flip_probability
@@ -237,7 +231,6 @@ def _rr_rows(runner: _Runner, bar: Any) -> list[dict[str, Any]]:
                          "exact_auc": result.exact_auc, "sklearn_auc": sklearn_auc,
                          "paper_samples": PAPER_TABLE4[name][0], "paper_mean": paper_mean, "paper_std": paper_std,
                          "seed": runner.seed})
-            bar.update(1)
     return rows
 
 
@@ -260,14 +253,11 @@ def _gaussian_jobs(options: FiguresOptions) -> list[tuple[str, str, float, int, 
     return jobs
 
 
-def _gaussian_rows(runner: _Runner, bar: Any) -> list[dict[str, Any]]:
-    rows = []
-    for method, counts, epsilon, clients, layout in _gaussian_jobs(runner.options):
-        rows.append(runner.std_row("gaussian", method, epsilon, clients, layout, counts=counts,
-                                   allocation="adaptive" if method.startswith("adaptive") else "naive",
-                                   fraction_name="" if method.startswith("adaptive") else "alpha"))
-        bar.update(1)
-    return rows
+def _gaussian_rows(runner: _Runner) -> list[dict[str, Any]]:
+    return [runner.std_row("gaussian", method, epsilon, clients, layout, counts=counts,
+                           allocation="adaptive" if method.startswith("adaptive") else "naive",
+                           fraction_name="" if method.startswith("adaptive") else "alpha")
+            for method, counts, epsilon, clients, layout in _gaussian_jobs(runner.options)]
 
 
 def _settings(options: FiguresOptions) -> int:
@@ -288,14 +278,14 @@ def run_figures(options: FiguresOptions, seed: int) -> dict[str, list[dict[str, 
     from scenarios.kit.experiments import progress
 
     scores, labels = load_scores(seed)
-    runner = _Runner(options, seed, scores, labels)
-    builders: dict[str, Callable[[_Runner, Any], list[dict[str, Any]]]] = {
+    builders: dict[str, Callable[[_Runner], list[dict[str, Any]]]] = {
         "alpha": _alpha_rows, "allocation": _allocation_rows, "beta": _beta_rows, "rr_sizes": _rr_rows,
         "gaussian": _gaussian_rows}
     bar = progress(_settings(options), "fedauc_figures")
     bar.unit = "setting"
+    runner = _Runner(options, seed, scores, labels, bar)
     try:  # in FIGURES order: the settings' noise streams follow it
-        return {figure: builders[figure](runner, bar) for figure in options.figures}
+        return {figure: builders[figure](runner) for figure in options.figures}
     finally:
         bar.close()
 
@@ -354,7 +344,7 @@ def _plot_alpha(name: str, rows: Sequence[dict[str, Any]], path: str) -> None:
     save_figure(figure, path)
 
 
-def _plot_allocation(rows: Sequence[dict[str, Any]], path: str) -> None:
+def _plot_allocation(_: str, rows: Sequence[dict[str, Any]], path: str) -> None:
     figure, (axis,) = _figure(1)
     swept = [row for row in rows if row["allocation"] != "adaptive"]
     _sweep_lines(axis, swept, "allocation",
@@ -372,7 +362,7 @@ def _plot_allocation(rows: Sequence[dict[str, Any]], path: str) -> None:
     save_figure(figure, path)
 
 
-def _plot_beta(rows: Sequence[dict[str, Any]], path: str) -> None:
+def _plot_beta(_: str, rows: Sequence[dict[str, Any]], path: str) -> None:
     figure, axes = _figure(2)
     for axis, layout in zip(axes, ("iid", "non_iid")):
         chosen = [row["beta_laplace"] for row in rows if row["layout"] == layout]
@@ -384,7 +374,7 @@ def _plot_beta(rows: Sequence[dict[str, Any]], path: str) -> None:
     save_figure(figure, path)
 
 
-def _plot_rr(rows: Sequence[dict[str, Any]], path: str) -> None:
+def _plot_rr(_: str, rows: Sequence[dict[str, Any]], path: str) -> None:
     figure, (axis,) = _figure(1)
     for name, colour in (("small", "tab:blue"), ("large", "tab:red")):
         chosen = [row for row in rows if row["set"] == name and math.isfinite(row["epsilon"])]
@@ -402,7 +392,7 @@ def _plot_rr(rows: Sequence[dict[str, Any]], path: str) -> None:
     save_figure(figure, path)
 
 
-def _plot_gaussian(rows: Sequence[dict[str, Any]], path: str) -> None:
+def _plot_gaussian(_: str, rows: Sequence[dict[str, Any]], path: str) -> None:
     epsilons = sorted({row["epsilon"] for row in rows})
     figure, axes = _figure(len(epsilons))
     series = [("global", "iid"), ("local", "iid"), ("local", "non_iid"), ("adaptive", "iid"), ("adaptive", "non_iid")]
@@ -432,12 +422,9 @@ def _plot_gaussian(rows: Sequence[dict[str, Any]], path: str) -> None:
     save_figure(figure, path)
 
 
-def _plot(figure: str, name: str, rows: Sequence[dict[str, Any]], path: str) -> None:
-    if figure == "alpha":
-        _plot_alpha(name, rows, path)
-    else:
-        {"allocation": _plot_allocation, "beta": _plot_beta, "rr_sizes": _plot_rr,
-         "gaussian": _plot_gaussian}[figure](rows, path)
+_PLOTS: dict[str, Callable[[str, Sequence[dict[str, Any]], str], None]] = {
+    "alpha": _plot_alpha, "allocation": _plot_allocation, "beta": _plot_beta, "rr_sizes": _plot_rr,
+    "gaussian": _plot_gaussian}
 
 
 # -------------------------------------------------------------------------------------------- report
@@ -500,11 +487,9 @@ def format_spread(std: float) -> str:
 
 
 def _report_rr(rows: Sequence[dict[str, Any]]) -> None:
-    table = []
-    for row in rows:
-        table.append([row["set"], f"{row['epsilon']:g}", f"{row['flip_probability']:.2%}",
-                      f"{row['mean']:.6f} ± {format_spread(row['std'])}", f"{row['predicted_std']:.2e}",
-                      f"{row['paper_mean']:.6f} ± {row['paper_std']:.2e}"])
+    table = [[row["set"], f"{row['epsilon']:g}", f"{row['flip_probability']:.2%}",
+              f"{row['mean']:.6f} ± {format_spread(row['std'])}", f"{row['predicted_std']:.2e}",
+              f"{row['paper_mean']:.6f} ± {row['paper_std']:.2e}"] for row in rows]
     small, large = ([r for r in rows if r["set"] == name] for name in ("small", "large"))
     first_small, first_large = small[0], large[0]
     ratios = []
@@ -573,7 +558,7 @@ def _run(options: FiguresOptions, seed: int) -> list[Output]:
     results = run_figures(options, seed)
     columns = {"beta": BETA_COLUMNS, "rr_sizes": RR_COLUMNS}
     return [Output(name, columns.get(figure, STD_COLUMNS), figure_rows(name, results[figure]),
-                   lambda rows, path, figure=figure, name=name: _plot(figure, name, rows, path))  # type: ignore[misc]
+                   lambda rows, path, figure=figure, name=name: _PLOTS[figure](name, rows, path))  # type: ignore[misc]
             for figure in options.figures for name in FILES[figure]]
 
 

@@ -66,7 +66,7 @@ def parse_options(argv: Sequence[str]) -> FedAucOptions:
     parser.add_argument("--seed", type=int, default=None,
                         help="public seed of the data split and client layouts (default: a joint seed)")
     parser.add_argument("--results-dir", dest="results_dir", default="results",
-                        help="party 0 writes fedauc_std.csv, fedauc_rr_debias.csv, fedauc_std.png here (default results)")
+                        help="party 0 writes fedauc_std.csv/.png, fedauc_rr_debias.csv here (default results)")
     parser.add_argument("--secure", action="store_true",
                         help="also run each method once in the paper's deployment on the real parties (clients "
                              "spread over the parties, reports sent to party 0) and show it equals the simulation")
@@ -120,7 +120,6 @@ def _run(jobs: Sequence[_Job], scores: np.ndarray, labels: np.ndarray, runs: int
 
     from dp.fedauc.montecarlo import simulate_fedauc
 
-    samples = int(scores.size)
     rows = []
     for job in tqdm(jobs, desc="FedAUC settings", unit="setting", disable=None, file=sys.stderr):
         result = simulate_fedauc(scores, labels, method=job.method, epsilon=job.epsilon, clients=job.clients,
@@ -129,7 +128,7 @@ def _run(jobs: Sequence[_Job], scores: np.ndarray, labels: np.ndarray, runs: int
         clients = result.clients if job.layout != "none" else None
         rows.append({"table": job.table, "counts": job.counts, "epsilon": job.epsilon,
                      "clients": clients if clients is not None else "",
-                     "rows_per_client": samples / clients if clients else "",
+                     "rows_per_client": scores.size / clients if clients else "",
                      "layout": job.layout, "method": job.method, "runs": result.runs, "mean": result.mean,
                      "std": result.std, "predicted_std": result.predicted_std,
                      "paper_std": result.paper_std if result.paper_std is not None else "",

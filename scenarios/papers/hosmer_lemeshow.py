@@ -52,10 +52,7 @@ class Options:
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share (the results directory is party 0's own)."""
-        record = asdict(self)
-        record.pop("results_dir")
-        record["epsilons"] = list(self.epsilons)
-        return record
+        return {**asdict(self), "epsilons": list(self.epsilons), "results_dir": None}
 
 
 def build_parser() -> ScenarioParser:
@@ -121,8 +118,7 @@ def parse_options(argv: Sequence[str]) -> Options:
                    args.results_dir, args.quick, bool(args.secure))
 
 
-# --------------------------------------------------------------------------------------------------
-# the experiment (plain numpy; party 0 only)
+# ------------------------------------------------------ the experiment (plain numpy; party 0 only)
 
 def load_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Predicted probabilities and labels of the Framingham logistic regression (the Bank stand-in), the model's
@@ -251,11 +247,7 @@ def write_png(rows: Sequence[ExperimentRow], path: str, *, floor: float, title: 
     figure.savefig(path, dpi=120)
 
 
-# --------------------------------------------------------------------------------------------------
-# the scenario
-
-SECURE_NAME = "hosmer_lemeshow"
-
+# ------------------------------------------------------------------------------------ the scenario
 
 async def secure_checks(options: Options) -> list[Any]:
     """``--secure``: every (epsilon, accounting) once through
@@ -359,7 +351,7 @@ async def _experiment(options: Options) -> Callable[[], None] | None:
               f"was raised to 1 before dividing)")
         print(f"  wrote {csv_path} and {png_path} in {time.perf_counter() - started:.1f} s")
         if options.secure:
-            finish_secure_checks(SECURE_NAME, checks, options.results_dir)
+            finish_secure_checks("hosmer_lemeshow", checks, options.results_dir)
 
     return deliver
 

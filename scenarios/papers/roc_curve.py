@@ -86,22 +86,12 @@ def load_scores(seed: int) -> ScoredData:
     return ScoredData(np.clip(scores, 0.0, 1.0), labels)
 
 
-# --------------------------------------------------------------------------------------------------
-# distance between ROC curves
+# --------------------------------------------------------------------- distance between ROC curves
 
 def tpr_at(curve: Any, false_positive_rate: np.ndarray) -> np.ndarray:
-    """The TPR of a ROC polyline (a :class:`smoothing.roc.RocCurve`) at the given FPRs.
-
-    The polyline's points are sorted by ``(FPR, TPR)``; points sharing one FPR form a vertical
-    segment.  Between two consecutive distinct FPRs ``u < v`` the curve is the segment from the
-    highest point at ``u`` to the lowest point at ``v``, so the value at any FPR strictly between
-    distinct vertices is well defined (at a vertical segment itself it is not, but that is a set of
-    measure zero for the L1 distance).
-
-    :param curve: a ROC curve whose FPRs start at 0 and end at 1 (as built from valid ECDFs).
-    :param false_positive_rate: query points in ``[0, 1]``.
-    :return: interpolated TPRs, shaped like the query.
-    """
+    """The TPR of a ROC polyline (a :class:`smoothing.roc.RocCurve`, FPRs sorted from 0 to 1) at the given FPRs:
+    between consecutive distinct FPRs ``u < v``, the segment from the highest point at ``u`` to the lowest at ``v``
+    (a vertical segment itself has measure zero for the L1 distance)."""
     x = np.asarray(curve.false_positive_rate, dtype=float)
     y = np.asarray(curve.true_positive_rate, dtype=float)
     if np.any(np.diff(x) < 0):
@@ -119,26 +109,18 @@ def tpr_at(curve: Any, false_positive_rate: np.ndarray) -> np.ndarray:
 
 
 def roc_l1_distance(reference: Any, other: Any, *, resolution: int = FPR_RESOLUTION) -> float:
-    """Area between two ROC curves: ``int_0^1 |TPR_ref(f) - TPR_other(f)| df``.
-
-    Midpoint rule on ``resolution`` cells of ``[0, 1]`` with both polylines interpolated
-    (:func:`tpr_at`); the paper's Fig. 5 error (the area of the symmetric difference of the regions
-    under the two curves).
-    """
+    """Area between two ROC curves, ``int_0^1 |TPR_ref(f) - TPR_other(f)| df`` (the paper's Fig. 5 error), by the
+    midpoint rule on ``resolution`` cells with both polylines interpolated (:func:`tpr_at`)."""
     midpoints = (np.arange(resolution) + 0.5) / resolution
     return float(np.mean(np.abs(tpr_at(reference, midpoints) - tpr_at(other, midpoints))))
 
 
-# --------------------------------------------------------------------------------------------------
-# the experiment
+# ---------------------------------------------------------------------------------- the experiment
 
 def _release_pair(data: ScoredData, grid: np.ndarray, plan: Any, generator: np.random.Generator | None, *,
                   node_noise: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The private ECDFs of the positives and of the negatives, each with ``plan`` (epsilon / 2).
-
-    :param node_noise: ``(positives', negatives')`` total node noise instead of drawing it (``--secure``: the
-        sums of the parties' fixed draws).
-    """
+    """The private ECDFs of the positives and of the negatives, each with ``plan`` (epsilon / 2); ``node_noise``:
+    ``(positives', negatives')`` total node noise instead of drawing it (``--secure``)."""
     from dp.ecdf.tree import private_ecdf
 
     if node_noise is not None:

@@ -17,11 +17,11 @@ from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.experiments import (CommonOptions, check_positive_number, errorbars, format_mean, new_figure,
                                        noise_generator, parse_positive_list, print_rows, progress, run_seeds,
                                        save_figure, style_axes)
-from scenarios.kit.sweep import Output, Sweep, whole_list
+from scenarios.kit.sweep import Output, Sweep, error_summary, whole_list
 from scenarios.kit.sweep import complete_rows as _complete
 from scenarios.papers.umpc_samplers import UmpcCheckSetting, umpc_checks
 from scenarios.papers.umpc_vs_baselines import (COLORS, COST_PROTOCOL, METHODS, baseline_estimates, cost_columns,
-                                                error_summary, fill_ratios)
+                                                fill_ratios)
 
 __all__ = ["main", "parse_options", "BinsOptions", "run_bins", "run_uci", "exact_ustat", "grid_shape",
            "CSV_COLUMNS", "METHODS", "COST_PROTOCOL"]
@@ -161,12 +161,9 @@ def _shape(stat: _Statistic, values: np.ndarray) -> np.ndarray:
 def umpc_estimates(stat: _Statistic, values: np.ndarray, *, epsilon: float, edges: int, runs: int, seed: int,
                    setting: int, os_noise: bool, bar: Any) -> np.ndarray:
     """``runs`` U-MPC estimates (fresh tuples from a per-run public seed, fresh noise)."""
-    from dp.umpc.protocol import UStatQuery, simulate
-    from secure.kernels import get_kernel
+    from dp.umpc.protocol import simulate
 
-    specs = _specs(stat)
-    query = UStatQuery(kernel=get_kernel(stat.name, precision=max(s.precision for s in specs)), specs=specs,
-                       epsilon=epsilon, tuples=edges, sampling="balanced")
+    query = _umpc_query(stat, epsilon, edges)
     by_party = [values[i::PARTIES] for i in range(PARTIES)]
     out = []
     for run, run_seed in enumerate(run_seeds(seed + setting, runs)):
@@ -175,6 +172,16 @@ def umpc_estimates(stat: _Statistic, values: np.ndarray, *, epsilon: float, edge
         out.append(float(result.estimates[0]))
         bar.update(1)
     return np.asarray(out)
+
+
+def _umpc_query(stat: _Statistic, epsilon: float, edges: int) -> Any:
+    """U-MPC's query of ``stat``: BalancedSamp of ``edges`` tuples, the kernel at the columns' precision."""
+    from dp.umpc.protocol import UStatQuery
+    from secure.kernels import get_kernel
+
+    specs = _specs(stat)
+    return UStatQuery(kernel=get_kernel(stat.name, precision=max(s.precision for s in specs)), specs=specs,
+                      epsilon=epsilon, tuples=edges, sampling="balanced")
 
 
 def ldp_estimates(stat: _Statistic, values: np.ndarray, quantizer: Any, *, epsilon: float, runs: int, seed: int,
@@ -413,13 +420,7 @@ BASELINES_NOTE = ("--secure checks the U-MPC rows only: Bell LDP and Ghazi (loca
 def _check_setting(stat: _Statistic, values: np.ndarray, *, epsilon: float, edges: int, seed: int, setting: int,
                    runs: int, label: str) -> Any:
     """The ``--secure`` repetition of :func:`umpc_estimates`' run 0 at ``setting`` (same query, rows, tuples)."""
-    from dp.umpc.protocol import UStatQuery
-    from secure.kernels import get_kernel
-
-    specs = _specs(stat)
-    query = UStatQuery(kernel=get_kernel(stat.name, precision=max(s.precision for s in specs)), specs=specs,
-                       epsilon=epsilon, tuples=edges, sampling="balanced")
-    return UmpcCheckSetting(label, query, values, int(run_seeds(seed + setting, runs)[0]))
+    return UmpcCheckSetting(label, _umpc_query(stat, epsilon, edges), values, int(run_seeds(seed + setting, runs)[0]))
 
 
 def secure_settings(options: BinsOptions, seed: int) -> list[Any]:

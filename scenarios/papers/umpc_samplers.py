@@ -7,6 +7,7 @@ sampler on the MPyC path with fixed per-party draws, equal to the simulation).  
 """
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -17,7 +18,7 @@ from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.experiments import (CommonOptions, check_positive_number, equal_checks, format_mean, new_figure,
                                        noise_generator, party_draws, print_rows, progress, run_seeds, save_figure,
                                        style_axes, summarize)
-from scenarios.kit.sweep import Output, Sweep, check_coalition, complete_rows
+from scenarios.kit.sweep import Output, Sweep, check_coalition, complete_rows, error_summary
 
 __all__ = ["main", "parse_options", "SamplerOptions", "run_experiment", "load_categories", "bank_job_standin",
            "lemma_d3_bound", "exact_duplicate_ratio", "ordering_holds", "CSV_COLUMNS", "SAMPLERS",
@@ -107,11 +108,8 @@ def load_categories(rows: int | None = None) -> np.ndarray:
 
 
 def bank_job_standin(rows: int | None = None) -> np.ndarray:
-    """Synthetic stand-in for Bank Marketing's ``job``: codes 0..11 with :data:`BANK_JOB_COUNTS` (not real data).
-
-    Category ``c`` (in the order of :data:`BANK_JOB_COUNTS`) appears exactly its count times, in a fixed
-    public permutation (``numpy.random.default_rng(BANK_JOB_PERMUTATION_SEED)``); the first ``rows`` kept.
-    """
+    """Synthetic stand-in for Bank Marketing's ``job`` (not real data): codes 0..11, each its
+    :data:`BANK_JOB_COUNTS` times, in a fixed public permutation; the first ``rows`` kept."""
     counts = np.asarray(list(BANK_JOB_COUNTS.values()))
     values = np.repeat(np.arange(counts.size, dtype=float), counts)
     values = np.random.default_rng(BANK_JOB_PERMUTATION_SEED).permutation(values)
@@ -201,11 +199,8 @@ def _run_sampler(options: SamplerOptions, query: Any, by_party: list[np.ndarray]
 
 def _balanced_inc(options: SamplerOptions, values: np.ndarray, edges: int, exact: float, seed: int,
                   bar: Any) -> tuple[float, float]:
-    """Monte Carlo ``E_inc`` of BalancedSamp: independent noise-free draws of ``E``.
-
-    The draws come from their own public stream, spawned from ``seed`` with key ``(2,)`` (the runs' noise
-    streams use ``(1, setting, run)``, their tuples the run seeds), so they are independent of the runs.
-    """
+    """Monte Carlo ``E_inc`` of BalancedSamp: noise-free draws of ``E`` from their own public stream (key ``(2,)``
+    of ``seed``), independent of the runs."""
     from dp.umpc.sampler_variance import duplicate_on_tuples, monte_carlo_inc
     from dp.sampling import balanced_tuples
 
@@ -277,15 +272,12 @@ def _summary_row(options: SamplerOptions, sampler: str, estimator: str, record: 
                  exact: float, seed: int, inc: float, inc_se: float, source: str, projection: float, bound: float,
                  bound_coalition: float, factor: float, degree_cap: int, dp_cap: float) -> dict[str, Any]:
     errs = np.asarray(record.errors)
-    mse, mse_se, _ = summarize(errs ** 2)
-    bias, bias_se, _ = summarize(errs)
     dp_theory = float(np.mean(record.dp))
     inc_measured, inc_measured_se, _ = summarize(record.noise_free)
     paired, paired_se, _ = summarize(errs ** 2 - inc - np.asarray(record.dp))
     combined = math.hypot(paired_se, inc_se) if math.isfinite(paired_se) else math.nan
     return {"sampler": sampler, "n": n, "edges": edges, "epsilon": options.epsilon, "parties": options.parties,
-            "threshold": options.threshold, "runs": len(errs), "mse_mean": mse, "mse_se": mse_se,
-            "bias_mean": bias, "bias_se": bias_se, "mean_edges": float(np.mean(record.sizes)),
+            "threshold": options.threshold, **error_summary(errs, 0.0), "mean_edges": float(np.mean(record.sizes)),
             "mean_max_degree": float(np.mean(record.degrees)), "lemma_d3_bound": bound,
             "lemma_d3_bound_coalition": bound_coalition, "exact_ratio": exact,
             "paper_mse": PAPER_MSE.get(sampler, math.nan), "seed": seed, "data": options.data,
@@ -298,11 +290,8 @@ def _summary_row(options: SamplerOptions, sampler: str, estimator: str, record: 
 
 
 def ordering_holds(rows: Sequence[dict[str, Any]], bernoulli: str = "bernoulli") -> tuple[bool, bool]:
-    """(Balanced < Uniform < Bernoulli by the means, and by more than 2 combined s.e. at each step).
-
-    :param bernoulli: the Bernoulli row to order: ``bernoulli`` (realised ``|E|``) or the
-        Horvitz-Thompson row.
-    """
+    """(Balanced < Uniform < Bernoulli by the means, and by more than 2 combined s.e. at each step), for the
+    ``bernoulli`` row (realised ``|E|``) or the Horvitz-Thompson row."""
     by = {row["sampler"]: row for row in rows}
     chain = [by["balanced"], by["uniform"], by[bernoulli]]
     means = all(a["mse_mean"] < b["mse_mean"] for a, b in zip(chain, chain[1:]))
@@ -336,18 +325,13 @@ def _degree_for_ratio(options: SamplerOptions, row: dict[str, Any], target: floa
     """Smallest calibration degree ``d`` whose ``E_inc + E_DP(d)`` reaches ``target`` (``None`` beyond n)."""
     from dp.umpc.sampler_variance import dp_variance
 
-    noise: dict[str, Any] = {"epsilon": options.epsilon, "parties": options.parties,
-                             "threshold": options.threshold}
-    low, high = 1, row["n"] - 1
-    if row["inc_theory"] + dp_variance(high, row["edges"], **noise) < target:
-        return None
-    while low < high:
-        mid = (low + high) // 2
-        if row["inc_theory"] + dp_variance(mid, row["edges"], **noise) >= target:
-            high = mid
-        else:
-            low = mid + 1
-    return low
+    def reaches(degree: int) -> bool:
+        return bool(row["inc_theory"] + dp_variance(degree, row["edges"], epsilon=options.epsilon,
+                                                    parties=options.parties, threshold=options.threshold) >= target)
+
+    degrees = range(1, row["n"])
+    found = bisect.bisect_left(degrees, True, key=reaches)
+    return degrees[found] if found < len(degrees) else None
 
 
 def _report(options: SamplerOptions, outputs: Sequence[Output]) -> None:
@@ -421,14 +405,10 @@ class UmpcCheckSetting:
 
 
 async def umpc_secure_checks(settings: Sequence[UmpcCheckSetting], seed: int) -> list[Any]:
-    """``--secure``: one repetition of Pi_U-MPC per setting on the MPyC path, beside the simulated path.
-
-    Party ``i`` holds rows ``i, i+m, ...`` (``m``, ``t``: the real runtime's, whatever the simulation's
-    ``--parties``/``--coalition``) and runs :func:`dp.umpc.protocol.run_secure` with the setting's tuple seed and
-    fixed per-party draws (key 3 of :func:`scenarios.kit.experiments.party_draws`, through ``noise_source``);
-    party 0 simulates the same rows, tuples and draws.  Relation ``equal``: the estimate and every opened noisy
-    sum.  Collective; the checks at party 0, ``[]`` elsewhere.
-    """
+    """``--secure``: Pi_U-MPC once per setting (:func:`dp.umpc.protocol.run_secure`, party ``i`` holding rows
+    ``i, i+m, ...``, the runtime's ``m`` and ``t``, fixed per-party draws through ``noise_source``), beside the
+    simulation of the same rows, tuples and draws; relation ``equal`` for the estimate and every opened noisy sum.
+    Collective; the checks at party 0, ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
     from dp.umpc.protocol import plans_for, prepare_rows, run_secure, sample_for, simulate

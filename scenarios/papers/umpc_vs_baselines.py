@@ -15,8 +15,8 @@ import numpy as np
 from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, errorbars, format_mean,
                                        new_figure, noise_generator, print_rows, progress, run_seeds, save_figure,
-                                       style_axes, summarize)
-from scenarios.kit.sweep import Output, Sweep, check_coalition, whole_list
+                                       style_axes)
+from scenarios.kit.sweep import Output, Sweep, check_coalition, error_summary, whole_list
 from scenarios.papers.umpc_samplers import UmpcCheckSetting, lemma_d3_bound, umpc_checks
 
 __all__ = ["main", "parse_options", "BaselineOptions", "run_experiment", "exact_gini", "cost_columns", "CSV_COLUMNS",
@@ -55,7 +55,7 @@ class BaselineOptions:
 
 
 def _declare(parser: ScenarioParser) -> None:
-    parser.add_argument("--sizes", help="numbers of parties/values n (default 500,1000,2000,4000,8000; --quick 200,400)")
+    parser.add_argument("--sizes", help="numbers of values n (default 500,1000,2000,4000,8000; --quick 200,400)")
     parser.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
     parser.add_argument("--ldp-bins", type=int, help="bins of the LDP baselines (default 256; --quick: 64)")
     parser.add_argument("--edges-per-row", type=float, default=2.0, help="|E| = round(F n) for U-MPC (default 2)")
@@ -93,14 +93,6 @@ def exact_gini(values: np.ndarray) -> float:
     n = x.shape[0]
     weights = 2.0 * np.arange(1, n + 1) - n - 1
     return float(2.0 * np.dot(weights, x) / (n * (n - 1)))
-
-
-def error_summary(estimates: np.ndarray, exact: float) -> dict[str, Any]:
-    """``runs``, ``mse_mean``, ``mse_se``, ``bias_mean`` and ``bias_se`` of the runs' estimates against ``exact``."""
-    errors = np.asarray(estimates, dtype=float) - exact
-    mse, mse_se, _ = summarize(errors ** 2)
-    bias, bias_se, _ = summarize(errors)
-    return {"runs": len(errors), "mse_mean": mse, "mse_se": mse_se, "bias_mean": bias, "bias_se": bias_se}
 
 
 def fill_ratios(rows: list[dict[str, Any]], keys: Sequence[str]) -> None:
@@ -147,12 +139,8 @@ def cost_columns(method: str, *, n: int, edges: int, epsilon: float, bins: int, 
 
 
 def _exact_mse(values: np.ndarray, exact: float, quantizer: Any, epsilon: float) -> dict[str, dict[str, float]]:
-    """Ghazi's and GhaziSM's exact noise variance given the bins and their exact MSE against ``exact``.
-
-    Ghazi: :func:`dp.baselines.ghazi.variance` and the quantized U-statistic of ``L^T R``; GhaziSM:
-    :func:`dp.baselines.ghazi_shuffled.variance` and :func:`~dp.baselines.ghazi_shuffled.expected_estimate`
-    (both with the averaged Gini matrix, exact factorization).
-    """
+    """Ghazi's and GhaziSM's exact noise variance given the bins and their exact MSE against ``exact`` (averaged
+    Gini matrix, exact factorization)."""
     from dp.baselines import ghazi, ghazi_shuffled
     from dp.bell.generic import quantized_ustatistic
     from dp.bell.quantize import gini_kernel, kernel_matrix
@@ -172,13 +160,9 @@ def _exact_mse(values: np.ndarray, exact: float, quantizer: Any, epsilon: float)
 def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
     """Every n and method ``--runs`` times; one summary row per pair (ratios filled in afterwards)."""
     from dp.bell.quantize import Quantizer, gini_kernel
-    from dp.umpc.protocol import UStatQuery, simulate
-    from secure.intake import ColumnSpec
-    from secure.kernels import get_kernel
+    from dp.umpc.protocol import simulate
 
     runs = options.common.runs
-    kernel = get_kernel("gini", precision=options.precision)
-    spec = ColumnSpec("x", 0.0, 1.0, options.precision)
     quantizer = Quantizer.interval(lower=0.0, upper=1.0, bins=options.bins)
     factor = options.parties / (options.parties - options.threshold)
     seeds = run_seeds(seed, runs)
@@ -187,14 +171,11 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
     try:
         for index, n in enumerate(options.sizes):
             bar.set_postfix_str(f"n={n}")
-            values = data_generator(seed + index).uniform(0.0, 1.0, size=n)
+            values, edges, query = _setting(options, seed, index)
             exact = exact_gini(values)
-            edges = max(1, int(round(options.edges_per_row * n)))
             bound = lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon)
             bound_coalition = lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon, noise_factor=factor)
             by_party = [values[i::options.parties].reshape(-1, 1) for i in range(options.parties)]
-            query = UStatQuery(kernel=kernel, specs=(spec,), epsilon=options.epsilon, tuples=edges,
-                               sampling="balanced")
             umpc = []
             for run, run_seed in enumerate(seeds):
                 result = simulate(query, by_party, threshold=options.threshold, seed=int(run_seed), runs=1,
@@ -319,23 +300,27 @@ BASELINES_NOTE = ("--secure checks the U-MPC rows only: Bell LDP, Ghazi and Ghaz
                   "protocols of other papers, simulated as baselines, with no MPyC path here")
 
 
-def secure_settings(options: BaselineOptions, seed: int) -> list[UmpcCheckSetting]:
-    """The ``--secure`` repetitions: U-MPC's Gini at every n, on that n's data, with run 0's tuple seed."""
+def _setting(options: BaselineOptions, seed: int, index: int) -> tuple[np.ndarray, int, Any]:
+    """The ``index``-th size's public uniform values, ``|E|`` and U-MPC's Gini query (BalancedSamp)."""
     from dp.umpc.protocol import UStatQuery
     from secure.intake import ColumnSpec
     from secure.kernels import get_kernel
 
-    kernel = get_kernel("gini", precision=options.precision)
-    spec = ColumnSpec("x", 0.0, 1.0, options.precision)
+    n = options.sizes[index]
+    edges = max(1, int(round(options.edges_per_row * n)))
+    return (data_generator(seed + index).uniform(0.0, 1.0, size=n), edges,
+            UStatQuery(kernel=get_kernel("gini", precision=options.precision), specs=(ColumnSpec(
+                "x", 0.0, 1.0, options.precision),), epsilon=options.epsilon, tuples=edges, sampling="balanced"))
+
+
+def secure_settings(options: BaselineOptions, seed: int) -> list[UmpcCheckSetting]:
+    """The ``--secure`` repetitions: U-MPC's Gini at every n, on that n's data, with run 0's tuple seed."""
     run_seed = int(run_seeds(seed, options.common.runs)[0])
     settings = []
     for index, n in enumerate(options.sizes):
-        values = data_generator(seed + index).uniform(0.0, 1.0, size=n)
-        edges = max(1, int(round(options.edges_per_row * n)))
-        settings.append(UmpcCheckSetting(f"Gini, n={n}, eps={options.epsilon:g}",
-                                         UStatQuery(kernel=kernel, specs=(spec,), epsilon=options.epsilon,
-                                                    tuples=edges, sampling="balanced"),
-                                         values.reshape(-1, 1), run_seed))
+        values, _, query = _setting(options, seed, index)
+        settings.append(UmpcCheckSetting(f"Gini, n={n}, eps={options.epsilon:g}", query, values.reshape(-1, 1),
+                                         run_seed))
     return settings
 
 
