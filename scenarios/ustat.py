@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence, cast
 
 from dp.noise_defaults import NOISE_CHOICES
@@ -145,8 +145,9 @@ class Options:
 
     @property
     def query(self) -> Any:
-        """The protocol's query (:class:`dp.umpc.protocol.UStatQuery`) before the public n resolves the tuples."""
-        return self.face.base
+        """The protocol's query (:class:`dp.umpc.protocol.UStatQuery`): ``--pairs N`` set, ``Kn`` and ``all`` not yet."""
+        tuples = self.face.tuples
+        return replace(self.face.base, tuples=tuples) if isinstance(tuples, int) else self.face.base
 
 
 def _parse_pairs(text: str) -> tuple[str, float | int | None]:

@@ -127,11 +127,13 @@ def single(module: str, *argv: str) -> PartyRun:
      "error: party 0: --epsilon given twice: give it once (it takes one value)"),
     ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10", "-M", "0"],
      "error: party 0: -M must be at least 1, got 0"),
-    # item 5: shared parameters, "all parties" is right; exit 2 and one line
+    # a path the options exclude: refused when the options are parsed (dp.umpc.Query), exit 2 and one line
     ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10", "--path", "sort"],
-     "error: all parties: --path sort cannot compute 'kendall' here: no rank-sum form for 'kendall'"),
+     "error: party 0: --path sort runs only auc and gini (a rank-sum form after one secure sort), not 'kendall'"),
     ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10", "--clip", "secure", "--path",
-               "histogram"], "error: all parties: --path histogram cannot compute 'kendall' here: --clip secure"),
+               "histogram"], "error: party 0: --path histogram counts each party's rows at the party, so its clipping "
+                             "is local, but --clip secure clips inside MPC"),
+    # item 5: shared parameters, "all parties" is right; exit 2 and one line
     ("ustat", ["--stat", "kendall", "--columns", "a,b", "--domain", "a=0:10,b=0:10", "-L", "0"],
      "error: all parties: the complete kendall of n = 4 rows on the histogram path needs 11-bit secure integers "
      "(sums over all tuples and their noise), got -L 0; give -L 11 or more"),
