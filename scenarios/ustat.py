@@ -145,7 +145,7 @@ class Options:
 
     @property
     def query(self) -> Any:
-        """The protocol's query (:class:`dp.umpc.protocol.UStatQuery`): ``--pairs N`` set, ``Kn`` and ``all`` not yet."""
+        """The protocol's query (:class:`dp.umpc.protocol.UStatQuery`): ``--pairs N`` set, ``Kn`` not yet."""
         tuples = self.face.tuples
         return replace(self.face.base, tuples=tuples) if isinstance(tuples, int) else self.face.base
 

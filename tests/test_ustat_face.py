@@ -26,15 +26,18 @@ MEASURED = ("seconds", "phases", "bytes_sent")
 SEED = 11
 BUDGET = "10:1e-6"
 
-CASES: dict[str, tuple[list[str], dict[str, Any]]] = {  # job options -> the same query declared through the API; the sampled and the histogram path
+#: job options -> the same query declared through the API, its fill values, and the path the planner takes
+CASES: dict[str, tuple[list[str], dict[str, Any], tuple[tuple[str, float], ...], str]] = {
     "auc on 2n sampled tuples": (
         ["--stat", "auc", "--columns", "score,TenYearCHD", "--domain", "score=0:1:4", "--pairs", "2n"],
         dict(statistic="auc", columns=[dp.numeric("score", lower=0, upper=1, bits=4), dp.label("TenYearCHD")],
-             tuples="2n")),
+             tuples="2n"), (("score", 0.5), ("TenYearCHD", 0.0)), "tuples"),
     "kendall, complete": (
-        ["--stat", "kendall", "--columns", "sysBP,diaBP", "--domain", "sysBP=80:300:1,diaBP=40:150:1", "--pairs", "all"],
+        ["--stat", "kendall", "--columns", "sysBP,diaBP", "--domain", "sysBP=80:300:1,diaBP=40:150:1",
+         "--pairs", "all"],
         dict(statistic="kendall", columns=[dp.numeric("sysBP", lower=80, upper=300, bits=1),
-                                           dp.numeric("diaBP", lower=40, upper=150, bits=1)], tuples="all")),
+                                           dp.numeric("diaBP", lower=40, upper=150, bits=1)], tuples="all"),
+        (("sysBP", 120.0), ("diaBP", 80.0)), "histogram"),
 }
 
 
@@ -62,8 +65,7 @@ def _printed(text: str) -> list[str]:
 def test_the_jobs_record_is_the_releases_record(case: str, small_csv: Path, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    options, declared = CASES[case]
-    fills = (("score", 0.5), ("TenYearCHD", 0.0)) if "score" in options[3] else (("sysBP", 120.0), ("diaBP", 80.0))
+    options, declared, fills, path = CASES[case]
     fill = ",".join(f"{name}={value:g}" for name, value in fills)
     out = tmp_path / "job.json"
     _os_noise(monkeypatch)
@@ -86,6 +88,7 @@ def test_the_jobs_record_is_the_releases_record(case: str, small_csv: Path, tmp_
     (release,) = released
     record = release.record()
     assert set(MEASURED) <= set(record)
-    assert record["noise_source"] == "parties" and record["fill"] == dict(fills) and record["ledger_delta"] is not None
+    assert record["path"] == path and record["noise_source"] == "parties" and record["fill"] == dict(fills)
+    assert record["ledger_delta"] is not None  # both settled in their own ledger
     assert _without_measures(read_record(out)) == _without_measures(record)
     assert _printed(printed) == _printed(release.table())

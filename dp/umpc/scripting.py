@@ -263,17 +263,13 @@ async def release(query: Query, rows: PartyRows | np.ndarray | Callable[[int], P
                   job: tuple[str, Sequence[str]] | None = None) -> UStatRelease:
     """Release the query's private U-statistic across parties; every party calls it with its own rows.
 
-    Runs inside a script's job (:func:`secure.launcher.run`) or a job's run (``python -m scenarios.ustat``, whose
-    release is this one).  In order: the parties agree on the query's public parameters; they agree on the
-    release's privacy spend and each party reserves it in its own ledger before any data is shared
-    (:func:`dp.budget.agreement.agree_spend`: a party whose budget would be exceeded stops every party with its
-    one line); each party validates and encodes its rows (shape, missing values, fixed point, labels) and
-    shares its verdict; the public n resolves the tuples (``"2n"``); the joint seed (or ``seed``) picks them;
-    the path comes from public parameters (:func:`dp.umpc.complete.plan_for`); the complete statistic runs on
-    the histogram or sort path (:func:`dp.umpc.complete.run_complete`), or Pi_U-MPC on the tuples
-    (:func:`dp.umpc.protocol.run_secure`, with ``query.delegation``: ``|Z|`` delegates, §4).  After the reveal
-    the ledger entry is settled to the release's delta; the budget line is the release's ``budget``, printed
-    by :meth:`~dp.umpc.protocol.UStatRelease.table`, not here.
+    Inside a script's job (:func:`secure.launcher.run`) or the ``ustat`` job.  In order: the parties agree on the
+    public parameters, then on the spend, which each party reserves in its ledger before any data is shared
+    (:func:`dp.budget.agreement.agree_spend`); each party encodes its rows and shares its verdict; the public n
+    resolves the tuples, the seed picks them, public parameters choose the path (:func:`dp.umpc.complete.plan_for`:
+    :func:`~dp.umpc.complete.run_complete` or :func:`~dp.umpc.protocol.run_secure`, with ``|Z|`` delegates for
+    ``query.delegation``, §4); after the reveal the ledger entry is settled to the release's delta.  Nothing is
+    printed: :meth:`~dp.umpc.protocol.UStatRelease.table` is the text, ``record()`` the record.
 
     :param rows: this party's rows (:meth:`secure.intake.Party.read`), kernel column order; or
         ``seed -> rows``, read after the spend is reserved (a job's embedded table derives columns from the seed).
@@ -282,11 +278,10 @@ async def release(query: Query, rows: PartyRows | np.ndarray | Callable[[int], P
         ``$PRIVATE_USTATS_LEDGER`` or the per-user data directory); ``"off"`` keeps no budget (said).
     :param budget: the budget of a new account (a :class:`dp.budget.Budget` or ``"EPS[:DELTA]"``); an
         existing account keeps its own.
-    :param dataset: the account's dataset by a declared name (``dataset_name`` is the same argument);
-        default the digest of the parsed rows of the rows' file, which a re-saved file keeps
-        (``rows.source``, or ``data_file``, ``{pid}`` replaced by each party).  Rows given as an array need it
-        (or ``ledger="off"``).  The embedded datasets' files (``scenarios/data``) are public: exempt unless
-        ``ledger``, ``budget`` or ``dataset_name`` is given.
+    :param dataset: the account's dataset by a declared name (``dataset_name`` is the same argument); default the
+        digest of the parsed rows of ``data_file`` (default ``rows.source``; ``{pid}``: each party's); rows given as
+        an array need it (or ``ledger="off"``).  Embedded public data are exempt unless a ledger, budget or name
+        is given.
     :param accountant: ``basic`` (default) or ``zcdp``; every party must use the same.
     :param missing: the policy the rows were read with (recorded with its fill values; default ``rows.policy``).
     :param job: ``(module, command line)`` of a job that calls this: the ledger entry names it and its
