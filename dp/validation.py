@@ -1,10 +1,8 @@
 """Parameter checks where parameters enter, with plain messages in the style of OpenDP/diffprivlib.
 
-The generic checks (numbers, integers, intervals, choices) live in :mod:`secure.checks`, the lowest
-layer, and are re-exported here: ``dp`` code imports every check from this one module.
-
-Every check raises :class:`ValueError` (or :class:`TypeError` for a wrong type) whose message names
-the parameter and the offending value, e.g. ``epsilon must be positive, got 0``.
+The generic checks live in :mod:`secure.checks` and are re-exported here (``dp`` imports every check from
+this module); each raises :class:`ValueError` (:class:`TypeError` for a wrong type) naming the parameter and
+the value, e.g. ``epsilon must be positive, got 0``.
 """
 from __future__ import annotations
 
@@ -25,23 +23,13 @@ __all__ = ["MAX_EPSILON", "check_epsilon", "check_delta", "check_parties", "chec
            "check_score_label_rows", "check_rows_by_party"]
 
 
-#: The largest epsilon accepted anywhere (``dp.umpc.Query``, every job's ``--epsilon``): at 1e9 the discrete
-#: Laplace noise is 0 except with probability ``2 e^-1e9``; a larger one buys nothing and overflowed the
-#: sampler's exact decimal arithmetic (``decimal.Overflow`` at 1e15) instead of a one-line refusal.
+#: The largest epsilon accepted anywhere (``dp.umpc.Query``, every job's ``--epsilon``; why: docs/noise.md)
 MAX_EPSILON = 1e9
 
 
 def check_epsilon(epsilon: float) -> float:
-    """Return ``epsilon`` as a float if it is a finite positive number at most :data:`MAX_EPSILON`.
-
-    :param epsilon: privacy-loss parameter.
-    :raise ValueError: if epsilon is not finite or not positive.
-    """
-    value = check_number(epsilon, "epsilon")
-    if not math.isfinite(value):
-        raise ValueError(f"epsilon must be finite, got {epsilon}")
-    if value <= 0:
-        raise ValueError(f"epsilon must be positive, got {epsilon}")
+    """``epsilon`` as a float if it is finite, positive and at most :data:`MAX_EPSILON`, else :class:`ValueError`."""
+    value = check_positive(epsilon, "epsilon")
     if value > MAX_EPSILON:
         raise ValueError(f"epsilon must be at most {MAX_EPSILON:g} (beyond it the noise is already 0 with "
                          f"probability 1 - 1e-300 and the exact arithmetic overflows), got {epsilon}")
@@ -49,25 +37,13 @@ def check_epsilon(epsilon: float) -> float:
 
 
 def check_delta(delta: float) -> float:
-    """Return ``delta`` as a float if ``0 <= delta < 1``.
-
-    :param delta: failure probability of (epsilon, delta)-DP; 0 means pure DP.
-    :raise ValueError: if delta lies outside [0, 1).
-    """
-    value = check_number(delta, "delta")
-    if not (0.0 <= value < 1.0):
-        raise ValueError(f"delta must lie in [0, 1), got {delta}")
-    return value
+    """``delta`` (of (epsilon, delta)-DP; 0 is pure DP) as a float if ``0 <= delta < 1``, else :class:`ValueError`."""
+    return check_interval(delta, "delta", low=0.0, high=1.0)
 
 
 def check_parties(parties: int, threshold: int) -> tuple[int, int]:
-    """Return ``(parties, threshold)`` if ``0 <= threshold`` and ``2 * threshold < parties``.
-
-    MPyC's Shamir scheme needs an honest majority, so the coalition size ``threshold`` (MPyC's
-    ``-T``) must stay below half the number of parties.
-
-    :raise ValueError: if the pair is not a valid honest-majority setting.
-    """
+    """``(parties, threshold)`` if ``0 <= threshold`` and ``2 * threshold < parties`` (MPyC's Shamir scheme needs an
+    honest majority), else :class:`ValueError`."""
     check_positive_int(parties, "parties")
     check_nonnegative_int(threshold, "threshold")
     if 2 * threshold >= parties:
@@ -76,31 +52,19 @@ def check_parties(parties: int, threshold: int) -> tuple[int, int]:
 
 
 def smallest_noise_epsilon(sensitivity: float) -> float:
-    """The smallest epsilon whose discrete Laplace noise the integer samplers can draw at ``sensitivity``.
-
-    A party's share of the discrete Laplace ``DLap(alpha)``, ``alpha = exp(-epsilon / sensitivity)``,
-    is a difference of Pólya draws of mean ``shape * alpha / (1 - alpha) <= 1 / expm1(epsilon /
-    sensitivity)`` (``shape = 1/(m - t) <= 1``), and :func:`secure.noise.party.polya` accepts means up to
-    :data:`secure.noise.party.MAX_POLYA_MEAN` (``2**40``, where its double-precision Poisson stage is still
-    exact on integers).  So ``epsilon >= sensitivity * log1p(2**-40)`` (about ``9.1e-13 *
-    sensitivity``), whatever ``m`` and ``t``; below it ``alpha`` also rounds towards 1 in doubles.
-    (Mironov 2012: floating-point noise must not be released; this keeps the integer noise exact.)
-
-    :param sensitivity: the sensitivity of the released integer sum, positive.
-    """
+    """The smallest epsilon, ``sensitivity * log1p(2**-40)``, whose discrete Laplace noise the exact integer
+    samplers can draw at ``sensitivity`` (positive), whatever ``m`` and ``t`` (Mironov 2012; docs/noise.md)."""
     from secure.noise.party import MAX_POLYA_MEAN
 
     return check_positive(sensitivity, "sensitivity") * math.log1p(1.0 / MAX_POLYA_MEAN)
 
 
 def check_noise_scale(epsilon: float, sensitivity: float, *, name: str = "epsilon") -> float:
-    """Return ``epsilon`` if the discrete Laplace noise of scale ``sensitivity / epsilon`` can be drawn.
+    """``epsilon`` if the discrete Laplace noise of scale ``sensitivity / epsilon`` can be drawn.
 
-    :param epsilon: budget of one released integer sum, positive and finite.
-    :param sensitivity: its sensitivity, positive.
     :param name: how the message names the budget (e.g. ``epsilon per released sum``).
-    :raise ValueError: if epsilon is below :func:`smallest_noise_epsilon` (the message gives the
-        bound and the way out: a larger epsilon, or binomial noise with ``--delta``).
+    :raise ValueError: epsilon below :func:`smallest_noise_epsilon` (the message gives the bound and the way out:
+        a larger epsilon, or binomial noise with ``--delta``).
     """
     value = check_epsilon(epsilon)
     smallest = smallest_noise_epsilon(sensitivity)
@@ -112,10 +76,7 @@ def check_noise_scale(epsilon: float, sensitivity: float, *, name: str = "epsilo
 
 
 def check_seed(seed: int, name: str = "seed") -> int:
-    """Return ``seed`` if it is an integer in ``[0, 2**63)`` (NumPy's seed sequences take no negatives).
-
-    :raise TypeError: if it is not an integer; :raise ValueError: if it is out of range.
-    """
+    """``seed`` if it is an integer in ``[0, 2**63)`` (NumPy's seed sequences take no negatives); TypeError / ValueError."""
     value = check_integer(seed, name)
     if not 0 <= value < 1 << 63:
         raise ValueError(f"{name} must be an integer in [0, 2^63), got {seed}")
@@ -123,13 +84,8 @@ def check_seed(seed: int, name: str = "seed") -> int:
 
 
 def check_indices(values: npt.ArrayLike, upper: int, name: str) -> np.ndarray:
-    """``values`` as a non-empty one-dimensional int64 array of integers in ``[0, upper)``.
-
-    Integer-valued floats are accepted (``2.0``); fractions, NaN and infinities are not.
-
-    :raise ValueError: on a wrong shape, an empty array, a fraction or a value outside the range.
-    :raise TypeError: if the array holds neither integers nor floats.
-    """
+    """``values`` as a non-empty one-dimensional int64 array of integers in ``[0, upper)`` (integer-valued floats
+    such as ``2.0`` accepted; fractions, NaN, infinities not): ValueError, or TypeError if neither ints nor floats."""
     array = np.asarray(values)
     if array.ndim != 1:
         raise ValueError(f"{name} must be a one-dimensional array, got shape {array.shape}")

@@ -1,33 +1,13 @@
 """Running an MPyC session so that no party is ever left hanging.
 
-MPyC's runtime connects the parties and then waits, forever if need be, for every message.  That is
-right for a protocol but wrong for a suite whose parties read their own files and may fail: a bad
-file at party 2 must stop party 0 too, and a party that dies must not leave the others waiting.
-This module adds, on top of ``mpc.start()`` / ``mpc.shutdown()``:
+On top of ``mpc.start()`` / ``mpc.shutdown()``: a connection deadline and an options handshake
+(:func:`start_session`), watchdogs for lost and silent peers (one line naming the party, exit 1, nothing
+released), an orderly shutdown (:func:`stop_session`), and agreement on public parameters and on every
+party's input verdict (:func:`agree_parameters`, :func:`agree_verdict`).
 
-- a connection deadline: :func:`start_session` fails after ``timeout`` seconds if some party never
-  connects;
-- a watchdog: once connected, a lost connection before the orderly shutdown ends this party at once
-  with exit code 1 and one line naming the lost party (nothing is released after that).  Before it
-  exits, the party tells the other survivors which party it lost and waits (at most
-  :data:`LOST_PEER_GRACE` seconds, its protocol frozen) until each of them knows, so that a survivor
-  whose event loop was busy meanwhile names the lost party, not the survivor that closed first;
-- a silence watchdog: a party that stops answering without closing its connections (a frozen host,
-  ``kill -STOP``) is detected in every phase, the shutdown included.  When this party waits for a
-  message from peer ``j`` and nothing arrived from ``j`` for ``silence_limit`` seconds, it exits 1
-  with one line naming ``j`` and the phase (:class:`SilenceWatch` holds the decision).  Every party
-  sends each peer a 12-byte heartbeat frame at every look (0.5 s, not metered), so a live party
-  blocked on a third one is never silent: only the frozen party is named;
-- an orderly shutdown that tells a peer closing its connection after the shutdown barrier (expected)
-  from one lost before it (one line, exit 1, no ``ConnectionResetError`` traceback);
-- agreement: :func:`agree_parameters` compares every party's public parameters before any data is
-  shared, and :func:`agree_verdict` shares each party's input verdict so that one party's bad input
-  stops every party with the same one-line message.
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  The
-verdicts and parameter digests exchanged here are public by design (they say *that* an input was
-bad, e.g. "party 1: column 'age' has a non-numeric value", never more of the data than that line).
-Heartbeats carry no payload: they tell a peer only that this party's event loop is running.
+Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  Verdicts,
+parameter digests and options are public by design (never row data); heartbeats carry no payload.
+Details: docs/session.md.
 """
 from __future__ import annotations
 
@@ -171,21 +151,10 @@ def fail_fast(message: str, code: int = 1) -> None:
 
 
 class SilenceWatch:
-    """Which peer, if any, has been silent too long while this party waits for it.
+    """Which peer, if any, has been silent too long while this party waits for it (free of MPyC and the clock).
 
-    Every party sends each peer a heartbeat at every look of its watchdog (:func:`_arm_watchdog`),
-    so a live party is never silent, even one blocked waiting for a third party; only a frozen
-    host, a dead link or a party whose own event loop is stuck in local work for the whole limit is.
-
-    The decision logic of the silence watchdog, free of MPyC and of the clock (every method takes
-    ``now``), so that it can be tested in one process.  A peer is *overdue* when this party has been
-    waiting for a message from it (a pending receive) and nothing arrived from it for ``limit``
-    seconds, counted from the later of its last bytes and the moment the wait was first seen: a peer
-    that was quiet only because nobody needed anything from it is not blamed.  A peer legitimately
-    busy with local work is covered by the limit itself (``--silence-limit`` for slow links).
-
-    Threat model: passive (semi-honest), static adversary; a silent party is a failure (a frozen
-    host, a lost link without a reset), not an attack.  The watchdog reads only arrival times.
+    Threat model: a silent party is a failure (a frozen host, a lost link), not an attack; the watchdog reads
+    only arrival times.  Details: docs/session.md.
 
     :param peers: the other parties' indices.
     :param limit: seconds of silence tolerated while waiting, > 0.
@@ -243,14 +212,8 @@ class SilenceWatch:
         return peer, now - since
 
     def stalled(self, now: float) -> tuple[int, float] | None:
-        """A peer this party waits for that is alive (its heartbeats arrive) but sent no protocol message
-        for ``STALL_FACTOR * limit`` seconds: heartbeats alone do not count as an answer.
-
-        A live peer blocked on a frozen third party is not blamed first: the third party is silent
-        for ``limit`` at that peer, which gives up after ``limit`` and closes its connections; only a
-        wait that no frozen party explains (two parties waiting for each other, e.g. a protocol run
-        with different options at one party) lasts ``STALL_FACTOR * limit``.  Call after
-        :meth:`observe` (which records the waits).
+        """A peer this party waits for that is alive (heartbeats arrive) but sent no protocol message for
+        ``STALL_FACTOR * limit`` seconds (docs/session.md).  Call after :meth:`observe`.
 
         :return: ``(peer, seconds without a protocol message)`` for the peer stalled longest, or ``None``.
         """
@@ -265,14 +228,9 @@ class SilenceWatch:
         return peer, now - since
 
     def root_cause(self, closed: int, now: float) -> tuple[int, float] | None:
-        """Peer ``closed`` just closed its connection: was another peer silent first?
+        """Peer ``closed`` just closed its connection: was another peer silent first (the frozen one to name)?
 
-        When a party freezes, the first survivor to give up exits and closes its connections; the
-        other survivors then see that close, but the party to name is the frozen one.  That is a peer
-        this party waits for, quiet for at least half the limit, and quiet since before ``closed``'s
-        last bytes.
-
-        :return: ``(peer, seconds of silence)`` of that peer, or ``None`` (name ``closed``).
+        :return: ``(peer, seconds of silence)`` of that peer, or ``None`` (name ``closed``).  Details: docs/session.md.
         """
         closed_heard = self.last_heard.get(closed, now)
         best: tuple[float, float, int] | None = None
@@ -396,10 +354,7 @@ def _arm_watchdog(limit: float) -> None:
     _state["timer"] = loop.call_later(interval, tick, time.monotonic() + interval)
 
 
-#: the MPyC options every party must give alike, in the order a mismatch is reported: each changes
-#: the bytes on the wire (-M, -T and --no-prss the keys sent when connecting, --mix32-64bit the labels
-#: of the messages) or the arithmetic (-L, -K, --no-numpy), so parties that differ would wait for
-#: each other forever or compute garbage
+#: the MPyC options every party must give alike, in the order a mismatch is reported (why: docs/session.md)
 AGREED_OPTIONS = ("-M", "-T", "-L", "-K", "--no-prss", "--mix32-64bit", "--no-numpy")
 #: first bytes of a frame of the options handshake (before MPyC's own bytes on a connection)
 GATE_MAGIC = b"USTg"
@@ -444,9 +399,8 @@ def _merge_table(payload: bytes) -> None:
 
 
 class _Gate:
-    """The options handshake of one connection: each side writes its options first; MPyC's own bytes
-    (the client's index and PRSS keys, then the protocol) follow only once the peer's options equal
-    this party's, so that parties with different options never misread each other's bytes."""
+    """The options handshake of one connection: MPyC's bytes follow only once the peer's options equal this
+    party's (docs/session.md)."""
 
     __slots__ = ("protocol", "client", "open", "peer", "lost", "buffer")
 
@@ -533,12 +487,8 @@ def _mismatch() -> str | None:
 
 
 def _options_verdict(now: float) -> str | None:
-    """While connecting: the line to stop with if the parties' options differ and this party knows enough.
-
-    Enough: every party's options (its own view of ``-M``), a table relayed by a party that stopped,
-    a peer that closed its connection during the handshake, or :data:`MISMATCH_WAIT` seconds since
-    the difference was first seen.
-    """
+    """While connecting: the line to stop with if the parties' options differ and this party knows enough
+    (docs/session.md)."""
     line = _mismatch()
     if line is None:
         return None
@@ -635,15 +585,9 @@ def _lost_message(peer: int | None, hint: str = "") -> str:
 
 
 def _fail_lost(culprit: int, gone: int | None) -> None:
-    """This party lost party ``culprit`` (its own connection to ``gone``, or a peer's notice): end it.
-
-    Before it exits, it tells every other survivor "party ``culprit`` is lost" and waits, with its
-    event loop running but its protocol frozen (frames in are dropped, none go out), until each of
-    them has closed its connection or sent such a notice itself, at most :data:`LOST_PEER_GRACE`
-    seconds.  So a survivor never sees this party's connection close before the notice (TCP keeps the
-    order of a connection's bytes), and names ``culprit``, not this party, whatever the order in which
-    its event loop happens to process the closed connections.
-    """
+    """This party lost party ``culprit`` (its own connection to ``gone``, or a peer's notice): tell the other
+    survivors, wait at most :data:`LOST_PEER_GRACE` seconds with the protocol frozen, then exit 1 naming
+    ``culprit`` (docs/session.md)."""
     loop = asyncio.get_running_loop()
     _disarm_watchdog()
     _state["failing"] = {"culprit": culprit, "message": _lost_message(culprit),
@@ -760,14 +704,7 @@ def _watched_close_connection(self: asyncoro.MessageExchanger) -> None:
 
 
 def _orderly_close(protocol: asyncoro.MessageExchanger) -> bool:
-    """Inside :func:`stop_session`: is this closed connection part of MPyC's orderly shutdown?
-
-    MPyC's shutdown is a barrier (every party sends every other a message), after which party ``p``
-    closes its connections to the parties above ``p``.  So a close is expected when this party made
-    it, or when a lower-numbered peer closed after this party entered the barrier with nothing
-    pending from that peer: its barrier message, sent before its close, arrived first (TCP keeps the
-    order).  A peer that closes (or crashes) with its barrier message missing did not finish.
-    """
+    """Inside :func:`stop_session`: is this closed connection part of MPyC's orderly shutdown (docs/session.md)?"""
     peer = protocol.peer_pid
     if peer is None:
         return False
@@ -905,11 +842,8 @@ async def start_session(timeout: float | None = None, check_peers: Callable[[], 
 
 
 async def stop_session() -> None:
-    """Shut the runtime down in order (MPyC's barrier, then the connections close).
-
-    The silence watchdog stays armed until the shutdown completed; a peer that closes its connection
-    before it finished the barrier ends this party with one line and exit 1 (nothing released).
-    """
+    """Shut the runtime down in order (MPyC's barrier, then the connections close); a peer lost before it
+    finished the barrier ends this party with one line and exit 1 (nothing released)."""
     _state["in_shutdown"] = True
     _state["closed_by_us"] = set()
     set_phase("shutdown")

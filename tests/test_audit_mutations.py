@@ -77,7 +77,7 @@ import dp.ecdf.grid
 import dp.ecdf.tree
 import dp.fedauc.mechanisms
 import dp.fedauc.ranks
-import dp.ecdf.hosmer_lemeshow
+import dp.ecdf.hosmer_lemeshow_release
 import dp.bell.generic
 import dp.bell.hadamard
 import dp.bell.hierarchical
@@ -266,7 +266,7 @@ def _rank_auc_law(name: str) -> Law:
 def _hl_law(name: str) -> Law:
     pair = audit_neighbours.hosmer_lemeshow_neighbours(accounting="joint", epsilon=audit_neighbours.HL_EPSILONS["joint"])
     change = pair.change
-    shape = dp.ecdf.hosmer_lemeshow.party_noise_shape(pair.parties, pair.threshold)
+    shape = dp.ecdf.hosmer_lemeshow_release.party_noise_shape(pair.parties, pair.threshold)
     honest = pair.parties - pair.threshold
     query = pair.query
     pmfs, shifts = [], []
@@ -379,10 +379,10 @@ MUTATIONS: dict[str, tuple[str, Patch]] = {
     "rank-auc-shape-1/m": ("rank-auc", _shape_one_over_m(dp.calibration, "party_noise_shape")),
     "fedauc-eps-doubled": ("fedauc", _fedauc_budget_doubled),
     "fedauc-sensitivity-halved": ("fedauc", _fedauc_sensitivity_halved),
-    "hl-eps-doubled": ("hosmer-lemeshow", _epsilon_doubled(dp.ecdf.hosmer_lemeshow, "discrete_laplace_log_alpha")),
+    "hl-eps-doubled": ("hosmer-lemeshow", _epsilon_doubled(dp.ecdf.hosmer_lemeshow_release, "discrete_laplace_log_alpha")),
     "hl-sensitivity-halved": ("hosmer-lemeshow",
-                              _sensitivity_halved(dp.ecdf.hosmer_lemeshow, "discrete_laplace_log_alpha")),
-    "hl-shape-1/m": ("hosmer-lemeshow", _shape_one_over_m(dp.ecdf.hosmer_lemeshow, "party_noise_shape")),
+                              _sensitivity_halved(dp.ecdf.hosmer_lemeshow_release, "discrete_laplace_log_alpha")),
+    "hl-shape-1/m": ("hosmer-lemeshow", _shape_one_over_m(dp.ecdf.hosmer_lemeshow_release, "party_noise_shape")),
     "ldp-krr-eps-doubled": ("ldp-krr", _keyword_epsilon_doubled(dp.bell.generic, "rr_beta")),
     "ldp-hadamard-eps-doubled": ("ldp-hadamard", _wrap(dp.bell.hadamard, "_flip_threshold", lambda f: lambda e: f(2 * e))),
     "ldp-hierarchy-eps-doubled": ("ldp-hierarchy", _wrap(dp.bell.hierarchical, "level_epsilon",

@@ -14,9 +14,10 @@ import numpy.typing as npt
 from dp.audit.statistics import tree_weights
 from dp.bell.subsampled_pairs import SubsampledPairsQuery, pairs_for
 from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, group_statistics
+from dp.ecdf.hosmer_lemeshow_release import Accounting
 from dp.ecdf.grid import prefix_incidence, true_counts
 from dp.fedauc.ranks import average_ranks, client_layout
-from dp.rank_auc import RankAucQuery, exact_sums
+from dp.rank_auc import Query as RankAucQuery, exact_sums
 from dp.sampling import vertex_degrees
 from dp.noise_plans import NoisePlan
 from dp.umpc.protocol import Simulation, UStatQuery, plans_for, sample_for, simulate
@@ -67,7 +68,7 @@ GAUSSIAN_EPSILON: float = 3.0
 GAUSSIAN_DELTA: float = 1e-3
 #: Hosmer-Lemeshow budgets per accounting: eps' = epsilon/(L + 9) = epsilon/12 on 8 grid points, so
 #: the audited loss of the statistics (4 eps' for ``paper``, 8 eps' for ``joint``) is 1.
-HL_EPSILONS: dict[str, float] = {"paper": 3.0, "joint": 1.5}
+HL_EPSILONS: dict[Accounting, float] = {"paper": 3.0, "joint": 1.5}
 #: epsilon of the tree cases: a node's loss is epsilon/(L + 1), so a larger budget keeps the
 #: audited loss (exactly L epsilon/(L + 1) on N = 2^L points) resolvable.
 TREE_EPSILON: float = 2.0
@@ -310,7 +311,7 @@ class HosmerLemeshowNeighbours:
         return np.stack(self.statistics(True)) - np.stack(self.statistics(False))
 
 
-def hosmer_lemeshow_neighbours(*, accounting: str, epsilon: float, parties: int = 3, threshold: int = 1,
+def hosmer_lemeshow_neighbours(*, accounting: Accounting, epsilon: float, parties: int = 3, threshold: int = 1,
                                rows: int = 30, seed: int = PUBLIC_SEED) -> HosmerLemeshowNeighbours:
     """Neighbours whose ``4 Q`` statistics move by the joint sensitivity 4 (Barczewski et al., App. A.2).
     Details: docs/audit.md.
@@ -322,7 +323,7 @@ def hosmer_lemeshow_neighbours(*, accounting: str, epsilon: float, parties: int 
     :raise ValueError: on invalid parameters.
     """
     check_parties(parties, threshold)
-    query = HosmerLemeshowQuery(epsilon, groups=3, grid_points=8, precision=3, accounting=accounting)
+    query = HosmerLemeshowQuery(epsilon=epsilon, groups=3, grid_points=8, precision=3, accounting=accounting)
     generator = public_generator(seed + 3)
     n = check_positive_int(rows, "rows")
     probabilities = generator.integers(0, query.scale + 1, size=n) / query.scale
@@ -413,7 +414,7 @@ def rank_auc_neighbours(*, epsilon: float = CASE_EPSILON, rows: int = 10, seed: 
 
     :param epsilon: budget of the release (half on each sum); ``rows``: ``n``; ``seed``: public seed.
     """
-    query = RankAucQuery(ColumnSpec("score", 0.0, 1.0, 3), epsilon)
+    query = RankAucQuery(score=ColumnSpec("score", 0.0, 1.0, 3), epsilon=epsilon)
     generator = public_generator(seed + 5)
     n = check_positive_int(rows, "rows")
     table = np.column_stack([generator.integers(0, 8, size=n) / 8.0, np.zeros(n)])

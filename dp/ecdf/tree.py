@@ -36,15 +36,8 @@ __all__ = ["TreeNoisePlan", "plan_tree_noise", "noisy_counts", "private_ecdf", "
 
 @dataclass(frozen=True)
 class TreeNoisePlan:
-    """Calibration of the integer node noise of the ECDF tree for ``m`` parties, threshold ``t``.
-
-    Every node gets, from every party, a difference of two ``Polya(1/(m-t), alpha)`` draws;
-    any ``m - t`` parties' draws sum to ``DLap(alpha)`` per node, independently over nodes.
-
-    - ``continual=False`` (Theorem 1, replace-one rows): node scale ``(L + 1) / epsilon``.
-    - ``continual=True`` (Theorem 3): node scale ``ceil((L + 1) / 2) / epsilon``, epsilon-DP when
-      one change alters a *suffix* of the released sums (streams; ECDF counts under add/remove-one
-      adjacency).  Under replace-one adjacency it is only ``epsilon (L+1)/ceil((L+1)/2)``-DP.
+    """Calibration of the integer node noise of the ECDF tree for ``m`` parties, threshold ``t`` (Theorem 1, or
+    Theorem 3 with ``continual``; docs/ecdf.md).
 
     Threat model: passive, static coalition of at most ``t < m/2`` parties; DP holds against it
     because the honest parties' draws alone are calibrated.
@@ -53,9 +46,8 @@ class TreeNoisePlan:
     :param points: number of grid points ``N >= 1``.
     :param parties: number of parties ``m >= 1``.
     :param threshold: coalition size ``t``, ``0 <= t``, ``2 t < m``.
-    :param continual: use Theorem 3's scale ``ceil((L + 1) / 2) / epsilon``.
-    :raise ValueError: on an invalid parameter (message names it, e.g.
-        ``epsilon must be positive, got 0``).
+    :param continual: use Theorem 3's scale ``ceil((L + 1) / 2) / epsilon`` (suffix adjacency only).
+    :raise ValueError: on an invalid parameter (``epsilon must be positive, got 0``).
     :raise TypeError: if a parameter has the wrong type.
     """
 
@@ -134,37 +126,24 @@ class TreeNoisePlan:
 
     @property
     def point_variance(self) -> float:
-        """Variance of the noise added to one released count: ``(L + 1) * node_variance``.
-
-        The exact discrete counterpart of Theorem 1's ``2 (L+1)^3/epsilon^2`` (which it approaches
-        from below as ``node_scale`` grows; see :func:`theorem1_squared_error`).  Divide by ``n^2``
-        for the mean squared error of ``F^`` itself.
-        """
+        """Variance of the noise added to one released count: ``(L + 1) * node_variance`` (Theorem 1; docs/ecdf.md)."""
         return self.levels * self.node_variance
 
     def draw_party(self, rng: np.random.Generator | None = None, runs: int | None = None) -> np.ndarray:
-        """Draw one party's noise for every node: ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)``.
-
-        In the secure path each party calls this once, secret-shares the vector and the shares are
-        summed with the counts inside MPC.
+        """One party's noise for every node, ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)`` (secret-shared in the
+        secure path).
 
         :param rng: a :class:`numpy.random.Generator` (tests), or ``None`` for fresh OS randomness.
-        :param runs: ``None`` for one draw, or a number of independent draws of this party's vector
-            (the auditor of :mod:`dp.audit.central_cases`, which sums the ``m - t`` honest parties' draws).
-        :return: int64 array of length :attr:`node_count`, in :func:`tree_nodes` order, or of shape
-            ``(runs, node_count)``.
+        :param runs: ``None`` for one draw, or a number of independent draws (the auditor, :mod:`dp.audit.central_cases`).
+        :return: int64 array of length :attr:`node_count` in :func:`tree_nodes` order, or ``(runs, node_count)``.
         """
         count = self.node_count if runs is None else check_positive_int(runs, "runs") * self.node_count
         draws = np.asarray(polya_difference(self.shape, size=count, rng=rng, log_alpha=self.log_alpha), dtype=np.int64)
         return draws if runs is None else draws.reshape(runs, self.node_count)
 
     def draw_total(self, rng: np.random.Generator | None = None) -> np.ndarray:
-        """Draw the total node noise of the simulated path: the sum of ``m`` party draws.
-
-        :param rng: a :class:`numpy.random.Generator` (tests), or ``None`` for fresh OS randomness
-            (then every party draw uses its own fresh generator).
-        :return: int64 array of length :attr:`node_count`.
-        """
+        """The total node noise of the simulated path, int64 of length :attr:`node_count`: the sum of ``m`` party draws
+        (``rng`` for tests; ``None``: fresh OS randomness for every party draw)."""
         total = np.zeros(self.node_count, dtype=np.int64)
         for _ in range(self.parties):
             total += self.draw_party(rng)
@@ -173,16 +152,7 @@ class TreeNoisePlan:
 
 def plan_tree_noise(*, epsilon: float, points: int, parties: int = 1, threshold: int = 0,
                     continual: bool = False) -> TreeNoisePlan:
-    """Return the validated :class:`TreeNoisePlan` for an ECDF on ``points`` grid points.
-
-    :param epsilon: privacy budget of the whole released curve, positive.
-    :param points: number of grid points ``N``, ``1 <= N <= 2**24``.
-    :param parties: number of parties ``m >= 1``.
-    :param threshold: coalition size ``t`` with ``0 <= t`` and ``2 t < m`` (MPyC's ``-T``).
-    :param continual: Theorem 3's scale ``ceil((L+1)/2)/epsilon`` (suffix adjacency only).
-    :raise ValueError: if a parameter is out of range, e.g. ``epsilon must be positive, got 0``.
-    :raise TypeError: if a parameter has the wrong type.
-    """
+    """The validated :class:`TreeNoisePlan` for an ECDF on ``points`` grid points (its parameters and errors)."""
     return TreeNoisePlan(epsilon=epsilon, points=points, parties=parties, threshold=threshold,
                          continual=continual)
 
@@ -202,10 +172,7 @@ def _integer_vector(values: npt.ArrayLike, name: str, length: int | None = None)
 
 
 def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray:
-    """Return the released counts ``counts + prefix_incidence(N) @ node_noise`` (eq. 2 times n).
-
-    The node noise is added through the tree: count ``i`` (1-based) gets
-    ``sum_l node_noise[(ceil(i / 2^l), l)]``.  Integer arithmetic throughout.
+    """The released counts ``counts + prefix_incidence(N) @ node_noise`` (eq. 2 times n), integer throughout.
 
     :param counts: int array of length ``N``: ``#{x <= tau_i}`` (summed over parties).
     :param node_noise: int array of length ``|I[L]|`` in :func:`tree_nodes` order (total noise), or
@@ -230,25 +197,14 @@ def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray
 def private_ecdf(values: npt.ArrayLike, grid: npt.ArrayLike, plan: TreeNoisePlan, *,
                  node_noise: npt.ArrayLike | None = None,
                  rng: np.random.Generator | None = None) -> np.ndarray:
-    """Return ``F^(tau_i) = (#{x <= tau_i} + sum_l eta_{ceil(i/2^l), l}) / n`` for every grid point.
+    """The simulated path of eq. (2): ``F^(tau_i) = (#{x <= tau_i} + sum_l eta_{ceil(i/2^l), l}) / n``, float64 of length ``N``.
 
-    The simulated path (one process, all rows at hand) of eq. (2): true counts, plus the total node
-    noise — the sum of ``plan.parties`` party draws (:meth:`TreeNoisePlan.draw_total`) unless
-    ``node_noise`` is given (then the result equals the secure path's with the same draws) —
-    divided by ``n = len(values)``, which is public under replace-one adjacency.  Rows outside the
-    grid need no clipping: a row below ``tau_1`` counts at every point, one above ``tau_N`` at
-    none, and replacing any row still changes the counts on one interval of grid indices.
+    epsilon-DP for replace-one rows (not ``continual``) against a passive coalition of ``plan.threshold``
+    parties; not monotone, may leave ``[0, 1]`` (smoothing is in :mod:`smoothing`).  Details: docs/ecdf.md.
 
-    epsilon-DP (``plan.epsilon``) for replace-one rows when ``plan.continual`` is false, against
-    any passive coalition of ``plan.threshold`` parties.  The result is not monotone and may leave
-    ``[0, 1]``; smoothing (eq. 3) is post-processing, done in :mod:`smoothing`.
-
-    :param values: all rows' values, one-dimensional, finite, at least one.
-    :param grid: strictly increasing grid of ``plan.points`` points.
-    :param plan: the noise plan.
-    :param node_noise: optional total node noise (int array of length ``plan.node_count``).
-    :param rng: generator for the noise (tests), or ``None`` for fresh OS randomness.
-    :return: float64 array of length ``N``.
+    :param values: all rows' values, one-dimensional, finite, at least one (no clipping needed).
+    :param node_noise: optional total node noise (int array of length ``plan.node_count``; then equal to the
+        secure path's with the same draws); else ``plan.parties`` party draws from ``rng`` (``None``: OS).
     :raise ValueError: if ``values`` is empty, or a length does not match ``plan.points``.
     :raise TypeError: if an argument has the wrong type.
     """
@@ -264,23 +220,9 @@ def private_ecdf(values: npt.ArrayLike, grid: npt.ArrayLike, plan: TreeNoisePlan
 
 
 def continual_gaussian_sigma(rho: float, points: int, *, replace_one: bool = False) -> float:
-    """Return the node standard deviation of Theorem 3's Gaussian tree for ``rho``-zCDP.
+    """The node standard deviation of Theorem 3's Gaussian tree for ``rho``-zCDP: ``sqrt(k / (2 rho))`` with
+    ``k = ceil((L+1)/2)``, or ``L + 1`` with ``replace_one`` (docs/ecdf.md).
 
-    Theorem 3: node noise ``N(0, ceil((L+1)/2) z^2)`` makes the running sums ``1/(2 z^2)``-zCDP when
-    one change alters a suffix (at most ``k = ceil((L+1)/2)`` nodes shift by ``+-1``, so the shift
-    has squared L2 norm ``<= k`` and the Gaussian mechanism gives ``k / (2 sigma^2)``).  Solving for
-    ``rho``: ``sigma = sqrt(k / (2 rho))``.  With ``replace_one=True`` the ECDF's interval
-    adjacency is used instead (up to ``L + 1`` nodes, :func:`interval_nodes`):
-    ``sigma = sqrt((L + 1) / (2 rho))``.
-
-    :func:`draw_gaussian_tree_noise` samples integer (discrete Gaussian) node noise at this scale for
-    one curator; sums of discrete Gaussians are not discrete Gaussian, so a distributed version
-    would need its own accounting and is not offered.
-
-    :param rho: target zCDP parameter, positive.
-    :param points: number of grid points ``N >= 1``.
-    :param replace_one: use the ``L + 1``-node interval adjacency of the ECDF.
-    :return: the standard deviation of each node's noise.
     :raise ValueError: if ``rho`` or ``points`` is out of range.
     """
     r = check_positive(rho, "rho")
@@ -291,17 +233,10 @@ def continual_gaussian_sigma(rho: float, points: int, *, replace_one: bool = Fal
 
 def draw_gaussian_tree_noise(*, rho: float, points: int, replace_one: bool = True,
                              rng: np.random.Generator | None = None) -> np.ndarray:
-    """Integer node noise of Theorem 3's Gaussian form: every node ``N_Z(0, sigma^2)``, rho-zCDP.
+    """Integer node noise of Theorem 3's Gaussian form, every node ``N_Z(0, sigma^2)`` (:func:`continual_gaussian_sigma`),
+    rho-zCDP; one curator only, OS randomness unless a test passes ``rng``; add it with :func:`noisy_counts`
+    (docs/ecdf.md).
 
-    ``sigma`` from :func:`continual_gaussian_sigma`: a change shifts at most ``k`` nodes by ``+-1``
-    (``k = L + 1`` for the ECDF's replace-one adjacency, ``ceil((L+1)/2)`` for a suffix change), so
-    the shift has squared L2 norm ``<= k`` and the discrete Gaussian gives ``k/(2 sigma^2) = rho``
-    zCDP, as the continuous one (Canonne, Kamath & Steinke 2020).  Add it with :func:`noisy_counts`.
-    One curator only (see :func:`continual_gaussian_sigma`); OS randomness unless a test passes ``rng``.
-
-    :param rho: target zCDP parameter, positive.
-    :param points: number of grid points ``N``.
-    :param replace_one: ECDF adjacency (default) or the stream/suffix adjacency of Theorem 3.
     :return: int64 array with one draw per tree node.
     """
     from secure.noise.party import sample_discrete_gaussian
