@@ -6,8 +6,10 @@ user) or label DP (one label against the other).  Cases, controls and sample siz
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -71,6 +73,20 @@ def _exact(values: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[E
     return exact, best[0], (best[1], best[2])
 
 
+def _case(found: tuple[Exact | None, float, tuple[float, float]], *, control: bool = False,
+          **fields: Any) -> LocalAuditCase:
+    """The case of ``found = (exact outputs, exact loss, best event)``: pure DP, its power-derived samples."""
+    exact, loss, event = found
+    samples = control_samples(*event, fields["epsilon"]) if control else mechanism_samples(*event, loss)
+    return LocalAuditCase(delta=0.0, control=control, samples=samples, true_epsilon=loss, best_event=event,
+                          exact_outputs=exact, **fields)
+
+
+def _each(draw: Callable[[Any], np.ndarray], values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """``(draw(values[0]), draw(values[1]))``: the outputs on ``D`` and on ``D'``, in that order."""
+    return draw(values[0]), draw(values[1])
+
+
 # --------------------------------------------------------------------------------------------------
 # Bell et al.: k-RR on quantized values (dp.bell.generic)
 
@@ -96,16 +112,15 @@ def krr_case(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
         raise ValueError(f"bins must be at least 2, got {bins}")
     quantizer = quantize.Quantizer.interval(lower=0.0, upper=1.0, bins=k, rounding="randomized")
     channel = ldp_generic.rr_channel(bins=k, epsilon=eps)
-    exact, loss, event = _exact(np.arange(k), channel[0], channel[k - 1])
-    return LocalAuditCase(
+    return _case(
+        _exact(np.arange(k), channel[0], channel[k - 1]),
         name="ldp-krr-quantized",
         mechanism=(f"Bell et al. Algorithm 1 user side: randomized rounding of [0, 1] to {k} bins, then k-RR "
                    f"with beta = k/(k + e^eps - 1) (dp.bell.quantize.Quantizer.quantize + randomize)"),
-        epsilon=eps, delta=0.0,
+        epsilon=eps,
         sample=partial(_sample_krr, quantizer=quantizer, values=(0.0, 1.0), epsilon=eps),
         statistic="the reported bin",
-        neighbours=f"one user's value 0 (bin 0) vs 1 (bin {k - 1})",
-        samples=mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        neighbours=f"one user's value 0 (bin 0) vs 1 (bin {k - 1})")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -117,9 +132,8 @@ def _encode_report(reports: hadamard.HadamardReports) -> np.ndarray:
 
 def _sample_hadamard(count: int, rng: np.random.Generator, *, bits: int, values: tuple[int, int],
                      epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    first, second = (_encode_report(hadamard.hadamard_randomize(np.full(count, v, dtype=np.int64), bits=bits,
-                                                                epsilon=epsilon, rng=rng)) for v in values)
-    return first, second
+    return _each(lambda v: _encode_report(hadamard.hadamard_randomize(np.full(count, v, dtype=np.int64), bits=bits,
+                                                                      epsilon=epsilon, rng=rng)), values)
 
 
 def hadamard_case(*, bits: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
@@ -135,16 +149,15 @@ def hadamard_case(*, bits: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
         raise ValueError(f"bits must lie in [1, 8], got {bits}")
     pair = (0, (1 << width) - 1)
     tables = [hadamard.hadamard_output_probabilities(v, bits=width, epsilon=eps).ravel() for v in pair]
-    exact, loss, event = _exact(np.arange(tables[0].size), tables[0], tables[1])
-    return LocalAuditCase(
+    return _case(
+        _exact(np.arange(tables[0].size), tables[0], tables[1]),
         name="ldp-hadamard",
         mechanism=(f"Bell et al. App. B Algorithm 2: Hadamard response on a domain of 2^{width} values, flip "
                    f"probability 1/(1 + e^eps) rounded up to 2^-53 (dp.bell.hadamard.hadamard_randomize)"),
-        epsilon=eps, delta=0.0,
+        epsilon=eps,
         sample=partial(_sample_hadamard, bits=width, values=pair, epsilon=eps),
         statistic="the report (row j, bit z) encoded as 2 j + [z = +1]",
-        neighbours=f"one user's value {pair[0]} vs {pair[1]}",
-        samples=mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        neighbours=f"one user's value {pair[0]} vs {pair[1]}")
 
 
 def _sample_hierarchy_users(count: int, rng: np.random.Generator, *, domain_size: int, values: tuple[int, int],
@@ -180,17 +193,16 @@ def hierarchy_users_case(*, domain_size: int = 8, epsilon: float = 1.0) -> Local
         pmfs.append(np.concatenate([hadamard.hadamard_output_probabilities(value >> (levels - level), bits=level,
                                                                           epsilon=eps0).ravel() / levels
                                     for level in range(1, levels + 1)]))
-    exact, loss, event = _exact(np.arange(pmfs[0].size), pmfs[0], pmfs[1])
-    return LocalAuditCase(
+    return _case(
+        _exact(np.arange(pmfs[0].size), pmfs[0], pmfs[1]),
         name="ldp-hierarchy-users",
         mechanism=(f"Bell et al. App. B.2.2 (i): hierarchical Hadamard histogram on d = {size}, users split "
                    f"across the {levels} levels, one report each at the full epsilon "
                    f"(dp.bell.hierarchical.randomize_hierarchy, split='users')"),
-        epsilon=eps, delta=0.0,
+        epsilon=eps,
         sample=partial(_sample_hierarchy_users, domain_size=size, values=pair, epsilon=eps),
         statistic="one user's whole report (level l, row j, bit z) encoded as 2^(l+1) - 4 + 2 j + [z = +1]",
-        neighbours=f"one user's score {pair[0]} vs {pair[1]} (different nodes at every level)",
-        samples=mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        neighbours=f"one user's score {pair[0]} vs {pair[1]} (different nodes at every level)")
 
 
 def _votes(hierarchy: hierarchical.HierarchyReports, values: tuple[int, int]) -> np.ndarray:
@@ -209,10 +221,9 @@ def _votes(hierarchy: hierarchical.HierarchyReports, values: tuple[int, int]) ->
 
 def _sample_hierarchy_budget(count: int, rng: np.random.Generator, *, domain_size: int, values: tuple[int, int],
                              epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    first, second = (_votes(hierarchical.randomize_hierarchy(np.full(count, v, dtype=np.int64), domain_size=domain_size,
-                                                        epsilon=epsilon, split="budget", rng=rng), values)
-                     for v in values)
-    return first, second
+    return _each(lambda v: _votes(hierarchical.randomize_hierarchy(
+        np.full(count, v, dtype=np.int64), domain_size=domain_size, epsilon=epsilon, split="budget", rng=rng), values),
+        values)
 
 
 def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> LocalAuditCase:
@@ -244,19 +255,19 @@ def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> Loca
                 np.add.at(vote, cast + 1, table[:, column])
             pmf = np.convolve(pmf, vote)
         pmfs.append(pmf)
-    exact, loss, event = _exact(np.arange(-levels, levels + 1), pmfs[0], pmfs[1])
+    found = _exact(np.arange(-levels, levels + 1), pmfs[0], pmfs[1])
     composed = hierarchical.composed_epsilon(eps0, levels=levels)
-    return LocalAuditCase(
+    return _case(
+        found,
         name="ldp-hierarchy-budget",
         mechanism=(f"Bell et al. App. B.2.2 (ii): hierarchical Hadamard histogram on d = {size}, every user "
                    f"reports at all {levels} levels with eps/{levels} each, basic composition to "
                    f"{composed:g} (dp.bell.hierarchical.randomize_hierarchy, split='budget', delta=0)"),
-        epsilon=eps, delta=0.0,
+        epsilon=eps,
         sample=partial(_sample_hierarchy_budget, domain_size=size, values=pair, epsilon=eps),
         statistic=("net vote over the levels for x against x' (rows that separate them: +1 if the bit agrees "
                    "with x, -1 otherwise): the privacy-loss statistic of the report vector, up to a factor"),
-        neighbours=f"one user's score {pair[0]} vs {pair[1]} (different nodes at every level)",
-        samples=mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        neighbours=f"one user's score {pair[0]} vs {pair[1]} (different nodes at every level)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -284,9 +295,8 @@ def _privacy_loss(reports: tuple[np.ndarray, np.ndarray], factorization: ghazi.F
 def _sample_ghazi(count: int, rng: np.random.Generator, *, factorization: ghazi.Factorization, pair: tuple[int, int],
                   epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     scales = ghazi.laplace_scales(factorization, epsilon=epsilon)
-    first, second = (_privacy_loss(ghazi.randomize(np.full(count, v, dtype=np.int64), factorization, epsilon=epsilon,
-                                                   rng=rng), factorization, scales, pair) for v in pair)
-    return first, second
+    return _each(lambda v: _privacy_loss(ghazi.randomize(np.full(count, v, dtype=np.int64), factorization,
+                                                         epsilon=epsilon, rng=rng), factorization, scales, pair), pair)
 
 
 def ghazi_case(*, bins: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
@@ -308,27 +318,25 @@ def ghazi_case(*, bins: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
     candidates = [(*_pair_loss(factorization, scales, x, y), (x, y)) for x in range(t) for y in range(x + 1, t)]
     loss, changed, pair = max(candidates, key=lambda c: (round(c[0], 12), -c[1]))
     p = 2.0 ** -changed
-    event = (p, p * math.exp(-loss))
-    return LocalAuditCase(
+    return _case(
+        (None, loss, (p, p * math.exp(-loss))),
         name="ldp-ghazi-laplace",
         mechanism=(f"Ghazi et al. (as simulated in dp.baselines.ghazi): Gini kernel on {t} bins, balanced SVD factorization "
                    f"(d = {factorization.d}), floating-point Laplace with eps/2 per vector (by design: a simulated "
                    f"baseline, never a release; floating-point leaks are outside this audit)"),
-        epsilon=eps, delta=0.0,
+        epsilon=eps,
         sample=partial(_sample_ghazi, factorization=factorization, pair=pair, epsilon=eps),
         statistic=(f"privacy loss of the report pair (o^L, o^R) for bins {pair}, "
                    f"sum_c (|o_c - mu'_c| - |o_c - mu_c|)/b, rounded to {LOSS_DECIMALS} decimals"),
-        neighbours=f"one party's bin {pair[0]} vs {pair[1]} (the pair with the largest loss)",
-        samples=mechanism_samples(*event, loss), true_epsilon=loss, best_event=event)
+        neighbours=f"one party's bin {pair[0]} vs {pair[1]} (the pair with the largest loss)")
 
 
 # --------------------------------------------------------------------------------------------------
 # FedAUC label DP (dp.fedauc.mechanisms)
 
 def _sample_label_rr(count: int, rng: np.random.Generator, *, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    first, second = (fedauc.randomized_response(np.full(count, label, dtype=np.int64), epsilon, rng=rng)
-                     for label in (0, 1))
-    return first, second
+    return _each(lambda label: fedauc.randomized_response(np.full(count, label, dtype=np.int64), epsilon, rng=rng),
+                 (0, 1))
 
 
 def _label_rr_exact(flip: float) -> tuple[Exact, float, tuple[float, float]]:
@@ -342,16 +350,15 @@ def label_rr_case(*, epsilon: float = 1.0) -> LocalAuditCase:
     :raise ValueError: if epsilon is not finite and positive.
     """
     eps = check_epsilon(epsilon)
-    exact, loss, event = _label_rr_exact(fedauc.flip_probability(eps))
-    return LocalAuditCase(
+    return _case(
+        _label_rr_exact(fedauc.flip_probability(eps)),
         name="label-rr",
         mechanism=("Sun et al. FedAUC_RR (Algorithm 1, eq. 2): label flipped with probability 1/(1 + e^eps) "
                    "rounded up to 2^-53 (dp.fedauc.mechanisms.randomized_response)"),
-        epsilon=eps, delta=0.0,
+        epsilon=eps,
         sample=partial(_sample_label_rr, epsilon=eps),
         statistic="the released (flipped) label",
-        neighbours="one sample's label 0 vs 1",
-        samples=mechanism_samples(*event, loss), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        neighbours="one sample's label 0 vs 1")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -367,9 +374,7 @@ def _binary_denominator_rr(values: np.ndarray, bins: int, epsilon: float, rng: n
 
 def _sample_binary_denominator(count: int, rng: np.random.Generator, *, bins: int,
                                epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    first, second = (_binary_denominator_rr(np.full(count, v, dtype=np.int64), bins, epsilon, rng)
-                     for v in (0, bins - 1))
-    return first, second
+    return _each(lambda v: _binary_denominator_rr(np.full(count, v, dtype=np.int64), bins, epsilon, rng), (0, bins - 1))
 
 
 def control_krr_binary_denominator(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
@@ -385,18 +390,18 @@ def control_krr_binary_denominator(*, bins: int = 4, epsilon: float = 1.0) -> Lo
         raise ValueError(f"bins must be at least 3 (the binary formula is right for 2), got {bins}")
     keep = 1.0 / (1.0 + math.exp(-eps))
     rows = [np.where(np.arange(k) == v, keep, (1.0 - keep) / (k - 1)) for v in (0, k - 1)]
-    exact, loss, event = _exact(np.arange(k), rows[0], rows[1])
+    found = _exact(np.arange(k), rows[0], rows[1])
     # loss = ln(keep / ((1 - keep)/(k - 1))) = eps + ln(k - 1) exactly (k-RR at eps + ln(k - 1))
-    return LocalAuditCase(
+    return _case(
+        found,
         name="control-krr-binary-denominator",
         mechanism=(f"BROKEN k-RR ({k} values): keeps the true value with e^eps/(e^eps + 1), the binary formula, "
                    f"instead of e^eps/(e^eps + k - 1); true epsilon eps + ln(k - 1) = {eps + math.log(k - 1):.4f}"),
-        epsilon=eps, delta=0.0,
+        epsilon=eps,
         sample=partial(_sample_binary_denominator, bins=k, epsilon=eps),
         statistic="the reported value",
         neighbours=f"one user's value 0 vs {k - 1}",
-        control=True,
-        samples=control_samples(*event, eps), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        control=True)
 
 
 def control_label_rr_double_epsilon(*, epsilon: float = 0.5) -> LocalAuditCase:
@@ -407,17 +412,17 @@ def control_label_rr_double_epsilon(*, epsilon: float = 0.5) -> LocalAuditCase:
     """
     eps = check_epsilon(epsilon)
     doubled = check_positive(2.0 * eps, "2 epsilon")
-    exact, loss, event = _label_rr_exact(fedauc.flip_probability(doubled))
-    return LocalAuditCase(
+    found = _label_rr_exact(fedauc.flip_probability(doubled))
+    return _case(
+        found,
         name="control-label-rr-2eps",
         mechanism=(f"BROKEN FedAUC_RR: flip probability computed for 2 eps = {doubled:g} "
-                   f"(dp.fedauc.mechanisms.randomized_response(labels, 2 eps)); true epsilon {loss:.6f}"),
-        epsilon=eps, delta=0.0,
+                   f"(dp.fedauc.mechanisms.randomized_response(labels, 2 eps)); true epsilon {found[1]:.6f}"),
+        epsilon=eps,
         sample=partial(_sample_label_rr, epsilon=doubled),
         statistic="the released (flipped) label",
         neighbours="one sample's label 0 vs 1",
-        control=True,
-        samples=control_samples(*event, eps), true_epsilon=loss, best_event=event, exact_outputs=exact)
+        control=True)
 
 
 # --------------------------------------------------------------------------------------------------
