@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from dp.audit.engine import AuditCase
-from dp.audit.neighbours import CASE_DELTA, CASE_EPSILON, PUBLIC_SEED
+from dp.audit.neighbours import CASE_DELTA, CASE_EPSILON, PUBLIC_SEED, SimulatedNeighbours
 from dp.audit.statistics import privacy_loss_statistic
 from dp.noise_plans import NoisePlan
 from dp.umpc.complete import complete_max_degree, complete_plans, simulate_complete
@@ -49,36 +49,9 @@ def largest_vus_change(rows: int) -> int:
 
 
 @dataclass(frozen=True)
-class CompleteNeighbours:
-    """Two neighbouring tables for a complete release and their noiseless simulated releases.
-
-    :ivar query: the agreed query (``tuples=None``: all tuples).
-    :ivar first_rows: each party's rows of ``D``; ``second_rows``: of ``D'`` (row 0 of party 0 differs).
-    :ivar first: :func:`dp.umpc.complete.simulate_complete` on ``D`` with zero noise; ``second``: on ``D'``.
-    :ivar threshold: ``t``.
-    """
-
-    query: UStatQuery
-    first_rows: tuple[np.ndarray, ...]
-    second_rows: tuple[np.ndarray, ...]
-    first: Simulation
-    second: Simulation
-    threshold: int
-
-    @property
-    def parties(self) -> int:
-        """``m``."""
-        return len(self.first_rows)
-
-    @property
-    def rows(self) -> int:
-        """``n``."""
-        return sum(len(part) for part in self.first_rows)
-
-    @property
-    def plans(self) -> list[NoisePlan]:
-        """The plans the unmutated release used (public: they depend on ``n``, ``m``, ``t`` only)."""
-        return self.first.plans
+class CompleteNeighbours(SimulatedNeighbours):
+    """Neighbours for a complete release (``query.tuples=None``: all tuples; row 0 of party 0 differs;
+    ``first``: :func:`dp.umpc.complete.simulate_complete` with zero noise)."""
 
     @property
     def first_sums(self) -> np.ndarray:
@@ -89,11 +62,6 @@ class CompleteNeighbours:
     def second_sums(self) -> np.ndarray:
         """Exact complete sums on ``D'`` (int64)."""
         return np.asarray(self.second.sums, dtype=np.int64)
-
-    @property
-    def change(self) -> list[int]:
-        """Change of each released sum from ``D`` to ``D'``."""
-        return [int(b) - int(a) for a, b in zip(self.first_sums, self.second_sums)]
 
     def calibrate(self) -> list[NoisePlan]:
         """The plans, recomputed now by the shipped calibration (:func:`dp.umpc.complete.complete_plans`)."""

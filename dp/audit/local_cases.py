@@ -59,8 +59,7 @@ class LocalAuditCase(AuditCase):
 
 def _exact(values: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[Exact, float, tuple[float, float]]:
     """Exact pmfs of a discrete output: the loss ``max |ln(P/P')|`` and the best singleton's ``(p, q)``.
-    Details: docs/audit.md.
-    """
+    Details: docs/audit.md."""
     best: tuple[float, float, float] = (-math.inf, 0.0, 1.0)
     for top, bottom in ((first, second), (second, first)):
         for p, q in zip(top, bottom):

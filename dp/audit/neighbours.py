@@ -36,6 +36,7 @@ __all__ = [
     "TREE_EPSILON",
     "TREE_VECTOR_EPSILON",
     "HL_EPSILONS",
+    "SimulatedNeighbours",
     "UStatNeighbours",
     "ustat_neighbours",
     "TreeNeighbours",
@@ -84,21 +85,18 @@ TREE_VECTOR_EPSILON: float = 6.0
 
 
 @dataclass(frozen=True)
-class UStatNeighbours:
-    """Two neighbouring tables for Pi_U-MPC and their noiseless simulated releases.
+class SimulatedNeighbours:
+    """Two neighbouring tables and their noiseless simulated releases (Pi_U-MPC or the complete release).
 
     :ivar query: the agreed query.
     :ivar first_rows: each party's rows of ``D``; ``second_rows`` those of ``D'``.
-    :ivar changed_row: index (over all parties, stacked) of the row that differs.
-    :ivar first: :func:`dp.umpc.protocol.simulate` on ``D`` with zero noise (integer sums, tuples, plans).
-    :ivar second: the same on ``D'``.
+    :ivar first: the simulation on ``D`` with zero noise (integer sums, tuples, plans); ``second``: on ``D'``.
     :ivar threshold: ``t``.
     """
 
     query: UStatQuery
     first_rows: tuple[np.ndarray, ...]
     second_rows: tuple[np.ndarray, ...]
-    changed_row: int
     first: Simulation
     second: Simulation
     threshold: int
@@ -109,8 +107,13 @@ class UStatNeighbours:
         return len(self.first_rows)
 
     @property
+    def rows(self) -> int:
+        """``n``."""
+        return sum(len(part) for part in self.first_rows)
+
+    @property
     def plans(self) -> list[NoisePlan]:
-        """Noise plans of the released sums (public: they depend only on the tuples)."""
+        """Noise plans of the released sums (public: they depend on the tuples, ``n``, ``m``, ``t`` only)."""
         return self.first.plans
 
     @property
@@ -118,11 +121,18 @@ class UStatNeighbours:
         """Change of each released integer sum from ``D`` to ``D'``."""
         return [int(b) - int(a) for a, b in zip(self.first.sums, self.second.sums)]
 
+
+@dataclass(frozen=True)
+class UStatNeighbours(SimulatedNeighbours):
+    """Neighbours for Pi_U-MPC (``first``: :func:`dp.umpc.protocol.simulate`); ``changed_row``: index (over
+    all parties, stacked) of the row that differs."""
+
+    changed_row: int = 0
+
     def calibrate(self) -> list[NoisePlan]:
         """The plans, recomputed now by the shipped calibration (:func:`dp.umpc.protocol.plans_for`). Details: docs/audit.md.
         """
-        rows = sum(len(part) for part in self.first_rows)
-        return plans_for(self.query, self.first.tuples, rows, self.parties, self.threshold)
+        return plans_for(self.query, self.first.tuples, self.rows, self.parties, self.threshold)
 
 
 def _split_rows(rows: np.ndarray, parties: int) -> tuple[np.ndarray, ...]:
@@ -173,9 +183,8 @@ def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float
         first[partners], second[partners] = 0.0, 0.0
         first[changed], second[changed] = 0.0, 2.0
     first_rows, second_rows = _split_rows(first, parties), _split_rows(second, parties)
-    return UStatNeighbours(query, first_rows, second_rows, changed,
-                           _zero_noise_simulation(query, first_rows, threshold, seed),
-                           _zero_noise_simulation(query, second_rows, threshold, seed), threshold)
+    return UStatNeighbours(query, first_rows, second_rows, _zero_noise_simulation(query, first_rows, threshold, seed),
+                           _zero_noise_simulation(query, second_rows, threshold, seed), threshold, changed_row=changed)
 
 
 # --------------------------------------------------------------------------------------------------

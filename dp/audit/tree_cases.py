@@ -39,8 +39,7 @@ def _tree_sampler(pair: TreeNeighbours, node_noise: Callable[[int, int, np.rando
 
 def _tree_party_noise(make_plan: Callable[[], TreeNoisePlan]) -> Callable[[int, int, np.random.Generator], np.ndarray]:
     """The honest parties' node draws: ``m - t`` calls of the shipped :meth:`TreeNoisePlan.draw_party`.
-    Details: docs/audit.md.
-    """
+    Details: docs/audit.md."""
 
     def noise(count: int, nodes: int, rng: np.random.Generator) -> np.ndarray:
         plan = make_plan()

@@ -19,7 +19,7 @@ from dp.bell.quantize import KernelFunction, Quantizer, kernel_matrix
 from dp.validation import check_epsilon, check_positive, check_positive_int
 from secure.noise.party import noise_generator
 
-__all__ = ["Factorization", "factorize", "log_dimension", "jl_dimension", "laplace_scales", "randomize",
+__all__ = ["FactorShape", "Factorization", "factorize", "log_dimension", "jl_dimension", "laplace_scales", "randomize",
            "estimate", "naive_estimate", "variance", "sample_ustatistic", "mse", "table1_mse", "simulate",
            "communication_bits", "total_communication_bits"]
 
@@ -49,8 +49,24 @@ def _check_quantizer(quantizer: Quantizer) -> Quantizer:
 # --------------------------------------------------------------------------------------------------
 # factorization
 
+class FactorShape:
+    """``d`` and ``t`` of a pair of factors ``L``, ``R`` of shape ``(d, t)`` (real or fixed point)."""
+
+    left: np.ndarray
+
+    @property
+    def d(self) -> int:
+        """Number of rows ``d`` of ``L`` and ``R`` (the dimension of each report)."""
+        return int(self.left.shape[0])
+
+    @property
+    def bins(self) -> int:
+        """Number of bins ``t``."""
+        return int(self.left.shape[1])
+
+
 @dataclass(frozen=True)
-class Factorization:
+class Factorization(FactorShape):
     """A balanced rank-``d`` factorization ``A ~ L^T R`` (docs/ldp.md).
 
     :ivar left: ``L``, shape ``(d, t)``.
@@ -63,16 +79,6 @@ class Factorization:
     right: np.ndarray
     singular_values: np.ndarray
     rank: int
-
-    @property
-    def d(self) -> int:
-        """Number of rows ``d`` of ``L`` and ``R`` (the dimension of each report)."""
-        return int(self.left.shape[0])
-
-    @property
-    def bins(self) -> int:
-        """Number of bins ``t``."""
-        return int(self.left.shape[1])
 
     @property
     def matrix(self) -> np.ndarray:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dp.baselines.ghazi import Factorization, factorize
+from dp.baselines.ghazi import FactorShape, Factorization, factorize
 from dp.bell.quantize import KernelFunction, Quantizer, kernel_matrix
 from dp.validation import check_epsilon, check_int_at_least, check_positive_int
 from secure.noise.party import noise_generator, polya_difference
@@ -31,7 +31,7 @@ _DIAGONAL_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
-class ShuffledFactorization:
+class ShuffledFactorization(FactorShape):
     """The public parameters of GhaziSM: integer factors, their sensitivities, the diagonal constant.
 
     :ivar factorization: the real factorization ``A ~ L^T R`` (:func:`dp.baselines.ghazi.factorize`).
@@ -46,16 +46,6 @@ class ShuffledFactorization:
     right: np.ndarray
     precision: int
     diagonal: float
-
-    @property
-    def d(self) -> int:
-        """Dimension of each vector."""
-        return int(self.left.shape[0])
-
-    @property
-    def bins(self) -> int:
-        """Number of bins ``t``."""
-        return int(self.left.shape[1])
 
     @property
     def scale(self) -> float:

@@ -34,6 +34,20 @@ def _as_float(value: object, name: str) -> float:
     return float(value)
 
 
+def _finite(value: object, name: str, *, positive: bool = False) -> float:
+    number = _as_float(value, name)
+    if not (math.isfinite(number) and (number > 0 if positive else number >= 0)):
+        raise ValueError(f"{name} must be {'positive' if positive else 'non-negative'} and finite, got {_text(number)}")
+    return number
+
+
+def _delta(value: object, name: str) -> float:
+    number = _as_float(value, name)
+    if not 0.0 <= number < 1.0:
+        raise ValueError(f"{name} must lie in [0, 1), got {_text(number)}")
+    return number
+
+
 def check_accountant(accountant: object) -> Accountant:
     """Return ``accountant`` if it is one of :data:`ACCOUNTANTS`.
 
@@ -67,19 +81,10 @@ class Spend:
     what: str = ""
 
     def __post_init__(self) -> None:
-        epsilon = _as_float(self.epsilon, "spend epsilon")
-        if not (math.isfinite(epsilon) and epsilon >= 0):
-            raise ValueError(f"spend epsilon must be non-negative and finite, got {_text(epsilon)}")
-        delta = _as_float(self.delta, "spend delta")
-        if not 0.0 <= delta < 1.0:
-            raise ValueError(f"spend delta must lie in [0, 1), got {_text(delta)}")
-        object.__setattr__(self, "epsilon", epsilon)
-        object.__setattr__(self, "delta", delta)
+        object.__setattr__(self, "epsilon", _finite(self.epsilon, "spend epsilon"))
+        object.__setattr__(self, "delta", _delta(self.delta, "spend delta"))
         if self.rho is not None:
-            rho = _as_float(self.rho, "spend rho")
-            if not (math.isfinite(rho) and rho >= 0):
-                raise ValueError(f"spend rho must be non-negative and finite, got {_text(rho)}")
-            object.__setattr__(self, "rho", rho)
+            object.__setattr__(self, "rho", _finite(self.rho, "spend rho"))
         for name in ("mechanism", "what"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"spend {name} must be text, got {getattr(self, name)!r}")
@@ -98,14 +103,8 @@ class Budget:
     delta: float = 0.0
 
     def __post_init__(self) -> None:
-        epsilon = _as_float(self.epsilon, "budget epsilon")
-        if not (math.isfinite(epsilon) and epsilon > 0):
-            raise ValueError(f"budget epsilon must be positive and finite, got {_text(epsilon)}")
-        delta = _as_float(self.delta, "budget delta")
-        if not 0.0 <= delta < 1.0:
-            raise ValueError(f"budget delta must lie in [0, 1), got {_text(delta)}")
-        object.__setattr__(self, "epsilon", epsilon)
-        object.__setattr__(self, "delta", delta)
+        object.__setattr__(self, "epsilon", _finite(self.epsilon, "budget epsilon", positive=True))
+        object.__setattr__(self, "delta", _delta(self.delta, "budget delta"))
 
     def __str__(self) -> str:
         return f"epsilon {_text(self.epsilon)}, delta {_text(self.delta)}"
@@ -141,8 +140,7 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
 
 def spend_rho(spend: Spend) -> float | None:
     """The zCDP cost of ``spend``, or ``None`` if it has none (approximate DP that is not Gaussian-type).
-    Details: docs/budget.md.
-    """
+    Details: docs/budget.md."""
     pure = spend.epsilon ** 2 / 2.0 if spend.delta == 0 else None
     if spend.rho is None:
         return pure
@@ -153,8 +151,7 @@ def spend_rho(spend: Spend) -> float | None:
 class Totals:
     """The running sums a ledger keeps of its counted spends, exact (rationals: a spend added and later
     cancelled leaves no rounding behind), so one more spend is checked in constant time, whatever the
-    number of spends before it. Details: docs/budget.md.
-    """
+    number of spends before it. Details: docs/budget.md."""
 
     count: int = 0
     epsilon: Fraction = Fraction(0)
@@ -231,8 +228,7 @@ def _over(total: float, limit: float) -> bool:
 
 def would_exceed(accountant: Accountant, budget: Budget, spends: Sequence[Spend], new: Spend) -> str | None:
     """``None`` if ``spends`` plus ``new`` fit ``budget`` under ``accountant``, else the one-line reason.
-    Details: docs/budget.md.
-    """
+    Details: docs/budget.md."""
     return would_exceed_totals(accountant, budget, Totals.of(spends), new)
 
 
