@@ -81,8 +81,7 @@ def _laplace_plan(plan: NoisePlan) -> NoisePlan:
 
 
 def _honest_shares(plan: NoisePlan, count: int, rng: np.random.Generator) -> np.ndarray:
-    """The honest parties' (or delegates') shares of ``plan``, summed, ``count`` releases at a time. Details: docs/audit.md.
-    """
+    """The honest parties' (or delegates') shares of ``plan``, summed, ``count`` releases at a time (docs/audit.md)."""
     total = np.zeros(count, dtype=np.int64)
     for _ in range(plan.honest):
         total += np.asarray(plan.draw(rng, size=count), dtype=np.int64)
@@ -98,6 +97,11 @@ def _naive_polya_draw(shape: float, alpha: float) -> NoiseDraw:
 # Pi_U-MPC (dp.umpc.protocol)
 
 
+def _moved(pair: UStatNeighbours, plan: NoisePlan) -> str:
+    return (f"replace row {pair.changed_row} (a row of largest degree {plan.sensitivity // pair.query.outputs[0].sensitivity}"
+            f" in E); the sum moves by {pair.change[0]} = the sensitivity {plan.sensitivity}")
+
+
 def _ustat_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCase:
     plan = pair.plans[0]
     honest = pair.parties - pair.threshold
@@ -107,9 +111,7 @@ def _ustat_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCase:
         sample=_scalar_sampler(first, second, lambda count, rng: _honest_shares(pair.calibrate()[0], count, rng)),
         statistic=(f"the released integer sum minus the coalition's own {pair.threshold} shares: sum + "
                    f"{honest} honest shares"),
-        neighbours=(f"replace row {pair.changed_row} (a row of largest degree "
-                    f"{plan.sensitivity // pair.query.outputs[0].sensitivity} in E); the sum moves by "
-                    f"{pair.change[0]} = the sensitivity {plan.sensitivity}"))
+        neighbours=_moved(pair, plan))
 
 
 def _mpc_noise_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCase:
@@ -131,9 +133,7 @@ def _mpc_noise_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCa
         sample=_scalar_sampler(first, second, noise),
         statistic=("the released integer sum: sum + noise sampled inside MPC (no party, hence no coalition of "
                    f"{pair.threshold}, knows any part of it); J = {sampler.digits} digits, b = {sampler.bits} bits"),
-        neighbours=(f"replace row {pair.changed_row} (a row of largest degree "
-                    f"{plan.sensitivity // pair.query.outputs[0].sensitivity} in E); the sum moves by "
-                    f"{pair.change[0]} = the sensitivity {plan.sensitivity}"))
+        neighbours=_moved(pair, plan))
 
 
 def _umpc_cases() -> list[AuditCase]:
@@ -355,11 +355,8 @@ def _all_cases() -> tuple[AuditCase, ...]:
 
 
 def central_cases(*, controls: bool = True) -> list[AuditCase]:
-    """Every central / distributed mechanism's audit case, then the negative controls.
-
-    :param controls: include the negative controls (``control=True``; each must fail its audit).
-    :return: a new list of :class:`dp.audit.engine.AuditCase` (built once, then cached).
-    """
+    """Every central / distributed mechanism's audit case, then (``controls``) the negative controls, each of which
+    must fail its audit: a new list of :class:`dp.audit.engine.AuditCase` (built once, then cached)."""
     return [case for case in _all_cases() if controls or not case.control]
 
 
@@ -370,7 +367,6 @@ def case_names(*, controls: bool = True) -> list[str]:
 
 def get_case(name: str) -> AuditCase:
     """The case called ``name``.
-
     :raise ValueError: if there is no such case (the message lists the names).
     """
     for case in _all_cases():

@@ -130,16 +130,10 @@ def _zero_noise(query: UStatQuery, rows_by_party: Sequence[np.ndarray], threshol
 def complete_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float = 0.0, parties: int = 3,
                         threshold: int = 1, rows: int | None = None, noise: str = "parties",
                         seed: int = PUBLIC_SEED) -> CompleteNeighbours:
-    """Neighbouring tables on which the complete sums move as far as replacing one row can move them. Details: docs/audit.md.
-
-    :param kernel: one of :data:`COMPLETE_KERNELS`.
-    :param epsilon: budget of the release; ``delta``: 0 (discrete Laplace) or binomial party noise.
-    :param parties: ``m``; ``threshold``: ``t`` with ``2 t < m``.
-    :param rows: ``n`` (default 6, VUS 5).
-    :param noise: ``parties`` or ``mpc`` (as ``UStatQuery.noise``).
-    :param seed: public seed of the synthetic rows.
-    :raise ValueError: on an unknown kernel or invalid parameters.
-    """
+    """Neighbouring tables on which the complete sums move as far as replacing one row can move them (docs/audit.md):
+    ``kernel`` one of :data:`COMPLETE_KERNELS`; ``delta`` 0 (discrete Laplace) or binomial party noise; ``2 threshold <
+    parties``; ``rows`` ``n`` (default 6, VUS 5); ``noise`` ``parties`` or ``mpc``; ``seed`` public (synthetic rows).
+    :raise ValueError: on an unknown kernel or invalid parameters."""
     check_parties(parties, threshold)
     query = _query(kernel, epsilon=epsilon, delta=delta, noise=noise)
     n = _ROWS[kernel] if rows is None else rows
@@ -251,7 +245,6 @@ def complete_case_names() -> list[str]:
 
 def complete_case_neighbours(name: str) -> CompleteNeighbours:
     """The neighbouring tables of the complete case ``name`` (cached).
-
     :raise ValueError: if there is no such complete case.
     """
     if name not in _CASES:

@@ -44,19 +44,12 @@ _SELECTION_LEVEL = 0.9999
 
 @dataclass(frozen=True)
 class AuditCase:
-    """One audit: a mechanism on a worst-case pair of neighbouring datasets.
-
-    :param name: short identifier (``ustat-dlap``, ``control-float-laplace-half-scale``, ...).
-    :param mechanism: what is run, in words, with the paper reference.
-    :param epsilon: the claimed ``epsilon``.
-    :param delta: the claimed ``delta`` (0 for pure DP).
-    :param sample: ``sample(count, rng) -> (outputs on D, outputs on D')``.
-    :param statistic: the scalar audited (for vector outputs, how it is derived).
-    :param neighbours: how ``D`` and ``D'`` differ.
-    :param control: ``True`` for a negative control (a deliberately broken mechanism that must fail).
-    :param samples: recommended samples per dataset (from the case's power argument), used by
-        ``python -m scenarios.drills.audit`` unless overridden.
-    """
+    """One audit: a ``mechanism`` (in words, with the paper reference) claiming ``(epsilon, delta)`` (``delta`` 0 for pure
+    DP) on a worst-case pair of neighbouring datasets (``neighbours``: how ``D`` and ``D'`` differ).  ``name`` is a short
+    identifier (``ustat-dlap``, ``control-float-laplace-half-scale``, ...); ``sample(count, rng) -> (outputs on D, outputs
+    on D')``; ``statistic`` the scalar audited (for vector outputs, how it is derived); ``control`` marks a negative
+    control (a deliberately broken mechanism that must fail); ``samples`` the recommended samples per dataset (from the
+    case's power argument), used by ``python -m scenarios.drills.audit`` unless overridden."""
 
     name: str
     mechanism: str
@@ -71,15 +64,9 @@ class AuditCase:
 
 @dataclass(frozen=True)
 class AuditResult:
-    """The outcome of :func:`audit`.
-
-    :param epsilon_lower: the lower bound on the privacy loss (0 if no event beats ``delta``).
-    :param event: the event chosen on the first half, in words.
-    :param p_lower: Clopper-Pearson lower bound on the event's probability under the first dataset.
-    :param q_upper: Clopper-Pearson upper bound under the second dataset.
-    :param samples: samples per dataset (both halves).
-    :param confidence: ``1 - beta``.
-    """
+    """The outcome of :func:`audit`: ``epsilon_lower`` (0 if no event beats ``delta``), the ``event`` chosen on the
+    first half in words, the Clopper-Pearson bounds ``p_lower`` (first dataset) and ``q_upper`` (second), ``samples``
+    per dataset (both halves), ``confidence`` ``1 - beta``."""
 
     case: AuditCase
     epsilon_lower: float
@@ -180,14 +167,9 @@ def _choose_event(first: np.ndarray, second: np.ndarray, level: float, delta: fl
 
 
 def audit(case: AuditCase, *, samples: int, rng: np.random.Generator, confidence: float = 0.95) -> AuditResult:
-    """Audit ``case`` with ``samples`` outputs per dataset; return the privacy-loss lower bound. Details: docs/audit.md.
-
-    :param case: the mechanism, its claim and its neighbouring datasets.
-    :param samples: outputs drawn per dataset, at least 2.
-    :param rng: the generator passed to the case's sampler (fixed seed in tests).
-    :param confidence: ``1 - beta`` in ``(0, 1)``.
-    :raise ValueError: on a bad ``samples`` or ``confidence``, or a sampler returning bad outputs.
-    """
+    """Audit ``case`` with ``samples >= 2`` outputs per dataset (``rng``: the sampler's generator, a fixed seed in
+    tests; ``confidence`` ``1 - beta`` in ``(0, 1)``); return the privacy-loss lower bound (docs/audit.md).
+    :raise ValueError: on a bad ``samples`` or ``confidence``, or a sampler returning bad outputs."""
     check_positive_int(samples, "samples")
     if samples < 2:
         raise ValueError(f"samples must be at least 2, got {samples}")
@@ -216,7 +198,6 @@ def audit(case: AuditCase, *, samples: int, rng: np.random.Generator, confidence
 def honest_noise_pmf(honest_parties: int, shape: float, alpha: float, *,
                      tail: float = 1e-15) -> tuple[np.ndarray, int]:
     """The pmf of the sum of ``honest_parties`` independent ``Polya(shape, alpha)`` differences. Details: docs/audit.md.
-
     :return: ``(pmf, W)``; ``pmf[W + z]`` is ``P(A - B = z)``.
     :raise ValueError: on a non-positive count or shape, or ``alpha`` outside ``(0, 1)``.
     """
@@ -236,12 +217,8 @@ def honest_noise_pmf(honest_parties: int, shape: float, alpha: float, *,
 
 
 def exact_epsilon(pmf: npt.ArrayLike, shift: int, *, floor: float = 1e-12) -> float:
-    """``max_z |log p(z) - log p(z + s)|`` over ``|s| <= shift``: the exact ``epsilon`` of additive noise.
-    Details: docs/audit.md.
-
-    :param pmf: probabilities on consecutive integers.
-    :param shift: the sensitivity, a positive integer smaller than the support.
-    """
+    """``max_z |log p(z) - log p(z + s)|`` over ``|s| <= shift``: the exact ``epsilon`` of additive noise whose ``pmf``
+    is on consecutive integers, ``shift`` the sensitivity (a positive integer below the support); docs/audit.md."""
     p = np.asarray(pmf, dtype=float)
     check_positive_int(shift, "shift")
     if shift >= p.size:
@@ -258,7 +235,6 @@ def exact_epsilon(pmf: npt.ArrayLike, shift: int, *, floor: float = 1e-12) -> fl
 def coalition_epsilon(*, epsilon: float, sensitivity: int, parties: int, threshold: int,
                       calibration_parties: int) -> float:
     """The exact ``epsilon`` left against a coalition of ``threshold`` parties. Details: docs/audit.md.
-
     :raise ValueError: on invalid parameters.
     """
     check_epsilon(epsilon)

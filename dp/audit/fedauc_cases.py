@@ -42,17 +42,12 @@ def _fedauc_parameters(components: dict[str, ClientRelease], method: str, epsilo
 def fedauc_release(scores: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.ArrayLike, *, method: str,
                    epsilon: float, delta: float = 0.0, sum_fraction: float = 0.5, runs: int,
                    rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Every client's noisy integer reports of FedAUC_Lap / Gaussian, ``runs`` times. Details: docs/audit.md.
-
-    :param scores: public scores; ``labels``: 0/1; ``client_of``: public client of each sample.
-    :param method: one of ``global_laplace``, ``local_laplace``, ``adaptive_laplace``,
-        ``global_gaussian``, ``local_gaussian``, ``adaptive_gaussian``.
-    :param epsilon: budget per label; ``delta``: in ``(0, 1)`` for Gaussian, 0 for Laplace.
-    :param sum_fraction: the paper's alpha (global/local only), in ``(0, 1)``.
-    :param runs: number of independent releases; ``rng``: the noise generator.
-    :return: ``{report name: int64 array (runs, K)}``.
-    :raise ValueError: on an invalid parameter.
-    """
+    """Every client's noisy integer reports of FedAUC_Lap / Gaussian, ``runs`` times with ``rng``
+    (docs/audit.md): ``{report name: int64 array (runs, K)}``.  Public ``scores`` and client of each sample, 0/1
+    ``labels``; ``method`` one of ``global_laplace``, ``local_laplace``, ``adaptive_laplace``, ``global_gaussian``,
+    ``local_gaussian``, ``adaptive_gaussian``; ``epsilon`` per label, ``delta`` in ``(0, 1)`` for Gaussian, 0 for
+    Laplace; ``sum_fraction`` the paper's alpha (global/local only), in ``(0, 1)``.
+    :raise ValueError: on an invalid parameter."""
     if method not in _FEDAUC_LAPLACE + _FEDAUC_GAUSSIAN:
         raise ValueError(f"method must be one of {', '.join(_FEDAUC_LAPLACE + _FEDAUC_GAUSSIAN)}, got {method!r}")
     eps = check_epsilon(epsilon)
@@ -72,14 +67,9 @@ def fedauc_release(scores: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.
 
 
 def fedauc_estimates(scores: npt.ArrayLike, client_of: npt.ArrayLike, released: dict[str, np.ndarray]) -> np.ndarray:
-    """The server's AUC (eq. 1, :func:`dp.fedauc.mechanisms.server_auc`) from :func:`fedauc_release` reports.
-
-    Adaptive reports are turned back into ``localSum'_k = (T_k localP'_k + D'_k) / (2 n_k)`` (§5.3).
-
-    :param scores: the public scores; ``client_of``: each sample's client.
-    :param released: the reports of :func:`fedauc_release`.
-    :return: one AUC estimate per run (NaN where the noisy counts leave no pair).
-    """
+    """The server's AUC (eq. 1, :func:`dp.fedauc.mechanisms.server_auc`) from the :func:`fedauc_release` reports, one
+    per run (NaN where the noisy counts leave no pair); adaptive reports are turned back into
+    ``localSum'_k = (T_k localP'_k + D'_k) / (2 n_k)`` (§5.3)."""
     values = np.asarray(scores, dtype=np.float64)
     owner = np.asarray(client_of, dtype=np.int64)
     if "orthogonal" in released:

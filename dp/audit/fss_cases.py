@@ -63,7 +63,6 @@ def fss_counts(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
 def fss_neighbours(owners: int, threshold: int, *, epsilon: float = FSS_EPSILON,
                    points: int = FSS_POINTS) -> FssNeighbours:
     """The pair of :func:`dp.audit.neighbours.tree_neighbours` on ``points`` grid points, checked for FSS.
-
     :raise ValueError: if the pair's interval reaches the last grid point (no FSS neighbour changes it).
     """
     grid = uniform_grid(1.0, float(points), 1.0)
@@ -77,12 +76,9 @@ def fss_neighbours(owners: int, threshold: int, *, epsilon: float = FSS_EPSILON,
 
 def fss_release_mirror(values: np.ndarray, grid: np.ndarray, owner_draws: list[np.ndarray], *, bits: int,
                        owners: int) -> np.ndarray:
-    """The counts the two servers open, for ``runs`` independent node draws: shape ``(runs, N)`` int64.
-
-    :param values: all rows (split over the ``owners`` as in order, each owner keys its own rows).
-    :param owner_draws: each contributing owner's ``(runs, nodes)`` int64 node draws (an owner whose
-        draws the adversary subtracts contributes nothing).
-    """
+    """The counts the two servers open, for ``runs`` independent node draws: ``(runs, N)`` int64.  ``values``: all
+    rows, split over the ``owners`` in order (each keys its own); ``owner_draws``: each contributing owner's ``(runs,
+    nodes)`` int64 node draws (an owner whose draws the adversary subtracts contributes nothing)."""
     taus = np.asarray(grid, dtype=np.float64)
     points = taus.size
     runs, nodes = owner_draws[0].shape
@@ -119,7 +115,6 @@ def fss_case_names() -> list[str]:
 
 def fss_case_neighbours(name: str) -> FssNeighbours:
     """The pair of case ``name``.
-
     :raise ValueError: on an unknown name.
     """
     for owners, threshold in FSS_SETTINGS:

@@ -42,15 +42,9 @@ Exact = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
 
 @dataclass(frozen=True)
 class LocalAuditCase(AuditCase):
-    """An :class:`dp.audit.engine.AuditCase` with what is known exactly about its pair.
-
-    Its ``samples`` (recommended samples per dataset) is power-derived (docs/audit.md).
-
-    :param true_epsilon: the exact privacy loss of the audited pair (``None`` if not in closed form).
-    :param best_event: ``(p, q)``, the probabilities of the best event under ``D`` and ``D'``
-        (``p >= q``), or ``None``.
-    :param exact_outputs: ``(values, pmf on D, pmf on D')`` of a discrete output, or ``None``.
-    """
+    """An :class:`dp.audit.engine.AuditCase` with what is known exactly about its pair: ``true_epsilon`` (``None`` if
+    not in closed form), ``best_event`` ``(p, q)`` under ``D`` and ``D'`` (``p >= q``) and ``exact_outputs`` ``(values,
+    pmf on D, pmf on D')`` of a discrete output (or ``None``); its ``samples`` are power-derived (docs/audit.md)."""
 
     true_epsilon: float | None = None
     best_event: tuple[float, float] | None = None
@@ -99,12 +93,8 @@ def _sample_krr(count: int, rng: np.random.Generator, *, quantizer: quantize.Qua
 
 
 def krr_case(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
-    """Bell et al.'s user side (randomized rounding on ``[0, 1]``, then k-RR) on ``x = 0`` vs ``x' = 1``.
-
-    :param bins: ``k >= 2`` bins.
-    :param epsilon: the claimed epsilon per report.
-    :raise ValueError: on invalid parameters.
-    """
+    """Bell et al.'s user side (randomized rounding on ``[0, 1]``, then k-RR on ``k >= 2`` ``bins``) on ``x = 0`` vs
+    ``x' = 1``, ``epsilon`` claimed per report.  :raise ValueError: on invalid parameters."""
     eps = check_epsilon(epsilon)
     k = check_integer(bins, "bins")
     if k < 2:
@@ -113,10 +103,9 @@ def krr_case(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
     channel = ldp_generic.rr_channel(bins=k, epsilon=eps)
     return _case(
         _exact(np.arange(k), channel[0], channel[k - 1]),
-        name="ldp-krr-quantized",
+        name="ldp-krr-quantized", epsilon=eps,
         mechanism=(f"Bell et al. Algorithm 1 user side: randomized rounding of [0, 1] to {k} bins, then k-RR "
                    f"with beta = k/(k + e^eps - 1) (dp.bell.quantize.Quantizer.quantize + randomize)"),
-        epsilon=eps,
         sample=partial(_sample_krr, quantizer=quantizer, values=(0.0, 1.0), epsilon=eps),
         statistic="the reported bin",
         neighbours=f"one user's value 0 (bin 0) vs 1 (bin {k - 1})")
@@ -136,12 +125,9 @@ def _sample_hadamard(count: int, rng: np.random.Generator, *, bits: int, values:
 
 
 def hadamard_case(*, bits: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
-    """Hadamard response (Bell et al. Algorithm 2) on ``x = 0`` vs ``x' = 2^bits - 1``.
-
-    :param bits: the domain has ``2^bits`` values, ``1 <= bits <= 8`` (at most 512 outputs).
-    :param epsilon: the claimed epsilon per report.
-    :raise ValueError: on invalid parameters.
-    """
+    """Hadamard response (Bell et al. Algorithm 2) on ``x = 0`` vs ``x' = 2^bits - 1``: a domain of ``2^bits`` values,
+    ``1 <= bits <= 8`` (at most 512 outputs), ``epsilon`` claimed per report.  :raise ValueError: on invalid
+    parameters."""
     eps = check_epsilon(epsilon)
     width = check_integer(bits, "bits")
     if not 1 <= width <= 8:
@@ -150,10 +136,9 @@ def hadamard_case(*, bits: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
     tables = [hadamard.hadamard_output_probabilities(v, bits=width, epsilon=eps).ravel() for v in pair]
     return _case(
         _exact(np.arange(tables[0].size), tables[0], tables[1]),
-        name="ldp-hadamard",
+        name="ldp-hadamard", epsilon=eps,
         mechanism=(f"Bell et al. App. B Algorithm 2: Hadamard response on a domain of 2^{width} values, flip "
                    f"probability 1/(1 + e^eps) rounded up to 2^-53 (dp.bell.hadamard.hadamard_randomize)"),
-        epsilon=eps,
         sample=partial(_sample_hadamard, bits=width, values=pair, epsilon=eps),
         statistic="the report (row j, bit z) encoded as 2 j + [z = +1]",
         neighbours=f"one user's value {pair[0]} vs {pair[1]}")
@@ -174,12 +159,9 @@ def _sample_hierarchy_users(count: int, rng: np.random.Generator, *, domain_size
 
 
 def hierarchy_users_case(*, domain_size: int = 8, epsilon: float = 1.0) -> LocalAuditCase:
-    """Hierarchical histogram, users split across levels (App. B.2.2 (i)): one user's ``(level, j, z)``.
-
-    :param domain_size: ``d``, a power of two in ``[4, 128]``.
-    :param epsilon: the user's budget (each user reports once, with all of it).
-    :raise ValueError: on invalid parameters.
-    """
+    """Hierarchical histogram, users split across levels (App. B.2.2 (i)): one user's ``(level, j, z)``; ``domain_size``
+    ``d`` a power of two in ``[4, 128]``, ``epsilon`` the user's budget (one report, all of it).  :raise ValueError: on
+    invalid parameters."""
     eps = check_epsilon(epsilon)
     size = check_integer(domain_size, "domain_size")
     if size < 4 or size > 128 or size & (size - 1):
@@ -194,11 +176,10 @@ def hierarchy_users_case(*, domain_size: int = 8, epsilon: float = 1.0) -> Local
                                     for level in range(1, levels + 1)]))
     return _case(
         _exact(np.arange(pmfs[0].size), pmfs[0], pmfs[1]),
-        name="ldp-hierarchy-users",
+        name="ldp-hierarchy-users", epsilon=eps,
         mechanism=(f"Bell et al. App. B.2.2 (i): hierarchical Hadamard histogram on d = {size}, users split "
                    f"across the {levels} levels, one report each at the full epsilon "
                    f"(dp.bell.hierarchical.randomize_hierarchy, split='users')"),
-        epsilon=eps,
         sample=partial(_sample_hierarchy_users, domain_size=size, values=pair, epsilon=eps),
         statistic="one user's whole report (level l, row j, bit z) encoded as 2^(l+1) - 4 + 2 j + [z = +1]",
         neighbours=f"one user's score {pair[0]} vs {pair[1]} (different nodes at every level)")
@@ -226,12 +207,9 @@ def _sample_hierarchy_budget(count: int, rng: np.random.Generator, *, domain_siz
 
 
 def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> LocalAuditCase:
-    """Hierarchical histogram, budget split (App. B.2.2 (ii), ``delta = 0``): one user's report vector.
-
-    :param domain_size: ``d``, a power of two in ``[4, 2^20]``.
-    :param epsilon: the user's total budget (``epsilon / levels`` per level).
-    :raise ValueError: on invalid parameters.
-    """
+    """Hierarchical histogram, budget split (App. B.2.2 (ii), ``delta = 0``): one user's report vector; ``domain_size``
+    ``d`` a power of two in ``[4, 2^20]``, ``epsilon`` the user's total (``epsilon / levels`` per level).
+    :raise ValueError: on invalid parameters."""
     eps = check_epsilon(epsilon)
     size = check_integer(domain_size, "domain_size")
     if size < 4 or size > 1 << 20 or size & (size - 1):
@@ -258,11 +236,10 @@ def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> Loca
     composed = hierarchical.composed_epsilon(eps0, levels=levels)
     return _case(
         found,
-        name="ldp-hierarchy-budget",
+        name="ldp-hierarchy-budget", epsilon=eps,
         mechanism=(f"Bell et al. App. B.2.2 (ii): hierarchical Hadamard histogram on d = {size}, every user "
                    f"reports at all {levels} levels with eps/{levels} each, basic composition to "
                    f"{composed:g} (dp.bell.hierarchical.randomize_hierarchy, split='budget', delta=0)"),
-        epsilon=eps,
         sample=partial(_sample_hierarchy_budget, domain_size=size, values=pair, epsilon=eps),
         statistic=("net vote over the levels for x against x' (rows that separate them: +1 if the bit agrees "
                    "with x, -1 otherwise): the privacy-loss statistic of the report vector, up to a factor"),
@@ -299,14 +276,10 @@ def _sample_ghazi(count: int, rng: np.random.Generator, *, factorization: ghazi.
 
 
 def ghazi_case(*, bins: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
-    """Ghazi et al.'s randomizer as simulated in :mod:`dp.baselines.ghazi` (Gini kernel, exact SVD factorization).
-
-    The pair is the bin pair with the largest exact loss (fewest changed coordinates on ties).
-
-    :param bins: ``t >= 2`` bins of ``[0, 1]`` (simple rounding, midpoint matrix).
-    :param epsilon: the claimed epsilon for the pair of reports.
-    :raise ValueError: on invalid parameters.
-    """
+    """Ghazi et al.'s randomizer as simulated in :mod:`dp.baselines.ghazi` (Gini kernel, exact SVD factorization) on
+    ``2 <= bins <= 16`` bins of ``[0, 1]`` (simple rounding, midpoint matrix), ``epsilon`` claimed for the pair of
+    reports; the pair is the bin pair with the largest exact loss (fewest changed coordinates on ties).
+    :raise ValueError: on invalid parameters."""
     eps = check_epsilon(epsilon)
     t = check_integer(bins, "bins")
     if not 2 <= t <= 16:
@@ -319,11 +292,10 @@ def ghazi_case(*, bins: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
     p = 2.0 ** -changed
     return _case(
         (None, loss, (p, p * math.exp(-loss))),
-        name="ldp-ghazi-laplace",
+        name="ldp-ghazi-laplace", epsilon=eps,
         mechanism=(f"Ghazi et al. (as simulated in dp.baselines.ghazi): Gini kernel on {t} bins, balanced SVD factorization "
                    f"(d = {factorization.d}), floating-point Laplace with eps/2 per vector (by design: a simulated "
                    f"baseline, never a release; floating-point leaks are outside this audit)"),
-        epsilon=eps,
         sample=partial(_sample_ghazi, factorization=factorization, pair=pair, epsilon=eps),
         statistic=(f"privacy loss of the report pair (o^L, o^R) for bins {pair}, "
                    f"sum_c (|o_c - mu'_c| - |o_c - mu_c|)/b, rounded to {LOSS_DECIMALS} decimals"),
@@ -343,18 +315,14 @@ def _label_rr_exact(flip: float) -> tuple[Exact, float, tuple[float, float]]:
 
 
 def label_rr_case(*, epsilon: float = 1.0) -> LocalAuditCase:
-    """FedAUC_RR (Sun et al. Algorithm 1): one label, 0 vs 1.
-
-    :param epsilon: the claimed epsilon per label.
-    :raise ValueError: if epsilon is not finite and positive.
-    """
+    """FedAUC_RR (Sun et al. Algorithm 1): one label, 0 vs 1, ``epsilon`` claimed per label.
+    :raise ValueError: if epsilon is not finite and positive."""
     eps = check_epsilon(epsilon)
     return _case(
         _label_rr_exact(fedauc.flip_probability(eps)),
-        name="label-rr",
+        name="label-rr", epsilon=eps,
         mechanism=("Sun et al. FedAUC_RR (Algorithm 1, eq. 2): label flipped with probability 1/(1 + e^eps) "
                    "rounded up to 2^-53 (dp.fedauc.mechanisms.randomized_response)"),
-        epsilon=eps,
         sample=partial(_sample_label_rr, epsilon=eps),
         statistic="the released (flipped) label",
         neighbours="one sample's label 0 vs 1")
@@ -377,12 +345,9 @@ def _sample_binary_denominator(count: int, rng: np.random.Generator, *, bins: in
 
 
 def control_krr_binary_denominator(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
-    """Negative control: k-RR with ``e^eps/(e^eps + 1)`` as keep probability; true loss ``eps + ln(k - 1)``.
-
-    :param bins: ``k >= 3`` (for ``k = 2`` the formula is right).
-    :param epsilon: the (wrongly) claimed epsilon.
-    :raise ValueError: on invalid parameters.
-    """
+    """Negative control: k-RR with ``e^eps/(e^eps + 1)`` as keep probability; true loss ``eps + ln(k - 1)``; ``bins``
+    ``k >= 3`` (for ``k = 2`` the formula is right), ``epsilon`` wrongly claimed.  :raise ValueError: on invalid
+    parameters."""
     eps = check_epsilon(epsilon)
     k = check_integer(bins, "bins")
     if k < 3:
@@ -393,10 +358,9 @@ def control_krr_binary_denominator(*, bins: int = 4, epsilon: float = 1.0) -> Lo
     # loss = ln(keep / ((1 - keep)/(k - 1))) = eps + ln(k - 1) exactly (k-RR at eps + ln(k - 1))
     return _case(
         found,
-        name="control-krr-binary-denominator",
+        name="control-krr-binary-denominator", epsilon=eps,
         mechanism=(f"BROKEN k-RR ({k} values): keeps the true value with e^eps/(e^eps + 1), the binary formula, "
                    f"instead of e^eps/(e^eps + k - 1); true epsilon eps + ln(k - 1) = {eps + math.log(k - 1):.4f}"),
-        epsilon=eps,
         sample=partial(_sample_binary_denominator, bins=k, epsilon=eps),
         statistic="the reported value",
         neighbours=f"one user's value 0 vs {k - 1}",
@@ -404,20 +368,16 @@ def control_krr_binary_denominator(*, bins: int = 4, epsilon: float = 1.0) -> Lo
 
 
 def control_label_rr_double_epsilon(*, epsilon: float = 0.5) -> LocalAuditCase:
-    """Negative control: FedAUC's label RR with the flip probability computed for ``2 eps``.
-
-    :param epsilon: the (wrongly) claimed epsilon.
-    :raise ValueError: if epsilon is not finite and positive.
-    """
+    """Negative control: FedAUC's label RR with the flip probability computed for ``2 eps`` (``epsilon``: the wrongly
+    claimed one).  :raise ValueError: if epsilon is not finite and positive."""
     eps = check_epsilon(epsilon)
     doubled = check_positive(2.0 * eps, "2 epsilon")
     found = _label_rr_exact(fedauc.flip_probability(doubled))
     return _case(
         found,
-        name="control-label-rr-2eps",
+        name="control-label-rr-2eps", epsilon=eps,
         mechanism=(f"BROKEN FedAUC_RR: flip probability computed for 2 eps = {doubled:g} "
                    f"(dp.fedauc.mechanisms.randomized_response(labels, 2 eps)); true epsilon {found[1]:.6f}"),
-        epsilon=eps,
         sample=partial(_sample_label_rr, epsilon=doubled),
         statistic="the released (flipped) label",
         neighbours="one sample's label 0 vs 1",

@@ -86,13 +86,9 @@ TREE_VECTOR_EPSILON: float = 6.0
 
 @dataclass(frozen=True)
 class SimulatedNeighbours:
-    """Two neighbouring tables and their noiseless simulated releases (Pi_U-MPC or the complete release).
-
-    :ivar query: the agreed query.
-    :ivar first_rows: each party's rows of ``D``; ``second_rows`` those of ``D'``.
-    :ivar first: the simulation on ``D`` with zero noise (integer sums, tuples, plans); ``second``: on ``D'``.
-    :ivar threshold: ``t``.
-    """
+    """Two neighbouring tables (each party's ``first_rows`` of ``D``, ``second_rows`` of ``D'``) and their noiseless
+    simulated releases under the agreed ``query`` (``first``, ``second``: integer sums, tuples, plans), threshold
+    ``t``."""
 
     query: UStatQuery
     first_rows: tuple[np.ndarray, ...]
@@ -130,8 +126,7 @@ class UStatNeighbours(SimulatedNeighbours):
     changed_row: int = 0
 
     def calibrate(self) -> list[NoisePlan]:
-        """The plans, recomputed now by the shipped calibration (:func:`dp.umpc.protocol.plans_for`). Details: docs/audit.md.
-        """
+        """The plans, recomputed now by the shipped calibration (:func:`dp.umpc.protocol.plans_for`) (docs/audit.md)."""
         return plans_for(self.query, self.first.tuples, self.rows, self.parties, self.threshold)
 
 
@@ -150,16 +145,11 @@ def _zero_noise_simulation(query: UStatQuery, rows_by_party: Sequence[np.ndarray
 def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float = 0.0, parties: int = 3,
                      threshold: int = 1, rows: int = 24, tuples: int = 48,
                      seed: int = PUBLIC_SEED, noise: str = "parties") -> UStatNeighbours:
-    """Neighbouring tables on which the Pi_U-MPC sum moves by exactly its sensitivity. Details: docs/audit.md.
-
-    :param kernel: ``kendall`` or ``gini``.
-    :param epsilon: budget of the release; ``delta``: 0 (discrete Laplace) or binomial noise.
-    :param parties: ``m``; ``threshold``: ``t`` with ``2 t < m``.
-    :param rows: ``n``; ``tuples``: ``|E|`` (balanced, so ``delta_max = ceil(2 |E| / n)``).
-    :param seed: public seed of the tuples and the synthetic rows.
-    :param noise: ``parties`` (party shares) or ``mpc`` (sampled inside MPC), as ``UStatQuery.noise``.
-    :raise ValueError: on an unknown kernel or invalid parameters.
-    """
+    """Neighbouring tables on which the Pi_U-MPC sum moves by exactly its sensitivity (docs/audit.md): ``kernel``
+    ``kendall`` or ``gini``; ``delta`` 0 (discrete Laplace) or binomial noise; ``2 threshold < parties``; ``rows``
+    ``n``, ``tuples`` ``|E|`` (balanced: ``delta_max = ceil(2 |E| / n)``); ``seed`` public (tuples, synthetic rows);
+    ``noise`` ``parties`` (party shares) or ``mpc`` (sampled inside MPC), as ``UStatQuery.noise``.
+    :raise ValueError: on an unknown kernel or invalid parameters."""
     check_parties(parties, threshold)
     n = check_positive_int(rows, "rows")
     generator = public_generator(seed + 1)
@@ -193,14 +183,10 @@ def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float
 
 @dataclass(frozen=True)
 class TreeNeighbours:
-    """Neighbouring datasets for the ECDF tree and the audited linear statistic.
-
-    :ivar grid: the grid ``tau_1 < ... < tau_N``.
-    :ivar first_values: the rows of ``D``; ``second_values`` those of ``D'`` (one row differs).
-    :ivar interval: 1-based ``(a, b)``: the counts differ by 1 exactly on ``[a, b]``.
-    :ivar weights: ``w`` of the statistic ``w . c~`` (length ``N``).
-    :ivar shift: ``w . (c(D) - c(D'))`` in count units (the LP value).
-    """
+    """Neighbouring datasets for the ECDF tree and the audited linear statistic ``w . c~``: the ``grid``
+    ``tau_1 < ... < tau_N``, the rows of ``D`` and ``D'`` (one row differs), the 1-based ``interval`` ``(a, b)`` on
+    which the counts differ by exactly 1, the ``weights`` ``w`` (length ``N``) and ``shift`` ``w . (c(D) - c(D'))`` in
+    count units (the LP value)."""
 
     grid: np.ndarray
     first_values: np.ndarray
@@ -251,13 +237,9 @@ def _gaussian_interval(points: int) -> tuple[np.ndarray, tuple[int, int]]:
 
 def tree_neighbours(grid: npt.ArrayLike, *, rows: int = 20, gaussian: bool = False,
                     seed: int = PUBLIC_SEED) -> TreeNeighbours:
-    """Two datasets whose ECDF counts differ by 1 on the worst interval ``[a, b]`` of the grid. Details: docs/audit.md.
-
-    :param grid: strictly increasing grid of ``N >= 2`` points.
-    :param rows: number of rows ``n``.
-    :param gaussian: choose the interval and weights for Gaussian node noise.
-    :param seed: public seed of the synthetic rows.
-    """
+    """Two datasets of ``rows`` rows whose ECDF counts differ by 1 on the worst interval ``[a, b]`` of the strictly
+    increasing ``grid`` (``N >= 2``); ``gaussian``: interval and weights for Gaussian node noise; ``seed`` public
+    (docs/audit.md)."""
     taus = np.asarray(grid, dtype=np.float64)
     points = int(taus.size)
     if points < 1:
@@ -286,13 +268,10 @@ def tree_neighbours(grid: npt.ArrayLike, *, rows: int = 20, gaussian: bool = Fal
 
 @dataclass(frozen=True)
 class HosmerLemeshowNeighbours:
-    """Neighbouring datasets for the Hosmer-Lemeshow group statistics, with fixed group boundaries.
-
-    :ivar query: the HL query (budget, ``Q``, precision, accounting).
-    :ivar bounds: the ``Q - 1`` interior boundaries in fixed point (public, as released by the ECDF).
-    :ivar first_fixed: fixed-point probabilities of ``D``; ``first_labels`` its labels; likewise ``second_*``.
-    :ivar parties: ``m``; ``threshold``: ``t``.
-    """
+    """Neighbouring datasets for the Hosmer-Lemeshow group statistics, with fixed group boundaries: the HL ``query``
+    (budget, ``Q``, precision, accounting), the ``Q - 1`` interior ``bounds`` in fixed point (public, as released by the
+    ECDF), fixed-point probabilities and labels of ``D`` (``first_*``) and ``D'`` (``second_*``), ``parties``,
+    ``threshold``."""
 
     query: HosmerLemeshowQuery
     bounds: np.ndarray
@@ -322,15 +301,10 @@ class HosmerLemeshowNeighbours:
 
 def hosmer_lemeshow_neighbours(*, accounting: Accounting, epsilon: float, parties: int = 3, threshold: int = 1,
                                rows: int = 30, seed: int = PUBLIC_SEED) -> HosmerLemeshowNeighbours:
-    """Neighbours whose ``4 Q`` statistics move by the joint sensitivity 4 (Barczewski et al., App. A.2).
-    Details: docs/audit.md.
-
-    :param accounting: ``paper`` or ``joint`` (:data:`dp.ecdf.hosmer_lemeshow.ACCOUNTING_MODES`).
-    :param epsilon: total budget of Algorithm 2.
-    :param parties: ``m``; ``threshold``: ``t`` with ``2 t < m``.
-    :param rows: number of rows ``n``; ``seed``: public seed of the synthetic rows.
-    :raise ValueError: on invalid parameters.
-    """
+    """Neighbours whose ``4 Q`` statistics move by the joint sensitivity 4 (Barczewski et al., App. A.2;
+    docs/audit.md): ``accounting`` ``paper`` or ``joint`` (:data:`dp.ecdf.hosmer_lemeshow.ACCOUNTING_MODES`),
+    ``epsilon`` the total budget of Algorithm 2, ``2 threshold < parties``, ``seed`` public.
+    :raise ValueError: on invalid parameters."""
     check_parties(parties, threshold)
     query = HosmerLemeshowQuery(epsilon=epsilon, groups=3, grid_points=8, precision=3, accounting=accounting)
     generator = public_generator(seed + 3)
@@ -352,13 +326,8 @@ def hosmer_lemeshow_neighbours(*, accounting: Accounting, epsilon: float, partie
 
 @dataclass(frozen=True)
 class FedAucNeighbours:
-    """Two labelings differing in one label (label DP), on public scores and a public client layout.
-
-    :ivar scores: the ``M`` public scores (distinct).
-    :ivar client_of: each sample's client (public).
-    :ivar first_labels: labels of ``D``; ``second_labels``: of ``D'`` (one label flipped).
-    :ivar flipped: the sample whose label differs; ``client``: its client.
-    """
+    """Two labelings differing in one label (label DP), on ``M`` distinct public ``scores`` and a public client
+    layout ``client_of``: ``first_labels`` of ``D``, ``second_labels`` of ``D'`` (sample ``flipped``, of ``client``)."""
 
     scores: np.ndarray
     client_of: np.ndarray
@@ -369,12 +338,9 @@ class FedAucNeighbours:
 
 
 def fedauc_neighbours(method: str, *, samples: int = 12, clients: int = 2, seed: int = PUBLIC_SEED) -> FedAucNeighbours:
-    """Labelings differing in the label whose flip moves its client's reports by their sensitivity. Details: docs/audit.md.
-
-    :param method: a FedAUC Laplace or Gaussian method, or ``rr`` (the top-ranked sample).
-    :param samples: ``M``; ``clients``: ``K``; ``seed``: public seed of scores, layout and labels.
-    :raise ValueError: on an unknown method.
-    """
+    """Labelings differing in the label whose flip moves its client's reports by their sensitivity (docs/audit.md):
+    ``method`` a FedAUC Laplace or Gaussian method, or ``rr`` (the top-ranked sample); ``samples`` ``M``, ``clients``
+    ``K``; ``seed`` public (scores, layout, labels).  :raise ValueError: on an unknown method."""
     m = check_positive_int(samples, "samples")
     generator = public_generator(seed + 4)
     scores = generator.permutation(m).astype(np.float64) / m
@@ -404,12 +370,8 @@ def fedauc_neighbours(method: str, *, samples: int = 12, clients: int = 2, seed:
 
 @dataclass(frozen=True)
 class RankAucNeighbours:
-    """Neighbouring ``(score, label)`` tables for the secure rank AUC and their exact ``(2U, P)``.
-
-    :ivar query: the query (score domain, budget).
-    :ivar first_rows: the rows of ``D``; ``second_rows``: of ``D'``.
-    :ivar first_sums: ``(2U, P)`` on ``D`` (:func:`dp.rank_auc.exact_sums`); ``second_sums``: on ``D'``.
-    """
+    """Neighbouring ``(score, label)`` tables for the secure rank AUC (``query``: score domain, budget) and their
+    exact ``(2U, P)`` (:func:`dp.rank_auc.exact_sums`): ``first_*`` on ``D``, ``second_*`` on ``D'``."""
 
     query: RankAucQuery
     first_rows: np.ndarray
@@ -419,10 +381,8 @@ class RankAucNeighbours:
 
 
 def rank_auc_neighbours(*, epsilon: float = CASE_EPSILON, rows: int = 10, seed: int = PUBLIC_SEED) -> RankAucNeighbours:
-    """Tables on which ``2U`` moves by ``2 (n - 1)`` and ``P`` by 1, both sensitivities at once. Details: docs/audit.md.
-
-    :param epsilon: budget of the release (half on each sum); ``rows``: ``n``; ``seed``: public seed.
-    """
+    """Tables on which ``2U`` moves by ``2 (n - 1)`` and ``P`` by 1, both sensitivities at once (docs/audit.md);
+    ``epsilon``: half on each sum; ``rows``: ``n``; ``seed`` public."""
     query = RankAucQuery(score=ColumnSpec("score", 0.0, 1.0, 3), epsilon=epsilon)
     generator = public_generator(seed + 5)
     n = check_positive_int(rows, "rows")
@@ -438,13 +398,9 @@ def rank_auc_neighbours(*, epsilon: float = CASE_EPSILON, rows: int = 10, seed: 
 
 @dataclass(frozen=True)
 class PairNeighbours:
-    """Neighbouring tables for per-pair releases, the pairs and the noiseless pair values.
-
-    :ivar query: the subsampled-pairs query (Kendall).
-    :ivar first_rows: rows of ``D``; ``second_rows``: of ``D'``; ``changed_row``: the row that differs.
-    :ivar pairs: the public pairs (``P`` permutations, or all pairs for the baseline).
-    :ivar first_values: kernel value of every pair on ``D``; ``second_values``: on ``D'``.
-    """
+    """Neighbouring tables for per-pair releases of the subsampled-pairs ``query`` (Kendall): rows of ``D`` and ``D'``
+    (``changed_row`` differs), the public ``pairs`` (``P`` permutations, or all pairs for the baseline) and the kernel
+    value of every pair on ``D`` and ``D'``."""
 
     query: SubsampledPairsQuery
     first_rows: np.ndarray
@@ -462,11 +418,9 @@ class PairNeighbours:
 
 def pair_neighbours(*, permutations: int = 3, rows: int = 12, all_pairs: bool = False, epsilon: float = CASE_EPSILON,
                     seed: int = PUBLIC_SEED) -> PairNeighbours:
-    """Kendall tables on which every pair containing the changed row moves by ``Delta_f = 2``. Details: docs/audit.md.
-
-    :param permutations: ``P``; ``rows``: ``n``; ``all_pairs``: the all-pairs baseline's pairs.
-    :param epsilon: budget of the release; ``seed``: public seed of the rows and permutations.
-    """
+    """Kendall tables on which every pair containing the changed row moves by ``Delta_f = 2`` (docs/audit.md):
+    ``permutations`` ``P``, ``rows`` ``n``, ``all_pairs``: the all-pairs baseline's pairs; ``seed`` public (rows,
+    permutations)."""
     query = SubsampledPairsQuery(kernel=get_kernel("kendall"),
                                  specs=(ColumnSpec("x", 0, 15, 0), ColumnSpec("y", 0, 15, 0)),
                                  epsilon=epsilon, permutations=permutations)

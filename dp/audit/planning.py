@@ -50,10 +50,7 @@ def _check_confidence(confidence: float) -> float:
 
 def evaluation_trials(samples: int) -> int:
     """Samples per dataset in the audit's second (evaluation) half: ``samples - samples // 2``.
-
-    :param samples: samples per dataset, at least 2.
-    :raise ValueError: if ``samples < 2``.
-    """
+    :raise ValueError: if ``samples < 2``."""
     count = check_positive_int(samples, "samples")
     if count < 2:
         raise ValueError(f"samples must be at least 2, got {samples}")
@@ -61,14 +58,9 @@ def evaluation_trials(samples: int) -> int:
 
 
 def planned_lower_bound(p: float, q: float, *, samples: int, confidence: float = 0.95) -> float:
-    """The audit's lower bound for an event of probabilities ``p`` (on ``D``) and ``q`` (on ``D'``). Details: docs/audit.md.
-
-    :param p: probability of the event on ``D``, in ``(0, 1]``.
-    :param q: probability on ``D'``, in ``(0, 1)``.
-    :param samples: samples per dataset (both halves), at least 2.
-    :param confidence: ``1 - beta`` in ``(0, 1)``.
-    :raise ValueError: on a parameter out of range.
-    """
+    """The audit's lower bound for an event of probabilities ``p`` in ``(0, 1]`` (on ``D``) and ``q`` in ``(0, 1)`` (on
+    ``D'``), ``samples >= 2`` per dataset (both halves), ``confidence`` ``1 - beta`` in ``(0, 1)`` (docs/audit.md).
+    :raise ValueError: on a parameter out of range."""
     p_value, q_value = _check_probability_pair(p, q)
     level = 1.0 - (1.0 - _check_confidence(confidence)) / 2.0
     trials = evaluation_trials(samples)
@@ -79,7 +71,6 @@ def planned_lower_bound(p: float, q: float, *, samples: int, confidence: float =
 
 def lower_bound_spread(p: float, q: float, *, samples: int) -> float:
     """Delta-method standard deviation of the realised bound: ``sqrt((1-p)/(h p) + (1-q)/(h q))``. Details: docs/audit.md.
-
     :raise ValueError: on a parameter out of range.
     """
     p_value, q_value = _check_probability_pair(p, q)
@@ -89,17 +80,11 @@ def lower_bound_spread(p: float, q: float, *, samples: int) -> float:
 
 def resolving_samples(p: float, q: float, *, target: float, margin: float = 0.0, confidence: float = 0.95,
                       step: int = SAMPLE_STEP) -> int:
-    """The smallest multiple of ``step`` with ``planned_lower_bound - margin * spread > target``.
-
-    :param p: probability of the event on ``D``.
-    :param q: probability on ``D'``, below ``p``.
-    :param target: the value the bound must exceed (a control's claimed epsilon), at least 0.
-    :param margin: standard deviations of the realised bound to clear ``target`` by, at least 0.
-    :param confidence: ``1 - beta`` of the audit.
-    :param step: granularity of the answer.
-    :raise ValueError: if the event's log-ratio ``ln(p/q)`` does not exceed ``target`` (no sample
-        size resolves it) or the size would exceed ``2^34``.
-    """
+    """The smallest multiple of ``step`` with ``planned_lower_bound - margin * spread > target`` for an event of
+    probabilities ``p`` on ``D`` and ``q < p`` on ``D'``: ``target >= 0`` (a control's claimed epsilon), ``margin >= 0``
+    standard deviations of the realised bound, ``confidence`` of the audit.
+    :raise ValueError: if ``ln(p/q)`` does not exceed ``target`` (no sample size resolves it) or the size would exceed
+        ``2^34``."""
     p_value, q_value = _check_probability_pair(p, q)
     goal = check_finite(target, "target")
     if goal < 0.0:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -35,8 +35,7 @@ _SECURE_TYPE_BITS = 48
 
 @dataclass(frozen=True)
 class SessionRequest:
-    """What one secure session computes: releases on each of the two datasets, per noise kind. Details: docs/audit.md.
-    """
+    """What one secure session computes: releases on each of the two datasets, per noise kind (docs/audit.md)."""
 
     party_count: int
     mpc_count: int
@@ -49,18 +48,14 @@ class SessionRequest:
     bits: int
 
     def to_json(self) -> str:
-        return json.dumps({"party_count": self.party_count, "mpc_count": self.mpc_count, "party_sums": list(self.party_sums),
-                           "shape": [self.shape.numerator, self.shape.denominator],
-                           "rate": [self.rate.numerator, self.rate.denominator], "honest": self.honest,
-                           "mpc_sums": list(self.mpc_sums), "thresholds": list(self.thresholds), "bits": self.bits})
+        return json.dumps({**asdict(self), "shape": [self.shape.numerator, self.shape.denominator],
+                           "rate": [self.rate.numerator, self.rate.denominator]})
 
     @staticmethod
     def from_json(text: str) -> SessionRequest:
         raw = json.loads(text)
-        return SessionRequest(int(raw["party_count"]), int(raw["mpc_count"]), (int(raw["party_sums"][0]), int(raw["party_sums"][1])),
-                              Fraction(*raw["shape"]), Fraction(*raw["rate"]), int(raw["honest"]),
-                              (int(raw["mpc_sums"][0]), int(raw["mpc_sums"][1])),
-                              tuple(int(t) for t in raw["thresholds"]), int(raw["bits"]))
+        return SessionRequest(**{**raw, **{name: tuple(raw[name]) for name in ("party_sums", "mpc_sums", "thresholds")},
+                                 "shape": Fraction(*raw["shape"]), "rate": Fraction(*raw["rate"])})
 
 
 async def _session(request: SessionRequest) -> dict[str, list[list[int]]]:
@@ -129,8 +124,7 @@ def _mpc_plan(pair: UStatNeighbours) -> tuple[NoisePlan, SecretLaplacePlan]:
 
 
 def _batch(kind: str, count: int, party: UStatNeighbours, in_mpc: UStatNeighbours) -> tuple[np.ndarray, np.ndarray]:
-    """``count`` releases per dataset of ``kind`` from the session (run it unless a batch is cached). Details: docs/audit.md.
-    """
+    """``count`` releases per dataset of ``kind`` from the session (run it unless a batch is cached) (docs/audit.md)."""
     key = (kind, count)
     if key not in _CACHE:
         party_plan, (_, sampler) = _party_plan(party), _mpc_plan(in_mpc)
@@ -154,12 +148,6 @@ def secure_cases() -> list[AuditCase]:
     neighbours = (f"replace row {party.changed_row} (a row of largest degree); the sum moves by {party.change[0]} "
                   f"= the sensitivity {party_plan.sensitivity}")
 
-    def sample_party(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        return _batch("party", count, party, in_mpc)
-
-    def sample_mpc(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        return _batch("mpc", count, party, in_mpc)
-
     return [
         AuditCase(
             name="secure-umpc-kendall-party-dlap-m3-t1",
@@ -167,7 +155,7 @@ def secure_cases() -> list[AuditCase]:
                        "Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha) shares secret-shared and added to the secure "
                        "Kendall sum in one MPyC session (secure.aggregation.sum_party_vectors; Sinh & Ramon, "
                        "Protocol 3.1, App. B.1)"),
-            epsilon=party_plan.epsilon, delta=0.0, sample=sample_party,
+            epsilon=party_plan.epsilon, delta=0.0, sample=lambda count, rng: _batch("party", count, party, in_mpc),
             statistic="the opened sum plus the 2 honest shares (the coalition's own share subtracted)",
             neighbours=neighbours, samples=SECURE_SAMPLES),
         AuditCase(
@@ -176,7 +164,8 @@ def secure_cases() -> list[AuditCase]:
                        "inside MPC (secure.noise.mpc.secret_discrete_laplace: biased coins [U < T_j] on secret "
                        "random bits, Champion, shelat & Ullman 2019), added to the secure Kendall sum and opened, "
                        f"all releases in one MPyC session; J = {sampler.digits} digits, b = {sampler.bits} bits"),
-            epsilon=mpc_plan.epsilon, delta=mpc_plan.delta, sample=sample_mpc,
+            epsilon=mpc_plan.epsilon, delta=mpc_plan.delta,
+            sample=lambda count, rng: _batch("mpc", count, party, in_mpc),
             statistic="the opened sum plus the noise sampled inside MPC",
             neighbours=neighbours, samples=SECURE_MPC_SAMPLES),
     ]

@@ -1,7 +1,7 @@
 """The statistics the audit cases compute on a release, and the planning of audit sizes.
 
-Each reduces a release to one scalar by post-processing.  Threat model: passive, static coalition of ``t < m/2`` parties; these functions
-draw no noise.  Derivations: docs/audit.md.
+Each reduces a release to one scalar by post-processing.  Threat model: passive, static coalition of ``t < m/2``
+parties; these functions draw no noise.  Derivations: docs/audit.md.
 """
 from __future__ import annotations
 
@@ -30,12 +30,9 @@ __all__ = [
 
 def privacy_loss_statistic(released: np.ndarray, first: npt.ArrayLike, second: npt.ArrayLike,
                            log_alpha: npt.ArrayLike) -> np.ndarray:
-    """The claimed privacy-loss statistic of independent discrete Laplace coordinates. Details: docs/audit.md.
-
-    :param released: ``(runs, k)`` released coordinates; ``first``, ``second``: their noiseless values
-        on ``D`` and ``D'``; ``log_alpha``: claimed ``log alpha_j < 0``.
-    :return: ``(runs,)`` float64, rounded to 9 decimals (merges floating-point variants of a value).
-    """
+    """The claimed privacy-loss statistic of independent discrete Laplace coordinates (docs/audit.md): ``released``
+    ``(runs, k)``, their noiseless values ``first`` on ``D`` and ``second`` on ``D'``, the claimed ``log alpha_j < 0``;
+    ``(runs,)`` float64, rounded to 9 decimals (merges floating-point variants of a value)."""
     x = np.asarray(released, dtype=np.float64)
     rates = -np.asarray(log_alpha, dtype=np.float64)
     if np.any(~(rates > 0)):
@@ -45,13 +42,9 @@ def privacy_loss_statistic(released: np.ndarray, first: npt.ArrayLike, second: n
 
 
 def laplace_weights(log_alpha: npt.ArrayLike, shift: npt.ArrayLike) -> np.ndarray:
-    """Weights ``-log(alpha_j) sign(d_j)`` of the linear statistic of a discrete Laplace vector. Details: docs/audit.md.
-
-    :param log_alpha: ``log alpha_j < 0`` per coordinate.
-    :param shift: ``d_j``, the change of coordinate ``j`` from the first to the second dataset.
-    :return: float64 array of weights (0 where ``d_j = 0``).
-    :raise ValueError: if a ``log_alpha`` is not negative or the shapes differ.
-    """
+    """Weights ``-log(alpha_j) sign(d_j)`` of the linear statistic of a discrete Laplace vector, 0 where ``d_j = 0``
+    (``shift``: the change ``d_j`` of coordinate ``j`` from the first to the second dataset; docs/audit.md).
+    :raise ValueError: if a ``log_alpha`` is not negative or the shapes differ."""
     logs = np.asarray(log_alpha, dtype=np.float64)
     d = np.asarray(shift, dtype=np.float64)
     if logs.shape != d.shape:
@@ -66,12 +59,9 @@ def laplace_weights(log_alpha: npt.ArrayLike, shift: npt.ArrayLike) -> np.ndarra
 
 
 def tree_weights(points: int, first: int, last: int) -> tuple[np.ndarray, float]:
-    """The most sensitive linear statistic of the tree's released counts for the interval ``[a, b]``. Details: docs/audit.md.
-
-    :param points: ``N``; ``first``, ``last``: 1-based grid indices ``a <= b``.
-    :return: ``(w, value)`` with ``w`` rounded to integers when the optimum is integral.
-    :raise ValueError: on an invalid interval or if a programme fails.
-    """
+    """The most sensitive linear statistic of the tree's ``N = points`` released counts for the 1-based interval
+    ``[first, last]``: ``(w, value)``, ``w`` rounded to integers when the optimum is integral (docs/audit.md).
+    :raise ValueError: on an invalid interval or if a programme fails."""
     interval_nodes(first, last, points)  # validates the interval
     transposed = prefix_incidence(points).toarray().astype(np.float64).T
     nodes = transposed.shape[0]
@@ -97,15 +87,10 @@ def tree_weights(points: int, first: int, last: int) -> tuple[np.ndarray, float]
 
 
 def tree_log_likelihood(noise: npt.ArrayLike, log_alpha: float, *, window: int) -> np.ndarray:
-    """``log sum_{eta : A eta = z} prod_v alpha^|eta_v|``: the claimed log-likelihood of count noise ``z``.
-    Details: docs/audit.md.
-
-    :param noise: ``(runs, N)`` integer count noise ``z``.
-    :param log_alpha: the claimed ``log alpha < 0`` of every node.
-    :param window: bound on the ancestor sums, ``>= 1``.
-    :return: ``(runs,)`` float64 log-likelihoods.
-    :raise ValueError: on a non-negative ``log_alpha``, a bad window or a non-2-D ``noise``.
-    """
+    """``log sum_{eta : A eta = z} prod_v alpha^|eta_v|``: the claimed ``(runs,)`` log-likelihoods of ``(runs, N)``
+    integer count noise ``z``, ``log_alpha < 0`` of every node, ``window >= 1`` bounding the ancestor sums
+    (docs/audit.md).
+    :raise ValueError: on a non-negative ``log_alpha``, a bad window or a non-2-D ``noise``."""
     z = np.asarray(noise, dtype=np.float64)
     if z.ndim != 2 or z.shape[1] < 1:
         raise ValueError(f"noise must have shape (runs, N) with N >= 1, got {z.shape}")
@@ -141,11 +126,8 @@ def tree_log_likelihood(noise: npt.ArrayLike, log_alpha: float, *, window: int) 
 
 def tree_privacy_loss_statistic(released: npt.ArrayLike, first_counts: npt.ArrayLike, second_counts: npt.ArrayLike,
                                 log_alpha: float, *, window: int) -> np.ndarray:
-    """The claimed log-likelihood ratio of ``D`` against ``D'`` of the whole released count vector. Details: docs/audit.md.
-
-    :param released: ``(runs, N)`` released counts; ``first_counts``, ``second_counts``: ``c(D)``, ``c(D')``.
-    :return: ``(runs,)`` float64, rounded to 9 decimals.
-    """
+    """The claimed log-likelihood ratio of ``D`` against ``D'`` of the whole ``(runs, N)`` released count vector
+    (``c(D)``, ``c(D')``: the counts); ``(runs,)`` float64, rounded to 9 decimals (docs/audit.md)."""
     counts = np.asarray(released, dtype=np.float64)
     return np.round(tree_log_likelihood(counts - np.asarray(first_counts, dtype=np.float64), log_alpha,
                                         window=window)
@@ -158,13 +140,9 @@ def tree_privacy_loss_statistic(released: npt.ArrayLike, first_counts: npt.Array
 
 
 def event_probabilities(first_pmf: npt.ArrayLike, second_pmf: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Probabilities of the audit's candidate events under two pmfs on the same integer support. Details: docs/audit.md.
-
-    :param first_pmf: pmf of the output on ``D``; ``second_pmf``: on ``D'`` (same length).
-    :return: ``(top, bottom)``: for every event, its probability under the dataset on top (whose
-        probability is bounded from below) and under the other one.
-    :raise ValueError: if the pmfs differ in length or are not one-dimensional.
-    """
+    """``(top, bottom)``: each candidate event's probability under the dataset on top (bounded from below) and under
+    the other, from the pmfs on ``D`` and ``D'`` on the same integer support (docs/audit.md).
+    :raise ValueError: if the pmfs differ in length or are not one-dimensional."""
     p = np.asarray(first_pmf, dtype=np.float64)
     q = np.asarray(second_pmf, dtype=np.float64)
     if p.ndim != 1 or p.shape != q.shape:
@@ -176,17 +154,10 @@ def event_probabilities(first_pmf: npt.ArrayLike, second_pmf: npt.ArrayLike) -> 
 
 def planned_lower_bound(top: npt.ArrayLike, bottom: npt.ArrayLike, *, samples: int, delta: float = 0.0,
                         confidence: float = 0.95, pessimism: float = 2.0) -> float:
-    """The lower bound an audit of ``samples`` outputs per dataset reaches on the best of some events.
-    Details: docs/audit.md.
-
-    :param top: event probabilities under the dataset on top; ``bottom``: under the other one.
-    :param samples: outputs per dataset, at least 2.
-    :param delta: the claimed delta.
-    :param confidence: the audit's confidence, in ``(0, 1)``.
-    :param pessimism: standard deviations of the counts held against the audit (``>= 0``).
-    :return: the planned lower bound (0 if no event beats ``delta``).
-    :raise ValueError: on invalid parameters.
-    """
+    """The lower bound (0 if no event beats the claimed ``delta``) an audit of ``samples >= 2`` outputs per dataset
+    reaches on the best of some events (probabilities ``top``, ``bottom``), at ``confidence`` in ``(0, 1)``, with
+    ``pessimism >= 0`` standard deviations of the counts held against it (docs/audit.md).
+    :raise ValueError: on invalid parameters."""
     n = check_positive_int(samples, "samples")
     if n < 2:
         raise ValueError(f"samples must be at least 2, got {samples}")

@@ -26,8 +26,7 @@ __all__ = ["tree_vector_case", "tree_case", "ecdf_cases", "hl_cases"]
 
 
 def _tree_sampler(pair: TreeNeighbours, node_noise: Callable[[int, int, np.random.Generator], np.ndarray]) -> Sampler:
-    """``w . c~`` on both datasets, ``c~ = noisy_counts(c, eta)`` the shipped release (eq. 2). Details: docs/audit.md.
-    """
+    """``w . c~`` on both datasets, ``c~ = noisy_counts(c, eta)`` the shipped release (eq. 2) (docs/audit.md)."""
     nodes = prefix_incidence(pair.grid.size).shape[1]
 
     def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -70,8 +69,7 @@ def tree_case(name: str, make_plan: Callable[[], TreeNoisePlan], pair: TreeNeigh
 
 def tree_vector_case(*, epsilon: float = TREE_VECTOR_EPSILON, points: int = 8, parties: int = 3,
                      threshold: int = 1) -> AuditCase:
-    """The ECDF tree audited on its whole released vector through the claimed privacy-loss statistic. Details: docs/audit.md.
-    """
+    """The ECDF tree audited on its whole released vector through the claimed privacy-loss statistic (docs/audit.md)."""
     grid = uniform_grid(1.0, float(points), 1.0)
     pair = tree_neighbours(grid)
     claimed = plan_tree_noise(epsilon=epsilon, points=points, parties=parties, threshold=threshold)
@@ -147,8 +145,7 @@ def ecdf_cases() -> list[AuditCase]:
 
 
 def _hl_sampler(pair: HosmerLemeshowNeighbours) -> Sampler:
-    """The claimed privacy-loss statistic over the changed cells of the released ``E``/``O`` arrays. Details: docs/audit.md.
-    """
+    """The claimed privacy-loss statistic over the changed cells of the released ``E``/``O`` arrays (docs/audit.md)."""
     change = pair.change
     groups = pair.query.groups
     changed = np.flatnonzero(change.ravel())

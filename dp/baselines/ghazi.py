@@ -67,13 +67,8 @@ class FactorShape:
 
 @dataclass(frozen=True)
 class Factorization(FactorShape):
-    """A balanced rank-``d`` factorization ``A ~ L^T R`` (docs/ldp.md).
-
-    :ivar left: ``L``, shape ``(d, t)``.
-    :ivar right: ``R``, shape ``(d, t)``.
-    :ivar singular_values: all singular values of ``A``, decreasing.
-    :ivar rank: numerical rank of ``A``.
-    """
+    """A balanced rank-``d`` factorization ``A ~ L^T R`` (docs/ldp.md): ``left`` ``L`` and ``right`` ``R`` of shape
+    ``(d, t)``, all ``singular_values`` of ``A`` (decreasing) and its numerical ``rank``."""
 
     left: np.ndarray
     right: np.ndarray
@@ -118,14 +113,9 @@ def _l1_sensitivity(m: np.ndarray) -> float:
 
 
 def factorize(matrix: npt.ArrayLike, *, d: int | None = None) -> Factorization:
-    """Balanced truncated-SVD factorization ``A ~ L^T R`` with ``L, R`` of shape ``(d, t)``.
-
-    :param matrix: the ``t x t`` kernel matrix ``A`` (finite).
-    :param d: number of rows; ``None`` means the numerical rank of ``A`` (exact factorization).
-        Values above the rank are reduced to the rank.
-    :return: the :class:`Factorization`.
-    :raise ValueError: on a non-square or non-finite matrix, ``d < 1`` or a zero matrix.
-    """
+    """Balanced truncated-SVD factorization ``A ~ L^T R`` of the finite ``t x t`` kernel ``matrix``, ``L, R`` of shape
+    ``(d, t)``; ``d=None`` means the numerical rank of ``A`` (exact), values above the rank are reduced to it.
+    :raise ValueError: on a non-square or non-finite matrix, ``d < 1`` or a zero matrix."""
     a = check_kernel_matrix(matrix)
     if d is not None:
         d = check_positive_int(d, "d")
@@ -146,7 +136,6 @@ def factorize(matrix: npt.ArrayLike, *, d: int | None = None) -> Factorization:
 
 def log_dimension(n: int, rank: int) -> int:
     """The ``d = O(log n)`` choice: ``min(rank, ceil(log2 n))`` (at least 1).
-
     :raise ValueError: if ``n`` or ``rank`` is below 1.
     """
     n = check_positive_int(n, "n")
@@ -156,7 +145,6 @@ def log_dimension(n: int, rank: int) -> int:
 
 def jl_dimension(*, n: int, t: int, epsilon: float) -> int:
     """The paper's JL dimension ``d = ceil(eps^2 n ln t)`` (App. D.2, constant taken as 1), at least 1.
-
     :raise ValueError: on invalid parameters.
     """
     n = check_positive_int(n, "n")
@@ -170,7 +158,6 @@ def jl_dimension(*, n: int, t: int, epsilon: float) -> int:
 
 def laplace_scales(factorization: Factorization, *, epsilon: float) -> tuple[float, float]:
     """Laplace scales ``(b_L, b_R) = (2 Delta_L / eps, 2 Delta_R / eps)``: epsilon/2 per report.
-
     :raise ValueError: if epsilon is not finite and positive.
     """
     epsilon = check_epsilon(epsilon)
@@ -181,17 +168,9 @@ def laplace_scales(factorization: Factorization, *, epsilon: float) -> tuple[flo
 
 def randomize(bins: npt.ArrayLike, factorization: Factorization, *, epsilon: float,
               rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The reports ``o^L = L e_x + z^L`` and ``o^R = R e_x + z^R`` of parties holding ``bins``.
-
-    Each report is epsilon/2-LDP by the Laplace mechanism; the pair is epsilon-LDP.
-
-    :param bins: integer bins, shape ``(n,)`` or ``(runs, n)``.
-    :param factorization: the public ``L, R``.
-    :param epsilon: privacy-loss parameter per party.
-    :param rng: local noise generator; ``None`` draws from the OS.
-    :return: ``(o^L, o^R)``, each of shape ``bins.shape + (d,)``.
-    :raise ValueError: on invalid parameters.
-    """
+    """The reports ``o^L = L e_x + z^L`` and ``o^R = R e_x + z^R`` of parties holding integer ``bins`` (shape ``(n,)``
+    or ``(runs, n)``): each epsilon/2-LDP by the Laplace mechanism, the pair epsilon-LDP per party; ``rng=None`` draws
+    from the OS.  Each report has shape ``bins.shape + (d,)``.  :raise ValueError: on invalid parameters."""
     b_left, b_right = laplace_scales(factorization, epsilon=epsilon)
     x = _check_bins(bins, factorization.bins)
     gen = noise_generator(rng)
@@ -216,13 +195,9 @@ def _check_reports(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) ->
 
 
 def estimate(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) -> float | np.ndarray:
-    """Unbiased estimate ``(n^2 <o_bar^L, o_bar^R> - sum_i <o^L_i, o^R_i>) / (n (n - 1))``.
-
-    :param reports_left: ``o^L``, shape ``(n, d)`` or ``(runs, n, d)``.
-    :param reports_right: ``o^R``, same shape.
-    :return: a float, or one estimate per run.
-    :raise ValueError: on mismatched shapes, ``n < 2`` or non-finite reports.
-    """
+    """Unbiased estimate ``(n^2 <o_bar^L, o_bar^R> - sum_i <o^L_i, o^R_i>) / (n (n - 1))`` from reports of shape
+    ``(n, d)`` (a float) or ``(runs, n, d)`` (one per run).
+    :raise ValueError: on mismatched shapes, ``n < 2`` or non-finite reports."""
     left, right = _check_reports(reports_left, reports_right)
     n = left.shape[-2]
     cross = np.einsum("...d,...d->...", left.sum(axis=-2), right.sum(axis=-2))
@@ -239,11 +214,9 @@ def naive_estimate(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) ->
 
 
 def variance(bins: npt.ArrayLike, factorization: Factorization, *, epsilon: float) -> float:
-    """Exact variance of :func:`estimate` over the Laplace noise, given the parties' bins.
-
-    :param bins: integer bins, shape ``(n,)``, ``n >= 2``.
-    :raise ValueError: on invalid parameters.
-    """
+    """Exact variance of :func:`estimate` over the Laplace noise, given the parties' integer ``bins`` (``(n,)``, ``n >=
+    2``).
+    :raise ValueError: on invalid parameters."""
     b_left, b_right = laplace_scales(factorization, epsilon=epsilon)
     x = _check_bins(bins, factorization.bins)
     if x.ndim != 1:
@@ -258,11 +231,8 @@ def variance(bins: npt.ArrayLike, factorization: Factorization, *, epsilon: floa
 
 
 def sample_ustatistic(values: npt.ArrayLike, kernel: KernelFunction, quantizer: Quantizer) -> float:
-    """The raw sample U-statistic ``(1/(n(n-1))) sum_{i != j} f(x_i, x_j)`` (values clipped to the domain).
-
-    ``O(n^2)`` kernel evaluations.
-    :raise ValueError: on fewer than 2 values or invalid values.
-    """
+    """The raw sample U-statistic ``(1/(n(n-1))) sum_{i != j} f(x_i, x_j)`` (values clipped to the domain), ``O(n^2)``
+    kernel evaluations.  :raise ValueError: on fewer than 2 values or invalid values."""
     x = _check_quantizer(quantizer).prepare(values)
     n = x.shape[0]
     if n < 2:
@@ -285,7 +255,6 @@ def sample_ustatistic(values: npt.ArrayLike, kernel: KernelFunction, quantizer: 
 def mse(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, epsilon: float,
         d: int | None = None, kind: str = "midpoint") -> dict[str, float]:
     """Exact MSE of :func:`simulate` against the raw sample U-statistic (simple rounding only).
-
     :return: ``{"discretization": (U_f - U_A)^2, "factorization": (U_A - U_{A_d})^2,
         "noise": Var(U_hat), "total": their sum}``.
     :raise ValueError: on randomized rounding or invalid parameters.
@@ -308,7 +277,6 @@ def mse(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, 
 
 def table1_mse(*, n: int, t: int, epsilon: float, lipschitz: float = 1.0) -> float:
     """Table 1 / App. D.1.3 order ``L_f^2/t^2 + t^2 L_f^2 ln t / (eps^2 n)`` (constants taken as 1).
-
     :raise ValueError: on invalid parameters.
     """
     n = check_positive_int(n, "n")
@@ -324,21 +292,12 @@ def table1_mse(*, n: int, t: int, epsilon: float, lipschitz: float = 1.0) -> flo
 def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, epsilon: float,
              d: int | None = None, runs: int = 1, kind: str = "midpoint",
              rng: np.random.Generator | None = None) -> np.ndarray:
-    """The protocol end to end, ``runs`` times on fixed values: quantize, factorize, randomize, estimate.
-
-    Each run redraws the rounding (under randomized rounding) and every party's Laplace noise.
-
-    :param values: raw values, shape ``(n,)`` (or ``(n, dim)`` on a grid), ``n >= 2``.
-    :param kernel: plain kernel ``f(x, y)`` (see :func:`dp.bell.quantize.kernel_matrix`).
-    :param quantizer: the ``t`` bins.
-    :param epsilon: privacy-loss parameter per party.
-    :param d: rows of the factorization; ``None`` for the exact (full-rank) factorization.
-    :param runs: number of independent runs.
-    :param kind: kernel matrix kind (``"midpoint"``, ``"average"`` or ``"midrange"``).
-    :param rng: local noise generator; ``None`` draws from the OS.
-    :return: float64 array of ``runs`` estimates.
-    :raise ValueError: on invalid parameters.
-    """
+    """The protocol end to end, ``runs`` times on fixed values: quantize, factorize, randomize, estimate; each run redraws
+    the rounding (under randomized rounding) and every party's Laplace noise.  Float64 array of ``runs`` estimates.
+    ``values``: shape ``(n,)`` (or ``(n, dim)`` on a grid), ``n >= 2``; ``kernel``: plain ``f(x, y)``
+    (:func:`dp.bell.quantize.kernel_matrix`, of ``kind`` ``"midpoint"``, ``"average"`` or ``"midrange"``); ``epsilon`` per
+    party; ``d=None``: the exact (full-rank) factorization; ``rng=None`` draws from the OS.
+    :raise ValueError: on invalid parameters."""
     _check_quantizer(quantizer)
     epsilon = check_epsilon(epsilon)
     runs = check_positive_int(runs, "runs")
@@ -366,7 +325,6 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
 
 def communication_bits(*, d: int, ell: int) -> int:
     """Bits sent by one party: two vectors of ``d`` numbers of ``ell`` bits, ``2 d ell``.
-
     :raise ValueError: if ``d`` or ``ell`` is below 1.
     """
     return 2 * check_positive_int(d, "d") * check_positive_int(ell, "ell")
@@ -374,7 +332,6 @@ def communication_bits(*, d: int, ell: int) -> int:
 
 def total_communication_bits(*, n: int, d: int, ell: int) -> int:
     """Bits sent by all ``n`` parties, ``2 n d ell`` (Table 1 with ``d = eps^2 n log t``: ``eps^2 n^2 log t ell``).
-
     :raise ValueError: if a parameter is below 1.
     """
     return check_positive_int(n, "n") * communication_bits(d=d, ell=ell)

@@ -32,14 +32,9 @@ _DIAGONAL_TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class ShuffledFactorization(FactorShape):
-    """The public parameters of GhaziSM: integer factors, their sensitivities, the diagonal constant.
-
-    :ivar factorization: the real factorization ``A ~ L^T R`` (:func:`dp.baselines.ghazi.factorize`).
-    :ivar left: ``L_q = round(2^p L)``, int64, shape ``(d, t)``.
-    :ivar right: ``R_q = round(2^p R)``, int64, shape ``(d, t)``.
-    :ivar precision: ``p``.
-    :ivar diagonal: ``c``, the constant diagonal of ``A``.
-    """
+    """The public parameters of GhaziSM: the real ``factorization`` (:func:`dp.baselines.ghazi.factorize`), the
+    integer factors ``L_q = round(2^p L)``, ``R_q = round(2^p R)`` (int64, ``(d, t)``), ``precision`` ``p`` and the
+    constant ``diagonal`` ``c`` of ``A``."""
 
     factorization: Factorization
     left: np.ndarray
@@ -74,13 +69,9 @@ def _l1_sensitivity(matrix: np.ndarray) -> int:
 
 def prepare(kernel: KernelFunction, quantizer: Quantizer, *, kind: str = "average", d: int | None = None,
             precision: int = DEFAULT_PRECISION) -> ShuffledFactorization:
-    """The public GhaziSM parameters for ``kernel`` on ``quantizer``'s bins.
-
-    :param kind: kernel matrix kind (:func:`dp.bell.quantize.kernel_matrix`).
-    :param d: rows of the factorization (``None``: the rank, exact).
-    :param precision: fractional bits ``p`` of the integer factors, in ``[0, 24]``.
-    :raise ValueError: on invalid parameters or a kernel matrix whose diagonal is not constant.
-    """
+    """The public GhaziSM parameters for ``kernel`` on ``quantizer``'s bins (``kind``: :func:`dp.bell.quantize.kernel_matrix`;
+    ``d=None``: the rank, exact; ``precision``: ``p`` in ``[0, 24]`` fractional bits of the integer factors).
+    :raise ValueError: on invalid parameters or a kernel matrix whose diagonal is not constant."""
     precision = check_int_at_least(precision, "precision", 0)
     if precision > _MAX_PRECISION:
         raise ValueError(f"precision must be at most {_MAX_PRECISION} bits, got {precision}")
@@ -135,7 +126,6 @@ def party_vectors(bins: npt.ArrayLike, params: ShuffledFactorization) -> tuple[n
 def shuffled_sum(vectors: npt.ArrayLike, *, shufflers: int, modulus: int,
                  rng: np.random.Generator | None = None) -> np.ndarray:
     """Balle et al.'s shuffled summation of the parties' integer vectors, shape ``(n, d)`` -> ``(d,)``. Details: docs/ldp.md.
-
     :raise ValueError: on invalid parameters.
     """
     shufflers = check_positive_int(shufflers, "shufflers")
@@ -156,10 +146,8 @@ def shuffled_sum(vectors: npt.ArrayLike, *, shufflers: int, modulus: int,
 
 
 def estimate(sum_left: npt.ArrayLike, sum_right: npt.ArrayLike, *, n: int, params: ShuffledFactorization) -> float:
-    """``U_hat = (<S_L, S_R> - n c 4^p) / (n (n - 1) 4^p)`` from the two noisy integer sums.
-
-    Also accepts stacks of sums, shape ``(runs, d)``: then one estimate per run (an array).
-    """
+    """``U_hat = (<S_L, S_R> - n c 4^p) / (n (n - 1) 4^p)`` from the two noisy integer sums; stacks of sums, shape
+    ``(runs, d)``, give one estimate per run (an array)."""
     n = check_int_at_least(n, "n", 2)
     left = np.asarray(sum_left, dtype=np.float64)
     right = np.asarray(sum_right, dtype=np.float64)
@@ -189,10 +177,8 @@ def variance(bins: npt.ArrayLike, params: ShuffledFactorization, *, epsilon: flo
 
 def run_protocol(bins: npt.ArrayLike, params: ShuffledFactorization, *, epsilon: float,
                  shufflers: int = DEFAULT_SHUFFLERS, rng: np.random.Generator | None = None) -> float:
-    """One run with every step explicit: per-party Pólya shares, ``r`` shufflers, aggregation, estimate.
-
-    ``O(n d r)`` work; for checks on small ``n`` (:func:`simulate` for Monte Carlo).
-    """
+    """One run with every step explicit: per-party Pólya shares, ``r`` shufflers, aggregation, estimate; ``O(n d r)``
+    work, for checks on small ``n`` (:func:`simulate` for Monte Carlo)."""
     u, v = party_vectors(bins, params)
     n = u.shape[0]
     gen = noise_generator(rng)
@@ -211,7 +197,6 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
              rng: np.random.Generator | None = None) -> np.ndarray:
     """GhaziSM end to end, ``runs`` times on fixed values (simple rounding): the total noise of each
     coordinate drawn as ``DLap(alpha)`` (docs/ldp.md, "Simulation shortcut").
-
     :return: float64 array of ``runs`` estimates.
     :raise ValueError: on invalid parameters, randomized rounding or a non-constant diagonal.
     """
