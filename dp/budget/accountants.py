@@ -50,7 +50,6 @@ def _delta(value: object, name: str) -> float:
 
 def check_accountant(accountant: object) -> Accountant:
     """Return ``accountant`` if it is one of :data:`ACCOUNTANTS`.
-
     :raise ValueError: ``accountant must be one of basic, zcdp, got 'rdp'``.
     """
     if accountant == "basic":
@@ -62,17 +61,11 @@ def check_accountant(accountant: object) -> Accountant:
 
 @dataclass(frozen=True)
 class Spend:
-    """The privacy cost of one release.
-
-    :param epsilon: its epsilon (non-negative, finite).
-    :param delta: its delta, in ``[0, 1)``; 0 for pure DP.
-    :param rho: its zCDP cost when it is a Gaussian-type release (Bun & Steinke 2016, Prop. 1.6:
-        ``D^2 / (2 sigma^2)``), else ``None``; used by the ``"zcdp"`` accountant only.
-    :param mechanism: what noise it uses (``"distributed discrete Laplace"``, ``"Gaussian"``, ...).
-    :param what: what it releases (``"Kendall tau, 2 noisy sums"``), for the history.
-    :raise ValueError: a negative or non-finite epsilon, a delta outside ``[0, 1)``, a negative or
-        non-finite rho.
-    """
+    """The privacy cost of one release: ``epsilon`` (non-negative, finite), ``delta`` in ``[0, 1)`` (0 for pure DP),
+    the zCDP cost ``rho`` of a Gaussian-type release (Bun & Steinke 2016, Prop. 1.6: ``D^2 / (2 sigma^2)``; else
+    ``None``; used by the ``"zcdp"`` accountant only), the noise ``mechanism`` (``"distributed discrete Laplace"``,
+    ``"Gaussian"``, ...) and ``what`` it releases (``"Kendall tau, 2 noisy sums"``), for the history.
+    :raise ValueError: a negative or non-finite epsilon, a delta outside ``[0, 1)``, a negative or non-finite rho."""
 
     epsilon: float
     delta: float = 0.0
@@ -92,12 +85,9 @@ class Spend:
 
 @dataclass(frozen=True)
 class Budget:
-    """The total privacy budget a data holder grants on one dataset.
-
-    :param epsilon: positive and finite.
-    :param delta: in ``[0, 1)``; 0 allows pure-DP releases only.
-    :raise ValueError: ``budget epsilon must be positive and finite, got -1``, or likewise for delta.
-    """
+    """The total privacy budget a data holder grants on one dataset: ``epsilon`` positive and finite, ``delta`` in
+    ``[0, 1)`` (0 allows pure-DP releases only).
+    :raise ValueError: ``budget epsilon must be positive and finite, got -1``, or likewise for delta."""
 
     epsilon: float
     delta: float = 0.0
@@ -112,10 +102,7 @@ class Budget:
 
 def parse_budget(text: str) -> Budget:
     """``"EPS[:DELTA]"`` (``"2.5"``, ``"2.5:1e-6"``) -> :class:`Budget`.
-
-    :raise ValueError: a plain one-line message (``budget must be EPS or EPS:DELTA ..., got 'x'``, or
-        the message of :class:`Budget`).
-    """
+    :raise ValueError: a plain one-line message (``budget must be EPS or EPS:DELTA ..., got 'x'``, or :class:`Budget`'s)."""
     if not isinstance(text, str):
         raise ValueError(f"budget must be text EPS or EPS:DELTA, got {text!r}")
     parts = text.strip().split(":")
@@ -210,10 +197,8 @@ class Totals:
 
 
 def total_spent(accountant: Accountant, spends: Sequence[Spend], delta_target: float) -> tuple[float, float]:
-    """The composed ``(epsilon, delta)`` of ``spends`` under ``accountant``. Details: docs/budget.md.
-
-    :param delta_target: the delta at which the zCDP part is stated (the budget's delta).
-    """
+    """The composed ``(epsilon, delta)`` of ``spends`` under ``accountant``, the zCDP part stated at ``delta_target``
+    (the budget's delta).  Details: docs/budget.md."""
     check_accountant(accountant)
     return Totals.of(spends).composed(accountant, delta_target)
 

@@ -32,22 +32,8 @@ RUN_NONCE_BYTES = 16
 
 @dataclass(frozen=True, kw_only=True)
 class SpendRequest:
-    """What this party's run spends, and from which account.
-
-    :param spend: the run's spend (public: the same at every party).
-    :param scenario: what spends (``scenarios.ustat``, ``dp.umpc.release``), written to the entry.
-    :param data_file: this party's data file (its parsed rows give the account: ``rows-<16 hex>``,
-        :func:`dp.budget.ledger.dataset_key_of_rows`); ``{pid}`` is replaced by the party's index.
-    :param dataset_name: a declared name for the dataset (``name-<NAME>``), used instead of the file.
-    :param budget: the budget of a new account (``--budget``); an existing account keeps its own.
-    :param ledger: the ledger directory; ``None`` the default (:func:`dp.budget.ledger.default_ledger_directory`),
-        ``"off"`` keeps no budget (said in the output).
-    :param accountant: ``basic`` or ``zcdp``.
-    :param exempt: why no budget is kept for this run (embedded public data), or ``None``.
-    :param command: the job's command line as words (``python -m scenarios.ustat -M3 --data ...``), for
-        the refusal of a missing account: it prints that command with ``--budget EPS`` added.
-    :param in_script: the run is a script's API call: the refusal names ``budget=``, not ``--budget``.
-    """
+    """What this party's run spends, and from which account: a declared ``dataset_name`` or the parsed rows
+    of ``data_file`` (``{pid}``: the party's index); ``ledger="off"`` keeps no budget.  The fields: docs/budget.md."""
 
     spend: Spend
     scenario: str
@@ -87,8 +73,7 @@ def with_command(request: SpendRequest | None, argv: Sequence[str]) -> SpendRequ
 
 def create_hint(request: SpendRequest, party: int, parties: int) -> str:
     """How to create this party's missing account, exactly (this party's local note: it may name paths).
-    Details: docs/budget.md.
-    """
+    Details: docs/budget.md."""
     tool = ["python", "-m", "scenarios.budget"]
     if request.ledger is not None:
         tool += ["--ledger", os.fspath(request.ledger)]
@@ -114,15 +99,8 @@ def create_hint(request: SpendRequest, party: int, parties: int) -> str:
 
 @dataclass(frozen=True)
 class Settlement:
-    """What a run spent, once its release is known (:meth:`Reservation.settle`).
-
-    :param delta: the delta the release states (its record's ``delta``).
-    :param reserved: the delta reserved before any data was shared (an upper bound).
-    :param ledger_delta: the delta this party's ledger entry now holds: ``delta`` when settled, the reserved
-        one when the settlement was refused (it would have raised the charge) or the ledger could not be
-        written; ``None`` when no budget is kept.
-    :param refused: why the settlement was refused, or ``None``.
-    """
+    """What a run spent, once its release is known (:meth:`Reservation.settle`): the release's ``delta``, the
+    ``reserved`` one and the ``ledger_delta`` this party's entry now holds (docs/budget.md)."""
 
     delta: float
     reserved: float
@@ -136,15 +114,7 @@ class Settlement:
 
 @dataclass
 class Reservation:
-    """The outcome of the agreement at this party: what it spent, from which account.
-
-    :param run_id: the run id every party agreed on.
-    :param spend: the run's spend.
-    :param ledger: this party's open account, or ``None`` when no budget is kept.
-    :param account: the account file (or ``None``).
-    :param entry: the reserved entry (or ``None``).
-    :param note: why no budget is kept, when it is not.
-    """
+    """The outcome of the agreement at this party: what it spent, from which account (docs/budget.md)."""
 
     run_id: str
     spend: Spend
@@ -157,7 +127,6 @@ class Reservation:
 
     def mark_released(self) -> bool:
         """Mark this run's entry ``released`` (the job's body returned: the release was revealed). Details: docs/budget.md.
-
         :return: whether the entry is now marked ``released`` (``False`` without a ledger).
         """
         from dp.budget.ledger import LedgerError
@@ -172,8 +141,7 @@ class Reservation:
 
     def settle(self, delta: float) -> Settlement:
         """After the reveal: settle this run's entry to ``delta``, the delta its release states (at most the
-        reserved one), and mark it ``released`` (:meth:`dp.budget.ledger.Ledger.settle`). Details: docs/budget.md.
-        """
+        reserved one), and mark it ``released`` (:meth:`dp.budget.ledger.Ledger.settle`). Details: docs/budget.md."""
         from dp.budget.ledger import LedgerError
 
         reserved = self.spend.delta
@@ -214,7 +182,6 @@ def _g(value: float) -> str:
 def account_key(request: SpendRequest, party: int) -> str:
     """The dataset key of this party's account: the declared name, else the digest of its data file's
     parsed rows (:func:`dp.budget.ledger.dataset_key_of_rows`: re-saving the file does not change it).
-
     :raise dp.budget.ledger.LedgerError: no dataset to key the account by; an unreadable file.
     """
     return account_keys(request, party)[0]
@@ -242,12 +209,9 @@ def account_keys(request: SpendRequest, party: int) -> tuple[str, tuple[str, ...
 
 def pure_budget(*, party: int, budget: Budget | str | None, ledger: str | os.PathLike[str] | None = None,
                 dataset_name: str | None = None, data_file: str | None = None, exempt: str | None = None) -> bool:
-    """Whether this party's run spends from a pure-DP budget (delta 0): the budget given for it, else the
-    budget of its existing account, read without changing anything. Details: docs/budget.md.
-
-    :param budget: the budget of a new account (``--budget``; a string ``EPS[:DELTA]`` is parsed, an
-        invalid one counts as none: its own check names it).
-    """
+    """Whether this party's run spends from a pure-DP budget (delta 0): the ``budget`` given for it (a string
+    ``EPS[:DELTA]`` is parsed, an invalid one counts as none: its own check names it), else the budget of its existing
+    account, read without changing anything.  Details: docs/budget.md."""
     from dp.budget.accountants import parse_budget
     from dp.budget.ledger import (Ledger, LedgerError, account_filename, default_ledger_directory, ledger_disabled,
                                   legacy_filename)
@@ -279,8 +243,7 @@ def pure_budget(*, party: int, budget: Budget | str | None, ledger: str | os.Pat
 
 def refusal_texts(exc: BaseException) -> tuple[str, str | None]:
     """``(shared, local)``: the line a ledger error sends to the other parties, and this party's own note.
-    Details: docs/budget.md.
-    """
+    Details: docs/budget.md."""
     local = _one_line(exc)
     shared = getattr(exc, "shared", None)
     if isinstance(exc, OSError):  # its message names a file
@@ -293,7 +256,6 @@ def refusal_texts(exc: BaseException) -> tuple[str, str | None]:
 
 def _open(request: SpendRequest, party: int, parties: int = 1) -> tuple[Ledger | None, str | None, str | None]:
     """``(ledger, account file, note)``: this party's open account, or the note saying why none is kept.
-
     :raise dp.budget.ledger.LedgerError: the account cannot be used (one plain line).
     """
     from dp.budget.ledger import Ledger, default_ledger_directory, ledger_disabled
@@ -312,14 +274,10 @@ def _open(request: SpendRequest, party: int, parties: int = 1) -> tuple[Ledger |
 
 
 async def agree_spend(request: SpendRequest | None) -> Reservation | None:
-    """Agree on this run's spend with every party and reserve it in this party's ledger (see the module).
-    Details: docs/budget.md.
-
-    :return: the reservation (its :meth:`Reservation.describe` is the output's budget line), or
-        ``None`` for a run that spends nothing.
-    :raise secure.errors.InputError: at every party alike, when any party's ledger refuses (that
-        party's one line), or the accountants or spends differ.
-    """
+    """Agree on this run's spend with every party and reserve it in this party's ledger (docs/budget.md): the
+    reservation (its :meth:`Reservation.describe` is the output's budget line), or ``None`` for a run that spends nothing.
+    :raise secure.errors.InputError: at every party alike, when any party's ledger refuses (that party's one line), or
+        the accountants or spends differ."""
     if request is None:
         _ACTIVE.set(None)
         return None

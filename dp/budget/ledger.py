@@ -18,11 +18,11 @@ import re
 import sqlite3
 import tempfile
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dp.budget.accountants import (PURE_ONLY, Accountant, Budget, Spend, Totals, check_accountant,
                                    would_exceed_totals)
@@ -31,6 +31,8 @@ __all__ = ["LedgerError", "BudgetExceeded", "refusal_lines", "Entry", "Ledger", 
            "ledger_disabled", "dataset_key_of_file", "dataset_key_of_rows", "dataset_key_of_name", "account_filename",
            "legacy_filename", "list_accounts", "list_legacy_accounts", "ENVIRONMENT_VARIABLE", "FORMAT",
            "LEGACY_FORMAT", "LOCK_TIMEOUT"]
+
+_T = TypeVar("_T")
 
 #: The environment variable naming the ledger directory (``off`` disables the ledger).
 ENVIRONMENT_VARIABLE = "PRIVATE_USTATS_LEDGER"
@@ -52,8 +54,7 @@ _MISSING = frozenset({"", "na", "nan", "n/a", "null", "none", "?"})
 
 
 class LedgerError(ValueError):
-    """A ledger that cannot be used as asked (one plain line). Details: docs/budget.md.
-    """
+    """A ledger that cannot be used as asked (one plain line). Details: docs/budget.md."""
 
     def __init__(self, message: str, *, shared: str | None = None) -> None:
         super().__init__(message)
@@ -66,8 +67,7 @@ class BudgetExceeded(LedgerError):
 
 
 def refusal_lines(reason: str, spend: Spend, budget: Budget, dataset: str, path: Path | str) -> tuple[str, str]:
-    """``(shared, local)``: the two texts of a refused spend. Details: docs/budget.md.
-    """
+    """``(shared, local)``: the two texts of a refused spend. Details: docs/budget.md."""
     run = f"epsilon {spend.epsilon:g}" + (f", delta {spend.delta:.3g}" if spend.delta > 0 else "")
     if reason.startswith(PURE_ONLY):
         from dp.noise_defaults import DELEGATED_NOISE  # --delegate-noise: party noise already, F charged to delta
@@ -89,10 +89,8 @@ def refusal_lines(reason: str, spend: Spend, budget: Budget, dataset: str, path:
 
 @dataclass(frozen=True)
 class Entry:
-    """One spend recorded in an account (what :meth:`Ledger.reserve` returns).
-
-    ``number`` is its position in the account (1, 2, ...), which :meth:`Ledger.cancel` uses to find it.
-    """
+    """One spend recorded in an account (what :meth:`Ledger.reserve` returns); ``number`` is its position in the
+    account (1, 2, ...), which :meth:`Ledger.cancel` uses to find it."""
 
     time: str
     run_id: str
@@ -134,11 +132,9 @@ def ledger_disabled(directory: Path | str | None) -> bool:
 
 
 def dataset_key_of_file(path: Path | str) -> str:
-    """``"sha256-<first 16 hex>"`` of the bytes of the data file ``path`` (the first format's key: it changes
-    with a trailing newline or CRLF line ends; kept to find and migrate such accounts).
-
-    :raise LedgerError: the file cannot be read.
-    """
+    """``"sha256-<first 16 hex>"`` of the bytes of the data file ``path`` (the first format's key: it changes with a
+    trailing newline or CRLF line ends; kept to find and migrate such accounts).  :raise LedgerError: unreadable
+    file."""
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as handle:
@@ -169,10 +165,8 @@ def _canonical_cell(cell: str) -> str:
 
 
 def dataset_key_of_rows(path: Path | str) -> str:
-    """``"rows-<first 16 hex>"``: what the data file ``path`` holds, not how it is written. Details: docs/budget.md.
-
-    :raise LedgerError: the file cannot be read or decoded.
-    """
+    """``"rows-<first 16 hex>"``: what the data file ``path`` holds, not how it is written (docs/budget.md).
+    :raise LedgerError: the file cannot be read or decoded."""
     from secure.errors import InputError
     from secure.reader import CHUNK_BYTES, bounded_lines
 
@@ -205,27 +199,21 @@ def dataset_key_of_rows(path: Path | str) -> str:
 
 def dataset_key_of_name(name: str) -> str:
     """``"name-<NAME>"`` for a declared dataset name (letters, digits, ``.``, ``_``, ``-``; at most 64).
-
-    :raise LedgerError: a name that is empty, too long or would not make a plain file name.
-    """
+    :raise LedgerError: a name that is empty, too long or would not make a plain file name."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise LedgerError(f"dataset name must be 1 to 64 letters, digits, '.', '_' or '-' (not starting with "
                           f"'.' or '-'), got {name!r}")
     return f"name-{name}"
 
 
-def account_filename(dataset: str, party: int) -> str:
+def account_filename(dataset: str, party: int, suffix: str = "sqlite3") -> str:
     """``f"{dataset}.p{party}.sqlite3"``, after checking both."""
-    _check_key(dataset)
-    _check_party(party)
-    return f"{dataset}.p{party}.sqlite3"
+    return f"{_check_key(dataset)}.p{_check_party(party)}.{suffix}"
 
 
 def legacy_filename(dataset: str, party: int) -> str:
     """``f"{dataset}.p{party}.json"``: the file of a first-format account."""
-    _check_key(dataset)
-    _check_party(party)
-    return f"{dataset}.p{party}.json"
+    return account_filename(dataset, party, "json")
 
 
 def _listed(directory: Path | str, pattern: re.Pattern[str]) -> list[Path]:
@@ -318,12 +306,6 @@ def _change_of(item: Any) -> dict[str, Any]:
             "delta": float(item["delta"])}
 
 
-def _record_of(entry: Entry) -> dict[str, Any]:
-    record = asdict(entry)
-    del record["number"]
-    return record
-
-
 @dataclass
 class _Account:
     """The verified content of an account (what a :class:`Ledger` shows between transactions)."""
@@ -347,8 +329,9 @@ class _Account:
                 "totals": self.totals.to_text(), "entries": len(self.entries), "changes": len(self.history)}
 
 
-def _entry_row(account: _Account, entry: Entry) -> dict[str, Any]:
-    return {"number": entry.number, **_record_of(entry)}
+def _entry_row(entry: Entry) -> dict[str, Any]:
+    record = asdict(entry)
+    return {"number": record.pop("number"), **record}
 
 
 def _history_row(number: int, change: dict[str, Any]) -> dict[str, Any]:
@@ -393,12 +376,44 @@ def _store_account(connection: sqlite3.Connection, account: _Account) -> None:
 
 def _append_entry(connection: sqlite3.Connection, account: _Account, entry: Entry) -> None:
     """Insert ``entry`` (a hook point: the tests slow it down, or stop the process here)."""
-    _insert(connection, "entries", _sealed("entries", account.owner(), _entry_row(account, entry)))
+    _insert(connection, "entries", _sealed("entries", account.owner(), _entry_row(entry)))
+
+
+def _rewrite_entry(connection: sqlite3.Connection, account: _Account, position: int, new: Entry,
+                   totals: Totals) -> None:
+    """Put ``new`` at ``position`` and the ``totals``, in memory and in the file (both restored if writing fails)."""
+    old, before = account.entries[position], account.totals
+    account.entries[position], account.totals = new, totals
+    try:
+        row = _sealed("entries", account.owner(), _entry_row(new))
+        connection.execute("UPDATE entries SET delta = ?, what = ?, status = ?, checksum = ? WHERE number = ?",
+                           (new.delta, new.what, new.status, row["checksum"], new.number))
+        _store_account(connection, account)
+    except BaseException:
+        account.entries[position], account.totals = old, before
+        raise
 
 
 def _rows(connection: sqlite3.Connection, table: str, columns: Sequence[str]) -> list[dict[str, Any]]:
     cursor = connection.execute(f"SELECT {', '.join(columns)}, checksum FROM {table} ORDER BY number")
     return [dict(zip((*columns, "checksum"), values)) for values in cursor]
+
+
+def _verified(path: Path, table: str, owner: list[Any], rows: list[dict[str, Any]],
+              parse: Callable[[dict[str, Any], int], _T]) -> list[_T]:
+    """The rows of ``table`` parsed; each must be numbered 1, 2, ... and match its checksum before it is parsed (a
+    row that fails either, or does not parse, refuses the file)."""
+    columns = _HISTORY_COLUMNS if table == "history" else _ENTRY_COLUMNS
+    parsed = []
+    for number, record in enumerate(rows, start=1):
+        if record["number"] != number or record["checksum"] != _digest([table, owner, {name: record[name]
+                                                                                       for name in columns}]):
+            raise _refused(path)
+        try:
+            parsed.append(parse(record, number))
+        except (KeyError, TypeError, ValueError):
+            raise _refused(path) from None
+    return parsed
 
 
 def _load(connection: sqlite3.Connection, path: Path) -> _Account:
@@ -430,30 +445,18 @@ def _load(connection: sqlite3.Connection, path: Path) -> _Account:
         stored_totals = Totals.from_text(row["totals"])
     except (KeyError, TypeError, ValueError):
         raise _foreign(path, FORMAT) from None
-    for number, change in enumerate(history_rows, start=1):
-        fields = {name: change[name] for name in _HISTORY_COLUMNS}
-        if change["number"] != number or change["checksum"] != _digest(["history", owner, fields]):
-            raise _refused(path)
-        try:
-            account.history.append(_change_of(change))
-        except (KeyError, TypeError, ValueError):
-            raise _refused(path) from None
-    totals = Totals()
-    for number, record in enumerate(entry_rows, start=1):
-        fields = {name: record[name] for name in _ENTRY_COLUMNS}
-        if record["number"] != number or record["checksum"] != _digest(["entries", owner, fields]):
-            raise _refused(path)
-        try:
-            entry = _entry_of(record, number)
-        except (KeyError, TypeError, ValueError):
-            raise _refused(path) from None
-        account.entries.append(entry)
-        if entry.counted:
-            totals = totals.plus(entry.spend)
+    account.history = _verified(path, "history", owner, history_rows, lambda change, _: _change_of(change))
+    account.entries = _verified(path, "entries", owner, entry_rows, _entry_of)
+    totals = Totals.of([entry.spend for entry in account.entries if entry.counted])
     if (len(account.history), len(account.entries)) != (row["changes"], row["entries"]) or totals != stored_totals:
         raise _refused(path)
     account.totals = totals
-    if path.name != account_filename(account.dataset, account.party):
+    return _in_place(path, account, account_filename)
+
+
+def _in_place(path: Path, account: _Account, filename: Callable[[str, int], str]) -> _Account:
+    """``account``, if ``path`` has its file name (not a file moved or copied under another name)."""
+    if path.name != filename(account.dataset, account.party):
         raise LedgerError(f"ledger file {path} holds the account of {account.dataset} at party {account.party}: "
                           f"refusing a file moved or copied under another name", shared=_UNUSABLE)
     return account
@@ -485,9 +488,7 @@ def _read_legacy(path: Path) -> _Account:
                                     for number, record in enumerate(document["entries"], start=1)])
     except (KeyError, TypeError, ValueError):
         raise _foreign(path, LEGACY_FORMAT) from None
-    if path.name != legacy_filename(account.dataset, account.party):
-        raise LedgerError(f"ledger file {path} holds the account of {account.dataset} at party {account.party}: "
-                          f"refusing a file moved or copied under another name", shared=_UNUSABLE)
+    _in_place(path, account, legacy_filename)
     account.totals = Totals.of([entry.spend for entry in account.entries if entry.counted])
     return account
 
@@ -579,8 +580,7 @@ def _prepare_directory(directory: Path) -> None:
 
 
 class Ledger:
-    """An open account: one party's budget and spends on one dataset (docs/budget.md). Details: docs/budget.md.
-    """
+    """An open account: one party's budget and spends on one dataset (docs/budget.md)."""
 
     def __init__(self, *, path: Path, account: _Account, lock_timeout: float = LOCK_TIMEOUT,
                  connection: sqlite3.Connection | None = None, legacy: bool = False) -> None:
@@ -610,22 +610,10 @@ class Ledger:
     def open(cls, directory: Path | str, *, party: int, dataset: str, budget: Budget | None,
              accountant: Accountant, lock_timeout: float = LOCK_TIMEOUT, legacy: Sequence[str] = (),
              create_hint: str | None = None, in_script: bool = False) -> Ledger:
-        """Open the account of ``party`` on ``dataset`` in ``directory``, creating it with ``budget`` if new.
-        Details: docs/budget.md.
-
-        :param directory: the ledger directory (created if missing); not ``off``.
-        :param party: this party's index.
-        :param dataset: the dataset key (:func:`dataset_key_of_rows`, :func:`dataset_key_of_name`).
-        :param budget: the budget for a new account (``--budget``), or ``None``.
-        :param accountant: ``"basic"`` or ``"zcdp"`` (the latter needs a budget delta > 0).
-        :param legacy: earlier keys of the same data (:func:`dataset_key_of_file`): a first-format account
-            under one of them is migrated to ``dataset``.
-        :param create_hint: how to create a missing account, for the refusal's local line (the exact
-            command line, or the script's argument); default the generic ``--budget`` advice.
-        :param in_script: the caller is a script: the shared line names ``budget=``, not ``--budget``.
-        :raise LedgerError: no budget for a new account, a different budget or accountant, a corrupt
-            file, a directory that is not writable.
-        """
+        """Open the account of ``party`` on ``dataset`` in ``directory``, creating it with ``budget`` if new; a
+        first-format account under a ``legacy`` key is migrated (the parameters: docs/budget.md).
+        :raise LedgerError: no budget for a new account, a different budget or accountant, a corrupt file, a directory
+            that is not writable."""
         folder, path = cls._place(directory, party, dataset)
         accountant = check_accountant(accountant)
         _prepare_directory(folder)
@@ -870,11 +858,9 @@ class Ledger:
     # -- changing it ---------------------------------------------------------------------------------
 
     def reserve(self, spend: Spend, *, run_id: str, scenario: str) -> Entry:
-        """Record ``spend`` for run ``run_id`` of ``scenario`` if it fits, *before* any data is shared. Details: docs/budget.md.
-
+        """Record ``spend`` for run ``run_id`` of ``scenario`` if it fits, *before* any data is shared (docs/budget.md).
         :raise BudgetExceeded: the spend does not fit (its message: the reason, the dataset, the file).
-        :raise LedgerError: a corrupt file, a directory that is not writable, bad arguments.
-        """
+        :raise LedgerError: a corrupt file, a directory that is not writable, bad arguments."""
         if not isinstance(spend, Spend):
             raise LedgerError(f"spend must be a Spend, got {spend!r}")
         run_id = _check_label(run_id, "run id")
@@ -900,24 +886,19 @@ class Ledger:
         return entry
 
     def cancel(self, entry: Entry) -> None:
-        """Mark ``entry`` ``"cancelled"`` (no longer counted), in one locked transaction. Details: docs/budget.md.
-        """
+        """Mark ``entry`` ``"cancelled"`` (no longer counted), in one locked transaction. Details: docs/budget.md."""
         self._set_status(entry, "cancelled")
 
     def mark_released(self, entry: Entry) -> None:
         """Mark the ``"reserved"`` ``entry`` ``"released"`` (still counted) once its run has revealed its release.
-        Details: docs/budget.md.
-        """
+        Details: docs/budget.md."""
         self._set_status(entry, "released", only_from="reserved")
 
     def settle(self, entry: Entry, delta: float) -> Entry:
-        """Mark the ``"reserved"`` ``entry`` ``"released"`` with the delta its release states, at most the reserved one.
-        Details: docs/budget.md.
-
-        :return: the settled entry.
-        :raise LedgerError: a delta that is not a number in ``[0, 1)``, an entry that is not reserved, a
-            settlement that would raise the charge (the entry is then unchanged).
-        """
+        """Mark the ``"reserved"`` ``entry`` ``"released"`` with the delta its release states, at most the reserved one;
+        return the settled entry (docs/budget.md).
+        :raise LedgerError: a delta that is not a number in ``[0, 1)``, an entry that is not reserved, a settlement that
+            would raise the charge (the entry is then unchanged)."""
         if not isinstance(entry, Entry):
             raise LedgerError(f"entry must be an Entry, got {entry!r}")
         if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0.0 <= float(delta) < 1.0:
@@ -944,15 +925,7 @@ class Ledger:
                                   f"{delta!r} would raise the account's {account.accountant} charge from epsilon "
                                   f"{charged[0]:g}, delta {charged[1]:g} to epsilon {settled[0]:g}, delta "
                                   f"{settled[1]:g}: the reserved charge stays")
-            account.entries[position], account.totals = new, totals
-            try:
-                row = _sealed("entries", account.owner(), _entry_row(account, new))
-                connection.execute("UPDATE entries SET delta = ?, what = ?, status = ?, checksum = ? WHERE number = ?",
-                                   (new.delta, new.what, new.status, row["checksum"], new.number))
-                _store_account(connection, account)
-            except BaseException:
-                account.entries[position], account.totals = old, before
-                raise
+            _rewrite_entry(connection, account, position, new, totals)
         return new
 
     def _position(self, entry: Entry, account: _Account) -> int:
@@ -973,28 +946,15 @@ class Ledger:
             if old.status == status or (only_from is not None and old.status != only_from):
                 return
             new = Entry(**{**asdict(old), "status": status})
-            before = account.totals
-            totals = before
-            if old.counted and not new.counted:
-                totals = totals.plus(old.spend, sign=-1)
-            elif new.counted and not old.counted:
-                totals = totals.plus(old.spend)
-            account.entries[position], account.totals = new, totals
-            try:
-                row = _sealed("entries", account.owner(), _entry_row(account, new))
-                connection.execute("UPDATE entries SET status = ?, checksum = ? WHERE number = ?",
-                                   (status, row["checksum"], new.number))
-                _store_account(connection, account)
-            except BaseException:
-                account.entries[position], account.totals = old, before
-                raise
+            totals = account.totals
+            if old.counted != new.counted:
+                totals = totals.plus(old.spend, sign=1 if new.counted else -1)
+            _rewrite_entry(connection, account, position, new, totals)
 
     def raise_budget(self, budget: Budget) -> Budget:
         """Raise the budget on purpose (``python -m scenarios.budget raise``); return the old one.
-
-        :raise LedgerError: a budget that is not larger (epsilon and delta may only grow, one of them
-            must), or a zCDP account's delta 0.
-        """
+        :raise LedgerError: a budget that is not larger (epsilon and delta may only grow, one of them must), or a zCDP
+            account's delta 0."""
         if not isinstance(budget, Budget):
             raise LedgerError(f"budget must be a Budget, got {budget!r}")
         with self._transaction() as (connection, account):
