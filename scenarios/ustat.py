@@ -303,15 +303,12 @@ def _parse_delegation(text: str | None, *, parties: int | None = None) -> tuple[
 
 
 def load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
-    """This party's rows of the job's columns (``--data``, or the embedded table with its derived columns:
-    Framingham's ``score`` from a model fitted on rows picked by ``seed``, UCI's ``severity``)."""
+    """This party's rows of the job's columns in the embedded table, with its derived columns: Framingham's ``score``
+    from a model fitted on rows picked by ``seed``, UCI's ``severity`` (``--data`` is read by the release)."""
     from scenarios.kit.datasets import framingham_with_scores, load_embedded, uci_with_severity
-    from secure.intake import party_rows, rows_from_table
+    from secure.intake import rows_from_table
     from secure.public_randomness import public_generator
 
-    if options.data is not None:
-        return party_rows(options.data, options.columns, party=party, parties=parties, missing=options.missing,
-                          specs=options.query.specs)
     if "score" in options.columns and options.dataset == "framingham":
         table = framingham_with_scores(public_generator(seed ^ 0x5C0E))
     elif "severity" in options.columns and options.dataset == "heart_disease_uci":
@@ -332,10 +329,10 @@ async def _release(options: Options, command: Sequence[str]) -> Any:
     from scenarios.kit.budget_run import embedded_file
 
     budget = options.budget
-    result = await release(options.face, lambda seed: load_rows(options, seed, mpc.pid, len(mpc.parties)),
-                           seed=options.seed, ledger=budget.ledger, budget=budget.budget,
+    rows = options.data or (lambda seed: load_rows(options, seed, mpc.pid, len(mpc.parties)))  # a file: read by release
+    result = await release(options.face, rows, seed=options.seed, ledger=budget.ledger, budget=budget.budget,
                            dataset_name=budget.dataset_name, accountant=budget.accountant, missing=options.missing,
-                           data_file=options.data if options.data is not None else embedded_file(str(options.dataset)),
+                           data_file=options.data or embedded_file(str(options.dataset)),
                            job=("scenarios.ustat", command))
     writes_json = bool(options.json) and mpc.pid == 0
 

@@ -1,29 +1,26 @@
 """Pi_U-MPC for scripts: a query by statistic name and declared columns, run across parties or simulated.
 
 Sinh & Ramon, "Accurate, private, secure, federated U-statistics with higher degree", Protocol 3.1
-(:mod:`dp.umpc.protocol` holds the protocol itself).  This module is the vocabulary a user scripts
-with (docs/design.md, "Scripting"), without the traps of the lower level:
+(:mod:`dp.umpc.protocol` holds the protocol itself).  This module is the vocabulary a user scripts with
+(docs/design.md, "Scripting"), without the traps of the lower level:
 
-- :class:`Query` takes the statistic *by name* and the columns as declarations by role
-  (:func:`secure.columns.numeric`, :func:`~secure.columns.label`, :func:`~secure.columns.classes`,
-  :func:`~secure.columns.categorical`); the kernel's precision follows the column declaration (a
-  Gini mean difference at 8 bits is reported in the column's units); the number of tuples is an
-  int, ``"all"`` or a multiple of n such as ``"2n"`` (resolved once the public n is known); every
-  misuse raises at the call (``epsilon must be positive, got -1``; an AUC label declared as a
-  numeric column is refused).
-- :func:`release` -- inside a script's job (:func:`secure.launcher.run`): every party calls it with
-  its own rows; the parties agree on the query, share their input verdicts (a label outside 0/1 at
-  one party stops every party with one line), resolve the tuples from the public n, and run the
-  secure protocol.  The release is the same :class:`~dp.umpc.protocol.UStatRelease` as the
-  ``ustat`` scenario's.
-- :func:`simulate` -- the same query in one process (NumPy), for Monte Carlo: same tuples from the
-  same seed, same fixed point, same noise distribution.
+- :class:`Query` takes the statistic *by name* and the columns as declarations by role (:func:`secure.columns.numeric`,
+  :func:`~secure.columns.label`, :func:`~secure.columns.classes`, :func:`~secure.columns.categorical`); the kernel's
+  precision follows the column declaration (a Gini mean difference at 8 bits is reported in the column's units); the
+  number of tuples is an int, ``"all"`` or a multiple of n such as ``"2n"`` (resolved once the public n is known);
+  every misuse raises at the call (``epsilon must be positive, got -1``; an AUC label declared as a numeric column
+  is refused).
+- :func:`release` -- inside a script's job (:func:`secure.launcher.run`): every party calls it with its own rows;
+  the parties agree on the query, share their input verdicts (a label outside 0/1 at one party stops every party
+  with one line), resolve the tuples from the public n, and run the secure protocol.  The release is the same
+  :class:`~dp.umpc.protocol.UStatRelease` as the ``ustat`` scenario's.
+- :func:`simulate` -- the same query in one process (NumPy), for Monte Carlo: same tuples from the same seed, same
+  fixed point, same noise distribution.
 - :func:`exact` -- the non-private U-statistic over all tuples (a reference for Monte Carlo).
 
-Threat model (of :func:`release`): passive (semi-honest), static adversary corrupting at most
-``t < m/2`` parties; they learn the released noisy sums (DP against them), the public row counts and
-the agreed parameters, nothing else.  :func:`simulate` and :func:`exact` see every row: for
-experiments on public or synthetic data only.
+Threat model (of :func:`release`): passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties;
+they learn the released noisy sums (DP against them), the public row counts and the agreed parameters, nothing
+else.  :func:`simulate` and :func:`exact` see every row: for experiments on public or synthetic data only.
 """
 from __future__ import annotations
 
@@ -38,12 +35,13 @@ import numpy as np
 
 from dp.budget.accountants import Budget
 from dp.noise_defaults import default_noise, pure_budget_line, switched_by_pure_budget
-from dp.sampling import tuple_count
+from dp.sampling import all_tuples, tuple_count
 from dp.umpc.planner import PATH_CHOICES, SORT_KERNELS, PathChoice
 from dp.umpc.protocol import Simulation, UStatQuery, UStatRelease, prepare_rows
 from dp.umpc.report import local_note, public_categories
 from dp.umpc.protocol import simulate as simulate_protocol
 from dp.validation import check_delta, check_epsilon
+from secure.errors import InputError
 from secure.intake import ColumnSpec, MissingPolicy, PartyRows
 from secure.kernels import KERNELS, get_kernel
 
@@ -72,10 +70,8 @@ def parse_tuples(tuples: Any) -> tuple[str, float]:
         return "count", float(tuples)
     if isinstance(tuples, str):
         text = tuples.strip().lower()
-        if text == "all":
-            return "all", 0.0
-        if text == "auto":
-            return "auto", 2.0
+        if text in ("all", "auto"):
+            return text, 2.0 if text == "auto" else 0.0
         if text.endswith("n"):
             try:
                 factor = float(text[:-1] or 1)
@@ -91,32 +87,31 @@ def parse_tuples(tuples: Any) -> tuple[str, float]:
 class Query:
     """A private U-statistic to release (Pi_U-MPC), declared with keywords and checked on entry.
 
-    Example: ``Query(statistic="auc", columns=[numeric("sysBP", lower=80, upper=300, bits=2),
-    label("TenYearCHD")], epsilon=1.0)``.
+    Example: ``Query(statistic="auc", columns=[numeric("sysBP", lower=80, upper=300, bits=2), label("TenYearCHD")],
+    epsilon=1.0)``.
 
     :param statistic: ``kendall``, ``gini``, ``auc``, ``duplicate``, ``rand`` or ``vus``.
     :param columns: one declaration per kernel column, in kernel order (``auc``: score, then a
-        :func:`~secure.columns.label`; ``vus``: score, then :func:`~secure.columns.classes` with
-        ``k = 3``; ``rand``: two clusterings).
+        :func:`~secure.columns.label`; ``vus``: score, then :func:`~secure.columns.classes` with ``k = 3``; ``rand``:
+        two clusterings).
     :param epsilon: privacy budget of the release (split evenly over its released sums).
     :param delta: 0 (default) for pure DP; else (epsilon, delta)-DP.
-    :param tuples: which tuples: ``"auto"`` (default: the complete statistic when the cost model says it
-        is no slower than ``2n`` sampled tuples, else ``2n`` sampled), ``"all"`` (every ``C(n, k)``, the
-        complete statistic: no sampling error), an int or a multiple of the public n such as ``"8n"``
-        (``|E|`` sampled tuples).
-    :param path: how (:mod:`dp.umpc.planner`): ``"auto"`` (default), ``"histogram"`` (each party counts
-        its rows on the declared grid; secure sums and products of the counts), ``"sort"`` (AUC and Gini
-        by one secure sort) or ``"tuples"`` (the kernel on each tuple, Pi_U-MPC).
+    :param tuples: which tuples: ``"auto"`` (default: the complete statistic when the cost model says it is no slower
+        than ``2n`` sampled tuples, else ``2n`` sampled), ``"all"`` (every ``C(n, k)``, the complete statistic: no
+        sampling error), an int or a multiple of the public n such as ``"8n"`` (``|E|`` sampled tuples).
+    :param path: how (:mod:`dp.umpc.planner`): ``"auto"`` (default), ``"histogram"`` (each party counts its rows on
+        the declared grid; secure sums and products of the counts), ``"sort"`` (AUC and Gini by one secure sort) or
+        ``"tuples"`` (the kernel on each tuple, Pi_U-MPC).
     :param sampling: ``balanced`` (BalancedSamp, default), ``uniform`` or ``bernoulli``.
     :param clipping: ``local`` (each party clips its rows, default) or ``secure`` (inside MPC).
-    :param noise: ``mpc`` (one discrete Laplace sampled inside MPC) or ``parties`` (coalition-
-        calibrated shares); default: the suite's default for this budget (:mod:`dp.noise_defaults`).
-    :param delegation: threat model M_HF (Sinh & Ramon, §4): ``(failure probability, honest fraction)``; only
-        a subgroup ``Z`` drawn from fresh joint randomness draws party noise (sampled tuples only);
-        (epsilon, delta + failure)-DP.
+    :param noise: ``mpc`` (one discrete Laplace sampled inside MPC) or ``parties`` (coalition-calibrated shares);
+        default: the suite's default for this budget (:mod:`dp.noise_defaults`).
+    :param delegation: threat model M_HF (Sinh & Ramon, §4): ``(failure probability, honest fraction)``; only a
+        subgroup ``Z`` drawn from fresh joint randomness draws party noise (sampled tuples only); (epsilon,
+        delta + failure)-DP.
     :param rtt: the network's declared round-trip time in milliseconds, for the path's cost model.
-    :raise ValueError: an unknown statistic, a bad budget, a wrong number of columns, a column
-        declared in the wrong role.
+    :raise ValueError: an unknown statistic, a bad budget, a wrong number of columns, a column declared in the
+        wrong role.
     :raise TypeError: a column given as a name instead of a declaration, a tuples of the wrong type.
     """
 
@@ -228,15 +223,12 @@ def _check_roles(statistic: str, labels: dict[int, tuple[int, ...]], columns: Se
 def _values(query: Query, rows: PartyRows | np.ndarray) -> np.ndarray:
     """This party's rows as a ``(rows, columns)`` float array, checked: never reshaped, never NaN or inf.
 
-    A 1-D array is taken as one column only when the query has one column.  A NaN or infinite cell is a
-    missing value, refused as the README's rule says (fill it with a declared value first, or read the
-    rows with :class:`secure.intake.MissingPolicy`); the message names the column only, never a count,
-    a position or a value, so it may be shared as the party's verdict.
+    A 1-D array is one column only when the query has one column.  A NaN or infinite cell is a missing value, refused
+    as the README says (fill it with a declared value, or read the rows with :class:`secure.intake.MissingPolicy`);
+    the message names the column only, never a count, a position or a value: it may be shared as the party's verdict.
 
     :raise secure.errors.InputError: (a ``ValueError``) a wrong shape, a missing value.
     """
-    from secure.errors import InputError
-
     names = KERNELS[query.statistic].columns
     values = rows.values if isinstance(rows, PartyRows) else rows
     try:
@@ -256,9 +248,10 @@ def _values(query: Query, rows: PartyRows | np.ndarray) -> np.ndarray:
     return array
 
 
-async def release(query: Query, rows: PartyRows | np.ndarray | Callable[[int], PartyRows], *, seed: int | None = None,
-                  ledger: str | os.PathLike[str] | None = None, budget: Budget | str | None = None,
-                  dataset_name: str | None = None, accountant: AccountantName = "basic",
+async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[int], PartyRows], *,
+                  seed: int | None = None, ledger: str | os.PathLike[str] | None = None,
+                  budget: Budget | str | None = None, dataset_name: str | None = None,
+                  accountant: AccountantName = "basic",
                   dataset: str | None = None, missing: MissingPolicy | None = None, data_file: str | None = None,
                   job: tuple[str, Sequence[str]] | None = None) -> UStatRelease:
     """Release the query's private U-statistic across parties; every party calls it with its own rows.
@@ -271,8 +264,8 @@ async def release(query: Query, rows: PartyRows | np.ndarray | Callable[[int], P
     ``query.delegation``, §4); after the reveal the ledger entry is settled to the release's delta.  Nothing is
     printed: :meth:`~dp.umpc.protocol.UStatRelease.table` is the text, ``record()`` the record.
 
-    :param rows: this party's rows (:meth:`secure.intake.Party.read`), kernel column order; or
-        ``seed -> rows``, read after the spend is reserved (a job's embedded table derives columns from the seed).
+    :param rows: this party's rows (:meth:`secure.intake.Party.read`), kernel column order; or ``seed -> rows``, or
+        a data file (counted while read, :func:`secure.counting.count_file`, if the plan may be the histogram path).
     :param seed: a public seed for the tuples; default a joint seed every party contributes to.
     :param ledger: this party's ledger directory (default :func:`dp.budget.ledger.default_ledger_directory`:
         ``$PRIVATE_USTATS_LEDGER`` or the per-user data directory); ``"off"`` keeps no budget (said).
@@ -293,17 +286,17 @@ async def release(query: Query, rows: PartyRows | np.ndarray | Callable[[int], P
     from mpyc.runtime import mpc
 
     from dp.budget.agreement import agree_spend, pure_budget, with_command
-    from dp.umpc.complete import plan_for, run_complete
-    from dp.umpc.protocol import run_secure
-    from secure.errors import InputError
-    from secure.intake import exchange_counts
+    from dp.umpc.complete import histogram_possible, plan_for, run_complete
+    from dp.umpc.protocol import kernel_specs, run_secure
+    from secure.counting import count_file
+    from secure.intake import exchange_counts, party_rows
     from secure.public_randomness import joint_seed
     from secure.session import agree_parameters, agree_verdict
 
     if dataset is not None and dataset_name is not None and dataset != dataset_name:
         raise ValueError(f"dataset and dataset_name name the same thing: give one, got {dataset!r} and {dataset_name!r}")
     dataset_name = dataset if dataset is not None else dataset_name
-    data_file = data_file if data_file is not None else getattr(rows, "source", None)
+    data_file = getattr(rows, "source", rows if isinstance(rows, str) else None) if data_file is None else data_file
 
     def account(query: Query) -> SpendRequest:
         return _spend_request(query, ledger=ledger, budget=budget, dataset_name=dataset_name, accountant=accountant,
@@ -331,26 +324,39 @@ async def release(query: Query, rows: PartyRows | np.ndarray | Callable[[int], P
     await agree_verdict(problem)  # a bad budget= or accountant=, or a pure account's comparisons, at one party
     assert request is not None
     reservation = await agree_spend(with_command(request, job[1]) if job is not None else request)
-    error: str | None = None
-    detail: str | None = None
-    fixed = None
-    try:
-        if callable(rows):
-            seed = seed if seed is not None else await joint_seed()
-            rows = rows(seed)
-        fixed = prepare_rows(query.base, _values(query, rows))
-    except InputError as exc:
-        error, detail = str(exc), exc.detail
-    await agree_verdict(error, detail=detail)
-    assert fixed is not None and not callable(rows)
-    total = sum(await exchange_counts(int(fixed.integers.shape[0])))  # no row at any party: one line naming them
+    async def own_rows(count: bool) -> Any:
+        """This party's rows in fixed point, or (``count``) its data file counted on the grid; the verdict shared."""
+        nonlocal rows, seed
+        error, detail, fixed = None, None, None
+        own: dict[str, Any] = dict(party=int(mpc.pid), parties=len(mpc.parties), missing=missing or MissingPolicy())
+        try:
+            if callable(rows):
+                seed = seed if seed is not None else await joint_seed()
+                rows = rows(seed)
+            if not count:
+                rows = party_rows(rows, [spec.name for spec in query.columns], specs=query.columns, **own) \
+                    if isinstance(rows, str) else rows
+                fixed = prepare_rows(query.base, _values(query, rows))
+            else:
+                fixed = count_file(str(rows), kernel_specs(query.base), **own)
+        except InputError as exc:
+            error, detail = str(exc), exc.detail
+        await agree_verdict(error, detail=detail)
+        return fixed
+
     mode = parse_tuples(query.tuples)[0]
+    counted = isinstance(rows, str) and histogram_possible(query.base, parties=len(mpc.parties), pairs=mode,
+                                                           delegated=query.delegation is not None)
+    fixed = await own_rows(counted)
+    total = sum(await exchange_counts(int(fixed.integers.shape[0])))  # no row at any party: one line naming them
     try:
         resolved = query.at(total)
         plan = plan_for(resolved, rows=total, parties=len(mpc.parties), pairs=mode,
                         delegated=query.delegation is not None, rtt=float(query.rtt) / 1000)
     except ValueError as exc:
         raise InputError(f"all parties: {option_words(str(exc), query.tuples, to_options=job is not None)}") from None
+    if counted and plan.path != "histogram":  # public: every party reads its rows alike
+        fixed = await own_rows(False)
     policy = missing if missing is not None else MissingPolicy(getattr(rows, "policy", "refuse"))
     if plan.path != "tuples":
         result = await run_complete(resolved, fixed, plan, missing=policy.mode)
@@ -367,7 +373,8 @@ async def release(query: Query, rows: PartyRows | np.ndarray | Callable[[int], P
     assert result is not None  # every party receives the release
     result.notes, result.columns, result.delegation = notes, [spec.name for spec in query.columns], query.delegation
     result.fill, result.categories = dict(policy.fills), public_categories(query.columns)
-    result.local = local_note(filled=getattr(rows, "filled", 0), clipped=sum(fixed.clipped.values()))
+    result.local = local_note(filled=getattr(fixed, "filled", getattr(rows, "filled", 0)),  # counted: its own
+                              clipped=sum(fixed.clipped.values()))
     if reservation is not None:  # revealed: the entry settled from the reserved bound to the release's delta
         result.budget_record = reservation.settle(result.delta).record()
         result.budget = reservation.describe()
@@ -481,24 +488,23 @@ def simulate(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray], *, s
              noise_rng: np.random.Generator | None = None) -> Simulation:
     """Run the query's protocol in one process (NumPy): the simulated path, for Monte Carlo.
 
-    Same path (the planner's choice for these public parameters), same public seed and tuples, same
-    fixed point and kernel, same noise distribution as :func:`release`
-    (:func:`dp.umpc.protocol.simulate`, or :func:`dp.umpc.complete.simulate_complete` on a complete
-    path, where the sums are exact); ``runs`` fresh noise draws on one tuple set.
+    Same path (the planner's choice for these public parameters), same public seed and tuples, same fixed point
+    and kernel, same noise distribution as :func:`release` (:func:`dp.umpc.protocol.simulate`, or
+    :func:`dp.umpc.complete.simulate_complete` on a complete path, where the sums are exact); ``runs`` fresh noise
+    draws on one tuple set.
 
     :param rows_by_party: each party's rows (kernel column order), as they would hold them.
     :param seed: the public seed that picks the tuples.
     :param threshold: ``t``; default ``(m - 1) // 2`` as MPyC's.
-    :return: ``estimates`` (one per run), ``exact_on_tuples`` (the noiseless value on the sampled
-        tuples), the sums, tuples, noise plans and draws.
+    :return: ``estimates`` (one per run), ``exact_on_tuples`` (the noiseless value on the sampled tuples), the sums,
+        tuples, noise plans and draws.
     :raise ValueError: too few rows or too many tuples for n, a bad threshold.
     """
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"seed must be an integer (the public seed of the tuples), got {seed!r}")
     parts = _parts(query, rows_by_party)
     parties = len(parts)
-    if threshold is None:
-        threshold = (parties - 1) // 2
+    threshold = (parties - 1) // 2 if threshold is None else threshold
     if isinstance(threshold, bool) or not isinstance(threshold, numbers.Integral) or not 0 <= threshold < parties:
         raise ValueError(f"threshold must be an integer in [0, {parties - 1}], got {threshold!r}")
     if isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs < 1:
@@ -521,9 +527,8 @@ PAIRS_PER_BATCH = 1 << 18
 def exact(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> float:
     """The non-private U-statistic over all ``C(n, k)`` tuples of the union of the parties' rows.
 
-    Computed in the clear on the same fixed-point rows as the protocol (so it is the value the
-    release estimates, up to clipping).  Degree 2 streams the pairs (memory of one batch); degree 3
-    enumerates the triples and is for small n.
+    Computed in the clear on the same fixed-point rows as the protocol (so it is the value the release estimates,
+    up to clipping).  Degree 2 streams the pairs (memory of one batch); degree 3 enumerates the triples (small n).
 
     :raise ValueError: too few rows; for degree 3, more than 2e7 triples.
     """
@@ -539,21 +544,14 @@ def exact(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> floa
     count = tuple_count(rows, degree)
     totals = np.zeros(len(base.outputs), dtype=object)
     if degree == 2:
-        first = 0
-        while first < rows - 1:
-            last = first + 1  # rows first..last-1 as left members, each with every later row
-            while last < rows - 1 and (last - first + 1) * (rows - first) <= PAIRS_PER_BATCH:
-                last += 1
-            left = np.concatenate([np.full(rows - 1 - i, i) for i in range(first, last)])
-            right = np.concatenate([np.arange(i + 1, rows) for i in range(first, last)])
-            outputs = base.kernel.plaintext([fixed[left], fixed[right]])
+        step = max(1, PAIRS_PER_BATCH // rows)  # left rows first..first+step-1, each with every later row
+        for first in range(0, rows - 1, step):
+            left, right = np.nonzero(np.arange(rows) > np.arange(first, min(first + step, rows))[:, None])
+            outputs = base.kernel.plaintext([fixed[left + first], fixed[right]])
             totals += np.array([int(np.sum(out, dtype=np.int64)) for out in outputs], dtype=object)
-            first = last
     else:
         if count > 20_000_000:
             raise ValueError(f"exact over C({rows}, {degree}) = {count} tuples is too large; sample tuples instead")
-        from dp.sampling import all_tuples
-
         tuples = all_tuples(rows, degree)
         for start in range(0, len(tuples), PAIRS_PER_BATCH):
             batch = tuples[start:start + PAIRS_PER_BATCH]
