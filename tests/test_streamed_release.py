@@ -48,7 +48,12 @@ def _run(options: list[str], data: Path, tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(secrets, "randbits", stream.getrandbits)
     calls: list[str] = []
     original = counting.count_file
-    monkeypatch.setattr(counting, "count_file", lambda path, *a, **k: calls.append(path) or original(path, *a, **k))
+
+    def spy(path: str, *args: Any, **named: Any) -> Any:
+        calls.append(path)
+        return original(path, *args, **named)
+
+    monkeypatch.setattr(counting, "count_file", spy)
     if not streamed:
         monkeypatch.setattr(complete, "histogram_possible", lambda *a, **k: False)
     out = tmp_path / f"{streamed}.json"
