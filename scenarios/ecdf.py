@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, Sequence
+from typing import Sequence
 
 from scenarios.kit.cli import UsageError, run_scenario
 from scenarios.kit.ecdf_options import EcdfOptions
@@ -61,8 +61,8 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     return job_options(args, protocol="tree", release=release, **common)
 
 
-async def _release(options: EcdfOptions) -> Callable[[], None] | None:
-    """Every party: read its column, share its verdict, run the secure tree mechanism (:func:`dp.ecdf.release`).
+async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
+    """Every party: spend, read its column, share its verdict, run the secure tree mechanism (:func:`dp.ecdf.release`).
 
     :return: party 0's delivery (the table, ``--curve``, ``--plot``, ``--json``), which
         :func:`scenarios.kit.cli.run_scenario` runs only after the orderly shutdown, so that a party lost
@@ -71,7 +71,8 @@ async def _release(options: EcdfOptions) -> Callable[[], None] | None:
     from dp.ecdf import release
     from scenarios.kit.ecdf_options import deliver, read_column
 
-    result = await release(options.query, await read_column(options), receivers=[0])
+    result = await release(options.query, lambda: read_column(options), receivers=[0],
+                           job=job, **options.budget.account(options.data))
     if result is None:
         return None
     return deliver(options, result, lambda r: f"Private ECDF of {r['column']}\nepsilon {r['epsilon']:g}, n = {r['n']}, "
@@ -80,21 +81,7 @@ async def _release(options: EcdfOptions) -> Callable[[], None] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the private ECDF; returns the exit code."""
-    return run_scenario(parse_options, _release, lambda options: options.public(), argv, spend=spend_of)
-
-
-def spend_of(options: EcdfOptions) -> Any:
-    """What one run spends (:mod:`scenarios.kit.budget_run`): epsilon, pure DP (the tree's discrete Laplace
-    node noise, Barczewski et al. eq. 2, split over its levels); embedded data exempt unless
-    ``--ledger``/``--budget`` is given."""
-    from dp.budget.accountants import Spend
-    from scenarios.kit.budget_run import spend_request
-
-    query = options.query
-    spend = Spend(epsilon=float(query.epsilon), mechanism="distributed discrete Laplace tree noise",
-                  what=f"ECDF of {query.column} on {query.points} grid points")
-    return spend_request(options.budget, spend, scenario="scenarios.ecdf", data=options.data,
-                         embedded=None if options.data is not None else "framingham")
+    return run_scenario(parse_options, _release, lambda options: options.public(), argv, job="scenarios.ecdf")
 
 
 if __name__ == "__main__":

@@ -116,8 +116,8 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     return options
 
 
-async def _release(options: EcdfOptions) -> Callable[[], None] | None:
-    """Every party: upload (and store) or load the stored keys, then one query round (:func:`dp.ecdf.release`).
+async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
+    """Every party: spend, upload (and store) or load the stored keys, then one query round (:func:`dp.ecdf.release`).
 
     :return: party 0's delivery (the table, ``--curve``, ``--plot``, ``--json``), run after the orderly shutdown.
     """
@@ -126,8 +126,8 @@ async def _release(options: EcdfOptions) -> Callable[[], None] | None:
     from dp.ecdf import release
     from scenarios.kit.ecdf_options import deliver, read_column
 
-    values = np.empty(0) if options.query.answer is not None else await read_column(options)  # owners gone
-    result = await release(options.query, values)
+    values = np.empty(0) if options.query.answer is not None else (lambda: read_column(options))  # owners gone
+    result = await release(options.query, values, job=job, **options.budget.account(options.data))
     if result is None or mpc.pid != 0:
         return None
     return deliver(options, result, lambda r: f"Private ECDF of {r['column']} by FSS (two servers)\n"
@@ -137,29 +137,7 @@ async def _release(options: EcdfOptions) -> Callable[[], None] | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party (owner, and server for parties 0 and 1) of the FSS ECDF; returns the exit code."""
     return run_scenario(parse_options, _release, lambda options: options.public(), argv, t0_privacy=T0_PRIVACY,
-                        spend=spend_of)
-
-
-#: the budget line of an ``--answer`` run
-ANSWER_NOTE = ("nothing spent: --answer answers from the stored keys, whose node noise was fixed at the upload "
-               "(that run spent its epsilon); answering more queries is post-processing")
-
-
-def spend_of(options: EcdfOptions) -> Any:
-    """What one run spends (:mod:`scenarios.kit.budget_run`): the upload run spends epsilon (pure DP: the
-    tree's discrete Laplace node noise, fixed once in the keys); an ``--answer`` run spends nothing (the
-    noise is fixed, every answer is post-processing of the upload's release) and says so."""
-    from dp.budget.accountants import Spend
-    from scenarios.kit.budget_run import spend_request
-
-    query = options.query
-    if query.answer is not None:
-        return spend_request(options.budget, Spend(epsilon=0.0, what="ECDF answers from stored keys"),
-                             scenario="scenarios.ecdf_fss --answer", data=None, exempt=ANSWER_NOTE)
-    spend = Spend(epsilon=float(query.epsilon), mechanism="distributed discrete Laplace tree noise (FSS keys)",
-                  what=f"ECDF of {query.column} on {query.points} grid points, keys uploaded")
-    return spend_request(options.budget, spend, scenario="scenarios.ecdf_fss", data=options.data,
-                         embedded=None if options.data is not None else "framingham")
+                        job="scenarios.ecdf_fss")
 
 
 if __name__ == "__main__":

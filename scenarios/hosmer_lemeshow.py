@@ -57,7 +57,7 @@ from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.records import write_record
 from scenarios.kit.missing_values import add_missing_arguments, local_note, missing_policy
 
-__all__ = ["main", "parse_options", "spend_of", "HosmerLemeshowOptions", "SPLIT_SALT", "TABLE_COLUMNS",
+__all__ = ["main", "parse_options", "HosmerLemeshowOptions", "SPLIT_SALT", "TABLE_COLUMNS",
            "write_group_table", "draw_calibration"]
 
 #: xor-ed into --seed for the embedded data's model split: the same rows as scenarios.papers.hosmer_lemeshow
@@ -177,10 +177,10 @@ def _declared_precision(text: str | None, score: str, precision: int) -> int:
     return declared[2] if declared[2] is not None else precision
 
 
-async def _read_rows(options: HosmerLemeshowOptions) -> tuple[np.ndarray, np.ndarray]:
+async def _read_rows(options: HosmerLemeshowOptions) -> np.ndarray:
     """Every party: its rows (scores clipped to [0, 1] in fixed point, labels 0/1), its verdict shared.
 
-    :return: ``(probabilities, labels)`` of this party (probabilities on the fixed-point grid).
+    :return: this party's ``(probability, label)`` rows (probabilities on the fixed-point grid).
     :raise secure.errors.InputError: a bad file or cell at any party, at every party alike.
     """
     from mpyc.runtime import mpc
@@ -209,19 +209,19 @@ async def _read_rows(options: HosmerLemeshowOptions) -> tuple[np.ndarray, np.nda
         error, detail = str(exc), exc.detail
     await agree_verdict(error, detail=detail)
     print(local_note(filled=filled, clipped=clipped))
-    return probabilities, labels
+    return np.column_stack([probabilities, labels])
 
 
-async def _release(options: HosmerLemeshowOptions) -> Callable[[], None] | None:
-    """Every party: read its rows, run the secure Algorithm 2 (:func:`dp.ecdf.release`).
+async def _release(options: HosmerLemeshowOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
+    """Every party: spend, read its rows, run the secure Algorithm 2 (:func:`dp.ecdf.release`).
 
     :return: party 0's delivery (the table, ``--json``, ``--table``, ``--plot``), run after the orderly shutdown.
     """
     from dp.ecdf import release
 
-    probabilities, labels = await _read_rows(options)
-    result = await release(options.query, np.column_stack([probabilities, labels]), receivers=[0],
-                           seed=options.seed if options.data is None else None)
+    result = await release(options.query, lambda: _read_rows(options), receivers=[0],
+                           seed=options.seed if options.data is None else None, job=job,
+                           **options.budget.account(options.data))
     if result is None:
         return None
     return lambda: _report(options, result)
@@ -316,22 +316,8 @@ def draw_calibration(path: str, release: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the private Hosmer-Lemeshow test; returns the exit code."""
-    return run_scenario(parse_options, _release, lambda options: options.public(), argv, spend=spend_of)
-
-
-def spend_of(options: HosmerLemeshowOptions) -> Any:
-    """What one run spends (:mod:`scenarios.kit.budget_run`): ``--epsilon``, pure DP (discrete Laplace on the
-    ECDF tree nodes and on the 4Q group statistics, Theorem 2's split); embedded data exempt unless
-    ``--ledger``/``--budget`` is given."""
-    from dp.budget.accountants import Spend
-    from scenarios.kit.budget_run import spend_request
-
-    query = options.query
-    spend = Spend(epsilon=float(query.epsilon), mechanism="distributed discrete Laplace (ECDF tree nodes and "
-                                                          "group statistics)",
-                  what=f"Hosmer-Lemeshow of {query.columns[0]} by {query.columns[1]}, Q = {query.groups}")
-    return spend_request(options.budget, spend, scenario="scenarios.hosmer_lemeshow", data=options.data,
-                         embedded=None if options.data is not None else "framingham")
+    return run_scenario(parse_options, _release, lambda options: options.public(), argv,
+                        job="scenarios.hosmer_lemeshow")
 
 
 if __name__ == "__main__":

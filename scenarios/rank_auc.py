@@ -186,28 +186,23 @@ def _reader(options: Options, limit: int | None) -> Callable[[], Any]:
     return read
 
 
-async def _run(options: Options) -> Callable[[], None] | None:
-    """Every party: one :func:`dp.rank_auc.release` per ``--rows`` size; the ledger entry settled to their deltas.
+async def _run(options: Options, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
+    """Every party: one :func:`dp.rank_auc.release` per ``--rows`` size, ``--epsilon`` split over them, one spend
+    (:func:`dp.rank_auc.release_runs`).
 
     :return: party 0's delivery (the tables, ``--json``), which :func:`scenarios.kit.cli.run_scenario` runs
         only after the orderly shutdown, so that a party lost in the shutdown phase releases nothing.
     """
-    import math
+    from dataclasses import replace
 
     from dp.noise_defaults import pure_budget_line
-    from dp.rank_auc import release
-    from scenarios.kit.budget_run import settle_spend
+    from dp.rank_auc import release_runs
 
-    releases = []
-    deltas: list[float] = []  # each run's delta, at every party (the ledger entry is settled to their sum)
-    for limit in options.rows:
-        result = await release(options.query, _reader(options, limit), receivers=[0], deltas=deltas)
-        if result is not None:
-            releases.append(result)
-    total = math.fsum(deltas)  # basic composition over the runs; the record's delta_total
-    settled = {"delta_total": total, **settle_spend(total)}  # the entry: from the reserved bound to this total
+    runs = [_reader(options, limit) for limit in options.rows]
+    releases = [result for result in await release_runs(
+        replace(options.query, epsilon=options.epsilon), runs, receivers=[0], job=job,
+        **options.budget.account(options.data)) if result is not None]
     for result in releases:
-        result.runs, result.epsilon_total, result.budget = len(options.rows), options.epsilon, settled
         if options.noise_switch is not None and result.noise_source != "mpc":
             result.notes = [pure_budget_line(source=options.noise_switch, parties=result.parties,
                                              threshold=result.threshold)]
@@ -224,25 +219,7 @@ def _deliver(options: Options, releases: Sequence[RankAucRelease]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party; returns the exit code."""
-    return run_scenario(parse_options, _run, lambda options: options.public(), argv, spend=spend_of)
-
-
-def spend_of(options: Options) -> Any:
-    """What one invocation spends (:mod:`scenarios.kit.budget_run`): the total ``--epsilon``; per run ``2^-40`` per sum
-    sampled in MPC and ``2^-40`` for the sort's comparisons (an upper bound, settled to the record's
-    ``delta_total``); embedded data exempt unless ``--ledger``/``--budget`` is given."""
-    from dp.budget.accountants import Spend
-    from dp.comparison_leakage import comparison_allowance
-    from scenarios.kit.budget_run import MPC_TRUNCATION_DELTA, spend_request
-
-    runs, noise = len(options.rows), options.query.noise
-    delta = 2 * runs * MPC_TRUNCATION_DELTA if noise == "mpc" else 0.0
-    delta += runs * comparison_allowance(options.query.path)  # a pure account runs the histogram path only
-    mechanism = "discrete Laplace sampled in MPC" if noise == "mpc" else "distributed discrete Laplace"
-    spend = Spend(epsilon=float(options.epsilon), delta=delta, mechanism=mechanism,
-                  what=f"AUC of {','.join(options.columns)} by rank, {runs} run(s), 2 noisy sums each")
-    return spend_request(options.budget, spend, scenario="scenarios.rank_auc", data=options.data,
-                         embedded=None if options.data is not None else "framingham")
+    return run_scenario(parse_options, _run, lambda options: options.public(), argv, job="scenarios.rank_auc")
 
 
 if __name__ == "__main__":

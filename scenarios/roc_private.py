@@ -42,7 +42,7 @@ import numpy as np
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.records import write_record
 
-__all__ = ["main", "parse_options", "RocPrivateOptions", "spend_of", "draw_roc"]
+__all__ = ["main", "parse_options", "RocPrivateOptions", "draw_roc"]
 
 
 @dataclass
@@ -120,14 +120,13 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
                              budget_options(args))
 
 
-async def _read_rows(options: RocPrivateOptions) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Every party: its scores (clipped to the domain) and 0/1 labels, its verdict shared with all parties.
-
-    :return: ``(scores, labels, filled, clipped)``; the two counts stay at this party.
-    """
+async def _read_rows(options: RocPrivateOptions) -> np.ndarray:
+    """Every party: its ``(score, label)`` rows (scores clipped to the domain), its verdict shared with all parties;
+    its counts of filled and clipped cells printed here (never sent)."""
     from mpyc.runtime import mpc
 
     from scenarios.kit.datasets import framingham_with_scores
+    from scenarios.kit.missing_values import local_note
     from secure.intake import party_rows, rows_from_table
     from secure.public_randomness import public_generator
     from secure.session import InputError, agree_verdict
@@ -155,17 +154,17 @@ async def _read_rows(options: RocPrivateOptions) -> tuple[np.ndarray, np.ndarray
     except InputError as exc:
         error, detail = str(exc), exc.detail
     await agree_verdict(error, detail=detail)
-    return scores, labels, filled, clipped
-
-
-async def _release(options: RocPrivateOptions) -> Callable[[], None] | None:
-    """Every party: read its rows, run the two secure class ECDFs (:func:`dp.ecdf.release`); party 0's delivery."""
-    from dp.ecdf import release
-    from scenarios.kit.missing_values import local_note
-
-    scores, labels, filled, clipped = await _read_rows(options)
     print(local_note(filled=filled, clipped=clipped))
-    result = await release(options.query, np.column_stack([scores, labels]), receivers=[0])
+    return np.column_stack([scores, labels])
+
+
+async def _release(options: RocPrivateOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
+    """Every party: spend, read its rows, run the two secure class ECDFs (:func:`dp.ecdf.release`); party 0's
+    delivery."""
+    from dp.ecdf import release
+
+    result = await release(options.query, lambda: _read_rows(options), receivers=[0],
+                           job=job, **options.budget.account(options.data))
     if result is None:
         return None
     return lambda: _report(options, result)
@@ -222,23 +221,10 @@ def draw_roc(path: str, release: Any, *, smooth: int | None, label: str = "") ->
     save_figure(figure, path)
 
 
-def spend_of(options: RocPrivateOptions) -> Any:
-    """What one run spends (:mod:`scenarios.kit.budget_run`): ``--epsilon``, pure DP (two tree-mechanism class
-    ECDFs, split as ``--split`` says); embedded data exempt unless ``--ledger``/``--budget`` is given."""
-    from dp.budget.accountants import Spend
-    from scenarios.kit.budget_run import spend_request
-
-    query = options.query
-    spend = Spend(epsilon=float(query.epsilon), mechanism="distributed discrete Laplace tree noise",
-                  what=f"ROC of {','.join(query.columns)} on {query.points} grid points, two class ECDFs "
-                       f"({query.split} split)")
-    return spend_request(options.budget, spend, scenario="scenarios.roc_private", data=options.data,
-                         embedded=None if options.data is not None else "framingham")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the private-label ROC curve; returns the exit code."""
-    return run_scenario(parse_options, _release, lambda options: options.public(), argv, spend=spend_of)
+    return run_scenario(parse_options, _release, lambda options: options.public(), argv,
+                        job="scenarios.roc_private")
 
 
 if __name__ == "__main__":

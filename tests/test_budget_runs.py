@@ -352,13 +352,13 @@ def test_the_jobs_read_this_partys_account_when_parsing_their_options(tmp_path: 
     common = ["--ledger", str(ledger), "--dataset-name"]
     ustat_argv = ["--data", str(data), *KENDALL_COMPLETE, "--epsilon", "1"]
     assert ustat.parse_options([*ustat_argv, *common, "trial7"]).query.noise == "mpc"  # no account yet
-    assert rank_auc.parse_options([*common, "trial7"]).noise == "mpc"
+    assert rank_auc.parse_options([*common, "trial7"]).query.noise == "mpc"
     _create_accounts(ledger, ["3"], name="trial7")
     _create_accounts(ledger, ["3:1e-6"], name="approx")
     assert ustat.parse_options([*ustat_argv, *common, "trial7"]).query.noise == "parties"
-    assert rank_auc.parse_options([*common, "trial7"]).noise == "parties"
+    assert rank_auc.parse_options([*common, "trial7"]).query.noise == "parties"
     assert ustat.parse_options([*ustat_argv, *common, "approx"]).query.noise == "mpc"
-    assert rank_auc.parse_options([*common, "approx"]).noise == "mpc"
+    assert rank_auc.parse_options([*common, "approx"]).query.noise == "mpc"
     assert ustat.parse_options([*ustat_argv, *common, "trial7", "--noise", "mpc"]).query.noise == "mpc"
     assert ustat.parse_options([*ustat_argv, "--ledger", "off"]).query.noise == "mpc"
 

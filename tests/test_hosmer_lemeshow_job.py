@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, free_base_port, read_record, run_command, scenario_command
+from dp.budget.spending import spend_request
 from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, private_hosmer_lemeshow
 from dp.ecdf.hosmer_lemeshow_statistic import exact_hosmer_lemeshow, hosmer_lemeshow_statistic, hosmer_lemeshow_terms
 from dp.ecdf.hosmer_lemeshow_secure import party_group_noise
 from dp.ecdf.grid import node_count
-from scenarios.hosmer_lemeshow import main, parse_options, spend_of
+from scenarios.hosmer_lemeshow import main, parse_options
 
 GROUPS = 10
 POINTS = 1024
@@ -254,9 +255,9 @@ def test_party_draws_have_the_simulated_noise_variance() -> None:
 
 def test_spend_is_the_whole_epsilon(grid_csv: Path) -> None:
     options = parse_options(["--data", str(grid_csv), "--columns", "p,y", "--epsilon", "0.7", "--budget", "5"])
-    request = spend_of(options)
-    assert request.spend.epsilon == 0.7 and request.exempt is None
-    assert spend_of(parse_options([])).exempt is not None  # embedded public data
+    spend, exempt = options.query._spend()
+    assert spend.epsilon == 0.7 and exempt is None
+    assert spend_request(spend, release="x", **parse_options([]).budget.account(None)).exempt  # embedded data
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -9,6 +9,7 @@ smoothed (eq. 3) and inverted for quantiles (Algorithm 1); :func:`release` (ever
 from __future__ import annotations
 
 import math
+import os
 import typing
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -17,13 +18,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dp.budget.accountants import Budget, Spend
 from dp.ecdf.fss_release import FssEcdfRelease, fss_noise_plan, resolve_queries, run_fss_ecdf
 from dp.ecdf.query import EcdfParameters, GridKind, Protocol, Smoothing, check_bits
 from dp.ecdf.grid import check_column, true_counts
 from dp.ecdf.secure_release import EcdfRelease, NodeNoiseSource, run_secure_ecdf
 from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
 
-__all__ = ["EcdfQuery", "FamilyQuery", "release", "simulate", "exact", "Protocol", "GridKind", "Smoothing"]
+__all__ = ["EcdfQuery", "FamilyQuery", "release", "simulate", "exact", "Protocol", "GridKind", "Smoothing",
+           "ANSWER_NOTE"]
+
+#: why a ``protocol="fss"`` query with ``answer=`` spends nothing (its budget line)
+ANSWER_NOTE = ("nothing spent: --answer answers from the stored keys, whose node noise was fixed at the upload "
+               "(that run spent its epsilon); answering more queries is post-processing")
 
 @dataclass(frozen=True, kw_only=True)
 class EcdfQuery(EcdfParameters):
@@ -51,6 +58,15 @@ class EcdfQuery(EcdfParameters):
         if result is not None:
             result.query = self
         return result
+
+    def _spend(self) -> tuple[Spend, str | None]:
+        """``(spend, why none)``: epsilon, pure DP (tree node noise, eq. 2); answers from stored keys spend nothing."""
+        if self.answer is not None:
+            return Spend(epsilon=0.0, what="ECDF answers from stored keys"), ANSWER_NOTE
+        fss = self.protocol == "fss"
+        return Spend(epsilon=float(self.epsilon), mechanism="distributed discrete Laplace tree noise"
+                     + " (FSS keys)" * fss,
+                     what=f"ECDF of {self.column} on {self.points} grid points" + ", keys uploaded" * fss), None
 
     def _parts(self, rows_by_party: Sequence[npt.ArrayLike]) -> tuple[np.ndarray, np.ndarray, int]:
         """``(grid, all rows clipped to the domain, m)``."""
@@ -96,7 +112,10 @@ class EcdfQuery(EcdfParameters):
 
 class FamilyQuery(typing.Protocol):
     """What a query of the family answers to (:class:`EcdfQuery`, :class:`dp.ecdf.roc.RocQuery`,
-    :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery`): its own release, simulation and reference."""
+    :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery`): its own spend, release, simulation and reference."""
+
+    @property
+    def _spend(self) -> Callable[[], tuple[Spend, str | None]]: ...
 
     @property
     def _release(self) -> Callable[..., Awaitable[Any]]: ...
@@ -108,11 +127,25 @@ class FamilyQuery(typing.Protocol):
     def _exact(self) -> Callable[..., Any]: ...
 
 
-async def release(query: FamilyQuery, rows: npt.ArrayLike, **kw: Any) -> Any:
-    """Every party calls this with its own rows on a started MPyC runtime; the query's release (``.table()``,
-    ``.record()``) at the receivers (``receivers=``, default all; for ``fss`` the two servers), ``None``
-    elsewhere.  ``noise_source=`` is the node-noise test hook of the protocols."""
-    return await query._release(rows, **kw)
+async def release(query: FamilyQuery, rows: Any, *, ledger: str | os.PathLike[str] | None = None,
+                  budget: Budget | str | None = None, dataset_name: str | None = None, dataset: str | None = None,
+                  accountant: str = "basic", data_file: str | None = None, job: tuple[str, Sequence[str]] | None = None,
+                  **kw: Any) -> Any:
+    """Every party calls this with its own rows (or ``async () -> rows``) on a started MPyC runtime, after reserving
+    the query's pure spend from the account the keywords name, as :func:`dp.umpc.release` (:mod:`dp.budget.spending`);
+    the query's release (``.table()``, ``.record()``) at the receivers (``receivers=``, default all; for ``fss`` the
+    two servers), ``None`` elsewhere.  ``noise_source=`` is the node-noise test hook."""
+    from dp.budget.spending import reserve, spend_request
+
+    spend, exempt = query._spend()
+    source = data_file if data_file is not None else getattr(rows, "source", None)
+    reservation = await reserve(lambda: spend_request(
+        spend, release="dp.ecdf.release", exempt=exempt, ledger=ledger, budget=budget, dataset_name=dataset_name,
+        dataset=dataset, accountant=accountant, data_file=source, job=job), job=job)
+    result = await query._release(await rows() if callable(rows) else rows, **kw)
+    if reservation is not None:
+        reservation.mark_released()  # revealed: the entry stays counted (pure: nothing to settle)
+    return result
 
 
 def simulate(query: FamilyQuery, rows_by_party: Sequence[npt.ArrayLike], *, seed: int, **kw: Any) -> Any:

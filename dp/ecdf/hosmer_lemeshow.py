@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dp.budget.accountants import Spend
 from dp.ecdf.grid import true_counts
 from dp.ecdf.hosmer_lemeshow_release import (ACCOUNTING_MODES, JOINT_SENSITIVITY, HosmerLemeshowParameters,
                                              HosmerLemeshowRelease, party_statistic_draws, release_boundaries)
@@ -42,6 +43,12 @@ __all__ = ["HosmerLemeshowQuery", "private_hosmer_lemeshow",
 class HosmerLemeshowQuery(HosmerLemeshowParameters):
     """The query of the ``dp.ecdf`` face: what is released (:class:`HosmerLemeshowParameters`, validated once) and
     the three verbs.  E.g. ``HosmerLemeshowQuery(epsilon=5, groups=10, grid_points=1024)``."""
+
+    def _spend(self) -> tuple[Spend, str | None]:
+        """``dp.ecdf.release``'s spend: epsilon, pure DP (Theorem 2's split)."""
+        return Spend(epsilon=float(self.epsilon),
+                     mechanism="distributed discrete Laplace (ECDF tree nodes and group statistics)",
+                     what=f"Hosmer-Lemeshow of {self.columns[0]} by {self.columns[1]}, Q = {self.groups}"), None
 
     async def _release(self, rows: Any, *, receivers: Sequence[int] = (0,),
                        seed: int | None = None) -> HosmerLemeshowRelease | None:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from dp.budget.accountants import Spend
 from dp.ecdf.grid import grid_of_points, prefix_incidence, tree_depth, true_counts
 from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
 from dp.report_text import format_bytes, policy_text, text_table
@@ -141,6 +142,12 @@ class RocQuery:
         """The tree noise plan of each class ECDF (:func:`plan_roc_noise`)."""
         return plan_roc_noise(epsilon=self.epsilon, points=self.points, split=self.split, parties=parties,
                               threshold=threshold)
+
+    def _spend(self) -> tuple[Spend, str | None]:
+        """``dp.ecdf.release``'s spend: epsilon, pure DP (two tree-mechanism class ECDFs, split as ``split`` says)."""
+        return Spend(epsilon=float(self.epsilon), mechanism="distributed discrete Laplace tree noise",
+                     what=f"ROC of {','.join(self.columns)} on {self.points} grid points, two class ECDFs "
+                          f"({self.split} split)"), None
 
     async def _release(self, rows: Any, *, receivers: Sequence[int] | None = None,
                        noise_source: ClassNoiseSource | None = None) -> RocRelease | None:

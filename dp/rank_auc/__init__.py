@@ -8,6 +8,7 @@ in :mod:`dp.rank_auc.query`.
 from dp.rank_auc.face import exact as exact
 from dp.rank_auc.face import exact_sums as exact_sums
 from dp.rank_auc.face import release as release
+from dp.rank_auc.face import release_runs as release_runs
 from dp.rank_auc.face import simulate as simulate
 from dp.rank_auc.query import Query as Query
 from dp.rank_auc.query import check_bit_length as check_bit_length

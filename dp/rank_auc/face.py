@@ -5,18 +5,21 @@ sums and the public row counts (docs/rank_auc.md).  :func:`simulate` and :func:`
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from dp.budget.accountants import Spend
 from dp.noise_plans import NoisePlan
 from dp.rank_auc.query import (Query, auc_query, check_bit_length, plans_for_rows, release_guarantee,
                                required_bit_length, sum_ranges)
 from dp.rank_auc.report import RankAucRelease, estimate_auc, estimate_noise_std
 from secure.security_parameter import restores_security_parameter
 
-__all__ = ["release", "simulate", "exact", "exact_sums"]
+__all__ = ["release", "release_runs", "simulate", "exact", "exact_sums"]
 
 
 def exact_sums(fixed: np.ndarray) -> tuple[int, int]:
@@ -46,24 +49,64 @@ def _plan(query: Query, n: int, parties: int, threshold: int, given: int | None)
     return plans, plan, needed
 
 
-@restores_security_parameter
-async def release(query: Query, rows: Any, *, receivers: Sequence[int] | None = None,
-                  noise_source: Callable[[NoisePlan, int], int] | None = None,
-                  deltas: list[float] | None = None) -> RankAucRelease | None:
+async def release(query: Query, rows: Any, **options: Any) -> RankAucRelease | None:
     """Every party calls this with its own ``(score, label)`` rows on a started MPyC runtime (a script's job,
     :func:`secure.launcher.run`, or ``python -m scenarios.rank_auc``, whose release this is).
 
-    ``-L`` is checked before any row is read; every party's verdict on its rows is shared; then, metered: intake
-    (public counts, rows shared), the sums on the planner's path (:func:`dp.umpc.complete.secure_complete_sums`),
-    noise (party shares or the in-MPC sampler), reveal (range-checked).
+    The spend is reserved from the account the keywords name, as :func:`dp.umpc.release`'s (:mod:`dp.budget.spending`);
+    ``-L`` is checked; the verdicts on the rows are shared; then, metered: intake, the sums on the planner's path
+    (:func:`dp.umpc.complete.secure_complete_sums`), noise, reveal (range-checked); the entry settled to the delta.
 
     :param rows: an ``(n, 2)`` array, :class:`secure.intake.PartyRows`, or a callable returning either.
-    :param noise_source: ``(plan, index) -> draw`` (a test hook); default OS randomness.  Party noise only.
-    :param deltas: the release's delta is appended to it at every party (public), for a job's ledger entry.
+    :param options: ``receivers=`` (default all); ``noise_source=``, ``(plan, index) -> draw`` (a test hook, party
+        noise only; default OS randomness); the ledger keywords of :func:`dp.umpc.release` (``ledger``, ``budget``,
+        ``dataset_name``/``dataset``, ``accountant``, ``data_file``, ``job``).
     :return: the release at ``receivers`` (default all), ``None`` elsewhere.
-    :raise secure.errors.InputError: a bad row, fewer than 2 rows, ``-L`` too short (at every party alike).
+    :raise secure.errors.InputError: a ledger that refuses, a bad row, < 2 rows, ``-L`` too short (every party).
     :raise ValueError: ``noise_source`` with noise sampled inside MPC.
     """
+    return (await release_runs(query, [rows], **options))[0]
+
+
+async def release_runs(query: Query, runs: Sequence[Any], *, receivers: Sequence[int] | None = None,
+                       noise_source: Callable[[NoisePlan, int], int] | None = None,
+                       data_file: str | None = None, job: tuple[str, Sequence[str]] | None = None,
+                       **account: Any) -> list[RankAucRelease | None]:
+    """:func:`release` on each of ``runs`` (rows or readers: e.g. the first N rows), ``query.epsilon`` split evenly
+    over them; one spend (``account``: :func:`release`'s ledger keywords), settled to the deltas' sum."""
+    from dp.budget.spending import reserve, spend_request
+
+    each = query if len(runs) == 1 else replace(query, epsilon=query.epsilon / len(runs))
+    source = data_file if data_file is not None else getattr(runs[0], "source", None)
+    spend = _spend(each, query.epsilon, len(runs))
+    reservation = await reserve(lambda: spend_request(spend, release="dp.rank_auc.release", data_file=source, job=job,
+                                                      **account), job=job)
+    released = [await _release(each, rows, receivers=receivers, noise_source=noise_source) for rows in runs]
+    total = math.fsum(delta for _, delta in released)  # basic composition over the runs; the record's delta_total
+    settled = {"delta_total": total, **(reservation.settle(total).record() if reservation else {})}  # reserved -> total
+    for result, _ in released:
+        if result is not None:
+            result.runs, result.epsilon_total, result.budget = len(runs), query.epsilon, settled
+    return [result for result, _ in released]
+
+
+def _spend(query: Query, epsilon: float, runs: int) -> Spend:
+    """``runs`` releases of ``query``, ``epsilon`` in total; per run ``2^-40`` per sum sampled in MPC and for the
+    sort's comparisons (:func:`dp.comparison_leakage.comparison_allowance`): an upper bound, settled after."""
+    from dp.budget.spending import MPC_TRUNCATION_DELTA
+    from dp.comparison_leakage import comparison_allowance
+
+    mpc = query.noise == "mpc"
+    delta = (2 * runs * MPC_TRUNCATION_DELTA if mpc else 0.0) + runs * comparison_allowance(query.path)
+    return Spend(epsilon=float(epsilon), delta=delta,
+                 mechanism="discrete Laplace sampled in MPC" if mpc else "distributed discrete Laplace",
+                 what=f"AUC of {query.score.name},{query.label} by rank, {runs} run(s), 2 noisy sums each")
+
+
+@restores_security_parameter
+async def _release(query: Query, rows: Any, *, receivers: Sequence[int] | None = None,
+                   noise_source: Callable[[NoisePlan, int], int] | None = None) -> tuple[RankAucRelease | None, float]:
+    """One run of :func:`release`, spent by the caller: the release (or ``None``) and its delta (at every party)."""
     from mpyc.runtime import mpc
 
     from dp.comparison_leakage import sort_leak_plan
@@ -116,14 +159,12 @@ async def release(query: Query, rows: Any, *, receivers: Sequence[int] | None = 
         opened = await guarded_reveal(noisy, sum_ranges(n, plans), receivers)
     phases = await meter.totals_over_parties()
     delta, guarantee = release_guarantee(plans, query.epsilon, parties, threshold, leak)
-    if deltas is not None:
-        deltas.append(delta)
     if not opened:
-        return None
+        return None, delta
     return _released(query, plans, plan, opened, n, parties, threshold, delta=delta, guarantee=guarantee,
                      comparison_leak=leak.record(), filled=filled, seconds=sum(c.seconds for c in phases.values()),
                      bytes_sent=sum(c.bytes_sent for c in phases.values()),
-                     phases={k: {"seconds": c.seconds, "bytes_sent": c.bytes_sent} for k, c in phases.items()})
+                     phases={k: {"seconds": c.seconds, "bytes_sent": c.bytes_sent} for k, c in phases.items()}), delta
 
 
 def _released(query: Query, plans: Sequence[NoisePlan], plan: Any, sums: Sequence[int], n: int, parties: int,

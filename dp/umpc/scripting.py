@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from dp.budget.accountants import Budget
+from dp.budget.accountants import Budget, Spend
 from dp.noise_defaults import default_noise, pure_budget_line, switched_by_pure_budget
 from dp.sampling import all_tuples, tuple_count
 from dp.umpc.planner import PATH_CHOICES, SORT_KERNELS, PathChoice
@@ -285,7 +285,8 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
     """
     from mpyc.runtime import mpc
 
-    from dp.budget.agreement import agree_spend, pure_budget, with_command
+    from dp.budget.agreement import pure_budget
+    from dp.budget.spending import reserve, spend_request
     from dp.umpc.complete import histogram_possible, plan_for, run_complete
     from dp.umpc.protocol import kernel_specs, run_secure
     from secure.counting import count_file
@@ -299,8 +300,8 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
     data_file = getattr(rows, "source", rows if isinstance(rows, str) else None) if data_file is None else data_file
 
     def account(query: Query) -> SpendRequest:
-        return _spend_request(query, ledger=ledger, budget=budget, dataset_name=dataset_name, accountant=accountant,
-                              data_file=data_file, job=job)
+        return spend_request(_spend(query), release="dp.umpc.release", ledger=ledger, budget=budget,
+                             dataset_name=dataset_name, accountant=accountant, data_file=data_file, job=job)
 
     try:
         asked: SpendRequest | None = account(query)
@@ -315,15 +316,8 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
                                                        budget_given=asked.budget is not None, to_options=bool(job))
         notes += [note] if note else []
     await agree_parameters(query.public())
-    request = None
-    problem: str | None = pure_problem
-    try:
-        request = account(query)
-    except (ValueError, TypeError) as exc:
-        problem = problem or f"budget: {exc}"
-    await agree_verdict(problem)  # a bad budget= or accountant=, or a pure account's comparisons, at one party
-    assert request is not None
-    reservation = await agree_spend(with_command(request, job[1]) if job is not None else request)
+    # a bad budget= or accountant=, or a pure account's comparisons, at one party: every party stops
+    reservation = await reserve(lambda: account(query), job=job, problem=pure_problem)
     async def own_rows(count: bool) -> Any:
         """This party's rows in fixed point, or (``count``) its data file counted on the grid; the verdict shared."""
         nonlocal rows, seed
@@ -426,53 +420,25 @@ def option_words(line: str, tuples: Any, *, to_options: bool) -> str:
     return line
 
 
-#: the embedded public datasets' directory (``scenarios/data``): rows read from there are exempt from the
-#: ledger unless a ledger, budget or dataset name is given (docs/design.md: no default budget is invented)
-EMBEDDED_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                             "scenarios", "data")
-
-#: the in-MPC sampler's truncation bound per released sum (``delta_s``, :mod:`dp.secret_noise`)
-MPC_TRUNCATION_DELTA = 2.0 ** -40
-
-
-def _spend_request(query: Query, *, ledger: str | os.PathLike[str] | None, budget: Budget | str | None,
-                   dataset_name: str | None, accountant: AccountantName, data_file: str | None,
-                   job: tuple[str, Sequence[str]] | None) -> SpendRequest:
-    """The spend of one release and this party's account: epsilon; delta, or with noise sampled in MPC and no
-    delta the sampler's truncation bound ``2^-40`` per released sum; plus the delegation's failure probability
-    (M_HF); plus ``2^-40`` for MPyC's comparisons unless the path is the histogram path
-    (:func:`dp.comparison_leakage.comparison_allowance`).  An upper bound, settled after the reveal.
-
-    :raise ValueError: a bad ``budget`` or ``accountant`` (raised at the call, like the query's checks).
-    """
-    from dp.budget.accountants import Spend, check_accountant, parse_budget
-    from dp.budget.agreement import SpendRequest
+def _spend(query: Query) -> Spend:
+    """The spend of one release: epsilon; delta, or with noise sampled in MPC and no delta the sampler's truncation
+    bound ``2^-40`` per released sum; plus the delegation's failure probability (M_HF); plus ``2^-40`` for MPyC's
+    comparisons unless the path is the histogram path (:func:`dp.comparison_leakage.comparison_allowance`).  An
+    upper bound, settled after the reveal."""
+    from dp.budget.spending import MPC_TRUNCATION_DELTA
     from dp.comparison_leakage import comparison_allowance
     from dp.noise_defaults import DELEGATED_NOISE
 
-    chosen = parse_budget(budget) if isinstance(budget, str) else budget
-    if chosen is not None and not isinstance(chosen, Budget):
-        raise TypeError(f"budget must be a Budget or 'EPS[:DELTA]', got {budget!r}")
-    kind = check_accountant(accountant)
     base = query.base
     sums = len(base.outputs)
     delta = float(base.delta) if base.delta > 0 or base.noise != "mpc" else sums * MPC_TRUNCATION_DELTA
     delta += (query.delegation[0] if query.delegation is not None else 0.0) + comparison_allowance(base.path)
     mechanism = ("discrete Laplace sampled in MPC" if base.noise == "mpc"
                  else "distributed discrete Laplace" if base.delta == 0 else "distributed binomial")
-    asked = (ledger is not None and os.fspath(ledger).strip().lower() != "off") or budget is not None \
-        or dataset_name is not None
-    exempt = None
-    if not asked and data_file is not None and os.path.dirname(os.path.abspath(data_file)) == EMBEDDED_DATA:
-        exempt = f"embedded public data: no budget kept; give {'--ledger/--budget' if job else 'ledger=/budget='} " \
-                 "to keep one"
-    spend = Spend(epsilon=float(base.epsilon), delta=delta,
-                  mechanism=mechanism + (f" {DELEGATED_NOISE}" if query.delegation is not None else ""),
-                  what=f"{base.kernel.description} of {', '.join(spec.name for spec in query.columns)}, "
-                       f"{sums} noisy sum(s)")
-    return SpendRequest(spend=spend, scenario=job[0] if job is not None else "dp.umpc.release", data_file=data_file,
-                        dataset_name=dataset_name, budget=chosen, ledger=ledger, accountant=kind, exempt=exempt,
-                        in_script=job is None)
+    return Spend(epsilon=float(base.epsilon), delta=delta,
+                 mechanism=mechanism + (f" {DELEGATED_NOISE}" if query.delegation is not None else ""),
+                 what=f"{base.kernel.description} of {', '.join(spec.name for spec in query.columns)}, "
+                      f"{sums} noisy sum(s)")
 
 
 def _parts(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> list[np.ndarray]:

@@ -1,11 +1,9 @@
-"""The privacy budget of a scenario run: the options every job takes and its spend request.
+"""The privacy-budget options every job takes, handed to its family's ``release``, which spends.
 
 ``--ledger DIR|off``, ``--budget EPS[:DELTA]``, ``--accountant basic|zcdp``, ``--dataset NAME``
-(:func:`add_budget_arguments`); a job passes ``run_scenario(..., spend=...)`` a :class:`SpendRequest` built
-here, and :func:`dp.budget.agreement.agree_spend` (the one implementation of the agreement, the scripting API's
-too) reserves it at every party before any data is shared.  Keys, exemptions, pure budgets and settling:
-docs/command_line.md.  Threat model: as :mod:`dp.budget.agreement` -- passive, static, ``t < m/2``; only
-public values cross.
+(:func:`add_budget_arguments`); :meth:`BudgetOptions.account` gives the ledger keywords of ``release``, which
+reserves the spend at every party before any data is shared (:mod:`dp.budget.spending`).  Keys, exemptions, pure
+budgets and settling: docs/command_line.md.
 """
 from __future__ import annotations
 
@@ -14,18 +12,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from dp.budget.accountants import ACCOUNTANTS, Accountant, Budget, Spend, parse_budget
-from dp.budget.agreement import Reservation, SpendRequest
+from dp.budget.accountants import ACCOUNTANTS, Accountant, Budget, parse_budget
 from scenarios.kit.cli import UsageError
 
-__all__ = ["BudgetOptions", "SpendRequest", "Reservation", "add_budget_arguments", "budget_options",
-           "spend_request", "pure_budget_of", "settle_spend", "embedded_file", "EMBEDDED_NOTE", "MPC_TRUNCATION_DELTA"]
-
-#: the output line of a run on embedded public data without --ledger/--budget
-EMBEDDED_NOTE = "embedded public data: no budget kept; give --ledger/--budget to keep one"
-
-#: the in-MPC discrete Laplace sampler's truncation bound per released sum (``delta_s``, :mod:`dp.secret_noise`)
-MPC_TRUNCATION_DELTA = 2.0 ** -40
+__all__ = ["BudgetOptions", "add_budget_arguments", "budget_options", "pure_budget_of", "embedded_file"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +33,11 @@ class BudgetOptions:
         """Whether the user asked to keep a budget (which makes embedded data non-exempt)."""
         return (self.ledger is not None and self.ledger.strip().lower() != "off") or self.budget is not None \
             or self.dataset_name is not None
+
+    def account(self, data: str | None, embedded: str = "framingham") -> dict[str, Any]:
+        """The ledger keywords of a family's ``release``: these options and ``--data`` or the ``embedded`` file."""
+        return {"ledger": self.ledger, "budget": self.budget, "dataset_name": self.dataset_name,
+                "accountant": self.accountant, "data_file": data if data is not None else embedded_file(embedded)}
 
 
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
@@ -80,43 +75,18 @@ def embedded_file(name: str) -> str:
     return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", f"{name}.csv.gz")
 
 
-def pure_budget_of(budget: BudgetOptions, *, data: str | None, embedded: str | None = None,
-                   exempt: str | None = None) -> bool:
+def pure_budget_of(budget: BudgetOptions, *, data: str | None, embedded: str | None = None) -> bool:
     """Whether this party's run would spend from a pure-DP budget (``--budget`` without a delta, or this party's
     existing account of delta 0), to choose the default noise when the options are parsed; the same test as
-    :func:`dp.budget.agreement.pure_budget`.  ``data``: ``--data`` or ``None`` for ``embedded``; ``exempt``: as
-    :func:`spend_request`."""
+    :func:`dp.budget.agreement.pure_budget`.  ``data``: ``--data`` or ``None`` for ``embedded``."""
     from dp.budget.agreement import pure_budget
 
-    if exempt is None and data is None and not budget.asks_for_ledger:
+    if data is None and not budget.asks_for_ledger:
         return False  # embedded public data: no budget kept
     if budget.budget is not None:
         return budget.budget.delta == 0
-    if exempt is not None or (budget.ledger is not None and budget.ledger.strip().lower() == "off"):
-        return False
     from mpyc.runtime import mpc
 
     data_file = data if data is not None else (embedded_file(embedded) if embedded is not None else None)
     return pure_budget(party=int(mpc.pid), budget=None, ledger=budget.ledger, dataset_name=budget.dataset_name,
-                       data_file=data_file)
-
-
-def spend_request(budget: BudgetOptions, spend: Spend, *, scenario: str, data: str | None,
-                  embedded: str | None = None, exempt: str | None = None) -> SpendRequest:
-    """The request of one run: the spend, and the account it comes from at this party (``data``: ``--data`` with
-    ``{pid}`` kept, or ``None`` for the ``embedded`` dataset; ``exempt``: why no budget is kept whatever the options)."""
-    if exempt is None and data is None and not budget.asks_for_ledger:
-        exempt = EMBEDDED_NOTE
-    data_file = data if data is not None else (embedded_file(embedded) if embedded is not None else None)
-    return SpendRequest(spend=spend, scenario=scenario, data_file=data_file, dataset_name=budget.dataset_name,
-                        budget=budget.budget, ledger=budget.ledger, accountant=budget.accountant, exempt=exempt)
-
-
-
-def settle_spend(delta: float) -> dict[str, Any]:
-    """After the reveal, at every party: settle the job's ledger entry down to the ``delta`` its release states
-    (:func:`dp.budget.agreement.settle_active`); the record's keys ``delta_reserved`` and ``ledger_delta``."""
-    from dp.budget.agreement import settle_active
-
-    settled = settle_active(delta)
-    return {} if settled is None else settled.record()
+                       data_file=data_file)  # a ledger that is off: not pure

@@ -132,9 +132,10 @@ class ScenarioParser(argparse.ArgumentParser):
         raise SystemExit(0)
 
 
-def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[Any]],
+def run_scenario(parse: Callable[[list[str]], Any], body: Callable[..., Awaitable[Any]],
                  public: Callable[[Any], dict[str, Any]], argv: Sequence[str] | None = None, *,
-                 t0_privacy: str | None = None, spend: Callable[[Any], SpendRequest | None] | None = None) -> int:
+                 t0_privacy: str | None = None, spend: Callable[[Any], SpendRequest | None] | None = None,
+                 job: str | None = None) -> int:
     """One party's whole life (:func:`secure.launcher.run_parties`), with :class:`UsageError` from ``parse``
     shared as a usage verdict like :class:`secure.errors.InputError`.
 
@@ -145,12 +146,11 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
     :param argv: the command line (default ``sys.argv[1:]``).
     :param t0_privacy: only for a protocol whose privacy does not rest on Shamir (FSS): what it rests
         on; ``t = 0`` is then accepted without ``--allow-t0`` (see :func:`secure.launcher.run_parties`).
-    :param spend: ``options -> SpendRequest | None``: what the run spends from the privacy budget and
-        from which account (:mod:`scenarios.kit.budget_run`).  After the parameter check and before
-        ``body`` runs -- before any data is shared -- every party agrees on it and reserves it in its
-        own ledger (:func:`dp.budget.agreement.agree_spend`): a party whose ledger refuses stops every
-        party with exit 2 and its one line; the spend is on disk before the reveal.  The budget line
-        (account, spent, left; or why none is kept) is printed after the job's output.
+    :param spend: ``options -> SpendRequest``: why a run on public data spends nothing (a benchmark's, an
+        experiment's exempt request, :func:`dp.budget.agreement.agree_spend`), said after the job's output.
+    :param job: the module of a job whose ``release`` spends (:mod:`dp.budget.spending`): ``body(options, (job,
+        command line))`` passes it as the release's ``job=``; that spend's budget line (account, spent, left; or
+        why none is kept) is printed after the job's output, at every party.
     :return: the process exit code.
 
     ``-h``/``--help`` short-circuits everything: the scenario's help is printed (:func:`show_help`)
@@ -168,19 +168,15 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaita
     command_line = list(sys.argv[1:] if argv is None else argv)  # before MPyC takes its options off sys.argv
 
     async def guarded(options: Any) -> Any:
+        from dp.budget.agreement import active_reservation, agree_spend
         from scenarios.kit.progress import install_progress
 
         install_progress()
-        reservation = None
         if spend is not None:
-            from dp.budget.agreement import agree_spend, with_command
-
-            # the job's own command line: a missing account's refusal prints it with --budget EPS added
-            reservation = await agree_spend(with_command(spend(options), command_line))
+            await agree_spend(spend(options))
         with missing_package_stops_party():
-            deliver = await body(options)
-        if reservation is not None:
-            reservation.mark_released()  # the body returned: its release was revealed (the entry stays counted)
+            deliver = await (body(options) if job is None else body(options, (job, command_line)))
+        reservation = active_reservation() if spend is not None or job is not None else None
         if not callable(deliver):
             if reservation is not None:
                 print(f"  {reservation.describe()}", flush=True)

@@ -148,12 +148,11 @@ def exempt_spend(_: Any = None, *, note: str = "") -> Any:
     """The spend of a simulated experiment (or, with ``note``, a benchmark) on embedded or synthetic public data:
     nothing, said in the output (docs/design.md: exempt, and said so)."""
     from dp.budget.accountants import Spend
-    from scenarios.kit.budget_run import BudgetOptions, spend_request
+    from dp.budget.agreement import SpendRequest
 
     note = note or ("simulated on embedded or synthetic public data: exempt from the privacy budget, no budget kept "
                     "(a run on a user's --data file charges every noisy value it draws)")
-    return spend_request(BudgetOptions(), Spend(epsilon=0.0, what="experiment on public data"),
-                         scenario="experiment", data=None, exempt=note)
+    return SpendRequest(spend=Spend(epsilon=0.0, what="experiment on public data"), scenario="experiment", exempt=note)
 
 
 def benchmark_spend(_: Any = None) -> Any:
