@@ -1,34 +1,8 @@
 """Benchmark "scale": the complete Kendall's tau and AUC by the histogram path, n = 10^3 ... 10^7, against sampled
 ``|E| = 2n`` (Kendall) and a bare-MPyC script of the same sums and noise (AUC).
 
-Synthetic data, three parties (``-M3``): each party generates its own rows from the public seed and its
-party number, writes them as its own CSV file and reads that file back as ``--data`` does; party ``i`` holds
-``n // m`` rows (one more for ``i < n mod m``).  Kernels (``--kernels``, default both):
-
-- ``kendall``: two correlated columns, ``x`` on ``0:300`` and ``y`` on ``0:200``, both recorded in steps of 0.5
-  (declared with ``ColumnSpec(..., step=0.5)``: a 601 x 401 grid, many ties);
-- ``auc``: ``score`` on ``0:1`` at 16 fractional bits (``rank_auc``'s default: 65 537 grid points) and a 0/1
-  ``label`` (40 % positives; scores higher for positives).
-
-For each size ``n`` (``--sizes``) and kernel these configurations:
-
-- ``histogram``: the complete statistic (all ``C(n, 2)`` pairs) by the histogram path
-  (:func:`dp.umpc.complete.run_complete`): cost set by the grid, not by ``n``.  For AUC the same processes then
-  run ``bare``: a bare-MPyC script of the same sums and noise on the same local counts -- ``mpc.input`` of each
-  party's histogram, ``2U = P . (2 cumsum(N) - N)`` and ``(sum P)(sum N)``, the same in-MPC sampler
-  (:func:`dp.secret_noise.secret_laplace_noise` of the release's plans), ``mpc.output`` -- and ``bare party``: the
-  same with each party inputting one noise share per sum instead of the sampler;
-- ``tuples`` (Kendall only): Pi_U-MPC on ``|E| = 2n`` sampled pairs (:func:`dp.umpc.protocol.run_secure`), the
-  baseline, run only where the planner's modelled time (:func:`dp.umpc.planner.path_costs`) is at most
-  ``--max-model-seconds`` (default 600 s); a skipped configuration is listed with the reason.
-
-Each configuration runs in a fresh set of party processes (this scenario re-launches itself with
-``--measure N:PATH`` on free ports), so a party's peak memory is that configuration's own, not that of
-an earlier, larger run.  Per configuration: ``seconds`` (the release's phases at party 0: no party's
-seconds leave it; no data generation), ``bytes`` (sent by all parties), peak resident memory of every party
-(``resource.getrusage`` ``ru_maxrss`` at the end, gathered with ``mpc.transfer``), and the planner's
-modelled seconds, bytes and memory beside them.  Noise: the ``scenarios.ustat`` default
-(:func:`dp.noise_defaults.default_noise`), epsilon ``--epsilon`` (default 1).
+Synthetic rows, one CSV file per party read back as ``--data`` does; every configuration in fresh party processes.
+Kernels, configurations, options, the columns and the ratios below the table: docs/benchmarks.md.
 
 Run it with three local parties::
 
@@ -36,30 +10,8 @@ Run it with three local parties::
     python -m scenarios.bench_scale -M3 --quick                  # n = 10^3, 10^4
     python -m scenarios.bench_scale -M3 --sizes 1000,1000000 --kernels auc --results-dir out
 
-The configurations run as local parties at party 0's host, with as many parties as this run (``-M m``;
-``-T`` and ``-L`` passed on).  Options: ``--sizes N,...``, ``--quick``, ``--kernels K,...`` (``kendall``, ``auc``),
-``--epsilon E``, ``--seed S``
-(public: the data; default a joint seed), ``--max-model-seconds S``, ``--results-dir DIR`` (party 0 writes
-``bench_scale.csv`` and ``bench_scale.png``: seconds and peak memory against ``n``, log-log).
-
-Columns of the table and CSV: ``n``; ``kernel``; ``path``; ``tuples`` (``C(n, 2)`` or ``2n``); ``status``
-(``measured``, or ``skipped: ...`` / ``failed: ...`` with the reason); ``seconds`` and ``model_seconds``;
-``bytes`` and ``model_bytes``; ``peak_mb`` (largest party) and ``peak_mb_parties`` (each party, ``/``
-separated) and ``model_mb`` (the planner's memory per party); ``load_seconds`` (data generation, the
-party's CSV file written and read, at party 0, not in ``seconds``); ``read_seconds`` (party 0 reading its own file
-with :mod:`secure.reader`, as ``--data site{pid}.csv`` does) beside ``pyarrow_seconds`` (``pyarrow.csv.read_csv``
-of the same file, in a fresh process: the floor) and ``share_mb`` (the size of party 0's file, beside ``peak_mb``);
-``count_seconds`` (party 0 reading its file again and counting each block on the grid,
-:func:`secure.counting.count_file`: the histogram path's intake, no row kept); ``plan_seconds``;
-``total_seconds`` (``count + seconds``, or ``read + seconds`` for tuples) beside ``pyarrow_seconds + seconds``;
-``bare_seconds``,
-``bare_bytes``, ``bare_party_seconds``, ``bare_party_bytes`` (AUC: the bare-MPyC script's protocol, party 0's
-seconds and all parties' bytes); ``estimate`` (the released tau or AUC).  Below the table: the ratios of issue 25
-(peak RSS / share, total / (pyarrow + protocol), AUC / bare MPyC in time and bytes) and the planner's time at
-n = 10^3 ... 10^7 per kernel (no network is built: closed forms).
-
-Threat model of the secure runs: passive, static, ``t < m/2`` (each path's own docstring); the synthetic
-rows are public by construction (a benchmark), but they enter the computation as private inputs do.
+Threat model of the secure runs: passive, static, ``t < m/2``; the synthetic rows are public by construction
+(a benchmark), but they enter the computation as private inputs do.
 """
 from __future__ import annotations
 
@@ -84,8 +36,6 @@ PATHS = ("histogram", "tuples")
 KERNELS = ("kendall", "auc")
 #: the paths measured per kernel (the AUC's bare-MPyC runs ride along with its histogram run)
 KERNEL_PATHS = {"kendall": ("histogram", "tuples"), "auc": ("histogram",)}
-#: the columns of a party's CSV file (:func:`read_share`)
-COLUMN_NAMES = ["x", "y"]
 KERNEL_COLUMNS = {"kendall": ["x", "y"], "auc": ["score", "label"]}
 #: fractional bits of the AUC's scores
 AUC_BITS = 16
@@ -115,7 +65,6 @@ class ScaleOptions:
 
 def parse_options(argv: Sequence[str]) -> ScaleOptions:
     """Parse the options.
-
     :raise UsageError: on a bad value.
     """
     from scenarios.kit.experiments import parse_integer_list
@@ -238,41 +187,28 @@ def planning_seconds(kernel: str, rows: int, parties: int = 3, repeats: int = 5)
     return best
 
 
-def write_share(values: Any, target: str, *, names: Sequence[str] = tuple(COLUMN_NAMES),
-                digits: int | None = None) -> None:
-    """Write a party's rows as its own CSV file with the header ``names`` (a label column as integers).
-
-    :param digits: decimals of the first column in the file (``None``: as Arrow writes the float); 6 decimals
-        keep a 16-bit fixed-point score exact (``10^-6 < 2^-17``).
-    """
+def write_share_file(seed: int, party: int, count: int, kernel: str, target: str) -> None:
+    """Generate party ``party``'s rows of ``kernel`` and write its CSV file (run in a child process by
+    :func:`read_share`, so that generating the data does not count in the party's peak memory).  A label column
+    is written as integers, an AUC score with 6 decimals (exact for 16-bit fixed point: ``10^-6 < 2^-17``)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.csv as arrow_csv
 
-    first = values[:, 0] if digits is None else np.round(values[:, 0], digits)
+    values, names = synthetic_rows(seed, party, count, kernel), KERNEL_COLUMNS[kernel]
+    first = np.round(values[:, 0], 6) if kernel == "auc" else values[:, 0]
     second = values[:, 1].astype(np.int64) if names[1] == "label" else values[:, 1]
     arrow_csv.write_csv(pa.table({names[0]: first, names[1]: second}), target,
                         arrow_csv.WriteOptions(quoting_style="none"))
 
 
-def write_share_file(seed: int, party: int, count: int, kernel: str, target: str) -> None:
-    """Generate party ``party``'s rows of ``kernel`` and write its file (run in a child process by
-    :func:`read_share`, so that generating the data does not count in the party's peak memory)."""
-    write_share(synthetic_rows(seed, party, count, kernel), target, names=KERNEL_COLUMNS[kernel],
-                digits=6 if kernel == "auc" else None)
-
-
 def read_share(seed: int, party: int, count: int, kernel: str, folder: str, *,
                compare: bool, query: Any, keep_rows: bool) -> tuple[Any, dict[str, float]]:
-    """A party's file made by a child process (:func:`write_share_file`), then read as a party reads ``--data``:
-    its rows (``keep_rows``), or its counts on the grid of ``query``, block by block, no row kept.
-
-    :return: the rows or the :class:`secure.counting.CountedRows`, and ``read_seconds`` (the reader alone; without
-        ``keep_rows`` into a sink that keeps nothing), ``count_seconds`` (read again and counted, one pass),
-        ``share_mb`` and (``compare``) ``pyarrow_seconds``: ``pyarrow.csv.read_csv`` of the same file in a fresh
-        process, so its memory is not this party's.
-    :raise RuntimeError: the child could not write the file.
-    """
+    """A party's file made by a child process (:func:`write_share_file`), then read as a party reads ``--data``: its
+    rows (``keep_rows``), or its counts on the grid of ``query``, block by block, no row kept; and ``read_seconds`` (the
+    reader alone, without ``keep_rows`` into a sink that keeps nothing), ``count_seconds`` (read again and counted, one
+    pass), ``share_mb`` and (``compare``) ``pyarrow_seconds`` (``pyarrow.csv.read_csv`` in a fresh process, so its
+    memory is not this party's).  :raise RuntimeError: the child could not write the file."""
     from dp.umpc.protocol import kernel_specs
     from secure.counting import count_file
     from secure.reader import read_columns, read_into
@@ -322,10 +258,10 @@ def _peak_rss() -> int:
 async def _bare_auc(sectype: Any, count: Callable[[], Any], plans: Sequence[Any], *,
                     sampler: bool) -> tuple[float, int]:
     """The bare-MPyC AUC of the same sums and noise from this party's rows: ``count()`` its ``(G, 2)`` counts (counted
-    while read, as the release's), ``mpc.input`` of every
-    party's histogram, ``2U = P . (2 cumsum(N) - N)`` and ``(sum P)(sum N)``, the in-MPC sampler of ``plans``
-    (``sampler``) or one input noise share per sum and party, ``mpc.output``.  ``(seconds at this party, bytes this
-    party sent)``; nothing but the noisy sums is opened (a benchmark on public synthetic rows)."""
+    while read, as the release's), ``mpc.input`` of every party's histogram, ``2U = P . (2 cumsum(N) - N)`` and
+    ``(sum P)(sum N)``, the in-MPC sampler of ``plans`` (``sampler``) or one input noise share per sum and party,
+    ``mpc.output``.  ``(seconds at this party, bytes this party sent)``; nothing but the noisy sums is opened (a
+    benchmark on public synthetic rows)."""
     import secrets
 
     import numpy as np
@@ -432,21 +368,15 @@ def _session_flags(parties: int, threshold: int) -> list[str]:
     return flags
 
 
-
-def _empty_record(rows: int, kernel: str, path: str, cost: Any) -> dict[str, Any]:
-    record: dict[str, Any] = {key: math.nan for key in COLUMNS}
-    record.update({"n": rows, "kernel": kernel, "path": path, "tuples": cost.tuples, "status": "measured",
-                   "model_seconds": cost.seconds, "model_bytes": cost.bytes_sent, "peak_mb_parties": "",
-                   "model_mb": cost.memory / 1e6})
-    return record
-
-
 def run_configuration(options: ScaleOptions, seed: int, rows: int, path: str, parties: int,
                       threshold: int, kernel: str = "kendall") -> dict[str, Any]:
     """Party 0: measure ``(rows, kernel, path)`` in fresh party processes; its record (or why it did not run)."""
     chosen = plan(options.epsilon, path, rows, parties, kernel)
     cost = chosen.costs[path]
-    record = _empty_record(rows, kernel, path, cost)
+    record: dict[str, Any] = {key: math.nan for key in COLUMNS}
+    record.update({"n": rows, "kernel": kernel, "path": path, "tuples": cost.tuples, "status": "measured",
+                   "model_seconds": cost.seconds, "model_bytes": cost.bytes_sent, "peak_mb_parties": "",
+                   "model_mb": cost.memory / 1e6})
     if path == "tuples" and cost.seconds > options.max_model_seconds:
         record["status"] = (f"skipped: sampled |E| = 2n modelled {cost.seconds:.0f} s > "
                             f"{options.max_model_seconds:g} s")
@@ -531,7 +461,7 @@ def ratios(row: dict[str, Any]) -> dict[str, float]:
 
 
 def report(rows: Sequence[dict[str, Any]], notes: Sequence[str]) -> None:
-    """Print the table (module docstring's columns) and the ratios."""
+    """Print the table (columns: docs/benchmarks.md) and the ratios."""
     from scenarios.kit.cli import format_bytes
     from scenarios.kit.experiments import print_rows
 

@@ -1,19 +1,9 @@
 """The launcher: a party's whole life on the command line -- launch, connect, agree, run, stop, nobody left hanging.
 
-Every scenario and every user script runs through :func:`run_parties` (scripts through :func:`run`), so that
-they share the command-line contract of docs/design.md: exact option names, MPyC's first-class
-(:func:`check_option_names`); ``-M m`` launches parties ``1..m-1`` on free ports before ``mpyc.runtime`` is
-imported, and party 0 waits for them (:func:`launch_local_parties`, :func:`settle_children`); ``t = 0`` with
-``m > 1`` refused unless ``--allow-t0`` (:func:`check_topology`); one line and exit 2 for bad usage or input at
-any party, exit 1 for a lost or silent party (:func:`run_party`); ``--silence-limit`` (:func:`split_session_options`).
-
-Below ``scenarios/`` this module alone reads ``sys.argv`` and MPyC's option parser (``mpyc.runtime`` is imported
-only inside :func:`run_parties`, after the launch); a protocol gets what it needs of the command line from
-:func:`secure.session.run_settings`, set here once before the job's body runs.
-
-Threat model: passive (semi-honest), static, ``t < m/2``.  What crosses parties here is public by declaration:
-verdicts (one line naming a party and a column, never a row, a value or a count) and the digest of the public
-parameters.
+Every scenario and script runs through :func:`run_parties` (scripts through :func:`run`); below ``scenarios/``
+this module alone reads ``sys.argv`` and MPyC's option parser.  Threat model: passive, static, ``t < m/2``;
+what crosses parties here (verdicts, the digest of the public parameters) is public by declaration.
+Contract, checks and launching: docs/session.md.
 """
 from __future__ import annotations
 
@@ -50,13 +40,8 @@ Deliver = Callable[[], Any] | None
 
 @dataclass
 class SessionOptions:
-    """The options every run takes, besides MPyC's and its own.
-
-    :param silence_limit: seconds a party may stay silent while another waits for it.
-    :param allow_t0: run with threshold ``t = 0`` and ``m > 1`` although it hides nothing.
-    :param error: a usage error found in these options or in the option names (shared as a verdict).
-    :param rest: the other words of the command line.
-    """
+    """The options every run takes, besides MPyC's and its own (``error``: a usage error found in them or in
+    the option names, shared as a verdict; ``rest``: the other words)."""
 
     silence_limit: float = DEFAULT_SILENCE_LIMIT
     allow_t0: bool = False
@@ -97,15 +82,8 @@ def split_session_options(argv: Sequence[str]) -> SessionOptions:
 
 
 def _mpyc_parser() -> Any:
-    """MPyC's own option parser, fresh (``mpyc._get_arg_parser``: the one place it is called).
-
-    Importing ``mpyc`` parses ``sys.argv`` at once (logging, worker threads): an ambiguous abbreviation
-    (``--out``) or an MPyC option without its value (``-L`` last) would print MPyC's five-line usage
-    and exit 2 before the suite could say anything.  Then the package is imported with no options
-    (its usage text swallowed), and :func:`check_option_names` / :func:`check_mpyc_usage` report the
-    problem in one line.  MPyC's log lines (``logging.basicConfig(stream=sys.stdout)``) go to stderr, so
-    that a party's stdout is its result alone (a table, a record).
-    """
+    """MPyC's own option parser, fresh (``mpyc._get_arg_parser``: the one place it is called); ``mpyc``
+    imported without options if ``sys.argv`` would make it exit, its log on stderr (docs/session.md)."""
     import contextlib
     import io
     import logging
@@ -151,12 +129,7 @@ def _explicit_bit_length(argv: Sequence[str]) -> int | None:
 
 
 def check_option_names(argv: Sequence[str]) -> tuple[str | None, list[str]]:
-    """Refuse abbreviations of MPyC's long options, which MPyC's parser would silently expand.
-
-    ``--se 5`` (meant as ``--seed``) would otherwise set MPyC's security parameter to 5 bits, and
-    ``--co`` would become ``--config``.  A word that is not exactly an MPyC option but a prefix of one
-    is removed (so that MPyC never sees it) and reported.
-
+    """Refuse abbreviations of MPyC's long options, which MPyC's parser would silently expand (docs/session.md).
     :return: ``(error or None, argv without the refused words)``.
     """
     mpyc_names = [name for action in _mpyc_parser()._actions for name in action.option_strings if name.startswith("--")]
@@ -181,15 +154,8 @@ def check_option_names(argv: Sequence[str]) -> tuple[str | None, list[str]]:
 
 
 def check_mpyc_usage(argv: Sequence[str]) -> str | None:
-    """What MPyC's own parser would refuse in ``argv`` (abbreviations already taken off), as one line.
-
-    MPyC's parser would print its five-line usage and exit 2 -- at a launched party, before it could
-    say so to the others.  Checked before any party is launched, so the caller exits 2 with one line:
-    an MPyC option without its value (``-L``, ``--log-level`` last), or with a value of the wrong kind
-    (``-M x``).
-
-    :return: ``None`` if MPyC accepts ``argv``, else the problem (``MPyC option -M: expected one argument``).
-    """
+    """What MPyC's own parser would refuse in ``argv`` (abbreviations already taken off), as one line, or
+    ``None`` (``MPyC option -M: expected one argument``; docs/session.md)."""
     import argparse
 
     parser = _mpyc_parser()
@@ -207,13 +173,9 @@ def check_mpyc_usage(argv: Sequence[str]) -> str | None:
 
 
 def check_topology(argv: Sequence[str], *, allow_t0: bool = False) -> tuple[str | None, str | None]:
-    """Check ``-M``/``-P``/``-T``/``-B`` before MPyC is imported.
-
-    :return: ``(fatal, refusal)``: ``fatal`` is a problem MPyC cannot even start with (an impossible
-        ``-T``, a port given to two parties): the party exits 2 at once; ``refusal`` is a run that
-        would start but must not go on (``t = 0`` with ``m > 1``): shared as a verdict, every party
-        exits 2.
-    """
+    """Check ``-M``/``-P``/``-T``/``-B`` before MPyC is imported: ``(fatal, refusal)``, a problem MPyC cannot
+    start with (exit 2 at once) and a run that must not go on (``t = 0``, ``m > 1``: a shared verdict);
+    docs/session.md."""
     options, _ = _mpyc_parser().parse_known_args(list(argv))
     if options.config:
         return None, None  # the party list is in .config/; checked after start (see run_parties)
@@ -253,10 +215,7 @@ def _check_threshold(parties: int, threshold: int, allow_t0: bool) -> tuple[str 
 
 
 def free_base_port(parties: int, *, first: int = 1, attempts: int = 200) -> int:
-    """A base port ``b`` such that ``b + first .. b + parties - 1`` are free on this host now.
-
-    Party ``i`` listens on ``b + i`` (MPyC's ``-B``); party 0 never listens, hence ``first = 1``.
-
+    """A base port ``b`` such that ``b + first .. b + parties - 1`` are free on this host now (party 0 never listens).
     :raise InputError: no such range found (the user must give ``-B PORT``).
     """
     chooser = random.SystemRandom()
@@ -283,13 +242,8 @@ _child_errors: dict[int, IO[bytes] | None] = {}
 
 def launch_local_parties(argv: Sequence[str] | None = None, *,
                          script_args: Sequence[str] = ()) -> list[subprocess.Popen[bytes]]:
-    """With ``-M m`` (m > 1), no ``-I``, ``-P`` or ``-C``: start parties 1..m-1 and become party 0.
-
-    Must run before ``mpyc.runtime`` is imported (MPyC would launch its own children, which nobody
-    waits for).  Appends ``-I 0`` to ``sys.argv`` so that MPyC treats this process as party 0.  The
-    children run ``python <sys.argv[0]> <script_args> <argv> -I i``: a module run with ``-m`` is re-run as
-    a file; ``script_args`` are a script's own words, which each child parses again (:func:`run`).
-
+    """With ``-M m`` (m > 1), no ``-I``, ``-P`` or ``-C``: start parties 1..m-1 and become party 0 (``-I 0``
+    appended to ``sys.argv``); before ``mpyc.runtime`` is imported (docs/session.md).
     :return: the child processes (empty when nothing was launched).
     :raise InputError: no free ports (give ``-B``).
     """
@@ -341,13 +295,8 @@ _MPYC_LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")
 
 
 def settle_children(children: Sequence[subprocess.Popen[bytes]], code: int, *, grace: float | None = None) -> int:
-    """Wait for the launched parties; end any still running after the grace period.
-
-    :param code: this party's own exit code.
-    :param grace: seconds to wait for all of them together (default: 60 after a success, 10 after
-        a failure: a frozen party is then killed, not waited for).
-    :return: the exit code to use: ours if it failed, else 1 if a child failed.
-    """
+    """Wait for the launched parties (``grace`` seconds together: default 60 after a success, 10 after a
+    failure), kill those still running; the exit code: ``code`` if it failed, else 1 if a child failed."""
     import time
 
     failed: list[str] = []
@@ -369,7 +318,6 @@ def settle_children(children: Sequence[subprocess.Popen[bytes]], code: int, *, g
 
 def run_party(session: Callable[[], Any]) -> int:
     """Run one party's async ``session()`` on MPyC and map failures to exit codes (no traceback).
-
     :return: 0 on success, 2 for bad usage/input, 1 for a protocol failure.
     """
     from mpyc.runtime import mpc
@@ -434,28 +382,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
                 usage_errors: tuple[type[Exception], ...] = (InputError,), t0_privacy: str | None = None,
                 script_args: Sequence[str] = ()) -> int:
     """One party's whole life: check the command line, launch local parties, parse, connect, agree,
-    run ``body``, stop, then deliver.
-
-    Before MPyC is imported: abbreviations of MPyC's options are refused (:func:`check_option_names`),
-    the common options are taken off (:func:`split_session_options`), and ``-M``/``-P``/``-T`` are
-    checked (:func:`check_topology`): an impossible ``-T`` or a port given to two parties exits 2 at
-    once, no party launched.  Every other usage problem is a verdict shared with all parties.
-
-    :param parse: ``argv -> options`` (MPyC's and the common options already removed); raises one
-        of ``usage_errors`` for bad usage.
-    :param body: ``async options -> deliver``: the protocol.  It may return a zero-argument callable
-        (printing the table, writing a record) that runs only after every party completed the
-        orderly shutdown, so that a party lost in the shutdown phase leaves nothing released.
-    :param public: ``options -> dict`` of the public parameters every party must share (MPyC's
-        ``-M``, ``-T``, ``-L``, ``-K`` are added).
-    :param argv: the command line (default ``sys.argv[1:]``).
-    :param usage_errors: the exceptions of ``parse`` that mean bad usage (exit 2 at every party).
-    :param t0_privacy: the documented exception to the ``t = 0`` refusal, for a protocol whose privacy
-        does not rest on Shamir secret sharing (:mod:`scenarios.ecdf_fss`: FSS with two non-colluding
-        servers): one line saying what it rests on, printed instead of the ``NOT HIDING INPUTS`` warning;
-        a run with ``t = 0`` is then accepted without ``--allow-t0``.  ``None`` (every other protocol):
-        ``t = 0`` with ``m > 1`` is refused unless ``--allow-t0``.
-    :param script_args: a script's own words, given back to the parties launched here (:func:`run`).
+    run ``body``, stop, then deliver (the parameters, ``t0_privacy`` included: docs/session.md).
     :return: the process exit code.
     """
     names_error, checked = check_option_names(list(sys.argv[1:] if argv is None else argv))
@@ -539,25 +466,8 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
 
 def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | None = None,
         public: Mapping[str, Any] | None = None, script_args: Sequence[str] | None = None) -> int:
-    """Run a script's ``job`` as one party, with every guarantee of a scenario; return the exit code.
-
-    ``python script.py`` runs one party; ``python script.py -M3`` makes this process party 0, which
-    launches parties 1 and 2 (the same script with ``-I 1``, ``-I 2``) on free ports, waits for them
-    and reports a failure; ``-P host:port ... -I i`` or ``-C file`` run across hosts.  The command
-    line takes MPyC's options and ``--silence-limit``/``--allow-t0``; any other word is refused.
-
-    :param job: ``async party -> deliver``: reads the party's rows (:meth:`Party.read`), runs the
-        protocol and returns what to do with the release (a zero-argument callable, run only after
-        every party completed the orderly shutdown) or ``None``.
-    :param argv: the command line (default ``sys.argv[1:]``).
-    :param public: parameters every party must share (checked before any data; a difference stops
-        everyone with exit 2 naming the parameter).
-    :param script_args: a script's own words (not MPyC's).  A script with options of its own parses them
-        itself, gives the rest as ``argv`` and its own words here: with ``-M m`` party 0 launches the others
-        as ``script.py <script_args> <argv> -I i``, so each parses them again as party 0 did, and MPyC never
-        sees them.  Put the parsed values in ``public`` so that the parties check they agree.  No long
-        option may be a prefix of an MPyC one (``--out``): the launcher refuses it as an abbreviation.
-        Without it the launched parties get ``argv`` only (and run with the script's defaults).
+    """Run a script's ``job`` as one party, with every guarantee of a scenario (``-M3`` launches the others;
+    ``public``, ``script_args``: docs/session.md).
     :return: 0 done; 2 bad usage or bad input at any party (one line ``error: party i: ...``);
         1 a protocol failure (lost or silent party, overflow).
     :raise TypeError: ``script_args`` not a list of strings.

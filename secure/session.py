@@ -1,13 +1,8 @@
-"""Running an MPyC session so that no party is ever left hanging.
-
-On top of ``mpc.start()`` / ``mpc.shutdown()``: a connection deadline and an options handshake
-(:func:`start_session`), watchdogs for lost and silent peers (one line naming the party, exit 1, nothing
-released), an orderly shutdown (:func:`stop_session`), and agreement on public parameters and on every
-party's input verdict (:func:`agree_parameters`, :func:`agree_verdict`).
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  Verdicts,
-parameter digests and options are public by design (never row data); heartbeats carry no payload.
-Details: docs/session.md.
+"""Running an MPyC session so that no party is ever left hanging: a connection deadline and an options handshake
+(:func:`start_session`), watchdogs for lost and silent peers (one line naming the party, exit 1, nothing released),
+an orderly shutdown (:func:`stop_session`), agreement on public parameters and input verdicts (:func:`agree_parameters`,
+:func:`agree_verdict`).  Threat model: passive, static, ``t < m/2``; verdicts, parameter digests and options are
+public by design (never row data); heartbeats carry no payload.  Details: docs/session.md.
 """
 from __future__ import annotations
 
@@ -136,10 +131,8 @@ def on_fatal(hook: Callable[[], None]) -> None:
 
 
 def fail_fast(message: str, code: int = 1) -> None:
-    """Print ``error: party i: message`` on stderr and end the process now with ``code``.
-
-    Used from asyncio callbacks, where raising would only be logged by the event loop.
-    """
+    """Print ``error: party i: message`` on stderr and end the process now with ``code`` (used from asyncio callbacks,
+    where raising would only be logged by the event loop)."""
     for hook in _state["fatal_hooks"]:
         try:
             hook()
@@ -151,15 +144,10 @@ def fail_fast(message: str, code: int = 1) -> None:
 
 
 class SilenceWatch:
-    """Which peer, if any, has been silent too long while this party waits for it (free of MPyC and the clock).
-
-    Threat model: a silent party is a failure (a frozen host, a lost link), not an attack; the watchdog reads
-    only arrival times.  Details: docs/session.md.
-
-    :param peers: the other parties' indices.
-    :param limit: seconds of silence tolerated while waiting, > 0.
-    :param now: the monotonic time the watch starts (every peer counts as heard then).
-    """
+    """Which peer, if any, has been silent too long while this party waits for it (free of MPyC and the clock):
+    every peer counts as heard at ``now``; ``limit`` seconds of silence tolerated while waiting, > 0.  Threat model: a
+    silent party is a failure (a frozen host, a lost link), not an attack; the watchdog reads only arrival times.
+    Details: docs/session.md."""
 
     def __init__(self, peers: Iterable[int], limit: float, now: float) -> None:
         if not limit > 0:
@@ -193,7 +181,6 @@ class SilenceWatch:
 
     def observe(self, waiting: Iterable[int], now: float) -> tuple[int, float] | None:
         """One look: ``waiting`` are the peers this party waits for at ``now``.
-
         :return: ``(peer, seconds of silence)`` for the peer silent longest beyond the limit, or ``None``.
         """
         current = set(waiting)
@@ -214,7 +201,6 @@ class SilenceWatch:
     def stalled(self, now: float) -> tuple[int, float] | None:
         """A peer this party waits for that is alive (heartbeats arrive) but sent no protocol message for
         ``STALL_FACTOR * limit`` seconds (docs/session.md).  Call after :meth:`observe`.
-
         :return: ``(peer, seconds without a protocol message)`` for the peer stalled longest, or ``None``.
         """
         stalled = []
@@ -229,7 +215,6 @@ class SilenceWatch:
 
     def root_cause(self, closed: int, now: float) -> tuple[int, float] | None:
         """Peer ``closed`` just closed its connection: was another peer silent first (the frozen one to name)?
-
         :return: ``(peer, seconds of silence)`` of that peer, or ``None`` (name ``closed``).  Details: docs/session.md.
         """
         closed_heard = self.last_heard.get(closed, now)
@@ -269,18 +254,23 @@ HEARTBEAT_PC = -(2 ** 63) + 1
 HEARTBEAT_FRAME = struct.pack("<qI", HEARTBEAT_PC, 0)
 
 
-class _HeartbeatSink:
-    """Stands in ``MessageExchanger.buffers`` at :data:`HEARTBEAT_PC`: MPyC hands every heartbeat to
-    it (as to a waiting receive) and it puts itself back, so heartbeats never pile up."""
+class _Sink:
+    """Stands in ``MessageExchanger.buffers`` at a counter no receive asks for (:data:`HEARTBEAT_PC`, :data:`LOST_PC`):
+    MPyC hands every frame at it to the sink (as to a waiting receive), which puts itself back (frames never pile up)
+    and gives the payload to ``take``: a heartbeat is counted, a peer's notice "party j is lost" taken."""
 
-    __slots__ = ("buffers",)
+    __slots__ = ("protocol", "pc", "take")
 
-    def __init__(self, buffers: dict[int, Any]) -> None:
-        self.buffers = buffers
+    def __init__(self, protocol: asyncoro.MessageExchanger, pc: int, take: Callable[[bytes], None]) -> None:
+        self.protocol, self.pc, self.take = protocol, pc, take
 
     def set_result(self, payload: bytes) -> None:
-        self.buffers[HEARTBEAT_PC] = self
-        _state["heartbeats"] += 1
+        self.protocol.buffers[self.pc] = self
+        self.take(payload)
+
+
+def _heartbeat(payload: bytes) -> None:
+    _state["heartbeats"] += 1
 
 
 def _send_heartbeats() -> None:
@@ -441,7 +431,7 @@ class _Gate:
             if options == _table.get(int(mpc.pid)):
                 self.open = True
                 if self.client:
-                    _original_connection_made(protocol, protocol.transport)  # MPyC's index and PRSS keys
+                    _ORIGINAL["connection_made"](protocol, protocol.transport)  # MPyC's index and PRSS keys
         if not self.open:
             return b""
         rest = bytes(self.buffer)
@@ -453,6 +443,11 @@ def _gated_connection_made(self: asyncoro.MessageExchanger, transport: Any) -> N
     self.transport = transport
     _gates[id(self)] = _Gate(self, client=self.peer_pid is not None)
     transport.write(_gate_frame(b"H", {"pid": int(mpc.pid), "options": _table.get(int(mpc.pid))}))
+
+
+def _who(pids: list[int]) -> str:
+    """``party 2`` or ``parties 1, 2``."""
+    return f"part{'y' if len(pids) == 1 else 'ies'} {', '.join(map(str, pids))}"
 
 
 def _mismatch() -> str | None:
@@ -470,18 +465,15 @@ def _mismatch() -> str | None:
         groups = sorted(values.items(), key=lambda item: (-len(item[1]), item[1][0]))
         odd = sorted(pid for _, pids in groups[1:] for pid in pids)
 
-        def who(pids: list[int]) -> str:
-            return f"part{'y' if len(pids) == 1 else 'ies'} {', '.join(map(str, pids))}"
-
         def said(value: str, pids: list[int], named: bool = True) -> str:
             shown = json.loads(value)
             if isinstance(shown, bool):
-                return f"{name + ' ' if named else ''}{'given' if shown else 'not given'} at {who(pids)}"
-            return f"{name} {shown} at {who(pids)}"
+                return f"{name + ' ' if named else ''}{'given' if shown else 'not given'} at {_who(pids)}"
+            return f"{name} {shown} at {_who(pids)}"
 
         flag = isinstance(json.loads(groups[0][0]), bool)
         parts = "; ".join(said(value, pids) for value, pids in groups[1:])
-        return (f"{who(odd)}: {parts} but {said(*groups[0], named=not flag)}: every party must give the same MPyC options "
+        return (f"{_who(odd)}: {parts} but {said(*groups[0], named=not flag)}: every party must give the same MPyC options "
                 f"({' '.join(AGREED_OPTIONS)})")
     return None
 
@@ -527,11 +519,9 @@ def _missing_parties() -> list[int]:
     return [pid for pid in range(len(mpc.parties)) if pid not in _table]
 
 
-_original_connection_made = asyncoro.MessageExchanger.connection_made
-_original_connection_lost = asyncoro.MessageExchanger.connection_lost
-_original_data_received = asyncoro.MessageExchanger.data_received
-_original_close_connection = asyncoro.MessageExchanger.close_connection
-_original_send = asyncoro.MessageExchanger.send
+#: MPyC's own methods, which the watched ones below call (:func:`start_session` puts the watched ones in their place)
+_ORIGINAL: dict[str, Any] = {name: getattr(asyncoro.MessageExchanger, name) for name in (
+    "connection_made", "connection_lost", "data_received", "close_connection", "send")}
 
 
 #: Seconds a party that lost a peer keeps running (its connections open, protocol frozen) at most
@@ -546,20 +536,6 @@ CONNECT_LOST_GRACE = 0.5
 LOST_PC = -(2 ** 63) + 4
 #: seconds between two looks of a party waiting for the other survivors to acknowledge its notice
 _FAILING_LOOK = 0.05
-
-
-class _LostSink:
-    """Stands in ``MessageExchanger.buffers`` at :data:`LOST_PC`: MPyC hands it a peer's notice "party
-    j is lost" (the peer lost its connection to ``j`` and is about to exit) and it puts itself back."""
-
-    __slots__ = ("protocol",)
-
-    def __init__(self, protocol: asyncoro.MessageExchanger) -> None:
-        self.protocol = protocol
-
-    def set_result(self, payload: bytes) -> None:
-        self.protocol.buffers[LOST_PC] = self
-        _take_notice(self.protocol, payload)
 
 
 def _take_notice(protocol: asyncoro.MessageExchanger, payload: bytes) -> None:
@@ -651,7 +627,7 @@ def _frozen_data_received(protocol: asyncoro.MessageExchanger, data: bytes) -> N
 def _watched_send(self: asyncoro.MessageExchanger, pc: int, payload: bytes) -> None:
     if _state["failing"] is not None:  # frozen: a survivor must not complete a step (e.g. an output) with it
         return
-    _original_send(self, pc, payload)
+    _ORIGINAL["send"](self, pc, payload)
 
 
 def _tls_hint() -> str:
@@ -679,13 +655,12 @@ def _watched_data_received(self: asyncoro.MessageExchanger, data: bytes) -> None
     if _state["failing"] is not None and self.peer_pid is not None:
         _frozen_data_received(self, data)
         return
-    if type(self.buffers.get(HEARTBEAT_PC)) is not _HeartbeatSink:
-        self.buffers[HEARTBEAT_PC] = _HeartbeatSink(self.buffers)
-    if type(self.buffers.get(LOST_PC)) is not _LostSink:
-        self.buffers[LOST_PC] = _LostSink(self)
+    for pc, take in ((HEARTBEAT_PC, _heartbeat), (LOST_PC, lambda payload: _take_notice(self, payload))):
+        if type(self.buffers.get(pc)) is not _Sink:
+            self.buffers[pc] = _Sink(self, pc, take)
     before = len(self.bytes) + len(data)
     beats = _state["heartbeats"]
-    _original_data_received(self, data)
+    _ORIGINAL["data_received"](self, data)
     table = self.buffers.get(TABLE_PC)
     if isinstance(table, (bytes, bytearray)):  # a peer that found the parties' options differ, relayed
         del self.buffers[TABLE_PC]
@@ -700,7 +675,7 @@ def _watched_data_received(self: asyncoro.MessageExchanger, data: bytes) -> None
 def _watched_close_connection(self: asyncoro.MessageExchanger) -> None:
     if self.peer_pid is not None:
         _state["closed_by_us"].add(int(self.peer_pid))
-    _original_close_connection(self)
+    _ORIGINAL["close_connection"](self)
 
 
 def _orderly_close(protocol: asyncoro.MessageExchanger) -> bool:
@@ -718,7 +693,7 @@ def _orderly_close(protocol: asyncoro.MessageExchanger) -> bool:
 def _release_connection(protocol: asyncoro.MessageExchanger) -> None:
     """MPyC's bookkeeping of a closed connection, without re-raising the socket error (a traceback)."""
     try:
-        _original_connection_lost(protocol, None)
+        _ORIGINAL["connection_lost"](protocol, None)
     except Exception:  # e.g. the last peer gone outside the shutdown: nothing waits for it
         pass
 
@@ -739,9 +714,8 @@ def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException
     missing = _missing_parties() if _state["phase"] == "connect" and not _state["shutting_down"] else []
     if missing and self.peer_pid is not None and int(self.peer_pid) not in missing:
         # a peer gave up waiting for a party that never came: name that party, not the one that gave up
-        fail_fast(f"not all {party_count()} parties connected (no connection from "
-                  f"part{'y' if len(missing) == 1 else 'ies'} {', '.join(map(str, missing))}; party {self.peer_pid} "
-                  f"stopped waiting)" + _tls_hint(), code=1)
+        fail_fast(f"not all {party_count()} parties connected (no connection from {_who(missing)}; party "
+                  f"{self.peer_pid} stopped waiting)" + _tls_hint(), code=1)
     if _state["shutting_down"] or (_state["in_shutdown"] and _orderly_close(self)):
         _release_connection(self)
         return
@@ -765,14 +739,8 @@ def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException
 
 async def start_session(timeout: float | None = None, check_peers: Callable[[], str | None] | None = None,
                         silence_limit: float = DEFAULT_SILENCE_LIMIT) -> None:
-    """Start the MPyC runtime and arm both watchdogs (lost connections, silent peers).
-
-    :param timeout: seconds to wait for all parties to connect (default: ``silence_limit``, so that
-        ``--silence-limit`` also bounds the wait for a party that never comes).
-    :param check_peers: optional callback polled while connecting; it returns a message when a
-        locally launched party has already died (then there is no point in waiting).
-    :param silence_limit: seconds a peer may stay silent while this party waits for a message from
-        it; then this party exits 1 naming that peer and the phase (every phase, shutdown included).
+    """Start the MPyC runtime and arm both watchdogs (lost connections, silent peers); the parameters:
+    docs/session.md.
     :raise ValueError: if ``silence_limit`` is not a positive number.
     :raise ProtocolFailure: if not every party connected within ``timeout`` seconds.
     """
@@ -784,17 +752,12 @@ async def start_session(timeout: float | None = None, check_peers: Callable[[], 
     if timeout is None:
         timeout = float(silence_limit)
     _disarm_watchdog()
-    asyncoro.MessageExchanger.connection_lost = _watched_connection_lost  # type: ignore[method-assign]
-    asyncoro.MessageExchanger.data_received = _watched_data_received  # type: ignore[method-assign]
-    asyncoro.MessageExchanger.close_connection = _watched_close_connection  # type: ignore[method-assign]
-    asyncoro.MessageExchanger.send = _watched_send  # type: ignore[method-assign]
-    asyncoro.MessageExchanger.connection_made = _gated_connection_made  # type: ignore[method-assign]
+    for name, method in (("connection_lost", _watched_connection_lost), ("data_received", _watched_data_received),
+                         ("close_connection", _watched_close_connection), ("send", _watched_send),
+                         ("connection_made", _gated_connection_made)):
+        setattr(asyncoro.MessageExchanger, name, method)
     _reset_gates()
-    _state["shutting_down"] = False
-    _state["in_shutdown"] = False
-    _state["closed_by_us"] = set()
-    _state["notices"] = {}
-    _state["failing"] = None
+    _state.update(shutting_down=False, in_shutdown=False, closed_by_us=set(), notices={}, failing=None)
     set_phase("connect")
     loop = asyncio.get_running_loop()
     refused: list[str] = []
@@ -829,10 +792,8 @@ async def start_session(timeout: float | None = None, check_peers: Callable[[], 
             if problem or loop.time() > deadline:
                 starting.cancel()
                 missing = _missing_parties()
-                who = (f" (no connection from part{'y' if len(missing) == 1 else 'ies'} "
-                       f"{', '.join(map(str, missing))})" if missing else "")
                 raise ProtocolFailure(problem or f"not all {party_count()} parties connected within {timeout:g} s"
-                                      + who + _tls_hint())
+                                      + (f" (no connection from {_who(missing)})" if missing else "") + _tls_hint())
             await asyncio.wait([starting], timeout=0.1)
         starting.result()
     finally:
@@ -860,8 +821,6 @@ def _digest(obj: Any) -> str:
 
 async def agree_parameters(parameters: dict[str, Any]) -> None:
     """Check that every party runs with the same public parameters, before any data is shared.
-
-    :param parameters: this party's public parameters (statistic, epsilon, columns, ...).
     :raise InputError: naming the first disagreeing party and parameter, at every party alike.
     """
     set_phase("parameter check")
@@ -879,12 +838,8 @@ async def agree_parameters(parameters: dict[str, Any]) -> None:
 
 
 async def agree_verdict(error: str | None, *, detail: str | None = None) -> None:
-    """Share this party's verdict on its own input; stop everybody if any party failed.
-
-    :param error: ``None`` if this party's input is fine, else a one-line description (shared: it
-        must not carry row data -- no cell value, no line number, no count).
-    :param detail: this party's local detail of its own error (``InputError.detail``); printed here
-        on this party's stdout, never sent.
+    """Share this party's verdict on its own input (``error``: one line, no row data; ``detail``: printed here,
+    never sent); stop everybody if any party failed (docs/session.md).
     :raise InputError: with the first failing party's message (prefixed ``party i:``), at every party.
     """
     if error and detail:
@@ -896,6 +851,6 @@ async def agree_verdict(error: str | None, *, detail: str | None = None) -> None
         pid, message = failures[0]
         same = [other for other, text in failures[1:] if text == message]
         others = [other for other, text in failures[1:] if text != message]
-        also = f" (also part{'y' if len(same) == 1 else 'ies'} {', '.join(map(str, same))})" if same else ""
+        also = f" (also {_who(same)})" if same else ""
         more = f" (and {len(others)} more failing part{'y' if len(others) == 1 else 'ies'})" if others else ""
         raise InputError(f"party {pid}{also}: {message}{more}")

@@ -49,10 +49,8 @@ def key_path(directory: Path | str, party: int) -> Path:
 
 
 def ca_fingerprint(path: Path | str) -> str:
-    """SHA-256 fingerprint ``AB:CD:...`` of the first certificate in the PEM file ``path``.
-
-    Every party must show the same one: compare them across hosts.
-    """
+    """SHA-256 fingerprint ``AB:CD:...`` of the first certificate in the PEM file ``path``; every party must show the
+    same one: compare them across hosts."""
     text = Path(path).read_text(encoding="ascii", errors="replace")
     end = "-----END CERTIFICATE-----"
     der = ssl.PEM_cert_to_DER_cert(text[:text.index(end) + len(end)] if end in text else text)
@@ -63,7 +61,6 @@ def ca_fingerprint(path: Path | str) -> str:
 def mpyc_contexts(directory: Path | str, party: int) -> tuple[ssl.SSLContext, ssl.SSLContext]:
     """The (listening, connecting) TLS contexts MPyC's ``Runtime.start`` builds for ``party`` with ``--ssl``.
     Details: docs/secure_layer.md.
-
     :raise OSError: a file is missing or unreadable.
     :raise ssl.SSLError: a file is not PEM, or the key does not match the certificate.
     """
@@ -81,7 +78,6 @@ def mpyc_contexts(directory: Path | str, party: int) -> tuple[ssl.SSLContext, ss
 
 def _memory_handshake(listening: ssl.SSLContext, connecting: ssl.SSLContext, name: str) -> dict[str, Any]:
     """A TLS handshake between two contexts in memory (no sockets); raise the first side's error.
-
     :return: the listening side's certificate as the connecting side sees it (``getpeercert()``).
     """
     server_in, server_out, client_in, client_out = (ssl.MemoryBIO() for _ in range(4))
@@ -106,7 +102,6 @@ def _memory_handshake(listening: ssl.SSLContext, connecting: ssl.SSLContext, nam
 def check_party(party: int, directory: Path | str = ".config") -> str:
     """Check that ``party`` can use ``--ssl`` from ``directory``, as MPyC will load it (stdlib only).
     Details: docs/secure_layer.md.
-
     :return: the SHA-256 fingerprint of this party's ``mpyc_ca.crt``.
     :raise InputError: one line naming the party, the file and the problem.
     """
@@ -183,17 +178,11 @@ def _describe(names: list[str]) -> str:
 
 def seat_refusal(peer: int, certificate: Mapping[str, Any] | None, *, own: int, parties: int,
                  listening: bool, connected: bool = False) -> str | None:
-    """Why this party (``own``) refuses a connection with ``peer``, or ``None`` to accept it.
-
-    :param peer: the index the peer claims (``listening``: from its first message) or the index this
-        party dialled (connecting).
-    :param certificate: the peer's certificate as ``SSLSocket.getpeercert()`` gives it (``None``: none).
-    :param own: this party's index; ``parties`` the number of parties.
-    :param listening: this party accepted the connection (MPyC: the peer's index is below ``own``).
-    :param connected: a connection with ``peer`` is already registered.
-    :return: the refusal, worded after ``error: party i:`` (e.g. "refused the connection claiming to be
-        party 0: its certificate names MPyC party 1").
-    """
+    """Why this party (``own`` of ``parties``) refuses a connection with ``peer``, or ``None`` to accept it: the refusal,
+    worded after ``error: party i:`` ("refused the connection claiming to be party 0: its certificate names MPyC party
+    1").  ``peer`` is the index the peer claims (``listening``: this party accepted the connection, MPyC: the peer's index
+    is below ``own``; from its first message) or the one this party dialled; ``certificate`` as
+    ``SSLSocket.getpeercert()`` gives it (``None``: none); ``connected``: a connection with ``peer`` is registered."""
     if listening:
         what = f"the connection claiming to be party {peer}"
         if not 0 <= peer < own:
@@ -214,11 +203,8 @@ def seat_refusal(peer: int, certificate: Mapping[str, Any] | None, *, own: int, 
 
 
 def _handshake_refusal(exc: ssl.SSLError, ca: str, server_hostname: str | None = None) -> str | None:
-    """The line for a handshake that failed on a certificate (``None``: another failure).
-
-    :param server_hostname: the name the connecting side asked for (``MPyC party j``); ``None`` when
-        this party is the listening side.
-    """
+    """The line for a handshake that failed on a certificate (``None``: another failure); ``server_hostname``: the
+    name the connecting side asked for (``MPyC party j``), ``None`` when this party is the listening side."""
     if isinstance(exc, ssl.SSLCertVerificationError):
         peer = f"the certificate of {server_hostname}" if server_hostname else "a connecting peer's certificate"
         return f"refused {peer}: {exc.verify_message} (under {ca}; all parties need the same one)"
@@ -233,8 +219,7 @@ def _handshake_refusal(exc: ssl.SSLError, ca: str, server_hostname: str | None =
 
 def _watched_object_class(on_refusal: Callable[[str], None], ca: str) -> type[ssl.SSLObject]:
     """An ``SSLObject`` (``SSLContext.sslobject_class``) that reports a handshake failing on a certificate.
-    Details: docs/secure_layer.md.
-    """
+    Details: docs/secure_layer.md."""
 
     def abandoned(token: dict[str, bool]) -> None:
         if not token["done"]:
@@ -284,11 +269,8 @@ def _notice_text(payload: object) -> str | None:
 
 
 def bind_seats(runtime: Any = None, *, grace: float = REFUSAL_GRACE) -> None:
-    """With ``--ssl``: accept a peer only in the seat its certificate names; install before ``mpc.start``.
-    Details: docs/secure_layer.md.
-
-    :param runtime: MPyC's runtime (default ``mpyc.runtime.mpc``).
-    """
+    """With ``--ssl``: accept a peer only in the seat its certificate names; install before ``mpc.start`` on ``runtime``
+    (default ``mpyc.runtime.mpc``).  Details: docs/secure_layer.md."""
     from mpyc import asyncoro
 
     from secure.session import fail_fast, on_fatal
@@ -357,19 +339,15 @@ def bind_seats(runtime: Any = None, *, grace: float = REFUSAL_GRACE) -> None:
 
     loop = rt._loop
     watched = _watched_object_class(refuse, ca)
-    create_server, create_connection = loop.create_server, loop.create_connection
 
-    async def watched_server(*args: Any, **kwargs: Any) -> Any:
-        context = kwargs.get("ssl")
-        if isinstance(context, ssl.SSLContext):
-            context.sslobject_class = watched
-        return await create_server(*args, **kwargs)
+    def watching(create: Callable[..., Any]) -> Callable[..., Any]:
+        async def created(*args: Any, **kwargs: Any) -> Any:
+            context = kwargs.get("ssl")
+            if isinstance(context, ssl.SSLContext):
+                context.sslobject_class = watched
+            return await create(*args, **kwargs)
 
-    async def watched_connection(*args: Any, **kwargs: Any) -> Any:
-        context = kwargs.get("ssl")
-        if isinstance(context, ssl.SSLContext):
-            context.sslobject_class = watched
-        return await create_connection(*args, **kwargs)
+        return created
 
     def collect() -> None:  # finds the handshakes a peer abandoned (see _watched_object_class)
         if state["refusal"] is None and (connecting() or rt.parties[rt.pid].protocol is None):
@@ -379,7 +357,7 @@ def bind_seats(runtime: Any = None, *, grace: float = REFUSAL_GRACE) -> None:
     rt.set_protocol = checked
     # instance attributes of MPyC's loop, like secure.session's own wrapper of create_connection (which
     # wraps this one while connecting and then deletes the attribute: both end with the connect phase)
-    loop.create_server = watched_server
-    loop.create_connection = watched_connection
+    loop.create_server = watching(loop.create_server)
+    loop.create_connection = watching(loop.create_connection)
     on_fatal(announce)
     loop.call_soon(collect)
