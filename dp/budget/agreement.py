@@ -22,7 +22,7 @@ from dp.budget.accountants import Accountant, Budget, Spend
 if TYPE_CHECKING:
     from dp.budget.ledger import Ledger
 
-__all__ = ["SpendRequest", "Reservation", "Settlement", "agree_spend", "active_reservation", "settle_active",
+__all__ = ["SpendRequest", "Reservation", "Settlement", "agree_spend", "active_reservation",
            "account_key", "account_keys", "pure_budget", "refusal_texts", "with_command", "create_hint",
            "RUN_NONCE_BYTES"]
 
@@ -332,7 +332,7 @@ async def agree_spend(request: SpendRequest | None) -> Reservation | None:
     return reservation
 
 
-#: the reservation of the job running in this context (set by :func:`agree_spend`), for :func:`settle_active`
+#: the reservation of the job running in this context (set by :func:`agree_spend`), for the job's budget line
 _ACTIVE: contextvars.ContextVar[Reservation | None] = contextvars.ContextVar("private_ustats_reservation",
                                                                              default=None)
 
@@ -341,12 +341,6 @@ def active_reservation() -> Reservation | None:
     """The reservation :func:`agree_spend` made last in this context (the running job's), or ``None``."""
     return _ACTIVE.get()
 
-
-def settle_active(delta: float) -> Settlement | None:
-    """:meth:`Reservation.settle` on the running job's reservation (:func:`active_reservation`), after its
-    reveal, at every party; ``None`` when the job made none."""
-    reservation = _ACTIVE.get()
-    return None if reservation is None else reservation.settle(delta)
 
 
 def _one_line(exc: BaseException) -> str:

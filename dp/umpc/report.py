@@ -1,4 +1,4 @@
-"""What a release of Pi_U-MPC says: the printed table and the public category lists of its record.
+"""What a release of Pi_U-MPC is and says: :class:`UStatRelease`, its printed table and the public category lists of its record.
 
 Sinh & Ramon, Protocol 3.1 (:mod:`dp.umpc.protocol`); the record keys are described in docs/design.md.
 Everything printed here is the release itself or public by declaration, except the ``local`` line,
@@ -10,14 +10,12 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from secure.columns import ColumnSpec
 
-if TYPE_CHECKING:
-    from dp.umpc.protocol import UStatRelease
-
-__all__ = ["table", "public_categories", "local_note", "format_bytes"]
+__all__ = ["UStatRelease", "table", "public_categories", "local_note", "format_bytes"]
 
 #: a category list longer than this is agreed and recorded by its digest (the parameters travel to every party)
 LISTED_IN_FULL = 256
@@ -136,3 +134,94 @@ def table(release: UStatRelease) -> str:
                                        for name, cost in release.phases.items())]
     lines += [f"  {release.budget}"] if release.budget else []
     return "\n".join(lines)
+
+
+@dataclass
+class UStatRelease:
+    """A released private U-statistic and everything a user needs to read it."""
+
+    statistic: str
+    estimate: float
+    epsilon: float
+    delta: float
+    n: int
+    pairs: int
+    parties: int
+    threshold: int
+    degree: int
+    sampling: str
+    max_degree: int
+    mechanism: str
+    noise_std: list[float]
+    estimate_std: float
+    noisy_sums: list[int]
+    seconds: float = 0.0
+    bytes_sent: int = 0
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
+    missing: str = "refuse"
+    clipping: str = "local"
+    noise_source: str = "parties"
+    sampler_delta: float = 0.0
+    sampler: dict[str, list[Any]] = field(default_factory=dict)
+    delegation_failure: float = 0.0
+    guarantee: str = ""
+    seed: int | None = None
+    #: with delegated noise (M_HF): the parties ``Z`` that drew it, and how ``Z`` was drawn
+    #: (:func:`dp.umpc.delegation.draw_delegates`); ``None`` and ``""`` otherwise
+    delegates: list[int] | None = None
+    delegates_drawn_from: str = ""
+    sampling_error_bound: float = 0.0
+    uncertainty_covers: str = ""
+    path: str = "tuples"
+    plan: str = ""
+    #: MPyC's masked openings and their share of ``delta`` (:meth:`dp.comparison_leakage.ComparisonLeak.record`)
+    comparison_leak: dict[str, Any] = field(default_factory=dict)
+    #: this party's privacy-budget line (:meth:`dp.budget.agreement.Reservation.describe`), set by
+    #: :func:`dp.umpc.release`; the library does not print it, the caller does
+    budget: str = ""
+    #: the ledger's settlement of this release (``delta_reserved``, ``ledger_delta``:
+    #: :meth:`dp.budget.agreement.Settlement.record`), set by :func:`dp.umpc.release`; empty otherwise
+    budget_record: dict[str, Any] = field(default_factory=dict)
+    #: lines the caller should print above the result, set by :func:`dp.umpc.release` (e.g. a pure budget
+    #: that turned the default in-MPC noise into party-drawn shares, :func:`dp.noise_defaults.pure_budget_line`)
+    notes: list[str] = field(default_factory=list)
+    #: set by :func:`dp.umpc.release`: the columns; the declared fill values and public category lists
+    #: (recorded, :func:`public_categories`); the M_HF pair (failure probability, honest fraction);
+    #: this party's own note (filled and clipped counts: printed by :meth:`table`, never recorded)
+    columns: list[str] = field(default_factory=list)
+    fill: dict[str, Any] | None = None
+    categories: list[Any] | None = None
+    delegation: tuple[float, float] | None = None
+    local: str = ""
+
+    def table(self) -> str:
+        """The text a job prints for this release (:func:`table`)."""
+        return table(self)
+
+    @property
+    def error_bound(self) -> float:
+        """``sqrt(estimate_std^2 + sampling_error_bound^2)``: one sd of the noise and of the tuple sampling."""
+        return math.sqrt(self.estimate_std ** 2 + self.sampling_error_bound ** 2)
+
+    def record(self) -> dict[str, Any]:
+        """The JSON result record (the record keys of docs/design.md first).
+
+        ``noise_std`` is the sd of the estimate due to the DP noise only (``estimate_std``; the per-sum
+        sds are ``noise_std_per_sum``); ``sampling_error_bound`` a data-independent bound on the sd of
+        the tuple-sampling error (:func:`dp.umpc.protocol.sampling_error_bound`, 0 for all tuples); ``error_bound`` both
+        together; ``seed`` the joint public seed of the tuples (:func:`dp.umpc.protocol.sample_for` recomputes them);
+        ``uncertainty_covers`` says which errors these numbers cover; ``delegates`` the noise delegates ``Z``
+        (``null`` without delegation) and ``delegates_drawn_from`` how they were drawn.
+        """
+        return {"statistic": self.statistic, "estimate": self.estimate, "epsilon": self.epsilon,
+                "delta": self.delta, "n": self.n, "pairs": self.pairs, "parties": self.parties,
+                "seconds": self.seconds, "bytes_sent": self.bytes_sent, "threshold": self.threshold,
+                "degree": self.degree, "sampling": self.sampling, "max_degree": self.max_degree,
+                "mechanism": self.mechanism, "noise_std": self.estimate_std, "noise_std_per_sum": self.noise_std,
+                "sampling_error_bound": self.sampling_error_bound, "error_bound": self.error_bound, "seed": self.seed,
+                "uncertainty_covers": self.uncertainty_covers, "estimate_std": self.estimate_std, "noisy_sums": self.noisy_sums,
+                "phases": self.phases, "missing": self.missing, "clipping": self.clipping, "noise_source": self.noise_source, "sampler_delta": self.sampler_delta,
+                "sampler": self.sampler, "delegation_failure": self.delegation_failure, "guarantee": self.guarantee,
+                "delegates": self.delegates, "delegates_drawn_from": self.delegates_drawn_from,
+                "path": self.path, "plan": self.plan, **self.comparison_leak, **self.budget_record,
+                **({} if self.categories is None else {"fill": self.fill, "categories": self.categories})}
