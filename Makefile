@@ -26,7 +26,7 @@ demo: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(PY) -m mypy
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadfile
 	$(MAKE) --no-print-directory drills
 
 # Static type check of the packages (type hints throughout, py.typed); also run by `make test`.
