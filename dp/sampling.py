@@ -14,41 +14,19 @@ from numpy.typing import NDArray
 
 from dp.validation import check_generator, check_positive_int
 
-__all__ = [
-    "SAMPLING_METHODS",
-    "all_tuples",
-    "balanced_tuples",
-    "bernoulli_tuples",
-    "max_degree",
-    "sample_tuples",
-    "tuple_count",
-    "uniform_tuples",
-    "vertex_degrees",
-]
+__all__ = ["SAMPLING_METHODS", "all_tuples", "balanced_tuples", "bernoulli_tuples", "max_degree", "sample_tuples",
+           "tuple_count", "uniform_tuples", "vertex_degrees"]
 
 SAMPLING_METHODS: tuple[str, ...] = ("balanced", "uniform", "bernoulli")
 
-#: Largest value an ``int64`` holds.
 _INT64_MAX = (1 << 63) - 1
-#: Exclusive upper bound of the raw integers used for the exact uniform token draws.
-_RAW_TOP = 1 << 62
-#: :func:`all_tuples` refuses to build more than this many array entries (``C(n, k) * k``).
-_MAX_ENUMERATED_ENTRIES = 1 << 27
-#: Largest number of ``int64`` entries in the binomial tables of the vectorised unranking.
-_MAX_TABLE_ENTRIES = 1 << 24
+_RAW_TOP = 1 << 62  # exclusive bound of the raw integers of the exact uniform token draws
+_MAX_ENUMERATED_ENTRIES = 1 << 27  # all_tuples refuses more array entries (C(n, k) * k)
+_MAX_TABLE_ENTRIES = 1 << 24  # int64 entries of the binomial tables of the vectorised unranking
 
 
-# --------------------------------------------------------------------------------------------
-# validation
-# --------------------------------------------------------------------------------------------
 def _check_shape(n_rows: int, degree: int) -> tuple[int, int, int]:
-    """Validate ``(n_rows, degree)`` and return ``(n, k, C(n, k))``.
-
-    :param n_rows: number of rows ``n``.
-    :param degree: kernel degree ``k``.
-    :raise TypeError: if either value is not an integer.
-    :raise ValueError: if ``degree < 1`` or ``n_rows < degree``.
-    """
+    """Validate ``(n_rows, degree)`` (TypeError / ValueError unless ``1 <= k <= n``); return ``(n, k, C(n, k))``."""
     k = check_positive_int(degree, "degree")
     if isinstance(n_rows, bool) or not isinstance(n_rows, Integral):
         raise TypeError(f"number of rows must be an integer, got {n_rows!r}")
@@ -59,43 +37,20 @@ def _check_shape(n_rows: int, degree: int) -> tuple[int, int, int]:
 
 
 def _check_n_tuples(n_tuples: int, n: int, k: int, total: int) -> int:
-    """Validate ``1 <= n_tuples <= C(n, k)`` and return it as an int.
-
-    :param n_tuples: requested number of tuples ``m``.
-    :param n: number of rows.
-    :param k: degree.
-    :param total: ``C(n, k)``.
-    :raise TypeError: if ``n_tuples`` is not an integer.
-    :raise ValueError: if ``n_tuples`` lies outside ``[1, C(n, k)]``.
-    """
+    """Validate ``1 <= n_tuples <= total = C(n, k)`` and return it as an int."""
     m = check_positive_int(n_tuples, "number of tuples")
     if m > total:
         raise ValueError(f"number of tuples {m} exceeds C({n}, {k}) = {total} distinct tuples")
     return m
 
-
-# --------------------------------------------------------------------------------------------
-# counting and enumeration
-# --------------------------------------------------------------------------------------------
 def tuple_count(n_rows: int, degree: int) -> int:
-    """Return ``C(n, k)``, the number of k-subsets of ``n`` rows, as an exact Python int.
-
-    :param n_rows: number of rows ``n``.
-    :param degree: kernel degree ``k``.
-    :raise ValueError: if ``degree < 1`` or ``n_rows < degree``.
-    """
+    """``C(n, k)``, the number of k-subsets of ``n`` rows, exact (ValueError unless ``1 <= k <= n``)."""
     return _check_shape(n_rows, degree)[2]
 
 
 def all_tuples(n_rows: int, degree: int) -> NDArray[np.int64]:
-    """Return every k-subset of ``range(n_rows)`` in lexicographic order.
-
-    :param n_rows: number of rows ``n``.
-    :param degree: kernel degree ``k``.
-    :return: ``int64`` array of shape ``(C(n, k), k)`` with ascending rows.
-    :raise ValueError: if ``degree < 1``, ``n_rows < degree``, or ``C(n, k) * k`` exceeds
-        ``2**27`` entries (use a sampler instead of enumerating).
-    """
+    """Every k-subset of ``range(n_rows)`` in lexicographic order, an int64 ``(C(n, k), k)`` array with ascending
+    rows; ValueError beyond ``2**27`` entries (sample instead)."""
     n, k, total = _check_shape(n_rows, degree)
     if total * k > _MAX_ENUMERATED_ENTRIES:
         raise ValueError(
@@ -110,27 +65,9 @@ def all_tuples(n_rows: int, degree: int) -> NDArray[np.int64]:
     return flat.reshape(total, k)
 
 
-def _lexsort_rows(tuples: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Return ``tuples`` with its rows in lexicographic order."""
-    if tuples.shape[0] < 2:
-        return tuples
-    order = np.lexsort(tuples.T[::-1])
-    return tuples[order]
-
-
-# --------------------------------------------------------------------------------------------
-# degrees
-# --------------------------------------------------------------------------------------------
 def vertex_degrees(tuples: NDArray[np.int64], n_rows: int) -> NDArray[np.int64]:
-    """Return, for each row ``i``, the number of tuples in ``E`` that contain ``i``.
-
-    Repeated tuples (BalancedSamp may draw the same tuple twice) are counted each time.
-
-    :param tuples: integer array of shape ``(|E|, k)`` with entries in ``0 .. n_rows - 1``.
-    :param n_rows: number of rows ``n``.
-    :return: ``int64`` array of length ``n_rows``.
-    :raise ValueError: if ``tuples`` is not 2-D, not integer, or has an entry outside the range.
-    """
+    """For each row ``i``, the number of tuples of ``E`` (``(|E|, k)`` integers below ``n_rows``) containing ``i``,
+    repeated tuples counted each time; ValueError if ``tuples`` is not 2-D integer or has an entry out of range."""
     if isinstance(n_rows, bool) or not isinstance(n_rows, Integral):
         raise TypeError(f"number of rows must be an integer, got {n_rows!r}")
     if n_rows < 0:
@@ -150,31 +87,14 @@ def vertex_degrees(tuples: NDArray[np.int64], n_rows: int) -> NDArray[np.int64]:
 
 
 def max_degree(tuples: NDArray[np.int64], n_rows: int) -> int:
-    """Return ``delta_G_max``, the largest number of tuples of ``E`` sharing one row. Details: docs/umpc_analysis.md.
-
-    :param tuples: integer array of shape ``(|E|, k)``.
-    :param n_rows: number of rows ``n``.
-    :raise ValueError: as :func:`vertex_degrees`.
-    """
+    """``delta_G_max``, the largest number of tuples of ``E`` sharing one row (errors as :func:`vertex_degrees`).
+    Details: docs/umpc_analysis.md."""
     degrees = vertex_degrees(tuples, n_rows)
     return int(degrees.max()) if degrees.size else 0
 
-
-# --------------------------------------------------------------------------------------------
-# BalancedSamp (Algorithm 1)
-# --------------------------------------------------------------------------------------------
-def _balanced_attempt(
-    capacities: list[int], k: int, m: int, rng: np.random.Generator
-) -> list[int] | None:
-    """Run lines 4-15 of Algorithm 1 once from the capacity vector ``p = capacities``. Details: docs/umpc_analysis.md.
-
-    :param capacities: initial ``p`` (length ``n``).
-    :param k: edge size.
-    :param m: number of edges.
-    :param rng: public generator.
-    :return: the ``m * k`` drawn row indices edge by edge, or ``None`` if line 5 asks for a
-        restart (fewer than ``k`` rows with ``p_v > 0``).
-    """
+def _balanced_attempt(capacities: list[int], k: int, m: int, rng: np.random.Generator) -> list[int] | None:
+    """Lines 4-15 of Algorithm 1 once from ``p = capacities``: the ``m * k`` drawn rows edge by edge, or ``None``
+    if line 5 asks for a restart. Details: docs/umpc_analysis.md."""
     tokens: list[int] = np.repeat(np.arange(len(capacities)), capacities).tolist()
     size = len(tokens)
     remaining = list(capacities)
@@ -216,12 +136,7 @@ def _balanced_attempt(
 def _balanced_tuples_counted(
     n: int, m: int, k: int, rng: np.random.Generator, strict_balance: bool, max_restarts: int
 ) -> tuple[NDArray[np.int64], int]:
-    """Run BalancedSamp and also return the number of restarts it needed.
-
-    Parameters are validated by :func:`balanced_tuples`.
-
-    :raise RuntimeError: if more than ``max_restarts`` restarts are needed.
-    """
+    """BalancedSamp (arguments validated by :func:`balanced_tuples`) and the number of restarts it needed."""
     total = k * m
     ceiling = -(-total // n)  # line 2: M = ceil(k m / n)
     extra = total - (ceiling - 1) * n  # rows that end with degree M under strict balance
@@ -246,34 +161,14 @@ def _balanced_tuples_counted(
             return tuples, restarts
         restarts += 1
         if restarts > max_restarts:
-            raise RuntimeError(
-                f"balanced sampling needed more than {max_restarts} restarts "
-                f"(n={n}, k={k}, m={m})"
-            )
+            raise RuntimeError(f"balanced sampling needed more than {max_restarts} restarts (n={n}, k={k}, m={m})")
 
 
-def balanced_tuples(
-    n_rows: int,
-    n_tuples: int,
-    degree: int,
-    rng: np.random.Generator,
-    *,
-    strict_balance: bool = True,
-    max_restarts: int = 10_000,
-) -> NDArray[np.int64]:
-    """Sample ``m`` edges with BalancedSamp (Sinh & Ramon, App. F, Algorithm 1). Details: docs/umpc_analysis.md.
-
-    :param n_rows: number of rows ``n`` (at least ``k``).
-    :param n_tuples: number of edges ``m``, ``1 <= m <= C(n, k)``.
-    :param degree: kernel degree ``k``.
-    :param rng: generator seeded from the joint public seed; the only source of randomness.
-    :param strict_balance: guarantee vertex degrees that differ by at most one (see above).
-    :param max_restarts: largest number of restarts before giving up.
-    :return: ``int64`` array of shape ``(m, k)`` in draw order, each row sorted ascending.
-    :raise ValueError: on invalid ``n_rows``, ``n_tuples``, ``degree`` or ``max_restarts``.
-    :raise TypeError: if ``rng`` is not a :class:`numpy.random.Generator`.
-    :raise RuntimeError: if more than ``max_restarts`` restarts are needed (message names n, k, m).
-    """
+def balanced_tuples(n_rows: int, n_tuples: int, degree: int, rng: np.random.Generator, *,
+                    strict_balance: bool = True, max_restarts: int = 10_000) -> NDArray[np.int64]:
+    """``m`` edges by BalancedSamp (Sinh & Ramon, App. F, Algorithm 1), an int64 ``(m, k)`` array in draw order,
+    rows ascending; ``rng`` (seeded from the joint public seed) is the only randomness, ``strict_balance`` keeps
+    vertex degrees within one of each other; RuntimeError past ``max_restarts``. Details: docs/umpc_analysis.md."""
     n, k, total = _check_shape(n_rows, degree)
     m = _check_n_tuples(n_tuples, n, k, total)
     check_generator(rng)
@@ -284,21 +179,14 @@ def balanced_tuples(
     tuples, _ = _balanced_tuples_counted(n, m, k, rng, bool(strict_balance), int(max_restarts))
     return tuples
 
-
-# --------------------------------------------------------------------------------------------
-# uniform sampling without replacement: ranks + combinatorial number system
-# --------------------------------------------------------------------------------------------
 def _rank_colex(tuples: NDArray[np.int64]) -> list[int]:
-    """Return the colexicographic rank ``sum_i C(c_i, i)`` of each ascending row ``c_1 < ... < c_k``.
-
-    Inverse of :func:`_unrank_colex`; exact Python ints (used by tests and for checks).
-    """
+    """The colex rank ``sum_i C(c_i, i)`` of each ascending row, exact: the inverse of :func:`_unrank_colex`."""
     arr = np.asarray(tuples, dtype=np.int64)
     return [sum(math.comb(int(c), i + 1) for i, c in enumerate(row)) for row in arr.tolist()]
 
 
 def _largest_c(rank: int, i: int, n: int) -> int:
-    """Return the largest ``c`` in ``[i - 1, n - 1]`` with ``C(c, i) <= rank`` (binary search)."""
+    """The largest ``c`` in ``[i - 1, n - 1]`` with ``C(c, i) <= rank`` (binary search)."""
     lo, hi = i - 1, n - 1  # C(i - 1, i) = 0 <= rank always holds
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -324,10 +212,7 @@ def _unrank_python(ranks: list[int], n: int, k: int) -> NDArray[np.int64]:
 
 
 def _unrank_pairs(ranks: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Closed-form colex unranking for ``k = 2``: ``rank = C(c_2, 2) + c_1``.
-
-    Valid while ``c_2 * (c_2 + 1)`` fits in ``int64`` (checked by the caller).
-    """
+    """Closed-form colex unranking for ``k = 2`` (``rank = C(c_2, 2) + c_1``; the caller keeps it within int64)."""
     r = ranks.astype(np.int64, copy=False)
     c2 = np.floor((1.0 + np.sqrt(1.0 + 8.0 * r.astype(np.float64))) / 2.0).astype(np.int64)
     for _ in range(2):  # float rounding: correct by exact integer comparisons
@@ -335,13 +220,6 @@ def _unrank_pairs(ranks: NDArray[np.int64]) -> NDArray[np.int64]:
         c2 = np.where((c2 + 1) * c2 // 2 <= r, c2 + 1, c2)
     c1 = r - c2 * (c2 - 1) // 2
     return np.stack([c1, c2], axis=1)
-
-
-def _binomial_tables_fit(n: int, k: int) -> bool:
-    """Whether ``i * C(c, i)`` fits in ``int64`` for all ``c < n``, ``i <= k`` and tables are small."""
-    if n * k > _MAX_TABLE_ENTRIES:
-        return False
-    return all(i * math.comb(n - 1, i) <= _INT64_MAX for i in range(1, k + 1))
 
 
 def _unrank_tables(ranks: NDArray[np.int64], n: int, k: int) -> NDArray[np.int64]:
@@ -372,16 +250,15 @@ def _unrank_colex(ranks: NDArray[np.int64] | list[int], n: int, k: int) -> NDArr
             return arr.reshape(-1, 1).copy()
         if k == 2 and n <= 3_000_000_000:
             return _unrank_pairs(arr)
-        if _binomial_tables_fit(n, k):
+        # the tables fit: small, and i * C(c, i) within int64 for all c < n, i <= k
+        if n * k <= _MAX_TABLE_ENTRIES and all(i * math.comb(n - 1, i) <= _INT64_MAX for i in range(1, k + 1)):
             return _unrank_tables(arr, n, k)
         return _unrank_python([int(r) for r in arr.tolist()], n, k)
     return _unrank_python([int(r) for r in ranks], n, k)
 
 
 def _random_below(bound: int, rng: np.random.Generator, count: int) -> list[int]:
-    """Return ``count`` independent exact uniform integers in ``[0, bound)`` (any Python int).
-    Details: docs/umpc_analysis.md.
-    """
+    """``count`` independent exact uniform integers in ``[0, bound)`` (any Python int). Details: docs/umpc_analysis.md."""
     bits = bound.bit_length()
     width = (bits + 7) // 8
     mask = (1 << bits) - 1
@@ -399,7 +276,7 @@ def _random_below(bound: int, rng: np.random.Generator, count: int) -> list[int]
 
 
 def _distinct_ranks(total: int, m: int, rng: np.random.Generator) -> NDArray[np.int64] | list[int]:
-    """Return ``m`` distinct ranks drawn uniformly without replacement from ``[0, total)``, sorted."""
+    """``m`` distinct ranks drawn uniformly without replacement from ``[0, total)``, sorted."""
     if total <= _INT64_MAX:
         ranks = rng.choice(total, size=m, replace=False, shuffle=False).astype(np.int64)
         ranks.sort()
@@ -422,47 +299,20 @@ def _uniform_unchecked(n: int, m: int, k: int, total: int, rng: np.random.Genera
     if m == total and total * k <= _MAX_ENUMERATED_ENTRIES:
         return all_tuples(n, k)
     tuples = _unrank_colex(_distinct_ranks(total, m, rng), n, k)
-    return _lexsort_rows(tuples)
+    return tuples if tuples.shape[0] < 2 else tuples[np.lexsort(tuples.T[::-1])]
 
 
-def uniform_tuples(
-    n_rows: int, n_tuples: int, degree: int, rng: np.random.Generator
-) -> NDArray[np.int64]:
-    """Sample ``m`` distinct k-subsets uniformly without replacement from all ``C(n, k)``. Details: docs/umpc_analysis.md.
-
-    :param n_rows: number of rows ``n`` (at least ``k``).
-    :param n_tuples: number of tuples ``m``, ``1 <= m <= C(n, k)``.
-    :param degree: kernel degree ``k``.
-    :param rng: generator seeded from the joint public seed.
-    :return: ``int64`` array of shape ``(m, k)``, rows ascending, rows in lexicographic order
-        (so ``m = C(n, k)`` returns exactly :func:`all_tuples`).
-    :raise ValueError: on invalid ``n_rows``, ``n_tuples`` or ``degree``.
-    :raise TypeError: if ``rng`` is not a :class:`numpy.random.Generator`.
-    """
+def uniform_tuples(n_rows: int, n_tuples: int, degree: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """``m`` distinct k-subsets uniformly without replacement, an int64 ``(m, k)`` array, rows ascending and in
+    lexicographic order (``m = C(n, k)`` gives :func:`all_tuples`). Details: docs/umpc_analysis.md."""
     n, k, total = _check_shape(n_rows, degree)
     m = _check_n_tuples(n_tuples, n, k, total)
     check_generator(rng)
     return _uniform_unchecked(n, m, k, total, rng)
 
-
-# --------------------------------------------------------------------------------------------
-# Bernoulli sampling
-# --------------------------------------------------------------------------------------------
-def bernoulli_tuples(
-    n_rows: int, n_tuples: int, degree: int, rng: np.random.Generator
-) -> NDArray[np.int64]:
-    """Bernoulli sampling: keep every k-subset independently with probability ``q = m / C(n, k)``.
-    Details: docs/umpc_analysis.md.
-
-    :param n_rows: number of rows ``n`` (at least ``k``).
-    :param n_tuples: expected number of tuples ``m``, ``1 <= m <= C(n, k)``.
-    :param degree: kernel degree ``k``.
-    :param rng: generator seeded from the joint public seed.
-    :return: ``int64`` array of shape ``(S, k)``, ``S >= 1``, rows ascending and in
-        lexicographic order.
-    :raise ValueError: on invalid ``n_rows``, ``n_tuples`` or ``degree``.
-    :raise TypeError: if ``rng`` is not a :class:`numpy.random.Generator`.
-    """
+def bernoulli_tuples(n_rows: int, n_tuples: int, degree: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """Keep every k-subset independently with probability ``q = m / C(n, k)`` (``m`` expected tuples): an int64
+    ``(S, k)`` array, ``S >= 1``, ordered as :func:`uniform_tuples`. Details: docs/umpc_analysis.md."""
     n, k, total = _check_shape(n_rows, degree)
     m = _check_n_tuples(n_tuples, n, k, total)
     check_generator(rng)
@@ -475,26 +325,10 @@ def bernoulli_tuples(
             size = int(rng.poisson(float(m)))
     return _uniform_unchecked(n, size, k, total, rng)
 
-
-# --------------------------------------------------------------------------------------------
-# dispatch
-# --------------------------------------------------------------------------------------------
-def sample_tuples(
-    method: str, n_rows: int, n_tuples: int | None, degree: int, rng: np.random.Generator
-) -> NDArray[np.int64]:
-    """Return the public tuple set ``E`` for ``method`` in :data:`SAMPLING_METHODS`.
-
-    :param method: ``"balanced"`` (:func:`balanced_tuples`, strict balance), ``"uniform"``
-        (:func:`uniform_tuples`) or ``"bernoulli"`` (:func:`bernoulli_tuples`).
-    :param n_rows: number of rows ``n``.
-    :param n_tuples: number of tuples ``m``; ``None`` means all ``C(n, k)`` tuples, which every
-        method returns as :func:`all_tuples` (the complete U-statistic; ``rng`` is not used).
-    :param degree: kernel degree ``k``.
-    :param rng: generator seeded from the joint public seed.
-    :return: ``int64`` array of shape ``(|E|, k)`` with ascending rows.
-    :raise ValueError: for an unknown method or invalid sizes.
-    :raise TypeError: if ``rng`` is not a :class:`numpy.random.Generator`.
-    """
+def sample_tuples(method: str, n_rows: int, n_tuples: int | None, degree: int,
+                  rng: np.random.Generator) -> NDArray[np.int64]:
+    """The public tuple set ``E`` by ``method`` of :data:`SAMPLING_METHODS` (the ``*_tuples`` function of that name);
+    ``n_tuples=None`` gives :func:`all_tuples` (the complete U-statistic, ``rng`` unused)."""
     if method not in SAMPLING_METHODS:
         known = ", ".join(repr(name) for name in SAMPLING_METHODS)
         raise ValueError(f"unknown sampling method {method!r}; known methods: {known}")
