@@ -19,23 +19,9 @@ import numpy as np
 
 from dp.validation import check_epsilon, check_instance, check_int_range, check_interval, check_positive_int
 
-__all__ = [
-    "DEFAULT_SAMPLER_DELTA",
-    "DEFAULT_BITS",
-    "MAX_BITS",
-    "MAX_DIGITS",
-    "SecretLaplacePlan",
-    "digit_thresholds",
-    "truncation_tv",
-    "sampler_delta",
-    "secret_laplace_plan",
-    "plan_secret_laplace",
-    "largest_sampler_epsilon",
-    "geometric_pmf",
-    "construction_pmf",
-    "simulate_secret_laplace",
-    "secret_laplace_noise",
-]
+__all__ = ["DEFAULT_SAMPLER_DELTA", "DEFAULT_BITS", "MAX_BITS", "MAX_DIGITS", "SecretLaplacePlan", "digit_thresholds",
+           "truncation_tv", "sampler_delta", "secret_laplace_plan", "plan_secret_laplace", "largest_sampler_epsilon",
+           "geometric_pmf", "construction_pmf", "simulate_secret_laplace", "secret_laplace_noise"]
 
 #: Default budget for ``delta_s`` when the query is pure DP.
 DEFAULT_SAMPLER_DELTA: float = 2.0**-40
@@ -53,17 +39,10 @@ MAX_PMF_DIGITS: int = 22
 _EXPONENT_RANGE = 10**12  # decimal exponents: e^epsilon and alpha^(2^J) never overflow
 
 
-# ----------------------------------------------------------------------------- exact arithmetic
-
-
-def _precision(bits: int) -> int:
-    return math.ceil(bits * math.log10(2)) + 40
-
-
 def _context(bits: int) -> Any:
     """A decimal context for ``b``-bit thresholds: ``ceil(b log10 2) + 40`` digits, wide exponents."""
     context = getcontext().copy()
-    context.prec = _precision(bits)
+    context.prec = math.ceil(bits * math.log10(2)) + 40
     context.Emax = _EXPONENT_RANGE
     context.Emin = -_EXPONENT_RANGE
     return localcontext(context)
@@ -83,15 +62,8 @@ def _round_up(value: Decimal) -> float:
 
 
 def digit_thresholds(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> tuple[int, ...]:
-    """The public thresholds ``T_j = round(q_j 2^b)``, ``q_j = alpha^(2^j)/(1 + alpha^(2^j))``. Details: docs/noise.md.
-
-    :param epsilon: privacy budget of the released sum, positive.
-    :param sensitivity: ``s``, a positive integer (fixed-point units).
-    :param digits: ``J``, in ``[1, MAX_DIGITS]``.
-    :param bits: ``b``, in ``[2, MAX_BITS]``.
-    :return: ``J`` integers in ``[0, 2^(b-1)]`` (``q_j < 1/2``).
-    :raise ValueError: on an invalid parameter.
-    """
+    """The ``J = digits`` public thresholds ``T_j = round(q_j 2^b)`` in ``[0, 2^(b-1)]``, ``q_j = alpha^(2^j)/(1 +
+    alpha^(2^j))``, ``alpha = exp(-epsilon/s)``, ``b = bits`` (ValueError on a bad parameter). Details: docs/noise.md."""
     eps = check_epsilon(epsilon)
     s = check_positive_int(sensitivity, "sensitivity")
     count = check_int_range(digits, "digits", low=1, high=MAX_DIGITS)
@@ -119,49 +91,25 @@ def _delta_decimal(epsilon: float, sensitivity: int, digits: int, bits: int) -> 
 
 
 def truncation_tv(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> float:
-    """``tau = 2 (alpha^(2^J) + J 2^-b)``: total-variation distance of the sampled noise from DLap.
-
-    Rounded up to a double.
-
-    :param epsilon: budget of the released sum; ``sensitivity``: ``s``; ``alpha = exp(-epsilon/s)``.
-    :param digits: ``J``; ``bits``: ``b``.
-    :return: the bound ``tau`` (docs/noise.md).
-    :raise ValueError: on an invalid parameter.
-    """
+    """``tau = 2 (alpha^(2^J) + J 2^-b)``, rounded up: total-variation distance of the sampled noise from DLap
+    (docs/noise.md)."""
     eps = check_epsilon(epsilon)
     return _round_up(_tv_decimal(eps, check_positive_int(sensitivity, "sensitivity"), check_int_range(digits, "digits", low=1, high=MAX_DIGITS), check_int_range(bits, "bits", low=2, high=MAX_BITS)))
 
 
 def sampler_delta(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> float:
-    """``delta_s = (1 + e^epsilon) tau``: the delta the sampler's error costs (docs/noise.md).
-
-    Rounded up to a double and capped at 1 (a delta of 1 says nothing, but stays true).
-
-    :param epsilon: budget of the released sum; ``sensitivity``: ``s``.
-    :param digits: ``J``; ``bits``: ``b``.
-    :return: ``delta_s`` in ``(0, 1]``.
-    :raise ValueError: on an invalid parameter.
-    """
+    """``delta_s = (1 + e^epsilon) tau``, the delta the sampler's error costs, rounded up and capped at 1
+    (docs/noise.md)."""
     eps = check_epsilon(epsilon)
     value = _delta_decimal(eps, check_positive_int(sensitivity, "sensitivity"), check_int_range(digits, "digits", low=1, high=MAX_DIGITS), check_int_range(bits, "bits", low=2, high=MAX_BITS))
     return min(_round_up(value), 1.0)
 
 
-# ----------------------------------------------------------------------------------------- plans
-
-
 @dataclass(frozen=True)
 class SecretLaplacePlan:
-    """Public parameters of discrete Laplace noise sampled inside MPC for one released sum.
-
-    :param epsilon: budget of the sum; ``sensitivity``: ``s``; ``alpha = exp(-epsilon/s)``.
-    :param digits: ``J``, binary digits per geometric.
-    :param bits: ``b``, width of the secret uniform integers.
-    :param thresholds: ``T_0 .. T_{J-1}`` from :func:`digit_thresholds`.
-    :param delta: ``delta_s = (1 + e^epsilon) tau`` (rounded up).
-    :param tv: ``tau`` (rounded up).
-    :raise ValueError: if the thresholds are not those of the other parameters.
-    """
+    """Public parameters of discrete Laplace noise sampled inside MPC for one released sum: ``J = digits`` binary
+    digits per geometric, ``b = bits`` wide secret uniforms, the :func:`digit_thresholds` (checked), ``delta``
+    (:func:`sampler_delta`) and ``tv`` (:func:`truncation_tv`)."""
 
     epsilon: float
     sensitivity: int
@@ -206,12 +154,7 @@ class SecretLaplacePlan:
 
 
 def secret_laplace_plan(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> SecretLaplacePlan:
-    """The plan with given ``J`` and ``b`` (no budget check; tests and explicit choices).
-
-    :param epsilon: budget of the released sum; ``sensitivity``: ``s``.
-    :param digits: ``J``; ``bits``: ``b``.
-    :raise ValueError: on an invalid parameter.
-    """
+    """The plan with given ``J`` and ``b`` (no budget check; tests and explicit choices)."""
     thresholds = digit_thresholds(epsilon=epsilon, sensitivity=sensitivity, digits=digits, bits=bits)
     return SecretLaplacePlan(float(epsilon), int(sensitivity), int(digits), int(bits), thresholds,
                              sampler_delta(epsilon=epsilon, sensitivity=sensitivity, digits=digits, bits=bits),
@@ -220,17 +163,8 @@ def secret_laplace_plan(*, epsilon: float, sensitivity: int, digits: int, bits: 
 
 def plan_secret_laplace(*, epsilon: float, sensitivity: int, delta_budget: float = DEFAULT_SAMPLER_DELTA,
                         bits: int | None = None) -> SecretLaplacePlan:
-    """Choose ``b`` and the fewest digits ``J`` with ``delta_s = (1 + e^epsilon) tau <= delta_budget``.
-    Details: docs/noise.md.
-
-    :param epsilon: budget of the released sum, positive.
-    :param sensitivity: ``s``, a positive integer.
-    :param delta_budget: largest acceptable ``delta_s``, in ``(0, 1)``.
-    :param bits: a fixed width, or ``None`` to choose.
-    :return: the plan.
-    :raise ValueError: on an invalid parameter, or if no ``J <= MAX_DIGITS`` and ``b <= MAX_BITS``
-        meet the budget (``epsilon`` far too large, or ``epsilon / s`` far too small).
-    """
+    """Choose ``b`` (or take ``bits``) and the fewest digits ``J`` with ``delta_s <= delta_budget``; ValueError
+    (with the reason) if no ``J <= MAX_DIGITS``, ``b <= MAX_BITS`` do. Details: docs/noise.md."""
     eps = check_epsilon(epsilon)
     s = check_positive_int(sensitivity, "sensitivity")
     budget = check_interval(delta_budget, "delta_budget", low=0.0, high=1.0, closed_low=False)
@@ -270,13 +204,8 @@ def _search_plan(eps: float, s: int, budget: float, widths: Sequence[int]) -> Se
 
 def largest_sampler_epsilon(delta_budget: float = DEFAULT_SAMPLER_DELTA, *, sensitivity: int | None = None,
                             bits: int = MAX_BITS) -> float:
-    """The largest epsilon per released sum that :func:`plan_secret_laplace` can serve (to ~1e-6). Details: docs/noise.md.
-
-    :param delta_budget: largest acceptable ``delta_s``, in ``(0, 1)``.
-    :param sensitivity: ``s`` of the released sum, or ``None`` for the bound valid at every ``s``.
-    :param bits: the widest uniform integers tried (default :data:`MAX_BITS`).
-    :return: the bound (``-inf`` if even ``epsilon -> 0`` cannot meet the budget).
-    """
+    """The largest epsilon per released sum that :func:`plan_secret_laplace` can serve (to ~1e-6) at sensitivity
+    ``s`` (``None``: at every ``s``) and up to ``bits`` wide uniforms; ``-inf`` if none. Details: docs/noise.md."""
     budget = check_interval(delta_budget, "delta_budget", low=0.0, high=1.0, closed_low=False)
     width = check_int_range(bits, "bits", low=2, high=MAX_BITS)
     room = budget * 2.0 ** (width - 1) - 1.0
@@ -302,14 +231,9 @@ def largest_sampler_epsilon(delta_budget: float = DEFAULT_SAMPLER_DELTA, *, sens
     return low
 
 
-# ------------------------------------------------------------------------------------- exact pmf
-
-
 def geometric_pmf(plan: SecretLaplacePlan) -> np.ndarray:
-    """Exact pmf of one sampled geometric ``G' = sum_j 2^j B_j`` on ``0 .. 2^J - 1`` (float64). Details: docs/noise.md.
-
-    :raise ValueError: if ``J > MAX_PMF_DIGITS``.
-    """
+    """Exact pmf of one sampled geometric ``G' = sum_j 2^j B_j`` on ``0 .. 2^J - 1`` (float64; ValueError if
+    ``J > MAX_PMF_DIGITS``). Details: docs/noise.md."""
     check_instance(plan, SecretLaplacePlan, "plan")
     if plan.digits > MAX_PMF_DIGITS:
         raise ValueError(f"the pmf has 2**{plan.digits} points; at most {MAX_PMF_DIGITS} digits are supported")
@@ -321,11 +245,8 @@ def geometric_pmf(plan: SecretLaplacePlan) -> np.ndarray:
 
 
 def construction_pmf(plan: SecretLaplacePlan) -> tuple[np.ndarray, int]:
-    """Exact pmf of the sampled noise ``G1' - G2'`` on ``[-(2^J - 1), 2^J - 1]``.
-
-    :return: ``(pmf, offset)`` with ``pmf[offset + z] = P(noise = z)`` and ``offset = 2^J - 1``.
-    :raise ValueError: if ``J > MAX_PMF_DIGITS``.
-    """
+    """Exact pmf of the sampled noise ``G1' - G2'``: ``(pmf, offset)``, ``pmf[offset + z] = P(noise = z)``,
+    ``offset = 2^J - 1`` (ValueError if ``J > MAX_PMF_DIGITS``)."""
     one = geometric_pmf(plan)
     if one.size <= 1 << 13:
         pmf = np.correlate(one, one, mode="full")
@@ -334,10 +255,6 @@ def construction_pmf(plan: SecretLaplacePlan) -> tuple[np.ndarray, int]:
 
         pmf = np.maximum(signal.fftconvolve(one, one[::-1]), 0.0)
     return pmf, one.size - 1
-
-
-# ---------------------------------------------------------------------------------- the mirror
-
 
 _CHUNK = 1 << 16
 
@@ -353,26 +270,15 @@ def _uniform_below_thresholds(count: int, plan: SecretLaplacePlan, threshold: in
         width = top if index == 0 else 64
         shift = 64 * (words - 1 - index)
         part = np.uint64((threshold >> shift) & ((1 << width) - 1))
-        if width == 64:
-            u = rng.integers(0, 1 << 64, size=count, dtype=np.uint64)
-        else:
-            u = rng.integers(0, 1 << width, size=count, dtype=np.uint64)
+        u = rng.integers(0, 1 << width, size=count, dtype=np.uint64)
         less |= equal & (u < part)
         equal &= u == part
     return less
 
 
 def simulate_secret_laplace(plan: SecretLaplacePlan, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Plaintext mirror of the in-MPC sampler: ``size`` draws of ``G1' - G2'`` with NumPy. Details: docs/noise.md.
-
-    :param plan: the sampler's public plan.
-    :param size: number of draws, at least 1.
-    :param rng: generator (tests and audits pass a seeded one); ``None`` draws from the OS
-        (:func:`secure.noise.party.os_generator`), as every noise draw of the suite.
-    :return: int64 array of ``size`` noise values.
-    :raise ValueError: on a bad ``size``.
-    :raise TypeError: on a bad ``plan`` or ``rng``.
-    """
+    """Plaintext mirror of the in-MPC sampler: ``size`` int64 draws of ``G1' - G2'``; ``rng=None`` draws from the OS
+    (:func:`secure.noise.party.os_generator`), tests pass a seeded one. Details: docs/noise.md."""
     from secure.noise.party import noise_generator
 
     check_instance(plan, SecretLaplacePlan, "plan")
@@ -390,16 +296,9 @@ def simulate_secret_laplace(plan: SecretLaplacePlan, size: int, rng: np.random.G
     return out
 
 
-# ------------------------------------------------------------------------------ the secure path
-
-
 def secret_laplace_noise(sectype: Any, plans: Sequence[SecretLaplacePlan]) -> list[Any]:
-    """One secret noise value per plan, sampled inside MPC in one batch; a list of secure integers. Details: docs/noise.md.
-
-    :param sectype: MPyC secure integer type of the sums the noise is added to.
-    :param plans: one plan per released sum (at least one).
-    :raise ValueError: if ``plans`` is empty.
-    """
+    """One secret noise value of type ``sectype`` per plan (at least one), sampled inside MPC in one batch.
+    Details: docs/noise.md."""
     from mpyc.runtime import mpc
 
     from secure.noise.mpc import secret_discrete_laplace
