@@ -1,23 +1,8 @@
 """Noise plans: the calibrated noise of one released sum, as one frozen record.
 
-A :class:`NoisePlan` says which mechanism adds the noise of one released integer sum, who draws it
-(``source``) and with which parameters, calibrated for the coalition (Sinh & Ramon, Protocol 3.1;
-docs/design.md, "Noise"):
-
-- ``parties``, ``discrete laplace``: each of the ``m`` parties draws a difference of two Pólya variables of
-  shape ``1/(m-t)`` and parameter ``alpha = exp(-epsilon/sensitivity)``, so that the ``m - t`` honest parties
-  alone sum to a discrete Laplace (:func:`dp.calibration.discrete_laplace_alpha`);
-- ``parties``, ``binomial``: ``(epsilon, delta)`` with centred binomial shares whose honest total meets the
-  exact hockey-stick delta (:func:`dp.calibration.party_binomial_trials`);
-- ``mpc``, :data:`MPC_LAPLACE`: one discrete Laplace sampled inside MPC from joint secret random bits
-  (:mod:`dp.secret_noise`), known to no party; its truncation counts in delta;
-- ``delegates``: a party plan recalibrated so that only a random subgroup ``Z`` draws
-  (:func:`dp.umpc.delegation.delegate_plan`, Sinh & Ramon §4).
-
-:meth:`NoisePlan.draw` is one drawer's draw in the clear, by one function per source (:data:`DRAWS`); the
-secure path adds the noise by source in :func:`dp.umpc.protocol.add_noise`.  Used by Pi_U-MPC, noise
-delegation, the rank AUC, the subsampled-pairs protocol and the auditor.  Noise randomness is OS
-randomness, never a seed.  Threat model: passive, static coalition of at most ``t < m/2`` parties.
+Sources ``parties`` (Pólya or binomial shares calibrated for the coalition), ``mpc`` (one discrete Laplace
+sampled inside MPC) and ``delegates`` (Sinh & Ramon §4); OS randomness, never a seed.  Threat model:
+passive, static coalition of at most ``t < m/2`` parties.  Sinh & Ramon, Protocol 3.1; docs/noise.md.
 """
 from __future__ import annotations
 
@@ -58,12 +43,7 @@ def polya_tail_bound(alpha: float, total_shape: float | Fraction, failure_bits: 
                      rate: Fraction | None = None) -> int:
     """A bound ``x`` with ``P(|A - B| > x) < 2**-(failure_bits - 1)`` for ``A, B ~ NB(total_shape, alpha)``.
 
-    The total distributed noise is such a difference (``total_shape = m/(m-t)`` per node or sum).
-    Chernoff with ``e^lambda = alpha^(-1/2)``: ``P(A > x) <= alpha^(x/2) (1 + sqrt(alpha))^R
-    <= alpha^(x/2) 2^R``, so ``x = 2 (failure_bits + R) ln 2 / (-ln alpha)`` suffices for each tail.
-    With ``rate`` (the exact rational ``-ln alpha`` the party samplers run,
-    :func:`secure.noise.party.exact_rate`) the bound is computed in exact rational arithmetic with ``ln 2``
-    rounded up, so it holds for the distribution actually drawn.
+    Chernoff; with ``rate`` exact rational arithmetic (derivation: docs/noise.md).
     """
     if rate is not None:
         shape = Fraction(total_shape).limit_denominator(1 << 20)
@@ -83,18 +63,8 @@ def binomial_tail_bound(trials: int, failure_bits: int = _TAIL_BITS) -> int:
 
 @dataclass(frozen=True, kw_only=True)
 class NoisePlan:
-    """The calibrated noise of one released sum (fixed-point integer units); every property follows from the fields.
-
-    :param mechanism: :data:`Mechanism`; ``source``: :data:`NoiseSource`.
-    :param epsilon: budget of this sum; ``delta``: its delta (0 for discrete Laplace drawn by parties; the
-        sampler's truncation ``delta_s`` for MPC noise; without the failure ``epsilon_fail`` for delegates).
-    :param sensitivity: ``delta_max * Delta_f``; ``parties``: ``m``; ``threshold``: ``t``.
-    :param alpha: discrete Laplace parameter (Laplace mechanisms).
-    :param shape: Pólya shape of one draw, ``1/(m-t)`` or ``1/(|Z| - t_Z)`` (party-drawn Laplace).
-    :param party_trials: even binomial trials per drawer (binomial).
-    :param sampler: the in-MPC sampler's public plan: digits, coin bits, truncation (``mpc`` only).
-    :param delegates: ``Z``, sorted; ``corrupt_delegates``: ``t_Z``; ``epsilon_fail``: the probability ``Z``
-        was sized for, ``None`` if not stated (``delegates`` only).
+    """The calibrated noise of one released sum (fixed-point integer units); every property follows from the fields
+    (field by field: docs/noise.md).
     """
 
     mechanism: Mechanism
@@ -241,14 +211,8 @@ def plan_party_laplace(output: KernelOutput, *, max_degree: int, epsilon: float,
 
 def plan_noise(output: KernelOutput, *, max_degree: int, epsilon: float, delta: float,
                parties: int, threshold: int, source: str = "parties") -> NoisePlan:
-    """Calibrate the noise of one released sum.
-
-    :param output: the kernel output summed (its sensitivity ``Delta_f``).
-    :param max_degree: ``delta_max`` of the sampled tuples.
-    :param epsilon: budget for this sum; ``delta``: 0 for discrete Laplace, else binomial (party
-        noise) or the budget of the sampler's truncation (MPC noise).
-    :param parties: ``m``; ``threshold``: ``t`` (coalition calibration 1/(m-t) of party noise).
-    :param source: ``parties`` or ``mpc`` (:data:`NOISE_SOURCES`).
+    """Calibrate the noise of one released sum of ``output`` with ``delta_max = max_degree`` (``delta = 0``:
+    discrete Laplace; else binomial for party noise, truncation budget for MPC noise).
     :raise ValueError: on an invalid parameter, or MPC noise whose truncation cannot meet the delta.
     """
     check_epsilon(epsilon)

@@ -1,18 +1,8 @@
 r"""The private Hosmer-Lemeshow (HL) calibration statistic: the query, the simulated path, the family face.
 
-Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*, §5.2 (eq. 5,
-Algorithm 2, Theorem 2), App. A.2, §6.6 (Fig. 6).  With ``eps' = epsilon / (L + 9)``, ``L = log2 N``: the ECDF
-of the predicted probabilities is released by the tree mechanism at ``(L + 1) eps'``, the ``Q - 1`` group
-boundaries are read off it by Algorithm 1 (post-processing), and the ``4 Q`` expected and observed counts per
-group get integer discrete Laplace noise worth ``8 eps'``; ``H`` (eq. 5) and its p-value against
-``chi2(Q' - 2)`` are post-processing.  ``epsilon``-DP under replace-one rows against a passive coalition of
-``t < m/2`` parties, every party drawing ``Polya(1/(m - t), alpha)`` differences from OS randomness.  The
-algorithm, the proof of the split (and the sharper ``joint`` accounting), empty groups, the fixed point and the
-threat model: ``docs/hosmer_lemeshow.md``.
-
-:class:`HosmerLemeshowQuery` is the query of the ``dp.ecdf`` face (``release`` across parties,
-:mod:`dp.ecdf.hosmer_lemeshow_secure`; ``simulate``, :func:`private_hosmer_lemeshow`, equal to it for the same
-draws; ``exact``, :func:`dp.ecdf.hosmer_lemeshow_statistic.exact_hosmer_lemeshow`).
+Barczewski, Mawass & Ramon, §5.2 (eq. 5, Algorithm 2, Theorem 2), App. A.2, §6.6: ``epsilon``-DP under
+replace-one rows against a passive coalition of ``t < m/2`` parties.  Algorithm, proof and threat model:
+docs/hosmer_lemeshow.md.
 """
 from __future__ import annotations
 
@@ -91,20 +81,8 @@ def private_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike,
                             observed_noise: npt.ArrayLike | None = None, seed: int | None = None) -> HosmerLemeshowRelease:
     """Algorithm 2 (HL-STAT-DP), simulated in one process with the protocol's integer noise.
 
-    ``epsilon``-DP (``query.epsilon``) under replace-one adjacency against any passive coalition of
-    ``threshold`` parties.  Noise is drawn per party as in the secure path (``parties`` draws of shape
-    ``1/(m - t)`` per node and per statistic) unless given: with all of ``node_noise``, ``expected_noise``,
-    ``observed_noise`` given the result is deterministic (the secure path's with the same draws).
-
-    :param probabilities: predicted probabilities in ``[0, 1]`` (one per row), one-dimensional.
-    :param labels: true labels in ``{0, 1}``, same length.
-    :param parties: number of parties ``m >= 1`` (noise calibration only; all rows are at hand).
-    :param threshold: coalition size ``t`` with ``2 t < m``.
-    :param rng: generator for the noise (tests), or ``None`` for fresh OS randomness per draw.
-    :param node_noise: total ECDF node noise (int array of ``query.tree_plan(...).node_count``).
-    :param expected_noise: total noise on the fixed-point ``E`` sums, int array of shape ``(2, Q)``.
-    :param observed_noise: total noise on the ``O`` counts, int array of shape ``(2, Q)``.
-    :param seed: the public seed the rows came from, recorded on the release.
+    With ``node_noise``, ``expected_noise`` and ``observed_noise`` all given the result is the secure path's
+    with the same draws; else each of ``parties`` draws (``rng=None``: OS).  Parameters: docs/hosmer_lemeshow.md.
     :raise ValueError: on invalid input, e.g. ``probabilities must lie in [0, 1], got 1.5``.
     :raise TypeError: if an argument has the wrong type.
     :raise smoothing.SmoothingError: if ``query.smoothed`` and every smoothing solver fails.

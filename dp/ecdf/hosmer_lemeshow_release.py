@@ -37,13 +37,8 @@ STATISTICS_NODES: int = 8
 
 @dataclass(frozen=True)
 class HosmerLemeshowBudget:
-    """Theorem 2's split of ``epsilon`` for a tree of depth ``L``.
-
-    ``eps' = epsilon / (L + 9)``; the ECDF gets ``(L + 1) eps'`` and the ``4 Q`` group statistics
-    ``8 eps'``; the parts add up to ``epsilon``.
-
-    :param epsilon: total budget, positive.
-    :param depth: tree depth ``L >= 0``.
+    """Theorem 2's split of ``epsilon`` for a tree of depth ``L``: ``eps' = epsilon / (L + 9)``, the ECDF gets
+    ``(L + 1) eps'``, the ``4 Q`` group statistics ``8 eps'``.
     :raise ValueError: if ``epsilon`` is not positive or ``depth`` is negative.
     """
 
@@ -92,22 +87,8 @@ MAX_PRECISION: int = 24
 
 @dataclass(frozen=True, kw_only=True)
 class HosmerLemeshowParameters:
-    """What is released: the budget, ``Q``, the ECDF grid, the fixed point and post-processing (the parameters of
-    :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery`, which adds the face's verbs).
-
-    :param epsilon: total privacy budget of Algorithm 2 (ECDF and group statistics), positive.
-    :param groups: number of quantile groups ``3 <= Q <= N`` (``Q - 2`` degrees of freedom, fewer when equal
-        released boundaries leave groups empty).
-    :param grid_points: number ``N`` of ECDF grid points ``i / N``, a power of two in ``[2, 2^precision]``.
-    :param precision: fractional bits ``b`` of the fixed-point probabilities, in ``[1, 24]``.
-    :param smoothed: find the boundaries on the monotone-smoothed ECDF (eq. 3) instead of the raw one.
-    :param norm: ``p`` of the smoothing (1 or 2); used only when ``smoothed``.
-    :param accounting: ``paper`` (each statistic eps'-DP, 8 of them change) or ``joint`` (their joint
-        weighted-L1 sensitivity 4 gets the same ``8 eps'``: half the noise scale).
-    :param expected_floor: noisy expected counts below this (in rows) are raised to it before they divide in
-        eq. (5) (post-processing), positive.
-    :param columns: the names of the score and label columns (for the printed text).
-    :param missing: the missing-value policy the rows were read with (public; printed and recorded).
+    """What is released: budget, ``Q``, the ECDF grid, fixed point and post-processing (every parameter:
+    docs/hosmer_lemeshow.md; :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery` adds the face's verbs).
     :raise ValueError: on an invalid parameter, e.g. ``epsilon must be positive, got 0``.
     :raise TypeError: if a parameter has the wrong type.
     """
@@ -211,22 +192,8 @@ class HosmerLemeshowParameters:
 
 @dataclass(frozen=True)
 class HosmerLemeshowRelease:
-    """The released private HL statistic, everything Algorithm 2 publishes, and what the run cost.
-
-    :ivar query: the query released (budget, groups, grid, fixed point, noise law, columns, missing policy).
-    :ivar statistic: ``H`` from the post-processed noisy statistics; ``p_value``: ``chi2.sf(H, Q' - 2)``.
-    :ivar boundaries: ``t_0 = 0 <= t_1 <= ... <= t_Q = 1`` from the released ECDF.
-    :ivar expected: noisy released ``E_{s,q}`` in rows (fixed-point sum / ``2^b``), shape ``(2, Q)``.
-    :ivar observed: noisy released ``O_{s,q}``, int, shape ``(2, Q)``.
-    :ivar ecdf: the released ECDF ``F^`` on the grid (raw, not monotone; nan at a receiver other than party 0).
-    :ivar smoothed_ecdf: the smoothed ECDF if the boundaries came from it, else ``None``.
-    :ivar n: number of rows (public); ``parties``: ``m``; ``threshold``: ``t``.
-    :ivar degrees_of_freedom: ``Q' - 2``, ``Q'`` the groups not empty by construction.
-    :ivar floored: number of expected counts raised to the floor before dividing.
-    :ivar empty: the groups empty by construction (equal released boundaries), left out of ``H``, bool ``(Q,)``.
-    :ivar seconds: protocol wall time at this party (0 simulated); ``bytes_sent``: by all parties;
-        ``phases``: per phase ``{"seconds", "bytes_sent"}``.
-    :ivar seed: the public seed that made the rows (the embedded data's split), recorded; ``None``: not said.
+    """The released private HL statistic, everything Algorithm 2 publishes, and what the run cost (fields:
+    docs/hosmer_lemeshow.md).
     """
 
     query: HosmerLemeshowParameters
@@ -375,18 +342,10 @@ class HosmerLemeshowRelease:
 
 
 def release_boundaries(ecdf: np.ndarray, query: HosmerLemeshowParameters) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Line 6 of Algorithm 2: the group boundaries ``t_q = F^^{-1}(q / Q)`` from a released ECDF.
+    """Line 6 of Algorithm 2: the group boundaries ``t_q = F^^{-1}(q / Q)`` from a released ECDF (post-processing).
 
-    Post-processing only (Algorithm 1, :func:`smoothing.inverse_ecdf`, on the raw released curve, or on
-    its monotone smoothing, eq. 3, when ``query.smoothed``).  Shared by the simulated path
-    (:func:`dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow`) and the secure one (:mod:`dp.ecdf.hosmer_lemeshow_secure`), so
-    both group the rows alike for the same released ECDF.
-
-    :param ecdf: the released ECDF ``noisy count / n`` on ``query.grid`` (not monotone).
-    :param query: the number of groups, the grid, the fixed point and the smoothing.
-    :return: ``(boundaries, bounds, smoothed)``: ``t_0 = 0 <= ... <= t_Q = 1`` (made non-decreasing),
-        the ``Q - 1`` interior ones in fixed point (exact integers: grid points are multiples of
-        ``1/N`` with ``N | 2^b``), and the smoothed ECDF (``None`` unless ``query.smoothed``).
+    Returns ``(boundaries, bounds, smoothed)``: all ``Q + 1`` boundaries, the ``Q - 1`` interior ones in fixed
+    point, and the smoothed ECDF (``None`` unless ``query.smoothed``); details: docs/hosmer_lemeshow.md.
     :raise smoothing.SmoothingError: if ``query.smoothed`` and every smoothing solver fails.
     """
     q_count = query.groups
@@ -405,18 +364,8 @@ def release_boundaries(ecdf: np.ndarray, query: HosmerLemeshowParameters) -> tup
 
 def party_statistic_draws(log_alpha: float, count: int, parties: int, threshold: int,
                           rng: np.random.Generator | None) -> np.ndarray:
-    """Every party's noise on ``count`` statistics: ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)``.
-
-    Row ``i`` is party ``i``'s draws (what it secret-shares in the secure path); the released noise
-    is the column sum, and a coalition of ``t`` parties knows its own rows (the auditor of
-    :mod:`dp.audit.central_cases` keeps the ``m - t`` honest rows).
-
-    :param log_alpha: ``log(alpha) < 0`` of the statistics (:attr:`HosmerLemeshowParameters.expected_log_alpha`
-        or ``observed_log_alpha``).
-    :param count: number of statistics (or of independent releases of one statistic).
-    :param parties: ``m``; ``threshold``: ``t`` with ``2 t < m``.
-    :param rng: generator (tests), or ``None`` for fresh OS randomness.
-    :return: int64 array of shape ``(m, count)``.
+    """Every party's noise on ``count`` statistics, ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)``: int64
+    ``(m, count)``, row ``i`` party ``i``'s draws (``rng=None``: OS randomness; docs/hosmer_lemeshow.md).
     """
     shape = party_noise_shape(parties, threshold)
     return np.stack([np.asarray(polya_difference(shape, size=count, rng=rng, log_alpha=log_alpha), dtype=np.int64)
@@ -437,19 +386,8 @@ P_BAND_SPAN: float = 0.5
 
 @dataclass(frozen=True)
 class HosmerLemeshowBand:
-    """How much the release's noise moves ``H`` and its p-value: the central ``level`` share of ``H`` and ``p``
-    recomputed (same boundaries, groups left out, floor) from the released ``E``/``O`` re-noised ``draws`` times
-    with the public noise law.  Not a confidence interval for the noiseless ``H``: re-noising adds noise to
-    counts that already carry it, so the band sits above the released ``H`` by about :attr:`noise_part`.
-
-    :ivar statistic: ``(low, high)`` of ``H``.
-    :ivar p_value: ``(low, high)`` of the p-value (nan without degrees of freedom).
-    :ivar noise_part: the expected contribution of the noise to ``H``,
-        ``sum (var_O + var_E) / max(E^, floor)`` over the cells used (``E[(O + a - E - b)^2] = (O - E)^2 +
-        var_O + var_E`` for independent zero-mean noises ``a``, ``b``; plug-in of the released ``E``).
-    :ivar chance_range: ``(low, high)``, the central ``level`` range of ``chi2(Q' - 2)``: where ``H`` of a
-        perfectly calibrated model falls without noise.
-    :ivar warnings: plain sentences, empty when the noise does not dominate.
+    """How much the release's noise moves ``H`` and its p-value (re-noised copies; not a confidence interval
+    for the noiseless ``H``).  Fields and the noise part's formula: docs/hosmer_lemeshow.md.
     """
 
     statistic: tuple[float, float]
@@ -479,15 +417,8 @@ def noise_band(release: HosmerLemeshowRelease, *, draws: int = BAND_DRAWS, level
                seed: int = BAND_SEED) -> HosmerLemeshowBand:
     """The noise band of a release and a warning when the noise dominates (post-processing, no privacy cost).
 
-    Only released values and public constants (the query's noise law, ``m``, ``t``, a generator seeded with the
-    public ``seed``).  Warnings: an expected count was raised to the floor; the noise part of ``H`` exceeds
-    ``Q' - 2`` (the mean of ``H`` for a calibrated model); the band of ``H`` is wider than the chance range of
-    ``chi2(Q' - 2)``; the p-value's band spans more than :data:`P_BAND_SPAN` of ``[0, 1]``.
-
-    :param release: the release (simulated or secure); its query gives the noise law and the floor.
-    :param draws: number of re-noised copies, at least 100.
-    :param level: central share of the band, in ``(0, 1)``.
-    :param seed: public seed of the band's generator.
+    Uses released values and public constants only; ``draws >= 100`` copies, central share ``level`` in
+    ``(0, 1)``, public ``seed``.  The warnings: docs/hosmer_lemeshow.md.
     :raise ValueError: on an invalid ``draws`` or ``level``.
     """
     copies = check_int_at_least(draws, "draws", 100)

@@ -1,15 +1,6 @@
-r"""The private Hosmer-Lemeshow statistic across parties (secure path of Algorithm 2).
-
-Barczewski, Mawass & Ramon, §5.2 (Algorithm 2, Theorem 2) with the secure aggregation of §4.1, on a started
-MPyC runtime: the ECDF of the predicted probabilities by the tree mechanism (per-party counts, secret-shared
-node draws, opened to party 0), the group boundaries found on it by party 0 (post-processing, sent to all),
-then every party's ``4 Q`` group sums plus its own ``Polya(1/(m-t), alpha)`` differences, checked against its
-public row count, secret-shared, summed, range-checked and opened to party 0, which computes ``H`` and ``p``
-as the simulated path does (the same release for the same draws).  Threat model: passive, static, at most
-``t < m/2`` parties; the coalition learns the row counts, the boundaries and (with party 0) the released ECDF
-and statistics, ``epsilon``-DP against it because the honest parties' draws alone are calibrated.  Test hooks
-``node_noise_source`` and ``statistic_noise_source`` replace the OS draws.  Steps and checks in detail:
-``docs/hosmer_lemeshow.md``.
+r"""The private Hosmer-Lemeshow statistic across parties (secure path of Algorithm 2; Barczewski, Mawass &
+Ramon, §5.2 with §4.1).  Threat model: passive, static, at most ``t < m/2`` parties; ``epsilon``-DP against
+them.  Steps and checks: docs/hosmer_lemeshow.md.
 """
 from __future__ import annotations
 
@@ -39,15 +30,8 @@ _TAIL_BITS = 41
 
 def party_group_noise(query: HosmerLemeshowParameters, parties: int, threshold: int,
                       rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """This party's draws on the ``4 Q`` statistics: ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)`` each.
-
-    The same distribution as one row of :func:`dp.ecdf.hosmer_lemeshow_release.party_statistic_draws` (the
-    simulated path sums ``m`` of them), with the query's ``alpha`` for ``E`` (fixed point) and ``O``.
-
-    :param query: the query (its ``expected_log_alpha``/``observed_log_alpha``).
-    :param parties: ``m``; ``threshold``: ``t`` with ``2 t < m``.
-    :param rng: generator (tests), or ``None`` for fresh OS randomness.
-    :return: ``(expected, observed)`` int64 arrays of shape ``(2, Q)``.
+    """This party's draws on the ``4 Q`` statistics, ``(expected, observed)`` int64 ``(2, Q)``: one row of
+    :func:`dp.ecdf.hosmer_lemeshow_release.party_statistic_draws` (``rng=None``: OS randomness).
     """
     shape = party_noise_shape(parties, threshold)
     count = 2 * query.groups

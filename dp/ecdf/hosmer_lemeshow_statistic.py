@@ -24,15 +24,8 @@ __all__ = ["HosmerLemeshowResult", "group_statistics", "HosmerLemeshowTerms", "h
 
 @dataclass(frozen=True)
 class HosmerLemeshowResult:
-    """An exact (non-private) HL statistic with its groups.
-
-    :ivar statistic: ``H`` of eq. (5).
-    :ivar p_value: ``chi2.sf(H, Q' - 2)`` (nan without degrees of freedom).
-    :ivar boundaries: ``t_0 = 0 <= t_1 <= ... <= t_Q = 1``.
-    :ivar expected: ``E_{s,q}``, shape ``(2, Q)``, row ``s`` (0 negatives, 1 positives), in rows.
-    :ivar observed: ``O_{s,q}``, shape ``(2, Q)``, counts.
-    :ivar degrees_of_freedom: ``Q' - 2``, ``Q'`` the groups not empty by construction (:func:`empty_groups`).
-    :ivar empty: the groups empty by construction, bool ``(Q,)``.
+    """An exact (non-private) HL statistic with its groups (``expected``/``observed`` of shape ``(2, Q)``, row
+    0 negatives; ``empty``: groups empty by construction; fields: docs/hosmer_lemeshow.md).
     """
 
     statistic: float
@@ -47,22 +40,10 @@ class HosmerLemeshowResult:
 
 def group_statistics(fixed_point: npt.ArrayLike, labels: npt.ArrayLike, bounds: npt.ArrayLike, *,
                      scale: int) -> tuple[np.ndarray, np.ndarray]:
-    """The exact integer statistics of lines 8-9: ``E`` in fixed point and ``O`` counts per group.
+    """The exact integer statistics of lines 8-9: ``E`` in fixed point and ``O`` counts per group, int64 ``(2, Q)``.
 
-    Row ``i`` with fixed-point probability ``k_i`` lies in group ``q`` (0-based) when
-    ``bounds[q-1] < k_i <= bounds[q]`` (``bounds`` are the ``Q - 1`` interior boundaries, in fixed
-    point; the first group has no lower end, the last no upper end).  This is what each party
-    computes on its own rows in the secure path; replacing one row changes at most 8 entries,
-    each ``E`` entry by at most ``scale`` and each ``O`` entry by at most 1, and the weighted L1
-    norm ``sum |dE| / scale + sum |dO|`` by at most 4 (``docs/hosmer_lemeshow.md``).
-
-    :param fixed_point: ``k_i`` in ``[0, scale]``, one-dimensional integers.
-    :param labels: ``y_i`` in ``{0, 1}``, same length.
-    :param bounds: the ``Q - 1`` interior boundaries in fixed point, non-decreasing.
-    :param scale: ``2^b``, positive.
-    :return: ``(expected, observed)``, int64 arrays of shape ``(2, Q)``, row ``s``:
-        ``expected[1, q] = sum k_i``, ``expected[0, q] = sum (scale - k_i)``, ``observed[s, q]`` the
-        number of rows with label ``s``, all over group ``q``.
+    Groups are ``bounds[q-1] < k_i <= bounds[q]``; one replaced row changes the weighted L1 norm by at most 4
+    (docs/hosmer_lemeshow.md).
     :raise ValueError: on shapes, ranges or unsorted bounds.
     :raise TypeError: if an array is not of an integer dtype.
     """
@@ -121,18 +102,10 @@ class HosmerLemeshowTerms:
 
 def hosmer_lemeshow_terms(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
                           floor: float | None = None, empty: npt.ArrayLike | None = None) -> HosmerLemeshowTerms:
-    """The cells of eq. (5) from ``E_{s,q}`` and ``O_{s,q}`` (arrays of shape ``(2, Q)``); ``H`` is their sum.
+    """The cells of eq. (5) and the masks of raised counts; ``H`` is their sum (docs/hosmer_lemeshow.md).
 
-    Exact mode (``floor=None``): a cell with ``E = 0`` adds 0 if ``O = 0`` (an empty cell) and
-    ``inf`` otherwise.  Private mode (``floor > 0``, post-processing of released values): ``O`` is
-    raised to at least 0 and ``E`` to at least ``floor`` before the division.
-
-    :param expected: expected counts (rows), shape ``(2, Q)``.
-    :param observed: observed counts, shape ``(2, Q)``.
-    :param floor: the smallest denominator in private mode, or ``None`` for exact mode.
-    :param empty: groups empty by construction (:func:`empty_groups`), bool ``(Q,)``: their cells are 0 and
-        nothing of theirs is raised (default: none).
-    :return: the cells and the masks of raised counts.
+    ``floor=None``: exact mode; ``floor > 0``: ``O`` raised to 0 and ``E`` to ``floor`` (post-processing);
+    ``empty`` groups add 0.
     :raise ValueError: on mismatched shapes, non-finite values, a negative ``E`` in exact mode or a
         non-positive floor.
     """
@@ -177,15 +150,9 @@ def hosmer_lemeshow_statistic(expected: npt.ArrayLike, observed: npt.ArrayLike, 
 
 
 def empty_groups(bounds: npt.ArrayLike, *, top: float) -> np.ndarray:
-    """The groups that no row can fall in, from the ``Q - 1`` interior boundaries alone (public).
+    """The groups no row can fall in, from the ``Q - 1`` interior boundaries alone (public): bool ``(Q,)``.
 
-    Group ``q`` (1-based) is ``t_{q-1} < p <= t_q``: empty when ``t_{q-1} = t_q`` (``1 < q < Q``), and the
-    last group ``p > t_{Q-1}`` when ``t_{Q-1} >= top`` (no probability lies above 1).  The first group
-    ``p <= t_1`` is never empty by construction.
-
-    :param bounds: the interior boundaries, non-decreasing (fixed-point integers or probabilities).
-    :param top: the largest possible value (``2^b`` in fixed point, 1.0 for probabilities).
-    :return: bool array of shape ``(Q,)``.
+    ``top`` is the largest possible value (``2^b`` in fixed point, 1.0 for probabilities); docs/hosmer_lemeshow.md.
     """
     edges = np.asarray(bounds)
     empty = np.zeros(edges.shape[0] + 1, dtype=bool)
@@ -197,13 +164,8 @@ def empty_groups(bounds: npt.ArrayLike, *, top: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HosmerLemeshowTest:
-    """``H``, its degrees of freedom and p-value, from the (noisy) counts and the public boundaries.
-
-    :ivar statistic: ``H`` over the groups not empty by construction.
-    :ivar p_value: ``chi2.sf(H, Q' - 2)``, nan if ``Q' < 3``.
-    :ivar degrees_of_freedom: ``Q' - 2`` (``Q'`` the groups left; may be below 1).
-    :ivar floored: expected counts raised to the floor before dividing (private mode).
-    :ivar empty: the groups left out, bool ``(Q,)``.
+    """``H`` over the groups left, ``p_value`` (nan if ``Q' < 3``), ``Q' - 2`` degrees of freedom, the floored
+    counts and the groups left out (bool ``(Q,)``), from the (noisy) counts and the public boundaries.
     """
 
     statistic: float
@@ -237,18 +199,8 @@ def _p_value(statistic: float, degrees: int) -> float:
 def exact_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike, groups: int = 10) -> HosmerLemeshowResult:
     """The exact (non-private) HL statistic, groups at the exact quantiles of the probabilities.
 
-    ``t_q = inf{x : F(x) >= q/Q}`` (the ``ceil(q n / Q)``-th smallest probability), ``t_0 = 0``,
-    ``t_Q = 1``; group ``q`` is ``t_{q-1} < p <= t_q`` (the first group includes ``p = 0``): the same
-    rule as the private path with the noiseless ECDF.  Expected counts use the probabilities as
-    given (no fixed point).  Ties can leave a group empty (equal boundaries, or a last group above the
-    largest probability): a group without rows is left out of ``H`` and of the degrees of freedom
-    (:func:`hosmer_lemeshow_test`).  A release can only leave out the groups empty by construction
-    (:func:`empty_groups`): a last group empty in fact adds its floored noise.
-
-    :param probabilities: predicted probabilities in ``[0, 1]``, one-dimensional, at least one.
-    :param labels: labels in ``{0, 1}``, same length.
-    :param groups: ``Q >= 3``.
-    :return: the statistic, its p-value against ``chi2(Q' - 2)``, the groups and their counts.
+    Same grouping rule as the private path with the noiseless ECDF; groups without rows are left out
+    (docs/hosmer_lemeshow.md).
     :raise ValueError: on invalid input, e.g. ``groups must be at least 3, got 2``.
     :raise TypeError: if an argument has the wrong type.
     """

@@ -1,15 +1,8 @@
 r"""A private ROC curve with private labels: two private class ECDFs, each normalised by its own noisy total.
 
-Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*, §5.1.  Every
-party counts its own rows of class 1 and of class 0 on a public grid in the clear; the two count vectors are
-released by the tree mechanism (eq. 2) through secure sums with distributed integer node noise, each at
-:func:`class_epsilon` (``half``: the paper's ``epsilon/2``; ``disjoint``: up to the full ``epsilon``, the classes
-being disjoint rows); only each party's total row count is exchanged.  Each class's counts over their own last
-noisy count give its rates (:func:`self_normalise`: class sizes are never released); smoothing (eq. 3), the ROC
-curve and its bootstrap interval are post-processing.  Threat model: passive, static, at most ``t < m/2``
-parties, against which the honest parties' draws alone are calibrated.  The normalisation, the proof of the
-split and the interval's measured coverage: ``docs/roc.md``.  The simulated path (:func:`private_roc`) equals the
-secure one (:func:`run_secure_roc`) for the same node draws; :class:`RocQuery` is the ``dp.ecdf`` face's query.
+Barczewski, Mawass & Ramon, §5.1: the tree mechanism (eq. 2) on each class's counts at :func:`class_epsilon`;
+rates, smoothing, the curve and its interval are post-processing.  Threat model: passive, static, at most
+``t < m/2`` parties, against which the honest draws alone are calibrated.  Details: docs/roc.md.
 """
 from __future__ import annotations
 
@@ -398,14 +391,8 @@ WIDE_AUC = 0.2
 
 @dataclass(frozen=True)
 class AucInterval:
-    """A parametric-bootstrap interval for the AUC of a release, from released values and the public noise law only:
-    the released counts re-noised ``draws`` times, the AUC recomputed, the percentile interval; it covers DP noise
-    only (its measured coverage: ``docs/roc.md``).
-
-    :ivar estimate: the released AUC (smoothed or raw, as printed).
-    :ivar low: lower end; ``high``: upper end.
-    :ivar noise_std: standard deviation of the re-noised AUCs (the noise's spread).
-    :ivar warnings: plain sentences, empty when the noise does not dominate.
+    """A parametric-bootstrap interval for the AUC from released values and the public noise law only (it covers
+    DP noise only; fields and measured coverage: docs/roc.md).
     """
 
     estimate: float
@@ -447,16 +434,9 @@ def _self_normalised(counts: np.ndarray) -> np.ndarray:
 
 def auc_interval(release: RocRelease, *, smooth: int | None, draws: int | None = None, level: float = 0.95,
                  seed: int = BAND_SEED) -> AucInterval:
-    """The AUC's interval and warnings (:class:`AucInterval`; post-processing, no privacy cost).
+    """The AUC's interval and warnings (:class:`AucInterval`; post-processing, no privacy cost; docs/roc.md).
 
-    Warnings: the interval is wider than :data:`WIDE_AUC` (then it is rough itself, ``docs/roc.md``); it contains
-    0.5 (the release cannot tell the score from chance).
-
-    :param release: the release.
-    :param smooth: the norm of eq. 3 the printed AUC used, or ``None`` for the raw curve.
-    :param draws: re-noised copies (default :data:`RAW_DRAWS` raw, :data:`SMOOTHED_DRAWS` smoothed), >= 100.
-    :param level: central share, in ``(0, 1)``.
-    :param seed: public seed of the bootstrap's generator.
+    ``smooth``: the norm of eq. 3 the printed AUC used (``None``: raw); ``draws >= 100``; ``level`` in ``(0, 1)``.
     :raise ValueError: an invalid ``draws`` or ``level``.
     """
     copies = (RAW_DRAWS if smooth is None else SMOOTHED_DRAWS) if draws is None else int(draws)

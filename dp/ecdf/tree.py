@@ -1,15 +1,6 @@
-"""The tree mechanism for a differentially private ECDF across parties (Barczewski, Mawass & Ramon).
-
-§3.1 eq. (2): the released counts are ``c~_i = #{x <= tau_i} + sum_{l=0}^{L} eta_{ceil(i/2^l), l}`` with one
-integer discrete Laplace ``DLap(exp(-epsilon/(L+1)))`` per node of the dyadic tree (:mod:`dp.ecdf.grid`);
-epsilon-DP for replace-one rows (Theorem 1: a replaced row shifts at most ``L + 1`` nodes by ``+-1``,
-:func:`dp.ecdf.analysis.interval_nodes`); Theorem 3's continual scale ``ceil((L+1)/2)/epsilon`` and its
-Gaussian form.  The proof, the error and the cost of distribution are in docs/ecdf.md.
-
-Threat model: passive, static coalition of at most ``t < m/2`` of ``m`` parties; every party adds its own
-Polya-difference node draws of shape ``1/(m-t)`` (:mod:`secure.noise.party`), so any ``m - t`` parties' draws
-sum to ``DLap(alpha)`` per node (variance factor ``m/(m-t)``).  Noise from OS randomness unless a test passes
-a generator.
+"""The tree mechanism for a differentially private ECDF across parties (Barczewski, Mawass & Ramon, §3.1 eq. 2,
+Theorems 1 and 3).  Threat model: passive, static coalition of at most ``t < m/2`` of ``m`` parties, each
+party adding Pólya node draws of shape ``1/(m-t)``.  Proof, error and cost: docs/ecdf.md.
 """
 from __future__ import annotations
 
@@ -37,16 +28,7 @@ __all__ = ["TreeNoisePlan", "plan_tree_noise", "noisy_counts", "private_ecdf", "
 @dataclass(frozen=True)
 class TreeNoisePlan:
     """Calibration of the integer node noise of the ECDF tree for ``m`` parties, threshold ``t`` (Theorem 1, or
-    Theorem 3 with ``continual``; docs/ecdf.md).
-
-    Threat model: passive, static coalition of at most ``t < m/2`` parties; DP holds against it
-    because the honest parties' draws alone are calibrated.
-
-    :param epsilon: privacy budget of the whole released curve, positive.
-    :param points: number of grid points ``N >= 1``.
-    :param parties: number of parties ``m >= 1``.
-    :param threshold: coalition size ``t``, ``0 <= t``, ``2 t < m``.
-    :param continual: use Theorem 3's scale ``ceil((L + 1) / 2) / epsilon`` (suffix adjacency only).
+    Theorem 3's scale with ``continual``, suffix adjacency only; docs/ecdf.md).
     :raise ValueError: on an invalid parameter (``epsilon must be positive, got 0``).
     :raise TypeError: if a parameter has the wrong type.
     """
@@ -172,12 +154,8 @@ def _integer_vector(values: npt.ArrayLike, name: str, length: int | None = None)
 
 
 def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray:
-    """The released counts ``counts + prefix_incidence(N) @ node_noise`` (eq. 2 times n), integer throughout.
-
-    :param counts: int array of length ``N``: ``#{x <= tau_i}`` (summed over parties).
-    :param node_noise: int array of length ``|I[L]|`` in :func:`tree_nodes` order (total noise), or
-        of shape ``(runs, |I[L]|)`` for ``runs`` independent releases (the auditor's batches).
-    :return: int64 array of length ``N`` (shape ``(runs, N)`` for batched noise).
+    """The released counts ``counts + prefix_incidence(N) @ node_noise`` (eq. 2 times n), int64 of length ``N``,
+    or ``(runs, N)`` for a batch ``node_noise`` of shape ``(runs, |I[L]|)``.
     :raise ValueError: if a length does not match or ``counts`` is empty.
     :raise TypeError: if an array is not of an integer dtype.
     """
@@ -197,14 +175,9 @@ def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray
 def private_ecdf(values: npt.ArrayLike, grid: npt.ArrayLike, plan: TreeNoisePlan, *,
                  node_noise: npt.ArrayLike | None = None,
                  rng: np.random.Generator | None = None) -> np.ndarray:
-    """The simulated path of eq. (2): ``F^(tau_i) = (#{x <= tau_i} + sum_l eta_{ceil(i/2^l), l}) / n``, float64 of length ``N``.
+    """The simulated path of eq. (2): ``F^(tau_i)``, float64 of length ``N`` (docs/ecdf.md).
 
-    epsilon-DP for replace-one rows (not ``continual``) against a passive coalition of ``plan.threshold``
-    parties; not monotone, may leave ``[0, 1]`` (smoothing is in :mod:`smoothing`).  Details: docs/ecdf.md.
-
-    :param values: all rows' values, one-dimensional, finite, at least one (no clipping needed).
-    :param node_noise: optional total node noise (int array of length ``plan.node_count``; then equal to the
-        secure path's with the same draws); else ``plan.parties`` party draws from ``rng`` (``None``: OS).
+    ``node_noise`` given: equal to the secure path's with the same draws; else party draws from ``rng``.
     :raise ValueError: if ``values`` is empty, or a length does not match ``plan.points``.
     :raise TypeError: if an argument has the wrong type.
     """

@@ -1,42 +1,9 @@
 """Complete U-statistics (all ``C(n, k)`` tuples) by the histogram path or by one secure sort.
 
-The same release as Pi_U-MPC (Sinh & Ramon, Protocol 3.1) with ``E`` = every tuple, computed without
-evaluating the kernel tuple by tuple (docs/design.md, "Three ways to compute a U-statistic";
-:mod:`dp.umpc.planner` chooses):
-
-- **histogram** (:mod:`secure.histograms`): each party counts its own rows on the declared grid of the
-  kernel's columns, in the clear (clipping to the domain is local: the count of clipped values never
-  leaves the party); the counts enter as secure sums; the sum of the kernel over all tuples is a
-  polynomial of degree ``k`` in the joint histogram (prefix sums local, products secure).  No
-  comparison; the cost depends on the grid, not on ``n``.
-- **sort** (:mod:`secure.ranking`): AUC and Gini mean difference by rank sums after one secure sort of
-  the shared rows, comparing at the smallest bit length the domain allows.
-
-Exactness.  Both give exactly ``sum over all tuples of f`` on the rows' fixed-point values (on their
-declared grid), ties counted as each kernel counts them, so with no noise the estimate equals the
-all-pairs statistic (``sklearn.metrics.roc_auc_score``, tau-a, ``rand_score``...).
-
-Sensitivity (replace-one).  A row is in ``C(n-1, k-1)`` of the ``C(n, k)`` tuples, and replacing it
-changes each of those kernel values by at most the output's range ``Delta_f = high - low``, so the sum of
-one output changes by at most ``C(n-1, k-1) * Delta_f``: ``(n-1) * 2`` for Kendall (signs in [-1, 1]),
-``(n-1) * W`` for Gini (``W`` the fixed-point width), ``(n-1) * 2`` for AUC's ``2U`` and ``(n-1)`` for its
-denominator ``P N`` (a label flip changes ``P N`` by ``|N - P -/+ 1| <= n - 1``), ``n - 1`` for duplicate
-and Rand pairs.  VUS is tighter (:func:`complete_max_degree`): only ``floor((n-1)^2/4)`` of a row's
-triples can hold three classes, so ``floor((n-1)^2/4) * 12`` and ``floor((n-1)^2/4)``, about half of
-``C(n-1, 2)`` times the range.  That is Pi_U-MPC's ``delta_max * Delta_f``
-with ``delta_max = C(n-1, k-1)``; relative to the ``C(n, k)`` tuples it is ``k / n`` per unit of kernel
-range, the same order as BalancedSamp with ``|E| = 2n``, without its sampling error.  Ratio kernels
-(AUC, VUS) release both sums with half of the budget each (basic composition), as Pi_U-MPC does.
-
-Secure integer length.  No comparison is made on the histogram path, so the field only has to hold
-every intermediate value (:func:`secure.histograms.histogram_value_bound`) and the noisy sums; the sort
-path also compares at its own bit length.  The length follows from public parameters (``n``, the grid,
-the kernel's range, the noise's tail); ``-L`` given explicitly overrides it and is refused if too short.
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  On the
-histogram path a coalition sees the shares of the joint counts (which reveal nothing) and the released
-noisy sums, which are DP against it; the per-party counts never leave their party in the clear.  The
-sort path shares the rows themselves, as Pi_U-MPC does.
+The same release as Pi_U-MPC (Sinh & Ramon, Protocol 3.1) with ``E`` = every tuple; exact on the
+fixed-point rows, sensitivity ``C(n-1, k-1) * Delta_f`` (replace-one).  Threat model: passive, static,
+``t < m/2``; the per-party counts never leave their party.  Paths, sensitivity per kernel and the
+integer length: docs/umpc_analysis.md.
 """
 from __future__ import annotations
 

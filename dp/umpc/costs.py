@@ -67,14 +67,7 @@ def _operations(kernel: str, counts: str, comparisons: int | None, products: int
 def kernel_cost_bits(kernel: str = "kendall", bits: int = 40, *, lam: int = FSS_LAMBDA,
                      comparisons: int | None = None, products: int | None = None,
                      counts: str = "implementation") -> int:
-    r"""Per-tuple online cost ``C_f^C`` in bits under the protocol choices of App. E.1.2. Details: docs/umpc_analysis.md.
-
-    :param kernel: a name in :data:`KERNEL_OPERATIONS`, unless both counts are given.
-    :param bits: ``l``, bits per element.
-    :param lam: FSS security parameter ``lambda``.
-    :param comparisons: override the kernel's number of comparisons per tuple.
-    :param products: override the kernel's number of products per tuple.
-    :param counts: ``implementation`` (:data:`KERNEL_OPERATIONS`) or ``paper`` (:data:`PAPER_KERNEL_OPERATIONS`).
+    r"""Per-tuple online cost ``C_f^C`` in bits under the protocol choices of App. E.1.2 (docs/umpc_analysis.md).
     :raise ValueError: for an unknown kernel or table, or a bad count.
     """
     bits = check_positive_int(bits, "bits (l)")
@@ -122,15 +115,7 @@ def umpc_rounds(kernel_rounds: int = 2, noise_rounds: int = 1) -> int:
 def umpc_online_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, kernel_bits: int | None = None,
                      noise_bits: int = 0, kernel: str = "kendall", kernel_rounds: int = 2,
                      noise_rounds: int = 1, counts: str = "implementation") -> UmpcCost:
-    r"""Lemma C.3: ``|E| k (k-1) l + |E| C_f^C + C_eta^C + n l`` bits in the online phase.
-
-    :param n: number of parties (one row each).
-    :param tuples: ``|E|``.
-    :param k: kernel degree.
-    :param bits: ``l``.
-    :param kernel_bits: ``C_f^C`` per tuple; default :func:`kernel_cost_bits` of ``kernel``.
-    :param noise_bits: ``C_eta^C``.
-    :param counts: operation counts of ``kernel`` (:data:`OPERATION_COUNTS`).
+    r"""Lemma C.3: ``|E| k (k-1) l + |E| C_f^C + C_eta^C + n l`` bits in the online phase (``n`` parties, one row each).
     :raise ValueError: on a bad parameter.
     """
     n = check_positive_int(n, "n")
@@ -259,16 +244,8 @@ class ProtocolCost:
 
 def protocol_costs(n: int, tuples: int, *, epsilon: float, t: int, bits: int = 40, kernel: str = "kendall",
                    counts: str = "implementation", k: int = 2) -> dict[str, ProtocolCost]:
-    r"""Online communication, per-party and server computation of every protocol of Table 1. Details: docs/umpc_analysis.md.
-
-    :param n: parties (one value each).
-    :param tuples: ``|E|`` of U-MPC.
-    :param epsilon: privacy budget (only Ghazi's costs depend on it).
-    :param t: bins of the discretizing protocols (Bell, Ghazi).
-    :param bits: ``l``.
-    :param kernel: U-MPC's kernel (:data:`KERNEL_OPERATIONS`).
-    :param counts: ``implementation`` or ``paper`` operation counts of the kernel.
-    :return: ``{protocol: ProtocolCost}`` keyed as :data:`PROTOCOLS`.
+    r"""Online communication, per-party and server computation of every protocol of Table 1, keyed as
+    :data:`PROTOCOLS` (docs/umpc_analysis.md).
     """
     n = check_positive_int(n, "n")
     party = umpc_party_ops(n, tuples, k, kernel=kernel, bits=bits, counts=counts)
@@ -331,18 +308,8 @@ class MpycBytes:
 def mpyc_shamir_bytes_model(n: int, tuples: int, *, parties: int = 3, columns: int = 2, comparison_bits: int = 17,
                             comparisons: int = 2, products: int = 1, outputs: int = 1,
                             field_bits: int = 64) -> MpycBytes:
-    r"""What our implementation sends on MPyC for ``Pi_U-MPC`` (bytes summed over the ``m`` parties).
-    Details: docs/umpc_analysis.md.
-
-    :param n: rows (all parties together).
-    :param tuples: ``|E|``.
-    :param parties: ``m``.
-    :param columns: ``c``, shared columns per row.
-    :param comparison_bits: bit length of each secure sign.
-    :param field_bits: bit length of MPyC's prime field, ``L + K + 2``
-        (:func:`secure.security_parameter.field_bits`): a run that compares raises ``K`` until its comparisons
-        leak at most ``2^-40`` (:mod:`dp.comparison_leakage`; ``K = 58`` for Kendall on ``|E| = 8476`` tuples
-        at ``m = 3``), so its field, and every byte here, grows with it (:func:`raised_field_bits`).
+    r"""What our implementation sends on MPyC for ``Pi_U-MPC`` (bytes summed over the ``m`` parties; the field
+    grows with the raised ``K``, docs/umpc_analysis.md).
     :raise ValueError: on a bad parameter.
     """
     n = check_positive_int(n, "n")

@@ -1,55 +1,9 @@
 r"""Delegated noise generation: only a random subgroup ``Z`` of the parties draws the DP noise.
 
-Sinh & Ramon, "Accurate, private, secure, federated U-statistics with higher degree", §4
-*Communication complexity*: in the threat model ``M_HF`` the adversary corrupts at most a fraction
-``1 - f_H`` of the ``m`` parties.  If a subgroup ``Z`` is chosen uniformly at random (independently
-of the static corruption), all of ``Z`` is corrupt with probability at most ``(1 - f_H)^|Z|``
-(without replacement it is ``C(c, |Z|)/C(m, |Z|) <= (c/m)^|Z|`` for ``c`` corrupt parties), so
-
-    |Z| = ceil(log(epsilon_fail) / log(1 - f_H))
-
-delegates contain at least one honest party with probability ``1 - epsilon_fail``.  Only the
-delegates secret-share a noise draw (``mpc.input(..., senders=Z)``), so the noise phase costs
-``|Z| (m - 1)`` share messages instead of ``m (m - 1)``: linear in ``m`` for a fixed ``|Z|``.
-
-Calibration inside ``Z`` (:func:`delegate_noise_shape`).  Nothing but ``epsilon_fail`` says how many
-delegates are corrupt, so by default a *single* honest delegate must supply the whole noise: each
-delegate adds a difference of two ``Polya(1, alpha)`` draws (shape 1, i.e. a full ``DLap(alpha)``
-each).  If the caller can bound the corrupt delegates by ``t_Z < |Z|``, each delegate uses shape
-``1/(|Z| - t_Z)``; any ``|Z| - t_Z`` honest draws then sum to ``DLap(alpha)``.  The binomial
-mechanism works the same way with ``(|Z| - t_Z) N_p >= N`` trials per delegate.
-
-Guarantee: ``(epsilon, delta + epsilon_fail)``-DP, and the release records that delta
-(:func:`dp.umpc.protocol.run_secure`, ``delegation_failure``).  Let ``B`` be the event "more than ``t_Z``
-delegates are corrupt" (with the default ``t_Z = |Z| - 1``: every delegate is corrupt); ``Z`` is
-drawn independently of the data and of the static corruption, so ``P(B) <= epsilon_fail``.  The
-coalition's view is ``(Z, Y)`` with ``Y`` the output and its own shares.  Given any ``Z`` outside
-``B`` the honest delegates' draws alone are calibrated, so ``Y`` is ``(epsilon, delta)``-DP; hence
-for neighbours ``D, D'`` and any event ``S``
-
-    P[(Z, Y(D)) in S] <= P(B) + sum_{Z not in B} P(Z) (e^epsilon P[(Z, Y(D')) in S | Z] + delta)
-                      <= e^epsilon P[(Z, Y(D')) in S] + delta + epsilon_fail,
-
-i.e. ``epsilon``-DP except with probability ``epsilon_fail`` is ``(epsilon, delta + epsilon_fail)``-DP
-(Sinh & Ramon §4).  When ``Z`` is every party, MPyC's honest majority already puts an honest
-delegate in ``Z`` and the failure cannot happen; ``epsilon_fail`` is still recorded (an upper bound,
-so the stated guarantee stays true).  Cost: the total noise variance is
-``|Z| / (|Z| - t_Z)`` times that of one central mechanism (``= |Z|`` with shape 1), against
-``m / (m - t)`` when every party draws (:mod:`dp.calibration`).  Trading variance for bytes.
-
-Threat model: passive (semi-honest), static adversary; the secret sharing itself still needs MPyC's
-honest majority (at most ``t < m/2`` corrupt parties, Shamir threshold ``t``); ``M_HF`` bounds the
-corrupt fraction by ``1 - f_H``.
-
-Where ``Z`` comes from.  The bound ``P(B) <= epsilon_fail`` needs ``Z`` independent of the corruption, so
-nobody who could corrupt parties may know or choose ``Z`` in advance.  A run draws ``Z`` with
-:func:`draw_delegates`: fresh joint randomness of the run (:func:`secure.public_randomness.joint_choice`:
-every party secret-shares a uniform field element from its OS, the sum is opened only after all are
-shared), drawn right before the noise phase and in a call of its own.  It is not the tuples' seed and
-never ``--seed``: an adversary who knows a user-chosen seed could otherwise corrupt exactly ``Z`` (all
-delegates corrupt in every run: an unbounded loss).  :func:`choose_delegates` takes a NumPy generator
-only (the simulated path and the audit, which pass a generator of their own, separate from the tuples'
-seed) and refuses a seed.  The noise itself comes from the OS (:mod:`secure.noise.party`).
+``|Z| = ceil(log(epsilon_fail) / log(1 - f_H))`` delegates hold an honest party with probability
+``1 - epsilon_fail``; the release is ``(epsilon, delta + epsilon_fail)``-DP, ``Z`` drawn from fresh joint
+randomness, never ``--seed``.  Threat model: passive, static, honest majority for the sharing, ``M_HF``
+bounds the corrupt fraction by ``1 - f_H``.  Sinh & Ramon §4; proof and calibration: docs/umpc_analysis.md.
 """
 from __future__ import annotations
 

@@ -306,25 +306,8 @@ def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties
               unavailable: dict[str, str] | None = None, why: str | None = None,
               accuracy: SampledAccuracy | None = None, epsilon: float = 1.0, rtt: float = 0.0,
               noise: str = "mpc") -> PathPlan:
-    """Choose how to compute the statistic, from public parameters only.
-
-    :param choice: ``auto`` (the model decides) or a forced path.
-    :param tuples: ``|E|`` for the tuples path (``None``: all ``C(n, k)`` tuples); without
-        ``sample_if_cheaper`` and with ``choice="auto"`` it must be ``None`` (the complete statistic).
-    :param sample_if_cheaper: with ``auto``, whether sampled tuples (``|E| = tuples``) may win over the
-        complete paths.  A complete path is exact (no sampling error), so it is chosen whenever its
-        modelled time is at most the sampled run's, or at most :data:`AUTO_CHEAP_SECONDS`, or -- when
-        ``accuracy`` says the sampled run's sampling error would exceed its noise -- at most
-        :data:`AUTO_ACCURACY_SECONDS`; otherwise the sampled run is chosen.  The plan line says which.  Without it
-        (``--pairs all``), the cheapest of the complete ways is chosen: histogram, sort, or all tuples.
-    :param unavailable: paths ruled out by other options, with the reason (``--clip secure`` rules out
-        the histogram path, whose counts are made -- and clipped -- at each party).
-    :param why: with a path other than ``auto``, what chose it when the user did not (``--delegate-noise
-        runs on sampled tuples only``); the plan line says this instead of ``forced``.
-    :param accuracy: the sampled run's modelled sampling error and noise (``None``: time alone decides).
-    :param epsilon: the release's budget: the comparing paths raise ``-K`` for it (:func:`path_costs`).
-    :param rtt: declared round-trip time in seconds (``--rtt MS``): ``rounds * rtt / 2`` added to each path.
-    :param noise: ``mpc`` or ``parties``: the noise phase's rounds.
+    """Choose how to compute the statistic, from public parameters only (every parameter and the ``auto`` rule:
+    docs/umpc_analysis.md).
     :raise ValueError: a forced path that cannot run (no form for this kernel, or a histogram grid too
         large: the message gives the modelled memory and time).
     """
@@ -399,14 +382,7 @@ PURE_ACCOUNT_COMPARISONS = ("comparisons leak up to delta 2^-40 (MPyC's masks), 
 def pure_account_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, parties: int, choice: str,
                       sampled: str | None = None, clipping: str = "local") -> Path:
     """The path of a run that spends from a pure account (delta 0): the histogram path, the only one that opens
-    no comparison.  The sort and tuples paths open masked comparisons, which leak up to ``2^-40`` of delta
-    (:mod:`dp.comparison_leakage`) that a delta-0 account cannot pay; ``auto`` therefore means ``histogram``.
-    From public parameters and this party's account only, when the options are parsed (no ``n`` needed: the
-    histogram's availability depends on the grid and the number of parties).
-
-    :param choice: ``--path`` (``auto``, ``histogram``, ``sort``, ``tuples``).
-    :param sampled: what asks for sampled tuples (``--pairs 2n``, ``--delegate-noise``), or ``None``.
-    :param clipping: ``--clip`` (``secure`` clips with comparisons inside MPC).
+    no comparison (docs/umpc_analysis.md).
     :raise ValueError: one line: what compares, and :data:`PURE_ACCOUNT_COMPARISONS`; or, for ``auto``, that no
         histogram path exists here (why) and only comparing paths remain.
     """

@@ -1,55 +1,10 @@
 """Protocol Pi_U-MPC: a differentially private U-statistic of any degree k >= 2 across parties.
 
-Sinh & Ramon, "Accurate, private, secure, federated U-statistics with higher degree": Protocol 3.1
-(sharing, computing, noise, aggregation), Algorithm 1 BalancedSamp (App. F), distributed discrete
-Laplace noise (App. B.1), sensitivity ``delta_max * Delta_f / |E|`` (App. C.2.3), error terms
-``E_inc + E_DP`` (App. D.1.2).  Two ways to run the same protocol (docs/design.md):
-
-- :func:`run_secure` — the parties run it on MPyC: rows enter through ``mpc.input``; the joint
-  public seed picks the tuples ``E``; the kernel is evaluated on secret shares for all tuples at
-  once; every party adds its own secret-shared noise draw (or, with ``noise="mpc"``, the parties
-  sample the noise together inside MPC); only the noisy sums are opened.
-- :func:`simulate` — the same logic in one process with NumPy, for Monte Carlo: same seed, same
-  tuples, same fixed-point kernel, same estimator, and per-party noise drawn the same way.  With the
-  same noise draws both give the same number exactly (a test holds them equal).
-
-Release.  For a kernel with one output the estimate is ``(sum_E f + eta) / (|E| * scale)``.  AUC and
-VUS are ratios of two U-statistics (their normaliser, the number of comparable pairs/triples, is
-private), so both sums are released, each with half of the budget (basic composition), and the
-estimate is their ratio.
-
-Noise (:mod:`dp.calibration`).  Sensitivity of one released sum, in fixed-point units:
-``s = delta_max * Delta_f`` with ``delta_max`` the largest number of sampled tuples that contain
-one row (taken from the sampled ``E``) and ``Delta_f`` the kernel's output range.  Pure DP
-(``delta = 0``): each of the ``m`` parties draws a difference of two Polya(1/(m-t), alpha) variables,
-``alpha = exp(-epsilon/s)``; any ``m - t`` honest draws sum to discrete Laplace DLap(alpha), so the
-release is epsilon-DP against every coalition of ``t`` parties.  The total noise has variance
-
-    Var(eta) = m/(m-t) * 2 alpha / (1 - alpha)^2,
-
-i.e. ``m/(m-t)`` times a single discrete Laplace (the price of the coalition calibration: x1.5 for
-``m=3, t=1``).  Hence for a one-output kernel ``Var(estimate - U_E) = Var(eta) / (|E| scale)^2``.
-(epsilon, delta)-DP (``delta > 0``): each party adds centred Binomial(N_p, 1/2) with
-``(m-t) N_p`` the fewest trials meeting (epsilon, delta) exactly; ``Var(eta) = m N_p / 4``.
-
-Noise sampled inside MPC (``UStatQuery.noise = "mpc"``, :mod:`dp.secret_noise`,
-:mod:`secure.noise.mpc`): no party draws anything; the parties sample ``DLap(alpha)`` together on
-secret shares from jointly generated random bits (``J`` binary digits per geometric, each a biased
-coin ``[U < T_j]`` with a ``b``-bit secret uniform ``U``), so no coalition of ``t`` parties knows any
-part of it and ``Var(eta) = 2 alpha / (1 - alpha)^2``, a single discrete Laplace (no ``m/(m-t)``).
-Truncation and rounding put the noise within total variation ``tau`` of DLap, so each sum is
-``(epsilon, delta_s)``-DP with ``delta_s = (1 + e^epsilon) tau <= 2^-40`` (or ``<=`` the sum's share of
-the query's ``delta`` when one is given: with ``delta > 0`` and MPC noise the noise is still
-discrete Laplace, and ``delta`` is the budget of its truncation).  ``|eta| <= 2^J - 1`` always.
-
-Comparisons (:mod:`dp.comparison_leakage`).  Each secure sign of the kernel (and of ``--clip secure``)
-opens its value under a mask only ``-K`` bits longer, so the run is statistically, not perfectly,
-hiding: before the first comparison every party raises MPyC's ``-K`` (the same value everywhere, from the
-number of tuples and clipped values) so that ``(1 + e^epsilon) s <= 2^-40``, and that leak is in ``delta``.
-
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties
-(MPyC's Shamir scheme with threshold ``t``); such a coalition learns nothing but the released sums,
-which are DP against it, up to the statistical leakage of the comparisons counted in ``delta``.  Inputs are clipped to their declared domain (locally, or inside MPC).
+Two ways to run it: :func:`run_secure` on MPyC (rows shared, kernel on shares, per-party or in-MPC
+noise, only noisy sums opened) and :func:`simulate` in one process with NumPy (same seed, same draws,
+same number).  Threat model: passive, static adversary corrupting at most ``t < m/2`` parties; it learns
+only the released sums, DP against it (comparison leakage counted in ``delta``).  Sinh & Ramon,
+Protocol 3.1, Algorithm 1, App. B.1, C.2.3, D.1.2; release, noise and variance: docs/umpc_analysis.md.
 """
 from __future__ import annotations
 
@@ -111,21 +66,10 @@ class KernelColumns:
 
 @dataclass(frozen=True)
 class UStatQuery(KernelColumns):
-    """What the parties agree to compute and release.
+    """What the parties agree to compute and release (parameters in full: docs/umpc_analysis.md).
 
-    :param kernel: the kernel (degree, outputs, secure function).
-    :param specs: declared domain and precision of each kernel column, in kernel order.
-    :param epsilon: privacy budget of the whole release (split evenly over the released sums).
-    :param delta: 0 for pure DP (discrete Laplace), else (epsilon, delta)-DP with binomial noise.
-    :param tuples: number of sampled tuples ``|E|``, or ``None`` for all ``C(n, k)`` tuples.
-    :param sampling: ``balanced`` (BalancedSamp), ``uniform`` (without replacement), ``bernoulli``.
-    :param clipping: ``local`` (each party clips its rows) or ``secure`` (clipping inside MPC).
-    :param noise: ``parties`` (each party draws a coalition-calibrated share) or ``mpc`` (one
-        discrete Laplace sampled inside MPC, :mod:`dp.secret_noise`; with ``delta > 0`` the delta is
-        the budget of the sampler's truncation).
-    :param path: how to compute it (:mod:`dp.umpc.planner`): ``auto`` (the cost model chooses),
-        ``histogram`` or ``sort`` (the complete statistic, :mod:`dp.umpc.complete`), or ``tuples``
-        (the kernel on each of the ``tuples`` tuples, this module).
+    ``tuples=None`` means all ``C(n, k)`` tuples; ``noise`` is ``parties`` or ``mpc`` (:mod:`dp.secret_noise`);
+    ``path`` is ``auto``, ``histogram``, ``sort`` or ``tuples`` (:mod:`dp.umpc.planner`).
     :raise ValueError: on any invalid parameter, with a plain message.
     """
 
@@ -556,25 +500,10 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
                      corrupt_delegates: int | None = None, delegation_failure: float = 0.0) -> UStatRelease | None:
     """Run Pi_U-MPC on the MPyC runtime (already started); every party calls this with its own rows.
 
-    :param query: the agreed query (parameters already compared across parties).
-    :param fixed: this party's rows from :func:`prepare_rows` (verdict already shared).
-    :param seed: public seed; ``None`` draws a joint seed to which every party contributes.
-    :param missing: the agreed missing-value policy (``refuse`` or ``fill``), named in the record.
-        No count of clipped or missing values leaves this party (docs/design.md: only row counts are public).
-    :param noise_source: ``f(plan, output_index) -> int`` this party's draw; default OS randomness.
-        Tests pass fixed draws to compare with :func:`simulate`.  Party noise only: with
-        ``query.noise == "mpc"`` the noise is sampled inside MPC (:func:`dp.secret_noise.secret_laplace_noise`)
-        and no party draws anything.
-    :param receivers: parties that learn the release (default all).
-    :param noise_delegates: threat model M_HF (Sinh & Ramon §4): ``|Z|``, how many parties draw the noise
-        (:mod:`dp.umpc.delegation`), calibrated within ``Z`` (``corrupt_delegates`` bounds the corrupt
-        members of ``Z``; default ``|Z| - 1``); default: every party draws.  ``Z`` itself is drawn right
-        before the noise phase from fresh joint randomness of the run
-        (:func:`dp.umpc.delegation.draw_delegates`), never from ``seed``; the release names it.
-    :param delegation_failure: with ``noise_delegates``, the probability ``F`` that ``Z`` was sized for
-        (every delegate corrupt); the release is then ``(epsilon, delta + F)``-DP
-        (:mod:`dp.umpc.delegation`), and its ``delta`` says so.
-    :return: the release at receivers, ``None`` elsewhere.
+    ``seed=None`` draws a joint seed; ``noise_source`` (party noise only) replaces the OS draws in tests;
+    ``noise_delegates``/``corrupt_delegates``/``delegation_failure``: threat model M_HF (Sinh & Ramon §4,
+    :mod:`dp.umpc.delegation`), the release then ``(epsilon, delta + F)``-DP.  Parameters in full:
+    docs/umpc_analysis.md.  Returns the release at receivers, ``None`` elsewhere.
     :raise secure.session.InputError: too few rows or too many tuples (same verdict at every party).
     :raise secure.session.ProtocolFailure: overflow detected by the guarded reveal.
     :raise ValueError: ``noise_source`` or ``noise_delegates`` with noise sampled inside MPC.

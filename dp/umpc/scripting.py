@@ -1,26 +1,9 @@
 """Pi_U-MPC for scripts: a query by statistic name and declared columns, run across parties or simulated.
 
-Sinh & Ramon, "Accurate, private, secure, federated U-statistics with higher degree", Protocol 3.1
-(:mod:`dp.umpc.protocol` holds the protocol itself).  This module is the vocabulary a user scripts with
-(docs/design.md, "Scripting"), without the traps of the lower level:
-
-- :class:`Query` takes the statistic *by name* and the columns as declarations by role (:func:`secure.columns.numeric`,
-  :func:`~secure.columns.label`, :func:`~secure.columns.classes`, :func:`~secure.columns.categorical`); the kernel's
-  precision follows the column declaration (a Gini mean difference at 8 bits is reported in the column's units); the
-  number of tuples is an int, ``"all"`` or a multiple of n such as ``"2n"`` (resolved once the public n is known);
-  every misuse raises at the call (``epsilon must be positive, got -1``; an AUC label declared as a numeric column
-  is refused).
-- :func:`release` -- inside a script's job (:func:`secure.launcher.run`): every party calls it with its own rows;
-  the parties agree on the query, share their input verdicts (a label outside 0/1 at one party stops every party
-  with one line), resolve the tuples from the public n, and run the secure protocol.  The release is the same
-  :class:`~dp.umpc.protocol.UStatRelease` as the ``ustat`` scenario's.
-- :func:`simulate` -- the same query in one process (NumPy), for Monte Carlo: same tuples from the same seed, same
-  fixed point, same noise distribution.
-- :func:`exact` -- the non-private U-statistic over all tuples (a reference for Monte Carlo).
-
-Threat model (of :func:`release`): passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties;
-they learn the released noisy sums (DP against them), the public row counts and the agreed parameters, nothing
-else.  :func:`simulate` and :func:`exact` see every row: for experiments on public or synthetic data only.
+:class:`Query`, :func:`release` (on parties), :func:`simulate` (one process), :func:`exact` (non-private
+reference).  Threat model of :func:`release`: passive, static, ``t < m/2``; the parties learn the noisy
+sums, the public row counts and the agreed parameters.  Sinh & Ramon, Protocol 3.1
+(:mod:`dp.umpc.protocol`); details: docs/umpc_analysis.md.
 """
 from __future__ import annotations
 
@@ -87,29 +70,9 @@ def parse_tuples(tuples: Any) -> tuple[str, float]:
 class Query:
     """A private U-statistic to release (Pi_U-MPC), declared with keywords and checked on entry.
 
-    Example: ``Query(statistic="auc", columns=[numeric("sysBP", lower=80, upper=300, bits=2), label("TenYearCHD")],
-    epsilon=1.0)``.
-
-    :param statistic: ``kendall``, ``gini``, ``auc``, ``duplicate``, ``rand`` or ``vus``.
-    :param columns: one declaration per kernel column, in kernel order (``auc``: score, then a
-        :func:`~secure.columns.label`; ``vus``: score, then :func:`~secure.columns.classes` with ``k = 3``; ``rand``:
-        two clusterings).
-    :param epsilon: privacy budget of the release (split evenly over its released sums).
-    :param delta: 0 (default) for pure DP; else (epsilon, delta)-DP.
-    :param tuples: which tuples: ``"auto"`` (default: the complete statistic when the cost model says it is no slower
-        than ``2n`` sampled tuples, else ``2n`` sampled), ``"all"`` (every ``C(n, k)``, the complete statistic: no
-        sampling error), an int or a multiple of the public n such as ``"8n"`` (``|E|`` sampled tuples).
-    :param path: how (:mod:`dp.umpc.planner`): ``"auto"`` (default), ``"histogram"`` (each party counts its rows on
-        the declared grid; secure sums and products of the counts), ``"sort"`` (AUC and Gini by one secure sort) or
-        ``"tuples"`` (the kernel on each tuple, Pi_U-MPC).
-    :param sampling: ``balanced`` (BalancedSamp, default), ``uniform`` or ``bernoulli``.
-    :param clipping: ``local`` (each party clips its rows, default) or ``secure`` (inside MPC).
-    :param noise: ``mpc`` (one discrete Laplace sampled inside MPC) or ``parties`` (coalition-calibrated shares);
-        default: the suite's default for this budget (:mod:`dp.noise_defaults`).
-    :param delegation: threat model M_HF (Sinh & Ramon, §4): ``(failure probability, honest fraction)``; only a
-        subgroup ``Z`` drawn from fresh joint randomness draws party noise (sampled tuples only); (epsilon,
-        delta + failure)-DP.
-    :param rtt: the network's declared round-trip time in milliseconds, for the path's cost model.
+    ``statistic``: ``kendall``, ``gini``, ``auc``, ``duplicate``, ``rand`` or ``vus``; ``columns``: declarations in
+    kernel order; ``tuples``: ``"auto"``, ``"all"``, an int or ``"8n"``; ``delegation``: M_HF's ``(failure, honest
+    fraction)`` (Sinh & Ramon §4).  Every parameter: docs/umpc_analysis.md.
     :raise ValueError: an unknown statistic, a bad budget, a wrong number of columns, a column declared in the
         wrong role.
     :raise TypeError: a column given as a name instead of a declaration, a tuples of the wrong type.
@@ -256,29 +219,9 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
                   job: tuple[str, Sequence[str]] | None = None) -> UStatRelease:
     """Release the query's private U-statistic across parties; every party calls it with its own rows.
 
-    Inside a script's job (:func:`secure.launcher.run`) or the ``ustat`` job.  In order: the parties agree on the
-    public parameters, then on the spend, which each party reserves in its ledger before any data is shared
-    (:func:`dp.budget.agreement.agree_spend`); each party encodes its rows and shares its verdict; the public n
-    resolves the tuples, the seed picks them, public parameters choose the path (:func:`dp.umpc.complete.plan_for`:
-    :func:`~dp.umpc.complete.run_complete` or :func:`~dp.umpc.protocol.run_secure`, with ``|Z|`` delegates for
-    ``query.delegation``, §4); after the reveal the ledger entry is settled to the release's delta.  Nothing is
-    printed: :meth:`~dp.umpc.protocol.UStatRelease.table` is the text, ``record()`` the record.
-
-    :param rows: this party's rows (:meth:`secure.intake.Party.read`), kernel column order; or ``seed -> rows``, or
-        a data file (counted while read, :func:`secure.counting.count_file`, if the plan may be the histogram path).
-    :param seed: a public seed for the tuples; default a joint seed every party contributes to.
-    :param ledger: this party's ledger directory (default :func:`dp.budget.ledger.default_ledger_directory`:
-        ``$PRIVATE_USTATS_LEDGER`` or the per-user data directory); ``"off"`` keeps no budget (said).
-    :param budget: the budget of a new account (a :class:`dp.budget.Budget` or ``"EPS[:DELTA]"``); an
-        existing account keeps its own.
-    :param dataset: the account's dataset by a declared name (``dataset_name`` is the same argument); default the
-        digest of the parsed rows of ``data_file`` (default ``rows.source``; ``{pid}``: each party's); rows given as
-        an array need it (or ``ledger="off"``).  Embedded public data are exempt unless a ledger, budget or name
-        is given.
-    :param accountant: ``basic`` (default) or ``zcdp``; every party must use the same.
-    :param missing: the policy the rows were read with (recorded with its fill values; default ``rows.policy``).
-    :param job: ``(module, command line)`` of a job that calls this: the ledger entry names it and its
-        refusals name its options (``--budget``, ``--pairs``) instead of the arguments of this call.
+    The spend is reserved in each party's ledger before any data is shared and settled after the reveal;
+    nothing is printed (``table()``/``record()`` of the release).  ``job`` names a calling job's options in
+    refusals.  Order of steps and every parameter: docs/umpc_analysis.md.
     :raise secure.errors.InputError: at every party alike -- parameters that differ, a ledger that
         refuses at any party, a bad value at any party, too many tuples for n.
     :raise secure.errors.ProtocolFailure: a lost party, an overflow.
@@ -452,18 +395,9 @@ def _parts(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> lis
 def simulate(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray], *, seed: int,
              threshold: int | None = None, runs: int = 1,
              noise_rng: np.random.Generator | None = None) -> Simulation:
-    """Run the query's protocol in one process (NumPy): the simulated path, for Monte Carlo.
+    """Run the query's protocol in one process (NumPy), same path, seed, tuples and noise as :func:`release`.
 
-    Same path (the planner's choice for these public parameters), same public seed and tuples, same fixed point
-    and kernel, same noise distribution as :func:`release` (:func:`dp.umpc.protocol.simulate`, or
-    :func:`dp.umpc.complete.simulate_complete` on a complete path, where the sums are exact); ``runs`` fresh noise
-    draws on one tuple set.
-
-    :param rows_by_party: each party's rows (kernel column order), as they would hold them.
-    :param seed: the public seed that picks the tuples.
-    :param threshold: ``t``; default ``(m - 1) // 2`` as MPyC's.
-    :return: ``estimates`` (one per run), ``exact_on_tuples`` (the noiseless value on the sampled tuples), the sums,
-        tuples, noise plans and draws.
+    Returns ``runs`` estimates on one tuple set, the noiseless value on the tuples, sums, tuples, plans, draws.
     :raise ValueError: too few rows or too many tuples for n, a bad threshold.
     """
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
