@@ -15,62 +15,32 @@ import numpy.typing as npt
 from dp.validation import (check_epsilon, check_interval, check_nonnegative_int, check_parties, check_positive,
                            check_positive_int)
 
-__all__ = [
-    "discrete_laplace_alpha",
-    "discrete_laplace_log_alpha",
-    "discrete_laplace_pmf",
-    "discrete_laplace_variance",
-    "party_noise_shape",
-    "distributed_laplace_variance",
-    "binomial_delta",
-    "binomial_trials",
-    "party_binomial_trials",
-    "distributed_binomial_variance",
-    "MAX_TRIALS",
-]
+__all__ = ["discrete_laplace_alpha", "discrete_laplace_log_alpha", "discrete_laplace_pmf", "discrete_laplace_variance",
+           "party_noise_shape", "distributed_laplace_variance", "binomial_delta", "binomial_trials",
+           "party_binomial_trials", "distributed_binomial_variance", "MAX_TRIALS"]
 
-#: Largest number of trials :func:`binomial_delta` evaluates: all support points are then exact
-#: doubles.  This covers e.g. ``sensitivity = 2**19`` at ``epsilon = 0.1, delta = 1e-9``.
+#: Most trials :func:`binomial_delta` evaluates (support points exact doubles; e.g. ``sensitivity = 2**19`` at
+#: ``epsilon = 0.1, delta = 1e-9``).
 MAX_TRIALS: int = 2**53
 
-
-# --------------------------------------------------------------------------------------------------
-# discrete Laplace
-
 def discrete_laplace_alpha(epsilon: float, sensitivity: float) -> float:
-    """Return ``alpha = exp(-epsilon / sensitivity)`` of the ``epsilon``-DP discrete Laplace. Details: docs/noise.md.
-
-    :param epsilon: privacy-loss parameter, positive.
-    :param sensitivity: largest change of the integer statistic, positive.
-    :return: ``alpha`` in ``(0, 1)``.
-    :raise ValueError: if ``epsilon`` or ``sensitivity`` is not a finite positive number.
-    """
+    """``alpha = exp(-epsilon / sensitivity)`` of the ``epsilon``-DP discrete Laplace (ValueError unless both are
+    finite and positive). Details: docs/noise.md."""
     eps = check_epsilon(epsilon)
     sens = check_positive(sensitivity, "sensitivity")
     return math.exp(-eps / sens)
 
 
 def discrete_laplace_log_alpha(epsilon: float, sensitivity: float) -> float:
-    """Return ``log(alpha) = -epsilon / sensitivity`` (no rounding through ``exp``).
-
-    :param epsilon: privacy-loss parameter, positive.
-    :param sensitivity: largest change of the integer statistic, positive.
-    :return: ``log(alpha) < 0``.
-    :raise ValueError: if ``epsilon`` or ``sensitivity`` is not a finite positive number.
-    """
+    """``log(alpha) = -epsilon / sensitivity`` (no rounding through ``exp``; errors as :func:`discrete_laplace_alpha`)."""
     eps = check_epsilon(epsilon)
     sens = check_positive(sensitivity, "sensitivity")
     return -eps / sens
 
 
 def discrete_laplace_pmf(values: npt.ArrayLike, alpha: float) -> np.ndarray:
-    """Return the discrete Laplace pmf ``(1 - alpha)/(1 + alpha) * alpha^|z|`` at integer ``values``.
-
-    :param values: integer point(s) ``z`` (array-like; floats must be integral).
-    :param alpha: parameter in ``[0, 1)``; ``alpha = 0`` is the point mass at 0.
-    :return: float64 array of the shape of ``values``.
-    :raise ValueError: if ``alpha`` is outside ``[0, 1)`` or a value is not an integer.
-    """
+    """The discrete Laplace pmf ``(1 - alpha)/(1 + alpha) * alpha^|z|`` at integer ``values`` (floats must be
+    integral), ``alpha`` in ``[0, 1)``."""
     a = check_interval(alpha, "alpha", low=0.0, high=1.0)
     z = np.asarray(values)
     if z.dtype == np.bool_ or not (np.issubdtype(z.dtype, np.integer) or np.issubdtype(z.dtype, np.floating)):
@@ -82,48 +52,25 @@ def discrete_laplace_pmf(values: npt.ArrayLike, alpha: float) -> np.ndarray:
 
 
 def discrete_laplace_variance(alpha: float) -> float:
-    """Return the variance ``2 alpha / (1 - alpha)^2`` of ``DLap(alpha)``.
-
-    :param alpha: parameter in ``[0, 1)``.
-    :raise ValueError: if ``alpha`` is outside ``[0, 1)``.
-    """
+    """The variance ``2 alpha / (1 - alpha)^2`` of ``DLap(alpha)``, ``alpha`` in ``[0, 1)``."""
     a = check_interval(alpha, "alpha", low=0.0, high=1.0)
     return 2.0 * a / (1.0 - a) ** 2
 
 
 def party_noise_shape(parties: int, threshold: int) -> float:
-    """Return the Pólya shape ``1/(m - t)`` each party uses for its noise share. Details: docs/noise.md.
-
-    :param parties: number of parties ``m >= 1``.
-    :param threshold: coalition size ``t`` with ``0 <= t`` and ``2 t < m``.
-    :return: ``1 / (m - t)``.
-    :raise ValueError: if ``(parties, threshold)`` is not an honest-majority setting.
-    """
+    """The Pólya shape ``1/(m - t)`` of each party's noise share (ValueError unless ``2 t < m``). Details: docs/noise.md."""
     m, t = check_parties(parties, threshold)
     return 1.0 / (m - t)
 
 
 def distributed_laplace_variance(alpha: float, parties: int, threshold: int) -> float:
-    """Return the variance of the total noise ``m/(m - t) * 2 alpha / (1 - alpha)^2``. Details: docs/noise.md.
-
-    :param alpha: parameter in ``[0, 1)``.
-    :param parties: number of parties ``m >= 1``.
-    :param threshold: coalition size ``t`` with ``2 t < m``.
-    :raise ValueError: on an invalid ``alpha`` or ``(parties, threshold)``.
-    """
+    """The variance of the total noise ``m/(m - t) * 2 alpha / (1 - alpha)^2``. Details: docs/noise.md."""
     a = check_interval(alpha, "alpha", low=0.0, high=1.0)
     m, t = check_parties(parties, threshold)
     return m / (m - t) * 2.0 * a / (1.0 - a) ** 2
 
 
-# --------------------------------------------------------------------------------------------------
-# Binomial(n, 1/2) pmf in log space, accurate for n up to 2**53 (Loader 2000, "Fast and accurate
-# computation of binomial probabilities"):
-#   log b(x) = stirlerr(n) - stirlerr(x) - stirlerr(n-x) - bd0(x, n/2) - bd0(n-x, n/2)
-#              - log(2 pi x (n-x) / n) / 2,
-# every piece to relative precision, so the absolute error stays ~1e-14 where a difference of lgamma
-# values would lose log2(n) bits.  Points are given by their offset d = x - n/2 from the mean, which
-# is exact for integers and keeps quadrature nodes accurate near n/2 ~ 1e14.
+# Binomial(n, 1/2) pmf in log space for n up to 2**53 (Loader 2000), at offsets d = x - n/2: docs/noise.md.
 
 _LOG2 = math.log(2.0)
 _S0, _S1, _S2, _S3, _S4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
@@ -176,10 +123,8 @@ def _bd0(x: np.ndarray, mid: float, diff: np.ndarray) -> np.ndarray:
 
 
 def _log_b(offset: npt.ArrayLike, n: int) -> np.ndarray:
-    """``log P[Binomial(n, 1/2) = x]`` at ``x = n/2 + offset`` (``-inf`` outside ``[0, n]``).
-
-    ``x`` must be an integer or a real above 15 (and ``n - x`` likewise), ``n <= 2**53``.
-    """
+    """``log P[Binomial(n, 1/2) = x]`` at ``x = n/2 + offset`` (``-inf`` outside ``[0, n]``), ``x`` and ``n - x``
+    integers or reals above 15."""
     d = np.asarray(offset, dtype=np.float64)
     mid = n / 2.0
     x = mid + d
@@ -209,7 +154,6 @@ def _log_half_binomial_pmf(k: npt.ArrayLike, n: int) -> np.ndarray:
     return _log_b((ks - n // 2).astype(np.float64) - 0.5 * (n % 2), n)
 
 
-# --------------------------------------------------------------------------------------------------
 # lower-tail sums  sum_{k <= K} h(k)  for h = b (the cdf) or h = g = b (1 - e^{eps - L}) (the delta)
 
 _DIRECT_TERMS = 2**16   # sum term by term when the significant window is at most this long
@@ -218,8 +162,7 @@ _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(20)
 
 
 def _window(n: int, top: int) -> int:
-    """Number of terms below ``top`` after which ``b(top - j) <= b(top) e^-130``. Details: docs/noise.md.
-    """
+    """Number of terms below ``top`` after which ``b(top - j) <= b(top) e^-130``. Details: docs/noise.md."""
     if top <= 0:
         return 0
     r = math.log((n - top + 1) / top)
@@ -246,9 +189,7 @@ def _terms(offsets: np.ndarray, n: int, shift: int, epsilon: float, log_ref: flo
 
 
 def _log_lower_sum(n: int, top: int, shift: int = 0, epsilon: float = 0.0) -> float:
-    """``log sum_{k=0}^{top} h(k)`` for ``h`` as in :func:`_terms` (``-inf`` if ``top < 0``), ``top <= n/2``.
-    Details: docs/noise.md.
-    """
+    """``log sum_{k=0}^{top} h(k)``, ``h`` of :func:`_terms` (``-inf`` if ``top < 0``), ``top <= n/2``. Details: docs/noise.md."""
     if top < 0:
         return -math.inf
     top = min(top, n)
@@ -280,8 +221,7 @@ def _log_lower_sum(n: int, top: int, shift: int = 0, epsilon: float = 0.0) -> fl
 
 
 def _binomial_log_cdf(k: int, n: int) -> float:
-    """``log P[Binomial(n, 1/2) <= k]`` to ~1e-13 relative for ``n <= 2**53``. Details: docs/noise.md.
-    """
+    """``log P[Binomial(n, 1/2) <= k]`` to ~1e-13 relative for ``n <= 2**53``. Details: docs/noise.md."""
     if k < 0:
         return -math.inf
     if k >= n:
@@ -291,17 +231,13 @@ def _binomial_log_cdf(k: int, n: int) -> float:
     return _log_lower_sum(n, k)
 
 
-# --------------------------------------------------------------------------------------------------
-# binomial mechanism
-
 def _loss(points: np.ndarray, trials: int, sensitivity: int) -> np.ndarray:
     """Privacy loss ``L(k) = log b(k) - log b(k - sensitivity)`` at integer points ``k``."""
     return _log_half_binomial_pmf(points, trials) - _log_half_binomial_pmf(points - sensitivity, trials)
 
 
 def _privacy_loss_tail_end(trials: int, sensitivity: int, epsilon: float) -> int:
-    """Largest ``k`` in ``[sensitivity - 1, trials]`` with ``b(k) > e^eps b(k - sensitivity)``. Details: docs/noise.md.
-    """
+    """Largest ``k`` in ``[sensitivity - 1, trials]`` with ``b(k) > e^eps b(k - sensitivity)``. Details: docs/noise.md."""
     lo, hi = sensitivity - 1, trials + 1  # predicate true at lo, false at hi (by convention)
     while hi - lo > 1:
         count = min(hi - lo - 1, 64)
@@ -319,14 +255,8 @@ def _privacy_loss_tail_end(trials: int, sensitivity: int, epsilon: float) -> int
 
 
 def binomial_delta(trials: int, sensitivity: int, epsilon: float) -> float:
-    r"""Return the exact ``delta`` of ``value + Binomial(trials, 1/2)`` at a given ``epsilon``. Details: docs/noise.md.
-
-    :param trials: number of fair coins ``N``, ``0 <= N <= 2**53`` (any parity).
-    :param sensitivity: integer sensitivity ``Δ >= 1``.
-    :param epsilon: privacy-loss parameter, positive.
-    :return: ``delta`` in ``[0, 1]`` (values below ``~1e-300`` underflow to 0).
-    :raise ValueError: if a parameter is out of range.
-    """
+    r"""The exact ``delta`` in ``[0, 1]`` of ``value + Binomial(trials, 1/2)`` at ``epsilon`` (``0 <= trials <= 2**53``,
+    any parity; below ~1e-300 it underflows to 0). Details: docs/noise.md."""
     n = check_nonnegative_int(trials, "trials")
     if n > MAX_TRIALS:
         raise ValueError(f"trials must be at most 2**53, got {trials}")
@@ -364,15 +294,8 @@ def _gaussian_trials(epsilon: float, delta: float, sensitivity: int) -> int:
 
 
 def binomial_trials(epsilon: float, delta: float, sensitivity: int) -> int:
-    """Return the smallest even ``N`` with ``binomial_delta(N, sensitivity, epsilon) <= delta``. Details: docs/noise.md.
-
-    :param epsilon: privacy-loss parameter, positive.
-    :param delta: target ``delta`` in ``(0, 1)``.
-    :param sensitivity: integer sensitivity ``Δ >= 1``.
-    :return: the minimal even number of trials.
-    :raise ValueError: if a parameter is out of range, or more than :data:`MAX_TRIALS` trials would
-        be needed.
-    """
+    """The smallest even ``N`` with ``binomial_delta(N, sensitivity, epsilon) <= delta``; ValueError past
+    :data:`MAX_TRIALS`. Details: docs/noise.md."""
     eps = check_epsilon(epsilon)
     dlt = check_interval(delta, "delta", low=0.0, high=1.0, closed_low=False)
     sens = check_positive_int(sensitivity, "sensitivity")
@@ -401,17 +324,7 @@ def binomial_trials(epsilon: float, delta: float, sensitivity: int) -> int:
 
 
 def party_binomial_trials(epsilon: float, delta: float, sensitivity: int, parties: int, threshold: int) -> int:
-    """Return the even per-party trials ``N_p``, the least with ``(m - t) N_p >= binomial_trials(...)``.
-    Details: docs/noise.md.
-
-    :param epsilon: privacy-loss parameter, positive.
-    :param delta: target ``delta`` in ``(0, 1)``.
-    :param sensitivity: integer sensitivity ``Δ >= 1``.
-    :param parties: number of parties ``m >= 1``.
-    :param threshold: coalition size ``t`` with ``2 t < m``.
-    :return: even ``N_p``.
-    :raise ValueError: if a parameter is out of range.
-    """
+    """The least even per-party trials ``N_p`` with ``(m - t) N_p >= binomial_trials(...)``. Details: docs/noise.md."""
     eps = check_epsilon(epsilon)
     dlt = check_interval(delta, "delta", low=0.0, high=1.0, closed_low=False)
     sens = check_positive_int(sensitivity, "sensitivity")
@@ -423,12 +336,7 @@ def party_binomial_trials(epsilon: float, delta: float, sensitivity: int, partie
 
 
 def distributed_binomial_variance(party_trials: int, parties: int) -> float:
-    """Return the variance ``m N_p / 4`` of the total binomial noise ``Binomial(m N_p, 1/2)``.
-
-    :param party_trials: trials per party ``N_p >= 0``.
-    :param parties: number of parties ``m >= 1``.
-    :raise ValueError: if ``party_trials < 0`` or ``parties < 1``.
-    """
+    """The variance ``m N_p / 4`` of the total binomial noise ``Binomial(m N_p, 1/2)``."""
     n_p = check_nonnegative_int(party_trials, "party_trials")
     m = check_positive_int(parties, "parties")
     return m * n_p / 4.0
