@@ -20,23 +20,17 @@ from secure.noise.exact import BitSource, GeneratorBits, OSBits, binomial_half, 
 __all__ = ["os_generator", "polya", "polya_difference", "centered_binomial", "exact_rate", "exact_shape",
            "bit_source"]
 
-#: Largest allowed mean ``shape * alpha / (1 - alpha)`` of a Pólya draw (``2**40``): the integer
-#: statistic plus its noise must stay far inside the secure integer type and int64.
+#: Largest mean ``shape * alpha / (1 - alpha)`` of a Pólya draw: statistic plus noise stay far inside int64.
 MAX_POLYA_MEAN: float = float(2**40)
-
-#: Largest number of trials accepted by :func:`centered_binomial` (the sum must fit in int64).
+#: Most trials of :func:`centered_binomial` (the sum must fit in int64).
 MAX_BINOMIAL_TRIALS: int = 2**62
 
 
 def os_generator() -> np.random.Generator:
-    """Return a fresh NumPy generator seeded with unpredictable entropy from the operating system. Details: docs/noise.md.
-
-    :return: a new :class:`numpy.random.Generator`.
-    """
+    """A fresh NumPy generator seeded with unpredictable entropy from the operating system. Details: docs/noise.md."""
     return np.random.default_rng(np.random.SeedSequence(secrets.randbits(128)))
 
 
-# --------------------------------------------------------------------------------------------------
 # parameter checks (secure/ sits below dp/, so it does not import dp.validation; same message style)
 
 def _check_size(size: int | None) -> int | None:
@@ -50,34 +44,20 @@ def _check_size(size: int | None) -> int | None:
 
 
 def noise_generator(rng: np.random.Generator | None) -> np.random.Generator:
-    """``rng`` itself (tests), or a fresh OS-seeded generator when it is ``None`` (production).
-
-    :raise TypeError: if ``rng`` is neither ``None`` nor a :class:`numpy.random.Generator`.
-    """
-    if rng is None:
-        return os_generator()
-    if not isinstance(rng, np.random.Generator):
+    """``rng`` itself (tests), or a fresh OS-seeded generator when it is ``None`` (production); TypeError otherwise."""
+    if rng is not None and not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
-    return rng
+    return os_generator() if rng is None else rng
 
 
 def bit_source(rng: np.random.Generator | None) -> BitSource:
-    """The bits of the exact samplers: the OS CSPRNG for ``None`` (production), else ``rng``'s raw outputs.
-
-    :raise TypeError: if ``rng`` is neither ``None`` nor a :class:`numpy.random.Generator`.
-    """
-    if rng is None:
-        return OSBits()
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
-    return GeneratorBits(rng)
+    """The bits of the exact samplers: the OS CSPRNG for ``None`` (production), else ``rng``'s raw outputs."""
+    return OSBits() if rng is None else GeneratorBits(noise_generator(rng))
 
 
 def exact_shape(shape: float | Fraction) -> Fraction:
-    """The rational Pólya shape a float stands for: ``1/3`` for ``1/3.``. Details: docs/noise.md.
-
-    :raise ValueError: if ``shape`` is not positive and finite.
-    """
+    """The rational Pólya shape a float stands for: ``1/3`` for ``1/3.`` (ValueError unless positive and finite).
+    Details: docs/noise.md."""
     value = check_positive(float(shape) if isinstance(shape, Fraction) else shape, "shape")
     if isinstance(shape, Rational) and not isinstance(shape, bool):
         return Fraction(shape)
@@ -92,12 +72,8 @@ _UP_CONTEXT = decimal.Context(prec=60, rounding=decimal.ROUND_CEILING)
 
 def exact_rate(alpha: float | None = None, log_alpha: float | None = None,
                rate: Fraction | None = None) -> Fraction | None:
-    """The rational ``gamma`` with which a draw runs ``alpha = e^{-gamma}`` (``None``: ``alpha = 0``).
-    Details: docs/noise.md.
-
-    :raise TypeError: unless exactly one is given.
-    :raise ValueError: if ``alpha`` is outside ``[0, 1)``, ``log_alpha >= 0`` or ``rate <= 0``.
-    """
+    """The rational ``gamma`` with which a draw runs ``alpha = e^{-gamma}`` (``None``: ``alpha = 0``), from exactly one
+    of the three (TypeError otherwise). Details: docs/noise.md."""
     if sum(value is not None for value in (alpha, log_alpha, rate)) != 1:
         raise TypeError("give exactly one of alpha and log_alpha")
     if rate is not None:
@@ -131,23 +107,9 @@ def exact_rate(alpha: float | None = None, log_alpha: float | None = None,
 
 
 def _check_mean(shape: Fraction, gamma: Fraction) -> None:
-    """Refuse means ``r/(e^gamma - 1)`` above :data:`MAX_POLYA_MEAN` (checked as ``r/gamma <= 2^40 (1 + 2^-30)``).
-    Details: docs/noise.md.
-    """
+    """Refuse means ``r/(e^gamma - 1)`` above :data:`MAX_POLYA_MEAN` (as ``r/gamma <= 2^40 (1 + 2^-30)``; docs/noise.md)."""
     if shape > gamma * (1 << 40) * (1 + Fraction(1, 1 << 30)):
         raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got {float(shape / gamma):.6g}")
-
-
-def _check_trials(trials: int) -> int:
-    if isinstance(trials, bool) or not isinstance(trials, Integral):
-        raise TypeError(f"trials must be an integer, got {trials!r}")
-    if trials < 0:
-        raise ValueError(f"trials must be non-negative, got {trials}")
-    if trials % 2:
-        raise ValueError(f"trials must be even, got {trials}")
-    if trials > MAX_BINOMIAL_TRIALS:
-        raise ValueError(f"trials must be at most 2**62, got {trials}")
-    return int(trials)
 
 
 def _as_output(values: np.ndarray, size: int | None) -> int | np.ndarray:
@@ -155,9 +117,6 @@ def _as_output(values: np.ndarray, size: int | None) -> int | np.ndarray:
         return int(values[0])
     return np.asarray(values, dtype=np.int64)
 
-
-# --------------------------------------------------------------------------------------------------
-# samplers
 
 def _draw_polya(shape: Fraction, gamma: Fraction | None, count: int, source: BitSource) -> np.ndarray:
     if gamma is None:
@@ -169,43 +128,18 @@ def _draw_polya(shape: Fraction, gamma: Fraction | None, count: int, source: Bit
 def polya(shape: float | Fraction, alpha: float | None = None, size: int | None = None,
           rng: np.random.Generator | None = None, *, log_alpha: float | None = None,
           rate: Fraction | None = None) -> int | np.ndarray:
-    """Draw exactly from the Pólya (negative binomial) distribution ``NB(r, alpha)``, ``r = shape``. Details: docs/noise.md.
-
-    :param shape: shape ``r > 0`` (a party's share uses ``1 / (m - t)``; a Fraction is used exactly).
-    :param alpha: ratio parameter in ``[0, 1)``; give this, ``log_alpha`` or ``rate``.
-    :param size: number of draws, or ``None`` for a single draw.
-    :param rng: a seeded :class:`numpy.random.Generator` (tests, seeded simulations), or ``None`` for
-        the OS CSPRNG (production).
-    :param log_alpha: keyword-only alternative to ``alpha``: ``log(alpha) < 0`` (``-inf`` for 0).
-    :param rate: keyword-only alternative: the exact rational ``gamma = -ln(alpha)``.
-    :return: a Python ``int`` if ``size`` is ``None``, else an int64 array of length ``size``.
-    :raise ValueError: if ``shape <= 0``, ``alpha`` is outside ``[0, 1)``, ``log_alpha >= 0``,
-        ``size < 0``, or the mean exceeds :data:`MAX_POLYA_MEAN`.
-    :raise TypeError: if a parameter has the wrong type, or not exactly one of ``alpha``,
-        ``log_alpha`` and ``rate`` is given.
-    """
-    r = exact_shape(shape)
-    gamma = exact_rate(alpha, log_alpha, rate)
-    n = _check_size(size)
-    source = bit_source(rng)
-    return _as_output(_draw_polya(r, gamma, 1 if n is None else n, source), n)
+    """Draw exactly from the Pólya (negative binomial) ``NB(r = shape, alpha)`` (a party's share: ``r = 1/(m - t)``),
+    ``alpha`` given as itself, ``log_alpha`` or the rational ``rate = -ln(alpha)`` (:func:`exact_rate`); ``rng=None``
+    is the OS CSPRNG (production); a Python int for ``size=None``, else an int64 array. Details: docs/noise.md."""
+    r, gamma, n = exact_shape(shape), exact_rate(alpha, log_alpha, rate), _check_size(size)
+    return _as_output(_draw_polya(r, gamma, 1 if n is None else n, bit_source(rng)), n)
 
 
 def polya_difference(shape: float | Fraction, alpha: float | None = None, size: int | None = None,
                      rng: np.random.Generator | None = None, *,
                      log_alpha: float | None = None, rate: Fraction | None = None) -> int | np.ndarray:
-    """Draw ``X - Y`` with ``X, Y`` independent ``Polya(shape, alpha)``, exactly (:func:`polya`). Details: docs/noise.md.
-
-    :param shape: shape ``r > 0`` of each Pólya variable.
-    :param alpha: ratio parameter in ``[0, 1)``; give this, ``log_alpha`` or ``rate``.
-    :param size: number of draws, or ``None`` for a single draw.
-    :param rng: a seeded :class:`numpy.random.Generator`, or ``None`` for the OS CSPRNG.
-    :param log_alpha: keyword-only alternative to ``alpha`` (see :func:`exact_rate`).
-    :param rate: keyword-only alternative: the exact rational ``gamma = -ln(alpha)``.
-    :return: a Python ``int`` if ``size`` is ``None``, else an int64 array of length ``size``.
-    :raise ValueError: as :func:`polya`.
-    :raise TypeError: as :func:`polya`.
-    """
+    """Draw ``X - Y`` with ``X, Y`` independent ``Polya(shape, alpha)``, exactly (arguments as :func:`polya`).
+    Details: docs/noise.md."""
     r = exact_shape(shape)
     gamma = exact_rate(alpha, log_alpha, rate)
     n = _check_size(size)
@@ -217,16 +151,17 @@ def polya_difference(shape: float | Fraction, alpha: float | None = None, size: 
 
 def centered_binomial(trials: int, size: int | None = None,
                       rng: np.random.Generator | None = None) -> int | np.ndarray:
-    """Draw ``Binomial(trials, 1/2) - trials/2`` exactly (symmetric, mean 0, variance ``trials/4``). Details: docs/noise.md.
-
-    :param trials: number of fair coin flips, even, ``0 <= trials <= 2**62``.
-    :param size: number of draws, or ``None`` for a single draw.
-    :param rng: a seeded :class:`numpy.random.Generator`, or ``None`` for the OS CSPRNG.
-    :return: a Python ``int`` if ``size`` is ``None``, else an int64 array of length ``size``.
-    :raise ValueError: if ``trials`` is negative, odd or above ``2**62``, or ``size < 0``.
-    :raise TypeError: if a parameter has the wrong type.
-    """
-    n_trials = _check_trials(trials)
+    """Draw ``Binomial(trials, 1/2) - trials/2`` exactly (mean 0, variance ``trials/4``; ``trials`` even, at most
+    ``2**62``; ``size`` and ``rng`` as :func:`polya`). Details: docs/noise.md."""
+    if isinstance(trials, bool) or not isinstance(trials, Integral):
+        raise TypeError(f"trials must be an integer, got {trials!r}")
+    if trials < 0:
+        raise ValueError(f"trials must be non-negative, got {trials}")
+    if trials % 2:
+        raise ValueError(f"trials must be even, got {trials}")
+    if trials > MAX_BINOMIAL_TRIALS:
+        raise ValueError(f"trials must be at most 2**62, got {trials}")
+    n_trials = int(trials)
     n = _check_size(size)
     source = bit_source(rng)
     count = 1 if n is None else n
@@ -235,7 +170,6 @@ def centered_binomial(trials: int, size: int | None = None,
     return _as_output(binomial_half(n_trials, count, source) - n_trials // 2, n)
 
 
-# ------------------------------------------------------------------------------------------------
 # discrete Gaussian (Canonne, Kamath & Steinke 2020), exact, integer arithmetic
 
 _SIGMA2_GRID = 1024  # sigma^2 is rounded up to a multiple of 1/1024 (more noise never hurts)
@@ -301,14 +235,8 @@ def _sigma2_fraction(sigma2: float | Fraction) -> Fraction:
 
 
 def sample_discrete_gaussian(sigma2: float | Fraction, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Draw ``size`` values from the discrete Gaussian ``N_Z(0, sigma^2)``, exactly. Details: docs/noise.md.
-
-    :param sigma2: ``sigma^2 >= 0`` (``0`` gives zeros).
-    :param size: number of draws, at least 1.
-    :param rng: noise generator; ``None`` draws from the OS.
-    :return: int64 array of length ``size``.
-    :raise ValueError: if ``sigma2`` is negative or not finite, or ``size < 1``.
-    """
+    """Draw ``size >= 1`` values from the discrete Gaussian ``N_Z(0, sigma^2)``, exactly (``sigma2 = 0``: zeros;
+    ``rng=None``: the OS). Details: docs/noise.md."""
     variance = _sigma2_fraction(sigma2)
     if isinstance(size, bool) or not isinstance(size, Integral) or size < 1:
         raise ValueError(f"size must be an integer of at least 1, got {size!r}")
@@ -331,12 +259,8 @@ def sample_discrete_gaussian(sigma2: float | Fraction, size: int, rng: np.random
 
 
 def discrete_gaussian_variance(sigma2: float | Fraction) -> float:
-    """Variance of ``N_Z(0, sigma^2)`` after the same rounding as :func:`sample_discrete_gaussian`. Details: docs/noise.md.
-
-    :param sigma2: ``sigma^2 >= 0``.
-    :return: the variance (at most ``sigma^2``).
-    :raise ValueError: if ``sigma2`` is negative or not finite.
-    """
+    """Variance (at most ``sigma^2``) of ``N_Z(0, sigma^2)`` after the rounding of :func:`sample_discrete_gaussian`.
+    Details: docs/noise.md."""
     s2 = float(_sigma2_fraction(sigma2))
     if s2 == 0.0:
         return 0.0
