@@ -6,8 +6,6 @@ everything else (aim: 1.5x at most; docs/benchmarks.md).  Run it with three loca
 
     python -m scenarios.bench_kendall -M3
     python -m scenarios.bench_kendall -M3 --repeats 3 --json bench.json
-
-Options: ``--repeats R`` (medians), ``--rows N`` (first N rows only), ``--json PATH`` (party 0 writes it).
 """
 from __future__ import annotations
 
@@ -36,9 +34,9 @@ class BenchOptions:
 def parse_options(argv: Sequence[str]) -> BenchOptions:
     """Parse ``--repeats``, ``--rows``, ``--json``; :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_kendall", description=__doc__)
-    parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--rows", type=int, default=None)
-    parser.add_argument("--json", default=None)
+    parser.add_argument("--repeats", type=int, default=1, metavar="R", help="repeat, print medians")
+    parser.add_argument("--rows", type=int, metavar="N", help="first N rows only")
+    parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
     args = parser.parse_args(list(argv))
     if args.repeats < 1:
         raise UsageError(f"--repeats must be at least 1, got {args.repeats}")

@@ -9,9 +9,6 @@ docs/benchmarks.md).  Run it with three local parties::
     python -m scenarios.bench_sort -M3
     python -m scenarios.bench_sort -M3 --repeats 3 --json sort.json
     python -m scenarios.bench_sort -M3 --rows 1000 --bits 12
-
-Options: ``--rows N`` (2559), ``--bits B`` (16), ``--quick`` (64 rows), ``--repeats R`` (the one-sort steps R
-times, interleaved, medians), ``--json PATH`` (party 0 writes it).
 """
 from __future__ import annotations
 
@@ -43,11 +40,12 @@ class BenchOptions:
 def parse_options(argv: Sequence[str]) -> BenchOptions:
     """Parse ``--rows``, ``--bits``, ``--quick``, ``--repeats``, ``--json``; :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_sort", description=__doc__)
-    parser.add_argument("--rows", type=int, default=None)
-    parser.add_argument("--bits", type=int, default=16)
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--json", default=None)
+    parser.add_argument("--rows", type=int, metavar="N", help="rows (default: 2559)")
+    parser.add_argument("--bits", type=int, default=16, metavar="B", help="fractional bits of the scores")
+    parser.add_argument("--quick", action="store_true", help="64 rows")
+    parser.add_argument("--repeats", type=int, default=1, metavar="R",
+                        help="the one-sort steps R times, interleaved, medians")
+    parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
     args = parser.parse_args(list(argv))
     rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else 2559)
     if rows < 2:

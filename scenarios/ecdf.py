@@ -12,19 +12,8 @@ Run it with three local parties::
     python -m scenarios.ecdf -M3 --data 'site{pid}.csv' --columns income --domain income=0:200000 --release 64 --budget 3
     python -m scenarios.ecdf -M3 --curve curve.csv --json ecdf.json --plot ecdf.png
 
-Options: --data, --columns COLUMN (the one column), --domain COLUMN=LO:HI (declared public grid range; the
-bare LO:HI also declares it, as there is one column), --points N (grid size,
-default 1024), --grid uniform|geometric, --epsilon, --release all|K (K evenly spaced grid points: the
-subset B), --smooth none|1|2 (norm of eq. 3, default 2), --quantiles P,P,... , --curve PATH (party 0
-writes grid, private and smoothed values), --plot PATH.png (party 0 draws the released ECDF, raw and smoothed,
-with the quantiles and their intervals), --json PATH, --missing refuse|fill and --fill COLUMN=V (a
-missing cell stops the run, the default with --data, or takes the declared value V inside the domain;
-the embedded data fills with scenarios/data/domains.json).  Values outside the declared domain are
-clipped to it at their owner.  No count of missing or clipped values leaves a party (each prints its
-own, locally: "at this party, not shared: ...").  --points N gives exactly N grid points, both kinds.
-Each quantile comes with a 95 % interval of grid points (dp.ecdf.analysis.quantile_interval, from the released
-values and their noise std) and a "warning:" line when the noise dominates; with --release K (a subset of the
-grid) no quantile is computed and one line says why.
+Every option is explained by ``-h``.  No count of missing or clipped values leaves a party (each prints
+its own, locally: "at this party, not shared: ...").
 """
 from __future__ import annotations
 
@@ -47,7 +36,8 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     from scenarios.kit.ecdf_options import common_query, ecdf_parser, job_options
 
     parser = ecdf_parser("python -m scenarios.ecdf", __doc__)
-    parser.add_argument("--release", default="all")
+    parser.add_argument("--release", default="all", metavar="all|K",
+                        help="K evenly spaced grid points (the subset B): no quantile then, one line says why")
     args = parser.parse_args(list(argv))
     common = common_query(args, bits_refusal="the ECDF compares values with a public grid, at each party, in the clear")
     release: int | None = None

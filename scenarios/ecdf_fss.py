@@ -14,21 +14,7 @@ Run it::
     python -m scenarios.ecdf_fss -M3 --columns sysBP --store keys --queries 10,20     # upload, keep the keys
     python -m scenarios.ecdf_fss -M2 --answer keys --queries at:120,140,160           # later: the servers only
 
-Options as scenarios.ecdf: --data, --columns COLUMN, --domain COLUMN=LO:HI, --points N, --grid
-uniform|geometric, --epsilon (of the whole curve, spent once at upload), --smooth none|1|2, --quantiles,
---curve PATH, --json PATH, --plot PATH.png, --missing refuse|fill, --fill.  Values outside the declared domain are clipped
-to it at their owner (the number stays there).  Own options: --bits B (DCF bit width, at least
-ceil(log2 N); default that), --queries all | I,I,... (0-based grid indices) | at:V,V,... (values in the
-declared domain: each is answered at the largest grid point <= V, as the ECDF is released on the grid, and
-the output names that point); the answers are printed (all: --curve or --json writes them); --quantiles only
-with --queries all (a quantile from a few queried points is refused with one line; each comes with a 95 %
-interval of grid points, as in scenarios.ecdf),
---store DIR (each server keeps its keys, noise shares and public parameters in DIR/server0 or
-DIR/server1, mode 0700/0600, tagged by HMAC-SHA256 with a key only that server holds, outside DIR:
-$PRIVATE_USTATS_FSS_KEYS/server{b}.key, by default under ~/.config/private-ustats/fss-store-keys, created on
-first use; a modified store is refused at every party, its path printed only at its server), --answer DIR (a later run of the two servers alone, -M2, answering
---queries from the stored keys: no owner, no new noise, no new epsilon; it refuses the options the
-upload fixed: --epsilon, --columns, --domain, --points, --grid, --bits, --missing, --fill).
+Every option is explained by ``-h``; the key store (``--store``, ``--answer``): docs/command_line.md.
 Threshold t = 0 (-M2) is accepted: privacy here rests on FSS with two non-colluding servers, not on
 Shamir secret sharing (the run says so).
 """
@@ -85,10 +71,15 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     from scenarios.kit.outputs import check_output_path
 
     parser = ecdf_parser("python -m scenarios.ecdf_fss", __doc__)
-    parser.add_argument("--bits", type=int, default=None)
-    parser.add_argument("--queries", default="all")
-    parser.add_argument("--store", default=None, metavar="DIR")
-    parser.add_argument("--answer", default=None, metavar="DIR")
+    parser.add_argument("--bits", type=int, metavar="B", help="DCF bit width, at least ceil(log2 N) (default: that)")
+    parser.add_argument("--queries", default="all", metavar="all|I,I,...|at:V,V,...",
+                        help="0-based grid indices, or values each answered at the largest grid point <= V (named); "
+                             "--quantiles only with all")
+    parser.add_argument("--store", metavar="DIR", help="each server keeps its keys, noise shares and public "
+                        "parameters in DIR/server{b}, HMAC-tagged with a key only it holds")
+    parser.add_argument("--answer", metavar="DIR", help="a later run of the two servers alone (-M2) answering "
+                        "--queries from the stored keys: no owner, no new noise or epsilon; refuses " +
+                        ", ".join(UPLOAD_ONLY))
     args = parser.parse_args(list(argv))
     queries = _parse_queries(args.queries)
     if args.answer is not None:

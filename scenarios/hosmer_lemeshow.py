@@ -19,29 +19,7 @@ Run it with three local parties::
     python -m scenarios.hosmer_lemeshow -M3 --epsilon 5 --groups 10 --json hl.json --table hl.csv --plot hl.png
     python -m scenarios.hosmer_lemeshow -M3 --data 'site{pid}.csv' --columns p_hat,outcome --budget 10
 
-Options: --data PATH (CSV; {pid} in the path gives each party its own file, otherwise party i keeps rows
-i, i+m, ...; default: the embedded Framingham rows not used to fit the public logistic regression of
-TenYearCHD, with its predicted probability as column score), --columns SCORE,LABEL (default
-score,TenYearCHD; scores are clipped to [0, 1] at each party, labels must be 0 or 1), --epsilon (total
-budget, default 1), --groups Q (default 10), --points N (ECDF grid i/N, a power of two, default
-1024: L = 10, eps' = eps/19; the old name --grid-points still works, with a warning), --domain SCORE=0:1[:BITS]
-(the scores' declared domain, always 0:1 here: predicted probabilities; BITS as --precision), --precision B
-(fractional bits of the fixed-point scores, default 16),
---smoothed (boundaries on the monotone-smoothed ECDF, eq. 3, instead of the raw one), --accounting
-paper|joint (paper: Theorem 2 as proved; joint: the same 8 eps' on the statistics' joint sensitivity,
-half the noise scale), --seed S (public seed of the split that fits the embedded data's model, default 1:
-the data of scenarios.papers.hosmer_lemeshow), --json PATH (party 0 writes the record), --table PATH.csv
-(party 0 writes one row per group q = 1..Q: group, lower, upper (the released boundaries t_{q-1}, t_q),
-expected_positive, observed_positive, expected_negative, observed_negative (the noisy counts as released,
-before any raising), contribution (the group's two cells of eq. 5, by dp.ecdf.hosmer_lemeshow_terms from the
-counts as used -- expected raised to the floor, observed to 0 -- so the column sums to H) and raised (which
-of the group's counts were raised before dividing, empty if none)), --plot PATH.png (party 0 draws the
-calibration figure: left, observed against expected positives per group with +-1.96 released noise std
-error bars and the diagonal; right, the released ECDF of the scores on the grid, raw and smoothed if
---smoothed, with the Q - 1 boundaries), --missing
-refuse|fill and --fill COLUMN=V (a missing cell stops the run, the default with --data, or takes the
-declared value; the embedded scored rows have none), and the budget options --ledger, --budget,
---accountant, --dataset-name (a run on --data spends --epsilon from every party's ledger).
+Every option is explained by ``-h``; the columns of ``--table`` and the figure of ``--plot``: docs/command_line.md.
 """
 from __future__ import annotations
 
@@ -98,19 +76,29 @@ def build_parser() -> ScenarioParser:
     from scenarios.kit.options import add_renamed_option
 
     parser = ScenarioParser(prog="python -m scenarios.hosmer_lemeshow", description=__doc__)
-    parser.add_argument("--data", default=None)
-    parser.add_argument("--columns", default="score,TenYearCHD", metavar="SCORE,LABEL")
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--groups", type=int, default=10)
-    add_renamed_option(parser, "--points", "--grid-points", type=int, default=1024)
-    parser.add_argument("--domain", default=None)
-    parser.add_argument("--precision", type=int, default=16)
-    parser.add_argument("--smoothed", action="store_true")
-    parser.add_argument("--accounting", choices=("paper", "joint"), default="paper")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", default=None)
-    parser.add_argument("--table", default=None, metavar="PATH.csv")
-    parser.add_argument("--plot", default=None, metavar="PATH.png")
+    parser.add_argument("--data", metavar="PATH", help="CSV; '{pid}' in PATH gives each party its own file, otherwise "
+                        "party i keeps rows i, i+m, ... (default: the embedded Framingham rows not used to fit the "
+                        "public logistic regression of TenYearCHD, its predicted probability as column score)")
+    parser.add_argument("--columns", default="score,TenYearCHD", metavar="SCORE,LABEL",
+                        help="scores are clipped to [0, 1] at each party, labels must be 0 or 1")
+    parser.add_argument("--epsilon", type=float, default=1.0, help="total budget")
+    parser.add_argument("--groups", type=int, default=10, metavar="Q", help="the number of groups")
+    add_renamed_option(parser, "--points", "--grid-points", type=int, default=1024, metavar="N",
+                       help="ECDF grid i/N, a power of two (1024: L = 10, eps' = eps/19); --grid-points still works")
+    parser.add_argument("--domain", metavar="SCORE=0:1[:BITS]",
+                        help="the scores' declared domain, always 0:1 (probabilities); BITS as --precision")
+    parser.add_argument("--precision", type=int, default=16, metavar="B", help="fractional bits of the scores")
+    parser.add_argument("--smoothed", action="store_true",
+                        help="boundaries on the monotone-smoothed ECDF (eq. 3) instead of the raw one")
+    parser.add_argument("--accounting", choices=("paper", "joint"), default="paper",
+                        help="paper: Theorem 2 as proved; joint: the same 8 eps' on the statistics' joint "
+                             "sensitivity, half the noise scale")
+    parser.add_argument("--seed", type=int, default=1, help="public seed of the split that fits the embedded data's "
+                        "model (1: the data of scenarios.papers.hosmer_lemeshow)")
+    parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
+    parser.add_argument("--table", metavar="PATH.csv", help="party 0 writes one row per group (docs/command_line.md)")
+    parser.add_argument("--plot", metavar="PATH.png", help="party 0 draws the calibration figure and the released "
+                        "ECDF with the boundaries (docs/command_line.md)")
     add_missing_arguments(parser)
     add_budget_arguments(parser)
     return parser

@@ -18,17 +18,7 @@ Run it with three local parties::
     python -m scenarios.rank_auc -M3 --rows 500,1000,2000   # cost at several sizes (scaling)
     python -m scenarios.rank_auc -M3 --data 'site{pid}.csv' --columns score,label --epsilon 0.5
 
-Options: --data (with '{pid}': one file per party, then no --rows), --columns SCORE,LABEL,
---domain SCORE=LO:HI[:BITS] of the score column (the bare LO:HI[:BITS] declares it too; default 0:1:16, BITS
-default 16; the secure integers' bit length follows from the domain, n and the noise; an explicit -L
-too short for the sort keys or the sums exits 2 before any row is shared), --path {auto,histogram,sort}
-(default auto: the planner's choice, printed with the modelled cost of each), --rtt MS (the network's declared
-round-trip time in milliseconds, default 0: the planner adds each path's rounds times MS / 2, so a slow network
-favours the histogram path's few rounds over the sort's many; public, the same at every party), --epsilon (the total,
-default 1), --rows N[,N...] (first N rows of the table, one run each, epsilon split evenly; an N above the
-table's number of rows stops the run), --noise {mpc,parties} (default mpc), --seed (public data split for the default data), --json PATH (a list of
-records), --missing refuse|fill and --fill C=V,... (a missing cell stops the run, the default with
---data, or takes the declared value V; no count of missing values leaves a party).
+Every option is explained by ``-h``.
 """
 from __future__ import annotations
 
@@ -79,16 +69,20 @@ def parse_options(argv: Sequence[str]) -> Options:
     from scenarios.kit.budget_run import add_budget_arguments, budget_options, pure_budget_of
 
     parser = ScenarioParser(prog="python -m scenarios.rank_auc", description=__doc__)
-    parser.add_argument("--data", default=None)
-    parser.add_argument("--columns", default="score,TenYearCHD")
-    parser.add_argument("--domain", default=None)
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--rows", default=None)
-    parser.add_argument("--noise", choices=NOISE_CHOICES, default=None)
-    parser.add_argument("--path", choices=("auto", "histogram", "sort"), default="auto")
-    parser.add_argument("--rtt", type=float, default=0.0, metavar="MS")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", default=None)
+    parser.add_argument("--data", metavar="PATH", help="CSV; with '{pid}' one file per party (then no --rows)")
+    parser.add_argument("--columns", default="score,TenYearCHD", metavar="SCORE,LABEL", help="the two columns")
+    parser.add_argument("--domain", metavar="[SCORE=]LO:HI[:BITS]", help="of the score column (default 0:1:16); -L "
+                        "follows from it, n and the noise (a too short explicit -L exits 2 before any row is shared)")
+    parser.add_argument("--epsilon", type=float, default=1.0, help="the total, split evenly over the --rows runs")
+    parser.add_argument("--rows", metavar="N[,N...]", help="first N rows of the table, one run each (an N above the "
+                        "table's rows stops the run)")
+    parser.add_argument("--noise", choices=NOISE_CHOICES, help="sampled inside MPC (mpc, the default) or party shares")
+    parser.add_argument("--path", choices=("auto", "histogram", "sort"), default="auto",
+                        help="auto: the planner's choice, printed with the modelled cost of each")
+    parser.add_argument("--rtt", type=float, default=0.0, metavar="MS",
+                        help="declared network round-trip time in ms; the planner adds each path's rounds times MS / 2")
+    parser.add_argument("--seed", type=int, default=0, help="public data split for the default data")
+    parser.add_argument("--json", metavar="PATH", help="party 0 writes a list of records")
     add_missing_arguments(parser)
     add_budget_arguments(parser)
     args = parser.parse_args(list(argv))

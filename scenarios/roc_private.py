@@ -13,18 +13,7 @@ Run it with three local parties::
     python -m scenarios.roc_private -M3 --epsilon 0.5 --split disjoint --curve roc.csv --json roc.json --plot roc.png
     python -m scenarios.roc_private -M3 --data 'site{pid}.csv' --columns score,label --domain score=0:1 --budget 5
 
-Options: --data (CSV; ``{pid}`` for one file per party), --columns SCORE,LABEL (default score,TenYearCHD;
-labels 0 or 1), --domain SCORE=LO:HI (the declared score range, default 0:1, as in every job; the bare LO:HI also
-declares it, as there is one numeric column; scores outside are clipped locally),
---points N (grid of N thresholds on the domain, default 256), --epsilon (of the whole curve, default 1),
---split half|disjoint (half: epsilon/2 per class ECDF as the paper; disjoint: per class
-epsilon (L+1)/(2 ceil((L+1)/2)), the classes being disjoint rows), --smooth none|1|2 (default 2),
---seed (public split that trains the embedded model, default 0), --curve PATH (party 0: one row per threshold,
-columns threshold, positive_cumulative and negative_cumulative (each class's released noisy count of rows with a
-score at or below the threshold), tpr_raw and fpr_raw (one minus the self-normalised rates, clipped to [0, 1]),
-tpr and fpr (of the smoothed rates)), --plot PATH.png (party 0: the self-normalised ROC
-curve, raw and smoothed by --smooth, with the diagonal, each AUC in the legend, epsilon and split in the title),
---json PATH, --missing/--fill, and the budget options (--ledger, --budget, --accountant, --dataset-name).
+Every option is explained by ``-h``; the columns of ``--curve``: docs/command_line.md.
 
 Threat model: passive, static coalition of at most t < m/2 parties; it learns the two noisy count vectors
 and the parties' row counts, nothing else (no class size, no count of clipped scores or of filled cells).
@@ -81,17 +70,21 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
     from secure.intake import ColumnSpec
 
     parser = ScenarioParser(prog="python -m scenarios.roc_private", description=__doc__)
-    parser.add_argument("--data", default=None)
-    parser.add_argument("--columns", default="score,TenYearCHD")
-    parser.add_argument("--domain", default=None)
-    parser.add_argument("--points", type=int, default=256)
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--split", choices=SPLITS, default="half")
-    parser.add_argument("--smooth", choices=("none", "1", "2"), default="2")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--curve", default=None)
-    parser.add_argument("--plot", default=None, metavar="PATH.png")
-    parser.add_argument("--json", default=None)
+    parser.add_argument("--data", metavar="PATH", help="CSV; '{pid}' in PATH gives each party its own file "
+                        "(default: Framingham logistic-regression scores)")
+    parser.add_argument("--columns", default="score,TenYearCHD", metavar="SCORE,LABEL", help="labels 0 or 1")
+    parser.add_argument("--domain", metavar="[SCORE=]LO:HI", help="the declared score range (default 0:1); "
+                        "scores outside are clipped locally")
+    parser.add_argument("--points", type=int, default=256, metavar="N", help="grid of N thresholds on the domain")
+    parser.add_argument("--epsilon", type=float, default=1.0, help="of the whole curve")
+    parser.add_argument("--split", choices=SPLITS, default="half", help="half: epsilon/2 per class ECDF as the "
+                        "paper; disjoint: per class epsilon (L+1)/(2 ceil((L+1)/2)), the classes being disjoint rows")
+    parser.add_argument("--smooth", choices=("none", "1", "2"), default="2", help="the norm of the smoothing (eq. 3)")
+    parser.add_argument("--seed", type=int, default=0, help="public split that trains the embedded model")
+    parser.add_argument("--curve", metavar="PATH", help="party 0 writes one row per threshold (docs/command_line.md)")
+    parser.add_argument("--plot", metavar="PATH.png", help="party 0 draws the self-normalised ROC curve, raw and "
+                        "smoothed, with the diagonal and each AUC")
+    parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
     add_missing_arguments(parser)
     add_budget_arguments(parser)
     args = parser.parse_args(list(argv))

@@ -22,54 +22,8 @@ Run it with three local parties::
     python -m scenarios.ustat -M3 --data 'site{pid}.csv' --stat kendall --columns a,b \\
         --domain a=0:10,b=0:100 --precision 4 --budget 3 --json result.json   # --budget: the account's total
 
-Options (lower case; MPyC's own options such as -M, -I, -T, -L, --ssl work as usual):
-  --stat {kendall,gini,auc,duplicate,rand,vus}   the kernel (default kendall)
-  --data PATH       CSV with a header; '{pid}' in PATH gives each party its own file, otherwise
-                    party i keeps rows i, i+m, ... (default: embedded data)
-  --columns A[,B]   kernel columns (auc: score,label; vus: score,class; rand: two clusterings)
-  --domain C=LO:HI[:BITS[:STEP]],...  declared public domain (fractional bits, recording resolution STEP:
-                    values lie on LO, LO+STEP, ...; the grid the histogram path counts on) of numeric columns
-  --precision BITS  fractional bits for every numeric column
-  --categories 'C=A|B|...[,D=...]'  declared public category list of a categorical column (quote it:
-                    '|' is a shell pipe): duplicate's column, rand's two, auc's label (negative|positive,
-                    default 0|1), vus's class (default 0|1|2).  All numbers: matched by value; else
-                    strings matched exactly (case-sensitive).  Shared as the index in the list; a value
-                    outside stops the run at that party -- never clipped.  duplicate/rand without a list
-                    take an integer --domain C=LO:HI as the categories LO..HI
-  --other C=NAME[,D=NAME]  a declared bucket NAME for every value outside C's list (one category)
-  --epsilon E       privacy budget (default 1); --delta D  (default 0): with the default in-MPC noise the
-                    budget of its truncation (0: delta_s <= 2^-40 per released sum); with --noise parties
-                    0 = pure DP (discrete Laplace shares), else binomial party noise; a pure --budget (or an
-                    existing pure account) switches the default noise to party noise
-  --pairs auto|all|N|Kn  which tuples: auto (default) computes the complete statistic (all tuples) when the
-                    cost model says it is no slower than |E| = 2n sampled tuples, else samples 2n; all: the
-                    complete statistic (no sampling error); N or Kn (like 8n): |E| sampled tuples
-  --path {auto,histogram,sort,tuples}  how (default auto: the cost model chooses from public parameters and
-                    prints the modelled cost of every path): histogram = each party counts its rows on the
-                    declared grid, secure sums and products of the counts, no comparison (all six kernels and
-                    any degree-2 kernel); sort = one secure sort, rank sums (auc, gini); tuples = the kernel on
-                    each tuple (Pi_U-MPC)
-  --rtt MS          the network's round-trip time in milliseconds, declared (default 0: local parties); the
-                    cost model adds each path's communication rounds times MS / 2, so on a slow network auto
-                    prefers the path with fewer rounds (the histogram's ~12 over the sort's ~100 log^2 n);
-                    public, the same at every party; the plan line prints the rtt used
-  --sampling {balanced,uniform,bernoulli}          tuple sampler (default balanced)
-  --clip {local,secure}                             clip to the domain at each party or inside MPC
-  --missing {refuse,fill}  a missing cell stops the run (default with --data) or takes the column's
-                    declared fill value (default with the embedded data: scenarios/data/domains.json)
-  --fill C=V,...    declared public fill value per column (inside its domain, or one of its categories);
-                    giving --fill turns on --missing fill (repeat it or list several C=V)
-  --seed S          public seed for the tuples (default: a joint seed every party contributes to)
-  --delegate-noise F:H  threat model M_HF: only a random subgroup Z of size ceil(log F / log(1 - H))
-                    draws the noise (failure probability F, honest fraction H); Z comes from fresh joint
-                    randomness of the run that every party contributes to, never from --seed;
-                    party noise (implies --noise parties); (epsilon, delta + F)-DP, recorded as such
-  --noise {mpc,parties}  mpc (default): one discrete Laplace sampled inside MPC from joint secret
-                    random bits: nobody knows the noise, variance of a single DLap (no m/(m-t));
-                    (epsilon, delta_s)-DP with delta_s <= 2^-40 from truncation (with --delta D: <= D).
-                    parties: each party adds coalition-calibrated Polya shares (x m/(m-t) variance)
-  --mpc-noise       the same as --noise mpc (kept for old command lines)
-  --json PATH       party 0 writes the result record there
+Every option is explained by ``-h``; the category, missing-value and budget options in
+docs/command_line.md.
 """
 from __future__ import annotations
 
@@ -102,26 +56,47 @@ STAT_DEFAULTS: dict[str, tuple[str, tuple[str, ...]]] = {
 def build_parser() -> ScenarioParser:
     """The option parser of this scenario (MPyC's options are removed before it runs)."""
     parser = ScenarioParser(prog="python -m scenarios.ustat", description=__doc__)
-    parser.add_argument("--stat", choices=sorted(STAT_DEFAULTS), default="kendall")
-    parser.add_argument("--data", default=None)
-    parser.add_argument("--columns", default=None)
-    parser.add_argument("--domain", default=None)
-    parser.add_argument("--precision", type=int, default=None)
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--delta", type=float, default=0.0)
-    parser.add_argument("--pairs", default="auto")
-    parser.add_argument("--path", choices=("auto", "histogram", "sort", "tuples"), default="auto")
-    parser.add_argument("--rtt", type=float, default=0.0, metavar="MS")
-    parser.add_argument("--sampling", default="balanced")
-    parser.add_argument("--clip", choices=("local", "secure"), default="local")
+    parser.add_argument("--stat", choices=sorted(STAT_DEFAULTS), default="kendall", help="the kernel")
+    parser.add_argument("--data", metavar="PATH", help="CSV with a header; '{pid}' in PATH gives each party its own "
+                        "file, otherwise party i keeps rows i, i+m, ... (default: embedded data)")
+    parser.add_argument("--columns", metavar="A[,B]",
+                        help="kernel columns (auc: score,label; vus: score,class; rand: two clusterings)")
+    parser.add_argument("--domain", metavar="C=LO:HI[:BITS[:STEP]],...",
+                        help="declared public domain of numeric columns: fractional BITS, recording resolution "
+                             "STEP (values lie on LO, LO+STEP, ...: the grid the histogram path counts on)")
+    parser.add_argument("--precision", type=int, metavar="BITS", help="fractional bits for every numeric column")
+    parser.add_argument("--epsilon", type=float, default=1.0, help="privacy budget of the release")
+    parser.add_argument("--delta", type=float, default=0.0,
+                        help="in-MPC noise: the budget of its truncation (0: delta_s <= 2^-40 per released sum); "
+                             "--noise parties: 0 = pure DP (discrete Laplace shares), else binomial party noise")
+    parser.add_argument("--pairs", default="auto", metavar="auto|all|N|Kn",
+                        help="which tuples: auto = all tuples when the cost model finds it no slower than 2n "
+                             "sampled ones, else 2n; all = the complete statistic; N or Kn (like 8n) sampled tuples")
+    parser.add_argument("--path", choices=("auto", "histogram", "sort", "tuples"), default="auto",
+                        help="auto: the cost model chooses and prints every path's cost; histogram: counts on the "
+                             "declared grid, no comparison; sort: one secure sort, rank sums (auc, gini); tuples: "
+                             "the kernel on each tuple (Pi_U-MPC)")
+    parser.add_argument("--rtt", type=float, default=0.0, metavar="MS",
+                        help="declared network round-trip time in ms (0: local parties); the cost model adds each "
+                             "path's rounds times MS / 2, so auto prefers fewer rounds on a slow network")
+    parser.add_argument("--sampling", default="balanced", metavar="{balanced,uniform,bernoulli}",
+                        help="tuple sampler")
+    parser.add_argument("--clip", choices=("local", "secure"), default="local",
+                        help="clip to the domain at each party or inside MPC")
     add_missing_arguments(parser)
     add_category_arguments(parser)
     add_budget_arguments(parser)
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--delegate-noise", default=None)
-    parser.add_argument("--noise", choices=NOISE_CHOICES, default=None)
-    parser.add_argument("--mpc-noise", action="store_true")
-    parser.add_argument("--json", default=None)
+    parser.add_argument("--seed", type=int, help="public seed for the tuples "
+                        "(default: a joint seed every party contributes to)")
+    parser.add_argument("--delegate-noise", metavar="F:H",
+                        help="threat model M_HF: a random subgroup of ceil(log F / log(1 - H)) parties, drawn from "
+                             "fresh joint randomness (never --seed), draws party noise; (epsilon, delta + F)-DP")
+    parser.add_argument("--noise", choices=NOISE_CHOICES,
+                        help="mpc (default): one discrete Laplace sampled inside MPC, known to nobody; parties: each "
+                             "party adds coalition-calibrated Polya shares (x m/(m-t) variance); a pure budget "
+                             "switches the default to parties")
+    parser.add_argument("--mpc-noise", action="store_true", help="the same as --noise mpc (old command lines)")
+    parser.add_argument("--json", metavar="PATH", help="party 0 writes the result record there")
     return parser
 
 

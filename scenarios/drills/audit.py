@@ -3,15 +3,14 @@
 Each case runs worst-case neighbouring datasets many times on the simulated path; :func:`dp.audit.engine.audit`
 bounds the privacy loss from below (Clopper-Pearson, Bonferroni over the cases run).  Mechanisms must pass,
 the controls (e.g. Polya noise calibrated with 1/m while t parties are corrupt) must fail (docs/drills.md).
-Party 0 audits; with ``-M3`` the others only agree on the parameters and the audit seed::
+Party 0 audits; with ``-M3`` the others agree on the parameters and the seed::
 
     python -m scenarios.drills.audit                      # every case, its recommended sample size x 5
     python -m scenarios.drills.audit --quick              # every case at its minimal sample size (CI)
     python -m scenarios.drills.audit --list               # the cases, with what each audits
     python -m scenarios.drills.audit -M3 --case umpc-kendall-dlap-m3-t1 --samples 400000 --seed 7 --json audit.json
 
-Options: ``--case NAMES``, ``--list``, ``--samples N``, ``--quick``, ``--confidence C`` (family-wise, 0.95),
-``--seed S`` (default a joint seed, printed), ``--json PATH``, ``--results-dir DIR`` (audit.csv).  Exit 0 when
+Exit 0 when
 every mechanism passes and every control fails, 1 otherwise (one ``error:`` line), 2 on a usage error.
 
 Threat model: the adversary knows everything but one row (one user's value for local DP); for distributed
@@ -63,11 +62,14 @@ class AuditOptions:
 def build_parser() -> ScenarioParser:
     """The option parser of this scenario."""
     parser = ScenarioParser(prog="python -m scenarios.drills.audit", description=__doc__)
-    for option, kind, default in (("--case", str, None), ("--samples", int, None), ("--confidence", float, 0.95),
-                                  ("--seed", int, None), ("--json", str, None), ("--results-dir", str, None)):
-        parser.add_argument(option, type=kind, default=default)
-    parser.add_argument("--list", action="store_true")
-    parser.add_argument("--quick", action="store_true")
+    for option, kind, default, text in (
+            ("--case", str, None, "the cases to run, NAME[,NAME...] (default: all)"), ("--samples", int, None,
+             "samples per case (default: 5 x its recommended size)"), ("--confidence", float, 0.95, "family-wise"),
+            ("--seed", int, None, "audit seed (default: a joint seed, printed)"),
+            ("--json", str, None, "party 0 writes the record"), ("--results-dir", str, None, "writes audit.csv there")):
+        parser.add_argument(option, type=kind, default=default, help=text)
+    parser.add_argument("--list", action="store_true", help="the cases, with what each audits")
+    parser.add_argument("--quick", action="store_true", help="every case at its minimal sample size (CI)")
     return parser
 
 

@@ -10,10 +10,6 @@ Details: docs/drills.md.  Run it::
     python -m scenarios.drills.budget                 # full: 16 real runs off, budget 4
     python -m scenarios.drills.budget --quick         # small (for make drills: well under a minute)
 
-Options: --rows N (60), --epsilon E (per run, 1), --budget B (4; quick 3), --max-runs R (256; quick 64),
---attackers T (4000; quick 2000), --real-runs K (16; quick 4), --seed S (data split and simulation noise),
---results-dir DIR (CSV and PNG, default results/), --json PATH, --quick.
-
 Threat model: the attacker is the analyst who receives the releases (or a passive coalition of ``t < m/2``
 parties); each honest data holder's ledger refuses on its own once its budget is spent.  It protects nothing
 if a data holder deletes its own ledger (see :mod:`dp.budget.ledger`).
@@ -68,11 +64,15 @@ class DrillOptions:
 def parse_options(argv: Sequence[str]) -> DrillOptions | None:
     """Parse the options; ``None`` after ``--help``; :raise UsageError: one line."""
     parser = ScenarioParser(prog="python -m scenarios.drills.budget", description=__doc__, runs_as="launcher")
-    for option, kind, default in (("--rows", int, 60), ("--epsilon", float, 1.0), ("--budget", float, None),
-                                  ("--max-runs", int, None), ("--attackers", int, None), ("--real-runs", int, None),
-                                  ("--seed", int, 2026), ("--results-dir", str, "results"), ("--json", str, None)):
-        parser.add_argument(option, type=kind, default=default)
-    parser.add_argument("--quick", action="store_true")
+    for option, kind, default, text in (("--rows", int, 60, "Framingham rows"), ("--epsilon", float, 1.0, "per run"),
+            ("--budget", float, None, "the ledger's budget (default: 4; quick 3)"),
+            ("--max-runs", int, None, "simulated answers (default: 256; quick 64)"),
+            ("--attackers", int, None, "simulated attackers (default: 4000; quick 2000)"),
+            ("--real-runs", int, None, "real runs with the ledger off (default: 16; quick 4)"),
+            ("--seed", int, 2026, "data split and simulation noise"), ("--results-dir", str, "results", "CSV and PNG"),
+            ("--json", str, None, "writes the record")):
+        parser.add_argument(option, type=kind, default=default, help=text)
+    parser.add_argument("--quick", action="store_true", help="small sizes (for make drills)")
     try:
         args = parser.parse_args(list(argv))
     except SystemExit:

@@ -11,10 +11,6 @@ when no ``-M`` is given; ``-M1`` stops with exit 2), or five with threshold 2::
     python -m scenarios.drills.coalition -M5 -T2 --coalition 1,3 --copies 10000 --json drills.json
     python -m scenarios.drills.coalition -M3 --quick                       # small sizes, for CI
 
-Options: ``--coalition I,J,...`` (the t colluding ids; default the last t), ``--copies N`` (inputs per honest
-party and round; 4000, quick 400), ``--rows R`` (Framingham rows of the release; 60, quick 30), ``--epsilon E``
-(1), ``--seed S`` (public tuple seed; default joint), ``--quick``, ``--json PATH`` (party 0 writes it).
-
 Threat model: passive, static, ``t < m/2``; the drills act out that adversary (members hand their shares and
 noise draws to one of them).  Only for the exactness checks do the honest parties disclose their inputs and
 draws to that party, after the attack.
@@ -89,10 +85,14 @@ class Options:
 def build_parser() -> ScenarioParser:
     """The option parser of this scenario (MPyC's options are removed before it runs)."""
     parser = ScenarioParser(prog="python -m scenarios.drills.coalition", description=__doc__)
-    for option, kind, default in (("--coalition", str, None), ("--copies", int, None), ("--rows", int, None),
-                                  ("--epsilon", float, 1.0), ("--seed", int, None), ("--json", str, None)):
-        parser.add_argument(option, type=kind, default=default)
-    parser.add_argument("--quick", action="store_true")
+    for option, kind, default, text in (
+            ("--coalition", str, None, "the t colluding ids I,J,... (default: the last t)"),
+            ("--copies", int, None, "inputs per honest party and round (default: 4000; quick 400)"),
+            ("--rows", int, None, "Framingham rows of the release (default: 60; quick 30)"),
+            ("--epsilon", float, 1.0, "of the release"), ("--seed", int, None, "public tuple seed (default: joint)"),
+            ("--json", str, None, "party 0 writes the record")):
+        parser.add_argument(option, type=kind, default=default, help=text)
+    parser.add_argument("--quick", action="store_true", help="small sizes, for CI")
     return parser
 
 

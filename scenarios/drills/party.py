@@ -7,9 +7,7 @@ party among honest others (every other argument goes to the scenario)::
     python -m scenarios.drills.party --crash-at kernel --data 'p{pid}.csv' --stat kendall \\
         --columns sysBP,diaBP --seed 4 -M3 -I 1 -B 40000 --no-log
 
-Drill options: ``--crash-at PHASE`` (``os._exit(137)`` on entering PHASE, like ``kill -9``), ``--freeze-at
-PHASE`` (``SIGSTOP``), ``--skip-local-clipping`` (share raw values), ``--phase-log PATH`` (one line per phase
-entered: name, bytes sent, monotonic time), ``--scenario NAME``; what each wraps: docs/drills.md.  With ``-M m``
+The drill options are explained by ``-h``; what each wraps: docs/drills.md.  With ``-M m``
 and no ``-I`` it is party 0 and launches honest parties ``1..m-1``.  A bad drill option stops every party
 with exit 2 and the same line.
 
@@ -69,11 +67,11 @@ def _phase_name(text: str, option: str = "--crash-at") -> str:
 def split_drill_options(argv: Sequence[str]) -> tuple[DrillOptions, list[str]]:
     """The drill options (``error`` set on bad usage) and the rest of the command line (for the scenario)."""
     parser = ScenarioParser(prog="python -m scenarios.drills.party", description=__doc__, add_help=False)
-    parser.add_argument("--crash-at", default=None, metavar="PHASE")
-    parser.add_argument("--skip-local-clipping", action="store_true")
-    parser.add_argument("--phase-log", default=None, metavar="PATH")
-    parser.add_argument("--freeze-at", default=None, metavar="PHASE")
-    parser.add_argument("--scenario", default="ustat", metavar="NAME")
+    parser.add_argument("--crash-at", metavar="PHASE", help="os._exit(137) on entering PHASE, like kill -9")
+    parser.add_argument("--skip-local-clipping", action="store_true", help="share raw values")
+    parser.add_argument("--phase-log", metavar="PATH", help="one line per phase entered: name, bytes sent, time")
+    parser.add_argument("--freeze-at", metavar="PHASE", help="SIGSTOP on entering PHASE")
+    parser.add_argument("--scenario", default="ustat", metavar="NAME", help="the scenario run (ustat, ecdf, rank_auc)")
     if asks_for_help(argv):  # the drill options, then the scenario's own help (printed by its run_scenario)
         parser.print_help()
         print("\nEvery other option goes to the scenario (-h/--help: show this help and the scenario's, then exit); "

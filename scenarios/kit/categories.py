@@ -1,10 +1,8 @@
 """Declared category lists on the command line: ``--categories 'C=A|B|...,D=...'`` and ``--other C=NAME``.
 
-A list of numbers is numeric, else strings matched exactly; the order is the code (for a label column, the
-role).  Without ``--other`` a value outside the list stops the run at that party with one line; with it, it
-counts as the category ``NAME``.  Which columns are categorical is fixed by the statistic; where their lists
-come from: docs/command_line.md.  Threat model: a category list is public, agreed before any data is shared;
-nothing about the values outside a list leaves the party holding them.
+A list of numbers is numeric, else strings matched exactly; the order is the code (for a label column, the role);
+which columns are categorical and where their lists come from: docs/command_line.md.  Threat model: a category
+list is public, agreed before any data is shared; nothing about the values outside a list leaves its party.
 """
 from __future__ import annotations
 
@@ -19,8 +17,10 @@ __all__ = ["add_category_arguments", "parse_categories", "parse_others", "catego
 
 def add_category_arguments(parser: Any) -> None:
     """Add ``--categories C=A|B|...[,D=...]`` and ``--other C=NAME[,D=NAME]`` (no MPyC prefix)."""
-    parser.add_argument("--categories", default=None)
-    parser.add_argument("--other", default=None)
+    parser.add_argument("--categories", metavar="'C=A|B|...[,D=...]'",
+                        help="declared public category list of a categorical column (quote it: '|' is a shell pipe); "
+                             "a value outside it stops the run at that party, never clipped (docs/command_line.md)")
+    parser.add_argument("--other", metavar="C=NAME[,D=NAME]", help="a declared bucket NAME for values outside C's list")
 
 
 def _item(text: str) -> Category:

@@ -1,24 +1,9 @@
 """What every scenario shares: launching local parties, parsing options, exit codes, printing.
 
-The command-line contract (docs/design.md):
-
-- MPyC's own options come first-class (``-M -I -P -C -T -B -L -K ...``, ``--ssl``, ``--no-*``,
-  ``--output-*``, ``--log-level``); scenario options are lower-case long options chosen so that none
-  is a prefix of an MPyC option (MPyC's parser accepts abbreviations and would swallow them).
-- ``-M m`` without ``-I``: this process becomes party 0 and launches parties ``1..m-1`` itself,
-  as ``python .../scenarios/<name>.py <same argv> -I i`` (output discarded unless ``--output-file``,
-  then ``party{m}_{i}.log``), then *waits* for them and reports a child that failed.
-- Exit codes: 0 done; 2 bad usage or bad input (one line ``error: party i: ...`` on stderr, the
-  same at every party); 1 a failure during the protocol (lost party, overflow), one line too.
-- Only exact option names: an abbreviation that MPyC's parser would expand (``--se`` for
-  ``--sec-param``) is refused, and so is an abbreviation of a scenario option.
-- Shamir's scheme needs ``2t + 1 <= m``; ``t = 0`` with ``m > 1`` hides nothing (a party's share of
-  another's input is that input) and is refused unless ``--allow-t0`` says the run is meant to
-  compute in the clear; an impossible ``-T`` exits 2 at once.
-- Local ``-M m`` runs pick free ports unless ``-B``, ``-P`` or ``-C`` is given; a launched party that
-  fails before all parties connected is reported with the first line of its error.
-- Options every scenario takes: ``--silence-limit SECONDS`` (default 60: how long a party may stay
-  silent while another waits for it, before everyone stops) and ``--allow-t0``.
+The command-line contract (docs/design.md): MPyC's options first-class, scenario options in lower case and
+never a prefix of MPyC's, exact option names only, ``-M m`` launching and waiting for parties ``1..m-1``, exit
+codes 0 / 2 (bad usage or input) / 1 (a failure in the protocol) with one ``error: party i: ...`` line,
+``t = 0`` refused unless ``--allow-t0``; the options every scenario takes: :data:`HELP_EPILOGS`.
 
 The lifecycle itself (launching, settling, exit codes, agreement) lives in :mod:`secure.launcher`,
 shared with user scripts (:func:`secure.run`); this module keeps the parsing and the printing.
@@ -29,6 +14,7 @@ import argparse
 import contextlib
 import logging
 import os
+import re
 import sys
 import textwrap
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -61,6 +47,22 @@ HELP_EPILOGS = {
 }
 
 
+def _head(doc: str) -> str:
+    """A module docstring up to the end of its first ``::`` block (the example command lines), or whole."""
+    block = re.search(r"::\n(?:[ \t]+\S.*\n|[ \t]*\n)*", doc)
+    return doc if block is None else doc[:block.end()].rstrip() + "\n"
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """The description as written; each option's help followed by its default, unless it is none or said."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default in (None, argparse.SUPPRESS) or action.default is False or "default" in text:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 class ScenarioParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` that raises :class:`UsageError` instead of exiting on bad usage.
 
@@ -69,11 +71,9 @@ class ScenarioParser(argparse.ArgumentParser):
     option that is a prefix of ours, or close to one, is named in the error (``--column`` -> did you
     mean ``--columns``?).
 
-    ``-h``/``--help`` prints the usage (every option), the ``description`` kept as written (pass the
-    module docstring, which says what each option means), the options with their ``help=`` strings,
-    and an epilog saying that ``-H`` shows MPyC's own options; then the process exits 0.
-    :func:`run_scenario` asks for that help *before* MPyC is imported, so no party is launched and
-    nothing connects.
+    ``-h``/``--help`` prints the usage, the ``description`` (the module docstring through its first ``::`` block:
+    what the program does, how to run it), every option with its ``help=`` and default, and that ``-H`` shows
+    MPyC's options; exit 0, before MPyC is imported (:func:`run_scenario`): no party is launched.
 
     :param runs_as: ``"party"`` (an MPyC party run by :func:`run_scenario`: the common options and
         MPyC's), ``"launcher"`` (launches its own local parties: the drills) or ``"tool"`` (no MPyC).
@@ -81,11 +81,11 @@ class ScenarioParser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, runs_as: str = "party", **kwargs: Any) -> None:
         kwargs["allow_abbrev"] = False
-        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        kwargs.setdefault("formatter_class", _HelpFormatter)
         kwargs.setdefault("epilog", "\n".join(textwrap.fill(part, 100) for part in HELP_EPILOGS[runs_as].split("\n")))
+        if kwargs.get("description"):
+            kwargs["description"] = _head(kwargs["description"])
         super().__init__(*args, **kwargs)
-        # the description (the module docstring) explains every option; argparse's list is the synopsis
-        self._optionals.title = "options at a glance (each is explained above)"
 
     def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                          namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:

@@ -1,7 +1,5 @@
-"""What the ECDF jobs share: their options, the declared domain and grid, and reading the one column.
-
-``scenarios.ecdf`` (§4.1) and ``scenarios.ecdf_fss`` (§4.2) of Barczewski, Mawass & Ramon take the same
-options, check them, build the query's grid and read the one column the same way -- here, once.
+"""What the ECDF jobs ``scenarios.ecdf`` (§4.1) and ``scenarios.ecdf_fss`` (§4.2) of Barczewski, Mawass & Ramon
+share: their options and checks, the declared domain and grid, and reading the one column.
 
 Threat model: none here (public, declared parameters; each party reads only its own rows, and what it
 shares about them is its verdict, :func:`secure.session.agree_verdict`).
@@ -45,27 +43,29 @@ class EcdfOptions:
 def ecdf_parser(prog: str, description: str | None) -> ScenarioParser:
     """The parser of an ECDF job with the options both take (each job adds its own)."""
     parser = ScenarioParser(prog=prog, description=description)
-    parser.add_argument("--data", default=None)
-    parser.add_argument("--columns", default="totChol", metavar="COLUMN")
-    parser.add_argument("--domain", default=None)
-    parser.add_argument("--points", type=int, default=1024)
-    parser.add_argument("--grid", choices=("uniform", "geometric"), default="uniform")
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--smooth", choices=("none", "1", "2"), default="2")
-    parser.add_argument("--quantiles", default="0.1,0.25,0.5,0.75,0.9")
-    parser.add_argument("--curve", default=None)
-    parser.add_argument("--json", default=None)
-    parser.add_argument("--plot", default=None, metavar="PATH.png")
+    parser.add_argument("--data", metavar="PATH", help="CSV with a header; '{pid}' in PATH gives each party its own "
+                        "file, otherwise party i keeps rows i, i+m, ... (default: the embedded Framingham data)")
+    parser.add_argument("--columns", default="totChol", metavar="COLUMN", help="the one column")
+    parser.add_argument("--domain", metavar="[COLUMN=]LO:HI", help="declared public grid range; values outside are "
+                        "clipped to it at their owner (default: the embedded data's declared domain)")
+    parser.add_argument("--points", type=int, default=1024, metavar="N", help="exactly N grid points, both kinds")
+    parser.add_argument("--grid", choices=("uniform", "geometric"), default="uniform", help="equal gaps or ratios")
+    parser.add_argument("--epsilon", type=float, default=1.0, help="privacy budget of the whole curve")
+    parser.add_argument("--smooth", choices=("none", "1", "2"), default="2", help="the norm of the smoothing (eq. 3)")
+    parser.add_argument("--quantiles", default="0.1,0.25,0.5,0.75,0.9", metavar="P,P,...",
+                        help="private quantiles, each with a 95 %% interval (a warning: line if noise dominates)")
+    parser.add_argument("--curve", metavar="PATH", help="party 0 writes threshold, private and smoothed values")
+    parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
+    parser.add_argument("--plot", metavar="PATH.png",
+                        help="party 0 draws the released ECDF, raw and smoothed, with the quantiles' intervals")
     add_missing_arguments(parser)
     add_budget_arguments(parser)
     return parser
 
 
 def common_query(args: argparse.Namespace, *, bits_refusal: str) -> dict[str, Any]:
-    """The query's parameters both jobs take from ``args``, checked with the usage messages of the options.
-
-    :raise UsageError: a bad budget, domain, quantile, output path or missing-value option.
-    """
+    """The query's parameters both jobs take from ``args``, checked; :raise UsageError: a bad budget, domain,
+    quantile, output path or missing-value option."""
     from dp.ecdf.tree import plan_tree_noise
     from dp.validation import check_epsilon
     from scenarios.kit.outputs import check_output_path

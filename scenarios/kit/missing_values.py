@@ -1,9 +1,7 @@
 """The missing-value options shared by the data-reading scenarios: ``--missing refuse|fill`` and ``--fill C=V,...``.
 
-``refuse`` (the default for ``--data``) stops the run at every party with one line; ``fill`` takes the declared
-public value of the column (the embedded data's from ``scenarios/data/domains.json``).  Threat model: the
-policy and fill values are public and agreed; how many cells a party filled stays at that party
-(docs/command_line.md).
+Threat model: the policy and fill values are public and agreed; how many cells a party filled stays at that
+party (docs/command_line.md).
 """
 from __future__ import annotations
 
@@ -17,8 +15,11 @@ __all__ = ["add_missing_arguments", "missing_policy", "parse_fills", "describe_p
 
 def add_missing_arguments(parser: Any) -> None:
     """Add ``--missing {refuse,fill}`` and ``--fill C=V,...`` (neither is a prefix of an MPyC option)."""
-    parser.add_argument("--missing", choices=MISSING_POLICIES, default=None)
-    parser.add_argument("--fill", action="append", default=None)  # repeated --fill accumulate
+    parser.add_argument("--missing", choices=MISSING_POLICIES, help="a missing cell stops the run (refuse, the "
+                        "default with --data) or takes the column's declared fill value (fill, the default with "
+                        "embedded data: scenarios/data/domains.json)")
+    parser.add_argument("--fill", action="append", metavar="C=V,...", help="declared public fill value per column "
+                        "(in its domain or categories); turns on --missing fill; repeated --fill accumulate")
 
 
 def parse_fills(text: str | Sequence[str] | None) -> dict[str, float | str]:
