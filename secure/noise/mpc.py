@@ -28,9 +28,6 @@ def _mpc() -> Any:
     return mpc
 
 
-# ------------------------------------------------------------------------------------------ checks
-
-
 def _check_width(width: int, name: str = "bits") -> int:
     if isinstance(width, bool) or not isinstance(width, Integral):
         raise TypeError(f"{name} must be an integer, got {width!r}")
@@ -50,14 +47,8 @@ def _check_thresholds(thresholds: Sequence[int], width: int) -> list[int]:
 
 
 def threshold_bits(thresholds: Sequence[int], width: int) -> np.ndarray:
-    """The bits of public thresholds, most significant first: an int64 array of shape ``(N, width)``.
-
-    :param thresholds: ``N`` integers in ``[0, 2**width)``.
-    :param width: bits per threshold, in ``[1, MAX_WIDTH]``.
-    :return: ``out[i, k]`` is bit ``width - 1 - k`` of ``thresholds[i]``.
-    :raise ValueError: if a threshold is out of range or ``width`` is invalid.
-    :raise TypeError: if a threshold is not an integer.
-    """
+    """The bits of ``N`` public thresholds in ``[0, 2**width)``, most significant first: an int64 ``(N, width)`` array,
+    ``out[i, k]`` bit ``width - 1 - k`` of ``thresholds[i]``."""
     w = _check_width(width, "width")
     values = _check_thresholds(thresholds, w)
     out = np.zeros((len(values), w), dtype=np.int64)
@@ -74,18 +65,9 @@ def _coefficients(tbits: np.ndarray) -> np.ndarray:
     return shifted - tbits
 
 
-# ---------------------------------------------------------------------------- plaintext reference
-
-
 def less_than_public_reference(bits: np.ndarray, thresholds: Sequence[int]) -> np.ndarray:
-    """The prefix-product formula of :func:`less_than_public` on plain 0/1 integers (a reference).
-
-    :param bits: int array of shape ``(N, w)``: the bits of ``U``, most significant first.
-    :param thresholds: ``N`` public integers in ``[0, 2**w)``.
-    :return: int64 array of ``N`` values ``[U_i < T_i]``, evaluated as
-        ``t_0 + sum_k (t_{k+1} - t_k) prod_{j <= k} e_j``.
-    :raise ValueError: if the shapes disagree, a bit is not 0/1, or a threshold is out of range.
-    """
+    """The prefix-product formula ``[U_i < T_i] = t_0 + sum_k (t_{k+1} - t_k) prod_{j <= k} e_j`` of
+    :func:`less_than_public` on plain 0/1 ``(N, w)`` bits, most significant first (a reference)."""
     u = np.asarray(bits, dtype=np.int64)
     if u.ndim != 2:
         raise ValueError(f"bits must be a 2-D array (comparisons, width), got shape {u.shape}")
@@ -99,16 +81,9 @@ def less_than_public_reference(bits: np.ndarray, thresholds: Sequence[int]) -> n
     return tbits[:, 0] + np.sum(_coefficients(tbits) * prefix, axis=1)
 
 
-# ------------------------------------------------------------------------------------------ secure
-
-
 def _tree_less_than(below: SecureArray, equal: SecureArray) -> SecureArray:
-    """``[U < T]`` per row from the digits' ``(L, E)`` pairs (docs/noise.md) by a balanced tree, most
-    significant digit first: ``ceil(log2 w)`` rounds, two products per combined pair (one at the root).
-
-    :param below: secure ``(N, w)`` array, ``t_k (1 - u_k)``; ``equal``: ``[u_k = t_k]``.
-    :return: secure ``(N,)`` array.
-    """
+    """``[U < T]`` per row from the digits' pairs ``below = t_k (1 - u_k)``, ``equal = [u_k = t_k]`` (docs/noise.md)
+    by a balanced tree: ``ceil(log2 w)`` rounds, two products per combined pair (one at the root)."""
     mpc = _mpc()
     while below.shape[1] > 1:
         width = below.shape[1]
@@ -127,29 +102,9 @@ def _tree_less_than(below: SecureArray, equal: SecureArray) -> SecureArray:
     return below[:, 0]
 
 
-def _prefix_products(equal: SecureArray) -> SecureArray:
-    """Inclusive prefix products along axis 1 by recursive doubling: ``ceil(log2 w)`` rounds."""
-    mpc = _mpc()
-    width = equal.shape[1]
-    prefix = equal
-    step = 1
-    while step < width:
-        products = mpc.np_multiply(prefix[:, step:], prefix[:, :-step])
-        prefix = mpc.np_concatenate((prefix[:, :step], products), axis=1)
-        step *= 2
-    return prefix
-
-
 def less_than_public(bits: SecureArray, thresholds: Sequence[int]) -> SecureArray:
-    """``[U_i < T_i]`` for secret bit-decomposed ``U_i`` and public ``T_i``, all rows at once. Details: docs/noise.md.
-
-    :param bits: secure array of shape ``(N, w)`` holding 0/1 values, most significant bit first
-        (the caller guarantees they are bits; fresh random bits or shared inputs).
-    :param thresholds: ``N`` public integers in ``[0, 2**w)``.
-    :return: secure array of shape ``(N,)`` with the 0/1 results.
-    :raise ValueError: if the shapes disagree or a threshold is out of range.
-    :raise TypeError: if a threshold is not an integer.
-    """
+    """``[U_i < T_i]`` for secret ``(N, w)`` bits ``U_i`` (most significant first; the caller guarantees 0/1) and
+    public ``T_i``, all rows at once: a secure ``(N,)`` array. Details: docs/noise.md."""
     mpc = _mpc()
     shape = getattr(bits, "shape", None)
     if shape is None or len(shape) != 2:
@@ -164,25 +119,9 @@ def less_than_public(bits: SecureArray, thresholds: Sequence[int]) -> SecureArra
     return _tree_less_than(tbits - bits * tbits, equal)  # t_k (1 - u_k): local
 
 
-def _active_width(thresholds: Sequence[int], width: int) -> tuple[int, list[int]]:
-    """Drop the common trailing zero bits of the nonzero thresholds: ``(width', thresholds >> z)``."""
-    nonzero = [t for t in thresholds if t]
-    if not nonzero:
-        return 0, []
-    trailing = min((t & -t).bit_length() - 1 for t in nonzero)
-    return width - trailing, [t >> trailing for t in nonzero]
-
-
 def secret_bernoulli(sectype: Any, thresholds: Sequence[int], bits: int) -> SecureArray:
-    """Secret independent ``Bernoulli(T_i / 2^bits)`` bits from fresh joint random bits. Details: docs/noise.md.
-
-    :param sectype: MPyC secure integer type of the result (e.g. ``mpc.SecInt(32)``).
-    :param thresholds: ``N >= 1`` public integers in ``[0, 2**bits)``.
-    :param bits: width of the uniform integers, in ``[1, MAX_WIDTH]``.
-    :return: secure array of shape ``(N,)``.
-    :raise ValueError: if there are no thresholds, one is out of range, or ``bits`` is invalid.
-    :raise TypeError: if ``sectype`` is not an MPyC secure integer type or a threshold not an integer.
-    """
+    """Secret independent ``Bernoulli(T_i / 2^bits)`` bits of type ``sectype`` from fresh joint random bits, one per
+    threshold (at least one): a secure ``(N,)`` array. Details: docs/noise.md."""
     mpc = _mpc()
     _check_sectype(sectype)
     width = _check_width(bits)
@@ -192,7 +131,8 @@ def secret_bernoulli(sectype: Any, thresholds: Sequence[int], bits: int) -> Secu
     active = [i for i, t in enumerate(values) if t]
     if not active:
         return sectype.array(np.zeros(len(values), dtype=np.int64))
-    narrow, reduced = _active_width(values, width)
+    trailing = min((values[i] & -values[i]).bit_length() - 1 for i in active)  # common trailing zero bits dropped
+    narrow, reduced = width - trailing, [values[i] >> trailing for i in active]
     random = mpc.np_reshape(mpc.np_random_bits(sectype, len(active) * narrow), (len(active), narrow))
     coins = less_than_public(random, reduced)
     if len(active) == len(values):
@@ -209,17 +149,8 @@ def _check_sectype(sectype: Any) -> None:
 
 
 def secret_discrete_laplace(sectype: Any, thresholds: Sequence[Sequence[int]], bits: int) -> SecureArray:
-    """``G1 - G2`` per row, with ``G = sum_j 2^j [U_j < T_j]``, sampled on secret shares. Details: docs/noise.md.
-
-    :param sectype: MPyC secure integer type of the noise (the type of the sum it is added to).
-    :param thresholds: one sequence of digit thresholds per noise value (at least one value), each
-        threshold in ``[0, 2**bits)``; at most ``sectype.bit_length - 2`` digits, so that
-        ``|G1 - G2| < 2^J`` fits the type.
-    :param bits: width of the uniform integers, in ``[1, MAX_WIDTH]``.
-    :return: secure array of shape ``(len(thresholds),)``.
-    :raise ValueError: on an empty request, too many digits, or an invalid threshold or width.
-    :raise TypeError: if ``sectype`` is not an MPyC secure integer type or a threshold not an integer.
-    """
+    """``G1 - G2`` per row of digit ``thresholds`` (at least one row, at most ``sectype.bit_length - 2`` digits so
+    that ``|G1 - G2| < 2^J`` fits), ``G = sum_j 2^j [U_j < T_j]``, sampled on secret shares. Details: docs/noise.md."""
     mpc = _mpc()
     _check_sectype(sectype)
     width = _check_width(bits)
