@@ -16,13 +16,8 @@ Curve = Union[Callable[[float], float], tuple[np.ndarray, np.ndarray]]
 
 
 def ecdf_on_grid(samples: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """The exact (noiseless) ECDF of ``samples`` on ``grid``: ``F(t) = |{x : x <= t}| / n``.
-
-    :param samples: the data, any shape (flattened), finite.
-    :param grid: strictly increasing evaluation points.
-    :return: ``F`` at each grid point, a float array of the grid's length.
-    :raise ValueError: if ``samples`` is empty or not finite, or ``grid`` is not strictly increasing.
-    """
+    """The exact (noiseless) ECDF ``F(t) = |{x : x <= t}| / n`` of finite ``samples`` (flattened) on a strictly
+    increasing ``grid``."""
     data = np.asarray(samples, dtype=float).ravel()
     if data.size == 0:
         raise ValueError("samples must contain at least one value, got none")
@@ -34,45 +29,18 @@ def ecdf_on_grid(samples: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 
 def evaluate_step(grid: np.ndarray, values: np.ndarray, points: np.ndarray | float) -> np.ndarray | float:
-    """Evaluate the step function given on ``grid`` at arbitrary ``points``. Details: docs/smoothing.md.
-
-    :param grid: strictly increasing grid points.
-    :param values: the curve on the grid (same length; need not be monotone).
-    :param points: where to evaluate; a scalar gives a float, an array an array of its shape.
-    :return: the step-function values at ``points``.
-    :raise ValueError: if the grid is not strictly increasing, lengths differ, or values are not finite.
-    """
+    """The step function of ``values`` on a strictly increasing ``grid`` at ``points`` (a scalar gives a float).
+    Details: docs/smoothing.md."""
     knots, heights = _check_curve(grid, values)
     return _evaluate(knots, heights, points)
 
 
-def inverse_ecdf(
-    curve: Curve,
-    probability: float,
-    *,
-    lower: float | None = None,
-    upper: float | None = None,
-    precision: float | None = None,
-    snap: bool = True,
-) -> float:
-    """Inverse ECDF at ``probability`` by binary search (paper Algorithm 1 on ``[lower, upper]``).
-
-    :param curve: a callable ``F(x)``, or ``(grid, values)`` of a step ECDF (read as in
-        :func:`evaluate_step`); raw or smoothed.
-    :param probability: the level ``p`` in ``[0, 1]``.
-    :param lower: left end of the search domain; default ``grid[0]`` for a grid curve, 0 for a
-        callable (the paper's domain).
-    :param upper: right end of the search domain; default ``grid[-1]`` for a grid curve, 1 for a
-        callable.
-    :param precision: the paper's ``psi``: bisection stops when ``b - a <= precision``.  Default: the
-        smallest grid spacing for a grid curve, ``(upper - lower) * 2**-40`` for a callable.
-    :param snap: for a grid curve, move the answer to the grid point found in the final interval
-        (docs/smoothing.md); ignored for a callable.
-    :return: the approximate (for a grid curve with ``snap``, exact) ``inf{x : F(x) >= p}``.
-    :raise ValueError: if ``probability`` lies outside ``[0, 1]``, ``lower >= upper``, ``precision``
-        is not positive, or the grid curve is malformed.
-    :raise TypeError: if ``curve`` is neither callable nor a ``(grid, values)`` pair.
-    """
+def inverse_ecdf(curve: Curve, probability: float, *, lower: float | None = None, upper: float | None = None,
+                 precision: float | None = None, snap: bool = True) -> float:
+    """``inf{x : F(x) >= p}`` by binary search (paper Algorithm 1 on ``[lower, upper]``, default the grid's ends or
+    ``[0, 1]`` for a callable ``F``), stopping at ``b - a <= precision`` (the paper's ``psi``; default the smallest
+    grid spacing, or ``(upper - lower) 2^-40``); ``snap`` moves a grid curve's answer to the grid point found in the
+    final interval, exact then. Details: docs/smoothing.md."""
     level = _check_probability(probability)
     function: Callable[[float], float]
     knots: np.ndarray | None = None
@@ -118,28 +86,9 @@ def inverse_ecdf(
     return _snap(knots, heights, level, a, b, a_moved, start, stop)
 
 
-def quantiles(
-    grid: np.ndarray,
-    values: np.ndarray,
-    probabilities: np.ndarray,
-    precision: float | None = None,
-    *,
-    lower: float | None = None,
-    upper: float | None = None,
-    snap: bool = True,
-) -> np.ndarray:
-    """Inverse ECDF of a grid curve at several levels, one :func:`inverse_ecdf` per level.
-
-    :param grid: strictly increasing grid points.
-    :param values: the (raw or smoothed) ECDF on the grid.
-    :param probabilities: levels in ``[0, 1]``, any shape.
-    :param precision: bisection precision ``psi`` (default: the smallest grid spacing).
-    :param lower: left end of the search domain (default ``grid[0]``).
-    :param upper: right end of the search domain (default ``grid[-1]``).
-    :param snap: snap each answer to the grid (see :func:`inverse_ecdf`).
-    :return: the quantiles, an array shaped like ``probabilities``.
-    :raise ValueError: as :func:`inverse_ecdf`.
-    """
+def quantiles(grid: np.ndarray, values: np.ndarray, probabilities: np.ndarray, precision: float | None = None, *,
+              lower: float | None = None, upper: float | None = None, snap: bool = True) -> np.ndarray:
+    """Inverse ECDF of a grid curve at every level of ``probabilities`` (shape kept), one :func:`inverse_ecdf` each."""
     knots, heights = _check_curve(grid, values)
     levels = np.asarray(probabilities, dtype=float)
     answers = [inverse_ecdf((knots, heights), float(level), lower=lower, upper=upper,

@@ -15,23 +15,12 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = [
-    "DEFAULT_SOLVERS",
-    "SmoothingError",
-    "SmoothingResult",
-    "default_solvers",
-    "smooth_ecdf",
-    "smooth_many",
-]
+__all__ = ["DEFAULT_SOLVERS", "SmoothingError", "SmoothingResult", "default_solvers", "smooth_ecdf", "smooth_many"]
 
 #: Preference order per norm before filtering by what CVXPY has installed.
-DEFAULT_SOLVERS: dict[int, tuple[str, ...]] = {
-    2: ("CLARABEL", "OSQP", "SCS"),
-    1: ("CLARABEL", "HIGHS", "SCS"),
-}
+DEFAULT_SOLVERS: dict[int, tuple[str, ...]] = {2: ("CLARABEL", "OSQP", "SCS"), 1: ("CLARABEL", "HIGHS", "SCS")}
 
-#: Options passed to a solver when it is used (tighter than some defaults, so that the repair
-#: step only ever removes round-off).
+#: Solver options, tighter than some defaults so that the repair step only ever removes round-off.
 _SOLVER_OPTIONS: dict[str, dict[str, Any]] = {
     "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
     "OSQP": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 200_000},
@@ -56,10 +45,7 @@ _ACCEPTED = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
 
 
 class SmoothingError(RuntimeError):
-    """Every solver tried for eq. (3) failed.
-
-    :ivar failures: one ``(solver, reason)`` pair per solver tried, in the order tried.
-    """
+    """Every solver tried for eq. (3) failed; ``failures`` holds ``(solver, reason)`` in the order tried."""
 
     def __init__(self, failures: Sequence[tuple[str, str]]) -> None:
         self.failures: tuple[tuple[str, str], ...] = tuple(failures)
@@ -73,21 +59,11 @@ class SmoothingError(RuntimeError):
 
 @dataclass(frozen=True)
 class SmoothingResult:
-    """Outcome of :func:`smooth_ecdf`.
-
-    :ivar subset: the evaluated grid positions B (0-based, increasing); paper index ``i = pos + 1``.
-    :ivar values: the smoothed ECDF F-acute on B: non-decreasing, inside ``[0, 1]``.
-    :ivar corrections: the node corrections nu, one per column of ``incidence`` (0 for nodes no
-        point of B touches).
-    :ivar solver: name of the solver whose solution is returned.
-    :ivar status: CVXPY status of that solve (``optimal`` or ``optimal_inaccurate``).
-    :ivar objective: ``sum |nu|^p`` at the solution.
-    :ivar seconds: wall-clock seconds of the whole call (build, canonicalisation, solve, failed
-        attempts included).
-    :ivar solver_seconds: the solver's own reported solve time, if it reports one.
-    :ivar repair: largest absolute change made by the final ``maximum.accumulate``/clip step.
-    :ivar attempts: ``(solver, outcome)`` for every solver tried, in order.
-    """
+    """Outcome of :func:`smooth_ecdf`: the smoothed ECDF ``values`` (non-decreasing, in [0, 1]) on the grid positions
+    ``subset`` B (0-based; paper index ``pos + 1``), the node ``corrections`` nu (one per column of ``incidence``, 0
+    where B touches none), the CVXPY ``status`` of the ``solver`` used, ``objective = sum |nu|^p``, wall-clock
+    ``seconds`` of the whole call, the solver's own time, ``repair`` (the largest change of the final
+    accumulate/clip step) and every ``(solver, outcome)`` tried."""
 
     subset: np.ndarray
     values: np.ndarray
@@ -102,48 +78,22 @@ class SmoothingResult:
 
 
 def default_solvers(norm: int) -> list[str]:
-    """The preference list for ``norm`` restricted to the solvers CVXPY has installed.
-
-    :param norm: 1 or 2.
-    :return: solver names, most preferred first (possibly empty).
-    :raise ValueError: if ``norm`` is not 1 or 2.
-    """
+    """The preference list for ``norm`` (1 or 2) restricted to the solvers CVXPY has installed (possibly empty)."""
     norm = _check_norm(norm)
     installed = set(cp.installed_solvers())
     return [name for name in DEFAULT_SOLVERS[norm] if name in installed]
 
 
-def smooth_ecdf(
-    noisy: np.ndarray,
-    incidence: sp.spmatrix | sp.sparray,
-    *,
-    subset: np.ndarray | None = None,
-    norm: int = 2,
-    solvers: Sequence[str] | None = None,
-    tolerance: float = 1e-6,
-    accept_inaccurate: bool = True,
-) -> SmoothingResult:
-    """Smooth a noisy tree-mechanism ECDF into a non-decreasing curve in [0, 1] (paper eq. 3). Details: docs/smoothing.md.
+def smooth_ecdf(noisy: np.ndarray, incidence: sp.spmatrix | sp.sparray, *, subset: np.ndarray | None = None,
+                norm: int = 2, solvers: Sequence[str] | None = None, tolerance: float = 1e-6,
+                accept_inaccurate: bool = True) -> SmoothingResult:
+    """Smooth a noisy tree-mechanism ECDF into a non-decreasing curve in [0, 1] (paper eq. 3, ``p = norm``).
 
-    :param noisy: the released values F-hat, either on the whole grid (length ``N``, the number of
-        rows of ``incidence``) or only on B (length ``len(subset)``, as when only the points of B
-        were evaluated, paper Sec. 4.1).
-    :param incidence: sparse ``N x nodes`` matrix; row ``i`` has a 1 at each tree node whose noise
-        grid point ``i`` carries (built by the caller).  Any scipy sparse matrix or array.
-    :param subset: the grid positions B (0-based; sorted and de-duplicated here), or ``None`` for
-        the whole grid.
-    :param norm: ``p`` in eq. (3): 2 (quadratic program) or 1 (linear program).
-    :param solvers: CVXPY solver names to try in order; ``None`` for :func:`default_solvers`.
-    :param tolerance: largest constraint violation (monotonicity, bounds) accepted from a solver
-        before it counts as failed; smaller violations are removed by the final repair step.
-    :param accept_inaccurate: accept a solution with status ``optimal_inaccurate`` (that passes the
-        constraint check) at once; if ``False``, try the remaining solvers first.
-    :return: the smoothed values on B, the corrections nu and how they were obtained.
-    :raise TypeError: if ``incidence`` is not a scipy sparse matrix or ``solvers`` is a string.
-    :raise ValueError: on inconsistent shapes, non-finite values, an empty or out-of-range subset,
-        subset rows of ``incidence`` without any node, a norm other than 1 or 2, or a non-positive
-        tolerance.
-    :raise SmoothingError: if every solver fails; it names each solver and its failure.
+    ``noisy`` is F-hat on the whole grid (the ``N`` rows of the sparse ``N x nodes`` ``incidence``: a 1 at each tree
+    node whose noise a grid point carries) or only on B (``subset``, sorted and de-duplicated here; paper Sec. 4.1).
+    ``solvers`` are tried in order (``None``: :func:`default_solvers`); a solution violating the constraints by more
+    than ``tolerance`` fails; ``accept_inaccurate=False`` tries the other solvers before an ``optimal_inaccurate``
+    one.  SmoothingError names each solver's failure.  Details: docs/smoothing.md.
     """
     started = time.perf_counter()
     norm = _check_norm(norm)
@@ -198,38 +148,16 @@ def smooth_ecdf(
     corrections = np.zeros(nodes)
     corrections[used] = solution
     objective = float(np.sum(np.abs(solution) ** norm))
-    return SmoothingResult(
-        subset=positions,
-        values=repaired,
-        corrections=corrections,
-        solver=name,
-        status=status,
-        objective=objective,
-        seconds=time.perf_counter() - started,
-        solver_seconds=solver_seconds,
-        repair=float(np.max(np.abs(repaired - corrected))) if corrected.size else 0.0,
-        attempts=tuple(attempts),
-    )
+    return SmoothingResult(subset=positions, values=repaired, corrections=corrections, solver=name, status=status,
+                           objective=objective, seconds=time.perf_counter() - started, solver_seconds=solver_seconds,
+                           repair=float(np.max(np.abs(repaired - corrected))) if corrected.size else 0.0,
+                           attempts=tuple(attempts))
 
 
-def smooth_many(
-    noisy: np.ndarray,
-    incidence: sp.spmatrix | sp.sparray,
-    *,
-    norm: int = 2,
-    tolerance: float = 1e-6,
-) -> np.ndarray:
-    """Eq. (3) on the whole grid for many curves at once (rows of ``noisy``): one problem, solved per row.
-    Details: docs/smoothing.md.
-
-    :param noisy: shape ``(R, N)``, ``N`` the rows of ``incidence``, finite.
-    :param incidence: as :func:`smooth_ecdf`.
-    :param norm: 1 or 2.
-    :param tolerance: largest constraint violation accepted from the fast solve.
-    :return: the smoothed curves, shape ``(R, N)``.
-    :raise ValueError: on a shape mismatch or non-finite values.
-    :raise SmoothingError: if every solver fails on a row.
-    """
+def smooth_many(noisy: np.ndarray, incidence: sp.spmatrix | sp.sparray, *, norm: int = 2,
+                tolerance: float = 1e-6) -> np.ndarray:
+    """Eq. (3) on the whole grid for the ``(R, N)`` curves ``noisy`` at once (arguments as :func:`smooth_ecdf`): one
+    problem, solved per row. Details: docs/smoothing.md."""
     norm = _check_norm(norm)
     curves = np.asarray(noisy, dtype=float)
     if not sp.issparse(incidence) or incidence.ndim != 2:
@@ -266,18 +194,12 @@ def smooth_many(
 
 def _build_problem(values: np.ndarray | cp.Parameter, restricted: sp.csr_array,
                    norm: int) -> tuple[cp.Problem, cp.Variable]:
-    """The CVXPY problem of eq. (3) on B, in the node corrections only.
-
-    :param values: F-hat on B, or a parameter of its size (:func:`smooth_many` solves one problem per row).
-    :param restricted: incidence rows of B, columns of the nodes B touches.
-    :param norm: 1 or 2.
-    """
+    """The CVXPY problem of eq. (3) on B in the node corrections: ``values`` F-hat on B (or a parameter of its size),
+    ``restricted`` the incidence rows of B and columns of the nodes B touches."""
     size = values.shape[0]
     variable = cp.Variable(restricted.shape[1], name="corrections")
-    constraints = [
-        restricted[[0]] @ variable >= -values[:1],
-        restricted[[size - 1]] @ variable <= 1.0 - values[size - 1:],
-    ]
+    constraints = [restricted[[0]] @ variable >= -values[:1],
+                   restricted[[size - 1]] @ variable <= 1.0 - values[size - 1:]]
     if size > 1:
         difference = sp.diags_array([-np.ones(size - 1), np.ones(size - 1)], offsets=[0, 1],
                                     shape=(size - 1, size), format="csr")
@@ -288,14 +210,8 @@ def _build_problem(values: np.ndarray | cp.Parameter, restricted: sp.csr_array,
     return cp.Problem(cp.Minimize(objective), constraints), variable
 
 
-def _solve_once(
-    problem: cp.Problem,
-    variable: cp.Variable,
-    name: str,
-    values: np.ndarray,
-    restricted: sp.csr_array,
-    tolerance: float,
-) -> tuple[str, np.ndarray, float | None] | str:
+def _solve_once(problem: cp.Problem, variable: cp.Variable, name: str, values: np.ndarray, restricted: sp.csr_array,
+                tolerance: float) -> tuple[str, np.ndarray, float | None] | str:
     """Try one solver; return ``(status, nu, solver seconds)`` or a string saying why it failed."""
     installed = cp.installed_solvers()
     if name not in installed:
@@ -315,18 +231,13 @@ def _solve_once(
     solution = np.asarray(variable.value, dtype=float).ravel()
     if not np.all(np.isfinite(solution)):
         return "non-finite solution"
-    violation = _violation(values + restricted @ solution)
+    curve = values + restricted @ solution  # violation of monotonicity and of the bounds at the ends
+    violation = max(float(np.max(-np.diff(curve), initial=0.0)), -float(curve[0]), float(curve[-1]) - 1.0, 0.0)
     if violation > tolerance:
         return f"status {status} but constraints violated by {violation:.3g} > tolerance {tolerance:g}"
     stats = problem.solver_stats
     seconds = None if stats is None or stats.solve_time is None else float(stats.solve_time)
     return status, solution, seconds
-
-
-def _violation(curve: np.ndarray) -> float:
-    """Largest violation of monotonicity and of the bounds at the ends of ``curve``."""
-    drops = float(np.max(-np.diff(curve), initial=0.0))
-    return max(drops, -float(curve[0]), float(curve[-1]) - 1.0, 0.0)
 
 
 def _check_norm(norm: int) -> int:

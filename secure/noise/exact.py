@@ -50,10 +50,7 @@ class OSBits:
 
 
 class GeneratorBits:
-    """The raw outputs of a NumPy bit generator (a seeded one in tests: reproducible on every platform).
-
-    Only :meth:`numpy.random.BitGenerator.random_raw` is used (64-bit integers), never a float method.
-    """
+    """The raw 64-bit outputs (``random_raw``, never a float method) of a NumPy bit generator: seeded in tests."""
 
     def __init__(self, generator: np.random.Generator) -> None:
         self._bitgen = generator.bit_generator
@@ -283,9 +280,7 @@ class PolyaTables:
 @lru_cache(maxsize=64)
 def polya_tables(shape: Fraction, rate: Fraction) -> PolyaTables:
     """Precompute :class:`PolyaTables` (cached; a few milliseconds)."""
-    bands = 0
-    while rate * (1 << bands) < 1:
-        bands += 1
+    bands = _bands(rate)
     factors = [exp_neg_bounds(rate * (1 << i), _WORD) for i in range(_MAX_BAND + 1)]
     tails = [_exp_bounds_fn(rate * (1 << (bands + k)), 1 << k)(_WORD) for k in range(_MAX_BAND + 1 - bands)]
     return PolyaTables(shape, rate, bands, tuple(lo for lo, _ in factors), tuple(hi for _, hi in factors),
@@ -317,16 +312,8 @@ _CHUNK = 1 << 15  # draws per vectorized batch (bounds the memory of the proposa
 
 
 def negative_binomial(shape: Fraction, rate: Fraction, count: int, source: BitSource) -> np.ndarray:
-    """``count`` exact draws of ``NB(shape, e^{-rate})``: ``pmf(k) = C(k + r - 1, k) (1 - alpha)^r alpha^k``.
-    Details: docs/noise.md.
-
-    :param shape: ``r > 0``, rational.
-    :param rate: ``gamma > 0``, rational; ``alpha = e^{-gamma}``.
-    :param count: number of draws.
-    :param source: the random bits.
-    :return: int64 array of ``count`` draws.
-    :raise OverflowError: if a draw exceeds the int64 range (probability below ``e^{-gamma 2^62}``).
-    """
+    """``count`` exact int64 draws of ``NB(r = shape, alpha = e^{-rate})`` (rationals): ``pmf(k) = C(k + r - 1, k)
+    (1 - alpha)^r alpha^k``; OverflowError past int64 (probability below ``e^{-rate 2^62}``). Details: docs/noise.md."""
     whole = shape.numerator // shape.denominator
     part = shape - whole
     total = np.zeros(count, dtype=np.int64)
