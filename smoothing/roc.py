@@ -13,16 +13,8 @@ __all__ = ["RocCurve", "roc_from_ecdfs", "trapezoid_auc", "batch_auc"]
 
 @dataclass(frozen=True)
 class RocCurve:
-    """A ROC polyline and its area.
-
-    :ivar false_positive_rate: x coordinates, sorted, starting with 0 and ending with 1 (for valid
-        ECDFs).
-    :ivar true_positive_rate: y coordinates, aligned.
-    :ivar thresholds: the threshold of each point; the added corners get the infinite threshold
-        that produces them (``+inf``/``-inf`` for ``(0, 0)``/``(1, 1)`` by default, the reverse with
-        ``positive_below``); ``nan`` everywhere when no thresholds were given.
-    :ivar auc: area under the polyline by the trapezoid rule.
-    """
+    """A ROC polyline (sorted, from ``(0, 0)`` to ``(1, 1)`` for valid ECDFs) and its trapezoid area; each point's
+    threshold, the corners the infinite one that produces them, ``nan`` when no thresholds were given."""
 
     false_positive_rate: np.ndarray
     true_positive_rate: np.ndarray
@@ -30,23 +22,10 @@ class RocCurve:
     auc: float
 
 
-def roc_from_ecdfs(
-    ecdf_positive: np.ndarray,
-    ecdf_negative: np.ndarray,
-    *,
-    thresholds: np.ndarray | None = None,
-    positive_below: bool = False,
-) -> RocCurve:
-    """ROC curve and AUC from the ECDFs of positive and negative scores on one threshold grid.
-
-    :param ecdf_positive: ``F_pos(t)`` on the grid (fraction of positives with score ``<= t``).
-    :param ecdf_negative: ``F_neg(t)`` on the same grid.
-    :param thresholds: the grid itself (strictly increasing), only carried along for the caller.
-    :param positive_below: ``True`` for the paper's convention (low score = positive).
-    :return: the sorted ROC points with ``(0, 0)`` and ``(1, 1)`` added, and the trapezoid AUC.
-    :raise ValueError: if the ECDFs differ in shape, are empty, not 1-dimensional or not finite, or
-        the thresholds do not match the grid or are not strictly increasing.
-    """
+def roc_from_ecdfs(ecdf_positive: np.ndarray, ecdf_negative: np.ndarray, *, thresholds: np.ndarray | None = None,
+                   positive_below: bool = False) -> RocCurve:
+    """ROC curve (``(0, 0)`` and ``(1, 1)`` added) and AUC from the ECDFs of positive and negative scores on one grid
+    (``thresholds``, only carried along); ``positive_below`` is the paper's convention (low score = positive)."""
     positive = _check_values(ecdf_positive, "ecdf_positive")
     negative = _check_values(ecdf_negative, "ecdf_negative")
     if positive.shape != negative.shape:
@@ -78,13 +57,7 @@ def roc_from_ecdfs(
 
 
 def trapezoid_auc(false_positive_rate: np.ndarray, true_positive_rate: np.ndarray) -> float:
-    """Area under a polyline given by its points in order, by the trapezoid rule.
-
-    :param false_positive_rate: x coordinates (in the order of the polyline).
-    :param true_positive_rate: y coordinates.
-    :return: ``sum_k (x_{k+1} - x_k) (y_k + y_{k+1}) / 2``.
-    :raise ValueError: if the coordinates differ in shape, are not 1-dimensional or not finite.
-    """
+    """Area ``sum_k (x_{k+1} - x_k) (y_k + y_{k+1}) / 2`` under a polyline given by its points in order."""
     x = _check_values(false_positive_rate, "false_positive_rate")
     y = _check_values(true_positive_rate, "true_positive_rate")
     if x.shape != y.shape:
@@ -102,12 +75,8 @@ def _check_values(values: np.ndarray, name: str) -> np.ndarray:
 
 
 def batch_auc(ecdf_positive: np.ndarray, ecdf_negative: np.ndarray, *, positive_below: bool = False) -> np.ndarray:
-    """The AUC of :func:`roc_from_ecdfs` for many curve pairs at once (rows), vectorised. Details: docs/smoothing.md.
-
-    :param ecdf_positive: ``F_pos`` on the grid, shape ``(R, N)``; ``ecdf_negative`` the same shape.
-    :return: the ``R`` areas.
-    :raise ValueError: on shapes or non-finite values.
-    """
+    """The AUC of :func:`roc_from_ecdfs` for ``R`` curve pairs at once (``(R, N)`` rows), vectorised.
+    Details: docs/smoothing.md."""
     positive = np.asarray(ecdf_positive, dtype=float)
     negative = np.asarray(ecdf_negative, dtype=float)
     if positive.ndim != 2 or positive.shape != negative.shape or positive.shape[1] == 0:
