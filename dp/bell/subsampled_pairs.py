@@ -23,42 +23,20 @@ from secure.intake import ColumnSpec, FixedPointRows
 from secure.kernels import Kernel
 from secure.noise.party import polya_difference
 
-__all__ = [
-    "SubsampledPairsQuery",
-    "check_pair_rows",
-    "stack_party_rows",
-    "permutation_pairs",
-    "pairs_for",
-    "plans_for_pairs",
-    "pair_slack",
-    "party_pair_draws",
-    "SubsampledRelease",
-    "PAIR_UNCERTAINTY",
-    "pair_sampling_error_bound",
-    "SubsampledSimulation",
-    "simulate_subsampled",
-    "run_secure_subsampled",
-]
+__all__ = ["SubsampledPairsQuery", "check_pair_rows", "stack_party_rows", "permutation_pairs", "pairs_for",
+           "plans_for_pairs", "pair_slack", "party_pair_draws", "SubsampledRelease", "PAIR_UNCERTAINTY",
+           "pair_sampling_error_bound", "SubsampledSimulation", "simulate_subsampled", "run_secure_subsampled"]
 
 _TAIL_BITS = 41  # an opened value leaves its range with probability < 2**-40 (union over pairs)
 _PAIRS_PER_BATCH = 1 << 16  # pairs per secure kernel call, as dp.umpc.protocol.TUPLES_PER_BATCH
 _ENTRIES_PER_CHUNK = 1 << 21  # simulated noise entries held at once
 
 
-# ----------------------------------------------------------------------------------------- query
-
-
 @dataclass(frozen=True)
 class SubsampledPairsQuery(KernelColumns):
-    """What the parties agree to compute and release with the subsampled-pairs protocol.
-
-    :param kernel: a degree-2 kernel from :mod:`secure.kernels` (one output, or a ratio of two).
-    :param specs: declared domain and precision of each kernel column, in kernel order.
-    :param epsilon: budget of the whole release (pure DP; split evenly over the kernel's outputs,
-        then ``epsilon_out / P`` per pair).
-    :param permutations: ``P``, the number of public permutations of the rows.
-    :raise ValueError: on any invalid parameter, with a plain message.
-    """
+    """What the parties agree to compute and release with the subsampled-pairs protocol: a degree-2 kernel (one
+    output or a ratio of two), its columns' specs, the pure-DP ``epsilon`` of the whole release (split evenly over
+    the outputs, then ``epsilon_out / P`` per pair) and ``P = permutations`` public permutations of the rows."""
 
     kernel: Kernel
     specs: tuple[ColumnSpec, ...]
@@ -89,28 +67,15 @@ class SubsampledPairsQuery(KernelColumns):
 
 
 def check_pair_rows(rows: int) -> int:
-    """``rows`` if a degree-2 kernel has a pair among them (``rows >= 2``).
-
-    :raise ValueError: fewer than 2 rows over all parties.
-    """
+    """``rows`` if a degree-2 kernel has a pair among them (``rows >= 2``), else ValueError."""
     if rows < 2:
         raise ValueError(f"need at least 2 rows over all parties for a degree-2 kernel, got {rows}")
     return rows
 
 
-# ----------------------------------------------------------------------------------------- pairs
-
-
 def permutation_pairs(rows: int, permutations: int, generator: np.random.Generator) -> np.ndarray:
-    """The pairs of ``P`` independent uniform permutations: positions ``(2i, 2i+1)`` of each.
-
-    :param rows: ``n``, at least 2.
-    :param permutations: ``P``, at least 1.
-    :param generator: the public generator (:func:`secure.public_randomness.public_generator`).
-    :return: int64 array ``(P * floor(n/2), 2)``, each pair sorted ascending, permutation by
-        permutation (block ``p`` holds the ``floor(n/2)`` disjoint pairs of ``sigma_p``).
-    :raise ValueError: if ``rows < 2`` or ``permutations < 1``.
-    """
+    """The pairs ``(2i, 2i+1)`` of ``P`` independent uniform permutations of ``n >= 2`` rows from the public
+    ``generator``: an int64 ``(P * floor(n/2), 2)`` array, pairs ascending, permutation by permutation."""
     check_positive_int(permutations, "number of permutations P")
     check_pair_rows(int(rows))
     half = rows // 2
@@ -126,35 +91,25 @@ def pairs_for(query: SubsampledPairsQuery, rows: int, seed: int) -> np.ndarray:
 
 
 def plans_for_pairs(query: SubsampledPairsQuery, parties: int, threshold: int) -> list[NoisePlan]:
-    """Per output, the noise plan of **each pair**: sensitivity ``P * Delta_f``, budget ``epsilon_out``.
-    Details: docs/ldp.md.
-    """
+    """Per output, the noise plan of **each pair**: sensitivity ``P * Delta_f``, budget ``epsilon_out`` (docs/ldp.md)."""
     return [plan_party_laplace(output, max_degree=query.permutations, epsilon=query.output_epsilon,
                                parties=parties, threshold=threshold) for output in query.outputs]
 
 
 def pair_slack(plan: NoisePlan, pairs: int) -> int:
-    """Bound on ``|total noise|`` of every one of ``pairs`` opened values, failing w.p. < ``2**-40``. Details: docs/ldp.md.
-    """
+    """Bound on ``|total noise|`` of every one of ``pairs`` opened values, failing w.p. < ``2**-40`` (docs/ldp.md)."""
     bits = _TAIL_BITS + max(0, math.ceil(math.log2(max(pairs, 1))))
     return polya_tail_bound(plan.alpha, plan.parties / (plan.parties - plan.threshold), bits)
 
 
 def party_pair_draws(plan: NoisePlan, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
-    """One party's per-pair noise: ``size`` differences of ``Polya(1/(m-t), alpha)`` (OS randomness). Details: docs/ldp.md.
-    """
+    """One party's per-pair noise: ``size`` differences of ``Polya(1/(m-t), alpha)`` (OS randomness; docs/ldp.md)."""
     draws = polya_difference(plan.shape, size=size, rng=rng, log_alpha=-plan.epsilon / plan.sensitivity)
     return np.asarray(draws, dtype=np.int64)
 
 
-def _noise_std_of_average(query: SubsampledPairsQuery, count: int, plans: Sequence[NoisePlan]) -> list[float]:
-    """Per output: standard deviation of the noise in the average over ``count`` pairs (statistic units)."""
-    return [math.sqrt(plan.variance / count) / out.scale for out, plan in zip(query.outputs, plans)]
-
-
 def _estimate_std(query: SubsampledPairsQuery, count: int, plans: Sequence[NoisePlan], sums: Sequence[float]) -> float:
-    """Standard deviation of the estimate due to the noise, given the pairs. Details: docs/ldp.md.
-    """
+    """Standard deviation of the estimate due to the noise, given the pairs (docs/ldp.md)."""
     outputs = query.outputs
     if len(outputs) == 1:
         return math.sqrt(plans[0].variance / count) / outputs[0].scale
@@ -183,13 +138,9 @@ def stack_party_rows(query: SubsampledPairsQuery, rows_by_party: Sequence[np.nda
                       for rows in rows_by_party])
 
 
-# ------------------------------------------------------------------------------------------- release
-
-
 @dataclass
 class SubsampledRelease:
-    """What the aggregator (party 0) obtains from :func:`run_secure_subsampled`. Details: docs/ldp.md.
-    """
+    """What the aggregator (party 0) obtains from :func:`run_secure_subsampled` (docs/ldp.md)."""
 
     statistic: str
     estimate: float
@@ -254,9 +205,7 @@ PAIR_UNCERTAINTY = ("DP noise (noise_std) and the sampling of the pairs, P rando
 
 def pair_sampling_error_bound(query: SubsampledPairsQuery, rows: int, pairs: np.ndarray,
                               sums: Sequence[float]) -> float:
-    """One sd of the pair-sampling error ``U_pairs - U`` (all-pairs U), bounded from public values only.
-    Details: docs/ldp.md.
-    """
+    """One sd of the pair-sampling error ``U_pairs - U`` (all-pairs U), bounded from public values only (docs/ldp.md)."""
     first = query.outputs[0]
     spread = ((first.high - first.low) / first.scale) ** 2 / 4.0
     variance = design_factor(np.asarray(pairs, dtype=np.int64), rows) * spread
@@ -268,20 +217,10 @@ def pair_sampling_error_bound(query: SubsampledPairsQuery, rows: int, pairs: np.
     return math.sqrt(variance / min(1.0, share))
 
 
-# ----------------------------------------------------------------------------------------- simulated
-
-
 @dataclass
 class SubsampledSimulation:
-    """Result of :func:`simulate_subsampled`.
-
-    :ivar estimates: the aggregator's estimate in each run, ``(runs,)``.
-    :ivar exact_on_pairs: the noiseless estimate on each run's pairs, ``(runs,)``.
-    :ivar pairs: the pairs of run 0 (those of the secure path with the same seed).
-    :ivar pair_values: noiseless kernel outputs of run 0's pairs, ``(outputs, pairs)``.
-    :ivar noisy_values: what the aggregator sees in run 0, ``(outputs, pairs)``.
-    :ivar plans: per-pair noise plan of each output.
-    """
+    """Result of :func:`simulate_subsampled`: per run the estimate and the noiseless one on its pairs; run 0's pairs
+    (the secure path's with the same seed), their clean and noisy ``(outputs, pairs)`` values; the per-pair plans."""
 
     estimates: np.ndarray
     exact_on_pairs: np.ndarray
@@ -294,19 +233,10 @@ class SubsampledSimulation:
 def simulate_subsampled(query: SubsampledPairsQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int,
                         seed: int, runs: int = 1, resample_pairs: bool = False, noise: np.ndarray | None = None,
                         noise_rng: np.random.Generator | None = None) -> SubsampledSimulation:
-    """Run the subsampled-pairs protocol in one process (NumPy), ``runs`` times, vectorized.
-
-    :param rows_by_party: each party's rows (floats, kernel column order), as they would hold them;
-        they are stacked party by party, as :func:`secure.intake.share_rows` does.
-    :param threshold: ``t``; the number of parties ``m`` is ``len(rows_by_party)``.
-    :param seed: the public seed; run ``r`` uses public seed ``seed + r`` if ``resample_pairs``,
-        else every run uses ``seed`` (same pairs, fresh noise).  Run 0 has the secure path's pairs.
-    :param runs: number of independent runs.
-    :param resample_pairs: draw fresh permutations in every run (Monte Carlo over the design).
-    :param noise: optional fixed per-party draws, int array ``(runs, outputs, parties, pairs)``.
-    :param noise_rng: generator for the draws (tests only; default: OS randomness).
-    :raise ValueError: too few rows, or ``noise`` of the wrong shape.
-    """
+    """Run the subsampled-pairs protocol in one process (NumPy), ``runs`` times, vectorized, on each party's rows
+    (stacked as :func:`secure.intake.share_rows` does).  Run ``r`` uses public seed ``seed + r`` if
+    ``resample_pairs``, else ``seed`` (same pairs, fresh noise); ``noise`` fixes the per-party draws
+    ``(runs, outputs, parties, pairs)``, ``noise_rng`` seeds them (tests; default OS randomness)."""
     check_positive_int(runs, "runs")
     parties = len(rows_by_party)
     check_parties(parties, threshold)
@@ -353,28 +283,18 @@ def simulate_subsampled(query: SubsampledPairsQuery, rows_by_party: Sequence[np.
     return SubsampledSimulation(estimates, exact, first, first_values, first_noisy, plans)
 
 
-# -------------------------------------------------------------------------------------------- secure
-
-
 PairNoiseSource = Callable[[NoisePlan, int, int], np.ndarray]
 
 
 async def run_secure_subsampled(query: SubsampledPairsQuery, fixed: FixedPointRows, *, seed: int | None = None,
                                 missing: str = "refuse", noise_source: PairNoiseSource | None = None,
                                 receivers: Sequence[int] = (0,)) -> SubsampledRelease | None:
-    """Run the subsampled-pairs protocol on the MPyC runtime; every party calls this with its own rows. Details: docs/ldp.md.
+    """Run the subsampled-pairs protocol on the MPyC runtime; every party calls this with its own prepared rows.
 
-    :param query: the agreed query (parameters already compared across parties).
-    :param fixed: this party's rows from :meth:`SubsampledPairsQuery.prepare` (verdict already shared).
-    :param seed: public seed; ``None`` draws a joint seed to which every party contributes.
-    :param missing: the agreed missing-value policy (``refuse`` or ``fill``), named in the record.
-        No count of clipped or missing values leaves this party (docs/design.md: only row counts are public).
-    :param noise_source: ``f(plan, output_index, pairs) -> int vector`` of this party's draws;
-        default OS randomness.  Tests pass fixed draws to compare with :func:`simulate_subsampled`.
-    :param receivers: the parties that learn the per-pair noisy values (default: the aggregator, 0).
-    :return: the release at receivers, ``None`` elsewhere.
-    :raise secure.session.InputError: too few rows, or ``-L`` too short for the comparisons.
-    :raise secure.session.ProtocolFailure: an opened value outside its range (wrap-around).
+    ``seed=None`` draws a joint public seed; ``missing`` (the agreed policy) is only named in the record, no count
+    of clipped or missing values leaves the party; ``noise_source(plan, output_index, pairs)`` replaces this
+    party's OS draws (tests); ``receivers`` learn the per-pair noisy values and get the release, others ``None``.
+    InputError on too few rows or a short ``-L``, ProtocolFailure on a wrapped-around opening.  Details: docs/ldp.md.
     """
     from mpyc.runtime import mpc
 
@@ -435,7 +355,8 @@ async def run_secure_subsampled(query: SubsampledPairsQuery, fixed: FixedPointRo
         epsilon=query.epsilon, n=rows, pairs=count, permutations=query.permutations, parties=parties,
         threshold=threshold, max_degree=max_degree(pairs, rows),
         pair_epsilon=query.output_epsilon / query.permutations,
-        mechanism=plans[0].mechanism, noise_std=_noise_std_of_average(query, count, plans),
+        mechanism=plans[0].mechanism,
+        noise_std=[math.sqrt(plan.variance / count) / out.scale for out, plan in zip(query.outputs, plans)],
         estimate_std=_estimate_std(query, count, plans, sums), noisy_sums=sums, noisy_values=noisy_values,
         seconds=sum(cost.seconds for cost in phases.values()),
         bytes_sent=sum(cost.bytes_sent for cost in phases.values()),
