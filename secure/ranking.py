@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["twice_mann_whitney", "sorting_stages", "sorting_network_size", "sort_by_stages", "sort_at_bits", "sorted_auc_sums", "compact_bit_length",
-           "sorted_gini_sum", "sorted_auc_sums_plain", "sorted_gini_sum_plain", "SortCost", "sort_costs"]
+__all__ = ["twice_mann_whitney", "sorting_stages", "sorting_network_size", "sort_by_stages", "sort_at_bits",
+           "sorted_auc_sums", "compact_bit_length", "sorted_gini_sum", "sorted_auc_sums_plain", "sorted_gini_sum_plain", "SortCost", "sort_costs"]
 
 SecureInt = Any  # an MPyC secure integer (e.g. SecInt32), as returned by ``mpc.np_sum``
 
@@ -50,10 +50,7 @@ def _positions_with_bit(limit: int, bit: int, value: int) -> int:
 def sorting_network_size(n: int) -> tuple[int, int]:
     """``(comparators, stages)`` of the network :func:`sorting_stages` builds (Batcher's odd-even merge sort in
     Knuth's formulation, TAOCP vol. 3, 5.2.2, Algorithm M, as in ``mpc.np_sort``), without building it.
-    Details: docs/secure_layer.md.
-
-    :raise ValueError: ``n`` negative.
-    """
+    Details: docs/secure_layer.md."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
     if n <= 1:
@@ -72,17 +69,10 @@ def sorting_network_size(n: int) -> tuple[int, int]:
 
 async def sort_by_stages(a: Any, key: Callable[[Any], Any], *, task: str = "secure sort",
                          ahead: int = 8, bits: int | None = None) -> Any:
-    """``mpc.np_sort(a, axis=-1, key=key)`` by the same network, reporting ``task``'s progress
-    (stages computed of all) through :func:`secure.meter.report_progress`.
-
-    :param a: secure array, sorted along its last axis.
-    :param key: secure array -> the secure keys to compare (same shape rules as for ``mpc.np_sort``).
-    :param ahead: stages scheduled ahead of the one awaited (MPyC overlaps their rounds).
-    :param bits: signed bit length of the keys' differences (``-2^(bits-1) <= key - key' < 2^(bits-1)``):
-        each comparison then costs ``bits`` random bits instead of the type's full bit length
-        (``mpc.np_sgn(..., l=bits, LT=True)``).  ``None``: the type's bit length, as ``mpc.np_sort``.
-    :raise ValueError: ``bits`` not in ``[2, bit length of the type]``.
-    """
+    """``mpc.np_sort(a, axis=-1, key=key)`` by the same network, reporting ``task``'s progress through
+    :func:`secure.meter.report_progress`, ``ahead`` stages scheduled ahead of the one awaited.  ``bits``, the signed
+    bit length of the keys' differences (``-2^(bits-1) <= key - key' < 2^(bits-1)``), makes each comparison cost
+    ``bits`` random bits (``mpc.np_sgn(..., l=bits, LT=True)``); ``None``: the type's, as ``mpc.np_sort``."""
     from mpyc.runtime import mpc
 
     from secure.meter import report_progress
@@ -111,13 +101,8 @@ async def sort_by_stages(a: Any, key: Callable[[Any], Any], *, task: str = "secu
 
 
 async def twice_mann_whitney(scores: Any, labels: Any) -> tuple[Any, Any]:
-    """``2 U`` (pairs positive > negative count 2, ties 1) and the number of positives, both secret.
-    Details: docs/secure_layer.md.
-
-    :param scores: secure integer array of fixed-point scores, shape ``(n,)``.
-    :param labels: secure integer array of 0/1 labels, shape ``(n,)``.
-    :return: ``(2U, P)`` as secure integers.
-    """
+    """``(2U, P)``, secret: pairs positive > negative count 2, ties 1, of secure ``(n,)`` fixed-point ``scores`` and
+    0/1 ``labels``; ``P`` the number of positives. Details: docs/secure_layer.md."""
     from mpyc.runtime import mpc
 
     negatives_first = mpc.np_stack([2 * scores + labels, labels])        # on a tie, label 0 sorts first
@@ -145,14 +130,8 @@ def _check_bits(bits: int, bit_length: int) -> None:
 
 
 async def sort_at_bits(a: Any, key_row: int, *, bits: int, task: str = "secure sort", ahead: int = 8) -> Any:
-    """Sort the columns of a secure ``(rows, n)`` array by row ``key_row``, comparing at ``bits`` bits.
-    Details: docs/secure_layer.md.
-
-    :param a: secure array of shape ``(rows, n)`` (or ``(..., rows, n)``).
-    :param key_row: the row holding the keys.
-    :param bits: signed bit length of key differences: ``-2^(bits-1) <= key - key' < 2^(bits-1)``.
-    :raise ValueError: ``bits`` outside ``[2, bit length of the type]`` or ``key_row`` not a row.
-    """
+    """Sort the columns of a secure ``(..., rows, n)`` array by row ``key_row``, comparing at ``bits`` bits (as
+    :func:`sort_by_stages`). Details: docs/secure_layer.md."""
     if not 0 <= key_row < a.shape[-2]:
         raise ValueError(f"key_row must lie in [0, {a.shape[-2] - 1}], got {key_row}")
     return await sort_by_stages(a, lambda block: block[..., key_row:key_row + 1, :], task=task, ahead=ahead,
@@ -175,8 +154,7 @@ def _compact_type(sectype: Any, bit_length: int) -> Any:
 
 
 def _convert(a: Any, sectype: Any) -> Any:
-    """A 1-D secure integer array as an array of ``sectype`` (values must fit both types). Details: docs/secure_layer.md.
-    """
+    """A 1-D secure integer array as an array of ``sectype`` (values must fit both types). Details: docs/secure_layer.md."""
     from mpyc.runtime import mpc
 
     if a.sectype is sectype:
@@ -185,18 +163,9 @@ def _convert(a: Any, sectype: Any) -> Any:
 
 
 def _values_at_run_starts(values: Any, starts: Any) -> Any:
-    """For each position, ``values`` at the start of its run (segmented copy-forward, Hillis-Steele).
-
-    :param values: secure array of shape ``(n,)``.
-    :param starts: secure 0/1 array of shape ``(n - 1,)``: 1 where position ``i + 1`` starts a run
-        (position 0 always does).
-    :return: secure array of shape ``(n,)``.
-
-    State per position: ``(v, g)`` with ``g = 1`` once a run start lies in the window scanned so far and
-    ``v`` the value at the latest such start (``v = 0`` while ``g = 0``).  Doubling the window:
-    ``v <- v + (1 - g) v[i - d]``, ``g <- g + (1 - g) g[i - d]``: two secure products per position and
-    round (one vectorized multiplication), ``ceil(log2 n)`` rounds.
-    """
+    """For each position of the secure ``(n,)`` ``values``, the value at the start of its run (``starts[i] = 1`` where
+    position ``i + 1`` starts one; position 0 always does): a segmented copy-forward (Hillis-Steele),
+    ``ceil(log2 n)`` rounds of two products per position. Details: docs/secure_layer.md."""
     from mpyc.runtime import mpc
 
     n = values.shape[0]
@@ -213,17 +182,9 @@ def _values_at_run_starts(values: Any, starts: Any) -> Any:
 
 async def sorted_auc_sums(scores: Any, labels: Any, *, bits: int,
                           task: str = "secure sort") -> tuple[SecureInt, SecureInt]:
-    """``(2U, P)`` as :func:`twice_mann_whitney` (pairs positive > negative count 2, ties 1; ``P`` the
-    number of positives), by ONE secure sort and equality runs instead of two sorts. Details: docs/secure_layer.md.
-
-    :param scores: secure integer array of fixed-point scores, shape ``(n,)``, ``n >= 2``.
-    :param labels: secure integer array of 0/1 labels, shape ``(n,)``.
-    :param bits: signed bit length of key differences: keys ``2 score + label`` in
-        ``[0, 2^(bits-1))``; for scores in ``[0, 2^w)``, ``bits = w + 2``.  The secure type must hold
-        the sums (``2U <= 2 floor(n/2) ceil(n/2)``), which the caller checks.
-    :return: ``(2U, P)`` as secure integers.
-    :raise ValueError: shapes differ, fewer than 2 rows, or ``bits`` outside ``[2, bit length]``.
-    """
+    """``(2U, P)`` as :func:`twice_mann_whitney` (``n >= 2``) by ONE secure sort and equality runs instead of two
+    sorts; keys ``2 score + label`` in ``[0, 2^(bits-1))`` (scores in ``[0, 2^w)``: ``bits = w + 2``); the caller
+    checks that the type holds ``2U <= 2 floor(n/2) ceil(n/2)``. Details: docs/secure_layer.md."""
     from mpyc.runtime import mpc
 
     n = scores.shape[0]
@@ -246,14 +207,9 @@ async def sorted_auc_sums(scores: Any, labels: Any, *, bits: int,
 
 
 async def sorted_gini_sum(values: Any, *, bits: int, task: str = "secure sort") -> SecureInt:
-    """``sum over unordered pairs i < j of |x_i - x_j|`` (fixed-point units) by one secure sort.
-    Details: docs/secure_layer.md.
-
-    :param values: secure integer array of fixed-point values in ``[0, 2^(bits-1))``, shape ``(n,)``
-        (values in ``[0, 2^w)``: ``bits = w + 1``).  The secure type must hold the sum (at most
-        ``floor(n/2) ceil(n/2)`` times the value range), which the caller checks.
-    :raise ValueError: not 1-D, or ``bits`` outside ``[2, bit length]``.
-    """
+    """``sum over pairs i < j of |x_i - x_j|`` of secure ``(n,)`` fixed-point values in ``[0, 2^(bits-1))`` (values
+    in ``[0, 2^w)``: ``bits = w + 1``) by one secure sort; the caller checks that the type holds the sum.
+    Details: docs/secure_layer.md."""
     from mpyc.runtime import mpc
 
     if len(values.shape) != 1:
@@ -266,20 +222,13 @@ async def sorted_gini_sum(values: Any, *, bits: int, task: str = "secure sort") 
     return mpc.np_sum(_convert(ordered, values.sectype) * weights)
 
 
-def _check_labels(labels: Sequence[int]) -> None:
-    if any(label not in (0, 1) for label in labels):
-        raise ValueError("labels must be 0 or 1")
-
-
 def sorted_auc_sums_plain(scores: Sequence[int] | np.ndarray, labels: Sequence[int] | np.ndarray) -> tuple[int, int]:
-    """Plaintext mirror of :func:`sorted_auc_sums` (same sort key, same runs): ``(2U, P)`` as ints.
-
-    :raise ValueError: lengths differ or a label is not 0/1.
-    """
+    """Plaintext mirror of :func:`sorted_auc_sums` (same sort key, same runs): ``(2U, P)`` as ints."""
     score_list, label_list = [int(s) for s in scores], [int(label) for label in labels]
     if len(score_list) != len(label_list):
         raise ValueError(f"scores and labels must have one length, got {len(score_list)} and {len(label_list)}")
-    _check_labels(label_list)
+    if any(label not in (0, 1) for label in label_list):
+        raise ValueError("labels must be 0 or 1")
     twice_u = negatives = at_start = 0
     previous: int | None = None
     for score, label in sorted(zip(score_list, label_list), key=lambda row: 2 * row[0] + row[1]):
@@ -301,17 +250,9 @@ def sorted_gini_sum_plain(values: Sequence[int] | np.ndarray) -> int:
 
 @dataclass(frozen=True)
 class SortCost:
-    """Public counts of work of one sort-path statistic on ``n`` rows (for the planner).
-
-    :param comparisons: secure less-than tests, each at ``bits`` bits (``bits`` random bits each).
-    :param equality_tests: secure equality tests at ``bits`` bits (adjacent scores, AUC only).
-    :param products: secure products outside the comparisons (compare-exchange swaps of every
-        carried row, the run scan, the final sums; an inner product counts as one reshare each entry).
-    :param conversions: entries converted between the caller's type and the sort's shorter one (none if
-        the caller's type is not longer): one masked opening each, no products.
-    :param rounds: sequential steps (a sort stage, the equality tests, a scan round, a product layer,
-        a conversion each count one; a comparison itself takes a few communication rounds more).
-    """
+    """Public counts of work of one sort-path statistic on ``n`` rows (for the planner): less-than and equality
+    tests at ``bits`` bits, products outside them (swaps, run scan, sums), conversions to and from the sort's
+    shorter type (one masked opening each) and sequential rounds. Details: docs/secure_layer.md."""
 
     statistic: str
     n: int
@@ -324,12 +265,8 @@ class SortCost:
 
 
 def sort_costs(n: int, bits: int, *, statistic: str = "auc") -> SortCost:
-    """The public cost counts of :func:`sorted_auc_sums` (``statistic="auc"``) or
-    :func:`sorted_gini_sum` (``"gini"``) on ``n`` rows, from :func:`sorting_network_size` (``n`` only, closed
-    form: planning the sort of ``10^7`` rows builds no network).
-
-    :raise ValueError: ``n < 2``, ``bits < 2`` or an unknown statistic.
-    """
+    """The public cost counts of :func:`sorted_auc_sums` (``statistic="auc"``) or :func:`sorted_gini_sum`
+    (``"gini"``) on ``n`` rows, in closed form (planning the sort of ``10^7`` rows builds no network)."""
     if n < 2:
         raise ValueError(f"n must be at least 2, got {n}")
     if bits < 2:
