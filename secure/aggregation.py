@@ -15,7 +15,8 @@ from secure.errors import InputError
 from secure.session import ProtocolFailure, mark_stopping
 
 __all__ = ["secure_sum", "add_party_noise", "sum_party_vectors", "sum_counted_vectors", "refuse_deviating_parties",
-           "count_bits", "DEVIATING_COUNT", "NONNEGATIVE_MAX_ELEMENTS", "RHO_BITS", "SumRange", "guarded_reveal", "guarded_reveal_array"]
+           "count_bits", "DEVIATING_COUNT", "NONNEGATIVE_MAX_ELEMENTS", "RHO_BITS", "SumRange", "guarded_reveal",
+           "guarded_reveal_array"]
 
 #: what the check of :func:`sum_counted_vectors` says about a party whose count vector fails it
 DEVIATING_COUNT = "its {what} does not sum to its public row count (deviating party); nothing is released"
@@ -29,12 +30,7 @@ def secure_sum(values: Any) -> Any:
 
 
 def add_party_noise(total: Any, own_draw: int) -> Any:
-    """Add every party's secret-shared noise draw to the secure ``total``.
-
-    :param total: secure integer (the kernel sum).
-    :param own_draw: this party's integer noise draw (from :mod:`secure.noise.party`, OS randomness).
-    :return: ``total + sum of all parties' draws``, still secret.
-    """
+    """``total`` plus every party's secret-shared noise draw (this party's: ``own_draw``), still secret."""
     from mpyc.runtime import mpc
 
     sectype = type(total)
@@ -43,31 +39,18 @@ def add_party_noise(total: Any, own_draw: int) -> Any:
 
 
 def sum_party_vectors(sectype: Any, own: np.ndarray) -> Any:
-    """Every party secret-shares its own integer vector (same length everywhere); return the sum.
-    Details: docs/secure_layer.md.
-
-    :param sectype: MPyC secure integer type.
-    :param own: this party's int vector.
-    :return: secure array, the elementwise sum over all parties.
-    """
+    """Every party secret-shares its own integer vector (same length everywhere): the secure elementwise sum.
+    Details: docs/secure_layer.md."""
     from mpyc.runtime import mpc
 
     vectors = mpc.input(sectype.array(np.asarray(own, dtype=np.int64)))  # one secure array per sender
-    total = vectors[0]
-    for vector in vectors[1:]:
-        total = total + vector
-    return total
+    return sum(vectors[1:], vectors[0])
 
 
 async def refuse_deviating_parties(differences: Any, problems: Sequence[str]) -> None:
-    """Stop every party if any entry of ``differences`` is nonzero, naming the first such party.
-    Details: docs/secure_layer.md.
-
-    :param differences: secure array of shape ``(m, k)``.
-    :param problems: ``k`` texts, one per check, completing "party i: ..." (no value in them).
-    :raise InputError: at every party alike (they all open the same bits), before anything else is
-        opened: ``party i: <problem>``.
-    """
+    """Stop every party alike (InputError ``party i: <problem>``) if an entry of the secure ``(m, k)``
+    ``differences`` is nonzero, naming the first such party; ``problems`` holds the ``k`` checks' texts (no value in
+    them). Details: docs/secure_layer.md."""
     from mpyc.runtime import mpc
 
     zero = np.asarray(await mpc.np_is_zero_public(differences), dtype=bool).reshape(differences.shape)
@@ -80,22 +63,15 @@ async def refuse_deviating_parties(differences: Any, problems: Sequence[str]) ->
         raise InputError(f"party {party}: {problems[check]}{also}")
 
 
-#: largest ``cells * bits`` per party for which :func:`sum_counted_vectors` also proves its cells non-negative
-#: by default (each party then inputs ``bits`` secure bits per cell instead of one count: about that many
-#: times the input bytes; above this the sum check alone runs)
+#: largest ``cells * bits`` per party for which :func:`sum_counted_vectors` proves its cells non-negative by default
 NONNEGATIVE_MAX_ELEMENTS = 1 << 19
-
-#: the random weights of the bit check lie in ``[1, 2^RHO_BITS)``: a vector that is not all bits passes with
-#: probability at most ``2^-RHO_BITS`` (Schwartz-Zippel)
+#: the bit check's random weights lie in ``[1, 2^RHO_BITS)``: a non-bit vector passes w.p. <= ``2^-RHO_BITS``
 RHO_BITS = 40
 
 
 def count_bits(own: np.ndarray, width: int) -> np.ndarray:
-    """This party's counts as ``width`` bits each (least significant first), shape ``(cells, width)``.
-
-    :raise ValueError: a count that is negative or needs more than ``width`` bits (an honest party's
-        counts lie in ``[0, its rows]``).
-    """
+    """This party's counts as ``width`` bits each (least significant first), shape ``(cells, width)``; ValueError
+    for a count outside ``[0, 2^width)``."""
     counts = np.asarray(own, dtype=np.int64).reshape(-1)
     if counts.size and (int(counts.min()) < 0 or int(counts.max()) >= 1 << width):
         raise ValueError(f"counts must lie in [0, 2^{width}), got [{int(counts.min())}, {int(counts.max())}]")
@@ -113,18 +89,9 @@ def _proves_nonnegative(cells: int, totals: Sequence[int], sectype: Any, nonnega
 
 async def sum_counted_vectors(sectype: Any, own: np.ndarray, totals: Sequence[int], *,
                               what: str = "count vector", nonnegative: bool | None = None) -> Any:
-    """:func:`sum_party_vectors` for count vectors, refused unless each party's vector is a histogram of its rows.
-    Details: docs/secure_layer.md.
-
-    :param sectype: MPyC secure integer type.
-    :param own: this party's int vector (the same length at every party).
-    :param totals: every party's public row count (``secure.intake.exchange_counts``).
-    :param what: how the refusal names the vector ("count vector", "histogram", ...).
-    :param nonnegative: force the bit proof on or off (``None``: by size, see above).
-    :return: secure array, the elementwise sum over all parties.
-    :raise InputError: at every party, ``party i: its <what> does not sum to its public row count
-        (deviating party); nothing is released`` (or ``... has a cell that is not a count``).
-    """
+    """:func:`sum_party_vectors` for count vectors, refused (InputError naming the party and ``what``) unless each
+    party's vector sums to its public row count in ``totals`` and, with the bit proof (``nonnegative``; ``None``: up
+    to :data:`NONNEGATIVE_MAX_ELEMENTS`), has only non-negative cells. Details: docs/secure_layer.md."""
     from mpyc.runtime import mpc
 
     counts = np.asarray(own, dtype=np.int64).reshape(-1)
@@ -155,20 +122,13 @@ async def sum_counted_vectors(sectype: Any, own: np.ndarray, totals: Sequence[in
     sums = mpc.np_sum(mpc.np_stack(vectors), axis=1)
     differences = sums - np.asarray([int(t) for t in totals], dtype=np.int64)
     await refuse_deviating_parties(differences.reshape(len(vectors), 1), problems)
-    total = vectors[0]
-    for vector in vectors[1:]:
-        total = total + vector
-    return total
+    return sum(vectors[1:], vectors[0])
 
 
 @dataclass(frozen=True)
 class SumRange:
-    """Where an opened noisy sum may lie: ``[low - slack, high + slack]``.
-
-    :param low: smallest possible value of the sum without noise.
-    :param high: largest possible value of the sum without noise.
-    :param slack: bound on the noise magnitude (exceeded with negligible probability).
-    """
+    """Where an opened noisy sum may lie: ``[low - slack, high + slack]``, the noiseless sum's range widened by a
+    bound on the noise magnitude (exceeded with negligible probability)."""
 
     low: int
     high: int
@@ -182,15 +142,8 @@ class SumRange:
 
 async def guarded_reveal(noisy_sums: Sequence[Any], ranges: Sequence[SumRange],
                          receivers: Sequence[int] | None = None) -> list[int]:
-    """Open the noisy sums and check each lies in its possible range and in the secure type's range.
-
-    :param noisy_sums: secure integers to open.
-    :param ranges: their possible ranges.
-    :param receivers: parties that learn the values (default: all).
-    :return: the opened integers (at non-receivers: an empty list).
-    :raise ProtocolFailure: if a value is out of range (wrap-around or overflow); names the ``-L``
-        that would hold the range.
-    """
+    """Open the noisy sums to ``receivers`` (default all; others get ``[]``) and check each lies in its possible range
+    and the secure type's; ProtocolFailure otherwise (wrap-around), naming the ``-L`` that would hold the range."""
     from mpyc.runtime import mpc
 
     receivers = list(range(len(mpc.parties))) if receivers is None else list(receivers)
@@ -229,11 +182,7 @@ def _check_opened(values: np.ndarray, bounds: SumRange, bit_length: int) -> None
 
 
 async def guarded_reveal_array(noisy: Any, bounds: SumRange, receivers: Sequence[int] | None = None) -> np.ndarray | None:
-    """Open a secure array of noisy sums that share one possible range; check every entry.
-
-    :return: the opened int64 array at receivers, ``None`` elsewhere.
-    :raise ProtocolFailure: if an entry is out of range (see :func:`guarded_reveal`).
-    """
+    """:func:`guarded_reveal` of a secure array of noisy sums that share one range: int64 at receivers, else ``None``."""
     from mpyc.runtime import mpc
 
     receivers = list(range(len(mpc.parties))) if receivers is None else list(receivers)
