@@ -24,15 +24,11 @@ __all__ = ["SPLITS", "level_epsilon", "composed_epsilon", "HierarchyReports", "r
 
 Split = Literal["users", "budget"]
 
-#: Splitting strategies: ``users`` (each user reports at one level with the full ε) and ``budget``
-#: (each user reports at every level with a share of ε).
+#: Splitting strategies: ``users`` (one level each, the full ε) and ``budget`` (every level, a share of ε).
 SPLITS: Final[tuple[str, ...]] = ("users", "budget")
 
 _TABLE_MAX_LEVELS: Final[int] = 24
 
-
-# --------------------------------------------------------------------------------------------------
-# validation
 
 def _check_domain_size(domain_size: int) -> int:
     size = check_positive_int(domain_size, "domain_size")
@@ -41,24 +37,13 @@ def _check_domain_size(domain_size: int) -> int:
     return size
 
 
-
 def _check_split(split: str) -> Split:
     return check_choice(split, SPLITS, "split")  # type: ignore[return-value]
 
 
-def _check_level(level: int, levels: int) -> int:
-    return check_int_range(level, "level", low=0, high=levels)
-
-
-# --------------------------------------------------------------------------------------------------
-# splitting the budget across levels
-
 def composed_epsilon(level_epsilon: float, *, levels: int, delta: float = 0.0) -> float:
     """Total privacy loss of ``levels >= 1`` reports that are each ``level_epsilon``-LDP, by advanced composition
-    with ``δ`` in ``[0, 1)`` (0: basic composition).  Details: docs/ldp.md.
-
-    :raise ValueError: if a parameter is out of range.
-    """
+    with ``δ`` in ``[0, 1)`` (0: basic composition).  Details: docs/ldp.md."""
     eps0 = check_epsilon(level_epsilon)
     count = check_positive_int(levels, "levels")
     dlt = check_delta(delta)
@@ -74,10 +59,7 @@ def _advanced(eps0: float, count: int, delta: float) -> float:
 
 def level_epsilon(epsilon: float, *, levels: int, delta: float = 0.0, split: str = "users") -> float:
     """``ε_0``, the ε each report gets when a user's ``epsilon`` is split over ``α = log2 d`` levels by ``users`` or
-    ``budget`` (App. B.2.2; ``δ`` in ``[0, 1)``, 0 with ``users``).  Details: docs/ldp.md.
-
-    :raise ValueError: if a parameter is out of range.
-    """
+    ``budget`` (App. B.2.2; ``δ`` in ``[0, 1)``, 0 with ``users``).  Details: docs/ldp.md."""
     eps = check_epsilon(epsilon)
     count = check_positive_int(levels, "levels")
     dlt = check_delta(delta)
@@ -102,9 +84,6 @@ def level_epsilon(epsilon: float, *, levels: int, delta: float = 0.0, split: str
             high = middle
     return max(basic, low)
 
-
-# --------------------------------------------------------------------------------------------------
-# hierarchical histograms: user side
 
 @dataclass(frozen=True)
 class HierarchyReports:
@@ -131,11 +110,8 @@ def randomize_hierarchy(values: npt.ArrayLike, *, domain_size: int, epsilon: flo
                         split: str = "users", rng: np.random.Generator | None = None) -> HierarchyReports:
     """Every user of one class randomizes her score for a hierarchical histogram (App. B.2.2): scores integers in
     ``[0, domain_size)``, ``d`` a power of two in ``[2, 2^62]``; ``epsilon``, ``delta`` and ``split`` as
-    :func:`level_epsilon`; ``rng`` the users' randomness and level assignment (``None``: the OS).  Details: docs/ldp.md.
-
-    :raise ValueError: a parameter out of range, a score outside the domain, fewer users than levels with ``users``.
-    :raise TypeError: if a parameter has the wrong type.
-    """
+    :func:`level_epsilon`; ``rng`` the users' randomness and level assignment (``None``: the OS); ``split="users"``
+    needs a user per level.  Details: docs/ldp.md."""
     size = _check_domain_size(domain_size)
     levels = size.bit_length() - 1
     mode = _check_split(split)
@@ -149,23 +125,16 @@ def randomize_hierarchy(values: npt.ArrayLike, *, domain_size: int, epsilon: flo
         if users < levels:
             raise ValueError(f"split='users' needs at least one user per level ({levels}), got {users} users")
         order = generator.permutation(users)
-        for level in range(1, levels + 1):
-            members = scores[order[level - 1::levels]]
-            reports.append(_randomize(members >> (levels - level), level, threshold, eps0, generator))
-    else:
-        for level in range(1, levels + 1):
-            reports.append(_randomize(scores >> (levels - level), level, threshold, eps0, generator))
+    for level in range(1, levels + 1):
+        members = scores[order[level - 1::levels]] if mode == "users" else scores
+        reports.append(_randomize(members >> (levels - level), level, threshold, eps0, generator))
     return HierarchyReports(domain_size=size, split=mode, users=users, epsilon=float(epsilon),
                             delta=float(delta), level_epsilon=eps0, reports=tuple(reports))
 
 
-# --------------------------------------------------------------------------------------------------
-# hierarchical histograms: what the traversal needs
-
 @runtime_checkable
 class HierarchyEstimate(Protocol):
-    """An (estimated) hierarchical histogram ``ĥ`` of one class, as the traversal queries it. Details: docs/ldp.md.
-    """
+    """An (estimated) hierarchical histogram ``ĥ`` of one class, as the traversal queries it. Details: docs/ldp.md."""
 
     @property
     def levels(self) -> int:
@@ -192,8 +161,6 @@ class HadamardHierarchy:
     """The server's estimate ``ĥ`` of one class's hierarchical histogram from :func:`randomize_hierarchy`'s reports.
     Details: docs/ldp.md.  Attributes: ``levels`` (``α = log2 d``), ``domain_size``, ``total`` (the public class size),
     ``split``, ``level_epsilon`` and ``variance_bound`` (``v = max_l (n/n_l)^2 n_l K^2``, above every node's variance).
-
-    :raise TypeError: if ``reports`` is not :class:`HierarchyReports`.
     """
 
     levels: int
@@ -218,47 +185,28 @@ class HadamardHierarchy:
                 _scales=scales)
 
     def oracle(self, level: int) -> FrequencyOracle:
-        """The frequency oracle of ``level`` (``1 <= level <= levels``).
-
-        :raise ValueError: if level is out of range.
-        """
-        index = _check_level(level, self.levels)
+        """The frequency oracle of ``level`` (``1 <= level <= levels``)."""
+        index = check_int_range(level, "level", low=0, high=self.levels)
         if index == 0:
             raise ValueError("level must be at least 1 (the root has no oracle), got 0")
         return self._oracles[index - 1]
 
     def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """Unbiased estimates of the counts of ``nodes`` (dyadic intervals) at ``level``.
-
-        :param level: ``0..levels``; level 0 (the root) returns the class size.
-        :param nodes: integers in ``[0, 2^level)``.
-        :return: float64 array.
-        :raise ValueError: if level or a node is out of range.
-        """
-        index = _check_level(level, self.levels)
+        """Unbiased estimates of the counts of ``nodes`` (dyadic intervals in ``[0, 2^level)``) at ``level`` (0, the
+        root: the class size)."""
+        index = check_int_range(level, "level", low=0, high=self.levels)
         queries = _check_nodes(nodes, index)
         if index == 0:
             return np.full(queries.size, float(self._users))
         return self._scales[index - 1] * self._oracles[index - 1]._unchecked_counts(queries)
 
     def frequencies(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """Unbiased estimates of the fraction of the class in each dyadic interval (estimate / n).
-
-        :param level: ``0..levels``.
-        :param nodes: integers in ``[0, 2^level)``.
-        :return: float64 array.
-        :raise ValueError: if level or a node is out of range.
-        """
+        """Unbiased estimates of the fraction of the class in each dyadic interval (estimate / n)."""
         return self.estimate(level, nodes) / self._users
 
     def variance(self, level: int, true_counts: npt.ArrayLike) -> np.ndarray:
-        """Exact variance of :meth:`estimate` for nodes with the given true counts ``h``. Details: docs/ldp.md.
-
-        :param level: ``1..levels``.
-        :param true_counts: counts in ``[0, n]``.
-        :return: float64 array.
-        :raise ValueError: if level or a count is out of range.
-        """
+        """Exact variance of :meth:`estimate` at ``level >= 1`` for nodes of true counts ``h`` in ``[0, n]``.
+        Details: docs/ldp.md."""
         oracle = self.oracle(level)
         counts = np.asarray(true_counts, dtype=np.float64)
         n = float(self._users)
@@ -270,18 +218,11 @@ class HadamardHierarchy:
         return n * n / members * (oracle.debias_factor ** 2 - share + sampling)
 
 
-def _check_variance_bound(variance_bound: float) -> float:
-    return check_nonnegative(variance_bound, "variance_bound")
-
-
 @dataclass(frozen=True, init=False, eq=False, repr=False)
 class ExactHierarchy:
     """The exact hierarchical histogram of integer scores in ``[0, domain_size)`` (Definition 3), without noise;
     ``variance_bound`` is the non-negative ``v`` reported to the traversal; ``levels`` is ``α``, ``total`` the number of
-    scores.  Details: docs/ldp.md.
-
-    :raise ValueError: if a parameter is out of range.
-    """
+    scores.  Details: docs/ldp.md."""
 
     levels: int
     total: float
@@ -292,17 +233,11 @@ class ExactHierarchy:
         size = _check_domain_size(domain_size)
         ordered = np.sort(check_indices(values, size, "values"))
         _freeze(self, levels=size.bit_length() - 1, total=float(ordered.size),
-                variance_bound=_check_variance_bound(variance_bound), _sorted=ordered)
+                variance_bound=check_nonnegative(variance_bound, "variance_bound"), _sorted=ordered)
 
     def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """Exact counts of ``nodes`` at ``level``.
-
-        :param level: ``0..levels``.
-        :param nodes: integers in ``[0, 2^level)``.
-        :return: float64 array.
-        :raise ValueError: if level or a node is out of range.
-        """
-        index = _check_level(level, self.levels)
+        """Exact counts of ``nodes`` (integers in ``[0, 2^level)``) at ``level``."""
+        index = check_int_range(level, "level", low=0, high=self.levels)
         queries = _check_nodes(nodes, index)
         shift = self.levels - index
         low = queries << shift
@@ -314,8 +249,6 @@ class ExactHierarchy:
 class HierarchyTable:
     """A hierarchical histogram given level by level (``counts[l]`` of length ``2^l``, finite, root positive), e.g. a
     hand-built tree; ``variance_bound`` the ``v`` reported to the traversal; ``total`` the root.  Details: docs/ldp.md.
-
-    :raise ValueError: if the shapes or values are invalid.
     """
 
     levels: int
@@ -339,12 +272,9 @@ class HierarchyTable:
         if tables[0][0] <= 0:
             raise ValueError(f"the root count must be positive, got {tables[0][0]}")
         _freeze(self, levels=len(tables) - 1, total=float(tables[0][0]),
-                variance_bound=_check_variance_bound(variance_bound), _tables=tuple(tables))
+                variance_bound=check_nonnegative(variance_bound, "variance_bound"), _tables=tuple(tables))
 
     def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """The table's values of ``nodes`` at ``level``.
-
-        :raise ValueError: if level or a node is out of range.
-        """
-        index = _check_level(level, self.levels)
+        """The table's values of ``nodes`` at ``level``."""
+        index = check_int_range(level, "level", low=0, high=self.levels)
         return self._tables[index][_check_nodes(nodes, index)].astype(np.float64)
