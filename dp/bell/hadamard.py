@@ -27,9 +27,6 @@ _BLOCK: Final[int] = 1 << 21       # largest temporary matrix (elements) in the 
 _EXACT_OUTPUT_MAX_BITS: Final[int] = 20
 
 
-# --------------------------------------------------------------------------------------------------
-# validation
-
 def _check_bits(bits: int) -> int:
     return check_int_range(bits, "bits", low=1, high=MAX_LEVELS)
 
@@ -48,13 +45,10 @@ def _freeze(instance: object, **fields: object) -> None:
     for name, value in fields.items():
         object.__setattr__(instance, name, value)
 
-
-# --------------------------------------------------------------------------------------------------
 # Algorithm 2: the local randomizer
 
 def _flip_threshold(epsilon: float) -> int:
-    """``T`` with ``T / 2^53 >= 1/(1 + e^ε)``: flip when a uniform 53-bit integer is below ``T``. Details: docs/ldp.md.
-    """
+    """``T`` with ``T / 2^53 >= 1/(1 + e^ε)``: flip when a uniform 53-bit integer is below ``T`` (docs/ldp.md)."""
     rho = math.exp(-epsilon) / (1.0 + math.exp(-epsilon))
     threshold = math.ceil(math.ldexp(rho, _GRID_BITS)) + 1
     if 2 * threshold >= 1 << _GRID_BITS:
@@ -63,12 +57,8 @@ def _flip_threshold(epsilon: float) -> int:
 
 
 def flip_probability(epsilon: float) -> float:
-    """Return the probability ``ρ`` with which Algorithm 2 negates its bit, as realised here. Details: docs/ldp.md.
-
-    :param epsilon: privacy-loss parameter of one report, finite and positive.
-    :return: ``ρ`` in ``(0, 1/2)``.
-    :raise ValueError: if epsilon is not finite and positive, or so small that ``ρ`` rounds to 1/2.
-    """
+    """The probability ``ρ`` in ``(0, 1/2)`` with which Algorithm 2 negates its bit, as realised here (ValueError if
+    epsilon is not finite and positive, or so small that ``ρ`` rounds to 1/2). Details: docs/ldp.md."""
     return math.ldexp(_flip_threshold(check_epsilon(epsilon)), -_GRID_BITS)
 
 
@@ -84,10 +74,7 @@ def _parity(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 
 def hadamard_entry(row: npt.ArrayLike, column: npt.ArrayLike) -> np.ndarray:
     """Entries ``H[row, column] = (-1)^popcount(row & column)`` of the Sylvester–Hadamard matrix, by bit parity with
-    NumPy broadcasting (no matrix is built), as an int8 array of ``±1``.
-
-    :raise ValueError: if an index is negative; :raise TypeError: if an index is not an integer.
-    """
+    NumPy broadcasting (no matrix is built), as an int8 array of ``±1``."""
     rows, columns = np.asarray(row), np.asarray(column)
     for name, array in (("row", rows), ("column", columns)):
         if array.dtype.kind not in "iu":
@@ -103,8 +90,6 @@ def hadamard_entry(row: npt.ArrayLike, column: npt.ArrayLike) -> np.ndarray:
 def hadamard_output_probabilities(value: int, *, bits: int, epsilon: float) -> np.ndarray:
     """Exact distribution of one report of :func:`hadamard_randomize` for ``value`` in ``[0, 2^bits)``,
     ``1 <= bits <= 20``: shape ``(2^bits, 2)``, column 0 for ``z = -1``, column 1 for ``z = +1``.  Details: docs/ldp.md.
-
-    :raise ValueError: if a parameter is out of range.
     """
     width = _check_bits(bits)
     if width > _EXACT_OUTPUT_MAX_BITS:
@@ -124,13 +109,8 @@ def hadamard_output_probabilities(value: int, *, bits: int, epsilon: float) -> n
 
 @dataclass(frozen=True)
 class HadamardReports:
-    """The reports of the users of one frequency oracle (Algorithm 2): a row and a ``±1`` bit each.
-
-    :param bits: the oracle's domain has ``2^bits`` values.
-    :param epsilon: privacy-loss parameter of each report.
-    :param rows: int64 row indices ``j`` in ``[0, 2^bits)``, one per user.
-    :param signs: int8 reported bits ``z = ±H[j, q]``, one per user.
-    """
+    """The ``epsilon``-LDP reports of the users of one frequency oracle on ``2^bits`` values (Algorithm 2): a row
+    ``j`` in ``[0, 2^bits)`` (int64) and a bit ``z = ±H[j, q]`` (int8) each."""
 
     bits: int
     epsilon: float
@@ -173,18 +153,13 @@ def hadamard_randomize(values: npt.ArrayLike, *, bits: int, epsilon: float,
                        rng: np.random.Generator | None = None) -> HadamardReports:
     """Algorithm 2, for each user's value in ``[0, 2^bits)`` (``1 <= bits <= 62``): report a uniform row ``j`` and
     ``H[j, q]``, negated with prob. ``ρ`` (``rng`` ``None``: the OS, :func:`secure.noise.party.os_generator`).
-    Details: docs/ldp.md.
-
-    :raise ValueError: a value outside the domain, epsilon not finite and positive; :raise TypeError: a wrong type.
-    """
+    Details: docs/ldp.md."""
     width = _check_bits(bits)
     eps = check_epsilon(epsilon)
     threshold = _flip_threshold(eps)
     inputs = check_indices(values, 1 << width, "values")
     return _randomize(inputs, width, threshold, eps, noise_generator(rng))
 
-
-# --------------------------------------------------------------------------------------------------
 # Hadamard sums: sum_k weights[k] * H[rows[k], q] for a batch of q
 
 def _signed_parity(left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -205,8 +180,7 @@ def _direct_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray) -> 
 
 
 def _split_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray, bits: int, split: int) -> np.ndarray:
-    """Hadamard sums by splitting indices into ``split`` high bits and ``bits - split`` low bits. Details: docs/ldp.md.
-    """
+    """Hadamard sums by splitting indices into ``split`` high bits and ``bits - split`` low bits (docs/ldp.md)."""
     shift = bits - split
     mask = (1 << shift) - 1
     row_high, row_low = rows >> shift, rows & mask
@@ -252,10 +226,8 @@ def _choose_split(rows: int, queries: np.ndarray, bits: int) -> int:
 
 def _hadamard_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray, bits: int, *,
                    split: int | None = None) -> np.ndarray:
-    """``Σ_k weights[k] H[rows[k], q]`` for every query ``q`` (float64; exact for integer weights < 2^53).
-
-    :param split: number of high bits for :func:`_split_sums`; ``None`` chooses by cost, 0 is direct.
-    """
+    """``Σ_k weights[k] H[rows[k], q]`` for every query ``q`` (float64; exact for integer weights < 2^53), ``split``
+    high bits for :func:`_split_sums` (``None``: by cost, 0: direct)."""
     if queries.size == 0 or rows.size == 0:
         return np.zeros(queries.size)
     chosen = _choose_split(rows.size, queries, bits) if split is None else split
@@ -263,8 +235,6 @@ def _hadamard_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray, b
         return _direct_sums(rows, weights, queries)
     return _split_sums(rows, weights, queries, bits, chosen)
 
-
-# --------------------------------------------------------------------------------------------------
 # Algorithm 3: the frequency oracle
 
 @dataclass(frozen=True, init=False, eq=False, repr=False)
@@ -273,8 +243,6 @@ class FrequencyOracle:
     Details: docs/ldp.md.  Attributes: ``bits``, ``users`` (``n``), ``epsilon``, the realised ``flip_probability`` ``ρ``,
     ``debias_factor`` ``K = 1/(1 - 2ρ)``, ``stored_rows`` (distinct rows with a nonzero sum, or all reports) and
     ``variance_bound`` ``n K^2`` (the largest variance of a count estimate, at a value nobody holds).
-
-    :raise ValueError: if there are no reports.
     """
 
     bits: int
@@ -308,33 +276,18 @@ class FrequencyOracle:
                 _rows=kept_rows, _sums=kept_sums)
 
     def counts(self, values: npt.ArrayLike) -> np.ndarray:
-        """Unbiased estimates of how many users hold each of ``values``.
-
-        :param values: integers in ``[0, 2^bits)``.
-        :return: float64 array of estimates (may be negative).
-        :raise ValueError: if a value lies outside the domain.
-        """
+        """Unbiased estimates (float64, may be negative) of how many users hold each of ``values`` in ``[0, 2^bits)``."""
         return self._unchecked_counts(_check_nodes(values, self.bits))
 
     def _unchecked_counts(self, queries: np.ndarray) -> np.ndarray:
         return self.debias_factor * _hadamard_sums(self._rows, self._sums, queries, self.bits)
 
     def frequencies(self, values: npt.ArrayLike) -> np.ndarray:
-        """Unbiased estimates of the fraction of users holding each of ``values`` (counts / n).
-
-        :param values: integers in ``[0, 2^bits)``.
-        :return: float64 array.
-        :raise ValueError: if a value lies outside the domain.
-        """
+        """Unbiased estimates of the fraction of users holding each of ``values`` (counts / n)."""
         return self.counts(values) / self.users
 
     def variance(self, true_counts: npt.ArrayLike) -> np.ndarray:
-        """Exact variance ``n K^2 - count`` of the count estimate of a value held by ``count`` users.
-
-        :param true_counts: the true counts, in ``[0, n]``.
-        :return: float64 array.
-        :raise ValueError: if a count is outside ``[0, n]``.
-        """
+        """Exact variance ``n K^2 - count`` of the count estimate of a value held by ``count`` (in ``[0, n]``) users."""
         counts = np.asarray(true_counts, dtype=np.float64)
         if counts.size and (np.any(~np.isfinite(counts)) or counts.min() < 0 or counts.max() > self.users):
             raise ValueError(f"true_counts must lie in [0, {self.users}]")
