@@ -4,11 +4,12 @@ What a release's ``.table()`` returns is what its job prints; the job adds nothi
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from secure.intake import MissingPolicy
 
-__all__ = ["text_table", "format_bytes", "policy_text"]
+__all__ = ["text_table", "format_bytes", "policy_text", "run_rows", "phases_text"]
 
 
 def text_table(rows: Sequence[tuple[str, str]], title: str | None = None) -> str:
@@ -32,3 +33,28 @@ def policy_text(policy: MissingPolicy) -> str:
         return "refuse: a missing cell stops the run (none found)"
     return "fill a missing cell with the declared value: " + ", ".join(
         f"{name}={value}" if isinstance(value, str) else f"{name}={value:g}" for name, value in policy.fills)
+
+
+class _Run(Protocol):
+    @property
+    def parties(self) -> int: ...
+    @property
+    def threshold(self) -> int: ...
+    @property
+    def seconds(self) -> float: ...
+    @property
+    def bytes_sent(self) -> int: ...
+
+
+def run_rows(release: _Run, policy: MissingPolicy) -> list[tuple[str, str]]:
+    """The rows a release's table ends with: the missing-value policy, the parties, the seconds, the bytes sent."""
+    from secure.meter import seconds_label
+
+    return [("missing values", policy_text(policy)), ("parties", f"{release.parties} (threshold t = {release.threshold})"),
+            (seconds_label(), f"{release.seconds:.2f}"), ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties")]
+
+
+def phases_text(phases: Mapping[str, Mapping[str, float]]) -> str:
+    """The ``  phases: NAME 1.23 s / 4.5 kB, ...`` line."""
+    return "  phases: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"
+                                    for name, cost in phases.items())

@@ -273,15 +273,8 @@ def _release(public: dict[str, Any], queries: np.ndarray, counts: np.ndarray, ph
 async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan, *, bits: int,
                  extra: dict[str, Any] | None = None, noise_source: NodeNoiseSource | None = None,
                  meter: Any = None) -> tuple[list[ServerState], int]:
-    """Every owner uploads its DCF keys and noise shares once, on a started MPyC runtime (parameters agreed).
-
-    :param grid: the public grid (``plan.draw.points`` points).
-    :param plan: :func:`fss_noise_plan` for ``m`` owners.
-    :param bits: DCF bit width (:func:`check_bits`).
-    :param extra: public parameters to keep with the state (column, domain, ...).
-    :param noise_source: ``draw plan -> this owner's node draws`` (tests); default OS randomness.
-    :param meter: a :class:`secure.meter.CostMeter` (phase ``upload``), or ``None``.
-    :return: ``(the server states this party holds (none for an owner only), values clipped here)``.
+    """Every owner uploads its DCF keys and noise shares once, on a started MPyC runtime (parameters agreed);
+    returns the server states this party holds and the values clipped here (docs/ecdf.md).
     :raise InputError: no row at any owner (same verdict everywhere, nothing shared).
     """
     from mpyc.runtime import mpc

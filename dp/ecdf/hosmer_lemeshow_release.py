@@ -19,7 +19,7 @@ from scipy import stats
 from dp.calibration import discrete_laplace_log_alpha, distributed_laplace_variance, party_noise_shape
 from dp.ecdf.grid import prefix_incidence, tree_depth, uniform_grid
 from dp.ecdf.tree import TreeNoisePlan, plan_tree_noise
-from dp.report_text import format_bytes, policy_text, text_table
+from dp.report_text import phases_text, run_rows, text_table
 from dp.validation import (check_bool, check_choice, check_epsilon, check_finite, check_int_at_least, check_int_range,
                            check_nonnegative_int, check_positive)
 from secure.intake import ColumnSpec, MissingPolicy
@@ -267,8 +267,6 @@ class HosmerLemeshowRelease:
 
     def table(self) -> str:
         """The text the job prints: the table, the noise and band lines, the boundaries and the group counts."""
-        from secure.meter import seconds_label
-
         query, budget, band = self.query, self.budget, self.band
         low, high = band.statistic
         lines = [text_table([
@@ -290,10 +288,7 @@ class HosmerLemeshowRelease:
                           f"{np.sqrt(self.expected_noise_variance):.3g}, observed count "
                           f"{np.sqrt(self.observed_noise_variance):.3g}"),
             ("n", f"{self.n} rows"),
-            ("missing values", policy_text(query.missing)),
-            ("parties", f"{self.parties} (threshold t = {self.threshold})"),
-            (seconds_label(), f"{self.seconds:.2f}"),
-            ("bytes", f"{format_bytes(self.bytes_sent)} sent by all parties"),
+            *run_rows(self, query.missing),
         ], title="Private Hosmer-Lemeshow test (Barczewski, Mawass & Ramon, Algorithm 2)"),
             f"  noise: {self.guarantee}", f"  band: {band.meaning()}"]
         lines += [f"  warning: {warning}" for warning in band.warnings]
@@ -311,8 +306,7 @@ class HosmerLemeshowRelease:
             lines.append(f"  group(s) {left_out} empty by construction (equal released boundaries): left out of H and "
                          f"of the degrees of freedom ({self.degrees_of_freedom} df)"
                          + ("; fewer than 3 groups left: no p-value" if self.degrees_of_freedom < 1 else ""))
-        lines.append("  phases: " + ", ".join(f"{k} {v['seconds']:.2f} s / {format_bytes(int(v['bytes_sent']))}"
-                                              for k, v in self.phases.items()))
+        lines.append(phases_text(self.phases))
         return "\n".join(lines)
 
     def record(self) -> dict[str, Any]:

@@ -53,20 +53,8 @@ def check_bits(points: int, bits: int | None = None) -> int:
 
 @dataclass(frozen=True, kw_only=True)
 class EcdfParameters:
-    """The public parameters of a private ECDF of one column on ``points`` grid points of ``[lower, upper]`` at budget ``epsilon``.
-
-    :param protocol: ``tree`` (secure aggregation, §4.1) or ``fss`` (two servers, §4.2).
-    :param grid: ``uniform`` (equal gaps) or ``geometric`` (equal ratios, ``lower > 0``).
-    :param release: ``tree`` only: release ``K`` evenly spaced grid points (the subset ``B``); default all.
-    :param queries: ``fss`` only: the 0-based grid indices answered; default all.
-    :param at: ``fss`` only: values answered at the largest grid point below each.
-    :param bits: ``fss`` only: the DCF bit width (default ``ceil(log2 N)``).
-    :param store: ``fss`` only: the servers keep their keys in ``store/server{b}``.
-    :param answer: ``fss`` only: answer from the keys stored there (the two servers alone; no bounds, no new noise).
-    :param smooth: the norm of eq. (3), or ``None``.
-    :param quantiles: levels of the private quantiles (inverse ECDF, Algorithm 1), each in ``(0, 1)``.
-    :param column: the column's name (said in the table and the record).
-    :param missing: the declared missing-value policy the rows were read with (said in the table and the record).
+    """The public parameters of a private ECDF of one column on ``points`` grid points of ``[lower, upper]`` at
+    budget ``epsilon``; ``protocol`` ``tree`` (§4.1) or ``fss`` (§4.2) (parameters: docs/ecdf.md).
     :raise ValueError: on a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type.
     """
 

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from dp.budget.accountants import Spend
 from dp.ecdf.grid import grid_of_points, prefix_incidence, tree_depth, true_counts
 from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
-from dp.report_text import format_bytes, policy_text, text_table
+from dp.report_text import run_rows, text_table
 from dp.validation import (check_choice, check_epsilon, check_labels, check_rows_by_party, check_score_label_rows,
                            check_seed)
 from secure.intake import MissingPolicy
@@ -282,8 +282,6 @@ class RocRelease:
 
     def table(self) -> str:
         """The text the job prints: the table, the noise and interval lines, warnings and unusable classes."""
-        from secure.meter import seconds_label
-
         query, interval = self.query, self.interval
         score, label = query.columns
         curve, raw, digits = self.curve(query.smooth), self.curve(None), auc_digits(interval.noise_std)
@@ -297,10 +295,7 @@ class RocRelease:
             ("epsilon", f"{self.epsilon:g}: {self.class_epsilon:.6g} per class ECDF ({self.split} split)"),
             ("n", f"{self.n} rows (class sizes not released; noisy totals {self.positive_total} and "
                   f"{self.negative_total}, count noise std {self.count_std:.3g})"),
-            ("missing values", policy_text(query.missing)),
-            ("parties", f"{self.parties} (threshold t = {self.threshold})"),
-            (seconds_label(), f"{self.seconds:.2f}"),
-            ("bytes", f"{format_bytes(self.bytes_sent)} sent by all parties"),
+            *run_rows(self, query.missing),
         ], title="Private ROC curve, self-normalised (Barczewski, Mawass & Ramon §5.1)"),
             f"  noise: {self.guarantee}", f"  interval: {interval.meaning()}"]
         lines += [f"  warning: {warning}" for warning in interval.warnings]

@@ -20,7 +20,7 @@ from dp.ecdf.grid import prefix_positions, true_counts
 from dp.ecdf.query import EcdfParameters
 from dp.ecdf.tree import TreeNoisePlan
 from dp.ecdf.analysis import SmoothedCurve, smooth_release
-from dp.report_text import format_bytes, policy_text, text_table
+from dp.report_text import run_rows, text_table
 from dp.umpc.protocol import polya_tail_bound
 
 
@@ -80,16 +80,12 @@ class EcdfRelease:
                               quantiles=list(self.asked.quantiles), lower=lower, upper=upper)
 
     def _rows(self) -> list[tuple[str, str]]:
-        from secure.meter import seconds_label
-
         query, (lower, upper) = self.asked, self.domain()
         return [("column", f"{query.column}, grid of {len(self.grid)} points on [{lower:g}, {upper:g}] ({query.grid}), "
                            f"{len(self.subset)} released"),
                 ("epsilon", f"{self.epsilon:g} (tree of {self.levels} levels, noise std {self.point_std:.3g} per point; "
                             "exact counts, no sampling error)"),
-                ("n", f"{self.n} rows"), ("missing values", policy_text(query.missing)),
-                ("parties", f"{self.parties} (threshold t = {self.threshold})"), (seconds_label(), f"{self.seconds:.2f}"),
-                ("bytes", f"{format_bytes(self.bytes_sent)} sent by all parties"), self._smoothing_row()]
+                ("n", f"{self.n} rows"), *run_rows(self, query.missing), self._smoothing_row()]
 
     def _smoothing_row(self) -> tuple[str, str]:
         return "smoothing", "none" if self.curve.smoothed is None else f"p = {self.asked.smooth} ({self.curve.solver})"

@@ -50,18 +50,9 @@ def _plan(query: Query, n: int, parties: int, threshold: int, given: int | None)
 
 
 async def release(query: Query, rows: Any, **options: Any) -> RankAucRelease | None:
-    """Every party calls this with its own ``(score, label)`` rows on a started MPyC runtime (a script's job,
-    :func:`secure.launcher.run`, or ``python -m scenarios.rank_auc``, whose release this is).
-
-    The spend is reserved from the account the keywords name, as :func:`dp.umpc.release`'s (:mod:`dp.budget.spending`);
-    ``-L`` is checked; the verdicts on the rows are shared; then, metered: intake, the sums on the planner's path
-    (:func:`dp.umpc.complete.secure_complete_sums`), noise, reveal (range-checked); the entry settled to the delta.
-
-    :param rows: an ``(n, 2)`` array, :class:`secure.intake.PartyRows`, or a callable returning either.
-    :param options: ``receivers=`` (default all); ``noise_source=``, ``(plan, index) -> draw`` (a test hook, party
-        noise only; default OS randomness); the ledger keywords of :func:`dp.umpc.release` (``ledger``, ``budget``,
-        ``dataset_name``/``dataset``, ``accountant``, ``data_file``, ``job``).
-    :return: the release at ``receivers`` (default all), ``None`` elsewhere.
+    """Every party calls this with its own ``(score, label)`` rows on a started MPyC runtime; the release at
+    ``receivers``, ``None`` elsewhere.  ``options``: ``receivers``, ``noise_source`` and the ledger keywords of
+    :func:`dp.umpc.release` (steps and options: docs/rank_auc.md).
     :raise secure.errors.InputError: a ledger that refuses, a bad row, < 2 rows, ``-L`` too short (every party).
     :raise ValueError: ``noise_source`` with noise sampled inside MPC.
     """

@@ -30,18 +30,8 @@ POSITIVES = KernelOutput("positives", 1, 0, 1)
 
 @dataclass(frozen=True, kw_only=True)
 class Query:
-    """The AUC of a secret score for a secret 0/1 label, released as noisy ``2U`` and ``P`` (epsilon/2 each).
-
-    Example: ``Query(score=numeric("score", lower=0, upper=1, bits=16), epsilon=1.0, noise="mpc")``.
-
-    :param score: the score column's declared domain and fractional bits.
-    :param epsilon: the budget of one release.
-    :param label: the label column's name.
-    :param noise: ``parties`` (coalition-calibrated party shares) or ``mpc`` (sampled inside MPC).
-    :param path: ``auto`` (the planner's cost model chooses), ``histogram`` (counts on the score grid, no
-        comparison) or ``sort`` (one secure sort) (:mod:`dp.umpc.planner`).
-    :param rtt: the network's declared round-trip time in milliseconds (the planner's latency term).
-    :param missing: the missing-value policy the rows were read with (said in the table and the record).
+    """The AUC of a secret score for a secret 0/1 label, released as noisy ``2U`` and ``P`` (epsilon/2 each;
+    parameters: docs/rank_auc.md).
     :raise ValueError: a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type.
     """
 

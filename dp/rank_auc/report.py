@@ -8,8 +8,8 @@ from typing import Any
 
 from dp.noise_plans import NoisePlan
 from dp.rank_auc.query import Query
-from dp.report_text import policy_text, text_table
-from dp.umpc.report import format_bytes, local_note
+from dp.report_text import phases_text, run_rows, text_table
+from dp.umpc.report import local_note
 
 __all__ = ["RankAucRelease", "estimate_auc", "estimate_noise_std"]
 
@@ -103,22 +103,15 @@ class RankAucRelease:
 
     def table(self) -> str:
         """The text the job prints: notes, the table, the plan, the guarantee, this party's local counts, phases."""
-        from secure.meter import seconds_label
-
         query = self.query
         rows = [("statistic", f"AUC of {query.score.name} for {query.label} (scores and labels secret)"),
                 ("private estimate", f"{self.estimate:.6g}" if self.no_estimate is None else self.no_estimate),
                 ("uncertainty", f"noise std {self.noise_std:.2g} (all pairs, no sampling error)"
                  if self.no_estimate is None else "none (no estimate)"),
-                ("epsilon", self._spent()), ("n", f"{self.n} rows"), ("missing values", policy_text(query.missing)),
-                ("parties", f"{self.parties} (threshold t = {self.threshold})"),
-                (seconds_label(), f"{self.seconds:.2f}"),
-                ("bytes", f"{format_bytes(self.bytes_sent)} sent by all parties")]
-        phases = ", ".join(f"{k} {v['seconds']:.2f} s / {format_bytes(v['bytes_sent'])}"
-                           for k, v in self.phases.items())
+                ("epsilon", self._spent()), ("n", f"{self.n} rows"), *run_rows(self, query.missing)]
         return "\n".join([*self.notes, text_table(rows, f"Private AUC, scores and labels secret ({self.path} path)"),
                           f"  {self.plan}", f"  noise: {self.guarantee}", local_note(filled=self.filled),
-                          f"  phases: {phases}"])
+                          phases_text(self.phases)])
 
     def _spent(self) -> str:
         """The epsilon line: this run's budget and, over several runs on the same rows, the total."""

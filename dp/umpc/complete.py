@@ -250,18 +250,8 @@ class SecureTotals:
 
 async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: str, sectype: Any,
                                counts: Sequence[int], meter: Any) -> SecureTotals:
-    """The complete sums on shares, on ``path`` (the one implementation of the histogram and sort paths).
-
-    ``histogram``: this party's counts on the grid (clipped locally), shared as secure sums (phase
-    ``histogram``), then the kernel's polynomial (phase ``sums``).  ``sort``: the rows shared (phase
-    ``intake``) as ``fixed`` holds them -- with ``clipping == "local"`` already clipped, and counted, by
-    the party's intake (:func:`dp.umpc.protocol.prepare_rows`), never clamped again here; with
-    ``"secure"`` clipped inside MPC -- then one secure sort and the rank sums (phase ``sort``; AUC and
-    Gini).  A party that skips its clipping (an active deviation) thus enters its raw values, as on the
-    tuples path; the guarded reveal stops a sum outside its possible range.
-
-    :param counts: every party's public row count.
-    :param meter: the caller's :class:`secure.meter.CostMeter` (phases are entered here).
+    """The complete sums on shares, on ``path`` (the one implementation of the histogram and sort paths; phases
+    and clipping: docs/umpc_analysis.md).
     """
     from secure.intake import share_rows
 
@@ -314,17 +304,8 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: s
 async def run_complete(query: UStatQuery, fixed: FixedPointRows, plan: PathPlan, *, missing: str = "refuse",
                        noise_source: NoiseSource | None = None,
                        receivers: Sequence[int] | None = None) -> UStatRelease | None:
-    """Every party: the complete statistic on ``plan.path`` (``histogram`` or ``sort``), noise, reveal.
-
-    Phases (metered): ``intake`` (public row counts; plans and the secure integer length, refused
-    before anything is shared if ``-L`` is too short or the epsilon too small for the sensitivity);
-    ``histogram`` (local counts, shared as secure sums) and ``sums`` (the polynomial), or ``intake``
-    (rows shared) and ``sort``; ``noise``; ``reveal`` (range-checked).
-
-    :param fixed: this party's rows from :func:`dp.umpc.protocol.prepare_rows` (verdict already shared).
-    :param plan: from :func:`dp.umpc.planner.plan_path` (the same at every party: public parameters).
-    :param noise_source: ``(plan, index) -> draw`` (tests, party noise only); default OS randomness.
-    :return: the release at receivers, ``None`` elsewhere.
+    """Every party: the complete statistic on ``plan.path`` (``histogram`` or ``sort``), noise, reveal; the release
+    at receivers, ``None`` elsewhere (phases: docs/umpc_analysis.md).
     :raise secure.errors.InputError: too few rows, ``-L`` too short, epsilon too small (same verdict
         at every party).
     :raise secure.errors.ProtocolFailure: an opened sum outside its possible range.

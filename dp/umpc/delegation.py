@@ -30,19 +30,8 @@ _RELATIVE_TOLERANCE = 1e-12  # floating-point slack when comparing (1 - f_H)^k w
 
 
 def delegate_size(epsilon_fail: float, honest_fraction: float, *, parties: int | None = None) -> int:
-    """Size ``|Z| = ceil(log(epsilon_fail) / log(1 - f_H))`` of the noise-drawing subgroup.
-
-    The smallest ``k`` with ``(1 - f_H)^k <= epsilon_fail`` (Sinh & Ramon §4), computed so that
-    exact powers are not rounded up (``epsilon_fail = 2**-40, f_H = 0.5`` gives 40, not 41; and
-    ``0.3, 0.7`` gives 1 although ``1 - 0.7`` exceeds ``0.3`` in floating point): the comparison allows
-    a relative ``1e-12``, i.e. the failure probability is met up to that negligible factor.
-
-    :param epsilon_fail: allowed probability that every delegate is corrupt, in ``(0, 1)``.
-    :param honest_fraction: ``f_H``, the guaranteed fraction of honest parties, in ``(0, 1]``
-        (``1`` means nobody is corrupt: one delegate suffices).
-    :param parties: ``m``; if given, the size is capped at ``m`` (then ``Z`` is every party and the
-        failure probability is that of the model, 0 as soon as one party is honest).
-    :return: ``|Z| >= 1``.
+    """Size ``|Z| = ceil(log(epsilon_fail) / log(1 - f_H))`` (>= 1) of the noise-drawing subgroup, capped at
+    ``parties`` if given; exact powers are not rounded up (Sinh & Ramon §4; docs/umpc_analysis.md).
     :raise ValueError: if a parameter is out of range.
     """
     fail = check_interval(epsilon_fail, "epsilon_fail", low=0.0, high=1.0, closed_low=False)
@@ -64,15 +53,7 @@ def delegate_size(epsilon_fail: float, honest_fraction: float, *, parties: int |
 
 
 def delegates_for_run(epsilon_fail: float, honest_fraction: float, *, parties: int) -> int:
-    """``|Z|`` for a run of ``parties`` parties, refused when the model asks for more delegates than parties.
-
-    :func:`delegate_size` with ``parties`` caps ``|Z|`` at ``m``; a run must not do that quietly: ``Z``
-    would be every party, each drawing a full ``DLap`` (noise std ``x sqrt(m)``, against ``m/(m-t)`` in
-    variance when every party draws coalition-calibrated shares), and ``epsilon_fail`` would still be
-    charged to ``delta`` although it is then not the guarantee's failure mode.  Delegation only pays
-    when ``|Z| < m`` (Sinh & Ramon §4, M_HF: the noise phase costs ``|Z| (m - 1)`` instead of
-    ``m (m - 1)`` messages).
-
+    """``|Z|`` for a run of ``parties`` parties; delegation only pays when ``|Z| < m`` (docs/umpc_analysis.md).
     :raise ValueError: ``|Z| > m``, saying how many delegates ``(epsilon_fail, f_H)`` needs and how many
         parties there are.
     """
@@ -86,17 +67,8 @@ def delegates_for_run(epsilon_fail: float, honest_fraction: float, *, parties: i
 
 
 def choose_delegates(generator: np.random.Generator, parties: int, size: int) -> tuple[int, ...]:
-    """The delegates ``Z``: ``size`` distinct party ids drawn from ``generator``, uniform without replacement, sorted.
-
-    For the simulated path and the audit, which pass a generator of their own (never one of the tuples'
-    seed).  A secure run uses :func:`draw_delegates` (fresh joint randomness).  A seed is refused: ``Z``
-    must not follow from a value a user or a party picks (Sinh & Ramon §4 needs ``Z`` independent of the
-    corruption).
-
-    :param generator: a :class:`numpy.random.Generator`.
-    :param parties: ``m >= 1``.
-    :param size: ``|Z|`` with ``1 <= size <= m`` (see :func:`delegate_size`).
-    :return: sorted tuple of distinct ids in ``range(m)``.
+    """The delegates ``Z``: ``size`` distinct sorted party ids, uniform without replacement from ``generator``
+    (simulated path and audit only; a secure run uses :func:`draw_delegates`; docs/umpc_analysis.md).
     :raise TypeError: ``generator`` is a seed (or anything but a generator).
     :raise ValueError: if ``size`` is not in ``[1, m]``.
     """
@@ -167,18 +139,8 @@ def delegated_variance_factor(size: int, corrupt_delegates: int | None = None) -
 
 def delegate_plan(plan: NoisePlan, delegates: Sequence[int], *, corrupt_delegates: int | None = None,
                   epsilon_fail: float | None = None) -> NoisePlan:
-    """Recalibrate a party-drawn ``plan`` so that only ``delegates`` draw: source ``delegates``.
-
-    Mechanism, budget, sensitivity, ``m`` and ``t`` stay those of ``plan``; each delegate draws Pólya shape
-    ``1/(|Z| - t_Z)`` (:func:`delegate_noise_shape`, looked up at call time) or, binomial, ``N_p`` even trials
-    with ``(|Z| - t_Z) N_p >= N`` (:func:`dp.calibration.binomial_trials`), so any ``|Z| - t_Z`` honest draws
-    make up the full noise; the plan's ``variance``, ``slack`` and ``guarantee`` follow (``epsilon_fail``
-    counted in the guarantee's delta).
-
-    :param plan: a plan the parties draw, from :func:`dp.noise_plans.plan_noise`.
-    :param delegates: ``Z``, distinct ids in ``range(plan.parties)``.
-    :param corrupt_delegates: ``t_Z``; ``None``: ``|Z| - 1`` (shape 1).
-    :param epsilon_fail: the failure probability ``Z`` was sized for (reported only).
+    """Recalibrate a party-drawn ``plan`` so that only ``delegates`` draw (source ``delegates``); any
+    ``|Z| - t_Z`` honest draws make up the full noise (``corrupt_delegates=None``: ``|Z| - 1``; docs/umpc_analysis.md).
     :raise ValueError: noise not drawn by the parties, an empty, repeated or out-of-range delegate, or a bad ``t_Z``.
     """
     if plan.source != "parties":
@@ -231,18 +193,8 @@ DelegateNoiseSource = Callable[[NoisePlan], "int | np.ndarray"]
 
 def add_delegated_noise(total: Any, plan: NoisePlan, delegates: Sequence[int], *,
                         noise_source: DelegateNoiseSource | None = None) -> Any:
-    """Add the delegates' secret-shared noise draws to the secure ``total``; the others send nothing.
-
-    ``mpc.input(sectype(value), senders=Z)``: only the ``|Z|`` delegates secret-share a value (at
-    the other parties the placeholder is ignored and nothing is sent), then the draws are summed.
-    Every party must call this with the same ``delegates`` (from :func:`draw_delegates`).
-
-    :param total: secure integer, or secure integer array (one noise value per entry).
-    :param plan: a delegated plan (:func:`delegate_plan`), or a party-drawn plan recalibrated here with the
-        default ``t_Z = |Z| - 1`` (shape 1).
-    :param delegates: ``Z``; must match ``plan.delegates`` if ``plan`` is delegated.
-    :param noise_source: ``f(plan) -> int`` (or int array) this delegate's draw; default OS noise.
-    :return: ``total + sum of the delegates' draws``, still secret.
+    """``total`` plus the delegates' secret-shared draws (``mpc.input(..., senders=Z)``), still secret; every party
+    calls it with the same ``delegates`` (docs/umpc_analysis.md).
     :raise ValueError: if ``delegates`` and the plan disagree, or a delegate id is out of range.
     """
     from mpyc.runtime import mpc

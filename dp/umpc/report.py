@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dp.report_text import format_bytes, phases_text, text_table
 from secure.columns import ColumnSpec
 
 __all__ = ["UStatRelease", "table", "public_categories", "local_note", "format_bytes"]
@@ -44,15 +45,6 @@ def local_note(*, filled: int, clipped: int | None = None) -> str:
     if clipped is not None:
         parts.append(f"{clipped} value(s) clipped to the domain")
     return "  at this party, not shared: " + ", ".join(parts)
-
-
-def format_bytes(count: float) -> str:
-    """``12345678`` -> ``12.3 MB``."""
-    for unit in ("B", "kB", "MB", "GB"):
-        if abs(count) < 1000 or unit == "GB":
-            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1000
-    return f"{count:.1f} GB"
 
 
 def _small(value: float) -> str:
@@ -124,14 +116,11 @@ def table(release: UStatRelease) -> str:
         (seconds_label(), f"{release.seconds:.2f}"),
         ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
     ]
-    width = max(len(name) for name, _ in rows)
-    lines = [*release.notes, "Private U-statistic (Pi_U-MPC, Sinh & Ramon)",
-             *(f"  {name:<{width}}  {value}" for name, value in rows)]
+    lines = [*release.notes, text_table(rows, "Private U-statistic (Pi_U-MPC, Sinh & Ramon)")]
     lines += [release.local] if release.local else []
     lines += [f"  {release.plan}"] if release.plan else []
     lines += [f"  guarantee: {release.guarantee}", _noise_line(release),
-              "  phases: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"
-                                       for name, cost in release.phases.items())]
+              phases_text(release.phases)]
     lines += [f"  {release.budget}"] if release.budget else []
     return "\n".join(lines)
 
