@@ -2,8 +2,7 @@
 
 Coalition calibration: the ``m - t`` honest parties alone supply the full discrete Laplace (Pólya shares,
 Balle et al. 2020; Sinh & Ramon App. B.1) or binomial noise.  Threat model: passive, static coalition of ``t < m/2`` parties (MPyC's Shamir scheme).
-Derivation and why binomial rather than discrete Gaussian: docs/noise.md.
-"""
+Derivation and why binomial rather than discrete Gaussian: docs/noise.md."""
 from __future__ import annotations
 
 import math

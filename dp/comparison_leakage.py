@@ -40,8 +40,7 @@ class ComparisonLeak:
     :param openings: counts by kind (:class:`secure.leakage.MaskedOpenings`).
     :param security_parameter: ``K`` of the run (raised or as launched).
     :param launched: ``-K`` the parties were started with.
-    :param delta: ``(1 + e^epsilon) s(K)`` with ``s`` the distance bound of the openings.
-    """
+    :param delta: ``(1 + e^epsilon) s(K)`` with ``s`` the distance bound of the openings."""
 
     openings: MaskedOpenings
     security_parameter: int
@@ -86,8 +85,7 @@ def plan_leak(openings: MaskedOpenings, *, epsilon: float, parties: int, thresho
 
     :param launched: the ``-K`` the parties started with (never lowered).
     :param prss: MPyC's pseudorandom secret sharing (``not mpc.options.no_prss``).
-    :raise ValueError: a bad parameter.
-    """
+    :raise ValueError: a bad parameter."""
     if not math.isfinite(epsilon) or epsilon <= 0:
         raise ValueError(f"epsilon must be positive, got {epsilon}")
     if not 0 < target < 1:
@@ -151,8 +149,7 @@ def raise_security_parameter(openings: MaskedOpenings, *, epsilon: float) -> Com
     ``K`` (:func:`secure.security_parameter.set_security_parameter`) to :func:`plan_leak`'s value for ``openings`` (an
     upper bound on what the run will open, from agreed public parameters: the same ``K`` at every party).
 
-    :raise ValueError: as :func:`plan_leak`.
-    """
+    :raise ValueError: as :func:`plan_leak`."""
     from secure.security_parameter import set_security_parameter
 
     parties, threshold, launched, prss = _runtime()
@@ -186,8 +183,7 @@ def sort_leak_plan(query: Any, rows: int, path: str, *, bits: int, type_bits: in
     nothing data-dependent and keeps the launch ``K`` (:func:`no_leak`).
 
     :param bits: the sort's comparison bits (:func:`dp.umpc.planner.sort_bits`).
-    :param type_bits: bit length of the secure integers the rows are shared in.
-    """
+    :param type_bits: bit length of the secure integers the rows are shared in."""
     if path != "sort":
         return no_leak(_runtime()[2])
     return raise_security_parameter(sort_path_openings(query.kernel, query.specs, rows=rows, bits=bits,

@@ -2,8 +2,7 @@
 
 ``parties`` (coalition-calibrated Pólya shares) or ``mpc`` (one discrete Laplace sampled inside MPC),
 chosen per protocol from measured cost (docs/design.md, "Noise"; table of measurements: docs/noise.md).
-Threat model: passive, static coalition of ``t < m/2`` parties (MPyC's Shamir scheme).
-"""
+Threat model: passive, static coalition of ``t < m/2`` parties (MPyC's Shamir scheme)."""
 from __future__ import annotations
 
 from typing import Literal
@@ -50,8 +49,7 @@ def default_noise(protocol: str, epsilon_per_sum: float, delta_per_sum: float = 
 
     :param epsilon_per_sum: budget of one released sum; ``delta_per_sum``: its delta (0: ``2^-40``).
     :param pure_budget: the run's ``--budget`` has no delta.
-    :raise KeyError: an unknown protocol.
-    """
+    :raise KeyError: an unknown protocol."""
     from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace
 
     chosen = DEFAULT_NOISE[protocol]
@@ -81,8 +79,7 @@ def pure_budget_line(*, source: PureBudgetSource, parties: int, threshold: int) 
     (coalition calibration, Sinh & Ramon Protocol 3.1), and how to get in-MPC noise.
 
     :param source: ``budget``: ``--budget`` without a delta; ``account``: the dataset's existing account
-        has delta 0.
-    """
+        has delta 0."""
     from dp.secret_noise import DEFAULT_SAMPLER_DELTA
 
     factor = parties / (parties - threshold) if parties > threshold else 1.0
@@ -98,8 +95,7 @@ def mpc_guarantee(epsilon: float, delta: float, sampler_delta: float) -> str:
     """The guarantee of noise sampled inside MPC, in one line.
 
     :param epsilon: budget of the release; ``delta``: its delta (at least ``sampler_delta``).
-    :param sampler_delta: the summed ``delta_s`` of the sampler's truncation over the released sums.
-    """
+    :param sampler_delta: the summed ``delta_s`` of the sampler's truncation over the released sums."""
     return (f"discrete Laplace sampled inside MPC, known to no party (single-DLap variance, no m/(m-t) "
             f"factor): ({epsilon:g}, {delta:.2g})-DP, delta_s <= {sampler_delta:.2g} from the sampler's "
             f"truncation")
@@ -108,8 +104,7 @@ def mpc_guarantee(epsilon: float, delta: float, sampler_delta: float) -> str:
 def party_guarantee(epsilon: float, delta: float, parties: int, threshold: int, mechanism: str) -> str:
     """The guarantee of coalition-calibrated party-drawn noise, in one line.
 
-    :param mechanism: ``discrete laplace`` (Polya shares) or ``binomial`` (centred binomial shares).
-    """
+    :param mechanism: ``discrete laplace`` (Polya shares) or ``binomial`` (centred binomial shares)."""
     shares = "centred binomial" if mechanism == "binomial" else "Polya"
     dp = f"({epsilon:g}, {delta:g})-DP" if delta > 0 else f"{epsilon:g}-DP"
     if parties == 1:
@@ -124,8 +119,7 @@ def delegated_guarantee(epsilon: float, delta: float, failure: float, delegates:
     :param delta: the release's delta, ``failure`` included (:mod:`dp.umpc.delegation`).
     :param failure: probability that every delegate is corrupt.
     :param mechanism: the base plan's mechanism, ``discrete laplace`` (Polya shares) or ``binomial``
-        (centred binomial shares), as :func:`party_guarantee`.
-    """
+        (centred binomial shares), as :func:`party_guarantee`."""
     shares = "centred binomial" if mechanism == "binomial" else "Polya"
     base_delta = max(0.0, delta - failure)
     base = f"({epsilon:g}, {base_delta:g})-DP" if base_delta > 0 else f"{epsilon:g}-DP"

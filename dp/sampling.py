@@ -1,8 +1,7 @@
 """Public tuple samplers for incomplete U-statistics of degree ``k`` (Sinh & Ramon, Sec. 3, App. F Algorithm 1).
 
 ``E`` is public, drawn from a generator seeded with the parties' joint public seed, never from the data.
-The noise must be calibrated on the ``E`` drawn (:func:`max_degree`, App. C.2.3).  Details: docs/umpc_analysis.md.
-"""
+The noise must be calibrated on the ``E`` drawn (:func:`max_degree`, App. C.2.3).  Details: docs/umpc_analysis.md."""
 from __future__ import annotations
 
 import math
@@ -239,8 +238,7 @@ def _unrank_tables(ranks: NDArray[np.int64], n: int, k: int) -> NDArray[np.int64
 
 
 def _unrank_colex(ranks: NDArray[np.int64] | list[int], n: int, k: int) -> NDArray[np.int64]:
-    """Map colex ranks in ``[0, C(n, k))`` to ascending k-subsets of ``range(n)``. Details: docs/umpc_analysis.md.
-    """
+    """Map colex ranks in ``[0, C(n, k))`` to ascending k-subsets of ``range(n)``. Details: docs/umpc_analysis.md."""
     if len(ranks) == 0:
         return np.empty((0, k), dtype=np.int64)
     total = math.comb(n, k)

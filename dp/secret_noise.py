@@ -3,8 +3,7 @@
 Chooses the public thresholds ``T_j``, digits ``J`` and bit width of :mod:`secure.noise.mpc`'s
 ``G1 - G2`` and bounds its truncation: ``(epsilon, delta_s)``-DP with ``delta_s = (1 + e^epsilon) tau``
 (Champion, shelat & Ullman 2019).  Threat model: passive, static coalition of ``t < m/2`` parties (MPyC's Shamir scheme).  No party draws any part of the noise.
-Derivation: docs/noise.md.
-"""
+Derivation: docs/noise.md."""
 from __future__ import annotations
 
 import math

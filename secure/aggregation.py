@@ -2,8 +2,7 @@
 
 Threat model: passive, static coalition of ``t < m/2`` parties.  Only the noisy sum is opened; a party whose count vector does not
 match its declared row count is named and every party stops before anything is opened.
-Details: docs/secure_layer.md.
-"""
+Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 from dataclasses import dataclass

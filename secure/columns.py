@@ -1,8 +1,7 @@
 """Column declarations by role, with checks on entry: numeric, label, classes, categorical.
 
 Declarations are public parameters agreed before any data is shared (docs/design.md, "Who holds what");
-nothing here touches data.  Details: docs/secure_layer.md.
-"""
+nothing here touches data.  Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 import functools
@@ -65,8 +64,7 @@ class ColumnSpec:
         Public knowledge about the instrument, not about the rows.  ``None``: the fixed-point grid
         (``step = 2**-precision``).  The grid is what the histogram path of the complete U-statistics
         counts on (:mod:`secure.histograms`), so a coarser true resolution makes it much cheaper.
-    :raise ValueError: a bad declaration (one line).
-    """
+    :raise ValueError: a bad declaration (one line)."""
 
     name: str
     lower: float
@@ -138,8 +136,7 @@ class ColumnSpec:
         """A categorical column: ``categories`` (strings or numbers, in code order) and an optional
         ``other`` bucket; ``lower``/``upper`` follow the convention of the class docstring.
 
-        :raise ValueError: a bad declaration (empty, mixed, duplicate, fewer than two codes...).
-        """
+        :raise ValueError: a bad declaration (empty, mixed, duplicate, fewer than two codes...)."""
         listed = tuple(_plain(c) for c in categories)
         codes = len(listed) + (other is not None)
         lower, upper = 0.0, float(max(codes - 1, 1))
@@ -185,8 +182,7 @@ class ColumnSpec:
 
     def encode(self, values: np.ndarray) -> np.ndarray:
         """Fixed-point integers ``round((x - lower) * 2**precision)`` (no clipping; numeric columns).
-        Details: docs/secure_layer.md.
-        """
+        Details: docs/secure_layer.md."""
         shifted = np.asarray(values, dtype=float) - self.lower
         if self.step is not None:
             return np.rint(np.rint(shifted / self.step) * (self.step * 2 ** self.precision)).astype(np.int64)
@@ -211,8 +207,7 @@ class ColumnSpec:
         """The grid index of encoded (and clipped) values, as :meth:`encode` produces them.
 
         :raise ValueError: a value that is not a grid point (not clipped to the domain, or not encoded
-            by this declaration) -- a local programming error, never data-dependent output.
-        """
+            by this declaration) -- a local programming error, never data-dependent output."""
         integers = np.asarray(integers, dtype=np.int64)
         grid = self.grid_values()
         index = np.clip(np.searchsorted(grid, integers), 0, len(grid) - 1)
@@ -239,8 +234,7 @@ class ColumnSpec:
 
     def category_code(self, value: Category) -> int | None:
         """The code of ``value`` if it is one of the declared categories (not ``other``), else ``None``.
-        Details: docs/secure_layer.md.
-        """
+        Details: docs/secure_layer.md."""
         if self.categories is None:
             return None
         if isinstance(value, str):
@@ -310,8 +304,7 @@ def numeric(name: str, *, lower: float, upper: float, bits: int = 0, step: float
     Details: docs/secure_layer.md.
 
     :raise TypeError: a name that is not a string, a bound that is not a number, non-integer bits.
-    :raise ValueError: a bound not finite, ``upper <= lower``, bits outside ``[0, 52]``.
-    """
+    :raise ValueError: a bound not finite, ``upper <= lower``, bits outside ``[0, 52]``."""
     name = _check_name(name)
     low = check_finite(lower, "lower")
     high = check_finite(upper, "upper")
@@ -331,8 +324,7 @@ def label(name: str) -> ColumnSpec:
 def classes(name: str, k: int) -> ColumnSpec:
     """A column of ``k`` ordered classes ``0, 1, ..., k-1`` (VUS takes ``k = 3``).
 
-    :raise ValueError: ``k < 2``.
-    """
+    :raise ValueError: ``k < 2``."""
     count = check_int_at_least(k, "k (the number of classes)", 2)
     return ColumnSpec(_check_name(name), 0.0, float(count - 1), 0, tuple(range(count)))
 
@@ -341,8 +333,7 @@ def categorical(name: str, *, categories: Sequence[Any], other: Any = None) -> C
     """A categorical column with a declared public list of categories (integers or strings). Details: docs/secure_layer.md.
 
     :raise TypeError: ``categories`` not a list of integers or of strings (a lone string is refused).
-    :raise ValueError: fewer than two categories, or a category given twice.
-    """
+    :raise ValueError: fewer than two categories, or a category given twice."""
     name = _check_name(name)
     if isinstance(categories, (str, bytes)) or not isinstance(categories, Sequence):
         raise TypeError(f"categories must be a list, got {categories!r} (column '{name}')")

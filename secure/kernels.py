@@ -1,8 +1,7 @@
 """Kernels of U-statistics as objects, each with a plaintext and a vectorized secure function.
 
 Sinh & Ramon, Def. 2.1, eq. 1, App. A.5; fixed-point integer outputs, optional numerator/denominator.
-Threat model: passive, static coalition of ``t < m/2`` parties.  Details: docs/secure_layer.md.
-"""
+Threat model: passive, static coalition of ``t < m/2`` parties.  Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -75,8 +74,7 @@ class Kernel:
     def check_precisions(self, precisions: Sequence[int]) -> None:
         """Refuse column precisions this kernel object was not built for (default: any is fine).
 
-        :raise ValueError: with a plain message.
-        """
+        :raise ValueError: with a plain message."""
 
     def estimate(self, sums: Sequence[float], tuples: int, widths: Sequence[int]) -> float:
         """The statistic from the (noisy) sums of the outputs over ``tuples`` tuples."""
@@ -209,8 +207,7 @@ class DuplicatePair(Kernel):
 
 class RandIndex(Kernel):
     """Rand index of two clusterings: 1 iff they agree on whether the pair is together (App. A.5.4).
-    Details: docs/secure_layer.md.
-    """
+    Details: docs/secure_layer.md."""
 
     name = "rand"
     description = "Rand index"
@@ -304,8 +301,7 @@ def get_kernel(name: str, *, precision: int | None = None) -> Kernel:
     :param precision: fractional bits of the columns.  Required for ``gini``, whose value is reported
         in the column's units: it must be the column's declared precision (there is no default: with
         a default of 0 an 8-bit column gave a value 256 times too large).  Ignored by the others.
-    :raise ValueError: for an unknown name, or ``gini`` without ``precision``.
-    """
+    :raise ValueError: for an unknown name, or ``gini`` without ``precision``."""
     if name not in KERNELS:
         raise ValueError(f"unknown statistic '{name}'; choose one of: {', '.join(KERNELS)}")
     if name == "gini":

@@ -2,8 +2,7 @@
 
 Two sorts with ties broken both ways give ``2 U`` with ties counted 1/2 (Sun et al. eq. 1).
 Threat model: passive, static coalition of ``t < m/2`` parties.  Each comparison opens a masked value (:mod:`secure.leakage`).
-Details: docs/secure_layer.md.
-"""
+Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -22,8 +21,7 @@ def sorting_stages(n: int) -> list[tuple[np.ndarray, int]]:
     """The compare-exchange stages of Batcher's odd-even merge sort on ``n`` positions, as in
     ``mpc.np_sort``: per stage the lower positions ``I`` and the distance ``d`` (pairs ``I, I + d``).
 
-    Public: depends on ``n`` only.  ``t (t + 1) / 2`` stages for ``t = ceil(log2 n)``.
-    """
+    Public: depends on ``n`` only.  ``t (t + 1) / 2`` stages for ``t = ceil(log2 n)``."""
     stages: list[tuple[np.ndarray, int]] = []
     if n <= 1:
         return stages

@@ -5,8 +5,7 @@
 - :mod:`smoothing.roc`       Sec. 5.1: ROC polyline and trapezoid AUC from two ECDFs.
 
 Pure numpy/scipy/cvxpy; never imports :mod:`secure`, :mod:`dp` or MPyC.  Post-processing of public values:
-no privacy cost, no threat model of its own.  Details and timings (Sec. 6.7, Fig. 7): docs/smoothing.md.
-"""
+no privacy cost, no threat model of its own.  Details and timings (Sec. 6.7, Fig. 7): docs/smoothing.md."""
 from __future__ import annotations
 
 from smoothing.inverse import Curve, ecdf_on_grid, evaluate_step, inverse_ecdf, quantiles

@@ -1,7 +1,6 @@
 """Step ECDFs on a grid and their inverse by binary search (Barczewski, Mawass & Ramon, Alg. 1).
 
-Details: docs/smoothing.md.
-"""
+Details: docs/smoothing.md."""
 from __future__ import annotations
 
 import math

@@ -2,8 +2,7 @@
 
 Least-``p``-norm corrections over the tree nodes (sparse CVXPY problem) so the curve is non-decreasing
 and in [0, 1].  Post-processing of released values: no privacy cost.  Derivation, solvers and measured
-timings: docs/smoothing.md.
-"""
+timings: docs/smoothing.md."""
 from __future__ import annotations
 
 import time
@@ -93,8 +92,7 @@ def smooth_ecdf(noisy: np.ndarray, incidence: sp.spmatrix | sp.sparray, *, subse
     node whose noise a grid point carries) or only on B (``subset``, sorted and de-duplicated here; paper Sec. 4.1).
     ``solvers`` are tried in order (``None``: :func:`default_solvers`); a solution violating the constraints by more
     than ``tolerance`` fails; ``accept_inaccurate=False`` tries the other solvers before an ``optimal_inaccurate``
-    one.  SmoothingError names each solver's failure.  Details: docs/smoothing.md.
-    """
+    one.  SmoothingError names each solver's failure.  Details: docs/smoothing.md."""
     started = time.perf_counter()
     norm = _check_norm(norm)
     if not sp.issparse(incidence):

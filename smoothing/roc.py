@@ -1,7 +1,6 @@
 """ROC curve and its area from two ECDFs on a common threshold grid (Barczewski et al., Sec. 5.1).
 
-Details: docs/smoothing.md.
-"""
+Details: docs/smoothing.md."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -3,8 +3,7 @@
 The pruned top-down traversal (§4, eq. 10), its threshold constant (Corollaries 4 and 5) and MSE bound
 (Theorem 3), and :func:`ldp_auc`, the protocol end to end.
 Threat model: local DP, one user = one score, against an untrusted server; public: class labels and sizes.
-Plain NumPy, no MPyC.  Protocol steps, costs and notes on the paper: docs/ldp.md.
-"""
+Plain NumPy, no MPyC.  Protocol steps, costs and notes on the paper: docs/ldp.md."""
 from __future__ import annotations
 
 import math
@@ -45,8 +44,7 @@ def _check_count_ties(count_ties: bool) -> bool:
 def variance_constant(positive: HierarchyEstimate, negative: HierarchyEstimate) -> float:
     """The paper's ``C >= 0`` in ``v± = C n± α``: ``max(v+/(n+ α), v-/(n- α))`` of the two classes' hierarchies.
 
-    :raise ValueError: if the hierarchies differ in depth or a total is not positive.
-    """
+    :raise ValueError: if the hierarchies differ in depth or a total is not positive."""
     levels = _check_pair(positive, negative)
     return max(float(positive.variance_bound) / (float(positive.total) * levels),
                float(negative.variance_bound) / (float(negative.total) * levels))
@@ -59,10 +57,7 @@ def _check_class_sizes(positive_users: float, negative_users: float) -> tuple[fl
 def optimal_threshold_constant(positive_users: float, negative_users: float, *, variance_constant: float,
                                levels: int, discard: str = "half") -> float:
     """The pruning constant ``a >= 1`` of Corollary 4 (``discard="half"``) or Corollary 5 (``"zero"``), from
-    ``n+, n- > 0``, ``C >= 0`` and ``α >= 1``.  Details: docs/ldp.md.
-
-    :raise ValueError: if a parameter is out of range.
-    """
+    ``n+, n- > 0``, ``C >= 0`` and ``α >= 1``.  Details: docs/ldp.md."""
     n_pos, n_neg = _check_class_sizes(positive_users, negative_users)
     constant = check_nonnegative(variance_constant, "variance_constant")
     alpha = check_positive_int(levels, "levels")
@@ -78,10 +73,7 @@ def optimal_threshold_constant(positive_users: float, negative_users: float, *, 
 def mse_bound(positive_users: float, negative_users: float, *, variance_constant: float, levels: int,
               threshold_constant: float, discard: str = "half") -> float:
     """Theorem 3's bound on ``E[(AUC_hat - AUC)^2]`` (or the variant's, ``discard="zero"``), from ``n+, n- > 0``,
-    ``C >= 0``, ``α >= 1`` and ``a > 1``.  Details: docs/ldp.md.
-
-    :raise ValueError: if a parameter is out of range.
-    """
+    ``C >= 0``, ``α >= 1`` and ``a > 1``.  Details: docs/ldp.md."""
     n_pos, n_neg = _check_class_sizes(positive_users, negative_users)
     constant = check_nonnegative(variance_constant, "variance_constant")
     alpha = check_positive_int(levels, "levels")
@@ -105,8 +97,7 @@ def mse_bound(positive_users: float, negative_users: float, *, variance_constant
 class AUCTraversal:
     """Outcome of the pruned traversal of two hierarchical histograms (§4, eq. 10): ``auc = pair_sum / (n+ n-)`` (not
     clipped), ``pair_sum`` the estimated ordered pairs (ties 1/2 if ``count_ties``), ``threshold`` ``τ = a sqrt(v+ v-)``,
-    ``threshold_constant`` ``a``, the floors ``sqrt(a v±)/2`` and ``discard``.  Details: docs/ldp.md.
-    """
+    ``threshold_constant`` ``a``, the floors ``sqrt(a v±)/2`` and ``discard``.  Details: docs/ldp.md."""
 
     auc: float
     pair_sum: float
@@ -152,8 +143,7 @@ def hierarchical_auc(positive: HierarchyEstimate, negative: HierarchyEstimate, *
     (Corollary 4) or ``zero`` (Corollary 5); ``count_ties``: a tie counts 1/2 (``roc_auc_score``) or 0 (the paper's
     UAUC); ``threshold_constant`` ``a >= 0``, ``None`` for :func:`optimal_threshold_constant`, 0 for no pruning.
 
-    :raise ValueError: a parameter out of range, hierarchies that do not match; :raise TypeError: not a hierarchy.
-    """
+    :raise ValueError: a parameter out of range, hierarchies that do not match; :raise TypeError: not a hierarchy."""
     levels = _check_pair(positive, negative)
     mode = _check_discard(discard)
     ties = _check_count_ties(count_ties)
@@ -238,8 +228,7 @@ def ldp_auc(positive_scores: npt.ArrayLike, negative_scores: npt.ArrayLike, *, d
     each user's budget; ``split`` ``users`` or ``budget`` (``delta`` for advanced composition, 0 for pure LDP);
     ``discard`` ``half`` or ``zero``; ``count_ties`` counts a tie 1/2 (as ``roc_auc_score``) or 0;
     ``threshold_constant`` is ``a`` (``None``: the corollary's value, 0: no pruning); ``rng`` the users' randomness
-    (``None``: the OS).  :raise ValueError: a parameter out of range, a score outside the domain; TypeError: a type.
-    """
+    (``None``: the OS).  :raise ValueError: a parameter out of range, a score outside the domain; TypeError: a type."""
     size = _check_domain_size(domain_size)
     mode = _check_split(split)
     _check_discard(discard)

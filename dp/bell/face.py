@@ -1,8 +1,7 @@
 """The local-model face (Bell et al.): one :class:`Query`, and :func:`release`, :func:`simulate`, :func:`exact`.
 
 Threat model: local DP -- every user randomizes its own value before it leaves (epsilon-LDP per user), an
-untrusted server aggregates the reports; no MPC parties (both sides run here in one process).  Details: docs/ldp.md.
-"""
+untrusted server aggregates the reports; no MPC parties (both sides run here in one process).  Details: docs/ldp.md."""
 from __future__ import annotations
 
 import math
@@ -32,8 +31,7 @@ class Query:
     ``auc`` (the hierarchical Hadamard-response AUC of §5, eq. 10: integer scores in ``[0, domain_size)``, a power
     of two; ``split`` ``users`` or ``budget``, advanced composition with ``delta``).
 
-    :raise ValueError: a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type.
-    """
+    :raise ValueError: a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type."""
 
     statistic: Statistic
     epsilon: float

@@ -4,8 +4,7 @@ Bell, Bellet, Gascón & Kulkarni, §3 and Algorithm 1; App. A.1 (estimator, Lemm
 Threat model: local DP; each user's report is epsilon-LDP against an untrusted server and colluding users;
 randomness from the OS by default (:func:`secure.noise.party.os_generator`).
 Estimator, variances (Lemma 1, Theorem 1, given the sample), Rényi-2 entropy and the bias-variance
-trade-off in ``k``: docs/ldp.md.
-"""
+trade-off in ``k``: docs/ldp.md."""
 from __future__ import annotations
 
 import math
@@ -23,20 +22,10 @@ __all__ = ["check_kernel_matrix", "rr_beta", "rr_channel", "randomize", "histogr
            "renyi2_entropy_from_histogram"]
 
 
-# --------------------------------------------------------------------------------------------------
 # parameter checks specific to this module (plain messages, as dp.validation)
 
-def _check_runs(runs: int | None) -> int | None:
-    if runs is None:
-        return None
-    return check_positive_int(runs, "runs")
-
-
 def check_kernel_matrix(matrix: npt.ArrayLike, bins: int | None = None) -> np.ndarray:
-    """A finite square kernel matrix with at least 2 bins (``bins`` x ``bins`` if given), as float64.
-
-    :raise ValueError: otherwise, naming the problem.
-    """
+    """A finite square kernel matrix with at least 2 bins (``bins`` x ``bins`` if given), as float64."""
     a = np.asarray(matrix, dtype=np.float64)
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise ValueError(f"matrix must be square, got shape {a.shape}")
@@ -78,15 +67,12 @@ def _check_reports(reports: npt.ArrayLike, bins: int) -> np.ndarray:
 def _symmetric(a: np.ndarray) -> np.ndarray:
     return 0.5 * (a + a.T)
 
-# --------------------------------------------------------------------------------------------------
+
 # k-ary randomized response (user side, step 3 of Algorithm 1)
 
 def rr_beta(*, bins: int, epsilon: float) -> float:
     """``beta = k / (k + e^epsilon - 1)``, the probability of answering uniformly (App. A.1), computed as
-    ``k e^-eps / (k e^-eps + 1 - e^-eps)`` so that a large epsilon does not overflow.
-
-    :raise ValueError: if ``bins < 2`` or epsilon is not positive.
-    """
+    ``k e^-eps / (k e^-eps + 1 - e^-eps)`` so that a large epsilon does not overflow."""
     k = _check_bins(bins)
     eps = check_epsilon(epsilon)
     shrink = math.exp(-eps)
@@ -94,10 +80,7 @@ def rr_beta(*, bins: int, epsilon: float) -> float:
 
 
 def rr_channel(*, bins: int, epsilon: float) -> np.ndarray:
-    """Exact channel ``Q[x, y] = P(report y | bin x) = beta/k + (1 - beta) [x = y]``.
-
-    :raise ValueError: if ``bins < 2`` or epsilon is not positive.
-    """
+    """Exact channel ``Q[x, y] = P(report y | bin x) = beta/k + (1 - beta) [x = y]``."""
     beta = rr_beta(bins=bins, epsilon=epsilon)
     return np.full((bins, bins), beta / bins) + (1.0 - beta) * np.eye(bins)
 
@@ -106,10 +89,7 @@ def randomize(quantized: npt.ArrayLike, *, bins: int, epsilon: float,
               rng: np.random.Generator | None = None) -> np.ndarray:
     """k-ary randomized response on bin indices in ``[0, bins)`` (any shape), independently per entry: the true bin
     with probability ``1 - beta``, else a uniform one of the ``k >= 2`` bins; epsilon-LDP per report; ``rng`` ``None``:
-    the OS (:func:`secure.noise.party.os_generator`).  :return: int64 reports of the same shape.
-
-    :raise ValueError: on invalid bins, epsilon, or bin indices.
-    """
+    the OS (:func:`secure.noise.party.os_generator`); int64 reports of the same shape."""
     k = _check_bins(bins)
     beta = rr_beta(bins=k, epsilon=epsilon)
     x = _check_reports(quantized, k)
@@ -118,14 +98,9 @@ def randomize(quantized: npt.ArrayLike, *, bins: int, epsilon: float,
     return np.where(uniform, gen.integers(0, k, size=x.shape), x)
 
 
-# --------------------------------------------------------------------------------------------------
 # server side
-
 def histogram(reports: npt.ArrayLike, *, bins: int) -> np.ndarray:
-    """Counts of the reports per bin: shape ``(bins,)``, or ``(runs, bins)`` for ``(runs, n)`` reports.
-
-    :raise ValueError: on reports outside ``[0, bins)`` or more than two dimensions.
-    """
+    """Counts of the reports per bin: shape ``(bins,)``, or ``(runs, bins)`` for ``(runs, n)`` reports."""
     k = _check_bins(bins)
     r = _check_reports(reports, k)
     if r.ndim == 1:
@@ -139,10 +114,7 @@ def histogram(reports: npt.ArrayLike, *, bins: int) -> np.ndarray:
 def estimate_from_histogram(counts: npt.ArrayLike, matrix: npt.ArrayLike, *,
                             epsilon: float) -> float | np.ndarray:
     """The unbiased estimate ``U_hat`` in ``O(k^2)`` from report counts of shape ``(k,)`` or ``(runs, k)`` (one
-    estimate per row), the quantized kernel matrix ``A`` and the reports' epsilon.  Details: docs/ldp.md.
-
-    :raise ValueError: on invalid counts (negative, fewer than 2 reports), matrix, or epsilon.
-    """
+    estimate per row), the quantized kernel matrix ``A`` and the reports' epsilon.  Details: docs/ldp.md."""
     a = check_kernel_matrix(matrix)
     k = a.shape[0]
     c = _check_counts(counts, k)
@@ -159,10 +131,7 @@ def estimate_from_histogram(counts: npt.ArrayLike, matrix: npt.ArrayLike, *,
 
 
 def estimate(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon: float) -> float:
-    """``U_hat`` from the reports (histogram, then :func:`estimate_from_histogram`): ``O(n + k^2)``.
-
-    :raise ValueError: on invalid reports, matrix, or epsilon.
-    """
+    """``U_hat`` from the reports (histogram, then :func:`estimate_from_histogram`): ``O(n + k^2)``."""
     a = check_kernel_matrix(matrix)
     r = np.asarray(reports)
     if r.ndim != 1:
@@ -172,8 +141,6 @@ def estimate(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon: float) -
 
 def estimate_pairwise(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon: float) -> float:
     """Reference ``U_hat``: the literal average of the pair estimator over all ``C(n, 2)`` pairs. Details: docs/ldp.md.
-
-    :raise ValueError: on invalid reports (fewer than 2), matrix, or epsilon.
     """
     a = _symmetric(check_kernel_matrix(matrix))
     k = a.shape[0]
@@ -193,8 +160,6 @@ def estimate_pairwise(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon:
 
 def quantized_ustatistic(values: npt.ArrayLike, quantizer: Quantizer, matrix: npt.ArrayLike) -> float:
     """The value the protocol estimates without bias: the U-statistic of ``A`` on the quantized sample. Details: docs/ldp.md.
-
-    :raise ValueError: on invalid values (fewer than 2) or a matrix of the wrong size.
     """
     a = check_kernel_matrix(matrix, quantizer.bins)
     idx, w = quantizer.support(values)
@@ -206,9 +171,7 @@ def quantized_ustatistic(values: npt.ArrayLike, quantizer: Quantizer, matrix: np
     return float((totals @ a @ totals - self_terms) / (n * (n - 1.0)))
 
 
-# --------------------------------------------------------------------------------------------------
 # variance (Lemma 1, Theorem 1, and the exact variance given the sample)
-
 def _check_distribution(distribution: npt.ArrayLike, bins: int) -> np.ndarray:
     dist = np.asarray(distribution, dtype=np.float64)
     if dist.shape != (bins,):
@@ -223,10 +186,7 @@ def _check_distribution(distribution: npt.ArrayLike, bins: int) -> np.ndarray:
 
 def lemma1_variance(distribution: npt.ArrayLike, matrix: npt.ArrayLike, *, n: int, epsilon: float) -> float:
     """Exact variance of ``U_hat`` when the ``n >= 2`` bins are i.i.d. from ``distribution`` (length ``k``, sums to
-    1), ``A`` symmetrized (Lemma 1, App. A.1).  Details: docs/ldp.md.
-
-    :raise ValueError: on invalid inputs.
-    """
+    1), ``A`` symmetrized (Lemma 1, App. A.1).  Details: docs/ldp.md."""
     a = _symmetric(check_kernel_matrix(matrix))
     k = a.shape[0]
     dist = _check_distribution(distribution, k)
@@ -248,10 +208,7 @@ def lemma1_variance(distribution: npt.ArrayLike, matrix: npt.ArrayLike, *, n: in
 
 def theorem1_variance_bound(*, n: int, bins: int, epsilon: float, kernel_range: float = 1.0) -> float:
     """Theorem 1 (= Corollary 2, App. A.1): ``Var(U_hat) <= R^2 [1/(n(1-b)^2) + (1+b)^2/(2n(n-1)(1-b)^4)]``.
-    Details: docs/ldp.md.
-
-    :raise ValueError: if ``n < 2``, ``bins < 2``, epsilon or kernel_range not positive.
-    """
+    Details: docs/ldp.md."""
     users = check_positive_int(n, "n")
     if users < 2:
         raise ValueError(f"n must be at least 2, got {users}")
@@ -263,10 +220,7 @@ def theorem1_variance_bound(*, n: int, bins: int, epsilon: float, kernel_range: 
 
 def conditional_variance(values: npt.ArrayLike, quantizer: Quantizer, matrix: npt.ArrayLike, *,
                          epsilon: float) -> float:
-    """Exact variance of ``U_hat`` given the sample (over rounding and response only). Details: docs/ldp.md.
-
-    :raise ValueError: on invalid values (fewer than 2), matrix, or epsilon.
-    """
+    """Exact variance of ``U_hat`` given the sample (over rounding and response only). Details: docs/ldp.md."""
     a = _symmetric(check_kernel_matrix(matrix, quantizer.bins))
     k = a.shape[0]
     beta = rr_beta(bins=k, epsilon=epsilon)
@@ -307,17 +261,12 @@ def conditional_variance(values: npt.ArrayLike, quantizer: Quantizer, matrix: np
     return float((4.0 * linear / keep ** 2 + quadratic) / (n * (n - 1.0)) ** 2)
 
 
-# --------------------------------------------------------------------------------------------------
 # simulation (the whole protocol in one process, many runs vectorized)
-
 def simulate_histograms(values: npt.ArrayLike, *, quantizer: Quantizer, epsilon: float, runs: int = 1,
                         rng: np.random.Generator | None = None) -> np.ndarray:
     """Int64 histograms ``(runs, k)`` of the reports of ``runs`` independent executions of the user side on fixed
     values (one per user, clipped to the domain): every run redraws the randomized rounding (if any) and every user's
-    randomized response (``rng`` ``None``: the OS).
-
-    :raise ValueError: on invalid parameters.
-    """
+    randomized response (``rng`` ``None``: the OS)."""
     if not isinstance(quantizer, Quantizer):
         raise TypeError(f"quantizer must be a Quantizer, got {type(quantizer).__name__}")
     check_epsilon(epsilon)
@@ -343,13 +292,10 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
     ``values`` shape ``(n,)`` (or ``(n, d)`` on a grid), ``n >= 2``; ``kernel`` a plain ``f(x, y)`` and ``kind`` of its
     quantized matrix, ``average`` (eq. 15), ``midrange`` (eq. 14) or ``midpoint``, on ``subdivisions``
     (:func:`kernel_matrix`); ``runs`` ``None`` for one estimate (a float), else that many (an array); ``rng`` ``None``:
-    the OS.
-
-    :raise ValueError: on invalid parameters.
-    """
+    the OS."""
     check_epsilon(epsilon)
     _check_kind(kind)
-    count = _check_runs(runs)
+    count = None if runs is None else check_positive_int(runs, "runs")
     if np.shape(values)[0] < 2:
         raise ValueError(f"at least 2 values are needed, got {np.shape(values)[0]}")
     a = kernel_matrix(kernel, quantizer, kind=kind, subdivisions=subdivisions)
@@ -358,14 +304,9 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
     return float(estimates[0]) if count is None else estimates
 
 
-# --------------------------------------------------------------------------------------------------
 # Rényi-2 (collision) entropy
-
 def collision_probability_from_histogram(counts: npt.ArrayLike, *, epsilon: float) -> float | np.ndarray:
-    """Unbiased estimate of ``sum_j p_j^2`` (the collision U-statistic, ``A = I``) from the reports' counts.
-
-    :raise ValueError: on invalid counts or epsilon.
-    """
+    """Unbiased estimate of ``sum_j p_j^2`` (the collision U-statistic, ``A = I``) from the reports' counts."""
     c = np.asarray(counts)
     if c.ndim not in (1, 2):
         raise ValueError(f"counts must have shape (k,) or (runs, k), got {c.shape}")
@@ -373,10 +314,7 @@ def collision_probability_from_histogram(counts: npt.ArrayLike, *, epsilon: floa
 
 
 def renyi2_entropy_from_histogram(counts: npt.ArrayLike, *, epsilon: float) -> float | np.ndarray:
-    """``H_2 = -log`` of the collision estimate, clipped to ``[1/k, 1]`` first (eq. (5)). Details: docs/ldp.md.
-
-    :raise ValueError: on invalid counts or epsilon.
-    """
+    """``H_2 = -log`` of the collision estimate, clipped to ``[1/k, 1]`` first (eq. (5)). Details: docs/ldp.md."""
     collision = np.asarray(collision_probability_from_histogram(counts, epsilon=epsilon))
     k = np.asarray(counts).shape[-1]
     entropy = -np.log(np.clip(collision, 1.0 / k, 1.0))

@@ -2,8 +2,7 @@
 
 Threat model: each report is epsilon-LDP against an untrusted server; the flip probability is rounded up
 to the ``2^-53`` grid so the realised loss never exceeds epsilon.  Plain NumPy, no MPyC.
-Variance, Lemmas 5-6 and the split Hadamard sum: docs/ldp.md.
-"""
+Variance, Lemmas 5-6 and the split Hadamard sum: docs/ldp.md."""
 from __future__ import annotations
 
 import math
@@ -242,8 +241,7 @@ class FrequencyOracle:
     """Algorithm 3 on the (at least one) reports of one domain of size ``2^bits``: unbiased counts of any value.
     Details: docs/ldp.md.  Attributes: ``bits``, ``users`` (``n``), ``epsilon``, the realised ``flip_probability`` ``ρ``,
     ``debias_factor`` ``K = 1/(1 - 2ρ)``, ``stored_rows`` (distinct rows with a nonzero sum, or all reports) and
-    ``variance_bound`` ``n K^2`` (the largest variance of a count estimate, at a value nobody holds).
-    """
+    ``variance_bound`` ``n K^2`` (the largest variance of a count estimate, at a value nobody holds)."""
 
     bits: int
     users: int

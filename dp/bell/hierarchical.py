@@ -2,8 +2,7 @@
 
 Threat model: local DP, one user = one score; epsilon-LDP per report (or ``(epsilon, delta)`` per user with
 ``split="budget"`` and ``delta > 0``, Dwork, Rothblum & Vadhan 2010).  Public: class sizes, report levels.
-Splitting strategies and variances: docs/ldp.md.
-"""
+Splitting strategies and variances: docs/ldp.md."""
 from __future__ import annotations
 
 import math
@@ -89,8 +88,7 @@ def level_epsilon(epsilon: float, *, levels: int, delta: float = 0.0, split: str
 class HierarchyReports:
     """All reports of one class's users for a hierarchical histogram (user side of App. B.2): ``d = 2^levels``, the
     ``split``, the public class size ``users``, each user's ``epsilon`` and ``delta`` (0: pure LDP), ``level_epsilon``
-    (``ε_0`` of each report); ``reports[l - 1]`` are the reports at level ``l`` (``bits = l``).
-    """
+    (``ε_0`` of each report); ``reports[l - 1]`` are the reports at level ``l`` (``bits = l``)."""
 
     domain_size: int
     split: str

@@ -2,8 +2,7 @@
 
 Bell et al., Algorithm 1 step 1 and App. A.2 (``A^Mid`` eq. 14, ``A^Avg`` eq. 15; Lemmas 2 and 3).
 No threat model of its own: runs on the user's device before the randomized response.
-Bins, representatives and the sub-grid exactness: docs/ldp.md.
-"""
+Bins, representatives and the sub-grid exactness: docs/ldp.md."""
 from __future__ import annotations
 
 import math
@@ -95,8 +94,7 @@ class Interval:
     """A continuous axis ``[lower, upper]`` (finite, non-empty) with ``bins >= 1`` bins (2 for randomized rounding);
     layouts: docs/ldp.md.
 
-    :raise ValueError: on a non-finite or empty interval, or fewer than 1 bin.
-    """
+    :raise ValueError: on a non-finite or empty interval, or fewer than 1 bin."""
 
     lower: float
     upper: float
@@ -117,8 +115,7 @@ class Levels:
     """A discrete axis: a finite set of values (categories, labels); a value rounds to the nearest.
 
     :param values: the levels (finite, distinct after sorting).
-    :raise ValueError: if empty, not finite, or repeated.
-    """
+    :raise ValueError: if empty, not finite, or repeated."""
 
     values: tuple[float, ...]
 
@@ -169,8 +166,7 @@ class Quantizer:
     def interval(cls, *, lower: float, upper: float, bins: int, rounding: str = "simple") -> Quantizer:
         """Quantizer of one interval ``[lower, upper]`` into ``bins`` bins.
 
-        :raise ValueError: if ``bins < 2`` or the interval is empty.
-        """
+        :raise ValueError: if ``bins < 2`` or the interval is empty."""
         _check_bins(bins)
         return cls([Interval(lower, upper, bins)], rounding=rounding)
 
@@ -179,8 +175,7 @@ class Quantizer:
              rounding: str = "simple") -> Quantizer:
         """Quantizer of a box ``prod_a [lower_a, upper_a]`` into ``prod_a bins_a`` bins (e.g. Kendall).
 
-        :raise ValueError: if the three sequences differ in length or an axis is invalid.
-        """
+        :raise ValueError: if the three sequences differ in length or an axis is invalid."""
         if not (len(lower) == len(upper) == len(bins)):
             raise ValueError(f"lower, upper and bins must have the same length, got {len(lower)}, {len(upper)}, "
                              f"{len(bins)}")
@@ -190,8 +185,7 @@ class Quantizer:
     def levels(cls, values: Sequence[float]) -> Quantizer:
         """Quantizer of a discrete domain: one bin per level (Rényi-2 entropy on categories).
 
-        :raise ValueError: if there are fewer than 2 levels.
-        """
+        :raise ValueError: if there are fewer than 2 levels."""
         return cls([Levels(tuple(values))])
 
     # -- layout ------------------------------------------------------------------------------------
@@ -225,8 +219,7 @@ class Quantizer:
         """Sub-cell centres of every bin, shape ``(k, M, d)`` (``M = subdivisions ** #interval axes``).
 
         :param subdivisions: sub-cells per bin along every interval axis (levels contribute 1).
-        :raise ValueError: if ``subdivisions < 1``.
-        """
+        :raise ValueError: if ``subdivisions < 1``."""
         m = check_positive_int(subdivisions, "subdivisions")
         points = np.zeros((1, 1, 0))
         for index, axis in enumerate(self.axes):
@@ -247,8 +240,7 @@ class Quantizer:
         """Validate values and clip them to the declared domain; returns shape ``(n, d)``.
 
         :param values: shape ``(n,)`` for a one-dimensional domain, ``(n, d)`` otherwise.
-        :raise ValueError: on a wrong shape or non-finite values.
-        """
+        :raise ValueError: on a wrong shape or non-finite values."""
         x = np.asarray(values, dtype=np.float64)
         if self.dimension == 1 and x.ndim == 1:
             x = x[:, None]
@@ -287,8 +279,7 @@ class Quantizer:
     def support(self, values: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """The rounding distribution ``P_i`` of every value (clipped to the domain), in sparse form: ``(bins, weights)``
         of shape ``(n, r)``, ``r = 2^(#interval axes)`` under randomized rounding, else 1; ``P(bin = bins[i, t]) =
-        weights[i, t]``.
-        """
+        weights[i, t]``."""
         x = self.prepare(values)
         n = x.shape[0]
         flat = np.zeros((n, 1), dtype=np.int64)
@@ -320,8 +311,7 @@ class Quantizer:
 
     def quantize(self, values: npt.ArrayLike, *, rng: np.random.Generator | None = None) -> np.ndarray:
         """Bin index in ``[0, k)`` of every value, shape ``(n,)`` or ``(n, d)``, clipped to the domain (the user-side step 2
-        of Algorithm 1); ``rng`` (``None``: the OS) only for randomized rounding.
-        """
+        of Algorithm 1); ``rng`` (``None``: the OS) only for randomized rounding."""
         x = self.prepare(values)
         gen = noise_generator(rng) if self.is_random else None
         return self._sample(x, 1, gen)[0]
@@ -369,8 +359,7 @@ def kernel_matrix(kernel: KernelFunction, quantizer: Quantizer, *, kind: str = "
     ``vectorized=False`` (one call per pair); ``subdivisions`` sub-cells per bin and interval axis, ``None``: the largest
     in 2..64 within :data:`EVALUATION_BUDGET` kernel evaluations.
 
-    :raise ValueError: an unknown kind, invalid subdivisions, kernel output of the wrong shape or not finite.
-    """
+    :raise ValueError: an unknown kind, invalid subdivisions, kernel output of the wrong shape or not finite."""
     _check_kind(kind)
     if not callable(kernel):
         raise TypeError(f"kernel must be callable, got {type(kernel).__name__}")

@@ -1,8 +1,7 @@
 """Error analysis of the subsampled-pairs protocol (Theorem 5) and the all-pairs baseline (§6, Fig. 4).
 
 Bell et al., §5 Theorem 5 and App. C.1; the protocol itself is :mod:`dp.bell.subsampled_pairs`.
-Derivations: docs/ldp.md.
-"""
+Derivations: docs/ldp.md."""
 from __future__ import annotations
 
 import math
@@ -44,8 +43,7 @@ class KernelMoments:
 
     :ivar mean: ``E f(X, Y)`` (the U-statistic's target).
     :ivar zeta1: ``Var_X E_Y f(X, Y)``.
-    :ivar zeta2: ``Var f(X, Y)``.
-    """
+    :ivar zeta2: ``Var f(X, Y)``."""
 
     mean: float
     zeta1: float
@@ -66,8 +64,7 @@ def kernel_zetas(query: SubsampledPairsQuery, values: np.ndarray, *, distinct: b
         i.e. of the population when samples are drawn from ``values`` with replacement.
     :param output: which kernel output (0 unless a ratio kernel's denominator is wanted).
     :param block_rows: rows of ``X`` per block (memory ``~ block_rows * n`` pairs).
-    :raise ValueError: fewer than 2 rows, or no such output.
-    """
+    :raise ValueError: fewer than 2 rows, or no such output."""
     fixed = query.prepare(np.asarray(values, dtype=float).reshape(-1, len(query.specs))).integers
     n = check_pair_rows(fixed.shape[0])
     outs = query.outputs
@@ -126,8 +123,7 @@ def _check_n(n: int) -> int:
 def subsampling_variance(zeta1: float, zeta2: float, *, permutations: int, n: int) -> float:
     """Variance of the noiseless incomplete U-statistic on ``P`` permutations (Blom 1976; App. C.1). Details: docs/ldp.md.
 
-    :raise ValueError: negative ``zeta``, ``P < 1`` or ``n < 2``.
-    """
+    :raise ValueError: negative ``zeta``, ``P < 1`` or ``n < 2``."""
     _check_zetas(zeta1, zeta2)
     p = check_positive_int(permutations, "number of permutations P")
     n = _check_n(n)
@@ -139,8 +135,7 @@ def theorem5_mse(zeta1: float, zeta2: float, *, permutations: int, n: int, epsil
     """MSE of Theorem 5: :func:`subsampling_variance` plus the Laplace noise term. Details: docs/ldp.md.
 
     :param sensitivity: ``Delta_f`` in statistic units (1 for kernels in ``[0, 1]``, 2 for Kendall).
-    :raise ValueError: invalid parameter.
-    """
+    :raise ValueError: invalid parameter."""
     check_epsilon(epsilon)
     if not (math.isfinite(sensitivity) and sensitivity > 0):
         raise ValueError(f"sensitivity must be positive, got {sensitivity}")
@@ -155,8 +150,7 @@ def protocol_mse(query: SubsampledPairsQuery, zeta1: float, zeta2: float, *, n: 
     """MSE of this protocol's estimate around ``E f``: Theorem 5 with the exact discrete noise. Details: docs/ldp.md.
 
     :raise ValueError: for a ratio kernel (Theorem 5 covers one kernel, not a ratio), or invalid
-        parameters.
-    """
+        parameters."""
     if len(query.outputs) != 1:
         raise ValueError(f"protocol_mse needs a one-output kernel; '{query.kernel.name}' is a ratio of two")
     m, t = check_parties(parties, threshold)
@@ -177,8 +171,7 @@ def advanced_composition_epsilon(epsilon: float, delta: float, compositions: int
     :param epsilon: total budget, positive.
     :param delta: total delta, in ``(0, 1)``.
     :param compositions: ``k >= 1``.
-    :raise ValueError: invalid parameter.
-    """
+    :raise ValueError: invalid parameter."""
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     if dlt <= 0.0:
@@ -203,8 +196,7 @@ def all_pairs_plans(query: SubsampledPairsQuery, n: int, *, delta: float = DEFAU
                     threshold: int = 0) -> list[NoisePlan]:
     """Per output, the per-pair plan of the all-pairs baseline: ``DLap(exp(-epsilon_0 / Delta))``.
 
-    ``epsilon_0 = advanced_composition_epsilon(epsilon/outputs, delta/outputs, n - 1)``.
-    """
+    ``epsilon_0 = advanced_composition_epsilon(epsilon/outputs, delta/outputs, n - 1)``."""
     n = _check_n(n)
     outputs = query.outputs
     pair_epsilon = advanced_composition_epsilon(query.epsilon / len(outputs), delta / len(outputs), n - 1)
@@ -230,8 +222,7 @@ def simulate_all_pairs(query: SubsampledPairsQuery, rows_by_party: Sequence[np.n
     """Simulate the all-pairs baseline: every pair released with noise, the aggregator averages. Details: docs/ldp.md.
 
     :param delta: the baseline's delta (default ``1e-8``, as in the paper).
-    :raise ValueError: invalid parameters.
-    """
+    :raise ValueError: invalid parameters."""
     check_positive_int(runs, "runs")
     parties = len(rows_by_party)
     check_parties(parties, threshold)
@@ -260,8 +251,7 @@ def simulate_all_pairs(query: SubsampledPairsQuery, rows_by_party: Sequence[np.n
 def all_pairs_mse(zeta1: float, zeta2: float, *, n: int, epsilon: float, delta: float = DEFAULT_BASELINE_DELTA,
                   sensitivity: float = 1.0, parties: int = 1, threshold: int = 0) -> float:
     """MSE of the all-pairs baseline around ``E f`` with continuous ``Lap(Delta / epsilon_0)`` per pair.
-    Details: docs/ldp.md.
-    """
+    Details: docs/ldp.md."""
     _check_zetas(zeta1, zeta2)
     n = _check_n(n)
     m, t = check_parties(parties, threshold)

@@ -3,8 +3,7 @@
 Bell et al., §5 ("Generic Protocols from 2PC"), Theorem 5 and App. C.1, on MPyC.
 Threat model: passive adversary with ``t < m/2`` parties; the aggregator (party 0) sees epsilon-DP per-pair
 values; the ``m - t`` honest Pólya shares alone make ``DLap(alpha)``; noise from the OS, party-drawn only.
-Protocol steps and measured costs: docs/ldp.md.
-"""
+Protocol steps and measured costs: docs/ldp.md."""
 from __future__ import annotations
 
 import math
@@ -294,8 +293,7 @@ async def run_secure_subsampled(query: SubsampledPairsQuery, fixed: FixedPointRo
     ``seed=None`` draws a joint public seed; ``missing`` (the agreed policy) is only named in the record, no count
     of clipped or missing values leaves the party; ``noise_source(plan, output_index, pairs)`` replaces this
     party's OS draws (tests); ``receivers`` learn the per-pair noisy values and get the release, others ``None``.
-    InputError on too few rows or a short ``-L``, ProtocolFailure on a wrapped-around opening.  Details: docs/ldp.md.
-    """
+    InputError on too few rows or a short ``-L``, ProtocolFailure on a wrapped-around opening.  Details: docs/ldp.md."""
     from mpyc.runtime import mpc
 
     from secure.aggregation import SumRange, guarded_reveal_array, sum_party_vectors

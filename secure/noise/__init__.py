@@ -2,5 +2,4 @@
 
 - :mod:`secure.noise.party` local integer noise each party draws from OS randomness (Polya, binomial).
 - :mod:`secure.noise.mpc`   noise sampled inside MPC from joint secret random bits (biased coins, digits):
-  no party knows any of it.
-"""
+  no party knows any of it."""

@@ -4,8 +4,7 @@ Every draw is a function of uniformly random bits only, compared against rigorou
 floating-point number is computed (Mironov 2012; Canonne, Kamath & Steinke 2020).  Randomness: a
 :class:`BitSource` (:class:`OSBits` in production, :class:`GeneratorBits` in tests).  Threat model: passive
 parties; a party's draws never leave it except summed into a secret-shared total.
-Constructions and exactness: docs/noise.md.
-"""
+Constructions and exactness: docs/noise.md."""
 from __future__ import annotations
 
 import decimal
@@ -290,8 +289,7 @@ def polya_tables(shape: Fraction, rate: Fraction) -> PolyaTables:
 def _keep_exact(location: int, band: int, factor: int, rate: Fraction, source: BitSource) -> bool:
     """Keep a proposal at ``location`` of band ``band`` with probability ``factor (2^band/location) e^{-rate location}``.
 
-    Python integers only: the slow path of the rare proposals beyond ``2^62``.
-    """
+    Python integers only: the slow path of the rare proposals beyond ``2^62``."""
     if _uniform_below_int(location, source) >= 1 << band:
         return False
     return uniform_prefix_less(source.bits(_WORD), _WORD, _exp_bounds_fn(rate * location, factor), source)
@@ -330,8 +328,7 @@ def negative_binomial(shape: Fraction, rate: Fraction, count: int, source: BitSo
 def _negative_binomial_thinning(shape: Fraction, rate: Fraction, count: int, source: BitSource) -> np.ndarray:
     """``count`` exact draws of ``NB(shape, e^{-rate})`` by thinning (docs/noise.md): ``shape (B + 2)`` proposals per draw.
 
-    Python integers only for undecided comparisons and locations beyond ``2^62``.
-    """
+    Python integers only for undecided comparisons and locations beyond ``2^62``."""
     tables = polya_tables(shape, rate)
     per_draw = shape * (tables.bands + 2) + 1  # expected proposals per draw
     chunk = max(1, min(_CHUNK, int(_CHUNK * 16 // per_draw)))

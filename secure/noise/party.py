@@ -2,8 +2,7 @@
 
 Each party draws its own share outside MPC and secret-shares it (:mod:`secure.aggregation`); the
 calibration is :mod:`dp.calibration`.  Threat model: passive, static coalition of ``t < m/2`` parties (MPyC's Shamir scheme).  A party knows its own share.
-Distributions, randomness and exactness: docs/noise.md.
-"""
+Distributions, randomness and exactness: docs/noise.md."""
 from __future__ import annotations
 
 import decimal
