@@ -34,10 +34,7 @@ EVALUATION_BUDGET: int = 1 << 24
 _MAX_SUBDIVISIONS = 64
 _CHUNK_ELEMENTS = 1 << 22  # elements per block of vectorized work (bounds memory)
 
-
-# --------------------------------------------------------------------------------------------------
 # ready-made kernels (plain numpy functions; any other f(x, y) works the same way)
-
 def gini_kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Gini mean difference ``|x - y|`` on a one-dimensional domain (§2.1.2, eq. (4))."""
     return np.abs(x - y)
@@ -57,8 +54,7 @@ def collision_kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def auc_kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """AUC numerator on points ``(score, label)``: the positive one scores higher, ties 1/2 (eq. (7)). Details: docs/ldp.md.
-    """
+    """AUC numerator on points ``(score, label)``: the positive one scores higher, ties 1/2 (eq. (7); docs/ldp.md)."""
     differ = x[:, 1] != y[:, 1]
     positive_first = x[:, 1] > y[:, 1]
     s_pos = np.where(positive_first, x[:, 0], y[:, 0])
@@ -71,13 +67,6 @@ def comparable_kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (x[:, 1] != y[:, 1]).astype(np.float64)
 
 
-# --------------------------------------------------------------------------------------------------
-# parameter checks specific to this module (plain messages, as dp.validation)
-
-def _check_rounding(rounding: str) -> str:
-    return check_choice(rounding, ROUNDING_MODES, "rounding")
-
-
 def _check_kind(kind: str) -> str:
     return check_choice(kind, MATRIX_KINDS, "kind")
 
@@ -86,15 +75,10 @@ def _check_bins(bins: int, name: str = "bins") -> int:
     return check_int_at_least(bins, name, 2)
 
 
-# --------------------------------------------------------------------------------------------------
-# quantization
-
 @dataclass(frozen=True)
 class Interval:
     """A continuous axis ``[lower, upper]`` (finite, non-empty) with ``bins >= 1`` bins (2 for randomized rounding);
-    layouts: docs/ldp.md.
-
-    :raise ValueError: on a non-finite or empty interval, or fewer than 1 bin."""
+    layouts: docs/ldp.md."""
 
     lower: float
     upper: float
@@ -112,10 +96,7 @@ class Interval:
 
 @dataclass(frozen=True)
 class Levels:
-    """A discrete axis: a finite set of values (categories, labels); a value rounds to the nearest.
-
-    :param values: the levels (finite, distinct after sorting).
-    :raise ValueError: if empty, not finite, or repeated."""
+    """A discrete axis: a finite set of distinct values (categories, labels); a value rounds to the nearest."""
 
     values: tuple[float, ...]
 
@@ -140,13 +121,10 @@ Axis = Union[Interval, Levels]
 class Quantizer:
     """The local quantization ``pi`` of Algorithm 1: values in a declared domain -> ``k`` bins, one :class:`Interval`
     or :class:`Levels` per coordinate (product grid, row-major); ``rounding`` ``simple`` (nearest representative) or
-    ``randomized`` (unbiased between the two neighbouring representatives on every interval axis).
-
-    :raise ValueError: no axes, fewer than 2 bins, an unknown rounding, an interval of 1 bin under randomized rounding.
-    """
+    ``randomized`` (unbiased between the two neighbouring representatives on every interval axis)."""
 
     def __init__(self, axes: Sequence[Axis], *, rounding: str = "simple") -> None:
-        self.rounding = _check_rounding(rounding)
+        self.rounding = check_choice(rounding, ROUNDING_MODES, "rounding")
         self.axes: tuple[Axis, ...] = tuple(axes)
         if not self.axes:
             raise ValueError("a quantizer needs at least one axis")
@@ -164,18 +142,14 @@ class Quantizer:
     # -- constructors ------------------------------------------------------------------------------
     @classmethod
     def interval(cls, *, lower: float, upper: float, bins: int, rounding: str = "simple") -> Quantizer:
-        """Quantizer of one interval ``[lower, upper]`` into ``bins`` bins.
-
-        :raise ValueError: if ``bins < 2`` or the interval is empty."""
+        """Quantizer of one interval ``[lower, upper]`` into ``bins >= 2`` bins."""
         _check_bins(bins)
         return cls([Interval(lower, upper, bins)], rounding=rounding)
 
     @classmethod
     def grid(cls, *, lower: Sequence[float], upper: Sequence[float], bins: Sequence[int],
              rounding: str = "simple") -> Quantizer:
-        """Quantizer of a box ``prod_a [lower_a, upper_a]`` into ``prod_a bins_a`` bins (e.g. Kendall).
-
-        :raise ValueError: if the three sequences differ in length or an axis is invalid."""
+        """Quantizer of a box ``prod_a [lower_a, upper_a]`` into ``prod_a bins_a`` bins (e.g. Kendall)."""
         if not (len(lower) == len(upper) == len(bins)):
             raise ValueError(f"lower, upper and bins must have the same length, got {len(lower)}, {len(upper)}, "
                              f"{len(bins)}")
@@ -183,9 +157,7 @@ class Quantizer:
 
     @classmethod
     def levels(cls, values: Sequence[float]) -> Quantizer:
-        """Quantizer of a discrete domain: one bin per level (Rényi-2 entropy on categories).
-
-        :raise ValueError: if there are fewer than 2 levels."""
+        """Quantizer of a discrete domain of at least 2 levels, one bin each (Rényi-2 entropy on categories)."""
         return cls([Levels(tuple(values))])
 
     # -- layout ------------------------------------------------------------------------------------
@@ -216,10 +188,8 @@ class Quantizer:
         return points[:, 0] if self.dimension == 1 else points
 
     def subgrid(self, subdivisions: int) -> np.ndarray:
-        """Sub-cell centres of every bin, shape ``(k, M, d)`` (``M = subdivisions ** #interval axes``).
-
-        :param subdivisions: sub-cells per bin along every interval axis (levels contribute 1).
-        :raise ValueError: if ``subdivisions < 1``."""
+        """Sub-cell centres of every bin, shape ``(k, M, d)``: ``subdivisions >= 1`` per bin and interval axis (levels
+        contribute 1), ``M = subdivisions ** #interval axes``."""
         m = check_positive_int(subdivisions, "subdivisions")
         points = np.zeros((1, 1, 0))
         for index, axis in enumerate(self.axes):
@@ -237,10 +207,8 @@ class Quantizer:
 
     # -- rounding ----------------------------------------------------------------------------------
     def prepare(self, values: npt.ArrayLike) -> np.ndarray:
-        """Validate values and clip them to the declared domain; returns shape ``(n, d)``.
-
-        :param values: shape ``(n,)`` for a one-dimensional domain, ``(n, d)`` otherwise.
-        :raise ValueError: on a wrong shape or non-finite values."""
+        """Validate finite values, ``(n,)`` for a one-dimensional domain, ``(n, d)`` otherwise, and clip them to the
+        declared domain: shape ``(n, d)``."""
         x = np.asarray(values, dtype=np.float64)
         if self.dimension == 1 and x.ndim == 1:
             x = x[:, None]
@@ -320,9 +288,7 @@ class Quantizer:
         return f"Quantizer({list(self.axes)!r}, rounding={self.rounding!r})"
 
 
-# --------------------------------------------------------------------------------------------------
 # quantized kernel matrices (eq. (14), eq. (15), and f at the representatives)
-
 def _evaluate(kernel: KernelFunction, x: np.ndarray, y: np.ndarray, vectorized: bool) -> np.ndarray:
     """``f`` on pairs of points given as ``(N, d)`` arrays; one-dimensional points passed as ``(N,)``."""
     if x.shape[1] == 1:
@@ -357,9 +323,7 @@ def kernel_matrix(kernel: KernelFunction, quantizer: Quantizer, *, kind: str = "
 
     ``kernel`` ``f(x, y)`` is vectorized over pairs (``(N,)`` arrays in one dimension, ``(N, d)`` otherwise) unless
     ``vectorized=False`` (one call per pair); ``subdivisions`` sub-cells per bin and interval axis, ``None``: the largest
-    in 2..64 within :data:`EVALUATION_BUDGET` kernel evaluations.
-
-    :raise ValueError: an unknown kind, invalid subdivisions, kernel output of the wrong shape or not finite."""
+    in 2..64 within :data:`EVALUATION_BUDGET` kernel evaluations."""
     _check_kind(kind)
     if not callable(kernel):
         raise TypeError(f"kernel must be callable, got {type(kernel).__name__}")
