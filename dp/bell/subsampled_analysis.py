@@ -15,35 +15,18 @@ from dp.noise_plans import NoisePlan, plan_party_laplace
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
 from secure.noise.party import polya_difference
 
-__all__ = [
-    "DEFAULT_BASELINE_DELTA",
-    "KernelMoments",
-    "kernel_zetas",
-    "exact_ustatistic",
-    "subsampling_variance",
-    "theorem5_mse",
-    "protocol_mse",
-    "advanced_composition_epsilon",
-    "AllPairsSimulation",
-    "all_pairs_plans",
-    "simulate_all_pairs",
-    "all_pairs_mse",
-]
+__all__ = ["DEFAULT_BASELINE_DELTA", "KernelMoments", "kernel_zetas", "exact_ustatistic", "subsampling_variance",
+           "theorem5_mse", "protocol_mse", "advanced_composition_epsilon", "AllPairsSimulation", "all_pairs_plans",
+           "simulate_all_pairs", "all_pairs_mse"]
 
 #: The paper's delta for the all-pairs baseline with advanced composition (§6).
 DEFAULT_BASELINE_DELTA = 1e-8
 
 
-# ------------------------------------------------------------------------------ kernel moments, MSE
-
-
 @dataclass(frozen=True)
 class KernelMoments:
-    """Mean and Hoeffding variances of one kernel output (statistic units).
-
-    :ivar mean: ``E f(X, Y)`` (the U-statistic's target).
-    :ivar zeta1: ``Var_X E_Y f(X, Y)``.
-    :ivar zeta2: ``Var f(X, Y)``."""
+    """Mean ``E f(X, Y)`` (the U-statistic's target) and Hoeffding variances ``zeta1 = Var_X E_Y f(X, Y)``, ``zeta2 =
+    Var f(X, Y)`` of one kernel output (statistic units)."""
 
     mean: float
     zeta1: float
@@ -52,19 +35,9 @@ class KernelMoments:
 
 def kernel_zetas(query: SubsampledPairsQuery, values: np.ndarray, *, distinct: bool = True, output: int = 0,
                  block_rows: int = 256) -> KernelMoments:
-    """``zeta1 = Var_X E_Y f(X, Y)`` and ``zeta2 = Var f(X, Y)`` of a kernel output on ``values``.
-
-    The kernel is the fixed-point one (as released), evaluated on all ``n^2`` ordered pairs in blocks.
-
-    :param values: rows (floats, kernel column order), clipped and encoded as the protocol does.
-    :param distinct: ``True``: estimates for an unknown distribution from a sample, ``X != Y`` rows
-        (``E_Y`` over the other ``n - 1`` rows, ``Var f`` over the ``n (n-1)`` ordered distinct pairs;
-        the variance of ``E_Y f`` over ``X`` with divisor ``n``).  ``False``: the exact moments of
-        the empirical distribution of ``values`` (``X, Y`` independent uniform rows, possibly equal),
-        i.e. of the population when samples are drawn from ``values`` with replacement.
-    :param output: which kernel output (0 unless a ratio kernel's denominator is wanted).
-    :param block_rows: rows of ``X`` per block (memory ``~ block_rows * n`` pairs).
-    :raise ValueError: fewer than 2 rows, or no such output."""
+    """:class:`KernelMoments` of kernel output ``output`` (fixed point, as released) on the rows ``values``, all ``n^2``
+    ordered pairs in blocks of ``block_rows`` rows of ``X``.  ``distinct``: estimates from a sample, ``X != Y``
+    (docs/ldp.md); else the exact moments of the empirical distribution of ``values`` (``X, Y`` independent)."""
     fixed = query.prepare(np.asarray(values, dtype=float).reshape(-1, len(query.specs))).integers
     n = check_pair_rows(fixed.shape[0])
     outs = query.outputs
@@ -98,15 +71,20 @@ def exact_ustatistic(query: SubsampledPairsQuery, values: np.ndarray) -> float:
     """The complete U-statistic over all ``C(n, 2)`` pairs (fixed point, no noise); a ratio for AUC."""
     fixed = query.prepare(np.asarray(values, dtype=float).reshape(-1, len(query.specs))).integers
     n = check_pair_rows(fixed.shape[0])
+    return query.kernel.estimate(list(_all_pair_sums(query, fixed)), n * (n - 1) // 2, query.widths)
+
+
+def _all_pair_sums(query: SubsampledPairsQuery, fixed: np.ndarray) -> np.ndarray:
+    """Per kernel output, the exact sum over all ``C(n, 2)`` pairs of the fixed-point rows (Python ints)."""
+    n = fixed.shape[0]
     sums = np.zeros(len(query.outputs), dtype=object)
     for start in range(0, n - 1, 256):
         left_rows = np.arange(start, min(n - 1, start + 256))
-        lengths = n - 1 - left_rows
-        left = np.repeat(left_rows, lengths)
+        left = np.repeat(left_rows, n - 1 - left_rows)
         right = np.concatenate([np.arange(i + 1, n) for i in left_rows])
         outs = query.kernel.plaintext([fixed[left], fixed[right]])
         sums += np.array([int(np.sum(o, dtype=np.int64)) for o in outs], dtype=object)
-    return query.kernel.estimate(list(sums), n * (n - 1) // 2, query.widths)
+    return sums
 
 
 def _check_zetas(zeta1: float, zeta2: float) -> None:
@@ -121,9 +99,7 @@ def _check_n(n: int) -> int:
 
 
 def subsampling_variance(zeta1: float, zeta2: float, *, permutations: int, n: int) -> float:
-    """Variance of the noiseless incomplete U-statistic on ``P`` permutations (Blom 1976; App. C.1). Details: docs/ldp.md.
-
-    :raise ValueError: negative ``zeta``, ``P < 1`` or ``n < 2``."""
+    """Variance of the noiseless incomplete U-statistic on ``P`` permutations (Blom 1976; App. C.1). Details: docs/ldp.md."""
     _check_zetas(zeta1, zeta2)
     p = check_positive_int(permutations, "number of permutations P")
     n = _check_n(n)
@@ -132,10 +108,8 @@ def subsampling_variance(zeta1: float, zeta2: float, *, permutations: int, n: in
 
 def theorem5_mse(zeta1: float, zeta2: float, *, permutations: int, n: int, epsilon: float,
                  sensitivity: float = 1.0, parties: int = 1, threshold: int = 0) -> float:
-    """MSE of Theorem 5: :func:`subsampling_variance` plus the Laplace noise term. Details: docs/ldp.md.
-
-    :param sensitivity: ``Delta_f`` in statistic units (1 for kernels in ``[0, 1]``, 2 for Kendall).
-    :raise ValueError: invalid parameter."""
+    """MSE of Theorem 5: :func:`subsampling_variance` plus the Laplace noise term, ``sensitivity`` ``Delta_f`` in
+    statistic units (1 for kernels in ``[0, 1]``, 2 for Kendall). Details: docs/ldp.md."""
     check_epsilon(epsilon)
     if not (math.isfinite(sensitivity) and sensitivity > 0):
         raise ValueError(f"sensitivity must be positive, got {sensitivity}")
@@ -147,10 +121,8 @@ def theorem5_mse(zeta1: float, zeta2: float, *, permutations: int, n: int, epsil
 
 def protocol_mse(query: SubsampledPairsQuery, zeta1: float, zeta2: float, *, n: int, parties: int = 1,
                  threshold: int = 0) -> float:
-    """MSE of this protocol's estimate around ``E f``: Theorem 5 with the exact discrete noise. Details: docs/ldp.md.
-
-    :raise ValueError: for a ratio kernel (Theorem 5 covers one kernel, not a ratio), or invalid
-        parameters."""
+    """MSE of this protocol's estimate around ``E f``: Theorem 5 with the exact discrete noise (one-output kernels
+    only: Theorem 5 covers no ratio). Details: docs/ldp.md."""
     if len(query.outputs) != 1:
         raise ValueError(f"protocol_mse needs a one-output kernel; '{query.kernel.name}' is a ratio of two")
     m, t = check_parties(parties, threshold)
@@ -162,16 +134,9 @@ def protocol_mse(query: SubsampledPairsQuery, zeta1: float, zeta2: float, *, n: 
             + plan.variance / (pairs * out.scale ** 2))
 
 
-# ------------------------------------------------------------------------------ all-pairs baseline
-
-
 def advanced_composition_epsilon(epsilon: float, delta: float, compositions: int) -> float:
-    """Largest per-mechanism ``epsilon_0`` whose ``k``-fold composition is ``(epsilon, delta)``-DP. Details: docs/ldp.md.
-
-    :param epsilon: total budget, positive.
-    :param delta: total delta, in ``(0, 1)``.
-    :param compositions: ``k >= 1``.
-    :raise ValueError: invalid parameter."""
+    """Largest per-mechanism ``epsilon_0`` whose ``k``-fold composition is ``(epsilon, delta)``-DP, ``delta`` in
+    ``(0, 1)``. Details: docs/ldp.md."""
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     if dlt <= 0.0:
@@ -219,10 +184,7 @@ class AllPairsSimulation:
 def simulate_all_pairs(query: SubsampledPairsQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int,
                        delta: float = DEFAULT_BASELINE_DELTA, runs: int = 1,
                        noise_rng: np.random.Generator | None = None) -> AllPairsSimulation:
-    """Simulate the all-pairs baseline: every pair released with noise, the aggregator averages. Details: docs/ldp.md.
-
-    :param delta: the baseline's delta (default ``1e-8``, as in the paper).
-    :raise ValueError: invalid parameters."""
+    """Simulate the all-pairs baseline: every pair released with noise, the aggregator averages. Details: docs/ldp.md."""
     check_positive_int(runs, "runs")
     parties = len(rows_by_party)
     check_parties(parties, threshold)
@@ -230,13 +192,7 @@ def simulate_all_pairs(query: SubsampledPairsQuery, rows_by_party: Sequence[np.n
     n = check_pair_rows(fixed.shape[0])
     count = n * (n - 1) // 2
     plans = all_pairs_plans(query, n, delta=delta, parties=parties, threshold=threshold)
-    sums = np.zeros(len(plans), dtype=object)
-    for start in range(0, n - 1, 256):
-        left_rows = np.arange(start, min(n - 1, start + 256))
-        left = np.repeat(left_rows, n - 1 - left_rows)
-        right = np.concatenate([np.arange(i + 1, n) for i in left_rows])
-        outs = query.kernel.plaintext([fixed[left], fixed[right]])
-        sums += np.array([int(np.sum(o, dtype=np.int64)) for o in outs], dtype=object)
+    sums = _all_pair_sums(query, fixed)
     noise = np.zeros((runs, len(plans)), dtype=np.int64)
     for j, plan in enumerate(plans):
         for _ in range(parties):
