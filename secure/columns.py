@@ -48,23 +48,10 @@ def _check_category(name: str, value: object, what: str) -> None:
 
 @dataclass(frozen=True)
 class ColumnSpec:
-    """A column's declared public domain and fixed-point precision, or its declared category list.
-    Details: docs/secure_layer.md.
-
-    :param name: column name in the CSV header.
-    :param lower: smallest value of the declared domain (public, chosen without looking at data).
-    :param upper: largest value of the declared domain.
-    :param precision: number of fractional bits of the fixed-point representation (0 if categorical).
-    :param categories: the declared category list (a list is accepted and stored as a tuple).
-    :param other: the declared name of the bucket for every value outside ``categories`` (code
-        ``k``); ``None``: such a value is refused.
-    :param step: the declared recording resolution of a numeric column (``0.5`` for a blood pressure
-        read in half mmHg): its values are the grid ``lower + i * step``, ``i = 0 .. grid_size - 1``,
-        and a value between grid points is rounded to the nearest one before its fixed-point encoding.
-        Public knowledge about the instrument, not about the rows.  ``None``: the fixed-point grid
-        (``step = 2**-precision``).  The grid is what the histogram path of the complete U-statistics
-        counts on (:mod:`secure.histograms`), so a coarser true resolution makes it much cheaper.
-    :raise ValueError: a bad declaration (one line)."""
+    """A column's declared public domain ``[lower, upper]`` and fixed-point ``precision`` (fractional bits), or its
+    declared category list with an optional ``other`` bucket (code ``k``; ``None``: such a value is refused).  A
+    numeric column's ``step`` is its declared recording resolution (grid ``lower + i * step``; ``None``: the
+    fixed-point grid).  ValueError, one line, on a bad declaration.  Details: docs/secure_layer.md."""
 
     name: str
     lower: float
@@ -133,10 +120,8 @@ class ColumnSpec:
 
     @classmethod
     def categorical(cls, name: str, categories: Sequence[Category], *, other: Category | None = None) -> ColumnSpec:
-        """A categorical column: ``categories`` (strings or numbers, in code order) and an optional
-        ``other`` bucket; ``lower``/``upper`` follow the convention of the class docstring.
-
-        :raise ValueError: a bad declaration (empty, mixed, duplicate, fewer than two codes...)."""
+        """A categorical column: ``categories`` (strings or numbers, in code order) and an optional ``other`` bucket;
+        ``lower``/``upper`` by the convention of docs/secure_layer.md."""
         listed = tuple(_plain(c) for c in categories)
         codes = len(listed) + (other is not None)
         lower, upper = 0.0, float(max(codes - 1, 1))
@@ -204,10 +189,8 @@ class ColumnSpec:
         return np.rint(np.arange(self.grid_size) * (self.step * 2 ** self.precision)).astype(np.int64)
 
     def grid_index(self, integers: np.ndarray) -> np.ndarray:
-        """The grid index of encoded (and clipped) values, as :meth:`encode` produces them.
-
-        :raise ValueError: a value that is not a grid point (not clipped to the domain, or not encoded
-            by this declaration) -- a local programming error, never data-dependent output."""
+        """The grid index of encoded (and clipped) values, as :meth:`encode` produces them; ValueError off the grid (a
+        local programming error, never data-dependent output)."""
         integers = np.asarray(integers, dtype=np.int64)
         grid = self.grid_values()
         index = np.clip(np.searchsorted(grid, integers), 0, len(grid) - 1)
@@ -258,8 +241,7 @@ class ColumnSpec:
         return float(len(self.categories or ())) if self.other is not None else None
 
     def value_codes(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Codes of a party's column (vectorized), and the mask of values outside the list. Details: docs/secure_layer.md.
-        """
+        """Codes of a party's column (vectorized), and the mask of values outside the list. Details: docs/secure_layer.md."""
         column = np.asarray(values, dtype=float)
         if self.textual:
             valid = np.isfinite(column) & (column == np.rint(column)) & (column >= 0) & (column < self.codes)
@@ -286,7 +268,6 @@ class ColumnSpec:
         return f"column '{self.name}' has a value outside its declared categories"
 
 
-
 #: largest number of fractional bits (a float's mantissa)
 MAX_BITS = 52
 #: a numeric domain spans fewer than ``2**MAX_WIDTH_BITS`` fixed-point steps (its encoding is an int64)
@@ -301,10 +282,7 @@ def _check_name(name: Any) -> str:
 
 def numeric(name: str, *, lower: float, upper: float, bits: int = 0, step: float | None = None) -> ColumnSpec:
     """A numeric column with the declared public domain ``[lower, upper]`` and ``bits`` fractional bits.
-    Details: docs/secure_layer.md.
-
-    :raise TypeError: a name that is not a string, a bound that is not a number, non-integer bits.
-    :raise ValueError: a bound not finite, ``upper <= lower``, bits outside ``[0, 52]``."""
+    Details: docs/secure_layer.md."""
     name = _check_name(name)
     low = check_finite(lower, "lower")
     high = check_finite(upper, "upper")
@@ -322,18 +300,14 @@ def label(name: str) -> ColumnSpec:
 
 
 def classes(name: str, k: int) -> ColumnSpec:
-    """A column of ``k`` ordered classes ``0, 1, ..., k-1`` (VUS takes ``k = 3``).
-
-    :raise ValueError: ``k < 2``."""
+    """A column of ``k >= 2`` ordered classes ``0, 1, ..., k-1`` (VUS takes ``k = 3``)."""
     count = check_int_at_least(k, "k (the number of classes)", 2)
     return ColumnSpec(_check_name(name), 0.0, float(count - 1), 0, tuple(range(count)))
 
 
 def categorical(name: str, *, categories: Sequence[Any], other: Any = None) -> ColumnSpec:
-    """A categorical column with a declared public list of categories (integers or strings). Details: docs/secure_layer.md.
-
-    :raise TypeError: ``categories`` not a list of integers or of strings (a lone string is refused).
-    :raise ValueError: fewer than two categories, or a category given twice."""
+    """A categorical column with a declared public list of at least two distinct categories, all integers or all
+    strings (a lone string is refused). Details: docs/secure_layer.md."""
     name = _check_name(name)
     if isinstance(categories, (str, bytes)) or not isinstance(categories, Sequence):
         raise TypeError(f"categories must be a list, got {categories!r} (column '{name}')")
