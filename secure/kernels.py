@@ -72,9 +72,7 @@ class Kernel:
         raise NotImplementedError
 
     def check_precisions(self, precisions: Sequence[int]) -> None:
-        """Refuse column precisions this kernel object was not built for (default: any is fine).
-
-        :raise ValueError: with a plain message."""
+        """Refuse (ValueError) column precisions this kernel object was not built for (default: any is fine)."""
 
     def estimate(self, sums: Sequence[float], tuples: int, widths: Sequence[int]) -> float:
         """The statistic from the (noisy) sums of the outputs over ``tuples`` tuples."""
@@ -151,8 +149,7 @@ class GiniMeanDifference(Kernel):
 
 
 class AreaUnderCurve(Kernel):
-    """AUC with ties counted 1/2, as ``sklearn.metrics.roc_auc_score`` (App. A.5.3, eq. 10). Details: docs/secure_layer.md.
-    """
+    """AUC with ties counted 1/2, as ``sklearn.metrics.roc_auc_score`` (App. A.5.3, eq. 10; docs/secure_layer.md)."""
 
     name = "auc"
     description = "area under the ROC curve"
@@ -231,8 +228,7 @@ class RandIndex(Kernel):
 
 
 class VolumeUnderSurface(Kernel):
-    """Volume under the ROC surface for three ordered classes 0 < 1 < 2 (a degree-3 kernel). Details: docs/secure_layer.md.
-    """
+    """Volume under the ROC surface for three ordered classes 0 < 1 < 2 (degree 3; docs/secure_layer.md)."""
 
     name = "vus"
     description = "volume under the ROC surface (3 classes)"
@@ -289,19 +285,14 @@ class VolumeUnderSurface(Kernel):
         return comparable * weight, comparable
 
 
-KERNELS: dict[str, type[Kernel]] = {
-    kernel.name: kernel
-    for kernel in (KendallTau, GiniMeanDifference, AreaUnderCurve, DuplicatePair, RandIndex, VolumeUnderSurface)
-}
+KERNELS: dict[str, type[Kernel]] = {kernel.name: kernel for kernel in (KendallTau, GiniMeanDifference, AreaUnderCurve,
+                                                                         DuplicatePair, RandIndex, VolumeUnderSurface)}
 
 
 def get_kernel(name: str, *, precision: int | None = None) -> Kernel:
-    """The kernel called ``name`` (``kendall``, ``gini``, ``auc``, ``duplicate``, ``rand``, ``vus``).
-
-    :param precision: fractional bits of the columns.  Required for ``gini``, whose value is reported
-        in the column's units: it must be the column's declared precision (there is no default: with
-        a default of 0 an 8-bit column gave a value 256 times too large).  Ignored by the others.
-    :raise ValueError: for an unknown name, or ``gini`` without ``precision``."""
+    """The kernel called ``name`` (``kendall``, ``gini``, ``auc``, ``duplicate``, ``rand``, ``vus``); ``gini``, reported
+    in its column's units, needs the column's declared ``precision`` (no default: 0 would scale an 8-bit column's
+    value by 256), the others ignore it."""
     if name not in KERNELS:
         raise ValueError(f"unknown statistic '{name}'; choose one of: {', '.join(KERNELS)}")
     if name == "gini":
