@@ -35,12 +35,8 @@ def leak_delta(epsilon: float, distance: float) -> float:
 
 @dataclass(frozen=True)
 class ComparisonLeak:
-    """The masked openings of one release, the security parameter they ran at, and what they add to delta.
-
-    :param openings: counts by kind (:class:`secure.leakage.MaskedOpenings`).
-    :param security_parameter: ``K`` of the run (raised or as launched).
-    :param launched: ``-K`` the parties were started with.
-    :param delta: ``(1 + e^epsilon) s(K)`` with ``s`` the distance bound of the openings."""
+    """The masked openings of one release by kind, the ``K`` they ran at (raised or the ``launched`` one), and what
+    they add to delta, ``(1 + e^epsilon) s(K)`` with ``s`` the distance bound of the openings."""
 
     openings: MaskedOpenings
     security_parameter: int
@@ -80,27 +76,23 @@ def no_leak(launched: int) -> ComparisonLeak:
 
 def plan_leak(openings: MaskedOpenings, *, epsilon: float, parties: int, threshold: int, launched: int,
               prss: bool = True, target: float = LEAK_TARGET) -> ComparisonLeak:
-    """The smallest ``K >= launched`` with ``(1 + e^epsilon) s(K) <= target`` for these openings.
-    Details: docs/comparison_leakage.md.
-
-    :param launched: the ``-K`` the parties started with (never lowered).
-    :param prss: MPyC's pseudorandom secret sharing (``not mpc.options.no_prss``).
-    :raise ValueError: a bad parameter."""
+    """The smallest ``K >= launched`` (the parties' ``-K``, never lowered) with ``(1 + e^epsilon) s(K) <= target`` for
+    these openings, ``prss`` as ``not mpc.options.no_prss``. Details: docs/comparison_leakage.md."""
     if not math.isfinite(epsilon) or epsilon <= 0:
         raise ValueError(f"epsilon must be positive, got {epsilon}")
     if not 0 < target < 1:
         raise ValueError(f"target must lie in (0, 1), got {target}")
     if openings.total == 0:
         return no_leak(launched)
+    distances = []
     for sec_param in range(max(1, launched), MAX_SECURITY_PARAMETER + 1):
         distance = statistical_distance(openings, sec_param=sec_param, parties=parties, threshold=threshold,
                                         prss=prss)
         delta = leak_delta(epsilon, distance)
         if delta <= target:
             return ComparisonLeak(openings, sec_param, launched, delta)
-    for sec_param in range(max(1, launched), MAX_SECURITY_PARAMETER + 1):
-        distance = statistical_distance(openings, sec_param=sec_param, parties=parties, threshold=threshold,
-                                        prss=prss)
+        distances.append((sec_param, distance))
+    for sec_param, distance in distances:  # no K meets the delta target: the least K whose distance does
         if distance <= target:
             return ComparisonLeak(openings, sec_param, launched, min(1.0, leak_delta(epsilon, distance)))
     raise ValueError(f"no security parameter up to {MAX_SECURITY_PARAMETER} keeps the statistical distance of "
@@ -147,9 +139,7 @@ def _runtime() -> tuple[int, int, int, bool]:
 def raise_security_parameter(openings: MaskedOpenings, *, epsilon: float) -> ComparisonLeak:
     """Every party, before the run's secure types are made and before its first comparison: raise MPyC's
     ``K`` (:func:`secure.security_parameter.set_security_parameter`) to :func:`plan_leak`'s value for ``openings`` (an
-    upper bound on what the run will open, from agreed public parameters: the same ``K`` at every party).
-
-    :raise ValueError: as :func:`plan_leak`."""
+    upper bound on what the run will open, from agreed public parameters: the same ``K`` at every party)."""
     from secure.security_parameter import set_security_parameter
 
     parties, threshold, launched, prss = _runtime()
@@ -180,10 +170,8 @@ def tuples_leak_plan(query: Any, rows: int) -> ComparisonLeak:
 def sort_leak_plan(query: Any, rows: int, path: str, *, bits: int, type_bits: int) -> ComparisonLeak:
     """:func:`raise_security_parameter` for a complete statistic of ``query`` on ``path``: the sort path's
     openings (:func:`sort_path_openings`, exact: the network depends on ``rows`` only); the histogram path opens
-    nothing data-dependent and keeps the launch ``K`` (:func:`no_leak`).
-
-    :param bits: the sort's comparison bits (:func:`dp.umpc.planner.sort_bits`).
-    :param type_bits: bit length of the secure integers the rows are shared in."""
+    nothing data-dependent and keeps the launch ``K`` (:func:`no_leak`); ``bits`` from
+    :func:`dp.umpc.planner.sort_bits`, ``type_bits`` those of the secure integers the rows are shared in."""
     if path != "sort":
         return no_leak(_runtime()[2])
     return raise_security_parameter(sort_path_openings(query.kernel, query.specs, rows=rows, bits=bits,
@@ -192,11 +180,7 @@ def sort_leak_plan(query: Any, rows: int, path: str, *, bits: int, type_bits: in
 
 
 def comparison_allowance(path: str) -> float:
-    """What the ledger reserves, before the run, for the comparisons of one release on ``path`` (``auto``,
-    ``histogram``, ``sort``, ``tuples``): :data:`LEAK_TARGET`, the most that :func:`plan_leak` lets them add to
-    delta, unless the path is the histogram path (no comparison).  ``N`` is not known yet when the spend is
-    agreed (it depends on ``n``), so the reservation is the bound; after the reveal the ledger entry is settled
-    to the release's delta, which includes the leak itself (:meth:`dp.budget.ledger.Ledger.settle`: lowered,
-    never raised), so the record and the ledger agree.  A pure account (delta 0) cannot pay it: its runs take
-    the histogram path or are refused (:func:`dp.umpc.planner.pure_account_path`)."""
+    """What the ledger reserves, before the run (``N`` unknown yet), for the comparisons of one release on ``path``
+    (``auto``, ``histogram``, ``sort``, ``tuples``): :data:`LEAK_TARGET`, the most :func:`plan_leak` lets them add,
+    unless on the histogram path (no comparison); settled after the reveal. Details: docs/comparison_leakage.md."""
     return 0.0 if path == "histogram" else LEAK_TARGET
