@@ -45,11 +45,7 @@ def default_noise(protocol: str, epsilon_per_sum: float, delta_per_sum: float = 
     where the in-MPC sampler cannot reach its delta at ``epsilon_per_sum`` (docs/noise.md), and
     ``parties`` when the run spends from a pure-DP budget (a ledger account of delta 0, :mod:`dp.budget`):
     the in-MPC sampler's truncation costs a delta (at most ``2^-40`` per sum) such an account cannot pay,
-    while party-drawn discrete Laplace is pure epsilon-DP.
-
-    :param epsilon_per_sum: budget of one released sum; ``delta_per_sum``: its delta (0: ``2^-40``).
-    :param pure_budget: the run's ``--budget`` has no delta.
-    :raise KeyError: an unknown protocol."""
+    while party-drawn discrete Laplace is pure epsilon-DP.  ``delta_per_sum`` 0 means ``2^-40``."""
     from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace
 
     chosen = DEFAULT_NOISE[protocol]
@@ -76,10 +72,8 @@ def switched_by_pure_budget(protocol: str, epsilon_per_sum: float, delta_per_sum
 def pure_budget_line(*, source: PureBudgetSource, parties: int, threshold: int) -> str:
     """The line printed above a result whose noise a pure budget switched from the in-MPC sampler to
     party-drawn shares (:func:`switched_by_pure_budget`): the change, why, its variance cost ``m/(m-t)``
-    (coalition calibration, Sinh & Ramon Protocol 3.1), and how to get in-MPC noise.
-
-    :param source: ``budget``: ``--budget`` without a delta; ``account``: the dataset's existing account
-        has delta 0."""
+    (coalition calibration, Sinh & Ramon Protocol 3.1), and how to get in-MPC noise; ``source`` says whether the
+    pure budget is ``--budget`` without a delta or the dataset's existing account."""
     from dp.secret_noise import DEFAULT_SAMPLER_DELTA
 
     factor = parties / (parties - threshold) if parties > threshold else 1.0
@@ -92,19 +86,15 @@ def pure_budget_line(*, source: PureBudgetSource, parties: int, threshold: int) 
 
 
 def mpc_guarantee(epsilon: float, delta: float, sampler_delta: float) -> str:
-    """The guarantee of noise sampled inside MPC, in one line.
-
-    :param epsilon: budget of the release; ``delta``: its delta (at least ``sampler_delta``).
-    :param sampler_delta: the summed ``delta_s`` of the sampler's truncation over the released sums."""
+    """The guarantee of noise sampled inside MPC, in one line; ``sampler_delta`` (the summed ``delta_s`` of the
+    sampler's truncation) is part of the release's ``delta``."""
     return (f"discrete Laplace sampled inside MPC, known to no party (single-DLap variance, no m/(m-t) "
             f"factor): ({epsilon:g}, {delta:.2g})-DP, delta_s <= {sampler_delta:.2g} from the sampler's "
             f"truncation")
 
 
 def party_guarantee(epsilon: float, delta: float, parties: int, threshold: int, mechanism: str) -> str:
-    """The guarantee of coalition-calibrated party-drawn noise, in one line.
-
-    :param mechanism: ``discrete laplace`` (Polya shares) or ``binomial`` (centred binomial shares)."""
+    """The guarantee of coalition-calibrated party-drawn noise (``discrete laplace`` or ``binomial``), in one line."""
     shares = "centred binomial" if mechanism == "binomial" else "Polya"
     dp = f"({epsilon:g}, {delta:g})-DP" if delta > 0 else f"{epsilon:g}-DP"
     if parties == 1:
@@ -114,12 +104,8 @@ def party_guarantee(epsilon: float, delta: float, parties: int, threshold: int, 
 
 
 def delegated_guarantee(epsilon: float, delta: float, failure: float, delegates: int, mechanism: str) -> str:
-    """The guarantee of noise drawn by randomly drawn delegates only (threat model M_HF), in one line.
-
-    :param delta: the release's delta, ``failure`` included (:mod:`dp.umpc.delegation`).
-    :param failure: probability that every delegate is corrupt.
-    :param mechanism: the base plan's mechanism, ``discrete laplace`` (Polya shares) or ``binomial``
-        (centred binomial shares), as :func:`party_guarantee`."""
+    """The guarantee of noise drawn by randomly drawn delegates only (threat model M_HF), in one line; ``delta``
+    includes ``failure``, the probability that every delegate is corrupt (:mod:`dp.umpc.delegation`)."""
     shares = "centred binomial" if mechanism == "binomial" else "Polya"
     base_delta = max(0.0, delta - failure)
     base = f"({epsilon:g}, {base_delta:g})-DP" if base_delta > 0 else f"{epsilon:g}-DP"
