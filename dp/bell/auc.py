@@ -15,7 +15,8 @@ import numpy.typing as npt
 
 from dp.bell.hierarchical import (HadamardHierarchy, HierarchyEstimate, _check_domain_size, _check_split, level_epsilon,
                                   randomize_hierarchy)
-from dp.validation import check_bool, check_choice, check_finite, check_indices, check_nonnegative, check_positive, check_positive_int
+from dp.validation import (check_bool, check_choice, check_finite, check_indices, check_nonnegative, check_positive,
+                           check_positive_int)
 from secure.noise.party import noise_generator
 
 __all__ = ["DISCARDS", "variance_constant", "optimal_threshold_constant", "mse_bound", "AUCTraversal",
@@ -27,24 +28,21 @@ Discard = Literal["half", "zero"]
 DISCARDS: Final[tuple[str, ...]] = ("half", "zero")
 
 
-# --------------------------------------------------------------------------------------------------
-# validation
-
 def _check_discard(discard: str) -> Discard:
     return check_choice(discard, DISCARDS, "discard")  # type: ignore[return-value]
 
 
-def _check_count_ties(count_ties: bool) -> bool:
-    return check_bool(count_ties, "count_ties")
+def _check_threshold_constant(threshold_constant: float) -> float:
+    a = check_finite(threshold_constant, "threshold_constant")
+    if a < 0:
+        raise ValueError(f"threshold_constant must be non-negative, got {threshold_constant}")
+    return a
 
 
-# --------------------------------------------------------------------------------------------------
 # threshold constant and error bound (Theorem 3, Corollaries 4 and 5)
 
 def variance_constant(positive: HierarchyEstimate, negative: HierarchyEstimate) -> float:
-    """The paper's ``C >= 0`` in ``v± = C n± α``: ``max(v+/(n+ α), v-/(n- α))`` of the two classes' hierarchies.
-
-    :raise ValueError: if the hierarchies differ in depth or a total is not positive."""
+    """The paper's ``C >= 0`` in ``v± = C n± α``: ``max(v+/(n+ α), v-/(n- α))`` of the two classes' hierarchies."""
     levels = _check_pair(positive, negative)
     return max(float(positive.variance_bound) / (float(positive.total) * levels),
                float(negative.variance_bound) / (float(negative.total) * levels))
@@ -90,7 +88,6 @@ def mse_bound(positive_users: float, negative_users: float, *, variance_constant
     return constant * alpha ** 2 * inner / (n_pos * n_neg)
 
 
-# --------------------------------------------------------------------------------------------------
 # the pruned traversal (eq. 10)
 
 @dataclass(frozen=True)
@@ -141,21 +138,17 @@ def hierarchical_auc(positive: HierarchyEstimate, negative: HierarchyEstimate, *
 
     ``positive`` and ``negative``: the classes' hierarchies (roots ``n+``, ``n-``), same depth; ``discard`` ``half``
     (Corollary 4) or ``zero`` (Corollary 5); ``count_ties``: a tie counts 1/2 (``roc_auc_score``) or 0 (the paper's
-    UAUC); ``threshold_constant`` ``a >= 0``, ``None`` for :func:`optimal_threshold_constant`, 0 for no pruning.
-
-    :raise ValueError: a parameter out of range, hierarchies that do not match; :raise TypeError: not a hierarchy."""
+    UAUC); ``threshold_constant`` ``a >= 0``, ``None`` for :func:`optimal_threshold_constant`, 0 for no pruning."""
     levels = _check_pair(positive, negative)
     mode = _check_discard(discard)
-    ties = _check_count_ties(count_ties)
+    ties = check_bool(count_ties, "count_ties")
     n_pos, n_neg = float(positive.total), float(negative.total)
     v_pos, v_neg = float(positive.variance_bound), float(negative.variance_bound)
     if threshold_constant is None:
         a = optimal_threshold_constant(n_pos, n_neg, variance_constant=variance_constant(positive, negative),
                                        levels=levels, discard=mode)
     else:
-        a = check_finite(threshold_constant, "threshold_constant")
-        if a < 0:
-            raise ValueError(f"threshold_constant must be non-negative, got {threshold_constant}")
+        a = _check_threshold_constant(threshold_constant)
     threshold = a * math.sqrt(v_pos * v_neg)
     floor_pos, floor_neg = math.sqrt(a * v_pos) / 2.0, math.sqrt(a * v_neg) / 2.0
     pair = np.array([0, 1], dtype=np.int64)
@@ -198,7 +191,6 @@ def hierarchical_auc(positive: HierarchyEstimate, negative: HierarchyEstimate, *
                         discarded_terms=tuple(discarded_terms))
 
 
-# --------------------------------------------------------------------------------------------------
 # the whole protocol, simulated
 
 @dataclass(frozen=True)
@@ -228,15 +220,13 @@ def ldp_auc(positive_scores: npt.ArrayLike, negative_scores: npt.ArrayLike, *, d
     each user's budget; ``split`` ``users`` or ``budget`` (``delta`` for advanced composition, 0 for pure LDP);
     ``discard`` ``half`` or ``zero``; ``count_ties`` counts a tie 1/2 (as ``roc_auc_score``) or 0;
     ``threshold_constant`` is ``a`` (``None``: the corollary's value, 0: no pruning); ``rng`` the users' randomness
-    (``None``: the OS).  :raise ValueError: a parameter out of range, a score outside the domain; TypeError: a type."""
+    (``None``: the OS)."""
     size = _check_domain_size(domain_size)
     mode = _check_split(split)
     _check_discard(discard)
-    _check_count_ties(count_ties)
+    check_bool(count_ties, "count_ties")
     if threshold_constant is not None:
-        a = check_finite(threshold_constant, "threshold_constant")
-        if a < 0:
-            raise ValueError(f"threshold_constant must be non-negative, got {threshold_constant}")
+        _check_threshold_constant(threshold_constant)
     positives = check_indices(positive_scores, size, "positive_scores")
     negatives = check_indices(negative_scores, size, "negative_scores")
     eps0 = level_epsilon(epsilon, levels=size.bit_length() - 1, delta=delta, split=mode)

@@ -29,9 +29,7 @@ class Query:
     by Algorithm 1: k-RR on ``bins`` bins of ``[lower, upper]``, the quantized matrix of ``kind`` ``average`` eq. 15,
     ``midrange`` eq. 14 or ``midpoint``), ``renyi2`` (the collision entropy of eq. 5 on the declared ``levels``) or
     ``auc`` (the hierarchical Hadamard-response AUC of §5, eq. 10: integer scores in ``[0, domain_size)``, a power
-    of two; ``split`` ``users`` or ``budget``, advanced composition with ``delta``).
-
-    :raise ValueError: a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type."""
+    of two; ``split`` ``users`` or ``budget``, advanced composition with ``delta``)."""
 
     statistic: Statistic
     epsilon: float
