@@ -25,9 +25,7 @@ _TOP = 1 << _WORD
 _MAX_BAND = 62  # locations below 2^63 are handled vectorized in int64; beyond, exactly in Python integers
 
 
-# ------------------------------------------------------------------------------------------ bit sources
-
-
+# bit sources
 class BitSource(Protocol):
     """Uniform random bits: ``words(n)`` gives ``n`` uniform 64-bit words, ``bits(k)`` a uniform ``k``-bit integer."""
 
@@ -70,9 +68,7 @@ class GeneratorBits:
         return value >> (-count % _WORD)
 
 
-# ---------------------------------------------------------------------------- rigorous bounds of e^{-x}
-
-
+# rigorous bounds of e^{-x}
 def _decimal_bounds(value: Fraction, digits: int) -> tuple[decimal.Decimal, decimal.Decimal]:
     """Decimals ``lo <= value <= hi`` at ``digits`` significant digits."""
     down = decimal.Context(prec=digits, rounding=decimal.ROUND_FLOOR)
@@ -107,9 +103,7 @@ def exp_neg_bounds(x: Fraction, bits: int) -> tuple[int, int]:
     return max(lo, 0), min(hi, 1 << bits)
 
 
-# ------------------------------------------------------------------------------- exact lazy comparisons
-
-
+# exact lazy comparisons
 def uniform_prefix_less(prefix: int, prefix_bits: int, bounds: Callable[[int], tuple[int, int]],
                         source: BitSource) -> bool:
     """Decide ``U < c`` exactly, where ``U``'s first ``prefix_bits`` bits are ``prefix``. Details: docs/noise.md."""
@@ -135,32 +129,19 @@ def _exp_bounds_fn(x: Fraction, factor: int = 1) -> Callable[[int], tuple[int, i
     return bounds
 
 
-def _bernoulli_words(words: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorized first pass of :func:`uniform_prefix_less` on 64-bit prefixes: ``(true, undecided)`` masks."""
-    if lo >= _TOP:
-        yes = np.ones(words.shape, dtype=bool)
-    else:
-        yes = words < np.uint64(lo)  # words + 1 <= lo
-    if hi >= _TOP:
-        no = np.zeros(words.shape, dtype=bool)
-    else:
-        no = words >= np.uint64(hi)
-    return yes, ~(yes | no)
-
-
 def _bernoulli(source: BitSource, count: int, lo: int, hi: int,
                bounds: Callable[[int], tuple[int, int]]) -> np.ndarray:
-    """``count`` exact Bernoulli draws of a constant ``c`` with 64-bit bounds ``lo <= 2^64 c <= hi``."""
+    """``count`` exact Bernoulli draws of a constant ``c`` with 64-bit bounds ``lo <= 2^64 c <= hi``: a vectorized
+    first pass of :func:`uniform_prefix_less` on 64-bit prefixes, the undecided ones finished one by one."""
     words = source.words(count)
-    yes, open_ = _bernoulli_words(words, lo, hi)
-    for index in np.flatnonzero(open_).tolist():
+    yes = np.ones(words.shape, dtype=bool) if lo >= _TOP else words < np.uint64(lo)  # words + 1 <= lo
+    no = np.zeros(words.shape, dtype=bool) if hi >= _TOP else words >= np.uint64(hi)
+    for index in np.flatnonzero(~(yes | no)).tolist():
         yes[index] = uniform_prefix_less(int(words[index]), _WORD, bounds, source)
     return yes
 
 
-# ------------------------------------------------------------------------------------ Poisson counts
-
-
+# Poisson counts
 def _poisson_cdf_bounds(mean: Fraction, n: int, bits: int) -> tuple[int, int]:
     """Integer bounds of ``2^bits P(Poisson(mean) <= n) = 2^bits e^{-mean} sum_{i <= n} mean^i / i!``."""
     partial, term = Fraction(0), Fraction(1)
@@ -232,9 +213,7 @@ def _poisson(mean: Fraction, count: int, source: BitSource) -> np.ndarray:
     return result
 
 
-# ----------------------------------------------------------------------------------- uniform integers
-
-
+# uniform integers
 def _uniform_below(bounds: np.ndarray, source: BitSource) -> np.ndarray:
     """Uniform integers in ``[0, bounds)`` for positive int64 ``bounds`` (rejection on 64-bit words)."""
     limit_max = np.uint64(_TOP - 1)
@@ -259,9 +238,7 @@ def _uniform_below_int(bound: int, source: BitSource) -> int:
             return value
 
 
-# ------------------------------------------------------------------------------------- Pólya tables
-
-
+# Pólya tables
 @dataclass(frozen=True)
 class PolyaTables:
     """The public constants of ``NB(shape, e^{-rate})``: band count and 64-bit bounds of the keep factors.
@@ -403,9 +380,7 @@ def _negative_binomial_thinning(shape: Fraction, rate: Fraction, count: int, sou
     return total
 
 
-# ------------------------------------------------------------------- integer shapes: geometric digits
-
-
+# integer shapes: geometric digits
 def _bands(rate: Fraction) -> int:
     """``B``: the least integer with ``rate 2^B >= 1``."""
     bands = 0
@@ -538,9 +513,7 @@ def _negative_binomial_whole(whole: int, rate: Fraction, count: int, source: Bit
     return total + (tail << bands)
 
 
-# -------------------------------------------------------------------------------------- binomials
-
-
+# binomials
 def _popcount_binomial(trials: int, count: int, source: BitSource) -> np.ndarray:
     """``count`` draws of ``Binomial(trials, 1/2)``: the popcount of ``trials`` fair bits each."""
     full, rest = divmod(trials, _WORD)
