@@ -60,13 +60,16 @@ def _round_up(value: Decimal) -> float:
     return result
 
 
+def _checked(epsilon: float, sensitivity: int, digits: int, bits: int) -> tuple[float, int, int, int]:
+    """The sampler's parameters validated, in this order (ValueError naming the first bad one)."""
+    return (check_epsilon(epsilon), check_positive_int(sensitivity, "sensitivity"),
+            check_int_range(digits, "digits", low=1, high=MAX_DIGITS), check_int_range(bits, "bits", low=2, high=MAX_BITS))
+
+
 def digit_thresholds(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> tuple[int, ...]:
     """The ``J = digits`` public thresholds ``T_j = round(q_j 2^b)`` in ``[0, 2^(b-1)]``, ``q_j = alpha^(2^j)/(1 +
     alpha^(2^j))``, ``alpha = exp(-epsilon/s)``, ``b = bits`` (ValueError on a bad parameter). Details: docs/noise.md."""
-    eps = check_epsilon(epsilon)
-    s = check_positive_int(sensitivity, "sensitivity")
-    count = check_int_range(digits, "digits", low=1, high=MAX_DIGITS)
-    width = check_int_range(bits, "bits", low=2, high=MAX_BITS)
+    eps, s, count, width = _checked(epsilon, sensitivity, digits, bits)
     scale = Decimal(1 << width)
     out = []
     with _context(width):
@@ -92,16 +95,13 @@ def _delta_decimal(epsilon: float, sensitivity: int, digits: int, bits: int) -> 
 def truncation_tv(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> float:
     """``tau = 2 (alpha^(2^J) + J 2^-b)``, rounded up: total-variation distance of the sampled noise from DLap
     (docs/noise.md)."""
-    eps = check_epsilon(epsilon)
-    return _round_up(_tv_decimal(eps, check_positive_int(sensitivity, "sensitivity"), check_int_range(digits, "digits", low=1, high=MAX_DIGITS), check_int_range(bits, "bits", low=2, high=MAX_BITS)))
+    return _round_up(_tv_decimal(*_checked(epsilon, sensitivity, digits, bits)))
 
 
 def sampler_delta(*, epsilon: float, sensitivity: int, digits: int, bits: int) -> float:
     """``delta_s = (1 + e^epsilon) tau``, the delta the sampler's error costs, rounded up and capped at 1
     (docs/noise.md)."""
-    eps = check_epsilon(epsilon)
-    value = _delta_decimal(eps, check_positive_int(sensitivity, "sensitivity"), check_int_range(digits, "digits", low=1, high=MAX_DIGITS), check_int_range(bits, "bits", low=2, high=MAX_BITS))
-    return min(_round_up(value), 1.0)
+    return min(_round_up(_delta_decimal(*_checked(epsilon, sensitivity, digits, bits))), 1.0)
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,8 @@ def plan_secret_laplace(*, epsilon: float, sensitivity: int, delta_budget: float
     eps = check_epsilon(epsilon)
     s = check_positive_int(sensitivity, "sensitivity")
     budget = check_interval(delta_budget, "delta_budget", low=0.0, high=1.0, closed_low=False)
-    widths = [check_int_range(bits, "bits", low=2, high=MAX_BITS)] if bits is not None else list(range(DEFAULT_BITS, MAX_BITS + 1, BITS_STEP))
+    widths = ([check_int_range(bits, "bits", low=2, high=MAX_BITS)] if bits is not None
+              else list(range(DEFAULT_BITS, MAX_BITS + 1, BITS_STEP)))
     plan = _search_plan(eps, s, budget, widths)
     if plan is not None:
         return plan
