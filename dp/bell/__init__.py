@@ -7,8 +7,7 @@
 - :mod:`dp.bell.auc`              local-DP AUC: pruned traversal of the hierarchies (eq. 10), error bounds.
 - :mod:`dp.bell.subsampled_pairs` the subsampled-pairs protocol on MPyC (P permutations, per-pair noise).
 - :mod:`dp.bell.subsampled_analysis` its error (Theorem 5: zetas, MSE) and the all-pairs baseline (§6).
-- :mod:`dp.bell.face`             the local model's face: :class:`Query`, :func:`release`, :func:`simulate`, :func:`exact`.
-"""
+- :mod:`dp.bell.face`             the local model's face: :class:`Query`, :func:`release`, :func:`simulate`, :func:`exact`."""
 from dp.bell.face import BellRelease as BellRelease
 from dp.bell.face import Query as Query
 from dp.bell.face import exact as exact
