@@ -34,8 +34,7 @@ parse ``sys.argv`` and launch parties itself -- the names marked *lazy* load it 
   :class:`MissingPolicy`;
 - the two failures: :class:`InputError` (exit 2 at every party), :class:`ProtocolFailure` (exit 1);
 - inside a job, *lazy*: :func:`party_id`, :func:`party_count`, :func:`threshold`,
-  :func:`agree_parameters`, :func:`agree_verdict`, :func:`joint_seed`.
-"""
+  :func:`agree_parameters`, :func:`agree_verdict`, :func:`joint_seed`."""
 from __future__ import annotations
 
 import importlib
@@ -73,8 +72,7 @@ def read_rows(path: str, columns: Sequence[ColumnSpec | str], *, party: int = 0,
     ``{pid}`` in ``path``: party ``party``'s own file; otherwise rows ``party, party + parties, ...``.
 
     :raise InputError: a missing or bad file, an unknown column, a missing value refused.
-    :raise ValueError: ``parties`` not a positive integer, ``party`` outside ``[0, parties - 1]``.
-    """
+    :raise ValueError: ``parties`` not a positive integer, ``party`` outside ``[0, parties - 1]``."""
     if isinstance(parties, bool) or not isinstance(parties, numbers.Integral) or parties < 1:
         raise ValueError(f"parties must be a positive integer, got {parties!r}")
     if isinstance(party, bool) or not isinstance(party, numbers.Integral) or not 0 <= party < parties:

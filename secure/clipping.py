@@ -8,8 +8,7 @@ bound holds even for a party that skipped its local clipping:
 ``x -> min(max(x, 0), width)`` costs two secure comparisons and two products per value, at the
 full bit length of the secure type (the raw values are only known to fit that).  Each comparison opens
 its value under a mask only ``-K`` bits longer (statistically hiding): :func:`secure.leakage.clip_openings`
-counts them (two per clipped value) for the comparison leakage the release's delta includes.
-"""
+counts them (two per clipped value) for the comparison leakage the release's delta includes."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -35,8 +34,7 @@ def clip_secure(shared: Any, widths: Sequence[int | None]) -> Any:
 
     :param shared: MPyC secure integer array of fixed-point values.
     :param widths: per column the domain width, or ``None`` for a column left as is (labels).
-    :return: the clipped secure array (same shape).
-    """
+    :return: the clipped secure array (same shape)."""
     from mpyc.runtime import mpc
 
     chosen = [j for j, width in enumerate(widths) if width is not None]
@@ -62,8 +60,7 @@ async def clip_secure_in_steps(shared: Any, widths: Sequence[int | None], *, tas
     reported (:func:`secure.meter.report_progress`: public counts, the same at every party).
 
     The same values as :func:`clip_secure` (clipping is row by row); :data:`CLIP_STEPS` slices of at least
-    :data:`MIN_CLIP_ROWS` rows.
-    """
+    :data:`MIN_CLIP_ROWS` rows."""
     from mpyc.runtime import mpc
 
     from secure.meter import report_progress

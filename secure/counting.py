@@ -3,8 +3,7 @@ the rows (docs/design.md, "Three ways to compute a U-statistic", way (c)).
 
 Each block gets the checks of :mod:`secure.intake` and is counted into the histogram; a refusal is raised
 once the file is read, with the same shared lines and local details.  Threat model: nothing leaves the
-party here; the counts are secret-shared later.  Details: docs/secure_layer.md.
-"""
+party here; the counts are secret-shared later.  Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 import math
@@ -89,8 +88,7 @@ class _GridCounter:
     def result(self, source: str) -> CountedRows:
         """The counts, or the refusal :func:`secure.intake.apply_missing` / ``to_fixed_point`` would raise.
 
-        :raise secure.errors.InputError: a refused missing value, a value outside a column's categories.
-        """
+        :raise secure.errors.InputError: a refused missing value, a value outside a column's categories."""
         state = self.state
         for j, spec in enumerate(self.specs):
             if state["missing"][j] and (self.policy.mode != "fill" or self.policy.fill_value(spec.name) is None):
@@ -113,8 +111,7 @@ def count_file(path: str, specs: Sequence[ColumnSpec], *, party: int, parties: i
     :return: the counts, equal to :func:`secure.histograms.local_histogram` of the rows' grid cells, the rows'
         number, and the local clipped and filled counts.
     :raise secure.errors.InputError: what :func:`secure.intake.party_rows` and
-        :func:`secure.intake.to_fixed_point` refuse, with the same lines.
-    """
+        :func:`secure.intake.to_fixed_point` refuse, with the same lines."""
     counter = _GridCounter(specs, missing)
     read_into(counter, path, [spec.name for spec in specs], party=party, parties=parties, specs=specs)
     return counter.result(path.replace("{pid}", str(party)) if parties > 1 else path)

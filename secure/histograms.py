@@ -7,8 +7,7 @@ a polynomial in the joint histogram, evaluated by one formula for plaintext and 
 
 Threat model: passive, static, at most ``t < m/2`` corrupted parties; only each party's count vector
 is input (secret-shared), the grid's shape is public, no comparison is done, and only the (noised, by
-the caller) sums are opened.  Details: docs/secure_layer.md.
-"""
+the caller) sums are opened.  Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 import math
@@ -37,8 +36,7 @@ _SPECIAL: dict[type, str] = {KendallTau: "kendall", GiniMeanDifference: "gini", 
 def special_form(kernel: Kernel) -> str | None:
     """Name of the kernel's closed histogram formula, or ``None`` (then only the generic path applies).
 
-    Dispatch is on the exact built-in class, so a user's kernel or subclass gets the generic path.
-    """
+    Dispatch is on the exact built-in class, so a user's kernel or subclass gets the generic path."""
     return _SPECIAL.get(type(kernel))
 
 
@@ -52,8 +50,7 @@ def local_histogram(cells: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     :param cells: ``(rows, d)`` integer grid indices, column ``j`` in ``0 .. sizes[j] - 1``.
     :param sizes: the grid size of each of the ``d`` columns (public).
     :return: int64 counts of shape ``tuple(sizes)``.
-    :raise ValueError: for a bad shape, non-integer indices, or an index outside its grid.
-    """
+    :raise ValueError: for a bad shape, non-integer indices, or an index outside its grid."""
     shape = tuple(int(s) for s in sizes)
     if not shape or any(s < 1 for s in shape):
         raise ValueError(f"grid sizes must be positive integers, got {list(sizes)}")
@@ -80,8 +77,7 @@ def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
     """The joint histogram (lazy MPyC secure array of the grid's shape): one ``mpc.input`` of every party's counts, summed.
 
     :param sectype: MPyC secure integer type (its bit length from :func:`histogram_value_bound`).
-    :param local: this party's counts (:func:`local_histogram`).
-    """
+    :param local: this party's counts (:func:`local_histogram`)."""
     from secure.aggregation import sum_party_vectors
 
     counts = np.asarray(local, dtype=np.int64)
@@ -93,8 +89,7 @@ async def checked_secure_histogram(sectype: Any, local: np.ndarray, totals: Sequ
 
     :param totals: every party's public row count, in party order.
     :raise secure.errors.InputError: ``party i: its histogram does not sum to its public row count
-        (deviating party); nothing is released``, at every party.  Details: docs/secure_layer.md.
-    """
+        (deviating party); nothing is released``, at every party.  Details: docs/secure_layer.md."""
     from secure.aggregation import sum_counted_vectors
 
     counts = np.asarray(local, dtype=np.int64)
@@ -396,8 +391,7 @@ def histogram_sums(kernel: Kernel, counts: Any, grid_values: Sequence[np.ndarray
     :return: one value per output of ``kernel.outputs(widths)`` at the outputs' integer scale, equal to the sum of
         ``kernel.plaintext`` over all unordered tuples of the rows' encoded values.
     :raise ValueError: grid and counts disagree, a grid that is not increasing / not the label codes,
-        a degree-3 kernel without a closed form, or a generic grid beyond :data:`GENERIC_MAX_CELLS`.
-    """
+        a degree-3 kernel without a closed form, or a generic grid beyond :data:`GENERIC_MAX_CELLS`."""
     return _sums_with(_SecureOps() if secure else _PlainOps(), kernel, counts, grid_values, generic=generic)
 
 
@@ -422,8 +416,7 @@ def histogram_value_bound(kernel: Kernel, rows: int, grid_values: Sequence[np.nd
     """Upper bound on ``|value|`` of every intermediate and final secure value, for ``rows`` rows.
 
     The secure integers only have to hold these values (no comparison); the caller adds the noise tail.
-    Per-kernel bounds: docs/secure_layer.md.
-    """
+    Per-kernel bounds: docs/secure_layer.md."""
     if rows < 0:
         raise ValueError(f"rows must be non-negative, got {rows}")
     n = max(int(rows), 1)

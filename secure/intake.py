@@ -24,8 +24,7 @@ number, the cell value and any count go into ``InputError.detail``, shown at the
 Fixed point: a column with declared domain ``[lower, upper]`` and ``precision`` fractional bits is
 shared as the integer ``round((x - lower) * 2**precision)`` in ``[0, width]`` with
 ``width = round((upper - lower) * 2**precision)``; the offset makes every value non-negative and
-the kernels only use differences, so nothing is lost.  Resolution is ``2**-precision``.
-"""
+the kernels only use differences, so nothing is lost.  Resolution is ``2**-precision``."""
 from __future__ import annotations
 
 import math
@@ -51,8 +50,7 @@ class PartyRows:
     """The rows one party holds, as floats, after the missing-value policy.
 
     ``filled`` counts the cells this party filled: it stays at this party (print it locally if at
-    all), it is never shared or written to the record.
-    """
+    all), it is never shared or written to the record."""
 
     values: np.ndarray
     source: str
@@ -64,8 +62,7 @@ class PartyRows:
 class FixedPointRows:
     """A party's rows as fixed-point integers, with the count of values clipped per column.
 
-    ``clipped`` is local to this party: never shared, never written to the record (docs/design.md).
-    """
+    ``clipped`` is local to this party: never shared, never written to the record (docs/design.md)."""
 
     integers: np.ndarray
     clipped: dict[str, int] = field(default_factory=dict)
@@ -90,8 +87,7 @@ class MissingPolicy:
 
     :param mode: ``refuse`` or ``fill``.
     :param fills: column -> declared fill value (``fill`` only; every column read needs one); a
-        number, or a string for a column of string categories.
-    """
+        number, or a string for a column of string categories."""
 
     mode: str = "refuse"
     fills: tuple[tuple[str, float | str], ...] = ()
@@ -109,8 +105,7 @@ class MissingPolicy:
     def check(self, specs: Sequence[ColumnSpec]) -> None:
         """With ``fill``: every column has a fill value inside its declared domain (or category list).
 
-        :raise ValueError: with a one-line message (public: it is about declarations, not data).
-        """
+        :raise ValueError: with a one-line message (public: it is about declarations, not data)."""
         if self.mode != "fill":
             return
         declared = dict(self.fills)
@@ -160,8 +155,7 @@ def apply_missing(values: np.ndarray, columns: Sequence[str], policy: MissingPol
 
     :param specs: declared columns (by name); a fill value of a string-category column becomes its code.
     :raise InputError: ``refuse`` and a missing cell; ``fill`` without a fill value for a column that
-        has a missing cell.  The shared message names the column only; the count stays in ``detail``.
-    """
+        has a missing cell.  The shared message names the column only; the count stays in ``detail``."""
     by_name = {spec.name: spec for spec in specs or ()}
     values = np.asarray(values, dtype=float).reshape(-1, len(columns))
     missing = np.isnan(values)
@@ -208,8 +202,7 @@ def rows_from_table(header: Sequence[str], rows: Sequence[Sequence[str]], column
     :param missing: the missing-value policy (default: refuse).
     :param specs: declared columns (see :func:`read_columns`).
     :raise InputError: unknown column, a cell that is not a finite number, a string outside its
-        declared categories, a missing value refused.
-    """
+        declared categories, a missing value refused."""
     values = table_values(header, rows, columns, source=source, party=party, parties=parties,
                           first_line=first_line, specs=specs)
     return apply_missing(values, columns, missing, source=source, specs=specs)
@@ -223,8 +216,7 @@ def party_rows(path: str, columns: Sequence[str], *, party: int, parties: int,
 
     :param specs: declared columns: give them when a column has string categories (its cells become
         codes); numeric columns and numeric category lists are read as numbers either way.
-    :raise InputError: see :func:`read_columns` and :func:`apply_missing`.
-    """
+    :raise InputError: see :func:`read_columns` and :func:`apply_missing`."""
     if "{pid}" in path:
         own = path.replace("{pid}", str(party)) if parties > 1 else path
         return apply_missing(read_columns(path, columns, party=party, parties=parties, specs=specs), columns, missing,
@@ -239,8 +231,7 @@ class Party:
 
     :param index: this party's index ``i`` (MPyC's ``-I``).
     :param count: the number of parties ``m``.
-    :param threshold: the Shamir threshold ``t`` (at most ``t`` parties may collude).
-    """
+    :param threshold: the Shamir threshold ``t`` (at most ``t`` parties may collude)."""
 
     index: int
     count: int
@@ -258,8 +249,7 @@ class Party:
 
         :param columns: column declarations (:func:`secure.columns.numeric`, ...) or names.
         :param missing: ``refuse`` (default), or a :class:`MissingPolicy` with fills.
-        :raise InputError: at every party alike, when any party's input is bad.
-        """
+        :raise InputError: at every party alike, when any party's input is bad."""
         names = [column if isinstance(column, str) else column.name for column in columns]
         specs = [column for column in columns if isinstance(column, ColumnSpec)]
         try:  # string categories are read as codes when every column is declared
@@ -276,8 +266,7 @@ class Party:
         """Share this party's verdict on its own input (``None``: fine); every party calls it.
 
         :raise InputError: at every party alike if any party gave an error (the message must not
-            carry row data: no value, no line number, no count; ``detail`` stays here).
-        """
+            carry row data: no value, no line number, no count; ``detail`` stays here)."""
         from secure.session import agree_verdict
 
         await agree_verdict(error, detail=detail)
@@ -295,8 +284,7 @@ def to_fixed_point(values: np.ndarray, specs: Sequence[ColumnSpec], *, clip: boo
     :param clip: clip out-of-domain values here (local clipping); with ``False`` the raw values are
         encoded and must be clipped inside MPC (:func:`secure.clipping.clip_secure`).
     :raise InputError: a categorical column holding a value outside its declared categories (the
-        shared line names the column; the count and the first value stay in ``detail``).
-    """
+        shared line names the column; the count and the first value stay in ``detail``)."""
     values = np.asarray(values, dtype=float).reshape(-1, len(specs))
     integers = np.empty(values.shape, dtype=np.int64)
     clipped: dict[str, int] = {}
@@ -321,8 +309,7 @@ async def exchange_counts(local_rows: int) -> list[int]:
     """Make every party's row count public (counts per party are public by declaration).
 
     :raise InputError: at every party alike when no party holds a row (header-only files): the line
-        names the parties, whose inputs these are (``party 0 (also parties 1, 2): ...``).
-    """
+        names the parties, whose inputs these are (``party 0 (also parties 1, 2): ...``)."""
     from mpyc.runtime import mpc
 
     counts = [int(count) for count in await mpc.transfer(int(local_rows))]
@@ -345,8 +332,7 @@ def share_rows(sectype: Any, local: np.ndarray, counts: Sequence[int]) -> Any:
     :param sectype: the MPyC secure integer type (``mpc.SecInt(l)``).
     :param local: this party's ``(rows, columns)`` fixed-point integers.
     :param counts: every party's row count, from :func:`exchange_counts`.
-    :return: secure array of shape ``(sum(counts), columns)``.
-    """
+    :return: secure array of shape ``(sum(counts), columns)``."""
     from mpyc.runtime import mpc
 
     width = int(local.shape[1])

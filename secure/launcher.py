@@ -3,8 +3,7 @@
 Every scenario and script runs through :func:`run_parties` (scripts through :func:`run`); below ``scenarios/``
 this module alone reads ``sys.argv`` and MPyC's option parser.  Threat model: passive, static, ``t < m/2``;
 what crosses parties here (verdicts, the digest of the public parameters) is public by declaration.
-Contract, checks and launching: docs/session.md.
-"""
+Contract, checks and launching: docs/session.md."""
 from __future__ import annotations
 
 import math
@@ -130,8 +129,7 @@ def _explicit_bit_length(argv: Sequence[str]) -> int | None:
 
 def check_option_names(argv: Sequence[str]) -> tuple[str | None, list[str]]:
     """Refuse abbreviations of MPyC's long options, which MPyC's parser would silently expand (docs/session.md).
-    :return: ``(error or None, argv without the refused words)``.
-    """
+    :return: ``(error or None, argv without the refused words)``."""
     mpyc_names = [name for action in _mpyc_parser()._actions for name in action.option_strings if name.startswith("--")]
     kept: list[str] = []
     error: str | None = None
@@ -216,8 +214,7 @@ def _check_threshold(parties: int, threshold: int, allow_t0: bool) -> tuple[str 
 
 def free_base_port(parties: int, *, first: int = 1, attempts: int = 200) -> int:
     """A base port ``b`` such that ``b + first .. b + parties - 1`` are free on this host now (party 0 never listens).
-    :raise InputError: no such range found (the user must give ``-B PORT``).
-    """
+    :raise InputError: no such range found (the user must give ``-B PORT``)."""
     chooser = random.SystemRandom()
     for _ in range(attempts):
         base = chooser.randrange(33000, 59000 - parties)  # away from the tests' fixed ranges
@@ -245,8 +242,7 @@ def launch_local_parties(argv: Sequence[str] | None = None, *,
     """With ``-M m`` (m > 1), no ``-I``, ``-P`` or ``-C``: start parties 1..m-1 and become party 0 (``-I 0``
     appended to ``sys.argv``); before ``mpyc.runtime`` is imported (docs/session.md).
     :return: the child processes (empty when nothing was launched).
-    :raise InputError: no free ports (give ``-B``).
-    """
+    :raise InputError: no free ports (give ``-B``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     options, _ = _mpyc_parser().parse_known_args(check_option_names(argv)[1])
     if options.config or options.parties or not options.M or options.M <= 1 or options.index is not None:
@@ -318,8 +314,7 @@ def settle_children(children: Sequence[subprocess.Popen[bytes]], code: int, *, g
 
 def run_party(session: Callable[[], Any]) -> int:
     """Run one party's async ``session()`` on MPyC and map failures to exit codes (no traceback).
-    :return: 0 on success, 2 for bad usage/input, 1 for a protocol failure.
-    """
+    :return: 0 on success, 2 for bad usage/input, 1 for a protocol failure."""
     from mpyc.runtime import mpc
 
     from secure.session import InputError, ProtocolFailure, mark_stopping, party_id
@@ -383,8 +378,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
                 script_args: Sequence[str] = ()) -> int:
     """One party's whole life: check the command line, launch local parties, parse, connect, agree,
     run ``body``, stop, then deliver (the parameters, ``t0_privacy`` included: docs/session.md).
-    :return: the process exit code.
-    """
+    :return: the process exit code."""
     names_error, checked = check_option_names(list(sys.argv[1:] if argv is None else argv))
     common = split_session_options(checked)
     mpyc_error = check_mpyc_usage(common.rest)
@@ -470,8 +464,7 @@ def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | Non
     ``public``, ``script_args``: docs/session.md).
     :return: 0 done; 2 bad usage or bad input at any party (one line ``error: party i: ...``);
         1 a protocol failure (lost or silent party, overflow).
-    :raise TypeError: ``script_args`` not a list of strings.
-    """
+    :raise TypeError: ``script_args`` not a list of strings."""
     agreed = dict(public or {})
     own: list[str] = []
     if script_args is not None:

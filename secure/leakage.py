@@ -18,8 +18,7 @@ class MaskedOpenings:
 
     :param comparisons: signs and less-than tests (``mpc.np_sgn``, ``LT`` or not).
     :param equality_tests: equality tests (``mpc.np_sgn(..., EQ=True)``).
-    :param conversions: entries converted between secure integer types (``mpc.convert``).
-    """
+    :param conversions: entries converted between secure integer types (``mpc.convert``)."""
 
     comparisons: int = 0
     equality_tests: int = 0
@@ -58,8 +57,7 @@ def _count(value: int, name: str) -> int:
 def tuple_openings(kernel: str, tuples: int) -> MaskedOpenings:
     """The openings of evaluating kernel ``kernel`` on ``tuples`` tuples (the tuples path).
 
-    :raise ValueError: a kernel without a count here, or a negative number of tuples.
-    """
+    :raise ValueError: a kernel without a count here, or a negative number of tuples."""
     if kernel not in TUPLE_OPENINGS:
         raise ValueError(f"no count of comparisons for kernel '{kernel}'; known: {', '.join(TUPLE_OPENINGS)}")
     per = TUPLE_OPENINGS[kernel]
@@ -78,8 +76,7 @@ def sort_openings(statistic: str, n: int, *, bits: int, type_bits: int) -> Maske
     scores, and the conversions into and out of the sort's shorter type when the caller's ``type_bits``
     is longer (AUC ``3n``: keys and labels in, rank terms out; Gini ``2n``).
 
-    :raise ValueError: as :func:`secure.ranking.sort_costs`.
-    """
+    :raise ValueError: as :func:`secure.ranking.sort_costs`."""
     from secure.ranking import compact_bit_length, sort_costs
 
     cost = sort_costs(n, bits, statistic=statistic)

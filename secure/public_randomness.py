@@ -4,8 +4,7 @@ Each party inputs a uniform element of a 127-bit prime field; the sum is opened 
 contribution is secret-shared, so it is uniform if one contribution is (passive threat model).
 :func:`joint_seed` feeds the sampled tuples, permutations and splits (``--seed`` may replace it);
 :func:`joint_choice` always draws fresh (e.g. the noise delegates ``Z`` of ``M_HF``, Sinh & Ramon §4).
-Noise never comes from either.  Details: docs/secure_layer.md.
-"""
+Noise never comes from either.  Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 import secrets
@@ -25,8 +24,7 @@ def own_contribution() -> int:
 async def joint_seed() -> int:
     """Open the sum of one fresh uniform field element per party: a seed no party chose alone.
 
-    Every call draws new contributions (:func:`own_contribution`); two calls give independent seeds.
-    """
+    Every call draws new contributions (:func:`own_contribution`); two calls give independent seeds."""
     from mpyc.runtime import mpc
 
     field = mpc.SecFld(FIELD_PRIME)
@@ -45,8 +43,7 @@ def choose_subset(generator: np.random.Generator, population: int, size: int) ->
 
     :raise TypeError: ``generator`` is not a NumPy generator (a seed is not accepted: the caller says where its
         randomness comes from).
-    :raise ValueError: ``size`` not in ``[1, population]``.
-    """
+    :raise ValueError: ``size`` not in ``[1, population]``."""
     if not isinstance(generator, np.random.Generator):
         raise TypeError(f"generator must be a numpy.random.Generator, got {type(generator).__name__}")
     for value, name in ((population, "population"), (size, "size")):
@@ -62,6 +59,5 @@ async def joint_choice(population: int, size: int) -> tuple[int, ...]:
     """``size`` distinct elements of ``range(population)`` from a fresh :func:`joint_seed` (same at every party).
 
     Every party must call it at the same point of the protocol (one secure input per party, one opening).
-    Details: docs/secure_layer.md.
-    """
+    Details: docs/secure_layer.md."""
     return choose_subset(public_generator(await joint_seed()), population, size)

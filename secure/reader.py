@@ -6,8 +6,7 @@ again by the ``csv`` module (the exact path) for the exact messages.  Errors are
 :class:`secure.errors.InputError`: the shared line names the column and the kind of problem, the line
 number, cell value, path and header stay in ``detail`` at this party.
 Threat model: nothing here leaves the party; the shared lines are what :func:`secure.session.agree_verdict`
-sends.  Details: docs/reader.md.
-"""
+sends.  Details: docs/reader.md."""
 from __future__ import annotations
 
 import codecs
@@ -36,8 +35,7 @@ def check_data_file(path: str) -> None:
     """Refuse a path that is not a readable regular file, with the reading code's one-line message (docs/reader.md).
 
     :raise InputError: ``cannot read its data file: no such file`` (or ``: it is a directory``); the path, which
-        may say what the data is, stays in ``detail`` (this party's own note).
-    """
+        may say what the data is, stays in ``detail`` (this party's own note)."""
     if os.path.isdir(path):
         raise InputError("cannot read its data file: it is a directory",
                          detail=f"cannot read data file {path}: is a directory")
@@ -51,8 +49,7 @@ def check_data_file(path: str) -> None:
 def party_files(path: str, *, party: int, parties: int) -> list[str]:
     """The files party ``party`` of ``parties`` reads for ``--data path`` (``{pid}`` rules: docs/reader.md).
 
-    Threat model: with one party nothing is shared; the file list stays at that party.
-    """
+    Threat model: with one party nothing is shared; the file list stays at that party."""
     if PID not in path:
         return [path]
     if parties > 1:
@@ -80,8 +77,7 @@ def _open_text(path: str) -> TextIO:
 def read_table(path: str) -> tuple[list[str], list[list[str]]]:
     """Read a whole small CSV file (optionally ``.gz``) with a header line, as strings (the embedded data).
 
-    :raise InputError: if the file is missing, a directory, unreadable or empty.
-    """
+    :raise InputError: if the file is missing, a directory, unreadable or empty."""
     check_data_file(path)
     try:
         with _open_text(path) as handle:
@@ -156,8 +152,7 @@ def _category_cell(cell: str, spec: ColumnSpec, where: str) -> float:
     """One cell of a string-category column as its code (``nan`` = missing), see :meth:`ColumnSpec.cell_code`.
 
     :raise InputError: a value outside the list and no ``other``; the shared line names the column
-        only, the line and the value go into ``detail`` (local to this party).
-    """
+        only, the line and the value go into ``detail`` (local to this party)."""
     code = spec.cell_code(cell)
     if code is None:
         raise InputError(spec.outside_message(),
@@ -201,8 +196,7 @@ def bounded_lines(handle: TextIO, path: str) -> Iterator[str]:
     """The lines of ``handle``, refusing (before holding it) one longer than :data:`CHUNK_BYTES`
     (for any reading of a party's file line by line: ``csv.reader(bounded_lines(handle, path))``).
 
-    :raise InputError: ``its data file has a line longer than N bytes; no line may be longer``.
-    """
+    :raise InputError: ``its data file has a line longer than N bytes; no line may be longer``."""
     limit = CHUNK_BYTES
     while line := handle.readline(limit + 1):
         if len(line) > limit:
@@ -272,8 +266,7 @@ class _CheckedBytes:
 def _numbers(column: Any, start: int, step: int) -> np.ndarray:
     """Rows ``start, start + step, ...`` of a ``float64`` column, ``nan`` where the cell was missing.
 
-    :raise _Irregular: a non-finite number in those rows (``inf``, or a ``nan`` that is no missing token).
-    """
+    :raise _Irregular: a non-finite number in those rows (``inf``, or a ``nan`` that is no missing token)."""
     values = column.to_numpy(zero_copy_only=False)[start::step]
     finite = np.isfinite(values)
     if not finite.all():
@@ -287,8 +280,7 @@ def _codes(column: Any, spec: ColumnSpec, start: int, step: int) -> np.ndarray:
     """Rows ``start, start + step, ...`` of a dictionary-encoded string column as codes (``nan`` = missing):
     each distinct string of the block looked up once (:meth:`ColumnSpec.cell_code`).
 
-    :raise _Irregular: a string outside the declared categories (and no ``other``) in those rows.
-    """
+    :raise _Irregular: a string outside the declared categories (and no ``other``) in those rows."""
     if column.null_count:
         raise _Irregular
     found = [spec.cell_code(text) for text in column.dictionary.to_pylist()]
@@ -405,8 +397,7 @@ def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: 
     """Read only ``columns`` of this party's rows of a CSV (optionally ``.gz``) into an array (:func:`read_into`).
 
     :return: ``(rows, len(columns))`` floats, ``nan`` where a cell is missing (:data:`MISSING_TOKENS`).
-    :raise InputError: see :func:`read_into`.
-    """
+    :raise InputError: see :func:`read_into`."""
     rows = _Rows(len(columns))
     read_into(rows, path, columns, party=party, parties=parties, specs=specs)
     rows.rows.resize((rows.count, len(columns)), refcheck=False)
@@ -421,8 +412,7 @@ def read_into(sink: Sink, path: str, columns: Sequence[str], *, party: int = 0, 
         as text and each cell becomes its code (:meth:`ColumnSpec.cell_code`); the others are numbers.
     :raise InputError: missing file, directory, unreadable or empty file, unknown column, a line longer
         than :data:`CHUNK_BYTES`, a cell that is not a finite number, a string outside its declared
-        categories (the shared message names the column only).  Details: docs/reader.md.
-    """
+        categories (the shared message names the column only).  Details: docs/reader.md."""
     if PID in path:
         files = party_files(path, party=party, parties=parties)
         for name in files:
@@ -449,8 +439,7 @@ def table_values(header: Sequence[str], rows: Sequence[Sequence[str]], columns: 
                  party: int = 0, parties: int = 1, first_line: int = 2,
                  specs: Sequence[ColumnSpec] | None = None) -> np.ndarray:
     """This party's rows (``party, party + parties, ...``) and the wanted columns of a table of strings, parsed like
-    :func:`read_columns`; InputError: unknown column, a cell not a finite number, a string outside its categories.
-    """
+    :func:`read_columns`; InputError: unknown column, a cell not a finite number, a string outside its categories."""
     positions = _positions(header, columns, source)
     textual = _textual(columns, specs)
     kept = [_parse_row(rows[offset], positions, columns, textual, f"{source} line {first_line + offset}")

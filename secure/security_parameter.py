@@ -1,8 +1,7 @@
 """MPyC's security parameter ``K`` (``-K``): raised for one run, and secure integers whose field holds its masks.
 
 Threat model: passive, static coalition of ``t < m/2`` parties.  Every party sets the same ``K``.  Why the field size matters:
-docs/comparison_leakage.md.
-"""
+docs/comparison_leakage.md."""
 from __future__ import annotations
 
 import functools
@@ -20,8 +19,7 @@ def field_bits(bit_length: int, sec_param: int) -> int:
 
 def secure_integers(bit_length: int) -> Any:
     """``mpc.SecInt(bit_length)``, with a prime field of at least ``L + K + 2`` bits for the *current* ``K``.
-    Details: docs/comparison_leakage.md.
-    """
+    Details: docs/comparison_leakage.md."""
     from mpyc import finfields
     from mpyc.runtime import mpc
 

@@ -2,8 +2,7 @@
 (:func:`start_session`), watchdogs for lost and silent peers (one line naming the party, exit 1, nothing released),
 an orderly shutdown (:func:`stop_session`), agreement on public parameters and input verdicts (:func:`agree_parameters`,
 :func:`agree_verdict`).  Threat model: passive, static, ``t < m/2``; verdicts, parameter digests and options are
-public by design (never row data); heartbeats carry no payload.  Details: docs/session.md.
-"""
+public by design (never row data); heartbeats carry no payload.  Details: docs/session.md."""
 from __future__ import annotations
 
 import asyncio
@@ -181,8 +180,7 @@ class SilenceWatch:
 
     def observe(self, waiting: Iterable[int], now: float) -> tuple[int, float] | None:
         """One look: ``waiting`` are the peers this party waits for at ``now``.
-        :return: ``(peer, seconds of silence)`` for the peer silent longest beyond the limit, or ``None``.
-        """
+        :return: ``(peer, seconds of silence)`` for the peer silent longest beyond the limit, or ``None``."""
         current = set(waiting)
         for peer in [p for p in self.waiting_since if p not in current]:
             del self.waiting_since[peer]
@@ -201,8 +199,7 @@ class SilenceWatch:
     def stalled(self, now: float) -> tuple[int, float] | None:
         """A peer this party waits for that is alive (heartbeats arrive) but sent no protocol message for
         ``STALL_FACTOR * limit`` seconds (docs/session.md).  Call after :meth:`observe`.
-        :return: ``(peer, seconds without a protocol message)`` for the peer stalled longest, or ``None``.
-        """
+        :return: ``(peer, seconds without a protocol message)`` for the peer stalled longest, or ``None``."""
         stalled = []
         for peer, waiting in self.waiting_since.items():
             since = max(self.last_message.get(peer, waiting), waiting)
@@ -742,8 +739,7 @@ async def start_session(timeout: float | None = None, check_peers: Callable[[], 
     """Start the MPyC runtime and arm both watchdogs (lost connections, silent peers); the parameters:
     docs/session.md.
     :raise ValueError: if ``silence_limit`` is not a positive number.
-    :raise ProtocolFailure: if not every party connected within ``timeout`` seconds.
-    """
+    :raise ProtocolFailure: if not every party connected within ``timeout`` seconds."""
     import math
     import ssl
 
@@ -821,8 +817,7 @@ def _digest(obj: Any) -> str:
 
 async def agree_parameters(parameters: dict[str, Any]) -> None:
     """Check that every party runs with the same public parameters, before any data is shared.
-    :raise InputError: naming the first disagreeing party and parameter, at every party alike.
-    """
+    :raise InputError: naming the first disagreeing party and parameter, at every party alike."""
     set_phase("parameter check")
     everyone = await mpc.transfer(parameters)
     reference = everyone[0]
@@ -840,8 +835,7 @@ async def agree_parameters(parameters: dict[str, Any]) -> None:
 async def agree_verdict(error: str | None, *, detail: str | None = None) -> None:
     """Share this party's verdict on its own input (``error``: one line, no row data; ``detail``: printed here,
     never sent); stop everybody if any party failed (docs/session.md).
-    :raise InputError: with the first failing party's message (prefixed ``party i:``), at every party.
-    """
+    :raise InputError: with the first failing party's message (prefixed ``party i:``), at every party."""
     if error and detail:
         print(f"note (at this party, not shared): {detail}", flush=True)
     verdicts = await mpc.transfer(error)

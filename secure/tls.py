@@ -1,8 +1,7 @@
 """TLS for MPyC's ``--ssl``: the files a party needs in ``.config/`` and a check that they work.
 
 Threat model: TLS protects the channels against the network; it does nothing against a party that
-deviates.  Standard library only (``ssl``).  Details: docs/secure_layer.md.
-"""
+deviates.  Standard library only (``ssl``).  Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 import asyncio
@@ -62,8 +61,7 @@ def mpyc_contexts(directory: Path | str, party: int) -> tuple[ssl.SSLContext, ss
     """The (listening, connecting) TLS contexts MPyC's ``Runtime.start`` builds for ``party`` with ``--ssl``.
     Details: docs/secure_layer.md.
     :raise OSError: a file is missing or unreadable.
-    :raise ssl.SSLError: a file is not PEM, or the key does not match the certificate.
-    """
+    :raise ssl.SSLError: a file is not PEM, or the key does not match the certificate."""
     directory = Path(directory)
     contexts = []
     for purpose in (ssl.Purpose.CLIENT_AUTH, ssl.Purpose.SERVER_AUTH):
@@ -78,8 +76,7 @@ def mpyc_contexts(directory: Path | str, party: int) -> tuple[ssl.SSLContext, ss
 
 def _memory_handshake(listening: ssl.SSLContext, connecting: ssl.SSLContext, name: str) -> dict[str, Any]:
     """A TLS handshake between two contexts in memory (no sockets); raise the first side's error.
-    :return: the listening side's certificate as the connecting side sees it (``getpeercert()``).
-    """
+    :return: the listening side's certificate as the connecting side sees it (``getpeercert()``)."""
     server_in, server_out, client_in, client_out = (ssl.MemoryBIO() for _ in range(4))
     server = listening.wrap_bio(server_in, server_out, server_side=True)
     client = connecting.wrap_bio(client_in, client_out, server_hostname=name)
@@ -103,8 +100,7 @@ def check_party(party: int, directory: Path | str = ".config") -> str:
     """Check that ``party`` can use ``--ssl`` from ``directory``, as MPyC will load it (stdlib only).
     Details: docs/secure_layer.md.
     :return: the SHA-256 fingerprint of this party's ``mpyc_ca.crt``.
-    :raise InputError: one line naming the party, the file and the problem.
-    """
+    :raise InputError: one line naming the party, the file and the problem."""
     directory = Path(directory)
     needed = [ca_path(directory), certificate_path(directory, party), key_path(directory, party)]
     missing = [str(path) for path in needed if not path.is_file()]

@@ -11,8 +11,7 @@ random polynomial ``f`` of degree ``t`` (``-T``), ``f(0) = s``, and party ``i`` 
 
 Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  The
 helpers here only *read* this party's own shares; handing them to another party is what a
-colluding coalition does, and is done only by the drills.
-"""
+colluding coalition does, and is done only by the drills."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -30,8 +29,7 @@ async def local_share_integers(values: Any) -> list[int]:
     object waits for its share and returns it, it does not open it).
 
     :param values: a secure array (e.g. from :func:`secure.intake.share_rows`) or a secure integer.
-    :return: the shares in ``[0, p)``, flattened in row-major order.
-    """
+    :return: the shares in ``[0, p)``, flattened in row-major order."""
     from mpyc.runtime import mpc
 
     share = await mpc.gather(values)
@@ -60,8 +58,7 @@ def lagrange_coefficients(points: Sequence[int], modulus: int, at: int = 0) -> l
     :param points: distinct evaluation points ``x_i`` (non-zero mod ``modulus`` when ``at = 0``).
     :param modulus: the prime ``p``.
     :param at: where to evaluate the interpolating polynomial (0: the secret).
-    :raise ValueError: on no points, or points that are not distinct modulo ``p``.
-    """
+    :raise ValueError: on no points, or points that are not distinct modulo ``p``."""
     if not points:
         raise ValueError("need at least one point to interpolate")
     reduced = [int(x) % modulus for x in points]
@@ -89,8 +86,7 @@ def recombine(points: Sequence[int], shares: Sequence[Sequence[int]], modulus: i
     :param shares: one vector of field integers per point, all of the same length.
     :param modulus: the prime ``p``.
     :return: the interpolated values in ``[0, p)``.
-    :raise ValueError: if the numbers of points and share vectors differ, or their lengths differ.
-    """
+    :raise ValueError: if the numbers of points and share vectors differ, or their lengths differ."""
     if len(points) != len(shares):
         raise ValueError(f"got {len(points)} points but {len(shares)} share vectors")
     lengths = {len(vector) for vector in shares}

@@ -3,8 +3,7 @@
 Boyle, Gilboa & Ishai 2015; the keys of Boyle et al. 2021.  Batched key generation, pointwise and
 full-domain evaluation, shares adding up modulo ``2^64``.  Threat model: two non-colluding servers
 (MPyC parties 0 and 1), each with one key per value; one key alone is pseudorandom (lambda = 128);
-no integrity.  PRG, key layout and size: docs/fss.md.
-"""
+no integrity.  PRG, key layout and size: docs/fss.md."""
 from __future__ import annotations
 
 import hashlib
@@ -150,8 +149,7 @@ class DcfKeys:
     def concatenate(batches: Sequence[DcfKeys]) -> DcfKeys:
         """One batch of all keys of ``batches`` (in order); all of one server and one width.
 
-        :raise ValueError: no batch, or batches of different servers or widths.
-        """
+        :raise ValueError: no batch, or batches of different servers or widths."""
         if not batches:
             raise ValueError("no DCF key batches to concatenate")
         first = batches[0]
@@ -180,8 +178,7 @@ class DcfKeys:
         """Read :meth:`to_bytes` output; with ``server``/``bits``, also require those values.
 
         :raise ValueError: truncated or overlong data, another magic or version, a server other than 0/1
-            (or than ``server``), a width out of range (or other than ``bits``), nonzero padding bits.
-        """
+            (or than ``server``), a width out of range (or other than ``bits``), nonzero padding bits."""
         view = memoryview(data).cast("B")
         if len(view) < _HEADER.size:
             raise ValueError(f"DCF keys: {len(view)} bytes is shorter than the {_HEADER.size}-byte header")
@@ -263,8 +260,7 @@ def gen(alphas: ArrayLike, bits: int, *, beta: Union[int, ArrayLike] = 1) -> tup
     :param bits: the domain's width, 1 to :data:`MAX_BITS`.
     :param beta: an integer (modulo 2^64, so ``-1`` is ``2^64 - 1``) or one integer per alpha.
     :return: server 0's and server 1's batches, key ``i`` of each for ``alphas[i]``.
-    :raise ValueError: a width or an alpha out of range, a malformed beta.
-    """
+    :raise ValueError: a width or an alpha out of range, a malformed beta."""
     bits = _check_bits(bits, MAX_BITS)
     top = 1 << bits
     alpha = _integers(alphas, "alphas", 0, top)
@@ -324,8 +320,7 @@ def evaluate(keys: DcfKeys, xs: ArrayLike) -> U64:
     """One server's shares ``y_b(x)`` for every key and every ``x`` in ``xs``: shape ``(keys.count, len(xs))``,
     in chunks of about :data:`EVALUATE_CHUNK_PAIRS` (key, point) pairs.
 
-    :raise ValueError: an ``x`` outside ``[0, 2^bits)``.
-    """
+    :raise ValueError: an ``x`` outside ``[0, 2^bits)``."""
     bits = keys.bits
     points = _integers(xs, "xs", 0, (1 << bits) - 1).astype(np.uint64)
     count, size = keys.count, points.size
@@ -401,8 +396,7 @@ def _chunks(keys: DcfKeys) -> list[tuple[int, int]]:
 def full_domain_shares(keys: DcfKeys) -> U64:
     """One server's shares of every key at every point: shape ``(keys.count, 2^bits)``. Details: docs/fss.md.
 
-    :raise ValueError: ``bits`` above :data:`MAX_FULL_DOMAIN_BITS`.
-    """
+    :raise ValueError: ``bits`` above :data:`MAX_FULL_DOMAIN_BITS`."""
     out = np.empty((keys.count, 1 << keys.bits), dtype=np.uint64)
     order = _bit_reversal(keys.bits)
     for start, stop in _chunks(keys):
@@ -414,8 +408,7 @@ def full_domain_sum(keys: DcfKeys) -> U64:
     """One server's share of ``sum_i f_{alpha_i}(x)`` at every ``x`` in ``[0, 2^bits)``: shape ``(2^bits,)``.
     Details: docs/fss.md.
 
-    :raise ValueError: ``bits`` above :data:`MAX_FULL_DOMAIN_BITS`.
-    """
+    :raise ValueError: ``bits`` above :data:`MAX_FULL_DOMAIN_BITS`."""
     total = np.zeros(1 << keys.bits, dtype=np.uint64)
     for start, stop in _chunks(keys):
         total += _expand_chunk(keys, start, stop).sum(axis=0, dtype=np.uint64)
