@@ -1,7 +1,5 @@
 """The MPyC layer: secure computation of kernel sums across parties.
-
 Modules, one topic each (as in MPyC itself):
-
 - :mod:`secure.launcher`     the command line: launching local parties, exit codes, :func:`run`.
 - :mod:`secure.session`      start/stop of the MPyC runtime, the run's settings (``run_settings()``), agreement
   of parties on parameters and verdicts, detection of lost parties (nobody hangs).
@@ -17,14 +15,11 @@ Modules, one topic each (as in MPyC itself):
 - :mod:`secure.fss.dcf`      a distributed comparison function (function secret sharing, AES-128 PRG).
 - :mod:`secure.views`        a party's own shares and Lagrange recombination (coalition drills).
 - :mod:`secure.meter`        seconds and bytes sent per protocol phase.
-
 Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` of the ``m``
 MPyC parties (Shamir secret sharing with threshold ``t``).  This layer knows nothing about DP
 accounting; :mod:`dp` calibrates the noise it draws.
-
 Public API (what a script imports; ``import secure`` never imports ``mpyc.runtime``, which would
 parse ``sys.argv`` and launch parties itself -- the names marked *lazy* load it on first use):
-
 - running a script as one party: :func:`run` (:mod:`secure.launcher`, the one module that reads the command
   line; ``script_args=`` hands a script's own options to the launched parties), the job's :class:`Party`
   (:mod:`secure.intake`; ``await party.read(path, columns)`` reads this party's own rows and shares its verdict);
@@ -68,9 +63,7 @@ MissingMode = Literal["refuse", "fill"]
 def read_rows(path: str, columns: Sequence[ColumnSpec | str], *, party: int = 0, parties: int = 1,
               missing: MissingPolicy | MissingMode = "refuse") -> PartyRows:
     """Party ``party``'s rows of ``columns`` from ``path``, outside a run (e.g. to simulate parties).
-
     ``{pid}`` in ``path``: party ``party``'s own file; otherwise rows ``party, party + parties, ...``.
-
     :raise InputError: a missing or bad file, an unknown column, a missing value refused.
     :raise ValueError: ``parties`` not a positive integer, ``party`` outside ``[0, parties - 1]``."""
     if isinstance(parties, bool) or not isinstance(parties, numbers.Integral) or parties < 1:

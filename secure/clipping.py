@@ -1,5 +1,4 @@
 """Clipping of inputs to their declared domain, locally (default) or inside MPC.
-
 Clipping is what bounds the kernel's sensitivity: a row outside the domain could otherwise move a
 Gini difference arbitrarily far.  By default each party clips its own rows before sharing them
 (:func:`secure.intake.to_fixed_point` with ``clip=True``; free, and counted).  Under the passive
@@ -31,7 +30,6 @@ def clip_local(integers: np.ndarray, widths: Sequence[int]) -> np.ndarray:
 
 def clip_secure(shared: Any, widths: Sequence[int | None]) -> Any:
     """Clip a secure ``(rows, columns)`` array column-wise to ``[0, width]`` inside MPC.
-
     :param shared: MPyC secure integer array of fixed-point values.
     :param widths: per column the domain width, or ``None`` for a column left as is (labels).
     :return: the clipped secure array (same shape)."""
@@ -58,7 +56,6 @@ def clip_secure(shared: Any, widths: Sequence[int | None]) -> Any:
 async def clip_secure_in_steps(shared: Any, widths: Sequence[int | None], *, task: str = "secure clipping") -> Any:
     """:func:`clip_secure` on slices of rows, each computed before the next, with the progress of the slices
     reported (:func:`secure.meter.report_progress`: public counts, the same at every party).
-
     The same values as :func:`clip_secure` (clipping is row by row); :data:`CLIP_STEPS` slices of at least
     :data:`MIN_CLIP_ROWS` rows."""
     from mpyc.runtime import mpc

@@ -1,6 +1,5 @@
 """A party's file counted on the grid of a kernel's columns block by block: the histogram path's intake without
 the rows (docs/design.md, "Three ways to compute a U-statistic", way (c)).
-
 Each block gets the checks of :mod:`secure.intake` and is counted into the histogram; a refusal is raised
 once the file is read, with the same shared lines and local details.  Threat model: nothing leaves the
 party here; the counts are secret-shared later.  Details: docs/secure_layer.md."""
@@ -87,7 +86,6 @@ class _GridCounter:
 
     def result(self, source: str) -> CountedRows:
         """The counts, or the refusal :func:`secure.intake.apply_missing` / ``to_fixed_point`` would raise.
-
         :raise secure.errors.InputError: a refused missing value, a value outside a column's categories."""
         state = self.state
         for j, spec in enumerate(self.specs):
@@ -107,7 +105,6 @@ def count_file(path: str, specs: Sequence[ColumnSpec], *, party: int, parties: i
                missing: MissingPolicy = MissingPolicy()) -> CountedRows:
     """This party's rows of ``path`` (as :func:`secure.intake.party_rows` reads them) counted on the grid of
     ``specs`` (a kernel's columns in order, labels with their category lists), block by block.
-
     :return: the counts, equal to :func:`secure.histograms.local_histogram` of the rows' grid cells, the rows'
         number, and the local clipped and filled counts.
     :raise secure.errors.InputError: what :func:`secure.intake.party_rows` and

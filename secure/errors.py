@@ -7,7 +7,6 @@ __all__ = ["InputError", "ProtocolFailure"]
 
 class InputError(ValueError):
     """A user mistake (bad file, bad parameter): every party exits 2 with the same line; a ``ValueError``.
-
     ``detail`` (a line number, a cell value, a count) stays at the party that raised it, never shared
     (:func:`secure.session.agree_verdict`)."""
 

@@ -1,10 +1,8 @@
 """Complete U-statistics from the parties' joint histogram on the declared grid (no secure comparison).
-
 Each party counts its rows on the public grid in the clear, the count vectors are summed securely
 (optionally checked against each party's public row count), and every sum over all unordered tuples is
 a polynomial in the joint histogram, evaluated by one formula for plaintext and secure arrays
 (Sinh & Ramon, Def. 2.1, eq. 1, kernels of App. A.5).
-
 Threat model: passive, static, at most ``t < m/2`` corrupted parties; only each party's count vector
 is input (secret-shared), the grid's shape is public, no comparison is done, and only the (noised, by
 the caller) sums are opened.  Details: docs/secure_layer.md."""
@@ -35,7 +33,6 @@ _SPECIAL: dict[type, str] = {KendallTau: "kendall", GiniMeanDifference: "gini", 
 
 def special_form(kernel: Kernel) -> str | None:
     """Name of the kernel's closed histogram formula, or ``None`` (then only the generic path applies).
-
     Dispatch is on the exact built-in class, so a user's kernel or subclass gets the generic path."""
     return _SPECIAL.get(type(kernel))
 
@@ -46,7 +43,6 @@ def special_form(kernel: Kernel) -> str | None:
 
 def local_histogram(cells: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     """Counts of this party's rows on the grid (local, in the clear).
-
     :param cells: ``(rows, d)`` integer grid indices, column ``j`` in ``0 .. sizes[j] - 1``.
     :param sizes: the grid size of each of the ``d`` columns (public).
     :return: int64 counts of shape ``tuple(sizes)``.
@@ -75,7 +71,6 @@ def local_histogram(cells: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
 
 def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
     """The joint histogram (lazy MPyC secure array of the grid's shape): one ``mpc.input`` of every party's counts, summed.
-
     :param sectype: MPyC secure integer type (its bit length from :func:`histogram_value_bound`).
     :param local: this party's counts (:func:`local_histogram`)."""
     from secure.aggregation import sum_party_vectors
@@ -86,7 +81,6 @@ def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
 
 async def checked_secure_histogram(sectype: Any, local: np.ndarray, totals: Sequence[int]) -> SecureArray:
     """:func:`secure_histogram`, refused at every party unless each party's counts sum to its public rows.
-
     :param totals: every party's public row count, in party order.
     :raise secure.errors.InputError: ``party i: its histogram does not sum to its public row count
         (deviating party); nothing is released``, at every party.  Details: docs/secure_layer.md."""
@@ -381,7 +375,6 @@ def _generic(kernel: Kernel, ops: _Ops, counts: Any, arrays: Sequence[np.ndarray
 def histogram_sums(kernel: Kernel, counts: Any, grid_values: Sequence[np.ndarray], *, secure: bool,
                    generic: bool = False) -> tuple[Any, ...]:
     """Sums over ALL unordered ``k``-tuples of rows of each kernel output, from the joint histogram.
-
     :param kernel: the six built-in kernels have closed formulas, any other degree-2 kernel takes the generic path.
     :param counts: the joint histogram over the product grid of ``kernel.columns`` (in that order): a NumPy
         integer array (``secure=False``, exact Python ints) or an MPyC secure array (``secure=True``, lazy).
@@ -414,7 +407,6 @@ def _sums_with(ops: _Ops, kernel: Kernel, counts: Any, grid_values: Sequence[np.
 def histogram_value_bound(kernel: Kernel, rows: int, grid_values: Sequence[np.ndarray], *,
                           generic: bool = False) -> int:
     """Upper bound on ``|value|`` of every intermediate and final secure value, for ``rows`` rows.
-
     The secure integers only have to hold these values (no comparison); the caller adds the noise tail.
     Per-kernel bounds: docs/secure_layer.md."""
     if rows < 0:

@@ -1,13 +1,10 @@
 """Party intake: a party reads its own rows, validates them, converts them to fixed point, shares them.
-
 Who holds what (docs/design.md): party ``i`` of ``m`` reads ``--data PATH``; if the path contains ``{pid}``
 each party reads its own file ``PATH.format(pid=i)``, otherwise all parties are pointed at one file
 and party ``i`` keeps rows ``i, i+m, i+2m, ...`` (a convenient local simulation of a partition).
 Rows enter the computation only through ``mpc.input``; the number of rows of each party is public.
-
 Validation, one line per problem, raised as :class:`secure.errors.InputError` (exit 2 at every
 party once the verdicts are shared):
-
 - a missing or unreadable file, an unknown column, a cell that is not a number;
 - a missing value (empty, ``NA``, ``NaN``, ``?``): :class:`MissingPolicy` -- refused by default,
   or filled with a declared public fill value; never dropped (n would depend on the data);
@@ -17,10 +14,8 @@ party once the verdicts are shared):
 - a value outside the declared domain is *clipped* to it (locally by default; with secure clipping
   the party shares the raw value and :mod:`secure.clipping` clips inside MPC).  The count of clipped
   values stays at the party (:class:`FixedPointRows`), like every other count about its rows.
-
 What is shared when a check fails is one line naming the column and the kind of problem; the line
 number, the cell value and any count go into ``InputError.detail``, shown at the failing party only.
-
 Fixed point: a column with declared domain ``[lower, upper]`` and ``precision`` fractional bits is
 shared as the integer ``round((x - lower) * 2**precision)`` in ``[0, width]`` with
 ``width = round((upper - lower) * 2**precision)``; the offset makes every value non-negative and
@@ -48,7 +43,6 @@ MISSING_POLICIES = ("refuse", "fill")
 @dataclass
 class PartyRows:
     """The rows one party holds, as floats, after the missing-value policy.
-
     ``filled`` counts the cells this party filled: it stays at this party (print it locally if at
     all), it is never shared or written to the record."""
 
@@ -61,7 +55,6 @@ class PartyRows:
 @dataclass
 class FixedPointRows:
     """A party's rows as fixed-point integers, with the count of values clipped per column.
-
     ``clipped`` is local to this party: never shared, never written to the record (docs/design.md)."""
 
     integers: np.ndarray
@@ -74,17 +67,14 @@ class FixedPointRows:
 @dataclass(frozen=True)
 class MissingPolicy:
     """What a party does with a missing cell (docs/design.md: the policy must keep the DP guarantee).
-
     - ``refuse`` (the default for a user's data): any missing cell stops the run (exit 2 at every
       party); the shared line names the column only, never a count, a line or a value.
     - ``fill``: a missing cell takes its column's declared public fill value (chosen without looking
       at the data, inside the declared domain; for a categorical column one of its declared
       categories -- not the ``other`` bucket).  n stays the number of rows, which is public, and a
       row with a missing cell is an ordinary row of the domain, so replace-one DP holds unchanged.
-
     Dropping rows is not offered: it makes n depend on the data, and the drop count would have to
     be noised and accounted for.
-
     :param mode: ``refuse`` or ``fill``.
     :param fills: column -> declared fill value (``fill`` only; every column read needs one); a
         number, or a string for a column of string categories."""
@@ -104,7 +94,6 @@ class MissingPolicy:
 
     def check(self, specs: Sequence[ColumnSpec]) -> None:
         """With ``fill``: every column has a fill value inside its declared domain (or category list).
-
         :raise ValueError: with a one-line message (public: it is about declarations, not data)."""
         if self.mode != "fill":
             return
@@ -152,7 +141,6 @@ def _fill_number(fill: float | str, spec: ColumnSpec | None) -> float:
 def apply_missing(values: np.ndarray, columns: Sequence[str], policy: MissingPolicy, *, source: str,
                   specs: Sequence[ColumnSpec] | None = None) -> PartyRows:
     """Apply the missing-value policy to a party's raw rows (``nan`` = missing).
-
     :param specs: declared columns (by name); a fill value of a string-category column becomes its code.
     :raise InputError: ``refuse`` and a missing cell; ``fill`` without a fill value for a column that
         has a missing cell.  The shared message names the column only; the count stays in ``detail``."""
@@ -191,7 +179,6 @@ def rows_from_table(header: Sequence[str], rows: Sequence[Sequence[str]], column
                     specs: Sequence[ColumnSpec] | None = None) -> PartyRows:
     """Select this party's rows and the wanted columns of a table of strings, parse the numbers
     (the cells of a string-category column become codes), apply the missing-value policy.
-
     :param header: column names.
     :param rows: all data rows of the table (strings, no empty rows).
     :param columns: the columns the statistic needs, in kernel order.
@@ -213,7 +200,6 @@ def party_rows(path: str, columns: Sequence[str], *, party: int, parties: int,
     """Read this party's rows from ``path`` (``{pid}`` in the path: one file per party, all its rows;
     one party alone reads every file, :func:`secure.reader.party_files`) with :func:`read_columns`, and
     apply the missing-value policy.
-
     :param specs: declared columns: give them when a column has string categories (its cells become
         codes); numeric columns and numeric category lists are read as numbers either way.
     :raise InputError: see :func:`read_columns` and :func:`apply_missing`."""
@@ -228,7 +214,6 @@ def party_rows(path: str, columns: Sequence[str], *, party: int, parties: int,
 @dataclass(frozen=True)
 class Party:
     """This party, as a script's job sees it (handed to the job by :func:`secure.launcher.run`).
-
     :param index: this party's index ``i`` (MPyC's ``-I``).
     :param count: the number of parties ``m``.
     :param threshold: the Shamir threshold ``t`` (at most ``t`` parties may collude)."""
@@ -240,13 +225,11 @@ class Party:
     async def read(self, path: str, columns: Sequence[ColumnSpec | str], *,
                    missing: MissingPolicy | str = "refuse") -> PartyRows:
         """Read this party's own rows of ``columns`` -- every party calls it at the same point.
-
         ``{pid}`` in ``path`` gives each party its own file (all its rows); otherwise party ``i``
         keeps rows ``i, i+m, i+2m, ...`` of the one file (a local simulation of a partition).  The
         party's verdict is shared: if any party's file is missing or bad, every party raises the
         same :class:`secure.errors.InputError` (exit 2, one line naming that party), and the local
         detail (a line number, a value) is printed at the failing party only.
-
         :param columns: column declarations (:func:`secure.columns.numeric`, ...) or names.
         :param missing: ``refuse`` (default), or a :class:`MissingPolicy` with fills.
         :raise InputError: at every party alike, when any party's input is bad."""
@@ -264,7 +247,6 @@ class Party:
 
     async def verdict(self, error: str | None, *, detail: str | None = None) -> None:
         """Share this party's verdict on its own input (``None``: fine); every party calls it.
-
         :raise InputError: at every party alike if any party gave an error (the message must not
             carry row data: no value, no line number, no count; ``detail`` stays here)."""
         from secure.session import agree_verdict
@@ -274,11 +256,9 @@ class Party:
 
 def to_fixed_point(values: np.ndarray, specs: Sequence[ColumnSpec], *, clip: bool = True) -> FixedPointRows:
     """Convert a party's rows to fixed-point integers, clipping to the declared domains.
-
     A categorical column becomes its codes (:meth:`ColumnSpec.value_codes`; numbers mapped by value,
     a string list's codes checked) and is never clipped: a value outside the list takes the
     ``other`` code, or, without ``other``, is refused.
-
     :param values: ``(rows, columns)`` floats in the order of ``specs``.
     :param specs: declared domain and precision (or category list) per column.
     :param clip: clip out-of-domain values here (local clipping); with ``False`` the raw values are
@@ -307,7 +287,6 @@ def to_fixed_point(values: np.ndarray, specs: Sequence[ColumnSpec], *, clip: boo
 
 async def exchange_counts(local_rows: int) -> list[int]:
     """Make every party's row count public (counts per party are public by declaration).
-
     :raise InputError: at every party alike when no party holds a row (header-only files): the line
         names the parties, whose inputs these are (``party 0 (also parties 1, 2): ...``)."""
     from mpyc.runtime import mpc
@@ -323,12 +302,10 @@ async def exchange_counts(local_rows: int) -> list[int]:
 
 def share_rows(sectype: Any, local: np.ndarray, counts: Sequence[int]) -> Any:
     """Secret-share every party's fixed-point rows; return the stacked secure array.
-
     Each party's rows enter through ``mpc.input`` with that party as the only sender, in blocks of
     :data:`SHARE_ROWS` rows; row ``r`` of party ``i`` lands at position ``sum(counts[:i]) + r`` of
     the result.  Memory per party: the shares of all rows (one field element per value) plus one
     block's share vectors at the sender.
-
     :param sectype: the MPyC secure integer type (``mpc.SecInt(l)``).
     :param local: this party's ``(rows, columns)`` fixed-point integers.
     :param counts: every party's row count, from :func:`exchange_counts`.

@@ -1,5 +1,4 @@
 """The launcher: a party's whole life on the command line -- launch, connect, agree, run, stop, nobody left hanging.
-
 Every scenario and script runs through :func:`run_parties` (scripts through :func:`run`); below ``scenarios/``
 this module alone reads ``sys.argv`` and MPyC's option parser.  Threat model: passive, static, ``t < m/2``;
 what crosses parties here (verdicts, the digest of the public parameters) is public by declaration.

@@ -1,5 +1,4 @@
 """What MPyC's secure comparisons open, how many of them a run makes, and how much that can leak.
-
 Toft's comparison with Catrina & de Hoogh's masked opening (SCN 2010, §3): statistically hiding, mask
 ``K`` bits longer.  Threat model: passive, static coalition of ``t < m/2`` parties.  PRSS keys are PRF keys.  Derivation: docs/comparison_leakage.md.
 """
@@ -15,7 +14,6 @@ __all__ = ["MaskedOpenings", "TUPLE_OPENINGS", "tuple_openings", "clip_openings"
 @dataclass(frozen=True)
 class MaskedOpenings:
     """Masked openings of one run, by kind.
-
     :param comparisons: signs and less-than tests (``mpc.np_sgn``, ``LT`` or not).
     :param equality_tests: equality tests (``mpc.np_sgn(..., EQ=True)``).
     :param conversions: entries converted between secure integer types (``mpc.convert``)."""
@@ -56,7 +54,6 @@ def _count(value: int, name: str) -> int:
 
 def tuple_openings(kernel: str, tuples: int) -> MaskedOpenings:
     """The openings of evaluating kernel ``kernel`` on ``tuples`` tuples (the tuples path).
-
     :raise ValueError: a kernel without a count here, or a negative number of tuples."""
     if kernel not in TUPLE_OPENINGS:
         raise ValueError(f"no count of comparisons for kernel '{kernel}'; known: {', '.join(TUPLE_OPENINGS)}")
@@ -75,7 +72,6 @@ def sort_openings(statistic: str, n: int, *, bits: int, type_bits: int) -> Maske
     (``gini``) on ``n`` rows: the network's compare-exchanges, AUC's ``n - 1`` equality tests of adjacent
     scores, and the conversions into and out of the sort's shorter type when the caller's ``type_bits``
     is longer (AUC ``3n``: keys and labels in, rank terms out; Gini ``2n``).
-
     :raise ValueError: as :func:`secure.ranking.sort_costs`."""
     from secure.ranking import compact_bit_length, sort_costs
 

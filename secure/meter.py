@@ -1,5 +1,4 @@
 """A cost meter: wall-clock seconds and bytes sent, per protocol phase.
-
 Threat model: seconds stay at the party that measured them; only byte counts (a function of public
 parameters) are exchanged.  Details: docs/secure_layer.md."""
 from __future__ import annotations
@@ -32,7 +31,6 @@ def set_progress_reporter(reporter: ProgressReporter | None) -> None:
 
 def report_progress(task: str, done: int, total: int) -> None:
     """Report that ``done`` of ``total`` steps of ``task`` are computed (see :func:`set_progress_reporter`).
-
     A task of a single step shows nothing (its phase's log line says enough)."""
     if total <= 1:
         return

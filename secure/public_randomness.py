@@ -1,5 +1,4 @@
 """Joint public randomness to which every party contributes, so no single party (and no user option) picks it.
-
 Each party inputs a uniform element of a 127-bit prime field; the sum is opened only after every
 contribution is secret-shared, so it is uniform if one contribution is (passive threat model).
 :func:`joint_seed` feeds the sampled tuples, permutations and splits (``--seed`` may replace it);
@@ -23,7 +22,6 @@ def own_contribution() -> int:
 
 async def joint_seed() -> int:
     """Open the sum of one fresh uniform field element per party: a seed no party chose alone.
-
     Every call draws new contributions (:func:`own_contribution`); two calls give independent seeds."""
     from mpyc.runtime import mpc
 
@@ -40,7 +38,6 @@ def public_generator(seed: int) -> np.random.Generator:
 
 def choose_subset(generator: np.random.Generator, population: int, size: int) -> tuple[int, ...]:
     """``size`` distinct elements of ``range(population)``, uniform without replacement, sorted.
-
     :raise TypeError: ``generator`` is not a NumPy generator (a seed is not accepted: the caller says where its
         randomness comes from).
     :raise ValueError: ``size`` not in ``[1, population]``."""
@@ -57,7 +54,6 @@ def choose_subset(generator: np.random.Generator, population: int, size: int) ->
 
 async def joint_choice(population: int, size: int) -> tuple[int, ...]:
     """``size`` distinct elements of ``range(population)`` from a fresh :func:`joint_seed` (same at every party).
-
     Every party must call it at the same point of the protocol (one secure input per party, one opening).
     Details: docs/secure_layer.md."""
     return choose_subset(public_generator(await joint_seed()), population, size)

@@ -1,5 +1,4 @@
 """Reading a party's CSV file: only the needed columns of only this party's rows, in blocks.
-
 Arrow's streaming CSV reader (``pyarrow.csv.open_csv``) converts only the wanted columns of each block
 of :data:`CHUNK_BYTES` bytes and keeps only this party's rows; a file Arrow's types do not take is read
 again by the ``csv`` module (the exact path) for the exact messages.  Errors are
@@ -33,7 +32,6 @@ PID = "{pid}"
 
 def check_data_file(path: str) -> None:
     """Refuse a path that is not a readable regular file, with the reading code's one-line message (docs/reader.md).
-
     :raise InputError: ``cannot read its data file: no such file`` (or ``: it is a directory``); the path, which
         may say what the data is, stays in ``detail`` (this party's own note)."""
     if os.path.isdir(path):
@@ -48,7 +46,6 @@ def check_data_file(path: str) -> None:
 
 def party_files(path: str, *, party: int, parties: int) -> list[str]:
     """The files party ``party`` of ``parties`` reads for ``--data path`` (``{pid}`` rules: docs/reader.md).
-
     Threat model: with one party nothing is shared; the file list stays at that party."""
     if PID not in path:
         return [path]
@@ -76,7 +73,6 @@ def _open_text(path: str) -> TextIO:
 
 def read_table(path: str) -> tuple[list[str], list[list[str]]]:
     """Read a whole small CSV file (optionally ``.gz``) with a header line, as strings (the embedded data).
-
     :raise InputError: if the file is missing, a directory, unreadable or empty."""
     check_data_file(path)
     try:
@@ -150,7 +146,6 @@ def _textual(columns: Sequence[str], specs: Sequence[ColumnSpec] | None) -> dict
 
 def _category_cell(cell: str, spec: ColumnSpec, where: str) -> float:
     """One cell of a string-category column as its code (``nan`` = missing), see :meth:`ColumnSpec.cell_code`.
-
     :raise InputError: a value outside the list and no ``other``; the shared line names the column
         only, the line and the value go into ``detail`` (local to this party)."""
     code = spec.cell_code(cell)
@@ -195,7 +190,6 @@ def _too_long(path: str, limit: int) -> InputError:
 def bounded_lines(handle: TextIO, path: str) -> Iterator[str]:
     """The lines of ``handle``, refusing (before holding it) one longer than :data:`CHUNK_BYTES`
     (for any reading of a party's file line by line: ``csv.reader(bounded_lines(handle, path))``).
-
     :raise InputError: ``its data file has a line longer than N bytes; no line may be longer``."""
     limit = CHUNK_BYTES
     while line := handle.readline(limit + 1):
@@ -265,7 +259,6 @@ class _CheckedBytes:
 
 def _numbers(column: Any, start: int, step: int) -> np.ndarray:
     """Rows ``start, start + step, ...`` of a ``float64`` column, ``nan`` where the cell was missing.
-
     :raise _Irregular: a non-finite number in those rows (``inf``, or a ``nan`` that is no missing token)."""
     values = column.to_numpy(zero_copy_only=False)[start::step]
     finite = np.isfinite(values)
@@ -279,7 +272,6 @@ def _numbers(column: Any, start: int, step: int) -> np.ndarray:
 def _codes(column: Any, spec: ColumnSpec, start: int, step: int) -> np.ndarray:
     """Rows ``start, start + step, ...`` of a dictionary-encoded string column as codes (``nan`` = missing):
     each distinct string of the block looked up once (:meth:`ColumnSpec.cell_code`).
-
     :raise _Irregular: a string outside the declared categories (and no ``other``) in those rows."""
     if column.null_count:
         raise _Irregular
@@ -395,7 +387,6 @@ class _Rows:
 def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: int = 1,
                  specs: Sequence[ColumnSpec] | None = None) -> np.ndarray:
     """Read only ``columns`` of this party's rows of a CSV (optionally ``.gz``) into an array (:func:`read_into`).
-
     :return: ``(rows, len(columns))`` floats, ``nan`` where a cell is missing (:data:`MISSING_TOKENS`).
     :raise InputError: see :func:`read_into`."""
     rows = _Rows(len(columns))
@@ -407,7 +398,6 @@ def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: 
 def read_into(sink: Sink, path: str, columns: Sequence[str], *, party: int = 0, parties: int = 1,
               specs: Sequence[ColumnSpec] | None = None) -> None:
     """Read only ``columns`` of this party's rows of a CSV (optionally ``.gz``) into ``sink``, block by block.
-
     :param specs: declared columns (matched by name); a column whose categories are strings is read
         as text and each cell becomes its code (:meth:`ColumnSpec.cell_code`); the others are numbers.
     :raise InputError: missing file, directory, unreadable or empty file, unknown column, a line longer

@@ -1,5 +1,4 @@
 """MPyC's security parameter ``K`` (``-K``): raised for one run, and secure integers whose field holds its masks.
-
 Threat model: passive, static coalition of ``t < m/2`` parties.  Every party sets the same ``K``.  Why the field size matters:
 docs/comparison_leakage.md."""
 from __future__ import annotations

@@ -1,5 +1,4 @@
 """TLS for MPyC's ``--ssl``: the files a party needs in ``.config/`` and a check that they work.
-
 Threat model: TLS protects the channels against the network; it does nothing against a party that
 deviates.  Standard library only (``ssl``).  Details: docs/secure_layer.md."""
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """A party's own view of secret-shared values: its Shamir shares as integers, and Lagrange recombination.
-
 Used by the coalition drills, ``python -m scenarios.drills.coalition -M3`` (or ``-M5 -T2``): each member of a
 colluding coalition reads the shares it holds (:func:`local_share_integers`), the coalition pools
 them, and tries to recombine them (:func:`recombine`).
-
 MPyC's Shamir scheme (``mpyc.thresha``): a value ``s`` of the prime field ``GF(p)`` is split with a
 random polynomial ``f`` of degree ``t`` (``-T``), ``f(0) = s``, and party ``i`` holds ``f(i + 1)``
 (:func:`share_point`).  Any ``t + 1`` shares determine ``s`` by Lagrange interpolation at 0; any
 ``t`` shares are jointly uniform on ``GF(p)^t`` whatever ``s`` is.
-
 Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  The
 helpers here only *read* this party's own shares; handing them to another party is what a
 colluding coalition does, and is done only by the drills."""
@@ -24,10 +21,8 @@ __all__ = ["local_share_integers", "field_modulus", "share_point", "lagrange_coe
 
 async def local_share_integers(values: Any) -> list[int]:
     """This party's own Shamir shares of a secure array (or secure number), as field integers.
-
     Nothing is sent: the shares are the ones this party already holds (``mpc.gather`` of a secure
     object waits for its share and returns it, it does not open it).
-
     :param values: a secure array (e.g. from :func:`secure.intake.share_rows`) or a secure integer.
     :return: the shares in ``[0, p)``, flattened in row-major order."""
     from mpyc.runtime import mpc
@@ -54,7 +49,6 @@ def share_point(party: int) -> int:
 
 def lagrange_coefficients(points: Sequence[int], modulus: int, at: int = 0) -> list[int]:
     """Lagrange coefficients ``l_i`` with ``f(at) = sum_i l_i f(x_i)`` for every ``f`` of degree < ``len(points)``.
-
     :param points: distinct evaluation points ``x_i`` (non-zero mod ``modulus`` when ``at = 0``).
     :param modulus: the prime ``p``.
     :param at: where to evaluate the interpolating polynomial (0: the secret).
@@ -77,11 +71,9 @@ def lagrange_coefficients(points: Sequence[int], modulus: int, at: int = 0) -> l
 
 def recombine(points: Sequence[int], shares: Sequence[Sequence[int]], modulus: int) -> list[int]:
     """Interpolate at 0, coordinate by coordinate: the secrets if ``len(points) > t``.
-
     With ``t + 1`` or more shares of degree-``t`` sharings this returns the shared values exactly; with
     fewer it returns the value at 0 of the lowest-degree polynomial through the shares, which for
     ``t`` shares is uniform on ``GF(p)`` and equals the secret only with probability ``1/p``.
-
     :param points: evaluation point of each share vector (see :func:`share_point`).
     :param shares: one vector of field integers per point, all of the same length.
     :param modulus: the prime ``p``.

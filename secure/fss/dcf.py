@@ -1,5 +1,4 @@
 """Distributed comparison functions (DCF): two-server function secret sharing of ``beta [x < alpha]``.
-
 Boyle, Gilboa & Ishai 2015; the keys of Boyle et al. 2021.  Batched key generation, pointwise and
 full-domain evaluation, shares adding up modulo ``2^64``.  Threat model: two non-colluding servers
 (MPyC parties 0 and 1), each with one key per value; one key alone is pseudorandom (lambda = 128);
@@ -148,7 +147,6 @@ class DcfKeys:
     @staticmethod
     def concatenate(batches: Sequence[DcfKeys]) -> DcfKeys:
         """One batch of all keys of ``batches`` (in order); all of one server and one width.
-
         :raise ValueError: no batch, or batches of different servers or widths."""
         if not batches:
             raise ValueError("no DCF key batches to concatenate")
@@ -176,7 +174,6 @@ class DcfKeys:
     @staticmethod
     def from_bytes(data: bytes, *, server: int | None = None, bits: int | None = None) -> DcfKeys:
         """Read :meth:`to_bytes` output; with ``server``/``bits``, also require those values.
-
         :raise ValueError: truncated or overlong data, another magic or version, a server other than 0/1
             (or than ``server``), a width out of range (or other than ``bits``), nonzero padding bits."""
         view = memoryview(data).cast("B")
@@ -255,7 +252,6 @@ def _betas(beta: Union[int, ArrayLike], count: int) -> U64:
 def gen(alphas: ArrayLike, bits: int, *, beta: Union[int, ArrayLike] = 1) -> tuple[DcfKeys, DcfKeys]:
     """Keys of ``f_alpha(x) = beta [x < alpha]`` (mod 2^64) on ``[0, 2^bits)`` for every alpha (root seeds from
     ``os.urandom``; one pass per level for all keys).
-
     :param alphas: integers in ``[0, 2^bits]`` (``2^bits``: true everywhere).
     :param bits: the domain's width, 1 to :data:`MAX_BITS`.
     :param beta: an integer (modulo 2^64, so ``-1`` is ``2^64 - 1``) or one integer per alpha.
@@ -319,7 +315,6 @@ def _signed(values: U64, server: int) -> U64:
 def evaluate(keys: DcfKeys, xs: ArrayLike) -> U64:
     """One server's shares ``y_b(x)`` for every key and every ``x`` in ``xs``: shape ``(keys.count, len(xs))``,
     in chunks of about :data:`EVALUATE_CHUNK_PAIRS` (key, point) pairs.
-
     :raise ValueError: an ``x`` outside ``[0, 2^bits)``."""
     bits = keys.bits
     points = _integers(xs, "xs", 0, (1 << bits) - 1).astype(np.uint64)
@@ -395,7 +390,6 @@ def _chunks(keys: DcfKeys) -> list[tuple[int, int]]:
 
 def full_domain_shares(keys: DcfKeys) -> U64:
     """One server's shares of every key at every point: shape ``(keys.count, 2^bits)``. Details: docs/fss.md.
-
     :raise ValueError: ``bits`` above :data:`MAX_FULL_DOMAIN_BITS`."""
     out = np.empty((keys.count, 1 << keys.bits), dtype=np.uint64)
     order = _bit_reversal(keys.bits)
@@ -407,7 +401,6 @@ def full_domain_shares(keys: DcfKeys) -> U64:
 def full_domain_sum(keys: DcfKeys) -> U64:
     """One server's share of ``sum_i f_{alpha_i}(x)`` at every ``x`` in ``[0, 2^bits)``: shape ``(2^bits,)``.
     Details: docs/fss.md.
-
     :raise ValueError: ``bits`` above :data:`MAX_FULL_DOMAIN_BITS`."""
     total = np.zeros(1 << keys.bits, dtype=np.uint64)
     for start, stop in _chunks(keys):
