@@ -10,8 +10,7 @@ it; under ``-M m`` only party 0 measures)::
 
 Options: ``--bits LIST`` (8,10,12,16), ``--rows N`` (4238), ``--repeats R`` (median of 3), ``--full-domain-leaves
 M`` (2^23; above, the time is scaled from the first keys), ``--quick`` (widths 4 and 6, 300 keys, one repeat),
-``--json PATH``.
-"""
+``--json PATH``."""
 from __future__ import annotations
 
 import statistics

@@ -5,8 +5,7 @@ same run the bare baseline does ``2|E|`` secure signs and ``|E|`` products only.
 everything else (aim: 1.5x at most; docs/benchmarks.md).  Run it with three local parties::
 
     python -m scenarios.bench_kendall -M3
-    python -m scenarios.bench_kendall -M3 --repeats 3 --json bench.json
-"""
+    python -m scenarios.bench_kendall -M3 --repeats 3 --json bench.json"""
 from __future__ import annotations
 
 import statistics

@@ -9,8 +9,7 @@ Printed: wall and CPU seconds, milliseconds per spend, seconds to reopen (docs/b
 
 Options: ``--spends N`` (10000), ``--ledger DIR`` (default a temporary directory, removed afterwards),
 ``--accountant basic|zcdp``, ``--reserve-only``.  Exit 0, or 2 with one ``error:`` line.  Threat model: none;
-it reads no data and writes one account of its own.
-"""
+it reads no data and writes one account of its own."""
 from __future__ import annotations
 
 import shutil

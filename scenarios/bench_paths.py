@@ -13,8 +13,7 @@ simulated path (public data).  Columns and method: docs/benchmarks.md.  Run it w
 Options: ``--kernels K,...``, ``--rows N``, ``--epsilon E`` (1), ``--runs R`` (200, quick 100), ``--seed S``
 (public; default joint), ``--os-noise``, ``--results-dir DIR`` (``bench_paths.csv`` and ``.png``; results/).
 
-Threat model of the secure runs: as each path states (passive, static, ``t < m/2``).
-"""
+Threat model of the secure runs: as each path states (passive, static, ``t < m/2``)."""
 from __future__ import annotations
 
 import math

@@ -12,8 +12,7 @@ is the rounds on the critical path, printed per phase beside :func:`dp.umpc.plan
 
 Options: ``--delay-ms D`` (50), ``--only A,B`` (histogram, sampler, sort, tuples), ``--pairs N`` (2000),
 ``--rows N`` (synthetic rows, 120: few, so the computation does not hide the latency), ``--json PATH``.
-Threat model: none (public data, loopback).
-"""
+Threat model: none (public data, loopback)."""
 from __future__ import annotations
 
 import json

@@ -11,8 +11,7 @@ Run it with three local parties::
     python -m scenarios.bench_scale -M3 --sizes 1000,1000000 --kernels auc --results-dir out
 
 Threat model of the secure runs: passive, static, ``t < m/2``; the synthetic rows are public by construction
-(a benchmark), but they enter the computation as private inputs do.
-"""
+(a benchmark), but they enter the computation as private inputs do."""
 from __future__ import annotations
 
 import json
@@ -65,8 +64,7 @@ class ScaleOptions:
 
 def parse_options(argv: Sequence[str]) -> ScaleOptions:
     """Parse the options.
-    :raise UsageError: on a bad value.
-    """
+    :raise UsageError: on a bad value."""
     from scenarios.kit.experiments import parse_integer_list
     from scenarios.kit.outputs import check_output_path
     from scenarios.kit.packages import require_packages

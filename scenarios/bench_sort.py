@@ -8,8 +8,7 @@ docs/benchmarks.md).  Run it with three local parties::
 
     python -m scenarios.bench_sort -M3
     python -m scenarios.bench_sort -M3 --repeats 3 --json sort.json
-    python -m scenarios.bench_sort -M3 --rows 1000 --bits 12
-"""
+    python -m scenarios.bench_sort -M3 --rows 1000 --bits 12"""
 from __future__ import annotations
 
 import statistics

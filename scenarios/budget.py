@@ -15,8 +15,7 @@ Commands: ``show`` (default; ``--data FILE`` or ``--dataset NAME``, ``--party P[
 Exit 0 done; 2 with one line ``error: ...``.  The statuses, keys and formats: docs/command_line.md.
 
 Threat model: no MPC, no connection; it reads and writes one party's own ledger, which protects a data holder
-against its own over-spending (see :mod:`dp.budget.ledger`).
-"""
+against its own over-spending (see :mod:`dp.budget.ledger`)."""
 from __future__ import annotations
 
 import argparse

@@ -11,8 +11,7 @@ docs/command_line.md).  Run it::
 Options: ``--parties M``/``-M M`` (3), ``--dir DIR`` (.config), ``--hosts H0,H1,...`` (added to each
 subjectAltName), ``--days N`` (1..397, 30), ``--force``, ``--check I`` (load party I's files as MPyC will, a TLS
 handshake with itself, print the CA fingerprint).  Generating needs ``cryptography``.  Exit 0 done, 2 with one
-line ``error: ...``.  No MPyC, no connections: no threat model of its own.
-"""
+line ``error: ...``.  No MPyC, no connections: no threat model of its own."""
 from __future__ import annotations
 
 import datetime as _dt

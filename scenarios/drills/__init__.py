@@ -6,5 +6,4 @@
 - :mod:`scenarios.drills.freeze`          the freeze cases of ``faults`` (a party stops answering in a phase).
 - :mod:`scenarios.drills.harness`         shared by the orchestrators: run three parties, results, tables.
 - :mod:`scenarios.drills.malicious_input` out-of-domain rows with and without clipping.
-- :mod:`scenarios.drills.party`           one misbehaving party (used by the orchestrators).
-"""
+- :mod:`scenarios.drills.party`           one misbehaving party (used by the orchestrators)."""

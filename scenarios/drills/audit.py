@@ -14,8 +14,7 @@ Exit 0 when
 every mechanism passes and every control fails, 1 otherwise (one ``error:`` line), 2 on a usage error.
 
 Threat model: the adversary knows everything but one row (one user's value for local DP); for distributed
-noise, the coalition's view.  The audit can prove a violation; passing is evidence, not proof.
-"""
+noise, the coalition's view.  The audit can prove a violation; passing is evidence, not proof."""
 from __future__ import annotations
 
 import json

@@ -12,8 +12,7 @@ Details: docs/drills.md.  Run it::
 
 Threat model: the attacker is the analyst who receives the releases (or a passive coalition of ``t < m/2``
 parties); each honest data holder's ledger refuses on its own once its budget is spent.  It protects nothing
-if a data holder deletes its own ledger (see :mod:`dp.budget.ledger`).
-"""
+if a data holder deletes its own ledger (see :mod:`dp.budget.ledger`)."""
 from __future__ import annotations
 
 import json

@@ -13,8 +13,7 @@ when no ``-M`` is given; ``-M1`` stops with exit 2), or five with threshold 2::
 
 Threat model: passive, static, ``t < m/2``; the drills act out that adversary (members hand their shares and
 noise draws to one of them).  Only for the exactness checks do the honest parties disclose their inputs and
-draws to that party, after the attack.
-"""
+draws to that party, after the attack."""
 from __future__ import annotations
 
 import functools
@@ -171,8 +170,7 @@ def independence_tests(round_a: Sequence[Sequence[int]], round_b: Sequence[Seque
     member's shares (per member, in ``members`` order) and, for ``t >= 2``, their Lagrange combination at 0.
 
     :return: one entry per test: ``name``, ``test`` (``ks`` or ``chi2``), ``p_value``.
-    :raise ValueError: if the rounds have different numbers of members or no samples.
-    """
+    :raise ValueError: if the rounds have different numbers of members or no samples."""
     from scipy import stats
 
     from secure.views import recombine, share_point

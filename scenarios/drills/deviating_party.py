@@ -11,8 +11,7 @@ Give exactly one of ``--inflate-counts K``, ``--shift-counts``, ``--negative-cou
 (what each does and what the suite must do about it: docs/drills.md).
 
 Threat model drilled: deviating inputs are an active attack outside the passive model; the claim under test is
-the input check of issue 21 (one secure zero test per party and count vector).
-"""
+the input check of issue 21 (one secure zero test per party and count vector)."""
 from __future__ import annotations
 
 import os

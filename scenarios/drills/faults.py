@@ -13,8 +13,7 @@ table's columns and what each must show: docs/drills.md.
 
 Threat model drilled: passive, static, ``t < m/2``; a crashed or frozen party is a failure, not an attack:
 the others stop within seconds of a crash, or within the silence limit of a freeze, with exit 1, and nothing
-is released.
-"""
+is released."""
 from __future__ import annotations
 
 import os
@@ -72,8 +71,7 @@ def crash_drill(phase: str, workdir: str, data: str, party_args: Sequence[str] =
     """Party 1 crashes (``os._exit``) on entering ``phase``; the survivors must exit 1 within 60 s, one line each
     naming party 1 and the phase, nothing released.
 
-    :param job: ``tuples`` (Kendall on sampled pairs) or ``histogram`` (the complete Kendall, issue 13).
-    """
+    :param job: ``tuples`` (Kendall on sampled pairs) or ``histogram`` (the complete Kendall, issue 13)."""
     base = _base_args(data, job)
     specs = [PartySpec("ustat", tuple(base)), PartySpec("drills.party", ("--crash-at", phase, *base)),
              PartySpec("ustat", tuple(base))]

@@ -9,8 +9,7 @@ limit plus :data:`FREEZE_MARGIN_SECONDS` of the freeze with one line naming part
 released (docs/drills.md).
 
 Threat model drilled: passive, static, ``t < m/2``; a party alive but silent ends the run for the others within
-a bounded silence limit, in every phase including shutdown, never a hang.
-"""
+a bounded silence limit, in every phase including shutdown, never a hang."""
 from __future__ import annotations
 
 import os

@@ -6,8 +6,7 @@ the per-party Framingham files, :func:`run_three` (one process per party on a fr
 processes it started), the checked results and their tables.  This process imports no MPyC runtime.
 
 Threat model drilled: passive, static, ``t < m/2``; a crashed or frozen party is a failure, not an attack
-(docs/drills.md).
-"""
+(docs/drills.md)."""
 from __future__ import annotations
 
 import csv
@@ -70,8 +69,7 @@ class DrillOptions:
 def parse_drill_argv(argv: Sequence[str], prog: str, doc: str) -> DrillOptions | None:
     """Parse an orchestrator's command line; ``None`` if help was asked for (and printed).
 
-    :raise UsageError: on bad usage (one line).
-    """
+    :raise UsageError: on bad usage (one line)."""
     given, rest = mpyc_options(argv)  # MPyC's options that differ from its defaults; no runtime is started
     parser = ScenarioParser(prog=prog, description=doc, runs_as="launcher")
     parser.add_argument("--quick", action="store_true", help="a small run (fewer rows and drills), for the tests")
@@ -201,8 +199,7 @@ def run_three(specs: Sequence[PartySpec], workdir: str, *, party_args: Sequence[
     ``timeout`` s; return the results in party order and the ``time.monotonic()`` of the launch.
 
     :param frozen: a party that stops itself (``SIGSTOP``): ended with ``SIGKILL`` once the others exited.
-    :param party_args: MPyC options added to every party (e.g. ``-L 40``).
-    """
+    :param party_args: MPyC options added to every party (e.g. ``-L 40``)."""
     port = free_base_port(len(specs))
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -268,8 +265,7 @@ class DrillResult(CheckedOutcome):
 
     ``codes``: exit codes of parties 0..2 (``None``: hung); ``seconds_to_stop``: crash (freeze) to the last
     survivor's exit, or launch to the last exit (refusal); ``phase``: what each survivor named, or the last phase
-    any party entered; ``message``: party 0's error line; ``notes``: deviations that are not failures (a cascade).
-    """
+    any party entered; ``message``: party 0's error line; ``notes``: deviations that are not failures (a cascade)."""
 
     name: str
     kind: str
@@ -297,8 +293,7 @@ def judge_survivors(survivors: Sequence[PartyResult], patterns: dict[str, re.Pat
 
     :param patterns: kind -> a regular expression whose groups are the party named and the phase.
     :param expected: the line expected, for the problem's text.
-    :return: survivor -> (the party it named, the phase, the pattern's kind).
-    """
+    :return: survivor -> (the party it named, the phase, the pattern's kind)."""
     named: dict[int, tuple[int, str, str]] = {}
     for survivor in survivors:
         lines = survivor.error_lines
@@ -375,8 +370,7 @@ def drill_main(argv: Sequence[str] | None, *, name: str, parse: Callable[[Sequen
                record: Callable[[DrillOptions, Any], dict[str, Any]], failures: Callable[[Any], list[str]]) -> int:
     """The life of a drill orchestrator: parse, run in a temporary directory, print, write JSON, judge.
 
-    :return: 0 all as expected, 1 some not (one ``error:`` line), 2 bad usage (one ``error:`` line).
-    """
+    :return: 0 all as expected, 1 some not (one ``error:`` line), 2 bad usage (one ``error:`` line)."""
     try:
         options = parse(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:

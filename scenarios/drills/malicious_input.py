@@ -16,8 +16,7 @@ the fixed-point ranges: docs/drills.md.  ``--quick``: r = 1, 3 on 90 rows, part 
 
 Threat model: passive, ``t < m/2``, where local clipping suffices; skipping it, or a false count vector, is an
 active deviation.  The drill shows that ``--clip secure`` still bounds such a party's influence by the
-sensitivity and that a count vector of more rows than declared is refused on every job.
-"""
+sensitivity and that a count vector of more rows than declared is refused on every job."""
 from __future__ import annotations
 
 import os

@@ -12,8 +12,7 @@ and no ``-I`` it is party 0 and launches honest parties ``1..m-1``.  A bad drill
 with exit 2 and the same line.
 
 Threat model drilled: passive, static, ``t < m/2``; a crash or freeze is a failure (the others stop, nothing
-released); skipping the clipping is an active deviation that ``--clip secure`` must still bound.
-"""
+released); skipping the clipping is an active deviation that ``--clip secure`` must still bound."""
 from __future__ import annotations
 
 import importlib

@@ -2,8 +2,7 @@
 
 One proxy in front of each listening party delays both directions by ``delay`` seconds, keeping byte order and
 throughput; it binds ``127.0.0.1`` only and holds at most :data:`MAX_QUEUED` chunks per direction
-(``scenarios.bench_rounds``; docs/benchmarks.md).  Threat model: none (a benchmark tool on loopback).
-"""
+(``scenarios.bench_rounds``; docs/benchmarks.md).  Threat model: none (a benchmark tool on loopback)."""
 from __future__ import annotations
 
 import asyncio
@@ -71,8 +70,7 @@ class DelayProxies:
 
     Use as a context manager; the proxies accept connections from ``__enter__`` to ``__exit__``.
 
-    :raise ValueError: lists of different lengths, or a negative or non-finite delay.
-    """
+    :raise ValueError: lists of different lengths, or a negative or non-finite delay."""
 
     def __init__(self, *, listen: Sequence[int], target: Sequence[int], delay: float) -> None:
         if len(listen) != len(target):

@@ -1,8 +1,7 @@
 """What every benchmark measures: seconds, bytes and peak memory of a step, and its one-party life.
 
 A benchmark prints seconds, bytes and memory of a piece of the suite beside a baseline measured in the same run
-(docs/benchmarks.md).  Threat model: none (public benchmark data; timings stay at the party that measured them).
-"""
+(docs/benchmarks.md).  Threat model: none (public benchmark data; timings stay at the party that measured them)."""
 from __future__ import annotations
 
 import resource
