@@ -1,25 +1,7 @@
-"""Party intake: a party reads its own rows, validates them, converts them to fixed point, shares them.
-Who holds what (docs/design.md): party ``i`` of ``m`` reads ``--data PATH``; if the path contains ``{pid}``
-each party reads its own file ``PATH.format(pid=i)``, otherwise all parties are pointed at one file
-and party ``i`` keeps rows ``i, i+m, i+2m, ...`` (a convenient local simulation of a partition).
-Rows enter the computation only through ``mpc.input``; the number of rows of each party is public.
-Validation, one line per problem, raised as :class:`secure.errors.InputError` (exit 2 at every
-party once the verdicts are shared):
-- a missing or unreadable file, an unknown column, a cell that is not a number;
-- a missing value (empty, ``NA``, ``NaN``, ``?``): :class:`MissingPolicy` -- refused by default,
-  or filled with a declared public fill value; never dropped (n would depend on the data);
-- a value outside a column's declared category list (:class:`ColumnSpec` ``categories``: strings
-  or numbers, shared as their codes ``0..k-1``; AUC labels 0/1 and VUS classes 0/1/2 by default):
-  refused, or mapped to the declared ``other`` bucket (code ``k``) -- never clipped, never merged;
-- a value outside the declared domain is *clipped* to it (locally by default; with secure clipping
-  the party shares the raw value and :mod:`secure.clipping` clips inside MPC).  The count of clipped
-  values stays at the party (:class:`FixedPointRows`), like every other count about its rows.
-What is shared when a check fails is one line naming the column and the kind of problem; the line
-number, the cell value and any count go into ``InputError.detail``, shown at the failing party only.
-Fixed point: a column with declared domain ``[lower, upper]`` and ``precision`` fractional bits is
-shared as the integer ``round((x - lower) * 2**precision)`` in ``[0, width]`` with
-``width = round((upper - lower) * 2**precision)``; the offset makes every value non-negative and
-the kernels only use differences, so nothing is lost.  Resolution is ``2**-precision``."""
+"""Party intake: a party reads its own rows (``--data PATH``, ``{pid}``: one file per party, else rows
+``i, i+m, ...``), validates them, converts them to fixed point, shares them through ``mpc.input``.  Threat
+model: the row counts are public; a failed check shares one line naming the column and the problem
+(:class:`secure.errors.InputError`), counts, lines and values stay at the party.  Details: docs/reader.md."""
 from __future__ import annotations
 
 import math
@@ -66,18 +48,8 @@ class FixedPointRows:
 
 @dataclass(frozen=True)
 class MissingPolicy:
-    """What a party does with a missing cell (docs/design.md: the policy must keep the DP guarantee).
-    - ``refuse`` (the default for a user's data): any missing cell stops the run (exit 2 at every
-      party); the shared line names the column only, never a count, a line or a value.
-    - ``fill``: a missing cell takes its column's declared public fill value (chosen without looking
-      at the data, inside the declared domain; for a categorical column one of its declared
-      categories -- not the ``other`` bucket).  n stays the number of rows, which is public, and a
-      row with a missing cell is an ordinary row of the domain, so replace-one DP holds unchanged.
-    Dropping rows is not offered: it makes n depend on the data, and the drop count would have to
-    be noised and accounted for.
-    :param mode: ``refuse`` or ``fill``.
-    :param fills: column -> declared fill value (``fill`` only; every column read needs one); a
-        number, or a string for a column of string categories."""
+    """What a party does with a missing cell: ``mode`` ``refuse`` (stop the run) or ``fill`` (the column's declared
+    public value from ``fills``, column -> number or string category); rows are never dropped (docs/reader.md)."""
 
     mode: str = "refuse"
     fills: tuple[tuple[str, float | str], ...] = ()
@@ -179,15 +151,8 @@ def rows_from_table(header: Sequence[str], rows: Sequence[Sequence[str]], column
                     specs: Sequence[ColumnSpec] | None = None) -> PartyRows:
     """Select this party's rows and the wanted columns of a table of strings, parse the numbers
     (the cells of a string-category column become codes), apply the missing-value policy.
-    :param header: column names.
-    :param rows: all data rows of the table (strings, no empty rows).
-    :param columns: the columns the statistic needs, in kernel order.
-    :param source: name of the table for messages (a path).
-    :param party: this party's index; it keeps rows ``party, party+parties, ...``.
-    :param parties: the number of parties sharing this table (1 for a per-party file).
-    :param first_line: line number of ``rows[0]`` in the file, for the local detail of a message.
-    :param missing: the missing-value policy (default: refuse).
-    :param specs: declared columns (see :func:`read_columns`).
+    ``party`` keeps rows ``party, party+parties, ...``; ``first_line``: the file line of ``rows[0]``, for the local
+    detail (the parameters: docs/reader.md).
     :raise InputError: unknown column, a cell that is not a finite number, a string outside its
         declared categories, a missing value refused."""
     values = table_values(header, rows, columns, source=source, party=party, parties=parties,
@@ -199,24 +164,17 @@ def party_rows(path: str, columns: Sequence[str], *, party: int, parties: int,
                missing: MissingPolicy = MissingPolicy(), specs: Sequence[ColumnSpec] | None = None) -> PartyRows:
     """Read this party's rows from ``path`` (``{pid}`` in the path: one file per party, all its rows;
     one party alone reads every file, :func:`secure.reader.party_files`) with :func:`read_columns`, and
-    apply the missing-value policy.
-    :param specs: declared columns: give them when a column has string categories (its cells become
-        codes); numeric columns and numeric category lists are read as numbers either way.
+    apply the missing-value policy; ``specs`` needed when a column has string categories (cells become codes).
     :raise InputError: see :func:`read_columns` and :func:`apply_missing`."""
-    if "{pid}" in path:
-        own = path.replace("{pid}", str(party)) if parties > 1 else path
-        return apply_missing(read_columns(path, columns, party=party, parties=parties, specs=specs), columns, missing,
-                             source=own, specs=specs)
+    own = path.replace("{pid}", str(party)) if "{pid}" in path and parties > 1 else path
     return apply_missing(read_columns(path, columns, party=party, parties=parties, specs=specs), columns, missing,
-                         source=path, specs=specs)
+                         source=own, specs=specs)
 
 
 @dataclass(frozen=True)
 class Party:
-    """This party, as a script's job sees it (handed to the job by :func:`secure.launcher.run`).
-    :param index: this party's index ``i`` (MPyC's ``-I``).
-    :param count: the number of parties ``m``.
-    :param threshold: the Shamir threshold ``t`` (at most ``t`` parties may collude)."""
+    """This party, as a script's job sees it (handed to the job by :func:`secure.launcher.run`): its ``index`` ``i``
+    (MPyC's ``-I``), the ``count`` ``m`` of parties, the Shamir ``threshold`` ``t`` (at most ``t`` may collude)."""
 
     index: int
     count: int
@@ -224,14 +182,9 @@ class Party:
 
     async def read(self, path: str, columns: Sequence[ColumnSpec | str], *,
                    missing: MissingPolicy | str = "refuse") -> PartyRows:
-        """Read this party's own rows of ``columns`` -- every party calls it at the same point.
-        ``{pid}`` in ``path`` gives each party its own file (all its rows); otherwise party ``i``
-        keeps rows ``i, i+m, i+2m, ...`` of the one file (a local simulation of a partition).  The
-        party's verdict is shared: if any party's file is missing or bad, every party raises the
-        same :class:`secure.errors.InputError` (exit 2, one line naming that party), and the local
-        detail (a line number, a value) is printed at the failing party only.
-        :param columns: column declarations (:func:`secure.columns.numeric`, ...) or names.
-        :param missing: ``refuse`` (default), or a :class:`MissingPolicy` with fills.
+        """Read this party's own rows of ``columns`` (declarations or names; ``missing``: ``refuse`` or a
+        :class:`MissingPolicy`) -- every party calls it at the same point; the verdict is shared, the local detail
+        printed at the failing party only (docs/reader.md).
         :raise InputError: at every party alike, when any party's input is bad."""
         names = [column if isinstance(column, str) else column.name for column in columns]
         specs = [column for column in columns if isinstance(column, ColumnSpec)]
@@ -255,14 +208,9 @@ class Party:
 
 
 def to_fixed_point(values: np.ndarray, specs: Sequence[ColumnSpec], *, clip: bool = True) -> FixedPointRows:
-    """Convert a party's rows to fixed-point integers, clipping to the declared domains.
-    A categorical column becomes its codes (:meth:`ColumnSpec.value_codes`; numbers mapped by value,
-    a string list's codes checked) and is never clipped: a value outside the list takes the
-    ``other`` code, or, without ``other``, is refused.
-    :param values: ``(rows, columns)`` floats in the order of ``specs``.
-    :param specs: declared domain and precision (or category list) per column.
-    :param clip: clip out-of-domain values here (local clipping); with ``False`` the raw values are
-        encoded and must be clipped inside MPC (:func:`secure.clipping.clip_secure`).
+    """Convert a party's ``(rows, columns)`` floats to fixed-point integers, clipping to the declared domains
+    (``clip=False``: encoded raw, clipped inside MPC by :func:`secure.clipping.clip_secure`).  A categorical column
+    becomes its codes (:meth:`ColumnSpec.value_codes`), never clipped: outside the list, ``other`` or refused.
     :raise InputError: a categorical column holding a value outside its declared categories (the
         shared line names the column; the count and the first value stay in ``detail``)."""
     values = np.asarray(values, dtype=float).reshape(-1, len(specs))
@@ -301,15 +249,9 @@ async def exchange_counts(local_rows: int) -> list[int]:
 
 
 def share_rows(sectype: Any, local: np.ndarray, counts: Sequence[int]) -> Any:
-    """Secret-share every party's fixed-point rows; return the stacked secure array.
-    Each party's rows enter through ``mpc.input`` with that party as the only sender, in blocks of
-    :data:`SHARE_ROWS` rows; row ``r`` of party ``i`` lands at position ``sum(counts[:i]) + r`` of
-    the result.  Memory per party: the shares of all rows (one field element per value) plus one
-    block's share vectors at the sender.
-    :param sectype: the MPyC secure integer type (``mpc.SecInt(l)``).
-    :param local: this party's ``(rows, columns)`` fixed-point integers.
-    :param counts: every party's row count, from :func:`exchange_counts`.
-    :return: secure array of shape ``(sum(counts), columns)``."""
+    """Secret-share every party's fixed-point rows (``local``; ``counts`` from :func:`exchange_counts`) as
+    ``sectype`` through ``mpc.input``, in blocks of :data:`SHARE_ROWS` rows; row ``r`` of party ``i`` lands at
+    ``sum(counts[:i]) + r`` of the returned ``(sum(counts), columns)`` secure array (memory: docs/reader.md)."""
     from mpyc.runtime import mpc
 
     width = int(local.shape[1])
