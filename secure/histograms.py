@@ -37,15 +37,12 @@ def special_form(kernel: Kernel) -> str | None:
     return _SPECIAL.get(type(kernel))
 
 
-# --------------------------------------------------------------------------------------------------
 # 1. local counting, 2. secure sum
 
 
 def local_histogram(cells: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
-    """Counts of this party's rows on the grid (local, in the clear).
-    :param cells: ``(rows, d)`` integer grid indices, column ``j`` in ``0 .. sizes[j] - 1``.
-    :param sizes: the grid size of each of the ``d`` columns (public).
-    :return: int64 counts of shape ``tuple(sizes)``.
+    """Int64 counts (shape ``tuple(sizes)``) of this party's rows on the grid, local and in the clear: ``cells`` are
+    ``(rows, d)`` grid indices, column ``j`` in ``0 .. sizes[j] - 1``; ``sizes`` the public grid sizes.
     :raise ValueError: for a bad shape, non-integer indices, or an index outside its grid."""
     shape = tuple(int(s) for s in sizes)
     if not shape or any(s < 1 for s in shape):
@@ -70,9 +67,8 @@ def local_histogram(cells: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
 
 
 def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
-    """The joint histogram (lazy MPyC secure array of the grid's shape): one ``mpc.input`` of every party's counts, summed.
-    :param sectype: MPyC secure integer type (its bit length from :func:`histogram_value_bound`).
-    :param local: this party's counts (:func:`local_histogram`)."""
+    """The joint histogram (lazy MPyC secure array of the grid's shape): one ``mpc.input`` of every party's counts
+    ``local`` (:func:`local_histogram`), summed as ``sectype`` (its bit length: :func:`histogram_value_bound`)."""
     from secure.aggregation import sum_party_vectors
 
     counts = np.asarray(local, dtype=np.int64)
@@ -80,8 +76,7 @@ def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
 
 
 async def checked_secure_histogram(sectype: Any, local: np.ndarray, totals: Sequence[int]) -> SecureArray:
-    """:func:`secure_histogram`, refused at every party unless each party's counts sum to its public rows.
-    :param totals: every party's public row count, in party order.
+    """:func:`secure_histogram`, refused at every party unless each party's counts sum to its public rows ``totals``.
     :raise secure.errors.InputError: ``party i: its histogram does not sum to its public row count
         (deviating party); nothing is released``, at every party.  Details: docs/secure_layer.md."""
     from secure.aggregation import sum_counted_vectors
@@ -91,7 +86,6 @@ async def checked_secure_histogram(sectype: Any, local: np.ndarray, totals: Sequ
     return joint.reshape(counts.shape)
 
 
-# --------------------------------------------------------------------------------------------------
 # the two operation sets: one formula per kernel for plaintext and secure
 
 
@@ -222,7 +216,6 @@ class _SecureOps:
 _Ops = Any  # _PlainOps or _SecureOps
 
 
-# --------------------------------------------------------------------------------------------------
 # 3. the sums: one closed formula per built-in kernel, and the generic degree-2 path
 
 
@@ -374,15 +367,10 @@ def _generic(kernel: Kernel, ops: _Ops, counts: Any, arrays: Sequence[np.ndarray
 
 def histogram_sums(kernel: Kernel, counts: Any, grid_values: Sequence[np.ndarray], *, secure: bool,
                    generic: bool = False) -> tuple[Any, ...]:
-    """Sums over ALL unordered ``k``-tuples of rows of each kernel output, from the joint histogram.
-    :param kernel: the six built-in kernels have closed formulas, any other degree-2 kernel takes the generic path.
-    :param counts: the joint histogram over the product grid of ``kernel.columns`` (in that order): a NumPy
-        integer array (``secure=False``, exact Python ints) or an MPyC secure array (``secure=True``, lazy).
-    :param grid_values: per column, the int64 fixed-point grid values (increasing for ordered columns; the codes
-        ``0..k-1`` for label, class and categorical columns).
-    :param generic: force the generic degree-2 path (table ``F``) even for a built-in kernel.
-    :return: one value per output of ``kernel.outputs(widths)`` at the outputs' integer scale, equal to the sum of
-        ``kernel.plaintext`` over all unordered tuples of the rows' encoded values.
+    """Sums over ALL unordered ``k``-tuples of rows of each kernel output (at its integer scale), from the joint
+    histogram ``counts`` (NumPy, or MPyC secure with ``secure``) over the product grid ``grid_values`` of
+    ``kernel.columns``; the six built-in kernels have closed formulas, any other degree-2 kernel (or ``generic``)
+    the table path.  Parameters: docs/secure_layer.md.
     :raise ValueError: grid and counts disagree, a grid that is not increasing / not the label codes,
         a degree-3 kernel without a closed form, or a generic grid beyond :data:`GENERIC_MAX_CELLS`."""
     return _sums_with(_SecureOps() if secure else _PlainOps(), kernel, counts, grid_values, generic=generic)
@@ -400,7 +388,6 @@ def _sums_with(ops: _Ops, kernel: Kernel, counts: Any, grid_values: Sequence[np.
     return _FORMULAS[form](ops, histogram, arrays)
 
 
-# --------------------------------------------------------------------------------------------------
 # 4. value bound (public parameters only)
 
 

@@ -454,7 +454,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
     return code
 
 
-# ----------------------------------------------------------------------------------------- scripting
+# scripting
 
 
 def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | None = None,

@@ -128,7 +128,7 @@ def check_party(party: int, directory: Path | str = ".config") -> str:
     return ca_fingerprint(needed[0])
 
 
-# ------------------------------------------------------------------------------------ seats bound to certificates
+# seats bound to certificates
 
 #: program counter of a refusal notice (MPyC's frame: counter, payload size, payload); MPyC's counters
 #: are 64-bit tuple hashes, which never meet this one in practice, and no receive ever asks for it

@@ -65,7 +65,7 @@ def _record_layout(bits: int) -> tuple[int, int, int, int, int]:
     return seed_cw, value_cw, controls, leaf, leaf + 8
 
 
-# --------------------------------------------------------------------------------------------- the PRG
+# the PRG
 
 def _fixed_key_aes(blocks: U64) -> U64:
     """``AES_k`` of every 128-bit block of ``blocks`` (shape ``(..., 2)``, two little-endian words per block)
@@ -88,7 +88,7 @@ def _prg(seeds: U64, blocks: NDArray[Any]) -> U64:
     return encrypted
 
 
-# ---------------------------------------------------------------------------------------------- the keys
+# the keys
 
 @dataclass(frozen=True)
 class DcfKeys:
@@ -212,7 +212,7 @@ class DcfKeys:
                        words(leaf, size).reshape(count))
 
 
-# ------------------------------------------------------------------------------------------- validation
+# validation
 
 def _check_bits(bits: object, limit: int) -> int:
     if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)):
@@ -247,7 +247,7 @@ def _betas(beta: Union[int, ArrayLike], count: int) -> U64:
     return array.astype(np.uint64)  # two's complement: -1 becomes 2^64 - 1
 
 
-# ----------------------------------------------------------------------------------------------- gen
+# gen
 
 def gen(alphas: ArrayLike, bits: int, *, beta: Union[int, ArrayLike] = 1) -> tuple[DcfKeys, DcfKeys]:
     """Keys of ``f_alpha(x) = beta [x < alpha]`` (mod 2^64) on ``[0, 2^bits)`` for every alpha (root seeds from
@@ -305,7 +305,7 @@ def gen(alphas: ArrayLike, bits: int, *, beta: Union[int, ArrayLike] = 1) -> tup
                  for server in (0, 1))
 
 
-# ------------------------------------------------------------------------------------------ evaluation
+# evaluation
 
 def _signed(values: U64, server: int) -> U64:
     """Server ``b``'s share: ``(-1)^b`` times the accumulated values."""
