@@ -29,10 +29,8 @@ def clip_local(integers: np.ndarray, widths: Sequence[int]) -> np.ndarray:
 
 
 def clip_secure(shared: Any, widths: Sequence[int | None]) -> Any:
-    """Clip a secure ``(rows, columns)`` array column-wise to ``[0, width]`` inside MPC.
-    :param shared: MPyC secure integer array of fixed-point values.
-    :param widths: per column the domain width, or ``None`` for a column left as is (labels).
-    :return: the clipped secure array (same shape)."""
+    """Clip a secure ``(rows, columns)`` fixed-point array column-wise to ``[0, width]`` inside MPC (``widths``:
+    per column, ``None`` for a column left as is, e.g. labels); the clipped secure array, same shape."""
     from mpyc.runtime import mpc
 
     chosen = [j for j, width in enumerate(widths) if width is not None]

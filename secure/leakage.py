@@ -13,10 +13,8 @@ __all__ = ["MaskedOpenings", "TUPLE_OPENINGS", "tuple_openings", "clip_openings"
 
 @dataclass(frozen=True)
 class MaskedOpenings:
-    """Masked openings of one run, by kind.
-    :param comparisons: signs and less-than tests (``mpc.np_sgn``, ``LT`` or not).
-    :param equality_tests: equality tests (``mpc.np_sgn(..., EQ=True)``).
-    :param conversions: entries converted between secure integer types (``mpc.convert``)."""
+    """Masked openings of one run, by kind: ``comparisons`` (``mpc.np_sgn``, ``LT`` or not), ``equality_tests``
+    (``mpc.np_sgn(..., EQ=True)``), ``conversions`` (entries converted by ``mpc.convert``)."""
 
     comparisons: int = 0
     equality_tests: int = 0

@@ -398,8 +398,7 @@ def read_columns(path: str, columns: Sequence[str], *, party: int = 0, parties: 
 def read_into(sink: Sink, path: str, columns: Sequence[str], *, party: int = 0, parties: int = 1,
               specs: Sequence[ColumnSpec] | None = None) -> None:
     """Read only ``columns`` of this party's rows of a CSV (optionally ``.gz``) into ``sink``, block by block.
-    :param specs: declared columns (matched by name); a column whose categories are strings is read
-        as text and each cell becomes its code (:meth:`ColumnSpec.cell_code`); the others are numbers.
+    ``specs``: declared columns by name; string categories become codes (:meth:`ColumnSpec.cell_code`).
     :raise InputError: missing file, directory, unreadable or empty file, unknown column, a line longer
         than :data:`CHUNK_BYTES`, a cell that is not a finite number, a string outside its declared
         categories (the shared message names the column only).  Details: docs/reader.md."""

@@ -22,9 +22,7 @@ __all__ = ["local_share_integers", "field_modulus", "share_point", "lagrange_coe
 async def local_share_integers(values: Any) -> list[int]:
     """This party's own Shamir shares of a secure array (or secure number), as field integers.
     Nothing is sent: the shares are the ones this party already holds (``mpc.gather`` of a secure
-    object waits for its share and returns it, it does not open it).
-    :param values: a secure array (e.g. from :func:`secure.intake.share_rows`) or a secure integer.
-    :return: the shares in ``[0, p)``, flattened in row-major order."""
+    object waits for its share and returns it, it does not open it); in ``[0, p)``, flattened row-major."""
     from mpyc.runtime import mpc
 
     share = await mpc.gather(values)
@@ -49,9 +47,7 @@ def share_point(party: int) -> int:
 
 def lagrange_coefficients(points: Sequence[int], modulus: int, at: int = 0) -> list[int]:
     """Lagrange coefficients ``l_i`` with ``f(at) = sum_i l_i f(x_i)`` for every ``f`` of degree < ``len(points)``.
-    :param points: distinct evaluation points ``x_i`` (non-zero mod ``modulus`` when ``at = 0``).
-    :param modulus: the prime ``p``.
-    :param at: where to evaluate the interpolating polynomial (0: the secret).
+    ``points``: distinct ``x_i`` (non-zero mod the prime ``modulus`` when ``at = 0``, the secret).
     :raise ValueError: on no points, or points that are not distinct modulo ``p``."""
     if not points:
         raise ValueError("need at least one point to interpolate")
@@ -74,10 +70,7 @@ def recombine(points: Sequence[int], shares: Sequence[Sequence[int]], modulus: i
     With ``t + 1`` or more shares of degree-``t`` sharings this returns the shared values exactly; with
     fewer it returns the value at 0 of the lowest-degree polynomial through the shares, which for
     ``t`` shares is uniform on ``GF(p)`` and equals the secret only with probability ``1/p``.
-    :param points: evaluation point of each share vector (see :func:`share_point`).
-    :param shares: one vector of field integers per point, all of the same length.
-    :param modulus: the prime ``p``.
-    :return: the interpolated values in ``[0, p)``.
+    ``points``: each share vector's point (:func:`share_point`); ``modulus``: the prime ``p``; values in ``[0, p)``.
     :raise ValueError: if the numbers of points and share vectors differ, or their lengths differ."""
     if len(points) != len(shares):
         raise ValueError(f"got {len(points)} points but {len(shares)} share vectors")

@@ -252,10 +252,8 @@ def _betas(beta: Union[int, ArrayLike], count: int) -> U64:
 def gen(alphas: ArrayLike, bits: int, *, beta: Union[int, ArrayLike] = 1) -> tuple[DcfKeys, DcfKeys]:
     """Keys of ``f_alpha(x) = beta [x < alpha]`` (mod 2^64) on ``[0, 2^bits)`` for every alpha (root seeds from
     ``os.urandom``; one pass per level for all keys).
-    :param alphas: integers in ``[0, 2^bits]`` (``2^bits``: true everywhere).
-    :param bits: the domain's width, 1 to :data:`MAX_BITS`.
-    :param beta: an integer (modulo 2^64, so ``-1`` is ``2^64 - 1``) or one integer per alpha.
-    :return: server 0's and server 1's batches, key ``i`` of each for ``alphas[i]``.
+    ``alphas`` in ``[0, 2^bits]`` (``2^bits``: true everywhere), ``bits`` 1 to :data:`MAX_BITS`, ``beta`` an integer
+    (mod 2^64: ``-1`` is ``2^64 - 1``) or one per alpha; returns both servers' batches, key ``i`` for ``alphas[i]``.
     :raise ValueError: a width or an alpha out of range, a malformed beta."""
     bits = _check_bits(bits, MAX_BITS)
     top = 1 << bits
