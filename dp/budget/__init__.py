@@ -12,8 +12,7 @@
 Threat model: a ledger protects a data holder against its own over-spending (the averaging attack:
 the same query answered until the mean of the noisy answers gives the rows away).  It is local to each
 party and each party refuses on its own; it does not stop a party that deletes its own ledger.
-Models: OpenDP odometers and privacy filters, Tumult Analytics sessions, diffprivlib's BudgetAccountant.
-"""
+Models: OpenDP odometers and privacy filters, Tumult Analytics sessions, diffprivlib's BudgetAccountant."""
 from __future__ import annotations
 
 from dp.budget.accountants import (ACCOUNTANTS, RELATIVE_TOLERANCE, Accountant, Budget, Spend, Totals,

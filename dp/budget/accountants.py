@@ -1,8 +1,7 @@
 """Privacy accountants: how the spends recorded in a ledger add up, and whether one more still fits.
 
 Basic composition (Dwork & Roth 2014, Thm 3.16) or zCDP (Bun & Steinke 2016, Prop. 1.3, 1.4, Lemma 1.7).
-Arithmetic over public numbers only; reads no data.  Details: docs/budget.md.
-"""
+Arithmetic over public numbers only; reads no data.  Details: docs/budget.md."""
 from __future__ import annotations
 
 import math
@@ -50,8 +49,7 @@ def _delta(value: object, name: str) -> float:
 
 def check_accountant(accountant: object) -> Accountant:
     """Return ``accountant`` if it is one of :data:`ACCOUNTANTS`.
-    :raise ValueError: ``accountant must be one of basic, zcdp, got 'rdp'``.
-    """
+    :raise ValueError: ``accountant must be one of basic, zcdp, got 'rdp'``."""
     if accountant == "basic":
         return "basic"
     if accountant == "zcdp":

@@ -3,8 +3,7 @@
 The one implementation of docs/design.md ("Noise", last bullet), used by every scenario and by
 :func:`dp.umpc.scripting.release`.  Threat model: passive, static coalition of ``t < m/2`` parties; what
 crosses parties is public by declaration (random bytes, the accountant, the spend, a refusing party's
-generic line), never a dataset key, ledger path or budget figure.  Protocol: docs/budget.md.
-"""
+generic line), never a dataset key, ledger path or budget figure.  Protocol: docs/budget.md."""
 from __future__ import annotations
 
 import contextvars
@@ -22,9 +21,8 @@ from dp.budget.accountants import Accountant, Budget, Spend
 if TYPE_CHECKING:
     from dp.budget.ledger import Ledger
 
-__all__ = ["SpendRequest", "Reservation", "Settlement", "agree_spend", "active_reservation",
-           "account_key", "account_keys", "pure_budget", "refusal_texts", "with_command", "create_hint",
-           "RUN_NONCE_BYTES"]
+__all__ = ["SpendRequest", "Reservation", "Settlement", "agree_spend", "active_reservation", "account_keys",
+           "pure_budget", "refusal_texts", "with_command", "create_hint", "RUN_NONCE_BYTES"]
 
 #: random bytes each party contributes to the run id
 RUN_NONCE_BYTES = 16
@@ -59,15 +57,10 @@ def with_command(request: SpendRequest | None, argv: Sequence[str]) -> SpendRequ
     words: list[str] = []
     skip = False
     for word in argv:
-        if skip:
-            skip = False
-            continue
-        if word in _OWN_SEAT:
-            skip = True
-            continue
-        if any(word.startswith(option) and word[len(option):].lstrip("=").isdigit() for option in _OWN_SEAT):
-            continue
-        words.append(word)
+        if not skip and word not in _OWN_SEAT and not any(
+                word.startswith(option) and word[len(option):].lstrip("=").isdigit() for option in _OWN_SEAT):
+            words.append(word)
+        skip = not skip and word in _OWN_SEAT
     return replace(request, command=("python", "-m", request.scenario, *words))
 
 
@@ -126,9 +119,8 @@ class Reservation:
     reserved_delta: float | None = None
 
     def mark_released(self) -> bool:
-        """Mark this run's entry ``released`` (the job's body returned: the release was revealed). Details: docs/budget.md.
-        :return: whether the entry is now marked ``released`` (``False`` without a ledger).
-        """
+        """Mark this run's entry ``released`` (the job's body returned: the release was revealed); whether it now is
+        (``False`` without a ledger).  Details: docs/budget.md."""
         from dp.budget.ledger import LedgerError
 
         if self.ledger is None or self.entry is None:
@@ -162,6 +154,7 @@ class Reservation:
         """One line for the output: the account, this run's spend, spent and left (or why none is kept)."""
         if self.ledger is None:
             return f"privacy budget: {self.note}"
+        _g = "{:.6g}".format
         spent_eps, spent_delta = self.ledger.spent()
         left_eps, left_delta = self.ledger.left()
         budget = self.ledger.budget
@@ -175,21 +168,13 @@ class Reservation:
                 f"{run}; spent {spent}; left {left} (run {self.run_id[:12]})")
 
 
-def _g(value: float) -> str:
-    return f"{value:.6g}"
-
-
-def account_key(request: SpendRequest, party: int) -> str:
-    """The dataset key of this party's account: the declared name, else the digest of its data file's
-    parsed rows (:func:`dp.budget.ledger.dataset_key_of_rows`: re-saving the file does not change it).
-    :raise dp.budget.ledger.LedgerError: no dataset to key the account by; an unreadable file.
-    """
-    return account_keys(request, party)[0]
-
 
 def account_keys(request: SpendRequest, party: int) -> tuple[str, tuple[str, ...]]:
-    """``(key, earlier keys)``: :func:`account_key`, and the first format's key of the same file (the hash of
-    its bytes, :func:`dp.budget.ledger.dataset_key_of_file`), under which an old account is migrated."""
+    """``(key, earlier keys)``: the dataset key of this party's account, the declared name, else the digest of its
+    data file's parsed rows (:func:`dp.budget.ledger.dataset_key_of_rows`: re-saving the file does not change it),
+    and the first format's key of the same file (the hash of its bytes, :func:`dp.budget.ledger.dataset_key_of_file`),
+    under which an old account is migrated.
+    :raise dp.budget.ledger.LedgerError: no dataset to key the account by; an unreadable file."""
     from dp.budget.ledger import LedgerError, dataset_key_of_file, dataset_key_of_name, dataset_key_of_rows
     from secure.errors import InputError
     from secure.reader import check_data_file
@@ -256,8 +241,7 @@ def refusal_texts(exc: BaseException) -> tuple[str, str | None]:
 
 def _open(request: SpendRequest, party: int, parties: int = 1) -> tuple[Ledger | None, str | None, str | None]:
     """``(ledger, account file, note)``: this party's open account, or the note saying why none is kept.
-    :raise dp.budget.ledger.LedgerError: the account cannot be used (one plain line).
-    """
+    :raise dp.budget.ledger.LedgerError: the account cannot be used (one plain line)."""
     from dp.budget.ledger import Ledger, default_ledger_directory, ledger_disabled
 
     if request.exempt is not None:
@@ -340,7 +324,6 @@ _ACTIVE: contextvars.ContextVar[Reservation | None] = contextvars.ContextVar("pr
 def active_reservation() -> Reservation | None:
     """The reservation :func:`agree_spend` made last in this context (the running job's), or ``None``."""
     return _ACTIVE.get()
-
 
 
 def _one_line(exc: BaseException) -> str:

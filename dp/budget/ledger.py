@@ -3,8 +3,7 @@
 One SQLite file (WAL) per (party, dataset) in a ledger directory; each spend committed before any data is
 shared; corrupt or edited files are refused, never reset.  Threat model: protects a data holder against
 its own over-spending (the averaging attack); local to each party, which refuses on its own; the rows
-key (an unsalted digest) never leaves this party.  Layout, key and transactions: docs/budget.md.
-"""
+key (an unsalted digest) never leaves this party.  Layout, key and transactions: docs/budget.md."""
 from __future__ import annotations
 
 import csv
@@ -19,7 +18,7 @@ import sqlite3
 import tempfile
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -105,7 +104,6 @@ class Entry:
 
     @property
     def spend(self) -> Spend:
-        """The spend as the accountants see it."""
         return Spend(self.epsilon, self.delta, self.rho, self.mechanism, self.what)
 
     @property
@@ -218,14 +216,8 @@ def legacy_filename(dataset: str, party: int) -> str:
 
 def _listed(directory: Path | str, pattern: re.Pattern[str]) -> list[Path]:
     folder = Path(directory)
-    if not folder.is_dir():
-        return []
-    found = []
-    for path in folder.iterdir():
-        match = pattern.match(path.name)
-        if match and _KEY.match(match.group("dataset")) and path.is_file():
-            found.append(path)
-    return sorted(found)
+    return sorted(path for path in folder.iterdir() if (match := pattern.match(path.name))
+                  and _KEY.match(match.group("dataset")) and path.is_file()) if folder.is_dir() else []
 
 
 def list_accounts(directory: Path | str) -> list[Path]:
@@ -269,14 +261,11 @@ def _digest(value: Any) -> str:
     return "sha256:" + hashlib.sha256(_json(value)).hexdigest()
 
 
-def _refused(path: Path) -> LedgerError:
-    return LedgerError(f"ledger file {path} fails its checksum: refusing to use it; it is never reset silently: "
-                       f"restore it or remove it on purpose", shared=_UNUSABLE)
-
-
-def _foreign(path: Path, what: str) -> LedgerError:
-    return LedgerError(f"ledger file {path} is not an account this version reads ({what}): refusing to use it; it "
-                       f"is never reset silently: restore it or remove it on purpose", shared=_UNUSABLE)
+def _refused(path: Path, foreign: str | None = None) -> LedgerError:
+    """A file that fails its checksum, or (``foreign``: the format expected) is not an account this version reads."""
+    why = "fails its checksum" if foreign is None else f"is not an account this version reads ({foreign})"
+    return LedgerError(f"ledger file {path} {why}: refusing to use it; it is never reset silently: restore it or "
+                       f"remove it on purpose", shared=_UNUSABLE)
 
 
 #: the shared line of an account file that cannot be used (its path stays in the local note)
@@ -330,12 +319,8 @@ class _Account:
 
 
 def _entry_row(entry: Entry) -> dict[str, Any]:
-    record = asdict(entry)
-    return {"number": record.pop("number"), **record}
+    return {"number": entry.number, **asdict(entry)}
 
-
-def _history_row(number: int, change: dict[str, Any]) -> dict[str, Any]:
-    return {"number": number, **change}
 
 
 def _sealed(table: str, owner: list[Any], row: dict[str, Any]) -> dict[str, Any]:
@@ -352,8 +337,7 @@ CREATE TABLE history (number INTEGER PRIMARY KEY, time TEXT NOT NULL, event TEXT
     delta REAL NOT NULL, checksum TEXT NOT NULL);
 CREATE TABLE entries (number INTEGER PRIMARY KEY, time TEXT NOT NULL, run_id TEXT NOT NULL, scenario TEXT NOT NULL,
     epsilon REAL NOT NULL, delta REAL NOT NULL, rho REAL, mechanism TEXT NOT NULL, what TEXT NOT NULL,
-    status TEXT NOT NULL, checksum TEXT NOT NULL);
-"""
+    status TEXT NOT NULL, checksum TEXT NOT NULL);"""
 _ACCOUNT_COLUMNS = ("id", "format", "dataset", "party", "accountant", "budget_epsilon", "budget_delta", "created",
                     "totals", "entries", "changes")
 _HISTORY_COLUMNS = ("number", "time", "event", "epsilon", "delta")
@@ -437,14 +421,14 @@ def _load(connection: sqlite3.Connection, path: Path) -> _Account:
     if row["checksum"] != _digest(["account", owner, body]):
         raise _refused(path)
     if row["format"] != FORMAT:
-        raise _foreign(path, FORMAT)
+        raise _refused(path, FORMAT)
     try:
         account = _Account(dataset=_check_key(row["dataset"]), party=_check_party(row["party"]),
                            accountant=check_accountant(row["accountant"]),
                            budget=Budget(row["budget_epsilon"], row["budget_delta"]), created=str(row["created"]))
         stored_totals = Totals.from_text(row["totals"])
     except (KeyError, TypeError, ValueError):
-        raise _foreign(path, FORMAT) from None
+        raise _refused(path, FORMAT) from None
     account.history = _verified(path, "history", owner, history_rows, lambda change, _: _change_of(change))
     account.entries = _verified(path, "entries", owner, entry_rows, _entry_of)
     totals = Totals.of([entry.spend for entry in account.entries if entry.counted])
@@ -487,7 +471,7 @@ def _read_legacy(path: Path) -> _Account:
                            entries=[_entry_of(record, number)
                                     for number, record in enumerate(document["entries"], start=1)])
     except (KeyError, TypeError, ValueError):
-        raise _foreign(path, LEGACY_FORMAT) from None
+        raise _refused(path, LEGACY_FORMAT) from None
     _in_place(path, account, legacy_filename)
     account.totals = Totals.of([entry.spend for entry in account.entries if entry.counted])
     return account
@@ -533,7 +517,7 @@ def _create_file(path: Path, account: _Account) -> bool:
             owner = account.owner()
             _insert(connection, "account", _sealed("account", owner, account.row()))
             for number, change in enumerate(account.history, start=1):
-                _insert(connection, "history", _sealed("history", owner, _history_row(number, change)))
+                _insert(connection, "history", _sealed("history", owner, {"number": number, **change}))
             for entry in account.entries:
                 _append_entry(connection, account, entry)
             connection.execute("COMMIT")
@@ -599,12 +583,8 @@ class Ledger:
             self._connection = None
 
     def __del__(self) -> None:
-        try:
+        with suppress(Exception):  # at interpreter exit nothing is left to report to
             self.close()
-        except Exception:  # noqa: BLE001 - at interpreter exit nothing is left to report to
-            pass
-
-    # -- opening -----------------------------------------------------------------------------------
 
     @classmethod
     def open(cls, directory: Path | str, *, party: int, dataset: str, budget: Budget | None,
@@ -686,14 +666,6 @@ class Ledger:
 
     @staticmethod
     def _create_new(path: Path, party: int, dataset: str, budget: Budget, accountant: Accountant) -> bool:
-        account = Ledger._new_account(party, dataset, budget, accountant)
-        try:
-            return _create_file(path, account)
-        except (OSError, sqlite3.Error) as exc:
-            raise _write_error(path, exc, LOCK_TIMEOUT) from None
-
-    @staticmethod
-    def _new_account(party: int, dataset: str, budget: Budget, accountant: Accountant) -> _Account:
         if not isinstance(budget, Budget):
             raise LedgerError(f"budget must be a Budget, got {budget!r}")
         if accountant == "zcdp" and budget.delta <= 0:
@@ -703,9 +675,13 @@ class Ledger:
                               f"delta it converts at, --budget {example} (budget='{example}' in a script), or keep "
                               f"delta 0 with the basic accountant")
         now = _now()
-        return _Account(dataset=dataset, party=party, accountant=accountant, budget=budget, created=now,
-                        history=[{"time": now, "event": "created", "epsilon": budget.epsilon,
-                                  "delta": budget.delta}])
+        account = _Account(dataset=dataset, party=party, accountant=accountant, budget=budget, created=now,
+                           history=[{"time": now, "event": "created", "epsilon": budget.epsilon,
+                                     "delta": budget.delta}])
+        try:
+            return _create_file(path, account)
+        except (OSError, sqlite3.Error) as exc:
+            raise _write_error(path, exc, LOCK_TIMEOUT) from None
 
     @staticmethod
     def _same_terms(path: Path, account: _Account, budget: Budget | None, accountant: Accountant) -> None:
@@ -720,12 +696,6 @@ class Ledger:
                               shared="its ledger account for this data has another budget than --budget: an "
                                      "existing account keeps its own (drop --budget, or raise it on purpose with "
                                      "python -m scenarios.budget raise); see its local note")
-
-    # -- what it holds -----------------------------------------------------------------------------
-
-    @property
-    def directory(self) -> Path:
-        return self.path.parent
 
     @property
     def party(self) -> int:
@@ -742,10 +712,6 @@ class Ledger:
     @property
     def accountant(self) -> Accountant:
         return self._account.accountant
-
-    @property
-    def created(self) -> str:
-        return self._account.created
 
     @property
     def legacy(self) -> bool:
@@ -776,12 +742,6 @@ class Ledger:
         epsilon, delta = self.spent()
         return max(0.0, self.budget.epsilon - epsilon), max(0.0, self.budget.delta - delta)
 
-    def summary(self) -> str:
-        """One line: the account, its budget, spent and left."""
-        spent, left = self.spent(), self.left()
-        return (f"privacy budget of {self.dataset} at party {self.party} ({self.path}, {self.accountant} "
-                f"accountant): budget {self.budget}; spent epsilon {spent[0]:g}, delta {spent[1]:g}; "
-                f"left epsilon {left[0]:g}, delta {left[1]:g}")
 
     def reload(self) -> None:
         """Re-read and verify the whole account from disk."""
@@ -791,8 +751,6 @@ class Ledger:
         self._version = None
         with self._transaction(write=False):
             pass
-
-    # -- the store ---------------------------------------------------------------------------------
 
     def _open_connection(self) -> sqlite3.Connection:
         """This object's connection, reopened if the file was replaced (then verified again)."""
@@ -854,8 +812,6 @@ class Ledger:
                 self.close()
             self._version = None  # whatever happened, look again next time
             raise
-
-    # -- changing it ---------------------------------------------------------------------------------
 
     def reserve(self, spend: Spend, *, run_id: str, scenario: str) -> Entry:
         """Record ``spend`` for run ``run_id`` of ``scenario`` if it fits, *before* any data is shared (docs/budget.md).
@@ -965,8 +921,8 @@ class Ledger:
             account.budget = budget
             account.history.append(change)
             try:
-                _insert(connection, "history",
-                        _sealed("history", account.owner(), _history_row(len(account.history), change)))
+                _insert(connection, "history", _sealed("history", account.owner(),
+                                                       {"number": len(account.history), **change}))
                 _store_account(connection, account)
             except BaseException:
                 account.budget = old

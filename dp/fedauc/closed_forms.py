@@ -1,7 +1,6 @@
 """FedAUC closed forms: the paper's variances (eq. 7-9) and our first-order ones (Sun et al.).
 
-Formulas only: no noise is drawn.  Derivations: docs/fedauc.md.
-"""
+Formulas only: no noise is drawn.  Derivations: docs/fedauc.md."""
 from __future__ import annotations
 
 import math
@@ -11,32 +10,21 @@ import numpy as np
 import numpy.typing as npt
 
 from dp.fedauc.mechanisms import _check_epsilon_or_inf, flip_probability
-from dp.fedauc.ranks import _check_labels, _check_ranks
+from dp.fedauc.ranks import _check_labels, _check_ranks, _twice_rank_auc
 from dp.validation import check_positive_int
 from secure.noise.party import discrete_gaussian_variance
 
-__all__ = [
-    "rr_variance",
-    "rr_debiased_variance",
-    "rr_debiased_bias",
-    "global_laplace_variance",
-    "local_laplace_variance",
-    "delta_method_variance",
-]
+__all__ = ["rr_variance", "rr_debiased_variance", "rr_debiased_bias", "global_laplace_variance",
+           "local_laplace_variance", "delta_method_variance"]
 
 def _check_counts(positives: int, negatives: int) -> tuple[int, int]:
     return check_positive_int(positives, "positives"), check_positive_int(negatives, "negatives")
 
 
-# --------------------------------------------------------------------------------------------------
-# randomized response (§4, eq. 7, App. I, P)
-
 def rr_variance(ranks: npt.ArrayLike, positives: int, negatives: int, epsilon: float) -> float:
     """Eq. (7): ``rho (1 - rho) sum_i r_i^2 / (P^2 N^2)``, ``rho = 1/(1 + e^epsilon)``, from the 0-based ranks of all
     ``M`` samples, ``P, N >= 1`` and ``epsilon`` (or ``math.inf``: 0).  Details: docs/fedauc.md.
-
-    :raise ValueError: on invalid parameters.
-    """
+    :raise ValueError: on invalid parameters."""
     values, _ = _check_ranks(ranks)
     p, n = _check_counts(positives, negatives)
     rho = flip_probability(epsilon)
@@ -51,25 +39,20 @@ def _count_weight(positives: int, negatives: int, auc: float) -> float:
 def rr_debiased_variance(ranks: npt.ArrayLike, labels: npt.ArrayLike, epsilon: float) -> float:
     """First-order (delta-method) variance of the deployed FedAUC_RR estimate (ours, not the paper's), from the
     0-based ranks, the true 0/1 labels and ``epsilon`` (or ``math.inf``: 0).  Details: docs/fedauc.md.
-
-    :raise ValueError: on invalid parameters.
-    """
+    :raise ValueError: on invalid parameters."""
     values, twice = _check_ranks(ranks)
     y = _check_labels(labels, values.size)
     rho = flip_probability(epsilon)
     p = int(y.sum())
     n = values.size - p
-    auc = (int(twice[y == 1].sum()) - p * (p - 1)) / (2 * p * n)
-    centred = values - _count_weight(p, n, auc)
+    centred = values - _count_weight(p, n, _twice_rank_auc(twice, y))
     return rho * (1.0 - rho) * float(np.dot(centred, centred)) / ((1.0 - 2.0 * rho) * p * n) ** 2
 
 
 def rr_debiased_bias(ranks: npt.ArrayLike, labels: npt.ArrayLike, epsilon: float) -> float:
     """Second-order bias ``E[estimate] - AUC`` of the deployed FedAUC_RR estimate (ours): a ratio, so not exactly
     unbiased; arguments as :func:`rr_debiased_variance`.  Details: docs/fedauc.md.
-
-    :raise ValueError: on invalid parameters.
-    """
+    :raise ValueError: on invalid parameters."""
     values, twice = _check_ranks(ranks)
     y = _check_labels(labels, values.size)
     rho = flip_probability(epsilon)
@@ -78,8 +61,7 @@ def rr_debiased_bias(ranks: npt.ArrayLike, labels: npt.ArrayLike, epsilon: float
     n = m - p
     variance = rho * (1.0 - rho)
     slope = 1.0 / (1.0 - 2.0 * rho)  # dP'/dPbar
-    clean_u = (int(twice[y == 1].sum()) - p * (p - 1)) / 2.0
-    numerator = (1.0 - 2.0 * rho) * clean_u
+    numerator = (1.0 - 2.0 * rho) * (int(twice[y == 1].sum()) - p * (p - 1)) / 2.0  # (1 - 2 rho) U
     denominator = (1.0 - 2.0 * rho) * p * n
     numerator_1, numerator_2 = -(p - 0.5), -1.0 - 2.0 * rho * slope  # d/dPbar, d2/dPbar2 of Num
     denominator_1, denominator_2 = float(n - p), -2.0 * slope          # of Den = (1 - 2 rho) P' N'
@@ -101,15 +83,10 @@ def _rr_noisy_moments(ranks: np.ndarray, y: np.ndarray, rho: float) -> tuple[flo
     return mean, rho * (1.0 - rho) * float(np.dot(centred, centred)) / (pbar * nbar) ** 2
 
 
-# --------------------------------------------------------------------------------------------------
-# FedAUC_Lap closed forms (App. N, O) and our delta method
-
 def global_laplace_variance(clients: int, samples: int, positives: int, negatives: int, epsilon: float) -> float:
     """Eq. (8): ``2 K (M - 1)^2 / (P^2 N^2 epsilon^2)`` (GlobalLaplace, accurate ``P`` and ``N``), ``K >= 1``,
     ``M >= 2``, ``epsilon`` on ``localSum`` (or ``math.inf``: 0).  Details: docs/fedauc.md.
-
-    :raise ValueError: on invalid parameters.
-    """
+    :raise ValueError: on invalid parameters."""
     k = check_positive_int(clients, "clients")
     m = check_positive_int(samples, "samples")
     p, n = _check_counts(positives, negatives)
@@ -120,9 +97,7 @@ def global_laplace_variance(clients: int, samples: int, positives: int, negative
 def local_laplace_variance(max_ranks: npt.ArrayLike, positives: int, negatives: int, epsilon: float) -> float:
     """Eq. (9), generalised: ``sum_k 2 Δ_k^2 / (P^2 N^2 epsilon^2)``, ``Δ_k`` client k's largest rank (``max_ranks``,
     non-negative), ``epsilon`` on ``localSum`` (or ``math.inf``: 0).  Details: docs/fedauc.md.
-
-    :raise ValueError: on invalid parameters.
-    """
+    :raise ValueError: on invalid parameters."""
     deltas = np.asarray(max_ranks, dtype=np.float64)
     if deltas.ndim != 1 or deltas.size == 0 or not np.all(np.isfinite(deltas)) or np.any(deltas < 0):
         raise ValueError("max_ranks must be a non-empty one-dimensional array of non-negative numbers")
@@ -136,9 +111,7 @@ def delta_method_variance(sum_noise_variance: float, count_noise_variance: float
     """First-order variance of eq. (1) when ``globalSum`` and ``Pbar`` carry additive noise (ours): total noise
     variances ``Var e`` (rank units) and ``Var d``, their ``covariance`` (the adaptive release shares noise), the true
     ``P, N >= 1`` and AUC.  Details: docs/fedauc.md.
-
-    :raise ValueError: on negative variances, bad counts or an AUC outside ``[0, 1]``.
-    """
+    :raise ValueError: on negative variances, bad counts or an AUC outside ``[0, 1]``."""
     for name, value in (("sum_noise_variance", sum_noise_variance), ("count_noise_variance", count_noise_variance)):
         if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value < 0:
             raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
@@ -152,19 +125,10 @@ def delta_method_variance(sum_noise_variance: float, count_noise_variance: float
         / float(p * n) ** 2
 
 
-# --------------------------------------------------------------------------------------------------
-# variances of the integer noises
-
-def _laplace_variance(log_alpha: np.ndarray) -> np.ndarray:
-    """``2 alpha/(1 - alpha)^2`` per entry, stable near ``alpha = 1`` (0 for ``log_alpha = -inf``)."""
-    alpha = np.exp(log_alpha)
-    return 2.0 * alpha / np.expm1(log_alpha) ** 2
-
-
-def _gaussian_variances(sigma2: np.ndarray) -> np.ndarray:
-    values, inverse = np.unique(sigma2, return_inverse=True)
-    return np.array([discrete_gaussian_variance(float(v)) for v in values])[inverse]
-
-
 def _noise_variances(parameter: np.ndarray, gaussian: bool) -> np.ndarray:
-    return _gaussian_variances(parameter) if gaussian else _laplace_variance(parameter)
+    """Per entry: the discrete Gaussian's variance of ``sigma^2 = parameter`` (grouped by value), or the discrete
+    Laplace's ``2 alpha/(1 - alpha)^2`` of ``log alpha = parameter``, stable near ``alpha = 1`` (0 at ``-inf``)."""
+    if not gaussian:
+        return 2.0 * np.exp(parameter) / np.expm1(parameter) ** 2
+    values, inverse = np.unique(parameter, return_inverse=True)
+    return np.array([discrete_gaussian_variance(float(v)) for v in values])[inverse]

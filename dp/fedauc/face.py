@@ -1,8 +1,7 @@
 """FedAUC's face (Sun et al.): one :class:`Query`, and :func:`release`, :func:`simulate`, :func:`exact`.
 
 Threat model: label DP (Sun et al. §3): scores, ranks and the client layout are public, labels private; each client
-randomizes its labels or local statistics, the server aggregates; no MPC parties.  Details: docs/fedauc.md.
-"""
+randomizes its labels or local statistics, the server aggregates; no MPC parties.  Details: docs/fedauc.md."""
 from __future__ import annotations
 
 import math
@@ -27,7 +26,6 @@ Layout = Literal["iid", "non_iid", "one_per_client"]
 @dataclass(frozen=True, kw_only=True)
 class Query:
     """A label-DP AUC by one of FedAUC's estimators (:data:`dp.fedauc.montecarlo.METHODS`).
-
     :param method: ``rr`` (FedAUC_RR, debiased, eq. 3-4), ``global_laplace`` / ``local_laplace`` (FedAUC_Lap), ...
     :param epsilon: budget per label, positive, or ``math.inf`` (no noise).
     :param delta: of the Gaussian methods, in ``(0, 1)``; 0 otherwise.
@@ -35,8 +33,7 @@ class Query:
     :param sum_fraction: the paper's alpha: share of epsilon (of ``rho_z`` for Gaussian) on ``localSum``, in
         ``(0, 1)``; for ``orthogonal_*`` the share on ``<v', y>`` (``1 - beta``); ignored by ``rr*``, ``adaptive_*``.
     :param counts: ``noisy`` (the deployment) or ``exact`` (the paper's analysis setting; not label-DP).
-    :raise ValueError: a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type.
-    """
+    :raise ValueError: a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type."""
 
     method: Method
     epsilon: float

@@ -1,9 +1,8 @@
 """FedAUC: label-DP AUC in vertical federated learning, the paper's own deployment (Sun et al., §4-§6).
 
 Randomized response, Laplace / Gaussian (global, local, adaptive sensitivity), integer noise on integer
-statistics.  Threat model: label DP (Sun et al. §3, Definition 2.1); scores, ranks and client layout are public.  Each client perturbs its own reports; plain NumPy, no MPyC.
-What is and is not protected: docs/fedauc.md.
-"""
+statistics.  Threat model: label DP (Sun et al. §3, Definition 2.1); scores, ranks and client layout are public.
+Each client perturbs its own reports; plain NumPy, no MPyC.  What is and is not protected: docs/fedauc.md."""
 from __future__ import annotations
 
 import math
@@ -18,28 +17,12 @@ from dp.fedauc.ranks import LocalStatistics, _check_generator
 from dp.validation import check_delta, check_epsilon, check_positive_int
 from secure.noise.party import discrete_gaussian_variance, polya_difference, sample_discrete_gaussian
 
-__all__ = [
-    "ClientRelease",
-    "client_releases",
-    "noisy_client_reports",
-    "noise_parameter",
-    "flip_probability",
-    "randomized_response",
-    "estimate_base_rate",
-    "debias_auc",
-    "orthogonal_decomposition",
-    "adaptive_count_fraction",
-    "discrete_laplace_noise",
-    "zcdp_budget",
-    "sample_discrete_gaussian",
-    "discrete_gaussian_variance",
-]
+__all__ = ["ClientRelease", "client_releases", "noisy_client_reports", "noise_parameter", "flip_probability",
+           "randomized_response", "debias_auc", "orthogonal_decomposition", "adaptive_count_fraction",
+           "discrete_laplace_noise", "zcdp_budget", "sample_discrete_gaussian", "discrete_gaussian_variance"]
 
 _GRID_BITS: Final[int] = 53            # randomized response: flip probability on the 2^-53 grid
 
-
-# --------------------------------------------------------------------------------------------------
-# validation
 
 def _check_epsilon_or_inf(epsilon: float) -> float:
     """``epsilon`` as a float: positive and finite, or ``math.inf`` (no privacy, no noise)."""
@@ -47,9 +30,6 @@ def _check_epsilon_or_inf(epsilon: float) -> float:
         return math.inf
     return check_epsilon(epsilon)
 
-
-# --------------------------------------------------------------------------------------------------
-# randomized response (§4)
 
 def _flip_threshold(epsilon: float) -> int:
     """``T`` with ``T / 2^53 >= 1/(1 + e^eps)``: flip when a uniform 53-bit integer is below ``T``."""
@@ -60,12 +40,8 @@ def _flip_threshold(epsilon: float) -> int:
 
 
 def flip_probability(epsilon: float) -> float:
-    """Return the label-flip probability ``rho_hat`` that :func:`randomized_response` realises. Details: docs/fedauc.md.
-
-    :param epsilon: privacy-loss parameter, positive, or ``math.inf``.
-    :return: ``rho_hat`` in ``[0, 1/2]``.
-    :raise ValueError: if epsilon is not positive.
-    """
+    """The label-flip probability ``rho_hat`` in ``[0, 1/2]`` that :func:`randomized_response` realises for
+    ``epsilon`` (positive, or ``math.inf``).  Details: docs/fedauc.md.  :raise ValueError: epsilon not positive."""
     eps = _check_epsilon_or_inf(epsilon)
     return math.ldexp(_flip_threshold(eps), -_GRID_BITS)
 
@@ -80,9 +56,7 @@ def randomized_response(labels: npt.ArrayLike, epsilon: float, *,
                         rng: np.random.Generator | None = None) -> np.ndarray:
     """Algorithm 1: flip every 0/1 label independently with probability :func:`flip_probability` (``epsilon`` or
     ``math.inf``: no flips; ``rng`` ``None``: the OS).  Details: docs/fedauc.md.
-
-    :raise ValueError: if labels are not 0/1 or epsilon is not positive.
-    """
+    :raise ValueError: if labels are not 0/1 or epsilon is not positive."""
     eps = _check_epsilon_or_inf(epsilon)
     y = np.asarray(labels)
     if y.ndim != 1 or not np.all((y == 0) | (y == 1)):
@@ -100,49 +74,29 @@ def _check_flip(rho: float, name: str) -> float:
     return value
 
 
-def estimate_base_rate(noisy_positives: npt.ArrayLike, noisy_negatives: npt.ArrayLike,
-                       flip_plus: float, flip_minus: float | None = None) -> np.ndarray:
-    """App. P, eq. (11)-(12): the clean base rate ``pi'`` from ``Pbar`` and ``Nbar``, the counts of flipped labels,
-    and the flip probabilities ``rho+`` and ``rho-`` (default ``rho+``) in ``[0, 1/2)``.  Details: docs/fedauc.md.
-
-    :raise ValueError: if a flip probability is outside ``[0, 1/2)``.
-    """
+def debias_auc(noisy_auc: npt.ArrayLike, noisy_positives: npt.ArrayLike, noisy_negatives: npt.ArrayLike,
+               flip_plus: float, flip_minus: float | None = None) -> np.ndarray:
+    """Algorithm 3: the clean AUC from the noisy one, eq. (3)-(4) with the clean base rate ``pi'`` from App. P,
+    eq. (11)-(12): from ``Pbar`` and ``Nbar``, the counts of flipped labels, and the flip probabilities ``rho+`` and
+    ``rho-`` (default ``rho+``) in ``[0, 1/2)``; NaN where undefined.  Details: docs/fedauc.md.
+    :raise ValueError: if a flip probability is outside ``[0, 1/2)``."""
     rho_plus = _check_flip(flip_plus, "flip_plus")
     rho_minus = rho_plus if flip_minus is None else _check_flip(flip_minus, "flip_minus")
+    noisy = np.asarray(noisy_auc, dtype=np.float64)
     pbar = np.asarray(noisy_positives, dtype=np.float64)
     nbar = np.asarray(noisy_negatives, dtype=np.float64)
     clean_positives = (pbar * (1.0 - rho_minus) - nbar * rho_minus) / (1.0 - rho_plus - rho_minus)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return clean_positives / (pbar + nbar)
-
-
-def debias_auc(noisy_auc: npt.ArrayLike, noisy_positives: npt.ArrayLike, noisy_negatives: npt.ArrayLike,
-               flip_plus: float, flip_minus: float | None = None) -> np.ndarray:
-    """Algorithm 3: the clean AUC from the noisy one, eq. (3)-(4) with ``pi'`` from App. P (arguments as
-    :func:`estimate_base_rate`); NaN where undefined.  Details: docs/fedauc.md.
-
-    :raise ValueError: if a flip probability is outside ``[0, 1/2)``.
-    """
-    rho_plus = _check_flip(flip_plus, "flip_plus")
-    rho_minus = rho_plus if flip_minus is None else _check_flip(flip_minus, "flip_minus")
-    noisy = np.asarray(noisy_auc, dtype=np.float64)
-    base = estimate_base_rate(noisy_positives, noisy_negatives, rho_plus, rho_minus)
-    with np.errstate(divide="ignore", invalid="ignore"):
+        base = clean_positives / (pbar + nbar)
         a = (1.0 - base) * rho_minus / (base * (1.0 - rho_plus) + (1.0 - base) * rho_minus)
         b = base * rho_plus / (base * rho_plus + (1.0 - base) * (1.0 - rho_minus))
         return (noisy - (a + b) / 2.0) / (1.0 - a - b)
 
 
-# --------------------------------------------------------------------------------------------------
-# §5.3: orthogonal decomposition and adaptive allocation
-
 def orthogonal_decomposition(ranks: npt.ArrayLike) -> tuple[float, np.ndarray]:
-    """§5.3: ``r = u' + v'`` with ``u' = rbar u`` parallel to ``u = (1, ..., 1)`` and ``v' ⟂ u``. Details: docs/fedauc.md.
-
-    :param ranks: one client's ranks (non-empty).
-    :return: ``(rbar, v')``: the mean rank and the residual vector.
-    :raise ValueError: if ranks is empty or not finite.
-    """
+    """§5.3: ``(rbar, v')``, the mean rank and the residual of one client's ``ranks``: ``r = u' + v'`` with
+    ``u' = rbar u`` parallel to ``u = (1, ..., 1)`` and ``v' ⟂ u``.  Details: docs/fedauc.md.
+    :raise ValueError: if ranks is empty or not finite."""
     values = np.asarray(ranks, dtype=np.float64)
     if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
         raise ValueError("ranks must be a non-empty one-dimensional array of finite numbers")
@@ -155,9 +109,7 @@ def adaptive_count_fraction(mean_rank: npt.ArrayLike, spread: npt.ArrayLike, *,
     """§5.3: each client's ``beta`` in ``(0, 1]``, the share of its budget spent on ``localP'`` (the rest on
     ``<v', y>``), from ``rbar`` and ``||v'||_inf`` per client and the ``laplace`` or ``gaussian`` mechanism.
     Details: docs/fedauc.md.
-
-    :raise ValueError: on negative inputs or an unknown mechanism.
-    """
+    :raise ValueError: on negative inputs or an unknown mechanism."""
     if mechanism not in ("laplace", "gaussian"):
         raise ValueError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
     a = np.abs(np.asarray(mean_rank, dtype=np.float64))
@@ -170,15 +122,10 @@ def adaptive_count_fraction(mean_rank: npt.ArrayLike, spread: npt.ArrayLike, *,
         return np.where(b_p > 0, a_p / (a_p + b_p), 1.0)
 
 
-# --------------------------------------------------------------------------------------------------
-# integer noise
-
 def discrete_laplace_noise(log_alpha: npt.ArrayLike, runs: int, rng: np.random.Generator | None = None) -> np.ndarray:
     """``(runs, K)`` discrete Laplace draws, ``pmf ∝ alpha_k^|z|``, ``log_alpha`` ``= -epsilon_k / sensitivity_k < 0``
     per client (``rng`` ``None``: the OS).  Details: docs/fedauc.md.
-
-    :raise ValueError: if a ``log_alpha`` is not negative or ``runs < 1``.
-    """
+    :raise ValueError: if a ``log_alpha`` is not negative or ``runs < 1``."""
     logs = np.atleast_1d(np.asarray(log_alpha, dtype=np.float64))
     if logs.ndim != 1 or np.any(np.isnan(logs)) or np.any(logs >= 0):
         raise ValueError("log_alpha must be a one-dimensional array of negative numbers")
@@ -194,9 +141,7 @@ def discrete_laplace_noise(log_alpha: npt.ArrayLike, runs: int, rng: np.random.G
 
 def zcdp_budget(epsilon: float, delta: float) -> float:
     """The zCDP budget ``rho_z > 0`` whose conversion is exactly ``(epsilon, delta)``-DP. Details: docs/fedauc.md.
-
-    :raise ValueError: if epsilon is not positive or delta not in ``(0, 1)``.
-    """
+    :raise ValueError: if epsilon is not positive or delta not in ``(0, 1)``."""
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     if dlt == 0.0:
@@ -219,9 +164,6 @@ def _gaussian_noise(sigma2: np.ndarray, runs: int, rng: np.random.Generator) -> 
     return out
 
 
-# --------------------------------------------------------------------------------------------------
-# the clients' integer releases (Algorithm 4, §5.3)
-
 @dataclass(frozen=True)
 class ClientRelease:
     """One integer release per client: its value, sensitivity (integer units) and budget share."""
@@ -243,28 +185,22 @@ def noise_parameter(release: ClientRelease, budget: float, gaussian: bool) -> np
         return np.where(sens > 0, -part / sens, -np.inf)
 
 
-def _noise_draws(parameter: np.ndarray, gaussian: bool, rows: int, rng: np.random.Generator) -> np.ndarray:
-    if gaussian:
-        return _gaussian_noise(parameter, rows, rng)
-    return discrete_laplace_noise(parameter, rows, rng)
-
 
 def noisy_client_reports(parts: dict[str, ClientRelease], *, budget: float, gaussian: bool, runs: int,
                          rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Every client's released integer reports (:func:`client_releases`), ``runs`` times: value plus discrete
     Laplace (``budget`` epsilon) or discrete Gaussian (``budget`` the zCDP ``rho``) noise from ``rng``; ``{report name:
-    int64 array (runs, K)}``.  Details: docs/fedauc.md.
-    """
+    int64 array (runs, K)}``.  Details: docs/fedauc.md."""
     parameters = {name: noise_parameter(c, budget, gaussian) for name, c in parts.items()}
-    return {name: c.value[None, :] + _noise_draws(parameters[name], gaussian, runs, rng) for name, c in parts.items()}
+    draw = _gaussian_noise if gaussian else discrete_laplace_noise
+    return {name: c.value[None, :] + draw(parameters[name], runs, rng) for name, c in parts.items()}
 
 
 def client_releases(stats: LocalStatistics, *, method: str, samples: int, sum_fraction: float = 0.5,
                     counts: str = "noisy") -> dict[str, ClientRelease]:
     """The integer releases of every client (Sun et al. Algorithm 4, App. N, §5.3) from
     :func:`dp.fedauc.ranks.local_statistics`, for a Laplace or Gaussian ``method`` over ``M`` ``samples``
-    (``sum_fraction``: as :class:`dp.fedauc.Query`).  Details: docs/fedauc.md.
-    """
+    (``sum_fraction``: as :class:`dp.fedauc.Query`).  Details: docs/fedauc.md."""
     k = stats.clients
     twice_sum = np.rint(2.0 * stats.local_sum).astype(np.int64)
     twice_max = np.rint(2.0 * stats.max_rank).astype(np.int64)

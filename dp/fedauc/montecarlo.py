@@ -1,8 +1,8 @@
 """FedAUC Monte Carlo: one setting's experiment setup, closed-form prediction and simulation (Sun et al. §6).
 
-Threat model: label DP (Sun et al. §3, Definition 2.1); scores, ranks and client layout are public.  ``counts="exact"`` is the paper's analysis setting and **not**
-label-DP.  Noise from ``noise_rng`` (the OS when ``None``).  Details: docs/fedauc.md.
-"""
+Threat model: label DP (Sun et al. §3, Definition 2.1); scores, ranks and client layout are public.
+``counts="exact"`` is the paper's analysis setting and **not** label-DP.  Noise from ``noise_rng`` (the OS when
+``None``).  Details: docs/fedauc.md."""
 from __future__ import annotations
 
 import math
@@ -19,18 +19,11 @@ from dp.fedauc.mechanisms import (_GRID_BITS, ClientRelease, _check_epsilon_or_i
                                   client_releases, debias_auc, flip_probability, noise_parameter, noisy_client_reports,
                                   zcdp_budget)
 from dp.fedauc.ranks import (LocalStatistics, _check_assignment, _check_generator, _check_labels, _check_scores,
-                             _twice_ranks, client_layout, local_statistics, server_auc)
+                             _twice_rank_auc, _twice_ranks, client_layout, local_statistics, server_auc)
 from dp.validation import check_delta, check_positive_int
 
-__all__ = [
-    "METHODS",
-    "COUNTS",
-    "FedAucPrediction",
-    "FedAucSimulation",
-    "predict_fedauc",
-    "simulate_fedauc",
-    "check_parameters",
-]
+__all__ = ["METHODS", "COUNTS", "FedAucPrediction", "FedAucSimulation", "predict_fedauc", "simulate_fedauc",
+           "check_parameters"]
 
 #: The estimators :func:`simulate_fedauc` runs.  ``rr``: FedAUC_RR debiased (eq. 3-4);
 #: ``rr_noisy``: the noisy AUC from flipped labels, not debiased (Table 3); ``global_*``,
@@ -53,9 +46,6 @@ def _check_fraction(value: float, name: str) -> float:
         raise ValueError(f"{name} must lie in (0, 1), got {value}")
     return out
 
-
-# --------------------------------------------------------------------------------------------------
-# one setting: validation, closed forms, simulation
 
 @dataclass(frozen=True)
 class FedAucPrediction:
@@ -86,7 +76,6 @@ class FedAucSimulation(FedAucPrediction):
 
     @property
     def runs(self) -> int:
-        """Number of runs."""
         return int(self.estimates.size)
 
     @property
@@ -153,9 +142,7 @@ def check_parameters(method: str, epsilon: float, sum_fraction: float, delta: fl
                      counts: str) -> tuple[float, float, float]:
     """``(epsilon, sum_fraction, delta)`` of a setting, checked (the one checker of :func:`simulate_fedauc`,
     :func:`predict_fedauc` and :class:`dp.fedauc.Query`).
-
-    :raise ValueError: naming the parameter (``method must be one of rr, ...``); :raise TypeError: a wrong type.
-    """
+    :raise ValueError: naming the parameter (``method must be one of rr, ...``); :raise TypeError: a wrong type."""
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     eps = _check_epsilon_or_inf(epsilon)
@@ -181,11 +168,9 @@ def _setting(scores: npt.ArrayLike, labels: npt.ArrayLike, method: str, epsilon:
     eps, fraction, dlt = check_parameters(method, epsilon, sum_fraction, delta, counts)
     public = _check_generator(rng, "rng", allow_none=False)
     twice = _twice_ranks(values)
-    p = int(y.sum())
-    auc = (int(twice[y == 1].sum()) - p * (p - 1)) / (2 * p * (values.size - p))
-    base = _Setting(method, counts, eps, dlt, fraction, twice, y, p, auc)
+    p, auc = int(y.sum()), _twice_rank_auc(twice, y)
     if method in ("rr", "rr_noisy"):
-        return base
+        return _Setting(method, counts, eps, dlt, fraction, twice, y, p, auc)
     if isinstance(layout, str):
         client_of = client_layout(values, clients=clients, layout=layout, rng=public)
         name = layout
@@ -197,7 +182,6 @@ def _setting(scores: npt.ArrayLike, labels: npt.ArrayLike, method: str, epsilon:
 
 
 def _components(setting: _Setting) -> dict[str, ClientRelease]:
-    """The releases of every client in a simulation setting."""
     assert setting.stats is not None
     return client_releases(setting.stats, method=setting.method, samples=setting.samples,
                            sum_fraction=setting.sum_fraction, counts=setting.counts)
@@ -302,8 +286,7 @@ def predict_fedauc(scores: npt.ArrayLike, labels: npt.ArrayLike, *, method: str,
                    sum_fraction: float = 0.5, delta: float = 0.0, counts: str = "noisy") -> FedAucPrediction:
     """The closed-form standard deviations of one setting, without drawing noise (the layout drawn from ``rng`` is the
     one :func:`simulate_fedauc` uses for the same generator state).  ``scores`` and 0/1 ``labels`` (both classes
-    present); the other parameters as :func:`simulate_fedauc`'s.  :raise ValueError, TypeError: a bad parameter.
-    """
+    present); the other parameters as :func:`simulate_fedauc`'s.  :raise ValueError, TypeError: a bad parameter."""
     return _predict(_setting(scores, labels, method, epsilon, clients, layout, rng, sum_fraction, delta, counts))
 
 
@@ -316,15 +299,11 @@ def simulate_fedauc(scores: npt.ArrayLike, labels: npt.ArrayLike, *, method: str
     ``method``, ``epsilon``, ``clients``, ``sum_fraction``, ``delta`` and ``counts`` as :class:`dp.fedauc.Query`;
     ``layout`` one of :data:`LAYOUTS` or every sample's client; ``rng`` the public generator of the layout;
     ``noise_rng`` the noise's (``None``: the OS).  :raise ValueError, TypeError: a bad parameter, named.
-    :return: the :class:`FedAucSimulation` (estimates and the closed forms of :func:`predict_fedauc`).
-    """
+    :return: the :class:`FedAucSimulation` (estimates and the closed forms of :func:`predict_fedauc`)."""
     setting = _setting(scores, labels, method, epsilon, clients, layout, rng, sum_fraction, delta, counts)
     r = check_positive_int(runs, "runs")
     noise = _check_generator(noise_rng, "noise_rng", allow_none=True)
     prediction = _predict(setting)
-    if setting.stats is None:
-        estimates = _simulate_rr(setting, r, noise)
-    else:
-        estimates = _simulate_clients(setting, r, noise)
+    estimates = _simulate_rr(setting, r, noise) if setting.stats is None else _simulate_clients(setting, r, noise)
     return FedAucSimulation(**{f: getattr(prediction, f) for f in FedAucPrediction.__dataclass_fields__},
                             estimates=estimates)

@@ -14,22 +14,12 @@ from scipy.stats import rankdata
 from dp.validation import check_positive_int
 from secure.noise.party import os_generator
 
-__all__ = [
-    "LAYOUTS",
-    "average_ranks",
-    "auc_from_ranks",
-    "server_auc",
-    "client_layout",
-    "LocalStatistics",
-    "local_statistics",
-]
+__all__ = ["LAYOUTS", "average_ranks", "auc_from_ranks", "server_auc", "client_layout", "LocalStatistics",
+           "local_statistics"]
 
 #: Client layouts (§6.2.2): uniform random, contiguous blocks of sorted scores, one sample each.
 LAYOUTS: Final[tuple[str, ...]] = ("iid", "non_iid", "one_per_client")
 
-
-# --------------------------------------------------------------------------------------------------
-# validation of the shared inputs
 
 def _check_scores(scores: npt.ArrayLike) -> np.ndarray:
     values = np.asarray(scores)
@@ -74,9 +64,6 @@ def _check_generator(rng: np.random.Generator | None, name: str, allow_none: boo
     return rng
 
 
-# --------------------------------------------------------------------------------------------------
-# ranks and eq. (1)
-
 def _twice_ranks(scores: np.ndarray) -> np.ndarray:
     """Twice the 0-based average ranks: integers in ``[0, 2 (M - 1)]``."""
     return np.rint(2.0 * (rankdata(scores, method="average") - 1.0)).astype(np.int64)
@@ -85,9 +72,7 @@ def _twice_ranks(scores: np.ndarray) -> np.ndarray:
 def average_ranks(scores: npt.ArrayLike) -> np.ndarray:
     """The 0-based ranks of §4.2 step 2 of the ``M >= 2`` finite scores, ties given their average rank (multiples of
     1/2).  Details: docs/fedauc.md.
-
-    :raise ValueError: if scores are not a finite one-dimensional array of at least 2 values.
-    """
+    :raise ValueError: if scores are not a finite one-dimensional array of at least 2 values."""
     return _twice_ranks(_check_scores(scores)) / 2.0
 
 
@@ -107,23 +92,21 @@ def _check_ranks(ranks: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 def auc_from_ranks(ranks: npt.ArrayLike, labels: npt.ArrayLike) -> float:
     """Eq. (1): ``(sum_i r_i y_i - P (P - 1)/2) / (P N)``, correctly rounded, from 0-based average ranks
     (:func:`average_ranks`) and 0/1 labels with both classes present.  Details: docs/fedauc.md.
-
-    :raise ValueError: on ranks that are not multiples of 1/2 in ``[0, M-1]`` or bad labels.
-    """
+    :raise ValueError: on ranks that are not multiples of 1/2 in ``[0, M-1]`` or bad labels."""
     _, twice = _check_ranks(ranks)
-    y = _check_labels(labels, twice.size)
-    positives = int(y.sum())
-    negatives = twice.size - positives
-    twice_sum = int(twice[y == 1].sum())
-    return (twice_sum - positives * (positives - 1)) / (2 * positives * negatives)
+    return _twice_rank_auc(twice, _check_labels(labels, twice.size))
+
+
+def _twice_rank_auc(twice: np.ndarray, y: np.ndarray) -> float:
+    """Eq. (1) from twice the ranks and checked 0/1 labels, in integers until the one division."""
+    p = int(y.sum())
+    return (int(twice[y == 1].sum()) - p * (p - 1)) / (2 * p * (y.size - p))
 
 
 def server_auc(rank_sum: npt.ArrayLike, positives: npt.ArrayLike, samples: int) -> np.ndarray:
     """Eq. (1) on aggregated, possibly noisy, reports ``globalSum`` and ``Pbar`` (broadcastable) of ``M`` public
     samples (Algorithm 2 line 35, Algorithm 4 line 39); NaN where undefined.  Details: docs/fedauc.md.
-
-    :raise ValueError: if ``samples < 2``.
-    """
+    :raise ValueError: if ``samples < 2``."""
     m = check_positive_int(samples, "samples")
     if m < 2:
         raise ValueError(f"samples must be at least 2, got {samples}")
@@ -136,21 +119,12 @@ def server_auc(rank_sum: npt.ArrayLike, positives: npt.ArrayLike, samples: int) 
     return np.where((pbar > 0) & (nbar > 0), out, np.nan)
 
 
-# --------------------------------------------------------------------------------------------------
-# client layouts and local statistics
-
-def _near_equal_blocks(samples: int, clients: int) -> np.ndarray:
-    """Client index of positions ``0..M-1`` cut into ``K`` contiguous blocks of sizes differing by <= 1."""
-    return (np.arange(samples, dtype=np.int64) * clients) // samples
-
 
 def client_layout(scores: npt.ArrayLike, *, clients: int | None, layout: str,
                   rng: np.random.Generator) -> np.ndarray:
     """Every sample's client in ``[0, K)`` (§6.2.2) from the public generator ``rng``: ``layout`` one of
     :data:`LAYOUTS`, ``1 <= K <= M`` (``one_per_client``: ``None`` or ``M``).  Details: docs/fedauc.md.
-
-    :raise ValueError: on an unknown layout or an invalid number of clients.
-    """
+    :raise ValueError: on an unknown layout or an invalid number of clients."""
     values = _check_scores(scores)
     m = values.size
     gen = _check_generator(rng, "rng", allow_none=False)
@@ -166,11 +140,9 @@ def client_layout(scores: npt.ArrayLike, *, clients: int | None, layout: str,
     if k > m:
         raise ValueError(f"clients must be at most the number of samples ({m}), got {clients}")
     out = np.empty(m, dtype=np.int64)
-    if layout == "iid":
-        out[gen.permutation(m)] = _near_equal_blocks(m, k)
-    else:
-        order = np.lexsort((gen.permutation(m), values))
-        out[order] = _near_equal_blocks(m, k)
+    # positions 0..M-1 cut into K contiguous blocks of sizes differing by <= 1
+    order = gen.permutation(m) if layout == "iid" else np.lexsort((gen.permutation(m), values))
+    out[order] = (np.arange(m, dtype=np.int64) * k) // m
     return out
 
 
@@ -188,25 +160,20 @@ def _check_assignment(client_of: npt.ArrayLike, samples: int) -> tuple[np.ndarra
 
 @dataclass(frozen=True)
 class LocalStatistics:
-    """Step 3 of Algorithm 4 at every client, before noise, with the public facts about its ranks. Details: docs/fedauc.md.
-    """
+    """Step 3 of Algorithm 4 at every client, before noise, with the public facts about its ranks: ``sizes``
+    ``|Y_k|``, ``local_sum`` ``localSum_k = sum_i r_i y_i`` and ``rank_total`` ``sum_i r_i`` (multiples of 1/2),
+    ``local_positives`` ``localP_k``, ``max_rank`` ``Δ_k`` (LocalLaplace sensitivity), ``min_rank``. Details:
+    docs/fedauc.md."""
 
-    #: ``|Y_k|``, samples per client.
     sizes: np.ndarray
-    #: ``localSum_k = sum_i r_i y_i`` (multiples of 1/2).
     local_sum: np.ndarray
-    #: ``localP_k = sum_i y_i``.
     local_positives: np.ndarray
-    #: ``sum_i r_i`` over the client's samples (multiples of 1/2).
     rank_total: np.ndarray
-    #: the client's largest rank ``Δ_k`` (LocalLaplace sensitivity).
     max_rank: np.ndarray
-    #: the client's smallest rank.
     min_rank: np.ndarray
 
     @property
     def clients(self) -> int:
-        """``K``."""
         return int(self.sizes.size)
 
     @property
@@ -229,9 +196,7 @@ class LocalStatistics:
 def local_statistics(ranks: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.ArrayLike) -> LocalStatistics:
     """Every client's ``localSum``, ``localP`` and rank facts (vectorised) from 0-based ranks, 0/1 labels (both
     classes present) and every sample's client (:func:`client_layout`, every index used).
-
-    :raise ValueError: on inconsistent inputs.
-    """
+    :raise ValueError: on inconsistent inputs."""
     _, twice = _check_ranks(ranks)
     y = _check_labels(labels, twice.size)
     owner, k = _check_assignment(client_of, twice.size)
