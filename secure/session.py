@@ -23,27 +23,9 @@ from mpyc.runtime import mpc
 
 from secure.errors import InputError, ProtocolFailure
 
-__all__ = [
-    "InputError",
-    "ProtocolFailure",
-    "agree_parameters",
-    "agree_verdict",
-    "party_count",
-    "party_id",
-    "threshold",
-    "RunSettings",
-    "run_settings",
-    "run_with",
-    "on_fatal",
-    "start_session",
-    "stop_session",
-    "fail_fast",
-    "mark_stopping",
-    "set_phase",
-    "SilenceWatch",
-    "silence_message",
-    "DEFAULT_SILENCE_LIMIT",
-]
+__all__ = ["InputError", "ProtocolFailure", "agree_parameters", "agree_verdict", "party_count", "party_id",
+           "threshold", "RunSettings", "run_settings", "run_with", "on_fatal", "start_session", "stop_session",
+           "fail_fast", "mark_stopping", "set_phase", "SilenceWatch", "silence_message", "DEFAULT_SILENCE_LIMIT"]
 
 
 _state: dict[str, Any] = {"shutting_down": False, "in_shutdown": False, "phase": "start", "fatal_hooks": [],
