@@ -4,11 +4,12 @@ Basic composition (Dwork & Roth 2014, Thm 3.16) or zCDP (Bun & Steinke 2016, Pro
 Arithmetic over public numbers only; reads no data.  Details: docs/budget.md."""
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, cast
 
 __all__ = ["Accountant", "ACCOUNTANTS", "Spend", "Budget", "parse_budget", "check_accountant", "zcdp_to_epsilon",
            "spend_rho", "total_spent", "would_exceed", "would_exceed_totals", "Totals",
@@ -50,10 +51,8 @@ def _delta(value: object, name: str) -> float:
 def check_accountant(accountant: object) -> Accountant:
     """Return ``accountant`` if it is one of :data:`ACCOUNTANTS`.
     :raise ValueError: ``accountant must be one of basic, zcdp, got 'rdp'``."""
-    if accountant == "basic":
-        return "basic"
-    if accountant == "zcdp":
-        return "zcdp"
+    if accountant in ACCOUNTANTS:
+        return cast(Accountant, accountant)
     raise ValueError(f"accountant must be one of {', '.join(ACCOUNTANTS)}, got {accountant!r}")
 
 
@@ -148,10 +147,7 @@ class Totals:
     @classmethod
     def of(cls, spends: Sequence[Spend]) -> Totals:
         """The totals of ``spends``."""
-        totals = cls()
-        for spend in spends:
-            totals = totals.plus(spend)
-        return totals
+        return functools.reduce(Totals.plus, spends, cls())
 
     def plus(self, spend: Spend, sign: int = 1) -> Totals:
         """These totals with ``spend`` added (``sign=-1``: taken away, for a cancelled spend)."""
@@ -189,9 +185,7 @@ class Totals:
         parts = str(text).split(";")
         if len(parts) != 6:
             raise ValueError("totals")
-        count = int(parts[0])
-        values = [Fraction(part) for part in parts[1:]]
-        return cls(count, *values)
+        return cls(int(parts[0]), *(Fraction(part) for part in parts[1:]))
 
 
 def total_spent(accountant: Accountant, spends: Sequence[Spend], delta_target: float) -> tuple[float, float]:

@@ -41,10 +41,9 @@ _CHUNK_ELEMENTS: Final[int] = 1 << 21  # largest (runs x samples) or (runs x cli
 def _check_fraction(value: float, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a number, got {value!r}")
-    out = float(value)
-    if not (0.0 < out < 1.0):
+    if not (0.0 < float(value) < 1.0):
         raise ValueError(f"{name} must lie in (0, 1), got {value}")
-    return out
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -85,21 +84,17 @@ class FedAucSimulation(FedAucPrediction):
 
     @property
     def mean(self) -> float:
-        """Mean of the defined estimates (their common value, exactly, when every run returned the same one:
-        averaging equal floats can round by an ulp)."""
+        """Mean of the defined estimates (exactly their common value when all are equal: no ulp of rounding)."""
         defined = self.estimates[~np.isnan(self.estimates)]
-        if defined.size and np.all(defined == defined[0]):
-            return float(defined[0])
-        return float(np.nanmean(self.estimates))
+        same = defined.size and np.all(defined == defined[0])
+        return float(defined[0]) if same else float(np.nanmean(self.estimates))
 
     @property
     def std(self) -> float:
         """Sample standard deviation (``ddof = 1``) of the defined estimates (0 for a single run, and exactly 0
         when every run returned the same value, e.g. epsilon = inf, instead of a rounding residue ~1e-16)."""
         defined = self.estimates[~np.isnan(self.estimates)]
-        if defined.size <= 1 or np.all(defined == defined[0]):
-            return 0.0
-        return float(np.std(defined, ddof=1))
+        return 0.0 if defined.size <= 1 or np.all(defined == defined[0]) else float(np.std(defined, ddof=1))
 
 
 @dataclass(frozen=True)
@@ -133,9 +128,7 @@ class _Setting:
     @property
     def budget(self) -> float:
         """epsilon (Laplace) or the zCDP budget (Gaussian); inf without noise."""
-        if self.epsilon == math.inf:
-            return math.inf
-        return zcdp_budget(self.epsilon, self.delta) if self.gaussian else self.epsilon
+        return zcdp_budget(self.epsilon, self.delta) if self.gaussian and self.epsilon != math.inf else self.epsilon
 
 
 def check_parameters(method: str, epsilon: float, sum_fraction: float, delta: float,

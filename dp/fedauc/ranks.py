@@ -1,7 +1,7 @@
 """FedAUC's data side: ranks, the rank-sum AUC of eq. (1), client layouts and local statistics (Sun et al.).
 
-Threat model: label DP (Sun et al. §3, Definition 2.1); scores, ranks and client layout are public.  Nothing here releases a label-dependent value.  Details: docs/fedauc.md.
-"""
+Threat model: label DP (Sun et al. §3, Definition 2.1); scores, ranks and client layout are public.  Nothing here
+releases a label-dependent value.  Details: docs/fedauc.md."""
 from __future__ import annotations
 
 from dataclasses import dataclass
