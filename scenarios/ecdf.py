@@ -13,8 +13,7 @@ Run it with three local parties::
     python -m scenarios.ecdf -M3 --curve curve.csv --json ecdf.json --plot ecdf.png
 
 Every option is explained by ``-h``.  No count of missing or clipped values leaves a party (each prints
-its own, locally: "at this party, not shared: ...").
-"""
+its own, locally: "at this party, not shared: ...")."""
 from __future__ import annotations
 
 import sys
@@ -29,10 +28,7 @@ __all__ = ["main", "parse_options"]
 
 def parse_options(argv: Sequence[str]) -> EcdfOptions:
     """Parse and validate the options into a :class:`dp.ecdf.EcdfQuery` (:mod:`scenarios.kit.ecdf_options`
-    holds the ones shared with ``scenarios.ecdf_fss``).
-
-    :raise UsageError: with a one-line message.
-    """
+    holds the ones shared with ``scenarios.ecdf_fss``).  :raise UsageError: one line."""
     from scenarios.kit.ecdf_options import common_query, ecdf_parser, job_options
 
     parser = ecdf_parser("python -m scenarios.ecdf", __doc__)
@@ -56,8 +52,7 @@ async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Call
 
     :return: party 0's delivery (the table, ``--curve``, ``--plot``, ``--json``), which
         :func:`scenarios.kit.cli.run_scenario` runs only after the orderly shutdown, so that a party lost
-        in the shutdown phase releases nothing (and the smoothing keeps no peer waiting).
-    """
+        in the shutdown phase releases nothing (and the smoothing keeps no peer waiting)."""
     from dp.ecdf import release
     from scenarios.kit.ecdf_options import deliver, read_column
 

@@ -16,8 +16,7 @@ Run it::
 
 Every option is explained by ``-h``; the key store (``--store``, ``--answer``): docs/command_line.md.
 Threshold t = 0 (-M2) is accepted: privacy here rests on FSS with two non-colluding servers, not on
-Shamir secret sharing (the run says so).
-"""
+Shamir secret sharing (the run says so)."""
 from __future__ import annotations
 
 import math
@@ -62,10 +61,7 @@ def _parse_queries(text: str) -> dict[str, Any]:
 
 
 def parse_options(argv: Sequence[str]) -> EcdfOptions:
-    """Parse and validate the options into a :class:`dp.ecdf.EcdfQuery` with ``protocol="fss"``.
-
-    :raise UsageError: with a one-line message.
-    """
+    """Parse and validate the options into a :class:`dp.ecdf.EcdfQuery` with ``protocol="fss"``.  :raise UsageError: one line."""
     from dp.ecdf.fss_release import check_bits, resolve_queries
     from scenarios.kit.ecdf_options import common_query, ecdf_parser, job_options, parse_quantiles
     from scenarios.kit.outputs import check_output_path
@@ -110,8 +106,7 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
 async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
     """Every party: spend, upload (and store) or load the stored keys, then one query round (:func:`dp.ecdf.release`).
 
-    :return: party 0's delivery (the table, ``--curve``, ``--plot``, ``--json``), run after the orderly shutdown.
-    """
+    :return: party 0's delivery (the table, ``--curve``, ``--plot``, ``--json``), run after the orderly shutdown."""
     from mpyc.runtime import mpc
 
     from dp.ecdf import release

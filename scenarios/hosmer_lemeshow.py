@@ -19,8 +19,7 @@ Run it with three local parties::
     python -m scenarios.hosmer_lemeshow -M3 --epsilon 5 --groups 10 --json hl.json --table hl.csv --plot hl.png
     python -m scenarios.hosmer_lemeshow -M3 --data 'site{pid}.csv' --columns p_hat,outcome --budget 10
 
-Every option is explained by ``-h``; the columns of ``--table`` and the figure of ``--plot``: docs/command_line.md.
-"""
+Every option is explained by ``-h``; the columns of ``--table`` and the figure of ``--plot``: docs/command_line.md."""
 from __future__ import annotations
 
 import csv
@@ -105,10 +104,7 @@ def build_parser() -> ScenarioParser:
 
 
 def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
-    """Parse and validate the options (no data is read here).
-
-    :raise UsageError: with a one-line message.
-    """
+    """Parse and validate the options (no data is read here).  :raise UsageError: one line."""
     from dp.validation import check_noise_scale, check_seed
     from scenarios.kit.budget_run import budget_options
     from scenarios.kit.options import parse_columns
@@ -135,9 +131,8 @@ def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
         specs = options.specs()
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
-    check_output_path(args.json, "--json")
-    check_output_path(args.table, "--table")
-    check_output_path(args.plot, "--plot")
+    for name in ("json", "table", "plot"):
+        check_output_path(getattr(args, name), f"--{name}")
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham",
                              roles={columns[0]: ("score", "choose a column of predicted probabilities"),
                                     columns[1]: ("label", "choose a column of 0/1 labels")})
@@ -150,8 +145,7 @@ def _declared_precision(text: str | None, score: str, precision: int) -> int:
     """``--domain SCORE=0:1[:BITS]`` (or ``0:1[:BITS]``), the one form of every job: the scores are predicted
     probabilities, so the domain can only be 0:1; its BITS, if given, are the fixed-point precision.
 
-    :raise UsageError: another range, a STEP, a column other than the score.
-    """
+    :raise UsageError: another range, a STEP, a column other than the score."""
     from scenarios.kit.options import domain_of, parse_domains, parse_steps
 
     declared = domain_of(parse_domains(text, single=score), score, [score])
@@ -166,11 +160,8 @@ def _declared_precision(text: str | None, score: str, precision: int) -> int:
 
 
 async def _read_rows(options: HosmerLemeshowOptions) -> np.ndarray:
-    """Every party: its rows (scores clipped to [0, 1] in fixed point, labels 0/1), its verdict shared.
-
-    :return: this party's ``(probability, label)`` rows (probabilities on the fixed-point grid).
-    :raise secure.errors.InputError: a bad file or cell at any party, at every party alike.
-    """
+    """Every party: its ``(probability, label)`` rows (scores clipped to [0, 1] on the fixed-point grid, labels 0/1),
+    its verdict shared.  :raise secure.errors.InputError: a bad file or cell at any party, at every party alike."""
     from mpyc.runtime import mpc
 
     from scenarios.kit.datasets import framingham_with_scores
@@ -201,10 +192,7 @@ async def _read_rows(options: HosmerLemeshowOptions) -> np.ndarray:
 
 
 async def _release(options: HosmerLemeshowOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
-    """Every party: spend, read its rows, run the secure Algorithm 2 (:func:`dp.ecdf.release`).
-
-    :return: party 0's delivery (the table, ``--json``, ``--table``, ``--plot``), run after the orderly shutdown.
-    """
+    """Every party: spend, read its rows, run the secure Algorithm 2 (:func:`dp.ecdf.release`); returns party 0's delivery (the table, ``--json``, ``--table``, ``--plot``), run after the orderly shutdown."""
     from dp.ecdf import release
 
     result = await release(options.query, lambda: _read_rows(options), receivers=[0],
@@ -237,10 +225,7 @@ def write_group_table(path: str, release: Any, *, floor: float) -> None:
     each group's contribution to ``H`` from :func:`dp.ecdf.hosmer_lemeshow_statistic.hosmer_lemeshow_terms` -- the code
     that computes ``H`` -- so the contributions sum to the released ``H``; ``left_out`` marks a group empty by
     construction (equal released boundaries), whose noisy counts are pure noise and add nothing to ``H``.
-
-    :param release: a :class:`dp.ecdf.HosmerLemeshowRelease`.
-    :param floor: the query's ``expected_floor`` (the smallest denominator).
-    """
+    ``release``: a :class:`dp.ecdf.HosmerLemeshowRelease`; ``floor``: the query's ``expected_floor``."""
     from dp.ecdf.hosmer_lemeshow_statistic import hosmer_lemeshow_terms
 
     terms = hosmer_lemeshow_terms(release.expected, release.observed, floor=floor, empty=release.empty)
@@ -265,10 +250,7 @@ def draw_calibration(path: str, release: Any) -> None:
     Left: the released observed against expected positives per group, error bars +-1.96 times the released
     noise std of each count, and the diagonal ``y = x`` (perfect calibration).  Right: the released ECDF of
     the scores on the grid (raw, and smoothed when the boundaries came from the smoothed curve) with the
-    ``Q - 1`` group boundaries as vertical lines.
-
-    :param release: a :class:`dp.ecdf.HosmerLemeshowRelease`.
-    """
+    ``Q - 1`` group boundaries as vertical lines (``release``: a :class:`dp.ecdf.HosmerLemeshowRelease`)."""
     from scenarios.kit.experiments import new_figure, save_figure
 
     figure, _ = new_figure(11.0, 4.6)

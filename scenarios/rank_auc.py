@@ -18,8 +18,7 @@ Run it with three local parties::
     python -m scenarios.rank_auc -M3 --rows 500,1000,2000   # cost at several sizes (scaling)
     python -m scenarios.rank_auc -M3 --data 'site{pid}.csv' --columns score,label --epsilon 0.5
 
-Every option is explained by ``-h``.
-"""
+Every option is explained by ``-h``."""
 from __future__ import annotations
 
 import sys
@@ -60,10 +59,7 @@ class Options:
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    """Parse and validate the options into a :class:`dp.rank_auc.Query`.
-
-    :raise UsageError: with a one-line message.
-    """
+    """Parse and validate the options into a :class:`dp.rank_auc.Query`.  :raise UsageError: one line."""
     from dp.noise_defaults import NOISE_CHOICES, default_noise, switched_by_pure_budget
     from dp.validation import check_epsilon
     from scenarios.kit.budget_run import add_budget_arguments, budget_options, pure_budget_of
@@ -185,8 +181,7 @@ async def _run(options: Options, job: tuple[str, Sequence[str]]) -> Callable[[],
     (:func:`dp.rank_auc.release_runs`).
 
     :return: party 0's delivery (the tables, ``--json``), which :func:`scenarios.kit.cli.run_scenario` runs
-        only after the orderly shutdown, so that a party lost in the shutdown phase releases nothing.
-    """
+        only after the orderly shutdown, so that a party lost in the shutdown phase releases nothing."""
     from dataclasses import replace
 
     from dp.noise_defaults import pure_budget_line

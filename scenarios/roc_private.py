@@ -16,8 +16,7 @@ Run it with three local parties::
 Every option is explained by ``-h``; the columns of ``--curve``: docs/command_line.md.
 
 Threat model: passive, static coalition of at most t < m/2 parties; it learns the two noisy count vectors
-and the parties' row counts, nothing else (no class size, no count of clipped scores or of filled cells).
-"""
+and the parties' row counts, nothing else (no class size, no count of clipped scores or of filled cells)."""
 from __future__ import annotations
 
 import csv
@@ -55,10 +54,7 @@ class RocPrivateOptions:
 
 
 def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
-    """Parse and validate the options.
-
-    :raise UsageError: with a one-line message.
-    """
+    """Parse and validate the options.  :raise UsageError: one line."""
     from dataclasses import replace
 
     from dp.ecdf.roc import SPLITS, RocQuery
@@ -103,9 +99,8 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
     except (TypeError, ValueError) as exc:  # the query's words for its options: points, domain
         message = str(exc).replace(" with points ", " with --points ")
         raise UsageError(f"--{message}" if message.startswith(("points ", "domain ")) else message) from None
-    check_output_path(args.curve, "--curve")
-    check_output_path(args.json, "--json")
-    check_output_path(args.plot, "--plot")
+    for name in ("curve", "json", "plot"):
+        check_output_path(getattr(args, name), f"--{name}")
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham",
                              roles={columns[0]: ("score", "give --domain LO:HI"),
                                     columns[1]: ("label", "choose a column of 0/1 labels")})
@@ -189,12 +184,8 @@ def draw_roc(path: str, release: Any, *, smooth: int | None, label: str = "") ->
 
     The raw curve (each class's noisy counts over their own noisy total) and, unless ``smooth`` is ``None``,
     the curve of the smoothed rates (eq. 3 with that norm), each with its AUC in the legend, and the diagonal
-    (a random score).  Only released values and their post-processing are drawn.
-
-    :param release: a :class:`dp.ecdf.roc.RocRelease`.
-    :param smooth: the smoothing norm (1 or 2), or ``None`` for the raw curve only.
-    :param label: what the curve is of (score and label column), for the title.
-    """
+    (a random score).  Only released values and their post-processing are drawn.  ``release``: a
+    :class:`dp.ecdf.roc.RocRelease`; ``label``: what the curve is of (score and label column), for the title."""
     from scenarios.kit.experiments import new_figure, save_figure
 
     figure, axes = new_figure(6.0, 5.6)

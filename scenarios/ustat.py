@@ -23,8 +23,7 @@ Run it with three local parties::
         --domain a=0:10,b=0:100 --precision 4 --budget 3 --json result.json   # --budget: the account's total
 
 Every option is explained by ``-h``; the category, missing-value and budget options in
-docs/command_line.md.
-"""
+docs/command_line.md."""
 from __future__ import annotations
 
 import math
@@ -142,10 +141,7 @@ def _parse_pairs(text: str) -> tuple[str, float | int | None]:
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    """Parse and validate the scenario options (no data is read here).
-
-    :raise UsageError: with a one-line message.
-    """
+    """Parse and validate the scenario options (no data is read here).  :raise UsageError: one line."""
     from dp.umpc.report import public_categories
     from dp.umpc.scripting import Query, option_words, pure_account_query
     from dp.validation import check_seed
@@ -236,8 +232,7 @@ def _noise_source(noise: str | None, mpc_noise: bool, delegate_noise: str | None
     """``--noise`` (``--mpc-noise`` is ``--noise mpc``); party noise with ``--delegate-noise``; ``None``: the
     default for the budget (:func:`dp.noise_defaults.default_noise`).
 
-    :raise UsageError: contradictory options.
-    """
+    :raise UsageError: contradictory options."""
     if mpc_noise and noise == "parties":
         raise UsageError("--mpc-noise means --noise mpc, which contradicts --noise parties: give one of them")
     chosen = "mpc" if mpc_noise else noise

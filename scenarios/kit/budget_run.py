@@ -3,8 +3,7 @@
 ``--ledger DIR|off``, ``--budget EPS[:DELTA]``, ``--accountant basic|zcdp``, ``--dataset NAME``
 (:func:`add_budget_arguments`); :meth:`BudgetOptions.account` gives the ledger keywords of ``release``, which
 reserves the spend at every party before any data is shared (:mod:`dp.budget.spending`).  Keys, exemptions, pure
-budgets and settling: docs/command_line.md.
-"""
+budgets and settling: docs/command_line.md."""
 from __future__ import annotations
 
 import argparse

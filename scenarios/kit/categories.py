@@ -2,8 +2,7 @@
 
 A list of numbers is numeric, else strings matched exactly; the order is the code (for a label column, the role);
 which columns are categorical and where their lists come from: docs/command_line.md.  Threat model: a category
-list is public, agreed before any data is shared; nothing about the values outside a list leaves its party.
-"""
+list is public, agreed before any data is shared; nothing about the values outside a list leaves its party."""
 from __future__ import annotations
 
 import math

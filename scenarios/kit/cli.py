@@ -6,8 +6,7 @@ codes 0 / 2 (bad usage or input) / 1 (a failure in the protocol) with one ``erro
 ``t = 0`` refused unless ``--allow-t0``; the options every scenario takes: :data:`HELP_EPILOGS`.
 
 The lifecycle itself (launching, settling, exit codes, agreement) lives in :mod:`secure.launcher`,
-shared with user scripts (:func:`secure.run`); this module keeps the parsing and the printing.
-"""
+shared with user scripts (:func:`secure.run`); this module keeps the parsing and the printing."""
 from __future__ import annotations
 
 import argparse
@@ -76,8 +75,7 @@ class ScenarioParser(argparse.ArgumentParser):
     MPyC's options; exit 0, before MPyC is imported (:func:`run_scenario`): no party is launched.
 
     :param runs_as: ``"party"`` (an MPyC party run by :func:`run_scenario`: the common options and
-        MPyC's), ``"launcher"`` (launches its own local parties: the drills) or ``"tool"`` (no MPyC).
-    """
+        MPyC's), ``"launcher"`` (launches its own local parties: the drills) or ``"tool"`` (no MPyC)."""
 
     def __init__(self, *args: Any, runs_as: str = "party", **kwargs: Any) -> None:
         kwargs["allow_abbrev"] = False
@@ -159,8 +157,7 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[..., Awaitabl
     one line naming what to install (exit 2; scenarios that need one check it when parsing, which
     stops every party with the same line).  Long MPC phases report progress through
     :func:`secure.meter.report_progress`: a bar on a terminal, log lines otherwise
-    (:func:`scenarios.kit.progress.install_progress`).
-    """
+    (:func:`scenarios.kit.progress.install_progress`)."""
     from secure.errors import InputError
 
     if asks_for_help(sys.argv[1:] if argv is None else argv):
@@ -217,8 +214,7 @@ def show_help(parse: Callable[[list[str]], Any]) -> int:
     """Print the scenario's help (its :class:`ScenarioParser` does, on ``--help``); the exit code, 0.
 
     :param parse: the scenario's ``argv -> options``; called with ``["--help"]`` only, so that no
-        other option can fail first.
-    """
+        other option can fail first."""
     try:
         parse(["--help"])
     except SystemExit as exc:
@@ -233,8 +229,7 @@ def show_help(parse: Callable[[list[str]], Any]) -> int:
 def missing_package_stops_party() -> Iterator[None]:
     """Turn ``ModuleNotFoundError`` of an optional package into one line saying what to install.
 
-    :raise secure.errors.InputError: ``party i: ... needs the 'tqdm' package: pip install ...``.
-    """
+    :raise secure.errors.InputError: ``party i: ... needs the 'tqdm' package: pip install ...``."""
     try:
         yield
     except ModuleNotFoundError as exc:
@@ -255,8 +250,7 @@ def output_errors_stop_party() -> Iterator[None]:
     The paths were tried when the options were parsed (:func:`scenarios.kit.outputs.check_output_path`); a disk
     that fills up or a directory removed meanwhile still ends here, after the release was printed.
 
-    :raise secure.errors.InputError: ``party 0: cannot write PATH: REASON (the release above was made)``.
-    """
+    :raise secure.errors.InputError: ``party 0: cannot write PATH: REASON (the release above was made)``."""
     try:
         yield
     except OSError as exc:

@@ -2,8 +2,7 @@
 
 ``framingham`` (4238 rows, the default) and ``heart_disease_uci`` (920 rows); two derived columns are added in
 the clear from public choices: ``score`` (a logistic regression fitted on a held-out 30 %, then removed) and
-``severity`` (``min(num, 2)``).
-"""
+``severity`` (``min(num, 2)``)."""
 from __future__ import annotations
 
 import json

@@ -2,8 +2,7 @@
 share: their options and checks, the declared domain and grid, and reading the one column.
 
 Threat model: none here (public, declared parameters; each party reads only its own rows, and what it
-shares about them is its verdict, :func:`secure.session.agree_verdict`).
-"""
+shares about them is its verdict, :func:`secure.session.agree_verdict`)."""
 from __future__ import annotations
 
 import argparse
@@ -126,8 +125,7 @@ __all__ = ["EcdfOptions", "ecdf_parser", "common_query", "job_options", "draw_ec
 def parse_quantiles(text: str) -> list[float]:
     """``0.25,0.5`` -> ``[0.25, 0.5]``.
 
-    :raise UsageError: not numbers, or not strictly between 0 and 1.
-    """
+    :raise UsageError: not numbers, or not strictly between 0 and 1."""
     try:
         quantiles = [float(q) for q in text.split(",") if q.strip()]
     except ValueError:
@@ -142,8 +140,7 @@ def ecdf_domain(args: argparse.Namespace, *, bits_refusal: str) -> tuple[str, fl
 
     :param bits_refusal: why this job takes no ``:BITS`` in ``--domain`` (said in the usage error).
     :raise UsageError: a missing or malformed domain, a geometric grid from a non-positive bound, a number of
-        points outside ``[2, 2^20]``.
-    """
+        points outside ``[2, 2^20]``."""
     from scenarios.kit.datasets import declared_specs
     from scenarios.kit.options import domain_of, parse_columns, parse_domains
 
@@ -173,8 +170,7 @@ def checked_grid(lower: float, upper: float, points: int, kind: str) -> np.ndarr
     """The public grid ``tau_1 = lower < ... < tau_N = upper`` of exactly ``points`` points (uniform: equal gaps;
     geometric: equal ratios), :func:`dp.ecdf.grid.grid_of_points`; a failure as a usage error naming the options.
 
-    :raise UsageError: the domain and number of points give no grid of that kind.
-    """
+    :raise UsageError: the domain and number of points give no grid of that kind."""
     from dp.ecdf.grid import grid_of_points
 
     try:
@@ -189,8 +185,7 @@ async def read_column(options: EcdfOptions) -> np.ndarray:
     counts of filled cells and clipped values printed here (:func:`local_note`; never sent).
 
     :return: this party's values, clipped to the query's ``[lower, upper]``.
-    :raise secure.errors.InputError: a bad file or cell at any party, at every party alike.
-    """
+    :raise secure.errors.InputError: a bad file or cell at any party, at every party alike."""
     from mpyc.runtime import mpc
 
     from scenarios.kit.datasets import load_embedded
@@ -232,8 +227,7 @@ def draw_ecdf(path: str, result: Any, *, title: str) -> None:
     smoothed curve (eq. 3) if any, and each private quantile with its 95 % interval.  Only released values and
     their post-processing are drawn.
 
-    :param result: a :class:`dp.ecdf.analysis.SmoothedCurve`.
-    """
+    :param result: a :class:`dp.ecdf.analysis.SmoothedCurve`."""
     from scenarios.kit.experiments import new_figure, save_figure
 
     figure, axes = new_figure(6.4, 4.6)

@@ -1,8 +1,7 @@
 """What the paper sweeps (:mod:`scenarios.kit.sweep`) and benchmarks share: common options, seeds, summaries, CSV,
 figures, progress and the ``--secure`` checks.  The experiments are *simulated* at party 0 inside the party
 lifecycle (the other parties exchange public values only): run ``r``'s data from ``public_generator(run_seed[r])``,
-its noise at setting ``s`` from a stream of ``(--seed, s, r)`` (simulations only; ``--os-noise``: the OS).
-"""
+its noise at setting ``s`` from a stream of ``(--seed, s, r)`` (simulations only; ``--os-noise``: the OS)."""
 from __future__ import annotations
 
 import csv
@@ -225,8 +224,6 @@ def format_mean(mean: float, error: float, digits: int = 3) -> str:
     return f"{mean:.{digits}g} ± {error:.2g}"
 
 
-# ------------------------------------------------------------------------------------------ --secure checks
-
 @dataclass(frozen=True)
 class SecureCheck:
     """One ``--secure`` comparison: the value the MPyC path released beside the simulated path's, ``equal``
@@ -284,8 +281,6 @@ def finish_secure_checks(name: str, checks: Sequence[SecureCheck], results_dir: 
     if not all(c.ok for c in checks):
         raise ProtocolFailure(f"--secure: the MPyC path disagrees with the simulated path (see {name}_secure.csv)")
 
-
-# ------------------------------------------------------------------------------------------ output
 
 def write_csv(path: str, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
     """Write ``rows`` (dicts keyed by ``columns``) as a CSV file with a header; floats at ``repr`` precision."""

@@ -1,8 +1,7 @@
 """The missing-value options shared by the data-reading scenarios: ``--missing refuse|fill`` and ``--fill C=V,...``.
 
 Threat model: the policy and fill values are public and agreed; how many cells a party filled stays at that
-party (docs/command_line.md).
-"""
+party (docs/command_line.md)."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence

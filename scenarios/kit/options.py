@@ -1,6 +1,5 @@
 """Option formats shared by the jobs: ``--domain C=LO:HI[:BITS[:STEP]],...``, ``--columns A,B,...`` and the
-deprecated aliases of renamed options (docs/command_line.md).  Threat model: none (public parameters only).
-"""
+deprecated aliases of renamed options (docs/command_line.md).  Threat model: none (public parameters only)."""
 from __future__ import annotations
 
 import argparse

@@ -1,8 +1,7 @@
 """Output files of the scenarios (``--json``, ``--curve``), checked when the options are parsed, at the party that
 writes them: a path that cannot be written must not be found out after the budget is spent.  The verdict is a
 usage error every party shares (:func:`scenarios.kit.cli.run_scenario`: exit 2, one line
-``error: party 0: cannot write --json /nonexistent/x.json: no such directory``).  No data is touched.
-"""
+``error: party 0: cannot write --json /nonexistent/x.json: no such directory``).  No data is touched."""
 from __future__ import annotations
 
 import os

@@ -1,8 +1,7 @@
 """Optional packages (``tqdm``, ``matplotlib``): one line saying what to install, instead of an internal error.
 
 A scenario that needs one checks it while parsing (:func:`require_packages`: every party stops with the same
-line); :func:`missing_package_message` turns a later ``ModuleNotFoundError`` into that line.  Threat model: none.
-"""
+line); :func:`missing_package_message` turns a later ``ModuleNotFoundError`` into that line.  Threat model: none."""
 from __future__ import annotations
 
 import importlib.util
@@ -38,8 +37,7 @@ def require_packages(*packages: str, purpose: str = "this scenario") -> None:
     :param packages: import names, e.g. ``"tqdm"``, ``"matplotlib"``.
     :param purpose: who needs them, the start of the message.
     :raise secure.errors.InputError: ``... needs the 'tqdm' package: pip install 'private-ustats[plot]'``
-        (a bad setup, refused like bad usage: exit 2 at every party, when raised while parsing).
-    """
+        (a bad setup, refused like bad usage: exit 2 at every party, when raised while parsing)."""
     for package in packages:
         if not _installed(package):
             raise InputError(f"{purpose} {install_hint(package)}")

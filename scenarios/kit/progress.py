@@ -1,6 +1,5 @@
 """Progress of long MPC phases (:func:`secure.meter.report_progress`): a ``tqdm`` bar on a terminal, log lines
-otherwise.  Threat model: none; the steps are public (the same at every party).
-"""
+otherwise.  Threat model: none; the steps are public (the same at every party)."""
 from __future__ import annotations
 
 import logging
@@ -44,8 +43,7 @@ def install_progress(stream: TextIO | None = None) -> None:
     """Send this party's progress reports to a terminal bar, or to log lines.
 
     A bar only when ``stream`` (default stderr) is a terminal, MPyC logs at INFO level (not
-    ``--no-log``) and ``tqdm`` is installed (an optional package: without it, log lines).
-    """
+    ``--no-log``) and ``tqdm`` is installed (an optional package: without it, log lines)."""
     from secure.meter import set_progress_reporter
 
     target = sys.stderr if stream is None else stream

@@ -5,8 +5,7 @@ A paper scenario declares its grid (:func:`axis`, :func:`points`), a run (per po
 common options (:func:`scenarios.kit.experiments.add_common_options`), runs the party lifecycle, writes
 ``<name>.csv`` / ``<name>.png`` per output and prints the tables and the ``docs/papers/`` page.
 Threat model: simulated at party 0 on embedded or synthetic public data (exempt from the budget); the other
-parties agree on the parameters and the seed and, with ``--secure``, run the protocol once on the MPyC path.
-"""
+parties agree on the parameters and the seed and, with ``--secure``, run the protocol once on the MPyC path."""
 from __future__ import annotations
 
 import itertools
@@ -74,8 +73,7 @@ def monte_carlo(grid: Sequence[Mapping[str, Any]], trial: Trial, *, metrics: Seq
     """Run ``trial(point, run, noise)`` ``common.runs`` times per point; one row per point: the point (without its
     keys that start with ``_``: data the trial needs, not columns), ``runs``, ``<metric>_mean`` and ``<metric>_se``
     (:func:`scenarios.kit.experiments.summarize_runs`), ``tally(records)`` if given, ``seed``.  Run ``r`` of point
-    ``s`` draws its noise from ``noise_generator(seed, s, r)`` (simulation only; ``--os-noise``: ``None``, the OS).
-    """
+    ``s`` draws its noise from ``noise_generator(seed, s, r)`` (simulation only; ``--os-noise``: ``None``, the OS)."""
     bar = progress(len(grid) * common.runs, name)
     rows = []
     try:
@@ -116,8 +114,7 @@ class Sweep:
     :class:`Output` list, at party 0), ``report(options, outputs)`` (prints the tables), ``runs``/``quick_runs``
     (default ``--runs``), ``checks`` (``async (options, seed) -> [SecureCheck]``, the ``--secure`` check at every
     party; its CSV ``<check_name(options)>_secure.csv``, ``note`` printed before its table) and ``spend``
-    (default exempt: embedded or synthetic public data).
-    """
+    (default exempt: embedded or synthetic public data)."""
 
     module: str
     doc: str

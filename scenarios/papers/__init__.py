@@ -6,5 +6,4 @@ Barczewski, Mawass & Ramon: ``ecdf_smoothing``, ``ecdf_inverse``, ``roc_curve``,
 ``ecdf_fss_costs`` (§4.2 costs beside §4.1, ``-M3``).
 Sun et al.: ``fedauc_tables``, ``fedauc_figures``.
 The sweeps run through :mod:`scenarios.kit.sweep`; each paper's method, data and findings beside ours are in
-``docs/papers/`` (``sinh_ramon.md``, ``bell.md``, ``barczewski.md``, ``fedauc.md``).
-"""
+``docs/papers/`` (``sinh_ramon.md``, ``bell.md``, ``barczewski.md``, ``fedauc.md``)."""

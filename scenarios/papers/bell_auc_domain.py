@@ -2,8 +2,7 @@
 
 Run: ``python -m scenarios.papers.bell_auc_domain [--quick]`` (``-M3 --secure``: once per split and alpha as
 deployed on real parties, local DP, no MPC; equal to the simulation).  Writes ``bell_auc_domain.csv`` and
-``.png``.  Method, data and findings beside ours: ``docs/papers/bell.md``.
-"""
+``.png``.  Method, data and findings beside ours: ``docs/papers/bell.md``."""
 from __future__ import annotations
 
 import math
@@ -80,8 +79,7 @@ def synthetic_scores(seed: int, *, positives: int = PAPER_POSITIVES,
                      negatives: int = PAPER_NEGATIVES) -> tuple[np.ndarray, np.ndarray]:
     """Binormal logit scores with Framingham's per-class shape and the given class sizes (docs/papers/bell.md).
 
-    :return: ``(scores, labels)``: ``positives`` ones then ``negatives`` zeros, scores in ``(0, 1)``.
-    """
+    :return: ``(scores, labels)``: ``positives`` ones then ``negatives`` zeros, scores in ``(0, 1)``."""
     framingham, labels = load_scores(seed)
     logits = np.log(framingham / (1.0 - framingham))
     generator = np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(2,))))
@@ -191,8 +189,6 @@ def _report(options: DomainOptions, outputs: Sequence[Output]) -> None:
             print(f"  {split}: best MSE at epsilon 5 is {five['squared_error_mean']:.3g}, at epsilon 10 "
                   f"{ten['squared_error_mean']:.3g} (gain x{five['squared_error_mean'] / ten['squared_error_mean']:.2f})")
 
-
-# -------------------------------------------------------------------------------------------- --secure
 
 
 def _level_members(users: int, levels: int, split: str, generator: np.random.Generator) -> list[np.ndarray]:

@@ -2,8 +2,7 @@
 
 Run: ``python -m scenarios.papers.bell_auc_synthetic [--quick]`` (``-M3 --secure``: both protocols once per data
 set and alpha as deployed on real parties, local DP, no MPC; equal to the simulation).  Writes
-``bell_auc_synthetic.csv`` and ``.png``.  Method, data and findings beside ours: ``docs/papers/bell.md``.
-"""
+``bell_auc_synthetic.csv`` and ``.png``.  Method, data and findings beside ours: ``docs/papers/bell.md``."""
 from __future__ import annotations
 
 import math
@@ -230,8 +229,6 @@ def _report(options: SyntheticOptions, outputs: Sequence[Output]) -> None:
                notes=[f"{options.per_class} users per class; exact AUC {exact}; generic protocol only for alpha <= "
                       f"{options.generic_max_alpha} (O(k^2) server, k = 2d)"])
 
-
-# -------------------------------------------------------------------------------------------- --secure
 
 async def _generic_deployment(positives: np.ndarray, negatives: np.ndarray, *, domain_size: int, epsilon: float,
                               seed: int, setting: int) -> tuple[float, float] | None:

@@ -2,8 +2,7 @@
 
 Run: ``python -m scenarios.papers.bell_kendall [--quick]`` (``-M3 --secure``: one repetition of the
 subsampled-pairs protocol per P on the MPyC path with fixed per-party draws, equal to the simulation).  Writes
-``bell_kendall.csv`` and ``.png``.  Method, data and findings beside ours: ``docs/papers/bell.md``.
-"""
+``bell_kendall.csv`` and ``.png``.  Method, data and findings beside ours: ``docs/papers/bell.md``."""
 from __future__ import annotations
 
 import math
@@ -274,8 +273,7 @@ async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:
     """``--secure``: one repetition of the 2PC subsampled-pairs protocol per checked ``P`` at the smallest
     epsilon: party ``i`` holds rows ``i, i+m, ...`` and runs :func:`dp.bell.subsampled_pairs.run_secure_subsampled`
     with fixed per-party draws (``noise_source``); party 0 simulates the same rows, pairs and draws.  Relation
-    ``equal``: the tau and every opened per-pair value.  Collective; the checks at party 0, ``[]`` elsewhere.
-    """
+    ``equal``: the tau and every opened per-pair value.  Collective; the checks at party 0, ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
     from dp.bell.subsampled_pairs import (

@@ -2,8 +2,7 @@ r"""Costs of the private ECDF by function secret sharing beside the paper (§4.2
 
 Run: ``python -m scenarios.papers.ecdf_fss_costs -M3 [--quick]`` (three local parties).  Party 0 writes
 ``ecdf_fss_keys.csv``, ``ecdf_fss_costs.csv`` and ``ecdf_fss_costs.png``.  Findings beside ours:
-``docs/papers/barczewski.md``.
-"""
+``docs/papers/barczewski.md``."""
 from __future__ import annotations
 
 import math

@@ -2,8 +2,7 @@
 
 Run: ``python -m scenarios.papers.ecdf_inverse [--quick]`` (``-M3 --secure``: run 0 of every epsilon through the
 secure tree ECDF on real parties with fixed per-party node draws, equal to the simulation).  Writes
-``ecdf_inverse.csv`` and ``.png``.  Findings beside ours: ``docs/papers/barczewski.md``.
-"""
+``ecdf_inverse.csv`` and ``.png``.  Findings beside ours: ``docs/papers/barczewski.md``."""
 from __future__ import annotations
 
 import math

@@ -174,8 +174,6 @@ def _report(options: SmoothingOptions, outputs: Sequence[Output]) -> None:
                       "s p=1, s p=2: mean seconds per smoothing call (build + solve)"])
 
 
-# ----------------------------------------------- --secure (also used by ecdf_inverse, roc_curve, hosmer_lemeshow)
-
 def party_share(values: np.ndarray, party: int, parties: int) -> np.ndarray:
     """The rows ``party, party + m, ...`` of ``values``: what party ``party`` holds in a ``--secure`` check."""
     return np.asarray(values)[party::parties]
@@ -187,8 +185,7 @@ async def secure_ecdf_counts(instances: np.ndarray, grid: np.ndarray, epsilon: f
     real runtime's plan, each party holding :func:`party_share`) with fixed per-party node draws
     (:func:`scenarios.kit.experiments.party_draws`, through ``noise_source``); collective.
 
-    :return: at party 0 ``(released counts, total node noise)`` (the simulated path's noise), else ``None``.
-    """
+    :return: at party 0 ``(released counts, total node noise)`` (the simulated path's noise), else ``None``."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.secure_release import run_secure_ecdf

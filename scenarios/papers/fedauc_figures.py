@@ -2,8 +2,7 @@
 
 Run: ``python -m scenarios.papers.fedauc_figures [--quick]`` (``-M3 --secure``: each method once in the paper's
 deployment on real parties, no MPC: clients spread over the parties, reports to party 0 with mpc.transfer).
-Party 0 writes one CSV and PNG per figure.  Method, data and findings beside ours: ``docs/papers/fedauc.md``.
-"""
+Party 0 writes one CSV and PNG per figure.  Method, data and findings beside ours: ``docs/papers/fedauc.md``."""
 from __future__ import annotations
 
 import math
@@ -117,14 +116,10 @@ def _resolve(args: Any, common: CommonOptions) -> FiguresOptions:
                           replicas=int(args.replicas), delta=delta, common=common)
 
 
-# -------------------------------------------------------------------------------------------- data
-
 def replicate(scores: np.ndarray, labels: np.ndarray, replicas: int) -> tuple[np.ndarray, np.ndarray]:
     """The "large" evaluation set: every row ``replicas`` times (same AUC, ``replicas`` times the rows)."""
     return np.tile(scores, replicas), np.tile(labels, replicas)
 
-
-# -------------------------------------------------------------------------------------------- simulation
 
 class _Runner:
     """Runs the settings in order, one seeded noise stream (``--os-noise``: the OS) and one tick of ``bar`` each."""
@@ -290,8 +285,6 @@ def run_figures(options: FiguresOptions, seed: int) -> dict[str, list[dict[str, 
         bar.close()
 
 
-# -------------------------------------------------------------------------------------------- splitting rows
-
 def _fig5_epsilon(rows: Sequence[dict[str, Any]]) -> float:
     """Fig. 5's epsilon: 4 if swept, else the swept epsilon nearest to 4."""
     epsilons = sorted({row["epsilon"] for row in rows})
@@ -310,8 +303,6 @@ def figure_rows(name: str, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any
 def _best(rows: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
     return min(rows, key=lambda row: (row[key], row["fraction"]))
 
-
-# -------------------------------------------------------------------------------------------- plots
 
 def _figure(columns: int) -> tuple[Any, list[Any]]:
     return new_figure(5.2 * columns, 4.2, panels=(1, columns))  # type: ignore[no-any-return]
@@ -426,8 +417,6 @@ _PLOTS: dict[str, Callable[[str, Sequence[dict[str, Any]], str], None]] = {
     "alpha": _plot_alpha, "allocation": _plot_allocation, "beta": _plot_beta, "rr_sizes": _plot_rr,
     "gaussian": _plot_gaussian}
 
-
-# -------------------------------------------------------------------------------------------- report
 
 def _report_alpha(rows: Sequence[dict[str, Any]]) -> None:
     table = []

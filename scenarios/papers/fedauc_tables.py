@@ -2,8 +2,7 @@
 
 Run: ``python -m scenarios.papers.fedauc_tables [--quick]`` (``-M3 --secure``: each method once in the paper's
 deployment on real parties, no MPC).  Noise comes from the OS, never from ``--seed``.  Method, data and findings
-beside ours: ``docs/papers/fedauc.md``.
-"""
+beside ours: ``docs/papers/fedauc.md``."""
 from __future__ import annotations
 
 import math
@@ -274,8 +273,6 @@ def _plot(path: Path, rows: Sequence[dict[str, Any]], samples: int) -> None:
                     fontsize=10)
     figure.savefig(path, dpi=120)
 
-
-# -------------------------------------------------------------------------------------------- --secure
 
 @dataclass(frozen=True)
 class DeploymentSetting:

@@ -2,8 +2,7 @@
 
 Run: ``python -m scenarios.papers.hosmer_lemeshow [--quick]`` (``-M3 --secure``: one repetition of every
 (epsilon, accounting) of Algorithm 2 across real parties with fixed per-party draws, equal to the simulation; the
-experiment's own runs draw OS noise).  Findings beside ours: ``docs/papers/barczewski.md``.
-"""
+experiment's own runs draw OS noise).  Findings beside ours: ``docs/papers/barczewski.md``."""
 from __future__ import annotations
 
 import csv
@@ -117,8 +116,6 @@ def parse_options(argv: Sequence[str]) -> Options:
     return Options(epsilons, runs, args.groups, args.points, args.precision, args.smoothed, args.seed,
                    args.results_dir, args.quick, bool(args.secure))
 
-
-# ------------------------------------------------------ the experiment (plain numpy; party 0 only)
 
 def load_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Predicted probabilities and labels of the Framingham logistic regression (the Bank stand-in), the model's
@@ -246,8 +243,6 @@ def write_png(rows: Sequence[ExperimentRow], path: str, *, floor: float, title: 
     style_axes(axes, xlabel="epsilon", ylabel="relative MSE of H  (shaded: 10-90 % of runs)", title=title, legend=7)
     figure.savefig(path, dpi=120)
 
-
-# ------------------------------------------------------------------------------------ the scenario
 
 async def secure_checks(options: Options) -> list[Any]:
     """``--secure``: every (epsilon, accounting) once through

@@ -3,8 +3,7 @@
 Run: ``python -m scenarios.papers.roc_curve [--quick]`` (``-M3 --secure``: every epsilon once through the two
 secure class ECDFs on real parties with fixed per-party node draws, equal to the simulation).  Writes
 ``roc_curve_l1.csv``, ``roc_curve_l1.png`` (Fig. 5), ``roc_curve_example.png`` (Fig. 1) and
-``roc_curve_auc_error.png``.  Findings beside ours: ``docs/papers/barczewski.md``.
-"""
+``roc_curve_auc_error.png``.  Findings beside ours: ``docs/papers/barczewski.md``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -86,8 +85,6 @@ def load_scores(seed: int) -> ScoredData:
     return ScoredData(np.clip(scores, 0.0, 1.0), labels)
 
 
-# --------------------------------------------------------------------- distance between ROC curves
-
 def tpr_at(curve: Any, false_positive_rate: np.ndarray) -> np.ndarray:
     """The TPR of a ROC polyline (a :class:`smoothing.roc.RocCurve`, FPRs sorted from 0 to 1) at the given FPRs:
     between consecutive distinct FPRs ``u < v``, the segment from the highest point at ``u`` to the lowest at ``v``
@@ -114,8 +111,6 @@ def roc_l1_distance(reference: Any, other: Any, *, resolution: int = FPR_RESOLUT
     midpoints = (np.arange(resolution) + 0.5) / resolution
     return float(np.mean(np.abs(tpr_at(reference, midpoints) - tpr_at(other, midpoints))))
 
-
-# ---------------------------------------------------------------------------------- the experiment
 
 def _release_pair(data: ScoredData, grid: np.ndarray, plan: Any, generator: np.random.Generator | None, *,
                   node_noise: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:

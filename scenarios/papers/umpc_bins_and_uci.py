@@ -3,8 +3,7 @@ and the UCI Heart Disease statistics against n.
 
 Run: ``python -m scenarios.papers.umpc_bins_and_uci --figure bins|uci [--quick]`` (``-M3 --secure``: one U-MPC
 repetition per epsilon or per statistic and n on the MPyC path, equal to the simulation).  Writes
-``umpc_<figure>.csv`` / ``.png``.  Findings beside ours: ``docs/papers/sinh_ramon.md``.
-"""
+``umpc_<figure>.csv`` / ``.png``.  Findings beside ours: ``docs/papers/sinh_ramon.md``."""
 from __future__ import annotations
 
 import math
@@ -202,8 +201,6 @@ def _row(figure: str, stat: _Statistic, method: str, *, n: int, t: int, grid: st
             "exact": exact, "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "seed": seed, **costs}
 
 
-# ---------------------------------------------------------------------------------------- experiments
-
 def run_bins(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
     """Kendall on Framingham for every (t, epsilon): U-MPC once per epsilon, the baselines per t."""
     stat = _Statistic("kendall", "framingham", options.pair)
@@ -287,8 +284,6 @@ def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
     fill_ratios(rows, ("statistic", "n"))
     return rows
 
-
-# ------------------------------------------------------------------------------------- output
 
 def _errorbar(axes: Any, rows: list[dict[str, Any]], x: str, label: str, method: str, style: str, fill: str) -> None:
     errorbars(axes, rows, x, "mse", marker=MARKERS[method], linestyle=style, label=label, color=COLORS[method],

@@ -1,8 +1,7 @@
 r"""Measured cost of Pi_U-MPC on MPyC beside the paper's cost model and a model of MPyC itself.
 
 Run: ``python -m scenarios.papers.umpc_costs -M3 [--quick]`` (three local parties); party 0 writes
-``umpc_costs.csv``.  Findings beside ours: ``docs/papers/sinh_ramon.md``.
-"""
+``umpc_costs.csv``.  Findings beside ours: ``docs/papers/sinh_ramon.md``."""
 from __future__ import annotations
 
 import os

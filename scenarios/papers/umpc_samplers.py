@@ -3,8 +3,7 @@ beside the exact error decomposition of every sampler.
 
 Run: ``python -m scenarios.papers.umpc_samplers [--quick]`` (``-M3 --secure``: one repetition of Pi_U-MPC per
 sampler on the MPyC path with fixed per-party draws, equal to the simulation).  Writes ``umpc_samplers.csv`` and
-``.png``.  Method, data and findings beside ours: ``docs/papers/sinh_ramon.md``.
-"""
+``.png``.  Method, data and findings beside ours: ``docs/papers/sinh_ramon.md``."""
 from __future__ import annotations
 
 import bisect
@@ -141,8 +140,7 @@ def lemma_d3_bound(*, n: int, edges: int, epsilon: float, sensitivity: float = 1
                    noise_factor: float = 1.0) -> float:
     """Lemma D.3: ``(N-|E|)/(4|E|(N-1)) + noise_factor * 2 (2 Delta_f)^2 / (n^2 eps^2)``, ``N = C(n,2)``.
 
-    ``noise_factor = m/(m-t)`` accounts for the coalition calibration (the lemma has 1).
-    """
+    ``noise_factor = m/(m-t)`` accounts for the coalition calibration (the lemma has 1)."""
     pairs = n * (n - 1) / 2
     return (pairs - edges) / (4 * edges * (pairs - 1)) + noise_factor * 2 * (2 * sensitivity) ** 2 / (
         n ** 2 * epsilon ** 2)
@@ -390,8 +388,6 @@ def _report(options: SamplerOptions, outputs: Sequence[Output]) -> None:
           f"{first['lemma_d3_bound_coalition']:.3g}); balanced MSE / bound = "
           f"{balanced['mse_mean'] / first['lemma_d3_bound_coalition']:.3g}")
 
-
-# ------------------------------------------------------------------------------------------- --secure
 
 @dataclass(frozen=True)
 class UmpcCheckSetting:

@@ -2,8 +2,7 @@
 
 Run: ``python -m scenarios.papers.umpc_vs_baselines [--quick]`` (``-M3 --secure``: one repetition of U-MPC's Gini
 per n on the MPyC path, equal to the simulation).  Writes ``umpc_vs_baselines.csv`` and ``.png`` (communication,
-MSE, per-party and server computation against n).  Findings beside ours: ``docs/papers/sinh_ramon.md``.
-"""
+MSE, per-party and server computation against n).  Findings beside ours: ``docs/papers/sinh_ramon.md``."""
 from __future__ import annotations
 
 import math
