@@ -14,8 +14,10 @@ Threat model of the secure runs: passive, static, ``t < m/2``; the synthetic row
 (a benchmark), but they enter the computation as private inputs do."""
 from __future__ import annotations
 
+import functools
 import json
 import math
+import operator
 import os
 import subprocess
 import sys
@@ -246,13 +248,6 @@ class _Discard:
     def restore(self, mark: Any) -> None: ...
 
 
-def _peak_rss() -> int:
-    """Peak resident memory of this process so far, in bytes (Linux reports kB)."""
-    import resource
-
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
-
-
 async def _bare_auc(sectype: Any, count: Callable[[], Any], plans: Sequence[Any], *,
                     sampler: bool) -> tuple[float, int]:
     """The bare-MPyC AUC of the same sums and noise from this party's rows: ``count()`` its ``(G, 2)`` counts (counted
@@ -272,10 +267,7 @@ async def _bare_auc(sectype: Any, count: Callable[[], Any], plans: Sequence[Any]
     started, sent = time.perf_counter(), bytes_sent()
     local = count()
     shares = mpc.input(sectype.array(np.asarray(local, dtype=np.int64).reshape(-1)))
-    joint = shares[0]
-    for share in shares[1:]:
-        joint = joint + share
-    joint = mpc.np_reshape(joint, local.shape)
+    joint = mpc.np_reshape(functools.reduce(operator.add, shares), local.shape)
     negatives, positives = joint[:, 0], joint[:, 1]
     twice_u = mpc.np_sum(positives * (2 * mpc.np_cumsum(negatives) - negatives))
     pairs = mpc.np_sum(positives) * mpc.np_sum(negatives)
@@ -283,9 +275,7 @@ async def _bare_auc(sectype: Any, count: Callable[[], Any], plans: Sequence[Any]
         noise = secret_laplace_noise(sectype, [plan.sampler for plan in plans])
     else:  # each party's share: its own draw (the cost of party noise: one input per sum and party)
         draws = mpc.input(sectype.array(np.array([secrets.randbelow(1 << 20) - (1 << 19) for _ in plans])))
-        total = draws[0]
-        for draw in draws[1:]:
-            total = total + draw
+        total = functools.reduce(operator.add, draws)
         noise = [total[index] for index in range(len(plans))]
     await mpc.output([twice_u + noise[0], pairs + noise[1]])
     return time.perf_counter() - started, bytes_sent() - sent
@@ -321,7 +311,9 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
         release = await run_complete(query, fixed, chosen)
     else:
         release = await run_secure(query, fixed, seed=options.seed)
-    peaks = [int(peak) for peak in await mpc.transfer(_peak_rss())]
+    import resource  # this party's peak resident memory so far, in bytes (Linux reports kB)
+
+    peaks = [int(peak) for peak in await mpc.transfer(int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024)]
     bare: dict[str, float] = {"bare_seconds": math.nan, "bare_bytes": math.nan, "bare_party_seconds": math.nan,
                               "bare_party_bytes": math.nan}
     if kernel == "auc" and path == "histogram":
@@ -352,23 +344,13 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
     return deliver
 
 
-def _session_flags(parties: int, threshold: int) -> list[str]:
-    """MPyC options of a configuration's run: as many local parties as this run, on free ports."""
+def run_configuration(options: ScaleOptions, seed: int, rows: int, path: str, parties: int,
+                      threshold: int, kernel: str = "kendall") -> dict[str, Any]:
+    """Party 0: measure ``(rows, kernel, path)`` in fresh party processes (as many local parties as this run, on
+    free ports); its record (or why it did not run)."""
     from secure.launcher import free_base_port
     from secure.session import run_settings
 
-    flags = ["--no-log"]
-    if parties > 1:
-        flags += ["-M", str(parties), "-T", str(threshold), "-B", str(free_base_port(parties))]
-    bits = run_settings().bit_length
-    if bits is not None:
-        flags += ["-L", str(bits)]
-    return flags
-
-
-def run_configuration(options: ScaleOptions, seed: int, rows: int, path: str, parties: int,
-                      threshold: int, kernel: str = "kendall") -> dict[str, Any]:
-    """Party 0: measure ``(rows, kernel, path)`` in fresh party processes; its record (or why it did not run)."""
     chosen = plan(options.epsilon, path, rows, parties, kernel)
     cost = chosen.costs[path]
     record: dict[str, Any] = {key: math.nan for key in COLUMNS}
@@ -382,8 +364,11 @@ def run_configuration(options: ScaleOptions, seed: int, rows: int, path: str, pa
     with tempfile.TemporaryDirectory() as folder:
         target = os.path.join(folder, "config.json")
         command = [sys.executable, "-m", "scenarios.bench_scale", "--measure", f"{rows}:{kernel}:{path}", "--seed",
-                   str(seed), "--epsilon", repr(options.epsilon), "--json", target,
-                   *_session_flags(parties, threshold)]
+                   str(seed), "--epsilon", repr(options.epsilon), "--json", target, "--no-log"]
+        if parties > 1:
+            command += ["-M", str(parties), "-T", str(threshold), "-B", str(free_base_port(parties))]
+        if run_settings().bit_length is not None:
+            command += ["-L", str(run_settings().bit_length)]
         limit = 900.0 + 10 * cost.seconds + rows * 2e-4
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=limit,

@@ -141,7 +141,7 @@ def parse_options(argv: Sequence[str], parties: int | None = None, threshold: in
     return Options(coalition, copies, rows, args.epsilon, args.seed, args.quick, args.json, parties, threshold)
 
 
-# ------------------------------------------------------------------------------ analysis (plaintext)
+# analysis (plaintext)
 
 
 def chi_square_bins(samples: int) -> int:
@@ -212,7 +212,7 @@ def count_reconstructed(members: Sequence[int], shares: Sequence[Sequence[int]],
     return sum(1 for guess, value in zip(guesses, truth) if guess == int(value) % modulus)
 
 
-# ------------------------------------------------------------------------------------ the parties
+# the parties
 
 
 def _query(options: Options) -> Any:

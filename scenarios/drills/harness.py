@@ -13,6 +13,7 @@ import csv
 import gzip
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -188,11 +189,6 @@ def _read_phase_log(path: str) -> tuple[list[tuple[str, int, float]], int | None
     return phases, exit_bytes
 
 
-def _read(path: str) -> str:
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        return handle.read()
-
-
 def run_three(specs: Sequence[PartySpec], workdir: str, *, party_args: Sequence[str] = (),
               timeout: float = RUN_TIMEOUT_SECONDS, frozen: int | None = None) -> tuple[list[PartyResult], float]:
     """Start one process per party in ``workdir``, poll their exits every 10 ms, end one still running after
@@ -236,9 +232,9 @@ def run_three(specs: Sequence[PartySpec], workdir: str, *, party_args: Sequence[
     for index, (spec, process) in enumerate(zip(specs, processes)):
         phases, exit_bytes = _read_phase_log(os.path.join(workdir, f"party{index}.phases"))
         code = process.returncode if exit_times[index] is not None else None
-        results.append(PartyResult(index, spec.module, code, exit_times[index],
-                                   _read(os.path.join(workdir, f"party{index}.out")),
-                                   _read(os.path.join(workdir, f"party{index}.err")), phases, exit_bytes))
+        stdout, stderr = (pathlib.Path(workdir, f"party{index}.{kind}").read_text(encoding="utf-8", errors="replace")
+                          for kind in ("out", "err"))
+        results.append(PartyResult(index, spec.module, code, exit_times[index], stdout, stderr, phases, exit_bytes))
     return results, launch
 
 

@@ -34,10 +34,10 @@ from scenarios.drills.harness import (RESULT_NAME, CheckedOutcome, DrillOptions,
                                       format_table, framingham_columns, party_directory, parse_drill_argv, read_result,
                                       run_three)
 
-__all__ = ["main", "parse_options", "Setting", "CaseResult", "run_cases", "CountCase", "run_count_cases",
-           "COUNT_JOBS", "INFLATE_ROWS", "fixed_point", "COLUMN", "LOWER",
-           "UPPER", "PRECISION", "FAR_VALUE", "NEAR_VALUE", "BEYOND_L_VALUE", "EPSILON", "SEED", "QUICK_ROWS",
-           "FULL_ROWS", "QUICK_REPLACED", "FULL_REPLACED", "PATH", "sort_bits", "ordered_value", "all_pairs_sum"]
+__all__ = ["main", "parse_options", "Setting", "CaseResult", "run_cases", "CountCase", "run_count_cases", "COUNT_JOBS",
+           "INFLATE_ROWS", "fixed_point", "COLUMN", "LOWER", "UPPER", "PRECISION", "FAR_VALUE", "NEAR_VALUE",
+           "BEYOND_L_VALUE", "EPSILON", "SEED", "QUICK_ROWS", "FULL_ROWS", "QUICK_REPLACED", "FULL_REPLACED", "PATH",
+           "sort_bits", "ordered_value", "all_pairs_sum"]
 
 COLUMN = "sysBP"
 LOWER, UPPER, PRECISION = 0.0, 300.0, 8
@@ -176,23 +176,21 @@ def _write_case_files(directory: str, replaced: int, value: float | None) -> Non
         handle.write("\n".join(lines) + "\n")
 
 
-def _job_args(clip: str) -> list[str]:
-    return ["--data", "p{pid}.csv", "--stat", "gini", "--columns", COLUMN,
-            "--domain", f"{COLUMN}={LOWER:g}:{UPPER:g}:{PRECISION}", "--seed", str(SEED), "--epsilon", f"{EPSILON:g}",
-            "--clip", clip, "--path", PATH, "--json", RESULT_NAME, "--ledger", "off"]  # epsilon 1e9: a drill, not a release to budget
-
-
 def _run_case(root: str, name: str, clip: str, party2: str, replaced: int, value: float | None,
               expectation: str, rows: Sequence[Sequence[str]], party_args: Sequence[str]) -> CaseResult:
     directory = party_directory(root, f"{name} {clip} {replaced} {value}", [COLUMN], rows)
     _write_case_files(directory, replaced, value)
-    args = tuple(_job_args(clip))
+    args = ("--data", "p{pid}.csv", "--stat", "gini", "--columns", COLUMN, "--domain",  # --ledger off: a drill
+            f"{COLUMN}={LOWER:g}:{UPPER:g}:{PRECISION}", "--seed", str(SEED), "--epsilon", f"{EPSILON:g}", "--clip",
+            clip, "--path", PATH, "--json", RESULT_NAME, "--ledger", "off")
     malicious = PartySpec("drills.party", ("--skip-local-clipping", *args)) if party2 == "skips clipping" \
         else PartySpec("ustat", args)
     results, _ = run_three([PartySpec("ustat", args), PartySpec("ustat", args), malicious], directory,
                            party_args=party_args)
     record = read_result(directory)
     lines = results[0].error_lines
+    # the clip count party 2 printed about its own rows (local: no party shares such a count)
+    clipped = re.search(r"at this party, not shared: .*?(\d+) value\(s\) clipped", results[MALICIOUS_PARTY].stdout)
     expected = None
     if expectation in ("release", "within bound"):
         expected = all_pairs_sum(directory, clip=True)
@@ -202,14 +200,8 @@ def _run_case(root: str, name: str, clip: str, party2: str, replaced: int, value
                       int(record["noisy_sums"][0]) if record else None,
                       float(record["estimate"]) if record else None,
                       int(record["pairs"]) if record else None, int(record["max_degree"]) if record else None,
-                      _local_clip_count(results[MALICIOUS_PARTY].stdout),
+                      int(clipped.group(1)) if clipped else None,
                       lines[0] if lines else "", expectation, expected)
-
-
-def _local_clip_count(stdout: str) -> int | None:
-    """The clip count party 2 printed about its own rows (local: no party shares such a count)."""
-    found = re.search(r"at this party, not shared: .*?(\d+) value\(s\) clipped", stdout)
-    return int(found.group(1)) if found else None
 
 
 def _setting(baseline: CaseResult, bit_length: int, rows: int) -> Setting:
@@ -315,7 +307,6 @@ def run_cases(options: DrillOptions, root: str) -> tuple[Setting, list[CaseResul
     return setting, cases
 
 
-# --------------------------------------------------------------------------------------------------
 # part 2: count vectors
 
 INFLATE_ROWS = 250
@@ -421,37 +412,27 @@ def _judge_count(case: CountCase, honest: CountCase, kind: str | None, proves_ce
         case.problems.append(f"moved {case.moved:.4f}, beyond what the party's own rows can move ({case.bound:.4f})")
 
 
-def _proves_cells(job: str) -> bool:
-    """Whether the job's count vector gets the non-negativity proof by default (public sizes only)."""
-    return job not in ("ecdf_fss", "rank_auc")
-
-
 def run_count_cases(options: DrillOptions, root: str) -> list[CountCase]:
     """Part 2: per job, an honest run and party 1 inflating, shifting and negating its count vector."""
     cases: list[CountCase] = []
     jobs = QUICK_COUNT_JOBS if options.quick else tuple(COUNT_JOBS)
     for job in jobs:
-        kind = COUNT_JOBS[job][1]
+        kind, proves_cells = COUNT_JOBS[job][1], job not in ("ecdf_fss", "rank_auc")  # non-negativity proof by default
         honest = _run_count_case(root, job, "honest", options.party_args)
-        _judge_count(honest, honest, kind, _proves_cells(job))
+        _judge_count(honest, honest, kind, proves_cells)
         cases.append(honest)
         for deviation in ("inflate", "shift", "negative"):
             if job == "ecdf_fss" and deviation == "negative":
                 continue  # a DCF key has no cell to make negative (see scenarios.drills.deviating_party)
             case = _run_count_case(root, job, deviation, options.party_args)
             case.rows = case.rows or honest.rows
-            case.party_rows = _deviating_rows(case.rows) if case.rows else None
+            # party 1's public row count: every job splits the table by rows pid, pid + 3, ... and keeps every row
+            case.party_rows = len(range(DEVIATING_PARTY, case.rows, 3)) if case.rows else None
             if case.rows and case.party_rows and deviation == "shift":
                 case.bound = _count_bound(kind, case.rows, case.party_rows)
-            _judge_count(case, honest, kind, _proves_cells(job))
+            _judge_count(case, honest, kind, proves_cells)
             cases.append(case)
     return cases
-
-
-def _deviating_rows(rows: int) -> int:
-    """Party 1's public row count: every job here splits the embedded table by rows ``pid, pid + 3, ...``
-    (:func:`secure.intake.rows_from_table`), and keeps every row (missing cells filled)."""
-    return len(range(DEVIATING_PARTY, rows, 3))
 
 
 def print_count_report(cases: Sequence[CountCase]) -> None:
@@ -478,8 +459,8 @@ def _number(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def print_report(setting: Setting, cases: Sequence[CaseResult]) -> None:
-    """Print the setting, the bound and the table of cases."""
+def print_report(setting: Setting, cases: Sequence[CaseResult], count_cases: Sequence[CountCase] = ()) -> None:
+    """Print the setting, the bound and the table of cases, then part 2 (:func:`print_count_report`)."""
     half = 1 << (setting.bit_length - 1)
     print(f"Malicious-input drill: Gini mean difference of {COLUMN}, declared domain {LOWER:g}:{UPPER:g} at "
           f"{PRECISION} fractional bits, 3 parties, party {MALICIOUS_PARTY} malicious")
@@ -516,6 +497,7 @@ def print_report(setting: Setting, cases: Sequence[CaseResult]) -> None:
     for case in cases:
         for problem in case.problems:
             print(f"  FAILED {case.name} (--clip {case.clip}, r = {case.replaced}): {problem}")
+    print_count_report(count_cases)
 
 
 Outcome = tuple[Setting, list[CaseResult], list[CountCase]]
@@ -542,15 +524,10 @@ def _failures(outcome: Outcome) -> list[str]:
             + [f"count vector of {case.job} ({case.deviation})" for case in outcome[2] if not case.ok])
 
 
-def _report(outcome: Outcome) -> None:
-    print_report(outcome[0], outcome[1])
-    print_count_report(outcome[2])
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the malicious-input drill; returns the exit code (0 as expected, 1 not, 2 bad usage)."""
-    return drill_main(argv, name="malicious-input", parse=parse_options, run=run_all, report=_report, record=_record,
-                      failures=_failures)
+    return drill_main(argv, name="malicious-input", parse=parse_options, run=run_all, report=lambda outcome: print_report(*outcome),
+                      record=_record, failures=_failures)
 
 
 if __name__ == "__main__":
