@@ -2,8 +2,7 @@
 
 The generic checks live in :mod:`secure.checks` and are re-exported here (``dp`` imports every check from
 this module); each raises :class:`ValueError` (:class:`TypeError` for a wrong type) naming the parameter and
-the value, e.g. ``epsilon must be positive, got 0``.
-"""
+the value, e.g. ``epsilon must be positive, got 0``."""
 from __future__ import annotations
 
 import math
@@ -60,12 +59,9 @@ def smallest_noise_epsilon(sensitivity: float) -> float:
 
 
 def check_noise_scale(epsilon: float, sensitivity: float, *, name: str = "epsilon") -> float:
-    """``epsilon`` if the discrete Laplace noise of scale ``sensitivity / epsilon`` can be drawn.
-
-    :param name: how the message names the budget (e.g. ``epsilon per released sum``).
-    :raise ValueError: epsilon below :func:`smallest_noise_epsilon` (the message gives the bound and the way out:
-        a larger epsilon, or binomial noise with ``--delta``).
-    """
+    """``epsilon`` if the discrete Laplace noise of scale ``sensitivity / epsilon`` can be drawn; else ValueError
+    naming the budget ``name`` (e.g. ``epsilon per released sum``), the bound :func:`smallest_noise_epsilon` and the
+    way out (a larger epsilon, or binomial noise with ``--delta``)."""
     value = check_epsilon(epsilon)
     smallest = smallest_noise_epsilon(sensitivity)
     if value < smallest:
@@ -108,11 +104,9 @@ def check_indices(values: npt.ArrayLike, upper: int, name: str) -> np.ndarray:
 
 
 def check_values(values: npt.ArrayLike, name: str, *, low: float = -math.inf, high: float = math.inf) -> np.ndarray:
-    """``values`` as a non-empty one-dimensional float64 array of finite numbers in ``[low, high]``.
-
-    :raise TypeError: a non-numeric (or bool) dtype; :raise ValueError: a wrong shape, no value, NaN, infinity
-        or a value outside (``probabilities must lie in [0, 1], got 1.5``).
-    """
+    """``values`` as a non-empty one-dimensional float64 array of finite numbers in ``[low, high]``.  TypeError: a
+    non-numeric (or bool) dtype; ValueError: a wrong shape, no value, NaN, infinity or a value outside
+    (``probabilities must lie in [0, 1], got 1.5``)."""
     data = np.asarray(values)
     if data.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be numeric, got dtype {data.dtype}")
@@ -130,10 +124,8 @@ def check_values(values: npt.ArrayLike, name: str, *, low: float = -math.inf, hi
 
 
 def check_labels(labels: npt.ArrayLike, rows: int, name: str = "labels") -> np.ndarray:
-    """``labels`` as an int64 array of ``rows`` zeros and ones (bools, integers or integer-valued floats).
-
-    :raise TypeError: a non-numeric dtype; :raise ValueError: a wrong shape or length, a value other than 0 or 1.
-    """
+    """``labels`` as an int64 array of ``rows`` zeros and ones (bools, integers or integer-valued floats); TypeError:
+    a non-numeric dtype; ValueError: a wrong shape or length, a value other than 0 or 1."""
     data = np.asarray(labels)
     if data.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be numeric, got dtype {data.dtype}")
@@ -149,10 +141,7 @@ def check_labels(labels: npt.ArrayLike, rows: int, name: str = "labels") -> np.n
 def check_score_label_rows(rows: Any) -> tuple[np.ndarray, np.ndarray]:
     """A party's ``(score, label)`` rows -- an array of shape ``(n, 2)`` or rows read with a missing-value policy
     (:class:`secure.intake.PartyRows`) -- as ``(scores, labels)``: finite scores, int64 labels 0 or 1; ``n = 0``
-    is allowed (a party may hold no row).
-
-    :raise ValueError: not two columns, a score not finite, a label other than 0 or 1.
-    """
+    is allowed (a party may hold no row).  ValueError: not two columns, a score not finite, a label not 0 or 1."""
     array = np.asarray(getattr(rows, "values", rows), dtype=np.float64)
     if array.ndim != 2 or array.shape[1] != 2:
         raise ValueError(f"rows must have two columns (score, label), got shape {array.shape}")
@@ -162,10 +151,8 @@ def check_score_label_rows(rows: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_rows_by_party(rows_by_party: Any) -> tuple[np.ndarray, np.ndarray, int]:
-    """Every party's ``(score, label)`` rows (:func:`check_score_label_rows`) stacked: ``(scores, labels, m)``.
-
-    :raise ValueError: not a list of at least one party's rows, or a bad row.
-    """
+    """Every party's ``(score, label)`` rows (:func:`check_score_label_rows`) stacked: ``(scores, labels, m)``;
+    ValueError: not a list of at least one party's rows, or a bad row."""
     if isinstance(rows_by_party, np.ndarray) or not rows_by_party:
         raise ValueError("rows_by_party must be a list with one table of rows per party, at least one")
     parts = [check_score_label_rows(rows) for rows in rows_by_party]

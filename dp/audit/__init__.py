@@ -4,5 +4,4 @@
 - :mod:`dp.audit.central_cases` cases of every central and distributed mechanism, and negative controls.
 - :mod:`dp.audit.complete_cases` cases of the complete U-statistics (all tuples; :mod:`dp.umpc.complete`).
 - :mod:`dp.audit.local_cases`   cases of every local / label-DP randomizer, and negative controls.
-- :mod:`dp.audit.planning`      sample-size planning of the local cases (power argument).
-"""
+- :mod:`dp.audit.planning`      sample-size planning of the local cases (power argument)."""

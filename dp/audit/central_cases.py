@@ -3,8 +3,7 @@
 Each case runs the suite's own statistic, calibration and noise on worst-case neighbours and returns one
 scalar per run for :func:`dp.audit.engine.audit`.
 Threat model: passive, static coalition of ``t < m/2`` parties (FedAUC: label DP).
-The cases by module and paper: docs/audit.md.
-"""
+The cases by module and paper: docs/audit.md."""
 from __future__ import annotations
 
 import math
@@ -33,21 +32,10 @@ from dp.umpc.delegation import choose_delegates, delegate_plan
 from dp.validation import check_positive_int
 from secure.noise.party import polya_difference
 
-__all__ = [
-    "DELEGATES_SEED",
-    "audit_delegates",
-    "RECOMMENDED_SAMPLES",
-    "DEFAULT_SAMPLES",
-    "central_cases",
-    "case_names",
-    "get_case",
-]
+__all__ = ["DELEGATES_SEED", "audit_delegates", "RECOMMENDED_SAMPLES", "DEFAULT_SAMPLES", "central_cases", "case_names",
+           "get_case"]
 
 NoiseDraw = Callable[[int, np.random.Generator], np.ndarray]
-
-
-# --------------------------------------------------------------------------------------------------
-# small helpers
 
 
 def _scalar_sampler(first: float, second: float, noise: NoiseDraw) -> Sampler:
@@ -91,10 +79,6 @@ def _honest_shares(plan: NoisePlan, count: int, rng: np.random.Generator) -> np.
 def _naive_polya_draw(shape: float, alpha: float) -> NoiseDraw:
     """Negative controls only (a deliberately broken calibration): ``count`` Polya differences."""
     return lambda count, rng: np.asarray(polya_difference(shape, alpha, size=count, rng=rng))
-
-
-# --------------------------------------------------------------------------------------------------
-# Pi_U-MPC (dp.umpc.protocol)
 
 
 def _moved(pair: UStatNeighbours, plan: NoisePlan) -> str:
@@ -205,10 +189,6 @@ def _delegated_cases() -> list[AuditCase]:
     return cases
 
 
-# --------------------------------------------------------------------------------------------------
-# secure rank AUC (dp.rank_auc)
-
-
 def _rank_auc_case() -> AuditCase:
     pair = rank_auc_neighbours()
     parties, threshold = 3, 1
@@ -231,10 +211,6 @@ def _rank_auc_case() -> AuditCase:
         statistic=(f"claimed privacy-loss statistic of (2U~, P~) with the coalition's shares subtracted, rates "
                    f"{(-claimed).tolist()}"),
         neighbours=f"replace a top-score negative by a top-score positive: (2U, P) moves by {shifts.tolist()}")
-
-
-# --------------------------------------------------------------------------------------------------
-# subsampled pairs (dp.bell.subsampled_pairs)
 
 
 def _pair_case(name: str, pair: PairNeighbours, plan: NoisePlan, *, delta: float, mechanism: str) -> AuditCase:
@@ -277,10 +253,6 @@ def _subsampled_cases() -> list[AuditCase]:
     ]
 
 
-# --------------------------------------------------------------------------------------------------
-# negative controls
-
-
 def _control_cases() -> list[AuditCase]:
     kendall = ustat_neighbours("kendall", parties=3, threshold=1)
     plan = kendall.plans[0]
@@ -316,10 +288,6 @@ def _control_cases() -> list[AuditCase]:
         mechanism=("BROKEN: ECDF tree with node noise DLap(exp(-epsilon)), i.e. scale 1/epsilon instead of "
                    "(L+1)/epsilon (Barczewski et al. eq. 2 without Theorem 1's division by L + 1)")))
     return cases
-
-
-# --------------------------------------------------------------------------------------------------
-# public entry points
 
 
 #: Recommended outputs per dataset (``AuditCase.samples``).  Controls: the power argument of
@@ -366,9 +334,7 @@ def case_names(*, controls: bool = True) -> list[str]:
 
 
 def get_case(name: str) -> AuditCase:
-    """The case called ``name``.
-    :raise ValueError: if there is no such case (the message lists the names).
-    """
+    """The case called ``name``; ValueError if there is no such case (the message lists the names)."""
     for case in _all_cases():
         if case.name == name:
             return case

@@ -2,8 +2,7 @@
 
 Drives :func:`dp.umpc.complete.simulate_complete` on neighbours where the released sums move as far as
 any neighbour can move them; one case audits the histogram and the sort path's calibration.
-Threat model: passive, static coalition of ``t < m/2`` parties.  Worst-case neighbours (derivations): docs/audit.md.
-"""
+Threat model: passive, static coalition of ``t < m/2`` parties.  Worst-case neighbours (derivations): docs/audit.md."""
 from __future__ import annotations
 
 import math
@@ -42,10 +41,6 @@ def largest_vus_change(rows: int) -> int:
     """``floor((n-1)^2 / 4)``: the most triples containing one row that can hold the three classes."""
     others = rows - 1
     return (others // 2) * (others - others // 2)
-
-
-# --------------------------------------------------------------------------------------------------
-# the neighbouring tables
 
 
 @dataclass(frozen=True)
@@ -145,10 +140,6 @@ def complete_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: fl
                               _zero_noise(query, second_rows, threshold), threshold)
 
 
-# --------------------------------------------------------------------------------------------------
-# the release the auditor samples
-
-
 def _honest_view(plans: Sequence[NoisePlan], parties: int, threshold: int, count: int,
                  rng: np.random.Generator) -> np.ndarray:
     """Per-party noise ``(count, outputs, m)``: the honest parties' shipped draws, the coalition's ``t`` zero."""
@@ -244,9 +235,7 @@ def complete_case_names() -> list[str]:
 
 
 def complete_case_neighbours(name: str) -> CompleteNeighbours:
-    """The neighbouring tables of the complete case ``name`` (cached).
-    :raise ValueError: if there is no such complete case.
-    """
+    """The neighbouring tables of the complete case ``name`` (cached); ValueError if there is no such case."""
     if name not in _CASES:
         raise ValueError(f"unknown complete audit case {name!r}; choose one of: {', '.join(_CASES)}")
     kernel, noise, delta = _CASES[name]

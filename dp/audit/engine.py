@@ -2,8 +2,7 @@
 
 Clopper-Pearson hockey-stick test (Ding et al. 2018; Kong et al. 2024) on a worst-case pair of
 neighbouring datasets; the exact epsilon of honest noise.  The mechanism is a black box run in one process
-(the simulated path, equal to the secure path for the same noise draws).  Derivation: docs/audit.md.
-"""
+(the simulated path, equal to the secure path for the same noise draws).  Derivation: docs/audit.md."""
 from __future__ import annotations
 
 import math
@@ -16,16 +15,8 @@ from scipy import signal, stats
 
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
 
-__all__ = [
-    "AuditCase",
-    "AuditResult",
-    "audit",
-    "clopper_pearson_lower",
-    "clopper_pearson_upper",
-    "honest_noise_pmf",
-    "exact_epsilon",
-    "coalition_epsilon",
-]
+__all__ = ["AuditCase", "AuditResult", "audit", "clopper_pearson_lower", "clopper_pearson_upper", "honest_noise_pmf",
+           "exact_epsilon", "coalition_epsilon"]
 
 #: Sampler of a case: ``sample(count, rng)`` returns ``(outputs on D, outputs on D')`` as two 1-D
 #: arrays of ``count`` scalar outputs each.
@@ -197,10 +188,8 @@ def audit(case: AuditCase, *, samples: int, rng: np.random.Generator, confidence
 
 def honest_noise_pmf(honest_parties: int, shape: float, alpha: float, *,
                      tail: float = 1e-15) -> tuple[np.ndarray, int]:
-    """The pmf of the sum of ``honest_parties`` independent ``Polya(shape, alpha)`` differences. Details: docs/audit.md.
-    :return: ``(pmf, W)``; ``pmf[W + z]`` is ``P(A - B = z)``.
-    :raise ValueError: on a non-positive count or shape, or ``alpha`` outside ``(0, 1)``.
-    """
+    """``(pmf, W)`` of the sum of ``honest_parties`` independent ``Polya(shape, alpha)`` differences: ``pmf[W + z]``
+    is ``P(A - B = z)`` (docs/audit.md); ValueError on a non-positive count or shape, or ``alpha`` outside ``(0, 1)``."""
     check_positive_int(honest_parties, "honest_parties")
     if not (isinstance(shape, (int, float)) and math.isfinite(shape) and shape > 0):
         raise ValueError(f"shape must be positive, got {shape}")
@@ -234,9 +223,8 @@ def exact_epsilon(pmf: npt.ArrayLike, shift: int, *, floor: float = 1e-12) -> fl
 
 def coalition_epsilon(*, epsilon: float, sensitivity: int, parties: int, threshold: int,
                       calibration_parties: int) -> float:
-    """The exact ``epsilon`` left against a coalition of ``threshold`` parties. Details: docs/audit.md.
-    :raise ValueError: on invalid parameters.
-    """
+    """The exact ``epsilon`` left against a coalition of ``threshold`` parties (docs/audit.md; ValueError on invalid
+    parameters)."""
     check_epsilon(epsilon)
     check_positive_int(sensitivity, "sensitivity")
     m, t = check_parties(parties, threshold)

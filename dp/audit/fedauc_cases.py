@@ -1,7 +1,6 @@
 """Audit cases of FedAUC's label-DP Laplace and Gaussian releases (Sun et al., §4, §5, Algorithm 4).
 
-Threat model: label DP; the server and any set of other clients see every report.  Details: docs/audit.md.
-"""
+Threat model: label DP; the server and any set of other clients see every report.  Details: docs/audit.md."""
 from __future__ import annotations
 
 import numpy as np

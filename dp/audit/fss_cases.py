@@ -1,8 +1,7 @@
 """Audit cases of the private ECDF answered by two servers from DCF keys (:mod:`dp.ecdf.fss_release`).
 
 Barczewski, Mawass & Ramon §3.1 eq. 2, Theorem 1, §4.2.  Threat model as :mod:`dp.ecdf.fss_release`
-(passive, non-colluding servers); the audited view is the release.  Worst-case neighbours: docs/audit.md.
-"""
+(passive, non-colluding servers); the audited view is the release.  Worst-case neighbours: docs/audit.md."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -62,9 +61,8 @@ def fss_counts(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 def fss_neighbours(owners: int, threshold: int, *, epsilon: float = FSS_EPSILON,
                    points: int = FSS_POINTS) -> FssNeighbours:
-    """The pair of :func:`dp.audit.neighbours.tree_neighbours` on ``points`` grid points, checked for FSS.
-    :raise ValueError: if the pair's interval reaches the last grid point (no FSS neighbour changes it).
-    """
+    """The pair of :func:`dp.audit.neighbours.tree_neighbours` on ``points`` grid points, checked for FSS (ValueError
+    if the pair's interval reaches the last grid point: no FSS neighbour changes it)."""
     grid = uniform_grid(1.0, float(points), 1.0)
     pair = tree_neighbours(grid)
     if pair.interval[1] >= points:
@@ -114,9 +112,7 @@ def fss_case_names() -> list[str]:
 
 
 def fss_case_neighbours(name: str) -> FssNeighbours:
-    """The pair of case ``name``.
-    :raise ValueError: on an unknown name.
-    """
+    """The pair of case ``name`` (ValueError on an unknown name)."""
     for owners, threshold in FSS_SETTINGS:
         if name == _name(owners, threshold):
             return fss_neighbours(owners, threshold)

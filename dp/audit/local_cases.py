@@ -1,8 +1,7 @@
 """Audit cases for every local and label-DP randomizer of the suite, with negative controls.
 
 Threat model: local DP (one user's report against an untrusted aggregator colluding with every other
-user) or label DP (one label against the other).  Cases, controls and sample sizes: docs/audit.md.
-"""
+user) or label DP (one label against the other).  Cases, controls and sample sizes: docs/audit.md."""
 from __future__ import annotations
 
 import math
@@ -21,18 +20,9 @@ from dp.audit.engine import AuditCase
 from dp.audit.planning import control_samples, mechanism_samples
 from dp.validation import check_epsilon, check_integer, check_positive
 
-__all__ = [
-    "LocalAuditCase",
-    "local_cases",
-    "krr_case",
-    "hadamard_case",
-    "hierarchy_users_case",
-    "hierarchy_budget_case",
-    "ghazi_case",
-    "label_rr_case",
-    "control_krr_binary_denominator",
-    "control_label_rr_double_epsilon",
-]
+__all__ = ["LocalAuditCase", "local_cases", "krr_case", "hadamard_case", "hierarchy_users_case",
+           "hierarchy_budget_case", "ghazi_case", "label_rr_case", "control_krr_binary_denominator",
+           "control_label_rr_double_epsilon"]
 
 #: Decimals kept of a continuous privacy-loss statistic (merges floating-point variants of a value).
 LOSS_DECIMALS = 9
@@ -80,9 +70,6 @@ def _each(draw: Callable[[Any], np.ndarray], values: Sequence[Any]) -> tuple[np.
     return draw(values[0]), draw(values[1])
 
 
-# --------------------------------------------------------------------------------------------------
-# Bell et al.: k-RR on quantized values (dp.bell.generic)
-
 def _sample_krr(count: int, rng: np.random.Generator, *, quantizer: quantize.Quantizer, values: tuple[float, float],
                 epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     outputs = []
@@ -110,9 +97,6 @@ def krr_case(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
         statistic="the reported bin",
         neighbours=f"one user's value 0 (bin 0) vs 1 (bin {k - 1})")
 
-
-# --------------------------------------------------------------------------------------------------
-# Bell et al.: Hadamard response and hierarchical histograms (dp.bell.hadamard, dp.bell.hierarchical)
 
 def _encode_report(reports: hadamard.HadamardReports) -> np.ndarray:
     return 2 * np.asarray(reports.rows, dtype=np.int64) + (np.asarray(reports.signs) > 0)
@@ -246,9 +230,6 @@ def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> Loca
         neighbours=f"one user's score {pair[0]} vs {pair[1]} (different nodes at every level)")
 
 
-# --------------------------------------------------------------------------------------------------
-# Ghazi et al. baseline (dp.baselines.ghazi)
-
 def _pair_loss(factorization: ghazi.Factorization, scales: tuple[float, float], x: int, y: int) -> tuple[float, int]:
     """Exact loss of the pair ``(x, y)`` and the number of coordinates that change."""
     loss, changed = 0.0, 0
@@ -302,9 +283,6 @@ def ghazi_case(*, bins: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
         neighbours=f"one party's bin {pair[0]} vs {pair[1]} (the pair with the largest loss)")
 
 
-# --------------------------------------------------------------------------------------------------
-# FedAUC label DP (dp.fedauc.mechanisms)
-
 def _sample_label_rr(count: int, rng: np.random.Generator, *, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     return _each(lambda label: fedauc.randomized_response(np.full(count, label, dtype=np.int64), epsilon, rng=rng),
                  (0, 1))
@@ -327,9 +305,6 @@ def label_rr_case(*, epsilon: float = 1.0) -> LocalAuditCase:
         statistic="the released (flipped) label",
         neighbours="one sample's label 0 vs 1")
 
-
-# --------------------------------------------------------------------------------------------------
-# negative controls
 
 def _binary_denominator_rr(values: np.ndarray, bins: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
     """BROKEN on purpose: k-RR with the binary keep probability ``e^eps/(e^eps + 1)``."""
@@ -383,8 +358,6 @@ def control_label_rr_double_epsilon(*, epsilon: float = 0.5) -> LocalAuditCase:
         neighbours="one sample's label 0 vs 1",
         control=True)
 
-
-# --------------------------------------------------------------------------------------------------
 
 def local_cases() -> list[AuditCase]:
     """Every local / label-DP randomizer of the suite on a worst-case pair, then the negative controls."""

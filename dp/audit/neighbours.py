@@ -26,30 +26,11 @@ from secure.intake import ColumnSpec
 from secure.kernels import get_kernel
 from secure.public_randomness import public_generator
 
-__all__ = [
-    "PUBLIC_SEED",
-    "CASE_EPSILON",
-    "CASE_DELTA",
-    "BINOMIAL_SPLIT_DELTA",
-    "GAUSSIAN_EPSILON",
-    "GAUSSIAN_DELTA",
-    "TREE_EPSILON",
-    "TREE_VECTOR_EPSILON",
-    "HL_EPSILONS",
-    "SimulatedNeighbours",
-    "UStatNeighbours",
-    "ustat_neighbours",
-    "TreeNeighbours",
-    "tree_neighbours",
-    "HosmerLemeshowNeighbours",
-    "hosmer_lemeshow_neighbours",
-    "FedAucNeighbours",
-    "fedauc_neighbours",
-    "RankAucNeighbours",
-    "rank_auc_neighbours",
-    "PairNeighbours",
-    "pair_neighbours",
-]
+__all__ = ["PUBLIC_SEED", "CASE_EPSILON", "CASE_DELTA", "BINOMIAL_SPLIT_DELTA", "GAUSSIAN_EPSILON", "GAUSSIAN_DELTA",
+           "TREE_EPSILON", "TREE_VECTOR_EPSILON", "HL_EPSILONS", "SimulatedNeighbours", "UStatNeighbours",
+           "ustat_neighbours", "TreeNeighbours", "tree_neighbours", "HosmerLemeshowNeighbours",
+           "hosmer_lemeshow_neighbours", "FedAucNeighbours", "fedauc_neighbours", "RankAucNeighbours",
+           "rank_auc_neighbours", "PairNeighbours", "pair_neighbours"]
 
 #: Public seed of every case (tuples, permutations, layouts, synthetic rows); noise never uses it.
 PUBLIC_SEED: int = 20240611
@@ -80,10 +61,6 @@ TREE_EPSILON: float = 2.0
 TREE_VECTOR_EPSILON: float = 6.0
 
 
-# --------------------------------------------------------------------------------------------------
-# Pi_U-MPC (dp.umpc.protocol)
-
-
 @dataclass(frozen=True)
 class SimulatedNeighbours:
     """Two neighbouring tables (each party's ``first_rows`` of ``D``, ``second_rows`` of ``D'``) and their noiseless
@@ -98,23 +75,19 @@ class SimulatedNeighbours:
     threshold: int
 
     @property
-    def parties(self) -> int:
-        """``m``."""
+    def parties(self) -> int:  # m
         return len(self.first_rows)
 
     @property
-    def rows(self) -> int:
-        """``n``."""
+    def rows(self) -> int:  # n
         return sum(len(part) for part in self.first_rows)
 
     @property
-    def plans(self) -> list[NoisePlan]:
-        """Noise plans of the released sums (public: they depend on the tuples, ``n``, ``m``, ``t`` only)."""
+    def plans(self) -> list[NoisePlan]:  # public: they depend on the tuples, n, m, t only
         return self.first.plans
 
     @property
-    def change(self) -> list[int]:
-        """Change of each released integer sum from ``D`` to ``D'``."""
+    def change(self) -> list[int]:  # of each released integer sum from D to D'
         return [int(b) - int(a) for a, b in zip(self.first.sums, self.second.sums)]
 
 
@@ -177,10 +150,6 @@ def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float
                            _zero_noise_simulation(query, second_rows, threshold, seed), threshold, changed_row=changed)
 
 
-# --------------------------------------------------------------------------------------------------
-# ECDF tree (dp.ecdf.tree)
-
-
 @dataclass(frozen=True)
 class TreeNeighbours:
     """Neighbouring datasets for the ECDF tree and the audited linear statistic ``w . c~``: the ``grid``
@@ -196,13 +165,11 @@ class TreeNeighbours:
     shift: float
 
     @property
-    def first_counts(self) -> np.ndarray:
-        """``#{x <= tau_i}`` on ``D`` (:func:`dp.ecdf.grid.true_counts`)."""
+    def first_counts(self) -> np.ndarray:  # #{x <= tau_i} on D (dp.ecdf.grid.true_counts)
         return true_counts(self.first_values, self.grid)
 
     @property
-    def second_counts(self) -> np.ndarray:
-        """``#{x <= tau_i}`` on ``D'``."""
+    def second_counts(self) -> np.ndarray:  # on D'
         return true_counts(self.second_values, self.grid)
 
 
@@ -262,10 +229,6 @@ def tree_neighbours(grid: npt.ArrayLike, *, rows: int = 20, gaussian: bool = Fal
     return TreeNeighbours(taus, first, second, interval, weights, float(weights @ difference))
 
 
-# --------------------------------------------------------------------------------------------------
-# Hosmer-Lemeshow (dp.ecdf.hosmer_lemeshow)
-
-
 @dataclass(frozen=True)
 class HosmerLemeshowNeighbours:
     """Neighbouring datasets for the Hosmer-Lemeshow group statistics, with fixed group boundaries: the HL ``query``
@@ -320,10 +283,6 @@ def hosmer_lemeshow_neighbours(*, accounting: Accounting, epsilon: float, partie
                                     parties, threshold)
 
 
-# --------------------------------------------------------------------------------------------------
-# FedAUC (dp.fedauc.mechanisms)
-
-
 @dataclass(frozen=True)
 class FedAucNeighbours:
     """Two labelings differing in one label (label DP), on ``M`` distinct public ``scores`` and a public client
@@ -364,10 +323,6 @@ def fedauc_neighbours(method: str, *, samples: int = 12, clients: int = 2, seed:
     return FedAucNeighbours(scores, client_of, first, second, flipped, int(client_of[flipped]))
 
 
-# --------------------------------------------------------------------------------------------------
-# secure rank AUC (dp.rank_auc)
-
-
 @dataclass(frozen=True)
 class RankAucNeighbours:
     """Neighbouring ``(score, label)`` tables for the secure rank AUC (``query``: score domain, budget) and their
@@ -392,10 +347,6 @@ def rank_auc_neighbours(*, epsilon: float = CASE_EPSILON, rows: int = 10, seed: 
     return RankAucNeighbours(query, first, second, exact_sums(query.encode(first)), exact_sums(query.encode(second)))
 
 
-# --------------------------------------------------------------------------------------------------
-# subsampled pairs (dp.bell.subsampled_pairs)
-
-
 @dataclass(frozen=True)
 class PairNeighbours:
     """Neighbouring tables for per-pair releases of the subsampled-pairs ``query`` (Kendall): rows of ``D`` and ``D'``
@@ -411,8 +362,7 @@ class PairNeighbours:
     second_values: np.ndarray
 
     @property
-    def touched(self) -> np.ndarray:
-        """Positions of the pairs that contain the changed row."""
+    def touched(self) -> np.ndarray:  # positions of the pairs that contain the changed row
         return np.flatnonzero(np.any(self.pairs == self.changed_row, axis=1))
 
 

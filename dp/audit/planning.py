@@ -1,8 +1,7 @@
 """Sample-size planning of the local audit cases: the power argument behind their recommended sizes.
 
 Computes with public probabilities only (Clopper & Pearson 1934; Jagielski, Ullman & Oprea 2020).
-Derivation: docs/audit.md.
-"""
+Derivation: docs/audit.md."""
 from __future__ import annotations
 
 import math
@@ -10,17 +9,8 @@ import math
 from dp.audit.engine import clopper_pearson_lower, clopper_pearson_upper
 from dp.validation import check_finite, check_positive_int
 
-__all__ = [
-    "SAMPLE_STEP",
-    "CONTROL_MARGIN",
-    "MECHANISM_RESOLUTION",
-    "evaluation_trials",
-    "planned_lower_bound",
-    "lower_bound_spread",
-    "resolving_samples",
-    "mechanism_samples",
-    "control_samples",
-]
+__all__ = ["SAMPLE_STEP", "CONTROL_MARGIN", "MECHANISM_RESOLUTION", "evaluation_trials", "planned_lower_bound",
+           "lower_bound_spread", "resolving_samples", "mechanism_samples", "control_samples"]
 
 #: Multiple to which recommended sample sizes are rounded up (also the smallest size).
 SAMPLE_STEP = 10_000
@@ -70,9 +60,8 @@ def planned_lower_bound(p: float, q: float, *, samples: int, confidence: float =
 
 
 def lower_bound_spread(p: float, q: float, *, samples: int) -> float:
-    """Delta-method standard deviation of the realised bound: ``sqrt((1-p)/(h p) + (1-q)/(h q))``. Details: docs/audit.md.
-    :raise ValueError: on a parameter out of range.
-    """
+    """Delta-method standard deviation of the realised bound: ``sqrt((1-p)/(h p) + (1-q)/(h q))`` (docs/audit.md);
+    ValueError on a parameter out of range."""
     p_value, q_value = _check_probability_pair(p, q)
     trials = evaluation_trials(samples)
     return math.sqrt((1.0 - p_value) / (trials * p_value) + (1.0 - q_value) / (trials * q_value))

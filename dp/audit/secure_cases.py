@@ -1,8 +1,7 @@
 """Audit cases that drive the *secure* (MPyC) path of the noise: party shares and the in-MPC sampler.
 
 Opens, in one MPyC session, a batch of releases ``sum + noise`` computed on secret shares.
-Threat model: passive, static coalition of ``t < m/2`` parties.  Details: docs/audit.md.
-"""
+Threat model: passive, static coalition of ``t < m/2`` parties.  Details: docs/audit.md."""
 from __future__ import annotations
 
 import json

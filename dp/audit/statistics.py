@@ -1,8 +1,7 @@
 """The statistics the audit cases compute on a release, and the planning of audit sizes.
 
 Each reduces a release to one scalar by post-processing.  Threat model: passive, static coalition of ``t < m/2``
-parties; these functions draw no noise.  Derivations: docs/audit.md.
-"""
+parties; these functions draw no noise.  Derivations: docs/audit.md."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,18 +13,8 @@ from dp.ecdf.grid import prefix_incidence
 from dp.ecdf.analysis import interval_nodes
 from dp.validation import check_delta, check_positive, check_positive_int
 
-__all__ = [
-    "privacy_loss_statistic",
-    "laplace_weights",
-    "tree_weights",
-    "tree_log_likelihood",
-    "tree_privacy_loss_statistic",
-    "event_probabilities",
-    "planned_lower_bound",
-]
-
-# --------------------------------------------------------------------------------------------------
-# discrete Laplace vectors
+__all__ = ["privacy_loss_statistic", "laplace_weights", "tree_weights", "tree_log_likelihood",
+           "tree_privacy_loss_statistic", "event_probabilities", "planned_lower_bound"]
 
 
 def privacy_loss_statistic(released: np.ndarray, first: npt.ArrayLike, second: npt.ArrayLike,
@@ -52,10 +41,6 @@ def laplace_weights(log_alpha: npt.ArrayLike, shift: npt.ArrayLike) -> np.ndarra
     if np.any(~(logs < 0)):
         raise ValueError("log_alpha must be negative")
     return -logs * np.sign(d)
-
-
-# --------------------------------------------------------------------------------------------------
-# the ECDF tree's released counts (dp.ecdf.tree)
 
 
 def tree_weights(points: int, first: int, last: int) -> tuple[np.ndarray, float]:
@@ -133,10 +118,6 @@ def tree_privacy_loss_statistic(released: npt.ArrayLike, first_counts: npt.Array
                                         window=window)
                     - tree_log_likelihood(counts - np.asarray(second_counts, dtype=np.float64), log_alpha,
                                           window=window), 9)
-
-
-# --------------------------------------------------------------------------------------------------
-# planning: the bound an audit should reach, from exact output distributions
 
 
 def event_probabilities(first_pmf: npt.ArrayLike, second_pmf: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:

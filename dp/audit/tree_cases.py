@@ -21,9 +21,6 @@ from dp.fedauc.mechanisms import zcdp_budget
 
 __all__ = ["tree_vector_case", "tree_case", "ecdf_cases", "hl_cases"]
 
-# --------------------------------------------------------------------------------------------------
-# ECDF tree (dp.ecdf.tree, dp.ecdf.secure_release)
-
 
 def _tree_sampler(pair: TreeNeighbours, node_noise: Callable[[int, int, np.random.Generator], np.ndarray]) -> Sampler:
     """``w . c~`` on both datasets, ``c~ = noisy_counts(c, eta)`` the shipped release (eq. 2) (docs/audit.md)."""
@@ -138,10 +135,6 @@ def ecdf_cases() -> list[AuditCase]:
             neighbours=(f"one row moves so that the counts differ by 1 on grid indices {list(gaussian_pair.interval)} "
                         f"of {gaussian_grid.size} (largest Mahalanobis norm)")),
     ]
-
-
-# --------------------------------------------------------------------------------------------------
-# Hosmer-Lemeshow (dp.ecdf.hosmer_lemeshow)
 
 
 def _hl_sampler(pair: HosmerLemeshowNeighbours) -> Sampler:

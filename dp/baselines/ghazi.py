@@ -4,8 +4,7 @@ Ghazi, Kamath, Kumar, Manurangsi & Sealfon (NeurIPS 2023/2024) as described by S
 App. D.1.3 (MSE), App. D.2 (costs), Table 1.  Deviations: truncated-SVD factorization instead of JL, the
 Laplace mechanism (epsilon/2 per vector) instead of Blasiok et al.'s randomizer.
 **Simulation only**: continuous Laplace noise, never a release of this suite.
-Factorization, estimator, variance and MSE: docs/ldp.md.
-"""
+Factorization, estimator, variance and MSE: docs/ldp.md."""
 from __future__ import annotations
 
 import math
@@ -26,9 +25,6 @@ __all__ = ["FactorShape", "Factorization", "factorize", "log_dimension", "jl_dim
 _CHUNK_ELEMENTS = 1 << 22  # noise draws per block of vectorized simulation (bounds memory)
 
 
-# --------------------------------------------------------------------------------------------------
-# parameter checks
-
 def _check_bins(bins: npt.ArrayLike, t: int) -> np.ndarray:
     b = np.asarray(bins)
     if b.dtype.kind not in "iu":
@@ -46,22 +42,17 @@ def _check_quantizer(quantizer: Quantizer) -> Quantizer:
     return quantizer
 
 
-# --------------------------------------------------------------------------------------------------
-# factorization
-
 class FactorShape:
     """``d`` and ``t`` of a pair of factors ``L``, ``R`` of shape ``(d, t)`` (real or fixed point)."""
 
     left: np.ndarray
 
     @property
-    def d(self) -> int:
-        """Number of rows ``d`` of ``L`` and ``R`` (the dimension of each report)."""
+    def d(self) -> int:  # rows of L and R: the dimension of each report
         return int(self.left.shape[0])
 
     @property
-    def bins(self) -> int:
-        """Number of bins ``t``."""
+    def bins(self) -> int:  # t
         return int(self.left.shape[1])
 
 
@@ -91,13 +82,11 @@ class Factorization(FactorShape):
         return float(np.linalg.norm(self.left, axis=0).max() * np.linalg.norm(self.right, axis=0).max())
 
     @property
-    def sensitivity_left(self) -> float:
-        """``Delta_L = max_{x, x'} ||L e_x - L e_x'||_1``, the l1-sensitivity of the left report."""
+    def sensitivity_left(self) -> float:  # Delta_L = max_{x, x'} ||L e_x - L e_x'||_1, of the left report
         return _l1_sensitivity(self.left)
 
     @property
-    def sensitivity_right(self) -> float:
-        """``Delta_R = max_{x, x'} ||R e_x - R e_x'||_1``, the l1-sensitivity of the right report."""
+    def sensitivity_right(self) -> float:  # Delta_R, likewise of the right report
         return _l1_sensitivity(self.right)
 
 
@@ -115,7 +104,7 @@ def _l1_sensitivity(m: np.ndarray) -> float:
 def factorize(matrix: npt.ArrayLike, *, d: int | None = None) -> Factorization:
     """Balanced truncated-SVD factorization ``A ~ L^T R`` of the finite ``t x t`` kernel ``matrix``, ``L, R`` of shape
     ``(d, t)``; ``d=None`` means the numerical rank of ``A`` (exact), values above the rank are reduced to it.
-    :raise ValueError: on a non-square or non-finite matrix, ``d < 1`` or a zero matrix."""
+    ValueError on a non-square or non-finite matrix, ``d < 1`` or a zero matrix."""
     a = check_kernel_matrix(matrix)
     if d is not None:
         d = check_positive_int(d, "d")
@@ -135,31 +124,24 @@ def factorize(matrix: npt.ArrayLike, *, d: int | None = None) -> Factorization:
 
 
 def log_dimension(n: int, rank: int) -> int:
-    """The ``d = O(log n)`` choice: ``min(rank, ceil(log2 n))`` (at least 1).
-    :raise ValueError: if ``n`` or ``rank`` is below 1.
-    """
+    """The ``d = O(log n)`` choice: ``min(rank, ceil(log2 n))`` (at least 1); ValueError if ``n`` or ``rank`` < 1."""
     n = check_positive_int(n, "n")
     rank = check_positive_int(rank, "rank")
     return max(1, min(rank, math.ceil(math.log2(n)) if n > 1 else 1))
 
 
 def jl_dimension(*, n: int, t: int, epsilon: float) -> int:
-    """The paper's JL dimension ``d = ceil(eps^2 n ln t)`` (App. D.2, constant taken as 1), at least 1.
-    :raise ValueError: on invalid parameters.
-    """
+    """The paper's JL dimension ``d = ceil(eps^2 n ln t)`` (App. D.2, constant taken as 1), at least 1 (ValueError
+    on invalid parameters)."""
     n = check_positive_int(n, "n")
     t = check_positive_int(t, "t")
     epsilon = check_epsilon(epsilon)
     return max(1, math.ceil(epsilon ** 2 * n * math.log(t)))
 
 
-# --------------------------------------------------------------------------------------------------
-# party side: Laplace randomizer
-
 def laplace_scales(factorization: Factorization, *, epsilon: float) -> tuple[float, float]:
-    """Laplace scales ``(b_L, b_R) = (2 Delta_L / eps, 2 Delta_R / eps)``: epsilon/2 per report.
-    :raise ValueError: if epsilon is not finite and positive.
-    """
+    """Laplace scales ``(b_L, b_R) = (2 Delta_L / eps, 2 Delta_R / eps)``: epsilon/2 per report (ValueError: bad
+    epsilon)."""
     epsilon = check_epsilon(epsilon)
     if not isinstance(factorization, Factorization):
         raise TypeError(f"factorization must be a Factorization, got {type(factorization).__name__}")
@@ -178,9 +160,6 @@ def randomize(bins: npt.ArrayLike, factorization: Factorization, *, epsilon: flo
     o_right = factorization.right.T[x] + gen.laplace(0.0, b_right, size=x.shape + (factorization.d,))
     return o_left, o_right
 
-
-# --------------------------------------------------------------------------------------------------
-# aggregator side
 
 def _check_reports(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     left = np.asarray(reports_left, dtype=np.float64)
@@ -215,8 +194,7 @@ def naive_estimate(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) ->
 
 def variance(bins: npt.ArrayLike, factorization: Factorization, *, epsilon: float) -> float:
     """Exact variance of :func:`estimate` over the Laplace noise, given the parties' integer ``bins`` (``(n,)``, ``n >=
-    2``).
-    :raise ValueError: on invalid parameters."""
+    2``); ValueError on invalid parameters."""
     b_left, b_right = laplace_scales(factorization, epsilon=epsilon)
     x = _check_bins(bins, factorization.bins)
     if x.ndim != 1:
@@ -254,11 +232,8 @@ def sample_ustatistic(values: npt.ArrayLike, kernel: KernelFunction, quantizer: 
 
 def mse(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, epsilon: float,
         d: int | None = None, kind: str = "midpoint") -> dict[str, float]:
-    """Exact MSE of :func:`simulate` against the raw sample U-statistic (simple rounding only).
-    :return: ``{"discretization": (U_f - U_A)^2, "factorization": (U_A - U_{A_d})^2,
-        "noise": Var(U_hat), "total": their sum}``.
-    :raise ValueError: on randomized rounding or invalid parameters.
-    """
+    """Exact MSE of :func:`simulate` against the raw sample U-statistic (simple rounding only, else ValueError):
+    ``{"discretization": (U_f - U_A)^2, "factorization": (U_A - U_{A_d})^2, "noise": Var(U_hat), "total": sum}``."""
     _check_quantizer(quantizer)
     epsilon = check_epsilon(epsilon)
     if quantizer.is_random:
@@ -276,18 +251,14 @@ def mse(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, 
 
 
 def table1_mse(*, n: int, t: int, epsilon: float, lipschitz: float = 1.0) -> float:
-    """Table 1 / App. D.1.3 order ``L_f^2/t^2 + t^2 L_f^2 ln t / (eps^2 n)`` (constants taken as 1).
-    :raise ValueError: on invalid parameters.
-    """
+    """Table 1 / App. D.1.3 order ``L_f^2/t^2 + t^2 L_f^2 ln t / (eps^2 n)`` (constants taken as 1; ValueError on
+    invalid parameters)."""
     n = check_positive_int(n, "n")
     t = check_positive_int(t, "t")
     epsilon = check_epsilon(epsilon)
     lip = check_positive(lipschitz, "lipschitz")
     return lip ** 2 / t ** 2 + t ** 2 * lip ** 2 * math.log(t) / (epsilon ** 2 * n)
 
-
-# --------------------------------------------------------------------------------------------------
-# Monte-Carlo
 
 def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, epsilon: float,
              d: int | None = None, runs: int = 1, kind: str = "midpoint",
@@ -320,18 +291,12 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
     return out
 
 
-# --------------------------------------------------------------------------------------------------
-# communication (App. D.2)
-
 def communication_bits(*, d: int, ell: int) -> int:
-    """Bits sent by one party: two vectors of ``d`` numbers of ``ell`` bits, ``2 d ell``.
-    :raise ValueError: if ``d`` or ``ell`` is below 1.
-    """
+    """Bits sent by one party: two vectors of ``d`` numbers of ``ell`` bits, ``2 d ell`` (ValueError below 1)."""
     return 2 * check_positive_int(d, "d") * check_positive_int(ell, "ell")
 
 
 def total_communication_bits(*, n: int, d: int, ell: int) -> int:
-    """Bits sent by all ``n`` parties, ``2 n d ell`` (Table 1 with ``d = eps^2 n log t``: ``eps^2 n^2 log t ell``).
-    :raise ValueError: if a parameter is below 1.
-    """
+    """Bits sent by all ``n`` parties, ``2 n d ell`` (Table 1 with ``d = eps^2 n log t``: ``eps^2 n^2 log t ell``);
+    ValueError if a parameter is below 1."""
     return check_positive_int(n, "n") * communication_bits(d=d, ell=ell)

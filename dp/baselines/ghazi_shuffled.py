@@ -3,8 +3,7 @@
 Sinh & Ramon §5 and §1.1, Table 1, App. B (Balle et al. 2020 distributed discrete Laplace), App. D.2.
 Threat model of the shuffled model: honest-but-curious aggregator and shufflers, all but one may
 collude; every party adds its shape ``1/n`` noise share.  **Simulation only.**
-Protocol steps and exact mean and variance: docs/ldp.md.
-"""
+Protocol steps and exact mean and variance: docs/ldp.md."""
 from __future__ import annotations
 
 import math
@@ -125,9 +124,8 @@ def party_vectors(bins: npt.ArrayLike, params: ShuffledFactorization) -> tuple[n
 
 def shuffled_sum(vectors: npt.ArrayLike, *, shufflers: int, modulus: int,
                  rng: np.random.Generator | None = None) -> np.ndarray:
-    """Balle et al.'s shuffled summation of the parties' integer vectors, shape ``(n, d)`` -> ``(d,)``. Details: docs/ldp.md.
-    :raise ValueError: on invalid parameters.
-    """
+    """Balle et al.'s shuffled summation of the parties' integer vectors, shape ``(n, d)`` -> ``(d,)`` (docs/ldp.md;
+    ValueError on invalid parameters)."""
     shufflers = check_positive_int(shufflers, "shufflers")
     modulus = check_int_at_least(modulus, "modulus", 2)
     values = np.asarray(vectors, dtype=np.int64)
@@ -196,10 +194,8 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
              d: int | None = None, runs: int = 1, kind: str = "average", precision: int = DEFAULT_PRECISION,
              rng: np.random.Generator | None = None) -> np.ndarray:
     """GhaziSM end to end, ``runs`` times on fixed values (simple rounding): the total noise of each
-    coordinate drawn as ``DLap(alpha)`` (docs/ldp.md, "Simulation shortcut").
-    :return: float64 array of ``runs`` estimates.
-    :raise ValueError: on invalid parameters, randomized rounding or a non-constant diagonal.
-    """
+    coordinate drawn as ``DLap(alpha)`` (docs/ldp.md, "Simulation shortcut"): float64 array of ``runs`` estimates.
+    ValueError on invalid parameters, randomized rounding or a non-constant diagonal."""
     epsilon = check_epsilon(epsilon)
     runs = check_positive_int(runs, "runs")
     if quantizer.is_random:

@@ -2,8 +2,7 @@
 
 Theorem 1's squared error, Lemma 1 / App. A.1 (an interval of grid indices as a ``+-1`` combination of at most
 ``L + 1`` tree nodes; a suffix needs ``ceil((L + 1)/2)``, Theorem 3), and the quantile intervals read off a
-released curve (post-processing).  The derivations are in docs/ecdf.md.
-"""
+released curve (post-processing).  The derivations are in docs/ecdf.md."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -27,12 +26,9 @@ QUANTILE_Z: float = 1.959963984540054
 def quantile_interval(grid: npt.ArrayLike, values: npt.ArrayLike, level: float, margin: float) -> tuple[float, float]:
     """An interval ``(low, high)`` of grid points, ``low <= high``, holding the ``level``-quantile
     ``x* = min{tau_i : F(tau_i) >= level}`` of the noiseless ECDF with probability at least about 95 % when
-    ``margin = z sd`` (:data:`QUANTILE_Z`), from the released raw values ``F^`` (post-processing; docs/ecdf.md).
-
-    :param grid: the whole grid (increasing) where ``values`` were released.
-    :param margin: ``z`` times the noise std of one value, non-negative (0: the single point ``x*``).
-    :raise ValueError: shapes differ, the grid is empty, or ``margin`` is negative.
-    """
+    ``margin = z sd`` (:data:`QUANTILE_Z`), from the released raw values ``F^`` (post-processing; docs/ecdf.md) on
+    the whole increasing ``grid``; ``margin`` 0 gives the single point ``x*``.  ValueError: shapes differ, the grid
+    is empty, or ``margin`` is negative."""
     points = np.asarray(grid, dtype=float)
     heights = np.asarray(values, dtype=float)
     if points.ndim != 1 or points.shape != heights.shape or points.size == 0:
@@ -50,17 +46,12 @@ def quantile_interval(grid: npt.ArrayLike, values: npt.ArrayLike, level: float, 
 
 def theorem1_squared_error(*, points: int, epsilon: float) -> float:
     """Theorem 1's expected squared error ``2 (L + 1)^3 / epsilon^2`` of one *count* ``n F^`` (continuous Laplace,
-    one curator; the integer counterpart is :attr:`TreeNoisePlan.point_variance`; docs/ecdf.md).
-
-    :raise ValueError: if ``points`` or ``epsilon`` is out of range.
-    """
+    one curator; the integer counterpart is :attr:`TreeNoisePlan.point_variance`; docs/ecdf.md); ValueError if
+    ``points`` or ``epsilon`` is out of range."""
     eps = check_epsilon(epsilon)
     levels = tree_depth(points) + 1
     return 2.0 * levels**3 / eps**2
 
-
-# --------------------------------------------------------------------------------------------------
-# Lemma 1: intervals as +-1 combinations of tree nodes
 
 def _naf(value: int) -> list[tuple[int, int]]:
     """Non-adjacent form of ``value >= 1``: ``[(exponent, sign)]``, highest first (docs/ecdf.md)."""
@@ -119,12 +110,9 @@ def _check_interval(a: int, b: int, points: int) -> tuple[int, int, int]:
 
 def interval_nodes(a: int, b: int, points: int) -> list[tuple[Node, int]]:
     """The indicator of grid indices ``a..b`` (1-based, ``1 <= a <= b <= N``) as a ``+-1`` combination of at most
-    ``L + 1`` nodes: Lemma 1 and eq. 9, the heart of Theorem 1's proof (App. A.1; construction in docs/ecdf.md).
-
-    :return: ``[((j, level), sign)]`` with distinct nodes, ``sign`` in ``{-1, +1}``, sorted by :func:`node_position`.
-    :raise ValueError: if the interval is not within ``1..N``.
-    :raise TypeError: if an argument is not an integer.
-    """
+    ``L + 1`` nodes: Lemma 1 and eq. 9, the heart of Theorem 1's proof (App. A.1; construction in docs/ecdf.md):
+    ``[((j, level), sign)]``, distinct nodes, ``sign`` in ``{-1, +1}``, sorted by :func:`node_position`.  ValueError:
+    the interval is not within ``1..N``; TypeError: an argument is not an integer."""
     first, last, count = _check_interval(a, b, points)
     low, high = first - 1, last - 1
     if low == 0:
@@ -144,11 +132,8 @@ def interval_nodes(a: int, b: int, points: int) -> list[tuple[Node, int]]:
 
 def suffix_nodes(a: int, points: int) -> list[tuple[Node, int]]:
     """The indicator of grid indices ``a..N`` as a ``+-1`` combination of at most ``ceil((L + 1)/2)`` nodes
-    (Lemma 1, the suffix case behind Theorem 3; docs/ecdf.md), as :func:`interval_nodes` returns them.
-
-    :raise ValueError: if ``a`` is not within ``1..N``.
-    :raise TypeError: if an argument is not an integer.
-    """
+    (Lemma 1, the suffix case behind Theorem 3; docs/ecdf.md), as :func:`interval_nodes` returns them (ValueError:
+    ``a`` not within ``1..N``; TypeError: an argument not an integer)."""
     first, _, count = _check_interval(a, points, points)
     top = 1 << tree_depth(count)
     return _keep_in_tree(_walk(top, top - first + 1, rightwards=False), count)

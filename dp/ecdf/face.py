@@ -4,8 +4,7 @@
 secure aggregation (§4.1, ``protocol="tree"``) or from two servers' DCF keys (§4.2, ``protocol="fss"``),
 smoothed (eq. 3) and inverted for quantiles (Algorithm 1); :func:`release` (every party), :func:`simulate`
 (one process, same counts and noise law), :func:`exact` (the noiseless reference).  Threat model of
-:func:`release`: the protocol's (passive, ``t < m/2``; FSS: two non-colluding servers).  Details: docs/ecdf.md.
-"""
+:func:`release`: the protocol's (passive, ``t < m/2``; FSS: two non-colluding servers).  Details: docs/ecdf.md."""
 from __future__ import annotations
 
 import math

@@ -3,8 +3,7 @@ r"""A private ECDF answered by two servers from function-secret-shared keys: the
 Barczewski, Mawass & Ramon §4.2 with the tree mechanism of §3.1 eq. (2), on the DCF of Boyle, Gilboa &
 Ishai (2015) / Boyle et al. (2021) (:mod:`secure.fss.dcf`); parties 0 and 1 are also the two servers.
 Threat model: passive servers that do not collude; epsilon-DP against either server with up to ``c - 1``
-other owners.  Details: docs/ecdf.md ("The FSS release").
-"""
+other owners.  Details: docs/ecdf.md ("The FSS release")."""
 from __future__ import annotations
 
 import hashlib
@@ -57,14 +56,9 @@ def _dcf() -> ModuleType:
     return dcf
 
 
-# --------------------------------------------------------------------------------------------------
-# public parameters
-
 def grid_indices(values: npt.ArrayLike, grid: npt.ArrayLike) -> tuple[np.ndarray, int]:
-    """Clip values to ``[tau_1, tau_N]`` and map each to ``k = min{j : tau_j >= x}`` (0-based; docs/ecdf.md).
-
-    :return: ``(indices int64, number of values clipped)``; the number stays at the owner.
-    """
+    """Clip values to ``[tau_1, tau_N]`` and map each to ``k = min{j : tau_j >= x}`` (0-based; docs/ecdf.md);
+    returns the int64 indices and the number of values clipped (it stays at the owner)."""
     taus = np.asarray(grid, dtype=np.float64)
     data = np.asarray(values, dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(data)):
@@ -84,42 +78,35 @@ class FssNoisePlan:
     coalition: int
 
     @property
-    def epsilon(self) -> float:
-        """The budget of the whole curve (spent once, at upload)."""
+    def epsilon(self) -> float:  # the budget of the whole curve, spent once at upload
         return self.draw.epsilon
 
     @property
-    def levels(self) -> int:
-        """``L + 1`` nodes per count."""
+    def levels(self) -> int:  # L + 1 nodes per count
         return self.draw.levels
 
     @property
-    def node_count(self) -> int:
-        """``|I[L]|``."""
+    def node_count(self) -> int:  # |I[L]|
         return self.draw.node_count
 
     @property
     def variance_factor(self) -> float:
-        """``m / (m - c)``: total node variance over one ``DLap(alpha)``."""
+        """``m / (m - c)``: total node variance over one ``DLap(alpha)``; the variance of one released count is
+        ``(L + 1) m/(m - c) 2 alpha/(1 - alpha)^2`` (:attr:`point_variance`)."""
         return self.owners / (self.owners - self.coalition)
 
     @property
     def point_variance(self) -> float:
-        """Variance of the noise of one released count: ``(L + 1) m/(m - c) 2 alpha/(1 - alpha)^2``."""
         return self.levels * self.variance_factor * self.draw.honest_node_variance
 
     @property
-    def alpha(self) -> float:
-        """The per-node ``DLap(alpha)`` parameter."""
+    def alpha(self) -> float:  # the per-node DLap(alpha) parameter
         return self.draw.alpha
 
 
 def fss_noise_plan(*, epsilon: float, points: int, owners: int, threshold: int) -> FssNoisePlan:
     """The calibration of the FSS release for ``owners`` owners and MPyC threshold ``threshold`` (coalition rule:
-    docs/ecdf.md).
-
-    :raise ValueError: on an invalid parameter (``epsilon must be positive, got 0``).
-    """
+    docs/ecdf.md); raises ValueError on an invalid parameter (``epsilon must be positive, got 0``)."""
     if owners < 1:
         raise ValueError(f"owners must be at least 1, got {owners}")
     coalition = threshold if threshold >= 1 else min(1, owners - 1)
@@ -133,10 +120,7 @@ def fss_noise_plan(*, epsilon: float, points: int, owners: int, threshold: int) 
 
 
 def split_noise(draws: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Additive shares mod 2^64 of an int64 noise vector: ``(r, draws - r)`` with ``r`` uniform (OS).
-
-    :return: two uint64 arrays whose sum (wrapping) is ``draws`` as uint64.
-    """
+    """Additive shares mod 2^64 of an int64 noise vector: uint64 ``(r, draws - r)`` with ``r`` uniform (OS)."""
     values = np.asarray(draws, dtype=np.int64)
     mask = np.frombuffer(secrets.token_bytes(8 * values.size), dtype=np.uint64).copy()
     return mask, values.view(np.uint64) - mask
@@ -146,9 +130,6 @@ def server_party(server: int, parties: int) -> int:
     """The party that plays server ``server`` (0 or 1): party ``server``, or party 0 when alone."""
     return server if parties > 1 else 0
 
-
-# --------------------------------------------------------------------------------------------------
-# a server's state and the release
 
 @dataclass
 class ServerState:
@@ -162,12 +143,10 @@ class ServerState:
 
     @property
     def grid(self) -> np.ndarray:
-        """The public grid."""
         return np.asarray(self.public["grid"], dtype=np.float64)
 
     @property
-    def run_id(self) -> str:
-        """The run identifier agreed at upload."""
+    def run_id(self) -> str:  # agreed at upload
         return str(self.public["run_id"])
 
 
@@ -231,8 +210,7 @@ class FssEcdfRelease(EcdfRelease):
                 "key_bytes_per_row": self.key_bytes}
 
     @property
-    def noise_source(self) -> str:
-        """``owners``: each owner's node draws, shared between the two servers at upload."""
+    def noise_source(self) -> str:  # each owner's node draws, shared between the two servers at upload
         return "owners"
 
     @property
@@ -248,7 +226,6 @@ class FssEcdfRelease(EcdfRelease):
                 "inputs hidden from one server by FSS (pseudorandom keys, masked noise), not by Shamir")
 
     def honest_keys(self) -> dict[str, Any]:
-        """The record's uncertainty keys."""
         keys = super().honest_keys()
         keys["uncertainty_covers"] = ("DP noise only (noise_std per released point); exact counts of the clipped "
                                       "values, no sampling error")
@@ -267,16 +244,12 @@ def _release(public: dict[str, Any], queries: np.ndarray, counts: np.ndarray, ph
                           key_bytes=int(public.get("key_bytes", 0)), mode=mode, public=public)
 
 
-# --------------------------------------------------------------------------------------------------
-# upload
-
 async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan, *, bits: int,
                  extra: dict[str, Any] | None = None, noise_source: NodeNoiseSource | None = None,
                  meter: Any = None) -> tuple[list[ServerState], int]:
     """Every owner uploads its DCF keys and noise shares once, on a started MPyC runtime (parameters agreed);
-    returns the server states this party holds and the values clipped here (docs/ecdf.md).
-    :raise InputError: no row at any owner (same verdict everywhere, nothing shared).
-    """
+    returns the server states this party holds and the values clipped here (docs/ecdf.md).  Raises InputError
+    when no owner has a row (same verdict everywhere, nothing shared)."""
     from mpyc.runtime import mpc
 
     from secure.intake import exchange_counts
@@ -293,9 +266,7 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
         if n == 0:
             raise InputError("all parties: need at least 1 row over all parties for an ECDF, got 0")
         indices, outside = grid_indices(values, taus)
-        payloads: list[tuple[bytes | None, bytes]] = []
-        draws = noise_source(plan.draw) if noise_source is not None else plan.draw.draw_party()
-        draws = np.asarray(draws, dtype=np.int64)
+        draws = np.asarray(noise_source(plan.draw) if noise_source is not None else plan.draw.draw_party(), np.int64)
         if draws.shape != (plan.node_count,):
             raise ValueError(f"node draws must have length {plan.node_count}, got shape {draws.shape}")
         mask, rest = split_noise(draws)
@@ -306,18 +277,15 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
             payloads = [(pair[0].to_bytes(), mask.tobytes()), (pair[1].to_bytes(), rest.tobytes())]
         else:
             payloads = [(None, mask.tobytes()), (None, rest.tobytes())]
-        received: list[list[Any]] = []
-        for server in (0, 1):
-            received.append(list(await mpc.transfer(payloads[server], senders=list(range(parties)),
-                                                     receivers=[servers[server]])))
+        received: list[list[Any]] = [list(await mpc.transfer(payloads[server], senders=list(range(parties)),
+                                                             receivers=[servers[server]])) for server in (0, 1)]
         key_sizes = [int(size) for size in await mpc.transfer(key_bytes)]
         await _check_uploads(received, rows, servers, bits=bits, nodes=plan.node_count)
         run_id = await mpc.transfer(secrets.token_hex(16) if mpc.pid == servers[0] else None, senders=servers[0])
-    levels = plan.levels
     public = {"version": STATE_VERSION, "statistic": "ecdf_fss", "grid": [float(t) for t in taus],
               "points": int(taus.shape[0]), "bits": int(bits), "epsilon": float(plan.epsilon), "n": n,
               "rows": rows, "owners": plan.owners, "coalition": plan.coalition, "threshold": int(mpc.threshold),
-              "levels": levels, "point_std": math.sqrt(plan.point_variance) / n,
+              "levels": plan.levels, "point_std": math.sqrt(plan.point_variance) / n,
               "key_bytes": max(key_sizes), "run_id": str(run_id), **(extra or {})}
     states = []
     for server in (0, 1):
@@ -353,10 +321,8 @@ def _upload_problem(received: Sequence[Any], rows: Sequence[int], server: int, *
 
 async def _check_uploads(received: Sequence[Sequence[Any]], rows: Sequence[int], servers: Sequence[int], *,
                          bits: int, nodes: int) -> None:
-    """Both servers check every owner's upload against its public row count (opens nothing; docs/ecdf.md).
-
-    :raise InputError: at every party alike, naming the first deviating owner.
-    """
+    """Both servers check every owner's upload against its public row count (opens nothing; docs/ecdf.md);
+    raises InputError at every party alike, naming the first deviating owner."""
     from mpyc.runtime import mpc
 
     from secure.session import mark_stopping
@@ -370,9 +336,6 @@ async def _check_uploads(received: Sequence[Sequence[Any]], rows: Sequence[int],
         mark_stopping()
         raise InputError(failing)
 
-
-# --------------------------------------------------------------------------------------------------
-# answer
 
 def _check_queries(queries: npt.ArrayLike, points: int) -> np.ndarray:
     chosen = np.asarray(queries)
@@ -397,10 +360,8 @@ def key_sums(state: ServerState) -> np.ndarray:
 
 
 def server_shares(state: ServerState, queries: npt.ArrayLike, sums: np.ndarray | None = None) -> np.ndarray:
-    """Server ``b``'s additive uint64 shares of the noisy counts at the queried grid indices (docs/ecdf.md).
-
-    :param sums: :func:`key_sums` of this state if already computed.
-    """
+    """Server ``b``'s additive uint64 shares of the noisy counts at the queried grid indices (docs/ecdf.md);
+    ``sums`` is :func:`key_sums` of this state if already computed."""
     points = int(state.public["points"])
     chosen = _check_queries(queries, points)
     totals = key_sums(state) if sums is None else sums
@@ -418,14 +379,9 @@ async def open_counts(states: Sequence[ServerState], queries: npt.ArrayLike, *, 
                       receivers: Sequence[int] | None = None, sums: dict[int, np.ndarray] | None = None
                       ) -> np.ndarray | None:
     """Both servers open the noisy counts at ``queries`` to each other and the ``receivers`` (default: the
-    servers); every party calls it.
-
-    :param states: the server states this party holds (empty at an owner that is not a server).
-    :param slack: :func:`dp.ecdf.secure_release.count_slack`; an opened count outside ``[-slack, n + slack]``
-        means a corrupted share.
-    :return: the int64 counts at receivers, ``None`` elsewhere.
-    :raise ProtocolFailure: an opened count outside its possible range.
-    """
+    servers); every party calls it, with the server states it holds (none at a mere owner).  Returns the int64
+    counts at receivers, ``None`` elsewhere; raises ProtocolFailure when an opened count lies outside
+    ``[-slack, n + slack]`` (:func:`dp.ecdf.secure_release.count_slack`), i.e. a share is corrupted."""
     from mpyc.runtime import mpc
 
     parties = len(mpc.parties)
@@ -450,15 +406,10 @@ async def open_counts(states: Sequence[ServerState], queries: npt.ArrayLike, *, 
 
 async def answer(states: Sequence[ServerState], queries: npt.ArrayLike, *, receivers: Sequence[int] | None = None,
                  meter: Any = None, mode: str = "upload") -> FssEcdfRelease | None:
-    """One query round (no privacy budget: the node noise was fixed at upload); every party calls it.
-
-    :param states: this party's server states (:func:`upload`, :func:`load_state`; empty at an owner only).
-    :param queries: 0-based grid indices (only the servers' value is used).
-    :param receivers: parties that learn the counts (default: the two servers).
-    :param mode: ``upload`` or ``answer``, recorded in the release.
-    :return: the release at the receivers, ``None`` elsewhere.
-    :raise ProtocolFailure: an opened count outside its possible range (corrupted shares).
-    """
+    """One query round (no privacy budget: the node noise was fixed at upload); every party calls it with its
+    server states (:func:`upload`, :func:`load_state`; none at a mere owner) and 0-based grid indices (only the
+    servers' value is used).  Returns the release (``mode`` recorded) at the receivers (default: the two
+    servers), ``None`` elsewhere; raises ProtocolFailure on an opened count outside its possible range."""
     from mpyc.runtime import mpc
 
     from secure.meter import CostMeter
@@ -480,9 +431,6 @@ async def answer(states: Sequence[ServerState], queries: npt.ArrayLike, *, recei
     table = {k: {"seconds": c.seconds, "bytes_sent": c.bytes_sent} for k, c in phases.items()}
     return _release(public, chosen, counts, table, mode)
 
-
-# --------------------------------------------------------------------------------------------------
-# the two-step mode: storing and loading a server's state
 
 def state_digest(public: dict[str, Any]) -> str:
     """SHA-256 of the canonical JSON of the public parameters (run identifier included)."""
@@ -509,12 +457,8 @@ def store_key_path(server: int) -> Path:
 
 
 def _server_key(server: int, *, create: bool) -> bytes:
-    """Server ``server``'s 32-byte tag key; with ``create`` it is made (0600, OS randomness) if missing.
-
-    :raise FileNotFoundError: no key and ``create`` is false.
-    :raise PermissionError: the key file is readable or writable by others than its owner.
-    :raise ValueError: the key file does not hold 32 bytes.
-    """
+    """Server ``server``'s 32-byte tag key; with ``create`` it is made (0600, OS randomness) if missing.  Raises
+    FileNotFoundError (no key, no ``create``), PermissionError (open to others), ValueError (not 32 bytes)."""
     path = store_key_path(server)
     if create:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -558,17 +502,13 @@ def _unpack_keys(blob: bytes) -> list[bytes]:
     return keys
 
 
-def server_directory(directory: str | Path, server: int) -> Path:
-    """``DIR/server{b}``."""
+def server_directory(directory: str | Path, server: int) -> Path:  # DIR/server{b}
     return Path(directory) / f"server{server}"
 
 
 def store_state(state: ServerState, directory: str | Path) -> Path:
     """Write server ``state.server``'s state to ``DIR/server{b}`` (0700; files 0600), tagged with its own key
-    (:func:`store_key_path`, never in the store).
-
-    :raise OSError: the directory or the key cannot be written (or the key file is open to others).
-    """
+    (:func:`store_key_path`, never in the store); OSError when the directory or the key cannot be written."""
     folder = server_directory(directory, state.server)
     try:
         mac_key = _server_key(state.server, create=True)
@@ -590,11 +530,9 @@ def store_state(state: ServerState, directory: str | Path) -> Path:
 
 
 def load_state(directory: str | Path, server: int) -> ServerState:
-    """Read and authenticate server ``server``'s stored state with the server's own key.
-
-    :raise InputError: a missing or unreadable file, no key of this server, a tag that does not match, or
-        inconsistent content; the message carries no path (shared), the path is in ``detail`` (docs/ecdf.md).
-    """
+    """Read and authenticate server ``server``'s stored state with the server's own key.  Raises InputError on a
+    missing or unreadable file, no key, a tag that does not match, or inconsistent content; the message carries
+    no path (shared), the path is in ``detail`` (docs/ecdf.md)."""
     folder = server_directory(directory, server)
     try:
         record = json.loads((folder / "public.json").read_text(encoding="utf-8"))
@@ -640,13 +578,9 @@ def load_state(directory: str | Path, server: int) -> ServerState:
     return ServerState(server=server, public=public, keys=keys, node_shares=shares)
 
 
-
 async def check_same_run(states: Sequence[ServerState]) -> None:
-    """The two servers compare their run identifiers and parameter digests; every party calls it.
-
-    :raise InputError: at both servers alike (the same line), when the stored states come from
-        different upload runs or disagree on a public parameter.
-    """
+    """The two servers compare their run identifiers and parameter digests; every party calls it.  Raises
+    InputError at both servers alike when the states come from different runs or disagree on a parameter."""
     from mpyc.runtime import mpc
 
     parties = len(mpc.parties)
@@ -668,14 +602,9 @@ async def check_same_run(states: Sequence[ServerState]) -> None:
                          "a key file tampered with is refused")
 
 
-# --------------------------------------------------------------------------------------------------
-# the face's run: upload (and store) or load the stored keys, then one query round
-
 def _value_positions(values: Sequence[float], grid: np.ndarray) -> list[int]:
-    """The 0-based index of the largest grid point ``<= v`` for each value (within ``1e-9`` of the grid's scale).
-
-    :raise ValueError: a value outside the grid's domain ``[tau_1, tau_N]``.
-    """
+    """The 0-based index of the largest grid point ``<= v`` for each value (within ``1e-9`` of the grid's scale);
+    ValueError for a value outside ``[tau_1, tau_N]``."""
     tolerance = 1e-9 * max(1.0, float(np.max(np.abs(grid))))
     found = []
     for value in values:
@@ -687,10 +616,8 @@ def _value_positions(values: Sequence[float], grid: np.ndarray) -> list[int]:
 
 def resolve_queries(query: EcdfParameters, grid: np.ndarray) -> np.ndarray:
     """The sorted distinct 0-based grid indices the query asks for: all, ``queries``, or for each value of ``at``
-    the largest grid point ``tau_i <= V`` (the ECDF is released on the grid as a step function).
-
-    :raise ValueError: a query outside the grid (an index beyond it, a value outside its domain).
-    """
+    the largest grid point ``tau_i <= V`` (the ECDF is released on the grid as a step function); ValueError for
+    a query outside the grid."""
     if query.at:
         return np.unique(np.asarray(_value_positions(query.at, grid), dtype=np.int64))
     if query.queries is None:
@@ -713,11 +640,8 @@ def query_notes(query: EcdfParameters, grid: np.ndarray) -> list[str]:
 async def run_fss_ecdf(query: EcdfParameters, values: npt.ArrayLike, *, receivers: Sequence[int] | None = None,
                        noise_source: NodeNoiseSource | None = None) -> FssEcdfRelease | None:
     """Every party: upload (and store, ``query.store``) or load the stored keys (``query.answer``), then one query
-    round (:func:`dp.ecdf.face.release`).
-
-    :return: the release at the receivers (default: the two servers), ``None`` elsewhere.
-    :raise InputError: no row anywhere, a stored state that fails its check, a query outside the grid.
-    """
+    round (:func:`dp.ecdf.face.release`).  Returns the release at the receivers (default: the two servers),
+    ``None`` elsewhere; raises InputError (no row anywhere, a stored state failing its check, a bad query)."""
     from mpyc.runtime import mpc
 
     from secure.meter import CostMeter

@@ -3,8 +3,7 @@
 Grids ``tau_1 < ... < tau_N`` (uniform, geometric, or exactly N points), depth ``L = ceil(log2 N)``, the
 nodes ``(j, l)`` of ``I[L]`` ordered level by level (leaves first, ``j`` ascending, 1-based), the node
 positions summed into each count (eq. 2, eq. 4) and the per-party counts ``#{x <= tau_i}``.  Derivations:
-docs/ecdf.md.  No privacy here: everything is public or computed by a party on its own rows.
-"""
+docs/ecdf.md.  No privacy here: everything is public or computed by a party on its own rows."""
 from __future__ import annotations
 
 import math
@@ -38,10 +37,8 @@ def check_points(points: int) -> int:
 
 
 def check_column(values: npt.ArrayLike, name: str = "values") -> np.ndarray:
-    """``values`` as a one-dimensional finite float64 array: the family's one check of a party's column.
-
-    :raise TypeError: not numeric.  :raise ValueError: not one-dimensional, or a NaN or infinite value.
-    """
+    """``values`` as a one-dimensional finite float64 array: the family's one check of a party's column (TypeError:
+    not numeric; ValueError: not one-dimensional, or a NaN or infinite value)."""
     data = np.asarray(values)
     if data.dtype == np.bool_ or not (np.issubdtype(data.dtype, np.integer) or np.issubdtype(data.dtype, np.floating)):
         raise TypeError(f"{name} must be numeric, got dtype {data.dtype}")
@@ -55,21 +52,13 @@ def check_column(values: npt.ArrayLike, name: str = "values") -> np.ndarray:
 
 def _check_grid_size(count: float) -> None:
     if count > MAX_GRID_POINTS:
-        raise ValueError(f"the grid would have {count:.6g} points, at most 2**24 are allowed; "
-                         "increase the step")
+        raise ValueError(f"the grid would have {count:.6g} points, at most 2**24 are allowed; increase the step")
 
-
-# --------------------------------------------------------------------------------------------------
-# grids
 
 def uniform_grid(lower: float, upper: float, step: float) -> np.ndarray:
-    """The uniform grid ``tau_1 = lower, lower + step, ..., tau_N = upper`` (§3.1, ``psi = step``; docs/ecdf.md).
-
-    :return: strictly increasing float64 array (``lower == upper``: one point).
-    :raise ValueError: if a bound is not finite, ``upper < lower``, ``step <= 0``, or the grid
-        would have more than :data:`MAX_GRID_POINTS` points.
-    :raise TypeError: if a parameter is not a number.
-    """
+    """The uniform grid ``tau_1 = lower, lower + step, ..., tau_N = upper`` (§3.1, ``psi = step``; docs/ecdf.md),
+    strictly increasing (``lower == upper``: one point).  ValueError if a bound is not finite, ``upper < lower``,
+    ``step <= 0``, or more than :data:`MAX_GRID_POINTS` points; TypeError if a parameter is not a number."""
     lo = check_finite(lower, "lower")
     hi = check_finite(upper, "upper")
     st = check_positive(step, "step")
@@ -86,13 +75,9 @@ def uniform_grid(lower: float, upper: float, step: float) -> np.ndarray:
 
 def geometric_grid(lower: float, upper: float, ratio_step: float) -> np.ndarray:
     """``{lower} ∪ {e^(psi z) : z integer, lower < e^(psi z) < upper} ∪ {upper}``, ``psi = ratio_step``
-    (§3.1, relative precision; docs/ecdf.md).
-
-    :return: strictly increasing float64 array (``lower == upper``: one point).
-    :raise ValueError: if ``lower <= 0``, ``upper < lower``, ``ratio_step <= 0``, a value is not
-        finite, or the grid would have more than :data:`MAX_GRID_POINTS` points.
-    :raise TypeError: if a parameter is not a number.
-    """
+    (§3.1, relative precision; docs/ecdf.md), strictly increasing (``lower == upper``: one point).  ValueError if
+    ``lower <= 0``, ``upper < lower``, ``ratio_step <= 0``, a value is not finite, or more than
+    :data:`MAX_GRID_POINTS` points; TypeError if a parameter is not a number."""
     lo = check_finite(lower, "lower")
     hi = check_finite(upper, "upper")
     psi = check_positive(ratio_step, "ratio_step")
@@ -116,13 +101,9 @@ def geometric_grid(lower: float, upper: float, ratio_step: float) -> np.ndarray:
 
 def grid_of_points(lower: float, upper: float, points: int, *, kind: str = "uniform") -> np.ndarray:
     """Exactly ``points`` grid points ``tau_1 = lower < ... < tau_N = upper``, ``kind`` ``uniform`` (equal gaps) or
-    ``geometric`` (equal ratios; docs/ecdf.md).
-
-    :raise ValueError: a bound not finite, ``upper <= lower``, a non-positive ``lower`` for a geometric
-        grid, ``points`` not in ``[2, MAX_GRID_POINTS]``, an unknown kind, or a domain too narrow for ``points``
-        distinct float64 values.
-    :raise TypeError: if a parameter is not a number.
-    """
+    ``geometric`` (equal ratios; docs/ecdf.md).  ValueError: a bound not finite, ``upper <= lower``, a non-positive
+    ``lower`` for a geometric grid, ``points`` not in ``[2, MAX_GRID_POINTS]``, an unknown kind, or a domain too
+    narrow for ``points`` distinct float64 values; TypeError if a parameter is not a number."""
     lo = check_finite(lower, "lower")
     hi = check_finite(upper, "upper")
     count = check_points(points)
@@ -144,9 +125,6 @@ def grid_of_points(lower: float, upper: float, points: int, *, kind: str = "unif
     return grid
 
 
-# --------------------------------------------------------------------------------------------------
-# the tree I[L]
-
 def tree_depth(points: int) -> int:
     """The depth ``L = ceil(log2 N)`` of the tree over ``N`` grid points (``N = 1`` gives 0); ValueError out of range."""
     count = check_points(points)
@@ -155,8 +133,7 @@ def tree_depth(points: int) -> int:
 
 def _level_sizes(points: int) -> list[int]:
     """``ceil(N / 2^l)`` for ``l = 0..L``."""
-    depth = (points - 1).bit_length()
-    return [((points - 1) >> level) + 1 for level in range(depth + 1)]
+    return [((points - 1) >> level) + 1 for level in range((points - 1).bit_length() + 1)]
 
 
 def level_offsets(points: int) -> list[int]:
@@ -173,20 +150,15 @@ def node_count(points: int) -> int:
 
 
 def tree_nodes(points: int) -> list[Node]:
-    """The nodes ``(j, level)`` of ``I[L]``, 1-based ``j``, leaves first, ``j`` ascending (docs/ecdf.md, "Node order").
-
-    :raise ValueError: if ``points`` is out of range.
-    """
+    """The nodes ``(j, level)`` of ``I[L]``, 1-based ``j``, leaves first, ``j`` ascending (docs/ecdf.md, "Node order");
+    ValueError if ``points`` is out of range."""
     count = check_points(points)
     return [(j, level) for level, size in enumerate(_level_sizes(count)) for j in range(1, size + 1)]
 
 
 def node_position(j: int, level: int, points: int) -> int:
-    """The 0-based position ``sum_{l < level} ceil(N / 2^l) + (j - 1)`` of node ``(j, level)`` in :func:`tree_nodes` order.
-
-    :raise ValueError: if the node is not in ``I[L]``.
-    :raise TypeError: if an argument is not an integer.
-    """
+    """The 0-based position ``sum_{l < level} ceil(N / 2^l) + (j - 1)`` of node ``(j, level)`` in :func:`tree_nodes` order
+    (ValueError: not in ``I[L]``; TypeError: an argument not an integer)."""
     count = check_points(points)
     jj = check_integer(j, "j")
     lv = check_integer(level, "level")
@@ -238,9 +210,6 @@ def _check_grid(grid: npt.ArrayLike) -> np.ndarray:
 
 def true_counts(values: npt.ArrayLike, grid: npt.ArrayLike) -> np.ndarray:
     """``#{x in values : x <= tau_i}`` for every grid point (what each party computes; ``values`` may be empty),
-    int64 of length ``len(grid)``.
-
-    :raise ValueError: ``values`` not one-dimensional or not finite, or an invalid (not strictly increasing) grid.
-    :raise TypeError: if an array is not numeric.
-    """
+    int64 of length ``len(grid)``.  ValueError: ``values`` not one-dimensional or not finite, or a grid not strictly
+    increasing; TypeError if an array is not numeric."""
     return np.searchsorted(np.sort(check_column(values)), _check_grid(grid), side="right").astype(np.int64)

@@ -3,8 +3,7 @@ on MPyC (:mod:`dp.umpc.complete`), ``AUC = (2U/2) / (P (n - P))``.  Derivations 
 
 :class:`Query` (keyword-only, validated once); :func:`release` on parties; :func:`simulate` in one process;
 :func:`exact` in the clear; :class:`RankAucRelease` with ``.table()`` and ``.record()``; the public calibration
-in :mod:`dp.rank_auc.query`.
-"""
+in :mod:`dp.rank_auc.query`."""
 from dp.rank_auc.face import exact as exact
 from dp.rank_auc.face import exact_sums as exact_sums
 from dp.rank_auc.face import release as release

@@ -1,8 +1,7 @@
 """The rank AUC's verbs: :func:`release` on parties, :func:`simulate` in one process, :func:`exact` in the clear.
 
 Threat model of :func:`release`: passive, static, at most ``t < m/2`` parties corrupted; they learn the two noisy
-sums and the public row counts (docs/rank_auc.md).  :func:`simulate` and :func:`exact` see every row.
-"""
+sums and the public row counts (docs/rank_auc.md).  :func:`simulate` and :func:`exact` see every row."""
 from __future__ import annotations
 
 import math
@@ -170,13 +169,9 @@ def _released(query: Query, plans: Sequence[NoisePlan], plan: Any, sums: Sequenc
 def simulate(query: Query, rows_by_party: Sequence[Any], *, seed: int, threshold: int | None = None,
              noise: np.ndarray | None = None, noise_rng: np.random.Generator | None = None) -> RankAucRelease:
     """The release in one process: the exact sums of every party's rows plus noise of the same law (no
-    comparison is made, so none is said).
-
-    :param seed: the family's public seed; the rank AUC samples nothing, so it draws nothing.
-    :param threshold: ``t``; default ``(m - 1) // 2`` as MPyC's.
-    :param noise: fixed draws, shape ``(2, m)`` (2U first), or ``(2, 1)`` for noise sampled in MPC.
-    :param noise_rng: generator of the draws (tests); default OS randomness.
-    """
+    comparison is made, so none is said).  ``seed`` is the family's public seed (the rank AUC samples nothing);
+    ``threshold`` defaults to ``(m - 1) // 2`` as MPyC's; ``noise``: fixed draws, shape ``(2, m)`` (2U first) or
+    ``(2, 1)`` for noise sampled in MPC, else drawn from ``noise_rng`` (tests; default OS randomness)."""
     parties = len(rows_by_party)
     threshold = (parties - 1) // 2 if threshold is None else threshold
     fixed = np.vstack([query.encode(rows) for rows in rows_by_party])

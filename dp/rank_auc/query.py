@@ -1,7 +1,6 @@
 """The rank AUC's query and its public calibration: noise plans of 2U and P, ranges, bit lengths, the guarantee.
 
-Everything here follows from public parameters (the query, n, m, t).  Derivations: docs/rank_auc.md.
-"""
+Everything here follows from public parameters (the query, n, m, t).  Derivations: docs/rank_auc.md."""
 from __future__ import annotations
 
 import numbers
@@ -31,9 +30,8 @@ POSITIVES = KernelOutput("positives", 1, 0, 1)
 @dataclass(frozen=True, kw_only=True)
 class Query:
     """The AUC of a secret score for a secret 0/1 label, released as noisy ``2U`` and ``P`` (epsilon/2 each;
-    parameters: docs/rank_auc.md).
-    :raise ValueError: a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type.
-    """
+    parameters: docs/rank_auc.md).  ValueError: a bad parameter (``epsilon must be positive, got -1``); TypeError:
+    a wrong type."""
 
     score: ColumnSpec
     epsilon: float
@@ -97,10 +95,8 @@ def required_bit_length(query: Query, rows: int | None = None, plans: Sequence[N
 
 def check_bit_length(query: Query, bit_length: int, rows: int | None = None, plans: Sequence[NoisePlan] = ()) -> None:
     """Refuse an explicit ``-L`` that cannot hold the sort's comparisons or, given ``rows`` (public) and their
-    ``plans``, the opened sums (before sharing; without ``-L`` the length follows from public parameters).
-
-    :raise ValueError: naming the ``-L`` that is needed (callers turn it into a one-line usage error).
-    """
+    ``plans``, the opened sums (before sharing; without ``-L`` the length follows from public parameters); the
+    ValueError names the ``-L`` that is needed (callers turn it into a one-line usage error)."""
     needed = required_bit_length(query, rows, plans)
     what = f"the score domain [{query.score.lower:g}, {query.score.upper:g}] at {query.score.precision} fractional bits"
     if needed > query.comparison_bits:

@@ -1,7 +1,6 @@
 """Error of Pi_U-MPC's release by tuple sampler: ``E_inc`` (which pairs) plus ``E_DP`` (the noise).
 
-Sinh & Ramon, App. D.1.2.  Derivations: docs/umpc_analysis.md.
-"""
+Sinh & Ramon, App. D.1.2.  Derivations: docs/umpc_analysis.md."""
 from __future__ import annotations
 
 import math
@@ -28,14 +27,9 @@ _WINDOW_SD = 40.0
 
 @dataclass(frozen=True)
 class PairMoments:
-    """Moments of a degree-2 kernel over all ``N = C(n, 2)`` pairs of a fixed sample.
-
-    :param n: rows.
-    :param mean: ``U``, the complete U-statistic.
-    :param mean_square: ``mean_{C_2^n} f^2``.
-    :param projection_variance: ``Var h_1 = n^-1 sum_i h_1(i)^2`` with
-        ``h_1(i) = mean_{j != i} f(x_i, x_j) - U`` (these sum to 0 over ``i``).
-    """
+    """Moments of a degree-2 kernel over all ``N = C(n, 2)`` pairs of ``n`` rows: ``mean`` the complete
+    U-statistic ``U``, ``mean_square`` ``mean_{C_2^n} f^2``, ``projection_variance`` ``Var h_1 = n^-1 sum_i h_1(i)^2``
+    with ``h_1(i) = mean_{j != i} f(x_i, x_j) - U`` (these sum to 0 over ``i``)."""
 
     n: int
     mean: float
@@ -43,8 +37,7 @@ class PairMoments:
     projection_variance: float
 
     @property
-    def pairs(self) -> int:
-        """``N = C(n, 2)``."""
+    def pairs(self) -> int:  # N = C(n, 2)
         return self.n * (self.n - 1) // 2
 
     @property
@@ -54,12 +47,8 @@ class PairMoments:
 
 
 def duplicate_moments(values: ArrayLike) -> PairMoments:
-    """:class:`PairMoments` of ``f(x, y) = I[x = y]`` from the category counts ``c`` (O(n log n)).
-    Details: docs/umpc_analysis.md.
-
-    :param values: one categorical value per row (at least 2 rows).
-    :raise ValueError: fewer than 2 rows.
-    """
+    """:class:`PairMoments` of ``f(x, y) = I[x = y]`` on one categorical value per row, from the category counts
+    ``c`` (O(n log n); docs/umpc_analysis.md); ValueError on fewer than 2 rows."""
     x = np.asarray(values).ravel()
     n = int(x.shape[0])
     if n < 2:
@@ -72,12 +61,8 @@ def duplicate_moments(values: ArrayLike) -> PairMoments:
 
 
 def pair_moments(values: ArrayLike, kernel: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> PairMoments:
-    """:class:`PairMoments` of any vectorised symmetric kernel, by all pairs (O(n^2) time, O(n) memory).
-
-    :param values: rows, shape ``(n,)`` or ``(n, c)``.
-    :param kernel: ``kernel(a, b)`` evaluated row-wise on two equally shaped arrays.
-    :raise ValueError: fewer than 2 rows.
-    """
+    """:class:`PairMoments` of a vectorised symmetric ``kernel(a, b)`` (row-wise on two equally shaped arrays) on
+    rows of shape ``(n,)`` or ``(n, c)``, by all pairs (O(n^2) time, O(n) memory); ValueError on fewer than 2 rows."""
     x = np.asarray(values, dtype=float)
     n = int(x.shape[0])
     if n < 2:
@@ -105,10 +90,8 @@ def _check_edges(moments: PairMoments, edges: int) -> int:
 
 
 def uniform_inc(moments: PairMoments, edges: int) -> float:
-    r"""Claim D.1, exact: ``E_inc = (N - m) / ((N - 1) m) * Var f`` for ``m`` pairs without replacement.
-
-    :raise ValueError: ``m`` outside ``[1, N]``.
-    """
+    r"""Claim D.1, exact: ``E_inc = (N - m) / ((N - 1) m) * Var f`` for ``m`` pairs without replacement
+    (ValueError: ``m`` outside ``[1, N]``)."""
     m = _check_edges(moments, edges)
     pairs = moments.pairs
     if pairs == 1:
@@ -117,10 +100,8 @@ def uniform_inc(moments: PairMoments, edges: int) -> float:
 
 
 def inverse_size_mean(pairs: int, probability: float) -> float:
-    """``E[1 / S | S >= 1]`` for ``S ~ Binomial(pairs, probability)``, summed over +-40 standard deviations.
-
-    :raise ValueError: ``probability`` outside ``(0, 1]``.
-    """
+    """``E[1 / S | S >= 1]`` for ``S ~ Binomial(pairs, probability)``, summed over +-40 standard deviations
+    (ValueError: ``probability`` outside ``(0, 1]``)."""
     from scipy import stats
 
     pairs = check_positive_int(pairs, "pairs")
@@ -139,10 +120,8 @@ def inverse_size_mean(pairs: int, probability: float) -> float:
 
 
 def bernoulli_inc(moments: PairMoments, edges: int, *, estimator: str = "ratio") -> float:
-    r"""``E_inc`` of Bernoulli sampling with ``q = m / N``, exact. Details: docs/umpc_analysis.md.
-
-    :raise ValueError: unknown estimator or ``m`` outside ``[1, N]``.
-    """
+    r"""``E_inc`` of Bernoulli sampling with ``q = m / N``, exact (docs/umpc_analysis.md); ValueError on an unknown
+    estimator or ``m`` outside ``[1, N]``."""
     if estimator not in ESTIMATORS:
         raise ValueError(f"unknown estimator '{estimator}'; choose one of: {', '.join(ESTIMATORS)}")
     m = _check_edges(moments, edges)
@@ -156,9 +135,8 @@ def bernoulli_inc(moments: PairMoments, edges: int, *, estimator: str = "ratio")
 
 
 def balanced_inc_projection(moments: PairMoments, edges: int) -> float:
-    r"""Approximate ``E_inc`` of a sampler with equal degrees: ``(N - m) / ((N - 1) m) (Var f - 2 Var h_1)``.
-    Details: docs/umpc_analysis.md.
-    """
+    r"""Approximate ``E_inc`` of a sampler with equal degrees: ``(N - m) / ((N - 1) m) (Var f - 2 Var h_1)``
+    (docs/umpc_analysis.md)."""
     m = _check_edges(moments, edges)
     pairs = moments.pairs
     if pairs == 1:
@@ -169,14 +147,9 @@ def balanced_inc_projection(moments: PairMoments, edges: int) -> float:
 
 def dp_variance(max_degree: int, edges: float, epsilon: float, *, sensitivity: int = 1, parties: int = 1,
                 threshold: int = 0, scale: float = 1.0) -> float:
-    r"""``Var(eta) / (|E| scale)^2`` for the suite's distributed discrete Laplace (Claim D.2, App. C.2.3).
-    Details: docs/umpc_analysis.md.
-
-    :param max_degree: ``delta_max`` the noise is calibrated with.
-    :param edges: the divisor ``|E|`` (``q N`` for the Horvitz-Thompson estimator).
-    :param sensitivity: ``Delta_f`` in fixed-point units.
-    :param scale: fixed-point scale of the kernel output.
-    """
+    r"""``Var(eta) / (|E| scale)^2`` for the suite's distributed discrete Laplace (Claim D.2, App. C.2.3;
+    docs/umpc_analysis.md), calibrated with ``delta_max = max_degree`` and ``Delta_f = sensitivity`` in fixed-point
+    units of ``scale``; ``edges`` is the divisor ``|E|`` (``q N`` for the Horvitz-Thompson estimator)."""
     degree = check_positive_int(max_degree, "max_degree")
     check_epsilon(epsilon)
     parties, threshold = check_parties(parties, threshold)
@@ -187,10 +160,8 @@ def dp_variance(max_degree: int, edges: float, epsilon: float, *, sensitivity: i
 
 
 def degree_bound(n: int, edges: int, *, failure: float) -> int:
-    r"""Smallest ``d`` with ``n P(Binomial(n - 1, q) > d) <= failure``, ``q = m / C(n, 2)``. Details: docs/umpc_analysis.md.
-
-    :raise ValueError: ``failure`` outside ``(0, 1)`` or ``m`` outside ``[1, C(n, 2)]``.
-    """
+    r"""Smallest ``d`` with ``n P(Binomial(n - 1, q) > d) <= failure``, ``q = m / C(n, 2)`` (docs/umpc_analysis.md);
+    ValueError on ``failure`` outside ``(0, 1)`` or ``m`` outside ``[1, C(n, 2)]``."""
     from scipy import stats
 
     n = check_positive_int(n, "n")
@@ -225,20 +196,14 @@ def duplicate_on_tuples(values: ArrayLike) -> Callable[[NDArray[np.int64]], floa
 
 def monte_carlo_inc(statistic: Callable[[NDArray[np.int64]], float], draw: Callable[[np.random.Generator],
                     NDArray[np.int64]], exact: float, rng: np.random.Generator, samples: int) -> tuple[float, float]:
-    """Monte Carlo ``E_inc = E_E[(U_{f,E} - U)^2]``: mean and its standard error over ``samples`` draws of ``E``.
-
-    :param statistic: ``tuples -> U_{f,E}`` (noise-free).
-    :param draw: ``rng -> tuples``, one draw of the sampler.
-    :param exact: ``U``.
-    :param samples: number of draws (at least 2).
-    """
+    """Monte Carlo ``E_inc = E_E[(U_{f,E} - U)^2]``: mean and its standard error over ``samples >= 2`` draws
+    ``rng -> tuples`` of ``E``, with the noise-free ``statistic`` (``tuples -> U_{f,E}``) and ``exact`` ``U``."""
     if isinstance(samples, bool) or not isinstance(samples, Integral) or samples < 2:
         raise ValueError(f"samples must be an integer of at least 2, got {samples!r}")
     squares = np.array([(statistic(draw(rng)) - exact) ** 2 for _ in range(int(samples))])
     return float(squares.mean()), float(squares.std(ddof=1) / math.sqrt(squares.size))
 
 
-# ------------------------------------------------------------------------ data-independent bounds
 def _population_factor(population: int, edges: int) -> float:
     """``(N - m) / ((N - 1) m)``: Claim D.1's factor for ``m`` of ``N`` tuples without replacement."""
     if population <= 1 or edges >= population:
@@ -247,12 +212,8 @@ def _population_factor(population: int, edges: int) -> float:
 
 
 def design_factor(design: NDArray[np.int64], rows: int) -> float:
-    r"""``F(E)`` with ``Var_pi(U_{f, pi(E)} - U) <= F(E) Var f <= F(E) range^2 / 4`` for every data set (``k = 2``).
-    Details: docs/umpc_analysis.md.
-
-    :param design: the drawn pairs, shape ``(m, 2)``; ``rows``: ``n``.
-    :raise ValueError: a design that is not of pairs.
-    """
+    r"""``F(E)`` with ``Var_pi(U_{f, pi(E)} - U) <= F(E) Var f <= F(E) range^2 / 4`` for every data set (``k = 2``)
+    of ``rows`` rows and drawn pairs ``design`` (shape ``(m, 2)``; else ValueError; docs/umpc_analysis.md)."""
     from dp.sampling import vertex_degrees
 
     tuples = np.asarray(design, dtype=np.int64)
@@ -276,11 +237,8 @@ def design_factor(design: NDArray[np.int64], rows: int) -> float:
 def incompleteness_variance_bound(sampling: str, *, rows: int, degree: int, tuples: int | None,
                                   value_range: float, design: NDArray[np.int64] | None = None) -> float:
     r"""A data-independent upper bound on ``E_inc = E_E[(U_{f,E} - U)^2]`` for a kernel with values in an
-    interval of length ``value_range`` (public: the kernel's output range), ``n``, ``k``, ``|E|`` public.
-    Details: docs/umpc_analysis.md.
-
-    :raise ValueError: unknown sampling, ``|E|`` outside ``[1, C(n, k)]`` or a negative range.
-    """
+    interval of length ``value_range`` (public: the kernel's output range), ``n``, ``k``, ``|E|`` public
+    (docs/umpc_analysis.md); ValueError on an unknown sampling, ``|E|`` outside ``[1, C(n, k)]`` or a negative range."""
     from dp.sampling import SAMPLING_METHODS, tuple_count
 
     if sampling not in SAMPLING_METHODS:
