@@ -39,8 +39,6 @@ PAPER_ADAPTIVE_GAIN: dict[float, tuple[str, str]] = {
     1.0: ("2.19 .. 1.94", "3.06 .. 5.29"), 2.0: ("2.21 .. 2.46", "2.89 .. 5.58"),
     4.0: ("2.29 .. 2.05", "3.19 .. 5.52"), 8.0: ("2.15 .. 1.85", "2.72 .. 5.43")}
 
-METHOD_LABELS: dict[str, str] = {"rr": "RR (debiased)", "global_laplace": "GlobalLaplace",
-                                 "local_laplace": "LocalLaplace", "adaptive_laplace": "adaptive"}
 CSV_FIELDS: tuple[str, ...] = ("table", "counts", "epsilon", "clients", "rows_per_client", "layout", "method",
                                "runs", "mean", "std", "predicted_std", "paper_std", "predicted_mean",
                                "undefined_runs", "exact_auc")
