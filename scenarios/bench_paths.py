@@ -4,14 +4,11 @@ For each kernel (Kendall, Gini, AUC, duplicate, Rand, VUS) on its default embedd
 every path runs on the same prepared rows: sampled tuples ``|E| = 2n, 8n, 32n``, the sort path (AUC, Gini) and
 the histogram path.  Each configuration's measured seconds (party 0) and bytes (all parties) stand beside the
 planner's model; after the shutdown party 0 computes its RMSE against the exact statistic by Monte Carlo on the
-simulated path (public data).  Columns and method: docs/benchmarks.md.  Run it with three local parties::
+simulated path (public data).  Columns, method and options: docs/benchmarks.md.  Run it with three local parties::
 
     python -m scenarios.bench_paths -M3                       # all six kernels, all rows, 200 runs
     python -m scenarios.bench_paths -M3 --quick               # first 120 rows, 3 kernels, 100 runs
     python -m scenarios.bench_paths -M3 --kernels kendall,auc --rows 1000 --runs 50 --epsilon 0.5
-
-Options: ``--kernels K,...``, ``--rows N``, ``--epsilon E`` (1), ``--runs R`` (200, quick 100), ``--seed S``
-(public; default joint), ``--os-noise``, ``--results-dir DIR`` (``bench_paths.csv`` and ``.png``; results/).
 
 Threat model of the secure runs: as each path states (passive, static, ``t < m/2``)."""
 from __future__ import annotations
@@ -95,16 +92,12 @@ def public_parameters(options: PathsOptions) -> dict[str, Any]:
 
 def table_values(job: Any, seed: int, rows: int | None) -> Any:
     """All rows of a kernel's embedded table as ``scenarios.ustat`` reads them (missing values filled),
-    the first ``rows`` only if given: a float array in kernel column order."""
+    the first ``rows`` only if given: a float array in kernel column order.  Party ``i`` keeps rows ``i, i + m, ...``
+    (docs/design.md: the embedded data's split)."""
     from scenarios.ustat import load_rows
 
     values = load_rows(job, seed, 0, 1).values
     return values if rows is None else values[:rows]
-
-
-def party_values(values: Any, party: int, parties: int) -> Any:
-    """Party ``party`` keeps rows ``party, party + m, ...`` (docs/design.md: the embedded data's split)."""
-    return values[party::parties]
 
 
 @dataclass
@@ -144,8 +137,7 @@ async def _measure(options: PathsOptions, seed: int) -> list[Measured]:
         job = options.jobs[kernel]
         error, fixed = None, None
         try:
-            values = party_values(table_values(job, seed, options.rows), mpc.pid, parties)
-            fixed = prepare_rows(job.query, values)
+            fixed = prepare_rows(job.query, table_values(job, seed, options.rows)[mpc.pid::parties])
         except InputError as exc:
             error = str(exc)
         await agree_verdict(error)
@@ -194,10 +186,9 @@ def monte_carlo(options: PathsOptions, seed: int, measured: Sequence[Measured],
         job = options.jobs[item.kernel]
         if item.kernel not in by_kernel:
             values = table_values(job, seed, options.rows)
-            by_kernel[item.kernel] = [party_values(values, p, parties) for p in range(parties)]
-            complete_query = replace(job.query, tuples=None)
-            exact[item.kernel] = float(simulate_complete(complete_query, by_kernel[item.kernel], threshold=threshold,
-                                                         runs=1).exact_on_tuples)
+            by_kernel[item.kernel] = [values[p::parties] for p in range(parties)]
+            exact[item.kernel] = float(simulate_complete(replace(job.query, tuples=None), by_kernel[item.kernel],
+                                                         threshold=threshold, runs=1).exact_on_tuples)
         rows_by_party, truth = by_kernel[item.kernel], exact[item.kernel]
         if item.multiple is None:
             query = replace(job.query, tuples=None)

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dp.budget import (ACCOUNTANTS, Budget, Ledger, LedgerError, dataset_key_of_file, dataset_key_of_name,
+from dp.budget import (ACCOUNTANTS, Ledger, LedgerError, dataset_key_of_file, dataset_key_of_name,
                        dataset_key_of_rows, default_ledger_directory, ledger_disabled, list_accounts,
                        list_legacy_accounts, parse_budget)
 from scenarios.kit.cli import ScenarioParser, UsageError
@@ -181,13 +181,6 @@ def _directory(options: argparse.Namespace) -> Path:
     return chosen.expanduser()
 
 
-def _parse_budget(text: str) -> Budget:
-    try:
-        return parse_budget(text)
-    except ValueError as exc:
-        raise UsageError(f"--budget: {exc}") from None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; 0 on success, 2 with one ``error:`` line otherwise."""
     where = ""
@@ -209,7 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         assert parties is not None  # required
         where = f"party {parties[0]}: " if len(parties) == 1 else f"parties {','.join(map(str, parties))}: "
-        budget = _parse_budget(options.budget)
+        try:
+            budget = parse_budget(options.budget)
+        except ValueError as exc:
+            raise UsageError(f"--budget: {exc}") from None
         for party in parties:
             where = f"party {party}: "
             found = dataset_keys(options, party)

@@ -95,12 +95,6 @@ def parse_options(argv: Sequence[str]) -> AuditOptions:
                         args.results_dir)
 
 
-def _samples_for(case: Any, options: AuditOptions) -> int:
-    if options.samples is not None:
-        return options.samples
-    return case.samples if options.quick else FULL_FACTOR * case.samples
-
-
 def _record(result: Any) -> dict[str, Any]:
     case = result.case
     expected_ok = result.violation if case.control else not result.violation
@@ -168,8 +162,8 @@ def run(options: AuditOptions, seed: int) -> list[str]:
     records = []
     bar = progress(len(cases), "audit")
     for case, stream in zip(cases, streams):
-        result = audit(case, samples=_samples_for(case, options), rng=np.random.default_rng(stream),
-                       confidence=per_case)
+        samples = options.samples or case.samples * (1 if options.quick else FULL_FACTOR)  # given: at least 2
+        result = audit(case, samples=samples, rng=np.random.default_rng(stream), confidence=per_case)
         records.append(_record(result))
         bar.update(1)
     bar.close()

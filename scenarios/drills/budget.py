@@ -121,11 +121,7 @@ def _query(epsilon: float) -> Any:
 
 
 def _powers(limit: int) -> list[int]:
-    values, value = [], 1
-    while value <= limit:
-        values.append(value)
-        value *= 2
-    return values
+    return [1 << k for k in range(limit.bit_length())]  # 1, 2, 4, ... up to limit
 
 
 def simulate_attack(rows: np.ndarray, *, epsilon: float, max_runs: int, attackers: int,
@@ -178,18 +174,14 @@ class RealRun:
     seconds: float = 0.0
 
 
-def _command(data: str, epsilon: float, ledger: list[str], record: str) -> list[str]:
-    return [sys.executable, "-m", "scenarios.ustat", "-M3", "--data", data, "--stat", "kendall", "--columns",
-            ",".join(COLUMNS), "--domain", DOMAIN, "--pairs", "all", "--epsilon", f"{epsilon!r}", *ledger,
-            "--json", record, "--no-log", "--silence-limit", "20"]
-
-
 def run_real(data: str, epsilon: float, ledger: list[str], directory: str, number: int) -> RealRun:
     """One real run of ``scenarios.ustat -M3`` (party 0 launches the others on free ports)."""
     record = os.path.join(directory, f"run{number}.json")
     started = time.perf_counter()
-    done = subprocess.run(_command(data, epsilon, ledger, record), capture_output=True, text=True, timeout=300,
-                          cwd=REPO_ROOT)
+    command = [sys.executable, "-m", "scenarios.ustat", "-M3", "--data", data, "--stat", "kendall", "--columns",
+               ",".join(COLUMNS), "--domain", DOMAIN, "--pairs", "all", "--epsilon", f"{epsilon!r}", *ledger,
+               "--json", record, "--no-log", "--silence-limit", "20"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
     seconds = time.perf_counter() - started
     estimate = None
     if done.returncode == 0 and os.path.exists(record):
@@ -241,21 +233,14 @@ class Outcome:
         return wrong
 
 
-def _write_data(rows: np.ndarray, directory: str) -> str:
-    path = os.path.join(directory, "site.csv")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(",".join(COLUMNS) + "\n")
-        for row in rows:
-            handle.write(",".join(f"{value:g}" for value in row) + "\n")
-    return path
-
-
 def run_drill(options: DrillOptions, directory: str) -> Outcome:
     """Simulate the attack, then run it for real with the ledger off and on."""
     rows = _rows(options.rows)
     truth, single_std, table = simulate_attack(rows, epsilon=options.epsilon, max_runs=options.max_runs,
                                                attackers=options.attackers, seed=options.seed)
-    data = _write_data(rows, directory)
+    data = os.path.join(directory, "site.csv")
+    with open(data, "w", encoding="utf-8") as handle:
+        handle.write(",".join(COLUMNS) + "\n" + "".join(",".join(f"{v:g}" for v in row) + "\n" for row in rows))
     off = [run_real(data, options.epsilon, ["--ledger", "off"], directory, number)
            for number in range(options.real_runs)]
     on = ledger_attack(data, options.epsilon, options.budget, directory)

@@ -149,25 +149,12 @@ def chi_square_bins(samples: int) -> int:
     return max(4, min(50, samples // 50))
 
 
-def _uniformity(values: Sequence[int], modulus: int, bins: int) -> float:
-    """p-value of the chi-square test that field integers are uniform over ``bins`` equal bins of ``[0, p)`` (their
-    probabilities are equal to within ``B / p``, about 1e-18)."""
-    from scipy import stats
-
-    index = np.array([int(v) * bins // modulus for v in values], dtype=np.int64)
-    counts = np.bincount(index, minlength=bins)
-    return float(stats.chisquare(counts).pvalue)
-
-
-def _as_unit(values: Sequence[int], modulus: int) -> np.ndarray:
-    """Field integers as floats ``share / p`` in ``[0, 1)``."""
-    return np.array([int(v) / modulus for v in values], dtype=float)
-
-
 def independence_tests(round_a: Sequence[Sequence[int]], round_b: Sequence[Sequence[int]], *,
                        members: Sequence[int], modulus: int) -> list[dict[str, Any]]:
     """Do the coalition's shares depend on the honest inputs?  KS between rounds, chi-square per round, for each
-    member's shares (per member, in ``members`` order) and, for ``t >= 2``, their Lagrange combination at 0.
+    member's shares (per member, in ``members`` order) and, for ``t >= 2``, their Lagrange combination at 0; KS on
+    ``share / p`` in ``[0, 1)``, chi-square over ``bins`` equal bins of ``[0, p)`` (equally likely to within
+    ``bins / p``, about 1e-18).
 
     :return: one entry per test: ``name``, ``test`` (``ks`` or ``chi2``), ``p_value``.
     :raise ValueError: if the rounds have different numbers of members or no samples."""
@@ -190,11 +177,12 @@ def independence_tests(round_a: Sequence[Sequence[int]], round_b: Sequence[Seque
     bins = chi_square_bins(samples)
     results: list[dict[str, Any]] = []
     for name, a, b in coordinates:
-        ks = stats.ks_2samp(_as_unit(a, modulus), _as_unit(b, modulus))
+        ks = stats.ks_2samp(*(np.array([int(v) / modulus for v in values], dtype=float) for values in (a, b)))
         results.append({"name": f"KS share/p, {name}, round a vs b", "test": "ks", "p_value": float(ks.pvalue)})
         for label, values in (("a", a), ("b", b)):
+            counts = np.bincount(np.array([int(v) * bins // modulus for v in values], dtype=np.int64), minlength=bins)
             results.append({"name": f"chi2 uniform ({bins} bins), {name}, round {label}", "test": "chi2",
-                            "p_value": _uniformity(values, modulus, bins)})
+                            "p_value": float(stats.chisquare(counts).pvalue)})
     return results
 
 

@@ -148,18 +148,6 @@ def refusal_drill(name: str, workdir: str, argvs: Sequence[Sequence[str]], expec
                        max(entered, key=_ORDER.index) if entered else "?", released, message, lines, total, problems)
 
 
-def _spoil_cell(directory: str) -> None:
-    """Party 1's file: line 4 (the third data row), column diaBP, becomes ``high``."""
-    path = os.path.join(directory, "p1.csv")
-    with open(path, encoding="utf-8") as handle:
-        lines = handle.read().splitlines()
-    cells = lines[3].split(",")
-    cells[1] = "high"
-    lines[3] = ",".join(cells)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
-
-
 def run_drills(options: DrillOptions, root: str) -> tuple[list[DrillResult], int]:
     """Run every drill in fresh subdirectories of ``root``; the results and the number of rows used."""
     rows = framingham_columns(["sysBP", "diaBP"], QUICK_ROWS if options.quick else FULL_ROWS)
@@ -175,8 +163,9 @@ def run_drills(options: DrillOptions, root: str) -> tuple[list[DrillResult], int
         results.append(crash_drill(phase, prepare(f"crash histogram {phase}"), "p{pid}.csv", party_args,
                                    job="histogram"))
     argv = _base_args("p{pid}.csv")
-    directory = prepare("bad cell")
-    _spoil_cell(directory)
+    spoiled = [list(row) for row in rows]
+    spoiled[1 + PARTIES * 2][1] = "high"  # party 1's third data row (line 4 of its file), column diaBP
+    directory = party_directory(root, "bad cell", ["sysBP", "diaBP"], spoiled)
     results.append(refusal_drill("bad file: non-numeric cell at party 1", directory, [argv] * PARTIES,
                                  "error: party 1: column 'diaBP' has a value that is not a number", "", party_args))
     directory = prepare("missing file")
