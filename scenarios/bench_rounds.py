@@ -15,6 +15,7 @@ Options: ``--delay-ms D`` (50), ``--only A,B`` (histogram, sampler, sort, tuples
 Threat model: none (public data, loopback)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -100,10 +101,8 @@ def run_parties(arguments: Sequence[str], *, delay: float, timeout: float = 900.
     real, proxied = listen[:3], listen[3:]
     with tempfile.TemporaryDirectory() as folder:
         target = os.path.join(folder, "record.json")
-        proxies = DelayProxies(listen=proxied, target=real, delay=delay) if delay > 0 else None
-        if proxies is not None:
-            proxies.__enter__()
-        try:
+        proxy = DelayProxies(listen=proxied, target=real, delay=delay) if delay > 0 else None
+        with proxy or contextlib.nullcontext() as proxies:
             processes = []
             for party in range(3):
                 # a party listens on its own entry; the others reach it through its proxy
@@ -124,9 +123,6 @@ def run_parties(arguments: Sequence[str], *, delay: float, timeout: float = 900.
                     errors.append(err.strip().splitlines()[-1:] or ["no output"])
             if errors:
                 raise RuntimeError(f"a party failed: {errors[0][0]}")
-        finally:
-            if proxies is not None:
-                proxies.close()
         with open(target, encoding="utf-8") as handle:
             record: dict[str, Any] = json.load(handle)
     return record
