@@ -298,10 +298,13 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], colu
              for j, name in enumerate(wanted)}
     limit = CHUNK_BYTES
     stream = _CheckedBytes(path, limit)
+    batches = None
     try:
+        # no read-ahead thread: an Arrow thread still reading a Python file when a party exits after an
+        # error aborts the process ("terminate called without an active exception", apache/arrow#34314)
         batches = arrow_csv.open_csv(
             pa.PythonFile(stream, mode="r"),
-            read_options=arrow_csv.ReadOptions(block_size=limit, skip_rows=1, column_names=names),
+            read_options=arrow_csv.ReadOptions(block_size=limit, skip_rows=1, column_names=names, use_threads=False),
             parse_options=arrow_csv.ParseOptions(newlines_in_values=True),
             convert_options=arrow_csv.ConvertOptions(include_columns=list(dict.fromkeys(wanted)), column_types=types,
                                                      null_values=_NULL_CELLS, strings_can_be_null=False))
@@ -325,6 +328,8 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], colu
             raise _too_long(path, limit) from None
         raise _Irregular from None
     finally:
+        if batches is not None:
+            batches.close()
         stream.close()
 
 
