@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -146,3 +147,26 @@ def record_transfers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(mpc, "transfer", spy)
     return sent
+
+
+#: what a record measures about its run rather than releases: left out when two runs' records are compared
+MEASURED_KEYS = ("seconds", "bytes_sent", "phases")
+
+
+def unmeasured(record: dict[str, Any], *also: str) -> dict[str, Any]:
+    """``record`` without :data:`MEASURED_KEYS` (and the keys ``also``): what two runs of one release share."""
+    left_out = {*MEASURED_KEYS, *also}
+    return {key: value for key, value in record.items() if key not in left_out}
+
+
+def release_at_one_party(release: Callable[[], Awaitable[Any]]) -> Any:
+    """What ``release()`` returns when run in this process as the only MPyC party (the ``-M1`` path)."""
+    from mpyc.runtime import mpc
+
+    mpc.run(mpc.start())
+    try:
+        result = mpc.run(release())
+    finally:
+        mpc.run(mpc.shutdown())
+    assert result is not None
+    return result

@@ -12,9 +12,9 @@ from conftest import read_record, small_table, write_csv
 import dp.ecdf.tree
 from dp.ecdf import EcdfQuery, exact, release, simulate
 from secure.intake import MissingPolicy
+from tests.conftest import release_at_one_party, unmeasured
 
 #: keys measured by the run (wall clock, bytes on the wire) or drawn at random for it (the run identifier)
-MEASURED = {"seconds", "bytes_sent", "phases", "run_id"}
 
 
 def _fixed_draws(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -24,19 +24,11 @@ def _fixed_draws(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _api_record(query: EcdfQuery, values: np.ndarray) -> dict[str, Any]:
-    from mpyc.runtime import mpc
-
-    mpc.run(mpc.start())
-    try:
-        result = mpc.run(release(query, values))
-    finally:
-        mpc.run(mpc.shutdown())
-    assert result is not None
-    return result.record()
+    return release_at_one_party(lambda: release(query, values)).record()
 
 
 def _without(record: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in record.items() if key not in MEASURED}
+    return unmeasured(record, "run_id")
 
 
 @pytest.mark.parametrize("job, extra, query", [

@@ -12,9 +12,9 @@ from conftest import read_record, small_table, write_csv
 from dp.noise_plans import NoisePlan
 from dp.rank_auc import Query, RankAucRelease, exact, release, simulate
 from secure.intake import ColumnSpec, MissingPolicy
+from tests.conftest import MEASURED_KEYS, release_at_one_party, unmeasured
 
 #: keys measured by the run (wall clock, bytes on the wire), not decided by the rows, the query or the noise
-MEASURED = {"seconds", "bytes_sent", "phases"}
 
 
 def _fixed_draws(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -23,14 +23,7 @@ def _fixed_draws(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _api(query: Query, rows: np.ndarray) -> RankAucRelease:
-    from mpyc.runtime import mpc
-
-    mpc.run(mpc.start())
-    try:
-        result = mpc.run(release(query, rows))
-    finally:
-        mpc.run(mpc.shutdown())
-    assert result is not None
+    result: RankAucRelease = release_at_one_party(lambda: release(query, rows))
     return result
 
 
@@ -54,9 +47,8 @@ def test_the_job_prints_and_records_the_api_release(tmp_path: Path, monkeypatch:
                   missing=MissingPolicy("refuse"))
     api = _api(query, rows)
     [job] = read_record(out)
-    assert set(job) == set(api.record()) and MEASURED < set(job) and "ledger_delta" in job
-    assert {k: v for k, v in job.items() if k not in MEASURED} == {
-        k: v for k, v in api.record().items() if k not in MEASURED}
+    assert set(job) == set(api.record()) and set(MEASURED_KEYS) < set(job) and "ledger_delta" in job
+    assert unmeasured(job) == unmeasured(api.record())
     assert job["noisy_2u"] == exact_2u(query, rows) + 7 and job["noisy_positives"] == int(rows[:, 1].sum()) - 1
     lines = _unmeasured(api.table())  # the job prints the table, then its budget line
     assert _unmeasured(printed)[:len(lines)] == lines and len(lines) == 11

@@ -13,9 +13,9 @@ import dp.ecdf.tree
 from conftest import read_record, small_table, write_csv
 from dp.ecdf import HosmerLemeshowQuery, RocQuery, exact, release, simulate
 from secure.intake import MissingPolicy
+from tests.conftest import release_at_one_party, unmeasured
 
 #: keys measured by the run (wall clock, bytes on the wire), not released values
-MEASURED = {"seconds", "bytes_sent", "phases"}
 
 
 def _fixed_os_draws(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -34,19 +34,11 @@ def _fixed_os_draws(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _api_record(query: Any, rows: np.ndarray, **kw: Any) -> dict[str, Any]:
-    from mpyc.runtime import mpc
-
-    mpc.run(mpc.start())
-    try:
-        result = mpc.run(release(query, rows, **kw))
-    finally:
-        mpc.run(mpc.shutdown())
-    assert result is not None
-    return result.record()
+    return release_at_one_party(lambda: release(query, rows, **kw)).record()
 
 
 def _without(record: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in record.items() if key not in MEASURED}
+    return unmeasured(record)
 
 
 def _scored(tmp_path: Path) -> tuple[Path, np.ndarray]:
