@@ -87,3 +87,11 @@ def test_the_query_refuses_a_bad_parameter_with_a_plain_message(kwargs: dict[str
     assert message in str(raised.value)
     with pytest.raises(TypeError):
         Query(ColumnSpec("score", 0, 1, 8), 1.0)  # type: ignore[misc]  # keyword-only
+
+
+def test_a_misspelt_ledger_keyword_is_a_type_error_at_the_call() -> None:
+    from dp.rank_auc import release_runs
+
+    query = Query(score=ColumnSpec("score", 0, 1, 4), epsilon=1.0)
+    with pytest.raises(TypeError, match="ledgr"):
+        release_runs(query, [np.zeros((2, 2))], ledgr="off")  # type: ignore[call-arg]

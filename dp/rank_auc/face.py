@@ -5,13 +5,14 @@ sums and the public row counts (docs/rank_auc.md).  :func:`simulate` and :func:`
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from dp.budget.accountants import Spend
+from dp.budget.accountants import Budget, Spend
 from dp.noise_plans import NoisePlan
 from dp.rank_auc.query import (Query, auc_query, check_bit_length, plans_for_rows, release_guarantee,
                                required_bit_length, sum_ranges)
@@ -60,17 +61,21 @@ async def release(query: Query, rows: Any, **options: Any) -> RankAucRelease | N
 
 async def release_runs(query: Query, runs: Sequence[Any], *, receivers: Sequence[int] | None = None,
                        noise_source: Callable[[NoisePlan, int], int] | None = None,
-                       data_file: str | None = None, job: tuple[str, Sequence[str]] | None = None,
-                       **account: Any) -> list[RankAucRelease | None]:
+                       ledger: str | os.PathLike[str] | None = None, budget: Budget | str | None = None,
+                       dataset_name: str | None = None, dataset: str | None = None, accountant: str = "basic",
+                       data_file: str | None = None,
+                       job: tuple[str, Sequence[str]] | None = None) -> list[RankAucRelease | None]:
     """:func:`release` on each of ``runs`` (rows or readers: e.g. the first N rows), ``query.epsilon`` split evenly
-    over them; one spend (``account``: :func:`release`'s ledger keywords), settled to the deltas' sum."""
+    over them; one spend from the account the ledger keywords name (as :func:`dp.umpc.release`), settled to the
+    deltas' sum.  A misspelt keyword is a ``TypeError`` at the call, before anything is shared."""
     from dp.budget.spending import reserve, spend_request
 
     each = query if len(runs) == 1 else replace(query, epsilon=query.epsilon / len(runs))
     source = data_file if data_file is not None else getattr(runs[0], "source", None)
     spend = _spend(each, query.epsilon, len(runs))
-    reservation = await reserve(lambda: spend_request(spend, release="dp.rank_auc.release", data_file=source, job=job,
-                                                      **account), job=job)
+    reservation = await reserve(lambda: spend_request(
+        spend, release="dp.rank_auc.release", ledger=ledger, budget=budget, dataset_name=dataset_name,
+        dataset=dataset, accountant=accountant, data_file=source, job=job), job=job)
     released = [await _release(each, rows, receivers=receivers, noise_source=noise_source) for rows in runs]
     total = math.fsum(delta for _, delta in released)  # basic composition over the runs; the record's delta_total
     settled = {"delta_total": total, **(reservation.settle(total).record() if reservation else {})}  # reserved -> total

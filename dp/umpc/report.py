@@ -16,7 +16,7 @@ from typing import Any
 from dp.report_text import format_bytes, phases_text, text_table
 from secure.columns import ColumnSpec
 
-__all__ = ["UStatRelease", "table", "public_categories", "local_note", "format_bytes"]
+__all__ = ["UStatRelease", "table", "public_categories", "local_note"]
 
 #: a category list longer than this is agreed and recorded by its digest (the parameters travel to every party)
 LISTED_IN_FULL = 256

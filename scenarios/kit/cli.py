@@ -19,7 +19,7 @@ import textwrap
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from dp.umpc.report import format_bytes  # re-exported: the jobs' byte counts read alike
+from dp.report_text import format_bytes  # re-exported: the jobs' byte counts read alike
 from secure.launcher import run_parties
 
 if TYPE_CHECKING:
