@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -15,12 +16,18 @@ from scipy import signal, stats
 
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
 
-__all__ = ["AuditCase", "AuditResult", "audit", "clopper_pearson_lower", "clopper_pearson_upper", "honest_noise_pmf",
-           "exact_epsilon", "coalition_epsilon"]
+__all__ = ["AuditCase", "AuditResult", "paired", "audit", "clopper_pearson_lower", "clopper_pearson_upper",
+           "honest_noise_pmf", "exact_epsilon", "coalition_epsilon"]
 
 #: Sampler of a case: ``sample(count, rng)`` returns ``(outputs on D, outputs on D')`` as two 1-D
 #: arrays of ``count`` scalar outputs each.
 Sampler = Callable[[int, np.random.Generator], tuple[np.ndarray, np.ndarray]]
+
+
+def paired(released: Callable[[Any, int, np.random.Generator], np.ndarray], first: Any, second: Any) -> Sampler:
+    """The sampler of ``released(dataset, count, rng)`` on ``first`` (``D``), then on ``second`` (``D'``)."""
+    return lambda count, rng: (released(first, count, rng), released(second, count, rng))
+
 
 #: Quantile levels of the pooled first half used as thresholds when choosing the event.
 _THRESHOLD_LEVELS = 400
@@ -124,14 +131,6 @@ class _Event:
         return f"output {self.kind} {self.value:g}, M({top}) against M({bottom})"
 
 
-def _candidate_values(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    pooled = np.concatenate([first, second])
-    thresholds = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, _THRESHOLD_LEVELS + 1)[1:-1], method="nearest"))
-    distinct = np.unique(pooled)
-    singletons = distinct if distinct.size <= _SINGLETON_LIMIT else np.empty(0)
-    return thresholds, singletons
-
-
 def _bounds(counts_top: np.ndarray, counts_bottom: np.ndarray, trials: int, level: float,
             delta: float) -> np.ndarray:
     p_low = clopper_pearson_lower(counts_top, trials, level)
@@ -144,7 +143,10 @@ def _bounds(counts_top: np.ndarray, counts_bottom: np.ndarray, trials: int, leve
 def _choose_event(first: np.ndarray, second: np.ndarray, level: float, delta: float) -> _Event:
     """The event with the largest lower bound on the first half (ties: the first found)."""
     sorted_first, sorted_second = np.sort(first), np.sort(second)
-    thresholds, singletons = _candidate_values(first, second)
+    pooled = np.concatenate([first, second])
+    thresholds = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, _THRESHOLD_LEVELS + 1)[1:-1], method="nearest"))
+    distinct = np.unique(pooled)
+    singletons = distinct if distinct.size <= _SINGLETON_LIMIT else np.empty(0)
     events = [_Event(kind, float(v), forward) for kind, values in ((">=", thresholds), ("<=", thresholds),
                                                                       ("==", singletons))
               for v in values for forward in (True, False)]
@@ -181,9 +183,6 @@ def audit(case: AuditCase, *, samples: int, rng: np.random.Generator, confidence
     lower = float(_bounds(np.array([event.count(top)]), np.array([event.count(bottom)]), trials, level,
                           case.delta)[0])
     return AuditResult(case, max(lower, 0.0), event.describe(), p_low, q_high, samples, confidence)
-
-
-# --------------------------------------------------------------------------- exact loss of integer noise
 
 
 def honest_noise_pmf(honest_parties: int, shape: float, alpha: float, *,

@@ -5,9 +5,7 @@ user) or label DP (one label against the other).  Cases, controls and sample siz
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -16,7 +14,7 @@ from dp.baselines import ghazi
 from dp.bell import generic as ldp_generic
 from dp.bell import hadamard, hierarchical, quantize
 from dp.fedauc import mechanisms as fedauc
-from dp.audit.engine import AuditCase
+from dp.audit.engine import AuditCase, Sampler, paired
 from dp.audit.planning import control_samples, mechanism_samples
 from dp.validation import check_epsilon, check_integer, check_positive
 
@@ -65,20 +63,6 @@ def _case(found: tuple[Exact | None, float, tuple[float, float]], *, control: bo
                           exact_outputs=exact, **fields)
 
 
-def _each(draw: Callable[[Any], np.ndarray], values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
-    """``(draw(values[0]), draw(values[1]))``: the outputs on ``D`` and on ``D'``, in that order."""
-    return draw(values[0]), draw(values[1])
-
-
-def _sample_krr(count: int, rng: np.random.Generator, *, quantizer: quantize.Quantizer, values: tuple[float, float],
-                epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    outputs = []
-    for value in values:
-        bins = quantizer.quantize(np.full(count, value), rng=rng)
-        outputs.append(ldp_generic.randomize(bins, bins=quantizer.bins, epsilon=epsilon, rng=rng))
-    return outputs[0], outputs[1]
-
-
 def krr_case(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
     """Bell et al.'s user side (randomized rounding on ``[0, 1]``, then k-RR on ``k >= 2`` ``bins``) on ``x = 0`` vs
     ``x' = 1``, ``epsilon`` claimed per report.  :raise ValueError: on invalid parameters."""
@@ -88,24 +72,22 @@ def krr_case(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
         raise ValueError(f"bins must be at least 2, got {bins}")
     quantizer = quantize.Quantizer.interval(lower=0.0, upper=1.0, bins=k, rounding="randomized")
     channel = ldp_generic.rr_channel(bins=k, epsilon=eps)
+
+    def report(value: float, count: int, rng: np.random.Generator) -> np.ndarray:
+        return ldp_generic.randomize(quantizer.quantize(np.full(count, value), rng=rng), bins=k, epsilon=eps, rng=rng)
+
     return _case(
         _exact(np.arange(k), channel[0], channel[k - 1]),
         name="ldp-krr-quantized", epsilon=eps,
         mechanism=(f"Bell et al. Algorithm 1 user side: randomized rounding of [0, 1] to {k} bins, then k-RR "
                    f"with beta = k/(k + e^eps - 1) (dp.bell.quantize.Quantizer.quantize + randomize)"),
-        sample=partial(_sample_krr, quantizer=quantizer, values=(0.0, 1.0), epsilon=eps),
+        sample=paired(report, 0.0, 1.0),
         statistic="the reported bin",
         neighbours=f"one user's value 0 (bin 0) vs 1 (bin {k - 1})")
 
 
 def _encode_report(reports: hadamard.HadamardReports) -> np.ndarray:
     return 2 * np.asarray(reports.rows, dtype=np.int64) + (np.asarray(reports.signs) > 0)
-
-
-def _sample_hadamard(count: int, rng: np.random.Generator, *, bits: int, values: tuple[int, int],
-                     epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    return _each(lambda v: _encode_report(hadamard.hadamard_randomize(np.full(count, v, dtype=np.int64), bits=bits,
-                                                                      epsilon=epsilon, rng=rng)), values)
 
 
 def hadamard_case(*, bits: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
@@ -118,28 +100,19 @@ def hadamard_case(*, bits: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
         raise ValueError(f"bits must lie in [1, 8], got {bits}")
     pair = (0, (1 << width) - 1)
     tables = [hadamard.hadamard_output_probabilities(v, bits=width, epsilon=eps).ravel() for v in pair]
+
+    def report(value: int, count: int, rng: np.random.Generator) -> np.ndarray:
+        values = np.full(count, value, dtype=np.int64)
+        return _encode_report(hadamard.hadamard_randomize(values, bits=width, epsilon=eps, rng=rng))
+
     return _case(
         _exact(np.arange(tables[0].size), tables[0], tables[1]),
         name="ldp-hadamard", epsilon=eps,
         mechanism=(f"Bell et al. App. B Algorithm 2: Hadamard response on a domain of 2^{width} values, flip "
                    f"probability 1/(1 + e^eps) rounded up to 2^-53 (dp.bell.hadamard.hadamard_randomize)"),
-        sample=partial(_sample_hadamard, bits=width, values=pair, epsilon=eps),
+        sample=paired(report, *pair),
         statistic="the report (row j, bit z) encoded as 2 j + [z = +1]",
         neighbours=f"one user's value {pair[0]} vs {pair[1]}")
-
-
-def _sample_hierarchy_users(count: int, rng: np.random.Generator, *, domain_size: int, values: tuple[int, int],
-                            epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    levels = domain_size.bit_length() - 1
-    outputs = []
-    for value in values:
-        hierarchy = hierarchical.randomize_hierarchy(np.full(levels * count, value, dtype=np.int64),
-                                                domain_size=domain_size, epsilon=epsilon, split="users", rng=rng)
-        codes = np.stack([(1 << (level + 1)) - 4 + _encode_report(hierarchy.reports[level - 1])[:count]
-                          for level in range(1, levels + 1)])  # (levels, count): count reports per level
-        chosen = rng.integers(0, levels, size=count)  # one user's level: uniform, independent of the data
-        outputs.append(codes[chosen, np.arange(count)])
-    return outputs[0], outputs[1]
 
 
 def hierarchy_users_case(*, domain_size: int = 8, epsilon: float = 1.0) -> LocalAuditCase:
@@ -158,13 +131,22 @@ def hierarchy_users_case(*, domain_size: int = 8, epsilon: float = 1.0) -> Local
         pmfs.append(np.concatenate([hadamard.hadamard_output_probabilities(value >> (levels - level), bits=level,
                                                                           epsilon=eps0).ravel() / levels
                                     for level in range(1, levels + 1)]))
+
+    def report(value: int, count: int, rng: np.random.Generator) -> np.ndarray:
+        hierarchy = hierarchical.randomize_hierarchy(np.full(levels * count, value, dtype=np.int64),
+                                                     domain_size=size, epsilon=eps, split="users", rng=rng)
+        codes = np.stack([(1 << (level + 1)) - 4 + _encode_report(hierarchy.reports[level - 1])[:count]
+                          for level in range(1, levels + 1)])  # (levels, count): count reports per level
+        chosen = rng.integers(0, levels, size=count)  # one user's level: uniform, independent of the data
+        return codes[chosen, np.arange(count)]
+
     return _case(
         _exact(np.arange(pmfs[0].size), pmfs[0], pmfs[1]),
         name="ldp-hierarchy-users", epsilon=eps,
         mechanism=(f"Bell et al. App. B.2.2 (i): hierarchical Hadamard histogram on d = {size}, users split "
                    f"across the {levels} levels, one report each at the full epsilon "
                    f"(dp.bell.hierarchical.randomize_hierarchy, split='users')"),
-        sample=partial(_sample_hierarchy_users, domain_size=size, values=pair, epsilon=eps),
+        sample=paired(report, *pair),
         statistic="one user's whole report (level l, row j, bit z) encoded as 2^(l+1) - 4 + 2 j + [z = +1]",
         neighbours=f"one user's score {pair[0]} vs {pair[1]} (different nodes at every level)")
 
@@ -181,13 +163,6 @@ def _votes(hierarchy: hierarchical.HierarchyReports, values: tuple[int, int]) ->
         agree = np.where(np.asarray(reports.signs, dtype=np.int64) == first, 1, -1)
         total += np.where(first != second, agree, 0)
     return total
-
-
-def _sample_hierarchy_budget(count: int, rng: np.random.Generator, *, domain_size: int, values: tuple[int, int],
-                             epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    return _each(lambda v: _votes(hierarchical.randomize_hierarchy(
-        np.full(count, v, dtype=np.int64), domain_size=domain_size, epsilon=epsilon, split="budget", rng=rng), values),
-        values)
 
 
 def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> LocalAuditCase:
@@ -218,13 +193,18 @@ def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> Loca
         pmfs.append(pmf)
     found = _exact(np.arange(-levels, levels + 1), pmfs[0], pmfs[1])
     composed = hierarchical.composed_epsilon(eps0, levels=levels)
+
+    def report(value: int, count: int, rng: np.random.Generator) -> np.ndarray:
+        return _votes(hierarchical.randomize_hierarchy(np.full(count, value, dtype=np.int64), domain_size=size,
+                                                       epsilon=eps, split="budget", rng=rng), pair)
+
     return _case(
         found,
         name="ldp-hierarchy-budget", epsilon=eps,
         mechanism=(f"Bell et al. App. B.2.2 (ii): hierarchical Hadamard histogram on d = {size}, every user "
                    f"reports at all {levels} levels with eps/{levels} each, basic composition to "
                    f"{composed:g} (dp.bell.hierarchical.randomize_hierarchy, split='budget', delta=0)"),
-        sample=partial(_sample_hierarchy_budget, domain_size=size, values=pair, epsilon=eps),
+        sample=paired(report, *pair),
         statistic=("net vote over the levels for x against x' (rows that separate them: +1 if the bit agrees "
                    "with x, -1 otherwise): the privacy-loss statistic of the report vector, up to a factor"),
         neighbours=f"one user's score {pair[0]} vs {pair[1]} (different nodes at every level)")
@@ -249,13 +229,6 @@ def _privacy_loss(reports: tuple[np.ndarray, np.ndarray], factorization: ghazi.F
     return np.round(total, LOSS_DECIMALS)
 
 
-def _sample_ghazi(count: int, rng: np.random.Generator, *, factorization: ghazi.Factorization, pair: tuple[int, int],
-                  epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    scales = ghazi.laplace_scales(factorization, epsilon=epsilon)
-    return _each(lambda v: _privacy_loss(ghazi.randomize(np.full(count, v, dtype=np.int64), factorization,
-                                                         epsilon=epsilon, rng=rng), factorization, scales, pair), pair)
-
-
 def ghazi_case(*, bins: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
     """Ghazi et al.'s randomizer as simulated in :mod:`dp.baselines.ghazi` (Gini kernel, exact SVD factorization) on
     ``2 <= bins <= 16`` bins of ``[0, 1]`` (simple rounding, midpoint matrix), ``epsilon`` claimed for the pair of
@@ -271,21 +244,26 @@ def ghazi_case(*, bins: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
     candidates = [(*_pair_loss(factorization, scales, x, y), (x, y)) for x in range(t) for y in range(x + 1, t)]
     loss, changed, pair = max(candidates, key=lambda c: (round(c[0], 12), -c[1]))
     p = 2.0 ** -changed
+
+    def report(value: int, count: int, rng: np.random.Generator) -> np.ndarray:
+        reports = ghazi.randomize(np.full(count, value, dtype=np.int64), factorization, epsilon=eps, rng=rng)
+        return _privacy_loss(reports, factorization, ghazi.laplace_scales(factorization, epsilon=eps), pair)
+
     return _case(
         (None, loss, (p, p * math.exp(-loss))),
         name="ldp-ghazi-laplace", epsilon=eps,
         mechanism=(f"Ghazi et al. (as simulated in dp.baselines.ghazi): Gini kernel on {t} bins, balanced SVD factorization "
                    f"(d = {factorization.d}), floating-point Laplace with eps/2 per vector (by design: a simulated "
                    f"baseline, never a release; floating-point leaks are outside this audit)"),
-        sample=partial(_sample_ghazi, factorization=factorization, pair=pair, epsilon=eps),
+        sample=paired(report, *pair),
         statistic=(f"privacy loss of the report pair (o^L, o^R) for bins {pair}, "
                    f"sum_c (|o_c - mu'_c| - |o_c - mu_c|)/b, rounded to {LOSS_DECIMALS} decimals"),
         neighbours=f"one party's bin {pair[0]} vs {pair[1]} (the pair with the largest loss)")
 
 
-def _sample_label_rr(count: int, rng: np.random.Generator, *, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    return _each(lambda label: fedauc.randomized_response(np.full(count, label, dtype=np.int64), epsilon, rng=rng),
-                 (0, 1))
+def _label_rr_sampler(epsilon: float) -> Sampler:
+    return paired(lambda label, count, rng: fedauc.randomized_response(np.full(count, label, dtype=np.int64), epsilon,
+                                                                       rng=rng), 0, 1)
 
 
 def _label_rr_exact(flip: float) -> tuple[Exact, float, tuple[float, float]]:
@@ -301,22 +279,9 @@ def label_rr_case(*, epsilon: float = 1.0) -> LocalAuditCase:
         name="label-rr", epsilon=eps,
         mechanism=("Sun et al. FedAUC_RR (Algorithm 1, eq. 2): label flipped with probability 1/(1 + e^eps) "
                    "rounded up to 2^-53 (dp.fedauc.mechanisms.randomized_response)"),
-        sample=partial(_sample_label_rr, epsilon=eps),
+        sample=_label_rr_sampler(eps),
         statistic="the released (flipped) label",
         neighbours="one sample's label 0 vs 1")
-
-
-def _binary_denominator_rr(values: np.ndarray, bins: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
-    """BROKEN on purpose: k-RR with the binary keep probability ``e^eps/(e^eps + 1)``."""
-    keep = 1.0 / (1.0 + math.exp(-epsilon))  # = e^eps/(e^eps + 1): right for k = 2 only
-    stay = rng.random(values.shape) < keep
-    other = (values + rng.integers(1, bins, size=values.shape)) % bins  # uniform over the other k - 1 values
-    return np.where(stay, values, other)
-
-
-def _sample_binary_denominator(count: int, rng: np.random.Generator, *, bins: int,
-                               epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    return _each(lambda v: _binary_denominator_rr(np.full(count, v, dtype=np.int64), bins, epsilon, rng), (0, bins - 1))
 
 
 def control_krr_binary_denominator(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
@@ -327,7 +292,13 @@ def control_krr_binary_denominator(*, bins: int = 4, epsilon: float = 1.0) -> Lo
     k = check_integer(bins, "bins")
     if k < 3:
         raise ValueError(f"bins must be at least 3 (the binary formula is right for 2), got {bins}")
-    keep = 1.0 / (1.0 + math.exp(-eps))
+    keep = 1.0 / (1.0 + math.exp(-eps))  # = e^eps/(e^eps + 1): right for k = 2 only
+
+    def report(value: int, count: int, rng: np.random.Generator) -> np.ndarray:  # BROKEN on purpose
+        stay = rng.random(count) < keep
+        other = (value + rng.integers(1, k, size=count)) % k  # uniform over the other k - 1 values
+        return np.where(stay, value, other)
+
     rows = [np.where(np.arange(k) == v, keep, (1.0 - keep) / (k - 1)) for v in (0, k - 1)]
     found = _exact(np.arange(k), rows[0], rows[1])
     # loss = ln(keep / ((1 - keep)/(k - 1))) = eps + ln(k - 1) exactly (k-RR at eps + ln(k - 1))
@@ -336,7 +307,7 @@ def control_krr_binary_denominator(*, bins: int = 4, epsilon: float = 1.0) -> Lo
         name="control-krr-binary-denominator", epsilon=eps,
         mechanism=(f"BROKEN k-RR ({k} values): keeps the true value with e^eps/(e^eps + 1), the binary formula, "
                    f"instead of e^eps/(e^eps + k - 1); true epsilon eps + ln(k - 1) = {eps + math.log(k - 1):.4f}"),
-        sample=partial(_sample_binary_denominator, bins=k, epsilon=eps),
+        sample=paired(report, 0, k - 1),
         statistic="the reported value",
         neighbours=f"one user's value 0 vs {k - 1}",
         control=True)
@@ -353,7 +324,7 @@ def control_label_rr_double_epsilon(*, epsilon: float = 0.5) -> LocalAuditCase:
         name="control-label-rr-2eps", epsilon=eps,
         mechanism=(f"BROKEN FedAUC_RR: flip probability computed for 2 eps = {doubled:g} "
                    f"(dp.fedauc.mechanisms.randomized_response(labels, 2 eps)); true epsilon {found[1]:.6f}"),
-        sample=partial(_sample_label_rr, epsilon=doubled),
+        sample=_label_rr_sampler(doubled),
         statistic="the released (flipped) label",
         neighbours="one sample's label 0 vs 1",
         control=True)
