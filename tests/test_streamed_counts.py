@@ -124,3 +124,25 @@ def test_a_block_arrow_refuses_late_restarts_the_counts(tmp_path: Path, monkeypa
     monkeypatch.setattr(reader, "CHUNK_BYTES", 64)
     streamed, whole = _both(query, path, MissingPolicy("fill", tuple(fills.items())), 0, 1)
     assert streamed == whole and streamed[1] == (300, 0) and streamed[3] == 1
+
+
+@pytest.mark.parametrize("spec", [ColumnSpec("x", 0, 300, 1, step=0.5), ColumnSpec("s", 0, 1, 16),
+                                  ColumnSpec("s", -2.5, 7, 3), ColumnSpec("z", 0, 3, 0, step=1.5),
+                                  ColumnSpec("w", -1, 1, 4, step=0.125), ColumnSpec("v", 0.1, 0.7, 10, step=0.2)],
+                         ids=lambda spec: f"{spec.lower:g}:{spec.upper:g}/{spec.precision}/{spec.step}")
+def test_the_arithmetic_grid_index_is_the_searched_one(spec: ColumnSpec) -> None:
+    """On a regular grid the index is computed, not searched: bit-identical to ``grid_index(clip(encode(x)))``
+    on random values, grid points, midpoints (ties of the rounding), the domain's ends and clipped values."""
+    from secure.counting import _grid_cells, _regular
+
+    grid = spec.grid_values()
+    assert _regular(grid, spec.width)
+    points = spec.lower + grid / 2 ** spec.precision
+    generator = np.random.default_rng(25)
+    values = np.concatenate([generator.uniform(spec.lower - 1, spec.upper + 1, 20000), points,
+                             (points[1:] + points[:-1]) / 2, np.nextafter(points, np.inf),
+                             np.nextafter(points, -np.inf), [spec.lower, spec.upper, spec.lower - 1e9, spec.upper + 7]])
+    clipped = np.clip(values, spec.lower, spec.upper)
+    searched = spec.grid_index(np.clip(spec.encode(clipped), 0, spec.width))
+    assert np.array_equal(_grid_cells(spec, clipped, True), searched)
+    assert np.array_equal(_grid_cells(spec, clipped, False), searched)
