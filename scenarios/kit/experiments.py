@@ -55,22 +55,22 @@ def add_common_options(parser: ScenarioParser, *, secure: bool = False,
                                  "parties) and show that it agrees with the simulated path")
 
 
-def common_options(args: Any, *, runs: int, quick_runs: int) -> CommonOptions:
+def common_options(args: Any, *, runs: int, quick_runs: int, min_runs: int = 1) -> CommonOptions:
     """Resolve the common options of parsed ``args`` (``runs`` / ``quick_runs``: the default ``--runs``);
-    :class:`UsageError` for ``--runs`` below 1, a negative ``--seed``, an empty ``--results-dir``, no tqdm or
+    :class:`UsageError` for ``--runs`` below ``min_runs``, a negative ``--seed``, an empty ``--results-dir``, no tqdm or
     matplotlib."""
     from scenarios.kit.packages import require_packages
 
     require_packages("tqdm", "matplotlib", purpose="this experiment (progress bars and figures)")
     chosen = args.runs if args.runs is not None else (quick_runs if args.quick else runs)
-    if chosen < 1:
-        raise UsageError(f"--runs must be at least 1, got {chosen}")
+    if chosen < min_runs:
+        raise UsageError(f"--runs must be at least {min_runs}, got {chosen}")
     if args.seed is not None and args.seed < 0:
         raise UsageError(f"--seed must be non-negative, got {args.seed}")
     if not args.results_dir:
         raise UsageError("--results-dir must not be empty")
-    return CommonOptions(runs=chosen, quick=bool(args.quick), results_dir=str(args.results_dir),
-                         seed=args.seed, os_noise=bool(args.os_noise), secure=bool(getattr(args, "secure", False)))
+    return CommonOptions(runs=chosen, quick=bool(args.quick), results_dir=str(args.results_dir), seed=args.seed,
+                         os_noise=bool(getattr(args, "os_noise", False)), secure=bool(getattr(args, "secure", False)))
 
 
 def check_positive_number(value: float, option: str) -> float:

@@ -112,9 +112,11 @@ class Sweep:
     description), ``page`` (its ``docs/papers/`` page), ``declare(parser)`` (its own options), ``resolve(args,
     common)`` (a frozen dataclass with a ``common`` field, or :class:`UsageError`), ``run(options, seed)`` (the
     :class:`Output` list, at party 0), ``report(options, outputs)`` (prints the tables), ``runs``/``quick_runs``
-    (default ``--runs``), ``checks`` (``async (options, seed) -> [SecureCheck]``, the ``--secure`` check at every
-    party; its CSV ``<check_name(options)>_secure.csv``, ``note`` printed before its table) and ``spend``
-    (default exempt: embedded or synthetic public data)."""
+    (default ``--runs``; at least ``min_runs``), ``checks`` (``async (options, seed) -> [SecureCheck]``, the
+    ``--secure`` check at every party; its CSV ``<check_name(options)>_secure.csv``, ``note`` printed before its
+    table), ``spend`` (default exempt: embedded or synthetic public data), ``own_options`` (``declare`` adds
+    ``--runs``, ``--quick``, ``--results-dir``, ``--seed``, ``--secure``; no ``--os-noise``) and ``footer(options,
+    seed, files, seconds)`` (printed instead of the seed, time and page lines)."""
 
     module: str
     doc: str
@@ -129,15 +131,20 @@ class Sweep:
     check_name: Callable[[Any], str] | None = None
     note: str = ""
     spend: Callable[[Any], Any] = field(default=exempt_spend)
+    min_runs: int = 1
+    own_options: bool = False
+    footer: Callable[[Any, int, list[str], float], None] | None = None
 
     def parse(self, argv: Sequence[str]) -> Any:
         """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
         parser = ScenarioParser(prog=f"python -m scenarios.papers.{self.module}", description=self.doc)
         self.declare(parser)
-        add_common_options(parser, secure=self.checks is not None, runs=f"Monte Carlo repetitions per setting "
-                                                                        f"(default {self.runs}; --quick: {self.quick_runs})")
+        if not self.own_options:
+            runs = f"Monte Carlo repetitions per setting (default {self.runs}; --quick: {self.quick_runs})"
+            add_common_options(parser, secure=self.checks is not None, runs=runs)
         args = parser.parse_args(list(argv))
-        return self.resolve(args, common_options(args, runs=self.runs, quick_runs=self.quick_runs))
+        return self.resolve(args, common_options(args, runs=self.runs, quick_runs=self.quick_runs,
+                                                 min_runs=self.min_runs))
 
     def deliver(self, options: Any, seed: int, found: Sequence[Any] | None = None) -> None:
         """At party 0: run the sweep, write its CSVs and PNGs, print its tables and where the findings are."""
@@ -154,9 +161,12 @@ class Sweep:
                 output.plot(output.rows, base + ".png")
                 files.append(base + ".png")
         self.report(options, outputs)
-        print(f"  {seed_note(seed, common.os_noise)}; {common.runs} runs per setting")
-        print(f"  total {time.perf_counter() - started:.1f} s; wrote {', '.join(files)}")
-        print(f"  the paper's findings beside ours: {self.page}")
+        if self.footer is not None:
+            self.footer(options, seed, files, time.perf_counter() - started)
+        else:
+            print(f"  {seed_note(seed, common.os_noise)}; {common.runs} runs per setting")
+            print(f"  total {time.perf_counter() - started:.1f} s; wrote {', '.join(files)}")
+            print(f"  the paper's findings beside ours: {self.page}")
         sys.stdout.flush()
         if found is not None:
             name = self.check_name(options) if self.check_name else self.module

@@ -8,16 +8,15 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser, UsageError, print_table, run_scenario
-from scenarios.kit.experiments import (SecureCheck, check_noise_generator, exempt_spend, finish_secure_checks,
-                                       new_figure, style_axes, write_csv)
-from scenarios.kit.sweep import framingham_scores
+from scenarios.kit.cli import ScenarioParser, print_table
+from scenarios.kit.experiments import CommonOptions, SecureCheck, check_noise_generator, new_figure, style_axes
+from scenarios.kit.sweep import Output, Sweep, framingham_scores
 
 __all__ = ["main", "parse_options", "FedAucOptions", "EPSILONS", "CLIENT_COUNTS", "RR_EPSILONS"]
 
@@ -44,20 +43,14 @@ CSV_FIELDS: tuple[str, ...] = ("table", "counts", "epsilon", "clients", "rows_pe
                                "undefined_runs", "exact_auc")
 
 
-@dataclass
+@dataclass(frozen=True)
 class FedAucOptions:
-    """Parsed options."""
+    """Parsed options: only the common ones."""
 
-    runs: int
-    quick: bool
-    seed: int | None
-    results_dir: str
-    secure: bool = False
+    common: CommonOptions
 
 
-def parse_options(argv: Sequence[str]) -> FedAucOptions:
-    """Parse the scenario's own arguments (MPyC's removed); :class:`UsageError` with one line."""
-    parser = ScenarioParser(prog="python -m scenarios.papers.fedauc_tables", description=__doc__)
+def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--runs", type=int, default=None, help="Monte Carlo repetitions (default 100; --quick 20)")
     parser.add_argument("--quick", action="store_true", help="a few settings, for tests")
     parser.add_argument("--seed", type=int, default=None,
@@ -67,15 +60,6 @@ def parse_options(argv: Sequence[str]) -> FedAucOptions:
     parser.add_argument("--secure", action="store_true",
                         help="also run each method once in the paper's deployment on the real parties (clients "
                              "spread over the parties, reports sent to party 0) and show it equals the simulation")
-    args = parser.parse_args(list(argv))
-    runs = args.runs if args.runs is not None else (20 if args.quick else 100)
-    if runs < 2:
-        raise UsageError(f"--runs must be at least 2, got {runs}")
-    if args.seed is not None and args.seed < 0:
-        raise UsageError(f"--seed must be non-negative, got {args.seed}")
-    if not args.results_dir:
-        raise UsageError("--results-dir must not be empty")
-    return FedAucOptions(runs, args.quick, args.seed, args.results_dir, bool(args.secure))
 
 
 @dataclass(frozen=True)
@@ -400,55 +384,54 @@ def deployment_settings() -> list[DeploymentSetting]:
             DeploymentSetting("local_laplace", epsilon, None)]
 
 
-async def _tables(options: FedAucOptions) -> Callable[[], None] | None:
-    from mpyc.runtime import mpc
+def _run_tables(options: FedAucOptions, seed: int) -> list[Output]:
     from sklearn.metrics import roc_auc_score
 
-    from secure.public_randomness import joint_seed
-
-    seed = options.seed if options.seed is not None else await joint_seed()
-    checks = await deployment_checks(deployment_settings(), seed) if options.secure else []
-    if mpc.pid != 0:
-        return None
-
-    def deliver() -> None:  # after the orderly shutdown: the peers do not wait, silent, for party 0
-        start = time.perf_counter()
-        scores, labels = framingham_scores(seed)
-        samples = int(scores.size)
-        rows = _run(_jobs(options.quick), scores, labels, options.runs, seed)
-        for row in rows:  # one row per client: record K = M
-            if row["layout"] == "one_per_client":
-                row["clients"], row["rows_per_client"] = samples, 1.0
-        sklearn_auc = float(roc_auc_score(labels, scores))
-        seconds = time.perf_counter() - start
-        print_table([
-            ("data", f"Framingham, logistic-regression scores (stand-in for Criteo): M = {samples}, "
-                     f"P = {int(labels.sum())}, N = {samples - int(labels.sum())}, AUC = {rows[-1]['exact_auc']:.6f}"),
-            ("runs", f"{options.runs} per setting, noise from the OS; public seed {seed} (data split, layouts)"),
-            ("settings", f"{len(rows)} in {seconds:.1f} s"),
-        ], title="FedAUC (Sun et al.): label-DP AUC across clients, the paper's deployment")
-        _print_std_tables(rows, samples)
-        _print_ratios(rows, samples)
-        _print_rr_table(rows, sklearn_auc)
-        directory = Path(options.results_dir)
-        directory.mkdir(parents=True, exist_ok=True)
-        std_rows = [row for row in rows if row["table"] != "3"]
-        write_csv(str(directory / "fedauc_std.csv"), CSV_FIELDS, std_rows)
-        write_csv(str(directory / "fedauc_rr_debias.csv"), CSV_FIELDS, [row for row in rows if row["table"] == "3"])
-        _plot(directory / "fedauc_std.png", std_rows, samples)
-        print(f"\nwrote {directory / 'fedauc_std.csv'}, {directory / 'fedauc_rr_debias.csv'}, "
-              f"{directory / 'fedauc_std.png'}")
-        if options.secure:
-            finish_secure_checks("fedauc_tables", checks, options.results_dir)
-
-    return deliver
+    start = time.perf_counter()
+    scores, labels = framingham_scores(seed)
+    samples = int(scores.size)
+    rows = _run(_jobs(options.common.quick), scores, labels, options.common.runs, seed)
+    for row in rows:  # one row per client: record K = M
+        if row["layout"] == "one_per_client":
+            row["clients"], row["rows_per_client"] = samples, 1.0
+    std_rows = [row for row in rows if row["table"] != "3"]
+    summary = {"samples": samples, "positives": int(labels.sum()), "sklearn_auc": float(roc_auc_score(labels, scores)),
+               "settings": len(rows), "seconds": time.perf_counter() - start, "seed": seed}
+    return [Output("fedauc_std", CSV_FIELDS, std_rows, lambda rows, path: _plot(Path(path), rows, samples)),
+            Output("fedauc_rr_debias", CSV_FIELDS, [row for row in rows if row["table"] == "3"]),
+            Output("summary", (), [summary])]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the scenario; returns the exit code."""
-    return run_scenario(parse_options, _tables, lambda options: asdict(options) | {"results_dir": None}, argv,
-                        spend=exempt_spend)
+def _report(options: FedAucOptions, outputs: Sequence[Output]) -> None:
+    std_rows, rr_rows, (summary,) = (output.rows for output in outputs)
+    samples, positives = summary["samples"], summary["positives"]
+    print_table([
+        ("data", f"Framingham, logistic-regression scores (stand-in for Criteo): M = {samples}, "
+                 f"P = {positives}, N = {samples - positives}, AUC = {rr_rows[-1]['exact_auc']:.6f}"),
+        ("runs", f"{options.common.runs} per setting, noise from the OS; public seed {summary['seed']} (data split, "
+                 "layouts)"),
+        ("settings", f"{summary['settings']} in {summary['seconds']:.1f} s"),
+    ], title="FedAUC (Sun et al.): label-DP AUC across clients, the paper's deployment")
+    _print_std_tables(std_rows, samples)
+    _print_ratios(std_rows, samples)
+    _print_rr_table(rr_rows, summary["sklearn_auc"])
 
+
+def _footer(options: FedAucOptions, seed: int, files: list[str], seconds: float) -> None:
+    directory = Path(options.common.results_dir)
+    print(f"\nwrote {directory / 'fedauc_std.csv'}, {directory / 'fedauc_rr_debias.csv'}, "
+          f"{directory / 'fedauc_std.png'}")
+
+
+async def _checks(options: FedAucOptions, seed: int) -> list[Any]:
+    return await deployment_checks(deployment_settings(), seed)
+
+
+SWEEP = Sweep(module="fedauc_tables", doc=__doc__ or "", page="docs/papers/fedauc.md", declare=_declare,
+              resolve=lambda args, common: FedAucOptions(common), run=_run_tables, report=_report, runs=100,
+              quick_runs=20, checks=_checks, min_runs=2, own_options=True, footer=_footer)
+
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
