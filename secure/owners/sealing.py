@@ -1,0 +1,91 @@
+"""Server keys and sealed records: ephemeral X25519, HKDF-SHA256, AES-256-GCM (``cryptography``).
+
+A record is a clear header (format, campaign id, server, owner token, the owner's ephemeral public key, a
+nonce), authenticated as associated data, then the encrypted payload; the layout is in docs/owners.md.
+Threat model: only the addressed server's private key opens a record; a changed byte, a record moved to another
+campaign or server, or a header with another token fails authentication."""
+from __future__ import annotations
+
+import base64
+import os
+import struct
+from pathlib import Path
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from secure.owners.campaign import Campaign
+
+__all__ = ["RecordError", "HEADER", "generate_server_key", "load_private_key", "seal", "unseal"]
+
+MAGIC = b"OWNR"
+VERSION = 1
+#: magic, version, campaign id, server, owner token, ephemeral X25519 public key, AES-GCM nonce: 82 bytes
+HEADER = struct.Struct(">4sB16sB16s32s12s")
+_RAW = serialization.Encoding.Raw, serialization.PublicFormat.Raw
+
+
+class RecordError(ValueError):
+    """A record a server refuses; the message is the one-line reason."""
+
+
+def generate_server_key(server: int, folder: str | Path) -> tuple[Path, Path]:
+    """Write server ``server``'s new private key (``serverI.key``, mode 0600) and public key (``serverI.pub``),
+    base64 of the raw 32 bytes, into ``folder``; refuses to overwrite.  :return: the two paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    private, public = folder / f"server{server}.key", folder / f"server{server}.pub"
+    key = X25519PrivateKey.generate()
+    raw = key.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption())
+    handle = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(handle, "w") as stream:
+        stream.write(base64.b64encode(raw).decode() + "\n")
+    public.write_text(base64.b64encode(key.public_key().public_bytes(*_RAW)).decode() + "\n")
+    return private, public
+
+
+def load_private_key(path: str | Path) -> X25519PrivateKey:
+    """A server's private key file; ValueError, one line, if it is not one."""
+    try:
+        return X25519PrivateKey.from_private_bytes(base64.b64decode(Path(path).read_text().strip(), validate=True))
+    except ValueError:
+        raise ValueError(f"{path} is not a server's private key (base64 of 32 bytes)") from None
+
+
+def _key(shared: bytes, header: bytes) -> AESGCM:
+    derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"secure.owners record v1" + header)
+    return AESGCM(derived.derive(shared))
+
+
+def seal(campaign: Campaign, server: int, token: str, payload: bytes) -> bytes:
+    """One owner's record for ``server``: ``payload`` encrypted to its public key under a fresh ephemeral key."""
+    ephemeral = X25519PrivateKey.generate()
+    public = X25519PublicKey.from_public_bytes(base64.b64decode(campaign.public_keys[server]))
+    header = HEADER.pack(MAGIC, VERSION, bytes.fromhex(campaign.id), server, bytes.fromhex(token),
+                         ephemeral.public_key().public_bytes(*_RAW), os.urandom(12))
+    return header + _key(ephemeral.exchange(public), header).encrypt(header[-12:], payload, header)
+
+
+def unseal(campaign: Campaign, server: int, key: X25519PrivateKey, record: bytes) -> tuple[str, bytes]:
+    """Open a record at ``server``.  :return: the owner token (hex) and the payload.
+    :raise RecordError: malformed, another format, wrong campaign, wrong server, undecryptable or tampered."""
+    if len(record) < HEADER.size + 16:
+        raise RecordError("malformed (shorter than a header and a tag)")
+    header = record[:HEADER.size]
+    magic, version, campaign_id, addressed, token, ephemeral, nonce = HEADER.unpack(header)
+    if magic != MAGIC:
+        raise RecordError("malformed (not an owner record)")
+    if version != VERSION:
+        raise RecordError(f"record format {version}, this server reads {VERSION}")
+    if campaign_id.hex() != campaign.id:
+        raise RecordError(f"wrong campaign {campaign_id.hex()}")
+    if addressed != server:
+        raise RecordError(f"addressed to server {addressed}")
+    try:
+        shared = key.exchange(X25519PublicKey.from_public_bytes(ephemeral))
+        return token.hex(), _key(shared, header).decrypt(nonce, record[HEADER.size:], header)
+    except (InvalidTag, ValueError):
+        raise RecordError("undecryptable or tampered") from None

@@ -1,0 +1,86 @@
+"""Owners' values as Shamir shares in MPyC's field, the payload that carries them, and the secure array a server
+builds from them.
+
+Each grid integer is split with :func:`mpyc.thresha.np_random_split` (degree ``t``, OS randomness, party ``i``
+at x-coordinate ``i + 1``: exactly what ``mpc.input`` sends), vectorized across owners.  A server loads its
+shares as ``sectype.array(field.array(shares))``: what ``mpc.input`` builds from the shares it receives.
+Threat model: any ``t`` servers' shares are independent of the values (Shamir 1979)."""
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import numpy as np
+
+from secure.owners.campaign import Campaign
+from secure.owners.sealing import RecordError
+
+__all__ = ["split", "pack", "unpack", "load_shares"]
+
+_ROWS = struct.Struct(">H")
+_MASK = (1 << 64) - 1
+
+
+def split(campaign: Campaign, values: np.ndarray) -> np.ndarray:
+    """Shamir shares of the grid integers ``values`` (any shape): shape ``(servers, *values.shape)``, Python ints
+    in ``[0, p)``."""
+    from mpyc import finfields, thresha
+
+    field = finfields.GF(campaign.prime)
+    flat = np.asarray(values).reshape(-1).astype(object) % campaign.prime
+    return np.asarray(thresha.np_random_split(field, flat, campaign.threshold, campaign.servers)).reshape(
+        campaign.servers, *np.shape(values))
+
+
+def _to_bytes(values: np.ndarray, width: int) -> np.ndarray:
+    """Big-endian ``width``-byte encodings of nonnegative ints: uint8 of shape ``(*values.shape, width)``."""
+    limbs = (width + 7) // 8
+    words = np.stack([((values >> (64 * k)) & _MASK).astype(np.uint64) for k in reversed(range(limbs))], axis=-1)
+    return words.astype(">u8").view(np.uint8).reshape(*values.shape, 8 * limbs)[..., 8 * limbs - width:]
+
+
+def _from_bytes(data: bytes, count: int, width: int) -> np.ndarray:
+    limbs = (width + 7) // 8
+    raw = np.zeros((count, 8 * limbs), dtype=np.uint8)
+    raw[:, 8 * limbs - width:] = np.frombuffer(data, dtype=np.uint8).reshape(count, width)
+    words = raw.view(">u8").astype(np.uint64).astype(object)
+    out = np.zeros(count, dtype=object)
+    for k in range(limbs):
+        out = (out << 64) | words[:, k]
+    return out
+
+
+def pack(campaign: Campaign, shares: np.ndarray, keys: list[bytes] | None = None) -> list[bytes]:
+    """One payload per owner: the row count, the shares of ``shares`` (``(owners, rows, columns)``, one server's)
+    row by row, then the owner's DPF key bytes (``keys``, servers 0 and 1 of a DPF campaign)."""
+    owners, rows = shares.shape[:2]
+    encoded = _to_bytes(shares, campaign.share_bytes).reshape(owners, -1)
+    head = _ROWS.pack(rows)
+    return [head + encoded[o].tobytes() + (keys[o] if keys else b"") for o in range(owners)]
+
+
+def unpack(campaign: Campaign, payload: bytes) -> tuple[np.ndarray, bytes]:
+    """A payload's shares ``(rows, columns)`` (object ints) and the bytes after them (a DPF key or nothing).
+    :raise RecordError: no rows, more than declared, too short, a share not in ``[0, p)``."""
+    if len(payload) < _ROWS.size:
+        raise RecordError("malformed payload")
+    (rows,) = _ROWS.unpack_from(payload)
+    columns, width = len(campaign.columns), campaign.share_bytes
+    end = _ROWS.size + rows * columns * width
+    if not 1 <= rows <= campaign.rows_per_owner or len(payload) < end:
+        raise RecordError(f"wrong number of rows or columns ({rows} rows declared, 1 to {campaign.rows_per_owner} "
+                          f"allowed, of {columns} columns)")
+    shares = _from_bytes(payload[_ROWS.size:end], rows * columns, width)
+    if any(share >= campaign.prime for share in shares):
+        raise RecordError("share not in [0, p)")
+    return shares.reshape(rows, columns), payload[end:]
+
+
+def load_shares(intake: Any, sectype: Any) -> Any:
+    """The secure array ``(rows, columns)`` of a closed :class:`secure.owners.closing.Intake`'s shares, without
+    ``mpc.input``.  :raise ValueError: ``sectype``'s field is not the campaign's (run with its ``-L`` and ``-K``)."""
+    campaign = intake.campaign
+    if sectype.field.modulus != campaign.prime:
+        raise ValueError(f"the run's field is not the campaign's: run the servers with -L {campaign.bits} "
+                         f"-K {campaign.security}")
+    return sectype.array(sectype.field.array(intake.shares, check=False))
