@@ -5,23 +5,19 @@ Run: ``python -m scenarios.papers.hosmer_lemeshow [--quick]`` (``-M3 --secure``:
 experiment's own runs draw OS noise).  Findings beside ours: ``docs/papers/barczewski.md``."""
 from __future__ import annotations
 
-import csv
 import math
-import os
 import sys
-import time
-from dataclasses import asdict, dataclass
-from typing import Any, Callable, Literal, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser, UsageError, print_table, run_scenario
-from scenarios.kit.experiments import (SecureCheck, equal_checks, exempt_spend, finish_secure_checks, new_figure,
-                                       party_draws, style_axes)
-from scenarios.kit.sweep import framingham_scores
+from scenarios.kit.cli import ScenarioParser, UsageError, print_table
+from scenarios.kit.experiments import CommonOptions, SecureCheck, equal_checks, new_figure, party_draws, style_axes
+from scenarios.kit.sweep import Output, Sweep, framingham_scores
 
-__all__ = ["main", "build_parser", "parse_options", "Options", "ExperimentRow", "load_scores", "run_experiment",
-           "write_csv", "write_png", "secure_checks", "DEFAULT_EPSILONS", "QUICK_EPSILONS", "CSV_NAME", "PNG_NAME"]
+__all__ = ["main", "parse_options", "Options", "COLUMNS", "load_scores", "run_experiment", "write_png",
+           "secure_checks", "DEFAULT_EPSILONS", "QUICK_EPSILONS", "CSV_NAME", "PNG_NAME"]
 
 DEFAULT_EPSILONS: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 QUICK_EPSILONS: tuple[float, ...] = (0.5, 5.0)
@@ -32,33 +28,27 @@ CSV_NAME = "hosmer_lemeshow_fig6.csv"
 PNG_NAME = "hosmer_lemeshow_fig6.png"
 #: xor-ed into --seed for the model split, as scenarios.ustat does for its AUC scores
 _SPLIT_SALT = 0x5C0E
+#: the CSV's columns: relative squared errors of one (epsilon, accounting) over all runs
+COLUMNS = ("epsilon", "accounting", "smoothed", "runs", "relative_mse", "standard_error", "median", "q10", "q90",
+           "mean_statistic", "exact_statistic", "floored_runs", "epsilon_prime", "ecdf_epsilon",
+           "statistics_epsilon", "grid_points", "depth", "groups", "parties", "threshold", "n")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Options:
     """Parsed options."""
 
     epsilons: tuple[float, ...]
-    runs: int
     groups: int
     grid_points: int
     precision: int
     smoothed: bool
-    seed: int
-    results_dir: str
-    quick: bool
-    secure: bool = False
-
-    def public(self) -> dict[str, Any]:
-        """The parameters every party must share (the results directory is party 0's own)."""
-        return {**asdict(self), "epsilons": list(self.epsilons), "results_dir": None}
+    common: CommonOptions
 
 
-def build_parser() -> ScenarioParser:
-    """The option parser of this scenario (MPyC's options are removed before it runs)."""
+def _declare(parser: ScenarioParser) -> None:
     from scenarios.kit.options import add_renamed_option
 
-    parser = ScenarioParser(prog="python -m scenarios.papers.hosmer_lemeshow", description=__doc__)
     parser.add_argument("--epsilons", nargs="+", help="budgets to measure, E[,E...] (default 0.1,0.2,0.5,1,2,5,10)")
     parser.add_argument("--runs", type=int, help="repetitions per epsilon (default 100)")
     parser.add_argument("--groups", type=int, default=10, help="quantile groups (default 10)")
@@ -74,7 +64,6 @@ def build_parser() -> ScenarioParser:
     parser.add_argument("--secure", action="store_true",
                         help="also run one repetition of the protocol on the MPyC path (with -M3: real parties) and "
                              "show that it agrees with the simulated path")
-    return parser
 
 
 def _parse_epsilons(items: Sequence[str]) -> tuple[float, ...]:
@@ -96,25 +85,17 @@ def _parse_epsilons(items: Sequence[str]) -> tuple[float, ...]:
     return tuple(sorted(set(values)))
 
 
-def parse_options(argv: Sequence[str]) -> Options:
-    """Parse and validate the options (MPyC's removed; no data is read here); :class:`UsageError` with one line."""
+def _resolve(args: Any, common: CommonOptions) -> Options:
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
 
-    args = build_parser().parse_args(list(argv))
     epsilons = _parse_epsilons(args.epsilons) if args.epsilons else (QUICK_EPSILONS if args.quick else DEFAULT_EPSILONS)
-    runs = args.runs if args.runs is not None else (QUICK_RUNS if args.quick else DEFAULT_RUNS)
-    if runs < 1:
-        raise UsageError(f"--runs must be at least 1, got {runs}")
     try:
         for epsilon in epsilons:
             HosmerLemeshowQuery(epsilon=epsilon, groups=args.groups, grid_points=args.points, precision=args.precision,
                                 smoothed=args.smoothed)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
-    if args.seed < 0:
-        raise UsageError(f"--seed must be non-negative, got {args.seed}")
-    return Options(epsilons, runs, args.groups, args.points, args.precision, args.smoothed, args.seed,
-                   args.results_dir, args.quick, bool(args.secure))
+    return Options(epsilons, args.groups, args.points, args.precision, args.smoothed, common)
 
 
 def load_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -123,46 +104,20 @@ def load_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return framingham_scores(seed ^ _SPLIT_SALT)
 
 
-@dataclass
-class ExperimentRow:
-    """Relative squared errors of one (epsilon, accounting) over all runs."""
-
-    epsilon: float
-    accounting: str
-    smoothed: bool
-    runs: int
-    relative_mse: float
-    standard_error: float
-    median: float
-    q10: float
-    q90: float
-    mean_statistic: float
-    exact_statistic: float
-    floored_runs: int
-    epsilon_prime: float
-    ecdf_epsilon: float
-    statistics_epsilon: float
-    grid_points: int
-    depth: int
-    groups: int
-    parties: int
-    threshold: int
-    n: int
-
-
 def run_experiment(probabilities: np.ndarray, labels: np.ndarray, options: Options, *, parties: int = 1,
-                   threshold: int = 0, progress: bool = True) -> list[ExperimentRow]:
-    """Relative squared error of the private HL statistic, ``options.runs`` times per epsilon and accounting (noise
-    from the OS, never from ``--seed``; ``parties``, ``threshold``: the calibration's ``m`` and ``t``); one row per
-    (epsilon, accounting)."""
+                   threshold: int = 0, progress: bool = True) -> list[dict[str, Any]]:
+    """Relative squared error of the private HL statistic, ``options.common.runs`` times per epsilon and accounting
+    (noise from the OS, never from ``--seed``; ``parties``, ``threshold``: the calibration's ``m`` and ``t``); one
+    row (:data:`COLUMNS`) per (epsilon, accounting)."""
     from tqdm import tqdm
 
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow, private_hosmer_lemeshow, \
         relative_squared_error
 
     exact = exact_hosmer_lemeshow(probabilities, labels, options.groups)
-    rows: list[ExperimentRow] = []
-    total = len(options.epsilons) * len(ACCOUNTINGS) * options.runs
+    rows: list[dict[str, Any]] = []
+    runs = options.common.runs
+    total = len(options.epsilons) * len(ACCOUNTINGS) * runs
     with tqdm(total=total, desc="HL runs", unit="run", file=sys.stderr, disable=not progress) as bar:
         for epsilon in options.epsilons:
             for accounting in ACCOUNTINGS:
@@ -170,7 +125,7 @@ def run_experiment(probabilities: np.ndarray, labels: np.ndarray, options: Optio
                                             precision=options.precision, smoothed=options.smoothed,
                                             accounting=accounting)
                 errors, statistics, floored = [], [], 0
-                for _ in range(options.runs):
+                for _ in range(runs):
                     release = private_hosmer_lemeshow(probabilities, labels, query, parties=parties,
                                                       threshold=threshold)
                     statistics.append(release.statistic)
@@ -179,8 +134,8 @@ def run_experiment(probabilities: np.ndarray, labels: np.ndarray, options: Optio
                     bar.update(1)
                 values = np.array(errors)
                 budget = query.budget
-                rows.append(ExperimentRow(
-                    epsilon=epsilon, accounting=accounting, smoothed=options.smoothed, runs=options.runs,
+                rows.append(dict(
+                    epsilon=epsilon, accounting=accounting, smoothed=options.smoothed, runs=runs,
                     relative_mse=float(values.mean()),
                     standard_error=float(values.std(ddof=1) / math.sqrt(values.size)) if values.size > 1 else math.nan,
                     median=float(np.median(values)), q10=float(np.quantile(values, 0.1)),
@@ -210,41 +165,30 @@ def noiseless_error(probabilities: np.ndarray, labels: np.ndarray, options: Opti
     return release.statistic, relative_squared_error(release.statistic, exact.statistic)
 
 
-def write_csv(rows: Sequence[ExperimentRow], path: str) -> None:
-    """Write one line per (epsilon, accounting) to ``path`` (its directory must exist)."""
-    fields = list(asdict(rows[0]).keys())
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({key: (f"{value:.10g}" if isinstance(value, float) else value)
-                             for key, value in asdict(row).items()})
-
-
-def write_png(rows: Sequence[ExperimentRow], path: str, *, floor: float, title: str) -> None:
+def write_png(rows: Sequence[dict[str, Any]], path: str, *, floor: float, title: str) -> None:
     """Log-log plot of the relative MSE (mean, median, 10-90 % band) against epsilon, per accounting, and the
     noiseless mechanism's ``floor`` (dotted; skipped if 0)."""
     figure, axes = new_figure(6.4, 4.4)
     colours = {"paper": "tab:blue", "joint": "tab:orange"}
     labels = {"paper": "paper accounting (8 statistics, each eps')", "joint": "joint sensitivity 4 (same 8 eps')"}
     for accounting in ACCOUNTINGS:
-        mine = sorted((row for row in rows if row.accounting == accounting), key=lambda row: row.epsilon)
+        mine = sorted((row for row in rows if row["accounting"] == accounting), key=lambda row: row["epsilon"])
         if not mine:
             continue
-        eps = [row.epsilon for row in mine]
+        eps = [row["epsilon"] for row in mine]
         colour = colours.get(accounting, None)
-        axes.plot(eps, [row.relative_mse for row in mine], "o-", color=colour, label=f"mean, {labels[accounting]}")
-        axes.plot(eps, [row.median for row in mine], "s--", color=colour, alpha=0.7, markersize=4,
+        axes.plot(eps, [row["relative_mse"] for row in mine], "o-", color=colour, label=f"mean, {labels[accounting]}")
+        axes.plot(eps, [row["median"] for row in mine], "s--", color=colour, alpha=0.7, markersize=4,
                   label=f"median, {accounting}")
-        lower = [max(row.q10, 1e-300) for row in mine]
-        axes.fill_between(eps, lower, [row.q90 for row in mine], color=colour, alpha=0.15)
+        lower = [max(row["q10"], 1e-300) for row in mine]
+        axes.fill_between(eps, lower, [row["q90"] for row in mine], color=colour, alpha=0.15)
     if floor > 0:
         axes.axhline(floor, color="grey", linestyle=":", label="no noise (fixed point + grid only)")
     style_axes(axes, xlabel="epsilon", ylabel="relative MSE of H  (shaded: 10-90 % of runs)", title=title, legend=7)
     figure.savefig(path, dpi=120)
 
 
-async def secure_checks(options: Options) -> list[Any]:
+async def secure_checks(options: Options, seed: int) -> list[Any]:
     """``--secure``: every (epsilon, accounting) once through
     :func:`dp.ecdf.hosmer_lemeshow_secure.run_secure_hosmer_lemeshow` (party ``i`` holds rows ``i, i+m, ...``;
     fixed per-party node and ``E``/``O`` draws from the public seed, through its noise hooks), beside
@@ -257,7 +201,7 @@ async def secure_checks(options: Options) -> list[Any]:
     from scenarios.papers.ecdf_smoothing import party_share
 
     parties, coalition, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
-    probabilities, labels = load_scores(options.seed)
+    probabilities, labels = load_scores(seed)
     checks: list[Any] = []
     settings = [(epsilon, accounting) for epsilon in options.epsilons for accounting in ACCOUNTINGS]
     for index, (epsilon, accounting) in enumerate(settings):
@@ -269,7 +213,7 @@ async def secure_checks(options: Options) -> list[Any]:
             nodes = plan.draw_party(generator)  # the tree's draws first, then E and O
             return (nodes, *party_group_noise(query, parties, coalition, rng=generator))
 
-        every = party_draws(options.seed, index, parties, draws)
+        every = party_draws(seed, index, parties, draws)
         own = every[pid]
         result = await run_secure_hosmer_lemeshow(
             party_share(probabilities, pid, parties), party_share(labels, pid, parties), query,
@@ -281,7 +225,8 @@ async def secure_checks(options: Options) -> list[Any]:
                                             expected_noise=sum(d[1] for d in every),
                                             observed_noise=sum(d[2] for d in every))
         secure = result
-        label = f"epsilon={epsilon:g} {accounting} Q={options.groups} N={options.grid_points} (m={parties} t={coalition})"
+        label = (f"epsilon={epsilon:g} {accounting} Q={options.groups} N={options.grid_points} "
+                 f"(m={parties} t={coalition})")
         checks += equal_checks(label, {"H": secure.statistic, "p-value": secure.p_value},
                                {"H": simulated.statistic, "p-value": simulated.p_value}, ("H", "p-value"))
         for name, mine, theirs in (("boundaries", secure.boundaries, simulated.boundaries),
@@ -294,67 +239,68 @@ async def secure_checks(options: Options) -> list[Any]:
     return checks
 
 
-async def _experiment(options: Options) -> Callable[[], None] | None:
-    from mpyc.runtime import mpc
-
+def _run(options: Options, seed: int) -> list[Output]:
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow
     from secure.session import party_count, threshold
 
-    checks = await secure_checks(options) if options.secure else []  # collective: every party takes part
-    if mpc.pid != 0:
-        return None  # the experiment is simulated; the other parties only join and leave
-
-    def deliver() -> None:  # after the orderly shutdown: the peers do not wait, silent, for party 0
-        parties, coalition = party_count(), threshold()
-        started = time.perf_counter()
-        probabilities, labels = load_scores(options.seed)
-        exact = exact_hosmer_lemeshow(probabilities, labels, options.groups)
-        rows = run_experiment(probabilities, labels, options, parties=parties, threshold=coalition)
-        _, floor = noiseless_error(probabilities, labels, options)
-        os.makedirs(options.results_dir, exist_ok=True)
-        csv_path = os.path.join(options.results_dir, CSV_NAME)
-        png_path = os.path.join(options.results_dir, PNG_NAME)
-        write_csv(rows, csv_path)
-        query = HosmerLemeshowQuery(epsilon=1.0, groups=options.groups, grid_points=options.grid_points,
-                                    precision=options.precision)
-        n, positives = int(probabilities.shape[0]), float(labels.mean())
-        write_png(rows, png_path, floor=floor,
-                  title=f"Private Hosmer-Lemeshow (Fig. 6), Framingham logistic regression (stand-in for Bank)\n"
-                        f"n = {n}, Q = {options.groups}, N = {options.grid_points} (L = {query.depth}), "
-                        f"{options.runs} runs per point, {parties} part{'y' if parties == 1 else 'ies'}"
-                        f"{' (smoothed ECDF)' if options.smoothed else ''}")
-        print_table([
-            ("data", f"Framingham, logistic-regression scores of TenYearCHD (stand-in for the paper's Bank "
-                     f"dataset); n = {n} rows, {100 * positives:.1f} % positive"),
-            ("exact HL", f"H = {exact.statistic:.4f}, p-value = {exact.p_value:.4f} (chi2, {exact.degrees_of_freedom} df, "
-                         f"Q = {options.groups} groups at the exact quantiles)"),
-            ("mechanism", f"Algorithm 2, grid i/{options.grid_points} (L = {query.depth}), eps' = eps/{query.depth + 9}; "
-                          f"ECDF (L+1) eps', group statistics 8 eps'; boundaries on the "
-                          f"{'smoothed' if options.smoothed else 'raw'} ECDF; {options.precision}-bit fixed point"),
-            ("parties", f"{parties} (threshold t = {coalition})"
-                        + ("" if parties == 1 else f": noise coalition-calibrated, variance x{parties}/{parties - coalition}")),
-            ("no-noise floor", f"relative squared error {floor:.3g} (fixed point and grid move rows across boundaries)"),
-        ], title="Private Hosmer-Lemeshow statistic: relative MSE vs epsilon (paper Fig. 6)")
-        header = f"  {'epsilon':>8}  {'rel. MSE paper':>14}  {'median':>9}  {'rel. MSE joint':>14}  {'median':>9}  {'E floored':>9}"
-        print(header)
-        for epsilon in options.epsilons:
-            paper = next(row for row in rows if row.epsilon == epsilon and row.accounting == "paper")
-            joint = next(row for row in rows if row.epsilon == epsilon and row.accounting == "joint")
-            print(f"  {epsilon:>8g}  {paper.relative_mse:>14.4g}  {paper.median:>9.3g}  {joint.relative_mse:>14.4g}  "
-                  f"{joint.median:>9.3g}  {f'{paper.floored_runs}/{options.runs}':>9}")
-        print(f"  ({options.runs} runs per cell; 'E floored': runs (paper accounting) where a noisy expected count "
-              f"was raised to 1 before dividing)")
-        print(f"  wrote {csv_path} and {png_path} in {time.perf_counter() - started:.1f} s")
-        if options.secure:
-            finish_secure_checks("hosmer_lemeshow", checks, options.results_dir)
-
-    return deliver
+    parties, coalition = party_count(), threshold()
+    probabilities, labels = load_scores(seed)
+    exact = exact_hosmer_lemeshow(probabilities, labels, options.groups)
+    rows = run_experiment(probabilities, labels, options, parties=parties, threshold=coalition)
+    _, floor = noiseless_error(probabilities, labels, options)
+    depth = HosmerLemeshowQuery(epsilon=1.0, groups=options.groups, grid_points=options.grid_points,
+                                precision=options.precision).depth
+    n = int(probabilities.shape[0])
+    title = (f"Private Hosmer-Lemeshow (Fig. 6), Framingham logistic regression (stand-in for Bank)\n"
+             f"n = {n}, Q = {options.groups}, N = {options.grid_points} (L = {depth}), {options.common.runs} runs "
+             f"per point, {parties} part{'y' if parties == 1 else 'ies'}"
+             f"{' (smoothed ECDF)' if options.smoothed else ''}")
+    summary = {"n": n, "positives": float(labels.mean()), "exact": exact, "floor": floor, "depth": depth,
+               "parties": parties, "threshold": coalition}
+    written = [{key: f"{value:.10g}" if isinstance(value, float) else value for key, value in row.items()}
+               for row in rows]
+    return [Output(CSV_NAME[:-4], COLUMNS, written, lambda _, path: write_png(rows, path, floor=floor, title=title)),
+            Output("rows", (), rows), Output("summary", (), [summary])]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the Fig. 6 experiment; the exit code (0 done, 2 bad usage, 1 failure)."""
-    return run_scenario(parse_options, _experiment, lambda options: options.public(), argv, spend=exempt_spend)
+def _report(options: Options, outputs: Sequence[Output]) -> None:
+    _, rows, (summary,) = (output.rows for output in outputs)
+    exact, floor, depth, parties = summary["exact"], summary["floor"], summary["depth"], summary["parties"]
+    runs = options.common.runs
+    print_table([
+        ("data", f"Framingham, logistic-regression scores of TenYearCHD (stand-in for the paper's Bank "
+                 f"dataset); n = {summary['n']} rows, {100 * summary['positives']:.1f} % positive"),
+        ("exact HL", f"H = {exact.statistic:.4f}, p-value = {exact.p_value:.4f} (chi2, {exact.degrees_of_freedom} df, "
+                     f"Q = {options.groups} groups at the exact quantiles)"),
+        ("mechanism", f"Algorithm 2, grid i/{options.grid_points} (L = {depth}), eps' = eps/{depth + 9}; "
+                      f"ECDF (L+1) eps', group statistics 8 eps'; boundaries on the "
+                      f"{'smoothed' if options.smoothed else 'raw'} ECDF; {options.precision}-bit fixed point"),
+        ("parties", f"{parties} (threshold t = {summary['threshold']})"
+                    + ("" if parties == 1 else f": noise coalition-calibrated, variance x{parties}/"
+                                               f"{parties - summary['threshold']}")),
+        ("no-noise floor", f"relative squared error {floor:.3g} (fixed point and grid move rows across boundaries)"),
+    ], title="Private Hosmer-Lemeshow statistic: relative MSE vs epsilon (paper Fig. 6)")
+    print(f"  {'epsilon':>8}  {'rel. MSE paper':>14}  {'median':>9}  {'rel. MSE joint':>14}  {'median':>9}  "
+          f"{'E floored':>9}")
+    for epsilon in options.epsilons:
+        paper, joint = (next(row for row in rows if row["epsilon"] == epsilon and row["accounting"] == name)
+                        for name in ACCOUNTINGS)
+        floored = f"{paper['floored_runs']}/{runs}"
+        print(f"  {epsilon:>8g}  {paper['relative_mse']:>14.4g}  {paper['median']:>9.3g}  "
+              f"{joint['relative_mse']:>14.4g}  {joint['median']:>9.3g}  {floored:>9}")
+    print(f"  ({runs} runs per cell; 'E floored': runs (paper accounting) where a noisy expected count "
+          f"was raised to 1 before dividing)")
 
+
+def _footer(options: Options, seed: int, files: list[str], seconds: float) -> None:
+    print(f"  wrote {files[0]} and {files[1]} in {seconds:.1f} s")
+
+
+SWEEP = Sweep(module="hosmer_lemeshow", doc=__doc__ or "", page="docs/papers/barczewski.md", declare=_declare,
+              resolve=_resolve, run=_run, report=_report, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS,
+              checks=secure_checks, own_options=True, footer=_footer)
+
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
