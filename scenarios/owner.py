@@ -122,7 +122,7 @@ def _submit(options: argparse.Namespace) -> None:
         if any(not sep or not name.strip() for name, sep, _ in pairs):
             raise UsageError(f"--row expects C=V,..., got '{text}'")
         rows.append({name.strip(): value.strip() for name, _, value in pairs})
-    sent = submit(Campaign.load(options.campaign), rows, FolderTransport(options.inbox))
+    _, sent = submit(Campaign.load(options.campaign), rows, FolderTransport(options.inbox))
     print(f"uploaded {len(rows)} row{'s' * (len(rows) > 1)}: one record per server, "
           f"{', '.join(format_bytes(size) for size in sent)}")
 
@@ -146,7 +146,7 @@ def _simulate(options: argparse.Namespace) -> None:
                            else generator.uniform(spec.lower, spec.upper, size=shape)) for spec in campaign.columns}
     transport = FolderTransport(options.inbox) if options.inbox else _Counted()
     start = time.process_time()
-    sent = simulate_owners(campaign, columns, transport)
+    _, sent = simulate_owners(campaign, columns, transport)
     seconds = time.process_time() - start
     alone = time.process_time()
     for i in range(20):

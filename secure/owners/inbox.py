@@ -53,9 +53,9 @@ class FolderTransport:
             yield path.name, path.read_bytes()
 
 
-def _upload(campaign: Campaign, values: np.ndarray, transport: Transport) -> list[int]:
+def _upload(campaign: Campaign, values: np.ndarray, transport: Transport) -> tuple[list[str], list[int]]:
     """Seal and post the records of ``values`` (grid integers ``(owners, rows, columns)``), each owner under a
-    fresh token.  :return: the bytes posted to each server."""
+    fresh token.  :return: the owners' tokens and the bytes posted to each server."""
     owners, rows = values.shape[:2]
     shares = split(campaign, values)
     keys: list[list[bytes]] | None = None
@@ -75,25 +75,29 @@ def _upload(campaign: Campaign, values: np.ndarray, transport: Transport) -> lis
             record = seal(campaign, server, token, payload)
             transport.post(server, record)
             sent[server] += len(record)
-    return sent
+    return tokens, sent
 
 
-def submit(campaign: Campaign, rows: Sequence[Mapping[str, Any]], transport: Transport) -> list[int]:
+def submit(campaign: Campaign, rows: Sequence[Mapping[str, Any]], transport: Transport) -> tuple[str, list[int]]:
     """One owner's upload: its ``rows`` (name -> value of every declared column), quantized on the declared grids
     (the servers check ranges: the owner is not trusted), shared, sealed, posted, one record per server.
-    :return: the bytes posted to each server.  :raise ValueError: after the deadline, too many rows, a bad value."""
+    :return: the owner's token (its receipt) and the bytes posted to each server.
+    :raise ValueError: after the deadline, too many rows, a bad value."""
     if campaign.closed():
         raise ValueError(f"the campaign closed at {campaign.deadline}")
     if not 1 <= len(rows) <= campaign.rows_per_owner:
         raise ValueError(f"an owner uploads 1 to {campaign.rows_per_owner} rows, got {len(rows)}")
     names = {name for row in rows for name in row}
     values = campaign.grid_values({name: [row.get(name, np.nan) for row in rows] for name in names})
-    return _upload(campaign, values[None], transport)
+    tokens, sent = _upload(campaign, values[None], transport)
+    return tokens[0], sent
 
 
-def simulate_owners(campaign: Campaign, columns: Mapping[str, np.ndarray], transport: Transport) -> list[int]:
+def simulate_owners(campaign: Campaign, columns: Mapping[str, np.ndarray], transport: Transport
+                    ) -> tuple[list[str], list[int]]:
     """Many owners' uploads at once: ``columns`` name -> values of shape ``(owners,)`` or ``(owners, rows)``;
-    quantized and Shamir-shared as arrays, then sealed owner by owner.  :return: the bytes posted to each server."""
+    quantized and Shamir-shared as arrays, then sealed owner by owner.  :return: the owners' tokens (in the order of
+    ``columns``) and the bytes posted to each server."""
     shapes = {np.shape(values) for values in columns.values()}
     if len(shapes) != 1 or len(next(iter(shapes))) not in (1, 2):
         raise ValueError(f"every column needs the shape (owners,) or (owners, rows), got {sorted(shapes)}")
