@@ -136,8 +136,8 @@ class _Runner:
 
     def std_row(self, figure: str, method: str, epsilon: float, clients: int, layout: str, *,
                 fraction_name: str = "", fraction: float = 0.5, counts: str = "noisy",
-                allocation: str = "") -> dict[str, Any]:
-        """One FedAUC_Lap / Gaussian setting: Monte Carlo std and our closed form."""
+                allocation: str = "naive") -> dict[str, Any]:
+        """One FedAUC_Lap / Gaussian setting (a :func:`_std_jobs` row): Monte Carlo std and our closed form."""
         from dp.fedauc.montecarlo import simulate_fedauc
 
         gaussian = method.endswith("_gaussian")
@@ -157,25 +157,33 @@ class _Runner:
                 "undefined_runs": result.undefined_runs, "exact_auc": result.exact_auc, "seed": self.seed}
 
 
-def _alpha_rows(runner: _Runner) -> list[dict[str, Any]]:
-    options = runner.options
-    return [runner.std_row("alpha", "local_laplace", epsilon, options.clients, layout, fraction_name="alpha",
-                           fraction=alpha, allocation="naive")
-            for layout in ("iid", "non_iid") for epsilon in options.epsilons for alpha in options.fractions]
-
-
-def _allocation_rows(runner: _Runner) -> list[dict[str, Any]]:
-    options = runner.options
-    rows = []
+def _std_jobs(options: FiguresOptions) -> dict[str, list[dict[str, Any]]]:
+    """The :meth:`_Runner.std_row` settings of the alpha, allocation and Gaussian figures, in run order (the
+    Gaussian rows with their Laplace counterparts)."""
+    gaussian = []
+    for epsilon in options.epsilons[:1] if options.common.quick else options.epsilons:
+        for clients in QUICK_GAUSSIAN_CLIENTS if options.common.quick else GAUSSIAN_CLIENTS:
+            layouts = ("iid", "non_iid") if clients else ("one_per_client",)
+            for noise in ("gaussian", "laplace"):
+                for counts, families in (("noisy", ("local", "adaptive")), ("exact", ("local",))):
+                    for family, layout in [("global", layouts[0])] + [(f, lay) for lay in layouts for f in families]:
+                        adaptive = family == "adaptive"
+                        gaussian.append(dict(method=f"{family}_{noise}", counts=counts, epsilon=epsilon,
+                                             clients=clients, layout=layout, fraction_name="" if adaptive else "alpha",
+                                             allocation="adaptive" if adaptive else "naive"))
+    allocation: list[dict[str, Any]] = []
     for layout in ("non_iid", "iid"):
         for fraction in options.fractions:
-            rows.append(runner.std_row("allocation", "local_laplace", ALLOCATION_EPSILON, options.clients, layout,
-                                       fraction_name="alpha", fraction=fraction, allocation="naive"))
-            rows.append(runner.std_row("allocation", "orthogonal_laplace", ALLOCATION_EPSILON, options.clients,
-                                       layout, fraction_name="beta", fraction=fraction, allocation="orthogonal"))
-        rows.append(runner.std_row("allocation", "adaptive_laplace", ALLOCATION_EPSILON, options.clients, layout,
-                                   allocation="adaptive"))
-    return rows
+            allocation += [dict(method="local_laplace", layout=layout, fraction_name="alpha", fraction=fraction),
+                           dict(method="orthogonal_laplace", layout=layout, fraction_name="beta", fraction=fraction,
+                                allocation="orthogonal")]
+        allocation.append(dict(method="adaptive_laplace", layout=layout, allocation="adaptive"))
+    for job in allocation:
+        job.update(epsilon=ALLOCATION_EPSILON, clients=options.clients)
+    alpha = [dict(method="local_laplace", epsilon=epsilon, clients=options.clients, layout=layout,
+                  fraction_name="alpha", fraction=fraction)
+             for layout in ("iid", "non_iid") for epsilon in options.epsilons for fraction in options.fractions]
+    return {"alpha": alpha, "allocation": allocation, "gaussian": gaussian}
 
 
 def _beta_rows(runner: _Runner) -> list[dict[str, Any]]:
@@ -229,58 +237,21 @@ def _rr_rows(runner: _Runner) -> list[dict[str, Any]]:
     return rows
 
 
-def _gaussian_jobs(options: FiguresOptions) -> list[tuple[str, str, float, int, str]]:
-    """(method, counts, epsilon, clients, layout) of the Gaussian rows and their Laplace counterparts."""
-    client_grid = QUICK_GAUSSIAN_CLIENTS if options.common.quick else GAUSSIAN_CLIENTS
-    epsilons = options.epsilons[:1] if options.common.quick else options.epsilons
-    jobs = []
-    for epsilon in epsilons:
-        for clients in client_grid:
-            layouts = ("iid", "non_iid") if clients else ("one_per_client",)
-            for noise in ("gaussian", "laplace"):
-                jobs.append((f"global_{noise}", "noisy", epsilon, clients, layouts[0]))
-                for layout in layouts:
-                    jobs.append((f"local_{noise}", "noisy", epsilon, clients, layout))
-                    jobs.append((f"adaptive_{noise}", "noisy", epsilon, clients, layout))
-                jobs.append((f"global_{noise}", "exact", epsilon, clients, layouts[0]))
-                for layout in layouts:
-                    jobs.append((f"local_{noise}", "exact", epsilon, clients, layout))
-    return jobs
-
-
-def _gaussian_rows(runner: _Runner) -> list[dict[str, Any]]:
-    return [runner.std_row("gaussian", method, epsilon, clients, layout, counts=counts,
-                           allocation="adaptive" if method.startswith("adaptive") else "naive",
-                           fraction_name="" if method.startswith("adaptive") else "alpha")
-            for method, counts, epsilon, clients, layout in _gaussian_jobs(runner.options)]
-
-
-def _settings(options: FiguresOptions) -> int:
-    count = 0
-    if "alpha" in options.figures:
-        count += 2 * len(options.epsilons) * len(options.fractions)
-    if "allocation" in options.figures:
-        count += 2 * (2 * len(options.fractions) + 1)
-    if "rr_sizes" in options.figures:
-        count += 2 * len(QUICK_RR_EPSILONS if options.common.quick else RR_EPSILONS)
-    if "gaussian" in options.figures:
-        count += len(_gaussian_jobs(options))
-    return count
-
-
 def run_figures(options: FiguresOptions, seed: int) -> dict[str, list[dict[str, Any]]]:
     """Every chosen figure's rows, keyed by figure choice (:data:`FIGURES`)."""
     from scenarios.kit.experiments import progress
 
     scores, labels = load_scores(seed)
-    builders: dict[str, Callable[[_Runner], list[dict[str, Any]]]] = {
-        "alpha": _alpha_rows, "allocation": _allocation_rows, "beta": _beta_rows, "rr_sizes": _rr_rows,
-        "gaussian": _gaussian_rows}
-    bar = progress(_settings(options), "fedauc_figures")
+    jobs = _std_jobs(options)
+    rr_epsilons = QUICK_RR_EPSILONS if options.common.quick else RR_EPSILONS
+    bar = progress(sum(len(jobs.get(figure, ())) for figure in options.figures)
+                   + ("rr_sizes" in options.figures) * 2 * len(rr_epsilons), "fedauc_figures")
     bar.unit = "setting"
     runner = _Runner(options, seed, scores, labels, bar)
+    builders = {"beta": _beta_rows, "rr_sizes": _rr_rows}
     try:  # in FIGURES order: the settings' noise streams follow it
-        return {figure: builders[figure](runner) for figure in options.figures}
+        return {figure: builders[figure](runner) if figure in builders
+                else [runner.std_row(figure, **job) for job in jobs[figure]] for figure in options.figures}
     finally:
         bar.close()
 
@@ -413,11 +384,6 @@ def _plot_gaussian(_: str, rows: Sequence[dict[str, Any]], path: str) -> None:
     save_figure(figure, path)
 
 
-_PLOTS: dict[str, Callable[[str, Sequence[dict[str, Any]], str], None]] = {
-    "alpha": _plot_alpha, "allocation": _plot_allocation, "beta": _plot_beta, "rr_sizes": _plot_rr,
-    "gaussian": _plot_gaussian}
-
-
 def _report_alpha(rows: Sequence[dict[str, Any]]) -> None:
     table = []
     for layout in ("iid", "non_iid"):
@@ -533,13 +499,10 @@ def _report_gaussian(rows: Sequence[dict[str, Any]]) -> None:
 def _report(options: FiguresOptions, outputs: Sequence[Output]) -> None:
     print("FedAUC (Sun et al.): figures and Tables 4-6 on Framingham logistic-regression scores "
           "(stand-in for the paper's Criteo)")
-    reports: dict[str, Callable[[Sequence[dict[str, Any]]], None]] = {
-        "alpha": _report_alpha, "allocation": _report_allocation, "beta": _report_beta, "rr_sizes": _report_rr,
-        "gaussian": _report_gaussian}
     for figure in options.figures:  # the first two files of a figure hold all its rows (FILES)
         rows = [row for output in outputs if output.name in FILES[figure][:2] for row in output.rows]
         if rows:
-            reports[figure](rows)
+            _PARTS[figure][1](rows)
     print()
 
 
@@ -547,7 +510,7 @@ def _run(options: FiguresOptions, seed: int) -> list[Output]:
     results = run_figures(options, seed)
     columns = {"beta": BETA_COLUMNS, "rr_sizes": RR_COLUMNS}
     return [Output(name, columns.get(figure, STD_COLUMNS), figure_rows(name, results[figure]),
-                   lambda rows, path, figure=figure, name=name: _PLOTS[figure](name, rows, path))  # type: ignore[misc]
+                   lambda rows, path, plot=_PARTS[figure][0], name=name: plot(name, rows, path))  # type: ignore[misc]
             for figure in options.figures for name in FILES[figure]]
 
 
@@ -565,6 +528,13 @@ def deployment_settings(options: FiguresOptions) -> list[Any]:
         settings += [DeploymentSetting(f"{family}_gaussian", epsilon, clients, "iid", delta=options.delta)
                      for family in ("global", "local", "adaptive")]
     return settings
+
+
+#: per figure choice: its plot ``(name, rows, path)`` and its report ``(rows)``
+_PARTS: dict[str, tuple[Callable[[str, Any, str], None], Callable[[Any], None]]] = {
+    "alpha": (_plot_alpha, _report_alpha), "allocation": (_plot_allocation, _report_allocation),
+    "beta": (_plot_beta, _report_beta), "rr_sizes": (_plot_rr, _report_rr),
+    "gaussian": (_plot_gaussian, _report_gaussian)}
 
 
 async def _checks(options: FiguresOptions, seed: int) -> list[Any]:
