@@ -1,35 +1,7 @@
-"""The MPyC layer: secure computation of kernel sums across parties.
-Modules, one topic each (as in MPyC itself):
-- :mod:`secure.launcher`     the command line: launching local parties, exit codes, :func:`run`.
-- :mod:`secure.session`      start/stop of the MPyC runtime, the run's settings (``run_settings()``), agreement
-  of parties on parameters and verdicts, detection of lost parties (nobody hangs).
-- :mod:`secure.intake`       a party's own rows: reading, validation, fixed point, ``mpc.input``.
-- :mod:`secure.kernels`      kernels as objects: plaintext and vectorized secure functions.
-- :mod:`secure.clipping`     clipping to the declared domain, locally or inside MPC.
-- :mod:`secure.aggregation`  secure sums, distributed noise shares, guarded reveal.
-- :mod:`secure.public_randomness` a joint public seed every party contributes to.
-- :mod:`secure.noise.party`        local integer noise draws from OS randomness (Polya, binomial).
-- :mod:`secure.noise.mpc`    noise sampled inside MPC from joint secret random bits (biased coins, digits).
-- :mod:`secure.histograms`   complete U-statistic sums from the parties' joint histogram (no comparison).
-- :mod:`secure.ranking`      secure sorting for rank statistics (one-sort AUC and Gini, Mann-Whitney U).
-- :mod:`secure.fss.dcf`      a distributed comparison function (function secret sharing, AES-128 PRG).
-- :mod:`secure.views`        a party's own shares and Lagrange recombination (coalition drills).
-- :mod:`secure.meter`        seconds and bytes sent per protocol phase.
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` of the ``m``
-MPyC parties (Shamir secret sharing with threshold ``t``).  This layer knows nothing about DP
-accounting; :mod:`dp` calibrates the noise it draws.
-Public API (what a script imports; ``import secure`` never imports ``mpyc.runtime``, which would
-parse ``sys.argv`` and launch parties itself -- the names marked *lazy* load it on first use):
-- running a script as one party: :func:`run` (:mod:`secure.launcher`, the one module that reads the command
-  line; ``script_args=`` hands a script's own options to the launched parties), the job's :class:`Party`
-  (:mod:`secure.intake`; ``await party.read(path, columns)`` reads this party's own rows and shares its verdict);
-- column declarations by role (:mod:`secure.columns`): :func:`numeric`, :func:`label`,
-  :func:`classes`, :func:`categorical`, all returning a :class:`ColumnSpec`;
-- reading rows outside a run: :func:`read_rows` (one party's share of a file), :class:`PartyRows`,
-  :class:`MissingPolicy`;
-- the two failures: :class:`InputError` (exit 2 at every party), :class:`ProtocolFailure` (exit 1);
-- inside a job, *lazy*: :func:`party_id`, :func:`party_count`, :func:`threshold`,
-  :func:`agree_parameters`, :func:`agree_verdict`, :func:`joint_seed`."""
+"""The MPyC layer: secure computation of kernel sums across parties, one topic per module (as in MPyC).
+Threat model: passive, static adversary corrupting at most ``t < m/2`` of the ``m`` parties (Shamir).
+``import secure`` never imports ``mpyc.runtime`` (the *lazy* names load it on first use).  Modules and
+public API: docs/secure_layer.md."""
 from __future__ import annotations
 
 import importlib

@@ -1,8 +1,7 @@
 """Secure sums, each party's noise share, and the guarded reveal (Sinh & Ramon, Protocol 3.1 steps 3-4; App. B.1).
 
 Threat model: passive, static coalition of ``t < m/2`` parties.  Only the noisy sum is opened; a party whose count vector does not
-match its declared row count is named and every party stops before anything is opened.
-Details: docs/secure_layer.md."""
+match its declared row count is named and every party stops before anything is opened. Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 from dataclasses import dataclass

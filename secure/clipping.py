@@ -1,13 +1,6 @@
-"""Clipping of inputs to their declared domain, locally (default) or inside MPC.
-Clipping is what bounds the kernel's sensitivity: a row outside the domain could otherwise move a
-Gini difference arbitrarily far.  By default each party clips its own rows before sharing them
-(:func:`secure.intake.to_fixed_point` with ``clip=True``; free, and counted).  Under the passive
-threat model that suffices.  The secure option clips the *shared* fixed-point values instead, so the
-bound holds even for a party that skipped its local clipping:
-``x -> min(max(x, 0), width)`` costs two secure comparisons and two products per value, at the
-full bit length of the secure type (the raw values are only known to fit that).  Each comparison opens
-its value under a mask only ``-K`` bits longer (statistically hiding): :func:`secure.leakage.clip_openings`
-counts them (two per clipped value) for the comparison leakage the release's delta includes."""
+"""Clipping of inputs to their declared domain, locally (default) or inside MPC: what bounds a kernel's sensitivity.
+Threat model: passive; secure clipping also bounds a party that skipped its local clipping (two masked
+comparisons per value, :func:`secure.leakage.clip_openings`).  Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 from typing import Any, Sequence

@@ -320,23 +320,17 @@ def run_party(session: Callable[[], Any]) -> int:
 
     try:
         mpc.run(session())
-    except InputError as exc:
+    except (Exception, KeyboardInterrupt) as exc:  # one line, and the others are not left hanging
         mark_stopping()
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        return 2
-    except ProtocolFailure as exc:
-        mark_stopping()
-        print(f"error: party {party_id()}: {exc}", file=sys.stderr, flush=True)
-        return 1
-    except KeyboardInterrupt:
-        mark_stopping()
-        print(f"error: party {party_id()}: interrupted", file=sys.stderr, flush=True)
-        return 1
-    except Exception as exc:  # a bug, not a user error: still one line, and the others are not left hanging
-        mark_stopping()
-        print(f"error: party {party_id()}: internal error ({type(exc).__name__}: {exc}); "
-              "set USTAT_TRACEBACK=1 to see where", file=sys.stderr, flush=True)
-        if os.environ.get("USTAT_TRACEBACK"):
+        if isinstance(exc, InputError):
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+            return 2
+        if isinstance(exc, (ProtocolFailure, KeyboardInterrupt)):
+            said = str(exc) if isinstance(exc, ProtocolFailure) else "interrupted"
+        else:  # a bug, not a user error
+            said = f"internal error ({type(exc).__name__}: {exc}); set USTAT_TRACEBACK=1 to see where"
+        print(f"error: party {party_id()}: {said}", file=sys.stderr, flush=True)
+        if not isinstance(exc, (ProtocolFailure, KeyboardInterrupt)) and os.environ.get("USTAT_TRACEBACK"):
             raise
         return 1
     return 0

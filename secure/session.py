@@ -22,6 +22,7 @@ from mpyc import asyncoro
 from mpyc.runtime import mpc
 
 from secure.errors import InputError, ProtocolFailure
+from secure.launcher import DEFAULT_SILENCE_LIMIT
 
 __all__ = ["InputError", "ProtocolFailure", "agree_parameters", "agree_verdict", "party_count", "party_id",
            "threshold", "RunSettings", "run_settings", "run_with", "on_fatal", "start_session", "stop_session",
@@ -32,8 +33,6 @@ _state: dict[str, Any] = {"shutting_down": False, "in_shutdown": False, "phase":
                           "watch": None, "timer": None, "closed_by_us": set(), "heartbeats": 0,
                           "notices": {}, "failing": None}
 
-#: default seconds a peer may stay silent while this party waits for it (``--silence-limit``)
-DEFAULT_SILENCE_LIMIT = 60.0
 #: seconds between two looks of the silence watchdog (at most a quarter of the limit)
 WATCH_INTERVAL = 0.5
 #: a watchdog look this many seconds later than planned means this party's own event loop was busy
@@ -115,10 +114,8 @@ def fail_fast(message: str, code: int = 1) -> None:
     """Print ``error: party i: message`` on stderr and end the process now with ``code`` (used from asyncio callbacks,
     where raising would only be logged by the event loop)."""
     for hook in _state["fatal_hooks"]:
-        try:
+        with contextlib.suppress(Exception):  # a cleanup hook must never mask the fatal message
             hook()
-        except Exception:  # a cleanup hook must never mask the fatal message
-            pass
     sys.stdout.flush()
     print(f"error: party {party_id()}: {message}", file=sys.stderr, flush=True)
     os._exit(code)
@@ -252,16 +249,19 @@ def _heartbeat(payload: bytes) -> None:
     _state["heartbeats"] += 1
 
 
+def _open_transport(protocol: Any) -> Any:
+    """The transport of ``protocol`` if it is open, else ``None``."""
+    transport = getattr(protocol, "transport", None)
+    return None if transport is None or transport.is_closing() else transport
+
+
 def _send_heartbeats() -> None:
     """One heartbeat to every peer whose connection is open (a frozen peer's kernel buffer absorbs them)."""
     for peer in mpc.parties:
-        protocol = peer.protocol
-        if peer.pid == mpc.pid or not isinstance(protocol, asyncoro.MessageExchanger):
-            continue
-        transport = protocol.transport
-        if transport is None or transport.is_closing() or int(peer.pid) in _state["closed_by_us"]:
-            continue
-        transport.write(HEARTBEAT_FRAME)
+        transport = _open_transport(peer.protocol)
+        if peer.pid != mpc.pid and isinstance(peer.protocol, asyncoro.MessageExchanger) and transport is not None \
+                and int(peer.pid) not in _state["closed_by_us"]:
+            transport.write(HEARTBEAT_FRAME)
 
 
 def _pending(protocol: Any) -> bool:
@@ -476,21 +476,13 @@ def _relay_table() -> None:
     """Tell every connected peer the options table, so that all parties stop with the same line."""
     payload = json.dumps({str(pid): options for pid, options in _table.items()}, sort_keys=True).encode()
     for gate in list(_gates.values()):
-        transport = gate.protocol.transport
-        if gate.lost or transport is None or transport.is_closing():
+        transport = _open_transport(gate.protocol)
+        if gate.lost or transport is None:
             continue
         if gate.open:  # MPyC reads this connection: a frame of its format, at a counter nobody asks for
             transport.write(struct.pack("<qI", TABLE_PC, len(payload)) + payload)
         else:
             transport.write(GATE_MAGIC + b"T" + struct.pack("<I", len(payload)) + payload)
-
-
-def _reset_gates() -> None:
-    _gates.clear()
-    _table.clear()
-    _table[int(mpc.pid)] = _own_options()
-    _gate_state["relayed"] = False
-    _gate_state["first_seen"] = None
 
 
 def _missing_parties() -> list[int]:
@@ -550,9 +542,8 @@ def _fail_lost(culprit: int, gone: int | None) -> None:
                          "beat": time.monotonic()}
     notice = struct.pack("<qI", LOST_PC, 2) + int(culprit).to_bytes(2, "little")
     for peer in _survivors():
-        protocol = mpc.parties[peer].protocol
-        transport = getattr(protocol, "transport", None)
-        if transport is not None and not transport.is_closing():
+        transport = _open_transport(mpc.parties[peer].protocol)
+        if transport is not None:
             transport.write(notice)
     loop.call_later(_FAILING_LOOK, _check_failing)
 
@@ -567,12 +558,9 @@ def _survivors() -> list[int]:
             continue
         protocol = peer.protocol
         gate = _gates.get(id(protocol))
-        if not isinstance(protocol, asyncoro.MessageExchanger) or (gate is not None and not gate.open):
-            continue
-        transport = protocol.transport
-        if transport is None or transport.is_closing():
-            continue
-        out.append(pid)
+        if isinstance(protocol, asyncoro.MessageExchanger) and (gate is None or gate.open) \
+                and _open_transport(protocol) is not None:
+            out.append(pid)
     return out
 
 
@@ -613,15 +601,13 @@ def _tls_hint() -> str:
     """With ``--ssl``: this party's CA fingerprint, for comparing parties ('' without ``--ssl``)."""
     if not getattr(mpc.options, "ssl", False):
         return ""
-    import ssl
+    from secure.tls import ca_fingerprint
 
     path = os.path.join(".config", "mpyc_ca.crt")
     try:
-        with open(path, encoding="ascii") as handle:
-            digest = hashlib.sha256(ssl.PEM_cert_to_DER_cert(handle.read())).hexdigest().upper()
+        short = ca_fingerprint(path)[:23]
     except (OSError, ValueError):
         return f" (--ssl: cannot read {path})"
-    short = ":".join(digest[i:i + 2] for i in range(0, 16, 2))
     return f" (--ssl: all parties need the same {path}; this party's is SHA-256 {short}...)"
 
 
@@ -669,14 +655,6 @@ def _orderly_close(protocol: asyncoro.MessageExchanger) -> bool:
     return int(peer) < mpc.pid and in_barrier and not _pending(protocol)
 
 
-def _release_connection(protocol: asyncoro.MessageExchanger) -> None:
-    """MPyC's bookkeeping of a closed connection, without re-raising the socket error (a traceback)."""
-    try:
-        _ORIGINAL["connection_lost"](protocol, None)
-    except Exception:  # e.g. the last peer gone outside the shutdown: nothing waits for it
-        pass
-
-
 def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException | None) -> None:
     failing = _state["failing"]
     if failing is not None:  # this party is already stopping on a lost party: one more close is expected
@@ -696,7 +674,8 @@ def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException
         fail_fast(f"not all {party_count()} parties connected (no connection from {_who(missing)}; party "
                   f"{self.peer_pid} stopped waiting)" + _tls_hint(), code=1)
     if _state["shutting_down"] or (_state["in_shutdown"] and _orderly_close(self)):
-        _release_connection(self)
+        with contextlib.suppress(Exception):  # MPyC's bookkeeping, without re-raising the socket error
+            _ORIGINAL["connection_lost"](self, None)  # (e.g. the last peer gone outside the shutdown)
         return
     peer = self.peer_pid
     told = _state["notices"].get(int(peer)) if peer is not None else None
@@ -734,7 +713,10 @@ async def start_session(timeout: float | None = None, check_peers: Callable[[], 
                          ("close_connection", _watched_close_connection), ("send", _watched_send),
                          ("connection_made", _gated_connection_made)):
         setattr(asyncoro.MessageExchanger, name, method)
-    _reset_gates()
+    _gates.clear()
+    _table.clear()
+    _table[int(mpc.pid)] = _own_options()
+    _gate_state.update(relayed=False, first_seen=None)
     _state.update(shutting_down=False, in_shutdown=False, closed_by_us=set(), notices={}, failing=None)
     set_phase("connect")
     loop = asyncio.get_running_loop()

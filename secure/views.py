@@ -1,14 +1,6 @@
-"""A party's own view of secret-shared values: its Shamir shares as integers, and Lagrange recombination.
-Used by the coalition drills, ``python -m scenarios.drills.coalition -M3`` (or ``-M5 -T2``): each member of a
-colluding coalition reads the shares it holds (:func:`local_share_integers`), the coalition pools
-them, and tries to recombine them (:func:`recombine`).
-MPyC's Shamir scheme (``mpyc.thresha``): a value ``s`` of the prime field ``GF(p)`` is split with a
-random polynomial ``f`` of degree ``t`` (``-T``), ``f(0) = s``, and party ``i`` holds ``f(i + 1)``
-(:func:`share_point`).  Any ``t + 1`` shares determine ``s`` by Lagrange interpolation at 0; any
-``t`` shares are jointly uniform on ``GF(p)^t`` whatever ``s`` is.
-Threat model: passive (semi-honest), static adversary corrupting at most ``t < m/2`` parties.  The
-helpers here only *read* this party's own shares; handing them to another party is what a
-colluding coalition does, and is done only by the drills."""
+"""A party's own view of secret-shared values: its Shamir shares as integers, and Lagrange recombination, for the
+coalition drills (``python -m scenarios.drills.coalition -M3``).  Threat model: passive, static, ``t < m/2``;
+these helpers only *read* this party's own shares.  MPyC's Shamir scheme: docs/secure_layer.md."""
 from __future__ import annotations
 
 from collections.abc import Sequence
