@@ -56,20 +56,22 @@ def add_common_options(parser: ScenarioParser, *, secure: bool = False,
 
 
 def common_options(args: Any, *, runs: int, quick_runs: int, min_runs: int = 1) -> CommonOptions:
-    """Resolve the common options of parsed ``args`` (``runs`` / ``quick_runs``: the default ``--runs``);
+    """Resolve the common options of parsed ``args`` (``runs`` / ``quick_runs``: the default ``--runs``; without
+    ``--runs`` or ``--seed``: the default, a joint seed);
     :class:`UsageError` for ``--runs`` below ``min_runs``, a negative ``--seed``, an empty ``--results-dir``, no tqdm or
     matplotlib."""
     from scenarios.kit.packages import require_packages
 
     require_packages("tqdm", "matplotlib", purpose="this experiment (progress bars and figures)")
-    chosen = args.runs if args.runs is not None else (quick_runs if args.quick else runs)
+    chosen, seed = getattr(args, "runs", None), getattr(args, "seed", None)
+    chosen = chosen if chosen is not None else (quick_runs if args.quick else runs)
     if chosen < min_runs:
         raise UsageError(f"--runs must be at least {min_runs}, got {chosen}")
-    if args.seed is not None and args.seed < 0:
-        raise UsageError(f"--seed must be non-negative, got {args.seed}")
+    if seed is not None and seed < 0:
+        raise UsageError(f"--seed must be non-negative, got {seed}")
     if not args.results_dir:
         raise UsageError("--results-dir must not be empty")
-    return CommonOptions(runs=chosen, quick=bool(args.quick), results_dir=str(args.results_dir), seed=args.seed,
+    return CommonOptions(runs=chosen, quick=bool(args.quick), results_dir=str(args.results_dir), seed=seed,
                          os_noise=bool(getattr(args, "os_noise", False)), secure=bool(getattr(args, "secure", False)))
 
 

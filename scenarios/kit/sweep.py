@@ -115,8 +115,9 @@ class Sweep:
     (default ``--runs``; at least ``min_runs``), ``checks`` (``async (options, seed) -> [SecureCheck]``, the
     ``--secure`` check at every party; its CSV ``<check_name(options)>_secure.csv``, ``note`` printed before its
     table), ``spend`` (default exempt: embedded or synthetic public data), ``own_options`` (``declare`` adds
-    ``--runs``, ``--quick``, ``--results-dir``, ``--seed``, ``--secure``; no ``--os-noise``) and ``footer(options,
-    seed, files, seconds)`` (printed instead of the seed, time and page lines)."""
+    those of ``--runs``, ``--quick``, ``--results-dir``, ``--seed``, ``--secure`` it has; no ``--os-noise``),
+    ``footer(options, seed, files, seconds)`` (printed instead of the seed, time and page lines) and
+    ``collect(options, seed)`` (collective, at every party before the checks: the options ``run`` is given)."""
 
     module: str
     doc: str
@@ -134,6 +135,7 @@ class Sweep:
     min_runs: int = 1
     own_options: bool = False
     footer: Callable[[Any, int, list[str], float], None] | None = None
+    collect: Callable[[Any, int], Awaitable[Any]] | None = None
 
     def parse(self, argv: Sequence[str]) -> Any:
         """Parse and validate the options (nothing is computed here); :class:`UsageError` with one line."""
@@ -181,6 +183,8 @@ class Sweep:
 
             seed = await agree_seed(options.common.seed)
             await check_results_dir(options.common.results_dir)
+            if self.collect is not None:
+                options = await self.collect(options, seed)
             found = await self.checks(options, seed) if self.checks is not None and options.common.secure else None
             if mpc.pid != 0:
                 return None

@@ -5,12 +5,12 @@ Run: ``python -m scenarios.papers.umpc_costs -M3 [--quick]`` (three local partie
 from __future__ import annotations
 
 import os
-import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
-from scenarios.kit.experiments import exempt_spend, write_csv
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
+from scenarios.kit.experiments import CommonOptions
+from scenarios.kit.sweep import Output, Sweep
 
 __all__ = ["main", "CSV_NAME", "PAPER_BITS"]
 
@@ -22,13 +22,18 @@ QUICK_ROWS = (30, 60)
 _PAPER_TERM = {"intake": "sharing", "kernel": "kernel", "noise": "noise", "reveal": "aggregation"}
 
 
-@dataclass
+COLUMNS = ("n", "tuples", "parties", "phase", "seconds", "bytes_sent", "mpyc_model_bytes", "paper_dis_bits",
+           "paper_hf_bits")
+
+
+@dataclass(frozen=True)
 class CostOptions:
-    """Parsed options."""
+    """Parsed options; ``records`` and ``parties``: what :func:`_measure` measured (party 0 keeps them)."""
 
     rows: tuple[int | None, ...]
-    results_dir: str
-    quick: bool
+    common: CommonOptions
+    records: tuple[dict[str, Any], ...] = ()
+    parties: int = 0
 
 
 def _parse_rows(text: str) -> tuple[int | None, ...]:
@@ -48,18 +53,19 @@ def _parse_rows(text: str) -> tuple[int | None, ...]:
     return tuple(values)
 
 
-def parse_options(argv: Sequence[str]) -> CostOptions:
-    """Parse ``--rows``, ``--results-dir``, ``--quick``; :class:`UsageError` with one line."""
-    parser = ScenarioParser(prog="python -m scenarios.papers.umpc_costs", description=__doc__)
+def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--rows", help="N1,N2,... first rows of Framingham (default 500,1000,2000,all)")
     parser.add_argument("--results-dir", default="results", help="where party 0 writes umpc_costs.csv")
     parser.add_argument("--quick", action="store_true", help="two tiny sizes, for tests")
-    args = parser.parse_args(list(argv))
+
+
+def _resolve(args: Any, common: CommonOptions) -> CostOptions:
     rows = _parse_rows(args.rows) if args.rows is not None else (QUICK_ROWS if args.quick else DEFAULT_ROWS)
-    return CostOptions(rows, args.results_dir, bool(args.quick))
+    return CostOptions(rows, common)
 
 
-async def _run(options: CostOptions) -> None:
+async def _measure(options: CostOptions, seed: int) -> CostOptions:
+    """Run the protocol once per size at every party (collective); the options with the measured records."""
     from mpyc.runtime import mpc
 
     from dp.umpc import costs
@@ -106,16 +112,12 @@ async def _run(options: CostOptions) -> None:
                         "seconds": round(release.seconds, 4), "bytes_sent": int(release.bytes_sent),
                         "mpyc_model_bytes": round(model.total), "paper_dis_bits": dis.total,
                         "paper_hf_bits": hf.total})
-    if mpc.pid != 0:
-        return
-    _report(records, options, parties)
+    return replace(options, records=tuple(records), parties=parties)
 
 
-def _report(records: list[dict[str, Any]], options: CostOptions, parties: int) -> None:
-    os.makedirs(options.results_dir, exist_ok=True)
-    path = os.path.join(options.results_dir, CSV_NAME)
-    write_csv(path, ["n", "tuples", "parties", "phase", "seconds", "bytes_sent", "mpyc_model_bytes",
-                     "paper_dis_bits", "paper_hf_bits"], records)
+def _report(options: CostOptions, outputs: Sequence[Output]) -> None:
+    records, parties = options.records, options.parties
+    path = os.path.join(options.common.results_dir, CSV_NAME)
     print(f"Pi_U-MPC cost: Kendall's tau (sysBP, diaBP), |E| = 2n, epsilon = 1, {parties} MPyC parties")
     header = (f"{'n':>5} {'phase':<7} {'seconds':>8} {'measured':>10} {'MPyC model':>10} {'meas/mod':>8} "
               f"{'paper M_Dis':>11} {'paper M_HF':>11}")
@@ -140,11 +142,11 @@ def _report(records: list[dict[str, Any]], options: CostOptions, parties: int) -
     ])
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the cost scenario; returns the exit code."""
-    return run_scenario(parse_options, _run, lambda options: {"rows": list(options.rows), "quick": options.quick},
-                        argv, spend=exempt_spend)
+SWEEP = Sweep(module="umpc_costs", doc=__doc__ or "", page="docs/papers/sinh_ramon.md", declare=_declare,
+              resolve=_resolve, run=lambda options, seed: [Output(CSV_NAME[:-4], COLUMNS, list(options.records))],
+              report=_report, runs=1, quick_runs=1, own_options=True, footer=lambda *_: None, collect=_measure)
 
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
