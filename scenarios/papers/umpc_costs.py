@@ -20,8 +20,6 @@ DEFAULT_ROWS = (500, 1000, 2000, None)  # None: every Framingham row
 QUICK_ROWS = (30, 60)
 # which Lemma C.3 term each measured phase corresponds to
 _PAPER_TERM = {"intake": "sharing", "kernel": "kernel", "noise": "noise", "reveal": "aggregation"}
-
-
 COLUMNS = ("n", "tuples", "parties", "phase", "seconds", "bytes_sent", "mpyc_model_bytes", "paper_dis_bits",
            "paper_hf_bits")
 
@@ -38,18 +36,13 @@ class CostOptions:
 
 def _parse_rows(text: str) -> tuple[int | None, ...]:
     values: list[int | None] = []
-    for item in text.split(","):
-        item = item.strip()
-        if item in ("all", ""):
-            values.append(None)
-            continue
+    for item in (item.strip() for item in text.split(",")):
         try:
-            value = int(item)
+            values.append(None if item in ("all", "") else int(item))
         except ValueError:
             raise UsageError(f"--rows must be a comma-separated list of integers, got '{text}'") from None
-        if value < 4:
-            raise UsageError(f"--rows entries must be at least 4, got {value}")
-        values.append(value)
+        if values[-1] is not None and values[-1] < 4:
+            raise UsageError(f"--rows entries must be at least 4, got {values[-1]}")
     return tuple(values)
 
 
