@@ -1,9 +1,6 @@
-"""Generic parameter checks, with plain messages in the style of OpenDP/diffprivlib (re-exported by
-:mod:`dp.validation`).
-Each returns the value in its canonical type, or raises :class:`TypeError` (wrong type; a bool is never a
-number) or :class:`ValueError` (out of range) naming the parameter and the value, e.g. ``shape must be
-positive, got -1``.  Threat model: none of its own (entry checks of public functions).  Details:
-docs/secure_layer.md."""
+"""Generic parameter checks, plain messages in the style of OpenDP/diffprivlib (re-exported by :mod:`dp.validation`):
+each returns the value in its canonical type or raises ``TypeError``/``ValueError`` naming it (``shape must be positive,
+got -1``).  Threat model: none of its own (entry checks of public functions).  Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 import math

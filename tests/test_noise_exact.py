@@ -126,7 +126,7 @@ def test_chi_square_detects_a_wrong_digit_probability(monkeypatch: pytest.Monkey
     """The large-shape test can fail: binary level ``i`` one with probability ``alpha^{2^i}`` instead of
     ``alpha^{2^i}/(1 + alpha^{2^i})`` (the digits of a geometric variable) is rejected."""
     shape, rate = LARGE_SHAPE_CASES[1]
-    monkeypatch.setattr(exact, "_geometric_digit_bounds", exact._exp_digit_bounds)
+    monkeypatch.setattr(exact, "_geometric_digit_bounds", exact._exp_bounds_fn)
     exact._level_table.cache_clear()
     try:
         samples = negative_binomial(shape, rate, 200_000, _bits(19))
@@ -144,7 +144,7 @@ def test_geometric_digits_equal_the_rational_reference() -> None:
     lo_e, hi_e = _exp_neg_reference(x, bits)
     scale = 1 << bits
     references = [((lo_e * scale) // (scale + lo_e), -((-hi_e * scale) // (scale + hi_e))), (lo_e, hi_e)]
-    for make, (lo, hi) in zip((exact._geometric_digit_bounds, exact._exp_digit_bounds), references):
+    for make, (lo, hi) in zip((exact._geometric_digit_bounds, exact._exp_bounds_fn), references):
         known = bits - (lo ^ hi).bit_length()
         assert known >= 300
         digits = exact._Digits(make(x))

@@ -229,15 +229,6 @@ def _uniform_below(bounds: np.ndarray, source: BitSource) -> np.ndarray:
     return out
 
 
-def _uniform_below_int(bound: int, source: BitSource) -> int:
-    """A uniform integer in ``[0, bound)`` (any size; rejection)."""
-    width = bound.bit_length()
-    while True:
-        value = source.bits(width)
-        if value < bound:
-            return value
-
-
 # Pólya tables
 @dataclass(frozen=True)
 class PolyaTables:
@@ -264,10 +255,11 @@ def polya_tables(shape: Fraction, rate: Fraction) -> PolyaTables:
 
 
 def _keep_exact(location: int, band: int, factor: int, rate: Fraction, source: BitSource) -> bool:
-    """Keep a proposal at ``location`` of band ``band`` with probability ``factor (2^band/location) e^{-rate location}``.
-
-    Python integers only: the slow path of the rare proposals beyond ``2^62``."""
-    if _uniform_below_int(location, source) >= 1 << band:
+    """Keep a proposal at ``location`` of band ``band`` with probability ``factor (2^band/location) e^{-rate location}``
+    (Python integers only: the slow path of the rare proposals beyond ``2^62``)."""
+    while (below := source.bits(location.bit_length())) >= location:
+        pass  # a uniform integer in [0, location), by rejection
+    if below >= 1 << band:
         return False
     return uniform_prefix_less(source.bits(_WORD), _WORD, _exp_bounds_fn(rate * location, factor), source)
 
@@ -433,11 +425,6 @@ def _geometric_digit_bounds(x: Fraction) -> Callable[[int], tuple[int, int]]:
     return bounds
 
 
-def _exp_digit_bounds(x: Fraction) -> Callable[[int], tuple[int, int]]:
-    """``bits -> bounds of 2^bits e^{-x}``."""
-    return lambda bits: exp_neg_bounds(x, bits)
-
-
 @lru_cache(maxsize=64)
 def _level_table(rate: Fraction, levels: int) -> _DigitTable:
     """Digits of ``q_i = 1/(1 + e^{rate 2^i})`` for ``i < levels`` (cached, extended as needed)."""
@@ -447,7 +434,7 @@ def _level_table(rate: Fraction, levels: int) -> _DigitTable:
 @lru_cache(maxsize=64)
 def _tail_table(x: Fraction) -> _DigitTable:
     """Digits of ``e^{-x}`` (cached, extended as needed)."""
-    return _DigitTable([_Digits(_exp_digit_bounds(x))])
+    return _DigitTable([_Digits(_exp_bounds_fn(x))])
 
 
 def _half_binomials(trials: np.ndarray, source: BitSource) -> np.ndarray:
@@ -601,7 +588,7 @@ def binomial_half(trials: int, count: int, source: BitSource) -> np.ndarray:
     if trials <= POPCOUNT_TRIALS or trials % 2:
         return _popcount_binomial(trials, count, source)
     half = trials // 2
-    scale = math_isqrt_ceil(half)
+    scale = isqrt(half - 1) + 1  # ceil(sqrt(half))
     out = np.empty(count, dtype=np.int64)
     todo = np.arange(count)
     rate = Fraction(1, scale)
@@ -629,8 +616,3 @@ def binomial_half(trials: int, count: int, source: BitSource) -> np.ndarray:
         todo = todo[~accepted]
     return out
 
-
-def math_isqrt_ceil(value: int) -> int:
-    """``ceil(sqrt(value))`` for a non-negative integer."""
-    root = isqrt(value)
-    return root if root * root == value else root + 1

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from secure.checks import check_int_range
+
 __all__ = ["threshold_bits", "less_than_public", "less_than_public_reference", "secret_bernoulli",
            "secret_discrete_laplace", "MAX_WIDTH"]
 
@@ -28,11 +30,7 @@ def _mpc() -> Any:
 
 
 def _check_width(width: int, name: str = "bits") -> int:
-    if isinstance(width, bool) or not isinstance(width, Integral):
-        raise TypeError(f"{name} must be an integer, got {width!r}")
-    if not 1 <= width <= MAX_WIDTH:
-        raise ValueError(f"{name} must lie in [1, {MAX_WIDTH}], got {width}")
-    return int(width)
+    return check_int_range(width, name, low=1, high=MAX_WIDTH)
 
 
 def _check_thresholds(thresholds: Sequence[int], width: int) -> list[int]:

@@ -8,16 +8,16 @@ from __future__ import annotations
 import decimal
 import math
 import secrets
+from collections.abc import Callable
 from fractions import Fraction
 from numbers import Integral, Rational, Real
 
 import numpy as np
 
-from secure.checks import check_interval, check_number, check_positive
+from secure.checks import check_interval, check_nonnegative_int, check_number, check_positive
 from secure.noise.exact import BitSource, GeneratorBits, OSBits, binomial_half, negative_binomial
 
-__all__ = ["os_generator", "polya", "polya_difference", "centered_binomial", "exact_rate", "exact_shape",
-           "bit_source"]
+__all__ = ["os_generator", "polya", "polya_difference", "centered_binomial", "exact_rate", "exact_shape"]
 
 #: Largest mean ``shape * alpha / (1 - alpha)`` of a Pólya draw: statistic plus noise stay far inside int64.
 MAX_POLYA_MEAN: float = float(2**40)
@@ -49,9 +49,13 @@ def noise_generator(rng: np.random.Generator | None) -> np.random.Generator:
     return os_generator() if rng is None else rng
 
 
-def bit_source(rng: np.random.Generator | None) -> BitSource:
-    """The bits of the exact samplers: the OS CSPRNG for ``None`` (production), else ``rng``'s raw outputs."""
-    return OSBits() if rng is None else GeneratorBits(noise_generator(rng))
+def _drawn(size: int | None, rng: np.random.Generator | None,
+           draw: Callable[[int, BitSource], np.ndarray]) -> int | np.ndarray:
+    """``draw(count, bits)`` of ``size`` values (``None``: one, as a Python int; else an int64 array); the bits of the
+    OS CSPRNG for ``rng=None`` (production), else ``rng``'s raw outputs."""
+    n = _check_size(size)
+    values = draw(1 if n is None else n, OSBits() if rng is None else GeneratorBits(noise_generator(rng)))
+    return int(values[0]) if n is None else np.asarray(values, dtype=np.int64)
 
 
 def exact_shape(shape: float | Fraction) -> Fraction:
@@ -111,12 +115,6 @@ def _check_mean(shape: Fraction, gamma: Fraction) -> None:
         raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got {float(shape / gamma):.6g}")
 
 
-def _as_output(values: np.ndarray, size: int | None) -> int | np.ndarray:
-    if size is None:
-        return int(values[0])
-    return np.asarray(values, dtype=np.int64)
-
-
 def _draw_polya(shape: Fraction, gamma: Fraction | None, count: int, source: BitSource) -> np.ndarray:
     if gamma is None:
         return np.zeros(count, dtype=np.int64)
@@ -130,8 +128,8 @@ def polya(shape: float | Fraction, alpha: float | None = None, size: int | None 
     """Draw exactly from the Pólya (negative binomial) ``NB(r = shape, alpha)`` (a party's share: ``r = 1/(m - t)``),
     ``alpha`` given as itself, ``log_alpha`` or the rational ``rate = -ln(alpha)`` (:func:`exact_rate`); ``rng=None``
     is the OS CSPRNG (production); a Python int for ``size=None``, else an int64 array. Details: docs/noise.md."""
-    r, gamma, n = exact_shape(shape), exact_rate(alpha, log_alpha, rate), _check_size(size)
-    return _as_output(_draw_polya(r, gamma, 1 if n is None else n, bit_source(rng)), n)
+    r, gamma = exact_shape(shape), exact_rate(alpha, log_alpha, rate)
+    return _drawn(size, rng, lambda count, bits: _draw_polya(r, gamma, count, bits))
 
 
 def polya_difference(shape: float | Fraction, alpha: float | None = None, size: int | None = None,
@@ -139,34 +137,27 @@ def polya_difference(shape: float | Fraction, alpha: float | None = None, size: 
                      log_alpha: float | None = None, rate: Fraction | None = None) -> int | np.ndarray:
     """Draw ``X - Y`` with ``X, Y`` independent ``Polya(shape, alpha)``, exactly (arguments as :func:`polya`).
     Details: docs/noise.md."""
-    r = exact_shape(shape)
-    gamma = exact_rate(alpha, log_alpha, rate)
-    n = _check_size(size)
-    source = bit_source(rng)
-    count = 1 if n is None else n
-    both = _draw_polya(r, gamma, 2 * count, source)
-    return _as_output(both[:count] - both[count:], n)
+    r, gamma = exact_shape(shape), exact_rate(alpha, log_alpha, rate)
+
+    def difference(count: int, bits: BitSource) -> np.ndarray:
+        both = _draw_polya(r, gamma, 2 * count, bits)
+        return both[:count] - both[count:]
+
+    return _drawn(size, rng, difference)
 
 
 def centered_binomial(trials: int, size: int | None = None,
                       rng: np.random.Generator | None = None) -> int | np.ndarray:
     """Draw ``Binomial(trials, 1/2) - trials/2`` exactly (mean 0, variance ``trials/4``; ``trials`` even, at most
     ``2**62``; ``size`` and ``rng`` as :func:`polya`). Details: docs/noise.md."""
-    if isinstance(trials, bool) or not isinstance(trials, Integral):
-        raise TypeError(f"trials must be an integer, got {trials!r}")
-    if trials < 0:
-        raise ValueError(f"trials must be non-negative, got {trials}")
+    check_nonnegative_int(trials, "trials")
     if trials % 2:
         raise ValueError(f"trials must be even, got {trials}")
     if trials > MAX_BINOMIAL_TRIALS:
         raise ValueError(f"trials must be at most 2**62, got {trials}")
-    n_trials = int(trials)
-    n = _check_size(size)
-    source = bit_source(rng)
-    count = 1 if n is None else n
-    if n_trials == 0:
-        return _as_output(np.zeros(count, dtype=np.int64), n)
-    return _as_output(binomial_half(n_trials, count, source) - n_trials // 2, n)
+    half = int(trials) // 2
+    return _drawn(size, rng, lambda count, bits: binomial_half(2 * half, count, bits) - half if half
+                  else np.zeros(count, dtype=np.int64))
 
 
 # discrete Gaussian (Canonne, Kamath & Steinke 2020), exact, integer arithmetic
