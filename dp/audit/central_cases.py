@@ -15,7 +15,7 @@ import numpy as np
 
 from dp.audit.complete_cases import COMPLETE_SAMPLES, complete_case_names, complete_cases
 from dp.audit.fss_cases import FSS_SAMPLES, fss_case_names, fss_cases
-from dp.audit.engine import AuditCase, Sampler
+from dp.audit.engine import AuditCase, Sampler, paired
 from dp.audit.fedauc_cases import fedauc_cases
 from dp.audit.neighbours import (BINOMIAL_SPLIT_DELTA, CASE_DELTA, CASE_EPSILON, PUBLIC_SEED, PairNeighbours,
                                  UStatNeighbours, pair_neighbours, rank_auc_neighbours, tree_neighbours,
@@ -29,7 +29,6 @@ from dp.ecdf.tree import plan_tree_noise
 from dp.noise_plans import NoisePlan
 from dp.rank_auc import plans_for_rows
 from dp.umpc.delegation import choose_delegates, delegate_plan
-from dp.validation import check_positive_int
 from secure.noise.party import polya_difference
 
 __all__ = ["DELEGATES_SEED", "audit_delegates", "RECOMMENDED_SAMPLES", "DEFAULT_SAMPLES", "central_cases", "case_names",
@@ -38,27 +37,10 @@ __all__ = ["DELEGATES_SEED", "audit_delegates", "RECOMMENDED_SAMPLES", "DEFAULT_
 NoiseDraw = Callable[[int, np.random.Generator], np.ndarray]
 
 
-def _scalar_sampler(first: float, second: float, noise: NoiseDraw) -> Sampler:
-    """Sampler of ``value + noise`` on both datasets, independent noise for each."""
-
-    def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        return (first + np.asarray(noise(count, rng), dtype=np.float64),
-                second + np.asarray(noise(count, rng), dtype=np.float64))
-
-    return sample
-
-
-def _honest_sum(draw: NoiseDraw, honest: int) -> NoiseDraw:
-    """Sum of ``honest`` independent draws (the shares a coalition cannot subtract)."""
-    check_positive_int(honest, "honest")
-
-    def noise(count: int, rng: np.random.Generator) -> np.ndarray:
-        total = np.zeros(count, dtype=np.int64)
-        for _ in range(honest):
-            total += np.asarray(draw(count, rng), dtype=np.int64)
-        return total
-
-    return noise
+def _scalar_sampler(pair: UStatNeighbours, noise: NoiseDraw) -> Sampler:
+    """Sampler of ``sum + noise`` on both datasets of ``pair``, independent noise for each."""
+    return paired(lambda value, count, rng: value + np.asarray(noise(count, rng), dtype=np.float64),
+                  float(pair.first.sums[0]), float(pair.second.sums[0]))
 
 
 def _laplace_plan(plan: NoisePlan) -> NoisePlan:
@@ -76,11 +58,6 @@ def _honest_shares(plan: NoisePlan, count: int, rng: np.random.Generator) -> np.
     return total
 
 
-def _naive_polya_draw(shape: float, alpha: float) -> NoiseDraw:
-    """Negative controls only (a deliberately broken calibration): ``count`` Polya differences."""
-    return lambda count, rng: np.asarray(polya_difference(shape, alpha, size=count, rng=rng))
-
-
 def _moved(pair: UStatNeighbours, plan: NoisePlan) -> str:
     return (f"replace row {pair.changed_row} (a row of largest degree {plan.sensitivity // pair.query.outputs[0].sensitivity}"
             f" in E); the sum moves by {pair.change[0]} = the sensitivity {plan.sensitivity}")
@@ -89,10 +66,9 @@ def _moved(pair: UStatNeighbours, plan: NoisePlan) -> str:
 def _ustat_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCase:
     plan = pair.plans[0]
     honest = pair.parties - pair.threshold
-    first, second = float(pair.first.sums[0]), float(pair.second.sums[0])
     return AuditCase(
         name=name, mechanism=mechanism, epsilon=pair.query.epsilon, delta=pair.query.delta,
-        sample=_scalar_sampler(first, second, lambda count, rng: _honest_shares(pair.calibrate()[0], count, rng)),
+        sample=_scalar_sampler(pair, lambda count, rng: _honest_shares(pair.calibrate()[0], count, rng)),
         statistic=(f"the released integer sum minus the coalition's own {pair.threshold} shares: sum + "
                    f"{honest} honest shares"),
         neighbours=_moved(pair, plan))
@@ -104,7 +80,6 @@ def _mpc_noise_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCa
     sampler = plan.sampler
     if sampler is None:
         raise ValueError(f"case {name}: the query's noise is not sampled inside MPC")
-    first, second = float(pair.first.sums[0]), float(pair.second.sums[0])
 
     def noise(count: int, rng: np.random.Generator) -> np.ndarray:
         current = pair.calibrate()[0]  # dp.umpc.protocol.plan_noise -> dp.secret_noise.plan_secret_laplace
@@ -114,7 +89,7 @@ def _mpc_noise_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCa
 
     return AuditCase(
         name=name, mechanism=mechanism, epsilon=plan.epsilon, delta=plan.delta,
-        sample=_scalar_sampler(first, second, noise),
+        sample=_scalar_sampler(pair, noise),
         statistic=("the released integer sum: sum + noise sampled inside MPC (no party, hence no coalition of "
                    f"{pair.threshold}, knows any part of it); J = {sampler.digits} digits, b = {sampler.bits} bits"),
         neighbours=_moved(pair, plan))
@@ -151,9 +126,7 @@ def _umpc_cases() -> list[AuditCase]:
     ]
 
 
-#: Seed of the generator of the audit's noise delegates only (not :data:`dp.audit.neighbours.PUBLIC_SEED`, which
-#: picks the tuples).  The audited privacy loss depends on ``|Z|`` and ``t_Z`` only, not on which parties are in
-#: ``Z``; a secure run draws ``Z`` from fresh joint randomness (:func:`dp.umpc.delegation.draw_delegates`).
+#: Seed of the generator of the audit's noise delegates only, not of the tuples (why it may be fixed: docs/audit.md).
 DELEGATES_SEED: int = 20261126
 
 
@@ -183,7 +156,7 @@ def _delegated_cases() -> list[AuditCase]:
                        f"t_Z = {plan.corrupt_delegates} corrupt delegates (shape 1/(|Z| - t_Z)), on the Pi_U-MPC "
                        f"Kendall sum"),
             epsilon=source.query.epsilon, delta=source.query.delta,
-            sample=_scalar_sampler(float(source.first.sums[0]), float(source.second.sums[0]), noise),
+            sample=_scalar_sampler(source, noise),
             statistic=f"the Kendall sum plus the {plan.honest} honest delegate draw(s)",
             neighbours=f"replace a row of largest degree; the sum moves by {source.change[0]} = the sensitivity"))
     return cases
@@ -207,7 +180,7 @@ def _rank_auc_case() -> AuditCase:
                    "(sensitivity 1), epsilon/2 each, distributed discrete Laplace of dp.umpc.protocol (Sinh & Ramon App. B.1; "
                    "rank sum of Sun et al. eq. 1)"),
         epsilon=pair.query.epsilon, delta=0.0,
-        sample=lambda count, rng: (released(pair.first_sums, count, rng), released(pair.second_sums, count, rng)),
+        sample=paired(released, pair.first_sums, pair.second_sums),
         statistic=(f"claimed privacy-loss statistic of (2U~, P~) with the coalition's shares subtracted, rates "
                    f"{(-claimed).tolist()}"),
         neighbours=f"replace a top-score negative by a top-score positive: (2U, P) moves by {shifts.tolist()}")
@@ -228,7 +201,7 @@ def _pair_case(name: str, pair: PairNeighbours, plan: NoisePlan, *, delta: float
 
     return AuditCase(
         name=name, mechanism=mechanism, epsilon=pair.query.epsilon, delta=delta,
-        sample=lambda count, rng: (released(pair.first_values, count, rng), released(pair.second_values, count, rng)),
+        sample=paired(released, pair.first_values, pair.second_values),
         statistic=(f"signed sum of the {touched.size} noisy per-pair values that contain the changed row (the "
                    f"aggregator's view minus the coalition's shares; the other pairs are independent of the change)"),
         neighbours=f"row {pair.changed_row} replaced; each of its {touched.size} pairs moves by Delta_f = 2")
@@ -257,18 +230,26 @@ def _control_cases() -> list[AuditCase]:
     kendall = ustat_neighbours("kendall", parties=3, threshold=1)
     plan = kendall.plans[0]
     scale = plan.sensitivity / (2.0 * plan.epsilon)
-    first, second = float(kendall.first.sums[0]), float(kendall.second.sums[0])
     cases = [AuditCase(
         name="control-float-laplace-half-scale",
         mechanism=("BROKEN: floating-point Laplace of scale sensitivity/(2 epsilon) -- half the scale that "
                    "Sinh & Ramon App. B.1 calibrates -- on the Pi_U-MPC Kendall sum (numpy Generator.laplace; "
                    "true loss 2 epsilon; and floating-point noise, which Mironov 2012 warns against)"),
         epsilon=plan.epsilon, delta=0.0,
-        sample=_scalar_sampler(first, second, lambda count, rng: rng.laplace(0.0, scale, size=count)),
+        sample=_scalar_sampler(kendall, lambda count, rng: rng.laplace(0.0, scale, size=count)),
         statistic="the released sum", neighbours="as umpc-kendall-dlap-m3-t1", control=True)]
     for parties, threshold in ((3, 1), (5, 2)):
         pair = ustat_neighbours("kendall", parties=parties, threshold=threshold)
         naive = _laplace_plan(pair.plans[0])
+
+        def honest_naive(count: int, rng: np.random.Generator, alpha: float = naive.alpha,
+                         shape: float = 1.0 / parties, honest: int = parties - threshold) -> np.ndarray:
+            """The ``m - t`` honest shares of a naive calibration (shape ``1/m``): BROKEN on purpose."""
+            total = np.zeros(count, dtype=np.int64)
+            for _ in range(honest):
+                total += np.asarray(polya_difference(shape, alpha, size=count, rng=rng), dtype=np.int64)
+            return total
+
         cases.append(AuditCase(
             name=f"control-polya-naive-m{parties}-t{threshold}",
             mechanism=(f"BROKEN: Polya shares of shape 1/m = 1/{parties} (naive calibration) while "
@@ -276,8 +257,7 @@ def _control_cases() -> list[AuditCase]:
                        f"draws (true loss dp.audit.engine.coalition_epsilon > epsilon; Sinh & Ramon App. B.1 needs shape "
                        f"1/(m-t))"),
             epsilon=naive.epsilon, delta=0.0,
-            sample=_scalar_sampler(float(pair.first.sums[0]), float(pair.second.sums[0]),
-                                   _honest_sum(_naive_polya_draw(1.0 / parties, naive.alpha), parties - threshold)),
+            sample=_scalar_sampler(pair, honest_naive),
             statistic="the Kendall sum plus the honest shares", neighbours="as umpc-kendall-dlap", control=True))
     grid = uniform_grid(1.0, 8.0, 1.0)
     tree_pair = tree_neighbours(grid)
@@ -290,11 +270,7 @@ def _control_cases() -> list[AuditCase]:
     return cases
 
 
-#: Recommended outputs per dataset (``AuditCase.samples``).  Controls: the power argument of
-#: ``tests/test_audit_central.py`` (:func:`dp.audit.statistics.planned_lower_bound` on the control's exact output
-#: distribution clears the claim with the counts two standard deviations against the audit, at
-#: the Bonferroni confidence of the whole family).  Others: runtime only (the exact discrete
-#: Gaussian sampler is a Python loop); more samples only tighten the measured bound.
+#: Recommended outputs per dataset (``AuditCase.samples``); how they are chosen: docs/audit.md.
 RECOMMENDED_SAMPLES: dict[str, int] = {
     "ecdf-tree-gaussian": 3_000,
     "ecdf-tree-vector-m3-t1": 20_000,

@@ -12,12 +12,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from dp.audit.engine import AuditCase
-from dp.audit.neighbours import CASE_DELTA, CASE_EPSILON, PUBLIC_SEED, SimulatedNeighbours
+from dp.audit.engine import AuditCase, paired
+from dp.audit.neighbours import CASE_DELTA, CASE_EPSILON, PUBLIC_SEED, SimulatedNeighbours, split_rows, zero_noise
 from dp.audit.statistics import privacy_loss_statistic
 from dp.noise_plans import NoisePlan
 from dp.umpc.complete import complete_max_degree, complete_plans, simulate_complete
-from dp.umpc.protocol import Simulation, UStatQuery, sampler_summary
+from dp.umpc.protocol import UStatQuery, sampler_summary
 from dp.validation import check_parties
 from secure.intake import ColumnSpec
 from secure.kernels import get_kernel
@@ -28,12 +28,9 @@ __all__ = ["COMPLETE_KERNELS", "COMPLETE_SAMPLES", "CompleteNeighbours", "comple
 
 #: The kernels with a complete audit case, in case order.
 COMPLETE_KERNELS: tuple[str, ...] = ("kendall", "gini", "auc", "duplicate", "rand", "vus")
-#: Rows of the cases' tables (VUS: 5, the smallest ``n`` at which ``C(n-1, 2)`` can be mutated downwards
-#: without reaching 0 and at which its worst pair is attained by a balanced split of the others).
+#: Rows of the cases' tables (why 5 for VUS: docs/audit.md).
 _ROWS: dict[str, int] = {"kendall": 6, "gini": 6, "auc": 6, "duplicate": 6, "rand": 6, "vus": 5}
-#: Recommended outputs per dataset of every complete case (runtime only: each batch runs the shipped
-#: estimator of :func:`simulate_complete` on every output, about 2.5 s per million outputs per dataset;
-#: more samples only tighten the measured bound).
+#: Recommended outputs per dataset of every complete case (runtime only: docs/audit.md).
 COMPLETE_SAMPLES: int = 100_000
 
 
@@ -65,21 +62,16 @@ class CompleteNeighbours(SimulatedNeighbours):
 
 def _query(kernel: str, *, epsilon: float, delta: float, noise: str) -> UStatQuery:
     categories = (0, 1, 2)
-    specs: tuple[ColumnSpec, ...]
-    if kernel == "kendall":
-        specs, name = (ColumnSpec("x", 0, 15, 0), ColumnSpec("y", 0, 15, 0)), "kendall"
-    elif kernel == "gini":
-        return UStatQuery(kernel=get_kernel("gini", precision=1), specs=(ColumnSpec("x", 0, 2, 1),), epsilon=epsilon,
-                          delta=delta, noise=noise, path="histogram")
-    elif kernel in ("auc", "vus"):
-        specs, name = (ColumnSpec("score", 0, 1, 3), ColumnSpec("label", 0, 1 if kernel == "auc" else 2, 0)), kernel
-    elif kernel == "duplicate":
-        specs, name = (ColumnSpec.categorical("x", categories),), kernel
-    elif kernel == "rand":
-        specs, name = (ColumnSpec.categorical("first", categories), ColumnSpec.categorical("second", categories)), kernel
-    else:
+    specs: dict[str, tuple[ColumnSpec, ...]] = {
+        "kendall": (ColumnSpec("x", 0, 15, 0), ColumnSpec("y", 0, 15, 0)), "gini": (ColumnSpec("x", 0, 2, 1),),
+        "auc": (ColumnSpec("score", 0, 1, 3), ColumnSpec("label", 0, 1, 0)),
+        "vus": (ColumnSpec("score", 0, 1, 3), ColumnSpec("label", 0, 2, 0)),
+        "duplicate": (ColumnSpec.categorical("x", categories),),
+        "rand": (ColumnSpec.categorical("first", categories), ColumnSpec.categorical("second", categories))}
+    if kernel not in specs:
         raise ValueError(f"kernel must be one of {', '.join(COMPLETE_KERNELS)}, got {kernel!r}")
-    return UStatQuery(kernel=get_kernel(name), specs=specs, epsilon=epsilon, delta=delta, noise=noise, path="histogram")
+    made = get_kernel("gini", precision=1) if kernel == "gini" else get_kernel(kernel)
+    return UStatQuery(kernel=made, specs=specs[kernel], epsilon=epsilon, delta=delta, noise=noise, path="histogram")
 
 
 def _tables(kernel: str, rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -111,16 +103,6 @@ def _tables(kernel: str, rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return first, second
 
 
-def _split(rows: np.ndarray, parties: int) -> tuple[np.ndarray, ...]:
-    return tuple(np.array(part) for part in np.array_split(rows, parties))
-
-
-def _zero_noise(query: UStatQuery, rows_by_party: Sequence[np.ndarray], threshold: int) -> Simulation:
-    draws = 1 if query.noise == "mpc" else len(rows_by_party)
-    zeros = np.zeros((1, len(query.outputs), draws), dtype=np.int64)
-    return simulate_complete(query, rows_by_party, threshold=threshold, runs=1, noise=zeros)
-
-
 @lru_cache(maxsize=None)
 def complete_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float = 0.0, parties: int = 3,
                         threshold: int = 1, rows: int | None = None, noise: str = "parties",
@@ -135,9 +117,10 @@ def complete_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: fl
     if n < max(query.kernel.degree + 1, parties):
         raise ValueError(f"rows must be at least {max(query.kernel.degree + 1, parties)}, got {n}")
     first, second = _tables(kernel, n, seed)
-    first_rows, second_rows = _split(first, parties), _split(second, parties)
-    return CompleteNeighbours(query, first_rows, second_rows, _zero_noise(query, first_rows, threshold),
-                              _zero_noise(query, second_rows, threshold), threshold)
+    first_rows, second_rows = split_rows(first, parties), split_rows(second, parties)
+    first_sim, second_sim = (zero_noise(simulate_complete, query, part, threshold)
+                             for part in (first_rows, second_rows))
+    return CompleteNeighbours(query, first_rows, second_rows, first_sim, second_sim, threshold)
 
 
 def _honest_view(plans: Sequence[NoisePlan], parties: int, threshold: int, count: int,
@@ -194,19 +177,15 @@ def complete_case(name: str, pair: CompleteNeighbours) -> AuditCase:
     plans = pair.plans
     if len(plans) == 1:
         statistic = "the released integer sum (coalition's view)"
-
-        def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-            return (_released(pair, False, count, rng)[:, 0].astype(np.float64),
-                    _released(pair, True, count, rng)[:, 0].astype(np.float64))
+        sample = paired(lambda other, count, rng: _released(pair, other, count, rng)[:, 0].astype(np.float64),
+                        False, True)
     else:
         rates = _claimed_rates(plans)
         first, second = pair.first_sums, pair.second_sums
         statistic = (f"claimed privacy-loss statistic of the {len(plans)} noisy sums (coalition's view), rates "
                      f"{(-rates).tolist()}")
-
-        def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-            return tuple(privacy_loss_statistic(_released(pair, other, count, rng), first, second, rates)
-                         for other in (False, True))  # type: ignore[return-value]
+        sample = paired(lambda other, count, rng: privacy_loss_statistic(_released(pair, other, count, rng), first,
+                                                                         second, rates), False, True)
     if pair.query.noise == "mpc":
         epsilon, delta = pair.query.epsilon, sampler_summary(pair.query, plans)[0]
         view = "noise sampled inside MPC (no party, hence no coalition, knows any part of it)"

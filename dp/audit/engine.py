@@ -33,10 +33,7 @@ def paired(released: Callable[[Any, int, np.random.Generator], np.ndarray], firs
 _THRESHOLD_LEVELS = 400
 #: Singleton events are tried when the outputs take at most this many distinct values.
 _SINGLETON_LIMIT = 400
-#: Confidence of the bounds that *rank* the candidate events on the first half.  Stricter than the
-#: reported level: it penalises rare events whose apparent ratio is mostly chance (the winner's curse
-#: among ~1600 candidates), which made the reported bound vary a lot between seeds.  It does not
-#: enter the reported bound's confidence, which comes from the second half alone.
+#: Confidence of the bounds that *rank* the candidate events on the first half (why stricter: docs/audit.md).
 _SELECTION_LEVEL = 0.9999
 
 

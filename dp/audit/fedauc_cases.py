@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from dp.audit.engine import AuditCase
+from dp.audit.engine import AuditCase, paired
 from dp.audit.neighbours import CASE_EPSILON, GAUSSIAN_DELTA, GAUSSIAN_EPSILON, fedauc_neighbours
 from dp.audit.statistics import laplace_weights, privacy_loss_statistic
 from dp.fedauc.mechanisms import ClientRelease, client_releases, noise_parameter, noisy_client_reports, zcdp_budget
@@ -104,9 +104,6 @@ def _fedauc_case(method: str, *, epsilon: float, delta: float = 0.0) -> AuditCas
             return reports @ weights  # likelihood-ratio direction (a sufficient statistic)
         return privacy_loss_statistic(reports, first_values, first_values + shifts, claimed)
 
-    def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        return statistic(pair.first_labels, count, rng), statistic(pair.second_labels, count, rng)
-
     family = method.split("_")[0]
     reference = {"global": "Algorithm 4 with GlobalLaplace sensitivity 2(M-1) (App. N)",
                  "local": "Algorithm 4 with LocalLaplace sensitivity, the client's largest rank (§5.2)",
@@ -114,7 +111,8 @@ def _fedauc_case(method: str, *, epsilon: float, delta: float = 0.0) -> AuditCas
     noise = ("exact discrete Gaussian (Canonne-Kamath-Steinke), rho_z = zcdp_budget(epsilon, delta) "
              "(Bun & Steinke Prop. 1.3)" if gaussian else "discrete Laplace on the integer reports")
     return AuditCase(
-        name=f"fedauc-{method.replace('_', '-')}", epsilon=epsilon, delta=delta, sample=sample,
+        name=f"fedauc-{method.replace('_', '-')}", epsilon=epsilon, delta=delta,
+        sample=paired(statistic, pair.first_labels, pair.second_labels),
         mechanism=f"FedAUC label DP (Sun et al. §5): {reference}, {noise}, on 2 localSum and localP",
         statistic=(f"the flipped sample's client's reports {names}: " + (
             f"linear, weights {np.round(weights, 5).tolist()}" if gaussian else

@@ -4,12 +4,11 @@ Barczewski, Mawass & Ramon §3.1 eq. 2, Theorem 1, §4.2.  Threat model as :mod:
 (passive, non-colluding servers); the audited view is the release.  Worst-case neighbours: docs/audit.md."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from dp.audit.engine import AuditCase
+from dp.audit.engine import AuditCase, Sampler, paired
 from dp.audit.neighbours import TREE_EPSILON, TreeNeighbours, tree_neighbours
 from dp.ecdf.fss_release import (FssNoisePlan, ServerState, check_bits, decode, fss_noise_plan, grid_indices,
                                  key_sums, server_shares, split_noise)
@@ -119,7 +118,7 @@ def fss_case_neighbours(name: str) -> FssNeighbours:
     raise ValueError(f"unknown FSS audit case {name!r}")
 
 
-def _sampler(neighbours: FssNeighbours) -> Callable[[int, np.random.Generator], tuple[np.ndarray, np.ndarray]]:
+def _sampler(neighbours: FssNeighbours) -> Sampler:
     pair = neighbours.pair
     weights = pair.weights
     honest = neighbours.honest
@@ -130,10 +129,7 @@ def _sampler(neighbours: FssNeighbours) -> Callable[[int, np.random.Generator], 
         counts = fss_release_mirror(values, pair.grid, draws, bits=neighbours.bits, owners=neighbours.owners)
         return counts @ weights
 
-    def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        return released(pair.first_values, count, rng), released(pair.second_values, count, rng)
-
-    return sample
+    return paired(released, pair.first_values, pair.second_values)
 
 
 def fss_case(neighbours: FssNeighbours) -> AuditCase:

@@ -4,9 +4,10 @@ Threat model: passive, static coalition of ``t < m/2`` parties; the datasets are
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,7 +31,7 @@ __all__ = ["PUBLIC_SEED", "CASE_EPSILON", "CASE_DELTA", "BINOMIAL_SPLIT_DELTA", 
            "TREE_EPSILON", "TREE_VECTOR_EPSILON", "HL_EPSILONS", "SimulatedNeighbours", "UStatNeighbours",
            "ustat_neighbours", "TreeNeighbours", "tree_neighbours", "HosmerLemeshowNeighbours",
            "hosmer_lemeshow_neighbours", "FedAucNeighbours", "fedauc_neighbours", "RankAucNeighbours",
-           "rank_auc_neighbours", "PairNeighbours", "pair_neighbours"]
+           "rank_auc_neighbours", "PairNeighbours", "pair_neighbours", "split_rows", "zero_noise"]
 
 #: Public seed of every case (tuples, permutations, layouts, synthetic rows); noise never uses it.
 PUBLIC_SEED: int = 20240611
@@ -38,11 +39,8 @@ PUBLIC_SEED: int = 20240611
 CASE_EPSILON: float = 1.0
 #: delta of the binomial (epsilon, delta) cases.
 CASE_DELTA: float = 1e-5
-#: delta of ``umpc-kendall-binomial-m5-t2``, the case on which a wrong split of the binomial trials
-#: (over ``m`` parties instead of ``m - t``) is resolvable: at ``m = 5``, ``t = 2``, Delta = 8 the honest
-#: parties then hold 546 of the 906 trials, true delta 0.035 at the claimed epsilon 1 and a best threshold
-#: event of log-ratio 1.40, which ``tests/test_audit_mutations.py`` resolves at 100 000 outputs; at
-#: :data:`CASE_DELTA` the same violation lies in tails too rare to resolve below millions of outputs.
+#: delta of ``umpc-kendall-binomial-m5-t2``, on which a split of the binomial trials over ``m`` instead of
+#: ``m - t`` parties is resolvable (docs/audit.md).
 BINOMIAL_SPLIT_DELTA: float = 1e-2
 #: (epsilon, delta) claimed by the Gaussian (zCDP) cases: rho = zcdp_budget(3, 1e-3) ~ 0.20 keeps
 #: the noise small enough that the loss is visible at audit-resolvable event probabilities.
@@ -54,10 +52,7 @@ HL_EPSILONS: dict[Accounting, float] = {"paper": 3.0, "joint": 1.5}
 #: epsilon of the tree cases: a node's loss is epsilon/(L + 1), so a larger budget keeps the
 #: audited loss (exactly L epsilon/(L + 1) on N = 2^L points) resolvable.
 TREE_EPSILON: float = 2.0
-#: epsilon of the whole-vector tree case (:func:`tree_vector_case`, N = 8, L = 3): node rate
-#: epsilon/4 = 1.5, exact loss of the worst pair 3 x 1.5 = 4.5.  At this rate a node-level loss of
-#: twice the claimed rate (node noise halved or epsilon doubled: count-level loss 9 > 6) is resolved
-#: by events of probability about 1 % (``tests/test_audit_mutations.py`` plans 200 000 outputs).
+#: epsilon of the whole-vector tree case (``tree_vector_case``, N = 8): node rate 1.5, exact loss 4.5 (docs/audit.md).
 TREE_VECTOR_EPSILON: float = 6.0
 
 
@@ -103,15 +98,17 @@ class UStatNeighbours(SimulatedNeighbours):
         return plans_for(self.query, self.first.tuples, self.rows, self.parties, self.threshold)
 
 
-def _split_rows(rows: np.ndarray, parties: int) -> tuple[np.ndarray, ...]:
+def split_rows(rows: np.ndarray, parties: int) -> tuple[np.ndarray, ...]:
+    """``rows`` split over ``parties`` in order, as ``numpy.array_split`` does."""
     return tuple(np.array(part) for part in np.array_split(rows, parties))
 
 
-def _zero_noise_simulation(query: UStatQuery, rows_by_party: Sequence[np.ndarray], threshold: int,
-                           seed: int) -> Simulation:
+def zero_noise(run: Callable[..., Simulation], query: UStatQuery, rows_by_party: Sequence[np.ndarray], threshold: int,
+               **options: Any) -> Simulation:
+    """The shipped simulation ``run`` on ``rows_by_party`` with every noise draw zero."""
     draws = 1 if query.noise == "mpc" else len(rows_by_party)  # noise sampled in MPC: one joint value
     zeros = np.zeros((1, len(query.outputs), draws), dtype=np.int64)
-    return simulate(query, rows_by_party, threshold=threshold, seed=seed, runs=1, noise=zeros)
+    return run(query, rows_by_party, threshold=threshold, runs=1, noise=zeros, **options)
 
 
 @lru_cache(maxsize=None)
@@ -145,9 +142,10 @@ def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float
         partners = np.unique(edges[np.any(edges == changed, axis=1)])
         first[partners], second[partners] = 0.0, 0.0
         first[changed], second[changed] = 0.0, 2.0
-    first_rows, second_rows = _split_rows(first, parties), _split_rows(second, parties)
-    return UStatNeighbours(query, first_rows, second_rows, _zero_noise_simulation(query, first_rows, threshold, seed),
-                           _zero_noise_simulation(query, second_rows, threshold, seed), threshold, changed_row=changed)
+    first_rows, second_rows = split_rows(first, parties), split_rows(second, parties)
+    first_sim, second_sim = (zero_noise(simulate, query, part, threshold, seed=seed)
+                             for part in (first_rows, second_rows))
+    return UStatNeighbours(query, first_rows, second_rows, first_sim, second_sim, threshold, changed_row=changed)
 
 
 @dataclass(frozen=True)
@@ -173,33 +171,35 @@ class TreeNeighbours:
         return true_counts(self.second_values, self.grid)
 
 
+def _indicator(points: int, interval: tuple[int, int]) -> np.ndarray:
+    indicator = np.zeros(points)
+    indicator[interval[0] - 1:interval[1]] = 1.0
+    return indicator
+
+
+def _best_interval(points: int, value: Callable[[tuple[int, int]], float]) -> tuple[int, int]:
+    """The 1-based interval ``(a, b)`` of largest ``value`` (the first in ``(a, b)`` order on ties)."""
+    best, chosen = -1.0, (1, 1)
+    for interval in ((first, last) for first in range(1, points + 1) for last in range(first, points + 1)):
+        score = value(interval)
+        if score > best + 1e-9:
+            best, chosen = score, interval
+    return chosen
+
+
 @lru_cache(maxsize=None)
 def _worst_interval(points: int) -> tuple[int, int]:
-    """The interval of largest LP value (first in ``(a, b)`` order on ties)."""
-    best, chosen = -1.0, (1, 1)
-    for first in range(1, points + 1):
-        for last in range(first, points + 1):
-            _, value = tree_weights(points, first, last)
-            if value > best + 1e-9:
-                best, chosen = value, (first, last)
-    return chosen
+    """The interval of largest LP value."""
+    return _best_interval(points, lambda interval: tree_weights(points, *interval)[1])
 
 
 def _gaussian_interval(points: int) -> tuple[np.ndarray, tuple[int, int]]:
     """For Gaussian node noise: the interval of largest Mahalanobis norm and its LDA weights."""
     incidence = prefix_incidence(points).toarray().astype(np.float64)
     gram_inverse = np.linalg.inv(incidence @ incidence.T)
-    best, chosen = -1.0, (1, 1)
-    for first in range(1, points + 1):
-        for last in range(first, points + 1):
-            indicator = np.zeros(points)
-            indicator[first - 1:last] = 1.0
-            value = float(indicator @ gram_inverse @ indicator)
-            if value > best + 1e-9:
-                best, chosen = value, (first, last)
-    indicator = np.zeros(points)
-    indicator[chosen[0] - 1:chosen[1]] = 1.0
-    return gram_inverse @ indicator, chosen
+    chosen = _best_interval(points, lambda interval: float(_indicator(points, interval) @ gram_inverse
+                                                            @ _indicator(points, interval)))
+    return gram_inverse @ _indicator(points, chosen), chosen
 
 
 def tree_neighbours(grid: npt.ArrayLike, *, rows: int = 20, gaussian: bool = False,

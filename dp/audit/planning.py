@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from dp.audit.engine import clopper_pearson_lower, clopper_pearson_upper
-from dp.validation import check_finite, check_positive_int
+from dp.validation import check_finite, check_nonnegative, check_positive_int
 
 __all__ = ["SAMPLE_STEP", "CONTROL_MARGIN", "MECHANISM_RESOLUTION", "evaluation_trials", "planned_lower_bound",
            "lower_bound_spread", "resolving_samples", "mechanism_samples", "control_samples"]
@@ -75,12 +75,8 @@ def resolving_samples(p: float, q: float, *, target: float, margin: float = 0.0,
     :raise ValueError: if ``ln(p/q)`` does not exceed ``target`` (no sample size resolves it) or the size would exceed
         ``2^34``."""
     p_value, q_value = _check_probability_pair(p, q)
-    goal = check_finite(target, "target")
-    if goal < 0.0:
-        raise ValueError(f"target must be non-negative, got {target}")
-    sigmas = check_finite(margin, "margin")
-    if sigmas < 0.0:
-        raise ValueError(f"margin must be non-negative, got {margin}")
+    goal = check_nonnegative(target, "target")
+    sigmas = check_nonnegative(margin, "margin")
     unit = check_positive_int(step, "step")
     if unit < 2:
         raise ValueError(f"step must be at least 2, got {step}")

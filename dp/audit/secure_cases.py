@@ -24,10 +24,7 @@ __all__ = ["SECURE_SAMPLES", "SECURE_MPC_SAMPLES", "secure_cases", "secure_case_
 #: Recommended outputs per dataset of the party-share case (runtime only: a correct mechanism; more
 #: samples only tighten the measured bound).
 SECURE_SAMPLES: int = 20_000
-#: Recommended outputs per dataset of the in-MPC case: MPyC's secret random bits cost about 3 us each
-#: in -M1 (a modular square root per bit), 16 comparisons of 64 bits per release, so 2 x 2 000 releases
-#: take about 10 s.  Enough to catch a sampler calibrated for twice epsilon (tests/test_audit_secure.py
-#: plans it from the exact law).
+#: Recommended outputs per dataset of the in-MPC case (about 10 s in -M1; why enough: docs/audit.md).
 SECURE_MPC_SAMPLES: int = 2_000
 _SECURE_TYPE_BITS = 48
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dp.audit.engine import AuditCase, Sampler
+from dp.audit.engine import AuditCase, Sampler, paired
 from dp.audit.neighbours import (CASE_EPSILON, GAUSSIAN_DELTA, GAUSSIAN_EPSILON, HL_EPSILONS, TREE_EPSILON,
                                  TREE_VECTOR_EPSILON, HosmerLemeshowNeighbours, TreeNeighbours,
                                  hosmer_lemeshow_neighbours, tree_neighbours)
@@ -25,12 +25,8 @@ __all__ = ["tree_vector_case", "tree_case", "ecdf_cases", "hl_cases"]
 def _tree_sampler(pair: TreeNeighbours, node_noise: Callable[[int, int, np.random.Generator], np.ndarray]) -> Sampler:
     """``w . c~`` on both datasets, ``c~ = noisy_counts(c, eta)`` the shipped release (eq. 2) (docs/audit.md)."""
     nodes = prefix_incidence(pair.grid.size).shape[1]
-
-    def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        return (noisy_counts(pair.first_counts, node_noise(count, nodes, rng)) @ pair.weights,
-                noisy_counts(pair.second_counts, node_noise(count, nodes, rng)) @ pair.weights)
-
-    return sample
+    return paired(lambda counts, count, rng: noisy_counts(counts, node_noise(count, nodes, rng)) @ pair.weights,
+                  pair.first_counts, pair.second_counts)
 
 
 def _tree_party_noise(make_plan: Callable[[], TreeNoisePlan]) -> Callable[[int, int, np.random.Generator], np.ndarray]:
@@ -77,14 +73,13 @@ def tree_vector_case(*, epsilon: float = TREE_VECTOR_EPSILON, points: int = 8, p
     nodes = claimed.node_count
     first_counts, second_counts = pair.first_counts, pair.second_counts
 
-    def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        first, second = (tree_privacy_loss_statistic(noisy_counts(counts, noise(count, nodes, rng)), first_counts,
-                                                     second_counts, log_alpha, window=window)
-                         for counts in (first_counts, second_counts))
-        return first, second
+    def released(counts: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+        return tree_privacy_loss_statistic(noisy_counts(counts, noise(count, nodes, rng)), first_counts, second_counts,
+                                           log_alpha, window=window)
 
     return AuditCase(
-        name=f"ecdf-tree-vector-m{parties}-t{threshold}", epsilon=claimed.epsilon, delta=0.0, sample=sample,
+        name=f"ecdf-tree-vector-m{parties}-t{threshold}", epsilon=claimed.epsilon, delta=0.0,
+        sample=paired(released, first_counts, second_counts),
         mechanism=(f"ECDF tree on N = {points} points (L = {claimed.depth}), m = {parties}, t = {threshold}, the whole "
                    "released count vector (Barczewski, Mawass & Ramon §3.1 eq. 2, Theorem 1, §4.1): node noise the "
                    "sum of the honest parties' Polya(1/(m-t)) differences (dp.ecdf.tree.TreeNoisePlan)"),
@@ -156,10 +151,7 @@ def _hl_sampler(pair: HosmerLemeshowNeighbours) -> Sampler:
             out[:, column] = cells[column] + draws[pair.threshold:].sum(axis=0)  # the honest parties' rows
         return privacy_loss_statistic(out, first_cells, second_cells, claimed_logs)
 
-    def sample(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        return released(first_cells, count, rng), released(second_cells, count, rng)
-
-    return sample
+    return paired(released, first_cells, second_cells)
 
 
 def hl_cases() -> list[AuditCase]:
