@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from dp.bell.generic import check_kernel_matrix, quantized_ustatistic
 from dp.bell.quantize import KernelFunction, Quantizer, kernel_matrix
-from dp.validation import check_epsilon, check_positive, check_positive_int
+from dp.validation import check_epsilon, check_instance, check_positive, check_positive_int
 from secure.noise.party import noise_generator
 
 __all__ = ["FactorShape", "Factorization", "factorize", "log_dimension", "jl_dimension", "laplace_scales", "randomize",
@@ -34,12 +34,6 @@ def _check_bins(bins: npt.ArrayLike, t: int) -> np.ndarray:
     if b.min() < 0 or b.max() >= t:
         raise ValueError(f"bins must lie in [0, {t - 1}], got range [{b.min()}, {b.max()}]")
     return b.astype(np.int64)
-
-
-def _check_quantizer(quantizer: Quantizer) -> Quantizer:
-    if not isinstance(quantizer, Quantizer):
-        raise TypeError(f"quantizer must be a Quantizer, got {type(quantizer).__name__}")
-    return quantizer
 
 
 class FactorShape:
@@ -143,8 +137,7 @@ def laplace_scales(factorization: Factorization, *, epsilon: float) -> tuple[flo
     """Laplace scales ``(b_L, b_R) = (2 Delta_L / eps, 2 Delta_R / eps)``: epsilon/2 per report (ValueError: bad
     epsilon)."""
     epsilon = check_epsilon(epsilon)
-    if not isinstance(factorization, Factorization):
-        raise TypeError(f"factorization must be a Factorization, got {type(factorization).__name__}")
+    check_instance(factorization, Factorization, "factorization")
     return 2.0 * factorization.sensitivity_left / epsilon, 2.0 * factorization.sensitivity_right / epsilon
 
 
@@ -211,7 +204,7 @@ def variance(bins: npt.ArrayLike, factorization: Factorization, *, epsilon: floa
 def sample_ustatistic(values: npt.ArrayLike, kernel: KernelFunction, quantizer: Quantizer) -> float:
     """The raw sample U-statistic ``(1/(n(n-1))) sum_{i != j} f(x_i, x_j)`` (values clipped to the domain), ``O(n^2)``
     kernel evaluations.  :raise ValueError: on fewer than 2 values or invalid values."""
-    x = _check_quantizer(quantizer).prepare(values)
+    x = check_instance(quantizer, Quantizer, "quantizer").prepare(values)
     n = x.shape[0]
     if n < 2:
         raise ValueError(f"at least 2 values are needed, got {n}")
@@ -234,7 +227,7 @@ def mse(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, 
         d: int | None = None, kind: str = "midpoint") -> dict[str, float]:
     """Exact MSE of :func:`simulate` against the raw sample U-statistic (simple rounding only, else ValueError):
     ``{"discretization": (U_f - U_A)^2, "factorization": (U_A - U_{A_d})^2, "noise": Var(U_hat), "total": sum}``."""
-    _check_quantizer(quantizer)
+    check_instance(quantizer, Quantizer, "quantizer")
     epsilon = check_epsilon(epsilon)
     if quantizer.is_random:
         raise ValueError("mse supports simple rounding only")
@@ -269,7 +262,7 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
     (:func:`dp.bell.quantize.kernel_matrix`, of ``kind`` ``"midpoint"``, ``"average"`` or ``"midrange"``); ``epsilon`` per
     party; ``d=None``: the exact (full-rank) factorization; ``rng=None`` draws from the OS.
     :raise ValueError: on invalid parameters."""
-    _check_quantizer(quantizer)
+    check_instance(quantizer, Quantizer, "quantizer")
     epsilon = check_epsilon(epsilon)
     runs = check_positive_int(runs, "runs")
     gen = noise_generator(rng)

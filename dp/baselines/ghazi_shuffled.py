@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dp.baselines.ghazi import FactorShape, Factorization, factorize
+from dp.baselines.ghazi import _l1_sensitivity as l1_sensitivity
 from dp.bell.quantize import KernelFunction, Quantizer, kernel_matrix
 from dp.validation import check_epsilon, check_int_at_least, check_positive_int
 from secure.noise.party import noise_generator, polya_difference
@@ -58,12 +59,7 @@ class ShuffledFactorization(FactorShape):
 
 
 def _l1_sensitivity(matrix: np.ndarray) -> int:
-    columns = matrix.T.astype(np.int64)
-    best = 0
-    for start in range(0, columns.shape[0], 64):
-        block = np.abs(columns[start:start + 64, None, :] - columns[None, :, :]).sum(axis=-1)
-        best = max(best, int(block.max()))
-    return max(best, 1)
+    return max(int(l1_sensitivity(matrix.astype(np.int64))), 1)
 
 
 def prepare(kernel: KernelFunction, quantizer: Quantizer, *, kind: str = "average", d: int | None = None,

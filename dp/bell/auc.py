@@ -32,15 +32,6 @@ def _check_discard(discard: str) -> Discard:
     return check_choice(discard, DISCARDS, "discard")  # type: ignore[return-value]
 
 
-def _check_threshold_constant(threshold_constant: float) -> float:
-    a = check_finite(threshold_constant, "threshold_constant")
-    if a < 0:
-        raise ValueError(f"threshold_constant must be non-negative, got {threshold_constant}")
-    return a
-
-
-# threshold constant and error bound (Theorem 3, Corollaries 4 and 5)
-
 def variance_constant(positive: HierarchyEstimate, negative: HierarchyEstimate) -> float:
     """The paper's ``C >= 0`` in ``v± = C n± α``: ``max(v+/(n+ α), v-/(n- α))`` of the two classes' hierarchies."""
     levels = _check_pair(positive, negative)
@@ -87,8 +78,6 @@ def mse_bound(positive_users: float, negative_users: float, *, variance_constant
         inner = 2.0 * n + (8.0 * a + 2.0) * n_min + tail
     return constant * alpha ** 2 * inner / (n_pos * n_neg)
 
-
-# the pruned traversal (eq. 10)
 
 @dataclass(frozen=True)
 class AUCTraversal:
@@ -148,7 +137,7 @@ def hierarchical_auc(positive: HierarchyEstimate, negative: HierarchyEstimate, *
         a = optimal_threshold_constant(n_pos, n_neg, variance_constant=variance_constant(positive, negative),
                                        levels=levels, discard=mode)
     else:
-        a = _check_threshold_constant(threshold_constant)
+        a = check_nonnegative(threshold_constant, "threshold_constant")
     threshold = a * math.sqrt(v_pos * v_neg)
     floor_pos, floor_neg = math.sqrt(a * v_pos) / 2.0, math.sqrt(a * v_neg) / 2.0
     pair = np.array([0, 1], dtype=np.int64)
@@ -191,8 +180,6 @@ def hierarchical_auc(positive: HierarchyEstimate, negative: HierarchyEstimate, *
                         discarded_terms=tuple(discarded_terms))
 
 
-# the whole protocol, simulated
-
 @dataclass(frozen=True)
 class LocalAUCResult:
     """One simulated run of the LDP AUC protocol: the estimate (``traversal.auc``), the server's traversal and its
@@ -226,7 +213,7 @@ def ldp_auc(positive_scores: npt.ArrayLike, negative_scores: npt.ArrayLike, *, d
     _check_discard(discard)
     check_bool(count_ties, "count_ties")
     if threshold_constant is not None:
-        _check_threshold_constant(threshold_constant)
+        check_nonnegative(threshold_constant, "threshold_constant")
     positives = check_indices(positive_scores, size, "positive_scores")
     negatives = check_indices(negative_scores, size, "negative_scores")
     eps0 = level_epsilon(epsilon, levels=size.bit_length() - 1, delta=delta, split=mode)

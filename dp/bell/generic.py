@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dp.bell.quantize import _CHUNK_ELEMENTS, KernelFunction, Quantizer, _check_bins, _check_kind, kernel_matrix
-from dp.validation import check_epsilon, check_positive, check_positive_int
+from dp.validation import check_epsilon, check_instance, check_positive, check_positive_int
 from secure.noise.party import noise_generator
 
 __all__ = ["check_kernel_matrix", "rr_beta", "rr_channel", "randomize", "histogram", "estimate_from_histogram",
@@ -21,8 +21,6 @@ __all__ = ["check_kernel_matrix", "rr_beta", "rr_channel", "randomize", "histogr
            "conditional_variance", "simulate_histograms", "simulate", "collision_probability_from_histogram",
            "renyi2_entropy_from_histogram"]
 
-
-# parameter checks specific to this module (plain messages, as dp.validation)
 
 def check_kernel_matrix(matrix: npt.ArrayLike, bins: int | None = None) -> np.ndarray:
     """A finite square kernel matrix with at least 2 bins (``bins`` x ``bins`` if given), as float64."""
@@ -68,8 +66,6 @@ def _symmetric(a: np.ndarray) -> np.ndarray:
     return 0.5 * (a + a.T)
 
 
-# k-ary randomized response (user side, step 3 of Algorithm 1)
-
 def rr_beta(*, bins: int, epsilon: float) -> float:
     """``beta = k / (k + e^epsilon - 1)``, the probability of answering uniformly (App. A.1), computed as
     ``k e^-eps / (k e^-eps + 1 - e^-eps)`` so that a large epsilon does not overflow."""
@@ -98,7 +94,6 @@ def randomize(quantized: npt.ArrayLike, *, bins: int, epsilon: float,
     return np.where(uniform, gen.integers(0, k, size=x.shape), x)
 
 
-# server side
 def histogram(reports: npt.ArrayLike, *, bins: int) -> np.ndarray:
     """Counts of the reports per bin: shape ``(bins,)``, or ``(runs, bins)`` for ``(runs, n)`` reports."""
     k = _check_bins(bins)
@@ -171,7 +166,6 @@ def quantized_ustatistic(values: npt.ArrayLike, quantizer: Quantizer, matrix: np
     return float((totals @ a @ totals - self_terms) / (n * (n - 1.0)))
 
 
-# variance (Lemma 1, Theorem 1, and the exact variance given the sample)
 def _check_distribution(distribution: npt.ArrayLike, bins: int) -> np.ndarray:
     dist = np.asarray(distribution, dtype=np.float64)
     if dist.shape != (bins,):
@@ -261,14 +255,12 @@ def conditional_variance(values: npt.ArrayLike, quantizer: Quantizer, matrix: np
     return float((4.0 * linear / keep ** 2 + quadratic) / (n * (n - 1.0)) ** 2)
 
 
-# simulation (the whole protocol in one process, many runs vectorized)
 def simulate_histograms(values: npt.ArrayLike, *, quantizer: Quantizer, epsilon: float, runs: int = 1,
                         rng: np.random.Generator | None = None) -> np.ndarray:
     """Int64 histograms ``(runs, k)`` of the reports of ``runs`` independent executions of the user side on fixed
     values (one per user, clipped to the domain): every run redraws the randomized rounding (if any) and every user's
     randomized response (``rng`` ``None``: the OS)."""
-    if not isinstance(quantizer, Quantizer):
-        raise TypeError(f"quantizer must be a Quantizer, got {type(quantizer).__name__}")
+    check_instance(quantizer, Quantizer, "quantizer")
     check_epsilon(epsilon)
     total_runs = check_positive_int(runs, "runs")
     x = quantizer.prepare(values)
@@ -304,7 +296,6 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
     return float(estimates[0]) if count is None else estimates
 
 
-# Rényi-2 (collision) entropy
 def collision_probability_from_histogram(counts: npt.ArrayLike, *, epsilon: float) -> float | np.ndarray:
     """Unbiased estimate of ``sum_j p_j^2`` (the collision U-statistic, ``A = I``) from the reports' counts."""
     c = np.asarray(counts)

@@ -44,7 +44,6 @@ def _freeze(instance: object, **fields: object) -> None:
     for name, value in fields.items():
         object.__setattr__(instance, name, value)
 
-# Algorithm 2: the local randomizer
 
 def _flip_threshold(epsilon: float) -> int:
     """``T`` with ``T / 2^53 >= 1/(1 + e^ε)``: flip when a uniform 53-bit integer is below ``T`` (docs/ldp.md)."""
@@ -159,7 +158,6 @@ def hadamard_randomize(values: npt.ArrayLike, *, bits: int, epsilon: float,
     inputs = check_indices(values, 1 << width, "values")
     return _randomize(inputs, width, threshold, eps, noise_generator(rng))
 
-# Hadamard sums: sum_k weights[k] * H[rows[k], q] for a batch of q
 
 def _signed_parity(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Matrix ``(-1)^popcount(left[i] & right[k])`` as float64."""
@@ -234,7 +232,6 @@ def _hadamard_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray, b
         return _direct_sums(rows, weights, queries)
     return _split_sums(rows, weights, queries, bits, chosen)
 
-# Algorithm 3: the frequency oracle
 
 @dataclass(frozen=True, init=False, eq=False, repr=False)
 class FrequencyOracle:

@@ -13,7 +13,7 @@ from typing import Union
 import numpy as np
 import numpy.typing as npt
 
-from dp.validation import check_choice, check_finite, check_int_at_least, check_positive_int
+from dp.validation import check_choice, check_finite, check_instance, check_int_at_least, check_positive_int
 from secure.noise.party import noise_generator
 
 __all__ = ["KernelFunction", "Interval", "Levels", "Axis", "Quantizer", "ROUNDING_MODES", "MATRIX_KINDS",
@@ -34,7 +34,7 @@ EVALUATION_BUDGET: int = 1 << 24
 _MAX_SUBDIVISIONS = 64
 _CHUNK_ELEMENTS = 1 << 22  # elements per block of vectorized work (bounds memory)
 
-# ready-made kernels (plain numpy functions; any other f(x, y) works the same way)
+
 def gini_kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Gini mean difference ``|x - y|`` on a one-dimensional domain (§2.1.2, eq. (4))."""
     return np.abs(x - y)
@@ -139,7 +139,6 @@ class Quantizer:
         self._strides = np.array([int(np.prod(self.shape[a + 1:])) for a in range(self.dimension)], dtype=np.int64)
         self._axis_reps = [self._axis_representatives(axis) for axis in self.axes]
 
-    # -- constructors ------------------------------------------------------------------------------
     @classmethod
     def interval(cls, *, lower: float, upper: float, bins: int, rounding: str = "simple") -> Quantizer:
         """Quantizer of one interval ``[lower, upper]`` into ``bins >= 2`` bins."""
@@ -160,7 +159,6 @@ class Quantizer:
         """Quantizer of a discrete domain of at least 2 levels, one bin each (Rényi-2 entropy on categories)."""
         return cls([Levels(tuple(values))])
 
-    # -- layout ------------------------------------------------------------------------------------
     def _axis_representatives(self, axis: Axis) -> np.ndarray:
         if isinstance(axis, Levels):
             return np.array(axis.values)
@@ -205,7 +203,6 @@ class Quantizer:
             points = np.concatenate([left, right], axis=-1).reshape(kk * size, mm * sub, dd + 1)
         return points
 
-    # -- rounding ----------------------------------------------------------------------------------
     def prepare(self, values: npt.ArrayLike) -> np.ndarray:
         """Validate finite values, ``(n,)`` for a one-dimensional domain, ``(n, d)`` otherwise, and clip them to the
         declared domain: shape ``(n, d)``."""
@@ -288,7 +285,6 @@ class Quantizer:
         return f"Quantizer({list(self.axes)!r}, rounding={self.rounding!r})"
 
 
-# quantized kernel matrices (eq. (14), eq. (15), and f at the representatives)
 def _evaluate(kernel: KernelFunction, x: np.ndarray, y: np.ndarray, vectorized: bool) -> np.ndarray:
     """``f`` on pairs of points given as ``(N, d)`` arrays; one-dimensional points passed as ``(N,)``."""
     if x.shape[1] == 1:
@@ -327,8 +323,7 @@ def kernel_matrix(kernel: KernelFunction, quantizer: Quantizer, *, kind: str = "
     _check_kind(kind)
     if not callable(kernel):
         raise TypeError(f"kernel must be callable, got {type(kernel).__name__}")
-    if not isinstance(quantizer, Quantizer):
-        raise TypeError(f"quantizer must be a Quantizer, got {type(quantizer).__name__}")
+    check_instance(quantizer, Quantizer, "quantizer")
     k, d = quantizer.bins, quantizer.dimension
     if kind == "midpoint":
         reps = quantizer.representatives.reshape(k, d)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from numbers import Real
 from typing import Final
 
 import numpy as np
@@ -20,7 +19,7 @@ from dp.fedauc.mechanisms import (_GRID_BITS, ClientRelease, _check_epsilon_or_i
                                   zcdp_budget)
 from dp.fedauc.ranks import (LocalStatistics, _check_assignment, _check_generator, _check_labels, _check_scores,
                              _twice_rank_auc, _twice_ranks, client_layout, local_statistics, server_auc)
-from dp.validation import check_delta, check_positive_int
+from dp.validation import check_delta, check_interval, check_positive_int
 
 __all__ = ["METHODS", "COUNTS", "FedAucPrediction", "FedAucSimulation", "predict_fedauc", "simulate_fedauc",
            "check_parameters"]
@@ -36,14 +35,6 @@ METHODS: Final[tuple[str, ...]] = ("rr", "rr_noisy", "global_laplace", "local_la
 COUNTS: Final[tuple[str, ...]] = ("noisy", "exact")
 
 _CHUNK_ELEMENTS: Final[int] = 1 << 21  # largest (runs x samples) or (runs x clients) block drawn at once
-
-
-def _check_fraction(value: float, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    if not (0.0 < float(value) < 1.0):
-        raise ValueError(f"{name} must lie in (0, 1), got {value}")
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -139,7 +130,7 @@ def check_parameters(method: str, epsilon: float, sum_fraction: float, delta: fl
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     eps = _check_epsilon_or_inf(epsilon)
-    fraction = _check_fraction(sum_fraction, "sum_fraction")
+    fraction = check_interval(sum_fraction, "sum_fraction", low=0.0, high=1.0, closed_low=False)
     if not isinstance(counts, str) or counts not in COUNTS:
         raise ValueError(f"counts must be one of {', '.join(COUNTS)}, got {counts!r}")
     gaussian = method.endswith("_gaussian")

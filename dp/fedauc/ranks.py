@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import rankdata
 
-from dp.validation import check_positive_int
+from dp.validation import check_generator, check_positive_int
 from secure.noise.party import os_generator
 
 __all__ = ["LAYOUTS", "average_ranks", "auc_from_ranks", "server_auc", "client_layout", "LocalStatistics",
@@ -59,9 +59,7 @@ def _check_generator(rng: np.random.Generator | None, name: str, allow_none: boo
         if allow_none:
             return os_generator()
         raise TypeError(f"{name} must be a numpy.random.Generator, got None")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"{name} must be a numpy.random.Generator, got {type(rng).__name__}")
-    return rng
+    return check_generator(rng, name)
 
 
 def _twice_ranks(scores: np.ndarray) -> np.ndarray:
@@ -175,11 +173,6 @@ class LocalStatistics:
     @property
     def clients(self) -> int:
         return int(self.sizes.size)
-
-    @property
-    def local_negatives(self) -> np.ndarray:
-        """``localN_k = |Y_k| - localP_k``."""
-        return self.sizes - self.local_positives
 
     @property
     def mean_rank(self) -> np.ndarray:
