@@ -6,17 +6,15 @@ Run: ``python -m scenarios.papers.ecdf_fss_costs -M3 [--quick]`` (three local pa
 from __future__ import annotations
 
 import math
-import os
-import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, run_scenario
-from scenarios.kit.experiments import exempt_spend, new_figure, print_rows, save_figure, style_axes, write_csv
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes
+from scenarios.kit.experiments import CommonOptions, new_figure, print_rows, save_figure, style_axes
+from scenarios.kit.sweep import Output, Sweep
 
 __all__ = ["main", "parse_options", "KEY_CSV", "COST_CSV", "PNG_NAME", "KEY_BITS", "batch_sizes",
            "batch_queries"]
@@ -36,31 +34,31 @@ COST_COLUMNS = ("protocol", "setting", "kind", "batch", "upload_bytes", "batch_b
                 "total_bytes_one_batch")
 
 
-@dataclass
+@dataclass(frozen=True)
 class CostOptions:
-    """Parsed options."""
+    """Parsed options; ``measured``: what :func:`_measure` measured (party 0 keeps it)."""
 
     points: int
-    results_dir: str
-    quick: bool
+    common: CommonOptions
+    measured: dict[str, Any] | None = None
 
     @property
     def key_bits(self) -> tuple[int, ...]:
         """DCF widths of the key table."""
-        return QUICK_KEY_BITS if self.quick else KEY_BITS
+        return QUICK_KEY_BITS if self.common.quick else KEY_BITS
 
 
-def parse_options(argv: Sequence[str]) -> CostOptions:
-    """Parse ``--points``, ``--results-dir``, ``--quick``; :class:`UsageError` with one line."""
-    parser = ScenarioParser(prog="python -m scenarios.papers.ecdf_fss_costs", description=__doc__)
+def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--points", type=int, help="grid size, a power of two from 4 to 4096 (default 1024)")
     parser.add_argument("--results-dir", default="results", help="where party 0 writes its files (default results)")
     parser.add_argument("--quick", action="store_true", help="a tiny run, for tests")
-    args = parser.parse_args(list(argv))
+
+
+def _resolve(args: Any, common: CommonOptions) -> CostOptions:
     points = args.points if args.points is not None else (QUICK_POINTS if args.quick else DEFAULT_POINTS)
     if not 4 <= points <= 4096 or points & (points - 1):
         raise UsageError(f"--points must be a power of two in [4, 4096], got {points}")
-    return CostOptions(points, args.results_dir, bool(args.quick))
+    return CostOptions(points, common)
 
 
 def batch_sizes(points: int) -> list[int]:
@@ -94,7 +92,9 @@ def key_table(bits_list: Sequence[int], n: int, rng_rows: np.ndarray) -> list[di
     return rows
 
 
-async def _run(options: CostOptions) -> Callable[[], None] | None:
+async def _measure(options: CostOptions, seed: int) -> CostOptions:
+    """Both protocols on the same data and grid at every party (collective); the options with what party 0
+    measured."""
     from mpyc.runtime import mpc
 
     from dp.ecdf import fss_release as fss
@@ -102,11 +102,9 @@ async def _run(options: CostOptions) -> Callable[[], None] | None:
     from dp.ecdf.grid import grid_of_points, node_count
     from dp.ecdf.tree import plan_tree_noise
     from scenarios.kit.datasets import declared_specs, load_embedded
-    from scenarios.kit.experiments import check_results_dir
     from secure.intake import rows_from_table
     from secure.meter import CostMeter
 
-    await check_results_dir(options.results_dir)
     table = load_embedded("framingham")
     spec = declared_specs("framingham", [COLUMN])[COLUMN]
     parties = len(mpc.parties)
@@ -142,7 +140,7 @@ async def _run(options: CostOptions) -> Callable[[], None] | None:
         if release41 is not None:  # party 0 only
             section41[batch] = release41.phases
     if mpc.pid != 0:
-        return None
+        return options
     key_bytes = int(states[0].public["key_bytes"]) if states else 0
     noise_upload = 2 * 8 * node_count(points) * parties  # every owner: one share to each server
     key_rows = key_table(options.key_bits, n, np.arange(n) * 7919)
@@ -157,33 +155,33 @@ async def _run(options: CostOptions) -> Callable[[], None] | None:
         seconds41 = float(sum(p["seconds"] for p in phases.values()))
         paper41 = n * batch * per_point + phases["noise"]["bytes_sent"] + phases["reveal"]["bytes_sent"]
         paper_upload = 2 * n * key_bytes + noise_upload
-        def record(protocol: str, setting: str, kind: str, upload_bytes: int, batch_bytes: int,
-                   seconds: float) -> dict[str, Any]:
-            return {"protocol": protocol, "setting": setting, "kind": kind, "batch": batch,
-                    "upload_bytes": upload_bytes, "batch_bytes": batch_bytes, "batch_seconds": round(seconds, 4),
-                    "total_bytes_one_batch": upload_bytes + batch_bytes}
-
-        records += [
-            record("fss", f"m={parties} owners", "measured", int(upload.bytes_sent), fss_bytes, fss_seconds),
-            record("fss", f"n={n} owners of one row", "modelled upload, measured batch", paper_upload, fss_bytes,
-                   fss_seconds),
-            record("sec4.1", f"m={parties} owners", "measured", 0, total41, seconds41),
-            record("sec4.1", f"n={n} owners of one row",
-                   f"modelled: n|B| x {per_point:.1f} B per count share + measured noise, reveal", 0,
-                   int(round(paper41)), float("nan"))]
-    upload_seconds = float(upload.seconds)
-    return lambda: _deliver(options, key_rows, records, n, points, bits, key_bytes, upload_seconds, parties)
+        for protocol, setting, kind, upload_bytes, batch_bytes, seconds in (
+                ("fss", f"m={parties} owners", "measured", int(upload.bytes_sent), fss_bytes, fss_seconds),
+                ("fss", f"n={n} owners of one row", "modelled upload, measured batch", paper_upload, fss_bytes,
+                 fss_seconds),
+                ("sec4.1", f"m={parties} owners", "measured", 0, total41, seconds41),
+                ("sec4.1", f"n={n} owners of one row",
+                 f"modelled: n|B| x {per_point:.1f} B per count share + measured noise, reveal", 0,
+                 int(round(paper41)), float("nan"))):
+            records.append({"protocol": protocol, "setting": setting, "kind": kind, "batch": batch,
+                            "upload_bytes": upload_bytes, "batch_bytes": batch_bytes,
+                            "batch_seconds": round(seconds, 4), "total_bytes_one_batch": upload_bytes + batch_bytes})
+    return replace(options, measured={"key_rows": key_rows, "records": records, "n": n, "bits": bits,
+                                      "key_bytes": key_bytes, "upload_seconds": float(upload.seconds),
+                                      "parties": parties})
 
 
-def _deliver(options: CostOptions, key_rows: list[dict[str, Any]], records: list[dict[str, Any]], n: int,
-             points: int, bits: int, key_bytes: int, upload_seconds: float, parties: int) -> None:
-    os.makedirs(options.results_dir, exist_ok=True)
-    key_path = os.path.join(options.results_dir, KEY_CSV)
-    cost_path = os.path.join(options.results_dir, COST_CSV)
-    png_path = os.path.join(options.results_dir, PNG_NAME)
-    write_csv(key_path, KEY_COLUMNS, key_rows)
-    write_csv(cost_path, COST_COLUMNS, records)
-    _plot(key_rows, records, png_path)
+def _outputs(options: CostOptions, seed: int) -> list[Output]:
+    key_rows = (options.measured or {})["key_rows"]
+    return [Output(KEY_CSV[:-4], KEY_COLUMNS, key_rows),
+            Output(COST_CSV[:-4], COST_COLUMNS, (options.measured or {})["records"],
+                   lambda records, path: _plot(key_rows, records, path))]
+
+
+def _report(options: CostOptions, outputs: Sequence[Output]) -> None:
+    measured, points = options.measured or {}, options.points
+    key_rows, records, n, bits = measured["key_rows"], measured["records"], measured["n"], measured["bits"]
+    key_bytes, upload_seconds, parties = measured["key_bytes"], measured["upload_seconds"], measured["parties"]
     print_rows(f"DCF key size per owner row against L (sysBP, n = {n}; measured in one process)",
                ["L", "bytes/key", "our bits", "paper bits", "meas/paper", "gen ms/row"],
                [[str(r["bits"]), str(r["bytes_per_key"]), str(r["key_bits"]), str(r["paper_bits"]),
@@ -199,12 +197,13 @@ def _deliver(options: CostOptions, key_rows: list[dict[str, Any]], records: list
                notes=[f"FSS upload measured: {upload_seconds:.2f} s; keys of {key_bytes} B per row; measured bytes are "
                       "network bytes (a server's own keys stay local), the n-owner model sends every key",
                       "batch seconds: party 0's own (FSS: the servers' key expansion and opening)"])
-    print(f"  files: {key_path}, {cost_path}, {png_path}")
 
 
 def _plot(key_rows: list[dict[str, Any]], records: list[dict[str, Any]], path: str) -> None:
     figure, (left, right) = new_figure(11.0, 4.4, panels=(1, 2))
-    for (protocol, setting), style in _series(records).items():
+    styles = [("o-", "-"), ("s-", "--"), ("^-", "-"), ("v-", "--")]
+    for index, (protocol, setting) in enumerate(dict.fromkeys((r["protocol"], r["setting"]) for r in records)):
+        style = styles[index % len(styles)]
         chosen = [r for r in records if r["protocol"] == protocol and r["setting"] == setting]
         batches = [r["batch"] for r in chosen]
         left.plot(batches, [r["total_bytes_one_batch"] for r in chosen], style[0], label=f"{protocol}, {setting}"
@@ -221,17 +220,11 @@ def _plot(key_rows: list[dict[str, Any]], records: list[dict[str, Any]], path: s
     save_figure(figure, path)
 
 
-def _series(records: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[str, str]]:
-    styles = [("o-", "-"), ("s-", "--"), ("^-", "-"), ("v-", "--")]
-    keys = list(dict.fromkeys((r["protocol"], r["setting"]) for r in records))
-    return {key: styles[i % len(styles)] for i, key in enumerate(keys)}
+SWEEP = Sweep(module="ecdf_fss_costs", doc=__doc__ or "", page="docs/papers/barczewski.md", declare=_declare,
+              resolve=_resolve, run=_outputs, report=_report, runs=1, quick_runs=1, own_options=True,
+              footer=lambda options, seed, files, seconds: print(f"  files: {', '.join(files)}"), collect=_measure)
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the cost scenario; returns the exit code."""
-    return run_scenario(parse_options, _run,
-                        lambda options: {"points": options.points, "quick": options.quick}, argv, spend=exempt_spend)
-
+parse_options, main = SWEEP.parse, SWEEP.main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
