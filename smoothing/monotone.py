@@ -118,29 +118,20 @@ def smooth_ecdf(noisy: np.ndarray, incidence: sp.spmatrix | sp.sparray, *, subse
     restricted = sp.csc_array(restricted)[:, used].tocsr()
 
     problem, variable = _build_problem(values_on_subset, restricted, norm)
-    failures: list[tuple[str, str]] = []
     attempts: list[tuple[str, str]] = []
-    fallback: tuple[str, str, np.ndarray, float | None] | None = None
-    chosen: tuple[str, str, np.ndarray, float | None] | None = None
+    solved: list[tuple[str, str, np.ndarray, float | None]] = []  # the first one accepted ends the search
     for name in names:
         outcome = _solve_once(problem, variable, name, values_on_subset, restricted, tolerance)
-        if isinstance(outcome, str):
-            failures.append((name, outcome))
-            attempts.append((name, outcome))
-            continue
-        status, solution, solver_seconds = outcome
-        attempts.append((name, status))
-        if status == cp.OPTIMAL or accept_inaccurate:
-            chosen = (name, status, solution, solver_seconds)
-            break
-        if fallback is None:
-            fallback = (name, status, solution, solver_seconds)
-    if chosen is None:
-        chosen = fallback
-    if chosen is None:
-        raise SmoothingError(failures)
-
-    name, status, solution, solver_seconds = chosen
+        attempts.append((name, outcome if isinstance(outcome, str) else outcome[0]))
+        if not isinstance(outcome, str):
+            solved.append((name, *outcome))
+            if outcome[0] == cp.OPTIMAL or accept_inaccurate:
+                break
+    if not solved:
+        raise SmoothingError(attempts)  # every attempt failed
+    # the accepted solution, else (all merely inaccurate, not accepted) the first inaccurate one
+    accepted = solved[-1][1] == cp.OPTIMAL or accept_inaccurate
+    name, status, solution, solver_seconds = solved[-1] if accepted else solved[0]
     corrected = values_on_subset + restricted @ solution
     repaired = np.clip(np.maximum.accumulate(corrected), 0.0, 1.0)
     corrections = np.zeros(nodes)

@@ -151,11 +151,6 @@ def _released(pair: CompleteNeighbours, second: bool, count: int, rng: np.random
     return exact[None, :] + added
 
 
-def _claimed_rates(plans: Sequence[NoisePlan]) -> np.ndarray:
-    """``log alpha_j = -epsilon_j / sensitivity_j`` of each sum's claimed discrete Laplace."""
-    return np.array([-plan.epsilon / plan.sensitivity for plan in plans])
-
-
 def _mechanism(pair: CompleteNeighbours) -> str:
     query, plans = pair.query, pair.plans
     n, k = pair.rows, query.kernel.degree
@@ -180,7 +175,7 @@ def complete_case(name: str, pair: CompleteNeighbours) -> AuditCase:
         sample = paired(lambda other, count, rng: _released(pair, other, count, rng)[:, 0].astype(np.float64),
                         False, True)
     else:
-        rates = _claimed_rates(plans)
+        rates = np.array([-plan.epsilon / plan.sensitivity for plan in plans])  # claimed log alpha of each sum
         first, second = pair.first_sums, pair.second_sums
         statistic = (f"claimed privacy-loss statistic of the {len(plans)} noisy sums (coalition's view), rates "
                      f"{(-rates).tolist()}")

@@ -49,17 +49,13 @@ class ShuffledFactorization(FactorShape):
 
     @property
     def sensitivity_left(self) -> int:
-        """``Delta_L = max_{x, x'} ||L_q e_x - L_q e_x'||_1`` (integer)."""
-        return _l1_sensitivity(self.left)
+        """``Delta_L = max_{x, x'} ||L_q e_x - L_q e_x'||_1`` (integer, at least 1)."""
+        return max(int(l1_sensitivity(self.left.astype(np.int64))), 1)
 
     @property
     def sensitivity_right(self) -> int:
-        """``Delta_R = max_{x, x'} ||R_q e_x - R_q e_x'||_1`` (integer)."""
-        return _l1_sensitivity(self.right)
-
-
-def _l1_sensitivity(matrix: np.ndarray) -> int:
-    return max(int(l1_sensitivity(matrix.astype(np.int64))), 1)
+        """``Delta_R = max_{x, x'} ||R_q e_x - R_q e_x'||_1`` (integer, at least 1)."""
+        return max(int(l1_sensitivity(self.right.astype(np.int64))), 1)
 
 
 def prepare(kernel: KernelFunction, quantizer: Quantizer, *, kind: str = "average", d: int | None = None,
