@@ -18,7 +18,7 @@ from scenarios.kit.experiments import (CommonOptions, check_positive_number, err
                                        save_figure, style_axes)
 from scenarios.kit.sweep import Output, Sweep, error_summary, whole_list
 from scenarios.kit.sweep import complete_rows as _complete
-from scenarios.papers.umpc_samplers import UmpcCheckSetting, umpc_checks
+from scenarios.papers.umpc_samplers import UmpcCheckSetting, umpc_secure_checks
 from scenarios.papers.umpc_vs_baselines import (COLORS, COST_PROTOCOL, METHODS, baseline_estimates, cost_columns,
                                                 fill_ratios)
 
@@ -443,8 +443,8 @@ def secure_settings(options: BinsOptions, seed: int) -> list[Any]:
 
 
 SWEEP = Sweep(module="umpc_bins_and_uci", doc=__doc__ or "", page="docs/papers/sinh_ramon.md", declare=_declare,
-              resolve=_resolve, run=_run, report=_report, runs=100, quick_runs=20, checks=umpc_checks(secure_settings),
-              note=BASELINES_NOTE, check_name=_name)
+              resolve=_resolve, run=_run, report=_report, runs=100, quick_runs=20, note=BASELINES_NOTE,
+              check_name=_name, checks=lambda options, seed: umpc_secure_checks(secure_settings(options, seed), seed))
 
 parse_options, main = SWEEP.parse, SWEEP.main
 

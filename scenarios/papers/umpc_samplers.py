@@ -22,7 +22,7 @@ from scenarios.kit.sweep import Output, Sweep, check_coalition, complete_rows, e
 __all__ = ["main", "parse_options", "SamplerOptions", "run_experiment", "load_categories", "bank_job_standin",
            "lemma_d3_bound", "exact_duplicate_ratio", "ordering_holds", "CSV_COLUMNS", "SAMPLERS",
            "BANK_JOB_COUNTS", "DATASETS", "UmpcCheckSetting", "umpc_secure_checks",
-           "umpc_checks", "secure_settings"]
+           "secure_settings"]
 
 SAMPLERS = ("balanced", "uniform", "bernoulli")
 HT_ROW = "bernoulli-ht"
@@ -433,16 +433,6 @@ async def umpc_secure_checks(settings: Sequence[UmpcCheckSetting], seed: int) ->
     return checks
 
 
-def umpc_checks(settings: Any) -> Any:
-    """The ``--secure`` check of a U-MPC sweep: :func:`umpc_secure_checks` on ``settings(options, seed)`` (public
-    data and parameters: the same at every party)."""
-
-    async def checks(options: Any, seed: int) -> list[Any]:
-        return await umpc_secure_checks(settings(options, seed), seed)
-
-    return checks
-
-
 def secure_settings(options: SamplerOptions, seed: int) -> list[UmpcCheckSetting]:
     """The ``--secure`` repetitions: every sampler on the experiment's rows with run 0's tuple seed."""
     from dp.umpc.protocol import UStatQuery
@@ -458,7 +448,8 @@ def secure_settings(options: SamplerOptions, seed: int) -> list[UmpcCheckSetting
 
 
 SWEEP = Sweep(module="umpc_samplers", doc=__doc__ or "", page="docs/papers/sinh_ramon.md", declare=_declare,
-              resolve=_resolve, run=run_experiment, report=_report, runs=500, quick_runs=40, checks=umpc_checks(secure_settings))
+              resolve=_resolve, run=run_experiment, report=_report, runs=500, quick_runs=40,
+              checks=lambda options, seed: umpc_secure_checks(secure_settings(options, seed), seed))
 
 parse_options, main = SWEEP.parse, SWEEP.main
 

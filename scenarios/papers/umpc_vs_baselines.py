@@ -16,7 +16,7 @@ from scenarios.kit.experiments import (CommonOptions, check_positive_number, dat
                                        new_figure, noise_generator, print_rows, progress, run_seeds, save_figure,
                                        style_axes)
 from scenarios.kit.sweep import Output, Sweep, check_coalition, error_summary, whole_list
-from scenarios.papers.umpc_samplers import UmpcCheckSetting, lemma_d3_bound, umpc_checks
+from scenarios.papers.umpc_samplers import UmpcCheckSetting, lemma_d3_bound, umpc_secure_checks
 
 __all__ = ["main", "parse_options", "BaselineOptions", "run_experiment", "exact_gini", "cost_columns", "CSV_COLUMNS",
            "METHODS", "COST_ONLY_METHODS", "ELL"]
@@ -324,8 +324,8 @@ def secure_settings(options: BaselineOptions, seed: int) -> list[UmpcCheckSettin
 
 
 SWEEP = Sweep(module="umpc_vs_baselines", doc=__doc__ or "", page="docs/papers/sinh_ramon.md", declare=_declare,
-              resolve=_resolve, run=run_experiment, report=_report, runs=200, quick_runs=30, checks=umpc_checks(secure_settings),
-              note=BASELINES_NOTE)
+              resolve=_resolve, run=run_experiment, report=_report, runs=200, quick_runs=30, note=BASELINES_NOTE,
+              checks=lambda options, seed: umpc_secure_checks(secure_settings(options, seed), seed))
 
 parse_options, main = SWEEP.parse, SWEEP.main
 
