@@ -14,8 +14,8 @@ import numpy as np
 
 from secure.intake import MISSING_TOKENS, ColumnSpec, read_table
 
-__all__ = ["EmbeddedTable", "load_embedded", "declared_specs", "declared_categories", "declared_fills", "framingham_with_scores", "uci_with_severity",
-           "HELD_OUT_FRACTION"]
+__all__ = ["EmbeddedTable", "load_embedded", "declared_specs", "declared_categories", "declared_fills",
+           "numeric_columns", "framingham_with_scores", "uci_with_severity", "HELD_OUT_FRACTION"]
 
 HELD_OUT_FRACTION = 0.3
 
@@ -70,7 +70,7 @@ def declared_specs(name: str, columns: Sequence[str]) -> dict[str, ColumnSpec]:
             for column in columns if column in domains}
 
 
-def _numeric(table: EmbeddedTable, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def numeric_columns(table: EmbeddedTable, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Float matrix of ``columns`` and a mask of rows without missing values."""
     positions = [table.header.index(c) for c in columns]
     complete = np.array([all(row[p].strip().lower() not in MISSING_TOKENS for p in positions) for row in table.rows])
@@ -90,7 +90,7 @@ def framingham_with_scores(generator: np.random.Generator) -> EmbeddedTable:
 
     table = load_embedded("framingham")
     features = [c for c in table.header if c != "TenYearCHD"]
-    values, complete = _numeric(table, features + ["TenYearCHD"])
+    values, complete = numeric_columns(table, features + ["TenYearCHD"])
     usable = np.flatnonzero(complete)
     held_out = np.zeros(len(table.rows), dtype=bool)
     held_out[generator.choice(usable, size=int(round(HELD_OUT_FRACTION * len(usable))), replace=False)] = True

@@ -207,14 +207,10 @@ def framingham_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def complete_rows(dataset: str, columns: Sequence[str]) -> np.ndarray:
     """Float rows ``(n, len(columns))`` of ``columns`` of an embedded dataset, rows with a missing value dropped."""
-    from scenarios.kit.datasets import load_embedded
-    from secure.intake import MISSING_TOKENS
+    from scenarios.kit.datasets import load_embedded, numeric_columns
 
-    table = load_embedded(dataset)
-    positions = [table.header.index(c) for c in columns]
-    rows = [[float(row[p]) for p in positions] for row in table.rows
-            if all(row[p].strip().lower() not in MISSING_TOKENS for p in positions)]
-    return np.asarray(rows, dtype=float).reshape(-1, len(positions))
+    values, complete = numeric_columns(load_embedded(dataset), columns)
+    return values[complete]
 
 
 def check_coalition(parties: int, coalition: int) -> None:
