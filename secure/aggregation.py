@@ -1,5 +1,4 @@
 """Secure sums, each party's noise share, and the guarded reveal (Sinh & Ramon, Protocol 3.1 steps 3-4; App. B.1).
-
 Threat model: passive, static coalition of ``t < m/2`` parties.  Only the noisy sum is opened; a party whose count vector does not
 match its declared row count is named and every party stops before anything is opened. Details: docs/secure_layer.md."""
 from __future__ import annotations
@@ -63,6 +62,8 @@ async def refuse_deviating_parties(differences: Any, problems: Sequence[str]) ->
 
 #: largest ``cells * bits`` per party for which :func:`sum_counted_vectors` proves its cells non-negative by default
 NONNEGATIVE_MAX_ELEMENTS = 1 << 19
+#: cells of a count vector secret-shared at a time by :func:`sum_counted_vectors` without the bit proof
+INPUT_CELLS = 1 << 15
 #: the bit check's random weights lie in ``[1, 2^RHO_BITS)``: a non-bit vector passes w.p. <= ``2^-RHO_BITS``
 RHO_BITS = 40
 
@@ -116,11 +117,15 @@ async def sum_counted_vectors(sectype: Any, own: np.ndarray, totals: Sequence[in
                         "nothing is released")
         await refuse_deviating_parties(differences, problems)
         return mpc.np_sum(vectors_matrix, axis=0)
-    vectors = mpc.input(sectype.array(counts))
-    sums = mpc.np_sum(mpc.np_stack(vectors), axis=1)
-    differences = sums - np.asarray([int(t) for t in totals], dtype=np.int64)
-    await refuse_deviating_parties(differences.reshape(len(vectors), 1), problems)
-    return sum(vectors[1:], vectors[0])
+    parts, sums = [], []  # a slice of INPUT_CELLS cells at a time: the parties' working memory stays bounded
+    for start in range(0, max(cells, 1), INPUT_CELLS):
+        vectors = mpc.input(sectype.array(counts[start:start + INPUT_CELLS]))
+        sums.append(mpc.np_sum(mpc.np_stack(vectors), axis=1))
+        parts.append(sum(vectors[1:], vectors[0]))
+        await mpc.gather(parts[-1], sums[-1])
+    differences = sum(sums[1:], sums[0]) - np.asarray([int(t) for t in totals], dtype=np.int64)
+    await refuse_deviating_parties(differences.reshape(len(mpc.parties), 1), problems)
+    return parts[0] if len(parts) == 1 else mpc.np_concatenate(parts)
 
 
 @dataclass(frozen=True)

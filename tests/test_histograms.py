@@ -337,3 +337,29 @@ def test_refusals() -> None:
         histogram_sums(_kernel("duplicate"), np.ones(big.size, dtype=np.int64), [big], secure=False, generic=True)
     with pytest.raises(TypeError, match="secure array"):
         histogram_sums(kernel, counts, GRIDS["kendall"], secure=True)
+
+
+@pytest.mark.parametrize("total", [15, 16])
+def test_a_large_grid_is_shared_in_slices_with_the_same_sum_and_check(monkeypatch: pytest.MonkeyPatch,
+                                                                      total: int) -> None:
+    """A grid beyond ``INPUT_CELLS`` cells (without the bit proof) is secret-shared a slice at a time: the same joint
+    histogram, and a party whose counts miss its row count refused with the same line."""
+    import secure.aggregation as aggregation
+    from secure.errors import InputError
+    from secure.histograms import checked_secure_histogram
+
+    monkeypatch.setattr(aggregation, "INPUT_CELLS", 4)
+    monkeypatch.setattr(aggregation, "NONNEGATIVE_MAX_ELEMENTS", 0)
+    counts = np.arange(15, dtype=np.int64).reshape(3, 5) % 3
+
+    async def run() -> list[int]:
+        joint = await checked_secure_histogram(mpc.SecInt(32), counts, [total])
+        assert joint.shape == (3, 5)
+        return [int(v) for v in await mpc.output(list(joint.reshape(-1)))]
+
+    if total == int(counts.sum()):
+        assert mpc.run(run()) == counts.reshape(-1).tolist()
+    else:
+        with pytest.raises(InputError, match=r"^party 0: its histogram does not sum to its public row count "
+                                             r"\(deviating party\); nothing is released$"):
+            mpc.run(run())
