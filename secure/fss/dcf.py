@@ -5,7 +5,6 @@ full-domain evaluation, shares adding up modulo ``2^64``.  Threat model: two non
 no integrity.  PRG, key layout and size: docs/fss.md."""
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import struct
@@ -14,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 import numpy as np
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from numpy.typing import ArrayLike, NDArray
+
+from secure.fss.prg import TWEAKS, fixed_key_aes as _fixed_key_aes, prg as _prg
 
 __all__ = ["DcfKeys", "gen", "evaluate", "full_domain_sum", "full_domain_shares", "key_bits",
            "paper_key_bits", "LAMBDA", "MAX_BITS", "MAX_FULL_DOMAIN_BITS", "FORMAT_VERSION"]
@@ -39,9 +39,7 @@ _HEADER = struct.Struct("<4sBBBxQ")  # magic, version, server, bits, padding, co
 
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
-_PRG_KEY = hashlib.sha256(b"secure.fss.dcf: fixed AES-128 key of the PRG, v1").digest()[:16]
-_TWEAKS: U64 = np.frombuffer(b"".join(hashlib.sha256(f"secure.fss.dcf: PRG tweak {j}, v1".encode()).digest()[:16]
-                                      for j in range(4)), dtype="<u8").reshape(4, 2).astype(np.uint64)
+_TWEAKS = TWEAKS[:4]
 _LEFT, _RIGHT, _VALUES, _CONTROLS = 0, 1, 2, 3
 _ALL_BLOCKS = np.arange(4)
 
@@ -63,29 +61,6 @@ def _record_layout(bits: int) -> tuple[int, int, int, int, int]:
     controls = value_cw + 8 * bits
     leaf = controls + (2 * bits + 7) // 8
     return seed_cw, value_cw, controls, leaf, leaf + 8
-
-
-# the PRG
-
-def _fixed_key_aes(blocks: U64) -> U64:
-    """``AES_k`` of every 128-bit block of ``blocks`` (shape ``(..., 2)``, two little-endian words per block)
-    in one AES-ECB call; a new writable array of the same shape."""
-    data = np.ascontiguousarray(blocks, dtype=np.uint64)
-    out = np.empty(data.nbytes + 16, dtype=np.uint8)
-    encryptor = Cipher(algorithms.AES(_PRG_KEY), modes.ECB()).encryptor()
-    written = encryptor.update_into(data.reshape(-1).data.cast("B"), out.data)
-    if written != data.nbytes:
-        raise RuntimeError("AES-ECB returned a partial block")
-    return out[:data.nbytes].view(np.uint64).reshape(data.shape)
-
-
-def _prg(seeds: U64, blocks: NDArray[Any]) -> U64:
-    """``G_j(s) = AES_k(s xor c_j) xor s xor c_j`` for each seed (shape ``(..., 2)``) and each tweak index
-    of ``blocks`` (shape ``(nb,)`` or broadcastable to ``seeds.shape[:-1] + (nb,)``): shape ``(..., nb, 2)``."""
-    tweaked = seeds[..., None, :] ^ _TWEAKS[blocks]
-    encrypted = _fixed_key_aes(tweaked)
-    encrypted ^= tweaked
-    return encrypted
 
 
 # the keys
