@@ -160,3 +160,24 @@ def test_tool_writes_keys_campaign_and_uploads(tmp_path: Path, monkeypatch: pyte
     assert main(["submit", "--campaign", "c.json", "--row", "x=3.5,y=d", "--inbox", "in/server{pid}"]) == 2
     assert "column 'y' has a value outside its declared categories" in capsys.readouterr().err
     assert [len(list((tmp_path / f"in/server{server}").iterdir())) for server in range(3)] == [1, 1, 1]
+
+
+def test_dpf_keys_ride_along_for_servers_0_and_1(folder: Path) -> None:
+    from secure.fss.dpf import MODULUS, full_domain_sum
+
+    plain = Campaign.load(folder / "campaign.json")
+    campaign = Campaign.create(public_keys=plain.public_keys, threshold=1, deadline=plain.deadline,
+                               columns=plain.columns, rows_per_owner=2, dpf=True)
+    assert campaign.dpf_bits == 6  # 21 x 3 = 63 cells
+    columns = {"x": np.array([[0.5, 10], [0.5, 3]]), "y": np.array([["a", "c"], ["a", "b"]])}
+    transport = FolderTransport(str(folder / "inbox/server{pid}"))
+    simulate_owners(campaign, columns, transport)
+    transport.post(0, seal(campaign, 0, "06" * 16, pack(campaign, split(campaign, np.zeros((1, 1, 2), np.int64))[0],
+                                                        [b"DPFK" + bytes(40)])[0]))
+    zero, one, two = (open_inbox(campaign, server, load_private_key(folder / f"keys/server{server}.key"),
+                                 folder / "inbox/server{pid}") for server in range(3))
+    assert two.dpf is None and len(zero.dpf) == len(one.dpf) == 4 and len(zero.tokens) == 2
+    assert zero.rejected[0].endswith("refused: DPF key malformed")
+    histogram = (full_domain_sum(zero.dpf).astype(object) + full_domain_sum(one.dpf).astype(object)) % MODULUS
+    cells = campaign.cells(campaign.grid_values({name: value.reshape(-1) for name, value in columns.items()}))
+    assert histogram.tolist() == np.bincount(cells, minlength=64).tolist()

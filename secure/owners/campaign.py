@@ -102,8 +102,12 @@ class Campaign:
                                  "bits hold; give a larger L")
         if not 1 <= self.rows_per_owner <= 65535:
             raise ValueError(f"rows_per_owner must lie in [1, 65535], got {self.rows_per_owner}")
-        if self.dpf_bits is not None and self.dpf_bits != grid_bits(self.columns):
-            raise ValueError(f"dpf_bits must be the joint grid's {grid_bits(self.columns)} bits, got {self.dpf_bits}")
+        if self.dpf_bits is not None:
+            from secure.fss.dpf import MAX_BITS
+
+            if self.dpf_bits != grid_bits(self.columns) or self.dpf_bits > MAX_BITS:
+                raise ValueError(f"dpf_bits must be the joint grid's {grid_bits(self.columns)} bits, at most "
+                                 f"{MAX_BITS} (a DPF's domain), got {self.dpf_bits}")
 
     @classmethod
     def create(cls, *, public_keys: Sequence[str], threshold: int, columns: Sequence[ColumnSpec], deadline: str,

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
@@ -20,6 +20,9 @@ from secure.owners.campaign import Campaign
 from secure.owners.inbox import FolderTransport
 from secure.owners.sealing import RecordError, unseal
 from secure.owners.shares import unpack
+
+if TYPE_CHECKING:
+    from secure.fss.dpf import DpfKeys
 
 __all__ = ["Intake", "open_inbox", "agree_owners", "close"]
 
@@ -38,8 +41,8 @@ class Intake:
     tokens: tuple[str, ...]
     rows: np.ndarray
     shares: np.ndarray
-    dpf: Any = None
-    keys: tuple[Any, ...] = ()
+    dpf: DpfKeys | None = None
+    keys: tuple[DpfKeys, ...] = ()
     rejected: tuple[str, ...] = ()
 
     def keep(self, tokens: Sequence[str]) -> Intake:
@@ -49,7 +52,7 @@ class Intake:
         starts = np.concatenate([[0], np.cumsum(self.rows)])
         index = np.concatenate([np.arange(starts[i], starts[i + 1]) for i in chosen] or [np.zeros(0, np.int64)])
         keys = tuple(self.keys[i] for i in chosen) if self.keys else ()
-        dpf = None
+        dpf: DpfKeys | None = None
         if keys:
             from secure.fss.dpf import concatenate
 
@@ -62,13 +65,13 @@ def open_inbox(campaign: Campaign, server: int, private_key: X25519PrivateKey, i
     """Open and check every record of server ``server``'s inbox (``{pid}`` in ``inbox``: this server's folder).
     A token with two records is refused whole (a replay, or an owner who changed its mind)."""
     dpf_server = campaign.dpf_bits is not None and server < 2
-    accepted: dict[str, tuple[np.ndarray, Any]] = {}
+    accepted: dict[str, tuple[np.ndarray, DpfKeys | None]] = {}
     rejected, repeated = [], set()
     for name, record in FolderTransport(str(inbox)).records(server):
         try:
             token, payload = unseal(campaign, server, private_key, record)
             shares, rest = unpack(campaign, payload)
-            key = _dpf_key(campaign, rest, len(shares)) if dpf_server else None
+            key = _dpf_key(campaign, server, rest, len(shares)) if dpf_server else None
             if rest and not dpf_server:
                 raise RecordError(f"wrong number of rows or columns ({len(rest)} bytes too many)")
             if token in accepted or token in repeated:
@@ -85,16 +88,17 @@ def open_inbox(campaign: Campaign, server: int, private_key: X25519PrivateKey, i
               else np.zeros((0, columns), dtype=object))
     intake = Intake(campaign=campaign, server=server, tokens=tuple(tokens), shares=shares,
                     rows=np.array([len(accepted[token][0]) for token in tokens], dtype=np.int64),
-                    keys=tuple(accepted[token][1] for token in tokens) if dpf_server else (), rejected=tuple(rejected))
+                    keys=tuple(key for token in tokens if (key := accepted[token][1]) is not None),
+                    rejected=tuple(rejected))
     return intake.keep(tokens)
 
 
-def _dpf_key(campaign: Campaign, data: bytes, rows: int) -> Any:
+def _dpf_key(campaign: Campaign, server: int, data: bytes, rows: int) -> DpfKeys:
     from secure.fss.dpf import DpfKeys
 
     try:
         keys = DpfKeys.from_bytes(data)
-        if len(keys) != rows or keys.bits != campaign.dpf_bits:
+        if len(keys) != rows or keys.bits != campaign.dpf_bits or keys.server != server:
             raise ValueError
     except ValueError:
         raise RecordError("DPF key malformed") from None

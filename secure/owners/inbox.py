@@ -62,11 +62,8 @@ def _upload(campaign: Campaign, values: np.ndarray, transport: Transport) -> tup
     if campaign.dpf_bits is not None:
         from secure.fss.dpf import gen
 
-        cells = campaign.cells(values.reshape(-1, values.shape[2])).reshape(owners, rows)
-        keys = [[], []]
-        for cell in cells:
-            for server, key in enumerate(gen(cell, bits=campaign.dpf_bits)):
-                keys[server].append(key.to_bytes())
+        pair = gen(campaign.cells(values.reshape(-1, values.shape[2])), bits=campaign.dpf_bits)
+        keys = [[batch[o * rows:(o + 1) * rows].to_bytes() for o in range(owners)] for batch in pair]
     sent = [0] * campaign.servers
     tokens = [secrets.token_hex(16) for _ in range(owners)]
     for server in range(campaign.servers):

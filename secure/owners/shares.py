@@ -8,12 +8,15 @@ Threat model: any ``t`` servers' shares are independent of the values (Shamir 19
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from secure.owners.campaign import Campaign
 from secure.owners.sealing import RecordError
+
+if TYPE_CHECKING:
+    from secure.owners.closing import Intake
 
 __all__ = ["split", "pack", "unpack", "load_shares"]
 
@@ -76,7 +79,7 @@ def unpack(campaign: Campaign, payload: bytes) -> tuple[np.ndarray, bytes]:
     return shares.reshape(rows, columns), payload[end:]
 
 
-def load_shares(intake: Any, sectype: Any) -> Any:
+def load_shares(intake: Intake, sectype: Any) -> Any:
     """The secure array ``(rows, columns)`` of a closed :class:`secure.owners.closing.Intake`'s shares, without
     ``mpc.input``.  :raise ValueError: ``sectype``'s field is not the campaign's (run with its ``-L`` and ``-K``)."""
     campaign = intake.campaign
