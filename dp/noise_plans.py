@@ -100,13 +100,8 @@ class NoisePlan:
 
     @property
     def rate(self) -> Fraction:
-        """The exact rational ``gamma`` with which the party samplers run ``alpha = e^{-gamma}``.
-
-        ``epsilon / sensitivity`` exactly when ``alpha`` is the calibration's ``exp(-epsilon/sensitivity)``
-        (:func:`dp.calibration.discrete_laplace_alpha`), so ``sensitivity * ln(1/alpha) = epsilon`` holds
-        exactly for the noise drawn; any other ``alpha`` runs as ``e^{-gamma} >= alpha``
-        (:func:`secure.noise.party.exact_rate`).
-        """
+        """The exact rational ``gamma`` with which the party samplers run ``alpha = e^{-gamma}``: ``epsilon /
+        sensitivity`` exactly for the calibration's ``alpha``, else ``e^{-gamma} >= alpha`` (docs/noise.md)."""
         if self.alpha == math.exp(-self.epsilon / self.sensitivity):
             return Fraction(self.epsilon) / self.sensitivity
         gamma = exact_rate(alpha=self.alpha)
@@ -157,11 +152,8 @@ class NoisePlan:
     def draw(self, rng: np.random.Generator | None, size: int) -> np.ndarray: ...
 
     def draw(self, rng: np.random.Generator | None = None, size: int | None = None) -> int | np.ndarray:
-        """One drawer's draw in the clear (OS randomness unless a test or the auditor passes ``rng``): :data:`DRAWS`.
-
-        :param size: ``None`` for one draw (an ``int``, what each party adds in the secure path), or a count of
-            independent draws (int64 array; the simulated path and the auditor).
-        """
+        """One drawer's draw in the clear (:data:`DRAWS`; OS randomness unless a test or the auditor passes ``rng``):
+        an ``int`` (``size=None``, what a party adds in the secure path), or ``size`` draws as an int64 array."""
         value = DRAWS[self.source](self, rng, 1 if size is None else size)
         return int(value[0]) if size is None else value
 
@@ -192,13 +184,8 @@ def samplers(plans: Sequence[NoisePlan]) -> list[SecretLaplacePlan]:
 
 def plan_party_laplace(output: KernelOutput, *, max_degree: int, epsilon: float, parties: int,
                        threshold: int) -> NoisePlan:
-    """Calibrate distributed discrete Laplace (pure DP) for one released sum.
-
-    The Laplace branch of :func:`plan_noise`, for callers that need a Laplace plan whatever the budget's
-    delta, e.g. :mod:`dp.bell.subsampled_pairs`.
-
-    :raise ValueError: on an invalid parameter or a noise scale beyond the integer range.
-    """
+    """Distributed discrete Laplace (pure DP) for one released sum: the Laplace branch of :func:`plan_noise`, for
+    callers that need it whatever the delta (:mod:`dp.bell.subsampled_pairs`); ValueError on a bad parameter."""
     check_epsilon(epsilon)
     check_parties(parties, threshold)
     sensitivity = int(max_degree) * output.sensitivity

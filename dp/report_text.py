@@ -5,11 +5,11 @@ What a release's ``.table()`` returns is what its job prints; the job adds nothi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from secure.intake import MissingPolicy
 
-__all__ = ["text_table", "format_bytes", "policy_text", "run_rows", "phases_text"]
+__all__ = ["text_table", "format_bytes", "policy_text", "run_rows", "phases_text", "run_costs"]
 
 
 def text_table(rows: Sequence[tuple[str, str]], title: str | None = None) -> str:
@@ -58,3 +58,11 @@ def phases_text(phases: Mapping[str, Mapping[str, float]]) -> str:
     """The ``  phases: NAME 1.23 s / 4.5 kB, ...`` line."""
     return "  phases: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"
                                     for name, cost in phases.items())
+
+
+def run_costs(phases: Mapping[str, Any]) -> dict[str, Any]:
+    """A release's ``seconds``, ``bytes_sent`` and ``phases`` from a meter's totals over parties
+    (:meth:`secure.meter.CostMeter.totals_over_parties`)."""
+    table = {name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()}
+    return {"seconds": sum(cost["seconds"] for cost in table.values()),
+            "bytes_sent": sum(cost["bytes_sent"] for cost in table.values()), "phases": table}

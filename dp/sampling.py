@@ -35,12 +35,14 @@ def _check_shape(n_rows: int, degree: int) -> tuple[int, int, int]:
     return n, k, math.comb(n, k)
 
 
-def _check_n_tuples(n_tuples: int, n: int, k: int, total: int) -> int:
-    """Validate ``1 <= n_tuples <= total = C(n, k)`` and return it as an int."""
+def _check_request(n_rows: int, n_tuples: int, degree: int, rng: np.random.Generator) -> tuple[int, int, int, int]:
+    """Validate a sampler's arguments (``1 <= n_tuples <= C(n, k)``, a generator); return ``(n, m, k, C(n, k))``."""
+    n, k, total = _check_shape(n_rows, degree)
     m = check_positive_int(n_tuples, "number of tuples")
     if m > total:
         raise ValueError(f"number of tuples {m} exceeds C({n}, {k}) = {total} distinct tuples")
-    return m
+    check_generator(rng)
+    return n, m, k, total
 
 def tuple_count(n_rows: int, degree: int) -> int:
     """``C(n, k)``, the number of k-subsets of ``n`` rows, exact (ValueError unless ``1 <= k <= n``)."""
@@ -168,9 +170,7 @@ def balanced_tuples(n_rows: int, n_tuples: int, degree: int, rng: np.random.Gene
     """``m`` edges by BalancedSamp (Sinh & Ramon, App. F, Algorithm 1), an int64 ``(m, k)`` array in draw order,
     rows ascending; ``rng`` (seeded from the joint public seed) is the only randomness, ``strict_balance`` keeps
     vertex degrees within one of each other; RuntimeError past ``max_restarts``. Details: docs/umpc_analysis.md."""
-    n, k, total = _check_shape(n_rows, degree)
-    m = _check_n_tuples(n_tuples, n, k, total)
-    check_generator(rng)
+    n, m, k, total = _check_request(n_rows, n_tuples, degree, rng)
     if isinstance(max_restarts, bool) or not isinstance(max_restarts, Integral):
         raise TypeError(f"max_restarts must be an integer, got {max_restarts!r}")
     if max_restarts < 0:
@@ -303,17 +303,13 @@ def _uniform_unchecked(n: int, m: int, k: int, total: int, rng: np.random.Genera
 def uniform_tuples(n_rows: int, n_tuples: int, degree: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """``m`` distinct k-subsets uniformly without replacement, an int64 ``(m, k)`` array, rows ascending and in
     lexicographic order (``m = C(n, k)`` gives :func:`all_tuples`). Details: docs/umpc_analysis.md."""
-    n, k, total = _check_shape(n_rows, degree)
-    m = _check_n_tuples(n_tuples, n, k, total)
-    check_generator(rng)
+    n, m, k, total = _check_request(n_rows, n_tuples, degree, rng)
     return _uniform_unchecked(n, m, k, total, rng)
 
 def bernoulli_tuples(n_rows: int, n_tuples: int, degree: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """Keep every k-subset independently with probability ``q = m / C(n, k)`` (``m`` expected tuples): an int64
     ``(S, k)`` array, ``S >= 1``, ordered as :func:`uniform_tuples`. Details: docs/umpc_analysis.md."""
-    n, k, total = _check_shape(n_rows, degree)
-    m = _check_n_tuples(n_tuples, n, k, total)
-    check_generator(rng)
+    n, m, k, total = _check_request(n_rows, n_tuples, degree, rng)
     q = m / total
     size = 0
     while size == 0 or size > total:
@@ -332,8 +328,5 @@ def sample_tuples(method: str, n_rows: int, n_tuples: int | None, degree: int,
         raise ValueError(f"unknown sampling method {method!r}; known methods: {known}")
     if n_tuples is None:
         return all_tuples(n_rows, degree)
-    if method == "balanced":
-        return balanced_tuples(n_rows, n_tuples, degree, rng)
-    if method == "uniform":
-        return uniform_tuples(n_rows, n_tuples, degree, rng)
-    return bernoulli_tuples(n_rows, n_tuples, degree, rng)
+    sampler = {"balanced": balanced_tuples, "uniform": uniform_tuples, "bernoulli": bernoulli_tuples}[method]
+    return sampler(n_rows, n_tuples, degree, rng)

@@ -19,7 +19,7 @@ __all__ = ["MAX_EPSILON", "check_epsilon", "check_delta", "check_parties", "chec
            "check_indices", "check_number", "check_finite", "check_positive", "check_nonnegative", "check_interval",
            "check_integer", "check_int_at_least", "check_positive_int", "check_nonnegative_int", "check_int_range",
            "check_choice", "check_bool", "check_instance", "check_generator", "check_values", "check_labels",
-           "check_score_label_rows", "check_rows_by_party"]
+           "check_score_label_rows", "check_rows_by_party", "check_integer_vector"]
 
 
 #: The largest epsilon accepted anywhere (``dp.umpc.Query``, every job's ``--epsilon``; why: docs/noise.md)
@@ -121,6 +121,19 @@ def check_values(values: npt.ArrayLike, name: str, *, low: float = -math.inf, hi
     if outside.size:
         raise ValueError(f"{name} must lie in [{low:g}, {high:g}], got {outside[0]:g}")
     return array
+
+
+def check_integer_vector(values: npt.ArrayLike, name: str, length: int | None = None) -> np.ndarray:
+    """``values`` as a one-dimensional int64 array (of ``length`` entries if given); TypeError: not an integer dtype
+    (bools included); ValueError: a wrong shape or length."""
+    array = np.asarray(values)
+    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"{name} must be an integer array, got dtype {array.dtype}")
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+    if length is not None and array.shape[0] != length:
+        raise ValueError(f"{name} must have length {length}, got {array.shape[0]}")
+    return array.astype(np.int64, copy=False)
 
 
 def check_labels(labels: npt.ArrayLike, rows: int, name: str = "labels") -> np.ndarray:

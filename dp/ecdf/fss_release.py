@@ -15,8 +15,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +24,7 @@ from dp.ecdf.query import MAX_DCF_BITS, EcdfParameters, check_bits
 from dp.ecdf.secure_release import EcdfRelease, count_slack
 from dp.ecdf.grid import node_count, prefix_positions
 from dp.ecdf.tree import TreeNoisePlan, plan_tree_noise
-from dp.report_text import format_bytes, policy_text
+from dp.report_text import format_bytes, policy_text, run_costs
 from secure.errors import InputError, ProtocolFailure
 
 
@@ -47,13 +46,6 @@ AUTHENTICATION_FAILED = "its stored FSS keys failed authentication (modified, or
 _MASK64 = (1 << 64) - 1
 
 NodeNoiseSource = Callable[[TreeNoisePlan], np.ndarray]
-
-
-def _dcf() -> ModuleType:
-    """The DCF module (:mod:`secure.fss.dcf`); imported on use (tests of the logic may replace this)."""
-    from secure.fss import dcf
-
-    return dcf
 
 
 def grid_indices(values: npt.ArrayLike, grid: npt.ArrayLike) -> tuple[np.ndarray, int]:
@@ -161,6 +153,7 @@ class FssEcdfRelease(EcdfRelease):
     mode: str = "upload"
     public: dict[str, Any] = field(default_factory=dict)
 
+    noise_source: ClassVar[str] = "owners"  # each owner's node draws, shared between the two servers at upload
     TITLE = "Private ECDF by function secret sharing (two servers; Barczewski, Mawass & Ramon §4.2)"
 
     def _rows(self) -> list[tuple[str, str]]:
@@ -210,10 +203,6 @@ class FssEcdfRelease(EcdfRelease):
                 "key_bytes_per_row": self.key_bytes}
 
     @property
-    def noise_source(self) -> str:  # each owner's node draws, shared between the two servers at upload
-        return "owners"
-
-    @property
     def guarantee(self) -> str:
         """Which noise ran and what it guarantees, in one line."""
         spent = (f"epsilon = {self.epsilon:g} for the whole curve, spent once at upload (node noise fixed: later "
@@ -232,18 +221,6 @@ class FssEcdfRelease(EcdfRelease):
         return keys
 
 
-def _release(public: dict[str, Any], queries: np.ndarray, counts: np.ndarray, phases: dict[str, dict[str, float]],
-             mode: str) -> FssEcdfRelease:
-    return FssEcdfRelease(grid=np.asarray(public["grid"], dtype=np.float64), subset=queries, counts=counts, n=int(public["n"]),
-                          epsilon=float(public["epsilon"]), parties=int(public["owners"]),
-                          threshold=int(public["threshold"]), levels=int(public["levels"]),
-                          point_std=float(public["point_std"]),
-                          seconds=sum(p["seconds"] for p in phases.values()),
-                          bytes_sent=int(sum(p["bytes_sent"] for p in phases.values())), phases=phases,
-                          coalition=int(public["coalition"]), run_id=str(public["run_id"]), bits=int(public["bits"]),
-                          key_bytes=int(public.get("key_bytes", 0)), mode=mode, public=public)
-
-
 async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan, *, bits: int,
                  extra: dict[str, Any] | None = None, noise_source: NodeNoiseSource | None = None,
                  meter: Any = None) -> tuple[list[ServerState], int]:
@@ -253,10 +230,10 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
     from mpyc.runtime import mpc
 
     from secure.intake import exchange_counts
+    from secure.fss import dcf
     from secure.meter import CostMeter
 
     meter = meter if meter is not None else CostMeter()
-    dcf = _dcf()
     taus = np.asarray(grid, dtype=np.float64)
     parties = len(mpc.parties)
     servers = [server_party(0, parties), server_party(1, parties)]
@@ -271,12 +248,11 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
             raise ValueError(f"node draws must have length {plan.node_count}, got shape {draws.shape}")
         mask, rest = split_noise(draws)
         key_bytes = 0
+        payloads: list[tuple[bytes | None, bytes]] = [(None, mask.tobytes()), (None, rest.tobytes())]
         if indices.size:
             pair = dcf.gen(indices, bits)
             key_bytes = int(pair[0].nbytes_per_key)
             payloads = [(pair[0].to_bytes(), mask.tobytes()), (pair[1].to_bytes(), rest.tobytes())]
-        else:
-            payloads = [(None, mask.tobytes()), (None, rest.tobytes())]
         received: list[list[Any]] = [list(await mpc.transfer(payloads[server], senders=list(range(parties)),
                                                              receivers=[servers[server]])) for server in (0, 1)]
         key_sizes = [int(size) for size in await mpc.transfer(key_bytes)]
@@ -304,7 +280,8 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
 def _upload_problem(received: Sequence[Any], rows: Sequence[int], server: int, *, bits: int, nodes: int) -> str | None:
     """The first owner whose key batch is not one DCF key per public row, or whose noise shares are not one per
     node, as the line to stop with; or ``None``."""
-    dcf = _dcf()
+    from secure.fss import dcf
+
     for owner, (key_batch, noise) in enumerate(received):
         try:
             count = 0 if key_batch is None else dcf.DcfKeys.from_bytes(key_batch, server=server, bits=bits).count
@@ -349,7 +326,8 @@ def _check_queries(queries: npt.ArrayLike, points: int) -> np.ndarray:
 
 def key_sums(state: ServerState) -> np.ndarray:
     """``S_b(j)`` for every grid index: the sum over all key batches of this server's DCF shares."""
-    dcf = _dcf()
+    from secure.fss import dcf
+
     points = int(state.public["points"])
     batches = [dcf.DcfKeys.from_bytes(blob, server=state.server, bits=int(state.public["bits"]))
                for blob in state.keys]
@@ -423,13 +401,16 @@ async def answer(states: Sequence[ServerState], queries: npt.ArrayLike, *, recei
                           owners=int(public["owners"]), threshold=int(public["coalition"]))
     with meter.phase("answer"):
         sums = {state.server: key_sums(state) for state in states}
-        counts = await open_counts(states, chosen, slack=count_slack(plan.alpha, plan.levels * plan.variance_factor, len(chosen)), receivers=receivers,
-                                   sums=sums)
+        counts = await open_counts(states, chosen, slack=count_slack(plan, len(chosen)), receivers=receivers, sums=sums)
     phases = await meter.totals_over_parties()
     if counts is None:
         return None
-    table = {k: {"seconds": c.seconds, "bytes_sent": c.bytes_sent} for k, c in phases.items()}
-    return _release(public, chosen, counts, table, mode)
+    return FssEcdfRelease(grid=np.asarray(public["grid"], dtype=np.float64), subset=chosen, counts=counts,
+                          n=int(public["n"]), epsilon=float(public["epsilon"]), parties=int(public["owners"]),
+                          threshold=int(public["threshold"]), levels=int(public["levels"]),
+                          point_std=float(public["point_std"]), **run_costs(phases),
+                          coalition=int(public["coalition"]), run_id=str(public["run_id"]), bits=int(public["bits"]),
+                          key_bytes=int(public.get("key_bytes", 0)), mode=mode, public=public)
 
 
 def state_digest(public: dict[str, Any]) -> str:
@@ -533,6 +514,8 @@ def load_state(directory: str | Path, server: int) -> ServerState:
     """Read and authenticate server ``server``'s stored state with the server's own key.  Raises InputError on a
     missing or unreadable file, no key, a tag that does not match, or inconsistent content; the message carries
     no path (shared), the path is in ``detail`` (docs/ecdf.md)."""
+    from secure.fss import dcf
+
     folder = server_directory(directory, server)
     try:
         record = json.loads((folder / "public.json").read_text(encoding="utf-8"))
@@ -567,7 +550,6 @@ def load_state(directory: str | Path, server: int) -> ServerState:
                          f"this program reads {STATE_VERSION}", detail=f"in {folder}")
     try:
         keys = _unpack_keys(keys_blob)
-        dcf = _dcf()
         for blob in keys:
             dcf.DcfKeys.from_bytes(blob, server=server, bits=int(public["bits"]))
         shares = np.frombuffer(noise_blob, dtype=np.uint64).copy()

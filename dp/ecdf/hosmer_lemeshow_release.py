@@ -38,9 +38,7 @@ STATISTICS_NODES: int = 8
 @dataclass(frozen=True)
 class HosmerLemeshowBudget:
     """Theorem 2's split of ``epsilon`` for a tree of depth ``L``: ``eps' = epsilon / (L + 9)``, the ECDF gets
-    ``(L + 1) eps'``, the ``4 Q`` group statistics ``8 eps'``.
-    :raise ValueError: if ``epsilon`` is not positive or ``depth`` is negative.
-    """
+    ``(L + 1) eps'``, the ``4 Q`` group statistics ``8 eps'``; ValueError: a non-positive epsilon, a negative depth."""
 
     epsilon: float
     depth: int
@@ -65,10 +63,7 @@ class HosmerLemeshowBudget:
         return STATISTICS_NODES * self.epsilon_prime
 
     def parts(self) -> dict[str, float]:
-        """The per-part budgets (they add up to :attr:`epsilon`).
-
-        :return: ``{"ecdf": (L+1) eps', "statistics": 8 eps'}``.
-        """
+        """The per-part budgets ``{"ecdf": (L+1) eps', "statistics": 8 eps'}`` (they add up to :attr:`epsilon`)."""
         return {"ecdf": self.ecdf_epsilon, "statistics": self.statistics_epsilon}
 
 
@@ -88,10 +83,8 @@ MAX_PRECISION: int = 24
 @dataclass(frozen=True, kw_only=True)
 class HosmerLemeshowParameters:
     """What is released: budget, ``Q``, the ECDF grid, fixed point and post-processing (every parameter:
-    docs/hosmer_lemeshow.md; :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery` adds the face's verbs).
-    :raise ValueError: on an invalid parameter, e.g. ``epsilon must be positive, got 0``.
-    :raise TypeError: if a parameter has the wrong type.
-    """
+    docs/hosmer_lemeshow.md; :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery` adds the face's verbs).  ValueError
+    on an invalid parameter (``epsilon must be positive, got 0``), TypeError on a wrong type."""
 
     epsilon: float
     groups: int = 10
@@ -173,10 +166,8 @@ class HosmerLemeshowParameters:
         return discrete_laplace_log_alpha(self.statistics_rate, 1)
 
     def tree_plan(self, *, parties: int = 1, threshold: int = 0) -> TreeNoisePlan:
-        """The ECDF node-noise plan: ``epsilon = (L + 1) eps'``, i.e. node scale ``1/eps'``.
-
-        :raise ValueError: if ``(parties, threshold)`` is invalid (``2 t < m``).
-        """
+        """The ECDF node-noise plan: ``epsilon = (L + 1) eps'``, i.e. node scale ``1/eps'`` (ValueError unless
+        ``2 t < m``)."""
         return plan_tree_noise(epsilon=self.budget.ecdf_epsilon, points=self.grid_points,
                                parties=parties, threshold=threshold)
 
@@ -193,8 +184,7 @@ class HosmerLemeshowParameters:
 @dataclass(frozen=True)
 class HosmerLemeshowRelease:
     """The released private HL statistic, everything Algorithm 2 publishes, and what the run cost (fields:
-    docs/hosmer_lemeshow.md).
-    """
+    docs/hosmer_lemeshow.md)."""
 
     query: HosmerLemeshowParameters
     statistic: float
@@ -224,11 +214,6 @@ class HosmerLemeshowRelease:
     def epsilon(self) -> float:
         """Total budget spent."""
         return self.query.epsilon
-
-    @property
-    def accounting(self) -> str:
-        """``paper`` or ``joint``."""
-        return self.query.accounting
 
     @property
     def grid(self) -> np.ndarray:
@@ -281,9 +266,9 @@ class HosmerLemeshowRelease:
             ("epsilon", f"{self.epsilon:g} = ECDF (L+1) eps' {budget.ecdf_epsilon:.4g} + group statistics 8 eps' "
                         f"{budget.statistics_epsilon:.4g}; eps' = eps/(L+9) = {budget.epsilon_prime:.4g}, "
                         f"L = {budget.depth} ({query.grid_points} grid points)"),
-            ("accounting", self.accounting + (" (each of the 4Q statistics eps'-DP, at most 8 change)"
-                                              if self.accounting == "paper" else
-                                              " (joint weighted-L1 sensitivity 4 gets the same 8 eps')")),
+            ("accounting", query.accounting + (" (each of the 4Q statistics eps'-DP, at most 8 change)"
+                                               if query.accounting == "paper" else
+                                               " (joint weighted-L1 sensitivity 4 gets the same 8 eps')")),
             ("noise std", f"ECDF count {np.sqrt(self.ecdf_count_variance):.3g}, expected count "
                           f"{np.sqrt(self.expected_noise_variance):.3g}, observed count "
                           f"{np.sqrt(self.observed_noise_variance):.3g}"),
@@ -319,7 +304,7 @@ class HosmerLemeshowRelease:
                 "epsilon": self.epsilon, "delta": 0.0, "n": self.n, "pairs": None,
                 "parties": self.parties, "threshold": self.threshold,
                 "budget_split": {"epsilon_prime": budget.epsilon_prime, **budget.parts()},
-                "accounting": self.accounting, "grid_points": query.grid_points, "depth": budget.depth,
+                "accounting": query.accounting, "grid_points": query.grid_points, "depth": budget.depth,
                 "precision": query.precision, "smoothed": query.smoothed,
                 "boundaries": self.boundaries.tolist(), "expected": self.expected.tolist(),
                 "observed": self.observed.tolist(), "floored": self.floored,
@@ -336,11 +321,9 @@ class HosmerLemeshowRelease:
 
 
 def release_boundaries(ecdf: np.ndarray, query: HosmerLemeshowParameters) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Line 6 of Algorithm 2: the group boundaries ``t_q = F^^{-1}(q / Q)`` from a released ECDF (post-processing).
-
-    Returns ``(boundaries, bounds, smoothed)``: all ``Q + 1`` boundaries, the ``Q - 1`` interior ones in fixed
-    point, and the smoothed ECDF (``None`` unless ``query.smoothed``); details: docs/hosmer_lemeshow.md.
-    :raise smoothing.SmoothingError: if ``query.smoothed`` and every smoothing solver fails.
+    """Line 6 of Algorithm 2: the group boundaries ``t_q = F^^{-1}(q / Q)`` from a released ECDF (post-processing):
+    ``(boundaries, bounds, smoothed)``, all ``Q + 1`` boundaries, the ``Q - 1`` interior ones in fixed point, the
+    smoothed ECDF (``None`` unless ``query.smoothed``; docs/hosmer_lemeshow.md).  SmoothingError if every solver fails.
     """
     q_count = query.groups
     curve = np.asarray(ecdf, dtype=np.float64)
@@ -359,8 +342,7 @@ def release_boundaries(ecdf: np.ndarray, query: HosmerLemeshowParameters) -> tup
 def party_statistic_draws(log_alpha: float, count: int, parties: int, threshold: int,
                           rng: np.random.Generator | None) -> np.ndarray:
     """Every party's noise on ``count`` statistics, ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)``: int64
-    ``(m, count)``, row ``i`` party ``i``'s draws (``rng=None``: OS randomness; docs/hosmer_lemeshow.md).
-    """
+    ``(m, count)``, row ``i`` party ``i``'s draws (``rng=None``: OS randomness; docs/hosmer_lemeshow.md)."""
     shape = party_noise_shape(parties, threshold)
     return np.stack([np.asarray(polya_difference(shape, size=count, rng=rng, log_alpha=log_alpha), dtype=np.int64)
                      for _ in range(parties)])
@@ -381,8 +363,7 @@ P_BAND_SPAN: float = 0.5
 @dataclass(frozen=True)
 class HosmerLemeshowBand:
     """How much the release's noise moves ``H`` and its p-value (re-noised copies; not a confidence interval
-    for the noiseless ``H``).  Fields and the noise part's formula: docs/hosmer_lemeshow.md.
-    """
+    for the noiseless ``H``).  Fields and the noise part's formula: docs/hosmer_lemeshow.md."""
 
     statistic: tuple[float, float]
     p_value: tuple[float, float]
@@ -409,12 +390,9 @@ class HosmerLemeshowBand:
 
 def noise_band(release: HosmerLemeshowRelease, *, draws: int = BAND_DRAWS, level: float = 0.95,
                seed: int = BAND_SEED) -> HosmerLemeshowBand:
-    """The noise band of a release and a warning when the noise dominates (post-processing, no privacy cost).
-
-    Uses released values and public constants only; ``draws >= 100`` copies, central share ``level`` in
-    ``(0, 1)``, public ``seed``.  The warnings: docs/hosmer_lemeshow.md.
-    :raise ValueError: on an invalid ``draws`` or ``level``.
-    """
+    """The noise band of a release and a warning when the noise dominates (post-processing of released values and
+    public constants, no privacy cost): ``draws >= 100`` copies, central share ``level`` in ``(0, 1)``, public
+    ``seed``; ValueError otherwise.  The warnings: docs/hosmer_lemeshow.md."""
     copies = check_int_at_least(draws, "draws", 100)
     share = check_finite(level, "level")
     if not 0 < share < 1:

@@ -54,24 +54,9 @@ def statistic_slacks(query: HosmerLemeshowParameters, parties: int, threshold: i
             polya_tail_bound(math.exp(query.observed_log_alpha), factor, bits))
 
 
-def _own_statistics(fixed: np.ndarray, labels: np.ndarray, bounds: np.ndarray,
-                    scale: int) -> tuple[np.ndarray, np.ndarray]:
-    """This party's exact ``E`` (fixed point) and ``O`` per group; zeros for a party without rows."""
-    groups = bounds.shape[0] + 1
-    if fixed.shape[0] == 0:
-        return np.zeros((2, groups), dtype=np.int64), np.zeros((2, groups), dtype=np.int64)
-    return group_statistics(fixed, labels, bounds, scale=scale)
-
-
 async def _checked_statistics(sectype: Any, own: np.ndarray, groups: int, scale: int, own_rows: int) -> Any:
-    """Every party's ``4 Q`` exact group sums, secret-shared, summed, after a validity check per party.
-
-    For each party ``i`` (one secure zero test per check, :func:`secure.aggregation.refuse_deviating_parties`):
-    its counts ``O`` sum to its public row count ``n_i``, and in every group ``q``
-    ``E_{1,q} + E_{0,q} = 2^b (O_{1,q} + O_{0,q})`` (each row adds ``k_i`` and ``2^b - k_i``).  So a party
-    cannot input more rows than it declared, nor expected values that no rows of its own give in sum.
-    Not checked: negative entries, or ``E_{1,q}`` beyond ``2^b O``.
-
+    """Every party's ``4 Q`` exact group sums, secret-shared, summed, after a check per party that its ``O`` sum to
+    its public row count and its ``E`` match its ``O`` in every group (docs/hosmer_lemeshow.md).
     :raise secure.errors.InputError: at every party, naming the first deviating party.
     """
     from mpyc.runtime import mpc
@@ -97,22 +82,13 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
                                      statistic_noise_source: StatisticNoiseSource | None = None,
                                      receivers: Sequence[int] = (0,),
                                      seed: int | None = None) -> HosmerLemeshowRelease | None:
-    """Every party calls this with its own rows on a started MPyC runtime (parameters agreed).
-
-    :param probabilities: this party's predicted probabilities (floats; clipped to ``[0, 1]`` here,
-        locally, before the fixed-point encoding).
-    :param labels: this party's labels, 0 or 1 (checked by the caller, e.g. as a declared category list).
-    :param query: the agreed query (budget, ``Q``, grid, precision, smoothing, accounting).
-    :param node_noise_source: ``plan -> this party's tree-node draws`` (tests); default OS randomness.
-    :param statistic_noise_source: ``(query, m, t) -> (expected, observed)`` draws of this party (tests);
-        default :func:`party_group_noise` with OS randomness.
-    :param receivers: parties that learn the released statistics (party 0 must be one: it computes the
-        boundaries from the released ECDF).
-    :param seed: the public seed the rows came from, recorded on the release (``None``: not said).
-    :return: the release at receivers, ``None`` elsewhere.
-    :raise secure.errors.InputError: no row at any party (the same verdict everywhere).
-    :raise secure.errors.ProtocolFailure: an opened sum outside its possible range, or party 0 could not
-        find the boundaries (smoothing failed): nothing more is released.
+    """Every party calls this with its own rows (probabilities, clipped to ``[0, 1]`` here before the fixed-point
+    encoding; 0/1 labels checked by the caller) on a started MPyC runtime, parameters agreed (docs/hosmer_lemeshow.md).
+    ``node_noise_source`` (``plan -> tree-node draws``) and ``statistic_noise_source`` (``(query, m, t) -> (expected,
+    observed)``, default :func:`party_group_noise`) are test hooks; ``receivers`` must include party 0 (it inverts the
+    released ECDF); ``seed`` is the public seed the rows came from, recorded.  Returns the release at the receivers,
+    ``None`` elsewhere; raises InputError (no row at any party, the same verdict everywhere) or ProtocolFailure (an
+    opened sum out of range, or party 0 could not find the boundaries: nothing more is released).
     """
     from mpyc.runtime import mpc
 
@@ -163,13 +139,14 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
     bits = max(expected_range.bits_needed, observed_range.bits_needed) + 2
     sectype = mpc.SecInt(max(bits, int(mpc.options.bit_length)))
     with meter.phase("statistics"):
-        own_expected, own_observed = _own_statistics(fixed, ys, bounds, scale)
+        zeros = np.zeros((2, q_count), dtype=np.int64)  # a party without rows
+        own_expected, own_observed = (group_statistics(fixed, ys, bounds, scale=scale) if fixed.shape[0]
+                                      else (zeros, zeros))
         draws = (statistic_noise_source(query, parties, threshold) if statistic_noise_source is not None
                  else party_group_noise(query, parties, threshold))
         noise_expected = np.asarray(draws[0], dtype=np.int64).reshape(2, q_count)
         noise_observed = np.asarray(draws[1], dtype=np.int64).reshape(2, q_count)
-        # own sums and own draws, each secret-shared (so no other party sees either); the sums are checked
-        # against the party's public row count before anything is opened (_check_statistics)
+        # own sums and own draws, each secret-shared; the sums checked before anything is opened
         own = np.concatenate([own_expected.ravel(), own_observed.ravel()])
         statistics = await _checked_statistics(sectype, own, q_count, scale, len(ys))
         noise = sum_party_vectors(sectype, np.concatenate([noise_expected.ravel(), noise_observed.ravel()]))

@@ -15,7 +15,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from dp.validation import check_finite, check_labels, check_number, check_positive_int, check_values
+from dp.validation import (check_finite, check_integer_vector, check_labels, check_number, check_positive_int,
+                           check_values)
 
 __all__ = ["HosmerLemeshowResult", "group_statistics", "HosmerLemeshowTerms", "hosmer_lemeshow_terms",
            "hosmer_lemeshow_statistic", "empty_groups", "HosmerLemeshowTest", "hosmer_lemeshow_test",
@@ -37,7 +38,6 @@ class HosmerLemeshowResult:
     empty: np.ndarray
 
 
-
 def group_statistics(fixed_point: npt.ArrayLike, labels: npt.ArrayLike, bounds: npt.ArrayLike, *,
                      scale: int) -> tuple[np.ndarray, np.ndarray]:
     """The exact integer statistics of lines 8-9: ``E`` in fixed point and ``O`` counts per group, int64 ``(2, Q)``.
@@ -48,20 +48,11 @@ def group_statistics(fixed_point: npt.ArrayLike, labels: npt.ArrayLike, bounds: 
     :raise TypeError: if an array is not of an integer dtype.
     """
     unit = check_positive_int(scale, "scale")
-    values = np.asarray(fixed_point)
-    if values.dtype == np.bool_ or not np.issubdtype(values.dtype, np.integer):
-        raise TypeError(f"fixed_point must be an integer array, got dtype {values.dtype}")
-    if values.ndim != 1:
-        raise ValueError(f"fixed_point must be one-dimensional, got shape {values.shape}")
-    values = values.astype(np.int64)
+    values = check_integer_vector(fixed_point, "fixed_point")
     if values.size and (values.min() < 0 or values.max() > unit):
         raise ValueError(f"fixed_point must lie in [0, {unit}]")
     ys = check_labels(labels, values.shape[0])
-    edges = np.asarray(bounds)
-    if edges.dtype == np.bool_ or not np.issubdtype(edges.dtype, np.integer):
-        raise TypeError(f"bounds must be an integer array, got dtype {edges.dtype}")
-    if edges.ndim != 1:
-        raise ValueError(f"bounds must be one-dimensional, got shape {edges.shape}")
+    edges = check_integer_vector(bounds, "bounds")
     if np.any(np.diff(edges) < 0):
         raise ValueError("bounds must be non-decreasing")
     groups = edges.shape[0] + 1

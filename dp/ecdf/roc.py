@@ -36,13 +36,9 @@ ClassNoiseSource = Callable[[TreeNoisePlan, int], np.ndarray]
 
 
 def class_epsilon(epsilon: float, points: int, split: str = "half") -> float:
-    """The budget of each class ECDF so that the pair is ``epsilon``-DP for replace-one ``(score, label)`` rows.
-
-    :param epsilon: budget of the whole ROC release, positive.
-    :param points: number of grid points ``N`` (the tree depth ``L = ceil(log2 N)`` matters for ``disjoint``).
-    :param split: ``half`` (paper: ``epsilon/2`` each) or ``disjoint`` (``epsilon (L+1)/(2 ceil((L+1)/2))``).
-    :raise ValueError: an unknown split, a non-positive epsilon or points.
-    """
+    """The budget of each class ECDF so that the pair is ``epsilon``-DP for replace-one ``(score, label)`` rows:
+    ``half`` (paper: ``epsilon/2`` each) or ``disjoint`` (``epsilon (L+1)/(2 ceil((L+1)/2))``, ``L = ceil(log2 N)``
+    for ``points = N``).  Raises ValueError on an unknown split, a non-positive epsilon or points."""
     value = check_epsilon(epsilon)
     levels = tree_depth(points) + 1
     if split == "half":
@@ -64,10 +60,8 @@ def split_note(epsilon: float, points: int, split: str) -> str:
 
 
 def class_scores(scores: npt.ArrayLike, labels: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Split scores by a 0/1 label: ``(scores of class 1, scores of class 0)``.
-
-    :raise ValueError: shapes differ, a score is not finite, or a label is not 0 or 1 (no count in the message).
-    """
+    """Split scores by a 0/1 label: ``(scores of class 1, scores of class 0)``; ValueError if shapes differ, a score
+    is not finite, or a label is not 0 or 1 (no count in the message)."""
     values = np.asarray(scores, dtype=float)
     if values.ndim != 1:
         raise ValueError(f"scores must be one-dimensional, got shape {values.shape}")
@@ -78,11 +72,8 @@ def class_scores(scores: npt.ArrayLike, labels: npt.ArrayLike) -> tuple[np.ndarr
 
 
 def self_normalise(counts: npt.ArrayLike) -> tuple[np.ndarray, int]:
-    """The paper's normalisation ``F^(t) / F^(c_max)``: the noisy counts over their own last value.
-
-    :param counts: the released noisy cumulative counts of one class on the grid (integers).
-    :return: ``(counts / d, d)`` with ``d = max(counts[-1], 1)`` (a non-positive noisy total becomes 1).
-    """
+    """The paper's normalisation ``F^(t) / F^(c_max)`` of one class's released noisy cumulative counts:
+    ``(counts / d, d)`` with ``d = max(counts[-1], 1)`` (a non-positive noisy total becomes 1)."""
     values = np.asarray(counts)
     if values.ndim != 1 or values.size == 0:
         raise ValueError(f"counts must be a non-empty one-dimensional array, got shape {values.shape}")
@@ -185,14 +176,8 @@ def auc_digits(noise_std: float) -> int:
 
 @dataclass(frozen=True, kw_only=True)
 class RocRelease:
-    """The two released noisy class count vectors on the grid, what is needed to read them, and the run's costs.
-
-    :ivar query: the query released (budget, split, smoothing, columns, missing policy).
-    :ivar positive_counts: ``#{label 1, score <= tau_i} + tree noise``, ``i = 1..N``.
-    :ivar negative_counts: the same for label 0.
-    :ivar n: all rows over all parties (public); the class sizes are not released.
-    :ivar seconds: protocol wall time at this party; ``bytes_sent``: by all parties; ``phases``: per phase.
-    """
+    """The two released noisy class count vectors on the grid (``#{label 1, score <= tau_i} + tree noise``, the same
+    for label 0), the query, ``n`` (all rows, public; class sizes not released) and the run's costs."""
 
     query: RocQuery
     grid: np.ndarray
@@ -331,10 +316,7 @@ class RocRelease:
 
 def plan_roc_noise(*, epsilon: float, points: int, split: str = "half", parties: int = 1,
                    threshold: int = 0) -> TreeNoisePlan:
-    """The tree noise plan of each class ECDF (budget :func:`class_epsilon`).
-
-    :raise ValueError: an invalid parameter (message names it).
-    """
+    """The tree noise plan of each class ECDF (budget :func:`class_epsilon`); ValueError names a bad parameter."""
     return plan_tree_noise(epsilon=class_epsilon(epsilon, points, split), points=points, parties=parties,
                            threshold=threshold)
 
@@ -349,13 +331,9 @@ def private_roc(scores: npt.ArrayLike, labels: npt.ArrayLike, grid: npt.ArrayLik
                 split: str = "half", parties: int = 1, threshold: int = 0,
                 positive_noise: npt.ArrayLike | None = None, negative_noise: npt.ArrayLike | None = None,
                 rng: np.random.Generator | None = None) -> RocRelease:
-    """The simulated path (one process, all rows at hand): the two noisy class count vectors.
-
-    :param positive_noise: total node noise of the class 1 ECDF (summed over parties), or ``None`` to draw it
-        (``plan.draw_total(rng)``); the same for ``negative_noise``.  With the secure path's draws the
-        result equals :func:`run_secure_roc`'s.
-    :raise ValueError: bad scores or labels, no row, or an invalid parameter.
-    """
+    """The simulated path (one process, all rows at hand): the two noisy class count vectors.  ``positive_noise``
+    / ``negative_noise``: each class's total node noise (summed over parties; ``None``: ``plan.draw_total(rng)``);
+    with the secure path's draws the result equals :func:`run_secure_roc`'s.  ValueError: bad rows or parameter."""
     taus = np.asarray(grid, dtype=float)
     positive, negative = class_scores(scores, labels)
     rows = positive.size + negative.size
@@ -471,19 +449,11 @@ def auc_interval(release: RocRelease, *, smooth: int | None, draws: int | None =
 async def run_secure_roc(scores: np.ndarray, labels: np.ndarray, grid: np.ndarray, *, epsilon: float,
                          split: str = "half", noise_source: ClassNoiseSource | None = None,
                          receivers: Sequence[int] | None = None) -> RocRelease | None:
-    """Every party calls this with its own ``(score, label)`` rows on a started MPyC runtime (parameters agreed).
-
-    Two secure tree-mechanism releases (:func:`dp.ecdf.secure_release.run_secure_ecdf`): class 1, then class 0,
-    each party's class count vector secret-shared, only its total row count exchanged.
-
-    :param scores: this party's scores (finite), clipped to the grid's range by the caller.
-    :param labels: its 0/1 labels, aligned.
-    :param noise_source: ``(plan, label) -> this party's node draws`` (tests); default OS randomness.
-    :param receivers: parties that learn the release (default all).
-    :return: the release at receivers, ``None`` elsewhere.
-    :raise secure.session.InputError: no row at any party.
-    :raise secure.session.ProtocolFailure: an opened count outside its possible range.
-    """
+    """Every party calls this with its own ``(score, label)`` rows (finite scores clipped to the grid's range by the
+    caller) on a started MPyC runtime, parameters agreed: two secure tree-mechanism releases
+    (:func:`dp.ecdf.secure_release.run_secure_ecdf`), class 1 then class 0, only each party's total row count
+    exchanged.  ``noise_source``: ``(plan, label) -> node draws`` (tests).  Returns the release at ``receivers``
+    (default all), ``None`` elsewhere; raises InputError (no row at any party) or ProtocolFailure."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.secure_release import run_secure_ecdf

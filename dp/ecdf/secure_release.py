@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from dp.ecdf.grid import prefix_positions, true_counts
 from dp.ecdf.query import EcdfParameters
 from dp.ecdf.tree import TreeNoisePlan
 from dp.ecdf.analysis import SmoothedCurve, smooth_release
-from dp.report_text import run_rows, text_table
+from dp.report_text import run_costs, run_rows, text_table
 from dp.umpc.protocol import polya_tail_bound
 
 
@@ -56,6 +56,7 @@ class EcdfRelease:
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
     query: EcdfParameters | None = None  # the face's query (:mod:`dp.ecdf.face`): what .table() and .record() say
 
+    noise_source: ClassVar[str] = "parties"  # the tree noise is drawn by the parties (:mod:`dp.noise_defaults`)
     TITLE = "Private ECDF (tree mechanism, Barczewski, Mawass & Ramon)"
 
     @property
@@ -104,31 +105,12 @@ class EcdfRelease:
                 "noise_source": self.noise_source, "guarantee": self.guarantee, **self.curve.record(),
                 "counts": self.counts.tolist(), "point_std": self.point_std, **self.honest_keys()}
 
-    @property
-    def noise_std(self) -> float:
-        """Sd of each released ECDF value due to the tree noise (``point_std``, statistic units)."""
-        return self.point_std
-
-    @property
-    def sampling_error_bound(self) -> float:
-        """0: every row is counted exactly (nothing is sampled)."""
-        return 0.0
-
-    @property
-    def error_bound(self) -> float:
-        """One sd of each released value's error: the noise's only."""
-        return math.hypot(self.noise_std, self.sampling_error_bound)
-
     def honest_keys(self) -> dict[str, Any]:
-        """The record's uncertainty keys (as :meth:`dp.umpc.protocol.UStatRelease.record`); no seed: nothing sampled."""
-        return {"noise_std": self.noise_std, "sampling_error_bound": self.sampling_error_bound,
-                "error_bound": self.error_bound, "seed": None,
+        """The record's uncertainty keys (as :meth:`dp.umpc.protocol.UStatRelease.record`): the tree noise's sd per
+        released value (``point_std``), no sampling error, no seed (every row counted exactly)."""
+        return {"noise_std": self.point_std, "sampling_error_bound": 0.0,
+                "error_bound": math.hypot(self.point_std, 0.0), "seed": None,
                 "uncertainty_covers": "DP noise only (noise_std per released point); exact counts, no sampling error"}
-
-    @property
-    def noise_source(self) -> str:
-        """``parties``: the tree noise is drawn by the parties (:mod:`dp.noise_defaults` says why)."""
-        return "parties"
 
     @property
     def guarantee(self) -> str:
@@ -144,12 +126,11 @@ class EcdfRelease:
         return self.counts / self.n
 
 
-def count_slack(alpha: float, shape: float, points: int) -> int:
-    """Bound on the noise of any of ``points`` released counts, each a difference of Pólya sums of total
-    ``shape`` at ratio ``alpha`` (a plan's ``levels * variance_factor``), failing with probability < 2**-40
-    (docs/ecdf.md)."""
+def count_slack(plan: TreeNoisePlan | Any, points: int) -> int:
+    """Bound on the noise of any of ``points`` released counts of ``plan`` (each a difference of Pólya sums of total
+    shape ``levels * variance_factor`` at ratio ``alpha``), failing with probability < 2**-40 (docs/ecdf.md)."""
     bits = 41 + max(0, math.ceil(math.log2(max(points, 1))))
-    return polya_tail_bound(alpha, shape, bits)
+    return polya_tail_bound(plan.alpha, plan.levels * plan.variance_factor, bits)
 
 
 def _check_inputs(values: np.ndarray, plan: TreeNoisePlan, *, parties: int, threshold: int) -> str | None:
@@ -175,21 +156,12 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
                           subset: Sequence[int] | None = None, noise_source: NodeNoiseSource | None = None,
                           receivers: Sequence[int] | None = None,
                           public_rows: int | None = None) -> EcdfRelease | None:
-    """Every party calls this with its own values on a started MPyC runtime (parameters agreed).
-
-    :param values: this party's values (one column, finite floats; a NaN or infinite value is refused at every party).
-    :param grid: the public grid ``tau_1 < ... < tau_N`` (``plan.points`` points).
-    :param plan: tree noise plan with ``parties = m`` and ``threshold = t`` of the runtime (else refused).
-    :param subset: 0-based grid positions to release (``B``); default all.
-    :param noise_source: ``plan -> this party's node draws`` (tests); default OS randomness.
-    :param receivers: parties that learn the release (default all).
-    :param public_rows: this party's public number of rows when ``values`` is a private subset of them
-        (:mod:`dp.ecdf.roc`; docs/ecdf.md); default ``len(values)``.
-    :return: the release at receivers, ``None`` elsewhere.
-    :raise secure.session.InputError: no row at any party, a plan not calibrated for this run's ``m`` and
-        ``t``, a missing value at any party (the same verdict everywhere, before anything is shared).
-    :raise secure.session.ProtocolFailure: an opened count outside its possible range.
-    """
+    """Every party calls this with its own values (one finite column) on a started MPyC runtime (parameters agreed):
+    the noisy counts at the grid positions ``subset`` (default all) to ``receivers`` (default all), ``None`` elsewhere.
+    ``plan`` must be calibrated for the runtime's ``m`` and ``t``; ``noise_source`` (``plan -> node draws``) is the
+    test hook; ``public_rows`` is this party's public row count when ``values`` is a private subset of them
+    (:mod:`dp.ecdf.roc`; docs/ecdf.md).  Raises InputError (no row anywhere, a plan for another run, a missing value:
+    the same verdict everywhere, before anything is shared) or ProtocolFailure (an opened count out of range)."""
     from mpyc.runtime import mpc
 
     from secure.aggregation import SumRange, guarded_reveal_array, sum_counted_vectors, sum_party_vectors
@@ -224,13 +196,10 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
             noisy = noisy + node_noise[positions[:, level]]
         await meter.settle(noisy)
     with meter.phase("reveal"):
-        opened = await guarded_reveal_array(noisy, SumRange(0, rows, count_slack(plan.alpha, plan.levels * plan.variance_factor, len(chosen))), receivers)
+        opened = await guarded_reveal_array(noisy, SumRange(0, rows, count_slack(plan, len(chosen))), receivers)
     phases = await meter.totals_over_parties()
     if opened is None:
         return None
     return EcdfRelease(grid=np.asarray(grid, dtype=float), subset=chosen, counts=opened, n=rows,
                        epsilon=plan.epsilon, parties=plan.parties, threshold=plan.threshold, levels=plan.levels,
-                       point_std=math.sqrt(plan.point_variance) / rows,
-                       seconds=sum(c.seconds for c in phases.values()),
-                       bytes_sent=sum(c.bytes_sent for c in phases.values()),
-                       phases={k: {"seconds": c.seconds, "bytes_sent": c.bytes_sent} for k, c in phases.items()})
+                       point_std=math.sqrt(plan.point_variance) / rows, **run_costs(phases))

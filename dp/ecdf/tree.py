@@ -18,7 +18,8 @@ from dp.calibration import (
     party_noise_shape,
 )
 from dp.ecdf.grid import check_points, node_count, prefix_positions, tree_depth, true_counts
-from dp.validation import check_epsilon, check_noise_scale, check_parties, check_positive, check_positive_int
+from dp.validation import (check_epsilon, check_integer_vector, check_noise_scale, check_parties, check_positive,
+                           check_positive_int)
 from secure.noise.party import polya_difference
 
 __all__ = ["TreeNoisePlan", "plan_tree_noise", "noisy_counts", "private_ecdf", "continual_gaussian_sigma",
@@ -139,27 +140,13 @@ def plan_tree_noise(*, epsilon: float, points: int, parties: int = 1, threshold:
                          continual=continual)
 
 
-# --------------------------------------------------------------------------------------------------
-# release
-
-def _integer_vector(values: npt.ArrayLike, name: str, length: int | None = None) -> np.ndarray:
-    array = np.asarray(values)
-    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(f"{name} must be an integer array, got dtype {array.dtype}")
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
-    if length is not None and array.shape[0] != length:
-        raise ValueError(f"{name} must have length {length}, got {array.shape[0]}")
-    return array.astype(np.int64, copy=False)
-
-
 def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray:
     """The released counts ``counts + prefix_incidence(N) @ node_noise`` (eq. 2 times n), int64 of length ``N``,
     or ``(runs, N)`` for a batch ``node_noise`` of shape ``(runs, |I[L]|)``.
     :raise ValueError: if a length does not match or ``counts`` is empty.
     :raise TypeError: if an array is not of an integer dtype.
     """
-    count_vec = _integer_vector(counts, "counts")
+    count_vec = check_integer_vector(counts, "counts")
     if count_vec.shape[0] == 0:
         raise ValueError("counts must not be empty")
     points = check_points(count_vec.shape[0])
@@ -167,9 +154,9 @@ def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray
     if raw.ndim == 2:
         if raw.shape[0] == 0:
             raise ValueError("node_noise must hold at least one run")
-        _integer_vector(raw[0], "node_noise", node_count(points))  # dtype and length of every run
+        check_integer_vector(raw[0], "node_noise", node_count(points))  # dtype and length of every run
         return count_vec[None, :] + raw.astype(np.int64, copy=False)[:, prefix_positions(points)].sum(axis=2)
-    noise = _integer_vector(raw, "node_noise", node_count(points))
+    noise = check_integer_vector(raw, "node_noise", node_count(points))
     return count_vec + noise[prefix_positions(points)].sum(axis=1)
 
 def private_ecdf(values: npt.ArrayLike, grid: npt.ArrayLike, plan: TreeNoisePlan, *,
@@ -187,7 +174,7 @@ def private_ecdf(values: npt.ArrayLike, grid: npt.ArrayLike, plan: TreeNoisePlan
         raise ValueError("values must contain at least one row, got 0")
     if counts.shape[0] != plan.points:
         raise ValueError(f"grid must have plan.points = {plan.points} points, got {counts.shape[0]}")
-    noise = plan.draw_total(rng) if node_noise is None else _integer_vector(node_noise, "node_noise",
+    noise = plan.draw_total(rng) if node_noise is None else check_integer_vector(node_noise, "node_noise",
                                                                             plan.node_count)
     return noisy_counts(counts, noise) / rows
 

@@ -17,6 +17,7 @@ from dp.noise_plans import NoisePlan
 from dp.rank_auc.query import (Query, auc_query, check_bit_length, plans_for_rows, release_guarantee,
                                required_bit_length, sum_ranges)
 from dp.rank_auc.report import RankAucRelease, estimate_auc, estimate_noise_std
+from dp.report_text import run_costs
 from secure.security_parameter import restores_security_parameter
 
 __all__ = ["release", "release_runs", "simulate", "exact", "exact_sums"]
@@ -157,9 +158,7 @@ async def _release(query: Query, rows: Any, *, receivers: Sequence[int] | None =
     if not opened:
         return None, delta
     return _released(query, plans, plan, opened, n, parties, threshold, delta=delta, guarantee=guarantee,
-                     comparison_leak=leak.record(), filled=filled, seconds=sum(c.seconds for c in phases.values()),
-                     bytes_sent=sum(c.bytes_sent for c in phases.values()),
-                     phases={k: {"seconds": c.seconds, "bytes_sent": c.bytes_sent} for k, c in phases.items()}), delta
+                     comparison_leak=leak.record(), filled=filled, **run_costs(phases)), delta
 
 
 def _released(query: Query, plans: Sequence[NoisePlan], plan: Any, sums: Sequence[int], n: int, parties: int,

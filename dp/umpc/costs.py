@@ -264,20 +264,7 @@ def protocol_costs(n: int, tuples: int, *, epsilon: float, t: int, bits: int = 4
     return {row.protocol: row for row in rows}
 
 
-# --- what MPyC sends -------------------------------------------------------------------------------
-
-#: Calibration, measured ONCE (MPyC 0.11, ``-M3``, ``-L 32`` so a 64-bit prime field, 1000-element
-#: secure arrays, bytes counted by :func:`secure.meter.bytes_sent` summed over the 3 parties):
-#:
-#: - ``mpc.input`` from one sender: 21 812 B / 1000 = 21.8 B per element, i.e. 10.9 B per element per
-#:   receiving party (8 B of field element plus MPyC's serialisation and message overhead);
-#: - ``x * y``: 64 439 B / 1000 = 64.4 B per product, i.e. 10.74 B per ordered party pair (6 pairs):
-#:   one resharing message per pair;
-#: - ``mpc.np_sgn(x, l=b)``: 1680, 2437, 3194, 4707 B per element at b = 8, 12, 16, 24: linear,
-#:   ``166.3 + 189.26 b`` B, i.e. ``27.7 + 31.54 b`` B per ordered party pair (about 3 field elements per
-#:   bit: random-bit generation and the openings of the comparison).
-#:
-#: Not fitted to any test or to the scenario; all byte constants scale with the field size.
+#: bytes MPyC sends per operation, measured once at ``m = 3`` in a 64-bit field (docs/umpc_analysis.md)
 MPYC_CALIBRATION: dict[str, float] = {
     "field_bits": 64.0,
     "input_bytes_per_receiver": 21812 / 1000 / 2,

@@ -26,9 +26,6 @@ __all__ = ["delegate_size", "delegates_for_run", "choose_delegates", "draw_deleg
 _RELATIVE_TOLERANCE = 1e-12  # floating-point slack when comparing (1 - f_H)^k with epsilon_fail
 
 
-# ------------------------------------------------------------------------------------------ sizing
-
-
 def delegate_size(epsilon_fail: float, honest_fraction: float, *, parties: int | None = None) -> int:
     """Size ``|Z| = ceil(log(epsilon_fail) / log(1 - f_H))`` (>= 1) of the noise-drawing subgroup, capped at
     ``parties`` if given; exact powers are not rounded up (Sinh & Ramon §4; docs/umpc_analysis.md).
@@ -75,11 +72,7 @@ def choose_delegates(generator: np.random.Generator, parties: int, size: int) ->
     if not isinstance(generator, np.random.Generator):
         raise TypeError(f"choose_delegates takes a numpy.random.Generator, not a seed (got {generator!r}): in a run "
                         "the delegates come from draw_delegates (fresh joint randomness of the run), never from --seed")
-    m = check_positive_int(parties, "parties")
-    k = check_positive_int(size, "number of delegates")
-    if k > m:
-        raise ValueError(f"number of delegates must be at most the number of parties ({m}), got {k}")
-    return choose_subset(generator, m, k)
+    return choose_subset(generator, *_check_size(parties, size))
 
 
 #: How a run's ``Z`` is drawn, in the record's ``delegates_drawn_from`` and the printed table.
@@ -87,21 +80,19 @@ DELEGATES_DRAWN_FROM = "fresh joint randomness of this run, every party contribu
 
 
 async def draw_delegates(parties: int, size: int) -> tuple[int, ...]:
-    """``Z`` for a secure run: ``size`` of ``parties`` ids from fresh joint randomness (same at every party).
+    """``Z`` for a secure run: ``size`` of ``parties`` ids from fresh joint randomness (same at every party), one
+    call of :func:`secure.public_randomness.joint_choice` that every party makes at the same point; no option and
+    no earlier public value (``--seed``) enters it, so ``Z`` is independent of a static corruption (Sinh & Ramon §4,
+    ``M_HF``; docs/umpc_analysis.md).  ValueError if ``size`` is not in ``[1, parties]``."""
+    return await joint_choice(*_check_size(parties, size))
 
-    One call of :func:`secure.public_randomness.joint_choice`: each party secret-shares a uniform element
-    of a 127-bit field from its OS, the sum is opened only after every contribution is shared, and the sum
-    seeds the choice.  No option and no earlier public value (the tuples' seed, ``--seed``) enters it, so
-    ``Z`` is independent of a static corruption (Sinh & Ramon §4, threat model ``M_HF``).  Every party must
-    call it at the same point of the protocol.
 
-    :raise ValueError: if ``size`` is not in ``[1, parties]``.
-    """
+def _check_size(parties: int, size: int) -> tuple[int, int]:
     m = check_positive_int(parties, "parties")
     k = check_positive_int(size, "number of delegates")
     if k > m:
         raise ValueError(f"number of delegates must be at most the number of parties ({m}), got {k}")
-    return await joint_choice(m, k)
+    return m, k
 
 
 def _check_corrupt(size: int, corrupt_delegates: int | None) -> tuple[int, int]:
@@ -117,13 +108,8 @@ def _check_corrupt(size: int, corrupt_delegates: int | None) -> tuple[int, int]:
 
 
 def delegate_noise_shape(size: int, corrupt_delegates: int | None = None) -> float:
-    """Pólya shape of each delegate's draw: ``1/(|Z| - t_Z)``; ``1`` when ``t_Z`` is not bounded.
-
-    :param size: ``|Z|``.
-    :param corrupt_delegates: ``t_Z``, a bound on corrupt delegates; ``None`` means ``|Z| - 1``
-        (only "at least one honest delegate" is known).
-    :raise ValueError: if ``t_Z`` is not in ``[0, |Z| - 1]``.
-    """
+    """Pólya shape of each delegate's draw, ``1/(|Z| - t_Z)`` for ``size = |Z|`` and ``corrupt_delegates = t_Z``;
+    ``1`` when ``t_Z`` is not bounded (``None``: ``|Z| - 1``).  ValueError if ``t_Z`` is not in ``[0, |Z| - 1]``."""
     k, t = _check_corrupt(size, corrupt_delegates)
     return 1.0 / (k - t)
 
@@ -132,9 +118,6 @@ def delegated_variance_factor(size: int, corrupt_delegates: int | None = None) -
     """Total noise variance over that of one central mechanism: ``|Z| / (|Z| - t_Z)`` (``|Z|`` by default)."""
     k, t = _check_corrupt(size, corrupt_delegates)
     return k / (k - t)
-
-
-# -------------------------------------------------------------------------------------------- plan
 
 
 def delegate_plan(plan: NoisePlan, delegates: Sequence[int], *, corrupt_delegates: int | None = None,
@@ -166,16 +149,9 @@ def delegate_plan(plan: NoisePlan, delegates: Sequence[int], *, corrupt_delegate
 
 def delegated_draws(plan: NoisePlan, draws: Sequence[int] | None = None,
                     rng: np.random.Generator | None = None) -> np.ndarray:
-    """Per-party noise of the simulated path: delegates' draws, 0 for everyone else.
-
-    The layout of ``noise[:, output, :]`` in :func:`dp.umpc.protocol.simulate`, so the simulated release with
-    delegated noise is ``simulate(..., noise=...)`` with these vectors.
-
-    :param plan: the delegated plan (:func:`delegate_plan`).
-    :param draws: fixed draws, one per delegate in ``plan.delegates`` order (tests); else drawn.
-    :param rng: generator for drawn noise (tests; default OS randomness).
-    :return: object array of length ``m``.
-    """
+    """Per-party noise of the simulated path for a delegated ``plan``: the delegates' draws (``draws``, in
+    ``plan.delegates`` order, or drawn from ``rng``, default OS randomness), 0 for everyone else; an object array
+    of length ``m``, the layout of ``noise[:, output, :]`` in :func:`dp.umpc.protocol.simulate`."""
     noise = np.zeros(plan.parties, dtype=object)
     if draws is None:
         draws = [plan.draw(rng) for _ in plan.delegates]
@@ -185,8 +161,6 @@ def delegated_draws(plan: NoisePlan, draws: Sequence[int] | None = None,
         noise[party] = int(value)
     return noise
 
-
-# ------------------------------------------------------------------------------------------ secure
 
 DelegateNoiseSource = Callable[[NoisePlan], "int | np.ndarray"]
 

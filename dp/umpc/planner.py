@@ -31,33 +31,19 @@ HISTOGRAM_FORMS = ("kendall", "gini", "auc", "duplicate", "rand", "vus")
 #: kernels with a rank-sum form after one sort (:mod:`secure.ranking`)
 SORT_KERNELS = ("auc", "gini")
 
-#: seconds per secure comparison and bit of its length (Kendall on Framingham, |E| = 2n = 8476 pairs,
-#: 2 comparisons of 17 bits per pair: about 7 s in the kernel phase)
+#: the cost model's constants, each measured on the workload docs/umpc_analysis.md ("Constants of the cost model")
+#: names: seconds per comparison bit, per compare-exchange bit of a sort, per histogram cell, per product, per run
 SECONDS_PER_COMPARISON_BIT = 24e-6
-#: seconds per compare-exchange and bit in a Batcher sort (AUC of 2559 scores at 19 bits with its equality runs:
-#: 17.1 s on an idle machine, scenarios.bench_sort; 32.0 s and Gini of 4238 rows 34.7 s on a loaded one,
-#: scenarios.bench_paths)
 SECONDS_PER_EXCHANGE_BIT = 15e-6
-#: seconds per grid cell of the histogram path (inputs of every party, prefix sums, one product:
-#: a 600 x 400 grid of 3 parties in 2.1 s)
 SECONDS_PER_CELL = 8.75e-6
-#: seconds per secure product of a tuple's kernel beyond its comparisons
 SECONDS_PER_PRODUCT = 4e-6
-#: seconds of fixed cost per run of any path (the reveal, a few rounds)
 SECONDS_FIXED = 0.3
-#: bytes of one field element as MPyC holds it in memory (Python ints in object arrays, measured)
+#: bytes of one field element in memory, on the wire per receiving party; a party's memory before any data
 BYTES_PER_ELEMENT = 64
-#: bytes per field element on the wire, per receiving party (a Shamir share of a ~64-bit field;
-#: the 441 x 241 Kendall histogram of 3 parties: 7.1 MB in all)
 WIRE_BYTES = 11
-#: memory of a party before any data: the interpreter, NumPy, MPyC (measured on a 300-row run)
 BASE_MEMORY = 70e6
-#: bytes sent by all parties for one discrete Laplace sampled inside MPC (the default noise): about
-#: 0.4 MB per released sum, whichever path computed the sum (410 kB measured for 64-bit coins with the sampler's
-#: comparison tree; 828 kB with the prefix products it replaced)
+#: bytes sent by all parties per discrete Laplace sampled inside MPC; memory per evaluated tuple (tuples path)
 NOISE_BYTES_PER_SUM = 4e5
-#: memory per evaluated tuple on the tuples path beyond the shared rows (MPyC's pending secure values
-#: of the batches: 258 MB at |E| = 2 10^4, 750 MB at 2 10^5, ``scenarios.bench_scale``)
 MEMORY_PER_TUPLE = 4.5e3
 #: the histogram path is refused above this modelled memory per party ...
 HISTOGRAM_MEMORY_LIMIT = 8 << 30

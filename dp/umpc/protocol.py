@@ -20,6 +20,7 @@ from dp import calibration
 from dp.noise_plans import MPC_LAPLACE, NOISE_SOURCES, NoisePlan, plan_noise, polya_tail_bound, samplers
 from dp.sampling import SAMPLING_METHODS, max_degree, sample_tuples, tuple_count
 from dp.comparison_leakage import leak_of_run, tuples_leak_plan, tuples_path_openings
+from dp.report_text import run_costs
 from dp.umpc.report import UStatRelease
 from dp.umpc.sampler_variance import incompleteness_variance_bound
 from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace
@@ -112,14 +113,9 @@ class UStatQuery(KernelColumns):
         self._check_noise_budget()
 
     def _check_noise_budget(self) -> None:
-        """Refuse an epsilon the integer noise cannot serve, before any data is shared.
-
-        A released sum's sensitivity is ``delta_max`` times its output's, with ``delta_max >= 1``
-        known only once the tuples are sampled; the check here uses ``delta_max = 1``, a necessary
-        condition (a larger sensitivity needs a larger epsilon, for the party Pólya draws and the
-        in-MPC sampler alike); :func:`plan_noise` checks the exact one.  Binomial noise (``delta > 0``
-        with party noise) serves any epsilon (its trials are bounded by delta alone).
-        """
+        """Refuse an epsilon the integer noise cannot serve, before any data is shared: the necessary condition at
+        ``delta_max = 1`` (:func:`plan_noise` checks the sampled one; binomial noise serves any epsilon;
+        docs/umpc_analysis.md)."""
         if self.noise == "parties" and self.delta > 0:
             return
         count = len(self.outputs)
@@ -133,14 +129,8 @@ class UStatQuery(KernelColumns):
 
 
 def prepare_rows(query: UStatQuery, values: np.ndarray) -> FixedPointRows:
-    """A party's rows, validated, clipped (if local clipping), in fixed point and kernel encoding.
-
-    A label column declared without a category list takes the kernel's labels (0/1, 0/1/2); one
-    declared with its own list (``no/yes``) keeps it, its codes being the roles by order.
-
-    :raise secure.session.InputError: a label outside its allowed values, a value outside a column's
-        declared categories (without an ``other`` bucket).
-    """
+    """A party's rows, validated, clipped (if local clipping), in fixed point and kernel encoding
+    (:func:`prepare_kernel_rows`)."""
     return prepare_kernel_rows(query, values, clip=query.clipping == "local")
 
 
@@ -155,14 +145,11 @@ def kernel_specs(columns: KernelColumns) -> list[ColumnSpec]:
 
 
 def prepare_kernel_rows(columns: KernelColumns, values: np.ndarray, *, clip: bool) -> FixedPointRows:
-    """A party's rows for the kernel columns of any query (:func:`prepare_rows` without a :class:`UStatQuery`).
-
-    Label columns without a category list take the kernel's labels; the rows are validated, clipped
-    to their declared domains if ``clip`` (else refused outside them), put in fixed point and in the
-    kernel's encoding.  Used by :func:`prepare_rows` and by :mod:`dp.bell.subsampled_pairs`.
-
-    :raise secure.session.InputError: a label outside its allowed values, a value outside a column's
-        declared categories (without an ``other`` bucket).
+    """A party's rows for the kernel columns of any query, validated, clipped to their declared domains if ``clip``
+    (else refused outside them), in fixed point and the kernel's encoding; a label column without a category list
+    takes the kernel's labels (0/1, 0/1/2), one with its own list (``no/yes``) keeps it, its codes the roles by order.
+    :raise secure.session.InputError: a label outside its allowed values, a value outside a column's declared
+        categories (without an ``other`` bucket).
     """
     fixed = to_fixed_point(values, kernel_specs(columns), clip=clip)
     fixed.columns = fixed.integers
@@ -258,17 +245,10 @@ def release_guarantee(query: UStatQuery, plans: Sequence[NoisePlan], delta: floa
 
 
 def sampling_error_bound(query: UStatQuery, rows: int, tuples: np.ndarray, sums: Sequence[float]) -> float:
-    """One sd of the tuple-sampling (incompleteness) error ``U_{f,E} - U``, bounded from public values only.
-
-    One output: ``sqrt`` of :func:`dp.umpc.sampler_variance.incompleteness_variance_bound` for the kernel's
-    output range ``(high - low) / scale`` (public), ``n``, ``k``, ``|E|`` and the drawn ``E`` (Sinh & Ramon
-    App. D.1.2): data-independent.  All tuples: 0.  A ratio ``N/D`` (AUC, VUS: numerator in ``[0, 1]`` on
-    a comparable tuple, else 0): with ``R = N/D`` on all tuples, ``g = num - R den`` has mean 0 over all
-    tuples and ``R_E - R = mean_E g / mean_E den`` exactly; ``Var g <= p r^2 / 4`` with ``p`` the share of
-    comparable tuples (Bhatia-Davis on the comparable ones), so to first order
-    ``sd(R_E - R) <= sqrt(bound(r) / p)``, with ``p`` the released (noisy) ``D / |E|`` plugged in --
-    post-processing of the release (a DP estimate, not data-independent); ``nan`` if ``D <= 0``.
-    """
+    """One sd of the tuple-sampling (incompleteness) error ``U_{f,E} - U`` (Sinh & Ramon App. D.1.2): 0 for all
+    tuples; one output: ``sqrt`` of :func:`dp.umpc.sampler_variance.incompleteness_variance_bound` (public values
+    only); a ratio ``N/D``: ``sqrt(bound / p)`` with ``p`` the released ``D / |E|`` (``nan`` if ``D <= 0``).
+    Derivation: docs/umpc_analysis.md."""
     if query.tuples is None:
         return 0.0
     outputs = query.outputs
@@ -302,9 +282,6 @@ def _noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> lis
     return [math.sqrt(plan.variance) / (count * out.scale) for out, plan in zip(query.outputs, plans)]
 
 
-# ----------------------------------------------------------------------------------------- simulated
-
-
 @dataclass
 class Simulation:
     """Result of :func:`simulate`: estimates over runs, and the noiseless references."""
@@ -320,18 +297,10 @@ class Simulation:
 def simulate(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int, seed: int,
              runs: int = 1, noise: np.ndarray | None = None,
              noise_rng: np.random.Generator | None = None) -> Simulation:
-    """Run Pi_U-MPC in one process (plain NumPy), ``runs`` times with fresh noise, same tuples.
-
-    :param rows_by_party: each party's rows (floats, kernel column order), as they would hold them.
-    :param threshold: ``t``; the number of parties ``m`` is ``len(rows_by_party)``.
-    :param seed: the public seed (picks the tuples exactly as the secure path does).
-    :param runs: number of independent noise draws.
-    :param noise: optional fixed per-party draws, shape ``(runs, outputs, parties)``; for noise
-        sampled in MPC, shape ``(runs, outputs)`` or ``(runs, outputs, k)`` (summed over the last axis).
-    :param noise_rng: generator for the draws (tests only; default: OS randomness per draw).  Noise
-        sampled in MPC is drawn with its plaintext mirror
-        (:func:`dp.secret_noise.simulate_secret_laplace`), one joint value per sum and run.
-    """
+    """Run Pi_U-MPC in one process (plain NumPy), ``runs`` times with fresh noise, same tuples: each party's rows
+    (floats, kernel column order; ``m = len(rows_by_party)``), threshold ``t``, the public ``seed`` (the tuples of
+    the secure path); ``noise``: fixed draws (:func:`simulated_noise`); ``noise_rng``: the draws' generator (tests;
+    default OS randomness)."""
     parties = len(rows_by_party)
     fixed = np.vstack([prepare_rows(query, np.asarray(rows, dtype=float).reshape(-1, len(query.specs))).integers
                        for rows in rows_by_party])
@@ -397,17 +366,10 @@ def _plaintext_sums(query: UStatQuery, fixed: np.ndarray, tuples: np.ndarray) ->
     return totals
 
 
-# ------------------------------------------------------------------------------------------- secure
-
-
 def sampled_bit_length(query: UStatQuery, rows: int, parties: int, threshold: int) -> int:
-    """Signed bit length the sampled (tuples) path needs for ``rows`` rows, from public parameters only.
-
-    The kernel's comparisons, and the noisy sums at their worst: the most tuples the sampling can give
-    (``--pairs``, or every ``C(n, k)`` tuple for ``all`` and Bernoulli sampling) times the largest kernel
-    output, plus the tail bound of the noise planned for the largest possible ``delta_G_max``; for noise
-    sampled in MPC also its binary digits.  Never below MPyC's default 32 (the length runs had before).
-    """
+    """Signed bit length the sampled (tuples) path needs for ``rows`` rows, from public parameters only: the
+    kernel's comparisons and the noisy sums at their worst (most tuples times the largest output, plus the noise's
+    tail bound at the largest ``delta_G_max``; in-MPC noise: its digits), at least 32 (docs/umpc_analysis.md)."""
     bits = query.kernel.comparison_bits(query.widths)
     complete = tuple_count(rows, query.kernel.degree)
     most = complete if query.tuples is None or query.sampling == "bernoulli" else min(query.tuples, complete)
@@ -425,17 +387,10 @@ def sampled_bit_length(query: UStatQuery, rows: int, parties: int, threshold: in
 
 
 def secure_integer_type(query: Any, rows: int | None = None) -> tuple[Any, int]:
-    """MPyC's secure integers and the comparison bit length the kernel needs.
-
-    Without ``-L`` the length follows from the public parameters (:func:`sampled_bit_length` when
-    ``rows`` is given, else at least the comparison bits); an explicit ``-L`` overrides it and is refused
-    if the comparisons need more.
-
-    :param query: a query with ``kernel``, ``specs`` and ``widths``.
-    :param rows: the number of rows over all parties (public), when known.
-    :raise secure.session.InputError: if the kernel's comparisons need more than the given ``-L`` bits
-        (the same verdict at every party, since the parameters were agreed).
-    """
+    """MPyC's secure integers and the comparison bit length the kernel needs, for a query with ``kernel``, ``specs``
+    and ``widths``: without ``-L`` from the public parameters (:func:`sampled_bit_length` when the public ``rows``
+    are known, else at least the comparison bits); a given ``-L`` is refused (InputError, the same verdict at every
+    party) if the comparisons need more."""
     from mpyc.runtime import mpc
 
     from secure.security_parameter import secure_integers
@@ -459,11 +414,6 @@ def secure_integer_type(query: Any, rows: int | None = None) -> tuple[Any, int]:
 NoiseSource = Callable[[NoisePlan, int], int]
 
 
-def _own_draw(plan: NoisePlan, index: int) -> int:
-    """This party's OS-random draw for released sum ``index`` (the default :data:`NoiseSource`)."""
-    return plan.draw()
-
-
 def _draw_at(draw: NoiseSource, plan: NoisePlan, *, index: int) -> int:
     """``draw(plan, index)``: a party's draw for released sum ``index``, as a one-argument source."""
     return draw(plan, index)
@@ -482,7 +432,7 @@ def add_noise(totals: Sequence[Any], plans: Sequence[NoisePlan], noise_source: N
         from dp.secret_noise import secret_laplace_noise
 
         return [total + eta for total, eta in zip(totals, secret_laplace_noise(type(totals[0]), samplers(plans)))]
-    draw = noise_source or _own_draw
+    draw: NoiseSource = noise_source or (lambda noise_plan, index: noise_plan.draw())  # default: this party's OS draw
     if plans[0].source == "delegates":
         from dp.umpc.delegation import add_delegated_noise
 
@@ -608,9 +558,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
         max_degree=max_degree(tuples, rows), mechanism=plans[0].mechanism,
         noise_std=_noise_std(query, len(tuples), plans), noisy_sums=opened,
         estimate_std=estimate_noise_std(query, len(tuples), plans, opened),
-        seconds=sum(cost.seconds for cost in phases.values()),
-        bytes_sent=sum(cost.bytes_sent for cost in phases.values()),
-        phases={name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()},
+        **run_costs(phases),
         missing=missing, clipping=query.clipping,
         noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler, delegation_failure=failure,
         seed=public_seed, sampling_error_bound=sampling_error_bound(query, rows, tuples, opened),

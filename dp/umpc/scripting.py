@@ -432,7 +432,7 @@ def exact(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> floa
 
     :raise ValueError: too few rows; for degree 3, more than 2e7 triples.
     """
-    from dp.umpc.protocol import _clip_encoded
+    from dp.umpc.protocol import _clip_encoded, _plaintext_sums
 
     parts = _parts(query, rows_by_party)
     base = query.base
@@ -452,9 +452,5 @@ def exact(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> floa
     else:
         if count > 20_000_000:
             raise ValueError(f"exact over C({rows}, {degree}) = {count} tuples is too large; sample tuples instead")
-        tuples = all_tuples(rows, degree)
-        for start in range(0, len(tuples), PAIRS_PER_BATCH):
-            batch = tuples[start:start + PAIRS_PER_BATCH]
-            outputs = base.kernel.plaintext([fixed[batch[:, j]] for j in range(degree)])
-            totals += np.array([int(np.sum(out, dtype=np.int64)) for out in outputs], dtype=object)
+        totals = _plaintext_sums(base, fixed, all_tuples(rows, degree))
     return float(base.kernel.estimate(list(totals), count, base.widths))
