@@ -1,0 +1,162 @@
+"""Benchmark: the distributed point function of :mod:`secure.fss.dpf` (issue 24, part 4).
+
+Per (N keys, G = 2^bits cells): gen seconds and serialized bytes per key, one server's full-domain sum seconds
+(CPU), the same with the one-hot sketch (target <= 10 s CPU at N = 10^4, G = 2^14; a Python prototype took
+31-44 s, 6.6-7.8 M leaves/s), leaves per second, the AES-128-ECB floor (blocks per second on a 16 MB buffer,
+measured in the same run) and the peak memory (docs/fss.md#dpf).  One process, BLAS on one thread (under
+``-M m`` only party 0 measures)::
+
+    python -m scenarios.bench_dpf
+    python -m scenarios.bench_dpf --quick --json dpf.json
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
+from scenarios.kit.measure import bench_main, peak_rss_bytes
+from scenarios.kit.records import write_record
+
+__all__ = ["main"]
+
+PROTOTYPE_LEAVES_PER_SECOND = (6.6e6, 7.8e6)
+
+
+@dataclass
+class BenchOptions:
+    """Parsed options."""
+
+    keys: tuple[int, ...]
+    bits: tuple[int, ...]
+    quick: bool
+    json: str | None
+
+
+def _integers(text: str, option: str, low: int, high: int) -> tuple[int, ...]:
+    try:
+        values = tuple(int(float(part)) for part in text.split(","))
+    except ValueError:
+        raise UsageError(f"{option} takes comma-separated integers, got {text!r}") from None
+    for value in values:
+        if not low <= value <= high:
+            raise UsageError(f"{option}: {value} is outside [{low}, {high}]")
+    return values
+
+
+def parse_options(argv: Sequence[str]) -> BenchOptions:
+    """Parse the options of the module docstring; :raise UsageError: on a bad value."""
+    from secure.fss.dpf import MAX_BITS
+
+    parser = ScenarioParser(prog="python -m scenarios.bench_dpf", description=__doc__)
+    parser.add_argument("--keys", default=None, help="comma-separated numbers of keys N (default 1000,10000)")
+    parser.add_argument("--bits", default=None, help="comma-separated widths, G = 2^bits cells (default 10,14)")
+    parser.add_argument("--quick", action="store_true", help="N = 200 keys at widths 6 and 10")
+    parser.add_argument("--json", default=None, help="write the numbers to this file")
+    args = parser.parse_args(list(argv))
+    keys = _integers(args.keys, "--keys", 1, 10**7) if args.keys else ((200,) if args.quick else (1000, 10000))
+    bits = _integers(args.bits, "--bits", 1, MAX_BITS) if args.bits else ((6, 10) if args.quick else (10, 14))
+    from scenarios.kit.outputs import check_output_path
+
+    check_output_path(args.json, "--json")
+    return BenchOptions(keys, bits, args.quick, args.json)
+
+
+@dataclass
+class Result:
+    """The numbers of one (N, G)."""
+
+    keys: int
+    bits: int
+    gen_seconds_per_key: float
+    key_bytes: int
+    sum_seconds: float
+    sketch_seconds: float
+    leaves_per_second: float
+    sketch_leaves_per_second: float
+    peak_rss_bytes: int
+
+
+def aes_floor() -> float:
+    """AES-128-ECB blocks per CPU second on a 16 MB buffer (``cryptography``), best of three."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    data, out = os.urandom(1 << 24), bytearray((1 << 24) + 16)
+    encryptor = Cipher(algorithms.AES(os.urandom(16)), modes.ECB()).encryptor()
+    best = 0.0
+    for _ in range(3):
+        start = time.process_time()
+        for _ in range(8):
+            encryptor.update_into(data, out)
+        best = max(best, 8 * (len(data) >> 4) / max(time.process_time() - start, 1e-9))
+    return best
+
+
+def measure(keys: int, bits: int) -> Result:
+    """Time gen, full_domain_sum and evaluate (with the sketch) of ``keys`` random keys at width ``bits``."""
+    import numpy as np
+
+    from secure.fss import dpf
+
+    alphas = np.random.default_rng(20240624 + bits).integers(0, 1 << bits, keys)  # public benchmark data
+    start = time.process_time()
+    server0, _ = dpf.gen(alphas, bits=bits)
+    gen_seconds = time.process_time() - start
+    start = time.process_time()
+    dpf.full_domain_sum(server0)
+    sum_seconds = time.process_time() - start
+    start = time.process_time()
+    dpf.evaluate(server0, seed=os.urandom(32))
+    sketch_seconds = time.process_time() - start
+    leaves = keys << bits
+    return Result(keys, bits, gen_seconds / keys, dpf.key_bytes(bits), sum_seconds, sketch_seconds,
+                  leaves / max(sum_seconds, 1e-9), leaves / max(sketch_seconds, 1e-9), peak_rss_bytes())
+
+
+async def _bench(options: BenchOptions) -> Any:
+    from threadpoolctl import threadpool_limits
+
+    from secure.session import party_id
+
+    if party_id() != 0:
+        return None
+    with threadpool_limits(limits=1):
+        floor = aes_floor()
+        results = [measure(keys, bits) for keys in options.keys for bits in options.bits]
+
+    def blocks(bits: int) -> float:
+        """AES blocks per leaf: two per inner node (2^d - 1 of them, d = bits - nu) and one per leaf."""
+        from secure.fss.dpf import NU
+
+        return 1 + 2 * ((1 << max(0, bits - NU)) - 1) / (1 << bits)
+
+    def deliver() -> None:
+        low, high = (rate / 1e6 for rate in PROTOTYPE_LEAVES_PER_SECOND)
+        for r in results:
+            print_table([
+                ("gen", f"{1e6 * r.gen_seconds_per_key:.1f} us per key (both servers); {r.key_bytes} bytes per key"),
+                ("full-domain sum", f"{r.sum_seconds:.3f} s CPU, {r.leaves_per_second / 1e6:.1f} M leaves/s"),
+                ("with sketch", f"{r.sketch_seconds:.3f} s CPU, {r.sketch_leaves_per_second / 1e6:.1f} M leaves/s "
+                                f"(prototype {low:.1f}-{high:.1f} M leaves/s)"),
+                ("AES floor", f"{floor / 1e6:.0f} M blocks/s; {blocks(r.bits):.3f} blocks per leaf, so AES alone "
+                              f"allows {floor / blocks(r.bits) / 1e6:.0f} M leaves/s: the sum reaches "
+                              f"{100 * r.leaves_per_second * blocks(r.bits) / floor:.0f} %, with sketch "
+                              f"{100 * r.sketch_leaves_per_second * blocks(r.bits) / floor:.0f} %"),
+                ("peak memory", format_bytes(r.peak_rss_bytes)),
+            ], title=f"DPF at N = {r.keys} keys, G = 2^{r.bits} cells ({r.keys << r.bits} leaves), one server")
+        if options.json:
+            write_record(options.json, {"aes_blocks_per_second": floor, "results": [asdict(r) for r in results]})
+
+    return deliver
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark (party 0 measures); returns the exit code."""
+    return bench_main(parse_options, _bench, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
