@@ -12,11 +12,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, equal_checks, errorbars,
-                                       format_mean, new_figure, poisson_cumulative_counts, print_rows, run_seeds,
-                                       save_figure, style_axes)
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, errorbars, format_mean,
+                                       new_figure, poisson_cumulative_counts, print_rows, run_seeds, save_figure,
+                                       style_axes)
 from scenarios.kit.sweep import Output, Sweep, axis, monte_carlo
-from scenarios.papers.ecdf_smoothing import counts_check, secure_ecdf_counts, tally_failures
+from scenarios.papers.ecdf_smoothing import secure_ecdf_checks, tally_failures
 
 __all__ = ["main", "parse_options", "InverseOptions", "run_experiment", "secure_checks", "CSV_COLUMNS", "METRICS"]
 
@@ -178,13 +178,12 @@ def _grid(points: int) -> np.ndarray:
 
 async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
     """``--secure``: run 0 of every epsilon (its instances ``i / N``) through
-    :func:`scenarios.papers.ecdf_smoothing.secure_ecdf_counts`, beside :func:`_one_run` given the sum of the same
+    :func:`scenarios.papers.ecdf_smoothing.secure_ecdf_checks`, beside :func:`_one_run` given the sum of the same
     draws; relation ``equal`` for the released counts and the four MSEs.  Collective; the checks at party 0,
     ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.grid import prefix_incidence
-    from dp.ecdf.tree import noisy_counts
 
     points = options.points
     grid = _grid(points)
@@ -193,20 +192,13 @@ async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
     checks: list[Any] = []
     if int(cumulative[-1]) == 0:  # no instance: nothing to release (the experiment records nan too)
         return checks
-    instances = np.repeat(grid, np.diff(cumulative, prepend=0))
     for index, epsilon in enumerate(options.epsilons):
-        result = await secure_ecdf_counts(instances, grid, epsilon, seed, index)
-        if result is None:
-            continue
-        counts, total = result
-        simulated = _one_run(grid, cumulative, at, levels, None, incidence, options.smoothing_norm, None,
-                             node_noise=total)
-        secure = _one_run(grid, cumulative, at, levels, None, incidence, options.smoothing_norm, None,
-                          released_counts=counts)
         label = (f"epsilon={epsilon:g} lambda={options.poisson_rate:g} N={points} run 0 "
                  f"(m={len(mpc.parties)} t={mpc.threshold})")
-        checks.append(counts_check(label, counts, noisy_counts(cumulative, total)))
-        checks += equal_checks(label, secure, simulated, METRICS)
+        checks += await secure_ecdf_checks(
+            label, cumulative, grid, epsilon, seed, index, metrics=METRICS,
+            measure=lambda **noise: _one_run(grid, cumulative, at, levels, None, incidence, options.smoothing_norm,
+                                             None, **noise))
     return checks
 
 

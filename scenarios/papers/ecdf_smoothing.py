@@ -7,20 +7,20 @@ simulation).  Writes ``ecdf_smoothing_<vary>.csv`` and ``.png``.  Findings besid
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_noise_generator, check_positive_number,
-                                       data_generator, equal_checks, errorbars, format_mean, new_figure,
-                                       party_draws, poisson_cumulative_counts, print_rows, run_seeds, save_figure,
-                                       style_axes)
+from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_positive_number, data_generator,
+                                       equal_checks, errorbars, format_mean, new_figure, party_draws,
+                                       poisson_cumulative_counts, print_rows, run_seeds, save_figure, style_axes)
 from scenarios.kit.sweep import Output, Sweep, axis, monte_carlo
 
 __all__ = ["main", "parse_options", "SmoothingOptions", "run_experiment", "CSV_COLUMNS", "METRICS",
-           "check_noise_generator", "party_share", "secure_ecdf_counts", "secure_checks"]
+           "party_share", "secure_ecdf_checks", "secure_checks"]
 
 DEFAULT_EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 DEFAULT_LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
@@ -179,26 +179,32 @@ def party_share(values: np.ndarray, party: int, parties: int) -> np.ndarray:
     return np.asarray(values)[party::parties]
 
 
-async def secure_ecdf_counts(instances: np.ndarray, grid: np.ndarray, epsilon: float, seed: int,
-                             setting: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """One secure tree-mechanism release of ``instances`` (:func:`dp.ecdf.secure_release.run_secure_ecdf`, the
-    real runtime's plan, each party holding :func:`party_share`) with fixed per-party node draws
-    (:func:`scenarios.kit.experiments.party_draws`, through ``noise_source``); collective.
-
-    :return: at party 0 ``(released counts, total node noise)`` (the simulated path's noise), else ``None``."""
+async def secure_ecdf_checks(label: str, cumulative: np.ndarray, grid: np.ndarray, epsilon: float, seed: int,
+                             setting: int, measure: Callable[..., Mapping[str, float]],
+                             metrics: Sequence[str]) -> list[SecureCheck]:
+    """One secure tree-mechanism release of the instances of ``cumulative`` on ``grid``
+    (:func:`dp.ecdf.secure_release.run_secure_ecdf`, the real runtime's plan, each party holding
+    :func:`party_share`) with fixed per-party node draws (:func:`scenarios.kit.experiments.party_draws`, through
+    ``noise_source``), beside the simulated path given their sum: the released counts (:func:`counts_check`) and
+    ``measure(released_counts=...)`` against ``measure(node_noise=...)`` on ``metrics``, relation ``equal``.
+    Collective; the checks at party 0, ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.secure_release import run_secure_ecdf
-    from dp.ecdf.tree import plan_tree_noise
+    from dp.ecdf.tree import noisy_counts, plan_tree_noise
 
     parties, threshold, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
     plan = plan_tree_noise(epsilon=epsilon, points=len(grid), parties=parties, threshold=threshold)
     every = party_draws(seed, setting, parties, plan.draw_party)
+    instances = np.repeat(grid, np.diff(cumulative, prepend=0))
     release = await run_secure_ecdf(party_share(instances, pid, parties), grid, plan,
                                     noise_source=lambda _: every[pid], receivers=[0])
     if release is None:
-        return None
-    return np.asarray(release.counts, dtype=np.int64), np.asarray(np.sum(every, axis=0), dtype=np.int64)
+        return []
+    counts = np.asarray(release.counts, dtype=np.int64)
+    total = np.asarray(np.sum(every, axis=0), dtype=np.int64)
+    return [counts_check(label, counts, noisy_counts(cumulative, total)),
+            *equal_checks(label, measure(released_counts=counts), measure(node_noise=total), metrics)]
 
 
 def counts_check(label: str, secure: np.ndarray, simulated: np.ndarray) -> SecureCheck:
@@ -209,13 +215,12 @@ def counts_check(label: str, secure: np.ndarray, simulated: np.ndarray) -> Secur
 
 async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:
     """``--secure``: run 0 of every setting (its ``X_pois`` instances ``1..N``, :func:`party_share`) through
-    :func:`secure_ecdf_counts`, beside :func:`_one_run` given the sum of the same draws; relation ``equal`` for
+    :func:`secure_ecdf_checks`, beside :func:`_one_run` given the sum of the same draws; relation ``equal`` for
     the released counts and the measurements.  A setting without instances is skipped.  Collective; the checks
     at party 0, ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.grid import prefix_incidence
-    from dp.ecdf.tree import noisy_counts
 
     grid = np.arange(1, options.points + 1, dtype=float)
     incidence = prefix_incidence(options.points)
@@ -225,16 +230,10 @@ async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:
         cumulative = poisson_cumulative_counts(data_generator(data_seed), rate, options.points)
         if int(cumulative[-1]) == 0:
             continue
-        instances = np.repeat(grid, np.diff(cumulative, prepend=0))
-        result = await secure_ecdf_counts(instances, grid, epsilon, seed, index)
-        if result is None:
-            continue
-        counts, total = result
-        simulated = _one_run(cumulative, None, incidence, None, node_noise=total)
-        secure = _one_run(cumulative, None, incidence, None, released_counts=counts)
         label = f"epsilon={epsilon:g} lambda={rate:g} N={options.points} run 0 (m={len(mpc.parties)} t={mpc.threshold})"
-        checks.append(counts_check(label, counts, noisy_counts(cumulative, total)))
-        checks += equal_checks(label, secure, simulated, ("mse_raw", "mse_p1", "mse_p2", "ratio_p1", "ratio_p2"))
+        checks += await secure_ecdf_checks(label, cumulative, grid, epsilon, seed, index,
+                                           lambda **noise: _one_run(cumulative, None, incidence, None, **noise),
+                                           ("mse_raw", "mse_p1", "mse_p2", "ratio_p1", "ratio_p2"))
     return checks
 
 
