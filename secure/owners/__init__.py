@@ -3,9 +3,9 @@
 - :mod:`secure.owners.campaign` the public campaign file (servers' keys, ``t``, ``L``, ``K``, the field's prime,
   declared columns, rows per owner, deadline, DPF grid);
 - :mod:`secure.owners.sealing`  server keys, records sealed to one server (X25519 + HKDF-SHA256 + AES-256-GCM);
-- :mod:`secure.owners.shares`   Shamir shares in MPyC's field, the payload, the secure array a server loads;
+- :mod:`secure.owners.shares`   Shamir shares in MPyC's field, the payload;
 - :mod:`secure.owners.inbox`    the transport, :func:`submit`, :func:`simulate_owners`;
-- :mod:`secure.owners.closing`  :func:`open_inbox` (checks, refusals) and :func:`agree_owners` (MPyC).
+- :mod:`secure.owners.closing`  :func:`open_inbox` (checks, refusals), :func:`agree_owners` (MPyC), :func:`load_shares`.
 
 Threat model: at most ``t`` of the ``m`` servers semi-honest (they follow the protocol and may pool what they
 see), any number of malicious owners.  A server colluding with owners learns only those owners' rows.  For the
@@ -15,10 +15,10 @@ DPF (histogram) path servers 0 and 1 must not collude: together they learn every
 from __future__ import annotations
 
 from secure.owners.campaign import Campaign, field_prime, grid_bits
-from secure.owners.closing import Intake, agree_owners, close, open_inbox
+from secure.owners.closing import Intake, agree_owners, close, load_shares, open_inbox
 from secure.owners.inbox import FolderTransport, Transport, simulate_owners, submit
 from secure.owners.sealing import RecordError, generate_server_key, load_private_key, seal, unseal
-from secure.owners.shares import load_shares, pack, split, unpack
+from secure.owners.shares import pack, split, unpack
 
 __all__ = ["Campaign", "field_prime", "grid_bits", "Intake", "agree_owners", "close", "open_inbox",
            "FolderTransport", "Transport", "simulate_owners", "submit", "RecordError", "generate_server_key",

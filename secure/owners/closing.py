@@ -24,7 +24,7 @@ from secure.owners.shares import unpack
 if TYPE_CHECKING:
     from secure.fss.dpf import DpfKeys
 
-__all__ = ["Intake", "open_inbox", "agree_owners", "close"]
+__all__ = ["Intake", "open_inbox", "agree_owners", "close", "load_shares"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,3 +121,14 @@ async def agree_owners(tokens: Sequence[str]) -> list[str]:
 async def close(intake: Intake) -> Intake:
     """Run by every server: :func:`agree_owners`, then :meth:`Intake.keep` of the owners present everywhere."""
     return intake.keep(await agree_owners(intake.tokens))
+
+
+def load_shares(intake: Intake, sectype: Any) -> Any:
+    """The secure array ``(rows, columns)`` of a closed intake's shares, without ``mpc.input``:
+    ``sectype.array(field.array(shares))``, what ``mpc.input`` builds from the shares it receives.
+    :raise ValueError: ``sectype``'s field is not the campaign's (run with its ``-L`` and ``-K``)."""
+    campaign = intake.campaign
+    if sectype.field.modulus != campaign.prime:
+        raise ValueError(f"the run's field is not the campaign's: run the servers with -L {campaign.bits} "
+                         f"-K {campaign.security}")
+    return sectype.array(sectype.field.array(intake.shares, check=False))

@@ -1,24 +1,18 @@
-"""Owners' values as Shamir shares in MPyC's field, the payload that carries them, and the secure array a server
-builds from them.
+"""Owners' values as Shamir shares in MPyC's field and the payload that carries them.
 
 Each grid integer is split with :func:`mpyc.thresha.np_random_split` (degree ``t``, OS randomness, party ``i``
-at x-coordinate ``i + 1``: exactly what ``mpc.input`` sends), vectorized across owners.  A server loads its
-shares as ``sectype.array(field.array(shares))``: what ``mpc.input`` builds from the shares it receives.
+at x-coordinate ``i + 1``: exactly what ``mpc.input`` sends), vectorized across owners.
 Threat model: any ``t`` servers' shares are independent of the values (Shamir 1979)."""
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from secure.owners.campaign import Campaign
 from secure.owners.sealing import RecordError
 
-if TYPE_CHECKING:
-    from secure.owners.closing import Intake
-
-__all__ = ["split", "pack", "unpack", "load_shares"]
+__all__ = ["split", "pack", "unpack"]
 
 _ROWS = struct.Struct(">H")
 _MASK = (1 << 64) - 1
@@ -77,13 +71,3 @@ def unpack(campaign: Campaign, payload: bytes) -> tuple[np.ndarray, bytes]:
     if any(share >= campaign.prime for share in shares):
         raise RecordError("share not in [0, p)")
     return shares.reshape(rows, columns), payload[end:]
-
-
-def load_shares(intake: Intake, sectype: Any) -> Any:
-    """The secure array ``(rows, columns)`` of a closed :class:`secure.owners.closing.Intake`'s shares, without
-    ``mpc.input``.  :raise ValueError: ``sectype``'s field is not the campaign's (run with its ``-L`` and ``-K``)."""
-    campaign = intake.campaign
-    if sectype.field.modulus != campaign.prime:
-        raise ValueError(f"the run's field is not the campaign's: run the servers with -L {campaign.bits} "
-                         f"-K {campaign.security}")
-    return sectype.array(sectype.field.array(intake.shares, check=False))
