@@ -54,7 +54,7 @@ def test_each_key_of_a_batch_is_its_own_point() -> None:
     assert np.array_equal(_both_sums((joined[0], joined[1])), np.bincount(alphas, minlength=64).astype(np.uint64))
 
 
-@pytest.mark.parametrize("bits", [1, 2, 3, 4, 10, 14, 22])
+@pytest.mark.parametrize("bits", [1, 2, 3, 4, 10, 14, 21])
 def test_serialized_size_and_round_trip(bits: int) -> None:
     keys = dpf.gen([0, (1 << bits) - 1, 1], bits=bits)
     for key in keys:
@@ -66,14 +66,14 @@ def test_serialized_size_and_round_trip(bits: int) -> None:
     assert dpf.key_bytes(bits) == 16 + 16 * depth + (2 * depth + 7) // 8 + 8 * 2 ** min(bits, 3)
 
 
-def _refusals() -> list[tuple[str, bytes]]:
+def _refusals() -> list[tuple[str, object]]:
     data = bytearray(dpf.gen([3, 4], bits=8)[1].to_bytes())
     wrong = {"truncated": bytes(data[:-1]), "header only, short": bytes(data[:10]),
              "trailing bytes": bytes(data) + b"\0", "wrong magic": b"DCFK" + bytes(data[4:]),
              "wrong version": bytes(data[:4]) + b"\x09" + bytes(data[5:]),
              "wrong server": bytes(data[:5]) + b"\x02" + bytes(data[6:]),
              "bits 0": bytes(data[:6]) + b"\x00" + bytes(data[7:]),
-             "bits 23": bytes(data[:6]) + b"\x17" + bytes(data[7:]),
+             "bits 22": bytes(data[:6]) + b"\x16" + bytes(data[7:]),
              "count too large": bytes(data[:8]) + (3).to_bytes(8, "little") + bytes(data[16:])}
     leaf = bytearray(data)
     leaf[-8:] = (2**64 - 1).to_bytes(8, "little")      # a leaf correction outside Z_q
@@ -83,13 +83,13 @@ def _refusals() -> list[tuple[str, bytes]]:
 
 
 @pytest.mark.parametrize("case, data", _refusals())
-def test_from_bytes_refuses_malformed_input_with_value_error(case: str, data: bytes) -> None:
+def test_from_bytes_refuses_malformed_input_with_value_error(case: str, data: object) -> None:
     with pytest.raises(ValueError, match="DPF keys"):
-        DpfKeys.from_bytes(data)
+        DpfKeys.from_bytes(data)  # type: ignore[arg-type]
 
 
 def test_gen_refuses_bad_arguments() -> None:
-    for alphas, bits in (([4], 2), ([-1], 4), ([1.5], 4), ([1], 0), ([1], 23)):
+    for alphas, bits in (([4], 2), ([-1], 4), ([1.5], 4), ([1], 0), ([1], 22)):
         with pytest.raises(ValueError):
             dpf.gen(alphas, bits=bits)
     with pytest.raises(ValueError, match="betas"):
@@ -108,12 +108,13 @@ def _add(*sketches: Sketch, minus: Sketch | None = None) -> Sketch:
 
 def _random_keys(count: int, bits: int, server: int, generator: np.random.Generator) -> DpfKeys:
     depth = bits - min(bits, 3)
-    words = lambda *shape: generator.integers(0, 2**63, shape, dtype=np.uint64)  # noqa: E731
+    def words(*shape: int) -> np.ndarray:
+        return generator.integers(0, 2**63, shape, dtype=np.uint64)
     return DpfKeys(server, bits, words(count, 2), words(count, depth, 2),
                    generator.integers(0, 2, (count, depth, 2), dtype=np.uint8), words(count, 8) % Q)
 
 
-def _verdicts(sketches: tuple[Sketch, Sketch], betas: object = 1) -> np.ndarray:
+def _verdicts(sketches: tuple[Sketch, Sketch], betas: int = 1) -> np.ndarray:
     squares = dpf.deal_squares(len(sketches[0].z))
     e = (dpf.masked_z(sketches[0], squares[0]), dpf.masked_z(sketches[1], squares[1]))
     d = [dpf.check_share(sketches[s], squares[s], e, server=s, betas=betas) for s in (0, 1)]

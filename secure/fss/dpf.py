@@ -30,8 +30,8 @@ __all__ = ["MODULUS", "MAX_BITS", "DpfKeys", "Sketch", "SquareShares", "key_byte
 U64 = NDArray[np.uint64]
 #: the output group Z_q (a Mersenne prime)
 MODULUS = 2**61 - 1
-#: widest domain: full-domain evaluation holds one key's leaves, about 64 bytes each, at once
-MAX_BITS = 22
+#: widest domain: the sketch's float64 limb products stay exact (``2^(32 + bits) <= 2^53``)
+MAX_BITS = 21
 #: tree levels replaced by one leaf block of 2^NU values (early termination)
 NU = 3
 #: leaves expanded at once (whole keys; at least one key): about 64 bytes each of working memory
@@ -329,7 +329,7 @@ def _combine(p: U64) -> U64:
 def evaluate(keys: DpfKeys, *, seed: bytes) -> tuple[U64, Sketch]:
     """:func:`full_domain_sum` and, in the same pass, the server's :class:`Sketch` of every key, with
     ``r_x`` from the 32-byte joint ``seed`` (AES-256-CTR, :func:`secure.fss.prg.seed_stream`).  The dot products
-    mod q are exact float64 products of 16-bit limbs (each below ``2^(32 + bits) <= 2^53``)."""
+    mod q are exact float64 products of 16-bit limbs (sums below ``2^(32 + bits) <= 2^53``)."""
     size, layout = 1 << keys.bits, _layout(keys.bits)
     r = _reduce(_field(seed_stream(seed, size)))
     weights = np.ones((size, 9))
