@@ -190,7 +190,6 @@ def _report(options: DomainOptions, outputs: Sequence[Output]) -> None:
                   f"{ten['squared_error_mean']:.3g} (gain x{five['squared_error_mean'] / ten['squared_error_mean']:.2f})")
 
 
-
 def _level_members(users: int, levels: int, split: str, generator: np.random.Generator) -> list[np.ndarray]:
     """Which users report at each level: the permutation ``randomize_hierarchy`` draws first (``users``), or all."""
     if split != "users":
@@ -276,7 +275,6 @@ def _skip_class(generator: np.random.Generator, users: int, domain_size: int, sp
 
     randomize_hierarchy(np.zeros(users, dtype=np.int64), domain_size=domain_size, epsilon=1.0, split=split,
                         rng=generator)
-
 
 
 def _data(options: DomainOptions, seed: int) -> tuple[np.ndarray, np.ndarray]:

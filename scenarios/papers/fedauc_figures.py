@@ -290,37 +290,33 @@ def _sweep_lines(axis: Any, rows: Sequence[dict[str, Any]], key: str, label: Cal
         axis.plot(x, [row["predicted_std"] for row in chosen], ":", color=line[0].get_color())
 
 
-def _plot_alpha(name: str, rows: Sequence[dict[str, Any]], path: str) -> None:
+def _plot_sweep(name: str, rows: Sequence[dict[str, Any]], path: str) -> None:
+    """Fig. 1b, 4, 5 (alpha of LocalLaplace) or 1c, 6 (the allocation methods) against the swept fraction."""
     figure, (axis,) = _figure(1)
     first = rows[0]
-    if name == "fedauc_fig5_alpha_eps4":
-        _sweep_lines(axis, rows, "layout", lambda row: row["layout"].replace("_", "-").upper())
-        title = f"Fig. 5: IID vs non-IID, epsilon = {first['epsilon']:g}"
+    layout = first["layout"].replace("_", "-")
+    if "allocation" in name:
+        _sweep_lines(axis, [row for row in rows if row["allocation"] != "adaptive"], "allocation", lambda row:
+                     "Naive (x = alpha)" if row["allocation"] == "naive" else "Orthogonal (x = shared beta)")
+        for row in rows:
+            if row["allocation"] == "adaptive":
+                axis.axhline(row["std"], color="black", linestyle="--", label="Adaptive (own beta per client)")
+                axis.axhline(row["predicted_std"], color="black", linestyle=":")
+        xlabel = "alpha (Naive) or beta (Orthogonal)"
+        title = (f"Fig. {'1c' if first['layout'] == 'non_iid' else '6'}: allocation methods, {layout}, epsilon = "
+                 f"{first['epsilon']:g}\nK = {first['clients']} ({first['rows_per_client']:.0f} rows each), "
+                 "Framingham (stand-in for Criteo)\nmarkers/dashed: Monte Carlo, dotted: closed form")
     else:
-        _sweep_lines(axis, rows, "epsilon", lambda row: f"epsilon = {row['epsilon']:g}")
-        title = f"Fig. {'1b' if first['layout'] == 'iid' else '4'}: {first['layout'].replace('_', '-')} layout"
-    style_axes(axis, xlabel="alpha (share of epsilon on localSum)", ylabel="std of the AUC estimate", log="y",
-               title=f"{title}\nLocalLaplace, noisy counts, K = {first['clients']} ({first['rows_per_client']:.0f} "
-                     f"rows each)\nFramingham (stand-in for Criteo)\nmarkers: Monte Carlo ({first['runs']} runs), "
-                     "dotted: closed form", fontsize=8)
-    save_figure(figure, path)
-
-
-def _plot_allocation(_: str, rows: Sequence[dict[str, Any]], path: str) -> None:
-    figure, (axis,) = _figure(1)
-    swept = [row for row in rows if row["allocation"] != "adaptive"]
-    _sweep_lines(axis, swept, "allocation",
-                 lambda row: "Naive (x = alpha)" if row["allocation"] == "naive" else "Orthogonal (x = shared beta)")
-    for row in rows:
-        if row["allocation"] == "adaptive":
-            axis.axhline(row["std"], color="black", linestyle="--", label="Adaptive (own beta per client)")
-            axis.axhline(row["predicted_std"], color="black", linestyle=":")
-    first = rows[0]
-    number = "1c" if first["layout"] == "non_iid" else "6"
-    style_axes(axis, xlabel="alpha (Naive) or beta (Orthogonal)", ylabel="std of the AUC estimate", log="y",
-               title=f"Fig. {number}: allocation methods, {first['layout'].replace('_', '-')}, epsilon = "
-                     f"{first['epsilon']:g}\nK = {first['clients']} ({first['rows_per_client']:.0f} rows each), "
-                     "Framingham (stand-in for Criteo)\nmarkers/dashed: Monte Carlo, dotted: closed form", fontsize=8)
+        five = name == "fedauc_fig5_alpha_eps4"
+        _sweep_lines(axis, rows, "layout" if five else "epsilon",
+                     lambda row: row["layout"].replace("_", "-").upper() if five else f"epsilon = {row['epsilon']:g}")
+        xlabel = "alpha (share of epsilon on localSum)"
+        title = (f"Fig. 5: IID vs non-IID, epsilon = {first['epsilon']:g}" if five
+                 else f"Fig. {'1b' if first['layout'] == 'iid' else '4'}: {layout} layout")
+        title += (f"\nLocalLaplace, noisy counts, K = {first['clients']} ({first['rows_per_client']:.0f} rows "
+                  f"each)\nFramingham (stand-in for Criteo)\nmarkers: Monte Carlo ({first['runs']} runs), dotted: "
+                  "closed form")
+    style_axes(axis, xlabel=xlabel, ylabel="std of the AUC estimate", log="y", title=title, fontsize=8)
     save_figure(figure, path)
 
 
@@ -532,7 +528,7 @@ def deployment_settings(options: FiguresOptions) -> list[Any]:
 
 #: per figure choice: its plot ``(name, rows, path)`` and its report ``(rows)``
 _PARTS: dict[str, tuple[Callable[[str, Any, str], None], Callable[[Any], None]]] = {
-    "alpha": (_plot_alpha, _report_alpha), "allocation": (_plot_allocation, _report_allocation),
+    "alpha": (_plot_sweep, _report_alpha), "allocation": (_plot_sweep, _report_allocation),
     "beta": (_plot_beta, _report_beta), "rr_sizes": (_plot_rr, _report_rr),
     "gaussian": (_plot_gaussian, _report_gaussian)}
 
