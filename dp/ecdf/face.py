@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import math
 import os
-import typing
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -24,12 +23,17 @@ from dp.ecdf.grid import check_column, true_counts
 from dp.ecdf.secure_release import EcdfRelease, NodeNoiseSource, run_secure_ecdf
 from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
 
+if TYPE_CHECKING:
+    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
+    from dp.ecdf.roc import RocQuery
+
 __all__ = ["EcdfQuery", "FamilyQuery", "release", "simulate", "exact", "Protocol", "GridKind", "Smoothing",
            "ANSWER_NOTE"]
 
 #: why a ``protocol="fss"`` query with ``answer=`` spends nothing (its budget line)
 ANSWER_NOTE = ("nothing spent: --answer answers from the stored keys, whose node noise was fixed at the upload "
                "(that run spent its epsilon); answering more queries is post-processing")
+
 
 @dataclass(frozen=True, kw_only=True)
 class EcdfQuery(EcdfParameters):
@@ -109,21 +113,9 @@ class EcdfQuery(EcdfParameters):
                 for name in self.__dataclass_fields__}
 
 
-class FamilyQuery(typing.Protocol):
-    """What a query of the family answers to (:class:`EcdfQuery`, :class:`dp.ecdf.roc.RocQuery`,
-    :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery`): its own spend, release, simulation and reference."""
-
-    @property
-    def _spend(self) -> Callable[[], tuple[Spend, str | None]]: ...
-
-    @property
-    def _release(self) -> Callable[..., Awaitable[Any]]: ...
-
-    @property
-    def _simulate(self) -> Callable[..., Any]: ...
-
-    @property
-    def _exact(self) -> Callable[..., Any]: ...
+#: a query of the family (:class:`EcdfQuery`, :class:`dp.ecdf.roc.RocQuery`,
+#: :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery`): its own spend, release, simulation and reference
+FamilyQuery = Union[EcdfQuery, "RocQuery", "HosmerLemeshowQuery"]
 
 
 async def release(query: FamilyQuery, rows: Any, *, ledger: str | os.PathLike[str] | None = None,

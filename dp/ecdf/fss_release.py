@@ -154,6 +154,8 @@ class FssEcdfRelease(EcdfRelease):
     public: dict[str, Any] = field(default_factory=dict)
 
     noise_source: ClassVar[str] = "owners"  # each owner's node draws, shared between the two servers at upload
+    COVERS: ClassVar[str] = ("DP noise only (noise_std per released point); exact counts of the clipped values, no "
+                             "sampling error")
     TITLE = "Private ECDF by function secret sharing (two servers; Barczewski, Mawass & Ramon §4.2)"
 
     def _rows(self) -> list[tuple[str, str]]:
@@ -214,11 +216,6 @@ class FssEcdfRelease(EcdfRelease):
                 f"{self.parties} owners drew node noise of Polya shape 1/{self.parties - self.coalition}); "
                 "inputs hidden from one server by FSS (pseudorandom keys, masked noise), not by Shamir")
 
-    def honest_keys(self) -> dict[str, Any]:
-        keys = super().honest_keys()
-        keys["uncertainty_covers"] = ("DP noise only (noise_std per released point); exact counts of the clipped "
-                                      "values, no sampling error")
-        return keys
 
 
 async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan, *, bits: int,

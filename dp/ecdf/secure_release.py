@@ -57,6 +57,7 @@ class EcdfRelease:
     query: EcdfParameters | None = None  # the face's query (:mod:`dp.ecdf.face`): what .table() and .record() say
 
     noise_source: ClassVar[str] = "parties"  # the tree noise is drawn by the parties (:mod:`dp.noise_defaults`)
+    COVERS: ClassVar[str] = "DP noise only (noise_std per released point); exact counts, no sampling error"
     TITLE = "Private ECDF (tree mechanism, Barczewski, Mawass & Ramon)"
 
     @property
@@ -109,8 +110,7 @@ class EcdfRelease:
         """The record's uncertainty keys (as :meth:`dp.umpc.protocol.UStatRelease.record`): the tree noise's sd per
         released value (``point_std``), no sampling error, no seed (every row counted exactly)."""
         return {"noise_std": self.point_std, "sampling_error_bound": 0.0,
-                "error_bound": math.hypot(self.point_std, 0.0), "seed": None,
-                "uncertainty_covers": "DP noise only (noise_std per released point); exact counts, no sampling error"}
+                "error_bound": math.hypot(self.point_std, 0.0), "seed": None, "uncertainty_covers": self.COVERS}
 
     @property
     def guarantee(self) -> str:

@@ -127,7 +127,8 @@ def table(release: UStatRelease) -> str:
 
 @dataclass
 class UStatRelease:
-    """A released private U-statistic and everything a user needs to read it."""
+    """A released private U-statistic and everything a user needs to read it (the fields that :func:`dp.umpc.release`
+    sets after the run, and the record's keys: docs/umpc_analysis.md, "The release record")."""
 
     statistic: str
     estimate: float
@@ -155,28 +156,16 @@ class UStatRelease:
     delegation_failure: float = 0.0
     guarantee: str = ""
     seed: int | None = None
-    #: with delegated noise (M_HF): the parties ``Z`` that drew it, and how ``Z`` was drawn
-    #: (:func:`dp.umpc.delegation.draw_delegates`); ``None`` and ``""`` otherwise
     delegates: list[int] | None = None
     delegates_drawn_from: str = ""
     sampling_error_bound: float = 0.0
     uncertainty_covers: str = ""
     path: str = "tuples"
     plan: str = ""
-    #: MPyC's masked openings and their share of ``delta`` (:meth:`dp.comparison_leakage.ComparisonLeak.record`)
     comparison_leak: dict[str, Any] = field(default_factory=dict)
-    #: this party's privacy-budget line (:meth:`dp.budget.agreement.Reservation.describe`), set by
-    #: :func:`dp.umpc.release`; the library does not print it, the caller does
     budget: str = ""
-    #: the ledger's settlement of this release (``delta_reserved``, ``ledger_delta``:
-    #: :meth:`dp.budget.agreement.Settlement.record`), set by :func:`dp.umpc.release`; empty otherwise
     budget_record: dict[str, Any] = field(default_factory=dict)
-    #: lines the caller should print above the result, set by :func:`dp.umpc.release` (e.g. a pure budget
-    #: that turned the default in-MPC noise into party-drawn shares, :func:`dp.noise_defaults.pure_budget_line`)
     notes: list[str] = field(default_factory=list)
-    #: set by :func:`dp.umpc.release`: the columns; the declared fill values and public category lists
-    #: (recorded, :func:`public_categories`); the M_HF pair (failure probability, honest fraction);
-    #: this party's own note (filled and clipped counts: printed by :meth:`table`, never recorded)
     columns: list[str] = field(default_factory=list)
     fill: dict[str, Any] | None = None
     categories: list[Any] | None = None
@@ -193,15 +182,7 @@ class UStatRelease:
         return math.sqrt(self.estimate_std ** 2 + self.sampling_error_bound ** 2)
 
     def record(self) -> dict[str, Any]:
-        """The JSON result record (the record keys of docs/design.md first).
-
-        ``noise_std`` is the sd of the estimate due to the DP noise only (``estimate_std``; the per-sum
-        sds are ``noise_std_per_sum``); ``sampling_error_bound`` a data-independent bound on the sd of
-        the tuple-sampling error (:func:`dp.umpc.protocol.sampling_error_bound`, 0 for all tuples); ``error_bound`` both
-        together; ``seed`` the joint public seed of the tuples (:func:`dp.umpc.protocol.sample_for` recomputes them);
-        ``uncertainty_covers`` says which errors these numbers cover; ``delegates`` the noise delegates ``Z``
-        (``null`` without delegation) and ``delegates_drawn_from`` how they were drawn.
-        """
+        """The JSON result record (the record keys of docs/design.md first; each key: docs/umpc_analysis.md)."""
         return {"statistic": self.statistic, "estimate": self.estimate, "epsilon": self.epsilon,
                 "delta": self.delta, "n": self.n, "pairs": self.pairs, "parties": self.parties,
                 "seconds": self.seconds, "bytes_sent": self.bytes_sent, "threshold": self.threshold,

@@ -92,11 +92,7 @@ def _check_edges(moments: PairMoments, edges: int) -> int:
 def uniform_inc(moments: PairMoments, edges: int) -> float:
     r"""Claim D.1, exact: ``E_inc = (N - m) / ((N - 1) m) * Var f`` for ``m`` pairs without replacement
     (ValueError: ``m`` outside ``[1, N]``)."""
-    m = _check_edges(moments, edges)
-    pairs = moments.pairs
-    if pairs == 1:
-        return 0.0
-    return (pairs - m) / ((pairs - 1) * m) * moments.variance
+    return _population_factor(moments.pairs, _check_edges(moments, edges)) * moments.variance
 
 
 def inverse_size_mean(pairs: int, probability: float) -> float:
@@ -137,12 +133,8 @@ def bernoulli_inc(moments: PairMoments, edges: int, *, estimator: str = "ratio")
 def balanced_inc_projection(moments: PairMoments, edges: int) -> float:
     r"""Approximate ``E_inc`` of a sampler with equal degrees: ``(N - m) / ((N - 1) m) (Var f - 2 Var h_1)``
     (docs/umpc_analysis.md)."""
-    m = _check_edges(moments, edges)
-    pairs = moments.pairs
-    if pairs == 1:
-        return 0.0
     residual = max(0.0, moments.variance - 2.0 * moments.projection_variance)
-    return (pairs - m) / ((pairs - 1) * m) * residual
+    return _population_factor(moments.pairs, _check_edges(moments, edges)) * residual
 
 
 def dp_variance(max_degree: int, edges: float, epsilon: float, *, sensitivity: int = 1, parties: int = 1,
