@@ -13,7 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -100,8 +100,8 @@ def error_summary(estimates: Any, exact: float) -> dict[str, Any]:
 
 
 def public_parameters(options: Any) -> dict[str, Any]:
-    """The parameters every party must share: ``options`` as a dict, without the results directory."""
-    record = asdict(options) if is_dataclass(options) and not isinstance(options, type) else dict(options)
+    """The parameters every party must share: ``options`` (a dataclass) as a dict, without the results directory."""
+    record = asdict(options)
     record["common"] = {k: v for k, v in record["common"].items() if k != "results_dir"}
     return record
 
