@@ -24,6 +24,9 @@ SecureArray = Any  # an MPyC secure NumPy array
 #: Largest flattened grid the generic degree-2 path accepts (``G^2`` table entries per output; docs/secure_layer.md).
 GENERIC_MAX_CELLS = 4096
 
+#: grid cells per block of rows of the Kendall formula (bounds the working memory of its secure arrays)
+_KENDALL_CELLS = 1 << 15
+
 #: table entries evaluated per block by the generic path (bounds its memory to a few tens of MB)
 _BLOCK_ENTRIES = 1 << 20
 
@@ -237,12 +240,16 @@ def _auc(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...
 
 def _kendall(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
     """Kendall's concordance sum (App. A.5.1, eq. 8); one inner product over the cells (docs/secure_layer.md)."""
-    if counts.shape[0] < 2 or counts.shape[1] < 2:
-        return (ops.zero(),)
-    before = ops.cumsum(counts, axis=0)[:-1, :]  # rows strictly before row i (i >= 1)
-    lower = ops.cumsum(before, axis=1)
-    difference = 2 * lower - before - lower[:, -1:]
-    return (ops.dot(counts[1:, :].reshape(-1), difference.reshape(-1)),)
+    rows, columns = counts.shape
+    total, carry, step = ops.zero(), None, max(1, _KENDALL_CELLS // columns)  # a block of rows at a time (memory)
+    for start in range(1, rows if columns > 1 else 1, step):
+        stop = min(rows, start + step)
+        before = ops.cumsum(counts[start - 1:stop - 1, :], axis=0)  # rows strictly before row i (i >= 1)
+        before, carry = (before, before[-1:, :]) if carry is None else (before + carry, before[-1:, :] + carry)
+        lower = ops.cumsum(before, axis=1)
+        difference = 2 * lower - before - lower[:, -1:]
+        total = total + ops.dot(counts[start:stop, :].reshape(-1), difference.reshape(-1))
+    return (total,)
 
 
 def _duplicate(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
