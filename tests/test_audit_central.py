@@ -35,7 +35,7 @@ from dp.audit.engine import (
     honest_noise_pmf,
 )
 from dp.audit.central_cases import audit_delegates, case_names, central_cases, get_case
-from dp.audit.fedauc_cases import fedauc_estimates, fedauc_release
+from dp.audit.fedauc_cases import fedauc_release
 from dp.audit.neighbours import (
     CASE_EPSILON,
     HL_EPSILONS,
@@ -53,6 +53,7 @@ from dp.ecdf.grid import prefix_incidence, uniform_grid
 from dp.ecdf.analysis import interval_nodes
 from dp.ecdf.tree import noisy_counts, plan_tree_noise
 from dp.fedauc.montecarlo import simulate_fedauc
+from dp.fedauc.ranks import average_ranks, server_auc
 from dp.rank_auc import plans_for_rows
 from dp.ecdf.hosmer_lemeshow import JOINT_SENSITIVITY
 from dp.umpc.delegation import delegate_plan
@@ -279,6 +280,20 @@ def test_hosmer_lemeshow_neighbours_reach_the_joint_sensitivity() -> None:
         assert get_case(f"hl-statistics-{accounting}-m3-t1").epsilon == pair.query.statistics_loss_bound
     paper = hosmer_lemeshow_neighbours(accounting="paper", epsilon=HL_EPSILONS["paper"]).query
     assert get_case("hl-statistics-paper-m3-t1").epsilon == pytest.approx(paper.budget.statistics_epsilon / 2)
+
+
+def fedauc_estimates(scores: np.ndarray, client_of: np.ndarray, released: dict[str, np.ndarray]) -> np.ndarray:
+    """The server's AUC (eq. 1, :func:`dp.fedauc.ranks.server_auc`) from the :func:`fedauc_release` reports, one per
+    run; adaptive reports turned back into ``localSum'_k = (T_k localP'_k + D'_k) / (2 n_k)`` (Sun et al. §5.3)."""
+    owner = np.asarray(client_of, dtype=np.int64)
+    if "orthogonal" in released:
+        twice = np.rint(2.0 * average_ranks(scores)).astype(np.int64)
+        sizes = np.bincount(owner).astype(np.float64)
+        twice_total = np.bincount(owner, weights=twice.astype(np.float64))
+        local_p = released["count"]
+        local_sum = (twice_total[None, :] * local_p + released["orthogonal"]) / (2.0 * sizes[None, :])
+        return server_auc(local_sum.sum(axis=1), local_p.sum(axis=1), scores.size)
+    return server_auc(released["sum"].sum(axis=1) / 2.0, released["count"].sum(axis=1), scores.size)
 
 
 @pytest.mark.parametrize("method, runs", [("global_laplace", 40), ("local_laplace", 40), ("adaptive_laplace", 40),

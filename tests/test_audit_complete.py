@@ -50,12 +50,18 @@ import dp.calibration
 import dp.umpc.complete
 from dp.audit import central_cases as audit_cases
 from dp.audit.complete_cases import (COMPLETE_KERNELS, COMPLETE_SAMPLES, CompleteNeighbours, complete_case_names,
-                                     complete_case_neighbours, largest_vus_change)
+                                     complete_case_neighbours)
 from dp.audit.engine import AuditCase, audit, honest_noise_pmf
 from dp.audit.statistics import event_probabilities, planned_lower_bound
 from dp.noise_plans import NoisePlan
 from dp.secret_noise import construction_pmf
 from secure.kernels import get_kernel
+
+def largest_vus_change(rows: int) -> int:
+    """``floor((n-1)^2 / 4)``: the most triples containing one row that can hold the three classes."""
+    others = rows - 1
+    return (others // 2) * (others - others // 2)
+
 
 #: Confidence of every audit here (a correct mechanism is flagged with probability at most 0.1 %).
 CONFIDENCE = 0.999

@@ -15,7 +15,7 @@ import numpy as np
 
 from dp.audit.complete_cases import COMPLETE_SAMPLES, complete_case_names, complete_cases
 from dp.audit.fss_cases import FSS_SAMPLES, fss_case_names, fss_cases
-from dp.audit.engine import AuditCase, Sampler, paired
+from dp.audit.engine import AuditCase, Sampler, honest_sum, paired
 from dp.audit.fedauc_cases import fedauc_cases
 from dp.audit.neighbours import (BINOMIAL_SPLIT_DELTA, CASE_DELTA, CASE_EPSILON, PUBLIC_SEED, PairNeighbours,
                                  UStatNeighbours, pair_neighbours, rank_auc_neighbours, tree_neighbours,
@@ -52,10 +52,7 @@ def _laplace_plan(plan: NoisePlan) -> NoisePlan:
 
 def _honest_shares(plan: NoisePlan, count: int, rng: np.random.Generator) -> np.ndarray:
     """The honest parties' (or delegates') shares of ``plan``, summed, ``count`` releases at a time (docs/audit.md)."""
-    total = np.zeros(count, dtype=np.int64)
-    for _ in range(plan.honest):
-        total += np.asarray(plan.draw(rng, size=count), dtype=np.int64)
-    return total
+    return honest_sum(lambda: plan.draw(rng, size=count), plan.honest)
 
 
 def _moved(pair: UStatNeighbours, plan: NoisePlan) -> str:
@@ -194,10 +191,8 @@ def _pair_case(name: str, pair: PairNeighbours, plan: NoisePlan, *, delta: float
     weights = laplace_weights(np.full(touched.size, log_alpha), shifts)
 
     def released(values: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
-        noise = np.zeros((count, touched.size), dtype=np.int64)
-        for _ in range(honest):
-            noise += party_pair_draws(plan, count * touched.size, rng).reshape(count, touched.size)
-        return (values[touched][None, :] + noise) @ weights
+        noise = honest_sum(lambda: party_pair_draws(plan, count * touched.size, rng), honest)
+        return (values[touched][None, :] + noise.reshape(count, touched.size)) @ weights
 
     return AuditCase(
         name=name, mechanism=mechanism, epsilon=pair.query.epsilon, delta=delta,
@@ -245,10 +240,7 @@ def _control_cases() -> list[AuditCase]:
         def honest_naive(count: int, rng: np.random.Generator, alpha: float = naive.alpha,
                          shape: float = 1.0 / parties, honest: int = parties - threshold) -> np.ndarray:
             """The ``m - t`` honest shares of a naive calibration (shape ``1/m``): BROKEN on purpose."""
-            total = np.zeros(count, dtype=np.int64)
-            for _ in range(honest):
-                total += np.asarray(polya_difference(shape, alpha, size=count, rng=rng), dtype=np.int64)
-            return total
+            return honest_sum(lambda: polya_difference(shape, alpha, size=count, rng=rng), honest)
 
         cases.append(AuditCase(
             name=f"control-polya-naive-m{parties}-t{threshold}",

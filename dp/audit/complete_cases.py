@@ -18,13 +18,13 @@ from dp.audit.statistics import privacy_loss_statistic
 from dp.noise_plans import NoisePlan
 from dp.umpc.complete import complete_max_degree, complete_plans, simulate_complete
 from dp.umpc.protocol import UStatQuery, sampler_summary
-from dp.validation import check_parties
+from dp.validation import check_choice, check_parties
 from secure.intake import ColumnSpec
 from secure.kernels import get_kernel
 from secure.public_randomness import public_generator
 
 __all__ = ["COMPLETE_KERNELS", "COMPLETE_SAMPLES", "CompleteNeighbours", "complete_neighbours", "complete_case",
-           "complete_cases", "complete_case_names", "complete_case_neighbours", "largest_vus_change"]
+           "complete_cases", "complete_case_names", "complete_case_neighbours"]
 
 #: The kernels with a complete audit case, in case order.
 COMPLETE_KERNELS: tuple[str, ...] = ("kendall", "gini", "auc", "duplicate", "rand", "vus")
@@ -32,12 +32,6 @@ COMPLETE_KERNELS: tuple[str, ...] = ("kendall", "gini", "auc", "duplicate", "ran
 _ROWS: dict[str, int] = {"kendall": 6, "gini": 6, "auc": 6, "duplicate": 6, "rand": 6, "vus": 5}
 #: Recommended outputs per dataset of every complete case (runtime only: docs/audit.md).
 COMPLETE_SAMPLES: int = 100_000
-
-
-def largest_vus_change(rows: int) -> int:
-    """``floor((n-1)^2 / 4)``: the most triples containing one row that can hold the three classes."""
-    others = rows - 1
-    return (others // 2) * (others - others // 2)
 
 
 @dataclass(frozen=True)
@@ -68,8 +62,7 @@ def _query(kernel: str, *, epsilon: float, delta: float, noise: str) -> UStatQue
         "vus": (ColumnSpec("score", 0, 1, 3), ColumnSpec("label", 0, 2, 0)),
         "duplicate": (ColumnSpec.categorical("x", categories),),
         "rand": (ColumnSpec.categorical("first", categories), ColumnSpec.categorical("second", categories))}
-    if kernel not in specs:
-        raise ValueError(f"kernel must be one of {', '.join(COMPLETE_KERNELS)}, got {kernel!r}")
+    check_choice(kernel, COMPLETE_KERNELS, "kernel")
     made = get_kernel("gini", precision=1) if kernel == "gini" else get_kernel(kernel)
     return UStatQuery(kernel=made, specs=specs[kernel], epsilon=epsilon, delta=delta, noise=noise, path="histogram")
 
@@ -91,13 +84,11 @@ def _tables(kernel: str, rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         background, changed = np.zeros((others, 1)), ((0.0,), (1.0,))
     elif kernel == "rand":
         background, changed = np.zeros((others, 2)), ((0.0, 0.0), (0.0, 1.0))
-    elif kernel == "vus":
+    else:  # vus (the kernel is checked by _query before)
         low = others // 2
         scores = np.concatenate([generator.integers(1, 4, size=low), generator.integers(5, 8, size=others - low)]) / 8.0
         background = np.column_stack([scores, np.repeat([1.0, 2.0], [low, others - low])])
         changed = ((0.0, 1.0), (0.0, 0.0))
-    else:
-        raise ValueError(f"kernel must be one of {', '.join(COMPLETE_KERNELS)}, got {kernel!r}")
     first = np.vstack([np.asarray(changed[0], dtype=np.float64)[None, :], background])
     second = np.vstack([np.asarray(changed[1], dtype=np.float64)[None, :], background])
     return first, second

@@ -16,7 +16,7 @@ from scipy import signal, stats
 
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
 
-__all__ = ["AuditCase", "AuditResult", "paired", "audit", "clopper_pearson_lower", "clopper_pearson_upper",
+__all__ = ["AuditCase", "AuditResult", "paired", "honest_sum", "audit", "clopper_pearson_lower", "clopper_pearson_upper",
            "honest_noise_pmf", "exact_epsilon", "coalition_epsilon"]
 
 #: Sampler of a case: ``sample(count, rng)`` returns ``(outputs on D, outputs on D')`` as two 1-D
@@ -27,6 +27,11 @@ Sampler = Callable[[int, np.random.Generator], tuple[np.ndarray, np.ndarray]]
 def paired(released: Callable[[Any, int, np.random.Generator], np.ndarray], first: Any, second: Any) -> Sampler:
     """The sampler of ``released(dataset, count, rng)`` on ``first`` (``D``), then on ``second`` (``D'``)."""
     return lambda count, rng: (released(first, count, rng), released(second, count, rng))
+
+
+def honest_sum(draw: Callable[[], npt.ArrayLike], honest: int) -> np.ndarray:
+    """The sum (int64) of ``honest >= 1`` calls of ``draw``: the noise shares a coalition cannot subtract."""
+    return np.asarray(np.sum([np.asarray(draw(), dtype=np.int64) for _ in range(honest)], axis=0, dtype=np.int64))
 
 
 #: Quantile levels of the pooled first half used as thresholds when choosing the event.

@@ -10,10 +10,10 @@ from dp.audit.engine import AuditCase, paired
 from dp.audit.neighbours import CASE_EPSILON, GAUSSIAN_DELTA, GAUSSIAN_EPSILON, fedauc_neighbours
 from dp.audit.statistics import laplace_weights, privacy_loss_statistic
 from dp.fedauc.mechanisms import ClientRelease, client_releases, noise_parameter, noisy_client_reports, zcdp_budget
-from dp.fedauc.ranks import average_ranks, local_statistics, server_auc
-from dp.validation import check_delta, check_epsilon, check_positive_int
+from dp.fedauc.ranks import average_ranks, local_statistics
+from dp.validation import check_choice, check_delta, check_epsilon, check_positive_int
 
-__all__ = ["fedauc_release", "fedauc_estimates", "fedauc_cases"]
+__all__ = ["fedauc_release", "fedauc_cases"]
 
 _FEDAUC_LAPLACE = ("global_laplace", "local_laplace", "adaptive_laplace")
 _FEDAUC_GAUSSIAN = ("global_gaussian", "local_gaussian", "adaptive_gaussian")
@@ -47,8 +47,7 @@ def fedauc_release(scores: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.
     ``local_gaussian``, ``adaptive_gaussian``; ``epsilon`` per label, ``delta`` in ``(0, 1)`` for Gaussian, 0 for
     Laplace; ``sum_fraction`` the paper's alpha (global/local only), in ``(0, 1)``.
     :raise ValueError: on an invalid parameter."""
-    if method not in _FEDAUC_LAPLACE + _FEDAUC_GAUSSIAN:
-        raise ValueError(f"method must be one of {', '.join(_FEDAUC_LAPLACE + _FEDAUC_GAUSSIAN)}, got {method!r}")
+    check_choice(method, _FEDAUC_LAPLACE + _FEDAUC_GAUSSIAN, "method")
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     gaussian = method.endswith("_gaussian")
@@ -63,22 +62,6 @@ def fedauc_release(scores: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.
     _fedauc_parameters(components, method, eps, dlt)  # validates the sensitivities
     return noisy_client_reports(components, budget=zcdp_budget(eps, dlt) if gaussian else eps, gaussian=gaussian,
                                 runs=r, rng=rng)
-
-
-def fedauc_estimates(scores: npt.ArrayLike, client_of: npt.ArrayLike, released: dict[str, np.ndarray]) -> np.ndarray:
-    """The server's AUC (eq. 1, :func:`dp.fedauc.mechanisms.server_auc`) from the :func:`fedauc_release` reports, one
-    per run (NaN where the noisy counts leave no pair); adaptive reports are turned back into
-    ``localSum'_k = (T_k localP'_k + D'_k) / (2 n_k)`` (§5.3)."""
-    values = np.asarray(scores, dtype=np.float64)
-    owner = np.asarray(client_of, dtype=np.int64)
-    if "orthogonal" in released:
-        twice = np.rint(2.0 * average_ranks(values)).astype(np.int64)
-        sizes = np.bincount(owner).astype(np.float64)
-        twice_total = np.bincount(owner, weights=twice.astype(np.float64))
-        local_p = released["count"]
-        local_sum = (twice_total[None, :] * local_p + released["orthogonal"]) / (2.0 * sizes[None, :])
-        return server_auc(local_sum.sum(axis=1), local_p.sum(axis=1), values.size)
-    return server_auc(released["sum"].sum(axis=1) / 2.0, released["count"].sum(axis=1), values.size)
 
 
 def _fedauc_case(method: str, *, epsilon: float, delta: float = 0.0) -> AuditCase:

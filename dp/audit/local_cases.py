@@ -115,16 +115,21 @@ def hadamard_case(*, bits: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
         neighbours=f"one user's value {pair[0]} vs {pair[1]}")
 
 
+def _hierarchy(domain_size: int, largest: int, shown: str, epsilon: float, split: str) -> tuple[int, int, float]:
+    """``(d, levels, level epsilon)`` of a hierarchy case: ``d`` a power of two in ``[4, largest]``."""
+    size = check_integer(domain_size, "domain_size")
+    if size < 4 or size > largest or size & (size - 1):
+        raise ValueError(f"domain_size must be a power of two in [4, {shown}], got {domain_size}")
+    levels = size.bit_length() - 1
+    return size, levels, hierarchical.level_epsilon(epsilon, levels=levels, split=split)
+
+
 def hierarchy_users_case(*, domain_size: int = 8, epsilon: float = 1.0) -> LocalAuditCase:
     """Hierarchical histogram, users split across levels (App. B.2.2 (i)): one user's ``(level, j, z)``; ``domain_size``
     ``d`` a power of two in ``[4, 128]``, ``epsilon`` the user's budget (one report, all of it).  :raise ValueError: on
     invalid parameters."""
     eps = check_epsilon(epsilon)
-    size = check_integer(domain_size, "domain_size")
-    if size < 4 or size > 128 or size & (size - 1):
-        raise ValueError(f"domain_size must be a power of two in [4, 128], got {domain_size}")
-    levels = size.bit_length() - 1
-    eps0 = hierarchical.level_epsilon(eps, levels=levels, split="users")
+    size, levels, eps0 = _hierarchy(domain_size, 128, "128", eps, "users")
     pair = (0, size - 1)
     pmfs = []
     for value in pair:
@@ -170,11 +175,7 @@ def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> Loca
     ``d`` a power of two in ``[4, 2^20]``, ``epsilon`` the user's total (``epsilon / levels`` per level).
     :raise ValueError: on invalid parameters."""
     eps = check_epsilon(epsilon)
-    size = check_integer(domain_size, "domain_size")
-    if size < 4 or size > 1 << 20 or size & (size - 1):
-        raise ValueError(f"domain_size must be a power of two in [4, 2^20], got {domain_size}")
-    levels = size.bit_length() - 1
-    eps0 = hierarchical.level_epsilon(eps, levels=levels, split="budget")
+    size, levels, eps0 = _hierarchy(domain_size, 1 << 20, "2^20", eps, "budget")
     pair = (0, size - 1)
     # exact law of the vote: per level from the module's exact output table, convolved over levels
     pmfs = []

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dp.audit.engine import AuditCase, Sampler, paired
+from dp.audit.engine import AuditCase, Sampler, honest_sum, paired
 from dp.audit.neighbours import (CASE_EPSILON, GAUSSIAN_DELTA, GAUSSIAN_EPSILON, HL_EPSILONS, TREE_EPSILON,
                                  TREE_VECTOR_EPSILON, HosmerLemeshowNeighbours, TreeNeighbours,
                                  hosmer_lemeshow_neighbours, tree_neighbours)
@@ -37,10 +37,7 @@ def _tree_party_noise(make_plan: Callable[[], TreeNoisePlan]) -> Callable[[int, 
         plan = make_plan()
         if plan.node_count != nodes:
             raise RuntimeError(f"the plan has {plan.node_count} nodes, the grid {nodes}")
-        total = np.zeros((count, nodes), dtype=np.int64)
-        for _ in range(plan.parties - plan.threshold):
-            total += plan.draw_party(rng, runs=count)
-        return total
+        return honest_sum(lambda: plan.draw_party(rng, runs=count), plan.parties - plan.threshold)
 
     return noise
 

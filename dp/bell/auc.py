@@ -144,10 +144,7 @@ def hierarchical_auc(positive: HierarchyEstimate, negative: HierarchyEstimate, *
 
     frontier = np.zeros(1, dtype=np.int64)
     here_pos, here_neg = np.array([n_pos]), np.array([n_neg])
-    expanded: list[np.ndarray] = []
-    expanded_terms: list[np.ndarray] = []
-    discarded: list[np.ndarray] = []
-    discarded_terms: list[np.ndarray] = []
+    steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # (expanded, terms, discarded, terms)
     partial_sums: list[float] = []
     for level in range(levels):
         keep = np.maximum(here_pos, floor_pos) * np.maximum(here_neg, floor_neg) >= threshold
@@ -165,19 +162,16 @@ def hierarchical_auc(positive: HierarchyEstimate, negative: HierarchyEstimate, *
         grow_terms = grow_pos[:, 1] * grow_neg[:, 0]
         if level == levels - 1 and ties:
             grow_terms = grow_terms + 0.5 * (grow_pos * grow_neg).sum(axis=1)
-        expanded.append(grow)
-        expanded_terms.append(grow_terms)
-        discarded.append(drop)
-        discarded_terms.append(drop_terms)
+        steps.append((grow, grow_terms, drop, drop_terms))
         partial_sums.extend((float(grow_terms.sum()), float(drop_terms.sum())))
         frontier = (2 * grow[:, None] + pair).ravel()
         here_pos, here_neg = grow_pos.ravel(), grow_neg.ravel()
     pair_sum = math.fsum(partial_sums)
+    expanded, expanded_terms, discarded, discarded_terms = (tuple(column) for column in zip(*steps))
     return AUCTraversal(auc=pair_sum / (n_pos * n_neg), pair_sum=pair_sum, threshold=threshold,
-                        threshold_constant=a, positive_floor=floor_pos, negative_floor=floor_neg,
-                        discard=mode, count_ties=ties, expanded=tuple(expanded),
-                        expanded_terms=tuple(expanded_terms), discarded=tuple(discarded),
-                        discarded_terms=tuple(discarded_terms))
+                        threshold_constant=a, positive_floor=floor_pos, negative_floor=floor_neg, discard=mode,
+                        count_ties=ties, expanded=expanded, expanded_terms=expanded_terms, discarded=discarded,
+                        discarded_terms=discarded_terms)
 
 
 @dataclass(frozen=True)

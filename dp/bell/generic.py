@@ -17,7 +17,7 @@ from dp.validation import check_epsilon, check_instance, check_positive, check_p
 from secure.noise.party import noise_generator
 
 __all__ = ["check_kernel_matrix", "rr_beta", "rr_channel", "randomize", "histogram", "estimate_from_histogram",
-           "estimate", "estimate_pairwise", "quantized_ustatistic", "lemma1_variance", "theorem1_variance_bound",
+           "estimate", "quantized_ustatistic", "lemma1_variance", "theorem1_variance_bound",
            "conditional_variance", "simulate_histograms", "simulate", "collision_probability_from_histogram",
            "renyi2_entropy_from_histogram"]
 
@@ -132,25 +132,6 @@ def estimate(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon: float) -
     if r.ndim != 1:
         raise ValueError(f"reports must be one-dimensional, got shape {r.shape}")
     return float(estimate_from_histogram(histogram(r, bins=a.shape[0]), a, epsilon=epsilon))
-
-
-def estimate_pairwise(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon: float) -> float:
-    """Reference ``U_hat``: the literal average of the pair estimator over all ``C(n, 2)`` pairs. Details: docs/ldp.md.
-    """
-    a = _symmetric(check_kernel_matrix(matrix))
-    k = a.shape[0]
-    r = _check_reports(reports, k)
-    if r.ndim != 1 or r.size < 2:
-        raise ValueError(f"reports must be one-dimensional with at least 2 entries, got shape {r.shape}")
-    beta = rr_beta(bins=k, epsilon=epsilon)
-    centred = np.eye(k)[r] - beta / k  # (n, k): e_r - b
-    first, second = np.triu_indices(r.size, 1)
-    total = 0.0
-    step = max(1, _CHUNK_ELEMENTS // k)
-    for start in range(0, first.size, step):
-        i, j = first[start:start + step], second[start:start + step]
-        total += float(np.einsum("pk,pk->", centred[i] @ a, centred[j]))
-    return total / (first.size * (1.0 - beta) ** 2)
 
 
 def quantized_ustatistic(values: npt.ArrayLike, quantizer: Quantizer, matrix: npt.ArrayLike) -> float:

@@ -7,26 +7,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol, Sequence, runtime_checkable
+from typing import Final, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from dp.bell import hadamard
 from dp.bell.hadamard import MAX_LEVELS, FrequencyOracle, HadamardReports, _check_nodes, _freeze, _randomize
-from dp.validation import (check_choice, check_delta, check_epsilon, check_indices, check_int_range,
-                           check_nonnegative, check_positive_int)
+from dp.validation import check_choice, check_delta, check_epsilon, check_indices, check_int_range, check_positive_int
 from secure.noise.party import noise_generator
 
 __all__ = ["SPLITS", "level_epsilon", "composed_epsilon", "HierarchyReports", "randomize_hierarchy",
-           "HierarchyEstimate", "HadamardHierarchy", "ExactHierarchy", "HierarchyTable"]
+           "HierarchyEstimate", "HadamardHierarchy"]
 
 Split = Literal["users", "budget"]
 
 #: Splitting strategies: ``users`` (one level each, the full ε) and ``budget`` (every level, a share of ε).
 SPLITS: Final[tuple[str, ...]] = ("users", "budget")
-
-_TABLE_MAX_LEVELS: Final[int] = 24
 
 
 def _check_domain_size(domain_size: int) -> int:
@@ -214,65 +211,3 @@ class HadamardHierarchy:
         members = float(oracle.users)
         sampling = share * (1.0 - share) * (n - members) / (n - 1.0) if n > members else 0.0 * share
         return n * n / members * (oracle.debias_factor ** 2 - share + sampling)
-
-
-@dataclass(frozen=True, init=False, eq=False, repr=False)
-class ExactHierarchy:
-    """The exact hierarchical histogram of integer scores in ``[0, domain_size)`` (Definition 3), without noise;
-    ``variance_bound`` is the non-negative ``v`` reported to the traversal; ``levels`` is ``α``, ``total`` the number of
-    scores.  Details: docs/ldp.md."""
-
-    levels: int
-    total: float
-    variance_bound: float
-    _sorted: np.ndarray
-
-    def __init__(self, values: npt.ArrayLike, *, domain_size: int, variance_bound: float = 0.0) -> None:
-        size = _check_domain_size(domain_size)
-        ordered = np.sort(check_indices(values, size, "values"))
-        _freeze(self, levels=size.bit_length() - 1, total=float(ordered.size),
-                variance_bound=check_nonnegative(variance_bound, "variance_bound"), _sorted=ordered)
-
-    def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """Exact counts of ``nodes`` (integers in ``[0, 2^level)``) at ``level``."""
-        index = check_int_range(level, "level", low=0, high=self.levels)
-        queries = _check_nodes(nodes, index)
-        shift = self.levels - index
-        low = queries << shift
-        high = (queries + 1) << shift
-        return (np.searchsorted(self._sorted, high) - np.searchsorted(self._sorted, low)).astype(np.float64)
-
-
-@dataclass(frozen=True, init=False, eq=False, repr=False)
-class HierarchyTable:
-    """A hierarchical histogram given level by level (``counts[l]`` of length ``2^l``, finite, root positive), e.g. a
-    hand-built tree; ``variance_bound`` the ``v`` reported to the traversal; ``total`` the root.  Details: docs/ldp.md.
-    """
-
-    levels: int
-    total: float
-    variance_bound: float
-    _tables: tuple[np.ndarray, ...]
-
-    def __init__(self, counts: Sequence[npt.ArrayLike], *, variance_bound: float = 0.0) -> None:
-        if len(counts) < 2:
-            raise ValueError(f"counts must give the root and at least one level, got {len(counts)} level(s)")
-        if len(counts) - 1 > _TABLE_MAX_LEVELS:
-            raise ValueError(f"counts must have at most {_TABLE_MAX_LEVELS} levels below the root, got {len(counts) - 1}")
-        tables: list[np.ndarray] = []
-        for level, values in enumerate(counts):
-            array = np.asarray(values, dtype=np.float64)
-            if array.shape != (1 << level,):
-                raise ValueError(f"counts[{level}] must have {1 << level} entries, got shape {array.shape}")
-            if not np.all(np.isfinite(array)):
-                raise ValueError(f"counts[{level}] must be finite")
-            tables.append(array)
-        if tables[0][0] <= 0:
-            raise ValueError(f"the root count must be positive, got {tables[0][0]}")
-        _freeze(self, levels=len(tables) - 1, total=float(tables[0][0]),
-                variance_bound=check_nonnegative(variance_bound, "variance_bound"), _tables=tuple(tables))
-
-    def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """The table's values of ``nodes`` at ``level``."""
-        index = check_int_range(level, "level", low=0, high=self.levels)
-        return self._tables[index][_check_nodes(nodes, index)].astype(np.float64)

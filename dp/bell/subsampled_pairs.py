@@ -15,6 +15,7 @@ import numpy as np
 
 from dp.sampling import max_degree
 from dp.noise_plans import NoisePlan, plan_party_laplace, polya_tail_bound
+from dp.report_text import run_costs
 from dp.umpc.protocol import KernelColumns, UStatQuery, prepare_kernel_rows, secure_integer_type
 from dp.umpc.sampler_variance import design_factor
 from dp.validation import check_epsilon, check_parties, check_positive_int
@@ -356,7 +357,4 @@ async def run_secure_subsampled(query: SubsampledPairsQuery, fixed: FixedPointRo
         mechanism=plans[0].mechanism,
         noise_std=[math.sqrt(plan.variance / count) / out.scale for out, plan in zip(query.outputs, plans)],
         estimate_std=_estimate_std(query, count, plans, sums), noisy_sums=sums, noisy_values=noisy_values,
-        seconds=sum(cost.seconds for cost in phases.values()),
-        bytes_sent=sum(cost.bytes_sent for cost in phases.values()),
-        phases={name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()},
-        missing=missing, seed=public_seed, sampling_error_bound=pair_sampling_error_bound(query, rows, pairs, sums))
+        **run_costs(phases), missing=missing, seed=public_seed, sampling_error_bound=pair_sampling_error_bound(query, rows, pairs, sums))

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import rankdata
 
-from dp.validation import check_generator, check_positive_int
+from dp.validation import check_choice, check_generator, check_positive_int
 from secure.noise.party import os_generator
 
 __all__ = ["LAYOUTS", "average_ranks", "auc_from_ranks", "server_auc", "client_layout", "LocalStatistics",
@@ -126,8 +126,7 @@ def client_layout(scores: npt.ArrayLike, *, clients: int | None, layout: str,
     values = _check_scores(scores)
     m = values.size
     gen = _check_generator(rng, "rng", allow_none=False)
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    check_choice(layout, LAYOUTS, "layout")
     if layout == "one_per_client":
         if clients is not None and check_positive_int(clients, "clients") != m:
             raise ValueError(f"clients must equal the number of samples ({m}) for one_per_client, got {clients}")
