@@ -54,14 +54,14 @@ async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Call
         :func:`scenarios.kit.cli.run_scenario` runs only after the orderly shutdown, so that a party lost
         in the shutdown phase releases nothing (and the smoothing keeps no peer waiting)."""
     from dp.ecdf import release
-    from scenarios.kit.ecdf_options import deliver, read_column
+    from scenarios.kit.ecdf_options import deliver_ecdf, read_column
 
     result = await release(options.query, lambda: read_column(options), receivers=[0],
                            job=job, **options.budget.account(options.data))
     if result is None:
         return None
-    return deliver(options, result, lambda r: f"Private ECDF of {r['column']}\nepsilon {r['epsilon']:g}, n = {r['n']}, "
-                                              f"{r['parties']} part{'y' if r['parties'] == 1 else 'ies'}")
+    return deliver_ecdf(options, result, lambda r: f"Private ECDF of {r['column']}\nepsilon {r['epsilon']:g}, "
+                        f"n = {r['n']}, {r['parties']} part{'y' if r['parties'] == 1 else 'ies'}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -110,14 +110,14 @@ async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Call
     from mpyc.runtime import mpc
 
     from dp.ecdf import release
-    from scenarios.kit.ecdf_options import deliver, read_column
+    from scenarios.kit.ecdf_options import deliver_ecdf, read_column
 
     values = np.empty(0) if options.query.answer is not None else (lambda: read_column(options))  # owners gone
     result = await release(options.query, values, job=job, **options.budget.account(options.data))
     if result is None or mpc.pid != 0:
         return None
-    return deliver(options, result, lambda r: f"Private ECDF of {r['column']} by FSS (two servers)\n"
-                                              f"epsilon {r['epsilon']:g}, n = {r['n']}, {r['parties']} owners")
+    return deliver_ecdf(options, result, lambda r: f"Private ECDF of {r['column']} by FSS (two servers)\n"
+                                                   f"epsilon {r['epsilon']:g}, n = {r['n']}, {r['parties']} owners")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

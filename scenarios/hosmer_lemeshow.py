@@ -22,36 +22,29 @@ Run it with three local parties::
 Every option is explained by ``-h``; the columns of ``--table`` and the figure of ``--plot``: docs/command_line.md."""
 from __future__ import annotations
 
-import csv
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.kit.records import write_record
-from scenarios.kit.missing_values import add_missing_arguments, local_note, missing_policy
+from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario, usage_errors
+from scenarios.kit.ecdf_options import EcdfOptions
+from scenarios.kit.missing_values import add_missing_arguments, missing_policy
 
-__all__ = ["main", "parse_options", "HosmerLemeshowOptions", "SPLIT_SALT", "TABLE_COLUMNS",
-           "write_group_table", "draw_calibration"]
+__all__ = ["main", "parse_options", "HosmerLemeshowOptions", "SPLIT_SALT"]
 
 #: xor-ed into --seed for the embedded data's model split: the same rows as scenarios.papers.hosmer_lemeshow
 SPLIT_SALT = 0x5C0E
 
 
 @dataclass
-class HosmerLemeshowOptions:
-    """Parsed options: the query, and where the rows come from and the outputs go."""
+class HosmerLemeshowOptions(EcdfOptions):
+    """Parsed options: the query, where the rows come from (``seed``: the embedded data's model split) and the
+    outputs go (``curve``: ``--table``)."""
 
     query: Any
-    data: str | None
-    seed: int
-    json: str | None
-    table: str | None
-    plot: str | None
-    budget: Any = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
@@ -61,12 +54,13 @@ class HosmerLemeshowOptions:
                 "accounting": query.accounting, "seed": self.seed, "embedded": self.data is None,
                 "missing": query.missing.mode, "fill": [list(item) for item in query.missing.fills]}
 
-    def specs(self) -> list[Any]:
-        """The declared columns: the score on [0, 1] with ``precision`` bits, the label as categories 0/1."""
-        from secure.intake import ColumnSpec
 
-        score, label = self.query.columns
-        return [ColumnSpec(score, 0.0, 1.0, self.query.precision), ColumnSpec.categorical(label, (0, 1))]
+def _specs(query: Any) -> list[Any]:
+    """The declared columns: the score on [0, 1] with ``precision`` bits, the label as categories 0/1."""
+    from secure.intake import ColumnSpec
+
+    score, label = query.columns
+    return [ColumnSpec(score, 0.0, 1.0, query.precision), ColumnSpec.categorical(label, (0, 1))]
 
 
 def build_parser() -> ScenarioParser:
@@ -105,14 +99,11 @@ def build_parser() -> ScenarioParser:
 
 def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
     """Parse and validate the options (no data is read here).  :raise UsageError: one line."""
+    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
     from dp.validation import check_noise_scale, check_seed
     from scenarios.kit.budget_run import budget_options
     from scenarios.kit.options import parse_columns
     from scenarios.kit.outputs import check_output_path
-
-    from dataclasses import replace
-
-    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
     from secure.intake import MissingPolicy
 
     args = build_parser().parse_args(list(argv))
@@ -120,25 +111,21 @@ def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
     if args.groups < 3:  # one line for every Q below 3, 0 and negative included
         raise UsageError(f"--groups must be at least 3 (the test has Q - 2 degrees of freedom), got {args.groups}")
     precision = _declared_precision(args.domain, columns[0], args.precision)
-    try:
+    with usage_errors():
         check_seed(args.seed, "--seed")
         query = HosmerLemeshowQuery(epsilon=args.epsilon, groups=args.groups, grid_points=args.points,
                                     precision=precision, smoothed=args.smoothed, accounting=args.accounting,
                                     columns=(columns[0], columns[1]), missing=MissingPolicy())
         query.tree_plan()  # the node noise must be drawable
         check_noise_scale(query.statistics_rate, query.scale, name="epsilon of the group statistics")
-        options = HosmerLemeshowOptions(query, args.data, args.seed, args.json, args.table, args.plot)
-        specs = options.specs()
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
+        specs = _specs(query)
     for name in ("json", "table", "plot"):
         check_output_path(getattr(args, name), f"--{name}")
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham",
                              roles={columns[0]: ("score", "choose a column of predicted probabilities"),
                                     columns[1]: ("label", "choose a column of 0/1 labels")})
-    options.query = replace(query, missing=missing)
-    options.budget = budget_options(args)
-    return options
+    return HosmerLemeshowOptions(replace(query, missing=missing), args.data, args.table, args.json, args.plot,
+                                 budget_options(args), args.seed)
 
 
 def _declared_precision(text: str | None, score: str, precision: int) -> int:
@@ -161,127 +148,38 @@ def _declared_precision(text: str | None, score: str, precision: int) -> int:
 
 async def _read_rows(options: HosmerLemeshowOptions) -> np.ndarray:
     """Every party: its ``(probability, label)`` rows (scores clipped to [0, 1] on the fixed-point grid, labels 0/1),
-    its verdict shared.  :raise secure.errors.InputError: a bad file or cell at any party, at every party alike."""
-    from mpyc.runtime import mpc
+    through :func:`scenarios.kit.ecdf_options.agreed_rows`."""
+    from scenarios.kit.ecdf_options import agreed_rows, party_table
+    from secure.intake import to_fixed_point
 
-    from scenarios.kit.datasets import framingham_with_scores
-    from secure.intake import party_rows, rows_from_table, to_fixed_point
-    from secure.public_randomness import public_generator
-    from secure.session import InputError, agree_verdict
+    query, specs = options.query, _specs(options.query)
 
-    specs, query = options.specs(), options.query
-    error, detail = None, None
-    probabilities, labels, filled, clipped = np.empty(0), np.empty(0, dtype=np.int64), 0, 0
-    try:
-        if options.data is not None:
-            rows = party_rows(options.data, list(query.columns), party=mpc.pid, parties=len(mpc.parties),
-                              missing=query.missing, specs=specs)
-        else:
-            table = framingham_with_scores(public_generator(options.seed ^ SPLIT_SALT))
-            rows = rows_from_table(table.header, table.rows, list(query.columns), source="embedded framingham",
-                                   party=mpc.pid, parties=len(mpc.parties), missing=query.missing, specs=specs)
+    def read() -> tuple[np.ndarray, int, int]:
+        rows = party_table(options.data, query.columns, missing=query.missing, specs=specs,
+                           scores_seed=options.seed ^ SPLIT_SALT)
         fixed = to_fixed_point(rows.values, specs)
-        probabilities = specs[0].decode(fixed.integers[:, 0])
-        labels = fixed.integers[:, 1].astype(np.int64)
-        filled, clipped = rows.filled, sum(fixed.clipped.values())
-    except InputError as exc:
-        error, detail = str(exc), exc.detail
-    await agree_verdict(error, detail=detail)
-    print(local_note(filled=filled, clipped=clipped))
-    return np.column_stack([probabilities, labels])
+        scores, labels = specs[0].decode(fixed.integers[:, 0]), fixed.integers[:, 1].astype(np.int64)
+        return np.column_stack([scores, labels]), rows.filled, sum(fixed.clipped.values())
+
+    return await agreed_rows(read)
 
 
 async def _release(options: HosmerLemeshowOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
-    """Every party: spend, read its rows, run the secure Algorithm 2 (:func:`dp.ecdf.release`); returns party 0's delivery (the table, ``--json``, ``--table``, ``--plot``), run after the orderly shutdown."""
+    """Every party: spend, read its rows, run the secure Algorithm 2 (:func:`dp.ecdf.release`); returns party 0's
+    delivery (the table, ``--json``, ``--table``, ``--plot``), run after the orderly shutdown."""
     from dp.ecdf import release
+    from scenarios.kit.ecdf_options import deliver, draw_calibration, write_group_table
+    from scenarios.kit.records import write_record
 
     result = await release(options.query, lambda: _read_rows(options), receivers=[0],
                            seed=options.seed if options.data is None else None, job=job,
                            **options.budget.account(options.data))
     if result is None:
         return None
-    return lambda: _report(options, result)
-
-
-def _report(options: HosmerLemeshowOptions, release: Any) -> None:
-    print(release.table())
-    if options.json:
-        write_record(options.json, release.record())
-    if options.table:
-        write_group_table(options.table, release, floor=options.query.expected_floor)
-    if options.plot:
-        draw_calibration(options.plot, release)
-
-
-#: the columns of ``--table``, in order
-TABLE_COLUMNS: tuple[str, ...] = ("group", "lower", "upper", "expected_positive", "observed_positive",
-                                  "expected_negative", "observed_negative", "contribution", "raised", "left_out")
-
-
-def write_group_table(path: str, release: Any, *, floor: float) -> None:
-    """``--table``: one row per group of the released statistics (:data:`TABLE_COLUMNS`).
-
-    Only released values and their post-processing: the boundaries, the noisy ``E``/``O`` as released, and
-    each group's contribution to ``H`` from :func:`dp.ecdf.hosmer_lemeshow_statistic.hosmer_lemeshow_terms` -- the code
-    that computes ``H`` -- so the contributions sum to the released ``H``; ``left_out`` marks a group empty by
-    construction (equal released boundaries), whose noisy counts are pure noise and add nothing to ``H``.
-    ``release``: a :class:`dp.ecdf.HosmerLemeshowRelease`; ``floor``: the query's ``expected_floor``."""
-    from dp.ecdf.hosmer_lemeshow_statistic import hosmer_lemeshow_terms
-
-    terms = hosmer_lemeshow_terms(release.expected, release.observed, floor=floor, empty=release.empty)
-    contributions = terms.per_group
-    classes = ((1, "positive"), (0, "negative"))
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(TABLE_COLUMNS)
-        for q in range(release.expected.shape[1]):
-            raised = [f"{kind}_{name}" for kind, mask in (("expected", terms.expected_raised),
-                                                          ("observed", terms.observed_raised))
-                      for s, name in classes if mask[s, q]]
-            writer.writerow([q + 1, repr(float(release.boundaries[q])), repr(float(release.boundaries[q + 1])),
-                             repr(float(release.expected[1, q])), int(release.observed[1, q]),
-                             repr(float(release.expected[0, q])), int(release.observed[0, q]),
-                             repr(float(contributions[q])), " ".join(raised), bool(release.empty[q])])
-
-
-def draw_calibration(path: str, release: Any) -> None:
-    """``--plot``: the calibration figure of a release (PNG, Agg canvas).
-
-    Left: the released observed against expected positives per group, error bars +-1.96 times the released
-    noise std of each count, and the diagonal ``y = x`` (perfect calibration).  Right: the released ECDF of
-    the scores on the grid (raw, and smoothed when the boundaries came from the smoothed curve) with the
-    ``Q - 1`` group boundaries as vertical lines (``release``: a :class:`dp.ecdf.HosmerLemeshowRelease`)."""
-    from scenarios.kit.experiments import new_figure, save_figure
-
-    figure, _ = new_figure(11.0, 4.6)
-    figure.clear()
-    left, right = figure.subplots(1, 2)
-    expected, observed = release.expected[1], release.observed[1]
-    x_error = 1.96 * float(np.sqrt(release.expected_noise_variance))
-    y_error = 1.96 * float(np.sqrt(release.observed_noise_variance))
-    left.errorbar(expected, observed, xerr=x_error, yerr=y_error, fmt="o", capsize=3,
-                  label="group (+-1.96 noise std)")
-    for q, (x, y) in enumerate(zip(expected, observed)):
-        left.annotate(str(q + 1), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
-    low = min(0.0, float(np.min(expected)) - x_error, float(np.min(observed)) - y_error)
-    high = max(float(np.max(expected)) + x_error, float(np.max(observed)) + y_error, 1.0)
-    left.plot([low, high], [low, high], color="grey", linestyle="--", label="y = x")
-    left.set_xlabel("expected positives E_1q (released)")
-    left.set_ylabel("observed positives O_1q (released)")
-    left.set_title(f"H = {release.statistic:.4g}, p = {release.p_value:.3g} ({release.degrees_of_freedom} df)")
-    left.legend(loc="upper left")
-    right.plot(release.grid, release.ecdf, drawstyle="steps-post", linewidth=0.8, label="released ECDF (raw)")
-    if release.smoothed_ecdf is not None:
-        right.plot(release.grid, release.smoothed_ecdf, linewidth=1.2, label="smoothed (eq. 3)")
-    for k, boundary in enumerate(release.boundaries[1:-1]):
-        right.axvline(float(boundary), color="grey", linewidth=0.6, linestyle=":",
-                      label="group boundaries" if k == 0 else None)
-    right.set_xlabel("predicted probability")
-    right.set_ylabel("F(t)")
-    right.set_title(f"scores' ECDF, epsilon {release.epsilon:g}, n = {release.n}")
-    right.legend(loc="lower right")
-    figure.suptitle("Private Hosmer-Lemeshow calibration (Barczewski, Mawass & Ramon, Algorithm 2)")
-    save_figure(figure, path)
+    floor = options.query.expected_floor
+    return deliver(result, [(options.json, lambda path: write_record(path, result.record())),
+                            (options.curve, lambda path: write_group_table(path, result, floor=floor)),
+                            (options.plot, lambda path: draw_calibration(path, result))])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

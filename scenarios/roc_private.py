@@ -19,31 +19,25 @@ Threat model: passive, static coalition of at most t < m/2 parties; it learns th
 and the parties' row counts, nothing else (no class size, no count of clipped scores or of filled cells)."""
 from __future__ import annotations
 
-import csv
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.kit.records import write_record
+from scenarios.kit.ecdf_options import EcdfOptions
 
-__all__ = ["main", "parse_options", "RocPrivateOptions", "draw_roc"]
+__all__ = ["main", "parse_options", "RocPrivateOptions"]
 
 
 @dataclass
-class RocPrivateOptions:
-    """Parsed options: the query, and where the rows come from and the outputs go."""
+class RocPrivateOptions(EcdfOptions):
+    """Parsed options: the query, where the rows come from (``seed``: the embedded data's model split) and the
+    outputs go."""
 
     query: Any
-    data: str | None
-    seed: int
-    curve: str | None
-    json: str | None
-    plot: str | None
-    budget: Any = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
@@ -55,8 +49,6 @@ class RocPrivateOptions:
 
 def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
     """Parse and validate the options.  :raise UsageError: one line."""
-    from dataclasses import replace
-
     from dp.ecdf.roc import SPLITS, RocQuery
     from dp.validation import check_seed
     from scenarios.kit.budget_run import add_budget_arguments, budget_options
@@ -104,46 +96,32 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham",
                              roles={columns[0]: ("score", "give --domain LO:HI"),
                                     columns[1]: ("label", "choose a column of 0/1 labels")})
-    return RocPrivateOptions(replace(query, missing=missing), args.data, args.seed, args.curve, args.json, args.plot,
-                             budget_options(args))
+    return RocPrivateOptions(replace(query, missing=missing), args.data, args.curve, args.json, args.plot,
+                             budget_options(args), args.seed)
 
 
 async def _read_rows(options: RocPrivateOptions) -> np.ndarray:
-    """Every party: its ``(score, label)`` rows (scores clipped to the domain), its verdict shared with all parties;
-    its counts of filled and clipped cells printed here (never sent)."""
+    """Every party: its ``(score, label)`` rows (scores clipped to the domain) through
+    :func:`scenarios.kit.ecdf_options.agreed_rows`: no count of filled or clipped cells is sent."""
     from mpyc.runtime import mpc
 
-    from scenarios.kit.datasets import framingham_with_scores
-    from scenarios.kit.missing_values import local_note
-    from secure.intake import party_rows, rows_from_table
-    from secure.public_randomness import public_generator
-    from secure.session import InputError, agree_verdict
+    from scenarios.kit.ecdf_options import agreed_rows, party_table
+    from secure.session import InputError
 
     query = options.query
-    error, detail = None, None
-    scores, labels, filled, clipped = np.empty(0), np.empty(0), 0, 0
-    try:
-        if options.data is not None:
-            rows = party_rows(options.data, list(query.columns), party=mpc.pid, parties=len(mpc.parties),
-                              missing=query.missing)
-            source = options.data.replace("{pid}", str(mpc.pid))
-        else:
-            table = framingham_with_scores(public_generator(options.seed))
-            rows = rows_from_table(table.header, table.rows, list(query.columns), source="embedded framingham",
-                                   party=mpc.pid, parties=len(mpc.parties), missing=query.missing)
-            source = "embedded framingham"
-        raw, labels, filled = rows.values[:, 0], rows.values[:, 1], rows.filled
+
+    def read() -> tuple[np.ndarray, int, int]:
+        rows = party_table(options.data, query.columns, missing=query.missing, scores_seed=options.seed)
+        raw, labels = rows.values[:, 0], rows.values[:, 1]
         if not np.all((labels == 0) | (labels == 1)):
-            # shared with every party: no path (``source`` is this party's file), in the detail only
+            # shared with every party: no path (this party's file), in the detail only
+            source = "embedded framingham" if options.data is None else options.data.replace("{pid}", str(mpc.pid))
             raise InputError(f"label column '{query.columns[1]}' must hold 0 or 1, found another value",
                              detail=f"{source}: label column '{query.columns[1]}' holds a value other than 0 or 1")
         scores = np.clip(raw, query.lower, query.upper)
-        clipped = int(np.count_nonzero(scores != raw))
-    except InputError as exc:
-        error, detail = str(exc), exc.detail
-    await agree_verdict(error, detail=detail)
-    print(local_note(filled=filled, clipped=clipped))
-    return np.column_stack([scores, labels])
+        return np.column_stack([scores, labels]), rows.filled, int(np.count_nonzero(scores != raw))
+
+    return await agreed_rows(read)
 
 
 async def _release(options: RocPrivateOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
@@ -160,49 +138,13 @@ async def _release(options: RocPrivateOptions, job: tuple[str, Sequence[str]]) -
 
 def _report(options: RocPrivateOptions, release: Any) -> None:
     """Party 0: the table, and ``--curve``, ``--json``, ``--plot``."""
-    print(release.table())
-    if options.curve:
-        positive, negative = release.rates()
-        smoothed_positive, smoothed_negative = release.smoothed_rates(options.query.smooth)
-        with open(options.curve, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["threshold", "positive_cumulative", "negative_cumulative", "tpr_raw", "fpr_raw", "tpr",
-                             "fpr"])
-            for i, tau in enumerate(release.grid):
-                writer.writerow([f"{tau:.10g}", int(release.positive_counts[i]), int(release.negative_counts[i]),
-                                 f"{1 - positive[i]:.10g}", f"{1 - negative[i]:.10g}",
-                                 f"{1 - smoothed_positive[i]:.10g}", f"{1 - smoothed_negative[i]:.10g}"])
-    if options.json:
-        write_record(options.json, release.record())
-    if options.plot:
-        score, label = options.query.columns
-        draw_roc(options.plot, release, smooth=options.query.smooth, label=f"{score} for {label}")
+    from scenarios.kit.ecdf_options import deliver, draw_roc, write_roc_curve
+    from scenarios.kit.records import write_record
 
-
-def draw_roc(path: str, release: Any, *, smooth: int | None, label: str = "") -> None:
-    """``--plot``: the self-normalised ROC curve of a release (PNG, Agg canvas).
-
-    The raw curve (each class's noisy counts over their own noisy total) and, unless ``smooth`` is ``None``,
-    the curve of the smoothed rates (eq. 3 with that norm), each with its AUC in the legend, and the diagonal
-    (a random score).  Only released values and their post-processing are drawn.  ``release``: a
-    :class:`dp.ecdf.roc.RocRelease`; ``label``: what the curve is of (score and label column), for the title."""
-    from scenarios.kit.experiments import new_figure, save_figure
-
-    figure, axes = new_figure(6.0, 5.6)
-    raw = release.curve(None)
-    axes.plot(raw.false_positive_rate, raw.true_positive_rate, linewidth=0.8, alpha=0.8,
-              label=f"raw self-normalised, AUC {raw.auc:.4f}")
-    if smooth is not None:
-        smoothed = release.curve(smooth)
-        axes.plot(smoothed.false_positive_rate, smoothed.true_positive_rate, linewidth=1.6,
-                  label=f"smoothed (p = {smooth}), AUC {smoothed.auc:.4f}")
-    axes.plot([0.0, 1.0], [0.0, 1.0], color="grey", linestyle="--", linewidth=0.8, label="diagonal (AUC 0.5)")
-    axes.set_xlabel("false positive rate")
-    axes.set_ylabel("true positive rate")
-    axes.set_title(f"Private ROC of {label}\nepsilon {release.epsilon:g} ({release.split} split, "
-                   f"{release.class_epsilon:.4g} per class), class sizes private", fontsize=10)
-    axes.legend(loc="lower right")
-    save_figure(figure, path)
+    smooth, title = options.query.smooth, " for ".join(options.query.columns)
+    deliver(release, [(options.curve, lambda path: write_roc_curve(path, release, smooth)),
+                      (options.json, lambda path: write_record(path, release.record())),
+                      (options.plot, lambda path: draw_roc(path, release, smooth=smooth, label=title))])()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

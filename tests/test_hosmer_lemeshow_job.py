@@ -140,7 +140,7 @@ def assert_png(path: Path) -> None:
 def _assert_table_matches_record(path: Path, record: dict) -> list[dict[str, str]]:
     """--table against the --json record of the same run: Q rows, the released boundaries and counts, the
     contributions summing to H, and the raised cells those the record's counts imply (E < floor 1, O < 0)."""
-    from scenarios.hosmer_lemeshow import TABLE_COLUMNS
+    from scenarios.kit.ecdf_options import TABLE_COLUMNS
 
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)

@@ -20,7 +20,6 @@ import math
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,8 +30,8 @@ import numpy as np
 if __package__ in (None, ""):  # run as a file: import the installed packages
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.drills.harness import drill_main
 
 __all__ = ["main", "parse_options", "DrillOptions", "simulate_attack", "fitted_slope", "slope_tolerance",
            "run_real", "ledger_attack", "COLUMNS", "DOMAIN"]
@@ -314,29 +313,27 @@ def _record(options: DrillOptions, outcome: Outcome) -> dict[str, Any]:
             "expected_answers": outcome.expected_answers, "failures": outcome.failures()}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the drill; 0 as expected, 1 not (one ``error:`` line), 2 bad usage."""
-    try:
-        options = parse_options(sys.argv[1:] if argv is None else argv)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if options is None:
-        return 0
+def _prepared(argv: Sequence[str]) -> DrillOptions | None:
+    """:func:`parse_options`, then what the run needs (matplotlib, ``--results-dir``); :raise UsageError: one line."""
     from scenarios.kit.packages import require_packages
     from secure.errors import InputError
 
+    options = parse_options(argv)
+    if options is None:
+        return None
     try:
         require_packages("matplotlib", purpose="this drill's figure")
         os.makedirs(options.results_dir, exist_ok=True)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     except OSError as exc:
-        print(f"error: --results-dir {options.results_dir}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="budget_drill_") as directory:
-        outcome = run_drill(options, directory)
+        raise UsageError(f"--results-dir {options.results_dir}: {exc.strerror or exc}") from None
+    return options
+
+
+def _run(options: DrillOptions, directory: str) -> tuple[DrillOptions, Outcome]:
+    """:func:`run_drill`, then its CSV and figure in ``--results-dir``."""
+    outcome = run_drill(options, directory)
     base = os.path.join(options.results_dir, "budget_drill")
     with open(base + ".csv", "w", encoding="utf-8") as handle:
         handle.write("runs,simulated_rmse,std_over_sqrt_runs\n")
@@ -344,14 +341,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             handle.write(f"{row['runs']:.0f},{row['rmse']:.6g},{row['theory']:.6g}\n")
     plot(options, outcome, base + ".png")
     outcome.files = [base + ".csv", base + ".png"]
-    report(options, outcome)
-    if options.json:
-        write_record(options.json, _record(options, outcome))
-    failed = outcome.failures()
-    if failed:
-        print(f"error: the averaging-attack drill did not behave as expected: {'; '.join(failed)}", file=sys.stderr)
-        return 1
-    return 0
+    return options, outcome
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the drill; 0 as expected, 1 not (one ``error:`` line), 2 bad usage."""
+    return drill_main(argv, name="budget drill", parse=_prepared, run=_run, report=lambda run: report(*run),
+                      record=lambda options, run: _record(options, run[1]), failures=lambda run: run[1].failures(),
+                      what="the averaging-attack drill")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.records import write_record
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario, usage_errors
 from scenarios.kit.outputs import check_output_path
 
 __all__ = ["main", "build_parser", "parse_options", "Options", "chi_square_bins", "independence_tests",
@@ -134,10 +134,8 @@ def parse_options(argv: Sequence[str], parties: int | None = None, threshold: in
         raise UsageError(f"--copies must be at least {MIN_COPIES}, got {copies}")
     if rows < 2 * parties:
         raise UsageError(f"--rows must be at least 2m = {2 * parties} (every party holds rows), got {rows}")
-    try:
+    with usage_errors():
         check_epsilon(args.epsilon)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
     return Options(coalition, copies, rows, args.epsilon, args.seed, args.quick, args.json, parties, threshold)
 
 

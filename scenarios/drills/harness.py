@@ -361,10 +361,12 @@ def _print_notes(results: Sequence[DrillResult]) -> None:
             print(f"  FAILED {result.name}: {problem}")
 
 
-def drill_main(argv: Sequence[str] | None, *, name: str, parse: Callable[[Sequence[str]], DrillOptions | None],
-               run: Callable[[DrillOptions, str], Any], report: Callable[[Any], None],
-               record: Callable[[DrillOptions, Any], dict[str, Any]], failures: Callable[[Any], list[str]]) -> int:
-    """The life of a drill orchestrator: parse, run in a temporary directory, print, write JSON, judge.
+def drill_main(argv: Sequence[str] | None, *, name: str, parse: Callable[[Sequence[str]], Any],
+               run: Callable[[Any, str], Any], report: Callable[[Any], None],
+               record: Callable[[Any, Any], dict[str, Any]], failures: Callable[[Any], list[str]],
+               what: str | None = None) -> int:
+    """The life of a drill orchestrator: parse (options with ``json``, or ``None`` after ``-h``), run in a
+    temporary directory, print, write JSON, judge (``what`` did not behave: default, the count of ``name`` cases).
 
     :return: 0 all as expected, 1 some not (one ``error:`` line), 2 bad usage (one ``error:`` line)."""
     try:
@@ -381,7 +383,7 @@ def drill_main(argv: Sequence[str] | None, *, name: str, parse: Callable[[Sequen
         write_record(options.json, record(options, outcome))
     failed = failures(outcome)
     if failed:
-        print(f"error: {len(failed)} {name} case(s) did not behave as expected: {'; '.join(failed)}",
+        print(f"error: {what or f'{len(failed)} {name} case(s)'} did not behave as expected: {'; '.join(failed)}",
               file=sys.stderr)
         return 1
     return 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from scenarios.kit.cli import UsageError
+from scenarios.kit.cli import UsageError, usage_errors
 from secure.intake import MAX_CATEGORIES, Category, ColumnSpec
 from secure.kernels import Kernel
 
@@ -71,12 +71,10 @@ def _spec(name: str, categories: Sequence[Category], other: str | None, bounds: 
     chosen: Category | None = other
     if other is not None and categories and not isinstance(categories[0], str):
         chosen = _item(other)
-    try:
+    with usage_errors():
         if bounds is not None:
             return ColumnSpec(name, bounds[0], bounds[1], 0, tuple(categories), chosen)
         return ColumnSpec.categorical(name, categories, other=chosen)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
 
 
 def _integer_range(name: str, low: float, high: float, bits: int | None, stat: str, where: str) -> list[int]:

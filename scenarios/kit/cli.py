@@ -25,11 +25,20 @@ from secure.launcher import run_parties
 if TYPE_CHECKING:
     from dp.budget.agreement import SpendRequest
 
-__all__ = ["UsageError", "ScenarioParser", "print_table", "format_bytes", "run_scenario"]
+__all__ = ["UsageError", "usage_errors", "ScenarioParser", "print_table", "format_bytes", "run_scenario"]
 
 
 class UsageError(Exception):
     """Bad command-line usage (exit 2, shared with the other parties like any bad input)."""
+
+
+@contextlib.contextmanager
+def usage_errors() -> Iterator[None]:
+    """A check's ``ValueError`` or ``TypeError`` as a :class:`UsageError` with the same one line."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
 
 
 #: what ``-h`` says after the options, by the kind of program (see :class:`ScenarioParser`)

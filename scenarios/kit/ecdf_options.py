@@ -1,5 +1,6 @@
-"""What the ECDF jobs ``scenarios.ecdf`` (§4.1) and ``scenarios.ecdf_fss`` (§4.2) of Barczewski, Mawass & Ramon
-share: their options and checks, the declared domain and grid, and reading the one column.
+"""What the ECDF family's jobs (``scenarios.ecdf`` §4.1, ``scenarios.ecdf_fss`` §4.2, ``scenarios.roc_private`` §5.1,
+``scenarios.hosmer_lemeshow`` §5.2 of Barczewski, Mawass & Ramon) share: their options and checks, the declared
+domain and grid, reading each party's rows, and party 0's output files.
 
 Threat model: none here (public, declared parameters; each party reads only its own rows, and what it
 shares about them is its verdict, :func:`secure.session.agree_verdict`)."""
@@ -8,14 +9,14 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from scenarios.kit.budget_run import add_budget_arguments
-from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.cli import ScenarioParser, UsageError, usage_errors
 from scenarios.kit.missing_values import add_missing_arguments, local_note, missing_policy
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ class EcdfOptions:
     json: str | None = None
     plot: str | None = None
     budget: Any = None
+    #: the public split of the embedded data's score model (ROC, Hosmer-Lemeshow)
+    seed: int = 0
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
@@ -70,17 +73,13 @@ def common_query(args: argparse.Namespace, *, bits_refusal: str) -> dict[str, An
     from scenarios.kit.outputs import check_output_path
     from secure.intake import ColumnSpec
 
-    try:
+    with usage_errors():
         check_epsilon(args.epsilon)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
     column, lower, upper = ecdf_domain(args, bits_refusal=bits_refusal)
     quantiles = parse_quantiles(args.quantiles)
-    try:  # the node noise DLap((L + 1) / epsilon) must be drawable (one-process plan: the strictest)
+    with usage_errors():  # the node noise DLap((L + 1) / epsilon) must be drawable (one-process plan: the strictest)
         plan_tree_noise(epsilon=args.epsilon, points=args.points)
         spec = ColumnSpec(column, lower, upper)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
     for path, name in ((args.curve, "--curve"), (args.json, "--json"), (args.plot, "--plot")):
         check_output_path(path, name)
     missing = missing_policy(args.missing, args.fill, [spec], dataset=None if args.data is not None else "framingham")
@@ -95,31 +94,34 @@ def job_options(args: argparse.Namespace, **query: Any) -> EcdfOptions:
     from dp.ecdf import EcdfQuery
     from scenarios.kit.budget_run import budget_options
 
-    try:
+    with usage_errors():
         built = EcdfQuery(**query)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
     return EcdfOptions(built, args.data, args.curve, args.json, args.plot, budget_options(args))
 
 
-def deliver(options: EcdfOptions, release: Any, title: Callable[[dict[str, Any]], str]) -> Callable[[], None]:
-    """Party 0's delivery, run after the orderly shutdown (so is the smoothing): print ``release.table()``, write
-    ``--curve``, ``--plot`` (titled by ``title(record)``) and ``--json`` (``release.record()``)."""
-    from scenarios.kit.records import write_record
-
+def deliver(release: Any, outputs: Sequence[tuple[str | None, Callable[[str], None]]]) -> Callable[[], None]:
+    """Party 0's delivery, run after the orderly shutdown (so is any smoothing): print ``release.table()``, then
+    each output ``(path, write)`` whose path was given, in order."""
     def run() -> None:
         print(release.table())
-        if options.curve:
-            write_curve(options.curve, release.curve)
-        if options.plot:
-            draw_ecdf(options.plot, release.curve, title=title(release.record()))
-        if options.json:
-            write_record(options.json, release.record())
+        for path, write in outputs:
+            if path:
+                write(path)
 
     return run
 
+
+def deliver_ecdf(options: EcdfOptions, release: Any, title: Callable[[dict[str, Any]], str]) -> Callable[[], None]:
+    """An ECDF job's delivery: the table, ``--curve``, ``--plot`` (titled by ``title(record)``), ``--json``."""
+    from scenarios.kit.records import write_record
+
+    return deliver(release, [(options.curve, lambda path: write_curve(path, release.curve)),
+                             (options.plot, lambda path: draw_ecdf(path, release.curve, title=title(release.record()))),
+                             (options.json, lambda path: write_record(path, release.record()))])
+
 __all__ = ["EcdfOptions", "ecdf_parser", "common_query", "job_options", "draw_ecdf", "parse_quantiles", "ecdf_domain",
-           "checked_grid", "read_column", "write_curve", "deliver"]
+           "checked_grid", "agreed_rows", "party_table", "read_column", "write_curve", "deliver", "deliver_ecdf",
+           "TABLE_COLUMNS", "write_group_table", "draw_calibration", "write_roc_curve", "draw_roc"]
 
 
 def parse_quantiles(text: str) -> list[float]:
@@ -179,37 +181,54 @@ def checked_grid(lower: float, upper: float, points: int, kind: str) -> np.ndarr
         raise UsageError(f"--domain {lower:g}:{upper:g} with --points {points} gives no {kind} grid: {exc}") from None
 
 
-async def read_column(options: EcdfOptions) -> np.ndarray:
-    """Every party: its rows of ``options.query.column`` (``--data``, or its share of the embedded Framingham
-    rows), its verdict shared with every party, its values clipped to the declared domain, and its own
-    counts of filled cells and clipped values printed here (:func:`local_note`; never sent).
+async def agreed_rows(read: Callable[[], tuple[np.ndarray, int, int]]) -> np.ndarray:
+    """Every party: ``read() -> (rows, filled, clipped)`` of its own input, its verdict shared with every party, its
+    own counts of filled cells and clipped values printed here (:func:`local_note`; never sent).
 
-    :return: this party's values, clipped to the query's ``[lower, upper]``.
     :raise secure.errors.InputError: a bad file or cell at any party, at every party alike."""
-    from mpyc.runtime import mpc
-
-    from scenarios.kit.datasets import load_embedded
-    from secure.intake import party_rows, rows_from_table
     from secure.session import InputError, agree_verdict
 
-    query = options.query
-    assert query.lower is not None and query.upper is not None
-    error, detail, values, filled = None, None, np.empty(0), 0
+    error, detail, result = None, None, (np.empty(0), 0, 0)
     try:
-        if options.data is not None:
-            rows = party_rows(options.data, [query.column], party=mpc.pid, parties=len(mpc.parties),
-                              missing=query.missing)
-        else:
-            table = load_embedded("framingham")
-            rows = rows_from_table(table.header, table.rows, [query.column], source="embedded framingham",
-                                   party=mpc.pid, parties=len(mpc.parties), missing=query.missing)
-        values, filled = rows.values[:, 0], rows.filled
+        result = read()
     except InputError as exc:
         error, detail = str(exc), exc.detail
     await agree_verdict(error, detail=detail)
-    clipped = int(np.count_nonzero((values < query.lower) | (values > query.upper)))
-    print(local_note(filled=filled, clipped=clipped))
-    return np.clip(values, query.lower, query.upper)
+    print(local_note(filled=result[1], clipped=result[2]))
+    return result[0]
+
+
+def party_table(data: str | None, columns: Sequence[str], *, missing: Any, specs: Sequence[Any] | None = None,
+                scores_seed: int | None = None) -> Any:
+    """This party's rows of ``columns``: of ``--data``, or its share of the embedded Framingham rows (with
+    ``scores_seed``: the rows not used to fit the public score model split by that seed, its scores as ``score``)."""
+    from mpyc.runtime import mpc
+
+    from scenarios.kit.datasets import framingham_with_scores, load_embedded
+    from secure.intake import party_rows, rows_from_table
+    from secure.public_randomness import public_generator
+
+    if data is not None:
+        return party_rows(data, list(columns), party=mpc.pid, parties=len(mpc.parties), missing=missing, specs=specs)
+    table = (load_embedded("framingham") if scores_seed is None
+             else framingham_with_scores(public_generator(scores_seed)))
+    return rows_from_table(table.header, table.rows, list(columns), source="embedded framingham", party=mpc.pid,
+                           parties=len(mpc.parties), missing=missing, specs=specs)
+
+
+async def read_column(options: EcdfOptions) -> np.ndarray:
+    """Every party: its values of ``options.query.column`` (:func:`party_table`), clipped to the query's
+    ``[lower, upper]``, through :func:`agreed_rows`."""
+    query = options.query
+    assert query.lower is not None and query.upper is not None
+
+    def read() -> tuple[np.ndarray, int, int]:
+        rows = party_table(options.data, [query.column], missing=query.missing)
+        values = rows.values[:, 0]
+        clipped = int(np.count_nonzero((values < query.lower) | (values > query.upper)))
+        return np.clip(values, query.lower, query.upper), rows.filled, clipped
+
+    return await agreed_rows(read)
 
 
 def write_curve(path: str, curve: SmoothedCurve) -> None:
@@ -244,5 +263,116 @@ def draw_ecdf(path: str, result: Any, *, title: str) -> None:
     axes.set_xlabel("value")
     axes.set_ylabel("fraction of rows at or below")
     axes.set_title(title, fontsize=10)
+    axes.legend(loc="lower right")
+    save_figure(figure, path)
+
+
+#: the columns of ``--table``, in order
+TABLE_COLUMNS: tuple[str, ...] = ("group", "lower", "upper", "expected_positive", "observed_positive",
+                                  "expected_negative", "observed_negative", "contribution", "raised", "left_out")
+
+
+def write_group_table(path: str, release: Any, *, floor: float) -> None:
+    """``--table``: one row per group of the released statistics (:data:`TABLE_COLUMNS`).
+
+    Only released values and their post-processing: the boundaries, the noisy ``E``/``O`` as released, and
+    each group's contribution to ``H`` from :func:`dp.ecdf.hosmer_lemeshow_statistic.hosmer_lemeshow_terms` -- the code
+    that computes ``H`` -- so the contributions sum to the released ``H``; ``left_out`` marks a group empty by
+    construction (equal released boundaries), whose noisy counts are pure noise and add nothing to ``H``.
+    ``release``: a :class:`dp.ecdf.HosmerLemeshowRelease`; ``floor``: the query's ``expected_floor``."""
+    from dp.ecdf.hosmer_lemeshow_statistic import hosmer_lemeshow_terms
+
+    terms = hosmer_lemeshow_terms(release.expected, release.observed, floor=floor, empty=release.empty)
+    contributions = terms.per_group
+    classes = ((1, "positive"), (0, "negative"))
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(TABLE_COLUMNS)
+        for q in range(release.expected.shape[1]):
+            raised = [f"{kind}_{name}" for kind, mask in (("expected", terms.expected_raised),
+                                                          ("observed", terms.observed_raised))
+                      for s, name in classes if mask[s, q]]
+            writer.writerow([q + 1, repr(float(release.boundaries[q])), repr(float(release.boundaries[q + 1])),
+                             repr(float(release.expected[1, q])), int(release.observed[1, q]),
+                             repr(float(release.expected[0, q])), int(release.observed[0, q]),
+                             repr(float(contributions[q])), " ".join(raised), bool(release.empty[q])])
+
+
+def draw_calibration(path: str, release: Any) -> None:
+    """``--plot``: the calibration figure of a release (PNG, Agg canvas).
+
+    Left: the released observed against expected positives per group, error bars +-1.96 times the released
+    noise std of each count, and the diagonal ``y = x`` (perfect calibration).  Right: the released ECDF of
+    the scores on the grid (raw, and smoothed when the boundaries came from the smoothed curve) with the
+    ``Q - 1`` group boundaries as vertical lines (``release``: a :class:`dp.ecdf.HosmerLemeshowRelease`)."""
+    from scenarios.kit.experiments import new_figure, save_figure
+
+    figure, _ = new_figure(11.0, 4.6)
+    figure.clear()
+    left, right = figure.subplots(1, 2)
+    expected, observed = release.expected[1], release.observed[1]
+    x_error = 1.96 * float(np.sqrt(release.expected_noise_variance))
+    y_error = 1.96 * float(np.sqrt(release.observed_noise_variance))
+    left.errorbar(expected, observed, xerr=x_error, yerr=y_error, fmt="o", capsize=3,
+                  label="group (+-1.96 noise std)")
+    for q, (x, y) in enumerate(zip(expected, observed)):
+        left.annotate(str(q + 1), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    low = min(0.0, float(np.min(expected)) - x_error, float(np.min(observed)) - y_error)
+    high = max(float(np.max(expected)) + x_error, float(np.max(observed)) + y_error, 1.0)
+    left.plot([low, high], [low, high], color="grey", linestyle="--", label="y = x")
+    left.set_xlabel("expected positives E_1q (released)")
+    left.set_ylabel("observed positives O_1q (released)")
+    left.set_title(f"H = {release.statistic:.4g}, p = {release.p_value:.3g} ({release.degrees_of_freedom} df)")
+    left.legend(loc="upper left")
+    right.plot(release.grid, release.ecdf, drawstyle="steps-post", linewidth=0.8, label="released ECDF (raw)")
+    if release.smoothed_ecdf is not None:
+        right.plot(release.grid, release.smoothed_ecdf, linewidth=1.2, label="smoothed (eq. 3)")
+    for k, boundary in enumerate(release.boundaries[1:-1]):
+        right.axvline(float(boundary), color="grey", linewidth=0.6, linestyle=":",
+                      label="group boundaries" if k == 0 else None)
+    right.set_xlabel("predicted probability")
+    right.set_ylabel("F(t)")
+    right.set_title(f"scores' ECDF, epsilon {release.epsilon:g}, n = {release.n}")
+    right.legend(loc="lower right")
+    figure.suptitle("Private Hosmer-Lemeshow calibration (Barczewski, Mawass & Ramon, Algorithm 2)")
+    save_figure(figure, path)
+
+
+def write_roc_curve(path: str, release: Any, smooth: int | None) -> None:
+    """``--curve`` of ``scenarios.roc_private``: one row per threshold, the released cumulative counts of each
+    class and the raw and smoothed rates (docs/command_line.md); ``release``: a :class:`dp.ecdf.roc.RocRelease`."""
+    positive, negative = release.rates()
+    smoothed_positive, smoothed_negative = release.smoothed_rates(smooth)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["threshold", "positive_cumulative", "negative_cumulative", "tpr_raw", "fpr_raw", "tpr", "fpr"])
+        for i, tau in enumerate(release.grid):
+            writer.writerow([f"{tau:.10g}", int(release.positive_counts[i]), int(release.negative_counts[i]),
+                             f"{1 - positive[i]:.10g}", f"{1 - negative[i]:.10g}",
+                             f"{1 - smoothed_positive[i]:.10g}", f"{1 - smoothed_negative[i]:.10g}"])
+
+
+def draw_roc(path: str, release: Any, *, smooth: int | None, label: str = "") -> None:
+    """``--plot``: the self-normalised ROC curve of a release (PNG, Agg canvas).
+
+    The raw curve (each class's noisy counts over their own noisy total) and, unless ``smooth`` is ``None``,
+    the curve of the smoothed rates (eq. 3 with that norm), each with its AUC in the legend, and the diagonal
+    (a random score).  Only released values and their post-processing are drawn.  ``release``: a
+    :class:`dp.ecdf.roc.RocRelease`; ``label``: what the curve is of (score and label column), for the title."""
+    from scenarios.kit.experiments import new_figure, save_figure
+
+    figure, axes = new_figure(6.0, 5.6)
+    raw = release.curve(None)
+    axes.plot(raw.false_positive_rate, raw.true_positive_rate, linewidth=0.8, alpha=0.8,
+              label=f"raw self-normalised, AUC {raw.auc:.4f}")
+    if smooth is not None:
+        smoothed = release.curve(smooth)
+        axes.plot(smoothed.false_positive_rate, smoothed.true_positive_rate, linewidth=1.6,
+                  label=f"smoothed (p = {smooth}), AUC {smoothed.auc:.4f}")
+    axes.plot([0.0, 1.0], [0.0, 1.0], color="grey", linestyle="--", linewidth=0.8, label="diagonal (AUC 0.5)")
+    axes.set_xlabel("false positive rate")
+    axes.set_ylabel("true positive rate")
+    axes.set_title(f"Private ROC of {label}\nepsilon {release.epsilon:g} ({release.split} split, "
+                   f"{release.class_epsilon:.4g} per class), class sizes private", fontsize=10)
     axes.legend(loc="lower right")
     save_figure(figure, path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from scenarios.kit.cli import UsageError
+from scenarios.kit.cli import UsageError, usage_errors
 from secure.intake import MISSING_POLICIES, ColumnSpec, MissingPolicy
 
 __all__ = ["add_missing_arguments", "missing_policy", "parse_fills", "describe_policy", "local_note"]
@@ -98,11 +98,9 @@ def missing_policy(mode: str | None, fill: str | Sequence[str] | None, specs: Se
                     MissingPolicy("fill", ((spec.name, fills[spec.name]),)).check([spec])
                 except ValueError:
                     raise UsageError(_misfit(spec, dataset, (roles or {}).get(spec.name))) from None
-    try:
+    with usage_errors():
         policy = MissingPolicy("fill", tuple(sorted(fills.items())))
         policy.check(specs)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
     return policy
 
 
