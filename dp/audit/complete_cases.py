@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from dp.audit.engine import AuditCase, paired
-from dp.audit.neighbours import CASE_DELTA, CASE_EPSILON, PUBLIC_SEED, SimulatedNeighbours, split_rows, zero_noise
+from dp.audit.neighbours import CASE_DELTA, CASE_EPSILON, PUBLIC_SEED, SimulatedNeighbours
 from dp.audit.statistics import privacy_loss_statistic
 from dp.noise_plans import NoisePlan
 from dp.umpc.complete import complete_max_degree, complete_plans, simulate_complete
@@ -107,11 +107,9 @@ def complete_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: fl
     n = _ROWS[kernel] if rows is None else rows
     if n < max(query.kernel.degree + 1, parties):
         raise ValueError(f"rows must be at least {max(query.kernel.degree + 1, parties)}, got {n}")
-    first, second = _tables(kernel, n, seed)
-    first_rows, second_rows = split_rows(first, parties), split_rows(second, parties)
-    first_sim, second_sim = (zero_noise(simulate_complete, query, part, threshold)
-                             for part in (first_rows, second_rows))
-    return CompleteNeighbours(query, first_rows, second_rows, first_sim, second_sim, threshold)
+    neighbours: CompleteNeighbours = CompleteNeighbours.of(simulate_complete, query, _tables(kernel, n, seed), parties,
+                                                           threshold)
+    return neighbours
 
 
 def _honest_view(plans: Sequence[NoisePlan], parties: int, threshold: int, count: int,

@@ -4,7 +4,7 @@ Threat model: passive, static coalition of ``t < m/2`` parties; the datasets are
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -31,7 +31,7 @@ __all__ = ["PUBLIC_SEED", "CASE_EPSILON", "CASE_DELTA", "BINOMIAL_SPLIT_DELTA", 
            "TREE_EPSILON", "TREE_VECTOR_EPSILON", "HL_EPSILONS", "SimulatedNeighbours", "UStatNeighbours",
            "ustat_neighbours", "TreeNeighbours", "tree_neighbours", "HosmerLemeshowNeighbours",
            "hosmer_lemeshow_neighbours", "FedAucNeighbours", "fedauc_neighbours", "RankAucNeighbours",
-           "rank_auc_neighbours", "PairNeighbours", "pair_neighbours", "split_rows", "zero_noise"]
+           "rank_auc_neighbours", "PairNeighbours", "pair_neighbours"]
 
 #: Public seed of every case (tuples, permutations, layouts, synthetic rows); noise never uses it.
 PUBLIC_SEED: int = 20240611
@@ -85,6 +85,17 @@ class SimulatedNeighbours:
     def change(self) -> list[int]:  # of each released integer sum from D to D'
         return [int(b) - int(a) for a, b in zip(self.first.sums, self.second.sums)]
 
+    @classmethod
+    def of(cls, run: Callable[..., Simulation], query: UStatQuery, tables: tuple[np.ndarray, np.ndarray], parties: int,
+           threshold: int, options: dict[str, Any] | None = None, **fields: Any) -> Any:
+        """``D`` and ``D'`` (``tables``, stacked rows) split over ``parties`` in order, each with the shipped
+        simulation ``run`` (``options``: its further keywords) at zero noise."""
+        split = [tuple(np.array(part) for part in np.array_split(table, parties)) for table in tables]
+        draws = 1 if query.noise == "mpc" else parties  # noise sampled in MPC: one joint value
+        zeros = np.zeros((1, len(query.outputs), draws), dtype=np.int64)
+        simulations = [run(query, rows, threshold=threshold, runs=1, noise=zeros, **(options or {})) for rows in split]
+        return cls(query, split[0], split[1], simulations[0], simulations[1], threshold, **fields)
+
 
 @dataclass(frozen=True)
 class UStatNeighbours(SimulatedNeighbours):
@@ -96,19 +107,6 @@ class UStatNeighbours(SimulatedNeighbours):
     def calibrate(self) -> list[NoisePlan]:
         """The plans, recomputed now by the shipped calibration (:func:`dp.umpc.protocol.plans_for`) (docs/audit.md)."""
         return plans_for(self.query, self.first.tuples, self.rows, self.parties, self.threshold)
-
-
-def split_rows(rows: np.ndarray, parties: int) -> tuple[np.ndarray, ...]:
-    """``rows`` split over ``parties`` in order, as ``numpy.array_split`` does."""
-    return tuple(np.array(part) for part in np.array_split(rows, parties))
-
-
-def zero_noise(run: Callable[..., Simulation], query: UStatQuery, rows_by_party: Sequence[np.ndarray], threshold: int,
-               **options: Any) -> Simulation:
-    """The shipped simulation ``run`` on ``rows_by_party`` with every noise draw zero."""
-    draws = 1 if query.noise == "mpc" else len(rows_by_party)  # noise sampled in MPC: one joint value
-    zeros = np.zeros((1, len(query.outputs), draws), dtype=np.int64)
-    return run(query, rows_by_party, threshold=threshold, runs=1, noise=zeros, **options)
 
 
 @lru_cache(maxsize=None)
@@ -142,10 +140,9 @@ def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float
         partners = np.unique(edges[np.any(edges == changed, axis=1)])
         first[partners], second[partners] = 0.0, 0.0
         first[changed], second[changed] = 0.0, 2.0
-    first_rows, second_rows = split_rows(first, parties), split_rows(second, parties)
-    first_sim, second_sim = (zero_noise(simulate, query, part, threshold, seed=seed)
-                             for part in (first_rows, second_rows))
-    return UStatNeighbours(query, first_rows, second_rows, first_sim, second_sim, threshold, changed_row=changed)
+    neighbours: UStatNeighbours = UStatNeighbours.of(simulate, query, (first, second), parties, threshold,
+                                                     {"seed": seed}, changed_row=changed)
+    return neighbours
 
 
 @dataclass(frozen=True)
