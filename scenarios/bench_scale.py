@@ -209,6 +209,8 @@ def read_share(seed: int, party: int, count: int, kernel: str, folder: str, *,
     reader alone, without ``keep_rows`` into a sink that keeps nothing), ``count_seconds`` (read again and counted, one
     pass), ``share_mb`` and (``compare``) ``pyarrow_seconds`` (``pyarrow.csv.read_csv`` in a fresh process, so its
     memory is not this party's).  :raise RuntimeError: the child could not write the file."""
+    import pyarrow.csv  # noqa: F401  (imported before the clock starts, as in the floor's process)
+
     from dp.umpc.protocol import kernel_specs
     from secure.counting import count_file
     from secure.reader import read_columns, read_into

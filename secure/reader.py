@@ -164,9 +164,10 @@ def _parse_row(row: Sequence[str], positions: Sequence[int], columns: Sequence[s
             for j, (cell, name) in enumerate(zip(cells, columns))]
 
 
-#: bytes of the file per block (``pyarrow.csv.ReadOptions.block_size``) and the longest line a data file may
-#: have (why 1 MiB: docs/reader.md)
+#: the longest line a data file may have, and the most bytes per Arrow block (why: docs/reader.md)
 CHUNK_BYTES = 1 << 20
+#: Arrow's block (``ReadOptions.block_size``) when smaller: Arrow reads up to 32 blocks ahead (memory)
+_ARROW_BLOCK = 1 << 17
 #: rows of the exact path gathered into one array (bounds its per-row Python objects)
 _EXACT_ROWS = 1 << 14
 #: a non-ASCII block is checked as UTF-8 in slices of this many bytes (bounds the transient text)
@@ -297,14 +298,14 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], colu
     types = {name: pa.dictionary(pa.int32(), pa.string()) if j in textual else pa.float64()
              for j, name in enumerate(wanted)}
     limit = CHUNK_BYTES
-    stream = _CheckedBytes(path, limit)
+    block_size, stream = min(limit, _ARROW_BLOCK), _CheckedBytes(path, limit)
     batches = None
     try:
         # no read-ahead thread: an Arrow thread still reading a Python file when a party exits after an
         # error aborts the process ("terminate called without an active exception", apache/arrow#34314)
         batches = arrow_csv.open_csv(
             pa.PythonFile(stream, mode="r"),
-            read_options=arrow_csv.ReadOptions(block_size=limit, skip_rows=1, column_names=names, use_threads=False),
+            read_options=arrow_csv.ReadOptions(block_size=block_size, skip_rows=1, column_names=names, use_threads=False),
             parse_options=arrow_csv.ParseOptions(newlines_in_values=True),
             convert_options=arrow_csv.ConvertOptions(include_columns=list(dict.fromkeys(wanted)), column_types=types,
                                                      null_values=_NULL_CELLS, strings_can_be_null=False))
@@ -324,7 +325,7 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], colu
     except pa.ArrowException as exc:
         if stream.failure is not None:
             raise stream.failure from None
-        if "straddl" in str(exc):  # Arrow's words for a row that does not fit in a block
+        if "straddl" in str(exc) and block_size == limit:  # Arrow's words for a row that does not fit in a block
             raise _too_long(path, limit) from None
         raise _Irregular from None
     finally:

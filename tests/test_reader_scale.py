@@ -169,6 +169,18 @@ def test_a_line_longer_than_a_block_is_refused_in_one_line(name: str, length: in
     assert read_columns(str(short), ["a", "b"], party=1, parties=3).shape == (67, 2)
 
 
+@pytest.mark.parametrize("length", [300, 1_000, 3_000])
+def test_a_line_longer_than_arrows_block_but_within_the_limit_is_read(length: int, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arrow's block (``_ARROW_BLOCK``, smaller than ``CHUNK_BYTES`` to bound its read-ahead) is no line limit:
+    a longer row that Arrow cannot take goes to the exact path, with the values of the whole table."""
+    monkeypatch.setattr(reader, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(reader, "_ARROW_BLOCK", 256)
+    path = _long_line_file(tmp_path / "long.csv", length)
+    expected = _reference(path.read_text(), ["a", "b"], 1, 3)
+    np.testing.assert_array_equal(read_columns(str(path), ["a", "b"], party=1, parties=3), expected)
+
+
 def test_one_long_line_holds_about_a_block_not_the_line(tmp_path: Path) -> None:
     """A 64 MiB line in an unused column: the peak resident memory grows by a few blocks of 1 MiB (Arrow
     holds the partial row and the blocks in flight, the UTF-8 check nothing for ASCII), far below the
