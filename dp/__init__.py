@@ -12,8 +12,7 @@ Public API (what a script imports; ``import dp`` never imports ``mpyc.runtime``,
 - :mod:`dp.umpc`: ``Query`` (the statistic by name; precision follows the columns; ``tuples="2n"``),
   ``release`` (across parties, inside :func:`secure.run`), ``simulate`` (Monte Carlo), ``exact``;
 - :mod:`dp.ecdf`, :mod:`dp.rank_auc` and the other subpackages, each with its own verbs.
-Scripts run as parties through :func:`secure.run` (README, "Scripting").
-"""
+Scripts run as parties through :func:`secure.run` (README, "Scripting")."""
 from __future__ import annotations
 
 import importlib

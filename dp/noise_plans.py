@@ -2,8 +2,7 @@
 
 Sources ``parties`` (Pólya or binomial shares calibrated for the coalition), ``mpc`` (one discrete Laplace
 sampled inside MPC) and ``delegates`` (Sinh & Ramon §4); OS randomness, never a seed.  Threat model:
-passive, static coalition of at most ``t < m/2`` parties.  Sinh & Ramon, Protocol 3.1; docs/noise.md.
-"""
+passive, static coalition of at most ``t < m/2`` parties.  Sinh & Ramon, Protocol 3.1; docs/noise.md."""
 from __future__ import annotations
 
 import math
@@ -43,8 +42,7 @@ def polya_tail_bound(alpha: float, total_shape: float | Fraction, failure_bits: 
                      rate: Fraction | None = None) -> int:
     """A bound ``x`` with ``P(|A - B| > x) < 2**-(failure_bits - 1)`` for ``A, B ~ NB(total_shape, alpha)``.
 
-    Chernoff; with ``rate`` exact rational arithmetic (derivation: docs/noise.md).
-    """
+    Chernoff; with ``rate`` exact rational arithmetic (derivation: docs/noise.md)."""
     if rate is not None:
         shape = Fraction(total_shape).limit_denominator(1 << 20)
         if float(shape) != float(total_shape):
@@ -64,8 +62,7 @@ def binomial_tail_bound(trials: int, failure_bits: int = _TAIL_BITS) -> int:
 @dataclass(frozen=True, kw_only=True)
 class NoisePlan:
     """The calibrated noise of one released sum (fixed-point integer units); every property follows from the fields
-    (field by field: docs/noise.md).
-    """
+    (field by field: docs/noise.md)."""
 
     mechanism: Mechanism
     source: NoiseSource
@@ -200,8 +197,7 @@ def plan_noise(output: KernelOutput, *, max_degree: int, epsilon: float, delta: 
                parties: int, threshold: int, source: str = "parties") -> NoisePlan:
     """Calibrate the noise of one released sum of ``output`` with ``delta_max = max_degree`` (``delta = 0``:
     discrete Laplace; else binomial for party noise, truncation budget for MPC noise).
-    :raise ValueError: on an invalid parameter, or MPC noise whose truncation cannot meet the delta.
-    """
+    :raise ValueError: on an invalid parameter, or MPC noise whose truncation cannot meet the delta."""
     check_epsilon(epsilon)
     check_delta(delta)
     check_parties(parties, threshold)

@@ -1,7 +1,6 @@
 """The text of a printed release: two aligned columns under a title, byte counts, the missing-value policy.
 
-What a release's ``.table()`` returns is what its job prints; the job adds nothing to it.
-"""
+What a release's ``.table()`` returns is what its job prints; the job adds nothing to it."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence

@@ -5,8 +5,7 @@
 - :mod:`dp.ecdf.hosmer_lemeshow` the private Hosmer-Lemeshow statistic (§5.2, Algorithm 2, Theorem 2): the query;
   ``hosmer_lemeshow_statistic`` (eq. 5 exactly, Fig. 6 metric), ``hosmer_lemeshow_release``, ``hosmer_lemeshow_secure``.
 - :mod:`dp.ecdf.roc`             the ROC curve with private labels (§5.1): class ECDFs over their own noisy totals.
-- :mod:`dp.ecdf.face`            the family's face: the queries and release, simulate, exact.
-"""
+- :mod:`dp.ecdf.face`            the family's face: the queries and release, simulate, exact."""
 from dp.ecdf.face import EcdfQuery as EcdfQuery
 from dp.ecdf.face import exact as exact
 from dp.ecdf.face import release as release

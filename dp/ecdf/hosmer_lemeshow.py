@@ -2,8 +2,7 @@ r"""The private Hosmer-Lemeshow (HL) calibration statistic: the query, the simul
 
 Barczewski, Mawass & Ramon, §5.2 (eq. 5, Algorithm 2, Theorem 2), App. A.2, §6.6: ``epsilon``-DP under
 replace-one rows against a passive coalition of ``t < m/2`` parties.  Algorithm, proof and threat model:
-docs/hosmer_lemeshow.md.
-"""
+docs/hosmer_lemeshow.md."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -85,8 +84,7 @@ def private_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike,
     with the same draws; else each of ``parties`` draws (``rng=None``: OS).  Parameters: docs/hosmer_lemeshow.md.
     :raise ValueError: on invalid input, e.g. ``probabilities must lie in [0, 1], got 1.5``.
     :raise TypeError: if an argument has the wrong type.
-    :raise smoothing.SmoothingError: if ``query.smoothed`` and every smoothing solver fails.
-    """
+    :raise smoothing.SmoothingError: if ``query.smoothed`` and every smoothing solver fails."""
     if not isinstance(query, HosmerLemeshowQuery):
         raise TypeError(f"query must be a HosmerLemeshowQuery, got {type(query).__name__}")
     m, t = check_parties(parties, threshold)

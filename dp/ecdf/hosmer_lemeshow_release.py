@@ -4,8 +4,7 @@ noise band of ``H`` and its p-value.
 
 Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*, §5.2
 (Algorithm 2, Theorem 2); the proof of the split and the threat model: ``docs/hosmer_lemeshow.md``.  All of it
-but the draws is post-processing of released values and public constants.
-"""
+but the draws is post-processing of released values and public constants."""
 from __future__ import annotations
 
 import math

@@ -1,7 +1,6 @@
 r"""The private Hosmer-Lemeshow statistic across parties (secure path of Algorithm 2; Barczewski, Mawass &
 Ramon, §5.2 with §4.1).  Threat model: passive, static, at most ``t < m/2`` parties; ``epsilon``-DP against
-them.  Steps and checks: docs/hosmer_lemeshow.md.
-"""
+them.  Steps and checks: docs/hosmer_lemeshow.md."""
 from __future__ import annotations
 
 import math
@@ -31,8 +30,7 @@ _TAIL_BITS = 41
 def party_group_noise(query: HosmerLemeshowParameters, parties: int, threshold: int,
                       rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
     """This party's draws on the ``4 Q`` statistics, ``(expected, observed)`` int64 ``(2, Q)``: one row of
-    :func:`dp.ecdf.hosmer_lemeshow_release.party_statistic_draws` (``rng=None``: OS randomness).
-    """
+    :func:`dp.ecdf.hosmer_lemeshow_release.party_statistic_draws` (``rng=None``: OS randomness)."""
     shape = party_noise_shape(parties, threshold)
     count = 2 * query.groups
     expected = np.asarray(polya_difference(shape, size=count, rng=rng, log_alpha=query.expected_log_alpha),
@@ -46,8 +44,7 @@ def statistic_slacks(query: HosmerLemeshowParameters, parties: int, threshold: i
     """Bounds on the total noise of any ``E`` resp. ``O`` statistic (fixed point / counts), each
     exceeded with probability below ``2^-40`` over all ``2 Q`` statistics of its kind.
 
-    :return: ``(expected slack, observed slack)``.
-    """
+    :return: ``(expected slack, observed slack)``."""
     bits = _TAIL_BITS + math.ceil(math.log2(2 * query.groups))
     factor = parties / (parties - threshold)
     return (polya_tail_bound(math.exp(query.expected_log_alpha), factor, bits),
@@ -57,8 +54,7 @@ def statistic_slacks(query: HosmerLemeshowParameters, parties: int, threshold: i
 async def _checked_statistics(sectype: Any, own: np.ndarray, groups: int, scale: int, own_rows: int) -> Any:
     """Every party's ``4 Q`` exact group sums, secret-shared, summed, after a check per party that its ``O`` sum to
     its public row count and its ``E`` match its ``O`` in every group (docs/hosmer_lemeshow.md).
-    :raise secure.errors.InputError: at every party, naming the first deviating party.
-    """
+    :raise secure.errors.InputError: at every party, naming the first deviating party."""
     from mpyc.runtime import mpc
 
     from secure.aggregation import DEVIATING_COUNT, refuse_deviating_parties
@@ -88,8 +84,7 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
     observed)``, default :func:`party_group_noise`) are test hooks; ``receivers`` must include party 0 (it inverts the
     released ECDF); ``seed`` is the public seed the rows came from, recorded.  Returns the release at the receivers,
     ``None`` elsewhere; raises InputError (no row at any party, the same verdict everywhere) or ProtocolFailure (an
-    opened sum out of range, or party 0 could not find the boundaries: nothing more is released).
-    """
+    opened sum out of range, or party 0 could not find the boundaries: nothing more is released)."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.secure_release import run_secure_ecdf

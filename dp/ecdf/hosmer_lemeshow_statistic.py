@@ -4,8 +4,7 @@ Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distrib
 lines 8-11 of Algorithm 2) and §6.6 (Fig. 6).  Shared by the exact, the simulated and the secure paths: the
 group sums a party computes on its own rows, the cells of eq. 5 (exact or from noisy released counts, floored),
 the groups empty by construction, the p-value against ``chi2(Q' - 2)``.  Groups are half-open,
-``t_{q-1} < p <= t_q``; why, and the sensitivity of the sums: ``docs/hosmer_lemeshow.md``.
-"""
+``t_{q-1} < p <= t_q``; why, and the sensitivity of the sums: ``docs/hosmer_lemeshow.md``."""
 from __future__ import annotations
 
 import math
@@ -26,8 +25,7 @@ __all__ = ["HosmerLemeshowResult", "group_statistics", "HosmerLemeshowTerms", "h
 @dataclass(frozen=True)
 class HosmerLemeshowResult:
     """An exact (non-private) HL statistic with its groups (``expected``/``observed`` of shape ``(2, Q)``, row
-    0 negatives; ``empty``: groups empty by construction; fields: docs/hosmer_lemeshow.md).
-    """
+    0 negatives; ``empty``: groups empty by construction; fields: docs/hosmer_lemeshow.md)."""
 
     statistic: float
     p_value: float
@@ -45,8 +43,7 @@ def group_statistics(fixed_point: npt.ArrayLike, labels: npt.ArrayLike, bounds: 
     Groups are ``bounds[q-1] < k_i <= bounds[q]``; one replaced row changes the weighted L1 norm by at most 4
     (docs/hosmer_lemeshow.md).
     :raise ValueError: on shapes, ranges or unsorted bounds.
-    :raise TypeError: if an array is not of an integer dtype.
-    """
+    :raise TypeError: if an array is not of an integer dtype."""
     unit = check_positive_int(scale, "scale")
     values = check_integer_vector(fixed_point, "fixed_point")
     if values.size and (values.min() < 0 or values.max() > unit):
@@ -73,8 +70,7 @@ class HosmerLemeshowTerms:
     :ivar cells: ``(O_{s,q} - E_{s,q})^2 / E_{s,q}``, shape ``(2, Q)`` (row 0 negatives, row 1 positives),
         from the counts as used (private mode: after raising); ``inf`` for an exact ``E = 0 < O``.
     :ivar expected_raised: ``E`` cells raised to the floor before dividing (private mode), bool ``(2, Q)``.
-    :ivar observed_raised: ``O`` cells raised to 0 (private mode), bool ``(2, Q)``.
-    """
+    :ivar observed_raised: ``O`` cells raised to 0 (private mode), bool ``(2, Q)``."""
 
     cells: np.ndarray
     expected_raised: np.ndarray
@@ -98,8 +94,7 @@ def hosmer_lemeshow_terms(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
     ``floor=None``: exact mode; ``floor > 0``: ``O`` raised to 0 and ``E`` to ``floor`` (post-processing);
     ``empty`` groups add 0.
     :raise ValueError: on mismatched shapes, non-finite values, a negative ``E`` in exact mode or a
-        non-positive floor.
-    """
+        non-positive floor."""
     e = np.asarray(expected, dtype=np.float64)
     o = np.asarray(observed, dtype=np.float64)
     if e.ndim != 2 or e.shape[0] != 2 or e.shape != o.shape:
@@ -131,20 +126,15 @@ def hosmer_lemeshow_terms(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
 
 def hosmer_lemeshow_statistic(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
                               floor: float | None = None, empty: npt.ArrayLike | None = None) -> tuple[float, int]:
-    """``H`` of eq. (5) from ``E_{s,q}`` and ``O_{s,q}`` (arrays of shape ``(2, Q)``): the sum of the cells of
-    :func:`hosmer_lemeshow_terms` (its modes, raising, groups left out and errors).
-
-    :return: ``(H, number of E cells raised to the floor)``.
-    """
+    """``(H, number of E cells raised to the floor)``: ``H`` of eq. (5) from ``E_{s,q}`` and ``O_{s,q}`` (shape
+    ``(2, Q)``), the sum of the cells of :func:`hosmer_lemeshow_terms` (its modes, raising, groups left out, errors)."""
     terms = hosmer_lemeshow_terms(expected, observed, floor=floor, empty=empty)
     return terms.statistic, int(np.count_nonzero(terms.expected_raised))
 
 
 def empty_groups(bounds: npt.ArrayLike, *, top: float) -> np.ndarray:
-    """The groups no row can fall in, from the ``Q - 1`` interior boundaries alone (public): bool ``(Q,)``.
-
-    ``top`` is the largest possible value (``2^b`` in fixed point, 1.0 for probabilities); docs/hosmer_lemeshow.md.
-    """
+    """The groups no row can fall in, bool ``(Q,)``, from the ``Q - 1`` interior boundaries alone (public); ``top``:
+    the largest possible value (``2^b`` in fixed point, 1.0 for probabilities; docs/hosmer_lemeshow.md)."""
     edges = np.asarray(bounds)
     empty = np.zeros(edges.shape[0] + 1, dtype=bool)
     if edges.shape[0]:
@@ -156,8 +146,7 @@ def empty_groups(bounds: npt.ArrayLike, *, top: float) -> np.ndarray:
 @dataclass(frozen=True)
 class HosmerLemeshowTest:
     """``H`` over the groups left, ``p_value`` (nan if ``Q' < 3``), ``Q' - 2`` degrees of freedom, the floored
-    counts and the groups left out (bool ``(Q,)``), from the (noisy) counts and the public boundaries.
-    """
+    counts and the groups left out (bool ``(Q,)``), from the (noisy) counts and the public boundaries."""
 
     statistic: float
     p_value: float
@@ -168,33 +157,20 @@ class HosmerLemeshowTest:
 
 def hosmer_lemeshow_test(expected: npt.ArrayLike, observed: npt.ArrayLike, empty: np.ndarray, *,
                          floor: float | None = None) -> HosmerLemeshowTest:
-    """Line 11 of Algorithm 2 (post-processing), shared by the exact, simulated and secure paths: the ``empty``
-    groups are left out, ``H`` (eq. 5) over the others, ``Q' - 2`` degrees of freedom.
-
-    :param expected: ``E_{s,q}``, shape ``(2, Q)``; ``observed``: ``O_{s,q}``.
-    :param empty: the groups to leave out, bool ``(Q,)``: on a release those empty by construction
-        (:func:`empty_groups`, public boundaries); exactly, every group without rows.
-    :param floor: the smallest denominator in private mode, ``None`` for exact mode.
-    """
+    """Line 11 of Algorithm 2 (post-processing), shared by the exact, simulated and secure paths: ``H`` (eq. 5) of
+    ``E_{s,q}``, ``O_{s,q}`` (shape ``(2, Q)``) over the groups not ``empty`` (bool ``(Q,)``: on a release those
+    empty by construction, :func:`empty_groups`; exactly, every group without rows), ``Q' - 2`` degrees of
+    freedom; ``floor``: the smallest denominator in private mode, ``None`` for exact mode."""
     statistic, floored = hosmer_lemeshow_statistic(expected, observed, floor=floor, empty=empty)
     degrees = int(empty.shape[0] - np.count_nonzero(empty)) - 2
-    return HosmerLemeshowTest(statistic, _p_value(statistic, degrees), degrees, floored, empty)
-
-
-def _p_value(statistic: float, degrees: int) -> float:
-    if degrees < 1:
-        return math.nan
-    return float(stats.chi2.sf(statistic, degrees))
+    p_value = float(stats.chi2.sf(statistic, degrees)) if degrees >= 1 else math.nan
+    return HosmerLemeshowTest(statistic, p_value, degrees, floored, empty)
 
 
 def exact_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike, groups: int = 10) -> HosmerLemeshowResult:
-    """The exact (non-private) HL statistic, groups at the exact quantiles of the probabilities.
-
-    Same grouping rule as the private path with the noiseless ECDF; groups without rows are left out
-    (docs/hosmer_lemeshow.md).
-    :raise ValueError: on invalid input, e.g. ``groups must be at least 3, got 2``.
-    :raise TypeError: if an argument has the wrong type.
-    """
+    """The exact (non-private) HL statistic, groups at the exact quantiles of the probabilities (the private path's
+    rule with the noiseless ECDF; groups without rows left out; docs/hosmer_lemeshow.md).  ValueError on invalid
+    input (``groups must be at least 3, got 2``), TypeError on a wrong type."""
     q_count = check_positive_int(groups, "groups")
     if q_count < 3:
         raise ValueError(f"groups must be at least 3, got {groups}")
@@ -216,14 +192,10 @@ def exact_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike, g
     return HosmerLemeshowResult(test.statistic, test.p_value, boundaries, expected, observed, test.degrees_of_freedom,
                                 test.empty)
 
-def relative_squared_error(private: float, exact: float) -> float:
-    """``(H_private - H_exact)^2 / H_exact^2``, the quantity averaged in Fig. 6.
 
-    :param private: the private statistic (may be ``inf``, giving ``inf``).
-    :param exact: the exact statistic, finite and non-zero.
-    :raise ValueError: if ``exact`` is zero or not finite, or ``private`` is NaN.
-    :raise TypeError: if an argument is not a number.
-    """
+def relative_squared_error(private: float, exact: float) -> float:
+    """``(H_private - H_exact)^2 / H_exact^2``, the quantity averaged in Fig. 6 (``private`` may be ``inf``, giving
+    ``inf``); ValueError if ``exact`` is zero or not finite or ``private`` NaN, TypeError if one is not a number."""
     check_number(private, "private")
     reference = check_finite(exact, "exact")
     if reference == 0:

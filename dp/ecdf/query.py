@@ -2,8 +2,7 @@
 
 :class:`EcdfParameters` holds what every party agrees on before a release: the declared domain, the grid,
 the budget, the protocol (§4.1 tree or §4.2 FSS) and its options; :class:`dp.ecdf.face.EcdfQuery` adds the
-verbs.  The release modules read these fields, never the face.  Details: docs/ecdf.md.
-"""
+verbs.  The release modules read these fields, never the face.  Details: docs/ecdf.md."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -35,8 +34,7 @@ def check_bits(points: int, bits: int | None = None) -> int:
 
     :param points: grid size ``N >= 1``.
     :param bits: requested width, or ``None`` for ``max(1, ceil(log2 N))``.
-    :raise ValueError: if the grid does not fit ``2^bits`` indices or ``bits`` is out of range.
-    """
+    :raise ValueError: if the grid does not fit ``2^bits`` indices or ``bits`` is out of range."""
     smallest = max(1, tree_depth(points))
     if bits is None:
         return smallest
@@ -55,8 +53,7 @@ def check_bits(points: int, bits: int | None = None) -> int:
 class EcdfParameters:
     """The public parameters of a private ECDF of one column on ``points`` grid points of ``[lower, upper]`` at
     budget ``epsilon``; ``protocol`` ``tree`` (§4.1) or ``fss`` (§4.2) (parameters: docs/ecdf.md).
-    :raise ValueError: on a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type.
-    """
+    :raise ValueError: on a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type."""
 
     lower: float | None = None
     upper: float | None = None

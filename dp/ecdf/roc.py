@@ -2,8 +2,7 @@ r"""A private ROC curve with private labels: two private class ECDFs, each norma
 
 Barczewski, Mawass & Ramon, §5.1: the tree mechanism (eq. 2) on each class's counts at :func:`class_epsilon`;
 rates, smoothing, the curve and its interval are post-processing.  Threat model: passive, static, at most
-``t < m/2`` parties, against which the honest draws alone are calibrated.  Details: docs/roc.md.
-"""
+``t < m/2`` parties, against which the honest draws alone are calibrated.  Details: docs/roc.md."""
 from __future__ import annotations
 
 import math
@@ -89,8 +88,7 @@ class RocQuery:
     :param smooth: the norm of eq. (3) the printed curve and AUC use, or ``None`` for the raw curve.
     :param columns: the names of the score and label columns (for the printed text).
     :param missing: the missing-value policy the rows were read with (public; printed and recorded).
-    :raise ValueError: on a bad parameter (``epsilon must be positive, got -1``).
-    """
+    :raise ValueError: on a bad parameter (``epsilon must be positive, got -1``)."""
 
     epsilon: float = 1.0
     lower: float = 0.0
@@ -365,8 +363,7 @@ WIDE_AUC = 0.2
 @dataclass(frozen=True)
 class AucInterval:
     """A parametric-bootstrap interval for the AUC from released values and the public noise law only (it covers
-    DP noise only; fields and measured coverage: docs/roc.md).
-    """
+    DP noise only; fields and measured coverage: docs/roc.md)."""
 
     estimate: float
     low: float
@@ -410,8 +407,7 @@ def auc_interval(release: RocRelease, *, smooth: int | None, draws: int | None =
     """The AUC's interval and warnings (:class:`AucInterval`; post-processing, no privacy cost; docs/roc.md).
 
     ``smooth``: the norm of eq. 3 the printed AUC used (``None``: raw); ``draws >= 100``; ``level`` in ``(0, 1)``.
-    :raise ValueError: an invalid ``draws`` or ``level``.
-    """
+    :raise ValueError: an invalid ``draws`` or ``level``."""
     copies = (RAW_DRAWS if smooth is None else SMOOTHED_DRAWS) if draws is None else int(draws)
     if copies < 100:
         raise ValueError(f"draws must be at least 100, got {draws}")

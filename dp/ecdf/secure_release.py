@@ -4,8 +4,7 @@ Barczewski, Mawass & Ramon §4.1 with the tree mechanism of §3.1, eq. (2) (:mod
 counts as :func:`dp.ecdf.tree.private_ecdf` for the same node draws.
 Threat model: passive, static adversary corrupting at most ``t < m/2`` parties; it learns the released noisy
 counts (epsilon-DP against it) and the public row counts; a party sharing more or fewer rows than it
-declared is named and nothing is released.  Details: docs/ecdf.md ("The secure release").
-"""
+declared is named and nothing is released.  Details: docs/ecdf.md ("The secure release")."""
 from __future__ import annotations
 
 import math

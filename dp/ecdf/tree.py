@@ -1,7 +1,6 @@
 """The tree mechanism for a differentially private ECDF across parties (Barczewski, Mawass & Ramon, §3.1 eq. 2,
 Theorems 1 and 3).  Threat model: passive, static coalition of at most ``t < m/2`` of ``m`` parties, each
-party adding Pólya node draws of shape ``1/(m-t)``.  Proof, error and cost: docs/ecdf.md.
-"""
+party adding Pólya node draws of shape ``1/(m-t)``.  Proof, error and cost: docs/ecdf.md."""
 from __future__ import annotations
 
 import math
@@ -31,8 +30,7 @@ class TreeNoisePlan:
     """Calibration of the integer node noise of the ECDF tree for ``m`` parties, threshold ``t`` (Theorem 1, or
     Theorem 3's scale with ``continual``, suffix adjacency only; docs/ecdf.md).
     :raise ValueError: on an invalid parameter (``epsilon must be positive, got 0``).
-    :raise TypeError: if a parameter has the wrong type.
-    """
+    :raise TypeError: if a parameter has the wrong type."""
 
     epsilon: float
     points: int
@@ -118,8 +116,7 @@ class TreeNoisePlan:
 
         :param rng: a :class:`numpy.random.Generator` (tests), or ``None`` for fresh OS randomness.
         :param runs: ``None`` for one draw, or a number of independent draws (the auditor, :mod:`dp.audit.central_cases`).
-        :return: int64 array of length :attr:`node_count` in :func:`tree_nodes` order, or ``(runs, node_count)``.
-        """
+        :return: int64 array of length :attr:`node_count` in :func:`tree_nodes` order, or ``(runs, node_count)``."""
         count = self.node_count if runs is None else check_positive_int(runs, "runs") * self.node_count
         draws = np.asarray(polya_difference(self.shape, size=count, rng=rng, log_alpha=self.log_alpha), dtype=np.int64)
         return draws if runs is None else draws.reshape(runs, self.node_count)
@@ -144,8 +141,7 @@ def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray
     """The released counts ``counts + prefix_incidence(N) @ node_noise`` (eq. 2 times n), int64 of length ``N``,
     or ``(runs, N)`` for a batch ``node_noise`` of shape ``(runs, |I[L]|)``.
     :raise ValueError: if a length does not match or ``counts`` is empty.
-    :raise TypeError: if an array is not of an integer dtype.
-    """
+    :raise TypeError: if an array is not of an integer dtype."""
     count_vec = check_integer_vector(counts, "counts")
     if count_vec.shape[0] == 0:
         raise ValueError("counts must not be empty")
@@ -166,8 +162,7 @@ def private_ecdf(values: npt.ArrayLike, grid: npt.ArrayLike, plan: TreeNoisePlan
 
     ``node_noise`` given: equal to the secure path's with the same draws; else party draws from ``rng``.
     :raise ValueError: if ``values`` is empty, or a length does not match ``plan.points``.
-    :raise TypeError: if an argument has the wrong type.
-    """
+    :raise TypeError: if an argument has the wrong type."""
     counts = true_counts(values, grid)
     rows = int(np.asarray(values).shape[0])
     if rows == 0:
@@ -183,8 +178,7 @@ def continual_gaussian_sigma(rho: float, points: int, *, replace_one: bool = Fal
     """The node standard deviation of Theorem 3's Gaussian tree for ``rho``-zCDP: ``sqrt(k / (2 rho))`` with
     ``k = ceil((L+1)/2)``, or ``L + 1`` with ``replace_one`` (docs/ecdf.md).
 
-    :raise ValueError: if ``rho`` or ``points`` is out of range.
-    """
+    :raise ValueError: if ``rho`` or ``points`` is out of range."""
     r = check_positive(rho, "rho")
     levels = tree_depth(points) + 1
     shifted = levels if replace_one else (levels + 1) // 2
@@ -197,8 +191,7 @@ def draw_gaussian_tree_noise(*, rho: float, points: int, replace_one: bool = Tru
     rho-zCDP; one curator only, OS randomness unless a test passes ``rng``; add it with :func:`noisy_counts`
     (docs/ecdf.md).
 
-    :return: int64 array with one draw per tree node.
-    """
+    :return: int64 array with one draw per tree node."""
     from secure.noise.party import sample_discrete_gaussian
 
     sigma = continual_gaussian_sigma(rho, points, replace_one=replace_one)

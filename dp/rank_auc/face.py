@@ -55,8 +55,7 @@ async def release(query: Query, rows: Any, **options: Any) -> RankAucRelease | N
     ``receivers``, ``None`` elsewhere.  ``options``: ``receivers``, ``noise_source`` and the ledger keywords of
     :func:`dp.umpc.release` (steps and options: docs/rank_auc.md).
     :raise secure.errors.InputError: a ledger that refuses, a bad row, < 2 rows, ``-L`` too short (every party).
-    :raise ValueError: ``noise_source`` with noise sampled inside MPC.
-    """
+    :raise ValueError: ``noise_source`` with noise sampled inside MPC."""
     return (await release_runs(query, [rows], **options))[0]
 
 

@@ -14,8 +14,7 @@ Public API (loaded on first use; none of it imports ``mpyc.runtime`` until a rel
   party's verdict shared, tuples from the public n, Pi_U-MPC on MPyC; a :class:`UStatRelease`;
 - :func:`simulate` -- the same query in one process for Monte Carlo (a :class:`Simulation`);
 - :func:`exact` -- the non-private value over all tuples;
-- the lower level: :class:`UStatQuery`, :func:`prepare_rows`, :func:`run_secure`.
-"""
+- the lower level: :class:`UStatQuery`, :func:`prepare_rows`, :func:`run_secure`."""
 from __future__ import annotations
 
 import importlib

@@ -1,8 +1,7 @@
 """Cost models: the paper's online communication / computation counts, and what MPyC actually sends.
 
 Sinh & Ramon, Lemma C.3, App. B.1, D.2, E.1.2, Table 1; the curves of Fig. 1-3 and 5-6.  Asymptotic
-expressions with constants 1 and ``log2``.  Details and the paper's kernel counts: docs/umpc_analysis.md.
-"""
+expressions with constants 1 and ``log2``.  Details and the paper's kernel counts: docs/umpc_analysis.md."""
 from __future__ import annotations
 
 import math
@@ -68,8 +67,7 @@ def kernel_cost_bits(kernel: str = "kendall", bits: int = 40, *, lam: int = FSS_
                      comparisons: int | None = None, products: int | None = None,
                      counts: str = "implementation") -> int:
     r"""Per-tuple online cost ``C_f^C`` in bits under the protocol choices of App. E.1.2 (docs/umpc_analysis.md).
-    :raise ValueError: for an unknown kernel or table, or a bad count.
-    """
+    :raise ValueError: for an unknown kernel or table, or a bad count."""
     bits = check_positive_int(bits, "bits (l)")
     lam = check_positive_int(lam, "lambda")
     comparisons, products = _operations(kernel, counts, comparisons, products)
@@ -81,8 +79,7 @@ def kernel_party_ops(kernel: str = "kendall", bits: int = 40, *, counts: str = "
     r"""``C_f^T``: one party's operations to evaluate ``f`` once (§6.2.2, App. D.2.2), constants 1.
     Details: docs/umpc_analysis.md.
 
-    :raise ValueError: for an unknown kernel or table, or a bad count.
-    """
+    :raise ValueError: for an unknown kernel or table, or a bad count."""
     bits = check_positive_int(bits, "bits (l)")
     comparisons, products = _operations(kernel, counts, comparisons, products)
     return comparisons * bits + products
@@ -105,8 +102,7 @@ class UmpcCost:
 
 
 def umpc_rounds(kernel_rounds: int = 2, noise_rounds: int = 1) -> int:
-    """Online rounds ``max(C_f^R, C_eta^R) + 2`` (Lemma C.3). Details: docs/umpc_analysis.md.
-    """
+    """Online rounds ``max(C_f^R, C_eta^R) + 2`` (Lemma C.3). Details: docs/umpc_analysis.md."""
     kernel_rounds = check_int_at_least(kernel_rounds, "kernel rounds", 0)
     noise_rounds = check_int_at_least(noise_rounds, "noise rounds", 0)
     return max(kernel_rounds, noise_rounds) + 2
@@ -116,8 +112,7 @@ def umpc_online_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, kernel_
                      noise_bits: int = 0, kernel: str = "kendall", kernel_rounds: int = 2,
                      noise_rounds: int = 1, counts: str = "implementation") -> UmpcCost:
     r"""Lemma C.3: ``|E| k (k-1) l + |E| C_f^C + C_eta^C + n l`` bits in the online phase (``n`` parties, one row each).
-    :raise ValueError: on a bad parameter.
-    """
+    :raise ValueError: on a bad parameter."""
     n = check_positive_int(n, "n")
     tuples = check_positive_int(tuples, "number of tuples |E|")
     k = check_positive_int(k, "k")
@@ -134,8 +129,7 @@ def umpc_online_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, kernel_
 def umpc_dis_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, kernel_bits: int | None = None,
                   kernel: str = "kendall", counts: str = "implementation") -> UmpcCost:
     r"""Lemma C.3 under ``M_Dis``: all ``n`` parties draw noise, ``C_eta^C = n^2 l`` (App. B.1, E.1.2).
-    Details: docs/umpc_analysis.md.
-    """
+    Details: docs/umpc_analysis.md."""
     n = check_positive_int(n, "n")
     bits = check_positive_int(bits, "bits (l)")
     return umpc_online_bits(n, tuples, k, bits, kernel_bits=kernel_bits, noise_bits=n * n * bits, kernel=kernel,
@@ -146,8 +140,7 @@ def umpc_hf_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, epsilon_fai
                  honest_fraction: float = 0.5, kernel_bits: int | None = None, kernel: str = "kendall",
                  counts: str = "implementation") -> UmpcCost:
     r"""Lemma C.3 under ``M_HF``: a subgroup ``Z`` draws, ``C_eta^C = |Z| n l = O(n l)`` (§4, App. D.2.1).
-    Details: docs/umpc_analysis.md.
-    """
+    Details: docs/umpc_analysis.md."""
     n = check_positive_int(n, "n")
     bits = check_positive_int(bits, "bits (l)")
     size = delegate_size(epsilon_fail, honest_fraction, parties=n)
@@ -245,8 +238,7 @@ class ProtocolCost:
 def protocol_costs(n: int, tuples: int, *, epsilon: float, t: int, bits: int = 40, kernel: str = "kendall",
                    counts: str = "implementation", k: int = 2) -> dict[str, ProtocolCost]:
     r"""Online communication, per-party and server computation of every protocol of Table 1, keyed as
-    :data:`PROTOCOLS` (docs/umpc_analysis.md).
-    """
+    :data:`PROTOCOLS` (docs/umpc_analysis.md)."""
     n = check_positive_int(n, "n")
     party = umpc_party_ops(n, tuples, k, kernel=kernel, bits=bits, counts=counts)
     server = umpc_server_ops(n)
@@ -297,8 +289,7 @@ def mpyc_shamir_bytes_model(n: int, tuples: int, *, parties: int = 3, columns: i
                             field_bits: int = 64) -> MpycBytes:
     r"""What our implementation sends on MPyC for ``Pi_U-MPC`` (bytes summed over the ``m`` parties; the field
     grows with the raised ``K``, docs/umpc_analysis.md).
-    :raise ValueError: on a bad parameter.
-    """
+    :raise ValueError: on a bad parameter."""
     n = check_positive_int(n, "n")
     tuples = check_positive_int(tuples, "number of tuples |E|")
     parties = check_positive_int(parties, "parties")

@@ -3,8 +3,7 @@ r"""Delegated noise generation: only a random subgroup ``Z`` of the parties draw
 ``|Z| = ceil(log(epsilon_fail) / log(1 - f_H))`` delegates hold an honest party with probability
 ``1 - epsilon_fail``; the release is ``(epsilon, delta + epsilon_fail)``-DP, ``Z`` drawn from fresh joint
 randomness, never ``--seed``.  Threat model: passive, static, honest majority for the sharing, ``M_HF``
-bounds the corrupt fraction by ``1 - f_H``.  Sinh & Ramon §4; proof and calibration: docs/umpc_analysis.md.
-"""
+bounds the corrupt fraction by ``1 - f_H``.  Sinh & Ramon §4; proof and calibration: docs/umpc_analysis.md."""
 from __future__ import annotations
 
 import math
@@ -29,8 +28,7 @@ _RELATIVE_TOLERANCE = 1e-12  # floating-point slack when comparing (1 - f_H)^k w
 def delegate_size(epsilon_fail: float, honest_fraction: float, *, parties: int | None = None) -> int:
     """Size ``|Z| = ceil(log(epsilon_fail) / log(1 - f_H))`` (>= 1) of the noise-drawing subgroup, capped at
     ``parties`` if given; exact powers are not rounded up (Sinh & Ramon §4; docs/umpc_analysis.md).
-    :raise ValueError: if a parameter is out of range.
-    """
+    :raise ValueError: if a parameter is out of range."""
     fail = check_interval(epsilon_fail, "epsilon_fail", low=0.0, high=1.0, closed_low=False)
     honest = check_interval(honest_fraction, "honest_fraction", low=0.0, high=1.0, closed_low=False,
                             closed_high=True)
@@ -52,8 +50,7 @@ def delegate_size(epsilon_fail: float, honest_fraction: float, *, parties: int |
 def delegates_for_run(epsilon_fail: float, honest_fraction: float, *, parties: int) -> int:
     """``|Z|`` for a run of ``parties`` parties; delegation only pays when ``|Z| < m`` (docs/umpc_analysis.md).
     :raise ValueError: ``|Z| > m``, saying how many delegates ``(epsilon_fail, f_H)`` needs and how many
-        parties there are.
-    """
+        parties there are."""
     size = delegate_size(epsilon_fail, honest_fraction)
     count = check_positive_int(parties, "parties")
     if size > count:
@@ -67,8 +64,7 @@ def choose_delegates(generator: np.random.Generator, parties: int, size: int) ->
     """The delegates ``Z``: ``size`` distinct sorted party ids, uniform without replacement from ``generator``
     (simulated path and audit only; a secure run uses :func:`draw_delegates`; docs/umpc_analysis.md).
     :raise TypeError: ``generator`` is a seed (or anything but a generator).
-    :raise ValueError: if ``size`` is not in ``[1, m]``.
-    """
+    :raise ValueError: if ``size`` is not in ``[1, m]``."""
     if not isinstance(generator, np.random.Generator):
         raise TypeError(f"choose_delegates takes a numpy.random.Generator, not a seed (got {generator!r}): in a run "
                         "the delegates come from draw_delegates (fresh joint randomness of the run), never from --seed")
@@ -124,8 +120,7 @@ def delegate_plan(plan: NoisePlan, delegates: Sequence[int], *, corrupt_delegate
                   epsilon_fail: float | None = None) -> NoisePlan:
     """Recalibrate a party-drawn ``plan`` so that only ``delegates`` draw (source ``delegates``); any
     ``|Z| - t_Z`` honest draws make up the full noise (``corrupt_delegates=None``: ``|Z| - 1``; docs/umpc_analysis.md).
-    :raise ValueError: noise not drawn by the parties, an empty, repeated or out-of-range delegate, or a bad ``t_Z``.
-    """
+    :raise ValueError: noise not drawn by the parties, an empty, repeated or out-of-range delegate, or a bad ``t_Z``."""
     if plan.source != "parties":
         raise ValueError(f"only noise the parties draw can be delegated, got noise from {plan.source}")
     ids = [int(p) for p in delegates]
@@ -169,8 +164,7 @@ def add_delegated_noise(total: Any, plan: NoisePlan, delegates: Sequence[int], *
                         noise_source: DelegateNoiseSource | None = None) -> Any:
     """``total`` plus the delegates' secret-shared draws (``mpc.input(..., senders=Z)``), still secret; every party
     calls it with the same ``delegates`` (docs/umpc_analysis.md).
-    :raise ValueError: if ``delegates`` and the plan disagree, or a delegate id is out of range.
-    """
+    :raise ValueError: if ``delegates`` and the plan disagree, or a delegate id is out of range."""
     from mpyc.runtime import mpc
 
     if plan.source == "delegates":

@@ -1,8 +1,7 @@
 """Which way to compute a U-statistic: the histogram path, one secure sort, or evaluated tuples.
 
 docs/design.md ("Three ways to compute a U-statistic").  No threat model here (public parameters only);
-each path states its own.  Details: docs/umpc_analysis.md.
-"""
+each path states its own.  Details: docs/umpc_analysis.md."""
 from __future__ import annotations
 
 import math
@@ -66,8 +65,7 @@ _TUPLE_WORK = {"kendall": (2, 1), "gini": (1, 1), "auc": (1, 2), "duplicate": (1
 class PathCost:
     """The modelled cost of one path: seconds, bytes sent by all parties, memory per party.
 
-    ``available`` is ``False`` with a ``reason`` when the path cannot run for these parameters.
-    """
+    ``available`` is ``False`` with a ``reason`` when the path cannot run for these parameters."""
 
     path: Path
     seconds: float
@@ -93,8 +91,7 @@ class PathCost:
 @dataclass(frozen=True)
 class SampledAccuracy:
     """The modelled uncertainty of the sampled run that ``--pairs auto`` weighs against a complete path.
-    Details: docs/umpc_analysis.md.
-    """
+    Details: docs/umpc_analysis.md."""
 
     sampling_error: float
     noise_std: float
@@ -169,8 +166,7 @@ def comparison_rounds(bits: int, kind: Literal["lt", "sign", "eq"]) -> int:
 def path_rounds(path: Path, kernel: Kernel, *, rows: int, bits: int, tuples: int = 0, noise: str = "mpc") -> int:
     """Communication rounds on the critical path of one run of ``path``, phase by phase (intake, the path's own,
     noise, reveal); a round is one message latency (every party sends, then waits).  From public parameters only.
-    Details: docs/umpc_analysis.md.
-    """
+    Details: docs/umpc_analysis.md."""
     noise_part = NOISE_ROUNDS.get(noise, NOISE_ROUNDS["mpc"])
     if path == "histogram":
         return 1 + 2 + (2 if kernel.name == "vus" else 1) + noise_part + 1
@@ -280,8 +276,7 @@ def _tuples_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows
 def path_costs(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties: int,
                tuples: int | None, epsilon: float = 1.0, rtt: float = 0.0, noise: str = "mpc") -> dict[str, PathCost]:
     """The modelled cost of every path; ``tuples``: the sampled ``|E|`` (``None``: all tuples).
-    Details: docs/umpc_analysis.md.
-    """
+    Details: docs/umpc_analysis.md."""
     return {"histogram": _histogram_cost(kernel, specs, parties, rows, rtt, noise),
             "sort": _sort_cost(kernel, specs, parties, rows, epsilon, rtt, noise),
             "tuples": _tuples_cost(kernel, specs, parties, rows, tuples, epsilon, rtt, noise)}
@@ -295,8 +290,7 @@ def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties
     """Choose how to compute the statistic, from public parameters only (every parameter and the ``auto`` rule:
     docs/umpc_analysis.md).
     :raise ValueError: a forced path that cannot run (no form for this kernel, or a histogram grid too
-        large: the message gives the modelled memory and time).
-    """
+        large: the message gives the modelled memory and time)."""
     if choice not in PATH_CHOICES:
         raise ValueError(f"unknown path '{choice}'; choose one of: {', '.join(PATH_CHOICES)}")
     if not (math.isfinite(rtt) and rtt >= 0):
@@ -370,8 +364,7 @@ def pure_account_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, parties: i
     """The path of a run that spends from a pure account (delta 0): the histogram path, the only one that opens
     no comparison (docs/umpc_analysis.md).
     :raise ValueError: one line: what compares, and :data:`PURE_ACCOUNT_COMPARISONS`; or, for ``auto``, that no
-        histogram path exists here (why) and only comparing paths remain.
-    """
+        histogram path exists here (why) and only comparing paths remain."""
     if choice in ("sort", "tuples"):
         raise ValueError(f"--path {choice} compares secret values and this party's account is pure: "
                          f"{PURE_ACCOUNT_COMPARISONS}")

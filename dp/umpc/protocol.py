@@ -4,8 +4,7 @@ Two ways to run it: :func:`run_secure` on MPyC (rows shared, kernel on shares, p
 noise, only noisy sums opened) and :func:`simulate` in one process with NumPy (same seed, same draws,
 same number).  Threat model: passive, static adversary corrupting at most ``t < m/2`` parties; it learns
 only the released sums, DP against it (comparison leakage counted in ``delta``).  Sinh & Ramon,
-Protocol 3.1, Algorithm 1, App. B.1, C.2.3, D.1.2; release, noise and variance: docs/umpc_analysis.md.
-"""
+Protocol 3.1, Algorithm 1, App. B.1, C.2.3, D.1.2; release, noise and variance: docs/umpc_analysis.md."""
 from __future__ import annotations
 
 import functools
@@ -71,8 +70,7 @@ class UStatQuery(KernelColumns):
 
     ``tuples=None`` means all ``C(n, k)`` tuples; ``noise`` is ``parties`` or ``mpc`` (:mod:`dp.secret_noise`);
     ``path`` is ``auto``, ``histogram``, ``sort`` or ``tuples`` (:mod:`dp.umpc.planner`).
-    :raise ValueError: on any invalid parameter, with a plain message.
-    """
+    :raise ValueError: on any invalid parameter, with a plain message."""
 
     kernel: Kernel
     specs: tuple[ColumnSpec, ...]
@@ -149,8 +147,7 @@ def prepare_kernel_rows(columns: KernelColumns, values: np.ndarray, *, clip: boo
     (else refused outside them), in fixed point and the kernel's encoding; a label column without a category list
     takes the kernel's labels (0/1, 0/1/2), one with its own list (``no/yes``) keeps it, its codes the roles by order.
     :raise secure.session.InputError: a label outside its allowed values, a value outside a column's declared
-        categories (without an ``other`` bucket).
-    """
+        categories (without an ``other`` bucket)."""
     fixed = to_fixed_point(values, kernel_specs(columns), clip=clip)
     fixed.columns = fixed.integers
     fixed.integers = columns.kernel.encode(fixed.integers)
@@ -194,12 +191,9 @@ def _sum_ranges(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> li
 
 
 def estimate_noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan], sums: Sequence[float]) -> float:
-    """Standard deviation of the estimate due to the noise (given the tuples).
-
-    One output: ``sqrt(Var eta) / (|E| scale)``.  A ratio ``N/D`` (AUC, VUS): the delta method,
-    ``sqrt(Var N / D^2 + N^2 Var D / D^4)`` with the released (noisy) sums plugged in, so it is itself
-    post-processing of the release.
-    """
+    """Standard deviation of the estimate due to the noise (given the tuples): ``sqrt(Var eta) / (|E| scale)``; for
+    a ratio ``N/D`` (AUC, VUS) the delta method ``sqrt(Var N / D^2 + N^2 Var D / D^4)`` with the released (noisy)
+    sums plugged in (post-processing of the release)."""
     outputs = query.outputs
     if len(outputs) == 1:
         return math.sqrt(plans[0].variance) / (count * outputs[0].scale)
@@ -212,12 +206,9 @@ def estimate_noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan]
 
 
 def sampler_summary(query: UStatQuery, plans: Sequence[NoisePlan]) -> tuple[float, float, dict[str, list[Any]]]:
-    """For noise sampled in MPC: ``(delta of the release, total delta_s, sampler record)``.
-
-    The release's delta is the query's when it gave one (the sum of the ``delta_s`` is at most that),
-    else the sum of the ``delta_s`` of the released sums (basic composition).  For party noise:
-    ``(query.delta, 0.0, {})``.
-    """
+    """For noise sampled in MPC: ``(delta of the release, total delta_s, sampler record)``, the release's delta the
+    query's when it gave one (the ``delta_s`` sum to at most that), else the sum of the ``delta_s`` (basic
+    composition); for party noise ``(query.delta, 0.0, {})``."""
     used = samplers(plans)
     if not used:
         return query.delta, 0.0, {}
@@ -230,11 +221,8 @@ def sampler_summary(query: UStatQuery, plans: Sequence[NoisePlan]) -> tuple[floa
 
 def release_guarantee(query: UStatQuery, plans: Sequence[NoisePlan], delta: float, sampler_delta: float,
                       failure: float = 0.0, delegates: int | None = None) -> str:
-    """The one-line guarantee of a release (:mod:`dp.noise_defaults`): which noise ran and what it gives.
-
-    :param delta: the release's delta (sampler truncation, or the query's, plus ``failure``).
-    :param failure: probability that every noise delegate is corrupt (``delegates`` drew the noise).
-    """
+    """The one-line guarantee of a release (:mod:`dp.noise_defaults`): which noise ran and what it gives, at the
+    release's ``delta`` (``failure``: the probability that all ``delegates`` who drew the noise are corrupt)."""
     from dp.noise_defaults import delegated_guarantee, mpc_guarantee, party_guarantee
 
     if query.noise == "mpc":
@@ -320,12 +308,9 @@ def simulate(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshol
 
 def simulated_noise(query: Any, plans: Sequence[NoisePlan], *, runs: int, parties: int,
                     noise: np.ndarray | None = None, noise_rng: np.random.Generator | None = None) -> np.ndarray:
-    """The noise of ``runs`` simulated releases, shape ``(runs, sums, draws)`` (object ints; summed over draws).
-
-    Party noise: each party's draw per sum, ``(runs, sums, parties)``; noise sampled in MPC: one joint value
-    per sum and run from the sampler's plaintext mirror (:func:`dp.secret_noise.simulate_secret_laplace`).
-    ``noise`` given: those fixed draws, reshaped (tests).
-    """
+    """The noise of ``runs`` simulated releases, object ints of shape ``(runs, sums, draws)``: each party's draw
+    per sum, or for noise sampled in MPC one joint value per sum and run from the sampler's plaintext mirror
+    (:func:`dp.secret_noise.simulate_secret_laplace`); ``noise`` given: those fixed draws, reshaped (tests)."""
     if query.noise == "mpc":
         if noise is None:
             noise = np.stack([plan.draw(noise_rng, runs) for plan in plans], axis=1)
@@ -420,14 +405,10 @@ def _draw_at(draw: NoiseSource, plan: NoisePlan, *, index: int) -> int:
 
 
 def add_noise(totals: Sequence[Any], plans: Sequence[NoisePlan], noise_source: NoiseSource | None = None) -> list[Any]:
-    """The secure sums ``totals`` plus their noise, by the plans' source (the one dispatch point): one discrete
-    Laplace per sum sampled inside MPC (:func:`dp.secret_noise.secret_laplace_noise`), every party's
-    coalition-calibrated draw, or the delegates' draws only (:func:`dp.umpc.delegation.add_delegated_noise`),
-    secret-shared.
-
-    :param plans: the noise plan of each sum, in order (one source).
-    :param noise_source: ``f(plan, index) -> int`` this party's draw (tests); default OS randomness.
-    """
+    """The secure sums ``totals`` plus their noise, by the plans' (one) source: one discrete Laplace per sum sampled
+    inside MPC (:func:`dp.secret_noise.secret_laplace_noise`), every party's coalition-calibrated draw, or the
+    delegates' draws only (:func:`dp.umpc.delegation.add_delegated_noise`), secret-shared; ``noise_source``
+    (``f(plan, index) -> int``) replaces this party's OS draws in tests."""
     if plans[0].source == "mpc":
         from dp.secret_noise import secret_laplace_noise
 
@@ -448,17 +429,10 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
                      missing: str = "refuse", noise_source: NoiseSource | None = None,
                      receivers: Sequence[int] | None = None, noise_delegates: int | None = None,
                      corrupt_delegates: int | None = None, delegation_failure: float = 0.0) -> UStatRelease | None:
-    """Run Pi_U-MPC on the MPyC runtime (already started); every party calls this with its own rows.
-
-    ``seed=None`` draws a joint seed; ``noise_source`` (party noise only) replaces the OS draws in tests;
-    ``noise_delegates``/``corrupt_delegates``/``delegation_failure``: threat model M_HF (Sinh & Ramon §4,
-    :mod:`dp.umpc.delegation`), the release then ``(epsilon, delta + F)``-DP.  Parameters in full:
-    docs/umpc_analysis.md.  Returns the release at receivers, ``None`` elsewhere.
-    :raise secure.session.InputError: too few rows or too many tuples (same verdict at every party).
-    :raise secure.session.ProtocolFailure: overflow detected by the guarded reveal.
-    :raise ValueError: ``noise_source`` or ``noise_delegates`` with noise sampled inside MPC.
-    :raise TypeError: ``noise_delegates`` is not a count (a chosen ``Z`` is not accepted).
-    """
+    """Run Pi_U-MPC on the started MPyC runtime, every party with its own rows; the release at ``receivers``, ``None``
+    elsewhere (parameters, M_HF delegation and errors: docs/umpc_analysis.md).  Raises InputError (too few rows, too
+    many tuples: the same verdict everywhere), ProtocolFailure (overflow at the guarded reveal), ValueError (party
+    draws or delegates with noise sampled in MPC), TypeError (``noise_delegates`` not a count)."""
     from mpyc.runtime import mpc
 
     from secure.aggregation import guarded_reveal, secure_sum

@@ -2,8 +2,7 @@
 
 Sinh & Ramon, Protocol 3.1 (:mod:`dp.umpc.protocol`); the record keys are described in docs/design.md.
 Everything printed here is the release itself or public by declaration, except the ``local`` line,
-this party's own counts of filled and clipped cells, which is said to be local and never recorded.
-"""
+this party's own counts of filled and clipped cells, which is said to be local and never recorded."""
 from __future__ import annotations
 
 import hashlib

@@ -3,8 +3,7 @@
 :class:`Query`, :func:`release` (on parties), :func:`simulate` (one process), :func:`exact` (non-private
 reference).  Threat model of :func:`release`: passive, static, ``t < m/2``; the parties learn the noisy
 sums, the public row counts and the agreed parameters.  Sinh & Ramon, Protocol 3.1
-(:mod:`dp.umpc.protocol`); details: docs/umpc_analysis.md.
-"""
+(:mod:`dp.umpc.protocol`); details: docs/umpc_analysis.md."""
 from __future__ import annotations
 
 import math
@@ -68,15 +67,10 @@ def parse_tuples(tuples: Any) -> tuple[str, float]:
 
 @dataclass(frozen=True, kw_only=True)
 class Query:
-    """A private U-statistic to release (Pi_U-MPC), declared with keywords and checked on entry.
-
-    ``statistic``: ``kendall``, ``gini``, ``auc``, ``duplicate``, ``rand`` or ``vus``; ``columns``: declarations in
-    kernel order; ``tuples``: ``"auto"``, ``"all"``, an int or ``"8n"``; ``delegation``: M_HF's ``(failure, honest
-    fraction)`` (Sinh & Ramon §4).  Every parameter: docs/umpc_analysis.md.
-    :raise ValueError: an unknown statistic, a bad budget, a wrong number of columns, a column declared in the
-        wrong role.
-    :raise TypeError: a column given as a name instead of a declaration, a tuples of the wrong type.
-    """
+    """A private U-statistic to release (Pi_U-MPC), declared with keywords and checked on entry; ``delegation`` is
+    M_HF's ``(failure, honest fraction)`` (Sinh & Ramon §4).  Every parameter and error: docs/umpc_analysis.md.
+    :raise ValueError: an unknown statistic, a bad budget, a wrong number of columns, a column in the wrong role.
+    :raise TypeError: a column given as a name instead of a declaration, a tuples of the wrong type."""
 
     statistic: Statistic
     columns: Sequence[ColumnSpec]
@@ -141,8 +135,7 @@ class Query:
     def at(self, rows: int) -> UStatQuery:
         """The protocol's query for ``rows`` rows over all parties (``rows`` is public).
 
-        :raise ValueError: more tuples than the ``C(n, k)`` distinct ones, or too few rows.
-        """
+        :raise ValueError: more tuples than the ``C(n, k)`` distinct ones, or too few rows."""
         mode, amount = parse_tuples(self.tuples)
         degree = self.base.kernel.degree
         if rows < degree:
@@ -184,14 +177,9 @@ def _check_roles(statistic: str, labels: dict[int, tuple[int, ...]], columns: Se
 
 
 def _values(query: Query, rows: PartyRows | np.ndarray) -> np.ndarray:
-    """This party's rows as a ``(rows, columns)`` float array, checked: never reshaped, never NaN or inf.
-
-    A 1-D array is one column only when the query has one column.  A NaN or infinite cell is a missing value, refused
-    as the README says (fill it with a declared value, or read the rows with :class:`secure.intake.MissingPolicy`);
-    the message names the column only, never a count, a position or a value: it may be shared as the party's verdict.
-
-    :raise secure.errors.InputError: (a ``ValueError``) a wrong shape, a missing value.
-    """
+    """This party's rows as a ``(rows, columns)`` float array, checked, never reshaped (a 1-D array is one column
+    only for a one-column query); InputError on a wrong shape or a missing (NaN, infinite) value, naming the column
+    only, never a count, a position or a value (it may be shared as the party's verdict)."""
     names = KERNELS[query.statistic].columns
     values = rows.values if isinstance(rows, PartyRows) else rows
     try:
@@ -217,15 +205,11 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
                   accountant: AccountantName = "basic",
                   dataset: str | None = None, missing: MissingPolicy | None = None, data_file: str | None = None,
                   job: tuple[str, Sequence[str]] | None = None) -> UStatRelease:
-    """Release the query's private U-statistic across parties; every party calls it with its own rows.
-
-    The spend is reserved in each party's ledger before any data is shared and settled after the reveal;
-    nothing is printed (``table()``/``record()`` of the release).  ``job`` names a calling job's options in
-    refusals.  Order of steps and every parameter: docs/umpc_analysis.md.
-    :raise secure.errors.InputError: at every party alike -- parameters that differ, a ledger that
-        refuses at any party, a bad value at any party, too many tuples for n.
-    :raise secure.errors.ProtocolFailure: a lost party, an overflow.
-    """
+    """Release the query's private U-statistic across parties, every party with its own rows: the spend reserved in
+    each party's ledger before any data is shared, settled after the reveal; nothing printed (``table()``,
+    ``record()``).  Steps, parameters and errors: docs/umpc_analysis.md.  Raises InputError at every party alike
+    (parameters that differ, a ledger refusing, a bad value, too many tuples for n), ProtocolFailure (a lost party,
+    an overflow)."""
     from mpyc.runtime import mpc
 
     from dp.budget.agreement import pure_budget
@@ -398,8 +382,7 @@ def simulate(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray], *, s
     """Run the query's protocol in one process (NumPy), same path, seed, tuples and noise as :func:`release`.
 
     Returns ``runs`` estimates on one tuple set, the noiseless value on the tuples, sums, tuples, plans, draws.
-    :raise ValueError: too few rows or too many tuples for n, a bad threshold.
-    """
+    :raise ValueError: too few rows or too many tuples for n, a bad threshold."""
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"seed must be an integer (the public seed of the tuples), got {seed!r}")
     parts = _parts(query, rows_by_party)
@@ -425,13 +408,9 @@ PAIRS_PER_BATCH = 1 << 18
 
 
 def exact(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> float:
-    """The non-private U-statistic over all ``C(n, k)`` tuples of the union of the parties' rows.
-
-    Computed in the clear on the same fixed-point rows as the protocol (so it is the value the release estimates,
-    up to clipping).  Degree 2 streams the pairs (memory of one batch); degree 3 enumerates the triples (small n).
-
-    :raise ValueError: too few rows; for degree 3, more than 2e7 triples.
-    """
+    """The non-private U-statistic over all ``C(n, k)`` tuples of the union of the parties' rows, in the clear on the
+    protocol's fixed-point rows (the value the release estimates, up to clipping): degree 2 streams the pairs,
+    degree 3 enumerates the triples; ValueError on too few rows or (degree 3) more than 2e7 triples."""
     from dp.umpc.protocol import _clip_encoded, _plaintext_sums
 
     parts = _parts(query, rows_by_party)
