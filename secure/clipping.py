@@ -45,10 +45,8 @@ def clip_secure(shared: Any, widths: Sequence[int | None]) -> Any:
 
 
 async def clip_secure_in_steps(shared: Any, widths: Sequence[int | None], *, task: str = "secure clipping") -> Any:
-    """:func:`clip_secure` on slices of rows, each computed before the next, with the progress of the slices
-    reported (:func:`secure.meter.report_progress`: public counts, the same at every party).
-    The same values as :func:`clip_secure` (clipping is row by row); :data:`CLIP_STEPS` slices of at least
-    :data:`MIN_CLIP_ROWS` rows."""
+    """:func:`clip_secure` (the same values) on :data:`CLIP_STEPS` slices of at least :data:`MIN_CLIP_ROWS` rows, each
+    computed before the next, with the progress of the slices reported (public counts, the same at every party)."""
     from mpyc.runtime import mpc
 
     from secure.meter import report_progress

@@ -1,5 +1,4 @@
 """Column declarations by role, with checks on entry: numeric, label, classes, categorical.
-
 Declarations are public parameters agreed before any data is shared (docs/design.md, "Who holds what");
 nothing here touches data.  Details: docs/secure_layer.md."""
 from __future__ import annotations

@@ -2,7 +2,10 @@
 line; docs/secure_layer.md)."""
 from __future__ import annotations
 
-__all__ = ["InputError", "ProtocolFailure"]
+__all__ = ["InputError", "ProtocolFailure", "DEFAULT_SILENCE_LIMIT"]
+
+#: default seconds a party may stay silent while another waits for it (``--silence-limit``): then a lost party
+DEFAULT_SILENCE_LIMIT = 60.0
 
 
 class InputError(ValueError):

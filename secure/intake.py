@@ -149,12 +149,10 @@ def rows_from_table(header: Sequence[str], rows: Sequence[Sequence[str]], column
                     source: str, party: int = 0, parties: int = 1, first_line: int = 2,
                     missing: MissingPolicy = MissingPolicy(),
                     specs: Sequence[ColumnSpec] | None = None) -> PartyRows:
-    """Select this party's rows and the wanted columns of a table of strings, parse the numbers
-    (the cells of a string-category column become codes), apply the missing-value policy.
-    ``party`` keeps rows ``party, party+parties, ...``; ``first_line``: the file line of ``rows[0]``, for the local
-    detail (the parameters: docs/reader.md).
-    :raise InputError: unknown column, a cell that is not a finite number, a string outside its
-        declared categories, a missing value refused."""
+    """This party's rows (``party``, ``party + parties``, ...) of ``columns`` of a table of strings, parsed (string
+    categories as codes), with the missing-value policy applied; the parameters: docs/reader.md.
+    :raise InputError: unknown column, a cell that is not a finite number, a string outside its declared categories,
+        a missing value refused."""
     values = table_values(header, rows, columns, source=source, party=party, parties=parties,
                           first_line=first_line, specs=specs)
     return apply_missing(values, columns, missing, source=source, specs=specs)

@@ -1,5 +1,4 @@
 """Kernels of U-statistics as objects, each with a plaintext and a vectorized secure function.
-
 Sinh & Ramon, Def. 2.1, eq. 1, App. A.5; fixed-point integer outputs, optional numerator/denominator.
 Threat model: passive, static coalition of ``t < m/2`` parties.  Details: docs/secure_layer.md."""
 from __future__ import annotations
@@ -50,10 +49,12 @@ class Kernel:
     #: positions of columns compared only for equality (duplicate, Rand): their values are categories,
     #: shared as codes of a declared category list, never clipped (clipping would merge categories)
     categorical: tuple[int, ...] = ()
+    #: the kernel's outputs, when they do not depend on the columns' widths (else :meth:`outputs` is overridden)
+    fixed_outputs: tuple[KernelOutput, ...] = ()
 
     def outputs(self, widths: Sequence[int]) -> tuple[KernelOutput, ...]:
         """The kernel's outputs given the fixed-point widths of its columns."""
-        raise NotImplementedError
+        return self.fixed_outputs
 
     def comparison_bits(self, widths: Sequence[int]) -> int:
         """Signed bit length that the secure comparisons of this kernel need."""
@@ -97,9 +98,7 @@ class KendallTau(Kernel):
     name = "kendall"
     description = "Kendall's tau-a"
     columns = ("x", "y")
-
-    def outputs(self, widths: Sequence[int]) -> tuple[KernelOutput, ...]:
-        return (KernelOutput("concordance", 1, -1, 1),)
+    fixed_outputs = (KernelOutput("concordance", 1, -1, 1),)
 
     def plaintext(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         a, b = parts
@@ -155,9 +154,7 @@ class AreaUnderCurve(Kernel):
     description = "area under the ROC curve"
     columns = ("score", "label")
     categories = {1: (0, 1)}
-
-    def outputs(self, widths: Sequence[int]) -> tuple[KernelOutput, ...]:
-        return (KernelOutput("ranked pairs (x2)", 2, 0, 2), KernelOutput("comparable pairs", 1, 0, 1))
+    fixed_outputs = (KernelOutput("ranked pairs (x2)", 2, 0, 2), KernelOutput("comparable pairs", 1, 0, 1))
 
     def comparison_bits(self, widths: Sequence[int]) -> int:
         return int(widths[0]).bit_length() + 1
@@ -188,9 +185,7 @@ class DuplicatePair(Kernel):
     description = "duplicate-pair ratio"
     columns = ("x",)
     categorical = (0,)
-
-    def outputs(self, widths: Sequence[int]) -> tuple[KernelOutput, ...]:
-        return (KernelOutput("equal pairs", 1, 0, 1),)
+    fixed_outputs = (KernelOutput("equal pairs", 1, 0, 1),)
 
     def plaintext(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         a, b = parts
@@ -210,9 +205,7 @@ class RandIndex(Kernel):
     description = "Rand index"
     columns = ("clustering1", "clustering2")
     categorical = (0, 1)
-
-    def outputs(self, widths: Sequence[int]) -> tuple[KernelOutput, ...]:
-        return (KernelOutput("agreeing pairs", 1, 0, 1),)
+    fixed_outputs = (KernelOutput("agreeing pairs", 1, 0, 1),)
 
     def plaintext(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         a, b = parts
@@ -235,9 +228,7 @@ class VolumeUnderSurface(Kernel):
     degree = 3
     columns = ("score", "class")
     categories = {1: (0, 1, 2)}
-
-    def outputs(self, widths: Sequence[int]) -> tuple[KernelOutput, ...]:
-        return (KernelOutput("ordered triples (x12)", 12, 0, 12), KernelOutput("comparable triples", 1, 0, 1))
+    fixed_outputs = (KernelOutput("ordered triples (x12)", 12, 0, 12), KernelOutput("comparable triples", 1, 0, 1))
 
     def comparison_bits(self, widths: Sequence[int]) -> int:
         return (3 * int(widths[0])).bit_length() + 1

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from secure.errors import InputError
+from secure.errors import DEFAULT_SILENCE_LIMIT, InputError
 
 if TYPE_CHECKING:
     from secure.intake import Party
@@ -28,9 +28,6 @@ __all__ = ["SessionOptions", "split_session_options", "check_option_names", "che
 
 #: seconds party 0 waits for its launched parties after a success (10 after a failure)
 CHILD_GRACE_SECONDS = 60.0
-
-#: seconds a party may stay silent while another party waits for it (``--silence-limit``)
-DEFAULT_SILENCE_LIMIT = 60.0
 
 #: what a run's body may return: a zero-argument callable run after the orderly shutdown, or ``None``
 Deliver = Callable[[], Any] | None
@@ -374,18 +371,16 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
     :return: the process exit code."""
     names_error, checked = check_option_names(list(sys.argv[1:] if argv is None else argv))
     common = split_session_options(checked)
-    mpyc_error = check_mpyc_usage(common.rest)
-    if mpyc_error:  # MPyC's parser cannot read the command line: no party launched, one line, exit 2
-        print(f"error: party {_index_or_zero(common.rest)}: {mpyc_error}", file=sys.stderr, flush=True)
-        return 2
-    fatal, refusal = check_topology(common.rest, allow_t0=common.allow_t0 or t0_privacy is not None)
-    if fatal:
-        print(f"error: party {party_index(common.rest)}: {fatal}", file=sys.stderr, flush=True)
-        return 2
+    allow_t0 = common.allow_t0 or t0_privacy is not None
+    mpyc_error = check_mpyc_usage(common.rest)  # MPyC's parser cannot read the command line: its -I or 0
+    fatal, refusal = (mpyc_error, None) if mpyc_error else check_topology(common.rest, allow_t0=allow_t0)
     try:
-        children = launch_local_parties(argv, script_args=script_args)
+        children = [] if fatal else launch_local_parties(argv, script_args=script_args)
     except InputError as exc:
-        print(f"error: party {party_index(common.rest)}: {exc}", file=sys.stderr, flush=True)
+        fatal = str(exc)
+    if fatal:  # no party launched: one line, exit 2
+        index = _index_or_zero(common.rest) if mpyc_error else party_index(common.rest)
+        print(f"error: party {index}: {fatal}", file=sys.stderr, flush=True)
         return 2
     if argv is None or children:  # MPyC reads sys.argv: it must never see a refused abbreviation
         sys.argv = [sys.argv[0], *check_option_names(sys.argv[1:])[1]]
@@ -400,8 +395,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
         own = split_session_options(sys.argv[1:] if argv is None or children
                                     else _mpyc_parser().parse_known_args(list(checked))[1]).rest
         if mpc.options.config and refusal is None:
-            fatal, refusal = _check_threshold(len(mpc.parties), int(mpc.threshold),
-                                              common.allow_t0 or t0_privacy is not None)
+            fatal, refusal = _check_threshold(len(mpc.parties), int(mpc.threshold), allow_t0)
             refusal = fatal or refusal
         usage_error: str | None = names_error or common.error or refusal
         settings = RunSettings.of_runtime(bit_length=_explicit_bit_length(common.rest))
@@ -446,9 +440,6 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
     finally:
         code = settle_children(children, code)
     return code
-
-
-# scripting
 
 
 def run(job: Callable[[Party], Awaitable[Deliver]], *, argv: Sequence[str] | None = None,

@@ -67,9 +67,7 @@ def clip_openings(values: int) -> MaskedOpenings:
 
 def sort_openings(statistic: str, n: int, *, bits: int, type_bits: int) -> MaskedOpenings:
     """The openings of :func:`secure.ranking.sorted_auc_sums` (``auc``) or :func:`secure.ranking.sorted_gini_sum`
-    (``gini``) on ``n`` rows: the network's compare-exchanges, AUC's ``n - 1`` equality tests of adjacent
-    scores, and the conversions into and out of the sort's shorter type when the caller's ``type_bits``
-    is longer (AUC ``3n``: keys and labels in, rank terms out; Gini ``2n``).
+    (``gini``) on ``n`` rows: compare-exchanges, equality tests, conversions (docs/comparison_leakage.md).
     :raise ValueError: as :func:`secure.ranking.sort_costs`."""
     from secure.ranking import compact_bit_length, sort_costs
 

@@ -1,5 +1,4 @@
 """Rank sums under MPC by secure sorting: the AUC numerator without revealing scores or labels.
-
 Two sorts with ties broken both ways give ``2 U`` with ties counted 1/2 (Sun et al. eq. 1).
 Threat model: passive, static coalition of ``t < m/2`` parties.  Each comparison opens a masked value (:mod:`secure.leakage`).
 Details: docs/secure_layer.md."""
@@ -11,17 +10,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["twice_mann_whitney", "sorting_stages", "sorting_network_size", "sort_by_stages", "sort_at_bits",
+__all__ = ["twice_mann_whitney", "sorting_stages", "sorting_network_size", "sort_by_stages",
            "sorted_auc_sums", "compact_bit_length", "sorted_gini_sum", "sorted_auc_sums_plain", "sorted_gini_sum_plain", "SortCost", "sort_costs"]
 
 SecureInt = Any  # an MPyC secure integer (e.g. SecInt32), as returned by ``mpc.np_sum``
 
 
 def sorting_stages(n: int) -> list[tuple[np.ndarray, int]]:
-    """The compare-exchange stages of Batcher's odd-even merge sort on ``n`` positions, as in
-    ``mpc.np_sort``: per stage the lower positions ``I`` and the distance ``d`` (pairs ``I, I + d``).
-
-    Public: depends on ``n`` only.  ``t (t + 1) / 2`` stages for ``t = ceil(log2 n)``."""
+    """The compare-exchange stages of Batcher's odd-even merge sort on ``n`` positions, as in ``mpc.np_sort``: per
+    stage the lower positions ``I`` and the distance ``d`` (pairs ``I, I + d``); public, ``t (t + 1) / 2`` stages."""
     stages: list[tuple[np.ndarray, int]] = []
     if n <= 1:
         return stages
@@ -67,10 +64,9 @@ def sorting_network_size(n: int) -> tuple[int, int]:
 
 async def sort_by_stages(a: Any, key: Callable[[Any], Any], *, task: str = "secure sort",
                          ahead: int = 8, bits: int | None = None) -> Any:
-    """``mpc.np_sort(a, axis=-1, key=key)`` by the same network, reporting ``task``'s progress through
-    :func:`secure.meter.report_progress`, ``ahead`` stages scheduled ahead of the one awaited.  ``bits``, the signed
-    bit length of the keys' differences (``-2^(bits-1) <= key - key' < 2^(bits-1)``), makes each comparison cost
-    ``bits`` random bits (``mpc.np_sgn(..., l=bits, LT=True)``); ``None``: the type's, as ``mpc.np_sort``."""
+    """``mpc.np_sort(a, axis=-1, key=key)`` by the same network, reporting ``task``'s progress, ``ahead`` stages
+    scheduled ahead; ``bits`` bounds the keys' signed differences, each comparison then costs ``bits`` random bits
+    (``None``: the type's, as ``mpc.np_sort``).  Details: docs/secure_layer.md."""
     from mpyc.runtime import mpc
 
     from secure.meter import report_progress
@@ -125,15 +121,6 @@ def _check_bits(bits: int, bit_length: int) -> None:
         raise ValueError(f"bits must be an integer, got {bits!r}")
     if not 2 <= bits <= bit_length:
         raise ValueError(f"bits must lie in [2, {bit_length}] (the secure type's bit length), got {bits}")
-
-
-async def sort_at_bits(a: Any, key_row: int, *, bits: int, task: str = "secure sort", ahead: int = 8) -> Any:
-    """Sort the columns of a secure ``(..., rows, n)`` array by row ``key_row``, comparing at ``bits`` bits (as
-    :func:`sort_by_stages`). Details: docs/secure_layer.md."""
-    if not 0 <= key_row < a.shape[-2]:
-        raise ValueError(f"key_row must lie in [0, {a.shape[-2] - 1}], got {key_row}")
-    return await sort_by_stages(a, lambda block: block[..., key_row:key_row + 1, :], task=task, ahead=ahead,
-                                bits=bits)
 
 
 def compact_bit_length(statistic: str, n: int, bits: int) -> int:
@@ -193,7 +180,7 @@ async def sorted_auc_sums(scores: Any, labels: Any, *, bits: int,
     _check_bits(bits, scores.sectype.bit_length)
     compact = _compact_type(scores.sectype, compact_bit_length("auc", n, bits))  # keys, and counts up to 2n
     rows = mpc.np_stack([_convert(2 * scores + labels, compact), _convert(labels, compact)])
-    ordered = await sort_at_bits(rows, 0, bits=bits, task=task)
+    ordered = await sort_by_stages(rows, lambda block: block[..., 0:1, :], task=task, bits=bits)  # by row 0
     label = ordered[1]
     doubled = ordered[0] - label  # 2 score, ascending
     tied = mpc.np_sgn(doubled[1:] - doubled[:-1], l=bits, EQ=True)  # 1 where the score equals the previous

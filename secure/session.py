@@ -21,8 +21,7 @@ from typing import Any
 from mpyc import asyncoro
 from mpyc.runtime import mpc
 
-from secure.errors import InputError, ProtocolFailure
-from secure.launcher import DEFAULT_SILENCE_LIMIT
+from secure.errors import DEFAULT_SILENCE_LIMIT, InputError, ProtocolFailure
 
 __all__ = ["InputError", "ProtocolFailure", "agree_parameters", "agree_verdict", "party_count", "party_id",
            "threshold", "RunSettings", "run_settings", "run_with", "on_fatal", "start_session", "stop_session",
@@ -601,13 +600,15 @@ def _tls_hint() -> str:
     """With ``--ssl``: this party's CA fingerprint, for comparing parties ('' without ``--ssl``)."""
     if not getattr(mpc.options, "ssl", False):
         return ""
-    from secure.tls import ca_fingerprint
+    import ssl  # not secure.tls, which imports this module
 
     path = os.path.join(".config", "mpyc_ca.crt")
     try:
-        short = ca_fingerprint(path)[:23]
+        with open(path, encoding="ascii") as handle:
+            digest = hashlib.sha256(ssl.PEM_cert_to_DER_cert(handle.read())).hexdigest().upper()
     except (OSError, ValueError):
         return f" (--ssl: cannot read {path})"
+    short = ":".join(digest[i:i + 2] for i in range(0, 16, 2))
     return f" (--ssl: all parties need the same {path}; this party's is SHA-256 {short}...)"
 
 

@@ -128,11 +128,8 @@ def check_party(party: int, directory: Path | str = ".config") -> str:
     return ca_fingerprint(needed[0])
 
 
-# seats bound to certificates
-
-#: program counter of a refusal notice (MPyC's frame: counter, payload size, payload); MPyC's counters
-#: are 64-bit tuple hashes, which never meet this one in practice, and no receive ever asks for it
-#: (``secure.session`` uses ``-2^63 + 1`` for heartbeats and ``-2^63 + 2`` for its options table)
+#: program counter of a refusal notice in MPyC's frame, which no receive asks for (as ``secure.session``'s
+#: heartbeats ``-2^63 + 1``, options table ``-2^63 + 2`` and lost-party notices ``-2^63 + 4``)
 REFUSAL_PC = -(2 ** 63) + 3
 #: seconds a party that refused a peer keeps running before it exits: its notice reaches the parties
 #: already connected, and a party the offender also dialled sees the offending connection itself
@@ -142,9 +139,9 @@ COLLECT_INTERVAL = 0.5
 #: the longest notice printed (a peer's text, cut and put on one line)
 NOTICE_LIMIT = 300
 
-#: the line of a party whose certificate a connecting peer refused without a TLS alert
-_ABANDONED = ("its certificate was refused by a connecting peer (which ended the TLS handshake after receiving it); "
-              "all parties need the same {ca} and a certificate naming their own seat")
+#: the line of a party whose certificate a connecting peer refused (``why``: the TLS alert, or none)
+_REFUSED = ("its certificate was refused by a connecting peer ({why}); all parties need the same {ca} and a "
+            "certificate naming their own seat")
 
 _SEAT = re.compile(r"MPyC party (\d+)")
 #: TLS alerts that say the peer refused this party's certificate
@@ -164,20 +161,10 @@ def certificate_names(certificate: Mapping[str, Any] | None) -> list[str]:
     return [str(value) for entry in certificate.get("subject", ()) for key, value in entry if key == "commonName"]
 
 
-def _describe(names: list[str]) -> str:
-    seats = [name for name in names if _SEAT.fullmatch(name)]
-    if seats:
-        return " and ".join(seats)
-    return "no MPyC party" + (f" (names: {', '.join(names)})" if names else "")
-
-
 def seat_refusal(peer: int, certificate: Mapping[str, Any] | None, *, own: int, parties: int,
                  listening: bool, connected: bool = False) -> str | None:
-    """Why this party (``own`` of ``parties``) refuses a connection with ``peer``, or ``None`` to accept it: the refusal,
-    worded after ``error: party i:`` ("refused the connection claiming to be party 0: its certificate names MPyC party
-    1").  ``peer`` is the index the peer claims (``listening``: this party accepted the connection, MPyC: the peer's index
-    is below ``own``; from its first message) or the one this party dialled; ``certificate`` as
-    ``SSLSocket.getpeercert()`` gives it (``None``: none); ``connected``: a connection with ``peer`` is registered."""
+    """Why this party (``own`` of ``parties``) refuses a connection with ``peer`` (the index it claims, or the one
+    dialled), or ``None`` to accept it: the refusal, after ``error: party i:``.  Parameters: docs/secure_layer.md."""
     if listening:
         what = f"the connection claiming to be party {peer}"
         if not 0 <= peer < own:
@@ -193,7 +180,9 @@ def seat_refusal(peer: int, certificate: Mapping[str, Any] | None, *, own: int, 
         return f"refused {what}: it presented no certificate"
     names = certificate_names(certificate)
     if party_name(peer) not in names:
-        return f"refused {what}: its certificate names {_describe(names)}"
+        seats = [name for name in names if _SEAT.fullmatch(name)]
+        named = " and ".join(seats) or "no MPyC party" + (f" (names: {', '.join(names)})" if names else "")
+        return f"refused {what}: its certificate names {named}"
     return None
 
 
@@ -207,8 +196,7 @@ def _handshake_refusal(exc: ssl.SSLError, ca: str, server_hostname: str | None =
     if reason == "PEER_DID_NOT_RETURN_A_CERTIFICATE":
         return "refused a connecting peer: it presented no certificate"
     if any(reason.endswith(alert) for alert in _REFUSAL_ALERTS):
-        return (f"its certificate was refused by a connecting peer ({reason}); all parties need the same {ca} "
-                "and a certificate naming their own seat")
+        return _REFUSED.format(why=reason, ca=ca)
     return None
 
 
@@ -218,7 +206,7 @@ def _watched_object_class(on_refusal: Callable[[str], None], ca: str) -> type[ss
 
     def abandoned(token: dict[str, bool]) -> None:
         if not token["done"]:
-            on_refusal(_ABANDONED.format(ca=ca))
+            on_refusal(_REFUSED.format(why="which ended the TLS handshake after receiving it", ca=ca))
 
     class WatchedSSLObject(ssl.SSLObject):
         def do_handshake(self) -> None:
@@ -249,11 +237,6 @@ def _told(party: int, refusal: str) -> str:
     return f"party {party} {refusal}"
 
 
-def _notice_frame(text: str) -> bytes:
-    payload = text.encode("utf-8")
-    return struct.pack(f"<qI{len(payload)}s", REFUSAL_PC, len(payload), payload)
-
-
 def _notice_text(payload: object) -> str | None:
     """A peer's notice as one printable line (cut), or ``None`` if ``payload`` is not one."""
     if not isinstance(payload, (bytes, bytearray)):
@@ -267,10 +250,9 @@ def bind_seats(runtime: Any = None, *, grace: float = REFUSAL_GRACE) -> None:
     """With ``--ssl``: accept a peer only in the seat its certificate names; install before ``mpc.start`` on ``runtime``
     (default ``mpyc.runtime.mpc``).  Details: docs/secure_layer.md."""
     from mpyc import asyncoro
+    from mpyc.runtime import mpc
 
     from secure.session import fail_fast, on_fatal
-
-    from mpyc.runtime import mpc
 
     rt = runtime if runtime is not None else mpc
     register = rt.set_protocol
@@ -280,7 +262,8 @@ def bind_seats(runtime: Any = None, *, grace: float = REFUSAL_GRACE) -> None:
     def notify(protocol: Any) -> None:
         transport = getattr(protocol, "transport", None)
         if state["refusal"] is not None and transport is not None and not transport.is_closing():
-            transport.write(_notice_frame(_told(int(rt.pid), state["refusal"])))
+            payload = _told(int(rt.pid), state["refusal"]).encode("utf-8")
+            transport.write(struct.pack("<qI", REFUSAL_PC, len(payload)) + payload)
 
     def connecting() -> bool:
         own = rt.parties[rt.pid].protocol

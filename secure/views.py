@@ -58,11 +58,8 @@ def lagrange_coefficients(points: Sequence[int], modulus: int, at: int = 0) -> l
 
 
 def recombine(points: Sequence[int], shares: Sequence[Sequence[int]], modulus: int) -> list[int]:
-    """Interpolate at 0, coordinate by coordinate: the secrets if ``len(points) > t``.
-    With ``t + 1`` or more shares of degree-``t`` sharings this returns the shared values exactly; with
-    fewer it returns the value at 0 of the lowest-degree polynomial through the shares, which for
-    ``t`` shares is uniform on ``GF(p)`` and equals the secret only with probability ``1/p``.
-    ``points``: each share vector's point (:func:`share_point`); ``modulus``: the prime ``p``; values in ``[0, p)``.
+    """Interpolate at 0, coordinate by coordinate, the share vectors at ``points`` modulo ``modulus``: the secrets if
+    ``len(points) > t``, else a value uniform on ``GF(p)`` (docs/secure_layer.md).
     :raise ValueError: if the numbers of points and share vectors differ, or their lengths differ."""
     if len(points) != len(shares):
         raise ValueError(f"got {len(points)} points but {len(shares)} share vectors")

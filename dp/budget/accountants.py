@@ -1,5 +1,4 @@
 """Privacy accountants: how the spends recorded in a ledger add up, and whether one more still fits.
-
 Basic composition (Dwork & Roth 2014, Thm 3.16) or zCDP (Bun & Steinke 2016, Prop. 1.3, 1.4, Lemma 1.7).
 Arithmetic over public numbers only; reads no data.  Details: docs/budget.md."""
 from __future__ import annotations

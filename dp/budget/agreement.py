@@ -1,5 +1,4 @@
 """The parties agree on a run's privacy spend before any data is shared; each party's ledger may refuse.
-
 The one implementation of docs/design.md ("Noise", last bullet), used by every scenario and by
 :func:`dp.umpc.scripting.release`.  Threat model: passive, static coalition of ``t < m/2`` parties; what
 crosses parties is public by declaration (random bytes, the accountant, the spend, a refusing party's
@@ -14,12 +13,12 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from dp.budget.accountants import Accountant, Budget, Spend
-
-if TYPE_CHECKING:
-    from dp.budget.ledger import Ledger
+from dp.budget.accountants import Accountant, Budget, Spend, parse_budget
+from dp.budget.ledger import (Ledger, LedgerError, account_filename, dataset_key_of_file, dataset_key_of_name,
+                              dataset_key_of_rows, default_ledger_directory, ledger_disabled, legacy_filename)
+from secure.errors import InputError
 
 __all__ = ["SpendRequest", "Reservation", "Settlement", "agree_spend", "active_reservation", "account_keys",
            "pure_budget", "refusal_texts", "with_command", "create_hint", "RUN_NONCE_BYTES"]
@@ -121,8 +120,6 @@ class Reservation:
     def mark_released(self) -> bool:
         """Mark this run's entry ``released`` (the job's body returned: the release was revealed); whether it now is
         (``False`` without a ledger).  Details: docs/budget.md."""
-        from dp.budget.ledger import LedgerError
-
         if self.ledger is None or self.entry is None:
             return False
         try:
@@ -134,17 +131,14 @@ class Reservation:
     def settle(self, delta: float) -> Settlement:
         """After the reveal: settle this run's entry to ``delta``, the delta its release states (at most the
         reserved one), and mark it ``released`` (:meth:`dp.budget.ledger.Ledger.settle`). Details: docs/budget.md."""
-        from dp.budget.ledger import LedgerError
-
         reserved = self.spend.delta
         if self.ledger is None or self.entry is None:
             return Settlement(delta=delta, reserved=reserved, ledger_delta=None)
         try:
             self.entry = self.ledger.settle(self.entry, delta)
-        except LedgerError as exc:
-            self.mark_released()
-            return Settlement(delta=delta, reserved=reserved, ledger_delta=reserved, refused=_one_line(exc))
-        except OSError as exc:
+        except (LedgerError, OSError) as exc:
+            if isinstance(exc, LedgerError):
+                self.mark_released()
             return Settlement(delta=delta, reserved=reserved, ledger_delta=reserved, refused=_one_line(exc))
         self.spend = self.entry.spend
         self.reserved_delta = reserved
@@ -168,15 +162,10 @@ class Reservation:
                 f"{run}; spent {spent}; left {left} (run {self.run_id[:12]})")
 
 
-
 def account_keys(request: SpendRequest, party: int) -> tuple[str, tuple[str, ...]]:
-    """``(key, earlier keys)``: the dataset key of this party's account, the declared name, else the digest of its
-    data file's parsed rows (:func:`dp.budget.ledger.dataset_key_of_rows`: re-saving the file does not change it),
-    and the first format's key of the same file (the hash of its bytes, :func:`dp.budget.ledger.dataset_key_of_file`),
-    under which an old account is migrated.
+    """``(key, earlier keys)`` of this party's account: the declared name, else the digest of its data file's parsed
+    rows, and the first format's key of the same file, under which an old account is migrated (docs/budget.md).
     :raise dp.budget.ledger.LedgerError: no dataset to key the account by; an unreadable file."""
-    from dp.budget.ledger import LedgerError, dataset_key_of_file, dataset_key_of_name, dataset_key_of_rows
-    from secure.errors import InputError
     from secure.reader import check_data_file
 
     if request.dataset_name is not None:
@@ -197,10 +186,6 @@ def pure_budget(*, party: int, budget: Budget | str | None, ledger: str | os.Pat
     """Whether this party's run spends from a pure-DP budget (delta 0): the ``budget`` given for it (a string
     ``EPS[:DELTA]`` is parsed, an invalid one counts as none: its own check names it), else the budget of its existing
     account, read without changing anything.  Details: docs/budget.md."""
-    from dp.budget.accountants import parse_budget
-    from dp.budget.ledger import (Ledger, LedgerError, account_filename, default_ledger_directory, ledger_disabled,
-                                  legacy_filename)
-
     if exempt is not None:
         return False
     directory: Any = ledger if ledger is not None else default_ledger_directory()
@@ -242,8 +227,6 @@ def refusal_texts(exc: BaseException) -> tuple[str, str | None]:
 def _open(request: SpendRequest, party: int, parties: int = 1) -> tuple[Ledger | None, str | None, str | None]:
     """``(ledger, account file, note)``: this party's open account, or the note saying why none is kept.
     :raise dp.budget.ledger.LedgerError: the account cannot be used (one plain line)."""
-    from dp.budget.ledger import Ledger, default_ledger_directory, ledger_disabled
-
     if request.exempt is not None:
         return None, None, request.exempt
     directory: Any = request.ledger if request.ledger is not None else default_ledger_directory()
@@ -267,8 +250,6 @@ async def agree_spend(request: SpendRequest | None) -> Reservation | None:
         return None
     from mpyc.runtime import mpc
 
-    from dp.budget.ledger import LedgerError, default_ledger_directory, ledger_disabled
-    from secure.errors import InputError
     from secure.session import agree_verdict, set_phase
 
     if request.exempt is None and not ledger_disabled(os.fspath(request.ledger) if request.ledger is not None

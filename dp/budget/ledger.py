@@ -1,5 +1,4 @@
 """A privacy-budget ledger that lasts across runs: one account per party and dataset, on disk.
-
 One SQLite file (WAL) per (party, dataset) in a ledger directory; each spend committed before any data is
 shared; corrupt or edited files are refused, never reset.  Threat model: protects a data holder against
 its own over-spending (the averaging attack); local to each party, which refuses on its own; the rows
@@ -322,7 +321,6 @@ def _entry_row(entry: Entry) -> dict[str, Any]:
     return {"number": entry.number, **asdict(entry)}
 
 
-
 def _sealed(table: str, owner: list[Any], row: dict[str, Any]) -> dict[str, Any]:
     """``row`` with its checksum: over the table, the account (dataset, party) and the fields."""
     return {**row, "checksum": _digest([table, owner, row])}
@@ -338,10 +336,11 @@ CREATE TABLE history (number INTEGER PRIMARY KEY, time TEXT NOT NULL, event TEXT
 CREATE TABLE entries (number INTEGER PRIMARY KEY, time TEXT NOT NULL, run_id TEXT NOT NULL, scenario TEXT NOT NULL,
     epsilon REAL NOT NULL, delta REAL NOT NULL, rho REAL, mechanism TEXT NOT NULL, what TEXT NOT NULL,
     status TEXT NOT NULL, checksum TEXT NOT NULL);"""
-_ACCOUNT_COLUMNS = ("id", "format", "dataset", "party", "accountant", "budget_epsilon", "budget_delta", "created",
-                    "totals", "entries", "changes")
-_HISTORY_COLUMNS = ("number", "time", "event", "epsilon", "delta")
-_ENTRY_COLUMNS = ("number", "time", "run_id", "scenario", "epsilon", "delta", "rho", "mechanism", "what", "status")
+#: the checksummed columns of each table (each row also has its ``checksum``)
+_COLUMNS = {"account": ("id", "format", "dataset", "party", "accountant", "budget_epsilon", "budget_delta", "created",
+                        "totals", "entries", "changes"),
+            "history": ("number", "time", "event", "epsilon", "delta"),
+            "entries": ("number", "time", "run_id", "scenario", "epsilon", "delta", "rho", "mechanism", "what", "status")}
 
 
 def _insert(connection: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
@@ -378,16 +377,17 @@ def _rewrite_entry(connection: sqlite3.Connection, account: _Account, position: 
         raise
 
 
-def _rows(connection: sqlite3.Connection, table: str, columns: Sequence[str]) -> list[dict[str, Any]]:
-    cursor = connection.execute(f"SELECT {', '.join(columns)}, checksum FROM {table} ORDER BY number")
-    return [dict(zip((*columns, "checksum"), values)) for values in cursor]
+def _rows(connection: sqlite3.Connection, table: str) -> list[dict[str, Any]]:
+    columns = (*_COLUMNS[table], "checksum")
+    return [dict(zip(columns, values)) for values in
+            connection.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid")]
 
 
 def _verified(path: Path, table: str, owner: list[Any], rows: list[dict[str, Any]],
               parse: Callable[[dict[str, Any], int], _T]) -> list[_T]:
     """The rows of ``table`` parsed; each must be numbered 1, 2, ... and match its checksum before it is parsed (a
     row that fails either, or does not parse, refuses the file)."""
-    columns = _HISTORY_COLUMNS if table == "history" else _ENTRY_COLUMNS
+    columns = _COLUMNS[table]
     parsed = []
     for number, record in enumerate(rows, start=1):
         if record["number"] != number or record["checksum"] != _digest([table, owner, {name: record[name]
@@ -404,9 +404,7 @@ def _load(connection: sqlite3.Connection, path: Path) -> _Account:
     """Read and verify the whole account (every checksum, the counts, the exact totals); one-line
     :class:`LedgerError` if it is corrupt, edited, of another format or moved."""
     try:
-        found = connection.execute(f"SELECT {', '.join(_ACCOUNT_COLUMNS)}, checksum FROM account").fetchall()
-        history_rows = _rows(connection, "history", _HISTORY_COLUMNS)
-        entry_rows = _rows(connection, "entries", _ENTRY_COLUMNS)
+        found, history_rows, entry_rows = (_rows(connection, table) for table in _COLUMNS)
     except sqlite3.OperationalError as exc:
         if "locked" in str(exc):
             raise
@@ -415,8 +413,8 @@ def _load(connection: sqlite3.Connection, path: Path) -> _Account:
         raise _refused(path) from None
     if len(found) != 1:
         raise _refused(path)
-    row = dict(zip((*_ACCOUNT_COLUMNS, "checksum"), found[0]))
-    body = {name: row[name] for name in _ACCOUNT_COLUMNS}
+    row = found[0]
+    body = {name: row[name] for name in _COLUMNS["account"]}
     owner = [row["dataset"], row["party"]]
     if row["checksum"] != _digest(["account", owner, body]):
         raise _refused(path)
@@ -574,7 +572,7 @@ class Ledger:
         self._connection = connection
         self._version: int | None = None
         self._inode: int | None = None
-        self._legacy = legacy
+        self.legacy = legacy  # a first-format file read for showing (migrated when next used)
 
     def close(self) -> None:
         """Close the database connection (reopened when needed)."""
@@ -714,11 +712,6 @@ class Ledger:
         return self._account.accountant
 
     @property
-    def legacy(self) -> bool:
-        """Whether this is a first-format file read for showing (migrated when next used)."""
-        return self._legacy
-
-    @property
     def history(self) -> tuple[dict[str, Any], ...]:
         """The budget's changes: ``{"time", "event": "created" | "raised" | "migrated", "epsilon", "delta"}``."""
         return tuple(self._account.history)
@@ -727,10 +720,6 @@ class Ledger:
     def spends(self) -> tuple[Entry, ...]:
         """Every entry, counted or cancelled, in order."""
         return tuple(self._account.entries)
-
-    def counted(self) -> list[Spend]:
-        """The spends that count against the budget."""
-        return [entry.spend for entry in self._account.entries if entry.counted]
 
     def spent(self) -> tuple[float, float]:
         """``(epsilon, delta)`` spent, composed by the account's accountant (zCDP: at the budget's delta)."""
@@ -742,10 +731,9 @@ class Ledger:
         epsilon, delta = self.spent()
         return max(0.0, self.budget.epsilon - epsilon), max(0.0, self.budget.delta - delta)
 
-
     def reload(self) -> None:
         """Re-read and verify the whole account from disk."""
-        if self._legacy:
+        if self.legacy:
             self._account = _read_legacy(self.path)
             return
         self._version = None
@@ -780,7 +768,7 @@ class Ledger:
         """One transaction on the account: ``BEGIN IMMEDIATE`` (the write lock, across processes) for a
         change, a read snapshot otherwise; the account verified whole when another connection wrote it
         since this object last looked (``PRAGMA data_version``); committed (fsync-ed) on leaving."""
-        if self._legacy:
+        if self.legacy:
             raise LedgerError(f"ledger file {self.path} is of the first format: open it with Ledger.open to migrate it")
         connection = self._open_connection()
         try:

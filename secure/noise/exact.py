@@ -1,5 +1,4 @@
 """Exact integer samplers for party noise: Pólya (negative binomial) shares and centred binomials.
-
 Every draw is a function of uniformly random bits only, compared against rigorous integer bounds: no
 floating-point number is computed (Mironov 2012; Canonne, Kamath & Steinke 2020).  Randomness: a
 :class:`BitSource` (:class:`OSBits` in production, :class:`GeneratorBits` in tests).  Threat model: passive
@@ -8,12 +7,13 @@ Constructions and exactness: docs/noise.md."""
 from __future__ import annotations
 
 import decimal
+import itertools
 import secrets
 from math import isqrt
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Callable, Protocol
+from typing import Callable, Iterator, Protocol
 
 import numpy as np
 
@@ -25,7 +25,6 @@ _TOP = 1 << _WORD
 _MAX_BAND = 62  # locations below 2^63 are handled vectorized in int64; beyond, exactly in Python integers
 
 
-# bit sources
 class BitSource(Protocol):
     """Uniform random bits: ``words(n)`` gives ``n`` uniform 64-bit words, ``bits(k)`` a uniform ``k``-bit integer."""
 
@@ -54,8 +53,6 @@ class GeneratorBits:
 
     def words(self, count: int) -> np.ndarray:
         """``count`` uniform 64-bit words (uint64)."""
-        if count == 0:
-            return np.zeros(0, dtype=np.uint64)
         return np.asarray(self._bitgen.random_raw(count), dtype=np.uint64)
 
     def bits(self, count: int) -> int:
@@ -68,7 +65,6 @@ class GeneratorBits:
         return value >> (-count % _WORD)
 
 
-# rigorous bounds of e^{-x}
 def _decimal_bounds(value: Fraction, digits: int) -> tuple[decimal.Decimal, decimal.Decimal]:
     """Decimals ``lo <= value <= hi`` at ``digits`` significant digits."""
     down = decimal.Context(prec=digits, rounding=decimal.ROUND_FLOOR)
@@ -103,7 +99,6 @@ def exp_neg_bounds(x: Fraction, bits: int) -> tuple[int, int]:
     return max(lo, 0), min(hi, 1 << bits)
 
 
-# exact lazy comparisons
 def uniform_prefix_less(prefix: int, prefix_bits: int, bounds: Callable[[int], tuple[int, int]],
                         source: BitSource) -> bool:
     """Decide ``U < c`` exactly, where ``U``'s first ``prefix_bits`` bits are ``prefix``. Details: docs/noise.md."""
@@ -141,25 +136,19 @@ def _bernoulli(source: BitSource, count: int, lo: int, hi: int,
     return yes
 
 
-# Poisson counts
-def _poisson_cdf_bounds(mean: Fraction, n: int, bits: int) -> tuple[int, int]:
-    """Integer bounds of ``2^bits P(Poisson(mean) <= n) = 2^bits e^{-mean} sum_{i <= n} mean^i / i!``."""
-    partial, term = Fraction(0), Fraction(1)
-    for i in range(n + 1):
-        if i:
-            term = term * mean / i
-        partial += term
-    shift = _poisson_shift(mean)
+def _poisson_cdf_bounds(mean: Fraction, bits: int) -> Iterator[tuple[int, int]]:
+    """Integer bounds of ``2^bits P(Poisson(mean) <= n) = 2^bits e^{-mean} sum_{i <= n} mean^i / i!`` for
+    ``n = 0, 1, ...`` (the partial sums carried along), the upper one at most ``2^bits``."""
+    shift = (3 * mean.numerator) // (2 * mean.denominator) + 8  # e^{-mean} tight beside sums up to e^{mean}
     lo, hi = exp_neg_bounds(mean, bits + shift)
-    low = (lo * partial.numerator) // (partial.denominator << shift)
-    high = -((-hi * partial.numerator) // (partial.denominator << shift))
-    return low, min(high, 1 << bits)
-
-
-def _poisson_shift(mean: Fraction) -> int:
-    """Extra bits for ``e^{-mean}``, so that its bounds stay tight relative to the partial sums up to ``e^{mean}``
-    (``3/2 > log2 e``)."""
-    return (3 * mean.numerator) // (2 * mean.denominator) + 8
+    partial, term, n = Fraction(0), Fraction(1), 0
+    while True:
+        if n:
+            term = term * mean / n
+        partial += term
+        yield ((lo * partial.numerator) // (partial.denominator << shift),
+               min(-((-hi * partial.numerator) // (partial.denominator << shift)), 1 << bits))
+        n += 1
 
 
 @dataclass(frozen=True)
@@ -173,29 +162,16 @@ class _PoissonTable:
 
 @lru_cache(maxsize=64)
 def _poisson_table(mean: Fraction) -> _PoissonTable:
-    los: list[int] = []
-    his: list[int] = []
-    shift = _poisson_shift(mean)
-    e_lo, e_hi = exp_neg_bounds(mean, _WORD + shift)
-    partial, term, n = Fraction(0), Fraction(1), 0
-    while True:  # the bounds of _poisson_cdf_bounds, with the partial sums carried along
-        if n:
-            term = term * mean / n
-        partial += term
-        lo = (e_lo * partial.numerator) // (partial.denominator << shift)
-        hi = -((-e_hi * partial.numerator) // (partial.denominator << shift))
-        if hi >= _TOP:
-            break
-        los.append(lo)
-        his.append(hi)
-        n += 1
-    return _PoissonTable(mean, np.array(los, dtype=np.uint64), np.array(his, dtype=np.uint64))
+    bounds = list(itertools.takewhile(lambda pair: pair[1] < _TOP, _poisson_cdf_bounds(mean, _WORD)))
+    return _PoissonTable(mean, np.array([lo for lo, _ in bounds], dtype=np.uint64),
+                         np.array([hi for _, hi in bounds], dtype=np.uint64))
 
 
 def _poisson_exact(mean: Fraction, prefix: int, source: BitSource) -> int:
     """Inverse transform of ``Poisson(mean)`` for a uniform with 64-bit prefix ``prefix``, exact."""
     n = 0
-    while not uniform_prefix_less(prefix, _WORD, lambda bits: _poisson_cdf_bounds(mean, n, bits), source):
+    while not uniform_prefix_less(
+            prefix, _WORD, lambda bits: next(itertools.islice(_poisson_cdf_bounds(mean, bits), n, None)), source):
         n += 1
     return n
 
@@ -213,7 +189,6 @@ def _poisson(mean: Fraction, count: int, source: BitSource) -> np.ndarray:
     return result
 
 
-# uniform integers
 def _uniform_below(bounds: np.ndarray, source: BitSource) -> np.ndarray:
     """Uniform integers in ``[0, bounds)`` for positive int64 ``bounds`` (rejection on 64-bit words)."""
     limit_max = np.uint64(_TOP - 1)
@@ -229,7 +204,6 @@ def _uniform_below(bounds: np.ndarray, source: BitSource) -> np.ndarray:
     return out
 
 
-# Pólya tables
 @dataclass(frozen=True)
 class PolyaTables:
     """The public constants of ``NB(shape, e^{-rate})``: band count and 64-bit bounds of the keep factors.
@@ -372,7 +346,6 @@ def _negative_binomial_thinning(shape: Fraction, rate: Fraction, count: int, sou
     return total
 
 
-# integer shapes: geometric digits
 def _bands(rate: Fraction) -> int:
     """``B``: the least integer with ``rate 2^B >= 1``."""
     bands = 0
@@ -500,7 +473,6 @@ def _negative_binomial_whole(whole: int, rate: Fraction, count: int, source: Bit
     return total + (tail << bands)
 
 
-# binomials
 def _popcount_binomial(trials: int, count: int, source: BitSource) -> np.ndarray:
     """``count`` draws of ``Binomial(trials, 1/2)``: the popcount of ``trials`` fair bits each."""
     full, rest = divmod(trials, _WORD)

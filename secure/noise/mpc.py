@@ -1,5 +1,4 @@
 """Discrete Laplace noise sampled *inside* MPC from jointly generated secret random bits.
-
 The second way of adding noise (docs/design.md, "Noise"): no party, and no coalition of at most ``t``,
 knows anything about the noise; one discrete Laplace, not ``m/(m-t)`` times one.  Biased coins ``[U < T]``
 (Champion, shelat & Ullman 2019).  Threat model: passive, static coalition of ``t < m/2`` parties (MPyC's Shamir scheme).  Bits from PRSS (computational) or

@@ -1,5 +1,4 @@
 """Local integer noise draws from OS randomness: Pólya (negative binomial), its differences, centred binomials.
-
 Each party draws its own share outside MPC and secret-shares it (:mod:`secure.aggregation`); the
 calibration is :mod:`dp.calibration`.  Threat model: passive, static coalition of ``t < m/2`` parties (MPyC's Shamir scheme).  A party knows its own share.
 Distributions, randomness and exactness: docs/noise.md."""
@@ -29,8 +28,6 @@ def os_generator() -> np.random.Generator:
     """A fresh NumPy generator seeded with unpredictable entropy from the operating system. Details: docs/noise.md."""
     return np.random.default_rng(np.random.SeedSequence(secrets.randbits(128)))
 
-
-# parameter checks (secure/ sits below dp/, so it does not import dp.validation; same message style)
 
 def _check_size(size: int | None) -> int | None:
     if size is None:
@@ -160,8 +157,6 @@ def centered_binomial(trials: int, size: int | None = None,
                   else np.zeros(count, dtype=np.int64))
 
 
-# discrete Gaussian (Canonne, Kamath & Steinke 2020), exact, integer arithmetic
-
 _SIGMA2_GRID = 1024  # sigma^2 is rounded up to a multiple of 1/1024 (more noise never hurts)
 
 
@@ -181,7 +176,8 @@ def _uniform_below(bound: int, rng: np.random.Generator) -> int:
 
 
 def _bernoulli_exp_unit(numerator: int, denominator: int, rng: np.random.Generator) -> bool:
-    """``Bernoulli(exp(-gamma))`` for ``gamma = numerator/denominator`` in ``[0, 1]`` (CKS Algorithm 1)."""
+    """``Bernoulli(exp(-gamma))`` for ``gamma = numerator/denominator`` in ``[0, 1]`` (Canonne, Kamath & Steinke
+    2020, "CKS", Algorithm 1)."""
     k = 1
     while _uniform_below(denominator * k, rng) < numerator:  # Bernoulli(gamma / k)
         k += 1
