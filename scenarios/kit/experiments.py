@@ -56,10 +56,9 @@ def add_common_options(parser: ScenarioParser, *, secure: bool = False,
 
 
 def common_options(args: Any, *, runs: int, quick_runs: int, min_runs: int = 1) -> CommonOptions:
-    """Resolve the common options of parsed ``args`` (``runs`` / ``quick_runs``: the default ``--runs``; without
-    ``--runs`` or ``--seed``: the default, a joint seed);
-    :class:`UsageError` for ``--runs`` below ``min_runs``, a negative ``--seed``, an empty ``--results-dir``, no tqdm or
-    matplotlib."""
+    """Resolve the common options of parsed ``args`` (``runs`` / ``quick_runs``: the default ``--runs``, also without
+    the option; without ``--seed``: a joint seed); :class:`UsageError` for ``--runs`` below ``min_runs``, a negative
+    ``--seed``, an empty ``--results-dir``, no tqdm or matplotlib."""
     from scenarios.kit.packages import require_packages
 
     require_packages("tqdm", "matplotlib", purpose="this experiment (progress bars and figures)")
@@ -211,10 +210,9 @@ def summarize(values: Iterable[float]) -> tuple[float, float, int]:
 
 def summarize_runs(records: Sequence[Mapping[str, float]], metrics: Sequence[str]) -> dict[str, float]:
     """``{metric}_mean`` and ``{metric}_se`` for every metric over the runs' records."""
-    summary: dict[str, float] = {}
-    for metric in metrics:
-        summary[f"{metric}_mean"], summary[f"{metric}_se"], _ = summarize(record[metric] for record in records)
-    return summary
+    summaries = {metric: summarize(record[metric] for record in records) for metric in metrics}
+    return {f"{metric}_{part}": value for metric, (mean, error, _) in summaries.items()
+            for part, value in (("mean", mean), ("se", error))}
 
 
 def format_mean(mean: float, error: float, digits: int = 3) -> str:
