@@ -17,9 +17,8 @@ from dp.audit.complete_cases import COMPLETE_SAMPLES, complete_case_names, compl
 from dp.audit.fss_cases import FSS_SAMPLES, fss_case_names, fss_cases
 from dp.audit.engine import AuditCase, Sampler, honest_sum, paired
 from dp.audit.fedauc_cases import fedauc_cases
-from dp.audit.neighbours import (BINOMIAL_SPLIT_DELTA, CASE_DELTA, CASE_EPSILON, PUBLIC_SEED, PairNeighbours,
-                                 UStatNeighbours, pair_neighbours, rank_auc_neighbours, tree_neighbours,
-                                 ustat_neighbours)
+from dp.audit.neighbours import (BINOMIAL_SPLIT_DELTA, CASE_DELTA, CASE_EPSILON, PairNeighbours, UStatNeighbours,
+                                 pair_neighbours, rank_auc_neighbours, tree_neighbours, ustat_neighbours)
 from dp.audit.statistics import laplace_weights, privacy_loss_statistic
 from dp.audit.tree_cases import ecdf_cases, hl_cases, tree_case
 from dp.bell.subsampled_analysis import all_pairs_plans

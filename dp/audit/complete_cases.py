@@ -107,9 +107,7 @@ def complete_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: fl
     n = _ROWS[kernel] if rows is None else rows
     if n < max(query.kernel.degree + 1, parties):
         raise ValueError(f"rows must be at least {max(query.kernel.degree + 1, parties)}, got {n}")
-    neighbours: CompleteNeighbours = CompleteNeighbours.of(simulate_complete, query, _tables(kernel, n, seed), parties,
-                                                           threshold)
-    return neighbours
+    return CompleteNeighbours.of(simulate_complete, query, _tables(kernel, n, seed), parties, threshold)
 
 
 def _honest_view(plans: Sequence[NoisePlan], parties: int, threshold: int, count: int,

@@ -1,13 +1,13 @@
 """Worst-case neighbouring datasets of every audited central / distributed mechanism, and the cases' parameters.
 
-Threat model: passive, static coalition of ``t < m/2`` parties; the datasets are synthetic and public.  Details: docs/audit.md.
-"""
+Threat model: passive, static coalition of ``t < m/2`` parties; the datasets are synthetic and public.
+Details: docs/audit.md."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +56,9 @@ TREE_EPSILON: float = 2.0
 TREE_VECTOR_EPSILON: float = 6.0
 
 
+_Pair = TypeVar("_Pair", bound="SimulatedNeighbours")
+
+
 @dataclass(frozen=True)
 class SimulatedNeighbours:
     """Two neighbouring tables (each party's ``first_rows`` of ``D``, ``second_rows`` of ``D'``) and their noiseless
@@ -86,8 +89,8 @@ class SimulatedNeighbours:
         return [int(b) - int(a) for a, b in zip(self.first.sums, self.second.sums)]
 
     @classmethod
-    def of(cls, run: Callable[..., Simulation], query: UStatQuery, tables: tuple[np.ndarray, np.ndarray], parties: int,
-           threshold: int, options: dict[str, Any] | None = None, **fields: Any) -> Any:
+    def of(cls: type[_Pair], run: Callable[..., Simulation], query: UStatQuery, tables: tuple[np.ndarray, np.ndarray],
+           parties: int, threshold: int, options: dict[str, Any] | None = None, **fields: Any) -> _Pair:
         """``D`` and ``D'`` (``tables``, stacked rows) split over ``parties`` in order, each with the shipped
         simulation ``run`` (``options``: its further keywords) at zero noise."""
         split = [tuple(np.array(part) for part in np.array_split(table, parties)) for table in tables]
@@ -140,9 +143,8 @@ def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float
         partners = np.unique(edges[np.any(edges == changed, axis=1)])
         first[partners], second[partners] = 0.0, 0.0
         first[changed], second[changed] = 0.0, 2.0
-    neighbours: UStatNeighbours = UStatNeighbours.of(simulate, query, (first, second), parties, threshold,
-                                                     {"seed": seed}, changed_row=changed)
-    return neighbours
+    return UStatNeighbours.of(simulate, query, (first, second), parties, threshold, {"seed": seed},
+                              changed_row=changed)
 
 
 @dataclass(frozen=True)

@@ -135,8 +135,8 @@ def estimate(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon: float) -
 
 
 def quantized_ustatistic(values: npt.ArrayLike, quantizer: Quantizer, matrix: npt.ArrayLike) -> float:
-    """The value the protocol estimates without bias: the U-statistic of ``A`` on the quantized sample. Details: docs/ldp.md.
-    """
+    """The value the protocol estimates without bias: the U-statistic of ``A`` on the quantized sample.
+    Details: docs/ldp.md."""
     a = check_kernel_matrix(matrix, quantizer.bins)
     idx, w = quantizer.support(values)
     n = idx.shape[0]

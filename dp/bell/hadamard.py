@@ -87,8 +87,7 @@ def hadamard_entry(row: npt.ArrayLike, column: npt.ArrayLike) -> np.ndarray:
 
 def hadamard_output_probabilities(value: int, *, bits: int, epsilon: float) -> np.ndarray:
     """Exact distribution of one report of :func:`hadamard_randomize` for ``value`` in ``[0, 2^bits)``,
-    ``1 <= bits <= 20``: shape ``(2^bits, 2)``, column 0 for ``z = -1``, column 1 for ``z = +1``.  Details: docs/ldp.md.
-    """
+    ``1 <= bits <= 20``: shape ``(2^bits, 2)``, column 0 for ``z = -1``, column 1 for ``z = +1`` (docs/ldp.md)."""
     width = _check_bits(bits)
     if width > _EXACT_OUTPUT_MAX_BITS:
         raise ValueError(f"bits must be at most {_EXACT_OUTPUT_MAX_BITS} for the exact distribution, got {bits}")

@@ -155,8 +155,8 @@ class HierarchyEstimate(Protocol):
 class HadamardHierarchy:
     """The server's estimate ``ĥ`` of one class's hierarchical histogram from :func:`randomize_hierarchy`'s reports.
     Details: docs/ldp.md.  Attributes: ``levels`` (``α = log2 d``), ``domain_size``, ``total`` (the public class size),
-    ``split``, ``level_epsilon`` and ``variance_bound`` (``v = max_l (n/n_l)^2 n_l K^2``, above every node's variance).
-    """
+    ``split``, ``level_epsilon`` and ``variance_bound`` (``v = max_l (n/n_l)^2 n_l K^2``, above every node's
+    variance)."""
 
     levels: int
     domain_size: int
@@ -194,10 +194,6 @@ class HadamardHierarchy:
         if index == 0:
             return np.full(queries.size, float(self._users))
         return self._scales[index - 1] * self._oracles[index - 1]._unchecked_counts(queries)
-
-    def frequencies(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """Unbiased estimates of the fraction of the class in each dyadic interval (estimate / n)."""
-        return self.estimate(level, nodes) / self._users
 
     def variance(self, level: int, true_counts: npt.ArrayLike) -> np.ndarray:
         """Exact variance of :meth:`estimate` at ``level >= 1`` for nodes of true counts ``h`` in ``[0, n]``.

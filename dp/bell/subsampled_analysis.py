@@ -57,12 +57,11 @@ def kernel_zetas(query: SubsampledPairsQuery, values: np.ndarray, *, distinct: b
     diagonal = query.kernel.plaintext([fixed, fixed])[output].astype(float) / scale
     if distinct:
         conditional = (row_sums - diagonal) / (n - 1)
-        mean = float(conditional.mean())
         second = (square_sum - float(np.sum(diagonal ** 2))) / (n * (n - 1))
     else:
         conditional = row_sums / n
-        mean = float(conditional.mean())
         second = square_sum / n ** 2
+    mean = float(conditional.mean())
     zeta1 = float(np.mean((conditional - mean) ** 2))
     return KernelMoments(mean, zeta1, max(0.0, second - mean ** 2))
 

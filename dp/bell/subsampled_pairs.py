@@ -49,12 +49,8 @@ class SubsampledPairsQuery(KernelColumns):
         if self.kernel.degree != 2:
             raise ValueError(f"subsampled pairs need a degree-2 kernel; '{self.kernel.name}' has degree "
                              f"{self.kernel.degree}")
-        _ = self.ustat_query  # validates the columns with dp.umpc.protocol's messages
-
-    @property
-    def ustat_query(self) -> UStatQuery:
-        """The same kernel and columns as a :class:`dp.umpc.protocol.UStatQuery` (checks the columns as the main job does)."""
-        return UStatQuery(kernel=self.kernel, specs=tuple(self.specs), epsilon=self.epsilon)
+        # the same kernel and columns as a dp.umpc.protocol.UStatQuery: checks the columns as the main job does
+        UStatQuery(kernel=self.kernel, specs=tuple(self.specs), epsilon=self.epsilon)
 
     @property
     def output_epsilon(self) -> float:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import numpy.typing as npt
 
 from dp.fedauc.montecarlo import FedAucSimulation, check_parameters, simulate_fedauc
 from dp.fedauc.ranks import LAYOUTS, auc_from_ranks, average_ranks
