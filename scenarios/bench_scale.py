@@ -426,10 +426,7 @@ def plot(rows: Sequence[dict[str, Any]], path: str, title: str) -> None:
 
 
 def _ratio(top: Any, bottom: Any) -> float:
-    try:
-        top, bottom = float(top), float(bottom)
-    except (TypeError, ValueError):
-        return math.nan
+    top, bottom = float(top), float(bottom)  # NaN where not measured
     return top / bottom if math.isfinite(top) and math.isfinite(bottom) and bottom > 0 else math.nan
 
 
@@ -450,12 +447,8 @@ def report(rows: Sequence[dict[str, Any]], notes: Sequence[str]) -> None:
     from scenarios.kit.cli import format_bytes
     from scenarios.kit.experiments import print_rows
 
-    def number(value: Any, pattern: str) -> str:
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            return "-"
-        return "-" if not math.isfinite(value) else format(value, pattern)
+    def number(value: Any, pattern: str) -> str:  # NaN where not measured
+        return "-" if not math.isfinite(float(value)) else format(float(value), pattern)
 
     def size(value: Any) -> str:
         return "-" if not math.isfinite(float(value)) else format_bytes(float(value))
@@ -512,7 +505,7 @@ async def _bench(options: ScaleOptions) -> Callable[[], None] | None:
             growth = _ratio(float(row["peak_mb"]) - float(smallest["peak_mb"]), row["share_mb"])
             line = (f"n = {row['n']} {row['kernel']} {row['path']}: peak RSS / share {ratio['rss_over_share']:.2f} "
                     f"(above the n = {smallest['n']} peak: {growth:.2f}), read / pyarrow "
-                    f"{ratio['read_over_pyarrow']:.2f}, (read + protocol) / (pyarrow + protocol) "
+                    f"{ratio['read_over_pyarrow']:.2f}, total (count or read + protocol) / (pyarrow + protocol) "
                     f"{ratio['total_over_floor']:.2f}, planning {float(row['plan_seconds']) * 1e3:.2f} ms")
             if math.isfinite(ratio["time_over_bare"]):
                 line += (f"; AUC / bare MPyC (same sampler): time {ratio['time_over_bare']:.2f}, bytes "

@@ -28,14 +28,15 @@ class CountedRows(FixedPointRows):
     filled: int = 0
 
 
-def _regular(grid: np.ndarray, width: int) -> bool:
-    """Whether a numeric grid runs from 0 to ``width`` strictly increasing: then a clipped value's grid index is
-    ``rint((x - lower) / step)`` (or its fixed-point integer), the one ``grid_index(clip(encode(x)))`` finds."""
-    return bool(grid[0] == 0 and grid[-1] == width and np.all(np.diff(grid) > 0))
+def _regular(spec: ColumnSpec) -> bool:
+    """Whether a numeric grid runs from 0 to ``width`` strictly increasing (then :func:`_grid_cells` computes)."""
+    return spec.categories is None and bool((grid := spec.grid_values())[0] == 0 and grid[-1] == spec.width
+                                            and np.all(np.diff(grid) > 0))
 
 
 def _grid_cells(spec: ColumnSpec, clipped: np.ndarray, regular: bool) -> np.ndarray:
-    """Grid indices of a numeric column's values clipped to its domain: arithmetic on a regular grid (no search)."""
+    """Grid indices of a numeric column's values clipped to its domain: on a regular grid ``rint((x - lower) / step)``
+    (or the fixed-point integer), bit-identical to the searched ``grid_index(clip(encode(x)))``."""
     if not regular:
         return spec.grid_index(np.clip(spec.encode(clipped), 0, spec.width))
     shifted = clipped - spec.lower
@@ -50,7 +51,7 @@ class _GridCounter:
         self.specs, self.policy = list(specs), missing
         self.shape = tuple(spec.grid_size for spec in self.specs)
         width = len(self.specs)
-        self.regular = [spec.categories is None and _regular(spec.grid_values(), spec.width) for spec in self.specs]
+        self.regular = [_regular(spec) for spec in self.specs]
         # per column: missing cells, the first's row; values outside the list, the first's row and value; clipped
         self.state = {"histogram": np.zeros(math.prod(self.shape), dtype=np.int64), "rows": np.zeros(1, np.int64),
                       "missing": np.zeros(width, np.int64), "missing_row": np.zeros(width, np.int64),

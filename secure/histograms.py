@@ -110,9 +110,7 @@ class _PlainOps:
         return np.cumsum(a, axis=axis)
 
     def total(self, a: Any, axis: int | None = None) -> Any:
-        if axis is None:
-            return int(np.sum(a))
-        return np.sum(a, axis=axis)
+        return int(np.sum(a)) if axis is None else np.sum(a, axis=axis)
 
     def total_vector(self, a: Any) -> Any:
         """Sum of all entries as a 1-element vector."""
@@ -183,9 +181,7 @@ class _SecureOps:
         return self.mpc.np_concatenate(list(arrays))
 
     def dot(self, a: Any, b: Any) -> Any:
-        if not a.shape[0]:
-            return self.zero()
-        return self.mpc.np_matmul(a, b)
+        return self.mpc.np_matmul(a, b) if a.shape[0] else self.zero()
 
     def mul(self, a: Any, b: Any) -> Any:
         return a * b

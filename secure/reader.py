@@ -23,7 +23,7 @@ import numpy as np
 from secure.columns import MISSING_TOKENS, ColumnSpec
 from secure.errors import InputError
 
-__all__ = ["read_table", "read_columns", "read_into", "Sink", "table_values", "check_data_file", "party_files", "one_party_line", "bounded_lines",
+__all__ = ["read_table", "read_columns", "read_into", "Sink", "table_values", "check_data_file", "party_files", "bounded_lines",
            "CHUNK_BYTES"]
 
 #: the placeholder in ``--data`` that names one file per party (``site{pid}.csv``)
@@ -55,13 +55,6 @@ def party_files(path: str, *, party: int, parties: int) -> list[str]:
     while os.path.exists(candidate := path.replace(PID, str(len(files)))):
         files.append(candidate)
     return files
-
-
-def one_party_line(path: str, files: Sequence[str]) -> str:
-    """The line that says which files one party read for a ``{pid}`` path (:func:`party_files`)."""
-    names = [os.path.basename(name) for name in files]
-    span = names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
-    return f"one party: read {span} ({len(names)} file{'s' if len(names) != 1 else ''}) as one party's rows"
 
 
 def _open_text(path: str) -> TextIO:
@@ -413,7 +406,10 @@ def read_into(sink: Sink, path: str, columns: Sequence[str], *, party: int = 0, 
         for name in files:
             read_into(sink, name, columns, specs=specs)
         if parties == 1:  # one party holds every row: say which files that is (at the only party)
-            print(one_party_line(path, files), file=sys.stderr, flush=True)
+            names = [os.path.basename(name) for name in files]
+            span = names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
+            print(f"one party: read {span} ({len(names)} file{'s' if len(names) != 1 else ''}) as one party's rows",
+                  file=sys.stderr, flush=True)
         return
     check_data_file(path)
     textual = _textual(columns, specs)

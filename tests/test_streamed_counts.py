@@ -136,7 +136,7 @@ def test_the_arithmetic_grid_index_is_the_searched_one(spec: ColumnSpec) -> None
     from secure.counting import _grid_cells, _regular
 
     grid = spec.grid_values()
-    assert _regular(grid, spec.width)
+    assert _regular(spec)
     points = spec.lower + grid / 2 ** spec.precision
     generator = np.random.default_rng(25)
     values = np.concatenate([generator.uniform(spec.lower - 1, spec.upper + 1, 20000), points,

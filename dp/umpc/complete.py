@@ -27,7 +27,7 @@ from secure.kernels import Kernel, VolumeUnderSurface
 from secure.security_parameter import restores_security_parameter
 
 __all__ = ["plan_for", "histogram_possible", "complete_max_degree", "complete_plans", "grid_values", "local_cells", "complete_sums_plain",
-           "complete_bit_length", "simulate_complete", "run_complete", "CompleteSums", "SecureTotals",
+           "complete_bit_length", "simulate_complete", "run_complete", "SecureTotals",
            "secure_complete_sums", "complete_secure_type"]
 
 
@@ -150,28 +150,15 @@ def local_cells(query: UStatQuery, fixed: FixedPointRows) -> np.ndarray:
     return cells
 
 
-@dataclass(frozen=True)
-class CompleteSums:
-    """Exact sums of the kernel's outputs over all tuples, and the number of tuples."""
-
-    sums: tuple[int, ...]
-    tuples: int
-
-
-def complete_sums_plain(query: UStatQuery, fixed_by_party: Sequence[FixedPointRows]) -> CompleteSums:
-    """The exact complete sums in the clear (the simulated path and tests): the histogram polynomial
-    on the joint histogram, the same formula the secure path evaluates on shares."""
+def complete_sums_plain(query: UStatQuery, fixed_by_party: Sequence[FixedPointRows]) -> tuple[int, ...]:
+    """The exact sums of the kernel's outputs over all tuples, in the clear (the simulated path): the histogram
+    polynomial on the joint histogram, the same formula the secure path evaluates on shares."""
     from secure.histograms import histogram_sums, local_histogram
 
     sizes = histogram_grid(query.kernel, query.specs)
     counts = sum(local_histogram(local_cells(query, fixed), sizes) for fixed in fixed_by_party)
-    rows = sum(int(fixed.integers.shape[0]) for fixed in fixed_by_party)
     sums = histogram_sums(query.kernel, np.asarray(counts), grid_values(query), secure=False)
-    return CompleteSums(tuple(int(value) for value in sums), tuple_count(rows, query.kernel.degree))
-
-
-def _noise_slack(plans: Sequence[NoisePlan]) -> int:
-    return max(int(plan.slack) for plan in plans)
+    return tuple(int(value) for value in sums)
 
 
 def complete_bit_length(query: UStatQuery, rows: int, path: str, plans: Sequence[NoisePlan]) -> int:
@@ -184,7 +171,7 @@ def complete_bit_length(query: UStatQuery, rows: int, path: str, plans: Sequence
     from secure.histograms import histogram_value_bound
 
     tuples = tuple_count(rows, query.kernel.degree)
-    slack = _noise_slack(plans)
+    slack = max(int(plan.slack) for plan in plans)
     largest = max(max(abs(tuples * out.low), abs(tuples * out.high)) for out in query.outputs) + slack
     if path == "histogram":
         largest = max(largest, int(histogram_value_bound(query.kernel, rows, grid_values(query))) + slack)
@@ -228,13 +215,13 @@ def simulate_complete(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *,
     if rows < query.kernel.degree:
         raise ValueError(f"need at least {query.kernel.degree} rows over all parties for a degree-"
                          f"{query.kernel.degree} kernel, got {rows}")
-    exact = complete_sums_plain(query, fixed)
+    exact, tuples = complete_sums_plain(query, fixed), tuple_count(rows, query.kernel.degree)
     plans = complete_plans(query, rows, parties, threshold)
     drawn = simulated_noise(query, plans, runs=runs, parties=parties, noise=noise, noise_rng=noise_rng)
-    values = np.array(exact.sums, dtype=object)
+    values = np.array(exact, dtype=object)
     noisy = values[None, :] + drawn.sum(axis=2)
-    estimates = np.array([query.kernel.estimate(list(sums), exact.tuples, query.widths) for sums in noisy])
-    reference = query.kernel.estimate(list(values), exact.tuples, query.widths)
+    estimates = np.array([query.kernel.estimate(list(sums), tuples, query.widths) for sums in noisy])
+    reference = query.kernel.estimate(list(values), tuples, query.widths)
     return Simulation(estimates, reference, values, np.empty((0, query.kernel.degree), dtype=np.int64),
                       list(plans), drawn)
 
