@@ -75,18 +75,9 @@ def _walk(anchor: int, length: int, rightwards: bool) -> list[tuple[Node, int]]:
     cursor = anchor
     for exponent, sign in _naf(length):
         size = 1 << exponent
-        if rightwards:
-            if sign > 0:
-                nodes.append(((cursor // size + 1, exponent), 1))   # (cursor, cursor + size]
-            else:
-                nodes.append(((cursor // size, exponent), -1))      # (cursor - size, cursor]
-            cursor += sign * size
-        else:
-            if sign > 0:
-                nodes.append(((cursor // size, exponent), 1))       # (cursor - size, cursor]
-            else:
-                nodes.append(((cursor // size + 1, exponent), -1))  # (cursor, cursor + size]
-            cursor -= sign * size
+        ahead = int((sign > 0) == rightwards)  # the node (cursor, cursor + size], else (cursor - size, cursor]
+        nodes.append(((cursor // size + ahead, exponent), sign))
+        cursor += sign * size if rightwards else -sign * size
     return nodes
 
 

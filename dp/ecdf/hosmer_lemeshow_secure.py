@@ -41,10 +41,8 @@ def party_group_noise(query: HosmerLemeshowParameters, parties: int, threshold: 
 
 
 def statistic_slacks(query: HosmerLemeshowParameters, parties: int, threshold: int) -> tuple[int, int]:
-    """Bounds on the total noise of any ``E`` resp. ``O`` statistic (fixed point / counts), each
-    exceeded with probability below ``2^-40`` over all ``2 Q`` statistics of its kind.
-
-    :return: ``(expected slack, observed slack)``."""
+    """``(expected slack, observed slack)``: bounds on the total noise of any ``E`` resp. ``O`` statistic (fixed
+    point / counts), each exceeded with probability below ``2^-40`` over all ``2 Q`` statistics of its kind."""
     bits = _TAIL_BITS + math.ceil(math.log2(2 * query.groups))
     factor = parties / (parties - threshold)
     return (polya_tail_bound(math.exp(query.expected_log_alpha), factor, bits),

@@ -65,12 +65,9 @@ def group_statistics(fixed_point: npt.ArrayLike, labels: npt.ArrayLike, bounds: 
 
 @dataclass(frozen=True)
 class HosmerLemeshowTerms:
-    """The cells of eq. (5), one per class ``s`` and group ``q``, and which counts were raised first.
-
-    :ivar cells: ``(O_{s,q} - E_{s,q})^2 / E_{s,q}``, shape ``(2, Q)`` (row 0 negatives, row 1 positives),
-        from the counts as used (private mode: after raising); ``inf`` for an exact ``E = 0 < O``.
-    :ivar expected_raised: ``E`` cells raised to the floor before dividing (private mode), bool ``(2, Q)``.
-    :ivar observed_raised: ``O`` cells raised to 0 (private mode), bool ``(2, Q)``."""
+    """The cells ``(O_{s,q} - E_{s,q})^2 / E_{s,q}`` of eq. (5), shape ``(2, Q)`` (row 0 negatives), from the counts
+    as used (private mode: after raising; ``inf`` for an exact ``E = 0 < O``), and which ``E`` (to the floor) and
+    ``O`` (to 0) cells were raised first, bool ``(2, Q)``."""
 
     cells: np.ndarray
     expected_raised: np.ndarray

@@ -28,13 +28,9 @@ GridKind = Literal["uniform", "geometric"]
 Smoothing = Literal[1, 2]
 
 
-
 def check_bits(points: int, bits: int | None = None) -> int:
-    """Return the DCF bit width for ``points`` grid points: ``bits`` if it fits, else the smallest.
-
-    :param points: grid size ``N >= 1``.
-    :param bits: requested width, or ``None`` for ``max(1, ceil(log2 N))``.
-    :raise ValueError: if the grid does not fit ``2^bits`` indices or ``bits`` is out of range."""
+    """The DCF bit width for ``points = N >= 1`` grid points: ``bits`` if it fits, ``None``: the smallest,
+    ``max(1, ceil(log2 N))``; ValueError if the grid does not fit ``2^bits`` indices or ``bits`` is out of range."""
     smallest = max(1, tree_depth(points))
     if bits is None:
         return smallest

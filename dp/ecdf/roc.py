@@ -82,13 +82,10 @@ def self_normalise(counts: npt.ArrayLike) -> tuple[np.ndarray, int]:
 
 @dataclass(frozen=True, kw_only=True)
 class RocQuery:
-    """The private-label ROC curve of scores on ``points`` thresholds of ``[lower, upper]`` at budget ``epsilon``.
-
-    :param split: ``half`` (the paper's ``epsilon/2`` per class ECDF) or ``disjoint`` (:func:`class_epsilon`).
-    :param smooth: the norm of eq. (3) the printed curve and AUC use, or ``None`` for the raw curve.
-    :param columns: the names of the score and label columns (for the printed text).
-    :param missing: the missing-value policy the rows were read with (public; printed and recorded).
-    :raise ValueError: on a bad parameter (``epsilon must be positive, got -1``)."""
+    """The private-label ROC curve of scores on ``points`` thresholds of ``[lower, upper]`` at budget ``epsilon``,
+    split ``half`` (the paper's ``epsilon/2`` per class ECDF) or ``disjoint`` (:func:`class_epsilon`); ``smooth``:
+    the norm of eq. (3) of the printed curve and AUC (``None``: raw); ``columns`` and ``missing`` (the policy the
+    rows were read with) are printed and recorded.  ValueError on a bad parameter (``epsilon must be positive``)."""
 
     epsilon: float = 1.0
     lower: float = 0.0

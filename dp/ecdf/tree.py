@@ -112,11 +112,8 @@ class TreeNoisePlan:
 
     def draw_party(self, rng: np.random.Generator | None = None, runs: int | None = None) -> np.ndarray:
         """One party's noise for every node, ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)`` (secret-shared in the
-        secure path).
-
-        :param rng: a :class:`numpy.random.Generator` (tests), or ``None`` for fresh OS randomness.
-        :param runs: ``None`` for one draw, or a number of independent draws (the auditor, :mod:`dp.audit.central_cases`).
-        :return: int64 array of length :attr:`node_count` in :func:`tree_nodes` order, or ``(runs, node_count)``."""
+        secure path; ``rng`` for tests, ``None``: OS randomness): int64 of length :attr:`node_count` in
+        :func:`tree_nodes` order, or ``(runs, node_count)`` for ``runs`` independent draws (the auditor)."""
         count = self.node_count if runs is None else check_positive_int(runs, "runs") * self.node_count
         draws = np.asarray(polya_difference(self.shape, size=count, rng=rng, log_alpha=self.log_alpha), dtype=np.int64)
         return draws if runs is None else draws.reshape(runs, self.node_count)
@@ -189,9 +186,7 @@ def draw_gaussian_tree_noise(*, rho: float, points: int, replace_one: bool = Tru
                              rng: np.random.Generator | None = None) -> np.ndarray:
     """Integer node noise of Theorem 3's Gaussian form, every node ``N_Z(0, sigma^2)`` (:func:`continual_gaussian_sigma`),
     rho-zCDP; one curator only, OS randomness unless a test passes ``rng``; add it with :func:`noisy_counts`
-    (docs/ecdf.md).
-
-    :return: int64 array with one draw per tree node."""
+    (docs/ecdf.md): an int64 array with one draw per tree node."""
     from secure.noise.party import sample_discrete_gaussian
 
     sigma = continual_gaussian_sigma(rho, points, replace_one=replace_one)

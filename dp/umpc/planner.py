@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
 from dp.sampling import tuple_count
+from dp.umpc.costs import KERNEL_OPERATIONS
 from secure.ranking import sorting_network_size
 from secure.columns import ColumnSpec
 from secure.kernels import Kernel
@@ -56,9 +57,8 @@ AUTO_CHEAP_SECONDS = 30.0
 #: a complete path is modelled at most this many seconds (beyond it, ``--pairs all`` asks for it explicitly)
 AUTO_ACCURACY_SECONDS = 600.0
 
-#: secure comparisons and products per tuple of each kernel in Pi_U-MPC (secure.kernels)
-_TUPLE_WORK = {"kendall": (2, 1), "gini": (1, 1), "auc": (1, 2), "duplicate": (1, 0), "rand": (2, 1),
-               "vus": (2, 16)}
+#: secure comparisons and products per tuple of each kernel in Pi_U-MPC (secure.kernels), VUS included
+_TUPLE_WORK = {**KERNEL_OPERATIONS, "vus": (2, 16)}
 
 
 @dataclass(frozen=True)
