@@ -85,11 +85,6 @@ class CostMeter:
         if values:
             await mpc.gather(*values)
 
-    @property
-    def seconds(self) -> float:
-        """Total seconds over all phases."""
-        return sum(cost.seconds for cost in self.phases.values())
-
     async def totals_over_parties(self) -> dict[str, PhaseCost]:
         """Per phase: this party's own seconds and the bytes sent by all parties together. Details: docs/secure_layer.md.
         """

@@ -284,11 +284,9 @@ def _waiting_peers() -> list[int]:
 
 
 def _disarm_watchdog() -> None:
-    timer = _state["timer"]
-    if timer is not None:
-        timer.cancel()
-    _state["timer"] = None
-    _state["watch"] = None
+    if _state["timer"] is not None:
+        _state["timer"].cancel()
+    _state.update(timer=None, watch=None)
 
 
 def _arm_watchdog(limit: float) -> None:
@@ -473,15 +471,13 @@ def _options_verdict(now: float) -> str | None:
 
 def _relay_table() -> None:
     """Tell every connected peer the options table, so that all parties stop with the same line."""
-    payload = json.dumps({str(pid): options for pid, options in _table.items()}, sort_keys=True).encode()
+    table = {str(pid): options for pid, options in _table.items()}
+    payload = json.dumps(table, sort_keys=True).encode()
     for gate in list(_gates.values()):
         transport = _open_transport(gate.protocol)
-        if gate.lost or transport is None:
-            continue
-        if gate.open:  # MPyC reads this connection: a frame of its format, at a counter nobody asks for
-            transport.write(struct.pack("<qI", TABLE_PC, len(payload)) + payload)
-        else:
-            transport.write(GATE_MAGIC + b"T" + struct.pack("<I", len(payload)) + payload)
+        if not gate.lost and transport is not None:  # where MPyC reads: its frame, at a counter nobody asks for
+            transport.write(struct.pack("<qI", TABLE_PC, len(payload)) + payload if gate.open
+                            else _gate_frame(b"T", table))
 
 
 def _missing_parties() -> list[int]:

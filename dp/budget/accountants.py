@@ -22,11 +22,6 @@ ACCOUNTANTS: tuple[Accountant, ...] = ("basic", "zcdp")
 RELATIVE_TOLERANCE = 1e-9
 
 
-def _text(value: float) -> str:
-    """A number as a person writes it: ``-1``, ``2.5``, ``1e-06``, ``nan``, ``inf``."""
-    return f"{value:g}"
-
-
 def _as_float(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number, got {value!r}")
@@ -36,14 +31,14 @@ def _as_float(value: object, name: str) -> float:
 def _finite(value: object, name: str, *, positive: bool = False) -> float:
     number = _as_float(value, name)
     if not (math.isfinite(number) and (number > 0 if positive else number >= 0)):
-        raise ValueError(f"{name} must be {'positive' if positive else 'non-negative'} and finite, got {_text(number)}")
+        raise ValueError(f"{name} must be {'positive' if positive else 'non-negative'} and finite, got {number:g}")
     return number
 
 
 def _delta(value: object, name: str) -> float:
     number = _as_float(value, name)
     if not 0.0 <= number < 1.0:
-        raise ValueError(f"{name} must lie in [0, 1), got {_text(number)}")
+        raise ValueError(f"{name} must lie in [0, 1), got {number:g}")
     return number
 
 
@@ -93,7 +88,7 @@ class Budget:
         object.__setattr__(self, "delta", _delta(self.delta, "budget delta"))
 
     def __str__(self) -> str:
-        return f"epsilon {_text(self.epsilon)}, delta {_text(self.delta)}"
+        return f"epsilon {self.epsilon:g}, delta {self.delta:g}"
 
 
 def parse_budget(text: str) -> Budget:
@@ -213,17 +208,17 @@ def would_exceed_totals(accountant: Accountant, budget: Budget, totals: Totals, 
     check_accountant(accountant)
     before_epsilon, before_delta = totals.composed(accountant, budget.delta)
     after_epsilon, after_delta = totals.plus(new).composed(accountant, budget.delta)
-    terms = "" if accountant == "basic" else f" (zcdp accountant: epsilon at delta {_text(budget.delta)})"
+    terms = "" if accountant == "basic" else f" (zcdp accountant: epsilon at delta {budget.delta:g})"
     if math.isinf(after_epsilon):
-        return (f"the zcdp accountant cannot state these spends at the budget's delta {_text(budget.delta)}: the "
-                f"spends without a zCDP cost would use delta {_text(after_delta)} of it (Bun & Steinke Prop. 1.3 "
+        return (f"the zcdp accountant cannot state these spends at the budget's delta {budget.delta:g}: the "
+                f"spends without a zCDP cost would use delta {after_delta:g} of it (Bun & Steinke Prop. 1.3 "
                 f"needs delta' > 0)")
     if _over(after_epsilon, budget.epsilon):
-        return (f"budget of {_text(budget.epsilon)} spent: {_text(before_epsilon)} spent, this run needs "
-                f"{_text(after_epsilon - before_epsilon)}{terms}")
+        return (f"budget of {budget.epsilon:g} spent: {before_epsilon:g} spent, this run needs "
+                f"{after_epsilon - before_epsilon:g}{terms}")
     if _over(after_delta, budget.delta):
         if budget.delta == 0:
-            return f"{PURE_ONLY}: this run needs delta {_text(new.delta)}"
-        return (f"delta budget of {_text(budget.delta)} spent: {_text(before_delta)} spent, this run needs "
-                f"{_text(after_delta - before_delta)}{terms}")
+            return f"{PURE_ONLY}: this run needs delta {new.delta:g}"
+        return (f"delta budget of {budget.delta:g} spent: {before_delta:g} spent, this run needs "
+                f"{after_delta - before_delta:g}{terms}")
     return None

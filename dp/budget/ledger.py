@@ -340,7 +340,8 @@ CREATE TABLE entries (number INTEGER PRIMARY KEY, time TEXT NOT NULL, run_id TEX
 _COLUMNS = {"account": ("id", "format", "dataset", "party", "accountant", "budget_epsilon", "budget_delta", "created",
                         "totals", "entries", "changes"),
             "history": ("number", "time", "event", "epsilon", "delta"),
-            "entries": ("number", "time", "run_id", "scenario", "epsilon", "delta", "rho", "mechanism", "what", "status")}
+            "entries": ("number", "time", "run_id", "scenario", "epsilon", "delta", "rho", "mechanism", "what",
+                        "status")}
 
 
 def _insert(connection: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
