@@ -76,10 +76,8 @@ def kernel_cost_bits(kernel: str = "kendall", bits: int = 40, *, lam: int = FSS_
 
 def kernel_party_ops(kernel: str = "kendall", bits: int = 40, *, counts: str = "implementation",
                      comparisons: int | None = None, products: int | None = None) -> int:
-    r"""``C_f^T``: one party's operations to evaluate ``f`` once (§6.2.2, App. D.2.2), constants 1.
-    Details: docs/umpc_analysis.md.
-
-    :raise ValueError: for an unknown kernel or table, or a bad count."""
+    r"""``C_f^T``: one party's operations to evaluate ``f`` once (§6.2.2, App. D.2.2), constants 1
+    (docs/umpc_analysis.md); ValueError for an unknown kernel or table, or a bad count."""
     bits = check_positive_int(bits, "bits (l)")
     comparisons, products = _operations(kernel, counts, comparisons, products)
     return comparisons * bits + products
@@ -168,8 +166,7 @@ def ghazi_sm_bits(n: int, epsilon: float, bits: int = 40, t: int = 64, kappa: in
 
 def umpc_party_ops(n: int, tuples: int, k: int = 2, kernel_ops: float | None = None, *, kernel: str = "kendall",
                    bits: int = 40, counts: str = "implementation") -> float:
-    r"""Per-party computation of ``Pi_U-MPC``: ``ceil(k |E| / n) C_f^T + n`` (App. D.2.2). Details: docs/umpc_analysis.md.
-    """
+    r"""Per-party computation of ``Pi_U-MPC``: ``ceil(k |E| / n) C_f^T + n`` (App. D.2.2; docs/umpc_analysis.md)."""
     n = check_positive_int(n, "n")
     tuples = check_positive_int(tuples, "number of tuples |E|")
     k = check_positive_int(k, "k")
