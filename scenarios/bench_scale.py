@@ -244,9 +244,7 @@ class _Discard:
     """A reader's sink that keeps nothing (the reader's own seconds)."""
 
     def add(self, block: Any) -> None: ...
-
     def mark(self) -> None: ...
-
     def restore(self, mark: Any) -> None: ...
 
 

@@ -62,11 +62,8 @@ def local_histogram(cells: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
         column = cells[:, j]
         if column.size and (int(column.min()) < 0 or int(column.max()) >= size):
             raise ValueError(f"grid index of column {j} must lie in 0..{size - 1}")
-    total = math.prod(shape)
-    if not cells.shape[0]:
-        return np.zeros(shape, dtype=np.int64)
-    flat = np.ravel_multi_index(tuple(cells.T), shape)
-    return np.bincount(flat, minlength=total).astype(np.int64).reshape(shape)
+    flat = np.ravel_multi_index(tuple(cells.T), shape)  # empty: no index, every count 0
+    return np.bincount(flat, minlength=math.prod(shape)).astype(np.int64).reshape(shape)
 
 
 def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
