@@ -146,10 +146,13 @@ def _declared_precision(text: str | None, score: str, precision: int) -> int:
     return declared[2] if declared[2] is not None else precision
 
 
-async def _read_rows(options: HosmerLemeshowOptions) -> np.ndarray:
-    """Every party: its ``(probability, label)`` rows (scores clipped to [0, 1] on the fixed-point grid, labels 0/1),
-    through :func:`scenarios.kit.ecdf_options.agreed_rows`."""
-    from scenarios.kit.ecdf_options import agreed_rows, party_table
+async def _release(options: HosmerLemeshowOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
+    """Every party: spend, read its ``(probability, label)`` rows (scores clipped to [0, 1] on the fixed-point grid,
+    labels 0/1; :func:`scenarios.kit.ecdf_options.agreed_rows`), run the secure Algorithm 2 (:func:`dp.ecdf.release`);
+    returns party 0's delivery (the table, ``--json``, ``--table``, ``--plot``), run after the orderly shutdown."""
+    from dp.ecdf import release
+    from scenarios.kit.ecdf_options import agreed_rows, deliver, draw_calibration, party_table, write_group_table
+    from scenarios.kit.records import write_record
     from secure.intake import to_fixed_point
 
     query, specs = options.query, _specs(options.query)
@@ -161,24 +164,13 @@ async def _read_rows(options: HosmerLemeshowOptions) -> np.ndarray:
         scores, labels = specs[0].decode(fixed.integers[:, 0]), fixed.integers[:, 1].astype(np.int64)
         return np.column_stack([scores, labels]), rows.filled, sum(fixed.clipped.values())
 
-    return await agreed_rows(read)
-
-
-async def _release(options: HosmerLemeshowOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
-    """Every party: spend, read its rows, run the secure Algorithm 2 (:func:`dp.ecdf.release`); returns party 0's
-    delivery (the table, ``--json``, ``--table``, ``--plot``), run after the orderly shutdown."""
-    from dp.ecdf import release
-    from scenarios.kit.ecdf_options import deliver, draw_calibration, write_group_table
-    from scenarios.kit.records import write_record
-
-    result = await release(options.query, lambda: _read_rows(options), receivers=[0],
+    result = await release(query, lambda: agreed_rows(read), receivers=[0],
                            seed=options.seed if options.data is None else None, job=job,
                            **options.budget.account(options.data))
     if result is None:
         return None
-    floor = options.query.expected_floor
     return deliver(result, [(options.json, lambda path: write_record(path, result.record())),
-                            (options.curve, lambda path: write_group_table(path, result, floor=floor)),
+                            (options.curve, lambda path: write_group_table(path, result, floor=query.expected_floor)),
                             (options.plot, lambda path: draw_calibration(path, result))])
 
 

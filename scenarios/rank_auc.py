@@ -23,13 +23,22 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Sequence, cast
 
-from dp.rank_auc import Query, RankAucRelease
-from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
-from scenarios.kit.records import write_record
+from dp.noise_defaults import NOISE_CHOICES, default_noise, pure_budget_line, switched_by_pure_budget
+from dp.rank_auc import Query, RankAucRelease, plans_for_rows, release_runs
+from dp.umpc.planner import pure_account_path
+from dp.validation import check_epsilon, check_seed
+from scenarios.kit.budget_run import add_budget_arguments, budget_options, pure_budget_of
+from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario, usage_errors
 from scenarios.kit.missing_values import add_missing_arguments, missing_policy
+from scenarios.kit.options import domain_of, parse_columns, parse_domains
+from scenarios.kit.outputs import check_output_path
+from scenarios.kit.records import write_record
+from secure.errors import InputError
+from secure.intake import ColumnSpec, apply_missing, read_columns, rows_from_table
+from secure.kernels import get_kernel
 
 __all__ = ["main", "parse_options"]
 
@@ -60,10 +69,6 @@ class Options:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """Parse and validate the options into a :class:`dp.rank_auc.Query`.  :raise UsageError: one line."""
-    from dp.noise_defaults import NOISE_CHOICES, default_noise, switched_by_pure_budget
-    from dp.validation import check_epsilon
-    from scenarios.kit.budget_run import add_budget_arguments, budget_options, pure_budget_of
-
     parser = ScenarioParser(prog="python -m scenarios.rank_auc", description=__doc__)
     parser.add_argument("--data", metavar="PATH", help="CSV; with '{pid}' one file per party (then no --rows)")
     parser.add_argument("--columns", default="score,TenYearCHD", metavar="SCORE,LABEL", help="the two columns")
@@ -82,14 +87,10 @@ def parse_options(argv: Sequence[str]) -> Options:
     add_missing_arguments(parser)
     add_budget_arguments(parser)
     args = parser.parse_args(list(argv))
-    try:
+    with usage_errors():
         check_epsilon(args.epsilon)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
     if not (0 <= args.rtt <= 60000):  # NaN fails too
         raise UsageError(f"--rtt must be a round-trip time in milliseconds in [0, 60000], got {args.rtt:g}")
-    from scenarios.kit.options import domain_of, parse_columns, parse_domains
-
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
     declared = domain_of(parse_domains(args.domain, single=columns[0]), columns[0], [columns[0]])
     low, high, bits = declared if declared is not None else (0.0, 1.0, 16)
@@ -106,44 +107,29 @@ def parse_options(argv: Sequence[str]) -> Options:
         if args.data is not None and "{pid}" in args.data:
             raise UsageError("--rows takes the first N rows of one table; with '{pid}' in --data every party "
                              "has its own file: put the rows to use in those files instead")
-    from secure.intake import ColumnSpec
-
-    try:
+    with usage_errors():
         specs = [ColumnSpec(columns[0], *domain), ColumnSpec(columns[1], 0, 1, 0, (0, 1))]
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham")
     budget = budget_options(args)
     pure = pure_budget_of(budget, data=args.data, embedded="framingham")
     path = args.path
     if pure:  # the sort's comparisons leak up to 2^-40 of delta, which a pure account cannot pay
-        from mpyc.runtime import mpc
+        from mpyc.runtime import mpc  # the runtime is up once the options are parsed
 
-        from dp.umpc.planner import pure_account_path
-        from secure.kernels import get_kernel
-
-        try:
+        with usage_errors():
             path = pure_account_path(get_kernel("auc"), specs, parties=len(mpc.parties), choice=args.path)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
     per_sum = args.epsilon / len(rows) / 2
     noise = args.noise or default_noise("rank_auc", per_sum, pure_budget=pure)
     switched = args.noise is None and switched_by_pure_budget("rank_auc", per_sum, pure_budget=pure)
     noise_switch: Literal["budget", "account"] | None = None if not switched else \
         "budget" if budget.budget is not None else "account"
-    from dp.rank_auc import plans_for_rows
-    from dp.validation import check_seed
-    from scenarios.kit.outputs import check_output_path
-
-    try:
+    with usage_errors():
         check_seed(args.seed, "--seed")
         query = Query(score=specs[0], label=columns[1], epsilon=args.epsilon / len(rows), noise=cast(Any, noise),
                       path=path, rtt=args.rtt, missing=missing)
         # the noise of 2U and P at the smallest n (2 rows: the smallest sensitivities), one party: a
         # budget refused here is refused at every n; the exact n is checked again once it is known
         plans_for_rows(query, 2, 1, 0)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
     check_output_path(args.json, "--json")
     return Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json, query, budget, noise_switch)
 
@@ -154,8 +140,7 @@ def _reader(options: Options, limit: int | None) -> Callable[[], Any]:
         from mpyc.runtime import mpc
 
         from scenarios.kit.datasets import framingham_with_scores
-        from secure.errors import InputError
-        from secure.intake import apply_missing, party_rows, read_columns, rows_from_table
+        from scenarios.kit.ecdf_options import party_table
         from secure.public_randomness import public_generator
 
         missing, parties = options.query.missing, len(mpc.parties)
@@ -165,14 +150,14 @@ def _reader(options: Options, limit: int | None) -> Callable[[], Any]:
             if len(raw) < share:  # row `total` (0-based) is the first missing one: its party fails here
                 raise InputError(f"--rows {limit} asks for more rows than the --data table holds")
             return apply_missing(raw[:share], options.columns, missing, source=options.data)
-        if options.data is not None:
-            return party_rows(options.data, options.columns, party=mpc.pid, parties=parties, missing=missing)
+        if limit is None:
+            return party_table(options.data, options.columns, missing=missing, scores_seed=options.seed)
         table = framingham_with_scores(public_generator(options.seed))
-        if limit is not None and limit > len(table.rows):  # the embedded table's size is public
+        if limit > len(table.rows):  # the embedded table's size is public
             raise InputError(f"--rows {limit} asks for more rows than the {len(table.rows)} of the embedded "
                              f"evaluation table")
-        return rows_from_table(table.header, table.rows if limit is None else table.rows[:limit], options.columns,
-                               source="embedded framingham", party=mpc.pid, parties=parties, missing=missing)
+        return rows_from_table(table.header, table.rows[:limit], options.columns, source="embedded framingham",
+                               party=mpc.pid, parties=parties, missing=missing)
     return read
 
 
@@ -182,11 +167,6 @@ async def _run(options: Options, job: tuple[str, Sequence[str]]) -> Callable[[],
 
     :return: party 0's delivery (the tables, ``--json``), which :func:`scenarios.kit.cli.run_scenario` runs
         only after the orderly shutdown, so that a party lost in the shutdown phase releases nothing."""
-    from dataclasses import replace
-
-    from dp.noise_defaults import pure_budget_line
-    from dp.rank_auc import release_runs
-
     runs = [_reader(options, limit) for limit in options.rows]
     releases = [result for result in await release_runs(
         replace(options.query, epsilon=options.epsilon), runs, receivers=[0], job=job,

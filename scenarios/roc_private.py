@@ -34,8 +34,7 @@ __all__ = ["main", "parse_options", "RocPrivateOptions"]
 
 @dataclass
 class RocPrivateOptions(EcdfOptions):
-    """Parsed options: the query, where the rows come from (``seed``: the embedded data's model split) and the
-    outputs go."""
+    """Parsed options: the query, the rows' source (``seed``: the embedded model's split) and the outputs."""
 
     query: Any
 
@@ -100,11 +99,13 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
                              budget_options(args), args.seed)
 
 
-async def _read_rows(options: RocPrivateOptions) -> np.ndarray:
-    """Every party: its ``(score, label)`` rows (scores clipped to the domain) through
-    :func:`scenarios.kit.ecdf_options.agreed_rows`: no count of filled or clipped cells is sent."""
+async def _release(options: RocPrivateOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
+    """Every party: spend, read its ``(score, label)`` rows (scores clipped to the domain;
+    :func:`scenarios.kit.ecdf_options.agreed_rows`: no count of filled or clipped cells is sent), run the two secure
+    class ECDFs (:func:`dp.ecdf.release`); party 0's delivery."""
     from mpyc.runtime import mpc
 
+    from dp.ecdf import release
     from scenarios.kit.ecdf_options import agreed_rows, party_table
     from secure.session import InputError
 
@@ -121,15 +122,7 @@ async def _read_rows(options: RocPrivateOptions) -> np.ndarray:
         scores = np.clip(raw, query.lower, query.upper)
         return np.column_stack([scores, labels]), rows.filled, int(np.count_nonzero(scores != raw))
 
-    return await agreed_rows(read)
-
-
-async def _release(options: RocPrivateOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
-    """Every party: spend, read its rows, run the two secure class ECDFs (:func:`dp.ecdf.release`); party 0's
-    delivery."""
-    from dp.ecdf import release
-
-    result = await release(options.query, lambda: _read_rows(options), receivers=[0],
+    result = await release(query, lambda: agreed_rows(read), receivers=[0],
                            job=job, **options.budget.account(options.data))
     if result is None:
         return None

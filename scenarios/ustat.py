@@ -34,7 +34,7 @@ from typing import Any, Sequence, cast
 from dp.noise_defaults import NOISE_CHOICES
 from scenarios.kit.budget_run import add_budget_arguments
 from scenarios.kit.categories import add_category_arguments
-from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario, usage_errors
 from scenarios.kit.missing_values import add_missing_arguments, missing_policy
 from scenarios.kit.options import parse_domains, parse_steps
 from scenarios.kit.records import write_record
@@ -185,10 +185,8 @@ def parse_options(argv: Sequence[str]) -> Options:
         if step is None and name not in domains and name in declared:
             embedded = declared[name].step  # the data dictionary's resolution, if the bits can hold it
             step = embedded if embedded is not None and embedded * 2 ** precision >= 1 else None
-        try:
+        with usage_errors():
             specs.append(ColumnSpec(name, low, high, precision, step=step))
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
     mode, amount = _parse_pairs(args.pairs)
     if args.path in ("histogram", "sort") and mode in ("count", "per-row"):
         raise UsageError(f"--path {args.path} computes the complete statistic over all tuples, but --pairs {args.pairs} "
@@ -196,21 +194,26 @@ def parse_options(argv: Sequence[str]) -> Options:
     if args.path in ("histogram", "sort") and args.delegate_noise is not None:
         raise UsageError(f"--delegate-noise applies to sampled tuples (--path tuples), not to --path {args.path}")
     if args.seed is not None:
-        try:
+        with usage_errors():
             check_seed(args.seed, "--seed")
-        except (ValueError, TypeError) as exc:
-            raise UsageError(str(exc)) from None
     check_output_path(args.json, "--json")
     if not (math.isfinite(args.rtt) and 0 <= args.rtt <= 60000):
         raise UsageError(f"--rtt must be a round-trip time in milliseconds in [0, 60000], got {args.rtt:g}")
     budget = budget_options(args)
-    parties, threshold = _runtime()
+    runtime = sys.modules.get("mpyc.runtime")  # set up before the options are parsed; none in a test: (m, t) = (1, 0)
+    parties, threshold = (len(runtime.mpc.parties), int(runtime.mpc.threshold)) if runtime is not None else (1, 0)
     delegation = _parse_delegation(args.delegate_noise, parties=parties)
+    if args.mpc_noise and args.noise == "parties":
+        raise UsageError("--mpc-noise means --noise mpc, which contradicts --noise parties: give one of them")
+    noise = "mpc" if args.mpc_noise else args.noise  # None: the default for the budget (dp.noise_defaults)
+    if args.delegate_noise is not None and noise == "mpc":
+        raise UsageError("--delegate-noise chooses which parties draw the noise, but --noise mpc (--mpc-noise) "
+                         "samples it inside MPC where no party draws any: give one of them")
     tuples = int(amount or 0) if mode == "count" else args.pairs.strip().lower()
     try:
         face = Query(statistic=args.stat, columns=specs, epsilon=args.epsilon, delta=args.delta, tuples=tuples,
                      sampling=args.sampling, clipping=args.clip, path=args.path, delegation=delegation, rtt=args.rtt,
-                     noise=cast(Any, _noise_source(args.noise, args.mpc_noise, args.delegate_noise)))
+                     noise=cast(Any, "parties" if args.delegate_noise is not None else noise))
     except (ValueError, TypeError) as exc:
         raise UsageError(option_words(str(exc), tuples, to_options=True)) from None
     switch = None  # a pure budget: the histogram path, and pure party noise by default (said above the table)
@@ -226,27 +229,6 @@ def parse_options(argv: Sequence[str]) -> Options:
            "missing": missing.mode, "fill": [list(item) for item in missing.fills], "rtt": args.rtt}
     return Options(args.stat, args.data, columns, dataset, face, args.seed, args.json, raw, delegation, missing,
                    budget, switch)
-
-
-def _noise_source(noise: str | None, mpc_noise: bool, delegate_noise: str | None) -> str | None:
-    """``--noise`` (``--mpc-noise`` is ``--noise mpc``); party noise with ``--delegate-noise``; ``None``: the
-    default for the budget (:func:`dp.noise_defaults.default_noise`).
-
-    :raise UsageError: contradictory options."""
-    if mpc_noise and noise == "parties":
-        raise UsageError("--mpc-noise means --noise mpc, which contradicts --noise parties: give one of them")
-    chosen = "mpc" if mpc_noise else noise
-    if delegate_noise is not None and chosen == "mpc":
-        raise UsageError("--delegate-noise chooses which parties draw the noise, but --noise mpc (--mpc-noise) samples it "
-                         "inside MPC where no party draws any: give one of them")
-    return "parties" if delegate_noise is not None else chosen
-
-
-def _runtime() -> tuple[int, int]:
-    """``(m, t)``, public: MPyC's runtime is set up before the options are parsed (``(1, 0)`` without it)."""
-    from secure.session import party_count, threshold
-
-    return (party_count(), threshold()) if "mpyc.runtime" in sys.modules else (1, 0)
 
 
 def _parse_delegation(text: str | None, *, parties: int | None = None) -> tuple[float, float] | None:
@@ -296,14 +278,11 @@ async def _release(options: Options, command: Sequence[str]) -> Any:
     from mpyc.runtime import mpc
 
     from dp.umpc.scripting import release
-    from scenarios.kit.budget_run import embedded_file
 
-    budget = options.budget
     rows = options.data or (lambda seed: load_rows(options, seed, mpc.pid, len(mpc.parties)))  # a file: read by release
-    result = await release(options.face, rows, seed=options.seed, ledger=budget.ledger, budget=budget.budget,
-                           dataset_name=budget.dataset_name, accountant=budget.accountant, missing=options.missing,
-                           data_file=options.data or embedded_file(str(options.dataset)),
-                           job=("scenarios.ustat", command))
+    result = await release(options.face, rows, seed=options.seed, missing=options.missing,
+                           job=("scenarios.ustat", command),
+                           **options.budget.account(options.data or None, embedded=str(options.dataset)))
     writes_json = bool(options.json) and mpc.pid == 0
 
     def deliver() -> None:
