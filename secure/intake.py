@@ -184,6 +184,8 @@ class Party:
         :class:`MissingPolicy`) -- every party calls it at the same point; the verdict is shared, the local detail
         printed at the failing party only (docs/reader.md).
         :raise InputError: at every party alike, when any party's input is bad."""
+        from secure.session import agree_verdict
+
         names = [column if isinstance(column, str) else column.name for column in columns]
         specs = [column for column in columns if isinstance(column, ColumnSpec)]
         try:  # string categories are read as codes when every column is declared
@@ -191,18 +193,10 @@ class Party:
                               missing=missing if isinstance(missing, MissingPolicy) else MissingPolicy(missing),
                               specs=specs if len(specs) == len(columns) else None)
         except InputError as exc:
-            await self.verdict(str(exc), detail=exc.detail)
+            await agree_verdict(str(exc), detail=exc.detail)
             raise  # not reached: the shared verdict raises at every party
-        await self.verdict(None)  # raises if another party's input is bad
+        await agree_verdict(None)  # raises if another party's input is bad
         return rows
-
-    async def verdict(self, error: str | None, *, detail: str | None = None) -> None:
-        """Share this party's verdict on its own input (``None``: fine); every party calls it.
-        :raise InputError: at every party alike if any party gave an error (the message must not
-            carry row data: no value, no line number, no count; ``detail`` stays here)."""
-        from secure.session import agree_verdict
-
-        await agree_verdict(error, detail=detail)
 
 
 def to_fixed_point(values: np.ndarray, specs: Sequence[ColumnSpec], *, clip: bool = True) -> FixedPointRows:

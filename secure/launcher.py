@@ -57,11 +57,9 @@ def split_session_options(argv: Sequence[str]) -> SessionOptions:
         if word == "--allow-t0":
             common.allow_t0 = True
         elif word == "--silence-limit" or word.startswith("--silence-limit="):
-            if "=" in word:
-                text: str | None = word.split("=", 1)[1]
-            else:
-                index += 1
-                text = words[index] if index < len(words) else None
+            if "=" not in word:
+                index += 1  # the value is the next word
+            text = word.split("=", 1)[1] if "=" in word else words[index] if index < len(words) else None
             try:
                 value = float(text) if text is not None else math.nan
             except ValueError:

@@ -95,12 +95,12 @@ def exact_rate(alpha: float | None = None, log_alpha: float | None = None,
     if aval == 0.0:
         return None
     padded = Fraction(aval) * (1 + Fraction(1, 1 << 51))
-    if padded >= 1:
-        raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got alpha = {alpha!r}")
-    padded_up = _UP_CONTEXT.divide(decimal.Decimal(padded.numerator), decimal.Decimal(padded.denominator))
-    log = _LN_CONTEXT.ln(padded_up)
-    # padded_up >= padded and ln is correctly rounded: -log - 2 ulps is below -ln(padded)
-    lower = -Fraction(log) - 2 * Fraction(10) ** (log.adjusted() - 39)
+    lower = Fraction(0)
+    if padded < 1:
+        padded_up = _UP_CONTEXT.divide(decimal.Decimal(padded.numerator), decimal.Decimal(padded.denominator))
+        log = _LN_CONTEXT.ln(padded_up)
+        # padded_up >= padded and ln is correctly rounded: -log - 2 ulps is below -ln(padded)
+        lower = -Fraction(log) - 2 * Fraction(10) ** (log.adjusted() - 39)
     if lower <= 0:
         raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got alpha = {alpha!r}")
     return lower
