@@ -103,7 +103,6 @@ def build_parser() -> ScenarioParser:
 class Options:
     """Parsed scenario options: the query of the API (:class:`dp.umpc.Query`, ``face``) and the job's own."""
 
-    stat: str
     data: str | None
     columns: tuple[str, ...]
     dataset: str | None
@@ -111,7 +110,6 @@ class Options:
     seed: int | None
     json: str | None
     raw: dict[str, Any]
-    delegation: tuple[float, float] | None = None
     missing: Any = None
     budget: Any = None
     #: the line saying that a pure budget turned the default in-MPC noise into party shares (above the table)
@@ -227,8 +225,7 @@ def parse_options(argv: Sequence[str]) -> Options:
            "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "path": face.path, "sampling": args.sampling,
            "clip": args.clip, "seed": args.seed, "embedded": dataset, "categories": public_categories(specs),
            "missing": missing.mode, "fill": [list(item) for item in missing.fills], "rtt": args.rtt}
-    return Options(args.stat, args.data, columns, dataset, face, args.seed, args.json, raw, delegation, missing,
-                   budget, switch)
+    return Options(args.data, columns, dataset, face, args.seed, args.json, raw, missing, budget, switch)
 
 
 def _parse_delegation(text: str | None, *, parties: int | None = None) -> tuple[float, float] | None:
