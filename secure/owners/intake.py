@@ -24,7 +24,7 @@ __all__ = ["owner_histogram", "owner_columns", "on_degree"]
 def _owners_passing(intake: Intake, row_ok: Any) -> Intake:
     """The owners all of whose rows pass (``row_ok``, one verdict per row in ``intake``'s order)."""
     owner_ok = np.logical_and.reduceat(np.asarray(row_ok, dtype=bool), np.cumsum(intake.rows) - intake.rows)
-    return intake.keep([token for token, ok in zip(intake.tokens, owner_ok) if ok])
+    return intake if owner_ok.all() else intake.keep([token for token, ok in zip(intake.tokens, owner_ok) if ok])
 
 
 async def owner_histogram(intake: Intake, campaign: Campaign, sectype: Any, shape: Sequence[int]
