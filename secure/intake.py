@@ -5,8 +5,9 @@ model: the row counts are public; a failed check shares one line naming the colu
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
@@ -17,9 +18,12 @@ from secure.reader import read_columns, read_table, table_values
 # ColumnSpec, Category, MAX_CATEGORIES, MISSING_TOKENS (secure.columns) and read_table, read_columns
 # (secure.reader) are re-exported here: the intake is where a party's rows come in.
 __all__ = ["ColumnSpec", "Category", "MAX_CATEGORIES", "PartyRows", "MissingPolicy", "read_table", "read_columns", "rows_from_table", "party_rows",
-           "apply_missing", "Party", "to_fixed_point", "exchange_counts", "share_rows", "MISSING_TOKENS", "MISSING_POLICIES"]
+           "apply_missing", "Party", "to_fixed_point", "exchange_counts", "share_rows", "MISSING_TOKENS", "MISSING_POLICIES",
+           "MissingMode", "read_rows"]
 
 MISSING_POLICIES = ("refuse", "fill")
+#: the missing-value policies by name (:class:`MissingPolicy`); a typo fails the type checker too
+MissingMode = Literal["refuse", "fill"]
 
 
 @dataclass
@@ -169,6 +173,23 @@ def party_rows(path: str, columns: Sequence[str], *, party: int, parties: int,
                          source=own, specs=specs)
 
 
+def read_rows(path: str, columns: Sequence[ColumnSpec | str], *, party: int = 0, parties: int = 1,
+              missing: MissingPolicy | MissingMode = "refuse") -> PartyRows:
+    """Party ``party``'s rows of ``columns`` (declarations or names) from ``path``, also outside a run.
+    ``{pid}`` in ``path``: party ``party``'s own file; otherwise rows ``party, party + parties, ...``.
+    :raise InputError: a missing or bad file, an unknown column, a missing value refused.
+    :raise ValueError: ``parties`` not a positive integer, ``party`` outside ``[0, parties - 1]``."""
+    if isinstance(parties, bool) or not isinstance(parties, numbers.Integral) or parties < 1:
+        raise ValueError(f"parties must be a positive integer, got {parties!r}")
+    if isinstance(party, bool) or not isinstance(party, numbers.Integral) or not 0 <= party < parties:
+        raise ValueError(f"party must be an integer in [0, {parties - 1}] (parties are numbered from 0), got {party!r}")
+    names = [column if isinstance(column, str) else column.name for column in columns]
+    policy = missing if isinstance(missing, MissingPolicy) else MissingPolicy(missing)
+    specs = [column for column in columns if isinstance(column, ColumnSpec)]  # all declared: string categories as codes
+    return party_rows(path, names, party=party, parties=parties, missing=policy,
+                      specs=specs if len(specs) == len(names) else None)
+
+
 @dataclass(frozen=True)
 class Party:
     """This party, as a script's job sees it (handed to the job by :func:`secure.launcher.run`): its ``index`` ``i``
@@ -179,19 +200,15 @@ class Party:
     threshold: int
 
     async def read(self, path: str, columns: Sequence[ColumnSpec | str], *,
-                   missing: MissingPolicy | str = "refuse") -> PartyRows:
+                   missing: MissingPolicy | MissingMode = "refuse") -> PartyRows:
         """Read this party's own rows of ``columns`` (declarations or names; ``missing``: ``refuse`` or a
         :class:`MissingPolicy`) -- every party calls it at the same point; the verdict is shared, the local detail
         printed at the failing party only (docs/reader.md).
         :raise InputError: at every party alike, when any party's input is bad."""
         from secure.session import agree_verdict
 
-        names = [column if isinstance(column, str) else column.name for column in columns]
-        specs = [column for column in columns if isinstance(column, ColumnSpec)]
-        try:  # string categories are read as codes when every column is declared
-            rows = party_rows(path, names, party=self.index, parties=self.count,
-                              missing=missing if isinstance(missing, MissingPolicy) else MissingPolicy(missing),
-                              specs=specs if len(specs) == len(columns) else None)
+        try:
+            rows = read_rows(path, columns, party=self.index, parties=self.count, missing=missing)
         except InputError as exc:
             await agree_verdict(str(exc), detail=exc.detail)
             raise  # not reached: the shared verdict raises at every party

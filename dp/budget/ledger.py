@@ -317,10 +317,6 @@ class _Account:
                 "totals": self.totals.to_text(), "entries": len(self.entries), "changes": len(self.history)}
 
 
-def _entry_row(entry: Entry) -> dict[str, Any]:
-    return {"number": entry.number, **asdict(entry)}
-
-
 def _sealed(table: str, owner: list[Any], row: dict[str, Any]) -> dict[str, Any]:
     """``row`` with its checksum: over the table, the account (dataset, party) and the fields."""
     return {**row, "checksum": _digest([table, owner, row])}
@@ -360,7 +356,7 @@ def _store_account(connection: sqlite3.Connection, account: _Account) -> None:
 
 def _append_entry(connection: sqlite3.Connection, account: _Account, entry: Entry) -> None:
     """Insert ``entry`` (a hook point: the tests slow it down, or stop the process here)."""
-    _insert(connection, "entries", _sealed("entries", account.owner(), _entry_row(entry)))
+    _insert(connection, "entries", _sealed("entries", account.owner(), asdict(entry)))
 
 
 def _rewrite_entry(connection: sqlite3.Connection, account: _Account, position: int, new: Entry,
@@ -369,7 +365,7 @@ def _rewrite_entry(connection: sqlite3.Connection, account: _Account, position: 
     old, before = account.entries[position], account.totals
     account.entries[position], account.totals = new, totals
     try:
-        row = _sealed("entries", account.owner(), _entry_row(new))
+        row = _sealed("entries", account.owner(), asdict(new))
         connection.execute("UPDATE entries SET delta = ?, what = ?, status = ?, checksum = ? WHERE number = ?",
                            (new.delta, new.what, new.status, row["checksum"], new.number))
         _store_account(connection, account)
@@ -454,8 +450,8 @@ def _read_legacy(path: Path) -> _Account:
                           shared=f"cannot read its ledger account: {exc.strerror or exc}") from None
     try:
         document = json.loads(data.decode("ascii"))
-        if not isinstance(document, dict) or document.get("checksum") != "sha256:" + hashlib.sha256(
-                _json({key: value for key, value in document.items() if key != "checksum"})).hexdigest():
+        if not isinstance(document, dict) or document.get("checksum") != _digest(
+                {key: value for key, value in document.items() if key != "checksum"}):
             raise _refused(path)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise _refused(path) from None
