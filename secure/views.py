@@ -18,10 +18,7 @@ async def local_share_integers(values: Any) -> list[int]:
     from mpyc.runtime import mpc
 
     share = await mpc.gather(values)
-    raw = share.value
-    if isinstance(raw, np.ndarray):
-        return [int(v) for v in raw.ravel()]
-    return [int(raw)]
+    return [int(v) for v in np.ravel(share.value)]
 
 
 def field_modulus(values: Any) -> int:
