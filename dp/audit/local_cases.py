@@ -5,6 +5,7 @@ user) or label DP (one label against the other).  Cases, controls and sample siz
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,7 @@ from dp.baselines import ghazi
 from dp.bell import generic as ldp_generic
 from dp.bell import hadamard, hierarchical, quantize
 from dp.fedauc import mechanisms as fedauc
-from dp.audit.engine import AuditCase, Sampler, paired
+from dp.audit.engine import AuditCase, paired
 from dp.audit.planning import control_samples, mechanism_samples
 from dp.validation import check_epsilon, check_integer, check_positive
 
@@ -54,13 +55,18 @@ def _exact(values: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[E
     return exact, best[0], (best[1], best[2])
 
 
-def _case(found: tuple[Exact | None, float, tuple[float, float]], *, control: bool = False,
-          **fields: Any) -> LocalAuditCase:
-    """The case of ``found = (exact outputs, exact loss, best event)``: pure DP, its power-derived samples."""
+Report = Callable[[Any, int, np.random.Generator], np.ndarray]
+
+
+def _case(found: tuple[Exact | None, float, tuple[float, float]], report: Report, pair: tuple[Any, Any], *,
+          control: bool = False, neighbours: str | None = None, **fields: Any) -> LocalAuditCase:
+    """The case of ``found = (exact outputs, exact loss, best event)`` sampling ``report`` on the datasets of ``pair``
+    (``neighbours`` by default one user's value ``pair[0]`` vs ``pair[1]``): pure DP, its power-derived samples."""
     exact, loss, event = found
     samples = control_samples(*event, fields["epsilon"]) if control else mechanism_samples(*event, loss)
     return LocalAuditCase(delta=0.0, control=control, samples=samples, true_epsilon=loss, best_event=event,
-                          exact_outputs=exact, **fields)
+                          exact_outputs=exact, sample=paired(report, *pair),
+                          neighbours=neighbours or f"one user's value {pair[0]} vs {pair[1]}", **fields)
 
 
 def krr_case(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
@@ -77,11 +83,10 @@ def krr_case(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
         return ldp_generic.randomize(quantizer.quantize(np.full(count, value), rng=rng), bins=k, epsilon=eps, rng=rng)
 
     return _case(
-        _exact(np.arange(k), channel[0], channel[k - 1]),
+        _exact(np.arange(k), channel[0], channel[k - 1]), report, (0.0, 1.0),
         name="ldp-krr-quantized", epsilon=eps,
         mechanism=(f"Bell et al. Algorithm 1 user side: randomized rounding of [0, 1] to {k} bins, then k-RR "
                    f"with beta = k/(k + e^eps - 1) (dp.bell.quantize.Quantizer.quantize + randomize)"),
-        sample=paired(report, 0.0, 1.0),
         statistic="the reported bin",
         neighbours=f"one user's value 0 (bin 0) vs 1 (bin {k - 1})")
 
@@ -106,13 +111,11 @@ def hadamard_case(*, bits: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
         return _encode_report(hadamard.hadamard_randomize(values, bits=width, epsilon=eps, rng=rng))
 
     return _case(
-        _exact(np.arange(tables[0].size), tables[0], tables[1]),
+        _exact(np.arange(tables[0].size), tables[0], tables[1]), report, pair,
         name="ldp-hadamard", epsilon=eps,
         mechanism=(f"Bell et al. App. B Algorithm 2: Hadamard response on a domain of 2^{width} values, flip "
                    f"probability 1/(1 + e^eps) rounded up to 2^-53 (dp.bell.hadamard.hadamard_randomize)"),
-        sample=paired(report, *pair),
-        statistic="the report (row j, bit z) encoded as 2 j + [z = +1]",
-        neighbours=f"one user's value {pair[0]} vs {pair[1]}")
+        statistic="the report (row j, bit z) encoded as 2 j + [z = +1]")
 
 
 def _hierarchy(domain_size: int, largest: int, shown: str, epsilon: float, split: str) -> tuple[int, int, float]:
@@ -146,12 +149,11 @@ def hierarchy_users_case(*, domain_size: int = 8, epsilon: float = 1.0) -> Local
         return codes[chosen, np.arange(count)]
 
     return _case(
-        _exact(np.arange(pmfs[0].size), pmfs[0], pmfs[1]),
+        _exact(np.arange(pmfs[0].size), pmfs[0], pmfs[1]), report, pair,
         name="ldp-hierarchy-users", epsilon=eps,
         mechanism=(f"Bell et al. App. B.2.2 (i): hierarchical Hadamard histogram on d = {size}, users split "
                    f"across the {levels} levels, one report each at the full epsilon "
                    f"(dp.bell.hierarchical.randomize_hierarchy, split='users')"),
-        sample=paired(report, *pair),
         statistic="one user's whole report (level l, row j, bit z) encoded as 2^(l+1) - 4 + 2 j + [z = +1]",
         neighbours=f"one user's score {pair[0]} vs {pair[1]} (different nodes at every level)")
 
@@ -200,12 +202,11 @@ def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> Loca
                                                        epsilon=eps, split="budget", rng=rng), pair)
 
     return _case(
-        found,
+        found, report, pair,
         name="ldp-hierarchy-budget", epsilon=eps,
         mechanism=(f"Bell et al. App. B.2.2 (ii): hierarchical Hadamard histogram on d = {size}, every user "
                    f"reports at all {levels} levels with eps/{levels} each, basic composition to "
                    f"{composed:g} (dp.bell.hierarchical.randomize_hierarchy, split='budget', delta=0)"),
-        sample=paired(report, *pair),
         statistic=("net vote over the levels for x against x' (rows that separate them: +1 if the bit agrees "
                    "with x, -1 otherwise): the privacy-loss statistic of the report vector, up to a factor"),
         neighbours=f"one user's score {pair[0]} vs {pair[1]} (different nodes at every level)")
@@ -251,38 +252,34 @@ def ghazi_case(*, bins: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
         return _privacy_loss(reports, factorization, ghazi.laplace_scales(factorization, epsilon=eps), pair)
 
     return _case(
-        (None, loss, (p, p * math.exp(-loss))),
+        (None, loss, (p, p * math.exp(-loss))), report, pair,
         name="ldp-ghazi-laplace", epsilon=eps,
         mechanism=(f"Ghazi et al. (as simulated in dp.baselines.ghazi): Gini kernel on {t} bins, balanced SVD factorization "
                    f"(d = {factorization.d}), floating-point Laplace with eps/2 per vector (by design: a simulated "
                    f"baseline, never a release; floating-point leaks are outside this audit)"),
-        sample=paired(report, *pair),
         statistic=(f"privacy loss of the report pair (o^L, o^R) for bins {pair}, "
                    f"sum_c (|o_c - mu'_c| - |o_c - mu_c|)/b, rounded to {LOSS_DECIMALS} decimals"),
         neighbours=f"one party's bin {pair[0]} vs {pair[1]} (the pair with the largest loss)")
 
 
-def _label_rr_sampler(epsilon: float) -> Sampler:
-    return paired(lambda label, count, rng: fedauc.randomized_response(np.full(count, label, dtype=np.int64), epsilon,
-                                                                       rng=rng), 0, 1)
+def _label_rr(found_epsilon: float, **fields: Any) -> LocalAuditCase:
+    """FedAUC's label RR with the flip probability of ``found_epsilon`` on one label, 0 vs 1 (``fields``: the rest)."""
+    flip = fedauc.flip_probability(found_epsilon)
 
+    def report(label: int, count: int, rng: np.random.Generator) -> np.ndarray:
+        return fedauc.randomized_response(np.full(count, label, dtype=np.int64), found_epsilon, rng=rng)
 
-def _label_rr_exact(flip: float) -> tuple[Exact, float, tuple[float, float]]:
-    return _exact(np.arange(2), np.array([1.0 - flip, flip]), np.array([flip, 1.0 - flip]))
+    return _case(_exact(np.arange(2), np.array([1.0 - flip, flip]), np.array([flip, 1.0 - flip])), report, (0, 1),
+                 statistic="the released (flipped) label", neighbours="one sample's label 0 vs 1", **fields)
 
 
 def label_rr_case(*, epsilon: float = 1.0) -> LocalAuditCase:
     """FedAUC_RR (Sun et al. Algorithm 1): one label, 0 vs 1, ``epsilon`` claimed per label.
     :raise ValueError: if epsilon is not finite and positive."""
     eps = check_epsilon(epsilon)
-    return _case(
-        _label_rr_exact(fedauc.flip_probability(eps)),
-        name="label-rr", epsilon=eps,
-        mechanism=("Sun et al. FedAUC_RR (Algorithm 1, eq. 2): label flipped with probability 1/(1 + e^eps) "
-                   "rounded up to 2^-53 (dp.fedauc.mechanisms.randomized_response)"),
-        sample=_label_rr_sampler(eps),
-        statistic="the released (flipped) label",
-        neighbours="one sample's label 0 vs 1")
+    return _label_rr(eps, name="label-rr", epsilon=eps,
+                     mechanism=("Sun et al. FedAUC_RR (Algorithm 1, eq. 2): label flipped with probability 1/(1 + e^eps) "
+                                "rounded up to 2^-53 (dp.fedauc.mechanisms.randomized_response)"))
 
 
 def control_krr_binary_denominator(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
@@ -304,13 +301,11 @@ def control_krr_binary_denominator(*, bins: int = 4, epsilon: float = 1.0) -> Lo
     found = _exact(np.arange(k), rows[0], rows[1])
     # loss = ln(keep / ((1 - keep)/(k - 1))) = eps + ln(k - 1) exactly (k-RR at eps + ln(k - 1))
     return _case(
-        found,
+        found, report, (0, k - 1),
         name="control-krr-binary-denominator", epsilon=eps,
         mechanism=(f"BROKEN k-RR ({k} values): keeps the true value with e^eps/(e^eps + 1), the binary formula, "
                    f"instead of e^eps/(e^eps + k - 1); true epsilon eps + ln(k - 1) = {eps + math.log(k - 1):.4f}"),
-        sample=paired(report, 0, k - 1),
         statistic="the reported value",
-        neighbours=f"one user's value 0 vs {k - 1}",
         control=True)
 
 
@@ -319,16 +314,11 @@ def control_label_rr_double_epsilon(*, epsilon: float = 0.5) -> LocalAuditCase:
     claimed one).  :raise ValueError: if epsilon is not finite and positive."""
     eps = check_epsilon(epsilon)
     doubled = check_positive(2.0 * eps, "2 epsilon")
-    found = _label_rr_exact(fedauc.flip_probability(doubled))
-    return _case(
-        found,
-        name="control-label-rr-2eps", epsilon=eps,
-        mechanism=(f"BROKEN FedAUC_RR: flip probability computed for 2 eps = {doubled:g} "
-                   f"(dp.fedauc.mechanisms.randomized_response(labels, 2 eps)); true epsilon {found[1]:.6f}"),
-        sample=_label_rr_sampler(doubled),
-        statistic="the released (flipped) label",
-        neighbours="one sample's label 0 vs 1",
-        control=True)
+    flip = fedauc.flip_probability(doubled)
+    return _label_rr(doubled, name="control-label-rr-2eps", epsilon=eps, control=True,
+                     mechanism=(f"BROKEN FedAUC_RR: flip probability computed for 2 eps = {doubled:g} "
+                                f"(dp.fedauc.mechanisms.randomized_response(labels, 2 eps)); true epsilon "
+                                f"{math.log((1.0 - flip) / flip):.6f}"))
 
 
 def local_cases() -> list[AuditCase]:
