@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
-from scenarios.kit.measure import bench_main, peak_rss_bytes
+from scenarios.kit.measure import bench_main, integer_list, peak_rss_bytes
 
 __all__ = ["main", "DEFAULT_BITS", "DEFAULT_ROWS", "QUICK_BITS", "QUICK_ROWS"]
 
@@ -44,19 +44,6 @@ class BenchOptions:
     json: str | None
 
 
-def _bits_list(text: str) -> tuple[int, ...]:
-    try:
-        widths = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise UsageError(f"--bits takes comma-separated integers, got {text!r}") from None
-    from secure.fss.dcf import MAX_FULL_DOMAIN_BITS
-
-    for width in widths:
-        if not 1 <= width <= MAX_FULL_DOMAIN_BITS:
-            raise UsageError(f"--bits: {width} is outside [1, {MAX_FULL_DOMAIN_BITS}]")
-    return widths
-
-
 def parse_options(argv: Sequence[str]) -> BenchOptions:
     """Parse the options of the module docstring; :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_dcf", description=__doc__)
@@ -68,7 +55,10 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
     parser.add_argument("--quick", action="store_true", help="widths 4 and 6, 300 keys, one repeat")
     parser.add_argument("--json", default=None, help="write the numbers to this file")
     args = parser.parse_args(list(argv))
-    bits = _bits_list(args.bits) if args.bits is not None else (QUICK_BITS if args.quick else DEFAULT_BITS)
+    from secure.fss.dcf import MAX_FULL_DOMAIN_BITS
+
+    bits = (integer_list(args.bits, "--bits", 1, MAX_FULL_DOMAIN_BITS) if args.bits is not None
+            else (QUICK_BITS if args.quick else DEFAULT_BITS))
     rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else DEFAULT_ROWS)
     repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
     if rows < 1:
@@ -77,9 +67,6 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
         raise UsageError(f"--repeats must be at least 1, got {repeats}")
     if args.full_domain_leaves < 1:
         raise UsageError(f"--full-domain-leaves must be at least 1, got {args.full_domain_leaves}")
-    from scenarios.kit.outputs import check_output_path
-
-    check_output_path(args.json, "--json")
     return BenchOptions(bits, rows, repeats, args.full_domain_leaves, args.quick, args.json)
 
 
@@ -159,9 +146,7 @@ async def _bench(options: BenchOptions) -> Any:
     return deliver
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark (party 0 measures); returns the exit code."""
-    return bench_main(parse_options, _bench, argv)
+main = bench_main(parse_options, _bench)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
-from scenarios.kit.measure import bench_main, peak_rss_bytes
+from scenarios.kit.cli import ScenarioParser, format_bytes, print_table
+from scenarios.kit.measure import bench_main, integer_list, peak_rss_bytes
 from scenarios.kit.records import write_record
 
 __all__ = ["main"]
@@ -36,17 +36,6 @@ class BenchOptions:
     json: str | None
 
 
-def _integers(text: str, option: str, low: int, high: int) -> tuple[int, ...]:
-    try:
-        values = tuple(int(float(part)) for part in text.split(","))
-    except ValueError:
-        raise UsageError(f"{option} takes comma-separated integers, got {text!r}") from None
-    for value in values:
-        if not low <= value <= high:
-            raise UsageError(f"{option}: {value} is outside [{low}, {high}]")
-    return values
-
-
 def parse_options(argv: Sequence[str]) -> BenchOptions:
     """Parse the options of the module docstring; :raise UsageError: on a bad value."""
     from secure.fss.dpf import MAX_BITS
@@ -57,11 +46,10 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
     parser.add_argument("--quick", action="store_true", help="N = 200 keys at widths 6 and 10")
     parser.add_argument("--json", default=None, help="write the numbers to this file")
     args = parser.parse_args(list(argv))
-    keys = _integers(args.keys, "--keys", 1, 10**7) if args.keys else ((200,) if args.quick else (1000, 10000))
-    bits = _integers(args.bits, "--bits", 1, MAX_BITS) if args.bits else ((6, 10) if args.quick else (10, 14))
-    from scenarios.kit.outputs import check_output_path
-
-    check_output_path(args.json, "--json")
+    keys: tuple[int, ...] = (200,) if args.quick else (1000, 10000)
+    bits: tuple[int, ...] = (6, 10) if args.quick else (10, 14)
+    keys = integer_list(args.keys, "--keys", 1, 10**7, lambda word: int(float(word))) if args.keys else keys
+    bits = integer_list(args.bits, "--bits", 1, MAX_BITS, lambda word: int(float(word))) if args.bits else bits
     return BenchOptions(keys, bits, args.quick, args.json)
 
 
@@ -153,9 +141,7 @@ async def _bench(options: BenchOptions) -> Any:
     return deliver
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark (party 0 measures); returns the exit code."""
-    return bench_main(parse_options, _bench, argv)
+main = bench_main(parse_options, _bench)
 
 
 if __name__ == "__main__":

@@ -298,9 +298,7 @@ async def _bench(options: PathsOptions) -> Callable[[], None] | None:
     return deliver
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the benchmark; returns the exit code."""
-    return bench_main(parse_options, _bench, argv, public_parameters)
+main = bench_main(parse_options, _bench, public_parameters)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-__all__ = ["peak_rss_bytes", "measure_step", "bench_main"]
+__all__ = ["peak_rss_bytes", "measure_step", "bench_main", "integer_list"]
 
 
 def peak_rss_bytes() -> int:
@@ -33,11 +33,36 @@ async def measure_step(name: str, work: Callable[[], Awaitable[list[Any]]]) -> t
     return (await meter.totals_over_parties())[name], values
 
 
-def bench_main(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[Any]], argv: Sequence[str] | None,
-               public: Callable[[Any], dict[str, Any]] | None = None) -> int:
-    """One party of a benchmark on public data (it spends no budget); the options without ``json`` are public."""
+def integer_list(text: str, option: str, low: int, high: int, read: Callable[[str], int] = int) -> tuple[int, ...]:
+    """A comma-separated list of integers in ``[low, high]``, each word read by ``read``, in the given order;
+    :class:`scenarios.kit.cli.UsageError` with one line."""
+    from scenarios.kit.cli import UsageError
+
+    try:
+        values = tuple(read(part) for part in text.split(","))
+    except ValueError:
+        raise UsageError(f"{option} takes comma-separated integers, got {text!r}") from None
+    for value in values:
+        if not low <= value <= high:
+            raise UsageError(f"{option}: {value} is outside [{low}, {high}]")
+    return values
+
+
+def bench_main(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[Any]],
+               public: Callable[[Any], dict[str, Any]] | None = None) -> Callable[..., int]:
+    """The ``main(argv=None)`` of a benchmark on public data: one party, the exit code (it spends no budget);
+    ``parse``'s options, ``--json`` checked last if it has one, without ``json`` are public."""
     from scenarios.kit.cli import run_scenario
     from scenarios.kit.experiments import benchmark_spend
+    from scenarios.kit.outputs import check_output_path
 
-    return run_scenario(parse, body, public or (lambda options: vars(options) | {"json": None}), argv,
-                        spend=benchmark_spend)
+    def checked(argv: list[str]) -> Any:
+        options = parse(argv)
+        check_output_path(getattr(options, "json", None), "--json")
+        return options
+
+    def main(argv: Sequence[str] | None = None) -> int:
+        return run_scenario(checked, body, public or (lambda options: vars(options) | {"json": None}), argv,
+                            spend=benchmark_spend)
+
+    return main
