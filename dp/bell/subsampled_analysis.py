@@ -38,8 +38,8 @@ def kernel_zetas(query: SubsampledPairsQuery, values: np.ndarray, *, distinct: b
     """:class:`KernelMoments` of kernel output ``output`` (fixed point, as released) on the rows ``values``, all ``n^2``
     ordered pairs in blocks of ``block_rows`` rows of ``X``.  ``distinct``: estimates from a sample, ``X != Y``
     (docs/ldp.md); else the exact moments of the empirical distribution of ``values`` (``X, Y`` independent)."""
-    fixed = query.prepare(np.asarray(values, dtype=float).reshape(-1, len(query.specs))).integers
-    n = check_pair_rows(fixed.shape[0])
+    fixed = stack_party_rows(query, [values])
+    n = fixed.shape[0]
     outs = query.outputs
     if not 0 <= output < len(outs):
         raise ValueError(f"output must lie in [0, {len(outs) - 1}], got {output}")
@@ -68,8 +68,8 @@ def kernel_zetas(query: SubsampledPairsQuery, values: np.ndarray, *, distinct: b
 
 def exact_ustatistic(query: SubsampledPairsQuery, values: np.ndarray) -> float:
     """The complete U-statistic over all ``C(n, 2)`` pairs (fixed point, no noise); a ratio for AUC."""
-    fixed = query.prepare(np.asarray(values, dtype=float).reshape(-1, len(query.specs))).integers
-    n = check_pair_rows(fixed.shape[0])
+    fixed = stack_party_rows(query, [values])
+    n = fixed.shape[0]
     return query.kernel.estimate(list(_all_pair_sums(query, fixed)), n * (n - 1) // 2, query.widths)
 
 
@@ -188,7 +188,7 @@ def simulate_all_pairs(query: SubsampledPairsQuery, rows_by_party: Sequence[np.n
     parties = len(rows_by_party)
     check_parties(parties, threshold)
     fixed = stack_party_rows(query, rows_by_party)
-    n = check_pair_rows(fixed.shape[0])
+    n = fixed.shape[0]
     count = n * (n - 1) // 2
     plans = all_pairs_plans(query, n, delta=delta, parties=parties, threshold=threshold)
     sums = _all_pair_sums(query, fixed)

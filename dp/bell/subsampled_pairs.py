@@ -128,10 +128,13 @@ def _plaintext_values(kernel: Kernel, fixed: np.ndarray, pairs: np.ndarray) -> n
 
 
 def stack_party_rows(query: SubsampledPairsQuery, rows_by_party: Sequence[np.ndarray]) -> np.ndarray:
-    """Every party's rows prepared (:meth:`SubsampledPairsQuery.prepare`) and stacked party by party."""
+    """Every party's rows prepared (:meth:`SubsampledPairsQuery.prepare`) and stacked party by party; ValueError
+    (:func:`check_pair_rows`) if they hold no pair."""
     width = len(query.specs)
-    return np.vstack([query.prepare(np.asarray(rows, dtype=float).reshape(-1, width)).integers
-                      for rows in rows_by_party])
+    fixed = np.vstack([query.prepare(np.asarray(rows, dtype=float).reshape(-1, width)).integers
+                       for rows in rows_by_party])
+    check_pair_rows(fixed.shape[0])
+    return fixed
 
 
 @dataclass
@@ -237,7 +240,7 @@ def simulate_subsampled(query: SubsampledPairsQuery, rows_by_party: Sequence[np.
     parties = len(rows_by_party)
     check_parties(parties, threshold)
     fixed = stack_party_rows(query, rows_by_party)
-    rows = check_pair_rows(fixed.shape[0])
+    rows = fixed.shape[0]
     outputs = query.outputs
     first = pairs_for(query, rows, seed)
     count = len(first)

@@ -13,7 +13,7 @@ import numpy as np
 
 from secure.checks import check_int_range
 
-__all__ = ["threshold_bits", "less_than_public", "less_than_public_reference", "secret_bernoulli",
+__all__ = ["threshold_bits", "less_than_public", "secret_bernoulli",
            "secret_discrete_laplace", "MAX_WIDTH"]
 
 #: Largest bit width of one comparison (the dp layer uses 64 and, for large epsilon, up to 256).
@@ -59,22 +59,6 @@ def _coefficients(tbits: np.ndarray) -> np.ndarray:
     shifted = np.zeros_like(tbits)
     shifted[:, :-1] = tbits[:, 1:]
     return shifted - tbits
-
-
-def less_than_public_reference(bits: np.ndarray, thresholds: Sequence[int]) -> np.ndarray:
-    """The prefix-product formula ``[U_i < T_i] = t_0 + sum_k (t_{k+1} - t_k) prod_{j <= k} e_j`` of
-    :func:`less_than_public` on plain 0/1 ``(N, w)`` bits, most significant first (a reference)."""
-    u = np.asarray(bits, dtype=np.int64)
-    if u.ndim != 2:
-        raise ValueError(f"bits must be a 2-D array (comparisons, width), got shape {u.shape}")
-    if np.any((u != 0) & (u != 1)):
-        raise ValueError("bits must be 0 or 1")
-    tbits = threshold_bits(thresholds, u.shape[1])
-    if tbits.shape[0] != u.shape[0]:
-        raise ValueError(f"got {u.shape[0]} rows of bits but {tbits.shape[0]} thresholds")
-    equal = u * (2 * tbits - 1) + (1 - tbits)
-    prefix = np.cumprod(equal, axis=1)
-    return tbits[:, 0] + np.sum(_coefficients(tbits) * prefix, axis=1)
 
 
 def _tree_less_than(below: SecureArray, equal: SecureArray) -> SecureArray:
