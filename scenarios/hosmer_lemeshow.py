@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario, usage_errors
+from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.ecdf_options import EcdfOptions
 from scenarios.kit.missing_values import add_missing_arguments, missing_policy
 
@@ -53,14 +53,6 @@ class HosmerLemeshowOptions(EcdfOptions):
                 "grid_points": query.grid_points, "precision": query.precision, "smoothed": query.smoothed,
                 "accounting": query.accounting, "seed": self.seed, "embedded": self.data is None,
                 "missing": query.missing.mode, "fill": [list(item) for item in query.missing.fills]}
-
-
-def _specs(query: Any) -> list[Any]:
-    """The declared columns: the score on [0, 1] with ``precision`` bits, the label as categories 0/1."""
-    from secure.intake import ColumnSpec
-
-    score, label = query.columns
-    return [ColumnSpec(score, 0.0, 1.0, query.precision), ColumnSpec.categorical(label, (0, 1))]
 
 
 def build_parser() -> ScenarioParser:
@@ -102,48 +94,34 @@ def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
     from dp.validation import check_noise_scale, check_seed
     from scenarios.kit.budget_run import budget_options
-    from scenarios.kit.options import parse_columns
+    from scenarios.kit.options import domain_of, parse_columns, parse_domains, parse_steps
     from scenarios.kit.outputs import check_output_path
-    from secure.intake import MissingPolicy
 
     args = build_parser().parse_args(list(argv))
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
     if args.groups < 3:  # one line for every Q below 3, 0 and negative included
         raise UsageError(f"--groups must be at least 3 (the test has Q - 2 degrees of freedom), got {args.groups}")
-    precision = _declared_precision(args.domain, columns[0], args.precision)
-    with usage_errors():
+    declared = domain_of(parse_domains(args.domain, single=columns[0]), columns[0], [columns[0]]) or (0.0, 1.0, None)
+    try:
         check_seed(args.seed, "--seed")
         query = HosmerLemeshowQuery(epsilon=args.epsilon, groups=args.groups, grid_points=args.points,
-                                    precision=precision, smoothed=args.smoothed, accounting=args.accounting,
-                                    columns=(columns[0], columns[1]), missing=MissingPolicy())
+                                    precision=args.precision if declared[2] is None else declared[2],
+                                    smoothed=args.smoothed, accounting=args.accounting,
+                                    columns=(columns[0], columns[1]), domain=(declared[0], declared[1]))
         query.tree_plan()  # the node noise must be drawable
         check_noise_scale(query.statistics_rate, query.scale, name="epsilon of the group statistics")
-        specs = _specs(query)
+    except (TypeError, ValueError) as exc:  # the query's words for its option: domain
+        raise UsageError(f"--{exc}" if str(exc).startswith("domain ") else str(exc)) from None
+    if parse_steps(args.domain, single=columns[0]):
+        raise UsageError(f"--domain {columns[0]}=0:1 takes no STEP here: the grid is i/N (--points)")
     for name in ("json", "table", "plot"):
         check_output_path(getattr(args, name), f"--{name}")
-    missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham",
+    missing = missing_policy(args.missing, args.fill, query.specs(),
+                             dataset=None if args.data is not None else "framingham",
                              roles={columns[0]: ("score", "choose a column of predicted probabilities"),
                                     columns[1]: ("label", "choose a column of 0/1 labels")})
     return HosmerLemeshowOptions(replace(query, missing=missing), args.data, args.table, args.json, args.plot,
                                  budget_options(args), args.seed)
-
-
-def _declared_precision(text: str | None, score: str, precision: int) -> int:
-    """``--domain SCORE=0:1[:BITS]`` (or ``0:1[:BITS]``), the one form of every job: the scores are predicted
-    probabilities, so the domain can only be 0:1; its BITS, if given, are the fixed-point precision.
-
-    :raise UsageError: another range, a STEP, a column other than the score."""
-    from scenarios.kit.options import domain_of, parse_domains, parse_steps
-
-    declared = domain_of(parse_domains(text, single=score), score, [score])
-    if declared is None:
-        return precision
-    if (declared[0], declared[1]) != (0.0, 1.0):
-        raise UsageError(f"--domain {score}: the scores are predicted probabilities, on 0:1 (the ECDF grid is i/N "
-                         f"of [0, 1]), got {declared[0]:g}:{declared[1]:g}")
-    if parse_steps(text, single=score):
-        raise UsageError(f"--domain {score}=0:1 takes no STEP here: the grid is i/N (--points)")
-    return declared[2] if declared[2] is not None else precision
 
 
 async def _release(options: HosmerLemeshowOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
@@ -155,14 +133,12 @@ async def _release(options: HosmerLemeshowOptions, job: tuple[str, Sequence[str]
     from scenarios.kit.records import write_record
     from secure.intake import to_fixed_point
 
-    query, specs = options.query, _specs(options.query)
+    query, specs = options.query, options.query.specs()
 
-    def read() -> tuple[np.ndarray, int, int]:
+    def read() -> tuple[np.ndarray, int, int]:  # labels checked and scores counted as clipped here, encoded by dp
         rows = party_table(options.data, query.columns, missing=query.missing, specs=specs,
                            scores_seed=options.seed ^ SPLIT_SALT)
-        fixed = to_fixed_point(rows.values, specs)
-        scores, labels = specs[0].decode(fixed.integers[:, 0]), fixed.integers[:, 1].astype(np.int64)
-        return np.column_stack([scores, labels]), rows.filled, sum(fixed.clipped.values())
+        return rows.values, rows.filled, sum(to_fixed_point(rows.values, specs).clipped.values())
 
     result = await release(query, lambda: agreed_rows(read), receivers=[0],
                            seed=options.seed if options.data is None else None, job=job,

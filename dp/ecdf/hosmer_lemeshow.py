@@ -22,6 +22,7 @@ from dp.ecdf.hosmer_lemeshow_statistic import (HosmerLemeshowResult, empty_group
 from dp.ecdf.tree import noisy_counts
 from dp.validation import (check_labels, check_parties, check_rows_by_party, check_score_label_rows, check_seed,
                            check_values)
+from secure.intake import ColumnSpec
 
 __all__ = ["HosmerLemeshowQuery", "private_hosmer_lemeshow",
            # re-exported from the modules of the statistic and the release
@@ -31,7 +32,20 @@ __all__ = ["HosmerLemeshowQuery", "private_hosmer_lemeshow",
 @dataclass(frozen=True, kw_only=True)
 class HosmerLemeshowQuery(HosmerLemeshowParameters):
     """The query of the ``dp.ecdf`` face: what is released (:class:`HosmerLemeshowParameters`, validated once) and
-    the three verbs.  E.g. ``HosmerLemeshowQuery(epsilon=5, groups=10, grid_points=1024)``."""
+    the three verbs.  E.g. ``HosmerLemeshowQuery(epsilon=5, groups=10, grid_points=1024)``.  ``domain``: the scores'
+    declared domain, predicted probabilities, so only ``(0, 1)`` (ValueError otherwise)."""
+
+    domain: tuple[float, float] = (0.0, 1.0)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if tuple(self.domain) != (0.0, 1.0):
+            raise ValueError(f"domain {self.columns[0]}: the scores are predicted probabilities, on 0:1 (the ECDF grid "
+                             f"is i/N of [0, 1]), got {self.domain[0]:g}:{self.domain[1]:g}")
+
+    def specs(self) -> list[ColumnSpec]:
+        """The declared columns: the score on [0, 1] with ``precision`` bits, the label as categories 0/1."""
+        return [ColumnSpec(self.columns[0], 0.0, 1.0, self.precision), ColumnSpec.categorical(self.columns[1], (0, 1))]
 
     def _spend(self) -> tuple[Spend, str | None]:
         """``dp.ecdf.release``'s spend: epsilon, pure DP (Theorem 2's split)."""
