@@ -22,19 +22,15 @@ __all__ = ["discrete_laplace_alpha", "discrete_laplace_log_alpha", "discrete_lap
 #: ``epsilon = 0.1, delta = 1e-9``).
 MAX_TRIALS: int = 2**53
 
-def discrete_laplace_alpha(epsilon: float, sensitivity: float) -> float:
-    """``alpha = exp(-epsilon / sensitivity)`` of the ``epsilon``-DP discrete Laplace (ValueError unless both are
-    finite and positive). Details: docs/noise.md."""
-    eps = check_epsilon(epsilon)
-    sens = check_positive(sensitivity, "sensitivity")
-    return math.exp(-eps / sens)
-
-
 def discrete_laplace_log_alpha(epsilon: float, sensitivity: float) -> float:
-    """``log(alpha) = -epsilon / sensitivity`` (no rounding through ``exp``; errors as :func:`discrete_laplace_alpha`)."""
-    eps = check_epsilon(epsilon)
-    sens = check_positive(sensitivity, "sensitivity")
-    return -eps / sens
+    """``log(alpha) = -epsilon / sensitivity`` of the ``epsilon``-DP discrete Laplace, no rounding through ``exp``
+    (ValueError unless both are finite and positive). Details: docs/noise.md."""
+    return -check_epsilon(epsilon) / check_positive(sensitivity, "sensitivity")
+
+
+def discrete_laplace_alpha(epsilon: float, sensitivity: float) -> float:
+    """``alpha = exp(-epsilon / sensitivity)`` (errors as :func:`discrete_laplace_log_alpha`)."""
+    return math.exp(discrete_laplace_log_alpha(epsilon, sensitivity))
 
 
 def discrete_laplace_pmf(values: npt.ArrayLike, alpha: float) -> np.ndarray:

@@ -149,8 +149,8 @@ def randomize(bins: npt.ArrayLike, factorization: Factorization, *, epsilon: flo
     b_left, b_right = laplace_scales(factorization, epsilon=epsilon)
     x = _check_bins(bins, factorization.bins)
     gen = noise_generator(rng)
-    o_left = factorization.left.T[x] + gen.laplace(0.0, b_left, size=x.shape + (factorization.d,))
-    o_right = factorization.right.T[x] + gen.laplace(0.0, b_right, size=x.shape + (factorization.d,))
+    o_left, o_right = (factor.T[x] + gen.laplace(0.0, scale, size=x.shape + (factorization.d,))
+                       for factor, scale in ((factorization.left, b_left), (factorization.right, b_right)))
     return o_left, o_right
 
 

@@ -86,15 +86,10 @@ def noise_log_alphas(params: ShuffledFactorization, *, epsilon: float) -> tuple[
     return -0.5 * epsilon / params.sensitivity_left, -0.5 * epsilon / params.sensitivity_right
 
 
-def _dlap_variance(log_alpha: float) -> float:
-    alpha = math.exp(log_alpha)
-    return 2.0 * alpha / math.expm1(log_alpha) ** 2
-
-
 def noise_variances(params: ShuffledFactorization, *, epsilon: float) -> tuple[float, float]:
     """Per-coordinate variances ``(s_L^2, s_R^2)`` of the total noise ``DLap(alpha)`` (integer units)."""
-    left, right = noise_log_alphas(params, epsilon=epsilon)
-    return _dlap_variance(left), _dlap_variance(right)
+    left, right = (2.0 * math.exp(log) / math.expm1(log) ** 2 for log in noise_log_alphas(params, epsilon=epsilon))
+    return left, right
 
 
 def _check_bins(bins: npt.ArrayLike, t: int) -> np.ndarray:
@@ -159,8 +154,7 @@ def variance(bins: npt.ArrayLike, params: ShuffledFactorization, *, epsilon: flo
     u, v = party_vectors(bins, params)
     n = u.shape[0]
     s_left, s_right = noise_variances(params, epsilon=epsilon)
-    total_u = u.sum(axis=0).astype(np.float64)
-    total_v = v.sum(axis=0).astype(np.float64)
+    total_u, total_v = u.sum(axis=0).astype(np.float64), v.sum(axis=0).astype(np.float64)
     var_t = s_left * float(total_v @ total_v) + s_right * float(total_u @ total_u) + params.d * s_left * s_right
     return var_t / (n * (n - 1.0) * params.scale ** 2) ** 2
 
@@ -172,13 +166,10 @@ def run_protocol(bins: npt.ArrayLike, params: ShuffledFactorization, *, epsilon:
     u, v = party_vectors(bins, params)
     n = u.shape[0]
     gen = noise_generator(rng)
-    log_left, log_right = noise_log_alphas(params, epsilon=epsilon)
-    noisy_u = u + np.asarray(polya_difference(1.0 / n, size=u.size, rng=gen, log_alpha=log_left)).reshape(u.shape)
-    noisy_v = v + np.asarray(polya_difference(1.0 / n, size=v.size, rng=gen, log_alpha=log_right)).reshape(v.shape)
-    bound = int(max(np.abs(noisy_u).sum(axis=0).max(), np.abs(noisy_v).sum(axis=0).max()))
-    modulus = 1 << max(8, (4 * bound + 1).bit_length())
-    sum_left = shuffled_sum(noisy_u, shufflers=shufflers, modulus=modulus, rng=gen)
-    sum_right = shuffled_sum(noisy_v, shufflers=shufflers, modulus=modulus, rng=gen)
+    noisy = [x + np.asarray(polya_difference(1.0 / n, size=x.size, rng=gen, log_alpha=log)).reshape(x.shape)
+             for x, log in zip((u, v), noise_log_alphas(params, epsilon=epsilon))]
+    modulus = 1 << max(8, (4 * int(max(np.abs(x).sum(axis=0).max() for x in noisy)) + 1).bit_length())
+    sum_left, sum_right = (shuffled_sum(x, shufflers=shufflers, modulus=modulus, rng=gen) for x in noisy)
     return float(estimate(sum_left, sum_right, n=n, params=params))
 
 
@@ -196,9 +187,7 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
     u, v = party_vectors(quantizer.quantize(values), params)
     n = u.shape[0]
     gen = noise_generator(rng)
-    log_left, log_right = noise_log_alphas(params, epsilon=epsilon)
-    size = runs * params.d
-    z_left = np.asarray(polya_difference(1.0, size=size, rng=gen, log_alpha=log_left)).reshape(runs, params.d)
-    z_right = np.asarray(polya_difference(1.0, size=size, rng=gen, log_alpha=log_right)).reshape(runs, params.d)
+    z_left, z_right = (np.asarray(polya_difference(1.0, size=runs * params.d, rng=gen, log_alpha=log)).reshape(runs, -1)
+                       for log in noise_log_alphas(params, epsilon=epsilon))
     out = estimate(u.sum(axis=0) + z_left, v.sum(axis=0) + z_right, n=n, params=params)
     return np.atleast_1d(np.asarray(out, dtype=np.float64))

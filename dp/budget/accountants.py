@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, cast
 
+from dp.validation import check_choice
+
 __all__ = ["Accountant", "ACCOUNTANTS", "Spend", "Budget", "parse_budget", "check_accountant", "zcdp_to_epsilon",
            "spend_rho", "total_spent", "would_exceed", "would_exceed_totals", "Totals",
            "RELATIVE_TOLERANCE"]
@@ -45,9 +47,7 @@ def _delta(value: object, name: str) -> float:
 def check_accountant(accountant: object) -> Accountant:
     """Return ``accountant`` if it is one of :data:`ACCOUNTANTS`.
     :raise ValueError: ``accountant must be one of basic, zcdp, got 'rdp'``."""
-    if accountant in ACCOUNTANTS:
-        return cast(Accountant, accountant)
-    raise ValueError(f"accountant must be one of {', '.join(ACCOUNTANTS)}, got {accountant!r}")
+    return cast(Accountant, check_choice(cast(str, accountant), ACCOUNTANTS, "accountant"))
 
 
 @dataclass(frozen=True)
