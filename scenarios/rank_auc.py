@@ -24,11 +24,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Sequence, cast
+from typing import Any, Sequence
 
-from dp.noise_defaults import NOISE_CHOICES, default_noise, pure_budget_line, switched_by_pure_budget
-from dp.rank_auc import Query, RankAucRelease, plans_for_rows, release_runs
-from dp.umpc.planner import pure_account_path
+from dp.noise_defaults import NOISE_CHOICES
+from dp.rank_auc import Query, RankAucRelease, account_query, plans_for_rows, release_runs
 from dp.validation import check_epsilon, check_seed
 from scenarios.kit.budget_run import add_budget_arguments, budget_options, pure_budget_of
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario, usage_errors
@@ -38,7 +37,6 @@ from scenarios.kit.outputs import check_output_path
 from scenarios.kit.records import write_record
 from secure.errors import InputError
 from secure.intake import ColumnSpec, apply_missing, read_columns, rows_from_table
-from secure.kernels import get_kernel
 
 __all__ = ["main", "parse_options"]
 
@@ -56,8 +54,8 @@ class Options:
     json: str | None
     query: Query
     budget: Any = None
-    #: a pure budget turned the default in-MPC noise into party shares: ``budget`` or ``account`` (said above the table)
-    noise_switch: Literal["budget", "account"] | None = None
+    #: said above the table: a pure budget turned the default in-MPC noise into party shares
+    note: str | None = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
@@ -69,6 +67,8 @@ class Options:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """Parse and validate the options into a :class:`dp.rank_auc.Query`.  :raise UsageError: one line."""
+    from mpyc.runtime import mpc  # the runtime is up once the options are parsed
+
     parser = ScenarioParser(prog="python -m scenarios.rank_auc", description=__doc__)
     parser.add_argument("--data", metavar="PATH", help="CSV; with '{pid}' one file per party (then no --rows)")
     parser.add_argument("--columns", default="score,TenYearCHD", metavar="SCORE,LABEL", help="the two columns")
@@ -112,26 +112,17 @@ def parse_options(argv: Sequence[str]) -> Options:
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham")
     budget = budget_options(args)
     pure = pure_budget_of(budget, data=args.data, embedded="framingham")
-    path = args.path
-    if pure:  # the sort's comparisons leak up to 2^-40 of delta, which a pure account cannot pay
-        from mpyc.runtime import mpc  # the runtime is up once the options are parsed
-
-        with usage_errors():
-            path = pure_account_path(get_kernel("auc"), specs, parties=len(mpc.parties), choice=args.path)
-    per_sum = args.epsilon / len(rows) / 2
-    noise = args.noise or default_noise("rank_auc", per_sum, pure_budget=pure)
-    switched = args.noise is None and switched_by_pure_budget("rank_auc", per_sum, pure_budget=pure)
-    noise_switch: Literal["budget", "account"] | None = None if not switched else \
-        "budget" if budget.budget is not None else "account"
-    with usage_errors():
+    with usage_errors():  # a pure account: party noise and the histogram path (no comparison leaks delta)
+        query, note = account_query(Query(score=specs[0], label=columns[1], epsilon=args.epsilon / len(rows),
+                                          path=args.path, rtt=args.rtt, missing=missing), noise=args.noise, pure=pure,
+                                    budget_given=budget.budget is not None, parties=len(mpc.parties),
+                                    threshold=int(mpc.threshold))
         check_seed(args.seed, "--seed")
-        query = Query(score=specs[0], label=columns[1], epsilon=args.epsilon / len(rows), noise=cast(Any, noise),
-                      path=path, rtt=args.rtt, missing=missing)
         # the noise of 2U and P at the smallest n (2 rows: the smallest sensitivities), one party: a
         # budget refused here is refused at every n; the exact n is checked again once it is known
         plans_for_rows(query, 2, 1, 0)
     check_output_path(args.json, "--json")
-    return Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json, query, budget, noise_switch)
+    return Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json, query, budget, note)
 
 
 def _reader(options: Options, limit: int | None) -> Callable[[], Any]:
@@ -172,9 +163,7 @@ async def _run(options: Options, job: tuple[str, Sequence[str]]) -> Callable[[],
         replace(options.query, epsilon=options.epsilon), runs, receivers=[0], job=job,
         **options.budget.account(options.data)) if result is not None]
     for result in releases:
-        if options.noise_switch is not None and result.noise_source != "mpc":
-            result.notes = [pure_budget_line(source=options.noise_switch, parties=result.parties,
-                                             threshold=result.threshold)]
+        result.notes = [options.note] if options.note else []
     return (lambda: _deliver(options, releases)) if releases else None
 
 

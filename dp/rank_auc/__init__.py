@@ -10,6 +10,7 @@ from dp.rank_auc.face import release as release
 from dp.rank_auc.face import release_runs as release_runs
 from dp.rank_auc.face import simulate as simulate
 from dp.rank_auc.query import Query as Query
+from dp.rank_auc.query import account_query as account_query
 from dp.rank_auc.query import check_bit_length as check_bit_length
 from dp.rank_auc.query import plans_for_rows as plans_for_rows
 from dp.rank_auc.query import release_guarantee as release_guarantee

@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from dp.comparison_leakage import ComparisonLeak
-from dp.noise_defaults import mpc_guarantee, party_guarantee
+from dp.noise_defaults import (default_noise, mpc_guarantee, party_guarantee, pure_budget_line,
+                               switched_by_pure_budget)
 from dp.noise_plans import NoisePlan, plan_noise, samplers
 from dp.validation import check_choice, check_epsilon
 from secure.intake import ColumnSpec, MissingPolicy, to_fixed_point
 from secure.kernels import KernelOutput
 
-__all__ = ["Query", "PathChoice", "NoiseSource", "plans_for_rows", "sum_ranges", "required_bit_length",
+__all__ = ["Query", "PathChoice", "NoiseSource", "account_query", "plans_for_rows", "sum_ranges", "required_bit_length",
            "check_bit_length", "auc_query", "release_guarantee"]
 
 PathChoice = Literal["auto", "histogram", "sort"]
@@ -64,6 +65,26 @@ class Query:
         """A party's ``(score, label)`` rows as fixed-point integers (scores clipped to the domain)."""
         return to_fixed_point(np.asarray(getattr(rows, "values", rows), dtype=float).reshape(-1, 2),
                               self.specs).integers
+
+
+def account_query(query: Query, *, noise: NoiseSource | None, pure: bool, budget_given: bool, parties: int,
+                  threshold: int) -> tuple[Query, str | None]:
+    """``(query, note)``: ``query`` with ``noise`` or the default noise at epsilon/2 per sum
+    (:func:`dp.noise_defaults.default_noise`), as its account can pay it.  A pure-DP account (``pure``: delta 0) gets
+    party noise and the histogram path (the sort's comparisons leak up to 2^-40 of delta,
+    :func:`dp.umpc.planner.pure_account_path`), ``note`` saying when it turned the default in-MPC noise into party
+    shares (:func:`dp.noise_defaults.pure_budget_line`; ``budget_given``: a budget given, not the dataset's account).
+    :raise ValueError: no path a pure account can pay."""
+    from dp.umpc.planner import pure_account_path
+    from secure.kernels import get_kernel
+
+    per_sum, note = query.epsilon / 2, None
+    if pure:
+        query = replace(query, path=pure_account_path(get_kernel("auc"), query.specs, parties=parties,
+                                                      choice=query.path))
+    if noise is None and switched_by_pure_budget("rank_auc", per_sum, pure_budget=pure):
+        note = pure_budget_line(source="budget" if budget_given else "account", parties=parties, threshold=threshold)
+    return replace(query, noise=cast(NoiseSource, noise or default_noise("rank_auc", per_sum, pure_budget=pure))), note
 
 
 def plans_for_rows(query: Query, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
