@@ -69,22 +69,18 @@ class Query:
 
 def account_query(query: Query, *, noise: NoiseSource | None, pure: bool, budget_given: bool, parties: int,
                   threshold: int) -> tuple[Query, str | None]:
-    """``(query, note)``: ``query`` with ``noise`` or the default noise at epsilon/2 per sum
-    (:func:`dp.noise_defaults.default_noise`), as its account can pay it.  A pure-DP account (``pure``: delta 0) gets
-    party noise and the histogram path (the sort's comparisons leak up to 2^-40 of delta,
-    :func:`dp.umpc.planner.pure_account_path`), ``note`` saying when it turned the default in-MPC noise into party
-    shares (:func:`dp.noise_defaults.pure_budget_line`; ``budget_given``: a budget given, not the dataset's account).
-    :raise ValueError: no path a pure account can pay."""
+    """``(query, note)``: ``query`` with ``noise``, or the default at epsilon/2 per sum, that its account can pay: a
+    pure one (``pure``, delta 0) takes party noise and the histogram path, ``note`` saying so (docs/rank_auc.md).
+    :raise ValueError: no path a pure account can pay (:func:`dp.umpc.planner.pure_account_path`)."""
     from dp.umpc.planner import pure_account_path
     from secure.kernels import get_kernel
 
-    per_sum, note = query.epsilon / 2, None
-    if pure:
-        query = replace(query, path=pure_account_path(get_kernel("auc"), query.specs, parties=parties,
-                                                      choice=query.path))
-    if noise is None and switched_by_pure_budget("rank_auc", per_sum, pure_budget=pure):
-        note = pure_budget_line(source="budget" if budget_given else "account", parties=parties, threshold=threshold)
-    return replace(query, noise=cast(NoiseSource, noise or default_noise("rank_auc", per_sum, pure_budget=pure))), note
+    per_sum = query.epsilon / 2
+    path = pure_account_path(get_kernel("auc"), query.specs, parties=parties, choice=query.path) if pure else query.path
+    switched = noise is None and switched_by_pure_budget("rank_auc", per_sum, pure_budget=pure)
+    chosen = cast(NoiseSource, noise or default_noise("rank_auc", per_sum, pure_budget=pure))
+    note = pure_budget_line(source="budget" if budget_given else "account", parties=parties, threshold=threshold)
+    return replace(query, noise=chosen, path=path), note if switched else None
 
 
 def plans_for_rows(query: Query, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
