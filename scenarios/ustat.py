@@ -36,6 +36,7 @@ from scenarios.kit.budget_run import add_budget_arguments
 from scenarios.kit.categories import add_category_arguments
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario, usage_errors
 from scenarios.kit.missing_values import add_missing_arguments, missing_policy
+from scenarios.kit.owner_options import add_owner_arguments, owner_intake
 from scenarios.kit.options import parse_domains, parse_steps
 from scenarios.kit.records import write_record
 
@@ -85,6 +86,7 @@ def build_parser() -> ScenarioParser:
     add_missing_arguments(parser)
     add_category_arguments(parser)
     add_budget_arguments(parser)
+    add_owner_arguments(parser)
     parser.add_argument("--seed", type=int, help="public seed for the tuples "
                         "(default: a joint seed every party contributes to)")
     parser.add_argument("--delegate-noise", metavar="F:H",
@@ -114,6 +116,7 @@ class Options:
     budget: Any = None
     #: the line saying that a pure budget turned the default in-MPC noise into party shares (above the table)
     noise_switch: str | None = None
+    owners: Any = None
 
     @property
     def query(self) -> Any:
@@ -154,7 +157,8 @@ def parse_options(argv: Sequence[str]) -> Options:
     dataset: str | None
     dataset, default_columns = STAT_DEFAULTS[args.stat]
     columns = tuple(c.strip() for c in args.columns.split(",")) if args.columns else default_columns
-    if args.data is not None:
+    owners, specs = owner_intake(args, columns)  # the campaign's servers: its declarations, no --domain
+    if args.data is not None or owners is not None:
         dataset = None
     kernel = get_kernel(args.stat, precision=0)  # its columns and labels (the query's kernel takes the columns' bits)
     if len(columns) != len(kernel.columns):
@@ -165,8 +169,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     declared = declared_specs(dataset, columns) if dataset else {}
     categorical = category_specs(kernel, columns, categories=args.categories, other=args.other, domains=domains,
                                  dataset=dataset)
-    specs = []
-    for position, name in enumerate(columns):
+    for position, name in enumerate(columns if owners is None else ()):
         if position in categorical:  # labels, classes, and the columns duplicate/rand compare for equality
             specs.append(categorical[position])
             continue
@@ -225,7 +228,7 @@ def parse_options(argv: Sequence[str]) -> Options:
            "epsilon": args.epsilon, "delta": args.delta, "pairs": args.pairs, "path": face.path, "sampling": args.sampling,
            "clip": args.clip, "seed": args.seed, "embedded": dataset, "categories": public_categories(specs),
            "missing": missing.mode, "fill": [list(item) for item in missing.fills], "rtt": args.rtt}
-    return Options(args.data, columns, dataset, face, args.seed, args.json, raw, missing, budget, switch)
+    return Options(args.data, columns, dataset, face, args.seed, args.json, raw, missing, budget, switch, owners)
 
 
 def _parse_delegation(text: str | None, *, parties: int | None = None) -> tuple[float, float] | None:
@@ -276,7 +279,7 @@ async def _release(options: Options, command: Sequence[str]) -> Any:
 
     from dp.umpc.scripting import release
 
-    rows = options.data or (lambda seed: load_rows(options, seed, mpc.pid, len(mpc.parties)))  # a file: read by release
+    rows = options.owners or options.data or (lambda seed: load_rows(options, seed, mpc.pid, len(mpc.parties)))
     result = await release(options.face, rows, seed=options.seed, missing=options.missing,
                            job=("scenarios.ustat", command),
                            **options.budget.account(options.data or None, embedded=str(options.dataset)))

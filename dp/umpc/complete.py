@@ -16,6 +16,7 @@ import numpy as np
 
 from dp.comparison_leakage import sort_leak_plan
 from dp.noise_plans import NoisePlan, plan_noise
+from dp.umpc.owners import Owners
 from dp.umpc.planner import PathPlan, SampledAccuracy, histogram_grid, plan_path, sort_bits
 from dp.umpc.protocol import (NoiseSource, Simulation, UStatQuery, UStatRelease, _split_budget, add_noise,
                               estimate_noise_std, kernel_specs, prepare_rows, release_guarantee, sampler_summary,
@@ -32,7 +33,7 @@ __all__ = ["plan_for", "histogram_possible", "complete_max_degree", "complete_pl
 
 
 def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegated: bool = False,
-             rtt: float = 0.0) -> PathPlan:
+             rtt: float = 0.0, owners: Owners | None = None) -> PathPlan:
     """The path of ``query`` for ``rows`` rows (:func:`dp.umpc.planner.plan_path`), from public parameters.
 
     :param pairs: how the tuples were asked for: ``auto`` (a complete path when it is modelled no slower
@@ -40,6 +41,8 @@ def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegate
         ``count`` or ``per-row`` (sampled tuples, unless a complete path is forced -- refused).
     :param delegated: noise drawn by delegates (Sinh & Ramon's M_HF), which only the tuples path has.
     :param rtt: the declared round-trip time in seconds (``--rtt``): each path's rounds wait ``rtt / 2``.
+    :param owners: the servers' intake of owners' uploads: the histogram path from their DPF keys (costed at
+        ``N G`` leaves), the others from their shares.
     :raise ValueError: a forced path that cannot run here, or that contradicts ``pairs``.
     """
     degree = query.kernel.degree
@@ -54,15 +57,16 @@ def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegate
         choice, chosen_by = "tuples", "--delegate-noise runs on sampled tuples only"
     elif choice == "auto" and pairs in ("count", "per-row"):
         choice, chosen_by = "tuples", f"--pairs asks for {query.tuples} sampled tuples"
-    unavailable = {}
-    if query.clipping == "secure":
+    unavailable = {} if owners is None else owners.unavailable([spec.name for spec in query.specs], query.kernel.name)
+    if query.clipping == "secure" and owners is None:
         unavailable["histogram"] = ("--clip secure clips inside MPC, but the histogram path counts each party's rows "
                                     "at the party, so its clipping is local; use --path sort or tuples")
     accuracy = sampled_accuracy(query, rows, parties) if pairs == "auto" and choice == "auto" else None
     return plan_path(query.kernel, query.specs, rows=rows, parties=parties, choice=choice,  # type: ignore[arg-type]
                      tuples=query.tuples, sample_if_cheaper=pairs == "auto", unavailable=unavailable, why=chosen_by,
                      accuracy=accuracy, epsilon=query.epsilon, rtt=rtt,
-                     noise="mpc" if query.noise == "mpc" else "parties")
+                     noise="mpc" if query.noise == "mpc" else "parties",
+                     histogram_seconds=0.0 if owners is None else owners.dpf_seconds())
 
 
 def histogram_possible(query: UStatQuery, *, parties: int, pairs: str, delegated: bool = False) -> bool:
@@ -122,7 +126,7 @@ def complete_max_degree(rows: int, degree: int, kernel: Kernel | None = None) ->
 def complete_plans(query: UStatQuery, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
     """Noise plans of the released sums of the complete statistic (sensitivity ``C(n-1, k-1) Delta_f``)."""
     epsilon, delta = _split_budget(query)
-    degree = complete_max_degree(rows, query.kernel.degree, query.kernel)
+    degree = query.unit_rows * complete_max_degree(rows, query.kernel.degree, query.kernel)
     return [plan_noise(output, max_degree=degree, epsilon=epsilon, delta=delta, parties=parties,
                        threshold=threshold, source=query.noise) for output in query.outputs]
 
@@ -235,7 +239,7 @@ class SecureTotals:
     positives: Any = None
 
 
-async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: str, sectype: Any,
+async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows | Owners, path: str, sectype: Any,
                                counts: Sequence[int], meter: Any) -> SecureTotals:
     """The complete sums on shares, on ``path`` (the one implementation of the histogram and sort paths; phases
     and clipping: docs/umpc_analysis.md).
@@ -248,9 +252,13 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: s
         from secure.histograms import checked_secure_histogram, histogram_sums, local_histogram
 
         with meter.phase("histogram"):
-            local = fixed.histogram if isinstance(fixed, CountedRows) else \
-                local_histogram(local_cells(query, fixed), histogram_grid(kernel, query.specs))
-            joint = await checked_secure_histogram(sectype, local, counts)  # each party's counts sum to its rows
+            shape = histogram_grid(kernel, query.specs)
+            if isinstance(fixed, Owners):  # from the owners' DPF keys, one-hot checked
+                joint = await fixed.histogram(sectype, shape)
+            else:  # each party's counts sum to its rows
+                local = fixed.histogram if isinstance(fixed, CountedRows) else \
+                    local_histogram(local_cells(query, fixed), shape)
+                joint = await checked_secure_histogram(sectype, local, counts)
             await meter.settle(joint)
         with meter.phase("sums"):
             totals = list(histogram_sums(kernel, joint, grid_values(query), secure=True))
@@ -266,15 +274,15 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: s
     if isinstance(fixed, CountedRows):
         raise ValueError("the sort path shares the rows, which were counted while read, not kept")
     with meter.phase("intake"):
-        columns = fixed.columns if fixed.columns is not None else fixed.integers
-        specs = kernel_specs(query)
-        if query.clipping == "secure":  # shared as they are, clipped inside MPC
-            from secure.clipping import clip_secure_in_steps
-
-            shared = await clip_secure_in_steps(share_rows(sectype, columns, counts),
-                                                [None if spec.is_categorical else spec.width for spec in specs])
+        if isinstance(fixed, Owners):  # the owners' shares, degree- and grid-checked
+            shared, rows = await fixed.columns(sectype, [spec.name for spec in query.specs]), fixed.rows
         else:  # --clip local: clipped and counted once, by the party's intake (secure.intake.to_fixed_point)
-            shared = share_rows(sectype, columns, counts)
+            shared = share_rows(sectype, fixed.columns if fixed.columns is not None else fixed.integers, counts)
+            if query.clipping == "secure":  # shared as they are, clipped inside MPC
+                from secure.clipping import clip_secure_in_steps
+
+                shared = await clip_secure_in_steps(shared, [None if spec.is_categorical else spec.width
+                                                             for spec in kernel_specs(query)])
         await meter.settle(shared)
     with meter.phase("sort"):
         bits = sort_bits(kernel, query.specs)
@@ -288,7 +296,7 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows, path: s
 
 
 @restores_security_parameter
-async def run_complete(query: UStatQuery, fixed: FixedPointRows, plan: PathPlan, *, missing: str = "refuse",
+async def run_complete(query: UStatQuery, fixed: FixedPointRows | Owners, plan: PathPlan, *, missing: str = "refuse",
                        noise_source: NoiseSource | None = None,
                        receivers: Sequence[int] | None = None) -> UStatRelease | None:
     """Every party: the complete statistic on ``plan.path`` (``histogram`` or ``sort``), noise, reveal; the release
@@ -312,7 +320,7 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows, plan: PathPlan,
     kernel = query.kernel
     meter = CostMeter()
     with meter.phase("intake"):
-        counts = await exchange_counts(fixed.integers.shape[0])
+        counts = [fixed.rows] if isinstance(fixed, Owners) else await exchange_counts(fixed.integers.shape[0])
         rows = sum(counts)
         try:
             if rows < kernel.degree:
@@ -325,8 +333,15 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows, plan: PathPlan,
 
         type_bits = run_settings().bit_length or complete_bit_length(query, rows, plan.path, plans)
         leak = sort_leak_plan(query, rows, plan.path, bits=sort_bits(kernel, query.specs), type_bits=type_bits)
-        sectype = complete_secure_type(query, rows, plan.path, plans)  # made after -K is raised: its field fits
+        # made after -K is raised: its field fits; owners' shares: the campaign's field
+        sectype = fixed.secure_type(type_bits, f"the {kernel.name} of n = {rows} rows on the sort path") \
+            if isinstance(fixed, Owners) and plan.path == "sort" else \
+            complete_secure_type(query, rows, plan.path, plans)
     totals = (await secure_complete_sums(query, fixed, plan.path, sectype, counts, meter)).sums
+    if isinstance(fixed, Owners) and fixed.rows != rows:  # owners rejected by the checks: fewer rows, public
+        if fixed.rows < kernel.degree:
+            raise InputError(f"all servers: {fixed.rows} rows accepted, a degree-{kernel.degree} kernel needs more")
+        rows, plans = fixed.rows, complete_plans(query, fixed.rows, parties, threshold)
     with meter.phase("noise"):
         noisy = add_noise(totals, plans, noise_source)
         await meter.settle(*noisy)

@@ -184,7 +184,7 @@ def path_rounds(path: Path, kernel: Kernel, *, rows: int, bits: int, tuples: int
 
 
 def _histogram_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int, rtt: float = 0.0,
-                    noise: str = "mpc") -> PathCost:
+                    noise: str = "mpc", extra: float = 0.0) -> PathCost:
     from secure.histograms import GENERIC_MAX_CELLS, special_form
 
     sizes = histogram_grid(kernel, specs)
@@ -198,7 +198,7 @@ def _histogram_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, r
         return PathCost("histogram", math.inf, math.inf, math.inf, total, False,
                         f"the generic form needs a {cells} x {cells} table; at most {GENERIC_MAX_CELLS} cells")
     rounds = path_rounds("histogram", kernel, rows=rows, bits=0, noise=noise)
-    seconds = SECONDS_FIXED + SECONDS_PER_CELL * cells * max(1, parties) / 3 + rounds * rtt / 2
+    seconds = SECONDS_FIXED + SECONDS_PER_CELL * cells * max(1, parties) / 3 + rounds * rtt / 2 + extra
     wire = WIRE_BYTES * cells * parties * max(parties - 1, 1) + _noise_bytes(kernel, specs)
     memory = BASE_MEMORY + BYTES_PER_ELEMENT * cells * (parties + 2)
     return PathCost("histogram", seconds, wire, memory, total, rounds=rounds, noise_rounds=NOISE_ROUNDS.get(
@@ -273,11 +273,12 @@ def _tuples_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows
                     noise_rounds=NOISE_ROUNDS.get(noise, NOISE_ROUNDS["mpc"]), rtt=rtt)
 
 
-def path_costs(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties: int,
-               tuples: int | None, epsilon: float = 1.0, rtt: float = 0.0, noise: str = "mpc") -> dict[str, PathCost]:
-    """The modelled cost of every path; ``tuples``: the sampled ``|E|`` (``None``: all tuples).
-    Details: docs/umpc_analysis.md."""
-    return {"histogram": _histogram_cost(kernel, specs, parties, rows, rtt, noise),
+def path_costs(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties: int, tuples: int | None,
+               epsilon: float = 1.0, rtt: float = 0.0, noise: str = "mpc", histogram_seconds: float = 0.0
+               ) -> dict[str, PathCost]:
+    """The modelled cost of every path; ``tuples``: the sampled ``|E|`` (``None``: all tuples); ``histogram_seconds``
+    added to the histogram path's (owners' DPF evaluation).  Details: docs/umpc_analysis.md."""
+    return {"histogram": _histogram_cost(kernel, specs, parties, rows, rtt, noise, histogram_seconds),
             "sort": _sort_cost(kernel, specs, parties, rows, epsilon, rtt, noise),
             "tuples": _tuples_cost(kernel, specs, parties, rows, tuples, epsilon, rtt, noise)}
 
@@ -286,7 +287,7 @@ def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties
               choice: PathChoice = "auto", tuples: int | None = None, sample_if_cheaper: bool = False,
               unavailable: dict[str, str] | None = None, why: str | None = None,
               accuracy: SampledAccuracy | None = None, epsilon: float = 1.0, rtt: float = 0.0,
-              noise: str = "mpc") -> PathPlan:
+              noise: str = "mpc", histogram_seconds: float = 0.0) -> PathPlan:
     """Choose how to compute the statistic, from public parameters only (every parameter and the ``auto`` rule:
     docs/umpc_analysis.md).
     :raise ValueError: a forced path that cannot run (no form for this kernel, or a histogram grid too
@@ -296,7 +297,7 @@ def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties
     if not (math.isfinite(rtt) and rtt >= 0):
         raise ValueError(f"rtt must be a non-negative number of seconds, got {rtt}")
     costs = path_costs(kernel, specs, rows=rows, parties=parties, tuples=tuples, epsilon=epsilon, rtt=rtt,
-                       noise=noise)
+                       noise=noise, histogram_seconds=histogram_seconds)
     for name, reason in (unavailable or {}).items():
         costs[name] = PathCost(costs[name].path, math.inf, math.inf, math.inf, costs[name].tuples, False, reason)
     if choice != "auto":

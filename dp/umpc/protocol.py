@@ -20,6 +20,7 @@ from dp.noise_plans import MPC_LAPLACE, NOISE_SOURCES, NoisePlan, plan_noise, po
 from dp.sampling import SAMPLING_METHODS, max_degree, sample_tuples, tuple_count
 from dp.comparison_leakage import leak_of_run, tuples_leak_plan, tuples_path_openings
 from dp.report_text import run_costs
+from dp.umpc.owners import Owners
 from dp.umpc.report import UStatRelease
 from dp.umpc.sampler_variance import incompleteness_variance_bound
 from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace
@@ -69,7 +70,8 @@ class UStatQuery(KernelColumns):
     """What the parties agree to compute and release (parameters in full: docs/umpc_analysis.md).
 
     ``tuples=None`` means all ``C(n, k)`` tuples; ``noise`` is ``parties`` or ``mpc`` (:mod:`dp.secret_noise`);
-    ``path`` is ``auto``, ``histogram``, ``sort`` or ``tuples`` (:mod:`dp.umpc.planner`).
+    ``path`` is ``auto``, ``histogram``, ``sort`` or ``tuples`` (:mod:`dp.umpc.planner`); ``unit_rows``: the rows of
+    one unit of privacy (an owner's ``rows_per_owner``), a factor of every sensitivity (replace-one-unit).
     :raise ValueError: on any invalid parameter, with a plain message."""
 
     kernel: Kernel
@@ -81,6 +83,7 @@ class UStatQuery(KernelColumns):
     clipping: str = "local"
     noise: str = "parties"
     path: str = "auto"
+    unit_rows: int = 1
 
     def __post_init__(self) -> None:
         from dp.umpc.planner import PATH_CHOICES
@@ -179,7 +182,7 @@ def _split_budget(query: UStatQuery) -> tuple[float, float]:
 def plans_for(query: UStatQuery, tuples: np.ndarray, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
     """Noise plans of every released sum for the sampled ``tuples``."""
     epsilon, delta = _split_budget(query)
-    degree_max = max_degree(tuples, rows)
+    degree_max = query.unit_rows * max_degree(tuples, rows)
     return [plan_noise(output, max_degree=degree_max, epsilon=epsilon, delta=delta, parties=parties,
                        threshold=threshold, source=query.noise) for output in query.outputs]
 
@@ -360,9 +363,9 @@ def sampled_bit_length(query: UStatQuery, rows: int, parties: int, threshold: in
     most = complete if query.tuples is None or query.sampling == "bernoulli" else min(query.tuples, complete)
     try:
         epsilon, delta = _split_budget(query)
-        plans = [plan_noise(output, max_degree=max(1, min(most, tuple_count(rows - 1, query.kernel.degree - 1))),
-                            epsilon=epsilon, delta=delta, parties=parties, threshold=threshold, source=query.noise)
-                 for output in query.outputs]
+        most_degree = query.unit_rows * max(1, min(most, tuple_count(rows - 1, query.kernel.degree - 1)))
+        plans = [plan_noise(output, max_degree=most_degree, epsilon=epsilon, delta=delta, parties=parties,
+                            threshold=threshold, source=query.noise) for output in query.outputs]
     except ValueError:  # refused later with its own line, once the tuples are known
         plans = []
     slack = max((int(plan.slack) for plan in plans), default=0)
@@ -425,12 +428,13 @@ def add_noise(totals: Sequence[Any], plans: Sequence[NoisePlan], noise_source: N
 
 
 @restores_security_parameter
-async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | None = None,
+async def run_secure(query: UStatQuery, fixed: FixedPointRows | Owners, *, seed: int | None = None,
                      missing: str = "refuse", noise_source: NoiseSource | None = None,
                      receivers: Sequence[int] | None = None, noise_delegates: int | None = None,
                      corrupt_delegates: int | None = None, delegation_failure: float = 0.0) -> UStatRelease | None:
     """Run Pi_U-MPC on the started MPyC runtime, every party with its own rows; the release at ``receivers``, ``None``
-    elsewhere (parameters, M_HF delegation and errors: docs/umpc_analysis.md).  Raises InputError (too few rows, too
+    elsewhere (``fixed``: this party's rows, or the servers' :class:`dp.umpc.owners.Owners`; parameters, M_HF delegation
+    and errors: docs/umpc_analysis.md).  Raises InputError (too few rows, too
     many tuples: the same verdict everywhere), ProtocolFailure (overflow at the guarded reveal), ValueError (party
     draws or delegates with noise sampled in MPC), TypeError (``noise_delegates`` not a count)."""
     from mpyc.runtime import mpc
@@ -458,23 +462,31 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows, *, seed: int | No
     meter = CostMeter()
 
     with meter.phase("intake"):
-        counts = await exchange_counts(fixed.integers.shape[0])
+        counts = [fixed.rows] if isinstance(fixed, Owners) else await exchange_counts(fixed.integers.shape[0])
         rows = sum(counts)
         try:
             check_sizes(query, rows)
             leak_planned = tuples_leak_plan(query, rows)  # MPyC's -K raised before any secure type or comparison
         except ValueError as exc:
             raise InputError(f"all parties: {exc}") from None
-        sectype, bits = secure_integer_type(query, rows)
-        shared = share_rows(sectype, fixed.integers, counts)
-        if query.clipping == "secure":
-            shared = await clip_secure_in_steps(shared, _clip_widths(query, fixed.integers.shape[1]))
+        if isinstance(fixed, Owners):  # the campaign's field; rows rejected by the checks drop out
+            bits = query.kernel.comparison_bits(query.widths)
+            sectype = fixed.secure_type(max(bits, sampled_bit_length(query, rows, parties, threshold)),
+                                        f"the {query.kernel.name} of n = {rows} rows on sampled tuples")
+            shared = await fixed.columns(sectype, [spec.name for spec in query.specs])
+            rows = fixed.rows
+        else:
+            sectype, bits = secure_integer_type(query, rows)
+            shared = share_rows(sectype, fixed.integers, counts)
+            if query.clipping == "secure":  # (owners' values are checked on the grid by the intake)
+                shared = await clip_secure_in_steps(shared, _clip_widths(query, fixed.integers.shape[1]))
         await meter.settle(shared)
 
     with meter.phase("seed"):
         public_seed = seed if seed is not None else await joint_seed()
-        tuples = sample_for(query, rows, public_seed)
         try:  # the sensitivity is delta_max times the output's: the epsilon may be too small only now
+            check_sizes(query, rows)  # (owners: after the rejected ones dropped out)
+            tuples = sample_for(query, rows, public_seed)
             plans = plans_for(query, tuples, rows, parties, threshold)
         except ValueError as exc:  # public parameters only: the same verdict at every party, before any reveal
             raise InputError(f"all parties: {exc}") from None

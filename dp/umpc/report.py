@@ -110,6 +110,11 @@ def table(release: UStatRelease) -> str:
         ("|E|", f"{release.pairs} tuples ({release.sampling}, max degree {release.max_degree})"
                 + (f", complete by the {release.path} path" if release.path != "tuples" else "")),
         ("parties", f"{release.parties} (threshold t = {release.threshold})"),
+        *([("owners", f"{release.owners['owners']} owners, {release.owners['rows']} rows, campaign "
+                      f"{release.owners['campaign']}; {release.owners['rejected']} owner(s) rejected (public by "
+                      f"declaration)"),
+           ("privacy unit", f"one owner (up to {release.owners['rows_per_owner']} rows): sensitivity x "
+                            f"{release.owners['rows_per_owner']}")] if release.owners else []),
         *([("noise delegates", f"Z = ({', '.join(str(p) for p in release.delegates)}), drawn from "
                                f"{release.delegates_drawn_from}")] if release.delegates else []),
         (seconds_label(), f"{release.seconds:.2f}"),
@@ -170,6 +175,7 @@ class UStatRelease:
     categories: list[Any] | None = None
     delegation: tuple[float, float] | None = None
     local: str = ""
+    owners: dict[str, Any] | None = None
 
     def table(self) -> str:
         """The text a job prints for this release (:func:`table`)."""
@@ -193,4 +199,5 @@ class UStatRelease:
                 "sampler": self.sampler, "delegation_failure": self.delegation_failure, "guarantee": self.guarantee,
                 "delegates": self.delegates, "delegates_drawn_from": self.delegates_drawn_from,
                 "path": self.path, "plan": self.plan, **self.comparison_leak, **self.budget_record,
-                **({} if self.categories is None else {"fill": self.fill, "categories": self.categories})}
+                **({} if self.categories is None else {"fill": self.fill, "categories": self.categories}),
+                **({} if self.owners is None else {"owners": self.owners})}

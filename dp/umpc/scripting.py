@@ -18,6 +18,7 @@ import numpy as np
 from dp.budget.accountants import Budget, Spend
 from dp.noise_defaults import default_noise, pure_budget_line, switched_by_pure_budget
 from dp.sampling import all_tuples, tuple_count
+from dp.umpc.owners import Owners
 from dp.umpc.planner import PATH_CHOICES, SORT_KERNELS, PathChoice
 from dp.umpc.protocol import Simulation, UStatQuery, UStatRelease, prepare_rows
 from dp.umpc.report import local_note, public_categories
@@ -176,7 +177,7 @@ def _check_roles(statistic: str, labels: dict[int, tuple[int, ...]], columns: Se
                              f"declare it with numeric(name, lower=..., upper=..., bits=...)")
 
 
-def _values(query: Query, rows: PartyRows | np.ndarray) -> np.ndarray:
+def _values(query: Query, rows: Any) -> np.ndarray:
     """This party's rows as a ``(rows, columns)`` float array, checked, never reshaped (a 1-D array is one column
     only for a one-column query); InputError on a wrong shape or a missing (NaN, infinite) value, naming the column
     only, never a count, a position or a value (it may be shared as the party's verdict)."""
@@ -199,7 +200,7 @@ def _values(query: Query, rows: PartyRows | np.ndarray) -> np.ndarray:
     return array
 
 
-async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[int], PartyRows], *,
+async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[int], PartyRows] | Owners, *,
                   seed: int | None = None, ledger: str | os.PathLike[str] | None = None,
                   budget: Budget | str | None = None, dataset_name: str | None = None,
                   accountant: AccountantName = "basic",
@@ -207,7 +208,9 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
                   job: tuple[str, Sequence[str]] | None = None) -> UStatRelease:
     """Release the query's private U-statistic across parties, every party with its own rows: the spend reserved in
     each party's ledger before any data is shared, settled after the reveal; nothing printed (``table()``,
-    ``record()``).  Steps, parameters and errors: docs/umpc_analysis.md.  Raises InputError at every party alike
+    ``record()``).  ``rows`` an :class:`~dp.umpc.owners.Owners`: the parties are a campaign's servers computing from
+    the owners' uploads, one owner the unit of privacy, the campaign id the account (docs/owners.md).
+    Steps, parameters and errors: docs/umpc_analysis.md.  Raises InputError at every party alike
     (parameters that differ, a ledger refusing, a bad value, too many tuples for n), ProtocolFailure (a lost party,
     an overflow)."""
     from mpyc.runtime import mpc
@@ -225,6 +228,11 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
         raise ValueError(f"dataset and dataset_name name the same thing: give one, got {dataset!r} and {dataset_name!r}")
     dataset_name = dataset if dataset is not None else dataset_name
     data_file = getattr(rows, "source", rows if isinstance(rows, str) else None) if data_file is None else data_file
+    owners = rows if isinstance(rows, Owners) else None
+    if owners is not None and dataset_name not in (None, owners.plan.id):
+        raise InputError(f"all servers: owners' releases spend from the campaign's account {owners.plan.id}, "
+                         f"not {dataset_name!r}")
+    dataset_name, data_file = (owners.plan.id, None) if owners is not None else (dataset_name, data_file)
 
     def account(query: Query) -> SpendRequest:
         return spend_request(_spend(query), release="dp.umpc.release", ledger=ledger, budget=budget,
@@ -242,7 +250,7 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
         query, note, pure_problem = pure_account_query(query, parties=len(mpc.parties), threshold=int(mpc.threshold),
                                                        budget_given=asked.budget is not None, to_options=bool(job))
         notes += [note] if note else []
-    await agree_parameters(query.public())
+    await agree_parameters({**query.public(), **(owners.public() if owners is not None else {})})
     # a bad budget= or accountant=, or a pure account's comparisons, at one party: every party stops
     reservation = await reserve(lambda: account(query), job=job, problem=pure_problem)
     async def own_rows(count: bool) -> Any:
@@ -268,11 +276,14 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
     mode = parse_tuples(query.tuples)[0]
     counted = isinstance(rows, str) and histogram_possible(query.base, parties=len(mpc.parties), pairs=mode,
                                                            delegated=query.delegation is not None)
-    fixed = await own_rows(counted)
-    total = sum(await exchange_counts(int(fixed.integers.shape[0])))  # no row at any party: one line naming them
+    if owners is not None:  # the servers: the uploads opened and closed; one owner's rows are the unit of privacy
+        fixed, total = owners, await owners.open(query.columns)
+    else:
+        fixed = await own_rows(counted)
+        total = sum(await exchange_counts(int(fixed.integers.shape[0])))  # no row at any party: one line naming them
     try:
-        resolved = query.at(total)
-        plan = plan_for(resolved, rows=total, parties=len(mpc.parties), pairs=mode,
+        resolved = replace(query.at(total), unit_rows=owners.plan.rows_per_owner if owners is not None else 1)
+        plan = plan_for(resolved, rows=total, parties=len(mpc.parties), pairs=mode, owners=owners,
                         delegated=query.delegation is not None, rtt=float(query.rtt) / 1000)
     except ValueError as exc:
         raise InputError(f"all parties: {option_words(str(exc), query.tuples, to_options=job is not None)}") from None
@@ -294,8 +305,9 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
     assert result is not None  # every party receives the release
     result.notes, result.columns, result.delegation = notes, [spec.name for spec in query.columns], query.delegation
     result.fill, result.categories = dict(policy.fills), public_categories(query.columns)
-    result.local = local_note(filled=getattr(fixed, "filled", getattr(rows, "filled", 0)),  # counted: its own
-                              clipped=sum(fixed.clipped.values()))
+    result.owners = owners.record() if owners is not None else None
+    result.local = "" if isinstance(fixed, Owners) else local_note(  # counted: its own
+        filled=getattr(fixed, "filled", getattr(rows, "filled", 0)), clipped=sum(fixed.clipped.values()))
     if reservation is not None:  # revealed: the entry settled from the reserved bound to the release's delta
         result.budget_record = reservation.settle(result.delta).record()
         result.budget = reservation.describe()

@@ -1,0 +1,130 @@
+"""Owners' uploads as the intake of :func:`dp.umpc.release`: the MPyC parties are a campaign's servers, and the
+rows come from owners who uploaded once (:mod:`secure.owners`) instead of from each party's own file.
+
+Threat model: at most ``t`` servers semi-honest, any number of malicious owners, servers 0 and 1 not colluding on
+the DPF (histogram) path; an upload is rejected unless an honest owner could have sent it, so one owner moves the
+statistic by at most its ``rows_per_owner`` rows, the unit of privacy (sensitivity times ``rows_per_owner``).
+Public by declaration: the owner tokens, the number of rows and of rejected owners.  Details: docs/owners.md."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from secure.columns import ColumnSpec
+from secure.errors import InputError
+from secure.owners import Campaign, Intake, close, load_private_key, open_inbox
+from secure.owners.intake import owner_columns, owner_histogram
+
+__all__ = ["Owners", "DPF_LEAVES_PER_SECOND"]
+
+#: full-domain DPF evaluation with the one-hot sketch, leaves per second per DPF server (docs/fss.md, measured
+#: 68 M/s on one core; 2.4 s for 10^4 keys at G = 2^14), the planner's cost of the histogram path from DPF keys
+DPF_LEAVES_PER_SECOND = 68e6
+
+
+@dataclass(kw_only=True)
+class Owners:
+    """The uploads of ``campaign`` (a :class:`~secure.owners.Campaign` or its file) in this server's ``inbox``
+    (``{pid}`` in the folder and ``key`` paths: this server's), opened with its private ``key``; hand it to ``release`` in place
+    of the party's rows.  After the release, ``owners`` (closed), ``rows`` (accepted) and ``rejected`` (owners) are
+    public by declaration."""
+
+    campaign: Campaign | str | Path
+    inbox: str | Path
+    key: str | Path
+    intake: Intake | None = field(default=None, init=False, repr=False)
+    owners: int = field(default=0, init=False)
+    rows: int = field(default=0, init=False)
+    rejected: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.campaign, Campaign):
+            self.campaign = Campaign.load(self.campaign)
+
+    @property
+    def plan(self) -> Campaign:
+        """The campaign (loaded)."""
+        assert isinstance(self.campaign, Campaign)
+        return self.campaign
+
+    async def open(self, specs: Sequence[ColumnSpec]) -> int:
+        """Every server: open its inbox and agree on the owners present at all (:func:`secure.owners.close`); the
+        public row count.  :raise InputError: at every server alike, naming the server (a column not declared so in the
+        campaign, an unreadable key or inbox, another number of servers than the campaign's)."""
+        from mpyc.runtime import mpc
+
+        from secure.session import agree_verdict
+
+        server, problem = int(mpc.pid), None
+        declared = {spec.name: spec for spec in self.plan.columns}
+        try:
+            if len(mpc.parties) != self.plan.servers:
+                raise ValueError(f"the campaign names {self.plan.servers} servers, the run has {len(mpc.parties)}")
+            if wrong := [spec.name for spec in specs if declared.get(spec.name) != spec]:
+                raise ValueError(f"column(s) {', '.join(wrong)} not declared so in the campaign (it declares "
+                                 f"{', '.join(map(str, declared.values()))})")
+            key = load_private_key(str(self.key).replace("{pid}", str(server)))
+            self.intake = open_inbox(self.plan, server, key, self.inbox)
+        except (ValueError, OSError) as exc:
+            problem = f"server {server}: {exc}"
+        await agree_verdict(problem)
+        assert self.intake is not None
+        self.intake = await close(self.intake)
+        self.owners, self.rows = len(self.intake.tokens), int(self.intake.rows.sum())
+        return self.rows
+
+    def unavailable(self, names: list[str], statistic: str) -> dict[str, str]:
+        """The paths the uploads cannot feed, and why (the planner's reasons): the histogram path unless the
+        campaign's DPF keys count the query's grid (all its columns, in order); VUS encodes its classes locally."""
+        declared = [spec.name for spec in self.plan.columns]
+        paths = {} if statistic != "vus" else {path: "VUS from owners' shares: its class encoding is local to a "
+                                                      "party; use a campaign with --dpf" for path in ("sort", "tuples")}
+        if self.plan.dpf_bits is None or names != declared:
+            paths["histogram"] = ("the campaign has no DPF keys (campaign --dpf)" if self.plan.dpf_bits is None else
+                                  f"the campaign's DPF grid is {','.join(declared)}, not {','.join(names)}")
+        return paths
+
+    def dpf_seconds(self) -> float:
+        """Modelled seconds of the DPF evaluation with its sketch: ``N G`` leaves at :data:`DPF_LEAVES_PER_SECOND`."""
+        return self.rows * 2.0 ** (self.plan.dpf_bits or 0) / DPF_LEAVES_PER_SECOND
+
+    async def histogram(self, sectype: Any, shape: Any) -> Any:
+        """The accepted owners' joint counts (:func:`secure.owners.intake.owner_histogram`, one-hot checked)."""
+        assert self.intake is not None
+        counts, self.rejected, kept = await owner_histogram(self.intake, self.plan, sectype, shape)
+        self.rows = int(kept.rows.sum())
+        return counts
+
+    def secure_type(self, needed: int, what: str) -> Any:
+        """MPyC's secure integers in the campaign's field, the most bits it holds at the current ``-K``.
+        :raise InputError: ``what`` needs more than ``needed`` bits the campaign declared (same at every server)."""
+        from mpyc.runtime import mpc
+
+        security = int(mpc.options.sec_param)  # raised for the path's comparisons (dp.comparison_leakage)
+        holds = self.plan.prime.bit_length() - security - 2
+        if needed > holds:
+            raise InputError(f"all servers: {what} needs {needed}-bit secure integers at -K {security}, but the "
+                             f"campaign's field (-L {self.plan.bits} -K {self.plan.security}) holds {holds}: the "
+                             f"owners must upload to a campaign with -L {needed} -K {security}, or use another path")
+        return mpc.SecInt(holds, p=self.plan.prime)
+
+    async def columns(self, sectype: Any, names: list[str]) -> Any:
+        """The accepted owners' rows of columns ``names``, a secure ``(rows, columns)`` array in the campaign's
+        field (:func:`secure.owners.intake.owner_columns`, degree- and grid-checked)."""
+        from mpyc.runtime import mpc
+
+        assert self.intake is not None
+        columns, self.rejected = await owner_columns(self.intake, self.plan, sectype)
+        self.rows = len(columns[names[0]])
+        return mpc.np_stack([columns[name] for name in names], axis=1)
+
+    def public(self) -> dict[str, Any]:
+        """What the servers agree on besides the query: the campaign."""
+        return {"campaign": self.plan.id, "rows_per_owner": self.plan.rows_per_owner}
+
+    def record(self) -> dict[str, Any]:
+        """The release's public owners entry (every number public by declaration)."""
+        return {"campaign": self.plan.id, "owners": self.owners - self.rejected, "rows": self.rows,
+                "rows_per_owner": self.plan.rows_per_owner, "rejected": self.rejected}
