@@ -11,7 +11,7 @@ from dp.audit.neighbours import CASE_EPSILON, GAUSSIAN_DELTA, GAUSSIAN_EPSILON, 
 from dp.audit.statistics import laplace_weights, privacy_loss_statistic
 from dp.fedauc.mechanisms import ClientRelease, client_releases, noise_parameter, noisy_client_reports, zcdp_budget
 from dp.fedauc.ranks import average_ranks, local_statistics
-from dp.validation import check_choice, check_delta, check_epsilon, check_positive_int
+from dp.validation import check_choice, check_delta, check_epsilon, check_interval, check_positive_int
 
 __all__ = ["fedauc_release", "fedauc_cases"]
 
@@ -53,8 +53,7 @@ def fedauc_release(scores: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.
     gaussian = method.endswith("_gaussian")
     if gaussian == (dlt == 0.0):
         raise ValueError(f"delta must be in (0, 1) for Gaussian methods and 0 for Laplace ones, got {delta}")
-    if not 0.0 < sum_fraction < 1.0:
-        raise ValueError(f"sum_fraction must lie in (0, 1), got {sum_fraction}")
+    check_interval(sum_fraction, "sum_fraction", low=0.0, high=1.0, closed_low=False)
     r = check_positive_int(runs, "runs")
     values = np.asarray(scores, dtype=np.float64)
     components = _fedauc_components(values, np.asarray(labels, dtype=np.int64), np.asarray(client_of, dtype=np.int64),

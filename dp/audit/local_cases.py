@@ -17,7 +17,7 @@ from dp.bell import hadamard, hierarchical, quantize
 from dp.fedauc import mechanisms as fedauc
 from dp.audit.engine import AuditCase, paired
 from dp.audit.planning import control_samples, mechanism_samples
-from dp.validation import check_epsilon, check_integer, check_positive
+from dp.validation import check_epsilon, check_int_at_least, check_int_range, check_integer, check_positive
 
 __all__ = ["LocalAuditCase", "local_cases", "krr_case", "hadamard_case", "hierarchy_users_case",
            "hierarchy_budget_case", "ghazi_case", "label_rr_case", "control_krr_binary_denominator",
@@ -73,9 +73,7 @@ def krr_case(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
     """Bell et al.'s user side (randomized rounding on ``[0, 1]``, then k-RR on ``k >= 2`` ``bins``) on ``x = 0`` vs
     ``x' = 1``, ``epsilon`` claimed per report.  :raise ValueError: on invalid parameters."""
     eps = check_epsilon(epsilon)
-    k = check_integer(bins, "bins")
-    if k < 2:
-        raise ValueError(f"bins must be at least 2, got {bins}")
+    k = check_int_at_least(bins, "bins", 2)
     quantizer = quantize.Quantizer.interval(lower=0.0, upper=1.0, bins=k, rounding="randomized")
     channel = ldp_generic.rr_channel(bins=k, epsilon=eps)
 
@@ -100,9 +98,7 @@ def hadamard_case(*, bits: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
     ``1 <= bits <= 8`` (at most 512 outputs), ``epsilon`` claimed per report.  :raise ValueError: on invalid
     parameters."""
     eps = check_epsilon(epsilon)
-    width = check_integer(bits, "bits")
-    if not 1 <= width <= 8:
-        raise ValueError(f"bits must lie in [1, 8], got {bits}")
+    width = check_int_range(bits, "bits", low=1, high=8)
     pair = (0, (1 << width) - 1)
     tables = [hadamard.hadamard_output_probabilities(v, bits=width, epsilon=eps).ravel() for v in pair]
 
@@ -237,9 +233,7 @@ def ghazi_case(*, bins: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
     reports; the pair is the bin pair with the largest exact loss (fewest changed coordinates on ties).
     :raise ValueError: on invalid parameters."""
     eps = check_epsilon(epsilon)
-    t = check_integer(bins, "bins")
-    if not 2 <= t <= 16:
-        raise ValueError(f"bins must lie in [2, 16], got {bins}")
+    t = check_int_range(bins, "bins", low=2, high=16)
     quantizer = quantize.Quantizer.interval(lower=0.0, upper=1.0, bins=t)
     factorization = ghazi.factorize(quantize.kernel_matrix(quantize.gini_kernel, quantizer, kind="midpoint"))
     scales = ghazi.laplace_scales(factorization, epsilon=eps)

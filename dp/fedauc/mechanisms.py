@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dp.fedauc.ranks import LocalStatistics, _check_generator
-from dp.validation import check_delta, check_epsilon, check_positive_int
+from dp.validation import check_delta, check_epsilon, check_number, check_positive_int
 from secure.noise.party import discrete_gaussian_variance, polya_difference, sample_discrete_gaussian
 
 __all__ = ["ClientRelease", "client_releases", "noisy_client_reports", "noise_parameter", "flip_probability",
@@ -66,9 +66,7 @@ def randomized_response(labels: npt.ArrayLike, epsilon: float, *,
 
 
 def _check_flip(rho: float, name: str) -> float:
-    if isinstance(rho, bool) or not isinstance(rho, Real):
-        raise TypeError(f"{name} must be a number, got {rho!r}")
-    value = float(rho)
+    value = check_number(rho, name)
     if not (0.0 <= value < 0.5):
         raise ValueError(f"{name} must lie in [0, 1/2), got {rho}")
     return value

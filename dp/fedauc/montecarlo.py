@@ -19,7 +19,7 @@ from dp.fedauc.mechanisms import (_GRID_BITS, ClientRelease, _check_epsilon_or_i
                                   zcdp_budget)
 from dp.fedauc.ranks import (LocalStatistics, _check_assignment, _check_generator, _check_labels, _check_scores,
                              _twice_rank_auc, _twice_ranks, client_layout, local_statistics, server_auc)
-from dp.validation import check_delta, check_interval, check_positive_int
+from dp.validation import check_choice, check_delta, check_interval, check_positive_int
 
 __all__ = ["METHODS", "COUNTS", "FedAucPrediction", "FedAucSimulation", "predict_fedauc", "simulate_fedauc",
            "check_parameters"]
@@ -127,12 +127,10 @@ def check_parameters(method: str, epsilon: float, sum_fraction: float, delta: fl
     """``(epsilon, sum_fraction, delta)`` of a setting, checked (the one checker of :func:`simulate_fedauc`,
     :func:`predict_fedauc` and :class:`dp.fedauc.Query`).
     :raise ValueError: naming the parameter (``method must be one of rr, ...``); :raise TypeError: a wrong type."""
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    check_choice(method, METHODS, "method")
     eps = _check_epsilon_or_inf(epsilon)
     fraction = check_interval(sum_fraction, "sum_fraction", low=0.0, high=1.0, closed_low=False)
-    if not isinstance(counts, str) or counts not in COUNTS:
-        raise ValueError(f"counts must be one of {', '.join(COUNTS)}, got {counts!r}")
+    check_choice(counts, COUNTS, "counts")
     gaussian = method.endswith("_gaussian")
     dlt = check_delta(delta)
     if gaussian and dlt == 0.0 and eps != math.inf:
