@@ -118,12 +118,9 @@ def _release_pair(data: ScoredData, grid: np.ndarray, plan: Any, generator: np.r
     ``(positives', negatives')`` total node noise instead of drawing it (``--secure``)."""
     from dp.ecdf.tree import private_ecdf
 
-    if node_noise is not None:
-        return (private_ecdf(data.positives, grid, plan, node_noise=node_noise[0]),
-                private_ecdf(data.negatives, grid, plan, node_noise=node_noise[1]))
-    positive = private_ecdf(data.positives, grid, plan, rng=generator)
-    negative = private_ecdf(data.negatives, grid, plan, rng=generator)
-    return positive, negative
+    noise = (None, None) if node_noise is None else node_noise
+    return (private_ecdf(data.positives, grid, plan, node_noise=noise[0], rng=generator),
+            private_ecdf(data.negatives, grid, plan, node_noise=noise[1], rng=generator))
 
 
 def _self_normalised(data: ScoredData, positive: np.ndarray,
@@ -146,31 +143,24 @@ def _smoothed_roc(positive: np.ndarray, negative: np.ndarray, incidence: Any, gr
     return roc_from_ecdfs(smoothed_positive, smoothed_negative, thresholds=grid)
 
 
-def _true_roc(data: ScoredData, grid: np.ndarray) -> Any:
-    from dp.ecdf.grid import true_counts
+def _thresholds(points: int, data: ScoredData) -> tuple[np.ndarray, Any, Any]:
+    """The grid of ``points`` thresholds on ``[0, 1]``, its prefix incidence and the true ROC curve on it."""
+    from dp.ecdf.grid import grid_of_points, prefix_incidence, true_counts
     from smoothing.roc import roc_from_ecdfs
 
+    grid = grid_of_points(0.0, 1.0, points)
     positive = true_counts(data.positives, grid) / data.positives.size
     negative = true_counts(data.negatives, grid) / data.negatives.size
-    return roc_from_ecdfs(positive, negative, thresholds=grid)
-
-
-def _grid(points: int) -> np.ndarray:
-    from dp.ecdf.grid import grid_of_points
-
-    return grid_of_points(0.0, 1.0, points)
+    return grid, prefix_incidence(points), roc_from_ecdfs(positive, negative, thresholds=grid)
 
 
 def run_experiment(options: RocOptions, seed: int, data: ScoredData) -> list[dict[str, Any]]:
     """Run every epsilon ``options.common.runs`` times; one summary row per epsilon."""
     from sklearn.metrics import roc_auc_score
 
-    from dp.ecdf.grid import prefix_incidence
     from dp.ecdf.tree import plan_tree_noise
 
-    grid = _grid(options.points)
-    incidence = prefix_incidence(options.points)
-    truth = _true_roc(data, grid)
+    grid, incidence, truth = _thresholds(options.points, data)
     fixed = {"points": options.points, "rows": int(data.scores.size), "positives": int(data.positives.size),
              "true_auc": truth.auc, "exact_auc": float(roc_auc_score(data.labels, data.scores))}
     settings = [{"epsilon": epsilon, **fixed, "_plan": plan_tree_noise(epsilon=epsilon / 2, points=options.points)}
@@ -216,15 +206,13 @@ async def secure_checks(options: RocOptions, seed: int) -> list[Any]:
     and every L1 distance and AUC (both normalisations).  Collective; the checks at party 0, ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
-    from dp.ecdf.grid import prefix_incidence, true_counts
+    from dp.ecdf.grid import true_counts
     from dp.ecdf.roc import plan_roc_noise, run_secure_roc
     from dp.ecdf.tree import noisy_counts, plan_tree_noise
 
     parties, threshold, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
     data = load_scores(seed)
-    grid = _grid(options.points)
-    incidence = prefix_incidence(options.points)
-    truth = _true_roc(data, grid)
+    grid, incidence, truth = _thresholds(options.points, data)
     checks: list[Any] = []
     for index, epsilon in enumerate(options.epsilons):
         plan = plan_roc_noise(epsilon=epsilon, points=options.points, split="half", parties=parties,
@@ -276,12 +264,9 @@ def _plot_errors(options: RocOptions, rows: list[dict[str, Any]], data: ScoredDa
 
 def _plot_example(options: RocOptions, seed: int, data: ScoredData, path: str) -> dict[str, float]:
     """Draw the true, raw private and smoothed ROC curves of one release; return their L1 errors."""
-    from dp.ecdf.grid import prefix_incidence
     from dp.ecdf.tree import plan_tree_noise
 
-    grid = _grid(options.points)
-    incidence = prefix_incidence(options.points)
-    truth = _true_roc(data, grid)
+    grid, incidence, truth = _thresholds(options.points, data)
     plan = plan_tree_noise(epsilon=options.plot_epsilon / 2, points=options.points)
     generator = noise_generator(seed, len(options.epsilons), 0, os_noise=options.common.os_noise)
     positive, negative = _release_pair(data, grid, plan, generator)

@@ -19,11 +19,9 @@ from scenarios.kit.sweep import Output, Sweep, check_coalition, error_summary, w
 from scenarios.papers.umpc_samplers import UmpcCheckSetting, lemma_d3_bound, umpc_secure_checks
 
 __all__ = ["main", "parse_options", "BaselineOptions", "run_experiment", "exact_gini", "cost_columns", "CSV_COLUMNS",
-           "METHODS", "COST_ONLY_METHODS", "ELL"]
+           "METHODS", "ELL"]
 
 METHODS = ("U-MPC", "Bell LDP", "Ghazi", "GhaziSM")
-#: protocols of Fig. 1-2 that are costed but not simulated (rows without MSE): none since GhaziSM is simulated
-COST_ONLY_METHODS: tuple[str, ...] = ()
 #: the cost model (dp.umpc.costs.PROTOCOLS) of each method; U-MPC's M_Dis cost goes to ``comm_bits_dis``
 COST_PROTOCOL = {"U-MPC": "U-MPC (M_HF)", "Bell LDP": "Bell", "Ghazi": "Ghazi", "GhaziSM": "GhaziSM"}
 ELL = 40  # bits per element in the cost models (§6.1)
@@ -186,13 +184,11 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
                 values, gini_kernel, quantizer, epsilon=options.epsilon, runs=runs, bar=bar,
                 noise=[noise_generator(seed, s, 0, os_noise=options.common.os_noise) for s in settings])}
             exact_mse = _exact_mse(values, exact, quantizer, options.epsilon)
-            for method in METHODS + COST_ONLY_METHODS:
-                simulated = method in METHODS
+            for method in METHODS:
                 rows.append({"n": n, "method": method, "epsilon": options.epsilon, "bins": options.bins,
                              "edges": edges if method == "U-MPC" else 0, "parties": options.parties,
                              "threshold": options.threshold,
-                             **(error_summary(estimates[method], exact) if simulated else
-                                dict.fromkeys(("mse_mean", "mse_se", "bias_mean", "bias_se"), math.nan) | {"runs": 0}),
+                             **error_summary(estimates[method], exact),
                              "lemma_d3_bound": bound if method == "U-MPC" else math.nan,
                              "lemma_d3_bound_coalition": bound_coalition if method == "U-MPC" else math.nan,
                              "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "exact_gini": exact,
@@ -202,7 +198,7 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
                                             counts=options.kernel_counts)})
     finally:
         bar.close()
-    fill_ratios([row for row in rows if row["method"] in METHODS], ("n",))
+    fill_ratios(rows, ("n",))
     return [Output("umpc_vs_baselines", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
 
@@ -259,8 +255,6 @@ def _report(options: BaselineOptions, outputs: Sequence[Output]) -> None:
     rows = outputs[0].rows
     table = []
     for row in rows:
-        if row["method"] not in METHODS:
-            continue
         is_umpc = row["method"] == "U-MPC"
         table.append([str(row["n"]), row["method"], format_mean(row["mse_mean"], row["mse_se"]),
                       f"{row['lemma_d3_bound_coalition']:.3g}" if is_umpc else
