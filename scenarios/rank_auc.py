@@ -36,7 +36,7 @@ from scenarios.kit.options import domain_of, parse_columns, parse_domains
 from scenarios.kit.outputs import check_output_path
 from scenarios.kit.records import write_record
 from secure.errors import InputError
-from secure.intake import ColumnSpec, apply_missing, read_columns, rows_from_table
+from secure.intake import ColumnSpec, apply_missing, party_rows, read_columns, rows_from_table
 
 __all__ = ["main", "parse_options"]
 
@@ -131,24 +131,23 @@ def _reader(options: Options, limit: int | None) -> Callable[[], Any]:
         from mpyc.runtime import mpc
 
         from scenarios.kit.datasets import framingham_with_scores
-        from scenarios.kit.ecdf_options import party_table
         from secure.public_randomness import public_generator
 
         missing, parties = options.query.missing, len(mpc.parties)
-        if options.data is not None and limit is not None:  # the first `limit` records of the one file
-            raw = read_columns(options.data, options.columns, party=mpc.pid, parties=parties)
-            share = max(0, -(-(limit - mpc.pid) // parties))
-            if len(raw) < share:  # row `total` (0-based) is the first missing one: its party fails here
-                raise InputError(f"--rows {limit} asks for more rows than the --data table holds")
-            return apply_missing(raw[:share], options.columns, missing, source=options.data)
+        if options.data is None:
+            table = framingham_with_scores(public_generator(options.seed))
+            if limit is not None and limit > len(table.rows):  # the embedded table's size is public
+                raise InputError(f"--rows {limit} asks for more rows than the {len(table.rows)} of the embedded "
+                                 f"evaluation table")
+            return rows_from_table(table.header, table.rows[:limit], options.columns, source="embedded framingham",
+                                   party=mpc.pid, parties=parties, missing=missing)
         if limit is None:
-            return party_table(options.data, options.columns, missing=missing, scores_seed=options.seed)
-        table = framingham_with_scores(public_generator(options.seed))
-        if limit > len(table.rows):  # the embedded table's size is public
-            raise InputError(f"--rows {limit} asks for more rows than the {len(table.rows)} of the embedded "
-                             f"evaluation table")
-        return rows_from_table(table.header, table.rows[:limit], options.columns, source="embedded framingham",
-                               party=mpc.pid, parties=parties, missing=missing)
+            return party_rows(options.data, options.columns, party=mpc.pid, parties=parties, missing=missing)
+        raw = read_columns(options.data, options.columns, party=mpc.pid, parties=parties)
+        share = max(0, -(-(limit - mpc.pid) // parties))  # the first `limit` records of the one file
+        if len(raw) < share:  # row `limit - 1` (0-based) is the first missing one: its party fails here
+            raise InputError(f"--rows {limit} asks for more rows than the --data table holds")
+        return apply_missing(raw[:share], options.columns, missing, source=options.data)
     return read
 
 
