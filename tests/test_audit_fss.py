@@ -49,13 +49,19 @@ import pytest
 import dp.ecdf.fss_release
 from dp.audit import central_cases as audit_cases
 from dp.audit.engine import audit, honest_noise_pmf
-from dp.audit.fss_cases import (FSS_EPSILON, FSS_SAMPLES, FssNeighbours, fss_case_names, fss_case_neighbours,
-                                fss_counts, fss_release_mirror)
+from dp.audit.fss_cases import (FSS_EPSILON, FSS_SAMPLES, FSS_SETTINGS, FssNeighbours, fss_case_names, fss_counts,
+                                fss_neighbours, fss_release_mirror)
 from dp.audit.statistics import event_probabilities, planned_lower_bound, tree_weights
 from dp.ecdf.grid import prefix_incidence
 from dp.ecdf.tree import noisy_counts
 
 CONFIDENCE = 0.999
+
+
+def fss_case_neighbours(name: str) -> FssNeighbours:
+    """The pair of FSS audit case ``name`` (its setting in FSS_SETTINGS, in the order of fss_case_names)."""
+    return fss_neighbours(*FSS_SETTINGS[fss_case_names().index(name)])
+
 PESSIMISM = 3.0
 SIZES = (10_000, 20_000, 50_000, 100_000, 200_000, 400_000, 800_000)
 #: events rarer than this on the top dataset are not planned on (the audit's thresholds are 400 quantiles)

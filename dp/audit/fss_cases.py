@@ -16,7 +16,7 @@ from dp.ecdf.grid import uniform_grid
 from secure.fss import dcf
 
 __all__ = ["FSS_EPSILON", "FSS_POINTS", "FSS_SETTINGS", "FSS_SAMPLES", "FssNeighbours", "fss_neighbours",
-           "fss_release_mirror", "fss_case", "fss_cases", "fss_case_names", "fss_case_neighbours", "fss_counts"]
+           "fss_release_mirror", "fss_case", "fss_cases", "fss_case_names", "fss_counts"]
 
 #: claimed epsilon of the whole curve (the tree cases' :data:`dp.audit.neighbours.TREE_EPSILON`)
 FSS_EPSILON: float = TREE_EPSILON
@@ -108,14 +108,6 @@ def _name(owners: int, threshold: int) -> str:
 def fss_case_names() -> list[str]:
     """The names of :func:`fss_cases`, in order."""
     return [_name(m, t) for m, t in FSS_SETTINGS]
-
-
-def fss_case_neighbours(name: str) -> FssNeighbours:
-    """The pair of case ``name`` (ValueError on an unknown name)."""
-    for owners, threshold in FSS_SETTINGS:
-        if name == _name(owners, threshold):
-            return fss_neighbours(owners, threshold)
-    raise ValueError(f"unknown FSS audit case {name!r}")
 
 
 def _sampler(neighbours: FssNeighbours) -> Sampler:

@@ -18,7 +18,7 @@ from dp.audit.neighbours import UStatNeighbours, ustat_neighbours
 from dp.noise_plans import NoisePlan
 from dp.secret_noise import SecretLaplacePlan
 
-__all__ = ["SECURE_SAMPLES", "SECURE_MPC_SAMPLES", "secure_cases", "secure_case_names", "SessionRequest", "run_session",
+__all__ = ["SECURE_SAMPLES", "SECURE_MPC_SAMPLES", "secure_cases", "SessionRequest", "run_session",
            "clear_session_cache"]
 
 #: Recommended outputs per dataset of the party-share case (runtime only: a correct mechanism; more
@@ -165,11 +165,6 @@ def secure_cases() -> list[AuditCase]:
             statistic="the opened sum plus the noise sampled inside MPC",
             neighbours=neighbours, samples=SECURE_MPC_SAMPLES),
     ]
-
-
-def secure_case_names() -> list[str]:
-    """Names of :func:`secure_cases`."""
-    return ["secure-umpc-kendall-party-dlap-m3-t1", "secure-umpc-kendall-mpc-dlap-m3-t1"]
 
 
 if __name__ == "__main__":  # the child process of run_session: python -m dp.audit.secure_cases -M1 --no-log
