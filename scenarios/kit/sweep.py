@@ -74,9 +74,8 @@ def monte_carlo(grid: Sequence[Mapping[str, Any]], trial: Trial, *, metrics: Seq
     keys that start with ``_``: data the trial needs, not columns), ``runs``, ``<metric>_mean`` and ``<metric>_se``
     (:func:`scenarios.kit.experiments.summarize_runs`), ``tally(records)`` if given, ``seed``.  Run ``r`` of point
     ``s`` draws its noise from ``noise_generator(seed, s, r)`` (simulation only; ``--os-noise``: ``None``, the OS)."""
-    bar = progress(len(grid) * common.runs, name)
     rows = []
-    try:
+    with progress(len(grid) * common.runs, name) as bar:
         for setting, point in enumerate(grid):
             shown = {key: value for key, value in point.items() if not key.startswith("_")}
             bar.set_postfix_str(" ".join(f"{key}={value}" for key, value in shown.items()))
@@ -86,8 +85,6 @@ def monte_carlo(grid: Sequence[Mapping[str, Any]], trial: Trial, *, metrics: Seq
                 bar.update(1)
             rows.append({**shown, "runs": common.runs, **summarize_runs(records, metrics),
                          **(tally(records) if tally else {}), "seed": seed})
-    finally:
-        bar.close()
     return rows
 
 

@@ -156,9 +156,8 @@ def run_experiment(options: SyntheticOptions, seed: int) -> list[Output]:
     generic_alphas = [alpha for alpha in options.alphas if alpha <= options.generic_max_alpha]
     total = len(options.datasets) * len(options.epsilons) * runs * (len(options.alphas) + len(generic_alphas))
     rows: list[dict[str, Any]] = []
-    bar = progress(total, "bell_auc_synthetic")
     setting = 0
-    try:
+    with progress(total, "bell_auc_synthetic") as bar:
         for dataset_index, dataset in enumerate(options.datasets):
             data = public_generator(int(seed) + dataset_index)
             positives, negatives = synthetic_scores(dataset, options.per_class, data)
@@ -189,8 +188,6 @@ def run_experiment(options: SyntheticOptions, seed: int) -> list[Output]:
                         rows.append({**base, "protocol": "generic", "bins": 2 * size, "epsilon": epsilon,
                                      **summarize_runs(records, METRICS)})
                     setting += 1
-    finally:
-        bar.close()
     return [Output("bell_auc_synthetic", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
 

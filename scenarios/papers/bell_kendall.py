@@ -170,12 +170,11 @@ def run_experiment(options: KendallOptions, seed: int) -> list[Output]:
     kernel = get_kernel("kendall")
     methods = method_names(options.permutations)
     rows: list[dict[str, Any]] = []
-    bar = progress(len(options.epsilons) * len(methods) * runs, "bell_kendall")
 
     def generator(setting: int, method: int) -> np.random.Generator | None:
         return noise_generator(seed, setting, method, os_noise=options.common.os_noise)
 
-    try:
+    with progress(len(options.epsilons) * len(methods) * runs, "bell_kendall") as bar:
         for index, epsilon in enumerate(options.epsilons):
             bar.set_postfix_str(f"epsilon={epsilon:g}")
             # generic LDP protocol (Algorithm 1)
@@ -208,8 +207,6 @@ def run_experiment(options: KendallOptions, seed: int) -> list[Output]:
             rows.append(_row(options, setup, epsilon, methods[-1], n - 1, baseline.estimates, float(predicted),
                              math.nan, seed))
             bar.update(runs)
-    finally:
-        bar.close()
     return [Output("bell_kendall", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, setup.exact, path))]
 
 

@@ -244,16 +244,14 @@ def run_figures(options: FiguresOptions, seed: int) -> dict[str, list[dict[str, 
     scores, labels = load_scores(seed)
     jobs = _std_jobs(options)
     rr_epsilons = QUICK_RR_EPSILONS if options.common.quick else RR_EPSILONS
-    bar = progress(sum(len(jobs.get(figure, ())) for figure in options.figures)
-                   + ("rr_sizes" in options.figures) * 2 * len(rr_epsilons), "fedauc_figures")
-    bar.unit = "setting"
-    runner = _Runner(options, seed, scores, labels, bar)
     builders = {"beta": _beta_rows, "rr_sizes": _rr_rows}
-    try:  # in FIGURES order: the settings' noise streams follow it
+    with progress(sum(len(jobs.get(figure, ())) for figure in options.figures)
+                  + ("rr_sizes" in options.figures) * 2 * len(rr_epsilons), "fedauc_figures") as bar:
+        bar.unit = "setting"
+        runner = _Runner(options, seed, scores, labels, bar)
+        # in FIGURES order: the settings' noise streams follow it
         return {figure: builders[figure](runner) if figure in builders
                 else [runner.std_row(figure, **job) for job in jobs[figure]] for figure in options.figures}
-    finally:
-        bar.close()
 
 
 def _fig5_epsilon(rows: Sequence[dict[str, Any]]) -> float:

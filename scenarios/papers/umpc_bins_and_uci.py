@@ -211,8 +211,7 @@ def run_bins(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
     runs = options.common.runs
     os_noise = options.common.os_noise
     rows: list[dict[str, Any]] = []
-    bar = progress(len(options.epsilons) * runs * (1 + 3 * len(options.grid)), "umpc_bins")
-    try:
+    with progress(len(options.epsilons) * runs * (1 + 3 * len(options.grid)), "umpc_bins") as bar:
         for e, epsilon in enumerate(options.epsilons):
             bar.set_postfix_str(f"eps={epsilon:g}")
             umpc = umpc_estimates(stat, values, epsilon=epsilon, edges=edges, runs=runs, seed=seed,
@@ -225,8 +224,6 @@ def run_bins(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
                     rows.append(_row("bins", stat, method, n=n, t=cost_t, grid=grid, epsilon=epsilon, edges=edges,
                                      estimates=umpc if method == "U-MPC" else base[method], exact=exact,
                                      seed=seed))
-    finally:
-        bar.close()
     fill_ratios(rows, ("t", "epsilon"))
     return rows
 
@@ -261,8 +258,7 @@ def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
     runs = options.common.runs
     os_noise = options.common.os_noise
     rows: list[dict[str, Any]] = []
-    bar = progress(len(stats) * len(options.sizes) * 4 * runs, "umpc_uci")
-    try:
+    with progress(len(stats) * len(options.sizes) * 4 * runs, "umpc_uci") as bar:
         for s, stat in enumerate(stats):
             data = _complete(stat.dataset, stat.columns)
             quantizer, grid, cost_t = _quantizer(stat, UCI_BINS)
@@ -279,8 +275,6 @@ def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
                 for method in METHODS:
                     rows.append(_row("uci", stat, method, n=n, t=cost_t, grid=grid, epsilon=UCI_EPSILON,
                                      edges=edges, estimates=estimates[method], exact=exact, seed=seed))
-    finally:
-        bar.close()
     fill_ratios(rows, ("statistic", "n"))
     return rows
 

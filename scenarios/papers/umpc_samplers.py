@@ -236,8 +236,7 @@ def run_experiment(options: SamplerOptions, seed: int) -> list[Output]:
     random_bound = sv.degree_bound(n, edges, failure=DEGREE_BOUND_FAILURE)
     rows: list[dict[str, Any]] = []
     inc_samples = options.inc_samples or options.common.runs
-    bar = progress(len(SAMPLERS) * options.common.runs + inc_samples, "umpc_samplers")
-    try:
+    with progress(len(SAMPLERS) * options.common.runs + inc_samples, "umpc_samplers") as bar:
         for index, sampler in enumerate(SAMPLERS):
             bar.set_postfix_str(sampler)
             query = UStatQuery(kernel=kernel, specs=(spec,), epsilon=options.epsilon, tuples=edges, sampling=sampler)
@@ -261,8 +260,6 @@ def run_experiment(options: SamplerOptions, seed: int) -> list[Output]:
                                          bound=bound, bound_coalition=bound_coalition, factor=factor,
                                          degree_cap=degree_cap,
                                          dp_cap=sv.dp_variance(degree_cap, edges, **noise)))
-    finally:
-        bar.close()
     return [Output("umpc_samplers", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
 

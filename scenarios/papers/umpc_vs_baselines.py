@@ -164,8 +164,7 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
     factor = options.parties / (options.parties - options.threshold)
     seeds = run_seeds(seed, runs)
     rows: list[dict[str, Any]] = []
-    bar = progress(len(options.sizes) * len(METHODS) * runs, "umpc_vs_baselines")
-    try:
+    with progress(len(options.sizes) * len(METHODS) * runs, "umpc_vs_baselines") as bar:
         for index, n in enumerate(options.sizes):
             bar.set_postfix_str(f"n={n}")
             values, edges, query = _setting(options, seed, index)
@@ -196,8 +195,6 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
                              **exact_mse.get(method, {"exact_variance": math.nan, "exact_mse": math.nan}),
                              **cost_columns(method, n=n, edges=edges, epsilon=options.epsilon, bins=options.bins,
                                             counts=options.kernel_counts)})
-    finally:
-        bar.close()
     fill_ratios(rows, ("n",))
     return [Output("umpc_vs_baselines", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
