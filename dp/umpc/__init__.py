@@ -11,7 +11,8 @@ Public API (loaded on first use; none of it imports ``mpyc.runtime`` until a rel
 - :class:`Query` -- ``Query(statistic="auc", columns=[numeric(...), label(...)], epsilon=1.0,
   tuples="2n")``: the statistic by name, precision from the column declarations, checked on entry;
 - :func:`release` -- ``await release(query, rows)`` inside a job run by :func:`secure.run`: every
-  party's verdict shared, tuples from the public n, Pi_U-MPC on MPyC; a :class:`UStatRelease`;
+  party's verdict shared, tuples from the public n, Pi_U-MPC on MPyC; a :class:`UStatRelease`; ``rows`` an
+  :class:`Owners`: the parties are a campaign's servers computing from owners' uploads (docs/owners.md);
 - :func:`simulate` -- the same query in one process for Monte Carlo (a :class:`Simulation`);
 - :func:`exact` -- the non-private value over all tuples;
 - the lower level: :class:`UStatQuery`, :func:`prepare_rows`, :func:`run_secure`."""
@@ -22,14 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dp.umpc.protocol import Simulation, UStatQuery, UStatRelease, prepare_rows, run_secure
+    from dp.umpc.owners import Owners
     from dp.umpc.scripting import Query, exact, release, simulate
 
 __all__ = ["Query", "release", "simulate", "exact", "UStatQuery", "UStatRelease", "Simulation", "prepare_rows",
-           "run_secure"]
+           "run_secure", "Owners"]
 
 _LAZY = {"Query": "dp.umpc.scripting", "release": "dp.umpc.scripting", "simulate": "dp.umpc.scripting",
          "exact": "dp.umpc.scripting", "UStatQuery": "dp.umpc.protocol", "UStatRelease": "dp.umpc.protocol",
-         "Simulation": "dp.umpc.protocol", "prepare_rows": "dp.umpc.protocol", "run_secure": "dp.umpc.protocol"}
+         "Simulation": "dp.umpc.protocol", "prepare_rows": "dp.umpc.protocol", "run_secure": "dp.umpc.protocol",
+         "Owners": "dp.umpc.owners"}
 
 
 if not TYPE_CHECKING:  # the type checker sees only the names imported above, so a typo (dp.umpc.Qurey) fails it

@@ -10,7 +10,7 @@ import sys
 import dp.umpc
 from dp.umpc.scripting import Statistic
 import secure
-from dp.umpc.owners import Owners
+from dp.umpc import Owners
 
 DIRECTORY = sys.argv[sys.argv.index("--dir") + 1]
 REST = [word for word in sys.argv[1:] if word not in ("--dir", DIRECTORY)]
