@@ -17,7 +17,7 @@ from dp.calibration import (
     party_noise_shape,
 )
 from dp.ecdf.grid import check_points, node_count, prefix_positions, tree_depth, true_counts
-from dp.validation import (check_epsilon, check_integer_vector, check_noise_scale, check_parties, check_positive,
+from dp.validation import (check_bool, check_epsilon, check_integer_vector, check_noise_scale, check_parties, check_positive,
                            check_positive_int)
 from secure.noise.party import polya_difference
 
@@ -28,7 +28,8 @@ __all__ = ["TreeNoisePlan", "plan_tree_noise", "noisy_counts", "private_ecdf", "
 @dataclass(frozen=True)
 class TreeNoisePlan:
     """Calibration of the integer node noise of the ECDF tree for ``m`` parties, threshold ``t`` (Theorem 1, or
-    Theorem 3's scale with ``continual``, suffix adjacency only; docs/ecdf.md).
+    Theorem 3's scale with ``continual``, suffix adjacency only; ``unit_rows``: the rows of one unit of privacy, an
+    owner's, a factor of the nodes a change shifts; docs/ecdf.md).
     :raise ValueError: on an invalid parameter (``epsilon must be positive, got 0``).
     :raise TypeError: if a parameter has the wrong type."""
 
@@ -37,6 +38,7 @@ class TreeNoisePlan:
     parties: int = 1
     threshold: int = 0
     continual: bool = False
+    unit_rows: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
@@ -44,8 +46,7 @@ class TreeNoisePlan:
         m, t = check_parties(self.parties, self.threshold)
         object.__setattr__(self, "parties", m)
         object.__setattr__(self, "threshold", t)
-        if not isinstance(self.continual, bool):
-            raise TypeError(f"continual must be a bool, got {self.continual!r}")
+        check_bool(self.continual, "continual")
         # each node's DLap has scale nodes_per_change / epsilon: its party draws must be representable
         check_noise_scale(self.epsilon, self.nodes_per_change)
 
@@ -66,8 +67,8 @@ class TreeNoisePlan:
 
     @property
     def nodes_per_change(self) -> int:
-        """Nodes a neighbouring input may shift: ``L + 1``, or ``ceil((L + 1)/2)`` if continual."""
-        return (self.levels + 1) // 2 if self.continual else self.levels
+        """Nodes a neighbouring input may shift: ``L + 1``, or ``ceil((L + 1)/2)`` if continual, times ``unit_rows``."""
+        return self.unit_rows * ((self.levels + 1) // 2 if self.continual else self.levels)
 
     @property
     def node_scale(self) -> float:
@@ -121,17 +122,14 @@ class TreeNoisePlan:
     def draw_total(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """The total node noise of the simulated path, int64 of length :attr:`node_count`: the sum of ``m`` party draws
         (``rng`` for tests; ``None``: fresh OS randomness for every party draw)."""
-        total = np.zeros(self.node_count, dtype=np.int64)
-        for _ in range(self.parties):
-            total += self.draw_party(rng)
-        return total
+        return np.sum([self.draw_party(rng) for _ in range(self.parties)], axis=0, dtype=np.int64)
 
 
 def plan_tree_noise(*, epsilon: float, points: int, parties: int = 1, threshold: int = 0,
-                    continual: bool = False) -> TreeNoisePlan:
+                    continual: bool = False, unit_rows: int = 1) -> TreeNoisePlan:
     """The validated :class:`TreeNoisePlan` for an ECDF on ``points`` grid points (its parameters and errors)."""
     return TreeNoisePlan(epsilon=epsilon, points=points, parties=parties, threshold=threshold,
-                         continual=continual)
+                         continual=continual, unit_rows=check_positive_int(unit_rows, "unit_rows"))
 
 
 def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray:
