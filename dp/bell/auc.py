@@ -212,10 +212,9 @@ def ldp_auc(positive_scores: npt.ArrayLike, negative_scores: npt.ArrayLike, *, d
     negatives = check_indices(negative_scores, size, "negative_scores")
     eps0 = level_epsilon(epsilon, levels=size.bit_length() - 1, delta=delta, split=mode)
     generator = noise_generator(rng)
-    positive = HadamardHierarchy(randomize_hierarchy(positives, domain_size=size, epsilon=epsilon, delta=delta,
-                                                     split=mode, rng=generator))
-    negative = HadamardHierarchy(randomize_hierarchy(negatives, domain_size=size, epsilon=epsilon, delta=delta,
-                                                     split=mode, rng=generator))
+    positive, negative = (HadamardHierarchy(randomize_hierarchy(scores, domain_size=size, epsilon=epsilon, delta=delta,
+                                                                split=mode, rng=generator))
+                          for scores in (positives, negatives))
     traversal = hierarchical_auc(positive, negative, discard=discard, count_ties=count_ties,
                                  threshold_constant=threshold_constant)
     return LocalAUCResult(auc=traversal.auc, traversal=traversal, positive=positive, negative=negative,

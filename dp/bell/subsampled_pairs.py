@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -137,6 +137,14 @@ def stack_party_rows(query: SubsampledPairsQuery, rows_by_party: Sequence[np.nda
     return fixed
 
 
+#: what the uncertainty of a subsampled-pairs release covers (the record's ``uncertainty_covers``)
+PAIR_UNCERTAINTY = ("DP noise (noise_std) and the sampling of the pairs, P random permutations of disjoint pairs "
+                    "(sampling_error_bound, 1 sd: dp.umpc.sampler_variance.design_factor of the drawn pairs times "
+                    "range^2/4, data-independent, exact for this exchangeable design; for a ratio kernel a "
+                    "first-order bound with the released comparable share plugged in, post-processing); "
+                    "error_bound = sqrt of the sum of squares; not the sampling of the rows from a population")
+
+
 @dataclass
 class SubsampledRelease:
     """What the aggregator (party 0) obtains from :func:`run_secure_subsampled` (docs/ldp.md)."""
@@ -162,16 +170,13 @@ class SubsampledRelease:
     missing: str = "refuse"
     seed: int | None = None
     sampling_error_bound: float = 0.0
+    #: which errors ``noise_std``, ``sampling_error_bound`` and ``error_bound`` cover (the record's words)
+    uncertainty_covers: ClassVar[str] = PAIR_UNCERTAINTY
 
     @property
     def error_bound(self) -> float:
         """``sqrt(estimate_std^2 + sampling_error_bound^2)``: one sd of the noise and of the pair sampling."""
         return math.sqrt(self.estimate_std ** 2 + self.sampling_error_bound ** 2)
-
-    @property
-    def uncertainty_covers(self) -> str:
-        """Which errors ``noise_std``, ``sampling_error_bound`` and ``error_bound`` cover (the record's words)."""
-        return PAIR_UNCERTAINTY
 
     @property
     def guarantee(self) -> str:
@@ -192,14 +197,6 @@ class SubsampledRelease:
                 "uncertainty_covers": self.uncertainty_covers, "estimate_std": self.estimate_std,
                 "noisy_sums": self.noisy_sums, "phases": self.phases, "missing": self.missing,
                 "clipping": "local", "noise_source": "parties", "guarantee": self.guarantee}
-
-
-#: what the uncertainty of a subsampled-pairs release covers (the record's ``uncertainty_covers``)
-PAIR_UNCERTAINTY = ("DP noise (noise_std) and the sampling of the pairs, P random permutations of disjoint pairs "
-                    "(sampling_error_bound, 1 sd: dp.umpc.sampler_variance.design_factor of the drawn pairs times "
-                    "range^2/4, data-independent, exact for this exchangeable design; for a ratio kernel a "
-                    "first-order bound with the released comparable share plugged in, post-processing); "
-                    "error_bound = sqrt of the sum of squares; not the sampling of the rows from a population")
 
 
 def pair_sampling_error_bound(query: SubsampledPairsQuery, rows: int, pairs: np.ndarray,
