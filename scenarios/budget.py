@@ -29,7 +29,7 @@ from dp.budget import (ACCOUNTANTS, Ledger, LedgerError, dataset_key_of_file, da
                        list_legacy_accounts, parse_budget)
 from scenarios.kit.cli import ScenarioParser, UsageError
 
-__all__ = ["build_parser", "main", "show", "dataset_key", "dataset_keys", "parse_parties"]
+__all__ = ["build_parser", "main", "show", "dataset_keys", "parse_parties"]
 
 
 def _add_ledger(parser: argparse.ArgumentParser, default: Any) -> None:
@@ -120,12 +120,6 @@ def dataset_keys(options: argparse.Namespace, party: int | None) -> tuple[str, t
     return None
 
 
-def dataset_key(options: argparse.Namespace, party: int | None = None) -> str | None:
-    """The dataset key of ``--data FILE`` or ``--dataset NAME`` (``None`` if neither is given)."""
-    keys = dataset_keys(options, party)
-    return None if keys is None else keys[0]
-
-
 def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
@@ -194,11 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = options.command or "show"
         parties = parse_parties(getattr(options, "party", None))
         if command == "show":
-            if parties is None:
-                show(directory, dataset_key(options), None)
-            else:
-                keys = [dataset_key(options, party) for party in parties]
-                show(directory, None if keys[0] is None else [key for key in keys if key is not None], parties)
+            found_keys = [dataset_keys(options, party) for party in parties or (None,)]
+            show(directory, None if found_keys[0] is None else [key for key, _ in filter(None, found_keys)], parties)
             return 0
         assert parties is not None  # required
         where = f"party {parties[0]}: " if len(parties) == 1 else f"parties {','.join(map(str, parties))}: "
