@@ -170,10 +170,8 @@ def _run_sampler(options: SamplerOptions, query: Any, by_party: list[np.ndarray]
     from dp.umpc.protocol import simulate
 
     scale = query.outputs[0].scale
-    out = {"ratio": _Runs([], [], [], [], [])}
-    if query.sampling == "bernoulli":
-        out["ht"] = _Runs([], [], [], [], [])
-    divisor_ht = query.tuples  # q N = m
+    names = ("ratio", "ht") if query.sampling == "bernoulli" else ("ratio",)
+    out = {name: _Runs([], [], [], [], []) for name in names}
     for run, run_seed in enumerate(seeds):
         result = simulate(query, by_party, threshold=options.threshold, seed=int(run_seed), runs=1,
                           noise_rng=noise_generator(seed, index, run, os_noise=options.common.os_noise))
@@ -181,9 +179,8 @@ def _run_sampler(options: SamplerOptions, query: Any, by_party: list[np.ndarray]
         degree = int(np.bincount(result.tuples.ravel(), minlength=sum(len(p) for p in by_party)).max())
         variance = result.plans[0].variance
         estimate = float(result.estimates[0])
-        for name, divisor in (("ratio", size), ("ht", divisor_ht)):
-            if name not in out:
-                continue
+        for name in out:
+            divisor = size if name == "ratio" else query.tuples  # Horvitz-Thompson: q N = m
             ratio = size / divisor
             record = out[name]
             record.errors.append(estimate * ratio - exact)
