@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -33,26 +33,10 @@ from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.ecdf_options import EcdfOptions
 from scenarios.kit.missing_values import add_missing_arguments, missing_policy
 
-__all__ = ["main", "parse_options", "HosmerLemeshowOptions", "SPLIT_SALT"]
+__all__ = ["main", "parse_options", "SPLIT_SALT"]
 
 #: xor-ed into --seed for the embedded data's model split: the same rows as scenarios.papers.hosmer_lemeshow
 SPLIT_SALT = 0x5C0E
-
-
-@dataclass
-class HosmerLemeshowOptions(EcdfOptions):
-    """Parsed options: the query, where the rows come from (``seed``: the embedded data's model split) and the
-    outputs go (``curve``: ``--table``)."""
-
-    query: Any
-
-    def public(self) -> dict[str, Any]:
-        """The parameters every party must share."""
-        query = self.query
-        return {"columns": list(query.columns), "epsilon": query.epsilon, "groups": query.groups,
-                "grid_points": query.grid_points, "precision": query.precision, "smoothed": query.smoothed,
-                "accounting": query.accounting, "seed": self.seed, "embedded": self.data is None,
-                "missing": query.missing.mode, "fill": [list(item) for item in query.missing.fills]}
 
 
 def build_parser() -> ScenarioParser:
@@ -89,7 +73,7 @@ def build_parser() -> ScenarioParser:
     return parser
 
 
-def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
+def parse_options(argv: Sequence[str]) -> EcdfOptions:
     """Parse and validate the options (no data is read here).  :raise UsageError: one line."""
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
     from dp.validation import check_noise_scale, check_seed
@@ -120,11 +104,11 @@ def parse_options(argv: Sequence[str]) -> HosmerLemeshowOptions:
                              dataset=None if args.data is not None else "framingham",
                              roles={columns[0]: ("score", "choose a column of predicted probabilities"),
                                     columns[1]: ("label", "choose a column of 0/1 labels")})
-    return HosmerLemeshowOptions(replace(query, missing=missing), args.data, args.table, args.json, args.plot,
+    return EcdfOptions(replace(query, missing=missing), args.data, args.table, args.json, args.plot,
                                  budget_options(args), args.seed)
 
 
-async def _release(options: HosmerLemeshowOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
+async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
     """Every party: spend, read its ``(probability, label)`` rows (scores clipped to [0, 1] on the fixed-point grid,
     labels 0/1; :func:`scenarios.kit.ecdf_options.agreed_rows`), run the secure Algorithm 2 (:func:`dp.ecdf.release`);
     returns party 0's delivery (the table, ``--json``, ``--table``, ``--plot``), run after the orderly shutdown."""
@@ -137,7 +121,7 @@ async def _release(options: HosmerLemeshowOptions, job: tuple[str, Sequence[str]
 
     def read() -> tuple[np.ndarray, int, int]:  # labels checked and scores counted as clipped here, encoded by dp
         rows = party_table(options.data, query.columns, missing=query.missing, specs=specs,
-                           scores_seed=options.seed ^ SPLIT_SALT)
+                           scores_seed=int(options.seed or 0) ^ SPLIT_SALT)
         return rows.values, rows.filled, sum(to_fixed_point(rows.values, specs).clipped.values())
 
     result = await release(query, lambda: agreed_rows(read), receivers=[0],

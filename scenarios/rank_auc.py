@@ -67,8 +67,6 @@ class Options:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """Parse and validate the options into a :class:`dp.rank_auc.Query`.  :raise UsageError: one line."""
-    from mpyc.runtime import mpc  # the runtime is up once the options are parsed
-
     parser = ScenarioParser(prog="python -m scenarios.rank_auc", description=__doc__)
     parser.add_argument("--data", metavar="PATH", help="CSV; with '{pid}' one file per party (then no --rows)")
     parser.add_argument("--columns", default="score,TenYearCHD", metavar="SCORE,LABEL", help="the two columns")
@@ -112,6 +110,8 @@ def parse_options(argv: Sequence[str]) -> Options:
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham")
     budget = budget_options(args)
     pure = pure_budget_of(budget, data=args.data, embedded="framingham")
+    from mpyc.runtime import mpc  # after the options are parsed: MPyC answers -h itself
+
     with usage_errors():  # a pure account: party noise and the histogram path (no comparison leaks delta)
         query, note = account_query(Query(score=specs[0], label=columns[1], epsilon=args.epsilon / len(rows),
                                           path=args.path, rtt=args.rtt, missing=missing), noise=args.noise, pure=pure,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -29,24 +29,10 @@ import numpy as np
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.ecdf_options import EcdfOptions
 
-__all__ = ["main", "parse_options", "RocPrivateOptions"]
+__all__ = ["main", "parse_options"]
 
 
-@dataclass
-class RocPrivateOptions(EcdfOptions):
-    """Parsed options: the query, the rows' source (``seed``: the embedded model's split) and the outputs."""
-
-    query: Any
-
-    def public(self) -> dict[str, Any]:
-        """The parameters every party must share."""
-        query = self.query
-        return {"columns": list(query.columns), "domain": [query.lower, query.upper], "points": query.points,
-                "epsilon": query.epsilon, "split": query.split, "seed": self.seed, "embedded": self.data is None,
-                "missing": query.missing.mode, "fill": [list(item) for item in query.missing.fills]}
-
-
-def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
+def parse_options(argv: Sequence[str]) -> EcdfOptions:
     """Parse and validate the options.  :raise UsageError: one line."""
     from dp.ecdf.roc import SPLITS, RocQuery
     from dp.validation import check_seed
@@ -95,11 +81,11 @@ def parse_options(argv: Sequence[str]) -> RocPrivateOptions:
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham",
                              roles={columns[0]: ("score", "give --domain LO:HI"),
                                     columns[1]: ("label", "choose a column of 0/1 labels")})
-    return RocPrivateOptions(replace(query, missing=missing), args.data, args.curve, args.json, args.plot,
+    return EcdfOptions(replace(query, missing=missing), args.data, args.curve, args.json, args.plot,
                              budget_options(args), args.seed)
 
 
-async def _release(options: RocPrivateOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
+async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
     """Every party: spend, read its ``(score, label)`` rows (scores clipped to the domain;
     :func:`scenarios.kit.ecdf_options.agreed_rows`: no count of filled or clipped cells is sent), run the two secure
     class ECDFs (:func:`dp.ecdf.release`); party 0's delivery."""
@@ -129,7 +115,7 @@ async def _release(options: RocPrivateOptions, job: tuple[str, Sequence[str]]) -
     return lambda: _report(options, result)
 
 
-def _report(options: RocPrivateOptions, release: Any) -> None:
+def _report(options: EcdfOptions, release: Any) -> None:
     """Party 0: the table, and ``--curve``, ``--json``, ``--plot``."""
     from scenarios.kit.ecdf_options import deliver, draw_roc, write_roc_curve
     from scenarios.kit.records import write_record

@@ -6,7 +6,7 @@ docs/hosmer_lemeshow.md."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,13 @@ class HosmerLemeshowQuery(HosmerLemeshowParameters):
         """The declared columns: the score on [0, 1] with ``precision`` bits, the label as categories 0/1."""
         return [ColumnSpec(self.columns[0], 0.0, 1.0, self.precision), ColumnSpec.categorical(self.columns[1], (0, 1))]
 
+    def public(self) -> dict[str, Any]:
+        """The parameters every party must share (checked before any data)."""
+        return {"columns": list(self.columns), "epsilon": self.epsilon, "groups": self.groups,
+                "grid_points": self.grid_points, "precision": self.precision, "smoothed": self.smoothed,
+                "accounting": self.accounting, "missing": self.missing.mode,
+                "fill": [list(item) for item in self.missing.fills]}
+
     def _spend(self) -> tuple[Spend, str | None]:
         """``dp.ecdf.release``'s spend: epsilon, pure DP (Theorem 2's split)."""
         return Spend(epsilon=float(self.epsilon),
@@ -58,8 +65,13 @@ class HosmerLemeshowQuery(HosmerLemeshowParameters):
         """``dp.ecdf.release``: every party, its own ``(probability, label)`` rows, on a started MPyC runtime
         (:func:`dp.ecdf.hosmer_lemeshow_secure.run_secure_hosmer_lemeshow`); the release at ``receivers``
         (party 0 among them), ``None`` elsewhere.  ``seed``: the public seed the rows came from, recorded."""
-        probabilities, labels = check_score_label_rows(rows)
-        return await run_secure_hosmer_lemeshow(probabilities, labels, self, receivers=receivers, seed=seed)
+        from dp.ecdf.owners import Owners
+
+        owners = rows if isinstance(rows, Owners) else None  # the campaign's servers (dp.ecdf.owners)
+        probabilities, labels = check_score_label_rows(np.empty((0, 2)) if owners else rows)
+        query = self if owners is None else replace(self, unit_rows=owners.plan.rows_per_owner)
+        return await run_secure_hosmer_lemeshow(probabilities, labels, query, receivers=receivers, seed=seed,
+                                                owners=owners)
 
     def _simulate(self, rows_by_party: Sequence[Any], *, seed: int, threshold: int | None = None,
                   noise_rng: np.random.Generator | None = None) -> HosmerLemeshowRelease:

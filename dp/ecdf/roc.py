@@ -113,6 +113,12 @@ class RocQuery:
             raise ValueError(f"domain {self.lower:g}:{self.upper:g} with points {self.points}: {exc}") from None
         object.__setattr__(self, "columns", tuple(self.columns))
 
+    def public(self) -> dict[str, Any]:
+        """The parameters every party must share (checked before any data)."""
+        return {"columns": list(self.columns), "domain": [self.lower, self.upper], "points": self.points,
+                "epsilon": self.epsilon, "split": self.split, "missing": self.missing.mode,
+                "fill": [list(item) for item in self.missing.fills]}
+
     def grid(self) -> np.ndarray:
         """The public grid: ``points`` evenly spaced thresholds from ``lower`` to ``upper``."""
         return grid_of_points(self.lower, self.upper, self.points)
@@ -132,10 +138,21 @@ class RocQuery:
                        noise_source: ClassNoiseSource | None = None) -> RocRelease | None:
         """``dp.ecdf.release``: every party, its own ``(score, label)`` rows (scores clipped to the domain at their
         owner), on a started MPyC runtime (:func:`run_secure_roc`); the release at ``receivers`` (default all)."""
+        from mpyc.runtime import mpc
+
+        from dp.ecdf.owners import Owners, at_points, by_label, owner_cells
+
+        owned, unit = None, 1
+        if isinstance(rows, Owners):  # the campaign's servers: each class's counts from the owners' DPF keys
+            what, unit = "ROC curve", rows.plan.rows_per_owner
+            counts, (cells, marks) = await owner_cells(rows, self.columns, what, lambda _: mpc.SecInt())
+            owned = [(at_points(c, cells, self.grid(), self.lower, self.upper), rows.rows)
+                     for c in by_label(counts, marks, what)]
+            rows = np.empty((0, 2))
         scores, labels = check_score_label_rows(rows)
         release = await run_secure_roc(np.clip(scores, self.lower, self.upper), labels, self.grid(),
                                        epsilon=self.epsilon, split=self.split, noise_source=noise_source,
-                                       receivers=receivers)
+                                       receivers=receivers, owned=owned, unit_rows=unit)
         return None if release is None else replace(release, query=self)
 
     def _union(self, rows_by_party: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, int]:
@@ -184,6 +201,8 @@ class RocRelease:
     seconds: float = 0.0
     bytes_sent: int = 0
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
+    unit_rows: int = 1
+    owners: dict[str, Any] | None = None  # from owners' uploads: :meth:`dp.umpc.owners.Owners.record`
 
     @property
     def epsilon(self) -> float:
@@ -204,7 +223,8 @@ class RocRelease:
     def count_std(self) -> float:
         """Standard deviation of the noise on one released count."""
         return math.sqrt(plan_roc_noise(epsilon=self.epsilon, points=len(self.grid), split=self.split,
-                                        parties=self.parties, threshold=self.threshold).point_variance)
+                                        parties=self.parties, threshold=self.threshold,
+                                        unit_rows=self.unit_rows).point_variance)
 
     @property
     def positive_total(self) -> int:
@@ -306,14 +326,15 @@ class RocRelease:
                 "negative_counts": [int(c) for c in self.negative_counts],
                 "false_positive_rate": curve.false_positive_rate.tolist(),
                 "true_positive_rate": curve.true_positive_rate.tolist(),
-                "missing": query.missing.mode, "fill": dict(query.missing.fills)}
+                "missing": query.missing.mode, "fill": dict(query.missing.fills),
+                **({"owners": self.owners} if self.owners else {})}
 
 
 def plan_roc_noise(*, epsilon: float, points: int, split: str = "half", parties: int = 1,
-                   threshold: int = 0) -> TreeNoisePlan:
+                   threshold: int = 0, unit_rows: int = 1) -> TreeNoisePlan:
     """The tree noise plan of each class ECDF (budget :func:`class_epsilon`); ValueError names a bad parameter."""
     return plan_tree_noise(epsilon=class_epsilon(epsilon, points, split), points=points, parties=parties,
-                           threshold=threshold)
+                           threshold=threshold, unit_rows=unit_rows)
 
 
 def _default_query(grid: np.ndarray, epsilon: float, split: str) -> RocQuery:
@@ -414,7 +435,7 @@ def auc_interval(release: RocRelease, *, smooth: int | None, draws: int | None =
 
     rng = np.random.Generator(np.random.PCG64(seed))
     plan = plan_tree_noise(epsilon=release.class_epsilon, points=len(release.grid), parties=release.parties,
-                           threshold=release.threshold)
+                           threshold=release.threshold, unit_rows=release.unit_rows)
     positive = _self_normalised(renoised_counts(release.positive_counts, plan, copies, rng))
     negative = _self_normalised(renoised_counts(release.negative_counts, plan, copies, rng))
     if smooth is None:
@@ -441,11 +462,13 @@ def auc_interval(release: RocRelease, *, smooth: int | None, draws: int | None =
 
 async def run_secure_roc(scores: np.ndarray, labels: np.ndarray, grid: np.ndarray, *, epsilon: float,
                          split: str = "half", noise_source: ClassNoiseSource | None = None,
-                         receivers: Sequence[int] | None = None) -> RocRelease | None:
+                         receivers: Sequence[int] | None = None, owned: Sequence[tuple[Any, int]] | None = None,
+                         unit_rows: int = 1) -> RocRelease | None:
     """Every party calls this with its own ``(score, label)`` rows (finite scores clipped to the grid's range by the
     caller) on a started MPyC runtime, parameters agreed: two secure tree-mechanism releases
     (:func:`dp.ecdf.secure_release.run_secure_ecdf`), class 1 then class 0, only each party's total row count
-    exchanged.  ``noise_source``: ``(plan, label) -> node draws`` (tests).  Returns the release at ``receivers``
+    exchanged.  ``noise_source``: ``(plan, label) -> node draws`` (tests); ``owned``: each class's secure counts and
+    the rows from owners' uploads (:mod:`dp.ecdf.owners`), ``unit_rows`` an owner's rows.  Returns the release at ``receivers``
     (default all), ``None`` elsewhere; raises InputError (no row at any party) or ProtocolFailure."""
     from mpyc.runtime import mpc
 
@@ -454,13 +477,13 @@ async def run_secure_roc(scores: np.ndarray, labels: np.ndarray, grid: np.ndarra
     taus = np.asarray(grid, dtype=float)
     positive, negative = class_scores(scores, labels)
     plan = plan_roc_noise(epsilon=epsilon, points=len(taus), split=split, parties=len(mpc.parties),
-                          threshold=int(mpc.threshold))
+                          threshold=int(mpc.threshold), unit_rows=unit_rows)
     own_rows = positive.size + negative.size
     releases = []
     for label, values in ((1, positive), (0, negative)):
         source = None if noise_source is None else (lambda p, label=label: noise_source(p, label))
         releases.append(await run_secure_ecdf(values, taus, plan, noise_source=source, receivers=receivers,
-                                              public_rows=own_rows))
+                                              public_rows=own_rows, owned=owned[1 - label] if owned else None))
     first, second = releases
     if first is None or second is None:
         return None
@@ -470,5 +493,6 @@ async def run_secure_roc(scores: np.ndarray, labels: np.ndarray, grid: np.ndarra
             phases[f"class {label} {name}"] = cost
     return RocRelease(query=_default_query(taus, epsilon, split), grid=taus, positive_counts=first.counts,
                       negative_counts=second.counts, n=first.n, parties=plan.parties, threshold=plan.threshold,
+                      unit_rows=unit_rows,
                       seconds=first.seconds + second.seconds, bytes_sent=first.bytes_sent + second.bytes_sent,
                       phases=phases)

@@ -77,6 +77,7 @@ def account_query(query: Query, *, noise: NoiseSource | None, pure: bool, budget
 
     per_sum = query.epsilon / 2
     path = pure_account_path(get_kernel("auc"), query.specs, parties=parties, choice=query.path) if pure else query.path
+    assert path != "tuples"  # not a choice of the rank AUC: pure_account_path returns the histogram path or refuses
     switched = noise is None and switched_by_pure_budget("rank_auc", per_sum, pure_budget=pure)
     chosen = cast(NoiseSource, noise or default_noise("rank_auc", per_sum, pure_budget=pure))
     note = pure_budget_line(source="budget" if budget_given else "account", parties=parties, threshold=threshold)

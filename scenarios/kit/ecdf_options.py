@@ -18,28 +18,32 @@ import numpy as np
 from scenarios.kit.budget_run import add_budget_arguments
 from scenarios.kit.cli import ScenarioParser, UsageError, usage_errors
 from scenarios.kit.missing_values import add_missing_arguments, local_note, missing_policy
+from scenarios.kit.owner_options import add_owner_arguments, owner_intake
 
 if TYPE_CHECKING:
-    from dp.ecdf import EcdfQuery
     from dp.ecdf.analysis import SmoothedCurve
 
 
 @dataclass
 class EcdfOptions:
-    """A job's parsed options: the query (:class:`dp.ecdf.EcdfQuery`) and what the job does around it."""
+    """A job's parsed options: the query (:class:`dp.ecdf.EcdfQuery`, :class:`dp.ecdf.roc.RocQuery` or
+    :class:`dp.ecdf.HosmerLemeshowQuery`) and what the job does around it (``curve``: ``--curve`` or ``--table``)."""
 
-    query: EcdfQuery
+    query: Any
     data: str | None = None
     curve: str | None = None
     json: str | None = None
     plot: str | None = None
     budget: Any = None
     #: the public split of the embedded data's score model (ROC, Hosmer-Lemeshow)
-    seed: int = 0
+    seed: int | None = None
+    #: the campaign's servers' intake of owners' uploads (``--owners``, :mod:`scenarios.kit.owner_options`)
+    owners: Any = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
-        return {**self.query.public(), "embedded": self.data is None}
+        seed = {} if self.seed is None else {"seed": self.seed}
+        return {**self.query.public(), **seed, "embedded": self.data is None}
 
 
 def ecdf_parser(prog: str, description: str | None) -> ScenarioParser:
@@ -62,6 +66,7 @@ def ecdf_parser(prog: str, description: str | None) -> ScenarioParser:
                         help="party 0 draws the released ECDF, raw and smoothed, with the quantiles' intervals")
     add_missing_arguments(parser)
     add_budget_arguments(parser)
+    add_owner_arguments(parser)
     return parser
 
 
@@ -96,7 +101,8 @@ def job_options(args: argparse.Namespace, **query: Any) -> EcdfOptions:
 
     with usage_errors():
         built = EcdfQuery(**query)
-    return EcdfOptions(built, args.data, args.curve, args.json, args.plot, budget_options(args))
+    return EcdfOptions(built, args.data, args.curve, args.json, args.plot, budget_options(args),
+                       owners=owner_intake(args, [built.column])[0])
 
 
 def deliver(release: Any, outputs: Sequence[tuple[str | None, Callable[[str], None]]]) -> Callable[[], None]:
@@ -152,6 +158,9 @@ def ecdf_domain(args: argparse.Namespace, *, bits_refusal: str) -> tuple[str, fl
         lower, upper = declared[0], declared[1]
         if declared[2] is not None:
             raise UsageError(f"--domain {column}=LOW:HIGH takes no BITS here: {bits_refusal}")
+    elif args.owners is not None:  # the campaign's declaration
+        spec = owner_intake(args, [column])[1][0]
+        lower, upper = spec.lower, spec.upper
     elif args.data is None and column in declared_specs("framingham", [column]):
         spec = declared_specs("framingham", [column])[column]
         lower, upper = spec.lower, spec.upper
