@@ -16,7 +16,7 @@ from scipy import signal, stats
 
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
 
-__all__ = ["AuditCase", "AuditResult", "paired", "honest_sum", "audit", "clopper_pearson_lower", "clopper_pearson_upper",
+__all__ = ["AuditCase", "AuditResult", "paired", "honest_sum", "evaluation_trials", "audit", "clopper_pearson_lower", "clopper_pearson_upper",
            "honest_noise_pmf", "exact_epsilon", "coalition_epsilon"]
 
 #: Sampler of a case: ``sample(count, rng)`` returns ``(outputs on D, outputs on D')`` as two 1-D
@@ -161,13 +161,20 @@ def _choose_event(first: np.ndarray, second: np.ndarray, level: float, delta: fl
     return events[int(np.argmax(scores))]
 
 
+def evaluation_trials(samples: int) -> int:
+    """Samples per dataset in the audit's second (evaluation) half: ``samples - samples // 2``.
+    :raise ValueError: if ``samples < 2``."""
+    count = check_positive_int(samples, "samples")
+    if count < 2:
+        raise ValueError(f"samples must be at least 2, got {samples}")
+    return count - count // 2
+
+
 def audit(case: AuditCase, *, samples: int, rng: np.random.Generator, confidence: float = 0.95) -> AuditResult:
     """Audit ``case`` with ``samples >= 2`` outputs per dataset (``rng``: the sampler's generator, a fixed seed in
     tests; ``confidence`` ``1 - beta`` in ``(0, 1)``); return the privacy-loss lower bound (docs/audit.md).
     :raise ValueError: on a bad ``samples`` or ``confidence``, or a sampler returning bad outputs."""
-    check_positive_int(samples, "samples")
-    if samples < 2:
-        raise ValueError(f"samples must be at least 2, got {samples}")
+    evaluation_trials(samples)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     check_epsilon(case.epsilon)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import math
 
-from dp.audit.engine import clopper_pearson_lower, clopper_pearson_upper
+from dp.audit.engine import clopper_pearson_lower, clopper_pearson_upper, evaluation_trials
 from dp.validation import check_finite, check_nonnegative, check_positive_int
 
-__all__ = ["SAMPLE_STEP", "CONTROL_MARGIN", "MECHANISM_RESOLUTION", "evaluation_trials", "planned_lower_bound",
+__all__ = ["SAMPLE_STEP", "CONTROL_MARGIN", "MECHANISM_RESOLUTION", "planned_lower_bound",
            "lower_bound_spread", "resolving_samples", "mechanism_samples", "control_samples"]
 
 #: Multiple to which recommended sample sizes are rounded up (also the smallest size).
@@ -36,15 +36,6 @@ def _check_confidence(confidence: float) -> float:
     if not 0.0 < value < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     return value
-
-
-def evaluation_trials(samples: int) -> int:
-    """Samples per dataset in the audit's second (evaluation) half: ``samples - samples // 2``.
-    :raise ValueError: if ``samples < 2``."""
-    count = check_positive_int(samples, "samples")
-    if count < 2:
-        raise ValueError(f"samples must be at least 2, got {samples}")
-    return count - count // 2
 
 
 def planned_lower_bound(p: float, q: float, *, samples: int, confidence: float = 0.95) -> float:

@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import linprog
 
-from dp.audit.engine import clopper_pearson_lower, clopper_pearson_upper
+from dp.audit.engine import clopper_pearson_lower, clopper_pearson_upper, evaluation_trials
 from dp.ecdf.grid import prefix_incidence
 from dp.ecdf.analysis import interval_nodes
 from dp.validation import check_delta, check_positive, check_positive_int
@@ -139,9 +139,7 @@ def planned_lower_bound(top: npt.ArrayLike, bottom: npt.ArrayLike, *, samples: i
     reaches on the best of some events (probabilities ``top``, ``bottom``), at ``confidence`` in ``(0, 1)``, with
     ``pessimism >= 0`` standard deviations of the counts held against it (docs/audit.md).
     :raise ValueError: on invalid parameters."""
-    n = check_positive_int(samples, "samples")
-    if n < 2:
-        raise ValueError(f"samples must be at least 2, got {samples}")
+    trials = evaluation_trials(samples)
     check_delta(delta)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
@@ -149,7 +147,6 @@ def planned_lower_bound(top: npt.ArrayLike, bottom: npt.ArrayLike, *, samples: i
         check_positive(pessimism, "pessimism")
     p = np.clip(np.asarray(top, dtype=np.float64), 0.0, 1.0)
     q = np.clip(np.asarray(bottom, dtype=np.float64), 0.0, 1.0)
-    trials = n - n // 2
     level = 1.0 - (1.0 - confidence) / 2.0
     hits_top = np.floor(np.maximum(p * trials - pessimism * np.sqrt(p * (1 - p) * trials), 0.0))
     hits_bottom = np.ceil(np.minimum(q * trials + pessimism * np.sqrt(q * (1 - q) * trials), trials))
