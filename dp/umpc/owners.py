@@ -26,10 +26,9 @@ DPF_LEAVES_PER_SECOND = 68e6
 
 @dataclass(kw_only=True)
 class Owners:
-    """The uploads of ``campaign`` (a :class:`~secure.owners.Campaign` or its file) in this server's ``inbox``
-    (``{pid}`` in the folder and ``key`` paths: this server's), opened with its private ``key``; hand it to ``release`` in place
-    of the party's rows.  After the release, ``owners`` (closed), ``rows`` (accepted) and ``rejected`` (owners) are
-    public by declaration."""
+    """The uploads of ``campaign`` (a :class:`~secure.owners.Campaign` or its file) in this server's ``inbox``, opened
+    with its private ``key`` (``{pid}`` in the paths: this server's index); hand it to ``release`` in place of the
+    party's rows.  Then ``owners`` (closed), ``rows`` (accepted), ``rejected`` (owners) are public by declaration."""
 
     campaign: Campaign | str | Path
     inbox: str | Path
@@ -51,8 +50,8 @@ class Owners:
 
     async def open(self, specs: Sequence[ColumnSpec]) -> int:
         """Every server: open its inbox and agree on the owners present at all (:func:`secure.owners.close`); the
-        public row count.  :raise InputError: at every server alike, naming the server (a column not declared so in the
-        campaign, an unreadable key or inbox, another number of servers than the campaign's)."""
+        public row count.  :raise InputError: at every server alike, naming the server (a column not declared so in
+        the campaign, an unreadable key or inbox, another number of servers than the campaign's)."""
         from mpyc.runtime import mpc
 
         from secure.session import agree_verdict
@@ -125,6 +124,5 @@ class Owners:
         return {"campaign": self.plan.id, "rows_per_owner": self.plan.rows_per_owner}
 
     def record(self) -> dict[str, Any]:
-        """The release's public owners entry (every number public by declaration)."""
-        return {"campaign": self.plan.id, "owners": self.owners - self.rejected, "rows": self.rows,
-                "rows_per_owner": self.plan.rows_per_owner, "rejected": self.rejected}
+        """The release's owners entry (every number public by declaration)."""
+        return {**self.public(), "owners": self.owners - self.rejected, "rows": self.rows, "rejected": self.rejected}

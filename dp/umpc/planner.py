@@ -16,7 +16,7 @@ from secure.kernels import Kernel
 from secure.leakage import MaskedOpenings
 
 __all__ = ["field_scale", "LAUNCH_SECURITY_PARAMETER", "Path", "PathChoice", "PATHS", "PATH_CHOICES", "PathCost", "PathPlan", "plan_path", "path_costs",
-           "histogram_grid", "sort_bits", "HISTOGRAM_FORMS", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT",
+           "histogram_grid", "sort_bits", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT",
            "SampledAccuracy", "AUTO_CHEAP_SECONDS", "AUTO_ACCURACY_SECONDS", "PURE_ACCOUNT_COMPARISONS",
            "pure_account_path", "comparison_rounds", "NOISE_ROUNDS", "path_rounds"]
 
@@ -25,9 +25,6 @@ PathChoice = Literal["auto", "histogram", "sort", "tuples"]
 PATHS: tuple[Path, ...] = ("histogram", "sort", "tuples")
 PATH_CHOICES: tuple[PathChoice, ...] = ("auto", "histogram", "sort", "tuples")
 
-#: kernels with their own polynomial form in the histogram (:func:`secure.histograms.special_form`
-#: decides, by class); any other degree-2 kernel takes the generic form on small grids
-HISTOGRAM_FORMS = ("kendall", "gini", "auc", "duplicate", "rand", "vus")
 #: kernels with a rank-sum form after one sort (:mod:`secure.ranking`)
 SORT_KERNELS = ("auc", "gini")
 

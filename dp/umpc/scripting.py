@@ -224,9 +224,7 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
     from secure.public_randomness import joint_seed
     from secure.session import agree_parameters, agree_verdict
 
-    if dataset is not None and dataset_name is not None and dataset != dataset_name:
-        raise ValueError(f"dataset and dataset_name name the same thing: give one, got {dataset!r} and {dataset_name!r}")
-    dataset_name = dataset if dataset is not None else dataset_name
+    dataset_name = dataset if dataset_name is None else dataset_name  # both given and different: spend_request says
     data_file = getattr(rows, "source", rows if isinstance(rows, str) else None) if data_file is None else data_file
     owners = rows if isinstance(rows, Owners) else None
     if owners is not None and dataset_name not in (None, owners.plan.id):
@@ -236,7 +234,8 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
 
     def account(query: Query) -> SpendRequest:
         return spend_request(_spend(query), release="dp.umpc.release", ledger=ledger, budget=budget,
-                             dataset_name=dataset_name, accountant=accountant, data_file=data_file, job=job)
+                             dataset_name=dataset_name, dataset=dataset, accountant=accountant, data_file=data_file,
+                             job=job)
 
     try:
         asked: SpendRequest | None = account(query)
