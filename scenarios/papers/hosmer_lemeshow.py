@@ -215,16 +215,15 @@ async def secure_checks(options: Options, seed: int) -> list[Any]:
 
         every = party_draws(seed, index, parties, draws)
         own = every[pid]
-        result = await run_secure_hosmer_lemeshow(
+        secure = await run_secure_hosmer_lemeshow(
             party_share(probabilities, pid, parties), party_share(labels, pid, parties), query,
             node_noise_source=lambda _: own[0], statistic_noise_source=lambda *_: (own[1], own[2]))
-        if result is None:
+        if secure is None:
             continue
         simulated = private_hosmer_lemeshow(probabilities, labels, query, parties=parties, threshold=coalition,
                                             node_noise=sum(d[0] for d in every),
                                             expected_noise=sum(d[1] for d in every),
                                             observed_noise=sum(d[2] for d in every))
-        secure = result
         label = (f"epsilon={epsilon:g} {accounting} Q={options.groups} N={options.grid_points} "
                  f"(m={parties} t={coalition})")
         checks += equal_checks(label, {"H": secure.statistic, "p-value": secure.p_value},

@@ -18,8 +18,8 @@ CSV_NAME = "umpc_costs.csv"
 PAPER_BITS = 40  # l of the paper's experiments (§6.1)
 DEFAULT_ROWS = (500, 1000, 2000, None)  # None: every Framingham row
 QUICK_ROWS = (30, 60)
-# which Lemma C.3 term each measured phase corresponds to
-_PAPER_TERM = {"intake": "sharing", "kernel": "kernel", "noise": "noise", "reveal": "aggregation"}
+# which Lemma C.3 term each measured phase (and the total) corresponds to
+_PAPER_TERM = {"intake": "sharing", "kernel": "kernel", "noise": "noise", "reveal": "aggregation", "total": "total"}
 COLUMNS = ("n", "tuples", "parties", "phase", "seconds", "bytes_sent", "mpyc_model_bytes", "paper_dis_bits",
            "paper_hf_bits")
 
@@ -91,8 +91,9 @@ async def _measure(options: CostOptions, seed: int) -> CostOptions:
         model = costs.mpyc_shamir_bytes_model(n, tuples, parties=parties, columns=fixed.integers.shape[1],
                                               comparison_bits=bits, comparisons=comparisons, products=products,
                                               field_bits=int(mpc.SecInt().field.order.bit_length()))
-        modelled = model.phases()
-        for phase, cost in release.phases.items():
+        modelled = {**model.phases(), "total": model.total}
+        total = {"seconds": release.seconds, "bytes_sent": release.bytes_sent}
+        for phase, cost in {**release.phases, "total": total}.items():
             term = _PAPER_TERM.get(phase)
             records.append({
                 "n": n, "tuples": tuples, "parties": parties, "phase": phase,
@@ -101,10 +102,6 @@ async def _measure(options: CostOptions, seed: int) -> CostOptions:
                 "paper_dis_bits": getattr(dis, term) if term else 0,
                 "paper_hf_bits": getattr(hf, term) if term else 0,
             })
-        records.append({"n": n, "tuples": tuples, "parties": parties, "phase": "total",
-                        "seconds": round(release.seconds, 4), "bytes_sent": int(release.bytes_sent),
-                        "mpyc_model_bytes": round(model.total), "paper_dis_bits": dis.total,
-                        "paper_hf_bits": hf.total})
     return replace(options, records=tuple(records), parties=parties)
 
 
