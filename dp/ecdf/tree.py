@@ -122,7 +122,7 @@ class TreeNoisePlan:
     def draw_total(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """The total node noise of the simulated path, int64 of length :attr:`node_count`: the sum of ``m`` party draws
         (``rng`` for tests; ``None``: fresh OS randomness for every party draw)."""
-        return np.sum([self.draw_party(rng) for _ in range(self.parties)], axis=0, dtype=np.int64)
+        return np.stack([self.draw_party(rng) for _ in range(self.parties)]).sum(axis=0, dtype=np.int64)
 
 
 def plan_tree_noise(*, epsilon: float, points: int, parties: int = 1, threshold: int = 0,
