@@ -43,6 +43,7 @@ drills: $(TEST_STAMP)
 	$(PY) -m scenarios.drills.faults --quick
 	$(PY) -m scenarios.drills.malicious_input --quick
 	$(PY) -m scenarios.drills.budget --quick
+	$(PY) -m scenarios.drills.owners --quick
 
 bench: $(STAMP)
 	$(PY) -m scenarios.bench_kendall -M3

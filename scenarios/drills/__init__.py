@@ -6,4 +6,5 @@
 - :mod:`scenarios.drills.freeze`          the freeze cases of ``faults`` (a party stops answering in a phase).
 - :mod:`scenarios.drills.harness`         shared by the orchestrators: run three parties, results, tables.
 - :mod:`scenarios.drills.malicious_input` out-of-domain rows with and without clipping.
+- :mod:`scenarios.drills.owners`          malicious owners' uploads rejected; a server frozen or killed.
 - :mod:`scenarios.drills.party`           one misbehaving party (used by the orchestrators)."""

@@ -392,7 +392,8 @@ def drill_main(argv: Sequence[str] | None, *, name: str, parse: Callable[[Sequen
 def main(argv: Sequence[str] | None = None) -> int:
     """No drill here: ``-h`` lists the drills; anything else is a usage error (exit 2) naming them."""
     drills = ("scenarios.drills.faults", "scenarios.drills.freeze", "scenarios.drills.malicious_input",
-              "scenarios.drills.coalition -M3", "scenarios.drills.budget", "scenarios.drills.audit")
+              "scenarios.drills.coalition -M3", "scenarios.drills.budget", "scenarios.drills.audit",
+              "scenarios.drills.owners")
     doc = (f"{__doc__}\nRun a drill instead (each takes --quick and --json PATH):\n"
            + "".join(f"  python -m {command}\n" for command in drills))
     try:
