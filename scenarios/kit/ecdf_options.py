@@ -7,7 +7,6 @@ shares about them is its verdict, :func:`secure.session.agree_verdict`)."""
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ import numpy as np
 
 from scenarios.kit.budget_run import add_budget_arguments
 from scenarios.kit.cli import ScenarioParser, UsageError, usage_errors
+from scenarios.kit.experiments import write_csv
 from scenarios.kit.missing_values import add_missing_arguments, local_note, missing_policy
 from scenarios.kit.owner_options import add_owner_arguments, owner_intake
 
@@ -242,12 +242,10 @@ async def read_column(options: EcdfOptions) -> np.ndarray:
 
 def write_curve(path: str, curve: SmoothedCurve) -> None:
     """``--curve PATH``: one row per released point, ``threshold, private, smoothed``."""
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["threshold", "private", "smoothed"])
-        for i, point in enumerate(curve.points):
-            writer.writerow([f"{point:.10g}", f"{curve.raw[i]:.10g}",
-                             "" if curve.smoothed is None else f"{curve.smoothed[i]:.10g}"])
+    columns = ("threshold", "private", "smoothed")
+    write_csv(path, columns, [dict(zip(columns, (f"{point:.10g}", f"{curve.raw[i]:.10g}",
+                                                 "" if curve.smoothed is None else f"{curve.smoothed[i]:.10g}")))
+                              for i, point in enumerate(curve.points)])
 
 
 def draw_ecdf(path: str, result: Any, *, title: str) -> None:
@@ -292,19 +290,17 @@ def write_group_table(path: str, release: Any, *, floor: float) -> None:
     from dp.ecdf.hosmer_lemeshow_statistic import hosmer_lemeshow_terms
 
     terms = hosmer_lemeshow_terms(release.expected, release.observed, floor=floor, empty=release.empty)
-    contributions = terms.per_group
     classes = ((1, "positive"), (0, "negative"))
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(TABLE_COLUMNS)
-        for q in range(release.expected.shape[1]):
-            raised = [f"{kind}_{name}" for kind, mask in (("expected", terms.expected_raised),
-                                                          ("observed", terms.observed_raised))
-                      for s, name in classes if mask[s, q]]
-            writer.writerow([q + 1, repr(float(release.boundaries[q])), repr(float(release.boundaries[q + 1])),
-                             repr(float(release.expected[1, q])), int(release.observed[1, q]),
-                             repr(float(release.expected[0, q])), int(release.observed[0, q]),
-                             repr(float(contributions[q])), " ".join(raised), bool(release.empty[q])])
+    rows: list[dict[str, Any]] = []
+    for q in range(release.expected.shape[1]):
+        raised = [f"{kind}_{name}" for kind, mask in (("expected", terms.expected_raised),
+                                                      ("observed", terms.observed_raised))
+                  for s, name in classes if mask[s, q]]
+        rows.append(dict(zip(TABLE_COLUMNS, (q + 1, float(release.boundaries[q]), float(release.boundaries[q + 1]),
+                                             float(release.expected[1, q]), int(release.observed[1, q]),
+                                             float(release.expected[0, q]), int(release.observed[0, q]),
+                                             float(terms.per_group[q]), " ".join(raised), bool(release.empty[q])))))
+    write_csv(path, TABLE_COLUMNS, rows)
 
 
 def draw_calibration(path: str, release: Any) -> None:
@@ -352,13 +348,12 @@ def write_roc_curve(path: str, release: Any, smooth: int | None) -> None:
     class and the raw and smoothed rates (docs/command_line.md); ``release``: a :class:`dp.ecdf.roc.RocRelease`."""
     positive, negative = release.rates()
     smoothed_positive, smoothed_negative = release.smoothed_rates(smooth)
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["threshold", "positive_cumulative", "negative_cumulative", "tpr_raw", "fpr_raw", "tpr", "fpr"])
-        for i, tau in enumerate(release.grid):
-            writer.writerow([f"{tau:.10g}", int(release.positive_counts[i]), int(release.negative_counts[i]),
-                             f"{1 - positive[i]:.10g}", f"{1 - negative[i]:.10g}",
-                             f"{1 - smoothed_positive[i]:.10g}", f"{1 - smoothed_negative[i]:.10g}"])
+    columns = ("threshold", "positive_cumulative", "negative_cumulative", "tpr_raw", "fpr_raw", "tpr", "fpr")
+    write_csv(path, columns, [dict(zip(columns, (f"{tau:.10g}", int(release.positive_counts[i]),
+                                                 int(release.negative_counts[i]), f"{1 - positive[i]:.10g}",
+                                                 f"{1 - negative[i]:.10g}", f"{1 - smoothed_positive[i]:.10g}",
+                                                 f"{1 - smoothed_negative[i]:.10g}")))
+                              for i, tau in enumerate(release.grid)])
 
 
 def draw_roc(path: str, release: Any, *, smooth: int | None, label: str = "") -> None:
