@@ -249,6 +249,7 @@ async def ldp_auc_deployment(positives: np.ndarray, negatives: np.ndarray, *, do
     from mpyc.runtime import mpc
 
     from dp.bell.auc import hierarchical_auc, ldp_auc
+    from dp.bell.hierarchical import randomize_hierarchy
 
     parties, pid = len(mpc.parties), int(mpc.pid)
     generator = check_noise_generator(seed, setting)   # positives first, then negatives, as ldp_auc
@@ -262,19 +263,13 @@ async def ldp_auc_deployment(positives: np.ndarray, negatives: np.ndarray, *, do
     for index, values in enumerate((positives, negatives)):  # the server replays the users' permutations
         hierarchies.append(_server_hierarchy([party[index] for party in received], int(values.size),
                                              domain_size=domain_size, epsilon=epsilon, split=split, generator=server))
-        _skip_class(server, int(values.size), domain_size, split)
+        # past the class's randomisation (what it consumes does not depend on the scores)
+        randomize_hierarchy(np.zeros(values.size, dtype=np.int64), domain_size=domain_size, epsilon=1.0,
+                            split=split, rng=server)
     deployed = float(hierarchical_auc(*hierarchies).auc)
     simulated = float(ldp_auc(positives, negatives, domain_size=domain_size, epsilon=epsilon, split=split,
                               rng=check_noise_generator(seed, setting)).auc)
     return deployed, simulated
-
-
-def _skip_class(generator: np.random.Generator, users: int, domain_size: int, split: str) -> None:
-    """Advance ``generator`` past one class's randomisation (its consumption does not depend on the scores)."""
-    from dp.bell.hierarchical import randomize_hierarchy
-
-    randomize_hierarchy(np.zeros(users, dtype=np.int64), domain_size=domain_size, epsilon=1.0, split=split,
-                        rng=generator)
 
 
 def _data(options: DomainOptions, seed: int) -> tuple[np.ndarray, np.ndarray]:

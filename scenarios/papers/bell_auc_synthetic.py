@@ -256,13 +256,9 @@ async def _generic_deployment(positives: np.ndarray, negatives: np.ndarray, *, d
     return deployed, simulated
 
 
-def secure_alphas(options: SyntheticOptions) -> tuple[int, ...]:
-    """The alphas the ``--secure`` check runs: every one with ``--quick``, else the smallest and the largest."""
-    return options.alphas if options.common.quick else tuple(sorted({min(options.alphas), max(options.alphas)}))
-
-
 async def secure_checks(options: SyntheticOptions, seed: int) -> list[Any]:
-    """``--secure``: per data set and checked alpha, at the first epsilon, one run of the AUC-specific protocol
+    """``--secure``: per data set and checked alpha (every one with ``--quick``, else the smallest and the
+    largest), at the first epsilon, one run of the AUC-specific protocol
     (:func:`scenarios.papers.bell_auc_domain.ldp_auc_deployment`) and, for alpha up to ``--generic-max-alpha``,
     of the generic one (:func:`_generic_deployment`), deployed on the real parties; relation ``equal``."""
     from mpyc.runtime import mpc
@@ -274,7 +270,7 @@ async def secure_checks(options: SyntheticOptions, seed: int) -> list[Any]:
     setting = 0
     for dataset_index, dataset in enumerate(options.datasets):
         positives, negatives = synthetic_scores(dataset, options.per_class, public_generator(int(seed) + dataset_index))
-        for alpha in secure_alphas(options):
+        for alpha in options.alphas if options.common.quick else sorted({min(options.alphas), max(options.alphas)}):
             size = 2**alpha
             pair = await ldp_auc_deployment(_quantize(positives, size), _quantize(negatives, size), domain_size=size,
                                             epsilon=epsilon, split="users", seed=seed, setting=setting)

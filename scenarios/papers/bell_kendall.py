@@ -260,12 +260,6 @@ def _report(options: KendallOptions, outputs: Sequence[Output]) -> None:
         print(f"  {line}")
 
 
-def secure_check_permutations(options: KendallOptions) -> tuple[int, ...]:
-    """The numbers of permutations ``P`` the ``--secure`` check runs (``--quick``: the smallest and largest)."""
-    return tuple(sorted({min(options.permutations), max(options.permutations)})) if options.common.quick \
-        else options.permutations
-
-
 async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:
     """``--secure``: one repetition of the 2PC subsampled-pairs protocol per checked ``P`` at the smallest
     epsilon: party ``i`` holds rows ``i, i+m, ...`` and runs :func:`dp.bell.subsampled_pairs.run_secure_subsampled`
@@ -288,7 +282,9 @@ async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:
     by_party = [setup.values[i::parties] for i in range(parties)]
     epsilon = min(options.epsilons)
     checks: list[Any] = []
-    for setting, permutations in enumerate(secure_check_permutations(options)):
+    checked = sorted({min(options.permutations), max(options.permutations)}) if options.common.quick \
+        else options.permutations
+    for setting, permutations in enumerate(checked):
         query = SubsampledPairsQuery(kernel=get_kernel("kendall"), specs=setup.specs, epsilon=epsilon,
                                      permutations=permutations)
         plans = plans_for_pairs(query, parties, threshold)

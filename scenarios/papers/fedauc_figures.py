@@ -254,16 +254,11 @@ def run_figures(options: FiguresOptions, seed: int) -> dict[str, list[dict[str, 
                 else [runner.std_row(figure, **job) for job in jobs[figure]] for figure in options.figures}
 
 
-def _fig5_epsilon(rows: Sequence[dict[str, Any]]) -> float:
-    """Fig. 5's epsilon: 4 if swept, else the swept epsilon nearest to 4."""
-    epsilons = sorted({row["epsilon"] for row in rows})
-    return min(epsilons, key=lambda e: (abs(math.log(e / FIG5_EPSILON)), e))
-
-
 def figure_rows(name: str, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows of one output file (base name from :data:`FILES`) among its figure choice's rows."""
     if name == "fedauc_fig5_alpha_eps4":
-        epsilon = _fig5_epsilon(rows)
+        # Fig. 5's epsilon: 4 if swept, else the swept epsilon nearest to 4
+        epsilon = min({row["epsilon"] for row in rows}, key=lambda e: (abs(math.log(e / FIG5_EPSILON)), e))
         return [row for row in rows if row["epsilon"] == epsilon]
     layout = next((layout for layout in ("non_iid", "iid") if name.endswith(f"_{layout}")), None)
     return [row for row in rows if layout is None or row["layout"] == layout]
