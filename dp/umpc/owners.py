@@ -56,19 +56,20 @@ class Owners:
 
         from secure.session import agree_verdict
 
-        server, problem = int(mpc.pid), None
+        server, problem, detail = int(mpc.pid), None, None
         declared = {spec.name: spec for spec in self.plan.columns}
+        if len(mpc.parties) != self.plan.servers:
+            raise InputError(f"all servers: the campaign names {self.plan.servers} servers, the run has "
+                             f"{len(mpc.parties)}")
+        if wrong := [spec.name for spec in specs if declared.get(spec.name) != spec]:
+            raise InputError(f"all servers: column(s) {', '.join(wrong)} not declared so in the campaign (it declares "
+                             f"{', '.join(map(str, declared.values()))})")
         try:
-            if len(mpc.parties) != self.plan.servers:
-                raise ValueError(f"the campaign names {self.plan.servers} servers, the run has {len(mpc.parties)}")
-            if wrong := [spec.name for spec in specs if declared.get(spec.name) != spec]:
-                raise ValueError(f"column(s) {', '.join(wrong)} not declared so in the campaign (it declares "
-                                 f"{', '.join(map(str, declared.values()))})")
             key = load_private_key(str(self.key).replace("{pid}", str(server)))
             self.intake = open_inbox(self.plan, server, key, self.inbox)
-        except (ValueError, OSError) as exc:
-            problem = f"server {server}: {exc}"
-        await agree_verdict(problem)
+        except (ValueError, OSError) as exc:  # the path stays here (detail), the other servers see the line
+            problem, detail = f"server {server}: cannot read its private key or its inbox", str(exc)
+        await agree_verdict(problem, detail=detail)
         assert self.intake is not None
         self.intake = await close(self.intake)
         self.owners, self.rows = len(self.intake.tokens), int(self.intake.rows.sum())
