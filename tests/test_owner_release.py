@@ -147,3 +147,16 @@ def test_owner_options_go_together_and_name_campaign_columns(uploads: dict) -> N
         ustat.parse_options([*owners, "--server-key", "k{pid}", "--columns", "x,z"])
     options = ustat.parse_options([*owners, "--server-key", "k{pid}", "--columns", "x,y"])
     assert list(options.face.columns) == list(uploads["campaigns"]["xy"].columns) and options.dataset is None
+
+
+def test_value_paths_run_in_the_campaign_field_or_refuse(uploads: dict) -> None:
+    from mpyc.runtime import mpc
+
+    from secure.errors import InputError
+
+    folder = uploads["folder"]
+    owners = dp.umpc.Owners(campaign=folder / "xy.json", inbox=f"{folder}/xy/server{{pid}}", key="unused")
+    holds = owners.plan.prime.bit_length() - int(mpc.options.sec_param) - 2  # 40 + 60 + 2 bits, less K + 2
+    assert owners.secure_type(holds, "kendall").field.modulus == owners.plan.prime
+    with pytest.raises(InputError, match=f"needs {holds + 1}-bit secure integers at -K .* holds {holds}"):
+        owners.secure_type(holds + 1, "kendall")
