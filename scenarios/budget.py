@@ -168,13 +168,6 @@ def show(directory: Path, dataset: str | Sequence[str] | None = None, party: int
     return len(chosen)
 
 
-def _directory(options: argparse.Namespace) -> Path:
-    chosen = default_ledger_directory() if options.ledger is None else Path(options.ledger)
-    if ledger_disabled(chosen):
-        raise UsageError("the ledger is off (--ledger off or PRIVATE_USTATS_LEDGER=off): give --ledger DIR")
-    return chosen.expanduser()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; 0 on success, 2 with one ``error:`` line otherwise."""
     where = ""
@@ -184,7 +177,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not {"-h", "--help"} & set(words):  # help first, whatever else the line holds (as the jobs)
             check_option_words(parser, words)
         options = parser.parse_args(words)
-        directory = _directory(options)
+        directory = default_ledger_directory() if options.ledger is None else Path(options.ledger)
+        if ledger_disabled(directory):
+            raise UsageError("the ledger is off (--ledger off or PRIVATE_USTATS_LEDGER=off): give --ledger DIR")
+        directory = directory.expanduser()
         command = options.command or "show"
         parties = parse_parties(getattr(options, "party", None))
         if command == "show":
