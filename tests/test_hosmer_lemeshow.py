@@ -20,7 +20,7 @@ from dp.ecdf.grid import node_count
 from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, private_hosmer_lemeshow
 from dp.ecdf.hosmer_lemeshow_release import HosmerLemeshowBudget
 from dp.ecdf.hosmer_lemeshow_statistic import (empty_groups, exact_hosmer_lemeshow, group_statistics,
-                                               hosmer_lemeshow_statistic, relative_squared_error)
+                                               hosmer_lemeshow_terms, hosmer_lemeshow_test, relative_squared_error)
 
 Z_999 = stats.norm.ppf(0.9995)  # two-sided 99.9 % normal quantile
 CHEBYSHEV_K = 10.0              # P(|linear error| >= 10 sd) <= 1 %
@@ -90,13 +90,14 @@ def test_exact_statistic_with_ties_leaves_groups_empty() -> None:
 def test_statistic_exact_and_floored_modes() -> None:
     expected = np.array([[0.0, 2.0], [0.0, 4.0]])
     observed = np.array([[0, 3], [0, 4]])
-    assert hosmer_lemeshow_statistic(expected, observed) == (pytest.approx(0.5), 0)
-    assert hosmer_lemeshow_statistic(expected, np.array([[1, 3], [0, 4]]))[0] == math.inf
+    no_empty = np.zeros(2, dtype=bool)
+    exact = hosmer_lemeshow_test(expected, observed, no_empty)
+    assert (exact.statistic, exact.floored) == (pytest.approx(0.5), 0)
+    assert hosmer_lemeshow_test(expected, np.array([[1, 3], [0, 4]]), no_empty).statistic == math.inf
     # private mode: E below the floor is raised to it, negative O to 0
-    value, raised = hosmer_lemeshow_statistic(np.array([[-3.0, 2.0], [0.5, 4.0]]), np.array([[-2, 3], [1, 4]]),
-                                              floor=1.0)
-    assert raised == 2
-    assert value == pytest.approx((0 - 1) ** 2 / 1 + (3 - 2) ** 2 / 2 + (1 - 1) ** 2 / 1 + 0.0)
+    private = hosmer_lemeshow_test(np.array([[-3.0, 2.0], [0.5, 4.0]]), np.array([[-2, 3], [1, 4]]), no_empty, floor=1.0)
+    assert private.floored == 2
+    assert private.statistic == pytest.approx((0 - 1) ** 2 / 1 + (3 - 2) ** 2 / 2 + (1 - 1) ** 2 / 1 + 0.0)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -391,7 +392,7 @@ def test_empty_groups_are_left_out_of_h_and_of_the_degrees_of_freedom() -> None:
     by_hand = float(np.sum((o - e) ** 2 / e))
     assert release.statistic == pytest.approx(by_hand, rel=1e-6)
     assert release.p_value == pytest.approx(stats.chi2.sf(by_hand, int(kept.sum()) - 2), rel=1e-6)
-    everything, _ = hosmer_lemeshow_statistic(release.expected, release.observed, floor=query.expected_floor)
+    everything = hosmer_lemeshow_terms(release.expected, release.observed, floor=query.expected_floor).statistic
     assert everything - release.statistic > 1.9 * empty.sum()  # what the empty groups used to add
 
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, free_base_port, read_record, run_command, scenario_command
 from dp.budget.spending import spend_request
 from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, private_hosmer_lemeshow
-from dp.ecdf.hosmer_lemeshow_statistic import exact_hosmer_lemeshow, hosmer_lemeshow_statistic, hosmer_lemeshow_terms
+from dp.ecdf.hosmer_lemeshow_statistic import exact_hosmer_lemeshow, hosmer_lemeshow_terms, hosmer_lemeshow_test
 from dp.ecdf.hosmer_lemeshow_secure import party_group_noise
 from dp.ecdf.grid import node_count
 from scenarios.hosmer_lemeshow import main, parse_options
@@ -183,13 +183,13 @@ def test_noisy_table_and_plot_in_one_process(tmp_path: Path, capsys: pytest.Capt
 
 
 def test_group_contributions_are_the_cells_of_the_statistic() -> None:
-    """hosmer_lemeshow_terms: its cells sum to hosmer_lemeshow_statistic's H in both modes, group by group
+    """hosmer_lemeshow_terms: its cells sum to hosmer_lemeshow_test's H in both modes, group by group
     as eq. (5) by hand on a small table, and an exact E = 0 < O gives an infinite contribution."""
     expected = np.array([[8.0, 0.5, 3.0], [2.0, -1.0, 6.0]])
     observed = np.array([[10.0, 1.0, 2.0], [-2.0, 0.0, 7.0]])
     terms = hosmer_lemeshow_terms(expected, observed, floor=1.0)
-    statistic, floored = hosmer_lemeshow_statistic(expected, observed, floor=1.0)
-    assert terms.statistic == statistic and floored == 2
+    test = hosmer_lemeshow_test(expected, observed, np.zeros(3, dtype=bool), floor=1.0)
+    assert terms.statistic == test.statistic and test.floored == 2
     # by hand: E raised to 1 in (0, 1) and (1, 1); O raised to 0 in (1, 0)
     by_hand = [(10 - 8) ** 2 / 8 + (0 - 2) ** 2 / 2, (1 - 1) ** 2 / 1 + (0 - 1) ** 2 / 1, (2 - 3) ** 2 / 3 + 1 / 6]
     np.testing.assert_allclose(terms.per_group, by_hand, rtol=1e-15)
@@ -198,7 +198,7 @@ def test_group_contributions_are_the_cells_of_the_statistic() -> None:
     empty_expected, observed_there = np.array([[1.0, 0.0], [3.0, 0.0]]), np.array([[2.0, 1.0], [3.0, 0.0]])
     exact = hosmer_lemeshow_terms(empty_expected, observed_there)
     assert exact.per_group[0] == 1.0 and exact.per_group[1] == np.inf
-    assert hosmer_lemeshow_statistic(empty_expected, observed_there)[0] == np.inf
+    assert hosmer_lemeshow_test(empty_expected, observed_there, np.zeros(2, dtype=bool)).statistic == np.inf
 
 
 @pytest.mark.parametrize("option", ["--table", "--plot"])

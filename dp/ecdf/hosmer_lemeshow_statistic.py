@@ -17,9 +17,8 @@ from scipy import stats
 from dp.validation import (check_finite, check_integer_vector, check_labels, check_number, check_positive_int,
                            check_values)
 
-__all__ = ["HosmerLemeshowResult", "group_statistics", "HosmerLemeshowTerms", "hosmer_lemeshow_terms",
-           "hosmer_lemeshow_statistic", "empty_groups", "HosmerLemeshowTest", "hosmer_lemeshow_test",
-           "exact_hosmer_lemeshow", "relative_squared_error"]
+__all__ = ["HosmerLemeshowResult", "group_statistics", "HosmerLemeshowTerms", "hosmer_lemeshow_terms", "empty_groups",
+           "HosmerLemeshowTest", "hosmer_lemeshow_test", "exact_hosmer_lemeshow", "relative_squared_error"]
 
 
 @dataclass(frozen=True)
@@ -121,14 +120,6 @@ def hosmer_lemeshow_terms(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
                                (o < 0) & ~left_out)
 
 
-def hosmer_lemeshow_statistic(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
-                              floor: float | None = None, empty: npt.ArrayLike | None = None) -> tuple[float, int]:
-    """``(H, number of E cells raised to the floor)``: ``H`` of eq. (5) from ``E_{s,q}`` and ``O_{s,q}`` (shape
-    ``(2, Q)``), the sum of the cells of :func:`hosmer_lemeshow_terms` (its modes, raising, groups left out, errors)."""
-    terms = hosmer_lemeshow_terms(expected, observed, floor=floor, empty=empty)
-    return terms.statistic, int(np.count_nonzero(terms.expected_raised))
-
-
 def empty_groups(bounds: npt.ArrayLike, *, top: float) -> np.ndarray:
     """The groups no row can fall in, bool ``(Q,)``, from the ``Q - 1`` interior boundaries alone (public); ``top``:
     the largest possible value (``2^b`` in fixed point, 1.0 for probabilities; docs/hosmer_lemeshow.md)."""
@@ -158,10 +149,10 @@ def hosmer_lemeshow_test(expected: npt.ArrayLike, observed: npt.ArrayLike, empty
     ``E_{s,q}``, ``O_{s,q}`` (shape ``(2, Q)``) over the groups not ``empty`` (bool ``(Q,)``: on a release those
     empty by construction, :func:`empty_groups`; exactly, every group without rows), ``Q' - 2`` degrees of
     freedom; ``floor``: the smallest denominator in private mode, ``None`` for exact mode."""
-    statistic, floored = hosmer_lemeshow_statistic(expected, observed, floor=floor, empty=empty)
+    terms = hosmer_lemeshow_terms(expected, observed, floor=floor, empty=empty)
     degrees = int(empty.shape[0] - np.count_nonzero(empty)) - 2
-    p_value = float(stats.chi2.sf(statistic, degrees)) if degrees >= 1 else math.nan
-    return HosmerLemeshowTest(statistic, p_value, degrees, floored, empty)
+    p_value = float(stats.chi2.sf(terms.statistic, degrees)) if degrees >= 1 else math.nan
+    return HosmerLemeshowTest(terms.statistic, p_value, degrees, int(np.count_nonzero(terms.expected_raised)), empty)
 
 
 def exact_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike, groups: int = 10) -> HosmerLemeshowResult:
