@@ -526,13 +526,9 @@ _PARTS: dict[str, tuple[Callable[[str, Any, str], None], Callable[[Any], None]]]
     "gaussian": (_plot_gaussian, _report_gaussian)}
 
 
-async def _checks(options: FiguresOptions, seed: int) -> list[Any]:
-    """``--secure``: the deployment once per :func:`deployment_settings` on the real parties."""
-    return await deployment_checks(deployment_settings(options), seed)
-
-
 SWEEP = Sweep(module="fedauc_figures", doc=__doc__ or "", page="docs/papers/fedauc.md", declare=_declare,
-              resolve=_resolve, run=_run, report=_report, runs=100, quick_runs=20, checks=_checks)
+              resolve=_resolve, run=_run, report=_report, runs=100, quick_runs=20,
+              checks=lambda options, seed: deployment_checks(deployment_settings(options), seed))
 
 parse_options, main = SWEEP.parse, SWEEP.main
 

@@ -423,13 +423,10 @@ def _footer(options: FedAucOptions, seed: int, files: list[str], seconds: float)
           f"{directory / 'fedauc_std.png'}")
 
 
-async def _checks(options: FedAucOptions, seed: int) -> list[Any]:
-    return await deployment_checks(deployment_settings(), seed)
-
-
 SWEEP = Sweep(module="fedauc_tables", doc=__doc__ or "", page="docs/papers/fedauc.md", declare=_declare,
               resolve=lambda args, common: FedAucOptions(common), run=_run_tables, report=_report, runs=100,
-              quick_runs=20, checks=_checks, min_runs=2, own_options=True, footer=_footer)
+              quick_runs=20, min_runs=2, own_options=True, footer=_footer,
+              checks=lambda options, seed: deployment_checks(deployment_settings(), seed))
 
 parse_options, main = SWEEP.parse, SWEEP.main
 
