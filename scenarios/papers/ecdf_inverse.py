@@ -111,10 +111,10 @@ def _one_run(grid: np.ndarray, cumulative: np.ndarray, at: np.ndarray, levels: n
 
 def run_experiment(options: InverseOptions, seed: int) -> list[Output]:
     """Run every epsilon ``options.common.runs`` times; one summary row per epsilon."""
-    from dp.ecdf.grid import prefix_incidence
+    from dp.ecdf.grid import grid_of_points, prefix_incidence
     from dp.ecdf.tree import plan_tree_noise
 
-    grid = _grid(options.points)  # tau_i = i / N, the values of X_pois / N
+    grid = grid_of_points(1.0 / options.points, 1.0, options.points)  # tau_i = i / N, the values of X_pois / N
     incidence = prefix_incidence(options.points)
     seeds = run_seeds(seed, options.common.runs)
     expected_rows = options.poisson_rate * options.points
@@ -169,13 +169,6 @@ def _report(options: InverseOptions, outputs: Sequence[Output]) -> None:
                       f"smoothing p = {options.smoothing_norm}, inverses by Algorithm 1 (precision 1/N)"])
 
 
-def _grid(points: int) -> np.ndarray:
-    """``tau_i = i / N``, the values of ``X_pois / N``."""
-    from dp.ecdf.grid import grid_of_points
-
-    return grid_of_points(1.0 / points, 1.0, points)
-
-
 async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
     """``--secure``: run 0 of every epsilon (its instances ``i / N``) through
     :func:`scenarios.papers.ecdf_smoothing.secure_ecdf_checks`, beside :func:`_one_run` given the sum of the same
@@ -183,10 +176,10 @@ async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
     ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
-    from dp.ecdf.grid import prefix_incidence
+    from dp.ecdf.grid import grid_of_points, prefix_incidence
 
     points = options.points
-    grid = _grid(points)
+    grid = grid_of_points(1.0 / points, 1.0, points)  # as run_experiment's
     incidence = prefix_incidence(points)
     cumulative, at, levels = _run_data(options, run_seeds(seed, options.common.runs)[0])
     checks: list[Any] = []

@@ -291,13 +291,10 @@ def _report(options: Options, outputs: Sequence[Output]) -> None:
           f"was raised to 1 before dividing)")
 
 
-def _footer(options: Options, seed: int, files: list[str], seconds: float) -> None:
-    print(f"  wrote {files[0]} and {files[1]} in {seconds:.1f} s")
-
-
 SWEEP = Sweep(module="hosmer_lemeshow", doc=__doc__ or "", page="docs/papers/barczewski.md", declare=_declare,
               resolve=_resolve, run=_run, report=_report, runs=DEFAULT_RUNS, quick_runs=QUICK_RUNS,
-              checks=secure_checks, own_options=True, footer=_footer)
+              checks=secure_checks, own_options=True, footer=lambda options, seed, files, seconds: print(
+                  f"  wrote {files[0]} and {files[1]} in {seconds:.1f} s"))
 
 parse_options, main = SWEEP.parse, SWEEP.main
 
