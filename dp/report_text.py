@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from secure.intake import MissingPolicy
 
-__all__ = ["text_table", "format_bytes", "policy_text", "run_rows", "phases_text", "run_costs"]
+__all__ = ["text_table", "format_bytes", "policy_text", "run_rows", "owner_rows", "phases_text", "run_costs"]
 
 
 def text_table(rows: Sequence[tuple[str, str]], title: str | None = None) -> str:
@@ -50,7 +50,19 @@ def run_rows(release: _Run, policy: MissingPolicy) -> list[tuple[str, str]]:
     from secure.meter import seconds_label
 
     return [("missing values", policy_text(policy)), ("parties", f"{release.parties} (threshold t = {release.threshold})"),
+            *owner_rows(getattr(release, "owners", None)),
             (seconds_label(), f"{release.seconds:.2f}"), ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties")]
+
+
+def owner_rows(owners: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """A release from owners' uploads (its ``owners`` record entry, :meth:`dp.umpc.owners.Owners.record`): the
+    owners, rows, campaign and rejected owners (public by declaration), and the unit of privacy; none otherwise."""
+    if not owners:
+        return []
+    unit = owners["rows_per_owner"]
+    return [("owners", f"{owners['owners']} owners, {owners['rows']} rows, campaign {owners['campaign']}; "
+                       f"{owners['rejected']} owner(s) rejected (public by declaration)"),
+            ("privacy unit", f"one owner (up to {unit} rows): sensitivity x {unit}")]
 
 
 def phases_text(phases: Mapping[str, Mapping[str, float]]) -> str:

@@ -11,6 +11,7 @@ Run it with three local parties::
     python -m scenarios.ecdf -M3 --columns sysBP --points 4096 --epsilon 0.5 --smooth 1
     python -m scenarios.ecdf -M3 --data 'site{pid}.csv' --columns income --domain income=0:200000 --release 64 --budget 3
     python -m scenarios.ecdf -M3 --curve curve.csv --json ecdf.json --plot ecdf.png
+    python -m scenarios.ecdf -M3 --owners 'inbox/server{pid}' --campaign c.json --server-key 'keys/server{pid}.key' --columns x
 
 Every option is explained by ``-h``.  No count of missing or clipped values leaves a party (each prints
 its own, locally: "at this party, not shared: ...")."""
@@ -56,7 +57,7 @@ async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Call
     from dp.ecdf import release
     from scenarios.kit.ecdf_options import deliver_ecdf, read_column
 
-    result = await release(options.query, lambda: read_column(options), receivers=[0],
+    result = await release(options.query, options.owners or (lambda: read_column(options)), receivers=[0],
                            job=job, **options.budget.account(options.data))
     if result is None:
         return None

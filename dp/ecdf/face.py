@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -20,8 +20,10 @@ from dp.budget.accountants import Budget, Spend
 from dp.ecdf.fss_release import FssEcdfRelease, fss_noise_plan, resolve_queries, run_fss_ecdf
 from dp.ecdf.query import EcdfParameters, GridKind, Protocol, Smoothing, check_bits
 from dp.ecdf.grid import check_column, true_counts
+from dp.ecdf.owners import Owners, at_points, owner_cells, unit_rows
 from dp.ecdf.secure_release import EcdfRelease, NodeNoiseSource, run_secure_ecdf
 from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
+from secure.errors import InputError
 
 if TYPE_CHECKING:
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
@@ -52,12 +54,15 @@ class EcdfQuery(EcdfParameters):
             return await run_fss_ecdf(self, rows, receivers=receivers, noise_source=noise_source)
         from mpyc.runtime import mpc
 
-        grid = self.grid_points()
+        grid, owned = self.grid_points(), None
         plan = plan_tree_noise(epsilon=self.epsilon, points=len(grid), parties=len(mpc.parties),
-                               threshold=int(mpc.threshold))
+                               threshold=int(mpc.threshold), unit_rows=unit_rows(rows))
+        if isinstance(rows, Owners):  # the campaign's servers: the counts from the owners' DPF keys
+            counts, (cells,) = await owner_cells(rows, [self.column], "ECDF", lambda _: mpc.SecInt())
+            owned, rows = (at_points(counts, cells, grid, self.lower, self.upper), rows.rows), []
         values = np.clip(np.asarray(rows, dtype=float), self.lower, self.upper)  # at its owner; NaN stays, refused
         result = await run_secure_ecdf(values, grid, plan, subset=self._subset(grid).tolist(), receivers=receivers,
-                                       noise_source=noise_source)
+                                       noise_source=noise_source, owned=owned)
         if result is not None:
             result.query = self
         return result
@@ -125,9 +130,16 @@ async def release(query: FamilyQuery, rows: Any, *, ledger: str | os.PathLike[st
     """Every party calls this with its own rows (or ``async () -> rows``) on a started MPyC runtime, after reserving
     the query's pure spend from the account the keywords name, as :func:`dp.umpc.release` (:mod:`dp.budget.spending`);
     the query's release (``.table()``, ``.record()``) at the receivers (``receivers=``, default all; for ``fss`` the
-    two servers), ``None`` elsewhere.  ``noise_source=`` is the node-noise test hook."""
+    two servers), ``None`` elsewhere.  ``noise_source=`` is the node-noise test hook.  ``rows`` an :class:`Owners`
+    (tree ECDF, ROC, Hosmer-Lemeshow): the servers' counts from the owners' uploads, the campaign's account, the
+    rejected owners in the table and record (:mod:`dp.ecdf.owners`)."""
     from dp.budget.spending import reserve, spend_request
 
+    if isinstance(rows, Owners):
+        if dataset_name not in (None, rows.plan.id) or getattr(query, "protocol", "tree") != "tree":
+            raise InputError(f"all servers: owners' uploads feed the tree ECDF, ROC and Hosmer-Lemeshow, spending "
+                             f"from the campaign's account {rows.plan.id}, not protocol fss or {dataset_name!r}")
+        dataset_name, dataset, data_file = rows.plan.id, None, None
     spend, exempt = query._spend()
     source = data_file if data_file is not None else getattr(rows, "source", None)
     reservation = await reserve(lambda: spend_request(
@@ -136,7 +148,7 @@ async def release(query: FamilyQuery, rows: Any, *, ledger: str | os.PathLike[st
     result = await query._release(await rows() if callable(rows) else rows, **kw)
     if reservation is not None:
         reservation.mark_released()  # revealed: the entry stays counted (pure: nothing to settle)
-    return result
+    return replace(result, owners=rows.record()) if isinstance(rows, Owners) and result is not None else result
 
 
 def simulate(query: FamilyQuery, rows_by_party: Sequence[npt.ArrayLike], *, seed: int, **kw: Any) -> Any:

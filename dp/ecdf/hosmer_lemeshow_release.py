@@ -95,6 +95,8 @@ class HosmerLemeshowParameters:
     expected_floor: float = 1.0
     columns: tuple[str, str] = ("score", "label")
     missing: MissingPolicy = field(default_factory=MissingPolicy)
+    #: the rows of one unit of privacy (an owner's ``rows_per_owner``), a factor of every sensitivity
+    unit_rows: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
@@ -145,14 +147,14 @@ class HosmerLemeshowParameters:
     @property
     def statistics_rate(self) -> float:
         """Privacy loss per unit of sensitivity of each statistic's noise: ``eps'`` (paper) or
-        ``2 eps'`` (joint, ``8 eps' / 4``).  The noise scale is ``Delta / rate``."""
-        prime = self.budget.epsilon_prime
+        ``2 eps'`` (joint, ``8 eps' / 4``), over ``unit_rows``.  The noise scale is ``Delta / rate``."""
+        prime = self.budget.epsilon_prime / self.unit_rows
         return STATISTICS_NODES * prime / JOINT_SENSITIVITY if self.accounting == "joint" else prime
 
     @property
     def statistics_loss_bound(self) -> float:
-        """Proven privacy loss of the released statistics: ``4 * rate`` (``<= 8 eps'``)."""
-        return JOINT_SENSITIVITY * self.statistics_rate
+        """Proven privacy loss of the released statistics: ``4 * unit_rows * rate`` (``<= 8 eps'``)."""
+        return JOINT_SENSITIVITY * self.unit_rows * self.statistics_rate
 
     @property
     def expected_log_alpha(self) -> float:
@@ -168,7 +170,7 @@ class HosmerLemeshowParameters:
         """The ECDF node-noise plan: ``epsilon = (L + 1) eps'``, i.e. node scale ``1/eps'`` (ValueError unless
         ``2 t < m``)."""
         return plan_tree_noise(epsilon=self.budget.ecdf_epsilon, points=self.grid_points,
-                               parties=parties, threshold=threshold)
+                               parties=parties, threshold=threshold, unit_rows=self.unit_rows)
 
     def expected_noise_variance(self, *, parties: int = 1, threshold: int = 0) -> float:
         """Variance of the total noise on one expected count, in rows^2 (fixed point / ``4^b``)."""
@@ -203,6 +205,7 @@ class HosmerLemeshowRelease:
     bytes_sent: int = 0
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
     seed: int | None = None
+    owners: dict[str, Any] | None = None  # from owners' uploads: :meth:`dp.umpc.owners.Owners.record`
 
     @property
     def budget(self) -> HosmerLemeshowBudget:
@@ -316,7 +319,8 @@ class HosmerLemeshowRelease:
                                       "observed_noise_std); exact counts, no sampling error",
                 "missing": query.missing.mode, "fill": dict(query.missing.fills),
                 "seconds": self.seconds, "bytes_sent": self.bytes_sent, "phases": self.phases,
-                "noise_source": "parties", "guarantee": self.guarantee}
+                "noise_source": "parties", "guarantee": self.guarantee,
+                **({"owners": self.owners} if self.owners else {})}
 
 
 def release_boundaries(ecdf: np.ndarray, query: HosmerLemeshowParameters) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:

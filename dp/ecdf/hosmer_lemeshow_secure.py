@@ -12,6 +12,7 @@ import numpy as np
 from dp.calibration import party_noise_shape
 from dp.ecdf.hosmer_lemeshow_release import HosmerLemeshowParameters, HosmerLemeshowRelease, release_boundaries
 from dp.ecdf.hosmer_lemeshow_statistic import empty_groups, group_statistics, hosmer_lemeshow_test
+from dp.ecdf.owners import at_points, by_label, owner_cells
 from dp.ecdf.tree import TreeNoisePlan
 from dp.noise_plans import polya_tail_bound
 from secure.noise.party import polya_difference
@@ -49,6 +50,18 @@ def statistic_slacks(query: HosmerLemeshowParameters, parties: int, threshold: i
             polya_tail_bound(math.exp(query.observed_log_alpha), factor, bits))
 
 
+def _ranges(query: HosmerLemeshowParameters, rows: int, parties: int, threshold: int) -> tuple[Any, Any, Any]:
+    """``(expected range, observed range, secure type)`` of the opened sums for ``rows`` rows: room for both."""
+    from mpyc.runtime import mpc
+
+    from secure.aggregation import SumRange
+
+    slack_expected, slack_observed = statistic_slacks(query, parties, threshold)
+    expected_range, observed_range = SumRange(0, rows * query.scale, slack_expected), SumRange(0, rows, slack_observed)
+    bits = max(expected_range.bits_needed, observed_range.bits_needed) + 2
+    return expected_range, observed_range, mpc.SecInt(max(bits, int(mpc.options.bit_length)))
+
+
 async def _checked_statistics(sectype: Any, own: np.ndarray, groups: int, scale: int, own_rows: int) -> Any:
     """Every party's ``4 Q`` exact group sums, secret-shared, summed, after a check per party that its ``O`` sum to
     its public row count and its ``E`` match its ``O`` in every group (docs/hosmer_lemeshow.md).
@@ -74,19 +87,20 @@ async def _checked_statistics(sectype: Any, own: np.ndarray, groups: int, scale:
 async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarray, query: HosmerLemeshowParameters, *,
                                      node_noise_source: NodeNoiseSource | None = None,
                                      statistic_noise_source: StatisticNoiseSource | None = None,
-                                     receivers: Sequence[int] = (0,),
-                                     seed: int | None = None) -> HosmerLemeshowRelease | None:
+                                     receivers: Sequence[int] = (0,), seed: int | None = None,
+                                     owners: Any = None) -> HosmerLemeshowRelease | None:
     """Every party calls this with its own rows (probabilities, clipped to ``[0, 1]`` here before the fixed-point
     encoding; 0/1 labels checked by the caller) on a started MPyC runtime, parameters agreed (docs/hosmer_lemeshow.md).
     ``node_noise_source`` (``plan -> tree-node draws``) and ``statistic_noise_source`` (``(query, m, t) -> (expected,
     observed)``, default :func:`party_group_noise`) are test hooks; ``receivers`` must include party 0 (it inverts the
-    released ECDF); ``seed`` is the public seed the rows came from, recorded.  Returns the release at the receivers,
+    released ECDF); ``seed`` is the public seed the rows came from, recorded; ``owners``: the campaign's servers count
+    the owners' uploads (:mod:`dp.ecdf.owners`; no rows of their own).  Returns the release at the receivers,
     ``None`` elsewhere; raises InputError (no row at any party, the same verdict everywhere) or ProtocolFailure (an
     opened sum out of range, or party 0 could not find the boundaries: nothing more is released)."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.secure_release import run_secure_ecdf
-    from secure.aggregation import SumRange, guarded_reveal_array, sum_party_vectors
+    from secure.aggregation import guarded_reveal_array, sum_party_vectors
     from secure.errors import ProtocolFailure
     from secure.meter import CostMeter
     from secure.session import mark_stopping
@@ -99,11 +113,18 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
     spec, scale, q_count = query.spec, query.scale, query.groups
     fixed = np.clip(spec.encode(np.clip(np.asarray(probabilities, dtype=float), 0.0, 1.0)), 0, scale)
     ys = np.asarray(labels, dtype=np.int64)
-    decoded = spec.decode(fixed)
+    decoded, owned = spec.decode(fixed), None
+    if owners is not None:  # per (score cell, label) from the owners' DPF keys; a cell's score encoded as a row's
+        what = "Hosmer-Lemeshow test"
+        counts, (cells, marks) = await owner_cells(owners, query.columns, what,
+                                                   lambda rows: _ranges(query, rows, parties, threshold)[2])
+        classes, fixed = by_label(counts, marks, what), np.clip(spec.encode(np.clip(cells, 0.0, 1.0)), 0, scale)
+        owned = (at_points(classes[0] + classes[1], spec.decode(fixed), query.grid, 0.0, 1.0), owners.rows)
 
     # line 5: the ECDF of predicted probabilities at (L + 1) eps', opened to party 0
     plan = query.tree_plan(parties=parties, threshold=threshold)
-    ecdf_release = await run_secure_ecdf(decoded, query.grid, plan, noise_source=node_noise_source, receivers=[0])
+    ecdf_release = await run_secure_ecdf(decoded, query.grid, plan, noise_source=node_noise_source, receivers=[0],
+                                         owned=owned)
 
     meter = CostMeter()
     with meter.phase("boundaries"):  # line 6 at party 0 (post-processing), sent with the public n
@@ -126,22 +147,24 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
     bounds = np.asarray(bound_list, dtype=np.int64)
 
     # lines 8-9: per-party group sums and noise, secret-shared, summed, opened
-    slack_expected, slack_observed = statistic_slacks(query, parties, threshold)
-    expected_range = SumRange(0, rows * scale, slack_expected)
-    observed_range = SumRange(0, rows, slack_observed)
-    bits = max(expected_range.bits_needed, observed_range.bits_needed) + 2
-    sectype = mpc.SecInt(max(bits, int(mpc.options.bit_length)))
+    expected_range, observed_range, sectype = _ranges(query, rows, parties, threshold)
+    sectype = sectype if owned is None else owned[0].sectype
     with meter.phase("statistics"):
         zeros = np.zeros((2, q_count), dtype=np.int64)  # a party without rows
-        own_expected, own_observed = (group_statistics(fixed, ys, bounds, scale=scale) if fixed.shape[0]
-                                      else (zeros, zeros))
+        own_expected, own_observed = (group_statistics(fixed, ys, bounds, scale=scale) if len(ys) else (zeros, zeros))
         draws = (statistic_noise_source(query, parties, threshold) if statistic_noise_source is not None
                  else party_group_noise(query, parties, threshold))
         noise_expected = np.asarray(draws[0], dtype=np.int64).reshape(2, q_count)
         noise_observed = np.asarray(draws[1], dtype=np.int64).reshape(2, q_count)
         # own sums and own draws, each secret-shared; the sums checked before anything is opened
         own = np.concatenate([own_expected.ravel(), own_observed.ravel()])
-        statistics = await _checked_statistics(sectype, own, q_count, scale, len(ys))
+        if owned is None:
+            statistics = await _checked_statistics(sectype, own, q_count, scale, len(ys))
+        else:  # E0, E1, O0, O1 per group: public group maps of the cells (groups drawn as group_statistics does)
+            group = (np.searchsorted(bounds, fixed, side="left") == np.arange(q_count)[:, None]).astype(np.int64)
+            total = classes[0] + classes[1]
+            statistics = mpc.np_concatenate([(group * (scale - fixed)) @ total, (group * fixed) @ total,
+                                             group @ classes[1], group @ classes[0]])
         noise = sum_party_vectors(sectype, np.concatenate([noise_expected.ravel(), noise_observed.ravel()]))
         noisy = statistics + noise
         await meter.settle(noisy)

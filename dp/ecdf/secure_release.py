@@ -54,6 +54,7 @@ class EcdfRelease:
     bytes_sent: int = 0
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
     query: EcdfParameters | None = None  # the face's query (:mod:`dp.ecdf.face`): what .table() and .record() say
+    owners: dict[str, Any] | None = None  # from owners' uploads: :meth:`dp.umpc.owners.Owners.record`
 
     noise_source: ClassVar[str] = "parties"  # the tree noise is drawn by the parties (:mod:`dp.noise_defaults`)
     COVERS: ClassVar[str] = "DP noise only (noise_std per released point); exact counts, no sampling error"
@@ -103,7 +104,8 @@ class EcdfRelease:
                 "fill": dict(query.missing.fills), "parties": self.parties, "threshold": self.threshold,
                 "seconds": self.seconds, "bytes_sent": self.bytes_sent, "phases": self.phases,
                 "noise_source": self.noise_source, "guarantee": self.guarantee, **self.curve.record(),
-                "counts": self.counts.tolist(), "point_std": self.point_std, **self.honest_keys()}
+                "counts": self.counts.tolist(), "point_std": self.point_std, **self.honest_keys(),
+                **({"owners": self.owners} if self.owners else {})}
 
     def honest_keys(self) -> dict[str, Any]:
         """The record's uncertainty keys (as :meth:`dp.umpc.protocol.UStatRelease.record`): the tree noise's sd per
@@ -153,14 +155,16 @@ def _check_inputs(values: np.ndarray, plan: TreeNoisePlan, *, parties: int, thre
 
 async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoisePlan, *,
                           subset: Sequence[int] | None = None, noise_source: NodeNoiseSource | None = None,
-                          receivers: Sequence[int] | None = None,
-                          public_rows: int | None = None) -> EcdfRelease | None:
+                          receivers: Sequence[int] | None = None, public_rows: int | None = None,
+                          owned: tuple[Any, int] | None = None) -> EcdfRelease | None:
     """Every party calls this with its own values (one finite column) on a started MPyC runtime (parameters agreed):
     the noisy counts at the grid positions ``subset`` (default all) to ``receivers`` (default all), ``None`` elsewhere.
     ``plan`` must be calibrated for the runtime's ``m`` and ``t``; ``noise_source`` (``plan -> node draws``) is the
     test hook; ``public_rows`` is this party's public row count when ``values`` is a private subset of them
-    (:mod:`dp.ecdf.roc`; docs/ecdf.md).  Raises InputError (no row anywhere, a plan for another run, a missing value:
-    the same verdict everywhere, before anything is shared) or ProtocolFailure (an opened count out of range)."""
+    (:mod:`dp.ecdf.roc`; docs/ecdf.md); ``owned``: the servers' secure counts at every grid point and public rows,
+    from owners' uploads (:mod:`dp.ecdf.owners`; ``values`` empty).  Raises InputError (no row anywhere, a plan for
+    another run, a missing value: the same verdict everywhere, before anything is shared) or ProtocolFailure (an
+    opened count out of range)."""
     from mpyc.runtime import mpc
 
     from secure.aggregation import SumRange, guarded_reveal_array, sum_counted_vectors, sum_party_vectors
@@ -172,19 +176,19 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
     await agree_verdict(problem)  # one line at every party: a plan for another run, a missing value anywhere
     chosen = np.arange(plan.points) if subset is None else np.unique(np.asarray(subset, dtype=np.int64))
     meter = CostMeter()
-    sectype = mpc.SecInt()
+    sectype = mpc.SecInt() if owned is None else owned[0].sectype
     with meter.phase("intake"):
         own = len(values) if public_rows is None else int(public_rows)
         if own < len(values):
             raise ValueError(f"public_rows must be at least the number of values, got {own}")
-        party_rows = [int(r) for r in await exchange_counts(own)]
-        rows = sum(party_rows)
+        party_rows = [] if owned else [int(r) for r in await exchange_counts(own)]
+        rows = owned[1] if owned else sum(party_rows)
         if rows == 0:  # n is public: refuse before anything is shared (F = count / n needs n >= 1)
             raise InputError("all parties: need at least 1 row over all parties for an ECDF, got 0")
         # each party shares its histogram of own rows (grid cells, above the grid, not in this subset), which
         # must sum to its public rows (one secure zero test per party); the counts <= tau are prefix sums (local)
-        histogram = await sum_counted_vectors(sectype, own_histogram(values, grid, own), party_rows)
-        counts = mpc.np_cumsum(histogram[:len(grid)])[chosen]
+        counts = (owned[0] if owned else mpc.np_cumsum((await sum_counted_vectors(
+            sectype, own_histogram(values, grid, own), party_rows))[:len(grid)]))[chosen]
         await meter.settle(counts)
     with meter.phase("noise"):
         draws = noise_source(plan) if noise_source is not None else plan.draw_party()

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dp.report_text import format_bytes, phases_text, text_table
+from dp.report_text import format_bytes, owner_rows, phases_text, text_table
 from secure.columns import ColumnSpec
 
 __all__ = ["UStatRelease", "table", "public_categories", "local_note"]
@@ -110,11 +110,7 @@ def table(release: UStatRelease) -> str:
         ("|E|", f"{release.pairs} tuples ({release.sampling}, max degree {release.max_degree})"
                 + (f", complete by the {release.path} path" if release.path != "tuples" else "")),
         ("parties", f"{release.parties} (threshold t = {release.threshold})"),
-        *([("owners", f"{release.owners['owners']} owners, {release.owners['rows']} rows, campaign "
-                      f"{release.owners['campaign']}; {release.owners['rejected']} owner(s) rejected (public by "
-                      f"declaration)"),
-           ("privacy unit", f"one owner (up to {release.owners['rows_per_owner']} rows): sensitivity x "
-                            f"{release.owners['rows_per_owner']}")] if release.owners else []),
+        *owner_rows(release.owners),
         *([("noise delegates", f"Z = ({', '.join(str(p) for p in release.delegates)}), drawn from "
                                f"{release.delegates_drawn_from}")] if release.delegates else []),
         (seconds_label(), f"{release.seconds:.2f}"),

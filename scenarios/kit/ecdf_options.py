@@ -87,7 +87,8 @@ def common_query(args: argparse.Namespace, *, bits_refusal: str) -> dict[str, An
         spec = ColumnSpec(column, lower, upper)
     for path, name in ((args.curve, "--curve"), (args.json, "--json"), (args.plot, "--plot")):
         check_output_path(path, name)
-    missing = missing_policy(args.missing, args.fill, [spec], dataset=None if args.data is not None else "framingham")
+    embedded = args.data is None and args.owners is None
+    missing = missing_policy(args.missing, args.fill, [spec], dataset="framingham" if embedded else None)
     checked_grid(lower, upper, args.points, args.grid)
     return {"column": column, "lower": lower, "upper": upper, "points": args.points, "grid": args.grid,
             "epsilon": args.epsilon, "smooth": None if args.smooth == "none" else int(args.smooth),
