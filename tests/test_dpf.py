@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT, free_base_port, run_command
 from secure.fss import dpf
-from secure.fss.dpf import MODULUS, DpfKeys, Sketch
+from secure.fss.dpf import MODULUS, DpfKeys, Sketch, header
 
 Q = np.uint64(MODULUS)
 SEED = bytes(range(32))
@@ -50,8 +50,17 @@ def test_each_key_of_a_batch_is_its_own_point() -> None:
         expected = np.zeros(64, dtype=np.uint64)
         expected[alpha] = 1
         assert np.array_equal(_both_sums((keys[0][i], keys[1][i])), expected)
-    joined = [DpfKeys.concatenate([k[:2], k[2:]]) for k in keys]
+    joined = [_join(k[3:], k[1], k[np.array([2, 0])]) for k in keys]
     assert np.array_equal(_both_sums((joined[0], joined[1])), np.bincount(alphas, minlength=64).astype(np.uint64))
+    assert joined[0][np.array([3, 0])].to_bytes() == _join(keys[0][2], keys[0][3]).to_bytes()  # picked in order
+
+
+def test_well_formed_judges_each_key_alone() -> None:
+    data = bytearray(dpf.gen([3, 4, 5], bits=8)[0].to_bytes())
+    data[16 + 16 + 16 * 5 + 1] |= 0x80                 # key 0: a padding bit (5 levels: 10 control bits, 6 padding)
+    data[16 + 2 * dpf.key_bytes(8) - 1] = 0xFF         # key 1: its last leaf word's top byte, the word >= 2^63 > q
+    records = np.frombuffer(bytes(data), dtype=np.uint8, offset=16).reshape(3, -1)
+    assert dpf.well_formed(8, records).tolist() == [False, False, True]
 
 
 @pytest.mark.parametrize("bits", [1, 2, 3, 4, 10, 14, 21])
@@ -104,6 +113,13 @@ def _add(*sketches: Sketch, minus: Sketch | None = None) -> Sketch:
             value = value - getattr(minus, name).astype(object)
         return (value % MODULUS).astype(np.uint64)
     return Sketch(total("sigma"), total("z"), total("w"))
+
+
+def _join(*batches: DpfKeys) -> DpfKeys:
+    """One batch of the keys of ``batches`` (one server and width), in order, through their serialized records."""
+    count = sum(len(batch) for batch in batches)
+    return DpfKeys.from_bytes(header(batches[0].server, batches[0].bits, count)
+                              + b"".join(batch.to_bytes()[16:] for batch in batches))
 
 
 def _random_keys(count: int, bits: int, server: int, generator: np.random.Generator) -> DpfKeys:
@@ -168,8 +184,7 @@ def test_three_parties_check_one_hot(tmp_path: Path) -> None:
     doubled = dpf.gen(generator.integers(0, 1 << bits, 3), bits=bits, betas=[2, 2, 2])
     halves = dpf.gen([3, 4, 100, 200], bits=bits)                  # two two-hot keys: 3+4 and 100+200
     for server in (0, 1):
-        batch = DpfKeys.concatenate([honest[server], doubled[server], _random_keys(3, bits, server, generator),
-                                     halves[server]])
+        batch = _join(honest[server], doubled[server], _random_keys(3, bits, server, generator), halves[server])
         (tmp_path / f"server{server}.bin").write_bytes(batch.to_bytes())
     program = ROOT / "tests" / "programs" / "dpf_one_hot.py"
     run = run_command([sys.executable, str(program), "-M3", "-B", str(free_base_port()), "--no-log", str(tmp_path),

@@ -13,11 +13,18 @@ import numpy as np
 import pytest
 
 from secure import categorical, numeric
-from secure.fss.dpf import MODULUS, DpfKeys, gen
+from secure.fss.dpf import MODULUS, DpfKeys, gen, header
 from secure.owners import Campaign, FolderTransport, generate_server_key, pack, seal, simulate_owners, split, submit
 from secure.owners.intake import _grid, on_degree
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _join(*batches: DpfKeys) -> DpfKeys:
+    """One batch of the keys of ``batches`` (one server and width), in order, through their serialized records."""
+    count = sum(len(batch) for batch in batches)
+    return DpfKeys.from_bytes(header(batches[0].server, batches[0].bits, count)
+                              + b"".join(batch.to_bytes()[16:] for batch in batches))
 
 
 def _with_leaf(keys: DpfKeys, changes: dict[int, int]) -> DpfKeys:
@@ -92,7 +99,7 @@ def test_servers_count_honest_owners_and_reject_malicious_uploads(tmp_path: Path
     bad_keys = [gen(np.array([9]), bits=bits, betas=[2]),                            # value 2
                 (_with_leaf(one[0], {0: 1}), _with_leaf(one[1], {0: 1})),          # two-hot (sum 0 or 2)
                 (_with_leaf(one[0], {2: 1, 3: -1}), _with_leaf(one[1], {2: 1, 3: -1})),  # sum 1, not one-hot
-                (two_rows[0], DpfKeys.concatenate([two_rows[1][0], random_key]))]   # second row's key random
+                (two_rows[0], _join(two_rows[1][0], random_key))]   # second row's key random
     refused_keys = [_post(campaign, transport, [[2, 0]] * len(pair[0]), keys=pair) for pair in bad_keys]
     bad_values = {_post(campaign, transport, [[2, 0]], skew=True): [3],              # degree above t
                   _post(campaign, transport, [[16, 1]], cells=[5]): [5],            # above the grid

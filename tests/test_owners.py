@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -110,7 +111,8 @@ def test_bad_records_are_refused_with_one_line_each(folder: Path) -> None:
 def test_servers_agree_and_open_the_owners_values(folder: Path) -> None:
     campaign = Campaign.load(folder / "campaign.json")
     transport = FolderTransport(str(folder / "inbox/server{pid}"))
-    rows = [[{"x": 1.5, "y": "c"}], [{"x": 9, "y": "a"}, {"x": 0, "y": "b"}], [{"x": 4, "y": "b"}]]
+    rows: list[list[dict[str, Any]]] = [[{"x": 1.5, "y": "c"}], [{"x": 9, "y": "a"}, {"x": 0, "y": "b"}],
+                                        [{"x": 4, "y": "b"}]]
     tokens = [submit(campaign, owner, transport)[0] for owner in rows]
 
     class FirstTwo(FolderTransport):  # an owner whose record never reached server 2
@@ -163,7 +165,7 @@ def test_tool_writes_keys_campaign_and_uploads(tmp_path: Path, monkeypatch: pyte
 
 
 def test_dpf_keys_ride_along_for_servers_0_and_1(folder: Path) -> None:
-    from secure.fss.dpf import MODULUS, full_domain_sum
+    from secure.fss.dpf import MODULUS, full_domain_sum, gen
 
     plain = Campaign.load(folder / "campaign.json")
     campaign = Campaign.create(public_keys=plain.public_keys, threshold=1, deadline=plain.deadline,
@@ -174,10 +176,17 @@ def test_dpf_keys_ride_along_for_servers_0_and_1(folder: Path) -> None:
     simulate_owners(campaign, columns, transport)
     transport.post(0, seal(campaign, 0, "06" * 16, pack(campaign, split(campaign, np.zeros((1, 1, 2), np.int64))[0],
                                                         [b"DPFK" + bytes(40)])[0]))
+    leaf = gen([0], bits=6)[0].to_bytes()[:-1] + b"\xff"  # framed right, a leaf word >= q: refused alone in the batch
+    transport.post(0, seal(campaign, 0, "07" * 16, pack(campaign, split(campaign, np.zeros((1, 1, 2), np.int64))[0],
+                                                        [leaf])[0]))
     zero, one, two = (open_inbox(campaign, server, load_private_key(folder / f"keys/server{server}.key"),
                                  folder / "inbox/server{pid}") for server in range(3))
-    assert two.dpf is None and len(zero.dpf) == len(one.dpf) == 4 and len(zero.tokens) == 2
-    assert zero.rejected[0].endswith("refused: DPF key malformed")
+    assert zero.dpf is not None and one.dpf is not None and two.dpf is None
+    assert len(zero.dpf) == len(one.dpf) == 4 and len(zero.tokens) == 2
+    assert len(zero.rejected) == 2 and all(line.endswith("refused: DPF key malformed") for line in zero.rejected)
+    swapped = zero.keep(zero.tokens[::-1]).dpf  # keep picks each owner's keys, in the owners' new order
+    expected = zero.dpf[2:].to_bytes() + zero.dpf[:2].to_bytes()[16:]
+    assert swapped is not None and swapped.to_bytes()[16:] == expected[16:]
     histogram = (full_domain_sum(zero.dpf).astype(object) + full_domain_sum(one.dpf).astype(object)) % MODULUS
     cells = campaign.cells(campaign.grid_values({name: value.reshape(-1) for name, value in columns.items()}))
     assert histogram.tolist() == np.bincount(cells, minlength=64).tolist()

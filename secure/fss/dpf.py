@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +24,8 @@ from numpy.typing import ArrayLike, NDArray
 from secure.fss.prg import TWEAKS, fixed_key_aes, prg, seed_stream
 
 __all__ = ["MODULUS", "MAX_BITS", "DpfKeys", "Sketch", "SquareShares", "key_bytes", "gen", "full_domain_sum",
-           "evaluate", "deal_squares", "masked_z", "check_share", "one_hot_ok", "check_one_hot", "joint_seed"]
+           "evaluate", "deal_squares", "masked_z", "check_share", "one_hot_ok", "check_one_hot", "joint_seed",
+           "header", "well_formed"]
 
 U64 = NDArray[np.uint64]
 #: the output group Z_q (a Mersenne prime)
@@ -131,21 +131,11 @@ class DpfKeys:
     def __len__(self) -> int:
         return int(self.seeds.shape[0])
 
-    def __getitem__(self, index: int | slice) -> DpfKeys:
-        """The keys at ``index`` (an int keeps a batch of one)."""
-        if not isinstance(index, slice):
-            position = range(len(self))[index]
-            index = slice(position, position + 1)
+    def __getitem__(self, index: int | slice | NDArray[np.intp]) -> DpfKeys:
+        """The keys at ``index`` (an int keeps a batch of one; an index array picks keys in its order)."""
+        index = np.atleast_1d(np.arange(len(self))[index])
         return DpfKeys(self.server, self.bits, self.seeds[index], self.seed_cw[index], self.control_cw[index],
                        self.leaf_cw[index])
-
-    @staticmethod
-    def concatenate(batches: Sequence[DpfKeys]) -> DpfKeys:
-        """One batch of all keys of ``batches`` (in order), all of one server and width."""
-        if not batches or len({(b.server, b.bits) for b in batches}) != 1:
-            raise ValueError("DPF key batches to join must be at least one, all of one server and one width")
-        return DpfKeys(batches[0].server, batches[0].bits,
-                       *(np.concatenate([getattr(b, f) for b in batches]) for f in _FIELDS))
 
     def to_bytes(self) -> bytes:
         """Header (magic, version, server, bits, count), then per key: ``seed | s_CW[0..d) | t_CW bits (level i:
@@ -155,7 +145,7 @@ class DpfKeys:
                  self.seed_cw.astype("<u8").view(np.uint8).reshape(n, -1),
                  np.packbits(self.control_cw.reshape(n, 2 * depth), axis=1, bitorder="little"),
                  self.leaf_cw.astype("<u8").view(np.uint8).reshape(n, -1)]
-        return _HEADER.pack(MAGIC, FORMAT_VERSION, self.server, self.bits, n) + np.hstack(parts).tobytes()
+        return header(self.server, self.bits, n) + np.hstack(parts).tobytes()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> DpfKeys:
@@ -179,10 +169,10 @@ class DpfKeys:
         if len(view) != _HEADER.size + n * size:
             raise ValueError(f"DPF keys: {len(view)} bytes, but {n} keys of {bits} bits take {_HEADER.size + n * size}")
         records = np.frombuffer(view, dtype=np.uint8, offset=_HEADER.size).reshape(n, size)
+        if not well_formed(bits, records).all():
+            raise ValueError("DPF keys: nonzero padding bits in the control corrections or a leaf word not below q")
         cut = np.cumsum([16, 16 * depth, (2 * depth + 7) // 8])
         control = np.unpackbits(records[:, cut[1]:cut[2]], axis=1, bitorder="little")
-        if np.any(control[:, 2 * depth:]):
-            raise ValueError("DPF keys: nonzero padding bits in the control corrections")
 
         def words(part: NDArray[np.uint8], *shape: int) -> U64:
             return np.ascontiguousarray(part).view("<u8").astype(np.uint64).reshape(n, *shape)
@@ -192,8 +182,17 @@ class DpfKeys:
                    words(records[:, cut[2]:], 1 << _nu(bits)))
 
 
-_FIELDS = ("seeds", "seed_cw", "control_cw", "leaf_cw")
-concatenate = DpfKeys.concatenate
+def header(server: int, bits: int, count: int) -> bytes:
+    """The 16 bytes :meth:`DpfKeys.to_bytes` writes before ``count`` keys of ``server`` at width ``bits``."""
+    return _HEADER.pack(MAGIC, FORMAT_VERSION, server, bits, count)
+
+
+def well_formed(bits: int, records: NDArray[np.uint8]) -> NDArray[np.bool_]:
+    """Which keys ``records`` (``(n, key_bytes(bits))``: :meth:`DpfKeys.to_bytes` after the header) have zero
+    padding bits and leaf words below q, one verdict per key (an untrusted owner's key is refused alone)."""
+    depth, cut = bits - _nu(bits), key_bytes(bits) - (8 << _nu(bits))
+    padding = np.unpackbits(records[:, 16 + 16 * depth:cut], axis=1, bitorder="little")[:, 2 * depth:]
+    return ~padding.any(axis=1) & (np.ascontiguousarray(records[:, cut:]).view("<u8") < _Q).all(axis=1)
 
 
 def _split(g: U64) -> tuple[U64, U64]:

@@ -17,9 +17,10 @@ from __future__ import annotations
 from secure.owners.campaign import Campaign, field_prime, grid_bits
 from secure.owners.closing import Intake, agree_owners, close, load_shares, open_inbox
 from secure.owners.inbox import FolderTransport, Transport, simulate_owners, submit
+from secure.owners.intake import owner_columns, owner_histogram
 from secure.owners.sealing import RecordError, generate_server_key, load_private_key, seal, unseal
 from secure.owners.shares import pack, split, unpack
 
-__all__ = ["Campaign", "field_prime", "grid_bits", "Intake", "agree_owners", "close", "open_inbox",
+__all__ = ["Campaign", "field_prime", "grid_bits", "Intake", "agree_owners", "close", "open_inbox", "owner_columns",
            "FolderTransport", "Transport", "simulate_owners", "submit", "RecordError", "generate_server_key",
-           "load_private_key", "seal", "unseal", "load_shares", "pack", "split", "unpack"]
+           "load_private_key", "seal", "unseal", "load_shares", "pack", "split", "unpack", "owner_histogram"]

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from secure.owners.campaign import Campaign
 from secure.owners.inbox import FolderTransport
 from secure.owners.sealing import RecordError, unseal
-from secure.owners.shares import unpack
+from secure.owners.shares import decode, unpack
 
 if TYPE_CHECKING:
     from secure.fss.dpf import DpfKeys
@@ -42,67 +42,68 @@ class Intake:
     rows: np.ndarray
     shares: np.ndarray
     dpf: DpfKeys | None = None
-    keys: tuple[DpfKeys, ...] = ()
     rejected: tuple[str, ...] = ()
 
     def keep(self, tokens: Sequence[str]) -> Intake:
         """Only the owners ``tokens`` (a subset of :attr:`tokens`), in that order."""
         position = {token: i for i, token in enumerate(self.tokens)}
-        chosen = [position[token] for token in tokens]
-        starts = np.concatenate([[0], np.cumsum(self.rows)])
-        index = np.concatenate([np.arange(starts[i], starts[i + 1]) for i in chosen] or [np.zeros(0, np.int64)])
-        keys = tuple(self.keys[i] for i in chosen) if self.keys else ()
-        dpf: DpfKeys | None = None
-        if keys:
-            from secure.fss.dpf import concatenate
+        chosen = np.array([position[token] for token in tokens], dtype=np.int64)
+        index = _rows_of(np.cumsum(self.rows) - self.rows, self.rows, chosen)
+        return replace(self, tokens=tuple(tokens), rows=self.rows[chosen], shares=self.shares[index],
+                       dpf=None if self.dpf is None or not len(index) else self.dpf[index])
 
-            dpf = concatenate(list(keys))
-        return replace(self, tokens=tuple(tokens), rows=self.rows[chosen], shares=self.shares[index], dpf=dpf,
-                       keys=keys)
+
+def _rows_of(starts: np.ndarray, counts: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """The indices of the rows of owners ``chosen`` (owner ``i``: ``counts[i]`` rows from ``starts[i]``), in order."""
+    counts = counts[chosen]
+    return np.repeat(starts[chosen] - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
 
 
 def open_inbox(campaign: Campaign, server: int, private_key: X25519PrivateKey, inbox: str | Path) -> Intake:
     """Open and check every record of server ``server``'s inbox (``{pid}`` in ``inbox``: this server's folder).
-    A token with two records is refused whole (a replay, or an owner who changed its mind)."""
-    dpf_server = campaign.dpf_bits is not None and server < 2
-    accepted: dict[str, tuple[np.ndarray, DpfKeys | None]] = {}
-    rejected, repeated = [], set()
-    for name, record in FolderTransport(str(inbox)).records(server):
+    A token with two records is refused whole (a replay, or an owner who changed its mind).  The shares and DPF keys
+    of all records are read and checked at once (``decode``, ``dpf.well_formed``), a bad one refusing its record."""
+    from secure.fss import dpf
+
+    bits = campaign.dpf_bits if server < 2 else None
+    size = dpf.key_bytes(bits) if bits else 0
+    lines: list[tuple[float, str]] = []
+    found = []  # position, file name, token, rows, shares' bytes, keys' bytes
+    for position, (name, record) in enumerate(FolderTransport(str(inbox)).records(server)):
         try:
             token, payload = unseal(campaign, server, private_key, record)
-            shares, rest = unpack(campaign, payload)
-            key = _dpf_key(campaign, server, rest, len(shares)) if dpf_server else None
-            if rest and not dpf_server:
+            rows, data, rest = unpack(campaign, payload)
+            if bits is not None and (rest[:16] != dpf.header(server, bits, rows) or len(rest) != 16 + rows * size):
+                raise RecordError("DPF key malformed")
+            if rest and bits is None:
                 raise RecordError(f"wrong number of rows or columns ({len(rest)} bytes too many)")
-            if token in accepted or token in repeated:
-                repeated.add(token)
-                raise RecordError(f"duplicate owner token {token}: every record of it refused")
-            accepted[token] = shares, key
+            found.append((position, name, token, rows, data, rest[16:]))
         except RecordError as exc:
-            rejected.append(f"server {server}: record {name} refused: {exc}")
+            lines.append((position, f"server {server}: record {name} refused: {exc}"))
+    counts = np.array([entry[3] for entry in found], dtype=np.int64)
+    values, share_ok = decode(campaign, b"".join(entry[4] for entry in found))
+    records = np.frombuffer(b"".join(entry[5] for entry in found), dtype=np.uint8).reshape(-1, size or 1)
+    key_ok = np.ones_like(share_ok) if bits is None else dpf.well_formed(bits, records)
+    owner = np.repeat(np.arange(len(found)), counts)
+    bad = {**dict.fromkeys(owner[~key_ok].tolist(), "DPF key malformed"),
+           **dict.fromkeys(owner[~share_ok].tolist(), "share not in [0, p)")}
+    accepted, repeated = dict[str, int](), set[str]()
+    for i, (position, name, token, *_) in enumerate(found):
+        if i not in bad and token in accepted:
+            repeated.add(token)
+            bad[i] = f"duplicate owner token {token}: every record of it refused"
+        if i in bad:
+            lines.append((position, f"server {server}: record {name} refused: {bad[i]}"))
+        else:
+            accepted[token] = i
+    lines += [(np.inf, f"server {server}: a first record of owner {token} refused: its token came again")
+              for token in repeated]
     tokens = sorted(set(accepted) - repeated)
-    rejected += [f"server {server}: a first record of owner {token} refused: its token came again" for token in
-                 sorted(repeated & set(accepted))]
-    columns = len(campaign.columns)
-    shares = (np.concatenate([accepted[token][0] for token in tokens]) if tokens
-              else np.zeros((0, columns), dtype=object))
-    intake = Intake(campaign=campaign, server=server, tokens=tuple(tokens), shares=shares,
-                    rows=np.array([len(accepted[token][0]) for token in tokens], dtype=np.int64),
-                    keys=tuple(key for token in tokens if (key := accepted[token][1]) is not None),
-                    rejected=tuple(rejected))
-    return intake.keep(tokens)
-
-
-def _dpf_key(campaign: Campaign, server: int, data: bytes, rows: int) -> DpfKeys:
-    from secure.fss.dpf import DpfKeys
-
-    try:
-        keys = DpfKeys.from_bytes(data)
-        if len(keys) != rows or keys.bits != campaign.dpf_bits or keys.server != server:
-            raise ValueError
-    except ValueError:
-        raise RecordError("DPF key malformed") from None
-    return keys
+    chosen = np.array([accepted[token] for token in tokens], dtype=np.int64)
+    index = _rows_of(np.cumsum(counts) - counts, counts, chosen)
+    keys = dpf.DpfKeys.from_bytes(dpf.header(server, bits, len(index)) + records[index].tobytes()) if bits else None
+    return Intake(campaign=campaign, server=server, tokens=tuple(tokens), rows=counts[chosen], shares=values[index],
+                  dpf=keys if len(index) else None, rejected=tuple(line for _, line in sorted(lines)))
 
 
 async def agree_owners(tokens: Sequence[str]) -> list[str]:

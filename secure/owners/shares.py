@@ -12,7 +12,7 @@ import numpy as np
 from secure.owners.campaign import Campaign
 from secure.owners.sealing import RecordError
 
-__all__ = ["split", "pack", "unpack"]
+__all__ = ["split", "pack", "unpack", "decode"]
 
 _ROWS = struct.Struct(">H")
 _MASK = (1 << 64) - 1
@@ -36,29 +36,17 @@ def _to_bytes(values: np.ndarray, width: int) -> np.ndarray:
     return words.astype(">u8").view(np.uint8).reshape(*values.shape, 8 * limbs)[..., 8 * limbs - width:]
 
 
-def _from_bytes(data: bytes, count: int, width: int) -> np.ndarray:
-    limbs = (width + 7) // 8
-    raw = np.zeros((count, 8 * limbs), dtype=np.uint8)
-    raw[:, 8 * limbs - width:] = np.frombuffer(data, dtype=np.uint8).reshape(count, width)
-    words = raw.view(">u8").astype(np.uint64).astype(object)
-    out = np.zeros(count, dtype=object)
-    for k in range(limbs):
-        out = (out << 64) | words[:, k]
-    return out
-
-
 def pack(campaign: Campaign, shares: np.ndarray, keys: list[bytes] | None = None) -> list[bytes]:
     """One payload per owner: the row count, the shares of ``shares`` (``(owners, rows, columns)``, one server's)
     row by row, then the owner's DPF key bytes (``keys``, servers 0 and 1 of a DPF campaign)."""
     owners, rows = shares.shape[:2]
     encoded = _to_bytes(shares, campaign.share_bytes).reshape(owners, -1)
-    head = _ROWS.pack(rows)
-    return [head + encoded[o].tobytes() + (keys[o] if keys else b"") for o in range(owners)]
+    return [_ROWS.pack(rows) + encoded[o].tobytes() + (keys[o] if keys else b"") for o in range(owners)]
 
 
-def unpack(campaign: Campaign, payload: bytes) -> tuple[np.ndarray, bytes]:
-    """A payload's shares ``(rows, columns)`` (object ints) and the bytes after them (a DPF key or nothing).
-    :raise RecordError: no rows, more than declared, too short, a share not in ``[0, p)``."""
+def unpack(campaign: Campaign, payload: bytes) -> tuple[int, bytes, bytes]:
+    """A payload's row count, its shares' bytes (read for all owners at once by :func:`decode`) and the bytes
+    after them (a DPF key or nothing).  :raise RecordError: no rows, more than declared, too short."""
     if len(payload) < _ROWS.size:
         raise RecordError("malformed payload")
     (rows,) = _ROWS.unpack_from(payload)
@@ -67,7 +55,17 @@ def unpack(campaign: Campaign, payload: bytes) -> tuple[np.ndarray, bytes]:
     if not 1 <= rows <= campaign.rows_per_owner or len(payload) < end:
         raise RecordError(f"wrong number of rows or columns ({rows} rows declared, 1 to {campaign.rows_per_owner} "
                           f"allowed, of {columns} columns)")
-    shares = _from_bytes(payload[_ROWS.size:end], rows * columns, width)
-    if any(share >= campaign.prime for share in shares):
-        raise RecordError("share not in [0, p)")
-    return shares.reshape(rows, columns), payload[end:]
+    return rows, payload[_ROWS.size:end], payload[end:]
+
+
+def decode(campaign: Campaign, data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """The shares of whole rows ``data`` (:func:`unpack`'s bytes, joined): ``(rows, columns)`` object ints, and
+    whether each row's shares all lie in ``[0, p)`` (a row that fails refuses its owner)."""
+    width, limbs = campaign.share_bytes, (campaign.share_bytes + 7) // 8
+    raw = np.zeros((len(data) // width, 8 * limbs), dtype=np.uint8)
+    raw[:, 8 * limbs - width:] = np.frombuffer(data, dtype=np.uint8).reshape(-1, width)
+    words = raw.view(">u8").astype(np.uint64).astype(object).reshape(-1, len(campaign.columns), limbs)
+    shares = np.zeros(words.shape[:2], dtype=object)
+    for k in range(limbs):
+        shares = (shares << 64) | words[..., k]
+    return shares, np.logical_and.reduce(shares < campaign.prime, axis=1)
