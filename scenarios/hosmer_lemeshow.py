@@ -39,10 +39,13 @@ __all__ = ["main", "parse_options", "SPLIT_SALT"]
 SPLIT_SALT = 0x5C0E
 
 
-def build_parser() -> ScenarioParser:
-    """The option parser (MPyC's options are removed before it runs)."""
-    from scenarios.kit.budget_run import add_budget_arguments
-    from scenarios.kit.options import add_renamed_option
+def parse_options(argv: Sequence[str]) -> EcdfOptions:
+    """Parse and validate the options (no data is read here).  :raise UsageError: one line."""
+    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
+    from dp.validation import check_noise_scale, check_seed
+    from scenarios.kit.budget_run import add_budget_arguments, budget_options
+    from scenarios.kit.options import add_renamed_option, domain_of, parse_columns, parse_domains, parse_steps
+    from scenarios.kit.outputs import check_output_path
 
     parser = ScenarioParser(prog="python -m scenarios.hosmer_lemeshow", description=__doc__)
     parser.add_argument("--data", metavar="PATH", help="CSV; '{pid}' in PATH gives each party its own file, otherwise "
@@ -70,18 +73,7 @@ def build_parser() -> ScenarioParser:
                         "ECDF with the boundaries (docs/command_line.md)")
     add_missing_arguments(parser)
     add_budget_arguments(parser)
-    return parser
-
-
-def parse_options(argv: Sequence[str]) -> EcdfOptions:
-    """Parse and validate the options (no data is read here).  :raise UsageError: one line."""
-    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
-    from dp.validation import check_noise_scale, check_seed
-    from scenarios.kit.budget_run import budget_options
-    from scenarios.kit.options import domain_of, parse_columns, parse_domains, parse_steps
-    from scenarios.kit.outputs import check_output_path
-
-    args = build_parser().parse_args(list(argv))
+    args = parser.parse_args(list(argv))
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
     if args.groups < 3:  # one line for every Q below 3, 0 and negative included
         raise UsageError(f"--groups must be at least 3 (the test has Q - 2 degrees of freedom), got {args.groups}")
