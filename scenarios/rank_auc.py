@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from dp.noise_defaults import NOISE_CHOICES
-from dp.rank_auc import Query, RankAucRelease, account_query, plans_for_rows, release_runs
+from dp.rank_auc import Query, account_query, plans_for_rows, release_runs
 from dp.validation import check_epsilon, check_seed
 from scenarios.kit.budget_run import add_budget_arguments, budget_options, pure_budget_of
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario, usage_errors
@@ -163,15 +163,13 @@ async def _run(options: Options, job: tuple[str, Sequence[str]]) -> Callable[[],
         **options.budget.account(options.data)) if result is not None]
     for result in releases:
         result.notes = [options.note] if options.note else []
-    return (lambda: _deliver(options, releases)) if releases else None
 
+    def deliver() -> None:  # each release's table; --json: the list of their records
+        print("\n".join(result.table() for result in releases))
+        if options.json:
+            write_record(options.json, [result.record() for result in releases])
 
-def _deliver(options: Options, releases: Sequence[RankAucRelease]) -> None:
-    """Print each release's table; write ``--json`` (a list of their records)."""
-    for result in releases:
-        print(result.table())
-    if releases and options.json:
-        write_record(options.json, [result.record() for result in releases])
+    return deliver if releases else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
