@@ -123,16 +123,6 @@ def _release_pair(data: ScoredData, grid: np.ndarray, plan: Any, generator: np.r
             private_ecdf(data.negatives, grid, plan, node_noise=noise[1], rng=generator))
 
 
-def _self_normalised(data: ScoredData, positive: np.ndarray,
-                     negative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The self-normalised variant of one release: its noisy counts over their own last value."""
-    from dp.ecdf.roc import self_normalise
-
-    counts_positive = np.rint(positive * data.positives.size).astype(np.int64)
-    counts_negative = np.rint(negative * data.negatives.size).astype(np.int64)
-    return self_normalise(counts_positive)[0], self_normalise(counts_negative)[0]
-
-
 def _smoothed_roc(positive: np.ndarray, negative: np.ndarray, incidence: Any, grid: np.ndarray,
                   norm: int) -> Any:
     from smoothing.monotone import smooth_ecdf
@@ -176,6 +166,7 @@ def run_experiment(options: RocOptions, seed: int, data: ScoredData) -> list[dic
 def _measure(data: ScoredData, positive: np.ndarray, negative: np.ndarray, incidence: Any, grid: np.ndarray,
              truth: Any) -> dict[str, float]:
     """One run's measurements (:data:`METRICS`) of the released class ECDFs, and its solver ``failures``."""
+    from dp.ecdf.roc import self_normalise
     from smoothing.monotone import SmoothingError
 
     failures = 0
@@ -190,7 +181,9 @@ def _measure(data: ScoredData, positive: np.ndarray, negative: np.ndarray, incid
         record[f"auc_p{norm}"] = curve.auc
     record["auc_err_p2"] = abs(record["auc_p2"] - truth.auc)
     try:  # the same noisy counts, each class over its own noisy total (labels private)
-        curve = _smoothed_roc(*_self_normalised(data, positive, negative), incidence, grid, 2)
+        own_positive, own_negative = (self_normalise(np.rint(ecdf * size).astype(np.int64))[0] for ecdf, size in
+                                      ((positive, data.positives.size), (negative, data.negatives.size)))
+        curve = _smoothed_roc(own_positive, own_negative, incidence, grid, 2)
         record["l1_self_p2"] = roc_l1_distance(truth, curve)
         record["auc_self_p2"] = curve.auc
         record["auc_err_self_p2"] = abs(curve.auc - truth.auc)
