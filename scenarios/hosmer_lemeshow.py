@@ -46,6 +46,7 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     from scenarios.kit.budget_run import add_budget_arguments, budget_options
     from scenarios.kit.options import add_renamed_option, domain_of, parse_columns, parse_domains, parse_steps
     from scenarios.kit.outputs import check_output_path
+    from scenarios.kit.owner_options import add_owner_arguments, owner_intake
 
     parser = ScenarioParser(prog="python -m scenarios.hosmer_lemeshow", description=__doc__)
     parser.add_argument("--data", metavar="PATH", help="CSV; '{pid}' in PATH gives each party its own file, otherwise "
@@ -73,8 +74,10 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
                         "ECDF with the boundaries (docs/command_line.md)")
     add_missing_arguments(parser)
     add_budget_arguments(parser)
+    add_owner_arguments(parser)
     args = parser.parse_args(list(argv))
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
+    owners = owner_intake(args, columns)[0]  # the campaign's servers
     if args.groups < 3:  # one line for every Q below 3, 0 and negative included
         raise UsageError(f"--groups must be at least 3 (the test has Q - 2 degrees of freedom), got {args.groups}")
     declared = domain_of(parse_domains(args.domain, single=columns[0]), columns[0], [columns[0]]) or (0.0, 1.0, None)
@@ -93,11 +96,11 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     for name in ("json", "table", "plot"):
         check_output_path(getattr(args, name), f"--{name}")
     missing = missing_policy(args.missing, args.fill, query.specs(),
-                             dataset=None if args.data is not None else "framingham",
+                             dataset=None if args.data or owners else "framingham",
                              roles={columns[0]: ("score", "choose a column of predicted probabilities"),
                                     columns[1]: ("label", "choose a column of 0/1 labels")})
     return EcdfOptions(replace(query, missing=missing), args.data, args.table, args.json, args.plot,
-                                 budget_options(args), args.seed)
+                                 budget_options(args), args.seed, owners)
 
 
 async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
@@ -116,8 +119,8 @@ async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Call
                            scores_seed=int(options.seed or 0) ^ SPLIT_SALT)
         return rows.values, rows.filled, sum(to_fixed_point(rows.values, specs).clipped.values())
 
-    result = await release(query, lambda: agreed_rows(read), receivers=[0],
-                           seed=options.seed if options.data is None else None, job=job,
+    result = await release(query, options.owners or (lambda: agreed_rows(read)), receivers=[0],
+                           seed=options.seed if options.data is None and not options.owners else None, job=job,
                            **options.budget.account(options.data))
     if result is None:
         return None

@@ -39,6 +39,7 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     from scenarios.kit.budget_run import add_budget_arguments, budget_options
     from scenarios.kit.missing_values import add_missing_arguments, missing_policy
     from scenarios.kit.options import domain_of, parse_columns, parse_domains
+    from scenarios.kit.owner_options import add_owner_arguments, owner_intake
     from scenarios.kit.outputs import check_output_path
     from secure.intake import ColumnSpec
 
@@ -60,10 +61,13 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
     add_missing_arguments(parser)
     add_budget_arguments(parser)
+    add_owner_arguments(parser)
     args = parser.parse_args(list(argv))
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
+    owners, campaign = owner_intake(args, columns)  # the campaign's servers: its score domain by default
     declared = domain_of(parse_domains(args.domain, single=columns[0]), columns[0], [columns[0]])
-    lower, upper = (declared[0], declared[1]) if declared is not None else (0.0, 1.0)
+    lower, upper = (declared[0], declared[1]) if declared is not None else \
+        (campaign[0].lower, campaign[0].upper) if owners else (0.0, 1.0)
     if declared is not None and declared[2] is not None:
         raise UsageError(f"--domain {columns[0]}=LOW:HIGH takes no BITS here: the scores are compared with a "
                          "public grid, at each party, in the clear")
@@ -78,11 +82,11 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
         raise UsageError(f"--{message}" if message.startswith(("points ", "domain ")) else message) from None
     for name in ("curve", "json", "plot"):
         check_output_path(getattr(args, name), f"--{name}")
-    missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham",
+    missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data or owners else "framingham",
                              roles={columns[0]: ("score", "give --domain LO:HI"),
                                     columns[1]: ("label", "choose a column of 0/1 labels")})
     return EcdfOptions(replace(query, missing=missing), args.data, args.curve, args.json, args.plot,
-                             budget_options(args), args.seed)
+                             budget_options(args), args.seed, owners)
 
 
 async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
@@ -108,7 +112,7 @@ async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Call
         scores = np.clip(raw, query.lower, query.upper)
         return np.column_stack([scores, labels]), rows.filled, int(np.count_nonzero(scores != raw))
 
-    result = await release(query, lambda: agreed_rows(read), receivers=[0],
+    result = await release(query, options.owners or (lambda: agreed_rows(read)), receivers=[0],
                            job=job, **options.budget.account(options.data))
     if result is None:
         return None
