@@ -50,8 +50,8 @@ def run_rows(release: _Run, policy: MissingPolicy) -> list[tuple[str, str]]:
     from secure.meter import seconds_label
 
     return [("missing values", policy_text(policy)), ("parties", f"{release.parties} (threshold t = {release.threshold})"),
-            *owner_rows(getattr(release, "owners", None)),
-            (seconds_label(), f"{release.seconds:.2f}"), ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties")]
+            *owner_rows(getattr(release, "owners", None)), (seconds_label(), f"{release.seconds:.2f}"),
+            ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties")]
 
 
 def owner_rows(owners: Mapping[str, Any] | None) -> list[tuple[str, str]]:

@@ -11,7 +11,8 @@ Run it with three local parties::
     python -m scenarios.ecdf -M3 --columns sysBP --points 4096 --epsilon 0.5 --smooth 1
     python -m scenarios.ecdf -M3 --data 'site{pid}.csv' --columns income --domain income=0:200000 --release 64 --budget 3
     python -m scenarios.ecdf -M3 --curve curve.csv --json ecdf.json --plot ecdf.png
-    python -m scenarios.ecdf -M3 --owners 'inbox/server{pid}' --campaign c.json --server-key 'keys/server{pid}.key' --columns x
+    python -m scenarios.ecdf -M3 --owners 'inbox/server{pid}' --campaign c.json --server-key 'keys/server{pid}.key' \
+        --columns x                                               # a campaign's servers (docs/owners.md)
 
 Every option is explained by ``-h``.  No count of missing or clipped values leaves a party (each prints
 its own, locally: "at this party, not shared: ...")."""

@@ -34,6 +34,7 @@ from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario, usage_er
 from scenarios.kit.missing_values import add_missing_arguments, missing_policy
 from scenarios.kit.options import domain_of, parse_columns, parse_domains
 from scenarios.kit.outputs import check_output_path
+from scenarios.kit.owner_options import add_owner_arguments, owner_intake
 from scenarios.kit.records import write_record
 from secure.errors import InputError
 from secure.intake import ColumnSpec, apply_missing, party_rows, read_columns, rows_from_table
@@ -56,6 +57,8 @@ class Options:
     budget: Any = None
     #: said above the table: a pure budget turned the default in-MPC noise into party shares
     note: str | None = None
+    #: the campaign's servers' intake of owners' uploads (``--owners``, :mod:`scenarios.kit.owner_options`)
+    owners: Any = None
 
     def public(self) -> dict[str, Any]:
         """The parameters every party must share."""
@@ -84,14 +87,17 @@ def parse_options(argv: Sequence[str]) -> Options:
     parser.add_argument("--json", metavar="PATH", help="party 0 writes a list of records")
     add_missing_arguments(parser)
     add_budget_arguments(parser)
+    add_owner_arguments(parser)
     args = parser.parse_args(list(argv))
     with usage_errors():
         check_epsilon(args.epsilon)
     if not (0 <= args.rtt <= 60000):  # NaN fails too
         raise UsageError(f"--rtt must be a round-trip time in milliseconds in [0, 60000], got {args.rtt:g}")
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
+    owners, campaign = owner_intake(args, columns)  # the campaign's servers: its declarations
     declared = domain_of(parse_domains(args.domain, single=columns[0]), columns[0], [columns[0]])
-    low, high, bits = declared if declared is not None else (0.0, 1.0, 16)
+    low, high, bits = declared if declared is not None else \
+        (campaign[0].lower, campaign[0].upper, campaign[0].precision) if owners else (0.0, 1.0, 16)
     domain = (low, high, bits if bits is not None else 16)
     rows: list[int | None] = [None]
     if args.rows:
@@ -106,9 +112,11 @@ def parse_options(argv: Sequence[str]) -> Options:
             raise UsageError("--rows takes the first N rows of one table; with '{pid}' in --data every party "
                              "has its own file: put the rows to use in those files instead")
     with usage_errors():
-        specs = [ColumnSpec(columns[0], *domain), ColumnSpec(columns[1], 0, 1, 0, (0, 1))]
-    missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data is not None else "framingham")
+        specs = campaign or [ColumnSpec(columns[0], *domain), ColumnSpec(columns[1], 0, 1, 0, (0, 1))]
+    missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data or owners else "framingham")
     budget = budget_options(args)
+    if owners and budget.dataset_name is None:  # the campaign's account (another --dataset is refused)
+        budget = replace(budget, dataset_name=owners.plan.id)
     pure = pure_budget_of(budget, data=args.data, embedded="framingham")
     from mpyc.runtime import mpc  # after the options are parsed: MPyC answers -h itself
 
@@ -122,7 +130,7 @@ def parse_options(argv: Sequence[str]) -> Options:
         # budget refused here is refused at every n; the exact n is checked again once it is known
         plans_for_rows(query, 2, 1, 0)
     check_output_path(args.json, "--json")
-    return Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json, query, budget, note)
+    return Options(args.data, columns, domain, args.epsilon, rows, args.seed, args.json, query, budget, note, owners)
 
 
 def _reader(options: Options, limit: int | None) -> Callable[[], Any]:
@@ -157,7 +165,7 @@ async def _run(options: Options, job: tuple[str, Sequence[str]]) -> Callable[[],
 
     :return: party 0's delivery (the tables, ``--json``), which :func:`scenarios.kit.cli.run_scenario` runs
         only after the orderly shutdown, so that a party lost in the shutdown phase releases nothing."""
-    runs = [_reader(options, limit) for limit in options.rows]
+    runs = [options.owners] if options.owners else [_reader(options, limit) for limit in options.rows]
     releases = [result for result in await release_runs(
         replace(options.query, epsilon=options.epsilon), runs, receivers=[0], job=job,
         **options.budget.account(options.data)) if result is not None]

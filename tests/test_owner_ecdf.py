@@ -1,6 +1,6 @@
-"""Servers release the ECDF family from owners' uploads through the same ``dp.ecdf.release`` (issue 24, part 2): the
-tree ECDF, the ROC curve and Hosmer-Lemeshow exact at epsilon 1e9 over all owners' rows, a malicious upload rejected
-and counted, one owner of two rows the unit of privacy, the job's record equal to the API's, a campaign without DPF
+"""Servers release the ECDF family and the rank AUC from owners' uploads through the same ``dp.ecdf.release`` and
+``dp.rank_auc.release`` (issue 24, part 2): the tree ECDF, the ROC curve, Hosmer-Lemeshow and the rank AUC (sort path)
+exact at epsilon 1e9 over all owners' rows, a malicious upload rejected and counted, one owner of two rows the unit of privacy, the job's record equal to the API's, a campaign without DPF
 keys refused in one line.  Three -M3 runs: the API program, the job twice."""
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 
+import dp.rank_auc
 from dp.ecdf import EcdfQuery, HosmerLemeshowQuery, RocQuery, exact
 from secure import categorical, numeric
 from secure.fss.dpf import gen
@@ -38,7 +39,8 @@ def uploads(tmp_path_factory: pytest.TempPathFactory) -> dict:
                                            categorical("label", categories=[0, 1])], 2), "plain": (xs[:1], 1)}
     for name, (columns, per_owner) in declared.items():
         campaign = Campaign.create(public_keys=public, threshold=1, columns=columns, dpf=name != "plain",
-                                   deadline="2100-01-01T00:00:00Z", rows_per_owner=per_owner)
+                                   deadline="2100-01-01T00:00:00Z", rows_per_owner=per_owner, bits=40,
+                                   security=60)  # room for the sort's -K 57
         campaign.save(folder / f"{name}.json")
         simulate_owners(campaign, rows[name], FolderTransport(str(folder / name / "server{pid}")))
     xy = Campaign.load(folder / "xy.json")
@@ -80,6 +82,11 @@ def test_each_statistic_exact_over_all_owners_rows(uploads: dict, api_records: d
     assert truth.expected.min() >= 1.0  # no floor applies: the private H can equal the exact one
     assert hosmer["estimate"] == pytest.approx(truth.statistic, rel=1e-12)
     assert hosmer["observed"] == truth.observed.tolist() and hosmer["owners"]["rejected"] == 0
+    rank = api_records["rank_auc"]  # the sort path on the owners' value shares in the campaign's field
+    assert rank["path"] == "sort" and rank["owners"]["rows_per_owner"] == 2 and rank["n"] == OWNERS
+    score = numeric("score", lower=0, upper=1, bits=10)
+    assert rank["estimate"] == pytest.approx(dp.rank_auc.exact(dp.rank_auc.Query(score=score, epsilon=1.0), scored),
+                                             abs=1e-12)
 
 
 def test_one_owner_of_two_rows_doubles_every_noise() -> None:

@@ -468,8 +468,8 @@ async def run_secure_roc(scores: np.ndarray, labels: np.ndarray, grid: np.ndarra
     caller) on a started MPyC runtime, parameters agreed: two secure tree-mechanism releases
     (:func:`dp.ecdf.secure_release.run_secure_ecdf`), class 1 then class 0, only each party's total row count
     exchanged.  ``noise_source``: ``(plan, label) -> node draws`` (tests); ``owned``: each class's secure counts and
-    the rows from owners' uploads (:mod:`dp.ecdf.owners`), ``unit_rows`` an owner's rows.  Returns the release at ``receivers``
-    (default all), ``None`` elsewhere; raises InputError (no row at any party) or ProtocolFailure."""
+    the rows from owners' uploads (:mod:`dp.ecdf.owners`), ``unit_rows`` an owner's rows.  Returns the release at
+    ``receivers`` (default all), ``None`` elsewhere; raises InputError (no row at any party) or ProtocolFailure."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.secure_release import run_secure_ecdf

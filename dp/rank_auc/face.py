@@ -18,6 +18,8 @@ from dp.rank_auc.query import (Query, auc_query, check_bit_length, plans_for_row
                                required_bit_length, sum_ranges)
 from dp.rank_auc.report import RankAucRelease, estimate_auc, estimate_noise_std
 from dp.report_text import run_costs
+from dp.umpc.owners import Owners
+from secure.errors import InputError
 from secure.security_parameter import restores_security_parameter
 
 __all__ = ["release", "release_runs", "simulate", "exact", "exact_sums"]
@@ -32,8 +34,10 @@ def exact_sums(fixed: np.ndarray) -> tuple[int, int]:
     return int(below.sum() + below_or_tied.sum()), int(labels.sum())
 
 
-def _plan(query: Query, n: int, parties: int, threshold: int, given: int | None) -> tuple[list[NoisePlan], Any, int]:
-    """``(noise plans, the planner's path plan, the secure integers' bit length)`` for ``n`` rows (public).
+def _plan(query: Query, n: int, parties: int, threshold: int, given: int | None,
+          owners: Owners | None = None) -> tuple[list[NoisePlan], Any, int]:
+    """``(noise plans, the planner's path plan, the secure integers' bit length)`` for ``n`` rows (public); from
+    ``owners``' uploads the histogram path counts their DPF keys (costed at ``N G`` leaves), the sort their shares.
     :raise ValueError: the path or the noise cannot run, or an explicit ``-L`` (``given``) is too short."""
     from dp.umpc.complete import complete_bit_length
     from dp.umpc.planner import plan_path
@@ -41,8 +45,9 @@ def _plan(query: Query, n: int, parties: int, threshold: int, given: int | None)
     auc = auc_query(query)
     plans = plans_for_rows(query, n, parties, threshold)
     plan = plan_path(auc.kernel, auc.specs, rows=n, parties=parties, choice=query.path,  # type: ignore[arg-type]
-                     unavailable={"tuples": "the rank AUC is over all pairs"}, epsilon=query.epsilon,
-                     rtt=query.rtt / 1000, noise=query.noise)
+                     unavailable={"tuples": "the rank AUC is over all pairs", **(owners.unavailable(
+                         [spec.name for spec in auc.specs], "auc") if owners else {})}, epsilon=query.epsilon,
+                     rtt=query.rtt / 1000, noise=query.noise, histogram_seconds=owners.dpf_seconds() if owners else 0.0)
     needed = max(required_bit_length(query, n, plans), complete_bit_length(auc, n, plan.path, plans))
     if given is not None and given < needed:
         raise ValueError(f"the noisy sums of {n} rows on the {plan.path} path require {needed}-bit secure "
@@ -70,6 +75,12 @@ async def release_runs(query: Query, runs: Sequence[Any], *, receivers: Sequence
     deltas' sum.  A misspelt keyword is a ``TypeError`` at the call, before anything is shared."""
     from dp.budget.spending import reserve, spend_request
 
+    if isinstance(runs[0], Owners):  # the campaign's servers: its account, one owner the unit of privacy
+        if dataset_name not in (None, runs[0].plan.id) or len(runs) > 1:
+            raise InputError(f"all servers: owners' uploads are released once, from the campaign's account "
+                             f"{runs[0].plan.id}, not {dataset_name!r} or {len(runs)} runs")
+        dataset_name, dataset, data_file = runs[0].plan.id, None, None
+        query = replace(query, unit_rows=runs[0].plan.rows_per_owner)
     each = query if len(runs) == 1 else replace(query, epsilon=query.epsilon / len(runs))
     source = data_file if data_file is not None else getattr(runs[0], "source", None)
     spend = _spend(each, query.epsilon, len(runs))
@@ -82,6 +93,7 @@ async def release_runs(query: Query, runs: Sequence[Any], *, receivers: Sequence
     for result, _ in released:
         if result is not None:
             result.runs, result.epsilon_total, result.budget = len(runs), query.epsilon, settled
+            result.owners = runs[0].record() if isinstance(runs[0], Owners) else None
     return [result for result, _ in released]
 
 
@@ -124,8 +136,9 @@ async def _release(query: Query, rows: Any, *, receivers: Sequence[int] | None =
     except ValueError as exc:
         raise InputError(f"all parties: {exc}") from None
     error, detail, fixed, filled = None, None, None, 0
+    owners = rows if isinstance(rows, Owners) else None
     try:
-        read = rows() if callable(rows) else rows
+        read = rows() if callable(rows) else np.empty((0, 2)) if owners else rows
         fixed, filled = query.encode(read), int(getattr(read, "filled", 0))
     except InputError as exc:
         error, detail = str(exc), exc.detail
@@ -133,20 +146,25 @@ async def _release(query: Query, rows: Any, *, receivers: Sequence[int] | None =
     assert fixed is not None  # every party's verdict was agreed above
     meter = CostMeter()
     with meter.phase("intake"):
-        counts = await exchange_counts(len(fixed))
+        counts = [await owners.open(query.specs)] if owners else await exchange_counts(len(fixed))
         n = sum(counts)
         if n < 2:
             raise InputError(f"all parties: need at least 2 rows over all parties for an AUC, got {n}")
         try:  # n is public; the plans depend on it (2U has sensitivity 2(n - 1)): refused before sharing
-            plans, plan, needed = _plan(query, n, parties, threshold, given)
+            plans, plan, needed = _plan(query, n, parties, threshold, given, owners)
         except ValueError as exc:
             raise InputError(f"all parties: {exc}") from None
         auc = auc_query(query)
         leak = sort_leak_plan(auc, n, plan.path, bits=sort_bits(auc.kernel, auc.specs),
                               type_bits=given if given is not None else needed)  # -K raised before the type is made
-        sectype = secure_integers(given if given is not None else needed)
-    totals = await secure_complete_sums(auc, FixedPointRows(integers=np.asarray(fixed, dtype=np.int64)), plan.path,
-                                        sectype, counts, meter)
+        sectype = owners.secure_type(given or needed, f"the AUC of n = {n} rows on the sort path") \
+            if owners and plan.path == "sort" else secure_integers(given if given is not None else needed)
+    totals = await secure_complete_sums(auc, owners or FixedPointRows(integers=np.asarray(fixed, dtype=np.int64)),
+                                        plan.path, sectype, counts, meter)
+    if owners and owners.rows != n:  # owners rejected by the checks: fewer rows (public), the noise for them
+        if owners.rows < 2:
+            raise InputError(f"all servers: {owners.rows} rows accepted, an AUC needs at least 2")
+        n, plans = owners.rows, plans_for_rows(query, owners.rows, parties, threshold)
     with meter.phase("noise"):
         noisy = add_noise([totals.sums[0], totals.positives], plans, noise_source)
         await meter.settle(*noisy)

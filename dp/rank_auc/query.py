@@ -32,7 +32,7 @@ POSITIVES = KernelOutput("positives", 1, 0, 1)
 class Query:
     """The AUC of a secret score for a secret 0/1 label, released as noisy ``2U`` and ``P`` (epsilon/2 each;
     parameters: docs/rank_auc.md).  ValueError: a bad parameter (``epsilon must be positive, got -1``); TypeError:
-    a wrong type."""
+    a wrong type; ``unit_rows``: the rows of one unit of privacy, an owner's, a factor of both sensitivities."""
 
     score: ColumnSpec
     epsilon: float
@@ -41,6 +41,7 @@ class Query:
     path: PathChoice = "auto"
     rtt: float = 0.0
     missing: MissingPolicy = field(default_factory=MissingPolicy)
+    unit_rows: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.score, ColumnSpec) or self.score.categories is not None:
@@ -85,11 +86,12 @@ def account_query(query: Query, *, noise: NoiseSource | None, pure: bool, budget
 
 
 def plans_for_rows(query: Query, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
-    """Noise plans of ``2U`` (sensitivity ``2(n-1)``) and ``P`` (sensitivity 1), epsilon/2 each; with
-    ``query.noise == "mpc"`` each carries the in-MPC sampler (``delta_s <= 2^-40``)."""
+    """Noise plans of ``2U`` (sensitivity ``2(n-1)``) and ``P`` (sensitivity 1), times ``unit_rows``, epsilon/2
+    each; with ``query.noise == "mpc"`` each carries the in-MPC sampler (``delta_s <= 2^-40``)."""
     half = query.epsilon / 2
     return [plan_noise(output, max_degree=degree, epsilon=half, delta=0.0, parties=parties, threshold=threshold,
-                       source=query.noise) for output, degree in ((TWICE_U, rows - 1), (POSITIVES, 1))]
+                       source=query.noise) for output, degree in ((TWICE_U, query.unit_rows * (rows - 1)),
+                                                                  (POSITIVES, query.unit_rows))]
 
 
 def sum_ranges(rows: int, plans: Sequence[NoisePlan]) -> list[Any]:

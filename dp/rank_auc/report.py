@@ -65,6 +65,7 @@ class RankAucRelease:
     epsilon_total: float | None = None
     budget: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    owners: dict[str, Any] | None = None  # from owners' uploads: :meth:`dp.umpc.owners.Owners.record`
 
     @property
     def no_estimate(self) -> str | None:
@@ -98,7 +99,8 @@ class RankAucRelease:
                 "threshold": self.threshold, "noise_source": self.noise_source, "mechanism": self.mechanism,
                 "guarantee": self.guarantee, "phases": self.phases, "noisy_2u": self.twice_u,
                 "noisy_positives": self.positives, "path": self.path, "plan": self.plan, **self.comparison_leak,
-                "missing": missing.mode, "fill": dict(missing.fills), **self.honest_keys()}
+                "missing": missing.mode, "fill": dict(missing.fills), **self.honest_keys(),
+                **({"owners": self.owners} if self.owners else {})}
 
     def table(self) -> str:
         """The text the job prints: notes, the table, the plan, the guarantee, this party's local counts, phases."""
