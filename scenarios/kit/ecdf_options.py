@@ -18,7 +18,7 @@ from scenarios.kit.budget_run import add_budget_arguments
 from scenarios.kit.cli import ScenarioParser, UsageError, usage_errors
 from scenarios.kit.experiments import write_csv
 from scenarios.kit.missing_values import add_missing_arguments, local_note, missing_policy
-from scenarios.kit.owner_options import add_owner_arguments, owner_intake
+from scenarios.kit.owner_options import owner_intake
 
 if TYPE_CHECKING:
     from dp.ecdf.analysis import SmoothedCurve
@@ -66,7 +66,6 @@ def ecdf_parser(prog: str, description: str | None) -> ScenarioParser:
                         help="party 0 draws the released ECDF, raw and smoothed, with the quantiles' intervals")
     add_missing_arguments(parser)
     add_budget_arguments(parser)
-    add_owner_arguments(parser)
     return parser
 
 
@@ -87,7 +86,7 @@ def common_query(args: argparse.Namespace, *, bits_refusal: str) -> dict[str, An
         spec = ColumnSpec(column, lower, upper)
     for path, name in ((args.curve, "--curve"), (args.json, "--json"), (args.plot, "--plot")):
         check_output_path(path, name)
-    embedded = args.data is None and args.owners is None
+    embedded = args.data is None and getattr(args, "owners", None) is None
     missing = missing_policy(args.missing, args.fill, [spec], dataset="framingham" if embedded else None)
     checked_grid(lower, upper, args.points, args.grid)
     return {"column": column, "lower": lower, "upper": upper, "points": args.points, "grid": args.grid,
@@ -103,7 +102,7 @@ def job_options(args: argparse.Namespace, **query: Any) -> EcdfOptions:
     with usage_errors():
         built = EcdfQuery(**query)
     return EcdfOptions(built, args.data, args.curve, args.json, args.plot, budget_options(args),
-                       owners=owner_intake(args, [built.column])[0])
+                       owners=owner_intake(args, [built.column])[0] if "owners" in vars(args) else None)
 
 
 def deliver(release: Any, outputs: Sequence[tuple[str | None, Callable[[str], None]]]) -> Callable[[], None]:
@@ -159,9 +158,8 @@ def ecdf_domain(args: argparse.Namespace, *, bits_refusal: str) -> tuple[str, fl
         lower, upper = declared[0], declared[1]
         if declared[2] is not None:
             raise UsageError(f"--domain {column}=LOW:HIGH takes no BITS here: {bits_refusal}")
-    elif args.owners is not None:  # the campaign's declaration
-        spec = owner_intake(args, [column])[1][0]
-        lower, upper = spec.lower, spec.upper
+    elif campaign := owner_intake(args, [column])[1] if "owners" in vars(args) else []:  # scenarios.ecdf's servers
+        lower, upper = campaign[0].lower, campaign[0].upper
     elif args.data is None and column in declared_specs("framingham", [column]):
         spec = declared_specs("framingham", [column])[column]
         lower, upper = spec.lower, spec.upper
