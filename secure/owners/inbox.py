@@ -49,7 +49,7 @@ class FolderTransport:
 
     def records(self, server: int) -> Iterator[tuple[str, bytes]]:
         """``(file name, bytes)`` of every record in server ``server``'s folder, by name."""
-        for path in sorted(self.folder(server).glob("*.rec")):
+        for path in sorted(self.folder(server).glob("*.rec"), key=lambda path: path.name):
             yield path.name, path.read_bytes()
 
 
