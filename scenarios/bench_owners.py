@@ -2,11 +2,12 @@
 
 Per N (``--owners``) and statistic: N simulated owners upload to a fresh campaign (vectorized,
 :func:`secure.owners.simulate_owners`; owner CPU per owner and bytes per server per row), then the ``-M`` servers
-run :func:`dp.umpc.release` with the :class:`dp.umpc.owners.Owners` intake: close (decrypt, checks, agree), DPF
-evaluation with the one-hot check, MPC, bytes, peak memory per server, the released value beside the exact one
+run :func:`dp.umpc.release` (Kendall, duplicate, AUC) or :func:`dp.ecdf.release` (ECDF, Hosmer-Lemeshow) with the
+:class:`dp.umpc.owners.Owners` intake: close (decrypt, checks, agree), DPF evaluation with the one-hot check, the
+rest of the release (noise, MPC, reveal), bytes, peak memory per server, the released value beside the exact one
 (at ``--epsilon 1e9`` they agree) and the noise std.  Run it with three local servers::
 
-    python -m scenarios.bench_owners -M3                              # N = 10^4: Kendall, duplicate, AUC
+    python -m scenarios.bench_owners -M3                              # N = 10^4: every statistic
     python -m scenarios.bench_owners -M3 --owners 100000 --stats auc --silence-limit 300
     python -m scenarios.bench_owners -M3 --quick --epsilon 1e9
 
@@ -14,41 +15,48 @@ Statistics, grids, targets and columns: docs/benchmarks.md.  Threat model: docs/
 public synthetic benchmark data; timings stay at server 0, which prints them)."""
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from types import SimpleNamespace
+from typing import Any
 
+import numpy as np
+
+import dp.ecdf
+import dp.umpc
+from dp.ecdf import EcdfQuery, HosmerLemeshowQuery
 from dp.umpc.owners import Owners
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
 from scenarios.kit.measure import bench_main, integer_list, peak_rss_bytes
 from scenarios.kit.records import write_record
+from secure import categorical, numeric
+from secure.owners import Campaign, FolderTransport, generate_server_key, simulate_owners
 
 __all__ = ["main", "STATISTICS"]
 
-#: statistic -> (campaign, its columns): x, y on 0:127 (2^14 cells), x alone (2^7), score 0:1023 and a label (2^11)
-STATISTICS = {"kendall": ("xy", ("x", "y")), "duplicate": ("x", ("x",)), "auc": ("auc", ("score", "label"))}
 #: the issue's targets, printed beside the measurements
 TARGETS = {"kendall": "N = 10^4: DPF with check <= 10 s CPU per DPF server, end to end < 30 s",
            "auc": "N = 10^5: < 30 s per server end to end", "owner": "<= 5 ms CPU and 2 kB per server per row"}
 CHUNK = 5000  # owners simulated per step; the event loop runs between steps (heartbeats, docs/session.md)
 
 
-@dataclass
-class BenchOptions:
-    """Parsed options."""
+#: statistic -> (campaign, its columns, its query at epsilon; None: the complete U-statistic on the histogram path):
+#: x, y on 0:127 (2^14 cells), x alone (2^7), score 0:1023 and a label (2^11), v on 0:1023 (the ECDF at 2^10
+#: points), a calibrated probability on the 1/1024 grid of [0, 1] and its label (1025 x 2 cells)
+STATISTICS: dict[str, tuple[str, tuple[str, ...], Callable[[float], Any] | None]] = {
+    "kendall": ("xy", ("x", "y"), None), "duplicate": ("x", ("x",), None), "auc": ("auc", ("score", "label"), None),
+    "ecdf": ("v", ("v",), lambda epsilon: EcdfQuery(column="v", lower=0.0, upper=1023.0, points=1024,
+                                                    epsilon=epsilon, smooth=None)),
+    "hosmer_lemeshow": ("hl", ("score", "label"), lambda epsilon: HosmerLemeshowQuery(epsilon=epsilon, precision=10))}
 
-    owners: tuple[int, ...]
-    stats: tuple[str, ...]
-    epsilon: float
-    quick: bool
-    json: str | None
 
-
-def parse_options(argv: Sequence[str]) -> BenchOptions:
-    """Parse the options of the module docstring; :raise UsageError: on a bad value."""
+def parse_options(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse the options of the module docstring (``owners``, ``stats``: tuples); :raise UsageError: a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_owners", description=__doc__)
     parser.add_argument("--owners", default=None, help="comma-separated numbers of owners N (default 10000)")
     parser.add_argument("--stats", default=",".join(STATISTICS), help="comma-separated statistics (default all)")
@@ -56,14 +64,14 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
     parser.add_argument("--quick", action="store_true", help="N = 300 owners (for the tests)")
     parser.add_argument("--json", default=None, help="write the numbers to this file")
     args = parser.parse_args(list(argv))
-    owners = integer_list(args.owners, "--owners", 3, 10**6, lambda w: int(float(w))) if args.owners else \
+    args.owners = integer_list(args.owners, "--owners", 3, 10**6, lambda w: int(float(w))) if args.owners else \
         ((300,) if args.quick else (10000,))
-    stats = tuple(args.stats.split(","))
-    if unknown := [s for s in stats if s not in STATISTICS]:
+    args.stats = tuple(args.stats.split(","))
+    if unknown := [s for s in args.stats if s not in STATISTICS]:
         raise UsageError(f"--stats: unknown statistic {unknown[0]!r}; choose from {', '.join(STATISTICS)}")
     if not args.epsilon > 0:
         raise UsageError(f"--epsilon must be positive, got {args.epsilon:g}")
-    return BenchOptions(owners, stats, args.epsilon, args.quick, args.json)
+    return args
 
 
 @dataclass(kw_only=True)
@@ -72,66 +80,67 @@ class TimedOwners(Owners):
 
     seconds: dict[str, float] = field(default_factory=dict)
 
-    async def open(self, specs: Any) -> int:
+    async def _timed(self, phase: str, step: Any) -> Any:
         cpu, wall = time.process_time(), time.perf_counter()
-        rows = await super().open(specs)
-        self.seconds |= {"close_cpu": time.process_time() - cpu, "close_wall": time.perf_counter() - wall}
-        return rows
+        out = await step
+        self.seconds |= {f"{phase}_cpu": time.process_time() - cpu, f"{phase}_wall": time.perf_counter() - wall}
+        return out
+
+    async def open(self, specs: Any) -> int:
+        return int(await self._timed("close", super().open(specs)))
 
     async def histogram(self, sectype: Any, shape: Any) -> Any:
-        cpu, wall = time.process_time(), time.perf_counter()
-        counts = await super().histogram(sectype, shape)
-        self.seconds |= {"dpf_cpu": time.process_time() - cpu, "dpf_wall": time.perf_counter() - wall}
-        return counts
+        return await self._timed("dpf", super().histogram(sectype, shape))
 
 
-def owner_rows(name: str, owners: int) -> dict[str, Any]:
-    """Public synthetic rows of campaign ``name`` (a fixed seed): correlated x, y; a score higher for label 1."""
-    import numpy as np
-
-    generator = np.random.default_rng(24)
+def campaign_data(name: str, owners: int) -> tuple[list[Any], dict[str, Any]]:
+    """The declared columns of campaign ``name`` and its public synthetic rows (a fixed seed): correlated x, y; a
+    score higher for label 1; v around the middle; a probability and a label drawn with it (a calibrated model)."""
+    generator, label = np.random.default_rng(24), categorical("label", categories=[0, 1])
     x = generator.integers(0, 128, owners)
-    if name == "x":
-        return {"x": x}
-    if name == "xy":
-        return {"x": x, "y": np.clip(x + generator.integers(-20, 21, owners), 0, 127)}
-    label = (generator.random(owners) < 0.4).astype(np.int64)
-    return {"score": np.clip(np.rint(generator.normal(400 + 200 * label, 180)), 0, 1023), "label": label}
+    if name in ("x", "xy"):
+        y = np.clip(x + generator.integers(-20, 21, owners), 0, 127)
+        return [numeric(c, lower=0, upper=127, step=1) for c in name], {c: {"x": x, "y": y}[c] for c in name}
+    if name == "v":
+        v = np.clip(np.rint(generator.normal(512, 200, owners)), 0, 1023)
+        return [numeric("v", lower=0, upper=1023, step=1)], {"v": v}
+    if name == "hl":
+        score = np.rint(1024 * generator.beta(2, 5, owners)) / 1024
+        return [numeric("score", lower=0, upper=1, bits=10), label], {
+            "score": score, "label": (generator.random(owners) < score).astype(np.int64)}
+    labels = (generator.random(owners) < 0.4).astype(np.int64)
+    return [numeric("score", lower=0, upper=1023, step=1), label], {
+        "score": np.clip(np.rint(generator.normal(400 + 200 * labels, 180)), 0, 1023), "label": labels}
 
 
-def campaign_columns(name: str) -> list[Any]:
-    """The declared columns of campaign ``name``."""
-    from secure import categorical, numeric
-
-    if name == "auc":
-        return [numeric("score", lower=0, upper=1023, step=1), categorical("label", categories=[0, 1])]
-    return [numeric(c, lower=0, upper=127, step=1) for c in ("x", "y")[:len(name)]]
-
-
-class Memory:
-    """A transport that keeps the records (owner CPU is measured without the disk)."""
-
-    def __init__(self, servers: int) -> None:
-        self.records: list[list[bytes]] = [[] for _ in range(servers)]
-
-    def post(self, server: int, record: bytes) -> None:
-        self.records[server].append(record)
+def outcome(query: Any, release: Any, rows: Any) -> dict[str, Any]:
+    """Released, exact, their difference and the noise std: the ECDF at its middle point (the largest difference
+    over all points), Hosmer-Lemeshow's H (the 95 % noise band of H as its spread)."""
+    if isinstance(query, EcdfQuery):
+        exact = dp.ecdf.exact(query, [rows[:, 0]])
+        return {"released": release.values[512], "exact": exact[512], "noise_std": f"{release.point_std:.3g} per point",
+                "difference": float(np.max(np.abs(release.values - exact))), "of": "F(512); difference: max of 1024"}
+    if isinstance(query, HosmerLemeshowQuery):
+        low, high = release.band.statistic
+        return {"released": release.statistic, "exact": dp.ecdf.exact(query, [rows]).statistic,
+                "noise_std": f"95 % noise band of H {low:.4g} .. {high:.4g}", "of": "H"}
+    return {"released": release.estimate, "exact": float(dp.umpc.exact(query, [rows])), "of": query.statistic,
+            "noise_std": f"{release.estimate_std:.3g}"}
 
 
 async def upload(campaign: Any, rows: dict[str, Any], inbox: str) -> dict[str, Any]:
     """Simulate the owners of ``rows`` in steps of :data:`CHUNK` (CPU of :func:`simulate_owners` only), then write
     their records into ``inbox``; owner CPU per owner, bytes per server per row and the seconds of writing."""
-    from secure.owners import FolderTransport, simulate_owners
-
     owners, cpu, write, sent = len(next(iter(rows.values()))), 0.0, 0.0, [0] * campaign.servers
     disk = FolderTransport(inbox)
     for start in range(0, owners, CHUNK):
-        memory, begin = Memory(campaign.servers), time.process_time()
-        _, posted = simulate_owners(campaign, {k: v[start:start + CHUNK] for k, v in rows.items()}, memory)
+        kept: list[tuple[int, bytes]] = []  # the records in memory: owner CPU is measured without the disk
+        begin = time.process_time()
+        _, posted = simulate_owners(campaign, {k: v[start:start + CHUNK] for k, v in rows.items()},
+                                    SimpleNamespace(post=lambda *record: kept.append(record)))
         cpu, sent, begin = cpu + time.process_time() - begin, [a + b for a, b in zip(sent, posted)], time.perf_counter()
-        for server, records in enumerate(memory.records):
-            for record in records:
-                disk.post(server, record)
+        for server, record in kept:
+            disk.post(server, record)
         write += time.perf_counter() - begin
         await asyncio.sleep(0)  # let the event loop send heartbeats
     return {"owner_cpu_ms": 1e3 * cpu / owners, "bytes_per_row": [b / owners for b in sent], "write_seconds": write}
@@ -142,38 +151,30 @@ async def measure(statistic: str, owners: int, epsilon: float, root: str, public
     numbers (seconds its own; bytes of all servers; peak memory of each)."""
     from mpyc.runtime import mpc
 
-    import dp.umpc
-    from dp.umpc.complete import simulate_complete
-    from secure.owners import Campaign
-
-    name, names = STATISTICS[statistic]
+    name, names, make = STATISTICS[statistic]
     folder = f"{root}/{statistic}{owners}"
     out: dict[str, Any] = {"statistic": statistic, "owners": owners}
+    columns, rows = campaign_data(name, owners)
     if mpc.pid == 0:
-        campaign = Campaign.create(public_keys=public, threshold=int(mpc.threshold), columns=campaign_columns(name),
+        campaign = Campaign.create(public_keys=public, threshold=int(mpc.threshold), columns=columns,
                                    deadline="2100-01-01T00:00:00Z", bits=64, security=60, dpf=True)
         campaign.save(f"{folder}.json")
-        out |= await upload(campaign, owner_rows(name, owners), f"{folder}/server{{pid}}")
+        out |= await upload(campaign, rows, f"{folder}/server{{pid}}")
     await mpc.transfer(None, senders=0)  # the campaign and inbox are written
     intake = TimedOwners(campaign=f"{folder}.json", inbox=f"{folder}/server{{pid}}", key=f"{root}/keys/server{{pid}}.key")
     specs = {spec.name: spec for spec in intake.plan.columns}
-    query = dp.umpc.Query(statistic=statistic, columns=[specs[c] for c in names], epsilon=epsilon, tuples="all",  # type: ignore[arg-type]
-                          path="histogram")
+    query = make(epsilon) if make else dp.umpc.Query(
+        statistic=statistic, columns=[specs[c] for c in names], epsilon=epsilon, tuples="all", path="histogram")  # type: ignore[arg-type]
+    family = dp.umpc if isinstance(query, dp.umpc.Query) else dp.ecdf
     start = time.perf_counter()
-    release = await dp.umpc.release(query, intake, ledger=f"{root}/ledger", budget="1e15:1e-3")
+    release = await family.release(query, intake, ledger=f"{root}/ledger", budget="1e15:1e-3")  # type: ignore[attr-defined]
     end_to_end = time.perf_counter() - start
     peaks = await mpc.transfer(peak_rss_bytes())
     if mpc.pid == 0:
-        rows = owner_rows(name, owners)
-        import numpy as np
-
-        exact = simulate_complete(query.base, [np.column_stack([rows[c] for c in names]).astype(float)],
-                                  threshold=0).exact_on_tuples
-        mpc_seconds = sum(cost["seconds"] for phase, cost in release.phases.items() if phase != "histogram")
-        out |= intake.seconds | {"mpc_seconds": mpc_seconds, "end_to_end": end_to_end, "bytes": release.bytes_sent,
-                                 "peak_bytes": peaks, "released": release.estimate, "exact": float(exact),
-                                 "noise_std": release.estimate_std, "rejected": intake.rejected,
-                                 "cells": intake.plan.dpf_bits}
+        seconds = intake.seconds
+        out |= seconds | outcome(query, release, np.column_stack([rows[c] for c in names]).astype(float)) | {
+            "mpc_seconds": end_to_end - seconds["close_wall"] - seconds["dpf_wall"], "end_to_end": end_to_end,
+            "bytes": release.bytes_sent, "peak_bytes": peaks, "rejected": intake.rejected, "cells": intake.plan.dpf_bits}
     return out
 
 
@@ -186,23 +187,21 @@ def table(r: dict[str, Any], epsilon: float) -> None:
         ("close (decrypt + agree)", f"{r['close_cpu']:.2f} s CPU, {r['close_wall']:.2f} s wall"),
         ("DPF evaluate + check", f"{r['dpf_cpu']:.2f} s CPU, {r['dpf_wall']:.2f} s wall (histogram phase, with the "
                                  "joint seed and the input of the sums)"),
-        ("MPC (sums, noise, reveal)", f"{r['mpc_seconds']:.2f} s wall"),
+        ("rest: MPC (noise, reveal)", f"{r['mpc_seconds']:.2f} s wall"),
         ("end to end (close + release)", f"{r['end_to_end']:.2f} s wall"
                                          + (f"; target {TARGETS[r['statistic']]}" if r["statistic"] in TARGETS else "")),
         ("bytes (all servers)", format_bytes(r["bytes"])),
         ("peak memory per server", " / ".join(format_bytes(b) for b in r["peak_bytes"])),
-        ("released / exact", f"{r['released']:.10g} / {r['exact']:.10g} (epsilon {epsilon:g}; "
+        ("released / exact", f"{r['released']:.10g} / {r['exact']:.10g} ({r['of']}; epsilon {epsilon:g}; "
                              f"{r['rejected']} owner(s) rejected)"),
-        ("difference released - exact", f"{r['released'] - r['exact']:.3g}"),
-        ("noise std", f"{r['noise_std']:.3g}"),
+        ("difference released - exact", f"{r.get('difference', r['released'] - r['exact']):.3g}"),
+        ("noise std", r["noise_std"]),
     ], title=f"{r['statistic']}: N = {r['owners']} owners, G = 2^{r['cells']} cells, at server 0 (seconds its own)")
 
 
-async def _bench(options: BenchOptions) -> Any:
+async def _bench(options: argparse.Namespace) -> Any:
     from mpyc.runtime import mpc
     from threadpoolctl import threadpool_limits
-
-    from secure.owners import generate_server_key
 
     holder = tempfile.TemporaryDirectory(prefix="bench_owners_") if mpc.pid == 0 else None
     root = await mpc.transfer(holder.name if holder else None, senders=0)
