@@ -111,11 +111,13 @@ def test_servers_count_honest_owners_and_reject_malicious_uploads(tmp_path: Path
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout.splitlines()[-1])
     assert len(result["closed"]) == len(rows) + len(refused_keys) + len(bad_values)
-    assert result["histogram_rejected"] == 4 and not set(refused_keys) & set(result["histogram_tokens"])
+    assert result["histogram_rejected"] == dict.fromkeys(refused_keys, "one-hot")  # token -> the check failed
+    assert not set(refused_keys) & set(result["histogram_tokens"])
     assert sorted([*rows, *bad_values]) == result["histogram_tokens"]
     counted = [cell for token in result["histogram_tokens"] for cell in {**cells, **bad_values}[token]]
     assert result["histogram"] == np.bincount(counted, minlength=24).reshape(8, 3).tolist()
-    assert result["columns_rejected"] == len(bad_values)
-    assert result["every_server_rejected"] == [[4, len(bad_values)]] * 3  # the same public verdicts everywhere
+    skewed = next(iter(bad_values))
+    assert result["columns_rejected"] == {token: "degree" if token == skewed else "grid" for token in bad_values}
+    assert result["every_server_rejected"] == [[result["histogram_rejected"], result["columns_rejected"]]] * 3
     accepted = [row for token in sorted(rows) for row in rows[token]]
     assert result["columns"] == {"x": [row[0] for row in accepted], "y": [row[1] for row in accepted]}

@@ -47,6 +47,7 @@ def uploads(tmp_path_factory: pytest.TempPathFactory) -> dict:
     transport = FolderTransport(str(folder / "xy" / "server{pid}"))
     _post(xy, transport, [[3, 4]], keys=gen(np.array([3 * 16 + 4]), bits=xy.dpf_bits, betas=[2]))  # value 2
     _post(xy, transport, [[16, 9]], cells=[15 * 16 + 9])  # x = 16 off the grid; its key honest at (15, 9)
+    (folder / "xy/server2/junk.rec").write_bytes(b"junk")  # refused at server 2 only (no owner token in it)
     return {"folder": folder, "rows": rows, "campaigns": {name: Campaign.load(folder / f"{name}.json")
                                                           for name in declared}}
 
@@ -98,6 +99,10 @@ def test_job_record_is_the_api_release_record(uploads: dict, api_records: dict) 
                 "--json", str(folder / "kendall.json"))
     assert [run.code for run in runs] == [0, 0, 0], runs[0].stderr
     assert "1 owner(s) rejected (public by declaration)" in runs[0].stdout
+    for server, run in enumerate(runs):  # the verdict known to all servers; the junk record's reason local to 2
+        assert re.search(rf"^server {server}: owner [0-9a-f]{{32}} rejected by the one-hot check$", run.stdout, re.M)
+        assert (f"note (at this server, not shared): server 2: record junk.rec refused: " in run.stdout) == (server == 2)
+    assert not re.search("junk|refused|one-hot check", (folder / "kendall.json").read_text())  # no reason leaves
     budget = [key for key in api_records["kendall"] if key.startswith(("budget", "ledger", "spend", "run"))]
     assert unmeasured(read_record(folder / "kendall.json"), *budget) == unmeasured(api_records["kendall"], *budget)
 

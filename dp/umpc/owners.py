@@ -7,7 +7,7 @@ statistic by at most its ``rows_per_owner`` rows, the unit of privacy (sensitivi
 Public by declaration: the owner tokens, the number of rows and of rejected owners.  Details: docs/owners.md."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,10 @@ DPF_LEAVES_PER_SECOND = 68e6
 class Owners:
     """The uploads of ``campaign`` (a :class:`~secure.owners.Campaign` or its file) in this server's ``inbox``, opened
     with its private ``key`` (``{pid}`` in the paths: this server's index); hand it to ``release`` in place of the
-    party's rows.  Then ``owners`` (closed), ``rows`` (accepted), ``rejected`` (owners) are public by declaration."""
+    party's rows.  Then ``owners`` (closed), ``rows`` (accepted), ``rejected`` (owners) are public by declaration.
+    ``say`` (the jobs: print) gets one line per refused upload: a record's reason, local to this server (marked "at
+    this server, not shared"); an owner not at every server or failing a check (known to all servers).  ``meter``
+    holds the intake's phases, added to the release's by :meth:`finish`."""
 
     campaign: Campaign | str | Path
     inbox: str | Path
@@ -37,6 +40,8 @@ class Owners:
     owners: int = field(default=0, init=False)
     rows: int = field(default=0, init=False)
     rejected: int = field(default=0, init=False)
+    say: Callable[[str], object] | None = field(default=None, repr=False)
+    meter: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.campaign, Campaign):
@@ -54,6 +59,7 @@ class Owners:
         the campaign, an unreadable key or inbox, another number of servers than the campaign's)."""
         from mpyc.runtime import mpc
 
+        from secure.meter import CostMeter
         from secure.session import agree_verdict
 
         server, problem, detail = int(mpc.pid), None, None
@@ -64,16 +70,29 @@ class Owners:
         if wrong := [spec.name for spec in specs if declared.get(spec.name) != spec]:
             raise InputError(f"all servers: column(s) {', '.join(wrong)} not declared so in the campaign (it declares "
                              f"{', '.join(map(str, declared.values()))})")
-        try:
-            key = load_private_key(str(self.key).replace("{pid}", str(server)))
-            self.intake = open_inbox(self.plan, server, key, self.inbox)
-        except (ValueError, OSError) as exc:  # the path stays here (detail), the other servers see the line
-            problem, detail = f"server {server}: cannot read its private key or its inbox", str(exc)
-        await agree_verdict(problem, detail=detail)
-        assert self.intake is not None
-        self.intake = await close(self.intake)
+        self.meter = CostMeter()
+        with self.meter.phase("close"):
+            try:
+                key = load_private_key(str(self.key).replace("{pid}", str(server)))
+                opened = open_inbox(self.plan, server, key, self.inbox)
+            except (ValueError, OSError) as exc:  # the path stays here (detail), the other servers see the line
+                problem, detail = f"server {server}: cannot read its private key or its inbox", str(exc)
+            await agree_verdict(problem, detail=detail)
+            self.intake = await close(opened)
+        gone = sorted(set(opened.tokens) - set(self.intake.tokens))
+        self._tell([*(f"note (at this server, not shared): {line}" for line in opened.rejected),
+                    *(f"server {server}: owner {token} dropped: its record is not at every server" for token in gone)])
         self.owners, self.rows = len(self.intake.tokens), int(self.intake.rows.sum())
         return self.rows
+
+    def _tell(self, lines: list[str], rejected: dict[str, str] | None = None) -> None:
+        """``lines`` and one per owner ``rejected`` by a check (token -> its name; known to all servers) to ``say``."""
+        if rejected is not None and self.intake is not None:
+            self.rejected = len(rejected)
+            lines += [f"server {self.intake.server}: owner {t} rejected by the {check} check" for t, check in
+                      rejected.items()]
+        for line in lines if self.say is not None else ():
+            self.say(line)  # type: ignore[misc]
 
     def unavailable(self, names: list[str], statistic: str) -> dict[str, str]:
         """The paths the uploads cannot feed, and why (the planner's reasons): the histogram path unless the
@@ -93,7 +112,8 @@ class Owners:
     async def histogram(self, sectype: Any, shape: Any) -> Any:
         """The accepted owners' joint counts (:func:`secure.owners.intake.owner_histogram`, one-hot checked)."""
         assert self.intake is not None
-        counts, self.rejected, kept = await owner_histogram(self.intake, self.plan, sectype, shape)
+        counts, rejected, kept = await owner_histogram(self.intake, self.plan, sectype, shape)
+        self._tell([], rejected)
         self.rows = int(kept.rows.sum())
         return counts
 
@@ -116,7 +136,8 @@ class Owners:
         from mpyc.runtime import mpc
 
         assert self.intake is not None
-        columns, self.rejected = await owner_columns(self.intake, self.plan, sectype)
+        columns, rejected = await owner_columns(self.intake, self.plan, sectype)
+        self._tell([], rejected)
         self.rows = len(columns[names[0]])
         return mpc.np_stack([columns[name] for name in names], axis=1)
 

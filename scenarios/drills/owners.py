@@ -97,45 +97,18 @@ def serve(argv: Sequence[str]) -> int:
     import secure
     import dp.umpc
     from dp.umpc.owners import Owners
-    from secure.owners import load_private_key, open_inbox
-    from secure.owners.intake import owner_histogram
+    from scenarios.kit.owner_options import tell
 
     root = argv[list(argv).index("--serve") + 1]
     rest = [word for word in argv if word not in ("--serve", root)]
 
-    @dataclass(kw_only=True)
-    class Loud(Owners):
-        """The intake, naming each rejected upload at this server."""
-
-        lines: list[str] = field(default_factory=list)
-
-        async def open(self, specs: Any) -> int:
-            from mpyc.runtime import mpc
-
-            rows = await super().open(specs)
-            assert self.intake is not None
-            opened = open_inbox(self.plan, mpc.pid, load_private_key(f"{root}/keys/server{mpc.pid}.key"), self.inbox)
-            self.lines += [*opened.rejected, *(f"server {mpc.pid}: owner {t} dropped: not at every server" for t in
-                                               sorted(set(opened.tokens) - set(self.intake.tokens)))]
-            return rows
-
-        async def histogram(self, sectype: Any, shape: Any) -> Any:
-            from mpyc.runtime import mpc
-
-            assert self.intake is not None
-            counts, self.rejected, kept = await owner_histogram(self.intake, self.plan, sectype, shape)
-            self.lines += [f"server {mpc.pid}: owner {t} rejected: its DPF key is not one-hot" for t in
-                           sorted(set(self.intake.tokens) - set(kept.tokens))]
-            self.rows = int(kept.rows.sum())
-            return counts
-
     async def job(party: Any) -> Any:
-        owners = Loud(campaign=f"{root}/campaign.json", inbox=f"{root}/inbox/server{{pid}}",
-                      key=f"{root}/keys/server{{pid}}.key")
+        owners = Owners(campaign=f"{root}/campaign.json", inbox=f"{root}/inbox/server{{pid}}",
+                        key=f"{root}/keys/server{{pid}}.key", say=tell)
         query = dp.umpc.Query(statistic="kendall", columns=list(owners.plan.columns), epsilon=1e9, tuples="all",
                               path="histogram")
         release = await dp.umpc.release(query, owners, ledger=f"{root}/ledger", budget="1e15:1e-3")
-        return lambda: print("\n".join([*owners.lines, json.dumps({"estimate": release.estimate})]))
+        return lambda: print(json.dumps({"estimate": release.estimate}))
 
     return int(secure.run(job, argv=rest, script_args=["--serve", root]))
 

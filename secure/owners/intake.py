@@ -27,8 +27,13 @@ def _owners_passing(intake: Intake, row_ok: Any) -> Intake:
     return intake if owner_ok.all() else intake.keep([token for token, ok in zip(intake.tokens, owner_ok) if ok])
 
 
+def _failed(before: Intake, after: Intake, check: str) -> dict[str, str]:
+    """The owners of ``before`` not in ``after``, each mapped to ``check``."""
+    return dict.fromkeys(sorted(set(before.tokens) - set(after.tokens)), check)
+
+
 async def owner_histogram(intake: Intake, campaign: Campaign, sectype: Any, shape: Sequence[int]
-                          ) -> tuple[Any, int, Intake]:
+                          ) -> tuple[Any, dict[str, str], Intake]:
     """Run by every server (``m >= 3``) on its closed intake: the owners' joint count per cell of the campaign's
     grid, a secure array of ``shape`` like :func:`secure.histograms.secure_histogram`'s, from their DPF keys.
 
@@ -40,8 +45,8 @@ async def owner_histogram(intake: Intake, campaign: Campaign, sectype: Any, shap
     most ``N / q`` over all cells for ``N`` rows (union bound; ``a0`` is uniform given ``c`` as long as one owner is
     honest), hence exact in ``sectype``'s field whatever its size.  A one-hot key on a cell past the grid (its
     ``2^dpf_bits`` cells may exceed the grid's) counts in the grid's last cell, as clipping would place it.
-    :return: the counts, the number of owners rejected (public: print it), the intake of the accepted owners (for
-        :func:`owner_columns`: an owner rejected here is dropped there too).
+    :return: the counts, the rejected owners (token -> ``"one-hot"``, public: print them), the intake of the accepted
+        owners (for :func:`owner_columns`: an owner rejected here is dropped there too).
     :raise ValueError: no DPF grid in the campaign, ``shape`` not its grid, fewer than 3 servers."""
     from mpyc.runtime import mpc
 
@@ -53,7 +58,7 @@ async def owner_histogram(intake: Intake, campaign: Campaign, sectype: Any, shap
     if len(mpc.parties) < 3:
         raise ValueError(f"the owners' histogram needs at least 3 servers (server 2 deals), got {len(mpc.parties)}")
     if not intake.tokens:
-        return sectype.array(np.zeros(tuple(shape), dtype=np.int64)), 0, intake
+        return sectype.array(np.zeros(tuple(shape), dtype=np.int64)), {}, intake
     seed, server, keys = await dpf.joint_seed(), mpc.pid, intake.dpf
     sums, sketch = dpf.evaluate(keys, seed=seed) if server < 2 and keys is not None and seed else (None, None)
     kept = _owners_passing(intake, await dpf.check_one_hot(sketch, count=int(intake.rows.sum())))
@@ -68,7 +73,7 @@ async def owner_histogram(intake: Intake, campaign: Campaign, sectype: Any, shap
     joint = a0 - b1
     if cells < 1 << bits:
         joint = mpc.np_concatenate((joint[:cells - 1], mpc.np_sum(joint[cells - 1:], keepdims=True)))
-    return joint.reshape(tuple(shape)), len(intake.tokens) - len(kept.tokens), kept
+    return joint.reshape(tuple(shape)), _failed(intake, kept, "one-hot"), kept
 
 
 def on_degree(points: np.ndarray, threshold: int, prime: int) -> np.ndarray:
@@ -91,7 +96,7 @@ def _grid(spec: ColumnSpec) -> tuple[int, int]:
     return (round(unit), spec.grid_size - 1) if unit == round(unit) else (1, spec.width)
 
 
-async def owner_columns(intake: Intake, campaign: Campaign, sectype: Any) -> tuple[dict[str, Any], int]:
+async def owner_columns(intake: Intake, campaign: Campaign, sectype: Any) -> tuple[dict[str, Any], dict[str, str]]:
     """Run by every server on its closed intake (for the histogram path's owners: its third result): each declared
     column of the accepted owners' rows, a secure array in the canonical owner order, from their Shamir shares
     (:func:`secure.owners.closing.load_shares`, the field of ``SecInt(L)``).
@@ -107,15 +112,16 @@ async def owner_columns(intake: Intake, campaign: Campaign, sectype: Any) -> tup
     PKC 2006: bits whatever the input, so their recombination equals the input iff it lies in ``[0, 2^l)``) and
     ``mpc.np_is_zero_public`` of the difference; sound for any field element, as ``p > 2^(l+1)``.  Run on the
     owners that passed (a) only, so every server opens the same masked values.
-    :return: column name -> secure array of the accepted rows; the number of owners rejected (public)."""
+    :return: column name -> secure array of the accepted rows; the rejected owners (token -> the check failed,
+        ``"degree"`` or ``"grid"``; public)."""
     from mpyc.runtime import mpc
 
-    kept = intake
+    kept = degree = intake
     if intake.tokens:
         shared = load_shares(intake, sectype)
         masked = await mpc.gather(shared + mpc._np_randoms(sectype, shared.size).reshape(shared.shape))
         points = await mpc.transfer(np.asarray(masked.value, dtype=object))
-        kept = _owners_passing(intake, on_degree(np.stack(points), campaign.threshold, campaign.prime).all(axis=1))
+        kept = degree = _owners_passing(intake, on_degree(np.stack(points), campaign.threshold, campaign.prime).all(1))
     if kept.tokens:
         steps, last = zip(*(_grid(spec) for spec in campaign.columns))
         k = load_shares(kept, sectype) * np.array([pow(s, -1, campaign.prime) for s in steps], dtype=object)
@@ -126,4 +132,4 @@ async def owner_columns(intake: Intake, campaign: Campaign, sectype: Any) -> tup
         kept = _owners_passing(kept, rows_ok)
     columns = load_shares(kept, sectype)
     return ({spec.name: columns[:, j] for j, spec in enumerate(campaign.columns)},
-            len(intake.tokens) - len(kept.tokens))
+            {**_failed(intake, degree, "degree"), **_failed(degree, kept, "grid")})
