@@ -46,11 +46,14 @@ class _Run(Protocol):
 
 
 def run_rows(release: _Run, policy: MissingPolicy) -> list[tuple[str, str]]:
-    """The rows a release's table ends with: the missing-value policy, the parties, the seconds, the bytes sent."""
+    """The rows a release's table ends with: the missing-value policy (not for owners' rows: they have no missing
+    cell), the parties, the seconds, the bytes sent."""
     from secure.meter import seconds_label
 
-    return [("missing values", policy_text(policy)), ("parties", f"{release.parties} (threshold t = {release.threshold})"),
-            *owner_rows(getattr(release, "owners", None)), (seconds_label(), f"{release.seconds:.2f}"),
+    owners = getattr(release, "owners", None)
+    return [*([] if owners else [("missing values", policy_text(policy))]),
+            ("parties", f"{release.parties} (threshold t = {release.threshold})"), *owner_rows(owners),
+            (seconds_label(), f"{release.seconds:.2f}"),
             ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties")]
 
 

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dp.report_text import format_bytes, owner_rows, phases_text, text_table
+from dp.report_text import format_bytes, owner_rows, phases_text, policy_text, text_table
 from secure.columns import ColumnSpec
+from secure.intake import MissingPolicy
 
 __all__ = ["UStatRelease", "table", "public_categories", "local_note"]
 
@@ -98,15 +99,13 @@ def table(release: UStatRelease) -> str:
     from secure.kernels import KERNELS
     from secure.meter import seconds_label
 
-    fills = ", ".join(f"{name}={value}" if isinstance(value, str) else f"{name}={value:g}"
-                      for name, value in sorted((release.fill or {}).items()))
     rows = [
         ("statistic", f"{KERNELS[release.statistic].description} of {', '.join(release.columns)}"),
         ("private estimate", _estimate(release)),
         ("epsilon", f"{release.epsilon:g}" + _delta_note(release)),
         ("n", f"{release.n} rows"),
-        ("missing values", "refuse: a missing cell stops the run (none found)" if release.missing == "refuse"
-         else f"fill a missing cell with the declared value: {fills}"),
+        *([] if release.owners else [("missing values", policy_text(MissingPolicy(
+            release.missing, tuple(sorted((release.fill or {}).items())))))]),  # owners' rows have no missing cell
         ("|E|", f"{release.pairs} tuples ({release.sampling}, max degree {release.max_degree})"
                 + (f", complete by the {release.path} path" if release.path != "tuples" else "")),
         ("parties", f"{release.parties} (threshold t = {release.threshold})"),
