@@ -54,6 +54,9 @@ def test_drill_rejects_every_case_and_stops_on_a_lost_server(tmp_path: Path) -> 
     record = json.loads(out.read_text())
     assert {case["name"]: case["servers"] for case in record["cases"]} == {k: list(v) for k, v in CASES.items()}
     assert all(case["ok"] for case in record["cases"])
+    first = {case["name"]: case["line"] for case in record["cases"]}  # the servers' own lines (Owners say=print)
+    assert first["wrong campaign"].startswith("note (at this server, not shared): server 0: record wrong_campaign")
+    assert first["value 2"].endswith("rejected by the one-hot check")
     statistic, frozen, killed = record["drills"]
     assert statistic["codes"] == [0, 0, 0] and statistic["ok"], statistic
     assert frozen["codes"] == [1, -9, 1] and killed["codes"] == [1, 137, 1]

@@ -112,6 +112,12 @@ def test_job_record_is_the_api_release_record(uploads: dict, api_records: dict) 
     assert "1 owner(s) rejected (public by declaration)" in runs[0].stdout and "missing values" not in runs[0].stdout
     assert "one owner (up to 1 rows): sensitivity x 1" in runs[0].stdout
     assert unmeasured(read_record(out)) == unmeasured(api_records["ecdf"])
+    phases = read_record(out)["phases"]  # end to end: the intake first (close, then DPF evaluation with its check)
+    assert list(phases)[:3] == ["close", "histogram", "intake"]  # (the ECDF table prints the seconds only)
+    assert read_record(out)["seconds"] == pytest.approx(sum(phase["seconds"] for phase in phases.values()))
+    assert {"close", "intake", "sort"} <= set(api_records["rank_auc"]["phases"])
+    assert list(api_records["roc"]["phases"])[:2] == list(api_records["hosmer_lemeshow"]["phases"])[:2] == [
+        "close", "histogram"]
 
 
 @pytest.mark.multiparty

@@ -103,6 +103,8 @@ def test_job_record_is_the_api_release_record(uploads: dict, api_records: dict) 
         assert re.search(rf"^server {server}: owner [0-9a-f]{{32}} rejected by the one-hot check$", run.stdout, re.M)
         assert (f"note (at this server, not shared): server 2: record junk.rec refused: " in run.stdout) == (server == 2)
     assert not re.search("junk|refused|one-hot check", (folder / "kendall.json").read_text())  # no reason leaves
+    phases = read_record(folder / "kendall.json")["phases"]  # end to end: the intake (close, DPF + check) counted
+    assert list(phases)[:2] == ["close", "intake"] and "histogram" in phases and "phases: close " in runs[0].stdout
     budget = [key for key in api_records["kendall"] if key.startswith(("budget", "ledger", "spend", "run"))]
     assert unmeasured(read_record(folder / "kendall.json"), *budget) == unmeasured(api_records["kendall"], *budget)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -148,7 +148,7 @@ async def release(query: FamilyQuery, rows: Any, *, ledger: str | os.PathLike[st
     result = await query._release(await rows() if callable(rows) else rows, **kw)
     if reservation is not None:
         reservation.mark_released()  # revealed: the entry stays counted (pure: nothing to settle)
-    return replace(result, owners=rows.record()) if isinstance(rows, Owners) and result is not None else result
+    return await rows.finish(result) if isinstance(rows, Owners) else result
 
 
 def simulate(query: FamilyQuery, rows_by_party: Sequence[npt.ArrayLike], *, seed: int, **kw: Any) -> Any:

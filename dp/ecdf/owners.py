@@ -38,7 +38,10 @@ async def owner_cells(owners: Owners, names: Sequence[str], what: str, sectype: 
     if owners.plan.dpf_bits is None:
         raise InputError(f"all servers: the {what} counts the owners' DPF keys, but the campaign has none (campaign "
                          f"--dpf)")
-    counts = await owners.histogram(sectype(await owners.open(specs)), [spec.grid_size for spec in specs])
+    rows = await owners.open(specs)
+    with owners.meter.phase("histogram"):  # DPF evaluation and one-hot check: the release's phases (Owners.finish)
+        counts = await owners.histogram(sectype(rows), [spec.grid_size for spec in specs])
+        await owners.meter.settle(counts)
     axes = [declared.index(name) for name in names]
     if others := tuple(sorted(set(range(len(specs))) - set(axes))):
         counts = mpc.np_sum(counts, axis=others)

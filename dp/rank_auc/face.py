@@ -88,12 +88,13 @@ async def release_runs(query: Query, runs: Sequence[Any], *, receivers: Sequence
         spend, release="dp.rank_auc.release", ledger=ledger, budget=budget, dataset_name=dataset_name,
         dataset=dataset, accountant=accountant, data_file=source, job=job), job=job)
     released = [await _release(each, rows, receivers=receivers, noise_source=noise_source) for rows in runs]
+    if isinstance(runs[0], Owners):  # the intake's phases too
+        released = [(await runs[0].finish(released[0][0]), released[0][1])]
     total = math.fsum(delta for _, delta in released)  # basic composition over the runs; the record's delta_total
     settled = {"delta_total": total, **(reservation.settle(total).record() if reservation else {})}  # reserved -> total
     for result, _ in released:
         if result is not None:
             result.runs, result.epsilon_total, result.budget = len(runs), query.epsilon, settled
-            result.owners = runs[0].record() if isinstance(runs[0], Owners) else None
     return [result for result, _ in released]
 
 
@@ -144,9 +145,10 @@ async def _release(query: Query, rows: Any, *, receivers: Sequence[int] | None =
         error, detail = str(exc), exc.detail
     await agree_verdict(error, detail=detail)
     assert fixed is not None  # every party's verdict was agreed above
+    counts = [await owners.open(query.specs)] if owners else []  # its phase "close" (Owners.finish)
     meter = CostMeter()
     with meter.phase("intake"):
-        counts = [await owners.open(query.specs)] if owners else await exchange_counts(len(fixed))
+        counts = counts or await exchange_counts(len(fixed))
         n = sum(counts)
         if n < 2:
             raise InputError(f"all parties: need at least 2 rows over all parties for an AUC, got {n}")

@@ -8,10 +8,11 @@ Public by declaration: the owner tokens, the number of rows and of rejected owne
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from dp.report_text import run_costs
 from secure.columns import ColumnSpec
 from secure.errors import InputError
 from secure.owners import Campaign, Intake, close, load_private_key, open_inbox
@@ -31,7 +32,7 @@ class Owners:
     party's rows.  Then ``owners`` (closed), ``rows`` (accepted), ``rejected`` (owners) are public by declaration.
     ``say`` (the jobs: print) gets one line per refused upload: a record's reason, local to this server (marked "at
     this server, not shared"); an owner not at every server or failing a check (known to all servers).  ``meter``
-    holds the intake's phases, added to the release's by :meth:`finish`."""
+    (:class:`secure.meter.CostMeter`) holds the intake's phases, added to the release's by :meth:`finish`."""
 
     campaign: Campaign | str | Path
     inbox: str | Path
@@ -144,6 +145,14 @@ class Owners:
     def public(self) -> dict[str, Any]:
         """What the servers agree on besides the query: the campaign."""
         return {"campaign": self.plan.id, "rows_per_owner": self.plan.rows_per_owner}
+
+    async def finish(self, result: Any) -> Any:
+        """Every server, after the release: ``result`` (``None`` off the receivers) with its owners entry and the
+        intake's phases (``close``; the ECDF family's ``histogram``) first in its phases, seconds and bytes."""
+        intake = run_costs(await self.meter.totals_over_parties())
+        return None if result is None else replace(
+            result, owners=self.record(), phases={**intake["phases"], **result.phases},
+            seconds=intake["seconds"] + result.seconds, bytes_sent=intake["bytes_sent"] + result.bytes_sent)
 
     def record(self) -> dict[str, Any]:
         """The release's owners entry (every number public by declaration)."""

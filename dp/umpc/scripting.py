@@ -304,7 +304,7 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
     assert result is not None  # every party receives the release
     result.notes, result.columns, result.delegation = notes, [spec.name for spec in query.columns], query.delegation
     result.fill, result.categories = dict(policy.fills), public_categories(query.columns)
-    result.owners = owners.record() if owners is not None else None
+    result = await owners.finish(result) if owners is not None else result  # the intake's phases too
     result.local = "" if isinstance(fixed, Owners) else local_note(  # counted: its own
         filled=getattr(fixed, "filled", getattr(rows, "filled", 0)), clipped=sum(fixed.clipped.values()))
     if reservation is not None:  # revealed: the entry settled from the reserved bound to the release's delta
