@@ -46,12 +46,11 @@ class _Run(Protocol):
 
 
 def run_rows(release: _Run, policy: MissingPolicy) -> list[tuple[str, str]]:
-    """The rows a release's table ends with: the missing-value policy (not for owners' rows: they have no missing
-    cell), the parties, the seconds, the bytes sent."""
+    """The rows a release's table ends with: the missing-value policy (owners' rows have none missing), the parties,
+    the seconds, the bytes sent."""
     from secure.meter import seconds_label
 
-    owners = getattr(release, "owners", None)
-    return [*([] if owners else [("missing values", policy_text(policy))]),
+    return [*([] if (owners := getattr(release, "owners", None)) else [("missing values", policy_text(policy))]),
             ("parties", f"{release.parties} (threshold t = {release.threshold})"), *owner_rows(owners),
             (seconds_label(), f"{release.seconds:.2f}"),
             ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties")]

@@ -47,12 +47,10 @@ def build_parser() -> ScenarioParser:
     campaign.add_argument("--servers", nargs="+", required=True, metavar="PUB",
                           help="the servers' public key files, server 0 first")
     campaign.add_argument("-T", type=int, default=1, dest="threshold", help="MPyC's threshold t of the servers")
-    campaign.add_argument("-L", type=int, default=52, dest="bits", help="MPyC's bit length of the servers' run "
-                          "(default 52: the sort path's AUC sums of 10^6 rows)")
-    campaign.add_argument("-K", type=int, default=72, dest="security", help="MPyC's security parameter of the run "
-                          "(default 72: the K the sort and tuple paths raise to for up to 10^6 rows at epsilon <= 1, "
-                          "docs/comparison_leakage.md). The field (L + K + 2 bits) must hold the statistic's bits at "
-                          "the run's raised K': L + K >= bits + K'")
+    campaign.add_argument("-L", type=int, default=52, dest="bits", help="MPyC's bit length of the servers' run")
+    campaign.add_argument("-K", type=int, default=72, dest="security", help="its security parameter; the field must "
+                          "hold L + K >= the statistic's bits + the K' the run raises to (-L 52 -K 72 fit the sort and "
+                          "tuple paths at up to 10^6 rows, epsilon <= 1: bits <= 52, K' <= 71; docs/owners.md)")
     campaign.add_argument("--columns", required=True, metavar="A,B,...", help="the declared columns, in order")
     campaign.add_argument("--domain", metavar="C=LO:HI[:BITS[:STEP]],...", help="the domain of each numeric column")
     campaign.add_argument("--categories", metavar="'C=A|B|...[,D=...]'", help="the list of each categorical column")

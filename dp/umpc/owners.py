@@ -30,9 +30,8 @@ class Owners:
     """The uploads of ``campaign`` (a :class:`~secure.owners.Campaign` or its file) in this server's ``inbox``, opened
     with its private ``key`` (``{pid}`` in the paths: this server's index); hand it to ``release`` in place of the
     party's rows.  Then ``owners`` (closed), ``rows`` (accepted), ``rejected`` (owners) are public by declaration.
-    ``say`` (the jobs: print) gets one line per refused upload: a record's reason, local to this server (marked "at
-    this server, not shared"); an owner not at every server or failing a check (known to all servers).  ``meter``
-    (:class:`secure.meter.CostMeter`) holds the intake's phases, added to the release's by :meth:`finish`."""
+    ``say`` (jobs: print) gets a line per refused upload (a record's reason, marked "at this server, not shared"; an
+    owner not at every server or failing a check, known to all); ``meter`` the intake's phases (:meth:`finish`)."""
 
     campaign: Campaign | str | Path
     inbox: str | Path
@@ -80,19 +79,18 @@ class Owners:
                 problem, detail = f"server {server}: cannot read its private key or its inbox", str(exc)
             await agree_verdict(problem, detail=detail)
             self.intake = await close(opened)
-        gone = sorted(set(opened.tokens) - set(self.intake.tokens))
         self._tell([*(f"note (at this server, not shared): {line}" for line in opened.rejected),
-                    *(f"server {server}: owner {token} dropped: its record is not at every server" for token in gone)])
+                    *(f"server {server}: owner {token} dropped: its record is not at every server"
+                      for token in sorted(set(opened.tokens) - set(self.intake.tokens)))])
         self.owners, self.rows = len(self.intake.tokens), int(self.intake.rows.sum())
         return self.rows
 
     def _tell(self, lines: list[str], rejected: dict[str, str] | None = None) -> None:
         """``lines`` and one per owner ``rejected`` by a check (token -> its name; known to all servers) to ``say``."""
-        if rejected is not None and self.intake is not None:
-            self.rejected = len(rejected)
-            lines += [f"server {self.intake.server}: owner {t} rejected by the {check} check" for t, check in
-                      rejected.items()]
-        for line in lines if self.say is not None else ():
+        assert self.intake is not None
+        self.rejected = len(rejected := rejected or {})
+        for line in [*lines, *(f"server {self.intake.server}: owner {t} rejected by the {check} check"
+                               for t, check in rejected.items())] if self.say is not None else ():
             self.say(line)  # type: ignore[misc]
 
     def unavailable(self, names: list[str], statistic: str) -> dict[str, str]:

@@ -97,14 +97,13 @@ def serve(argv: Sequence[str]) -> int:
     import secure
     import dp.umpc
     from dp.umpc.owners import Owners
-    from scenarios.kit.owner_options import tell
 
     root = argv[list(argv).index("--serve") + 1]
     rest = [word for word in argv if word not in ("--serve", root)]
 
     async def job(party: Any) -> Any:
         owners = Owners(campaign=f"{root}/campaign.json", inbox=f"{root}/inbox/server{{pid}}",
-                        key=f"{root}/keys/server{{pid}}.key", say=tell)
+                        key=f"{root}/keys/server{{pid}}.key", say=print)
         query = dp.umpc.Query(statistic="kendall", columns=list(owners.plan.columns), epsilon=1e9, tuples="all",
                               path="histogram")
         release = await dp.umpc.release(query, owners, ledger=f"{root}/ledger", budget="1e15:1e-3")

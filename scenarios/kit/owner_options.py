@@ -8,7 +8,7 @@ from typing import Any
 
 from scenarios.kit.cli import UsageError
 
-__all__ = ["add_owner_arguments", "owner_intake", "tell"]
+__all__ = ["add_owner_arguments", "owner_intake"]
 
 
 def add_owner_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,11 +17,6 @@ def add_owner_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--owners", metavar="INBOX", help="this server's inbox folder, '{pid}' for its index")
     group.add_argument("--campaign", metavar="FILE", help="the public campaign file: columns, domains, servers")
     group.add_argument("--server-key", metavar="KEY", help="this server's private key file, '{pid}' for its index")
-
-
-def tell(line: str) -> None:
-    """A server's line about a refused upload, on its own stdout (:class:`dp.umpc.owners.Owners` ``say``)."""
-    print(line, flush=True)
 
 
 def owner_intake(args: argparse.Namespace, columns: Sequence[str]) -> tuple[Any, list[Any]]:
@@ -36,7 +31,7 @@ def owner_intake(args: argparse.Namespace, columns: Sequence[str]) -> tuple[Any,
     from dp.umpc.owners import Owners
 
     try:
-        owners = Owners(campaign=args.campaign, inbox=args.owners, key=args.server_key, say=tell)
+        owners = Owners(campaign=args.campaign, inbox=args.owners, key=args.server_key, say=print)  # refusals
     except (ValueError, OSError) as exc:
         raise UsageError(f"--campaign: {exc}") from None
     declared = {spec.name: spec for spec in owners.plan.columns}

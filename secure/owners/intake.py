@@ -35,16 +35,9 @@ def _failed(before: Intake, after: Intake, check: str) -> dict[str, str]:
 async def owner_histogram(intake: Intake, campaign: Campaign, sectype: Any, shape: Sequence[int]
                           ) -> tuple[Any, dict[str, str], Intake]:
     """Run by every server (``m >= 3``) on its closed intake: the owners' joint count per cell of the campaign's
-    grid, a secure array of ``shape`` like :func:`secure.histograms.secure_histogram`'s, from their DPF keys.
-
-    Servers 0 and 1 draw the joint seed after the inbox closed (:func:`secure.fss.dpf.joint_seed`), evaluate every
-    key with its one-hot sketch, and every server learns each key's verdict (:func:`secure.fss.dpf.check_one_hot`,
-    server 2 deals).  An owner with a rejected key is dropped whole: the DPF servers subtract its keys' sums (a
-    second evaluation of those keys only).  Server 0 inputs ``a0 = sum y0 mod q``, server 1 ``b1 = -sum y1 mod q``
-    (``mpc.input``, ``q = 2^61 - 1``); ``a0 - b1`` is each cell's count ``c`` as an integer unless ``a0 < c``, at
-    most ``N / q`` over all cells for ``N`` rows (union bound; ``a0`` is uniform given ``c`` as long as one owner is
-    honest), hence exact in ``sectype``'s field whatever its size.  A one-hot key on a cell past the grid (its
-    ``2^dpf_bits`` cells may exceed the grid's) counts in the grid's last cell, as clipping would place it.
+    grid, a secure array of ``shape`` like :func:`secure.histograms.secure_histogram`'s, from their DPF keys, each
+    one-hot checked (:func:`secure.fss.dpf.check_one_hot`; Boyle, Gilboa & Ishai 2015), an owner with a rejected key
+    dropped whole.  Why the sums are exact in any field; a key past the grid: docs/owners.md ("The servers' intake").
     :return: the counts, the rejected owners (token -> ``"one-hot"``, public: print them), the intake of the accepted
         owners (for :func:`owner_columns`: an owner rejected here is dropped there too).
     :raise ValueError: no DPF grid in the campaign, ``shape`` not its grid, fewer than 3 servers."""
@@ -99,19 +92,11 @@ def _grid(spec: ColumnSpec) -> tuple[int, int]:
 async def owner_columns(intake: Intake, campaign: Campaign, sectype: Any) -> tuple[dict[str, Any], dict[str, str]]:
     """Run by every server on its closed intake (for the histogram path's owners: its third result): each declared
     column of the accepted owners' rows, a secure array in the canonical owner order, from their Shamir shares
-    (:func:`secure.owners.closing.load_shares`, the field of ``SecInt(L)``).
-
-    Two checks, each with a public verdict per owner; an owner failing either is dropped whole:
-    (a) degree: the servers open ``v + R`` for a random degree-``t`` sharing ``R`` per value (``mpc._np_randoms``,
-    MPyC's own random sharing), each server sending its share to all, and test that the ``m`` points lie on a
-    polynomial of degree ``t`` (:func:`on_degree`).  Honest ``v`` makes ``v + R`` a uniform degree-``t`` sharing
-    whose ``t`` corrupted shares are independent of ``v + R(0)``, itself uniform: nothing about ``v`` is learnt.
-    Inconsistent shares would let different sets of ``t + 1`` servers see different values.
-    (b) grid: ``v = s k`` with ``k`` in ``[0, last]`` (:func:`_grid`): ``k = v s^-1`` and ``last - k`` both in
-    ``[0, 2^l)`` (``l`` bits of the largest ``last``), each tested by ``mpc.np_to_bits`` (Schoenmakers & Tuyls,
-    PKC 2006: bits whatever the input, so their recombination equals the input iff it lies in ``[0, 2^l)``) and
-    ``mpc.np_is_zero_public`` of the difference; sound for any field element, as ``p > 2^(l+1)``.  Run on the
-    owners that passed (a) only, so every server opens the same masked values.
+    (:func:`secure.owners.closing.load_shares`), after two checks with a public verdict per owner (an owner failing
+    either dropped whole): (a) degree, ``v + R`` opened for a random degree-``t`` sharing ``R`` lies on a degree-``t``
+    polynomial (:func:`on_degree`); (b) grid, ``v = s k`` with ``k`` in ``[0, last]`` (:func:`_grid`) by
+    ``mpc.np_to_bits`` (Schoenmakers & Tuyls, PKC 2006), on the owners that passed (a).  Why each is sound and
+    hides an honest ``v``: docs/owners.md ("The servers' intake").
     :return: column name -> secure array of the accepted rows; the rejected owners (token -> the check failed,
         ``"degree"`` or ``"grid"``; public)."""
     from mpyc.runtime import mpc
