@@ -211,7 +211,11 @@ def test_a_party_that_dies_in_the_shutdown_phase_gives_one_line_and_exit_1(tmp_p
         lines = [line for line in err.splitlines() if line.startswith("error:")]
         assert len(lines) == 1, err
         found = LOST.fullmatch(lines[0])
-        assert found is not None and (int(found.group(1)), found.group(3)) == (party, "shutdown"), lines
+        # A survivor still reading the last exchange after the reveal (the phase totals) when party 1's
+        # kernel resets the connection (an exit with unread input sends RST, and the peer drops what it had
+        # not read yet) is truly in the reveal phase and says so; every other survivor is in the shutdown.
+        assert found is not None and int(found.group(1)) == party, lines
+        assert found.group(3) in ("shutdown", "reveal"), lines
         assert int(found.group(2)) in (1, 2 - party)  # party 1, or (a cascade) the survivor that lost it first
         assert "private estimate" not in out
     assert not (tmp_path / "result.json").exists()
