@@ -38,6 +38,8 @@ KERNELS = ("kendall", "auc")
 #: the paths measured per kernel (the AUC's bare-MPyC runs ride along with its histogram run)
 KERNEL_PATHS = {"kendall": ("histogram", "tuples"), "auc": ("histogram",)}
 KERNEL_COLUMNS = {"kendall": ["x", "y"], "auc": ["score", "label"]}
+#: reads of a party's share, by the suite's reader and by the pyarrow floor alike, of which the best counts
+READ_REPEATS = 3
 #: fractional bits of the AUC's scores
 AUC_BITS = 16
 #: the sampled baseline runs only while modelled at most this long (seconds)
@@ -222,20 +224,23 @@ def read_share(seed: int, party: int, count: int, kernel: str, folder: str, *,
                           cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if made.returncode != 0:
         raise RuntimeError(f"writing the share failed: {made.stderr.strip().splitlines()[-1:]}")
-    started = time.perf_counter()
-    if keep_rows:
-        rows = read_columns(target, KERNEL_COLUMNS[kernel])
-    else:
-        read_into(_Discard(), target, KERNEL_COLUMNS[kernel])
-    numbers = {"read_seconds": time.perf_counter() - started, "share_mb": os.path.getsize(target) / 1e6,
-               "pyarrow_seconds": math.nan}
+    read_seconds = math.inf  # the best of READ_REPEATS, like the floor's (three parties share two cores)
+    for _ in range(1 if keep_rows else READ_REPEATS):
+        started = time.perf_counter()
+        if keep_rows:
+            rows = read_columns(target, KERNEL_COLUMNS[kernel])
+        else:
+            read_into(_Discard(), target, KERNEL_COLUMNS[kernel])
+        read_seconds = min(read_seconds, time.perf_counter() - started)
+    numbers = {"read_seconds": read_seconds, "share_mb": os.path.getsize(target) / 1e6, "pyarrow_seconds": math.nan}
     started = time.perf_counter()
     counted = count_file(target, kernel_specs(query), party=0, parties=1)
     numbers["count_seconds"] = time.perf_counter() - started
     if compare:
-        floor = ("import sys, time, pyarrow.csv; started = time.perf_counter(); pyarrow.csv.read_csv(sys.argv[1]); "
-                 "print(time.perf_counter() - started)")
-        done = subprocess.run([sys.executable, "-c", floor, target], capture_output=True, text=True, timeout=600)
+        floor = ("import sys, time, pyarrow.csv\nbest = float('inf')\nfor _ in range(int(sys.argv[2])):\n"
+                 "    started = time.perf_counter(); pyarrow.csv.read_csv(sys.argv[1])\n"
+                 "    best = min(best, time.perf_counter() - started)\nprint(best)")
+        done = subprocess.run([sys.executable, "-c", floor, target, str(READ_REPEATS)], capture_output=True, text=True, timeout=600)
         numbers["pyarrow_seconds"] = float(done.stdout) if done.returncode == 0 else math.nan
     return rows if keep_rows else counted, numbers
 
