@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import os
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Union
@@ -15,6 +14,7 @@ from typing import Any, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from secure.fss.keyfile import HEADER, read_records
 from secure.fss.prg import TWEAKS, fixed_key_aes as _fixed_key_aes, prg as _prg
 
 __all__ = ["DcfKeys", "gen", "evaluate", "full_domain_sum", "full_domain_shares", "key_bits",
@@ -35,7 +35,6 @@ EVALUATE_CHUNK_PAIRS = 1 << 15
 #: serialization format version
 FORMAT_VERSION = 1
 MAGIC = b"DCFK"
-_HEADER = struct.Struct("<4sBBBxQ")  # magic, version, server, bits, padding, count: 16 bytes
 
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
@@ -144,34 +143,18 @@ class DcfKeys:
         records[:, value_cw:controls] = self.value_cw.astype("<u8").view(np.uint8).reshape(count, 8 * bits)
         records[:, controls:leaf] = np.packbits(self.control_cw.reshape(count, 2 * bits), axis=1, bitorder="little")
         records[:, leaf:] = self.leaf_cw.astype("<u8").view(np.uint8).reshape(count, 8)
-        return _HEADER.pack(MAGIC, FORMAT_VERSION, self.server, bits, count) + records.tobytes()
+        return HEADER.pack(MAGIC, FORMAT_VERSION, self.server, bits, count) + records.tobytes()
 
     @staticmethod
     def from_bytes(data: bytes, *, server: int | None = None, bits: int | None = None) -> DcfKeys:
         """Read :meth:`to_bytes` output; with ``server``/``bits``, also require those values.
         :raise ValueError: truncated or overlong data, another magic or version, a server other than 0/1
             (or than ``server``), a width out of range (or other than ``bits``), nonzero padding bits."""
-        view = memoryview(data).cast("B")
-        if len(view) < _HEADER.size:
-            raise ValueError(f"DCF keys: {len(view)} bytes is shorter than the {_HEADER.size}-byte header")
-        magic, version, stored_server, stored_bits, count = _HEADER.unpack_from(view)
-        if magic != MAGIC:
-            raise ValueError("DCF keys: not a DCF key file (wrong magic bytes)")
-        if version != FORMAT_VERSION:
-            raise ValueError(f"DCF keys: format version {version}, this program reads version {FORMAT_VERSION}")
-        if stored_server not in (0, 1):
-            raise ValueError(f"DCF keys: server {stored_server} (a key belongs to server 0 or 1)")
-        if server is not None and stored_server != server:
-            raise ValueError(f"DCF keys: these are server {stored_server}'s keys, expected server {server}'s")
-        if not 1 <= stored_bits <= MAX_BITS:
-            raise ValueError(f"DCF keys: width {stored_bits} bits is outside [1, {MAX_BITS}]")
-        if bits is not None and stored_bits != bits:
-            raise ValueError(f"DCF keys: width {stored_bits} bits, expected {bits}")
+        stored_server, stored_bits, records = read_records(
+            data, kind="DCF", magic=MAGIC, version=FORMAT_VERSION, max_bits=MAX_BITS,
+            record_bytes=lambda width: _record_layout(width)[4], server=server, bits=bits)
+        count = len(records)
         seed_cw, value_cw, controls, leaf, size = _record_layout(stored_bits)
-        if len(view) != _HEADER.size + count * size:
-            raise ValueError(f"DCF keys: {len(view)} bytes, but {count} keys of {stored_bits} bits take "
-                             f"{_HEADER.size + count * size}")
-        records = np.frombuffer(view, dtype=np.uint8, offset=_HEADER.size).reshape(count, size)
         packed = np.ascontiguousarray(records[:, controls:leaf])
         control = np.unpackbits(packed, axis=1, bitorder="little")
         if np.any(control[:, 2 * stored_bits:]):

@@ -14,13 +14,13 @@ Construction, key layout, check and costs: docs/fss.md#dpf."""
 from __future__ import annotations
 
 import os
-import struct
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from secure.fss.keyfile import HEADER, read_records
 from secure.fss.prg import TWEAKS, fixed_key_aes, prg, seed_stream
 
 __all__ = ["MODULUS", "MAX_BITS", "DpfKeys", "Sketch", "SquareShares", "key_bytes", "gen", "full_domain_sum",
@@ -38,7 +38,6 @@ NU = 3
 CHUNK_LEAVES = 1 << 17
 FORMAT_VERSION = 1
 MAGIC = b"DPFK"
-_HEADER = struct.Struct("<4sBBBxQ")  # magic, version, server, bits, padding, count: 16 bytes
 _Q = np.uint64(MODULUS)
 _ONE = np.uint64(1)
 _LEAF_TWEAKS = 4                     # G_{4..11}(s): the 2^nu leaf values of a node
@@ -150,25 +149,9 @@ class DpfKeys:
     @classmethod
     def from_bytes(cls, data: bytes) -> DpfKeys:
         """Read :meth:`to_bytes` output.  :raise ValueError: (and nothing else) on any malformed input."""
-        try:
-            view = memoryview(data).cast("B")
-        except TypeError:
-            raise ValueError("DPF keys: not a bytes-like object") from None
-        if len(view) < _HEADER.size:
-            raise ValueError(f"DPF keys: {len(view)} bytes is shorter than the {_HEADER.size}-byte header")
-        magic, version, server, bits, n = _HEADER.unpack_from(view)
-        if magic != MAGIC:
-            raise ValueError("DPF keys: not a DPF key file (wrong magic bytes)")
-        if version != FORMAT_VERSION:
-            raise ValueError(f"DPF keys: format version {version}, this program reads version {FORMAT_VERSION}")
-        if server not in (0, 1):
-            raise ValueError(f"DPF keys: server {server} (a key belongs to server 0 or 1)")
-        if not 1 <= bits <= MAX_BITS:
-            raise ValueError(f"DPF keys: width {bits} bits is outside [1, {MAX_BITS}]")
-        size, depth = key_bytes(bits), bits - _nu(bits)
-        if len(view) != _HEADER.size + n * size:
-            raise ValueError(f"DPF keys: {len(view)} bytes, but {n} keys of {bits} bits take {_HEADER.size + n * size}")
-        records = np.frombuffer(view, dtype=np.uint8, offset=_HEADER.size).reshape(n, size)
+        server, bits, records = read_records(data, kind="DPF", magic=MAGIC, version=FORMAT_VERSION,
+                                             max_bits=MAX_BITS, record_bytes=key_bytes)
+        n, depth = len(records), bits - _nu(bits)
         if not well_formed(bits, records).all():
             raise ValueError("DPF keys: nonzero padding bits in the control corrections or a leaf word not below q")
         cut = np.cumsum([16, 16 * depth, (2 * depth + 7) // 8])
@@ -184,7 +167,7 @@ class DpfKeys:
 
 def header(server: int, bits: int, count: int) -> bytes:
     """The 16 bytes :meth:`DpfKeys.to_bytes` writes before ``count`` keys of ``server`` at width ``bits``."""
-    return _HEADER.pack(MAGIC, FORMAT_VERSION, server, bits, count)
+    return HEADER.pack(MAGIC, FORMAT_VERSION, server, bits, count)
 
 
 def well_formed(bits: int, records: NDArray[np.uint8]) -> NDArray[np.bool_]:
