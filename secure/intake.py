@@ -49,6 +49,10 @@ class FixedPointRows:
     #: declared column), kept for the histogram path, which counts grid cells of the declared columns
     columns: np.ndarray | None = None
 
+    async def counts(self) -> list[int]:
+        """Every party's row count, public (:func:`exchange_counts`; the owners' intake: the servers' one)."""
+        return await exchange_counts(self.integers.shape[0])
+
 
 @dataclass(frozen=True)
 class MissingPolicy:

@@ -122,7 +122,7 @@ async def _release(query: Query, rows: Any, *, receivers: Sequence[int] | None =
     from dp.umpc.planner import sort_bits
     from dp.umpc.protocol import add_noise
     from secure.aggregation import guarded_reveal
-    from secure.intake import FixedPointRows, exchange_counts
+    from secure.intake import FixedPointRows
     from secure.meter import CostMeter
     from secure.security_parameter import secure_integers
     from secure.session import InputError, agree_verdict, run_settings
@@ -145,10 +145,12 @@ async def _release(query: Query, rows: Any, *, receivers: Sequence[int] | None =
         error, detail = str(exc), exc.detail
     await agree_verdict(error, detail=detail)
     assert fixed is not None  # every party's verdict was agreed above
-    counts = [await owners.open(query.specs)] if owners else []  # its phase "close" (Owners.finish)
+    intake = owners or FixedPointRows(integers=np.asarray(fixed, dtype=np.int64))
+    if owners:  # its phase "close" (Owners.finish)
+        await owners.open(query.specs)
     meter = CostMeter()
     with meter.phase("intake"):
-        counts = counts or await exchange_counts(len(fixed))
+        counts = await intake.counts()
         n = sum(counts)
         if n < 2:
             raise InputError(f"all parties: need at least 2 rows over all parties for an AUC, got {n}")
@@ -161,8 +163,7 @@ async def _release(query: Query, rows: Any, *, receivers: Sequence[int] | None =
                               type_bits=given if given is not None else needed)  # -K raised before the type is made
         sectype = owners.secure_type(given or needed, f"the AUC of n = {n} rows on the sort path") \
             if owners and plan.path == "sort" else secure_integers(given if given is not None else needed)
-    totals = await secure_complete_sums(auc, owners or FixedPointRows(integers=np.asarray(fixed, dtype=np.int64)),
-                                        plan.path, sectype, counts, meter)
+    totals = await secure_complete_sums(auc, intake, plan.path, sectype, counts, meter)
     if owners and owners.rows != n:  # owners rejected by the checks: fewer rows (public), the noise for them
         if owners.rows < 2:
             raise InputError(f"all servers: {owners.rows} rows accepted, an AUC needs at least 2")

@@ -309,7 +309,6 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows | Owners, plan: 
 
     from secure.aggregation import guarded_reveal
     from secure.errors import InputError
-    from secure.intake import exchange_counts
     from secure.meter import CostMeter
 
     if plan.path not in ("histogram", "sort"):
@@ -320,7 +319,7 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows | Owners, plan: 
     kernel = query.kernel
     meter = CostMeter()
     with meter.phase("intake"):
-        counts = [fixed.rows] if isinstance(fixed, Owners) else await exchange_counts(fixed.integers.shape[0])
+        counts = await fixed.counts()
         rows = sum(counts)
         try:
             if rows < kernel.degree:

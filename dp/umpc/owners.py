@@ -116,6 +116,10 @@ class Owners:
         self.rows = int(kept.rows.sum())
         return counts
 
+    async def counts(self) -> list[int]:
+        """The rows as one public count, the servers' (each party's own: :meth:`FixedPointRows.counts`)."""
+        return [self.rows]
+
     def secure_type(self, needed: int, what: str) -> Any:
         """MPyC's secure integers in the campaign's field, the most bits it holds at the current ``-K``.
         :raise InputError: ``what`` needs more than ``needed`` bits the campaign declared (same at every server)."""

@@ -441,7 +441,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows | Owners, *, seed:
 
     from secure.aggregation import guarded_reveal, secure_sum
     from secure.clipping import clip_secure_in_steps
-    from secure.intake import exchange_counts, share_rows
+    from secure.intake import share_rows
     from secure.meter import CostMeter, report_progress
     from secure.public_randomness import joint_seed
     from secure.session import InputError
@@ -462,7 +462,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows | Owners, *, seed:
     meter = CostMeter()
 
     with meter.phase("intake"):
-        counts = [fixed.rows] if isinstance(fixed, Owners) else await exchange_counts(fixed.integers.shape[0])
+        counts = await fixed.counts()
         rows = sum(counts)
         try:
             check_sizes(query, rows)

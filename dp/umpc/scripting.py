@@ -220,7 +220,7 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
     from dp.umpc.complete import histogram_possible, plan_for, run_complete
     from dp.umpc.protocol import kernel_specs, run_secure
     from secure.counting import count_file
-    from secure.intake import exchange_counts, party_rows
+    from secure.intake import party_rows
     from secure.public_randomness import joint_seed
     from secure.session import agree_parameters, agree_verdict
 
@@ -276,10 +276,9 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
     counted = isinstance(rows, str) and histogram_possible(query.base, parties=len(mpc.parties), pairs=mode,
                                                            delegated=query.delegation is not None)
     if owners is not None:  # the servers: the uploads opened and closed; one owner's rows are the unit of privacy
-        fixed, total = owners, await owners.open(query.columns)
-    else:
-        fixed = await own_rows(counted)
-        total = sum(await exchange_counts(int(fixed.integers.shape[0])))  # no row at any party: one line naming them
+        await owners.open(query.columns)
+    fixed = owners if owners is not None else await own_rows(counted)
+    total = sum(await fixed.counts())  # parties: no row at any party is one line naming them
     try:
         resolved = replace(query.at(total), unit_rows=owners.plan.rows_per_owner if owners is not None else 1)
         plan = plan_for(resolved, rows=total, parties=len(mpc.parties), pairs=mode, owners=owners,
