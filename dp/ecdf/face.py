@@ -20,7 +20,7 @@ from dp.budget.accountants import Budget, Spend
 from dp.ecdf.fss_release import FssEcdfRelease, fss_noise_plan, resolve_queries, run_fss_ecdf
 from dp.ecdf.query import EcdfParameters, GridKind, Protocol, Smoothing, check_bits
 from dp.ecdf.grid import check_column, true_counts
-from dp.ecdf.owners import Owners, at_points, owner_cells, unit_rows
+from dp.ecdf.owners import Owners, at_points, owner_cells
 from dp.ecdf.secure_release import EcdfRelease, NodeNoiseSource, run_secure_ecdf
 from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
 from secure.errors import InputError
@@ -54,12 +54,13 @@ class EcdfQuery(EcdfParameters):
             return await run_fss_ecdf(self, rows, receivers=receivers, noise_source=noise_source)
         from mpyc.runtime import mpc
 
-        grid, owned = self.grid_points(), None
-        plan = plan_tree_noise(epsilon=self.epsilon, points=len(grid), parties=len(mpc.parties),
-                               threshold=int(mpc.threshold), unit_rows=unit_rows(rows))
+        grid, owned, unit = self.grid_points(), None, 1
         if isinstance(rows, Owners):  # the campaign's servers: the counts from the owners' DPF keys
             counts, (cells,) = await owner_cells(rows, [self.column], "ECDF", lambda _: mpc.SecInt())
+            unit = rows.plan.rows_per_owner
             owned, rows = (at_points(counts, cells, grid, self.lower, self.upper), rows.rows), []
+        plan = plan_tree_noise(epsilon=self.epsilon, points=len(grid), parties=len(mpc.parties),
+                               threshold=int(mpc.threshold), unit_rows=unit)
         values = np.clip(np.asarray(rows, dtype=float), self.lower, self.upper)  # at its owner; NaN stays, refused
         result = await run_secure_ecdf(values, grid, plan, subset=self._subset(grid).tolist(), receivers=receivers,
                                        noise_source=noise_source, owned=owned)

@@ -14,12 +14,7 @@ from dp.ecdf.grid import true_counts
 from dp.umpc.owners import Owners
 from secure.errors import InputError
 
-__all__ = ["Owners", "owner_cells", "at_points", "by_label", "unit_rows"]
-
-
-def unit_rows(rows: Any) -> int:
-    """The rows of one unit of privacy: an owner's ``rows_per_owner`` for :class:`Owners`, else one row."""
-    return rows.plan.rows_per_owner if isinstance(rows, Owners) else 1
+__all__ = ["Owners", "owner_cells", "at_points", "by_label"]
 
 
 async def owner_cells(owners: Owners, names: Sequence[str], what: str, sectype: Callable[[int], Any]

@@ -144,10 +144,8 @@ async def _release(query: Query, rows: Any, *, receivers: Sequence[int] | None =
     except InputError as exc:
         error, detail = str(exc), exc.detail
     await agree_verdict(error, detail=detail)
-    assert fixed is not None  # every party's verdict was agreed above
-    intake = owners or FixedPointRows(integers=np.asarray(fixed, dtype=np.int64))
-    if owners:  # its phase "close" (Owners.finish)
-        await owners.open(query.specs)
+    intake = owners or FixedPointRows(integers=np.asarray(fixed, dtype=np.int64))  # every verdict agreed above
+    await owners.open(query.specs) if owners else None  # its phase "close" (Owners.finish)
     meter = CostMeter()
     with meter.phase("intake"):
         counts = await intake.counts()

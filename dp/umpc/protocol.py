@@ -473,8 +473,7 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows | Owners, *, seed:
             bits = query.kernel.comparison_bits(query.widths)
             sectype = fixed.secure_type(max(bits, sampled_bit_length(query, rows, parties, threshold)),
                                         f"the {query.kernel.name} of n = {rows} rows on sampled tuples")
-            shared = await fixed.columns(sectype, [spec.name for spec in query.specs])
-            rows = fixed.rows
+            shared, rows = await fixed.columns(sectype, [spec.name for spec in query.specs]), fixed.rows
         else:
             sectype, bits = secure_integer_type(query, rows)
             shared = share_rows(sectype, fixed.integers, counts)
