@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from dp.budget.accountants import Spend
 from dp.ecdf.grid import true_counts
+from dp.ecdf.owners import Owners
 from dp.ecdf.hosmer_lemeshow_release import (ACCOUNTING_MODES, JOINT_SENSITIVITY, HosmerLemeshowParameters,
                                              HosmerLemeshowRelease, party_statistic_draws, release_boundaries)
 from dp.ecdf.hosmer_lemeshow_secure import run_secure_hosmer_lemeshow
@@ -65,8 +66,6 @@ class HosmerLemeshowQuery(HosmerLemeshowParameters):
         """``dp.ecdf.release``: every party, its own ``(probability, label)`` rows, on a started MPyC runtime
         (:func:`dp.ecdf.hosmer_lemeshow_secure.run_secure_hosmer_lemeshow`); the release at ``receivers``
         (party 0 among them), ``None`` elsewhere.  ``seed``: the public seed the rows came from, recorded."""
-        from dp.ecdf.owners import Owners
-
         owners = rows if isinstance(rows, Owners) else None  # the campaign's servers (dp.ecdf.owners)
         probabilities, labels = check_score_label_rows(np.empty((0, 2)) if owners else rows)
         query = self if owners is None else replace(self, unit_rows=owners.plan.rows_per_owner)

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from dp.budget.accountants import Spend
 from dp.ecdf.grid import grid_of_points, prefix_incidence, tree_depth, true_counts
+from dp.ecdf.owners import Owners, at_points, by_label, owner_cells
 from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
 from dp.report_text import run_rows, text_table
 from dp.validation import (check_choice, check_epsilon, check_labels, check_rows_by_party, check_score_label_rows,
@@ -139,8 +140,6 @@ class RocQuery:
         """``dp.ecdf.release``: every party, its own ``(score, label)`` rows (scores clipped to the domain at their
         owner), on a started MPyC runtime (:func:`run_secure_roc`); the release at ``receivers`` (default all)."""
         from mpyc.runtime import mpc
-
-        from dp.ecdf.owners import Owners, at_points, by_label, owner_cells
 
         owned, unit = None, 1
         if isinstance(rows, Owners):  # the campaign's servers: each class's counts from the owners' DPF keys

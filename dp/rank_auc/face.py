@@ -145,7 +145,8 @@ async def _release(query: Query, rows: Any, *, receivers: Sequence[int] | None =
         error, detail = str(exc), exc.detail
     await agree_verdict(error, detail=detail)
     intake = owners or FixedPointRows(integers=np.asarray(fixed, dtype=np.int64))  # every verdict agreed above
-    await owners.open(query.specs) if owners else None  # its phase "close" (Owners.finish)
+    if owners:  # its phase "close" (Owners.finish)
+        await owners.open(query.specs)
     meter = CostMeter()
     with meter.phase("intake"):
         counts = await intake.counts()
