@@ -88,10 +88,12 @@ class Owners:
     def _tell(self, lines: list[str], rejected: dict[str, str] | None = None) -> None:
         """``lines`` and one per owner ``rejected`` by a check (token -> its name; known to all servers) to ``say``."""
         assert self.intake is not None
-        self.rejected = len(rejected := rejected or {})
-        for line in [*lines, *(f"server {self.intake.server}: owner {t} rejected by the {check} check"
-                               for t, check in rejected.items())] if self.say is not None else ():
-            self.say(line)  # type: ignore[misc]
+        rejected = rejected or {}
+        self.rejected, say = len(rejected), self.say
+        if say is not None:
+            for line in [*lines, *(f"server {self.intake.server}: owner {token} rejected by the {check} check"
+                                   for token, check in rejected.items())]:
+                say(line)
 
     def unavailable(self, names: list[str], statistic: str) -> dict[str, str]:
         """The paths the uploads cannot feed, and why (the planner's reasons): the histogram path unless the
