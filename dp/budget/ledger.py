@@ -18,7 +18,7 @@ import tempfile
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -272,13 +272,11 @@ _UNUSABLE = "its ledger account for this data cannot be used (corrupt, edited or
 
 
 def _entry_of(record: Any, number: int) -> Entry:
-    if not isinstance(record, dict):
-        raise TypeError("entry")
+    """One stored entry, checked (a record that is not a mapping raises ``TypeError`` on its first field)."""
     rho = record["rho"]
-    entry = Entry(time=str(record["time"]), run_id=str(record["run_id"]), scenario=str(record["scenario"]),
-                  epsilon=float(record["epsilon"]), delta=float(record["delta"]),
-                  rho=None if rho is None else float(rho), mechanism=str(record["mechanism"]),
-                  what=str(record["what"]), status=str(record["status"]), number=number)
+    texts = {name: str(record[name]) for name in ("time", "run_id", "scenario", "mechanism", "what", "status")}
+    entry = Entry(**texts, epsilon=float(record["epsilon"]), delta=float(record["delta"]),
+                  rho=None if rho is None else float(rho), number=number)
     if entry.status not in _STATUSES:
         raise ValueError("status")
     _ = entry.spend  # validates the numbers
@@ -287,7 +285,7 @@ def _entry_of(record: Any, number: int) -> Entry:
 
 def _change_of(item: Any) -> dict[str, Any]:
     """One change of the budget, checked: ``{"time", "event", "epsilon", "delta"}``."""
-    if not isinstance(item, dict) or item["event"] not in _EVENTS:
+    if item["event"] not in _EVENTS:
         raise ValueError("history")
     Budget(item["epsilon"], item["delta"])
     return {"time": str(item["time"]), "event": item["event"], "epsilon": float(item["epsilon"]),
@@ -305,7 +303,10 @@ class _Account:
     created: str
     history: list[dict[str, Any]] = field(default_factory=list)
     entries: list[Entry] = field(default_factory=list)
-    totals: Totals = field(default_factory=Totals)
+    totals: Totals = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.totals = Totals.of([entry.spend for entry in self.entries if entry.counted])
 
     def owner(self) -> list[Any]:
         return [self.dataset, self.party]
@@ -340,38 +341,20 @@ _COLUMNS = {"account": ("id", "format", "dataset", "party", "accountant", "budge
                         "status")}
 
 
-def _insert(connection: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
+def _insert(connection: sqlite3.Connection, table: str, row: dict[str, Any], verb: str = "INSERT") -> None:
     columns = ", ".join(row)
     marks = ", ".join("?" for _ in row)
-    connection.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
+    connection.execute(f"{verb} INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
 
 
 def _store_account(connection: sqlite3.Connection, account: _Account) -> None:
-    """Rewrite the ``account`` row (budget, totals, counts) with its checksum."""
-    row = _sealed("account", account.owner(), account.row())
-    assignments = ", ".join(f"{name} = ?" for name in row if name != "id")
-    connection.execute(f"UPDATE account SET {assignments} WHERE id = 1",
-                       tuple(value for name, value in row.items() if name != "id"))
+    """Rewrite the ``account`` row (budget, totals, counts; its one row, id 1) with its checksum."""
+    _insert(connection, "account", _sealed("account", account.owner(), account.row()), "INSERT OR REPLACE")
 
 
 def _append_entry(connection: sqlite3.Connection, account: _Account, entry: Entry) -> None:
     """Insert ``entry`` (a hook point: the tests slow it down, or stop the process here)."""
     _insert(connection, "entries", _sealed("entries", account.owner(), asdict(entry)))
-
-
-def _rewrite_entry(connection: sqlite3.Connection, account: _Account, position: int, new: Entry,
-                   totals: Totals) -> None:
-    """Put ``new`` at ``position`` and the ``totals``, in memory and in the file (both restored if writing fails)."""
-    old, before = account.entries[position], account.totals
-    account.entries[position], account.totals = new, totals
-    try:
-        row = _sealed("entries", account.owner(), asdict(new))
-        connection.execute("UPDATE entries SET delta = ?, what = ?, status = ?, checksum = ? WHERE number = ?",
-                           (new.delta, new.what, new.status, row["checksum"], new.number))
-        _store_account(connection, account)
-    except BaseException:
-        account.entries[position], account.totals = old, before
-        raise
 
 
 def _rows(connection: sqlite3.Connection, table: str) -> list[dict[str, Any]]:
@@ -402,11 +385,9 @@ def _load(connection: sqlite3.Connection, path: Path) -> _Account:
     :class:`LedgerError` if it is corrupt, edited, of another format or moved."""
     try:
         found, history_rows, entry_rows = (_rows(connection, table) for table in _COLUMNS)
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc):
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             raise
-        raise _refused(path) from None
-    except sqlite3.DatabaseError:
         raise _refused(path) from None
     if len(found) != 1:
         raise _refused(path)
@@ -418,18 +399,18 @@ def _load(connection: sqlite3.Connection, path: Path) -> _Account:
     if row["format"] != FORMAT:
         raise _refused(path, FORMAT)
     try:
-        account = _Account(dataset=_check_key(row["dataset"]), party=_check_party(row["party"]),
-                           accountant=check_accountant(row["accountant"]),
-                           budget=Budget(row["budget_epsilon"], row["budget_delta"]), created=str(row["created"]))
+        header = _Account(dataset=_check_key(row["dataset"]), party=_check_party(row["party"]),
+                          accountant=check_accountant(row["accountant"]),
+                          budget=Budget(row["budget_epsilon"], row["budget_delta"]), created=str(row["created"]))
         stored_totals = Totals.from_text(row["totals"])
     except (KeyError, TypeError, ValueError):
         raise _refused(path, FORMAT) from None
-    account.history = _verified(path, "history", owner, history_rows, lambda change, _: _change_of(change))
-    account.entries = _verified(path, "entries", owner, entry_rows, _entry_of)
-    totals = Totals.of([entry.spend for entry in account.entries if entry.counted])
-    if (len(account.history), len(account.entries)) != (row["changes"], row["entries"]) or totals != stored_totals:
+    account = replace(header, history=_verified(path, "history", owner, history_rows,
+                                                lambda change, _: _change_of(change)),
+                      entries=_verified(path, "entries", owner, entry_rows, _entry_of))  # the totals of its entries
+    if (len(account.history), len(account.entries)) != (row["changes"], row["entries"]) \
+            or account.totals != stored_totals:
         raise _refused(path)
-    account.totals = totals
     return _in_place(path, account, account_filename)
 
 
@@ -467,9 +448,7 @@ def _read_legacy(path: Path) -> _Account:
                                     for number, record in enumerate(document["entries"], start=1)])
     except (KeyError, TypeError, ValueError):
         raise _refused(path, LEGACY_FORMAT) from None
-    _in_place(path, account, legacy_filename)
-    account.totals = Totals.of([entry.spend for entry in account.entries if entry.counted])
-    return account
+    return _in_place(path, account, legacy_filename)
 
 
 def _write_error(path: Path, exc: BaseException, timeout: float) -> LedgerError:
@@ -479,6 +458,15 @@ def _write_error(path: Path, exc: BaseException, timeout: float) -> LedgerError:
         return LedgerError(f"ledger file {path} stayed locked by another run for {timeout:g} s",
                            shared=f"its ledger account stayed locked by another run for {timeout:g} s")
     return LedgerError(f"cannot write ledger file {path}: {text}", shared=f"cannot write its ledger account: {text}")
+
+
+@contextmanager
+def _writing(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """An SQLite or OS error in the block as :func:`_write_error`'s one line."""
+    try:
+        yield
+    except (OSError, sqlite3.Error) as exc:
+        raise _write_error(path, exc, timeout) from None
 
 
 def _connect(path: Path, timeout: float) -> sqlite3.Connection:
@@ -529,8 +517,7 @@ def _create_file(path: Path, account: _Account) -> bool:
         return True
     finally:
         for leftover in (temporary, Path(f"{temporary}-wal"), Path(f"{temporary}-shm")):
-            if leftover.exists():
-                leftover.unlink()
+            leftover.unlink(missing_ok=True)
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -597,12 +584,10 @@ class Ledger:
             if budget is None:
                 # no party here: every caller's line already names it ("error: party 0: ...")
                 how = create_hint or "create one with --budget EPS[:DELTA] (or python -m scenarios.budget)"
+                given = "budget='EPS' (or 'EPS:DELTA') in the release call" if in_script else "--budget EPS[:DELTA]"
                 raise LedgerError(f"no privacy budget for dataset {dataset}: {how}",
-                                  shared="it has no privacy budget for this data: create one with budget='EPS' (or "
-                                         "'EPS:DELTA') in the release call (or python -m scenarios.budget create); "
-                                         "see its local note" if in_script else
-                                         "it has no privacy budget for this data: create one with --budget "
-                                         "EPS[:DELTA] (or python -m scenarios.budget create); see its local note")
+                                  shared=f"it has no privacy budget for this data: create one with {given} (or python "
+                                         f"-m scenarios.budget create); see its local note")
             cls._create_new(path, party, dataset, budget, accountant)
         ledger = cls._attach(path, lock_timeout)
         cls._same_terms(path, ledger._account, budget, accountant)
@@ -673,10 +658,8 @@ class Ledger:
         account = _Account(dataset=dataset, party=party, accountant=accountant, budget=budget, created=now,
                            history=[{"time": now, "event": "created", "epsilon": budget.epsilon,
                                      "delta": budget.delta}])
-        try:
+        with _writing(path):
             return _create_file(path, account)
-        except (OSError, sqlite3.Error) as exc:
-            raise _write_error(path, exc, LOCK_TIMEOUT) from None
 
     @staticmethod
     def _same_terms(path: Path, account: _Account, budget: Budget | None, accountant: Accountant) -> None:
@@ -768,27 +751,20 @@ class Ledger:
         if self.legacy:
             raise LedgerError(f"ledger file {self.path} is of the first format: open it with Ledger.open to migrate it")
         connection = self._open_connection()
-        try:
+        with _writing(self.path, self.lock_timeout):
             connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        except sqlite3.Error as exc:
-            raise _write_error(self.path, exc, self.lock_timeout) from None
         try:
-            try:
+            with _writing(self.path, self.lock_timeout):
                 version = connection.execute("PRAGMA data_version").fetchone()[0]
                 if version != self._version:
                     account = _load(connection, self.path)
                     if self._version is not None and (account.dataset, account.party) != (
                             self._account.dataset, self._account.party):
                         raise LedgerError(f"ledger file {self.path} now holds another account", shared=_UNUSABLE)
-                    self._account = account
-                    self._version = version
-            except sqlite3.Error as exc:
-                raise _write_error(self.path, exc, self.lock_timeout) from None
+                    self._account, self._version = account, version
             yield connection, self._account
-            try:
+            with _writing(self.path, self.lock_timeout):
                 connection.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise _write_error(self.path, exc, self.lock_timeout) from None
         except BaseException:
             try:
                 if connection.in_transaction:
@@ -828,26 +804,23 @@ class Ledger:
 
     def cancel(self, entry: Entry) -> None:
         """Mark ``entry`` ``"cancelled"`` (no longer counted), in one locked transaction. Details: docs/budget.md."""
-        self._set_status(entry, "cancelled")
+        self._rewrite(entry, lambda old, _: None if old.status == "cancelled" else replace(old, status="cancelled"))
 
     def mark_released(self, entry: Entry) -> None:
         """Mark the ``"reserved"`` ``entry`` ``"released"`` (still counted) once its run has revealed its release.
         Details: docs/budget.md."""
-        self._set_status(entry, "released", only_from="reserved")
+        self._rewrite(entry, lambda old, _: replace(old, status="released") if old.status == "reserved" else None)
 
     def settle(self, entry: Entry, delta: float) -> Entry:
         """Mark the ``"reserved"`` ``entry`` ``"released"`` with the delta its release states, at most the reserved one;
         return the settled entry (docs/budget.md).
         :raise LedgerError: a delta that is not a number in ``[0, 1)``, an entry that is not reserved, a settlement that
             would raise the charge (the entry is then unchanged)."""
-        if not isinstance(entry, Entry):
-            raise LedgerError(f"entry must be an Entry, got {entry!r}")
         if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0.0 <= float(delta) < 1.0:
             raise LedgerError(f"a settled delta must be a number in [0, 1), got {delta!r}")
         delta = float(delta)
-        with self._transaction() as (connection, account):
-            position = self._position(entry, account)
-            old = account.entries[position]
+
+        def lowered(old: Entry, account: _Account) -> Entry:
             if old.status != "reserved":
                 raise LedgerError(f"ledger file {self.path}: entry {old.number} of run {old.run_id} is {old.status}, "
                                   f"only a reserved entry is settled")
@@ -856,41 +829,46 @@ class Ledger:
                                   f"{delta!r} would raise its reserved delta {old.delta!r}: a settlement only lowers "
                                   f"the charge agreed before the run")
             what = old.what if delta == old.delta else f"{old.what}; reserved delta {old.delta!r}"
-            new = Entry(**{**asdict(old), "delta": delta, "status": "released", "what": what})
-            before = account.totals
-            totals = before.plus(old.spend, sign=-1).plus(new.spend)
-            charged = before.composed(account.accountant, account.budget.delta)
-            settled = totals.composed(account.accountant, account.budget.delta)
+            new = replace(old, delta=delta, status="released", what=what)
+            charged = account.totals.composed(account.accountant, account.budget.delta)
+            settled = account.totals.plus(old.spend, sign=-1).plus(new.spend).composed(account.accountant,
+                                                                                        account.budget.delta)
             if settled[0] > charged[0] or settled[1] > charged[1]:
                 raise LedgerError(f"ledger file {self.path}: settling entry {old.number} of run {old.run_id} to delta "
                                   f"{delta!r} would raise the account's {account.accountant} charge from epsilon "
                                   f"{charged[0]:g}, delta {charged[1]:g} to epsilon {settled[0]:g}, delta "
                                   f"{settled[1]:g}: the reserved charge stays")
-            _rewrite_entry(connection, account, position, new, totals)
-        return new
+            return new
 
-    def _position(self, entry: Entry, account: _Account) -> int:
-        """Where ``entry`` is in ``account`` (its number, run id and time must match)."""
-        position = entry.number - 1
-        if not (0 <= position < len(account.entries)) or account.entries[position].run_id != entry.run_id \
-                or account.entries[position].time != entry.time:
-            raise LedgerError(f"ledger file {self.path} holds no entry {entry.number} of run {entry.run_id}")
-        return position
+        return self._rewrite(entry, lowered)
 
-    def _set_status(self, entry: Entry, status: str, *, only_from: str | None = None) -> None:
-        """Set the status of ``entry`` in one transaction; unchanged unless it is ``only_from``."""
+    def _rewrite(self, entry: Entry, change: Callable[[Entry, _Account], Entry | None]) -> Entry:
+        """Replace ``entry`` (its number, run id and time must match the stored one) by ``change(stored, account)``,
+        unless that is ``None``, and adjust the totals, in one transaction; the entry now stored.  The account in
+        memory is restored if writing fails."""
         if not isinstance(entry, Entry):
             raise LedgerError(f"entry must be an Entry, got {entry!r}")
         with self._transaction() as (connection, account):
-            position = self._position(entry, account)
-            old = account.entries[position]
-            if old.status == status or (only_from is not None and old.status != only_from):
-                return
-            new = Entry(**{**asdict(old), "status": status})
-            totals = account.totals
-            if old.counted != new.counted:
-                totals = totals.plus(old.spend, sign=1 if new.counted else -1)
-            _rewrite_entry(connection, account, position, new, totals)
+            position = entry.number - 1
+            if not (0 <= position < len(account.entries)) or account.entries[position].run_id != entry.run_id \
+                    or account.entries[position].time != entry.time:
+                raise LedgerError(f"ledger file {self.path} holds no entry {entry.number} of run {entry.run_id}")
+            old, before = account.entries[position], account.totals
+            new = change(old, account)
+            if new is None:
+                return old
+            totals = before.plus(old.spend, sign=-1) if old.counted else before
+            account.entries[position] = new
+            account.totals = totals.plus(new.spend) if new.counted else totals
+            try:
+                row = _sealed("entries", account.owner(), asdict(new))
+                connection.execute("UPDATE entries SET delta = ?, what = ?, status = ?, checksum = ? WHERE number = ?",
+                                   (new.delta, new.what, new.status, row["checksum"], new.number))
+                _store_account(connection, account)
+            except BaseException:
+                account.entries[position], account.totals = old, before
+                raise
+        return new
 
     def raise_budget(self, budget: Budget) -> Budget:
         """Raise the budget on purpose (``python -m scenarios.budget raise``); return the old one.
@@ -935,10 +913,7 @@ def _adopt_legacy(folder: Path, path: Path, party: int, dataset: str, legacy: Se
     account.dataset = dataset
     account.history.append({"time": _now(), "event": "migrated", "epsilon": account.budget.epsilon,
                             "delta": account.budget.delta})
-    try:
-        created = _create_file(path, account)
-        if created:
+    with _writing(path):
+        if _create_file(path, account):
             os.replace(old, old.with_name(old.name + ".migrated"))
             _fsync_directory(folder)
-    except (OSError, sqlite3.Error) as exc:
-        raise _write_error(path, exc, LOCK_TIMEOUT) from None
