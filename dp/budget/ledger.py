@@ -590,7 +590,17 @@ class Ledger:
                                          f"-m scenarios.budget create); see its local note")
             cls._create_new(path, party, dataset, budget, accountant)
         ledger = cls._attach(path, lock_timeout)
-        cls._same_terms(path, ledger._account, budget, accountant)
+        if ledger.accountant != accountant:
+            raise LedgerError(f"ledger account {path} uses the {ledger.accountant} accountant, this run asks for "
+                              f"{accountant}: one account keeps one accountant",
+                              shared=f"its ledger account for this data uses the {ledger.accountant} accountant, "
+                                     f"this run asks for {accountant}: one account keeps one accountant")
+        if budget is not None and budget != ledger.budget:
+            raise LedgerError(f"ledger account {path} has the budget {ledger.budget}; --budget {budget} differs: "
+                              f"raise it on purpose with python -m scenarios.budget raise, never silently",
+                              shared="its ledger account for this data has another budget than --budget: an "
+                                     "existing account keeps its own (drop --budget, or raise it on purpose with "
+                                     "python -m scenarios.budget raise); see its local note")
         return ledger
 
     @classmethod
@@ -660,20 +670,6 @@ class Ledger:
                                      "delta": budget.delta}])
         with _writing(path):
             return _create_file(path, account)
-
-    @staticmethod
-    def _same_terms(path: Path, account: _Account, budget: Budget | None, accountant: Accountant) -> None:
-        if account.accountant != accountant:
-            raise LedgerError(f"ledger account {path} uses the {account.accountant} accountant, this run asks for "
-                              f"{accountant}: one account keeps one accountant",
-                              shared=f"its ledger account for this data uses the {account.accountant} accountant, "
-                                     f"this run asks for {accountant}: one account keeps one accountant")
-        if budget is not None and budget != account.budget:
-            raise LedgerError(f"ledger account {path} has the budget {account.budget}; --budget {budget} differs: "
-                              f"raise it on purpose with python -m scenarios.budget raise, never silently",
-                              shared="its ledger account for this data has another budget than --budget: an "
-                                     "existing account keeps its own (drop --budget, or raise it on purpose with "
-                                     "python -m scenarios.budget raise); see its local note")
 
     @property
     def party(self) -> int:
