@@ -164,10 +164,7 @@ def test_sample_ustatistic_literal() -> None:
 
 # -- costs ---------------------------------------------------------------------------------------
 
-def test_communication_and_dimensions() -> None:
-    assert ghazi.communication_bits(d=8, ell=32) == 512
-    assert ghazi.total_communication_bits(n=100, d=8, ell=32) == 51200
-    assert ghazi.jl_dimension(n=1000, t=64, epsilon=1.0) == math.ceil(1000 * math.log(64))
+def test_dimensions_and_table1_mse() -> None:
     assert ghazi.log_dimension(1000, 64) == 10
     assert ghazi.log_dimension(1000, 4) == 4
     assert ghazi.table1_mse(n=100, t=8, epsilon=1.0) == pytest.approx(1 / 64 + 64 * math.log(8) / 100)
@@ -194,8 +191,6 @@ def test_validation_messages(gini_setup) -> None:
         ghazi.randomize(np.array([0.5, 1.0]), f, epsilon=1.0)
     with pytest.raises(ValueError, match="runs must be at least 1, got 0"):
         ghazi.simulate(x, gini_kernel, quantizer=q, epsilon=1.0, runs=0)
-    with pytest.raises(ValueError, match="ell must be at least 1, got 0"):
-        ghazi.communication_bits(d=4, ell=0)
     with pytest.raises(ValueError, match="reports must have equal shapes"):
         ghazi.estimate(np.zeros((3, 2)), np.zeros((3, 1)))
     with pytest.raises(ValueError, match="n >= 2"):

@@ -18,9 +18,8 @@ from dp.bell.quantize import KernelFunction, Quantizer, kernel_matrix
 from dp.validation import check_epsilon, check_instance, check_positive, check_positive_int
 from secure.noise.party import noise_generator
 
-__all__ = ["FactorShape", "Factorization", "factorize", "log_dimension", "jl_dimension", "laplace_scales", "randomize",
-           "estimate", "naive_estimate", "variance", "sample_ustatistic", "mse", "table1_mse", "simulate",
-           "communication_bits", "total_communication_bits"]
+__all__ = ["FactorShape", "Factorization", "factorize", "log_dimension", "laplace_scales", "randomize",
+           "estimate", "naive_estimate", "variance", "sample_ustatistic", "mse", "table1_mse", "simulate"]
 
 _CHUNK_ELEMENTS = 1 << 22  # noise draws per block of vectorized simulation (bounds memory)
 
@@ -122,15 +121,6 @@ def log_dimension(n: int, rank: int) -> int:
     n = check_positive_int(n, "n")
     rank = check_positive_int(rank, "rank")
     return max(1, min(rank, math.ceil(math.log2(n)) if n > 1 else 1))
-
-
-def jl_dimension(*, n: int, t: int, epsilon: float) -> int:
-    """The paper's JL dimension ``d = ceil(eps^2 n ln t)`` (App. D.2, constant taken as 1), at least 1 (ValueError
-    on invalid parameters)."""
-    n = check_positive_int(n, "n")
-    t = check_positive_int(t, "t")
-    epsilon = check_epsilon(epsilon)
-    return max(1, math.ceil(epsilon ** 2 * n * math.log(t)))
 
 
 def laplace_scales(factorization: Factorization, *, epsilon: float) -> tuple[float, float]:
@@ -282,14 +272,3 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
         o_left, o_right = randomize(bins, fact, epsilon=epsilon, rng=gen)
         out[start:start + count] = estimate(o_left, o_right)
     return out
-
-
-def communication_bits(*, d: int, ell: int) -> int:
-    """Bits sent by one party: two vectors of ``d`` numbers of ``ell`` bits, ``2 d ell`` (ValueError below 1)."""
-    return 2 * check_positive_int(d, "d") * check_positive_int(ell, "ell")
-
-
-def total_communication_bits(*, n: int, d: int, ell: int) -> int:
-    """Bits sent by all ``n`` parties, ``2 n d ell`` (Table 1 with ``d = eps^2 n log t``: ``eps^2 n^2 log t ell``);
-    ValueError if a parameter is below 1."""
-    return check_positive_int(n, "n") * communication_bits(d=d, ell=ell)

@@ -60,11 +60,6 @@ def flip_probability(epsilon: float) -> float:
     return math.ldexp(_flip_threshold(check_epsilon(epsilon)), -_GRID_BITS)
 
 
-def _debias_factor(threshold: int) -> float:
-    """``K = 1/(1 - 2ρ)`` for ``ρ = threshold / 2^53`` (``(e^ε + 1)/(e^ε - 1)`` at the paper's ρ)."""
-    return math.ldexp(1.0, _GRID_BITS) / float((1 << _GRID_BITS) - 2 * threshold)
-
-
 def _parity(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """``popcount(left & right) mod 2`` elementwise (with broadcasting), as uint8."""
     return np.bitwise_count(left & right) & np.uint8(1)
@@ -96,12 +91,8 @@ def hadamard_output_probabilities(value: int, *, bits: int, epsilon: float) -> n
         raise ValueError(f"value must lie in [0, {1 << width}), got {value}")
     flip = flip_probability(epsilon)
     keep = 1.0 - flip
-    entries = hadamard_entry(np.arange(1 << width, dtype=np.int64), index)
-    scale = math.ldexp(1.0, -width)
-    table = np.empty((1 << width, 2))
-    table[:, 1] = np.where(entries > 0, keep, flip) * scale
-    table[:, 0] = np.where(entries > 0, flip, keep) * scale
-    return table
+    plus = hadamard_entry(np.arange(1 << width, dtype=np.int64), index) > 0
+    return np.stack([np.where(plus, flip, keep), np.where(plus, keep, flip)], axis=1) * math.ldexp(1.0, -width)
 
 
 @dataclass(frozen=True)
@@ -255,7 +246,7 @@ class FrequencyOracle:
         if reports.users == 0:
             raise ValueError("reports must hold at least one user, got 0")
         threshold = _flip_threshold(reports.epsilon)
-        debias = _debias_factor(threshold)
+        debias = math.ldexp(1.0, _GRID_BITS) / float((1 << _GRID_BITS) - 2 * threshold)  # K = 1/(1 - 2ρ)
         rows = np.asarray(reports.rows, dtype=np.int64)
         signs = np.asarray(reports.signs, dtype=np.float64)
         if (1 << reports.bits) <= 4 * rows.size:
@@ -282,7 +273,11 @@ class FrequencyOracle:
 
     def variance(self, true_counts: npt.ArrayLike) -> np.ndarray:
         """Exact variance ``n K^2 - count`` of the count estimate of a value held by ``count`` (in ``[0, n]``) users."""
-        counts = np.asarray(true_counts, dtype=np.float64)
-        if counts.size and (np.any(~np.isfinite(counts)) or counts.min() < 0 or counts.max() > self.users):
-            raise ValueError(f"true_counts must lie in [0, {self.users}]")
-        return self.users * self.debias_factor ** 2 - counts
+        return self.users * self.debias_factor ** 2 - _check_true_counts(true_counts, self.users)
+
+
+def _check_true_counts(true_counts: npt.ArrayLike, users: int) -> np.ndarray:
+    counts = np.asarray(true_counts, dtype=np.float64)
+    if counts.size and (np.any(~np.isfinite(counts)) or counts.min() < 0 or counts.max() > users):
+        raise ValueError(f"true_counts must lie in [0, {users}]")
+    return counts

@@ -13,7 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 from dp.bell import hadamard
-from dp.bell.hadamard import MAX_LEVELS, FrequencyOracle, HadamardReports, _check_nodes, _freeze, _randomize
+from dp.bell.hadamard import (MAX_LEVELS, FrequencyOracle, HadamardReports, _check_nodes, _check_true_counts, _freeze,
+                              _randomize)
 from dp.validation import check_choice, check_delta, check_epsilon, check_indices, check_int_range, check_positive_int
 from secure.noise.party import noise_generator
 
@@ -44,9 +45,7 @@ def composed_epsilon(level_epsilon: float, *, levels: int, delta: float = 0.0) -
     count = check_positive_int(levels, "levels")
     dlt = check_delta(delta)
     basic = count * eps0
-    if dlt == 0.0:
-        return basic
-    return min(basic, _advanced(eps0, count, dlt))
+    return basic if dlt == 0.0 else min(basic, _advanced(eps0, count, dlt))
 
 
 def _advanced(eps0: float, count: int, delta: float) -> float:
@@ -199,11 +198,8 @@ class HadamardHierarchy:
         """Exact variance of :meth:`estimate` at ``level >= 1`` for nodes of true counts ``h`` in ``[0, n]``.
         Details: docs/ldp.md."""
         oracle = self.oracle(level)
-        counts = np.asarray(true_counts, dtype=np.float64)
         n = float(self._users)
-        if counts.size and (np.any(~np.isfinite(counts)) or counts.min() < 0 or counts.max() > n):
-            raise ValueError(f"true_counts must lie in [0, {self._users}]")
-        share = counts / n
+        share = _check_true_counts(true_counts, self._users) / n
         members = float(oracle.users)
         sampling = share * (1.0 - share) * (n - members) / (n - 1.0) if n > members else 0.0 * share
         return n * n / members * (oracle.debias_factor ** 2 - share + sampling)

@@ -14,7 +14,7 @@ import numpy as np
 from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_positive_number, errorbars, format_mean,
                                        new_figure, noise_generator, party_draws, print_rows, progress, save_figure,
-                                       style_axes, summarize)
+                                       style_axes, summarize_runs)
 from scenarios.kit.sweep import Output, Sweep, axis, check_coalition, complete_rows, whole_list
 
 __all__ = ["main", "parse_options", "KendallOptions", "run_experiment", "load_ratings", "CSV_COLUMNS",
@@ -146,13 +146,11 @@ def _setup(options: KendallOptions) -> _Setup:
 def _row(options: KendallOptions, setup: _Setup, epsilon: float, method: str, permutations: int,
          estimates: np.ndarray, predicted: float, bound: float, seed: int) -> dict[str, Any]:
     errors = np.asarray(estimates, dtype=float) - setup.exact
-    mse, mse_se, _ = summarize(errors ** 2)
-    mae, mae_se, _ = summarize(np.abs(errors))
+    records = [{"mse": error ** 2, "abs_error": abs(error)} for error in errors]
     return {"epsilon": epsilon, "method": method, "permutations": permutations, "n": setup.values.shape[0],
             "bins": setup.quantizer.bins, "parties": options.parties, "threshold": options.threshold,
-            "runs": len(errors), "mse_mean": mse, "mse_se": mse_se, "abs_error_mean": mae,
-            "abs_error_se": mae_se, "predicted_mse": predicted, "ldp_theorem1_bound": bound,
-            "exact_tau": setup.exact, "seed": seed}
+            "runs": len(errors), **summarize_runs(records, ("mse", "abs_error")), "predicted_mse": predicted,
+            "ldp_theorem1_bound": bound, "exact_tau": setup.exact, "seed": seed}
 
 
 def run_experiment(options: KendallOptions, seed: int) -> list[Output]:
@@ -267,14 +265,8 @@ async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:
     ``equal``: the tau and every opened per-pair value.  Collective; the checks at party 0, ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
-    from dp.bell.subsampled_pairs import (
-        SubsampledPairsQuery,
-        pairs_for,
-        party_pair_draws,
-        plans_for_pairs,
-        run_secure_subsampled,
-        simulate_subsampled,
-    )
+    from dp.bell.subsampled_pairs import (SubsampledPairsQuery, pairs_for, party_pair_draws, plans_for_pairs,
+                                          run_secure_subsampled, simulate_subsampled)
     from secure.kernels import get_kernel
 
     setup = _setup(options)

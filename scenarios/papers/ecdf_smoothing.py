@@ -20,7 +20,7 @@ from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_positiv
 from scenarios.kit.sweep import Output, Sweep, axis, monte_carlo
 
 __all__ = ["main", "parse_options", "SmoothingOptions", "run_experiment", "CSV_COLUMNS", "METRICS",
-           "party_share", "secure_ecdf_checks", "secure_checks"]
+           "secure_ecdf_checks", "secure_checks"]
 
 DEFAULT_EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 DEFAULT_LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
@@ -174,17 +174,12 @@ def _report(options: SmoothingOptions, outputs: Sequence[Output]) -> None:
                       "s p=1, s p=2: mean seconds per smoothing call (build + solve)"])
 
 
-def party_share(values: np.ndarray, party: int, parties: int) -> np.ndarray:
-    """The rows ``party, party + m, ...`` of ``values``: what party ``party`` holds in a ``--secure`` check."""
-    return np.asarray(values)[party::parties]
-
-
 async def secure_ecdf_checks(label: str, cumulative: np.ndarray, grid: np.ndarray, epsilon: float, seed: int,
                              setting: int, measure: Callable[..., Mapping[str, float]],
                              metrics: Sequence[str]) -> list[SecureCheck]:
     """One secure tree-mechanism release of the instances of ``cumulative`` on ``grid``
-    (:func:`dp.ecdf.secure_release.run_secure_ecdf`, the real runtime's plan, each party holding
-    :func:`party_share`) with fixed per-party node draws (:func:`scenarios.kit.experiments.party_draws`, through
+    (:func:`dp.ecdf.secure_release.run_secure_ecdf`, the real runtime's plan, party ``i`` holding instances ``i, i+m,
+    ...``) with fixed per-party node draws (:func:`scenarios.kit.experiments.party_draws`, through
     ``noise_source``), beside the simulated path given their sum: the released counts (:func:`counts_check`) and
     ``measure(released_counts=...)`` against ``measure(node_noise=...)`` on ``metrics``, relation ``equal``.
     Collective; the checks at party 0, ``[]`` elsewhere."""
@@ -197,7 +192,7 @@ async def secure_ecdf_checks(label: str, cumulative: np.ndarray, grid: np.ndarra
     plan = plan_tree_noise(epsilon=epsilon, points=len(grid), parties=parties, threshold=threshold)
     every = party_draws(seed, setting, parties, plan.draw_party)
     instances = np.repeat(grid, np.diff(cumulative, prepend=0))
-    release = await run_secure_ecdf(party_share(instances, pid, parties), grid, plan,
+    release = await run_secure_ecdf(instances[pid::parties], grid, plan,
                                     noise_source=lambda _: every[pid], receivers=[0])
     if release is None:
         return []
@@ -207,14 +202,14 @@ async def secure_ecdf_checks(label: str, cumulative: np.ndarray, grid: np.ndarra
             *equal_checks(label, measure(released_counts=counts), measure(node_noise=total), metrics)]
 
 
-def counts_check(label: str, secure: np.ndarray, simulated: np.ndarray) -> SecureCheck:
-    """The ``equal`` check of a release's counts: how many of them differ from the simulated path's."""
-    return SecureCheck(f"{label}: released counts differing (of {len(simulated)})",
-                       float(np.count_nonzero(np.asarray(secure) != simulated)), 0.0, "equal")
+def counts_check(label: str, secure: Any, simulated: Any, what: str = "released counts") -> SecureCheck:
+    """The ``equal`` check of a released array: how many of its entries differ from the simulated path's."""
+    return SecureCheck(f"{label}: {what} differing (of {np.asarray(simulated).size})",
+                       float(np.count_nonzero(np.asarray(secure) != np.asarray(simulated))), 0.0, "equal")
 
 
 async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:
-    """``--secure``: run 0 of every setting (its ``X_pois`` instances ``1..N``, :func:`party_share`) through
+    """``--secure``: run 0 of every setting (its ``X_pois`` instances ``1..N``) through
     :func:`secure_ecdf_checks`, beside :func:`_one_run` given the sum of the same draws; relation ``equal`` for
     the released counts and the measurements.  A setting without instances is skipped.  Collective; the checks
     at party 0, ``[]`` elsewhere."""

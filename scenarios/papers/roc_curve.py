@@ -15,7 +15,7 @@ from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.experiments import (CommonOptions, check_positive_number, equal_checks, errorbars, format_mean,
                                        new_figure, noise_generator, party_draws, print_rows, save_figure, style_axes)
 from scenarios.kit.sweep import Output, Sweep, axis, framingham_scores, monte_carlo
-from scenarios.papers.ecdf_smoothing import counts_check, party_share, tally_failures
+from scenarios.papers.ecdf_smoothing import counts_check, tally_failures
 
 __all__ = ["main", "parse_options", "RocOptions", "ScoredData", "load_scores", "roc_l1_distance",
            "tpr_at", "run_experiment", "secure_checks", "CSV_COLUMNS", "METRICS"]
@@ -128,9 +128,8 @@ def _smoothed_roc(positive: np.ndarray, negative: np.ndarray, incidence: Any, gr
     from smoothing.monotone import smooth_ecdf
     from smoothing.roc import roc_from_ecdfs
 
-    smoothed_positive = smooth_ecdf(positive, incidence, norm=norm).values
-    smoothed_negative = smooth_ecdf(negative, incidence, norm=norm).values
-    return roc_from_ecdfs(smoothed_positive, smoothed_negative, thresholds=grid)
+    return roc_from_ecdfs(*(smooth_ecdf(ecdf, incidence, norm=norm).values for ecdf in (positive, negative)),
+                          thresholds=grid)
 
 
 def _thresholds(points: int, data: ScoredData) -> tuple[np.ndarray, Any, Any]:
@@ -139,9 +138,9 @@ def _thresholds(points: int, data: ScoredData) -> tuple[np.ndarray, Any, Any]:
     from smoothing.roc import roc_from_ecdfs
 
     grid = grid_of_points(0.0, 1.0, points)
-    positive = true_counts(data.positives, grid) / data.positives.size
-    negative = true_counts(data.negatives, grid) / data.negatives.size
-    return grid, prefix_incidence(points), roc_from_ecdfs(positive, negative, thresholds=grid)
+    truth = roc_from_ecdfs(*(true_counts(scores, grid) / scores.size for scores in (data.positives, data.negatives)),
+                           thresholds=grid)
+    return grid, prefix_incidence(points), truth
 
 
 def run_experiment(options: RocOptions, seed: int, data: ScoredData) -> list[dict[str, Any]]:
@@ -210,17 +209,15 @@ async def secure_checks(options: RocOptions, seed: int) -> list[Any]:
     for index, epsilon in enumerate(options.epsilons):
         plan = plan_roc_noise(epsilon=epsilon, points=options.points, split="half", parties=parties,
                               threshold=threshold)
-
         every = party_draws(seed, index, parties, lambda g: {1: plan.draw_party(g), 0: plan.draw_party(g)})  # 1 first
-        release = await run_secure_roc(party_share(data.scores, pid, parties), party_share(data.labels, pid, parties),
-                                       grid, epsilon=epsilon, split="half",
-                                       noise_source=lambda _, label: every[pid][label], receivers=[0])
+        release = await run_secure_roc(data.scores[pid::parties], data.labels[pid::parties], grid, epsilon=epsilon,
+                                       split="half", noise_source=lambda _, label: every[pid][label], receivers=[0])
         if release is None:
             continue
         totals = (np.sum([d[1] for d in every], axis=0), np.sum([d[0] for d in every], axis=0))
         simulated_plan = plan_tree_noise(epsilon=epsilon / 2, points=options.points)  # as run_experiment's
-        positive, negative = _release_pair(data, grid, simulated_plan, None, node_noise=totals)
-        simulated = _measure(data, positive, negative, incidence, grid, truth)
+        simulated = _measure(data, *_release_pair(data, grid, simulated_plan, None, node_noise=totals), incidence,
+                             grid, truth)
         secure = _measure(data, release.positive_counts / data.positives.size,
                              release.negative_counts / data.negatives.size, incidence, grid, truth)
         label = f"epsilon={epsilon:g} N={options.points} (m={parties} t={threshold})"
