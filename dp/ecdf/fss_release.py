@@ -31,7 +31,7 @@ from secure.errors import InputError, ProtocolFailure
 __all__ = ["MAX_DCF_BITS", "STATE_VERSION", "FssNoisePlan", "FssEcdfRelease", "ServerState", "check_bits",
            "grid_indices", "fss_noise_plan", "split_noise", "server_party", "upload", "server_shares",
            "open_counts", "answer", "store_state", "load_state", "state_digest", "check_same_run", "key_sums",
-           "decode", "server_directory", "store_key_path", "KEY_DIR_VARIABLE", "AUTHENTICATION_FAILED", "run_fss_ecdf",
+           "decode", "store_key_path", "KEY_DIR_VARIABLE", "AUTHENTICATION_FAILED", "run_fss_ecdf",
            "resolve_queries", "query_notes"]
 
 #: format version of a stored server directory (2: the tag is keyed by the server's own key outside the store)
@@ -121,6 +121,10 @@ def split_noise(draws: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 def server_party(server: int, parties: int) -> int:
     """The party that plays server ``server`` (0 or 1): party ``server``, or party 0 when alone."""
     return server if parties > 1 else 0
+
+
+def _servers(parties: int) -> list[int]:  # the parties playing server 0 and server 1
+    return [server_party(0, parties), server_party(1, parties)]
 
 
 @dataclass
@@ -233,7 +237,7 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
     meter = meter if meter is not None else CostMeter()
     taus = np.asarray(grid, dtype=np.float64)
     parties = len(mpc.parties)
-    servers = [server_party(0, parties), server_party(1, parties)]
+    servers = _servers(parties)
     with meter.phase("upload"):
         rows = [int(r) for r in await exchange_counts(int(np.asarray(values).shape[0]))]
         n = sum(rows)
@@ -244,12 +248,10 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
         if draws.shape != (plan.node_count,):
             raise ValueError(f"node draws must have length {plan.node_count}, got shape {draws.shape}")
         mask, rest = split_noise(draws)
-        key_bytes = 0
-        payloads: list[tuple[bytes | None, bytes]] = [(None, mask.tobytes()), (None, rest.tobytes())]
-        if indices.size:
-            pair = dcf.gen(indices, bits)
-            key_bytes = int(pair[0].nbytes_per_key)
-            payloads = [(pair[0].to_bytes(), mask.tobytes()), (pair[1].to_bytes(), rest.tobytes())]
+        pair = dcf.gen(indices, bits) if indices.size else None
+        key_bytes = 0 if pair is None else int(pair[0].nbytes_per_key)
+        payloads = [(None if pair is None else pair[server].to_bytes(), share.tobytes())
+                    for server, share in enumerate((mask, rest))]
         received: list[list[Any]] = [list(await mpc.transfer(payloads[server], senders=list(range(parties)),
                                                              receivers=[servers[server]])) for server in (0, 1)]
         key_sizes = [int(size) for size in await mpc.transfer(key_bytes)]
@@ -260,17 +262,11 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
               "rows": rows, "owners": plan.owners, "coalition": plan.coalition, "threshold": int(mpc.threshold),
               "levels": plan.levels, "point_std": math.sqrt(plan.point_variance) / n,
               "key_bytes": max(key_sizes), "run_id": str(run_id), **(extra or {})}
-    states = []
-    for server in (0, 1):
-        if mpc.pid != servers[server]:
-            continue
-        shares = np.zeros(plan.node_count, dtype=np.uint64)
-        keys: list[bytes] = []
-        for key_batch, noise in received[server]:
-            shares += np.frombuffer(noise, dtype=np.uint64)
-            if key_batch is not None:
-                keys.append(key_batch)
-        states.append(ServerState(server=server, public=dict(public), keys=keys, node_shares=shares))
+    states = [ServerState(server=server, public=dict(public),
+                          keys=[batch for batch, _ in received[server] if batch is not None],
+                          node_shares=sum((np.frombuffer(noise, dtype=np.uint64) for _, noise in received[server]),
+                                          np.zeros(plan.node_count, dtype=np.uint64)))
+              for server in (0, 1) if mpc.pid == servers[server]]
     return states, outside
 
 
@@ -360,7 +356,7 @@ async def open_counts(states: Sequence[ServerState], queries: npt.ArrayLike, *, 
     from mpyc.runtime import mpc
 
     parties = len(mpc.parties)
-    servers = [server_party(0, parties), server_party(1, parties)]
+    servers = _servers(parties)
     wanted = sorted(set(servers) | set(receivers if receivers is not None else servers))
     mine = {state.server: server_shares(state, queries, None if sums is None else sums.get(state.server))
             for state in states}
@@ -469,25 +465,18 @@ def _pack_keys(keys: Sequence[bytes]) -> bytes:
 def _unpack_keys(blob: bytes) -> list[bytes]:
     keys, offset = [], 0
     while offset < len(blob):
-        if offset + 8 > len(blob):
-            raise ValueError("truncated key file")
         size = int.from_bytes(blob[offset:offset + 8], "big")
-        offset += 8
-        if offset + size > len(blob):
+        if offset + 8 + size > len(blob):  # a cut length prefix included: it reads as fewer than 8 bytes
             raise ValueError("truncated key file")
-        keys.append(blob[offset:offset + size])
-        offset += size
+        keys.append(blob[offset + 8:offset + 8 + size])
+        offset += 8 + size
     return keys
-
-
-def server_directory(directory: str | Path, server: int) -> Path:  # DIR/server{b}
-    return Path(directory) / f"server{server}"
 
 
 def store_state(state: ServerState, directory: str | Path) -> Path:
     """Write server ``state.server``'s state to ``DIR/server{b}`` (0700; files 0600), tagged with its own key
     (:func:`store_key_path`, never in the store); OSError when the directory or the key cannot be written."""
-    folder = server_directory(directory, state.server)
+    folder = Path(directory) / f"server{state.server}"
     try:
         mac_key = _server_key(state.server, create=True)
     except ValueError as exc:
@@ -513,7 +502,7 @@ def load_state(directory: str | Path, server: int) -> ServerState:
     no path (shared), the path is in ``detail`` (docs/ecdf.md)."""
     from secure.fss import dcf
 
-    folder = server_directory(directory, server)
+    folder = Path(directory) / f"server{server}"
     try:
         record = json.loads((folder / "public.json").read_text(encoding="utf-8"))
         keys_blob = (folder / "keys.bin").read_bytes()
@@ -563,7 +552,7 @@ async def check_same_run(states: Sequence[ServerState]) -> None:
     from mpyc.runtime import mpc
 
     parties = len(mpc.parties)
-    servers = [server_party(0, parties), server_party(1, parties)]
+    servers = _servers(parties)
     mine = {state.server: (state.run_id, state_digest(state.public)) for state in states}
     if parties == 1:
         views = [mine.get(0), mine.get(1)]
@@ -628,7 +617,7 @@ async def run_fss_ecdf(query: EcdfParameters, values: npt.ArrayLike, *, receiver
 
     meter = CostMeter()
     parties = len(mpc.parties)
-    servers = sorted({server_party(0, parties), server_party(1, parties)})
+    servers = sorted(set(_servers(parties)))
     if query.answer is not None:
         await agree_verdict(f"--answer runs with the two servers only (-M2), got {parties} parties"
                             if parties > 2 else None)

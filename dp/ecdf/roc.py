@@ -219,11 +219,15 @@ class RocRelease:
         return class_epsilon(self.epsilon, len(self.grid), self.split)
 
     @property
+    def plan(self) -> TreeNoisePlan:
+        """The tree noise plan each class ECDF was released with."""
+        return plan_roc_noise(epsilon=self.epsilon, points=len(self.grid), split=self.split, parties=self.parties,
+                              threshold=self.threshold, unit_rows=self.unit_rows)
+
+    @property
     def count_std(self) -> float:
         """Standard deviation of the noise on one released count."""
-        return math.sqrt(plan_roc_noise(epsilon=self.epsilon, points=len(self.grid), split=self.split,
-                                        parties=self.parties, threshold=self.threshold,
-                                        unit_rows=self.unit_rows).point_variance)
+        return math.sqrt(self.plan.point_variance)
 
     @property
     def positive_total(self) -> int:
@@ -244,20 +248,18 @@ class RocRelease:
     def rates(self) -> tuple[np.ndarray, np.ndarray]:
         """The self-normalised class ECDFs ``(F_pos, F_neg)`` on the grid, clipped to ``[0, 1]`` (not monotone;
         the clipping is post-processing and changes nothing where the noisy counts lie in ``[0, total]``)."""
-        return (np.clip(self_normalise(self.positive_counts)[0], 0.0, 1.0),
-                np.clip(self_normalise(self.negative_counts)[0], 0.0, 1.0))
+        return self.smoothed_rates(None)
 
     def smoothed_rates(self, norm: int | None) -> tuple[np.ndarray, np.ndarray]:
         """The self-normalised rates smoothed by eq. 3 with ``norm`` 1 or 2 (from the unclipped values, as the
         paper; the result lies in ``[0, 1]``), or ``None``: the raw :meth:`rates` (clipped)."""
-        if norm is None:
-            return self.rates()
         positive, negative = self_normalise(self.positive_counts)[0], self_normalise(self.negative_counts)[0]
+        if norm is None:
+            return np.clip(positive, 0.0, 1.0), np.clip(negative, 0.0, 1.0)
         from smoothing.monotone import smooth_ecdf
 
         incidence = prefix_incidence(len(self.grid))
-        return (smooth_ecdf(positive, incidence, norm=norm).values,
-                smooth_ecdf(negative, incidence, norm=norm).values)
+        return smooth_ecdf(positive, incidence, norm=norm).values, smooth_ecdf(negative, incidence, norm=norm).values
 
     def curve(self, norm: int | None = 2) -> Any:
         """The ROC curve (:class:`smoothing.roc.RocCurve`) of the (smoothed) self-normalised ECDFs."""
@@ -415,10 +417,6 @@ def renoised_counts(counts: npt.ArrayLike, plan: TreeNoisePlan, draws: int, rng:
     return noisy_counts(np.asarray(counts, dtype=np.int64), noise)
 
 
-def _self_normalised(counts: np.ndarray) -> np.ndarray:
-    return counts.astype(float) / np.maximum(counts[:, -1:], 1).astype(float)
-
-
 def auc_interval(release: RocRelease, *, smooth: int | None, draws: int | None = None, level: float = 0.95,
                  seed: int = BAND_SEED) -> AucInterval:
     """The AUC's interval and warnings (:class:`AucInterval`; post-processing, no privacy cost; docs/roc.md).
@@ -432,20 +430,16 @@ def auc_interval(release: RocRelease, *, smooth: int | None, draws: int | None =
         raise ValueError(f"level must lie in (0, 1), got {level}")
     from smoothing.roc import batch_auc
 
-    rng = np.random.Generator(np.random.PCG64(seed))
-    plan = plan_tree_noise(epsilon=release.class_epsilon, points=len(release.grid), parties=release.parties,
-                           threshold=release.threshold, unit_rows=release.unit_rows)
-    positive = _self_normalised(renoised_counts(release.positive_counts, plan, copies, rng))
-    negative = _self_normalised(renoised_counts(release.negative_counts, plan, copies, rng))
-    if smooth is None:
-        positive, negative = np.clip(positive, 0.0, 1.0), np.clip(negative, 0.0, 1.0)
-    else:
-        from smoothing.monotone import smooth_many
+    from smoothing.monotone import smooth_many
 
-        incidence = prefix_incidence(len(release.grid))
-        positive = smooth_many(positive, incidence, norm=smooth)
-        negative = smooth_many(negative, incidence, norm=smooth)
-    areas = batch_auc(positive, negative)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    rates = []
+    for counts in (release.positive_counts, release.negative_counts):  # self-normalised copies, positive first
+        copied = renoised_counts(counts, release.plan, copies, rng)
+        normalised = copied.astype(float) / np.maximum(copied[:, -1:], 1).astype(float)
+        rates.append(np.clip(normalised, 0.0, 1.0) if smooth is None
+                     else smooth_many(normalised, prefix_incidence(len(release.grid)), norm=smooth))
+    areas = batch_auc(*rates)
     estimate = float(release.curve(smooth).auc)
     low, high = (float(q) for q in np.quantile(areas, [(1 - level) / 2, (1 + level) / 2]))
     warnings: list[str] = []
@@ -486,10 +480,8 @@ async def run_secure_roc(scores: np.ndarray, labels: np.ndarray, grid: np.ndarra
     first, second = releases
     if first is None or second is None:
         return None
-    phases: dict[str, dict[str, float]] = {}
-    for label, release in ((1, first), (0, second)):
-        for name, cost in release.phases.items():
-            phases[f"class {label} {name}"] = cost
+    phases = {f"class {label} {name}": cost for label, release in ((1, first), (0, second))
+              for name, cost in release.phases.items()}
     return RocRelease(query=_default_query(taus, epsilon, split), grid=taus, positive_counts=first.counts,
                       negative_counts=second.counts, n=first.n, parties=plan.parties, threshold=plan.threshold,
                       unit_rows=unit_rows,
