@@ -94,15 +94,12 @@ def parse_parties(text: str | None) -> list[int] | None:
     """``--party P[,P...]`` -> the party indices (``None`` if not given); :raise UsageError: not an index."""
     if text is None:
         return None
-    parties = []
-    for word in str(text).split(","):
-        try:
-            party = int(word.strip())
-        except ValueError:
-            party = -1
-        if party < 0:
-            raise UsageError(f"--party expects a party index 0, 1, ... (or a list 0,1,2), got {text}")
-        parties.append(party)
+    try:
+        parties = [int(word) for word in str(text).split(",")]  # int() takes the spaces around a word
+    except ValueError:
+        parties = [-1]
+    if min(parties) < 0:
+        raise UsageError(f"--party expects a party index 0, 1, ... (or a list 0,1,2), got {text}")
     return sorted(set(parties))
 
 
@@ -149,11 +146,9 @@ def _show_account(ledger: Ledger) -> None:
         print("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
 
 
-def show(directory: Path, dataset: str | Sequence[str] | None = None, party: int | Sequence[int] | None = None) -> int:
-    """Print every account in ``directory`` (or those of ``dataset``, of ``party``); the number shown.
+def show(directory: Path, datasets: Sequence[str] | None = None, parties: Sequence[int] | None = None) -> int:
+    """Print every account in ``directory`` (or those of ``datasets``, of ``parties``); the number shown.
     First-format accounts (not yet migrated) are shown as they are, marked."""
-    datasets = None if dataset is None else [dataset] if isinstance(dataset, str) else list(dataset)
-    parties = None if party is None else [party] if isinstance(party, int) else list(party)
     accounts = [Ledger.read(path) for path in [*list_accounts(directory), *list_legacy_accounts(directory)]]
     chosen = [ledger for ledger in accounts if (datasets is None or ledger.dataset in datasets)
               and (parties is None or ledger.party in parties)]

@@ -205,7 +205,6 @@ def would_exceed(accountant: Accountant, budget: Budget, spends: Sequence[Spend]
 
 def would_exceed_totals(accountant: Accountant, budget: Budget, totals: Totals, new: Spend) -> str | None:
     """:func:`would_exceed` from the running :class:`Totals` of the spends (what a ledger keeps): constant time."""
-    check_accountant(accountant)
     before_epsilon, before_delta = totals.composed(accountant, budget.delta)
     after_epsilon, after_delta = totals.plus(new).composed(accountant, budget.delta)
     terms = "" if accountant == "basic" else f" (zcdp accountant: epsilon at delta {budget.delta:g})"

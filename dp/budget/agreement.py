@@ -66,20 +66,14 @@ def with_command(request: SpendRequest | None, argv: Sequence[str]) -> SpendRequ
 def create_hint(request: SpendRequest, party: int, parties: int) -> str:
     """How to create this party's missing account, exactly (this party's local note: it may name paths).
     Details: docs/budget.md."""
-    tool = ["python", "-m", "scenarios.budget"]
-    if request.ledger is not None:
-        tool += ["--ledger", os.fspath(request.ledger)]
-    tool += ["create"]
-    if request.dataset_name is not None:
-        tool += ["--dataset", request.dataset_name]
-    elif request.data_file is not None:
-        tool += ["--data", request.data_file]
+    ledger = [] if request.ledger is None else ["--ledger", os.fspath(request.ledger)]
+    dataset = (["--dataset", request.dataset_name] if request.dataset_name is not None else
+               ["--data", request.data_file] if request.data_file is not None else [])
     which = ",".join(str(index) for index in range(parties)) if request.data_file is None or \
         "{pid}" in request.data_file or request.dataset_name is not None else str(party)
-    tool += ["--party", which, "--budget", "EPS"]
-    if request.accountant != "basic":
-        tool += ["--accountant", request.accountant]
-    made = shlex.join(tool)
+    accountant = [] if request.accountant == "basic" else ["--accountant", request.accountant]
+    made = shlex.join(["python", "-m", "scenarios.budget", *ledger, "create", *dataset, "--party", which, "--budget",
+                       "EPS", *accountant])
     if request.in_script:
         return (f"create one by passing budget='EPS' (or budget='EPS:DELTA') to the release call, e.g. "
                 f"dp.umpc.release(query, rows, budget='1', ...), or run {made}")

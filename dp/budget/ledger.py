@@ -549,11 +549,11 @@ class Ledger:
     """An open account: one party's budget and spends on one dataset (docs/budget.md)."""
 
     def __init__(self, *, path: Path, account: _Account, lock_timeout: float = LOCK_TIMEOUT,
-                 connection: sqlite3.Connection | None = None, legacy: bool = False) -> None:
+                 legacy: bool = False) -> None:
         self.path = path
         self._account = account
         self.lock_timeout = lock_timeout
-        self._connection = connection
+        self._connection: sqlite3.Connection | None = None
         self._version: int | None = None
         self._inode: int | None = None
         self.legacy = legacy  # a first-format file read for showing (migrated when next used)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
-from dp.budget.accountants import Budget, Spend
-from dp.budget.agreement import Reservation, SpendRequest
+from dp.budget.accountants import Budget, Spend, check_accountant, parse_budget
+from dp.budget.agreement import Reservation, SpendRequest, agree_spend, with_command
 
 __all__ = ["spend_request", "reserve", "MPC_TRUNCATION_DELTA", "EMBEDDED_DATA"]
 
@@ -26,8 +26,6 @@ def spend_request(spend: Spend, *, release: str, ledger: str | os.PathLike[str] 
     """This party's request: ``spend`` from the account of ``data_file`` (``{pid}`` kept) or ``dataset_name``
     (``dataset``: its other name); ``release`` or ``job`` (module, command line) names the entry; ``exempt``: why
     nothing is spent.  :raise ValueError: a bad ``budget`` or ``accountant`` (``TypeError``: of the wrong type)."""
-    from dp.budget.accountants import check_accountant, parse_budget
-
     if dataset is not None and dataset_name is not None and dataset != dataset_name:
         raise ValueError(f"dataset and dataset_name name the same thing: give one, got {dataset!r} and "
                          f"{dataset_name!r}")
@@ -53,7 +51,6 @@ async def reserve(request: Callable[[], SpendRequest], *, job: tuple[str, Sequen
     """Every party: ``request()`` (a bad budget or accountant at one party, or ``problem``, stops every party with
     its one line), agreed and reserved in this party's ledger; a job's refusal of a missing account prints its
     command with ``--budget EPS`` added.  :raise secure.errors.InputError: at every party alike."""
-    from dp.budget.agreement import agree_spend, with_command
     from secure.session import agree_verdict
 
     made = None

@@ -31,7 +31,7 @@ if __package__ in (None, ""):  # run as a file: import the installed packages
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.drills.harness import drill_main
+from scenarios.drills.harness import REPO_ROOT, drill_main
 
 __all__ = ["main", "parse_options", "DrillOptions", "simulate_attack", "fitted_slope", "slope_tolerance",
            "run_real", "ledger_attack", "COLUMNS", "DOMAIN"]
@@ -40,7 +40,6 @@ COLUMNS = ("sysBP", "diaBP")
 DOMAIN = "sysBP=80:300:2,diaBP=40:160:2"
 #: the budget delta of the ledger-on runs (covers the in-MPC sampler's truncation, 2^-40 per released sum)
 BUDGET_DELTA = 1e-9
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,11 @@ class DrillOptions:
 
 
 def parse_options(argv: Sequence[str]) -> DrillOptions | None:
-    """Parse the options; ``None`` after ``--help``; :raise UsageError: one line."""
+    """Parse the options and prepare what the run needs (matplotlib, ``--results-dir``); ``None`` after ``--help``;
+    :raise UsageError: one line."""
+    from scenarios.kit.packages import require_packages
+    from secure.errors import InputError
+
     parser = ScenarioParser(prog="python -m scenarios.drills.budget", description=__doc__, runs_as="launcher")
     for option, kind, default, text in (("--rows", int, 60, "Framingham rows"), ("--epsilon", float, 1.0, "per run"),
             ("--budget", float, None, "the ledger's budget (default: 4; quick 3)"),
@@ -88,14 +91,19 @@ def parse_options(argv: Sequence[str]) -> DrillOptions | None:
         raise UsageError(f"--budget must be finite and at least --epsilon, got {budget:g}")
     if budget / args.epsilon > 20:
         raise UsageError(f"--budget / --epsilon must be at most 20 (real runs), got {budget / args.epsilon:g}")
-    if not 4 <= max_runs <= 4096:
-        raise UsageError(f"--max-runs must lie in [4, 4096], got {max_runs}")
-    if not 100 <= attackers <= 100_000:
-        raise UsageError(f"--attackers must lie in [100, 100000], got {attackers}")
-    if not 1 <= real_runs <= 64:
-        raise UsageError(f"--real-runs must lie in [1, 64], got {real_runs}")
+    for option, value, low, high in (("--max-runs", max_runs, 4, 4096), ("--attackers", attackers, 100, 100_000),
+                                     ("--real-runs", real_runs, 1, 64)):
+        if not low <= value <= high:
+            raise UsageError(f"{option} must lie in [{low}, {high}], got {value}")
     if args.seed < 0:
         raise UsageError(f"--seed must be non-negative, got {args.seed}")
+    try:
+        require_packages("matplotlib", purpose="this drill's figure")
+        os.makedirs(args.results_dir, exist_ok=True)
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"--results-dir {args.results_dir}: {exc.strerror or exc}") from None
     return DrillOptions(args.rows, float(args.epsilon), float(budget), max_runs, attackers, real_runs, args.seed,
                         args.results_dir, args.json, quick)
 
@@ -232,8 +240,8 @@ class Outcome:
         return wrong
 
 
-def run_drill(options: DrillOptions, directory: str) -> Outcome:
-    """Simulate the attack, then run it for real with the ledger off and on."""
+def run_drill(options: DrillOptions, directory: str) -> tuple[DrillOptions, Outcome]:
+    """Simulate the attack, run it for real with the ledger off and on; its CSV and figure in ``--results-dir``."""
     rows = _rows(options.rows)
     truth, single_std, table = simulate_attack(rows, epsilon=options.epsilon, max_runs=options.max_runs,
                                                attackers=options.attackers, seed=options.seed)
@@ -243,8 +251,16 @@ def run_drill(options: DrillOptions, directory: str) -> Outcome:
     off = [run_real(data, options.epsilon, ["--ledger", "off"], directory, number)
            for number in range(options.real_runs)]
     on = ledger_attack(data, options.epsilon, options.budget, directory)
-    return Outcome(truth, single_std, table, fitted_slope(table), slope_tolerance(table, options.attackers), off, on,
-                   int(math.floor(options.budget / options.epsilon + 1e-9)))
+    outcome = Outcome(truth, single_std, table, fitted_slope(table), slope_tolerance(table, options.attackers), off,
+                      on, int(math.floor(options.budget / options.epsilon + 1e-9)))
+    base = os.path.join(options.results_dir, "budget_drill")
+    with open(base + ".csv", "w", encoding="utf-8") as handle:
+        handle.write("runs,simulated_rmse,std_over_sqrt_runs\n")
+        for row in outcome.simulated:
+            handle.write(f"{row['runs']:.0f},{row['rmse']:.6g},{row['theory']:.6g}\n")
+    plot(options, outcome, base + ".png")
+    outcome.files = [base + ".csv", base + ".png"]
+    return options, outcome
 
 
 def _real_errors(outcome: Outcome) -> dict[int, float]:
@@ -313,40 +329,9 @@ def _record(options: DrillOptions, outcome: Outcome) -> dict[str, Any]:
             "expected_answers": outcome.expected_answers, "failures": outcome.failures()}
 
 
-def _prepared(argv: Sequence[str]) -> DrillOptions | None:
-    """:func:`parse_options`, then what the run needs (matplotlib, ``--results-dir``); :raise UsageError: one line."""
-    from scenarios.kit.packages import require_packages
-    from secure.errors import InputError
-
-    options = parse_options(argv)
-    if options is None:
-        return None
-    try:
-        require_packages("matplotlib", purpose="this drill's figure")
-        os.makedirs(options.results_dir, exist_ok=True)
-    except InputError as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(f"--results-dir {options.results_dir}: {exc.strerror or exc}") from None
-    return options
-
-
-def _run(options: DrillOptions, directory: str) -> tuple[DrillOptions, Outcome]:
-    """:func:`run_drill`, then its CSV and figure in ``--results-dir``."""
-    outcome = run_drill(options, directory)
-    base = os.path.join(options.results_dir, "budget_drill")
-    with open(base + ".csv", "w", encoding="utf-8") as handle:
-        handle.write("runs,simulated_rmse,std_over_sqrt_runs\n")
-        for row in outcome.simulated:
-            handle.write(f"{row['runs']:.0f},{row['rmse']:.6g},{row['theory']:.6g}\n")
-    plot(options, outcome, base + ".png")
-    outcome.files = [base + ".csv", base + ".png"]
-    return options, outcome
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the drill; 0 as expected, 1 not (one ``error:`` line), 2 bad usage."""
-    return drill_main(argv, name="budget drill", parse=_prepared, run=_run, report=lambda run: report(*run),
+    return drill_main(argv, name="budget drill", parse=parse_options, run=run_drill, report=lambda run: report(*run),
                       record=lambda options, run: _record(options, run[1]), failures=lambda run: run[1].failures(),
                       what="the averaging-attack drill")
 
