@@ -4,14 +4,14 @@
 The noise must be calibrated on the ``E`` drawn (:func:`max_degree`, App. C.2.3).  Details: docs/umpc_analysis.md."""
 from __future__ import annotations
 
+import bisect
 import math
 from itertools import combinations
-from numbers import Integral
 
 import numpy as np
 from numpy.typing import NDArray
 
-from dp.validation import check_generator, check_positive_int
+from dp.validation import check_generator, check_integer, check_nonnegative_int, check_positive_int
 
 __all__ = ["SAMPLING_METHODS", "all_tuples", "balanced_tuples", "bernoulli_tuples", "max_degree", "sample_tuples",
            "tuple_count", "uniform_tuples", "vertex_degrees"]
@@ -27,9 +27,7 @@ _MAX_TABLE_ENTRIES = 1 << 24  # int64 entries of the binomial tables of the vect
 def _check_shape(n_rows: int, degree: int) -> tuple[int, int, int]:
     """Validate ``(n_rows, degree)`` (TypeError / ValueError unless ``1 <= k <= n``); return ``(n, k, C(n, k))``."""
     k = check_positive_int(degree, "degree")
-    if isinstance(n_rows, bool) or not isinstance(n_rows, Integral):
-        raise TypeError(f"number of rows must be an integer, got {n_rows!r}")
-    n = int(n_rows)
+    n = check_integer(n_rows, "number of rows")
     if n < k:
         raise ValueError(f"need at least k rows for degree k, got n={n}, k={k}")
     return n, k, math.comb(n, k)
@@ -54,9 +52,7 @@ def all_tuples(n_rows: int, degree: int) -> NDArray[np.int64]:
     rows; ValueError beyond ``2**27`` entries (sample instead)."""
     n, k, total = _check_shape(n_rows, degree)
     if total * k > _MAX_ENUMERATED_ENTRIES:
-        raise ValueError(
-            f"C({n}, {k}) = {total} tuples are too many to enumerate; sample a subset instead"
-        )
+        raise ValueError(f"C({n}, {k}) = {total} tuples are too many to enumerate; sample a subset instead")
     if k == 1:
         return np.arange(n, dtype=np.int64).reshape(n, 1)
     if k == 2:
@@ -69,10 +65,7 @@ def all_tuples(n_rows: int, degree: int) -> NDArray[np.int64]:
 def vertex_degrees(tuples: NDArray[np.int64], n_rows: int) -> NDArray[np.int64]:
     """For each row ``i``, the number of tuples of ``E`` (``(|E|, k)`` integers below ``n_rows``) containing ``i``,
     repeated tuples counted each time; ValueError if ``tuples`` is not 2-D integer or has an entry out of range."""
-    if isinstance(n_rows, bool) or not isinstance(n_rows, Integral):
-        raise TypeError(f"number of rows must be an integer, got {n_rows!r}")
-    if n_rows < 0:
-        raise ValueError(f"number of rows must be non-negative, got {n_rows}")
+    check_nonnegative_int(n_rows, "number of rows")
     arr = np.asarray(tuples)
     if arr.ndim != 2:
         raise ValueError(f"tuples must be a 2-D array, got shape {arr.shape}")
@@ -171,30 +164,9 @@ def balanced_tuples(n_rows: int, n_tuples: int, degree: int, rng: np.random.Gene
     rows ascending; ``rng`` (seeded from the joint public seed) is the only randomness, ``strict_balance`` keeps
     vertex degrees within one of each other; RuntimeError past ``max_restarts``. Details: docs/umpc_analysis.md."""
     n, m, k, total = _check_request(n_rows, n_tuples, degree, rng)
-    if isinstance(max_restarts, bool) or not isinstance(max_restarts, Integral):
-        raise TypeError(f"max_restarts must be an integer, got {max_restarts!r}")
-    if max_restarts < 0:
-        raise ValueError(f"max_restarts must be non-negative, got {max_restarts}")
-    tuples, _ = _balanced_tuples_counted(n, m, k, rng, bool(strict_balance), int(max_restarts))
+    restarts = check_nonnegative_int(max_restarts, "max_restarts")
+    tuples, _ = _balanced_tuples_counted(n, m, k, rng, bool(strict_balance), restarts)
     return tuples
-
-def _rank_colex(tuples: NDArray[np.int64]) -> list[int]:
-    """The colex rank ``sum_i C(c_i, i)`` of each ascending row, exact: the inverse of :func:`_unrank_colex`."""
-    arr = np.asarray(tuples, dtype=np.int64)
-    return [sum(math.comb(int(c), i + 1) for i, c in enumerate(row)) for row in arr.tolist()]
-
-
-def _largest_c(rank: int, i: int, n: int) -> int:
-    """The largest ``c`` in ``[i - 1, n - 1]`` with ``C(c, i) <= rank`` (binary search)."""
-    lo, hi = i - 1, n - 1  # C(i - 1, i) = 0 <= rank always holds
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if math.comb(mid, i) <= rank:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
 
 def _unrank_python(ranks: list[int], n: int, k: int) -> NDArray[np.int64]:
     """Exact unranking with Python ints (any ``C(n, k)``); O(k log n) ``math.comb`` per rank."""
@@ -203,7 +175,8 @@ def _unrank_python(ranks: list[int], n: int, k: int) -> NDArray[np.int64]:
         rest = int(rank)
         upper = n
         for i in range(k, 0, -1):
-            c = _largest_c(rest, i, upper)
+            # the largest c in [i - 1, upper - 1] with C(c, i) <= rest (C(i - 1, i) = 0 always qualifies)
+            c = i - 2 + bisect.bisect_right(range(i - 1, upper), rest, key=lambda x: math.comb(x, i))
             out[row, i - 1] = c
             rest -= math.comb(c, i)
             upper = c

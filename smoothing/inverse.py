@@ -43,21 +43,18 @@ def inverse_ecdf(curve: Curve, probability: float, *, lower: float | None = None
     level = _check_probability(probability)
     function: Callable[[float], float]
     knots: np.ndarray | None = None
-    heights: np.ndarray | None = None
     if callable(curve):
-        function = curve
-        start = 0.0 if lower is None else float(lower)
-        stop = 1.0 if upper is None else float(upper)
+        function, ends = curve, (0.0, 1.0)
     elif isinstance(curve, tuple) and len(curve) == 2:
-        grid_points, grid_values = _check_curve(*curve)
-        knots, heights = grid_points, grid_values
-        start = float(grid_points[0]) if lower is None else float(lower)
-        stop = float(grid_points[-1]) if upper is None else float(upper)
+        grid_points, heights = _check_curve(*curve)
+        knots, ends = grid_points, (float(grid_points[0]), float(grid_points[-1]))
 
         def function(x: float) -> float:
-            return float(_evaluate(grid_points, grid_values, x))
+            return float(_evaluate(grid_points, heights, x))
     else:
         raise TypeError(f"curve must be callable or a (grid, values) pair, got {type(curve).__name__}")
+    start = ends[0] if lower is None else float(lower)
+    stop = ends[1] if upper is None else float(upper)
     if not (math.isfinite(start) and math.isfinite(stop)):
         raise ValueError(f"lower and upper must be finite, got {start} and {stop}")
     if start > stop:
@@ -80,7 +77,7 @@ def inverse_ecdf(curve: Curve, probability: float, *, lower: float | None = None
             a, a_moved = middle, True
         else:
             b = middle
-    if knots is None or heights is None or not snap:
+    if knots is None or not snap:
         return (a + b) / 2
     return _snap(knots, heights, level, a, b, a_moved, start, stop)
 

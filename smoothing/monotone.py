@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from typing import Any, Sequence
 
 import cvxpy as cp
@@ -27,18 +28,11 @@ _SOLVER_OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
-def _osqp_polish_option() -> str:
-    """OSQP renamed ``polish`` to ``polishing`` in version 1."""
-    try:
-        from importlib.metadata import version
-
-        major = int(version("osqp").split(".")[0])
-    except Exception:  # noqa: BLE001 - not installed or odd version string: keep the old name
-        return "polish"
-    return "polishing" if major >= 1 else "polish"
-
-
-_SOLVER_OPTIONS["OSQP"][_osqp_polish_option()] = True
+try:  # OSQP renamed ``polish`` to ``polishing`` in version 1
+    _OSQP_MAJOR = int(version("osqp").split(".")[0])
+except Exception:  # noqa: BLE001 - not installed or odd version string: keep the old name
+    _OSQP_MAJOR = 0
+_SOLVER_OPTIONS["OSQP"]["polishing" if _OSQP_MAJOR >= 1 else "polish"] = True
 
 _ACCEPTED = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
 
@@ -119,19 +113,20 @@ def smooth_ecdf(noisy: np.ndarray, incidence: sp.spmatrix | sp.sparray, *, subse
 
     problem, variable = _build_problem(values_on_subset, restricted, norm)
     attempts: list[tuple[str, str]] = []
-    solved: list[tuple[str, str, np.ndarray, float | None]] = []  # the first one accepted ends the search
+    # the first optimal (or, accept_inaccurate, the first) solution, else the first merely inaccurate one
+    chosen: tuple[str, str, np.ndarray, float | None] | None = None
     for name in names:
         outcome = _solve_once(problem, variable, name, values_on_subset, restricted, tolerance)
         attempts.append((name, outcome if isinstance(outcome, str) else outcome[0]))
-        if not isinstance(outcome, str):
-            solved.append((name, *outcome))
-            if outcome[0] == cp.OPTIMAL or accept_inaccurate:
-                break
-    if not solved:
+        if isinstance(outcome, str):
+            continue
+        if chosen is None or outcome[0] == cp.OPTIMAL:
+            chosen = (name, *outcome)
+        if outcome[0] == cp.OPTIMAL or accept_inaccurate:
+            break
+    if chosen is None:
         raise SmoothingError(attempts)  # every attempt failed
-    # the accepted solution, else (all merely inaccurate, not accepted) the first inaccurate one
-    accepted = solved[-1][1] == cp.OPTIMAL or accept_inaccurate
-    name, status, solution, solver_seconds = solved[-1] if accepted else solved[0]
+    name, status, solution, solver_seconds = chosen
     corrected = values_on_subset + restricted @ solution
     repaired = np.clip(np.maximum.accumulate(corrected), 0.0, 1.0)
     corrections = np.zeros(nodes)
@@ -165,19 +160,18 @@ def smooth_many(noisy: np.ndarray, incidence: sp.spmatrix | sp.sparray, *, norm:
     restricted = sp.csc_array(matrix)[:, used].tocsr()
     names = default_solvers(norm)
     out = np.empty_like(curves)
-    if not names or curves.shape[0] == 0:
-        for r in range(curves.shape[0]):
-            out[r] = smooth_ecdf(curves[r], incidence, norm=norm, tolerance=tolerance).values
-        return out
-    parameter = cp.Parameter(size)  # one problem, its data the curve: compiled once, solved per row
-    problem, variable = _build_problem(parameter, restricted, norm)
+    if names and curves.shape[0]:
+        parameter = cp.Parameter(size)  # one problem, its data the curve: compiled once, solved per row
+        problem, variable = _build_problem(parameter, restricted, norm)
     for r in range(curves.shape[0]):
-        parameter.value = curves[r]
-        outcome = _solve_once(problem, variable, names[0], curves[r], restricted, tolerance)
-        if isinstance(outcome, str):
+        outcome: tuple[str, np.ndarray, float | None] | str = "no solver installed"
+        if names:
+            parameter.value = curves[r]
+            outcome = _solve_once(problem, variable, names[0], curves[r], restricted, tolerance)
+        if isinstance(outcome, str):  # smooth_ecdf tries every solver (or says that none is installed)
             out[r] = smooth_ecdf(curves[r], incidence, norm=norm, tolerance=tolerance).values
-            continue
-        out[r] = np.clip(np.maximum.accumulate(curves[r] + restricted @ outcome[1]), 0.0, 1.0)
+        else:
+            out[r] = np.clip(np.maximum.accumulate(curves[r] + restricted @ outcome[1]), 0.0, 1.0)
     return out
 
 

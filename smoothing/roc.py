@@ -38,15 +38,11 @@ def roc_from_ecdfs(ecdf_positive: np.ndarray, ecdf_negative: np.ndarray, *, thre
             raise ValueError(f"thresholds must have the ECDFs' shape {positive.shape}, got {grid.shape}")
         if not np.all(np.isfinite(grid)) or (grid.size > 1 and not np.all(np.diff(grid) > 0)):
             raise ValueError("thresholds must be finite and strictly increasing")
-    if positive_below:
-        fpr, tpr = negative, positive
-        corner_low, corner_high = -np.inf, np.inf
-    else:
-        fpr, tpr = 1.0 - negative, 1.0 - positive
-        corner_low, corner_high = np.inf, -np.inf
+    fpr, tpr = (negative, positive) if positive_below else (1.0 - negative, 1.0 - positive)
+    corner = -np.inf if positive_below else np.inf  # the threshold of (0, 0); its negative gives (1, 1)
     fpr = np.concatenate([[0.0], fpr, [1.0]])
     tpr = np.concatenate([[0.0], tpr, [1.0]])
-    grid = np.concatenate([[corner_low], grid, [corner_high]])
+    grid = np.concatenate([[corner], grid, [-corner]])
     # threshold as the last key: among equal points keep the order in which the threshold sweeps
     sweep = grid if positive_below else -grid
     order = np.lexsort((np.nan_to_num(sweep, nan=0.0), tpr, fpr))

@@ -13,7 +13,6 @@ from scipy import stats
 from dp.sampling import (
     SAMPLING_METHODS,
     _balanced_tuples_counted,
-    _rank_colex,
     _unrank_colex,
     _unrank_pairs,
     _unrank_python,
@@ -207,6 +206,11 @@ def test_balanced_property(data: st.DataObject) -> None:
 # ------------------------------------------------------------------------------------------
 # ranking / unranking
 # ------------------------------------------------------------------------------------------
+def _rank_colex(tuples: np.ndarray) -> list[int]:
+    """The colex rank ``sum_i C(c_i, i)`` of each ascending row, exact: the inverse of ``_unrank_colex``."""
+    return [sum(math.comb(int(c), i + 1) for i, c in enumerate(row)) for row in np.asarray(tuples).tolist()]
+
+
 def test_unranking_bijective_small() -> None:
     n, k = 7, 3
     total = math.comb(n, k)
