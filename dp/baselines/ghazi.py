@@ -18,7 +18,7 @@ from dp.bell.quantize import KernelFunction, Quantizer, kernel_matrix
 from dp.validation import check_epsilon, check_instance, check_positive, check_positive_int
 from secure.noise.party import noise_generator
 
-__all__ = ["FactorShape", "Factorization", "factorize", "log_dimension", "laplace_scales", "randomize",
+__all__ = ["FactorShape", "Factorization", "factorize", "laplace_scales", "randomize",
            "estimate", "naive_estimate", "variance", "sample_ustatistic", "mse", "table1_mse", "simulate"]
 
 _CHUNK_ELEMENTS = 1 << 22  # noise draws per block of vectorized simulation (bounds memory)
@@ -114,13 +114,6 @@ def factorize(matrix: npt.ArrayLike, *, d: int | None = None) -> Factorization:
     norm_right = np.linalg.norm(right, axis=0).max()
     c = math.sqrt(norm_right / norm_left)
     return Factorization(left=left * c, right=right / c, singular_values=s, rank=rank)
-
-
-def log_dimension(n: int, rank: int) -> int:
-    """The ``d = O(log n)`` choice: ``min(rank, ceil(log2 n))`` (at least 1); ValueError if ``n`` or ``rank`` < 1."""
-    n = check_positive_int(n, "n")
-    rank = check_positive_int(rank, "rank")
-    return max(1, min(rank, math.ceil(math.log2(n)) if n > 1 else 1))
 
 
 def laplace_scales(factorization: Factorization, *, epsilon: float) -> tuple[float, float]:

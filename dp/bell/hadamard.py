@@ -267,10 +267,6 @@ class FrequencyOracle:
     def _unchecked_counts(self, queries: np.ndarray) -> np.ndarray:
         return self.debias_factor * _hadamard_sums(self._rows, self._sums, queries, self.bits)
 
-    def frequencies(self, values: npt.ArrayLike) -> np.ndarray:
-        """Unbiased estimates of the fraction of users holding each of ``values`` (counts / n)."""
-        return self.counts(values) / self.users
-
     def variance(self, true_counts: npt.ArrayLike) -> np.ndarray:
         """Exact variance ``n K^2 - count`` of the count estimate of a value held by ``count`` (in ``[0, n]``) users."""
         return self.users * self.debias_factor ** 2 - _check_true_counts(true_counts, self.users)
