@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dp.budget import (ACCOUNTANTS, Ledger, LedgerError, dataset_key_of_file, dataset_key_of_name,
-                       dataset_key_of_rows, default_ledger_directory, ledger_disabled, list_accounts,
-                       list_legacy_accounts, parse_budget)
+                       dataset_key_of_rows, default_ledger_directory, ledger_disabled, list_accounts, parse_budget)
 from scenarios.kit.cli import ScenarioParser, UsageError
 
 __all__ = ["build_parser", "main", "show", "dataset_keys", "parse_parties"]
@@ -149,7 +148,7 @@ def _show_account(ledger: Ledger) -> None:
 def show(directory: Path, datasets: Sequence[str] | None = None, parties: Sequence[int] | None = None) -> int:
     """Print every account in ``directory`` (or those of ``datasets``, of ``parties``); the number shown.
     First-format accounts (not yet migrated) are shown as they are, marked."""
-    accounts = [Ledger.read(path) for path in [*list_accounts(directory), *list_legacy_accounts(directory)]]
+    accounts = [Ledger.read(path) for path in [*list_accounts(directory), *list_accounts(directory, legacy=True)]]
     chosen = [ledger for ledger in accounts if (datasets is None or ledger.dataset in datasets)
               and (parties is None or ledger.party in parties)]
     which = "" if datasets is None else f" for dataset {', '.join(dict.fromkeys(datasets))}"

@@ -30,7 +30,7 @@ import pytest
 
 import dp.budget.ledger as ledger_module
 from dp.budget import (Budget, Ledger, LedgerError, Spend, Totals, dataset_key_of_file, dataset_key_of_name,
-                       dataset_key_of_rows, list_accounts, list_legacy_accounts, total_spent)
+                       dataset_key_of_rows, list_accounts, total_spent)
 from dp.budget.agreement import SpendRequest, account_keys, create_hint, pure_budget, refusal_texts, with_command
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,7 +144,7 @@ def _legacy_account(directory: Path, key: str, party: int, spends: list[float], 
 def test_a_first_format_account_is_migrated_on_use(tmp_path: Path) -> None:
     data = _write(tmp_path / "site0.csv", BASE)
     old = _legacy_account(tmp_path / "L", dataset_key_of_file(data), 0, [1.0, 0.5])
-    assert list_legacy_accounts(tmp_path / "L") == [old]
+    assert list_accounts(tmp_path / "L", legacy=True) == [old]
     shown = Ledger.read(old)                                        # shown as it is, not migrated
     assert shown.legacy and shown.spent() == (1.5, 0.0) and old.exists()
     key = dataset_key_of_rows(data)
@@ -154,7 +154,7 @@ def test_a_first_format_account_is_migrated_on_use(tmp_path: Path) -> None:
     assert [entry.run_id for entry in ledger.spends] == ["old-0", "old-1"]
     assert [change["event"] for change in ledger.history] == ["created", "migrated"]
     assert not old.exists() and old.with_name(old.name + ".migrated").exists()   # kept, never read again
-    assert list_legacy_accounts(tmp_path / "L") == [] and list_accounts(tmp_path / "L") == [ledger.path]
+    assert list_accounts(tmp_path / "L", legacy=True) == [] and list_accounts(tmp_path / "L") == [ledger.path]
     ledger.reserve(Spend(1.0), run_id="new", scenario="scenarios.ustat")
     with pytest.raises(LedgerError, match="budget of 3 spent: 2.5 spent, this run needs 1"):
         ledger.reserve(Spend(1.0), run_id="newer", scenario="scenarios.ustat")

@@ -9,11 +9,10 @@ from dp.budget.accountants import (ACCOUNTANTS, RELATIVE_TOLERANCE, Accountant, 
 from dp.budget.ledger import (ENVIRONMENT_VARIABLE, FORMAT, LEGACY_FORMAT, LOCK_TIMEOUT, BudgetExceeded, Entry, Ledger,
                               LedgerError, account_filename, dataset_key_of_file, dataset_key_of_name,
                               dataset_key_of_rows, default_ledger_directory, ledger_disabled, legacy_filename,
-                              list_accounts, list_legacy_accounts, refusal_lines)
+                              list_accounts, refusal_lines)
 
 __all__ = ["Accountant", "ACCOUNTANTS", "RELATIVE_TOLERANCE", "Spend", "Budget", "parse_budget", "check_accountant",
            "spend_rho", "total_spent", "would_exceed", "would_exceed_totals", "Totals", "zcdp_to_epsilon",
            "ENVIRONMENT_VARIABLE", "FORMAT", "LEGACY_FORMAT", "LOCK_TIMEOUT", "LedgerError", "BudgetExceeded", "Entry",
            "Ledger", "account_filename", "legacy_filename", "dataset_key_of_file", "dataset_key_of_rows",
-           "dataset_key_of_name", "default_ledger_directory", "ledger_disabled", "list_accounts",
-           "list_legacy_accounts", "refusal_lines"]
+           "dataset_key_of_name", "default_ledger_directory", "ledger_disabled", "list_accounts", "refusal_lines"]

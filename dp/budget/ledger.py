@@ -27,7 +27,7 @@ from dp.budget.accountants import (PURE_ONLY, Accountant, Budget, Spend, Totals,
 
 __all__ = ["LedgerError", "BudgetExceeded", "refusal_lines", "Entry", "Ledger", "default_ledger_directory",
            "ledger_disabled", "dataset_key_of_file", "dataset_key_of_rows", "dataset_key_of_name", "account_filename",
-           "legacy_filename", "list_accounts", "list_legacy_accounts", "ENVIRONMENT_VARIABLE", "FORMAT",
+           "legacy_filename", "list_accounts", "ENVIRONMENT_VARIABLE", "FORMAT",
            "LEGACY_FORMAT", "LOCK_TIMEOUT"]
 
 _T = TypeVar("_T")
@@ -213,20 +213,12 @@ def legacy_filename(dataset: str, party: int) -> str:
     return account_filename(dataset, party, "json")
 
 
-def _listed(directory: Path | str, pattern: re.Pattern[str]) -> list[Path]:
-    folder = Path(directory)
+def list_accounts(directory: Path | str, *, legacy: bool = False) -> list[Path]:
+    """The account files in ``directory`` (sorted; none if it does not exist); ``legacy``: the first-format
+    ones not yet migrated instead."""
+    folder, pattern = Path(directory), _LEGACY if legacy else _ACCOUNT
     return sorted(path for path in folder.iterdir() if (match := pattern.match(path.name))
                   and _KEY.match(match.group("dataset")) and path.is_file()) if folder.is_dir() else []
-
-
-def list_accounts(directory: Path | str) -> list[Path]:
-    """The account files in ``directory`` (sorted; none if it does not exist)."""
-    return _listed(directory, _ACCOUNT)
-
-
-def list_legacy_accounts(directory: Path | str) -> list[Path]:
-    """The first-format account files in ``directory`` not yet migrated (sorted)."""
-    return _listed(directory, _LEGACY)
 
 
 def _check_key(dataset: object) -> str:
