@@ -13,8 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from secure.kernels import (AreaUnderCurve, DuplicatePair, GiniMeanDifference, Kernel, KendallTau, RandIndex,
-                            VolumeUnderSurface)
+from secure.kernels import KERNELS, Kernel
 
 __all__ = ["local_histogram", "secure_histogram", "checked_secure_histogram", "histogram_sums", "histogram_value_bound",
            "GENERIC_MAX_CELLS", "special_form"]
@@ -30,14 +29,10 @@ _KENDALL_CELLS = 1 << 15
 #: table entries evaluated per block by the generic path (bounds its memory to a few tens of MB)
 _BLOCK_ENTRIES = 1 << 20
 
-_SPECIAL: dict[type, str] = {KendallTau: "kendall", GiniMeanDifference: "gini", AreaUnderCurve: "auc",
-                             DuplicatePair: "duplicate", RandIndex: "rand", VolumeUnderSurface: "vus"}
-
-
 def special_form(kernel: Kernel) -> str | None:
     """Name of the kernel's closed histogram formula, or ``None`` (then only the generic path applies).
     Dispatch is on the exact built-in class, so a user's kernel or subclass gets the generic path."""
-    return _SPECIAL.get(type(kernel))
+    return kernel.name if KERNELS.get(kernel.name) is type(kernel) else None
 
 
 # 1. local counting, 2. secure sum
@@ -109,10 +104,6 @@ class _PlainOps:
     def total(self, a: Any, axis: int | None = None) -> Any:
         return int(np.sum(a)) if axis is None else np.sum(a, axis=axis)
 
-    def total_vector(self, a: Any) -> Any:
-        """Sum of all entries as a 1-element vector."""
-        return np.array([int(np.sum(a))], dtype=object)
-
     def concat(self, arrays: Sequence[Any]) -> Any:
         return np.concatenate(list(arrays))
 
@@ -170,9 +161,6 @@ class _SecureOps:
 
     def total(self, a: Any, axis: int | None = None) -> Any:
         return self.mpc.np_sum(a, axis=axis)
-
-    def total_vector(self, a: Any) -> Any:
-        return self.mpc.np_sum(a.reshape(1, -1), axis=1)
 
     def concat(self, arrays: Sequence[Any]) -> Any:
         return self.mpc.np_concatenate(list(arrays))
@@ -254,7 +242,7 @@ def _rand(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ..
     """Agreeing pairs of two clusterings (App. A.5.4) from the contingency table; one inner product (docs/secure_layer.md)."""
     rows, cols = ops.total(counts, axis=1), ops.total(counts, axis=0)
     flat = counts.reshape(-1)
-    everything = ops.total_vector(rows)
+    everything = ops.total(rows.reshape(1, -1), axis=1)  # a 1-element vector
     left = ops.concat([2 * flat, -1 * rows, -1 * cols, everything])
     right = ops.concat([flat, rows, cols, everything])
     return (ops.half(ops.dot(left, right) - ops.total(counts)),)
@@ -402,19 +390,13 @@ def histogram_value_bound(kernel: Kernel, rows: int, grid_values: Sequence[np.nd
     pairs = n * (n - 1) // 2
     arrays = [np.asarray(v, dtype=np.int64) for v in grid_values]
     form = None if generic else special_form(kernel)
-    if form == "kendall":
-        return max(2 * n, pairs)
     if form == "gini":
         largest = max(int(np.abs(arrays[0]).max()), 1)
         spread = int(arrays[0].max()) - int(arrays[0].min())
         return max(2 * n * largest, pairs * spread)
-    if form == "auc":
-        return max(2 * n, n * n // 2)
-    if form == "duplicate":
-        return n * n
-    if form == "rand":
-        return 3 * n * n + n
-    if form == "vus":
-        return max(3 * n * n, 12 * n ** 3 // 27)
+    closed = {"kendall": max(2 * n, pairs), "auc": max(2 * n, n * n // 2), "duplicate": n * n,
+              "rand": 3 * n * n + n, "vus": max(3 * n * n, 12 * n ** 3 // 27)}
+    if form is not None:
+        return closed[form]
     largest = max(max(abs(o.low), abs(o.high)) for o in kernel.outputs(_widths(arrays)))
     return n * n * max(largest, 1)

@@ -103,16 +103,10 @@ async def twice_mann_whitney(scores: Any, labels: Any) -> tuple[Any, Any]:
     positives_first = mpc.np_stack([2 * scores + (1 - labels), labels])  # on a tie, label 1 sorts first
     both = mpc.np_stack([negatives_first, positives_first])              # (2 sorts, 2 rows, n)
     ordered = await sort_by_stages(both, lambda block: block[:, 0:1, :])
-    sorted_labels = mpc.np_concatenate([ordered[0, 1, :], ordered[1, 1, :]])
-    total = None
-    n = scores.shape[0]
-    for which in range(2):
-        label = sorted_labels[which * n:(which + 1) * n]
-        negative = 1 - label
-        negatives_before = mpc.np_cumsum(negative) - negative
-        count = mpc.np_sum(label * negatives_before)
-        total = count if total is None else total + count
-    return total, mpc.np_sum(labels)
+    sorted_labels = ordered[:, 1, :]  # (2 sorts, n)
+    negative = 1 - sorted_labels
+    negatives_before = mpc.np_cumsum(negative, axis=1) - negative
+    return mpc.np_sum(sorted_labels * negatives_before), mpc.np_sum(labels)
 
 
 def _check_bits(bits: int, bit_length: int) -> None:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import decimal
 import itertools
 import secrets
-from math import isqrt
-from dataclasses import dataclass
+from math import isqrt, prod
 from fractions import Fraction
 from functools import lru_cache
 from typing import Callable, Iterator, Protocol
@@ -18,7 +17,7 @@ from typing import Callable, Iterator, Protocol
 import numpy as np
 
 __all__ = ["BitSource", "OSBits", "GeneratorBits", "exp_neg_bounds", "negative_binomial", "binomial_half",
-           "uniform_prefix_less", "PolyaTables", "polya_tables"]
+           "uniform_prefix_less"]
 
 _WORD = 64
 _TOP = 1 << _WORD
@@ -59,18 +58,8 @@ class GeneratorBits:
         """A uniform integer of ``count`` bits (whole words, the excess high bits dropped)."""
         if count <= 0:
             return 0
-        value = 0
-        for word in self._bitgen.random_raw((count + _WORD - 1) // _WORD).tolist():
-            value = (value << _WORD) | int(word)
-        return value >> (-count % _WORD)
-
-
-def _decimal_bounds(value: Fraction, digits: int) -> tuple[decimal.Decimal, decimal.Decimal]:
-    """Decimals ``lo <= value <= hi`` at ``digits`` significant digits."""
-    down = decimal.Context(prec=digits, rounding=decimal.ROUND_FLOOR)
-    up = decimal.Context(prec=digits, rounding=decimal.ROUND_CEILING)
-    num, den = decimal.Decimal(value.numerator), decimal.Decimal(value.denominator)
-    return down.divide(num, den), up.divide(num, den)
+        words = np.asarray(self._bitgen.random_raw((count + _WORD - 1) // _WORD), dtype=">u8")
+        return int.from_bytes(words.tobytes(), "big") >> (-count % _WORD)
 
 
 def exp_neg_bounds(x: Fraction, bits: int) -> tuple[int, int]:
@@ -84,7 +73,9 @@ def exp_neg_bounds(x: Fraction, bits: int) -> tuple[int, int]:
         return 0, 1
     magnitude = x.numerator // x.denominator
     digits = (bits * 3) // 10 + 2 * len(str(magnitude)) + 12
-    x_lo, x_hi = _decimal_bounds(x, digits)
+    num, den = decimal.Decimal(x.numerator), decimal.Decimal(x.denominator)
+    x_lo = decimal.Context(prec=digits, rounding=decimal.ROUND_FLOOR).divide(num, den)  # x_lo <= x <= x_hi
+    x_hi = decimal.Context(prec=digits, rounding=decimal.ROUND_CEILING).divide(num, den)
     ctx = decimal.Context(prec=digits, rounding=decimal.ROUND_HALF_EVEN, Emin=-10**9, Emax=10**9)
     low = ctx.exp(x_hi.copy_negate())
     high = ctx.exp(x_lo.copy_negate())
@@ -124,10 +115,10 @@ def _exp_bounds_fn(x: Fraction, factor: int = 1) -> Callable[[int], tuple[int, i
     return bounds
 
 
-def _bernoulli(source: BitSource, count: int, lo: int, hi: int,
-               bounds: Callable[[int], tuple[int, int]]) -> np.ndarray:
-    """``count`` exact Bernoulli draws of a constant ``c`` with 64-bit bounds ``lo <= 2^64 c <= hi``: a vectorized
-    first pass of :func:`uniform_prefix_less` on 64-bit prefixes, the undecided ones finished one by one."""
+def _bernoulli(source: BitSource, count: int, bounds: Callable[[int], tuple[int, int]]) -> np.ndarray:
+    """``count`` exact Bernoulli draws of a constant ``c`` (``bounds`` as :func:`uniform_prefix_less`): a vectorized
+    first pass on 64-bit prefixes, the undecided ones finished one by one."""
+    lo, hi = bounds(_WORD)
     words = source.words(count)
     yes = np.ones(words.shape, dtype=bool) if lo >= _TOP else words < np.uint64(lo)  # words + 1 <= lo
     no = np.zeros(words.shape, dtype=bool) if hi >= _TOP else words >= np.uint64(hi)
@@ -151,20 +142,12 @@ def _poisson_cdf_bounds(mean: Fraction, bits: int) -> Iterator[tuple[int, int]]:
         n += 1
 
 
-@dataclass(frozen=True)
-class _PoissonTable:
-    """64-bit bounds of the Poisson cdf ``F(0), F(1), ...`` as far as the upper bound stays below ``2^64``."""
-
-    mean: Fraction
-    lo: np.ndarray
-    hi: np.ndarray
-
-
 @lru_cache(maxsize=64)
-def _poisson_table(mean: Fraction) -> _PoissonTable:
+def _poisson_table(mean: Fraction) -> np.ndarray:
+    """64-bit bounds ``(lo, hi)`` of the Poisson cdf ``F(0), F(1), ...`` (rows of a uint64 ``(n, 2)`` array) as far
+    as the upper bound stays below ``2^64``."""
     bounds = list(itertools.takewhile(lambda pair: pair[1] < _TOP, _poisson_cdf_bounds(mean, _WORD)))
-    return _PoissonTable(mean, np.array([lo for lo, _ in bounds], dtype=np.uint64),
-                         np.array([hi for _, hi in bounds], dtype=np.uint64))
+    return np.array(bounds, dtype=np.uint64).reshape(-1, 2)
 
 
 def _poisson_exact(mean: Fraction, prefix: int, source: BitSource) -> int:
@@ -180,10 +163,10 @@ def _poisson(mean: Fraction, count: int, source: BitSource) -> np.ndarray:
     """``count`` exact ``Poisson(mean)`` draws (inverse transform; 64-bit table first, exact fallback)."""
     table = _poisson_table(mean)
     words = source.words(count)
-    sure = np.searchsorted(table.hi, words, side="right")   # F(n) <= U for sure: hi_n <= prefix
-    maybe = np.searchsorted(table.lo, words, side="right")  # F(n) <= U possible: lo_n <= prefix
+    sure = np.searchsorted(table[:, 1], words, side="right")   # F(n) <= U for sure: hi_n <= prefix
+    maybe = np.searchsorted(table[:, 0], words, side="right")  # F(n) <= U possible: lo_n <= prefix
     result = sure.astype(np.int64)
-    open_ = (sure != maybe) | (sure == table.hi.size)
+    open_ = (sure != maybe) | (sure == len(table))
     for index in np.flatnonzero(open_).tolist():
         result[index] = _poisson_exact(mean, int(words[index]), source)
     return result
@@ -202,30 +185,6 @@ def _uniform_below(bounds: np.ndarray, source: BitSource) -> np.ndarray:
         out[todo[ok]] = (words[ok] % bnd[todo[ok]]).astype(np.int64)
         todo = todo[~ok]
     return out
-
-
-@dataclass(frozen=True)
-class PolyaTables:
-    """The public constants of ``NB(shape, e^{-rate})``: band count and 64-bit bounds of the keep factors.
-    Details: docs/noise.md."""
-
-    shape: Fraction
-    rate: Fraction
-    bands: int
-    factor_lo: tuple[int, ...]
-    factor_hi: tuple[int, ...]
-    tail_lo: tuple[int, ...]
-    tail_hi: tuple[int, ...]
-
-
-@lru_cache(maxsize=64)
-def polya_tables(shape: Fraction, rate: Fraction) -> PolyaTables:
-    """Precompute :class:`PolyaTables` (cached; a few milliseconds)."""
-    bands = _bands(rate)
-    factors = [exp_neg_bounds(rate * (1 << i), _WORD) for i in range(_MAX_BAND + 1)]
-    tails = [_exp_bounds_fn(rate * (1 << (bands + k)), 1 << k)(_WORD) for k in range(_MAX_BAND + 1 - bands)]
-    return PolyaTables(shape, rate, bands, tuple(lo for lo, _ in factors), tuple(hi for _, hi in factors),
-                       tuple(lo for lo, _ in tails), tuple(hi for _, hi in tails))
 
 
 def _keep_exact(location: int, band: int, factor: int, rate: Fraction, source: BitSource) -> bool:
@@ -272,13 +231,12 @@ def _negative_binomial_thinning(shape: Fraction, rate: Fraction, count: int, sou
     """``count`` exact draws of ``NB(shape, e^{-rate})`` by thinning (docs/noise.md): ``shape (B + 2)`` proposals per draw.
 
     Python integers only for undecided comparisons and locations beyond ``2^62``."""
-    tables = polya_tables(shape, rate)
-    per_draw = shape * (tables.bands + 2) + 1  # expected proposals per draw
+    bands = _bands(rate)
+    per_draw = shape * (bands + 2) + 1  # expected proposals per draw
     chunk = max(1, min(_CHUNK, int(_CHUNK * 16 // per_draw)))
     if count > chunk:
         return np.concatenate([_negative_binomial_thinning(shape, rate, min(chunk, count - start), source)
                                for start in range(0, count, chunk)])
-    bands = tables.bands
     total = np.zeros(count, dtype=np.int64)
     if count == 0:
         return total
@@ -321,22 +279,15 @@ def _negative_binomial_thinning(shape: Fraction, rate: Fraction, count: int, sou
             sel = np.flatnonzero(alive & (band == b) & ((tail_k >= 0) == is_tail))
             if sel.size == 0:
                 continue
-            if is_tail:
-                k = b - bands
-                lo, hi = tables.tail_lo[k], tables.tail_hi[k]
-                fn = _exp_bounds_fn(rate * (1 << b), 1 << k)
-            else:
-                lo, hi = tables.factor_lo[b], tables.factor_hi[b]
-                fn = _exp_bounds_fn(rate * (1 << b))
-            alive[sel] = _bernoulli(source, sel.size, lo, hi, fn)
+            factor = _exp_bounds_fn(rate * (1 << b), 1 << (b - bands) if is_tail else 1)
+            alive[sel] = _bernoulli(source, sel.size, factor)
     # test 3: e^{-gamma 2^i} for every set bit i of the offset
     top = int(band.max())
     for i in range(top):
         sel = np.flatnonzero(alive & (((offsets >> i) & 1) == 1))
         if sel.size == 0:
             continue
-        alive[sel] = _bernoulli(source, sel.size, tables.factor_lo[i], tables.factor_hi[i],
-                                _exp_bounds_fn(rate * (1 << i)))
+        alive[sel] = _bernoulli(source, sel.size, _exp_bounds_fn(rate * (1 << i)))
     kept = np.flatnonzero(alive)
     if kept.size:
         before = total.copy()
@@ -347,11 +298,8 @@ def _negative_binomial_thinning(shape: Fraction, rate: Fraction, count: int, sou
 
 
 def _bands(rate: Fraction) -> int:
-    """``B``: the least integer with ``rate 2^B >= 1``."""
-    bands = 0
-    while rate * (1 << bands) < 1:
-        bands += 1
-    return bands
+    """``B``: the least integer with ``rate 2^B >= 1``, i.e. with ``2^B >= ceil(1 / rate)``."""
+    return (-(-rate.denominator // rate.numerator) - 1).bit_length()
 
 
 class _Digits:
@@ -522,10 +470,7 @@ def _log_factorial_core(n: int, ctx: decimal.Context, digits: int) -> tuple[deci
         value = ctx.add(value, ctx.divide(decimal.Decimal(coeff.numerator), decimal.Decimal(coeff.denominator)))
         k += 1
     if big > n:
-        product = 1
-        for j in range(n + 1, big + 1):
-            product *= j
-        value = ctx.subtract(value, ctx.ln(decimal.Decimal(product)))
+        value = ctx.subtract(value, ctx.ln(decimal.Decimal(prod(range(n + 1, big + 1)))))
     return value, remainder
 
 

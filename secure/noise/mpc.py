@@ -46,24 +46,13 @@ def threshold_bits(thresholds: Sequence[int], width: int) -> np.ndarray:
     """The bits of ``N`` public thresholds in ``[0, 2**width)``, most significant first: an int64 ``(N, width)`` array,
     ``out[i, k]`` bit ``width - 1 - k`` of ``thresholds[i]``."""
     w = _check_width(width, "width")
-    values = _check_thresholds(thresholds, w)
-    out = np.zeros((len(values), w), dtype=np.int64)
-    for row, value in enumerate(values):
-        for k in range(w):
-            out[row, k] = (value >> (w - 1 - k)) & 1
-    return out
-
-
-def _coefficients(tbits: np.ndarray) -> np.ndarray:
-    """``c_k = t_{k+1} - t_k`` (with ``t_w = 0``): ``[U < T] = t_0 + sum_k c_k Q_k``."""
-    shifted = np.zeros_like(tbits)
-    shifted[:, :-1] = tbits[:, 1:]
-    return shifted - tbits
+    values = np.array(_check_thresholds(thresholds, w), dtype=object).reshape(-1, 1)
+    return ((values >> np.arange(w - 1, -1, -1)) & 1).astype(np.int64).reshape(-1, w)
 
 
 def _tree_less_than(below: SecureArray, equal: SecureArray) -> SecureArray:
     """``[U < T]`` per row from the digits' pairs ``below = t_k (1 - u_k)``, ``equal = [u_k = t_k]`` (docs/noise.md)
-    by a balanced tree: ``ceil(log2 w)`` rounds, two products per combined pair (one at the root)."""
+    by a balanced tree: ``ceil(log2 w)`` rounds, two products per combined pair (one at the root; none for w = 1)."""
     mpc = _mpc()
     while below.shape[1] > 1:
         width = below.shape[1]
@@ -85,7 +74,6 @@ def _tree_less_than(below: SecureArray, equal: SecureArray) -> SecureArray:
 def less_than_public(bits: SecureArray, thresholds: Sequence[int]) -> SecureArray:
     """``[U_i < T_i]`` for secret ``(N, w)`` bits ``U_i`` (most significant first; the caller guarantees 0/1) and
     public ``T_i``, all rows at once: a secure ``(N,)`` array. Details: docs/noise.md."""
-    mpc = _mpc()
     shape = getattr(bits, "shape", None)
     if shape is None or len(shape) != 2:
         raise ValueError(f"bits must be a secure array of shape (comparisons, width), got shape {shape}")
@@ -94,8 +82,6 @@ def less_than_public(bits: SecureArray, thresholds: Sequence[int]) -> SecureArra
     if tbits.shape[0] != rows:
         raise ValueError(f"got {rows} rows of bits but {tbits.shape[0]} thresholds")
     equal = bits * (2 * tbits - 1) + (1 - tbits)  # e_k = u_k if t_k = 1 else 1 - u_k (local)
-    if width == 1:
-        return mpc.np_sum(equal * _coefficients(tbits), axis=1) + tbits[:, 0]
     return _tree_less_than(tbits - bits * tbits, equal)  # t_k (1 - u_k): local
 
 

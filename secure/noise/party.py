@@ -212,11 +212,9 @@ def _discrete_laplace_scale(scale: int, rng: np.random.Generator) -> int:
 def _sigma2_fraction(sigma2: float | Fraction) -> Fraction:
     if isinstance(sigma2, bool) or not isinstance(sigma2, (Real, Fraction)):
         raise TypeError(f"sigma2 must be a number, got {sigma2!r}")
-    if not isinstance(sigma2, Fraction) and not math.isfinite(float(sigma2)):
+    if not (isinstance(sigma2, Fraction) or math.isfinite(float(sigma2))) or sigma2 < 0:
         raise ValueError(f"sigma2 must be a finite non-negative number, got {sigma2}")
     exact = Fraction(sigma2)
-    if exact < 0:
-        raise ValueError(f"sigma2 must be a finite non-negative number, got {sigma2}")
     return Fraction(math.ceil(exact * _SIGMA2_GRID), _SIGMA2_GRID)
 
 
