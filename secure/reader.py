@@ -16,6 +16,8 @@ import math
 import os
 import sys
 import zlib
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, Iterator, Protocol, Sequence, TextIO
 
 import numpy as np
@@ -278,18 +280,120 @@ def _codes(column: Any, spec: ColumnSpec, start: int, step: int) -> np.ndarray:
     return codes[indices]
 
 
-def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], columns: Sequence[str], *,
-                party: int, parties: int, textual: dict[int, ColumnSpec], sink: Sink) -> None:
-    """This party's rows of the wanted columns, block by block, by Arrow's streaming reader, into ``sink``; raises
+def _arrow_options(header: Sequence[str], positions: Sequence[int], textual: dict[int, ColumnSpec]) -> tuple[Any, list[str]]:
+    """Arrow's convert options (only the wanted columns, their types, the missing tokens) and the wanted columns'
+    names ``c<position>`` (the header's own names may repeat or be blank)."""
+    import pyarrow as pa
+    import pyarrow.csv as arrow_csv
+
+    wanted = [f"c{position}" for position in positions]
+    types = {name: pa.dictionary(pa.int32(), pa.string()) if j in textual else pa.float64()
+             for j, name in enumerate(wanted)}
+    return arrow_csv.ConvertOptions(include_columns=list(dict.fromkeys(wanted)), column_types=types,
+                                    null_values=_NULL_CELLS, strings_can_be_null=False), wanted
+
+
+def _keep(batch: Any, record: int, wanted: Sequence[str], *, party: int, parties: int,
+          textual: dict[int, ColumnSpec], sink: Sink) -> int:
+    """Put this party's rows of one Arrow batch (the file's records ``record, record + 1, ...``) into ``sink``;
+    the number of the record after the batch."""
+    rows = batch.num_rows
+    start = (party - record) % parties
+    if start < rows:
+        block = np.empty((len(range(start, rows, parties)), len(wanted)))
+        for j, name in enumerate(wanted):
+            column = batch.column(name)
+            block[:, j] = _codes(column, textual[j], start, parties) if j in textual else \
+                _numbers(column, start, parties)
+        sink.add(block)
+    return record + rows
+
+
+class _Quoted(Exception):
+    """A quote in the file's body: its pieces cannot be cut at line ends (a quoted cell may hold one)."""
+
+
+def _pieces(handle: BinaryIO | gzip.GzipFile, path: str, limit: int) -> Iterator[bytes]:
+    """The rest of ``handle`` in pieces of about ``limit`` bytes, each ending at a line end (the last at the end of
+    the file), checked as UTF-8 and for a line longer than ``limit`` bytes.
+    :raise _Quoted: a piece holds a quote character.  :raise UnicodeDecodeError: a piece is not UTF-8."""
+    carry = b""
+    while chunk := handle.read(limit):
+        data = carry + chunk
+        cut = data.rfind(b"\n") + 1
+        if cut == 0 and len(data) > limit or data.find(b"\n") + 1 > limit:  # lines after the first are in chunk
+            raise _too_long(path, limit)
+        piece, carry = data[:cut], data[cut:]
+        if piece:
+            yield _checked(piece)
+    if carry:
+        yield _checked(carry)
+
+
+def _checked(piece: bytes) -> bytes:
+    """``piece`` if it holds no quote and is UTF-8 (:class:`_Quoted`, ``UnicodeDecodeError`` otherwise)."""
+    if b'"' in piece:
+        raise _Quoted
+    if not piece.isascii():
+        piece.decode("utf-8")
+    return piece
+
+
+#: threads parsing a file's pieces at once (Arrow's parser releases the GIL)
+_PARSERS = max(1, min(4, os.cpu_count() or 1))
+
+
+def _read_pieces(path: str, header: Sequence[str], positions: Sequence[int], *, party: int, parties: int,
+                 textual: dict[int, ColumnSpec], sink: Sink) -> None:
+    """This party's rows of the wanted columns into ``sink``: the file cut at line ends into pieces of
+    :data:`CHUNK_BYTES` that :data:`_PARSERS` threads parse at once (``pyarrow.csv.read_csv`` on each), taken in
+    order.  Raises ``_Quoted`` for a file with a quote after its header (the streaming path reads it),
     ``_Irregular`` when the file needs the exact path, :class:`InputError` for a line longer than :data:`CHUNK_BYTES`.
     """
     import pyarrow as pa
     import pyarrow.csv as arrow_csv
 
-    names = [f"c{index}" for index in range(len(header))]  # the header's own names may repeat or be blank
-    wanted = [names[position] for position in positions]
-    types = {name: pa.dictionary(pa.int32(), pa.string()) if j in textual else pa.float64()
-             for j, name in enumerate(wanted)}
+    limit = CHUNK_BYTES
+    convert, wanted = _arrow_options(header, positions, textual)
+    read = arrow_csv.ReadOptions(column_names=[f"c{index}" for index in range(len(header))], use_threads=False,
+                                 block_size=2 * limit)
+
+    def parse(piece: bytes) -> Any:
+        return arrow_csv.read_csv(pa.py_buffer(piece), read_options=read, convert_options=convert)
+
+    pool = ThreadPoolExecutor(_PARSERS)
+    try:
+        with gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb") as handle:
+            first = handle.readline(limit + 1)
+            if len(first) > limit:
+                raise _too_long(path, limit)
+            if first.count(b'"') % 2:  # a quoted line break in the header
+                raise _Quoted
+            parsing: deque[Any] = deque()
+            record = 0
+            for piece in _pieces(handle, path, limit):
+                parsing.append(pool.submit(parse, piece))
+                if len(parsing) > _PARSERS:
+                    for batch in parsing.popleft().result().to_batches():
+                        record = _keep(batch, record, wanted, party=party, parties=parties, textual=textual, sink=sink)
+            while parsing:
+                for batch in parsing.popleft().result().to_batches():
+                    record = _keep(batch, record, wanted, party=party, parties=parties, textual=textual, sink=sink)
+    except pa.ArrowException:
+        raise _Irregular from None
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], *,
+                party: int, parties: int, textual: dict[int, ColumnSpec], sink: Sink) -> None:
+    """This party's rows of the wanted columns, block by block, by Arrow's streaming reader, into ``sink``: for a file
+    with quotes (a cell may hold a line break).  Raises ``_Irregular`` when the file needs the exact path,
+    :class:`InputError` for a line longer than :data:`CHUNK_BYTES`."""
+    import pyarrow as pa
+    import pyarrow.csv as arrow_csv
+
+    convert, wanted = _arrow_options(header, positions, textual)
     limit = CHUNK_BYTES
     block_size, stream = min(limit, _ARROW_BLOCK), _CheckedBytes(path, limit)
     batches = None
@@ -298,23 +402,13 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], colu
         # error aborts the process ("terminate called without an active exception", apache/arrow#34314)
         batches = arrow_csv.open_csv(
             pa.PythonFile(stream, mode="r"),
-            read_options=arrow_csv.ReadOptions(block_size=block_size, skip_rows=1, column_names=names, use_threads=False),
-            parse_options=arrow_csv.ParseOptions(newlines_in_values=True),
-            convert_options=arrow_csv.ConvertOptions(include_columns=list(dict.fromkeys(wanted)), column_types=types,
-                                                     null_values=_NULL_CELLS, strings_can_be_null=False))
+            read_options=arrow_csv.ReadOptions(block_size=block_size, skip_rows=1,
+                                               column_names=[f"c{index}" for index in range(len(header))],
+                                               use_threads=False),
+            parse_options=arrow_csv.ParseOptions(newlines_in_values=True), convert_options=convert)
         record = 0
         for batch in batches:
-            rows = batch.num_rows
-            start = (party - record) % parties
-            record += rows
-            if start >= rows:
-                continue
-            block = np.empty((len(range(start, rows, parties)), len(columns)))
-            for j, name in enumerate(wanted):
-                column = batch.column(name)
-                block[:, j] = _codes(column, textual[j], start, parties) if j in textual else \
-                    _numbers(column, start, parties)
-            sink.add(block)
+            record = _keep(batch, record, wanted, party=party, parties=parties, textual=textual, sink=sink)
     except pa.ArrowException as exc:
         if stream.failure is not None:
             raise stream.failure from None
@@ -417,8 +511,11 @@ def read_into(sink: Sink, path: str, columns: Sequence[str], *, party: int = 0, 
         header, positions = _read_header(path, columns)
         mark = sink.mark()
         try:
-            return _read_arrow(path, header, positions, columns, party=party, parties=parties, textual=textual,
-                               sink=sink)
+            try:
+                return _read_pieces(path, header, positions, party=party, parties=parties, textual=textual, sink=sink)
+            except _Quoted:
+                sink.restore(mark)
+            return _read_arrow(path, header, positions, party=party, parties=parties, textual=textual, sink=sink)
         except _Irregular:
             sink.restore(mark)
         _read_exact(path, positions, columns, party=party, parties=parties, textual=textual, sink=sink)

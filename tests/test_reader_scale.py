@@ -62,9 +62,10 @@ def _spy_exact(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def _random_table(generator: np.random.Generator, rows: int) -> str:
+def _random_table(generator: np.random.Generator, rows: int, *, quotes: bool = True) -> str:
     """A regular table: numbers (some quoted), missing tokens in random cases, a text column with quoted
-    commas and line breaks, blank lines, LF or CRLF, sometimes a byte-order mark."""
+    commas and line breaks, blank lines, LF or CRLF, sometimes a byte-order mark (``quotes=False``: no quote
+    after the header, no quoted cell)."""
     newline = "\r\n" if generator.random() < 0.5 else "\n"
     tokens = sorted(MISSING_TOKENS)
     lines = ["note,x,y"]
@@ -77,8 +78,8 @@ def _random_table(generator: np.random.Generator, rows: int) -> str:
                 cells.append("".join(c.upper() if generator.random() < 0.5 else c for c in token))
             else:
                 value = f"{generator.normal(0, 1e3):.6g}"
-                cells.append(f'"{value}"' if draw > 0.9 else value)
-        note = f'"line one{newline}line two, with a comma"' if generator.random() < 0.1 else f"n{i}"
+                cells.append(f'"{value}"' if draw > 0.9 and quotes else value)
+        note = f'"line one{newline}line two, with a comma"' if generator.random() < 0.1 and quotes else f"n{i}"
         lines.append(",".join([note, *cells]))
         if generator.random() < 0.05:
             lines.append("")
@@ -100,6 +101,54 @@ def test_arrow_blocks_equal_the_cell_by_cell_reading(seed: int, tmp_path: Path, 
         got = read_columns(str(path), ["y", "x"], party=party, parties=parties)
         np.testing.assert_array_equal(got, _reference(text, ["y", "x"], party, parties))
     assert exact == []  # every feature above is read by Arrow, not by the slow path
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """Count the calls of ``reader.<name>``."""
+    calls: list[int] = []
+    original = getattr(reader, name)
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(reader, name, spy)
+    return calls
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_file_without_quotes_is_parsed_in_pieces_by_threads(seed: int, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cut at line ends into pieces of ``CHUNK_BYTES`` parsed by several threads, the values are those of the
+    cell-by-cell reading, in the file's order (a party's rows ``i, i + m, ...`` across pieces); a quote in the
+    body, even after some pieces were taken, sends the whole file to the streaming reader, which keeps no row
+    twice."""
+    generator = np.random.default_rng(100 + seed)
+    text = _random_table(generator, 400, quotes=False)
+    header = '"note","x","y"' if seed % 2 else "note,x,y"  # a quoted header is no quote in the body
+    text = text.replace("note,x,y", header, 1)
+    suffix = ".csv.gz" if seed >= 2 else ".csv"
+    late = text + '"n",1,2\n'  # the first quote after many pieces
+    monkeypatch.setattr(reader, "CHUNK_BYTES", 256)
+    monkeypatch.setattr(reader, "_PARSERS", 3)
+    exact, streamed = _spy(monkeypatch, "_read_exact"), _spy(monkeypatch, "_read_arrow")
+    for body, streams in ((text, 0), (late, 1)):
+        path = tmp_path / f"t{suffix}"
+        data = body.encode("utf-8")
+        path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+        for party, parties in ((0, 1), (1, 3), (3, 4)):
+            got = read_columns(str(path), ["y", "x"], party=party, parties=parties)
+            np.testing.assert_array_equal(got, _reference(body, ["y", "x"], party, parties))
+        assert (len(exact), len(streamed)) == (0, 3 * streams)
+
+
+def test_a_byte_that_is_not_utf8_in_a_later_piece_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reader, "CHUNK_BYTES", 256)
+    path = tmp_path / "t.csv"
+    rows = b"".join(b"%d,%d,n\n" % (i, i % 7) for i in range(3000))  # beyond the header's text buffer
+    path.write_bytes(b"a,b,note\n" + rows + b"1,2,caf\xe9\n")  # Latin-1 in a column no one reads
+    with pytest.raises(InputError, match=r"^cannot read its data file: it is not UTF-8 text$"):
+        read_columns(str(path), ["a", "b"], party=2, parties=3)
 
 
 def test_irregular_files_take_the_exact_path_with_the_same_values(tmp_path: Path,
