@@ -138,11 +138,6 @@ def _log_b(offset: npt.ArrayLike, n: int) -> np.ndarray:
     return out
 
 
-def _offset(k: int, n: int) -> float:
-    """``k - n/2`` exactly (both are multiples of 1/2 below 2**53)."""
-    return float(k - n // 2) - 0.5 * (n % 2)
-
-
 def _log_half_binomial_pmf(k: npt.ArrayLike, n: int) -> np.ndarray:
     """``log P[Binomial(n, 1/2) = k]`` for integers ``k`` (``-inf`` outside ``[0, n]``)."""
     ks = np.asarray(k, dtype=np.int64)
@@ -188,7 +183,7 @@ def _log_lower_sum(n: int, top: int, shift: int = 0, epsilon: float = 0.0) -> fl
     if top < 0:
         return -math.inf
     top = min(top, n)
-    d_top = _offset(top, n)
+    d_top = float(top - n // 2) - 0.5 * (n % 2)  # top - n/2 exactly (multiples of 1/2 below 2**53)
     # scale by the largest pmf value in range (at the mode n//2 if top lies above it)
     log_ref = float(_log_half_binomial_pmf(np.array([min(top, n // 2)]), n)[0])
     width = _window(n, top)

@@ -47,11 +47,6 @@ def _context(bits: int) -> Any:
     return localcontext(context)
 
 
-def _rate(epsilon: float, sensitivity: int) -> Decimal:
-    """``epsilon / s`` (``Decimal(float)`` is exact; the division rounds at the context precision)."""
-    return Decimal(epsilon) / Decimal(sensitivity)
-
-
 def _round_up(value: Decimal) -> float:
     """The smallest double at least ``value`` (so a bound stays a bound), capped at 1 for a delta."""
     result = float(value)
@@ -73,7 +68,7 @@ def digit_thresholds(*, epsilon: float, sensitivity: int, digits: int, bits: int
     scale = Decimal(1 << width)
     out = []
     with _context(width):
-        rate = _rate(eps, s)
+        rate = Decimal(eps) / Decimal(s)  # Decimal(float) is exact; the division rounds at the context precision
         for j in range(count):
             power = (-(rate * (1 << j))).exp()
             q = power / (1 + power)
@@ -83,7 +78,7 @@ def digit_thresholds(*, epsilon: float, sensitivity: int, digits: int, bits: int
 
 def _tv_decimal(epsilon: float, sensitivity: int, digits: int, bits: int) -> Decimal:
     with _context(bits):
-        tail = (-(_rate(epsilon, sensitivity) * (1 << digits))).exp()
+        tail = (-(Decimal(epsilon) / Decimal(sensitivity) * (1 << digits))).exp()
         return 2 * (tail + Decimal(digits) / Decimal(1 << bits))
 
 

@@ -10,7 +10,7 @@ from dp.audit.engine import clopper_pearson_lower, clopper_pearson_upper, evalua
 from dp.validation import check_finite, check_nonnegative, check_positive_int
 
 __all__ = ["SAMPLE_STEP", "CONTROL_MARGIN", "MECHANISM_RESOLUTION", "planned_lower_bound",
-           "lower_bound_spread", "resolving_samples", "mechanism_samples", "control_samples"]
+           "lower_bound_spread", "resolving_samples"]
 
 #: Multiple to which recommended sample sizes are rounded up (also the smallest size).
 SAMPLE_STEP = 10_000
@@ -31,19 +31,14 @@ def _check_probability_pair(p: float, q: float) -> tuple[float, float]:
     return p_value, q_value
 
 
-def _check_confidence(confidence: float) -> float:
-    value = check_finite(confidence, "confidence")
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    return value
-
-
 def planned_lower_bound(p: float, q: float, *, samples: int, confidence: float = 0.95) -> float:
     """The audit's lower bound for an event of probabilities ``p`` in ``(0, 1]`` (on ``D``) and ``q`` in ``(0, 1)`` (on
     ``D'``), ``samples >= 2`` per dataset (both halves), ``confidence`` ``1 - beta`` in ``(0, 1)`` (docs/audit.md).
     :raise ValueError: on a parameter out of range."""
     p_value, q_value = _check_probability_pair(p, q)
-    level = 1.0 - (1.0 - _check_confidence(confidence)) / 2.0
+    if not 0.0 < check_finite(confidence, "confidence") < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    level = 1.0 - (1.0 - confidence) / 2.0
     trials = evaluation_trials(samples)
     low = float(clopper_pearson_lower(p_value * trials, trials, level))
     high = float(clopper_pearson_upper(q_value * trials, trials, level))
@@ -92,13 +87,3 @@ def resolving_samples(p: float, q: float, *, target: float, margin: float = 0.0,
         else:
             low = middle
     return high * unit
-
-
-def mechanism_samples(p: float, q: float, true_epsilon: float) -> int:
-    """A mechanism case's recommended size: the bound at the expected counts exceeds ``0.9`` of its true loss."""
-    return resolving_samples(p, q, target=(1.0 - MECHANISM_RESOLUTION) * true_epsilon)
-
-
-def control_samples(p: float, q: float, claimed: float) -> int:
-    """A negative control's recommended size: the bound clears the claimed epsilon by ``CONTROL_MARGIN`` sds."""
-    return resolving_samples(p, q, target=claimed, margin=CONTROL_MARGIN)
