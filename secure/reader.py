@@ -1,7 +1,9 @@
 """Reading a party's CSV file: only the needed columns of only this party's rows, in blocks.
-Arrow's streaming CSV reader (``pyarrow.csv.open_csv``) converts only the wanted columns of each block
-of :data:`CHUNK_BYTES` bytes and keeps only this party's rows; a file Arrow's types do not take is read
-again by the ``csv`` module (the exact path) for the exact messages.  Errors are
+A file without a quote after its header is cut at line ends into pieces of :data:`CHUNK_BYTES` bytes that
+several threads parse at once (``pyarrow.csv.read_csv``); a file with quotes (a quoted cell may hold a line
+break) goes through Arrow's streaming reader (``pyarrow.csv.open_csv``).  Both convert only the wanted columns
+and keep only this party's rows; a file Arrow's types do not take is read again by the ``csv`` module (the
+exact path) for the exact messages.  Errors are
 :class:`secure.errors.InputError`: the shared line names the column and the kind of problem, the line
 number, cell value, path and header stay in ``detail`` at this party.
 Threat model: nothing here leaves the party; the shared lines are what :func:`secure.session.agree_verdict`
