@@ -96,7 +96,7 @@ def test_a_reservation_whose_settlement_is_refused_keeps_the_reserved_charge(tmp
     ledger = _account(tmp_path, Budget(5.0, 1e-6))
     spend = Spend(1.0, BOUND)
     entry = ledger.reserve(spend, run_id="r1", scenario="test")
-    reservation = Reservation(run_id="r1", spend=spend, ledger=ledger, account=str(ledger.path), entry=entry)
+    reservation = Reservation(run_id="r1", spend=spend, ledger=ledger, entry=entry)
     settled = reservation.settle(1.0)
     assert settled.refused is not None and settled.record() == {"delta_reserved": BOUND, "ledger_delta": BOUND}
     assert [(each.delta, each.status) for each in Ledger.read(ledger.path).spends] == [(BOUND, "released")]

@@ -105,7 +105,6 @@ class Reservation:
     run_id: str
     spend: Spend
     ledger: Ledger | None = None
-    account: str | None = None
     entry: Any = None
     note: str | None = None
     #: the delta reserved before the run, once :meth:`settle` lowered :attr:`spend` to the release's
@@ -152,7 +151,7 @@ class Reservation:
         spent = f"epsilon {_g(spent_eps)} of {_g(budget.epsilon)}" + (
             f" (delta {_g(spent_delta)} of {_g(budget.delta)})" if with_delta else "")
         left = f"epsilon {_g(left_eps)}" + (f" (delta {_g(left_delta)})" if with_delta else "")
-        return (f"privacy budget: account {self.account} ({self.ledger.accountant} accountant): this run "
+        return (f"privacy budget: account {self.ledger.path} ({self.ledger.accountant} accountant): this run "
                 f"{run}; spent {spent}; left {left} (run {self.run_id[:12]})")
 
 
@@ -218,20 +217,19 @@ def refusal_texts(exc: BaseException) -> tuple[str, str | None]:
     return shared, local
 
 
-def _open(request: SpendRequest, party: int, parties: int = 1) -> tuple[Ledger | None, str | None, str | None]:
-    """``(ledger, account file, note)``: this party's open account, or the note saying why none is kept.
+def _open(request: SpendRequest, party: int, parties: int = 1) -> tuple[Ledger | None, str | None]:
+    """``(ledger, note)``: this party's open account, or the note saying why none is kept.
     :raise dp.budget.ledger.LedgerError: the account cannot be used (one plain line)."""
     if request.exempt is not None:
-        return None, None, request.exempt
+        return None, request.exempt
     directory: Any = request.ledger if request.ledger is not None else default_ledger_directory()
     if ledger_disabled(directory):
         how = "--ledger off" if request.ledger is not None else "PRIVATE_USTATS_LEDGER=off"
-        return None, None, f"no privacy budget kept ({how})"
+        return None, f"no privacy budget kept ({how})"
     key, earlier = account_keys(request, party)
-    ledger = Ledger.open(Path(directory), party=party, dataset=key, budget=request.budget,
-                         accountant=request.accountant, legacy=earlier,
-                         create_hint=create_hint(request, party, parties), in_script=request.in_script)
-    return ledger, str(ledger.path), None
+    return Ledger.open(Path(directory), party=party, dataset=key, budget=request.budget, accountant=request.accountant,
+                       legacy=earlier, create_hint=create_hint(request, party, parties),
+                       in_script=request.in_script), None
 
 
 async def agree_spend(request: SpendRequest | None) -> Reservation | None:
@@ -249,14 +247,12 @@ async def agree_spend(request: SpendRequest | None) -> Reservation | None:
     if request.exempt is None and not ledger_disabled(os.fspath(request.ledger) if request.ledger is not None
                                                       else default_ledger_directory()):
         set_phase("budget")  # only where a ledger is kept: the phase logs of runs without one stay as they were
-    party = int(mpc.pid)
     ledger: Ledger | None = None
-    account: str | None = None
     note: str | None = None
     error: str | None = None
     detail: str | None = None
     try:
-        ledger, account, note = _open(request, party, len(mpc.parties))
+        ledger, note = _open(request, int(mpc.pid), len(mpc.parties))
     except (LedgerError, ValueError, OSError) as exc:
         error, detail = refusal_texts(exc)
     await agree_verdict(error, detail=detail)
@@ -286,7 +282,7 @@ async def agree_spend(request: SpendRequest | None) -> Reservation | None:
         if ledger is not None and entry is not None:
             ledger.cancel(entry)  # another party refused: nothing was shared, this run spends nothing here
         raise
-    reservation = Reservation(run_id=run_id, spend=spend, ledger=ledger, account=account, entry=entry, note=note)
+    reservation = Reservation(run_id=run_id, spend=spend, ledger=ledger, entry=entry, note=note)
     _ACTIVE.set(reservation)
     return reservation
 
