@@ -61,12 +61,9 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
             else (QUICK_BITS if args.quick else DEFAULT_BITS))
     rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else DEFAULT_ROWS)
     repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
-    if rows < 1:
-        raise UsageError(f"--rows must be at least 1, got {rows}")
-    if repeats < 1:
-        raise UsageError(f"--repeats must be at least 1, got {repeats}")
-    if args.full_domain_leaves < 1:
-        raise UsageError(f"--full-domain-leaves must be at least 1, got {args.full_domain_leaves}")
+    for option, value in (("--rows", rows), ("--repeats", repeats), ("--full-domain-leaves", args.full_domain_leaves)):
+        if value < 1:
+            raise UsageError(f"{option} must be at least 1, got {value}")
     return BenchOptions(bits, rows, repeats, args.full_domain_leaves, args.quick, args.json)
 
 

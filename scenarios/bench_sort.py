@@ -56,17 +56,6 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
     return BenchOptions(rows, args.bits, args.quick, args.repeats, args.json)
 
 
-@dataclass
-class Step:
-    """One measured step: seconds (at this party), bytes (all parties), peak memory (largest party)."""
-
-    name: str
-    seconds: float
-    bytes_sent: int
-    peak_bytes: int
-    exact: bool
-
-
 def synthetic_rows(rows: int, bits: int) -> tuple[Any, Any]:
     """Public synthetic ``(scores, labels)``: scores on [0, 1] at ``bits`` fractional bits as integers
     in ``[0, 2^bits]`` (ties at the clipped ends and between close scores), labels 0/1 (about 30 % ones)."""
@@ -133,13 +122,13 @@ async def _bench(options: BenchOptions) -> None:
     exact = {"bare np_sort": True, "AUC one sort": tuple(opened["AUC one sort"]) == expected_auc,
              "Gini one sort": opened["Gini one sort"] == [expected_gini],
              "AUC two sorts": tuple(opened["AUC two sorts"]) == expected_auc}
-    steps = [Step(name, statistics.median(seconds[name]), sent[name],
-                  max(theirs[name] for theirs in peak_by_party), exact[name]) for name in peaks]
+    # each step: seconds (at this party), bytes (all parties), peak memory (largest party), exact
+    steps = {name: {"seconds": statistics.median(seconds[name]), "bytes_sent": sent[name],
+                    "peak_bytes": max(theirs[name] for theirs in peak_by_party), "exact": exact[name]} for name in peaks}
     if mpc.pid != 0:
         return
-    by_name = {step.name: step for step in steps}
-    bare_seconds = by_name["bare np_sort"].seconds
-    ratio = {name: by_name[name].seconds / bare_seconds if bare_seconds > 0 else float("nan")
+    bare_seconds = steps["bare np_sort"]["seconds"]
+    ratio = {name: steps[name]["seconds"] / bare_seconds if bare_seconds > 0 else float("nan")
              for name in ("AUC one sort", "AUC two sorts", "Gini one sort")}
     print_table([
         ("workload", f"n = {n} rows, scores on [0, 1] at {options.bits} fractional bits, "
@@ -148,9 +137,9 @@ async def _bench(options: BenchOptions) -> None:
         ("bit lengths", f"comparisons at {key_bits} bits (AUC keys; sorted on SecInt({auc_sort_bits})), {value_bits} bits "
                         f"(Gini; SecInt({value_bits})); sums on SecInt({auc_type.bit_length}) (AUC, two sorts "
                         f"compare at this length) and SecInt({gini_type.bit_length}) (Gini)"),
-        *[(step.name, f"{step.seconds:.2f} s, {format_bytes(step.bytes_sent)}, peak {format_bytes(step.peak_bytes)}"
-                      f"{'' if step.name == 'bare np_sort' else ', exact' if step.exact else ', NOT EXACT'}")
-          for step in steps],
+        *[(name, f"{step['seconds']:.2f} s, {format_bytes(step['bytes_sent'])}, peak {format_bytes(step['peak_bytes'])}"
+                 f"{'' if name == 'bare np_sort' else ', exact' if step['exact'] else ', NOT EXACT'}")
+          for name, step in steps.items()],
         ("ratio", f"AUC one sort / bare np_sort {ratio['AUC one sort']:.3f} (aim: at most 1.2); "
                   f"Gini / bare {ratio['Gini one sort']:.3f}; AUC two sorts / bare {ratio['AUC two sorts']:.3f}"),
     ], title="Benchmark: sort path vs MPyC's bare np_sort")
@@ -158,8 +147,7 @@ async def _bench(options: BenchOptions) -> None:
         write_record(options.json, {
             "n": n, "bits": options.bits, "key_bits": key_bits, "value_bits": value_bits, "repeats": options.repeats,
             "parties": len(mpc.parties), "threshold": mpc.threshold,
-            "steps": {step.name: {"seconds": step.seconds, "bytes_sent": step.bytes_sent, "peak_bytes": step.peak_bytes,
-                                  "exact": step.exact} for step in steps},
+            "steps": steps,
             "ratios": ratio})
 
 

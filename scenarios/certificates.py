@@ -136,30 +136,31 @@ def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None]
         return x509.Name([x509.NameAttribute(name_oid.ORGANIZATION_NAME, TEST_ONLY),
                           x509.NameAttribute(name_oid.COMMON_NAME, common_name)])
 
-    def key_usage(ca: bool) -> Any:  # signatures; a CA also signs certificates and revocation lists
-        return x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
-                             data_encipherment=False, key_agreement=False, key_cert_sign=ca, crl_sign=ca,
-                             encipher_only=False, decipher_only=False)
+    def signed(name: Any, key: Any, ca: bool, *extensions: Any) -> Any:
+        """A certificate for ``key`` signed by the CA, critical basic constraints and key usage (signatures; a CA
+        also signs certificates and revocation lists), then the non-critical ``extensions``."""
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(name).issuer_name(ca_subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(start).not_valid_after(not_after)
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=0 if ca else None), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                         data_encipherment=False, key_agreement=False, key_cert_sign=ca, crl_sign=ca,
+                                         encipher_only=False, decipher_only=False), critical=True))
+        for extension in extensions:
+            builder = builder.add_extension(extension, critical=False)
+        return builder.sign(ca_key, hashes.SHA256())
 
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_identifier = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
     # a distinct name per set, so that two test CAs are never confused (by people or by OpenSSL)
     ca_subject = subject(f"MPyC TEST ONLY certificate authority {ca_identifier.digest[:4].hex().upper()}")
-    ca_certificate = (
-        x509.CertificateBuilder()
-        .subject_name(ca_subject).issuer_name(ca_subject)
-        .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(start).not_valid_after(not_after)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(key_usage(True), critical=True)
-        .add_extension(ca_identifier, critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
+    ca_certificate = signed(ca_subject, ca_key, True, ca_identifier)
 
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     pem = serialization.Encoding.PEM
     _write(ca_path(directory), ca_certificate.public_bytes(pem), 0o644)
-    certificates, keys = [], []
     for party in range(parties):
         key = ec.generate_private_key(ec.SECP256R1())
         names: list[Any] = [x509.DNSName(party_name(party))]
@@ -169,28 +170,17 @@ def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None]
                 names.append(x509.IPAddress(ipaddress.ip_address(host)))
             except ValueError:
                 names.append(x509.DNSName(host))
-        certificate = (
-            x509.CertificateBuilder()
-            .subject_name(subject(party_name(party))).issuer_name(ca_subject)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(start).not_valid_after(not_after)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(key_usage(False), critical=True)
+        certificate = signed(
+            subject(party_name(party)), key, False,
             # every party is a TLS server (for lower indices) and a TLS client (for higher ones)
-            .add_extension(x509.ExtendedKeyUsage([extended_usage.SERVER_AUTH, extended_usage.CLIENT_AUTH]),
-                           critical=False)
-            .add_extension(x509.SubjectAlternativeName(names), critical=False)
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_identifier),
-                           critical=False)
-            .sign(ca_key, hashes.SHA256())
-        )
+            x509.ExtendedKeyUsage([extended_usage.SERVER_AUTH, extended_usage.CLIENT_AUTH]),
+            x509.SubjectAlternativeName(names), x509.SubjectKeyIdentifier.from_public_key(key.public_key()),
+            x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_identifier))
         key_bytes = key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
         _write(key_path(directory, party), key_bytes, 0o600)
         _write(certificate_path(directory, party), certificate.public_bytes(pem), 0o644)
-        certificates.append(certificate_path(directory, party))
-        keys.append(key_path(directory, party))
-    return CertificateSet(directory, ca_path(directory), tuple(certificates), tuple(keys), not_after,
+    return CertificateSet(directory, ca_path(directory), tuple(certificate_path(directory, p) for p in range(parties)),
+                          tuple(key_path(directory, p) for p in range(parties)), not_after,
                           ca_fingerprint(ca_path(directory)))
 
 

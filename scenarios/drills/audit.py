@@ -17,6 +17,7 @@ Threat model: the adversary knows everything but one row (one user's value for l
 noise, the coalition's view.  The audit can prove a violation; passing is evidence, not proof."""
 from __future__ import annotations
 
+import csv
 import json
 import sys
 from dataclasses import dataclass
@@ -129,19 +130,6 @@ def _print_results(records: Sequence[dict[str, Any]], seed: int, seconds: float,
               f"{r['verdict']:<7}  {expected}")
 
 
-def _write_csv(records: Sequence[dict[str, Any]], directory: str) -> Path:
-    import csv
-
-    path = Path(directory)
-    path.mkdir(parents=True, exist_ok=True)
-    target = path / "audit.csv"
-    with open(target, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(records[0]))
-        writer.writeheader()
-        writer.writerows(records)
-    return target
-
-
 def run(options: AuditOptions, seed: int) -> list[str]:
     """Run the chosen audits with the audit seed, print the table; return the cases with an unexpected verdict."""
     import time
@@ -171,18 +159,19 @@ def run(options: AuditOptions, seed: int) -> list[str]:
     if options.json_path:
         Path(options.json_path).write_text(json.dumps({"seed": seed, "results": records}, indent=2))
     if options.results_dir:
-        print(f"wrote {_write_csv(records, options.results_dir)}")
+        target = Path(options.results_dir, "audit.csv")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(records[0]))
+            writer.writeheader()
+            writer.writerows(records)
+        print(f"wrote {target}")
     surprises = [r["case"] for r in records if not r["as_expected"]]
     if not surprises:
         mechanisms = sum(not r["control"] for r in records)
         print(f"all {mechanisms} mechanisms pass at their claimed epsilon; all {len(records) - mechanisms} "
               f"controls are caught")
     return surprises
-
-
-def _public(options: AuditOptions) -> dict[str, Any]:
-    return {"cases": options.cases, "samples": options.samples, "quick": options.quick,
-            "confidence": options.confidence, "seed": options.seed}
 
 
 async def _audit(options: AuditOptions) -> Callable[[], None] | None:
@@ -208,7 +197,9 @@ async def _audit(options: AuditOptions) -> Callable[[], None] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one party of the audit; returns the exit code."""
-    return run_scenario(parse_options, _audit, _public, argv)
+    return run_scenario(parse_options, _audit, lambda options: {
+        "cases": options.cases, "samples": options.samples, "quick": options.quick, "confidence": options.confidence,
+        "seed": options.seed}, argv)
 
 
 if __name__ == "__main__":

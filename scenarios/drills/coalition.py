@@ -330,18 +330,14 @@ async def _release_drill(options: Options, seed: int) -> dict[str, Any]:
     if plan.mechanism != "discrete laplace":  # _query is pure DP with party noise: Polya shares, DLap(alpha)
         raise TypeError(f"the coalition drill needs discrete Laplace party noise, got {plan.mechanism}")
     main_plan, main_rows, main_pairs = _main_job_plan(options, seed)
-    epsilons = []
-    for label, target_plan, n, pairs in (("main job (scenarios.ustat)", main_plan, main_rows, main_pairs),
-                                         ("this release", plan, rows_total, release.pairs)):
-        epsilons.append({
-            "query": label, "n": n, "pairs": pairs, "sensitivity": target_plan.sensitivity,
-            "target": target_plan.epsilon, "calibration_m_minus_t": options.parties - options.threshold,
-            "coalition_calibrated": coalition_epsilon(epsilon=target_plan.epsilon, sensitivity=target_plan.sensitivity,
-                                                      parties=options.parties, threshold=options.threshold,
-                                                      calibration_parties=options.parties - options.threshold),
-            "naive": coalition_epsilon(epsilon=target_plan.epsilon, sensitivity=target_plan.sensitivity,
-                                       parties=options.parties, threshold=options.threshold,
-                                       calibration_parties=options.parties)})
+    m_minus_t = options.parties - options.threshold
+    epsilons = [{"query": label, "n": n, "pairs": pairs, "sensitivity": target.sensitivity, "target": target.epsilon,
+                 "calibration_m_minus_t": m_minus_t,
+                 **{key: coalition_epsilon(epsilon=target.epsilon, sensitivity=target.sensitivity,
+                                           parties=options.parties, threshold=options.threshold, calibration_parties=c)
+                    for key, c in (("coalition_calibrated", m_minus_t), ("naive", options.parties))}}
+                for label, target, n, pairs in (("main job (scenarios.ustat)", main_plan, main_rows, main_pairs),
+                                                ("this release", plan, rows_total, release.pairs))]
     known_coalition = sum(known_draw(party, 0) for party in options.coalition)
     known_honest = sum(known_draw(party, 0) for party in options.honest)
     honest_std = math.sqrt(2 * plan.alpha / (1 - plan.alpha) ** 2)

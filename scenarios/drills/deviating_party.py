@@ -56,19 +56,18 @@ def split_deviation(argv: Sequence[str]) -> tuple[Deviation, list[str]]:
     except UsageError as exc:
         return Deviation(error=str(exc)), [a for a in argv if not a.startswith("--")]
     scenario = known.scenario if known.scenario in SCENARIOS else "ustat"
-    chosen = [kind for kind, given in (("inflate", known.inflate_counts is not None), ("shift", known.shift_counts),
-                                       ("negative", known.negative_counts is not None),
-                                       ("bias", known.bias_noise is not None)) if given]
+    given = {"inflate": known.inflate_counts, "shift": 0 if known.shift_counts else None,
+             "negative": known.negative_counts, "bias": known.bias_noise}
+    chosen = [kind for kind, amount in given.items() if amount is not None]
+    kind, amount = (chosen[0], int(given[chosen[0]] or 0)) if len(chosen) == 1 else ("inflate", 0)
     error = None
     if known.scenario not in SCENARIOS:
         error = f"--scenario expects one of: {', '.join(SCENARIOS)}; got '{known.scenario}'"
     elif len(chosen) != 1:
         error = "give exactly one of --inflate-counts K, --shift-counts, --negative-counts K, --bias-noise B"
-    amount = int({"inflate": known.inflate_counts, "negative": known.negative_counts,
-                  "bias": known.bias_noise}.get(chosen[0] if len(chosen) == 1 else "", 0) or 0)
-    if error is None and chosen != ["shift"] and amount < 1:
+    elif kind != "shift" and amount < 1:
         error = f"K must be a positive number of rows, got {amount}"
-    return Deviation(chosen[0] if len(chosen) == 1 else "inflate", amount, scenario, error), rest
+    return Deviation(kind, amount, scenario, error), rest
 
 
 def deviate(vector: Any, deviation: Deviation, cells: int | None = None) -> Any:

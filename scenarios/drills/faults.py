@@ -29,9 +29,9 @@ from scenarios.drills.harness import (FULL_ROWS, HISTOGRAM_KENDALL_ARGS, HISTOGR
                                       QUICK_ROWS, RESULT_NAME, VICTIM, _LOST, _ORDER, _SILENT_PHASES, DrillOptions,
                                       DrillResult, PartySpec, _cascades, _print_notes, _released, drill_main, drill_row,
                                       format_table, framingham_columns, judge_survivors, parse_drill_argv,
-                                      party_directory, run_three)
+                                      party_directory, run_three, survivor_phases)
 
-__all__ = ["main", "parse_options", "crash_drill", "refusal_drill", "noticing_phases", "run_drills", "print_report",
+__all__ = ["main", "crash_drill", "refusal_drill", "run_drills", "print_report",
            "CRASH_PHASES", "FULL_EXTRA_CRASH_PHASES", "SURVIVOR_LIMIT_SECONDS", "HISTOGRAM_CRASH_PHASES",
            "FULL_EXTRA_HISTOGRAM_CRASH_PHASES"]
 
@@ -46,24 +46,8 @@ FULL_EXTRA_HISTOGRAM_CRASH_PHASES = ("sums",)
 CRASH_EXIT_CODE = 137  # scenarios.drills.party.CRASH_EXIT_CODE (not imported: that module pulls in MPyC)
 
 
-def parse_options(argv: Sequence[str]) -> DrillOptions | None:
-    """Parse this scenario's command line; :raise UsageError: on bad usage."""
-    return parse_drill_argv(argv, "python -m scenarios.drills.faults", __doc__ or "")
-
-
 def _base_args(data: str, job: str = "tuples") -> list[str]:
     return ["--data", data, *(HISTOGRAM_KENDALL_ARGS if job == "histogram" else KENDALL_ARGS), "--json", RESULT_NAME]
-
-
-def noticing_phases(crash_phase: str, job: str = "tuples") -> tuple[str, ...]:
-    """The phases a survivor may name when party 1 crashes on entering ``crash_phase``: that phase, or the last
-    earlier phase that exchanges messages, which it may still be finishing (docs/drills.md)."""
-    order = HISTOGRAM_ORDER if job == "histogram" else _ORDER
-    index = order.index(crash_phase)
-    previous = index - 1
-    while previous > 0 and order[previous] in _SILENT_PHASES:
-        previous -= 1
-    return (order[previous], crash_phase) if previous >= 0 else (crash_phase,)
 
 
 def crash_drill(phase: str, workdir: str, data: str, party_args: Sequence[str] = (),
@@ -86,15 +70,14 @@ def crash_drill(phase: str, workdir: str, data: str, party_args: Sequence[str] =
                         f"phases {[name for name, _, _ in victim.phases]})")
     stops = [r.exit_time - crash_time for r in survivors if r.exit_time is not None and crash_time is not None]
     seconds = max(stops) if len(stops) == len(survivors) else None
-    lost = judge_survivors(survivors, {"lost": _LOST}, noticing_phases(phase, job),
+    order = HISTOGRAM_ORDER if job == "histogram" else _ORDER
+    lost = judge_survivors(survivors, {"lost": _LOST}, survivor_phases(order, _SILENT_PHASES, phase),
                            "lost connection to party j during the PHASE phase; nothing was released", problems)
     # the other survivor closes its connections only when it exits: after losing party 1, a consequence
     notes = _cascades(lost, problems, victim_is="crashed", gave_up="stopped after losing")
     if seconds is None or seconds >= SURVIVOR_LIMIT_SECONDS:
         problems.append(f"the survivors did not stop within {SURVIVOR_LIMIT_SECONDS:g} s of the crash")
-    released = _released(workdir, results)
-    if released:
-        problems.append("something was released")
+    released = _released(workdir, results, problems)
     first = results[0].error_lines
     noticed = ", ".join(f"p{r.party}: {lost[r.party][1]}" if r.party in lost else f"p{r.party}: ?" for r in survivors)
     name = f"crash at {phase}" if job == "tuples" else f"crash {job} at {phase}"
@@ -102,14 +85,13 @@ def crash_drill(phase: str, workdir: str, data: str, party_args: Sequence[str] =
                        first[0] if first else "", [r.error_lines for r in results], None, problems, notes)
 
 
-def _overridden(argv: Sequence[str], override: Sequence[str]) -> list[str]:
-    """``argv`` with ``override``'s option taking its new value in place (a repeated option is refused)."""
-    option, value = override
+def _overridden(argv: Sequence[str], option: str, value: str) -> list[str]:
+    """``argv`` with ``option`` taking ``value`` in place (a repeated option is refused), or added."""
+    if option not in argv:
+        return [*argv, option, value]
     out = list(argv)
-    if option in out:
-        out[out.index(option) + 1] = value
-        return out
-    return [*out, option, value]
+    out[out.index(option) + 1] = value
+    return out
 
 
 def refusal_drill(name: str, workdir: str, argvs: Sequence[Sequence[str]], expected_start: str, fragment: str,
@@ -141,9 +123,7 @@ def refusal_drill(name: str, workdir: str, argvs: Sequence[Sequence[str]], expec
     seconds = max(t for t in times if t is not None) - launch if all(t is not None for t in times) else None
     sent = [r.exit_bytes for r in results]
     total = sum(s for s in sent if s is not None) if all(s is not None for s in sent) else None
-    released = _released(workdir, results)
-    if released:
-        problems.append("something was released")
+    released = _released(workdir, results, problems)
     return DrillResult(name, "refusal", [r.code for r in results], seconds,
                        max(entered, key=_ORDER.index) if entered else "?", released, message, lines, total, problems)
 
@@ -172,18 +152,13 @@ def run_drills(options: DrillOptions, root: str) -> tuple[list[DrillResult], int
     os.remove(os.path.join(directory, "p2.csv"))
     results.append(refusal_drill("bad file: party 2's file is missing", directory, [argv] * PARTIES,
                                  "error: party 2: cannot read its data file: no such file", "", party_args))
-    disagreements = [
-        ("--epsilon", ["--epsilon", "2"], "parameters differ from party 0: epsilon=2.0 at party 1 but 1.0 at party 0"),
-        ("--sampling", ["--sampling", "uniform"],
-         "parameters differ from party 0: sampling='uniform' at party 1 but 'balanced' at party 0"),
-        ("--columns", ["--columns", "diaBP,sysBP"], "parameters differ from party 0: columns=['diaBP', 'sysBP'] "
-                                                   "at party 1 but ['sysBP', 'diaBP'] at party 0"),
-    ]
-    for option, override, fragment in disagreements:
-        directory = prepare(f"disagree {option}")
-        results.append(refusal_drill(f"party 1 disagrees on {option}", directory,
-                                     [argv, _overridden(argv, override), argv], "error: party 1: ", fragment,
-                                     party_args))
+    for option, value, fragment in (
+            ("--epsilon", "2", "epsilon=2.0 at party 1 but 1.0 at party 0"),
+            ("--sampling", "uniform", "sampling='uniform' at party 1 but 'balanced' at party 0"),
+            ("--columns", "diaBP,sysBP", "columns=['diaBP', 'sysBP'] at party 1 but ['sysBP', 'diaBP'] at party 0")):
+        results.append(refusal_drill(f"party 1 disagrees on {option}", prepare(f"disagree {option}"),
+                                     [argv, _overridden(argv, option, value), argv], "error: party 1: ",
+                                     f"parameters differ from party 0: {fragment}", party_args))
     results.extend(run_freeze_drills(options, root))
     return results, len(rows)
 
@@ -213,7 +188,8 @@ def print_report(results: Sequence[DrillResult], rows: int) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the fault drills; returns the exit code (0 all as expected, 1 some not, 2 bad usage)."""
     return drill_main(
-        argv, name="fault drill", parse=parse_options, run=run_drills, report=lambda outcome: print_report(*outcome),
+        argv, name="fault drill", run=run_drills, report=lambda outcome: print_report(*outcome),
+        parse=lambda words: parse_drill_argv(words, "python -m scenarios.drills.faults", __doc__ or ""),
         record=lambda options, outcome: {
             "rows": outcome[1], "parties": PARTIES, "victim": VICTIM, "quick": options.quick,
             "survivor_limit_seconds": SURVIVOR_LIMIT_SECONDS,

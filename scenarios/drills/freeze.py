@@ -12,24 +12,20 @@ Threat model drilled: passive, static, ``t < m/2``; a party alive but silent end
 a bounded silence limit, in every phase including shutdown, never a hang."""
 from __future__ import annotations
 
-import os
-import re
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from scenarios.drills.harness import (FULL_ROWS, HISTOGRAM_KENDALL_ARGS, HISTOGRAM_ORDER, KENDALL_ARGS, QUICK_ROWS,
-                                      RESULT_NAME, RUN_TIMEOUT_SECONDS, VICTIM, _LOST, _ORDER, _SILENT_PHASES,
+                                      RESULT_NAME, RUN_TIMEOUT_SECONDS, VICTIM, _LOST, _ORDER, _SILENT, _SILENT_PHASES,
                                       DrillOptions, DrillResult, PartySpec, _cascades, _print_notes, _released,
                                       _seconds, drill_main, drill_row, format_table, framingham_columns,
-                                      judge_survivors, parse_drill_argv, party_directory, run_three)
+                                      judge_survivors, parse_drill_argv, party_directory, run_three,
+                                      survivor_phases)
 
-__all__ = ["freeze_drill", "freeze_phases", "run_freeze_drills", "print_freeze_report", "FREEZE_CASES",
-           "FULL_EXTRA_FREEZE_CASES", "FREEZE_LIMIT_QUICK", "FREEZE_LIMIT_FULL", "FREEZE_MARGIN_SECONDS",
-           "FREEZE_WORKERS", "SCENARIO_PHASES", "JOB_MODULES"]
+__all__ = ["freeze_drill", "run_freeze_drills", "print_freeze_report", "FREEZE_CASES", "FULL_EXTRA_FREEZE_CASES",
+           "FREEZE_LIMIT_QUICK", "FREEZE_LIMIT_FULL", "FREEZE_MARGIN_SECONDS", "FREEZE_WORKERS", "JOBS"]
 
-_SILENT = re.compile(r"party (\d+) stopped answering during the (.+?) phase \(no message for \d+ s; "
-                     r"--silence-limit SECONDS to wait longer\); nothing was released")
 #: freeze cases: (scenario, phase at whose entry party 1 sends itself SIGSTOP)
 FREEZE_CASES: tuple[tuple[str, str], ...] = (
     ("ustat", "intake"), ("ustat", "seed"), ("ustat", "kernel"), ("ustat", "noise"), ("ustat", "reveal"),
@@ -37,8 +33,6 @@ FREEZE_CASES: tuple[tuple[str, str], ...] = (
 FULL_EXTRA_FREEZE_CASES: tuple[tuple[str, str], ...] = (
     ("ustat", "parameter check"), ("ustat histogram", "sums"), ("ustat sort", "sort"), ("ecdf", "shutdown"),
     ("rank_auc", "shutdown"))
-#: the module each drilled job runs (a job name other than a module is a module with other options)
-JOB_MODULES = {"ustat histogram": "ustat", "ustat sort": "ustat"}
 #: --silence-limit of every party in the freeze drills (quick: short, to keep ``make drills`` short)
 FREEZE_LIMIT_QUICK = 10.0
 FREEZE_LIMIT_FULL = 60.0
@@ -47,51 +41,25 @@ FREEZE_MARGIN_SECONDS = 10.0
 #: freeze cases run at once (a frozen run mostly waits)
 FREEZE_WORKERS = 4
 _SORTED = ("parameter check", "intake", "sort", "noise", "reveal", "shutdown")
-#: per scenario: the phases a run enters, in order, and those that exchange no message
-SCENARIO_PHASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "ustat": (_ORDER[1:], _SILENT_PHASES),
-    "ecdf": (("parameter check", "intake", "noise", "reveal", "shutdown"), ()),
-    "rank_auc": (_SORTED, ()),
-    "ustat histogram": (HISTOGRAM_ORDER[1:], ()),
-    "ustat sort": (_SORTED, ()),
+#: per drilled job: the module it runs, its arguments, the phases a run enters in order, those with no message
+JOBS: dict[str, tuple[str, list[str], tuple[str, ...], tuple[str, ...]]] = {
+    "ustat": ("ustat", KENDALL_ARGS, _ORDER[1:], _SILENT_PHASES),
+    "ustat histogram": ("ustat", HISTOGRAM_KENDALL_ARGS, HISTOGRAM_ORDER[1:], ()),
+    "ustat sort": ("ustat", ["--stat", "gini", "--columns", "sysBP", "--pairs", "all", "--domain", "sysBP=80:300:8",
+                             "--path", "sort"], _SORTED, ()),
+    "ecdf": ("ecdf", ["--columns", "sysBP", "--domain", "sysBP=80:300", "--points", "64", "--smooth", "none",
+                      "--curve", "curve.csv"], ("parameter check", "intake", "noise", "reveal", "shutdown"), ()),
+    "rank_auc": ("rank_auc", ["--columns", "sysBP,TenYearCHD", "--domain", "80:300:8", "--path", "sort"], _SORTED, ()),
 }
-_JOBS = {
-    "ustat": KENDALL_ARGS,
-    "ustat histogram": HISTOGRAM_KENDALL_ARGS,
-    "ustat sort": ["--stat", "gini", "--columns", "sysBP", "--pairs", "all", "--domain", "sysBP=80:300:8",
-                   "--path", "sort"],
-    "ecdf": ["--columns", "sysBP", "--domain", "sysBP=80:300", "--points", "64", "--smooth", "none",
-             "--curve", "curve.csv"],
-    "rank_auc": ["--columns", "sysBP,TenYearCHD", "--domain", "80:300:8", "--path", "sort"],
-}
-
-
-def freeze_phases(scenario: str, phase: str) -> tuple[str, ...]:
-    """The phases a survivor may name when party 1 of ``scenario`` freezes on entering ``phase``: the last earlier
-    phase that exchanges messages, ``phase``, and the phases after it up to the first that exchanges messages
-    (a silent phase is crossed without waiting; docs/drills.md)."""
-    order, silent = SCENARIO_PHASES[scenario]
-    index = order.index(phase)
-    allowed = [phase]
-    previous = index - 1
-    while previous >= 0 and order[previous] in silent:
-        previous -= 1
-    if previous >= 0:
-        allowed.insert(0, order[previous])
-    following = index
-    while order[following] in silent and following + 1 < len(order):
-        following += 1
-        allowed.append(order[following])
-    return tuple(allowed)
 
 
 def freeze_drill(scenario: str, phase: str, workdir: str, data: str, limit: float,
                  party_args: Sequence[str] = ()) -> DrillResult:
-    """Party 1 of ``scenario`` (``ustat``, ``ecdf``, ``rank_auc`` or a job of :data:`JOB_MODULES`) sends itself
+    """Party 1 of ``scenario`` (a job of :data:`JOBS`: ``ustat``, ``ecdf``, ``rank_auc`` ...) sends itself
     ``SIGSTOP`` on entering ``phase``; both survivors must exit 1 within ``limit`` + :data:`FREEZE_MARGIN_SECONDS`
     seconds, one line each naming party 1 and the phase, no traceback, nothing released."""
-    base = ["--data", data, *_JOBS[scenario], "--json", RESULT_NAME, "--silence-limit", f"{limit:g}"]
-    module = JOB_MODULES.get(scenario, scenario)
+    module, args, order, silent = JOBS[scenario]
+    base = ["--data", data, *args, "--json", RESULT_NAME, "--silence-limit", f"{limit:g}"]
     specs = [PartySpec(module, tuple(base)),
              PartySpec("drills.party", ("--scenario", module, "--freeze-at", phase, *base)),
              PartySpec(module, tuple(base))]
@@ -111,15 +79,13 @@ def freeze_drill(scenario: str, phase: str, workdir: str, data: str, limit: floa
     bound = limit + FREEZE_MARGIN_SECONDS
     if seconds is None or seconds > bound:
         problems.append(f"the survivors did not stop within {bound:g} s of the freeze")
-    named = judge_survivors(survivors, {"silent": _SILENT, "lost": _LOST}, freeze_phases(scenario, phase),
+    named = judge_survivors(survivors, {"silent": _SILENT, "lost": _LOST}, survivor_phases(order, silent, phase),
                             "party 1 stopped answering during the PHASE phase (...); nothing was released", problems)
     for party, (other, _, kind) in named.items():
         if other == VICTIM and kind == "lost":
             problems.append(f"party {party} reported a lost connection to the frozen party 1, which never closed it")
     notes = _cascades(named, problems, victim_is="frozen", gave_up="given up on")
-    released = _released(workdir, results) or os.path.exists(os.path.join(workdir, "curve.csv"))
-    if released:
-        problems.append("something was released")
+    released = _released(workdir, results, problems, "curve.csv")
     first = results[0].error_lines
     noticed = ", ".join(f"p{r.party}: {named[r.party][1]}" if r.party in named else f"p{r.party}: ?"
                         for r in survivors)

@@ -26,11 +26,11 @@ from typing import Any
 from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.outputs import check_output_path
-from secure.launcher import free_base_port as parties_free_base_port, mpyc_help, mpyc_options
+from secure.launcher import free_base_port, mpyc_help, mpyc_options
 
-__all__ = ["DrillOptions", "parse_drill_argv", "framingham_columns", "write_party_files", "party_directory",
-           "read_result", "PartySpec", "PartyResult", "free_base_port", "run_three", "CheckedOutcome", "DrillResult",
-           "judge_survivors", "format_table", "drill_row", "exits", "drill_main", "REPO_ROOT", "PARTIES", "VICTIM",
+__all__ = ["DrillOptions", "parse_drill_argv", "framingham_columns", "party_directory",
+           "read_result", "PartySpec", "PartyResult", "run_three", "CheckedOutcome", "DrillResult", "judge_survivors",
+           "survivor_phases", "format_table", "drill_row", "exits", "drill_main", "REPO_ROOT", "PARTIES", "VICTIM",
            "QUICK_ROWS", "FULL_ROWS", "KENDALL_ARGS", "RESULT_NAME", "RELEASE_MARKERS", "HISTOGRAM_KENDALL_ARGS",
            "HISTOGRAM_ORDER"]
 
@@ -53,6 +53,8 @@ RESULT_NAME = "result.json"
 _ORDER = ("connect", "parameter check", "intake", "seed", "kernel", "noise", "reveal", "shutdown")
 _SILENT_PHASES = ("seed",)  # no messages with a fixed --seed
 _LOST = re.compile(r"lost connection to party (\d+) during the (.+?) phase; nothing was released")
+_SILENT = re.compile(r"party (\d+) stopped answering during the (.+?) phase \(no message for \d+ s; "
+                     r"--silence-limit SECONDS to wait longer\); nothing was released")
 #: what a released result looks like on a party's stdout (the tables of ustat, ecdf, rank_auc)
 RELEASE_MARKERS = ("private estimate", "Private U-statistic", "Private ECDF", "private quantiles",
                    "Private AUC")
@@ -109,22 +111,16 @@ def framingham_columns(columns: Sequence[str], rows: int) -> list[list[str]]:
     return chosen
 
 
-def write_party_files(directory: str, header: Sequence[str], rows: Sequence[Sequence[str]],
-                      parties: int = PARTIES) -> str:
-    """Write ``p0.csv ... p{m-1}.csv`` (party ``i`` gets rows ``i, i+m, ...``); return ``p{pid}.csv``."""
-    for party in range(parties):
+def party_directory(root: str, name: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A fresh subdirectory of ``root`` named after ``name``, holding ``p0.csv ... p2.csv`` (party ``i`` gets rows
+    ``i, i+3, ...`` of ``rows``)."""
+    directory = os.path.join(root, re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_"))
+    os.makedirs(directory)
+    for party in range(PARTIES):
         with open(os.path.join(directory, f"p{party}.csv"), "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(header)
-            writer.writerows(rows[party::parties])
-    return "p{pid}.csv"
-
-
-def party_directory(root: str, name: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A fresh subdirectory of ``root`` named after ``name``, holding the party files of ``rows``."""
-    directory = os.path.join(root, re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_"))
-    os.makedirs(directory)
-    write_party_files(directory, header, rows)
+            writer.writerows(rows[party::PARTIES])
     return directory
 
 
@@ -170,11 +166,6 @@ class PartyResult:
         return any(marker in self.stdout for marker in RELEASE_MARKERS)
 
 
-def free_base_port(parties: int = PARTIES) -> int:
-    """A base port ``b`` such that ``b .. b+parties-1`` can be bound on this host right now."""
-    return parties_free_base_port(parties, first=0)
-
-
 def _read_phase_log(path: str) -> tuple[list[tuple[str, int, float]], int | None]:
     phases: list[tuple[str, int, float]] = []
     exit_bytes = None
@@ -196,7 +187,7 @@ def run_three(specs: Sequence[PartySpec], workdir: str, *, party_args: Sequence[
 
     :param frozen: a party that stops itself (``SIGSTOP``): ended with ``SIGKILL`` once the others exited.
     :param party_args: MPyC options added to every party (e.g. ``-L 40``)."""
-    port = free_base_port(len(specs))
+    port = free_base_port(len(specs), first=0)
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     processes: list[subprocess.Popen[bytes]] = []
@@ -278,8 +269,13 @@ class DrillResult(CheckedOutcome):
     silence_limit: float | None = None
 
 
-def _released(workdir: str, results: Sequence[PartyResult]) -> bool:
-    return os.path.exists(os.path.join(workdir, RESULT_NAME)) or any(r.released for r in results)
+def _released(workdir: str, results: Sequence[PartyResult], problems: list[str], *files: str) -> bool:
+    """Whether a party wrote its result (or one of ``files``) or printed a table; a problem if so."""
+    released = (any(os.path.exists(os.path.join(workdir, name)) for name in (RESULT_NAME, *files))
+                or any(r.released for r in results))
+    if released:
+        problems.append("something was released")
+    return released
 
 
 def judge_survivors(survivors: Sequence[PartyResult], patterns: dict[str, re.Pattern[str]], allowed: Sequence[str],
@@ -308,6 +304,24 @@ def judge_survivors(survivors: Sequence[PartyResult], patterns: dict[str, re.Pat
         if match.group(2) not in allowed:
             problems.append(f"party {survivor.party} named the {match.group(2)} phase, expected one of {list(allowed)}")
     return named
+
+
+def survivor_phases(order: Sequence[str], silent: Sequence[str], phase: str) -> tuple[str, ...]:
+    """The phases a survivor may name when party 1 crashes or freezes on entering ``phase`` of ``order``: the last
+    earlier phase that exchanges messages (it may still be finishing it), ``phase``, and after a silent ``phase``
+    the phases up to the first that exchanges messages (one is crossed without waiting; docs/drills.md)."""
+    index = order.index(phase)
+    allowed = [phase]
+    previous = index - 1
+    while previous >= 0 and order[previous] in silent:
+        previous -= 1
+    if previous >= 0:
+        allowed.insert(0, order[previous])
+    following = index
+    while order[following] in silent and following + 1 < len(order):
+        following += 1
+        allowed.append(order[following])
+    return tuple(allowed)
 
 
 def _cascades(named: dict[int, tuple[int, str, str]], problems: list[str], *, victim_is: str,

@@ -19,7 +19,9 @@ active deviation.  The drill shows that ``--clip secure`` still bounds such a pa
 sensitivity and that a count vector of more rows than declared is refused on every job."""
 from __future__ import annotations
 
+import functools
 import os
+import pathlib
 import re
 import sys
 from collections.abc import Sequence
@@ -29,12 +31,11 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from scenarios.kit.cli import UsageError
 from scenarios.drills.harness import (RESULT_NAME, CheckedOutcome, DrillOptions, PartySpec, drill_main, exits,
                                       format_table, framingham_columns, party_directory, parse_drill_argv, read_result,
                                       run_three)
 
-__all__ = ["main", "parse_options", "Setting", "CaseResult", "run_cases", "CountCase", "run_count_cases", "COUNT_JOBS",
+__all__ = ["main", "Setting", "CaseResult", "run_cases", "CountCase", "run_count_cases", "COUNT_JOBS",
            "INFLATE_ROWS", "fixed_point", "COLUMN", "LOWER", "UPPER", "PRECISION", "FAR_VALUE", "NEAR_VALUE",
            "BEYOND_L_VALUE", "EPSILON", "SEED", "QUICK_ROWS", "FULL_ROWS", "QUICK_REPLACED", "FULL_REPLACED", "PATH",
            "sort_bits", "ordered_value", "all_pairs_sum"]
@@ -52,11 +53,6 @@ QUICK_REPLACED, FULL_REPLACED = (1, 3), (1, 2, 5, 10)
 DEFAULT_BIT_LENGTH = 32
 MALICIOUS_PARTY = 2
 _GUARD = "shared values outside the declared domains"  # secure.aggregation's guarded reveal, inputs out of domain
-
-
-def parse_options(argv: Sequence[str]) -> DrillOptions | None:
-    """Parse ``--quick``, ``--json PATH`` (and MPyC's ``-M3``, ``-L``); :raise UsageError: on bad usage."""
-    return parse_drill_argv(argv, "python -m scenarios.drills.malicious_input", __doc__ or "")
 
 
 def fixed_point(value: float) -> int:
@@ -162,24 +158,15 @@ class CaseResult(CheckedOutcome):
     problems: list[str] = field(default_factory=list)
 
 
-def _write_case_files(directory: str, replaced: int, value: float | None) -> None:
-    """Party 2's first ``replaced`` rows become ``value``."""
-    if not replaced or value is None:
-        return
-    path = os.path.join(directory, f"p{MALICIOUS_PARTY}.csv")
-    with open(path, encoding="utf-8") as handle:
-        lines = handle.read().splitlines()
-    if replaced > len(lines) - 1:
-        raise UsageError(f"party {MALICIOUS_PARTY} has only {len(lines) - 1} rows, cannot replace {replaced}")
-    lines[1:replaced + 1] = [repr(float(value))] * replaced
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
-
-
-def _run_case(root: str, name: str, clip: str, party2: str, replaced: int, value: float | None,
-              expectation: str, rows: Sequence[Sequence[str]], party_args: Sequence[str]) -> CaseResult:
+def _run_case(root: str, rows: Sequence[Sequence[str]], party_args: Sequence[str], name: str, clip: str, party2: str,
+              replaced: int, value: float | None, expectation: str) -> CaseResult:
+    """Party 2's first ``replaced`` rows become ``value`` (its file holds 30 rows or more), then the three run."""
     directory = party_directory(root, f"{name} {clip} {replaced} {value}", [COLUMN], rows)
-    _write_case_files(directory, replaced, value)
+    if replaced and value is not None:
+        path = pathlib.Path(directory, f"p{MALICIOUS_PARTY}.csv")
+        lines = path.read_text(encoding="utf-8").splitlines()
+        lines[1:replaced + 1] = [repr(float(value))] * replaced
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     args = ("--data", "p{pid}.csv", "--stat", "gini", "--columns", COLUMN, "--domain",  # --ledger off: a drill
             f"{COLUMN}={LOWER:g}:{UPPER:g}:{PRECISION}", "--seed", str(SEED), "--epsilon", f"{EPSILON:g}", "--clip",
             clip, "--path", PATH, "--json", RESULT_NAME, "--ledger", "off")
@@ -191,28 +178,14 @@ def _run_case(root: str, name: str, clip: str, party2: str, replaced: int, value
     lines = results[0].error_lines
     # the clip count party 2 printed about its own rows (local: no party shares such a count)
     clipped = re.search(r"at this party, not shared: .*?(\d+) value\(s\) clipped", results[MALICIOUS_PARTY].stdout)
-    expected = None
-    if expectation in ("release", "within bound"):
-        expected = all_pairs_sum(directory, clip=True)
-    elif expectation == "raw sum":
-        expected = all_pairs_sum(directory, clip=False)
+    checked = expectation in ("release", "within bound", "raw sum")
+    expected = all_pairs_sum(directory, clip=expectation != "raw sum") if checked else None
     return CaseResult(name, clip, party2, replaced, value, [r.code for r in results],
                       int(record["noisy_sums"][0]) if record else None,
                       float(record["estimate"]) if record else None,
                       int(record["pairs"]) if record else None, int(record["max_degree"]) if record else None,
                       int(clipped.group(1)) if clipped else None,
                       lines[0] if lines else "", expectation, expected)
-
-
-def _setting(baseline: CaseResult, bit_length: int, rows: int) -> Setting:
-    from secure.kernels import get_kernel  # numpy only at import; no MPyC runtime
-
-    width = fixed_point(UPPER)
-    kernel = get_kernel("gini", precision=PRECISION)
-    output = kernel.outputs([width])[0]
-    assert baseline.pairs is not None and baseline.max_degree is not None
-    return Setting(rows=rows, pairs=baseline.pairs, max_degree=baseline.max_degree, delta_f=output.sensitivity,
-                   scale=output.scale, width=width, bit_length=bit_length, comparison_bits=sort_bits())
 
 
 def _judge_baseline(case: CaseResult) -> None:
@@ -263,17 +236,20 @@ def run_cases(options: DrillOptions, root: str) -> tuple[Setting, list[CaseResul
     replaced_counts = QUICK_REPLACED if options.quick else FULL_REPLACED
     party_args = options.party_args
     bit_length = int(party_args[1]) if party_args[:1] == ("-L",) else DEFAULT_BIT_LENGTH
-
-    def run(name: str, clip: str, party2: str, replaced: int, value: float | None, expectation: str) -> CaseResult:
-        return _run_case(root, name, clip, party2, replaced, value, expectation, rows, party_args)
-
+    run = functools.partial(_run_case, root, rows, party_args)
     baselines = {clip: run("baseline", clip, "honest", 0, None, "release") for clip in ("local", "secure")}
     for case in baselines.values():
         _judge_baseline(case)
     cases = list(baselines.values())
     if not all(case.ok for case in cases):
         return Setting(len(rows), 0, 0, 0, 0, fixed_point(UPPER), bit_length, 0), cases
-    setting = _setting(baselines["local"], bit_length, len(rows))
+    from secure.kernels import get_kernel  # numpy only at import; no MPyC runtime
+
+    output = get_kernel("gini", precision=PRECISION).outputs([fixed_point(UPPER)])[0]
+    local = baselines["local"]
+    assert local.pairs is not None and local.max_degree is not None
+    setting = Setting(rows=len(rows), pairs=local.pairs, max_degree=local.max_degree, delta_f=output.sensitivity,
+                      scale=output.scale, width=fixed_point(UPPER), bit_length=bit_length, comparison_bits=sort_bits())
     if baselines["secure"].noisy_sum != baselines["local"].noisy_sum:
         baselines["secure"].problems.append("honest data gave different sums with local and secure clipping")
 
@@ -357,17 +333,6 @@ def _count_value(job: str, record: dict[str, Any]) -> float:
     return float(record["estimate"])
 
 
-def _count_bound(kind: str | None, rows: int, party_rows: int) -> float | None:
-    """What ``party_rows`` replaced rows can move the value by: ``n_1 / n`` for an ECDF value (each row
-    moves a count by at most 1), ``min(2, 4 n_1 / n)`` for Kendall's tau over all pairs (a row is in
-    ``n - 1`` of the ``C(n, 2)`` pairs, each moving by at most 2)."""
-    if kind == "ecdf":
-        return party_rows / rows
-    if kind == "kendall":
-        return min(2.0, 4.0 * party_rows / rows)
-    return None
-
-
 def _run_count_case(root: str, job: str, deviation: str, party_args: Sequence[str]) -> CountCase:
     directory = os.path.join(root, f"counts_{job}_{deviation}")
     os.makedirs(directory)
@@ -428,8 +393,9 @@ def run_count_cases(options: DrillOptions, root: str) -> list[CountCase]:
             case.rows = case.rows or honest.rows
             # party 1's public row count: every job splits the table by rows pid, pid + 3, ... and keeps every row
             case.party_rows = len(range(DEVIATING_PARTY, case.rows, 3)) if case.rows else None
-            if case.rows and case.party_rows and deviation == "shift":
-                case.bound = _count_bound(kind, case.rows, case.party_rows)
+            if case.rows and case.party_rows and deviation == "shift":  # what its n_1 rows can move (docs/drills.md)
+                n_1, n = case.party_rows, case.rows
+                case.bound = {"ecdf": n_1 / n, "kendall": min(2.0, 4.0 * n_1 / n)}.get(kind or "")
             _judge_count(case, honest, kind, proves_cells)
             cases.append(case)
     return cases
@@ -441,11 +407,9 @@ def print_count_report(cases: Sequence[CountCase]) -> None:
         return
     print(f"\nCount vectors: party {DEVIATING_PARTY} deviates in what it inputs (K = {INFLATE_ROWS} rows); "
           "3 parties, embedded data")
-    table = []
-    for case in cases:
-        table.append([case.job, case.deviation, exits(case.codes),
-                      _number(case.value), "-" if case.party_rows is None else f"{case.party_rows}/{case.rows}",
-                      _number(case.moved), _number(case.bound), case.outcome + ("" if case.ok else "  [FAILED]")])
+    table = [[case.job, case.deviation, exits(case.codes), _number(case.value),
+              "-" if case.party_rows is None else f"{case.party_rows}/{case.rows}", _number(case.moved),
+              _number(case.bound), case.outcome + ("" if case.ok else "  [FAILED]")] for case in cases]
     print(format_table(["job", "party 1", "exits", "value", "its rows", "moved", "bound", "outcome"], table))
     print("  inflate: its count vector sums to K more than its public rows (FSS: K more DCF keys); shift: all its "
           "rows in the first cell (right total, undetectable: the same as lying about its rows); negative: +K in "
@@ -478,12 +442,11 @@ def print_report(setting: Setting, cases: Sequence[CaseResult], count_cases: Seq
               f"{'inside' if fits else 'OUTSIDE'} -L {setting.bit_length} (|x| < 2^{setting.bit_length - 1}), "
               f"{'inside' if 0 <= encoded < ordered else 'beyond'} the sort's {setting.comparison_bits}-bit "
               f"comparisons ([0, 2^{setting.comparison_bits - 1}))")
-    table = []
-    for case in cases:
-        table.append([case.name, case.clip, case.party2, str(case.replaced), "-" if case.value is None else f"{case.value:.10g}",
-                      exits(case.codes), _number(case.estimate),
-                      "-" if case.clipped_reported is None else str(case.clipped_reported),
-                      _number(case.moved), _number(case.bound), case.outcome + ("" if case.ok else "  [FAILED]")])
+    table = [[case.name, case.clip, case.party2, str(case.replaced), "-" if case.value is None else f"{case.value:.10g}",
+              exits(case.codes), _number(case.estimate),
+              "-" if case.clipped_reported is None else str(case.clipped_reported),
+              _number(case.moved), _number(case.bound), case.outcome + ("" if case.ok else "  [FAILED]")]
+             for case in cases]
     print(format_table(["case", "clip", "party 2", "r", "value", "exits", "estimate", "clipped", "moved", "bound",
                         "outcome"], table))
     print("  moved = |estimate - baseline estimate of the same --clip|, computed from the released integer sums "
@@ -503,12 +466,6 @@ def print_report(setting: Setting, cases: Sequence[CaseResult], count_cases: Seq
 Outcome = tuple[Setting, list[CaseResult], list[CountCase]]
 
 
-def run_all(options: DrillOptions, root: str) -> Outcome:
-    """Part 1 (clipping) and part 2 (count vectors)."""
-    setting, cases = run_cases(options, root)
-    return setting, cases, run_count_cases(options, root)
-
-
 def _record(options: DrillOptions, outcome: Outcome) -> dict[str, Any]:
     setting, cases, count_cases = outcome
     return {"setting": {**asdict(setting), "row_sensitivity_units": setting.row_sensitivity_units,
@@ -526,8 +483,11 @@ def _failures(outcome: Outcome) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the malicious-input drill; returns the exit code (0 as expected, 1 not, 2 bad usage)."""
-    return drill_main(argv, name="malicious-input", parse=parse_options, run=run_all, report=lambda outcome: print_report(*outcome),
-                      record=_record, failures=_failures)
+    return drill_main(
+        argv, name="malicious-input",
+        parse=lambda words: parse_drill_argv(words, "python -m scenarios.drills.malicious_input", __doc__ or ""),
+        run=lambda options, root: (*run_cases(options, root), run_count_cases(options, root)),
+        report=lambda outcome: print_report(*outcome), record=_record, failures=_failures)
 
 
 if __name__ == "__main__":

@@ -24,9 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from scenarios.drills.harness import (_LOST, RESULT_NAME, VICTIM, CheckedOutcome, DrillResult, PartySpec, _cascades,
-                                      _print_notes, _released, drill_main, drill_row, format_table, judge_survivors,
-                                      parse_drill_argv, run_three)
+from scenarios.drills.harness import (_LOST, _SILENT, RESULT_NAME, VICTIM, CheckedOutcome, DrillResult, PartySpec,
+                                      _cascades, _print_notes, _released, drill_main, drill_row, format_table,
+                                      judge_survivors, parse_drill_argv, run_three)
 
 __all__ = ["CASES", "build_inbox", "main"]
 
@@ -35,8 +35,6 @@ CASES = {"value 2": (0, 1, 2), "two-hot": (0, 1, 2), "wrong field": (0, 1, 2), "
          "record at only some servers": (0, 1), "wrong campaign": (0, 1, 2)}
 LIMIT = 10.0  # --silence-limit of the freeze and kill runs
 MARGIN = 10.0  # the survivors' bound: the silence limit plus this
-_SILENT = re.compile(r"party (\d+) stopped answering during the (.+?) phase \(no message for \d+ s; "
-                     r"--silence-limit SECONDS to wait longer\); nothing was released")
 
 
 def _file(case: str) -> str:
@@ -54,16 +52,14 @@ def build_inbox(root: str, owners: int) -> dict[str, Any]:
 
     public = [generate_server_key(server, f"{root}/keys")[1].read_text().strip() for server in range(3)]
     columns = [numeric("x", lower=0, upper=15, step=1), numeric("y", lower=0, upper=15, step=1)]
-    campaign = Campaign.create(public_keys=public, threshold=1, columns=columns, deadline="2100-01-01T00:00:00Z",
-                               bits=40, security=60, dpf=True)
+    campaign, other = (Campaign.create(public_keys=public, threshold=1, columns=columns, bits=40, security=60,
+                                       deadline="2100-01-01T00:00:00Z", dpf=True) for _ in range(2))
     campaign.save(f"{root}/campaign.json")
     generator = np.random.default_rng(24)
     x = generator.integers(0, 16, owners)
     rows = {"x": x, "y": np.clip(x + generator.integers(-3, 4, owners), 0, 15)}
     transport = FolderTransport(f"{root}/inbox/server{{pid}}")
     simulate_owners(campaign, rows, transport)
-    other = Campaign.create(public_keys=public, threshold=1, columns=columns, deadline="2100-01-01T00:00:00Z",
-                            bits=40, security=60, dpf=True)
     bits, cell = int(campaign.dpf_bits or 0), campaign.cells(np.array([[3, 4]]))
     keys = {"value 2": gen(cell, bits=bits, betas=[2])}
     while "two-hot" not in keys:  # +1 or -1 lands at leaf 0 of the point's block (a control bit): keep +1
@@ -180,9 +176,7 @@ def stop_drill(kind: str, root: str, party_args: Sequence[str]) -> DrillResult:
                             ("intake", "histogram"), "party 1 ...; nothing was released", problems)
     notes = _cascades(named, problems, victim_is="frozen" if kind == "freeze" else "crashed",
                       gave_up="given up on" if kind == "freeze" else "lost")
-    released = _released(workdir, results)
-    if released:
-        problems.append("something was released")
+    released = _released(workdir, results, problems)
     first = results[0].error_lines
     return DrillResult(f"server 1 {'frozen' if kind == 'freeze' else 'killed'} at histogram", kind,
                        [r.code for r in results], seconds, ", ".join(f"p{p}: {named[p][1]}" for p in named), released,
