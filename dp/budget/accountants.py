@@ -103,7 +103,7 @@ def parse_budget(text: str) -> Budget:
         numbers = [float(part) for part in parts]
     except ValueError:
         raise ValueError(f"budget must be EPS or EPS:DELTA with numbers (e.g. 2.5 or 2.5:1e-6), got '{text}'") from None
-    return Budget(numbers[0], numbers[1] if len(numbers) == 2 else 0.0)
+    return Budget(*numbers)
 
 
 def zcdp_to_epsilon(rho: float, delta: float) -> float:

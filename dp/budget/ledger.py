@@ -849,9 +849,7 @@ class Ledger:
             account.entries[position] = new
             account.totals = totals.plus(new.spend) if new.counted else totals
             try:
-                row = _sealed("entries", account.owner(), asdict(new))
-                connection.execute("UPDATE entries SET delta = ?, what = ?, status = ?, checksum = ? WHERE number = ?",
-                                   (new.delta, new.what, new.status, row["checksum"], new.number))
+                _insert(connection, "entries", _sealed("entries", account.owner(), asdict(new)), "INSERT OR REPLACE")
                 _store_account(connection, account)
             except BaseException:
                 account.entries[position], account.totals = old, before
