@@ -105,12 +105,12 @@ def test_ghazi_shuffled_rows_match_their_exact_mse(run: tuple[str, Path]) -> Non
             sizes = umpc_bins_and_uci.uci_sizes(options.sizes, data.shape[0])
             setting = umpc_bins_and_uci.uci_setting(index, sizes.index(int(row["n"])))
             values = umpc_bins_and_uci.uci_subsample(data, int(row["n"]), seed=5, setting=setting)
-            assert umpc_bins_and_uci.exact_ustat(umpc_bins_and_uci._shape(stat, values),
-                                                 umpc_bins_and_uci._ldp_kernel(stat)) == pytest.approx(float(row["exact"]))
+            exact = umpc_bins_and_uci.exact_ustat(stat.shape(values), stat.ldp_kernel())
+            assert exact == pytest.approx(float(row["exact"]))
             t = umpc_bins_and_uci.UCI_BINS
-        quantizer, _, _ = umpc_bins_and_uci._quantizer(stat, t)
-        params = ghazi_shuffled.prepare(umpc_bins_and_uci._ldp_kernel(stat), quantizer, kind="average")
-        bins = quantizer.quantize(umpc_bins_and_uci._shape(stat, values))
+        quantizer, _, _ = stat.quantizer(t)
+        params = ghazi_shuffled.prepare(stat.ldp_kernel(), quantizer, kind="average")
+        bins = quantizer.quantize(stat.shape(values))
         variance = ghazi_shuffled.variance(bins, params, epsilon=float(row["epsilon"]))
         bias = ghazi_shuffled.expected_estimate(bins, params) - float(row["exact"])
         assert abs(float(row["mse_mean"]) - (variance + bias ** 2)) <= 4 * float(row["mse_se"]) + 1e-12, row
@@ -127,8 +127,8 @@ def test_shuffling_removes_the_local_noise() -> None:
 
     stat = umpc_bins_and_uci._Statistic("kendall", "framingham", ("sysBP", "diaBP"))
     values = umpc_bins_and_uci._complete("framingham", stat.columns)
-    quantizer, _, _ = umpc_bins_and_uci._quantizer(stat, 64)
-    kernel = umpc_bins_and_uci._ldp_kernel(stat)
+    quantizer, _, _ = stat.quantizer(64)
+    kernel = stat.ldp_kernel()
     bins = quantizer.quantize(values)
     shuffled = ghazi_shuffled.variance(bins, ghazi_shuffled.prepare(kernel, quantizer, kind="average"), epsilon=1.0)
     local = ghazi.variance(bins, ghazi.factorize(kernel_matrix(kernel, quantizer, kind="average")), epsilon=1.0)

@@ -13,13 +13,14 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from dp.fedauc.ranks import LocalStatistics, _check_generator
+from dp.fedauc.ranks import LocalStatistics, _check_generator, server_auc
 from dp.validation import check_delta, check_epsilon, check_number, check_positive_int
 from secure.noise.party import discrete_gaussian_variance, polya_difference, sample_discrete_gaussian
 
 __all__ = ["ClientRelease", "client_releases", "noisy_client_reports", "noise_parameter", "flip_probability",
-           "randomized_response", "debias_auc", "orthogonal_decomposition", "adaptive_count_fraction",
-           "discrete_laplace_noise", "zcdp_budget", "sample_discrete_gaussian", "discrete_gaussian_variance"]
+           "randomized_response", "debias_auc", "rr_server_auc", "aggregate_reports", "orthogonal_decomposition",
+           "adaptive_count_fraction", "discrete_laplace_noise", "zcdp_budget", "sample_discrete_gaussian",
+           "discrete_gaussian_variance"]
 
 _GRID_BITS: Final[int] = 53            # randomized response: flip probability on the 2^-53 grid
 
@@ -89,6 +90,27 @@ def debias_auc(noisy_auc: npt.ArrayLike, noisy_positives: npt.ArrayLike, noisy_n
         a = (1.0 - base) * rho_minus / (base * (1.0 - rho_plus) + (1.0 - base) * rho_minus)
         b = base * rho_plus / (base * rho_plus + (1.0 - base) * (1.0 - rho_minus))
         return (noisy - (a + b) / 2.0) / (1.0 - a - b)
+
+
+def rr_server_auc(rank_sum: np.ndarray, pbar: np.ndarray, samples: int, rho: float, *, debias: bool) -> np.ndarray:
+    """The server's side of Algorithm 2 (and Algorithm 3 if ``debias``): eq. (1) on the noisy ``globalSum`` and
+    ``Pbar`` of ``M`` ``samples``, debiased with the flip probability ``rho``; NaN where undefined."""
+    noisy = server_auc(rank_sum, pbar, samples)
+    return debias_auc(noisy, pbar, samples - pbar, rho) if debias else noisy
+
+
+def aggregate_reports(released: dict[str, np.ndarray], *, samples: int, sizes: np.ndarray, twice_total: np.ndarray,
+                      positives: float = math.nan) -> np.ndarray:
+    """The server's side of Algorithm 4 (lines 36-39) and §5.3: eq. (1) per run from the clients' released reports
+    (:func:`noisy_client_reports`, ``(runs, K)`` each), the public client ``sizes`` and twice their rank totals;
+    ``positives`` (the accurate ``P``) where no count is released.  NaN where undefined."""
+    if "orthogonal" in released:  # localSum'_k = rbar_k localP'_k + <v', y>' = (T_k localP'_k + D'_k) / (2 n_k)
+        local_p = released["count"]
+        local_sum = (twice_total[None, :] * local_p + released["orthogonal"]) / (2.0 * sizes[None, :])
+        return server_auc(local_sum.sum(axis=1), local_p.sum(axis=1), samples)
+    sums = released["sum"].sum(axis=1) / 2.0
+    pbar = released["count"].sum(axis=1) if "count" in released else np.full(sums.size, float(positives))
+    return server_auc(sums, pbar, samples)
 
 
 def orthogonal_decomposition(ranks: npt.ArrayLike) -> tuple[float, np.ndarray]:

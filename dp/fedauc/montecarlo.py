@@ -13,12 +13,12 @@ import numpy as np
 import numpy.typing as npt
 
 from dp.fedauc.closed_forms import (_noise_variances, _rr_noisy_moments, delta_method_variance, global_laplace_variance,
-                                    local_laplace_variance, rr_debiased_bias, rr_debiased_variance)
+                                    local_laplace_variance, rr_debiased_bias, rr_debiased_variance, rr_variance)
 from dp.fedauc.mechanisms import (_GRID_BITS, ClientRelease, _check_epsilon_or_inf, _flip_threshold, _flips,
-                                  client_releases, debias_auc, flip_probability, noise_parameter, noisy_client_reports,
-                                  zcdp_budget)
+                                  aggregate_reports, client_releases, flip_probability, noise_parameter,
+                                  noisy_client_reports, rr_server_auc, zcdp_budget)
 from dp.fedauc.ranks import (LocalStatistics, _check_assignment, _check_generator, _check_labels, _check_scores,
-                             _twice_rank_auc, _twice_ranks, client_layout, local_statistics, server_auc)
+                             _twice_rank_auc, _twice_ranks, client_layout, local_statistics)
 from dp.validation import check_choice, check_delta, check_interval, check_positive_int
 
 __all__ = ["METHODS", "COUNTS", "FedAucPrediction", "FedAucSimulation", "predict_fedauc", "simulate_fedauc",
@@ -174,7 +174,7 @@ def _predict(setting: _Setting) -> FedAucPrediction:
     ranks = setting.twice / 2.0
     if setting.method in ("rr", "rr_noisy"):
         rho = flip_probability(setting.epsilon)
-        eq7 = rho * (1.0 - rho) * float(np.dot(ranks, ranks)) / float(p * n) ** 2
+        eq7 = rr_variance(ranks, p, n, setting.epsilon)
         paper: float | None = math.sqrt(eq7)
         mean = auc
         if setting.method == "rr_noisy" and setting.counts == "exact":
@@ -231,8 +231,7 @@ def _simulate_rr(setting: _Setting, runs: int, gen: np.random.Generator) -> np.n
         rank_sum = (noisy.astype(np.float64) @ twice_float) / 2.0  # exact: integer sums below 2**53
         pbar = noisy.sum(axis=1).astype(np.float64)
         if setting.counts == "noisy":  # Algorithm 2, then Algorithm 3
-            noisy_auc = server_auc(rank_sum, pbar, m)
-            out.append(noisy_auc if setting.method == "rr_noisy" else debias_auc(noisy_auc, pbar, m - pbar, rho))
+            out.append(rr_server_auc(rank_sum, pbar, m, rho, debias=setting.method == "rr"))
         elif setting.method == "rr_noisy":  # App. I: accurate P and N, no debiasing
             out.append((rank_sum - p * (p - 1) / 2.0) / (p * n))
         else:  # eq. (3)-(4) with the accurate base rate and expected noisy counts: exactly unbiased
@@ -246,20 +245,12 @@ def _simulate_clients(setting: _Setting, runs: int, gen: np.random.Generator) ->
     assert stats is not None
     gaussian, budget = setting.gaussian, setting.budget
     parts = _components(setting)
-    m, k = setting.samples, stats.clients
+    twice_total = np.rint(2.0 * stats.rank_total)
     out = []
-    for size in _chunks(runs, k):
+    for size in _chunks(runs, stats.clients):
         released = noisy_client_reports(parts, budget=budget, gaussian=gaussian, runs=size, rng=gen)
-        if "orthogonal" in released:
-            local_p = released["count"]
-            twice_total = np.rint(2.0 * stats.rank_total)
-            # localSum'_k = rbar_k localP'_k + <v', y>' = (T_k localP'_k + D'_k) / (2 n_k)   (§5.3)
-            local_sum = (twice_total[None, :] * local_p + released["orthogonal"]) / (2.0 * stats.sizes[None, :])
-            out.append(server_auc(local_sum.sum(axis=1), local_p.sum(axis=1), m))
-            continue
-        sums = released["sum"].sum(axis=1) / 2.0   # Algorithm 4, lines 36-39
-        pbar = released["count"].sum(axis=1) if "count" in released else np.full(size, float(setting.positives))
-        out.append(server_auc(sums, pbar, m))
+        out.append(aggregate_reports(released, samples=setting.samples, sizes=stats.sizes, twice_total=twice_total,
+                                     positives=setting.positives))
     return np.concatenate(out)
 
 

@@ -83,13 +83,9 @@ def _jobs(quick: bool) -> list[_Job]:
         jobs.append(_Job("1/7", "rr", "noisy", eps, None, "none"))
         for k in (*client_counts, None):
             layouts = ("iid", "non_iid") if k is not None else ("one_per_client",)
-            jobs.append(_Job("1/7", "global_laplace", "noisy", eps, k, layouts[0]))
-            for layout in layouts:
-                jobs.append(_Job("1/7", "local_laplace", "noisy", eps, k, layout))
-                jobs.append(_Job("1/7", "adaptive_laplace", "noisy", eps, k, layout))
-            jobs.append(_Job("2", "global_laplace", "exact", eps, k, layouts[0]))
-            for layout in layouts:
-                jobs.append(_Job("2", "local_laplace", "exact", eps, k, layout))
+            for table, counts, families in (("1/7", "noisy", ("local", "adaptive")), ("2", "exact", ("local",))):
+                pairs = [("global", layouts[0]), *((family, layout) for layout in layouts for family in families)]
+                jobs += [_Job(table, f"{family}_laplace", counts, eps, k, layout) for family, layout in pairs]
     for eps in rr_epsilons:
         jobs.append(_Job("3", "rr_noisy", "noisy", eps, None, "none"))
         jobs.append(_Job("3", "rr", "noisy", eps, None, "none"))
@@ -119,10 +115,7 @@ def _run(jobs: Sequence[_Job], scores: np.ndarray, labels: np.ndarray, runs: int
 
 
 def _find(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any] | None:
-    for row in rows:
-        if all(row[name] == value for name, value in keys.items()):
-            return row
-    return None
+    return next((row for row in rows if all(row[name] == value for name, value in keys.items())), None)
 
 
 def _cell(row: dict[str, Any] | None, second: str = "predicted_std") -> str:
@@ -315,35 +308,25 @@ def _client_reports(setting: DeploymentSetting, scores: np.ndarray, labels: np.n
 def _server_estimate(setting: DeploymentSetting, scores: np.ndarray, reports: Sequence[dict[str, Any]],
                      seed: int) -> float:
     """The server's side (party 0): eq. (1) on the received reports (eq. 3-4 for ``rr``), Algorithms 2-4."""
-    from dp.fedauc.mechanisms import _GRID_BITS, _flip_threshold, debias_auc
-    from dp.fedauc.ranks import _twice_ranks, client_layout, server_auc
+    from dp.fedauc.mechanisms import aggregate_reports, flip_probability, rr_server_auc
+    from dp.fedauc.ranks import _twice_ranks, client_layout
 
     samples = int(scores.size)
     if setting.method in ("rr", "rr_noisy"):
         rank_sum = np.array([sum(r["twice_sum"] for r in reports) / 2.0])
         pbar = np.array([float(sum(r["positives"] for r in reports))])
-        noisy_auc = server_auc(rank_sum, pbar, samples)
-        if setting.method == "rr_noisy":
-            return float(noisy_auc[0])
-        rho = math.ldexp(_flip_threshold(setting.epsilon), -_GRID_BITS)
-        return float(debias_auc(noisy_auc, pbar, samples - pbar, rho)[0])
+        return float(rr_server_auc(rank_sum, pbar, samples, flip_probability(setting.epsilon),
+                                   debias=setting.method == "rr")[0])
     clients = samples if setting.clients is None else setting.clients
-    names = [name for name in reports[0] if name != "clients"]
-    columns = {name: np.zeros((1, clients), dtype=np.int64) for name in names}
+    columns = {name: np.zeros((1, clients), dtype=np.int64) for name in reports[0] if name != "clients"}
     for report in reports:
-        for name in names:
-            columns[name][0, report["clients"]] = report[name]
-    if "orthogonal" in columns:   # localSum'_k = (T_k localP'_k + D'_k) / (2 n_k)   (§5.3)
-        layout = "one_per_client" if setting.clients is None else setting.layout
-        client_of = client_layout(scores, clients=setting.clients, layout=layout, rng=layout_rng(seed))
-        twice = _twice_ranks(scores)
-        sizes = np.bincount(client_of, minlength=clients).astype(np.int64)
-        twice_total = np.bincount(client_of, weights=twice, minlength=clients)
-        local_p = columns["count"]
-        local_sum = (twice_total[None, :] * local_p + columns["orthogonal"]) / (2.0 * sizes[None, :])
-        return float(server_auc(local_sum.sum(axis=1), local_p.sum(axis=1), samples)[0])
-    sums = columns["sum"].sum(axis=1) / 2.0   # Algorithm 4, lines 36-39
-    return float(server_auc(sums, columns["count"].sum(axis=1), samples)[0])
+        for name, column in columns.items():
+            column[0, report["clients"]] = report[name]
+    layout = "one_per_client" if setting.clients is None else setting.layout
+    client_of = client_layout(scores, clients=setting.clients, layout=layout, rng=layout_rng(seed))
+    twice_total = np.bincount(client_of, weights=_twice_ranks(scores), minlength=clients)
+    sizes = np.bincount(client_of, minlength=clients)
+    return float(aggregate_reports(columns, samples=samples, sizes=sizes, twice_total=twice_total)[0])
 
 
 async def deployment_checks(settings: Sequence[DeploymentSetting], seed: int) -> list[Any]:

@@ -20,9 +20,9 @@ from scenarios.kit.sweep import Output, Sweep, error_summary, whole_list
 from scenarios.kit.sweep import complete_rows as _complete
 from scenarios.papers.umpc_samplers import UmpcCheckSetting, umpc_secure_checks
 from scenarios.papers.umpc_vs_baselines import (COLORS, COST_PROTOCOL, METHODS, baseline_estimates, cost_columns,
-                                                fill_ratios)
+                                                fill_ratios, umpc_estimates)
 
-__all__ = ["main", "parse_options", "BinsOptions", "run_bins", "run_uci", "exact_ustat", "grid_shape",
+__all__ = ["main", "parse_options", "BinsOptions", "run_figure", "exact_ustat", "grid_shape",
            "CSV_COLUMNS", "METHODS", "COST_PROTOCOL"]
 
 FIGURES = ("bins", "uci")
@@ -119,117 +119,64 @@ def exact_ustat(values: np.ndarray, kernel: Callable[[np.ndarray, np.ndarray], n
 
 @dataclass(frozen=True)
 class _Statistic:
-    """One statistic on one dataset: kernel names, column specs, LDP quantizer factory."""
+    """One statistic (``kendall`` or ``duplicate``) on the ``columns`` of one dataset."""
 
-    name: str           # "kendall" or "duplicate"
+    name: str
     dataset: str
     columns: tuple[str, ...]
 
+    def specs(self) -> tuple[Any, ...]:
+        from scenarios.kit.datasets import declared_specs
 
-def _specs(stat: _Statistic) -> tuple[Any, ...]:
-    from scenarios.kit.datasets import declared_specs
+        specs = declared_specs(self.dataset, self.columns)
+        return tuple(specs[c] for c in self.columns)
 
-    specs = declared_specs(stat.dataset, stat.columns)
-    return tuple(specs[c] for c in stat.columns)
+    def ldp_kernel(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        from dp.bell.quantize import collision_kernel, kendall_kernel
 
+        return kendall_kernel if self.name == "kendall" else collision_kernel
 
-def _ldp_kernel(stat: _Statistic) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    from dp.bell.quantize import collision_kernel, kendall_kernel
+    def quantizer(self, t: int) -> tuple[Any, str, int]:
+        """LDP quantizer, its description and the t it is costed with."""
+        from dp.bell.quantize import Quantizer
 
-    return kendall_kernel if stat.name == "kendall" else collision_kernel
+        specs = self.specs()
+        if self.name == "duplicate":
+            levels = [float(v) for v in range(int(specs[0].lower), int(specs[0].upper) + 1)]
+            return Quantizer.levels(levels), f"{len(levels)} levels", len(levels)
+        tx, ty = grid_shape(t)
+        quantizer = Quantizer.grid(lower=[s.lower for s in specs], upper=[s.upper for s in specs], bins=[tx, ty])
+        return quantizer, f"{tx}x{ty}", tx * ty
 
+    def shape(self, values: np.ndarray) -> np.ndarray:
+        """The rows as the LDP baselines take them (one column: a vector)."""
+        return values if self.name == "kendall" else values[:, 0]
 
-def _quantizer(stat: _Statistic, t: int) -> tuple[Any, str, int]:
-    """LDP quantizer, its description and the t it is costed with."""
-    from dp.bell.quantize import Quantizer
+    def query(self, epsilon: float, edges: int) -> Any:
+        """U-MPC's query: BalancedSamp of ``edges`` tuples, the kernel at the columns' precision."""
+        from dp.umpc.protocol import UStatQuery
+        from secure.kernels import get_kernel
 
-    specs = _specs(stat)
-    if stat.name == "duplicate":
-        spec = specs[0]
-        levels = [float(v) for v in range(int(spec.lower), int(spec.upper) + 1)]
-        return Quantizer.levels(levels), f"{len(levels)} levels", len(levels)
-    tx, ty = grid_shape(t)
-    quantizer = Quantizer.grid(lower=[s.lower for s in specs], upper=[s.upper for s in specs], bins=[tx, ty])
-    return quantizer, f"{tx}x{ty}", tx * ty
-
-
-def _shape(stat: _Statistic, values: np.ndarray) -> np.ndarray:
-    return values if stat.name == "kendall" else values[:, 0]
-
-
-def umpc_estimates(stat: _Statistic, values: np.ndarray, *, epsilon: float, edges: int, runs: int, seed: int,
-                   setting: int, os_noise: bool, bar: Any) -> np.ndarray:
-    """``runs`` U-MPC estimates (fresh tuples from a per-run public seed, fresh noise)."""
-    from dp.umpc.protocol import simulate
-
-    query = _umpc_query(stat, epsilon, edges)
-    by_party = [values[i::PARTIES] for i in range(PARTIES)]
-    out = []
-    for run, run_seed in enumerate(run_seeds(seed + setting, runs)):
-        result = simulate(query, by_party, threshold=COALITION, seed=int(run_seed), runs=1,
-                          noise_rng=noise_generator(seed, setting, run, os_noise=os_noise))
-        out.append(float(result.estimates[0]))
-        bar.update(1)
-    return np.asarray(out)
-
-
-def _umpc_query(stat: _Statistic, epsilon: float, edges: int) -> Any:
-    """U-MPC's query of ``stat``: BalancedSamp of ``edges`` tuples, the kernel at the columns' precision."""
-    from dp.umpc.protocol import UStatQuery
-    from secure.kernels import get_kernel
-
-    specs = _specs(stat)
-    return UStatQuery(kernel=get_kernel(stat.name, precision=max(s.precision for s in specs)), specs=specs,
-                      epsilon=epsilon, tuples=edges, sampling="balanced")
-
-
-def ldp_estimates(stat: _Statistic, values: np.ndarray, quantizer: Any, *, epsilon: float, runs: int, seed: int,
-                  setting: int, os_noise: bool, bar: Any) -> dict[str, np.ndarray]:
-    """``runs`` estimates of Bell's generic LDP, Ghazi et al. and GhaziSM (:func:`baseline_estimates`)."""
-    return baseline_estimates(_shape(stat, values), _ldp_kernel(stat), quantizer, epsilon=epsilon, runs=runs, bar=bar,
-                              noise=[noise_generator(seed, setting, k, os_noise=os_noise) for k in (1, 2, 3)])
-
-
-def _row(figure: str, stat: _Statistic, method: str, *, n: int, t: int, grid: str, epsilon: float, edges: int,
-         estimates: np.ndarray, exact: float, seed: int) -> dict[str, Any]:
-    """One CSV row: the method's MSE and bias over the runs and its modelled costs (Fig. 3: ``compute_ops`` =
-    server + n x party)."""
-    costs = cost_columns(method, n=n, edges=edges, epsilon=epsilon, bins=t, kernel=stat.name)
-    costs["compute_ops"] = costs.pop("total_ops")
-    return {"figure": figure, "statistic": stat.name, "n": n, "t": t, "grid": grid, "epsilon": epsilon,
-            "method": method, "edges": edges if method == "U-MPC" else 0, **error_summary(estimates, exact),
-            "exact": exact, "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "seed": seed, **costs}
-
-
-def run_bins(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
-    """Kendall on Framingham for every (t, epsilon): U-MPC once per epsilon, the baselines per t."""
-    stat = _Statistic("kendall", "framingham", options.pair)
-    values = _complete("framingham", options.pair)
-    n = values.shape[0]
-    exact = exact_ustat(values, _ldp_kernel(stat))
-    edges = max(1, int(round(options.edges_per_row * n)))
-    runs = options.common.runs
-    os_noise = options.common.os_noise
-    rows: list[dict[str, Any]] = []
-    with progress(len(options.epsilons) * runs * (1 + 3 * len(options.grid)), "umpc_bins") as bar:
-        for e, epsilon in enumerate(options.epsilons):
-            bar.set_postfix_str(f"eps={epsilon:g}")
-            umpc = umpc_estimates(stat, values, epsilon=epsilon, edges=edges, runs=runs, seed=seed,
-                                  setting=100 * e, os_noise=os_noise, bar=bar)
-            for g, t in enumerate(options.grid):
-                quantizer, grid, cost_t = _quantizer(stat, t)
-                base = ldp_estimates(stat, values, quantizer, epsilon=epsilon, runs=runs, seed=seed,
-                                     setting=100 * e + g + 1, os_noise=os_noise, bar=bar)
-                for method in METHODS:
-                    rows.append(_row("bins", stat, method, n=n, t=cost_t, grid=grid, epsilon=epsilon, edges=edges,
-                                     estimates=umpc if method == "U-MPC" else base[method], exact=exact,
-                                     seed=seed))
-    fill_ratios(rows, ("t", "epsilon"))
-    return rows
+        specs = self.specs()
+        return UStatQuery(kernel=get_kernel(self.name, precision=max(s.precision for s in specs)), specs=specs,
+                          epsilon=epsilon, tuples=edges, sampling="balanced")
 
 
 UCI_STATISTICS = (_Statistic("kendall", "heart_disease_uci", ("trestbps", "chol")),
                   _Statistic("duplicate", "heart_disease_uci", ("num",)))
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """One U-MPC setting of a figure: the statistic, its rows and epsilon, ``|E|``, and the setting number that
+    offsets the public seed of the tuples and the noise streams (the LDP baselines at t index ``g``: ``+ g + 1``)."""
+
+    stat: _Statistic
+    values: np.ndarray
+    epsilon: float
+    edges: int
+    number: int
+    label: str
 
 
 def uci_setting(statistic: int, size_index: int) -> int:
@@ -252,30 +199,63 @@ def uci_subsample(data: np.ndarray, n: int, *, seed: int, setting: int) -> np.nd
     return data[np.sort(pick)]
 
 
-def run_uci(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
-    """UCI Heart Disease: Kendall (trestbps, chol) and duplicate ratio (num) vs n, epsilon 1, t = 64."""
-    stats = UCI_STATISTICS
-    runs = options.common.runs
-    os_noise = options.common.os_noise
+def _settings(options: BinsOptions, seed: int) -> list[_Setting]:
+    """The bins figure: Kendall on Framingham at every epsilon; the UCI figure: every statistic at every n."""
+    def edges(n: int) -> int:
+        return max(1, int(round(options.edges_per_row * n)))
+
+    if options.figure == "bins":
+        stat = _Statistic("kendall", "framingham", options.pair)
+        values = _complete("framingham", options.pair)
+        return [_Setting(stat, values, epsilon, edges(values.shape[0]), 100 * e,
+                         f"kendall {','.join(options.pair)}, eps={epsilon:g}")
+                for e, epsilon in enumerate(options.epsilons)]
+    settings = []
+    for s, stat in enumerate(UCI_STATISTICS):
+        data = _complete(stat.dataset, stat.columns)
+        for index, n in enumerate(uci_sizes(options.sizes, data.shape[0])):
+            number = uci_setting(s, index)
+            settings.append(_Setting(stat, uci_subsample(data, n, seed=seed, setting=number), UCI_EPSILON, edges(n),
+                                     number, f"{stat.name} {','.join(stat.columns)}, n={n}, eps={UCI_EPSILON:g}"))
+    return settings
+
+
+def _row(figure: str, stat: _Statistic, method: str, *, n: int, t: int, grid: str, epsilon: float, edges: int,
+         estimates: np.ndarray, exact: float, seed: int) -> dict[str, Any]:
+    """One CSV row: the method's MSE and bias over the runs and its modelled costs (Fig. 3: ``compute_ops`` =
+    server + n x party)."""
+    costs = cost_columns(method, n=n, edges=edges, epsilon=epsilon, bins=t, kernel=stat.name)
+    costs["compute_ops"] = costs.pop("total_ops")
+    return {"figure": figure, "statistic": stat.name, "n": n, "t": t, "grid": grid, "epsilon": epsilon,
+            "method": method, "edges": edges if method == "U-MPC" else 0, **error_summary(estimates, exact),
+            "exact": exact, "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "seed": seed, **costs}
+
+
+def run_figure(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
+    """Every setting's U-MPC runs (fresh tuples from a per-run public seed, fresh noise) and, at every t of the
+    bins figure (t = 64 for UCI), Bell's generic LDP, Ghazi et al. and GhaziSM (:func:`baseline_estimates`)."""
+    bins = options.figure == "bins"
+    grid = options.grid if bins else (UCI_BINS,)
+    runs, os_noise = options.common.runs, options.common.os_noise
+    settings = _settings(options, seed)
     rows: list[dict[str, Any]] = []
-    with progress(len(stats) * len(options.sizes) * 4 * runs, "umpc_uci") as bar:
-        for s, stat in enumerate(stats):
-            data = _complete(stat.dataset, stat.columns)
-            quantizer, grid, cost_t = _quantizer(stat, UCI_BINS)
-            for index, n in enumerate(uci_sizes(options.sizes, data.shape[0])):
-                bar.set_postfix_str(f"{stat.name} n={n}")
-                setting = uci_setting(s, index)
-                values = uci_subsample(data, n, seed=seed, setting=setting)
-                exact = exact_ustat(_shape(stat, values), _ldp_kernel(stat))
-                edges = max(1, int(round(options.edges_per_row * n)))
-                estimates = ldp_estimates(stat, values, quantizer, epsilon=UCI_EPSILON, runs=runs, seed=seed,
-                                          setting=setting + 1, os_noise=os_noise, bar=bar)
-                estimates["U-MPC"] = umpc_estimates(stat, values, epsilon=UCI_EPSILON, edges=edges, runs=runs,
-                                                    seed=seed, setting=setting, os_noise=os_noise, bar=bar)
-                for method in METHODS:
-                    rows.append(_row("uci", stat, method, n=n, t=cost_t, grid=grid, epsilon=UCI_EPSILON,
-                                     edges=edges, estimates=estimates[method], exact=exact, seed=seed))
-    fill_ratios(rows, ("statistic", "n"))
+    with progress(len(settings) * runs * (1 + 3 * len(grid)), f"umpc_{options.figure}") as bar:
+        for setting in settings:
+            stat, values, epsilon, edges, number = (setting.stat, setting.values, setting.epsilon, setting.edges,
+                                                    setting.number)
+            n = values.shape[0]
+            bar.set_postfix_str(f"eps={epsilon:g}" if bins else f"{stat.name} n={n}")
+            exact = exact_ustat(stat.shape(values), stat.ldp_kernel())
+            umpc = umpc_estimates(stat.query(epsilon, edges), values, run_seeds(seed + number, runs), parties=PARTIES,
+                                  threshold=COALITION, seed=seed, setting=number, os_noise=os_noise, bar=bar)
+            for g, t in enumerate(grid):
+                quantizer, description, cost_t = stat.quantizer(t)
+                noise = [noise_generator(seed, number + g + 1, k, os_noise=os_noise) for k in (1, 2, 3)]
+                estimates = {"U-MPC": umpc, **baseline_estimates(stat.shape(values), stat.ldp_kernel(), quantizer,
+                                                                 epsilon=epsilon, runs=runs, bar=bar, noise=noise)}
+                rows += [_row(options.figure, stat, method, n=n, t=cost_t, grid=description, epsilon=epsilon,
+                              edges=edges, estimates=estimates[method], exact=exact, seed=seed) for method in METHODS]
+    fill_ratios(rows, ("t", "epsilon") if bins else ("statistic", "n"))
     return rows
 
 
@@ -350,9 +330,8 @@ def _plot_uci(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> No
 
 
 def _run(options: BinsOptions, seed: int) -> list[Output]:
-    bins = options.figure == "bins"
-    rows = (run_bins if bins else run_uci)(options, seed)
-    plot = _plot_bins if bins else _plot_uci
+    rows = run_figure(options, seed)
+    plot = _plot_bins if options.figure == "bins" else _plot_uci
     return [Output(_name(options), CSV_COLUMNS, rows, lambda rows, path: plot(options, rows, path))]
 
 
@@ -406,34 +385,11 @@ BASELINES_NOTE = ("--secure checks the U-MPC rows only: Bell LDP and Ghazi (loca
                   "are protocols of other papers, simulated as baselines, with no MPyC path here")
 
 
-def _check_setting(stat: _Statistic, values: np.ndarray, *, epsilon: float, edges: int, seed: int, setting: int,
-                   runs: int, label: str) -> Any:
-    """The ``--secure`` repetition of :func:`umpc_estimates`' run 0 at ``setting`` (same query, rows, tuples)."""
-    return UmpcCheckSetting(label, _umpc_query(stat, epsilon, edges), values, int(run_seeds(seed + setting, runs)[0]))
-
-
 def secure_settings(options: BinsOptions, seed: int) -> list[Any]:
-    """The ``--secure`` repetitions: U-MPC at every epsilon (bins figure) or every statistic and n (uci figure),
-    with the rows and run 0's tuple seed of the experiment at that setting."""
-    runs = options.common.runs
-    settings = []
-    if options.figure == "bins":
-        stat = _Statistic("kendall", "framingham", options.pair)
-        values = _complete("framingham", options.pair)
-        edges = max(1, int(round(options.edges_per_row * values.shape[0])))
-        for e, epsilon in enumerate(options.epsilons):
-            settings.append(_check_setting(stat, values, epsilon=epsilon, edges=edges, seed=seed, setting=100 * e,
-                                           runs=runs, label=f"kendall {','.join(options.pair)}, eps={epsilon:g}"))
-        return settings
-    for s, stat in enumerate(UCI_STATISTICS):
-        data = _complete(stat.dataset, stat.columns)
-        for index, n in enumerate(uci_sizes(options.sizes, data.shape[0])):
-            setting = uci_setting(s, index)
-            settings.append(_check_setting(stat, uci_subsample(data, n, seed=seed, setting=setting), epsilon=UCI_EPSILON,
-                                           edges=max(1, int(round(options.edges_per_row * n))), seed=seed,
-                                           setting=setting, runs=runs,
-                                           label=f"{stat.name} {','.join(stat.columns)}, n={n}, eps={UCI_EPSILON:g}"))
-    return settings
+    """The ``--secure`` repetitions: U-MPC at every setting of the figure, with its rows, query and the tuple seed
+    of the experiment's run 0 there."""
+    return [UmpcCheckSetting(s.label, s.stat.query(s.epsilon, s.edges), s.values,
+                             int(run_seeds(seed + s.number, options.common.runs)[0])) for s in _settings(options, seed)]
 
 
 SWEEP = Sweep(module="umpc_bins_and_uci", doc=__doc__ or "", page="docs/papers/sinh_ramon.md", declare=_declare,

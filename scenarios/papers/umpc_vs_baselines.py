@@ -104,6 +104,22 @@ def fill_ratios(rows: list[dict[str, Any]], keys: Sequence[str]) -> None:
             row["orders_of_magnitude"] = math.log10(ratio) if ratio > 0 else math.nan
 
 
+def umpc_estimates(query: Any, values: np.ndarray, seeds: np.ndarray, *, parties: int, threshold: int, seed: int,
+                   setting: int, os_noise: bool, bar: Any) -> np.ndarray:
+    """U-MPC's estimate in every run (rows dealt round-robin to the ``parties``): run ``r``'s tuples from the public
+    ``seeds[r]``, its noise from the stream of ``(seed, setting, r)``."""
+    from dp.umpc.protocol import simulate
+
+    by_party = [values[i::parties] for i in range(parties)]
+    out = []
+    for run, run_seed in enumerate(seeds):
+        result = simulate(query, by_party, threshold=threshold, seed=int(run_seed), runs=1,
+                          noise_rng=noise_generator(seed, setting, run, os_noise=os_noise))
+        out.append(float(result.estimates[0]))
+        bar.update(1)
+    return np.asarray(out)
+
+
 def baseline_estimates(x: np.ndarray, kernel: Any, quantizer: Any, *, epsilon: float, runs: int,
                        noise: Sequence[np.random.Generator | None], bar: Any) -> dict[str, np.ndarray]:
     """``runs`` estimates of Bell's generic LDP, of Ghazi et al. and of Ghazi et al. in the shuffled model (same
@@ -157,7 +173,6 @@ def _exact_mse(values: np.ndarray, exact: float, quantizer: Any, epsilon: float)
 def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
     """Every n and method ``--runs`` times; one summary row per pair (ratios filled in afterwards)."""
     from dp.bell.quantize import Quantizer, gini_kernel
-    from dp.umpc.protocol import simulate
 
     runs = options.common.runs
     quantizer = Quantizer.interval(lower=0.0, upper=1.0, bins=options.bins)
@@ -171,15 +186,11 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
             exact = exact_gini(values)
             bound = lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon)
             bound_coalition = lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon, noise_factor=factor)
-            by_party = [values[i::options.parties].reshape(-1, 1) for i in range(options.parties)]
-            umpc = []
-            for run, run_seed in enumerate(seeds):
-                result = simulate(query, by_party, threshold=options.threshold, seed=int(run_seed), runs=1,
-                                  noise_rng=noise_generator(seed, 3 * index, run, os_noise=options.common.os_noise))
-                umpc.append(float(result.estimates[0]))
-                bar.update(1)
+            umpc = umpc_estimates(query, values.reshape(-1, 1), seeds, parties=options.parties,
+                                  threshold=options.threshold, seed=seed, setting=3 * index,
+                                  os_noise=options.common.os_noise, bar=bar)
             settings = (3 * index + 1, 3 * index + 2, 3 * len(options.sizes) + index)
-            estimates = {"U-MPC": np.asarray(umpc), **baseline_estimates(
+            estimates = {"U-MPC": umpc, **baseline_estimates(
                 values, gini_kernel, quantizer, epsilon=options.epsilon, runs=runs, bar=bar,
                 noise=[noise_generator(seed, s, 0, os_noise=options.common.os_noise) for s in settings])}
             exact_mse = _exact_mse(values, exact, quantizer, options.epsilon)
