@@ -190,3 +190,13 @@ def test_dpf_keys_ride_along_for_servers_0_and_1(folder: Path) -> None:
     histogram = (full_domain_sum(zero.dpf).astype(object) + full_domain_sum(one.dpf).astype(object)) % MODULUS
     cells = campaign.cells(campaign.grid_values({name: value.reshape(-1) for name, value in columns.items()}))
     assert histogram.tolist() == np.bincount(cells, minlength=64).tolist()
+
+
+def test_a_party_with_its_own_rows_does_not_load_the_owners_cryptography() -> None:
+    """The release path knows the owners' intake but loads ``cryptography`` (OpenSSL: about 7 MB of every
+    party's resident memory, issue 25) only where a record is sealed or opened."""
+    script = ("import sys\nimport dp.umpc, dp.umpc.complete, dp.rank_auc, scenarios.ustat\n"
+              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'cryptography'))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

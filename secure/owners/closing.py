@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
 from secure.owners.campaign import Campaign
 from secure.owners.inbox import FolderTransport
@@ -22,6 +21,8 @@ from secure.owners.sealing import RecordError, unseal
 from secure.owners.shares import decode, unpack
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
     from secure.fss.dpf import DpfKeys
 
 __all__ = ["Intake", "open_inbox", "agree_owners", "close", "load_shares"]

@@ -10,14 +10,13 @@ import base64
 import os
 import struct
 from pathlib import Path
-
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from typing import TYPE_CHECKING
 
 from secure.owners.campaign import Campaign
+
+if TYPE_CHECKING:  # cryptography (and OpenSSL, ~7 MB of a party's memory) loads only where a record is sealed or opened
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 __all__ = ["RecordError", "HEADER", "generate_server_key", "load_private_key", "seal", "unseal"]
 
@@ -25,7 +24,6 @@ MAGIC = b"OWNR"
 VERSION = 1
 #: magic, version, campaign id, server, owner token, ephemeral X25519 public key, AES-GCM nonce: 82 bytes
 HEADER = struct.Struct(">4sB16sB16s32s12s")
-_RAW = serialization.Encoding.Raw, serialization.PublicFormat.Raw
 
 
 class RecordError(ValueError):
@@ -37,18 +35,23 @@ def generate_server_key(server: int, folder: str | Path) -> tuple[Path, Path]:
     base64 of the raw 32 bytes, into ``folder``; refuses to overwrite.  :return: the two paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
     private, public = folder / f"server{server}.key", folder / f"server{server}.pub"
     key = X25519PrivateKey.generate()
     raw = key.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption())
     handle = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(handle, "w") as stream:
         stream.write(base64.b64encode(raw).decode() + "\n")
-    public.write_text(base64.b64encode(key.public_key().public_bytes(*_RAW)).decode() + "\n")
+    public.write_text(base64.b64encode(key.public_key().public_bytes_raw()).decode() + "\n")
     return private, public
 
 
 def load_private_key(path: str | Path) -> X25519PrivateKey:
     """A server's private key file; ValueError, one line, if it is not one."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
     try:
         return X25519PrivateKey.from_private_bytes(base64.b64decode(Path(path).read_text().strip(), validate=True))
     except ValueError:
@@ -56,22 +59,31 @@ def load_private_key(path: str | Path) -> X25519PrivateKey:
 
 
 def _key(shared: bytes, header: bytes) -> AESGCM:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"secure.owners record v1" + header)
     return AESGCM(derived.derive(shared))
 
 
 def seal(campaign: Campaign, server: int, token: str, payload: bytes) -> bytes:
     """One owner's record for ``server``: ``payload`` encrypted to its public key under a fresh ephemeral key."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+
     ephemeral = X25519PrivateKey.generate()
     public = X25519PublicKey.from_public_bytes(base64.b64decode(campaign.public_keys[server]))
     header = HEADER.pack(MAGIC, VERSION, bytes.fromhex(campaign.id), server, bytes.fromhex(token),
-                         ephemeral.public_key().public_bytes(*_RAW), os.urandom(12))
+                         ephemeral.public_key().public_bytes_raw(), os.urandom(12))
     return header + _key(ephemeral.exchange(public), header).encrypt(header[-12:], payload, header)
 
 
 def unseal(campaign: Campaign, server: int, key: X25519PrivateKey, record: bytes) -> tuple[str, bytes]:
     """Open a record at ``server``.  :return: the owner token (hex) and the payload.
     :raise RecordError: malformed, another format, wrong campaign, wrong server, undecryptable or tampered."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
+
     if len(record) < HEADER.size + 16:
         raise RecordError("malformed (shorter than a header and a tag)")
     header = record[:HEADER.size]
