@@ -316,11 +316,11 @@ class _Quoted(Exception):
 
 
 def _pieces(handle: BinaryIO | gzip.GzipFile, path: str, limit: int) -> Iterator[bytes]:
-    """The rest of ``handle`` in pieces of about ``limit`` bytes, each ending at a line end (the last at the end of
-    the file), checked as UTF-8 and for a line longer than ``limit`` bytes.
+    """The rest of ``handle`` in pieces of about :data:`_PIECE_BYTES` bytes, each ending at a line end (the last at
+    the end of the file), checked as UTF-8 and for a line longer than ``limit`` bytes.
     :raise _Quoted: a piece holds a quote character.  :raise UnicodeDecodeError: a piece is not UTF-8."""
     carry = b""
-    while chunk := handle.read(limit):
+    while chunk := handle.read(min(limit, _PIECE_BYTES)):
         data = carry + chunk
         cut = data.rfind(b"\n") + 1
         if cut == 0 and len(data) > limit or data.find(b"\n") + 1 > limit:  # lines after the first are in chunk
@@ -343,12 +343,14 @@ def _checked(piece: bytes) -> bytes:
 
 #: threads parsing a file's pieces at once (Arrow's parser releases the GIL)
 _PARSERS = max(1, min(4, os.cpu_count() or 1))
+#: bytes read per piece (a line may be longer, up to :data:`CHUNK_BYTES`): smaller pieces hold less memory in flight
+_PIECE_BYTES = 1 << 19
 
 
 def _read_pieces(path: str, header: Sequence[str], positions: Sequence[int], *, party: int, parties: int,
                  textual: dict[int, ColumnSpec], sink: Sink) -> None:
     """This party's rows of the wanted columns into ``sink``: the file cut at line ends into pieces of
-    :data:`CHUNK_BYTES` that :data:`_PARSERS` threads parse at once (``pyarrow.csv.read_csv`` on each), taken in
+    :data:`_PIECE_BYTES` that :data:`_PARSERS` threads parse at once (``pyarrow.csv.read_csv`` on each), taken in
     order.  Raises ``_Quoted`` for a file with a quote after its header (the streaming path reads it),
     ``_Irregular`` when the file needs the exact path, :class:`InputError` for a line longer than :data:`CHUNK_BYTES`.
     """
@@ -358,7 +360,7 @@ def _read_pieces(path: str, header: Sequence[str], positions: Sequence[int], *, 
     limit = CHUNK_BYTES
     convert, wanted = _arrow_options(header, positions, textual)
     read = arrow_csv.ReadOptions(column_names=[f"c{index}" for index in range(len(header))], use_threads=False,
-                                 block_size=2 * limit)
+                                 block_size=limit + _PIECE_BYTES)
 
     def parse(piece: bytes) -> Any:
         return arrow_csv.read_csv(pa.py_buffer(piece), read_options=read, convert_options=convert)
@@ -385,6 +387,7 @@ def _read_pieces(path: str, header: Sequence[str], positions: Sequence[int], *, 
         raise _Irregular from None
     finally:
         pool.shutdown(cancel_futures=True)
+        pa.default_memory_pool().release_unused()  # Arrow's allocator keeps freed blocks for reuse otherwise
 
 
 def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], *,
@@ -421,6 +424,7 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], *,
         if batches is not None:
             batches.close()
         stream.close()
+        pa.default_memory_pool().release_unused()
 
 
 def _read_exact(path: str, positions: Sequence[int], columns: Sequence[str], *, party: int, parties: int,
