@@ -331,3 +331,20 @@ def test_counting_makes_no_per_row_python_calls(statistic: str, tmp_path: Path) 
         assert int(counts.sum()) == rows
         calls.append(events[0])
     assert abs(calls[1] - calls[2]) < 100, calls
+
+
+@pytest.mark.parametrize("name", ["long.csv", "long.csv.gz"])
+def test_pieces_smaller_than_the_line_limit_carry_a_long_line(name: str, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line longer than a piece but within ``CHUNK_BYTES`` is carried into the next pieces and read there; a
+    longer one is refused in the same line as by the other paths."""
+    monkeypatch.setattr(reader, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(reader, "_PIECE_BYTES", 1000)
+    exact, streamed = _spy(monkeypatch, "_read_exact"), _spy(monkeypatch, "_read_arrow")
+    path = _long_line_file(tmp_path / name, 3000)
+    expected = _reference(gzip.decompress(path.read_bytes()).decode() if name.endswith(".gz") else path.read_text(),
+                          ["a", "b"], 1, 3)
+    np.testing.assert_array_equal(read_columns(str(path), ["a", "b"], party=1, parties=3), expected)
+    assert (exact, streamed) == ([], [])
+    with pytest.raises(InputError, match=f"^{LONG_LINE.format(limit=4096)}$"):
+        read_columns(str(_long_line_file(tmp_path / ("too" + name), 5000)), ["a", "b"], party=1, parties=3)
