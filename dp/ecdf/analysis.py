@@ -152,11 +152,6 @@ class SmoothedCurve:
     note: str | None = None
     warnings: list[str] = field(default_factory=list)
 
-    def quantile_text(self) -> str:
-        """``0.5: 240 (95 % interval 236 to 245), ...`` (empty without quantiles)."""
-        return ", ".join(f"{q:g}: {v:.4g} ({self.intervals[q][0]:.4g} to {self.intervals[q][1]:.4g})"
-                         for q, v in self.quantiles.items())
-
     def interval_meaning(self) -> str:
         """What the quantile intervals are, in one sentence."""
         return (f"95 % interval of each quantile: the grid points between the first whose released value + "
@@ -174,7 +169,9 @@ class SmoothedCurve:
     def lines(self) -> list[str]:
         """The printed quantile lines: the quantiles with their intervals and what those mean, or why there are
         none, and the warnings."""
-        lines = [f"  private quantiles (95 % interval): {self.quantile_text()}",
+        quantiles = ", ".join(f"{q:g}: {v:.4g} ({self.intervals[q][0]:.4g} to {self.intervals[q][1]:.4g})"
+                              for q, v in self.quantiles.items())
+        lines = [f"  private quantiles (95 % interval): {quantiles}",
                  f"  interval: {self.interval_meaning()}"] if self.quantiles else []
         return lines + ([f"  {self.note}"] if self.note else []) + [f"  warning: {w}" for w in self.warnings]
 

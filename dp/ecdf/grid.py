@@ -6,6 +6,7 @@ positions summed into each count (eq. 2, eq. 4) and the per-party counts ``#{x <
 docs/ecdf.md.  No privacy here: everything is public or computed by a party on its own rows."""
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -138,10 +139,7 @@ def _level_sizes(points: int) -> list[int]:
 
 def level_offsets(points: int) -> list[int]:
     """Position of node ``(1, l)`` for ``l = 0..L``, then the total number of nodes."""
-    offsets = [0]
-    for size in _level_sizes(points):
-        offsets.append(offsets[-1] + size)
-    return offsets
+    return [0, *itertools.accumulate(_level_sizes(points))]
 
 
 def node_count(points: int) -> int:
@@ -199,17 +197,13 @@ def prefix_incidence(points: int) -> scipy.sparse.csr_matrix:
     return scipy.sparse.csr_matrix((data, (rows, positions.ravel())), shape=shape)
 
 
-def _check_grid(grid: npt.ArrayLike) -> np.ndarray:
-    array = check_column(grid, "grid")
-    if array.shape[0] == 0:
-        raise ValueError(f"grid must be a non-empty one-dimensional array, got shape {array.shape}")
-    if np.any(np.diff(array) <= 0):
-        raise ValueError("grid must be strictly increasing")
-    return array
-
-
 def true_counts(values: npt.ArrayLike, grid: npt.ArrayLike) -> np.ndarray:
     """``#{x in values : x <= tau_i}`` for every grid point (what each party computes; ``values`` may be empty),
     int64 of length ``len(grid)``.  ValueError: ``values`` not one-dimensional or not finite, or a grid not strictly
     increasing; TypeError if an array is not numeric."""
-    return np.searchsorted(np.sort(check_column(values)), _check_grid(grid), side="right").astype(np.int64)
+    sorted_values, taus = np.sort(check_column(values)), check_column(grid, "grid")
+    if taus.shape[0] == 0:
+        raise ValueError(f"grid must be a non-empty one-dimensional array, got shape {taus.shape}")
+    if np.any(np.diff(taus) <= 0):
+        raise ValueError("grid must be strictly increasing")
+    return np.searchsorted(sorted_values, taus, side="right").astype(np.int64)

@@ -16,10 +16,11 @@ from dp.budget.accountants import Spend
 from dp.ecdf.grid import true_counts
 from dp.ecdf.owners import Owners
 from dp.ecdf.hosmer_lemeshow_release import (ACCOUNTING_MODES, JOINT_SENSITIVITY, HosmerLemeshowParameters,
-                                             HosmerLemeshowRelease, party_statistic_draws, release_boundaries)
+                                             HosmerLemeshowRelease, party_statistic_draws, release_boundaries,
+                                             released_statistic)
 from dp.ecdf.hosmer_lemeshow_secure import run_secure_hosmer_lemeshow
-from dp.ecdf.hosmer_lemeshow_statistic import (HosmerLemeshowResult, empty_groups, exact_hosmer_lemeshow,
-                                               group_statistics, hosmer_lemeshow_test, relative_squared_error)
+from dp.ecdf.hosmer_lemeshow_statistic import (HosmerLemeshowResult, exact_hosmer_lemeshow, group_statistics,
+                                               relative_squared_error)
 from dp.ecdf.tree import noisy_counts
 from dp.validation import (check_labels, check_parties, check_rows_by_party, check_score_label_rows, check_seed,
                            check_values)
@@ -130,12 +131,6 @@ def private_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike,
         given_expected = party_statistic_draws(query.expected_log_alpha, 2 * q_count, m, t, rng).sum(axis=0)
     if given_observed is None:
         given_observed = party_statistic_draws(query.observed_log_alpha, 2 * q_count, m, t, rng).sum(axis=0)
-    noisy_expected = (true_expected + given_expected.reshape(2, q_count)) / float(scale)
-    noisy_observed = true_observed + given_observed.reshape(2, q_count)
-    # line 11 (post-processing)
-    test = hosmer_lemeshow_test(noisy_expected, noisy_observed, empty_groups(bounds, top=scale),
-                                floor=query.expected_floor)
-    return HosmerLemeshowRelease(query=query, statistic=test.statistic, p_value=test.p_value, boundaries=boundaries,
-                                 expected=noisy_expected, observed=noisy_observed, ecdf=ecdf, smoothed_ecdf=smoothed,
-                                 n=n, parties=m, threshold=t, degrees_of_freedom=test.degrees_of_freedom,
-                                 floored=test.floored, empty=test.empty, seed=seed)
+    return released_statistic(query, true_expected + given_expected.reshape(2, q_count),
+                              true_observed + given_observed.reshape(2, q_count), bounds, boundaries=boundaries,
+                              ecdf=ecdf, smoothed_ecdf=smoothed, n=n, parties=m, threshold=t, seed=seed)

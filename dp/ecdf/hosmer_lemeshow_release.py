@@ -17,6 +17,7 @@ from scipy import stats
 
 from dp.calibration import discrete_laplace_log_alpha, distributed_laplace_variance, party_noise_shape
 from dp.ecdf.grid import prefix_incidence, tree_depth, uniform_grid
+from dp.ecdf.hosmer_lemeshow_statistic import empty_groups, hosmer_lemeshow_test
 from dp.ecdf.tree import TreeNoisePlan, plan_tree_noise
 from dp.report_text import phases_text, run_rows, text_table
 from dp.validation import (check_bool, check_choice, check_epsilon, check_finite, check_int_at_least, check_int_range,
@@ -28,7 +29,7 @@ from smoothing.monotone import smooth_ecdf
 
 __all__ = ["Accounting", "ACCOUNTING_MODES", "JOINT_SENSITIVITY", "MAX_PRECISION", "STATISTICS_NODES",
            "HosmerLemeshowBudget", "HosmerLemeshowParameters", "HosmerLemeshowRelease", "release_boundaries",
-           "party_statistic_draws", "BAND_DRAWS", "BAND_SEED", "HosmerLemeshowBand", "noise_band"]
+           "released_statistic", "party_statistic_draws", "BAND_DRAWS", "BAND_SEED", "HosmerLemeshowBand", "noise_band"]
 
 #: Number of eps' shares spent on the group statistics (the ``9 - 1`` of ``L + 9``).
 STATISTICS_NODES: int = 8
@@ -60,10 +61,6 @@ class HosmerLemeshowBudget:
     def statistics_epsilon(self) -> float:
         """``8 eps'``: the ``4 Q`` released ``E`` and ``O`` statistics together."""
         return STATISTICS_NODES * self.epsilon_prime
-
-    def parts(self) -> dict[str, float]:
-        """The per-part budgets ``{"ecdf": (L+1) eps', "statistics": 8 eps'}`` (they add up to :attr:`epsilon`)."""
-        return {"ecdf": self.ecdf_epsilon, "statistics": self.statistics_epsilon}
 
 
 #: ``paper``: each of the 4Q statistics is eps'-DP for its own sensitivity (8 change: 8 eps');
@@ -305,7 +302,8 @@ class HosmerLemeshowRelease:
                 "degrees_of_freedom": self.degrees_of_freedom, "groups": query.groups,
                 "epsilon": self.epsilon, "delta": 0.0, "n": self.n, "pairs": None,
                 "parties": self.parties, "threshold": self.threshold,
-                "budget_split": {"epsilon_prime": budget.epsilon_prime, **budget.parts()},
+                "budget_split": {"epsilon_prime": budget.epsilon_prime, "ecdf": budget.ecdf_epsilon,
+                                 "statistics": budget.statistics_epsilon},
                 "accounting": query.accounting, "grid_points": query.grid_points, "depth": budget.depth,
                 "precision": query.precision, "smoothed": query.smoothed,
                 "boundaries": self.boundaries.tolist(), "expected": self.expected.tolist(),
@@ -340,6 +338,18 @@ def release_boundaries(ecdf: np.ndarray, query: HosmerLemeshowParameters) -> tup
     boundaries = np.maximum.accumulate(np.concatenate(([0.0], interior, [1.0])))
     bounds = np.rint(boundaries[1:-1] * query.scale).astype(np.int64)
     return boundaries, bounds, smoothed
+
+
+def released_statistic(query: HosmerLemeshowParameters, expected_sums: np.ndarray, observed_sums: np.ndarray,
+                        bounds: np.ndarray, **fields: Any) -> HosmerLemeshowRelease:
+    """Line 11 of Algorithm 2 (post-processing), the simulated and secure paths alike: the release from the ``4 Q``
+    noisy sums (``E`` in fixed point) and the public interior bounds; ``fields``: the release's other fields."""
+    expected = np.asarray(expected_sums).reshape(2, query.groups) / float(query.scale)
+    observed = np.asarray(observed_sums).reshape(2, query.groups)
+    test = hosmer_lemeshow_test(expected, observed, empty_groups(bounds, top=query.scale), floor=query.expected_floor)
+    return HosmerLemeshowRelease(query=query, statistic=test.statistic, p_value=test.p_value, expected=expected,
+                                 observed=observed, degrees_of_freedom=test.degrees_of_freedom, floored=test.floored,
+                                 empty=test.empty, **fields)
 
 
 def party_statistic_draws(log_alpha: float, count: int, parties: int, threshold: int,
@@ -403,12 +413,11 @@ def noise_band(release: HosmerLemeshowRelease, *, draws: int = BAND_DRAWS, level
     query = release.query
     rng = np.random.Generator(np.random.PCG64(seed))
     groups = release.expected.shape[1]
-    m, t = release.parties, release.threshold
-    shape = (copies, 2, groups)
-    expected = release.expected[None] + party_statistic_draws(query.expected_log_alpha, copies * 2 * groups, m, t,
-                                                              rng).sum(axis=0).reshape(shape) / float(query.scale)
-    observed = release.observed[None] + party_statistic_draws(query.observed_log_alpha, copies * 2 * groups, m, t,
-                                                              rng).sum(axis=0).reshape(shape)
+    expected_noise, observed_noise = (party_statistic_draws(log_alpha, copies * 2 * groups, release.parties,
+                                                            release.threshold, rng).sum(axis=0).reshape(copies, 2, groups)
+                                      for log_alpha in (query.expected_log_alpha, query.observed_log_alpha))
+    expected = release.expected[None] + expected_noise / float(query.scale)
+    observed = release.observed[None] + observed_noise
     floor = query.expected_floor
     used = np.maximum(expected, floor)
     cells = (np.maximum(observed, 0.0) - used) ** 2 / used

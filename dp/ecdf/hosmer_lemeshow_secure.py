@@ -10,15 +10,15 @@ from typing import Any
 import numpy as np
 
 from dp.calibration import party_noise_shape
-from dp.ecdf.hosmer_lemeshow_release import HosmerLemeshowParameters, HosmerLemeshowRelease, release_boundaries
-from dp.ecdf.hosmer_lemeshow_statistic import empty_groups, group_statistics, hosmer_lemeshow_test
+from dp.ecdf.hosmer_lemeshow_release import (HosmerLemeshowParameters, HosmerLemeshowRelease, release_boundaries,
+                                             released_statistic)
+from dp.ecdf.hosmer_lemeshow_statistic import group_statistics
 from dp.ecdf.owners import at_points, by_label, owner_cells
 from dp.ecdf.tree import TreeNoisePlan
 from dp.noise_plans import polya_tail_bound
 from secure.noise.party import polya_difference
 
-__all__ = ["StatisticNoiseSource", "party_group_noise", "statistic_slacks",
-           "run_secure_hosmer_lemeshow"]
+__all__ = ["StatisticNoiseSource", "party_group_noise", "run_secure_hosmer_lemeshow"]
 
 #: ``(query, parties, threshold) -> this party's (expected, observed) draws``, each of shape ``(2, Q)``
 StatisticNoiseSource = Callable[[HosmerLemeshowParameters, int, int], tuple[np.ndarray, np.ndarray]]
@@ -33,31 +33,22 @@ def party_group_noise(query: HosmerLemeshowParameters, parties: int, threshold: 
     """This party's draws on the ``4 Q`` statistics, ``(expected, observed)`` int64 ``(2, Q)``: one row of
     :func:`dp.ecdf.hosmer_lemeshow_release.party_statistic_draws` (``rng=None``: OS randomness)."""
     shape = party_noise_shape(parties, threshold)
-    count = 2 * query.groups
-    expected = np.asarray(polya_difference(shape, size=count, rng=rng, log_alpha=query.expected_log_alpha),
-                          dtype=np.int64)
-    observed = np.asarray(polya_difference(shape, size=count, rng=rng, log_alpha=query.observed_log_alpha),
-                          dtype=np.int64)
-    return expected.reshape(2, query.groups), observed.reshape(2, query.groups)
-
-
-def statistic_slacks(query: HosmerLemeshowParameters, parties: int, threshold: int) -> tuple[int, int]:
-    """``(expected slack, observed slack)``: bounds on the total noise of any ``E`` resp. ``O`` statistic (fixed
-    point / counts), each exceeded with probability below ``2^-40`` over all ``2 Q`` statistics of its kind."""
-    bits = _TAIL_BITS + math.ceil(math.log2(2 * query.groups))
-    factor = parties / (parties - threshold)
-    return (polya_tail_bound(math.exp(query.expected_log_alpha), factor, bits),
-            polya_tail_bound(math.exp(query.observed_log_alpha), factor, bits))
+    expected, observed = (np.asarray(polya_difference(shape, size=2 * query.groups, rng=rng, log_alpha=log_alpha),
+                                     dtype=np.int64).reshape(2, query.groups)
+                          for log_alpha in (query.expected_log_alpha, query.observed_log_alpha))
+    return expected, observed
 
 
 def _ranges(query: HosmerLemeshowParameters, rows: int, parties: int, threshold: int) -> tuple[Any, Any, Any]:
-    """``(expected range, observed range, secure type)`` of the opened sums for ``rows`` rows: room for both."""
+    """``(expected range, observed range, secure type)`` of the opened sums for ``rows`` rows: room for both, each
+    range's slack a bound on the total noise exceeded with probability below ``2^-40`` over its ``2 Q`` sums."""
     from mpyc.runtime import mpc
 
     from secure.aggregation import SumRange
 
-    slack_expected, slack_observed = statistic_slacks(query, parties, threshold)
-    expected_range, observed_range = SumRange(0, rows * query.scale, slack_expected), SumRange(0, rows, slack_observed)
+    tail, factor = _TAIL_BITS + math.ceil(math.log2(2 * query.groups)), parties / (parties - threshold)
+    expected_range = SumRange(0, rows * query.scale, polya_tail_bound(math.exp(query.expected_log_alpha), factor, tail))
+    observed_range = SumRange(0, rows, polya_tail_bound(math.exp(query.observed_log_alpha), factor, tail))
     bits = max(expected_range.bits_needed, observed_range.bits_needed) + 2
     return expected_range, observed_range, mpc.SecInt(max(bits, int(mpc.options.bit_length)))
 
@@ -154,8 +145,6 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
         own_expected, own_observed = (group_statistics(fixed, ys, bounds, scale=scale) if len(ys) else (zeros, zeros))
         draws = (statistic_noise_source(query, parties, threshold) if statistic_noise_source is not None
                  else party_group_noise(query, parties, threshold))
-        noise_expected = np.asarray(draws[0], dtype=np.int64).reshape(2, q_count)
-        noise_observed = np.asarray(draws[1], dtype=np.int64).reshape(2, q_count)
         # own sums and own draws, each secret-shared; the sums checked before anything is opened
         own = np.concatenate([own_expected.ravel(), own_observed.ravel()])
         if owned is None:
@@ -165,7 +154,8 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
             total = classes[0] + classes[1]
             statistics = mpc.np_concatenate([(group * (scale - fixed)) @ total, (group * fixed) @ total,
                                              group @ classes[1], group @ classes[0]])
-        noise = sum_party_vectors(sectype, np.concatenate([noise_expected.ravel(), noise_observed.ravel()]))
+        noise = sum_party_vectors(sectype, np.concatenate([np.asarray(draw, dtype=np.int64).reshape(2 * q_count)
+                                                           for draw in draws[:2]]))
         noisy = statistics + noise
         await meter.settle(noisy)
     with meter.phase("reveal"):
@@ -182,13 +172,6 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
         boundaries = np.concatenate(([0.0], bounds / float(scale), [1.0]))
         ecdf = np.full(query.grid_points, np.nan)
 
-    # line 11 (post-processing), exactly as the simulated path
-    noisy_expected = opened_expected.reshape(2, q_count) / float(scale)
-    noisy_observed = opened_observed.reshape(2, q_count)
-    test = hosmer_lemeshow_test(noisy_expected, noisy_observed, empty_groups(bounds, top=scale),
-                                floor=query.expected_floor)
-    return HosmerLemeshowRelease(
-        query=query, statistic=test.statistic, p_value=test.p_value, boundaries=boundaries,
-        expected=noisy_expected, observed=noisy_observed, ecdf=ecdf, smoothed_ecdf=smoothed, n=int(rows),
-        parties=parties, threshold=threshold, degrees_of_freedom=test.degrees_of_freedom, floored=test.floored,
-        empty=test.empty, seconds=seconds, bytes_sent=sent, phases=costs, seed=seed)
+    return released_statistic(query, opened_expected, opened_observed, bounds, boundaries=boundaries, ecdf=ecdf,
+                              smoothed_ecdf=smoothed, n=int(rows), parties=parties, threshold=threshold,
+                              seconds=seconds, bytes_sent=sent, phases=costs, seed=seed)

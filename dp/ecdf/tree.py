@@ -142,13 +142,10 @@ def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray
         raise ValueError("counts must not be empty")
     points = check_points(count_vec.shape[0])
     raw = np.asarray(node_noise)
-    if raw.ndim == 2:
-        if raw.shape[0] == 0:
-            raise ValueError("node_noise must hold at least one run")
-        check_integer_vector(raw[0], "node_noise", node_count(points))  # dtype and length of every run
-        return count_vec[None, :] + raw.astype(np.int64, copy=False)[:, prefix_positions(points)].sum(axis=2)
-    noise = check_integer_vector(raw, "node_noise", node_count(points))
-    return count_vec + noise[prefix_positions(points)].sum(axis=1)
+    if raw.ndim == 2 and raw.shape[0] == 0:
+        raise ValueError("node_noise must hold at least one run")
+    check_integer_vector(raw[0] if raw.ndim == 2 else raw, "node_noise", node_count(points))  # dtype, every length
+    return count_vec + raw.astype(np.int64, copy=False)[..., prefix_positions(points)].sum(axis=-1)
 
 def private_ecdf(values: npt.ArrayLike, grid: npt.ArrayLike, plan: TreeNoisePlan, *,
                  node_noise: npt.ArrayLike | None = None,
