@@ -239,9 +239,8 @@ def launch_local_parties(argv: Sequence[str] | None = None, *,
     :raise InputError: no free ports (give ``-B``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     options, _ = _mpyc_parser().parse_known_args(check_option_names(argv)[1])
-    if options.config or options.parties or not options.M or options.M <= 1 or options.index is not None:
-        return []
-    if options.HELP or options.VERSION or options.help:
+    if options.config or options.parties or (options.M or 0) <= 1 or options.index is not None \
+            or options.HELP or options.VERSION or options.help:
         return []
     parties = options.M
     if not options.base_port:
@@ -345,19 +344,14 @@ def children_alive(children: Sequence[subprocess.Popen[bytes]]) -> Callable[[], 
     return check
 
 
-def party_index(argv: Sequence[str]) -> int:
-    """This party's ``-I`` from the command line (0 when not given), before MPyC is imported."""
-    index = _mpyc_parser().parse_known_args(list(argv))[0].index
-    return int(index) if index is not None else 0
-
-
-def _index_or_zero(argv: Sequence[str]) -> int:
-    """This party's ``-I`` if MPyC's parser can read it from ``argv`` alone, else 0."""
+def party_index(argv: Sequence[str], *, parsable: bool = True) -> int:
+    """This party's ``-I`` from the command line (0 when not given), before MPyC is imported; ``parsable=False``:
+    MPyC's parser cannot read ``argv``, so the words are read one by one."""
+    if parsable:
+        return int(_mpyc_parser().parse_known_args(list(argv))[0].index or 0)
     words = list(argv)
-    for position, word in enumerate(words[:-1]):
-        if word in ("-I", "--index") and words[position + 1].isdigit():
-            return int(words[position + 1])
-    return 0
+    found = [words[at + 1] for at in range(len(words) - 1) if words[at] in ("-I", "--index")]
+    return next((int(word) for word in found if word.isdigit()), 0)
 
 
 def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[Any]],
@@ -377,7 +371,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
     except InputError as exc:
         fatal = str(exc)
     if fatal:  # no party launched: one line, exit 2
-        index = _index_or_zero(common.rest) if mpyc_error else party_index(common.rest)
+        index = party_index(common.rest, parsable=mpyc_error is None)
         print(f"error: party {index}: {fatal}", file=sys.stderr, flush=True)
         return 2
     if argv is None or children:  # MPyC reads sys.argv: it must never see a refused abbreviation
@@ -409,28 +403,23 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
             await agree_verdict(usage_error)
             await agree_parameters({**public(options), "-M": settings.parties, "-T": settings.threshold,  # MPyC's
                                     "-L": int(mpc.options.bit_length), "-K": settings.sec_param})  # must agree too
-            if len(mpc.parties) > 1 and mpc.threshold == 0 and t0_privacy is not None:
-                print(f"threshold t = 0 (no Shamir secret sharing runs here): {t0_privacy}", flush=True)
-            elif len(mpc.parties) > 1 and mpc.threshold == 0:
-                print(f"NOT HIDING INPUTS (--allow-t0): threshold t = 0, every party's shares of the other "
-                      "parties' inputs are those inputs; only the released value is differentially private",
-                      flush=True)
+            if len(mpc.parties) > 1 and mpc.threshold == 0:
+                print(f"threshold t = 0 (no Shamir secret sharing runs here): {t0_privacy}" if t0_privacy is not None
+                      else "NOT HIDING INPUTS (--allow-t0): threshold t = 0, every party's shares of the other "
+                      "parties' inputs are those inputs; only the released value is differentially private", flush=True)
             deliver = await body(options)
             await stop_session()
             if callable(deliver):
                 deliver()
 
-        tls_problem = None
-        if mpc.options.ssl and len(mpc.parties) > 1:
-            from secure.tls import bind_seats, check_party
+        try:
+            if mpc.options.ssl and len(mpc.parties) > 1:
+                from secure.tls import bind_seats, check_party
 
-            try:
                 check_party(mpc.pid)
                 bind_seats()  # a peer is accepted only in the seat its certificate names
-            except InputError as exc:
-                tls_problem = str(exc)
-        if tls_problem:
-            print(f"error: {tls_problem}", file=sys.stderr, flush=True)
+        except InputError as exc:
+            print(f"error: {exc}", file=sys.stderr, flush=True)
             code = 2
         else:
             with run_with(settings):

@@ -15,7 +15,7 @@ import struct
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mpyc import asyncoro
@@ -30,7 +30,7 @@ __all__ = ["InputError", "ProtocolFailure", "agree_parameters", "agree_verdict",
 
 _state: dict[str, Any] = {"shutting_down": False, "in_shutdown": False, "phase": "start", "fatal_hooks": [],
                           "watch": None, "timer": None, "closed_by_us": set(), "heartbeats": 0,
-                          "notices": {}, "failing": None}
+                          "notices": {}, "failing": None, "relayed": False, "first_seen": None}
 
 #: seconds between two looks of the silence watchdog (at most a quarter of the limit)
 WATCH_INTERVAL = 0.5
@@ -335,7 +335,6 @@ MISMATCH_WAIT = 2.0
 _gates: dict[int, _Gate] = {}
 #: every party's agreed options as far as this party knows them (its own, its peers', relayed ones)
 _table: dict[int, dict[str, Any]] = {}
-_gate_state: dict[str, Any] = {"relayed": False, "first_seen": None}
 
 
 def _own_options() -> dict[str, Any]:
@@ -361,22 +360,20 @@ def _merge_table(payload: bytes) -> None:
                 _table.setdefault(int(pid), options)
     except (ValueError, TypeError, AttributeError):
         return
-    _gate_state["relayed"] = True
+    _state["relayed"] = True
 
 
+@dataclass(slots=True)
 class _Gate:
     """The options handshake of one connection: MPyC's bytes follow only once the peer's options equal this
     party's (docs/session.md)."""
 
-    __slots__ = ("protocol", "client", "open", "peer", "lost", "buffer")
-
-    def __init__(self, protocol: asyncoro.MessageExchanger, client: bool) -> None:
-        self.protocol = protocol
-        self.client = client
-        self.open = False
-        self.peer: int | None = None
-        self.lost = False
-        self.buffer = bytearray()
+    protocol: asyncoro.MessageExchanger
+    client: bool
+    open: bool = False
+    peer: int | None = None
+    lost: bool = False
+    buffer: bytearray = field(default_factory=bytearray)
 
     def take(self, protocol: asyncoro.MessageExchanger, data: bytes) -> bytes:
         """Read handshake frames off ``data``; return the bytes that follow an agreeing handshake (MPyC's)."""
@@ -460,11 +457,11 @@ def _options_verdict(now: float) -> str | None:
     line = _mismatch()
     if line is None:
         return None
-    if _gate_state["first_seen"] is None:
-        _gate_state["first_seen"] = now
+    if _state["first_seen"] is None:
+        _state["first_seen"] = now
     complete = all(pid in _table for pid in range(len(mpc.parties)))
     lost = any(gate.lost for gate in _gates.values())
-    if complete or _gate_state["relayed"] or lost or now - _gate_state["first_seen"] >= MISMATCH_WAIT:
+    if complete or _state["relayed"] or lost or now - _state["first_seen"] >= MISMATCH_WAIT:
         return line
     return None
 
@@ -713,8 +710,8 @@ async def start_session(timeout: float | None = None, check_peers: Callable[[], 
     _gates.clear()
     _table.clear()
     _table[int(mpc.pid)] = _own_options()
-    _gate_state.update(relayed=False, first_seen=None)
-    _state.update(shutting_down=False, in_shutdown=False, closed_by_us=set(), notices={}, failing=None)
+    _state.update(shutting_down=False, in_shutdown=False, closed_by_us=set(), notices={}, failing=None, relayed=False,
+                  first_seen=None)
     set_phase("connect")
     loop = asyncio.get_running_loop()
     refused: list[str] = []
@@ -786,8 +783,7 @@ async def agree_parameters(parameters: dict[str, Any]) -> None:
         if _digest(theirs) == _digest(reference):
             continue
         keys = sorted(set(reference) | set(theirs))
-        differing = [k for k in keys if _digest(reference.get(k)) != _digest(theirs.get(k))]
-        key = differing[0] if differing else "?"
+        key = next((k for k in keys if _digest(reference.get(k)) != _digest(theirs.get(k))), "?")
         mark_stopping()
         raise InputError(f"party {pid}: parameters differ from party 0: "
                          f"{key}={theirs.get(key)!r} at party {pid} but {reference.get(key)!r} at party 0")

@@ -61,16 +61,13 @@ def mpyc_contexts(directory: Path | str, party: int) -> tuple[ssl.SSLContext, ss
     Details: docs/secure_layer.md.
     :raise OSError: a file is missing or unreadable.
     :raise ssl.SSLError: a file is not PEM, or the key does not match the certificate."""
-    directory = Path(directory)
-    contexts = []
-    for purpose in (ssl.Purpose.CLIENT_AUTH, ssl.Purpose.SERVER_AUTH):
-        context = ssl.create_default_context(purpose)
+    listening, connecting = (ssl.create_default_context(ssl.Purpose.CLIENT_AUTH),
+                             ssl.create_default_context(ssl.Purpose.SERVER_AUTH))
+    for context in (listening, connecting):
         context.load_cert_chain(certificate_path(directory, party), keyfile=key_path(directory, party))
         context.load_verify_locations(cafile=ca_path(directory))
-        if purpose is ssl.Purpose.CLIENT_AUTH:
-            context.verify_mode = ssl.CERT_REQUIRED
-        contexts.append(context)
-    return contexts[0], contexts[1]
+    listening.verify_mode = ssl.CERT_REQUIRED
+    return listening, connecting
 
 
 def _memory_handshake(listening: ssl.SSLContext, connecting: ssl.SSLContext, name: str) -> dict[str, Any]:
