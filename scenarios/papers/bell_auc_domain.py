@@ -83,10 +83,8 @@ def synthetic_scores(seed: int, *, positives: int = PAPER_POSITIVES,
     framingham, labels = load_scores(seed)
     logits = np.log(framingham / (1.0 - framingham))
     generator = np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(2,))))
-    parts = []
-    for label, count in ((1, positives), (0, negatives)):
-        chosen = logits[labels == label]
-        parts.append(generator.normal(float(chosen.mean()), float(chosen.std()), size=count))
+    classes = [(logits[labels == label], count) for label, count in ((1, positives), (0, negatives))]
+    parts = [generator.normal(float(chosen.mean()), float(chosen.std()), size=count) for chosen, count in classes]
     scores = 1.0 / (1.0 + np.exp(-np.concatenate(parts)))
     return scores, np.concatenate([np.ones(positives, dtype=np.int64), np.zeros(negatives, dtype=np.int64)])
 

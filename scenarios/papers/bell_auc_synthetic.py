@@ -152,11 +152,11 @@ def run_experiment(options: SyntheticOptions, seed: int) -> list[Output]:
     from dp.bell.auc import ldp_auc
     from secure.public_randomness import public_generator
 
-    runs = options.common.runs
+    runs, os_noise = options.common.runs, options.common.os_noise
     generic_alphas = [alpha for alpha in options.alphas if alpha <= options.generic_max_alpha]
     total = len(options.datasets) * len(options.epsilons) * runs * (len(options.alphas) + len(generic_alphas))
     rows: list[dict[str, Any]] = []
-    setting = 0
+    setting = 0  # two per (data set, alpha, epsilon): the AUC-specific protocol's runs, the generic one's
     with progress(total, "bell_auc_synthetic") as bar:
         for dataset_index, dataset in enumerate(options.datasets):
             data = public_generator(int(seed) + dataset_index)
@@ -165,29 +165,25 @@ def run_experiment(options: SyntheticOptions, seed: int) -> list[Output]:
             for alpha in options.alphas:
                 size = 2**alpha
                 pos, neg = _quantize(positives, size), _quantize(negatives, size)
-                quantized_auc = _exact_auc(pos, neg)
                 base = {"dataset": dataset, "alpha": alpha, "domain_size": size, "per_class": options.per_class,
-                        "runs": runs, "exact_auc": exact, "quantized_auc": quantized_auc, "seed": seed}
+                        "runs": runs, "exact_auc": exact, "quantized_auc": _exact_auc(pos, neg), "seed": seed}
                 for epsilon in options.epsilons:
                     bar.set_postfix_str(f"{dataset} alpha={alpha} epsilon={epsilon:g}")
-                    records = []
+                    estimates = []
                     for run in range(runs):
-                        generator = noise_generator(seed, setting, run, os_noise=options.common.os_noise)
-                        estimate = float(ldp_auc(pos, neg, domain_size=size, epsilon=epsilon, split="users",
-                                                 rng=generator).auc)
-                        records.append(_record(estimate, exact))
+                        estimates.append(ldp_auc(pos, neg, domain_size=size, epsilon=epsilon, split="users",
+                                                 rng=noise_generator(seed, setting, run, os_noise=os_noise)).auc)
                         bar.update(1)
-                    rows.append({**base, "protocol": "auc_specific", "bins": size, "epsilon": epsilon,
-                                 **summarize_runs(records, METRICS)})
-                    setting += 1
+                    protocols: list[tuple[str, int, Any]] = [("auc_specific", size, estimates)]
                     if alpha <= options.generic_max_alpha:
-                        generator = noise_generator(seed, setting, 0, os_noise=options.common.os_noise)
-                        estimates = _generic_estimates(positives, negatives, size, epsilon, runs, generator)
-                        records = [_record(float(value), exact) for value in estimates]
+                        generic = _generic_estimates(positives, negatives, size, epsilon, runs,
+                                                     noise_generator(seed, setting + 1, 0, os_noise=os_noise))
+                        protocols.append(("generic", 2 * size, generic))
                         bar.update(runs)
-                        rows.append({**base, "protocol": "generic", "bins": 2 * size, "epsilon": epsilon,
-                                     **summarize_runs(records, METRICS)})
-                    setting += 1
+                    rows += [{**base, "protocol": protocol, "bins": bins, "epsilon": epsilon,
+                              **summarize_runs([_record(float(value), exact) for value in values], METRICS)}
+                             for protocol, bins, values in protocols]
+                    setting += 2
     return [Output("bell_auc_synthetic", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
 

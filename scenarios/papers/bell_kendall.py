@@ -143,16 +143,6 @@ def _setup(options: KendallOptions) -> _Setup:
     return _Setup(values, by_party, exact, specs, quantizer, matrix, zeta1, zeta2, complete_variance)
 
 
-def _row(options: KendallOptions, setup: _Setup, epsilon: float, method: str, permutations: int,
-         estimates: np.ndarray, predicted: float, bound: float, seed: int) -> dict[str, Any]:
-    errors = np.asarray(estimates, dtype=float) - setup.exact
-    records = [{"mse": error ** 2, "abs_error": abs(error)} for error in errors]
-    return {"epsilon": epsilon, "method": method, "permutations": permutations, "n": setup.values.shape[0],
-            "bins": setup.quantizer.bins, "parties": options.parties, "threshold": options.threshold,
-            "runs": len(errors), **summarize_runs(records, ("mse", "abs_error")), "predicted_mse": predicted,
-            "ldp_theorem1_bound": bound, "exact_tau": setup.exact, "seed": seed}
-
-
 def run_experiment(options: KendallOptions, seed: int) -> list[Output]:
     """Every epsilon and method ``--runs`` times (noise of epsilon ``s``, method ``j``: one stream
     ``noise_generator(seed, s, j)`` over the runs; the same pair permutations for every epsilon); a row per pair."""
@@ -172,18 +162,26 @@ def run_experiment(options: KendallOptions, seed: int) -> list[Output]:
     def generator(setting: int, method: int) -> np.random.Generator | None:
         return noise_generator(seed, setting, method, os_noise=options.common.os_noise)
 
+    def add(epsilon: float, method: str, permutations: int, estimates: Any, predicted: float,
+            bound: float = math.nan) -> None:
+        errors = np.asarray(estimates, dtype=float) - setup.exact
+        records = [{"mse": error ** 2, "abs_error": abs(error)} for error in errors]
+        rows.append({"epsilon": epsilon, "method": method, "permutations": permutations, "n": n,
+                     "bins": setup.quantizer.bins, "parties": options.parties, "threshold": options.threshold,
+                     "runs": len(errors), **summarize_runs(records, ("mse", "abs_error")), "predicted_mse": predicted,
+                     "ldp_theorem1_bound": bound, "exact_tau": setup.exact, "seed": seed})
+        bar.update(runs)
+
     with progress(len(options.epsilons) * len(methods) * runs, "bell_kendall") as bar:
         for index, epsilon in enumerate(options.epsilons):
             bar.set_postfix_str(f"epsilon={epsilon:g}")
             # generic LDP protocol (Algorithm 1)
             estimates = simulate(setup.values, kendall_kernel, quantizer=setup.quantizer, epsilon=epsilon,
                                  kind="average", runs=runs, rng=generator(index, 0))
-            predicted = conditional_variance(setup.values, setup.quantizer, setup.matrix, epsilon=epsilon)
-            bound = theorem1_variance_bound(n=n, bins=setup.quantizer.bins, epsilon=epsilon,
-                                            kernel_range=KENDALL_SENSITIVITY)
-            rows.append(_row(options, setup, epsilon, methods[0], 0, np.asarray(estimates), float(predicted),
-                             float(bound), seed))
-            bar.update(runs)
+            add(epsilon, methods[0], 0, estimates,
+                float(conditional_variance(setup.values, setup.quantizer, setup.matrix, epsilon=epsilon)),
+                float(theorem1_variance_bound(n=n, bins=setup.quantizer.bins, epsilon=epsilon,
+                                              kernel_range=KENDALL_SENSITIVITY)))
             # 2PC subsampled pairs, P permutations
             for slot, permutations in enumerate(options.permutations, start=1):
                 query = SubsampledPairsQuery(kernel=kernel, specs=setup.specs, epsilon=epsilon,
@@ -192,9 +190,7 @@ def run_experiment(options: KendallOptions, seed: int) -> list[Output]:
                                                  runs=runs, resample_pairs=True, noise_rng=generator(index, slot))
                 predicted = protocol_mse(query, setup.zeta1, setup.zeta2, n=n, parties=options.parties,
                                          threshold=options.threshold) - setup.complete_variance
-                rows.append(_row(options, setup, epsilon, methods[slot], permutations, simulation.estimates,
-                                 float(predicted), math.nan, seed))
-                bar.update(runs)
+                add(epsilon, methods[slot], permutations, simulation.estimates, float(predicted))
             # all pairs, advanced composition
             query = SubsampledPairsQuery(kernel=kernel, specs=setup.specs, epsilon=epsilon, permutations=1)
             baseline = simulate_all_pairs(query, setup.by_party, threshold=options.threshold, delta=options.delta,
@@ -202,9 +198,7 @@ def run_experiment(options: KendallOptions, seed: int) -> list[Output]:
             predicted = all_pairs_mse(0.0, 0.0, n=n, epsilon=epsilon, delta=options.delta,
                                       sensitivity=KENDALL_SENSITIVITY, parties=options.parties,
                                       threshold=options.threshold)
-            rows.append(_row(options, setup, epsilon, methods[-1], n - 1, baseline.estimates, float(predicted),
-                             math.nan, seed))
-            bar.update(runs)
+            add(epsilon, methods[-1], n - 1, baseline.estimates, float(predicted))
     return [Output("bell_kendall", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, setup.exact, path))]
 
 
