@@ -31,6 +31,7 @@ from dp.rank_auc import Query, account_query, plans_for_rows, release_runs
 from dp.validation import check_epsilon, check_seed
 from scenarios.kit.budget_run import add_budget_arguments, budget_options, pure_budget_of
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario, usage_errors
+from scenarios.kit.datasets import framingham_with_scores
 from scenarios.kit.missing_values import add_missing_arguments, missing_policy
 from scenarios.kit.options import domain_of, parse_columns, parse_domains
 from scenarios.kit.outputs import check_output_path
@@ -38,6 +39,7 @@ from scenarios.kit.owner_options import add_owner_arguments, owner_intake
 from scenarios.kit.records import write_record
 from secure.errors import InputError
 from secure.intake import ColumnSpec, apply_missing, party_rows, read_columns, rows_from_table
+from secure.public_randomness import public_generator
 
 __all__ = ["main", "parse_options"]
 
@@ -137,9 +139,6 @@ def _reader(options: Options, limit: int | None) -> Callable[[], Any]:
     """This party's rows of one run (the first ``limit`` rows of the table), read when the release asks."""
     def read() -> Any:
         from mpyc.runtime import mpc
-
-        from scenarios.kit.datasets import framingham_with_scores
-        from secure.public_randomness import public_generator
 
         missing, parties = options.query.missing, len(mpc.parties)
         if options.data is None:

@@ -32,13 +32,22 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence, cast
 
 from dp.noise_defaults import NOISE_CHOICES
-from scenarios.kit.budget_run import add_budget_arguments
-from scenarios.kit.categories import add_category_arguments
+from dp.umpc.delegation import delegate_size, delegates_for_run
+from dp.umpc.report import public_categories
+from dp.umpc.scripting import Query, option_words, parse_tuples, pure_account_query, release
+from dp.validation import check_seed
+from scenarios.kit.budget_run import add_budget_arguments, budget_options, pure_budget_of
+from scenarios.kit.categories import add_category_arguments, category_specs
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario, usage_errors
+from scenarios.kit.datasets import declared_specs, framingham_with_scores, load_embedded, uci_with_severity
 from scenarios.kit.missing_values import add_missing_arguments, missing_policy
+from scenarios.kit.outputs import check_output_path
 from scenarios.kit.owner_options import add_owner_arguments, owner_intake
 from scenarios.kit.options import parse_domains, parse_steps
 from scenarios.kit.records import write_record
+from secure.intake import ColumnSpec, rows_from_table
+from secure.kernels import get_kernel
+from secure.public_randomness import public_generator
 
 __all__ = ["main", "build_parser", "parse_options", "load_rows", "STAT_DEFAULTS"]
 
@@ -128,8 +137,6 @@ class Options:
 def _parse_pairs(text: str) -> tuple[str, float | int | None]:
     """``all`` -> (all, None); ``2n`` -> (per-row, 2.0); ``5000`` -> (count, 5000)
     (:func:`dp.umpc.scripting.parse_tuples`, the API's reading of the same words)."""
-    from dp.umpc.scripting import parse_tuples
-
     text = text.strip().lower()
     try:
         mode, amount = parse_tuples(int(text) if text.lstrip("+-").isdigit() else text)
@@ -143,16 +150,6 @@ def _parse_pairs(text: str) -> tuple[str, float | int | None]:
 
 def parse_options(argv: Sequence[str]) -> Options:
     """Parse and validate the scenario options (no data is read here).  :raise UsageError: one line."""
-    from dp.umpc.report import public_categories
-    from dp.umpc.scripting import Query, option_words, pure_account_query
-    from dp.validation import check_seed
-    from scenarios.kit.budget_run import budget_options, pure_budget_of
-    from scenarios.kit.categories import category_specs
-    from scenarios.kit.datasets import declared_specs
-    from scenarios.kit.outputs import check_output_path
-    from secure.intake import ColumnSpec
-    from secure.kernels import get_kernel
-
     args = build_parser().parse_args(list(argv))
     dataset: str | None
     dataset, default_columns = STAT_DEFAULTS[args.stat]
@@ -177,11 +174,10 @@ def parse_options(argv: Sequence[str]) -> Options:
             low, high, bits = domains[name]
             precision = bits if bits is not None else (args.precision if args.precision is not None else 8)
         elif name in declared:
-            low, high, precision = declared[name].lower, declared[name].upper, declared[name].precision
+            low, high = declared[name].lower, declared[name].upper
+            precision = args.precision if args.precision is not None else declared[name].precision
         else:
             raise UsageError(f"no declared domain for column '{name}': give --domain {name}=LOW:HIGH")
-        if args.precision is not None and (name not in domains or domains[name][2] is None):
-            precision = args.precision
         step = steps.get(name)
         if step is None and name not in domains and name in declared:
             embedded = declared[name].step  # the data dictionary's resolution, if the bits can hold it
@@ -237,8 +233,6 @@ def _parse_delegation(text: str | None, *, parties: int | None = None) -> tuple[
     draw a full noise); one process keeps its single delegate (``EPS_FAIL`` charged as recorded, an upper bound)."""
     if text is None:
         return None
-    from dp.umpc.delegation import delegate_size, delegates_for_run
-
     try:
         fail, honest = (float(x) for x in text.split(":"))
         delegate_size(fail, honest)
@@ -257,10 +251,6 @@ def _parse_delegation(text: str | None, *, parties: int | None = None) -> tuple[
 def load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
     """This party's rows of the job's columns in the embedded table, with its derived columns: Framingham's ``score``
     from a model fitted on rows picked by ``seed``, UCI's ``severity`` (``--data`` is read by the release)."""
-    from scenarios.kit.datasets import framingham_with_scores, load_embedded, uci_with_severity
-    from secure.intake import rows_from_table
-    from secure.public_randomness import public_generator
-
     if "score" in options.columns and options.dataset == "framingham":
         table = framingham_with_scores(public_generator(seed ^ 0x5C0E))
     elif "severity" in options.columns and options.dataset == "heart_disease_uci":
@@ -276,8 +266,6 @@ async def _release(options: Options, command: Sequence[str]) -> Any:
     the public seed); the delivery (print; party 0 writes JSON) runs after the orderly shutdown, so that a party
     lost in the shutdown phase releases nothing (:func:`scenarios.kit.cli.run_scenario`)."""
     from mpyc.runtime import mpc
-
-    from dp.umpc.scripting import release
 
     rows = options.owners or options.data or (lambda seed: load_rows(options, seed, mpc.pid, len(mpc.parties)))
     result = await release(options.face, rows, seed=options.seed, missing=options.missing,

@@ -37,7 +37,7 @@ def _sort_path_sum(fixed_rows: object) -> int:
     async def total() -> int:
         sums = await secure_complete_sums(query, fixed_rows, "sort", mpc.SecInt(40), [len(ROWS)],  # type: ignore[arg-type]
                                           CostMeter())
-        return int(await mpc.output(sums.sums[0]))
+        return int(await mpc.output(sums[0][0]))
 
     return mpc.run(total())
 

@@ -30,11 +30,10 @@ def test_baselines_small_case() -> None:
     assert costs.bell_bits(10, 40, 16) == 6400
     assert costs.ghazi_bits(10, 1.0, 40, 16) == pytest.approx(100 * 4 * 40)
     assert costs.ghazi_sm_bits(16, 1.0, 40, 16) == pytest.approx(4 * 256 * 4 * 40)
-    assert costs.bell_party_ops(16) == 16
-    assert costs.bell_server_ops(4, 2) == 6 * 4
     assert costs.umpc_party_ops(10, 20, 2, kernel_ops=3.0) == 4 * 3 + 10
-    assert costs.umpc_server_ops(10) == 10
-    assert costs.ghazi_sm_party_ops(16, 1.0, 16) == pytest.approx(16 * 16 * 4 + 16 * 4)
+    small = costs.protocol_costs(4, 8, epsilon=1.0, t=2)
+    assert (small["Bell"].party_ops, small["Bell"].server_ops, small["U-MPC (M_HF)"].server_ops) == (2, 6 * 4, 4)
+    assert costs.protocol_costs(16, 32, epsilon=1.0, t=16)["GhaziSM"].party_ops == pytest.approx(16 * 16 * 4 + 16 * 4)
 
 
 @pytest.mark.parametrize("formula", [

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from scenarios.kit.cli import UsageError
-from scenarios.kit.missing_values import describe_policy, missing_policy, parse_fills
+from dp.report_text import policy_text
+from scenarios.kit.missing_values import missing_policy, parse_fills
 from secure.intake import ColumnSpec, MissingPolicy
 
 #: every job that takes --missing/--fill: its module and the options that read a CSV with columns a, b
@@ -105,8 +106,8 @@ def test_a_users_fill_outside_the_domain_is_still_about_the_fill() -> None:
         (("age", 5.0),)
 
 
-def test_describe_policy_reads_as_a_policy() -> None:
+def test_the_policy_line_reads_as_a_policy() -> None:
     """Nothing says a cell was filled (that count stays at its party): the line states the rule."""
     fill = MissingPolicy("fill", (("TenYearCHD", 0.0), ("score", 0.5)))
-    assert describe_policy(fill) == "fill a missing cell with the declared value: TenYearCHD=0, score=0.5"
-    assert describe_policy(MissingPolicy()) == "refuse: a missing cell stops the run (none found)"
+    assert policy_text(fill) == "fill a missing cell with the declared value: TenYearCHD=0, score=0.5"
+    assert policy_text(MissingPolicy()) == "refuse: a missing cell stops the run (none found)"

@@ -14,7 +14,7 @@ from mpyc.runtime import mpc
 
 from conftest import ROOT, free_base_port, run_command, small_table, write_csv
 from dp.umpc.delegation import (add_delegated_noise, choose_delegates, delegate_noise_shape, delegate_plan,
-                                 delegate_size, delegated_draws, delegated_variance_factor)
+                                 delegate_size)
 from dp.noise_plans import NoisePlan
 from dp.umpc.protocol import UStatQuery, simulate
 from secure.intake import ColumnSpec
@@ -94,10 +94,7 @@ def test_choose_delegates_validation_messages(args: tuple, error: type, message:
 
 def test_calibration_within_the_delegates() -> None:
     assert delegate_noise_shape(4) == 1.0
-    assert delegated_variance_factor(4) == 4.0
     assert delegate_noise_shape(5, 2) == pytest.approx(1 / 3)
-    assert delegated_variance_factor(5, 2) == pytest.approx(5 / 3)
-    assert delegated_variance_factor(3, 0) == 1.0
     with pytest.raises(ValueError, match=r"^corrupt_delegates must lie in \[0, 3\] for 4 delegates"):
         delegate_noise_shape(4, 4)
     plan = delegate_plan(LAPLACE, [4, 1])
@@ -155,13 +152,6 @@ def test_delegate_plan_validation_messages(delegates: list[int], message: str) -
         delegate_plan(LAPLACE, delegates)
 
 
-def test_delegated_draws_put_zero_at_non_delegates() -> None:
-    plan = delegate_plan(LAPLACE, [3, 1])
-    assert list(delegated_draws(plan, [7, -2])) == [0, 7, 0, -2, 0]
-    with pytest.raises(ValueError, match="need one draw per delegate"):
-        delegated_draws(plan, [1])
-
-
 def test_add_delegated_noise_single_process() -> None:
     async def run() -> tuple[int, list[int]]:
         secint = mpc.SecInt(32)
@@ -191,7 +181,8 @@ def test_five_party_delegated_release_equals_simulated_and_saves_bytes(tmp_path:
     columns = values[:, [header.index("sysBP"), header.index("diaBP")]]
     simulated = simulate(KENDALL, [columns[i::5] for i in range(5)], threshold=2, seed=9, noise=np.zeros((1, 1, 5)))
     delegated = delegate_plan(simulated.plans[0], delegates)
-    noise = delegated_draws(delegated, [10 * (p + 1) + 1 for p in delegates])
+    noise = np.zeros(5, dtype=object)  # the delegates' fixed draws (the program's), 0 at every other party
+    noise[list(delegates)] = [10 * (p + 1) + 1 for p in delegates]
     again = simulate(KENDALL, [columns[i::5] for i in range(5)], threshold=2, seed=9, noise=noise.reshape(1, 1, 5))
     assert record["noisy_sums"] == [int(simulated.sums[0]) + int(noise.sum())]
     assert record["noisy_sums"] == [int(again.sums[0] + again.noise.sum())]

@@ -48,13 +48,6 @@ def test_histogram_rounds_do_not_grow_with_n_and_count_the_sampler() -> None:
             - path_rounds("histogram", AUC16, rows=10, bits=0, noise="parties")) == NOISE_ROUNDS["mpc"] - 1
 
 
-@pytest.mark.parametrize("tuples", [1, 1000, 1024, 20479, 20480, 20481, 10 ** 6, 10 ** 8])
-def test_the_planners_batches_are_the_protocols(tuples: int) -> None:
-    from dp.umpc.protocol import batch_size
-
-    assert planner._batch_size(tuples) == batch_size(tuples)
-
-
 def test_the_latency_term_is_rounds_times_half_the_rtt() -> None:
     at_zero = path_costs(AUC16, AUC16_SPECS, rows=200, parties=3, tuples=None)
     at_50ms = path_costs(AUC16, AUC16_SPECS, rows=200, parties=3, tuples=None, rtt=0.05)

@@ -11,7 +11,7 @@ import pytest
 from mpyc.runtime import mpc
 
 from conftest import ROOT, free_base_port
-from dp.umpc.protocol import MIN_PROGRESS_BATCH, TUPLES_PER_BATCH, batch_size
+from dp.umpc.planner import MIN_PROGRESS_BATCH, TUPLES_PER_BATCH, batch_size
 from secure import meter
 from secure.clipping import MIN_CLIP_ROWS, clip_secure, clip_secure_in_steps
 

@@ -13,14 +13,20 @@ from typing import Any
 import numpy as np
 
 from dp.budget.accountants import Budget, Spend
+from dp.budget.spending import MPC_TRUNCATION_DELTA, reserve, spend_request
+from dp.comparison_leakage import comparison_allowance, sort_leak_plan
 from dp.noise_plans import NoisePlan
 from dp.rank_auc.query import (Query, auc_query, check_bit_length, plans_for_rows, release_guarantee,
                                required_bit_length, sum_ranges)
 from dp.rank_auc.report import RankAucRelease, estimate_auc, estimate_noise_std
 from dp.report_text import run_costs
+from dp.umpc.complete import complete_bit_length, secure_complete_sums
 from dp.umpc.owners import Owners
+from dp.umpc.planner import plan_path, sort_bits
+from dp.umpc.protocol import noise_and_reveal
 from secure.errors import InputError
-from secure.security_parameter import restores_security_parameter
+from secure.intake import FixedPointRows
+from secure.security_parameter import restores_security_parameter, secure_integers
 
 __all__ = ["release", "release_runs", "simulate", "exact", "exact_sums"]
 
@@ -39,9 +45,6 @@ def _plan(query: Query, n: int, parties: int, threshold: int, given: int | None,
     """``(noise plans, the planner's path plan, the secure integers' bit length)`` for ``n`` rows (public); from
     ``owners``' uploads the histogram path counts their DPF keys (costed at ``N G`` leaves), the sort their shares.
     :raise ValueError: the path or the noise cannot run, or an explicit ``-L`` (``given``) is too short."""
-    from dp.umpc.complete import complete_bit_length
-    from dp.umpc.planner import plan_path
-
     auc = auc_query(query)
     plans = plans_for_rows(query, n, parties, threshold)
     plan = plan_path(auc.kernel, auc.specs, rows=n, parties=parties, choice=query.path,  # type: ignore[arg-type]
@@ -73,8 +76,6 @@ async def release_runs(query: Query, runs: Sequence[Any], *, receivers: Sequence
     """:func:`release` on each of ``runs`` (rows or readers: e.g. the first N rows), ``query.epsilon`` split evenly
     over them; one spend from the account the ledger keywords name (as :func:`dp.umpc.release`), settled to the
     deltas' sum.  A misspelt keyword is a ``TypeError`` at the call, before anything is shared."""
-    from dp.budget.spending import reserve, spend_request
-
     if isinstance(runs[0], Owners):  # the campaign's servers: its account, one owner the unit of privacy
         if dataset_name not in (None, runs[0].plan.id) or len(runs) > 1:
             raise InputError(f"all servers: owners' uploads are released once, from the campaign's account "
@@ -101,9 +102,6 @@ async def release_runs(query: Query, runs: Sequence[Any], *, receivers: Sequence
 def _spend(query: Query, epsilon: float, runs: int) -> Spend:
     """``runs`` releases of ``query``, ``epsilon`` in total; per run ``2^-40`` per sum sampled in MPC and for the
     sort's comparisons (:func:`dp.comparison_leakage.comparison_allowance`): an upper bound, settled after."""
-    from dp.budget.spending import MPC_TRUNCATION_DELTA
-    from dp.comparison_leakage import comparison_allowance
-
     mpc = query.noise == "mpc"
     delta = (2 * runs * MPC_TRUNCATION_DELTA if mpc else 0.0) + runs * comparison_allowance(query.path)
     return Spend(epsilon=float(epsilon), delta=delta,
@@ -117,15 +115,8 @@ async def _release(query: Query, rows: Any, *, receivers: Sequence[int] | None =
     """One run of :func:`release`, spent by the caller: the release (or ``None``) and its delta (at every party)."""
     from mpyc.runtime import mpc
 
-    from dp.comparison_leakage import sort_leak_plan
-    from dp.umpc.complete import secure_complete_sums
-    from dp.umpc.planner import sort_bits
-    from dp.umpc.protocol import add_noise
-    from secure.aggregation import guarded_reveal
-    from secure.intake import FixedPointRows
     from secure.meter import CostMeter
-    from secure.security_parameter import secure_integers
-    from secure.session import InputError, agree_verdict, run_settings
+    from secure.session import agree_verdict, run_settings
 
     if query.noise == "mpc" and noise_source is not None:
         raise ValueError("noise sampled inside MPC has no party draws: noise_source applies to party noise only")
@@ -162,17 +153,13 @@ async def _release(query: Query, rows: Any, *, receivers: Sequence[int] | None =
                               type_bits=given if given is not None else needed)  # -K raised before the type is made
         sectype = owners.secure_type(given or needed, f"the AUC of n = {n} rows on the sort path") \
             if owners and plan.path == "sort" else secure_integers(given if given is not None else needed)
-    totals = await secure_complete_sums(auc, intake, plan.path, sectype, counts, meter)
+    (twice_u, _), positives = await secure_complete_sums(auc, intake, plan.path, sectype, counts, meter)
     if owners and owners.rows != n:  # owners rejected by the checks: fewer rows (public), the noise for them
         if owners.rows < 2:
             raise InputError(f"all servers: {owners.rows} rows accepted, an AUC needs at least 2")
         n, plans = owners.rows, plans_for_rows(query, owners.rows, parties, threshold)
-    with meter.phase("noise"):
-        noisy = add_noise([totals.sums[0], totals.positives], plans, noise_source)
-        await meter.settle(*noisy)
-    with meter.phase("reveal"):
-        opened = await guarded_reveal(noisy, sum_ranges(n, plans), receivers)
-    phases = await meter.totals_over_parties()
+    opened, phases = await noise_and_reveal(meter, [twice_u, positives], plans, sum_ranges(n, plans), noise_source,
+                                            receivers)
     delta, guarantee = release_guarantee(plans, query.epsilon, parties, threshold, leak)
     if not opened:
         return None, delta

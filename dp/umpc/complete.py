@@ -3,32 +3,37 @@
 The same release as Pi_U-MPC (Sinh & Ramon, Protocol 3.1) with ``E`` = every tuple; exact on the
 fixed-point rows, sensitivity ``C(n-1, k-1) * Delta_f`` (replace-one).  Threat model: passive, static,
 ``t < m/2``; the per-party counts never leave their party.  Paths, sensitivity per kernel and the
-integer length: docs/umpc_analysis.md.
-"""
+integer length: docs/umpc_analysis.md."""
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from dp.comparison_leakage import sort_leak_plan
-from dp.noise_plans import NoisePlan, plan_noise
+from dp.noise_plans import NoisePlan
+from dp.report_text import run_costs
 from dp.umpc.owners import Owners
 from dp.umpc.planner import PathPlan, SampledAccuracy, histogram_grid, plan_path, sort_bits
-from dp.umpc.protocol import (NoiseSource, Simulation, UStatQuery, UStatRelease, _split_budget, add_noise,
-                              estimate_noise_std, kernel_specs, prepare_rows, release_guarantee, sampler_summary,
-                              simulated_noise, uncertainty_text)
+from dp.umpc.protocol import (NoiseSource, Simulation, UStatQuery, UStatRelease, _noise_std, _sum_ranges,
+                              estimate_noise_std, kernel_specs, noise_and_reveal, noise_plans, plans_for, prepare_rows,
+                              release_guarantee, sample_for, sampler_summary, simulated, uncertainty_text)
+from dp.umpc.sampler_variance import incompleteness_variance_bound
 from dp.sampling import tuple_count
+from secure.clipping import clip_secure_in_steps
 from secure.counting import CountedRows
-from secure.intake import FixedPointRows
+from secure.errors import InputError
+from secure.histograms import checked_secure_histogram, histogram_sums, histogram_value_bound, local_histogram
+from secure.intake import FixedPointRows, share_rows
 from secure.kernels import Kernel, VolumeUnderSurface
-from secure.security_parameter import restores_security_parameter
+from secure.ranking import sorted_auc_sums, sorted_gini_sum
+from secure.security_parameter import restores_security_parameter, secure_integers
 
 __all__ = ["plan_for", "histogram_possible", "complete_max_degree", "complete_plans", "grid_values", "local_cells", "complete_sums_plain",
-           "complete_bit_length", "simulate_complete", "run_complete", "SecureTotals",
+           "complete_bit_length", "simulate_complete", "run_complete",
            "secure_complete_sums", "complete_secure_type"]
 
 
@@ -43,8 +48,7 @@ def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegate
     :param rtt: the declared round-trip time in seconds (``--rtt``): each path's rounds wait ``rtt / 2``.
     :param owners: the servers' intake of owners' uploads: the histogram path from their DPF keys (costed at
         ``N G`` leaves), the others from their shares.
-    :raise ValueError: a forced path that cannot run here, or that contradicts ``pairs``.
-    """
+    :raise ValueError: a forced path that cannot run here, or that contradicts ``pairs``."""
     degree = query.kernel.degree
     if rows < degree:  # the sampled path's line (dp.umpc.protocol.check_sizes), before any cost is modelled
         raise ValueError(f"need at least {degree} rows over all parties for a degree-{degree} kernel, got {rows}")
@@ -82,19 +86,9 @@ def histogram_possible(query: UStatQuery, *, parties: int, pairs: str, delegated
 
 
 def sampled_accuracy(query: UStatQuery, rows: int, parties: int) -> SampledAccuracy | None:
-    """The modelled sampling error and noise std of ``query``'s ``|E|`` sampled tuples, from public parameters,
-    for ``--pairs auto`` to weigh (:func:`dp.umpc.planner.plan_path`).
-
-    The tuples are drawn with the public seed 0 (the run draws its own with the joint seed; ``delta_max`` and
-    BalancedSamp's design factor barely differ); the sampling error is the data-independent bound of
-    :func:`dp.umpc.protocol.sampling_error_bound` (Sinh & Ramon App. D.1.2), the noise std that of the first
-    released sum at MPyC's default threshold ``t = floor((m - 1) / 2)``.  A ratio (AUC, VUS) is taken with
-    every tuple comparable (share 1): both the error and the noise of the ratio grow as the share falls.
-    ``None`` when there is nothing to weigh (all tuples) or the noise cannot be planned (its own check says why).
-    """
-    from dp.umpc.protocol import _noise_std, plans_for, sample_for
-    from dp.umpc.sampler_variance import incompleteness_variance_bound
-
+    """The modelled sampling error and noise std of ``query``'s ``|E|`` sampled tuples, from public parameters, for
+    ``--pairs auto`` to weigh (:func:`dp.umpc.planner.plan_path`); ``None`` for all tuples or noise that cannot be
+    planned (its own check says why).  The model (Sinh & Ramon App. D.1.2): docs/umpc_analysis.md."""
     if query.tuples is None or query.tuples >= tuple_count(rows, query.kernel.degree):
         return None
     try:
@@ -110,14 +104,8 @@ def sampled_accuracy(query: UStatQuery, rows: int, parties: int) -> SampledAccur
 
 
 def complete_max_degree(rows: int, degree: int, kernel: Kernel | None = None) -> int:
-    """``delta_max`` of the complete release: the most tuples whose kernel value one replaced row changes.
-
-    ``C(n-1, k-1)``, the tuples that contain the row -- except for VUS, where a triple ``{r, a, b}`` has
-    nonzero outputs only if ``a`` and ``b`` hold the two classes other than ``r``'s: at most
-    ``n_a n_b <= floor((n-1)^2 / 4)`` of them, before and after the replacement (both outputs are 0 on
-    the others), so each of its sums moves by at most ``floor((n-1)^2/4) Delta_f``, about half of
-    ``C(n-1, 2) Delta_f`` (the audit attains it: :mod:`dp.audit.complete_cases`).
-    """
+    """``delta_max`` of the complete release, the most tuples whose kernel value one replaced row changes:
+    ``C(n-1, k-1)``, for VUS ``floor((n-1)^2 / 4)`` (why: docs/umpc_analysis.md)."""
     if kernel is not None and type(kernel) is VolumeUnderSurface:
         return min(math.comb(rows - 1, 2), (rows - 1) ** 2 // 4)
     return math.comb(rows - 1, degree - 1)
@@ -125,10 +113,7 @@ def complete_max_degree(rows: int, degree: int, kernel: Kernel | None = None) ->
 
 def complete_plans(query: UStatQuery, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
     """Noise plans of the released sums of the complete statistic (sensitivity ``C(n-1, k-1) Delta_f``)."""
-    epsilon, delta = _split_budget(query)
-    degree = query.unit_rows * complete_max_degree(rows, query.kernel.degree, query.kernel)
-    return [plan_noise(output, max_degree=degree, epsilon=epsilon, delta=delta, parties=parties,
-                       threshold=threshold, source=query.noise) for output in query.outputs]
+    return noise_plans(query, complete_max_degree(rows, query.kernel.degree, query.kernel), parties, threshold)
 
 
 def grid_values(query: UStatQuery) -> list[np.ndarray]:
@@ -141,8 +126,7 @@ def local_cells(query: UStatQuery, fixed: FixedPointRows) -> np.ndarray:
 
     :param fixed: from :func:`dp.umpc.protocol.prepare_rows` (``fixed.columns``: before the kernel's
         re-encoding).  With ``clipping == "secure"`` the rows were not clipped yet: the histogram path
-        clips here, at the party (the count of clipped values stays local).
-    """
+        clips here, at the party (the count of clipped values stays local)."""
     columns = fixed.columns if fixed.columns is not None else fixed.integers
     specs = kernel_specs(query)
     cells = np.empty((columns.shape[0], len(specs)), dtype=np.int64)
@@ -157,8 +141,6 @@ def local_cells(query: UStatQuery, fixed: FixedPointRows) -> np.ndarray:
 def complete_sums_plain(query: UStatQuery, fixed_by_party: Sequence[FixedPointRows]) -> tuple[int, ...]:
     """The exact sums of the kernel's outputs over all tuples, in the clear (the simulated path): the histogram
     polynomial on the joint histogram, the same formula the secure path evaluates on shares."""
-    from secure.histograms import histogram_sums, local_histogram
-
     sizes = histogram_grid(query.kernel, query.specs)
     counts = sum(local_histogram(local_cells(query, fixed), sizes) for fixed in fixed_by_party)
     sums = histogram_sums(query.kernel, np.asarray(counts), grid_values(query), secure=False)
@@ -170,10 +152,7 @@ def complete_bit_length(query: UStatQuery, rows: int, path: str, plans: Sequence
 
     The noisy sums (their range over all tuples plus the noise's tail bound), every intermediate value of
     the histogram polynomial, the sort's comparisons and its rank-sum weights; for noise sampled in MPC
-    also its binary digits.
-    """
-    from secure.histograms import histogram_value_bound
-
+    also its binary digits."""
     tuples = tuple_count(rows, query.kernel.degree)
     slack = max(int(plan.slack) for plan in plans)
     largest = max(max(abs(tuples * out.low), abs(tuples * out.high)) for out in query.outputs) + slack
@@ -192,8 +171,6 @@ def complete_bit_length(query: UStatQuery, rows: int, path: str, plans: Sequence
 def complete_secure_type(query: UStatQuery, rows: int, path: str, plans: Sequence[NoisePlan]) -> Any:
     """MPyC's secure integers for ``path``: the derived length, or ``-L`` if given (refused if too short); the
     prime field fits the current ``-K`` (:func:`secure.security_parameter.secure_integers`)."""
-    from secure.errors import InputError
-    from secure.security_parameter import secure_integers
     from secure.session import run_settings
 
     needed = complete_bit_length(query, rows, path, plans)
@@ -211,46 +188,27 @@ def simulate_complete(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *,
 
     Same noise plans and estimator as :func:`run_complete`; ``noise`` as in
     :func:`dp.umpc.protocol.simulate` (fixed per-party draws ``(runs, outputs, parties)``, or for noise
-    sampled in MPC ``(runs, outputs)``).
-    """
+    sampled in MPC ``(runs, outputs)``)."""
     parties = len(rows_by_party)
     fixed = [prepare_rows(query, np.asarray(rows, dtype=float).reshape(-1, len(query.specs))) for rows in rows_by_party]
     rows = sum(int(f.integers.shape[0]) for f in fixed)
     if rows < query.kernel.degree:
         raise ValueError(f"need at least {query.kernel.degree} rows over all parties for a degree-"
                          f"{query.kernel.degree} kernel, got {rows}")
-    exact, tuples = complete_sums_plain(query, fixed), tuple_count(rows, query.kernel.degree)
-    plans = complete_plans(query, rows, parties, threshold)
-    drawn = simulated_noise(query, plans, runs=runs, parties=parties, noise=noise, noise_rng=noise_rng)
-    values = np.array(exact, dtype=object)
-    noisy = values[None, :] + drawn.sum(axis=2)
-    estimates = np.array([query.kernel.estimate(list(sums), tuples, query.widths) for sums in noisy])
-    reference = query.kernel.estimate(list(values), tuples, query.widths)
-    return Simulation(estimates, reference, values, np.empty((0, query.kernel.degree), dtype=np.int64),
-                      list(plans), drawn)
-
-
-@dataclass
-class SecureTotals:
-    """The secure sums of the kernel's outputs over all tuples; for AUC also the secure number of positives
-    (a linear function of the histogram, or counted after the sort), which :mod:`dp.rank_auc` releases."""
-
-    sums: list[Any]
-    positives: Any = None
+    plans, degree = complete_plans(query, rows, parties, threshold), query.kernel.degree
+    return simulated(query, np.array(complete_sums_plain(query, fixed), dtype=object),
+                     np.empty((0, degree), dtype=np.int64), plans, count=tuple_count(rows, degree), runs=runs,
+                     parties=parties, noise=noise, noise_rng=noise_rng)
 
 
 async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows | Owners, path: str, sectype: Any,
-                               counts: Sequence[int], meter: Any) -> SecureTotals:
-    """The complete sums on shares, on ``path`` (the one implementation of the histogram and sort paths; phases
-    and clipping: docs/umpc_analysis.md).
-    """
-    from secure.intake import share_rows
-
+                               counts: Sequence[int], meter: Any) -> tuple[list[Any], Any]:
+    """The secure sums of the kernel's outputs over all tuples on ``path`` (the one implementation of the histogram
+    and sort paths; phases and clipping: docs/umpc_analysis.md) and, for AUC, the secure number of positives
+    (:mod:`dp.rank_auc` releases it; else ``None``)."""
     kernel = query.kernel
     rows = sum(counts)
     if path == "histogram":
-        from secure.histograms import checked_secure_histogram, histogram_sums, local_histogram
-
         with meter.phase("histogram"):
             shape = histogram_grid(kernel, query.specs)
             if isinstance(fixed, Owners):  # from the owners' DPF keys, one-hot checked
@@ -268,9 +226,7 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows | Owners
 
                 positives = mpc.np_sum(joint[:, 1])
             await meter.settle(*totals)
-        return SecureTotals(totals, positives)
-    from secure.ranking import sorted_auc_sums, sorted_gini_sum
-
+        return totals, positives
     if isinstance(fixed, CountedRows):
         raise ValueError("the sort path shares the rows, which were counted while read, not kept")
     with meter.phase("intake"):
@@ -279,8 +235,6 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows | Owners
         else:  # --clip local: clipped and counted once, by the party's intake (secure.intake.to_fixed_point)
             shared = share_rows(sectype, fixed.columns if fixed.columns is not None else fixed.integers, counts)
             if query.clipping == "secure":  # shared as they are, clipped inside MPC
-                from secure.clipping import clip_secure_in_steps
-
                 shared = await clip_secure_in_steps(shared, [None if spec.is_categorical else spec.width
                                                              for spec in kernel_specs(query)])
         await meter.settle(shared)
@@ -292,7 +246,7 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows | Owners
         else:
             totals, positives = [await sorted_gini_sum(shared[:, 0], bits=bits)], None
         await meter.settle(*totals)
-    return SecureTotals(totals, positives)
+    return totals, positives
 
 
 @restores_security_parameter
@@ -303,13 +257,11 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows | Owners, plan: 
     at receivers, ``None`` elsewhere (phases: docs/umpc_analysis.md).
     :raise secure.errors.InputError: too few rows, ``-L`` too short, epsilon too small (same verdict
         at every party).
-    :raise secure.errors.ProtocolFailure: an opened sum outside its possible range.
-    """
+    :raise secure.errors.ProtocolFailure: an opened sum outside its possible range."""
     from mpyc.runtime import mpc
 
-    from secure.aggregation import guarded_reveal
-    from secure.errors import InputError
     from secure.meter import CostMeter
+    from secure.session import run_settings
 
     if plan.path not in ("histogram", "sort"):
         raise ValueError(f"run_complete computes the histogram or sort path, got '{plan.path}'")
@@ -328,28 +280,20 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows | Owners, plan: 
             plans = complete_plans(query, rows, parties, threshold)
         except ValueError as exc:
             raise InputError(f"all parties: {exc}") from None
-        from secure.session import run_settings
-
         type_bits = run_settings().bit_length or complete_bit_length(query, rows, plan.path, plans)
         leak = sort_leak_plan(query, rows, plan.path, bits=sort_bits(kernel, query.specs), type_bits=type_bits)
         # made after -K is raised: its field fits; owners' shares: the campaign's field
         sectype = fixed.secure_type(type_bits, f"the {kernel.name} of n = {rows} rows on the sort path") \
             if isinstance(fixed, Owners) and plan.path == "sort" else \
             complete_secure_type(query, rows, plan.path, plans)
-    totals = (await secure_complete_sums(query, fixed, plan.path, sectype, counts, meter)).sums
+    totals, _ = await secure_complete_sums(query, fixed, plan.path, sectype, counts, meter)
     if isinstance(fixed, Owners) and fixed.rows != rows:  # owners rejected by the checks: fewer rows, public
         if fixed.rows < kernel.degree:
             raise InputError(f"all servers: {fixed.rows} rows accepted, a degree-{kernel.degree} kernel needs more")
         rows, plans = fixed.rows, complete_plans(query, fixed.rows, parties, threshold)
-    with meter.phase("noise"):
-        noisy = add_noise(totals, plans, noise_source)
-        await meter.settle(*noisy)
     tuples = tuple_count(rows, kernel.degree)
-    with meter.phase("reveal"):
-        from dp.umpc.protocol import _sum_ranges
-
-        opened = await guarded_reveal(noisy, _sum_ranges(query, tuples, plans), receivers)
-    phases = await meter.totals_over_parties()
+    opened, phases = await noise_and_reveal(meter, totals, plans, _sum_ranges(query, tuples, plans), noise_source,
+                                            receivers)
     if not opened:
         return None
     released_delta, sampler_delta, sampler = sampler_summary(query, plans)
@@ -359,13 +303,9 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows | Owners, plan: 
         statistic=kernel.name, estimate=kernel.estimate(opened, tuples, query.widths),
         epsilon=query.epsilon, delta=released_delta, n=rows, pairs=tuples, parties=parties, threshold=threshold,
         degree=kernel.degree, sampling="all", max_degree=complete_max_degree(rows, kernel.degree, kernel),
-        mechanism=plans[0].mechanism, noise_std=[math.sqrt(p.variance) / (tuples * out.scale)
-                                                 for out, p in zip(query.outputs, plans)],
-        noisy_sums=opened, estimate_std=estimate_noise_std(query, tuples, plans, opened),
-        seconds=sum(cost.seconds for cost in phases.values()),
-        bytes_sent=sum(cost.bytes_sent for cost in phases.values()),
-        phases={name: {"seconds": cost.seconds, "bytes_sent": cost.bytes_sent} for name, cost in phases.items()},
-        missing=missing, clipping="secure" if plan.path == "sort" and query.clipping == "secure" else "local",
+        mechanism=plans[0].mechanism, noise_std=_noise_std(query, tuples, plans), noisy_sums=opened,
+        estimate_std=estimate_noise_std(query, tuples, plans, opened), **run_costs(phases), missing=missing,
+        clipping="secure" if plan.path == "sort" and query.clipping == "secure" else "local",
         noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler,
         guarantee=release_guarantee(query, plans, released_delta, sampler_delta) + "; " + leak.describe(),
         comparison_leak=leak.record(),

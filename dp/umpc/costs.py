@@ -12,9 +12,8 @@ from dp.validation import check_epsilon, check_int_at_least, check_nonnegative, 
 
 __all__ = ["FSS_LAMBDA", "KERNEL_OPERATIONS", "PAPER_KERNEL_OPERATIONS", "OPERATION_COUNTS", "UmpcCost",
            "kernel_cost_bits", "kernel_party_ops", "PROTOCOLS", "ProtocolCost", "protocol_costs", "umpc_online_bits",
-           "umpc_dis_bits", "umpc_hf_bits", "umpc_rounds", "bell_bits", "ghazi_bits", "ghazi_sm_bits",
-           "umpc_party_ops", "umpc_server_ops", "bell_party_ops", "bell_server_ops", "ghazi_party_ops",
-           "ghazi_server_ops", "ghazi_sm_party_ops", "ghazi_sm_server_ops", "MPYC_CALIBRATION", "raised_field_bits",
+           "umpc_dis_bits", "umpc_hf_bits", "bell_bits", "ghazi_bits", "ghazi_sm_bits",
+           "umpc_party_ops", "MPYC_CALIBRATION",
            "MpycBytes", "mpyc_shamir_bytes_model"]
 
 #: security parameter of the FSS comparison of App. E.1.2
@@ -99,18 +98,11 @@ class UmpcCost:
         return self.sharing + self.kernel + self.noise + self.aggregation
 
 
-def umpc_rounds(kernel_rounds: int = 2, noise_rounds: int = 1) -> int:
-    """Online rounds ``max(C_f^R, C_eta^R) + 2`` (Lemma C.3). Details: docs/umpc_analysis.md."""
-    kernel_rounds = check_int_at_least(kernel_rounds, "kernel rounds", 0)
-    noise_rounds = check_int_at_least(noise_rounds, "noise rounds", 0)
-    return max(kernel_rounds, noise_rounds) + 2
-
-
 def umpc_online_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, kernel_bits: int | None = None,
                      noise_bits: int = 0, kernel: str = "kendall", kernel_rounds: int = 2,
                      noise_rounds: int = 1, counts: str = "implementation") -> UmpcCost:
-    r"""Lemma C.3: ``|E| k (k-1) l + |E| C_f^C + C_eta^C + n l`` bits in the online phase (``n`` parties, one row each).
-    :raise ValueError: on a bad parameter."""
+    r"""Lemma C.3: ``|E| k (k-1) l + |E| C_f^C + C_eta^C + n l`` bits in the online phase (``n`` parties, one row each),
+    in ``max(C_f^R, C_eta^R) + 2`` rounds (docs/umpc_analysis.md).  :raise ValueError: on a bad parameter."""
     n = check_positive_int(n, "n")
     tuples = check_positive_int(tuples, "number of tuples |E|")
     k = check_positive_int(k, "k")
@@ -121,7 +113,8 @@ def umpc_online_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, kernel_
                  else check_int_at_least(kernel_bits, "kernel_bits", 0))
     noise_bits = check_int_at_least(noise_bits, "noise_bits", 0)
     return UmpcCost(sharing=tuples * k * (k - 1) * bits, kernel=tuples * per_tuple, noise=noise_bits,
-                    aggregation=n * bits, rounds=umpc_rounds(kernel_rounds, noise_rounds))
+                    aggregation=n * bits, rounds=max(check_int_at_least(kernel_rounds, "kernel rounds", 0),
+                                                     check_int_at_least(noise_rounds, "noise rounds", 0)) + 2)
 
 
 def umpc_dis_bits(n: int, tuples: int, k: int = 2, bits: int = 40, *, kernel_bits: int | None = None,
@@ -175,43 +168,6 @@ def umpc_party_ops(n: int, tuples: int, k: int = 2, kernel_ops: float | None = N
     return math.ceil(k * tuples / n) * per_tuple + n
 
 
-def umpc_server_ops(n: int) -> int:
-    """Server computation of ``Pi_U-MPC``: ``n`` additions (Table 1; App. D.2.3)."""
-    return check_positive_int(n, "n")
-
-
-def bell_party_ops(t: int = 64) -> int:
-    """Bell: ``t`` operations per party (perturb a one-hot vector; App. D.2.2)."""
-    return check_positive_int(t, "t")
-
-
-def bell_server_ops(n: int, t: int = 64) -> int:
-    """Bell: ``C(n, 2)`` products with a ``t x t`` matrix, ``O(n^2 t^2)`` (App. D.2.3)."""
-    return math.comb(check_positive_int(n, "n"), 2) * check_positive_int(t, "t") ** 2
-
-
-def ghazi_party_ops(n: int, epsilon: float, t: int = 64) -> float:
-    """Ghazi: ``eps^2 n t log t`` per party (fast JL transform; Table 1, App. D.2.2)."""
-    t = check_positive_int(t, "t")
-    return check_epsilon(epsilon) ** 2 * check_positive_int(n, "n") * t * _log2(t)
-
-
-def ghazi_server_ops(n: int, epsilon: float, t: int = 64) -> float:
-    """Ghazi: ``eps^2 n^2 log t`` at the server (Table 1, App. D.2.3)."""
-    n = check_positive_int(n, "n")
-    return check_epsilon(epsilon) ** 2 * n * n * _log2(check_positive_int(t, "t"))
-
-
-def ghazi_sm_party_ops(n: int, epsilon: float, t: int = 64) -> float:
-    """GhaziSM: ``eps^2 n t log t + t log n`` per party (Table 1)."""
-    return ghazi_party_ops(n, epsilon, t) + check_positive_int(t, "t") * _log2(n)
-
-
-def ghazi_sm_server_ops(n: int, epsilon: float, t: int = 64) -> float:
-    """GhaziSM: ``(log n) eps^2 n^2 log t`` at the server (Table 1)."""
-    return _log2(check_positive_int(n, "n")) * ghazi_server_ops(n, epsilon, t)
-
-
 #: the protocols of Table 1, in the order of the paper's figures
 PROTOCOLS: tuple[str, ...] = ("U-MPC (M_HF)", "U-MPC (M_Dis)", "Bell", "Ghazi", "GhaziSM")
 
@@ -235,20 +191,23 @@ class ProtocolCost:
 def protocol_costs(n: int, tuples: int, *, epsilon: float, t: int, bits: int = 40, kernel: str = "kendall",
                    counts: str = "implementation", k: int = 2) -> dict[str, ProtocolCost]:
     r"""Online communication, per-party and server computation of every protocol of Table 1, keyed as
-    :data:`PROTOCOLS` (docs/umpc_analysis.md)."""
+    :data:`PROTOCOLS` (docs/umpc_analysis.md).  Computation (App. D.2.2, D.2.3): U-MPC :func:`umpc_party_ops` per
+    party, ``n`` additions at the server; Bell ``t`` per party (perturb a one-hot vector), ``C(n, 2)`` products with
+    a ``t x t`` matrix at the server; Ghazi ``eps^2 n t log t`` per party (fast JL transform), ``eps^2 n^2 log t`` at
+    the server; GhaziSM ``t log n`` more per party and ``log n`` times Ghazi's at the server."""
     n = check_positive_int(n, "n")
-    party = umpc_party_ops(n, tuples, k, kernel=kernel, bits=bits, counts=counts)
-    server = umpc_server_ops(n)
+    party = float(umpc_party_ops(n, tuples, k, kernel=kernel, bits=bits, counts=counts))
+    ghazi = float(ghazi_bits(n, epsilon, bits, t))  # epsilon and t checked here, before the counts below
+    ghazi_party, ghazi_server = epsilon ** 2 * n * t * _log2(t), epsilon ** 2 * n * n * _log2(t)
     rows = [
         ProtocolCost("U-MPC (M_HF)", float(umpc_hf_bits(n, tuples, k, bits, kernel=kernel, counts=counts).total),
-                     float(party), float(server), n),
+                     party, float(n), n),
         ProtocolCost("U-MPC (M_Dis)", float(umpc_dis_bits(n, tuples, k, bits, kernel=kernel, counts=counts).total),
-                     float(party), float(server), n),
-        ProtocolCost("Bell", float(bell_bits(n, bits, t)), float(bell_party_ops(t)), float(bell_server_ops(n, t)), n),
-        ProtocolCost("Ghazi", float(ghazi_bits(n, epsilon, bits, t)), float(ghazi_party_ops(n, epsilon, t)),
-                     float(ghazi_server_ops(n, epsilon, t)), n),
-        ProtocolCost("GhaziSM", float(ghazi_sm_bits(n, epsilon, bits, t)), float(ghazi_sm_party_ops(n, epsilon, t)),
-                     float(ghazi_sm_server_ops(n, epsilon, t)), n),
+                     party, float(n), n),
+        ProtocolCost("Bell", float(bell_bits(n, bits, t)), float(t), float(math.comb(n, 2) * t ** 2), n),
+        ProtocolCost("Ghazi", ghazi, ghazi_party, ghazi_server, n),
+        ProtocolCost("GhaziSM", float(ghazi_sm_bits(n, epsilon, bits, t)), ghazi_party + t * _log2(n),
+                     _log2(n) * ghazi_server, n),
     ]
     return {row.protocol: row for row in rows}
 
@@ -306,17 +265,3 @@ def mpyc_shamir_bytes_model(n: int, tuples: int, *, parties: int = 3, columns: i
                      kernel=tuples * pairs * (comparisons * sign + products * product),
                      noise=outputs * pairs * element,
                      reveal=outputs * pairs * element)
-
-
-def raised_field_bits(comparisons: int, *, bit_length: int = 32, parties: int = 3, epsilon: float = 1.0,
-                      launched: int = 30) -> int:
-    """The prime field's bits, ``L + K + 2``, of a run with ``comparisons`` secure comparisons: ``K`` raised from
-    ``launched`` until ``(1 + e^epsilon) s(K) <= 2^-40`` (:func:`dp.comparison_leakage.plan_leak`, MPyC's default
-    threshold ``t = floor((m - 1) / 2)``), for ``field_bits`` of :func:`mpyc_shamir_bytes_model`."""
-    from dp.comparison_leakage import plan_leak
-    from secure.leakage import MaskedOpenings
-    from secure.security_parameter import field_bits
-
-    raised = plan_leak(MaskedOpenings(comparisons=check_int_at_least(comparisons, "comparisons", 0)), epsilon=epsilon,
-                       parties=parties, threshold=(parties - 1) // 2, launched=launched).security_parameter
-    return field_bits(bit_length, raised)

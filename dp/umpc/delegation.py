@@ -20,7 +20,7 @@ from dp.validation import check_interval, check_positive_int
 from secure.public_randomness import choose_subset, joint_choice
 
 __all__ = ["delegate_size", "delegates_for_run", "choose_delegates", "draw_delegates", "DELEGATES_DRAWN_FROM",
-           "delegate_noise_shape", "delegated_variance_factor", "delegate_plan", "delegated_draws", "add_delegated_noise"]
+           "delegate_noise_shape", "delegate_plan", "add_delegated_noise"]
 
 _RELATIVE_TOLERANCE = 1e-12  # floating-point slack when comparing (1 - f_H)^k with epsilon_fail
 
@@ -110,12 +110,6 @@ def delegate_noise_shape(size: int, corrupt_delegates: int | None = None) -> flo
     return 1.0 / (k - t)
 
 
-def delegated_variance_factor(size: int, corrupt_delegates: int | None = None) -> float:
-    """Total noise variance over that of one central mechanism: ``|Z| / (|Z| - t_Z)`` (``|Z|`` by default)."""
-    k, t = _check_corrupt(size, corrupt_delegates)
-    return k / (k - t)
-
-
 def delegate_plan(plan: NoisePlan, delegates: Sequence[int], *, corrupt_delegates: int | None = None,
                   epsilon_fail: float | None = None) -> NoisePlan:
     """Recalibrate a party-drawn ``plan`` so that only ``delegates`` draw (source ``delegates``); any
@@ -140,21 +134,6 @@ def delegate_plan(plan: NoisePlan, delegates: Sequence[int], *, corrupt_delegate
         trials = per_delegate + per_delegate % 2
     return replace(plan, source="delegates", delegates=tuple(sorted(ids)), corrupt_delegates=t,
                    epsilon_fail=epsilon_fail, shape=delegate_noise_shape(k, t), party_trials=trials)
-
-
-def delegated_draws(plan: NoisePlan, draws: Sequence[int] | None = None,
-                    rng: np.random.Generator | None = None) -> np.ndarray:
-    """Per-party noise of the simulated path for a delegated ``plan``: the delegates' draws (``draws``, in
-    ``plan.delegates`` order, or drawn from ``rng``, default OS randomness), 0 for everyone else; an object array
-    of length ``m``, the layout of ``noise[:, output, :]`` in :func:`dp.umpc.protocol.simulate`."""
-    noise = np.zeros(plan.parties, dtype=object)
-    if draws is None:
-        draws = [plan.draw(rng) for _ in plan.delegates]
-    if len(draws) != plan.drawers:
-        raise ValueError(f"need one draw per delegate ({plan.drawers}), got {len(draws)}")
-    for party, value in zip(plan.delegates, draws):
-        noise[party] = int(value)
-    return noise
 
 
 DelegateNoiseSource = Callable[[NoisePlan], "int | np.ndarray"]
@@ -186,12 +165,6 @@ def add_delegated_noise(total: Any, plan: NoisePlan, delegates: Sequence[int], *
             value = delegated.draw(None, int(np.prod(shape))) if is_array else delegated.draw()
     else:
         value = np.zeros(shape, dtype=np.int64) if is_array else 0  # placeholder, never sent
-    if is_array:
-        secret = type(total)(np.asarray(value, dtype=np.int64).reshape(shape))
-    else:
-        secret = sectype(int(value))
+    secret = type(total)(np.asarray(value, dtype=np.int64).reshape(shape)) if is_array else sectype(int(value))
     draws = mpc.input(secret, senders=senders)  # a list: one secure value per delegate
-    noise = draws[0]
-    for draw in draws[1:]:
-        noise = noise + draw
-    return total + noise
+    return total + sum(draws[1:], draws[0])

@@ -42,16 +42,10 @@ class Owners:
     rejected: int = field(default=0, init=False)
     say: Callable[[str], object] | None = field(default=None, repr=False)
     meter: Any = field(default=None, init=False, repr=False)
+    plan: Campaign = field(init=False, repr=False)  # the campaign, loaded
 
     def __post_init__(self) -> None:
-        if not isinstance(self.campaign, Campaign):
-            self.campaign = Campaign.load(self.campaign)
-
-    @property
-    def plan(self) -> Campaign:
-        """The campaign (loaded)."""
-        assert isinstance(self.campaign, Campaign)
-        return self.campaign
+        self.plan = self.campaign if isinstance(self.campaign, Campaign) else Campaign.load(self.campaign)
 
     async def open(self, specs: Sequence[ColumnSpec]) -> int:
         """Every server: open its inbox and agree on the owners present at all (:func:`secure.owners.close`); the

@@ -18,7 +18,8 @@ from secure.leakage import MaskedOpenings
 __all__ = ["field_scale", "LAUNCH_SECURITY_PARAMETER", "Path", "PathChoice", "PATHS", "PATH_CHOICES", "PathCost", "PathPlan", "plan_path", "path_costs",
            "histogram_grid", "sort_bits", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT",
            "SampledAccuracy", "AUTO_CHEAP_SECONDS", "AUTO_ACCURACY_SECONDS", "PURE_ACCOUNT_COMPARISONS",
-           "pure_account_path", "comparison_rounds", "NOISE_ROUNDS", "path_rounds"]
+           "pure_account_path", "comparison_rounds", "NOISE_ROUNDS", "path_rounds", "batch_size", "TUPLES_PER_BATCH",
+           "MIN_PROGRESS_BATCH"]
 
 Path = Literal["histogram", "sort", "tuples"]
 PathChoice = Literal["auto", "histogram", "sort", "tuples"]
@@ -112,11 +113,6 @@ class PathPlan:
     costs: dict[str, PathCost] = field(default_factory=dict)
     tuples: int | None = None
 
-    @property
-    def complete(self) -> bool:
-        """Whether the release covers all ``C(n, k)`` tuples (no sampling error)."""
-        return self.path != "tuples" or self.tuples is None
-
     def describe(self) -> str:
         """One line: the choice, the reason, the round-trip time the model used, the modelled costs."""
         others = "; ".join(cost.describe() for cost in self.costs.values())
@@ -144,10 +140,16 @@ _TUPLE_ROUNDS: dict[str, tuple[str, int]] = {"kendall": ("sign", 1), "gini": ("l
                                              "duplicate": ("eq", 0), "rand": ("eq", 1), "vus": ("sign", 2)}
 
 
-def _batch_size(tuples: int) -> int:
-    """Tuples per kernel batch of the tuples path: :func:`dp.umpc.protocol.batch_size` (20 steps, within
-    ``[1024, 2^16]``; restated here because the protocol imports this module; a test holds them equal)."""
-    return min(1 << 16, max(1024, -(-tuples // 20)))
+#: the tuples path's kernel batches: about :data:`PROGRESS_STEPS` of them, so that its progress
+#: (:func:`secure.meter.report_progress`) moves in steps of about 5 %, each of at least :data:`MIN_PROGRESS_BATCH`
+TUPLES_PER_BATCH = 1 << 16
+PROGRESS_STEPS = 20
+MIN_PROGRESS_BATCH = 1024
+
+
+def batch_size(tuples: int) -> int:
+    """Tuples per secure kernel batch: :data:`PROGRESS_STEPS` steps in ``[MIN_PROGRESS_BATCH, TUPLES_PER_BATCH]``."""
+    return min(TUPLES_PER_BATCH, max(MIN_PROGRESS_BATCH, -(-tuples // PROGRESS_STEPS)))
 
 
 def comparison_rounds(bits: int, kind: Literal["lt", "sign", "eq"]) -> int:
@@ -176,7 +178,7 @@ def path_rounds(path: Path, kernel: Kernel, *, rows: int, bits: int, tuples: int
             own += 1
         return 2 + own + noise_part + 1
     kind, layers = _TUPLE_ROUNDS.get(kernel.name, ("sign", 2))
-    batches = -(-max(tuples, 1) // _batch_size(max(tuples, 1)))
+    batches = -(-max(tuples, 1) // batch_size(max(tuples, 1)))
     return 2 + 1 + batches * (2 + comparison_rounds(bits, kind) + layers) + noise_part + 1  # type: ignore[arg-type]
 
 
@@ -301,8 +303,12 @@ def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties
         cost = costs[choice]
         if not cost.available:
             raise ValueError(f"--path {choice} cannot compute '{kernel.name}' here: {cost.reason}")
-        if choice == "histogram":
-            _check_histogram_size(cost, kernel, specs)
+        if not _histogram_fits(cost):
+            sizes = " x ".join(str(size) for size in histogram_grid(kernel, specs))
+            raise ValueError(f"--path histogram: the {sizes} grid is too large (modelled {cost.memory / 2 ** 30:.3g} "
+                             f"GiB per party and {cost.seconds:.3g} s; limits {HISTOGRAM_MEMORY_LIMIT / 2 ** 30:g} GiB, "
+                             f"{HISTOGRAM_SECONDS_LIMIT:g} s): declare the columns' recording resolution "
+                             "(--domain C=LO:HI:BITS:STEP) or fewer fractional bits, or use --path sort/tuples")
         return PathPlan(choice, why or "forced", costs, tuples if choice == "tuples" else None)
     complete = [cost for name, cost in costs.items() if cost.available and name != "tuples"
                 and _histogram_fits(cost)]
@@ -387,13 +393,3 @@ def pure_account_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, parties: i
 
 def _histogram_fits(cost: PathCost) -> bool:
     return cost.path != "histogram" or (cost.memory <= HISTOGRAM_MEMORY_LIMIT and cost.seconds <= HISTOGRAM_SECONDS_LIMIT)
-
-
-def _check_histogram_size(cost: PathCost, kernel: Kernel, specs: Sequence[ColumnSpec]) -> None:
-    if _histogram_fits(cost):
-        return
-    sizes = " x ".join(str(size) for size in histogram_grid(kernel, specs))
-    raise ValueError(f"--path histogram: the {sizes} grid is too large (modelled {cost.memory / 2 ** 30:.3g} GiB per "
-                     f"party and {cost.seconds:.3g} s; limits {HISTOGRAM_MEMORY_LIMIT / 2 ** 30:g} GiB, "
-                     f"{HISTOGRAM_SECONDS_LIMIT:g} s): declare the columns' recording resolution "
-                     "(--domain C=LO:HI:BITS:STEP) or fewer fractional bits, or use --path sort/tuples")

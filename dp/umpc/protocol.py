@@ -15,37 +15,31 @@ from typing import Any
 
 import numpy as np
 
-from dp import calibration
 from dp.noise_plans import MPC_LAPLACE, NOISE_SOURCES, NoisePlan, plan_noise, polya_tail_bound, samplers
 from dp.sampling import SAMPLING_METHODS, max_degree, sample_tuples, tuple_count
 from dp.comparison_leakage import leak_of_run, tuples_leak_plan, tuples_path_openings
+from dp.noise_defaults import delegated_guarantee, mpc_guarantee, party_guarantee
 from dp.report_text import run_costs
+from dp.umpc.delegation import (DELEGATES_DRAWN_FROM, add_delegated_noise, delegate_noise_shape, delegate_plan,
+                                draw_delegates)
 from dp.umpc.owners import Owners
+from dp.umpc.planner import PATH_CHOICES, TUPLES_PER_BATCH, batch_size
 from dp.umpc.report import UStatRelease
 from dp.umpc.sampler_variance import incompleteness_variance_bound
-from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace
+from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace, secret_laplace_noise
 from dp.validation import check_delta, check_epsilon, check_noise_scale, check_positive_int
-from secure.intake import ColumnSpec, FixedPointRows, to_fixed_point
+from secure.clipping import clip_local, clip_secure_in_steps
+from secure.errors import InputError
+from secure.intake import ColumnSpec, FixedPointRows, share_rows, to_fixed_point
 from secure.kernels import Kernel, KernelOutput
-from secure.security_parameter import restores_security_parameter
+from secure.public_randomness import joint_seed, public_generator
+from secure.security_parameter import restores_security_parameter, secure_integers
 
 __all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "prepare_kernel_rows", "kernel_specs", "sample_for", "secure_integer_type", "sampled_bit_length", "UStatRelease", "release_guarantee",
            "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "NOISE_SOURCES", "MPC_LAPLACE",
-           "TUPLES_PER_BATCH", "add_noise", "simulated_noise", "sampler_summary", "sampling_error_bound", "uncertainty_text"]
+           "TUPLES_PER_BATCH", "add_noise", "simulated", "sampler_summary", "sampling_error_bound", "uncertainty_text"]
 
 CLIPPING_MODES = ("local", "secure")
-#: Who makes the noise: every party draws its own share (``parties``), or it is sampled inside MPC.
-#: Mechanism name of discrete Laplace noise sampled inside MPC (:mod:`dp.secret_noise`).
-TUPLES_PER_BATCH = 1 << 16
-#: the kernel phase is cut into about this many batches (at least :data:`MIN_PROGRESS_BATCH` tuples each), so
-#: that its progress (:func:`secure.meter.report_progress`) moves in steps of about 5 %
-PROGRESS_STEPS = 20
-MIN_PROGRESS_BATCH = 1024
-
-
-def batch_size(tuples: int) -> int:
-    """Tuples per secure kernel batch: :data:`PROGRESS_STEPS` steps, within ``[MIN_PROGRESS_BATCH, TUPLES_PER_BATCH]``."""
-    return min(TUPLES_PER_BATCH, max(MIN_PROGRESS_BATCH, -(-tuples // PROGRESS_STEPS)))
 
 
 class KernelColumns:
@@ -86,20 +80,16 @@ class UStatQuery(KernelColumns):
     unit_rows: int = 1
 
     def __post_init__(self) -> None:
-        from dp.umpc.planner import PATH_CHOICES
-
         check_epsilon(self.epsilon)
         if self.path not in PATH_CHOICES:
             raise ValueError(f"unknown path '{self.path}'; choose one of: {', '.join(PATH_CHOICES)}")
         check_delta(self.delta)
         if self.tuples is not None:
             check_positive_int(self.tuples, "number of tuples (--pairs)")
-        if self.sampling not in SAMPLING_METHODS:
-            raise ValueError(f"unknown sampling '{self.sampling}'; choose one of: {', '.join(SAMPLING_METHODS)}")
-        if self.clipping not in CLIPPING_MODES:
-            raise ValueError(f"unknown clipping '{self.clipping}'; choose one of: {', '.join(CLIPPING_MODES)}")
-        if self.noise not in NOISE_SOURCES:
-            raise ValueError(f"unknown noise source '{self.noise}'; choose one of: {', '.join(NOISE_SOURCES)}")
+        for what, value, choices in (("sampling", self.sampling, SAMPLING_METHODS),
+                                     ("clipping", self.clipping, CLIPPING_MODES), ("noise source", self.noise, NOISE_SOURCES)):
+            if value not in choices:
+                raise ValueError(f"unknown {what} '{value}'; choose one of: {', '.join(choices)}")
         if len(self.specs) != len(self.kernel.columns):
             raise ValueError(f"statistic '{self.kernel.name}' needs {len(self.kernel.columns)} columns "
                              f"({', '.join(self.kernel.columns)}), got {len(self.specs)}")
@@ -159,8 +149,6 @@ def prepare_kernel_rows(columns: KernelColumns, values: np.ndarray, *, clip: boo
 
 def sample_for(query: UStatQuery, rows: int, seed: int) -> np.ndarray:
     """The public tuples ``E`` for ``rows`` rows, from the public seed (same at every party)."""
-    from secure.public_randomness import public_generator
-
     return sample_tuples(query.sampling, rows, query.tuples, query.kernel.degree, public_generator(seed))
 
 
@@ -174,17 +162,18 @@ def check_sizes(query: UStatQuery, rows: int) -> None:
                          "distinct tuples; use --pairs all")
 
 
-def _split_budget(query: UStatQuery) -> tuple[float, float]:
+def noise_plans(query: UStatQuery, degree: int, parties: int, threshold: int) -> list[NoisePlan]:
+    """Noise plans of every released sum (the budget split evenly) when one row is in at most ``degree`` tuples (an
+    owner's ``unit_rows`` rows: ``unit_rows`` times as many)."""
     count = len(query.outputs)
-    return query.epsilon / count, query.delta / count
+    return [plan_noise(output, max_degree=query.unit_rows * degree, epsilon=query.epsilon / count,
+                       delta=query.delta / count, parties=parties, threshold=threshold, source=query.noise)
+            for output in query.outputs]
 
 
 def plans_for(query: UStatQuery, tuples: np.ndarray, rows: int, parties: int, threshold: int) -> list[NoisePlan]:
     """Noise plans of every released sum for the sampled ``tuples``."""
-    epsilon, delta = _split_budget(query)
-    degree_max = query.unit_rows * max_degree(tuples, rows)
-    return [plan_noise(output, max_degree=degree_max, epsilon=epsilon, delta=delta, parties=parties,
-                       threshold=threshold, source=query.noise) for output in query.outputs]
+    return noise_plans(query, max_degree(tuples, rows), parties, threshold)
 
 
 def _sum_ranges(query: UStatQuery, count: int, plans: Sequence[NoisePlan]) -> list[Any]:
@@ -216,9 +205,7 @@ def sampler_summary(query: UStatQuery, plans: Sequence[NoisePlan]) -> tuple[floa
     if not used:
         return query.delta, 0.0, {}
     total = sum(sampler.delta for sampler in used)
-    record: dict[str, list[Any]] = {"digits": [s.digits for s in used], "bits": [s.bits for s in used],
-                                    "delta": [s.delta for s in used], "tv": [s.tv for s in used],
-                                    "slack": [s.slack for s in used]}
+    record = {key: [getattr(sampler, key) for sampler in used] for key in ("digits", "bits", "delta", "tv", "slack")}
     return (query.delta if query.delta > 0 else total), total, record
 
 
@@ -226,8 +213,6 @@ def release_guarantee(query: UStatQuery, plans: Sequence[NoisePlan], delta: floa
                       failure: float = 0.0, delegates: int | None = None) -> str:
     """The one-line guarantee of a release (:mod:`dp.noise_defaults`): which noise ran and what it gives, at the
     release's ``delta`` (``failure``: the probability that all ``delegates`` who drew the noise are corrupt)."""
-    from dp.noise_defaults import delegated_guarantee, mpc_guarantee, party_guarantee
-
     if query.noise == "mpc":
         return mpc_guarantee(query.epsilon, delta, sampler_delta)
     if delegates is not None:
@@ -290,7 +275,7 @@ def simulate(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshol
              noise_rng: np.random.Generator | None = None) -> Simulation:
     """Run Pi_U-MPC in one process (plain NumPy), ``runs`` times with fresh noise, same tuples: each party's rows
     (floats, kernel column order; ``m = len(rows_by_party)``), threshold ``t``, the public ``seed`` (the tuples of
-    the secure path); ``noise``: fixed draws (:func:`simulated_noise`); ``noise_rng``: the draws' generator (tests;
+    the secure path); ``noise``: fixed draws (:func:`simulated`); ``noise_rng``: the draws' generator (tests;
     default OS randomness)."""
     parties = len(rows_by_party)
     fixed = np.vstack([prepare_rows(query, np.asarray(rows, dtype=float).reshape(-1, len(query.specs))).integers
@@ -300,34 +285,32 @@ def simulate(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshol
     tuples = sample_for(query, rows, seed)
     if query.clipping == "secure":
         fixed = _clip_encoded(query, fixed)
-    values = _plaintext_sums(query, fixed, tuples)
     plans = plans_for(query, tuples, rows, parties, threshold)
-    noise = simulated_noise(query, plans, runs=runs, parties=parties, noise=noise, noise_rng=noise_rng)
-    noisy = values[None, :] + noise.sum(axis=2)
-    estimates = np.array([query.kernel.estimate(list(sums), len(tuples), query.widths) for sums in noisy])
-    exact = query.kernel.estimate(list(values), len(tuples), query.widths)
-    return Simulation(estimates, exact, values, tuples, plans, noise)
+    return simulated(query, _plaintext_sums(query, fixed, tuples), tuples, plans, count=len(tuples), runs=runs,
+                     parties=parties, noise=noise, noise_rng=noise_rng)
 
 
-def simulated_noise(query: Any, plans: Sequence[NoisePlan], *, runs: int, parties: int,
-                    noise: np.ndarray | None = None, noise_rng: np.random.Generator | None = None) -> np.ndarray:
-    """The noise of ``runs`` simulated releases, object ints of shape ``(runs, sums, draws)``: each party's draw
-    per sum, or for noise sampled in MPC one joint value per sum and run from the sampler's plaintext mirror
-    (:func:`dp.secret_noise.simulate_secret_laplace`); ``noise`` given: those fixed draws, reshaped (tests)."""
-    if query.noise == "mpc":
-        if noise is None:
-            noise = np.stack([plan.draw(noise_rng, runs) for plan in plans], axis=1)
-        noise = np.asarray(noise, dtype=object)
-        return noise.reshape(runs, len(plans), -1 if noise.ndim == 3 else 1)
-    if noise is None:
+def simulated(query: UStatQuery, values: np.ndarray, tuples: np.ndarray, plans: Sequence[NoisePlan], *, count: int,
+              runs: int, parties: int, noise: np.ndarray | None = None,
+              noise_rng: np.random.Generator | None = None) -> Simulation:
+    """``runs`` simulated releases of the exact ``values`` over ``count`` tuples.  The noise, object ints of shape
+    ``(runs, sums, draws)``: each party's draw per sum, or for noise sampled in MPC one joint value per sum and run
+    from the sampler's plaintext mirror (:func:`dp.secret_noise.simulate_secret_laplace`); ``noise`` given: those
+    fixed draws, reshaped (tests)."""
+    if noise is None and query.noise == "mpc":
+        noise = np.stack([plan.draw(noise_rng, runs) for plan in plans], axis=1)
+    elif noise is None:
         noise = np.array([[[plan.draw(noise_rng) for _ in range(parties)] for plan in plans]
                           for _ in range(runs)], dtype=object)
-    return np.asarray(noise, dtype=object).reshape(runs, len(plans), parties)
+    noise = np.asarray(noise, dtype=object)
+    noise = noise.reshape(runs, len(plans), parties if query.noise != "mpc" else -1 if noise.ndim == 3 else 1)
+    noisy = values[None, :] + noise.sum(axis=2)
+    estimates = np.array([query.kernel.estimate(list(sums), count, query.widths) for sums in noisy])
+    return Simulation(estimates, query.kernel.estimate(list(values), count, query.widths), values, tuples,
+                      list(plans), noise)
 
 
 def _clip_encoded(query: UStatQuery, fixed: np.ndarray) -> np.ndarray:
-    from secure.clipping import clip_local
-
     widths = _clip_widths(query, fixed.shape[1])
     chosen = [j for j, w in enumerate(widths) if w is not None]
     clipped = fixed.copy()
@@ -362,10 +345,7 @@ def sampled_bit_length(query: UStatQuery, rows: int, parties: int, threshold: in
     complete = tuple_count(rows, query.kernel.degree)
     most = complete if query.tuples is None or query.sampling == "bernoulli" else min(query.tuples, complete)
     try:
-        epsilon, delta = _split_budget(query)
-        most_degree = query.unit_rows * max(1, min(most, tuple_count(rows - 1, query.kernel.degree - 1)))
-        plans = [plan_noise(output, max_degree=most_degree, epsilon=epsilon, delta=delta, parties=parties,
-                            threshold=threshold, source=query.noise) for output in query.outputs]
+        plans = noise_plans(query, max(1, min(most, tuple_count(rows - 1, query.kernel.degree - 1))), parties, threshold)
     except ValueError:  # refused later with its own line, once the tuples are known
         plans = []
     slack = max((int(plan.slack) for plan in plans), default=0)
@@ -381,8 +361,7 @@ def secure_integer_type(query: Any, rows: int | None = None) -> tuple[Any, int]:
     party) if the comparisons need more."""
     from mpyc.runtime import mpc
 
-    from secure.security_parameter import secure_integers
-    from secure.session import InputError, run_settings
+    from secure.session import run_settings
 
     bits = query.kernel.comparison_bits(query.widths)
     given = run_settings().bit_length
@@ -413,18 +392,29 @@ def add_noise(totals: Sequence[Any], plans: Sequence[NoisePlan], noise_source: N
     delegates' draws only (:func:`dp.umpc.delegation.add_delegated_noise`), secret-shared; ``noise_source``
     (``f(plan, index) -> int``) replaces this party's OS draws in tests."""
     if plans[0].source == "mpc":
-        from dp.secret_noise import secret_laplace_noise
-
         return [total + eta for total, eta in zip(totals, secret_laplace_noise(type(totals[0]), samplers(plans)))]
     draw: NoiseSource = noise_source or (lambda noise_plan, index: noise_plan.draw())  # default: this party's OS draw
     if plans[0].source == "delegates":
-        from dp.umpc.delegation import add_delegated_noise
-
         return [add_delegated_noise(total, plan, plan.delegates, noise_source=functools.partial(_draw_at, draw, index=index))
                 for index, (total, plan) in enumerate(zip(totals, plans))]
     from secure.aggregation import add_party_noise
 
     return [add_party_noise(total, draw(plan, index)) for index, (total, plan) in enumerate(zip(totals, plans))]
+
+
+async def noise_and_reveal(meter: Any, totals: Sequence[Any], plans: Sequence[NoisePlan], ranges: Sequence[Any],
+                           noise_source: NoiseSource | None,
+                           receivers: Sequence[int] | None) -> tuple[list[Any], dict[str, Any]]:
+    """The phases ``noise`` (:func:`add_noise`) and ``reveal`` (the noisy ``totals`` opened at ``receivers`` if inside
+    their ``ranges``; empty elsewhere) of a run, and its phases' costs over all parties."""
+    from secure.aggregation import guarded_reveal
+
+    with meter.phase("noise"):
+        noisy = add_noise(totals, plans, noise_source)
+        await meter.settle(*noisy)
+    with meter.phase("reveal"):
+        opened = await guarded_reveal(noisy, ranges, receivers)
+    return opened, await meter.totals_over_parties()
 
 
 @restores_security_parameter
@@ -439,19 +429,13 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows | Owners, *, seed:
     draws or delegates with noise sampled in MPC), TypeError (``noise_delegates`` not a count)."""
     from mpyc.runtime import mpc
 
-    from secure.aggregation import guarded_reveal, secure_sum
-    from secure.clipping import clip_secure_in_steps
-    from secure.intake import share_rows
+    from secure.aggregation import secure_sum
     from secure.meter import CostMeter, report_progress
-    from secure.public_randomness import joint_seed
-    from secure.session import InputError
 
     if query.noise == "mpc" and (noise_source is not None or noise_delegates is not None):
         raise ValueError("noise sampled inside MPC has no party draws: noise_source and noise_delegates "
                          "(--delegate-noise) apply to party noise only")
     if noise_delegates is not None:
-        from dp.umpc.delegation import delegate_noise_shape
-
         if isinstance(noise_delegates, bool) or not isinstance(noise_delegates, int):
             raise TypeError(f"noise_delegates is the number |Z| of noise delegates, got {noise_delegates!r}: "
                             "Z is drawn from fresh joint randomness of the run, not given")
@@ -512,21 +496,13 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows | Owners, *, seed:
     delegates: tuple[int, ...] | None = None
     drawn_from = ""
     if noise_delegates is not None:
-        from dp.umpc.delegation import DELEGATES_DRAWN_FROM, delegate_plan, draw_delegates
-
         with meter.phase("delegates"):  # its own call of joint randomness, right before the noise: never the seed
             delegates, drawn_from = await draw_delegates(parties, noise_delegates), DELEGATES_DRAWN_FROM
         plans = [delegate_plan(plan, delegates, corrupt_delegates=corrupt_delegates,
                                epsilon_fail=delegation_failure or None) for plan in plans]
 
-    with meter.phase("noise"):
-        noisy = add_noise(totals, plans, noise_source)
-        await meter.settle(*noisy)
-
-    with meter.phase("reveal"):
-        opened = await guarded_reveal(noisy, _sum_ranges(query, len(tuples), plans), receivers)
-
-    phases = await meter.totals_over_parties()
+    opened, phases = await noise_and_reveal(meter, totals, plans, _sum_ranges(query, len(tuples), plans),
+                                            noise_source, receivers)
     if not opened:
         return None
     released_delta, sampler_delta, sampler = sampler_summary(query, plans)
@@ -535,21 +511,16 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows | Owners, *, seed:
     leak = leak_of_run(leak_planned, tuples_path_openings(query.kernel, query.specs, tuples=len(tuples), rows=rows,
                                                           clipping=query.clipping), epsilon=query.epsilon)
     released_delta += leak.delta  # (1 + e^eps) s of the comparisons (dp.comparison_leakage), <= 2^-40
+    count = len(tuples)
     return UStatRelease(
-        statistic=query.kernel.name,
-        estimate=query.kernel.estimate(opened, len(tuples), query.widths),
-        epsilon=query.epsilon, delta=released_delta, n=rows, pairs=len(tuples), parties=parties,
-        threshold=threshold, degree=query.kernel.degree, sampling=query.sampling if query.tuples else "all",
-        max_degree=max_degree(tuples, rows), mechanism=plans[0].mechanism,
-        noise_std=_noise_std(query, len(tuples), plans), noisy_sums=opened,
-        estimate_std=estimate_noise_std(query, len(tuples), plans, opened),
-        **run_costs(phases),
-        missing=missing, clipping=query.clipping,
-        noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler, delegation_failure=failure,
-        seed=public_seed, sampling_error_bound=sampling_error_bound(query, rows, tuples, opened),
-        delegates=None if delegates is None else list(delegates),
-        delegates_drawn_from=drawn_from,
-        uncertainty_covers=uncertainty_text(query),
+        statistic=query.kernel.name, estimate=query.kernel.estimate(opened, count, query.widths), epsilon=query.epsilon,
+        delta=released_delta, n=rows, pairs=count, parties=parties, threshold=threshold, degree=query.kernel.degree,
+        sampling=query.sampling if query.tuples else "all", max_degree=max_degree(tuples, rows),
+        mechanism=plans[0].mechanism, noise_std=_noise_std(query, count, plans), noisy_sums=opened,
+        estimate_std=estimate_noise_std(query, count, plans, opened), **run_costs(phases), missing=missing,
+        clipping=query.clipping, noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler,
+        delegation_failure=failure, seed=public_seed, delegates=None if delegates is None else list(delegates),
+        sampling_error_bound=sampling_error_bound(query, rows, tuples, opened), delegates_drawn_from=drawn_from,
+        uncertainty_covers=uncertainty_text(query), comparison_leak=leak.record(),
         guarantee=release_guarantee(query, plans, released_delta, sampler_delta, failure,
-                                    None if delegates is None else len(delegates)) + "; " + leak.describe(),
-        comparison_leak=leak.record())
+                                    None if delegates is None else len(delegates)) + "; " + leak.describe())

@@ -16,7 +16,7 @@ from dp.report_text import format_bytes, owner_rows, phases_text, policy_text, t
 from secure.columns import ColumnSpec
 from secure.intake import MissingPolicy
 
-__all__ = ["UStatRelease", "table", "public_categories", "local_note"]
+__all__ = ["UStatRelease", "public_categories", "local_note"]
 
 #: a category list longer than this is agreed and recorded by its digest (the parameters travel to every party)
 LISTED_IN_FULL = 256
@@ -93,37 +93,6 @@ def _noise_line(release: UStatRelease) -> str:
            f"({release.clipping})"
 
 
-def table(release: UStatRelease) -> str:
-    """The printed release: its notes, the table, this party's local note, the plan, the guarantee, the noise,
-    the phases and the privacy-budget line (what ``python -m scenarios.ustat`` prints)."""
-    from secure.kernels import KERNELS
-    from secure.meter import seconds_label
-
-    rows = [
-        ("statistic", f"{KERNELS[release.statistic].description} of {', '.join(release.columns)}"),
-        ("private estimate", _estimate(release)),
-        ("epsilon", f"{release.epsilon:g}" + _delta_note(release)),
-        ("n", f"{release.n} rows"),
-        *([] if release.owners else [("missing values", policy_text(MissingPolicy(
-            release.missing, tuple(sorted((release.fill or {}).items())))))]),  # owners' rows have no missing cell
-        ("|E|", f"{release.pairs} tuples ({release.sampling}, max degree {release.max_degree})"
-                + (f", complete by the {release.path} path" if release.path != "tuples" else "")),
-        ("parties", f"{release.parties} (threshold t = {release.threshold})"),
-        *owner_rows(release.owners),
-        *([("noise delegates", f"Z = ({', '.join(str(p) for p in release.delegates)}), drawn from "
-                               f"{release.delegates_drawn_from}")] if release.delegates else []),
-        (seconds_label(), f"{release.seconds:.2f}"),
-        ("bytes", f"{format_bytes(release.bytes_sent)} sent by all parties"),
-    ]
-    lines = [*release.notes, text_table(rows, "Private U-statistic (Pi_U-MPC, Sinh & Ramon)")]
-    lines += [release.local] if release.local else []
-    lines += [f"  {release.plan}"] if release.plan else []
-    lines += [f"  guarantee: {release.guarantee}", _noise_line(release),
-              phases_text(release.phases)]
-    lines += [f"  {release.budget}"] if release.budget else []
-    return "\n".join(lines)
-
-
 @dataclass
 class UStatRelease:
     """A released private U-statistic and everything a user needs to read it (the fields that :func:`dp.umpc.release`
@@ -173,8 +142,33 @@ class UStatRelease:
     owners: dict[str, Any] | None = None
 
     def table(self) -> str:
-        """The text a job prints for this release (:func:`table`)."""
-        return table(self)
+        """The printed release: its notes, the table, this party's local note, the plan, the guarantee, the noise,
+        the phases and the privacy-budget line (what ``python -m scenarios.ustat`` prints)."""
+        from secure.kernels import KERNELS
+        from secure.meter import seconds_label
+
+        rows = [
+            ("statistic", f"{KERNELS[self.statistic].description} of {', '.join(self.columns)}"),
+            ("private estimate", _estimate(self)),
+            ("epsilon", f"{self.epsilon:g}" + _delta_note(self)),
+            ("n", f"{self.n} rows"),
+            *([] if self.owners else [("missing values", policy_text(MissingPolicy(
+                self.missing, tuple(sorted((self.fill or {}).items())))))]),  # owners' rows have no missing cell
+            ("|E|", f"{self.pairs} tuples ({self.sampling}, max degree {self.max_degree})"
+                    + (f", complete by the {self.path} path" if self.path != "tuples" else "")),
+            ("parties", f"{self.parties} (threshold t = {self.threshold})"),
+            *owner_rows(self.owners),
+            *([("noise delegates", f"Z = ({', '.join(str(p) for p in self.delegates)}), drawn from "
+                                   f"{self.delegates_drawn_from}")] if self.delegates else []),
+            (seconds_label(), f"{self.seconds:.2f}"),
+            ("bytes", f"{format_bytes(self.bytes_sent)} sent by all parties"),
+        ]
+        lines = [*self.notes, text_table(rows, "Private U-statistic (Pi_U-MPC, Sinh & Ramon)")]
+        lines += [self.local] if self.local else []
+        lines += [f"  {self.plan}"] if self.plan else []
+        lines += [f"  guarantee: {self.guarantee}", _noise_line(self), phases_text(self.phases)]
+        lines += [f"  {self.budget}"] if self.budget else []
+        return "\n".join(lines)
 
     @property
     def error_bound(self) -> float:

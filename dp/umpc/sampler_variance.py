@@ -159,13 +159,10 @@ def degree_bound(n: int, edges: int, *, failure: float) -> int:
     n = check_positive_int(n, "n")
     if n < 2:
         raise ValueError(f"need at least 2 rows, got {n}")
-    m = check_positive_int(edges, "number of pairs |E|")
-    pairs = n * (n - 1) // 2
-    if m > pairs:
-        raise ValueError(f"|E| = {m} exceeds the C({n}, 2) = {pairs} pairs")
+    m = _check_edges(PairMoments(n=n, mean=0.0, mean_square=0.0, projection_variance=0.0), edges)
     if not 0.0 < failure < 1.0:
         raise ValueError(f"failure must lie in (0, 1), got {failure}")
-    q = m / pairs
+    q = m / (n * (n - 1) // 2)
     low, high = 0, n - 1  # P(Bin > n - 1) = 0
     while low < high:
         mid = (low + high) // 2

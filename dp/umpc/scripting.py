@@ -16,17 +16,25 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from dp.budget.accountants import Budget, Spend
-from dp.noise_defaults import default_noise, pure_budget_line, switched_by_pure_budget
+from dp.budget.agreement import pure_budget
+from dp.budget.spending import MPC_TRUNCATION_DELTA, reserve, spend_request
+from dp.comparison_leakage import comparison_allowance
+from dp.noise_defaults import DELEGATED_NOISE, default_noise, pure_budget_line, switched_by_pure_budget
 from dp.sampling import all_tuples, tuple_count
+from dp.umpc.complete import histogram_possible, plan_for, run_complete, simulate_complete
+from dp.umpc.delegation import delegate_size
 from dp.umpc.owners import Owners
-from dp.umpc.planner import PATH_CHOICES, SORT_KERNELS, PathChoice
-from dp.umpc.protocol import Simulation, UStatQuery, UStatRelease, prepare_rows
+from dp.umpc.planner import PATH_CHOICES, SORT_KERNELS, PathChoice, pure_account_path
+from dp.umpc.protocol import (Simulation, UStatQuery, UStatRelease, _clip_encoded, _plaintext_sums, kernel_specs,
+                              prepare_rows, run_secure)
 from dp.umpc.report import local_note, public_categories
 from dp.umpc.protocol import simulate as simulate_protocol
 from dp.validation import check_delta, check_epsilon
+from secure.counting import count_file
 from secure.errors import InputError
-from secure.intake import ColumnSpec, MissingPolicy, PartyRows
+from secure.intake import ColumnSpec, MissingPolicy, PartyRows, party_rows
 from secure.kernels import KERNELS, get_kernel
+from secure.public_randomness import joint_seed
 
 if TYPE_CHECKING:
     from dp.budget.agreement import SpendRequest
@@ -117,8 +125,6 @@ class Query:
             raise ValueError(f"rtt must be a round-trip time in milliseconds in [0, 60000], got {self.rtt!r}")
         noise: str | None = self.noise
         if self.delegation is not None:
-            from dp.umpc.delegation import delegate_size
-
             delegate_size(*self.delegation)  # ValueError: a bad failure probability or honest fraction
             if self.path in ("histogram", "sort") or noise == "mpc":
                 raise ValueError("delegation= chooses which parties draw the noise of sampled tuples: it takes "
@@ -215,13 +221,6 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
     an overflow)."""
     from mpyc.runtime import mpc
 
-    from dp.budget.agreement import pure_budget
-    from dp.budget.spending import reserve, spend_request
-    from dp.umpc.complete import histogram_possible, plan_for, run_complete
-    from dp.umpc.protocol import kernel_specs, run_secure
-    from secure.counting import count_file
-    from secure.intake import party_rows
-    from secure.public_randomness import joint_seed
     from secure.session import agree_parameters, agree_verdict
 
     dataset_name = dataset if dataset_name is None else dataset_name  # both given and different: spend_request says
@@ -291,8 +290,6 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
     if plan.path != "tuples":
         result = await run_complete(resolved, fixed, plan, missing=policy.mode)
     else:
-        from dp.umpc.delegation import delegate_size
-
         fail = query.delegation[0] if query.delegation is not None else 0.0  # Z: fresh joint randomness, not seed
         delegates = None if query.delegation is None else delegate_size(*query.delegation, parties=len(mpc.parties))
         result = await run_secure(replace(resolved, tuples=plan.tuples), fixed,
@@ -319,8 +316,6 @@ def pure_account_query(query: Query, *, parties: int, threshold: int, budget_giv
     (:func:`dp.noise_defaults.pure_budget_line`); comparisons leak up to 2^-40 of delta, so the path becomes the
     histogram path, or ``problem`` says why none can run (:func:`dp.umpc.planner.pure_account_path`).  In a
     script's words, or a job's options' (``to_options``)."""
-    from dp.umpc.planner import pure_account_path
-
     note: str | None = None
     problem: str | None = None
     if query.noise is None:
@@ -362,10 +357,6 @@ def _spend(query: Query) -> Spend:
     bound ``2^-40`` per released sum; plus the delegation's failure probability (M_HF); plus ``2^-40`` for MPyC's
     comparisons unless the path is the histogram path (:func:`dp.comparison_leakage.comparison_allowance`).  An
     upper bound, settled after the reveal."""
-    from dp.budget.spending import MPC_TRUNCATION_DELTA
-    from dp.comparison_leakage import comparison_allowance
-    from dp.noise_defaults import DELEGATED_NOISE
-
     base = query.base
     sums = len(base.outputs)
     delta = float(base.delta) if base.delta > 0 or base.noise != "mpc" else sums * MPC_TRUNCATION_DELTA
@@ -404,8 +395,6 @@ def simulate(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray], *, s
         raise ValueError(f"runs must be a positive integer, got {runs!r}")
     rows = sum(part.shape[0] for part in parts)
     resolved = query.at(rows)
-    from dp.umpc.complete import plan_for, simulate_complete
-
     plan = plan_for(resolved, rows=rows, parties=parties, pairs=parse_tuples(query.tuples)[0])
     if plan.path != "tuples":
         return simulate_complete(resolved, parts, threshold=int(threshold), runs=int(runs), noise_rng=noise_rng)
@@ -421,8 +410,6 @@ def exact(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> floa
     """The non-private U-statistic over all ``C(n, k)`` tuples of the union of the parties' rows, in the clear on the
     protocol's fixed-point rows (the value the release estimates, up to clipping): degree 2 streams the pairs,
     degree 3 enumerates the triples; ValueError on too few rows or (degree 3) more than 2e7 triples."""
-    from dp.umpc.protocol import _clip_encoded, _plaintext_sums
-
     parts = _parts(query, rows_by_party)
     base = query.base
     fixed = np.vstack([prepare_rows(base, part).integers for part in parts])

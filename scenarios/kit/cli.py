@@ -19,7 +19,9 @@ import textwrap
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from dp.report_text import format_bytes  # re-exported: the jobs' byte counts read alike
+from dp.report_text import format_bytes, text_table  # format_bytes re-exported: the jobs' byte counts read alike
+from scenarios.kit.packages import missing_package_message
+from secure.errors import InputError
 from secure.launcher import run_parties
 
 if TYPE_CHECKING:
@@ -77,11 +79,7 @@ class ScenarioParser(argparse.ArgumentParser):
     A party must not exit on its own before the others hear its verdict, or they would wait for it.
     Abbreviations are refused (``allow_abbrev=False``): ``--eps`` is not ``--epsilon``; an unknown
     option that is a prefix of ours, or close to one, is named in the error (``--column`` -> did you
-    mean ``--columns``?).
-
-    ``-h``/``--help`` prints the usage, the ``description`` (the module docstring through its first ``::`` block:
-    what the program does, how to run it), every option with its ``help=`` and default, and that ``-H`` shows
-    MPyC's options; exit 0, before MPyC is imported (:func:`run_scenario`): no party is launched.
+    mean ``--columns``?).  What ``-h`` prints: docs/command_line.md.
 
     :param runs_as: ``"party"`` (an MPyC party run by :func:`run_scenario`: the common options and
         MPyC's), ``"launcher"`` (launches its own local parties: the drills) or ``"tool"`` (no MPyC)."""
@@ -158,17 +156,7 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[..., Awaitabl
     :param job: the module of a job whose ``release`` spends (:mod:`dp.budget.spending`): ``body(options, (job,
         command line))`` passes it as the release's ``job=``; that spend's budget line (account, spent, left; or
         why none is kept) is printed after the job's output, at every party.
-    :return: the process exit code.
-
-    ``-h``/``--help`` short-circuits everything: the scenario's help is printed (:func:`show_help`)
-    and the exit code is 0, before MPyC is imported: no party is launched and nothing connects.
-    A missing optional package (``tqdm``, ``matplotlib``) met while running stops this party with
-    one line naming what to install (exit 2; scenarios that need one check it when parsing, which
-    stops every party with the same line).  Long MPC phases report progress through
-    :func:`secure.meter.report_progress`: a bar on a terminal, log lines otherwise
-    (:func:`scenarios.kit.progress.install_progress`)."""
-    from secure.errors import InputError
-
+    :return: the process exit code.  ``-h``, a missing optional package, progress: docs/command_line.md."""
     if asks_for_help(sys.argv[1:] if argv is None else argv):
         return show_help(parse)
     command_line = list(sys.argv[1:] if argv is None else argv)  # before MPyC takes its options off sys.argv
@@ -211,12 +199,9 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[..., Awaitabl
 
 def asks_for_help(argv: Sequence[str]) -> bool:
     """``-h`` or ``--help`` among the options (before a ``--``)."""
-    for word in argv:
-        if word == "--":
-            return False
-        if word in ("-h", "--help"):
-            return True
-    return False
+    words = list(argv)
+    words = words[:words.index("--")] if "--" in words else words
+    return "-h" in words or "--help" in words
 
 
 def show_help(parse: Callable[[list[str]], Any]) -> int:
@@ -242,8 +227,6 @@ def missing_package_stops_party() -> Iterator[None]:
     try:
         yield
     except ModuleNotFoundError as exc:
-        from scenarios.kit.packages import missing_package_message
-        from secure.errors import InputError
         from secure.session import party_id
 
         message = missing_package_message(exc)
@@ -263,7 +246,6 @@ def output_errors_stop_party() -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        from secure.errors import InputError
         from secure.session import party_id
 
         where = exc.filename if exc.filename is not None else "a result file"
@@ -272,12 +254,8 @@ def output_errors_stop_party() -> Iterator[None]:
 
 
 def print_table(rows: Sequence[tuple[str, str]], title: str | None = None) -> None:
-    """Print ``name value`` rows aligned in two columns."""
-    if title:
-        print(title)
-    width = max(len(name) for name, _ in rows)
-    for name, value in rows:
-        print(f"  {name:<{width}}  {value}")
+    """Print ``name value`` rows aligned in two columns (:func:`dp.report_text.text_table`)."""
+    print(text_table(rows, title))
 
 
 def log_phase(message: str) -> None:

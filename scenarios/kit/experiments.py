@@ -14,7 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from dp.budget.accountants import Spend
+from dp.budget.agreement import SpendRequest
 from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.packages import require_packages
+from secure.errors import ProtocolFailure
+from secure.public_randomness import joint_seed, public_generator
 
 __all__ = ["CommonOptions", "add_common_options", "common_options", "parse_positive_list", "parse_integer_list",
            "check_positive_number", "agree_seed", "check_results_dir", "run_seeds", "data_generator",
@@ -59,8 +64,6 @@ def common_options(args: Any, *, runs: int, quick_runs: int, min_runs: int = 1) 
     """Resolve the common options of parsed ``args`` (``runs`` / ``quick_runs``: the default ``--runs``, also without
     the option; without ``--seed``: a joint seed); :class:`UsageError` for ``--runs`` below ``min_runs``, a negative
     ``--seed``, an empty ``--results-dir``, no tqdm or matplotlib."""
-    from scenarios.kit.packages import require_packages
-
     require_packages("tqdm", "matplotlib", purpose="this experiment (progress bars and figures)")
     chosen, seed = getattr(args, "runs", None), getattr(args, "seed", None)
     chosen = chosen if chosen is not None else (quick_runs if args.quick else runs)
@@ -117,8 +120,6 @@ async def agree_seed(seed: int | None) -> int:
     """The public seed: ``seed`` if given, else a joint seed every party contributes to (collective)."""
     if seed is not None:
         return int(seed)
-    from secure.public_randomness import joint_seed
-
     return await joint_seed()
 
 
@@ -147,9 +148,6 @@ async def check_results_dir(path: str) -> None:
 def exempt_spend(_: Any = None, *, note: str = "") -> Any:
     """The spend of a simulated experiment (or, with ``note``, a benchmark) on embedded or synthetic public data:
     nothing, said in the output (docs/design.md: exempt, and said so)."""
-    from dp.budget.accountants import Spend
-    from dp.budget.agreement import SpendRequest
-
     note = note or ("simulated on embedded or synthetic public data: exempt from the privacy budget, no budget kept "
                     "(a run on a user's --data file charges every noisy value it draws)")
     return SpendRequest(spend=Spend(epsilon=0.0, what="experiment on public data"), scenario="experiment", exempt=note)
@@ -168,8 +166,6 @@ def run_seeds(seed: int, runs: int) -> np.ndarray:
 
 def data_generator(run_seed: int) -> np.random.Generator:
     """The public data generator of one run."""
-    from secure.public_randomness import public_generator
-
     return public_generator(int(run_seed))
 
 
@@ -265,8 +261,6 @@ def equal_checks(label: str, secure: Mapping[str, float], simulated: Mapping[str
 def finish_secure_checks(name: str, checks: Sequence[SecureCheck], results_dir: str, *, note: str = "") -> None:
     """At party 0: print ``note`` (what the checks do not cover) and the ``--secure`` table, write
     ``<name>_secure.csv``; a disagreement raises :class:`secure.errors.ProtocolFailure` (exit 1, one line)."""
-    from secure.errors import ProtocolFailure
-
     if note:
         print(f"  {note}")
     rows = [[c.setting, f"{c.secure:.10g}", f"{c.simulated:.10g}", c.relation, "agrees" if c.ok else "DISAGREES"]

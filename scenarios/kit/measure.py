@@ -9,6 +9,10 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from scenarios.kit.cli import UsageError, run_scenario
+from scenarios.kit.experiments import benchmark_spend
+from scenarios.kit.outputs import check_output_path
+
 __all__ = ["peak_rss_bytes", "measure_step", "bench_main", "integer_list"]
 
 
@@ -36,8 +40,6 @@ async def measure_step(name: str, work: Callable[[], Awaitable[list[Any]]]) -> t
 def integer_list(text: str, option: str, low: int, high: int, read: Callable[[str], int] = int) -> tuple[int, ...]:
     """A comma-separated list of integers in ``[low, high]``, each word read by ``read``, in the given order;
     :class:`scenarios.kit.cli.UsageError` with one line."""
-    from scenarios.kit.cli import UsageError
-
     try:
         values = tuple(read(part) for part in text.split(","))
     except ValueError:
@@ -52,10 +54,6 @@ def bench_main(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitabl
                public: Callable[[Any], dict[str, Any]] | None = None) -> Callable[..., int]:
     """The ``main(argv=None)`` of a benchmark on public data: one party, the exit code (it spends no budget);
     ``parse``'s options, ``--json`` checked last if it has one, without ``json`` are public."""
-    from scenarios.kit.cli import run_scenario
-    from scenarios.kit.experiments import benchmark_spend
-    from scenarios.kit.outputs import check_output_path
-
     def checked(argv: list[str]) -> Any:
         options = parse(argv)
         check_output_path(getattr(options, "json", None), "--json")

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from dp.umpc.report import local_note
 from scenarios.kit.cli import UsageError, usage_errors
 from secure.intake import MISSING_POLICIES, ColumnSpec, MissingPolicy
 
-__all__ = ["add_missing_arguments", "missing_policy", "parse_fills", "describe_policy", "local_note"]
+__all__ = ["add_missing_arguments", "missing_policy", "parse_fills", "local_note"]
 
 
 def add_missing_arguments(parser: Any) -> None:
@@ -102,20 +103,3 @@ def missing_policy(mode: str | None, fill: str | Sequence[str] | None, specs: Se
         policy = MissingPolicy("fill", tuple(sorted(fills.items())))
         policy.check(specs)
     return policy
-
-
-def describe_policy(policy: MissingPolicy) -> str:
-    """One line for the printed release: the policy that ran, said as a policy (no count: whether a cell
-    was filled stays at its party, :func:`local_note`)."""
-    if policy.mode == "refuse":
-        return "refuse: a missing cell stops the run (none found)"
-    return "fill a missing cell with the declared value: " + ", ".join(
-        f"{name}={value}" if isinstance(value, str) else f"{name}={value:g}" for name, value in policy.fills)
-
-
-def local_note(*, filled: int, clipped: int | None = None) -> str:
-    """This party's own counts, said to be local (they are never shared nor written to the record)."""
-    parts = [f"{filled} missing value(s) filled"]
-    if clipped is not None:
-        parts.append(f"{clipped} value(s) clipped to the domain")
-    return "  at this party, not shared: " + ", ".join(parts)

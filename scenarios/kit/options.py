@@ -11,8 +11,6 @@ from scenarios.kit.cli import UsageError
 
 __all__ = ["parse_columns", "parse_domains", "parse_steps", "domain_of", "add_renamed_option"]
 
-Domain = tuple[float, float, "int | None"]
-
 
 def parse_columns(text: str, *, expected: int | None = None, names: str = "COLUMN,...") -> list[str]:
     """``"a, b"`` -> ``["a", "b"]``; :raise UsageError: an empty name or not ``expected`` columns (``names``: for

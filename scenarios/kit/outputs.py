@@ -9,23 +9,16 @@ import sys
 
 from scenarios.kit.cli import UsageError
 
-__all__ = ["check_output_path", "writing_party"]
-
-
-def writing_party(writer: int = 0) -> bool:
-    """Whether this process is party ``writer`` (MPyC's ``-I``; without MPyC imported: party 0, so that a parser
-    called in a test never starts MPyC)."""
-    runtime = sys.modules.get("mpyc.runtime")
-    if runtime is None:
-        return writer == 0
-    return int(runtime.mpc.pid) == writer
+__all__ = ["check_output_path"]
 
 
 def check_output_path(path: str | None, option: str, *, writer: int = 0) -> None:
     """Refuse an output file (``path``; ``None``: nothing to check) that party ``writer`` could not create or
     overwrite: :class:`UsageError` ``cannot write --json PATH: no such directory`` (or: is a directory, an empty
-    path, or what opening it for writing says, e.g. ``permission denied``)."""
-    if path is None or not writing_party(writer):
+    path, or what opening it for writing says, e.g. ``permission denied``).  Without MPyC imported this is party 0,
+    so that a parser called in a test never starts MPyC."""
+    runtime = sys.modules.get("mpyc.runtime")
+    if path is None or writer != (0 if runtime is None else int(runtime.mpc.pid)):
         return
     if not path.strip():
         raise UsageError(f"{option} needs a file path, got an empty one")

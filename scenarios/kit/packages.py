@@ -8,7 +8,7 @@ import importlib.util
 
 from secure.errors import InputError
 
-__all__ = ["OPTIONAL_PACKAGES", "PROJECT", "install_hint", "require_packages", "missing_package_message"]
+__all__ = ["OPTIONAL_PACKAGES", "PROJECT", "install_hint", "installed", "require_packages", "missing_package_message"]
 
 #: the distribution name on the package index (pyproject.toml)
 PROJECT = "private-ustats"
@@ -24,10 +24,11 @@ def install_hint(package: str) -> str:
     return f"needs the '{package}' package: {command}"
 
 
-def _installed(package: str) -> bool:
+def installed(package: str) -> bool:
+    """Whether ``package`` can be imported (a finder that refuses it, or a broken installation: no)."""
     try:
         return importlib.util.find_spec(package) is not None
-    except (ImportError, ValueError):  # a finder that refuses it, or a broken installation
+    except (ImportError, ValueError):
         return False
 
 
@@ -39,7 +40,7 @@ def require_packages(*packages: str, purpose: str = "this scenario") -> None:
     :raise secure.errors.InputError: ``... needs the 'tqdm' package: pip install 'private-ustats[plot]'``
         (a bad setup, refused like bad usage: exit 2 at every party, when raised while parsing)."""
     for package in packages:
-        if not _installed(package):
+        if not installed(package):
             raise InputError(f"{purpose} {install_hint(package)}")
 
 

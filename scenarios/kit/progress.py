@@ -31,22 +31,15 @@ class TerminalBars:
             del self.bars[task]
 
 
-def _has_tqdm() -> bool:
-    try:
-        import tqdm  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def install_progress(stream: TextIO | None = None) -> None:
     """Send this party's progress reports to a terminal bar, or to log lines.
 
     A bar only when ``stream`` (default stderr) is a terminal, MPyC logs at INFO level (not
     ``--no-log``) and ``tqdm`` is installed (an optional package: without it, log lines)."""
+    from scenarios.kit.packages import installed
     from secure.meter import set_progress_reporter
 
     target = sys.stderr if stream is None else stream
     terminal = bool(getattr(target, "isatty", lambda: False)())
     logging_on = logging.getLogger().isEnabledFor(logging.INFO)
-    set_progress_reporter(TerminalBars(target) if terminal and logging_on and _has_tqdm() else None)
+    set_progress_reporter(TerminalBars(target) if terminal and logging_on and installed("tqdm") else None)
