@@ -5,8 +5,6 @@
 - :mod:`dp.fedauc.closed_forms` the paper's variances (eq. 7-9) and our first-order ones.
 - :mod:`dp.fedauc.montecarlo`   one setting's experiment: closed-form prediction and Monte Carlo runs.
 - :mod:`dp.fedauc.face`         the face: :class:`Query`, :func:`release`, :func:`simulate`, :func:`exact`."""
-from dp.fedauc.face import FedAucRelease as FedAucRelease
-from dp.fedauc.face import Query as Query
-from dp.fedauc.face import exact as exact
-from dp.fedauc.face import release as release
-from dp.fedauc.face import simulate as simulate
+from dp.fedauc.face import FedAucRelease, Query, exact, release, simulate
+
+__all__ = ["FedAucRelease", "Query", "exact", "release", "simulate"]

@@ -103,11 +103,10 @@ def _resolve(args: Any, common: CommonOptions) -> FiguresOptions:
                      is_quick=args.quick)
     if max(fractions) >= 1.0:
         raise UsageError(f"--fraction-grid values must lie in (0, 1), got {max(fractions):g}")
-    for option, value in (("--clients", args.clients), ("--beta-clients", args.beta_clients)):
+    for option, value in (("--clients", args.clients), ("--beta-clients", args.beta_clients),
+                          ("--replicas", args.replicas)):
         if value < 2:
             raise UsageError(f"{option} must be at least 2, got {value}")
-    if args.replicas < 2:
-        raise UsageError(f"--replicas must be at least 2, got {args.replicas}")
     delta = check_positive_number(args.delta, "--delta")
     if delta >= 1.0:
         raise UsageError(f"--delta must lie in (0, 1), got {delta:g}")
@@ -215,18 +214,17 @@ def _rr_rows(runner: _Runner) -> list[dict[str, Any]]:
 
     options = runner.options
     epsilons = QUICK_RR_EPSILONS if options.common.quick else RR_EPSILONS
-    sets = {"small": (runner.scores, runner.labels),
-            "large": replicate(runner.scores, runner.labels, options.replicas)}
+    sets = {"small": ("5", PAPER_TABLE5, runner.scores, runner.labels),
+            "large": ("6", PAPER_TABLE6, *replicate(runner.scores, runner.labels, options.replicas))}
     rows = []
-    for name, (scores, labels) in sets.items():
-        paper = PAPER_TABLE5 if name == "small" else PAPER_TABLE6
+    for name, (table, paper, scores, labels) in sets.items():
         sklearn_auc = float(roc_auc_score(labels, scores))
         positives = int(labels.sum())
         for epsilon in epsilons:
             result = simulate_fedauc(scores, labels, method="rr", epsilon=epsilon, runs=options.common.runs,
                                      rng=_layout_rng(runner.seed), noise_rng=runner.noise())
             paper_mean, paper_std = paper.get(epsilon, (math.nan, math.nan))
-            rows.append({"table": "5" if name == "small" else "6", "set": name, "samples": int(scores.size),
+            rows.append({"table": table, "set": name, "samples": int(scores.size),
                          "positives": positives, "negatives": int(scores.size) - positives, "epsilon": epsilon,
                          "flip_probability": flip_probability(epsilon), "runs": result.runs, "mean": result.mean,
                          "std": result.std, "predicted_std": result.predicted_std,

@@ -102,10 +102,9 @@ def _run(jobs: Sequence[_Job], scores: np.ndarray, labels: np.ndarray, runs: int
         result = simulate_fedauc(scores, labels, method=job.method, epsilon=job.epsilon, clients=job.clients,
                                  layout=job.layout if job.layout != "none" else "iid", runs=runs, rng=layout_rng(seed),
                                  counts=job.counts, noise_rng=None)
-        clients = result.clients if job.layout != "none" else None
         rows.append({"table": job.table, "counts": job.counts, "epsilon": job.epsilon,
-                     "clients": clients if clients is not None else "",
-                     "rows_per_client": scores.size / clients if clients else "",
+                     "clients": result.clients or "",  # 0 for randomized response
+                     "rows_per_client": scores.size / result.clients if result.clients else "",
                      "layout": job.layout, "method": job.method, "runs": result.runs, "mean": result.mean,
                      "std": result.std, "predicted_std": result.predicted_std,
                      "paper_std": result.paper_std if result.paper_std is not None else "",
@@ -136,11 +135,8 @@ def _print_std_tables(rows: Sequence[dict[str, Any]], samples: int) -> None:
                ("LocalLaplace (non-IID)", "local_laplace", "non_iid")]
 
     def pick(table: str, method: str, eps: float, k: int, layout: str | None) -> dict[str, Any] | None:
-        if method == "rr":
-            return _find(rows, table=table, method="rr", epsilon=eps)
-        if k == samples:
-            return _find(rows, table=table, method=method, epsilon=eps, clients=k)
-        return _find(rows, table=table, method=method, epsilon=eps, clients=k, layout=layout or "iid")
+        where = {} if method == "rr" else {"clients": k} if k == samples else {"clients": k, "layout": layout or "iid"}
+        return _find(rows, table=table, method=method, epsilon=eps, **where)
 
     for title, table, lines, second in (
             ("\nTables 1/7: std of the AUC estimate, noisy counts, alpha = 0.5; Monte Carlo (our closed form, delta "
@@ -374,9 +370,6 @@ def _run_tables(options: FedAucOptions, seed: int) -> list[Output]:
     scores, labels = framingham_scores(seed)
     samples = int(scores.size)
     rows = _run(_jobs(options.common.quick), scores, labels, options.common.runs, seed)
-    for row in rows:  # one row per client: record K = M
-        if row["layout"] == "one_per_client":
-            row["clients"], row["rows_per_client"] = samples, 1.0
     std_rows = [row for row in rows if row["table"] != "3"]
     summary = {"samples": samples, "positives": int(labels.sum()), "sklearn_auc": float(roc_auc_score(labels, scores)),
                "settings": len(rows), "seconds": time.perf_counter() - start, "seed": seed}

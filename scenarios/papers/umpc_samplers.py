@@ -211,11 +211,18 @@ def _balanced_inc(options: SamplerOptions, values: np.ndarray, edges: int, exact
     return monte_carlo_inc(statistic, draw, exact, rng, samples)
 
 
+def _queries(options: SamplerOptions, spec: Any, edges: int) -> list[Any]:
+    """U-MPC's duplicate-ratio query under every sampler of :data:`SAMPLERS`."""
+    from dp.umpc.protocol import UStatQuery
+    from secure.kernels import get_kernel
+
+    return [UStatQuery(kernel=get_kernel("duplicate"), specs=(spec,), epsilon=options.epsilon, tuples=edges,
+                       sampling=sampler) for sampler in SAMPLERS]
+
+
 def run_experiment(options: SamplerOptions, seed: int) -> list[Output]:
     """Every sampler ``--runs`` times with fresh tuples (public seed per run) and fresh noise, plus theory."""
     from dp.umpc import sampler_variance as sv
-    from dp.umpc.protocol import UStatQuery
-    from secure.kernels import get_kernel
 
     values, spec = _load(options)
     n = values.shape[0]
@@ -223,22 +230,21 @@ def run_experiment(options: SamplerOptions, seed: int) -> list[Output]:
     moments = sv.duplicate_moments(values)
     exact = moments.mean
     by_party = [values[i::options.parties].reshape(-1, 1) for i in range(options.parties)]
-    kernel = get_kernel("duplicate")
     seeds = run_seeds(seed, options.common.runs)
     factor = options.parties / (options.parties - options.threshold)
-    bound = lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon)
-    bound_coalition = lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon, noise_factor=factor)
-    noise: dict[str, Any] = {"epsilon": options.epsilon, "parties": options.parties,
-                             "threshold": options.threshold}
+    common = {"n": n, "edges": edges, "epsilon": options.epsilon, "parties": options.parties,
+              "threshold": options.threshold, "exact_ratio": exact, "seed": seed, "data": options.data,
+              "noise_factor": factor, "lemma_d3_bound": lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon),
+              "lemma_d3_bound_coalition": lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon,
+                                                         noise_factor=factor)}
     random_bound = sv.degree_bound(n, edges, failure=DEGREE_BOUND_FAILURE)
     rows: list[dict[str, Any]] = []
-    inc_samples = options.inc_samples or options.common.runs
-    with progress(len(SAMPLERS) * options.common.runs + inc_samples, "umpc_samplers") as bar:
-        for index, sampler in enumerate(SAMPLERS):
+    with progress(len(SAMPLERS) * options.common.runs + (options.inc_samples or options.common.runs),
+                  "umpc_samplers") as bar:
+        for index, query in enumerate(_queries(options, spec, edges)):
+            sampler = query.sampling
             bar.set_postfix_str(sampler)
-            query = UStatQuery(kernel=kernel, specs=(spec,), epsilon=options.epsilon, tuples=edges, sampling=sampler)
-            records = _run_sampler(options, query, by_party, seeds, index, seed, exact, bar)
-            for estimator, record in records.items():
+            for estimator, record in _run_sampler(options, query, by_party, seeds, index, seed, exact, bar).items():
                 if sampler == "balanced":
                     inc, inc_se = _balanced_inc(options, values, edges, exact, seed, bar)
                     source, degree_cap = "Monte Carlo over E (no noise)", -(-2 * edges // n)
@@ -250,35 +256,29 @@ def run_experiment(options: SamplerOptions, seed: int) -> list[Output]:
                     source = ("exact, realised |E| (Claim D.1 over Binomial |E|)" if estimator == "ratio"
                               else "exact, Horvitz-Thompson (1-q)/(qN) mean f^2")
                     degree_cap = random_bound
-                rows.append(_summary_row(options, sampler if estimator == "ratio" else HT_ROW, estimator, record,
-                                         n=n, edges=edges, exact=exact, seed=seed, inc=inc, inc_se=inc_se,
-                                         source=source, projection=sv.balanced_inc_projection(moments, edges)
-                                         if sampler == "balanced" else math.nan,
-                                         bound=bound, bound_coalition=bound_coalition, factor=factor,
-                                         degree_cap=degree_cap,
-                                         dp_cap=sv.dp_variance(degree_cap, edges, **noise)))
+                name = sampler if estimator == "ratio" else HT_ROW
+                dp_cap = sv.dp_variance(degree_cap, edges, epsilon=options.epsilon, parties=options.parties,
+                                        threshold=options.threshold)
+                rows.append({**common, **_run_summary(record, inc, inc_se), "sampler": name, "estimator": estimator,
+                             "paper_mse": PAPER_MSE.get(name, math.nan), "inc_source": source,
+                             "inc_projection": sv.balanced_inc_projection(moments, edges)
+                             if sampler == "balanced" else math.nan, "degree_bound": degree_cap,
+                             "dp_at_degree_bound": dp_cap, "mse_at_degree_bound": inc + dp_cap})
     return [Output("umpc_samplers", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
 
-def _summary_row(options: SamplerOptions, sampler: str, estimator: str, record: _Runs, *, n: int, edges: int,
-                 exact: float, seed: int, inc: float, inc_se: float, source: str, projection: float, bound: float,
-                 bound_coalition: float, factor: float, degree_cap: int, dp_cap: float) -> dict[str, Any]:
+def _run_summary(record: _Runs, inc: float, inc_se: float) -> dict[str, Any]:
+    """The measured errors of one sampler's runs beside the theory ``E_inc`` (``inc`` ± ``inc_se``) + ``E_DP``."""
     errs = np.asarray(record.errors)
     dp_theory = float(np.mean(record.dp))
     inc_measured, inc_measured_se, _ = summarize(record.noise_free)
     paired, paired_se, _ = summarize(errs ** 2 - inc - np.asarray(record.dp))
     combined = math.hypot(paired_se, inc_se) if math.isfinite(paired_se) else math.nan
-    return {"sampler": sampler, "n": n, "edges": edges, "epsilon": options.epsilon, "parties": options.parties,
-            "threshold": options.threshold, **error_summary(errs, 0.0), "mean_edges": float(np.mean(record.sizes)),
-            "mean_max_degree": float(np.mean(record.degrees)), "lemma_d3_bound": bound,
-            "lemma_d3_bound_coalition": bound_coalition, "exact_ratio": exact,
-            "paper_mse": PAPER_MSE.get(sampler, math.nan), "seed": seed, "data": options.data,
-            "estimator": estimator, "inc_theory": inc, "inc_theory_se": inc_se, "inc_source": source,
-            "inc_projection": projection, "inc_measured": inc_measured, "inc_measured_se": inc_measured_se,
-            "dp_theory": dp_theory, "theory": inc + dp_theory, "theory_se": inc_se,
-            "paired_diff": paired, "paired_diff_se": paired_se,
-            "z": paired / combined if combined and combined > 0 else math.nan, "noise_factor": factor,
-            "degree_bound": degree_cap, "dp_at_degree_bound": dp_cap, "mse_at_degree_bound": inc + dp_cap}
+    return {**error_summary(errs, 0.0), "mean_edges": float(np.mean(record.sizes)),
+            "mean_max_degree": float(np.mean(record.degrees)), "inc_theory": inc, "inc_theory_se": inc_se,
+            "inc_measured": inc_measured, "inc_measured_se": inc_measured_se, "dp_theory": dp_theory,
+            "theory": inc + dp_theory, "theory_se": inc_se, "paired_diff": paired, "paired_diff_se": paired_se,
+            "z": paired / combined if combined and combined > 0 else math.nan}
 
 
 def ordering_holds(rows: Sequence[dict[str, Any]], bernoulli: str = "bernoulli") -> tuple[bool, bool]:
@@ -429,16 +429,11 @@ async def umpc_secure_checks(settings: Sequence[UmpcCheckSetting], seed: int) ->
 
 def secure_settings(options: SamplerOptions, seed: int) -> list[UmpcCheckSetting]:
     """The ``--secure`` repetitions: every sampler on the experiment's rows with run 0's tuple seed."""
-    from dp.umpc.protocol import UStatQuery
-    from secure.kernels import get_kernel
-
     values, spec = _load(options)
-    edges = _edges(options, values.shape[0])
     run_seed = int(run_seeds(seed, options.common.runs)[0])
-    return [UmpcCheckSetting(f"duplicate ratio, {sampler}, eps={options.epsilon:g}",
-                             UStatQuery(kernel=get_kernel("duplicate"), specs=(spec,), epsilon=options.epsilon,
-                                        tuples=edges, sampling=sampler), values.reshape(-1, 1), run_seed)
-            for sampler in SAMPLERS]
+    return [UmpcCheckSetting(f"duplicate ratio, {query.sampling}, eps={options.epsilon:g}", query,
+                             values.reshape(-1, 1), run_seed)
+            for query in _queries(options, spec, _edges(options, values.shape[0]))]
 
 
 SWEEP = Sweep(module="umpc_samplers", doc=__doc__ or "", page="docs/papers/sinh_ramon.md", declare=_declare,
