@@ -73,9 +73,7 @@ def prepare(kernel: KernelFunction, quantizer: Quantizer, *, kind: str = "averag
         raise ValueError("GhaziSM's estimator needs a kernel matrix with a constant diagonal "
                          f"(the aggregator sees only sums), got a spread of {spread:.3g}")
     fact = factorize(matrix, d=d)
-    scale = float(2 ** precision)
-    left = np.rint(fact.left * scale).astype(np.int64)
-    right = np.rint(fact.right * scale).astype(np.int64)
+    left, right = (np.rint(factor * float(2 ** precision)).astype(np.int64) for factor in (fact.left, fact.right))
     return ShuffledFactorization(factorization=fact, left=left, right=right, precision=precision,
                                  diagonal=float(diagonal.mean()))
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dp.bell.hierarchical import _advanced as composition_loss
 from dp.bell.subsampled_pairs import SubsampledPairsQuery, check_pair_rows, stack_party_rows
 from dp.noise_plans import NoisePlan, plan_party_laplace
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
@@ -141,15 +142,10 @@ def advanced_composition_epsilon(epsilon: float, delta: float, compositions: int
     if dlt <= 0.0:
         raise ValueError(f"delta must lie in (0, 1) for advanced composition, got {delta}")
     k = check_positive_int(compositions, "number of compositions")
-    root = math.sqrt(2 * k * math.log(1 / dlt))
-
-    def total(e0: float) -> float:
-        return root * e0 + k * e0 * math.expm1(e0)
-
-    low, high = 0.0, eps / root
+    low, high = 0.0, eps / math.sqrt(2 * k * math.log(1 / dlt))
     for _ in range(200):
         middle = (low + high) / 2
-        if total(middle) <= eps:
+        if composition_loss(middle, k, dlt) <= eps:
             low = middle
         else:
             high = middle
