@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from dp.audit.engine import AuditCase, paired
-from dp.audit.neighbours import CASE_DELTA, CASE_EPSILON, PUBLIC_SEED, SimulatedNeighbours
+from dp.audit.neighbours import CASE_DELTA, CASE_EPSILON, KENDALL_SPECS, PUBLIC_SEED, SimulatedNeighbours
 from dp.audit.statistics import privacy_loss_statistic
 from dp.noise_plans import NoisePlan
 from dp.umpc.complete import complete_max_degree, complete_plans, simulate_complete
@@ -57,7 +57,7 @@ class CompleteNeighbours(SimulatedNeighbours):
 def _query(kernel: str, *, epsilon: float, delta: float, noise: str) -> UStatQuery:
     categories = (0, 1, 2)
     specs: dict[str, tuple[ColumnSpec, ...]] = {
-        "kendall": (ColumnSpec("x", 0, 15, 0), ColumnSpec("y", 0, 15, 0)), "gini": (ColumnSpec("x", 0, 2, 1),),
+        "kendall": KENDALL_SPECS, "gini": (ColumnSpec("x", 0, 2, 1),),
         "auc": (ColumnSpec("score", 0, 1, 3), ColumnSpec("label", 0, 1, 0)),
         "vus": (ColumnSpec("score", 0, 1, 3), ColumnSpec("label", 0, 2, 0)),
         "duplicate": (ColumnSpec.categorical("x", categories),),
@@ -150,8 +150,7 @@ def _mechanism(pair: CompleteNeighbours) -> str:
     return (f"complete {query.kernel.name} over all C({n}, {k}) = {math.comb(n, k)} tuples "
             f"(dp.umpc.complete.simulate_complete: histogram polynomial; Sinh & Ramon, Protocol 3.1 with E = every "
             f"tuple, delta_max = {complete_max_degree(n, k, query.kernel)} tuples one row changes, App. C.2.3): "
-            f"sensitivity "
-            f"{sensitivities}{split}, {noise}")
+            f"sensitivity {sensitivities}{split}, {noise}")
 
 
 def complete_case(name: str, pair: CompleteNeighbours) -> AuditCase:
@@ -168,14 +167,12 @@ def complete_case(name: str, pair: CompleteNeighbours) -> AuditCase:
                      f"{(-rates).tolist()}")
         sample = paired(lambda other, count, rng: privacy_loss_statistic(_released(pair, other, count, rng), first,
                                                                          second, rates), False, True)
-    if pair.query.noise == "mpc":
-        epsilon, delta = pair.query.epsilon, sampler_summary(pair.query, plans)[0]
-        view = "noise sampled inside MPC (no party, hence no coalition, knows any part of it)"
-    else:
-        epsilon, delta = pair.query.epsilon, pair.query.delta
-        view = f"the coalition of t = {pair.threshold} subtracts its own shares"
+    in_mpc = pair.query.noise == "mpc"
+    view = ("noise sampled inside MPC (no party, hence no coalition, knows any part of it)" if in_mpc
+            else f"the coalition of t = {pair.threshold} subtracts its own shares")
     return AuditCase(
-        name=name, mechanism=_mechanism(pair), epsilon=epsilon, delta=delta, sample=sample,
+        name=name, mechanism=_mechanism(pair), epsilon=pair.query.epsilon,
+        delta=sampler_summary(pair.query, plans)[0] if in_mpc else pair.query.delta, sample=sample,
         statistic=f"{statistic}; {view}",
         neighbours=(f"replace row 0 of {pair.rows}; the sums move by {pair.change} (calibrated sensitivities "
                     f"{[plan.sensitivity for plan in plans]})"))

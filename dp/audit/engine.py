@@ -17,7 +17,7 @@ from scipy import signal, stats
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int
 
 __all__ = ["AuditCase", "AuditResult", "paired", "honest_sum", "evaluation_trials", "audit", "clopper_pearson_lower", "clopper_pearson_upper",
-           "honest_noise_pmf", "exact_epsilon", "coalition_epsilon"]
+           "loss_lower_bounds", "honest_noise_pmf", "exact_epsilon", "coalition_epsilon"]
 
 #: Sampler of a case: ``sample(count, rng)`` returns ``(outputs on D, outputs on D')`` as two 1-D
 #: arrays of ``count`` scalar outputs each.
@@ -121,20 +121,19 @@ class _Event:
     forward: bool  # True: first dataset on top (P[M(D) in S] vs P[M(D') in S])
 
     def count(self, sorted_values: np.ndarray) -> int:
-        if self.kind == ">=":
-            return int(sorted_values.size - np.searchsorted(sorted_values, self.value, side="left"))
-        if self.kind == "<=":
-            return int(np.searchsorted(sorted_values, self.value, side="right"))
-        return int(np.searchsorted(sorted_values, self.value, side="right")
-                   - np.searchsorted(sorted_values, self.value, side="left"))
+        below = int(np.searchsorted(sorted_values, self.value, side="left"))
+        up_to = int(np.searchsorted(sorted_values, self.value, side="right"))
+        return {">=": sorted_values.size - below, "<=": up_to, "==": up_to - below}[self.kind]
 
     def describe(self) -> str:
         top, bottom = ("D", "D'") if self.forward else ("D'", "D")
         return f"output {self.kind} {self.value:g}, M({top}) against M({bottom})"
 
 
-def _bounds(counts_top: np.ndarray, counts_bottom: np.ndarray, trials: int, level: float,
-            delta: float) -> np.ndarray:
+def loss_lower_bounds(counts_top: npt.ArrayLike, counts_bottom: npt.ArrayLike, trials: int, level: float,
+                      delta: float) -> np.ndarray:
+    """``log((p_low - delta) / q_high)`` of each event (0 where ``p_low <= delta``) from its counts of ``trials``: the
+    Clopper-Pearson bounds at ``level``, ``p_low`` of the dataset on top, ``q_high`` of the other (docs/audit.md)."""
     p_low = clopper_pearson_lower(counts_top, trials, level)
     q_high = clopper_pearson_upper(counts_bottom, trials, level)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -157,7 +156,7 @@ def _choose_event(first: np.ndarray, second: np.ndarray, level: float, delta: fl
     forward = np.array([e.forward for e in events])
     top = np.where(forward, counts_first, counts_second)
     bottom = np.where(forward, counts_second, counts_first)
-    scores = _bounds(top, bottom, first.size, level, delta)
+    scores = loss_lower_bounds(top, bottom, first.size, level, delta)
     return events[int(np.argmax(scores))]
 
 
@@ -187,10 +186,10 @@ def audit(case: AuditCase, *, samples: int, rng: np.random.Generator, confidence
     trials = evaluation_first.size
     top, bottom = ((evaluation_first, evaluation_second) if event.forward
                    else (evaluation_second, evaluation_first))
-    p_low = float(clopper_pearson_lower(event.count(top), trials, level))
-    q_high = float(clopper_pearson_upper(event.count(bottom), trials, level))
-    lower = float(_bounds(np.array([event.count(top)]), np.array([event.count(bottom)]), trials, level,
-                          case.delta)[0])
+    hits_top, hits_bottom = event.count(top), event.count(bottom)
+    p_low = float(clopper_pearson_lower(hits_top, trials, level))
+    q_high = float(clopper_pearson_upper(hits_bottom, trials, level))
+    lower = float(loss_lower_bounds(np.array([hits_top]), np.array([hits_bottom]), trials, level, case.delta)[0])
     return AuditResult(case, max(lower, 0.0), event.describe(), p_low, q_high, samples, confidence)
 
 

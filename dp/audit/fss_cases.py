@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dp.audit.engine import AuditCase, Sampler, paired
+from dp.audit.engine import AuditCase, paired
 from dp.audit.neighbours import TREE_EPSILON, TreeNeighbours, tree_neighbours
 from dp.ecdf.fss_release import (FssNoisePlan, ServerState, check_bits, decode, fss_noise_plan, grid_indices,
                                  key_sums, server_shares, split_noise)
@@ -96,8 +96,7 @@ def fss_release_mirror(values: np.ndarray, grid: np.ndarray, owner_draws: list[n
     for server in (0, 1):
         state = ServerState(server=server, public=public, keys=keys[server],
                             node_shares=shares[server].reshape(runs, nodes).T)
-        sums = key_sums(state)
-        opened.append(server_shares(state, np.arange(points), sums=sums[:, None]))
+        opened.append(server_shares(state, np.arange(points), sums=key_sums(state)[:, None]))
     return decode(opened[0], opened[1]).T
 
 
@@ -110,23 +109,17 @@ def fss_case_names() -> list[str]:
     return [_name(m, t) for m, t in FSS_SETTINGS]
 
 
-def _sampler(neighbours: FssNeighbours) -> Sampler:
-    pair = neighbours.pair
-    weights = pair.weights
-    honest = neighbours.honest
+def fss_case(neighbours: FssNeighbours) -> AuditCase:
+    """The audit case of one setting (claim: the shipped plan's epsilon, fixed when built): ``w . c~`` of the counts
+    opened with the honest owners' draws of the plan calibrated now."""
+    pair, plan = neighbours.pair, neighbours.plan
 
     def released(values: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
-        plan = neighbours.calibrate()
-        draws = [plan.draw.draw_party(rng, runs=count) for _ in range(honest)]
+        current = neighbours.calibrate()
+        draws = [current.draw.draw_party(rng, runs=count) for _ in range(neighbours.honest)]
         counts = fss_release_mirror(values, pair.grid, draws, bits=neighbours.bits, owners=neighbours.owners)
-        return counts @ weights
+        return counts @ pair.weights
 
-    return paired(released, pair.first_values, pair.second_values)
-
-
-def fss_case(neighbours: FssNeighbours) -> AuditCase:
-    """The audit case of one setting (claim: the shipped plan's epsilon, fixed when built)."""
-    pair, plan = neighbours.pair, neighbours.plan
     shift = float(pair.weights @ (neighbours.first_counts - neighbours.second_counts))
     rate = -plan.draw.log_alpha
     return AuditCase(
@@ -137,7 +130,8 @@ def fss_case(neighbours: FssNeighbours) -> AuditCase:
                    f"DCF keys (secure.fss.dcf.gen), node noise Polya(1/{neighbours.owners - plan.coalition}) "
                    "differences per owner split by dp.ecdf.fss_release.split_noise, counts opened by server_shares "
                    "+ decode (dp.ecdf.fss_release)"),
-        epsilon=plan.epsilon, delta=0.0, sample=_sampler(neighbours), samples=FSS_SAMPLES,
+        epsilon=plan.epsilon, delta=0.0, sample=paired(released, pair.first_values, pair.second_values),
+        samples=FSS_SAMPLES,
         statistic=(f"w . c~ over the {pair.grid.size} opened counts (the coalition's draws subtracted), "
                    f"w = {pair.weights.astype(int).tolist()} (dp.audit.statistics.tree_weights): node coefficients "
                    f"in [-1, 1], shift {shift:g}"),

@@ -31,8 +31,10 @@ __all__ = ["PUBLIC_SEED", "CASE_EPSILON", "CASE_DELTA", "BINOMIAL_SPLIT_DELTA", 
            "TREE_EPSILON", "TREE_VECTOR_EPSILON", "HL_EPSILONS", "SimulatedNeighbours", "UStatNeighbours",
            "ustat_neighbours", "TreeNeighbours", "tree_neighbours", "HosmerLemeshowNeighbours",
            "hosmer_lemeshow_neighbours", "FedAucNeighbours", "fedauc_neighbours", "RankAucNeighbours",
-           "rank_auc_neighbours", "PairNeighbours", "pair_neighbours"]
+           "rank_auc_neighbours", "PairNeighbours", "pair_neighbours", "KENDALL_SPECS"]
 
+#: The columns of the Kendall cases (Pi_U-MPC, complete, subsampled pairs).
+KENDALL_SPECS: tuple[ColumnSpec, ...] = (ColumnSpec("x", 0, 15, 0), ColumnSpec("y", 0, 15, 0))
 #: Public seed of every case (tuples, permutations, layouts, synthetic rows); noise never uses it.
 PUBLIC_SEED: int = 20240611
 #: The claimed epsilon of the pure-DP cases: large enough that the loss is resolvable.
@@ -125,7 +127,7 @@ def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float
     n = check_positive_int(rows, "rows")
     generator = public_generator(seed + 1)
     if kernel == "kendall":
-        query = UStatQuery(kernel=get_kernel("kendall"), specs=(ColumnSpec("x", 0, 15, 0), ColumnSpec("y", 0, 15, 0)),
+        query = UStatQuery(kernel=get_kernel("kendall"), specs=KENDALL_SPECS,
                            epsilon=epsilon, delta=delta, tuples=tuples, noise=noise)
         table = generator.integers(1, 15, size=(n, 2)).astype(np.float64)
     elif kernel == "gini":
@@ -305,17 +307,13 @@ def fedauc_neighbours(method: str, *, samples: int = 12, clients: int = 2, seed:
     client_of = client_layout(scores, clients=clients, layout="non_iid", rng=generator)
     twice = np.rint(2.0 * average_ranks(scores)).astype(np.int64)
     family = method.split("_")[0]
-    if family in ("global", "rr"):
-        flipped = int(np.argmax(twice))
-    elif family == "local":
-        members = np.flatnonzero(client_of == 0)
-        flipped = int(members[np.argmax(twice[members])])
-    elif family == "adaptive":
-        members = np.flatnonzero(client_of == 0)
-        total = int(twice[members].sum())
-        flipped = int(members[np.argmax(np.abs(members.size * twice[members] - total))])
-    else:
+    if family not in ("global", "rr", "local", "adaptive"):
         raise ValueError(f"unknown FedAUC method {method!r}")
+    # global and rr: the top-ranked sample; local and adaptive: a sample of client 0
+    members = np.arange(m) if family in ("global", "rr") else np.flatnonzero(client_of == 0)
+    ranks = twice[members]
+    largest = np.abs(members.size * ranks - int(ranks.sum())) if family == "adaptive" else ranks
+    flipped = int(members[np.argmax(largest)])
     labels = (np.arange(m) + int(generator.integers(0, 2))) % 2
     first, second = labels.copy(), labels.copy()
     first[flipped], second[flipped] = 0, 1
@@ -371,8 +369,7 @@ def pair_neighbours(*, permutations: int = 3, rows: int = 12, all_pairs: bool = 
     ``permutations`` ``P``, ``rows`` ``n``, ``all_pairs``: the all-pairs baseline's pairs; ``seed`` public (rows,
     permutations)."""
     query = SubsampledPairsQuery(kernel=get_kernel("kendall"),
-                                 specs=(ColumnSpec("x", 0, 15, 0), ColumnSpec("y", 0, 15, 0)),
-                                 epsilon=epsilon, permutations=permutations)
+                                 specs=KENDALL_SPECS, epsilon=epsilon, permutations=permutations)
     n = check_positive_int(rows, "rows")
     generator = public_generator(seed + 6)
     table = generator.integers(1, 15, size=(n, 2)).astype(np.float64)

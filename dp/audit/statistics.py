@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import linprog
 
-from dp.audit.engine import clopper_pearson_lower, clopper_pearson_upper, evaluation_trials
+from dp.audit.engine import evaluation_trials, loss_lower_bounds
 from dp.ecdf.grid import prefix_incidence
 from dp.ecdf.analysis import interval_nodes
 from dp.validation import check_delta, check_positive, check_positive_int
@@ -150,8 +150,5 @@ def planned_lower_bound(top: npt.ArrayLike, bottom: npt.ArrayLike, *, samples: i
     level = 1.0 - (1.0 - confidence) / 2.0
     hits_top = np.floor(np.maximum(p * trials - pessimism * np.sqrt(p * (1 - p) * trials), 0.0))
     hits_bottom = np.ceil(np.minimum(q * trials + pessimism * np.sqrt(q * (1 - q) * trials), trials))
-    p_low = clopper_pearson_lower(hits_top, trials, level)
-    q_high = clopper_pearson_upper(hits_bottom, trials, level)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        loss = np.where(p_low > delta, np.log(np.maximum(p_low - delta, 1e-300) / q_high), 0.0)
+    loss = loss_lower_bounds(hits_top, hits_bottom, trials, level, delta)  # negative losses count as 0
     return float(max(np.max(loss, initial=0.0), 0.0))
