@@ -775,8 +775,7 @@ class Ledger:
             if reason is not None:
                 shared, local = refusal_lines(reason, spend, account.budget, account.dataset, self.path)
                 raise BudgetExceeded(local, shared=shared)
-            entry = Entry(time=_now(), run_id=run_id, scenario=scenario, epsilon=spend.epsilon, delta=spend.delta,
-                          rho=spend.rho, mechanism=spend.mechanism, what=spend.what, status="reserved",
+            entry = Entry(time=_now(), run_id=run_id, scenario=scenario, **asdict(spend), status="reserved",
                           number=len(account.entries) + 1)
             before = account.totals
             account.entries.append(entry)
@@ -831,9 +830,8 @@ class Ledger:
         return self._rewrite(entry, lowered)
 
     def _rewrite(self, entry: Entry, change: Callable[[Entry, _Account], Entry | None]) -> Entry:
-        """Replace ``entry`` (its number, run id and time must match the stored one) by ``change(stored, account)``,
-        unless that is ``None``, and adjust the totals, in one transaction; the entry now stored.  The account in
-        memory is restored if writing fails."""
+        """Replace ``entry`` (number, run id and time as stored) by ``change(stored, account)`` unless ``None``, the
+        totals adjusted, in one transaction (memory restored if writing fails); return the entry now stored."""
         if not isinstance(entry, Entry):
             raise LedgerError(f"entry must be an Entry, got {entry!r}")
         with self._transaction() as (connection, account):

@@ -31,7 +31,7 @@ if __package__ in (None, ""):  # run as a file: import the installed packages
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.drills.harness import REPO_ROOT, drill_main
+from scenarios.drills.harness import REPO_ROOT, drill_main, framingham_columns
 
 __all__ = ["main", "parse_options", "DrillOptions", "simulate_attack", "fitted_slope", "slope_tolerance",
            "run_real", "ledger_attack", "COLUMNS", "DOMAIN"]
@@ -55,7 +55,6 @@ class DrillOptions:
     seed: int
     results_dir: str
     json: str | None
-    quick: bool
 
 
 def parse_options(argv: Sequence[str]) -> DrillOptions | None:
@@ -105,26 +104,7 @@ def parse_options(argv: Sequence[str]) -> DrillOptions | None:
     except OSError as exc:
         raise UsageError(f"--results-dir {args.results_dir}: {exc.strerror or exc}") from None
     return DrillOptions(args.rows, float(args.epsilon), float(budget), max_runs, attackers, real_runs, args.seed,
-                        args.results_dir, args.json, quick)
-
-
-def _rows(count: int) -> np.ndarray:
-    """The first ``count`` Framingham rows with both columns present."""
-    from scenarios.kit.datasets import load_embedded
-
-    table = load_embedded("framingham")
-    positions = [table.header.index(column) for column in COLUMNS]
-    complete = [[float(row[p]) for p in positions] for row in table.rows
-                if all(row[p] not in ("NA", "") for p in positions)]
-    return np.array(complete[:count])
-
-
-def _query(epsilon: float) -> Any:
-    from dp.umpc import Query
-    from secure.columns import numeric
-
-    return Query(statistic="kendall", tuples="all", epsilon=epsilon,
-                 columns=[numeric("sysBP", lower=80, upper=300, bits=2), numeric("diaBP", lower=40, upper=160, bits=2)])
+                        args.results_dir, args.json)
 
 
 def _powers(limit: int) -> list[int]:
@@ -136,9 +116,11 @@ def simulate_attack(rows: np.ndarray, *, epsilon: float, max_runs: int, attacker
     """The simulated averaging attack: ``(exact value, std of one answer, rows of the table)``; per R in 1, 2, 4,
     ..., ``max_runs``, the RMSE of ``attackers`` averages of R answers (:func:`dp.umpc.simulate`) and
     ``std / sqrt(R)``."""
-    from dp.umpc import exact, simulate
+    from dp.umpc import Query, exact, simulate
+    from secure.columns import numeric
 
-    query = _query(epsilon)
+    query = Query(statistic="kendall", tuples="all", epsilon=epsilon,
+                  columns=[numeric("sysBP", lower=80, upper=300, bits=2), numeric("diaBP", lower=40, upper=160, bits=2)])
     parts = [rows[index::3] for index in range(3)]
     truth = float(exact(query, parts))
     generator = np.random.default_rng(seed)
@@ -242,7 +224,7 @@ class Outcome:
 
 def run_drill(options: DrillOptions, directory: str) -> tuple[DrillOptions, Outcome]:
     """Simulate the attack, run it for real with the ledger off and on; its CSV and figure in ``--results-dir``."""
-    rows = _rows(options.rows)
+    rows = np.array(framingham_columns(COLUMNS, options.rows), dtype=float)  # both columns present
     truth, single_std, table = simulate_attack(rows, epsilon=options.epsilon, max_runs=options.max_runs,
                                                attackers=options.attackers, seed=options.seed)
     data = os.path.join(directory, "site.csv")
