@@ -189,19 +189,16 @@ class Quantizer:
         """Sub-cell centres of every bin, shape ``(k, M, d)``: ``subdivisions >= 1`` per bin and interval axis (levels
         contribute 1), ``M = subdivisions ** #interval axes``."""
         m = check_positive_int(subdivisions, "subdivisions")
-        points = np.zeros((1, 1, 0))
+        along = []  # per axis, (bins, sub-cells) centres
         for index, axis in enumerate(self.axes):
             if isinstance(axis, Levels):
-                along = self._axis_reps[index][:, None]
+                along.append(self._axis_reps[index][:, None])
             else:
                 low, high = self._axis_cells(index)
-                along = low[:, None] + (np.arange(m)[None, :] + 0.5) / m * (high - low)[:, None]
-            kk, mm, dd = points.shape
-            size, sub = along.shape
-            left = np.broadcast_to(points[:, None, :, None, :], (kk, size, mm, sub, dd))
-            right = np.broadcast_to(along[None, :, None, :, None], (kk, size, mm, sub, 1))
-            points = np.concatenate([left, right], axis=-1).reshape(kk * size, mm * sub, dd + 1)
-        return points
+                along.append(low[:, None] + (np.arange(m)[None, :] + 0.5) / m * (high - low)[:, None])
+        bins = np.indices(self.shape).reshape(self.dimension, -1)  # row-major, as the bin index
+        cells = np.indices([a.shape[1] for a in along]).reshape(self.dimension, -1)
+        return np.stack([a[b[:, None], c[None, :]] for a, b, c in zip(along, bins, cells)], axis=-1)
 
     def prepare(self, values: npt.ArrayLike) -> np.ndarray:
         """Validate finite values, ``(n,)`` for a one-dimensional domain, ``(n, d)`` otherwise, and clip them to the

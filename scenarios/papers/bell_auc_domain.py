@@ -218,20 +218,20 @@ def _own_reports(values: np.ndarray, *, domain_size: int, epsilon: float, split:
 
 
 def _server_hierarchy(received: Sequence[Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]], users: int, *,
-                      domain_size: int, epsilon: float, split: str, generator: np.random.Generator) -> Any:
-    """The server (party 0) assembles one class's reports from every party into its hierarchy."""
+                      domain_size: int, epsilon: float, split: str) -> Any:
+    """The server (party 0) assembles one class's reports from every party into its hierarchy: per level, every
+    party's reports at the positions it gave (together, every position of the level)."""
     from dp.bell.hadamard import HadamardReports
     from dp.bell.hierarchical import HadamardHierarchy, HierarchyReports, level_epsilon
 
     levels = domain_size.bit_length() - 1
     eps0 = level_epsilon(epsilon, levels=levels, split=split)
-    members = _level_members(users, levels, split, generator)
     reports = []
-    for level, chosen in enumerate(members, start=1):
-        rows = np.zeros(chosen.size, dtype=np.int64)
-        signs = np.zeros(chosen.size, dtype=np.int8)
-        for party in received:
-            positions, party_rows, party_signs = party[level - 1]
+    for level in range(1, levels + 1):
+        parts = [party[level - 1] for party in received]
+        size = sum(positions.size for positions, _, _ in parts)
+        rows, signs = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int8)
+        for positions, party_rows, party_signs in parts:
             rows[positions], signs[positions] = party_rows, party_signs
         reports.append(HadamardReports(bits=level, epsilon=eps0, rows=rows, signs=signs))
     return HadamardHierarchy(HierarchyReports(domain_size=domain_size, split=split, users=users, epsilon=float(epsilon),
@@ -247,7 +247,6 @@ async def ldp_auc_deployment(positives: np.ndarray, negatives: np.ndarray, *, do
     from mpyc.runtime import mpc
 
     from dp.bell.auc import hierarchical_auc, ldp_auc
-    from dp.bell.hierarchical import randomize_hierarchy
 
     parties, pid = len(mpc.parties), int(mpc.pid)
     generator = check_noise_generator(seed, setting)   # positives first, then negatives, as ldp_auc
@@ -256,14 +255,9 @@ async def ldp_auc_deployment(positives: np.ndarray, negatives: np.ndarray, *, do
     received = await mpc.transfer(own, senders=list(range(parties)), receivers=[0])
     if pid != 0:
         return None
-    server = check_noise_generator(seed, setting)
-    hierarchies = []
-    for index, values in enumerate((positives, negatives)):  # the server replays the users' permutations
-        hierarchies.append(_server_hierarchy([party[index] for party in received], int(values.size),
-                                             domain_size=domain_size, epsilon=epsilon, split=split, generator=server))
-        # past the class's randomisation (what it consumes does not depend on the scores)
-        randomize_hierarchy(np.zeros(values.size, dtype=np.int64), domain_size=domain_size, epsilon=1.0,
-                            split=split, rng=server)
+    hierarchies = [_server_hierarchy([party[index] for party in received], int(values.size), domain_size=domain_size,
+                                     epsilon=epsilon, split=split)
+                   for index, values in enumerate((positives, negatives))]
     deployed = float(hierarchical_auc(*hierarchies).auc)
     simulated = float(ldp_auc(positives, negatives, domain_size=domain_size, epsilon=epsilon, split=split,
                               rng=check_noise_generator(seed, setting)).auc)
