@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dp.budget.accountants import ACCOUNTANTS, Accountant, Budget, parse_budget
+from dp.budget.agreement import pure_budget
+from dp.budget.spending import EMBEDDED_DATA
 from scenarios.kit.cli import UsageError
 
 __all__ = ["BudgetOptions", "add_budget_arguments", "budget_options", "pure_budget_of", "embedded_file"]
@@ -71,15 +73,13 @@ def budget_options(args: argparse.Namespace) -> BudgetOptions:
 
 def embedded_file(name: str) -> str:
     """The file of an embedded dataset (``scenarios/data/<name>.csv.gz``): the key of its account."""
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", f"{name}.csv.gz")
+    return os.path.join(EMBEDDED_DATA, f"{name}.csv.gz")
 
 
 def pure_budget_of(budget: BudgetOptions, *, data: str | None, embedded: str | None = None) -> bool:
     """Whether this party's run would spend from a pure-DP budget (``--budget`` without a delta, or this party's
     existing account of delta 0), to choose the default noise when the options are parsed; the same test as
     :func:`dp.budget.agreement.pure_budget`.  ``data``: ``--data`` or ``None`` for ``embedded``."""
-    from dp.budget.agreement import pure_budget
-
     if data is None and not budget.asks_for_ledger:
         return False  # embedded public data: no budget kept
     if budget.budget is not None:
