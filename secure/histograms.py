@@ -304,13 +304,6 @@ def _widths(arrays: Sequence[np.ndarray]) -> list[int]:
     return [int(a.max()) - int(a.min()) for a in arrays]
 
 
-def _cell_rows(kernel: Kernel, arrays: Sequence[np.ndarray]) -> np.ndarray:
-    """The encoded value row of every cell of the product grid, in C (``ravel``) order."""
-    mesh = np.meshgrid(*arrays, indexing="ij")
-    rows = np.stack([m.reshape(-1) for m in mesh], axis=1)
-    return np.asarray(kernel.encode(rows), dtype=np.int64)
-
-
 def _generic(kernel: Kernel, ops: _Ops, counts: Any, arrays: Sequence[np.ndarray]) -> tuple[Any, ...]:
     """Any symmetric degree-2 kernel from its public table ``F``: ``(H . (F H) - diag(F) . H) / 2`` (Sinh & Ramon,
     Def. 2.1 over a finite grid; docs/secure_layer.md)."""
@@ -323,7 +316,8 @@ def _generic(kernel: Kernel, ops: _Ops, counts: Any, arrays: Sequence[np.ndarray
                          f"path evaluates a table of cells^2 entries and accepts at most "
                          f"{GENERIC_MAX_CELLS} cells (declare a coarser grid, or use sampled tuples)")
     outputs = kernel.outputs(_widths(arrays))
-    encoded = _cell_rows(kernel, arrays)
+    mesh = np.meshgrid(*arrays, indexing="ij")  # the encoded row of every cell of the grid, in C (ravel) order
+    encoded = np.asarray(kernel.encode(np.stack([m.reshape(-1) for m in mesh], axis=1)), dtype=np.int64)
     flat = counts.reshape(-1)
     diagonal = [np.asarray(o, dtype=np.int64) for o in kernel.plaintext([encoded, encoded])]
     block = max(1, _BLOCK_ENTRIES // cells)
@@ -346,11 +340,9 @@ def _generic(kernel: Kernel, ops: _Ops, counts: Any, arrays: Sequence[np.ndarray
                 raise ValueError(f"statistic '{kernel.name}' output '{out.name}' leaves its declared range "
                                  f"[{out.low}, {out.high}] on the grid")
             mapped[index].append(ops.public_matvec(table, flat))
-    results = []
-    for index in range(len(outputs)):
-        table_times_counts = mapped[index][0] if len(mapped[index]) == 1 else ops.concat(mapped[index])
-        results.append(ops.half(ops.dot(flat, table_times_counts) - ops.public_dot(diagonal[index], flat)))
-    return tuple(results)
+    table_times_counts = [parts[0] if len(parts) == 1 else ops.concat(parts) for parts in mapped]
+    return tuple(ops.half(ops.dot(flat, product) - ops.public_dot(diagonal[index], flat))
+                 for index, product in enumerate(table_times_counts))
 
 
 def histogram_sums(kernel: Kernel, counts: Any, grid_values: Sequence[np.ndarray], *, secure: bool,

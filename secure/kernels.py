@@ -112,15 +112,14 @@ class KendallTau(Kernel):
         return (signs[:half] * signs[half:],)
 
 
+@dataclass(eq=False)
 class GiniMeanDifference(Kernel):
     """Gini mean difference: ``|x_i - x_j|`` in the column's units (App. A.5.2, eq. 9)."""
 
     name = "gini"
     description = "Gini mean difference"
     columns = ("x",)
-
-    def __init__(self, precision: int = 0) -> None:
-        self.precision = precision
+    precision: int = 0
 
     def outputs(self, widths: Sequence[int]) -> tuple[KernelOutput, ...]:
         return (KernelOutput("absolute difference", 2 ** self.precision, 0, int(widths[0])),)
@@ -142,9 +141,6 @@ class GiniMeanDifference(Kernel):
             raise ValueError(f"statistic 'gini' was built for {self.precision} fractional bits but its column is "
                              f"declared with {list(precisions)[0] if precisions else '?'}: use "
                              f"get_kernel('gini', precision=<the column's bits>)")
-
-    def __repr__(self) -> str:
-        return f"GiniMeanDifference(precision={self.precision})"
 
 
 class AreaUnderCurve(Kernel):

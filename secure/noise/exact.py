@@ -491,11 +491,9 @@ def _binomial_accept_bounds(half: int, offset: int, scale: int) -> Callable[[int
     """``bits -> bounds of 2^bits a(d)``, ``a(d) = exp(L(d) - 1/2 + |d|/S)`` (at most 1, see :func:`binomial_half`)."""
     def bounds(bits: int) -> tuple[int, int]:
         lo_l, hi_l = binomial_log_ratio_bounds(half, offset, (bits * 3) // 10 + 12)
-        shift = Fraction(abs(offset), scale) - Fraction(1, 2)
-        y_lo, y_hi = lo_l + shift, hi_l + shift
-        lo = exp_neg_bounds(max(-y_lo, Fraction(0)), bits)[0]
-        hi = exp_neg_bounds(max(-y_hi, Fraction(0)), bits)[1]
-        return lo, hi
+        shift = Fraction(abs(offset), scale) - Fraction(1, 2)  # a(d) = e^{-y}, y = -(L + shift)
+        return (exp_neg_bounds(max(-lo_l - shift, Fraction(0)), bits)[0],
+                exp_neg_bounds(max(-hi_l - shift, Fraction(0)), bits)[1])
 
     return bounds
 

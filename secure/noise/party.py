@@ -106,16 +106,13 @@ def exact_rate(alpha: float | None = None, log_alpha: float | None = None,
     return lower
 
 
-def _check_mean(shape: Fraction, gamma: Fraction) -> None:
-    """Refuse means ``r/(e^gamma - 1)`` above :data:`MAX_POLYA_MEAN` (as ``r/gamma <= 2^40 (1 + 2^-30)``; docs/noise.md)."""
-    if shape > gamma * (1 << 40) * (1 + Fraction(1, 1 << 30)):
-        raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got {float(shape / gamma):.6g}")
-
-
 def _draw_polya(shape: Fraction, gamma: Fraction | None, count: int, source: BitSource) -> np.ndarray:
+    """``count`` draws; means ``r/(e^gamma - 1)`` above :data:`MAX_POLYA_MEAN` refused (as ``r/gamma <= 2^40 (1 +
+    2^-30)``; docs/noise.md)."""
     if gamma is None:
         return np.zeros(count, dtype=np.int64)
-    _check_mean(shape, gamma)
+    if shape > gamma * (1 << 40) * (1 + Fraction(1, 1 << 30)):
+        raise ValueError(f"shape * alpha / (1 - alpha) must be at most 2**40, got {float(shape / gamma):.6g}")
     return negative_binomial(shape, gamma, count, source)
 
 
