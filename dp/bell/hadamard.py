@@ -121,11 +121,6 @@ class HadamardReports:
         """Number of reports."""
         return int(np.asarray(self.rows).size)
 
-    @property
-    def flip_probability(self) -> float:
-        """The realised flip probability ``ρ`` (:func:`flip_probability`)."""
-        return flip_probability(self.epsilon)
-
 
 def _randomize(values: np.ndarray, bits: int, threshold: int, epsilon: float,
                generator: np.random.Generator) -> HadamardReports:
