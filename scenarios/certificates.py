@@ -78,19 +78,6 @@ def parse_hosts(text: str | None, parties: int) -> list[str | None]:
     return list(hosts)
 
 
-def _crypto() -> Any:
-    """Import the ``cryptography`` modules lazily; a clear usage error if the package is missing."""
-    try:
-        from cryptography import x509
-        from cryptography.hazmat.primitives import hashes, serialization
-        from cryptography.hazmat.primitives.asymmetric import ec
-        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-    except ImportError:
-        raise UsageError("generating certificates needs the 'cryptography' package: "
-                         "pip install cryptography (a dependency of the suite)") from None
-    return x509, hashes, serialization, ec, ExtendedKeyUsageOID, NameOID
-
-
 def _write(path: Path, data: bytes, mode: int) -> None:
     """Write ``data`` to ``path`` with permissions ``mode``, atomically (a temporary file, then rename)."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -127,14 +114,21 @@ def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None]
         more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
         raise UsageError(f"{existing[0]} already exists{more}; pass --force to replace the whole set "
                          "(every party then needs the new files)")
-    x509, hashes, serialization, ec, extended_usage, name_oid = _crypto()
+    try:  # imported here: a clear usage error if the package is missing
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    except ImportError:
+        raise UsageError("generating certificates needs the 'cryptography' package: "
+                         "pip install cryptography (a dependency of the suite)") from None
 
     start = (now or _dt.datetime.now(_dt.timezone.utc)) - _dt.timedelta(minutes=5)
     not_after = start + _dt.timedelta(days=days, minutes=5)
 
     def subject(common_name: str) -> Any:
-        return x509.Name([x509.NameAttribute(name_oid.ORGANIZATION_NAME, TEST_ONLY),
-                          x509.NameAttribute(name_oid.COMMON_NAME, common_name)])
+        return x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, TEST_ONLY),
+                          x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
     def signed(name: Any, key: Any, ca: bool, *extensions: Any) -> Any:
         """A certificate for ``key`` signed by the CA, critical basic constraints and key usage (signatures; a CA
@@ -173,7 +167,7 @@ def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None]
         certificate = signed(
             subject(party_name(party)), key, False,
             # every party is a TLS server (for lower indices) and a TLS client (for higher ones)
-            x509.ExtendedKeyUsage([extended_usage.SERVER_AUTH, extended_usage.CLIENT_AUTH]),
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
             x509.SubjectAlternativeName(names), x509.SubjectKeyIdentifier.from_public_key(key.public_key()),
             x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_identifier))
         key_bytes = key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())

@@ -217,13 +217,15 @@ def _framingham() -> Any:
     return load_embedded("framingham")
 
 
-def _rows_of(party: int, options: Options) -> np.ndarray:
-    """Party ``party``'s rows of the first ``--rows`` embedded Framingham rows (rows i, i+m, ...)."""
+def _rows_of(party: int | None, options: Options) -> np.ndarray:
+    """Party ``party``'s rows of the first ``--rows`` embedded Framingham rows (rows i, i+m, ...); ``None``: all the
+    embedded rows, of every party."""
     from secure.intake import rows_from_table
 
     table = _framingham()
-    query = _query(options)
-    columns = [spec.name for spec in query.specs]
+    columns = [spec.name for spec in _query(options).specs]
+    if party is None:
+        return rows_from_table(table.header, table.rows, columns, source="embedded framingham").values
     return rows_from_table(table.header, table.rows[:options.rows], columns, source="embedded framingham",
                            party=party, parties=options.parties).values
 
@@ -231,13 +233,9 @@ def _rows_of(party: int, options: Options) -> np.ndarray:
 def _main_job_plan(options: Options, seed: int) -> tuple[Any, int, int]:
     """The noise plan of the main job (``python -m scenarios.ustat``, all Framingham rows), ``n`` and ``|E| = 2n``."""
     from dp.umpc.protocol import plans_for, sample_for
-    from secure.intake import rows_from_table
 
-    query = _query(options)
-    table = _framingham()
-    rows = rows_from_table(table.header, table.rows, [spec.name for spec in query.specs],
-                           source="embedded framingham").values.shape[0]
-    query = replace(query, tuples=2 * rows)
+    rows = _rows_of(None, options).shape[0]
+    query = replace(_query(options), tuples=2 * rows)
     tuples = sample_for(query, rows, seed)
     return plans_for(query, tuples, rows, options.parties, options.threshold)[0], rows, len(tuples)
 
@@ -444,19 +442,15 @@ def _print(record: dict[str, Any]) -> None:
     print(f"  seconds {record['seconds']:.2f}, bytes {format_bytes(record['bytes_sent'])} sent by all parties")
 
 
-def _default_to_three_parties(argv: list[str]) -> list[str]:
-    """The drills need a coalition: with no ``-M``, ``-P`` or ``-I`` given, run three local parties."""
-    given = any(a.startswith(("-M", "-P", "-I")) for a in argv)
-    return argv if given else [*argv, "-M3"]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the drills (three local parties when no party count is given); returns the exit code."""
+    """Run one party of the drills; returns the exit code.  They need a coalition: with no ``-M``, ``-P`` or ``-I``
+    given, three local parties run."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if not any(word.startswith(("-M", "-P", "-I")) for word in words):
+        words.append("-M3")
     if argv is None:
-        sys.argv[1:] = _default_to_three_parties(sys.argv[1:])
-    else:
-        argv = _default_to_three_parties(list(argv))
-    return run_scenario(parse_options, _drills, lambda options: options.public(), argv)
+        sys.argv[1:] = words
+    return run_scenario(parse_options, _drills, lambda options: options.public(), None if argv is None else words)
 
 
 if __name__ == "__main__":

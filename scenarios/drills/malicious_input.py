@@ -347,10 +347,7 @@ def _run_count_case(root: str, job: str, deviation: str, party_args: Sequence[st
     record: dict[str, Any] = loaded[0] if isinstance(loaded, list) else loaded  # rank_auc: one record per run
     lines = [r.error_lines[0] if r.error_lines else "" for r in results]
     value = _count_value(job, record) if record and all(r.code == 0 for r in results) else None
-    case = CountCase(job, deviation, [r.code for r in results], lines, value)
-    if record:
-        case.rows = int(record["n"])
-    return case
+    return CountCase(job, deviation, [r.code for r in results], lines, value, int(record["n"]) if record else None)
 
 
 def _judge_count(case: CountCase, honest: CountCase, kind: str | None, proves_cells: bool) -> None:
