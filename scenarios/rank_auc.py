@@ -161,7 +161,6 @@ def _reader(options: Options, limit: int | None) -> Callable[[], Any]:
 async def _run(options: Options, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
     """Every party: one :func:`dp.rank_auc.release` per ``--rows`` size, ``--epsilon`` split over them, one spend
     (:func:`dp.rank_auc.release_runs`).
-
     :return: party 0's delivery (the tables, ``--json``), which :func:`scenarios.kit.cli.run_scenario` runs
         only after the orderly shutdown, so that a party lost in the shutdown phase releases nothing."""
     runs = [options.owners] if options.owners else [_reader(options, limit) for limit in options.rows]

@@ -134,8 +134,8 @@ class Options:
         return replace(self.face.base, tuples=tuples) if isinstance(tuples, int) else self.face.base
 
 
-def _parse_pairs(text: str) -> tuple[str, float | int | None]:
-    """``all`` -> (all, None); ``2n`` -> (per-row, 2.0); ``5000`` -> (count, 5000)
+def _parse_pairs(text: str) -> tuple[str, int | str]:
+    """``(mode, the query's tuples)``: ``all`` -> (all, all); ``2n`` -> (per-row, 2n); ``5000`` -> (count, 5000)
     (:func:`dp.umpc.scripting.parse_tuples`, the API's reading of the same words)."""
     text = text.strip().lower()
     try:
@@ -145,7 +145,7 @@ def _parse_pairs(text: str) -> tuple[str, float | int | None]:
             raise UsageError(f"--pairs must be at least 1, got {int(text)}") from None
         raise UsageError(f"--pairs expects 'auto', 'all', a number of tuples >= 1 or a positive finite multiple of n "
                          f"like '2n', got '{text}'") from None
-    return mode, int(amount) if mode == "count" else amount
+    return mode, int(amount) if mode == "count" else text
 
 
 def parse_options(argv: Sequence[str]) -> Options:
@@ -161,8 +161,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     if len(columns) != len(kernel.columns):
         raise UsageError(f"--stat {args.stat} needs {len(kernel.columns)} columns ({','.join(kernel.columns)}), "
                          f"got {len(columns)}: {','.join(columns)}")
-    domains = parse_domains(args.domain)
-    steps = parse_steps(args.domain)
+    domains, steps = parse_domains(args.domain), parse_steps(args.domain)
     declared = declared_specs(dataset, columns) if dataset else {}
     categorical = category_specs(kernel, columns, categories=args.categories, other=args.other, domains=domains,
                                  dataset=dataset)
@@ -184,7 +183,7 @@ def parse_options(argv: Sequence[str]) -> Options:
             step = embedded if embedded is not None and embedded * 2 ** precision >= 1 else None
         with usage_errors():
             specs.append(ColumnSpec(name, low, high, precision, step=step))
-    mode, amount = _parse_pairs(args.pairs)
+    mode, tuples = _parse_pairs(args.pairs)
     if args.path in ("histogram", "sort") and mode in ("count", "per-row"):
         raise UsageError(f"--path {args.path} computes the complete statistic over all tuples, but --pairs {args.pairs} "
                          "asks for sampled tuples: give --pairs all (or auto), or --path tuples")
@@ -206,7 +205,6 @@ def parse_options(argv: Sequence[str]) -> Options:
     if args.delegate_noise is not None and noise == "mpc":
         raise UsageError("--delegate-noise chooses which parties draw the noise, but --noise mpc (--mpc-noise) "
                          "samples it inside MPC where no party draws any: give one of them")
-    tuples = int(amount or 0) if mode == "count" else args.pairs.strip().lower()
     try:
         face = Query(statistic=args.stat, columns=specs, epsilon=args.epsilon, delta=args.delta, tuples=tuples,
                      sampling=args.sampling, clipping=args.clip, path=args.path, delegation=delegation, rtt=args.rtt,

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import dp.umpc.complete as complete
+import dp.umpc.scripting as scripting
 import secure.counting as counting
 from scenarios import ustat
 from tests.conftest import read_record, small_table, write_csv
@@ -53,9 +53,9 @@ def _run(options: list[str], data: Path, tmp_path: Path, monkeypatch: pytest.Mon
         calls.append(path)
         return original(path, *args, **named)
 
-    monkeypatch.setattr(counting, "count_file", spy)
+    monkeypatch.setattr(scripting, "count_file", spy)  # where the release looks them up
     if not streamed:
-        monkeypatch.setattr(complete, "histogram_possible", lambda *a, **k: False)
+        monkeypatch.setattr(scripting, "histogram_possible", lambda *a, **k: False)
     out = tmp_path / f"{streamed}.json"
     assert ustat.main([*options, "--data", str(data), "--epsilon", "2", "--noise", "parties", "--seed", "5",
                        "--ledger", "off", "--json", str(out), "--no-log"]) == 0
@@ -83,14 +83,14 @@ def test_a_plan_other_than_the_histogram_reads_the_rows_after_counting(
         gappy_csv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """``--path auto`` counts first (the histogram path was possible); a plan for the sort path (forced here
     through the planner) then reads the rows, every party alike, and releases what reading them at once does."""
-    original = complete.plan_for
+    original = scripting.plan_for
 
     def sort_plan(query: Any, **named: Any) -> Any:
         return original(replace(query, path="sort"), **named)
 
     results = []
     for streamed in (True, False):
-        monkeypatch.setattr(complete, "plan_for", sort_plan)
+        monkeypatch.setattr(scripting, "plan_for", sort_plan)
         results.append(_run([*AUC, "--pairs", "all"], gappy_csv, tmp_path, monkeypatch, capsys, streamed=streamed))
     (record, printed, counted), (read, printed_read, _) = results
     assert counted == 1 and record["path"] == "sort"

@@ -14,9 +14,11 @@ from dp.comparison_leakage import ComparisonLeak
 from dp.noise_defaults import (default_noise, mpc_guarantee, party_guarantee, pure_budget_line,
                                switched_by_pure_budget)
 from dp.noise_plans import NoisePlan, plan_noise, samplers
+from dp.umpc.planner import pure_account_path
+from dp.umpc.protocol import UStatQuery
 from dp.validation import check_choice, check_epsilon
 from secure.intake import ColumnSpec, MissingPolicy, to_fixed_point
-from secure.kernels import KernelOutput
+from secure.kernels import KernelOutput, get_kernel
 
 __all__ = ["Query", "PathChoice", "NoiseSource", "account_query", "plans_for_rows", "sum_ranges", "required_bit_length",
            "check_bit_length", "auc_query", "release_guarantee"]
@@ -73,9 +75,6 @@ def account_query(query: Query, *, noise: NoiseSource | None, pure: bool, budget
     """``(query, note)``: ``query`` with ``noise``, or the default at epsilon/2 per sum, that its account can pay: a
     pure one (``pure``, delta 0) takes party noise and the histogram path, ``note`` saying so (docs/rank_auc.md).
     :raise ValueError: no path a pure account can pay (:func:`dp.umpc.planner.pure_account_path`)."""
-    from dp.umpc.planner import pure_account_path
-    from secure.kernels import get_kernel
-
     per_sum = query.epsilon / 2
     path = pure_account_path(get_kernel("auc"), query.specs, parties=parties, choice=query.path) if pure else query.path
     assert path != "tuples"  # not a choice of the rank AUC: pure_account_path returns the histogram path or refuses
@@ -129,9 +128,6 @@ def check_bit_length(query: Query, bit_length: int, rows: int | None = None, pla
 def auc_query(query: Query) -> Any:
     """The complete AUC of :mod:`dp.umpc.complete` on the same columns: its histogram and sort paths
     compute ``2U`` and ``P`` here (one implementation of the secure AUC sums)."""
-    from dp.umpc.protocol import UStatQuery
-    from secure.kernels import get_kernel
-
     return UStatQuery(kernel=get_kernel("auc"), specs=tuple(query.specs), epsilon=query.epsilon, noise=query.noise,
                       path=query.path)
 

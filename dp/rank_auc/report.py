@@ -34,7 +34,6 @@ def estimate_noise_std(plans: Sequence[NoisePlan], twice_u: float, positives: fl
 @dataclass
 class RankAucRelease:
     """The released noisy ``2U`` and ``P``, the estimate, the costs; :meth:`table` and :meth:`record`.
-
     A job running several releases on the same rows sets ``runs``, ``epsilon_total`` and ``budget`` (the settled
     ledger keys) after the last one; ``notes`` are lines printed above the table."""
 

@@ -39,16 +39,11 @@ __all__ = ["plan_for", "histogram_possible", "complete_max_degree", "complete_pl
 
 def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegated: bool = False,
              rtt: float = 0.0, owners: Owners | None = None) -> PathPlan:
-    """The path of ``query`` for ``rows`` rows (:func:`dp.umpc.planner.plan_path`), from public parameters.
-
-    :param pairs: how the tuples were asked for: ``auto`` (a complete path when it is modelled no slower
-        than the ``query.tuples`` sampled tuples, else those), ``all`` (the cheapest complete way),
-        ``count`` or ``per-row`` (sampled tuples, unless a complete path is forced -- refused).
-    :param delegated: noise drawn by delegates (Sinh & Ramon's M_HF), which only the tuples path has.
-    :param rtt: the declared round-trip time in seconds (``--rtt``): each path's rounds wait ``rtt / 2``.
-    :param owners: the servers' intake of owners' uploads: the histogram path from their DPF keys (costed at
-        ``N G`` leaves), the others from their shares.
-    :raise ValueError: a forced path that cannot run here, or that contradicts ``pairs``."""
+    """The path of ``query`` for ``rows`` rows (:func:`dp.umpc.planner.plan_path`), from public parameters;
+    ``pairs`` says how the tuples were asked for (``auto``, ``all``, ``count``, ``per-row``), ``delegated`` that
+    delegates draw the noise, ``rtt`` the declared round-trip time in seconds, ``owners`` the servers' intake of
+    owners' uploads (docs/umpc_analysis.md).  :raise ValueError: a forced path that cannot run here, or that
+    contradicts ``pairs``."""
     degree = query.kernel.degree
     if rows < degree:  # the sampled path's line (dp.umpc.protocol.check_sizes), before any cost is modelled
         raise ValueError(f"need at least {degree} rows over all parties for a degree-{degree} kernel, got {rows}")
@@ -123,7 +118,6 @@ def grid_values(query: UStatQuery) -> list[np.ndarray]:
 
 def local_cells(query: UStatQuery, fixed: FixedPointRows) -> np.ndarray:
     """This party's rows as grid indices of the kernel's columns, clipped to the domains locally.
-
     :param fixed: from :func:`dp.umpc.protocol.prepare_rows` (``fixed.columns``: before the kernel's
         re-encoding).  With ``clipping == "secure"`` the rows were not clipped yet: the histogram path
         clips here, at the party (the count of clipped values stays local)."""
@@ -149,7 +143,6 @@ def complete_sums_plain(query: UStatQuery, fixed_by_party: Sequence[FixedPointRo
 
 def complete_bit_length(query: UStatQuery, rows: int, path: str, plans: Sequence[NoisePlan]) -> int:
     """Signed bit length the secure integers need on ``path`` for ``rows`` rows (public parameters only).
-
     The noisy sums (their range over all tuples plus the noise's tail bound), every intermediate value of
     the histogram polynomial, the sort's comparisons and its rank-sum weights; for noise sampled in MPC
     also its binary digits."""
@@ -185,7 +178,6 @@ def complete_secure_type(query: UStatQuery, rows: int, path: str, plans: Sequenc
 def simulate_complete(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int, runs: int = 1,
                       noise: np.ndarray | None = None, noise_rng: np.random.Generator | None = None) -> Simulation:
     """The complete release in one process: exact sums plus noise drawn as the parties would.
-
     Same noise plans and estimator as :func:`run_complete`; ``noise`` as in
     :func:`dp.umpc.protocol.simulate` (fixed per-party draws ``(runs, outputs, parties)``, or for noise
     sampled in MPC ``(runs, outputs)``)."""
@@ -298,7 +290,6 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows | Owners, plan: 
         return None
     released_delta, sampler_delta, sampler = sampler_summary(query, plans)
     released_delta += leak.delta  # (1 + e^eps) s of the sort's openings (dp.comparison_leakage), <= 2^-40
-    complete_query = replace(query, tuples=None)
     return UStatRelease(
         statistic=kernel.name, estimate=kernel.estimate(opened, tuples, query.widths),
         epsilon=query.epsilon, delta=released_delta, n=rows, pairs=tuples, parties=parties, threshold=threshold,
@@ -308,6 +299,5 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows | Owners, plan: 
         clipping="secure" if plan.path == "sort" and query.clipping == "secure" else "local",
         noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler,
         guarantee=release_guarantee(query, plans, released_delta, sampler_delta) + "; " + leak.describe(),
-        comparison_leak=leak.record(),
-        seed=None, sampling_error_bound=0.0, uncertainty_covers=uncertainty_text(complete_query),
-        path=plan.path, plan=plan.describe())
+        comparison_leak=leak.record(), seed=None, sampling_error_bound=0.0, path=plan.path, plan=plan.describe(),
+        uncertainty_covers=uncertainty_text(replace(query, tuples=None)))

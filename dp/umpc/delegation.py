@@ -158,13 +158,12 @@ def add_delegated_noise(total: Any, plan: NoisePlan, delegates: Sequence[int], *
     shape: Any = getattr(total, "shape", None)
     is_array = shape is not None and hasattr(type(total), "sectype")
     sectype = type(total).sectype if is_array else type(total)
-    if mpc.pid in senders:
-        if noise_source is not None:
-            value = noise_source(delegated)
-        else:
-            value = delegated.draw(None, int(np.prod(shape))) if is_array else delegated.draw()
+    if mpc.pid not in senders:
+        value: Any = np.zeros(shape, dtype=np.int64) if is_array else 0  # placeholder, never sent
+    elif noise_source is not None:
+        value = noise_source(delegated)
     else:
-        value = np.zeros(shape, dtype=np.int64) if is_array else 0  # placeholder, never sent
+        value = delegated.draw(None, int(np.prod(shape))) if is_array else delegated.draw()
     secret = type(total)(np.asarray(value, dtype=np.int64).reshape(shape)) if is_array else sectype(int(value))
     draws = mpc.input(secret, senders=senders)  # a list: one secure value per delegate
     return total + sum(draws[1:], draws[0])

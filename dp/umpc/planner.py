@@ -8,12 +8,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
+from dp.comparison_leakage import plan_leak
 from dp.sampling import tuple_count
 from dp.umpc.costs import KERNEL_OPERATIONS
-from secure.ranking import sorting_network_size
 from secure.columns import ColumnSpec
+from secure.histograms import GENERIC_MAX_CELLS, special_form
 from secure.kernels import Kernel
 from secure.leakage import MaskedOpenings
+from secure.ranking import sort_costs, sorting_network_size
+from secure.security_parameter import field_bits
 
 __all__ = ["field_scale", "LAUNCH_SECURITY_PARAMETER", "Path", "PathChoice", "PATHS", "PATH_CHOICES", "PathCost", "PathPlan", "plan_path", "path_costs",
            "histogram_grid", "sort_bits", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT",
@@ -62,7 +65,6 @@ _TUPLE_WORK = {**KERNEL_OPERATIONS, "vus": (2, 16)}
 @dataclass(frozen=True)
 class PathCost:
     """The modelled cost of one path: seconds, bytes sent by all parties, memory per party.
-
     ``available`` is ``False`` with a ``reason`` when the path cannot run for these parameters."""
 
     path: Path
@@ -184,8 +186,6 @@ def path_rounds(path: Path, kernel: Kernel, *, rows: int, bits: int, tuples: int
 
 def _histogram_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int, rtt: float = 0.0,
                     noise: str = "mpc", extra: float = 0.0) -> PathCost:
-    from secure.histograms import GENERIC_MAX_CELLS, special_form
-
     sizes = histogram_grid(kernel, specs)
     cells = math.prod(sizes)
     total = tuple_count(rows, kernel.degree) if rows >= kernel.degree else 0
@@ -218,9 +218,6 @@ def field_scale(openings: MaskedOpenings, *, parties: int, epsilon: float) -> tu
     (:func:`dp.comparison_leakage.plan_leak`, at MPyC's default threshold ``t = floor((m - 1) / 2)``) and the
     factor by which its field, and so every byte on the wire, outgrows the 64-bit field of the calibration:
     ``(L + K + 2) / (L + 30 + 2)`` at ``L = 32`` (:func:`secure.security_parameter.field_bits`)."""
-    from dp.comparison_leakage import plan_leak
-    from secure.security_parameter import field_bits
-
     raised = plan_leak(openings, epsilon=epsilon, parties=parties, threshold=(parties - 1) // 2,
                        launched=LAUNCH_SECURITY_PARAMETER).security_parameter
     base = field_bits(MODEL_BIT_LENGTH, LAUNCH_SECURITY_PARAMETER)
@@ -230,13 +227,9 @@ def field_scale(openings: MaskedOpenings, *, parties: int, epsilon: float) -> tu
 def _sort_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, rows: int,
                epsilon: float = 1.0, rtt: float = 0.0, noise: str = "mpc") -> PathCost:
     total = tuple_count(rows, kernel.degree) if rows >= kernel.degree else 0
-    from secure.histograms import special_form
-
     if special_form(kernel) not in SORT_KERNELS:
         return PathCost("sort", math.inf, math.inf, math.inf, total, False,
                         f"no rank-sum form for '{kernel.name}' (only {', '.join(SORT_KERNELS)})")
-    from secure.ranking import sort_costs
-
     bits = sort_bits(kernel, specs)
     cost = sort_costs(rows, bits, statistic=special_form(kernel) or "auc")
     seconds = SECONDS_FIXED + SECONDS_PER_EXCHANGE_BIT * bits * cost.comparisons \

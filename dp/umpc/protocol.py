@@ -62,7 +62,6 @@ class KernelColumns:
 @dataclass(frozen=True)
 class UStatQuery(KernelColumns):
     """What the parties agree to compute and release (parameters in full: docs/umpc_analysis.md).
-
     ``tuples=None`` means all ``C(n, k)`` tuples; ``noise`` is ``parties`` or ``mpc`` (:mod:`dp.secret_noise`);
     ``path`` is ``auto``, ``histogram``, ``sort`` or ``tuples`` (:mod:`dp.umpc.planner`); ``unit_rows``: the rows of
     one unit of privacy (an owner's ``rows_per_owner``), a factor of every sensitivity (replace-one-unit).
@@ -235,9 +234,7 @@ def sampling_error_bound(query: UStatQuery, rows: int, tuples: np.ndarray, sums:
     if len(outputs) == 1:
         return math.sqrt(variance)
     share = float(sums[1]) / (outputs[1].scale * len(tuples))
-    if share <= 0:
-        return float("nan")
-    return math.sqrt(variance / min(1.0, share))
+    return float("nan") if share <= 0 else math.sqrt(variance / min(1.0, share))
 
 
 def uncertainty_text(query: UStatQuery) -> str:

@@ -177,16 +177,13 @@ class UStatRelease:
 
     def record(self) -> dict[str, Any]:
         """The JSON result record (the record keys of docs/design.md first; each key: docs/umpc_analysis.md)."""
-        return {"statistic": self.statistic, "estimate": self.estimate, "epsilon": self.epsilon,
-                "delta": self.delta, "n": self.n, "pairs": self.pairs, "parties": self.parties,
-                "seconds": self.seconds, "bytes_sent": self.bytes_sent, "threshold": self.threshold,
-                "degree": self.degree, "sampling": self.sampling, "max_degree": self.max_degree,
-                "mechanism": self.mechanism, "noise_std": self.estimate_std, "noise_std_per_sum": self.noise_std,
-                "sampling_error_bound": self.sampling_error_bound, "error_bound": self.error_bound, "seed": self.seed,
-                "uncertainty_covers": self.uncertainty_covers, "estimate_std": self.estimate_std, "noisy_sums": self.noisy_sums,
-                "phases": self.phases, "missing": self.missing, "clipping": self.clipping, "noise_source": self.noise_source, "sampler_delta": self.sampler_delta,
-                "sampler": self.sampler, "delegation_failure": self.delegation_failure, "guarantee": self.guarantee,
-                "delegates": self.delegates, "delegates_drawn_from": self.delegates_drawn_from,
-                "path": self.path, "plan": self.plan, **self.comparison_leak, **self.budget_record,
+        head = ("statistic", "estimate", "epsilon", "delta", "n", "pairs", "parties", "seconds", "bytes_sent",
+                "threshold", "degree", "sampling", "max_degree", "mechanism")
+        tail = ("sampling_error_bound", "error_bound", "seed", "uncertainty_covers", "estimate_std", "noisy_sums",
+                "phases", "missing", "clipping", "noise_source", "sampler_delta", "sampler", "delegation_failure",
+                "guarantee", "delegates", "delegates_drawn_from", "path", "plan")
+        return {**{key: getattr(self, key) for key in head}, "noise_std": self.estimate_std,
+                "noise_std_per_sum": self.noise_std, **{key: getattr(self, key) for key in tail},
+                **self.comparison_leak, **self.budget_record,
                 **({} if self.categories is None else {"fill": self.fill, "categories": self.categories}),
                 **({} if self.owners is None else {"owners": self.owners})}

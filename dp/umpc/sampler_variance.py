@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dp.calibration import discrete_laplace_alpha, distributed_laplace_variance
+from dp.sampling import SAMPLING_METHODS, tuple_count, vertex_degrees
 from dp.validation import check_epsilon, check_parties, check_positive_int
 
 __all__ = ["PairMoments", "duplicate_moments", "pair_moments", "uniform_inc", "bernoulli_inc",
@@ -203,8 +204,6 @@ def _population_factor(population: int, edges: int) -> float:
 def design_factor(design: NDArray[np.int64], rows: int) -> float:
     r"""``F(E)`` with ``Var_pi(U_{f, pi(E)} - U) <= F(E) Var f <= F(E) range^2 / 4`` for every data set (``k = 2``)
     of ``rows`` rows and drawn pairs ``design`` (shape ``(m, 2)``; else ValueError; docs/umpc_analysis.md)."""
-    from dp.sampling import vertex_degrees
-
     tuples = np.asarray(design, dtype=np.int64)
     if tuples.ndim != 2 or tuples.shape[1] != 2:
         raise ValueError(f"design_factor needs a design of pairs, got shape {tuples.shape}")
@@ -228,8 +227,6 @@ def incompleteness_variance_bound(sampling: str, *, rows: int, degree: int, tupl
     r"""A data-independent upper bound on ``E_inc = E_E[(U_{f,E} - U)^2]`` for a kernel with values in an
     interval of length ``value_range`` (public: the kernel's output range), ``n``, ``k``, ``|E|`` public
     (docs/umpc_analysis.md); ValueError on an unknown sampling, ``|E|`` outside ``[1, C(n, k)]`` or a negative range."""
-    from dp.sampling import SAMPLING_METHODS, tuple_count
-
     if sampling not in SAMPLING_METHODS:
         raise ValueError(f"unknown sampling '{sampling}'; choose one of: {', '.join(SAMPLING_METHODS)}")
     if not value_range >= 0:

@@ -141,7 +141,6 @@ class Query:
 
     def at(self, rows: int) -> UStatQuery:
         """The protocol's query for ``rows`` rows over all parties (``rows`` is public).
-
         :raise ValueError: more tuples than the ``C(n, k)`` distinct ones, or too few rows."""
         mode, amount = parse_tuples(self.tuples)
         degree = self.base.kernel.degree
@@ -381,7 +380,6 @@ def simulate(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray], *, s
              threshold: int | None = None, runs: int = 1,
              noise_rng: np.random.Generator | None = None) -> Simulation:
     """Run the query's protocol in one process (NumPy), same path, seed, tuples and noise as :func:`release`.
-
     Returns ``runs`` estimates on one tuple set, the noiseless value on the tuples, sums, tuples, plans, draws.
     :raise ValueError: too few rows or too many tuples for n, a bad threshold."""
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):

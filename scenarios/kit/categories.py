@@ -9,6 +9,7 @@ import math
 from typing import Any, Sequence
 
 from scenarios.kit.cli import UsageError, usage_errors
+from scenarios.kit.datasets import declared_categories, declared_domains
 from secure.intake import MAX_CATEGORIES, Category, ColumnSpec
 from secure.kernels import Kernel
 
@@ -94,8 +95,6 @@ def category_specs(kernel: Kernel, columns: Sequence[str], *, categories: str | 
     the parsed ``--domain`` and the embedded ``dataset``'s declarations (docs/command_line.md).
     :raise UsageError: a list for a numeric column, a label list of the wrong length, an equality column with
     no list and no integer domain, a bad list."""
-    from scenarios.kit.datasets import declared_categories, declared_domains
-
     lists, others = parse_categories(categories), parse_others(other)
     equality, labels = set(kernel.categorical), dict(kernel.categories)
     for option, given in (("--categories", lists), ("--other", others)):

@@ -17,15 +17,14 @@ import re
 import sys
 import textwrap
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
+from dp.budget.agreement import SpendRequest, active_reservation, agree_spend
 from dp.report_text import format_bytes, text_table  # format_bytes re-exported: the jobs' byte counts read alike
 from scenarios.kit.packages import missing_package_message
+from scenarios.kit.progress import install_progress
 from secure.errors import InputError
 from secure.launcher import run_parties
-
-if TYPE_CHECKING:
-    from dp.budget.agreement import SpendRequest
 
 __all__ = ["UsageError", "usage_errors", "ScenarioParser", "print_table", "format_bytes", "run_scenario"]
 
@@ -75,12 +74,10 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 class ScenarioParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` that raises :class:`UsageError` instead of exiting on bad usage.
-
     A party must not exit on its own before the others hear its verdict, or they would wait for it.
     Abbreviations are refused (``allow_abbrev=False``): ``--eps`` is not ``--epsilon``; an unknown
     option that is a prefix of ours, or close to one, is named in the error (``--column`` -> did you
     mean ``--columns``?).  What ``-h`` prints: docs/command_line.md.
-
     :param runs_as: ``"party"`` (an MPyC party run by :func:`run_scenario`: the common options and
         MPyC's), ``"launcher"`` (launches its own local parties: the drills) or ``"tool"`` (no MPyC)."""
 
@@ -143,7 +140,6 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[..., Awaitabl
                  job: str | None = None) -> int:
     """One party's whole life (:func:`secure.launcher.run_parties`), with :class:`UsageError` from ``parse``
     shared as a usage verdict like :class:`secure.errors.InputError`.
-
     :param parse: ``argv -> options`` (MPyC's and the common options already removed); raises
         :class:`UsageError`.
     :param body: ``async options -> deliver``: the protocol; ``deliver`` runs after the orderly shutdown.
@@ -162,9 +158,6 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[..., Awaitabl
     command_line = list(sys.argv[1:] if argv is None else argv)  # before MPyC takes its options off sys.argv
 
     async def guarded(options: Any) -> Any:
-        from dp.budget.agreement import active_reservation, agree_spend
-        from scenarios.kit.progress import install_progress
-
         install_progress()
         if spend is not None:
             await agree_spend(spend(options))
@@ -206,7 +199,6 @@ def asks_for_help(argv: Sequence[str]) -> bool:
 
 def show_help(parse: Callable[[list[str]], Any]) -> int:
     """Print the scenario's help (its :class:`ScenarioParser` does, on ``--help``); the exit code, 0.
-
     :param parse: the scenario's ``argv -> options``; called with ``["--help"]`` only, so that no
         other option can fail first."""
     try:
@@ -222,7 +214,6 @@ def show_help(parse: Callable[[list[str]], Any]) -> int:
 @contextlib.contextmanager
 def missing_package_stops_party() -> Iterator[None]:
     """Turn ``ModuleNotFoundError`` of an optional package into one line saying what to install.
-
     :raise secure.errors.InputError: ``party i: ... needs the 'tqdm' package: pip install ...``."""
     try:
         yield
@@ -238,10 +229,8 @@ def missing_package_stops_party() -> Iterator[None]:
 @contextlib.contextmanager
 def output_errors_stop_party() -> Iterator[None]:
     """Turn an ``OSError`` while party 0 writes its result files (after the release) into one line.
-
     The paths were tried when the options were parsed (:func:`scenarios.kit.outputs.check_output_path`); a disk
     that fills up or a directory removed meanwhile still ends here, after the release was printed.
-
     :raise secure.errors.InputError: ``party 0: cannot write PATH: REASON (the release above was made)``."""
     try:
         yield

@@ -6,6 +6,7 @@ throughput; it binds ``127.0.0.1`` only and holds at most :data:`MAX_QUEUED` chu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -19,18 +20,12 @@ CHUNK = 1 << 16
 
 
 def free_ports(count: int) -> list[int]:
-    """``count`` distinct TCP ports free on 127.0.0.1 now (the system picks them)."""
-    sockets, ports = [], []
-    try:
-        for _ in range(count):
-            probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    """``count`` distinct TCP ports free on 127.0.0.1 now (the system picks them, all held open at once)."""
+    with contextlib.ExitStack() as stack:
+        probes = [stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
+        for probe in probes:
             probe.bind(("127.0.0.1", 0))
-            sockets.append(probe)
-            ports.append(probe.getsockname()[1])
-    finally:
-        for probe in sockets:
-            probe.close()
-    return ports
+        return [probe.getsockname()[1] for probe in probes]
 
 
 async def _pump(source: asyncio.StreamReader, target: asyncio.StreamWriter, delay: float) -> None:
@@ -39,37 +34,30 @@ async def _pump(source: asyncio.StreamReader, target: asyncio.StreamWriter, dela
     queue: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue(MAX_QUEUED)
 
     async def read() -> None:
-        try:
+        with contextlib.suppress(ConnectionError, OSError):
             while data := await source.read(CHUNK):
                 await queue.put((loop.time() + delay, data))
-        except (ConnectionError, OSError):
-            pass
         await queue.put(None)
 
     reader = asyncio.ensure_future(read())
     try:
-        while (item := await queue.get()) is not None:
-            due, data = item
-            wait = due - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            target.write(data)
-            await target.drain()
-    except (ConnectionError, OSError):
-        pass
+        with contextlib.suppress(ConnectionError, OSError):
+            while (item := await queue.get()) is not None:
+                due, data = item
+                wait = due - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                target.write(data)
+                await target.drain()
     finally:
         reader.cancel()
-        try:
+        with contextlib.suppress(ConnectionError, OSError, RuntimeError):
             target.close()
-        except (ConnectionError, OSError, RuntimeError):
-            pass
 
 
 class DelayProxies:
     """Proxies ``127.0.0.1:listen[k] -> 127.0.0.1:target[k]``, each delaying both directions by ``delay`` s.
-
     Use as a context manager; the proxies accept connections from ``__enter__`` to ``__exit__``.
-
     :raise ValueError: lists of different lengths, or a negative or non-finite delay."""
 
     def __init__(self, *, listen: Sequence[int], target: Sequence[int], delay: float) -> None:

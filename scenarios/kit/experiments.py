@@ -118,9 +118,7 @@ def parse_integer_list(text: str, option: str, *, low: int, high: int) -> tuple[
 
 async def agree_seed(seed: int | None) -> int:
     """The public seed: ``seed`` if given, else a joint seed every party contributes to (collective)."""
-    if seed is not None:
-        return int(seed)
-    return await joint_seed()
+    return int(seed) if seed is not None else await joint_seed()
 
 
 async def check_results_dir(path: str) -> None:
@@ -215,9 +213,7 @@ def format_mean(mean: float, error: float, digits: int = 3) -> str:
     """``0.123 ± 0.004`` (``nan`` parts shown as ``-``)."""
     if not math.isfinite(mean):
         return "-"
-    if not math.isfinite(error):
-        return f"{mean:.{digits}g}"
-    return f"{mean:.{digits}g} ± {error:.2g}"
+    return f"{mean:.{digits}g}" if not math.isfinite(error) else f"{mean:.{digits}g} ± {error:.2g}"
 
 
 @dataclass(frozen=True)

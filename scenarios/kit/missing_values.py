@@ -8,6 +8,7 @@ from typing import Any, Mapping, Sequence
 
 from dp.umpc.report import local_note
 from scenarios.kit.cli import UsageError, usage_errors
+from scenarios.kit.datasets import declared_categories, declared_domains, declared_fills
 from secure.intake import MISSING_POLICIES, ColumnSpec, MissingPolicy
 
 __all__ = ["add_missing_arguments", "missing_policy", "parse_fills", "local_note"]
@@ -55,8 +56,6 @@ def _shown(value: float | str) -> str:
 def _misfit(spec: ColumnSpec, dataset: str, role: tuple[str, str] | None) -> str:
     """The line for an embedded column whose declaration does not fit the job's ``spec`` (public:
     declarations only).  ``role`` is ``(role, remedy)``, e.g. ``("score", "give --domain LO:HI")``."""
-    from scenarios.kit.datasets import declared_categories, declared_domains
-
     kind, remedy = role if role is not None else ("", f"give --domain {spec.name}=LO:HI or --fill {spec.name}=V")
     categories = declared_categories(dataset).get(spec.name)
     domain = declared_domains(dataset).get(spec.name)
@@ -80,8 +79,6 @@ def missing_policy(mode: str | None, fill: str | Sequence[str] | None, specs: Se
     and ``--fill``, checked against the declared ``specs``.  A fill value the embedded ``dataset`` declares that does
     not fit the job's column means the column does not fit the job: the line says so (``roles``: column -> (role,
     remedy) for that line).  :raise UsageError: a fill value outside its domain, ``--fill`` with refuse, a misfit."""
-    from scenarios.kit.datasets import declared_fills
-
     given = parse_fills(fill)
     chosen = mode or ("fill" if dataset is not None or given else "refuse")
     if chosen == "refuse":

@@ -24,30 +24,25 @@ def parse_columns(text: str, *, expected: int | None = None, names: str = "COLUM
 def parse_domains(text: str | None, *, single: str | None = None) -> dict[str, tuple[float, float, int | None]]:
     """``C=LO:HI[:BITS],...`` -> ``{C: (LO, HI, BITS or None)}`` (``single``: the one column a bare ``LO:HI``
     declares); :raise UsageError: a malformed item."""
-    domains: dict[str, tuple[float, float, int | None]] = {}
-    if not text:
-        return domains
-    for name, parts in _domain_items(text, single):
-        domains[name] = (parts[0], parts[1], int(parts[2]) if parts[2] is not None else None)
-    return domains
+    return {name: (low, high, bits) for name, (low, high, bits, _) in _domain_items(text, single)}
 
 
 def parse_steps(text: str | None, *, single: str | None = None) -> dict[str, float]:
     """``{C: STEP}`` of the ``--domain`` items that declare a recording resolution; :raise UsageError: a
     malformed item or a step that is not positive."""
     steps: dict[str, float] = {}
-    for name, parts in _domain_items(text, single):
-        if parts[3] is not None:
-            if not parts[3] > 0:
-                raise UsageError(f"--domain step of column '{name}' must be positive, got {parts[3]:g}")
-            steps[name] = parts[3]
+    for name, (_, _, _, step) in _domain_items(text, single):
+        if step is not None and not step > 0:
+            raise UsageError(f"--domain step of column '{name}' must be positive, got {step:g}")
+        if step is not None:
+            steps[name] = step
     return steps
 
 
-def _domain_items(text: str | None, single: str | None) -> list[tuple[str, tuple[float, float, float | None,
+def _domain_items(text: str | None, single: str | None) -> list[tuple[str, tuple[float, float, int | None,
                                                                                  float | None]]]:
     """``C=LO:HI[:BITS[:STEP]]`` items as ``(C, (LO, HI, BITS or None, STEP or None))``."""
-    items: list[tuple[str, tuple[float, float, float | None, float | None]]] = []
+    items: list[tuple[str, tuple[float, float, int | None, float | None]]] = []
     if not text:
         return items
     expected = "COLUMN=LOW:HIGH[:BITS[:STEP]]" + (" (or LOW:HIGH[:BITS[:STEP]] for the one column)" if single else "")
@@ -60,7 +55,7 @@ def _domain_items(text: str | None, single: str | None) -> list[tuple[str, tuple
             raise UsageError(f"--domain expects {expected}, got '{item}'")
         try:
             low, high = float(parts[0]), float(parts[1])
-            bits = float(int(parts[2])) if len(parts) >= 3 and parts[2].strip() else None
+            bits = int(parts[2]) if len(parts) >= 3 and parts[2].strip() else None
             step = float(parts[3]) if len(parts) == 4 else None
         except ValueError:
             raise UsageError(f"--domain expects numbers in {expected}, got '{item}'") from None

@@ -4,6 +4,7 @@ usage error every party shares (:func:`scenarios.kit.cli.run_scenario`: exit 2, 
 ``error: party 0: cannot write --json /nonexistent/x.json: no such directory``).  No data is touched."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -38,7 +39,5 @@ def check_output_path(path: str | None, option: str, *, writer: int = 0) -> None
         reason = (exc.strerror or str(exc)).lower()
         raise UsageError(f"cannot write {option} {path}: {reason}") from None
     if not existed:
-        try:
+        with contextlib.suppress(OSError):
             os.remove(path)
-        except OSError:
-            pass

@@ -34,7 +34,6 @@ def installed(package: str) -> bool:
 
 def require_packages(*packages: str, purpose: str = "this scenario") -> None:
     """Refuse to start when an optional package is missing.
-
     :param packages: import names, e.g. ``"tqdm"``, ``"matplotlib"``.
     :param purpose: who needs them, the start of the message.
     :raise secure.errors.InputError: ``... needs the 'tqdm' package: pip install 'private-ustats[plot]'``
@@ -47,6 +46,4 @@ def require_packages(*packages: str, purpose: str = "this scenario") -> None:
 def missing_package_message(error: ModuleNotFoundError) -> str | None:
     """The one-line message for a missing optional package, or ``None`` for any other module."""
     top = (error.name or "").split(".")[0]
-    if top not in OPTIONAL_PACKAGES:
-        return None
-    return f"this scenario {install_hint(top)}"
+    return f"this scenario {install_hint(top)}" if top in OPTIONAL_PACKAGES else None

@@ -33,7 +33,6 @@ class TerminalBars:
 
 def install_progress(stream: TextIO | None = None) -> None:
     """Send this party's progress reports to a terminal bar, or to log lines.
-
     A bar only when ``stream`` (default stderr) is a terminal, MPyC logs at INFO level (not
     ``--no-log``) and ``tqdm`` is installed (an optional package: without it, log lines)."""
     from scenarios.kit.packages import installed

@@ -26,7 +26,6 @@ def finite_or_null(value: Any) -> Any:
 
 def write_record(path: str, record: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> None:
     """Write ``record`` (or a list of records) to ``path`` as strict JSON (indent 2; non-finite numbers as ``null``).
-
     :raise OSError: the file cannot be written (the caller turns it into one line)."""
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(finite_or_null(record), handle, indent=2, allow_nan=False)

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.kit.datasets import framingham_with_scores, load_embedded, numeric_columns
+from secure.public_randomness import public_generator
 from scenarios.kit.experiments import (
     CommonOptions, add_common_options, agree_seed, check_results_dir, common_options, exempt_spend,
     finish_secure_checks, noise_generator, parse_integer_list, parse_positive_list, progress, seed_note,
@@ -183,9 +185,7 @@ class Sweep:
             if self.collect is not None:
                 options = await self.collect(options, seed)
             found = await self.checks(options, seed) if self.checks is not None and options.common.secure else None
-            if mpc.pid != 0:
-                return None
-            return lambda: self.deliver(options, seed, found)
+            return (lambda: self.deliver(options, seed, found)) if mpc.pid == 0 else None
 
         return run_scenario(self.parse, body, public_parameters, argv, spend=self.spend)
 
@@ -193,9 +193,6 @@ class Sweep:
 def framingham_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The embedded Framingham logistic-regression scores and 0/1 ``TenYearCHD`` labels (float64, int64), the
     model's training split drawn from the public ``seed``."""
-    from scenarios.kit.datasets import framingham_with_scores
-    from secure.public_randomness import public_generator
-
     table = framingham_with_scores(public_generator(int(seed)))
     score, label = table.header.index("score"), table.header.index("TenYearCHD")
     scores = np.array([float(row[score]) for row in table.rows])
@@ -204,8 +201,6 @@ def framingham_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def complete_rows(dataset: str, columns: Sequence[str]) -> np.ndarray:
     """Float rows ``(n, len(columns))`` of ``columns`` of an embedded dataset, rows with a missing value dropped."""
-    from scenarios.kit.datasets import load_embedded, numeric_columns
-
     values, complete = numeric_columns(load_embedded(dataset), columns)
     return values[complete]
 
