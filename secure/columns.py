@@ -153,11 +153,6 @@ class ColumnSpec:
         return bool(self.categories) and isinstance(self.categories[0], str)  # type: ignore[index]
 
     @property
-    def unit(self) -> float:
-        """Value of one fixed-point step, ``2**-precision``."""
-        return 2.0 ** -self.precision
-
-    @property
     def width(self) -> int:
         """Largest fixed-point integer of the domain (the smallest is 0); ``codes - 1`` if categorical."""
         if self.categories is not None:
@@ -199,7 +194,7 @@ class ColumnSpec:
 
     def decode(self, integers: np.ndarray) -> np.ndarray:
         """Inverse of :meth:`encode` up to rounding: ``lower + k * 2**-precision``."""
-        return self.lower + np.asarray(integers, dtype=float) * self.unit
+        return self.lower + np.asarray(integers, dtype=float) * 2.0 ** -self.precision
 
     def describe_categories(self, most: int = 8) -> str:
         """The declared list for messages, ``a/b/c`` (long lists shortened; ``*other`` last)."""
@@ -254,15 +249,11 @@ class ColumnSpec:
         outside = ~found if self.other is None else np.zeros(column.shape, dtype=bool)
         return codes, outside
 
-    @property
-    def is_label_set(self) -> bool:
-        """Whether the list is the labels ``0, 1, ..., k-1`` with no ``other`` (codes equal values)."""
-        return (self.other is None and self.categories is not None
-                and all(_is_number(c) and c == code for code, c in enumerate(self.categories)))
-
     def outside_message(self) -> str:
-        """The shared line for a value outside the list (names the column, never a value or a count)."""
-        if self.is_label_set:
+        """The shared line for a value outside the list (names the column, never a value or a count); a list of the
+        labels ``0, 1, ..., k-1`` with no ``other`` (codes equal values) is named as such."""
+        if self.other is None and self.categories is not None \
+                and all(_is_number(c) and c == code for code, c in enumerate(self.categories)):
             return f"column '{self.name}' must hold labels {self.describe_categories()}, found another value"
         return f"column '{self.name}' has a value outside its declared categories"
 

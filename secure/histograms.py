@@ -87,8 +87,6 @@ async def checked_secure_histogram(sectype: Any, local: np.ndarray, totals: Sequ
 class _PlainOps:
     """Exact integer arithmetic on NumPy object arrays (Python ints: no int64 overflow)."""
 
-    secure = False
-
     def prepare(self, counts: Any) -> np.ndarray:
         array = np.asarray(counts)
         if array.size and not np.issubdtype(array.dtype, np.integer) and array.dtype != object:
@@ -141,8 +139,6 @@ class _PlainOps:
 
 class _SecureOps:
     """The same operations on MPyC secure arrays (function-local import: no argv parsing on import)."""
-
-    secure = True
 
     def __init__(self) -> None:
         from mpyc.runtime import mpc

@@ -14,7 +14,7 @@ HEADER = ["a", "b", "label"]
 
 def test_fixed_point_encoding_offsets_and_scales() -> None:
     spec = ColumnSpec("x", -2.0, 3.0, 4)
-    assert spec.width == 80 and spec.unit == 1 / 16
+    assert spec.width == 80 and spec.decode(np.array([1]))[0] - spec.lower == 1 / 16
     np.testing.assert_array_equal(spec.encode(np.array([-2.0, 0.0, 3.0, 1.0625, 1.06])), [0, 32, 80, 49, 49])
     np.testing.assert_allclose(spec.decode(spec.encode(np.array([0.5, 2.25]))), [0.5, 2.25])
 
