@@ -20,7 +20,7 @@ from sklearn.metrics import roc_auc_score
 from dp.calibration import discrete_laplace_variance
 from dp.fedauc.closed_forms import global_laplace_variance, local_laplace_variance, rr_debiased_bias, rr_variance
 from dp.fedauc.mechanisms import (adaptive_count_fraction, debias_auc, discrete_gaussian_variance, discrete_laplace_noise,
-                                  flip_probability, orthogonal_decomposition, randomized_response,
+                                  flip_probability, randomized_response,
                                   sample_discrete_gaussian)
 from dp.fedauc.montecarlo import METHODS, predict_fedauc, simulate_fedauc
 from dp.fedauc.ranks import auc_from_ranks, average_ranks, client_layout, local_statistics, server_auc
@@ -235,15 +235,6 @@ def test_gaussian_form_matches_its_closed_form() -> None:
 
 # --------------------------------------------------------------------------------------------------
 # §5.3: orthogonal decomposition and adaptive allocation
-
-def test_orthogonal_decomposition_rebuilds_the_local_sum() -> None:
-    generator = np.random.default_rng(22)
-    ranks = generator.permutation(500)[:40] / 2.0
-    labels = generator.integers(0, 2, 40)
-    mean, residual = orthogonal_decomposition(ranks)
-    assert abs(residual.sum()) < 1e-9  # v' is orthogonal to u
-    assert mean * labels.sum() + residual @ labels == pytest.approx(ranks @ labels)
-
 
 def test_adaptive_fraction_minimises_the_papers_criterion() -> None:
     grid = np.linspace(1e-4, 1 - 1e-4, 20001)

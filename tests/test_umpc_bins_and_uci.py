@@ -92,22 +92,14 @@ def test_ghazi_shuffled_rows_match_their_exact_mse(run: tuple[str, Path]) -> Non
     figure, directory = run
     _, rows = _read(directory / f"umpc_{figure}.csv")
     options = umpc_bins_and_uci.parse_options(["--figure", figure, "--quick", "--seed", "5"])
+    settings = {(s.stat.name, s.values.shape[0], s.epsilon): s for s in umpc_bins_and_uci._settings(options, 5)}
     checked = 0
     for row in (r for r in rows if r["method"] == "GhaziSM"):
-        if figure == "bins":
-            stat = umpc_bins_and_uci._Statistic("kendall", "framingham", options.pair)
-            values = umpc_bins_and_uci._complete("framingham", options.pair)
-            t = int(row["t"])
-        else:
-            index = [stat.name for stat in umpc_bins_and_uci.UCI_STATISTICS].index(row["statistic"])
-            stat = umpc_bins_and_uci.UCI_STATISTICS[index]
-            data = umpc_bins_and_uci._complete(stat.dataset, stat.columns)
-            sizes = umpc_bins_and_uci.uci_sizes(options.sizes, data.shape[0])
-            setting = umpc_bins_and_uci.uci_setting(index, sizes.index(int(row["n"])))
-            values = umpc_bins_and_uci.uci_subsample(data, int(row["n"]), seed=5, setting=setting)
-            exact = umpc_bins_and_uci.exact_ustat(stat.shape(values), stat.ldp_kernel())
-            assert exact == pytest.approx(float(row["exact"]))
-            t = umpc_bins_and_uci.UCI_BINS
+        setting = settings[(row["statistic"], int(row["n"]), float(row["epsilon"]))]
+        stat, values = setting.stat, setting.values
+        exact = umpc_bins_and_uci.exact_ustat(stat.shape(values), stat.ldp_kernel())
+        assert exact == pytest.approx(float(row["exact"]))
+        t = int(row["t"]) if figure == "bins" else umpc_bins_and_uci.UCI_BINS
         quantizer, _, _ = stat.quantizer(t)
         params = ghazi_shuffled.prepare(stat.ldp_kernel(), quantizer, kind="average")
         bins = quantizer.quantize(stat.shape(values))

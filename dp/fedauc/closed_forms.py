@@ -36,15 +36,20 @@ def _count_weight(positives: int, negatives: int, auc: float) -> float:
     return positives - 0.5 + auc * (negatives - positives)
 
 
+def _rr_inputs(ranks: npt.ArrayLike, labels: npt.ArrayLike,
+               epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int]:
+    """``(ranks, twice_ranks, labels, rho, P, N)``, checked."""
+    values, twice = _check_ranks(ranks)
+    y = _check_labels(labels, values.size)
+    p = int(y.sum())
+    return values, twice, y, flip_probability(epsilon), p, values.size - p
+
+
 def rr_debiased_variance(ranks: npt.ArrayLike, labels: npt.ArrayLike, epsilon: float) -> float:
     """First-order (delta-method) variance of the deployed FedAUC_RR estimate (ours, not the paper's), from the
     0-based ranks, the true 0/1 labels and ``epsilon`` (or ``math.inf``: 0).  Details: docs/fedauc.md.
     :raise ValueError: on invalid parameters."""
-    values, twice = _check_ranks(ranks)
-    y = _check_labels(labels, values.size)
-    rho = flip_probability(epsilon)
-    p = int(y.sum())
-    n = values.size - p
+    values, twice, y, rho, p, n = _rr_inputs(ranks, labels, epsilon)
     centred = values - _count_weight(p, n, _twice_rank_auc(twice, y))
     return rho * (1.0 - rho) * float(np.dot(centred, centred)) / ((1.0 - 2.0 * rho) * p * n) ** 2
 
@@ -53,12 +58,8 @@ def rr_debiased_bias(ranks: npt.ArrayLike, labels: npt.ArrayLike, epsilon: float
     """Second-order bias ``E[estimate] - AUC`` of the deployed FedAUC_RR estimate (ours): a ratio, so not exactly
     unbiased; arguments as :func:`rr_debiased_variance`.  Details: docs/fedauc.md.
     :raise ValueError: on invalid parameters."""
-    values, twice = _check_ranks(ranks)
-    y = _check_labels(labels, values.size)
-    rho = flip_probability(epsilon)
+    values, twice, y, rho, p, n = _rr_inputs(ranks, labels, epsilon)
     m = values.size
-    p = int(y.sum())
-    n = m - p
     variance = rho * (1.0 - rho)
     slope = 1.0 / (1.0 - 2.0 * rho)  # dP'/dPbar
     numerator = (1.0 - 2.0 * rho) * (int(twice[y == 1].sum()) - p * (p - 1)) / 2.0  # (1 - 2 rho) U

@@ -84,22 +84,19 @@ class FedAucRelease:
                            for key, value in record.items() if key != "statistic"], "FedAUC, label-DP AUC")
 
 
-def _release(query: Query, simulation: FedAucSimulation, *, keep: bool) -> FedAucRelease:
-    return FedAucRelease(query, float(simulation.estimates[0]), simulation.samples, simulation.clients,
-                         simulation if keep else None)
-
-
 def release(query: Query, data: Any) -> FedAucRelease:
     """The mechanism on real ``(score, label)`` rows with OS randomness, what a deployment runs: every client's
     local randomizer and the server's aggregation, in one process; the layout drawn from fresh OS entropy."""
-    return _release(query, query._run(data, None, 1, None), keep=False)
+    simulation = query._run(data, None, 1, None)
+    return FedAucRelease(query, float(simulation.estimates[0]), simulation.samples, simulation.clients)
 
 
 def simulate(query: Query, data: Any, *, seed: int, runs: int = 1,
              noise_rng: np.random.Generator | None = None) -> FedAucRelease:
     """``runs`` Monte Carlo runs on public or synthetic rows: the layout from the public ``seed``, the noise from
     ``noise_rng`` (default OS randomness); ``estimate`` is the first run's, ``simulation`` holds them all."""
-    return _release(query, query._run(data, seed, runs, noise_rng), keep=True)
+    simulation = query._run(data, seed, runs, noise_rng)
+    return FedAucRelease(query, float(simulation.estimates[0]), simulation.samples, simulation.clients, simulation)
 
 
 def exact(query: Query, data: Any) -> float:

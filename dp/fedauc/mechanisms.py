@@ -18,7 +18,7 @@ from dp.validation import check_delta, check_epsilon, check_number, check_positi
 from secure.noise.party import discrete_gaussian_variance, polya_difference, sample_discrete_gaussian
 
 __all__ = ["ClientRelease", "client_releases", "noisy_client_reports", "noise_parameter", "flip_probability",
-           "randomized_response", "debias_auc", "rr_server_auc", "aggregate_reports", "orthogonal_decomposition",
+           "randomized_response", "debias_auc", "rr_server_auc", "aggregate_reports",
            "adaptive_count_fraction", "discrete_laplace_noise", "zcdp_budget", "sample_discrete_gaussian",
            "discrete_gaussian_variance"]
 
@@ -111,17 +111,6 @@ def aggregate_reports(released: dict[str, np.ndarray], *, samples: int, sizes: n
     sums = released["sum"].sum(axis=1) / 2.0
     pbar = released["count"].sum(axis=1) if "count" in released else np.full(sums.size, float(positives))
     return server_auc(sums, pbar, samples)
-
-
-def orthogonal_decomposition(ranks: npt.ArrayLike) -> tuple[float, np.ndarray]:
-    """§5.3: ``(rbar, v')``, the mean rank and the residual of one client's ``ranks``: ``r = u' + v'`` with
-    ``u' = rbar u`` parallel to ``u = (1, ..., 1)`` and ``v' ⟂ u``.  Details: docs/fedauc.md.
-    :raise ValueError: if ranks is empty or not finite."""
-    values = np.asarray(ranks, dtype=np.float64)
-    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
-        raise ValueError("ranks must be a non-empty one-dimensional array of finite numbers")
-    mean = float(values.mean())
-    return mean, values - mean
 
 
 def adaptive_count_fraction(mean_rank: npt.ArrayLike, spread: npt.ArrayLike, *,

@@ -24,10 +24,9 @@ from dp.validation import check_choice, check_delta, check_interval, check_posit
 __all__ = ["METHODS", "COUNTS", "FedAucPrediction", "FedAucSimulation", "predict_fedauc", "simulate_fedauc",
            "check_parameters"]
 
-#: The estimators :func:`simulate_fedauc` runs.  ``rr``: FedAUC_RR debiased (eq. 3-4);
-#: ``rr_noisy``: the noisy AUC from flipped labels, not debiased (Table 3); ``global_*``,
-#: ``local_*``: FedAUC_Lap with GlobalLaplace / LocalLaplace sensitivity; ``adaptive_*``: §5.3;
-#: ``orthogonal_*``: §5.3's split with one shared ``beta = 1 - sum_fraction`` (the "Orthogonal" of Fig. 1c).
+#: The estimators :func:`simulate_fedauc` runs.  ``rr``: FedAUC_RR debiased (eq. 3-4); ``rr_noisy``: not debiased
+#: (Table 3); ``global_*``, ``local_*``: FedAUC_Lap with GlobalLaplace / LocalLaplace sensitivity; ``adaptive_*``:
+#: §5.3; ``orthogonal_*``: §5.3's split with one shared ``beta = 1 - sum_fraction`` (the "Orthogonal" of Fig. 1c).
 METHODS: Final[tuple[str, ...]] = ("rr", "rr_noisy", "global_laplace", "local_laplace", "adaptive_laplace",
                                    "global_gaussian", "local_gaussian", "adaptive_gaussian",
                                    "orthogonal_laplace", "orthogonal_gaussian")

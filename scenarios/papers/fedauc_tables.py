@@ -288,8 +288,7 @@ def _client_reports(setting: DeploymentSetting, scores: np.ndarray, labels: np.n
         return {"twice_sum": int(twice[noisy].sum()), "positives": int(noisy.sum())}
     clients = scores.size if setting.clients is None else setting.clients
     layout = "one_per_client" if setting.clients is None else setting.layout
-    client_of = client_layout(scores, clients=None if setting.clients is None else clients, layout=layout,
-                              rng=layout_rng(seed))
+    client_of = client_layout(scores, clients=setting.clients, layout=layout, rng=layout_rng(seed))
     own_clients = np.flatnonzero(np.arange(clients) % parties == pid)
     own_labels = np.where(np.isin(client_of, own_clients), labels, 0)
     stats = local_statistics(twice / 2.0, own_labels, client_of)

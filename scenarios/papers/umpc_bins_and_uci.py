@@ -13,9 +13,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_positive_number, errorbars, format_mean, new_figure,
-                                       noise_generator, parse_positive_list, print_rows, progress, run_seeds,
-                                       save_figure, style_axes)
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, errorbars, format_mean,
+                                       new_figure, noise_generator, parse_positive_list, print_rows, progress,
+                                       run_seeds, save_figure, style_axes)
 from scenarios.kit.sweep import Output, Sweep, error_summary, whole_list
 from scenarios.kit.sweep import complete_rows as _complete
 from scenarios.papers.umpc_samplers import UmpcCheckSetting, umpc_secure_checks
@@ -38,9 +38,8 @@ PARTIES = 3       # simulated parties holding the rows (U-MPC)
 COALITION = 1     # coalition the U-MPC noise is calibrated for
 
 MARKERS = {"U-MPC": "o", "Bell LDP": "s", "Ghazi": "D", "GhaziSM": "v"}
-#: line style and marker fill of the k-th epsilon of the bins figure (and of the k-th statistic of the UCI figure):
-#: same colour and marker shape per method, so the legend tells the epsilons apart by the fill (filled, open,
-#: half-filled, ...) as well as by the line style (an errorbar's legend handle hardly shows a dash)
+#: line style and marker fill of the k-th epsilon (bins) or statistic (UCI): one colour and marker per method, the
+#: fill tells the series apart in the legend (an errorbar's legend handle hardly shows a dash)
 SERIES_STYLES = (("-", "full"), ("--", "none"), (":", "left"), ("-.", "bottom"))
 #: length of the legend handles (in font sizes): long enough to show a dashed or dotted line
 LEGEND_HANDLE_LENGTH = 4.0
@@ -179,28 +178,9 @@ class _Setting:
     label: str
 
 
-def uci_setting(statistic: int, size_index: int) -> int:
-    """The setting number of the UCI figure's ``statistic``-th statistic at its ``size_index``-th size (it offsets
-    the public seed of the subsample, the tuples and the simulation noise)."""
-    return 1000 * (statistic + 1) + 10 * size_index
-
-
-def uci_sizes(sizes: Sequence[int], rows: int) -> list[int]:
-    """The distinct subsample sizes of ``--sizes`` on ``rows`` complete rows, ascending (0 or a size above ``rows``:
-    all rows)."""
-    return sorted({min(size, rows) if size else rows for size in sizes})
-
-
-def uci_subsample(data: np.ndarray, n: int, *, seed: int, setting: int) -> np.ndarray:
-    """``n`` rows of ``data`` drawn uniformly without replacement from the public ``seed + setting``, in data order."""
-    from scenarios.kit.experiments import data_generator
-
-    pick = data_generator(seed + setting).choice(data.shape[0], size=n, replace=False)
-    return data[np.sort(pick)]
-
-
 def _settings(options: BinsOptions, seed: int) -> list[_Setting]:
-    """The bins figure: Kendall on Framingham at every epsilon; the UCI figure: every statistic at every n."""
+    """The bins figure: Kendall on Framingham at every epsilon; the UCI figure: every statistic at every distinct n
+    of ``--sizes``, its rows a uniform subsample drawn from the public seed offset by the setting number."""
     def edges(n: int) -> int:
         return max(1, int(round(options.edges_per_row * n)))
 
@@ -213,10 +193,12 @@ def _settings(options: BinsOptions, seed: int) -> list[_Setting]:
     settings = []
     for s, stat in enumerate(UCI_STATISTICS):
         data = _complete(stat.dataset, stat.columns)
-        for index, n in enumerate(uci_sizes(options.sizes, data.shape[0])):
-            number = uci_setting(s, index)
-            settings.append(_Setting(stat, uci_subsample(data, n, seed=seed, setting=number), UCI_EPSILON, edges(n),
-                                     number, f"{stat.name} {','.join(stat.columns)}, n={n}, eps={UCI_EPSILON:g}"))
+        rows = data.shape[0]  # a size of 0 or above the complete rows: all of them
+        for index, n in enumerate(sorted({min(size, rows) if size else rows for size in options.sizes})):
+            number = 1000 * (s + 1) + 10 * index
+            pick = data_generator(seed + number).choice(rows, size=n, replace=False)  # uniform, kept in data order
+            settings.append(_Setting(stat, data[np.sort(pick)], UCI_EPSILON, edges(n), number,
+                                     f"{stat.name} {','.join(stat.columns)}, n={n}, eps={UCI_EPSILON:g}"))
     return settings
 
 
@@ -283,12 +265,12 @@ def _plot_bins(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> N
     figure, (comm, compute, mse, tradeoff) = new_figure(12.0, 9.6, panels=(2, 2))
     for e, (epsilon, (style, fill)) in enumerate(zip(options.epsilons, SERIES_STYLES)):
         mine = [r for r in rows if r["epsilon"] == epsilon]
-        if e == 0:  # U-MPC's and Bell's costs do not depend on epsilon: drawn once
-            _cost_curves(comm, [r for r in mine if r["method"] in ("U-MPC", "Bell LDP")], "t", "comm_bits", dis=True)
-            _cost_curves(compute, [r for r in mine if r["method"] in ("U-MPC", "Bell LDP")], "t", "compute_ops")
-        ghazis = [r for r in mine if r["method"] in ("Ghazi", "GhaziSM")]
-        _cost_curves(comm, ghazis, "t", "comm_bits", label_suffix=f" eps={epsilon:g}", style=style, fill=fill)
-        _cost_curves(compute, ghazis, "t", "compute_ops", label_suffix=f" eps={epsilon:g}", style=style, fill=fill)
+        for axes, column in ((comm, "comm_bits"), (compute, "compute_ops")):
+            if e == 0:  # U-MPC's and Bell's costs do not depend on epsilon: drawn once
+                _cost_curves(axes, [r for r in mine if r["method"] in ("U-MPC", "Bell LDP")], "t", column,
+                             dis=column == "comm_bits")
+            _cost_curves(axes, [r for r in mine if r["method"] in ("Ghazi", "GhaziSM")], "t", column,
+                         label_suffix=f" eps={epsilon:g}", style=style, fill=fill)
         for method in METHODS:
             rows_of = [r for r in mine if r["method"] == method]
             _errorbar(mse, rows_of, "t", f"{method} eps={epsilon:g}", method, style, fill)
@@ -314,9 +296,8 @@ def _plot_uci(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> No
     figure, (comm, mse, party, server) = new_figure(12.0, 9.6, panels=(2, 2))
     for stat, (style, fill) in zip(("kendall", "duplicate"), SERIES_STYLES):
         mine = [r for r in rows if r["statistic"] == stat]
-        _cost_curves(comm, mine, "n", "comm_bits", label_suffix=f" {stat}", style=style, fill=fill)
-        _cost_curves(party, mine, "n", "party_ops", label_suffix=f" {stat}", style=style, fill=fill)
-        _cost_curves(server, mine, "n", "server_ops", label_suffix=f" {stat}", style=style, fill=fill)
+        for axes, column in ((comm, "comm_bits"), (party, "party_ops"), (server, "server_ops")):
+            _cost_curves(axes, mine, "n", column, label_suffix=f" {stat}", style=style, fill=fill)
         for method in METHODS:
             _errorbar(mse, [r for r in mine if r["method"] == method], "n", f"{method} {stat}", method, style, fill)
     for axes, ylabel in ((comm, "modelled online communication (bits)"), (mse, "MSE"),

@@ -20,9 +20,8 @@ from scenarios.kit.experiments import (CommonOptions, check_positive_number, equ
 from scenarios.kit.sweep import Output, Sweep, check_coalition, complete_rows, error_summary
 
 __all__ = ["main", "parse_options", "SamplerOptions", "run_experiment", "load_categories", "bank_job_standin",
-           "lemma_d3_bound", "exact_duplicate_ratio", "ordering_holds", "CSV_COLUMNS", "SAMPLERS",
-           "BANK_JOB_COUNTS", "DATASETS", "UmpcCheckSetting", "umpc_secure_checks",
-           "secure_settings"]
+           "lemma_d3_bound", "ordering_holds", "CSV_COLUMNS", "SAMPLERS", "BANK_JOB_COUNTS", "DATASETS",
+           "UmpcCheckSetting", "umpc_secure_checks", "secure_settings"]
 
 SAMPLERS = ("balanced", "uniform", "bernoulli")
 HT_ROW = "bernoulli-ht"
@@ -127,13 +126,6 @@ def _load(options: SamplerOptions) -> tuple[np.ndarray, Any]:
         return bank_job_standin(options.rows), ColumnSpec("job", 0.0, float(len(BANK_JOB_COUNTS) - 1), 0)
     return load_categories(options.rows), ColumnSpec("education", float(EDUCATION_LEVELS[0]),
                                                      float(EDUCATION_LEVELS[1]), 0)
-
-
-def exact_duplicate_ratio(values: np.ndarray) -> float:
-    """The complete U-statistic ``C(n,2)^-1 sum_{i<j} I[x_i = x_j]`` (from the category counts)."""
-    _, counts = np.unique(values, return_counts=True)
-    n = values.shape[0]
-    return float(np.sum(counts * (counts - 1)) / (n * (n - 1)))
 
 
 def lemma_d3_bound(*, n: int, edges: int, epsilon: float, sensitivity: float = 1.0,

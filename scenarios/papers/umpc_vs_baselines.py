@@ -219,7 +219,7 @@ _COST_CURVES = (("U-MPC (M_HF)", "U-MPC", "comm_bits", "o", "-"),
 COLORS = {"U-MPC": "tab:blue", "Bell LDP": "tab:orange", "Ghazi": "tab:green", "GhaziSM": "tab:red"}
 
 
-def _cost_panel(axes: Any, rows: list[dict[str, Any]], column: str, label: str) -> None:
+def _cost_panel(axes: Any, rows: list[dict[str, Any]], column: str, label: str, title: str) -> None:
     """One cost panel against n; U-MPC's computation is the same under both threat models (one curve)."""
     for name, method, comm_column, marker, style in _COST_CURVES:
         if column != "comm_bits" and comm_column == "comm_bits_dis":
@@ -229,12 +229,13 @@ def _cost_panel(axes: Any, rows: list[dict[str, Any]], column: str, label: str) 
                   marker=marker, linestyle=style, color=COLORS[method],
                   label=name if column == "comm_bits" else name.split(" (")[0])
     axes.set_ylabel(label)
+    axes.set_title(title, fontsize=8)
 
 
 def _plot(options: BaselineOptions, rows: list[dict[str, Any]], path: str) -> None:
     figure, (comm, mse, party, server) = new_figure(12.0, 9.0, panels=(2, 2))
-    _cost_panel(comm, rows, "comm_bits", "modelled online communication (bits)")
-    comm.set_title("Fig. 1 left: total online communication", fontsize=8)
+    _cost_panel(comm, rows, "comm_bits", "modelled online communication (bits)",
+                "Fig. 1 left: total online communication")
     for method, marker in zip(METHODS, "osDv"):
         errorbars(mse, [row for row in rows if row["method"] == method], "n", "mse", marker=marker, label=method,
                   color=COLORS[method])
@@ -247,10 +248,8 @@ def _plot(options: BaselineOptions, rows: list[dict[str, Any]], path: str) -> No
         mse.plot([row["n"] for row in mine], [row["exact_mse"] for row in mine], linestyle=":",
                  color=COLORS[method], label=f"{method}: exact MSE given the bins")
     mse.set_title(f"Fig. 1 right: MSE ({options.common.runs} runs)", fontsize=8)
-    _cost_panel(party, rows, "party_ops", "modelled per-party operations")
-    party.set_title("Fig. 2 left: per-party computation", fontsize=8)
-    _cost_panel(server, rows, "server_ops", "modelled server operations")
-    server.set_title("Fig. 2 right: server computation", fontsize=8)
+    _cost_panel(party, rows, "party_ops", "modelled per-party operations", "Fig. 2 left: per-party computation")
+    _cost_panel(server, rows, "server_ops", "modelled server operations", "Fig. 2 right: server computation")
     for axes in (comm, mse, party, server):
         style_axes(axes, xlabel="n (parties, one value each)", legend=7)
     figure.suptitle(f"Gini mean difference, uniform [0,1] (Sinh & Ramon Fig. 1-2): eps = {options.epsilon:g}, "
@@ -283,12 +282,9 @@ def _report(options: BaselineOptions, outputs: Sequence[Output]) -> None:
               f"({umpc['lemma_d3_bound_coalition']:.3g} with m/(m-t)); "
               + "; ".join(f"{row['method']} {row['orders_of_magnitude']:.2f} orders of magnitude worse"
                           for row in rows if row["n"] == n and row["method"] in METHODS[1:]))
-    costs = []
-    for row in rows:
-        for name, method, comm_column, _, _ in _COST_CURVES:
-            if row["method"] == method:
-                costs.append([str(row["n"]), name, f"{row[comm_column]:.3g}", f"{row['party_ops']:.3g}",
-                              f"{row['server_ops']:.3g}", f"{row['total_ops']:.3g}"])
+    costs = [[str(row["n"]), name, f"{row[comm_column]:.3g}", f"{row['party_ops']:.3g}", f"{row['server_ops']:.3g}",
+              f"{row['total_ops']:.3g}"] for row in rows for name, method, comm_column, _, _ in _COST_CURVES
+             if row["method"] == method]
     print_rows("Modelled online costs (Sinh & Ramon Fig. 1 left, Fig. 2; Table 1 / Lemma C.3 / App. D.2, constants 1)",
                ["n", "protocol", "comm bits", "per-party ops", "server ops", "total ops"], costs,
                notes=[f"l = {ELL} bits, t = {options.bins} bins, epsilon {options.epsilon:g}, |E| = "
