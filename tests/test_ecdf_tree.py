@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dp.calibration import discrete_laplace_pmf, discrete_laplace_variance
-from dp.ecdf.grid import (MAX_GRID_POINTS, geometric_grid, grid_of_points, node_count, node_interval, node_position,
+from dp.ecdf.grid import (MAX_GRID_POINTS, geometric_grid, grid_of_points, node_count, node_position,
                           prefix_incidence, prefix_positions, tree_depth, tree_nodes, true_counts, uniform_grid)
 from dp.ecdf.analysis import interval_nodes, suffix_nodes, theorem1_squared_error
 from dp.ecdf.tree import TreeNoisePlan, continual_gaussian_sigma, noisy_counts, plan_tree_noise, private_ecdf
@@ -106,7 +106,8 @@ def test_interval_nodes_validation() -> None:
 
 @pytest.mark.parametrize("points", [1, 2, 3, 5, 8, 100, 1024, 1025])
 def test_prefix_incidence_structure(points: int) -> None:
-    """Shape, L + 1 ones per row, columns in tree_nodes order covering exactly node_interval."""
+    """Shape, L + 1 ones per row, columns in tree_nodes order, node (j, l) covering exactly the grid indices
+    (j - 1) 2^l + 1 .. min(j 2^l, N) (docs/ecdf.md)."""
     depth = tree_depth(points)
     assert depth == math.ceil(math.log2(points))
     nodes = tree_nodes(points)
@@ -119,7 +120,7 @@ def test_prefix_incidence_structure(points: int) -> None:
     np.testing.assert_array_equal(dense.sum(axis=1), depth + 1)
     for position, (j, level) in enumerate(nodes):
         assert node_position(j, level, points) == position
-        first, last = node_interval(j, level, points)
+        first, last = (j - 1) * 2**level + 1, min(j * 2**level, points)
         column = np.zeros(points, dtype=np.int64)
         column[first - 1:last] = 1
         np.testing.assert_array_equal(dense[:, position], column)

@@ -24,11 +24,9 @@ QUANTILE_Z: float = 1.959963984540054
 
 
 def quantile_interval(grid: npt.ArrayLike, values: npt.ArrayLike, level: float, margin: float) -> tuple[float, float]:
-    """An interval ``(low, high)`` of grid points, ``low <= high``, holding the ``level``-quantile
-    ``x* = min{tau_i : F(tau_i) >= level}`` of the noiseless ECDF with probability at least about 95 % when
-    ``margin = z sd`` (:data:`QUANTILE_Z`), from the released raw values ``F^`` (post-processing; docs/ecdf.md) on
-    the whole increasing ``grid``; ``margin`` 0 gives the single point ``x*``.  ValueError: shapes differ, the grid
-    is empty, or ``margin`` is negative."""
+    """An interval ``(low, high)`` of grid points holding the ``level``-quantile of the noiseless ECDF with probability
+    at least about 95 % for ``margin = z sd`` (:data:`QUANTILE_Z`), from the released raw values on the whole grid
+    (post-processing; why, and the ValueError cases: docs/ecdf.md)."""
     points = np.asarray(grid, dtype=float)
     heights = np.asarray(values, dtype=float)
     if points.ndim != 1 or points.shape != heights.shape or points.size == 0:

@@ -22,7 +22,7 @@ from dp.ecdf.query import EcdfParameters, GridKind, Protocol, Smoothing, check_b
 from dp.ecdf.grid import check_column, true_counts
 from dp.ecdf.owners import Owners, at_points, owner_cells
 from dp.ecdf.secure_release import EcdfRelease, NodeNoiseSource, run_secure_ecdf
-from dp.ecdf.tree import TreeNoisePlan, noisy_counts, plan_tree_noise
+from dp.ecdf.tree import noisy_counts, plan_tree_noise
 from secure.errors import InputError
 
 if TYPE_CHECKING:
@@ -99,12 +99,10 @@ class EcdfQuery(EcdfParameters):
             return EcdfRelease(counts=counts, threshold=t, levels=plan.levels,
                                point_std=math.sqrt(plan.point_variance) / n, **common)
         fss = fss_noise_plan(epsilon=self.epsilon, points=len(grid), owners=parties, threshold=t)
-        draw: TreeNoisePlan = fss.draw
-        noise = sum((draw.draw_party(noise_rng) for _ in range(parties)), np.zeros(draw.node_count, np.int64))
+        noise = sum((fss.draw.draw_party(noise_rng) for _ in range(parties)), np.zeros(fss.node_count, np.int64))
         counts = noisy_counts(true_counts(values, grid), noise)[chosen]
-        missing = self.missing
         public = {"column": self.column, "domain": [self.lower, self.upper], "grid_kind": self.grid,
-                  "missing": missing.mode, "fill": dict(missing.fills)}
+                  "missing": self.missing.mode, "fill": dict(self.missing.fills)}
         return FssEcdfRelease(counts=counts, threshold=t, levels=fss.levels,
                               point_std=math.sqrt(fss.point_variance) / n, coalition=fss.coalition,
                               run_id="simulated", bits=check_bits(len(grid), self.bits), public=public, **common)
@@ -128,12 +126,9 @@ async def release(query: FamilyQuery, rows: Any, *, ledger: str | os.PathLike[st
                   budget: Budget | str | None = None, dataset_name: str | None = None, dataset: str | None = None,
                   accountant: str = "basic", data_file: str | None = None, job: tuple[str, Sequence[str]] | None = None,
                   **kw: Any) -> Any:
-    """Every party calls this with its own rows (or ``async () -> rows``) on a started MPyC runtime, after reserving
-    the query's pure spend from the account the keywords name, as :func:`dp.umpc.release` (:mod:`dp.budget.spending`);
-    the query's release (``.table()``, ``.record()``) at the receivers (``receivers=``, default all; for ``fss`` the
-    two servers), ``None`` elsewhere.  ``noise_source=`` is the node-noise test hook.  ``rows`` an :class:`Owners`
-    (tree ECDF, ROC, Hosmer-Lemeshow): the servers' counts from the owners' uploads, the campaign's account, the
-    rejected owners in the table and record (:mod:`dp.ecdf.owners`)."""
+    """Every party calls this with its own rows (or ``async () -> rows``, or the campaign's :class:`Owners`) on a
+    started MPyC runtime, after reserving the query's pure spend as :func:`dp.umpc.release`: the release at the
+    receivers, ``None`` elsewhere (keywords and owners: docs/ecdf.md, "The four verbs")."""
     from dp.budget.spending import reserve, spend_request
 
     if isinstance(rows, Owners):

@@ -225,9 +225,8 @@ class FssEcdfRelease(EcdfRelease):
 async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan, *, bits: int,
                  extra: dict[str, Any] | None = None, noise_source: NodeNoiseSource | None = None,
                  meter: Any = None) -> tuple[list[ServerState], int]:
-    """Every owner uploads its DCF keys and noise shares once, on a started MPyC runtime (parameters agreed);
-    returns the server states this party holds and the values clipped here (docs/ecdf.md).  Raises InputError
-    when no owner has a row (same verdict everywhere, nothing shared)."""
+    """Every owner uploads its DCF keys and noise shares once: the server states this party holds and the values
+    clipped here; InputError when no owner has a row, the same verdict everywhere (docs/ecdf.md)."""
     from mpyc.runtime import mpc
 
     from secure.intake import exchange_counts
@@ -349,10 +348,8 @@ def decode(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 async def open_counts(states: Sequence[ServerState], queries: npt.ArrayLike, *, slack: int,
                       receivers: Sequence[int] | None = None, sums: dict[int, np.ndarray] | None = None
                       ) -> np.ndarray | None:
-    """Both servers open the noisy counts at ``queries`` to each other and the ``receivers`` (default: the
-    servers); every party calls it, with the server states it holds (none at a mere owner).  Returns the int64
-    counts at receivers, ``None`` elsewhere; raises ProtocolFailure when an opened count lies outside
-    ``[-slack, n + slack]`` (:func:`dp.ecdf.secure_release.count_slack`), i.e. a share is corrupted."""
+    """Both servers open the noisy counts at ``queries``: int64 at the receivers, ``None`` elsewhere;
+    ProtocolFailure when a count lies outside ``[-slack, n + slack]``, a share corrupted (docs/ecdf.md)."""
     from mpyc.runtime import mpc
 
     parties = len(mpc.parties)
@@ -377,10 +374,8 @@ async def open_counts(states: Sequence[ServerState], queries: npt.ArrayLike, *, 
 
 async def answer(states: Sequence[ServerState], queries: npt.ArrayLike, *, receivers: Sequence[int] | None = None,
                  meter: Any = None, mode: str = "upload") -> FssEcdfRelease | None:
-    """One query round (no privacy budget: the node noise was fixed at upload); every party calls it with its
-    server states (:func:`upload`, :func:`load_state`; none at a mere owner) and 0-based grid indices (only the
-    servers' value is used).  Returns the release (``mode`` recorded) at the receivers (default: the two
-    servers), ``None`` elsewhere; raises ProtocolFailure on an opened count outside its possible range."""
+    """One query round at 0-based grid indices (the servers'); the release (``mode`` recorded) at the receivers
+    (default: the two servers), ``None`` elsewhere; ProtocolFailure on an opened count out of range (docs/ecdf.md)."""
     from mpyc.runtime import mpc
 
     from secure.meter import CostMeter
@@ -497,9 +492,8 @@ def store_state(state: ServerState, directory: str | Path) -> Path:
 
 
 def load_state(directory: str | Path, server: int) -> ServerState:
-    """Read and authenticate server ``server``'s stored state with the server's own key.  Raises InputError on a
-    missing or unreadable file, no key, a tag that does not match, or inconsistent content; the message carries
-    no path (shared), the path is in ``detail`` (docs/ecdf.md)."""
+    """Read and authenticate server ``server``'s stored state with the server's own key; InputError, its message
+    without a path and the path in ``detail``, on any refusal (docs/ecdf.md)."""
     from secure.fss import dcf
 
     folder = Path(directory) / f"server{server}"
@@ -607,9 +601,8 @@ def query_notes(query: EcdfParameters, grid: np.ndarray) -> list[str]:
 
 async def run_fss_ecdf(query: EcdfParameters, values: npt.ArrayLike, *, receivers: Sequence[int] | None = None,
                        noise_source: NodeNoiseSource | None = None) -> FssEcdfRelease | None:
-    """Every party: upload (and store, ``query.store``) or load the stored keys (``query.answer``), then one query
-    round (:func:`dp.ecdf.face.release`).  Returns the release at the receivers (default: the two servers),
-    ``None`` elsewhere; raises InputError (no row anywhere, a stored state failing its check, a bad query)."""
+    """Every party: upload (and store) or load the stored keys, then one query round; the release at the receivers
+    (default: the two servers), ``None`` elsewhere; InputError as docs/ecdf.md says."""
     from mpyc.runtime import mpc
 
     from secure.meter import CostMeter

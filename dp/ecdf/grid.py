@@ -16,7 +16,7 @@ import scipy.sparse
 from dp.validation import check_finite, check_integer, check_positive, check_positive_int
 
 __all__ = ["MAX_GRID_POINTS", "Node", "uniform_grid", "geometric_grid", "grid_of_points", "tree_depth", "tree_nodes",
-           "node_count", "node_position", "node_interval", "prefix_positions", "prefix_incidence", "level_offsets",
+           "node_count", "node_position", "prefix_positions", "prefix_incidence", "level_offsets",
            "check_points", "check_column", "true_counts"]
 
 #: Largest number of grid points a grid function builds or the tree accepts (the tree then has
@@ -167,13 +167,6 @@ def node_position(j: int, level: int, points: int) -> int:
     if not 1 <= jj <= size:
         raise ValueError(f"j must lie in [1, {size}] at level {lv}, got {j}")
     return level_offsets(count)[lv] + jj - 1
-
-
-def node_interval(j: int, level: int, points: int) -> tuple[int, int]:
-    """The 1-based grid indices ``(first, last) = ((j - 1) 2^level + 1, min(j 2^level, N))`` node ``(j, level)`` covers
-    (the rows of :func:`prefix_incidence` with a one in its column); ValueError if the node is not in ``I[L]``."""
-    node_position(j, level, points)
-    return (j - 1) * 2**level + 1, min(j * 2**level, int(points))
 
 
 def prefix_positions(points: int) -> np.ndarray:

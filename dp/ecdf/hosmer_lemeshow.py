@@ -104,13 +104,9 @@ def private_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike,
                             parties: int = 1, threshold: int = 0, rng: np.random.Generator | None = None,
                             node_noise: npt.ArrayLike | None = None, expected_noise: npt.ArrayLike | None = None,
                             observed_noise: npt.ArrayLike | None = None, seed: int | None = None) -> HosmerLemeshowRelease:
-    """Algorithm 2 (HL-STAT-DP), simulated in one process with the protocol's integer noise.
-
-    With ``node_noise``, ``expected_noise`` and ``observed_noise`` all given the result is the secure path's
-    with the same draws; else each of ``parties`` draws (``rng=None``: OS).  Parameters: docs/hosmer_lemeshow.md.
-    :raise ValueError: on invalid input, e.g. ``probabilities must lie in [0, 1], got 1.5``.
-    :raise TypeError: if an argument has the wrong type.
-    :raise smoothing.SmoothingError: if ``query.smoothed`` and every smoothing solver fails."""
+    """Algorithm 2 (HL-STAT-DP) simulated in one process with the protocol's integer noise: the secure path's release
+    when ``node_noise``, ``expected_noise`` and ``observed_noise`` are all given, else each of ``parties`` draws
+    (``rng=None``: OS).  Parameters and errors (ValueError, TypeError, SmoothingError): docs/hosmer_lemeshow.md."""
     if not isinstance(query, HosmerLemeshowQuery):
         raise TypeError(f"query must be a HosmerLemeshowQuery, got {type(query).__name__}")
     m, t = check_parties(parties, threshold)

@@ -80,14 +80,9 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
                                      statistic_noise_source: StatisticNoiseSource | None = None,
                                      receivers: Sequence[int] = (0,), seed: int | None = None,
                                      owners: Any = None) -> HosmerLemeshowRelease | None:
-    """Every party calls this with its own rows (probabilities, clipped to ``[0, 1]`` here before the fixed-point
-    encoding; 0/1 labels checked by the caller) on a started MPyC runtime, parameters agreed (docs/hosmer_lemeshow.md).
-    ``node_noise_source`` (``plan -> tree-node draws``) and ``statistic_noise_source`` (``(query, m, t) -> (expected,
-    observed)``, default :func:`party_group_noise`) are test hooks; ``receivers`` must include party 0 (it inverts the
-    released ECDF); ``seed`` is the public seed the rows came from, recorded; ``owners``: the campaign's servers count
-    the owners' uploads (:mod:`dp.ecdf.owners`; no rows of their own).  Returns the release at the receivers,
-    ``None`` elsewhere; raises InputError (no row at any party, the same verdict everywhere) or ProtocolFailure (an
-    opened sum out of range, or party 0 could not find the boundaries: nothing more is released)."""
+    """Every party calls this with its own rows (probabilities clipped to ``[0, 1]`` here; 0/1 labels checked by the
+    caller) on a started MPyC runtime, parameters agreed: the release at the ``receivers`` (party 0 among them),
+    ``None`` elsewhere.  Parameters, test hooks and errors (InputError, ProtocolFailure): docs/hosmer_lemeshow.md."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.secure_release import run_secure_ecdf
@@ -141,12 +136,12 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
     expected_range, observed_range, sectype = _ranges(query, rows, parties, threshold)
     sectype = sectype if owned is None else owned[0].sectype
     with meter.phase("statistics"):
-        zeros = np.zeros((2, q_count), dtype=np.int64)  # a party without rows
-        own_expected, own_observed = (group_statistics(fixed, ys, bounds, scale=scale) if len(ys) else (zeros, zeros))
+        # own sums (zeros at a party without rows) and own draws, each secret-shared; the sums checked before
+        # anything is opened
+        own = (np.concatenate([sums.ravel() for sums in group_statistics(fixed, ys, bounds, scale=scale)])
+               if len(ys) else np.zeros(4 * q_count, dtype=np.int64))
         draws = (statistic_noise_source(query, parties, threshold) if statistic_noise_source is not None
                  else party_group_noise(query, parties, threshold))
-        # own sums and own draws, each secret-shared; the sums checked before anything is opened
-        own = np.concatenate([own_expected.ravel(), own_observed.ravel()])
         if owned is None:
             statistics = await _checked_statistics(sectype, own, q_count, scale, len(ys))
         else:  # E0, E1, O0, O1 per group: public group maps of the cells (groups drawn as group_statistics does)

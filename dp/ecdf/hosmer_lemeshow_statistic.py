@@ -37,12 +37,8 @@ class HosmerLemeshowResult:
 
 def group_statistics(fixed_point: npt.ArrayLike, labels: npt.ArrayLike, bounds: npt.ArrayLike, *,
                      scale: int) -> tuple[np.ndarray, np.ndarray]:
-    """The exact integer statistics of lines 8-9: ``E`` in fixed point and ``O`` counts per group, int64 ``(2, Q)``.
-
-    Groups are ``bounds[q-1] < k_i <= bounds[q]``; one replaced row changes the weighted L1 norm by at most 4
-    (docs/hosmer_lemeshow.md).
-    :raise ValueError: on shapes, ranges or unsorted bounds.
-    :raise TypeError: if an array is not of an integer dtype."""
+    """The exact integer statistics of lines 8-9: ``E`` in fixed point and ``O`` counts per group
+    ``bounds[q-1] < k_i <= bounds[q]``, int64 ``(2, Q)`` (sensitivity and errors: docs/hosmer_lemeshow.md)."""
     unit = check_positive_int(scale, "scale")
     values = check_integer_vector(fixed_point, "fixed_point")
     if values.size and (values.min() < 0 or values.max() > unit):
@@ -85,12 +81,8 @@ class HosmerLemeshowTerms:
 
 def hosmer_lemeshow_terms(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
                           floor: float | None = None, empty: npt.ArrayLike | None = None) -> HosmerLemeshowTerms:
-    """The cells of eq. (5) and the masks of raised counts; ``H`` is their sum (docs/hosmer_lemeshow.md).
-
-    ``floor=None``: exact mode; ``floor > 0``: ``O`` raised to 0 and ``E`` to ``floor`` (post-processing);
-    ``empty`` groups add 0.
-    :raise ValueError: on mismatched shapes, non-finite values, a negative ``E`` in exact mode or a
-        non-positive floor."""
+    """The cells of eq. (5) and the masks of raised counts, ``H`` their sum: exact with ``floor=None``, else ``O``
+    raised to 0 and ``E`` to ``floor``; ``empty`` groups add 0 (ValueError on bad input: docs/hosmer_lemeshow.md)."""
     e = np.asarray(expected, dtype=np.float64)
     o = np.asarray(observed, dtype=np.float64)
     if e.ndim != 2 or e.shape[0] != 2 or e.shape != o.shape:

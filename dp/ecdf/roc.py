@@ -457,12 +457,9 @@ async def run_secure_roc(scores: np.ndarray, labels: np.ndarray, grid: np.ndarra
                          split: str = "half", noise_source: ClassNoiseSource | None = None,
                          receivers: Sequence[int] | None = None, owned: Sequence[tuple[Any, int]] | None = None,
                          unit_rows: int = 1) -> RocRelease | None:
-    """Every party calls this with its own ``(score, label)`` rows (finite scores clipped to the grid's range by the
-    caller) on a started MPyC runtime, parameters agreed: two secure tree-mechanism releases
-    (:func:`dp.ecdf.secure_release.run_secure_ecdf`), class 1 then class 0, only each party's total row count
-    exchanged.  ``noise_source``: ``(plan, label) -> node draws`` (tests); ``owned``: each class's secure counts and
-    the rows from owners' uploads (:mod:`dp.ecdf.owners`), ``unit_rows`` an owner's rows.  Returns the release at
-    ``receivers`` (default all), ``None`` elsewhere; raises InputError (no row at any party) or ProtocolFailure."""
+    """Every party calls this with its own ``(score, label)`` rows (scores clipped by the caller) on a started MPyC
+    runtime, parameters agreed: two secure tree-mechanism releases, class 1 then class 0, only each party's total row
+    count exchanged; the release at ``receivers`` (default all), ``None`` elsewhere.  Parameters: docs/roc.md."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.secure_release import run_secure_ecdf

@@ -97,21 +97,17 @@ class EcdfRelease:
         return "\n".join([text_table(self._rows(), self.TITLE), f"  noise: {self.guarantee}", *self.curve.lines()])
 
     def record(self) -> dict[str, Any]:
-        """The JSON record the job writes (``--json``)."""
+        """The JSON record the job writes (``--json``); its uncertainty keys as
+        :meth:`dp.umpc.protocol.UStatRelease.record`: the tree noise's sd per released value, no sampling error."""
         query = self.asked
         return {"statistic": "ecdf", "column": query.column, "epsilon": self.epsilon, "delta": 0.0, "n": self.n,
                 "points": len(self.grid), "released": len(self.subset), "missing": query.missing.mode,
                 "fill": dict(query.missing.fills), "parties": self.parties, "threshold": self.threshold,
                 "seconds": self.seconds, "bytes_sent": self.bytes_sent, "phases": self.phases,
                 "noise_source": self.noise_source, "guarantee": self.guarantee, **self.curve.record(),
-                "counts": self.counts.tolist(), "point_std": self.point_std, **self.honest_keys(),
-                **({"owners": self.owners} if self.owners else {})}
-
-    def honest_keys(self) -> dict[str, Any]:
-        """The record's uncertainty keys (as :meth:`dp.umpc.protocol.UStatRelease.record`): the tree noise's sd per
-        released value (``point_std``), no sampling error, no seed (every row counted exactly)."""
-        return {"noise_std": self.point_std, "sampling_error_bound": 0.0,
-                "error_bound": math.hypot(self.point_std, 0.0), "seed": None, "uncertainty_covers": self.COVERS}
+                "counts": self.counts.tolist(), "point_std": self.point_std, "noise_std": self.point_std,
+                "sampling_error_bound": 0.0, "error_bound": self.point_std, "seed": None,
+                "uncertainty_covers": self.COVERS, **({"owners": self.owners} if self.owners else {})}
 
     @property
     def guarantee(self) -> str:
@@ -158,13 +154,8 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
                           receivers: Sequence[int] | None = None, public_rows: int | None = None,
                           owned: tuple[Any, int] | None = None) -> EcdfRelease | None:
     """Every party calls this with its own values (one finite column) on a started MPyC runtime (parameters agreed):
-    the noisy counts at the grid positions ``subset`` (default all) to ``receivers`` (default all), ``None`` elsewhere.
-    ``plan`` must be calibrated for the runtime's ``m`` and ``t``; ``noise_source`` (``plan -> node draws``) is the
-    test hook; ``public_rows`` is this party's public row count when ``values`` is a private subset of them
-    (:mod:`dp.ecdf.roc`; docs/ecdf.md); ``owned``: the servers' secure counts at every grid point and public rows,
-    from owners' uploads (:mod:`dp.ecdf.owners`; ``values`` empty).  Raises InputError (no row anywhere, a plan for
-    another run, a missing value: the same verdict everywhere, before anything is shared) or ProtocolFailure (an
-    opened count out of range)."""
+    the noisy counts at the grid positions ``subset`` (default all) to ``receivers`` (default all), ``None``
+    elsewhere.  Parameters, test hook and errors (InputError, ProtocolFailure): docs/ecdf.md."""
     from mpyc.runtime import mpc
 
     from secure.aggregation import SumRange, guarded_reveal_array, sum_counted_vectors, sum_party_vectors

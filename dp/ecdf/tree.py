@@ -28,10 +28,8 @@ __all__ = ["TreeNoisePlan", "plan_tree_noise", "noisy_counts", "private_ecdf", "
 @dataclass(frozen=True)
 class TreeNoisePlan:
     """Calibration of the integer node noise of the ECDF tree for ``m`` parties, threshold ``t`` (Theorem 1, or
-    Theorem 3's scale with ``continual``, suffix adjacency only; ``unit_rows``: the rows of one unit of privacy, an
-    owner's, a factor of the nodes a change shifts; docs/ecdf.md).
-    :raise ValueError: on an invalid parameter (``epsilon must be positive, got 0``).
-    :raise TypeError: if a parameter has the wrong type."""
+    Theorem 3's scale with ``continual``; ``unit_rows``: the rows of one unit of privacy, an owner's, a factor of the
+    nodes a change shifts).  ValueError / TypeError on a bad parameter (docs/ecdf.md)."""
 
     epsilon: float
     points: int
@@ -150,11 +148,8 @@ def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray
 def private_ecdf(values: npt.ArrayLike, grid: npt.ArrayLike, plan: TreeNoisePlan, *,
                  node_noise: npt.ArrayLike | None = None,
                  rng: np.random.Generator | None = None) -> np.ndarray:
-    """The simulated path of eq. (2): ``F^(tau_i)``, float64 of length ``N`` (docs/ecdf.md).
-
-    ``node_noise`` given: equal to the secure path's with the same draws; else party draws from ``rng``.
-    :raise ValueError: if ``values`` is empty, or a length does not match ``plan.points``.
-    :raise TypeError: if an argument has the wrong type."""
+    """The simulated path of eq. (2): ``F^(tau_i)``, float64 of length ``N``; with ``node_noise`` the secure path's
+    for the same draws, else party draws from ``rng`` (ValueError, TypeError: docs/ecdf.md)."""
     counts = true_counts(values, grid)
     rows = int(np.asarray(values).shape[0])
     if rows == 0:

@@ -72,6 +72,7 @@ def ecdf_parser(prog: str, description: str | None) -> ScenarioParser:
 def common_query(args: argparse.Namespace, *, bits_refusal: str) -> dict[str, Any]:
     """The query's parameters both jobs take from ``args``, checked; :raise UsageError: a bad budget, domain,
     quantile, output path or missing-value option."""
+    from dp.ecdf.grid import grid_of_points
     from dp.ecdf.tree import plan_tree_noise
     from dp.validation import check_epsilon
     from scenarios.kit.outputs import check_output_path
@@ -88,7 +89,11 @@ def common_query(args: argparse.Namespace, *, bits_refusal: str) -> dict[str, An
         check_output_path(path, name)
     embedded = args.data is None and getattr(args, "owners", None) is None
     missing = missing_policy(args.missing, args.fill, [spec], dataset="framingham" if embedded else None)
-    checked_grid(lower, upper, args.points, args.grid)
+    try:  # the public grid (dp.ecdf.grid.grid_of_points), a failure as a usage error naming the options
+        grid_of_points(lower, upper, args.points, kind=args.grid)
+    except ValueError as exc:
+        raise UsageError(f"--domain {lower:g}:{upper:g} with --points {args.points} gives no {args.grid} grid: "
+                         f"{exc}") from None
     return {"column": column, "lower": lower, "upper": upper, "points": args.points, "grid": args.grid,
             "epsilon": args.epsilon, "smooth": None if args.smooth == "none" else int(args.smooth),
             "quantiles": tuple(quantiles), "missing": missing}
@@ -126,7 +131,7 @@ def deliver_ecdf(options: EcdfOptions, release: Any, title: Callable[[dict[str, 
                              (options.json, lambda path: write_record(path, release.record()))])
 
 __all__ = ["EcdfOptions", "ecdf_parser", "common_query", "job_options", "draw_ecdf", "parse_quantiles", "ecdf_domain",
-           "checked_grid", "agreed_rows", "party_table", "read_column", "write_curve", "deliver", "deliver_ecdf",
+           "agreed_rows", "party_table", "read_column", "write_curve", "deliver", "deliver_ecdf",
            "TABLE_COLUMNS", "write_group_table", "draw_calibration", "write_roc_curve", "draw_roc"]
 
 
@@ -174,19 +179,6 @@ def ecdf_domain(args: argparse.Namespace, *, bits_refusal: str) -> tuple[str, fl
     if not 2 <= args.points <= 1 << 20:
         raise UsageError(f"--points must lie in [2, 2^20], got {args.points}")
     return column, lower, upper
-
-
-def checked_grid(lower: float, upper: float, points: int, kind: str) -> np.ndarray:
-    """The public grid ``tau_1 = lower < ... < tau_N = upper`` of exactly ``points`` points (uniform: equal gaps;
-    geometric: equal ratios), :func:`dp.ecdf.grid.grid_of_points`; a failure as a usage error naming the options.
-
-    :raise UsageError: the domain and number of points give no grid of that kind."""
-    from dp.ecdf.grid import grid_of_points
-
-    try:
-        return grid_of_points(lower, upper, points, kind=kind)
-    except ValueError as exc:
-        raise UsageError(f"--domain {lower:g}:{upper:g} with --points {points} gives no {kind} grid: {exc}") from None
 
 
 async def agreed_rows(read: Callable[[], tuple[np.ndarray, int, int]]) -> np.ndarray:
@@ -248,11 +240,8 @@ def write_curve(path: str, curve: SmoothedCurve) -> None:
 
 
 def draw_ecdf(path: str, result: Any, *, title: str) -> None:
-    """``--plot``: the released ECDF (PNG, Agg canvas): the raw released values at their grid points, the
-    smoothed curve (eq. 3) if any, and each private quantile with its 95 % interval.  Only released values and
-    their post-processing are drawn.
-
-    :param result: a :class:`dp.ecdf.analysis.SmoothedCurve`."""
+    """``--plot``: the released ECDF of a :class:`dp.ecdf.analysis.SmoothedCurve` (PNG, Agg canvas): the raw values,
+    the smoothed curve (eq. 3) if any, each private quantile with its 95 % interval."""
     from scenarios.kit.experiments import new_figure, save_figure
 
     figure, axes = new_figure(6.4, 4.6)
@@ -266,8 +255,7 @@ def draw_ecdf(path: str, result: Any, *, title: str) -> None:
         axes.annotate(f"{level:g}", (value, level), textcoords="offset points", xytext=(3, -10), fontsize=8)
     if result.quantiles:
         axes.plot([], [], color="grey", linestyle="--", linewidth=0.8, label="quantiles, 95 % interval shaded")
-    axes.set_xlabel("value")
-    axes.set_ylabel("fraction of rows at or below")
+    axes.set(xlabel="value", ylabel="fraction of rows at or below")
     axes.set_title(title, fontsize=10)
     axes.legend(loc="lower right")
     save_figure(figure, path)
@@ -279,13 +267,8 @@ TABLE_COLUMNS: tuple[str, ...] = ("group", "lower", "upper", "expected_positive"
 
 
 def write_group_table(path: str, release: Any, *, floor: float) -> None:
-    """``--table``: one row per group of the released statistics (:data:`TABLE_COLUMNS`).
-
-    Only released values and their post-processing: the boundaries, the noisy ``E``/``O`` as released, and
-    each group's contribution to ``H`` from :func:`dp.ecdf.hosmer_lemeshow_statistic.hosmer_lemeshow_terms` -- the code
-    that computes ``H`` -- so the contributions sum to the released ``H``; ``left_out`` marks a group empty by
-    construction (equal released boundaries), whose noisy counts are pure noise and add nothing to ``H``.
-    ``release``: a :class:`dp.ecdf.HosmerLemeshowRelease`; ``floor``: the query's ``expected_floor``."""
+    """``--table``: one row per group of a :class:`dp.ecdf.HosmerLemeshowRelease` (:data:`TABLE_COLUMNS`), released
+    values and their post-processing only (docs/command_line.md); ``floor``: the query's ``expected_floor``."""
     from dp.ecdf.hosmer_lemeshow_statistic import hosmer_lemeshow_terms
 
     terms = hosmer_lemeshow_terms(release.expected, release.observed, floor=floor, empty=release.empty)
@@ -303,12 +286,8 @@ def write_group_table(path: str, release: Any, *, floor: float) -> None:
 
 
 def draw_calibration(path: str, release: Any) -> None:
-    """``--plot``: the calibration figure of a release (PNG, Agg canvas).
-
-    Left: the released observed against expected positives per group, error bars +-1.96 times the released
-    noise std of each count, and the diagonal ``y = x`` (perfect calibration).  Right: the released ECDF of
-    the scores on the grid (raw, and smoothed when the boundaries came from the smoothed curve) with the
-    ``Q - 1`` group boundaries as vertical lines (``release``: a :class:`dp.ecdf.HosmerLemeshowRelease`)."""
+    """``--plot``: the calibration figure of a :class:`dp.ecdf.HosmerLemeshowRelease` (PNG, Agg canvas; its two
+    panels: docs/command_line.md)."""
     from scenarios.kit.experiments import new_figure, save_figure
 
     figure, _ = new_figure(11.0, 4.6)
@@ -324,9 +303,8 @@ def draw_calibration(path: str, release: Any) -> None:
     low = min(0.0, float(np.min(expected)) - x_error, float(np.min(observed)) - y_error)
     high = max(float(np.max(expected)) + x_error, float(np.max(observed)) + y_error, 1.0)
     left.plot([low, high], [low, high], color="grey", linestyle="--", label="y = x")
-    left.set_xlabel("expected positives E_1q (released)")
-    left.set_ylabel("observed positives O_1q (released)")
-    left.set_title(f"H = {release.statistic:.4g}, p = {release.p_value:.3g} ({release.degrees_of_freedom} df)")
+    left.set(xlabel="expected positives E_1q (released)", ylabel="observed positives O_1q (released)",
+             title=f"H = {release.statistic:.4g}, p = {release.p_value:.3g} ({release.degrees_of_freedom} df)")
     left.legend(loc="upper left")
     right.plot(release.grid, release.ecdf, drawstyle="steps-post", linewidth=0.8, label="released ECDF (raw)")
     if release.smoothed_ecdf is not None:
@@ -334,9 +312,8 @@ def draw_calibration(path: str, release: Any) -> None:
     for k, boundary in enumerate(release.boundaries[1:-1]):
         right.axvline(float(boundary), color="grey", linewidth=0.6, linestyle=":",
                       label="group boundaries" if k == 0 else None)
-    right.set_xlabel("predicted probability")
-    right.set_ylabel("F(t)")
-    right.set_title(f"scores' ECDF, epsilon {release.epsilon:g}, n = {release.n}")
+    right.set(xlabel="predicted probability", ylabel="F(t)",
+              title=f"scores' ECDF, epsilon {release.epsilon:g}, n = {release.n}")
     right.legend(loc="lower right")
     figure.suptitle("Private Hosmer-Lemeshow calibration (Barczewski, Mawass & Ramon, Algorithm 2)")
     save_figure(figure, path)
@@ -356,12 +333,8 @@ def write_roc_curve(path: str, release: Any, smooth: int | None) -> None:
 
 
 def draw_roc(path: str, release: Any, *, smooth: int | None, label: str = "") -> None:
-    """``--plot``: the self-normalised ROC curve of a release (PNG, Agg canvas).
-
-    The raw curve (each class's noisy counts over their own noisy total) and, unless ``smooth`` is ``None``,
-    the curve of the smoothed rates (eq. 3 with that norm), each with its AUC in the legend, and the diagonal
-    (a random score).  Only released values and their post-processing are drawn.  ``release``: a
-    :class:`dp.ecdf.roc.RocRelease`; ``label``: what the curve is of (score and label column), for the title."""
+    """``--plot``: the self-normalised ROC curve of a :class:`dp.ecdf.roc.RocRelease` (PNG, Agg canvas), raw and,
+    unless ``smooth`` is ``None``, smoothed, with each AUC and the diagonal; ``label`` names the columns (title)."""
     from scenarios.kit.experiments import new_figure, save_figure
 
     figure, axes = new_figure(6.0, 5.6)
@@ -373,8 +346,7 @@ def draw_roc(path: str, release: Any, *, smooth: int | None, label: str = "") ->
         axes.plot(smoothed.false_positive_rate, smoothed.true_positive_rate, linewidth=1.6,
                   label=f"smoothed (p = {smooth}), AUC {smoothed.auc:.4f}")
     axes.plot([0.0, 1.0], [0.0, 1.0], color="grey", linestyle="--", linewidth=0.8, label="diagonal (AUC 0.5)")
-    axes.set_xlabel("false positive rate")
-    axes.set_ylabel("true positive rate")
+    axes.set(xlabel="false positive rate", ylabel="true positive rate")
     axes.set_title(f"Private ROC of {label}\nepsilon {release.epsilon:g} ({release.split} split, "
                    f"{release.class_epsilon:.4g} per class), class sizes private", fontsize=10)
     axes.legend(loc="lower right")
