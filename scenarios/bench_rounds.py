@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 from scenarios.kit.cli import ScenarioParser, UsageError
 
-__all__ = ["main", "CONFIGURATIONS", "measure", "modelled_rounds"]
+__all__ = ["main", "CONFIGURATIONS", "measure"]
 
 _KENDALL = ("--stat", "kendall", "--columns", "x,y", "--domain", "x=0:100:0,y=0:100:0")
 _AUC = ("--stat", "auc", "--columns", "score,label", "--domain", "score=0:1:12")
@@ -128,34 +128,26 @@ def run_parties(arguments: Sequence[str], *, delay: float, timeout: float = 900.
     return record
 
 
-def modelled_rounds(name: str, record: dict[str, Any], *, pairs: int, data: str) -> dict[str, float]:
-    """The planner's rounds of configuration ``name`` (``path``, ``noise``) at the record's ``n``."""
+def measure(name: str, options: RoundsOptions, data: str) -> dict[str, Any]:
+    """One configuration: phases without and with the delay, rounds per phase, the planner's rounds (all and of the
+    noise) at the run's ``n``."""
     from dp.umpc.planner import path_costs
     from scenarios.ustat import parse_options as ustat_options
 
-    options = ustat_options(_arguments(name, pairs, data))
-    _, path = CONFIGURATIONS[name]
-    costs = path_costs(options.query.kernel, options.query.specs, rows=int(record["n"]), parties=3,
-                       tuples=pairs if path == "tuples" else None, epsilon=options.query.epsilon,
-                       noise=options.query.noise)
-    cost = costs[path]
-    return {"rounds": cost.rounds, "noise": cost.noise_rounds}
-
-
-def measure(name: str, options: RoundsOptions, data: str) -> dict[str, Any]:
-    """One configuration: phases without and with the delay, rounds per phase, the model's."""
     arguments = _arguments(name, options.pairs, data)
     direct = run_parties(arguments, delay=0.0)
     delayed = run_parties(arguments, delay=options.delay)
     phases = {phase: (delayed["phases"][phase]["seconds"] - direct["phases"][phase]["seconds"]) / options.delay
               for phase in direct["phases"]}
-    model = modelled_rounds(name, direct, pairs=options.pairs, data=data)
+    query, path = ustat_options(arguments).query, CONFIGURATIONS[name][1]
+    model = path_costs(query.kernel, query.specs, rows=int(direct["n"]), parties=3, epsilon=query.epsilon,
+                       tuples=options.pairs if path == "tuples" else None, noise=query.noise)[path]
     measured = sum(phases.values())
-    return {"configuration": name, "path": CONFIGURATIONS[name][1], "n": direct["n"], "seconds": direct["seconds"],
-            "seconds_delayed": delayed["seconds"], "rounds": measured, "model_rounds": model["rounds"],
+    return {"configuration": name, "path": path, "n": direct["n"], "seconds": direct["seconds"],
+            "seconds_delayed": delayed["seconds"], "rounds": measured, "model_rounds": model.rounds,
             "rounds_at_most": delayed["seconds"] / options.delay,
-            "noise_rounds": phases.get("noise", math.nan), "model_noise_rounds": model["noise"],
-            "phases": phases, "ratio": model["rounds"] / measured if measured > 0 else math.nan}
+            "noise_rounds": phases.get("noise", math.nan), "model_noise_rounds": model.noise_rounds,
+            "phases": phases, "ratio": model.rounds / measured if measured > 0 else math.nan}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
