@@ -582,3 +582,30 @@ def test_tool_help(tmp_path: Path) -> None:
         assert run.stdout.startswith("usage: python -m scenarios.budget") and "-H" in run.stdout
         assert "--ledger" in run.stdout and "issue" not in run.stdout
     assert "--accountant" in _tool("create", "-h", cwd=tmp_path).stdout
+
+
+@pytest.mark.parametrize("step", ["reserve", "settle"])
+def test_a_failed_write_is_one_ledger_line_and_changes_nothing(step: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite failing inside the transaction (a full disk) gives the ledger's one-line error, not sqlite3's exception
+    (which would end a run in a traceback), and leaves the account as it was, in memory and on disk."""
+    import sqlite3
+
+    from dp.budget import ledger as module
+
+    ledger = _open(tmp_path)
+    entry = ledger.reserve(Spend(1.0), run_id="first", scenario="ustat")
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(module, "_store_account", full)
+    with pytest.raises(LedgerError, match="^cannot write ledger file .*: database or disk is full$") as refused:
+        if step == "reserve":
+            ledger.reserve(Spend(0.5), run_id="second", scenario="ustat")
+        else:
+            ledger.settle(entry, 0.0)
+    assert refused.value.shared == "cannot write its ledger account: database or disk is full"
+    assert ledger.spent() == (1.0, 0.0) and [e.status for e in ledger.spends] == ["reserved"]
+    monkeypatch.undo()
+    assert _open(tmp_path, None).spent() == (1.0, 0.0)

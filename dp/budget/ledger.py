@@ -781,8 +781,9 @@ class Ledger:
             account.entries.append(entry)
             account.totals = before.plus(spend)
             try:
-                _append_entry(connection, account, entry)
-                _store_account(connection, account)
+                with _writing(self.path, self.lock_timeout):  # a full disk: the one-line message, not sqlite3's
+                    _append_entry(connection, account, entry)
+                    _store_account(connection, account)
             except BaseException:
                 account.entries.pop()
                 account.totals = before
@@ -847,8 +848,9 @@ class Ledger:
             account.entries[position] = new
             account.totals = totals.plus(new.spend) if new.counted else totals
             try:
-                _insert(connection, "entries", _sealed("entries", account.owner(), asdict(new)), "INSERT OR REPLACE")
-                _store_account(connection, account)
+                with _writing(self.path, self.lock_timeout):
+                    _insert(connection, "entries", _sealed("entries", account.owner(), asdict(new)), "INSERT OR REPLACE")
+                    _store_account(connection, account)
             except BaseException:
                 account.entries[position], account.totals = old, before
                 raise
