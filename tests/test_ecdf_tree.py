@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dp.calibration import discrete_laplace_pmf, discrete_laplace_variance
-from dp.ecdf.grid import (MAX_GRID_POINTS, geometric_grid, grid_of_points, node_count, node_position,
+from dp.ecdf.grid import (MAX_GRID_POINTS, grid_of_points, node_count,
                           prefix_incidence, prefix_positions, tree_depth, tree_nodes, true_counts, uniform_grid)
 from dp.ecdf.analysis import interval_nodes, suffix_nodes, theorem1_squared_error
 from dp.ecdf.tree import TreeNoisePlan, continual_gaussian_sigma, noisy_counts, plan_tree_noise, private_ecdf
@@ -30,10 +30,15 @@ def _incidence(points: int) -> scipy.sparse.csr_matrix:
     return prefix_incidence(points)
 
 
+def _node_position(j: int, level: int, points: int) -> int:
+    """Position of node ``(j, level)`` in :func:`tree_nodes` order: ``sum_{l < level} ceil(N / 2^l) + (j - 1)``."""
+    return sum(math.ceil(points / 2**lower) for lower in range(level)) + j - 1
+
+
 def _combination(nodes: list[tuple[tuple[int, int], int]], points: int) -> np.ndarray:
     chi = np.zeros(node_count(points), dtype=np.int64)
     for (j, level), sign in nodes:
-        chi[node_position(j, level, points)] += sign
+        chi[_node_position(j, level, points)] += sign
     return chi
 
 
@@ -119,14 +124,14 @@ def test_prefix_incidence_structure(points: int) -> None:
     assert set(np.unique(dense)) <= {0, 1}
     np.testing.assert_array_equal(dense.sum(axis=1), depth + 1)
     for position, (j, level) in enumerate(nodes):
-        assert node_position(j, level, points) == position
+        assert _node_position(j, level, points) == position
         first, last = (j - 1) * 2**level + 1, min(j * 2**level, points)
         column = np.zeros(points, dtype=np.int64)
         column[first - 1:last] = 1
         np.testing.assert_array_equal(dense[:, position], column)
     # eq. (2): row i (tau_{i+1}) holds the nodes (ceil((i+1)/2^l), l)
     for i in range(points):
-        expected = sorted(node_position(math.ceil((i + 1) / 2**level), level, points) for level in range(depth + 1))
+        expected = sorted(_node_position(math.ceil((i + 1) / 2**level), level, points) for level in range(depth + 1))
         assert list(np.flatnonzero(dense[i])) == expected
     np.testing.assert_array_equal(np.sort(prefix_positions(points), axis=1),
                                   np.array([np.flatnonzero(row) for row in dense]))
@@ -136,10 +141,6 @@ def test_tree_order_is_level_major() -> None:
     assert tree_nodes(5) == [(1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (1, 1), (2, 1), (3, 1),
                              (1, 2), (2, 2), (1, 3)]
     assert tree_depth(1) == 0 and tree_nodes(1) == [(1, 0)]
-    with pytest.raises(ValueError, match="level must lie in"):
-        node_position(1, 4, 5)
-    with pytest.raises(ValueError, match="j must lie in"):
-        node_position(4, 1, 5)
 
 
 def test_noisy_counts_matches_incidence() -> None:
@@ -361,22 +362,6 @@ def test_uniform_grid() -> None:
         uniform_grid(1.0, 0.0, 0.1)
     with pytest.raises(ValueError, match="at most 2\\*\\*24"):
         uniform_grid(0.0, 1.0, 1e-9)
-
-
-def test_geometric_grid() -> None:
-    grid = geometric_grid(0.5, 10.0, 0.5)
-    assert grid[0] == 0.5 and grid[-1] == 10.0
-    assert np.all(np.diff(grid) > 0)
-    np.testing.assert_allclose(np.diff(np.log(grid[1:-1])), 0.5)
-    np.testing.assert_allclose(np.log(grid[1:-1]) / 0.5, np.round(np.log(grid[1:-1]) / 0.5))
-    on_lattice = geometric_grid(1.0, math.exp(1.0), 0.5)   # endpoints are lattice points: no duplicates
-    np.testing.assert_allclose(on_lattice, [1.0, math.exp(0.5), math.exp(1.0)])
-    with pytest.raises(ValueError, match="lower must be positive for a geometric grid, got 0"):
-        geometric_grid(0.0, 1.0, 0.1)
-    with pytest.raises(ValueError, match="lower must be positive"):
-        geometric_grid(-1.0, 1.0, 0.1)
-    with pytest.raises(ValueError, match="ratio_step must be positive"):
-        geometric_grid(1.0, 2.0, -0.1)
 
 
 @pytest.mark.parametrize("kind", ["uniform", "geometric"])

@@ -1,6 +1,6 @@
 """The public grid of the private ECDF and the indexing of its dyadic tree (Barczewski, Mawass & Ramon §3.1).
 
-Grids ``tau_1 < ... < tau_N`` (uniform, geometric, or exactly N points), depth ``L = ceil(log2 N)``, the
+Grids ``tau_1 < ... < tau_N`` (uniform by a step, or exactly N points, uniform or geometric), depth ``L = ceil(log2 N)``, the
 nodes ``(j, l)`` of ``I[L]`` ordered level by level (leaves first, ``j`` ascending, 1-based), the node
 positions summed into each count (eq. 2, eq. 4) and the per-party counts ``#{x <= tau_i}``.  Derivations:
 docs/ecdf.md.  No privacy here: everything is public or computed by a party on its own rows."""
@@ -13,10 +13,10 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse
 
-from dp.validation import check_finite, check_integer, check_positive, check_positive_int
+from dp.validation import check_finite, check_positive, check_positive_int
 
-__all__ = ["MAX_GRID_POINTS", "Node", "uniform_grid", "geometric_grid", "grid_of_points", "tree_depth", "tree_nodes",
-           "node_count", "node_position", "prefix_positions", "prefix_incidence", "level_offsets",
+__all__ = ["MAX_GRID_POINTS", "Node", "uniform_grid", "grid_of_points", "tree_depth", "tree_nodes",
+           "node_count", "prefix_positions", "prefix_incidence", "level_offsets",
            "check_points", "check_column", "true_counts"]
 
 #: Largest number of grid points a grid function builds or the tree accepts (the tree then has
@@ -51,11 +51,6 @@ def check_column(values: npt.ArrayLike, name: str = "values") -> np.ndarray:
     return data
 
 
-def _check_grid_size(count: float) -> None:
-    if count > MAX_GRID_POINTS:
-        raise ValueError(f"the grid would have {count:.6g} points, at most 2**24 are allowed; increase the step")
-
-
 def uniform_grid(lower: float, upper: float, step: float) -> np.ndarray:
     """The uniform grid ``tau_1 = lower, lower + step, ..., tau_N = upper`` (§3.1, ``psi = step``; docs/ecdf.md),
     strictly increasing (``lower == upper``: one point).  ValueError if a bound is not finite, ``upper < lower``,
@@ -68,36 +63,11 @@ def uniform_grid(lower: float, upper: float, step: float) -> np.ndarray:
     if hi == lo:
         return np.array([lo])
     span = (hi - lo) / st
-    _check_grid_size(span + 2)
+    if span + 2 > MAX_GRID_POINTS:
+        raise ValueError(f"the grid would have {span + 2:.6g} points, at most 2**24 are allowed; increase the step")
     inner = lo + st * np.arange(math.floor(span) + 1, dtype=np.float64)
     inner = inner[inner < hi - _MERGE_FRACTION * st]
     return np.append(inner, hi)
-
-
-def geometric_grid(lower: float, upper: float, ratio_step: float) -> np.ndarray:
-    """``{lower} ∪ {e^(psi z) : z integer, lower < e^(psi z) < upper} ∪ {upper}``, ``psi = ratio_step``
-    (§3.1, relative precision; docs/ecdf.md), strictly increasing (``lower == upper``: one point).  ValueError if
-    ``lower <= 0``, ``upper < lower``, ``ratio_step <= 0``, a value is not finite, or more than
-    :data:`MAX_GRID_POINTS` points; TypeError if a parameter is not a number."""
-    lo = check_finite(lower, "lower")
-    hi = check_finite(upper, "upper")
-    psi = check_positive(ratio_step, "ratio_step")
-    if lo <= 0:
-        raise ValueError(f"lower must be positive for a geometric grid, got {lower}")
-    if hi < lo:
-        raise ValueError(f"upper must be at least lower ({lower}), got {upper}")
-    if hi == lo:
-        return np.array([lo])
-    log_lo, log_hi = math.log(lo), math.log(hi)
-    _check_grid_size((log_hi - log_lo) / psi + 2)
-    first = math.ceil(log_lo / psi)
-    last = math.floor(log_hi / psi)
-    exponents = psi * np.arange(first, last + 1, dtype=np.float64)
-    margin = _MERGE_FRACTION * psi
-    exponents = exponents[(exponents > log_lo + margin) & (exponents < log_hi - margin)]
-    inner = np.exp(exponents)
-    inner = inner[(inner > lo) & (inner < hi)]
-    return np.concatenate(([lo], inner, [hi]))
 
 
 def grid_of_points(lower: float, upper: float, points: int, *, kind: str = "uniform") -> np.ndarray:
@@ -152,21 +122,6 @@ def tree_nodes(points: int) -> list[Node]:
     ValueError if ``points`` is out of range."""
     count = check_points(points)
     return [(j, level) for level, size in enumerate(_level_sizes(count)) for j in range(1, size + 1)]
-
-
-def node_position(j: int, level: int, points: int) -> int:
-    """The 0-based position ``sum_{l < level} ceil(N / 2^l) + (j - 1)`` of node ``(j, level)`` in :func:`tree_nodes` order
-    (ValueError: not in ``I[L]``; TypeError: an argument not an integer)."""
-    count = check_points(points)
-    jj = check_integer(j, "j")
-    lv = check_integer(level, "level")
-    depth = tree_depth(count)
-    if not 0 <= lv <= depth:
-        raise ValueError(f"level must lie in [0, {depth}], got {level}")
-    size = ((count - 1) >> lv) + 1
-    if not 1 <= jj <= size:
-        raise ValueError(f"j must lie in [1, {size}] at level {lv}, got {j}")
-    return level_offsets(count)[lv] + jj - 1
 
 
 def prefix_positions(points: int) -> np.ndarray:
