@@ -172,8 +172,9 @@ def stop_drill(kind: str, root: str, party_args: Sequence[str]) -> DrillResult:
     seconds = None if None in stops else max(s for s in stops if s is not None)
     if seconds is None or seconds > LIMIT + MARGIN:
         problems.append(f"the survivors did not stop within {LIMIT + MARGIN:g} s")
+    # the servers' intake of the owners' uploads sends nothing: a survivor may still be finishing the close
     named = judge_survivors(survivors, {"silent": _SILENT} if kind == "freeze" else {"lost": _LOST},
-                            ("intake", "histogram"), "party 1 ...; nothing was released", problems)
+                            ("close", "intake", "histogram"), "party 1 ...; nothing was released", problems)
     notes = _cascades(named, problems, victim_is="frozen" if kind == "freeze" else "crashed",
                       gave_up="given up on" if kind == "freeze" else "lost")
     released = _released(workdir, results, problems)
