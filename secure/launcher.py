@@ -5,6 +5,7 @@ what crosses parties here (verdicts, the digest of the public parameters) is pub
 Contract, checks and launching: docs/session.md."""
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
@@ -47,19 +48,15 @@ class SessionOptions:
 def split_session_options(argv: Sequence[str]) -> SessionOptions:
     """Take ``--silence-limit SECONDS`` and ``--allow-t0`` off ``argv``; the rest goes to ``rest``."""
     common = SessionOptions()
-    words = list(argv)
-    index = 0
-    while index < len(words):
-        word = words[index]
+    words = iter(argv)
+    for word in words:
         if word == "--":
-            common.rest.extend(words[index:])
+            common.rest.extend([word, *words])
             break
         if word == "--allow-t0":
             common.allow_t0 = True
         elif word == "--silence-limit" or word.startswith("--silence-limit="):
-            if "=" not in word:
-                index += 1  # the value is the next word
-            text = word.split("=", 1)[1] if "=" in word else words[index] if index < len(words) else None
+            text = word.split("=", 1)[1] if "=" in word else next(words, None)  # else the value is the next word
             try:
                 value = float(text) if text is not None else math.nan
             except ValueError:
@@ -70,14 +67,12 @@ def split_session_options(argv: Sequence[str]) -> SessionOptions:
                 common.silence_limit = value
         else:
             common.rest.append(word)
-        index += 1
     return common
 
 
 def _mpyc_parser() -> Any:
     """MPyC's own option parser, fresh (``mpyc._get_arg_parser``: the one place it is called); ``mpyc``
     imported without options if ``sys.argv`` would make it exit, its log on stderr (docs/session.md)."""
-    import contextlib
     import io
     import logging
 
@@ -212,18 +207,13 @@ def free_base_port(parties: int, *, first: int = 1, attempts: int = 200) -> int:
     chooser = random.SystemRandom()
     for _ in range(attempts):
         base = chooser.randrange(33000, 59000 - parties)  # away from the tests' fixed ranges
-        sockets = []
-        try:
-            for index in range(first, parties):
-                probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                sockets.append(probe)
-                probe.bind(("", base + index))
+        with contextlib.ExitStack() as probes:  # every probe closed before the next attempt or the return
+            try:
+                for index in range(first, parties):
+                    probes.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)).bind(("", base + index))
+            except OSError:
+                continue
             return base
-        except OSError:
-            continue
-        finally:
-            for probe in sockets:
-                probe.close()
     raise InputError(f"no {parties - first} consecutive free ports found; give -B PORT")
 
 
@@ -319,12 +309,12 @@ def run_party(session: Callable[[], Any]) -> int:
         if isinstance(exc, InputError):
             print(f"error: {exc}", file=sys.stderr, flush=True)
             return 2
-        if isinstance(exc, (ProtocolFailure, KeyboardInterrupt)):
-            said = str(exc) if isinstance(exc, ProtocolFailure) else "interrupted"
-        else:  # a bug, not a user error
+        bug = not isinstance(exc, (ProtocolFailure, KeyboardInterrupt))  # not a user error, nor a lost party
+        said = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
+        if bug:
             said = f"internal error ({type(exc).__name__}: {exc}); set USTAT_TRACEBACK=1 to see where"
         print(f"error: party {party_id()}: {said}", file=sys.stderr, flush=True)
-        if not isinstance(exc, (ProtocolFailure, KeyboardInterrupt)) and os.environ.get("USTAT_TRACEBACK"):
+        if bug and os.environ.get("USTAT_TRACEBACK"):
             raise
         return 1
     return 0

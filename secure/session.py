@@ -150,58 +150,52 @@ class SilenceWatch:
         for peer in self.waiting_since:
             self.waiting_since[peer] = now
 
-    def quiet_since(self, peer: int) -> float | None:
-        """Since when this party has waited for ``peer`` without hearing from it (``None``: not waiting)."""
-        if peer not in self.waiting_since:
-            return None
-        return max(self.last_heard.get(peer, self.waiting_since[peer]), self.waiting_since[peer])
+    def _since(self, peer: int, clock: dict[int, float]) -> float:
+        """Since when this party has waited for ``peer`` (one it waits for) without an arrival in ``clock``."""
+        waiting = self.waiting_since[peer]
+        return max(clock.get(peer, waiting), waiting)
 
     def observe(self, waiting: Iterable[int], now: float) -> tuple[int, float] | None:
         """One look: ``waiting`` are the peers this party waits for at ``now``.
         :return: ``(peer, seconds of silence)`` for the peer silent longest beyond the limit, or ``None``."""
         current = set(waiting)
-        for peer in [p for p in self.waiting_since if p not in current]:
-            del self.waiting_since[peer]
-        for peer in current:
-            self.waiting_since.setdefault(peer, now)
+        kept = {peer: since for peer, since in self.waiting_since.items() if peer in current}
+        self.waiting_since = kept | {peer: now for peer in current if peer not in kept}
         overdue = []
         for peer in current:
-            since = self.quiet_since(peer)
-            if since is not None and now - since >= self.limit:
+            since = self._since(peer, self.last_heard)
+            if now - since >= self.limit:
                 overdue.append((since, self.last_heard.get(peer, since), peer))
-        if not overdue:
-            return None
-        since, _, peer = min(overdue)  # silent longest; on a tie, the one heard from least recently
-        return peer, now - since
+        return _longest(overdue, now)  # silent longest; on a tie, the one heard from least recently
 
     def stalled(self, now: float) -> tuple[int, float] | None:
         """A peer this party waits for that is alive (heartbeats arrive) but sent no protocol message for
         ``STALL_FACTOR * limit`` seconds (docs/session.md).  Call after :meth:`observe`.
         :return: ``(peer, seconds without a protocol message)`` for the peer stalled longest, or ``None``."""
-        stalled = []
-        for peer, waiting in self.waiting_since.items():
-            since = max(self.last_message.get(peer, waiting), waiting)
-            if now - since >= STALL_FACTOR * self.limit:
-                stalled.append((since, peer))
-        if not stalled:
-            return None
-        since, peer = min(stalled)
-        return peer, now - since
+        stalled = [(since, peer) for peer in self.waiting_since
+                   if now - (since := self._since(peer, self.last_message)) >= STALL_FACTOR * self.limit]
+        return _longest(stalled, now)
 
     def root_cause(self, closed: int, now: float) -> tuple[int, float] | None:
         """Peer ``closed`` just closed its connection: was another peer silent first (the frozen one to name)?
         :return: ``(peer, seconds of silence)`` of that peer, or ``None`` (name ``closed``).  Details: docs/session.md.
         """
         closed_heard = self.last_heard.get(closed, now)
-        best: tuple[float, float, int] | None = None
+        earlier = []
         for peer in self.waiting_since:
-            since = self.quiet_since(peer)
-            heard = self.last_heard.get(peer, now)
-            if peer == closed or since is None or now - since < self.limit / 2 or heard >= closed_heard:
-                continue
-            if best is None or (since, heard) < best[:2]:
-                best = (since, heard, peer)
-        return None if best is None else (best[2], now - best[0])
+            since, heard = self._since(peer, self.last_heard), self.last_heard.get(peer, now)
+            if peer != closed and now - since >= self.limit / 2 and heard < closed_heard:
+                earlier.append((since, heard, peer))
+        return _longest(earlier, now, key=lambda entry: entry[:2])  # on a full tie, the first waited for
+
+
+def _longest(candidates: list[tuple[Any, ...]], now: float, *,
+             key: Callable[[tuple[Any, ...]], Any] | None = None) -> tuple[int, float] | None:
+    """``(peer, seconds)`` of the first least ``(since, ..., peer)`` of ``candidates`` (by ``key``), or ``None``."""
+    if not candidates:
+        return None
+    first = min(candidates, key=key)
+    return first[-1], now - first[0]
 
 
 #: a live peer (heartbeats arrive) that sends no protocol message for this many silence limits while
@@ -274,13 +268,9 @@ def _waiting_peers() -> list[int]:
     lower-numbered peer that has not yet closed its connection to this party."""
     me = mpc.parties[mpc.pid].protocol
     closing = _state["in_shutdown"] and isinstance(me, asyncio.Future) and not me.done()
-    waiting = []
-    for peer in mpc.parties:
-        if peer.pid == mpc.pid or peer.protocol is None or peer.pid in _state["closed_by_us"]:
-            continue
-        if _pending(peer.protocol) or (closing and peer.pid < mpc.pid):
-            waiting.append(int(peer.pid))
-    return waiting
+    return [int(peer.pid) for peer in mpc.parties
+            if peer.pid != mpc.pid and peer.protocol is not None and peer.pid not in _state["closed_by_us"]
+            and (_pending(peer.protocol) or (closing and peer.pid < mpc.pid))]
 
 
 def _disarm_watchdog() -> None:
@@ -379,13 +369,9 @@ class _Gate:
         """Read handshake frames off ``data``; return the bytes that follow an agreeing handshake (MPyC's)."""
         self.buffer.extend(data)
         while not self.open and len(self.buffer) >= 9:
-            if bytes(self.buffer[:4]) != GATE_MAGIC:
+            kind, size = bytes(self.buffer[4:5]), struct.unpack_from("<I", self.buffer, 5)[0]
+            if bytes(self.buffer[:4]) != GATE_MAGIC or size > GATE_FRAME_LIMIT:
                 self.buffer.clear()  # not this suite at the other end: never opens (connect deadline)
-                return b""
-            kind = bytes(self.buffer[4:5])
-            size = struct.unpack_from("<I", self.buffer, 5)[0]
-            if size > GATE_FRAME_LIMIT:
-                self.buffer.clear()
                 return b""
             if len(self.buffer) < 9 + size:
                 break
@@ -426,8 +412,6 @@ def _who(pids: list[int]) -> str:
 def _mismatch() -> str | None:
     """The first of :data:`AGREED_OPTIONS` on which the known parties differ, as the line to stop with."""
     known = dict(_table)
-    if not known:
-        return None
     for name in AGREED_OPTIONS:
         values: dict[str, list[int]] = {}
         for pid in sorted(known):
@@ -533,10 +517,8 @@ def _fail_lost(culprit: int, gone: int | None) -> None:
                          "deadline": time.monotonic() + LOST_PEER_GRACE, "gone": {gone} if gone is not None else set(),
                          "beat": time.monotonic()}
     notice = struct.pack("<qI", LOST_PC, 2) + int(culprit).to_bytes(2, "little")
-    for peer in _survivors():
-        transport = _open_transport(mpc.parties[peer].protocol)
-        if transport is not None:
-            transport.write(notice)
+    for peer in _survivors():  # each with an open transport
+        _open_transport(mpc.parties[peer].protocol).write(notice)
     loop.call_later(_FAILING_LOOK, _check_failing)
 
 
