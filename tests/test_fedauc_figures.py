@@ -17,7 +17,7 @@ from scipy import stats
 from dp.fedauc.montecarlo import predict_fedauc, simulate_fedauc
 from dp.fedauc.ranks import average_ranks, client_layout, local_statistics
 from scenarios.papers import fedauc_figures
-from scenarios.papers.fedauc_figures import FILES, QUICK_EPSILONS, QUICK_FRACTIONS, load_scores, replicate
+from scenarios.papers.fedauc_figures import FILES, QUICK_EPSILONS, QUICK_FRACTIONS, load_scores
 from tests.statistics_checks import Z999
 
 
@@ -223,7 +223,7 @@ def test_alpha_sweep_closed_form_matches_monte_carlo_and_its_optimum_is_the_anal
 def test_rr_on_the_repeated_large_set_matches_its_closed_form() -> None:
     """Tables 5-6: the large set (every row 10 times) has the same AUC and its RR std follows the delta method."""
     scores, labels = synthetic(600, 0.3, seed=44)
-    big_scores, big_labels = replicate(scores, labels, 10)
+    big_scores, big_labels = np.tile(scores, 10), np.tile(labels, 10)
     small = predict_fedauc(scores, labels, method="rr", epsilon=1.0, rng=np.random.default_rng(0))
     result = simulate_fedauc(big_scores, big_labels, method="rr", epsilon=1.0, runs=3000,
                              rng=np.random.default_rng(0), noise_rng=np.random.default_rng(45))

@@ -20,7 +20,7 @@ from scenarios.papers.fedauc_tables import DeploymentSetting, deployment_checks
 from scenarios.papers.fedauc_tables import layout_rng as _layout_rng
 
 __all__ = ["main", "parse_options", "FiguresOptions", "FIGURES", "STD_COLUMNS", "BETA_COLUMNS", "RR_COLUMNS",
-           "FILES", "load_scores", "replicate", "run_figures", "PAPER_TABLE5", "PAPER_TABLE6"]
+           "FILES", "load_scores", "run_figures", "PAPER_TABLE5", "PAPER_TABLE6"]
 
 FIGURES = ("alpha", "allocation", "beta", "rr_sizes", "gaussian")
 DEFAULT_EPSILONS = (1.0, 2.0, 4.0, 8.0)
@@ -113,11 +113,6 @@ def _resolve(args: Any, common: CommonOptions) -> FiguresOptions:
     return FiguresOptions(figures=tuple(f for f in FIGURES if f in figures), epsilons=epsilons, fractions=fractions,
                           clients=int(args.clients), beta_clients=int(args.beta_clients),
                           replicas=int(args.replicas), delta=delta, common=common)
-
-
-def replicate(scores: np.ndarray, labels: np.ndarray, replicas: int) -> tuple[np.ndarray, np.ndarray]:
-    """The "large" evaluation set: every row ``replicas`` times (same AUC, ``replicas`` times the rows)."""
-    return np.tile(scores, replicas), np.tile(labels, replicas)
 
 
 class _Runner:
@@ -214,8 +209,9 @@ def _rr_rows(runner: _Runner) -> list[dict[str, Any]]:
 
     options = runner.options
     epsilons = QUICK_RR_EPSILONS if options.common.quick else RR_EPSILONS
-    sets = {"small": ("5", PAPER_TABLE5, runner.scores, runner.labels),
-            "large": ("6", PAPER_TABLE6, *replicate(runner.scores, runner.labels, options.replicas))}
+    sets = {"small": ("5", PAPER_TABLE5, runner.scores, runner.labels),  # large: every row --replicas times
+            "large": ("6", PAPER_TABLE6, np.tile(runner.scores, options.replicas),
+                      np.tile(runner.labels, options.replicas))}
     rows = []
     for name, (table, paper, scores, labels) in sets.items():
         sklearn_auc = float(roc_auc_score(labels, scores))

@@ -350,8 +350,8 @@ def _report(options: SamplerOptions, outputs: Sequence[Output]) -> None:
         print(f"  ordering Balanced < Uniform < Bernoulli ({estimator}): "
               f"{'holds' if means else 'does NOT hold'} by the means"
               f"{' (each step > 2 s.e.)' if significant else ' (not every step > 2 s.e.)'}")
-    balanced = next(row for row in rows if row["sampler"] == "balanced")
-    uniform = next(row for row in rows if row["sampler"] == "uniform")
+    by_sampler = {row["sampler"]: row for row in rows}
+    balanced, uniform, bernoulli = (by_sampler[name] for name in SAMPLERS)
     print(f"  BalancedSamp E_inc: Monte Carlo {balanced['inc_theory']:.3g} ± {balanced['inc_theory_se']:.2g}, "
           f"projection approximation {balanced['inc_projection']:.3g}, uniform (Claim D.1) "
           f"{uniform['inc_theory']:.3g}: balancing removes the share 2 Var h_1 / Var f = "
@@ -363,7 +363,6 @@ def _report(options: SamplerOptions, outputs: Sequence[Output]) -> None:
               f"2^-40, not the drawn E) instead of the realised {row['mean_max_degree']:.1f}: E_DP "
               f"{row['dp_at_degree_bound']:.3g}, MSE {row['mse_at_degree_bound']:.3g} = "
               f"{row['mse_at_degree_bound'] / balanced['theory']:.2f} x balanced's theory {balanced['theory']:.3g}")
-    bernoulli = next(row for row in rows if row["sampler"] == "bernoulli")
     target = PAPER_MSE["bernoulli"] / PAPER_MSE["balanced"] * balanced["theory"]
     needed = _degree_for_ratio(options, bernoulli, target)
     print(f"  measured Bernoulli / Balanced = {bernoulli['mse_mean'] / balanced['mse_mean']:.2f} (theory "
