@@ -98,10 +98,9 @@ def _check_interval(a: int, b: int, points: int) -> tuple[int, int, int]:
 
 
 def interval_nodes(a: int, b: int, points: int) -> list[tuple[Node, int]]:
-    """The indicator of grid indices ``a..b`` (1-based, ``1 <= a <= b <= N``) as a ``+-1`` combination of at most
-    ``L + 1`` nodes: Lemma 1 and eq. 9, the heart of Theorem 1's proof (App. A.1; construction in docs/ecdf.md):
-    ``[((j, level), sign)]``, distinct nodes, ``sign`` in ``{-1, +1}``, sorted by tree position.  ValueError:
-    the interval is not within ``1..N``; TypeError: an argument is not an integer."""
+    """The indicator of grid indices ``a..b`` (1-based) as ``[((j, level), sign)]``, a ``+-1`` combination of at most
+    ``L + 1`` distinct nodes sorted by tree position: Lemma 1 and eq. 9, the heart of Theorem 1's proof (App. A.1;
+    construction and errors in docs/ecdf.md)."""
     first, last, count = _check_interval(a, b, points)
     low, high = first - 1, last - 1
     if low == 0:

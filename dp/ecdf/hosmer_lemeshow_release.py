@@ -322,10 +322,9 @@ class HosmerLemeshowRelease:
 
 
 def release_boundaries(ecdf: np.ndarray, query: HosmerLemeshowParameters) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Line 6 of Algorithm 2: the group boundaries ``t_q = F^^{-1}(q / Q)`` from a released ECDF (post-processing):
-    ``(boundaries, bounds, smoothed)``, all ``Q + 1`` boundaries, the ``Q - 1`` interior ones in fixed point, the
-    smoothed ECDF (``None`` unless ``query.smoothed``; docs/hosmer_lemeshow.md).  SmoothingError if every solver fails.
-    """
+    """Line 6 of Algorithm 2, post-processing: ``(boundaries, bounds, smoothed)``, the group boundaries
+    ``t_q = F^^{-1}(q / Q)`` of a released ECDF, the interior ones in fixed point, the smoothed ECDF or ``None``
+    (docs/hosmer_lemeshow.md)."""
     q_count = query.groups
     curve = np.asarray(ecdf, dtype=np.float64)
     smoothed: np.ndarray | None = None

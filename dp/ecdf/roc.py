@@ -25,7 +25,7 @@ from secure.intake import MissingPolicy
 
 __all__ = ["Split", "SPLITS", "class_epsilon", "split_note", "class_scores", "self_normalise", "RocQuery",
            "RocRelease", "plan_roc_noise", "auc_digits", "private_roc", "run_secure_roc", "ClassNoiseSource", "AucInterval",
-           "auc_interval", "renoised_counts", "RAW_DRAWS", "SMOOTHED_DRAWS", "BAND_SEED", "WIDE_AUC"]
+           "auc_interval", "RAW_DRAWS", "SMOOTHED_DRAWS", "BAND_SEED", "WIDE_AUC"]
 
 #: budget splits between the two class ECDFs (see the module docstring)
 Split = Literal["half", "disjoint"]
@@ -408,34 +408,23 @@ class AucInterval:
                 "meaning": self.meaning()}
 
 
-def renoised_counts(counts: npt.ArrayLike, plan: TreeNoisePlan, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """``draws`` copies of released counts with fresh tree noise of ``plan`` added (sum of its ``m`` parties'
-    draws), shape ``(draws, N)``: the bootstrap's re-noised releases."""
-    noise = np.zeros((draws, plan.node_count), dtype=np.int64)
-    for _ in range(plan.parties):
-        noise += plan.draw_party(rng, runs=draws)
-    return noisy_counts(np.asarray(counts, dtype=np.int64), noise)
-
-
 def auc_interval(release: RocRelease, *, smooth: int | None, draws: int | None = None, level: float = 0.95,
                  seed: int = BAND_SEED) -> AucInterval:
-    """The AUC's interval and warnings (:class:`AucInterval`; post-processing, no privacy cost; docs/roc.md).
-
-    ``smooth``: the norm of eq. 3 the printed AUC used (``None``: raw); ``draws >= 100``; ``level`` in ``(0, 1)``.
-    :raise ValueError: an invalid ``draws`` or ``level``."""
+    """The AUC's interval and warnings (:class:`AucInterval`; post-processing, no privacy cost) for the AUC smoothed
+    with norm ``smooth`` (``None``: raw); ValueError unless ``draws >= 100``, ``0 < level < 1`` (docs/roc.md)."""
     copies = (RAW_DRAWS if smooth is None else SMOOTHED_DRAWS) if draws is None else int(draws)
     if copies < 100:
         raise ValueError(f"draws must be at least 100, got {draws}")
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1), got {level}")
+    from smoothing.monotone import smooth_many
     from smoothing.roc import batch_auc
 
-    from smoothing.monotone import smooth_many
-
-    rng = np.random.Generator(np.random.PCG64(seed))
-    rates = []
+    rng, plan, rates = np.random.Generator(np.random.PCG64(seed)), release.plan, []
     for counts in (release.positive_counts, release.negative_counts):  # self-normalised copies, positive first
-        copied = renoised_counts(counts, release.plan, copies, rng)
+        noise = sum((plan.draw_party(rng, runs=copies) for _ in range(plan.parties)),  # m parties' fresh draws
+                    np.zeros((copies, plan.node_count), dtype=np.int64))
+        copied = noisy_counts(np.asarray(counts, dtype=np.int64), noise)
         normalised = copied.astype(float) / np.maximum(copied[:, -1:], 1).astype(float)
         rates.append(np.clip(normalised, 0.0, 1.0) if smooth is None
                      else smooth_many(normalised, prefix_incidence(len(release.grid)), norm=smooth))

@@ -131,10 +131,8 @@ def plan_tree_noise(*, epsilon: float, points: int, parties: int = 1, threshold:
 
 
 def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray:
-    """The released counts ``counts + prefix_incidence(N) @ node_noise`` (eq. 2 times n), int64 of length ``N``,
-    or ``(runs, N)`` for a batch ``node_noise`` of shape ``(runs, |I[L]|)``.
-    :raise ValueError: if a length does not match or ``counts`` is empty.
-    :raise TypeError: if an array is not of an integer dtype."""
+    """The released counts ``counts + prefix_incidence(N) @ node_noise`` (eq. 2 times n), int64 of length ``N``, or
+    ``(runs, N)`` for node noise of shape ``(runs, |I[L]|)``; ValueError, TypeError on bad arrays (docs/ecdf.md)."""
     count_vec = check_integer_vector(counts, "counts")
     if count_vec.shape[0] == 0:
         raise ValueError("counts must not be empty")
@@ -163,9 +161,7 @@ def private_ecdf(values: npt.ArrayLike, grid: npt.ArrayLike, plan: TreeNoisePlan
 
 def continual_gaussian_sigma(rho: float, points: int, *, replace_one: bool = False) -> float:
     """The node standard deviation of Theorem 3's Gaussian tree for ``rho``-zCDP: ``sqrt(k / (2 rho))`` with
-    ``k = ceil((L+1)/2)``, or ``L + 1`` with ``replace_one`` (docs/ecdf.md).
-
-    :raise ValueError: if ``rho`` or ``points`` is out of range."""
+    ``k = ceil((L+1)/2)``, or ``L + 1`` with ``replace_one``; ValueError out of range (docs/ecdf.md)."""
     r = check_positive(rho, "rho")
     levels = tree_depth(points) + 1
     shifted = levels if replace_one else (levels + 1) // 2
