@@ -131,20 +131,17 @@ class _Runner:
     def std_row(self, figure: str, method: str, epsilon: float, clients: int, layout: str, *,
                 fraction_name: str = "", fraction: float = 0.5, counts: str = "noisy",
                 allocation: str = "naive") -> dict[str, Any]:
-        """One FedAUC_Lap / Gaussian setting (a :func:`_std_jobs` row): Monte Carlo std and our closed form."""
+        """One FedAUC_Lap / Gaussian setting (a :func:`_std_jobs` row; ``clients`` 0: one row per client, layout
+        ``one_per_client``): Monte Carlo std and our closed form."""
         from dp.fedauc.montecarlo import simulate_fedauc
 
-        gaussian = method.endswith("_gaussian")
-        delta = self.options.delta if gaussian else 0.0
+        delta = self.options.delta if method.endswith("_gaussian") else 0.0
         sum_fraction = 1.0 - fraction if method.startswith("orthogonal") else fraction
-        one_each = clients == 0
-        result = simulate_fedauc(self.scores, self.labels, method=method, epsilon=epsilon,
-                                 clients=None if one_each else clients,
-                                 layout="one_per_client" if one_each else layout, runs=self.options.common.runs,
-                                 rng=_layout_rng(self.seed), sum_fraction=sum_fraction, delta=delta, counts=counts,
-                                 noise_rng=self.noise())
+        result = simulate_fedauc(self.scores, self.labels, method=method, epsilon=epsilon, clients=clients or None,
+                                 layout=layout, runs=self.options.common.runs, rng=_layout_rng(self.seed),
+                                 sum_fraction=sum_fraction, delta=delta, counts=counts, noise_rng=self.noise())
         return {"figure": figure, "method": method, "allocation": allocation, "counts": counts,
-                "layout": "one_per_client" if one_each else layout, "clients": result.clients,
+                "layout": layout, "clients": result.clients,
                 "rows_per_client": self.scores.size / result.clients, "epsilon": epsilon, "delta": delta,
                 "fraction_name": fraction_name, "fraction": fraction if fraction_name else "",
                 "runs": result.runs, "mean": result.mean, "std": result.std, "predicted_std": result.predicted_std,
