@@ -56,9 +56,8 @@ def _operations(kernel: str, counts: str, comparisons: int | None, products: int
         if kernel not in table:
             raise ValueError(f"no default cost for kernel '{kernel}'; choose one of: "
                              f"{', '.join(table)}, or give comparisons and products")
-        default_comparisons, default_products = table[kernel]
-        comparisons = default_comparisons if comparisons is None else comparisons
-        products = default_products if products is None else products
+        comparisons = table[kernel][0] if comparisons is None else comparisons
+        products = table[kernel][1] if products is None else products
     return check_int_at_least(comparisons, "comparisons", 0), check_int_at_least(products, "products", 0)
 
 

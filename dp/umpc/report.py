@@ -26,17 +26,14 @@ def public_categories(specs: Sequence[ColumnSpec]) -> list[Any]:
     """Per column, its declared list and ``other`` as agreed and recorded: ``None`` for a numeric
     column; a list longer than :data:`LISTED_IN_FULL` by its SHA-256 digest (still exact for the
     agreement, short for the parameters every party sends)."""
-    public: list[Any] = []
-    for spec in specs:
-        if spec.categories is None:
-            public.append(None)
-            continue
-        listed: Any = list(spec.categories)
-        if len(listed) > LISTED_IN_FULL:
-            digest = hashlib.sha256(json.dumps(listed).encode()).hexdigest()
-            listed = f"{len(listed)} categories {spec.describe_categories()} sha256:{digest[:16]}"
-        public.append({"categories": listed, "other": spec.other})
-    return public
+    def listed(spec: ColumnSpec) -> Any:
+        items = list(spec.categories or ())
+        if len(items) <= LISTED_IN_FULL:
+            return items
+        digest = hashlib.sha256(json.dumps(items).encode()).hexdigest()
+        return f"{len(items)} categories {spec.describe_categories()} sha256:{digest[:16]}"
+
+    return [None if spec.categories is None else {"categories": listed(spec), "other": spec.other} for spec in specs]
 
 
 def local_note(*, filled: int, clipped: int | None = None) -> str:

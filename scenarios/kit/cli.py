@@ -164,19 +164,15 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[..., Awaitabl
         with missing_package_stops_party():
             deliver = await (body(options) if job is None else body(options, (job, command_line)))
         reservation = active_reservation() if spend is not None or job is not None else None
-        if not callable(deliver):
-            if reservation is not None:
-                print(f"  {reservation.describe()}", flush=True)
-            return deliver
 
-        def guarded_deliver() -> Any:
+        def guarded_deliver() -> Any:  # the budget line after the job's output (or at once, with nothing to deliver)
             with missing_package_stops_party(), output_errors_stop_party():
-                delivered = deliver()
+                delivered = deliver() if callable(deliver) else deliver
             if reservation is not None:
                 print(f"  {reservation.describe()}", flush=True)
             return delivered
 
-        return guarded_deliver
+        return guarded_deliver if callable(deliver) else guarded_deliver()
 
     def checked_parse(words: list[str]) -> Any:
         from mpyc.runtime import mpc  # imported by run_parties before it parses

@@ -61,10 +61,8 @@ def _misfit(spec: ColumnSpec, dataset: str, role: tuple[str, str] | None) -> str
     domain = declared_domains(dataset).get(spec.name)
     if categories is not None:
         theirs = "categories " + "/".join(f"{c:g}" if isinstance(c, (int, float)) else str(c) for c in categories)
-    elif domain is not None:
-        theirs = f"numeric on [{float(domain[0]):g}, {float(domain[1]):g}]"
     else:
-        theirs = "without a domain"
+        theirs = "without a domain" if domain is None else f"numeric on [{float(domain[0]):g}, {float(domain[1]):g}]"
     if spec.categories is not None:
         return (f"column '{spec.name}' is not a {spec.describe_categories()} {kind or 'categorical'} column "
                 f"(embedded data {dataset} declares it {theirs})" + (f": {remedy}" if role is not None else ""))
