@@ -111,15 +111,6 @@ class _Setting:
     def negatives(self) -> int:
         return self.samples - self.positives
 
-    @property
-    def gaussian(self) -> bool:
-        return self.method.endswith("_gaussian")
-
-    @property
-    def budget(self) -> float:
-        """epsilon (Laplace) or the zCDP budget (Gaussian); inf without noise."""
-        return zcdp_budget(self.epsilon, self.delta) if self.gaussian and self.epsilon != math.inf else self.epsilon
-
 
 def check_parameters(method: str, epsilon: float, sum_fraction: float, delta: float,
                      counts: str) -> tuple[float, float, float]:
@@ -162,10 +153,15 @@ def _setting(scores: npt.ArrayLike, labels: npt.ArrayLike, method: str, epsilon:
     return _Setting(method, counts, eps, dlt, fraction, twice, y, p, auc, name, stats)
 
 
-def _components(setting: _Setting) -> dict[str, ClientRelease]:
+def _noise_plan(setting: _Setting) -> tuple[dict[str, ClientRelease], bool, float]:
+    """The clients' releases, whether their noise is Gaussian, and its budget: epsilon (Laplace) or the zCDP
+    budget (Gaussian); inf without noise."""
     assert setting.stats is not None
+    gaussian = setting.method.endswith("_gaussian")
+    no_noise = setting.epsilon == math.inf
+    budget = zcdp_budget(setting.epsilon, setting.delta) if gaussian and not no_noise else setting.epsilon
     return client_releases(setting.stats, method=setting.method, samples=setting.samples,
-                           sum_fraction=setting.sum_fraction, counts=setting.counts)
+                           sum_fraction=setting.sum_fraction, counts=setting.counts), gaussian, budget
 
 
 def _predict(setting: _Setting) -> FedAucPrediction:
@@ -192,8 +188,7 @@ def _predict(setting: _Setting) -> FedAucPrediction:
                                 math.sqrt(variance), mean, paper)
     stats = setting.stats
     assert stats is not None
-    gaussian, budget = setting.gaussian, setting.budget
-    parts = _components(setting)
+    parts, gaussian, budget = _noise_plan(setting)
     var = {name: _noise_variances(noise_parameter(c, budget, gaussian), gaussian) for name, c in parts.items()}
     if "orthogonal" in parts:  # localSum'_k noise = rbar_k e1_k + e2_k / (2 n_k), localP'_k noise = e1_k
         mean_rank = stats.mean_rank
@@ -242,8 +237,7 @@ def _simulate_rr(setting: _Setting, runs: int, gen: np.random.Generator) -> np.n
 def _simulate_clients(setting: _Setting, runs: int, gen: np.random.Generator) -> np.ndarray:
     stats = setting.stats
     assert stats is not None
-    gaussian, budget = setting.gaussian, setting.budget
-    parts = _components(setting)
+    parts, gaussian, budget = _noise_plan(setting)
     twice_total = np.rint(2.0 * stats.rank_total)
     out = []
     for size in _chunks(runs, stats.clients):
