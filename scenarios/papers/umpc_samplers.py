@@ -140,9 +140,8 @@ def lemma_d3_bound(*, n: int, edges: int, epsilon: float, sensitivity: float = 1
 
 def _edges(options: SamplerOptions, n: int) -> int:
     pairs = n * (n - 1) // 2
-    if options.edges_fraction is not None:
-        return min(pairs, max(1, int(round(options.edges_fraction * pairs))))
-    return min(pairs, max(1, int(round(options.edges_per_row * n))))
+    target = options.edges_per_row * n if options.edges_fraction is None else options.edges_fraction * pairs
+    return min(pairs, max(1, int(round(target))))
 
 
 @dataclass
