@@ -262,11 +262,9 @@ def child_error_line(child: subprocess.Popen[bytes]) -> str | None:
         lines = [line.strip() for line in handle.read(1 << 16).decode("utf-8", "replace").splitlines() if line.strip()]
     except (OSError, ValueError):
         return None
-    for line in lines:
-        if line.startswith("error:"):
-            return line
+    errors = [line for line in lines if line.startswith("error:")]
     said = [line for line in lines if not _MPYC_LOG_LINE.match(line)]
-    return said[-1] if said else None
+    return errors[0] if errors else said[-1] if said else None
 
 
 #: a line of MPyC's log (``{asctime} {message}``), which a launched party writes on stderr too

@@ -622,13 +622,10 @@ def _watched_close_connection(self: asyncoro.MessageExchanger) -> None:
 def _orderly_close(protocol: asyncoro.MessageExchanger) -> bool:
     """Inside :func:`stop_session`: is this closed connection part of MPyC's orderly shutdown (docs/session.md)?"""
     peer = protocol.peer_pid
-    if peer is None:
-        return False
-    if int(peer) in _state["closed_by_us"]:
-        return True
     me = mpc.parties[mpc.pid].protocol
     in_barrier = isinstance(me, asyncio.Future) and not me.done()
-    return int(peer) < mpc.pid and in_barrier and not _pending(protocol)
+    return peer is not None and (int(peer) in _state["closed_by_us"]
+                                 or (int(peer) < mpc.pid and in_barrier and not _pending(protocol)))
 
 
 def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException | None) -> None:

@@ -154,6 +154,4 @@ def secret_discrete_laplace(sectype: Any, thresholds: Sequence[Sequence[int]], b
     noise = pieces[0] if len(pieces) == 1 else mpc.np_concatenate(tuple(pieces))
     if order == list(range(len(rows))):
         return noise
-    inverse = np.empty(len(rows), dtype=np.int64)
-    inverse[np.array(order)] = np.arange(len(rows))
-    return noise[inverse]
+    return noise[np.argsort(order)]  # the inverse of the permutation order
