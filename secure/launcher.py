@@ -298,11 +298,13 @@ def run_party(session: Callable[[], Any]) -> int:
     :return: 0 on success, 2 for bad usage/input, 1 for a protocol failure."""
     from mpyc.runtime import mpc
 
-    from secure.session import InputError, ProtocolFailure, mark_stopping, party_id
+    from secure.session import InputError, ProtocolFailure, mark_stopping, party_id, stop_agreed
 
     try:
         mpc.run(session())
     except (Exception, KeyboardInterrupt) as exc:  # one line, and the others are not left hanging
+        if isinstance(exc, InputError):
+            stop_agreed()  # an agreed verdict: every party has it before any connection closes
         mark_stopping()
         if isinstance(exc, InputError):
             print(f"error: {exc}", file=sys.stderr, flush=True)

@@ -104,6 +104,21 @@ def mark_stopping() -> None:
     _state["shutting_down"] = True
 
 
+#: seconds a party stopping on an agreed verdict waits, at most, in MPyC's shutdown for the others (:func:`stop_agreed`)
+AGREED_STOP_WAIT = 3.0
+
+
+def stop_agreed() -> None:
+    """After a verdict every party saw (:func:`mark_stopping`): MPyC's shutdown (a barrier, then the connections
+    closed in order), so that no party closes its connections before every other has the verdict too -- a slower
+    party would otherwise see a peer gone before that peer's verdict reached it and name a lost party.  At most
+    :data:`AGREED_STOP_WAIT` seconds; nothing when no verdict was agreed or with one party."""
+    if not _state["shutting_down"] or _state["in_shutdown"] or len(mpc.parties) == 1:
+        return
+    with contextlib.suppress(Exception):  # a peer already gone: the verdict is this party's line anyway
+        mpc.run(asyncio.wait_for(stop_session(), AGREED_STOP_WAIT))
+
+
 def on_fatal(hook: Callable[[], None]) -> None:
     """Register a callback run just before a fatal exit (e.g. party 0 ending its child parties)."""
     _state["fatal_hooks"].append(hook)

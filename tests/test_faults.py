@@ -6,6 +6,7 @@ the problem, no traceback.  A party killed mid-run: the others exit 1 within 60 
 from __future__ import annotations
 
 import signal
+import sys
 import subprocess
 import time
 from pathlib import Path
@@ -273,3 +274,17 @@ def test_every_survivor_names_the_killed_party_even_when_busy_meanwhile(tmp_path
         lines = _kill_while_descheduled(csv, pause=1.0)
         assert lines == [f"error: party {party}: lost connection to party 1 during the kernel phase; nothing was "
                          f"released" for party in (0, 2)], lines
+
+
+def test_a_party_late_to_learn_the_verdict_still_names_it(tmp_path: Path) -> None:
+    """Every party stops on the same usage verdict, but party 0's frames reach party 1 two seconds late: party 2
+    holds every verdict first and must not close its connections before party 1 has them too (it did: party 1
+    then saw party 2 gone in the connect phase and named a lost party, exit 1)."""
+    from conftest import collect_parties
+
+    port, processes = free_base_port(), []
+    for index in range(3):
+        command = [sys.executable, str(ROOT / "tests/programs/slow_verdict.py"), "2", "--not-an-option", "-M3", "-I",
+                   str(index), "-B", str(port), "--no-log"]
+        processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT))
+    assert_all_refuse(collect_parties(processes, 60), 0, "unknown option --not-an-option")
