@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import csv
 import gzip
+import io
 import itertools
 import math
 import os
@@ -255,31 +256,37 @@ class _CheckedBytes:
         self._handle.close()
 
 
-def _numbers(column: Any, start: int, step: int) -> np.ndarray:
-    """Rows ``start, start + step, ...`` of a ``float64`` column, ``nan`` where the cell was missing.
-    :raise _Irregular: a non-finite number in those rows (``inf``, or a ``nan`` that is no missing token)."""
-    values = column.to_numpy(zero_copy_only=False)[start::step]
-    finite = np.isfinite(values)
-    if not finite.all():
-        missing = column.is_null().to_numpy(zero_copy_only=False)[start::step] if column.null_count else False
-        if (~finite & ~missing).any():
-            raise _Irregular
-    return values
+def _numbers(column: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A ``float64`` column as an array (``nan`` where the cell was missing) and where it holds a number the exact
+    path must judge (``inf``, or a ``nan`` that is no missing token)."""
+    values = column.to_numpy(zero_copy_only=False)
+    odd = ~np.isfinite(values)
+    if column.null_count and odd.any():
+        odd &= ~column.is_null().to_numpy(zero_copy_only=False)
+    return values, odd
 
 
-def _codes(column: Any, spec: ColumnSpec, start: int, step: int) -> np.ndarray:
-    """Rows ``start, start + step, ...`` of a dictionary-encoded string column as codes (``nan`` = missing):
-    each distinct string of the block looked up once (:meth:`ColumnSpec.cell_code`).
-    :raise _Irregular: a string outside the declared categories (and no ``other``) in those rows."""
+def _codes(column: Any, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:
+    """A dictionary-encoded string column as codes (``nan`` = missing), each distinct string of the block looked up
+    once (:meth:`ColumnSpec.cell_code`), and where it holds a string outside the declared categories (no ``other``).
+    :raise _Irregular: an empty cell (the exact path decides what it means)."""
     if column.null_count:
         raise _Irregular
     found = [spec.cell_code(text) for text in column.dictionary.to_pylist()]
     codes = np.array([math.nan if code is None else code for code in found], dtype=float)
     outside = np.array([code is None for code in found], dtype=bool)
-    indices = column.indices.to_numpy(zero_copy_only=False)[start::step]
-    if outside.size and outside[indices].any():
-        raise _Irregular
-    return codes[indices]
+    indices = column.indices.to_numpy(zero_copy_only=False)
+    return codes[indices], outside[indices] if outside.size else np.zeros(len(indices), dtype=bool)
+
+
+def _converted(batch: Any, wanted: Sequence[str], textual: dict[int, ColumnSpec]) -> tuple[np.ndarray, np.ndarray]:
+    """An Arrow batch's wanted columns as a ``(rows, columns)`` float array (codes for string categories) and the rows
+    holding a cell the exact path must judge (:func:`_numbers`, :func:`_codes`)."""
+    values, odd = np.empty((batch.num_rows, len(wanted))), np.zeros(batch.num_rows, dtype=bool)
+    for j, name in enumerate(wanted):
+        values[:, j], cells = _codes(batch.column(name), textual[j]) if j in textual else _numbers(batch.column(name))
+        odd |= cells
+    return values, odd
 
 
 def _arrow_options(header: Sequence[str], positions: Sequence[int], textual: dict[int, ColumnSpec]) -> tuple[Any, list[str]]:
@@ -295,56 +302,59 @@ def _arrow_options(header: Sequence[str], positions: Sequence[int], textual: dic
                                     null_values=_NULL_CELLS, strings_can_be_null=False), wanted
 
 
-def _keep(batch: Any, record: int, wanted: Sequence[str], *, party: int, parties: int,
-          textual: dict[int, ColumnSpec], sink: Sink) -> int:
-    """Put this party's rows of one Arrow batch (the file's records ``record, record + 1, ...``) into ``sink``;
-    the number of the record after the batch."""
-    rows = batch.num_rows
+def _keep(values: np.ndarray, odd: np.ndarray, record: int, *, party: int, parties: int, sink: Sink) -> int:
+    """Put this party's rows of a converted batch (:func:`_converted`; the file's records ``record, record + 1, ...``)
+    into ``sink``; the number of the record after the batch.
+    :raise _Irregular: one of this party's rows holds a cell the exact path must judge."""
     start = (party - record) % parties
-    if start < rows:
-        block = np.empty((len(range(start, rows, parties)), len(wanted)))
-        for j, name in enumerate(wanted):
-            column = batch.column(name)
-            block[:, j] = _codes(column, textual[j], start, parties) if j in textual else \
-                _numbers(column, start, parties)
-        sink.add(block)
-    return record + rows
+    if start < len(values):
+        if odd[start::parties].any():
+            raise _Irregular
+        sink.add(values if parties == 1 else np.ascontiguousarray(values[start::parties]))
+    return record + len(values)
 
 
 class _Quoted(Exception):
     """A quote in the file's body: its pieces cannot be cut at line ends (a quoted cell may hold one)."""
 
 
-def _pieces(handle: BinaryIO | gzip.GzipFile, path: str, limit: int) -> Iterator[bytes]:
-    """The rest of ``handle`` in pieces of about :data:`_PIECE_BYTES` bytes, each ending at a line end (the last at
-    the end of the file), checked as UTF-8 and for a line longer than ``limit`` bytes.
-    :raise _Quoted: a piece holds a quote character.  :raise UnicodeDecodeError: a piece is not UTF-8."""
-    carry = b""
-    while chunk := handle.read(min(limit, _PIECE_BYTES)):
-        data = carry + chunk
-        cut = data.rfind(b"\n") + 1
-        if cut == 0 and len(data) > limit or data.find(b"\n") + 1 > limit:  # lines after the first are in chunk
+def _pieces(handle: io.BufferedIOBase, path: str, limit: int) -> Iterator[tuple[bytearray, int]]:
+    """The rest of ``handle`` as ``(buffer, end)``: ``buffer[:end]`` is about :data:`_PIECE_BYTES` bytes ending at a
+    line end (the last piece: at the end of the file), read straight into a fresh buffer after the unfinished line of
+    the piece before.  :raise InputError: a line longer than ``limit`` bytes."""
+    carry, size = b"", min(limit, _PIECE_BYTES)
+    while True:
+        buffer = bytearray(len(carry) + size)
+        buffer[:len(carry)] = carry
+        filled = len(carry) + (handle.readinto(memoryview(buffer)[len(carry):]) or 0)
+        if filled == len(carry):
+            break
+        cut = buffer.rfind(b"\n", 0, filled) + 1
+        if cut == 0 and filled > limit or buffer.find(b"\n", 0, filled) + 1 > limit:  # later lines are in the read
             raise _too_long(path, limit)
-        piece, carry = data[:cut], data[cut:]
-        if piece:
-            yield _checked(piece)
+        carry = bytes(buffer[cut:filled])
+        if cut:
+            yield buffer, cut
     if carry:
-        yield _checked(carry)
+        yield bytearray(carry), len(carry)
 
 
-def _checked(piece: bytes) -> bytes:
-    """``piece`` if it holds no quote and is UTF-8 (:class:`_Quoted`, ``UnicodeDecodeError`` otherwise)."""
-    if b'"' in piece:
+def _checked(buffer: bytearray, end: int) -> memoryview:
+    """``buffer[:end]`` (no copy) if it holds no quote and is UTF-8 (:class:`_Quoted`, ``UnicodeDecodeError``
+    otherwise)."""
+    if buffer.find(b'"', 0, end) >= 0:
         raise _Quoted
-    if not piece.isascii():
-        piece.decode("utf-8")
+    piece = memoryview(buffer)[:end]
+    if not buffer.isascii():
+        str(piece, "utf-8")
     return piece
 
 
 #: threads parsing a file's pieces at once (Arrow's parser releases the GIL)
 _PARSERS = max(1, min(4, os.cpu_count() or 1))
-#: bytes read per piece (a line may be longer, up to :data:`CHUNK_BYTES`): smaller pieces hold less memory in flight
-_PIECE_BYTES = 1 << 19
+#: bytes read per piece (a line may be longer, up to :data:`CHUNK_BYTES`): 384 KiB parse as fast as 1 MiB pieces
+#: (docs/reader.md) and hold less memory in flight
+_PIECE_BYTES = 3 << 17
 
 
 def _read_pieces(path: str, header: Sequence[str], positions: Sequence[int], *, party: int, parties: int,
@@ -362,8 +372,11 @@ def _read_pieces(path: str, header: Sequence[str], positions: Sequence[int], *, 
     read = arrow_csv.ReadOptions(column_names=[f"c{index}" for index in range(len(header))], use_threads=False,
                                  block_size=limit + _PIECE_BYTES)
 
-    def parse(piece: bytes) -> Any:
-        return arrow_csv.read_csv(pa.py_buffer(piece), read_options=read, convert_options=convert)
+    def parse(buffer: bytearray, end: int) -> list[tuple[np.ndarray, np.ndarray]]:  # in a parser thread
+        # the system allocator: Arrow's default (mimalloc) keeps freed blocks, about 14 MB more of a party's peak
+        table = arrow_csv.read_csv(pa.py_buffer(_checked(buffer, end)), read_options=read, convert_options=convert,
+                                   memory_pool=pa.system_memory_pool())
+        return [_converted(batch, wanted, textual) for batch in table.to_batches()]
 
     pool = ThreadPoolExecutor(_PARSERS)
     try:
@@ -375,19 +388,18 @@ def _read_pieces(path: str, header: Sequence[str], positions: Sequence[int], *, 
                 raise _Quoted
             parsing: deque[Any] = deque()
             record = 0
-            for piece in _pieces(handle, path, limit):
-                parsing.append(pool.submit(parse, piece))
-                if len(parsing) > _PARSERS:
-                    for batch in parsing.popleft().result().to_batches():
-                        record = _keep(batch, record, wanted, party=party, parties=parties, textual=textual, sink=sink)
+            for buffer, end in _pieces(handle, path, limit):
+                parsing.append(pool.submit(parse, buffer, end))
+                if len(parsing) >= _PARSERS:
+                    for values, odd in parsing.popleft().result():  # in the file's order
+                        record = _keep(values, odd, record, party=party, parties=parties, sink=sink)
             while parsing:
-                for batch in parsing.popleft().result().to_batches():
-                    record = _keep(batch, record, wanted, party=party, parties=parties, textual=textual, sink=sink)
+                for values, odd in parsing.popleft().result():
+                    record = _keep(values, odd, record, party=party, parties=parties, sink=sink)
     except pa.ArrowException:
         raise _Irregular from None
     finally:
         pool.shutdown(cancel_futures=True)
-        pa.default_memory_pool().release_unused()  # Arrow's allocator keeps freed blocks for reuse otherwise
 
 
 def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], *,
@@ -410,10 +422,11 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], *,
             read_options=arrow_csv.ReadOptions(block_size=block_size, skip_rows=1,
                                                column_names=[f"c{index}" for index in range(len(header))],
                                                use_threads=False),
-            parse_options=arrow_csv.ParseOptions(newlines_in_values=True), convert_options=convert)
+            parse_options=arrow_csv.ParseOptions(newlines_in_values=True), convert_options=convert,
+            memory_pool=pa.system_memory_pool())
         record = 0
         for batch in batches:
-            record = _keep(batch, record, wanted, party=party, parties=parties, textual=textual, sink=sink)
+            record = _keep(*_converted(batch, wanted, textual), record, party=party, parties=parties, sink=sink)
     except pa.ArrowException as exc:
         if stream.failure is not None:
             raise stream.failure from None
@@ -424,7 +437,6 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], *,
         if batches is not None:
             batches.close()
         stream.close()
-        pa.default_memory_pool().release_unused()
 
 
 def _read_exact(path: str, positions: Sequence[int], columns: Sequence[str], *, party: int, parties: int,
