@@ -59,17 +59,17 @@ def build_parser() -> ScenarioParser:
     campaign.add_argument("--deadline", metavar="ISO", help="closing time in UTC (default: in 7 days)")
     campaign.add_argument("--dpf", action="store_true", help="owners add DPF keys for servers 0 and 1 (histograms)")
     campaign.add_argument("--save", required=True, metavar="PATH", help="the campaign file to write")
-    for name, text in (("submit", "one owner's upload"), ("simulate", "many owners' uploads, measured")):
-        sub = commands.add_parser(name, runs_as="tool", help=text, description=text[0].upper() + text[1:] + ".")
-        sub.add_argument("--campaign", required=True, metavar="PATH", help="the campaign file")
-        inbox = "the servers' inboxes ({pid}: the server)"
-        if name == "submit":
-            sub.add_argument("--row", action="append", required=True, metavar="C=V,...", help="one row (repeat)")
-            sub.add_argument("--inbox", required=True, metavar="PATTERN", help=inbox)
-        else:
-            sub.add_argument("--owners", type=int, default=1000, metavar="N", help="number of simulated owners")
-            sub.add_argument("--inbox", metavar="PATTERN", help=inbox + "; default: records only measured")
-            sub.add_argument("--seed", type=int, default=0, help="seed of the simulated values (not of the shares)")
+    inbox = "the servers' inboxes ({pid}: the server)"
+    submit = commands.add_parser("submit", runs_as="tool", help="one owner's upload", description="One owner's upload.")
+    submit.add_argument("--campaign", required=True, metavar="PATH", help="the campaign file")
+    submit.add_argument("--row", action="append", required=True, metavar="C=V,...", help="one row (repeat)")
+    submit.add_argument("--inbox", required=True, metavar="PATTERN", help=inbox)
+    simulate = commands.add_parser("simulate", runs_as="tool", help="many owners' uploads, measured",
+                                   description="Many owners' uploads, measured.")
+    simulate.add_argument("--campaign", required=True, metavar="PATH", help="the campaign file")
+    simulate.add_argument("--owners", type=int, default=1000, metavar="N", help="number of simulated owners")
+    simulate.add_argument("--inbox", metavar="PATTERN", help=inbox + "; default: records only measured")
+    simulate.add_argument("--seed", type=int, default=0, help="seed of the simulated values (not of the shares)")
     return parser
 
 

@@ -38,7 +38,8 @@ def _open(folder: Path, server: int, inbox: str = "inbox/server{pid}"):  # type:
 
 def test_campaign_file_and_field_are_mpyc_s(folder: Path) -> None:
     campaign = Campaign.load(folder / "campaign.json")
-    assert Campaign.from_json(campaign.to_json()) == campaign
+    campaign.save(folder / "again.json")
+    assert Campaign.load(folder / "again.json") == campaign
     assert campaign.prime == 2 ** 64 - 189  # MPyC's SecInt32 field at K = 30 (mpyc.runtime: SecInt(32).field.modulus)
     with pytest.raises(ValueError, match="prime 7 is not the prime of MPyC's SecInt"):
         Campaign(**{**campaign.__dict__, "prime": 7})

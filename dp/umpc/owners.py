@@ -15,8 +15,7 @@ from typing import Any
 from dp.report_text import run_costs
 from secure.columns import ColumnSpec
 from secure.errors import InputError
-from secure.owners import Campaign, Intake, close, load_private_key, open_inbox
-from secure.owners.intake import owner_columns, owner_histogram
+from secure.owners import Campaign, Intake, close, load_private_key, open_inbox, owner_columns, owner_histogram
 
 __all__ = ["Owners", "DPF_LEAVES_PER_SECOND"]
 
@@ -40,7 +39,7 @@ class Owners:
     owners: int = field(default=0, init=False)
     rows: int = field(default=0, init=False)
     rejected: int = field(default=0, init=False)
-    say: Callable[[str], object] | None = field(default=None, repr=False)
+    say: Callable[[str], object] = field(default=lambda line: None, repr=False)
     meter: Any = field(default=None, init=False, repr=False)
     plan: Campaign = field(init=False, repr=False)  # the campaign, loaded
 
@@ -73,21 +72,19 @@ class Owners:
                 problem, detail = f"server {server}: cannot read its private key or its inbox", str(exc)
             await agree_verdict(problem, detail=detail)
             self.intake = await close(opened)
-        self._tell([*(f"note (at this server, not shared): {line}" for line in opened.rejected),
-                    *(f"server {server}: owner {token} dropped: its record is not at every server"
-                      for token in sorted(set(opened.tokens) - set(self.intake.tokens)))])
-        self.owners, self.rows = len(self.intake.tokens), int(self.intake.rows.sum())
+        for line in [*(f"note (at this server, not shared): {line}" for line in opened.rejected),
+                     *(f"server {server}: owner {token} dropped: its record is not at every server"
+                       for token in sorted(set(opened.tokens) - set(self.intake.tokens)))]:
+            self.say(line)
+        self.owners, self.rows, self.rejected = len(self.intake.tokens), int(self.intake.rows.sum()), 0
         return self.rows
 
-    def _tell(self, lines: list[str], rejected: dict[str, str] | None = None) -> None:
-        """``lines`` and one per owner ``rejected`` by a check (token -> its name; known to all servers) to ``say``."""
+    def _reject(self, rejected: dict[str, str]) -> None:
+        """Count the owners ``rejected`` by a check (token -> its name; known to all servers) and tell ``say``."""
         assert self.intake is not None
-        rejected = rejected or {}
-        self.rejected, say = len(rejected), self.say
-        if say is not None:
-            for line in [*lines, *(f"server {self.intake.server}: owner {token} rejected by the {check} check"
-                                   for token, check in rejected.items())]:
-                say(line)
+        self.rejected = len(rejected)
+        for token, check in rejected.items():
+            self.say(f"server {self.intake.server}: owner {token} rejected by the {check} check")
 
     def unavailable(self, names: list[str], statistic: str) -> dict[str, str]:
         """The paths the uploads cannot feed, and why (the planner's reasons): the histogram path unless the
@@ -108,7 +105,7 @@ class Owners:
         """The accepted owners' joint counts (:func:`secure.owners.intake.owner_histogram`, one-hot checked)."""
         assert self.intake is not None
         counts, rejected, kept = await owner_histogram(self.intake, self.plan, sectype, shape)
-        self._tell([], rejected)
+        self._reject(rejected)
         self.rows = int(kept.rows.sum())
         return counts
 
@@ -136,7 +133,7 @@ class Owners:
 
         assert self.intake is not None
         columns, rejected = await owner_columns(self.intake, self.plan, sectype)
-        self._tell([], rejected)
+        self._reject(rejected)
         self.rows = len(columns[names[0]])
         return mpc.np_stack([columns[name] for name in names], axis=1)
 

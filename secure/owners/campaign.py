@@ -131,18 +131,18 @@ class Campaign:
         """Whether the deadline has passed."""
         return (now or dt.datetime.now(dt.timezone.utc)) > _utc(self.deadline)
 
-    def to_json(self) -> str:
-        """The campaign file's text."""
+    def save(self, path: str | Path) -> None:
+        """Write the campaign file."""
         record = {"format": FORMAT, **dataclasses.asdict(self)}
         record["columns"] = [{k: v for k, v in dataclasses.asdict(spec).items() if v is not None}
                              for spec in self.columns]
-        return json.dumps(record, indent=1)
+        Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
     @classmethod
-    def from_json(cls, text: str) -> Campaign:
-        """Read a campaign file's text; ValueError, one line, on anything malformed."""
+    def load(cls, path: str | Path) -> Campaign:
+        """Read a campaign file; OSError, or ValueError (``campaign PATH: ...``, one line) on anything malformed."""
         try:
-            record = json.loads(text)
+            record = json.loads(Path(path).read_text(encoding="utf-8"))
             if record.pop("format") != FORMAT:
                 raise ValueError(f"campaign format {FORMAT} expected")
             record["public_keys"] = tuple(record["public_keys"])
@@ -150,17 +150,7 @@ class Campaign:
                                                  if "categories" in spec else spec) for spec in record["columns"])
             return cls(**record)
         except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"not a campaign file ({type(exc).__name__}: {exc})") from None
-
-    def save(self, path: str | Path) -> None:
-        """Write the campaign file."""
-        Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
-
-    @classmethod
-    def load(cls, path: str | Path) -> Campaign:
-        """Read a campaign file; ValueError (``campaign PATH: ...``) or OSError."""
-        try:
-            return cls.from_json(Path(path).read_text(encoding="utf-8"))
+            raise ValueError(f"campaign {path}: not a campaign file ({type(exc).__name__}: {exc})") from None
         except ValueError as exc:
             raise ValueError(f"campaign {path}: {exc}") from None
 
@@ -180,10 +170,8 @@ class Campaign:
             raw = np.atleast_1d(np.asarray(columns[spec.name]))
             if len(raw) != len(out):
                 raise ValueError("every column needs one value per row")
-            if spec.textual:
-                codes = np.array([spec.cell_code(str(value)) for value in raw], dtype=float)
-                bad = ~np.isfinite(codes)
-                codes = np.where(bad, 0, codes).astype(np.int64)
+            if spec.textual:  # a missing or unlisted cell's code is nan: outside the list
+                codes, bad = spec.value_codes(np.array([spec.cell_code(str(value)) for value in raw], dtype=float))
             else:
                 try:
                     numbers = raw.astype(float)

@@ -15,7 +15,6 @@ from secure.owners.sealing import RecordError
 __all__ = ["split", "pack", "unpack", "decode"]
 
 _ROWS = struct.Struct(">H")
-_MASK = (1 << 64) - 1
 
 
 def split(campaign: Campaign, values: np.ndarray) -> np.ndarray:
@@ -29,19 +28,12 @@ def split(campaign: Campaign, values: np.ndarray) -> np.ndarray:
         campaign.servers, *np.shape(values))
 
 
-def _to_bytes(values: np.ndarray, width: int) -> np.ndarray:
-    """Big-endian ``width``-byte encodings of nonnegative ints: uint8 of shape ``(*values.shape, width)``."""
-    limbs = (width + 7) // 8
-    words = np.stack([((values >> (64 * k)) & _MASK).astype(np.uint64) for k in reversed(range(limbs))], axis=-1)
-    return words.astype(">u8").view(np.uint8).reshape(*values.shape, 8 * limbs)[..., 8 * limbs - width:]
-
-
 def pack(campaign: Campaign, shares: np.ndarray, keys: list[bytes] | None = None) -> list[bytes]:
     """One payload per owner: the row count, the shares of ``shares`` (``(owners, rows, columns)``, one server's)
     row by row, then the owner's DPF key bytes (``keys``, servers 0 and 1 of a DPF campaign)."""
-    owners, rows = shares.shape[:2]
-    encoded = _to_bytes(shares, campaign.share_bytes).reshape(owners, -1)
-    return [_ROWS.pack(rows) + encoded[o].tobytes() + (keys[o] if keys else b"") for o in range(owners)]
+    width = campaign.share_bytes
+    return [_ROWS.pack(len(rows)) + b"".join([int(share).to_bytes(width, "big") for share in rows.flat])
+            + (keys[o] if keys else b"") for o, rows in enumerate(shares)]
 
 
 def unpack(campaign: Campaign, payload: bytes) -> tuple[int, bytes, bytes]:
@@ -61,11 +53,7 @@ def unpack(campaign: Campaign, payload: bytes) -> tuple[int, bytes, bytes]:
 def decode(campaign: Campaign, data: bytes) -> tuple[np.ndarray, np.ndarray]:
     """The shares of whole rows ``data`` (:func:`unpack`'s bytes, joined): ``(rows, columns)`` object ints, and
     whether each row's shares all lie in ``[0, p)`` (a row that fails refuses its owner)."""
-    width, limbs = campaign.share_bytes, (campaign.share_bytes + 7) // 8
-    raw = np.zeros((len(data) // width, 8 * limbs), dtype=np.uint8)
-    raw[:, 8 * limbs - width:] = np.frombuffer(data, dtype=np.uint8).reshape(-1, width)
-    words = raw.view(">u8").astype(np.uint64).astype(object).reshape(-1, len(campaign.columns), limbs)
-    shares = np.zeros(words.shape[:2], dtype=object)
-    for k in range(limbs):
-        shares = (shares << 64) | words[..., k]
+    width = campaign.share_bytes
+    shares = np.array([int.from_bytes(data[i:i + width], "big") for i in range(0, len(data), width)], dtype=object)
+    shares = shares.reshape(-1, len(campaign.columns))
     return shares, np.logical_and.reduce(shares < campaign.prime, axis=1)
