@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import ClassVar, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from secure.fss.keyfile import HEADER, read_records
-from secure.fss.prg import TWEAKS, fixed_key_aes as _fixed_key_aes, prg as _prg
+from secure.fss.keyfile import FORMAT_VERSION, KeyBatch, Layout
+from secure.fss.prg import bit_reversal, expand, prg as _prg
 
 __all__ = ["DcfKeys", "gen", "evaluate", "full_domain_sum", "full_domain_shares", "key_bits",
            "paper_key_bits", "LAMBDA", "MAX_BITS", "MAX_FULL_DOMAIN_BITS", "FORMAT_VERSION"]
@@ -32,15 +31,12 @@ MAX_FULL_DOMAIN_BITS = 22
 FULL_DOMAIN_CHUNK_LEAVES = 1 << 14
 #: (key, point) pairs walked at once by evaluate
 EVALUATE_CHUNK_PAIRS = 1 << 15
-#: serialization format version
-FORMAT_VERSION = 1
-MAGIC = b"DCFK"
 
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
-_TWEAKS = TWEAKS[:4]
-_LEFT, _RIGHT, _VALUES, _CONTROLS = 0, 1, 2, 3
+_VALUES, _CONTROLS = 2, 3                           # blocks 0 and 1: the left and the right child's seed
 _ALL_BLOCKS = np.arange(4)
+_SIDES = np.arange(2, dtype=np.uint64)
 
 
 def key_bits(bits: int) -> int:
@@ -53,121 +49,30 @@ def paper_key_bits(bits: int, n: int) -> int:
     return bits * (LAMBDA + max(1, math.ceil(math.log2(n + 1))))
 
 
-def _record_layout(bits: int) -> tuple[int, int, int, int, int]:
-    """Byte offsets in one serialized key: seed cw, value cw, control bits, leaf word; and the record size."""
-    seed_cw = 16
-    value_cw = seed_cw + 16 * bits
-    controls = value_cw + 8 * bits
-    leaf = controls + (2 * bits + 7) // 8
-    return seed_cw, value_cw, controls, leaf, leaf + 8
-
-
 # the keys
 
 @dataclass(frozen=True)
-class DcfKeys:
+class DcfKeys(KeyBatch):
     """A batch of DCF keys of one server (``server`` 0 or 1), all at width ``bits``. Details: docs/fss.md."""
 
-    server: int
-    bits: int
-    seeds: U64
+    KIND: ClassVar[str] = "DCF"
+    MAGIC: ClassVar[bytes] = b"DCFK"
+    MAX_BITS: ClassVar[int] = MAX_BITS
+
     seed_cw: U64
     value_cw: U64
     control_cw: NDArray[np.uint8]
     leaf_cw: U64
 
-    def __post_init__(self) -> None:
-        if self.server not in (0, 1) or isinstance(self.server, bool):
-            raise ValueError(f"a DCF key belongs to server 0 or 1, not {self.server!r}")
-        _check_bits(self.bits, MAX_BITS)
-        count = self.seeds.shape[0] if self.seeds.ndim == 2 else -1
-        expected = {"seeds": ((count, 2), np.uint64), "seed_cw": ((count, self.bits, 2), np.uint64),
-                    "value_cw": ((count, self.bits), np.uint64), "control_cw": ((count, self.bits, 2), np.uint8),
-                    "leaf_cw": ((count,), np.uint64)}
-        for name, (shape, dtype) in expected.items():
-            array = getattr(self, name)
-            if not isinstance(array, np.ndarray) or array.shape != shape or array.dtype != dtype:
-                raise ValueError(f"DcfKeys.{name} must be a {np.dtype(dtype).name} array of shape {shape}")
+    @classmethod
+    def layout(cls, bits: int) -> Layout:
+        bits = _check_bits(bits, MAX_BITS)
+        return {"seeds": ((2,), np.uint64), "seed_cw": ((bits, 2), np.uint64), "value_cw": ((bits,), np.uint64),
+                "control_cw": ((bits, 2), np.uint8), "leaf_cw": ((), np.uint64)}
+
+    def _check_values(self) -> None:
         if np.any(self.control_cw > 1):
             raise ValueError("DcfKeys.control_cw holds bits (0 or 1)")
-        for name in expected:
-            array = np.array(getattr(self, name), copy=True)
-            array.setflags(write=False)
-            object.__setattr__(self, name, array)
-
-    @property
-    def count(self) -> int:
-        """Number of keys in the batch."""
-        return int(self.seeds.shape[0])
-
-    def __len__(self) -> int:
-        return self.count
-
-    @property
-    def nbytes_per_key(self) -> int:
-        """Serialized bytes per key (:meth:`to_bytes` writes a 16-byte header plus this many per key)."""
-        return _record_layout(self.bits)[-1]
-
-    def __getitem__(self, index: int | slice | Sequence[int] | NDArray[Any]) -> DcfKeys:
-        """The keys at ``index`` (an int keeps a batch of one)."""
-        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
-            position = int(index)
-            if not -self.count <= position < self.count:
-                raise IndexError(f"key {position} of a batch of {self.count}")
-            index = slice(position % self.count, position % self.count + 1)
-        return DcfKeys(self.server, self.bits, self.seeds[index], self.seed_cw[index], self.value_cw[index],
-                       self.control_cw[index], self.leaf_cw[index])
-
-    @staticmethod
-    def concatenate(batches: Sequence[DcfKeys]) -> DcfKeys:
-        """One batch of all keys of ``batches`` (in order); all of one server and one width.
-        :raise ValueError: no batch, or batches of different servers or widths."""
-        if not batches:
-            raise ValueError("no DCF key batches to concatenate")
-        first = batches[0]
-        for batch in batches[1:]:
-            if batch.server != first.server or batch.bits != first.bits:
-                raise ValueError(f"cannot join DCF keys of server {batch.server} at {batch.bits} bits with keys of "
-                                 f"server {first.server} at {first.bits} bits")
-        return DcfKeys(first.server, first.bits, np.concatenate([b.seeds for b in batches]),
-                       np.concatenate([b.seed_cw for b in batches]), np.concatenate([b.value_cw for b in batches]),
-                       np.concatenate([b.control_cw for b in batches]), np.concatenate([b.leaf_cw for b in batches]))
-
-    def to_bytes(self) -> bytes:
-        """The versioned serialization (docs/fss.md: header, then one record per key)."""
-        bits, count = self.bits, self.count
-        seed_cw, value_cw, controls, leaf, size = _record_layout(bits)
-        records = np.zeros((count, size), dtype=np.uint8)
-        records[:, :seed_cw] = self.seeds.astype("<u8").view(np.uint8).reshape(count, 16)
-        records[:, seed_cw:value_cw] = self.seed_cw.astype("<u8").view(np.uint8).reshape(count, 16 * bits)
-        records[:, value_cw:controls] = self.value_cw.astype("<u8").view(np.uint8).reshape(count, 8 * bits)
-        records[:, controls:leaf] = np.packbits(self.control_cw.reshape(count, 2 * bits), axis=1, bitorder="little")
-        records[:, leaf:] = self.leaf_cw.astype("<u8").view(np.uint8).reshape(count, 8)
-        return HEADER.pack(MAGIC, FORMAT_VERSION, self.server, bits, count) + records.tobytes()
-
-    @staticmethod
-    def from_bytes(data: bytes, *, server: int | None = None, bits: int | None = None) -> DcfKeys:
-        """Read :meth:`to_bytes` output; with ``server``/``bits``, also require those values.
-        :raise ValueError: truncated or overlong data, another magic or version, a server other than 0/1
-            (or than ``server``), a width out of range (or other than ``bits``), nonzero padding bits."""
-        stored_server, stored_bits, records = read_records(
-            data, kind="DCF", magic=MAGIC, version=FORMAT_VERSION, max_bits=MAX_BITS,
-            record_bytes=lambda width: _record_layout(width)[4], server=server, bits=bits)
-        count = len(records)
-        seed_cw, value_cw, controls, leaf, size = _record_layout(stored_bits)
-        packed = np.ascontiguousarray(records[:, controls:leaf])
-        control = np.unpackbits(packed, axis=1, bitorder="little")
-        if np.any(control[:, 2 * stored_bits:]):
-            raise ValueError("DCF keys: nonzero padding bits in the control corrections")
-
-        def words(start: int, stop: int) -> U64:
-            return np.ascontiguousarray(records[:, start:stop]).view("<u8").astype(np.uint64)
-
-        return DcfKeys(stored_server, stored_bits, words(0, seed_cw).reshape(count, 2),
-                       words(seed_cw, value_cw).reshape(count, stored_bits, 2),
-                       words(value_cw, controls).reshape(count, stored_bits),
-                       np.ascontiguousarray(control[:, :2 * stored_bits]).reshape(count, stored_bits, 2),
-                       words(leaf, size).reshape(count))
 
 
 # validation
@@ -228,37 +133,27 @@ def gen(alphas: ArrayLike, bits: int, *, beta: Union[int, ArrayLike] = 1) -> tup
     seed_cw = np.empty((count, bits, 2), dtype=np.uint64)
     value_cw = np.empty((count, bits), dtype=np.uint64)
     control_cw = np.empty((count, bits, 2), dtype=np.uint8)
+    keys = np.arange(count)
     for level in range(bits):
         a = (path >> np.uint64(bits - 1 - level)) & _ONE   # 1: keep right, lose left
-        right = a.astype(bool)
+        keep, lose = a.astype(np.intp), (a ^ _ONE).astype(np.intp)
         g = _prg(seeds, _ALL_BLOCKS)                        # (2, count, 4, 2)
-        s_left, s_right = g[:, :, _LEFT], g[:, :, _RIGHT]
-        v_left, v_right = g[:, :, _VALUES, 0], g[:, :, _VALUES, 1]
-        t_left, t_right = g[:, :, _CONTROLS, 0] & _ONE, (g[:, :, _CONTROLS, 0] >> _ONE) & _ONE
-        s_keep = np.where(right[None, :, None], s_right, s_left)
-        s_lose = np.where(right[None, :, None], s_left, s_right)
-        v_keep = np.where(right, v_right, v_left)
-        v_lose = np.where(right, v_left, v_right)
-        t_keep = np.where(right, t_right, t_left)
-        s_correction = s_lose[0] ^ s_lose[1]
+        v = g[:, :, _VALUES]                                # (2, count, [left, right])
+        t = (g[:, :, _CONTROLS, 0, None] >> _SIDES) & _ONE  # (2, count, [left, right])
+        s_correction = g[0, keys, lose] ^ g[1, keys, lose]
         negate = controls[1].astype(bool)                  # the sign (-1)^{t_1}
-        v_correction = v_lose[1] - v_lose[0] - v_alpha + np.where(right, betas, _ZERO)
+        v_correction = v[1, keys, lose] - v[0, keys, lose] - v_alpha + np.where(keep, betas, _ZERO)
         v_correction = np.where(negate, _ZERO - v_correction, v_correction)
-        v_alpha = v_alpha - v_keep[1] + v_keep[0] + np.where(negate, _ZERO - v_correction, v_correction)
-        t_correction_left = t_left[0] ^ t_left[1] ^ a ^ _ONE
-        t_correction_right = t_right[0] ^ t_right[1] ^ a
-        t_correction_keep = np.where(right, t_correction_right, t_correction_left)
+        v_alpha = v_alpha - v[1, keys, keep] + v[0, keys, keep] + np.where(negate, _ZERO - v_correction, v_correction)
+        t_correction = t[0] ^ t[1] ^ np.stack([a ^ _ONE, a], axis=1)   # (count, [left, right])
         mask = _ZERO - controls                             # all ones where the control bit is 1
-        seeds = s_keep ^ (mask[:, :, None] & s_correction[None])
-        controls = t_keep ^ (controls & t_correction_keep[None])
-        seed_cw[:, level] = s_correction
-        value_cw[:, level] = v_correction
-        control_cw[:, level, 0] = t_correction_left
-        control_cw[:, level, 1] = t_correction_right
+        seeds = g[:, keys, keep] ^ (mask[:, :, None] & s_correction[None])
+        controls = t[:, keys, keep] ^ (controls & t_correction[keys, keep])
+        seed_cw[:, level], value_cw[:, level], control_cw[:, level] = s_correction, v_correction, t_correction
     final = seeds[1, :, 0] - seeds[0, :, 0] - v_alpha + leaf
     leaf_cw = np.where(controls[1].astype(bool), _ZERO - final, final)
-    return tuple(DcfKeys(server, bits, roots[server], seed_cw, value_cw, control_cw, leaf_cw)  # type: ignore[return-value]
-                 for server in (0, 1))
+    return (DcfKeys(0, bits, roots[0], seed_cw, value_cw, control_cw, leaf_cw),
+            DcfKeys(1, bits, roots[1], seed_cw, value_cw, control_cw, leaf_cw))
 
 
 # evaluation
@@ -302,37 +197,23 @@ def evaluate(keys: DcfKeys, xs: ArrayLike) -> U64:
     return out
 
 
-def _bit_reversal(bits: int) -> NDArray[np.intp]:
-    """``r[x]``: ``x`` with its ``bits`` bits in reverse order."""
-    x = np.arange(1 << bits, dtype=np.intp)
-    reversed_x = np.zeros_like(x)
-    for i in range(bits):
-        reversed_x |= ((x >> i) & 1) << (bits - 1 - i)
-    return reversed_x
-
-
 def _expand_chunk(keys: DcfKeys, start: int, stop: int) -> U64:
     """Unsigned accumulated values at every leaf of keys ``start:stop``: shape ``(stop - start, 2^bits)``,
-    leaves in bit-reversed order (column ``r`` is ``x = _bit_reversal(bits)[r]``). Details: docs/fss.md."""
+    leaves in bit-reversed order (column ``r`` is ``x = bit_reversal(bits)[r]``). Details: docs/fss.md."""
     rows = stop - start
     seeds = keys.seeds[start:stop, None, :]                  # (rows, nodes, 2)
     controls = np.full((rows, 1), keys.server, dtype=np.uint64)
     total = np.zeros((rows, 1), dtype=np.uint64)
     for level in range(keys.bits):
         nodes = seeds.shape[1]
-        tweaked = seeds[:, None, :, :] ^ _TWEAKS[None, :, None, :]
-        g = _fixed_key_aes(tweaked)                          # (rows, 4, nodes, 2)
-        g ^= tweaked
+        g = expand(seeds, 0, 4)                              # (rows, 4, nodes, 2)
         mask = _ZERO - controls                              # all ones where the control bit is 1
         g[:, :2] ^= (mask[:, :, None] & keys.seed_cw[start:stop, level, None, :])[:, None]
         seeds = g[:, :2].reshape(rows, 2 * nodes, 2)
         parent = total + (mask & keys.value_cw[start:stop, level, None])
         total = (g[:, _VALUES].transpose(0, 2, 1) + parent[:, None, :]).reshape(rows, 2 * nodes)
-        word = g[:, _CONTROLS, :, 0]
-        t_correction = keys.control_cw[start:stop, level].astype(np.uint64)   # (rows, [left, right])
-        children = np.empty((rows, 2, nodes), dtype=np.uint64)
-        np.bitwise_xor(word & _ONE, controls & t_correction[:, 0, None], out=children[:, 0])
-        np.bitwise_xor((word >> _ONE) & _ONE, controls & t_correction[:, 1, None], out=children[:, 1])
+        children = (g[:, _CONTROLS, None, :, 0] >> _SIDES[:, None]) & _ONE                # (rows, [left, right], nodes)
+        children ^= controls[:, None, :] & keys.control_cw[start:stop, level, :, None]
         controls = children.reshape(rows, 2 * nodes)
     total += seeds[:, :, 0] + ((_ZERO - controls) & keys.leaf_cw[start:stop, None])
     return total
@@ -348,7 +229,7 @@ def full_domain_shares(keys: DcfKeys) -> U64:
     """One server's shares of every key at every point: shape ``(keys.count, 2^bits)``. Details: docs/fss.md.
     :raise ValueError: ``bits`` above :data:`MAX_FULL_DOMAIN_BITS`."""
     out = np.empty((keys.count, 1 << keys.bits), dtype=np.uint64)
-    order = _bit_reversal(keys.bits)
+    order = bit_reversal(keys.bits)
     for start, stop in _chunks(keys):
         out[start:stop] = _signed(_expand_chunk(keys, start, stop), keys.server)[:, order]
     return out
@@ -361,4 +242,4 @@ def full_domain_sum(keys: DcfKeys) -> U64:
     total = np.zeros(1 << keys.bits, dtype=np.uint64)
     for start, stop in _chunks(keys):
         total += _expand_chunk(keys, start, stop).sum(axis=0, dtype=np.uint64)
-    return _signed(total[_bit_reversal(keys.bits)], keys.server)
+    return _signed(total[bit_reversal(keys.bits)], keys.server)

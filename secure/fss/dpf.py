@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from secure.fss.keyfile import HEADER, read_records
-from secure.fss.prg import TWEAKS, fixed_key_aes, prg, seed_stream
+from secure.fss.keyfile import KeyBatch, Layout
+from secure.fss.prg import bit_reversal, expand, prg, seed_stream
 
 __all__ = ["MODULUS", "MAX_BITS", "DpfKeys", "Sketch", "SquareShares", "key_bytes", "gen", "full_domain_sum",
            "evaluate", "deal_squares", "masked_z", "check_share", "one_hot_ok", "check_one_hot", "joint_seed",
@@ -36,8 +36,6 @@ MAX_BITS = 21
 NU = 3
 #: leaves expanded at once (whole keys; at least one key): about 64 bytes each of working memory
 CHUNK_LEAVES = 1 << 17
-FORMAT_VERSION = 1
-MAGIC = b"DPFK"
 _Q = np.uint64(MODULUS)
 _ONE = np.uint64(1)
 _LEAF_TWEAKS = 4                     # G_{4..11}(s): the 2^nu leaf values of a node
@@ -84,13 +82,6 @@ def _nu(bits: int) -> int:
     return min(bits, NU)
 
 
-def key_bytes(bits: int) -> int:
-    """Serialized bytes of one key: root seed, ``d = bits - nu`` levels of ``s_CW`` (16) and ``t_CW^L, t_CW^R``
-    (2 bits), and ``2^nu`` leaf words: ``16 + 16 d + ceil(2 d / 8) + 8 * 2^nu``."""
-    depth = bits - _nu(bits)
-    return 16 + 16 * depth + (2 * depth + 7) // 8 + (8 << _nu(bits))
-
-
 def _check_bits(bits: object) -> int:
     if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 1 <= int(bits) <= MAX_BITS:
         raise ValueError(f"the DPF width must be an integer between 1 and {MAX_BITS} bits, got {bits!r}")
@@ -98,84 +89,44 @@ def _check_bits(bits: object) -> int:
 
 
 @dataclass(frozen=True)
-class DpfKeys:
+class DpfKeys(KeyBatch):
     """A batch of DPF keys of one server (``server`` 0 or 1), all at width ``bits`` (``d = bits - nu`` levels):
     ``seeds (n, 2)``, ``seed_cw (n, d, 2)`` uint64, ``control_cw (n, d, 2)`` uint8 bits, ``leaf_cw (n, 2^nu)``
-    uint64 below ``q``.  :raise ValueError: anything else (keys may come from untrusted owners)."""
+    uint64 below ``q``.  Records: ``seed | s_CW[0..d) | t_CW bits (level i: bits 2i, 2i+1) | leaf_cw[0..2^nu)``.
+    :raise ValueError: anything else (keys may come from untrusted owners)."""
 
-    server: int
-    bits: int
-    seeds: U64
+    KIND: ClassVar[str] = "DPF"
+    MAGIC: ClassVar[bytes] = b"DPFK"
+    MAX_BITS: ClassVar[int] = MAX_BITS
+    MALFORMED: ClassVar[str] = "nonzero padding bits in the control corrections or a leaf word not below q"
+
     seed_cw: U64
     control_cw: NDArray[np.uint8]
     leaf_cw: U64
 
-    def __post_init__(self) -> None:
-        if isinstance(self.server, bool) or self.server not in (0, 1):
-            raise ValueError(f"a DPF key belongs to server 0 or 1, not {self.server!r}")
-        bits = _check_bits(self.bits)
-        depth, n = bits - _nu(bits), self.seeds.shape[0] if getattr(self.seeds, "ndim", 0) == 2 else -1
-        shapes = {"seeds": ((n, 2), np.uint64), "seed_cw": ((n, depth, 2), np.uint64),
-                  "control_cw": ((n, depth, 2), np.uint8), "leaf_cw": ((n, 1 << _nu(bits)), np.uint64)}
-        for name, (shape, dtype) in shapes.items():
-            array = getattr(self, name)
-            if not isinstance(array, np.ndarray) or array.shape != shape or array.dtype != dtype:
-                raise ValueError(f"DpfKeys.{name} must be a {np.dtype(dtype).name} array of shape {shape}")
-            array = np.array(array, copy=True)
-            array.setflags(write=False)
-            object.__setattr__(self, name, array)
+    @classmethod
+    def layout(cls, bits: int) -> Layout:
+        bits = _check_bits(bits)
+        depth = bits - _nu(bits)
+        return {"seeds": ((2,), np.uint64), "seed_cw": ((depth, 2), np.uint64), "control_cw": ((depth, 2), np.uint8),
+                "leaf_cw": ((1 << _nu(bits),), np.uint64)}
+
+    def _check_values(self) -> None:
         if np.any(self.control_cw > 1) or np.any(self.leaf_cw >= _Q):
             raise ValueError("DPF keys: control corrections must be bits and leaf corrections below 2^61 - 1")
 
-    def __len__(self) -> int:
-        return int(self.seeds.shape[0])
-
-    def __getitem__(self, index: int | slice | NDArray[np.intp]) -> DpfKeys:
-        """The keys at ``index`` (an int keeps a batch of one; an index array picks keys in its order)."""
-        index = np.atleast_1d(np.arange(len(self))[index])
-        return DpfKeys(self.server, self.bits, self.seeds[index], self.seed_cw[index], self.control_cw[index],
-                       self.leaf_cw[index])
-
-    def to_bytes(self) -> bytes:
-        """Header (magic, version, server, bits, count), then per key: ``seed | s_CW[0..d) | t_CW bits (level i:
-        bits 2i, 2i+1, little-endian bit order) | leaf_cw[0..2^nu)``, integers little-endian."""
-        n, depth = len(self), self.seed_cw.shape[1]
-        parts = [self.seeds.astype("<u8").view(np.uint8).reshape(n, -1),
-                 self.seed_cw.astype("<u8").view(np.uint8).reshape(n, -1),
-                 np.packbits(self.control_cw.reshape(n, 2 * depth), axis=1, bitorder="little"),
-                 self.leaf_cw.astype("<u8").view(np.uint8).reshape(n, -1)]
-        return header(self.server, self.bits, n) + np.hstack(parts).tobytes()
-
     @classmethod
-    def from_bytes(cls, data: bytes) -> DpfKeys:
-        """Read :meth:`to_bytes` output.  :raise ValueError: (and nothing else) on any malformed input."""
-        server, bits, records = read_records(data, kind="DPF", magic=MAGIC, version=FORMAT_VERSION,
-                                             max_bits=MAX_BITS, record_bytes=key_bytes)
-        n, depth = len(records), bits - _nu(bits)
-        if not well_formed(bits, records).all():
-            raise ValueError("DPF keys: nonzero padding bits in the control corrections or a leaf word not below q")
-        cut = np.cumsum([16, 16 * depth, (2 * depth + 7) // 8])
-        control = np.unpackbits(records[:, cut[1]:cut[2]], axis=1, bitorder="little")
-
-        def words(part: NDArray[np.uint8], *shape: int) -> U64:
-            return np.ascontiguousarray(part).view("<u8").astype(np.uint64).reshape(n, *shape)
-
-        return cls(server, bits, words(records[:, :cut[0]], 2), words(records[:, cut[0]:cut[1]], depth, 2),
-                   np.ascontiguousarray(control[:, :2 * depth]).reshape(n, depth, 2),
-                   words(records[:, cut[2]:], 1 << _nu(bits)))
+    def well_formed(cls, bits: int, records: NDArray[np.uint8]) -> NDArray[np.bool_]:
+        """Which keys of ``records`` have zero padding bits and leaf words below q, one verdict per key."""
+        leaf = np.ascontiguousarray(records[:, cls._spans(bits)["leaf_cw"][2]]).view("<u8")
+        return super().well_formed(bits, records) & (leaf < _Q).all(axis=1)
 
 
-def header(server: int, bits: int, count: int) -> bytes:
-    """The 16 bytes :meth:`DpfKeys.to_bytes` writes before ``count`` keys of ``server`` at width ``bits``."""
-    return HEADER.pack(MAGIC, FORMAT_VERSION, server, bits, count)
-
-
-def well_formed(bits: int, records: NDArray[np.uint8]) -> NDArray[np.bool_]:
-    """Which keys ``records`` (``(n, key_bytes(bits))``: :meth:`DpfKeys.to_bytes` after the header) have zero
-    padding bits and leaf words below q, one verdict per key (an untrusted owner's key is refused alone)."""
-    depth, cut = bits - _nu(bits), key_bytes(bits) - (8 << _nu(bits))
-    padding = np.unpackbits(records[:, 16 + 16 * depth:cut], axis=1, bitorder="little")[:, 2 * depth:]
-    return ~padding.any(axis=1) & (np.ascontiguousarray(records[:, cut:]).view("<u8") < _Q).all(axis=1)
+#: serialized bytes of one key: root seed, ``d = bits - nu`` levels of ``s_CW`` (16) and ``t_CW^L, t_CW^R``
+#: (2 bits), and ``2^nu`` leaf words: ``16 + 16 d + ceil(2 d / 8) + 8 * 2^nu``
+key_bytes = DpfKeys.record_bytes
+header = DpfKeys.header
+well_formed = DpfKeys.well_formed
 
 
 def _split(g: U64) -> tuple[U64, U64]:
@@ -226,47 +177,28 @@ def gen(alphas: ArrayLike, *, bits: int, betas: ArrayLike | None = None) -> tupl
 
 # full-domain evaluation
 
-def _tweaked(seeds: U64, first: int, count: int) -> U64:
-    """``s xor c_j`` for tweaks ``j = first .. first + count - 1``: shape ``(rows, count, nodes, 2)`` (word by word:
-    NumPy broadcasts slowly over a last axis of length 2)."""
-    out = np.empty((seeds.shape[0], count, seeds.shape[1], 2), dtype=np.uint64)
-    for word in (0, 1):
-        np.bitwise_xor(seeds[:, None, :, word], TWEAKS[None, first:first + count, None, word], out=out[..., word])
-    return out
-
-
 def _leaves(keys: DpfKeys, start: int, stop: int) -> U64:
     """``u = (-1)^b y_b(x) mod q`` (below 2^63, not reduced) of keys ``start:stop`` at every leaf, shape
     ``(rows, 2^bits)`` in layout order (:func:`_layout`): all nodes of a level in one AES call."""
     rows, nu = stop - start, _nu(keys.bits)
     seeds, t = keys.seeds[start:stop, None, :], np.full((rows, 1), keys.server, dtype=np.uint64)
     for level in range(keys.bits - nu):
-        tweaked = _tweaked(seeds, 0, 2)                                    # (rows, [L, R], nodes, 2)
-        g = fixed_key_aes(tweaked)
-        g ^= tweaked
-        child_t, g = _split(g)
+        child_t, g = _split(expand(seeds, 0, 2))                           # (rows, [L, R], nodes(, 2))
         mask = (np.uint64(0) - t)[:, None, :]
         for word in (0, 1):
             g[..., word] ^= mask & keys.seed_cw[start:stop, level, None, None, word]
         child_t ^= t[:, None, :] & keys.control_cw[start:stop, level, :, None]
         seeds, t = g.reshape(rows, -1, 2), child_t.reshape(rows, -1)
-    tweaked = _tweaked(seeds, _LEAF_TWEAKS, 1 << nu)
-    g = fixed_key_aes(tweaked)
-    g ^= tweaked
-    u = _field(g)                                                          # (rows, 2^nu, nodes)
+    u = _field(expand(seeds, _LEAF_TWEAKS, 1 << nu))                       # (rows, 2^nu, nodes)
     u += (np.uint64(0) - t)[:, None, :] & keys.leaf_cw[start:stop, :, None]
     return u.reshape(rows, -1)
 
 
 def _layout(bits: int) -> NDArray[np.intp]:
     """``x`` at each column of :func:`_leaves`: column ``j 2^d + r`` is leaf ``j`` of the node whose path is ``r``
-    read backwards (a child's index is ``side * nodes + parent``)."""
-    nu, depth = _nu(bits), bits - _nu(bits)
-    r = np.arange(1 << depth)
-    reverse = np.zeros_like(r)
-    for i in range(depth):
-        reverse |= ((r >> i) & 1) << (depth - 1 - i)
-    return ((reverse[None, :] << nu) | np.arange(1 << nu)[:, None]).reshape(-1)
+    read backwards (:func:`secure.fss.prg.bit_reversal`)."""
+    nu = _nu(bits)
+    return ((bit_reversal(bits - nu)[None, :] << nu) | np.arange(1 << nu)[:, None]).reshape(-1)
 
 
 def _passes(keys: DpfKeys) -> Any:

@@ -10,7 +10,7 @@ import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from numpy.typing import NDArray
 
-__all__ = ["TWEAKS", "fixed_key_aes", "prg", "seed_stream"]
+__all__ = ["TWEAKS", "bit_reversal", "expand", "fixed_key_aes", "prg", "seed_stream"]
 
 U64 = NDArray[np.uint64]
 
@@ -39,6 +39,28 @@ def prg(seeds: U64, blocks: NDArray[Any]) -> U64:
     encrypted = fixed_key_aes(tweaked)
     encrypted ^= tweaked
     return encrypted
+
+
+def expand(seeds: U64, first: int, count: int) -> U64:
+    """``G_j(s)`` for tweaks ``j = first .. first + count - 1`` of every node seed of ``seeds (rows, nodes, 2)``:
+    shape ``(rows, count, nodes, 2)``, so a tree level's children ``(rows, [L, R], nodes)`` are a view of it (the
+    tweaks are xored word by word: NumPy broadcasts slowly over a last axis of length 2)."""
+    tweaked = np.empty((seeds.shape[0], count, seeds.shape[1], 2), dtype=np.uint64)
+    for word in (0, 1):
+        np.bitwise_xor(seeds[:, None, :, word], TWEAKS[None, first:first + count, None, word], out=tweaked[..., word])
+    encrypted = fixed_key_aes(tweaked)
+    encrypted ^= tweaked
+    return encrypted
+
+
+def bit_reversal(bits: int) -> NDArray[np.intp]:
+    """``r[x]``: ``x`` with its ``bits`` bits in reverse order, the node order of :func:`expand`'s levels (a child's
+    index is ``side * nodes + parent``, which puts the first bit of the path last)."""
+    x = np.arange(1 << bits, dtype=np.intp)
+    reversed_x = np.zeros_like(x)
+    for i in range(bits):
+        reversed_x |= ((x >> i) & 1) << (bits - 1 - i)
+    return reversed_x
 
 
 def seed_stream(seed: bytes, count: int) -> U64:
