@@ -9,10 +9,7 @@ each server) and goes offline; the servers later close their inboxes (docs/owner
     python -m scenarios.owner submit --campaign campaign.json --row "x=3.5,y=b" --inbox 'inbox/server{pid}'
     python -m scenarios.owner simulate --campaign campaign.json --owners 10000
 
-Commands: ``keygen`` (``--server I``, ``--dir DIR``), ``campaign`` (``--servers PUB...``, ``-T``, ``-L``, ``-K``,
-``--columns``, ``--domain C=LO:HI[:BITS[:STEP]]``, ``--categories``, ``--other``, ``--rows-per-owner``,
-``--deadline``, ``--dpf``, ``--save``), ``submit`` (``--campaign``, ``--row`` once per row, ``--inbox``),
-``simulate`` (``--campaign``, ``--owners``, ``--inbox``, ``--seed``).  Exit 0 done; 2 with one line ``error: ...``.
+Each command's options: its ``-h``, docs/owners.md.  Exit 0 done; 2 with one line ``error: ...``.
 Threat model: :mod:`secure.owners`; this tool runs no MPC."""
 from __future__ import annotations
 
@@ -149,11 +146,10 @@ def _simulate(options: argparse.Namespace) -> None:
     transport = FolderTransport(options.inbox) if options.inbox else _Counted()
     start = time.process_time()
     _, sent = simulate_owners(campaign, columns, transport)
-    seconds = time.process_time() - start
-    alone = time.process_time()
+    middle = time.process_time()
     for i in range(20):
         submit(campaign, [{name: values[i % options.owners, 0] for name, values in columns.items()}], _Counted())
-    alone = (time.process_time() - alone) / 20
+    seconds, alone = middle - start, (time.process_time() - middle) / 20
     rows = options.owners * campaign.rows_per_owner
     print(f"{options.owners} owners, {campaign.rows_per_owner} row(s) each, {campaign.servers} servers"
           + (f", DPF keys on a 2^{campaign.dpf_bits} grid" if campaign.dpf_bits else ""))

@@ -35,7 +35,7 @@ class Owners:
     campaign: Campaign | str | Path
     inbox: str | Path
     key: str | Path
-    intake: Intake | None = field(default=None, init=False, repr=False)
+    intake: Intake = field(init=False, repr=False)  # this server's, closed (:meth:`open`)
     owners: int = field(default=0, init=False)
     rows: int = field(default=0, init=False)
     rejected: int = field(default=0, init=False)
@@ -81,7 +81,6 @@ class Owners:
 
     def _reject(self, rejected: dict[str, str]) -> None:
         """Count the owners ``rejected`` by a check (token -> its name; known to all servers) and tell ``say``."""
-        assert self.intake is not None
         self.rejected = len(rejected)
         for token, check in rejected.items():
             self.say(f"server {self.intake.server}: owner {token} rejected by the {check} check")
@@ -103,7 +102,6 @@ class Owners:
 
     async def histogram(self, sectype: Any, shape: Any) -> Any:
         """The accepted owners' joint counts (:func:`secure.owners.intake.owner_histogram`, one-hot checked)."""
-        assert self.intake is not None
         counts, rejected, kept = await owner_histogram(self.intake, self.plan, sectype, shape)
         self._reject(rejected)
         self.rows = int(kept.rows.sum())
@@ -131,7 +129,6 @@ class Owners:
         field (:func:`secure.owners.intake.owner_columns`, degree- and grid-checked)."""
         from mpyc.runtime import mpc
 
-        assert self.intake is not None
         columns, rejected = await owner_columns(self.intake, self.plan, sectype)
         self._reject(rejected)
         self.rows = len(columns[names[0]])

@@ -159,9 +159,8 @@ class Campaign:
         clipped to its domain and put on the fixed-point grid (:meth:`ColumnSpec.encode`), a category as its code.
         :param columns: name -> values of every declared column.  :raise ValueError: a missing or unknown column,
             a value that is not a finite number, a category outside the list (no ``other`` declared)."""
-        unknown = set(columns) - {spec.name for spec in self.columns}
-        if unknown:
-            raise ValueError(f"column '{sorted(unknown)[0]}' is not declared in the campaign")
+        if unknown := sorted(set(columns) - {spec.name for spec in self.columns}):
+            raise ValueError(f"column '{unknown[0]}' is not declared in the campaign")
         lengths = {len(np.atleast_1d(columns.get(spec.name, ()))) for spec in self.columns}
         out = np.empty((max(lengths), len(self.columns)), dtype=np.int64)
         for j, spec in enumerate(self.columns):

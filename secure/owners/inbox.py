@@ -96,10 +96,9 @@ def simulate_owners(campaign: Campaign, columns: Mapping[str, np.ndarray], trans
     quantized and Shamir-shared as arrays, then sealed owner by owner.  :return: the owners' tokens (in the order of
     ``columns``) and the bytes posted to each server."""
     shapes = {np.shape(values) for values in columns.values()}
-    if len(shapes) != 1 or len(next(iter(shapes))) not in (1, 2):
+    if len(shapes) != 1 or len(shape := next(iter(shapes))) not in (1, 2):
         raise ValueError(f"every column needs the shape (owners,) or (owners, rows), got {sorted(shapes)}")
-    shape = next(iter(shapes))
-    owners, rows = shape[0], (shape[1] if len(shape) == 2 else 1)
+    owners, rows = (*shape, 1)[:2]
     if not 1 <= rows <= campaign.rows_per_owner:
         raise ValueError(f"an owner uploads 1 to {campaign.rows_per_owner} rows, got {rows}")
     values = campaign.grid_values({name: np.reshape(column, -1) for name, column in columns.items()})

@@ -1,16 +1,13 @@
-"""The servers' intake of owners' uploads: open an inbox and refuse the bad records with a reason each, agree with
-the other servers on the owners present at all of them, then the joint histogram from DPF keys and the value
-columns from Shamir shares, each after its validity check, as the secure arrays the statistics code consumes.
+"""The servers' intake of owners' uploads: open an inbox (a bad record refused with its reason), agree with the other
+servers on the owners present at all, then the joint histogram from DPF keys and the value columns from Shamir
+shares, each after its validity check, as the secure arrays the statistics code consumes.
 
 Threat model: at most ``t`` of the ``m >= 3`` servers semi-honest, any number of malicious owners; servers 0 and 1
-(the DPF servers) do not collude.  A record that does not decrypt, is addressed elsewhere, repeats an owner token,
-or carries a malformed share vector or DPF key is refused (one line each, kept at this server; the number of
-refusals is public by declaration).  The owner tokens are visible to the servers (by declaration): they are what
-the servers exchange to agree, as a digest first, as lists only when the digests differ.  A malicious owner's
-upload is rejected unless it is what an honest owner could send, so it moves a statistic by at most one honest
-owner's rows (input validity as in Prio, Corrigan-Gibbs & Boneh, NSDI 2017).  Which owners are rejected, and how
-many, is public to the servers (by declaration: it depends on the rejected owners' uploads only; an honest owner
-always passes).  Details: docs/owners.md."""
+(the DPF servers) do not collude.  A bad record is refused at its server (one line, kept there; the number of
+refusals is public); an upload is rejected unless an honest owner could have sent it, so a malicious owner moves a
+statistic by at most one honest owner's rows (input validity as in Prio, Corrigan-Gibbs & Boneh, NSDI 2017).
+Public to the servers by declaration: the owner tokens (exchanged to agree, as a digest first, as lists only when
+the digests differ) and which owners are rejected (it depends on their uploads only).  Details: docs/owners.md."""
 from __future__ import annotations
 
 import hashlib
@@ -57,15 +54,15 @@ class Intake:
         """Only the owners ``tokens`` (a subset of :attr:`tokens`), in that order."""
         position = {token: i for i, token in enumerate(self.tokens)}
         chosen = np.array([position[token] for token in tokens], dtype=np.int64)
-        index = _rows_of(np.cumsum(self.rows) - self.rows, self.rows, chosen)
+        index = _rows_of(self.rows, chosen)
         return replace(self, tokens=tuple(tokens), rows=self.rows[chosen], shares=self.shares[index],
                        dpf=None if self.dpf is None or not len(index) else self.dpf[index])
 
 
-def _rows_of(starts: np.ndarray, counts: np.ndarray, chosen: np.ndarray) -> np.ndarray:
-    """The indices of the rows of owners ``chosen`` (owner ``i``: ``counts[i]`` rows from ``starts[i]``), in order."""
-    counts = counts[chosen]
-    return np.repeat(starts[chosen] - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
+def _rows_of(counts: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """The indices of the rows of owners ``chosen``, in order (owner ``i`` has ``counts[i]`` rows, owners in turn)."""
+    starts, counts = (np.cumsum(counts) - counts)[chosen], counts[chosen]
+    return np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
 
 
 def open_inbox(campaign: Campaign, server: int, private_key: X25519PrivateKey, inbox: str | Path) -> Intake:
@@ -109,7 +106,7 @@ def open_inbox(campaign: Campaign, server: int, private_key: X25519PrivateKey, i
               for token in repeated]
     tokens = sorted(set(accepted) - repeated)
     chosen = np.array([accepted[token] for token in tokens], dtype=np.int64)
-    index = _rows_of(np.cumsum(counts) - counts, counts, chosen)
+    index = _rows_of(counts, chosen)
     keys = dpf.DpfKeys.from_bytes(dpf.header(server, bits, len(index)) + records[index].tobytes()) if bits else None
     return Intake(campaign=campaign, server=server, tokens=tuple(tokens), rows=counts[chosen], shares=values[index],
                   dpf=keys if len(index) else None, rejected=tuple(line for _, line in sorted(lines)))

@@ -41,8 +41,7 @@ def generate_server_key(server: int, folder: str | Path) -> tuple[Path, Path]:
     private, public = folder / f"server{server}.key", folder / f"server{server}.pub"
     key = X25519PrivateKey.generate()
     raw = key.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption())
-    handle = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(handle, "w") as stream:
+    with open(private, "x", opener=lambda path, flags: os.open(path, flags, 0o600)) as stream:
         stream.write(base64.b64encode(raw).decode() + "\n")
     public.write_text(base64.b64encode(key.public_key().public_bytes_raw()).decode() + "\n")
     return private, public
