@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import Any
 
+from dp.validation import check_interval
 from secure.columns import ColumnSpec
 from secure.kernels import Kernel
 from secure.leakage import MaskedOpenings, clip_openings, sort_openings, statistical_distance, tuple_openings
 
-__all__ = ["LEAK_TARGET", "MAX_SECURITY_PARAMETER", "ComparisonLeak", "leak_delta", "plan_leak", "leak_at", "no_leak",
-           "secure_clip_columns", "tuples_path_openings", "sort_path_openings", "raise_security_parameter",
-           "leak_of_run", "tuples_leak_plan", "sort_leak_plan", "comparison_allowance"]
+__all__ = ["LEAK_TARGET", "MAX_SECURITY_PARAMETER", "ComparisonLeak", "leak_delta", "plan_leak", "no_leak",
+           "tuples_path_openings", "sort_path_openings", "raise_security_parameter", "leak_of_run", "tuples_leak_plan",
+           "sort_leak_plan", "comparison_allowance"]
 
 #: the most that the comparisons of one release may add to its delta
 LEAK_TARGET = 2.0 ** -40
@@ -55,11 +56,10 @@ class ComparisonLeak:
         kinds = ", ".join(f"{count} {name.replace('_', ' ')}" for name, count in self.openings.as_dict().items() if count)
         how = (f"-K raised {self.launched} -> {self.security_parameter}" if self.security_parameter > self.launched
                else f"-K {self.security_parameter} as launched")
-        if self.delta > LEAK_TARGET:
-            return (f"comparisons: N = {self.comparisons} masked openings ({kinds}); {how}: at this epsilon "
-                    f"(1 + e^eps) N-bound = {self.delta:.2g} cannot stay below 2^-40, included in delta")
-        return (f"comparisons: N = {self.comparisons} masked openings ({kinds}); {how} so that "
-                f"(1 + e^eps) N-bound = {self.delta:.2g} <= 2^-40, included in delta")
+        bound = f"(1 + e^eps) N-bound = {self.delta:.2g}"
+        fits = (f"{how}: at this epsilon {bound} cannot stay below 2^-40" if self.delta > LEAK_TARGET
+                else f"{how} so that {bound} <= 2^-40")
+        return f"comparisons: N = {self.comparisons} masked openings ({kinds}); {fits}, included in delta"
 
     def record(self) -> dict[str, Any]:
         """The record's keys: ``comparisons`` (N), ``comparison_openings`` (by kind), ``comparison_leak_delta``,
@@ -80,53 +80,45 @@ def plan_leak(openings: MaskedOpenings, *, epsilon: float, parties: int, thresho
     these openings, ``prss`` as ``not mpc.options.no_prss``. Details: docs/comparison_leakage.md."""
     if not math.isfinite(epsilon) or epsilon <= 0:
         raise ValueError(f"epsilon must be positive, got {epsilon}")
-    if not 0 < target < 1:
-        raise ValueError(f"target must lie in (0, 1), got {target}")
+    check_interval(target, "target", low=0.0, high=1.0, closed_low=False)
     if openings.total == 0:
         return no_leak(launched)
-    distances = []
+    fallback = None  # if no K meets the delta target: the least K whose distance does
     for sec_param in range(max(1, launched), MAX_SECURITY_PARAMETER + 1):
         distance = statistical_distance(openings, sec_param=sec_param, parties=parties, threshold=threshold,
                                         prss=prss)
         delta = leak_delta(epsilon, distance)
         if delta <= target:
             return ComparisonLeak(openings, sec_param, launched, delta)
-        distances.append((sec_param, distance))
-    for sec_param, distance in distances:  # no K meets the delta target: the least K whose distance does
-        if distance <= target:
-            return ComparisonLeak(openings, sec_param, launched, min(1.0, leak_delta(epsilon, distance)))
+        if fallback is None and distance <= target:
+            fallback = ComparisonLeak(openings, sec_param, launched, min(1.0, delta))
+    if fallback is not None:
+        return fallback
     raise ValueError(f"no security parameter up to {MAX_SECURITY_PARAMETER} keeps the statistical distance of "
                      f"{openings.total} comparisons below {target:.2g}")
 
 
-def leak_at(openings: MaskedOpenings, *, epsilon: float, parties: int, threshold: int, sec_param: int,
-            launched: int, prss: bool = True) -> ComparisonLeak:
-    """The leak of ``openings`` run at ``sec_param`` (planned for an upper bound on the openings)."""
-    distance = statistical_distance(openings, sec_param=sec_param, parties=parties, threshold=threshold, prss=prss)
-    return ComparisonLeak(openings, sec_param, launched, min(1.0, leak_delta(epsilon, distance)) if openings.total else 0.0)
-
-
-def secure_clip_columns(kernel: Kernel, specs: Sequence[ColumnSpec]) -> int:
-    """How many columns ``--clip secure`` clips inside MPC (:func:`secure.clipping.clip_secure`): every kernel
-    column except labels and categorical columns (their codes are validated at the party, never clipped)."""
-    return sum(1 for position, spec in enumerate(specs)
-               if position not in kernel.categories and not spec.is_categorical)
+def _secure_clip_openings(kernel: Kernel, specs: Sequence[ColumnSpec], rows: int, clipping: str) -> MaskedOpenings:
+    """With ``clipping == "secure"`` (:func:`secure.clipping.clip_secure`): two less-than tests per value of every
+    kernel column but labels and categorical columns (their codes are validated at the party, never clipped)."""
+    columns = sum(1 for position, spec in enumerate(specs)
+                  if position not in kernel.categories and not spec.is_categorical)
+    return clip_openings(rows * columns if clipping == "secure" else 0)
 
 
 def tuples_path_openings(kernel: Kernel, specs: Sequence[ColumnSpec], *, tuples: int, rows: int,
                          clipping: str) -> MaskedOpenings:
     """The tuples path (:func:`dp.umpc.protocol.run_secure`): the kernel on ``tuples`` tuples, and with
     ``clipping == "secure"`` two less-than tests per clipped value of the ``rows`` rows."""
-    clipped = rows * secure_clip_columns(kernel, specs) if clipping == "secure" else 0
-    return tuple_openings(kernel.name, tuples) + clip_openings(clipped)
+    return tuple_openings(kernel.name, tuples) + _secure_clip_openings(kernel, specs, rows, clipping)
 
 
 def sort_path_openings(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, bits: int, type_bits: int,
                        clipping: str) -> MaskedOpenings:
     """The sort path (:func:`dp.umpc.complete.secure_complete_sums`, hence also :mod:`dp.rank_auc`): one sort of
     ``rows`` rows comparing at ``bits`` bits on ``type_bits``-bit secure integers, plus secure clipping."""
-    clipped = rows * secure_clip_columns(kernel, specs) if clipping == "secure" else 0
-    return sort_openings(kernel.name, rows, bits=bits, type_bits=type_bits) + clip_openings(clipped)
+    return (sort_openings(kernel.name, rows, bits=bits, type_bits=type_bits)
+            + _secure_clip_openings(kernel, specs, rows, clipping))
 
 
 def _runtime() -> tuple[int, int, int, bool]:
@@ -151,8 +143,10 @@ def raise_security_parameter(openings: MaskedOpenings, *, epsilon: float) -> Com
 def leak_of_run(planned: ComparisonLeak, openings: MaskedOpenings, *, epsilon: float) -> ComparisonLeak:
     """The leak of what the run opened (at most ``planned``'s openings), at the ``K`` it ran at."""
     parties, threshold, _, prss = _runtime()
-    return leak_at(openings, epsilon=epsilon, parties=parties, threshold=threshold,
-                   sec_param=planned.security_parameter, launched=planned.launched, prss=prss)
+    distance = statistical_distance(openings, sec_param=planned.security_parameter, parties=parties,
+                                    threshold=threshold, prss=prss)
+    delta = min(1.0, leak_delta(epsilon, distance)) if openings.total else 0.0
+    return ComparisonLeak(openings, planned.security_parameter, planned.launched, delta)
 
 
 def tuples_leak_plan(query: Any, rows: int) -> ComparisonLeak:

@@ -20,8 +20,8 @@ from dp.validation import check_delta, check_epsilon, check_noise_scale, check_p
 from secure.kernels import KernelOutput
 from secure.noise.party import centered_binomial, exact_rate, exact_shape, polya_difference
 
-__all__ = ["NoisePlan", "DRAWS", "plan_noise", "plan_party_laplace", "samplers", "polya_tail_bound",
-           "binomial_tail_bound", "MPC_LAPLACE", "NOISE_SOURCES", "NoiseSource", "Mechanism"]
+__all__ = ["NoisePlan", "DRAWS", "plan_noise", "plan_party_laplace", "samplers", "polya_tail_bound", "MPC_LAPLACE",
+           "NOISE_SOURCES", "NoiseSource", "Mechanism"]
 
 #: who draws the noise: ``parties`` (each a share), ``mpc`` (sampled inside MPC) or ``delegates`` (only ``Z``)
 NoiseSource = Literal["parties", "mpc", "delegates"]
@@ -32,8 +32,6 @@ NOISE_SOURCES: Final[tuple[NoiseSource, ...]] = ("parties", "mpc")
 #: mechanism name of noise sampled inside MPC
 MPC_LAPLACE: Final = "discrete laplace, sampled in MPC"
 _TAIL_BITS = 41  # the noise exceeds the slack of the guarded reveal with probability < 2**-40
-
-
 #: a rational upper bound of ln 2 (its first 31 digits rounded up)
 _LN2_UP = Fraction(6931471805599453094172321214582, 10**31)
 
@@ -52,11 +50,6 @@ def polya_tail_bound(alpha: float, total_shape: float | Fraction, failure_bits: 
     if alpha <= 0.0:
         return 0
     return int(math.ceil(2 * (failure_bits + float(total_shape)) * math.log(2) / -math.log(alpha))) + 1
-
-
-def binomial_tail_bound(trials: int, failure_bits: int = _TAIL_BITS) -> int:
-    """Hoeffding: ``|centred Binomial(trials, 1/2)| > x`` with probability below ``2**-(failure_bits - 1)``."""
-    return int(math.ceil(math.sqrt(trials * failure_bits * math.log(2) / 2))) + 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,12 +117,12 @@ class NoisePlan:
 
     @property
     def slack(self) -> int:
-        """A bound on ``|total noise|`` exceeded with probability below ``2**-40`` (``2^J - 1`` in MPC: never):
-        Hoeffding (:func:`binomial_tail_bound`) or Chernoff on ``NB(drawers/honest, e^{-rate})`` (:func:`polya_tail_bound`)."""
+        """A bound on ``|total noise|`` exceeded with probability below ``2**-40`` (``2^J - 1`` in MPC: never): Hoeffding
+        on ``Binomial(drawers N_p, 1/2)`` or Chernoff on ``NB(drawers/honest, e^{-rate})`` (:func:`polya_tail_bound`)."""
         if self.sampler is not None:
             return self.sampler.slack
         if self.mechanism == "binomial":
-            return binomial_tail_bound(self.drawers * self.party_trials)
+            return int(math.ceil(math.sqrt(self.drawers * self.party_trials * _TAIL_BITS * math.log(2) / 2))) + 1
         return polya_tail_bound(self.alpha, Fraction(self.drawers, self.honest), rate=self.rate)
 
     @property

@@ -67,10 +67,10 @@ def owner_rows(owners: Mapping[str, Any] | None) -> list[tuple[str, str]]:
             ("privacy unit", f"one owner (up to {unit} rows): sensitivity x {unit}")]
 
 
-def phases_text(phases: Mapping[str, Mapping[str, float]]) -> str:
-    """The ``  phases: NAME 1.23 s / 4.5 kB, ...`` line."""
-    return "  phases: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"
-                                    for name, cost in phases.items())
+def phases_text(phases: Mapping[str, Mapping[str, float]], title: str = "phases") -> str:
+    """The ``  phases: NAME 1.23 s / 4.5 kB, ...`` line (``title`` in place of ``phases``)."""
+    return f"  {title}: " + ", ".join(f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}"
+                                       for name, cost in phases.items())
 
 
 def run_costs(phases: Mapping[str, Any]) -> dict[str, Any]:

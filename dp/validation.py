@@ -96,10 +96,8 @@ def check_indices(values: npt.ArrayLike, upper: int, name: str) -> np.ndarray:
     elif array.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
     low, high = array.min(), array.max()
-    if low < 0:
-        raise ValueError(f"{name} must lie in [0, {upper}), got {low}")
-    if high >= upper:
-        raise ValueError(f"{name} must lie in [0, {upper}), got {high}")
+    if low < 0 or high >= upper:
+        raise ValueError(f"{name} must lie in [0, {upper}), got {low if low < 0 else high}")
     return array.astype(np.int64)
 
 

@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from dp.report_text import phases_text
 from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
 from scenarios.kit.measure import bench_main, measure_step
@@ -105,8 +106,7 @@ async def _bench(options: BenchOptions) -> None:
         ("bare MPyC", f"{bare_seconds:.2f} s, {format_bytes(bare[-1][1])}: {4 * n} np_sgn + {2 * n} products"),
         ("ratio", f"{protocol_seconds / bare_seconds:.3f} (aim: at most 1.5)"),
     ], title="Benchmark: Pi_U-MPC vs bare MPyC work")
-    print("  per phase (last run): " + ", ".join(
-        f"{name} {cost['seconds']:.2f} s / {format_bytes(cost['bytes_sent'])}" for name, cost in last.phases.items()))
+    print(phases_text(last.phases, "per phase (last run)"))
     if options.json:
         write_record(options.json, {
             "n": n, "pairs": 2 * n, "parties": last.parties, "threshold": last.threshold, "bits": bits,

@@ -7,12 +7,11 @@ Printed: wall and CPU seconds, milliseconds per spend, seconds to reopen (docs/b
     python -m scenarios.bench_ledger                       # 10,000 spends in a temporary directory
     python -m scenarios.bench_ledger --spends 1000 --ledger /tmp/L --accountant zcdp
 
-Options: ``--spends N`` (10000), ``--ledger DIR`` (default a temporary directory, removed afterwards),
-``--accountant basic|zcdp``, ``--reserve-only``.  Exit 0, or 2 with one ``error:`` line.  Threat model: none;
-it reads no data and writes one account of its own."""
+Options: docs/benchmarks.md.  Exit 0, or 2 with one ``error:`` line.  Threat model: none; it reads no data and
+writes one account of its own."""
 from __future__ import annotations
 
-import shutil
+import contextlib
 import sys
 import tempfile
 import time
@@ -66,14 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
         if options.spends < 1:
             raise UsageError(f"--spends must be at least 1, got {options.spends}")
-        temporary = options.ledger is None
-        directory = Path(tempfile.mkdtemp(prefix="bench-ledger-")) if temporary else Path(options.ledger)
-        try:
-            numbers = measure(directory, spends=options.spends, accountant=check_accountant(options.accountant),
+        folder = (tempfile.TemporaryDirectory(prefix="bench-ledger-", ignore_cleanup_errors=True)
+                  if options.ledger is None else contextlib.nullcontext(options.ledger))
+        with folder as directory:
+            numbers = measure(Path(directory), spends=options.spends, accountant=check_accountant(options.accountant),
                               reserve_only=options.reserve_only)
-        finally:
-            if temporary:
-                shutil.rmtree(directory, ignore_errors=True)
     except (UsageError, LedgerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

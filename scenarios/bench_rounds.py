@@ -10,9 +10,7 @@ is the rounds on the critical path, printed per phase beside :func:`dp.umpc.plan
     python -m scenarios.bench_rounds                       # 50 ms one way (100 ms RTT), every configuration
     python -m scenarios.bench_rounds --delay-ms 10 --only histogram,sampler
 
-Options: ``--delay-ms D`` (50), ``--only A,B`` (histogram, sampler, sort, tuples), ``--pairs N`` (2000),
-``--rows N`` (synthetic rows, 120: few, so the computation does not hide the latency), ``--json PATH``.
-Threat model: none (public data, loopback)."""
+Options and why the rows are few: docs/benchmarks.md.  Threat model: none (public data, loopback)."""
 from __future__ import annotations
 
 import contextlib
@@ -25,7 +23,8 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from scenarios.kit.cli import ScenarioParser, UsageError
+from dp.validation import check_int_at_least, check_int_range, check_interval
+from scenarios.kit.cli import ScenarioParser, UsageError, usage_errors
 
 __all__ = ["main", "CONFIGURATIONS", "measure"]
 
@@ -59,16 +58,14 @@ def parse_options(argv: Sequence[str]) -> RoundsOptions:
     parser.add_argument("--rows", type=int, default=120, help="rows of the synthetic data (default 120)")
     parser.add_argument("--json", default=None, help="write the rows there")
     args = parser.parse_args(list(argv))
-    if not 0 < args.delay_ms <= 1000:
-        raise UsageError(f"--delay-ms must lie in (0, 1000], got {args.delay_ms}")
+    with usage_errors():
+        check_interval(args.delay_ms, "--delay-ms", low=0, high=1000, closed_low=False, closed_high=True)
     only = tuple(name.strip() for name in args.only.split(",") if name.strip())
-    unknown = [name for name in only if name not in CONFIGURATIONS]
-    if unknown or not only:
+    if not only or not set(only) <= set(CONFIGURATIONS):
         raise UsageError(f"--only takes some of {', '.join(CONFIGURATIONS)}, got '{args.only}'")
-    if args.pairs < 10:
-        raise UsageError(f"--pairs must be at least 10, got {args.pairs}")
-    if not 30 <= args.rows <= 10 ** 5:
-        raise UsageError(f"--rows must lie in [30, 100000], got {args.rows}")
+    with usage_errors():
+        check_int_at_least(args.pairs, "--pairs", 10)
+        check_int_range(args.rows, "--rows", low=30, high=10 ** 5)
     return RoundsOptions(args.delay_ms / 1000, only, args.pairs, args.rows, args.json)
 
 
@@ -85,12 +82,6 @@ def write_data(path: str, rows: int) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("x,y,score,label\n")
         handle.writelines(f"{a:g},{b:g},{s:.6f},{c}\n" for a, b, s, c in zip(x, y, score, label))
-
-
-def _arguments(name: str, pairs: int, data: str = "data.csv") -> list[str]:
-    extra, _ = CONFIGURATIONS[name]
-    return [*extra, *(("--pairs", str(pairs)) if name == "tuples" else ("--pairs", "all")), "--ledger", "off",
-            "--seed", "7", "--data", data]
 
 
 def run_parties(arguments: Sequence[str], *, delay: float, timeout: float = 900.0) -> dict[str, Any]:
@@ -134,12 +125,14 @@ def measure(name: str, options: RoundsOptions, data: str) -> dict[str, Any]:
     from dp.umpc.planner import path_costs
     from scenarios.ustat import parse_options as ustat_options
 
-    arguments = _arguments(name, options.pairs, data)
+    extra, path = CONFIGURATIONS[name]
+    arguments = [*extra, "--pairs", str(options.pairs) if name == "tuples" else "all", "--ledger", "off",
+                 "--seed", "7", "--data", data]
     direct = run_parties(arguments, delay=0.0)
     delayed = run_parties(arguments, delay=options.delay)
     phases = {phase: (delayed["phases"][phase]["seconds"] - direct["phases"][phase]["seconds"]) / options.delay
               for phase in direct["phases"]}
-    query, path = ustat_options(arguments).query, CONFIGURATIONS[name][1]
+    query = ustat_options(arguments).query
     model = path_costs(query.kernel, query.specs, rows=int(direct["n"]), parties=3, epsilon=query.epsilon,
                        tuples=options.pairs if path == "tuples" else None, noise=query.noise)[path]
     measured = sum(phases.values())

@@ -5,10 +5,10 @@ Toft's comparison with Catrina & de Hoogh's masked opening (SCN 2010, §3): stat
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, astuple, dataclass
 
 __all__ = ["MaskedOpenings", "TUPLE_OPENINGS", "tuple_openings", "clip_openings", "sort_openings", "mask_divisor",
-           "effective_mask_bits", "opening_distance", "statistical_distance"]
+           "effective_mask_bits", "statistical_distance"]
 
 
 @dataclass(frozen=True)
@@ -26,13 +26,11 @@ class MaskedOpenings:
         return self.comparisons + self.equality_tests + self.conversions
 
     def __add__(self, other: MaskedOpenings) -> MaskedOpenings:
-        return MaskedOpenings(self.comparisons + other.comparisons, self.equality_tests + other.equality_tests,
-                              self.conversions + other.conversions)
+        return MaskedOpenings(*(mine + theirs for mine, theirs in zip(astuple(self), astuple(other))))
 
     def as_dict(self) -> dict[str, int]:
         """``{comparisons, equality_tests, conversions}``."""
-        return {"comparisons": self.comparisons, "equality_tests": self.equality_tests,
-                "conversions": self.conversions}
+        return asdict(self)
 
 
 #: per evaluated tuple, the ``mpc.np_sgn`` entries of each kernel's ``secure`` (:mod:`secure.kernels`):
@@ -55,9 +53,8 @@ def tuple_openings(kernel: str, tuples: int) -> MaskedOpenings:
     :raise ValueError: a kernel without a count here, or a negative number of tuples."""
     if kernel not in TUPLE_OPENINGS:
         raise ValueError(f"no count of comparisons for kernel '{kernel}'; known: {', '.join(TUPLE_OPENINGS)}")
-    per = TUPLE_OPENINGS[kernel]
     tuples = _count(tuples, "tuples")
-    return MaskedOpenings(per.comparisons * tuples, per.equality_tests * tuples, per.conversions * tuples)
+    return MaskedOpenings(*(count * tuples for count in astuple(TUPLE_OPENINGS[kernel])))
 
 
 def clip_openings(values: int) -> MaskedOpenings:
@@ -91,16 +88,11 @@ def effective_mask_bits(sec_param: int, parties: int, threshold: int, *, prss: b
     return max(0, ((1 << sec_param) // mask_divisor(parties, threshold, prss=prss)).bit_length() - 1)
 
 
-def opening_distance(sec_param: int, parties: int, threshold: int, *, prss: bool = True) -> tuple[float, float]:
-    """``(per comparison or equality test, per conversion)`` statistical distance bounds:
-    ``2^-k`` (:func:`effective_mask_bits`) and ``d 2^-K``."""
-    return (2.0 ** -effective_mask_bits(sec_param, parties, threshold, prss=prss),
-            mask_divisor(parties, threshold, prss=prss) * 2.0 ** -sec_param)
-
-
 def statistical_distance(openings: MaskedOpenings, *, sec_param: int, parties: int, threshold: int,
                          prss: bool = True) -> float:
     """A bound on the statistical distance between a coalition's view of the run and a simulation from the
-    released values: the sum over the openings (docs/comparison_leakage.md)."""
-    comparison, conversion = opening_distance(sec_param, parties, threshold, prss=prss)
+    released values: the sum over the openings, ``2^-k`` (:func:`effective_mask_bits`) per comparison or equality
+    test and ``d 2^-K`` per conversion (docs/comparison_leakage.md)."""
+    comparison = 2.0 ** -effective_mask_bits(sec_param, parties, threshold, prss=prss)
+    conversion = mask_divisor(parties, threshold, prss=prss) * 2.0 ** -sec_param
     return (openings.comparisons + openings.equality_tests) * comparison + openings.conversions * conversion

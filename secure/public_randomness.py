@@ -10,6 +10,8 @@ import secrets
 
 import numpy as np
 
+from secure.checks import check_generator
+
 __all__ = ["FIELD_PRIME", "own_contribution", "joint_seed", "joint_choice", "public_generator", "choose_subset"]
 
 FIELD_PRIME = 2 ** 127 - 1  # a Mersenne prime
@@ -41,8 +43,7 @@ def choose_subset(generator: np.random.Generator, population: int, size: int) ->
     :raise TypeError: ``generator`` is not a NumPy generator (a seed is not accepted: the caller says where its
         randomness comes from).
     :raise ValueError: ``size`` not in ``[1, population]``."""
-    if not isinstance(generator, np.random.Generator):
-        raise TypeError(f"generator must be a numpy.random.Generator, got {type(generator).__name__}")
+    check_generator(generator, "generator")
     for value, name in ((population, "population"), (size, "size")):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")

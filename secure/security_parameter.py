@@ -22,12 +22,11 @@ def secure_integers(bit_length: int) -> Any:
     from mpyc import finfields
     from mpyc.runtime import mpc
 
-    sec_param = int(mpc.options.sec_param)
+    bits = field_bits(bit_length, int(mpc.options.sec_param))
     plain = mpc.SecInt(bit_length)
-    if plain.field.order.bit_length() >= field_bits(bit_length, sec_param):
+    if plain.field.order.bit_length() >= bits:
         return plain
-    prime = finfields.find_prime_root(field_bits(bit_length, sec_param), n=2)[0]
-    return mpc.SecInt(bit_length, p=prime)
+    return mpc.SecInt(bit_length, p=finfields.find_prime_root(bits, n=2)[0])
 
 
 def set_security_parameter(sec_param: int) -> None:

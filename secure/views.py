@@ -3,6 +3,7 @@ coalition drills (``python -m scenarios.drills.coalition -M3``).  Threat model: 
 these helpers only *read* this party's own shares.  MPyC's Shamir scheme: docs/secure_layer.md."""
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,11 +46,9 @@ def lagrange_coefficients(points: Sequence[int], modulus: int, at: int = 0) -> l
         raise ValueError(f"interpolation points must be distinct modulo p, got {list(points)}")
     coefficients = []
     for i, x_i in enumerate(reduced):
-        numerator, denominator = 1, 1
-        for j, x_j in enumerate(reduced):
-            if i != j:
-                numerator = numerator * (at - x_j) % modulus
-                denominator = denominator * (x_i - x_j) % modulus
+        others = reduced[:i] + reduced[i + 1:]
+        numerator = math.prod(at - x_j for x_j in others)
+        denominator = math.prod(x_i - x_j for x_j in others) % modulus
         coefficients.append(numerator * pow(denominator, -1, modulus) % modulus)
     return coefficients
 

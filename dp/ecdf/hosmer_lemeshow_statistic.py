@@ -14,8 +14,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from dp.validation import (check_finite, check_integer_vector, check_labels, check_number, check_positive_int,
-                           check_values)
+from dp.validation import (check_finite, check_integer_vector, check_labels, check_number, check_positive,
+                           check_positive_int, check_values)
 
 __all__ = ["HosmerLemeshowResult", "group_statistics", "HosmerLemeshowTerms", "hosmer_lemeshow_terms", "empty_groups",
            "HosmerLemeshowTest", "hosmer_lemeshow_test", "exact_hosmer_lemeshow", "relative_squared_error"]
@@ -103,9 +103,7 @@ def hosmer_lemeshow_terms(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
         safe = np.where(empty, 1.0, e)
         cells = np.where(empty, np.where(o > 0, math.inf, 0.0), (o - e) ** 2 / safe)
         return HosmerLemeshowTerms(np.where(left_out, 0.0, cells), none, none.copy())
-    bottom = check_finite(floor, "floor")
-    if bottom <= 0:
-        raise ValueError(f"floor must be positive, got {floor}")
+    bottom = check_positive(floor, "floor")
     e_used = np.maximum(e, bottom)
     o_used = np.maximum(o, 0.0)
     return HosmerLemeshowTerms(np.where(left_out, 0.0, (o_used - e_used) ** 2 / e_used), (e < bottom) & ~left_out,

@@ -12,7 +12,7 @@ import numpy as np
 
 from dp.ecdf.grid import grid_of_points, tree_depth
 from dp.ecdf.tree import plan_tree_noise
-from dp.validation import check_choice, check_epsilon, check_nonnegative_int
+from dp.validation import check_choice, check_epsilon, check_integer, check_nonnegative_int
 from secure.fss.dcf import MAX_FULL_DOMAIN_BITS
 from secure.intake import MissingPolicy
 
@@ -34,8 +34,7 @@ def check_bits(points: int, bits: int | None = None) -> int:
     smallest = max(1, tree_depth(points))
     if bits is None:
         return smallest
-    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)):
-        raise TypeError(f"bits must be an integer, got {bits!r}")
+    check_integer(bits, "bits")
     limit = min(MAX_DCF_BITS, MAX_FULL_DOMAIN_BITS)
     if not 1 <= bits <= limit:
         raise ValueError(f"the DCF bit width must lie in [1, {limit}] (full-domain evaluation), got {bits}")

@@ -9,14 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from numbers import Integral
 from typing import Any
 
 import numpy as np
 
 from dp import calibration
 from dp.noise_plans import NoisePlan
-from dp.validation import check_interval, check_positive_int
+from dp.validation import check_integer, check_interval, check_positive_int
 from secure.public_randomness import choose_subset, joint_choice
 
 __all__ = ["delegate_size", "delegates_for_run", "choose_delegates", "draw_delegates", "DELEGATES_DRAWN_FROM",
@@ -95,8 +94,7 @@ def _check_corrupt(size: int, corrupt_delegates: int | None) -> tuple[int, int]:
     k = check_positive_int(size, "number of delegates")
     if corrupt_delegates is None:
         return k, k - 1
-    if isinstance(corrupt_delegates, bool) or not isinstance(corrupt_delegates, Integral):
-        raise TypeError(f"corrupt_delegates must be an integer, got {corrupt_delegates!r}")
+    check_integer(corrupt_delegates, "corrupt_delegates")
     if not 0 <= corrupt_delegates < k:
         raise ValueError(f"corrupt_delegates must lie in [0, {k - 1}] for {k} delegates "
                          f"(at least one must be honest), got {corrupt_delegates}")
