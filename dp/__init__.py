@@ -2,17 +2,8 @@
 
 The subpackages by paper and role (``umpc`` Sinh & Ramon, ``bell``, ``ecdf`` Barczewski et al., ``fedauc`` Sun et
 al., ``rank_auc``, ``baselines``, ``audit``, ``budget``) and the shared modules: docs/design.md ("Layers").
-
-Public API (what a script imports; ``import dp`` never imports ``mpyc.runtime``, which would parse
-``sys.argv`` and launch parties itself; subpackages load on first use, PEP 562):
-
-- column declarations by role, checked on entry (from :mod:`secure.columns`): :func:`numeric`
-  (``lower=``, ``upper=``, ``bits=``), :func:`label` (0/1), :func:`classes` (``k`` classes),
-  :func:`categorical` (``categories=[...]``);
-- :mod:`dp.umpc`: ``Query`` (the statistic by name; precision follows the columns; ``tuples="2n"``),
-  ``release`` (across parties, inside :func:`secure.run`), ``simulate`` (Monte Carlo), ``exact``;
-- :mod:`dp.ecdf`, :mod:`dp.rank_auc` and the other subpackages, each with its own verbs.
-Scripts run as parties through :func:`secure.run` (README, "Scripting")."""
+``import dp`` never imports ``mpyc.runtime`` (subpackages load on first use, PEP 562); the public API a script
+imports: docs/design.md ("Scripting")."""
 from __future__ import annotations
 
 import importlib
