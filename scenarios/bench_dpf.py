@@ -11,10 +11,10 @@ measured in the same run) and the peak memory (docs/fss.md#dpf).  One process, B
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from scenarios.kit.cli import ScenarioParser, format_bytes, print_table
@@ -26,18 +26,8 @@ __all__ = ["main"]
 PROTOTYPE_LEAVES_PER_SECOND = (6.6e6, 7.8e6)
 
 
-@dataclass
-class BenchOptions:
-    """Parsed options."""
-
-    keys: tuple[int, ...]
-    bits: tuple[int, ...]
-    quick: bool
-    json: str | None
-
-
-def parse_options(argv: Sequence[str]) -> BenchOptions:
-    """Parse the options of the module docstring; :raise UsageError: on a bad value."""
+def parse_options(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse the options of the module docstring (``keys``, ``bits``: tuples); :raise UsageError: on a bad value."""
     from secure.fss.dpf import MAX_BITS
 
     parser = ScenarioParser(prog="python -m scenarios.bench_dpf", description=__doc__)
@@ -46,26 +36,11 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
     parser.add_argument("--quick", action="store_true", help="N = 200 keys at widths 6 and 10")
     parser.add_argument("--json", default=None, help="write the numbers to this file")
     args = parser.parse_args(list(argv))
-    keys: tuple[int, ...] = (200,) if args.quick else (1000, 10000)
-    bits: tuple[int, ...] = (6, 10) if args.quick else (10, 14)
-    keys = integer_list(args.keys, "--keys", 1, 10**7, lambda word: int(float(word))) if args.keys else keys
-    bits = integer_list(args.bits, "--bits", 1, MAX_BITS, lambda word: int(float(word))) if args.bits else bits
-    return BenchOptions(keys, bits, args.quick, args.json)
-
-
-@dataclass
-class Result:
-    """The numbers of one (N, G)."""
-
-    keys: int
-    bits: int
-    gen_seconds_per_key: float
-    key_bytes: int
-    sum_seconds: float
-    sketch_seconds: float
-    leaves_per_second: float
-    sketch_leaves_per_second: float
-    peak_rss_bytes: int
+    args.keys = integer_list(args.keys, "--keys", 1, 10**7, lambda word: int(float(word))) if args.keys else \
+        ((200,) if args.quick else (1000, 10000))
+    args.bits = integer_list(args.bits, "--bits", 1, MAX_BITS, lambda word: int(float(word))) if args.bits else \
+        ((6, 10) if args.quick else (10, 14))
+    return args
 
 
 def aes_floor() -> float:
@@ -83,8 +58,9 @@ def aes_floor() -> float:
     return best
 
 
-def measure(keys: int, bits: int) -> Result:
-    """Time gen, full_domain_sum and evaluate (with the sketch) of ``keys`` random keys at width ``bits``."""
+def measure(keys: int, bits: int) -> dict[str, Any]:
+    """Time gen, full_domain_sum and evaluate (with the sketch) of ``keys`` random keys at width ``bits``: the
+    numbers of one (N, G)."""
     import numpy as np
 
     from secure.fss import dpf
@@ -100,13 +76,16 @@ def measure(keys: int, bits: int) -> Result:
     dpf.evaluate(server0, seed=os.urandom(32))
     sketch_seconds = time.process_time() - start
     leaves = keys << bits
-    return Result(keys, bits, gen_seconds / keys, dpf.key_bytes(bits), sum_seconds, sketch_seconds,
-                  leaves / max(sum_seconds, 1e-9), leaves / max(sketch_seconds, 1e-9), peak_rss_bytes())
+    return {"keys": keys, "bits": bits, "gen_seconds_per_key": gen_seconds / keys, "key_bytes": dpf.key_bytes(bits),
+            "sum_seconds": sum_seconds, "sketch_seconds": sketch_seconds,
+            "leaves_per_second": leaves / max(sum_seconds, 1e-9),
+            "sketch_leaves_per_second": leaves / max(sketch_seconds, 1e-9), "peak_rss_bytes": peak_rss_bytes()}
 
 
-async def _bench(options: BenchOptions) -> Any:
+async def _bench(options: argparse.Namespace) -> Any:
     from threadpoolctl import threadpool_limits
 
+    from secure.fss.dpf import NU
     from secure.session import party_id
 
     if party_id() != 0:
@@ -115,28 +94,26 @@ async def _bench(options: BenchOptions) -> Any:
         floor = aes_floor()
         results = [measure(keys, bits) for keys in options.keys for bits in options.bits]
 
-    def blocks(bits: int) -> float:
-        """AES blocks per leaf: two per inner node (2^d - 1 of them, d = bits - nu) and one per leaf."""
-        from secure.fss.dpf import NU
-
-        return 1 + 2 * ((1 << max(0, bits - NU)) - 1) / (1 << bits)
-
     def deliver() -> None:
         low, high = (rate / 1e6 for rate in PROTOTYPE_LEAVES_PER_SECOND)
         for r in results:
+            # AES blocks per leaf: two per inner node (2^d - 1 of them, d = bits - nu) and one per leaf
+            per_leaf = 1 + 2 * ((1 << max(0, r["bits"] - NU)) - 1) / (1 << r["bits"])
             print_table([
-                ("gen", f"{1e6 * r.gen_seconds_per_key:.1f} us per key (both servers); {r.key_bytes} bytes per key"),
-                ("full-domain sum", f"{r.sum_seconds:.3f} s CPU, {r.leaves_per_second / 1e6:.1f} M leaves/s"),
-                ("with sketch", f"{r.sketch_seconds:.3f} s CPU, {r.sketch_leaves_per_second / 1e6:.1f} M leaves/s "
-                                f"(prototype {low:.1f}-{high:.1f} M leaves/s)"),
-                ("AES floor", f"{floor / 1e6:.0f} M blocks/s; {blocks(r.bits):.3f} blocks per leaf, so AES alone "
-                              f"allows {floor / blocks(r.bits) / 1e6:.0f} M leaves/s: the sum reaches "
-                              f"{100 * r.leaves_per_second * blocks(r.bits) / floor:.0f} %, with sketch "
-                              f"{100 * r.sketch_leaves_per_second * blocks(r.bits) / floor:.0f} %"),
-                ("peak memory", format_bytes(r.peak_rss_bytes)),
-            ], title=f"DPF at N = {r.keys} keys, G = 2^{r.bits} cells ({r.keys << r.bits} leaves), one server")
+                ("gen", f"{1e6 * r['gen_seconds_per_key']:.1f} us per key (both servers); "
+                        f"{r['key_bytes']} bytes per key"),
+                ("full-domain sum", f"{r['sum_seconds']:.3f} s CPU, {r['leaves_per_second'] / 1e6:.1f} M leaves/s"),
+                ("with sketch", f"{r['sketch_seconds']:.3f} s CPU, {r['sketch_leaves_per_second'] / 1e6:.1f} M "
+                                f"leaves/s (prototype {low:.1f}-{high:.1f} M leaves/s)"),
+                ("AES floor", f"{floor / 1e6:.0f} M blocks/s; {per_leaf:.3f} blocks per leaf, so AES alone "
+                              f"allows {floor / per_leaf / 1e6:.0f} M leaves/s: the sum reaches "
+                              f"{100 * r['leaves_per_second'] * per_leaf / floor:.0f} %, with sketch "
+                              f"{100 * r['sketch_leaves_per_second'] * per_leaf / floor:.0f} %"),
+                ("peak memory", format_bytes(r["peak_rss_bytes"])),
+            ], title=f"DPF at N = {r['keys']} keys, G = 2^{r['bits']} cells ({r['keys'] << r['bits']} leaves), "
+                     "one server")
         if options.json:
-            write_record(options.json, {"aes_blocks_per_second": floor, "results": [asdict(r) for r in results]})
+            write_record(options.json, {"aes_blocks_per_second": floor, "results": results})
 
     return deliver
 

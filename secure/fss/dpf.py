@@ -2,18 +2,15 @@
 
 Keys (Boyle, Gilboa & Ishai, "Function Secret Sharing: Improvements and Extensions", CCS 2016, Fig. 1: the
 GGM tree with seed and control-bit correction words, stopped ``nu = min(bits, 3)`` levels early, §3.2.1) split
-``f(x) = beta [x == alpha]`` on ``[0, 2^bits)`` so that server shares satisfy ``y0(x) + y1(x) = f(x) mod q``.
-The servers (0 and 1) evaluate their keys on the whole domain (:func:`full_domain_sum`, :func:`evaluate`).
-Why ``Z_q``: the one-hot check needs a field, and a per-cell sum enters MPyC as ``a0 = sum y0`` at server 0 and
-``b1 = -sum y1`` at server 1; ``a0 - b1 = c`` (the cell's count) as integers unless ``a0 < c``, which happens with
-probability at most ``c / q`` for each cell, so at most ``N / q < 2^-40`` over all cells for ``N <= 2^21`` keys
-(union bound; ``a0`` is uniform given ``c``).
+``f(x) = beta [x == alpha]`` on ``[0, 2^bits)`` so that server shares satisfy ``y0(x) + y1(x) = f(x) mod q``;
+servers 0 and 1 evaluate their keys on the whole domain (:func:`full_domain_sum`, :func:`evaluate`).
 Threat model: two non-colluding semi-honest servers; one key alone is pseudorandom (lambda = 127: a seed's low
 bit is its control bit); owners may be malicious, which the one-hot check (:func:`check_one_hot`) catches.
-Construction, key layout, check and costs: docs/fss.md#dpf."""
+Construction, why ``Z_q`` (the way into MPyC), key layout, check and costs: docs/fss.md#dpf."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -201,16 +198,16 @@ def _layout(bits: int) -> NDArray[np.intp]:
     return ((bit_reversal(bits - nu)[None, :] << nu) | np.arange(1 << nu)[:, None]).reshape(-1)
 
 
-def _passes(keys: DpfKeys) -> Any:
-    """``(rows, u)`` per chunk of about :data:`CHUNK_LEAVES` leaves (whole keys)."""
+def _sums(keys: DpfKeys, each: Callable[[U64], None] | None = None) -> U64:
+    """:func:`full_domain_sum`, calling ``each`` with the leaves ``u`` of every chunk of about :data:`CHUNK_LEAVES`
+    leaves (whole keys): the sums of the 32-bit halves of ``u``, reduced once at the end."""
+    halves = np.zeros((1 << keys.bits, 2), dtype=np.uint64)
     step = max(1, CHUNK_LEAVES >> keys.bits)
     for start in range(0, len(keys), step):
         u = _leaves(keys, start, min(len(keys), start + step))
-        yield u.shape[0], u
-
-
-def _column_sums(halves: U64, keys: DpfKeys) -> U64:
-    """Server's share of the per-cell sums from the sums of the 32-bit halves of ``u`` (layout order)."""
+        halves += u.view(np.uint32).reshape(len(u), -1, 2).sum(axis=0, dtype=np.uint64)
+        if each is not None:
+            each(u)
     total = np.empty(1 << keys.bits, dtype=np.uint64)
     total[_layout(keys.bits)] = _add(_reduce(halves[:, 0]), _rot(_reduce(halves[:, 1]), 32))
     return _neg(total) if keys.server else total
@@ -218,10 +215,7 @@ def _column_sums(halves: U64, keys: DpfKeys) -> U64:
 
 def full_domain_sum(keys: DpfKeys) -> U64:
     """One server's share of ``sum_i beta_i [x == alpha_i]`` (mod q) at every ``x`` in ``[0, 2^bits)``."""
-    halves = np.zeros((1 << keys.bits, 2), dtype=np.uint64)
-    for rows, u in _passes(keys):
-        halves += u.view(np.uint32).reshape(rows, -1, 2).sum(axis=0, dtype=np.uint64)
-    return _column_sums(halves, keys)
+    return _sums(keys)
 
 
 @dataclass(frozen=True)
@@ -250,15 +244,17 @@ def evaluate(keys: DpfKeys, *, seed: bytes) -> tuple[U64, Sketch]:
     for b in range(4):
         shift = np.uint64(16 * b)
         weights[:, b], weights[:, 4 + b] = ((r >> shift) & 0xFFFF)[layout], ((_mul(r, r) >> shift) & 0xFFFF)[layout]
-    halves = np.zeros((size, 2), dtype=np.uint64)
     parts = []
-    for rows, u in _passes(keys):
-        halves += u.view(np.uint32).reshape(rows, -1, 2).sum(axis=0, dtype=np.uint64)
+
+    def sketch(u: U64) -> None:
+        rows = len(u)
         limbs = np.ascontiguousarray(u.view(np.uint16).reshape(rows, size, 4).transpose(2, 0, 1), dtype=np.float64)
         p = (limbs.reshape(4 * rows, size) @ weights).reshape(4, rows, 9).astype(np.uint64)
         parts.append([_combine(p[:, :, 8:]), _combine(p[:, :, :4]), _combine(p[:, :, 4:8])])
-    sketch = [np.concatenate(column) for column in zip(*parts)] or [np.zeros(0, dtype=np.uint64)] * 3
-    return _column_sums(halves, keys), Sketch(*(_neg(s) if keys.server else s for s in sketch))
+
+    sums = _sums(keys, sketch)
+    columns = [np.concatenate(column) for column in zip(*parts)] or [np.zeros(0, dtype=np.uint64)] * 3
+    return sums, Sketch(*(_neg(c) if keys.server else c for c in columns))
 
 
 # the one-hot check
@@ -297,14 +293,8 @@ def check_share(sketch: Sketch, square: SquareShares, e: tuple[U64, U64], *, ser
 
 
 def one_hot_ok(sigmas: tuple[U64, U64], ds: tuple[U64, U64], *, betas: ArrayLike = 1) -> NDArray[np.bool_]:
-    """The verdict per key: ``sigma_0 + sigma_1 = beta`` and ``d_0 + d_1 = 0`` (mod q).
-
-    Protocol (servers 0, 1 hold sketches; server 2 deals): 2 -> s: ``(a_s, c_s)``; s -> 1-s: ``e_s = z_s - a_s``;
-    0, 1 -> everyone: ``(sigma_s, d_s)``.  For an honest key (``y = beta e_alpha``) ``e`` is uniform (masked by the
-    dealer's ``a``), ``d = 0`` and ``sigma = beta``, so nothing but the verdict is learnt.  Soundness: ``(sum r_x
-    y_x)^2 - beta sum r_x^2 y_x`` is a polynomial of degree 2 in ``r``, zero for every ``r`` only if each ``y_x`` is
-    0 or beta and at most one is nonzero; with ``sum y = beta != 0`` that means ``y = beta e_alpha``.  Any other
-    ``y`` passes with probability at most ``2 / q`` over ``r`` (Schwartz-Zippel), ``r`` unknown to the owner."""
+    """The verdict per key: ``sigma_0 + sigma_1 = beta`` and ``d_0 + d_1 = 0`` (mod q).  The protocol, why an honest
+    key shows nothing else and why any other passes with probability at most ``2 / q``: docs/fss.md#dpf."""
     return (_add(*sigmas) == _betas(betas, sigmas[0].size)) & (_add(*ds) == 0)
 
 

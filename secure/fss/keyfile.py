@@ -147,22 +147,20 @@ class KeyBatch:
         if len(view) < HEADER.size:
             raise ValueError(f"{kind} keys: {len(view)} bytes is shorter than the {HEADER.size}-byte header")
         magic, version, stored_server, stored_bits, count = HEADER.unpack_from(view)
-        if magic != cls.MAGIC:
-            raise ValueError(f"{kind} keys: not a {kind} key file (wrong magic bytes)")
-        if version != FORMAT_VERSION:
-            raise ValueError(f"{kind} keys: format version {version}, this program reads version {FORMAT_VERSION}")
-        if stored_server not in (0, 1):
-            raise ValueError(f"{kind} keys: server {stored_server} (a key belongs to server 0 or 1)")
-        if server is not None and stored_server != server:
-            raise ValueError(f"{kind} keys: these are server {stored_server}'s keys, expected server {server}'s")
-        if not 1 <= stored_bits <= cls.MAX_BITS:
-            raise ValueError(f"{kind} keys: width {stored_bits} bits is outside [1, {cls.MAX_BITS}]")
-        if bits is not None and stored_bits != bits:
-            raise ValueError(f"{kind} keys: width {stored_bits} bits, expected {bits}")
-        size = cls.record_bytes(stored_bits)
-        if len(view) != HEADER.size + count * size:
-            raise ValueError(f"{kind} keys: {len(view)} bytes, but {count} keys of {stored_bits} bits take "
-                             f"{HEADER.size + count * size}")
+        width_ok = 1 <= stored_bits <= cls.MAX_BITS
+        size = cls.record_bytes(stored_bits) if width_ok else 0
+        for refused, why in (
+                (magic != cls.MAGIC, f"not a {kind} key file (wrong magic bytes)"),
+                (version != FORMAT_VERSION, f"format version {version}, this program reads version {FORMAT_VERSION}"),
+                (stored_server not in (0, 1), f"server {stored_server} (a key belongs to server 0 or 1)"),
+                (server not in (None, stored_server),
+                 f"these are server {stored_server}'s keys, expected server {server}'s"),
+                (not width_ok, f"width {stored_bits} bits is outside [1, {cls.MAX_BITS}]"),
+                (bits not in (None, stored_bits), f"width {stored_bits} bits, expected {bits}"),
+                (len(view) != HEADER.size + count * size,
+                 f"{len(view)} bytes, but {count} keys of {stored_bits} bits take {HEADER.size + count * size}")):
+            if refused:
+                raise ValueError(f"{kind} keys: {why}")
         records = np.frombuffer(view, dtype=np.uint8, offset=HEADER.size).reshape(count, size)
         if not cls.well_formed(stored_bits, records).all():
             raise ValueError(f"{kind} keys: {cls.MALFORMED}")
