@@ -1,8 +1,7 @@
 """Owners' uploads as the intake of the ECDF family (:mod:`dp.ecdf`): the servers' counts on the campaign's grid from
 the owners' one-hot checked DPF keys (:meth:`dp.umpc.owners.Owners.histogram`) in place of each party's own counts;
-the tree noise, the release and its record as for parties.  Threat model, what is public (the owners, rows and
-rejected owners) and the unit of privacy (one owner: sensitivity times ``rows_per_owner``): :mod:`dp.umpc.owners`,
-docs/owners.md."""
+the tree noise, the release and its record as for parties.  Threat model, what is public and the unit of privacy
+(one owner): :mod:`dp.umpc.owners`, docs/owners.md."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

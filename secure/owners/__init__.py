@@ -2,11 +2,9 @@
 ``campaign`` (the public campaign file), ``sealing`` (server keys, sealed records), ``shares`` (Shamir shares, the
 payload), ``inbox`` (transport, uploads), ``intake`` (the servers' refusals, agreement and checks).
 
-Threat model: at most ``t`` of the ``m`` servers semi-honest (they follow the protocol and may pool what they
-see), any number of malicious owners.  A server colluding with owners learns only those owners' rows.  For the
-DPF (histogram) path servers 0 and 1 must not collude: together they learn every owner's cell.  Who uploaded
-(the owner tokens) and how many rows each owner uploaded are visible to the servers; one upload per owner token
-(a token with two records is refused whole); the number of refused uploads is public."""
+Threat model (docs/owners.md): at most ``t`` of the ``m`` servers semi-honest, any number of malicious owners;
+servers 0 and 1 do not collude on the DPF (histogram) path (together they learn every owner's cell).  Public to the
+servers: the owner tokens, each owner's row count (one upload per token) and the number of refused uploads."""
 from __future__ import annotations
 
 from secure.owners.campaign import Campaign

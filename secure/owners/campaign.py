@@ -52,13 +52,11 @@ def _utc(text: str) -> dt.datetime:
 
 @dataclass(frozen=True, kw_only=True)
 class Campaign:
-    """A campaign's public parameters (keyword-only; ValueError, one line, on a bad one).
-
-    :param id: 128 random bits, hex.  :param deadline: ISO time in UTC.  :param threshold: MPyC's ``t``.
-    :param bits: ``L``.  :param security: ``K``.  :param prime: the field's prime, :func:`field_prime` ``(L, K)``.
-    :param public_keys: the servers' X25519 public keys, base64, server ``i`` at ``i``.
-    :param columns: the declared columns, in upload order.  :param rows_per_owner: the most rows an owner uploads.
-    :param dpf_bits: the joint grid's bits (:func:`grid_bits`) when owners add DPF keys for servers 0 and 1."""
+    """A campaign's public parameters (keyword-only; ValueError, one line, on a bad one): ``id`` (128 random bits,
+    hex), ``deadline`` (ISO, UTC), MPyC's ``threshold`` t, ``bits`` L and ``security`` K with the field's ``prime``
+    (:func:`field_prime`), the servers' X25519 ``public_keys`` (base64, server ``i`` at ``i``), the declared
+    ``columns`` in upload order, the most rows an owner uploads and, when owners add DPF keys for servers 0 and 1,
+    ``dpf_bits``, the joint grid's bits (:func:`grid_bits`)."""
 
     id: str
     deadline: str
@@ -170,7 +168,7 @@ class Campaign:
             if len(raw) != len(out):
                 raise ValueError("every column needs one value per row")
             if spec.textual:  # a missing or unlisted cell's code is nan: outside the list
-                codes, bad = spec.value_codes(np.array([spec.cell_code(str(value)) for value in raw], dtype=float))
+                numbers = np.array([spec.cell_code(str(value)) for value in raw], dtype=float)
             else:
                 try:
                     numbers = raw.astype(float)
@@ -178,14 +176,12 @@ class Campaign:
                     raise ValueError(f"column '{spec.name}' holds a value that is not a number") from None
                 if not np.isfinite(numbers).all():
                     raise ValueError(f"column '{spec.name}' holds a value that is not a finite number")
-                if spec.categories is not None:
-                    codes, bad = spec.value_codes(numbers)
-                else:
-                    codes = np.clip(spec.encode(np.clip(numbers, spec.lower, spec.upper)), 0, spec.width)
-                    bad = np.zeros(len(numbers), dtype=bool)
-            if bad.any():
-                raise ValueError(spec.outside_message())
-            out[:, j] = codes
+            if spec.categories is None:
+                out[:, j] = np.clip(spec.encode(np.clip(numbers, spec.lower, spec.upper)), 0, spec.width)
+            else:
+                out[:, j], outside = spec.value_codes(numbers)
+                if outside.any():
+                    raise ValueError(spec.outside_message())
         return out
 
     def cells(self, values: np.ndarray) -> np.ndarray:

@@ -187,13 +187,8 @@ def on_degree(points: np.ndarray, threshold: int, prime: int) -> np.ndarray:
     """Whether the ``m`` shares of each entry (``points (m, ...)``, server ``i`` at ``x = i + 1``) lie on one
     polynomial of degree at most ``threshold`` mod ``prime``: at ``m`` consecutive points that holds iff every
     ``(t + 1)``-th finite difference vanishes (the first ``t + 1`` points fix the rest by the recurrence)."""
-    order = threshold + 1
-    values = np.asarray(points, dtype=object) % prime
-    ok = np.ones(values.shape[1:], dtype=bool)
-    for start in range(len(values) - order):
-        difference = sum((-1) ** i * math.comb(order, i) * values[start + i] for i in range(order + 1))
-        ok &= np.asarray(difference % prime == 0, dtype=bool)
-    return ok
+    differences = np.diff(np.asarray(points, dtype=object) % prime, n=threshold + 1, axis=0) % prime
+    return np.asarray(np.all(differences == 0, axis=0), dtype=bool)
 
 
 def _grid(spec: ColumnSpec) -> tuple[int, int]:
