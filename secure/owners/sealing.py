@@ -35,14 +35,12 @@ def generate_server_key(server: int, folder: str | Path) -> tuple[Path, Path]:
     base64 of the raw 32 bytes, into ``folder``; refuses to overwrite.  :return: the two paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
     private, public = folder / f"server{server}.key", folder / f"server{server}.pub"
     key = X25519PrivateKey.generate()
-    raw = key.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption())
     with open(private, "x", opener=lambda path, flags: os.open(path, flags, 0o600)) as stream:
-        stream.write(base64.b64encode(raw).decode() + "\n")
+        stream.write(base64.b64encode(key.private_bytes_raw()).decode() + "\n")
     public.write_text(base64.b64encode(key.public_key().public_bytes_raw()).decode() + "\n")
     return private, public
 
@@ -87,14 +85,12 @@ def unseal(campaign: Campaign, server: int, key: X25519PrivateKey, record: bytes
         raise RecordError("malformed (shorter than a header and a tag)")
     header = record[:HEADER.size]
     magic, version, campaign_id, addressed, token, ephemeral, nonce = HEADER.unpack(header)
-    if magic != MAGIC:
-        raise RecordError("malformed (not an owner record)")
-    if version != VERSION:
-        raise RecordError(f"record format {version}, this server reads {VERSION}")
-    if campaign_id.hex() != campaign.id:
-        raise RecordError(f"wrong campaign {campaign_id.hex()}")
-    if addressed != server:
-        raise RecordError(f"addressed to server {addressed}")
+    for wrong, reason in ((magic != MAGIC, "malformed (not an owner record)"),
+                          (version != VERSION, f"record format {version}, this server reads {VERSION}"),
+                          (campaign_id.hex() != campaign.id, f"wrong campaign {campaign_id.hex()}"),
+                          (addressed != server, f"addressed to server {addressed}")):
+        if wrong:
+            raise RecordError(reason)
     try:
         shared = key.exchange(X25519PublicKey.from_public_bytes(ephemeral))
         return token.hex(), _key(shared, header).decrypt(nonce, record[HEADER.size:], header)
