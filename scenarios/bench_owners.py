@@ -45,9 +45,8 @@ TARGETS = {"kendall": "N = 10^4: DPF with check <= 10 s CPU per DPF server, end 
 CHUNK = 5000  # owners simulated per step; the event loop runs between steps (heartbeats, docs/session.md)
 
 
-#: statistic -> (campaign, its columns, its query at epsilon; None: the complete U-statistic on the histogram path):
-#: x, y on 0:127 (2^14 cells), x alone (2^7), score 0:1023 and a label (2^11), v on 0:1023 (the ECDF at 2^10
-#: points), a calibrated probability on the 1/1024 grid of [0, 1] and its label (1025 x 2 cells)
+#: statistic -> (campaign, its columns, its query at epsilon; None: the complete U-statistic on the histogram path);
+#: the campaigns' columns and grids: docs/benchmarks.md
 STATISTICS: dict[str, tuple[str, tuple[str, ...], Callable[[float], Any] | None]] = {
     "kendall": ("xy", ("x", "y"), None), "duplicate": ("x", ("x",), None), "auc": ("auc", ("score", "label"), None),
     "ecdf": ("v", ("v",), lambda epsilon: EcdfQuery(column="v", lower=0.0, upper=1023.0, points=1024,

@@ -49,8 +49,6 @@ def paper_key_bits(bits: int, n: int) -> int:
     return bits * (LAMBDA + max(1, math.ceil(math.log2(n + 1))))
 
 
-# the keys
-
 @dataclass(frozen=True)
 class DcfKeys(KeyBatch):
     """A batch of DCF keys of one server (``server`` 0 or 1), all at width ``bits``. Details: docs/fss.md."""
@@ -109,8 +107,6 @@ def _betas(beta: Union[int, ArrayLike], count: int) -> U64:
         raise ValueError(f"beta must be an integer or one integer per alpha ({count})")
     return array.astype(np.uint64)  # two's complement: -1 becomes 2^64 - 1
 
-
-# gen
 
 def gen(alphas: ArrayLike, bits: int, *, beta: Union[int, ArrayLike] = 1) -> tuple[DcfKeys, DcfKeys]:
     """Keys of ``f_alpha(x) = beta [x < alpha]`` (mod 2^64) on ``[0, 2^bits)`` for every alpha (root seeds from

@@ -87,10 +87,8 @@ def _check_bits(bits: object) -> int:
 
 @dataclass(frozen=True)
 class DpfKeys(KeyBatch):
-    """A batch of DPF keys of one server (``server`` 0 or 1), all at width ``bits`` (``d = bits - nu`` levels):
-    ``seeds (n, 2)``, ``seed_cw (n, d, 2)`` uint64, ``control_cw (n, d, 2)`` uint8 bits, ``leaf_cw (n, 2^nu)``
-    uint64 below ``q``.  Records: ``seed | s_CW[0..d) | t_CW bits (level i: bits 2i, 2i+1) | leaf_cw[0..2^nu)``.
-    :raise ValueError: anything else (keys may come from untrusted owners)."""
+    """A batch of DPF keys of one server (``server`` 0 or 1), all at width ``bits``: the arrays of :meth:`layout`
+    (``d = bits - nu`` levels), leaf words below ``q``.  :raise ValueError: anything else (keys from owners)."""
 
     KIND: ClassVar[str] = "DPF"
     MAGIC: ClassVar[bytes] = b"DPFK"
