@@ -1,10 +1,9 @@
 """Owners' uploads as the intake of :func:`dp.umpc.release`: the MPyC parties are a campaign's servers, and the
 rows come from owners who uploaded once (:mod:`secure.owners`) instead of from each party's own file.
 
-Threat model: at most ``t`` servers semi-honest, any number of malicious owners, servers 0 and 1 not colluding on
-the DPF (histogram) path; an upload is rejected unless an honest owner could have sent it, so one owner moves the
-statistic by at most its ``rows_per_owner`` rows, the unit of privacy (sensitivity times ``rows_per_owner``).
-Public by declaration: the owner tokens, the number of rows and of rejected owners.  Details: docs/owners.md."""
+Threat model: :mod:`secure.owners`; an upload is rejected unless an honest owner could have sent it, so the unit
+of privacy is one owner (sensitivity times ``rows_per_owner``).  Public by declaration: the owner tokens, the
+number of rows and of rejected owners.  Details: docs/owners.md."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

@@ -1,8 +1,5 @@
-"""The campaign: the public declaration owners and servers share before any upload (docs/owners.md).
-
-It names the servers (their X25519 public keys), MPyC's threshold ``t``, bit length ``L`` and security
-parameter ``K`` with the prime of the field of ``mpc.SecInt(L)``, the declared columns on their grids, the
-most rows one owner may upload and a deadline.  Threat model: everything here is public."""
+"""The campaign: the public declaration owners and servers share before any upload (:class:`Campaign`,
+docs/owners.md).  Threat model: everything here is public."""
 from __future__ import annotations
 
 import base64
