@@ -108,29 +108,23 @@ async def _measure(options: CostOptions, seed: int) -> CostOptions:
     bits = fss.check_bits(points)
     n = int(sum(await mpc.transfer(int(values.size))))
 
-    # FSS: one upload, then one query round per batch
+    # FSS: one upload, then one query round per batch; beside each round §4.1 on the same data, grid and batch
     plan = fss.fss_noise_plan(epsilon=EPSILON, points=points, owners=parties, threshold=int(mpc.threshold))
     meter = CostMeter()
     states, _ = await fss.upload(values, grid, plan, bits=bits, meter=meter, extra={"column": COLUMN})
     upload = (await meter.totals_over_parties())["upload"]
     servers = {fss.server_party(0, parties), fss.server_party(1, parties)}
+    tree_plan = plan_tree_noise(epsilon=EPSILON, points=points, parties=parties, threshold=int(mpc.threshold))
     records: list[dict[str, Any]] = []
-    fss_batches: dict[int, tuple[int, float]] = {}
+    answers: dict[int, dict[str, float]] = {}
+    section41: dict[int, dict[str, dict[str, float]]] = {}
     for batch in batch_sizes(points):
         queries = batch_queries(points, batch)
         release = await fss.answer(states, queries if mpc.pid in servers else queries[:1], receivers=[0],
                                    meter=CostMeter())
-        if release is not None:  # party 0, the receiver, keeps its own seconds (no party's seconds are sent)
-            fss_batches[batch] = (int(release.phases["answer"]["bytes_sent"]),
-                                  float(release.phases["answer"]["seconds"]))
-    # §4.1 on the same data and grid, per batch
-    tree_plan = plan_tree_noise(epsilon=EPSILON, points=points, parties=parties, threshold=int(mpc.threshold))
-    section41: dict[int, dict[str, dict[str, float]]] = {}
-    for batch in batch_sizes(points):
-        release41 = await run_secure_ecdf(values, grid, tree_plan, subset=batch_queries(points, batch).tolist(),
-                                           receivers=[0])
-        if release41 is not None:  # party 0 only
-            section41[batch] = release41.phases
+        release41 = await run_secure_ecdf(values, grid, tree_plan, subset=queries.tolist(), receivers=[0])
+        if release is not None and release41 is not None:  # party 0, the receiver, keeps its own seconds
+            answers[batch], section41[batch] = release.phases["answer"], release41.phases
     if mpc.pid != 0:
         return options
     key_bytes = int(states[0].public["key_bytes"]) if states else 0
@@ -141,7 +135,7 @@ async def _measure(options: CostOptions, seed: int) -> CostOptions:
     # batch (:func:`dp.ecdf.secure_release.own_histogram`), its validity check included
     per_point = section41[sizes[0]]["intake"]["bytes_sent"] / (parties * (points + 2))
     for batch in sizes:
-        fss_bytes, fss_seconds = fss_batches[batch]
+        fss_bytes, fss_seconds = int(answers[batch]["bytes_sent"]), float(answers[batch]["seconds"])
         phases = section41[batch]
         total41 = int(sum(p["bytes_sent"] for p in phases.values()))
         seconds41 = float(sum(p["seconds"] for p in phases.values()))

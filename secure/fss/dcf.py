@@ -35,7 +35,6 @@ EVALUATE_CHUNK_PAIRS = 1 << 15
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
 _VALUES, _CONTROLS = 2, 3                           # blocks 0 and 1: the left and the right child's seed
-_ALL_BLOCKS = np.arange(4)
 _SIDES = np.arange(2, dtype=np.uint64)
 
 
@@ -133,18 +132,19 @@ def gen(alphas: ArrayLike, bits: int, *, beta: Union[int, ArrayLike] = 1) -> tup
     for level in range(bits):
         a = (path >> np.uint64(bits - 1 - level)) & _ONE   # 1: keep right, lose left
         keep, lose = a.astype(np.intp), (a ^ _ONE).astype(np.intp)
-        g = _prg(seeds, _ALL_BLOCKS)                        # (2, count, 4, 2)
-        v = g[:, :, _VALUES]                                # (2, count, [left, right])
-        t = (g[:, :, _CONTROLS, 0, None] >> _SIDES) & _ONE  # (2, count, [left, right])
+        g = _prg(seeds, np.arange(4))                       # (2, count, 4, 2)
+        v_left, v_right = g[:, :, _VALUES, 0], g[:, :, _VALUES, 1]
+        v_keep, v_lose = np.where(keep, v_right, v_left), np.where(keep, v_left, v_right)
+        word = g[:, :, _CONTROLS, 0]                        # bits 0 and 1: the children's control bits
         s_correction = g[0, keys, lose] ^ g[1, keys, lose]
         negate = controls[1].astype(bool)                  # the sign (-1)^{t_1}
-        v_correction = v[1, keys, lose] - v[0, keys, lose] - v_alpha + np.where(keep, betas, _ZERO)
+        v_correction = v_lose[1] - v_lose[0] - v_alpha + np.where(keep, betas, _ZERO)
         v_correction = np.where(negate, _ZERO - v_correction, v_correction)
-        v_alpha = v_alpha - v[1, keys, keep] + v[0, keys, keep] + np.where(negate, _ZERO - v_correction, v_correction)
-        t_correction = t[0] ^ t[1] ^ np.stack([a ^ _ONE, a], axis=1)   # (count, [left, right])
+        v_alpha = v_alpha - v_keep[1] + v_keep[0] + np.where(negate, _ZERO - v_correction, v_correction)
+        t_correction = (((word[0] ^ word[1])[:, None] >> _SIDES) & _ONE) ^ np.stack([a ^ _ONE, a], axis=1)
         mask = _ZERO - controls                             # all ones where the control bit is 1
         seeds = g[:, keys, keep] ^ (mask[:, :, None] & s_correction[None])
-        controls = t[:, keys, keep] ^ (controls & t_correction[keys, keep])
+        controls = ((word >> a) & _ONE) ^ (controls & t_correction[keys, keep])
         seed_cw[:, level], value_cw[:, level], control_cw[:, level] = s_correction, v_correction, t_correction
     final = seeds[1, :, 0] - seeds[0, :, 0] - v_alpha + leaf
     leaf_cw = np.where(controls[1].astype(bool), _ZERO - final, final)
@@ -178,15 +178,14 @@ def evaluate(keys: DcfKeys, xs: ArrayLike) -> U64:
         total = np.zeros((rows, size), dtype=np.uint64)
         for level in range(bits):
             x = (points >> np.uint64(bits - 1 - level)) & _ONE
-            right = x.astype(bool)
-            blocks = np.stack([x.astype(np.intp), np.full(size, _VALUES), np.full(size, _CONTROLS)], axis=1)
+            side = x.astype(np.intp)
+            blocks = np.stack([side, np.full(size, _VALUES), np.full(size, _CONTROLS)], axis=1)
             g = _prg(seeds, blocks[None])                  # (rows, size, 3, 2)
             mask = _ZERO - controls
-            values = np.where(right, g[:, :, 1, 1], g[:, :, 1, 0])
+            values = np.where(side, g[:, :, 1, 1], g[:, :, 1, 0])
             total += values + (mask & keys.value_cw[start:stop, level, None])
             seeds = g[:, :, 0] ^ (mask[:, :, None] & keys.seed_cw[start:stop, level, None, :])
-            t_correction = np.where(right, keys.control_cw[start:stop, level, 1, None],
-                                    keys.control_cw[start:stop, level, 0, None]).astype(np.uint64)
+            t_correction = keys.control_cw[start:stop, level][:, side].astype(np.uint64)   # (rows, size)
             controls = ((g[:, :, 2, 0] >> x) & _ONE) ^ (controls & t_correction)
         total += seeds[:, :, 0] + ((_ZERO - controls) & keys.leaf_cw[start:stop, None])
         out[start:stop] = _signed(total, keys.server)

@@ -34,9 +34,10 @@ def prg(seeds: U64, blocks: NDArray[Any]) -> U64:
     """``G_j(s)`` for each seed (shape ``(..., 2)``) and each tweak index ``j`` of ``blocks`` (shape ``(nb,)`` or
     broadcastable to ``seeds.shape[:-1] + (nb,)``): shape ``(..., nb, 2)``."""
     tweaked = seeds[..., None, :] ^ TWEAKS[blocks]
-    encrypted = fixed_key_aes(tweaked)
-    encrypted ^= tweaked
-    return encrypted
+    # in place, so the AES output (not the input) is freed here: the other way round, glibc trimmed and regrew its
+    # heap at every chunk of the DPF's full-domain sum (2.4 times slower at 2^14 cells)
+    tweaked ^= fixed_key_aes(tweaked)
+    return tweaked
 
 
 def expand(seeds: U64, first: int, count: int) -> U64:
@@ -46,9 +47,10 @@ def expand(seeds: U64, first: int, count: int) -> U64:
     tweaked = np.empty((seeds.shape[0], count, seeds.shape[1], 2), dtype=np.uint64)
     for word in (0, 1):
         np.bitwise_xor(seeds[:, None, :, word], TWEAKS[None, first:first + count, None, word], out=tweaked[..., word])
-    encrypted = fixed_key_aes(tweaked)
-    encrypted ^= tweaked
-    return encrypted
+    # in place, so the AES output (not the input) is freed here: the other way round, glibc trimmed and regrew its
+    # heap at every chunk of the DPF's full-domain sum (2.4 times slower at 2^14 cells)
+    tweaked ^= fixed_key_aes(tweaked)
+    return tweaked
 
 
 def bit_reversal(bits: int) -> NDArray[np.intp]:
