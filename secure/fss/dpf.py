@@ -71,10 +71,6 @@ def _field(words: U64) -> U64:
     return (words[..., 0] & _Q) + (words[..., 1] & _Q)
 
 
-def _uniform(count: int) -> U64:
-    return _reduce(_field(np.frombuffer(os.urandom(16 * count), dtype="<u8").astype(np.uint64).reshape(count, 2)))
-
-
 def _nu(bits: int) -> int:
     return min(bits, NU)
 
@@ -272,7 +268,8 @@ def _betas(betas: ArrayLike, count: int) -> U64:
 
 def deal_squares(count: int) -> tuple[SquareShares, SquareShares]:
     """Server 2's deal: ``count`` uniform ``a`` with ``c = a^2``, split into shares for servers 0 and 1."""
-    a, a0, c0 = _uniform(count), _uniform(count), _uniform(count)
+    blocks = np.frombuffer(os.urandom(48 * count), dtype="<u8").astype(np.uint64).reshape(3, count, 2)
+    a, a0, c0 = _reduce(_field(blocks))                 # uniform on Z_q
     return SquareShares(a0, c0), SquareShares(_add(a, _neg(a0)), _add(_mul(a, a), _neg(c0)))
 
 
