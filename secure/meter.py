@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from mpyc.runtime import mpc
 
-from secure.session import set_phase
+from secure.session import sent_on_closed, set_phase
 
 __all__ = ["PhaseCost", "CostMeter", "bytes_sent", "seconds_label", "ProgressReporter", "set_progress_reporter", "report_progress"]
 
@@ -41,9 +41,9 @@ def report_progress(task: str, done: int, total: int) -> None:
 
 
 def bytes_sent() -> int:
-    """Bytes this party has sent to all its peers so far."""
-    return sum(peer.protocol.nbytes_sent for peer in mpc.parties
-               if peer.pid != mpc.pid and peer.protocol is not None and hasattr(peer.protocol, "nbytes_sent"))
+    """Bytes this party has sent to all its peers so far (over a closed connection: what it had sent)."""
+    return sum(peer.protocol.nbytes_sent if hasattr(peer.protocol, "nbytes_sent") else sent_on_closed(peer.pid)
+               for peer in mpc.parties if peer.pid != mpc.pid)
 
 
 def seconds_label() -> str:

@@ -30,7 +30,7 @@ __all__ = ["InputError", "ProtocolFailure", "agree_parameters", "agree_verdict",
 
 _state: dict[str, Any] = {"shutting_down": False, "in_shutdown": False, "phase": "start", "fatal_hooks": [],
                           "watch": None, "timer": None, "closed_by_us": set(), "heartbeats": 0,
-                          "notices": {}, "failing": None, "relayed": False, "first_seen": None}
+                          "notices": {}, "failing": None, "relayed": False, "first_seen": None, "sent_closed": {}}
 
 #: seconds between two looks of the silence watchdog (at most a quarter of the limit)
 WATCH_INTERVAL = 0.5
@@ -116,7 +116,12 @@ def stop_agreed() -> None:
     if not _state["shutting_down"] or _state["in_shutdown"] or len(mpc.parties) == 1:
         return
     with contextlib.suppress(Exception):  # a peer already gone: the verdict is this party's line anyway
-        mpc.run(asyncio.wait_for(stop_session(), AGREED_STOP_WAIT))
+        mpc.run(asyncio.wait_for(stop_session(phase=None), AGREED_STOP_WAIT))
+
+
+def sent_on_closed(peer: int) -> int:
+    """Bytes this party had sent to ``peer`` when their connection closed (0 while it is open or never was)."""
+    return int(_state["sent_closed"].get(peer, 0))
 
 
 def on_fatal(hook: Callable[[], None]) -> None:
@@ -644,6 +649,8 @@ def _orderly_close(protocol: asyncoro.MessageExchanger) -> bool:
 
 
 def _watched_connection_lost(self: asyncoro.MessageExchanger, exc: BaseException | None) -> None:
+    if self.peer_pid is not None:  # MPyC drops the connection's protocol (and its byte count) on close
+        _state["sent_closed"][int(self.peer_pid)] = self.nbytes_sent
     failing = _state["failing"]
     if failing is not None:  # this party is already stopping on a lost party: one more close is expected
         if self.peer_pid is not None:
@@ -705,6 +712,7 @@ async def start_session(timeout: float | None = None, check_peers: Callable[[], 
     _table.clear()
     _table[int(mpc.pid)] = _own_options()
     _state.update(shutting_down=False, in_shutdown=False, closed_by_us=set(), notices={}, failing=None, relayed=False,
+                  sent_closed={},
                   first_seen=None)
     set_phase("connect")
     loop = asyncio.get_running_loop()
@@ -750,12 +758,14 @@ async def start_session(timeout: float | None = None, check_peers: Callable[[], 
     _arm_watchdog(float(silence_limit))
 
 
-async def stop_session() -> None:
+async def stop_session(*, phase: str | None = "shutdown") -> None:
     """Shut the runtime down in order (MPyC's barrier, then the connections close); a peer lost before it
-    finished the barrier ends this party with one line and exit 1 (nothing released)."""
+    finished the barrier ends this party with one line and exit 1 (nothing released).  ``phase=None``: the run
+    stays in its phase (a stop on an agreed verdict, :func:`stop_agreed`)."""
     _state["in_shutdown"] = True
     _state["closed_by_us"] = set()
-    set_phase("shutdown")
+    if phase is not None:
+        set_phase(phase)
     try:
         await mpc.shutdown()
     finally:
