@@ -191,7 +191,7 @@ def planning_seconds(kernel: str, rows: int, parties: int = 3, repeats: int = 5)
 
 def write_share_file(seed: int, party: int, count: int, kernel: str, target: str) -> None:
     """Generate party ``party``'s rows of ``kernel`` and write its CSV file (run in a child process by
-    :func:`read_share`, so that generating the data does not count in the party's peak memory).  A label column
+    :func:`write_share`, so that generating the data does not count in the party's peak memory).  A label column
     is written as integers, an AUC score with 6 decimals (exact for 16-bit fixed point: ``10^-6 < 2^-17``)."""
     import numpy as np
     import pyarrow as pa
@@ -204,20 +204,9 @@ def write_share_file(seed: int, party: int, count: int, kernel: str, target: str
                         arrow_csv.WriteOptions(quoting_style="none"))
 
 
-def read_share(seed: int, party: int, count: int, kernel: str, folder: str, *,
-               compare: bool, query: Any, keep_rows: bool) -> tuple[Any, dict[str, float]]:
-    """A party's file made by a child process (:func:`write_share_file`), then read as a party reads ``--data``: its
-    rows (``keep_rows``), or its counts on the grid of ``query``, block by block, no row kept; and ``read_seconds`` (the
-    reader alone, without ``keep_rows`` into a sink that keeps nothing), ``count_seconds`` (read again and counted, one
-    pass), ``share_mb`` and (``compare``) ``pyarrow_seconds`` (``pyarrow.csv.read_csv`` in a fresh process, so its
-    memory is not this party's, in turns with the reader's own reads).
+def write_share(seed: int, party: int, count: int, kernel: str, folder: str) -> str:
+    """Party ``party``'s CSV file in ``folder``, made by a child process (:func:`write_share_file`); its path.
     :raise RuntimeError: the child could not write the file."""
-    import pyarrow.csv  # noqa: F401  (imported before the clock starts, as in the floor's process)
-
-    from dp.umpc.protocol import kernel_specs
-    from secure.counting import count_file
-    from secure.reader import read_columns, read_into
-
     target = os.path.join(folder, "share.csv")
     maker = (f"from scenarios.bench_scale import write_share_file; "
              f"write_share_file({int(seed)}, {int(party)}, {int(count)}, {kernel!r}, {target!r})")
@@ -225,26 +214,41 @@ def read_share(seed: int, party: int, count: int, kernel: str, folder: str, *,
                           cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if made.returncode != 0:
         raise RuntimeError(f"writing the share failed: {made.stderr.strip().splitlines()[-1:]}")
+    return target
+
+
+def time_reads(target: str, kernel: str) -> dict[str, float]:
+    """``read_seconds``: the suite's reader on ``target`` into a sink that keeps nothing, and ``pyarrow_seconds``:
+    ``pyarrow.csv.read_csv`` of it in a fresh process (so its memory is not this party's), the best of
+    :data:`READ_REPEATS` each, taken in turns; and ``share_mb``."""
+    import pyarrow.csv  # noqa: F401  (imported before the clock starts, as in the floor's process)
+
+    from secure.reader import read_into
+
     floor = ("import sys, time, pyarrow.csv\nstarted = time.perf_counter()\npyarrow.csv.read_csv(sys.argv[1])\n"
              "print(time.perf_counter() - started)")
-    read_seconds, floors = math.inf, []  # the best of READ_REPEATS each, taken in turns (same load on both)
-    for repeat in range(READ_REPEATS):
-        if repeat == 0 or not keep_rows:
-            started = time.perf_counter()
-            if keep_rows:
-                rows = read_columns(target, KERNEL_COLUMNS[kernel])
-            else:
-                read_into(_Discard(), target, KERNEL_COLUMNS[kernel])
-            read_seconds = min(read_seconds, time.perf_counter() - started)
-        if compare:
-            done = subprocess.run([sys.executable, "-c", floor, target], capture_output=True, text=True, timeout=600)
-            floors.append(float(done.stdout) if done.returncode == 0 else math.nan)
-    numbers = {"read_seconds": read_seconds, "share_mb": os.path.getsize(target) / 1e6,
-               "pyarrow_seconds": min(floors) if floors and not math.isnan(sum(floors)) else math.nan}
+    reads, floors = [], []
+    for _ in range(READ_REPEATS):
+        started = time.perf_counter()
+        read_into(_Discard(), target, KERNEL_COLUMNS[kernel])
+        reads.append(time.perf_counter() - started)
+        done = subprocess.run([sys.executable, "-c", floor, target], capture_output=True, text=True, timeout=600)
+        floors.append(float(done.stdout) if done.returncode == 0 else math.nan)
+    return {"read_seconds": min(reads), "share_mb": os.path.getsize(target) / 1e6,
+            "pyarrow_seconds": math.nan if math.isnan(sum(floors)) else min(floors)}
+
+
+def take_share(target: str, query: Any, kernel: str, *, keep_rows: bool) -> tuple[Any, float]:
+    """The party's file read as a party reads ``--data``: its rows (``keep_rows``), or its counts on the grid of
+    ``query``, block by block, no row kept; and the seconds it took (``count_seconds``)."""
+    from dp.umpc.protocol import kernel_specs
+    from secure.counting import count_file
+    from secure.reader import read_columns
+
     started = time.perf_counter()
-    counted = count_file(target, kernel_specs(query), party=0, parties=1)
-    numbers["count_seconds"] = time.perf_counter() - started
-    return rows if keep_rows else counted, numbers
+    taken = read_columns(target, KERNEL_COLUMNS[kernel]) if keep_rows else \
+        count_file(target, kernel_specs(query), party=0, parties=1)
+    return taken, time.perf_counter() - started
 
 
 class _Discard:
@@ -303,8 +307,11 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
     started = time.perf_counter()
     query = make_query(options.epsilon, path, rows, kernel)
     with tempfile.TemporaryDirectory() as folder:  # the rows go through a party's CSV file and its reader
-        fixed, reading = read_share(options.seed, mpc.pid, party_size(rows, mpc.pid, parties), kernel, folder,
-                                    compare=mpc.pid == 0, query=query, keep_rows=path != "histogram")
+        target = write_share(options.seed, mpc.pid, party_size(rows, mpc.pid, parties), kernel, folder)
+        await mpc.transfer(None)  # every file written: party 0 times its reads while the others wait (own machines)
+        reading = time_reads(target, kernel) if mpc.pid == 0 else {}
+        await mpc.transfer(None)
+        fixed, reading["count_seconds"] = take_share(target, query, kernel, keep_rows=path != "histogram")
     if path != "histogram":
         fixed = prepare_rows(query, fixed)
     load_seconds = time.perf_counter() - started  # this party's own: no party's seconds are exchanged
@@ -340,8 +347,7 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
               "model_bytes": cost.bytes_sent, "peak_mb": max(peaks) / 1e6,
               "peak_mb_parties": "/".join(f"{peak / 1e6:.0f}" for peak in peaks), "model_mb": cost.memory / 1e6,
               "load_seconds": load_seconds, **reading, "plan_seconds": plan_seconds,
-              "total_seconds": (reading["count_seconds"] if path == "histogram" else reading["read_seconds"])
-              + release.seconds, **bare,
+              "total_seconds": reading["count_seconds"] + release.seconds, **bare,
               "estimate": release.estimate, "phases": release.phases}
     target = options.json
 
@@ -510,7 +516,7 @@ async def _bench(options: ScaleOptions) -> Callable[[], None] | None:
             growth = _ratio(float(row["peak_mb"]) - float(smallest["peak_mb"]), row["share_mb"])
             line = (f"n = {row['n']} {row['kernel']} {row['path']}: peak RSS / share {ratio['rss_over_share']:.2f} "
                     f"(above the n = {smallest['n']} peak: {growth:.2f}), read / pyarrow "
-                    f"{ratio['read_over_pyarrow']:.2f}, total (count or read + protocol) / (pyarrow + protocol) "
+                    f"{ratio['read_over_pyarrow']:.2f}, total (intake + protocol) / (pyarrow + protocol) "
                     f"{ratio['total_over_floor']:.2f}, planning {float(row['plan_seconds']) * 1e3:.2f} ms")
             if math.isfinite(ratio["time_over_bare"]):
                 line += (f"; AUC / bare MPyC (same sampler): time {ratio['time_over_bare']:.2f}, bytes "
