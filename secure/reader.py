@@ -315,7 +315,7 @@ def _keep(values: np.ndarray, odd: np.ndarray, record: int, *, party: int, parti
 
 
 class _Quoted(Exception):
-    """A quote in the file's body: its pieces cannot be cut at line ends (a quoted cell may hold one)."""
+    """No cut at line feeds: a quote in the body (a quoted cell may hold a line break) or lines ended by lone CRs."""
 
 
 def _pieces(handle: io.BufferedIOBase, path: str, limit: int) -> Iterator[tuple[bytearray, int]]:
@@ -384,7 +384,7 @@ def _read_pieces(path: str, header: Sequence[str], positions: Sequence[int], *, 
             first = handle.readline(limit + 1)
             if len(first) > limit:
                 raise _too_long(path, limit)
-            if first.count(b'"') % 2:  # a quoted line break in the header
+            if first.count(b'"') % 2 or b"\r" in first.rstrip(b"\r\n"):  # a quoted line break, or lone CRs end lines
                 raise _Quoted
             parsing: deque[Any] = deque()
             record = 0

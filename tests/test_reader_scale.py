@@ -142,6 +142,17 @@ def test_a_file_without_quotes_is_parsed_in_pieces_by_threads(seed: int, tmp_pat
         assert (len(exact), len(streamed)) == (0, 3 * streams)
 
 
+@pytest.mark.parametrize("text", ["a,b\r1,2\r3,4\r", "a,b\r1,2\n3,4\n"])
+def test_lines_ended_by_lone_carriage_returns_are_all_read(text: str, tmp_path: Path) -> None:
+    """A header ended by a lone CR (no line feed before the data): the pieces' cut at line feeds would take the
+    whole file, or its first record, for the header and keep no row of it; the streaming reader reads every row."""
+    path = tmp_path / "t.csv"
+    path.write_bytes(text.encode())
+    for party, parties in ((0, 1), (1, 2)):
+        got = read_columns(str(path), ["b", "a"], party=party, parties=parties)
+        np.testing.assert_array_equal(got, _reference(text, ["b", "a"], party, parties))
+
+
 def test_a_byte_that_is_not_utf8_in_a_later_piece_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reader, "CHUNK_BYTES", 256)
     path = tmp_path / "t.csv"
