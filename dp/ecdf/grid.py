@@ -1,9 +1,9 @@
 """The public grid of the private ECDF and the indexing of its dyadic tree (Barczewski, Mawass & Ramon §3.1).
 
-Grids ``tau_1 < ... < tau_N`` (uniform by a step, or exactly N points, uniform or geometric), depth ``L = ceil(log2 N)``, the
-nodes ``(j, l)`` of ``I[L]`` ordered level by level (leaves first, ``j`` ascending, 1-based), the node
-positions summed into each count (eq. 2, eq. 4) and the per-party counts ``#{x <= tau_i}``.  Derivations:
-docs/ecdf.md.  No privacy here: everything is public or computed by a party on its own rows."""
+Grids ``tau_1 < ... < tau_N`` (uniform by a step, or exactly N points, uniform or geometric), depth
+``L = ceil(log2 N)``, the nodes ``(j, l)`` of ``I[L]`` ordered level by level (leaves first, ``j`` ascending,
+1-based), the node positions summed into each count (eq. 2, eq. 4) and the per-party counts ``#{x <= tau_i}``.
+Derivations: docs/ecdf.md.  No privacy here: everything is public or computed by a party on its own rows."""
 from __future__ import annotations
 
 import itertools

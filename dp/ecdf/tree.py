@@ -143,6 +143,7 @@ def noisy_counts(counts: npt.ArrayLike, node_noise: npt.ArrayLike) -> np.ndarray
     check_integer_vector(raw[0] if raw.ndim == 2 else raw, "node_noise", node_count(points))  # dtype, every length
     return count_vec + raw.astype(np.int64, copy=False)[..., prefix_positions(points)].sum(axis=-1)
 
+
 def private_ecdf(values: npt.ArrayLike, grid: npt.ArrayLike, plan: TreeNoisePlan, *,
                  node_noise: npt.ArrayLike | None = None,
                  rng: np.random.Generator | None = None) -> np.ndarray:
