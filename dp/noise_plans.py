@@ -117,8 +117,9 @@ class NoisePlan:
 
     @property
     def slack(self) -> int:
-        """A bound on ``|total noise|`` exceeded with probability below ``2**-40`` (``2^J - 1`` in MPC: never): Hoeffding
-        on ``Binomial(drawers N_p, 1/2)`` or Chernoff on ``NB(drawers/honest, e^{-rate})`` (:func:`polya_tail_bound`)."""
+        """A bound on ``|total noise|`` exceeded with probability below ``2**-40`` (``2^J - 1`` in MPC: never):
+        Hoeffding on ``Binomial(drawers N_p, 1/2)`` or Chernoff on ``NB(drawers/honest, e^{-rate})``
+        (:func:`polya_tail_bound`)."""
         if self.sampler is not None:
             return self.sampler.slack
         if self.mechanism == "binomial":

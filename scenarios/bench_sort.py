@@ -124,7 +124,8 @@ async def _bench(options: BenchOptions) -> None:
              "AUC two sorts": tuple(opened["AUC two sorts"]) == expected_auc}
     # each step: seconds (at this party), bytes (all parties), peak memory (largest party), exact
     steps = {name: {"seconds": statistics.median(seconds[name]), "bytes_sent": sent[name],
-                    "peak_bytes": max(theirs[name] for theirs in peak_by_party), "exact": exact[name]} for name in peaks}
+                    "peak_bytes": max(theirs[name] for theirs in peak_by_party), "exact": exact[name]}
+             for name in peaks}
     if mpc.pid != 0:
         return
     bare_seconds = steps["bare np_sort"]["seconds"]

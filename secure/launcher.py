@@ -303,8 +303,7 @@ def run_party(session: Callable[[], Any]) -> int:
     try:
         mpc.run(session())
     except (Exception, KeyboardInterrupt) as exc:  # one line, and the others are not left hanging
-        if isinstance(exc, InputError):
-            stop_agreed()  # an agreed verdict: every party has it before any connection closes
+        stop_agreed()  # after an agreed verdict (only then): every party has it before any connection closes
         mark_stopping()
         if isinstance(exc, InputError):
             print(f"error: {exc}", file=sys.stderr, flush=True)
@@ -394,9 +393,11 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
             await agree_parameters({**public(options), "-M": settings.parties, "-T": settings.threshold,  # MPyC's
                                     "-L": int(mpc.options.bit_length), "-K": settings.sec_param})  # must agree too
             if len(mpc.parties) > 1 and mpc.threshold == 0:
-                print(f"threshold t = 0 (no Shamir secret sharing runs here): {t0_privacy}" if t0_privacy is not None
-                      else "NOT HIDING INPUTS (--allow-t0): threshold t = 0, every party's shares of the other "
-                      "parties' inputs are those inputs; only the released value is differentially private", flush=True)
+                notice = ("NOT HIDING INPUTS (--allow-t0): threshold t = 0, every party's shares of the other parties' "
+                          "inputs are those inputs; only the released value is differentially private")
+                if t0_privacy is not None:
+                    notice = f"threshold t = 0 (no Shamir secret sharing runs here): {t0_privacy}"
+                print(notice, flush=True)
             deliver = await body(options)
             await stop_session()
             if callable(deliver):

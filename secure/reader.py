@@ -289,7 +289,8 @@ def _converted(batch: Any, wanted: Sequence[str], textual: dict[int, ColumnSpec]
     return values, odd
 
 
-def _arrow_options(header: Sequence[str], positions: Sequence[int], textual: dict[int, ColumnSpec]) -> tuple[Any, list[str]]:
+def _arrow_options(header: Sequence[str], positions: Sequence[int],
+                   textual: dict[int, ColumnSpec]) -> tuple[Any, list[str]]:
     """Arrow's convert options (only the wanted columns, their types, the missing tokens) and the wanted columns'
     names ``c<position>`` (the header's own names may repeat or be blank)."""
     import pyarrow as pa

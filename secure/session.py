@@ -712,8 +712,7 @@ async def start_session(timeout: float | None = None, check_peers: Callable[[], 
     _table.clear()
     _table[int(mpc.pid)] = _own_options()
     _state.update(shutting_down=False, in_shutdown=False, closed_by_us=set(), notices={}, failing=None, relayed=False,
-                  sent_closed={},
-                  first_seen=None)
+                  sent_closed={}, first_seen=None)
     set_phase("connect")
     loop = asyncio.get_running_loop()
     refused: list[str] = []

@@ -18,8 +18,8 @@ from dp.bell.hadamard import (MAX_LEVELS, FrequencyOracle, HadamardReports, _che
 from dp.validation import check_choice, check_delta, check_epsilon, check_indices, check_int_range, check_positive_int
 from secure.noise.party import noise_generator
 
-__all__ = ["SPLITS", "level_epsilon", "composed_epsilon", "HierarchyReports", "randomize_hierarchy",
-           "HierarchyEstimate", "HadamardHierarchy"]
+__all__ = ["SPLITS", "level_epsilon", "composed_epsilon", "advanced_composition", "HierarchyReports",
+           "randomize_hierarchy", "HierarchyEstimate", "HadamardHierarchy"]
 
 Split = Literal["users", "budget"]
 
@@ -45,10 +45,12 @@ def composed_epsilon(level_epsilon: float, *, levels: int, delta: float = 0.0) -
     count = check_positive_int(levels, "levels")
     dlt = check_delta(delta)
     basic = count * eps0
-    return basic if dlt == 0.0 else min(basic, _advanced(eps0, count, dlt))
+    return basic if dlt == 0.0 else min(basic, advanced_composition(eps0, count, dlt))
 
 
-def _advanced(eps0: float, count: int, delta: float) -> float:
+def advanced_composition(eps0: float, count: int, delta: float) -> float:
+    """Advanced composition: ``count`` ``eps0``-DP mechanisms are together
+    ``(sqrt(2 count ln(1/delta)) eps0 + count eps0 (e^eps0 - 1), delta)``-DP; unchecked arguments (docs/ldp.md)."""
     return math.sqrt(2.0 * count * math.log(1.0 / delta)) * eps0 + count * eps0 * math.expm1(eps0)
 
 
@@ -67,13 +69,13 @@ def level_epsilon(epsilon: float, *, levels: int, delta: float = 0.0, split: str
     if dlt == 0.0:
         return basic
     low, high = 0.0, eps
-    if _advanced(high, count, dlt) <= eps:
+    if advanced_composition(high, count, dlt) <= eps:
         return max(basic, high)
     for _ in range(200):
         middle = 0.5 * (low + high)
         if middle in (low, high):
             break
-        if _advanced(middle, count, dlt) <= eps:
+        if advanced_composition(middle, count, dlt) <= eps:
             low = middle
         else:
             high = middle

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dp.bell.hierarchical import _advanced as composition_loss
+from dp.bell.hierarchical import advanced_composition as composition_loss
 from dp.bell.subsampled_pairs import SubsampledPairsQuery, check_pair_rows, stack_party_rows
 from dp.noise_plans import NoisePlan, plan_party_laplace
 from dp.validation import check_delta, check_epsilon, check_parties, check_positive_int

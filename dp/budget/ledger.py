@@ -849,7 +849,8 @@ class Ledger:
             account.totals = totals.plus(new.spend) if new.counted else totals
             try:
                 with _writing(self.path, self.lock_timeout):
-                    _insert(connection, "entries", _sealed("entries", account.owner(), asdict(new)), "INSERT OR REPLACE")
+                    sealed = _sealed("entries", account.owner(), asdict(new))
+                    _insert(connection, "entries", sealed, "INSERT OR REPLACE")
                     _store_account(connection, account)
             except BaseException:
                 account.entries[position], account.totals = old, before

@@ -412,9 +412,9 @@ def noise_band(release: HosmerLemeshowRelease, *, draws: int = BAND_DRAWS, level
     query = release.query
     rng = np.random.Generator(np.random.PCG64(seed))
     groups = release.expected.shape[1]
-    expected_noise, observed_noise = (party_statistic_draws(log_alpha, copies * 2 * groups, release.parties,
-                                                            release.threshold, rng).sum(axis=0).reshape(copies, 2, groups)
-                                      for log_alpha in (query.expected_log_alpha, query.observed_log_alpha))
+    expected_noise, observed_noise = (
+        party_statistic_draws(log_alpha, copies * 2 * groups, release.parties, release.threshold, rng)
+        .sum(axis=0).reshape(copies, 2, groups) for log_alpha in (query.expected_log_alpha, query.observed_log_alpha))
     expected = release.expected[None] + expected_noise / float(query.scale)
     observed = release.observed[None] + observed_noise
     floor = query.expected_floor

@@ -417,7 +417,6 @@ def auc_interval(release: RocRelease, *, smooth: int | None, draws: int | None =
         raise ValueError(f"draws must be at least 100, got {draws}")
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1), got {level}")
-    from smoothing.monotone import smooth_many
     from smoothing.roc import batch_auc
 
     rng, plan, rates = np.random.Generator(np.random.PCG64(seed)), release.plan, []
@@ -426,8 +425,12 @@ def auc_interval(release: RocRelease, *, smooth: int | None, draws: int | None =
                     np.zeros((copies, plan.node_count), dtype=np.int64))
         copied = noisy_counts(np.asarray(counts, dtype=np.int64), noise)
         normalised = copied.astype(float) / np.maximum(copied[:, -1:], 1).astype(float)
-        rates.append(np.clip(normalised, 0.0, 1.0) if smooth is None
-                     else smooth_many(normalised, prefix_incidence(len(release.grid)), norm=smooth))
+        if smooth is None:
+            rates.append(np.clip(normalised, 0.0, 1.0))
+        else:  # cvxpy loads only here
+            from smoothing.monotone import smooth_many
+
+            rates.append(smooth_many(normalised, prefix_incidence(len(release.grid)), norm=smooth))
     areas = batch_auc(*rates)
     estimate = float(release.curve(smooth).auc)
     low, high = (float(q) for q in np.quantile(areas, [(1 - level) / 2, (1 + level) / 2]))

@@ -120,7 +120,8 @@ def simulate_attack(rows: np.ndarray, *, epsilon: float, max_runs: int, attacker
     from secure.columns import numeric
 
     query = Query(statistic="kendall", tuples="all", epsilon=epsilon,
-                  columns=[numeric("sysBP", lower=80, upper=300, bits=2), numeric("diaBP", lower=40, upper=160, bits=2)])
+                  columns=[numeric("sysBP", lower=80, upper=300, bits=2),
+                           numeric("diaBP", lower=40, upper=160, bits=2)])
     parts = [rows[index::3] for index in range(3)]
     truth = float(exact(query, parts))
     generator = np.random.default_rng(seed)

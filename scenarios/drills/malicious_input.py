@@ -439,7 +439,8 @@ def print_report(setting: Setting, cases: Sequence[CaseResult], count_cases: Seq
               f"{'inside' if fits else 'OUTSIDE'} -L {setting.bit_length} (|x| < 2^{setting.bit_length - 1}), "
               f"{'inside' if 0 <= encoded < ordered else 'beyond'} the sort's {setting.comparison_bits}-bit "
               f"comparisons ([0, 2^{setting.comparison_bits - 1}))")
-    table = [[case.name, case.clip, case.party2, str(case.replaced), "-" if case.value is None else f"{case.value:.10g}",
+    table = [[case.name, case.clip, case.party2, str(case.replaced),
+              "-" if case.value is None else f"{case.value:.10g}",
               exits(case.codes), _number(case.estimate),
               "-" if case.clipped_reported is None else str(case.clipped_reported),
               _number(case.moved), _number(case.bound), case.outcome + ("" if case.ok else "  [FAILED]")]
