@@ -207,6 +207,7 @@ def test_eq9_matches_monte_carlo_and_the_papers_one_row_per_client_form() -> Non
         assert result.paper_std == pytest.approx(math.sqrt(paper_form), rel=1e-12)
         assert local_laplace_variance(np.arange(k), p, n, epsilon) == pytest.approx(paper_form, rel=1e-12)
         std_within(result.std, math.sqrt(paper_form), result.estimates)
+        assert result.clients == k  # the tables' K = M rows (scenarios.papers.fedauc_tables record it from here)
     # GlobalLaplace / LocalLaplace at one row per client: sqrt(6 (M-1)/(2M-1)) -> sqrt(3)
     ratio = math.sqrt(global_laplace_variance(k, k, p, n, 1.0) / local_laplace_variance(np.arange(k), p, n, 1.0))
     assert ratio == pytest.approx(math.sqrt(6 * (k - 1) / (2 * k - 1)))
