@@ -1,5 +1,5 @@
 """Reading a party's CSV file: only the needed columns of only this party's rows, in blocks.
-A file without a quote after its header is cut at line ends into pieces of :data:`CHUNK_BYTES` bytes that
+A file without a quote after its header is cut at line ends into pieces of ``_PIECE_BYTES`` bytes that
 several threads parse at once (``pyarrow.csv.read_csv``); a file with quotes (a quoted cell may hold a line
 break) goes through Arrow's streaming reader (``pyarrow.csv.open_csv``).  Both convert only the wanted columns
 and keep only this party's rows; a file Arrow's types do not take is read again by the ``csv`` module (the
@@ -21,7 +21,7 @@ import sys
 import zlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, BinaryIO, Iterator, Protocol, Sequence, TextIO
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Protocol, Sequence, TextIO
 
 import numpy as np
 
@@ -358,6 +358,18 @@ _PARSERS = max(1, min(4, os.cpu_count() or 1))
 _PIECE_BYTES = 3 << 17
 
 
+def _in_order(pool: ThreadPoolExecutor, parse: Callable[[bytearray, int], list[Any]],
+              pieces: Iterable[tuple[bytearray, int]]) -> Iterator[Any]:
+    """``parse``'s results for ``pieces``, in their order, with at most :data:`_PARSERS` pieces in flight."""
+    parsing: deque[Any] = deque()
+    for buffer, end in pieces:
+        parsing.append(pool.submit(parse, buffer, end))
+        if len(parsing) >= _PARSERS:
+            yield from parsing.popleft().result()
+    while parsing:
+        yield from parsing.popleft().result()
+
+
 def _read_pieces(path: str, header: Sequence[str], positions: Sequence[int], *, party: int, parties: int,
                  textual: dict[int, ColumnSpec], sink: Sink) -> None:
     """This party's rows of the wanted columns into ``sink``: the file cut at line ends into pieces of
@@ -387,16 +399,9 @@ def _read_pieces(path: str, header: Sequence[str], positions: Sequence[int], *, 
                 raise _too_long(path, limit)
             if first.count(b'"') % 2 or b"\r" in first.rstrip(b"\r\n"):  # a quoted line break, or lone CRs end lines
                 raise _Quoted
-            parsing: deque[Any] = deque()
             record = 0
-            for buffer, end in _pieces(handle, path, limit):
-                parsing.append(pool.submit(parse, buffer, end))
-                if len(parsing) >= _PARSERS:
-                    for values, odd in parsing.popleft().result():  # in the file's order
-                        record = _keep(values, odd, record, party=party, parties=parties, sink=sink)
-            while parsing:
-                for values, odd in parsing.popleft().result():
-                    record = _keep(values, odd, record, party=party, parties=parties, sink=sink)
+            for values, odd in _in_order(pool, parse, _pieces(handle, path, limit)):
+                record = _keep(values, odd, record, party=party, parties=parties, sink=sink)
     except pa.ArrowException:
         raise _Irregular from None
     finally:

@@ -115,7 +115,7 @@ def stop_agreed() -> None:
     :data:`AGREED_STOP_WAIT` seconds; nothing when no verdict was agreed or with one party."""
     if not _state["shutting_down"] or _state["in_shutdown"] or len(mpc.parties) == 1:
         return
-    with contextlib.suppress(Exception):  # a peer already gone: the verdict is this party's line anyway
+    with contextlib.suppress(Exception, KeyboardInterrupt):  # a peer gone, or Ctrl-C: the verdict is the line anyway
         mpc.run(asyncio.wait_for(stop_session(phase=None), AGREED_STOP_WAIT))
 
 

@@ -277,14 +277,15 @@ def test_every_survivor_names_the_killed_party_even_when_busy_meanwhile(tmp_path
 
 
 def test_a_party_late_to_learn_the_verdict_still_names_it(tmp_path: Path) -> None:
-    """Every party stops on the same usage verdict, but party 0's frames reach party 1 two seconds late: party 2
+    """Every party stops on the same usage verdict, but party 0's frames reach party 1 a second late: party 2
     holds every verdict first and must not close its connections before party 1 has them too (it did: party 1
     then saw party 2 gone in the connect phase and named a lost party, exit 1)."""
     from conftest import collect_parties
 
     port, processes = free_base_port(), []
     for index in range(3):
-        command = [sys.executable, str(ROOT / "tests/programs/slow_verdict.py"), "2", "--not-an-option", "-M3", "-I",
+        # 1 s late: without the ordered stop party 2 closes at once; with it, it waits up to 3 s for party 1
+        command = [sys.executable, str(ROOT / "tests/programs/slow_verdict.py"), "1", "--not-an-option", "-M3", "-I",
                    str(index), "-B", str(port), "--no-log"]
         processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT))
     assert_all_refuse(collect_parties(processes, 60), 0, "unknown option --not-an-option")
