@@ -16,8 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from secure.owners.campaign import Campaign
-from secure.owners.sealing import seal
-from secure.owners.shares import pack, split
+from secure.owners.sealing import pack, seal, split
 
 __all__ = ["Transport", "FolderTransport", "submit", "simulate_owners"]
 

@@ -1,13 +1,9 @@
 """The servers' intake of owners' uploads: open an inbox (a bad record refused with its reason), agree with the other
 servers on the owners present at all, then the joint histogram from DPF keys and the value columns from Shamir
-shares, each after its validity check, as the secure arrays the statistics code consumes.
-
-Threat model: at most ``t`` of the ``m >= 3`` servers semi-honest, any number of malicious owners; servers 0 and 1
-(the DPF servers) do not collude.  A bad record is refused at its server (one line, kept there; the number of
-refusals is public); an upload is rejected unless an honest owner could have sent it, so a malicious owner moves a
-statistic by at most one honest owner's rows (input validity as in Prio, Corrigan-Gibbs & Boneh, NSDI 2017).
-Public to the servers by declaration: the owner tokens (exchanged to agree, as a digest first, as lists only when
-the digests differ) and which owners are rejected (it depends on their uploads only).  Details: docs/owners.md."""
+shares, each after its validity check (input validity as in Prio, Corrigan-Gibbs & Boneh, NSDI 2017).
+Threat model: at most ``t`` of the ``m >= 3`` servers semi-honest, any number of malicious owners, servers 0 and 1
+(DPF) not colluding; a malicious owner moves a statistic by at most one honest owner's rows; public by declaration:
+the owner tokens, the number of refusals and which owners are rejected.  Details: docs/owners.md."""
 from __future__ import annotations
 
 import hashlib
@@ -22,8 +18,7 @@ import numpy as np
 from secure.columns import ColumnSpec
 from secure.owners.campaign import Campaign
 from secure.owners.inbox import FolderTransport
-from secure.owners.sealing import RecordError, unseal
-from secure.owners.shares import decode, unpack
+from secure.owners.sealing import RecordError, decode, unpack, unseal
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
@@ -149,11 +144,9 @@ def _passing(intake: Intake, row_ok: Any, check: str) -> tuple[Intake, dict[str,
 async def owner_histogram(intake: Intake, campaign: Campaign, sectype: Any, shape: Sequence[int]
                           ) -> tuple[Any, dict[str, str], Intake]:
     """Run by every server (``m >= 3``) on its closed intake: the owners' joint count per cell of the campaign's
-    grid, a secure array of ``shape`` like :func:`secure.histograms.secure_histogram`'s, from their DPF keys, each
-    one-hot checked (:func:`secure.fss.dpf.check_one_hot`; Boyle, Gilboa & Ishai 2015), an owner with a rejected key
-    dropped whole.  Why the sums are exact in any field; a key past the grid: docs/owners.md ("The servers' intake").
-    :return: the counts, the rejected owners (token -> ``"one-hot"``, public: print them), the intake of the accepted
-        owners (for :func:`owner_columns`: an owner rejected here is dropped there too).
+    grid (a secure array of ``shape``) from their DPF keys, each one-hot checked (:func:`secure.fss.dpf.check_one_hot`;
+    Boyle, Gilboa & Ishai 2015), a rejected owner dropped whole; why the sums are exact: docs/owners.md.
+    :return: the counts, the rejected owners (token -> ``"one-hot"``, public), the intake of the accepted owners.
     :raise ValueError: no DPF grid in the campaign, ``shape`` not its grid, fewer than 3 servers."""
     from mpyc.runtime import mpc
 
@@ -199,15 +192,11 @@ def _grid(spec: ColumnSpec) -> tuple[int, int]:
 
 
 async def owner_columns(intake: Intake, campaign: Campaign, sectype: Any) -> tuple[dict[str, Any], dict[str, str]]:
-    """Run by every server on its closed intake (for the histogram path's owners: its third result): each declared
-    column of the accepted owners' rows, a secure array in the canonical owner order, from their Shamir shares
-    (:func:`load_shares`), after two checks with a public verdict per owner (an owner failing either dropped whole):
-    (a) degree, ``v + R`` opened for a random degree-``t`` sharing ``R`` lies on a degree-``t`` polynomial
-    (:func:`on_degree`); (b) grid, ``v = s k`` with ``k`` in ``[0, last]`` (:func:`_grid`) by ``mpc.np_to_bits``
-    (Schoenmakers & Tuyls, PKC 2006), on the owners that passed (a).  Why each is sound and hides an honest ``v``:
-    docs/owners.md ("The servers' intake").
-    :return: column name -> secure array of the accepted rows; the rejected owners (token -> the check failed,
-        ``"degree"`` or ``"grid"``; public)."""
+    """Run by every server on its closed intake: each declared column of the accepted owners' rows, a secure array in
+    the canonical owner order (:func:`load_shares`), after two checks with a public verdict per owner (a failing
+    owner dropped whole): (a) degree (:func:`on_degree` of ``v + R`` opened), (b) grid, ``v = s k`` with ``k`` in
+    ``[0, last]`` (:func:`_grid`) by ``mpc.np_to_bits`` (Schoenmakers & Tuyls, PKC 2006); why: docs/owners.md.
+    :return: column name -> secure array; the rejected owners (token -> ``"degree"`` or ``"grid"``; public)."""
     from mpyc.runtime import mpc
 
     kept, rejected = intake, dict[str, str]()

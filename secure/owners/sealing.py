@@ -1,9 +1,8 @@
-"""Server keys and sealed records: ephemeral X25519, HKDF-SHA256, AES-256-GCM (``cryptography``).
-
-A record is a clear header (format, campaign id, server, owner token, the owner's ephemeral public key, a
-nonce), authenticated as associated data, then the encrypted payload; the layout is in docs/owners.md.
+"""Server keys and sealed records: ephemeral X25519, HKDF-SHA256, AES-256-GCM (``cryptography``); the payload they
+carry, an owner's values as Shamir shares in MPyC's field (:func:`split`, :func:`pack`; layouts: docs/owners.md).
 Threat model: only the addressed server's private key opens a record; a changed byte, a record moved to another
-campaign or server, or a header with another token fails authentication."""
+campaign or server, or a header with another token fails authentication; any ``t`` servers' shares are independent
+of the values (Shamir 1979)."""
 from __future__ import annotations
 
 import base64
@@ -12,18 +11,22 @@ import struct
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from secure.owners.campaign import Campaign
 
 if TYPE_CHECKING:  # cryptography (and OpenSSL, ~7 MB of a party's memory) loads only where a record is sealed or opened
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-__all__ = ["RecordError", "HEADER", "generate_server_key", "load_private_key", "seal", "unseal"]
+__all__ = ["RecordError", "HEADER", "generate_server_key", "load_private_key", "seal", "unseal", "split", "pack",
+           "unpack", "decode"]
 
 MAGIC = b"OWNR"
 VERSION = 1
 #: magic, version, campaign id, server, owner token, ephemeral X25519 public key, AES-GCM nonce: 82 bytes
 HEADER = struct.Struct(">4sB16sB16s32s12s")
+_ROWS = struct.Struct(">H")
 
 
 class RecordError(ValueError):
@@ -96,3 +99,45 @@ def unseal(campaign: Campaign, server: int, key: X25519PrivateKey, record: bytes
         return token.hex(), _key(shared, header).decrypt(nonce, record[HEADER.size:], header)
     except (InvalidTag, ValueError):
         raise RecordError("undecryptable or tampered") from None
+
+
+def split(campaign: Campaign, values: np.ndarray) -> np.ndarray:
+    """Shamir shares of the grid integers ``values`` (any shape): shape ``(servers, *values.shape)``, Python ints
+    in ``[0, p)``."""
+    from mpyc import finfields, thresha
+
+    field = finfields.GF(campaign.prime)
+    flat = np.asarray(values).reshape(-1).astype(object) % campaign.prime
+    return np.asarray(thresha.np_random_split(field, flat, campaign.threshold, campaign.servers)).reshape(
+        campaign.servers, *np.shape(values))
+
+
+def pack(campaign: Campaign, shares: np.ndarray, keys: list[bytes] | None = None) -> list[bytes]:
+    """One payload per owner: the row count, the shares of ``shares`` (``(owners, rows, columns)``, one server's)
+    row by row, then the owner's DPF key bytes (``keys``, servers 0 and 1 of a DPF campaign)."""
+    width = campaign.share_bytes
+    return [_ROWS.pack(len(rows)) + b"".join([int(share).to_bytes(width, "big") for share in rows.flat])
+            + (keys[o] if keys else b"") for o, rows in enumerate(shares)]
+
+
+def unpack(campaign: Campaign, payload: bytes) -> tuple[int, bytes, bytes]:
+    """A payload's row count, its shares' bytes (read for all owners at once by :func:`decode`) and the bytes
+    after them (a DPF key or nothing).  :raise RecordError: no rows, more than declared, too short."""
+    if len(payload) < _ROWS.size:
+        raise RecordError("malformed payload")
+    (rows,) = _ROWS.unpack_from(payload)
+    columns, width = len(campaign.columns), campaign.share_bytes
+    end = _ROWS.size + rows * columns * width
+    if not 1 <= rows <= campaign.rows_per_owner or len(payload) < end:
+        raise RecordError(f"wrong number of rows or columns ({rows} rows declared, 1 to {campaign.rows_per_owner} "
+                          f"allowed, of {columns} columns)")
+    return rows, payload[_ROWS.size:end], payload[end:]
+
+
+def decode(campaign: Campaign, data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """The shares of whole rows ``data`` (:func:`unpack`'s bytes, joined): ``(rows, columns)`` object ints, and
+    whether each row's shares all lie in ``[0, p)`` (a row that fails refuses its owner)."""
+    width = campaign.share_bytes
+    shares = np.array([int.from_bytes(data[i:i + width], "big") for i in range(0, len(data), width)], dtype=object)
+    shares = shares.reshape(-1, len(campaign.columns))
+    return shares, np.logical_and.reduce(shares < campaign.prime, axis=1)
