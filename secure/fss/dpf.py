@@ -1,12 +1,8 @@
-"""Distributed point functions (DPF) over ``Z_q``, ``q = 2^61 - 1``, and the servers' one-hot check.
-
-Keys (Boyle, Gilboa & Ishai, "Function Secret Sharing: Improvements and Extensions", CCS 2016, Fig. 1: the
-GGM tree with seed and control-bit correction words, stopped ``nu = min(bits, 3)`` levels early, §3.2.1) split
-``f(x) = beta [x == alpha]`` on ``[0, 2^bits)`` so that server shares satisfy ``y0(x) + y1(x) = f(x) mod q``;
-servers 0 and 1 evaluate their keys on the whole domain (:func:`full_domain_sum`, :func:`evaluate`).
-Threat model: two non-colluding semi-honest servers; one key alone is pseudorandom (lambda = 127: a seed's low
-bit is its control bit); owners may be malicious, which the one-hot check (:func:`check_one_hot`) catches.
-Construction, why ``Z_q`` (the way into MPyC), key layout, check and costs: docs/fss.md#dpf."""
+"""Distributed point functions (DPF) over ``Z_q``, ``q = 2^61 - 1``, and the servers' one-hot check: keys of
+``f(x) = beta [x == alpha]`` on ``[0, 2^bits)`` with ``y0(x) + y1(x) = f(x) mod q`` (Boyle, Gilboa & Ishai, CCS 2016,
+Fig. 1, early termination at ``nu = min(bits, 3)``, §3.2.1), evaluated on the whole domain by servers 0 and 1.
+Threat model: two non-colluding semi-honest servers; one key alone is pseudorandom (lambda = 127); owners may be
+malicious, which :func:`check_one_hot` catches.  Construction, key layout, check and costs: docs/fss.md#dpf."""
 from __future__ import annotations
 
 import os
