@@ -167,20 +167,19 @@ def check_topology(argv: Sequence[str], *, allow_t0: bool = False) -> tuple[str 
     if options.config:
         return None, None  # the party list is in .config/; checked after start (see run_parties)
     if options.parties:
-        addresses = []
+        seats: dict[tuple[str, str], int] = {}
         for index, entry in enumerate(options.parties):
             host, _, port = entry.rpartition(":") if ":" in entry else (entry, "", "")
             if options.base_port:
                 port = str(options.base_port + index)
             elif not port:
                 port = str(11365 + index)
-            addresses.append((host or "localhost", port))
-        for index, address in enumerate(addresses):
-            if address in addresses[:index]:
-                first = addresses.index(address)
-                return (f"-P gives the same address {address[0]}:{address[1]} to parties {first} and {index}; "
+            address = (host or "localhost", port)
+            if address in seats:
+                return (f"-P gives the same address {address[0]}:{address[1]} to parties {seats[address]} and {index}; "
                         "every party needs its own host:port"), None
-        parties = len(addresses)
+            seats[address] = index
+        parties = len(seats)
     else:
         parties = options.M if options.M is not None else 1
         if parties < 1:  # -M 0 is not "no -M": refused, not run as one party

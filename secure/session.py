@@ -164,11 +164,8 @@ class SilenceWatch:
     def pause(self, now: float) -> None:
         """This party's own event loop was blocked (local computation) until ``now``: bytes may be
         waiting unread, so no peer is blamed for that time and every clock restarts."""
-        for peer in self.last_heard:
-            self.last_heard[peer] = now
-            self.last_message[peer] = now
-        for peer in self.waiting_since:
-            self.waiting_since[peer] = now
+        for clock in (self.last_heard, self.last_message, self.waiting_since):
+            clock.update(dict.fromkeys(clock, now))
 
     def _since(self, peer: int, clock: dict[int, float]) -> float:
         """Since when this party has waited for ``peer`` (one it waits for) without an arrival in ``clock``."""
@@ -181,11 +178,8 @@ class SilenceWatch:
         current = set(waiting)
         kept = {peer: since for peer, since in self.waiting_since.items() if peer in current}
         self.waiting_since = kept | {peer: now for peer in current if peer not in kept}
-        overdue = []
-        for peer in current:
-            since = self._since(peer, self.last_heard)
-            if now - since >= self.limit:
-                overdue.append((since, self.last_heard.get(peer, since), peer))
+        overdue = [(since, self.last_heard.get(peer, since), peer) for peer in current
+                   if now - (since := self._since(peer, self.last_heard)) >= self.limit]
         return _longest(overdue, now)  # silent longest; on a tie, the one heard from least recently
 
     def stalled(self, now: float) -> tuple[int, float] | None:
@@ -201,11 +195,9 @@ class SilenceWatch:
         :return: ``(peer, seconds of silence)`` of that peer, or ``None`` (name ``closed``).  Details: docs/session.md.
         """
         closed_heard = self.last_heard.get(closed, now)
-        earlier = []
-        for peer in self.waiting_since:
-            since, heard = self._since(peer, self.last_heard), self.last_heard.get(peer, now)
-            if peer != closed and now - since >= self.limit / 2 and heard < closed_heard:
-                earlier.append((since, heard, peer))
+        earlier = [(since, heard, peer) for peer in self.waiting_since
+                   if peer != closed and now - (since := self._since(peer, self.last_heard)) >= self.limit / 2
+                   and (heard := self.last_heard.get(peer, now)) < closed_heard]
         return _longest(earlier, now, key=lambda entry: entry[:2])  # on a full tie, the first waited for
 
 
@@ -600,10 +592,9 @@ def _tls_hint() -> str:
     path = os.path.join(".config", "mpyc_ca.crt")
     try:
         with open(path, encoding="ascii") as handle:
-            digest = hashlib.sha256(ssl.PEM_cert_to_DER_cert(handle.read())).hexdigest().upper()
+            short = hashlib.sha256(ssl.PEM_cert_to_DER_cert(handle.read())).digest()[:8].hex(":").upper()
     except (OSError, ValueError):
         return f" (--ssl: cannot read {path})"
-    short = ":".join(digest[i:i + 2] for i in range(0, 16, 2))
     return f" (--ssl: all parties need the same {path}; this party's is SHA-256 {short}...)"
 
 

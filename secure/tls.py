@@ -52,8 +52,7 @@ def ca_fingerprint(path: Path | str) -> str:
     text = Path(path).read_text(encoding="ascii", errors="replace")
     end = "-----END CERTIFICATE-----"
     der = ssl.PEM_cert_to_DER_cert(text[:text.index(end) + len(end)] if end in text else text)
-    digest = hashlib.sha256(der).hexdigest().upper()
-    return ":".join(digest[i:i + 2] for i in range(0, len(digest), 2))
+    return hashlib.sha256(der).digest().hex(":").upper()
 
 
 def mpyc_contexts(directory: Path | str, party: int) -> tuple[ssl.SSLContext, ssl.SSLContext]:
