@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from secure.columns import ColumnSpec
+from secure.intake import to_fixed_point
 
 __all__ = ["Campaign", "field_prime", "grid_bits"]
 
@@ -150,8 +151,8 @@ class Campaign:
             raise ValueError(f"campaign {path}: {exc}") from None
 
     def grid_values(self, columns: Mapping[str, Any]) -> np.ndarray:
-        """The rows' grid integers, ``(rows, columns)`` int64, as the parties' reader encodes them: a number
-        clipped to its domain and put on the fixed-point grid (:meth:`ColumnSpec.encode`), a category as its code.
+        """The rows' grid integers, ``(rows, columns)`` int64, as a party's intake encodes them
+        (:func:`secure.intake.to_fixed_point`): a number clipped to its domain, a category as its code.
         :param columns: name -> values of every declared column.  :raise ValueError: a missing or unknown column,
             a value that is not a finite number, a category outside the list (no ``other`` declared)."""
         if unknown := sorted(set(columns) - {spec.name for spec in self.columns}):
@@ -173,12 +174,7 @@ class Campaign:
                     raise ValueError(f"column '{spec.name}' holds a value that is not a number") from None
                 if not np.isfinite(numbers).all():
                     raise ValueError(f"column '{spec.name}' holds a value that is not a finite number")
-            if spec.categories is None:
-                out[:, j] = np.clip(spec.encode(np.clip(numbers, spec.lower, spec.upper)), 0, spec.width)
-            else:
-                out[:, j], outside = spec.value_codes(numbers)
-                if outside.any():
-                    raise ValueError(spec.outside_message())
+            out[:, j] = np.clip(to_fixed_point(numbers, [spec]).integers[:, 0], 0, spec.width)  # outside a list: refused
         return out
 
     def cells(self, values: np.ndarray) -> np.ndarray:
