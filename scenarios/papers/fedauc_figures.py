@@ -16,7 +16,7 @@ from scenarios.kit.experiments import (CommonOptions, check_positive_number, new
                                        save_figure, style_axes)
 from scenarios.kit.sweep import Output, Sweep, axis
 from scenarios.kit.sweep import framingham_scores as load_scores
-from scenarios.papers.fedauc_tables import DeploymentSetting, deployment_checks
+from scenarios.papers.fedauc_tables import DeploymentSetting, deployment_checks, method_grid, simulated_row
 from scenarios.papers.fedauc_tables import layout_rng as _layout_rng
 
 __all__ = ["main", "parse_options", "FiguresOptions", "FIGURES", "STD_COLUMNS", "BETA_COLUMNS", "RR_COLUMNS",
@@ -133,19 +133,12 @@ class _Runner:
                 allocation: str = "naive") -> dict[str, Any]:
         """One FedAUC_Lap / Gaussian setting (a :func:`_std_jobs` row; ``clients`` 0: one row per client, layout
         ``one_per_client``): Monte Carlo std and our closed form."""
-        from dp.fedauc.montecarlo import simulate_fedauc
-
-        delta = self.options.delta if method.endswith("_gaussian") else 0.0
-        sum_fraction = 1.0 - fraction if method.startswith("orthogonal") else fraction
-        result = simulate_fedauc(self.scores, self.labels, method=method, epsilon=epsilon, clients=clients or None,
-                                 layout=layout, runs=self.options.common.runs, rng=_layout_rng(self.seed),
-                                 sum_fraction=sum_fraction, delta=delta, counts=counts, noise_rng=self.noise())
-        return {"figure": figure, "method": method, "allocation": allocation, "counts": counts,
-                "layout": layout, "clients": result.clients,
-                "rows_per_client": self.scores.size / result.clients, "epsilon": epsilon, "delta": delta,
-                "fraction_name": fraction_name, "fraction": fraction if fraction_name else "",
-                "runs": result.runs, "mean": result.mean, "std": result.std, "predicted_std": result.predicted_std,
-                "undefined_runs": result.undefined_runs, "exact_auc": result.exact_auc, "seed": self.seed}
+        return simulated_row(self.scores, self.labels, self.seed, method=method, epsilon=epsilon, clients=clients,
+                             layout=layout, runs=self.options.common.runs, noise_rng=self.noise(), counts=counts,
+                             sum_fraction=1.0 - fraction if method.startswith("orthogonal") else fraction,
+                             delta=self.options.delta if method.endswith("_gaussian") else 0.0, figure=figure,
+                             allocation=allocation, fraction_name=fraction_name,
+                             fraction=fraction if fraction_name else "", seed=self.seed)
 
 
 def _std_jobs(options: FiguresOptions) -> dict[str, list[dict[str, Any]]]:
@@ -154,14 +147,11 @@ def _std_jobs(options: FiguresOptions) -> dict[str, list[dict[str, Any]]]:
     gaussian = []
     for epsilon in options.epsilons[:1] if options.common.quick else options.epsilons:
         for clients in QUICK_GAUSSIAN_CLIENTS if options.common.quick else GAUSSIAN_CLIENTS:
-            layouts = ("iid", "non_iid") if clients else ("one_per_client",)
             for noise in ("gaussian", "laplace"):
-                for counts, families in (("noisy", ("local", "adaptive")), ("exact", ("local",))):
-                    for family, layout in [("global", layouts[0])] + [(f, lay) for lay in layouts for f in families]:
-                        adaptive = family == "adaptive"
-                        gaussian.append(dict(method=f"{family}_{noise}", counts=counts, epsilon=epsilon,
-                                             clients=clients, layout=layout, fraction_name="" if adaptive else "alpha",
-                                             allocation="adaptive" if adaptive else "naive"))
+                gaussian += [dict(method=f"{family}_{noise}", counts=counts, epsilon=epsilon, clients=clients,
+                                  layout=layout, fraction_name="" if family == "adaptive" else "alpha",
+                                  allocation="adaptive" if family == "adaptive" else "naive")
+                             for counts, family, layout in method_grid(clients)]
     allocation: list[dict[str, Any]] = []
     for layout in ("non_iid", "iid"):
         for fraction in options.fractions:
@@ -202,7 +192,6 @@ def _rr_rows(runner: _Runner) -> list[dict[str, Any]]:
     from sklearn.metrics import roc_auc_score
 
     from dp.fedauc.mechanisms import flip_probability
-    from dp.fedauc.montecarlo import simulate_fedauc
 
     options = runner.options
     epsilons = QUICK_RR_EPSILONS if options.common.quick else RR_EPSILONS
@@ -214,17 +203,13 @@ def _rr_rows(runner: _Runner) -> list[dict[str, Any]]:
         sklearn_auc = float(roc_auc_score(labels, scores))
         positives = int(labels.sum())
         for epsilon in epsilons:
-            result = simulate_fedauc(scores, labels, method="rr", epsilon=epsilon, runs=options.common.runs,
-                                     rng=_layout_rng(runner.seed), noise_rng=runner.noise())
             paper_mean, paper_std = paper.get(epsilon, (math.nan, math.nan))
-            rows.append({"table": table, "set": name, "samples": int(scores.size),
-                         "positives": positives, "negatives": int(scores.size) - positives, "epsilon": epsilon,
-                         "flip_probability": flip_probability(epsilon), "runs": result.runs, "mean": result.mean,
-                         "std": result.std, "predicted_std": result.predicted_std,
-                         "predicted_mean": result.predicted_mean, "undefined_runs": result.undefined_runs,
-                         "exact_auc": result.exact_auc, "sklearn_auc": sklearn_auc,
-                         "paper_samples": PAPER_TABLE4[name][0], "paper_mean": paper_mean, "paper_std": paper_std,
-                         "seed": runner.seed})
+            rows.append(simulated_row(scores, labels, runner.seed, method="rr", epsilon=epsilon,
+                                      runs=options.common.runs, noise_rng=runner.noise()) | {
+                "table": table, "set": name, "samples": int(scores.size), "positives": positives,
+                "negatives": int(scores.size) - positives, "flip_probability": flip_probability(epsilon),
+                "sklearn_auc": sklearn_auc, "paper_samples": PAPER_TABLE4[name][0], "paper_mean": paper_mean,
+                "paper_std": paper_std, "seed": runner.seed})
     return rows
 
 

@@ -62,55 +62,56 @@ def _declare(parser: ScenarioParser) -> None:
                              "spread over the parties, reports sent to party 0) and show it equals the simulation")
 
 
-@dataclass(frozen=True)
-class _Job:
-    """One setting to simulate."""
-
-    table: str
-    method: str
-    counts: str
-    epsilon: float
-    clients: int | None   # None: one row per client (or RR)
-    layout: str
+def method_grid(clients: int | None) -> list[tuple[str, str, str]]:
+    """``(counts, family, layout)`` of the Laplace/Gaussian rows at ``clients`` (None or 0: one row per client):
+    noisy counts (Tables 1/7: global, local, adaptive), then exact counts (Table 2: global, local)."""
+    layouts = ("iid", "non_iid") if clients else ("one_per_client",)
+    return [(counts, family, layout) for counts, families in (("noisy", ("local", "adaptive")), ("exact", ("local",)))
+            for family, layout in [("global", layouts[0]), *((f, lay) for lay in layouts for f in families)]]
 
 
-def _jobs(quick: bool) -> list[_Job]:
+def simulated_row(scores: np.ndarray, labels: np.ndarray, seed: int, /, *, method: str, epsilon: float, runs: int,
+                  noise_rng: np.random.Generator | None, clients: int | None = None, layout: str = "iid",
+                  counts: str = "noisy", sum_fraction: float = 0.5, delta: float = 0.0, **extra: Any) -> dict[str, Any]:
+    """One setting simulated (:func:`dp.fedauc.montecarlo.simulate_fedauc`, the layout from :func:`layout_rng`;
+    ``clients`` None or 0: one row per client, or RR; layout ``none``: RR) as a row: ``extra``, the setting, the
+    Monte Carlo summaries and the closed forms."""
+    from dp.fedauc.montecarlo import simulate_fedauc
+
+    result = simulate_fedauc(scores, labels, method=method, epsilon=epsilon, clients=clients or None,
+                             layout=layout if layout != "none" else "iid", runs=runs, rng=layout_rng(seed),
+                             sum_fraction=sum_fraction, delta=delta, counts=counts, noise_rng=noise_rng)
+    return {**extra, "counts": counts, "epsilon": epsilon, "delta": delta,
+            "clients": result.clients or "",  # 0 for randomized response
+            "rows_per_client": scores.size / result.clients if result.clients else "",
+            "layout": layout, "method": method, "runs": result.runs, "mean": result.mean,
+            "std": result.std, "predicted_std": result.predicted_std,
+            "paper_std": result.paper_std if result.paper_std is not None else "",
+            "predicted_mean": result.predicted_mean, "undefined_runs": result.undefined_runs,
+            "exact_auc": result.exact_auc}
+
+
+def _jobs(quick: bool) -> list[dict[str, Any]]:
     epsilons = (1.0, 8.0) if quick else EPSILONS
     client_counts = (10,) if quick else CLIENT_COUNTS
     rr_epsilons = (1.0, math.inf) if quick else RR_EPSILONS
-    jobs: list[_Job] = []
+    jobs: list[dict[str, Any]] = []
     for eps in epsilons:
-        jobs.append(_Job("1/7", "rr", "noisy", eps, None, "none"))
+        jobs.append(dict(table="1/7", method="rr", epsilon=eps, layout="none"))
         for k in (*client_counts, None):
-            layouts = ("iid", "non_iid") if k is not None else ("one_per_client",)
-            for table, counts, families in (("1/7", "noisy", ("local", "adaptive")), ("2", "exact", ("local",))):
-                pairs = [("global", layouts[0]), *((family, layout) for layout in layouts for family in families)]
-                jobs += [_Job(table, f"{family}_laplace", counts, eps, k, layout) for family, layout in pairs]
+            jobs += [dict(table="1/7" if counts == "noisy" else "2", method=f"{family}_laplace", counts=counts,
+                          epsilon=eps, clients=k, layout=layout) for counts, family, layout in method_grid(k)]
     for eps in rr_epsilons:
-        jobs.append(_Job("3", "rr_noisy", "noisy", eps, None, "none"))
-        jobs.append(_Job("3", "rr", "noisy", eps, None, "none"))
+        jobs += [dict(table="3", method=method, epsilon=eps, layout="none") for method in ("rr_noisy", "rr")]
     return jobs
 
 
-def _run(jobs: Sequence[_Job], scores: np.ndarray, labels: np.ndarray, runs: int, seed: int) -> list[dict[str, Any]]:
+def _run(jobs: Sequence[dict[str, Any]], scores: np.ndarray, labels: np.ndarray, runs: int,
+         seed: int) -> list[dict[str, Any]]:
     from tqdm import tqdm
 
-    from dp.fedauc.montecarlo import simulate_fedauc
-
-    rows = []
-    for job in tqdm(jobs, desc="FedAUC settings", unit="setting", disable=None, file=sys.stderr):
-        result = simulate_fedauc(scores, labels, method=job.method, epsilon=job.epsilon, clients=job.clients,
-                                 layout=job.layout if job.layout != "none" else "iid", runs=runs, rng=layout_rng(seed),
-                                 counts=job.counts, noise_rng=None)
-        rows.append({"table": job.table, "counts": job.counts, "epsilon": job.epsilon,
-                     "clients": result.clients or "",  # 0 for randomized response
-                     "rows_per_client": scores.size / result.clients if result.clients else "",
-                     "layout": job.layout, "method": job.method, "runs": result.runs, "mean": result.mean,
-                     "std": result.std, "predicted_std": result.predicted_std,
-                     "paper_std": result.paper_std if result.paper_std is not None else "",
-                     "predicted_mean": result.predicted_mean, "undefined_runs": result.undefined_runs,
-                     "exact_auc": result.exact_auc})
-    return rows
+    return [simulated_row(scores, labels, seed, runs=runs, noise_rng=None, **job)
+            for job in tqdm(jobs, desc="FedAUC settings", unit="setting", disable=None, file=sys.stderr)]
 
 
 def _find(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any] | None:
