@@ -1,9 +1,7 @@
-"""Joint public randomness to which every party contributes, so no single party (and no user option) picks it.
-Each party inputs a uniform element of a 127-bit prime field; the sum is opened only after every
-contribution is secret-shared, so it is uniform if one contribution is (passive threat model).
-:func:`joint_seed` feeds the sampled tuples, permutations and splits (``--seed`` may replace it);
-:func:`joint_choice` always draws fresh (e.g. the noise delegates ``Z`` of ``M_HF``, Sinh & Ramon §4).
-Noise never comes from either.  Details: docs/secure_layer.md."""
+"""Joint public randomness to which every party contributes, so no single party (and no user option) picks it: the
+sum of one secret-shared uniform element of a 127-bit prime field per party, uniform if one contribution is (passive
+threat model).  Seeds the sampled tuples, permutations, splits and noise delegates, never the noise (Sinh & Ramon
+§4).  Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 import secrets
