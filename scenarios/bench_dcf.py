@@ -8,20 +8,16 @@ it; under ``-M m`` only party 0 measures)::
     python -m scenarios.bench_dcf
     python -m scenarios.bench_dcf --quick --json dcf.json
 
-Options: ``--bits LIST`` (8,10,12,16), ``--rows N`` (4238), ``--repeats R`` (median of 3), ``--full-domain-leaves
-M`` (2^23; above, the time is scaled from the first keys), ``--quick`` (widths 4 and 6, 300 keys, one repeat),
-``--json PATH``."""
+Options: docs/benchmarks.md."""
 from __future__ import annotations
 
 import statistics
 import sys
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Sequence
 
-from scenarios.kit.records import write_record
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
-from scenarios.kit.measure import bench_main, integer_list, peak_rss_bytes
+from scenarios.kit.cli import ScenarioParser, format_bytes
+from scenarios.kit.measure import at_least, bench_main, deliver_tables, integer_list, peak_rss_bytes, timed
 
 __all__ = ["main", "DEFAULT_BITS", "DEFAULT_ROWS", "QUICK_BITS", "QUICK_ROWS"]
 
@@ -61,56 +57,47 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
             else (QUICK_BITS if args.quick else DEFAULT_BITS))
     rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else DEFAULT_ROWS)
     repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
-    for option, value in (("--rows", rows), ("--repeats", repeats), ("--full-domain-leaves", args.full_domain_leaves)):
-        if value < 1:
-            raise UsageError(f"{option} must be at least 1, got {value}")
-    return BenchOptions(bits, rows, repeats, args.full_domain_leaves, args.quick, args.json)
+    return BenchOptions(bits, at_least(rows, "--rows", 1), at_least(repeats, "--repeats", 1),
+                        at_least(args.full_domain_leaves, "--full-domain-leaves", 1), args.quick, args.json)
 
 
-@dataclass
-class WidthResult:
-    """The numbers of one width."""
-
-    bits: int
-    rows: int
-    gen_seconds_per_row: float
-    key_bytes: int
-    key_bits: int
-    paper_key_bits: int
-    key_ratio: float
-    evaluate_seconds_per_point: float
-    full_domain_seconds: float
-    full_domain_keys_expanded: int
-    full_domain_repeats: list[float]
-    peak_rss_bytes: int
-
-
-def measure_width(bits: int, rows: int, repeats: int, leaf_budget: int) -> WidthResult:
-    """Time gen, evaluate and full-domain evaluation of ``rows`` random keys at width ``bits``."""
+def measure_width(bits: int, rows: int, repeats: int, leaf_budget: int) -> dict[str, Any]:
+    """Time gen, evaluate and full-domain evaluation of ``rows`` random keys at width ``bits``: its numbers."""
     import numpy as np
 
     from secure.fss import dcf
 
     generator = np.random.default_rng(20240614 + bits)  # the alphas only (public benchmark data)
     alphas = generator.integers(0, (1 << bits) + 1, size=rows)
-    start = time.perf_counter()
-    keys, _ = dcf.gen(alphas, bits)
-    gen_seconds = time.perf_counter() - start
+    (keys, _), gen_seconds = timed(lambda: dcf.gen(alphas, bits))
     points = generator.integers(0, 1 << bits, size=EVALUATE_POINTS)
-    start = time.perf_counter()
-    dcf.evaluate(keys, points)
-    evaluate_seconds = time.perf_counter() - start
+    evaluate_seconds = timed(lambda: dcf.evaluate(keys, points))[1]
     expanded = min(rows, max(1, leaf_budget >> bits))
     subset = keys[:expanded]
-    runs = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        dcf.full_domain_sum(subset)
-        runs.append((time.perf_counter() - start) * rows / expanded)
+    runs = [timed(lambda: dcf.full_domain_sum(subset))[1] * rows / expanded for _ in range(repeats)]
     info_bits, paper_bits = dcf.key_bits(bits), dcf.paper_key_bits(bits, rows)
-    return WidthResult(bits, rows, gen_seconds / rows, keys.nbytes_per_key, info_bits, paper_bits,
-                       info_bits / paper_bits, evaluate_seconds / EVALUATE_POINTS, statistics.median(runs),
-                       expanded, runs, peak_rss_bytes())
+    return {"bits": bits, "rows": rows, "gen_seconds_per_row": gen_seconds / rows, "key_bytes": keys.nbytes_per_key,
+            "key_bits": info_bits, "paper_key_bits": paper_bits, "key_ratio": info_bits / paper_bits,
+            "evaluate_seconds_per_point": evaluate_seconds / EVALUATE_POINTS,
+            "full_domain_seconds": statistics.median(runs), "full_domain_keys_expanded": expanded,
+            "full_domain_repeats": runs, "peak_rss_bytes": peak_rss_bytes()}
+
+
+def table(r: dict[str, Any]) -> tuple[list[tuple[str, str]], str]:
+    """One width's rows and title."""
+    expanded = r["full_domain_keys_expanded"]
+    scaled = f" (scaled from {expanded} keys)" if expanded < r["rows"] else ""
+    return [
+        ("gen", f"{1e3 * r['gen_seconds_per_row']:.4f} ms per row (both servers' keys; target <= 5 ms)"),
+        ("key", f"{r['key_bytes']} bytes serialized; {r['key_bits']} bits = 194 L + 192 vs paper "
+                f"L (128 + ceil(log2 (n + 1))) = {r['paper_key_bits']} bits: ratio {r['key_ratio']:.2f} (target <= 2)"),
+        ("evaluate", f"{1e3 * r['evaluate_seconds_per_point']:.2f} ms per point over {r['rows']} keys "
+                     f"({1e6 * r['evaluate_seconds_per_point'] / r['rows']:.2f} us per key and point)"),
+        ("full domain", f"{r['full_domain_seconds']:.3f} s per server over {1 << r['bits']} points, "
+                        f"median of {len(r['full_domain_repeats'])}{scaled}"
+                        + ("; target <= 2 s" if r["bits"] == 10 else "")),
+        ("peak memory", format_bytes(r["peak_rss_bytes"])),
+    ], f"DCF at bits = {r['bits']} (L = {r['bits']}, N = {1 << r['bits']}), n = {r['rows']}"
 
 
 async def _bench(options: BenchOptions) -> Any:
@@ -118,29 +105,9 @@ async def _bench(options: BenchOptions) -> Any:
 
     if party_id() != 0:
         return None
-    results = [measure_width(bits, options.rows, options.repeats, options.full_domain_leaves)
-               for bits in options.bits]
-
-    def deliver() -> None:
-        for result in results:
-            scaled = (f" (scaled from {result.full_domain_keys_expanded} keys)"
-                      if result.full_domain_keys_expanded < result.rows else "")
-            print_table([
-                ("gen", f"{1e3 * result.gen_seconds_per_row:.4f} ms per row (both servers' keys; target <= 5 ms)"),
-                ("key", f"{result.key_bytes} bytes serialized; {result.key_bits} bits = 194 L + 192 vs paper "
-                        f"L (128 + ceil(log2 (n + 1))) = {result.paper_key_bits} bits: ratio "
-                        f"{result.key_ratio:.2f} (target <= 2)"),
-                ("evaluate", f"{1e3 * result.evaluate_seconds_per_point:.2f} ms per point over {result.rows} keys "
-                             f"({1e6 * result.evaluate_seconds_per_point / result.rows:.2f} us per key and point)"),
-                ("full domain", f"{result.full_domain_seconds:.3f} s per server over {1 << result.bits} points, "
-                                f"median of {len(result.full_domain_repeats)}{scaled}"
-                                + ("; target <= 2 s" if result.bits == 10 else "")),
-                ("peak memory", format_bytes(result.peak_rss_bytes)),
-            ], title=f"DCF at bits = {result.bits} (L = {result.bits}, N = {1 << result.bits}), n = {result.rows}")
-        if options.json:
-            write_record(options.json, {"lambda": 128, "rows": options.rows, "widths": [asdict(r) for r in results]})
-
-    return deliver
+    results = [measure_width(bits, options.rows, options.repeats, options.full_domain_leaves) for bits in options.bits]
+    return deliver_tables([table(r) for r in results], options.json,
+                          {"lambda": 128, "rows": options.rows, "widths": results})
 
 
 main = bench_main(parse_options, _bench)

@@ -1,9 +1,8 @@
 """Benchmark: the distributed point function of :mod:`secure.fss.dpf` (issue 24, part 4).
 
-Per (N keys, G = 2^bits cells): gen seconds and serialized bytes per key, one server's full-domain sum seconds
-(CPU), the same with the one-hot sketch (target <= 10 s CPU at N = 10^4, G = 2^14; a Python prototype took
-31-44 s, 6.6-7.8 M leaves/s), leaves per second, the AES-128-ECB floor (blocks per second on a 16 MB buffer,
-measured in the same run) and the peak memory (docs/fss.md#dpf).  One process, BLAS on one thread (under
+Per (N keys, G = 2^bits cells): gen seconds and bytes per key, one server's full-domain sum CPU seconds, without
+and with the one-hot sketch (target <= 10 s CPU at N = 10^4, G = 2^14), leaves per second beside the AES-128-ECB
+floor measured in the same run, and the peak memory (docs/fss.md#dpf).  One process, BLAS on one thread (under
 ``-M m`` only party 0 measures)::
 
     python -m scenarios.bench_dpf
@@ -17,9 +16,8 @@ import sys
 import time
 from typing import Any, Sequence
 
-from scenarios.kit.cli import ScenarioParser, format_bytes, print_table
-from scenarios.kit.measure import bench_main, integer_list, peak_rss_bytes
-from scenarios.kit.records import write_record
+from scenarios.kit.cli import ScenarioParser, format_bytes
+from scenarios.kit.measure import bench_main, deliver_tables, integer_list, peak_rss_bytes, timed
 
 __all__ = ["main"]
 
@@ -66,15 +64,9 @@ def measure(keys: int, bits: int) -> dict[str, Any]:
     from secure.fss import dpf
 
     alphas = np.random.default_rng(20240624 + bits).integers(0, 1 << bits, keys)  # public benchmark data
-    start = time.process_time()
-    server0, _ = dpf.gen(alphas, bits=bits)
-    gen_seconds = time.process_time() - start
-    start = time.process_time()
-    dpf.full_domain_sum(server0)
-    sum_seconds = time.process_time() - start
-    start = time.process_time()
-    dpf.evaluate(server0, seed=os.urandom(32))
-    sketch_seconds = time.process_time() - start
+    (server0, _), gen_seconds = timed(lambda: dpf.gen(alphas, bits=bits), time.process_time)
+    sum_seconds = timed(lambda: dpf.full_domain_sum(server0), time.process_time)[1]
+    sketch_seconds = timed(lambda: dpf.evaluate(server0, seed=os.urandom(32)), time.process_time)[1]
     leaves = keys << bits
     return {"keys": keys, "bits": bits, "gen_seconds_per_key": gen_seconds / keys, "key_bytes": dpf.key_bytes(bits),
             "sum_seconds": sum_seconds, "sketch_seconds": sketch_seconds,
@@ -93,29 +85,23 @@ async def _bench(options: argparse.Namespace) -> Any:
     with threadpool_limits(limits=1):
         floor = aes_floor()
         results = [measure(keys, bits) for keys in options.keys for bits in options.bits]
-
-    def deliver() -> None:
-        low, high = (rate / 1e6 for rate in PROTOTYPE_LEAVES_PER_SECOND)
-        for r in results:
-            # AES blocks per leaf: two per inner node (2^d - 1 of them, d = bits - nu) and one per leaf
-            per_leaf = 1 + 2 * ((1 << max(0, r["bits"] - NU)) - 1) / (1 << r["bits"])
-            print_table([
-                ("gen", f"{1e6 * r['gen_seconds_per_key']:.1f} us per key (both servers); "
-                        f"{r['key_bytes']} bytes per key"),
-                ("full-domain sum", f"{r['sum_seconds']:.3f} s CPU, {r['leaves_per_second'] / 1e6:.1f} M leaves/s"),
-                ("with sketch", f"{r['sketch_seconds']:.3f} s CPU, {r['sketch_leaves_per_second'] / 1e6:.1f} M "
-                                f"leaves/s (prototype {low:.1f}-{high:.1f} M leaves/s)"),
-                ("AES floor", f"{floor / 1e6:.0f} M blocks/s; {per_leaf:.3f} blocks per leaf, so AES alone "
-                              f"allows {floor / per_leaf / 1e6:.0f} M leaves/s: the sum reaches "
-                              f"{100 * r['leaves_per_second'] * per_leaf / floor:.0f} %, with sketch "
-                              f"{100 * r['sketch_leaves_per_second'] * per_leaf / floor:.0f} %"),
-                ("peak memory", format_bytes(r["peak_rss_bytes"])),
-            ], title=f"DPF at N = {r['keys']} keys, G = 2^{r['bits']} cells ({r['keys'] << r['bits']} leaves), "
-                     "one server")
-        if options.json:
-            write_record(options.json, {"aes_blocks_per_second": floor, "results": results})
-
-    return deliver
+    low, high = (rate / 1e6 for rate in PROTOTYPE_LEAVES_PER_SECOND)
+    tables = []
+    for r in results:
+        # AES blocks per leaf: two per inner node (2^d - 1 of them, d = bits - nu) and one per leaf
+        per_leaf = 1 + 2 * ((1 << max(0, r["bits"] - NU)) - 1) / (1 << r["bits"])
+        tables.append(([
+            ("gen", f"{1e6 * r['gen_seconds_per_key']:.1f} us per key (both servers); {r['key_bytes']} bytes per key"),
+            ("full-domain sum", f"{r['sum_seconds']:.3f} s CPU, {r['leaves_per_second'] / 1e6:.1f} M leaves/s"),
+            ("with sketch", f"{r['sketch_seconds']:.3f} s CPU, {r['sketch_leaves_per_second'] / 1e6:.1f} M "
+                            f"leaves/s (prototype {low:.1f}-{high:.1f} M leaves/s)"),
+            ("AES floor", f"{floor / 1e6:.0f} M blocks/s; {per_leaf:.3f} blocks per leaf, so AES alone "
+                          f"allows {floor / per_leaf / 1e6:.0f} M leaves/s: the sum reaches "
+                          f"{100 * r['leaves_per_second'] * per_leaf / floor:.0f} %, with sketch "
+                          f"{100 * r['sketch_leaves_per_second'] * per_leaf / floor:.0f} %"),
+            ("peak memory", format_bytes(r["peak_rss_bytes"])),
+        ], f"DPF at N = {r['keys']} keys, G = 2^{r['bits']} cells ({r['keys'] << r['bits']} leaves), one server"))
+    return deliver_tables(tables, options.json, {"aes_blocks_per_second": floor, "results": results})
 
 
 main = bench_main(parse_options, _bench)

@@ -15,8 +15,8 @@ from typing import Any, Sequence
 
 from dp.report_text import phases_text
 from scenarios.kit.records import write_record
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
-from scenarios.kit.measure import bench_main, measure_step
+from scenarios.kit.cli import ScenarioParser, format_bytes, print_table
+from scenarios.kit.measure import at_least, bench_main, measure_step
 from secure.security_parameter import restores_security_parameter, secure_integers, set_security_parameter
 
 __all__ = ["main"]
@@ -38,11 +38,8 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
     parser.add_argument("--rows", type=int, metavar="N", help="first N rows only")
     parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
     args = parser.parse_args(list(argv))
-    if args.repeats < 1:
-        raise UsageError(f"--repeats must be at least 1, got {args.repeats}")
-    if args.rows is not None and args.rows < 2:
-        raise UsageError(f"--rows must be at least 2, got {args.rows}")
-    return BenchOptions(args.repeats, args.rows, args.json)
+    repeats = at_least(args.repeats, "--repeats", 1)
+    return BenchOptions(repeats, None if args.rows is None else at_least(args.rows, "--rows", 2), args.json)
 
 
 @restores_security_parameter

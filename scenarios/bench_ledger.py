@@ -1,14 +1,12 @@
 """Benchmark: how many privacy-budget spends the ledger takes per second (no MPC, one process).
 
-Each spend is a run's at one party: :meth:`dp.budget.ledger.Ledger.reserve` and, unless ``--reserve-only``,
-``mark_released`` (each a locked, fsync-ed SQLite transaction); then the account is reopened and verified.
-Printed: wall and CPU seconds, milliseconds per spend, seconds to reopen (docs/benchmarks.md).  Run it::
+Each spend is a run's at one party: ``reserve`` and, unless ``--reserve-only``, ``mark_released`` of
+:class:`dp.budget.ledger.Ledger`; then the account is reopened and verified (docs/benchmarks.md).  Run it::
 
     python -m scenarios.bench_ledger                       # 10,000 spends in a temporary directory
     python -m scenarios.bench_ledger --spends 1000 --ledger /tmp/L --accountant zcdp
 
-Options: docs/benchmarks.md.  Exit 0, or 2 with one ``error:`` line.  Threat model: none; it reads no data and
-writes one account of its own."""
+Exit 0, or 2 with one ``error:`` line.  Threat model: none; it reads no data and writes one account of its own."""
 from __future__ import annotations
 
 import contextlib
@@ -20,6 +18,7 @@ from pathlib import Path
 
 from dp.budget import ACCOUNTANTS, Accountant, Budget, Ledger, LedgerError, Spend, check_accountant
 from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.measure import at_least
 
 __all__ = ["build_parser", "main", "measure"]
 
@@ -63,8 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; 0, or 2 with one ``error:`` line."""
     try:
         options = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-        if options.spends < 1:
-            raise UsageError(f"--spends must be at least 1, got {options.spends}")
+        at_least(options.spends, "--spends", 1)
         folder = (tempfile.TemporaryDirectory(prefix="bench-ledger-", ignore_cleanup_errors=True)
                   if options.ledger is None else contextlib.nullcontext(options.ledger))
         with folder as directory:

@@ -1,10 +1,8 @@
 """Benchmark: the sort path (AUC and Gini by one secure sort) against MPyC's bare ``np_sort``.
 
-On public synthetic rows (a 0/1 label, a score at ``--bits`` fractional bits, with ties), in the same run: the
-AUC by one sort (:func:`secure.ranking.sorted_auc_sums`), by the earlier two sorts, the Gini sum by one sort,
-and MPyC's bare ``np_sort`` of the same keys; seconds (party 0), bytes (all parties), peak memory (largest
-party), every sum checked against its plaintext, and the ratios to the bare sort (aim: 1.2;
-docs/benchmarks.md).  Run it with three local parties::
+On public synthetic rows, in the same run: the AUC by one sort, by the earlier two sorts, the Gini sum by one sort
+and MPyC's bare ``np_sort`` of the same keys; seconds, bytes, peak memory, every sum checked, and the ratios to the
+bare sort (aim: 1.2; docs/benchmarks.md).  Run it with three local parties::
 
     python -m scenarios.bench_sort -M3
     python -m scenarios.bench_sort -M3 --repeats 3 --json sort.json
@@ -16,9 +14,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from scenarios.kit.records import write_record
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
-from scenarios.kit.measure import bench_main, measure_step, peak_rss_bytes
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes
+from scenarios.kit.measure import at_least, bench_main, deliver_tables, measure_step, peak_rss_bytes
 
 __all__ = ["main"]
 
@@ -46,11 +43,8 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
                         help="the one-sort steps R times, interleaved, medians")
     parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
     args = parser.parse_args(list(argv))
-    rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else 2559)
-    if rows < 2:
-        raise UsageError(f"--rows must be at least 2, got {rows}")
-    if args.repeats < 1:
-        raise UsageError(f"--repeats must be at least 1, got {args.repeats}")
+    rows = at_least(args.rows if args.rows is not None else (QUICK_ROWS if args.quick else 2559), "--rows", 2)
+    at_least(args.repeats, "--repeats", 1)
     if not 1 <= args.bits <= 40:
         raise UsageError(f"--bits must lie in [1, 40], got {args.bits}")
     return BenchOptions(rows, args.bits, args.quick, args.repeats, args.json)
@@ -67,7 +61,7 @@ def synthetic_rows(rows: int, bits: int) -> tuple[Any, Any]:
     return np.rint(scores * (1 << bits)).astype(np.int64), labels
 
 
-async def _bench(options: BenchOptions) -> None:
+async def _bench(options: BenchOptions) -> Any:
     import numpy as np
     from mpyc.runtime import mpc
 
@@ -127,29 +121,25 @@ async def _bench(options: BenchOptions) -> None:
                     "peak_bytes": max(theirs[name] for theirs in peak_by_party), "exact": exact[name]}
              for name in peaks}
     if mpc.pid != 0:
-        return
+        return None
     bare_seconds = steps["bare np_sort"]["seconds"]
     ratio = {name: steps[name]["seconds"] / bare_seconds if bare_seconds > 0 else float("nan")
              for name in ("AUC one sort", "AUC two sorts", "Gini one sort")}
-    print_table([
+    return deliver_tables([([
         ("workload", f"n = {n} rows, scores on [0, 1] at {options.bits} fractional bits, "
                      f"{int(labels.sum())} positives, {len(set(scores.tolist()))} distinct scores"),
         ("parties", f"{len(mpc.parties)} (threshold t = {mpc.threshold}), -L {mpc.options.bit_length}"),
-        ("bit lengths", f"comparisons at {key_bits} bits (AUC keys; sorted on SecInt({auc_sort_bits})), {value_bits} bits "
-                        f"(Gini; SecInt({value_bits})); sums on SecInt({auc_type.bit_length}) (AUC, two sorts "
+        ("bit lengths", f"comparisons at {key_bits} bits (AUC keys; sorted on SecInt({auc_sort_bits})), "
+                        f"{value_bits} bits (Gini; SecInt({value_bits})); sums on SecInt({auc_type.bit_length}) (AUC, two sorts "
                         f"compare at this length) and SecInt({gini_type.bit_length}) (Gini)"),
         *[(name, f"{step['seconds']:.2f} s, {format_bytes(step['bytes_sent'])}, peak {format_bytes(step['peak_bytes'])}"
                  f"{'' if name == 'bare np_sort' else ', exact' if step['exact'] else ', NOT EXACT'}")
           for name, step in steps.items()],
         ("ratio", f"AUC one sort / bare np_sort {ratio['AUC one sort']:.3f} (aim: at most 1.2); "
                   f"Gini / bare {ratio['Gini one sort']:.3f}; AUC two sorts / bare {ratio['AUC two sorts']:.3f}"),
-    ], title="Benchmark: sort path vs MPyC's bare np_sort")
-    if options.json:
-        write_record(options.json, {
-            "n": n, "bits": options.bits, "key_bits": key_bits, "value_bits": value_bits, "repeats": options.repeats,
-            "parties": len(mpc.parties), "threshold": mpc.threshold,
-            "steps": steps,
-            "ratios": ratio})
+    ], "Benchmark: sort path vs MPyC's bare np_sort")], options.json, {
+        "n": n, "bits": options.bits, "key_bits": key_bits, "value_bits": value_bits, "repeats": options.repeats,
+        "parties": len(mpc.parties), "threshold": mpc.threshold, "steps": steps, "ratios": ratio})
 
 
 main = bench_main(parse_options, _bench)

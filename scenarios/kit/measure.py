@@ -6,20 +6,31 @@ from __future__ import annotations
 
 import resource
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from scenarios.kit.cli import UsageError, run_scenario
+from scenarios.kit.cli import UsageError, print_table, run_scenario
 from scenarios.kit.experiments import benchmark_spend
 from scenarios.kit.outputs import check_output_path
+from scenarios.kit.records import write_record
 
-__all__ = ["peak_rss_bytes", "measure_step", "bench_main", "integer_list"]
+__all__ = ["peak_rss_bytes", "timed", "measure_step", "bench_main", "integer_list", "at_least", "deliver_tables"]
+
+T = TypeVar("T")
 
 
 def peak_rss_bytes() -> int:
     """Peak resident set of this process so far, in bytes (Linux reports kilobytes, macOS bytes)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def timed(call: Callable[[], T], clock: Callable[[], float] = time.perf_counter) -> tuple[T, float]:
+    """``call()`` and the seconds it took on ``clock`` (wall; ``time.process_time``: this process's CPU)."""
+    start = clock()
+    result = call()
+    return result, clock() - start
 
 
 async def measure_step(name: str, work: Callable[[], Awaitable[list[Any]]]) -> tuple[Any, list[Any]]:
@@ -48,6 +59,28 @@ def integer_list(text: str, option: str, low: int, high: int, read: Callable[[st
         if not low <= value <= high:
             raise UsageError(f"{option}: {value} is outside [{low}, {high}]")
     return values
+
+
+def at_least(value: int, option: str, low: int) -> int:
+    """``value``, or :class:`scenarios.kit.cli.UsageError` ``--option must be at least LOW, got VALUE``."""
+    if value < low:
+        raise UsageError(f"{option} must be at least {low}, got {value}")
+    return value
+
+
+def deliver_tables(tables: Sequence[tuple[Sequence[tuple[str, str]], str]], json: str | None, record: Any, *,
+                   then: Callable[[], Any] | None = None) -> Callable[[], None]:
+    """A benchmark's ``deliver`` (after the shutdown): print each ``(rows, title)`` table, write ``record`` to
+    ``json`` (``--json``; ``None``: no file), then call ``then`` (if given)."""
+    def deliver() -> None:
+        for rows, title in tables:
+            print_table(rows, title)
+        if json:
+            write_record(json, record)
+        if then is not None:
+            then()
+
+    return deliver
 
 
 def bench_main(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitable[Any]],
