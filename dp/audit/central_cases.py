@@ -13,8 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from dp.audit.complete_cases import COMPLETE_SAMPLES, complete_case_names, complete_cases
-from dp.audit.fss_cases import FSS_SAMPLES, fss_case_names, fss_cases
+from dp.audit.complete_cases import complete_cases
+from dp.audit.fss_cases import fss_cases
 from dp.audit.engine import AuditCase, Sampler, honest_sum, paired
 from dp.audit.fedauc_cases import fedauc_cases
 from dp.audit.neighbours import (BINOMIAL_SPLIT_DELTA, CASE_DELTA, CASE_EPSILON, PairNeighbours, UStatNeighbours,
@@ -54,41 +54,31 @@ def _honest_shares(plan: NoisePlan, count: int, rng: np.random.Generator) -> np.
     return honest_sum(lambda: plan.draw(rng, size=count), plan.honest)
 
 
-def _moved(pair: UStatNeighbours, plan: NoisePlan) -> str:
-    return (f"replace row {pair.changed_row} (a row of largest degree {plan.sensitivity // pair.query.outputs[0].sensitivity}"
-            f" in E); the sum moves by {pair.change[0]} = the sensitivity {plan.sensitivity}")
-
-
 def _ustat_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCase:
-    plan = pair.plans[0]
-    honest = pair.parties - pair.threshold
-    return AuditCase(
-        name=name, mechanism=mechanism, epsilon=pair.query.epsilon, delta=pair.query.delta,
-        sample=_scalar_sampler(pair, lambda count, rng: _honest_shares(pair.calibrate()[0], count, rng)),
-        statistic=(f"the released integer sum minus the coalition's own {pair.threshold} shares: sum + "
-                   f"{honest} honest shares"),
-        neighbours=_moved(pair, plan))
-
-
-def _mpc_noise_case(name: str, pair: UStatNeighbours, mechanism: str) -> AuditCase:
-    """The release with noise sampled inside MPC: the sum plus the whole (jointly sampled) noise."""
+    """The Pi_U-MPC release: the sum plus the honest parties' shares, or plus the whole noise sampled inside MPC
+    (recalibrated at every batch)."""
     plan = pair.plans[0]
     sampler = plan.sampler
-    if sampler is None:
+    if pair.query.noise == "mpc" and sampler is None:
         raise ValueError(f"case {name}: the query's noise is not sampled inside MPC")
 
     def noise(count: int, rng: np.random.Generator) -> np.ndarray:
-        current = pair.calibrate()[0]  # dp.umpc.protocol.plan_noise -> dp.secret_noise.plan_secret_laplace
+        current = pair.calibrate()[0]  # dp.umpc.protocol.plan_noise (in MPC: dp.secret_noise.plan_secret_laplace)
+        if sampler is None:
+            return _honest_shares(current, count, rng)
         if current.source != "mpc":
             raise RuntimeError(f"case {name}: the calibration no longer samples inside MPC")
         return current.draw(rng, count)  # the sampler's plaintext mirror, dp.secret_noise.simulate_secret_laplace
 
     return AuditCase(
-        name=name, mechanism=mechanism, epsilon=plan.epsilon, delta=plan.delta,
-        sample=_scalar_sampler(pair, noise),
-        statistic=("the released integer sum: sum + noise sampled inside MPC (no party, hence no coalition of "
+        name=name, mechanism=mechanism, epsilon=plan.epsilon, delta=plan.delta, sample=_scalar_sampler(pair, noise),
+        statistic=(f"the released integer sum minus the coalition's own {pair.threshold} shares: sum + "
+                   f"{pair.parties - pair.threshold} honest shares" if sampler is None else
+                   "the released integer sum: sum + noise sampled inside MPC (no party, hence no coalition of "
                    f"{pair.threshold}, knows any part of it); J = {sampler.digits} digits, b = {sampler.bits} bits"),
-        neighbours=_moved(pair, plan))
+        neighbours=(f"replace row {pair.changed_row} (a row of largest degree "
+                    f"{plan.sensitivity // pair.query.outputs[0].sensitivity} in E); the sum moves by {pair.change[0]} "
+                    f"= the sensitivity {plan.sensitivity}"))
 
 
 def _umpc_cases() -> list[AuditCase]:
@@ -114,11 +104,11 @@ def _umpc_cases() -> list[AuditCase]:
                     "centred Binomial(N_p, 1/2) with N_p = ceil(N/(m-t)) rounded up to even, N the fewest trials "
                     "meeting (epsilon, delta) exactly (dp.calibration.party_binomial_trials; Sinh & Ramon, "
                     "Protocol 3.1 with the binomial mechanism); the case on which a split over m is resolvable"),
-        _mpc_noise_case("umpc-kendall-mpc-dlap-m3-t1", in_mpc,
-                        "Pi_U-MPC Kendall tau on 48 balanced tuples, one discrete Laplace sampled inside MPC: "
-                        "G1 - G2 with G = sum_j 2^j [U_j < T_j], J binary digits of b-bit secret uniform coins "
-                        "(dp.secret_noise; Champion, shelat & Ullman 2019 coins; Sinh & Ramon, Protocol 3.1, "
-                        "App. C.2.3 sensitivity), claimed (epsilon, delta_s) with delta_s = (1 + e^epsilon) tau"),
+        _ustat_case("umpc-kendall-mpc-dlap-m3-t1", in_mpc,
+                    "Pi_U-MPC Kendall tau on 48 balanced tuples, one discrete Laplace sampled inside MPC: "
+                    "G1 - G2 with G = sum_j 2^j [U_j < T_j], J binary digits of b-bit secret uniform coins "
+                    "(dp.secret_noise; Champion, shelat & Ullman 2019 coins; Sinh & Ramon, Protocol 3.1, "
+                    "App. C.2.3 sensitivity), claimed (epsilon, delta_s) with delta_s = (1 + e^epsilon) tau"),
     ]
 
 
@@ -261,7 +251,8 @@ def _control_cases() -> list[AuditCase]:
     return cases
 
 
-#: Recommended outputs per dataset (``AuditCase.samples``); how they are chosen: docs/audit.md.
+#: Recommended outputs per dataset (``AuditCase.samples``) where not the case's own; how they are chosen:
+#: docs/audit.md.
 RECOMMENDED_SAMPLES: dict[str, int] = {
     "ecdf-tree-gaussian": 3_000,
     "ecdf-tree-vector-m3-t1": 20_000,
@@ -271,18 +262,16 @@ RECOMMENDED_SAMPLES: dict[str, int] = {
     "control-polya-naive-m3-t1": 40_000,
     "control-polya-naive-m5-t2": 40_000,
     "control-tree-node-scale": 100_000,
-    **{name: COMPLETE_SAMPLES for name in complete_case_names()},
-    **{name: FSS_SAMPLES for name in fss_case_names()},
 }
-#: Recommended outputs per dataset of every other case.
-DEFAULT_SAMPLES: int = 200_000
+#: Recommended outputs per dataset of every other case (``AuditCase.samples`` unless a case module sets its own).
+DEFAULT_SAMPLES: int = AuditCase.samples
 
 
 @lru_cache(maxsize=1)
 def _all_cases() -> tuple[AuditCase, ...]:
     built = (_umpc_cases() + _delegated_cases() + ecdf_cases() + hl_cases() + fedauc_cases() + [_rank_auc_case()]
              + _subsampled_cases() + complete_cases() + fss_cases() + _control_cases())
-    cases = [replace(case, samples=RECOMMENDED_SAMPLES.get(case.name, DEFAULT_SAMPLES)) for case in built]
+    cases = [replace(case, samples=RECOMMENDED_SAMPLES.get(case.name, case.samples)) for case in built]
     names = [c.name for c in cases]
     if len(set(names)) != len(names):
         raise RuntimeError("audit case names must be unique")

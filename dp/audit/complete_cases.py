@@ -26,10 +26,19 @@ from secure.public_randomness import public_generator
 __all__ = ["COMPLETE_KERNELS", "COMPLETE_SAMPLES", "CompleteNeighbours", "complete_neighbours", "complete_case",
            "complete_cases", "complete_case_names", "complete_case_neighbours"]
 
+_CATEGORIES = (0, 1, 2)
+#: Per kernel with a complete case, in case order: its columns, rows ``n`` (why 5 for VUS: docs/audit.md) and the
+#: changed row 0 of ``D`` and ``D'`` (docs/audit.md derives them).
+_KERNELS: dict[str, tuple[tuple[ColumnSpec, ...], int, tuple[float, ...], tuple[float, ...]]] = {
+    "kendall": (KENDALL_SPECS, 6, (15.0, 15.0), (15.0, 0.0)),
+    "gini": ((ColumnSpec("x", 0, 2, 1),), 6, (0.0,), (2.0,)),
+    "auc": ((ColumnSpec("score", 0, 1, 3), ColumnSpec("label", 0, 1, 0)), 6, (1.0, 0.0), (1.0, 1.0)),
+    "duplicate": ((ColumnSpec.categorical("x", _CATEGORIES),), 6, (0.0,), (1.0,)),
+    "rand": ((ColumnSpec.categorical("first", _CATEGORIES), ColumnSpec.categorical("second", _CATEGORIES)), 6,
+             (0.0, 0.0), (0.0, 1.0)),
+    "vus": ((ColumnSpec("score", 0, 1, 3), ColumnSpec("label", 0, 2, 0)), 5, (0.0, 1.0), (0.0, 0.0))}
 #: The kernels with a complete audit case, in case order.
-COMPLETE_KERNELS: tuple[str, ...] = ("kendall", "gini", "auc", "duplicate", "rand", "vus")
-#: Rows of the cases' tables (why 5 for VUS: docs/audit.md).
-_ROWS: dict[str, int] = {"kendall": 6, "gini": 6, "auc": 6, "duplicate": 6, "rand": 6, "vus": 5}
+COMPLETE_KERNELS: tuple[str, ...] = tuple(_KERNELS)
 #: Recommended outputs per dataset of every complete case (runtime only: docs/audit.md).
 COMPLETE_SAMPLES: int = 100_000
 
@@ -54,43 +63,22 @@ class CompleteNeighbours(SimulatedNeighbours):
         return complete_plans(self.query, self.rows, self.parties, self.threshold)
 
 
-def _query(kernel: str, *, epsilon: float, delta: float, noise: str) -> UStatQuery:
-    categories = (0, 1, 2)
-    specs: dict[str, tuple[ColumnSpec, ...]] = {
-        "kendall": KENDALL_SPECS, "gini": (ColumnSpec("x", 0, 2, 1),),
-        "auc": (ColumnSpec("score", 0, 1, 3), ColumnSpec("label", 0, 1, 0)),
-        "vus": (ColumnSpec("score", 0, 1, 3), ColumnSpec("label", 0, 2, 0)),
-        "duplicate": (ColumnSpec.categorical("x", categories),),
-        "rand": (ColumnSpec.categorical("first", categories), ColumnSpec.categorical("second", categories))}
-    check_choice(kernel, COMPLETE_KERNELS, "kernel")
-    made = get_kernel("gini", precision=1) if kernel == "gini" else get_kernel(kernel)
-    return UStatQuery(kernel=made, specs=specs[kernel], epsilon=epsilon, delta=delta, noise=noise, path="histogram")
-
-
 def _tables(kernel: str, rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``D`` and ``D'`` (stacked over parties, row 0 the changed one), as docs/audit.md derives."""
     generator = public_generator(seed + 7)
     others = rows - 1
-    changed: tuple[tuple[float, ...], tuple[float, ...]]
+    changed = _KERNELS[kernel][2:]
     if kernel == "kendall":
         background = generator.integers(1, 15, size=(others, 2)).astype(np.float64)
-        changed = ((15.0, 15.0), (15.0, 0.0))
-    elif kernel == "gini":
-        background, changed = np.zeros((others, 1)), ((0.0,), (2.0,))
     elif kernel == "auc":
         background = np.column_stack([generator.integers(0, 8, size=others) / 8.0, np.zeros(others)])
-        changed = ((1.0, 0.0), (1.0, 1.0))
-    elif kernel == "duplicate":
-        background, changed = np.zeros((others, 1)), ((0.0,), (1.0,))
-    elif kernel == "rand":
-        background, changed = np.zeros((others, 2)), ((0.0, 0.0), (0.0, 1.0))
-    else:  # vus (the kernel is checked by _query before)
+    elif kernel == "vus":
         low = others // 2
         scores = np.concatenate([generator.integers(1, 4, size=low), generator.integers(5, 8, size=others - low)]) / 8.0
         background = np.column_stack([scores, np.repeat([1.0, 2.0], [low, others - low])])
-        changed = ((0.0, 1.0), (0.0, 0.0))
-    first = np.vstack([np.asarray(changed[0], dtype=np.float64)[None, :], background])
-    second = np.vstack([np.asarray(changed[1], dtype=np.float64)[None, :], background])
+    else:  # gini, duplicate, rand: every other row zero
+        background = np.zeros((others, len(changed[0])))
+    first, second = (np.vstack([np.asarray(row, dtype=np.float64)[None, :], background]) for row in changed)
     return first, second
 
 
@@ -103,8 +91,11 @@ def complete_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: fl
     parties``; ``rows`` ``n`` (default 6, VUS 5); ``noise`` ``parties`` or ``mpc``; ``seed`` public (synthetic rows).
     :raise ValueError: on an unknown kernel or invalid parameters."""
     check_parties(parties, threshold)
-    query = _query(kernel, epsilon=epsilon, delta=delta, noise=noise)
-    n = _ROWS[kernel] if rows is None else rows
+    check_choice(kernel, COMPLETE_KERNELS, "kernel")
+    made = get_kernel("gini", precision=1) if kernel == "gini" else get_kernel(kernel)
+    specs, default_rows = _KERNELS[kernel][:2]
+    query = UStatQuery(kernel=made, specs=specs, epsilon=epsilon, delta=delta, noise=noise, path="histogram")
+    n = default_rows if rows is None else rows
     if n < max(query.kernel.degree + 1, parties):
         raise ValueError(f"rows must be at least {max(query.kernel.degree + 1, parties)}, got {n}")
     return CompleteNeighbours.of(simulate_complete, query, _tables(kernel, n, seed), parties, threshold)
@@ -173,7 +164,7 @@ def complete_case(name: str, pair: CompleteNeighbours) -> AuditCase:
     return AuditCase(
         name=name, mechanism=_mechanism(pair), epsilon=pair.query.epsilon,
         delta=sampler_summary(pair.query, plans)[0] if in_mpc else pair.query.delta, sample=sample,
-        statistic=f"{statistic}; {view}",
+        statistic=f"{statistic}; {view}", samples=COMPLETE_SAMPLES,
         neighbours=(f"replace row 0 of {pair.rows}; the sums move by {pair.change} (calibrated sensitivities "
                     f"{[plan.sensitivity for plan in plans]})"))
 

@@ -104,6 +104,5 @@ def _fedauc_case(method: str, *, epsilon: float, delta: float = 0.0) -> AuditCas
 
 
 def fedauc_cases() -> list[AuditCase]:
-    return [_fedauc_case("global_laplace", epsilon=CASE_EPSILON), _fedauc_case("local_laplace", epsilon=CASE_EPSILON),
-            _fedauc_case("adaptive_laplace", epsilon=CASE_EPSILON),
+    return [*(_fedauc_case(method, epsilon=CASE_EPSILON) for method in _FEDAUC_LAPLACE),
             _fedauc_case("global_gaussian", epsilon=GAUSSIAN_EPSILON, delta=GAUSSIAN_DELTA)]

@@ -4,6 +4,7 @@ Computes with public probabilities only (Clopper & Pearson 1934; Jagielski, Ullm
 Derivation: docs/audit.md."""
 from __future__ import annotations
 
+import bisect
 import math
 
 from dp.audit.engine import clopper_pearson_lower, clopper_pearson_upper, evaluation_trials
@@ -79,11 +80,5 @@ def resolving_samples(p: float, q: float, *, target: float, margin: float = 0.0,
         high *= 2
         if high * unit > _MAX_SAMPLES:
             raise ValueError(f"resolving {goal:.4g} needs more than {_MAX_SAMPLES} samples")
-    low = high // 2  # clears(low) is false (or low == 0)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if clears(middle):
-            high = middle
-        else:
-            low = middle
-    return high * unit
+    candidates = range(high // 2 + 1, high + 1)  # clears(high // 2) is false (or high // 2 == 0)
+    return candidates[bisect.bisect_left(candidates, True, key=clears)] * unit

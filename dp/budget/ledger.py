@@ -310,11 +310,6 @@ class _Account:
                 "totals": self.totals.to_text(), "entries": len(self.entries), "changes": len(self.history)}
 
 
-def _sealed(table: str, owner: list[Any], row: dict[str, Any]) -> dict[str, Any]:
-    """``row`` with its checksum: over the table, the account (dataset, party) and the fields."""
-    return {**row, "checksum": _digest([table, owner, row])}
-
-
 _SCHEMA = """
 CREATE TABLE account (id INTEGER PRIMARY KEY CHECK (id = 1), format TEXT NOT NULL, dataset TEXT NOT NULL,
     party INTEGER NOT NULL, accountant TEXT NOT NULL, budget_epsilon REAL NOT NULL, budget_delta REAL NOT NULL,
@@ -333,20 +328,22 @@ _COLUMNS = {"account": ("id", "format", "dataset", "party", "accountant", "budge
                         "status")}
 
 
-def _insert(connection: sqlite3.Connection, table: str, row: dict[str, Any], verb: str = "INSERT") -> None:
-    columns = ", ".join(row)
-    marks = ", ".join("?" for _ in row)
-    connection.execute(f"{verb} INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
+def _insert(connection: sqlite3.Connection, account: _Account, table: str, row: dict[str, Any],
+            verb: str = "INSERT") -> None:
+    """Write ``row`` of ``table`` with its checksum (over the table, the account's dataset and party, the fields)."""
+    sealed = {**row, "checksum": _digest([table, account.owner(), row])}
+    connection.execute(f"{verb} INTO {table} ({', '.join(sealed)}) VALUES ({', '.join('?' for _ in sealed)})",
+                       tuple(sealed.values()))
 
 
 def _store_account(connection: sqlite3.Connection, account: _Account) -> None:
     """Rewrite the ``account`` row (budget, totals, counts; its one row, id 1) with its checksum."""
-    _insert(connection, "account", _sealed("account", account.owner(), account.row()), "INSERT OR REPLACE")
+    _insert(connection, account, "account", account.row(), "INSERT OR REPLACE")
 
 
 def _append_entry(connection: sqlite3.Connection, account: _Account, entry: Entry) -> None:
     """Insert ``entry`` (a hook point: the tests slow it down, or stop the process here)."""
-    _insert(connection, "entries", _sealed("entries", account.owner(), asdict(entry)))
+    _insert(connection, account, "entries", asdict(entry))
 
 
 def _rows(connection: sqlite3.Connection, table: str) -> list[dict[str, Any]]:
@@ -489,10 +486,9 @@ def _create_file(path: Path, account: _Account) -> bool:
             connection.execute("PRAGMA synchronous=FULL")
             connection.executescript(_SCHEMA)
             connection.execute("BEGIN IMMEDIATE")
-            owner = account.owner()
-            _insert(connection, "account", _sealed("account", owner, account.row()))
+            _insert(connection, account, "account", account.row())
             for number, change in enumerate(account.history, start=1):
-                _insert(connection, "history", _sealed("history", owner, {"number": number, **change}))
+                _insert(connection, account, "history", {"number": number, **change})
             for entry in account.entries:
                 _append_entry(connection, account, entry)
             connection.execute("COMMIT")
@@ -762,6 +758,19 @@ class Ledger:
             self._version = None  # whatever happened, look again next time
             raise
 
+    @contextmanager
+    def _changing(self, connection: sqlite3.Connection, account: _Account) -> Iterator[None]:
+        """The block changes ``account`` in memory and writes its row; then the ``account`` row is rewritten.  A
+        failure restores the memory; an SQLite or OS error (a full disk) is :func:`_write_error`'s one line."""
+        saved = (account.budget, list(account.history), list(account.entries), account.totals)
+        try:
+            with _writing(self.path, self.lock_timeout):
+                yield
+                _store_account(connection, account)
+        except BaseException:
+            account.budget, account.history[:], account.entries[:], account.totals = saved
+            raise
+
     def reserve(self, spend: Spend, *, run_id: str, scenario: str) -> Entry:
         """Record ``spend`` for run ``run_id`` of ``scenario`` if it fits, *before* any data is shared (docs/budget.md).
         :raise BudgetExceeded: the spend does not fit (its message: the reason, the dataset, the file).
@@ -777,17 +786,10 @@ class Ledger:
                 raise BudgetExceeded(local, shared=shared)
             entry = Entry(time=_now(), run_id=run_id, scenario=scenario, **asdict(spend), status="reserved",
                           number=len(account.entries) + 1)
-            before = account.totals
-            account.entries.append(entry)
-            account.totals = before.plus(spend)
-            try:
-                with _writing(self.path, self.lock_timeout):  # a full disk: the one-line message, not sqlite3's
-                    _append_entry(connection, account, entry)
-                    _store_account(connection, account)
-            except BaseException:
-                account.entries.pop()
-                account.totals = before
-                raise
+            with self._changing(connection, account):
+                account.entries.append(entry)
+                account.totals = account.totals.plus(spend)
+                _append_entry(connection, account, entry)
         return entry
 
     def cancel(self, entry: Entry) -> None:
@@ -840,21 +842,15 @@ class Ledger:
             if not (0 <= position < len(account.entries)) or account.entries[position].run_id != entry.run_id \
                     or account.entries[position].time != entry.time:
                 raise LedgerError(f"ledger file {self.path} holds no entry {entry.number} of run {entry.run_id}")
-            old, before = account.entries[position], account.totals
+            old = account.entries[position]
             new = change(old, account)
             if new is None:
                 return old
-            totals = before.plus(old.spend, sign=-1) if old.counted else before
-            account.entries[position] = new
-            account.totals = totals.plus(new.spend) if new.counted else totals
-            try:
-                with _writing(self.path, self.lock_timeout):
-                    sealed = _sealed("entries", account.owner(), asdict(new))
-                    _insert(connection, "entries", sealed, "INSERT OR REPLACE")
-                    _store_account(connection, account)
-            except BaseException:
-                account.entries[position], account.totals = old, before
-                raise
+            with self._changing(connection, account):
+                totals = account.totals.plus(old.spend, sign=-1) if old.counted else account.totals
+                account.entries[position] = new
+                account.totals = totals.plus(new.spend) if new.counted else totals
+                _insert(connection, account, "entries", asdict(new), "INSERT OR REPLACE")
         return new
 
     def raise_budget(self, budget: Budget) -> Budget:
@@ -868,16 +864,10 @@ class Ledger:
             if budget.epsilon < old.epsilon or budget.delta < old.delta or budget == old:
                 raise LedgerError(f"a budget is only raised: {budget} is not above the budget {old} of {self.path}")
             change = {"time": _now(), "event": "raised", "epsilon": budget.epsilon, "delta": budget.delta}
-            account.budget = budget
-            account.history.append(change)
-            try:
-                _insert(connection, "history", _sealed("history", account.owner(),
-                                                       {"number": len(account.history), **change}))
-                _store_account(connection, account)
-            except BaseException:
-                account.budget = old
-                account.history.pop()
-                raise
+            with self._changing(connection, account):
+                account.budget = budget
+                account.history.append(change)
+                _insert(connection, account, "history", {"number": len(account.history), **change})
         return old
 
 
