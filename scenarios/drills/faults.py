@@ -6,10 +6,7 @@ Run it (the drills start their own parties; there is no ``-M``, ``-I`` or ``-P``
     python -m scenarios.drills.faults                     # every drill, 300 Framingham rows
     python -m scenarios.drills.faults --quick --json drills.json   # 60 rows (what the tests run)
 
-``--quick``: 60 rows, the issue's drills only and a 10 s silence limit; ``--json PATH``: every drill's
-outcome.  ``-M3`` is accepted and ``-L`` passed to every party; any other MPyC option is refused.  Exit 0 if
-every drill behaved as expected, 1 if some did not (one line names them), 2 for bad usage.  The cases, the
-table's columns and what each must show: docs/drills.md.
+The cases, the table's columns, the options and the exit codes (0 / 1 / 2): docs/drills.md.
 
 Threat model drilled: passive, static, ``t < m/2``; a crashed or frozen party is a failure, not an attack:
 the others stop within seconds of a crash, or within the silence limit of a freeze, with exit 1, and nothing
@@ -20,34 +17,25 @@ import os
 import sys
 from collections.abc import Sequence
 
-if __package__ in (None, ""):  # run as a file
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
 from scenarios.drills.freeze import (FREEZE_LIMIT_FULL, FREEZE_LIMIT_QUICK, FREEZE_MARGIN_SECONDS, print_freeze_report,
                                      run_freeze_drills)
 from scenarios.drills.harness import (FULL_ROWS, HISTOGRAM_KENDALL_ARGS, HISTOGRAM_ORDER, KENDALL_ARGS, PARTIES,
                                       QUICK_ROWS, RESULT_NAME, VICTIM, _LOST, _ORDER, _SILENT_PHASES, DrillOptions,
-                                      DrillResult, PartySpec, _cascades, _print_notes, _released, drill_main, drill_row,
-                                      format_table, framingham_columns, judge_survivors, parse_drill_argv,
-                                      party_directory, run_three, survivor_phases)
+                                      DrillResult, PartySpec, print_notes, _released, drill_main, drill_row,
+                                      format_table, framingham_columns, parse_drill_argv, party_directory, run_three,
+                                      survivor_phases, victim_drill)
 
-__all__ = ["main", "crash_drill", "refusal_drill", "run_drills", "print_report",
-           "CRASH_PHASES", "FULL_EXTRA_CRASH_PHASES", "SURVIVOR_LIMIT_SECONDS", "HISTOGRAM_CRASH_PHASES",
-           "FULL_EXTRA_HISTOGRAM_CRASH_PHASES"]
+__all__ = ["main", "crash_drill", "refusal_drill", "run_drills", "print_report", "CRASH_JOBS", "SURVIVOR_LIMIT_SECONDS"]
 
 #: the issue's bound on the survivors' exit after the crash
 SURVIVOR_LIMIT_SECONDS = 60.0
-#: phases at whose entry party 1 crashes: the issue's four, and in the full run also the parameter check
-CRASH_PHASES = ("intake", "kernel", "noise", "reveal")
-FULL_EXTRA_CRASH_PHASES = ("parameter check",)
-#: crash cases of the complete statistic on the histogram path (issue 13): job "histogram"
-HISTOGRAM_CRASH_PHASES = ("histogram",)
-FULL_EXTRA_HISTOGRAM_CRASH_PHASES = ("sums",)
-CRASH_EXIT_CODE = 137  # scenarios.drills.party.CRASH_EXIT_CODE (not imported: that module pulls in MPyC)
-
-
-def _base_args(data: str, job: str = "tuples") -> list[str]:
-    return ["--data", data, *(HISTOGRAM_KENDALL_ARGS if job == "histogram" else KENDALL_ARGS), "--json", RESULT_NAME]
+#: per crash job: its ustat arguments, its phases in order, the phases at whose entry party 1 crashes in the quick
+#: run and in the full run (tuples: the issue's four, and the parameter check; histogram: the complete statistic on
+#: the histogram path, issue 13)
+CRASH_JOBS: dict[str, tuple[list[str], tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "tuples": (KENDALL_ARGS, _ORDER, ("intake", "kernel", "noise", "reveal"),
+               ("parameter check", "intake", "kernel", "noise", "reveal")),
+    "histogram": (HISTOGRAM_KENDALL_ARGS, HISTOGRAM_ORDER, ("histogram",), ("histogram", "sums"))}
 
 
 def crash_drill(phase: str, workdir: str, data: str, party_args: Sequence[str] = (),
@@ -56,33 +44,14 @@ def crash_drill(phase: str, workdir: str, data: str, party_args: Sequence[str] =
     naming party 1 and the phase, nothing released.
 
     :param job: ``tuples`` (Kendall on sampled pairs) or ``histogram`` (the complete Kendall, issue 13)."""
-    base = _base_args(data, job)
-    specs = [PartySpec("ustat", tuple(base)), PartySpec("drills.party", ("--crash-at", phase, *base)),
-             PartySpec("ustat", tuple(base))]
-    results, _ = run_three(specs, workdir, party_args=party_args)
-    victim = results[VICTIM]
-    survivors = [r for r in results if r.party != VICTIM]
-    crash_times = [stamp for name, _, stamp in victim.phases if name == phase]
-    crash_time = crash_times[0] if crash_times else victim.exit_time
-    problems: list[str] = []
-    if victim.code != CRASH_EXIT_CODE or not crash_times:
-        problems.append(f"party 1 did not crash at the {phase} phase (exit {victim.code}, "
-                        f"phases {[name for name, _, _ in victim.phases]})")
-    stops = [r.exit_time - crash_time for r in survivors if r.exit_time is not None and crash_time is not None]
-    seconds = max(stops) if len(stops) == len(survivors) else None
-    order = HISTOGRAM_ORDER if job == "histogram" else _ORDER
-    lost = judge_survivors(survivors, {"lost": _LOST}, survivor_phases(order, _SILENT_PHASES, phase),
-                           "lost connection to party j during the PHASE phase; nothing was released", problems)
-    # the other survivor closes its connections only when it exits: after losing party 1, a consequence
-    notes = _cascades(lost, problems, victim_is="crashed", gave_up="stopped after losing")
-    if seconds is None or seconds >= SURVIVOR_LIMIT_SECONDS:
-        problems.append(f"the survivors did not stop within {SURVIVOR_LIMIT_SECONDS:g} s of the crash")
-    released = _released(workdir, results, problems)
-    first = results[0].error_lines
-    noticed = ", ".join(f"p{r.party}: {lost[r.party][1]}" if r.party in lost else f"p{r.party}: ?" for r in survivors)
-    name = f"crash at {phase}" if job == "tuples" else f"crash {job} at {phase}"
-    return DrillResult(name, "crash", [r.code for r in results], seconds, noticed, released,
-                       first[0] if first else "", [r.error_lines for r in results], None, problems, notes)
+    args, order, _, _ = CRASH_JOBS[job]
+    return victim_drill(f"crash at {phase}" if job == "tuples" else f"crash {job} at {phase}", "crash", "ustat",
+                        ["--data", data, *args, "--json", RESULT_NAME], phase, workdir, party_args=party_args,
+                        allowed=survivor_phases(order, _SILENT_PHASES, phase), patterns={"lost": _LOST},
+                        expected="lost connection to party j during the PHASE phase; nothing was released",
+                        failed=f"party 1 did not crash at the {phase} phase (exit {{code}}, phases {{phases}})",
+                        bound=SURVIVOR_LIMIT_SECONDS,
+                        late=f"the survivors did not stop within {SURVIVOR_LIMIT_SECONDS:g} s of the crash")
 
 
 def _overridden(argv: Sequence[str], option: str, value: str) -> list[str]:
@@ -137,12 +106,10 @@ def run_drills(options: DrillOptions, root: str) -> tuple[list[DrillResult], int
         return party_directory(root, name, ["sysBP", "diaBP"], rows)
 
     results: list[DrillResult] = []
-    for phase in CRASH_PHASES if options.quick else (*FULL_EXTRA_CRASH_PHASES, *CRASH_PHASES):
-        results.append(crash_drill(phase, prepare(f"crash {phase}"), "p{pid}.csv", party_args))
-    for phase in HISTOGRAM_CRASH_PHASES + (() if options.quick else FULL_EXTRA_HISTOGRAM_CRASH_PHASES):
-        results.append(crash_drill(phase, prepare(f"crash histogram {phase}"), "p{pid}.csv", party_args,
-                                   job="histogram"))
-    argv = _base_args("p{pid}.csv")
+    for job, (_, _, quick, full) in CRASH_JOBS.items():
+        for phase in quick if options.quick else full:
+            results.append(crash_drill(phase, prepare(f"crash {job} {phase}"), "p{pid}.csv", party_args, job=job))
+    argv = ["--data", "p{pid}.csv", *KENDALL_ARGS, "--json", RESULT_NAME]
     spoiled = [list(row) for row in rows]
     spoiled[1 + PARTIES * 2][1] = "high"  # party 1's third data row (line 4 of its file), column diaBP
     directory = party_directory(root, "bad cell", ["sysBP", "diaBP"], spoiled)
@@ -180,7 +147,7 @@ def print_report(results: Sequence[DrillResult], rows: int) -> None:
           "bytes all parties sent in all.")
     print("  message: party 0's line (party 2's names itself; for refusals all three lines are identical).  "
           "ok*: see the note below the table.")
-    _print_notes(results)
+    print_notes(results)
     if freezes:
         print_freeze_report(freezes, rows)
 

@@ -1,12 +1,8 @@
-"""Freeze drills: party 1 stops answering (``SIGSTOP``) on entering a phase of ``ustat``, ``ecdf`` or ``rank_auc``.
-
+"""Freeze drills: party 1 stops answering (``SIGSTOP``) on entering a phase of ``ustat``, ``ecdf`` or ``rank_auc``;
+both survivors must stop within the silence limit plus a margin, one line each, nothing released (docs/drills.md).
 Run it (three local parties of its own, like :mod:`scenarios.drills.faults`, which runs these cases too)::
 
     python -m scenarios.drills.freeze --quick --json freeze.json
-
-Every party runs with ``--silence-limit`` (10 s ``--quick``, 60 s full); both survivors must exit 1 within the
-limit plus :data:`FREEZE_MARGIN_SECONDS` of the freeze with one line naming party 1 and the phase, nothing
-released (docs/drills.md).
 
 Threat model drilled: passive, static, ``t < m/2``; a party alive but silent ends the run for the others within
 a bounded silence limit, in every phase including shutdown, never a hang."""
@@ -17,11 +13,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from scenarios.drills.harness import (FULL_ROWS, HISTOGRAM_KENDALL_ARGS, HISTOGRAM_ORDER, KENDALL_ARGS, QUICK_ROWS,
-                                      RESULT_NAME, RUN_TIMEOUT_SECONDS, VICTIM, _LOST, _ORDER, _SILENT, _SILENT_PHASES,
-                                      DrillOptions, DrillResult, PartySpec, _cascades, _print_notes, _released,
-                                      _seconds, drill_main, drill_row, format_table, framingham_columns,
-                                      judge_survivors, parse_drill_argv, party_directory, run_three,
-                                      survivor_phases)
+                                      RESULT_NAME, _LOST, _ORDER, _SILENT, _SILENT_PHASES, DrillOptions, DrillResult,
+                                      print_notes, number, drill_main, drill_row, format_table, framingham_columns,
+                                      parse_drill_argv, party_directory, survivor_phases, victim_drill)
 
 __all__ = ["freeze_drill", "run_freeze_drills", "print_freeze_report", "FREEZE_CASES", "FULL_EXTRA_FREEZE_CASES",
            "FREEZE_LIMIT_QUICK", "FREEZE_LIMIT_FULL", "FREEZE_MARGIN_SECONDS", "FREEZE_WORKERS", "JOBS"]
@@ -59,39 +53,15 @@ def freeze_drill(scenario: str, phase: str, workdir: str, data: str, limit: floa
     ``SIGSTOP`` on entering ``phase``; both survivors must exit 1 within ``limit`` + :data:`FREEZE_MARGIN_SECONDS`
     seconds, one line each naming party 1 and the phase, no traceback, nothing released."""
     module, args, order, silent = JOBS[scenario]
-    base = ["--data", data, *args, "--json", RESULT_NAME, "--silence-limit", f"{limit:g}"]
-    specs = [PartySpec(module, tuple(base)),
-             PartySpec("drills.party", ("--scenario", module, "--freeze-at", phase, *base)),
-             PartySpec(module, tuple(base))]
-    results, _ = run_three(specs, workdir, party_args=party_args, frozen=VICTIM,
-                           timeout=max(RUN_TIMEOUT_SECONDS, limit + 90.0))
-    victim = results[VICTIM]
-    survivors = [r for r in results if r.party != VICTIM]
-    freeze_times = [stamp for name, _, stamp in victim.phases if name == phase]
-    freeze_time = freeze_times[0] if freeze_times else None
-    problems: list[str] = []
-    if not freeze_times or victim.code != -9:
-        problems.append(f"party 1 did not stay frozen at the {phase} phase (exit {victim.code}, "
-                        f"phases {[name for name, _, _ in victim.phases]})")
-    stops = [None if r.exit_time is None or freeze_time is None else r.exit_time - freeze_time for r in survivors]
-    known = [stop for stop in stops if stop is not None]
-    seconds = max(known) if len(known) == len(survivors) else None
     bound = limit + FREEZE_MARGIN_SECONDS
-    if seconds is None or seconds > bound:
-        problems.append(f"the survivors did not stop within {bound:g} s of the freeze")
-    named = judge_survivors(survivors, {"silent": _SILENT, "lost": _LOST}, survivor_phases(order, silent, phase),
-                            "party 1 stopped answering during the PHASE phase (...); nothing was released", problems)
-    for party, (other, _, kind) in named.items():
-        if other == VICTIM and kind == "lost":
-            problems.append(f"party {party} reported a lost connection to the frozen party 1, which never closed it")
-    notes = _cascades(named, problems, victim_is="frozen", gave_up="given up on")
-    released = _released(workdir, results, problems, "curve.csv")
-    first = results[0].error_lines
-    noticed = ", ".join(f"p{r.party}: {named[r.party][1]}" if r.party in named else f"p{r.party}: ?"
-                        for r in survivors)
-    return DrillResult(f"freeze {scenario} at {phase}", "freeze", [r.code for r in results], seconds, noticed,
-                       released, first[0] if first else "", [r.error_lines for r in results], None, problems,
-                       notes, stops, limit)
+    return victim_drill(f"freeze {scenario} at {phase}", "freeze", module,
+                        ["--data", data, *args, "--json", RESULT_NAME, "--silence-limit", f"{limit:g}"], phase,
+                        workdir, party_args=party_args, allowed=survivor_phases(order, silent, phase),
+                        patterns={"silent": _SILENT, "lost": _LOST},
+                        expected="party 1 stopped answering during the PHASE phase (...); nothing was released",
+                        failed=f"party 1 did not stay frozen at the {phase} phase (exit {{code}}, phases {{phases}})",
+                        bound=bound, late=f"the survivors did not stop within {bound:g} s of the freeze", limit=limit,
+                        files=("curve.csv",))
 
 
 def run_freeze_drills(options: DrillOptions, root: str) -> list[DrillResult]:
@@ -113,14 +83,14 @@ def print_freeze_report(results: Sequence[DrillResult], rows: int) -> None:
     print()
     print(f"Freeze drills: 3 parties on {rows} Framingham rows; party 1 sends itself SIGSTOP on entering the "
           f"phase; --silence-limit {limit:g} s at every party (bound: {limit + FREEZE_MARGIN_SECONDS:g} s)")
-    table = [drill_row(result, " / ".join(map(_seconds, result.survivor_seconds)), result.phase) for result in results]
+    table = [drill_row(result, " / ".join(map(number, result.survivor_seconds)), result.phase) for result in results]
     print(format_table(["drill", "exits", "seconds to stop", "p0 / p2", "phase", "released", "check", "message"],
                        table))
     print("  exits: parties 0 1 2 (-9: the frozen party 1, ended with SIGKILL by the drill once both survivors "
           "had exited).")
     print("  seconds to stop: from the freeze to the last survivor's exit (p0 / p2: each survivor's).  phase: the "
           "phase each survivor named.")
-    _print_notes(results)
+    print_notes(results)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,7 +10,6 @@ Threat model drilled: passive, static, ``t < m/2``; a crashed or frozen party is
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 import os
 import pathlib
@@ -21,21 +20,22 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 from typing import Any
 
+from scenarios.drills.party import CRASH_EXIT_CODE
 from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.outputs import check_output_path
 from secure.launcher import free_base_port, mpyc_help, mpyc_options
 
-__all__ = ["DrillOptions", "parse_drill_argv", "framingham_columns", "party_directory",
-           "read_result", "PartySpec", "PartyResult", "run_three", "CheckedOutcome", "DrillResult", "judge_survivors",
-           "survivor_phases", "format_table", "drill_row", "exits", "drill_main", "REPO_ROOT", "PARTIES", "VICTIM",
-           "QUICK_ROWS", "FULL_ROWS", "KENDALL_ARGS", "RESULT_NAME", "RELEASE_MARKERS", "HISTOGRAM_KENDALL_ARGS",
-           "HISTOGRAM_ORDER"]
+__all__ = ["DrillOptions", "parse_drill_argv", "framingham_columns", "party_directory", "read_result", "PartySpec",
+           "PartyResult", "run_three", "CheckedOutcome", "DrillResult", "judge_survivors", "victim_drill",
+           "survivor_phases", "format_table", "number", "drill_row", "print_notes", "exits", "drill_main",
+           "REPO_ROOT", "PARTIES", "VICTIM", "CRASH_EXIT_CODE", "QUICK_ROWS", "FULL_ROWS", "KENDALL_ARGS",
+           "RESULT_NAME", "RELEASE_MARKERS", "HISTOGRAM_KENDALL_ARGS", "HISTOGRAM_ORDER"]
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FRAMINGHAM = os.path.join(REPO_ROOT, "scenarios", "data", "framingham.csv.gz")
 PARTIES = 3
 VICTIM = 1
 QUICK_ROWS = 60
@@ -50,6 +50,9 @@ HISTOGRAM_KENDALL_ARGS = ["--stat", "kendall", "--columns", "sysBP,diaBP", "--do
 #: the phases of the histogram path, in order (none is silent)
 HISTOGRAM_ORDER = ("connect", "parameter check", "intake", "histogram", "sums", "noise", "reveal", "shutdown")
 RESULT_NAME = "result.json"
+#: per way party 1 stops (victim_drill): its exit code, what it is called, what a survivor did to it
+_STOPS = {"crash": (CRASH_EXIT_CODE, "crashed", "stopped after losing"), "freeze": (-9, "frozen", "given up on"),
+          "kill": (CRASH_EXIT_CODE, "crashed", "lost")}
 _ORDER = ("connect", "parameter check", "intake", "seed", "kernel", "noise", "reveal", "shutdown")
 _SILENT_PHASES = ("seed",)  # no messages with a fixed --seed
 _LOST = re.compile(r"lost connection to party (\d+) during the (.+?) phase; nothing was released")
@@ -96,19 +99,14 @@ def parse_drill_argv(argv: Sequence[str], prog: str, doc: str) -> DrillOptions |
 
 
 def framingham_columns(columns: Sequence[str], rows: int) -> list[list[str]]:
-    """The first ``rows`` Framingham rows with no missing value in ``columns``, as strings (no MPyC import)."""
-    with gzip.open(FRAMINGHAM, "rt", newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        header = [name.strip() for name in next(reader)]
-        positions = [header.index(name) for name in columns]
-        chosen: list[list[str]] = []
-        for row in reader:
-            cells = [row[p].strip() for p in positions]
-            if not any(cell.lower() in ("", "na", "nan", "?") for cell in cells):
-                chosen.append(cells)
-            if len(chosen) == rows:
-                break
-    return chosen
+    """The first ``rows`` embedded Framingham rows with no missing value in ``columns``, as strings (no MPyC import)."""
+    from scenarios.kit.datasets import load_embedded
+    from secure.intake import MISSING_TOKENS
+
+    table = load_embedded("framingham")
+    positions = [table.header.index(name) for name in columns]
+    chosen = ([row[p] for p in positions] for row in table.rows)
+    return list(islice((cells for cells in chosen if not any(c.lower() in MISSING_TOKENS for c in cells)), rows))
 
 
 def party_directory(root: str, name: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -126,11 +124,8 @@ def party_directory(root: str, name: str, header: Sequence[str], rows: Sequence[
 
 def read_result(directory: str) -> Any:
     """The ``--json`` record party 0 wrote in ``directory`` (``{}`` if none)."""
-    path = os.path.join(directory, RESULT_NAME)
-    if not os.path.exists(path):
-        return {}
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    path = pathlib.Path(directory, RESULT_NAME)
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
 @dataclass(frozen=True)
@@ -235,6 +230,11 @@ class CheckedOutcome:
     problems: list[str]
 
     @property
+    def label(self) -> str:
+        """How the notes under a table name this outcome (default: its ``name``)."""
+        return str(getattr(self, "name"))
+
+    @property
     def ok(self) -> bool:
         """Whether every check passed."""
         return not self.problems
@@ -324,21 +324,55 @@ def survivor_phases(order: Sequence[str], silent: Sequence[str], phase: str) -> 
     return tuple(allowed)
 
 
-def _cascades(named: dict[int, tuple[int, str, str]], problems: list[str], *, victim_is: str,
-              gave_up: str) -> list[str]:
-    """A survivor that named the other survivor, which had itself named the victim, is a cascade (a note);
-    naming anyone else is a problem."""
+def victim_drill(name: str, kind: str, module: str, base: Sequence[str], phase: str, workdir: str, *,
+                 party_args: Sequence[str], allowed: Sequence[str], patterns: dict[str, re.Pattern[str]],
+                 expected: str, failed: str, bound: float, late: str, limit: float | None = None,
+                 files: Sequence[str] = ()) -> DrillResult:
+    """Party 1 runs ``drills.party`` (the others ``scenarios.<module> base``) and crashes (``kind`` crash, kill) or
+    freezes on entering ``phase``; the survivors must exit 1 within ``bound`` s with one line each naming party 1
+    and a phase of ``allowed`` (:func:`judge_survivors`), no traceback, nothing (nor ``files``) released.  A
+    survivor that named the other survivor, which had itself named party 1, is a cascade (a note).
+
+    :param failed: the problem if party 1 did not stop there (``{code}``, ``{phases}``); ``late``: if a survivor
+        did not stop in time.  :param limit: the silence limit of a freeze (``None``: no freeze)."""
+    code, victim_is, gave_up = _STOPS[kind]
+    honest = PartySpec(module, tuple(base))
+    victim_args = ("--scenario", module, "--freeze-at" if kind == "freeze" else "--crash-at", phase, *base)
+    results, _ = run_three([honest, PartySpec("drills.party", victim_args), honest], workdir, party_args=party_args,
+                           frozen=VICTIM if kind == "freeze" else None,
+                           timeout=RUN_TIMEOUT_SECONDS if limit is None else max(RUN_TIMEOUT_SECONDS, limit + 90.0))
+    victim, survivors = results[VICTIM], [r for r in results if r.party != VICTIM]
+    stamps = [stamp for entered, _, stamp in victim.phases if entered == phase]
+    problems: list[str] = []
+    if victim.code != code or not stamps:
+        problems.append(failed.format(code=victim.code, phases=[entered for entered, _, _ in victim.phases]))
+    start = stamps[0] if stamps else victim.exit_time if kind == "crash" else None
+    stops = [None if r.exit_time is None or start is None else r.exit_time - start for r in survivors]
+    known = [stop for stop in stops if stop is not None]
+    seconds = max(known) if len(known) == len(survivors) else None
+    slow = seconds is None or (seconds >= bound if kind == "crash" else seconds > bound)
+    if slow and kind != "crash":
+        problems.append(late)
+    named = judge_survivors(survivors, patterns, allowed, expected, problems)
     notes = []
-    for party, (other, _, _) in named.items():
+    for party, (other, _, how) in named.items():
         if other == VICTIM:
-            continue
-        if other in named and named[other][0] == VICTIM:
+            if kind == "freeze" and how == "lost":
+                problems.append(f"party {party} reported a lost connection to the frozen party 1, which never "
+                                "closed it")
+        elif other in named and named[other][0] == VICTIM:  # the other survivor closes its connections on exit
             notes.append(f"party {party} named party {other}, which had already {gave_up} party {VICTIM} (a cascade)")
         else:
             problems.append(f"party {party} named party {other}, not the {victim_is} party {VICTIM}")
     if named and not any(other == VICTIM for other, _, _ in named.values()):
         problems.append(f"no survivor named party {VICTIM}")
-    return notes
+    if slow and kind == "crash":
+        problems.append(late)
+    released = _released(workdir, results, problems, *files)
+    first = results[0].error_lines
+    noticed = ", ".join(f"p{r.party}: {named[r.party][1] if r.party in named else '?'}" for r in survivors)
+    return DrillResult(name, kind, [r.code for r in results], seconds, noticed, released, first[0] if first else "",
+                       [r.error_lines for r in results], None, problems, notes, [] if limit is None else stops, limit)
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -355,24 +389,25 @@ def exits(codes: Sequence[int | None]) -> str:
     return " ".join("hung" if code is None else str(code) for code in codes)
 
 
-def _seconds(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+def number(value: float | None, digits: int = 2) -> str:
+    """``value`` with ``digits`` decimals, ``-`` for none."""
+    return "-" if value is None else f"{value:.{digits}f}"
 
 
 def drill_row(result: DrillResult, *middle: str) -> list[str]:
     """One table row: name, exits, seconds to stop, ``middle``, released, check, message."""
-    return [result.name, exits(result.codes), _seconds(result.seconds_to_stop), *middle,
+    return [result.name, exits(result.codes), number(result.seconds_to_stop), *middle,
             "RELEASED" if result.released else "nothing",
             ("ok*" if result.notes else "ok") if result.ok else "FAILED", result.message]
 
 
-def _print_notes(results: Sequence[DrillResult]) -> None:
+def print_notes(outcomes: Sequence[CheckedOutcome]) -> None:
     """The ``ok*`` notes and ``FAILED`` problems under a drill table."""
-    for result in results:
-        for note in result.notes:
-            print(f"  ok* {result.name}: {note}")
-        for problem in result.problems:
-            print(f"  FAILED {result.name}: {problem}")
+    for outcome in outcomes:
+        for note in getattr(outcome, "notes", ()):
+            print(f"  ok* {outcome.label}: {note}")
+        for problem in outcome.problems:
+            print(f"  FAILED {outcome.label}: {problem}")
 
 
 def drill_main(argv: Sequence[str] | None, *, name: str, parse: Callable[[Sequence[str]], Any],

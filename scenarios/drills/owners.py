@@ -1,15 +1,9 @@
 """Owners drill: three servers over an inbox of honest owners and every malicious upload of issue 24; a server
-frozen or killed while they release.
+frozen or killed while they release (the cases and what each must show: docs/drills.md).
 
 Run it (it starts its own three local servers; this process runs no MPyC itself)::
 
     python -m scenarios.drills.owners --quick --json owners.json
-
-Malicious uploads (value 2, two-hot, wrong field, replayed record, record at only some servers, wrong campaign)
-must each be rejected with one line at the servers that received them, and the complete Kendall's tau at
-epsilon 1e9 must equal the exact one over the honest owners; a server frozen (``SIGSTOP``) or killed on entering
-the histogram phase of ``scenarios.ustat --owners`` must stop the others with exit 1 and one line within the
-silence limit (docs/drills.md).
 
 Threat model drilled (docs/owners.md): at most ``t`` servers semi-honest, any number of malicious owners; a
 crashed or frozen server is a failure, not an attack."""
@@ -24,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from scenarios.drills.harness import (_LOST, _SILENT, RESULT_NAME, VICTIM, CheckedOutcome, DrillResult, PartySpec,
-                                      _cascades, _print_notes, _released, drill_main, drill_row, format_table,
-                                      judge_survivors, parse_drill_argv, run_three)
+from scenarios.drills.harness import (_LOST, _SILENT, RESULT_NAME, CheckedOutcome, DrillResult, PartySpec,
+                                      print_notes, drill_main, drill_row, format_table, parse_drill_argv, run_three,
+                                      victim_drill)
 
 __all__ = ["CASES", "build_inbox", "main"]
 
@@ -158,30 +152,14 @@ def stop_drill(kind: str, root: str, party_args: Sequence[str]) -> DrillResult:
             f"{root}/keys/server{{pid}}.key", "--stat", "kendall", "--columns", "x,y", "--epsilon", "1e9", "--pairs",
             "all", "--path", "histogram", "--silence-limit", f"{LIMIT:g}", "--json", RESULT_NAME, "--ledger",
             f"{root}/ledger", "--budget", "1e15:1e-3")
-    workdir = f"{root}/{kind}"
-    os.makedirs(workdir)
-    victim = PartySpec("drills.party", ("--freeze-at" if kind == "freeze" else "--crash-at", "histogram", *base))
-    results, _ = run_three([PartySpec("ustat", base), victim, PartySpec("ustat", base)], workdir,
-                           party_args=party_args, frozen=VICTIM if kind == "freeze" else None)
-    survivors = [r for r in results if r.party != VICTIM]
-    stamps = [stamp for name, _, stamp in results[VICTIM].phases if name == "histogram"]
-    problems: list[str] = []
-    if not stamps or results[VICTIM].code != (-9 if kind == "freeze" else 137):
-        problems.append(f"server 1 did not stop at the histogram phase (exit {results[VICTIM].code})")
-    stops = [None if r.exit_time is None or not stamps else r.exit_time - stamps[0] for r in survivors]
-    seconds = None if None in stops else max(s for s in stops if s is not None)
-    if seconds is None or seconds > LIMIT + MARGIN:
-        problems.append(f"the survivors did not stop within {LIMIT + MARGIN:g} s")
+    os.makedirs(f"{root}/{kind}")
     # the servers' intake of the owners' uploads sends nothing: a survivor may still be finishing the close
-    named = judge_survivors(survivors, {"silent": _SILENT} if kind == "freeze" else {"lost": _LOST},
-                            ("close", "intake", "histogram"), "party 1 ...; nothing was released", problems)
-    notes = _cascades(named, problems, victim_is="frozen" if kind == "freeze" else "crashed",
-                      gave_up="given up on" if kind == "freeze" else "lost")
-    released = _released(workdir, results, problems)
-    first = results[0].error_lines
-    return DrillResult(f"server 1 {'frozen' if kind == 'freeze' else 'killed'} at histogram", kind,
-                       [r.code for r in results], seconds, ", ".join(f"p{p}: {named[p][1]}" for p in named), released,
-                       first[0] if first else "", [r.error_lines for r in results], None, problems, notes, stops, LIMIT)
+    return victim_drill(f"server 1 {'frozen' if kind == 'freeze' else 'killed'} at histogram", kind, "ustat", base,
+                        "histogram", f"{root}/{kind}", party_args=party_args, allowed=("close", "intake", "histogram"),
+                        patterns={"silent": _SILENT} if kind == "freeze" else {"lost": _LOST},
+                        expected="party 1 ...; nothing was released",
+                        failed="server 1 did not stop at the histogram phase (exit {code})", bound=LIMIT + MARGIN,
+                        late=f"the survivors did not stop within {LIMIT + MARGIN:g} s", limit=LIMIT)
 
 
 def run_all(options: Any, root: str) -> tuple[list[CaseResult], list[DrillResult]]:
@@ -198,14 +176,12 @@ def report(outcome: tuple[list[CaseResult], list[DrillResult]]) -> None:
     print("Owners drill: 3 servers, malicious uploads among honest owners (complete Kendall, epsilon 1e9)")
     print(format_table(["malicious upload", "named at servers", "check", "line"],
                        [[c.name, " ".join(map(str, c.servers)), "ok" if c.ok else "FAILED", c.line] for c in cases]))
-    for case in cases:
-        for problem in case.problems:
-            print(f"  FAILED {case.name}: {problem}")
+    print_notes(cases)
     print(f"\nServers stopping: --silence-limit {LIMIT:g} s (bound {LIMIT + MARGIN:g} s); the statistic row: "
           "released vs exact")
     print(format_table(["drill", "exits", "seconds to stop", "phase", "released", "check", "message"],
                        [drill_row(r, r.phase) for r in runs]))
-    _print_notes(runs)
+    print_notes(runs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,15 +1,9 @@
-"""One party of a secure scenario that misbehaves on purpose, for the threat-model drills.
-
-It runs ``scenarios.ustat`` (or ``--scenario ecdf`` / ``rank_auc``) as one MPyC party after wrapping a few
-functions of the secure layer *in this process only*; the production code is never changed.  Run it as one
-party among honest others (every other argument goes to the scenario)::
+"""One party of a secure scenario that misbehaves on purpose, for the threat-model drills: it runs
+``scenarios.ustat`` (or ``--scenario ecdf`` / ``rank_auc``) after wrapping a few functions of the secure layer
+*in this process only* (what each drill option wraps: docs/drills.md).  Run it as one party among honest others::
 
     python -m scenarios.drills.party --crash-at kernel --data 'p{pid}.csv' --stat kendall \\
         --columns sysBP,diaBP --seed 4 -M3 -I 1 -B 40000 --no-log
-
-The drill options are explained by ``-h``; what each wraps: docs/drills.md.  With ``-M m``
-and no ``-I`` it is party 0 and launches honest parties ``1..m-1``.  A bad drill option stops every party
-with exit 2 and the same line.
 
 Threat model drilled: passive, static, ``t < m/2``; a crash or freeze is a failure (the others stop, nothing
 released); skipping the clipping is an active deviation that ``--clip secure`` must still bound."""
