@@ -1,11 +1,9 @@
 """Benchmark: many data owners upload once, then the servers release each statistic from the uploads (issue 24).
 
-Per N (``--owners``) and statistic: N simulated owners upload to a fresh campaign (vectorized,
-:func:`secure.owners.simulate_owners`; owner CPU per owner and bytes per server per row), then the ``-M`` servers
-run :func:`dp.umpc.release` (Kendall, duplicate, AUC) or :func:`dp.ecdf.release` (ECDF, Hosmer-Lemeshow) with the
-:class:`dp.umpc.owners.Owners` intake: close (decrypt, checks, agree), DPF evaluation with the one-hot check, the
-rest of the release (noise, MPC, reveal), bytes, peak memory per server, the released value beside the exact one
-(at ``--epsilon 1e9`` they agree) and the noise std.  Run it with three local servers::
+Per N (``--owners``) and statistic: N simulated owners upload to a fresh campaign (owner CPU and bytes), then the
+``-M`` servers release it with the :class:`dp.umpc.owners.Owners` intake: close, DPF evaluation with the one-hot
+check, the rest of the release, bytes, peak memory, the released value beside the exact one (at ``--epsilon 1e9``
+they agree) and the noise std.  Run it with three local servers::
 
     python -m scenarios.bench_owners -M3                              # N = 10^4: every statistic
     python -m scenarios.bench_owners -M3 --owners 100000 --stats auc --silence-limit 300
@@ -31,9 +29,8 @@ import dp.ecdf
 import dp.umpc
 from dp.ecdf import EcdfQuery, HosmerLemeshowQuery
 from dp.umpc.owners import Owners
-from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table
-from scenarios.kit.measure import bench_main, integer_list, peak_rss_bytes
-from scenarios.kit.records import write_record
+from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes
+from scenarios.kit.measure import bench_main, deliver_tables, integer_list, peak_rss_bytes
 from secure import categorical, numeric
 from secure.owners import Campaign, FolderTransport, generate_server_key, simulate_owners
 
@@ -177,10 +174,10 @@ async def measure(statistic: str, owners: int, epsilon: float, root: str, public
     return out
 
 
-def table(r: dict[str, Any], epsilon: float) -> None:
-    """Print one statistic's numbers beside the issue's targets."""
+def table(r: dict[str, Any], epsilon: float) -> tuple[list[tuple[str, str]], str]:
+    """One statistic's numbers beside the issue's targets: its rows and title."""
     sent = " / ".join(f"{b:.0f}" for b in r["bytes_per_row"])
-    print_table([
+    return [
         ("owner", f"{r['owner_cpu_ms']:.2f} ms CPU per owner; {sent} bytes per row at servers 0 / 1 / 2 (target "
                   f"{TARGETS['owner']}); writing the files {r['write_seconds']:.1f} s"),
         ("close (decrypt + agree)", f"{r['close_cpu']:.2f} s CPU, {r['close_wall']:.2f} s wall"),
@@ -195,7 +192,7 @@ def table(r: dict[str, Any], epsilon: float) -> None:
                              f"{r['rejected']} owner(s) rejected)"),
         ("difference released - exact", f"{r.get('difference', r['released'] - r['exact']):.3g}"),
         ("noise std", r["noise_std"]),
-    ], title=f"{r['statistic']}: N = {r['owners']} owners, G = 2^{r['cells']} cells, at server 0 (seconds its own)")
+    ], f"{r['statistic']}: N = {r['owners']} owners, G = 2^{r['cells']} cells, at server 0 (seconds its own)"
 
 
 async def _bench(options: argparse.Namespace) -> Any:
@@ -211,16 +208,10 @@ async def _bench(options: argparse.Namespace) -> Any:
             for statistic in options.stats:
                 results.append(await measure(statistic, owners, options.epsilon, root, public))
     await mpc.transfer(None, senders=0)  # every server is done with the folder
-
-    def deliver() -> None:
-        for result in results:
-            table(result, options.epsilon)
-        if options.json:
-            write_record(options.json, {"epsilon": options.epsilon, "results": results})
-        if holder is not None:
-            holder.cleanup()
-
-    return deliver if mpc.pid == 0 else None
+    if holder is None:
+        return None
+    return deliver_tables([table(r, options.epsilon) for r in results], options.json,
+                          {"epsilon": options.epsilon, "results": results}, then=holder.cleanup)
 
 
 main = bench_main(parse_options, _bench)

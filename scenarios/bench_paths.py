@@ -154,10 +154,8 @@ async def _measure(options: PathsOptions, seed: int) -> list[Measured]:
                 plan = plan_for(query, rows=n, parties=parties, pairs="per-row" if sampled else "all")
             except ValueError as exc:
                 raise InputError(f"all parties: {exc}") from None
-            if multiple is not None:
-                release = await run_secure(query, fixed, seed=tuple_seed(seed, kernel, multiple))
-            else:
-                release = await run_complete(query, fixed, plan, missing=job.missing.mode)
+            release = (await run_secure(query, fixed, seed=tuple_seed(seed, kernel, multiple)) if multiple is not None
+                       else await run_complete(query, fixed, plan, missing=job.missing.mode))
             cost = plan.costs[query.path]
             assert release is not None
             measured.append(Measured(kernel, label, int(release.pairs), n, float(release.estimate),
@@ -176,7 +174,7 @@ def monte_carlo(options: PathsOptions, seed: int, measured: Sequence[Measured],
     from dp.umpc.protocol import estimate_noise_std, simulate
     from scenarios.kit.experiments import noise_generator, progress, run_seeds
 
-    runs = options.common.runs
+    runs, os_noise = options.common.runs, options.common.os_noise
     run_seed = run_seeds(seed, runs)
     results: list[dict[str, Any]] = []
     by_kernel: dict[str, list[Any]] = {}
@@ -193,7 +191,7 @@ def monte_carlo(options: PathsOptions, seed: int, measured: Sequence[Measured],
         if item.multiple is None:
             query = replace(job.query, tuples=None)
             simulation = simulate_complete(query, rows_by_party, threshold=threshold, runs=runs,
-                                           noise_rng=noise_generator(seed, setting, 0, os_noise=options.common.os_noise))
+                                           noise_rng=noise_generator(seed, setting, 0, os_noise=os_noise))
             estimates = np.asarray(simulation.estimates, dtype=float)
             noise_variance = estimate_noise_std(query, item.tuples, simulation.plans, list(simulation.sums)) ** 2
         else:
@@ -201,7 +199,7 @@ def monte_carlo(options: PathsOptions, seed: int, measured: Sequence[Measured],
             draws, variances = [], []
             for run in range(runs):
                 simulation = simulate(query, rows_by_party, threshold=threshold, seed=int(run_seed[run]), runs=1,
-                                      noise_rng=noise_generator(seed, setting, run, os_noise=options.common.os_noise))
+                                      noise_rng=noise_generator(seed, setting, run, os_noise=os_noise))
                 draws.append(float(simulation.estimates[0]))
                 variances.append(estimate_noise_std(query, item.tuples, simulation.plans, list(simulation.sums)) ** 2)
             estimates = np.asarray(draws)
@@ -211,11 +209,11 @@ def monte_carlo(options: PathsOptions, seed: int, measured: Sequence[Measured],
         squared = (estimates[defined] - truth) ** 2
         results.append({"kernel": item.kernel, "path": item.path, "tuples": item.tuples, "n": item.n,
                         "rmse": math.sqrt(float(np.mean(squared))) if squared.size else math.nan,
-                        "mse_se": float(np.std(squared, ddof=1) / math.sqrt(squared.size)) if squared.size > 1 else math.nan,
+                        "mse_se": float(np.std(squared, ddof=1) / math.sqrt(squared.size))
+                        if squared.size > 1 else math.nan,
                         "noise_sd": math.sqrt(noise_variance), "runs": runs, "undefined": int(np.sum(~defined)),
-                        "exact": truth,
-                        "estimate": item.estimate, "seconds": item.seconds, "model_seconds": item.model_seconds,
-                        "bytes": item.bytes_sent, "model_bytes": item.model_bytes})
+                        "exact": truth, "estimate": item.estimate, "seconds": item.seconds,
+                        "model_seconds": item.model_seconds, "bytes": item.bytes_sent, "model_bytes": item.model_bytes})
         bar.update(1)
     bar.close()
     return results
@@ -225,7 +223,7 @@ def plot(rows: Sequence[dict[str, Any]], path: str, title: str) -> None:
     """RMSE against measured seconds (log-log), one curve per kernel, points labelled by path."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    from scenarios.kit.experiments import new_figure, save_figure
+    from scenarios.kit.experiments import new_figure, save_figure, style_axes
 
     figure, axes = new_figure(7.5, 5.5)
     kernels = list(dict.fromkeys(row["kernel"] for row in rows))
@@ -242,18 +240,14 @@ def plot(rows: Sequence[dict[str, Any]], path: str, title: str) -> None:
                           linestyle="none", color=line.get_color())
             axes.annotate("hist" if row["path"] == "histogram" else row["path"], (x, y), textcoords="offset points",
                           xytext=(4, 4), fontsize=7, color=line.get_color())
-    axes.set_xscale("log")
-    axes.set_yscale("log")
+    style_axes(axes, xlabel="measured seconds at party 0 (release phases)",
+               ylabel="total RMSE against the all-tuples statistic",
+               title=title + "\nlines: sampled |E| = 2n, 8n, 32n; star: histogram path; square: sort path")
     # Under a decade of seconds matplotlib labels every minor tick of a log axis, and they overlap:
     # label 1, 2 and 5 times a power of ten only.
     axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     axes.xaxis.set_minor_formatter(NullFormatter())
-    axes.set_xlabel("measured seconds at party 0 (release phases)")
-    axes.set_ylabel("total RMSE against the all-tuples statistic")
-    axes.set_title(title + "\nlines: sampled |E| = 2n, 8n, 32n; star: histogram path; square: sort path", fontsize=9)
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize=8)
     save_figure(figure, path)
 
 

@@ -1,16 +1,14 @@
 """Benchmark "rounds": communication rounds of each path, measured through a delay proxy, beside the planner's model.
 
-Each configuration (the complete Kendall on the histogram path with party noise and with the in-MPC sampler,
-the complete AUC on the sort path, Kendall on ``--pairs N`` sampled pairs) runs ``scenarios.ustat`` as three
-local parties twice: directly, and with every message delayed by ``--delay-ms`` one way
-(:class:`scenarios.kit.delay_proxy.DelayProxies`).  The difference of party 0's protocol seconds over the delay
-is the rounds on the critical path, printed per phase beside :func:`dp.umpc.planner.path_costs`
-(docs/benchmarks.md).  This process only launches parties::
+Each configuration runs ``scenarios.ustat`` as three local parties twice, directly and with every message delayed
+by ``--delay-ms`` one way (:class:`scenarios.kit.delay_proxy.DelayProxies`); the difference of party 0's protocol
+seconds over the delay is the rounds on the critical path, printed per phase beside
+:func:`dp.umpc.planner.path_costs` (docs/benchmarks.md).  This process only launches parties::
 
     python -m scenarios.bench_rounds                       # 50 ms one way (100 ms RTT), every configuration
     python -m scenarios.bench_rounds --delay-ms 10 --only histogram,sampler
 
-Options and why the rows are few: docs/benchmarks.md.  Threat model: none (public data, loopback)."""
+Threat model: none (public data, loopback)."""
 from __future__ import annotations
 
 import contextlib
@@ -103,7 +101,7 @@ def run_parties(arguments: Sequence[str], *, delay: float, timeout: float = 900.
                            *(("--json", target) if party == 0 else ())]
                 processes.append(subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                                   text=True))
-            errors = []
+            failed = []
             for process in processes:
                 try:
                     _, err = process.communicate(timeout=timeout)
@@ -111,9 +109,9 @@ def run_parties(arguments: Sequence[str], *, delay: float, timeout: float = 900.
                     process.kill()
                     _, err = process.communicate()
                 if process.returncode != 0:
-                    errors.append(err.strip().splitlines()[-1:] or ["no output"])
-            if errors:
-                raise RuntimeError(f"a party failed: {errors[0][0]}")
+                    failed.append((err.strip().splitlines() or ["no output"])[-1])
+            if failed:
+                raise RuntimeError(f"a party failed: {failed[0]}")
         with open(target, encoding="utf-8") as handle:
             record: dict[str, Any] = json.load(handle)
     return record

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import socket
 import threading
 import time
@@ -70,24 +71,22 @@ class DelayProxies:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._servers: list[asyncio.base_events.Server] = []
 
-    def _handler(self, port: int):  # type: ignore[no-untyped-def]
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            for _ in range(200):  # the party behind may still be starting: retry for up to 20 s
-                try:
-                    upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", port)
-                    break
-                except OSError:
-                    await asyncio.sleep(0.1)
-            else:
-                writer.close()
-                return
-            await asyncio.gather(_pump(reader, upstream_writer, self.delay),
-                                 _pump(upstream_reader, writer, self.delay))
-        return handle
+    async def _handle(self, port: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for _ in range(200):  # the party behind may still be starting: retry for up to 20 s
+            try:
+                upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        else:
+            writer.close()
+            return
+        await asyncio.gather(_pump(reader, upstream_writer, self.delay), _pump(upstream_reader, writer, self.delay))
 
     async def _start(self) -> None:
         for listen, target in zip(self.listen, self.target):
-            self._servers.append(await asyncio.start_server(self._handler(target), "127.0.0.1", listen))
+            handle = functools.partial(self._handle, target)
+            self._servers.append(await asyncio.start_server(handle, "127.0.0.1", listen))
 
     async def _stop(self) -> None:
         for server in self._servers:
