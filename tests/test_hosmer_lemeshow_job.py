@@ -14,7 +14,7 @@ from conftest import ROOT, free_base_port, read_record, run_command, scenario_co
 from dp.budget.spending import spend_request
 from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, private_hosmer_lemeshow
 from dp.ecdf.hosmer_lemeshow_statistic import exact_hosmer_lemeshow, hosmer_lemeshow_terms, hosmer_lemeshow_test
-from dp.ecdf.hosmer_lemeshow_secure import party_group_noise
+from dp.ecdf.hosmer_lemeshow import party_group_noise
 from dp.ecdf.grid import node_count
 from scenarios.hosmer_lemeshow import main, parse_options
 

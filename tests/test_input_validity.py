@@ -131,7 +131,7 @@ def test_a_count_vector_of_more_rows_than_declared_is_refused_at_every_party(job
 def _statistics_run(deviating: bool) -> Any:
     """Hosmer-Lemeshow's statistics check, in process: party 0's group counts (one row more in group 0
     when ``deviating``, with its expected value to match, as a careful deviating party would)."""
-    from dp.ecdf import hosmer_lemeshow_secure as hl
+    from dp.ecdf import hosmer_lemeshow as hl
 
     scale, groups = 16, 3
     expected = np.array([[10, 20, 5], [22, 28, 11]])  # E1 + E0 = 16 * (O1 + O0) per group

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import dp.ecdf.hosmer_lemeshow_secure
+import dp.ecdf.hosmer_lemeshow
 import dp.ecdf.tree
 from conftest import read_record, small_table, write_csv
 from dp.ecdf import HosmerLemeshowQuery, RocQuery, exact, release, simulate
@@ -21,7 +21,7 @@ from tests.conftest import release_at_one_party, unmeasured
 def _fixed_os_draws(monkeypatch: pytest.MonkeyPatch) -> None:
     """The OS-randomness draws of a release, replaced in both runs by known ones: node p gets (p % 5) - 2, the
     i-th group statistic (i % 7) - 3.  Draws from a seeded generator (the public-seed bands) are left alone."""
-    node_draw, polya = dp.ecdf.tree.TreeNoisePlan.draw_party, dp.ecdf.hosmer_lemeshow_secure.polya_difference
+    node_draw, polya = dp.ecdf.tree.TreeNoisePlan.draw_party, dp.ecdf.hosmer_lemeshow.polya_difference
 
     def nodes(self: Any, rng: Any = None, runs: Any = None) -> Any:
         return (np.arange(self.node_count) % 5) - 2 if rng is None else node_draw(self, rng, runs)
@@ -30,7 +30,7 @@ def _fixed_os_draws(monkeypatch: pytest.MonkeyPatch) -> None:
         return (np.arange(size) % 7) - 3 if rng is None else polya(shape, size=size, rng=rng, **kw)
 
     monkeypatch.setattr(dp.ecdf.tree.TreeNoisePlan, "draw_party", nodes)
-    monkeypatch.setattr(dp.ecdf.hosmer_lemeshow_secure, "polya_difference", statistics)
+    monkeypatch.setattr(dp.ecdf.hosmer_lemeshow, "polya_difference", statistics)
 
 
 def _api_record(query: Any, rows: np.ndarray, **kw: Any) -> dict[str, Any]:

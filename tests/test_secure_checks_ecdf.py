@@ -5,7 +5,7 @@ Each experiment scenario runs one repetition of its protocol on the MPyC path wi
 the ``<name>_secure.csv`` must say that every check agrees (relation ``equal``), with the released counts
 compared point by point.  Scenarios: ``ecdf_smoothing`` (Figs. 2/3, dp.ecdf.secure_release.run_secure_ecdf),
 ``ecdf_inverse`` (Fig. 4, the same release), ``roc_curve`` (Fig. 5, dp.ecdf.roc.run_secure_roc) and
-``hosmer_lemeshow`` (Fig. 6, dp.ecdf.hosmer_lemeshow_secure.run_secure_hosmer_lemeshow).
+``hosmer_lemeshow`` (Fig. 6, dp.ecdf.hosmer_lemeshow.run_secure_hosmer_lemeshow).
 """
 from __future__ import annotations
 

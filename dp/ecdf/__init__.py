@@ -1,11 +1,5 @@
-"""Barczewski, Mawass & Ramon, *Differentially private empirical cumulative distribution functions*.
-
-- :mod:`dp.ecdf.tree`            the tree mechanism (eq. 2, Thm 1, 3): node noise, noisy prefix counts.
-- :mod:`dp.ecdf.secure_release`  the private ECDF across parties (§4.1): per-party counts, distributed tree noise.
-- :mod:`dp.ecdf.hosmer_lemeshow` the private Hosmer-Lemeshow statistic (§5.2, Algorithm 2, Theorem 2): the query;
-  ``hosmer_lemeshow_statistic`` (eq. 5 exactly, Fig. 6 metric), ``hosmer_lemeshow_release``, ``hosmer_lemeshow_secure``.
-- :mod:`dp.ecdf.roc`             the ROC curve with private labels (§5.1): class ECDFs over their own noisy totals.
-- :mod:`dp.ecdf.face`            the family's face: the queries and release, simulate, exact."""
+"""Barczewski, Mawass & Ramon, *Differentially private empirical cumulative distribution functions*: the private ECDF
+(§3-4), the ROC curve (§5.1) and the Hosmer-Lemeshow test (§5.2) on one face; the modules: docs/ecdf.md."""
 from dp.ecdf.face import EcdfQuery as EcdfQuery
 from dp.ecdf.face import exact as exact
 from dp.ecdf.face import release as release

@@ -47,14 +47,18 @@ def group_statistics(fixed_point: npt.ArrayLike, labels: npt.ArrayLike, bounds: 
     edges = check_integer_vector(bounds, "bounds")
     if np.any(np.diff(edges) < 0):
         raise ValueError("bounds must be non-decreasing")
-    groups = edges.shape[0] + 1
-    group = np.searchsorted(edges.astype(np.int64), values, side="left")
-    expected = np.zeros((2, groups), dtype=np.int64)
+    return _group_sums(np.searchsorted(edges.astype(np.int64), values, side="left"), edges.shape[0] + 1, values,
+                       unit, ys)
+
+
+def _group_sums(group: np.ndarray, groups: int, scores: np.ndarray, unit: float,
+                labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group, ``E`` (row 0 ``unit - score``, row 1 ``score``, the scores' dtype) and ``O`` (the labels 0 and 1)."""
+    expected = np.zeros((2, groups), dtype=scores.dtype)
     observed = np.zeros((2, groups), dtype=np.int64)
-    np.add.at(expected[1], group, values)
-    np.add.at(expected[0], group, unit - values)
-    np.add.at(observed[1], group, ys)
-    np.add.at(observed[0], group, 1 - ys)
+    for row, (weights, marks) in enumerate(((unit - scores, 1 - labels), (scores, labels))):
+        np.add.at(expected[row], group, weights)
+        np.add.at(observed[row], group, marks)
     return expected, observed
 
 
@@ -158,13 +162,7 @@ def exact_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike, g
     ordered = np.sort(p)
     ranks = np.array([-(-q * n // q_count) for q in range(1, q_count)], dtype=np.int64)  # ceil(q n / Q)
     interior = ordered[ranks - 1]
-    group = np.searchsorted(interior, p, side="left")
-    expected = np.zeros((2, q_count))
-    observed = np.zeros((2, q_count), dtype=np.int64)
-    np.add.at(expected[1], group, p)
-    np.add.at(expected[0], group, 1.0 - p)
-    np.add.at(observed[1], group, y)
-    np.add.at(observed[0], group, 1 - y)
+    expected, observed = _group_sums(np.searchsorted(interior, p, side="left"), q_count, p, 1.0, y)
     test = hosmer_lemeshow_test(expected, observed, empty_groups(interior, top=1.0) | (observed.sum(axis=0) == 0))
     boundaries = np.concatenate(([0.0], interior, [1.0]))
     return HosmerLemeshowResult(test.statistic, test.p_value, boundaries, expected, observed, test.degrees_of_freedom,

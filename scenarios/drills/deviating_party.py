@@ -92,7 +92,7 @@ def install_deviation(deviation: Deviation) -> None:
     """Wrap the functions that share this party's count vector (after MPyC has been imported)."""
     import numpy as np
 
-    import dp.ecdf.hosmer_lemeshow_secure
+    import dp.ecdf.hosmer_lemeshow
     import secure.aggregation
     import secure.fss.dcf
 
@@ -110,14 +110,16 @@ def install_deviation(deviation: Deviation) -> None:
         secure.aggregation.sum_party_vectors = biased_vectors  # type: ignore[assignment]
         return
 
-    original_sum: Callable[..., Any] = secure.aggregation.sum_counted_vectors
+    original_blocks: Callable[..., Any] = secure.aggregation.counted_blocks
 
-    async def deviating_sum(sectype: Any, own: Any, totals: Sequence[int], *, what: str = "count vector") -> Any:
+    def deviating_blocks(sectype: Any, own: Any, totals: Sequence[int], *, what: str = "count vector",
+                         **options: Any) -> Any:
         # the ECDF jobs' vectors end in two cells beyond the grid (above it, outside the subset)
-        cells = None if what == "histogram" else max(1, len(np.asarray(own).reshape(-1)) - 2)
-        return await original_sum(sectype, deviate(own, deviation, cells), totals, what=what)
+        cells = None if what == "histogram" else max(1, np.size(own) - 2)
+        changed = deviate(own, deviation, cells).reshape(np.shape(own))
+        return original_blocks(sectype, changed, totals, what=what, **options)
 
-    secure.aggregation.sum_counted_vectors = deviating_sum  # type: ignore[assignment]
+    secure.aggregation.counted_blocks = deviating_blocks  # type: ignore[assignment]
 
     original_bits: Callable[..., Any] = secure.aggregation.count_bits
 
@@ -132,7 +134,7 @@ def install_deviation(deviation: Deviation) -> None:
 
     secure.aggregation.count_bits = deviating_bits  # type: ignore[assignment]
 
-    original_statistics: Callable[..., Any] = dp.ecdf.hosmer_lemeshow_secure._checked_statistics
+    original_statistics: Callable[..., Any] = dp.ecdf.hosmer_lemeshow._checked_statistics
 
     async def deviating_statistics(sectype: Any, own: Any, groups: int, scale: int, own_rows: int) -> Any:
         # E1, E0, O1, O0: the same deviation on the counts O1 (and E to match, as a careful party would)
@@ -142,7 +144,7 @@ def install_deviation(deviation: Deviation) -> None:
         vector[2 * groups:3 * groups] = observed
         return await original_statistics(sectype, vector, groups, scale, own_rows)
 
-    dp.ecdf.hosmer_lemeshow_secure._checked_statistics = deviating_statistics  # type: ignore[assignment]
+    dp.ecdf.hosmer_lemeshow._checked_statistics = deviating_statistics  # type: ignore[assignment]
 
     original_gen: Callable[..., Any] = secure.fss.dcf.gen
 

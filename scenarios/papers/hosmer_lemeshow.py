@@ -67,21 +67,18 @@ def _declare(parser: ScenarioParser) -> None:
 
 
 def _parse_epsilons(items: Sequence[str]) -> tuple[float, ...]:
-    values: list[float] = []
-    for item in items:
-        for text in item.split(","):
-            text = text.strip()
-            if not text:
-                continue
-            try:
-                value = float(text)
-            except ValueError:
-                raise UsageError(f"--epsilons expects numbers, got '{text}'") from None
-            if not (math.isfinite(value) and value > 0):
-                raise UsageError(f"epsilon must be positive, got {text}")
-            values.append(value)
-    if not values:
+    texts = [text.strip() for item in items for text in item.split(",") if text.strip()]
+    if not texts:
         raise UsageError("--epsilons needs at least one value")
+    values: list[float] = []
+    for text in texts:
+        try:
+            value = float(text)
+        except ValueError:
+            raise UsageError(f"--epsilons expects numbers, got '{text}'") from None
+        if not (math.isfinite(value) and value > 0):
+            raise UsageError(f"epsilon must be positive, got {text}")
+        values.append(value)
     return tuple(sorted(set(values)))
 
 
@@ -148,23 +145,6 @@ def run_experiment(probabilities: np.ndarray, labels: np.ndarray, options: Optio
     return rows
 
 
-def noiseless_error(probabilities: np.ndarray, labels: np.ndarray, options: Options) -> tuple[float, float]:
-    """``(statistic, relative squared error)`` of the mechanism with all noise 0: the discretisation (fixed point,
-    grid ``i/N``) alone, the floor the relative MSE approaches as epsilon grows."""
-    from dp.ecdf.grid import node_count
-    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow, private_hosmer_lemeshow, \
-        relative_squared_error
-
-    query = HosmerLemeshowQuery(epsilon=1.0, groups=options.groups, grid_points=options.grid_points,
-                                precision=options.precision, smoothed=options.smoothed)
-    zeros = np.zeros((2, options.groups), dtype=np.int64)
-    release = private_hosmer_lemeshow(probabilities, labels, query,
-                                      node_noise=np.zeros(node_count(options.grid_points), dtype=np.int64),
-                                      expected_noise=zeros, observed_noise=zeros)
-    exact = exact_hosmer_lemeshow(probabilities, labels, options.groups)
-    return release.statistic, relative_squared_error(release.statistic, exact.statistic)
-
-
 def write_png(rows: Sequence[dict[str, Any]], path: str, *, floor: float, title: str) -> None:
     """Log-log plot of the relative MSE (mean, median, 10-90 % band) against epsilon, per accounting, and the
     noiseless mechanism's ``floor`` (dotted; skipped if 0)."""
@@ -190,14 +170,14 @@ def write_png(rows: Sequence[dict[str, Any]], path: str, *, floor: float, title:
 
 async def secure_checks(options: Options, seed: int) -> list[Any]:
     """``--secure``: every (epsilon, accounting) once through
-    :func:`dp.ecdf.hosmer_lemeshow_secure.run_secure_hosmer_lemeshow` (party ``i`` holds rows ``i, i+m, ...``;
+    :func:`dp.ecdf.hosmer_lemeshow.run_secure_hosmer_lemeshow` (party ``i`` holds rows ``i, i+m, ...``;
     fixed per-party node and ``E``/``O`` draws from the public seed, through its noise hooks), beside
     :func:`dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow` given the sums of the same draws; relation ``equal``
     for H, its p-value, the boundaries, the noisy ``E``/``O`` and the ECDF.  Collective; the checks at party 0."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, private_hosmer_lemeshow
-    from dp.ecdf.hosmer_lemeshow_secure import party_group_noise, run_secure_hosmer_lemeshow
+    from dp.ecdf.hosmer_lemeshow import party_group_noise, run_secure_hosmer_lemeshow
     from scenarios.papers.ecdf_smoothing import counts_check
 
     parties, coalition, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
@@ -235,16 +215,23 @@ async def secure_checks(options: Options, seed: int) -> list[Any]:
 
 
 def _run(options: Options, seed: int) -> list[Output]:
-    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow
+    from dp.ecdf.grid import node_count
+    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow, private_hosmer_lemeshow, \
+        relative_squared_error
     from secure.session import party_count, threshold
 
     parties, coalition = party_count(), threshold()
     probabilities, labels = load_scores(seed)
     exact = exact_hosmer_lemeshow(probabilities, labels, options.groups)
     rows = run_experiment(probabilities, labels, options, parties=parties, threshold=coalition)
-    _, floor = noiseless_error(probabilities, labels, options)
-    depth = HosmerLemeshowQuery(epsilon=1.0, groups=options.groups, grid_points=options.grid_points,
-                                precision=options.precision).depth
+    query = HosmerLemeshowQuery(epsilon=1.0, groups=options.groups, grid_points=options.grid_points,
+                                precision=options.precision, smoothed=options.smoothed)
+    zeros = np.zeros((2, options.groups), dtype=np.int64)
+    noiseless = private_hosmer_lemeshow(probabilities, labels, query, expected_noise=zeros, observed_noise=zeros,
+                                        node_noise=np.zeros(node_count(options.grid_points), dtype=np.int64))
+    # the discretisation alone (fixed point, grid i/N): the floor the relative MSE approaches as epsilon grows
+    floor = relative_squared_error(noiseless.statistic, exact.statistic)
+    depth = query.depth
     n = int(probabilities.shape[0])
     title = (f"Private Hosmer-Lemeshow (Fig. 6), Framingham logistic regression (stand-in for Bank)\n"
              f"n = {n}, Q = {options.groups}, N = {options.grid_points} (L = {depth}), {options.common.runs} runs "

@@ -1,6 +1,6 @@
 """Run the secure private Hosmer-Lemeshow statistic on MPyC with fixed, known noise draws; party 0 prints JSON.
 
-Used by tests/test_hosmer_lemeshow_job.py (the test hook of dp.ecdf.hosmer_lemeshow_secure).  Run:
+Used by tests/test_hosmer_lemeshow_job.py (the test hook of dp.ecdf.hosmer_lemeshow).  Run:
     python tests/programs/fixed_noise_hosmer_lemeshow.py -M3 --no-log CSV SCORE LABEL EPSILON GROUPS POINTS ACCOUNTING SMOOTHED
 Party i's draws (known to the test, not random): node position p: (p % 7) - 3 + i; expected-count
 statistic k (row-major over the (2, Q) array): ((k % 5) - 2 + i) * 700 (fixed-point units); observed
@@ -13,7 +13,7 @@ import numpy as np
 from mpyc.runtime import mpc
 
 from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
-from dp.ecdf.hosmer_lemeshow_secure import run_secure_hosmer_lemeshow
+from dp.ecdf.hosmer_lemeshow import run_secure_hosmer_lemeshow
 from secure.intake import party_rows
 
 
