@@ -179,10 +179,8 @@ def pure_budget(*, party: int, budget: Budget | str | None, ledger: str | os.Pat
     """Whether this party's run spends from a pure-DP budget (delta 0): the ``budget`` given for it (a string
     ``EPS[:DELTA]`` is parsed, an invalid one counts as none: its own check names it), else the budget of its existing
     account, read without changing anything.  Details: docs/budget.md."""
-    if exempt is not None:
-        return False
     directory: Any = ledger if ledger is not None else default_ledger_directory()
-    if ledger_disabled(directory):
+    if exempt is not None or ledger_disabled(directory):
         return False
     if isinstance(budget, str):
         try:
@@ -220,12 +218,15 @@ def refusal_texts(exc: BaseException) -> tuple[str, str | None]:
 def _open(request: SpendRequest, party: int, parties: int = 1) -> tuple[Ledger | None, str | None]:
     """``(ledger, note)``: this party's open account, or the note saying why none is kept.
     :raise dp.budget.ledger.LedgerError: the account cannot be used (one plain line)."""
+    from secure.session import set_phase
+
     if request.exempt is not None:
         return None, request.exempt
     directory: Any = request.ledger if request.ledger is not None else default_ledger_directory()
     if ledger_disabled(directory):
         how = "--ledger off" if request.ledger is not None else "PRIVATE_USTATS_LEDGER=off"
         return None, f"no privacy budget kept ({how})"
+    set_phase("budget")  # only where a ledger is kept: the phase logs of runs without one stay as they were
     key, earlier = account_keys(request, party)
     return Ledger.open(Path(directory), party=party, dataset=key, budget=request.budget, accountant=request.accountant,
                        legacy=earlier, create_hint=create_hint(request, party, parties),
@@ -242,11 +243,8 @@ async def agree_spend(request: SpendRequest | None) -> Reservation | None:
         return None
     from mpyc.runtime import mpc
 
-    from secure.session import agree_verdict, set_phase
+    from secure.session import agree_verdict
 
-    if request.exempt is None and not ledger_disabled(os.fspath(request.ledger) if request.ledger is not None
-                                                      else default_ledger_directory()):
-        set_phase("budget")  # only where a ledger is kept: the phase logs of runs without one stay as they were
     ledger: Ledger | None = None
     note: str | None = None
     error: str | None = None
