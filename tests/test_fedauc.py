@@ -18,11 +18,11 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 from dp.calibration import discrete_laplace_variance
-from dp.fedauc.closed_forms import global_laplace_variance, local_laplace_variance, rr_debiased_bias, rr_variance
 from dp.fedauc.mechanisms import (adaptive_count_fraction, debias_auc, discrete_gaussian_variance, discrete_laplace_noise,
                                   flip_probability, randomized_response,
                                   sample_discrete_gaussian)
-from dp.fedauc.montecarlo import METHODS, predict_fedauc, simulate_fedauc
+from dp.fedauc.montecarlo import (METHODS, global_laplace_variance, local_laplace_variance, predict_fedauc,
+                                  rr_debiased_bias, rr_variance, simulate_fedauc)
 from dp.fedauc.ranks import auc_from_ranks, average_ranks, client_layout, local_statistics, server_auc
 from tests.statistics_checks import Z999
 

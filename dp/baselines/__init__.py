@@ -1,5 +1,2 @@
-"""Baselines the papers compare against.
-
-- :mod:`dp.baselines.ghazi` Ghazi et al.: factorized kernel matrix, Laplace reports (simulated).
-- :mod:`dp.baselines.ghazi_shuffled` GhaziSM: the same in the shuffled model, distributed discrete Laplace
-  noise on the two sums (simulated; exact mean and variance)."""
+"""Baselines the papers compare against: Ghazi et al. (:mod:`dp.baselines.ghazi`) and GhaziSM in the shuffled model
+(:mod:`dp.baselines.ghazi_shuffled`), both simulated; docs/ldp.md."""
