@@ -32,12 +32,7 @@ METRICS = ("mse_ecdf", "mse_smoothed_ecdf", "mse_inverse", "mse_smoothed_inverse
 CSV_COLUMNS = ("epsilon", "lambda", "points", "queries", "smoothing_norm", "runs", "solver_failures",
                *(f"{metric}_{part}" for metric in METRICS for part in ("mean", "se")),
                "predicted_mse_ecdf", "seed")
-LABELS = {
-    "mse_ecdf": "F_hat(x)",
-    "mse_smoothed_ecdf": "F_smoothed(x)",
-    "mse_inverse": "F_hat^-1(p)",
-    "mse_smoothed_inverse": "F_smoothed^-1(p)",
-}
+LABELS = dict(zip(METRICS, ("F_hat(x)", "F_smoothed(x)", "F_hat^-1(p)", "F_smoothed^-1(p)")))
 
 
 @dataclass(frozen=True)
@@ -174,25 +169,16 @@ async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
     :func:`scenarios.papers.ecdf_smoothing.secure_ecdf_checks`, beside :func:`_one_run` given the sum of the same
     draws; relation ``equal`` for the released counts and the four MSEs.  Collective; the checks at party 0,
     ``[]`` elsewhere."""
-    from mpyc.runtime import mpc
-
     from dp.ecdf.grid import grid_of_points, prefix_incidence
 
     points = options.points
     grid = grid_of_points(1.0 / points, 1.0, points)  # as run_experiment's
     incidence = prefix_incidence(points)
     cumulative, at, levels = _run_data(options, run_seeds(seed, options.common.runs)[0])
-    checks: list[Any] = []
-    if int(cumulative[-1]) == 0:  # no instance: nothing to release (the experiment records nan too)
-        return checks
-    for index, epsilon in enumerate(options.epsilons):
-        label = (f"epsilon={epsilon:g} lambda={options.poisson_rate:g} N={points} run 0 "
-                 f"(m={len(mpc.parties)} t={mpc.threshold})")
-        checks += await secure_ecdf_checks(
-            label, cumulative, grid, epsilon, seed, index, metrics=METRICS,
-            measure=lambda **noise: _one_run(grid, cumulative, at, levels, None, incidence, options.smoothing_norm,
-                                             None, **noise))
-    return checks
+    return await secure_ecdf_checks(
+        [(epsilon, options.poisson_rate, cumulative) for epsilon in options.epsilons], grid, seed,
+        lambda cumulative, **noise: _one_run(grid, cumulative, at, levels, None, incidence, options.smoothing_norm,
+                                             None, **noise), METRICS)
 
 
 SWEEP = Sweep(module="ecdf_inverse", doc=__doc__ or "", page="docs/papers/barczewski.md", declare=_declare,

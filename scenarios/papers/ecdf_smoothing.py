@@ -160,10 +160,8 @@ def _report(options: SmoothingOptions, outputs: Sequence[Output]) -> None:
     rows = outputs[0].rows
     key = options.vary
     fixed = (f"lambda = {options.poisson_rate:g}" if key == "epsilon" else f"epsilon = {options.epsilon:g}")
-    table = [[f"{row[key]:g}",
-              format_mean(row["ratio_p1_mean"], row["ratio_p1_se"]),
-              format_mean(row["ratio_p2_mean"], row["ratio_p2_se"]),
-              format_mean(row["mse_raw_mean"], row["mse_raw_se"]),
+    means = ("ratio_p1", "ratio_p2", "mse_raw")
+    table = [[f"{row[key]:g}", *(format_mean(row[f"{m}_mean"], row[f"{m}_se"]) for m in means),
               f"{row['seconds_p1_mean']:.3f}", f"{row['seconds_p2_mean']:.3f}",
               f"{row['ratio_runs']}/{row['runs']}"] for row in rows]
     print_rows("Smoothing a private ECDF (Barczewski et al., Fig. 2/3): error ratio "
@@ -174,32 +172,39 @@ def _report(options: SmoothingOptions, outputs: Sequence[Output]) -> None:
                       "s p=1, s p=2: mean seconds per smoothing call (build + solve)"])
 
 
-async def secure_ecdf_checks(label: str, cumulative: np.ndarray, grid: np.ndarray, epsilon: float, seed: int,
-                             setting: int, measure: Callable[..., Mapping[str, float]],
-                             metrics: Sequence[str]) -> list[SecureCheck]:
-    """One secure tree-mechanism release of the instances of ``cumulative`` on ``grid``
-    (:func:`dp.ecdf.secure_release.run_secure_ecdf`, the real runtime's plan, party ``i`` holding instances ``i, i+m,
-    ...``) with fixed per-party node draws (:func:`scenarios.kit.experiments.party_draws`, through
-    ``noise_source``), beside the simulated path given their sum: the released counts (:func:`counts_check`) and
-    ``measure(released_counts=...)`` against ``measure(node_noise=...)`` on ``metrics``, relation ``equal``.
-    Collective; the checks at party 0, ``[]`` elsewhere."""
+async def secure_ecdf_checks(settings: Sequence[tuple[float, float, np.ndarray]], grid: np.ndarray, seed: int,
+                             measure: Callable[..., Mapping[str, float]], metrics: Sequence[str]) -> list[SecureCheck]:
+    """Per ``(epsilon, lambda, cumulative)`` setting with instances, one secure tree-mechanism release of the
+    instances of ``cumulative`` on ``grid`` (:func:`dp.ecdf.secure_release.run_secure_ecdf`, the real runtime's
+    plan, party ``i`` holding instances ``i, i+m, ...``) with fixed per-party node draws
+    (:func:`scenarios.kit.experiments.party_draws`, through ``noise_source``), beside the simulated path given their
+    sum: the released counts (:func:`counts_check`) and ``measure(cumulative, released_counts=...)`` against
+    ``measure(cumulative, node_noise=...)`` on ``metrics``, relation ``equal``.  Collective; the checks at party 0,
+    ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.secure_release import run_secure_ecdf
     from dp.ecdf.tree import noisy_counts, plan_tree_noise
 
     parties, threshold, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
-    plan = plan_tree_noise(epsilon=epsilon, points=len(grid), parties=parties, threshold=threshold)
-    every = party_draws(seed, setting, parties, plan.draw_party)
-    instances = np.repeat(grid, np.diff(cumulative, prepend=0))
-    release = await run_secure_ecdf(instances[pid::parties], grid, plan,
-                                    noise_source=lambda _: every[pid], receivers=[0])
-    if release is None:
-        return []
-    counts = np.asarray(release.counts, dtype=np.int64)
-    total = np.asarray(np.sum(every, axis=0), dtype=np.int64)
-    return [counts_check(label, counts, noisy_counts(cumulative, total)),
-            *equal_checks(label, measure(released_counts=counts), measure(node_noise=total), metrics)]
+    checks: list[SecureCheck] = []
+    for setting, (epsilon, rate, cumulative) in enumerate(settings):
+        if int(cumulative[-1]) == 0:  # no instance: nothing to release (the experiment records nan too)
+            continue
+        plan = plan_tree_noise(epsilon=epsilon, points=len(grid), parties=parties, threshold=threshold)
+        every = party_draws(seed, setting, parties, plan.draw_party)
+        instances = np.repeat(grid, np.diff(cumulative, prepend=0))
+        release = await run_secure_ecdf(instances[pid::parties], grid, plan,
+                                        noise_source=lambda _: every[pid], receivers=[0])
+        if release is None:
+            continue
+        counts = np.asarray(release.counts, dtype=np.int64)
+        total = np.asarray(np.sum(every, axis=0), dtype=np.int64)
+        label = f"epsilon={epsilon:g} lambda={rate:g} N={len(grid)} run 0 (m={parties} t={threshold})"
+        checks += [counts_check(label, counts, noisy_counts(cumulative, total)),
+                   *equal_checks(label, measure(cumulative, released_counts=counts),
+                                 measure(cumulative, node_noise=total), metrics)]
+    return checks
 
 
 def counts_check(label: str, secure: Any, simulated: Any, what: str = "released counts") -> SecureCheck:
@@ -211,25 +216,16 @@ def counts_check(label: str, secure: Any, simulated: Any, what: str = "released 
 async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:
     """``--secure``: run 0 of every setting (its ``X_pois`` instances ``1..N``) through
     :func:`secure_ecdf_checks`, beside :func:`_one_run` given the sum of the same draws; relation ``equal`` for
-    the released counts and the measurements.  A setting without instances is skipped.  Collective; the checks
-    at party 0, ``[]`` elsewhere."""
-    from mpyc.runtime import mpc
-
+    the released counts and the measurements.  Collective; the checks at party 0, ``[]`` elsewhere."""
     from dp.ecdf.grid import prefix_incidence
 
-    grid = np.arange(1, options.points + 1, dtype=float)
     incidence = prefix_incidence(options.points)
     data_seed = run_seeds(seed, options.common.runs)[0]
-    checks: list[Any] = []
-    for index, (epsilon, rate) in enumerate(options.settings):
-        cumulative = poisson_cumulative_counts(data_generator(data_seed), rate, options.points)
-        if int(cumulative[-1]) == 0:
-            continue
-        label = f"epsilon={epsilon:g} lambda={rate:g} N={options.points} run 0 (m={len(mpc.parties)} t={mpc.threshold})"
-        checks += await secure_ecdf_checks(label, cumulative, grid, epsilon, seed, index,
-                                           lambda **noise: _one_run(cumulative, None, incidence, None, **noise),
-                                           ("mse_raw", "mse_p1", "mse_p2", "ratio_p1", "ratio_p2"))
-    return checks
+    settings = [(epsilon, rate, poisson_cumulative_counts(data_generator(data_seed), rate, options.points))
+                for epsilon, rate in options.settings]
+    return await secure_ecdf_checks(settings, np.arange(1, options.points + 1, dtype=float), seed,
+                                    lambda cumulative, **noise: _one_run(cumulative, None, incidence, None, **noise),
+                                    ("mse_raw", "mse_p1", "mse_p2", "ratio_p1", "ratio_p2"))
 
 
 SWEEP = Sweep(module="ecdf_smoothing", doc=__doc__ or "", page="docs/papers/barczewski.md", declare=_declare,

@@ -46,20 +46,12 @@ class RocOptions:
 
 @dataclass(frozen=True)
 class ScoredData:
-    """Scores and labels of the evaluation rows."""
+    """Scores and labels of the evaluation rows; ``positives``, ``negatives``: the scores of the rows labelled 1, 0."""
 
     scores: np.ndarray
     labels: np.ndarray
-
-    @property
-    def positives(self) -> np.ndarray:
-        """Scores of the rows labelled 1."""
-        return self.scores[self.labels == 1]
-
-    @property
-    def negatives(self) -> np.ndarray:
-        """Scores of the rows labelled 0."""
-        return self.scores[self.labels == 0]
+    positives: np.ndarray
+    negatives: np.ndarray
 
 
 def _declare(parser: ScenarioParser) -> None:
@@ -82,7 +74,8 @@ def _resolve(args: Any, common: CommonOptions) -> RocOptions:
 def load_scores(seed: int) -> ScoredData:
     """Logistic-regression scores (clipped to ``[0, 1]``) and labels of Framingham (:func:`framingham_scores`)."""
     scores, labels = framingham_scores(seed)
-    return ScoredData(np.clip(scores, 0.0, 1.0), labels)
+    clipped = np.clip(scores, 0.0, 1.0)
+    return ScoredData(clipped, labels, clipped[labels == 1], clipped[labels == 0])
 
 
 def tpr_at(curve: Any, false_positive_rate: np.ndarray) -> np.ndarray:
