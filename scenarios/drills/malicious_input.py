@@ -6,13 +6,8 @@ Run it (it starts its own three local parties; this process runs no MPyC itself)
     python -m scenarios.drills.malicious_input                     # r = 1, 2, 5, 10 rows, 240 rows in all
     python -m scenarios.drills.malicious_input --quick --json malicious.json   # r = 1, 3, 90 rows (the tests)
 
-Part 1: the Gini mean difference of ``sysBP`` (domain ``0:300``, 8 bits, ``--path sort``, epsilon 1e9 so the
-release is the exact all-pairs sum) with local clipping, secure clipping while party 2 skips its own, and no
-clipping at all; cases 2-3 must move the release by at most ``r`` times the per-row sensitivity
-``max_degree * Delta_f`` (Sinh & Ramon, App. C.2.3).  Part 2: per job with a count input, ``inflate`` must be
-refused at every party, ``shift`` stays within what the party's own rows move.  The derivations, the cases and
-the fixed-point ranges: docs/drills.md.  ``--quick``: r = 1, 3 on 90 rows, part 2 on the ECDF job only;
-``--json PATH``; ``-M3`` accepted, ``-L`` passed on.  Exit 0 as expected, 1 not (one line), 2 bad usage.
+Part 1 bounds the movement of ``r`` rows by ``r max_degree Delta_f`` (Sinh & Ramon, App. C.2.3); the cases,
+the derivations, the options and the exit codes (0 / 1 / 2): docs/drills.md.
 
 Threat model: passive, ``t < m/2``, where local clipping suffices; skipping it, or a false count vector, is an
 active deviation.  The drill shows that ``--clip secure`` still bounds such a party's influence by the
@@ -21,23 +16,17 @@ from __future__ import annotations
 
 import functools
 import os
-import pathlib
 import re
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-if __package__ in (None, ""):  # run as a file
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from scenarios.drills.harness import (PARTIES, RESULT_NAME, CheckedOutcome, DrillOptions, PartySpec, drill_main, exits,
+                                      format_table, framingham_columns, party_directory, parse_drill_argv, print_notes,
+                                      number, read_result, run_three)
 
-from scenarios.drills.harness import (RESULT_NAME, CheckedOutcome, DrillOptions, PartySpec, drill_main, exits,
-                                      format_table, framingham_columns, party_directory, parse_drill_argv, read_result,
-                                      run_three)
-
-__all__ = ["main", "Setting", "CaseResult", "run_cases", "CountCase", "run_count_cases", "COUNT_JOBS",
-           "INFLATE_ROWS", "fixed_point", "COLUMN", "LOWER", "UPPER", "PRECISION", "FAR_VALUE", "NEAR_VALUE",
-           "BEYOND_L_VALUE", "EPSILON", "SEED", "QUICK_ROWS", "FULL_ROWS", "QUICK_REPLACED", "FULL_REPLACED", "PATH",
+__all__ = ["main", "Setting", "CaseResult", "run_cases", "CountCase", "run_count_cases", "COUNT_JOBS", "fixed_point",
            "sort_bits", "ordered_value", "all_pairs_sum"]
 
 COLUMN = "sysBP"
@@ -157,16 +146,19 @@ class CaseResult(CheckedOutcome):
     outcome: str = ""
     problems: list[str] = field(default_factory=list)
 
+    @property
+    def label(self) -> str:
+        """``name (--clip C, r = R)``."""
+        return f"{self.name} (--clip {self.clip}, r = {self.replaced})"
+
 
 def _run_case(root: str, rows: Sequence[Sequence[str]], party_args: Sequence[str], name: str, clip: str, party2: str,
               replaced: int, value: float | None, expectation: str) -> CaseResult:
     """Party 2's first ``replaced`` rows become ``value`` (its file holds 30 rows or more), then the three run."""
+    if value is not None:  # party 2 holds rows 2, 5, 8, ... (party_directory)
+        rows = [[repr(float(value))] if i % PARTIES == MALICIOUS_PARTY and i // PARTIES < replaced else row
+                for i, row in enumerate(rows)]
     directory = party_directory(root, f"{name} {clip} {replaced} {value}", [COLUMN], rows)
-    if replaced and value is not None:
-        path = pathlib.Path(directory, f"p{MALICIOUS_PARTY}.csv")
-        lines = path.read_text(encoding="utf-8").splitlines()
-        lines[1:replaced + 1] = [repr(float(value))] * replaced
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     args = ("--data", "p{pid}.csv", "--stat", "gini", "--columns", COLUMN, "--domain",  # --ledger off: a drill
             f"{COLUMN}={LOWER:g}:{UPPER:g}:{PRECISION}", "--seed", str(SEED), "--epsilon", f"{EPSILON:g}", "--clip",
             clip, "--path", PATH, "--json", RESULT_NAME, "--ledger", "off")
@@ -324,6 +316,11 @@ class CountCase(CheckedOutcome):
     outcome: str = ""
     problems: list[str] = field(default_factory=list)
 
+    @property
+    def label(self) -> str:
+        """``job (deviation)``."""
+        return f"{self.job} ({self.deviation})"
+
 
 def _count_value(job: str, record: dict[str, Any]) -> float:
     if job in ("ecdf", "ecdf_fss"):
@@ -404,20 +401,14 @@ def print_count_report(cases: Sequence[CountCase]) -> None:
         return
     print(f"\nCount vectors: party {DEVIATING_PARTY} deviates in what it inputs (K = {INFLATE_ROWS} rows); "
           "3 parties, embedded data")
-    table = [[case.job, case.deviation, exits(case.codes), _number(case.value),
-              "-" if case.party_rows is None else f"{case.party_rows}/{case.rows}", _number(case.moved),
-              _number(case.bound), case.outcome + ("" if case.ok else "  [FAILED]")] for case in cases]
+    table = [[case.job, case.deviation, exits(case.codes), number(case.value, 4),
+              "-" if case.party_rows is None else f"{case.party_rows}/{case.rows}", number(case.moved, 4),
+              number(case.bound, 4), case.outcome + ("" if case.ok else "  [FAILED]")] for case in cases]
     print(format_table(["job", "party 1", "exits", "value", "its rows", "moved", "bound", "outcome"], table))
     print("  inflate: its count vector sums to K more than its public rows (FSS: K more DCF keys); shift: all its "
           "rows in the first cell (right total, undetectable: the same as lying about its rows); negative: +K in "
           "the first cell, -K in the last (right total, a negative cell)")
-    for case in cases:
-        for problem in case.problems:
-            print(f"  FAILED {case.job} ({case.deviation}): {problem}")
-
-
-def _number(value: float | None, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+    print_notes(cases)
 
 
 def print_report(setting: Setting, cases: Sequence[CaseResult], count_cases: Sequence[CountCase] = ()) -> None:
@@ -441,9 +432,9 @@ def print_report(setting: Setting, cases: Sequence[CaseResult], count_cases: Seq
               f"comparisons ([0, 2^{setting.comparison_bits - 1}))")
     table = [[case.name, case.clip, case.party2, str(case.replaced),
               "-" if case.value is None else f"{case.value:.10g}",
-              exits(case.codes), _number(case.estimate),
+              exits(case.codes), number(case.estimate, 4),
               "-" if case.clipped_reported is None else str(case.clipped_reported),
-              _number(case.moved), _number(case.bound), case.outcome + ("" if case.ok else "  [FAILED]")]
+              number(case.moved, 4), number(case.bound, 4), case.outcome + ("" if case.ok else "  [FAILED]")]
              for case in cases]
     print(format_table(["case", "clip", "party 2", "r", "value", "exits", "estimate", "clipped", "moved", "bound",
                         "outcome"], table))
@@ -455,9 +446,7 @@ def print_report(setting: Setting, cases: Sequence[CaseResult], count_cases: Seq
     guard = next((case.message for case in cases if _GUARD in case.message), None)
     if guard:
         print(f"  the guarded reveal said: {guard}")
-    for case in cases:
-        for problem in case.problems:
-            print(f"  FAILED {case.name} (--clip {case.clip}, r = {case.replaced}): {problem}")
+    print_notes(cases)
     print_count_report(count_cases)
 
 
@@ -475,8 +464,8 @@ def _record(options: DrillOptions, outcome: Outcome) -> dict[str, Any]:
 
 
 def _failures(outcome: Outcome) -> list[str]:
-    return ([f"{case.name} (--clip {case.clip}, r = {case.replaced})" for case in outcome[1] if not case.ok]
-            + [f"count vector of {case.job} ({case.deviation})" for case in outcome[2] if not case.ok])
+    return ([case.label for case in outcome[1] if not case.ok]
+            + [f"count vector of {case.label}" for case in outcome[2] if not case.ok])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
