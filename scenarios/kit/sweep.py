@@ -27,7 +27,8 @@ from scenarios.kit.experiments import (
     summarize, summarize_runs, write_csv)
 
 __all__ = ["Sweep", "Output", "axis", "points", "monte_carlo", "public_parameters", "framingham_scores",
-           "complete_rows", "check_coalition", "whole_list", "error_summary"]
+           "complete_rows", "check_coalition", "add_coalition_options", "row_limit", "whole_list",
+           "error_summary"]
 
 
 @dataclass(frozen=True)
@@ -211,3 +212,19 @@ def check_coalition(parties: int, coalition: int) -> None:
         raise UsageError(f"--parties must be at least 1, got {parties}")
     if not 0 <= coalition or not 2 * coalition < parties:
         raise UsageError(f"--coalition must satisfy 0 <= T < M/2 (M = {parties}), got {coalition}")
+
+
+def add_coalition_options(parser: ScenarioParser) -> None:
+    """``--parties`` (simulated parties holding the rows) and ``--coalition`` (checked by :func:`check_coalition`)."""
+    parser.add_argument("--parties", type=int, default=3, help="simulated parties holding the rows (default 3)")
+    parser.add_argument("--coalition", type=int, default=1,
+                        help="coalition size the noise is calibrated for, T < M/2 (default 1)")
+
+
+def row_limit(args: Any, quick_rows: int) -> int | None:
+    """``--rows`` (default all: ``None``; ``--quick``: ``quick_rows``), at least 2 per party of ``--parties``; else
+    :class:`UsageError` with one line."""
+    rows: int | None = args.rows if args.rows is not None else (quick_rows if args.quick else None)
+    if rows is not None and rows < 2 * args.parties:
+        raise UsageError(f"--rows must be at least 2 per party ({2 * args.parties}), got {rows}")
+    return rows

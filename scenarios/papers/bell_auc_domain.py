@@ -5,6 +5,7 @@ deployed on real parties, local DP, no MPC; equal to the simulation).  Writes ``
 ``.png``.  Method, data and findings beside ours: ``docs/papers/bell.md``."""
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -17,9 +18,9 @@ from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_noise_g
 from scenarios.kit.sweep import Output, Sweep, axis, monte_carlo, points
 from scenarios.kit.sweep import framingham_scores as load_scores
 
-__all__ = ["main", "parse_options", "DomainOptions", "load_scores", "synthetic_scores", "quantize_scores",
-           "run_experiment", "regime", "DATASETS", "PAPER_POSITIVES", "PAPER_NEGATIVES",
-           "best_alphas", "CSV_COLUMNS", "METRICS"]
+__all__ = ["main", "parse_options", "DomainOptions", "domain_panel", "SERIES_STYLES", "load_scores",
+           "synthetic_scores", "quantize_scores", "run_experiment", "regime", "DATASETS", "PAPER_POSITIVES",
+           "PAPER_NEGATIVES", "best_alphas", "CSV_COLUMNS", "METRICS"]
 
 DEFAULT_ALPHAS = tuple(range(4, 15))
 QUICK_ALPHAS = (4, 9, 14)
@@ -140,24 +141,37 @@ def best_alphas(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, float], dict[
     return best
 
 
+#: line style, marker and marker fill of the first and the second series (split, protocol; colour: epsilon): the
+#: marker tells them apart in the legend, where an errorbar's handle hardly shows the line style
+SERIES_STYLES = (("-", "o", "full"), ("--", "s", "none"))
+
+
+def domain_panel(axes: Any, series: Sequence[tuple[str, list[dict[str, Any]], int]], epsilons: Sequence[float],
+                 **finish: Any) -> None:
+    """MSE against the domain size of every series ``(label format, rows, style index)`` at every epsilon, the
+    label ``label.format(epsilon)``; the panel finished by :func:`style_axes` with ``finish``."""
+    for label, rows, style in series:
+        line, marker, fill = SERIES_STYLES[style]
+        for index, epsilon in enumerate(epsilons):
+            chosen = [row for row in rows if row["epsilon"] == epsilon and math.isfinite(row["squared_error_mean"])]
+            if chosen:
+                errorbars(axes, chosen, "domain_size", "squared_error", marker=marker, markersize=4, fillstyle=fill,
+                          linestyle=line, capsize=2, color=f"C{index}", label=label.format(epsilon))
+    style_axes(axes, xlabel="domain size d", ylabel="mean squared error of the AUC estimate", base=2,
+               handlelength=4.0, **finish)
+
+
 def _plot(options: DomainOptions, rows: list[dict[str, Any]], path: str) -> None:
     figure, axes = new_figure()
-    styles = {"users": ("-", "o", "full"), "budget": ("--", "s", "none")}  # line, marker, fill of each split
-    colours: dict[Any, Any] = {}
-    for split in options.splits:
-        for epsilon in options.epsilons:
-            chosen = [row for row in rows if row["split"] == split and row["epsilon"] == epsilon]
-            style, marker, fill = styles[split]
-            line = errorbars(axes, chosen, "domain_size", "squared_error", marker=marker, markersize=4,
-                             fillstyle=fill, linestyle=style, capsize=2, color=colours.get(epsilon),
-                             label=f"epsilon = {epsilon:g}" + (f" ({split})" if len(options.splits) > 1 else ""))
-            colours[epsilon] = line[0].get_color()
     source = ("Framingham LR scores" if options.dataset == "framingham"
               else "synthetic binormal scores (Framingham's shape, the paper's class sizes)")
-    style_axes(axes, xlabel="domain size d", ylabel="mean squared error of the AUC estimate", base=2, handlelength=4.0,
-               title=f"LDP AUC protocol (Bell et al. Fig. 3)\non {source}\n{rows[0]['positives']} positives, "
-                     f"{rows[0]['negatives']} negatives, {options.common.runs} runs, split: "
-                     f"{', '.join(options.splits)}")
+    suffix = len(options.splits) > 1
+    domain_panel(axes, [("epsilon = {:g}" + (f" ({split})" if suffix else ""),
+                         [row for row in rows if row["split"] == split], SPLITS.index(split))
+                        for split in options.splits], options.epsilons,
+                 title=f"LDP AUC protocol (Bell et al. Fig. 3)\non {source}\n{rows[0]['positives']} positives, "
+                       f"{rows[0]['negatives']} negatives, {options.common.runs} runs, split: "
+                       f"{', '.join(options.splits)}")
     save_figure(figure, path)
 
 
@@ -238,30 +252,31 @@ def _server_hierarchy(received: Sequence[Sequence[tuple[np.ndarray, np.ndarray, 
                                               delta=0.0, level_epsilon=eps0, reports=tuple(reports)))
 
 
-async def ldp_auc_deployment(positives: np.ndarray, negatives: np.ndarray, *, domain_size: int, epsilon: float,
-                             split: str, seed: int, setting: int) -> tuple[float, float] | None:
-    """One run of the LDP AUC protocol as deployed (Bell et al. §4): user ``i`` of a class randomises at party
-    ``i % m`` and its report goes to party 0 (the untrusted server) with ``mpc.transfer``, which traverses the
-    hierarchies as :func:`dp.bell.auc.ldp_auc` and runs it on the same scores and stream.  Collective; at party 0
-    ``(deployed AUC, simulated AUC)``, else ``None``."""
+async def ldp_auc_deployment(label: str, scores: Sequence[np.ndarray], *, alpha: int, epsilon: float, split: str,
+                             seed: int, setting: int) -> list[SecureCheck]:
+    """One run of the LDP AUC protocol as deployed (Bell et al. §4) on the ``(positives, negatives)`` scores at
+    ``d = 2^alpha``: user ``i`` of a class randomises at party ``i % m`` and its report goes to party 0 (the untrusted
+    server) with ``mpc.transfer``, which traverses the hierarchies as :func:`dp.bell.auc.ldp_auc` and runs it on the
+    same scores and stream.  Collective; at party 0 the ``equal`` check ``"<label>, m=<m>"``, else ``[]``."""
     from mpyc.runtime import mpc
 
     from dp.bell.auc import hierarchical_auc, ldp_auc
 
-    parties, pid = len(mpc.parties), int(mpc.pid)
+    parties, pid, size = len(mpc.parties), int(mpc.pid), 2**alpha
+    positives, negatives = (quantize_scores(values, size) for values in scores)
     generator = check_noise_generator(seed, setting)   # positives first, then negatives, as ldp_auc
-    own = [_own_reports(values, domain_size=domain_size, epsilon=epsilon, split=split, pid=pid, parties=parties,
+    own = [_own_reports(values, domain_size=size, epsilon=epsilon, split=split, pid=pid, parties=parties,
                         generator=generator) for values in (positives, negatives)]
     received = await mpc.transfer(own, senders=list(range(parties)), receivers=[0])
     if pid != 0:
-        return None
-    hierarchies = [_server_hierarchy([party[index] for party in received], int(values.size), domain_size=domain_size,
+        return []
+    hierarchies = [_server_hierarchy([party[index] for party in received], int(values.size), domain_size=size,
                                      epsilon=epsilon, split=split)
                    for index, values in enumerate((positives, negatives))]
     deployed = float(hierarchical_auc(*hierarchies).auc)
-    simulated = float(ldp_auc(positives, negatives, domain_size=domain_size, epsilon=epsilon, split=split,
+    simulated = float(ldp_auc(positives, negatives, domain_size=size, epsilon=epsilon, split=split,
                               rng=check_noise_generator(seed, setting)).auc)
-    return deployed, simulated
+    return [SecureCheck(f"{label}, m={parties}", deployed, simulated, "equal")]
 
 
 def _data(options: DomainOptions, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -273,19 +288,13 @@ def _data(options: DomainOptions, seed: int) -> tuple[np.ndarray, np.ndarray]:
 async def secure_checks(options: DomainOptions, seed: int) -> list[Any]:
     """``--secure``: every split and alpha once at the first epsilon, deployed on the real parties
     (:func:`ldp_auc_deployment`); the checks at party 0, ``[]`` elsewhere."""
-    from mpyc.runtime import mpc
-
     scores, labels = _data(options, seed)
     epsilon = options.epsilons[0]
     checks: list[Any] = []
-    settings = [(split, alpha) for split in options.splits for alpha in options.alphas]
-    for setting, (split, alpha) in enumerate(settings):
-        quantized = quantize_scores(scores, 2**alpha)
-        pair = await ldp_auc_deployment(quantized[labels == 1], quantized[labels == 0], domain_size=2**alpha,
-                                        epsilon=epsilon, split=split, seed=seed, setting=setting)
-        if pair is not None:
-            checks.append(SecureCheck(f"LDP AUC, {split} split, alpha={alpha}, epsilon={epsilon:g}, "
-                                      f"m={len(mpc.parties)}", pair[0], pair[1], "equal"))
+    for setting, (split, alpha) in enumerate(itertools.product(options.splits, options.alphas)):
+        checks += await ldp_auc_deployment(f"LDP AUC, {split} split, alpha={alpha}, epsilon={epsilon:g}",
+                                           (scores[labels == 1], scores[labels == 0]), alpha=alpha, epsilon=epsilon,
+                                           split=split, seed=seed, setting=setting)
     return checks
 
 

@@ -12,11 +12,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_noise_generator, errorbars, format_mean,
-                                       new_figure, noise_generator, print_rows, progress, save_figure, style_axes,
-                                       summarize_runs)
+from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_noise_generator, format_mean, new_figure,
+                                       noise_generator, print_rows, progress, save_figure, summarize_runs)
 from scenarios.kit.sweep import Output, Sweep, axis
-from scenarios.papers.bell_auc_domain import ldp_auc_deployment
+from scenarios.papers.bell_auc_domain import domain_panel, ldp_auc_deployment
 from scenarios.papers.bell_auc_domain import quantize_scores as _quantize
 
 __all__ = ["main", "parse_options", "SyntheticOptions", "synthetic_scores", "run_experiment", "DATASETS",
@@ -24,9 +23,6 @@ __all__ = ["main", "parse_options", "SyntheticOptions", "synthetic_scores", "run
 
 DATASETS = ("auc_one", "ur")
 PROTOCOLS = ("auc_specific", "generic")
-#: line style, marker and marker fill of each protocol in the figure (colour: epsilon); the marker tells the
-#: protocols apart in the legend, where an errorbar's handle hardly shows the line style
-PROTOCOL_STYLES = {"auc_specific": ("-", "o", "full"), "generic": ("--", "s", "none")}
 DEFAULT_PER_CLASS = 10**6
 QUICK_PER_CLASS = 10**3
 DEFAULT_ALPHAS = tuple(range(1, 17))
@@ -189,20 +185,12 @@ def run_experiment(options: SyntheticOptions, seed: int) -> list[Output]:
 
 def _plot(options: SyntheticOptions, rows: list[dict[str, Any]], path: str) -> None:
     figure, axes_list = new_figure(5.2 * len(options.datasets), 4.4, panels=(1, len(options.datasets)))
-    colours = {epsilon: f"C{index}" for index, epsilon in enumerate(options.epsilons)}
     for axes, dataset in zip(axes_list, options.datasets):
-        for protocol, (line, marker, fill) in PROTOCOL_STYLES.items():
-            for epsilon in options.epsilons:
-                chosen = [row for row in rows if row["dataset"] == dataset and row["protocol"] == protocol
-                          and row["epsilon"] == epsilon and math.isfinite(row["squared_error_mean"])]
-                if not chosen:
-                    continue
-                errorbars(axes, chosen, "domain_size", "squared_error", marker=marker, markersize=4, fillstyle=fill,
-                          linestyle=line, capsize=2, color=colours[epsilon],
-                          label=f"{'AUC-specific' if protocol == 'auc_specific' else 'generic'}, epsilon = {epsilon:g}")
-        style_axes(axes, xlabel="domain size d", ylabel="mean squared error of the AUC estimate", base=2, legend=7,
-                   handlelength=4.0, title=f"{dataset}: {options.per_class} users per class, "
-                                           f"{options.common.runs} runs")
+        domain_panel(axes, [(f"{name}, epsilon = {{:g}}", [row for row in rows if row["dataset"] == dataset
+                                                            and row["protocol"] == protocol], index)
+                            for index, (protocol, name) in enumerate(zip(PROTOCOLS, ("AUC-specific", "generic")))],
+                     options.epsilons, legend=7, title=f"{dataset}: {options.per_class} users per class, "
+                                                       f"{options.common.runs} runs")
     figure.suptitle("Bell et al. Fig. 5-6: AUC-specific (solid, filled circles) vs generic (dashed, open squares) "
                     "LDP protocol; colour: epsilon", fontsize=10)
     save_figure(figure, path)
@@ -223,18 +211,18 @@ def _report(options: SyntheticOptions, outputs: Sequence[Output]) -> None:
                       f"{options.generic_max_alpha} (O(k^2) server, k = 2d)"])
 
 
-async def _generic_deployment(positives: np.ndarray, negatives: np.ndarray, *, domain_size: int, epsilon: float,
-                              seed: int, setting: int) -> tuple[float, float] | None:
-    """One run of the generic protocol (Algorithm 1) as deployed: user ``i`` (positives first) randomises at party
-    ``i % m`` (the others' points zeroed first) and its report goes to party 0 with ``mpc.transfer``, which builds
-    the histogram and the ratio, and runs :func:`_generic_estimates` once with the same stream.  Collective;
-    ``(deployed, simulated)`` at party 0."""
+async def _generic_deployment(label: str, positives: np.ndarray, negatives: np.ndarray, *, alpha: int,
+                              epsilon: float, seed: int, setting: int) -> list[SecureCheck]:
+    """One run of the generic protocol (Algorithm 1) at ``d = 2^alpha`` as deployed: user ``i`` (positives first)
+    randomises at party ``i % m`` (the others' points zeroed first) and its report goes to party 0 with
+    ``mpc.transfer``, which builds the histogram and the ratio, and runs :func:`_generic_estimates` once with the
+    same stream.  Collective; at party 0 the ``equal`` check ``"<label>, m=<m>"``, else ``[]``."""
     from mpyc.runtime import mpc
 
     from dp.bell.generic import histogram, randomize
 
     parties, pid = len(mpc.parties), int(mpc.pid)
-    quantizer, points = _generic_points(positives, negatives, domain_size)
+    quantizer, points = _generic_points(positives, negatives, 2**alpha)
     mine = np.arange(points.shape[0]) % parties == pid
     generator = check_noise_generator(seed, setting)
     prepared = quantizer.prepare(np.where(mine[:, None], points, 0.0))
@@ -242,14 +230,14 @@ async def _generic_deployment(positives: np.ndarray, negatives: np.ndarray, *, d
                         rng=generator)[0]
     received = await mpc.transfer((np.flatnonzero(mine), reports[mine]), senders=list(range(parties)), receivers=[0])
     if pid != 0:
-        return None
+        return []
     everyone = np.zeros(points.shape[0], dtype=np.int64)
     for positions, values in received:
         everyone[positions] = values
     deployed = float(_generic_ratio(histogram(everyone, bins=quantizer.bins), quantizer, epsilon))
-    simulated = float(_generic_estimates(positives, negatives, domain_size, epsilon, 1,
+    simulated = float(_generic_estimates(positives, negatives, 2**alpha, epsilon, 1,
                                          check_noise_generator(seed, setting))[0])
-    return deployed, simulated
+    return [SecureCheck(f"{label}, m={parties}", deployed, simulated, "equal")]
 
 
 async def secure_checks(options: SyntheticOptions, seed: int) -> list[Any]:
@@ -257,29 +245,21 @@ async def secure_checks(options: SyntheticOptions, seed: int) -> list[Any]:
     largest), at the first epsilon, one run of the AUC-specific protocol
     (:func:`scenarios.papers.bell_auc_domain.ldp_auc_deployment`) and, for alpha up to ``--generic-max-alpha``,
     of the generic one (:func:`_generic_deployment`), deployed on the real parties; relation ``equal``."""
-    from mpyc.runtime import mpc
-
     from secure.public_randomness import public_generator
 
     epsilon = options.epsilons[0]
     checks: list[Any] = []
-    setting = 0
+    setting = 0  # two per data set and alpha: the AUC-specific protocol's, the generic one's
     for dataset_index, dataset in enumerate(options.datasets):
         positives, negatives = synthetic_scores(dataset, options.per_class, public_generator(int(seed) + dataset_index))
         for alpha in options.alphas if options.common.quick else sorted({min(options.alphas), max(options.alphas)}):
-            size = 2**alpha
-            pair = await ldp_auc_deployment(_quantize(positives, size), _quantize(negatives, size), domain_size=size,
-                                            epsilon=epsilon, split="users", seed=seed, setting=setting)
-            setting += 1
-            where = f"{dataset}, alpha={alpha}, epsilon={epsilon:g}, m={len(mpc.parties)}"
-            if pair is not None:
-                checks.append(SecureCheck(f"AUC-specific, {where}", pair[0], pair[1], "equal"))
+            where = f"{dataset}, alpha={alpha}, epsilon={epsilon:g}"
+            checks += await ldp_auc_deployment(f"AUC-specific, {where}", (positives, negatives), alpha=alpha,
+                                               epsilon=epsilon, split="users", seed=seed, setting=setting)
             if alpha <= options.generic_max_alpha:
-                pair = await _generic_deployment(positives, negatives, domain_size=size, epsilon=epsilon, seed=seed,
-                                                 setting=setting)
-                if pair is not None:
-                    checks.append(SecureCheck(f"generic, {where}", pair[0], pair[1], "equal"))
-            setting += 1
+                checks += await _generic_deployment(f"generic, {where}", positives, negatives, alpha=alpha,
+                                                    epsilon=epsilon, seed=seed, setting=setting + 1)
+            setting += 2
     return checks
 
 

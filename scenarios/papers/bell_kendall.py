@@ -15,7 +15,8 @@ from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_positive_number, errorbars, format_mean,
                                        new_figure, noise_generator, party_draws, print_rows, progress, save_figure,
                                        style_axes, summarize_runs)
-from scenarios.kit.sweep import Output, Sweep, axis, check_coalition, complete_rows, whole_list
+from scenarios.kit.sweep import (Output, Sweep, add_coalition_options, axis, check_coalition, complete_rows, row_limit,
+                                 whole_list)
 
 __all__ = ["main", "parse_options", "KendallOptions", "run_experiment", "load_ratings", "CSV_COLUMNS",
            "method_names"]
@@ -56,9 +57,7 @@ def method_names(permutations: Sequence[int]) -> list[str]:
 def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--epsilon-grid", help="epsilons swept (default 0.05,0.1,0.2,0.5,1,2,5; --quick: 0.05,5)")
     parser.add_argument("--permutations", help="numbers of permutations P (default 1,2,5,10)")
-    parser.add_argument("--parties", type=int, default=3, help="simulated parties holding the rows (default 3)")
-    parser.add_argument("--coalition", type=int, default=1,
-                        help="coalition size the noise is calibrated for, T < M/2 (default 1)")
+    add_coalition_options(parser)
     parser.add_argument("--delta", type=float, default=DEFAULT_DELTA, help="delta of the all-pairs baseline (1e-8)")
     parser.add_argument("--age-width", type=int, default=5,
                         help="width of the age bands in years (default 5; 1 keeps every year, 71 levels)")
@@ -75,9 +74,7 @@ def _resolve(args: Any, common: CommonOptions) -> KendallOptions:
         raise UsageError(f"--delta must lie in (0, 1), got {delta:g}")
     if not 1 <= args.age_width <= 70:
         raise UsageError(f"--age-width must lie in [1, 70] years, got {args.age_width}")
-    rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else None)
-    if rows is not None and rows < 2 * args.parties:
-        raise UsageError(f"--rows must be at least 2 per party ({2 * args.parties}), got {rows}")
+    rows = row_limit(args, QUICK_ROWS)
     return KendallOptions(epsilons=epsilons, permutations=permutations, parties=args.parties,
                           threshold=args.coalition, delta=delta, age_width=args.age_width, rows=rows,
                           common=common)
@@ -100,33 +97,31 @@ def load_ratings(age_width: int, rows: int | None = None) -> np.ndarray:
     return ratings if rows is None else ratings[:rows]
 
 
-@dataclass
-class _Setup:
-    values: np.ndarray
-    by_party: list[np.ndarray]
-    exact: float
-    specs: tuple[Any, ...]
-    quantizer: Any
-    matrix: np.ndarray
-    zeta1: float
-    zeta2: float
-    complete_variance: float
-
-
-def _setup(options: KendallOptions) -> _Setup:
-    from dp.bell.generic import quantized_ustatistic
-    from dp.bell.quantize import Quantizer, kendall_kernel, kernel_matrix
-    from dp.bell.subsampled_analysis import exact_ustatistic, kernel_zetas
-    from dp.bell.subsampled_pairs import SubsampledPairsQuery
+def _ratings(options: KendallOptions) -> tuple[np.ndarray, tuple[Any, ...]]:
+    """The rows (:func:`load_ratings`) and their column specs."""
     from secure.intake import ColumnSpec
+
+    levels = age_levels(options.age_width)
+    return load_ratings(options.age_width, options.rows), (
+        ColumnSpec("age_band", 0.0, float(max(levels - 1, 1)), 0),
+        ColumnSpec("education", float(EDUCATION_LEVELS[0]), float(EDUCATION_LEVELS[1]), 0))
+
+
+def run_experiment(options: KendallOptions, seed: int) -> list[Output]:
+    """Every epsilon and method ``--runs`` times (noise of epsilon ``s``, method ``j``: one stream
+    ``noise_generator(seed, s, j)`` over the runs; the same pair permutations for every epsilon); a row per pair."""
+    from dp.bell.generic import conditional_variance, quantized_ustatistic, simulate, theorem1_variance_bound
+    from dp.bell.quantize import Quantizer, kendall_kernel, kernel_matrix
+    from dp.bell.subsampled_analysis import (all_pairs_mse, exact_ustatistic, kernel_zetas, protocol_mse,
+                                             simulate_all_pairs)
+    from dp.bell.subsampled_pairs import SubsampledPairsQuery, simulate_subsampled
     from secure.kernels import get_kernel
 
-    values = load_ratings(options.age_width, options.rows)
+    values, specs = _ratings(options)
     n = values.shape[0]
     levels = age_levels(options.age_width)
-    specs = (ColumnSpec("age_band", 0.0, float(max(levels - 1, 1)), 0),
-             ColumnSpec("education", float(EDUCATION_LEVELS[0]), float(EDUCATION_LEVELS[1]), 0))
-    query = SubsampledPairsQuery(kernel=get_kernel("kendall"), specs=specs, epsilon=1.0, permutations=1)
+    kernel = get_kernel("kendall")
+    query = SubsampledPairsQuery(kernel=kernel, specs=specs, epsilon=1.0, permutations=1)
     exact = float(exact_ustatistic(query, values))
     # one bin per ordinal level: bin centres at the integers
     quantizer = Quantizer.grid(lower=(-0.5, EDUCATION_LEVELS[0] - 0.5),
@@ -140,22 +135,7 @@ def _setup(options: KendallOptions) -> _Setup:
     zeta1, zeta2 = float(moments.zeta1), float(moments.zeta2)
     complete_variance = 2.0 / (n * (n - 1)) * (2.0 * (n - 2) * zeta1 + zeta2)  # Hoeffding (eq. 3)
     by_party = [values[i::options.parties] for i in range(options.parties)]  # party i: rows i, i+m, ...
-    return _Setup(values, by_party, exact, specs, quantizer, matrix, zeta1, zeta2, complete_variance)
-
-
-def run_experiment(options: KendallOptions, seed: int) -> list[Output]:
-    """Every epsilon and method ``--runs`` times (noise of epsilon ``s``, method ``j``: one stream
-    ``noise_generator(seed, s, j)`` over the runs; the same pair permutations for every epsilon); a row per pair."""
-    from dp.bell.generic import conditional_variance, simulate, theorem1_variance_bound
-    from dp.bell.quantize import kendall_kernel
-    from dp.bell.subsampled_analysis import all_pairs_mse, protocol_mse, simulate_all_pairs
-    from dp.bell.subsampled_pairs import SubsampledPairsQuery, simulate_subsampled
-    from secure.kernels import get_kernel
-
-    setup = _setup(options)
-    n = setup.values.shape[0]
     runs = options.common.runs
-    kernel = get_kernel("kendall")
     methods = method_names(options.permutations)
     rows: list[dict[str, Any]] = []
 
@@ -164,42 +144,42 @@ def run_experiment(options: KendallOptions, seed: int) -> list[Output]:
 
     def add(epsilon: float, method: str, permutations: int, estimates: Any, predicted: float,
             bound: float = math.nan) -> None:
-        errors = np.asarray(estimates, dtype=float) - setup.exact
+        errors = np.asarray(estimates, dtype=float) - exact
         records = [{"mse": error ** 2, "abs_error": abs(error)} for error in errors]
         rows.append({"epsilon": epsilon, "method": method, "permutations": permutations, "n": n,
-                     "bins": setup.quantizer.bins, "parties": options.parties, "threshold": options.threshold,
+                     "bins": quantizer.bins, "parties": options.parties, "threshold": options.threshold,
                      "runs": len(errors), **summarize_runs(records, ("mse", "abs_error")), "predicted_mse": predicted,
-                     "ldp_theorem1_bound": bound, "exact_tau": setup.exact, "seed": seed})
+                     "ldp_theorem1_bound": bound, "exact_tau": exact, "seed": seed})
         bar.update(runs)
 
     with progress(len(options.epsilons) * len(methods) * runs, "bell_kendall") as bar:
         for index, epsilon in enumerate(options.epsilons):
             bar.set_postfix_str(f"epsilon={epsilon:g}")
             # generic LDP protocol (Algorithm 1)
-            estimates = simulate(setup.values, kendall_kernel, quantizer=setup.quantizer, epsilon=epsilon,
+            estimates = simulate(values, kendall_kernel, quantizer=quantizer, epsilon=epsilon,
                                  kind="average", runs=runs, rng=generator(index, 0))
             add(epsilon, methods[0], 0, estimates,
-                float(conditional_variance(setup.values, setup.quantizer, setup.matrix, epsilon=epsilon)),
-                float(theorem1_variance_bound(n=n, bins=setup.quantizer.bins, epsilon=epsilon,
+                float(conditional_variance(values, quantizer, matrix, epsilon=epsilon)),
+                float(theorem1_variance_bound(n=n, bins=quantizer.bins, epsilon=epsilon,
                                               kernel_range=KENDALL_SENSITIVITY)))
             # 2PC subsampled pairs, P permutations
             for slot, permutations in enumerate(options.permutations, start=1):
-                query = SubsampledPairsQuery(kernel=kernel, specs=setup.specs, epsilon=epsilon,
+                query = SubsampledPairsQuery(kernel=kernel, specs=specs, epsilon=epsilon,
                                              permutations=permutations)
-                simulation = simulate_subsampled(query, setup.by_party, threshold=options.threshold, seed=seed,
+                simulation = simulate_subsampled(query, by_party, threshold=options.threshold, seed=seed,
                                                  runs=runs, resample_pairs=True, noise_rng=generator(index, slot))
-                predicted = protocol_mse(query, setup.zeta1, setup.zeta2, n=n, parties=options.parties,
-                                         threshold=options.threshold) - setup.complete_variance
+                predicted = protocol_mse(query, zeta1, zeta2, n=n, parties=options.parties,
+                                         threshold=options.threshold) - complete_variance
                 add(epsilon, methods[slot], permutations, simulation.estimates, float(predicted))
             # all pairs, advanced composition
-            query = SubsampledPairsQuery(kernel=kernel, specs=setup.specs, epsilon=epsilon, permutations=1)
-            baseline = simulate_all_pairs(query, setup.by_party, threshold=options.threshold, delta=options.delta,
+            query = SubsampledPairsQuery(kernel=kernel, specs=specs, epsilon=epsilon, permutations=1)
+            baseline = simulate_all_pairs(query, by_party, threshold=options.threshold, delta=options.delta,
                                           runs=runs, noise_rng=generator(index, len(methods) - 1))
             predicted = all_pairs_mse(0.0, 0.0, n=n, epsilon=epsilon, delta=options.delta,
                                       sensitivity=KENDALL_SENSITIVITY, parties=options.parties,
                                       threshold=options.threshold)
             add(epsilon, methods[-1], n - 1, baseline.estimates, float(predicted))
-    return [Output("bell_kendall", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, setup.exact, path))]
+    return [Output("bell_kendall", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, exact, path))]
 
 
 def _plot(options: KendallOptions, rows: list[dict[str, Any]], exact: float, path: str) -> None:
@@ -263,18 +243,18 @@ async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:
                                           run_secure_subsampled, simulate_subsampled)
     from secure.kernels import get_kernel
 
-    setup = _setup(options)
+    values, specs = _ratings(options)
     parties, threshold, pid = len(mpc.parties), int(mpc.threshold), int(mpc.pid)
-    by_party = [setup.values[i::parties] for i in range(parties)]
+    by_party = [values[i::parties] for i in range(parties)]
     epsilon = min(options.epsilons)
     checks: list[Any] = []
     checked = sorted({min(options.permutations), max(options.permutations)}) if options.common.quick \
         else options.permutations
     for setting, permutations in enumerate(checked):
-        query = SubsampledPairsQuery(kernel=get_kernel("kendall"), specs=setup.specs, epsilon=epsilon,
+        query = SubsampledPairsQuery(kernel=get_kernel("kendall"), specs=specs, epsilon=epsilon,
                                      permutations=permutations)
         plans = plans_for_pairs(query, parties, threshold)
-        count = len(pairs_for(query, setup.values.shape[0], seed))
+        count = len(pairs_for(query, values.shape[0], seed))
         every = party_draws(seed, setting, parties,
                             lambda generator: np.stack([party_pair_draws(plan, count, generator) for plan in plans]))
         release = await run_secure_subsampled(query, query.prepare(by_party[pid]), seed=seed,

@@ -16,11 +16,11 @@ from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, errorbars, format_mean,
                                        new_figure, noise_generator, parse_positive_list, print_rows, progress,
                                        run_seeds, save_figure, style_axes)
-from scenarios.kit.sweep import Output, Sweep, error_summary, whole_list
+from scenarios.kit.sweep import Output, Sweep, whole_list
 from scenarios.kit.sweep import complete_rows as _complete
-from scenarios.papers.umpc_samplers import UmpcCheckSetting, umpc_secure_checks
-from scenarios.papers.umpc_vs_baselines import (COLORS, COST_PROTOCOL, METHODS, baseline_estimates, cost_columns,
-                                                fill_ratios, umpc_estimates)
+from scenarios.papers.umpc_samplers import UmpcCheckSetting, umpc_runs, umpc_secure_checks
+from scenarios.papers.umpc_vs_baselines import (COLORS, COST_PROTOCOL, METHODS, baseline_estimates, fill_ratios,
+                                                method_rows)
 
 __all__ = ["main", "parse_options", "BinsOptions", "run_figure", "exact_ustat", "grid_shape",
            "CSV_COLUMNS", "METHODS", "COST_PROTOCOL"]
@@ -202,17 +202,6 @@ def _settings(options: BinsOptions, seed: int) -> list[_Setting]:
     return settings
 
 
-def _row(figure: str, stat: _Statistic, method: str, *, n: int, t: int, grid: str, epsilon: float, edges: int,
-         estimates: np.ndarray, exact: float, seed: int) -> dict[str, Any]:
-    """One CSV row: the method's MSE and bias over the runs and its modelled costs (Fig. 3: ``compute_ops`` =
-    server + n x party)."""
-    costs = cost_columns(method, n=n, edges=edges, epsilon=epsilon, bins=t, kernel=stat.name)
-    costs["compute_ops"] = costs.pop("total_ops")
-    return {"figure": figure, "statistic": stat.name, "n": n, "t": t, "grid": grid, "epsilon": epsilon,
-            "method": method, "edges": edges if method == "U-MPC" else 0, **error_summary(estimates, exact),
-            "exact": exact, "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "seed": seed, **costs}
-
-
 def run_figure(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
     """Every setting's U-MPC runs (fresh tuples from a per-run public seed, fresh noise) and, at every t of the
     bins figure (t = 64 for UCI), Bell's generic LDP, Ghazi et al. and GhaziSM (:func:`baseline_estimates`)."""
@@ -228,15 +217,18 @@ def run_figure(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
             n = values.shape[0]
             bar.set_postfix_str(f"eps={epsilon:g}" if bins else f"{stat.name} n={n}")
             exact = exact_ustat(stat.shape(values), stat.ldp_kernel())
-            umpc = umpc_estimates(stat.query(epsilon, edges), values, run_seeds(seed + number, runs), parties=PARTIES,
-                                  threshold=COALITION, seed=seed, setting=number, os_noise=os_noise, bar=bar)
+            umpc = np.asarray([result.estimates[0] for result in umpc_runs(
+                stat.query(epsilon, edges), values, run_seeds(seed + number, runs), parties=PARTIES,
+                threshold=COALITION, seed=seed, setting=number, os_noise=os_noise, bar=bar)])
             for g, t in enumerate(grid):
                 quantizer, description, cost_t = stat.quantizer(t)
                 noise = [noise_generator(seed, number + g + 1, k, os_noise=os_noise) for k in (1, 2, 3)]
                 estimates = {"U-MPC": umpc, **baseline_estimates(stat.shape(values), stat.ldp_kernel(), quantizer,
                                                                  epsilon=epsilon, runs=runs, bar=bar, noise=noise)}
-                rows += [_row(options.figure, stat, method, n=n, t=cost_t, grid=description, epsilon=epsilon,
-                              edges=edges, estimates=estimates[method], exact=exact, seed=seed) for method in METHODS]
+                # Fig. 3 right: compute_ops = server + n x party
+                rows += [{**row, "compute_ops": row["total_ops"]} for row in method_rows(
+                    estimates, exact, {}, n=n, edges=edges, epsilon=epsilon, t=cost_t, kernel=stat.name,
+                    figure=options.figure, statistic=stat.name, grid=description, exact=exact, seed=seed)]
     fill_ratios(rows, ("t", "epsilon") if bins else ("statistic", "n"))
     return rows
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -17,7 +17,8 @@ from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.experiments import (CommonOptions, check_positive_number, equal_checks, format_mean, new_figure,
                                        noise_generator, party_draws, print_rows, progress, run_seeds, save_figure,
                                        style_axes, summarize)
-from scenarios.kit.sweep import Output, Sweep, check_coalition, complete_rows, error_summary
+from scenarios.kit.sweep import (Output, Sweep, add_coalition_options, check_coalition, complete_rows, error_summary,
+                                 row_limit)
 
 __all__ = ["main", "parse_options", "SamplerOptions", "run_experiment", "load_categories", "bank_job_standin",
            "lemma_d3_bound", "ordering_holds", "CSV_COLUMNS", "SAMPLERS", "BANK_JOB_COUNTS", "DATASETS",
@@ -68,9 +69,7 @@ def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--edges-per-row", type=float, help="|E| = round(F n) (default 2)")
     parser.add_argument("--edges-fraction", type=float, help="|E| = round(Q C(n, 2)) instead, 0 < Q <= 1")
     parser.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
-    parser.add_argument("--parties", type=int, default=3, help="simulated parties holding the rows (default 3)")
-    parser.add_argument("--coalition", type=int, default=1,
-                        help="coalition size the noise is calibrated for, T < M/2 (default 1)")
+    add_coalition_options(parser)
     parser.add_argument("--rows", type=int, help="use only the first N rows (default all; --quick: 800)")
     parser.add_argument("--inc-samples", type=int, help="noise-free draws of E for BalancedSamp's E_inc (default: R)")
 
@@ -89,9 +88,7 @@ def _resolve(args: Any, common: CommonOptions) -> SamplerOptions:
             raise UsageError(f"--edges-fraction must lie in (0, 1], got {args.edges_fraction}")
     epsilon = check_positive_number(args.epsilon, "--epsilon")
     check_coalition(args.parties, args.coalition)
-    rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else None)
-    if rows is not None and rows < 2 * args.parties:
-        raise UsageError(f"--rows must be at least 2 per party ({2 * args.parties}), got {rows}")
+    rows = row_limit(args, QUICK_ROWS)
     if args.inc_samples is not None and args.inc_samples < 2:
         raise UsageError(f"--inc-samples must be at least 2, got {args.inc_samples}")
     return SamplerOptions(edges_per_row=factor, epsilon=epsilon, parties=args.parties, threshold=args.coalition,
@@ -144,42 +141,36 @@ def _edges(options: SamplerOptions, n: int) -> int:
     return min(pairs, max(1, int(round(target))))
 
 
-@dataclass
-class _Runs:
-    """Per-run records of one sampler (or estimator)."""
-
-    errors: list[float]
-    sizes: list[int]
-    degrees: list[int]
-    dp: list[float]           # Var(eta | E) / (divisor scale)^2
-    noise_free: list[float]   # (U_E - U)^2
-
-
-def _run_sampler(options: SamplerOptions, query: Any, by_party: list[np.ndarray], seeds: np.ndarray, index: int,
-                 seed: int, exact: float, bar: Any) -> dict[str, _Runs]:
-    """All runs of one sampler; for Bernoulli also the Horvitz-Thompson records of the same runs."""
+def umpc_runs(query: Any, values: np.ndarray, seeds: np.ndarray, *, parties: int, threshold: int, seed: int,
+              setting: int, os_noise: bool, bar: Any) -> Iterator[Any]:
+    """Pi_U-MPC simulated once per run, the rows ``(n, columns)`` dealt round-robin to the ``parties``: run ``r``'s
+    tuples from the public ``seeds[r]``, its noise from the stream of ``(seed, setting, r)``."""
     from dp.umpc.protocol import simulate
 
-    scale = query.outputs[0].scale
-    names = ("ratio", "ht") if query.sampling == "bernoulli" else ("ratio",)
-    out = {name: _Runs([], [], [], [], []) for name in names}
+    by_party = [values[i::parties] for i in range(parties)]
     for run, run_seed in enumerate(seeds):
-        result = simulate(query, by_party, threshold=options.threshold, seed=int(run_seed), runs=1,
-                          noise_rng=noise_generator(seed, index, run, os_noise=options.common.os_noise))
+        yield simulate(query, by_party, threshold=threshold, seed=int(run_seed), runs=1,
+                       noise_rng=noise_generator(seed, setting, run, os_noise=os_noise))
+        bar.update(1)
+
+
+def _run_sampler(options: SamplerOptions, query: Any, values: np.ndarray, seeds: np.ndarray, index: int,
+                 seed: int, exact: float, bar: Any) -> dict[str, list[dict[str, float]]]:
+    """All runs of one sampler, a record per run: ``error``, ``size`` (|E|), max ``degree``, ``dp`` (Var(eta | E) /
+    (divisor scale)^2) and ``noise_free`` ((U_E - U)^2); for Bernoulli also the Horvitz-Thompson records."""
+    scale = query.outputs[0].scale
+    out: dict[str, list[dict[str, float]]] = {name: [] for name in (
+        ("ratio", "ht") if query.sampling == "bernoulli" else ("ratio",))}
+    for result in umpc_runs(query, values.reshape(-1, 1), seeds, parties=options.parties, seed=seed, setting=index,
+                            threshold=options.threshold, os_noise=options.common.os_noise, bar=bar):
         size = len(result.tuples)
-        degree = int(np.bincount(result.tuples.ravel(), minlength=sum(len(p) for p in by_party)).max())
-        variance = result.plans[0].variance
-        estimate = float(result.estimates[0])
-        for name in out:
+        degree = int(np.bincount(result.tuples.ravel(), minlength=values.shape[0]).max())
+        for name, records in out.items():
             divisor = size if name == "ratio" else query.tuples  # Horvitz-Thompson: q N = m
             ratio = size / divisor
-            record = out[name]
-            record.errors.append(estimate * ratio - exact)
-            record.sizes.append(size)
-            record.degrees.append(degree)
-            record.dp.append(variance / (divisor * scale) ** 2)
-            record.noise_free.append((float(result.exact_on_tuples) * ratio - exact) ** 2)
-        bar.update(1)
+            records.append({"error": float(result.estimates[0]) * ratio - exact, "size": size, "degree": degree,
+                            "dp": result.plans[0].variance / (divisor * scale) ** 2,
+                            "noise_free": (float(result.exact_on_tuples) * ratio - exact) ** 2})
     return out
 
 
@@ -220,7 +211,6 @@ def run_experiment(options: SamplerOptions, seed: int) -> list[Output]:
     edges = _edges(options, n)
     moments = sv.duplicate_moments(values)
     exact = moments.mean
-    by_party = [values[i::options.parties].reshape(-1, 1) for i in range(options.parties)]
     seeds = run_seeds(seed, options.common.runs)
     factor = options.parties / (options.parties - options.threshold)
     common = {"n": n, "edges": edges, "epsilon": options.epsilon, "parties": options.parties,
@@ -235,7 +225,7 @@ def run_experiment(options: SamplerOptions, seed: int) -> list[Output]:
         for index, query in enumerate(_queries(options, spec, edges)):
             sampler = query.sampling
             bar.set_postfix_str(sampler)
-            for estimator, record in _run_sampler(options, query, by_party, seeds, index, seed, exact, bar).items():
+            for estimator, record in _run_sampler(options, query, values, seeds, index, seed, exact, bar).items():
                 if sampler == "balanced":
                     inc, inc_se = _balanced_inc(options, values, edges, exact, seed, bar)
                     source, degree_cap = "Monte Carlo over E (no noise)", -(-2 * edges // n)
@@ -258,15 +248,15 @@ def run_experiment(options: SamplerOptions, seed: int) -> list[Output]:
     return [Output("umpc_samplers", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
 
-def _run_summary(record: _Runs, inc: float, inc_se: float) -> dict[str, Any]:
+def _run_summary(records: list[dict[str, float]], inc: float, inc_se: float) -> dict[str, Any]:
     """The measured errors of one sampler's runs beside the theory ``E_inc`` (``inc`` ± ``inc_se``) + ``E_DP``."""
-    errs = np.asarray(record.errors)
-    dp_theory = float(np.mean(record.dp))
-    inc_measured, inc_measured_se, _ = summarize(record.noise_free)
-    paired, paired_se, _ = summarize(errs ** 2 - inc - np.asarray(record.dp))
+    errs, dp, sizes, degrees = (np.asarray([r[key] for r in records]) for key in ("error", "dp", "size", "degree"))
+    dp_theory = float(np.mean(dp))
+    inc_measured, inc_measured_se, _ = summarize(r["noise_free"] for r in records)
+    paired, paired_se, _ = summarize(errs ** 2 - inc - dp)
     combined = math.hypot(paired_se, inc_se) if math.isfinite(paired_se) else math.nan
-    return {**error_summary(errs, 0.0), "mean_edges": float(np.mean(record.sizes)),
-            "mean_max_degree": float(np.mean(record.degrees)), "inc_theory": inc, "inc_theory_se": inc_se,
+    return {**error_summary(errs, 0.0), "mean_edges": float(np.mean(sizes)),
+            "mean_max_degree": float(np.mean(degrees)), "inc_theory": inc, "inc_theory_se": inc_se,
             "inc_measured": inc_measured, "inc_measured_se": inc_measured_se, "dp_theory": dp_theory,
             "theory": inc + dp_theory, "theory_se": inc_se, "paired_diff": paired, "paired_diff_se": paired_se,
             "z": paired / combined if combined and combined > 0 else math.nan}
@@ -342,9 +332,7 @@ def _report(options: SamplerOptions, outputs: Sequence[Output]) -> None:
                       "E_inc: " + "; ".join(f"{row['sampler']}: {row['inc_source']}" for row in rows),
                       "E_DP = Var(eta | E)/(|E| scale)^2 at each run's realised max degree, mean over runs; "
                       "z = mean(err^2 - E_inc - E_DP(E)) / s.e. (paired over runs, + MC s.e. of E_inc)"])
-    estimators = [("bernoulli", "realised |E|")] + [(HT_ROW, "Horvitz-Thompson")
-                                                     for row in rows if row["sampler"] == HT_ROW]
-    for name, estimator in estimators:
+    for name, estimator in (("bernoulli", "realised |E|"), (HT_ROW, "Horvitz-Thompson")):
         means, significant = ordering_holds(rows, name)
         print(f"  ordering Balanced < Uniform < Bernoulli ({estimator}): "
               f"{'holds' if means else 'does NOT hold'} by the means"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -15,8 +15,8 @@ from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, errorbars, format_mean,
                                        new_figure, noise_generator, print_rows, progress, run_seeds, save_figure,
                                        style_axes)
-from scenarios.kit.sweep import Output, Sweep, check_coalition, error_summary, whole_list
-from scenarios.papers.umpc_samplers import UmpcCheckSetting, lemma_d3_bound, umpc_secure_checks
+from scenarios.kit.sweep import Output, Sweep, add_coalition_options, check_coalition, error_summary, whole_list
+from scenarios.papers.umpc_samplers import UmpcCheckSetting, lemma_d3_bound, umpc_runs, umpc_secure_checks
 
 __all__ = ["main", "parse_options", "BaselineOptions", "run_experiment", "exact_gini", "cost_columns", "CSV_COLUMNS",
            "METHODS", "ELL"]
@@ -57,9 +57,7 @@ def _declare(parser: ScenarioParser) -> None:
     parser.add_argument("--ldp-bins", type=int, help="bins of the LDP baselines (default 256; --quick: 64)")
     parser.add_argument("--edges-per-row", type=float, default=2.0, help="|E| = round(F n) for U-MPC (default 2)")
     parser.add_argument("--precision", type=int, default=16, help="fractional bits of U-MPC's fixed point (default 16)")
-    parser.add_argument("--parties", type=int, default=3, help="simulated parties holding the rows (default 3)")
-    parser.add_argument("--coalition", type=int, default=1,
-                        help="coalition size the noise is calibrated for, T < M/2 (default 1)")
+    add_coalition_options(parser)
     parser.add_argument("--kernel-counts", default="paper",
                         help="paper (default) or implementation: U-MPC's Gini operations in the cost models")
 
@@ -104,22 +102,6 @@ def fill_ratios(rows: list[dict[str, Any]], keys: Sequence[str]) -> None:
             row["orders_of_magnitude"] = math.log10(ratio) if ratio > 0 else math.nan
 
 
-def umpc_estimates(query: Any, values: np.ndarray, seeds: np.ndarray, *, parties: int, threshold: int, seed: int,
-                   setting: int, os_noise: bool, bar: Any) -> np.ndarray:
-    """U-MPC's estimate in every run (rows dealt round-robin to the ``parties``): run ``r``'s tuples from the public
-    ``seeds[r]``, its noise from the stream of ``(seed, setting, r)``."""
-    from dp.umpc.protocol import simulate
-
-    by_party = [values[i::parties] for i in range(parties)]
-    out = []
-    for run, run_seed in enumerate(seeds):
-        result = simulate(query, by_party, threshold=threshold, seed=int(run_seed), runs=1,
-                          noise_rng=noise_generator(seed, setting, run, os_noise=os_noise))
-        out.append(float(result.estimates[0]))
-        bar.update(1)
-    return np.asarray(out)
-
-
 def baseline_estimates(x: np.ndarray, kernel: Any, quantizer: Any, *, epsilon: float, runs: int,
                        noise: Sequence[np.random.Generator | None], bar: Any) -> dict[str, np.ndarray]:
     """``runs`` estimates of Bell's generic LDP, of Ghazi et al. and of Ghazi et al. in the shuffled model (same
@@ -149,6 +131,20 @@ def cost_columns(method: str, *, n: int, edges: int, epsilon: float, bins: int, 
     return {"comm_bits": cost.comm_bits,
             "comm_bits_dis": table["U-MPC (M_Dis)"].comm_bits if method == "U-MPC" else math.nan,
             "party_ops": cost.party_ops, "server_ops": cost.server_ops, "total_ops": cost.total_ops}
+
+
+def method_rows(estimates: Mapping[str, Any], reference: float, own: Mapping[str, Mapping[str, float]], *, n: int,
+                edges: int, epsilon: float, t: int, counts: str = "paper", kernel: str = "gini",
+                **fixed: Any) -> list[dict[str, Any]]:
+    """A row per method of :data:`METHODS` with ``t`` LDP bins: ``fixed``, the MSE and bias of its runs' ``estimates`` about ``reference``
+    (:func:`error_summary`), ``edges`` (U-MPC's; 0 for the baselines), its ``own`` columns (``nan`` where another
+    method has them), its modelled costs (:func:`cost_columns`) and ``nan`` ratios until :func:`fill_ratios`."""
+    blank = {column: math.nan for columns in own.values() for column in columns}
+    return [{**fixed, "n": n, "t": t, "epsilon": epsilon, "method": method, "edges": edges if method == "U-MPC" else 0,
+             **error_summary(estimates[method], reference), **blank, **own.get(method, {}), "ratio_to_umpc": math.nan,
+             "orders_of_magnitude": math.nan,
+             **cost_columns(method, n=n, edges=edges, epsilon=epsilon, bins=t, counts=counts, kernel=kernel)}
+            for method in METHODS]
 
 
 def _exact_mse(values: np.ndarray, exact: float, quantizer: Any, epsilon: float) -> dict[str, dict[str, float]]:
@@ -184,28 +180,21 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
             bar.set_postfix_str(f"n={n}")
             values, edges, query = _setting(options, seed, index)
             exact = exact_gini(values)
-            bound = lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon)
-            bound_coalition = lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon, noise_factor=factor)
-            umpc = umpc_estimates(query, values.reshape(-1, 1), seeds, parties=options.parties,
-                                  threshold=options.threshold, seed=seed, setting=3 * index,
-                                  os_noise=options.common.os_noise, bar=bar)
+            umpc = np.asarray([result.estimates[0] for result in umpc_runs(
+                query, values.reshape(-1, 1), seeds, parties=options.parties, threshold=options.threshold, seed=seed,
+                setting=3 * index, os_noise=options.common.os_noise, bar=bar)])
             settings = (3 * index + 1, 3 * index + 2, 3 * len(options.sizes) + index)
             estimates = {"U-MPC": umpc, **baseline_estimates(
                 values, gini_kernel, quantizer, epsilon=options.epsilon, runs=runs, bar=bar,
                 noise=[noise_generator(seed, s, 0, os_noise=options.common.os_noise) for s in settings])}
-            exact_mse = _exact_mse(values, exact, quantizer, options.epsilon)
-            for method in METHODS:
-                rows.append({"n": n, "method": method, "epsilon": options.epsilon, "bins": options.bins,
-                             "edges": edges if method == "U-MPC" else 0, "parties": options.parties,
-                             "threshold": options.threshold,
-                             **error_summary(estimates[method], exact),
-                             "lemma_d3_bound": bound if method == "U-MPC" else math.nan,
-                             "lemma_d3_bound_coalition": bound_coalition if method == "U-MPC" else math.nan,
-                             "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan, "exact_gini": exact,
-                             "seed": seed, "kernel_counts": options.kernel_counts,
-                             **exact_mse.get(method, {"exact_variance": math.nan, "exact_mse": math.nan}),
-                             **cost_columns(method, n=n, edges=edges, epsilon=options.epsilon, bins=options.bins,
-                                            counts=options.kernel_counts)})
+            own = {**_exact_mse(values, exact, quantizer, options.epsilon),
+                   "U-MPC": {"lemma_d3_bound": lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon),
+                             "lemma_d3_bound_coalition": lemma_d3_bound(n=n, edges=edges, epsilon=options.epsilon,
+                                                                        noise_factor=factor)}}
+            rows += method_rows(estimates, exact, own, n=n, edges=edges, epsilon=options.epsilon, t=options.bins,
+                                counts=options.kernel_counts, bins=options.bins, parties=options.parties,
+                                threshold=options.threshold, exact_gini=exact, seed=seed,
+                                kernel_counts=options.kernel_counts)
     fill_ratios(rows, ("n",))
     return [Output("umpc_vs_baselines", CSV_COLUMNS, rows, lambda rows, path: _plot(options, rows, path))]
 
