@@ -6,6 +6,7 @@ Threat model: passive servers that do not collude; epsilon-DP against either ser
 other owners.  Details: docs/ecdf.md ("The FSS release")."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -425,19 +426,18 @@ def store_key_path(server: int) -> Path:
     return folder / f"server{server}.key"
 
 
+def _private(path: str, flags: int) -> int:  # the opener of a file only its owner reads (0600 when created)
+    return os.open(path, flags, 0o600)
+
+
 def _server_key(server: int, *, create: bool) -> bytes:
     """Server ``server``'s 32-byte tag key; with ``create`` it is made (0600, OS randomness) if missing.  Raises
     FileNotFoundError (no key, no ``create``), PermissionError (open to others), ValueError (not 32 bytes)."""
     path = store_key_path(server)
     if create:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(secrets.token_bytes(32))
+        with contextlib.suppress(FileExistsError), open(path, "xb", opener=_private) as handle:
+            handle.write(secrets.token_bytes(32))
     if path.stat().st_mode & 0o077:
         raise PermissionError(f"{path} is accessible to other users (chmod 600 it)")
     key = path.read_bytes()
@@ -447,8 +447,7 @@ def _server_key(server: int, *, create: bool) -> bytes:
 
 
 def _write_private(path: Path, data: bytes) -> None:
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "wb") as handle:
+    with open(path, "wb", opener=_private) as handle:
         handle.write(data)
     os.chmod(path, 0o600)
 
