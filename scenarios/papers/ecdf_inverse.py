@@ -165,10 +165,9 @@ def _report(options: InverseOptions, outputs: Sequence[Output]) -> None:
 
 
 async def secure_checks(options: InverseOptions, seed: int) -> list[Any]:
-    """``--secure``: run 0 of every epsilon (its instances ``i / N``) through
-    :func:`scenarios.papers.ecdf_smoothing.secure_ecdf_checks`, beside :func:`_one_run` given the sum of the same
-    draws; relation ``equal`` for the released counts and the four MSEs.  Collective; the checks at party 0,
-    ``[]`` elsewhere."""
+    """``--secure``: run 0 of every epsilon (instances ``i / N``) through
+    :func:`scenarios.papers.ecdf_smoothing.secure_ecdf_checks` beside :func:`_one_run`
+    (``docs/papers/barczewski.md``).  Collective; the checks at party 0, ``[]`` elsewhere."""
     from dp.ecdf.grid import grid_of_points, prefix_incidence
 
     points = options.points

@@ -174,13 +174,10 @@ def _report(options: SmoothingOptions, outputs: Sequence[Output]) -> None:
 
 async def secure_ecdf_checks(settings: Sequence[tuple[float, float, np.ndarray]], grid: np.ndarray, seed: int,
                              measure: Callable[..., Mapping[str, float]], metrics: Sequence[str]) -> list[SecureCheck]:
-    """Per ``(epsilon, lambda, cumulative)`` setting with instances, one secure tree-mechanism release of the
-    instances of ``cumulative`` on ``grid`` (:func:`dp.ecdf.secure_release.run_secure_ecdf`, the real runtime's
-    plan, party ``i`` holding instances ``i, i+m, ...``) with fixed per-party node draws
-    (:func:`scenarios.kit.experiments.party_draws`, through ``noise_source``), beside the simulated path given their
-    sum: the released counts (:func:`counts_check`) and ``measure(cumulative, released_counts=...)`` against
-    ``measure(cumulative, node_noise=...)`` on ``metrics``, relation ``equal``.  Collective; the checks at party 0,
-    ``[]`` elsewhere."""
+    """Per ``(epsilon, lambda, cumulative)`` setting with instances, one secure tree-ECDF release on ``grid`` with
+    fixed per-party draws beside the simulated path given their sum (``docs/papers/barczewski.md``): the released
+    counts and ``measure(cumulative, released_counts=...)`` against ``measure(cumulative, node_noise=...)`` on
+    ``metrics``.  Collective; the checks at party 0, ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.secure_release import run_secure_ecdf
@@ -214,9 +211,8 @@ def counts_check(label: str, secure: Any, simulated: Any, what: str = "released 
 
 
 async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:
-    """``--secure``: run 0 of every setting (its ``X_pois`` instances ``1..N``) through
-    :func:`secure_ecdf_checks`, beside :func:`_one_run` given the sum of the same draws; relation ``equal`` for
-    the released counts and the measurements.  Collective; the checks at party 0, ``[]`` elsewhere."""
+    """``--secure``: run 0 of every setting (instances ``1..N``) through :func:`secure_ecdf_checks` beside
+    :func:`_one_run` (``docs/papers/barczewski.md``).  Collective; the checks at party 0, ``[]`` elsewhere."""
     from dp.ecdf.grid import prefix_incidence
 
     incidence = prefix_incidence(options.points)

@@ -128,22 +128,10 @@ class _Runner:
         self.bar.update(1)
         return generator
 
-    def std_row(self, figure: str, method: str, epsilon: float, clients: int, layout: str, *,
-                fraction_name: str = "", fraction: float = 0.5, counts: str = "noisy",
-                allocation: str = "naive") -> dict[str, Any]:
-        """One FedAUC_Lap / Gaussian setting (a :func:`_std_jobs` row; ``clients`` 0: one row per client, layout
-        ``one_per_client``): Monte Carlo std and our closed form."""
-        return simulated_row(self.scores, self.labels, self.seed, method=method, epsilon=epsilon, clients=clients,
-                             layout=layout, runs=self.options.common.runs, noise_rng=self.noise(), counts=counts,
-                             sum_fraction=1.0 - fraction if method.startswith("orthogonal") else fraction,
-                             delta=self.options.delta if method.endswith("_gaussian") else 0.0, figure=figure,
-                             allocation=allocation, fraction_name=fraction_name,
-                             fraction=fraction if fraction_name else "", seed=self.seed)
-
 
 def _std_jobs(options: FiguresOptions) -> dict[str, list[dict[str, Any]]]:
-    """The :meth:`_Runner.std_row` settings of the alpha, allocation and Gaussian figures, in run order (the
-    Gaussian rows with their Laplace counterparts)."""
+    """The :func:`scenarios.papers.fedauc_tables.simulated_row` settings of the alpha, allocation and Gaussian
+    figures, in run order (the Gaussian rows with their Laplace counterparts; ``clients`` 0: one row per client)."""
     gaussian = []
     for epsilon in options.epsilons[:1] if options.common.quick else options.epsilons:
         for clients in QUICK_GAUSSIAN_CLIENTS if options.common.quick else GAUSSIAN_CLIENTS:
@@ -164,6 +152,13 @@ def _std_jobs(options: FiguresOptions) -> dict[str, list[dict[str, Any]]]:
     alpha = [dict(method="local_laplace", epsilon=epsilon, clients=options.clients, layout=layout,
                   fraction_name="alpha", fraction=fraction)
              for layout in ("iid", "non_iid") for epsilon in options.epsilons for fraction in options.fractions]
+    for job in (*gaussian, *allocation, *alpha):  # alpha, or the shared beta of Orthogonal; recorded when swept
+        fraction, method = job.pop("fraction", 0.5), job["method"]
+        job.setdefault("allocation", "naive")
+        job.setdefault("fraction_name", "")
+        job.update(sum_fraction=1.0 - fraction if method.startswith("orthogonal") else fraction,
+                   fraction=fraction if job["fraction_name"] else "",
+                   delta=options.delta if method.endswith("_gaussian") else 0.0)
     return {"alpha": alpha, "allocation": allocation, "gaussian": gaussian}
 
 
@@ -227,7 +222,9 @@ def run_figures(options: FiguresOptions, seed: int) -> dict[str, list[dict[str, 
         runner = _Runner(options, seed, scores, labels, bar)
         # in FIGURES order: the settings' noise streams follow it
         return {figure: builders[figure](runner) if figure in builders
-                else [runner.std_row(figure, **job) for job in jobs[figure]] for figure in options.figures}
+                else [simulated_row(scores, labels, seed, runs=options.common.runs, noise_rng=runner.noise(),
+                                    figure=figure, seed=seed, **job) for job in jobs[figure]]
+                for figure in options.figures}
 
 
 def figure_rows(name: str, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -480,9 +477,7 @@ def _run(options: FiguresOptions, seed: int) -> list[Output]:
 
 
 def deployment_settings(options: FiguresOptions) -> list[Any]:
-    """The settings the ``--secure`` check runs once each, at the first epsilon and fraction of the sweeps:
-    LocalLaplace (IID), Orthogonal (non-IID), adaptive (non-IID), with ``rr_sizes`` RR (debiased), with
-    ``gaussian`` the three Gaussian methods."""
+    """The settings the ``--secure`` check runs once each (``docs/papers/fedauc.md``)."""
     epsilon, fraction, clients = options.epsilons[0], options.fractions[0], options.clients
     settings = [DeploymentSetting("local_laplace", epsilon, clients, "iid", fraction),
                 DeploymentSetting("orthogonal_laplace", epsilon, clients, "non_iid", 1.0 - fraction),

@@ -114,13 +114,12 @@ def _run(jobs: Sequence[dict[str, Any]], scores: np.ndarray, labels: np.ndarray,
             for job in tqdm(jobs, desc="FedAUC settings", unit="setting", disable=None, file=sys.stderr)]
 
 
-def _find(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any] | None:
-    return next((row for row in rows if all(row[name] == value for name, value in keys.items())), None)
+def _find(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any]:
+    """The first row with the given values (:func:`_jobs` runs every setting a table or figure shows)."""
+    return next(row for row in rows if all(row[name] == value for name, value in keys.items()))
 
 
-def _cell(row: dict[str, Any] | None, second: str = "predicted_std") -> str:
-    if row is None:
-        return "-"
+def _cell(row: dict[str, Any], second: str = "predicted_std") -> str:
     extra = row[second]
     text = f"{row['std']:.2e} ({extra:.2e})" if extra != "" else f"{row['std']:.2e}"
     if row["undefined_runs"]:
@@ -135,7 +134,7 @@ def _print_std_tables(rows: Sequence[dict[str, Any]], samples: int) -> None:
     laplace = [("GlobalLaplace", "global_laplace", None), ("LocalLaplace (IID)", "local_laplace", "iid"),
                ("LocalLaplace (non-IID)", "local_laplace", "non_iid")]
 
-    def pick(table: str, method: str, eps: float, k: int, layout: str | None) -> dict[str, Any] | None:
+    def pick(table: str, method: str, eps: float, k: int, layout: str | None) -> dict[str, Any]:
         where = {} if method == "rr" else {"clients": k} if k == samples else {"clients": k, "layout": layout or "iid"}
         return _find(rows, table=table, method=method, epsilon=eps, **where)
 
@@ -165,8 +164,6 @@ def _print_ratios(rows: Sequence[dict[str, Any]], samples: int) -> None:
         for table, paper in (("2", PAPER_RATIO_EXACT), ("1/7", PAPER_RATIO_NOISY)):
             glob = _find(rows, table=table, method="global_laplace", epsilon=eps, clients=samples)
             loc = _find(rows, table=table, method="local_laplace", epsilon=eps, clients=samples)
-            if glob is None or loc is None:
-                continue
             closed = "paper_std" if table == "2" else "predicted_std"
             parts.append(f"{'accurate counts' if table == '2' else 'noisy counts'}: MC {glob['std'] / loc['std']:.2f}, "
                          f"closed form {glob[closed] / loc[closed]:.2f}, paper {paper[eps]:.2f}")
@@ -184,8 +181,6 @@ def _print_ratios(rows: Sequence[dict[str, Any]], samples: int) -> None:
                     continue
                 naive = _find(rows, table="1/7", method="local_laplace", epsilon=eps, clients=k, layout=lay)
                 adaptive = _find(rows, table="1/7", method="adaptive_laplace", epsilon=eps, clients=k, layout=lay)
-                if naive is None or adaptive is None:
-                    continue
                 name = "one/client" if k == samples else f"K={k}"
                 parts.append(f"{name} {naive['std'] / adaptive['std']:.2f} "
                              f"({naive['predicted_std'] / adaptive['predicted_std']:.2f})")
@@ -202,7 +197,6 @@ def _print_rr_table(rows: Sequence[dict[str, Any]], sklearn_auc: float) -> None:
     for eps in sorted({row["epsilon"] for row in rows if row["table"] == "3"}):
         noisy = _find(rows, table="3", method="rr_noisy", epsilon=eps)
         debiased = _find(rows, table="3", method="rr", epsilon=eps)
-        assert noisy is not None and debiased is not None
         out.append((f"eps={eps:g}", f"rho={flip_probability(eps):.2e}  noisy {noisy['mean']:.6f} "
                                     f"(expected {noisy['predicted_mean']:.6f})  debiased {debiased['mean']:.6f} "
                                     f"+- {debiased['std']:.2e}"))
@@ -234,8 +228,8 @@ def _plot(path: Path, rows: Sequence[dict[str, Any]], samples: int) -> None:
                 x = [row["clients"] for row in picked]
                 axis.plot(x, [row["std"] for row in picked], "o-", color=color, label=label)
                 axis.plot(x, [row["predicted_std"] for row in picked], ":", color=color)
-            rr = _find(rows, table="1/7", method="rr", epsilon=eps)
-            if rr is not None and table == "1/7":
+            if table == "1/7":
+                rr = _find(rows, table="1/7", method="rr", epsilon=eps)
                 axis.axhline(rr["std"], color="black", linestyle="--", label="RR (debiased)")
             setting = "noisy counts (Table 1/7)" if table == "1/7" else "accurate P, N (Table 2)"
             style_axes(axis, title=f"eps = {eps:g}, {setting}", legend=7 if line == column == 0 else None,
@@ -253,7 +247,7 @@ class DeploymentSetting:
     method: str
     epsilon: float
     clients: int | None = None       # None: randomized response (no clients) or one row per client
-    layout: str = "iid"
+    layout: str = "one_per_client"   # with clients: iid or non_iid
     sum_fraction: float = 0.5
     delta: float = 0.0
 
@@ -288,8 +282,7 @@ def _client_reports(setting: DeploymentSetting, scores: np.ndarray, labels: np.n
         noisy = np.logical_xor(labels.astype(bool), flips) & mine
         return {"twice_sum": int(twice[noisy].sum()), "positives": int(noisy.sum())}
     clients = scores.size if setting.clients is None else setting.clients
-    layout = "one_per_client" if setting.clients is None else setting.layout
-    client_of = client_layout(scores, clients=setting.clients, layout=layout, rng=layout_rng(seed))
+    client_of = client_layout(scores, clients=setting.clients, layout=setting.layout, rng=layout_rng(seed))
     own_clients = np.flatnonzero(np.arange(clients) % parties == pid)
     own_labels = np.where(np.isin(client_of, own_clients), labels, 0)
     stats = local_statistics(twice / 2.0, own_labels, client_of)
@@ -318,8 +311,7 @@ def _server_estimate(setting: DeploymentSetting, scores: np.ndarray, reports: Se
     for report in reports:
         for name, column in columns.items():
             column[0, report["clients"]] = report[name]
-    layout = "one_per_client" if setting.clients is None else setting.layout
-    client_of = client_layout(scores, clients=setting.clients, layout=layout, rng=layout_rng(seed))
+    client_of = client_layout(scores, clients=setting.clients, layout=setting.layout, rng=layout_rng(seed))
     twice_total = np.bincount(client_of, weights=_twice_ranks(scores), minlength=clients)
     sizes = np.bincount(client_of, minlength=clients)
     return float(aggregate_reports(columns, samples=samples, sizes=sizes, twice_total=twice_total)[0])
@@ -327,9 +319,8 @@ def _server_estimate(setting: DeploymentSetting, scores: np.ndarray, reports: Se
 
 async def deployment_checks(settings: Sequence[DeploymentSetting], seed: int) -> list[Any]:
     """``--secure`` for FedAUC: each setting once in the paper's deployment (Sun et al. §3, Algorithms 1-4; no
-    MPC): every party perturbs its own clients' reports (:func:`_client_reports`) and sends them to party 0
-    with ``mpc.transfer``, which aggregates (:func:`_server_estimate`) and simulates once with the same layout
-    and noise stream; relation ``equal``.  Collective; the checks at party 0, ``[]`` elsewhere."""
+    MPC) beside one simulation with the same layout and noise (``docs/papers/fedauc.md``).  Collective; the
+    checks at party 0, ``[]`` elsewhere."""
     from mpyc.runtime import mpc
 
     from dp.fedauc.montecarlo import simulate_fedauc
@@ -344,17 +335,15 @@ async def deployment_checks(settings: Sequence[DeploymentSetting], seed: int) ->
             continue
         secure = _server_estimate(setting, scores, list(reports), seed)
         simulation = simulate_fedauc(scores, labels, method=setting.method, epsilon=setting.epsilon,
-                                     clients=setting.clients,
-                                     layout="one_per_client" if setting.clients is None else setting.layout, runs=1,
-                                     rng=layout_rng(seed), sum_fraction=setting.sum_fraction, delta=setting.delta,
-                                     counts="noisy", noise_rng=check_noise_generator(seed, index))
+                                     clients=setting.clients, layout=setting.layout, runs=1, rng=layout_rng(seed),
+                                     sum_fraction=setting.sum_fraction, delta=setting.delta, counts="noisy",
+                                     noise_rng=check_noise_generator(seed, index))
         checks.append(SecureCheck(f"{setting.label()}, m={parties}", secure, float(simulation.estimates[0]), "equal"))
     return checks
 
 
 def deployment_settings() -> list[DeploymentSetting]:
-    """The settings the ``--secure`` check runs: each method of Tables 1/7 and 3 once, at the first epsilon
-    and the fewest clients (the same with and without ``--quick``: a check is one repetition)."""
+    """The settings the ``--secure`` check runs once each (``docs/papers/fedauc.md``)."""
     epsilon, clients = EPSILONS[0], CLIENT_COUNTS[0]
     return [DeploymentSetting("rr", epsilon), DeploymentSetting("rr_noisy", epsilon),
             DeploymentSetting("global_laplace", epsilon, clients, "iid"),

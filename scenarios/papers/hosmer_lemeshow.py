@@ -169,11 +169,9 @@ def write_png(rows: Sequence[dict[str, Any]], path: str, *, floor: float, title:
 
 
 async def secure_checks(options: Options, seed: int) -> list[Any]:
-    """``--secure``: every (epsilon, accounting) once through
-    :func:`dp.ecdf.hosmer_lemeshow.run_secure_hosmer_lemeshow` (party ``i`` holds rows ``i, i+m, ...``;
-    fixed per-party node and ``E``/``O`` draws from the public seed, through its noise hooks), beside
-    :func:`dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow` given the sums of the same draws; relation ``equal``
-    for H, its p-value, the boundaries, the noisy ``E``/``O`` and the ECDF.  Collective; the checks at party 0."""
+    """``--secure``: every (epsilon, accounting) once through the secure Algorithm 2 beside
+    :func:`dp.ecdf.hosmer_lemeshow.private_hosmer_lemeshow` given the sums of the same draws
+    (``docs/papers/barczewski.md``).  Collective; the checks at party 0."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, private_hosmer_lemeshow

@@ -185,10 +185,8 @@ def _measure(data: ScoredData, positive: np.ndarray, negative: np.ndarray, incid
 
 
 async def secure_checks(options: RocOptions, seed: int) -> list[Any]:
-    """``--secure``: every epsilon once through :func:`dp.ecdf.roc.run_secure_roc` (split ``half``; party ``i``
-    holds rows ``i, i+m, ...``; fixed per-party node draws, positives' then negatives'), beside this experiment's
-    :func:`_release_pair` given the sums of the same draws; relation ``equal`` for both classes' released counts
-    and every L1 distance and AUC (both normalisations).  Collective; the checks at party 0, ``[]`` elsewhere."""
+    """``--secure``: every epsilon once through :func:`dp.ecdf.roc.run_secure_roc` beside :func:`_release_pair`
+    given the sums of the same draws (``docs/papers/barczewski.md``).  Collective; the checks at party 0."""
     from mpyc.runtime import mpc
 
     from dp.ecdf.grid import true_counts
