@@ -1,23 +1,18 @@
-"""Empirical DP audit of every mechanism in the suite, with negative controls that must be caught.
-
-Each case runs worst-case neighbouring datasets many times on the simulated path; :func:`dp.audit.engine.audit`
-bounds the privacy loss from below (Clopper-Pearson, Bonferroni over the cases run).  Mechanisms must pass,
-the controls (e.g. Polya noise calibrated with 1/m while t parties are corrupt) must fail (docs/drills.md).
-Party 0 audits; with ``-M3`` the others agree on the parameters and the seed::
+"""Empirical DP audit of every mechanism in the suite, with negative controls that must be caught
+(:func:`dp.audit.engine.audit` bounds the privacy loss from below; docs/drills.md).  Party 0 audits; with
+``-M3`` the others agree on the parameters and the seed::
 
     python -m scenarios.drills.audit                      # every case, its recommended sample size x 5
     python -m scenarios.drills.audit --quick              # every case at its minimal sample size (CI)
     python -m scenarios.drills.audit --list               # the cases, with what each audits
     python -m scenarios.drills.audit -M3 --case umpc-kendall-dlap-m3-t1 --samples 400000 --seed 7 --json audit.json
 
-Exit 0 when
-every mechanism passes and every control fails, 1 otherwise (one ``error:`` line), 2 on a usage error.
+Exit 0 when every mechanism passes and every control fails, 1 otherwise (one ``error:`` line), 2 on a usage error.
 
 Threat model: the adversary knows everything but one row (one user's value for local DP); for distributed
 noise, the coalition's view.  The audit can prove a violation; passing is evidence, not proof."""
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from dataclasses import dataclass
@@ -98,14 +93,11 @@ def parse_options(argv: Sequence[str]) -> AuditOptions:
 
 def _record(result: Any) -> dict[str, Any]:
     case = result.case
-    expected_ok = result.violation if case.control else not result.violation
-    return {
-        "case": case.name, "control": case.control, "mechanism": case.mechanism, "statistic": case.statistic,
-        "neighbours": case.neighbours, "epsilon": case.epsilon, "delta": case.delta, "samples": result.samples,
-        "epsilon_lower": result.epsilon_lower, "event": result.event, "p_lower": result.p_lower,
-        "q_upper": result.q_upper, "confidence": result.confidence, "verdict": result.verdict,
-        "as_expected": expected_ok,
-    }
+    return {"case": case.name, **{key: getattr(case, key) for key in
+                                  ("control", "mechanism", "statistic", "neighbours", "epsilon", "delta")},
+            **{key: getattr(result, key) for key in
+               ("samples", "epsilon_lower", "event", "p_lower", "q_upper", "confidence", "verdict")},
+            "as_expected": result.violation if case.control else not result.violation}
 
 
 def _print_list(cases: Sequence[Any]) -> None:
@@ -135,7 +127,7 @@ def run(options: AuditOptions, seed: int) -> list[str]:
     import time
 
     from dp.audit.engine import audit
-    from scenarios.kit.experiments import progress
+    from scenarios.kit.experiments import progress, write_csv
 
     cases = all_cases()
     if options.cases is not None:
@@ -161,10 +153,7 @@ def run(options: AuditOptions, seed: int) -> list[str]:
     if options.results_dir:
         target = Path(options.results_dir, "audit.csv")
         target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(records[0]))
-            writer.writeheader()
-            writer.writerows(records)
+        write_csv(str(target), list(records[0]), records)
         print(f"wrote {target}")
     surprises = [r["case"] for r in records if not r["as_expected"]]
     if not surprises:

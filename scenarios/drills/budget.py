@@ -1,11 +1,8 @@
 """Averaging-attack drill: the same query asked again and again, with the privacy-budget ledger off and on.
 
-An analyst who averages R answers of an epsilon-DP query sees the noise shrink like ``1/sqrt(R)``; a ledger
-that refuses at budget ``B`` caps it at ``floor(B / epsilon)`` answers.  For Kendall's tau of (sysBP, diaBP) on
-the first ``--rows`` Framingham rows over three parties, the drill simulates the attack (fitted log-log slope
--1/2 within five standard errors), runs it for real with ``-M3`` parties and the ledger off, then with the
-ledger on until refused (exit 2 with the ledger's line after exactly ``floor(B / epsilon)`` answers).
-Details: docs/drills.md.  Run it::
+Averaging R answers of an epsilon-DP query shrinks the noise like ``1/sqrt(R)``; a ledger that refuses at budget
+``B`` caps that at ``floor(B / epsilon)`` answers.  The drill simulates the attack, then runs it for real with
+``-M3`` parties, the ledger off and then on until refused (docs/drills.md)::
 
     python -m scenarios.drills.budget                 # full: 16 real runs off, budget 4
     python -m scenarios.drills.budget --quick         # small (for make drills: well under a minute)
@@ -26,9 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-if __package__ in (None, ""):  # run as a file: import the installed packages
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.drills.harness import REPO_ROOT, drill_main, framingham_columns

@@ -1,11 +1,7 @@
-"""Coalition drills: what t colluding parties see, and that t + 1 would see everything, with real MPyC parties.
-
-(i) share independence: the coalition pools its Shamir shares of the honest inputs (real data, then zeros)
-and tests them against uniform and across rounds (KS, chi-square, Bonferroni at family level 1e-3);
-(ii) the exact epsilon left against the coalition for the main job's query, and a real release from which
-the coalition subtracts its own noise draws; (iii) ``t + 1`` parties reconstruct every honest input, ``t``
-only at the chance rate ``1/p``.  Details: docs/drills.md.  Run it with three local parties (the default
-when no ``-M`` is given; ``-M1`` stops with exit 2), or five with threshold 2::
+"""Coalition drills: what t colluding parties see, and that t + 1 would see everything, with real MPyC parties:
+(i) their shares of the honest inputs do not depend on them, (ii) the exact epsilon left against them, (iii)
+``t + 1`` parties reconstruct every honest input, ``t`` only at the chance rate ``1/p`` (docs/drills.md).  Run it
+with three local parties (the default when no ``-M`` is given), or five with threshold 2::
 
     python -m scenarios.drills.coalition -M3
     python -m scenarios.drills.coalition -M5 -T2 --coalition 1,3 --copies 10000 --json drills.json
@@ -19,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -61,9 +57,8 @@ class Options:
     threshold: int
 
     def public(self) -> dict[str, Any]:
-        """The parameters every party must share."""
-        return {"coalition": self.coalition, "copies": self.copies, "rows": self.rows, "epsilon": self.epsilon,
-                "seed": self.seed, "quick": self.quick}
+        """The parameters every party must share (all but ``json``, ``parties`` and ``threshold``)."""
+        return {key: value for key, value in asdict(self).items() if key not in ("json", "parties", "threshold")}
 
     @property
     def honest(self) -> list[int]:
@@ -149,10 +144,9 @@ def chi_square_bins(samples: int) -> int:
 
 def independence_tests(round_a: Sequence[Sequence[int]], round_b: Sequence[Sequence[int]], *,
                        members: Sequence[int], modulus: int) -> list[dict[str, Any]]:
-    """Do the coalition's shares depend on the honest inputs?  KS between rounds, chi-square per round, for each
-    member's shares (per member, in ``members`` order) and, for ``t >= 2``, their Lagrange combination at 0; KS on
-    ``share / p`` in ``[0, 1)``, chi-square over ``bins`` equal bins of ``[0, p)`` (equally likely to within
-    ``bins / p``, about 1e-18).
+    """Do the coalition's shares depend on the honest inputs?  KS of ``share / p`` between rounds, chi-square over
+    equal bins of ``[0, p)`` per round, for each member (in ``members`` order) and, for ``t >= 2``, their Lagrange
+    combination at 0 (docs/drills.md).
 
     :return: one entry per test: ``name``, ``test`` (``ks`` or ``chi2``), ``p_value``.
     :raise ValueError: if the rounds have different numbers of members or no samples."""
