@@ -455,11 +455,9 @@ def _options_verdict(now: float) -> str | None:
         return None
     if _state["first_seen"] is None:
         _state["first_seen"] = now
-    complete = all(pid in _table for pid in range(len(mpc.parties)))
     lost = any(gate.lost for gate in _gates.values())
-    if complete or _state["relayed"] or lost or now - _state["first_seen"] >= MISMATCH_WAIT:
-        return line
-    return None
+    known = not _missing_parties() or _state["relayed"] or lost or now - _state["first_seen"] >= MISMATCH_WAIT
+    return line if known else None
 
 
 def _relay_table() -> None:
@@ -507,8 +505,7 @@ def _take_notice(protocol: asyncoro.MessageExchanger, payload: bytes) -> None:
     if lost == mpc.pid or not 0 <= lost < len(mpc.parties):
         return
     _state["notices"][int(sender)] = lost
-    failing = _state["failing"]
-    if failing is not None:
+    if _state["failing"] is not None:
         _check_failing()
     elif not (_state["shutting_down"] or _state["in_shutdown"] or _state["phase"] == "connect"):
         _fail_lost(lost, None)
@@ -537,17 +534,10 @@ def _fail_lost(culprit: int, gone: int | None) -> None:
 def _survivors() -> list[int]:
     """While failing: the peers that may not yet know which party was lost (open connection, no notice)."""
     failing = _state["failing"]
-    out = []
-    for peer in mpc.parties:
-        pid = int(peer.pid)
-        if pid == mpc.pid or pid == failing["culprit"] or pid in failing["gone"] or pid in _state["notices"]:
-            continue
-        protocol = peer.protocol
-        gate = _gates.get(id(protocol))
-        if isinstance(protocol, asyncoro.MessageExchanger) and (gate is None or gate.open) \
-                and _open_transport(protocol) is not None:
-            out.append(pid)
-    return out
+    known = {int(mpc.pid), failing["culprit"], *failing["gone"], *_state["notices"]}
+    return [int(peer.pid) for peer in mpc.parties
+            if int(peer.pid) not in known and isinstance(peer.protocol, asyncoro.MessageExchanger)
+            and getattr(_gates.get(id(peer.protocol)), "open", True) and _open_transport(peer.protocol) is not None]
 
 
 def _check_failing() -> None:
