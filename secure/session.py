@@ -109,10 +109,9 @@ AGREED_STOP_WAIT = 3.0
 
 
 def stop_agreed() -> None:
-    """After a verdict every party saw (:func:`mark_stopping`): MPyC's shutdown (a barrier, then the connections
-    closed in order), so that no party closes its connections before every other has the verdict too -- a slower
-    party would otherwise see a peer gone before that peer's verdict reached it and name a lost party.  At most
-    :data:`AGREED_STOP_WAIT` seconds; nothing when no verdict was agreed or with one party."""
+    """After a verdict every party saw (:func:`mark_stopping`): MPyC's shutdown, so that no party closes its
+    connections before every other has the verdict too (docs/session.md).  At most :data:`AGREED_STOP_WAIT` seconds;
+    nothing when no verdict was agreed or with one party."""
     if not _state["shutting_down"] or _state["in_shutdown"] or len(mpc.parties) == 1:
         return
     with contextlib.suppress(Exception, KeyboardInterrupt):  # a peer gone, or Ctrl-C: the verdict is the line anyway
