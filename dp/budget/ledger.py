@@ -759,16 +759,21 @@ class Ledger:
             raise
 
     @contextmanager
-    def _changing(self, connection: sqlite3.Connection, account: _Account) -> Iterator[None]:
-        """The block changes ``account`` in memory and writes its row; then the ``account`` row is rewritten.  A
-        failure restores the memory; an SQLite or OS error (a full disk) is :func:`_write_error`'s one line."""
-        saved = (account.budget, list(account.history), list(account.entries), account.totals)
+    def _changing(self, connection: sqlite3.Connection, account: _Account, replacing: int = -1) -> Iterator[None]:
+        """The block changes ``account`` in memory (appends a row, or replaces the entry at position ``replacing``) and
+        writes its row; then the ``account`` row is rewritten.  A failure restores the memory (in constant time); an
+        SQLite or OS error (a full disk) is :func:`_write_error`'s one line."""
+        budget, totals, changes, count = account.budget, account.totals, len(account.history), len(account.entries)
+        replaced = account.entries[replacing] if replacing >= 0 else None
         try:
             with _writing(self.path, self.lock_timeout):
                 yield
                 _store_account(connection, account)
         except BaseException:
-            account.budget, account.history[:], account.entries[:], account.totals = saved
+            account.budget, account.totals = budget, totals
+            del account.history[changes:], account.entries[count:]
+            if replaced is not None:
+                account.entries[replacing] = replaced
             raise
 
     def reserve(self, spend: Spend, *, run_id: str, scenario: str) -> Entry:
@@ -846,7 +851,7 @@ class Ledger:
             new = change(old, account)
             if new is None:
                 return old
-            with self._changing(connection, account):
+            with self._changing(connection, account, replacing=position):
                 totals = account.totals.plus(old.spend, sign=-1) if old.counted else account.totals
                 account.entries[position] = new
                 account.totals = totals.plus(new.spend) if new.counted else totals
