@@ -300,13 +300,11 @@ class RocRelease:
         ], title="Private ROC curve, self-normalised (Barczewski, Mawass & Ramon §5.1)"),
             f"  noise: {self.guarantee}", f"  interval: {interval.meaning()}"]
         lines += [f"  warning: {warning}" for warning in interval.warnings]
-        unusable = self.unusable_classes()
-        if len(unusable) == 1:
-            lines.append(f"  the noisy total of the {unusable[0]} class is 0 or below: that class's rates (and the "
-                         f"curve and AUC) mean nothing at this epsilon; raise --epsilon or use more rows")
-        elif unusable:
-            lines.append("  the noisy totals of both classes are 0 or below: their rates (and the curve and AUC) mean "
-                         "nothing at this epsilon; raise --epsilon or use more rows")
+        if unusable := self.unusable_classes():
+            which = (f"noisy total of the {unusable[0]} class is 0 or below: that class's" if len(unusable) == 1 else
+                     "noisy totals of both classes are 0 or below: their")
+            lines.append(f"  the {which} rates (and the curve and AUC) mean nothing at this epsilon; raise --epsilon or "
+                         f"use more rows")
         return "\n".join(lines)
 
     def record(self) -> dict[str, Any]:
