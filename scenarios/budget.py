@@ -70,25 +70,6 @@ def build_parser() -> ScenarioParser:
     return parser
 
 
-def check_option_words(parser: ScenarioParser, argv: Sequence[str]) -> None:
-    """Refuse a long option that is none of the tool's (an abbreviation such as ``--led``) with the jobs' line,
-    before argparse takes it for a stray word; :raise UsageError: ``unknown option --led (did you mean ...)``."""
-    parsers = [parser]
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            parsers.extend(action.choices.values())
-    known = {option for each in parsers for action in each._actions for option in action.option_strings}
-    for word in argv:
-        if word == "--":
-            return
-        name = word.split("=", 1)[0]
-        if name.startswith("--") and len(name) > 2 and name not in known:
-            helper = ScenarioParser(prog=parser.prog, runs_as="tool", add_help=False)
-            for option in sorted(option for option in known if option.startswith("--")):
-                helper.add_argument(option)
-            raise UsageError(helper._unknown_option(name))
-
-
 def parse_parties(text: str | None) -> list[int] | None:
     """``--party P[,P...]`` -> the party indices (``None`` if not given); :raise UsageError: not an index."""
     if text is None:
@@ -169,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
         words = list(sys.argv[1:] if argv is None else argv)
         if not {"-h", "--help"} & set(words):  # help first, whatever else the line holds (as the jobs)
-            check_option_words(parser, words)
+            parser.refuse_unknown(words)
         options = parser.parse_args(words)
         directory = default_ledger_directory() if options.ledger is None else Path(options.ledger)
         if ledger_disabled(directory):

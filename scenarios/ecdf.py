@@ -32,10 +32,8 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     """Parse and validate the options into a :class:`dp.ecdf.EcdfQuery` (:mod:`scenarios.kit.ecdf_options`
     holds the ones shared with ``scenarios.ecdf_fss``).  :raise UsageError: one line."""
     from scenarios.kit.ecdf_options import common_query, ecdf_parser, job_options
-    from scenarios.kit.owner_options import add_owner_arguments
 
-    parser = ecdf_parser("python -m scenarios.ecdf", __doc__)
-    add_owner_arguments(parser)
+    parser = ecdf_parser("python -m scenarios.ecdf", __doc__, owners=True)
     parser.add_argument("--release", default="all", metavar="all|K",
                         help="K evenly spaced grid points (the subset B): no quantile then, one line says why")
     args = parser.parse_args(list(argv))

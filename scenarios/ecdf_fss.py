@@ -63,10 +63,9 @@ def _parse_queries(text: str) -> dict[str, Any]:
 def parse_options(argv: Sequence[str]) -> EcdfOptions:
     """Parse and validate the options into a :class:`dp.ecdf.EcdfQuery` with ``protocol="fss"``.  :raise UsageError: one line."""
     from dp.ecdf.fss_release import check_bits, resolve_queries
-    from scenarios.kit.ecdf_options import common_query, ecdf_parser, job_options, parse_quantiles
-    from scenarios.kit.outputs import check_output_path
+    from scenarios.kit.ecdf_options import check_outputs, common_query, ecdf_parser, job_options, parse_quantiles
 
-    parser = ecdf_parser("python -m scenarios.ecdf_fss", __doc__)
+    parser = ecdf_parser("python -m scenarios.ecdf_fss", __doc__, owners=False)
     parser.add_argument("--bits", type=int, metavar="B", help="DCF bit width, at least ceil(log2 N) (default: that)")
     parser.add_argument("--queries", default="all", metavar="all|I,I,...|at:V,V,...",
                         help="0-based grid indices, or values each answered at the largest grid point <= V (named); "
@@ -79,8 +78,7 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     args = parser.parse_args(list(argv))
     queries = _parse_queries(args.queries)
     if args.answer is not None:
-        for path, name in ((args.curve, "--curve"), (args.json, "--json"), (args.plot, "--plot")):
-            check_output_path(path, name)
+        check_outputs(args, "curve", "json", "plot")
         if args.store is not None or args.data is not None:
             raise UsageError("--answer DIR answers from stored keys: it takes no --store and no --data "
                              "(the owners are gone)")

@@ -24,14 +24,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
 from scenarios.kit.ecdf_options import EcdfOptions
-from scenarios.kit.missing_values import add_missing_arguments, missing_policy
 
 __all__ = ["main", "parse_options", "SPLIT_SALT"]
 
@@ -43,10 +41,9 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     """Parse and validate the options (no data is read here).  :raise UsageError: one line."""
     from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery
     from dp.validation import check_noise_scale, check_seed
-    from scenarios.kit.budget_run import add_budget_arguments, budget_options
-    from scenarios.kit.options import add_renamed_option, domain_of, parse_columns, parse_domains, parse_steps
-    from scenarios.kit.outputs import check_output_path
-    from scenarios.kit.owner_options import add_owner_arguments, owner_intake
+    from scenarios.kit.ecdf_options import scored_options
+    from scenarios.kit.options import (add_data_arguments, add_renamed_option, domain_of, owner_intake,
+                                       parse_columns, parse_domains, parse_steps)
 
     parser = ScenarioParser(prog="python -m scenarios.hosmer_lemeshow", description=__doc__)
     parser.add_argument("--data", metavar="PATH", help="CSV; '{pid}' in PATH gives each party its own file, otherwise "
@@ -72,9 +69,7 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     parser.add_argument("--table", metavar="PATH.csv", help="party 0 writes one row per group (docs/command_line.md)")
     parser.add_argument("--plot", metavar="PATH.png", help="party 0 draws the calibration figure and the released "
                         "ECDF with the boundaries (docs/command_line.md)")
-    add_missing_arguments(parser)
-    add_budget_arguments(parser)
-    add_owner_arguments(parser)
+    add_data_arguments(parser)
     args = parser.parse_args(list(argv))
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
     owners = owner_intake(args, columns)[0]  # the campaign's servers
@@ -93,14 +88,8 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
         raise UsageError(f"--{exc}" if str(exc).startswith("domain ") else str(exc)) from None
     if parse_steps(args.domain, single=columns[0]):
         raise UsageError(f"--domain {columns[0]}=0:1 takes no STEP here: the grid is i/N (--points)")
-    for name in ("json", "table", "plot"):
-        check_output_path(getattr(args, name), f"--{name}")
-    missing = missing_policy(args.missing, args.fill, query.specs(),
-                             dataset=None if args.data or owners else "framingham",
-                             roles={columns[0]: ("score", "choose a column of predicted probabilities"),
-                                    columns[1]: ("label", "choose a column of 0/1 labels")})
-    return EcdfOptions(replace(query, missing=missing), args.data, args.table, args.json, args.plot,
-                                 budget_options(args), args.seed, owners)
+    return scored_options(args, query, query.specs(), owners=owners, curve=args.table,
+                          outputs=("json", "table", "plot"), score_role="choose a column of predicted probabilities")
 
 
 async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:

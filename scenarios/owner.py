@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 
-from scenarios.budget import check_option_words
 from scenarios.kit.categories import parse_categories, parse_others
 from scenarios.kit.cli import ScenarioParser, UsageError, asks_for_help, format_bytes
 from scenarios.kit.options import parse_columns, parse_domains, parse_steps
@@ -170,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
         if "--help" not in words:
-            check_option_words(parser, words)
+            parser.refuse_unknown(words)
         options = parser.parse_args(words)
         COMMANDS[options.command](options)
     except SystemExit as exc:

@@ -29,13 +29,12 @@ from typing import Any, Sequence
 from dp.noise_defaults import NOISE_CHOICES
 from dp.rank_auc import Query, account_query, plans_for_rows, release_runs
 from dp.validation import check_epsilon, check_seed
-from scenarios.kit.budget_run import add_budget_arguments, budget_options, pure_budget_of
+from scenarios.kit.budget_run import budget_options, pure_budget_of
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario, usage_errors
 from scenarios.kit.datasets import framingham_with_scores
-from scenarios.kit.missing_values import add_missing_arguments, missing_policy
-from scenarios.kit.options import domain_of, parse_columns, parse_domains
+from scenarios.kit.missing_values import missing_policy
+from scenarios.kit.options import add_data_arguments, check_rtt, domain_of, owner_intake, parse_columns, parse_domains
 from scenarios.kit.outputs import check_output_path
-from scenarios.kit.owner_options import add_owner_arguments, owner_intake
 from scenarios.kit.records import write_record
 from secure.errors import InputError
 from secure.intake import ColumnSpec, apply_missing, party_rows, read_columns, rows_from_table
@@ -59,7 +58,7 @@ class Options:
     budget: Any = None
     #: said above the table: a pure budget turned the default in-MPC noise into party shares
     note: str | None = None
-    #: the campaign's servers' intake of owners' uploads (``--owners``, :mod:`scenarios.kit.owner_options`)
+    #: the campaign's servers' intake of owners' uploads (``--owners``, :func:`scenarios.kit.options.owner_intake`)
     owners: Any = None
 
     def public(self) -> dict[str, Any]:
@@ -87,14 +86,11 @@ def parse_options(argv: Sequence[str]) -> Options:
                         help="declared network round-trip time in ms; the planner adds each path's rounds times MS / 2")
     parser.add_argument("--seed", type=int, default=0, help="public data split for the default data")
     parser.add_argument("--json", metavar="PATH", help="party 0 writes a list of records")
-    add_missing_arguments(parser)
-    add_budget_arguments(parser)
-    add_owner_arguments(parser)
+    add_data_arguments(parser)
     args = parser.parse_args(list(argv))
     with usage_errors():
         check_epsilon(args.epsilon)
-    if not (0 <= args.rtt <= 60000):  # NaN fails too
-        raise UsageError(f"--rtt must be a round-trip time in milliseconds in [0, 60000], got {args.rtt:g}")
+    check_rtt(args.rtt)
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
     owners, campaign = owner_intake(args, columns)  # the campaign's servers: its declarations
     declared = domain_of(parse_domains(args.domain, single=columns[0]), columns[0], [columns[0]])

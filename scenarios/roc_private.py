@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -36,11 +35,8 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     """Parse and validate the options.  :raise UsageError: one line."""
     from dp.ecdf.roc import SPLITS, RocQuery
     from dp.validation import check_seed
-    from scenarios.kit.budget_run import add_budget_arguments, budget_options
-    from scenarios.kit.missing_values import add_missing_arguments, missing_policy
-    from scenarios.kit.options import domain_of, parse_columns, parse_domains
-    from scenarios.kit.owner_options import add_owner_arguments, owner_intake
-    from scenarios.kit.outputs import check_output_path
+    from scenarios.kit.ecdf_options import scored_options
+    from scenarios.kit.options import add_data_arguments, domain_of, owner_intake, parse_columns, parse_domains
     from secure.intake import ColumnSpec
 
     parser = ScenarioParser(prog="python -m scenarios.roc_private", description=__doc__)
@@ -59,9 +55,7 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     parser.add_argument("--plot", metavar="PATH.png", help="party 0 draws the self-normalised ROC curve, raw and "
                         "smoothed, with the diagonal and each AUC")
     parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
-    add_missing_arguments(parser)
-    add_budget_arguments(parser)
-    add_owner_arguments(parser)
+    add_data_arguments(parser)
     args = parser.parse_args(list(argv))
     columns = parse_columns(args.columns, expected=2, names="SCORE,LABEL")
     owners, campaign = owner_intake(args, columns)  # the campaign's servers: its score domain by default
@@ -80,13 +74,8 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
     except (TypeError, ValueError) as exc:  # the query's words for its options: points, domain
         message = str(exc).replace(" with points ", " with --points ")
         raise UsageError(f"--{message}" if message.startswith(("points ", "domain ")) else message) from None
-    for name in ("curve", "json", "plot"):
-        check_output_path(getattr(args, name), f"--{name}")
-    missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data or owners else "framingham",
-                             roles={columns[0]: ("score", "give --domain LO:HI"),
-                                    columns[1]: ("label", "choose a column of 0/1 labels")})
-    return EcdfOptions(replace(query, missing=missing), args.data, args.curve, args.json, args.plot,
-                             budget_options(args), args.seed, owners)
+    return scored_options(args, query, specs, owners=owners, curve=args.curve, outputs=("curve", "json", "plot"),
+                          score_role="give --domain LO:HI")
 
 
 async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
@@ -114,20 +103,18 @@ async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Call
 
     result = await release(query, options.owners or (lambda: agreed_rows(read)), receivers=[0],
                            job=job, **options.budget.account(options.data))
-    if result is None:
-        return None
-    return lambda: _report(options, result)
+    return None if result is None else _report(options, result)
 
 
-def _report(options: EcdfOptions, release: Any) -> None:
-    """Party 0: the table, and ``--curve``, ``--json``, ``--plot``."""
+def _report(options: EcdfOptions, release: Any) -> Callable[[], None]:
+    """Party 0's delivery: the table, and ``--curve``, ``--json``, ``--plot``."""
     from scenarios.kit.ecdf_options import deliver, draw_roc, write_roc_curve
     from scenarios.kit.records import write_record
 
     smooth, title = options.query.smooth, " for ".join(options.query.columns)
-    deliver(release, [(options.curve, lambda path: write_roc_curve(path, release, smooth)),
-                      (options.json, lambda path: write_record(path, release.record())),
-                      (options.plot, lambda path: draw_roc(path, release, smooth=smooth, label=title))])()
+    return deliver(release, [(options.curve, lambda path: write_roc_curve(path, release, smooth)),
+                             (options.json, lambda path: write_record(path, release.record())),
+                             (options.plot, lambda path: draw_roc(path, release, smooth=smooth, label=title))])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -26,7 +26,6 @@ Every option is explained by ``-h``; the category, missing-value and budget opti
 docs/command_line.md."""
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass, replace
 from typing import Any, Sequence, cast
@@ -42,8 +41,7 @@ from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario, usage_er
 from scenarios.kit.datasets import declared_specs, framingham_with_scores, load_embedded, uci_with_severity
 from scenarios.kit.missing_values import add_missing_arguments, missing_policy
 from scenarios.kit.outputs import check_output_path
-from scenarios.kit.owner_options import add_owner_arguments, owner_intake
-from scenarios.kit.options import parse_domains, parse_steps
+from scenarios.kit.options import add_owner_arguments, check_rtt, owner_intake, parse_domains, parse_steps
 from scenarios.kit.records import write_record
 from secure.intake import ColumnSpec, rows_from_table
 from secure.kernels import get_kernel
@@ -193,8 +191,7 @@ def parse_options(argv: Sequence[str]) -> Options:
         with usage_errors():
             check_seed(args.seed, "--seed")
     check_output_path(args.json, "--json")
-    if not (math.isfinite(args.rtt) and 0 <= args.rtt <= 60000):
-        raise UsageError(f"--rtt must be a round-trip time in milliseconds in [0, 60000], got {args.rtt:g}")
+    check_rtt(args.rtt)
     budget = budget_options(args)
     runtime = sys.modules.get("mpyc.runtime")  # set up before the options are parsed; none in a test: (m, t) = (1, 0)
     parties, threshold = (len(runtime.mpc.parties), int(runtime.mpc.threshold)) if runtime is not None else (1, 0)

@@ -211,7 +211,7 @@ def test_report_names_columns_and_says_when_a_class_total_is_not_positive(
     curve_path = tmp_path / "roc.csv"
     options = parse_options(["--points", "4", "--smooth", "none", "--curve", str(curve_path),
                              "--plot", str(tmp_path / "roc.png")])
-    _report(options, _release_with_unruly_noise())
+    _report(options, _release_with_unruly_noise())()
     printed = capsys.readouterr().out
     auc = float(printed.split("AUC", 1)[1].split()[0])
     assert 0.0 <= auc <= 1.0

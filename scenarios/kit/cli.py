@@ -17,12 +17,11 @@ import re
 import sys
 import textwrap
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from dp.budget.agreement import SpendRequest, active_reservation, agree_spend
 from dp.report_text import format_bytes, text_table  # format_bytes re-exported: the jobs' byte counts read alike
-from scenarios.kit.packages import missing_package_message
-from scenarios.kit.progress import install_progress
+from scenarios.kit.packages import installed, missing_package_message
 from secure.errors import InputError
 from secure.launcher import run_parties
 
@@ -117,11 +116,25 @@ class ScenarioParser(argparse.ArgumentParser):
                 raise UsageError(self._unknown_option(unknown[0].split("=", 1)[0]))
         raise UsageError(message)
 
-    def _unknown_option(self, name: str) -> str:
-        """``unknown option --column (did you mean --columns? ...)``: the closest of our long options."""
+    def refuse_unknown(self, words: Sequence[str]) -> None:
+        """Refuse a long option that none of this parser's nor its commands' is (an abbreviation such as ``--led``)
+        with the jobs' line, before argparse takes it for a stray word (the tools with commands)."""
+        parsers = [self, *(command for action in self._actions if isinstance(action, argparse._SubParsersAction)
+                           for command in action.choices.values())]
+        known = sorted({option for each in parsers for action in each._actions for option in action.option_strings
+                        if option.startswith("--")})
+        for word in words[:words.index("--")] if "--" in words else words:
+            name = word.split("=", 1)[0]
+            if name.startswith("--") and len(name) > 2 and name not in known:
+                raise UsageError(self._unknown_option(name, known))
+
+    def _unknown_option(self, name: str, ours: Sequence[str] = ()) -> str:
+        """``unknown option --column (did you mean --columns? ...)``: the closest of ``ours`` (default: our long
+        options)."""
         import difflib
 
-        ours = [option for action in self._actions for option in action.option_strings if option.startswith("--")]
+        ours = ours or [option for action in self._actions for option in action.option_strings
+                        if option.startswith("--")]
         close = [option for option in ours if option.startswith(name)] or difflib.get_close_matches(name, ours, n=1)
         hint = f"did you mean {' or '.join(close)}? " if close else ""
         return f"unknown option {name} ({hint}options must be spelled out in full)"
@@ -241,6 +254,40 @@ def output_errors_stop_party() -> Iterator[None]:
 def print_table(rows: Sequence[tuple[str, str]], title: str | None = None) -> None:
     """Print ``name value`` rows aligned in two columns (:func:`dp.report_text.text_table`)."""
     print(text_table(rows, title))
+
+
+class TerminalBars:
+    """A :data:`secure.meter.ProgressReporter` drawing one ``tqdm`` bar per task on ``stream``."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.bars: dict[str, Any] = {}
+
+    def __call__(self, task: str, done: int, total: int) -> None:
+        from tqdm import tqdm
+
+        bar = self.bars.get(task)
+        if bar is None or bar.total != total:
+            if bar is not None:
+                bar.close()
+            bar = self.bars[task] = tqdm(total=total, desc=task, file=self.stream, leave=False,
+                                         dynamic_ncols=True, mininterval=0.5)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+            del self.bars[task]
+
+
+def install_progress(stream: TextIO | None = None) -> None:
+    """Send this party's progress reports (:func:`secure.meter.report_progress`, public steps) to a ``tqdm`` bar
+    when ``stream`` (default stderr) is a terminal, MPyC logs at INFO level (not ``--no-log``) and ``tqdm`` is
+    installed (an optional package); to log lines otherwise."""
+    from secure.meter import set_progress_reporter
+
+    target = sys.stderr if stream is None else stream
+    terminal = bool(getattr(target, "isatty", lambda: False)())
+    logging_on = logging.getLogger().isEnabledFor(logging.INFO)
+    set_progress_reporter(TerminalBars(target) if terminal and logging_on and installed("tqdm") else None)
 
 
 def log_phase(message: str) -> None:

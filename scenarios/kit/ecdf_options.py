@@ -9,16 +9,16 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scenarios.kit.budget_run import add_budget_arguments
 from scenarios.kit.cli import ScenarioParser, UsageError, usage_errors
 from scenarios.kit.experiments import write_csv
-from scenarios.kit.missing_values import add_missing_arguments, local_note, missing_policy
-from scenarios.kit.owner_options import owner_intake
+from scenarios.kit.missing_values import local_note, missing_policy
+from scenarios.kit.options import add_data_arguments, owner_intake
+from scenarios.kit.outputs import check_output_path
 
 if TYPE_CHECKING:
     from dp.ecdf.analysis import SmoothedCurve
@@ -37,7 +37,7 @@ class EcdfOptions:
     budget: Any = None
     #: the public split of the embedded data's score model (ROC, Hosmer-Lemeshow)
     seed: int | None = None
-    #: the campaign's servers' intake of owners' uploads (``--owners``, :mod:`scenarios.kit.owner_options`)
+    #: the campaign's servers' intake of owners' uploads (``--owners``, :func:`scenarios.kit.options.owner_intake`)
     owners: Any = None
 
     def public(self) -> dict[str, Any]:
@@ -46,8 +46,9 @@ class EcdfOptions:
         return {**self.query.public(), **seed, "embedded": self.data is None}
 
 
-def ecdf_parser(prog: str, description: str | None) -> ScenarioParser:
-    """The parser of an ECDF job with the options both take (each job adds its own)."""
+def ecdf_parser(prog: str, description: str | None, *, owners: bool) -> ScenarioParser:
+    """The parser of an ECDF job with the options both take (each job adds its own; ``owners``: the campaign's
+    servers' options)."""
     parser = ScenarioParser(prog=prog, description=description)
     parser.add_argument("--data", metavar="PATH", help="CSV with a header; '{pid}' in PATH gives each party its own "
                         "file, otherwise party i keeps rows i, i+m, ... (default: the embedded Framingham data)")
@@ -64,29 +65,27 @@ def ecdf_parser(prog: str, description: str | None) -> ScenarioParser:
     parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
     parser.add_argument("--plot", metavar="PATH.png",
                         help="party 0 draws the released ECDF, raw and smoothed, with the quantiles' intervals")
-    add_missing_arguments(parser)
-    add_budget_arguments(parser)
+    add_data_arguments(parser, owners=owners)
     return parser
+
+
+def check_outputs(args: argparse.Namespace, *names: str) -> None:
+    """Party 0's output files ``--NAME``, tried in order (:func:`scenarios.kit.outputs.check_output_path`)."""
+    for name in names:
+        check_output_path(getattr(args, name), f"--{name}")
 
 
 def common_query(args: argparse.Namespace, *, bits_refusal: str) -> dict[str, Any]:
     """The query's parameters both jobs take from ``args``, checked; :raise UsageError: a bad budget, domain,
     quantile, output path or missing-value option."""
     from dp.ecdf.grid import grid_of_points
-    from dp.ecdf.tree import plan_tree_noise
-    from dp.validation import check_epsilon
-    from scenarios.kit.outputs import check_output_path
     from secure.intake import ColumnSpec
 
-    with usage_errors():
-        check_epsilon(args.epsilon)
     column, lower, upper = ecdf_domain(args, bits_refusal=bits_refusal)
     quantiles = parse_quantiles(args.quantiles)
-    with usage_errors():  # the node noise DLap((L + 1) / epsilon) must be drawable (one-process plan: the strictest)
-        plan_tree_noise(epsilon=args.epsilon, points=args.points)
+    with usage_errors():
         spec = ColumnSpec(column, lower, upper)
-    for path, name in ((args.curve, "--curve"), (args.json, "--json"), (args.plot, "--plot")):
-        check_output_path(path, name)
+    check_outputs(args, "curve", "json", "plot")
     embedded = args.data is None and getattr(args, "owners", None) is None
     missing = missing_policy(args.missing, args.fill, [spec], dataset="framingham" if embedded else None)
     try:  # the public grid (dp.ecdf.grid.grid_of_points), a failure as a usage error naming the options
@@ -100,7 +99,8 @@ def common_query(args: argparse.Namespace, *, bits_refusal: str) -> dict[str, An
 
 
 def job_options(args: argparse.Namespace, **query: Any) -> EcdfOptions:
-    """The job's options with its :class:`dp.ecdf.EcdfQuery` (a refusal of the query as a usage error)."""
+    """The job's options with its :class:`dp.ecdf.EcdfQuery` (a refusal of the query as a usage error: a bad
+    epsilon, a node noise that cannot be drawn)."""
     from dp.ecdf import EcdfQuery
     from scenarios.kit.budget_run import budget_options
 
@@ -108,6 +108,20 @@ def job_options(args: argparse.Namespace, **query: Any) -> EcdfOptions:
         built = EcdfQuery(**query)
     return EcdfOptions(built, args.data, args.curve, args.json, args.plot, budget_options(args),
                        owners=owner_intake(args, [built.column])[0] if "owners" in vars(args) else None)
+
+
+def scored_options(args: argparse.Namespace, query: Any, specs: Sequence[Any], *, owners: Any, curve: str | None,
+                   outputs: Sequence[str], score_role: str) -> EcdfOptions:
+    """A ``(score, label)`` job's options (ROC, Hosmer-Lemeshow): ``outputs`` tried, the missing-value policy set
+    in ``query`` (``score_role``: the remedy of a misfit score column).  :raise UsageError: a bad path or policy."""
+    from scenarios.kit.budget_run import budget_options
+
+    check_outputs(args, *outputs)
+    score, label = query.columns
+    missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data or owners else "framingham",
+                             roles={score: ("score", score_role), label: ("label", "choose a column of 0/1 labels")})
+    return EcdfOptions(replace(query, missing=missing), args.data, curve, args.json, args.plot, budget_options(args),
+                       args.seed, owners)
 
 
 def deliver(release: Any, outputs: Sequence[tuple[str | None, Callable[[str], None]]]) -> Callable[[], None]:
@@ -130,9 +144,9 @@ def deliver_ecdf(options: EcdfOptions, release: Any, title: Callable[[dict[str, 
                              (options.plot, lambda path: draw_ecdf(path, release.curve, title=title(release.record()))),
                              (options.json, lambda path: write_record(path, release.record()))])
 
-__all__ = ["EcdfOptions", "ecdf_parser", "common_query", "job_options", "draw_ecdf", "parse_quantiles", "ecdf_domain",
-           "agreed_rows", "party_table", "read_column", "write_curve", "deliver", "deliver_ecdf",
-           "TABLE_COLUMNS", "write_group_table", "draw_calibration", "write_roc_curve", "draw_roc"]
+__all__ = ["EcdfOptions", "ecdf_parser", "check_outputs", "common_query", "job_options", "scored_options", "draw_ecdf",
+           "parse_quantiles", "ecdf_domain", "agreed_rows", "party_table", "read_column", "write_curve", "deliver",
+           "deliver_ecdf", "TABLE_COLUMNS", "write_group_table", "draw_calibration", "write_roc_curve", "draw_roc"]
 
 
 def parse_quantiles(text: str) -> list[float]:
@@ -165,8 +179,7 @@ def ecdf_domain(args: argparse.Namespace, *, bits_refusal: str) -> tuple[str, fl
             raise UsageError(f"--domain {column}=LOW:HIGH takes no BITS here: {bits_refusal}")
     elif campaign := owner_intake(args, [column])[1] if "owners" in vars(args) else []:  # scenarios.ecdf's servers
         lower, upper = campaign[0].lower, campaign[0].upper
-    elif args.data is None and column in declared_specs("framingham", [column]):
-        spec = declared_specs("framingham", [column])[column]
+    elif args.data is None and (spec := declared_specs("framingham", [column]).get(column)) is not None:
         lower, upper = spec.lower, spec.upper
     else:
         raise UsageError(f"no declared domain for column '{column}': give --domain {column}=LOW:HIGH")

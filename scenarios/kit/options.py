@@ -1,5 +1,7 @@
-"""Option formats shared by the jobs: ``--domain C=LO:HI[:BITS[:STEP]],...``, ``--columns A,B,...`` and the
-deprecated aliases of renamed options (docs/command_line.md).  Threat model: none (public parameters only)."""
+"""Option formats shared by the jobs: ``--domain C=LO:HI[:BITS[:STEP]],...``, ``--columns A,B,...``, the option
+groups of every job that reads rows, among them the campaign's servers' ``--owners INBOX --campaign FILE
+--server-key KEY`` (docs/owners.md), ``--rtt`` and the deprecated aliases of renamed options
+(docs/command_line.md).  Threat model: none (public parameters only)."""
 from __future__ import annotations
 
 import argparse
@@ -7,9 +9,56 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from scenarios.kit.budget_run import add_budget_arguments
 from scenarios.kit.cli import UsageError
+from scenarios.kit.missing_values import add_missing_arguments
 
-__all__ = ["parse_columns", "parse_domains", "parse_steps", "domain_of", "add_renamed_option"]
+__all__ = ["parse_columns", "parse_domains", "parse_steps", "domain_of", "add_renamed_option", "add_data_arguments",
+           "add_owner_arguments", "owner_intake", "check_rtt"]
+
+
+def add_data_arguments(parser: argparse.ArgumentParser, *, owners: bool = True) -> None:
+    """The options of a job that reads rows: ``--missing``/``--fill``, the budget's (:mod:`scenarios.kit.budget_run`)
+    and, with ``owners``, the campaign's servers' (:func:`add_owner_arguments`)."""
+    add_missing_arguments(parser)
+    add_budget_arguments(parser)
+    if owners:
+        add_owner_arguments(parser)
+
+
+def add_owner_arguments(parser: argparse.ArgumentParser) -> None:
+    """The owners' option group (MPyC's own options are no prefix of these: docs/command_line.md)."""
+    group = parser.add_argument_group("owners' uploads (the parties are the campaign's servers; not with --data)")
+    group.add_argument("--owners", metavar="INBOX", help="this server's inbox folder, '{pid}' for its index")
+    group.add_argument("--campaign", metavar="FILE", help="the public campaign file: columns, domains, servers")
+    group.add_argument("--server-key", metavar="KEY", help="this server's private key file, '{pid}' for its index")
+
+
+def owner_intake(args: argparse.Namespace, columns: Sequence[str]) -> tuple[Any, list[Any]]:
+    """``(Owners, the campaign's declarations of columns)`` (:class:`dp.umpc.owners.Owners`), or ``(None, [])``
+    without ``--owners``.  :raise UsageError: one option without the others, with ``--data``, a bad campaign file,
+    a column it does not declare."""
+    given = [name for name in ("owners", "campaign", "server_key") if getattr(args, name) is not None]
+    if not given:
+        return None, []
+    if len(given) < 3 or getattr(args, "data", None) is not None:
+        raise UsageError("--owners, --campaign and --server-key go together, without --data")
+    from dp.umpc.owners import Owners
+
+    try:
+        owners = Owners(campaign=args.campaign, inbox=args.owners, key=args.server_key, say=print)  # refusals
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"--campaign: {exc}") from None
+    declared = {spec.name: spec for spec in owners.plan.columns}
+    if unknown := [name for name in columns if name not in declared]:
+        raise UsageError(f"--columns {','.join(unknown)}: not in the campaign (it declares {','.join(declared)})")
+    return owners, [declared[name] for name in columns]
+
+
+def check_rtt(rtt: float) -> None:
+    """:raise UsageError: ``--rtt`` not a round-trip time in ``[0, 60000]`` ms (NaN included)."""
+    if not 0 <= rtt <= 60000:
+        raise UsageError(f"--rtt must be a round-trip time in milliseconds in [0, 60000], got {rtt:g}")
 
 
 def parse_columns(text: str, *, expected: int | None = None, names: str = "COLUMN,...") -> list[str]:
