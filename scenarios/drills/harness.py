@@ -350,8 +350,7 @@ def victim_drill(name: str, kind: str, module: str, base: Sequence[str], phase: 
     stops = [None if r.exit_time is None or start is None else r.exit_time - start for r in survivors]
     known = [stop for stop in stops if stop is not None]
     seconds = max(known) if len(known) == len(survivors) else None
-    slow = seconds is None or (seconds >= bound if kind == "crash" else seconds > bound)
-    if slow and kind != "crash":
+    if seconds is None or seconds > bound:
         problems.append(late)
     named = judge_survivors(survivors, patterns, allowed, expected, problems)
     notes = []
@@ -366,8 +365,6 @@ def victim_drill(name: str, kind: str, module: str, base: Sequence[str], phase: 
             problems.append(f"party {party} named party {other}, not the {victim_is} party {VICTIM}")
     if named and not any(other == VICTIM for other, _, _ in named.values()):
         problems.append(f"no survivor named party {VICTIM}")
-    if slow and kind == "crash":
-        problems.append(late)
     released = _released(workdir, results, problems, *files)
     first = results[0].error_lines
     noticed = ", ".join(f"p{r.party}: {named[r.party][1] if r.party in named else '?'}" for r in survivors)

@@ -347,7 +347,7 @@ def _run_count_case(root: str, job: str, deviation: str, party_args: Sequence[st
     return CountCase(job, deviation, [r.code for r in results], lines, value, int(record["n"]) if record else None)
 
 
-def _judge_count(case: CountCase, honest: CountCase, kind: str | None, proves_cells: bool) -> None:
+def _judge_count(case: CountCase, honest: CountCase, proves_cells: bool) -> None:
     refused = (all(code == 2 for code in case.codes) and len(set(case.lines)) == 1
                and case.lines[0].startswith(f"error: party {DEVIATING_PARTY}: ") and "deviating party" in case.lines[0])
     released = case.value is not None
@@ -378,7 +378,7 @@ def run_count_cases(options: DrillOptions, root: str) -> list[CountCase]:
     for job in jobs:
         kind, proves_cells = COUNT_JOBS[job][1], job not in ("ecdf_fss", "rank_auc")  # non-negativity proof by default
         honest = _run_count_case(root, job, "honest", options.party_args)
-        _judge_count(honest, honest, kind, proves_cells)
+        _judge_count(honest, honest, proves_cells)
         cases.append(honest)
         for deviation in ("inflate", "shift", "negative"):
             if job == "ecdf_fss" and deviation == "negative":
@@ -390,7 +390,7 @@ def run_count_cases(options: DrillOptions, root: str) -> list[CountCase]:
             if case.rows and case.party_rows and deviation == "shift":  # what its n_1 rows can move (docs/drills.md)
                 n_1, n = case.party_rows, case.rows
                 case.bound = {"ecdf": n_1 / n, "kendall": min(2.0, 4.0 * n_1 / n)}.get(kind or "")
-            _judge_count(case, honest, kind, proves_cells)
+            _judge_count(case, honest, proves_cells)
             cases.append(case)
     return cases
 
