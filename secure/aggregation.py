@@ -4,15 +4,15 @@ match its declared row count is named and every party stops before anything is o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, AsyncIterator, Sequence
 
 import numpy as np
 
 from secure.errors import InputError
 from secure.session import ProtocolFailure, mark_stopping
 
-__all__ = ["secure_sum", "add_party_noise", "sum_party_vectors", "sum_counted_vectors", "refuse_deviating_parties",
-           "count_bits", "DEVIATING_COUNT", "NONNEGATIVE_MAX_ELEMENTS", "RHO_BITS", "SumRange", "guarded_reveal",
+__all__ = ["secure_sum", "add_party_noise", "sum_party_vectors", "sum_counted_vectors", "counted_blocks",
+           "refuse_deviating_parties", "count_bits", "DEVIATING_COUNT", "NONNEGATIVE_MAX_ELEMENTS", "RHO_BITS", "SumRange", "guarded_reveal",
            "guarded_reveal_array"]
 
 #: what the check of :func:`sum_counted_vectors` says about a party whose count vector fails it
@@ -86,46 +86,61 @@ def _proves_nonnegative(cells: int, totals: Sequence[int], sectype: Any, nonnega
     return width if nonnegative and fits else 0
 
 
-async def sum_counted_vectors(sectype: Any, own: np.ndarray, totals: Sequence[int], *,
-                              what: str = "count vector", nonnegative: bool | None = None) -> Any:
-    """:func:`sum_party_vectors` for count vectors, refused (InputError naming the party and ``what``) unless each
-    party's vector sums to its public row count in ``totals`` and, with the bit proof (``nonnegative``; ``None``: up
-    to :data:`NONNEGATIVE_MAX_ELEMENTS`), has only non-negative cells. Details: docs/secure_layer.md."""
+async def counted_blocks(sectype: Any, own: np.ndarray, totals: Sequence[int], *, what: str = "count vector",
+                         nonnegative: bool | None = None, cells: int | None = None) -> AsyncIterator[Any]:
+    """Every party's count table ``own`` (a vector, or rows of cells; same shape everywhere) secret-shared and summed,
+    yielded a block of whole rows at a time (about ``cells`` cells, default :data:`INPUT_CELLS`), so no party need
+    hold the whole secret-shared table; refused (InputError naming the party and ``what``) after the last block,
+    before anything can be opened, unless each party's table sums to its public row count in ``totals``.  With the
+    bit proof (``nonnegative``; ``None``: up to :data:`NONNEGATIVE_MAX_ELEMENTS` bits), which also proves every cell
+    non-negative, the checked table comes as one block. Details: docs/secure_layer.md."""
     from mpyc.runtime import mpc
 
-    counts = np.asarray(own, dtype=np.int64).reshape(-1)
+    table = np.asarray(own, dtype=np.int64)
+    table = table.reshape(len(table), -1) if table.ndim else table.reshape(1, 1)
     if len(totals) != len(mpc.parties):
         raise ValueError(f"totals must give one row count per party ({len(mpc.parties)}), got {len(totals)}")
-    cells = counts.shape[0]
-    width = _proves_nonnegative(cells, totals, sectype, nonnegative)
     problems = [DEVIATING_COUNT.format(what=what)]
+    width = _proves_nonnegative(table.size, totals, sectype, nonnegative)
     if width:
         from secure.public_randomness import joint_seed, public_generator
 
-        bits = mpc.input(sectype.array(count_bits(counts, width).reshape(-1)))  # one secure array per sender
+        size, parties = table.size, len(mpc.parties)
+        bits = mpc.input(sectype.array(count_bits(table, width).reshape(-1)))  # one secure array per sender
         stacked = mpc.np_stack(bits)  # (m, cells * width)
         powers = (1 << np.arange(width, dtype=np.int64))
-        vectors_matrix = mpc.np_matmul(stacked.reshape(len(bits) * cells, width), powers).reshape(len(bits), cells)
-        rho = public_generator(await joint_seed()).integers(1, 1 << RHO_BITS, size=cells * width, dtype=np.int64)
-        parties = len(bits)
-        weighted = (stacked * rho).reshape(parties, 1, cells * width)
-        not_bits = mpc.np_matmul(weighted, (stacked - 1).reshape(parties, cells * width, 1)).reshape(parties, 1)
+        vectors_matrix = mpc.np_matmul(stacked.reshape(parties * size, width), powers).reshape(parties, size)
+        rho = public_generator(await joint_seed()).integers(1, 1 << RHO_BITS, size=size * width, dtype=np.int64)
+        weighted = (stacked * rho).reshape(parties, 1, size * width)
+        not_bits = mpc.np_matmul(weighted, (stacked - 1).reshape(parties, size * width, 1)).reshape(parties, 1)
         sums = mpc.np_sum(vectors_matrix, axis=1).reshape(parties, 1)
         differences = mpc.np_concatenate([sums - np.asarray([[int(t)] for t in totals], dtype=np.int64), not_bits],
                                          axis=1)
         problems.append(f"its {what} has a cell that is not a count of its rows (deviating party); "
                         "nothing is released")
         await refuse_deviating_parties(differences, problems)
-        return mpc.np_sum(vectors_matrix, axis=0)
-    parts, sums = [], []  # a slice of INPUT_CELLS cells at a time: the parties' working memory stays bounded
-    for start in range(0, max(cells, 1), INPUT_CELLS):
-        vectors = mpc.input(sectype.array(counts[start:start + INPUT_CELLS]))
-        sums.append(mpc.np_sum(mpc.np_stack(vectors), axis=1))
-        parts.append(sum(vectors[1:], vectors[0]))
-        await mpc.gather(parts[-1], sums[-1])
-    differences = sum(sums[1:], sums[0]) - np.asarray([int(t) for t in totals], dtype=np.int64)
-    await refuse_deviating_parties(differences.reshape(len(mpc.parties), 1), problems)
-    return parts[0] if len(parts) == 1 else mpc.np_concatenate(parts)
+        yield mpc.np_sum(vectors_matrix, axis=0).reshape(table.shape)
+        return
+    step = max(1, (INPUT_CELLS if cells is None else cells) // table.shape[1])
+    sums = [sectype(-int(total)) for total in totals]  # each party's sum so far minus its row count
+    for start in range(0, max(len(table), 1), step):
+        vectors = mpc.input(sectype.array(table[start:start + step]))  # one secure array per sender
+        sums = [total + mpc.np_sum(vector) for total, vector in zip(sums, vectors)]
+        block = sum(vectors[1:], vectors[0])
+        await mpc.gather(block, *sums)
+        yield block
+    await refuse_deviating_parties(mpc.np_fromlist(sums).reshape(len(sums), 1), problems)
+
+
+async def sum_counted_vectors(sectype: Any, own: np.ndarray, totals: Sequence[int], *,
+                              what: str = "count vector", nonnegative: bool | None = None) -> Any:
+    """:func:`sum_party_vectors` for count vectors, checked as :func:`counted_blocks` checks them (the vector secret-
+    shared :data:`INPUT_CELLS` cells at a time, or at once with the bit proof). Details: docs/secure_layer.md."""
+    from mpyc.runtime import mpc
+
+    vector = np.asarray(own, dtype=np.int64).reshape(-1)
+    parts = [part async for part in counted_blocks(sectype, vector, totals, what=what, nonnegative=nonnegative)]
+    return (parts[0] if len(parts) == 1 else mpc.np_concatenate(parts)).reshape(-1)
 
 
 @dataclass(frozen=True)

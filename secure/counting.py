@@ -96,8 +96,9 @@ class _GridCounter:
                 continue
             state["clipped"][j] += np.count_nonzero(column < spec.lower) + np.count_nonzero(column > spec.upper)
             cells[:, j] = _grid_cells(spec, np.clip(column, spec.lower, spec.upper), self.regular[j])
-        counted = np.bincount(np.ravel_multi_index(tuple((cells if usable.all() else cells[usable]).T), self.shape))
-        state["histogram"][:counted.size] += counted
+        # unbuffered in place: no grid-sized temporary per block (a bincount would allocate the whole grid each time)
+        np.add.at(state["histogram"], np.ravel_multi_index(tuple((cells if usable.all() else cells[usable]).T),
+                                                          self.shape), 1)
         state["rows"][0] += len(block)
 
     def result(self, source: str) -> CountedRows:

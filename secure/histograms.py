@@ -9,14 +9,15 @@ the caller) sums are opened.  Details: docs/secure_layer.md."""
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from contextlib import nullcontext
+from typing import Any, Callable, ContextManager, Sequence
 
 import numpy as np
 
 from secure.kernels import KERNELS, Kernel
 
 __all__ = ["local_histogram", "secure_histogram", "checked_secure_histogram", "histogram_sums", "histogram_value_bound",
-           "GENERIC_MAX_CELLS", "special_form"]
+           "GENERIC_MAX_CELLS", "special_form", "streamed_histogram_sums", "STREAMED", "FOLD_CELLS"]
 
 SecureArray = Any  # an MPyC secure NumPy array
 
@@ -68,6 +69,43 @@ def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
 
     counts = np.asarray(local, dtype=np.int64)
     return sum_party_vectors(sectype, counts.reshape(-1)).reshape(counts.shape)
+
+
+#: built-in kernels whose formula folds over blocks of the grid's rows (:func:`streamed_histogram_sums`)
+STREAMED = ("kendall",)
+#: grid cells (whole rows) per block secret-shared, summed and folded by :func:`streamed_histogram_sums`
+FOLD_CELLS = 1 << 12
+
+
+def _no_phase(name: str) -> ContextManager[None]:
+    return nullcontext()
+
+
+async def streamed_histogram_sums(kernel: Kernel, sectype: Any, local: np.ndarray, totals: Sequence[int],
+                                  grid_values: Sequence[np.ndarray], *,
+                                  phase: Callable[[str], ContextManager[None]] = _no_phase) -> tuple[Any, ...]:
+    """:func:`histogram_sums` of the joint histogram of every party's counts ``local``, checked as
+    :func:`checked_secure_histogram` checks them, for a kernel of :data:`STREAMED`: each block of :data:`FOLD_CELLS`
+    grid cells is secret-shared and summed (inside ``phase("histogram")``), folded into the formula (inside
+    ``phase("sums")``) and dropped, so no party holds the whole secret-shared grid (docs/secure_layer.md).
+    :raise secure.errors.InputError: as :func:`checked_secure_histogram`, after the last block.
+    :raise ValueError: as :func:`histogram_sums`, or a kernel outside :data:`STREAMED`."""
+    from secure.aggregation import counted_blocks
+
+    if special_form(kernel) not in STREAMED:
+        raise ValueError(f"statistic '{kernel.name}' has no formula over blocks of rows (only {', '.join(STREAMED)})")
+    counts = np.asarray(local, dtype=np.int64)
+    _check_special(kernel, "kendall", _grid_arrays(kernel, grid_values, counts.shape))
+    ops = _SecureOps()
+    ops.sectype = sectype
+    fold, blocks = _KendallRows(ops), counted_blocks(sectype, counts, totals, what="histogram", cells=FOLD_CELLS)
+    while True:
+        with phase("histogram"):
+            block = await anext(blocks, None)
+        if block is None:
+            return (fold.total,)
+        with phase("sums"):
+            fold(block)
 
 
 async def checked_secure_histogram(sectype: Any, local: np.ndarray, totals: Sequence[int]) -> SecureArray:
@@ -215,18 +253,33 @@ def _auc(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...
     return twice_u, ops.mul(ops.total(positives), ops.total(negatives))
 
 
-def _kendall(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
-    """Kendall's concordance sum (App. A.5.1, eq. 8); one inner product over the cells (docs/secure_layer.md)."""
-    rows, columns = counts.shape
-    total, carry, step = ops.zero(), None, max(1, _KENDALL_CELLS // columns)  # a block of rows at a time (memory)
-    for start in range(1, rows if columns > 1 else 1, step):
-        stop = min(rows, start + step)
-        before = ops.cumsum(counts[start - 1:stop - 1, :], axis=0)  # rows strictly before row i (i >= 1)
-        before, carry = (before, before[-1:, :]) if carry is None else (before + carry, before[-1:, :] + carry)
+class _KendallRows:
+    """Kendall's concordance sum (App. A.5.1, eq. 8) fed the grid's rows in order, a block at a time: ``carry`` holds
+    the column sums of every row before the block, so a block's term needs only the block (docs/secure_layer.md)."""
+
+    def __init__(self, ops: _Ops) -> None:
+        self.ops, self.total, self.carry = ops, ops.zero(), None
+
+    def __call__(self, block: Any) -> None:
+        ops = self.ops
+        through = ops.cumsum(block, axis=0)  # per column: the rows up to each row of the block, and those before it
+        first = 1 if self.carry is None else 0  # the grid's first row has no row before it: its term is 0
+        if self.carry is not None:
+            through = through + self.carry
+        before = (through - block)[first:]
         lower = ops.cumsum(before, axis=1)
         difference = 2 * lower - before - lower[:, -1:]
-        total = total + ops.dot(counts[start:stop, :].reshape(-1), difference.reshape(-1))
-    return (total,)
+        self.total = self.total + ops.dot(block[first:].reshape(-1), difference.reshape(-1))
+        self.carry = through[-1:, :]
+
+
+def _kendall(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
+    """Kendall's concordance sum (App. A.5.1, eq. 8); one inner product per block of rows (docs/secure_layer.md)."""
+    rows, columns = counts.shape
+    fold, step = _KendallRows(ops), max(1, _KENDALL_CELLS // columns)  # a block of rows at a time (memory)
+    for start in range(0, rows if columns > 1 else 0, step):
+        fold(counts[start:start + step, :])
+    return (fold.total,)
 
 
 def _duplicate(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:

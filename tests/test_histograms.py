@@ -375,3 +375,49 @@ def test_kendall_in_blocks_of_rows_is_exact(monkeypatch: pytest.MonkeyPatch, cel
     monkeypatch.setattr(histograms, "_KENDALL_CELLS", cells)
     assert list(histogram_sums(kernel, counts, grids, secure=False)) == list(_brute(kernel, values))
     assert _secure_sums(kernel, counts, grids, generic=False) == list(_brute(kernel, values))
+
+
+@pytest.mark.parametrize("fold_cells, proof", [(1, False), (10, False), (35, False), (4096, True)])
+def test_kendall_streamed_a_block_of_rows_at_a_time_is_exact(monkeypatch: pytest.MonkeyPatch, fold_cells: int,
+                                                             proof: bool) -> None:
+    """The streamed Kendall sum (each block of grid rows secret-shared, summed and folded in, then dropped): the sum
+    over all pairs, with blocks of ``FOLD_CELLS // columns`` rows (1, 2 or 7 of the 7 x 5 grid) or, with the bit
+    proof, the checked grid in one block; the folded blocks never exceed ``FOLD_CELLS`` cells (or the grid)."""
+    import secure.aggregation as aggregation
+
+    kernel, grids = _kernel("kendall"), GRIDS["kendall"]
+    cells_of_rows, values = _sample(grids, 60, 9)
+    counts = _histogram(grids, cells_of_rows)
+    monkeypatch.setattr(histograms, "FOLD_CELLS", fold_cells)
+    monkeypatch.setattr(aggregation, "NONNEGATIVE_MAX_ELEMENTS", 1 << 19 if proof else 0)
+    sizes: list[int] = []
+    fold = histograms._KendallRows.__call__
+
+    def recorded(self: Any, block: Any) -> None:
+        sizes.append(int(block.size))
+        fold(self, block)
+
+    monkeypatch.setattr(histograms._KendallRows, "__call__", recorded)
+
+    async def run() -> list[int]:
+        sums = await histograms.streamed_histogram_sums(kernel, mpc.SecInt(32), counts, [60], grids)
+        return [int(v) for v in await mpc.output(list(sums))]
+
+    assert mpc.run(run()) == list(_brute(kernel, values))
+    rows = 7 if proof else max(1, fold_cells // 5)
+    assert sizes == [5 * min(rows, 7 - start) for start in range(0, 7, rows)]
+
+
+def test_kendall_streamed_refuses_counts_off_the_row_count_and_other_kernels() -> None:
+    """A party whose streamed counts do not sum to its public rows is refused with the histogram's line (after the
+    last block, before anything is opened); a kernel without a formula over blocks of rows is refused."""
+    from secure.errors import InputError
+
+    counts = _histogram(GRIDS["kendall"], _sample(GRIDS["kendall"], 30, 4)[0])
+    with pytest.raises(InputError, match=r"^party 0: its histogram does not sum to its public row count "
+                                         r"\(deviating party\); nothing is released$"):
+        mpc.run(histograms.streamed_histogram_sums(_kernel("kendall"), mpc.SecInt(32), counts, [31],
+                                                   GRIDS["kendall"]))
+    with pytest.raises(ValueError, match="no formula over blocks of rows"):
+        mpc.run(histograms.streamed_histogram_sums(_kernel("gini"), mpc.SecInt(32), np.ones(8, dtype=np.int64), [8],
+                                                   GRIDS["gini"]))

@@ -26,7 +26,8 @@ from dp.sampling import tuple_count
 from secure.clipping import clip_secure_in_steps
 from secure.counting import CountedRows
 from secure.errors import InputError
-from secure.histograms import checked_secure_histogram, histogram_sums, histogram_value_bound, local_histogram
+from secure.histograms import (STREAMED, checked_secure_histogram, histogram_sums, histogram_value_bound,
+                               local_histogram, special_form, streamed_histogram_sums)
 from secure.intake import FixedPointRows, share_rows
 from secure.kernels import Kernel, VolumeUnderSurface
 from secure.ranking import sorted_auc_sums, sorted_gini_sum
@@ -201,13 +202,19 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows | Owners
     kernel = query.kernel
     rows = sum(counts)
     if path == "histogram":
+        shape = histogram_grid(kernel, query.specs)
+        local = None if isinstance(fixed, Owners) else fixed.histogram if isinstance(fixed, CountedRows) else \
+            local_histogram(local_cells(query, fixed), shape)
+        if local is not None and special_form(kernel) in STREAMED:  # phases per block of the grid's rows
+            totals = list(await streamed_histogram_sums(kernel, sectype, local, counts, grid_values(query),
+                                                        phase=meter.phase))
+            with meter.phase("sums"):
+                await meter.settle(*totals)
+            return totals, None
         with meter.phase("histogram"):
-            shape = histogram_grid(kernel, query.specs)
             if isinstance(fixed, Owners):  # from the owners' DPF keys, one-hot checked
                 joint = await fixed.histogram(sectype, shape)
-            else:  # each party's counts sum to its rows
-                local = fixed.histogram if isinstance(fixed, CountedRows) else \
-                    local_histogram(local_cells(query, fixed), shape)
+            elif local is not None:  # each party's counts sum to its rows
                 joint = await checked_secure_histogram(sectype, local, counts)
             await meter.settle(joint)
         with meter.phase("sums"):
