@@ -182,7 +182,7 @@ def test_rank_auc_counts_and_records(path: Any) -> None:
     if path == "histogram":
         assert counted.total == 0 and leak["security_parameter"] == launched and release.delta == 0.0
         return
-    from dp.rank_auc.query import auc_query
+    from dp.rank_auc.face import auc_query
     from dp.umpc.planner import sort_bits
 
     auc = auc_query(query)
