@@ -239,12 +239,8 @@ def table1_mse(*, n: int, t: int, epsilon: float, lipschitz: float = 1.0) -> flo
 def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, epsilon: float,
              d: int | None = None, runs: int = 1, kind: str = "midpoint",
              rng: np.random.Generator | None = None) -> np.ndarray:
-    """The protocol end to end, ``runs`` times on fixed values: quantize, factorize, randomize, estimate; each run redraws
-    the rounding (under randomized rounding) and every party's Laplace noise.  Float64 array of ``runs`` estimates.
-    ``values``: shape ``(n,)`` (or ``(n, dim)`` on a grid), ``n >= 2``; ``kernel``: plain ``f(x, y)``
-    (:func:`dp.bell.quantize.kernel_matrix`, of ``kind`` ``"midpoint"``, ``"average"`` or ``"midrange"``); ``epsilon`` per
-    party; ``d=None``: the exact (full-rank) factorization; ``rng=None`` draws from the OS.
-    :raise ValueError: on invalid parameters."""
+    """The protocol end to end, ``runs`` times on fixed values: quantize, factorize, randomize, estimate; a float64
+    array of ``runs`` estimates (parameters: docs/ldp.md).  :raise ValueError: on invalid parameters."""
     check_instance(quantizer, Quantizer, "quantizer")
     epsilon = check_epsilon(epsilon)
     runs = check_positive_int(runs, "runs")

@@ -123,11 +123,8 @@ def _check_pair(positive: HierarchyEstimate, negative: HierarchyEstimate) -> int
 
 def hierarchical_auc(positive: HierarchyEstimate, negative: HierarchyEstimate, *, discard: str = "half",
                      count_ties: bool = True, threshold_constant: float | None = None) -> AUCTraversal:
-    """The private AUC estimate: pruned top-down traversal of the two histograms (§4, eq. 10). Details: docs/ldp.md.
-
-    ``positive`` and ``negative``: the classes' hierarchies (roots ``n+``, ``n-``), same depth; ``discard`` ``half``
-    (Corollary 4) or ``zero`` (Corollary 5); ``count_ties``: a tie counts 1/2 (``roc_auc_score``) or 0 (the paper's
-    UAUC); ``threshold_constant`` ``a >= 0``, ``None`` for :func:`optimal_threshold_constant`, 0 for no pruning."""
+    """The private AUC estimate: pruned top-down traversal of the two classes' hierarchies (§4, eq. 10; parameters:
+    docs/ldp.md)."""
     levels = _check_pair(positive, negative)
     mode = _check_discard(discard)
     ties = check_bool(count_ties, "count_ties")
@@ -195,13 +192,7 @@ def ldp_auc(positive_scores: npt.ArrayLike, negative_scores: npt.ArrayLike, *, d
             count_ties: bool = True, threshold_constant: float | None = None,
             rng: np.random.Generator | None = None) -> LocalAUCResult:
     """Simulate the protocol: every user randomizes (:func:`randomize_hierarchy`), the server groups the reports
-    (:class:`HadamardHierarchy`) and traverses (:func:`hierarchical_auc`).
-
-    Scores of each class are integers in ``[0, domain_size)``, ``d`` a power of two in ``[2, 2^62]``; ``epsilon`` is
-    each user's budget; ``split`` ``users`` or ``budget`` (``delta`` for advanced composition, 0 for pure LDP);
-    ``discard`` ``half`` or ``zero``; ``count_ties`` counts a tie 1/2 (as ``roc_auc_score``) or 0;
-    ``threshold_constant`` is ``a`` (``None``: the corollary's value, 0: no pruning); ``rng`` the users' randomness
-    (``None``: the OS)."""
+    (:class:`HadamardHierarchy`) and traverses (:func:`hierarchical_auc`); parameters: docs/ldp.md."""
     size = _check_domain_size(domain_size)
     mode = _check_split(split)
     _check_discard(discard)

@@ -260,12 +260,8 @@ def simulate_histograms(values: npt.ArrayLike, *, quantizer: Quantizer, epsilon:
 def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, epsilon: float,
              kind: str = "average", runs: int | None = None, subdivisions: int | None = None,
              rng: np.random.Generator | None = None) -> float | np.ndarray:
-    """Algorithm 1 end to end: quantize, randomize, histogram, estimate ``U_hat``.
-
-    ``values`` shape ``(n,)`` (or ``(n, d)`` on a grid), ``n >= 2``; ``kernel`` a plain ``f(x, y)`` and ``kind`` of its
-    quantized matrix, ``average`` (eq. 15), ``midrange`` (eq. 14) or ``midpoint``, on ``subdivisions``
-    (:func:`kernel_matrix`); ``runs`` ``None`` for one estimate (a float), else that many (an array); ``rng`` ``None``:
-    the OS."""
+    """Algorithm 1 end to end: quantize, randomize, histogram, estimate ``U_hat`` (one, a float, with ``runs=None``;
+    else an array of ``runs``); parameters: docs/ldp.md."""
     check_epsilon(epsilon)
     _check_kind(kind)
     count = None if runs is None else check_positive_int(runs, "runs")

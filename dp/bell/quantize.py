@@ -312,11 +312,7 @@ def _default_subdivisions(quantizer: Quantizer) -> int:
 def kernel_matrix(kernel: KernelFunction, quantizer: Quantizer, *, kind: str = "average",
                   subdivisions: int | None = None, vectorized: bool = True) -> np.ndarray:
     """The quantized kernel matrix ``A`` (``k x k``, float64) of a plain kernel on the quantizer's bins, ``kind``
-    ``average``, ``midrange`` or ``midpoint``.  Details: docs/ldp.md.
-
-    ``kernel`` ``f(x, y)`` is vectorized over pairs (``(N,)`` arrays in one dimension, ``(N, d)`` otherwise) unless
-    ``vectorized=False`` (one call per pair); ``subdivisions`` sub-cells per bin and interval axis, ``None``: the largest
-    in 2..64 within :data:`EVALUATION_BUDGET` kernel evaluations."""
+    ``average``, ``midrange`` or ``midpoint``.  Parameters: docs/ldp.md."""
     _check_kind(kind)
     if not callable(kernel):
         raise TypeError(f"kernel must be callable, got {type(kernel).__name__}")

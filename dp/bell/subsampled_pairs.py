@@ -285,12 +285,8 @@ PairNoiseSource = Callable[[NoisePlan, int, int], np.ndarray]
 async def run_secure_subsampled(query: SubsampledPairsQuery, fixed: FixedPointRows, *, seed: int | None = None,
                                 missing: str = "refuse", noise_source: PairNoiseSource | None = None,
                                 receivers: Sequence[int] = (0,)) -> SubsampledRelease | None:
-    """Run the subsampled-pairs protocol on the MPyC runtime; every party calls this with its own prepared rows.
-
-    ``seed=None`` draws a joint public seed; ``missing`` (the agreed policy) is only named in the record, no count
-    of clipped or missing values leaves the party; ``noise_source(plan, output_index, pairs)`` replaces this
-    party's OS draws (tests); ``receivers`` learn the per-pair noisy values and get the release, others ``None``.
-    InputError on too few rows or a short ``-L``, ProtocolFailure on a wrapped-around opening.  Details: docs/ldp.md."""
+    """Run the subsampled-pairs protocol on the MPyC runtime; every party calls this with its own prepared rows: the
+    release at ``receivers``, ``None`` elsewhere.  Parameters and errors (InputError, ProtocolFailure): docs/ldp.md."""
     from mpyc.runtime import mpc
 
     from secure.aggregation import SumRange, guarded_reveal_array, sum_party_vectors

@@ -380,12 +380,8 @@ def simulate_fedauc(scores: npt.ArrayLike, labels: npt.ArrayLike, *, method: str
                     clients: int | None = None, layout: str | npt.ArrayLike = "iid", runs: int = 100,
                     rng: np.random.Generator, sum_fraction: float = 0.5, delta: float = 0.0,
                     counts: str = "noisy", noise_rng: np.random.Generator | None = None) -> FedAucSimulation:
-    """Run one FedAUC setting ``runs`` times (fresh noise, one fixed client layout), vectorised. Details: docs/fedauc.md.
-
-    ``method``, ``epsilon``, ``clients``, ``sum_fraction``, ``delta`` and ``counts`` as :class:`dp.fedauc.Query`;
-    ``layout`` one of :data:`LAYOUTS` or every sample's client; ``rng`` the public generator of the layout;
-    ``noise_rng`` the noise's (``None``: the OS).  :raise ValueError, TypeError: a bad parameter, named.
-    :return: the :class:`FedAucSimulation` (estimates and the closed forms of :func:`predict_fedauc`)."""
+    """Run one FedAUC setting ``runs`` times (fresh noise, one fixed client layout), vectorised: the estimates and
+    the closed forms of :func:`predict_fedauc`.  Parameters: docs/fedauc.md.  :raise ValueError, TypeError: named."""
     setting = _setting(scores, labels, method, epsilon, clients, layout, rng, sum_fraction, delta, counts)
     r = check_positive_int(runs, "runs")
     noise = _check_generator(noise_rng, "noise_rng", allow_none=True)
