@@ -41,9 +41,19 @@ def test_sort_rounds_grow_with_the_networks_depth() -> None:
     assert large - small == stages * (comparison_rounds(bits, "lt") + 1) + (4999).bit_length() - (299).bit_length()
 
 
-def test_histogram_rounds_do_not_grow_with_n_and_count_the_sampler() -> None:
-    rounds = {n: path_rounds("histogram", AUC16, rows=n, bits=0) for n in (10, 10 ** 7)}
-    assert rounds[10] == rounds[10 ** 7]
+def test_histogram_rounds_count_the_grids_slices_not_the_rows_and_the_sampler() -> None:
+    """The counts are shared in one round with the bit proof (cells * width <= 2^19), else one slice of INPUT_CELLS
+    cells after another (Kendall: one block of FOLD_CELLS cells of whole grid rows, its product overlapping the next
+    block); beyond that the rounds do not grow with n."""
+    auc = (65537, 2)
+    rounds = {n: path_rounds("histogram", AUC16, rows=n, bits=0, shape=auc) for n in (3, 10 ** 6, 10 ** 7)}
+    assert rounds[10 ** 6] == rounds[10 ** 7] == rounds[3] + 4  # 131 074 cells: 1 bit each proved; 5 slices of 2^15
+    assert planner.sharing_rounds(AUC16, auc, rows=10 ** 7, parties=3) == 5
+    kendall = get_kernel("kendall")
+    assert planner.sharing_rounds(kendall, (601, 401), rows=10 ** 7, parties=3) == 61  # 10 rows of 401 per block
+    # public counts, sharing, the check, (the product: overlapped when streamed), noise, reveal
+    assert path_rounds("histogram", kendall, rows=10 ** 7, bits=0, shape=(601, 401), noise="parties") == 1 + 61 + 3
+    assert path_rounds("histogram", kendall, rows=120, bits=0, shape=(101, 101), noise="parties") == 1 + 1 + 4
     assert (path_rounds("histogram", AUC16, rows=10, bits=0, noise="mpc")
             - path_rounds("histogram", AUC16, rows=10, bits=0, noise="parties")) == NOISE_ROUNDS["mpc"] - 1
 

@@ -12,7 +12,8 @@ from dp.comparison_leakage import plan_leak
 from dp.sampling import tuple_count
 from dp.umpc.costs import KERNEL_OPERATIONS
 from secure.columns import ColumnSpec
-from secure.histograms import GENERIC_MAX_CELLS, special_form
+from secure.aggregation import INPUT_CELLS, NONNEGATIVE_MAX_ELEMENTS
+from secure.histograms import FOLD_CELLS, GENERIC_MAX_CELLS, STREAMED, special_form
 from secure.kernels import Kernel
 from secure.leakage import MaskedOpenings
 from secure.ranking import sort_costs, sorting_network_size
@@ -21,7 +22,7 @@ from secure.security_parameter import field_bits
 __all__ = ["field_scale", "LAUNCH_SECURITY_PARAMETER", "Path", "PathChoice", "PATHS", "PATH_CHOICES", "PathCost", "PathPlan", "plan_path", "path_costs",
            "histogram_grid", "sort_bits", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT",
            "SampledAccuracy", "AUTO_CHEAP_SECONDS", "AUTO_ACCURACY_SECONDS", "PURE_ACCOUNT_COMPARISONS",
-           "pure_account_path", "comparison_rounds", "NOISE_ROUNDS", "path_rounds", "batch_size", "TUPLES_PER_BATCH",
+           "pure_account_path", "comparison_rounds", "NOISE_ROUNDS", "path_rounds", "sharing_rounds", "batch_size", "TUPLES_PER_BATCH",
            "MIN_PROGRESS_BATCH"]
 
 Path = Literal["histogram", "sort", "tuples"]
@@ -164,13 +165,28 @@ def comparison_rounds(bits: int, kind: Literal["lt", "sign", "eq"]) -> int:
     return 2 + bits.bit_length() + (kind == "sign")  # bit_length(bits) = ceil(log2(bits + 1))
 
 
-def path_rounds(path: Path, kernel: Kernel, *, rows: int, bits: int, tuples: int = 0, noise: str = "mpc") -> int:
+def sharing_rounds(kernel: Kernel, shape: Sequence[int], *, rows: int, parties: int) -> int:
+    """Rounds that secret-share the parties' counts on the histogram path, one slice after another: one with the bit
+    proof (:func:`secure.aggregation.counted_blocks`: small grids), else one per :data:`~secure.aggregation.INPUT_CELLS`
+    cells, or per block of :data:`~secure.histograms.FOLD_CELLS` cells of whole grid rows for a streamed kernel."""
+    cells, width = math.prod(shape), max(1, -(-max(rows, 1) // max(parties, 1))).bit_length()
+    if cells * width <= NONNEGATIVE_MAX_ELEMENTS:
+        return 1
+    if special_form(kernel) in STREAMED and len(shape) > 1:
+        return -(-int(shape[0]) // max(1, FOLD_CELLS // math.prod(shape[1:])))
+    return -(-cells // INPUT_CELLS)
+
+
+def path_rounds(path: Path, kernel: Kernel, *, rows: int, bits: int, tuples: int = 0, noise: str = "mpc",
+                shape: Sequence[int] = (1,), parties: int = 3) -> int:
     """Communication rounds on the critical path of one run of ``path``, phase by phase (intake, the path's own,
-    noise, reveal); a round is one message latency (every party sends, then waits).  From public parameters only.
-    Details: docs/umpc_analysis.md."""
+    noise, reveal); a round is one message latency (every party sends, then waits).  From public parameters only;
+    ``shape``: the histogram's grid.  Details: docs/umpc_analysis.md."""
     noise_part = NOISE_ROUNDS.get(noise, NOISE_ROUNDS["mpc"])
     if path == "histogram":
-        return 1 + 2 + (2 if kernel.name == "vus" else 1) + noise_part + 1
+        shared = sharing_rounds(kernel, shape, rows=rows, parties=parties)
+        streamed = special_form(kernel) in STREAMED and shared > 1  # each block's product overlaps the next block
+        return 1 + shared + 1 + (0 if streamed else 2 if kernel.name == "vus" else 1) + noise_part + 1
     if path == "sort":
         _, stages = sorting_network_size(rows)
         own = 1 + 1 + stages * (comparison_rounds(bits, "lt") + 1)
@@ -196,7 +212,7 @@ def _histogram_cost(kernel: Kernel, specs: Sequence[ColumnSpec], parties: int, r
     if not special and cells > GENERIC_MAX_CELLS:
         return PathCost("histogram", math.inf, math.inf, math.inf, total, False,
                         f"the generic form needs a {cells} x {cells} table; at most {GENERIC_MAX_CELLS} cells")
-    rounds = path_rounds("histogram", kernel, rows=rows, bits=0, noise=noise)
+    rounds = path_rounds("histogram", kernel, rows=rows, bits=0, noise=noise, shape=sizes, parties=parties)
     seconds = SECONDS_FIXED + SECONDS_PER_CELL * cells * max(1, parties) / 3 + rounds * rtt / 2 + extra
     wire = WIRE_BYTES * cells * parties * max(parties - 1, 1) + _noise_bytes(kernel, specs)
     memory = BASE_MEMORY + BYTES_PER_ELEMENT * cells * (parties + 2)
