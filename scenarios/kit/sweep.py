@@ -1,9 +1,5 @@
-"""One sweep harness for the paper reproductions (``python -m scenarios.papers.<name>``).
-
-A paper scenario declares its grid (:func:`axis`, :func:`points`), a run (per point, or per Monte Carlo run:
-:func:`monte_carlo`) returning :class:`Output` tables with their plots, and a report; :class:`Sweep` parses the
-common options (:func:`scenarios.kit.experiments.add_common_options`), runs the party lifecycle, writes
-``<name>.csv`` / ``<name>.png`` per output and prints the tables and the ``docs/papers/`` page.
+"""One sweep harness for the paper reproductions (``python -m scenarios.papers.<name>``): grid, Monte Carlo runs,
+CSV and PNG outputs, tables, the ``--secure`` check and the party lifecycle (docs/papers/harness.md).
 Threat model: simulated at party 0 on embedded or synthetic public data (exempt from the budget); the other
 parties agree on the parameters and the seed and, with ``--secure``, run the protocol once on the MPyC path."""
 from __future__ import annotations
@@ -108,16 +104,8 @@ def public_parameters(options: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A paper scenario, driven by :meth:`main`: ``module`` (``scenarios.papers.<module>``), ``doc`` (the ``-h``
-    description), ``page`` (its ``docs/papers/`` page), ``declare(parser)`` (its own options), ``resolve(args,
-    common)`` (a frozen dataclass with a ``common`` field, or :class:`UsageError`), ``run(options, seed)`` (the
-    :class:`Output` list, at party 0), ``report(options, outputs)`` (prints the tables), ``runs``/``quick_runs``
-    (default ``--runs``; at least ``min_runs``), ``checks`` (``async (options, seed) -> [SecureCheck]``, the
-    ``--secure`` check at every party; its CSV ``<check_name(options)>_secure.csv``, ``note`` printed before its
-    table), ``spend`` (default exempt: embedded or synthetic public data), ``own_options`` (``declare`` adds
-    those of ``--runs``, ``--quick``, ``--results-dir``, ``--seed``, ``--secure`` it has; no ``--os-noise``),
-    ``footer(options, seed, files, seconds)`` (printed instead of the seed, time and page lines) and
-    ``collect(options, seed)`` (collective, at every party before the checks: the options ``run`` is given)."""
+    """A paper scenario, driven by :meth:`main`; its fields (the scenario's options, run, report, ``--secure``
+    check) are described in docs/papers/harness.md."""
 
     module: str
     doc: str

@@ -5,6 +5,7 @@ deployed on real parties, local DP, no MPC; equal to the simulation).  Writes ``
 ``.png``.  Method, data and findings beside ours: ``docs/papers/bell.md``."""
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 from dataclasses import dataclass
@@ -202,16 +203,6 @@ def _report(options: DomainOptions, outputs: Sequence[Output]) -> None:
                   f"{ten['squared_error_mean']:.3g} (gain x{five['squared_error_mean'] / ten['squared_error_mean']:.2f})")
 
 
-def _level_members(users: int, levels: int, split: str, generator: np.random.Generator) -> list[np.ndarray]:
-    """Which users report at each level: the permutation ``randomize_hierarchy`` draws first (``users``), or all."""
-    if split != "users":
-        return [np.arange(users)] * levels
-    clone = np.random.Generator(np.random.PCG64())
-    clone.bit_generator.state = generator.bit_generator.state
-    order = clone.permutation(users)
-    return [order[level - 1::levels] for level in range(1, levels + 1)]
-
-
 def _own_reports(values: np.ndarray, *, domain_size: int, epsilon: float, split: str, pid: int, parties: int,
                  generator: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """One class at party ``pid``: its users (user ``i`` at party ``i % m``) randomise their scores
@@ -221,7 +212,9 @@ def _own_reports(values: np.ndarray, *, domain_size: int, epsilon: float, split:
 
     users, levels = int(values.size), domain_size.bit_length() - 1
     mine = np.arange(users) % parties == pid
-    members = _level_members(users, levels, split, generator)
+    # which users report at each level: all, or (users split) by the permutation randomize_hierarchy draws first
+    order = copy.deepcopy(generator).permutation(users) if split == "users" else None
+    members = [np.arange(users) if order is None else order[level - 1::levels] for level in range(1, levels + 1)]
     reports = randomize_hierarchy(np.where(mine, values, 0), domain_size=domain_size, epsilon=epsilon, split=split,
                                   rng=generator)
     kept = []

@@ -194,22 +194,6 @@ def _plot(options: KendallOptions, rows: list[dict[str, Any]], exact: float, pat
     save_figure(figure, path)
 
 
-def summary_lines(options: KendallOptions, rows: list[dict[str, Any]]) -> list[str]:
-    """The Fig. 4 comparisons at the smallest and the largest epsilon, as printable lines."""
-    lines = []
-    for epsilon in (min(options.epsilons), max(options.epsilons)):
-        at = {row["method"]: row for row in rows if row["epsilon"] == epsilon}
-        subsampled = [at[m] for m in method_names(options.permutations)[1:-1]]
-        best = min(subsampled, key=lambda row: row["mse_mean"])
-        lines.append(f"epsilon {epsilon:g}: best subsampling P = {best['permutations']} "
-                     f"(MSE {best['mse_mean']:.3g}); generic LDP / best subsampling = "
-                     f"{at['generic LDP']['mse_mean'] / best['mse_mean']:.3g}x; all pairs / best subsampling = "
-                     f"{at['all pairs']['mse_mean'] / best['mse_mean']:.3g}x (mean |error|: generic LDP "
-                     f"{at['generic LDP']['abs_error_mean'] / best['abs_error_mean']:.3g}x, all pairs "
-                     f"{at['all pairs']['abs_error_mean'] / best['abs_error_mean']:.3g}x)")
-    return lines
-
-
 def _report(options: KendallOptions, outputs: Sequence[Output]) -> None:
     rows = outputs[0].rows
     exact = rows[0]["exact_tau"]
@@ -228,8 +212,15 @@ def _report(options: KendallOptions, outputs: Sequence[Output]) -> None:
                       f"{options.threshold}; all pairs delta = {options.delta:g}; {options.common.runs} runs",
                       "predicted: LDP exact conditional variance; subsampled Thm 5 (discrete noise) minus "
                       "Var U_n; all pairs its noise term"])
-    for line in summary_lines(options, rows):
-        print(f"  {line}")
+    for epsilon in (min(options.epsilons), max(options.epsilons)):  # the Fig. 4 comparisons
+        at = {row["method"]: row for row in rows if row["epsilon"] == epsilon}
+        best = min((at[m] for m in method_names(options.permutations)[1:-1]), key=lambda row: row["mse_mean"])
+        print(f"  epsilon {epsilon:g}: best subsampling P = {best['permutations']} "
+              f"(MSE {best['mse_mean']:.3g}); generic LDP / best subsampling = "
+              f"{at['generic LDP']['mse_mean'] / best['mse_mean']:.3g}x; all pairs / best subsampling = "
+              f"{at['all pairs']['mse_mean'] / best['mse_mean']:.3g}x (mean |error|: generic LDP "
+              f"{at['generic LDP']['abs_error_mean'] / best['abs_error_mean']:.3g}x, all pairs "
+              f"{at['all pairs']['abs_error_mean'] / best['abs_error_mean']:.3g}x)")
 
 
 async def secure_checks(options: KendallOptions, seed: int) -> list[Any]:

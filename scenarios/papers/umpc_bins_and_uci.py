@@ -202,7 +202,7 @@ def _settings(options: BinsOptions, seed: int) -> list[_Setting]:
     return settings
 
 
-def run_figure(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
+def run_figure(options: BinsOptions, seed: int) -> list[Output]:
     """Every setting's U-MPC runs (fresh tuples from a per-run public seed, fresh noise) and, at every t of the
     bins figure (t = 64 for UCI), Bell's generic LDP, Ghazi et al. and GhaziSM (:func:`baseline_estimates`)."""
     bins = options.figure == "bins"
@@ -230,7 +230,8 @@ def run_figure(options: BinsOptions, seed: int) -> list[dict[str, Any]]:
                     estimates, exact, {}, n=n, edges=edges, epsilon=epsilon, t=cost_t, kernel=stat.name,
                     figure=options.figure, statistic=stat.name, grid=description, exact=exact, seed=seed)]
     fill_ratios(rows, ("t", "epsilon") if bins else ("statistic", "n"))
-    return rows
+    plot = _plot_bins if bins else _plot_uci
+    return [Output(f"umpc_{options.figure}", CSV_COLUMNS, rows, lambda rows, path: plot(options, rows, path))]
 
 
 def _errorbar(axes: Any, rows: list[dict[str, Any]], x: str, label: str, method: str, style: str, fill: str) -> None:
@@ -302,16 +303,6 @@ def _plot_uci(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> No
     save_figure(figure, path)
 
 
-def _run(options: BinsOptions, seed: int) -> list[Output]:
-    rows = run_figure(options, seed)
-    plot = _plot_bins if options.figure == "bins" else _plot_uci
-    return [Output(_name(options), CSV_COLUMNS, rows, lambda rows, path: plot(options, rows, path))]
-
-
-def _name(options: BinsOptions) -> str:
-    return f"umpc_{options.figure}"
-
-
 def _report(options: BinsOptions, outputs: Sequence[Output]) -> None:
     rows = outputs[0].rows
     table = []
@@ -366,8 +357,9 @@ def secure_settings(options: BinsOptions, seed: int) -> list[Any]:
 
 
 SWEEP = Sweep(module="umpc_bins_and_uci", doc=__doc__ or "", page="docs/papers/sinh_ramon.md", declare=_declare,
-              resolve=_resolve, run=_run, report=_report, runs=100, quick_runs=20, note=BASELINES_NOTE,
-              check_name=_name, checks=lambda options, seed: umpc_secure_checks(secure_settings(options, seed), seed))
+              resolve=_resolve, run=run_figure, report=_report, runs=100, quick_runs=20, note=BASELINES_NOTE,
+              check_name=lambda options: f"umpc_{options.figure}",
+              checks=lambda options, seed: umpc_secure_checks(secure_settings(options, seed), seed))
 
 parse_options, main = SWEEP.parse, SWEEP.main
 

@@ -73,9 +73,8 @@ async def _measure(options: CostOptions, seed: int) -> CostOptions:
     parties = len(mpc.parties)
     records: list[dict[str, Any]] = []
     for index, limit in enumerate(options.rows):
-        data = table.rows if limit is None else table.rows[:limit]
-        rows = rows_from_table(table.header, data, ["sysBP", "diaBP"], source="embedded framingham",
-                               party=mpc.pid, parties=parties)
+        rows = rows_from_table(table.header, table.rows[:limit], ["sysBP", "diaBP"], source="embedded framingham",
+                               party=mpc.pid, parties=parties)  # limit None: every row
         n = sum(await mpc.transfer(int(rows.values.shape[0])))
         query = UStatQuery(kernel=kernel, specs=(specs["sysBP"], specs["diaBP"]), epsilon=1.0, tuples=2 * n,
                            sampling="balanced")
@@ -85,8 +84,7 @@ async def _measure(options: CostOptions, seed: int) -> CostOptions:
         if release is None:
             continue
         tuples = release.pairs
-        dis = costs.umpc_dis_bits(n, tuples, 2, PAPER_BITS)
-        hf = costs.umpc_hf_bits(n, tuples, 2, PAPER_BITS)
+        dis, hf = costs.umpc_dis_bits(n, tuples, 2, PAPER_BITS), costs.umpc_hf_bits(n, tuples, 2, PAPER_BITS)
         comparisons, products = costs.KERNEL_OPERATIONS["kendall"]
         model = costs.mpyc_shamir_bytes_model(n, tuples, parties=parties, columns=fixed.integers.shape[1],
                                               comparison_bits=bits, comparisons=comparisons, products=products,
@@ -95,13 +93,11 @@ async def _measure(options: CostOptions, seed: int) -> CostOptions:
         total = {"seconds": release.seconds, "bytes_sent": release.bytes_sent}
         for phase, cost in {**release.phases, "total": total}.items():
             term = _PAPER_TERM.get(phase)
-            records.append({
-                "n": n, "tuples": tuples, "parties": parties, "phase": phase,
-                "seconds": round(cost["seconds"], 4), "bytes_sent": int(cost["bytes_sent"]),
-                "mpyc_model_bytes": round(modelled.get(phase, 0.0)),
-                "paper_dis_bits": getattr(dis, term) if term else 0,
-                "paper_hf_bits": getattr(hf, term) if term else 0,
-            })
+            records.append({"n": n, "tuples": tuples, "parties": parties, "phase": phase,
+                            "seconds": round(cost["seconds"], 4), "bytes_sent": int(cost["bytes_sent"]),
+                            "mpyc_model_bytes": round(modelled.get(phase, 0.0)),
+                            "paper_dis_bits": getattr(dis, term) if term else 0,
+                            "paper_hf_bits": getattr(hf, term) if term else 0})
     return replace(options, records=tuple(records), parties=parties)
 
 

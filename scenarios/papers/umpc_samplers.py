@@ -39,13 +39,11 @@ BANK_JOB_PERMUTATION_SEED = 0
 #: failure probability of the data-independent degree bound of the what-if calibration
 DEGREE_BOUND_FAILURE = 2.0 ** -40
 
-CSV_COLUMNS = ("sampler", "n", "edges", "epsilon", "parties", "threshold", "runs", "mse_mean", "mse_se",
-               "bias_mean", "bias_se", "mean_edges", "mean_max_degree", "lemma_d3_bound",
-               "lemma_d3_bound_coalition", "exact_ratio", "paper_mse", "seed", "data", "estimator",
-               "inc_theory", "inc_theory_se", "inc_source", "inc_projection", "inc_measured", "inc_measured_se",
-               "dp_theory", "theory", "theory_se",
-               "paired_diff", "paired_diff_se", "z", "noise_factor", "degree_bound", "dp_at_degree_bound",
-               "mse_at_degree_bound")
+CSV_COLUMNS = ("sampler", "n", "edges", "epsilon", "parties", "threshold", "runs", "mse_mean", "mse_se", "bias_mean",
+               "bias_se", "mean_edges", "mean_max_degree", "lemma_d3_bound", "lemma_d3_bound_coalition", "exact_ratio",
+               "paper_mse", "seed", "data", "estimator", "inc_theory", "inc_theory_se", "inc_source", "inc_projection",
+               "inc_measured", "inc_measured_se", "dp_theory", "theory", "theory_se", "paired_diff", "paired_diff_se",
+               "z", "noise_factor", "degree_bound", "dp_at_degree_bound", "mse_at_degree_bound")
 
 
 @dataclass(frozen=True)

@@ -136,9 +136,10 @@ def cost_columns(method: str, *, n: int, edges: int, epsilon: float, bins: int, 
 def method_rows(estimates: Mapping[str, Any], reference: float, own: Mapping[str, Mapping[str, float]], *, n: int,
                 edges: int, epsilon: float, t: int, counts: str = "paper", kernel: str = "gini",
                 **fixed: Any) -> list[dict[str, Any]]:
-    """A row per method of :data:`METHODS` with ``t`` LDP bins: ``fixed``, the MSE and bias of its runs' ``estimates`` about ``reference``
-    (:func:`error_summary`), ``edges`` (U-MPC's; 0 for the baselines), its ``own`` columns (``nan`` where another
-    method has them), its modelled costs (:func:`cost_columns`) and ``nan`` ratios until :func:`fill_ratios`."""
+    """A row per method of :data:`METHODS` with ``t`` LDP bins: ``fixed``, the MSE and bias of its runs'
+    ``estimates`` about ``reference`` (:func:`error_summary`), ``edges`` (U-MPC's; 0 for the baselines), its ``own``
+    columns (``nan`` where another method has them), its modelled costs (:func:`cost_columns`) and ``nan`` ratios
+    until :func:`fill_ratios`."""
     blank = {column: math.nan for columns in own.values() for column in columns}
     return [{**fixed, "n": n, "t": t, "epsilon": epsilon, "method": method, "edges": edges if method == "U-MPC" else 0,
              **error_summary(estimates[method], reference), **blank, **own.get(method, {}), "ratio_to_umpc": math.nan,
@@ -176,9 +177,8 @@ def run_experiment(options: BaselineOptions, seed: int) -> list[Output]:
     seeds = run_seeds(seed, runs)
     rows: list[dict[str, Any]] = []
     with progress(len(options.sizes) * len(METHODS) * runs, "umpc_vs_baselines") as bar:
-        for index, n in enumerate(options.sizes):
+        for index, (n, values, edges, query) in enumerate(_settings(options, seed)):
             bar.set_postfix_str(f"n={n}")
-            values, edges, query = _setting(options, seed, index)
             exact = exact_gini(values)
             umpc = np.asarray([result.estimates[0] for result in umpc_runs(
                 query, values.reshape(-1, 1), seeds, parties=options.parties, threshold=options.threshold, seed=seed,
@@ -286,28 +286,27 @@ BASELINES_NOTE = ("--secure checks the U-MPC rows only: Bell LDP, Ghazi and Ghaz
                   "protocols of other papers, simulated as baselines, with no MPyC path here")
 
 
-def _setting(options: BaselineOptions, seed: int, index: int) -> tuple[np.ndarray, int, Any]:
-    """The ``index``-th size's public uniform values, ``|E|`` and U-MPC's Gini query (BalancedSamp)."""
+def _settings(options: BaselineOptions, seed: int) -> list[tuple[int, np.ndarray, int, Any]]:
+    """Per size: ``n``, its public uniform values (drawn from ``seed`` + its index), ``|E|`` and U-MPC's Gini query
+    (BalancedSamp)."""
     from dp.umpc.protocol import UStatQuery
     from secure.intake import ColumnSpec
     from secure.kernels import get_kernel
 
-    n = options.sizes[index]
-    edges = max(1, int(round(options.edges_per_row * n)))
-    return (data_generator(seed + index).uniform(0.0, 1.0, size=n), edges,
-            UStatQuery(kernel=get_kernel("gini", precision=options.precision), specs=(ColumnSpec(
-                "x", 0.0, 1.0, options.precision),), epsilon=options.epsilon, tuples=edges, sampling="balanced"))
+    kernel, spec = get_kernel("gini", precision=options.precision), ColumnSpec("x", 0.0, 1.0, options.precision)
+    settings = []
+    for index, n in enumerate(options.sizes):
+        edges = max(1, int(round(options.edges_per_row * n)))
+        query = UStatQuery(kernel=kernel, specs=(spec,), epsilon=options.epsilon, tuples=edges, sampling="balanced")
+        settings.append((n, data_generator(seed + index).uniform(0.0, 1.0, size=n), edges, query))
+    return settings
 
 
 def secure_settings(options: BaselineOptions, seed: int) -> list[UmpcCheckSetting]:
     """The ``--secure`` repetitions: U-MPC's Gini at every n, on that n's data, with run 0's tuple seed."""
     run_seed = int(run_seeds(seed, options.common.runs)[0])
-    settings = []
-    for index, n in enumerate(options.sizes):
-        values, _, query = _setting(options, seed, index)
-        settings.append(UmpcCheckSetting(f"Gini, n={n}, eps={options.epsilon:g}", query, values.reshape(-1, 1),
-                                         run_seed))
-    return settings
+    return [UmpcCheckSetting(f"Gini, n={n}, eps={options.epsilon:g}", query, values.reshape(-1, 1), run_seed)
+            for n, values, _, query in _settings(options, seed)]
 
 
 SWEEP = Sweep(module="umpc_vs_baselines", doc=__doc__ or "", page="docs/papers/sinh_ramon.md", declare=_declare,
