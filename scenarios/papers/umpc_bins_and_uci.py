@@ -305,14 +305,11 @@ def _plot_uci(options: BinsOptions, rows: list[dict[str, Any]], path: str) -> No
 
 def _report(options: BinsOptions, outputs: Sequence[Output]) -> None:
     rows = outputs[0].rows
-    table = []
-    for r in rows:
-        umpc = r["method"] == "U-MPC"
-        table.append([r["statistic"], str(r["n"]), str(r["t"]), r["grid"], f"{r['epsilon']:g}", r["method"],
-                      format_mean(r["mse_mean"], r["mse_se"]), f"{r['comm_bits']:.3g}",
-                      f"{r['comm_bits_dis']:.3g}" if umpc else "-", f"{r['party_ops']:.3g}",
-                      f"{r['server_ops']:.3g}", f"{r['compute_ops']:.3g}",
-                      "-" if umpc else f"{r['orders_of_magnitude']:.2f}"])
+    table = [[r["statistic"], str(r["n"]), str(r["t"]), r["grid"], f"{r['epsilon']:g}", r["method"],
+              format_mean(r["mse_mean"], r["mse_se"]), f"{r['comm_bits']:.3g}",
+              f"{r['comm_bits_dis']:.3g}" if r["method"] == "U-MPC" else "-", f"{r['party_ops']:.3g}",
+              f"{r['server_ops']:.3g}", f"{r['compute_ops']:.3g}",
+              "-" if r["method"] == "U-MPC" else f"{r['orders_of_magnitude']:.2f}"] for r in rows]
     title = ("Kendall's tau-a on Framingham vs bins t (Sinh & Ramon Fig. 3-4)" if options.figure == "bins"
              else "UCI Heart Disease vs n (Sinh & Ramon Fig. 5-6)")
     print_rows(f"{title}: MSE against the exact U-statistic (mean ± s.e. over runs), modelled online bits "
