@@ -18,10 +18,10 @@ import numpy.typing as npt
 
 from dp.budget.accountants import Budget, Spend
 from dp.ecdf.fss_release import FssEcdfRelease, fss_noise_plan, resolve_queries, run_fss_ecdf
-from dp.ecdf.query import EcdfParameters, GridKind, Protocol, Smoothing, check_bits
 from dp.ecdf.grid import check_column, true_counts
 from dp.ecdf.owners import Owners, at_points, owner_cells
-from dp.ecdf.secure_release import EcdfRelease, NodeNoiseSource, run_secure_ecdf
+from dp.ecdf.secure_release import (EcdfParameters, EcdfRelease, GridKind, NodeNoiseSource, Protocol, Smoothing,
+                                    check_bits, run_secure_ecdf)
 from dp.ecdf.tree import noisy_counts, plan_tree_noise
 from secure.errors import InputError
 
@@ -39,7 +39,7 @@ ANSWER_NOTE = ("nothing spent: --answer answers from the stored keys, whose node
 
 @dataclass(frozen=True, kw_only=True)
 class EcdfQuery(EcdfParameters):
-    """A private ECDF of one column with its verbs (:class:`dp.ecdf.query.EcdfParameters`: the fields)."""
+    """A private ECDF of one column with its verbs (:class:`dp.ecdf.secure_release.EcdfParameters`: the fields)."""
 
     def _subset(self, grid: np.ndarray) -> np.ndarray:
         if self.protocol == "fss":

@@ -13,7 +13,7 @@ import json
 import math
 import os
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,9 +21,9 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from dp.ecdf.query import MAX_DCF_BITS, EcdfParameters, check_bits
-from dp.ecdf.secure_release import EcdfRelease, count_slack
 from dp.ecdf.grid import node_count, prefix_positions
+from dp.ecdf.secure_release import (MAX_DCF_BITS, EcdfParameters, EcdfRelease, NodeNoiseSource, check_bits,
+                                    count_slack)
 from dp.ecdf.tree import TreeNoisePlan, plan_tree_noise
 from dp.report_text import format_bytes, policy_text, run_costs
 from secure.errors import InputError, ProtocolFailure
@@ -45,8 +45,6 @@ KEY_DIR_VARIABLE = "PRIVATE_USTATS_FSS_KEYS"
 AUTHENTICATION_FAILED = "its stored FSS keys failed authentication (modified, or not stored by this server)"
 
 _MASK64 = (1 << 64) - 1
-
-NodeNoiseSource = Callable[[TreeNoisePlan], np.ndarray]
 
 
 def grid_indices(values: npt.ArrayLike, grid: npt.ArrayLike) -> tuple[np.ndarray, int]:

@@ -22,7 +22,8 @@ from dp.ecdf.hosmer_lemeshow_release import (ACCOUNTING_MODES, JOINT_SENSITIVITY
                                              released_statistic)
 from dp.ecdf.hosmer_lemeshow_statistic import (HosmerLemeshowResult, exact_hosmer_lemeshow, group_statistics,
                                                relative_squared_error)
-from dp.ecdf.tree import TreeNoisePlan, noisy_counts
+from dp.ecdf.secure_release import NodeNoiseSource, run_secure_ecdf
+from dp.ecdf.tree import noisy_counts
 from dp.noise_plans import polya_tail_bound
 from dp.validation import (check_labels, check_parties, check_rows_by_party, check_score_label_rows, check_seed,
                            check_values)
@@ -34,6 +35,13 @@ __all__ = ["HosmerLemeshowQuery", "private_hosmer_lemeshow", "StatisticNoiseSour
            # re-exported from the modules of the statistic and the release
            "ACCOUNTING_MODES", "JOINT_SENSITIVITY", "HosmerLemeshowRelease", "HosmerLemeshowResult",
            "party_statistic_draws", "exact_hosmer_lemeshow", "group_statistics", "relative_squared_error"]
+
+
+#: ``(query, parties, threshold) -> this party's (expected, observed) draws``, each of shape ``(2, Q)``
+StatisticNoiseSource = Callable[[HosmerLemeshowParameters, int, int], tuple[np.ndarray, np.ndarray]]
+
+#: failure probability of a range check is below ``2^-(bits - 1)`` per statistic (as :func:`count_slack`)
+_TAIL_BITS = 41
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,14 +145,6 @@ def private_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike,
                               ecdf=ecdf, smoothed_ecdf=smoothed, n=n, parties=m, threshold=t, seed=seed)
 
 
-#: ``(query, parties, threshold) -> this party's (expected, observed) draws``, each of shape ``(2, Q)``
-StatisticNoiseSource = Callable[[HosmerLemeshowParameters, int, int], tuple[np.ndarray, np.ndarray]]
-NodeNoiseSource = Callable[[TreeNoisePlan], np.ndarray]
-
-#: failure probability of a range check is below ``2^-(bits - 1)`` per statistic (as :func:`count_slack`)
-_TAIL_BITS = 41
-
-
 def party_group_noise(query: HosmerLemeshowParameters, parties: int, threshold: int,
                       rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
     """This party's draws on the ``4 Q`` statistics, ``(expected, observed)`` int64 ``(2, Q)``: one row of
@@ -202,7 +202,6 @@ async def run_secure_hosmer_lemeshow(probabilities: np.ndarray, labels: np.ndarr
     ``None`` elsewhere.  Parameters, test hooks and errors (InputError, ProtocolFailure): docs/hosmer_lemeshow.md."""
     from mpyc.runtime import mpc
 
-    from dp.ecdf.secure_release import run_secure_ecdf
     from secure.aggregation import guarded_reveal_array, sum_party_vectors
     from secure.errors import ProtocolFailure
     from secure.meter import CostMeter
