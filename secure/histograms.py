@@ -71,8 +71,6 @@ def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
     return sum_party_vectors(sectype, counts.reshape(-1)).reshape(counts.shape)
 
 
-#: built-in kernels whose formula folds over blocks of the grid's rows (:func:`streamed_histogram_sums`)
-STREAMED = ("kendall",)
 #: grid cells (whole rows) per block secret-shared, summed and folded by :func:`streamed_histogram_sums`
 FOLD_CELLS = 1 << 12
 
@@ -83,27 +81,29 @@ def _no_phase(name: str) -> ContextManager[None]:
 
 async def streamed_histogram_sums(kernel: Kernel, sectype: Any, local: np.ndarray, totals: Sequence[int],
                                   grid_values: Sequence[np.ndarray], *,
-                                  phase: Callable[[str], ContextManager[None]] = _no_phase) -> tuple[Any, ...]:
+                                  phase: Callable[[str], ContextManager[None]] = _no_phase) -> tuple[list[Any], Any]:
     """:func:`histogram_sums` of the joint histogram of every party's counts ``local``, checked as
-    :func:`checked_secure_histogram` checks them, for a kernel of :data:`STREAMED`: each block of :data:`FOLD_CELLS`
-    grid cells is secret-shared and summed (inside ``phase("histogram")``), folded into the formula (inside
-    ``phase("sums")``) and dropped, so no party holds the whole secret-shared grid (docs/secure_layer.md).
+    :func:`checked_secure_histogram` checks them, for a kernel of :data:`STREAMED` (Kendall, AUC): each block of
+    :data:`FOLD_CELLS` grid cells is secret-shared and summed (inside ``phase("histogram")``), folded into the formula
+    (inside ``phase("sums")``) and dropped, so no party holds the whole secret-shared grid (docs/secure_layer.md).
+    :return: the sums, and for AUC the secure number of positives (else ``None``).
     :raise secure.errors.InputError: as :func:`checked_secure_histogram`, after the last block.
     :raise ValueError: as :func:`histogram_sums`, or a kernel outside :data:`STREAMED`."""
     from secure.aggregation import counted_blocks
 
-    if special_form(kernel) not in STREAMED:
+    form = special_form(kernel)
+    if form not in STREAMED:
         raise ValueError(f"statistic '{kernel.name}' has no formula over blocks of rows (only {', '.join(STREAMED)})")
     counts = np.asarray(local, dtype=np.int64)
-    _check_special(kernel, "kendall", _grid_arrays(kernel, grid_values, counts.shape))
+    _check_special(kernel, form, _grid_arrays(kernel, grid_values, counts.shape))
     ops = _SecureOps()
     ops.sectype = sectype
-    fold, blocks = _KendallRows(ops), counted_blocks(sectype, counts, totals, what="histogram", cells=FOLD_CELLS)
+    fold, blocks = _FOLDS[form](ops), counted_blocks(sectype, counts, totals, what="histogram", cells=FOLD_CELLS)
     while True:
         with phase("histogram"):
             block = await anext(blocks, None)
         if block is None:
-            return (fold.total,)
+            return list(fold.sums()), getattr(fold, "positives", None)
         with phase("sums"):
             fold(block)
 
@@ -246,11 +246,32 @@ def _gini(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ..
     return (ops.dot(counts, below * v - below_sum),)
 
 
+class _AucRows:
+    """AUC numerator and denominator (App. A.5.3, eq. 10), ties 1/2, fed the grid's score rows in order, a block at a
+    time: ``carry`` holds the negatives below the block, so a block's term needs only the block (docs/secure_layer.md).
+    """
+
+    def __init__(self, ops: _Ops) -> None:
+        self.ops, self.twice_u, self.carry, self.positives = ops, ops.zero(), None, ops.zero()
+
+    def __call__(self, block: Any) -> None:
+        ops, negatives, positives = self.ops, block[:, 0], block[:, 1]
+        through = ops.cumsum(negatives)  # the negatives up to each score of the block, and those below it
+        if self.carry is not None:
+            through = through + self.carry
+        self.twice_u = self.twice_u + ops.dot(positives, 2 * through - negatives)
+        self.positives = self.positives + ops.total(positives)
+        self.carry = through[-1:]
+
+    def sums(self) -> tuple[Any, ...]:
+        return self.twice_u, self.ops.mul(self.positives, self.ops.total(self.carry))
+
+
 def _auc(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
     """AUC numerator and denominator (App. A.5.3, eq. 10), ties 1/2; one round (docs/secure_layer.md)."""
-    negatives, positives = counts[:, 0], counts[:, 1]
-    twice_u = ops.dot(positives, 2 * ops.cumsum(negatives) - negatives)
-    return twice_u, ops.mul(ops.total(positives), ops.total(negatives))
+    fold = _AucRows(ops)
+    fold(counts)
+    return fold.sums()
 
 
 class _KendallRows:
@@ -272,6 +293,9 @@ class _KendallRows:
         self.total = self.total + ops.dot(block[first:].reshape(-1), difference.reshape(-1))
         self.carry = through[-1:, :]
 
+    def sums(self) -> tuple[Any, ...]:
+        return (self.total,)
+
 
 def _kendall(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
     """Kendall's concordance sum (App. A.5.1, eq. 8); one inner product per block of rows (docs/secure_layer.md)."""
@@ -279,7 +303,7 @@ def _kendall(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any,
     fold, step = _KendallRows(ops), max(1, _KENDALL_CELLS // columns)  # a block of rows at a time (memory)
     for start in range(0, rows if columns > 1 else 0, step):
         fold(counts[start:start + step, :])
-    return (fold.total,)
+    return fold.sums()
 
 
 def _duplicate(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
@@ -307,6 +331,11 @@ def _vus(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...
     pairs = ops.mul(ops.total(zero), ops.total(one))
     return ops.dot(one, weights), ops.mul(pairs, ops.total(two))
 
+
+#: the formulas that fold over blocks of the grid's rows, in order (:func:`streamed_histogram_sums`)
+_FOLDS: dict[str, Any] = {"kendall": _KendallRows, "auc": _AucRows}
+#: built-in kernels whose histogram is streamed a block of grid rows at a time
+STREAMED = tuple(_FOLDS)
 
 _FORMULAS = {"gini": _gini, "auc": _auc, "kendall": _kendall, "duplicate": _duplicate, "rand": _rand, "vus": _vus}
 

@@ -377,38 +377,43 @@ def test_kendall_in_blocks_of_rows_is_exact(monkeypatch: pytest.MonkeyPatch, cel
     assert _secure_sums(kernel, counts, grids, generic=False) == list(_brute(kernel, values))
 
 
+@pytest.mark.parametrize("name", ["kendall", "auc"])
 @pytest.mark.parametrize("fold_cells, proof", [(1, False), (10, False), (35, False), (4096, True)])
-def test_kendall_streamed_a_block_of_rows_at_a_time_is_exact(monkeypatch: pytest.MonkeyPatch, fold_cells: int,
-                                                             proof: bool) -> None:
-    """The streamed Kendall sum (each block of grid rows secret-shared, summed and folded in, then dropped): the sum
-    over all pairs, with blocks of ``FOLD_CELLS // columns`` rows (1, 2 or 7 of the 7 x 5 grid) or, with the bit
-    proof, the checked grid in one block; the folded blocks never exceed ``FOLD_CELLS`` cells (or the grid)."""
+def test_streamed_sums_a_block_of_rows_at_a_time_are_exact(monkeypatch: pytest.MonkeyPatch, name: str,
+                                                           fold_cells: int, proof: bool) -> None:
+    """The streamed sums (each block of grid rows secret-shared, summed and folded in, then dropped): the sums over all
+    pairs (and AUC's positives), with blocks of ``FOLD_CELLS // columns`` rows (Kendall's 7 x 5 grid: 1, 2 or 7 rows;
+    AUC's 9 x 2: 1, 5 or 9) or, with the bit proof, the checked grid in one block; no folded block exceeds
+    ``FOLD_CELLS`` cells (or the grid)."""
     import secure.aggregation as aggregation
 
-    kernel, grids = _kernel("kendall"), GRIDS["kendall"]
+    kernel, grids = _kernel(name), GRIDS[name]
     cells_of_rows, values = _sample(grids, 60, 9)
     counts = _histogram(grids, cells_of_rows)
     monkeypatch.setattr(histograms, "FOLD_CELLS", fold_cells)
     monkeypatch.setattr(aggregation, "NONNEGATIVE_MAX_ELEMENTS", 1 << 19 if proof else 0)
     sizes: list[int] = []
-    fold = histograms._KendallRows.__call__
+    fold_class = histograms._FOLDS[name]
+    fold = fold_class.__call__
 
     def recorded(self: Any, block: Any) -> None:
         sizes.append(int(block.size))
         fold(self, block)
 
-    monkeypatch.setattr(histograms._KendallRows, "__call__", recorded)
+    monkeypatch.setattr(fold_class, "__call__", recorded)
 
     async def run() -> list[int]:
-        sums = await histograms.streamed_histogram_sums(kernel, mpc.SecInt(32), counts, [60], grids)
-        return [int(v) for v in await mpc.output(list(sums))]
+        sums, positives = await histograms.streamed_histogram_sums(kernel, mpc.SecInt(32), counts, [60], grids)
+        return [int(v) for v in await mpc.output(sums + ([] if positives is None else [positives]))]
 
-    assert mpc.run(run()) == list(_brute(kernel, values))
-    rows = 7 if proof else max(1, fold_cells // 5)
-    assert sizes == [5 * min(rows, 7 - start) for start in range(0, 7, rows)]
+    rows, columns = counts.shape
+    expected = list(_brute(kernel, values)) + ([int(counts[:, 1].sum())] if name == "auc" else [])
+    assert mpc.run(run()) == expected
+    step = rows if proof else max(1, fold_cells // columns)
+    assert sizes == [columns * min(step, rows - start) for start in range(0, rows, step)]
 
 
-def test_kendall_streamed_refuses_counts_off_the_row_count_and_other_kernels() -> None:
+def test_streamed_sums_refuse_counts_off_the_row_count_and_other_kernels() -> None:
     """A party whose streamed counts do not sum to its public rows is refused with the histogram's line (after the
     last block, before anything is opened); a kernel without a formula over blocks of rows is refused."""
     from secure.errors import InputError

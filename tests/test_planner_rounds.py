@@ -47,8 +47,10 @@ def test_histogram_rounds_count_the_grids_slices_not_the_rows_and_the_sampler() 
     block); beyond that the rounds do not grow with n."""
     auc = (65537, 2)
     rounds = {n: path_rounds("histogram", AUC16, rows=n, bits=0, shape=auc) for n in (3, 10 ** 6, 10 ** 7)}
-    assert rounds[10 ** 6] == rounds[10 ** 7] == rounds[3] + 4  # 131 074 cells: 1 bit each proved; 5 slices of 2^15
-    assert planner.sharing_rounds(AUC16, auc, rows=10 ** 7, parties=3) == 5
+    # 131 074 cells: 1 bit each proved (n = 3), else 33 blocks of 2048 score rows, each product overlapping the next
+    assert rounds[10 ** 6] == rounds[10 ** 7] == rounds[3] + 32 - 1
+    assert planner.sharing_rounds(AUC16, auc, rows=10 ** 7, parties=3) == 33
+    assert planner.sharing_rounds(get_kernel("gini", precision=0), (70000,), rows=10 ** 7, parties=3) == 3  # slices of 2^15 cells
     kendall = get_kernel("kendall")
     assert planner.sharing_rounds(kendall, (601, 401), rows=10 ** 7, parties=3) == 61  # 10 rows of 401 per block
     # public counts, sharing, the check, (the product: overlapped when streamed), noise, reveal

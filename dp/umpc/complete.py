@@ -206,11 +206,11 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows | Owners
         local = None if isinstance(fixed, Owners) else fixed.histogram if isinstance(fixed, CountedRows) else \
             local_histogram(local_cells(query, fixed), shape)
         if local is not None and special_form(kernel) in STREAMED:  # phases per block of the grid's rows
-            totals = list(await streamed_histogram_sums(kernel, sectype, local, counts, grid_values(query),
-                                                        phase=meter.phase))
+            totals, positives = await streamed_histogram_sums(kernel, sectype, local, counts, grid_values(query),
+                                                              phase=meter.phase)
             with meter.phase("sums"):
                 await meter.settle(*totals)
-            return totals, None
+            return totals, positives
         with meter.phase("histogram"):
             if isinstance(fixed, Owners):  # from the owners' DPF keys, one-hot checked
                 joint = await fixed.histogram(sectype, shape)

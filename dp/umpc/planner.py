@@ -12,7 +12,6 @@ from dp.comparison_leakage import plan_leak
 from dp.sampling import tuple_count
 from dp.umpc.costs import KERNEL_OPERATIONS
 from secure.columns import ColumnSpec
-from secure.aggregation import INPUT_CELLS, NONNEGATIVE_MAX_ELEMENTS
 from secure.histograms import FOLD_CELLS, GENERIC_MAX_CELLS, STREAMED, special_form
 from secure.kernels import Kernel
 from secure.leakage import MaskedOpenings
@@ -169,6 +168,8 @@ def sharing_rounds(kernel: Kernel, shape: Sequence[int], *, rows: int, parties: 
     """Rounds that secret-share the parties' counts on the histogram path, one slice after another: one with the bit
     proof (:func:`secure.aggregation.counted_blocks`: small grids), else one per :data:`~secure.aggregation.INPUT_CELLS`
     cells, or per block of :data:`~secure.histograms.FOLD_CELLS` cells of whole grid rows for a streamed kernel."""
+    from secure.aggregation import INPUT_CELLS, NONNEGATIVE_MAX_ELEMENTS  # here: it loads MPyC's runtime
+
     cells, width = math.prod(shape), max(1, -(-max(rows, 1) // max(parties, 1))).bit_length()
     if cells * width <= NONNEGATIVE_MAX_ELEMENTS:
         return 1
