@@ -299,6 +299,7 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
 
     from dp.umpc.complete import complete_plans, complete_secure_type, run_complete
     from dp.umpc.protocol import prepare_rows, run_secure
+    from scenarios.kit.measure import peak_rss_bytes
     from secure.errors import InputError
 
     assert options.config is not None and options.seed is not None
@@ -325,9 +326,7 @@ async def _measure_one(options: ScaleOptions) -> Callable[[], None] | None:
         release = await run_complete(query, fixed, chosen)
     else:
         release = await run_secure(query, fixed, seed=options.seed)
-    import resource  # this party's peak resident memory so far, in bytes (Linux reports kB)
-
-    peaks = [int(peak) for peak in await mpc.transfer(int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024)]
+    peaks = [int(peak) for peak in await mpc.transfer(peak_rss_bytes())]
     bare: dict[str, float] = {"bare_seconds": math.nan, "bare_bytes": math.nan, "bare_party_seconds": math.nan,
                               "bare_party_bytes": math.nan}
     if kernel == "auc" and path == "histogram":

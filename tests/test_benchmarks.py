@@ -165,3 +165,19 @@ def test_bench_usage_errors() -> None:
         # MPyC's own log lines (timestamped, on stderr since stdout holds the result alone) are not error lines
         lines = [line for line in done.stderr.splitlines() if line.strip() and not MPYC_LOG_LINE.match(line)]
         assert len(lines) == 1 and lines[0].startswith("error: party 0: "), done.stderr
+
+
+def test_a_party_is_charged_its_own_peak_memory_not_its_launchers() -> None:
+    """A process launched by a parent that once held 200 MB reports its own peak (``VmHWM``): ``ru_maxrss`` would
+    carry the parent's over ``vfork`` and ``exec`` (every party of a benchmark is launched by a larger process)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    parent = ("import subprocess, sys\nheld = bytearray(200 * 2 ** 20)\nheld[::4096] = b'1' * len(held[::4096])\n"
+              "del held\nsys.exit(subprocess.run([sys.executable, '-c', 'from scenarios.kit.measure import "
+              "peak_rss_bytes; print(peak_rss_bytes())']).returncode)")
+    done = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert 0 < int(done.stdout) < 150 * 2 ** 20  # an interpreter with the kit: tens of MB, far below the parent's 200

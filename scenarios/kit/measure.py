@@ -21,9 +21,15 @@ T = TypeVar("T")
 
 
 def peak_rss_bytes() -> int:
-    """Peak resident set of this process so far, in bytes (Linux reports kilobytes, macOS bytes)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(peak if sys.platform == "darwin" else peak * 1024)
+    """Peak resident set of this process so far, in bytes: Linux's own ``VmHWM``, not ``ru_maxrss``, which a process
+    started by ``vfork`` and ``exec`` inherits from its parent's peak (a party would be charged its launcher's memory);
+    elsewhere ``ru_maxrss`` (macOS reports bytes)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
 def timed(call: Callable[[], T], clock: Callable[[], float] = time.perf_counter) -> tuple[T, float]:
