@@ -42,20 +42,21 @@ def test_sort_rounds_grow_with_the_networks_depth() -> None:
 
 
 def test_histogram_rounds_count_the_grids_slices_not_the_rows_and_the_sampler() -> None:
-    """The counts are shared in one round with the bit proof (cells * width <= 2^19), else one slice of INPUT_CELLS
-    cells after another (Kendall: one block of FOLD_CELLS cells of whole grid rows, its product overlapping the next
-    block); beyond that the rounds do not grow with n."""
+    """The counts are shared with the bit proof (cells * width <= 2^19: the bits, the joint seed, the proof's product),
+    else one slice of INPUT_CELLS cells after another (Kendall, AUC: one block of FOLD_CELLS cells of whole grid rows,
+    its product overlapping the next block); beyond that the rounds do not grow with n."""
     auc = (65537, 2)
     rounds = {n: path_rounds("histogram", AUC16, rows=n, bits=0, shape=auc) for n in (3, 10 ** 6, 10 ** 7)}
-    # 131 074 cells: 1 bit each proved (n = 3), else 33 blocks of 2048 score rows, each product overlapping the next
-    assert rounds[10 ** 6] == rounds[10 ** 7] == rounds[3] + 32 - 1
-    assert planner.sharing_rounds(AUC16, auc, rows=10 ** 7, parties=3) == 33
-    assert planner.sharing_rounds(get_kernel("gini", precision=0), (70000,), rows=10 ** 7, parties=3) == 3  # slices of 2^15 cells
+    # 131 074 cells: 1 bit each proved at n = 3 (3 rounds, then the product), else 33 blocks of 2048 score rows
+    assert rounds[10 ** 6] == rounds[10 ** 7] == rounds[3] - 3 - 1 + 33
+    assert planner.sharing_blocks(AUC16, auc, rows=10 ** 7, parties=3) == 33
+    assert planner.sharing_blocks(AUC16, auc, rows=3, parties=3) == 0
+    assert planner.sharing_blocks(get_kernel("gini", precision=0), (70000,), rows=10 ** 7, parties=3) == 3  # 2^15 cells
     kendall = get_kernel("kendall")
-    assert planner.sharing_rounds(kendall, (601, 401), rows=10 ** 7, parties=3) == 61  # 10 rows of 401 per block
+    assert planner.sharing_blocks(kendall, (601, 401), rows=10 ** 7, parties=3) == 61  # 10 rows of 401 per block
     # public counts, sharing, the check, (the product: overlapped when streamed), noise, reveal
     assert path_rounds("histogram", kendall, rows=10 ** 7, bits=0, shape=(601, 401), noise="parties") == 1 + 61 + 3
-    assert path_rounds("histogram", kendall, rows=120, bits=0, shape=(101, 101), noise="parties") == 1 + 1 + 4
+    assert path_rounds("histogram", kendall, rows=120, bits=0, shape=(101, 101), noise="parties") == 1 + 3 + 4
     assert (path_rounds("histogram", AUC16, rows=10, bits=0, noise="mpc")
             - path_rounds("histogram", AUC16, rows=10, bits=0, noise="parties")) == NOISE_ROUNDS["mpc"] - 1
 

@@ -21,7 +21,7 @@ from secure.security_parameter import field_bits
 __all__ = ["field_scale", "LAUNCH_SECURITY_PARAMETER", "Path", "PathChoice", "PATHS", "PATH_CHOICES", "PathCost", "PathPlan", "plan_path", "path_costs",
            "histogram_grid", "sort_bits", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT",
            "SampledAccuracy", "AUTO_CHEAP_SECONDS", "AUTO_ACCURACY_SECONDS", "PURE_ACCOUNT_COMPARISONS",
-           "pure_account_path", "comparison_rounds", "NOISE_ROUNDS", "path_rounds", "sharing_rounds", "batch_size", "TUPLES_PER_BATCH",
+           "pure_account_path", "comparison_rounds", "NOISE_ROUNDS", "path_rounds", "sharing_blocks", "batch_size", "TUPLES_PER_BATCH",
            "MIN_PROGRESS_BATCH"]
 
 Path = Literal["histogram", "sort", "tuples"]
@@ -164,15 +164,16 @@ def comparison_rounds(bits: int, kind: Literal["lt", "sign", "eq"]) -> int:
     return 2 + bits.bit_length() + (kind == "sign")  # bit_length(bits) = ceil(log2(bits + 1))
 
 
-def sharing_rounds(kernel: Kernel, shape: Sequence[int], *, rows: int, parties: int) -> int:
-    """Rounds that secret-share the parties' counts on the histogram path, one slice after another: one with the bit
-    proof (:func:`secure.aggregation.counted_blocks`: small grids), else one per :data:`~secure.aggregation.INPUT_CELLS`
-    cells, or per block of :data:`~secure.histograms.FOLD_CELLS` cells of whole grid rows for a streamed kernel."""
+def sharing_blocks(kernel: Kernel, shape: Sequence[int], *, rows: int, parties: int) -> int:
+    """Slices in which the histogram path secret-shares the parties' counts, each awaited before the next: 0 for the
+    bit proof's one block (:func:`secure.aggregation.counted_blocks`: small grids), else one per
+    :data:`~secure.aggregation.INPUT_CELLS` cells, or per block of :data:`~secure.histograms.FOLD_CELLS` cells of whole
+    grid rows for a streamed kernel."""
     from secure.aggregation import INPUT_CELLS, NONNEGATIVE_MAX_ELEMENTS  # here: it loads MPyC's runtime
 
     cells, width = math.prod(shape), max(1, -(-max(rows, 1) // max(parties, 1))).bit_length()
     if cells * width <= NONNEGATIVE_MAX_ELEMENTS:
-        return 1
+        return 0
     if special_form(kernel) in STREAMED and len(shape) > 1:
         return -(-int(shape[0]) // max(1, FOLD_CELLS // math.prod(shape[1:])))
     return -(-cells // INPUT_CELLS)
@@ -185,9 +186,9 @@ def path_rounds(path: Path, kernel: Kernel, *, rows: int, bits: int, tuples: int
     ``shape``: the histogram's grid.  Details: docs/umpc_analysis.md."""
     noise_part = NOISE_ROUNDS.get(noise, NOISE_ROUNDS["mpc"])
     if path == "histogram":
-        shared = sharing_rounds(kernel, shape, rows=rows, parties=parties)
-        streamed = special_form(kernel) in STREAMED and shared > 1  # each block's product overlaps the next block
-        return 1 + shared + 1 + (0 if streamed else 2 if kernel.name == "vus" else 1) + noise_part + 1
+        blocks = sharing_blocks(kernel, shape, rows=rows, parties=parties)  # the bit proof: bits, seed, product
+        overlapped = special_form(kernel) in STREAMED and blocks > 1  # each block's product overlaps the next block
+        return 1 + (blocks or 3) + 1 + (0 if overlapped else 2 if kernel.name == "vus" else 1) + noise_part + 1
     if path == "sort":
         _, stages = sorting_network_size(rows)
         own = 1 + 1 + stages * (comparison_rounds(bits, "lt") + 1)
