@@ -308,8 +308,9 @@ def _counting_cases() -> dict[str, tuple[list[ColumnSpec], Callable[[np.random.G
 def test_counting_makes_no_per_row_python_calls(statistic: str, tmp_path: Path) -> None:
     """From the file to the local histogram (read, missing-value policy, fixed point, kernel encoding,
     grid cells, counts): the Python calls and lines run (``sys.settrace``) for 20,000 rows and for 2,000
-    differ by fewer than 100, so no step runs Python per row -- a loop over rows would add at least
-    18,000 (one line event per iteration)."""
+    differ by fewer than 1,800, one per ten more rows, so no step runs Python per row -- a loop over rows would
+    add at least 18,000 (one line event per iteration).  What does grow is per piece of the file (128 KiB: a few
+    hundred events each; these files are 1-4 pieces)."""
     from dp.umpc.complete import histogram_grid, local_cells
     from dp.umpc.protocol import UStatQuery, prepare_rows
     from secure.histograms import local_histogram
@@ -341,7 +342,7 @@ def test_counting_makes_no_per_row_python_calls(statistic: str, tmp_path: Path) 
             sys.settrace(None)
         assert int(counts.sum()) == rows
         calls.append(events[0])
-    assert abs(calls[1] - calls[2]) < 100, calls
+    assert abs(calls[1] - calls[2]) < (20_000 - 2_000) // 10, calls
 
 
 @pytest.mark.parametrize("name", ["long.csv", "long.csv.gz"])
