@@ -3,13 +3,13 @@ Threat model: passive, static coalition of ``t < m/2`` parties.  Only the noisy 
 match its declared row count is named and every party stops before anything is opened. Details: docs/secure_layer.md."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Sequence
 
 import numpy as np
 
-from secure.errors import InputError
-from secure.session import ProtocolFailure, mark_stopping
+from secure.errors import InputError, ProtocolFailure
 
 __all__ = ["secure_sum", "add_party_noise", "sum_party_vectors", "sum_counted_vectors", "counted_blocks",
            "refuse_deviating_parties", "count_bits", "DEVIATING_COUNT", "NONNEGATIVE_MAX_ELEMENTS", "RHO_BITS", "SumRange", "guarded_reveal",
@@ -49,6 +49,8 @@ async def refuse_deviating_parties(differences: Any, problems: Sequence[str]) ->
     ``differences`` is nonzero, naming the first such party; ``problems`` holds the ``k`` checks' texts (no value in
     them). Details: docs/secure_layer.md."""
     from mpyc.runtime import mpc
+
+    from secure.session import mark_stopping
 
     zero = np.asarray(await mpc.np_is_zero_public(differences), dtype=bool).reshape(differences.shape)
     failing = [(int(i), int(j)) for i, j in zip(*np.nonzero(~zero))]
@@ -97,7 +99,7 @@ async def counted_blocks(sectype: Any, own: np.ndarray, totals: Sequence[int], *
     from mpyc.runtime import mpc
 
     table = np.asarray(own, dtype=np.int64)
-    table = table.reshape(len(table), -1) if table.ndim else table.reshape(1, 1)
+    table = table.reshape(len(table), math.prod(table.shape[1:])) if table.ndim > 1 else table.reshape(-1, 1)
     if len(totals) != len(mpc.parties):
         raise ValueError(f"totals must give one row count per party ({len(mpc.parties)}), got {len(totals)}")
     problems = [DEVIATING_COUNT.format(what=what)]
@@ -121,7 +123,7 @@ async def counted_blocks(sectype: Any, own: np.ndarray, totals: Sequence[int], *
         await refuse_deviating_parties(differences, problems)
         yield mpc.np_sum(vectors_matrix, axis=0).reshape(table.shape)
         return
-    step = max(1, (INPUT_CELLS if cells is None else cells) // table.shape[1])
+    step = max(1, (INPUT_CELLS if cells is None else cells) // max(1, table.shape[1]))
     sums = [sectype(-int(total)) for total in totals]  # each party's sum so far minus its row count
     for start in range(0, max(len(table), 1), step):
         vectors = mpc.input(sectype.array(table[start:start + step]))  # one secure array per sender
@@ -182,6 +184,8 @@ def _check_opened(values: np.ndarray, bounds: SumRange, bit_length: int) -> None
     outside_range = [int(v) for v in values if not low <= int(v) <= high]
     if not (outside_type or outside_range):
         return
+    from secure.session import mark_stopping
+
     value = (outside_range or outside_type)[0]
     mark_stopping()  # every receiver sees the same values and stops the same way
     if bounds.bits_needed <= bit_length and outside_range:

@@ -24,8 +24,6 @@ SecureArray = Any  # an MPyC secure NumPy array
 #: Largest flattened grid the generic degree-2 path accepts (``G^2`` table entries per output; docs/secure_layer.md).
 GENERIC_MAX_CELLS = 4096
 
-#: grid cells per block of rows of the Kendall formula (bounds the working memory of its secure arrays)
-_KENDALL_CELLS = 1 << 15
 
 #: table entries evaluated per block by the generic path (bounds its memory to a few tens of MB)
 _BLOCK_ENTRIES = 1 << 20
@@ -300,7 +298,7 @@ class _KendallRows:
 def _kendall(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
     """Kendall's concordance sum (App. A.5.1, eq. 8); one inner product per block of rows (docs/secure_layer.md)."""
     rows, columns = counts.shape
-    fold, step = _KendallRows(ops), max(1, _KENDALL_CELLS // columns)  # a block of rows at a time (memory)
+    fold, step = _KendallRows(ops), max(1, FOLD_CELLS // columns)  # a block of rows at a time (memory)
     for start in range(0, rows if columns > 1 else 0, step):
         fold(counts[start:start + step, :])
     return fold.sums()

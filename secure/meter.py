@@ -68,9 +68,11 @@ class CostMeter:
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        """Account the enclosed block to phase ``name`` (phases may be entered more than once)."""
+        """Account the enclosed block to phase ``name`` (phases may be entered more than once, as the streamed
+        histogram's two per block of grid rows: logged on the first entry)."""
         set_phase(name)
-        logging.info(f"phase {name}")
+        if name not in self.phases:
+            logging.info(f"phase {name}")
         start_time, start_bytes = time.perf_counter(), bytes_sent()
         try:
             yield

@@ -367,12 +367,12 @@ def test_a_large_grid_is_shared_in_slices_with_the_same_sum_and_check(monkeypatc
 
 @pytest.mark.parametrize("cells", [1, 10, 15, 35])
 def test_kendall_in_blocks_of_rows_is_exact(monkeypatch: pytest.MonkeyPatch, cells: int) -> None:
-    """The Kendall formula a block of ``_KENDALL_CELLS // columns`` rows at a time (1, 2, 3 or 7 rows of the 7 x 5
+    """The Kendall formula a block of ``FOLD_CELLS // columns`` rows at a time (1, 2, 3 or 7 rows of the 7 x 5
     grid, with a carry of the rows before): the sum over all pairs, plaintext and secure."""
     kernel, grids = _kernel("kendall"), GRIDS["kendall"]
     cells_of_rows, values = _sample(grids, 60, 8)
     counts = _histogram(grids, cells_of_rows)
-    monkeypatch.setattr(histograms, "_KENDALL_CELLS", cells)
+    monkeypatch.setattr(histograms, "FOLD_CELLS", cells)
     assert list(histogram_sums(kernel, counts, grids, secure=False)) == list(_brute(kernel, values))
     assert _secure_sums(kernel, counts, grids, generic=False) == list(_brute(kernel, values))
 

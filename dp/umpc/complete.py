@@ -203,8 +203,9 @@ async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows | Owners
     rows = sum(counts)
     if path == "histogram":
         shape = histogram_grid(kernel, query.specs)
-        local = None if isinstance(fixed, Owners) else fixed.histogram if isinstance(fixed, CountedRows) else \
-            local_histogram(local_cells(query, fixed), shape)
+        with meter.phase("histogram"):  # this party's counts, in the clear
+            local = None if isinstance(fixed, Owners) else fixed.histogram if isinstance(fixed, CountedRows) else \
+                local_histogram(local_cells(query, fixed), shape)
         if local is not None and special_form(kernel) in STREAMED:  # phases per block of the grid's rows
             totals, positives = await streamed_histogram_sums(kernel, sectype, local, counts, grid_values(query),
                                                               phase=meter.phase)

@@ -12,6 +12,7 @@ from dp.comparison_leakage import plan_leak
 from dp.sampling import tuple_count
 from dp.umpc.costs import KERNEL_OPERATIONS
 from secure.columns import ColumnSpec
+from secure.aggregation import INPUT_CELLS, NONNEGATIVE_MAX_ELEMENTS
 from secure.histograms import FOLD_CELLS, GENERIC_MAX_CELLS, STREAMED, special_form
 from secure.kernels import Kernel
 from secure.leakage import MaskedOpenings
@@ -168,9 +169,8 @@ def sharing_blocks(kernel: Kernel, shape: Sequence[int], *, rows: int, parties: 
     """Slices in which the histogram path secret-shares the parties' counts, each awaited before the next: 0 for the
     bit proof's one block (:func:`secure.aggregation.counted_blocks`: small grids), else one per
     :data:`~secure.aggregation.INPUT_CELLS` cells, or per block of :data:`~secure.histograms.FOLD_CELLS` cells of whole
-    grid rows for a streamed kernel."""
-    from secure.aggregation import INPUT_CELLS, NONNEGATIVE_MAX_ELEMENTS  # here: it loads MPyC's runtime
-
+    grid rows for a streamed kernel.  The rows are taken as split evenly (the proof's bit width is the largest
+    party's row count, which the parties agree on only at the run)."""
     cells, width = math.prod(shape), max(1, -(-max(rows, 1) // max(parties, 1))).bit_length()
     if cells * width <= NONNEGATIVE_MAX_ELEMENTS:
         return 0
@@ -187,7 +187,7 @@ def path_rounds(path: Path, kernel: Kernel, *, rows: int, bits: int, tuples: int
     noise_part = NOISE_ROUNDS.get(noise, NOISE_ROUNDS["mpc"])
     if path == "histogram":
         blocks = sharing_blocks(kernel, shape, rows=rows, parties=parties)  # the bit proof: bits, seed, product
-        overlapped = special_form(kernel) in STREAMED and blocks > 1  # each block's product overlaps the next block
+        overlapped = special_form(kernel) in STREAMED and blocks > 0  # each block's product overlaps what follows
         return 1 + (blocks or 3) + 1 + (0 if overlapped else 2 if kernel.name == "vus" else 1) + noise_part + 1
     if path == "sort":
         _, stages = sorting_network_size(rows)
