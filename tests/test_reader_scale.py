@@ -305,12 +305,16 @@ def _counting_cases() -> dict[str, tuple[list[ColumnSpec], Callable[[np.random.G
 
 
 @pytest.mark.parametrize("statistic", sorted(_counting_cases()))
-def test_counting_makes_no_per_row_python_calls(statistic: str, tmp_path: Path) -> None:
+def test_counting_makes_no_per_row_python_calls(statistic: str, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """From the file to the local histogram (read, missing-value policy, fixed point, kernel encoding,
     grid cells, counts): the Python calls and lines run (``sys.settrace``) for 20,000 rows and for 2,000
-    differ by fewer than 1,800, one per ten more rows, so no step runs Python per row -- a loop over rows would
-    add at least 18,000 (one line event per iteration).  What does grow is per piece of the file (128 KiB: a few
-    hundred events each; these files are 1-4 pieces)."""
+    differ by fewer than 100, so no step runs Python per row -- a loop over rows would add at least
+    18,000 (one line event per iteration).  Both files are read as one piece (1 MiB pieces: these files are
+    under 0.5 MB), since the reader's Python work grows per piece, not per row."""
+    import secure.reader
+
+    monkeypatch.setattr(secure.reader, "_PIECE_BYTES", 1 << 20)
     from dp.umpc.complete import histogram_grid, local_cells
     from dp.umpc.protocol import UStatQuery, prepare_rows
     from secure.histograms import local_histogram
@@ -342,7 +346,7 @@ def test_counting_makes_no_per_row_python_calls(statistic: str, tmp_path: Path) 
             sys.settrace(None)
         assert int(counts.sum()) == rows
         calls.append(events[0])
-    assert abs(calls[1] - calls[2]) < (20_000 - 2_000) // 10, calls
+    assert abs(calls[1] - calls[2]) < 100, calls
 
 
 @pytest.mark.parametrize("name", ["long.csv", "long.csv.gz"])
