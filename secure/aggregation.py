@@ -12,8 +12,8 @@ import numpy as np
 from secure.errors import InputError, ProtocolFailure
 
 __all__ = ["secure_sum", "add_party_noise", "sum_party_vectors", "sum_counted_vectors", "counted_blocks",
-           "refuse_deviating_parties", "count_bits", "DEVIATING_COUNT", "NONNEGATIVE_MAX_ELEMENTS", "RHO_BITS", "SumRange", "guarded_reveal",
-           "guarded_reveal_array"]
+           "refuse_deviating_parties", "count_bits", "DEVIATING_COUNT", "NONNEGATIVE_MAX_ELEMENTS", "RHO_BITS",
+           "SumRange", "guarded_reveal", "guarded_reveal_array"]
 
 #: what the check of :func:`sum_counted_vectors` says about a party whose count vector fails it
 DEVIATING_COUNT = "its {what} does not sum to its public row count (deviating party); nothing is released"

@@ -24,7 +24,6 @@ SecureArray = Any  # an MPyC secure NumPy array
 #: Largest flattened grid the generic degree-2 path accepts (``G^2`` table entries per output; docs/secure_layer.md).
 GENERIC_MAX_CELLS = 4096
 
-
 #: table entries evaluated per block by the generic path (bounds its memory to a few tens of MB)
 _BLOCK_ENTRIES = 1 << 20
 
@@ -101,7 +100,7 @@ async def streamed_histogram_sums(kernel: Kernel, sectype: Any, local: np.ndarra
         with phase("histogram"):
             block = await anext(blocks, None)
         if block is None:
-            return list(fold.sums()), getattr(fold, "positives", None)
+            return list(fold.sums()), fold.positives
         with phase("sums"):
             fold(block)
 
@@ -276,6 +275,8 @@ class _KendallRows:
     """Kendall's concordance sum (App. A.5.1, eq. 8) fed the grid's rows in order, a block at a time: ``carry`` holds
     the column sums of every row before the block, so a block's term needs only the block (docs/secure_layer.md)."""
 
+    positives: Any = None  # no count of positives (the AUC's fold has one)
+
     def __init__(self, ops: _Ops) -> None:
         self.ops, self.total, self.carry = ops, ops.zero(), None
 
@@ -331,7 +332,7 @@ def _vus(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...
 
 
 #: the formulas that fold over blocks of the grid's rows, in order (:func:`streamed_histogram_sums`)
-_FOLDS: dict[str, Any] = {"kendall": _KendallRows, "auc": _AucRows}
+_FOLDS: dict[str, type[_KendallRows] | type[_AucRows]] = {"kendall": _KendallRows, "auc": _AucRows}
 #: built-in kernels whose histogram is streamed a block of grid rows at a time
 STREAMED = tuple(_FOLDS)
 

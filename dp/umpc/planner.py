@@ -22,8 +22,8 @@ from secure.security_parameter import field_bits
 __all__ = ["field_scale", "LAUNCH_SECURITY_PARAMETER", "Path", "PathChoice", "PATHS", "PATH_CHOICES", "PathCost", "PathPlan", "plan_path", "path_costs",
            "histogram_grid", "sort_bits", "SORT_KERNELS", "HISTOGRAM_MEMORY_LIMIT", "HISTOGRAM_SECONDS_LIMIT",
            "SampledAccuracy", "AUTO_CHEAP_SECONDS", "AUTO_ACCURACY_SECONDS", "PURE_ACCOUNT_COMPARISONS",
-           "pure_account_path", "comparison_rounds", "NOISE_ROUNDS", "path_rounds", "sharing_blocks", "batch_size", "TUPLES_PER_BATCH",
-           "MIN_PROGRESS_BATCH"]
+           "pure_account_path", "comparison_rounds", "NOISE_ROUNDS", "path_rounds", "sharing_blocks", "batch_size",
+           "TUPLES_PER_BATCH", "MIN_PROGRESS_BATCH"]
 
 Path = Literal["histogram", "sort", "tuples"]
 PathChoice = Literal["auto", "histogram", "sort", "tuples"]
