@@ -16,7 +16,7 @@ import numpy as np
 
 from secure.kernels import KERNELS, Kernel
 
-__all__ = ["local_histogram", "secure_histogram", "checked_secure_histogram", "histogram_sums", "histogram_value_bound",
+__all__ = ["local_histogram", "checked_secure_histogram", "histogram_sums", "histogram_value_bound",
            "GENERIC_MAX_CELLS", "special_form", "streamed_histogram_sums", "STREAMED", "FOLD_CELLS"]
 
 SecureArray = Any  # an MPyC secure NumPy array
@@ -59,15 +59,6 @@ def local_histogram(cells: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     return np.bincount(flat, minlength=math.prod(shape)).astype(np.int64).reshape(shape)
 
 
-def secure_histogram(sectype: Any, local: np.ndarray) -> SecureArray:
-    """The joint histogram (lazy MPyC secure array of the grid's shape): one ``mpc.input`` of every party's counts
-    ``local`` (:func:`local_histogram`), summed as ``sectype`` (its bit length: :func:`histogram_value_bound`)."""
-    from secure.aggregation import sum_party_vectors
-
-    counts = np.asarray(local, dtype=np.int64)
-    return sum_party_vectors(sectype, counts.reshape(-1)).reshape(counts.shape)
-
-
 #: grid cells (whole rows) per block secret-shared, summed and folded by :func:`streamed_histogram_sums`
 FOLD_CELLS = 1 << 12
 
@@ -106,7 +97,9 @@ async def streamed_histogram_sums(kernel: Kernel, sectype: Any, local: np.ndarra
 
 
 async def checked_secure_histogram(sectype: Any, local: np.ndarray, totals: Sequence[int]) -> SecureArray:
-    """:func:`secure_histogram`, refused at every party unless each party's counts sum to its public rows ``totals``.
+    """The joint histogram (MPyC secure array of the grid's shape): every party's counts ``local``
+    (:func:`local_histogram`) summed as ``sectype`` (its bit length: :func:`histogram_value_bound`), refused at every
+    party unless each party's counts sum to its public rows ``totals``.
     :raise secure.errors.InputError: ``party i: its histogram does not sum to its public row count
         (deviating party); nothing is released``, at every party.  Details: docs/secure_layer.md."""
     from secure.aggregation import sum_counted_vectors

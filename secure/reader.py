@@ -1,13 +1,8 @@
-"""Reading a party's CSV file: only the needed columns of only this party's rows, in blocks.
-A file without a quote after its header is cut at line ends into pieces of ``_PIECE_BYTES`` bytes that
-several threads parse at once (``pyarrow.csv.read_csv``); a file with quotes (a quoted cell may hold a line
-break) goes through Arrow's streaming reader (``pyarrow.csv.open_csv``).  Both convert only the wanted columns
-and keep only this party's rows; a file Arrow's types do not take is read again by the ``csv`` module (the
-exact path) for the exact messages.  Errors are
-:class:`secure.errors.InputError`: the shared line names the column and the kind of problem, the line
-number, cell value, path and header stay in ``detail`` at this party.
-Threat model: nothing here leaves the party; the shared lines are what :func:`secure.session.agree_verdict`
-sends.  Details: docs/reader.md."""
+"""Reading a party's CSV file: only the needed columns of only this party's rows, in blocks (pieces parsed by
+several threads; Arrow's streaming reader for a file with quotes; the ``csv`` module as the exact path).  Errors are
+:class:`secure.errors.InputError`: the shared line names the column and the kind of problem; the line number, cell
+value, path and header stay in ``detail`` at this party.  Threat model: nothing here leaves the party; the shared
+lines are what :func:`secure.session.agree_verdict` sends.  Details: docs/reader.md."""
 from __future__ import annotations
 
 import codecs

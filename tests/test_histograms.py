@@ -17,8 +17,8 @@ from mpyc.runtime import mpc
 from sklearn.metrics import rand_score, roc_auc_score
 
 from secure import histograms
-from secure.histograms import (GENERIC_MAX_CELLS, histogram_sums, histogram_value_bound,
-                               local_histogram, secure_histogram)
+from secure.aggregation import sum_party_vectors
+from secure.histograms import GENERIC_MAX_CELLS, histogram_sums, histogram_value_bound, local_histogram
 from secure.kernels import Kernel, KernelOutput, get_kernel
 
 #: per kernel: the grid of each column (fixed-point values, or codes for label / categorical columns)
@@ -170,7 +170,7 @@ def _secure_sums(kernel: Kernel, counts: np.ndarray, grids: Sequence[np.ndarray]
     bits = histogram_value_bound(kernel, rows, grids, generic=generic).bit_length() + 2
 
     async def run() -> list[int]:
-        shared = secure_histogram(mpc.SecInt(bits), counts)
+        shared = sum_party_vectors(mpc.SecInt(bits), counts.reshape(-1)).reshape(counts.shape)
         sums = histogram_sums(kernel, shared, grids, secure=True, generic=generic)
         return [int(v) for v in await mpc.output(list(sums))]
 

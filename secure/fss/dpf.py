@@ -188,9 +188,10 @@ def _layout(bits: int) -> NDArray[np.intp]:
     return ((bit_reversal(bits - nu)[None, :] << nu) | np.arange(1 << nu)[:, None]).reshape(-1)
 
 
-def _sums(keys: DpfKeys, each: Callable[[U64], None] | None = None) -> U64:
-    """:func:`full_domain_sum`, calling ``each`` with the leaves ``u`` of every chunk of about :data:`CHUNK_LEAVES`
-    leaves (whole keys): the sums of the 32-bit halves of ``u``, reduced once at the end."""
+def full_domain_sum(keys: DpfKeys, each: Callable[[U64], None] | None = None) -> U64:
+    """One server's share of ``sum_i beta_i [x == alpha_i]`` (mod q) at every ``x`` in ``[0, 2^bits)``, calling
+    ``each`` with the leaves ``u`` of every chunk of about :data:`CHUNK_LEAVES` leaves (whole keys): the sums of the
+    32-bit halves of ``u``, reduced once at the end."""
     halves = np.zeros((1 << keys.bits, 2), dtype=np.uint64)
     step = max(1, CHUNK_LEAVES >> keys.bits)
     for start in range(0, len(keys), step):
@@ -201,11 +202,6 @@ def _sums(keys: DpfKeys, each: Callable[[U64], None] | None = None) -> U64:
     total = np.empty(1 << keys.bits, dtype=np.uint64)
     total[_layout(keys.bits)] = _add(_reduce(halves[:, 0]), _rot(_reduce(halves[:, 1]), 32))
     return _neg(total) if keys.server else total
-
-
-def full_domain_sum(keys: DpfKeys) -> U64:
-    """One server's share of ``sum_i beta_i [x == alpha_i]`` (mod q) at every ``x`` in ``[0, 2^bits)``."""
-    return _sums(keys)
 
 
 @dataclass(frozen=True)
@@ -242,7 +238,7 @@ def evaluate(keys: DpfKeys, *, seed: bytes) -> tuple[U64, Sketch]:
         p = (limbs.reshape(4 * rows, size) @ weights).reshape(4, rows, 9).astype(np.uint64)
         parts.append([_combine(p[:, :, 8:]), _combine(p[:, :, :4]), _combine(p[:, :, 4:8])])
 
-    sums = _sums(keys, sketch)
+    sums = full_domain_sum(keys, sketch)
     columns = [np.concatenate(column) for column in zip(*parts)] or [np.zeros(0, dtype=np.uint64)] * 3
     return sums, Sketch(*(_neg(c) if keys.server else c for c in columns))
 
