@@ -36,7 +36,7 @@ import pytest
 
 from conftest import run_command, scenario_command
 from secure.fss import dcf
-from secure.fss.dcf import DcfKeys, evaluate, full_domain_shares, full_domain_sum, gen
+from secure.fss.dcf import DcfKeys, evaluate, full_domain_sum, gen
 
 MASK64 = (1 << 64) - 1
 
@@ -54,7 +54,6 @@ def test_every_alpha_and_every_x_on_small_domains(bits: int) -> None:
     keys = gen(alphas, bits)
     expected = _expected(alphas, xs, 1)
     assert keys[0].server == 0 and keys[1].server == 1 and keys[0].count == size + 1 and keys[0].bits == bits
-    assert np.array_equal(full_domain_shares(keys[0]) + full_domain_shares(keys[1]), expected)
     assert np.array_equal(evaluate(keys[0], xs) + evaluate(keys[1], xs), expected)
     assert np.array_equal(full_domain_sum(keys[0]) + full_domain_sum(keys[1]), expected.sum(axis=0, dtype=np.uint64))
 
@@ -76,7 +75,7 @@ def test_other_betas(beta: int) -> None:
     bits = 6
     alphas, xs = np.arange((1 << bits) + 1), np.arange(1 << bits)
     k0, k1 = gen(alphas, bits, beta=beta)
-    assert np.array_equal(full_domain_shares(k0) + full_domain_shares(k1), _expected(alphas, xs, beta))
+    assert np.array_equal(evaluate(k0, xs) + evaluate(k1, xs), _expected(alphas, xs, beta))
 
 
 def test_one_beta_per_key() -> None:
@@ -104,7 +103,6 @@ def test_full_domain_sum_is_the_summed_evaluations(monkeypatch: pytest.MonkeyPat
         evaluated = evaluate(key, xs)
         assert np.array_equal(full_domain_sum(key), total)
         assert np.array_equal(evaluated.sum(axis=0, dtype=np.uint64), total)
-        assert np.array_equal(full_domain_shares(key), evaluated)
     counts = np.array([(alphas > x).sum() for x in xs], dtype=np.uint64)
     assert np.array_equal(whole[0] + whole[1], np.uint64(0) - counts)  # beta = -1
 
@@ -114,9 +112,10 @@ def test_keys_are_fresh_and_one_share_looks_random() -> None:
     a0, a1 = gen(np.zeros(64, dtype=np.int64), 8)
     b0, _ = gen(np.zeros(64, dtype=np.int64), 8)
     assert not np.any(np.all(a0.seeds == b0.seeds, axis=1))
-    shares = full_domain_shares(a0)  # the function is 0 everywhere; a share is pseudorandom
+    xs = np.arange(1 << 8)
+    shares = evaluate(a0, xs)  # the function is 0 everywhere; a share is pseudorandom
     assert np.count_nonzero(shares) >= shares.size - 4  # P(a given uint64 share is 0) = 2^-64
-    assert np.array_equal(shares + full_domain_shares(a1), np.zeros_like(shares))
+    assert np.array_equal(shares + evaluate(a1, xs), np.zeros_like(shares))
 
 
 def test_serialization_round_trip_and_size() -> None:
@@ -200,9 +199,8 @@ def test_bad_arguments_are_refused() -> None:
         with pytest.raises(ValueError, match="xs"):
             evaluate(k0, xs)
     wide, _ = gen([5], dcf.MAX_FULL_DOMAIN_BITS + 1)
-    for expand in (full_domain_sum, full_domain_shares):
-        with pytest.raises(ValueError, match="full-domain evaluation holds"):
-            expand(wide)
+    with pytest.raises(ValueError, match="full-domain evaluation holds"):
+        full_domain_sum(wide)
 
 
 # ---------------------------------------------------------------------------- one key does not show alpha

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from secure.fss.keyfile import FORMAT_VERSION, KeyBatch, Layout
 from secure.fss.prg import bit_reversal, expand, prg as _prg
 
-__all__ = ["DcfKeys", "gen", "evaluate", "full_domain_sum", "full_domain_shares", "key_bits",
+__all__ = ["DcfKeys", "gen", "evaluate", "full_domain_sum", "key_bits",
            "paper_key_bits", "LAMBDA", "MAX_BITS", "MAX_FULL_DOMAIN_BITS", "FORMAT_VERSION"]
 
 U64 = NDArray[np.uint64]
@@ -214,27 +214,13 @@ def _expand_chunk(keys: DcfKeys, start: int, stop: int) -> U64:
     return total
 
 
-def _chunks(keys: DcfKeys) -> list[tuple[int, int]]:
-    _check_bits(keys.bits, MAX_FULL_DOMAIN_BITS)
-    chunk = max(1, FULL_DOMAIN_CHUNK_LEAVES >> keys.bits)
-    return [(start, min(keys.count, start + chunk)) for start in range(0, keys.count, chunk)]
-
-
-def full_domain_shares(keys: DcfKeys) -> U64:
-    """One server's shares of every key at every point: shape ``(keys.count, 2^bits)``. Details: docs/fss.md.
-    :raise ValueError: ``bits`` above :data:`MAX_FULL_DOMAIN_BITS`."""
-    out = np.empty((keys.count, 1 << keys.bits), dtype=np.uint64)
-    order = bit_reversal(keys.bits)
-    for start, stop in _chunks(keys):
-        out[start:stop] = _signed(_expand_chunk(keys, start, stop), keys.server)[:, order]
-    return out
-
-
 def full_domain_sum(keys: DcfKeys) -> U64:
     """One server's share of ``sum_i f_{alpha_i}(x)`` at every ``x`` in ``[0, 2^bits)``: shape ``(2^bits,)``.
     Details: docs/fss.md.
     :raise ValueError: ``bits`` above :data:`MAX_FULL_DOMAIN_BITS`."""
+    _check_bits(keys.bits, MAX_FULL_DOMAIN_BITS)
     total = np.zeros(1 << keys.bits, dtype=np.uint64)
-    for start, stop in _chunks(keys):
-        total += _expand_chunk(keys, start, stop).sum(axis=0, dtype=np.uint64)
+    chunk = max(1, FULL_DOMAIN_CHUNK_LEAVES >> keys.bits)
+    for start in range(0, keys.count, chunk):
+        total += _expand_chunk(keys, start, min(keys.count, start + chunk)).sum(axis=0, dtype=np.uint64)
     return _signed(total[bit_reversal(keys.bits)], keys.server)
