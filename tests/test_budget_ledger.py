@@ -31,9 +31,10 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from dp.budget import (Budget, BudgetExceeded, Ledger, LedgerError, Spend, dataset_key_of_file, dataset_key_of_name,
-                       dataset_key_of_rows, default_ledger_directory, ledger_disabled, list_accounts, parse_budget,
-                       total_spent, would_exceed, zcdp_to_epsilon)
+from dp.budget import (Budget, BudgetExceeded, Ledger, LedgerError, Spend, Totals, dataset_key_of_file,
+                       dataset_key_of_name, dataset_key_of_rows, default_ledger_directory, ledger_disabled,
+                       list_accounts, parse_budget, zcdp_to_epsilon)
+from dp.budget.accountants import Accountant, would_exceed_totals
 from dp.budget.agreement import pure_budget, refusal_texts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,6 +63,14 @@ def _one_line(error: BaseException) -> str:
 
 
 # -- accountants --------------------------------------------------------------------------------------
+
+
+def total_spent(accountant: Accountant, spends: list[Spend], delta_target: float) -> tuple[float, float]:
+    return Totals.of(spends).composed(accountant, delta_target)
+
+
+def would_exceed(accountant: Accountant, budget: Budget, spends: list[Spend], new: Spend) -> str | None:
+    return would_exceed_totals(accountant, budget, Totals.of(spends), new)
 
 
 def test_basic_composition_adds_epsilons_and_deltas() -> None:

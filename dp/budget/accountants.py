@@ -13,8 +13,7 @@ from typing import Literal, cast
 from dp.validation import check_choice
 
 __all__ = ["Accountant", "ACCOUNTANTS", "Spend", "Budget", "parse_budget", "check_accountant", "zcdp_to_epsilon",
-           "spend_rho", "total_spent", "would_exceed", "would_exceed_totals", "Totals",
-           "RELATIVE_TOLERANCE"]
+           "spend_rho", "would_exceed_totals", "Totals", "RELATIVE_TOLERANCE"]
 
 Accountant = Literal["basic", "zcdp"]
 ACCOUNTANTS: tuple[Accountant, ...] = ("basic", "zcdp")
@@ -154,7 +153,8 @@ class Totals:
                       self.other_epsilon, self.other_delta)
 
     def composed(self, accountant: Accountant, delta_target: float) -> tuple[float, float]:
-        """The composed ``(epsilon, delta)`` under ``accountant`` (see :func:`total_spent`)."""
+        """The composed ``(epsilon, delta)`` under ``accountant``, the zCDP part stated at ``delta_target`` (the
+        budget's delta).  Details: docs/budget.md."""
         check_accountant(accountant)
         if accountant == "basic":
             return float(self.epsilon), float(self.delta)
@@ -182,14 +182,7 @@ class Totals:
         return cls(int(parts[0]), *(Fraction(part) for part in parts[1:]))
 
 
-def total_spent(accountant: Accountant, spends: Sequence[Spend], delta_target: float) -> tuple[float, float]:
-    """The composed ``(epsilon, delta)`` of ``spends`` under ``accountant``, the zCDP part stated at ``delta_target``
-    (the budget's delta).  Details: docs/budget.md."""
-    check_accountant(accountant)
-    return Totals.of(spends).composed(accountant, delta_target)
-
-
-#: how :func:`would_exceed` starts the reason of a delta asked from a budget of delta 0
+#: how :func:`would_exceed_totals` starts the reason of a delta asked from a budget of delta 0
 PURE_ONLY = "delta budget of 0 allows pure DP only"
 
 
@@ -197,14 +190,9 @@ def _over(total: float, limit: float) -> bool:
     return total > limit * (1.0 + RELATIVE_TOLERANCE) + 1e-300
 
 
-def would_exceed(accountant: Accountant, budget: Budget, spends: Sequence[Spend], new: Spend) -> str | None:
-    """``None`` if ``spends`` plus ``new`` fit ``budget`` under ``accountant``, else the one-line reason.
-    Details: docs/budget.md."""
-    return would_exceed_totals(accountant, budget, Totals.of(spends), new)
-
-
 def would_exceed_totals(accountant: Accountant, budget: Budget, totals: Totals, new: Spend) -> str | None:
-    """:func:`would_exceed` from the running :class:`Totals` of the spends (what a ledger keeps): constant time."""
+    """``None`` if the spends of ``totals`` (what a ledger keeps: constant time) plus ``new`` fit ``budget`` under
+    ``accountant``, else the one-line reason.  Details: docs/budget.md."""
     before_epsilon, before_delta = totals.composed(accountant, budget.delta)
     after_epsilon, after_delta = totals.plus(new).composed(accountant, budget.delta)
     terms = "" if accountant == "basic" else f" (zcdp accountant: epsilon at delta {budget.delta:g})"

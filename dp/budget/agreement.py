@@ -17,7 +17,7 @@ from typing import Any
 
 from dp.budget.accountants import Accountant, Budget, Spend, parse_budget
 from dp.budget.ledger import (Ledger, LedgerError, account_filename, dataset_key_of_file, dataset_key_of_name,
-                              dataset_key_of_rows, default_ledger_directory, ledger_disabled, legacy_filename)
+                              dataset_key_of_rows, default_ledger_directory, ledger_disabled)
 from secure.errors import InputError
 
 __all__ = ["SpendRequest", "Reservation", "Settlement", "agree_spend", "active_reservation", "account_keys",
@@ -193,7 +193,7 @@ def pure_budget(*, party: int, budget: Budget | str | None, ledger: str | os.Pat
     try:
         key, earlier = account_keys(request, party)
         folder = Path(directory).expanduser()
-        for path in [folder / account_filename(key, party), *(folder / legacy_filename(each, party)
+        for path in [folder / account_filename(key, party), *(folder / account_filename(each, party, "json")
                                                               for each in (key, *earlier))]:
             if path.is_file():
                 return Ledger.read(path).budget.delta == 0

@@ -27,7 +27,7 @@ from dp.budget.accountants import (PURE_ONLY, Accountant, Budget, Spend, Totals,
 
 __all__ = ["LedgerError", "BudgetExceeded", "refusal_lines", "Entry", "Ledger", "default_ledger_directory",
            "ledger_disabled", "dataset_key_of_file", "dataset_key_of_rows", "dataset_key_of_name", "account_filename",
-           "legacy_filename", "list_accounts", "ENVIRONMENT_VARIABLE", "FORMAT",
+           "list_accounts", "ENVIRONMENT_VARIABLE", "FORMAT",
            "LEGACY_FORMAT", "LOCK_TIMEOUT"]
 
 _T = TypeVar("_T")
@@ -204,13 +204,8 @@ def dataset_key_of_name(name: str) -> str:
 
 
 def account_filename(dataset: str, party: int, suffix: str = "sqlite3") -> str:
-    """``f"{dataset}.p{party}.sqlite3"``, after checking both."""
+    """``f"{dataset}.p{party}.sqlite3"`` (``suffix`` ``json``: a first-format account's file), after checking both."""
     return f"{_check_key(dataset)}.p{_check_party(party)}.{suffix}"
-
-
-def legacy_filename(dataset: str, party: int) -> str:
-    """``f"{dataset}.p{party}.json"``: the file of a first-format account."""
-    return account_filename(dataset, party, "json")
 
 
 def list_accounts(directory: Path | str, *, legacy: bool = False) -> list[Path]:
@@ -300,9 +295,6 @@ class _Account:
     def __post_init__(self) -> None:
         self.totals = Totals.of([entry.spend for entry in self.entries if entry.counted])
 
-    def owner(self) -> list[Any]:
-        return [self.dataset, self.party]
-
     def row(self) -> dict[str, Any]:
         """The ``account`` row (without its checksum)."""
         return {"id": 1, "format": FORMAT, "dataset": self.dataset, "party": self.party, "accountant": self.accountant,
@@ -331,7 +323,7 @@ _COLUMNS = {"account": ("id", "format", "dataset", "party", "accountant", "budge
 def _insert(connection: sqlite3.Connection, account: _Account, table: str, row: dict[str, Any],
             verb: str = "INSERT") -> None:
     """Write ``row`` of ``table`` with its checksum (over the table, the account's dataset and party, the fields)."""
-    sealed = {**row, "checksum": _digest([table, account.owner(), row])}
+    sealed = {**row, "checksum": _digest([table, [account.dataset, account.party], row])}
     connection.execute(f"{verb} INTO {table} ({', '.join(sealed)}) VALUES ({', '.join('?' for _ in sealed)})",
                        tuple(sealed.values()))
 
@@ -400,12 +392,12 @@ def _load(connection: sqlite3.Connection, path: Path) -> _Account:
     if (len(account.history), len(account.entries)) != (row["changes"], row["entries"]) \
             or account.totals != stored_totals:
         raise _refused(path)
-    return _in_place(path, account, account_filename)
+    return _in_place(path, account)
 
 
-def _in_place(path: Path, account: _Account, filename: Callable[[str, int], str]) -> _Account:
+def _in_place(path: Path, account: _Account, suffix: str = "sqlite3") -> _Account:
     """``account``, if ``path`` has its file name (not a file moved or copied under another name)."""
-    if path.name != filename(account.dataset, account.party):
+    if path.name != account_filename(account.dataset, account.party, suffix):
         raise LedgerError(f"ledger file {path} holds the account of {account.dataset} at party {account.party}: "
                           f"refusing a file moved or copied under another name", shared=_UNUSABLE)
     return account
@@ -437,7 +429,7 @@ def _read_legacy(path: Path) -> _Account:
                                     for number, record in enumerate(document["entries"], start=1)])
     except (KeyError, TypeError, ValueError):
         raise _refused(path, LEGACY_FORMAT) from None
-    return _in_place(path, account, legacy_filename)
+    return _in_place(path, account, "json")
 
 
 def _write_error(path: Path, exc: BaseException, timeout: float) -> LedgerError:
@@ -632,7 +624,8 @@ class Ledger:
     def _attach(cls, path: Path, lock_timeout: float) -> Ledger:
         ledger = cls(path=path, account=_Account(dataset="", party=0, accountant="basic", budget=Budget(1.0),
                                                  created=""), lock_timeout=lock_timeout)
-        ledger.reload()
+        with ledger._transaction(write=False):  # reads and verifies the whole account
+            pass
         return ledger
 
     @staticmethod
@@ -695,15 +688,6 @@ class Ledger:
         epsilon, delta = self.spent()
         return max(0.0, self.budget.epsilon - epsilon), max(0.0, self.budget.delta - delta)
 
-    def reload(self) -> None:
-        """Re-read and verify the whole account from disk."""
-        if self.legacy:
-            self._account = _read_legacy(self.path)
-            return
-        self._version = None
-        with self._transaction(write=False):
-            pass
-
     def _open_connection(self) -> sqlite3.Connection:
         """This object's connection, reopened if the file was replaced (then verified again)."""
         try:
@@ -735,10 +719,9 @@ class Ledger:
         if self.legacy:
             raise LedgerError(f"ledger file {self.path} is of the first format: open it with Ledger.open to migrate it")
         connection = self._open_connection()
-        with _writing(self.path, self.lock_timeout):
-            connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         try:
             with _writing(self.path, self.lock_timeout):
+                connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
                 version = connection.execute("PRAGMA data_version").fetchone()[0]
                 if version != self._version:
                     account = _load(connection, self.path)
@@ -880,7 +863,7 @@ def _adopt_legacy(folder: Path, path: Path, party: int, dataset: str, legacy: Se
     """Migrate a first-format account of this data (under ``dataset`` or an earlier key in ``legacy``) to
     ``path``; refuse, with one line, when a new account and an unmigrated old one both exist."""
     keys = [dataset, *(key for key in legacy if key != dataset)]
-    olds = [folder / legacy_filename(key, party) for key in keys]
+    olds = [folder / account_filename(key, party, "json") for key in keys]
     olds = [old for old in olds if old.is_file()]
     if not olds:
         return
