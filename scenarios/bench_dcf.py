@@ -11,9 +11,9 @@ it; under ``-M m`` only party 0 measures)::
 Options: docs/benchmarks.md."""
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from scenarios.kit.cli import ScenarioParser, format_bytes
@@ -28,20 +28,8 @@ QUICK_ROWS = 300
 EVALUATE_POINTS = 64
 
 
-@dataclass
-class BenchOptions:
-    """Parsed options."""
-
-    bits: tuple[int, ...]
-    rows: int
-    repeats: int
-    full_domain_leaves: int
-    quick: bool
-    json: str | None
-
-
-def parse_options(argv: Sequence[str]) -> BenchOptions:
-    """Parse the options of the module docstring; :raise UsageError: on a bad value."""
+def parse_options(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse the options of the module docstring (``bits``: a tuple); :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_dcf", description=__doc__)
     parser.add_argument("--bits", default=None, help="comma-separated widths (default 8,10,12,16)")
     parser.add_argument("--rows", type=int, default=None, help="keys per width (default 4238)")
@@ -53,12 +41,13 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
     args = parser.parse_args(list(argv))
     from secure.fss.dcf import MAX_FULL_DOMAIN_BITS
 
-    bits = (integer_list(args.bits, "--bits", 1, MAX_FULL_DOMAIN_BITS) if args.bits is not None
-            else (QUICK_BITS if args.quick else DEFAULT_BITS))
-    rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else DEFAULT_ROWS)
-    repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
-    return BenchOptions(bits, at_least(rows, "--rows", 1), at_least(repeats, "--repeats", 1),
-                        at_least(args.full_domain_leaves, "--full-domain-leaves", 1), args.quick, args.json)
+    args.bits = (integer_list(args.bits, "--bits", 1, MAX_FULL_DOMAIN_BITS) if args.bits is not None
+                 else (QUICK_BITS if args.quick else DEFAULT_BITS))
+    args.rows = at_least(args.rows if args.rows is not None else (QUICK_ROWS if args.quick else DEFAULT_ROWS),
+                         "--rows", 1)
+    args.repeats = at_least(args.repeats if args.repeats is not None else (1 if args.quick else 3), "--repeats", 1)
+    at_least(args.full_domain_leaves, "--full-domain-leaves", 1)
+    return args
 
 
 def measure_width(bits: int, rows: int, repeats: int, leaf_budget: int) -> dict[str, Any]:
@@ -100,7 +89,7 @@ def table(r: dict[str, Any]) -> tuple[list[tuple[str, str]], str]:
     ], f"DCF at bits = {r['bits']} (L = {r['bits']}, N = {1 << r['bits']}), n = {r['rows']}"
 
 
-async def _bench(options: BenchOptions) -> Any:
+async def _bench(options: argparse.Namespace) -> Any:
     from secure.session import party_id
 
     if party_id() != 0:

@@ -8,9 +8,9 @@ everything else (aim: 1.5x at most; docs/benchmarks.md).  Run it with three loca
     python -m scenarios.bench_kendall -M3 --repeats 3 --json bench.json"""
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from dp.report_text import phases_text
@@ -22,24 +22,17 @@ from secure.security_parameter import restores_security_parameter, secure_intege
 __all__ = ["main"]
 
 
-@dataclass
-class BenchOptions:
-    """Parsed options."""
-
-    repeats: int
-    rows: int | None
-    json: str | None
-
-
-def parse_options(argv: Sequence[str]) -> BenchOptions:
+def parse_options(argv: Sequence[str]) -> argparse.Namespace:
     """Parse ``--repeats``, ``--rows``, ``--json``; :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_kendall", description=__doc__)
     parser.add_argument("--repeats", type=int, default=1, metavar="R", help="repeat, print medians")
     parser.add_argument("--rows", type=int, metavar="N", help="first N rows only")
     parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
     args = parser.parse_args(list(argv))
-    repeats = at_least(args.repeats, "--repeats", 1)
-    return BenchOptions(repeats, None if args.rows is None else at_least(args.rows, "--rows", 2), args.json)
+    at_least(args.repeats, "--repeats", 1)
+    if args.rows is not None:
+        at_least(args.rows, "--rows", 2)
+    return args
 
 
 @restores_security_parameter
@@ -64,7 +57,7 @@ async def _bare_work(tuples: int, bits: int, sec_param: int) -> tuple[float, int
     return cost.seconds, cost.bytes_sent
 
 
-async def _bench(options: BenchOptions) -> None:
+async def _bench(options: argparse.Namespace) -> None:
     from mpyc.runtime import mpc
 
     from dp.umpc.protocol import UStatQuery, prepare_rows, run_secure

@@ -11,6 +11,7 @@ seconds over the delay is the rounds on the critical path, printed per phase bes
 Threat model: none (public data, loopback)."""
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import math
@@ -18,7 +19,6 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from dp.validation import check_int_at_least, check_int_range, check_interval
@@ -38,17 +38,8 @@ CONFIGURATIONS: dict[str, tuple[tuple[str, ...], str]] = {
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@dataclass
-class RoundsOptions:
-    delay: float
-    only: tuple[str, ...]
-    pairs: int
-    rows: int
-    json: str | None
-
-
-def parse_options(argv: Sequence[str]) -> RoundsOptions:
-    """:raise UsageError: on a bad value."""
+def parse_options(argv: Sequence[str]) -> argparse.Namespace:
+    """The options (``delay`` in seconds, ``only``: a tuple); :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_rounds", description=__doc__, runs_as="launcher")
     parser.add_argument("--delay-ms", type=float, default=50.0, help="one-way delay per message (default 50 ms)")
     parser.add_argument("--only", default=",".join(CONFIGURATIONS), help="configurations (default all)")
@@ -64,7 +55,8 @@ def parse_options(argv: Sequence[str]) -> RoundsOptions:
     with usage_errors():
         check_int_at_least(args.pairs, "--pairs", 10)
         check_int_range(args.rows, "--rows", low=30, high=10 ** 5)
-    return RoundsOptions(args.delay_ms / 1000, only, args.pairs, args.rows, args.json)
+    args.delay, args.only = args.delay_ms / 1000, only
+    return args
 
 
 def write_data(path: str, rows: int) -> None:
@@ -117,7 +109,7 @@ def run_parties(arguments: Sequence[str], *, delay: float, timeout: float = 900.
     return record
 
 
-def measure(name: str, options: RoundsOptions, data: str) -> dict[str, Any]:
+def measure(name: str, options: argparse.Namespace, data: str) -> dict[str, Any]:
     """One configuration: phases without and with the delay, rounds per phase, the planner's rounds (all and of the
     noise) at the run's ``n``."""
     from dp.umpc.planner import path_costs

@@ -9,9 +9,9 @@ bare sort (aim: 1.2; docs/benchmarks.md).  Run it with three local parties::
     python -m scenarios.bench_sort -M3 --rows 1000 --bits 12"""
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes
@@ -22,18 +22,7 @@ __all__ = ["main"]
 QUICK_ROWS = 64
 
 
-@dataclass
-class BenchOptions:
-    """Parsed options."""
-
-    rows: int
-    bits: int
-    quick: bool
-    repeats: int
-    json: str | None
-
-
-def parse_options(argv: Sequence[str]) -> BenchOptions:
+def parse_options(argv: Sequence[str]) -> argparse.Namespace:
     """Parse ``--rows``, ``--bits``, ``--quick``, ``--repeats``, ``--json``; :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_sort", description=__doc__)
     parser.add_argument("--rows", type=int, metavar="N", help="rows (default: 2559)")
@@ -43,11 +32,11 @@ def parse_options(argv: Sequence[str]) -> BenchOptions:
                         help="the one-sort steps R times, interleaved, medians")
     parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
     args = parser.parse_args(list(argv))
-    rows = at_least(args.rows if args.rows is not None else (QUICK_ROWS if args.quick else 2559), "--rows", 2)
+    args.rows = at_least(args.rows if args.rows is not None else (QUICK_ROWS if args.quick else 2559), "--rows", 2)
     at_least(args.repeats, "--repeats", 1)
     if not 1 <= args.bits <= 40:
         raise UsageError(f"--bits must lie in [1, 40], got {args.bits}")
-    return BenchOptions(rows, args.bits, args.quick, args.repeats, args.json)
+    return args
 
 
 def synthetic_rows(rows: int, bits: int) -> tuple[Any, Any]:
@@ -61,7 +50,7 @@ def synthetic_rows(rows: int, bits: int) -> tuple[Any, Any]:
     return np.rint(scores * (1 << bits)).astype(np.int64), labels
 
 
-async def _bench(options: BenchOptions) -> Any:
+async def _bench(options: argparse.Namespace) -> Any:
     import numpy as np
     from mpyc.runtime import mpc
 
