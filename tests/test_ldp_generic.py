@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import dp.bell
-from dp.bell.generic import (collision_probability_from_histogram, conditional_variance, estimate,
+from dp.bell.generic import (conditional_variance, estimate,
                             estimate_from_histogram, histogram, lemma1_variance,
                             quantized_ustatistic, randomize, renyi2_entropy_from_histogram, rr_beta,
                             rr_channel, simulate, simulate_histograms, theorem1_variance_bound)
@@ -466,7 +466,7 @@ def test_renyi2_from_histogram_clips_to_the_valid_range() -> None:
     assert 0.0 <= low_noise <= 0.1
     batched = renyi2_entropy_from_histogram(np.array([[1, 1, 1, 1], [4, 0, 0, 0]]), epsilon=0.01)
     assert np.all((batched >= 0) & (batched <= math.log(4) + 1e-12))
-    assert collision_probability_from_histogram(np.array([2, 0, 0]), epsilon=50.0) == pytest.approx(1.0, abs=1e-9)
+    assert estimate_from_histogram(np.array([2, 0, 0]), np.eye(3), epsilon=50.0) == pytest.approx(1.0, abs=1e-9)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -15,11 +15,11 @@ import numpy.typing as npt
 
 from dp.bell.generic import check_kernel_matrix, quantized_ustatistic
 from dp.bell.quantize import KernelFunction, Quantizer, kernel_matrix
-from dp.validation import check_epsilon, check_instance, check_positive, check_positive_int
+from dp.validation import check_epsilon, check_instance, check_positive_int
 from secure.noise.party import noise_generator
 
-__all__ = ["FactorShape", "Factorization", "factorize", "laplace_scales", "randomize",
-           "estimate", "naive_estimate", "variance", "sample_ustatistic", "mse", "table1_mse", "simulate"]
+__all__ = ["FactorShape", "Factorization", "factorize", "laplace_scales", "randomize", "estimate", "variance",
+           "sample_ustatistic", "mse", "simulate"]
 
 _CHUNK_ELEMENTS = 1 << 22  # noise draws per block of vectorized simulation (bounds memory)
 
@@ -63,16 +63,6 @@ class Factorization(FactorShape):
     def matrix(self) -> np.ndarray:
         """The approximation ``L^T R`` (``t x t``); equal to ``A`` up to rounding when ``d = rank``."""
         return self.left.T @ self.right
-
-    @property
-    def frobenius_error(self) -> float:
-        """``||A - L^T R||_F = sqrt(sum_{k > d} s_k^2)`` (Eckart-Young)."""
-        return float(np.sqrt(np.sum(self.singular_values[self.d:] ** 2)))
-
-    @property
-    def gamma2(self) -> float:
-        """``||L||_{1->2} ||R||_{1->2}``: product of the largest column l2-norms (>= gamma_2(A) if exact)."""
-        return float(np.linalg.norm(self.left, axis=0).max() * np.linalg.norm(self.right, axis=0).max())
 
     @property
     def sensitivity_left(self) -> float:  # Delta_L = max_{x, x'} ||L e_x - L e_x'||_1, of the left report
@@ -137,7 +127,10 @@ def randomize(bins: npt.ArrayLike, factorization: Factorization, *, epsilon: flo
     return o_left, o_right
 
 
-def _check_reports(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def estimate(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) -> float | np.ndarray:
+    """Unbiased estimate ``(n^2 <o_bar^L, o_bar^R> - sum_i <o^L_i, o^R_i>) / (n (n - 1))`` from reports of shape
+    ``(n, d)`` (a float) or ``(runs, n, d)`` (one per run).
+    :raise ValueError: on mismatched shapes, ``n < 2`` or non-finite reports."""
     left = np.asarray(reports_left, dtype=np.float64)
     right = np.asarray(reports_right, dtype=np.float64)
     if left.shape != right.shape:
@@ -146,25 +139,10 @@ def _check_reports(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) ->
         raise ValueError(f"reports must have shape (n, d) or (runs, n, d) with n >= 2, got {left.shape}")
     if not (np.all(np.isfinite(left)) and np.all(np.isfinite(right))):
         raise ValueError("reports must be finite")
-    return left, right
-
-
-def estimate(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) -> float | np.ndarray:
-    """Unbiased estimate ``(n^2 <o_bar^L, o_bar^R> - sum_i <o^L_i, o^R_i>) / (n (n - 1))`` from reports of shape
-    ``(n, d)`` (a float) or ``(runs, n, d)`` (one per run).
-    :raise ValueError: on mismatched shapes, ``n < 2`` or non-finite reports."""
-    left, right = _check_reports(reports_left, reports_right)
     n = left.shape[-2]
     cross = np.einsum("...d,...d->...", left.sum(axis=-2), right.sum(axis=-2))
     diagonal = np.einsum("...nd,...nd->...", left, right)
     out = (cross - diagonal) / (n * (n - 1.0))
-    return float(out) if out.ndim == 0 else out
-
-
-def naive_estimate(reports_left: npt.ArrayLike, reports_right: npt.ArrayLike) -> float | np.ndarray:
-    """The paper's plain ``<o_bar^L, o_bar^R>`` (biased for distinct pairs; kept for comparison)."""
-    left, right = _check_reports(reports_left, reports_right)
-    out = np.einsum("...d,...d->...", left.mean(axis=-2), right.mean(axis=-2))
     return float(out) if out.ndim == 0 else out
 
 
@@ -224,16 +202,6 @@ def mse(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, 
              "noise": variance(bins, fact, epsilon=epsilon)}
     parts["total"] = sum(parts.values())
     return parts
-
-
-def table1_mse(*, n: int, t: int, epsilon: float, lipschitz: float = 1.0) -> float:
-    """Table 1 / App. D.1.3 order ``L_f^2/t^2 + t^2 L_f^2 ln t / (eps^2 n)`` (constants taken as 1; ValueError on
-    invalid parameters)."""
-    n = check_positive_int(n, "n")
-    t = check_positive_int(t, "t")
-    epsilon = check_epsilon(epsilon)
-    lip = check_positive(lipschitz, "lipschitz")
-    return lip ** 2 / t ** 2 + t ** 2 * lip ** 2 * math.log(t) / (epsilon ** 2 * n)
 
 
 def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quantizer, epsilon: float,

@@ -98,16 +98,6 @@ class AUCTraversal:
     discarded: tuple[np.ndarray, ...]
     discarded_terms: tuple[np.ndarray, ...]
 
-    @property
-    def nodes_expanded(self) -> int:
-        """Total number of expanded nodes."""
-        return int(sum(nodes.size for nodes in self.expanded))
-
-    @property
-    def nodes_discarded(self) -> int:
-        """Total number of discarded nodes."""
-        return int(sum(nodes.size for nodes in self.discarded))
-
 
 def _check_pair(positive: HierarchyEstimate, negative: HierarchyEstimate) -> int:
     for name, tree in (("positive", positive), ("negative", negative)):

@@ -18,8 +18,7 @@ from secure.noise.party import noise_generator
 
 __all__ = ["check_kernel_matrix", "rr_beta", "rr_channel", "randomize", "histogram", "estimate_from_histogram",
            "estimate", "quantized_ustatistic", "lemma1_variance", "theorem1_variance_bound",
-           "conditional_variance", "simulate_histograms", "simulate", "collision_probability_from_histogram",
-           "renyi2_entropy_from_histogram"]
+           "conditional_variance", "simulate_histograms", "simulate", "renyi2_entropy_from_histogram"]
 
 
 def check_kernel_matrix(matrix: npt.ArrayLike, bins: int | None = None) -> np.ndarray:
@@ -273,17 +272,13 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
     return float(estimates[0]) if count is None else estimates
 
 
-def collision_probability_from_histogram(counts: npt.ArrayLike, *, epsilon: float) -> float | np.ndarray:
-    """Unbiased estimate of ``sum_j p_j^2`` (the collision U-statistic, ``A = I``) from the reports' counts."""
+def renyi2_entropy_from_histogram(counts: npt.ArrayLike, *, epsilon: float) -> float | np.ndarray:
+    """``H_2 = -log`` of the unbiased estimate of ``sum_j p_j^2`` (the collision U-statistic, ``A = I``) from the
+    reports' counts, clipped to ``[1/k, 1]`` first (eq. (5)). Details: docs/ldp.md."""
     c = np.asarray(counts)
     if c.ndim not in (1, 2):
         raise ValueError(f"counts must have shape (k,) or (runs, k), got {c.shape}")
-    return estimate_from_histogram(c, np.eye(c.shape[-1]), epsilon=epsilon)
-
-
-def renyi2_entropy_from_histogram(counts: npt.ArrayLike, *, epsilon: float) -> float | np.ndarray:
-    """``H_2 = -log`` of the collision estimate, clipped to ``[1/k, 1]`` first (eq. (5)). Details: docs/ldp.md."""
-    collision = np.asarray(collision_probability_from_histogram(counts, epsilon=epsilon))
-    k = np.asarray(counts).shape[-1]
+    k = c.shape[-1]
+    collision = np.asarray(estimate_from_histogram(c, np.eye(k), epsilon=epsilon))
     entropy = -np.log(np.clip(collision, 1.0 / k, 1.0))
     return float(entropy) if entropy.ndim == 0 else entropy
