@@ -42,8 +42,6 @@ def all_cases() -> list[Any]:
 
 @dataclass(frozen=True)
 class AuditOptions:
-    """Parsed options."""
-
     cases: tuple[str, ...] | None
     list_only: bool
     samples: int | None
@@ -55,7 +53,6 @@ class AuditOptions:
 
 
 def build_parser() -> ScenarioParser:
-    """The option parser of this scenario."""
     parser = ScenarioParser(prog="python -m scenarios.drills.audit", description=__doc__)
     for option, kind, default, text in (
             ("--case", str, None, "the cases to run, NAME[,NAME...] (default: all)"), ("--samples", int, None,

@@ -190,8 +190,6 @@ def ledger_attack(data: str, epsilon: float, budget: float, directory: str) -> l
 
 @dataclass
 class Outcome:
-    """Everything the drill measured."""
-
     truth: float
     single_std: float
     simulated: list[dict[str, float]]

@@ -62,7 +62,6 @@ class Options:
 
     @property
     def honest(self) -> list[int]:
-        """The parties outside the coalition."""
         return [party for party in range(self.parties) if party not in self.coalition]
 
     @property
@@ -146,9 +145,7 @@ def independence_tests(round_a: Sequence[Sequence[int]], round_b: Sequence[Seque
                        members: Sequence[int], modulus: int) -> list[dict[str, Any]]:
     """Do the coalition's shares depend on the honest inputs?  KS of ``share / p`` between rounds, chi-square over
     equal bins of ``[0, p)`` per round, for each member (in ``members`` order) and, for ``t >= 2``, their Lagrange
-    combination at 0 (docs/drills.md).
-
-    :return: one entry per test: ``name``, ``test`` (``ks`` or ``chi2``), ``p_value``.
+    combination at 0 (docs/drills.md); one entry per test: ``name``, ``test`` (``ks`` or ``chi2``), ``p_value``.
     :raise ValueError: if the rounds have different numbers of members or no samples."""
     from scipy import stats
 
@@ -205,7 +202,6 @@ def _query(options: Options) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _framingham() -> Any:
-    """The embedded Framingham table (read once per process)."""
     from scenarios.kit.datasets import load_embedded
 
     return load_embedded("framingham")

@@ -152,7 +152,6 @@ class PartyResult:
 
     @property
     def error_lines(self) -> list[str]:
-        """The ``error: ...`` lines this party printed on stderr."""
         return [line for line in self.stderr.splitlines() if line.startswith("error:")]
 
     @property
@@ -177,11 +176,8 @@ def _read_phase_log(path: str) -> tuple[list[tuple[str, int, float]], int | None
 
 def run_three(specs: Sequence[PartySpec], workdir: str, *, party_args: Sequence[str] = (),
               timeout: float = RUN_TIMEOUT_SECONDS, frozen: int | None = None) -> tuple[list[PartyResult], float]:
-    """Start one process per party in ``workdir``, poll their exits every 10 ms, end one still running after
-    ``timeout`` s; return the results in party order and the ``time.monotonic()`` of the launch.
-
-    :param frozen: a party that stops itself (``SIGSTOP``): ended with ``SIGKILL`` once the others exited.
-    :param party_args: MPyC options added to every party (e.g. ``-L 40``)."""
+    """Start one process per party in ``workdir`` (``party_args``: MPyC options for each), end one still running
+    after ``timeout`` s, and a ``frozen`` one once the others exited; the results and the launch's monotonic time."""
     port = free_base_port(len(specs), first=0)
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -236,11 +232,9 @@ class CheckedOutcome:
 
     @property
     def ok(self) -> bool:
-        """Whether every check passed."""
         return not self.problems
 
     def record(self) -> dict[str, Any]:
-        """JSON-ready form, with ``ok``."""
         data = asdict(self)  # type: ignore[call-overload]
         data["ok"] = self.ok
         return data
@@ -248,11 +242,8 @@ class CheckedOutcome:
 
 @dataclass
 class DrillResult(CheckedOutcome):
-    """The outcome of one drill (``kind``: crash, freeze or refusal), with the checks it had to pass.
-
-    ``codes``: exit codes of parties 0..2 (``None``: hung); ``seconds_to_stop``: crash (freeze) to the last
-    survivor's exit, or launch to the last exit (refusal); ``phase``: what each survivor named, or the last phase
-    any party entered; ``message``: party 0's error line; ``notes``: deviations that are not failures (a cascade)."""
+    """The outcome of one drill (``kind``: crash, freeze or refusal), with the checks it had to pass (its fields:
+    docs/drills.md)."""
 
     name: str
     kind: str
@@ -280,11 +271,8 @@ def _released(workdir: str, results: Sequence[PartyResult], problems: list[str],
 
 def judge_survivors(survivors: Sequence[PartyResult], patterns: dict[str, re.Pattern[str]], allowed: Sequence[str],
                     expected: str, problems: list[str]) -> dict[int, tuple[int, str, str]]:
-    """Check that each survivor exited 1 with one line ``error: party i: <a pattern>``, no traceback, naming a phase
-    of ``allowed``; append what failed to ``problems``.
-
-    :param patterns: kind -> a regular expression whose groups are the party named and the phase.
-    :param expected: the line expected, for the problem's text.
+    """Check that each survivor exited 1 with one line ``error: party i: <a pattern>`` (``patterns``: kind -> groups
+    party, phase), no traceback, naming a phase of ``allowed``; append what failed to ``problems``.
     :return: survivor -> (the party it named, the phase, the pattern's kind)."""
     named: dict[int, tuple[int, str, str]] = {}
     for survivor in survivors:
@@ -329,12 +317,8 @@ def victim_drill(name: str, kind: str, module: str, base: Sequence[str], phase: 
                  expected: str, failed: str, bound: float, late: str, limit: float | None = None,
                  files: Sequence[str] = ()) -> DrillResult:
     """Party 1 runs ``drills.party`` (the others ``scenarios.<module> base``) and crashes (``kind`` crash, kill) or
-    freezes on entering ``phase``; the survivors must exit 1 within ``bound`` s with one line each naming party 1
-    and a phase of ``allowed`` (:func:`judge_survivors`), no traceback, nothing (nor ``files``) released.  A
-    survivor that named the other survivor, which had itself named party 1, is a cascade (a note).
-
-    :param failed: the problem if party 1 did not stop there (``{code}``, ``{phases}``); ``late``: if a survivor
-        did not stop in time.  :param limit: the silence limit of a freeze (``None``: no freeze)."""
+    freezes on entering ``phase``; the survivors must stop as :func:`judge_survivors` checks, within ``bound`` s,
+    nothing (nor ``files``) released.  ``failed``, ``late``, ``limit`` and the cascade: docs/drills.md."""
     code, victim_is, gave_up = _STOPS[kind]
     honest = PartySpec(module, tuple(base))
     victim_args = ("--scenario", module, "--freeze-at" if kind == "freeze" else "--crash-at", phase, *base)
@@ -387,7 +371,6 @@ def exits(codes: Sequence[int | None]) -> str:
 
 
 def number(value: float | None, digits: int = 2) -> str:
-    """``value`` with ``digits`` decimals, ``-`` for none."""
     return "-" if value is None else f"{value:.{digits}f}"
 
 
@@ -411,10 +394,8 @@ def drill_main(argv: Sequence[str] | None, *, name: str, parse: Callable[[Sequen
                run: Callable[[Any, str], Any], report: Callable[[Any], None],
                record: Callable[[Any, Any], dict[str, Any]], failures: Callable[[Any], list[str]],
                what: str | None = None) -> int:
-    """The life of a drill orchestrator: parse (options with ``json``, or ``None`` after ``-h``), run in a
-    temporary directory, print, write JSON, judge (``what`` did not behave: default, the count of ``name`` cases).
-
-    :return: 0 all as expected, 1 some not (one ``error:`` line), 2 bad usage (one ``error:`` line)."""
+    """The life of a drill orchestrator: parse (``None`` after ``-h``), run in a temporary directory, print, write
+    JSON, judge; 0 all as expected, 1 some not, 2 bad usage (one ``error:`` line naming ``what``)."""
     try:
         options = parse(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:

@@ -72,13 +72,8 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class ScenarioParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` that raises :class:`UsageError` instead of exiting on bad usage.
-    A party must not exit on its own before the others hear its verdict, or they would wait for it.
-    Abbreviations are refused (``allow_abbrev=False``): ``--eps`` is not ``--epsilon``; an unknown
-    option that is a prefix of ours, or close to one, is named in the error (``--column`` -> did you
-    mean ``--columns``?).  What ``-h`` prints: docs/command_line.md.
-    :param runs_as: ``"party"`` (an MPyC party run by :func:`run_scenario`: the common options and
-        MPyC's), ``"launcher"`` (launches its own local parties: the drills) or ``"tool"`` (no MPyC)."""
+    """An ``ArgumentParser`` that raises :class:`UsageError` instead of exiting on bad usage and refuses
+    abbreviations; ``runs_as``: ``"party"``, ``"launcher"`` or ``"tool"`` (docs/command_line.md)."""
 
     def __init__(self, *args: Any, runs_as: str = "party", **kwargs: Any) -> None:
         kwargs["allow_abbrev"] = False
@@ -151,21 +146,9 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[..., Awaitabl
                  public: Callable[[Any], dict[str, Any]], argv: Sequence[str] | None = None, *,
                  t0_privacy: str | None = None, spend: Callable[[Any], SpendRequest | None] | None = None,
                  job: str | None = None) -> int:
-    """One party's whole life (:func:`secure.launcher.run_parties`), with :class:`UsageError` from ``parse``
-    shared as a usage verdict like :class:`secure.errors.InputError`.
-    :param parse: ``argv -> options`` (MPyC's and the common options already removed); raises
-        :class:`UsageError`.
-    :param body: ``async options -> deliver``: the protocol; ``deliver`` runs after the orderly shutdown.
-    :param public: ``options -> dict`` of the public parameters every party must share.
-    :param argv: the command line (default ``sys.argv[1:]``).
-    :param t0_privacy: only for a protocol whose privacy does not rest on Shamir (FSS): what it rests
-        on; ``t = 0`` is then accepted without ``--allow-t0`` (see :func:`secure.launcher.run_parties`).
-    :param spend: ``options -> SpendRequest``: why a run on public data spends nothing (a benchmark's, an
-        experiment's exempt request, :func:`dp.budget.agreement.agree_spend`), said after the job's output.
-    :param job: the module of a job whose ``release`` spends (:mod:`dp.budget.spending`): ``body(options, (job,
-        command line))`` passes it as the release's ``job=``; that spend's budget line (account, spent, left; or
-        why none is kept) is printed after the job's output, at every party.
-    :return: the process exit code.  ``-h``, a missing optional package, progress: docs/command_line.md."""
+    """One party's whole life (:func:`secure.launcher.run_parties`): ``parse`` the options, run ``body``, deliver
+    after the orderly shutdown; the process exit code.  Its parameters, ``-h``, a missing optional package,
+    progress: docs/command_line.md."""
     if asks_for_help(sys.argv[1:] if argv is None else argv):
         return show_help(parse)
     command_line = list(sys.argv[1:] if argv is None else argv)  # before MPyC takes its options off sys.argv
@@ -207,9 +190,8 @@ def asks_for_help(argv: Sequence[str]) -> bool:
 
 
 def show_help(parse: Callable[[list[str]], Any]) -> int:
-    """Print the scenario's help (its :class:`ScenarioParser` does, on ``--help``); the exit code, 0.
-    :param parse: the scenario's ``argv -> options``; called with ``["--help"]`` only, so that no
-        other option can fail first."""
+    """Print the scenario's help (``parse(["--help"])`` only, so that no other option can fail first); the exit
+    code."""
     try:
         parse(["--help"])
     except SystemExit as exc:
@@ -237,10 +219,8 @@ def missing_package_stops_party() -> Iterator[None]:
 
 @contextlib.contextmanager
 def output_errors_stop_party() -> Iterator[None]:
-    """Turn an ``OSError`` while party 0 writes its result files (after the release) into one line.
-    The paths were tried when the options were parsed (:func:`scenarios.kit.outputs.check_output_path`); a disk
-    that fills up or a directory removed meanwhile still ends here, after the release was printed.
-    :raise secure.errors.InputError: ``party 0: cannot write PATH: REASON (the release above was made)``."""
+    """Turn an ``OSError`` while party 0 writes its result files (after the release) into one line,
+    :class:`secure.errors.InputError` (docs/command_line.md)."""
     try:
         yield
     except OSError as exc:

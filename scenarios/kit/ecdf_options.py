@@ -163,11 +163,8 @@ def parse_quantiles(text: str) -> list[float]:
 
 
 def ecdf_domain(args: argparse.Namespace, *, bits_refusal: str) -> tuple[str, float, float]:
-    """The one column and its declared domain ``[lower, upper]``, checked with ``--grid`` and ``--points``.
-
-    :param bits_refusal: why this job takes no ``:BITS`` in ``--domain`` (said in the usage error).
-    :raise UsageError: a missing or malformed domain, a geometric grid from a non-positive bound, a number of
-        points outside ``[2, 2^20]``."""
+    """The one column and its declared domain ``[lower, upper]``, checked with ``--grid`` and ``--points``
+    (``bits_refusal``: why ``--domain`` takes no ``:BITS`` here); :raise UsageError: one line."""
     from scenarios.kit.datasets import declared_specs
     from scenarios.kit.options import domain_of, parse_columns, parse_domains
 
@@ -197,7 +194,6 @@ def ecdf_domain(args: argparse.Namespace, *, bits_refusal: str) -> tuple[str, fl
 async def agreed_rows(read: Callable[[], tuple[np.ndarray, int, int]]) -> np.ndarray:
     """Every party: ``read() -> (rows, filled, clipped)`` of its own input, its verdict shared with every party, its
     own counts of filled cells and clipped values printed here (:func:`local_note`; never sent).
-
     :raise secure.errors.InputError: a bad file or cell at any party, at every party alike."""
     from secure.session import InputError, agree_verdict
 

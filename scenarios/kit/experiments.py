@@ -229,7 +229,6 @@ class SecureCheck:
 
     @property
     def ok(self) -> bool:
-        """Whether the two paths agree as the relation says."""
         difference = abs(self.secure - self.simulated)
         return difference == 0.0 if self.tolerance == 0.0 else difference <= self.tolerance
 
@@ -325,7 +324,6 @@ def errorbars(axes: Any, rows: Sequence[Mapping[str, Any]], x: str, metric: str,
 
 
 def save_figure(figure: Any, path: str) -> None:
-    """Save ``figure`` as a PNG at ``path`` (150 dpi)."""
     figure.savefig(path, format="png", dpi=150)
 
 

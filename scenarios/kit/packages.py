@@ -33,11 +33,8 @@ def installed(package: str) -> bool:
 
 
 def require_packages(*packages: str, purpose: str = "this scenario") -> None:
-    """Refuse to start when an optional package is missing.
-    :param packages: import names, e.g. ``"tqdm"``, ``"matplotlib"``.
-    :param purpose: who needs them, the start of the message.
-    :raise secure.errors.InputError: ``... needs the 'tqdm' package: pip install 'private-ustats[plot]'``
-        (a bad setup, refused like bad usage: exit 2 at every party, when raised while parsing)."""
+    """Refuse to start when an optional package (an import name) is missing: :class:`secure.errors.InputError`
+    ``<purpose> needs the 'tqdm' package: pip install ...`` (exit 2 at every party, when raised while parsing)."""
     for package in packages:
         if not installed(package):
             raise InputError(f"{purpose} {install_hint(package)}")
