@@ -51,10 +51,7 @@ def check_accountant(accountant: object) -> Accountant:
 
 @dataclass(frozen=True)
 class Spend:
-    """The privacy cost of one release: ``epsilon`` (non-negative, finite), ``delta`` in ``[0, 1)`` (0 for pure DP),
-    the zCDP cost ``rho`` of a Gaussian-type release (Bun & Steinke 2016, Prop. 1.6: ``D^2 / (2 sigma^2)``; else
-    ``None``; used by the ``"zcdp"`` accountant only), the noise ``mechanism`` (``"distributed discrete Laplace"``,
-    ``"Gaussian"``, ...) and ``what`` it releases (``"Kendall tau, 2 noisy sums"``), for the history.
+    """The privacy cost of one release (the fields: docs/budget.md).
     :raise ValueError: a negative or non-finite epsilon, a delta outside ``[0, 1)``, a negative or non-finite rho."""
 
     epsilon: float
@@ -139,7 +136,6 @@ class Totals:
 
     @classmethod
     def of(cls, spends: Sequence[Spend]) -> Totals:
-        """The totals of ``spends``."""
         return functools.reduce(Totals.plus, spends, cls())
 
     def plus(self, spend: Spend, sign: int = 1) -> Totals:

@@ -94,7 +94,6 @@ class Settlement:
     refused: str | None = None
 
     def record(self) -> dict[str, Any]:
-        """The record's keys: ``delta_reserved`` and ``ledger_delta`` (beside the release's own ``delta``)."""
         return {"delta_reserved": self.reserved, "ledger_delta": self.ledger_delta}
 
 
@@ -176,9 +175,8 @@ def account_keys(request: SpendRequest, party: int) -> tuple[str, tuple[str, ...
 
 def pure_budget(*, party: int, budget: Budget | str | None, ledger: str | os.PathLike[str] | None = None,
                 dataset_name: str | None = None, data_file: str | None = None, exempt: str | None = None) -> bool:
-    """Whether this party's run spends from a pure-DP budget (delta 0): the ``budget`` given for it (a string
-    ``EPS[:DELTA]`` is parsed, an invalid one counts as none: its own check names it), else the budget of its existing
-    account, read without changing anything.  Details: docs/budget.md."""
+    """Whether this party's run spends from a pure-DP budget (delta 0): the ``budget`` given for it (an invalid
+    ``EPS[:DELTA]`` counts as none), else its existing account's, read without changing anything (docs/budget.md)."""
     directory: Any = ledger if ledger is not None else default_ledger_directory()
     if exempt is not None or ledger_disabled(directory):
         return False

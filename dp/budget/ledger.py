@@ -107,7 +107,6 @@ class Entry:
 
     @property
     def counted(self) -> bool:
-        """Whether it counts against the budget (every status but ``"cancelled"``)."""
         return self.status != "cancelled"
 
 
@@ -329,7 +328,6 @@ def _insert(connection: sqlite3.Connection, account: _Account, table: str, row: 
 
 
 def _store_account(connection: sqlite3.Connection, account: _Account) -> None:
-    """Rewrite the ``account`` row (budget, totals, counts; its one row, id 1) with its checksum."""
     _insert(connection, account, "account", account.row(), "INSERT OR REPLACE")
 
 
@@ -553,9 +551,7 @@ class Ledger:
              accountant: Accountant, lock_timeout: float = LOCK_TIMEOUT, legacy: Sequence[str] = (),
              create_hint: str | None = None, in_script: bool = False) -> Ledger:
         """Open the account of ``party`` on ``dataset`` in ``directory``, creating it with ``budget`` if new; a
-        first-format account under a ``legacy`` key is migrated (the parameters: docs/budget.md).
-        :raise LedgerError: no budget for a new account, a different budget or accountant, a corrupt file, a directory
-            that is not writable."""
+        first-format account under a ``legacy`` key is migrated (the parameters and refusals: docs/budget.md)."""
         folder, path = cls._place(directory, party, dataset)
         accountant = check_accountant(accountant)
         _prepare_directory(folder)
@@ -791,9 +787,7 @@ class Ledger:
 
     def settle(self, entry: Entry, delta: float) -> Entry:
         """Mark the ``"reserved"`` ``entry`` ``"released"`` with the delta its release states, at most the reserved one;
-        return the settled entry (docs/budget.md).
-        :raise LedgerError: a delta that is not a number in ``[0, 1)``, an entry that is not reserved, a settlement that
-            would raise the charge (the entry is then unchanged)."""
+        return the settled entry.  What it refuses (the entry then unchanged): docs/budget.md."""
         if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0.0 <= float(delta) < 1.0:
             raise LedgerError(f"a settled delta must be a number in [0, 1), got {delta!r}")
         delta = float(delta)
@@ -843,8 +837,7 @@ class Ledger:
 
     def raise_budget(self, budget: Budget) -> Budget:
         """Raise the budget on purpose (``python -m scenarios.budget raise``); return the old one.
-        :raise LedgerError: a budget that is not larger (epsilon and delta may only grow, one of them must), or a zCDP
-            account's delta 0."""
+        :raise LedgerError: a budget that is not larger (epsilon and delta may only grow, one of them must)."""
         if not isinstance(budget, Budget):
             raise LedgerError(f"budget must be a Budget, got {budget!r}")
         with self._transaction() as (connection, account):
