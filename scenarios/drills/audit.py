@@ -97,15 +97,6 @@ def _record(result: Any) -> dict[str, Any]:
             "as_expected": result.violation if case.control else not result.violation}
 
 
-def _print_list(cases: Sequence[Any]) -> None:
-    for case in cases:
-        kind = "control" if case.control else "mechanism"
-        claim = f"eps={case.epsilon:g}" + (f", delta={case.delta:g}" if case.delta else "")
-        print(f"{case.name}  [{kind}; {claim}; {case.samples} samples]")
-        print(f"    {case.mechanism}")
-        print(f"    statistic: {case.statistic}; neighbours: {case.neighbours}")
-
-
 def _print_results(records: Sequence[dict[str, Any]], seed: int, seconds: float, family: float) -> None:
     print(f"DP audit: lower bounds at {records[0]['confidence']:.4%} confidence each, {family:.0%} family-wise "
           f"over {len(records)} cases; audit seed {seed} ({seconds:.1f} s)")
@@ -128,28 +119,30 @@ def run(options: AuditOptions, seed: int) -> list[str]:
 
     cases = all_cases()
     if options.cases is not None:
-        chosen = set(options.cases)
-        cases = [case for case in cases if case.name in chosen]
+        cases = [case for case in cases if case.name in options.cases]
     if options.list_only:
-        _print_list(cases)
+        for case in cases:
+            kind = "control" if case.control else "mechanism"
+            claim = f"eps={case.epsilon:g}" + (f", delta={case.delta:g}" if case.delta else "")
+            print(f"{case.name}  [{kind}; {claim}; {case.samples} samples]")
+            print(f"    {case.mechanism}")
+            print(f"    statistic: {case.statistic}; neighbours: {case.neighbours}")
         return []
     streams = np.random.SeedSequence(seed).spawn(len(cases))
     per_case = 1.0 - (1.0 - options.confidence) / len(cases)  # Bonferroni over the cases run
     start = time.perf_counter()
     records = []
-    bar = progress(len(cases), "audit")
-    for case, stream in zip(cases, streams):
-        samples = options.samples or case.samples * (1 if options.quick else FULL_FACTOR)  # given: at least 2
-        result = audit(case, samples=samples, rng=np.random.default_rng(stream), confidence=per_case)
-        records.append(_record(result))
-        bar.update(1)
-    bar.close()
+    with progress(len(cases), "audit") as bar:
+        for case, stream in zip(cases, streams):
+            samples = options.samples or case.samples * (1 if options.quick else FULL_FACTOR)  # given: at least 2
+            result = audit(case, samples=samples, rng=np.random.default_rng(stream), confidence=per_case)
+            records.append(_record(result))
+            bar.update(1)
     _print_results(records, seed, time.perf_counter() - start, options.confidence)
     if options.json_path:
         Path(options.json_path).write_text(json.dumps({"seed": seed, "results": records}, indent=2))
     if options.results_dir:
-        target = Path(options.results_dir, "audit.csv")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = Path(options.results_dir, "audit.csv")  # the directory made by check_results_dir
         write_csv(str(target), list(records[0]), records)
         print(f"wrote {target}")
     surprises = [r["case"] for r in records if not r["as_expected"]]

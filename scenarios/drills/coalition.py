@@ -433,8 +433,7 @@ def _print(record: dict[str, Any]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the drills; returns the exit code.  They need a coalition: with no ``-M``, ``-P`` or ``-I``
-    given, three local parties run."""
+    """Run one party of the drills (three local parties when no ``-M``, ``-P`` or ``-I`` is given); the exit code."""
     words = list(sys.argv[1:] if argv is None else argv)
     if not any(word.startswith(("-M", "-P", "-I")) for word in words):
         words.append("-M3")

@@ -73,9 +73,7 @@ class DrillOptions:
 
 
 def parse_drill_argv(argv: Sequence[str], prog: str, doc: str) -> DrillOptions | None:
-    """Parse an orchestrator's command line; ``None`` if help was asked for (and printed).
-
-    :raise UsageError: on bad usage (one line)."""
+    """Parse an orchestrator's command line; ``None`` if help was asked for (and printed); :raise UsageError:."""
     given, rest = mpyc_options(argv)  # MPyC's options that differ from its defaults; no runtime is started
     parser = ScenarioParser(prog=prog, description=doc, runs_as="launcher")
     parser.add_argument("--quick", action="store_true", help="a small run (fewer rows and drills), for the tests")
@@ -110,8 +108,7 @@ def framingham_columns(columns: Sequence[str], rows: int) -> list[list[str]]:
 
 
 def party_directory(root: str, name: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A fresh subdirectory of ``root`` named after ``name``, holding ``p0.csv ... p2.csv`` (party ``i`` gets rows
-    ``i, i+3, ...`` of ``rows``)."""
+    """A fresh subdirectory of ``root`` named after ``name``, with ``p0.csv ... p2.csv`` (rows ``i, i+3, ...``)."""
     directory = os.path.join(root, re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_"))
     os.makedirs(directory)
     for party in range(PARTIES):
@@ -242,8 +239,7 @@ class CheckedOutcome:
 
 @dataclass
 class DrillResult(CheckedOutcome):
-    """The outcome of one drill (``kind``: crash, freeze or refusal), with the checks it had to pass (its fields:
-    docs/drills.md)."""
+    """The outcome of one drill (``kind``: crash, freeze or refusal) and its checks (fields: docs/drills.md)."""
 
     name: str
     kind: str

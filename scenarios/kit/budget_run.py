@@ -55,8 +55,7 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def budget_options(args: argparse.Namespace) -> BudgetOptions:
-    """The budget options from parsed arguments; :raise UsageError: a bad ``--budget``, an empty ``--ledger`` or
-    ``--dataset-name``."""
+    """The budget options from parsed arguments; :raise UsageError: a bad ``--budget``, an empty name or path."""
     budget = None
     if args.budget is not None:
         try:

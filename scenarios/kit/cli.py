@@ -124,8 +124,7 @@ class ScenarioParser(argparse.ArgumentParser):
                 raise UsageError(self._unknown_option(name, known))
 
     def _unknown_option(self, name: str, ours: Sequence[str] = ()) -> str:
-        """``unknown option --column (did you mean --columns? ...)``: the closest of ``ours`` (default: our long
-        options)."""
+        """``unknown option --column (did you mean --columns? ...)``: the closest of ``ours`` (default: ours)."""
         import difflib
 
         ours = ours or [option for action in self._actions for option in action.option_strings
@@ -146,9 +145,8 @@ def run_scenario(parse: Callable[[list[str]], Any], body: Callable[..., Awaitabl
                  public: Callable[[Any], dict[str, Any]], argv: Sequence[str] | None = None, *,
                  t0_privacy: str | None = None, spend: Callable[[Any], SpendRequest | None] | None = None,
                  job: str | None = None) -> int:
-    """One party's whole life (:func:`secure.launcher.run_parties`): ``parse`` the options, run ``body``, deliver
-    after the orderly shutdown; the process exit code.  Its parameters, ``-h``, a missing optional package,
-    progress: docs/command_line.md."""
+    """One party's whole life (:func:`secure.launcher.run_parties`); the process exit code.  Its parameters, ``-h``,
+    a missing optional package, progress: docs/command_line.md."""
     if asks_for_help(sys.argv[1:] if argv is None else argv):
         return show_help(parse)
     command_line = list(sys.argv[1:] if argv is None else argv)  # before MPyC takes its options off sys.argv
@@ -190,8 +188,7 @@ def asks_for_help(argv: Sequence[str]) -> bool:
 
 
 def show_help(parse: Callable[[list[str]], Any]) -> int:
-    """Print the scenario's help (``parse(["--help"])`` only, so that no other option can fail first); the exit
-    code."""
+    """Print the scenario's help (``parse(["--help"])`` only: no other option can fail first); the exit code."""
     try:
         parse(["--help"])
     except SystemExit as exc:
@@ -219,8 +216,7 @@ def missing_package_stops_party() -> Iterator[None]:
 
 @contextlib.contextmanager
 def output_errors_stop_party() -> Iterator[None]:
-    """Turn an ``OSError`` while party 0 writes its result files (after the release) into one line,
-    :class:`secure.errors.InputError` (docs/command_line.md)."""
+    """An ``OSError`` while party 0 writes its result files (after the release) as one line (docs/command_line.md)."""
     try:
         yield
     except OSError as exc:

@@ -47,8 +47,7 @@ class EcdfOptions:
 
 
 def ecdf_parser(prog: str, description: str | None, *, owners: bool) -> ScenarioParser:
-    """The parser of an ECDF job with the options both take (each job adds its own; ``owners``: the campaign's
-    servers' options)."""
+    """The parser of an ECDF job with the options both take (``owners``: also the campaign's servers' options)."""
     parser = ScenarioParser(prog=prog, description=description)
     parser.add_argument("--data", metavar="PATH", help="CSV with a header; '{pid}' in PATH gives each party its own "
                         "file, otherwise party i keeps rows i, i+m, ... (default: the embedded Framingham data)")
@@ -150,9 +149,7 @@ __all__ = ["EcdfOptions", "ecdf_parser", "check_outputs", "common_query", "job_o
 
 
 def parse_quantiles(text: str) -> list[float]:
-    """``0.25,0.5`` -> ``[0.25, 0.5]``.
-
-    :raise UsageError: not numbers, or not strictly between 0 and 1."""
+    """``0.25,0.5`` -> ``[0.25, 0.5]``; :raise UsageError: not numbers, or not strictly between 0 and 1."""
     try:
         quantiles = [float(q) for q in text.split(",") if q.strip()]
     except ValueError:

@@ -100,14 +100,12 @@ def _parse_list(text: str, option: str, kind: str, convert: Callable[[str], Any]
 
 
 def parse_positive_list(text: str, option: str) -> tuple[float, ...]:
-    """A comma-separated list of positive numbers (``"0.1,1,10"``), sorted, without duplicates; else
-    :class:`UsageError` with one line."""
+    """Comma-separated positive numbers (``"0.1,1,10"``), sorted, without duplicates; :class:`UsageError`."""
     return _parse_list(text, option, "positive numbers", float, lambda v: check_positive_number(v, option))
 
 
 def parse_integer_list(text: str, option: str, *, low: int, high: int) -> tuple[int, ...]:
-    """A comma-separated list of integers in ``[low, high]`` (``"4,8,16"``), sorted, without duplicates; else
-    :class:`UsageError` with one line."""
+    """Comma-separated integers in ``[low, high]`` (``"4,8,16"``), sorted, without duplicates; :class:`UsageError`."""
     def check(value: int) -> int:
         if not low <= value <= high:
             raise UsageError(f"{option} must lie in [{low}, {high}], got {value}")
@@ -285,8 +283,7 @@ def write_csv(path: str, columns: Sequence[str], rows: Sequence[Mapping[str, Any
 
 
 def new_figure(width: float = 6.4, height: float = 4.8, *, panels: tuple[int, int] | None = None) -> tuple[Any, Any]:
-    """A matplotlib figure on the Agg canvas (no pyplot, no display) and its axes: one, or with
-    ``panels = (rows, columns)`` a flat list of them."""
+    """A matplotlib figure on the Agg canvas (no pyplot) and its axes: one, or with ``panels`` a flat list of them."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

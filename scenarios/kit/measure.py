@@ -55,8 +55,7 @@ async def measure_step(name: str, work: Callable[[], Awaitable[list[Any]]]) -> t
 
 
 def integer_list(text: str, option: str, low: int, high: int, read: Callable[[str], int] = int) -> tuple[int, ...]:
-    """A comma-separated list of integers in ``[low, high]``, each word read by ``read``, in the given order;
-    :class:`scenarios.kit.cli.UsageError` with one line."""
+    """Comma-separated integers in ``[low, high]``, each read by ``read``, in the given order; :class:`UsageError`."""
     try:
         values = tuple(read(part) for part in text.split(","))
     except ValueError:

@@ -62,8 +62,7 @@ def check_rtt(rtt: float) -> None:
 
 
 def parse_columns(text: str, *, expected: int | None = None, names: str = "COLUMN,...") -> list[str]:
-    """``"a, b"`` -> ``["a", "b"]``; :raise UsageError: an empty name or not ``expected`` columns (``names``: for
-    the message)."""
+    """``"a, b"`` -> ``["a", "b"]``; :raise UsageError: an empty name or not ``expected`` columns (as ``names``)."""
     columns = [column.strip() for column in text.split(",")]
     if any(not column for column in columns) or (expected is not None and len(columns) != expected):
         raise UsageError(f"--columns expects {names}, got '{text}'")
@@ -77,8 +76,7 @@ def parse_domains(text: str | None, *, single: str | None = None) -> dict[str, t
 
 
 def parse_steps(text: str | None, *, single: str | None = None) -> dict[str, float]:
-    """``{C: STEP}`` of the ``--domain`` items that declare a recording resolution; :raise UsageError: a
-    malformed item or a step that is not positive."""
+    """``{C: STEP}`` of the ``--domain`` items that declare a recording resolution; :raise UsageError: one line."""
     steps: dict[str, float] = {}
     for name, (_, _, _, step) in _domain_items(text, single):
         if step is not None and not step > 0:

@@ -29,8 +29,7 @@ __all__ = ["Sweep", "Output", "axis", "points", "monte_carlo", "public_parameter
 
 @dataclass(frozen=True)
 class Output:
-    """One table of a sweep: written to ``<name>.csv`` (``columns``; none: a figure only), drawn by
-    ``plot(rows, png_path)``."""
+    """One table of a sweep: ``<name>.csv`` (``columns``; none: a figure only), drawn by ``plot(rows, png_path)``."""
 
     name: str
     columns: Sequence[str]
@@ -210,8 +209,7 @@ def add_coalition_options(parser: ScenarioParser) -> None:
 
 
 def row_limit(args: Any, quick_rows: int) -> int | None:
-    """``--rows`` (default all: ``None``; ``--quick``: ``quick_rows``), at least 2 per party of ``--parties``; else
-    :class:`UsageError` with one line."""
+    """``--rows`` (default all: ``None``; ``--quick``: ``quick_rows``), at least 2 per party; :class:`UsageError`."""
     rows: int | None = args.rows if args.rows is not None else (quick_rows if args.quick else None)
     if rows is not None and rows < 2 * args.parties:
         raise UsageError(f"--rows must be at least 2 per party ({2 * args.parties}), got {rows}")
