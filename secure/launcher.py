@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from secure.intake import Party
 
 __all__ = ["SessionOptions", "split_session_options", "check_option_names", "check_mpyc_usage", "check_topology", "free_base_port",
-           "launch_local_parties", "child_error_line", "settle_children", "run_party", "children_alive", "party_index",
+           "launch_local_parties", "child_error_line", "settle_children", "run_party", "dead_child", "party_index",
            "mpyc_options", "mpyc_help", "run_parties", "run", "Deliver", "DEFAULT_SILENCE_LIMIT", "CHILD_GRACE_SECONDS"]
 
 #: seconds party 0 waits for its launched parties after a success (10 after a failure)
@@ -318,18 +318,14 @@ def run_party(session: Callable[[], Any]) -> int:
     return 0
 
 
-def children_alive(children: Sequence[subprocess.Popen[bytes]]) -> Callable[[], str | None]:
-    """A ``check_peers`` callback for :func:`secure.session.start_session`: a launched party that died."""
-    def check() -> str | None:
-        for index, child in enumerate(children, start=1):
-            code = child.poll()
-            if code is not None:
-                said = child_error_line(child)
-                return (f"party {index} exited with code {code} before all parties connected"
-                        + (f": {said}" if said else ""))
-        return None
-
-    return check
+def dead_child(children: Sequence[subprocess.Popen[bytes]]) -> str | None:
+    """The ``check_peers`` problem of :func:`secure.session.start_session`: a launched party that died, or ``None``."""
+    for index, child in enumerate(children, start=1):
+        code = child.poll()
+        if code is not None:
+            said = child_error_line(child)
+            return f"party {index} exited with code {code} before all parties connected" + (f": {said}" if said else "")
+    return None
 
 
 def party_index(argv: Sequence[str], *, parsable: bool = True) -> int:
@@ -387,7 +383,7 @@ def run_parties(parse: Callable[[list[str]], Any], body: Callable[[Any], Awaitab
                 usage_error = str(exc)
 
         async def session() -> None:
-            await start_session(check_peers=children_alive(children), silence_limit=common.silence_limit)
+            await start_session(check_peers=lambda: dead_child(children), silence_limit=common.silence_limit)
             await agree_verdict(usage_error)
             await agree_parameters({**public(options), "-M": settings.parties, "-T": settings.threshold,  # MPyC's
                                     "-L": int(mpc.options.bit_length), "-K": settings.sec_param})  # must agree too
