@@ -18,14 +18,19 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import dp.bell
-from dp.bell.generic import (conditional_variance, estimate,
-                            estimate_from_histogram, histogram, lemma1_variance,
+from dp.bell.generic import (conditional_variance, estimate_from_histogram, histogram, lemma1_variance,
                             quantized_ustatistic, randomize, renyi2_entropy_from_histogram, rr_beta,
                             rr_channel, simulate, simulate_histograms, theorem1_variance_bound)
 from dp.bell.quantize import (EVALUATION_BUDGET, Interval, Levels, Quantizer, auc_kernel, collision_kernel,
                              comparable_kernel, gini_kernel, kendall_kernel, kernel_matrix)
 from tests.statistics_checks import Z999, assert_mean_near
 
+
+
+def estimate(reports: np.ndarray | list[int], matrix: np.ndarray, *, epsilon: float) -> float:
+    """The server's estimate from raw reports: their histogram, then ``estimate_from_histogram``."""
+    bins = np.asarray(matrix).shape[0]
+    return float(estimate_from_histogram(histogram(reports, bins=bins), matrix, epsilon=epsilon))
 
 
 def beta_sample(n: int, seed: int) -> np.ndarray:

@@ -18,9 +18,8 @@ from dp.bell.quantize import KernelFunction, Quantizer, kernel_matrix
 from dp.validation import check_epsilon, check_int_at_least, check_positive_int
 from secure.noise.party import noise_generator, polya_difference
 
-__all__ = ["ShuffledFactorization", "prepare", "noise_log_alphas", "noise_variances", "party_vectors",
-           "shuffled_sum", "estimate", "expected_estimate", "variance", "run_protocol", "simulate",
-           "DEFAULT_PRECISION", "DEFAULT_SHUFFLERS"]
+__all__ = ["ShuffledFactorization", "prepare", "noise_log_alphas", "party_vectors", "shuffled_sum", "estimate",
+           "expected_estimate", "variance", "run_protocol", "simulate", "DEFAULT_PRECISION", "DEFAULT_SHUFFLERS"]
 
 #: fractional bits of the fixed-point factors (as U-MPC's default precision in the Gini comparison)
 DEFAULT_PRECISION = 16
@@ -41,11 +40,6 @@ class ShuffledFactorization(FactorShape):
     right: np.ndarray
     precision: int
     diagonal: float
-
-    @property
-    def scale(self) -> float:
-        """``2^p``."""
-        return float(2 ** self.precision)
 
     @property
     def sensitivity_left(self) -> int:
@@ -82,12 +76,6 @@ def noise_log_alphas(params: ShuffledFactorization, *, epsilon: float) -> tuple[
     """``(log alpha_L, log alpha_R) = (-(eps/2)/Delta_L, -(eps/2)/Delta_R)``: ``epsilon/2`` per noisy sum."""
     epsilon = check_epsilon(epsilon)
     return -0.5 * epsilon / params.sensitivity_left, -0.5 * epsilon / params.sensitivity_right
-
-
-def noise_variances(params: ShuffledFactorization, *, epsilon: float) -> tuple[float, float]:
-    """Per-coordinate variances ``(s_L^2, s_R^2)`` of the total noise ``DLap(alpha)`` (integer units)."""
-    left, right = (2.0 * math.exp(log) / math.expm1(log) ** 2 for log in noise_log_alphas(params, epsilon=epsilon))
-    return left, right
 
 
 def _check_bins(bins: npt.ArrayLike, t: int) -> np.ndarray:
@@ -134,7 +122,7 @@ def estimate(sum_left: npt.ArrayLike, sum_right: npt.ArrayLike, *, n: int, param
     n = check_int_at_least(n, "n", 2)
     left = np.asarray(sum_left, dtype=np.float64)
     right = np.asarray(sum_right, dtype=np.float64)
-    scale2 = params.scale ** 2
+    scale2 = 4.0 ** params.precision
     inner = np.einsum("...d,...d->...", left, right)
     out = (inner - n * params.diagonal * scale2) / (n * (n - 1.0) * scale2)
     return float(out) if np.ndim(out) == 0 else out
@@ -151,10 +139,11 @@ def variance(bins: npt.ArrayLike, params: ShuffledFactorization, *, epsilon: flo
     """Exact ``Var(U_hat)`` over the noise given the bins (docs/ldp.md)."""
     u, v = party_vectors(bins, params)
     n = u.shape[0]
-    s_left, s_right = noise_variances(params, epsilon=epsilon)
+    # per-coordinate variances of the total noise DLap(alpha), integer units
+    s_left, s_right = (2.0 * math.exp(log) / math.expm1(log) ** 2 for log in noise_log_alphas(params, epsilon=epsilon))
     total_u, total_v = u.sum(axis=0).astype(np.float64), v.sum(axis=0).astype(np.float64)
     var_t = s_left * float(total_v @ total_v) + s_right * float(total_u @ total_u) + params.d * s_left * s_right
-    return var_t / (n * (n - 1.0) * params.scale ** 2) ** 2
+    return var_t / (n * (n - 1.0) * 4.0 ** params.precision) ** 2
 
 
 def run_protocol(bins: npt.ArrayLike, params: ShuffledFactorization, *, epsilon: float,

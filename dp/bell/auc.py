@@ -39,17 +39,18 @@ def variance_constant(positive: HierarchyEstimate, negative: HierarchyEstimate) 
                float(negative.variance_bound) / (float(negative.total) * levels))
 
 
-def _check_class_sizes(positive_users: float, negative_users: float) -> tuple[float, float]:
-    return check_positive(positive_users, "positive_users"), check_positive(negative_users, "negative_users")
+def _check_bound_inputs(positive_users: float, negative_users: float, constant: float,
+                        levels: int) -> tuple[float, float, float, int]:
+    """``n+``, ``n-``, ``C`` and ``α`` of the corollaries' constant and Theorem 3's bound, checked."""
+    return (check_positive(positive_users, "positive_users"), check_positive(negative_users, "negative_users"),
+            check_nonnegative(constant, "variance_constant"), check_positive_int(levels, "levels"))
 
 
 def optimal_threshold_constant(positive_users: float, negative_users: float, *, variance_constant: float,
                                levels: int, discard: str = "half") -> float:
     """The pruning constant ``a >= 1`` of Corollary 4 (``discard="half"``) or Corollary 5 (``"zero"``), from
     ``n+, n- > 0``, ``C >= 0`` and ``α >= 1``.  Details: docs/ldp.md."""
-    n_pos, n_neg = _check_class_sizes(positive_users, negative_users)
-    constant = check_nonnegative(variance_constant, "variance_constant")
-    alpha = check_positive_int(levels, "levels")
+    n_pos, n_neg, constant, alpha = _check_bound_inputs(positive_users, negative_users, variance_constant, levels)
     mode = _check_discard(discard)
     n, n_min = n_pos + n_neg, min(n_pos, n_neg)
     if mode == "half":
@@ -63,9 +64,7 @@ def mse_bound(positive_users: float, negative_users: float, *, variance_constant
               threshold_constant: float, discard: str = "half") -> float:
     """Theorem 3's bound on ``E[(AUC_hat - AUC)^2]`` (or the variant's, ``discard="zero"``), from ``n+, n- > 0``,
     ``C >= 0``, ``α >= 1`` and ``a > 1``.  Details: docs/ldp.md."""
-    n_pos, n_neg = _check_class_sizes(positive_users, negative_users)
-    constant = check_nonnegative(variance_constant, "variance_constant")
-    alpha = check_positive_int(levels, "levels")
+    n_pos, n_neg, constant, alpha = _check_bound_inputs(positive_users, negative_users, variance_constant, levels)
     a = check_finite(threshold_constant, "threshold_constant")
     if a <= 1:
         raise ValueError(f"threshold_constant must exceed 1 for the bound, got {threshold_constant}")

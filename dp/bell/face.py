@@ -25,11 +25,8 @@ Statistic = Literal["gini", "renyi2", "auc"]
 
 @dataclass(frozen=True, kw_only=True)
 class Query:
-    """A statistic released in the local model at each user's budget ``epsilon``: ``gini`` (the Gini mean difference
-    by Algorithm 1: k-RR on ``bins`` bins of ``[lower, upper]``, the quantized matrix of ``kind`` ``average`` eq. 15,
-    ``midrange`` eq. 14 or ``midpoint``), ``renyi2`` (the collision entropy of eq. 5 on the declared ``levels``) or
-    ``auc`` (the hierarchical Hadamard-response AUC of §5, eq. 10: integer scores in ``[0, domain_size)``, a power
-    of two; ``split`` ``users`` or ``budget``, advanced composition with ``delta``)."""
+    """A statistic released in the local model at each user's budget ``epsilon``: ``gini`` (Algorithm 1), ``renyi2``
+    (eq. 5) or ``auc`` (§5, eq. 10); which parameters each one reads: docs/ldp.md."""
 
     statistic: Statistic
     epsilon: float

@@ -17,7 +17,7 @@ from dp.validation import check_epsilon, check_instance, check_positive, check_p
 from secure.noise.party import noise_generator
 
 __all__ = ["check_kernel_matrix", "rr_beta", "rr_channel", "randomize", "histogram", "estimate_from_histogram",
-           "estimate", "quantized_ustatistic", "lemma1_variance", "theorem1_variance_bound",
+           "quantized_ustatistic", "lemma1_variance", "theorem1_variance_bound",
            "conditional_variance", "simulate_histograms", "simulate", "renyi2_entropy_from_histogram"]
 
 
@@ -122,15 +122,6 @@ def estimate_from_histogram(counts: npt.ArrayLike, matrix: npt.ArrayLike, *,
     quadratic = np.einsum("...i,...i->...", s @ a.T, s)  # s^T A s
     result = (quadratic - cf @ diagonal) / (n * (n - 1.0) * (1.0 - beta) ** 2)
     return float(result) if result.ndim == 0 else result
-
-
-def estimate(reports: npt.ArrayLike, matrix: npt.ArrayLike, *, epsilon: float) -> float:
-    """``U_hat`` from the reports (histogram, then :func:`estimate_from_histogram`): ``O(n + k^2)``."""
-    a = check_kernel_matrix(matrix)
-    r = np.asarray(reports)
-    if r.ndim != 1:
-        raise ValueError(f"reports must be one-dimensional, got shape {r.shape}")
-    return float(estimate_from_histogram(histogram(r, bins=a.shape[0]), a, epsilon=epsilon))
 
 
 def quantized_ustatistic(values: npt.ArrayLike, quantizer: Quantizer, matrix: npt.ArrayLike) -> float:

@@ -118,7 +118,6 @@ class HadamardReports:
 
     @property
     def users(self) -> int:
-        """Number of reports."""
         return int(np.asarray(self.rows).size)
 
 
@@ -221,9 +220,7 @@ def _hadamard_sums(rows: np.ndarray, weights: np.ndarray, queries: np.ndarray, b
 @dataclass(frozen=True, init=False, eq=False, repr=False)
 class FrequencyOracle:
     """Algorithm 3 on the (at least one) reports of one domain of size ``2^bits``: unbiased counts of any value.
-    Details: docs/ldp.md.  Attributes: ``bits``, ``users`` (``n``), ``epsilon``, the realised ``flip_probability`` ``ρ``,
-    ``debias_factor`` ``K = 1/(1 - 2ρ)``, ``stored_rows`` (distinct rows with a nonzero sum, or all reports) and
-    ``variance_bound`` ``n K^2`` (the largest variance of a count estimate, at a value nobody holds)."""
+    Attributes and details: docs/ldp.md."""
 
     bits: int
     users: int

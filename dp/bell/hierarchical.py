@@ -130,34 +130,29 @@ def randomize_hierarchy(values: npt.ArrayLike, *, domain_size: int, epsilon: flo
 
 @runtime_checkable
 class HierarchyEstimate(Protocol):
-    """An (estimated) hierarchical histogram ``ĥ`` of one class, as the traversal queries it. Details: docs/ldp.md."""
+    """An (estimated) hierarchical histogram ``ĥ`` of one class, as the traversal queries it: ``levels`` ``α = log2 d``,
+    the root count ``total`` ``h_λ = n``, ``variance_bound`` ``v`` and the float64 node estimates; docs/ldp.md."""
 
     @property
     def levels(self) -> int:
-        """``α = log2 d``."""
         ...
 
     @property
     def total(self) -> float:
-        """The root count ``h_λ = n``."""
         ...
 
     @property
     def variance_bound(self) -> float:
-        """``v``: a bound on the variance of every node estimate."""
         ...
 
     def estimate(self, level: int, nodes: npt.ArrayLike) -> np.ndarray:
-        """Estimates of the nodes at ``level`` (float64)."""
         ...
 
 
 @dataclass(frozen=True, init=False, eq=False, repr=False)
 class HadamardHierarchy:
     """The server's estimate ``ĥ`` of one class's hierarchical histogram from :func:`randomize_hierarchy`'s reports.
-    Details: docs/ldp.md.  Attributes: ``levels`` (``α = log2 d``), ``domain_size``, ``total`` (the public class size),
-    ``split``, ``level_epsilon`` and ``variance_bound`` (``v = max_l (n/n_l)^2 n_l K^2``, above every node's
-    variance)."""
+    Attributes and details: docs/ldp.md."""
 
     levels: int
     domain_size: int

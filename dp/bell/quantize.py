@@ -111,7 +111,6 @@ class Levels:
 
     @property
     def bins(self) -> int:
-        """Number of levels."""
         return len(self.values)
 
 

@@ -230,9 +230,7 @@ def simulate_subsampled(query: SubsampledPairsQuery, rows_by_party: Sequence[np.
                         seed: int, runs: int = 1, resample_pairs: bool = False, noise: np.ndarray | None = None,
                         noise_rng: np.random.Generator | None = None) -> SubsampledSimulation:
     """Run the subsampled-pairs protocol in one process (NumPy), ``runs`` times, vectorized, on each party's rows
-    (stacked as :func:`secure.intake.share_rows` does).  Run ``r`` uses public seed ``seed + r`` if
-    ``resample_pairs``, else ``seed`` (same pairs, fresh noise); ``noise`` fixes the per-party draws
-    ``(runs, outputs, parties, pairs)``, ``noise_rng`` seeds them (tests; default OS randomness)."""
+    (stacked as :func:`secure.intake.share_rows` does); parameters: docs/ldp.md."""
     check_positive_int(runs, "runs")
     parties = len(rows_by_party)
     check_parties(parties, threshold)

@@ -24,15 +24,8 @@ Layout = Literal["iid", "non_iid", "one_per_client"]
 
 @dataclass(frozen=True, kw_only=True)
 class Query:
-    """A label-DP AUC by one of FedAUC's estimators (:data:`dp.fedauc.montecarlo.METHODS`).
-    :param method: ``rr`` (FedAUC_RR, debiased, eq. 3-4), ``global_laplace`` / ``local_laplace`` (FedAUC_Lap), ...
-    :param epsilon: budget per label, positive, or ``math.inf`` (no noise).
-    :param delta: of the Gaussian methods, in ``(0, 1)``; 0 otherwise.
-    :param clients: ``K`` (``iid``/``non_iid``); ``layout``: how the samples are spread over the clients.
-    :param sum_fraction: the paper's alpha: share of epsilon (of ``rho_z`` for Gaussian) on ``localSum``, in
-        ``(0, 1)``; for ``orthogonal_*`` the share on ``<v', y>`` (``1 - beta``); ignored by ``rr*``, ``adaptive_*``.
-    :param counts: ``noisy`` (the deployment) or ``exact`` (the paper's analysis setting; not label-DP).
-    :raise ValueError: a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type."""
+    """A label-DP AUC by one of FedAUC's estimators (:data:`dp.fedauc.montecarlo.METHODS`); the parameters and their
+    errors (ValueError naming the parameter, TypeError a wrong type): docs/fedauc.md."""
 
     method: Method
     epsilon: float

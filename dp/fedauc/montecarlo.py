@@ -158,11 +158,8 @@ def _noise_variances(parameter: np.ndarray, gaussian: bool) -> np.ndarray:
 
 @dataclass(frozen=True)
 class FedAucPrediction:
-    """The closed forms of one FedAUC setting (no noise drawn): ``method``; ``layout`` (``iid``, ``non_iid``,
-    ``one_per_client``, ``custom`` or ``none`` for RR); ``counts``; ``epsilon``; ``clients`` ``K`` (0 for RR); ``samples``
-    ``M``; ``exact_auc`` (eq. 1, non-private); ``predicted_std`` (ours: exact when the estimator is linear in the noise,
-    else first order) and ``predicted_mean`` (the AUC, plus :func:`rr_debiased_bias` for ``rr``
-    with noisy counts; the expected noisy AUC for ``rr_noisy``); ``paper_std`` (eq. 7, 8 or 9; None where none)."""
+    """The closed forms of one FedAUC setting (no noise drawn): the setting, the exact AUC, our predicted standard
+    deviation and mean, the paper's standard deviation (eq. 7, 8 or 9; None where none); fields: docs/fedauc.md."""
 
     method: str
     layout: str
