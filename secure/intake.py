@@ -69,7 +69,6 @@ class MissingPolicy:
             raise ValueError("fill values are given but the missing-value policy is refuse (use fill)")
 
     def fill_value(self, column: str) -> float | str | None:
-        """The declared fill value of ``column`` (``None`` if none)."""
         return dict(self.fills).get(column)
 
     def check(self, specs: Sequence[ColumnSpec]) -> None:

@@ -29,7 +29,6 @@ class MaskedOpenings:
         return MaskedOpenings(*(mine + theirs for mine, theirs in zip(astuple(self), astuple(other))))
 
     def as_dict(self) -> dict[str, int]:
-        """``{comparisons, equality_tests, conversions}``."""
         return asdict(self)
 
 

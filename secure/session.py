@@ -254,7 +254,6 @@ def _heartbeat(payload: bytes) -> None:
 
 
 def _open_transport(protocol: Any) -> Any:
-    """The transport of ``protocol`` if it is open, else ``None``."""
     transport = getattr(protocol, "transport", None)
     return None if transport is None or transport.is_closing() else transport
 

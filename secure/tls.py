@@ -32,17 +32,14 @@ def party_name(party: int) -> str:
 
 
 def ca_path(directory: Path | str) -> Path:
-    """``DIR/mpyc_ca.crt``."""
     return Path(directory) / CA_FILENAME
 
 
 def certificate_path(directory: Path | str, party: int) -> Path:
-    """``DIR/party_{i}.crt``."""
     return Path(directory) / f"party_{party}.crt"
 
 
 def key_path(directory: Path | str, party: int) -> Path:
-    """``DIR/party_{i}.key``."""
     return Path(directory) / f"party_{party}.key"
 
 

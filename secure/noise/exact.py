@@ -36,11 +36,9 @@ class OSBits:
     """The operating system's CSPRNG (``os.urandom`` through :mod:`secrets`): production noise."""
 
     def words(self, count: int) -> np.ndarray:
-        """``count`` uniform 64-bit words (uint64)."""
         return np.frombuffer(secrets.token_bytes(8 * count), dtype="<u8").astype(np.uint64)
 
     def bits(self, count: int) -> int:
-        """A uniform integer of ``count`` bits."""
         return secrets.randbits(count) if count > 0 else 0
 
 
@@ -51,7 +49,6 @@ class GeneratorBits:
         self._bitgen = generator.bit_generator
 
     def words(self, count: int) -> np.ndarray:
-        """``count`` uniform 64-bit words (uint64)."""
         return np.asarray(self._bitgen.random_raw(count), dtype=np.uint64)
 
     def bits(self, count: int) -> int:

@@ -35,7 +35,6 @@ class FolderTransport:
     pattern: str
 
     def folder(self, server: int) -> Path:
-        """Server ``server``'s inbox folder."""
         return Path(self.pattern.replace("{pid}", str(server)))
 
     def post(self, server: int, record: bytes) -> None:
