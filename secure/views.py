@@ -3,13 +3,12 @@ coalition drills (``python -m scenarios.drills.coalition -M3``).  Threat model: 
 these helpers only *read* this party's own shares.  MPyC's Shamir scheme: docs/secure_layer.md."""
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["local_share_integers", "field_modulus", "share_point", "lagrange_coefficients", "recombine"]
+__all__ = ["local_share_integers", "field_modulus", "share_point", "recombine"]
 
 
 async def local_share_integers(values: Any) -> list[int]:
@@ -35,35 +34,22 @@ def share_point(party: int) -> int:
     return party + 1
 
 
-def lagrange_coefficients(points: Sequence[int], modulus: int, at: int = 0) -> list[int]:
-    """Lagrange coefficients ``l_i`` with ``f(at) = sum_i l_i f(x_i)`` for every ``f`` of degree < ``len(points)``.
-    ``points``: distinct ``x_i`` (non-zero mod the prime ``modulus`` when ``at = 0``, the secret).
-    :raise ValueError: on no points, or points that are not distinct modulo ``p``."""
-    if not points:
-        raise ValueError("need at least one point to interpolate")
-    reduced = [int(x) % modulus for x in points]
-    if len(set(reduced)) != len(reduced):
-        raise ValueError(f"interpolation points must be distinct modulo p, got {list(points)}")
-    coefficients = []
-    for i, x_i in enumerate(reduced):
-        others = reduced[:i] + reduced[i + 1:]
-        numerator = math.prod(at - x_j for x_j in others)
-        denominator = math.prod(x_i - x_j for x_j in others) % modulus
-        coefficients.append(numerator * pow(denominator, -1, modulus) % modulus)
-    return coefficients
-
-
 def recombine(points: Sequence[int], shares: Sequence[Sequence[int]], modulus: int) -> list[int]:
-    """Interpolate at 0, coordinate by coordinate, the share vectors at ``points`` modulo ``modulus``: the secrets if
-    ``len(points) > t``, else a value uniform on ``GF(p)`` (docs/secure_layer.md).
-    :raise ValueError: if the numbers of points and share vectors differ, or their lengths differ."""
+    """Interpolate at 0 (MPyC's ``thresha.recombine``), coordinate by coordinate, the share vectors at ``points``
+    modulo the prime ``modulus``: the secrets if ``len(points) > t``, else a value uniform on ``GF(p)``
+    (docs/secure_layer.md).
+    :raise ValueError: if the numbers of points and share vectors differ, their lengths differ, or the points are
+        none or not distinct modulo ``p``."""
+    from mpyc import finfields, thresha
+
     if len(points) != len(shares):
         raise ValueError(f"got {len(points)} points but {len(shares)} share vectors")
     lengths = {len(vector) for vector in shares}
     if len(lengths) > 1:
         raise ValueError(f"share vectors must have equal lengths, got {sorted(lengths)}")
-    coefficients = lagrange_coefficients(points, modulus)
-    total = np.zeros(lengths.pop() if lengths else 0, dtype=object)
-    for coefficient, vector in zip(coefficients, shares):
-        total = (total + coefficient * np.asarray(vector, dtype=object)) % modulus
-    return [int(v) for v in total]
+    if not points:
+        raise ValueError("need at least one point to interpolate")
+    if len({int(x) % modulus for x in points}) != len(points):
+        raise ValueError(f"interpolation points must be distinct modulo p, got {list(points)}")
+    pooled = [(int(x), [int(share) for share in vector]) for x, vector in zip(points, shares)]
+    return [int(value) % modulus for value in thresha.recombine(finfields.GF(modulus), pooled)]
