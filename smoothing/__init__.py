@@ -1,8 +1,5 @@
-"""Post-processing of released ECDFs: monotone smoothing, inverse ECDF, ROC (Barczewski, Mawass & Ramon).
-
-- :mod:`smoothing.monotone`  eq. (3): least-``p``-norm node corrections making a tree ECDF monotone.
-- :mod:`smoothing.inverse`   Algorithm 1: inverse ECDF by binary search, quantiles.
-- :mod:`smoothing.roc`       Sec. 5.1: ROC polyline and trapezoid AUC from two ECDFs.
+"""Post-processing of released ECDFs (Barczewski, Mawass & Ramon): monotone smoothing (eq. 3), inverse ECDF
+(Algorithm 1), ROC and AUC (Sec. 5.1): :mod:`smoothing.monotone`, :mod:`smoothing.inverse`, :mod:`smoothing.roc`.
 
 Pure numpy/scipy/cvxpy; never imports :mod:`secure`, :mod:`dp` or MPyC.  Post-processing of public values:
 no privacy cost, no threat model of its own.  Details and timings (Sec. 6.7, Fig. 7): docs/smoothing.md."""

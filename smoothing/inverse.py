@@ -59,12 +59,14 @@ def inverse_ecdf(curve: Curve, probability: float, *, lower: float | None = None
         raise ValueError(f"lower and upper must be finite, got {start} and {stop}")
     if start > stop:
         raise ValueError(f"lower must not exceed upper, got {start} > {stop}")
-    if precision is None:
-        step = _default_precision(knots, start, stop)
-    else:
+    if precision is not None:
         step = float(precision)
         if not (math.isfinite(step) and step > 0):
             raise ValueError(f"precision must be positive, got {precision}")
+    elif knots is not None and knots.size > 1:
+        step = float(np.min(np.diff(knots)))
+    else:  # a callable or a one-point grid; an empty domain has nothing to bisect
+        step = (stop - start) * 2.0 ** -40 if stop > start else 1.0
 
     # Algorithm 1, on [lower, upper] instead of [0, 1]
     a, b = start, stop
@@ -113,15 +115,6 @@ def _evaluate(knots: np.ndarray, heights: np.ndarray, points: np.ndarray | float
     if where.ndim == 0:
         return float(result)
     return result
-
-
-def _default_precision(knots: np.ndarray | None, start: float, stop: float) -> float:
-    span = stop - start
-    if knots is not None and knots.size > 1:
-        return float(np.min(np.diff(knots)))
-    if span > 0:
-        return span * 2.0 ** -40
-    return 1.0  # empty domain: nothing to bisect
 
 
 def _check_probability(probability: float) -> float:

@@ -52,11 +52,8 @@ class SmoothingError(RuntimeError):
 
 @dataclass(frozen=True)
 class SmoothingResult:
-    """Outcome of :func:`smooth_ecdf`: the smoothed ECDF ``values`` (non-decreasing, in [0, 1]) on the grid positions
-    ``subset`` B (0-based; paper index ``pos + 1``), the node ``corrections`` nu (one per column of ``incidence``, 0
-    where B touches none), the CVXPY ``status`` of the ``solver`` used, ``objective = sum |nu|^p``, wall-clock
-    ``seconds`` of the whole call, the solver's own time, ``repair`` (the largest change of the final
-    accumulate/clip step) and every ``(solver, outcome)`` tried."""
+    """Outcome of :func:`smooth_ecdf`: the smoothed ``values`` on the grid positions ``subset``, the node
+    ``corrections`` and how the solve went (fields: docs/smoothing.md)."""
 
     subset: np.ndarray
     values: np.ndarray
@@ -80,13 +77,9 @@ def default_solvers(norm: int) -> list[str]:
 def smooth_ecdf(noisy: np.ndarray, incidence: sp.spmatrix | sp.sparray, *, subset: np.ndarray | None = None,
                 norm: int = 2, solvers: Sequence[str] | None = None, tolerance: float = 1e-6,
                 accept_inaccurate: bool = True) -> SmoothingResult:
-    """Smooth a noisy tree-mechanism ECDF into a non-decreasing curve in [0, 1] (paper eq. 3, ``p = norm``).
-
-    ``noisy`` is F-hat on the whole grid (the ``N`` rows of the sparse ``N x nodes`` ``incidence``: a 1 at each tree
-    node whose noise a grid point carries) or only on B (``subset``, sorted and de-duplicated here; paper Sec. 4.1).
-    ``solvers`` are tried in order (``None``: :func:`default_solvers`); a solution violating the constraints by more
-    than ``tolerance`` fails; ``accept_inaccurate=False`` tries the other solvers before an ``optimal_inaccurate``
-    one.  SmoothingError names each solver's failure.  Details: docs/smoothing.md."""
+    """Smooth a noisy tree-mechanism ECDF (on the grid of the sparse ``N x nodes`` ``incidence``, or on ``subset``)
+    into a non-decreasing curve in [0, 1] (paper eq. 3, ``p = norm``); the arguments, the solvers tried and
+    SmoothingError: docs/smoothing.md."""
     started = time.perf_counter()
     norm = _check_norm(norm)
     if not sp.issparse(incidence):
