@@ -423,12 +423,7 @@ def histogram_sums(kernel: Kernel, counts: Any, grid_values: Sequence[np.ndarray
     the table path.  Parameters: docs/secure_layer.md.
     :raise ValueError: grid and counts disagree, a grid that is not increasing / not the label codes,
         a degree-3 kernel without a closed form, or a generic grid beyond :data:`GENERIC_MAX_CELLS`."""
-    return _sums_with(_SecureOps() if secure else _PlainOps(), kernel, counts, grid_values, generic=generic)
-
-
-def _sums_with(ops: _Ops, kernel: Kernel, counts: Any, grid_values: Sequence[np.ndarray], *,
-               generic: bool) -> tuple[Any, ...]:
-    """:func:`histogram_sums` with a given operations object (the tests pass an instrumented one)."""
+    ops = _SecureOps() if secure else _PlainOps()
     histogram = ops.prepare(counts)
     arrays = _grid_arrays(kernel, grid_values, tuple(histogram.shape))
     form = None if generic else special_form(kernel)
