@@ -285,18 +285,21 @@ def _converted(batch: Any, wanted: Sequence[str], textual: dict[int, ColumnSpec]
     return values, odd
 
 
-def _arrow_options(header: Sequence[str], positions: Sequence[int],
-                   textual: dict[int, ColumnSpec]) -> tuple[Any, list[str]]:
-    """Arrow's convert options (only the wanted columns, their types, the missing tokens) and the wanted columns'
-    names ``c<position>`` (the header's own names may repeat or be blank)."""
+def _arrow_options(header: Sequence[str], positions: Sequence[int], textual: dict[int, ColumnSpec],
+                   **read: int) -> tuple[Any, Any, list[str]]:
+    """Arrow's read options (``read``, no thread, the columns named ``c<position>``: the header's own names may repeat
+    or be blank), its convert options (only the wanted columns, their types, the missing tokens) and the wanted
+    columns' names."""
     import pyarrow as pa
     import pyarrow.csv as arrow_csv
 
     wanted = [f"c{position}" for position in positions]
     types = {name: pa.dictionary(pa.int32(), pa.string()) if j in textual else pa.float64()
              for j, name in enumerate(wanted)}
-    return arrow_csv.ConvertOptions(include_columns=list(dict.fromkeys(wanted)), column_types=types,
-                                    null_values=_NULL_CELLS, strings_can_be_null=False), wanted
+    names = [f"c{index}" for index in range(len(header))]
+    return (arrow_csv.ReadOptions(column_names=names, use_threads=False, **read),
+            arrow_csv.ConvertOptions(include_columns=list(dict.fromkeys(wanted)), column_types=types,
+                                     null_values=_NULL_CELLS, strings_can_be_null=False), wanted)
 
 
 def _keep(values: np.ndarray, odd: np.ndarray, record: int, *, party: int, parties: int, sink: Sink) -> int:
@@ -377,9 +380,7 @@ def _read_pieces(path: str, header: Sequence[str], positions: Sequence[int], *, 
     import pyarrow.csv as arrow_csv
 
     limit = CHUNK_BYTES
-    convert, wanted = _arrow_options(header, positions, textual)
-    read = arrow_csv.ReadOptions(column_names=[f"c{index}" for index in range(len(header))], use_threads=False,
-                                 block_size=limit + _PIECE_BYTES)
+    read, convert, wanted = _arrow_options(header, positions, textual, block_size=limit + _PIECE_BYTES)
 
     def parse(buffer: bytearray, end: int) -> list[tuple[np.ndarray, np.ndarray]]:  # in a parser thread
         # the system allocator: Arrow's default (mimalloc) keeps freed blocks, about 14 MB more of a party's peak
@@ -423,20 +424,16 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], *,
     import pyarrow as pa
     import pyarrow.csv as arrow_csv
 
-    convert, wanted = _arrow_options(header, positions, textual)
     limit = CHUNK_BYTES
-    block_size, stream = min(limit, _ARROW_BLOCK), _CheckedBytes(path, limit)
-    batches = None
+    block_size = min(limit, _ARROW_BLOCK)
+    read, convert, wanted = _arrow_options(header, positions, textual, block_size=block_size, skip_rows=1)
+    stream, batches = _CheckedBytes(path, limit), None
     try:
-        # no read-ahead thread: an Arrow thread still reading a Python file when a party exits after an
-        # error aborts the process ("terminate called without an active exception", apache/arrow#34314)
-        batches = arrow_csv.open_csv(
-            pa.PythonFile(stream, mode="r"),
-            read_options=arrow_csv.ReadOptions(block_size=block_size, skip_rows=1,
-                                               column_names=[f"c{index}" for index in range(len(header))],
-                                               use_threads=False),
-            parse_options=arrow_csv.ParseOptions(newlines_in_values=True), convert_options=convert,
-            memory_pool=pa.system_memory_pool())
+        # no read-ahead thread (``use_threads=False``): an Arrow thread still reading a Python file when a party exits
+        # after an error aborts the process ("terminate called without an active exception", apache/arrow#34314)
+        batches = arrow_csv.open_csv(pa.PythonFile(stream, mode="r"), read_options=read, convert_options=convert,
+                                     parse_options=arrow_csv.ParseOptions(newlines_in_values=True),
+                                     memory_pool=pa.system_memory_pool())
         record = 0
         for batch in batches:
             record = _keep(*_converted(batch, wanted, textual), record, party=party, parties=parties, sink=sink)
@@ -453,10 +450,9 @@ def _read_arrow(path: str, header: Sequence[str], positions: Sequence[int], *,
 
 
 def _read_exact(path: str, positions: Sequence[int], columns: Sequence[str], *, party: int, parties: int,
-                textual: dict[int, ColumnSpec], sink: Sink | None = None) -> None:
+                textual: dict[int, ColumnSpec], sink: Sink) -> None:
     """This party's rows of the wanted columns by the ``csv`` module, cell by cell, into ``sink``: the exact
     path (docs/reader.md), refusing a line longer than :data:`CHUNK_BYTES`."""
-    sink = sink if sink is not None else _Rows(len(columns))
     kept: list[list[float]] = []
     with _open_text(path) as handle:
         lines = bounded_lines(handle, path)

@@ -221,7 +221,7 @@ def test_a_line_longer_than_a_block_is_refused_in_one_line(name: str, length: in
     with pytest.raises(InputError) as arrow:
         read_columns(str(path), ["a", "b"], party=1, parties=3)
     with pytest.raises(InputError) as exact:  # the exact path refuses it too, before holding it
-        reader._read_exact(str(path), [0, 1], ["a", "b"], party=1, parties=3, textual={})
+        reader._read_exact(str(path), [0, 1], ["a", "b"], party=1, parties=3, textual={}, sink=reader._Rows(2))
     for refused in (arrow.value, exact.value):
         assert str(refused) == LONG_LINE.format(limit=4096)
         assert refused.detail is not None and str(path) in refused.detail
