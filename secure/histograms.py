@@ -63,13 +63,10 @@ def local_histogram(cells: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
 FOLD_CELLS = 1 << 12
 
 
-def _no_phase(name: str) -> ContextManager[None]:
-    return nullcontext()
-
-
 async def streamed_histogram_sums(kernel: Kernel, sectype: Any, local: np.ndarray, totals: Sequence[int],
                                   grid_values: Sequence[np.ndarray], *,
-                                  phase: Callable[[str], ContextManager[None]] = _no_phase) -> tuple[list[Any], Any]:
+                                  phase: Callable[[str], ContextManager[None]] = lambda _: nullcontext()
+                                  ) -> tuple[list[Any], Any]:
     """:func:`histogram_sums` of the joint histogram of every party's counts ``local``, checked as
     :func:`checked_secure_histogram` checks them, for a kernel of :data:`STREAMED` (Kendall, AUC): each block of
     :data:`FOLD_CELLS` grid cells is secret-shared and summed (inside ``phase("histogram")``), folded into the formula
