@@ -19,9 +19,8 @@ from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_noise_g
 from scenarios.kit.sweep import Output, Sweep, axis, monte_carlo, points
 from scenarios.kit.sweep import framingham_scores as load_scores
 
-__all__ = ["main", "parse_options", "DomainOptions", "domain_panel", "SERIES_STYLES", "load_scores",
-           "synthetic_scores", "quantize_scores", "run_experiment", "regime", "DATASETS", "PAPER_POSITIVES",
-           "PAPER_NEGATIVES", "best_alphas", "CSV_COLUMNS", "METRICS"]
+__all__ = ["main", "parse_options", "domain_panel", "ldp_auc_deployment", "load_scores", "synthetic_scores",
+           "quantize_scores", "regime", "CSV_COLUMNS"]
 
 DEFAULT_ALPHAS = tuple(range(4, 15))
 QUICK_ALPHAS = (4, 9, 14)
@@ -131,17 +130,6 @@ def regime(row: dict[str, Any]) -> str:
     return "privacy" if row["privacy_squared_error_mean"] > bias2 else "quantization"
 
 
-def best_alphas(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, float], dict[str, Any]]:
-    """For every (split, epsilon), the row with the smallest mean squared error."""
-    best: dict[tuple[str, float], dict[str, Any]] = {}
-    for row in rows:
-        key = (row["split"], row["epsilon"])
-        if math.isfinite(row["squared_error_mean"]) and (
-                key not in best or row["squared_error_mean"] < best[key]["squared_error_mean"]):
-            best[key] = row
-    return best
-
-
 #: line style, marker and marker fill of the first and the second series (split, protocol; colour: epsilon): the
 #: marker tells them apart in the legend, where an errorbar's handle hardly shows the line style
 SERIES_STYLES = (("-", "o", "full"), ("--", "s", "none"))
@@ -188,7 +176,11 @@ def _report(options: DomainOptions, outputs: Sequence[Output]) -> None:
                ["split", "alpha", "epsilon", "estimate", "MSE", "abs. error", "quantized AUC"], table,
                notes=[f"{options.dataset} scores: {first['positives']} positives, {first['negatives']} negatives; "
                       f"exact AUC of the unquantized scores {first['exact_auc']:.4f}"])
-    best = best_alphas(rows)
+    best: dict[tuple[str, float], dict[str, Any]] = {}  # per (split, epsilon): the row of the smallest MSE
+    for row in (row for row in rows if math.isfinite(row["squared_error_mean"])):
+        key = (row["split"], row["epsilon"])
+        if key not in best or row["squared_error_mean"] < best[key]["squared_error_mean"]:
+            best[key] = row
     summary = [[split, f"{epsilon:g}", str(row["alpha"]),
                 format_mean(row["squared_error_mean"], row["squared_error_se"]),
                 f"{math.sqrt(row['squared_error_mean']):.3g}", f"{(row['quantized_auc'] - row['exact_auc']) ** 2:.3g}",

@@ -91,12 +91,10 @@ def _resolve(args: Any, common: CommonOptions) -> SyntheticOptions:
 
 def synthetic_scores(dataset: str, per_class: int, generator: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """``per_class`` scores of the positives and of the negatives of ``"auc_one"`` (1 and 0) or ``"ur"`` (uniform on
-    ``[0, 1)`` from the public ``generator``); :class:`ValueError` on another name."""
+    ``[0, 1)`` from the public ``generator``)."""
     if dataset == "auc_one":
         return np.ones(per_class), np.zeros(per_class)
-    if dataset == "ur":
-        return generator.random(per_class), generator.random(per_class)
-    raise ValueError(f"dataset must be one of {', '.join(DATASETS)}, got '{dataset}'")
+    return generator.random(per_class), generator.random(per_class)
 
 
 def _exact_auc(positives: np.ndarray, negatives: np.ndarray) -> float:

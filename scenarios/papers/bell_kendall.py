@@ -18,8 +18,7 @@ from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_positiv
 from scenarios.kit.sweep import (Output, Sweep, add_coalition_options, axis, check_coalition, complete_rows, row_limit,
                                  whole_list)
 
-__all__ = ["main", "parse_options", "KendallOptions", "run_experiment", "load_ratings", "CSV_COLUMNS",
-           "method_names"]
+__all__ = ["main", "parse_options", "KendallOptions", "run_experiment", "CSV_COLUMNS", "method_names"]
 
 DEFAULT_EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 QUICK_EPSILONS = (0.05, 5.0)
@@ -85,24 +84,18 @@ def age_levels(age_width: int) -> int:
     return max(1, math.ceil((AGE_DOMAIN[1] - AGE_DOMAIN[0]) / age_width))
 
 
-def load_ratings(age_width: int, rows: int | None = None) -> np.ndarray:
-    """The ordinal stand-in for Tripadvisor ratings, ``(n, 2)`` floats: Framingham's complete ``(age band,
-    education)``, age clipped to its declared domain and cut into ``age_width``-year bands; the first ``rows``."""
-    values = complete_rows("framingham", ("age", "education"))
-    levels = age_levels(age_width)
-    age = np.clip(values[:, 0], *AGE_DOMAIN)
-    bands = np.minimum(np.floor((age - AGE_DOMAIN[0]) / age_width), levels - 1)
-    education = np.clip(values[:, 1], *EDUCATION_LEVELS)
-    ratings = np.column_stack([bands, education])
-    return ratings if rows is None else ratings[:rows]
-
-
 def _ratings(options: KendallOptions) -> tuple[np.ndarray, tuple[Any, ...]]:
-    """The rows (:func:`load_ratings`) and their column specs."""
+    """The ordinal stand-in for Tripadvisor ratings, ``(n, 2)`` floats: Framingham's complete ``(age band,
+    education)``, age clipped to its declared domain and cut into ``--age-width``-year bands, the first ``--rows``;
+    and their column specs."""
     from secure.intake import ColumnSpec
 
+    values = complete_rows("framingham", ("age", "education"))
     levels = age_levels(options.age_width)
-    return load_ratings(options.age_width, options.rows), (
+    age = np.clip(values[:, 0], *AGE_DOMAIN)
+    bands = np.minimum(np.floor((age - AGE_DOMAIN[0]) / options.age_width), levels - 1)
+    ratings = np.column_stack([bands, np.clip(values[:, 1], *EDUCATION_LEVELS)])
+    return ratings if options.rows is None else ratings[:options.rows], (
         ColumnSpec("age_band", 0.0, float(max(levels - 1, 1)), 0),
         ColumnSpec("education", float(EDUCATION_LEVELS[0]), float(EDUCATION_LEVELS[1]), 0))
 

@@ -5,6 +5,7 @@ deployment on real parties, no MPC: clients spread over the parties, reports to 
 Party 0 writes one CSV and PNG per figure.  Method, data and findings beside ours: ``docs/papers/fedauc.md``."""
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -115,20 +116,6 @@ def _resolve(args: Any, common: CommonOptions) -> FiguresOptions:
                           replicas=int(args.replicas), delta=delta, common=common)
 
 
-class _Runner:
-    """Runs the settings in order, one seeded noise stream (``--os-noise``: the OS) and one tick of ``bar`` each."""
-
-    def __init__(self, options: FiguresOptions, seed: int, scores: np.ndarray, labels: np.ndarray, bar: Any) -> None:
-        self.options, self.seed, self.scores, self.labels, self.bar = options, seed, scores, labels, bar
-        self.setting = 0
-
-    def noise(self) -> np.random.Generator | None:
-        generator = noise_generator(self.seed, self.setting, 0, os_noise=self.options.common.os_noise)
-        self.setting += 1
-        self.bar.update(1)
-        return generator
-
-
 def _std_jobs(options: FiguresOptions) -> dict[str, list[dict[str, Any]]]:
     """The :func:`scenarios.papers.fedauc_tables.simulated_row` settings of the alpha, allocation and Gaussian
     figures, in run order (the Gaussian rows with their Laplace counterparts; ``clients`` 0: one row per client)."""
@@ -162,49 +149,47 @@ def _std_jobs(options: FiguresOptions) -> dict[str, list[dict[str, Any]]]:
     return {"alpha": alpha, "allocation": allocation, "gaussian": gaussian}
 
 
-def _beta_rows(runner: _Runner) -> list[dict[str, Any]]:
+def _beta_rows(options: FiguresOptions, seed: int, scores: np.ndarray, labels: np.ndarray,
+               _: Callable[[], Any]) -> list[dict[str, Any]]:
     from dp.fedauc.mechanisms import adaptive_count_fraction
     from dp.fedauc.ranks import average_ranks, client_layout, local_statistics
 
-    options = runner.options
-    ranks = average_ranks(runner.scores)
+    ranks = average_ranks(scores)
     rows = []
     for layout in ("iid", "non_iid"):
-        client_of = client_layout(runner.scores, clients=options.beta_clients, layout=layout,
-                                  rng=_layout_rng(runner.seed))
-        stats = local_statistics(ranks, runner.labels, client_of)
+        client_of = client_layout(scores, clients=options.beta_clients, layout=layout, rng=_layout_rng(seed))
+        stats = local_statistics(ranks, labels, client_of)
         laplace = adaptive_count_fraction(stats.mean_rank, stats.spread, mechanism="laplace")
         gaussian = adaptive_count_fraction(stats.mean_rank, stats.spread, mechanism="gaussian")
         for client in range(stats.clients):
             rows.append({"figure": "beta", "layout": layout, "clients": stats.clients, "client": client,
                          "size": int(stats.sizes[client]), "mean_rank": float(stats.mean_rank[client]),
                          "spread": float(stats.spread[client]), "beta_laplace": float(laplace[client]),
-                         "beta_gaussian": float(gaussian[client]), "seed": runner.seed})
+                         "beta_gaussian": float(gaussian[client]), "seed": seed})
     return rows
 
 
-def _rr_rows(runner: _Runner) -> list[dict[str, Any]]:
+def _rr_rows(options: FiguresOptions, seed: int, scores: np.ndarray, labels: np.ndarray,
+             noise: Callable[[], Any]) -> list[dict[str, Any]]:
     from sklearn.metrics import roc_auc_score
 
     from dp.fedauc.mechanisms import flip_probability
 
-    options = runner.options
     epsilons = QUICK_RR_EPSILONS if options.common.quick else RR_EPSILONS
-    sets = {"small": ("5", PAPER_TABLE5, runner.scores, runner.labels),  # large: every row --replicas times
-            "large": ("6", PAPER_TABLE6, np.tile(runner.scores, options.replicas),
-                      np.tile(runner.labels, options.replicas))}
+    sets = {"small": ("5", PAPER_TABLE5, scores, labels),  # large: every row --replicas times
+            "large": ("6", PAPER_TABLE6, np.tile(scores, options.replicas), np.tile(labels, options.replicas))}
     rows = []
     for name, (table, paper, scores, labels) in sets.items():
         sklearn_auc = float(roc_auc_score(labels, scores))
         positives = int(labels.sum())
         for epsilon in epsilons:
             paper_mean, paper_std = paper.get(epsilon, (math.nan, math.nan))
-            rows.append(simulated_row(scores, labels, runner.seed, method="rr", epsilon=epsilon,
-                                      runs=options.common.runs, noise_rng=runner.noise()) | {
+            rows.append(simulated_row(scores, labels, seed, method="rr", epsilon=epsilon,
+                                      runs=options.common.runs, noise_rng=noise()) | {
                 "table": table, "set": name, "samples": int(scores.size), "positives": positives,
                 "negatives": int(scores.size) - positives, "flip_probability": flip_probability(epsilon),
                 "sklearn_auc": sklearn_auc, "paper_samples": PAPER_TABLE4[name][0], "paper_mean": paper_mean,
-                "paper_std": paper_std, "seed": runner.seed})
+                "paper_std": paper_std, "seed": seed})
     return rows
 
 
@@ -219,10 +204,16 @@ def run_figures(options: FiguresOptions, seed: int) -> dict[str, list[dict[str, 
     with progress(sum(len(jobs.get(figure, ())) for figure in options.figures)
                   + ("rr_sizes" in options.figures) * 2 * len(rr_epsilons), "fedauc_figures") as bar:
         bar.unit = "setting"
-        runner = _Runner(options, seed, scores, labels, bar)
+        settings = itertools.count()
+
+        def noise() -> np.random.Generator | None:
+            """The next setting's seeded noise stream (``--os-noise``: the OS), one tick of the bar."""
+            bar.update(1)
+            return noise_generator(seed, next(settings), 0, os_noise=options.common.os_noise)
+
         # in FIGURES order: the settings' noise streams follow it
-        return {figure: builders[figure](runner) if figure in builders
-                else [simulated_row(scores, labels, seed, runs=options.common.runs, noise_rng=runner.noise(),
+        return {figure: builders[figure](options, seed, scores, labels, noise) if figure in builders
+                else [simulated_row(scores, labels, seed, runs=options.common.runs, noise_rng=noise(),
                                     figure=figure, seed=seed, **job) for job in jobs[figure]]
                 for figure in options.figures}
 

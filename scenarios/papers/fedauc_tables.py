@@ -106,14 +106,6 @@ def _jobs(quick: bool) -> list[dict[str, Any]]:
     return jobs
 
 
-def _run(jobs: Sequence[dict[str, Any]], scores: np.ndarray, labels: np.ndarray, runs: int,
-         seed: int) -> list[dict[str, Any]]:
-    from tqdm import tqdm
-
-    return [simulated_row(scores, labels, seed, runs=runs, noise_rng=None, **job)
-            for job in tqdm(jobs, desc="FedAUC settings", unit="setting", disable=None, file=sys.stderr)]
-
-
 def _find(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any]:
     """The first row with the given values (:func:`_jobs` runs every setting a table or figure shows)."""
     return next(row for row in rows if all(row[name] == value for name, value in keys.items()))
@@ -354,11 +346,14 @@ def deployment_settings() -> list[DeploymentSetting]:
 
 def _run_tables(options: FedAucOptions, seed: int) -> list[Output]:
     from sklearn.metrics import roc_auc_score
+    from tqdm import tqdm
 
     start = time.perf_counter()
     scores, labels = framingham_scores(seed)
     samples = int(scores.size)
-    rows = _run(_jobs(options.common.quick), scores, labels, options.common.runs, seed)
+    rows = [simulated_row(scores, labels, seed, runs=options.common.runs, noise_rng=None, **job)
+            for job in tqdm(_jobs(options.common.quick), desc="FedAUC settings", unit="setting", disable=None,
+                            file=sys.stderr)]
     std_rows = [row for row in rows if row["table"] != "3"]
     summary = {"samples": samples, "positives": int(labels.sum()), "sklearn_auc": float(roc_auc_score(labels, scores)),
                "settings": len(rows), "seconds": time.perf_counter() - start, "seed": seed}
@@ -382,15 +377,12 @@ def _report(options: FedAucOptions, outputs: Sequence[Output]) -> None:
     _print_rr_table(rr_rows, summary["sklearn_auc"])
 
 
-def _footer(options: FedAucOptions, seed: int, files: list[str], seconds: float) -> None:
-    directory = Path(options.common.results_dir)
-    print(f"\nwrote {directory / 'fedauc_std.csv'}, {directory / 'fedauc_rr_debias.csv'}, "
-          f"{directory / 'fedauc_std.png'}")
-
-
 SWEEP = Sweep(module="fedauc_tables", doc=__doc__ or "", page="docs/papers/fedauc.md", declare=_declare,
               resolve=lambda args, common: FedAucOptions(common), run=_run_tables, report=_report, runs=100,
-              quick_runs=20, min_runs=2, own_options=True, footer=_footer,
+              quick_runs=20, min_runs=2, own_options=True,
+              footer=lambda options, *_: print("\nwrote " + ", ".join(
+                  str(Path(options.common.results_dir) / name)
+                  for name in ("fedauc_std.csv", "fedauc_rr_debias.csv", "fedauc_std.png"))),
               checks=lambda options, seed: deployment_checks(deployment_settings(), seed))
 
 parse_options, main = SWEEP.parse, SWEEP.main

@@ -101,21 +101,19 @@ def load_scores(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return framingham_scores(seed ^ _SPLIT_SALT)
 
 
-def run_experiment(probabilities: np.ndarray, labels: np.ndarray, options: Options, *, parties: int = 1,
-                   threshold: int = 0, progress: bool = True) -> list[dict[str, Any]]:
-    """Relative squared error of the private HL statistic, ``options.common.runs`` times per epsilon and accounting
-    (noise from the OS, never from ``--seed``; ``parties``, ``threshold``: the calibration's ``m`` and ``t``); one
-    row (:data:`COLUMNS`) per (epsilon, accounting)."""
+def run_experiment(probabilities: np.ndarray, labels: np.ndarray, exact: Any, options: Options, *, parties: int,
+                   threshold: int) -> list[dict[str, Any]]:
+    """Relative squared error of the private HL statistic against the ``exact`` one, ``options.common.runs`` times
+    per epsilon and accounting (noise from the OS, never from ``--seed``; ``parties``, ``threshold``: the
+    calibration's ``m`` and ``t``); one row (:data:`COLUMNS`) per (epsilon, accounting)."""
     from tqdm import tqdm
 
-    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, exact_hosmer_lemeshow, private_hosmer_lemeshow, \
-        relative_squared_error
+    from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, private_hosmer_lemeshow, relative_squared_error
 
-    exact = exact_hosmer_lemeshow(probabilities, labels, options.groups)
     rows: list[dict[str, Any]] = []
     runs = options.common.runs
     total = len(options.epsilons) * len(ACCOUNTINGS) * runs
-    with tqdm(total=total, desc="HL runs", unit="run", file=sys.stderr, disable=not progress) as bar:
+    with tqdm(total=total, desc="HL runs", unit="run", file=sys.stderr) as bar:
         for epsilon in options.epsilons:
             for accounting in ACCOUNTINGS:
                 query = HosmerLemeshowQuery(epsilon=epsilon, groups=options.groups, grid_points=options.grid_points,
@@ -153,10 +151,8 @@ def write_png(rows: Sequence[dict[str, Any]], path: str, *, floor: float, title:
     labels = {"paper": "paper accounting (8 statistics, each eps')", "joint": "joint sensitivity 4 (same 8 eps')"}
     for accounting in ACCOUNTINGS:
         mine = sorted((row for row in rows if row["accounting"] == accounting), key=lambda row: row["epsilon"])
-        if not mine:
-            continue
         eps = [row["epsilon"] for row in mine]
-        colour = colours.get(accounting, None)
+        colour = colours[accounting]
         axes.plot(eps, [row["relative_mse"] for row in mine], "o-", color=colour, label=f"mean, {labels[accounting]}")
         axes.plot(eps, [row["median"] for row in mine], "s--", color=colour, alpha=0.7, markersize=4,
                   label=f"median, {accounting}")
@@ -221,7 +217,7 @@ def _run(options: Options, seed: int) -> list[Output]:
     parties, coalition = party_count(), threshold()
     probabilities, labels = load_scores(seed)
     exact = exact_hosmer_lemeshow(probabilities, labels, options.groups)
-    rows = run_experiment(probabilities, labels, options, parties=parties, threshold=coalition)
+    rows = run_experiment(probabilities, labels, exact, options, parties=parties, threshold=coalition)
     query = HosmerLemeshowQuery(epsilon=1.0, groups=options.groups, grid_points=options.grid_points,
                                 precision=options.precision, smoothed=options.smoothed)
     zeros = np.zeros((2, options.groups), dtype=np.int64)

@@ -19,8 +19,8 @@ from scenarios.kit.experiments import (CommonOptions, check_positive_number, dat
 from scenarios.kit.sweep import Output, Sweep, whole_list
 from scenarios.kit.sweep import complete_rows as _complete
 from scenarios.papers.umpc_samplers import UmpcCheckSetting, umpc_runs, umpc_secure_checks
-from scenarios.papers.umpc_vs_baselines import (COLORS, COST_PROTOCOL, METHODS, baseline_estimates, fill_ratios,
-                                                method_rows)
+from scenarios.papers.umpc_vs_baselines import (COLORS, COST_PROTOCOL, ELL, METHODS, baseline_estimates,
+                                                fill_ratios, method_rows)
 
 __all__ = ["main", "parse_options", "BinsOptions", "run_figure", "exact_ustat", "grid_shape",
            "CSV_COLUMNS", "METHODS", "COST_PROTOCOL"]
@@ -33,7 +33,6 @@ DEFAULT_SIZES = (100, 200, 400, 0)   # 0: all complete rows
 QUICK_SIZES = (100, 200)
 UCI_BINS = 64
 UCI_EPSILON = 1.0
-ELL = 40          # bits per element in the cost models
 PARTIES = 3       # simulated parties holding the rows (U-MPC)
 COALITION = 1     # coalition the U-MPC noise is calibrated for
 

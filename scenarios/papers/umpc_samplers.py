@@ -20,7 +20,7 @@ from scenarios.kit.experiments import (CommonOptions, check_positive_number, equ
 from scenarios.kit.sweep import (Output, Sweep, add_coalition_options, check_coalition, complete_rows, error_summary,
                                  row_limit)
 
-__all__ = ["main", "parse_options", "SamplerOptions", "run_experiment", "load_categories", "bank_job_standin",
+__all__ = ["main", "parse_options", "SamplerOptions", "run_experiment", "bank_job_standin",
            "lemma_d3_bound", "ordering_holds", "CSV_COLUMNS", "SAMPLERS", "BANK_JOB_COUNTS", "DATASETS",
            "UmpcCheckSetting", "umpc_secure_checks", "secure_settings"]
 
@@ -94,12 +94,6 @@ def _resolve(args: Any, common: CommonOptions) -> SamplerOptions:
                           inc_samples=args.inc_samples)
 
 
-def load_categories(rows: int | None = None) -> np.ndarray:
-    """Framingham ``education`` (levels 1..4) as floats, missing rows dropped, first ``rows`` kept."""
-    values = np.clip(complete_rows("framingham", ("education",))[:, 0], *EDUCATION_LEVELS)
-    return values if rows is None else values[:rows]
-
-
 def bank_job_standin(rows: int | None = None) -> np.ndarray:
     """Synthetic stand-in for Bank Marketing's ``job`` (not real data): codes 0..11, each its
     :data:`BANK_JOB_COUNTS` times, in a fixed public permutation; the first ``rows`` kept."""
@@ -114,13 +108,15 @@ DESCRIPTIONS = {"framingham": "Framingham education (4 categories), stand-in for
 
 
 def _load(options: SamplerOptions) -> tuple[np.ndarray, Any]:
-    """(values, column spec) of ``--data``."""
+    """(values, column spec) of ``--data``: the stand-in, or Framingham ``education`` (levels 1..4) as floats,
+    missing rows dropped; the first ``--rows``."""
     from secure.intake import ColumnSpec
 
     if options.data == "bank-job":
         return bank_job_standin(options.rows), ColumnSpec("job", 0.0, float(len(BANK_JOB_COUNTS) - 1), 0)
-    return load_categories(options.rows), ColumnSpec("education", float(EDUCATION_LEVELS[0]),
-                                                     float(EDUCATION_LEVELS[1]), 0)
+    values = np.clip(complete_rows("framingham", ("education",))[:, 0], *EDUCATION_LEVELS)
+    spec = ColumnSpec("education", float(EDUCATION_LEVELS[0]), float(EDUCATION_LEVELS[1]), 0)
+    return values if options.rows is None else values[:options.rows], spec
 
 
 def lemma_d3_bound(*, n: int, edges: int, epsilon: float, sensitivity: float = 1.0,
