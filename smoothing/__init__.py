@@ -5,10 +5,10 @@ Pure numpy/scipy/cvxpy; never imports :mod:`secure`, :mod:`dp` or MPyC.  Post-pr
 no privacy cost, no threat model of its own.  Details and timings (Sec. 6.7, Fig. 7): docs/smoothing.md."""
 from __future__ import annotations
 
-from smoothing.inverse import Curve, ecdf_on_grid, evaluate_step, inverse_ecdf, quantiles
+from smoothing.inverse import Curve, evaluate_step, inverse_ecdf, quantiles
 from smoothing.monotone import DEFAULT_SOLVERS, SmoothingError, SmoothingResult, default_solvers, smooth_ecdf, smooth_many
 from smoothing.roc import RocCurve, batch_auc, roc_from_ecdfs, trapezoid_auc
 
 __all__ = ["Curve", "DEFAULT_SOLVERS", "RocCurve", "batch_auc", "SmoothingError", "SmoothingResult", "default_solvers",
-           "ecdf_on_grid", "evaluate_step", "inverse_ecdf", "quantiles", "roc_from_ecdfs", "smooth_ecdf", "smooth_many",
+           "evaluate_step", "inverse_ecdf", "quantiles", "roc_from_ecdfs", "smooth_ecdf", "smooth_many",
            "trapezoid_auc"]

@@ -8,23 +8,10 @@ from typing import Callable, Union
 
 import numpy as np
 
-__all__ = ["Curve", "ecdf_on_grid", "evaluate_step", "inverse_ecdf", "quantiles"]
+__all__ = ["Curve", "evaluate_step", "inverse_ecdf", "quantiles"]
 
 #: A curve to invert: a function of one float, or ``(grid, values)`` of a step function.
 Curve = Union[Callable[[float], float], tuple[np.ndarray, np.ndarray]]
-
-
-def ecdf_on_grid(samples: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """The exact (noiseless) ECDF ``F(t) = |{x : x <= t}| / n`` of finite ``samples`` (flattened) on a strictly
-    increasing ``grid``."""
-    data = np.asarray(samples, dtype=float).ravel()
-    if data.size == 0:
-        raise ValueError("samples must contain at least one value, got none")
-    if not np.all(np.isfinite(data)):
-        raise ValueError("samples must contain only finite values")
-    points = _check_grid(grid)
-    ordered = np.sort(data)
-    return np.searchsorted(ordered, points, side="right") / ordered.size
 
 
 def evaluate_step(grid: np.ndarray, values: np.ndarray, points: np.ndarray | float) -> np.ndarray | float:

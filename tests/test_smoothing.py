@@ -20,7 +20,6 @@ from sklearn.metrics import roc_auc_score, roc_curve
 from smoothing import (
     SmoothingError,
     default_solvers,
-    ecdf_on_grid,
     evaluate_step,
     inverse_ecdf,
     quantiles,
@@ -32,6 +31,11 @@ from smoothing import (
 
 # ---------------------------------------------------------------------------------------------
 # helpers: the tree of the mechanism (paper eq. 2) and a noisy ECDF in the paper's X_pois setting
+
+
+def ecdf_on_grid(samples: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """The exact (noiseless) ECDF ``|{x : x <= t}| / n`` of ``samples`` on ``grid``."""
+    return np.searchsorted(np.sort(samples), grid, side="right") / len(samples)
 
 
 def tree_incidence(size: int) -> sp.csr_array:
