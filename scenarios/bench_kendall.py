@@ -14,9 +14,8 @@ import sys
 from typing import Any, Sequence
 
 from dp.report_text import phases_text
-from scenarios.kit.records import write_record
-from scenarios.kit.cli import ScenarioParser, format_bytes, print_table
-from scenarios.kit.measure import at_least, bench_main, measure_step
+from scenarios.kit.cli import ScenarioParser, format_bytes
+from scenarios.kit.measure import at_least, bench_main, deliver_tables, measure_step
 from secure.security_parameter import restores_security_parameter, secure_integers, set_security_parameter
 
 __all__ = ["main"]
@@ -57,7 +56,7 @@ async def _bare_work(tuples: int, bits: int, sec_param: int) -> tuple[float, int
     return cost.seconds, cost.bytes_sent
 
 
-async def _bench(options: argparse.Namespace) -> None:
+async def _bench(options: argparse.Namespace) -> Any:
     from mpyc.runtime import mpc
 
     from dp.umpc.protocol import UStatQuery, prepare_rows, run_secure
@@ -83,11 +82,11 @@ async def _bench(options: argparse.Namespace) -> None:
         raised = int(protocol[-1].comparison_leak.get("security_parameter", mpc.options.sec_param))
         bare.append(await _bare_work(2 * n, bits, raised))
     if mpc.pid != 0:
-        return
+        return None
     protocol_seconds = statistics.median(r.seconds for r in protocol)
     bare_seconds = statistics.median(s for s, _ in bare)
     last = protocol[-1]
-    print_table([
+    return deliver_tables([([
         ("workload", f"Kendall's tau-a of sysBP, diaBP; n = {n}, |E| = {2 * n} (BalancedSamp), epsilon = 1"),
         ("parties", f"{last.parties} (threshold t = {last.threshold}), -L {mpc.SecInt().bit_length}, "
                     f"comparisons at {bits} bits, -K {raised} for both (raised from {mpc.options.sec_param} so that "
@@ -95,14 +94,12 @@ async def _bench(options: argparse.Namespace) -> None:
         ("protocol", f"{protocol_seconds:.2f} s, {format_bytes(last.bytes_sent)} (median of {options.repeats})"),
         ("bare MPyC", f"{bare_seconds:.2f} s, {format_bytes(bare[-1][1])}: {4 * n} np_sgn + {2 * n} products"),
         ("ratio", f"{protocol_seconds / bare_seconds:.3f} (aim: at most 1.5)"),
-    ], title="Benchmark: Pi_U-MPC vs bare MPyC work")
-    print(phases_text(last.phases, "per phase (last run)"))
-    if options.json:
-        write_record(options.json, {
-            "n": n, "pairs": 2 * n, "parties": last.parties, "threshold": last.threshold, "bits": bits,
-            "protocol_seconds": protocol_seconds, "protocol_bytes": last.bytes_sent, "bare_seconds": bare_seconds,
-            "bare_bytes": bare[-1][1], "ratio": protocol_seconds / bare_seconds, "phases": last.phases,
-            "repeats": options.repeats, "security_parameter": raised})
+    ], "Benchmark: Pi_U-MPC vs bare MPyC work")], options.json, {
+        "n": n, "pairs": 2 * n, "parties": last.parties, "threshold": last.threshold, "bits": bits,
+        "protocol_seconds": protocol_seconds, "protocol_bytes": last.bytes_sent, "bare_seconds": bare_seconds,
+        "bare_bytes": bare[-1][1], "ratio": protocol_seconds / bare_seconds, "phases": last.phases,
+        "repeats": options.repeats, "security_parameter": raised},
+        then=lambda: print(phases_text(last.phases, "per phase (last run)")))
 
 
 main = bench_main(parse_options, _bench)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dp.budget import ACCOUNTANTS, Accountant, Budget, Ledger, LedgerError, Spend, check_accountant
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.measure import at_least
+from scenarios.kit.measure import at_least, timed
 
 __all__ = ["build_parser", "main", "measure"]
 
@@ -27,7 +27,6 @@ DATASET = "name-bench-ledger"
 
 
 def build_parser() -> ScenarioParser:
-    """``--spends``, ``--ledger``, ``--accountant``, ``--reserve-only`` (a local tool: no MPyC)."""
     parser = ScenarioParser(prog="python -m scenarios.bench_ledger", runs_as="tool", description=__doc__)
     parser.add_argument("--spends", type=int, default=10_000, metavar="N", help="how many spends (default 10000)")
     parser.add_argument("--ledger", default=None, metavar="DIR", help="the ledger directory (default: a temporary one)")
@@ -49,9 +48,7 @@ def measure(directory: Path, *, spends: int, accountant: Accountant = "basic",
             ledger.mark_released(entry)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     ledger.close()
-    reopen = time.perf_counter()
-    again = Ledger.open(directory, party=0, dataset=DATASET, budget=None, accountant=accountant)
-    reopen = time.perf_counter() - reopen
+    again, reopen = timed(lambda: Ledger.open(directory, party=0, dataset=DATASET, budget=None, accountant=accountant))
     if len(again.spends) != spends:
         raise LedgerError(f"the account holds {len(again.spends)} spends, not {spends}")
     again.close()
@@ -59,7 +56,6 @@ def measure(directory: Path, *, spends: int, accountant: Accountant = "basic",
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark; 0, or 2 with one ``error:`` line."""
     try:
         options = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
         at_least(options.spends, "--spends", 1)

@@ -46,7 +46,6 @@ def _add_dataset(parser: argparse.ArgumentParser, required: bool) -> None:
 
 
 def build_parser() -> ScenarioParser:
-    """The option parser: ``show`` (default), ``create``, ``raise`` (no MPyC options: a local tool)."""
     parser = ScenarioParser(prog="python -m scenarios.budget", runs_as="tool", description=__doc__)
     _add_ledger(parser, None)
     commands = parser.add_subparsers(dest="command", metavar="{show,create,raise}", parser_class=ScenarioParser)
@@ -144,7 +143,6 @@ def show(directory: Path, datasets: Sequence[str] | None = None, parties: Sequen
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; 0 on success, 2 with one ``error:`` line otherwise."""
     where = ""
     try:
         parser = build_parser()

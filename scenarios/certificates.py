@@ -8,10 +8,8 @@ docs/command_line.md).  Run it::
     python -m scenarios.certificates -M5 --days 7 --force            # replace an existing set
     python -m scenarios.certificates --check 1                       # on party 1's host: ready?
 
-Options: ``--parties M``/``-M M`` (3), ``--dir DIR`` (.config), ``--hosts H0,H1,...`` (added to each
-subjectAltName), ``--days N`` (1..397, 30), ``--force``, ``--check I`` (load party I's files as MPyC will, a TLS
-handshake with itself, print the CA fingerprint).  Generating needs ``cryptography``.  Exit 0 done, 2 with one
-line ``error: ...``.  No MPyC, no connections: no threat model of its own."""
+Every option is explained by ``-h``.  Generating needs ``cryptography``.  Exit 0 done, 2 with one line
+``error: ...``.  No MPyC, no connections: no threat model of its own."""
 from __future__ import annotations
 
 import datetime as _dt
@@ -171,7 +169,6 @@ def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None]
 
 
 def build_parser() -> ScenarioParser:
-    """The option parser (no MPyC options: this tool does not run MPyC)."""
     parser = ScenarioParser(prog="python -m scenarios.certificates", runs_as="tool",
                             description="Generate TEST ONLY certificates for MPyC's --ssl in its .config/ layout.")
     parser.add_argument("--parties", "-M", type=int, default=3, metavar="M", help="number of parties (3)")

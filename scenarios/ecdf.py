@@ -50,11 +50,9 @@ def parse_options(argv: Sequence[str]) -> EcdfOptions:
 
 
 async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
-    """Every party: spend, read its column, share its verdict, run the secure tree mechanism (:func:`dp.ecdf.release`).
-
-    :return: party 0's delivery (the table, ``--curve``, ``--plot``, ``--json``), which
-        :func:`scenarios.kit.cli.run_scenario` runs only after the orderly shutdown, so that a party lost
-        in the shutdown phase releases nothing (and the smoothing keeps no peer waiting)."""
+    """Every party: spend, read its column, share its verdict, run the secure tree mechanism (:func:`dp.ecdf.release`);
+    party 0's delivery (the table, ``--curve``, ``--plot``, ``--json``), run after the orderly shutdown
+    (:func:`scenarios.kit.cli.run_scenario`; the smoothing keeps no peer waiting)."""
     from dp.ecdf import release
     from scenarios.kit.ecdf_options import deliver_ecdf, read_column
 
@@ -67,8 +65,7 @@ async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Call
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the private ECDF; returns the exit code."""
-    return run_scenario(parse_options, _release, lambda options: options.public(), argv, job="scenarios.ecdf")
+    return run_scenario(parse_options, _release, EcdfOptions.public, argv, job="scenarios.ecdf")
 
 
 if __name__ == "__main__":

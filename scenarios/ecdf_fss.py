@@ -119,8 +119,7 @@ async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Call
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party (owner, and server for parties 0 and 1) of the FSS ECDF; returns the exit code."""
-    return run_scenario(parse_options, _release, lambda options: options.public(), argv, t0_privacy=T0_PRIVACY,
+    return run_scenario(parse_options, _release, EcdfOptions.public, argv, t0_privacy=T0_PRIVACY,
                         job="scenarios.ecdf_fss")
 
 

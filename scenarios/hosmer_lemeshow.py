@@ -119,9 +119,7 @@ async def _release(options: EcdfOptions, job: tuple[str, Sequence[str]]) -> Call
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the private Hosmer-Lemeshow test; returns the exit code."""
-    return run_scenario(parse_options, _release, lambda options: options.public(), argv,
-                        job="scenarios.hosmer_lemeshow")
+    return run_scenario(parse_options, _release, EcdfOptions.public, argv, job="scenarios.hosmer_lemeshow")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -30,7 +31,6 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> ScenarioParser:
-    """The tool's parser, one sub-parser per command."""
     parser = ScenarioParser(prog="python -m scenarios.owner", description=__doc__, runs_as="tool")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{keygen,campaign,submit,simulate}",
                                      parser_class=ScenarioParser)
@@ -125,13 +125,6 @@ def _submit(options: argparse.Namespace) -> None:
           f"{', '.join(format_bytes(size) for size in sent)}")
 
 
-class _Counted:
-    """A transport that only counts (the simulation without ``--inbox``)."""
-
-    def post(self, server: int, record: bytes) -> None:
-        pass
-
-
 def _simulate(options: argparse.Namespace) -> None:
     from secure.owners import Campaign, FolderTransport, simulate_owners, submit
 
@@ -142,12 +135,13 @@ def _simulate(options: argparse.Namespace) -> None:
     shape = (options.owners, campaign.rows_per_owner)
     columns = {spec.name: (generator.choice(np.array(spec.labels), size=shape) if spec.categories is not None
                            else generator.uniform(spec.lower, spec.upper, size=shape)) for spec in campaign.columns}
-    transport = FolderTransport(options.inbox) if options.inbox else _Counted()
+    counted = SimpleNamespace(post=lambda server, record: None)  # a transport that only counts: no --inbox
+    transport = FolderTransport(options.inbox) if options.inbox else counted
     start = time.process_time()
     _, sent = simulate_owners(campaign, columns, transport)
     middle = time.process_time()
     for i in range(20):
-        submit(campaign, [{name: values[i % options.owners, 0] for name, values in columns.items()}], _Counted())
+        submit(campaign, [{name: values[i % options.owners, 0] for name, values in columns.items()}], counted)
     seconds, alone = middle - start, (time.process_time() - middle) / 20
     rows = options.owners * campaign.rows_per_owner
     print(f"{options.owners} owners, {campaign.rows_per_owner} row(s) each, {campaign.servers} servers"
@@ -162,7 +156,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; 0 on success, 2 with one ``error:`` line otherwise."""
     words = list(sys.argv[1:] if argv is None else argv)
     if asks_for_help(words):
         words = [words[0], "--help"] if words and words[0] in COMMANDS else ["--help"]

@@ -156,9 +156,7 @@ def _reader(options: Options, limit: int | None) -> Callable[[], Any]:
 
 async def _run(options: Options, job: tuple[str, Sequence[str]]) -> Callable[[], None] | None:
     """Every party: one :func:`dp.rank_auc.release` per ``--rows`` size, ``--epsilon`` split over them, one spend
-    (:func:`dp.rank_auc.release_runs`).
-    :return: party 0's delivery (the tables, ``--json``), which :func:`scenarios.kit.cli.run_scenario` runs
-        only after the orderly shutdown, so that a party lost in the shutdown phase releases nothing."""
+    (:func:`dp.rank_auc.release_runs`); party 0's delivery (the tables, ``--json``), run after the orderly shutdown."""
     runs = [options.owners] if options.owners else [_reader(options, limit) for limit in options.rows]
     releases = [result for result in await release_runs(
         replace(options.query, epsilon=options.epsilon), runs, receivers=[0], job=job,
@@ -175,8 +173,7 @@ async def _run(options: Options, job: tuple[str, Sequence[str]]) -> Callable[[],
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party; returns the exit code."""
-    return run_scenario(parse_options, _run, lambda options: options.public(), argv, job="scenarios.rank_auc")
+    return run_scenario(parse_options, _run, Options.public, argv, job="scenarios.rank_auc")
 
 
 if __name__ == "__main__":

@@ -118,9 +118,7 @@ def _report(options: EcdfOptions, release: Any) -> Callable[[], None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the private-label ROC curve; returns the exit code."""
-    return run_scenario(parse_options, _release, lambda options: options.public(), argv,
-                        job="scenarios.roc_private")
+    return run_scenario(parse_options, _release, EcdfOptions.public, argv, job="scenarios.roc_private")
 
 
 if __name__ == "__main__":

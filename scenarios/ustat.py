@@ -61,7 +61,6 @@ STAT_DEFAULTS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 def build_parser() -> ScenarioParser:
-    """The option parser of this scenario (MPyC's options are removed before it runs)."""
     parser = ScenarioParser(prog="python -m scenarios.ustat", description=__doc__)
     parser.add_argument("--stat", choices=sorted(STAT_DEFAULTS), default="kendall", help="the kernel")
     parser.add_argument("--data", metavar="PATH", help="CSV with a header; '{pid}' in PATH gives each party its own "
@@ -167,18 +166,18 @@ def parse_options(argv: Sequence[str]) -> Options:
         if position in categorical:  # labels, classes, and the columns duplicate/rand compare for equality
             specs.append(categorical[position])
             continue
+        step = steps.get(name)
         if name in domains:
             low, high, bits = domains[name]
             precision = bits if bits is not None else (args.precision if args.precision is not None else 8)
         elif name in declared:
             low, high = declared[name].lower, declared[name].upper
             precision = args.precision if args.precision is not None else declared[name].precision
+            embedded = declared[name].step  # the data dictionary's resolution, if the bits can hold it
+            if step is None and embedded is not None and embedded * 2 ** precision >= 1:
+                step = embedded
         else:
             raise UsageError(f"no declared domain for column '{name}': give --domain {name}=LOW:HIGH")
-        step = steps.get(name)
-        if step is None and name not in domains and name in declared:
-            embedded = declared[name].step  # the data dictionary's resolution, if the bits can hold it
-            step = embedded if embedded is not None and embedded * 2 ** precision >= 1 else None
         with usage_errors():
             specs.append(ColumnSpec(name, low, high, precision, step=step))
     mode, tuples = _parse_pairs(args.pairs)
@@ -222,7 +221,7 @@ def parse_options(argv: Sequence[str]) -> Options:
     return Options(args.data, columns, dataset, face, args.seed, args.json, raw, missing, budget, switch, owners)
 
 
-def _parse_delegation(text: str | None, *, parties: int | None = None) -> tuple[float, float] | None:
+def _parse_delegation(text: str | None, *, parties: int) -> tuple[float, float] | None:
     """``EPS_FAIL:HONEST_FRACTION`` (threat model M_HF) -> the pair, validated; with ``m > 1`` parties a pair that
     needs more delegates than parties is refused (:func:`dp.umpc.delegation.delegates_for_run`: every party would
     draw a full noise); one process keeps its single delegate (``EPS_FAIL`` charged as recorded, an upper bound)."""
@@ -233,7 +232,7 @@ def _parse_delegation(text: str | None, *, parties: int | None = None) -> tuple[
         delegate_size(fail, honest)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--delegate-noise expects EPS_FAIL:HONEST_FRACTION like 1e-6:0.5 ({exc})") from None
-    if parties is not None and parties > 1:
+    if parties > 1:
         try:
             delegates_for_run(fail, honest, parties=parties)
         except ValueError as exc:
@@ -257,29 +256,26 @@ def load_rows(options: Options, seed: int, party: int, parties: int) -> Any:
 
 
 async def _release(options: Options, command: Sequence[str]) -> Any:
-    """Every party: the release of :func:`dp.umpc.release` on its rows (read once the spend is reserved, with
-    the public seed); the delivery (print; party 0 writes JSON) runs after the orderly shutdown, so that a party
-    lost in the shutdown phase releases nothing (:func:`scenarios.kit.cli.run_scenario`)."""
+    """Every party: the release of :func:`dp.umpc.release` on its rows (read once the spend is reserved, with the
+    public seed); the delivery (print; party 0 writes JSON), run after the orderly shutdown (``run_scenario``)."""
     from mpyc.runtime import mpc
 
     rows = options.owners or options.data or (lambda seed: load_rows(options, seed, mpc.pid, len(mpc.parties)))
     result = await release(options.face, rows, seed=options.seed, missing=options.missing,
                            job=("scenarios.ustat", command),
                            **options.budget.account(options.data or None, embedded=str(options.dataset)))
-    writes_json = bool(options.json) and mpc.pid == 0
 
     def deliver() -> None:
         if options.noise_switch is not None and result.noise_source != "mpc":
             print(options.noise_switch)
         print(result.table(), flush=True)
-        if writes_json and options.json:
+        if options.json and mpc.pid == 0:
             write_record(options.json, result.record())
 
     return deliver
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one party of the main job; returns the exit code."""
     command = list(sys.argv[1:] if argv is None else argv)  # before MPyC takes its options off sys.argv
     return run_scenario(parse_options, lambda options: _release(options, command), lambda options: options.raw, argv)
 
