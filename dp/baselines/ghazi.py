@@ -1,10 +1,8 @@
 """Ghazi et al.'s non-interactive local-DP protocol for degree-2 U-statistics (simulated baseline).
 
 Ghazi, Kamath, Kumar, Manurangsi & Sealfon (NeurIPS 2023/2024) as described by Sinh & Ramon: §1.1,
-App. D.1.3 (MSE), App. D.2 (costs), Table 1.  Deviations: truncated-SVD factorization instead of JL, the
-Laplace mechanism (epsilon/2 per vector) instead of Blasiok et al.'s randomizer.
-**Simulation only**: continuous Laplace noise, never a release of this suite.
-Factorization, estimator, variance and MSE: docs/ldp.md."""
+App. D.1.3 (MSE), App. D.2 (costs), Table 1.  **Simulation only**: continuous Laplace noise, never a release of
+this suite.  The deviations from the paper (SVD factors, Laplace reports), estimator, variance, MSE: docs/ldp.md."""
 from __future__ import annotations
 
 import math
@@ -92,7 +90,7 @@ def factorize(matrix: npt.ArrayLike, *, d: int | None = None) -> Factorization:
     if d is not None:
         d = check_positive_int(d, "d")
     u, s, vt = np.linalg.svd(a)
-    tol = s[0] * max(a.shape) * np.finfo(np.float64).eps if s.size else 0.0
+    tol = s[0] * max(a.shape) * np.finfo(np.float64).eps  # A has at least 2 bins (check_kernel_matrix)
     rank = int(np.sum(s > tol))
     if rank == 0:
         raise ValueError("matrix must not be zero")

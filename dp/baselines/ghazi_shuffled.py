@@ -131,8 +131,7 @@ def estimate(sum_left: npt.ArrayLike, sum_right: npt.ArrayLike, *, n: int, param
 def expected_estimate(bins: npt.ArrayLike, params: ShuffledFactorization) -> float:
     """``E[U_hat]`` given the bins (the noise has mean 0 and the two noises are independent)."""
     u, v = party_vectors(bins, params)
-    total_u, total_v = u.sum(axis=0), v.sum(axis=0)
-    return estimate(total_u, total_v, n=u.shape[0], params=params)
+    return estimate(u.sum(axis=0), v.sum(axis=0), n=u.shape[0], params=params)
 
 
 def variance(bins: npt.ArrayLike, params: ShuffledFactorization, *, epsilon: float) -> float:

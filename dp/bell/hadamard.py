@@ -61,7 +61,6 @@ def flip_probability(epsilon: float) -> float:
 
 
 def _parity(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """``popcount(left & right) mod 2`` elementwise (with broadcasting), as uint8."""
     return np.bitwise_count(left & right) & np.uint8(1)
 
 
@@ -144,7 +143,6 @@ def hadamard_randomize(values: npt.ArrayLike, *, bits: int, epsilon: float,
 
 
 def _signed_parity(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Matrix ``(-1)^popcount(left[i] & right[k])`` as float64."""
     return 1.0 - 2.0 * _parity(left[:, None], right[None, :])
 
 

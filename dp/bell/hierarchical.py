@@ -104,10 +104,8 @@ class HierarchyReports:
 
 def randomize_hierarchy(values: npt.ArrayLike, *, domain_size: int, epsilon: float, delta: float = 0.0,
                         split: str = "users", rng: np.random.Generator | None = None) -> HierarchyReports:
-    """Every user of one class randomizes her score for a hierarchical histogram (App. B.2.2): scores integers in
-    ``[0, domain_size)``, ``d`` a power of two in ``[2, 2^62]``; ``epsilon``, ``delta`` and ``split`` as
-    :func:`level_epsilon`; ``rng`` the users' randomness and level assignment (``None``: the OS); ``split="users"``
-    needs a user per level.  Details: docs/ldp.md."""
+    """Every user of one class randomizes her score for a hierarchical histogram (App. B.2.2); the parameters and
+    details: docs/ldp.md."""
     size = _check_domain_size(domain_size)
     levels = size.bit_length() - 1
     mode = _check_split(split)

@@ -267,7 +267,6 @@ class Quantizer:
 
     @property
     def is_random(self) -> bool:
-        """Whether quantization draws randomness (randomized rounding on some interval axis)."""
         return self.rounding == "randomized" and any(isinstance(a, Interval) for a in self.axes)
 
     def quantize(self, values: npt.ArrayLike, *, rng: np.random.Generator | None = None) -> np.ndarray:

@@ -24,8 +24,8 @@ from secure.kernels import Kernel
 from secure.noise.party import polya_difference
 
 __all__ = ["SubsampledPairsQuery", "check_pair_rows", "stack_party_rows", "permutation_pairs", "pairs_for",
-           "plans_for_pairs", "pair_slack", "party_pair_draws", "SubsampledRelease", "PAIR_UNCERTAINTY",
-           "pair_sampling_error_bound", "SubsampledSimulation", "simulate_subsampled", "run_secure_subsampled"]
+           "plans_for_pairs", "pair_slack", "party_pair_draws", "SubsampledRelease", "pair_sampling_error_bound",
+           "SubsampledSimulation", "simulate_subsampled", "run_secure_subsampled"]
 
 _TAIL_BITS = 41  # an opened value leaves its range with probability < 2**-40 (union over pairs)
 _PAIRS_PER_BATCH = 1 << 16  # pairs per secure kernel call, as dp.umpc.protocol.TUPLES_PER_BATCH
@@ -54,7 +54,6 @@ class SubsampledPairsQuery(KernelColumns):
 
     @property
     def output_epsilon(self) -> float:
-        """Budget of each output's per-pair release: ``epsilon / outputs``."""
         return self.epsilon / len(self.outputs)
 
     def prepare(self, values: np.ndarray) -> FixedPointRows:
@@ -137,14 +136,6 @@ def stack_party_rows(query: SubsampledPairsQuery, rows_by_party: Sequence[np.nda
     return fixed
 
 
-#: what the uncertainty of a subsampled-pairs release covers (the record's ``uncertainty_covers``)
-PAIR_UNCERTAINTY = ("DP noise (noise_std) and the sampling of the pairs, P random permutations of disjoint pairs "
-                    "(sampling_error_bound, 1 sd: dp.umpc.sampler_variance.design_factor of the drawn pairs times "
-                    "range^2/4, data-independent, exact for this exchangeable design; for a ratio kernel a "
-                    "first-order bound with the released comparable share plugged in, post-processing); "
-                    "error_bound = sqrt of the sum of squares; not the sampling of the rows from a population")
-
-
 @dataclass
 class SubsampledRelease:
     """What the aggregator (party 0) obtains from :func:`run_secure_subsampled` (docs/ldp.md)."""
@@ -171,7 +162,12 @@ class SubsampledRelease:
     seed: int | None = None
     sampling_error_bound: float = 0.0
     #: which errors ``noise_std``, ``sampling_error_bound`` and ``error_bound`` cover (the record's words)
-    uncertainty_covers: ClassVar[str] = PAIR_UNCERTAINTY
+    uncertainty_covers: ClassVar[str] = (
+        "DP noise (noise_std) and the sampling of the pairs, P random permutations of disjoint pairs "
+        "(sampling_error_bound, 1 sd: dp.umpc.sampler_variance.design_factor of the drawn pairs times "
+        "range^2/4, data-independent, exact for this exchangeable design; for a ratio kernel a "
+        "first-order bound with the released comparable share plugged in, post-processing); "
+        "error_bound = sqrt of the sum of squares; not the sampling of the rows from a population")
 
     @property
     def error_bound(self) -> float:

@@ -72,9 +72,8 @@ class FedAucRelease:
 
     def table(self) -> str:
         """The text a job prints."""
-        record = self.record()
         return text_table([(key, f"{value:.6g}" if isinstance(value, float) else str(value))
-                           for key, value in record.items() if key != "statistic"], "FedAUC, label-DP AUC")
+                           for key, value in self.record().items() if key != "statistic"], "FedAUC, label-DP AUC")
 
 
 def release(query: Query, data: Any) -> FedAucRelease:

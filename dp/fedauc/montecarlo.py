@@ -59,7 +59,6 @@ def _count_weight(positives: int, negatives: int, auc: float) -> float:
 
 def _rr_inputs(ranks: npt.ArrayLike, labels: npt.ArrayLike,
                epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, int]:
-    """``(ranks, twice_ranks, labels, rho, P, N)``, checked."""
     values, twice = _check_ranks(ranks)
     y = _check_labels(labels, values.size)
     p = int(y.sum())

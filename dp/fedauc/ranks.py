@@ -117,7 +117,6 @@ def server_auc(rank_sum: npt.ArrayLike, positives: npt.ArrayLike, samples: int) 
     return np.where((pbar > 0) & (nbar > 0), out, np.nan)
 
 
-
 def client_layout(scores: npt.ArrayLike, *, clients: int | None, layout: str,
                   rng: np.random.Generator) -> np.ndarray:
     """Every sample's client in ``[0, K)`` (§6.2.2) from the public generator ``rng``: ``layout`` one of
@@ -157,9 +156,7 @@ def _check_assignment(client_of: npt.ArrayLike, samples: int) -> tuple[np.ndarra
 
 @dataclass(frozen=True)
 class LocalStatistics:
-    """Step 3 of Algorithm 4 at every client, before noise, with the public facts about its ranks: ``sizes``
-    ``|Y_k|``, ``local_sum`` ``localSum_k = sum_i r_i y_i`` and ``rank_total`` ``sum_i r_i`` (multiples of 1/2),
-    ``local_positives`` ``localP_k``, ``max_rank`` ``Δ_k`` (LocalLaplace sensitivity), ``min_rank``. Details:
+    """Step 3 of Algorithm 4 at every client, before noise, with the public facts about its ranks; the fields:
     docs/fedauc.md."""
 
     sizes: np.ndarray
