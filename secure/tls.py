@@ -239,39 +239,38 @@ def _notice_text(payload: object) -> str | None:
     return text[:NOTICE_LIMIT] or None
 
 
-def bind_seats(runtime: Any = None, *, grace: float = REFUSAL_GRACE) -> None:
-    """With ``--ssl``: accept a peer only in the seat its certificate names; install before ``mpc.start`` on ``runtime``
-    (default ``mpyc.runtime.mpc``).  Details: docs/secure_layer.md."""
+def bind_seats() -> None:
+    """With ``--ssl``: accept a peer only in the seat its certificate names; install before ``mpc.start``.
+    Details: docs/secure_layer.md."""
     from mpyc import asyncoro
     from mpyc.runtime import mpc
 
     from secure.session import fail_fast, on_fatal
 
-    rt = runtime if runtime is not None else mpc
-    register = rt.set_protocol
+    register = mpc.set_protocol
     ca = str(ca_path(".config"))
     state: dict[str, Any] = {"refusal": None}
 
     def notify(protocol: Any) -> None:
         transport = getattr(protocol, "transport", None)
         if state["refusal"] is not None and transport is not None and not transport.is_closing():
-            payload = _told(int(rt.pid), state["refusal"]).encode("utf-8")
+            payload = _told(int(mpc.pid), state["refusal"]).encode("utf-8")
             transport.write(struct.pack("<qI", REFUSAL_PC, len(payload)) + payload)
 
     def connecting() -> bool:
-        own = rt.parties[rt.pid].protocol
+        own = mpc.parties[mpc.pid].protocol
         return isinstance(own, asyncio.Future) and not own.done()
 
     def refuse(message: str, offender: Any = None) -> None:
         if state["refusal"] is not None or not connecting():
             return
         state["refusal"] = message
-        for peer in rt.parties:
-            if peer.pid != rt.pid and isinstance(peer.protocol, asyncoro.MessageExchanger):
+        for peer in mpc.parties:
+            if peer.pid != mpc.pid and isinstance(peer.protocol, asyncoro.MessageExchanger):
                 notify(peer.protocol)
         if offender is not None:
             notify(offender)
-        rt._loop.call_later(grace, fail_fast, message, 1)
+        mpc._loop.call_later(REFUSAL_GRACE, fail_fast, message, 1)
 
     def checked(peer_pid: int, protocol: Any) -> None:
         transport = getattr(protocol, "transport", None)
@@ -284,9 +283,9 @@ def bind_seats(runtime: Any = None, *, grace: float = REFUSAL_GRACE) -> None:
             return
         peer = int(peer_pid)
         listening = bool(ssl_object.server_side)
-        connected = listening and 0 <= peer < len(rt.parties) and rt.parties[peer].protocol is not None
-        refusal = seat_refusal(peer, transport.get_extra_info("peercert"), own=int(rt.pid),
-                               parties=len(rt.parties), listening=listening, connected=connected)
+        connected = listening and 0 <= peer < len(mpc.parties) and mpc.parties[peer].protocol is not None
+        refusal = seat_refusal(peer, transport.get_extra_info("peercert"), own=int(mpc.pid),
+                               parties=len(mpc.parties), listening=listening, connected=connected)
         if refusal is not None:
             refuse(refusal, protocol)
             return
@@ -295,8 +294,8 @@ def bind_seats(runtime: Any = None, *, grace: float = REFUSAL_GRACE) -> None:
     def announce() -> None:
         message = state["refusal"]
         if message is None:
-            for peer in rt.parties:
-                buffers = getattr(peer.protocol, "buffers", None) if peer.pid != rt.pid else None
+            for peer in mpc.parties:
+                buffers = getattr(peer.protocol, "buffers", None) if peer.pid != mpc.pid else None
                 notice = _notice_text(buffers.get(REFUSAL_PC)) if isinstance(buffers, dict) else None
                 if notice is not None:
                     own = notice.startswith((f"party {peer.pid} ", f"party {peer.pid}'s "))
@@ -305,10 +304,10 @@ def bind_seats(runtime: Any = None, *, grace: float = REFUSAL_GRACE) -> None:
         if message is None:
             return
         sys.stdout.flush()
-        print(f"error: party {rt.pid}: {message}", file=sys.stderr, flush=True)
+        print(f"error: party {mpc.pid}: {message}", file=sys.stderr, flush=True)
         os._exit(1)
 
-    loop = rt._loop
+    loop = mpc._loop
     watched = _watched_object_class(refuse, ca)
 
     def watching(create: Callable[..., Any]) -> Callable[..., Any]:
@@ -321,11 +320,11 @@ def bind_seats(runtime: Any = None, *, grace: float = REFUSAL_GRACE) -> None:
         return created
 
     def collect() -> None:  # finds the handshakes a peer abandoned (see _watched_object_class)
-        if state["refusal"] is None and (connecting() or rt.parties[rt.pid].protocol is None):
+        if state["refusal"] is None and (connecting() or mpc.parties[mpc.pid].protocol is None):
             gc.collect()
             loop.call_later(COLLECT_INTERVAL, collect)
 
-    rt.set_protocol = checked
+    mpc.set_protocol = checked
     # instance attributes of MPyC's loop, like secure.session's own wrapper of create_connection (which
     # wraps this one while connecting and then deletes the attribute: both end with the connect phase)
     loop.create_server = watching(loop.create_server)
