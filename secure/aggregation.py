@@ -91,11 +91,9 @@ def _proves_nonnegative(cells: int, totals: Sequence[int], sectype: Any, nonnega
 async def counted_blocks(sectype: Any, own: np.ndarray, totals: Sequence[int], *, what: str = "count vector",
                          nonnegative: bool | None = None, cells: int | None = None) -> AsyncIterator[Any]:
     """Every party's count table ``own`` (a vector, or rows of cells; same shape everywhere) secret-shared and summed,
-    yielded a block of whole rows at a time (about ``cells`` cells, default :data:`INPUT_CELLS`), so no party need
-    hold the whole secret-shared table; refused (InputError naming the party and ``what``) after the last block,
-    before anything can be opened, unless each party's table sums to its public row count in ``totals``.  With the
-    bit proof (``nonnegative``; ``None``: up to :data:`NONNEGATIVE_MAX_ELEMENTS` bits), which also proves every cell
-    non-negative, the checked table comes as one block. Details: docs/secure_layer.md."""
+    yielded about ``cells`` cells (default :data:`INPUT_CELLS`) of whole rows at a time, or as one block with the bit
+    proof (``nonnegative``); refused (InputError naming the party and ``what``) after the last block unless each
+    party's table sums to its public row count in ``totals``.  Details: docs/secure_layer.md."""
     from mpyc.runtime import mpc
 
     table = np.asarray(own, dtype=np.int64)

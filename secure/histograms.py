@@ -68,9 +68,8 @@ async def streamed_histogram_sums(kernel: Kernel, sectype: Any, local: np.ndarra
                                   phase: Callable[[str], ContextManager[None]] = lambda _: nullcontext()
                                   ) -> tuple[list[Any], Any]:
     """:func:`histogram_sums` of the joint histogram of every party's counts ``local``, checked as
-    :func:`checked_secure_histogram` checks them, for a kernel of :data:`STREAMED` (Kendall, AUC): each block of
-    :data:`FOLD_CELLS` grid cells is secret-shared and summed (inside ``phase("histogram")``), folded into the formula
-    (inside ``phase("sums")``) and dropped, so no party holds the whole secret-shared grid (docs/secure_layer.md).
+    :func:`checked_secure_histogram` checks them, for a kernel of :data:`STREAMED` (Kendall, AUC), a block of
+    :data:`FOLD_CELLS` grid cells at a time (phases ``histogram`` and ``sums``; docs/secure_layer.md).
     :return: the sums, and for AUC the secure number of positives (else ``None``).
     :raise secure.errors.InputError: as :func:`checked_secure_histogram`, after the last block.
     :raise ValueError: as :func:`histogram_sums`, or a kernel outside :data:`STREAMED`."""

@@ -36,8 +36,7 @@ def share_point(party: int) -> int:
 
 def recombine(points: Sequence[int], shares: Sequence[Sequence[int]], modulus: int) -> list[int]:
     """Interpolate at 0 (MPyC's ``thresha.recombine``), coordinate by coordinate, the share vectors at ``points``
-    modulo the prime ``modulus``: the secrets if ``len(points) > t``, else a value uniform on ``GF(p)``
-    (docs/secure_layer.md).
+    modulo the prime ``modulus``: the secrets if ``len(points) > t`` (docs/secure_layer.md).
     :raise ValueError: if the numbers of points and share vectors differ, their lengths differ, or the points are
         none or not distinct modulo ``p``."""
     from mpyc import finfields, thresha
