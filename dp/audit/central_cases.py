@@ -30,8 +30,7 @@ from dp.rank_auc import plans_for_rows
 from dp.umpc.delegation import choose_delegates, delegate_plan
 from secure.noise.party import polya_difference
 
-__all__ = ["DELEGATES_SEED", "audit_delegates", "RECOMMENDED_SAMPLES", "DEFAULT_SAMPLES", "central_cases", "case_names",
-           "get_case"]
+__all__ = ["DELEGATES_SEED", "audit_delegates", "RECOMMENDED_SAMPLES", "central_cases", "case_names", "get_case"]
 
 NoiseDraw = Callable[[int, np.random.Generator], np.ndarray]
 
@@ -263,19 +262,13 @@ RECOMMENDED_SAMPLES: dict[str, int] = {
     "control-polya-naive-m5-t2": 40_000,
     "control-tree-node-scale": 100_000,
 }
-#: Recommended outputs per dataset of every other case (``AuditCase.samples`` unless a case module sets its own).
-DEFAULT_SAMPLES: int = AuditCase.samples
 
 
 @lru_cache(maxsize=1)
 def _all_cases() -> tuple[AuditCase, ...]:
     built = (_umpc_cases() + _delegated_cases() + ecdf_cases() + hl_cases() + fedauc_cases() + [_rank_auc_case()]
              + _subsampled_cases() + complete_cases() + fss_cases() + _control_cases())
-    cases = [replace(case, samples=RECOMMENDED_SAMPLES.get(case.name, case.samples)) for case in built]
-    names = [c.name for c in cases]
-    if len(set(names)) != len(names):
-        raise RuntimeError("audit case names must be unique")
-    return tuple(cases)
+    return tuple(replace(case, samples=RECOMMENDED_SAMPLES.get(case.name, case.samples)) for case in built)
 
 
 def central_cases(*, controls: bool = True) -> list[AuditCase]:

@@ -27,8 +27,7 @@ __all__ = ["COMPLETE_KERNELS", "COMPLETE_SAMPLES", "CompleteNeighbours", "comple
            "complete_cases", "complete_case_names", "complete_case_neighbours"]
 
 _CATEGORIES = (0, 1, 2)
-#: Per kernel with a complete case, in case order: its columns, rows ``n`` (why 5 for VUS: docs/audit.md) and the
-#: changed row 0 of ``D`` and ``D'`` (docs/audit.md derives them).
+#: Per kernel, in case order: its columns, rows ``n`` and the changed row 0 of ``D`` and ``D'`` (docs/audit.md).
 _KERNELS: dict[str, tuple[tuple[ColumnSpec, ...], int, tuple[float, ...], tuple[float, ...]]] = {
     "kendall": (KENDALL_SPECS, 6, (15.0, 15.0), (15.0, 0.0)),
     "gini": ((ColumnSpec("x", 0, 2, 1),), 6, (0.0,), (2.0,)),
@@ -50,12 +49,10 @@ class CompleteNeighbours(SimulatedNeighbours):
 
     @property
     def first_sums(self) -> np.ndarray:
-        """Exact complete sums on ``D`` (int64)."""
         return np.asarray(self.first.sums, dtype=np.int64)
 
     @property
     def second_sums(self) -> np.ndarray:
-        """Exact complete sums on ``D'`` (int64)."""
         return np.asarray(self.second.sums, dtype=np.int64)
 
     def calibrate(self) -> list[NoisePlan]:
@@ -84,21 +81,15 @@ def _tables(kernel: str, rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 @lru_cache(maxsize=None)
 def complete_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float = 0.0, parties: int = 3,
-                        threshold: int = 1, rows: int | None = None, noise: str = "parties",
-                        seed: int = PUBLIC_SEED) -> CompleteNeighbours:
-    """Neighbouring tables on which the complete sums move as far as replacing one row can move them (docs/audit.md):
-    ``kernel`` one of :data:`COMPLETE_KERNELS`; ``delta`` 0 (discrete Laplace) or binomial party noise; ``2 threshold <
-    parties``; ``rows`` ``n`` (default 6, VUS 5); ``noise`` ``parties`` or ``mpc``; ``seed`` public (synthetic rows).
-    :raise ValueError: on an unknown kernel or invalid parameters."""
+                        threshold: int = 1, noise: str = "parties", seed: int = PUBLIC_SEED) -> CompleteNeighbours:
+    """Neighbouring tables on which the complete sums move as far as replacing one row can move them (the
+    parameters: docs/audit.md).  :raise ValueError: on an unknown kernel or invalid parameters."""
     check_parties(parties, threshold)
     check_choice(kernel, COMPLETE_KERNELS, "kernel")
     made = get_kernel("gini", precision=1) if kernel == "gini" else get_kernel(kernel)
-    specs, default_rows = _KERNELS[kernel][:2]
+    specs, rows = _KERNELS[kernel][:2]  # at least the degree + 1 and the parties
     query = UStatQuery(kernel=made, specs=specs, epsilon=epsilon, delta=delta, noise=noise, path="histogram")
-    n = default_rows if rows is None else rows
-    if n < max(query.kernel.degree + 1, parties):
-        raise ValueError(f"rows must be at least {max(query.kernel.degree + 1, parties)}, got {n}")
-    return CompleteNeighbours.of(simulate_complete, query, _tables(kernel, n, seed), parties, threshold)
+    return CompleteNeighbours.of(simulate_complete, query, _tables(kernel, rows, seed), parties, threshold)
 
 
 def _honest_view(plans: Sequence[NoisePlan], parties: int, threshold: int, count: int,

@@ -19,8 +19,7 @@ from dp.validation import check_delta, check_epsilon, check_parties, check_posit
 __all__ = ["AuditCase", "AuditResult", "paired", "honest_sum", "evaluation_trials", "audit", "clopper_pearson_lower", "clopper_pearson_upper",
            "loss_lower_bounds", "honest_noise_pmf", "exact_epsilon", "coalition_epsilon"]
 
-#: Sampler of a case: ``sample(count, rng)`` returns ``(outputs on D, outputs on D')`` as two 1-D
-#: arrays of ``count`` scalar outputs each.
+#: Sampler of a case: ``sample(count, rng) -> (outputs on D, outputs on D')`` (docs/audit.md, ``AuditCase``).
 Sampler = Callable[[int, np.random.Generator], tuple[np.ndarray, np.ndarray]]
 
 
@@ -44,12 +43,8 @@ _SELECTION_LEVEL = 0.9999
 
 @dataclass(frozen=True)
 class AuditCase:
-    """One audit: a ``mechanism`` (in words, with the paper reference) claiming ``(epsilon, delta)`` (``delta`` 0 for pure
-    DP) on a worst-case pair of neighbouring datasets (``neighbours``: how ``D`` and ``D'`` differ).  ``name`` is a short
-    identifier (``ustat-dlap``, ``control-float-laplace-half-scale``, ...); ``sample(count, rng) -> (outputs on D, outputs
-    on D')``; ``statistic`` the scalar audited (for vector outputs, how it is derived); ``control`` marks a negative
-    control (a deliberately broken mechanism that must fail); ``samples`` the recommended samples per dataset (from the
-    case's power argument), used by ``python -m scenarios.drills.audit`` unless overridden."""
+    """One audit: a ``mechanism`` claiming ``(epsilon, delta)`` on a worst-case pair of neighbouring datasets,
+    sampled by ``sample(count, rng) -> (outputs on D, outputs on D')`` (the fields: docs/audit.md)."""
 
     name: str
     mechanism: str
@@ -64,9 +59,8 @@ class AuditCase:
 
 @dataclass(frozen=True)
 class AuditResult:
-    """The outcome of :func:`audit`: ``epsilon_lower`` (0 if no event beats ``delta``), the ``event`` chosen on the
-    first half in words, the Clopper-Pearson bounds ``p_lower`` (first dataset) and ``q_upper`` (second), ``samples``
-    per dataset (both halves), ``confidence`` ``1 - beta``."""
+    """The outcome of :func:`audit`: the lower bound ``epsilon_lower`` (0 if no event beats ``delta``), the ``event``
+    chosen and its Clopper-Pearson bounds (the fields: docs/audit.md)."""
 
     case: AuditCase
     epsilon_lower: float

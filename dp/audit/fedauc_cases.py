@@ -41,12 +41,8 @@ def _fedauc_parameters(components: dict[str, ClientRelease], method: str, epsilo
 def fedauc_release(scores: npt.ArrayLike, labels: npt.ArrayLike, client_of: npt.ArrayLike, *, method: str,
                    epsilon: float, delta: float = 0.0, sum_fraction: float = 0.5, runs: int,
                    rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Every client's noisy integer reports of FedAUC_Lap / Gaussian, ``runs`` times with ``rng``
-    (docs/audit.md): ``{report name: int64 array (runs, K)}``.  Public ``scores`` and client of each sample, 0/1
-    ``labels``; ``method`` one of ``global_laplace``, ``local_laplace``, ``adaptive_laplace``, ``global_gaussian``,
-    ``local_gaussian``, ``adaptive_gaussian``; ``epsilon`` per label, ``delta`` in ``(0, 1)`` for Gaussian, 0 for
-    Laplace; ``sum_fraction`` the paper's alpha (global/local only), in ``(0, 1)``.
-    :raise ValueError: on an invalid parameter."""
+    """Every client's noisy integer reports of FedAUC_Lap / Gaussian, ``runs`` times with ``rng``: ``{report name:
+    int64 array (runs, K)}`` (the parameters: docs/audit.md).  :raise ValueError: on an invalid parameter."""
     check_choice(method, _FEDAUC_LAPLACE + _FEDAUC_GAUSSIAN, "method")
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)

@@ -73,9 +73,8 @@ def fss_neighbours(owners: int, threshold: int, *, epsilon: float = FSS_EPSILON,
 
 def fss_release_mirror(values: np.ndarray, grid: np.ndarray, owner_draws: list[np.ndarray], *, bits: int,
                        owners: int) -> np.ndarray:
-    """The counts the two servers open, for ``runs`` independent node draws: ``(runs, N)`` int64.  ``values``: all
-    rows, split over the ``owners`` in order (each keys its own); ``owner_draws``: each contributing owner's ``(runs,
-    nodes)`` int64 node draws (an owner whose draws the adversary subtracts contributes nothing)."""
+    """The counts the two servers open, for ``runs`` independent node draws: ``(runs, N)`` int64 (the parameters:
+    docs/audit.md)."""
     taus = np.asarray(grid, dtype=np.float64)
     points = taus.size
     runs, nodes = owner_draws[0].shape

@@ -97,9 +97,8 @@ def _encode_report(reports: hadamard.HadamardReports) -> np.ndarray:
 
 
 def hadamard_case(*, bits: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
-    """Hadamard response (Bell et al. Algorithm 2) on ``x = 0`` vs ``x' = 2^bits - 1``: a domain of ``2^bits`` values,
-    ``1 <= bits <= 8`` (at most 512 outputs), ``epsilon`` claimed per report.  :raise ValueError: on invalid
-    parameters."""
+    """Hadamard response (Bell et al. Algorithm 2) on ``x = 0`` vs ``x' = 2^bits - 1``, ``1 <= bits <= 8``, ``epsilon``
+    claimed per report (docs/audit.md).  :raise ValueError: on invalid parameters."""
     eps = check_epsilon(epsilon)
     width = check_int_range(bits, "bits", low=1, high=8)
     pair = (0, (1 << width) - 1)
@@ -127,9 +126,8 @@ def _hierarchy(domain_size: int, largest: int, shown: str, epsilon: float, split
 
 
 def hierarchy_users_case(*, domain_size: int = 8, epsilon: float = 1.0) -> LocalAuditCase:
-    """Hierarchical histogram, users split across levels (App. B.2.2 (i)): one user's ``(level, j, z)``; ``domain_size``
-    ``d`` a power of two in ``[4, 128]``, ``epsilon`` the user's budget (one report, all of it).  :raise ValueError: on
-    invalid parameters."""
+    """Hierarchical histogram, users split across levels (App. B.2.2 (i); docs/audit.md): ``domain_size`` a power of
+    two in ``[4, 128]``, ``epsilon`` the user's budget.  :raise ValueError: on invalid parameters."""
     eps = check_epsilon(epsilon)
     size, levels, eps0 = _hierarchy(domain_size, 128, "128", eps, "users")
     pair = (0, size - 1)
@@ -164,9 +162,8 @@ def _vote(rows: np.ndarray, signs: npt.ArrayLike, values: tuple[int, int], shift
 
 
 def hierarchy_budget_case(*, domain_size: int = 8, epsilon: float = 1.5) -> LocalAuditCase:
-    """Hierarchical histogram, budget split (App. B.2.2 (ii), ``delta = 0``): one user's report vector; ``domain_size``
-    ``d`` a power of two in ``[4, 2^20]``, ``epsilon`` the user's total (``epsilon / levels`` per level).
-    :raise ValueError: on invalid parameters."""
+    """Hierarchical histogram, budget split (App. B.2.2 (ii), ``delta = 0``; docs/audit.md): ``domain_size`` a power of
+    two in ``[4, 2^20]``, ``epsilon`` the user's total.  :raise ValueError: on invalid parameters."""
     eps = check_epsilon(epsilon)
     size, levels, eps0 = _hierarchy(domain_size, 1 << 20, "2^20", eps, "budget")
     pair = (0, size - 1)
@@ -224,10 +221,8 @@ def _privacy_loss(reports: tuple[np.ndarray, np.ndarray], factorization: ghazi.F
 
 
 def ghazi_case(*, bins: int = 2, epsilon: float = 1.0) -> LocalAuditCase:
-    """Ghazi et al.'s randomizer as simulated in :mod:`dp.baselines.ghazi` (Gini kernel, exact SVD factorization) on
-    ``2 <= bins <= 16`` bins of ``[0, 1]`` (simple rounding, midpoint matrix), ``epsilon`` claimed for the pair of
-    reports; the pair is the bin pair with the largest exact loss (fewest changed coordinates on ties).
-    :raise ValueError: on invalid parameters."""
+    """Ghazi et al.'s randomizer as simulated in :mod:`dp.baselines.ghazi` on ``2 <= bins <= 16`` bins of ``[0, 1]``,
+    on the bin pair of largest exact loss (docs/audit.md).  :raise ValueError: on invalid parameters."""
     eps = check_epsilon(epsilon)
     t = check_int_range(bins, "bins", low=2, high=16)
     quantizer = quantize.Quantizer.interval(lower=0.0, upper=1.0, bins=t)
@@ -273,9 +268,8 @@ def label_rr_case(*, epsilon: float = 1.0) -> LocalAuditCase:
 
 
 def control_krr_binary_denominator(*, bins: int = 4, epsilon: float = 1.0) -> LocalAuditCase:
-    """Negative control: k-RR with ``e^eps/(e^eps + 1)`` as keep probability; true loss ``eps + ln(k - 1)``; ``bins``
-    ``k >= 3`` (for ``k = 2`` the formula is right), ``epsilon`` wrongly claimed.  :raise ValueError: on invalid
-    parameters."""
+    """Negative control: k-RR with ``e^eps/(e^eps + 1)`` as keep probability on ``bins`` ``k >= 3`` (docs/audit.md).
+    :raise ValueError: on invalid parameters."""
     eps = check_epsilon(epsilon)
     k = check_integer(bins, "bins")
     if k < 3:

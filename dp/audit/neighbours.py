@@ -63,9 +63,8 @@ _Pair = TypeVar("_Pair", bound="SimulatedNeighbours")
 
 @dataclass(frozen=True)
 class SimulatedNeighbours:
-    """Two neighbouring tables (each party's ``first_rows`` of ``D``, ``second_rows`` of ``D'``) and their noiseless
-    simulated releases under the agreed ``query`` (``first``, ``second``: integer sums, tuples, plans), threshold
-    ``t``."""
+    """Two neighbouring tables (each party's rows of ``D`` and ``D'``) and their noiseless simulated releases
+    (integer sums, tuples, plans) under the agreed ``query``, threshold ``t``."""
 
     query: UStatQuery
     first_rows: tuple[np.ndarray, ...]
@@ -118,11 +117,8 @@ class UStatNeighbours(SimulatedNeighbours):
 def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float = 0.0, parties: int = 3,
                      threshold: int = 1, rows: int = 24, tuples: int = 48,
                      seed: int = PUBLIC_SEED, noise: str = "parties") -> UStatNeighbours:
-    """Neighbouring tables on which the Pi_U-MPC sum moves by exactly its sensitivity (docs/audit.md): ``kernel``
-    ``kendall`` or ``gini``; ``delta`` 0 (discrete Laplace) or binomial noise; ``2 threshold < parties``; ``rows``
-    ``n``, ``tuples`` ``|E|`` (balanced: ``delta_max = ceil(2 |E| / n)``); ``seed`` public (tuples, synthetic rows);
-    ``noise`` ``parties`` (party shares) or ``mpc`` (sampled inside MPC), as ``UStatQuery.noise``.
-    :raise ValueError: on an unknown kernel or invalid parameters."""
+    """Neighbouring tables on which the Pi_U-MPC sum moves by exactly its sensitivity (the parameters:
+    docs/audit.md).  :raise ValueError: on an unknown kernel or invalid parameters."""
     check_parties(parties, threshold)
     n = check_positive_int(rows, "rows")
     generator = public_generator(seed + 1)
@@ -151,10 +147,8 @@ def ustat_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: float
 
 @dataclass(frozen=True)
 class TreeNeighbours:
-    """Neighbouring datasets for the ECDF tree and the audited linear statistic ``w . c~``: the ``grid``
-    ``tau_1 < ... < tau_N``, the rows of ``D`` and ``D'`` (one row differs), the 1-based ``interval`` ``(a, b)`` on
-    which the counts differ by exactly 1, the ``weights`` ``w`` (length ``N``) and ``shift`` ``w . (c(D) - c(D'))`` in
-    count units (the LP value)."""
+    """Neighbouring datasets for the ECDF tree and the audited linear statistic ``w . c~``: the counts differ by
+    exactly 1 on the 1-based ``interval``; ``shift`` is ``w . (c(D) - c(D'))`` (the fields: docs/audit.md)."""
 
     grid: np.ndarray
     first_values: np.ndarray
@@ -206,12 +200,10 @@ def _gaussian_interval(points: int) -> tuple[np.ndarray, tuple[int, int]]:
 def tree_neighbours(grid: npt.ArrayLike, *, rows: int = 20, gaussian: bool = False,
                     seed: int = PUBLIC_SEED) -> TreeNeighbours:
     """Two datasets of ``rows`` rows whose ECDF counts differ by 1 on the worst interval ``[a, b]`` of the strictly
-    increasing ``grid`` (``N >= 2``); ``gaussian``: interval and weights for Gaussian node noise; ``seed`` public
+    increasing ``grid`` (``N >= 1``); ``gaussian``: interval and weights for Gaussian node noise; ``seed`` public
     (docs/audit.md)."""
     taus = np.asarray(grid, dtype=np.float64)
     points = int(taus.size)
-    if points < 1:
-        raise ValueError(f"grid must have at least 1 point, got {points}")
     n = check_positive_int(rows, "rows")
     if gaussian:
         weights, interval = _gaussian_interval(points)
@@ -232,10 +224,8 @@ def tree_neighbours(grid: npt.ArrayLike, *, rows: int = 20, gaussian: bool = Fal
 
 @dataclass(frozen=True)
 class HosmerLemeshowNeighbours:
-    """Neighbouring datasets for the Hosmer-Lemeshow group statistics, with fixed group boundaries: the HL ``query``
-    (budget, ``Q``, precision, accounting), the ``Q - 1`` interior ``bounds`` in fixed point (public, as released by the
-    ECDF), fixed-point probabilities and labels of ``D`` (``first_*``) and ``D'`` (``second_*``), ``parties``,
-    ``threshold``."""
+    """Neighbouring datasets for the Hosmer-Lemeshow group statistics, with fixed group boundaries (the fields:
+    docs/audit.md)."""
 
     query: HosmerLemeshowQuery
     bounds: np.ndarray
@@ -265,10 +255,8 @@ class HosmerLemeshowNeighbours:
 
 def hosmer_lemeshow_neighbours(*, accounting: Accounting, epsilon: float, parties: int = 3, threshold: int = 1,
                                rows: int = 30, seed: int = PUBLIC_SEED) -> HosmerLemeshowNeighbours:
-    """Neighbours whose ``4 Q`` statistics move by the joint sensitivity 4 (Barczewski et al., App. A.2;
-    docs/audit.md): ``accounting`` ``paper`` or ``joint`` (:data:`dp.ecdf.hosmer_lemeshow.ACCOUNTING_MODES`),
-    ``epsilon`` the total budget of Algorithm 2, ``2 threshold < parties``, ``seed`` public.
-    :raise ValueError: on invalid parameters."""
+    """Neighbours whose ``4 Q`` statistics move by the joint sensitivity 4 (Barczewski et al., App. A.2; the
+    parameters: docs/audit.md).  :raise ValueError: on invalid parameters."""
     check_parties(parties, threshold)
     query = HosmerLemeshowQuery(epsilon=epsilon, groups=3, grid_points=8, precision=3, accounting=accounting)
     generator = public_generator(seed + 3)
@@ -298,9 +286,8 @@ class FedAucNeighbours:
 
 
 def fedauc_neighbours(method: str, *, samples: int = 12, clients: int = 2, seed: int = PUBLIC_SEED) -> FedAucNeighbours:
-    """Labelings differing in the label whose flip moves its client's reports by their sensitivity (docs/audit.md):
-    ``method`` a FedAUC Laplace or Gaussian method, or ``rr`` (the top-ranked sample); ``samples`` ``M``, ``clients``
-    ``K``; ``seed`` public (scores, layout, labels).  :raise ValueError: on an unknown method."""
+    """Labelings differing in the label whose flip moves its client's reports by their sensitivity (the parameters:
+    docs/audit.md).  :raise ValueError: on an unknown method."""
     m = check_positive_int(samples, "samples")
     generator = public_generator(seed + 4)
     scores = generator.permutation(m).astype(np.float64) / m
@@ -346,9 +333,8 @@ def rank_auc_neighbours(*, epsilon: float = CASE_EPSILON, rows: int = 10, seed: 
 
 @dataclass(frozen=True)
 class PairNeighbours:
-    """Neighbouring tables for per-pair releases of the subsampled-pairs ``query`` (Kendall): rows of ``D`` and ``D'``
-    (``changed_row`` differs), the public ``pairs`` (``P`` permutations, or all pairs for the baseline) and the kernel
-    value of every pair on ``D`` and ``D'``."""
+    """Neighbouring tables for per-pair releases of the subsampled-pairs ``query`` (Kendall), the public ``pairs`` and
+    the kernel value of every pair on ``D`` and ``D'`` (the fields: docs/audit.md)."""
 
     query: SubsampledPairsQuery
     first_rows: np.ndarray
@@ -365,9 +351,8 @@ class PairNeighbours:
 
 def pair_neighbours(*, permutations: int = 3, rows: int = 12, all_pairs: bool = False, epsilon: float = CASE_EPSILON,
                     seed: int = PUBLIC_SEED) -> PairNeighbours:
-    """Kendall tables on which every pair containing the changed row moves by ``Delta_f = 2`` (docs/audit.md):
-    ``permutations`` ``P``, ``rows`` ``n``, ``all_pairs``: the all-pairs baseline's pairs; ``seed`` public (rows,
-    permutations)."""
+    """Kendall tables on which every pair containing the changed row moves by ``Delta_f = 2`` (the parameters:
+    docs/audit.md)."""
     query = SubsampledPairsQuery(kernel=get_kernel("kendall"),
                                  specs=KENDALL_SPECS, epsilon=epsilon, permutations=permutations)
     n = check_positive_int(rows, "rows")

@@ -33,9 +33,8 @@ def _check_probability_pair(p: float, q: float) -> tuple[float, float]:
 
 
 def planned_lower_bound(p: float, q: float, *, samples: int, confidence: float = 0.95) -> float:
-    """The audit's lower bound for an event of probabilities ``p`` in ``(0, 1]`` (on ``D``) and ``q`` in ``(0, 1)`` (on
-    ``D'``), ``samples >= 2`` per dataset (both halves), ``confidence`` ``1 - beta`` in ``(0, 1)`` (docs/audit.md).
-    :raise ValueError: on a parameter out of range."""
+    """The audit's lower bound for an event of probabilities ``p`` on ``D`` and ``q`` on ``D'`` with ``samples`` per
+    dataset (both halves; the ranges: docs/audit.md).  :raise ValueError: on a parameter out of range."""
     p_value, q_value = _check_probability_pair(p, q)
     if not 0.0 < check_finite(confidence, "confidence") < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
@@ -57,10 +56,8 @@ def lower_bound_spread(p: float, q: float, *, samples: int) -> float:
 def resolving_samples(p: float, q: float, *, target: float, margin: float = 0.0, confidence: float = 0.95,
                       step: int = SAMPLE_STEP) -> int:
     """The smallest multiple of ``step`` with ``planned_lower_bound - margin * spread > target`` for an event of
-    probabilities ``p`` on ``D`` and ``q < p`` on ``D'``: ``target >= 0`` (a control's claimed epsilon), ``margin >= 0``
-    standard deviations of the realised bound, ``confidence`` of the audit.
-    :raise ValueError: if ``ln(p/q)`` does not exceed ``target`` (no sample size resolves it) or the size would exceed
-        ``2^34``."""
+    probabilities ``p`` on ``D`` and ``q < p`` on ``D'`` (the parameters: docs/audit.md).
+    :raise ValueError: if ``ln(p/q) <= target`` (no sample size resolves it) or the size would exceed ``2^34``."""
     p_value, q_value = _check_probability_pair(p, q)
     goal = check_nonnegative(target, "target")
     sigmas = check_nonnegative(margin, "margin")

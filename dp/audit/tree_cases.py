@@ -15,28 +15,25 @@ from dp.audit.neighbours import (CASE_EPSILON, GAUSSIAN_DELTA, GAUSSIAN_EPSILON,
                                  hosmer_lemeshow_neighbours, tree_neighbours)
 from dp.audit.statistics import privacy_loss_statistic, tree_privacy_loss_statistic
 from dp.ecdf.hosmer_lemeshow import HosmerLemeshowQuery, party_statistic_draws
-from dp.ecdf.grid import prefix_incidence, uniform_grid
+from dp.ecdf.grid import uniform_grid
 from dp.ecdf.tree import TreeNoisePlan, draw_gaussian_tree_noise, noisy_counts, plan_tree_noise
 from dp.fedauc.mechanisms import zcdp_budget
 
 __all__ = ["tree_vector_case", "tree_case", "ecdf_cases", "hl_cases"]
 
 
-def _tree_sampler(pair: TreeNeighbours, node_noise: Callable[[int, int, np.random.Generator], np.ndarray]) -> Sampler:
+def _tree_sampler(pair: TreeNeighbours, node_noise: Callable[[int, np.random.Generator], np.ndarray]) -> Sampler:
     """``w . c~`` on both datasets, ``c~ = noisy_counts(c, eta)`` the shipped release (eq. 2) (docs/audit.md)."""
-    nodes = prefix_incidence(pair.grid.size).shape[1]
-    return paired(lambda counts, count, rng: noisy_counts(counts, node_noise(count, nodes, rng)) @ pair.weights,
+    return paired(lambda counts, count, rng: noisy_counts(counts, node_noise(count, rng)) @ pair.weights,
                   pair.first_counts, pair.second_counts)
 
 
-def _tree_party_noise(make_plan: Callable[[], TreeNoisePlan]) -> Callable[[int, int, np.random.Generator], np.ndarray]:
+def _tree_party_noise(make_plan: Callable[[], TreeNoisePlan]) -> Callable[[int, np.random.Generator], np.ndarray]:
     """The honest parties' node draws: ``m - t`` calls of the shipped :meth:`TreeNoisePlan.draw_party`.
     Details: docs/audit.md."""
 
-    def noise(count: int, nodes: int, rng: np.random.Generator) -> np.ndarray:
+    def noise(count: int, rng: np.random.Generator) -> np.ndarray:
         plan = make_plan()
-        if plan.node_count != nodes:
-            raise RuntimeError(f"the plan has {plan.node_count} nodes, the grid {nodes}")
         return honest_sum(lambda: plan.draw_party(rng, runs=count), plan.parties - plan.threshold)
 
     return noise
@@ -67,11 +64,10 @@ def tree_vector_case(*, epsilon: float = TREE_VECTOR_EPSILON, points: int = 8, p
     window = int(math.ceil(12.0 / -log_alpha))
     noise = _tree_party_noise(lambda: plan_tree_noise(epsilon=epsilon, points=points, parties=parties,
                                                       threshold=threshold))
-    nodes = claimed.node_count
     first_counts, second_counts = pair.first_counts, pair.second_counts
 
     def released(counts: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
-        return tree_privacy_loss_statistic(noisy_counts(counts, noise(count, nodes, rng)), first_counts, second_counts,
+        return tree_privacy_loss_statistic(noisy_counts(counts, noise(count, rng)), first_counts, second_counts,
                                            log_alpha, window=window)
 
     return AuditCase(
@@ -94,7 +90,7 @@ def ecdf_cases() -> list[AuditCase]:
     gaussian_pair = tree_neighbours(gaussian_grid, gaussian=True)
     rho = zcdp_budget(GAUSSIAN_EPSILON, GAUSSIAN_DELTA)
 
-    def gaussian_noise(count: int, nodes: int, rng: np.random.Generator) -> np.ndarray:
+    def gaussian_noise(count: int, rng: np.random.Generator) -> np.ndarray:
         # the shipped draw, one release at a time (its exact sampler is a Python loop per node anyway)
         return np.stack([draw_gaussian_tree_noise(rho=rho, points=gaussian_grid.size, replace_one=True, rng=rng)
                          for _ in range(count)]).astype(np.int64)
