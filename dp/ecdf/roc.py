@@ -23,7 +23,7 @@ from dp.validation import (check_choice, check_epsilon, check_labels, check_rows
                            check_seed)
 from secure.intake import MissingPolicy
 
-__all__ = ["Split", "SPLITS", "class_epsilon", "split_note", "class_scores", "self_normalise", "RocQuery",
+__all__ = ["Split", "SPLITS", "class_epsilon", "class_scores", "self_normalise", "RocQuery",
            "RocRelease", "plan_roc_noise", "auc_digits", "private_roc", "run_secure_roc", "ClassNoiseSource", "AucInterval",
            "auc_interval", "RAW_DRAWS", "SMOOTHED_DRAWS", "BAND_SEED", "WIDE_AUC"]
 
@@ -37,8 +37,7 @@ ClassNoiseSource = Callable[[TreeNoisePlan, int], np.ndarray]
 
 def class_epsilon(epsilon: float, points: int, split: str = "half") -> float:
     """The budget of each class ECDF so that the pair is ``epsilon``-DP for replace-one ``(score, label)`` rows:
-    ``half`` (paper: ``epsilon/2`` each) or ``disjoint`` (``epsilon (L+1)/(2 ceil((L+1)/2))``, ``L = ceil(log2 N)``
-    for ``points = N``).  Raises ValueError on an unknown split, a non-positive epsilon or points."""
+    ``half`` (paper: ``epsilon/2`` each) or ``disjoint`` (``epsilon (L+1)/(2 ceil((L+1)/2))``, ``L = ceil(log2 N)``)."""
     value = check_epsilon(epsilon)
     levels = tree_depth(points) + 1
     if split == "half":
@@ -46,17 +45,6 @@ def class_epsilon(epsilon: float, points: int, split: str = "half") -> float:
     if split == "disjoint":
         return value * levels / (2 * math.ceil(levels / 2))
     raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
-
-
-def split_note(epsilon: float, points: int, split: str) -> str:
-    """One line saying how ``epsilon`` is split between the two class ECDFs and why it composes."""
-    each = class_epsilon(epsilon, points, split)
-    if split == "half":
-        return (f"epsilon {epsilon:g} = {each:g} (class 1 ECDF) + {each:g} (class 0 ECDF), sequential composition "
-                f"(Barczewski et al. §5.1)")
-    levels = tree_depth(points) + 1
-    return (f"epsilon {epsilon:g}: {each:.6g} per class ECDF (disjoint classes; a label change shifts a suffix of "
-            f"each, {math.ceil(levels / 2)} of {levels} tree nodes)")
 
 
 def class_scores(scores: npt.ArrayLike, labels: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -86,7 +74,7 @@ class RocQuery:
     """The private-label ROC curve of scores on ``points`` thresholds of ``[lower, upper]`` at budget ``epsilon``,
     split ``half`` (the paper's ``epsilon/2`` per class ECDF) or ``disjoint`` (:func:`class_epsilon`); ``smooth``:
     the norm of eq. (3) of the printed curve and AUC (``None``: raw); ``columns`` and ``missing`` (the policy the
-    rows were read with) are printed and recorded.  ValueError on a bad parameter (``epsilon must be positive``)."""
+    rows were read with) are printed and recorded."""
 
     epsilon: float = 1.0
     lower: float = 0.0
@@ -107,7 +95,7 @@ class RocQuery:
             raise ValueError(f"domain must be finite with LOW < HIGH, got {self.lower:g}:{self.upper:g}")
         if not 2 <= self.points <= 1 << 20:
             raise ValueError(f"points must lie in [2, 2^20], got {self.points}")
-        self.plan()  # the node noise must be drawable
+        plan_roc_noise(epsilon=self.epsilon, points=self.points, split=self.split)  # the node noise must be drawable
         try:
             self.grid()
         except ValueError as exc:
@@ -123,11 +111,6 @@ class RocQuery:
     def grid(self) -> np.ndarray:
         """The public grid: ``points`` evenly spaced thresholds from ``lower`` to ``upper``."""
         return grid_of_points(self.lower, self.upper, self.points)
-
-    def plan(self, *, parties: int = 1, threshold: int = 0) -> TreeNoisePlan:
-        """The tree noise plan of each class ECDF (:func:`plan_roc_noise`)."""
-        return plan_roc_noise(epsilon=self.epsilon, points=self.points, split=self.split, parties=parties,
-                              threshold=threshold)
 
     def _spend(self) -> tuple[Spend, str | None]:
         """``dp.ecdf.release``'s spend: epsilon, pure DP (two tree-mechanism class ECDFs, split as ``split`` says)."""
@@ -171,10 +154,9 @@ class RocQuery:
     def _exact(self, rows_by_party: Sequence[Any]) -> float:
         """``dp.ecdf.exact``: the AUC of the exact ROC curve on the grid (scores rounded up to it)."""
         scores, labels, _ = self._union(rows_by_party)
-        positive, negative = class_scores(scores, labels)
         grid = self.grid()
-        exact = RocRelease(query=self, grid=grid, positive_counts=true_counts(positive, grid),
-                           negative_counts=true_counts(negative, grid), n=len(scores))
+        exact = RocRelease(query=self, grid=grid, positive_counts=true_counts(scores[labels == 1], grid),
+                           negative_counts=true_counts(scores[labels == 0], grid), n=len(scores))
         return float(exact.curve(None).auc)
 
 
@@ -270,11 +252,16 @@ class RocRelease:
 
     @property
     def guarantee(self) -> str:
-        """Which noise ran and what it guarantees, in one line."""
+        """Which noise ran and what it guarantees, in one line, with how epsilon is split and why it composes."""
         from dp.noise_defaults import party_guarantee
 
+        each, levels = self.class_epsilon, tree_depth(len(self.grid)) + 1
+        split = (f"epsilon {self.epsilon:g} = {each:g} (class 1 ECDF) + {each:g} (class 0 ECDF), sequential "
+                 f"composition (Barczewski et al. §5.1)" if self.split == "half" else
+                 f"epsilon {self.epsilon:g}: {each:.6g} per class ECDF (disjoint classes; a label change shifts a "
+                 f"suffix of each, {math.ceil(levels / 2)} of {levels} tree nodes)")
         return (party_guarantee(self.epsilon, 0.0, self.parties, self.threshold, "discrete laplace")
-                + f" (two class ECDFs, {split_note(self.epsilon, len(self.grid), self.split)}; class sizes private)")
+                + f" (two class ECDFs, {split}; class sizes private)")
 
     @cached_property
     def interval(self) -> AucInterval:
