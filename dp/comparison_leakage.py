@@ -129,9 +129,8 @@ def _runtime() -> tuple[int, int, int, bool]:
 
 
 def raise_security_parameter(openings: MaskedOpenings, *, epsilon: float) -> ComparisonLeak:
-    """Every party, before the run's secure types are made and before its first comparison: raise MPyC's
-    ``K`` (:func:`secure.security_parameter.set_security_parameter`) to :func:`plan_leak`'s value for ``openings`` (an
-    upper bound on what the run will open, from agreed public parameters: the same ``K`` at every party)."""
+    """Every party, before the run's secure types and its first comparison: raise MPyC's ``K`` to :func:`plan_leak`'s
+    value for ``openings`` (an upper bound from agreed public parameters: the same ``K`` at every party)."""
     from secure.security_parameter import set_security_parameter
 
     parties, threshold, launched, prss = _runtime()
@@ -150,9 +149,8 @@ def leak_of_run(planned: ComparisonLeak, openings: MaskedOpenings, *, epsilon: f
 
 
 def tuples_leak_plan(query: Any, rows: int) -> ComparisonLeak:
-    """:func:`raise_security_parameter` for the tuples path of ``query`` (a :class:`dp.umpc.protocol.UStatQuery`)
-    on ``rows`` rows, planned for the most tuples its sampling can give (``--pairs``; every ``C(n, k)`` tuple
-    for ``all`` and Bernoulli sampling), before the tuples are drawn."""
+    """:func:`raise_security_parameter` for the tuples path of ``query`` on ``rows`` rows, before the tuples are
+    drawn: planned for the most tuples its sampling can give (every ``C(n, k)`` for ``all`` and Bernoulli)."""
     from dp.sampling import tuple_count
 
     complete = tuple_count(rows, query.kernel.degree)
@@ -162,10 +160,8 @@ def tuples_leak_plan(query: Any, rows: int) -> ComparisonLeak:
 
 
 def sort_leak_plan(query: Any, rows: int, path: str, *, bits: int, type_bits: int) -> ComparisonLeak:
-    """:func:`raise_security_parameter` for a complete statistic of ``query`` on ``path``: the sort path's
-    openings (:func:`sort_path_openings`, exact: the network depends on ``rows`` only); the histogram path opens
-    nothing data-dependent and keeps the launch ``K`` (:func:`no_leak`); ``bits`` from
-    :func:`dp.umpc.planner.sort_bits`, ``type_bits`` those of the secure integers the rows are shared in."""
+    """:func:`raise_security_parameter` for a complete statistic of ``query`` on ``path``: the sort path's exact
+    openings (:func:`sort_path_openings`); the histogram path opens nothing data-dependent, keeping the launch ``K``."""
     if path != "sort":
         return no_leak(_runtime()[2])
     return raise_security_parameter(sort_path_openings(query.kernel, query.specs, rows=rows, bits=bits,
@@ -174,7 +170,6 @@ def sort_leak_plan(query: Any, rows: int, path: str, *, bits: int, type_bits: in
 
 
 def comparison_allowance(path: str) -> float:
-    """What the ledger reserves, before the run (``N`` unknown yet), for the comparisons of one release on ``path``
-    (``auto``, ``histogram``, ``sort``, ``tuples``): :data:`LEAK_TARGET`, the most :func:`plan_leak` lets them add,
-    unless on the histogram path (no comparison); settled after the reveal. Details: docs/comparison_leakage.md."""
+    """What the ledger reserves before the run (``N`` unknown yet) for the comparisons of one release on ``path``:
+    :data:`LEAK_TARGET`, but nothing on the histogram path (no comparison). Details: docs/comparison_leakage.md."""
     return 0.0 if path == "histogram" else LEAK_TARGET

@@ -41,11 +41,9 @@ MEASURED: dict[str, dict[str, float]] = {
 
 def default_noise(protocol: str, epsilon_per_sum: float, delta_per_sum: float = 0.0, *,
                   pure_budget: bool = False) -> str:
-    """The default noise of ``protocol`` for this budget: :data:`DEFAULT_NOISE`, except ``parties``
-    where the in-MPC sampler cannot reach its delta at ``epsilon_per_sum`` (docs/noise.md), and
-    ``parties`` when the run spends from a pure-DP budget (a ledger account of delta 0, :mod:`dp.budget`):
-    the in-MPC sampler's truncation costs a delta (at most ``2^-40`` per sum) such an account cannot pay,
-    while party-drawn discrete Laplace is pure epsilon-DP.  ``delta_per_sum`` 0 means ``2^-40``."""
+    """The default noise of ``protocol`` for this budget: :data:`DEFAULT_NOISE`, but ``parties`` where the in-MPC
+    sampler cannot reach its delta (``delta_per_sum`` 0: ``2^-40``) at ``epsilon_per_sum``, or cannot be paid by a
+    ``pure_budget`` (a ledger account of delta 0; party-drawn discrete Laplace is pure).  Details: docs/noise.md."""
     from dp.secret_noise import DEFAULT_SAMPLER_DELTA, plan_secret_laplace
 
     chosen = DEFAULT_NOISE[protocol]
@@ -70,10 +68,8 @@ def switched_by_pure_budget(protocol: str, epsilon_per_sum: float, delta_per_sum
 
 
 def pure_budget_line(*, source: PureBudgetSource, parties: int, threshold: int) -> str:
-    """The line printed above a result whose noise a pure budget switched from the in-MPC sampler to
-    party-drawn shares (:func:`switched_by_pure_budget`): the change, why, its variance cost ``m/(m-t)``
-    (coalition calibration, Sinh & Ramon Protocol 3.1), and how to get in-MPC noise; ``source`` says whether the
-    pure budget is ``--budget`` without a delta or the dataset's existing account."""
+    """The line above a result whose noise a pure budget (``source``) switched from the in-MPC sampler to party
+    shares (:func:`switched_by_pure_budget`): the change, why, its variance cost ``m/(m-t)``, the way back."""
     from dp.secret_noise import DEFAULT_SAMPLER_DELTA
 
     factor = parties / (parties - threshold) if parties > threshold else 1.0

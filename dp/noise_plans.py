@@ -118,8 +118,7 @@ class NoisePlan:
     @property
     def slack(self) -> int:
         """A bound on ``|total noise|`` exceeded with probability below ``2**-40`` (``2^J - 1`` in MPC: never):
-        Hoeffding on ``Binomial(drawers N_p, 1/2)`` or Chernoff on ``NB(drawers/honest, e^{-rate})``
-        (:func:`polya_tail_bound`)."""
+        Hoeffding on the binomial, Chernoff on the Pólya shares (:func:`polya_tail_bound`)."""
         if self.sampler is not None:
             return self.sampler.slack
         if self.mechanism == "binomial":
@@ -189,9 +188,8 @@ def plan_party_laplace(output: KernelOutput, *, max_degree: int, epsilon: float,
 
 def plan_noise(output: KernelOutput, *, max_degree: int, epsilon: float, delta: float,
                parties: int, threshold: int, source: str = "parties") -> NoisePlan:
-    """Calibrate the noise of one released sum of ``output`` with ``delta_max = max_degree`` (``delta = 0``:
-    discrete Laplace; else binomial for party noise, truncation budget for MPC noise).
-    :raise ValueError: on an invalid parameter, or MPC noise whose truncation cannot meet the delta."""
+    """Calibrate the noise of one released sum of ``output`` with ``delta_max = max_degree`` (``delta = 0``: discrete
+    Laplace; else binomial, or the in-MPC sampler's truncation budget); ValueError on a parameter it cannot serve."""
     check_epsilon(epsilon)
     check_delta(delta)
     check_parties(parties, threshold)

@@ -101,9 +101,8 @@ def sampler_delta(*, epsilon: float, sensitivity: int, digits: int, bits: int) -
 
 @dataclass(frozen=True)
 class SecretLaplacePlan:
-    """Public parameters of discrete Laplace noise sampled inside MPC for one released sum: ``J = digits`` binary
-    digits per geometric, ``b = bits`` wide secret uniforms, the :func:`digit_thresholds` (checked), ``delta``
-    (:func:`sampler_delta`) and ``tv`` (:func:`truncation_tv`)."""
+    """Public parameters of discrete Laplace noise sampled inside MPC for one released sum (``J`` digits, ``b``-bit
+    uniforms): :func:`digit_thresholds` (checked), ``delta`` (:func:`sampler_delta`), ``tv`` (:func:`truncation_tv`)."""
 
     epsilon: float
     sensitivity: int

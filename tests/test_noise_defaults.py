@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from conftest import read_record, run_command, scenario_command, small_table
 from dp.rank_auc import Query, check_bit_length, exact_sums, plans_for_rows, release_guarantee, simulate
 from dp.noise_defaults import DEFAULT_NOISE, default_noise
+from dp.rank_auc.face import _plan
 from secure.intake import ColumnSpec
 
 
@@ -58,8 +60,8 @@ def test_score_bits_beyond_bit_length_are_refused_naming_the_needed_length() -> 
     narrow = Query(score=ColumnSpec("score", 0, 1, 16), epsilon=1.0, noise="mpc")
     check_bit_length(narrow, 32)
     rows = 200_000  # 2U reaches 2 * 10^10: 35 bits
-    with pytest.raises(ValueError, match="noisy sums of 200000 rows"):
-        check_bit_length(narrow, 32, rows, plans_for_rows(narrow, rows, 3, 1))
+    with pytest.raises(ValueError, match="noisy sums of 200000 rows on the sort path"):
+        _plan(replace(narrow, path="sort"), rows, 3, 1, 32)
 
 
 def test_domain_of_32_bits_stops_with_exit_2_and_one_line_under_an_explicit_L_32(

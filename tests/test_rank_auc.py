@@ -76,15 +76,15 @@ def test_no_estimate_when_the_noisy_number_of_pairs_is_not_positive() -> None:
     for positives, n in ((0, 40), (3, 3), (-1, 3), (5, 3)):
         result = RankAucRelease(estimate=float("nan"), twice_u=4, positives=positives, n=n, epsilon=1.0, parties=1,
                                 threshold=0, query=QUERY, noise_std=float("nan"))
-        assert result.no_estimate is not None and result.released_estimate is None
+        assert result.no_estimate is not None and result.record()["estimate"] is None
         assert result.no_estimate.startswith("no AUC at this epsilon: the noisy number of pairs P (n - P) is not "
                                               "positive") and "class" not in result.no_estimate
-        keys = result.honest_keys()
+        keys = result.record()
         assert keys["noise_std"] is None and keys["error_bound"] is None
         json.dumps(keys, allow_nan=False)
     fine = RankAucRelease(estimate=0.75, twice_u=600, positives=20, n=40, epsilon=1.0, parties=1, threshold=0,
                           query=QUERY, noise_std=0.1)
-    assert fine.no_estimate is None and fine.released_estimate == 0.75 and fine.honest_keys()["noise_std"] == 0.1
+    assert fine.no_estimate is None and fine.record()["estimate"] == 0.75 and fine.record()["noise_std"] == 0.1
 
 
 def test_rank_auc_job_with_one_label_says_no_auc_and_writes_null(tmp_path: Path,

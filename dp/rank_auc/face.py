@@ -1,10 +1,8 @@
-"""The rank AUC: its query and public calibration (noise plans of 2U and P, ranges, bit lengths, the guarantee,
-all from public parameters: the query, n, m, t), :func:`release` on parties, :func:`simulate` in one process,
-:func:`exact` in the clear, and the release (:class:`RankAucRelease`): the estimate, its uncertainty, table, record.
+"""The rank AUC: its query, its calibration from public parameters, :func:`release` on parties, :func:`simulate`
+in one process, :func:`exact` in the clear, and the release (:class:`RankAucRelease`).
 
 Threat model of :func:`release`: passive, static, at most ``t < m/2`` parties corrupted; they learn the two noisy
-sums and the public row counts (docs/rank_auc.md, also the derivations).  :func:`simulate` and :func:`exact` see
-every row."""
+sums and the public row counts (docs/rank_auc.md, also the derivations)."""
 from __future__ import annotations
 
 import math
@@ -34,7 +32,7 @@ from secure.intake import ColumnSpec, FixedPointRows, MissingPolicy, to_fixed_po
 from secure.kernels import KernelOutput, get_kernel
 from secure.security_parameter import restores_security_parameter, secure_integers
 
-__all__ = ["Query", "PathChoice", "NoiseSource", "account_query", "plans_for_rows", "sum_ranges", "required_bit_length",
+__all__ = ["Query", "PathChoice", "NoiseSource", "account_query", "plans_for_rows", "sum_ranges",
            "check_bit_length", "auc_query", "release_guarantee", "release", "release_runs", "simulate", "exact",
            "exact_sums", "RankAucRelease", "estimate_auc", "estimate_noise_std"]
 
@@ -47,9 +45,8 @@ POSITIVES = KernelOutput("positives", 1, 0, 1)
 
 @dataclass(frozen=True, kw_only=True)
 class Query:
-    """The AUC of a secret score for a secret 0/1 label, released as noisy ``2U`` and ``P`` (epsilon/2 each;
-    parameters: docs/rank_auc.md).  ValueError: a bad parameter (``epsilon must be positive, got -1``); TypeError:
-    a wrong type; ``unit_rows``: the rows of one unit of privacy, an owner's, a factor of both sensitivities."""
+    """The AUC of a secret score for a secret 0/1 label, released as noisy ``2U`` and ``P`` (epsilon/2 each);
+    ``unit_rows``: the rows of one unit of privacy, a factor of both sensitivities (the rest: docs/rank_auc.md)."""
 
     score: ColumnSpec
     epsilon: float
@@ -117,27 +114,14 @@ def sum_ranges(rows: int, plans: Sequence[NoisePlan]) -> list[Any]:
     return [SumRange(0, 2 * pairs_max, plans[0].slack), SumRange(0, rows, plans[1].slack)]
 
 
-def required_bit_length(query: Query, rows: int | None = None, plans: Sequence[NoisePlan] = ()) -> int:
-    """Signed bit length of the sort's comparisons and, given ``rows`` and their ``plans``, of the opened sums
-    (their range plus the noise bound; the in-MPC sampler's digits)."""
+def check_bit_length(query: Query, bit_length: int) -> None:
+    """Refuse an explicit ``-L`` that cannot hold the sort's comparisons, before sharing (the opened sums: checked by
+    the plan once n is known); the ValueError names the ``-L`` that is needed (callers make it a one-line error)."""
     needed = query.comparison_bits
-    if rows is not None and plans:
-        sums = max(bounds.bits_needed for bounds in sum_ranges(rows, plans))
-        needed = max(needed, sums, max(plan.digits for plan in plans) + 2)
-    return needed
-
-
-def check_bit_length(query: Query, bit_length: int, rows: int | None = None, plans: Sequence[NoisePlan] = ()) -> None:
-    """Refuse an explicit ``-L`` that cannot hold the sort's comparisons or, given ``rows`` (public) and their
-    ``plans``, the opened sums (before sharing; without ``-L`` the length follows from public parameters); the
-    ValueError names the ``-L`` that is needed (callers turn it into a one-line usage error)."""
-    needed = required_bit_length(query, rows, plans)
-    what = f"the score domain [{query.score.lower:g}, {query.score.upper:g}] at {query.score.precision} fractional bits"
-    if needed > query.comparison_bits:
-        what = f"the noisy sums of {rows} rows"
     if needed > bit_length:
-        raise ValueError(f"{what} require {needed}-bit secure integers, got -L {bit_length}; give -L {needed}"
-                         f"{' or fewer fractional bits in --domain' if rows is None else ''}")
+        raise ValueError(f"the score domain [{query.score.lower:g}, {query.score.upper:g}] at {query.score.precision} "
+                         f"fractional bits require {needed}-bit secure integers, got -L {bit_length}; give -L {needed} "
+                         "or fewer fractional bits in --domain")
 
 
 def auc_query(query: Query) -> Any:
@@ -179,9 +163,8 @@ def estimate_noise_std(plans: Sequence[NoisePlan], twice_u: float, positives: fl
 
 @dataclass
 class RankAucRelease:
-    """The released noisy ``2U`` and ``P``, the estimate, the costs; :meth:`table` and :meth:`record`.
-    A job running several releases on the same rows sets ``runs``, ``epsilon_total`` and ``budget`` (the settled
-    ledger keys) after the last one; ``notes`` are lines printed above the table."""
+    """The released noisy ``2U`` and ``P``, the estimate, the costs; a job running several releases on the same rows
+    sets ``runs``, ``epsilon_total`` and ``budget`` (the settled ledger keys) after the last one."""
 
     estimate: float
     twice_u: int
@@ -221,30 +204,23 @@ class RankAucRelease:
         return (f"no AUC at this epsilon: the noisy number of pairs P (n - P) is not positive (noisy P = "
                 f"{self.positives} of n = {self.n} rows; post-processing of the released sums)")
 
-    @property
-    def released_estimate(self) -> float | None:
-        """The estimate, or None when there is none (:attr:`no_estimate`): never NaN in a record."""
-        return None if self.no_estimate is not None else self.estimate
-
-    def honest_keys(self) -> dict[str, Any]:
-        """The record's uncertainty keys (as :meth:`dp.umpc.protocol.UStatRelease.record`), None, never NaN: all
-        ``n (n - 1) / 2`` pairs enter 2U, so the error is the noise's only (no sampling error, no seed)."""
-        std = self.noise_std if math.isfinite(self.noise_std) else None
-        return {"noise_std": std, "sampling_error_bound": 0.0, "error_bound": std, "seed": None,
-                "uncertainty_covers": "DP noise only (noise_std, delta method with the released sums); all pairs, "
-                                      "no sampling error"}
-
     def record(self) -> dict[str, Any]:
-        """The JSON record the job writes (``--json``: a list of these, one per run)."""
+        """The JSON record the job writes (``--json``: a list of these, one per run), None for a NaN: no estimate
+        (:attr:`no_estimate`), no noise sd; all pairs enter 2U, so the error is the noise's only."""
         missing = self.query.missing
-        return {"statistic": "auc", "estimate": self.released_estimate, "epsilon": self.epsilon, "delta": self.delta,
-                "n": self.n, "parties": self.parties, "seconds": self.seconds, "bytes_sent": self.bytes_sent,
+        std = self.noise_std if math.isfinite(self.noise_std) else None
+        return {"statistic": "auc", "estimate": None if self.no_estimate is not None else self.estimate,
+                "epsilon": self.epsilon, "delta": self.delta, "n": self.n, "parties": self.parties,
+                "seconds": self.seconds, "bytes_sent": self.bytes_sent,
                 "epsilon_total": self.epsilon if self.epsilon_total is None else self.epsilon_total,
                 "delta_total": self.delta * self.runs, "runs": self.runs, **self.budget,
                 "threshold": self.threshold, "noise_source": self.noise_source, "mechanism": self.mechanism,
                 "guarantee": self.guarantee, "phases": self.phases, "noisy_2u": self.twice_u,
                 "noisy_positives": self.positives, "path": self.path, "plan": self.plan, **self.comparison_leak,
-                "missing": missing.mode, "fill": dict(missing.fills), **self.honest_keys(),
+                "missing": missing.mode, "fill": dict(missing.fills), "noise_std": std, "sampling_error_bound": 0.0,
+                "error_bound": std, "seed": None,
+                "uncertainty_covers": "DP noise only (noise_std, delta method with the released sums); all pairs, no "
+                                      "sampling error",
                 **({"owners": self.owners} if self.owners else {})}
 
     def table(self) -> str:
@@ -283,16 +259,17 @@ def exact_sums(fixed: np.ndarray) -> tuple[int, int]:
 
 def _plan(query: Query, n: int, parties: int, threshold: int, given: int | None,
           owners: Owners | None = None) -> tuple[list[NoisePlan], Any, int]:
-    """``(noise plans, the planner's path plan, the secure integers' bit length)`` for ``n`` rows (public); from
-    ``owners``' uploads the histogram path counts their DPF keys (costed at ``N G`` leaves), the sort their shares.
-    :raise ValueError: the path or the noise cannot run, or an explicit ``-L`` (``given``) is too short."""
+    """``(noise plans, the planner's path plan, the secure integers' bit length)`` for ``n`` rows (public), also from
+    ``owners``' uploads; ValueError: the path or the noise cannot run, or an explicit ``-L`` (``given``) too short."""
     auc = auc_query(query)
     plans = plans_for_rows(query, n, parties, threshold)
     plan = plan_path(auc.kernel, auc.specs, rows=n, parties=parties, choice=query.path,  # type: ignore[arg-type]
                      unavailable={"tuples": "the rank AUC is over all pairs", **(owners.unavailable(
                          [spec.name for spec in auc.specs], "auc") if owners else {})}, epsilon=query.epsilon,
                      rtt=query.rtt / 1000, noise=query.noise, histogram_seconds=owners.dpf_seconds() if owners else 0.0)
-    needed = max(required_bit_length(query, n, plans), complete_bit_length(auc, n, plan.path, plans))
+    sums = max(bounds.bits_needed for bounds in sum_ranges(n, plans))  # their range plus the noise bound
+    needed = max(query.comparison_bits, sums, max(p.digits for p in plans) + 2,
+                 complete_bit_length(auc, n, plan.path, plans))
     if given is not None and given < needed:
         raise ValueError(f"the noisy sums of {n} rows on the {plan.path} path require {needed}-bit secure "
                          f"integers, got -L {given}; give -L {needed} or leave -L out")
@@ -301,10 +278,7 @@ def _plan(query: Query, n: int, parties: int, threshold: int, given: int | None,
 
 async def release(query: Query, rows: Any, **options: Any) -> RankAucRelease | None:
     """Every party calls this with its own ``(score, label)`` rows on a started MPyC runtime; the release at
-    ``receivers``, ``None`` elsewhere.  ``options``: ``receivers``, ``noise_source`` and the ledger keywords of
-    :func:`dp.umpc.release` (steps and options: docs/rank_auc.md).
-    :raise secure.errors.InputError: a ledger that refuses, a bad row, < 2 rows, ``-L`` too short (every party).
-    :raise ValueError: ``noise_source`` with noise sampled inside MPC."""
+    ``receivers``, ``None`` elsewhere (steps, ``options`` and errors: docs/rank_auc.md)."""
     return (await release_runs(query, [rows], **options))[0]
 
 
@@ -314,9 +288,8 @@ async def release_runs(query: Query, runs: Sequence[Any], *, receivers: Sequence
                        dataset_name: str | None = None, dataset: str | None = None, accountant: str = "basic",
                        data_file: str | None = None,
                        job: tuple[str, Sequence[str]] | None = None) -> list[RankAucRelease | None]:
-    """:func:`release` on each of ``runs`` (rows or readers: e.g. the first N rows), ``query.epsilon`` split evenly
-    over them; one spend from the account the ledger keywords name (as :func:`dp.umpc.release`), settled to the
-    deltas' sum.  A misspelt keyword is a ``TypeError`` at the call, before anything is shared."""
+    """:func:`release` on each of ``runs`` (rows or readers), ``query.epsilon`` split evenly over them; one spend from
+    the account the ledger keywords name (as :func:`dp.umpc.release`), settled to the deltas' sum."""
     if isinstance(runs[0], Owners):  # the campaign's servers: its account, one owner the unit of privacy
         if dataset_name not in (None, runs[0].plan.id) or len(runs) > 1:
             raise InputError(f"all servers: owners' uploads are released once, from the campaign's account "
@@ -419,9 +392,8 @@ def _released(query: Query, plans: Sequence[NoisePlan], plan: Any, sums: Sequenc
 
 def simulate(query: Query, rows_by_party: Sequence[Any], *, seed: int, threshold: int | None = None,
              noise: np.ndarray | None = None, noise_rng: np.random.Generator | None = None) -> RankAucRelease:
-    """The release in one process: the exact sums of every party's rows plus noise of the same law (no
-    comparison is made, so none is said).  ``seed`` is the family's public seed (the rank AUC samples nothing);
-    ``threshold`` defaults to ``(m - 1) // 2`` as MPyC's; ``noise``: fixed draws, shape ``(2, m)`` (2U first) or
+    """The release in one process: the exact sums of every party's rows plus noise of the same law (no comparison
+    made, none said; ``seed`` unused: nothing sampled); ``noise``: fixed draws, shape ``(2, m)`` (2U first) or
     ``(2, 1)`` for noise sampled in MPC, else drawn from ``noise_rng`` (tests; default OS randomness)."""
     parties = len(rows_by_party)
     threshold = (parties - 1) // 2 if threshold is None else threshold

@@ -15,12 +15,11 @@ import numpy as np
 
 from dp.comparison_leakage import sort_leak_plan
 from dp.noise_plans import NoisePlan
-from dp.report_text import run_costs
 from dp.umpc.owners import Owners
 from dp.umpc.planner import PathPlan, SampledAccuracy, histogram_grid, plan_path, sort_bits
-from dp.umpc.protocol import (NoiseSource, Simulation, UStatQuery, UStatRelease, _noise_std, _sum_ranges,
-                              estimate_noise_std, kernel_specs, noise_and_reveal, noise_plans, plans_for, prepare_rows,
-                              release_guarantee, sample_for, sampler_summary, simulated, uncertainty_text)
+from dp.umpc.protocol import (NoiseSource, Simulation, UStatQuery, UStatRelease, _noise_std, _sum_ranges, check_rows,
+                              kernel_specs, noise_and_reveal, noise_plans, plans_for, prepare_rows, sample_for,
+                              simulated, uncertainty_text, ustat_release)
 from dp.umpc.sampler_variance import incompleteness_variance_bound
 from dp.sampling import tuple_count
 from secure.clipping import clip_secure_in_steps
@@ -33,21 +32,16 @@ from secure.kernels import Kernel, VolumeUnderSurface
 from secure.ranking import sorted_auc_sums, sorted_gini_sum
 from secure.security_parameter import restores_security_parameter, secure_integers
 
-__all__ = ["plan_for", "histogram_possible", "complete_max_degree", "complete_plans", "grid_values", "local_cells", "complete_sums_plain",
+__all__ = ["plan_for", "histogram_possible", "complete_max_degree", "complete_plans", "grid_values", "local_cells",
            "complete_bit_length", "simulate_complete", "run_complete",
            "secure_complete_sums", "complete_secure_type"]
 
 
 def plan_for(query: UStatQuery, *, rows: int, parties: int, pairs: str, delegated: bool = False,
              rtt: float = 0.0, owners: Owners | None = None) -> PathPlan:
-    """The path of ``query`` for ``rows`` rows (:func:`dp.umpc.planner.plan_path`), from public parameters;
-    ``pairs`` says how the tuples were asked for (``auto``, ``all``, ``count``, ``per-row``), ``delegated`` that
-    delegates draw the noise, ``rtt`` the declared round-trip time in seconds, ``owners`` the servers' intake of
-    owners' uploads (docs/umpc_analysis.md).  :raise ValueError: a forced path that cannot run here, or that
-    contradicts ``pairs``."""
-    degree = query.kernel.degree
-    if rows < degree:  # the sampled path's line (dp.umpc.protocol.check_sizes), before any cost is modelled
-        raise ValueError(f"need at least {degree} rows over all parties for a degree-{degree} kernel, got {rows}")
+    """The path of ``query`` for ``rows`` rows from public parameters, ``pairs`` saying how the tuples were asked for;
+    ValueError: a forced path that cannot run here, or that contradicts ``pairs`` (docs/umpc_analysis.md)."""
+    check_rows(query.kernel.degree, rows)  # before any cost is modelled
     choice = query.path
     if choice in ("histogram", "sort") and (pairs in ("count", "per-row") or delegated):
         why = "noise drawn by delegates" if delegated else f"{query.tuples} sampled tuples"
@@ -82,9 +76,8 @@ def histogram_possible(query: UStatQuery, *, parties: int, pairs: str, delegated
 
 
 def sampled_accuracy(query: UStatQuery, rows: int, parties: int) -> SampledAccuracy | None:
-    """The modelled sampling error and noise std of ``query``'s ``|E|`` sampled tuples, from public parameters, for
-    ``--pairs auto`` to weigh (:func:`dp.umpc.planner.plan_path`); ``None`` for all tuples or noise that cannot be
-    planned (its own check says why).  The model (Sinh & Ramon App. D.1.2): docs/umpc_analysis.md."""
+    """The modelled sampling error and noise std of ``query``'s ``|E|`` sampled tuples, for ``--pairs auto`` to weigh
+    (Sinh & Ramon App. D.1.2; docs/umpc_analysis.md); ``None`` for all tuples or noise that cannot be planned."""
     if query.tuples is None or query.tuples >= tuple_count(rows, query.kernel.degree):
         return None
     try:
@@ -118,10 +111,8 @@ def grid_values(query: UStatQuery) -> list[np.ndarray]:
 
 
 def local_cells(query: UStatQuery, fixed: FixedPointRows) -> np.ndarray:
-    """This party's rows as grid indices of the kernel's columns, clipped to the domains locally.
-    :param fixed: from :func:`dp.umpc.protocol.prepare_rows` (``fixed.columns``: before the kernel's
-        re-encoding).  With ``clipping == "secure"`` the rows were not clipped yet: the histogram path
-        clips here, at the party (the count of clipped values stays local)."""
+    """This party's rows (:func:`dp.umpc.protocol.prepare_rows`, before the kernel's re-encoding) as grid indices
+    of the kernel's columns, clipped to the domains here, at the party (also under ``--clip secure``)."""
     columns = fixed.columns if fixed.columns is not None else fixed.integers
     specs = kernel_specs(query)
     cells = np.empty((columns.shape[0], len(specs)), dtype=np.int64)
@@ -133,20 +124,9 @@ def local_cells(query: UStatQuery, fixed: FixedPointRows) -> np.ndarray:
     return cells
 
 
-def complete_sums_plain(query: UStatQuery, fixed_by_party: Sequence[FixedPointRows]) -> tuple[int, ...]:
-    """The exact sums of the kernel's outputs over all tuples, in the clear (the simulated path): the histogram
-    polynomial on the joint histogram, the same formula the secure path evaluates on shares."""
-    sizes = histogram_grid(query.kernel, query.specs)
-    counts = sum(local_histogram(local_cells(query, fixed), sizes) for fixed in fixed_by_party)
-    sums = histogram_sums(query.kernel, np.asarray(counts), grid_values(query), secure=False)
-    return tuple(int(value) for value in sums)
-
-
 def complete_bit_length(query: UStatQuery, rows: int, path: str, plans: Sequence[NoisePlan]) -> int:
-    """Signed bit length the secure integers need on ``path`` for ``rows`` rows (public parameters only).
-    The noisy sums (their range over all tuples plus the noise's tail bound), every intermediate value of
-    the histogram polynomial, the sort's comparisons and its rank-sum weights; for noise sampled in MPC
-    also its binary digits."""
+    """Signed bit length the secure integers need on ``path`` for ``rows`` rows, from public parameters: the noisy
+    sums, the histogram polynomial's values, the sort's comparisons and weights, the in-MPC noise's digits."""
     tuples = tuple_count(rows, query.kernel.degree)
     slack = max(int(plan.slack) for plan in plans)
     largest = max(max(abs(tuples * out.low), abs(tuples * out.high)) for out in query.outputs) + slack
@@ -178,27 +158,25 @@ def complete_secure_type(query: UStatQuery, rows: int, path: str, plans: Sequenc
 
 def simulate_complete(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int, runs: int = 1,
                       noise: np.ndarray | None = None, noise_rng: np.random.Generator | None = None) -> Simulation:
-    """The complete release in one process: exact sums plus noise drawn as the parties would.
-    Same noise plans and estimator as :func:`run_complete`; ``noise`` as in
-    :func:`dp.umpc.protocol.simulate` (fixed per-party draws ``(runs, outputs, parties)``, or for noise
-    sampled in MPC ``(runs, outputs)``)."""
+    """The complete release in one process: exact sums plus noise drawn as the parties would (the noise plans and
+    estimator of :func:`run_complete`; ``noise`` as in :func:`dp.umpc.protocol.simulate`)."""
     parties = len(rows_by_party)
     fixed = [prepare_rows(query, np.asarray(rows, dtype=float).reshape(-1, len(query.specs))) for rows in rows_by_party]
     rows = sum(int(f.integers.shape[0]) for f in fixed)
-    if rows < query.kernel.degree:
-        raise ValueError(f"need at least {query.kernel.degree} rows over all parties for a degree-"
-                         f"{query.kernel.degree} kernel, got {rows}")
+    check_rows(query.kernel.degree, rows)
     plans, degree = complete_plans(query, rows, parties, threshold), query.kernel.degree
-    return simulated(query, np.array(complete_sums_plain(query, fixed), dtype=object),
+    # the exact sums: the histogram polynomial on the joint histogram, the formula the secure path evaluates on shares
+    counts = sum(local_histogram(local_cells(query, part), histogram_grid(query.kernel, query.specs)) for part in fixed)
+    sums = histogram_sums(query.kernel, np.asarray(counts), grid_values(query), secure=False)
+    return simulated(query, np.array([int(value) for value in sums], dtype=object),
                      np.empty((0, degree), dtype=np.int64), plans, count=tuple_count(rows, degree), runs=runs,
                      parties=parties, noise=noise, noise_rng=noise_rng)
 
 
 async def secure_complete_sums(query: UStatQuery, fixed: FixedPointRows | Owners, path: str, sectype: Any,
                                counts: Sequence[int], meter: Any) -> tuple[list[Any], Any]:
-    """The secure sums of the kernel's outputs over all tuples on ``path`` (the one implementation of the histogram
-    and sort paths; phases and clipping: docs/umpc_analysis.md) and, for AUC, the secure number of positives
-    (:mod:`dp.rank_auc` releases it; else ``None``)."""
+    """The secure sums of the kernel's outputs over all tuples on ``path`` (histogram or sort: docs/umpc_analysis.md)
+    and, for AUC, the secure number of positives (:mod:`dp.rank_auc` releases it; else ``None``)."""
     kernel = query.kernel
     rows = sum(counts)
     if path == "histogram":
@@ -254,10 +232,8 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows | Owners, plan: 
                        noise_source: NoiseSource | None = None,
                        receivers: Sequence[int] | None = None) -> UStatRelease | None:
     """Every party: the complete statistic on ``plan.path`` (``histogram`` or ``sort``), noise, reveal; the release
-    at receivers, ``None`` elsewhere (phases: docs/umpc_analysis.md).
-    :raise secure.errors.InputError: too few rows, ``-L`` too short, epsilon too small (same verdict
-        at every party).
-    :raise secure.errors.ProtocolFailure: an opened sum outside its possible range."""
+    at receivers, ``None`` elsewhere.  InputError (the same verdict at every party): too few rows, ``-L`` too short,
+    epsilon too small; ProtocolFailure: an opened sum outside its range (phases: docs/umpc_analysis.md)."""
     from mpyc.runtime import mpc
 
     from secure.meter import CostMeter
@@ -274,9 +250,7 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows | Owners, plan: 
         counts = await fixed.counts()
         rows = sum(counts)
         try:
-            if rows < kernel.degree:
-                raise ValueError(f"need at least {kernel.degree} rows over all parties for a degree-{kernel.degree} "
-                                 f"kernel, got {rows}")
+            check_rows(kernel.degree, rows)
             plans = complete_plans(query, rows, parties, threshold)
         except ValueError as exc:
             raise InputError(f"all parties: {exc}") from None
@@ -296,16 +270,8 @@ async def run_complete(query: UStatQuery, fixed: FixedPointRows | Owners, plan: 
                                             receivers)
     if not opened:
         return None
-    released_delta, sampler_delta, sampler = sampler_summary(query, plans)
-    released_delta += leak.delta  # (1 + e^eps) s of the sort's openings (dp.comparison_leakage), <= 2^-40
-    return UStatRelease(
-        statistic=kernel.name, estimate=kernel.estimate(opened, tuples, query.widths),
-        epsilon=query.epsilon, delta=released_delta, n=rows, pairs=tuples, parties=parties, threshold=threshold,
-        degree=kernel.degree, sampling="all", max_degree=complete_max_degree(rows, kernel.degree, kernel),
-        mechanism=plans[0].mechanism, noise_std=_noise_std(query, tuples, plans), noisy_sums=opened,
-        estimate_std=estimate_noise_std(query, tuples, plans, opened), **run_costs(phases), missing=missing,
-        clipping="secure" if plan.path == "sort" and query.clipping == "secure" else "local",
-        noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler,
-        guarantee=release_guarantee(query, plans, released_delta, sampler_delta) + "; " + leak.describe(),
-        comparison_leak=leak.record(), seed=None, sampling_error_bound=0.0, path=plan.path, plan=plan.describe(),
-        uncertainty_covers=uncertainty_text(replace(query, tuples=None)))
+    return ustat_release(query, plans, opened, phases, leak, rows=rows, count=tuples,
+                         max_degree=complete_max_degree(rows, kernel.degree, kernel), sampling="all", missing=missing,
+                         clipping="secure" if plan.path == "sort" and query.clipping == "secure" else "local",
+                         path=plan.path, plan=plan.describe(),
+                         uncertainty_covers=uncertainty_text(replace(query, tuples=None)))

@@ -5,7 +5,7 @@ expressions with constants 1 and ``log2``.  Details and the paper's kernel count
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from dp.umpc.delegation import delegate_size
 from dp.validation import check_epsilon, check_int_at_least, check_nonnegative, check_positive_int
@@ -189,11 +189,8 @@ class ProtocolCost:
 
 def protocol_costs(n: int, tuples: int, *, epsilon: float, t: int, bits: int = 40, kernel: str = "kendall",
                    counts: str = "implementation", k: int = 2) -> dict[str, ProtocolCost]:
-    r"""Online communication, per-party and server computation of every protocol of Table 1, keyed as
-    :data:`PROTOCOLS` (docs/umpc_analysis.md).  Computation (App. D.2.2, D.2.3): U-MPC :func:`umpc_party_ops` per
-    party, ``n`` additions at the server; Bell ``t`` per party (perturb a one-hot vector), ``C(n, 2)`` products with
-    a ``t x t`` matrix at the server; Ghazi ``eps^2 n t log t`` per party (fast JL transform), ``eps^2 n^2 log t`` at
-    the server; GhaziSM ``t log n`` more per party and ``log n`` times Ghazi's at the server."""
+    r"""Online communication, per-party and server computation (App. D.2.2, D.2.3) of every protocol of Table 1,
+    keyed as :data:`PROTOCOLS` (each protocol's counts: docs/umpc_analysis.md)."""
     n = check_positive_int(n, "n")
     party = float(umpc_party_ops(n, tuples, k, kernel=kernel, bits=bits, counts=counts))
     ghazi = float(ghazi_bits(n, epsilon, bits, t))  # epsilon and t checked here, before the counts below
@@ -236,15 +233,14 @@ class MpycBytes:
 
     def phases(self) -> dict[str, float]:
         """``{intake, kernel, noise, reveal}`` (the ``seed`` phase is not modelled)."""
-        return {"intake": self.intake, "kernel": self.kernel, "noise": self.noise, "reveal": self.reveal}
+        return asdict(self)
 
 
 def mpyc_shamir_bytes_model(n: int, tuples: int, *, parties: int = 3, columns: int = 2, comparison_bits: int = 17,
                             comparisons: int = 2, products: int = 1, outputs: int = 1,
                             field_bits: int = 64) -> MpycBytes:
-    r"""What our implementation sends on MPyC for ``Pi_U-MPC`` (bytes summed over the ``m`` parties; the field
-    grows with the raised ``K``, docs/umpc_analysis.md).
-    :raise ValueError: on a bad parameter."""
+    r"""What our implementation sends on MPyC for ``Pi_U-MPC``, bytes summed over the ``m`` parties
+    (docs/umpc_analysis.md); ValueError on a bad parameter."""
     n = check_positive_int(n, "n")
     tuples = check_positive_int(tuples, "number of tuples |E|")
     parties = check_positive_int(parties, "parties")

@@ -26,8 +26,7 @@ _RELATIVE_TOLERANCE = 1e-12  # floating-point slack when comparing (1 - f_H)^k w
 
 def delegate_size(epsilon_fail: float, honest_fraction: float, *, parties: int | None = None) -> int:
     """Size ``|Z| = ceil(log(epsilon_fail) / log(1 - f_H))`` (>= 1) of the noise-drawing subgroup, capped at
-    ``parties`` if given; exact powers are not rounded up (Sinh & Ramon §4; docs/umpc_analysis.md).
-    :raise ValueError: if a parameter is out of range."""
+    ``parties`` if given (Sinh & Ramon §4; docs/umpc_analysis.md); ValueError if a parameter is out of range."""
     fail = check_interval(epsilon_fail, "epsilon_fail", low=0.0, high=1.0, closed_low=False)
     honest = check_interval(honest_fraction, "honest_fraction", low=0.0, high=1.0, closed_low=False,
                             closed_high=True)
@@ -47,9 +46,8 @@ def delegate_size(epsilon_fail: float, honest_fraction: float, *, parties: int |
 
 
 def delegates_for_run(epsilon_fail: float, honest_fraction: float, *, parties: int) -> int:
-    """``|Z|`` for a run of ``parties`` parties; delegation only pays when ``|Z| < m`` (docs/umpc_analysis.md).
-    :raise ValueError: ``|Z| > m``, saying how many delegates ``(epsilon_fail, f_H)`` needs and how many
-        parties there are."""
+    """``|Z|`` for a run of ``parties`` parties (delegation only pays when ``|Z| < m``: docs/umpc_analysis.md);
+    ValueError if ``|Z| > m``."""
     size = delegate_size(epsilon_fail, honest_fraction)
     count = check_positive_int(parties, "parties")
     if size > count:
@@ -60,10 +58,8 @@ def delegates_for_run(epsilon_fail: float, honest_fraction: float, *, parties: i
 
 
 def choose_delegates(generator: np.random.Generator, parties: int, size: int) -> tuple[int, ...]:
-    """The delegates ``Z``: ``size`` distinct sorted party ids, uniform without replacement from ``generator``
-    (simulated path and audit only; a secure run uses :func:`draw_delegates`; docs/umpc_analysis.md).
-    :raise TypeError: ``generator`` is a seed (or anything but a generator).
-    :raise ValueError: if ``size`` is not in ``[1, m]``."""
+    """The delegates ``Z`` for the simulated path and the audit: ``size`` distinct sorted party ids, uniform without
+    replacement from ``generator`` (TypeError for a seed; ValueError unless ``1 <= size <= m``)."""
     if not isinstance(generator, np.random.Generator):
         raise TypeError(f"choose_delegates takes a numpy.random.Generator, not a seed (got {generator!r}): in a run "
                         "the delegates come from draw_delegates (fresh joint randomness of the run), never from --seed")
@@ -75,10 +71,8 @@ DELEGATES_DRAWN_FROM = "fresh joint randomness of this run, every party contribu
 
 
 async def draw_delegates(parties: int, size: int) -> tuple[int, ...]:
-    """``Z`` for a secure run: ``size`` of ``parties`` ids from fresh joint randomness (same at every party), one
-    call of :func:`secure.public_randomness.joint_choice` that every party makes at the same point; no option and
-    no earlier public value (``--seed``) enters it, so ``Z`` is independent of a static corruption (Sinh & Ramon §4,
-    ``M_HF``; docs/umpc_analysis.md).  ValueError if ``size`` is not in ``[1, parties]``."""
+    """``Z`` for a secure run: ``size`` of ``parties`` ids from fresh joint randomness, never ``--seed`` (independent
+    of a static corruption: Sinh & Ramon §4; docs/umpc_analysis.md); ValueError unless ``1 <= size <= parties``."""
     return await joint_choice(*_check_size(parties, size))
 
 
@@ -110,9 +104,8 @@ def delegate_noise_shape(size: int, corrupt_delegates: int | None = None) -> flo
 
 def delegate_plan(plan: NoisePlan, delegates: Sequence[int], *, corrupt_delegates: int | None = None,
                   epsilon_fail: float | None = None) -> NoisePlan:
-    """Recalibrate a party-drawn ``plan`` so that only ``delegates`` draw (source ``delegates``); any
-    ``|Z| - t_Z`` honest draws make up the full noise (``corrupt_delegates=None``: ``|Z| - 1``; docs/umpc_analysis.md).
-    :raise ValueError: noise not drawn by the parties, an empty, repeated or out-of-range delegate, or a bad ``t_Z``."""
+    """Recalibrate a party-drawn ``plan`` so that only ``delegates`` draw, any ``|Z| - t_Z`` honest draws making up
+    the full noise (``t_Z`` default ``|Z| - 1``; docs/umpc_analysis.md); ValueError: a bad plan, delegate or ``t_Z``."""
     if plan.source != "parties":
         raise ValueError(f"only noise the parties draw can be delegated, got noise from {plan.source}")
     ids = [int(p) for p in delegates]
@@ -139,9 +132,8 @@ DelegateNoiseSource = Callable[[NoisePlan], "int | np.ndarray"]
 
 def add_delegated_noise(total: Any, plan: NoisePlan, delegates: Sequence[int], *,
                         noise_source: DelegateNoiseSource | None = None) -> Any:
-    """``total`` plus the delegates' secret-shared draws (``mpc.input(..., senders=Z)``), still secret; every party
-    calls it with the same ``delegates`` (docs/umpc_analysis.md).
-    :raise ValueError: if ``delegates`` and the plan disagree, or a delegate id is out of range."""
+    """``total`` plus the delegates' secret-shared draws (``mpc.input(..., senders=Z)``), every party with the same
+    ``delegates``; ValueError if they and the plan disagree, or a delegate id is out of range."""
     from mpyc.runtime import mpc
 
     if plan.source == "delegates":

@@ -26,10 +26,8 @@ DPF_LEAVES_PER_SECOND = 68e6
 @dataclass(kw_only=True)
 class Owners:
     """The uploads of ``campaign`` (a :class:`~secure.owners.Campaign` or its file) in this server's ``inbox``, opened
-    with its private ``key`` (``{pid}`` in the paths: this server's index); hand it to ``release`` in place of the
-    party's rows.  Then ``owners`` (closed), ``rows`` (accepted), ``rejected`` (owners) are public by declaration.
-    ``say`` (jobs: print) gets a line per refused upload (a record's reason, marked "at this server, not shared"; an
-    owner not at every server or failing a check, known to all); ``meter`` the intake's phases (:meth:`finish`)."""
+    with its private ``key`` (``{pid}``: this server's index), handed to ``release`` in place of the party's rows;
+    ``say`` (jobs: print) gets a line per refused upload (docs/owners.md)."""
 
     campaign: Campaign | str | Path
     inbox: str | Path
@@ -46,9 +44,8 @@ class Owners:
         self.plan = self.campaign if isinstance(self.campaign, Campaign) else Campaign.load(self.campaign)
 
     async def open(self, specs: Sequence[ColumnSpec]) -> int:
-        """Every server: open its inbox and agree on the owners present at all (:func:`secure.owners.close`); the
-        public row count.  :raise InputError: at every server alike, naming the server (a column not declared so in
-        the campaign, an unreadable key or inbox, another number of servers than the campaign's)."""
+        """Every server: open its inbox and agree on the owners present at all (:func:`secure.owners.close`); the public
+        row count.  InputError at every server alike, naming the server: a column, the key, the inbox or the servers."""
         from mpyc.runtime import mpc
 
         from secure.meter import CostMeter

@@ -156,10 +156,8 @@ def batch_size(tuples: int) -> int:
 
 
 def comparison_rounds(bits: int, kind: Literal["lt", "sign", "eq"]) -> int:
-    """Rounds of MPyC's ``mpc.np_sgn(x, l=bits)`` once its random bits are there (MPyC 0.11, Toft's comparison):
-    the masked value opened (1), the product of ``bits + 1`` factors by a balanced tree (``ceil(log2(bits + 1))``),
-    the public zero test's opening (1); a full sign reshares its result once more (1); an equality test
-    (``EQ=True``) opens and takes the product of ``bits`` factors only."""
+    """Rounds of MPyC's ``mpc.np_sgn(x, l=bits)`` (``lt``, a full ``sign``, or ``eq``) once its random bits are there
+    (MPyC 0.11, Toft's comparison; the count: docs/umpc_analysis.md)."""
     if kind == "eq":
         return 1 + max(1, (bits - 1).bit_length())
     return 2 + bits.bit_length() + (kind == "sign")  # bit_length(bits) = ceil(log2(bits + 1))
@@ -167,10 +165,8 @@ def comparison_rounds(bits: int, kind: Literal["lt", "sign", "eq"]) -> int:
 
 def sharing_blocks(kernel: Kernel, shape: Sequence[int], *, rows: int, parties: int) -> int:
     """Slices in which the histogram path secret-shares the parties' counts, each awaited before the next: 0 for the
-    bit proof's one block (:func:`secure.aggregation.counted_blocks`: small grids), else one per
-    :data:`~secure.aggregation.INPUT_CELLS` cells, or per block of :data:`~secure.histograms.FOLD_CELLS` cells of whole
-    grid rows for a streamed kernel.  The rows are taken as split evenly (the proof's bit width is the largest
-    party's row count, which the parties agree on only at the run)."""
+    bit proof's one block (small grids), else per :data:`~secure.aggregation.INPUT_CELLS` cells or, streamed, per
+    :data:`~secure.histograms.FOLD_CELLS` cells of whole grid rows (docs/umpc_analysis.md)."""
     cells, width = math.prod(shape), max(1, -(-max(rows, 1) // max(parties, 1))).bit_length()
     if cells * width <= NONNEGATIVE_MAX_ELEMENTS:
         return 0
@@ -181,9 +177,8 @@ def sharing_blocks(kernel: Kernel, shape: Sequence[int], *, rows: int, parties: 
 
 def path_rounds(path: Path, kernel: Kernel, *, rows: int, bits: int, tuples: int = 0, noise: str = "mpc",
                 shape: Sequence[int] = (1,), parties: int = 3) -> int:
-    """Communication rounds on the critical path of one run of ``path``, phase by phase (intake, the path's own,
-    noise, reveal); a round is one message latency (every party sends, then waits).  From public parameters only;
-    ``shape``: the histogram's grid.  Details: docs/umpc_analysis.md."""
+    """Communication rounds (message latencies) on the critical path of one run of ``path``, phase by phase, from
+    public parameters only; ``shape``: the histogram's grid.  Details: docs/umpc_analysis.md."""
     noise_part = NOISE_ROUNDS.get(noise, NOISE_ROUNDS["mpc"])
     if path == "histogram":
         blocks = sharing_blocks(kernel, shape, rows=rows, parties=parties)  # the bit proof: bits, seed, product
@@ -232,10 +227,9 @@ MODEL_BIT_LENGTH = 32
 
 
 def field_scale(openings: MaskedOpenings, *, parties: int, epsilon: float) -> tuple[int, float]:
-    """``(K, scale)``: the security parameter a run with these masked openings raises ``-K`` to
-    (:func:`dp.comparison_leakage.plan_leak`, at MPyC's default threshold ``t = floor((m - 1) / 2)``) and the
-    factor by which its field, and so every byte on the wire, outgrows the 64-bit field of the calibration:
-    ``(L + K + 2) / (L + 30 + 2)`` at ``L = 32`` (:func:`secure.security_parameter.field_bits`)."""
+    """``(K, scale)``: the ``-K`` a run with these masked openings raises to (:func:`dp.comparison_leakage.plan_leak`
+    at MPyC's default ``t``) and the factor ``(L + K + 2) / (L + 30 + 2)``, ``L = 32``, by which its field (every
+    byte on the wire) outgrows the calibration's 64 bits."""
     raised = plan_leak(openings, epsilon=epsilon, parties=parties, threshold=(parties - 1) // 2,
                        launched=LAUNCH_SECURITY_PARAMETER).security_parameter
     base = field_bits(MODEL_BIT_LENGTH, LAUNCH_SECURITY_PARAMETER)
@@ -298,10 +292,9 @@ def plan_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, rows: int, parties
               unavailable: dict[str, str] | None = None, why: str | None = None,
               accuracy: SampledAccuracy | None = None, epsilon: float = 1.0, rtt: float = 0.0,
               noise: str = "mpc", histogram_seconds: float = 0.0) -> PathPlan:
-    """Choose how to compute the statistic, from public parameters only (every parameter and the ``auto`` rule:
-    docs/umpc_analysis.md).
-    :raise ValueError: a forced path that cannot run (no form for this kernel, or a histogram grid too
-        large: the message gives the modelled memory and time)."""
+    """Choose how to compute the statistic, from public parameters only; ValueError: a forced path that cannot run
+    (no form for this kernel, or a histogram grid too large).  Every parameter and the ``auto`` rule:
+    docs/umpc_analysis.md."""
     if choice not in PATH_CHOICES:
         raise ValueError(f"unknown path '{choice}'; choose one of: {', '.join(PATH_CHOICES)}")
     if not (math.isfinite(rtt) and rtt >= 0):
@@ -376,10 +369,8 @@ PURE_ACCOUNT_COMPARISONS = ("comparisons leak up to delta 2^-40 (MPyC's masks), 
 
 def pure_account_path(kernel: Kernel, specs: Sequence[ColumnSpec], *, parties: int, choice: str,
                       sampled: str | None = None, clipping: str = "local") -> Path:
-    """The path of a run that spends from a pure account (delta 0): the histogram path, the only one that opens
-    no comparison (docs/umpc_analysis.md).
-    :raise ValueError: one line: what compares, and :data:`PURE_ACCOUNT_COMPARISONS`; or, for ``auto``, that no
-        histogram path exists here (why) and only comparing paths remain."""
+    """The path of a run that spends from a pure account (delta 0): the histogram path, the only one that opens no
+    comparison; ValueError (one line) if what was asked compares, or no histogram path exists here."""
     if choice in ("sort", "tuples"):
         raise ValueError(f"--path {choice} compares secret values and this party's account is pure: "
                          f"{PURE_ACCOUNT_COMPARISONS}")

@@ -17,7 +17,7 @@ import numpy as np
 
 from dp.noise_plans import MPC_LAPLACE, NOISE_SOURCES, NoisePlan, plan_noise, polya_tail_bound, samplers
 from dp.sampling import SAMPLING_METHODS, max_degree, sample_tuples, tuple_count
-from dp.comparison_leakage import leak_of_run, tuples_leak_plan, tuples_path_openings
+from dp.comparison_leakage import ComparisonLeak, leak_of_run, tuples_leak_plan, tuples_path_openings
 from dp.noise_defaults import delegated_guarantee, mpc_guarantee, party_guarantee
 from dp.report_text import run_costs
 from dp.umpc.delegation import (DELEGATES_DRAWN_FROM, add_delegated_noise, delegate_noise_shape, delegate_plan,
@@ -35,9 +35,9 @@ from secure.kernels import Kernel, KernelOutput
 from secure.public_randomness import joint_seed, public_generator
 from secure.security_parameter import restores_security_parameter, secure_integers
 
-__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "prepare_kernel_rows", "kernel_specs", "sample_for", "secure_integer_type", "sampled_bit_length", "UStatRelease", "release_guarantee",
+__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "prepare_kernel_rows", "kernel_specs", "sample_for", "secure_integer_type", "sampled_bit_length", "UStatRelease",
            "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "NOISE_SOURCES", "MPC_LAPLACE",
-           "TUPLES_PER_BATCH", "add_noise", "simulated", "sampler_summary", "sampling_error_bound", "uncertainty_text"]
+           "TUPLES_PER_BATCH", "simulated", "sampler_summary", "sampling_error_bound", "uncertainty_text"]
 
 CLIPPING_MODES = ("local", "secure")
 
@@ -61,11 +61,8 @@ class KernelColumns:
 
 @dataclass(frozen=True)
 class UStatQuery(KernelColumns):
-    """What the parties agree to compute and release (parameters in full: docs/umpc_analysis.md).
-    ``tuples=None`` means all ``C(n, k)`` tuples; ``noise`` is ``parties`` or ``mpc`` (:mod:`dp.secret_noise`);
-    ``path`` is ``auto``, ``histogram``, ``sort`` or ``tuples`` (:mod:`dp.umpc.planner`); ``unit_rows``: the rows of
-    one unit of privacy (an owner's ``rows_per_owner``), a factor of every sensitivity (replace-one-unit).
-    :raise ValueError: on any invalid parameter, with a plain message."""
+    """What the parties agree to compute and release (``tuples=None``: all ``C(n, k)`` tuples); ValueError on any
+    invalid parameter.  Parameters in full: docs/umpc_analysis.md."""
 
     kernel: Kernel
     specs: tuple[ColumnSpec, ...]
@@ -104,8 +101,7 @@ class UStatQuery(KernelColumns):
 
     def _check_noise_budget(self) -> None:
         """Refuse an epsilon the integer noise cannot serve, before any data is shared: the necessary condition at
-        ``delta_max = 1`` (:func:`plan_noise` checks the sampled one; binomial noise serves any epsilon;
-        docs/umpc_analysis.md)."""
+        ``delta_max = 1`` (docs/umpc_analysis.md)."""
         if self.noise == "parties" and self.delta > 0:
             return
         count = len(self.outputs)
@@ -136,10 +132,8 @@ def kernel_specs(columns: KernelColumns) -> list[ColumnSpec]:
 
 def prepare_kernel_rows(columns: KernelColumns, values: np.ndarray, *, clip: bool) -> FixedPointRows:
     """A party's rows for the kernel columns of any query, validated, clipped to their declared domains if ``clip``
-    (else refused outside them), in fixed point and the kernel's encoding; a label column without a category list
-    takes the kernel's labels (0/1, 0/1/2), one with its own list (``no/yes``) keeps it, its codes the roles by order.
-    :raise secure.session.InputError: a label outside its allowed values, a value outside a column's declared
-        categories (without an ``other`` bucket)."""
+    (else refused outside them), in fixed point and the kernel's encoding (labels: :func:`kernel_specs`); InputError
+    on a label or category outside its declared values."""
     fixed = to_fixed_point(values, kernel_specs(columns), clip=clip)
     fixed.columns = fixed.integers
     fixed.integers = columns.kernel.encode(fixed.integers)
@@ -151,11 +145,16 @@ def sample_for(query: UStatQuery, rows: int, seed: int) -> np.ndarray:
     return sample_tuples(query.sampling, rows, query.tuples, query.kernel.degree, public_generator(seed))
 
 
+def check_rows(degree: int, rows: int) -> None:
+    """Raise ``ValueError`` if ``rows`` rows over all parties are too few for a degree-``degree`` kernel."""
+    if rows < degree:
+        raise ValueError(f"need at least {degree} rows over all parties for a degree-{degree} kernel, got {rows}")
+
+
 def check_sizes(query: UStatQuery, rows: int) -> None:
     """Raise ``ValueError`` if ``rows`` rows cannot give the requested tuples."""
     degree = query.kernel.degree
-    if rows < degree:
-        raise ValueError(f"need at least {degree} rows over all parties for a degree-{degree} kernel, got {rows}")
+    check_rows(degree, rows)
     if query.tuples is not None and query.tuples > tuple_count(rows, degree):
         raise ValueError(f"--pairs {query.tuples} exceeds the C({rows}, {degree}) = {tuple_count(rows, degree)} "
                          "distinct tuples; use --pairs all")
@@ -197,26 +196,14 @@ def estimate_noise_std(query: UStatQuery, count: int, plans: Sequence[NoisePlan]
 
 
 def sampler_summary(query: UStatQuery, plans: Sequence[NoisePlan]) -> tuple[float, float, dict[str, list[Any]]]:
-    """For noise sampled in MPC: ``(delta of the release, total delta_s, sampler record)``, the release's delta the
-    query's when it gave one (the ``delta_s`` sum to at most that), else the sum of the ``delta_s`` (basic
-    composition); for party noise ``(query.delta, 0.0, {})``."""
+    """``(delta of the release, total delta_s, sampler record)``: with noise sampled in MPC the query's delta if it
+    gave one (the ``delta_s`` sum to at most that), else their sum; for party noise ``(query.delta, 0.0, {})``."""
     used = samplers(plans)
     if not used:
         return query.delta, 0.0, {}
     total = sum(sampler.delta for sampler in used)
     record = {key: [getattr(sampler, key) for sampler in used] for key in ("digits", "bits", "delta", "tv", "slack")}
     return (query.delta if query.delta > 0 else total), total, record
-
-
-def release_guarantee(query: UStatQuery, plans: Sequence[NoisePlan], delta: float, sampler_delta: float,
-                      failure: float = 0.0, delegates: int | None = None) -> str:
-    """The one-line guarantee of a release (:mod:`dp.noise_defaults`): which noise ran and what it gives, at the
-    release's ``delta`` (``failure``: the probability that all ``delegates`` who drew the noise are corrupt)."""
-    if query.noise == "mpc":
-        return mpc_guarantee(query.epsilon, delta, sampler_delta)
-    if delegates is not None:
-        return delegated_guarantee(query.epsilon, delta, failure, delegates, plans[0].mechanism)
-    return party_guarantee(query.epsilon, delta, plans[0].parties, plans[0].threshold, plans[0].mechanism)
 
 
 def sampling_error_bound(query: UStatQuery, rows: int, tuples: np.ndarray, sums: Sequence[float]) -> float:
@@ -270,10 +257,8 @@ class Simulation:
 def simulate(query: UStatQuery, rows_by_party: Sequence[np.ndarray], *, threshold: int, seed: int,
              runs: int = 1, noise: np.ndarray | None = None,
              noise_rng: np.random.Generator | None = None) -> Simulation:
-    """Run Pi_U-MPC in one process (plain NumPy), ``runs`` times with fresh noise, same tuples: each party's rows
-    (floats, kernel column order; ``m = len(rows_by_party)``), threshold ``t``, the public ``seed`` (the tuples of
-    the secure path); ``noise``: fixed draws (:func:`simulated`); ``noise_rng``: the draws' generator (tests;
-    default OS randomness)."""
+    """Run Pi_U-MPC in one process (plain NumPy), ``runs`` times with fresh noise on the tuples of the public
+    ``seed``; ``noise``: fixed draws (:func:`simulated`); ``noise_rng``: the draws' generator (tests)."""
     parties = len(rows_by_party)
     fixed = np.vstack([prepare_rows(query, np.asarray(rows, dtype=float).reshape(-1, len(query.specs))).integers
                        for rows in rows_by_party])
@@ -352,10 +337,8 @@ def sampled_bit_length(query: UStatQuery, rows: int, parties: int, threshold: in
 
 
 def secure_integer_type(query: Any, rows: int | None = None) -> tuple[Any, int]:
-    """MPyC's secure integers and the comparison bit length the kernel needs, for a query with ``kernel``, ``specs``
-    and ``widths``: without ``-L`` from the public parameters (:func:`sampled_bit_length` when the public ``rows``
-    are known, else at least the comparison bits); a given ``-L`` is refused (InputError, the same verdict at every
-    party) if the comparisons need more."""
+    """MPyC's secure integers (without ``-L``: :func:`sampled_bit_length` given ``rows``) and the comparison bit
+    length the kernel needs; InputError (the same verdict at every party) if a given ``-L`` is too short."""
     from mpyc.runtime import mpc
 
     from secure.session import run_settings
@@ -383,31 +366,26 @@ def _draw_at(draw: NoiseSource, plan: NoisePlan, *, index: int) -> int:
     return draw(plan, index)
 
 
-def add_noise(totals: Sequence[Any], plans: Sequence[NoisePlan], noise_source: NoiseSource | None = None) -> list[Any]:
-    """The secure sums ``totals`` plus their noise, by the plans' (one) source: one discrete Laplace per sum sampled
-    inside MPC (:func:`dp.secret_noise.secret_laplace_noise`), every party's coalition-calibrated draw, or the
-    delegates' draws only (:func:`dp.umpc.delegation.add_delegated_noise`), secret-shared; ``noise_source``
-    (``f(plan, index) -> int``) replaces this party's OS draws in tests."""
-    if plans[0].source == "mpc":
-        return [total + eta for total, eta in zip(totals, secret_laplace_noise(type(totals[0]), samplers(plans)))]
-    draw: NoiseSource = noise_source or (lambda noise_plan, index: noise_plan.draw())  # default: this party's OS draw
-    if plans[0].source == "delegates":
-        return [add_delegated_noise(total, plan, plan.delegates, noise_source=functools.partial(_draw_at, draw, index=index))
-                for index, (total, plan) in enumerate(zip(totals, plans))]
-    from secure.aggregation import add_party_noise
-
-    return [add_party_noise(total, draw(plan, index)) for index, (total, plan) in enumerate(zip(totals, plans))]
-
-
 async def noise_and_reveal(meter: Any, totals: Sequence[Any], plans: Sequence[NoisePlan], ranges: Sequence[Any],
                            noise_source: NoiseSource | None,
                            receivers: Sequence[int] | None) -> tuple[list[Any], dict[str, Any]]:
-    """The phases ``noise`` (:func:`add_noise`) and ``reveal`` (the noisy ``totals`` opened at ``receivers`` if inside
-    their ``ranges``; empty elsewhere) of a run, and its phases' costs over all parties."""
-    from secure.aggregation import guarded_reveal
+    """The phases ``noise`` and ``reveal`` of a run, and its phases' costs over all parties: the secure ``totals``
+    plus their noise by the plans' (one) source -- sampled inside MPC, every party's coalition-calibrated draw, or the
+    delegates' draws only -- opened at ``receivers`` if inside their ``ranges`` (empty elsewhere);
+    ``noise_source`` (``f(plan, index) -> int``) replaces this party's OS draws in tests."""
+    from secure.aggregation import add_party_noise, guarded_reveal
 
+    draw: NoiseSource = noise_source or (lambda noise_plan, index: noise_plan.draw())  # default: this party's OS draw
     with meter.phase("noise"):
-        noisy = add_noise(totals, plans, noise_source)
+        if plans[0].source == "mpc":
+            noisy = [total + eta for total, eta in zip(totals, secret_laplace_noise(type(totals[0]), samplers(plans)))]
+        elif plans[0].source == "delegates":
+            noisy = [add_delegated_noise(total, plan, plan.delegates,
+                                         noise_source=functools.partial(_draw_at, draw, index=index))
+                     for index, (total, plan) in enumerate(zip(totals, plans))]
+        else:
+            noisy = [add_party_noise(total, draw(plan, index))
+                     for index, (total, plan) in enumerate(zip(totals, plans))]
         await meter.settle(*noisy)
     with meter.phase("reveal"):
         opened = await guarded_reveal(noisy, ranges, receivers)
@@ -419,11 +397,8 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows | Owners, *, seed:
                      missing: str = "refuse", noise_source: NoiseSource | None = None,
                      receivers: Sequence[int] | None = None, noise_delegates: int | None = None,
                      corrupt_delegates: int | None = None, delegation_failure: float = 0.0) -> UStatRelease | None:
-    """Run Pi_U-MPC on the started MPyC runtime, every party with its own rows; the release at ``receivers``, ``None``
-    elsewhere (``fixed``: this party's rows, or the servers' :class:`dp.umpc.owners.Owners`; parameters, M_HF delegation
-    and errors: docs/umpc_analysis.md).  Raises InputError (too few rows, too
-    many tuples: the same verdict everywhere), ProtocolFailure (overflow at the guarded reveal), ValueError (party
-    draws or delegates with noise sampled in MPC), TypeError (``noise_delegates`` not a count)."""
+    """Run Pi_U-MPC on the started MPyC runtime, every party with its own rows (or the servers' ``Owners``); the
+    release at ``receivers``, ``None`` elsewhere.  Parameters, M_HF delegation and errors: docs/umpc_analysis.md."""
     from mpyc.runtime import mpc
 
     from secure.aggregation import secure_sum
@@ -502,22 +477,36 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows | Owners, *, seed:
                                             noise_source, receivers)
     if not opened:
         return None
-    released_delta, sampler_delta, sampler = sampler_summary(query, plans)
     failure = delegation_failure if noise_delegates is not None else 0.0
-    released_delta += failure
     leak = leak_of_run(leak_planned, tuples_path_openings(query.kernel, query.specs, tuples=len(tuples), rows=rows,
                                                           clipping=query.clipping), epsilon=query.epsilon)
-    released_delta += leak.delta  # (1 + e^eps) s of the comparisons (dp.comparison_leakage), <= 2^-40
-    count = len(tuples)
+    return ustat_release(query, plans, opened, phases, leak, rows=rows, count=len(tuples),
+                         max_degree=max_degree(tuples, rows), failure=failure, delegates=delegates,
+                         sampling=query.sampling if query.tuples else "all", missing=missing, clipping=query.clipping,
+                         seed=public_seed, sampling_error_bound=sampling_error_bound(query, rows, tuples, opened),
+                         delegates_drawn_from=drawn_from, uncertainty_covers=uncertainty_text(query))
+
+
+def ustat_release(query: UStatQuery, plans: Sequence[NoisePlan], opened: list[Any], phases: dict[str, Any],
+                  leak: ComparisonLeak, *, rows: int, count: int, max_degree: int, failure: float = 0.0,
+                  delegates: tuple[int, ...] | None = None, **fields: Any) -> UStatRelease:
+    """The release of the noisy sums ``opened`` over ``count`` tuples (either path), its delta including the
+    delegation's ``failure`` and the comparisons' ``leak``; ``fields``: the path's own record keys."""
+    delta, sampler_delta, sampler = sampler_summary(query, plans)
+    delta += failure
+    delta += leak.delta  # (1 + e^eps) s of the comparisons (dp.comparison_leakage), <= 2^-40
+    kernel, first = query.kernel, plans[0]
+    if query.noise == "mpc":  # the one-line guarantee (dp.noise_defaults): which noise ran and what it gives
+        guarantee = mpc_guarantee(query.epsilon, delta, sampler_delta)
+    elif delegates is not None:  # failure: the probability that all delegates who drew the noise are corrupt
+        guarantee = delegated_guarantee(query.epsilon, delta, failure, len(delegates), first.mechanism)
+    else:
+        guarantee = party_guarantee(query.epsilon, delta, first.parties, first.threshold, first.mechanism)
     return UStatRelease(
-        statistic=query.kernel.name, estimate=query.kernel.estimate(opened, count, query.widths), epsilon=query.epsilon,
-        delta=released_delta, n=rows, pairs=count, parties=parties, threshold=threshold, degree=query.kernel.degree,
-        sampling=query.sampling if query.tuples else "all", max_degree=max_degree(tuples, rows),
-        mechanism=plans[0].mechanism, noise_std=_noise_std(query, count, plans), noisy_sums=opened,
-        estimate_std=estimate_noise_std(query, count, plans, opened), **run_costs(phases), missing=missing,
-        clipping=query.clipping, noise_source=query.noise, sampler_delta=sampler_delta, sampler=sampler,
-        delegation_failure=failure, seed=public_seed, delegates=None if delegates is None else list(delegates),
-        sampling_error_bound=sampling_error_bound(query, rows, tuples, opened), delegates_drawn_from=drawn_from,
-        uncertainty_covers=uncertainty_text(query), comparison_leak=leak.record(),
-        guarantee=release_guarantee(query, plans, released_delta, sampler_delta, failure,
-                                    None if delegates is None else len(delegates)) + "; " + leak.describe())
+        statistic=kernel.name, estimate=kernel.estimate(opened, count, query.widths), epsilon=query.epsilon,
+        delta=delta, n=rows, pairs=count, parties=first.parties, threshold=first.threshold, degree=kernel.degree,
+        max_degree=max_degree, mechanism=first.mechanism, noise_std=_noise_std(query, count, plans), noisy_sums=opened,
+        estimate_std=estimate_noise_std(query, count, plans, opened), **run_costs(phases), noise_source=query.noise,
+        sampler_delta=sampler_delta, sampler=sampler, delegation_failure=failure,
+        delegates=None if delegates is None else list(delegates), comparison_leak=leak.record(),
+        guarantee=guarantee + "; " + leak.describe(), **fields)

@@ -23,9 +23,8 @@ LISTED_IN_FULL = 256
 
 
 def public_categories(specs: Sequence[ColumnSpec]) -> list[Any]:
-    """Per column, its declared list and ``other`` as agreed and recorded: ``None`` for a numeric
-    column; a list longer than :data:`LISTED_IN_FULL` by its SHA-256 digest (still exact for the
-    agreement, short for the parameters every party sends)."""
+    """Per column, its declared list and ``other`` as agreed and recorded (``None`` for a numeric column), a list
+    longer than :data:`LISTED_IN_FULL` by its SHA-256 digest (exact for the agreement, short to send)."""
     def listed(spec: ColumnSpec) -> Any:
         items = list(spec.categories or ())
         if len(items) <= LISTED_IN_FULL:

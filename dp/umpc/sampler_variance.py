@@ -224,9 +224,8 @@ def design_factor(design: NDArray[np.int64], rows: int) -> float:
 
 def incompleteness_variance_bound(sampling: str, *, rows: int, degree: int, tuples: int | None,
                                   value_range: float, design: NDArray[np.int64] | None = None) -> float:
-    r"""A data-independent upper bound on ``E_inc = E_E[(U_{f,E} - U)^2]`` for a kernel with values in an
-    interval of length ``value_range`` (public: the kernel's output range), ``n``, ``k``, ``|E|`` public
-    (docs/umpc_analysis.md); ValueError on an unknown sampling, ``|E|`` outside ``[1, C(n, k)]`` or a negative range."""
+    r"""A data-independent upper bound on ``E_inc = E_E[(U_{f,E} - U)^2]`` from public values: the kernel's output
+    range ``value_range``, ``n``, ``k``, ``|E|`` (docs/umpc_analysis.md); ValueError on a bad parameter."""
     if sampling not in SAMPLING_METHODS:
         raise ValueError(f"unknown sampling '{sampling}'; choose one of: {', '.join(SAMPLING_METHODS)}")
     if not value_range >= 0:

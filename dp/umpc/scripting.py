@@ -25,8 +25,8 @@ from dp.umpc.complete import histogram_possible, plan_for, run_complete, simulat
 from dp.umpc.delegation import delegate_size
 from dp.umpc.owners import Owners
 from dp.umpc.planner import PATH_CHOICES, SORT_KERNELS, PathChoice, pure_account_path
-from dp.umpc.protocol import (Simulation, UStatQuery, UStatRelease, _clip_encoded, _plaintext_sums, kernel_specs,
-                              prepare_rows, run_secure)
+from dp.umpc.protocol import (Simulation, UStatQuery, UStatRelease, _clip_encoded, _plaintext_sums, check_rows,
+                              kernel_specs, prepare_rows, run_secure)
 from dp.umpc.report import local_note, public_categories
 from dp.umpc.protocol import simulate as simulate_protocol
 from dp.validation import check_delta, check_epsilon
@@ -76,10 +76,8 @@ def parse_tuples(tuples: Any) -> tuple[str, float]:
 
 @dataclass(frozen=True, kw_only=True)
 class Query:
-    """A private U-statistic to release (Pi_U-MPC), declared with keywords and checked on entry; ``delegation`` is
-    M_HF's ``(failure, honest fraction)`` (Sinh & Ramon §4).  Every parameter and error: docs/umpc_analysis.md.
-    :raise ValueError: an unknown statistic, a bad budget, a wrong number of columns, a column in the wrong role.
-    :raise TypeError: a column given as a name instead of a declaration, a tuples of the wrong type."""
+    """A private U-statistic to release (Pi_U-MPC), declared with keywords and checked on entry (ValueError,
+    TypeError); ``delegation``: M_HF's ``(failure, honest fraction)``.  Every parameter: docs/umpc_analysis.md."""
 
     statistic: Statistic
     columns: Sequence[ColumnSpec]
@@ -144,8 +142,7 @@ class Query:
         :raise ValueError: more tuples than the ``C(n, k)`` distinct ones, or too few rows."""
         mode, amount = parse_tuples(self.tuples)
         degree = self.base.kernel.degree
-        if rows < degree:
-            raise ValueError(f"need at least {degree} rows over all parties for a degree-{degree} kernel, got {rows}")
+        check_rows(degree, rows)
         if mode == "all":
             return self.base
         count = int(amount) if mode == "count" else max(1, int(round(amount * rows)))
@@ -211,13 +208,9 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
                   accountant: AccountantName = "basic",
                   dataset: str | None = None, missing: MissingPolicy | None = None, data_file: str | None = None,
                   job: tuple[str, Sequence[str]] | None = None) -> UStatRelease:
-    """Release the query's private U-statistic across parties, every party with its own rows: the spend reserved in
-    each party's ledger before any data is shared, settled after the reveal; nothing printed (``table()``,
-    ``record()``).  ``rows`` an :class:`~dp.umpc.owners.Owners`: the parties are a campaign's servers computing from
-    the owners' uploads, one owner the unit of privacy, the campaign id the account (docs/owners.md).
-    Steps, parameters and errors: docs/umpc_analysis.md.  Raises InputError at every party alike
-    (parameters that differ, a ledger refusing, a bad value, too many tuples for n), ProtocolFailure (a lost party,
-    an overflow)."""
+    """Release the query's private U-statistic across parties, every party with its own rows (or, an
+    :class:`~dp.umpc.owners.Owners`, a campaign's servers with the owners' uploads: docs/owners.md); nothing printed.
+    Steps, parameters and errors (InputError, ProtocolFailure): docs/umpc_analysis.md."""
     from mpyc.runtime import mpc
 
     from secure.session import agree_parameters, agree_verdict
@@ -310,11 +303,9 @@ async def release(query: Query, rows: str | PartyRows | np.ndarray | Callable[[i
 
 def pure_account_query(query: Query, *, parties: int, threshold: int, budget_given: bool,
                        to_options: bool = False) -> tuple[Query, str | None, str | None]:
-    """``(query, note, problem)``: ``query`` as a pure-DP account (delta 0) can pay it.  The default noise becomes
-    pure party noise (the in-MPC sampler's truncation costs a delta), ``note`` saying so
-    (:func:`dp.noise_defaults.pure_budget_line`); comparisons leak up to 2^-40 of delta, so the path becomes the
-    histogram path, or ``problem`` says why none can run (:func:`dp.umpc.planner.pure_account_path`).  In a
-    script's words, or a job's options' (``to_options``)."""
+    """``(query, note, problem)``: ``query`` as a pure-DP account (delta 0) can pay it: party noise (``note``,
+    :func:`dp.noise_defaults.pure_budget_line`) and the histogram path, or ``problem`` says why none can run
+    (:func:`dp.umpc.planner.pure_account_path`); in a script's words, or a job's options' (``to_options``)."""
     note: str | None = None
     problem: str | None = None
     if query.noise is None:
@@ -352,10 +343,8 @@ def option_words(line: str, tuples: Any, *, to_options: bool) -> str:
 
 
 def _spend(query: Query) -> Spend:
-    """The spend of one release: epsilon; delta, or with noise sampled in MPC and no delta the sampler's truncation
-    bound ``2^-40`` per released sum; plus the delegation's failure probability (M_HF); plus ``2^-40`` for MPyC's
-    comparisons unless the path is the histogram path (:func:`dp.comparison_leakage.comparison_allowance`).  An
-    upper bound, settled after the reveal."""
+    """The spend of one release, an upper bound settled after the reveal: epsilon; the delta (or the in-MPC
+    sampler's truncation bound), the delegation's failure probability and the comparisons' allowance."""
     base = query.base
     sums = len(base.outputs)
     delta = float(base.delta) if base.delta > 0 or base.noise != "mpc" else sums * MPC_TRUNCATION_DELTA
@@ -379,9 +368,8 @@ def _parts(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> lis
 def simulate(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray], *, seed: int,
              threshold: int | None = None, runs: int = 1,
              noise_rng: np.random.Generator | None = None) -> Simulation:
-    """Run the query's protocol in one process (NumPy), same path, seed, tuples and noise as :func:`release`.
-    Returns ``runs`` estimates on one tuple set, the noiseless value on the tuples, sums, tuples, plans, draws.
-    :raise ValueError: too few rows or too many tuples for n, a bad threshold."""
+    """Run the query's protocol in one process (NumPy), same path, seed, tuples and noise as :func:`release`: ``runs``
+    estimates on one tuple set; ValueError on too few rows or too many tuples for n, a bad threshold."""
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"seed must be an integer (the public seed of the tuples), got {seed!r}")
     parts = _parts(query, rows_by_party)
@@ -405,9 +393,8 @@ PAIRS_PER_BATCH = 1 << 18
 
 
 def exact(query: Query, rows_by_party: Sequence[PartyRows | np.ndarray]) -> float:
-    """The non-private U-statistic over all ``C(n, k)`` tuples of the union of the parties' rows, in the clear on the
-    protocol's fixed-point rows (the value the release estimates, up to clipping): degree 2 streams the pairs,
-    degree 3 enumerates the triples; ValueError on too few rows or (degree 3) more than 2e7 triples."""
+    """The non-private U-statistic over all ``C(n, k)`` tuples of the parties' rows, in the clear on the protocol's
+    fixed-point rows (what the release estimates); ValueError on too few rows or (degree 3) over 2e7 triples."""
     parts = _parts(query, rows_by_party)
     base = query.base
     fixed = np.vstack([prepare_rows(base, part).integers for part in parts])
