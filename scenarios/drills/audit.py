@@ -52,7 +52,8 @@ class AuditOptions:
     results_dir: str | None
 
 
-def build_parser() -> ScenarioParser:
+def parse_options(argv: Sequence[str]) -> AuditOptions:
+    """Parse and check the command line; :raise UsageError: on a bad value or an unknown case name."""
     parser = ScenarioParser(prog="python -m scenarios.drills.audit", description=__doc__)
     for option, kind, default, text in (
             ("--case", str, None, "the cases to run, NAME[,NAME...] (default: all)"), ("--samples", int, None,
@@ -62,12 +63,7 @@ def build_parser() -> ScenarioParser:
         parser.add_argument(option, type=kind, default=default, help=text)
     parser.add_argument("--list", action="store_true", help="the cases, with what each audits")
     parser.add_argument("--quick", action="store_true", help="every case at its minimal sample size (CI)")
-    return parser
-
-
-def parse_options(argv: Sequence[str]) -> AuditOptions:
-    """Parse and check the command line; :raise UsageError: on a bad value or an unknown case name."""
-    args = build_parser().parse_args(list(argv))
+    args = parser.parse_args(list(argv))
     check_output_path(args.json, "--json")
     if args.samples is not None and args.samples < 2:
         raise UsageError(f"--samples must be at least 2, got {args.samples}")
@@ -95,19 +91,6 @@ def _record(result: Any) -> dict[str, Any]:
             **{key: getattr(result, key) for key in
                ("samples", "epsilon_lower", "event", "p_lower", "q_upper", "confidence", "verdict")},
             "as_expected": result.violation if case.control else not result.violation}
-
-
-def _print_results(records: Sequence[dict[str, Any]], seed: int, seconds: float, family: float) -> None:
-    print(f"DP audit: lower bounds at {records[0]['confidence']:.4%} confidence each, {family:.0%} family-wise "
-          f"over {len(records)} cases; audit seed {seed} ({seconds:.1f} s)")
-    width = max(len(r["case"]) for r in records)
-    print(f"  {'case':<{width}}  {'kind':<9}  {'claimed':>15}  {'samples':>8}  {'eps lower':>9}  verdict  expected")
-    for r in records:
-        claim = f"{r['epsilon']:g}" + (f" (d={r['delta']:.0e})" if r["delta"] else "")
-        kind = "control" if r["control"] else "mechanism"
-        expected = ("FAIL" if r["control"] else "pass") + ("" if r["as_expected"] else "  <-- UNEXPECTED")
-        print(f"  {r['case']:<{width}}  {kind:<9}  {claim:>15}  {r['samples']:>8}  {r['epsilon_lower']:>9.3f}  "
-              f"{r['verdict']:<7}  {expected}")
 
 
 def run(options: AuditOptions, seed: int) -> list[str]:
@@ -138,7 +121,16 @@ def run(options: AuditOptions, seed: int) -> list[str]:
             result = audit(case, samples=samples, rng=np.random.default_rng(stream), confidence=per_case)
             records.append(_record(result))
             bar.update(1)
-    _print_results(records, seed, time.perf_counter() - start, options.confidence)
+    print(f"DP audit: lower bounds at {records[0]['confidence']:.4%} confidence each, {options.confidence:.0%} "
+          f"family-wise over {len(records)} cases; audit seed {seed} ({time.perf_counter() - start:.1f} s)")
+    width = max(len(r["case"]) for r in records)
+    print(f"  {'case':<{width}}  {'kind':<9}  {'claimed':>15}  {'samples':>8}  {'eps lower':>9}  verdict  expected")
+    for r in records:
+        claim = f"{r['epsilon']:g}" + (f" (d={r['delta']:.0e})" if r["delta"] else "")
+        kind = "control" if r["control"] else "mechanism"
+        expected = ("FAIL" if r["control"] else "pass") + ("" if r["as_expected"] else "  <-- UNEXPECTED")
+        print(f"  {r['case']:<{width}}  {kind:<9}  {claim:>15}  {r['samples']:>8}  {r['epsilon_lower']:>9.3f}  "
+              f"{r['verdict']:<7}  {expected}")
     if options.json_path:
         Path(options.json_path).write_text(json.dumps({"seed": seed, "results": records}, indent=2))
     if options.results_dir:

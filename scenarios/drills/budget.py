@@ -108,8 +108,7 @@ def _powers(limit: int) -> list[int]:
 def simulate_attack(rows: np.ndarray, *, epsilon: float, max_runs: int, attackers: int,
                     seed: int) -> tuple[float, float, list[dict[str, float]]]:
     """The simulated averaging attack: ``(exact value, std of one answer, rows of the table)``; per R in 1, 2, 4,
-    ..., ``max_runs``, the RMSE of ``attackers`` averages of R answers (:func:`dp.umpc.simulate`) and
-    ``std / sqrt(R)``."""
+    ..., ``max_runs``, the RMSE of ``attackers`` averages of R answers (:func:`dp.umpc.simulate`), ``std / sqrt(R)``."""
     from dp.umpc import Query, exact, simulate
     from secure.columns import numeric
 

@@ -24,8 +24,8 @@ from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario, usage_errors
 from scenarios.kit.outputs import check_output_path
 
-__all__ = ["main", "build_parser", "parse_options", "Options", "chi_square_bins", "independence_tests",
-           "count_reconstructed", "bonferroni", "known_draw", "FAMILY_LEVEL"]
+__all__ = ["main", "parse_options", "Options", "chi_square_bins", "independence_tests", "count_reconstructed",
+           "bonferroni", "known_draw", "FAMILY_LEVEL"]
 
 #: Family-wise level of the independence drill: it rejects when ``min p * (number of tests) < 1e-3``.
 FAMILY_LEVEL = 1e-3
@@ -75,20 +75,6 @@ class Options:
         return sorted(self.coalition + [self.honest[0]])
 
 
-def build_parser() -> ScenarioParser:
-    """The option parser of this scenario (MPyC's options are removed before it runs)."""
-    parser = ScenarioParser(prog="python -m scenarios.drills.coalition", description=__doc__)
-    for option, kind, default, text in (
-            ("--coalition", str, None, "the t colluding ids I,J,... (default: the last t)"),
-            ("--copies", int, None, "inputs per honest party and round (default: 4000; quick 400)"),
-            ("--rows", int, None, "Framingham rows of the release (default: 60; quick 30)"),
-            ("--epsilon", float, 1.0, "of the release"), ("--seed", int, None, "public tuple seed (default: joint)"),
-            ("--json", str, None, "party 0 writes the record")):
-        parser.add_argument(option, type=kind, default=default, help=text)
-    parser.add_argument("--quick", action="store_true", help="small sizes, for CI")
-    return parser
-
-
 def _parse_coalition(text: str | None, parties: int, threshold: int) -> list[int]:
     """``"3,4"`` -> ``[3, 4]``, checked: ``t`` distinct ids in ``0..m-1`` (default: the last ``t``); :raise UsageError:."""
     if text is None:
@@ -112,7 +98,16 @@ def parse_options(argv: Sequence[str], parties: int | None = None, threshold: in
     """Parse and validate the drill options (``m`` and ``t`` default to the MPyC runtime's); :raise UsageError:."""
     from dp.validation import check_epsilon
 
-    args = build_parser().parse_args(list(argv))  # first: -h exits here, before MPyC is started
+    parser = ScenarioParser(prog="python -m scenarios.drills.coalition", description=__doc__)  # MPyC's options gone
+    for option, kind, default, text in (
+            ("--coalition", str, None, "the t colluding ids I,J,... (default: the last t)"),
+            ("--copies", int, None, "inputs per honest party and round (default: 4000; quick 400)"),
+            ("--rows", int, None, "Framingham rows of the release (default: 60; quick 30)"),
+            ("--epsilon", float, 1.0, "of the release"), ("--seed", int, None, "public tuple seed (default: joint)"),
+            ("--json", str, None, "party 0 writes the record")):
+        parser.add_argument(option, type=kind, default=default, help=text)
+    parser.add_argument("--quick", action="store_true", help="small sizes, for CI")
+    args = parser.parse_args(list(argv))  # first: -h exits here, before MPyC is started
     if parties is None or threshold is None:
         from mpyc.runtime import mpc
 

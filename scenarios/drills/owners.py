@@ -74,10 +74,8 @@ def build_inbox(root: str, owners: int) -> dict[str, Any]:
         for server in servers:
             sealed = seal(other if case == "wrong campaign" else campaign, server, token,
                           pack(campaign, shares[server], [pair[server].to_bytes()] if server < 2 else None)[0])
-            copies = ("a", "b") if case == "replayed record" else ("",)
-            for copy in copies:
-                with open(transport.folder(server) / _file(case + copy), "wb") as handle:
-                    handle.write(sealed)
+            for copy in ("a", "b") if case == "replayed record" else ("",):
+                (transport.folder(server) / _file(case + copy)).write_bytes(sealed)
     return {"rows": rows, "tokens": tokens, "campaign": campaign}
 
 
@@ -116,6 +114,7 @@ def upload_drill(root: str, owners: int, party_args: Sequence[str]) -> tuple[lis
     """The servers over the inbox: each case named at its servers, the estimate the honest owners' exact one."""
     import numpy as np
 
+    import dp.umpc
     from dp.umpc.complete import simulate_complete
 
     built = build_inbox(root, owners)
@@ -130,8 +129,6 @@ def upload_drill(root: str, owners: int, party_args: Sequence[str]) -> tuple[lis
         said = [line for lines in named.values() for line in lines]
         first = next((line for line in said if "refused" in line), said[0] if said else "")
         cases.append(CaseResult(case, [s for s in range(3) if named[s]], first, problems))
-    import dp.umpc
-
     query = dp.umpc.Query(statistic="kendall", columns=list(built["campaign"].columns), epsilon=1e9, tuples="all")
     rows = np.column_stack([built["rows"]["x"], built["rows"]["y"]]).astype(float)
     exact = simulate_complete(query.base, [rows], threshold=0).exact_on_tuples

@@ -29,12 +29,6 @@ class BudgetOptions:
     accountant: Accountant = "basic"
     dataset_name: str | None = None
 
-    @property
-    def asks_for_ledger(self) -> bool:
-        """Whether the user asked to keep a budget (which makes embedded data non-exempt)."""
-        return (self.ledger is not None and self.ledger.strip().lower() != "off") or self.budget is not None \
-            or self.dataset_name is not None
-
     def account(self, data: str | None, embedded: str = "framingham") -> dict[str, Any]:
         """The ledger keywords of a family's ``release``: these options and ``--data`` or the ``embedded`` file."""
         return {"ledger": self.ledger, "budget": self.budget, "dataset_name": self.dataset_name,
@@ -79,10 +73,11 @@ def pure_budget_of(budget: BudgetOptions, *, data: str | None, embedded: str | N
     """Whether this party's run would spend from a pure-DP budget (``--budget`` without a delta, or this party's
     existing account of delta 0), to choose the default noise when the options are parsed; the same test as
     :func:`dp.budget.agreement.pure_budget`.  ``data``: ``--data`` or ``None`` for ``embedded``."""
-    if data is None and not budget.asks_for_ledger:
-        return False  # embedded public data: no budget kept
     if budget.budget is not None:
         return budget.budget.delta == 0
+    ledger_given = budget.ledger is not None and budget.ledger.strip().lower() != "off"
+    if data is None and not ledger_given and budget.dataset_name is None:
+        return False  # embedded public data and no budget asked for: none kept
     from mpyc.runtime import mpc
 
     data_file = data if data is not None else (embedded_file(embedded) if embedded is not None else None)

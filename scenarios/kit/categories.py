@@ -36,9 +36,7 @@ def _item(text: str) -> Category:
 
 def _pairs(text: str | None, option: str, form: str) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
-    for item in (text or "").split(","):
-        if not item.strip() and not text:
-            continue
+    for item in text.split(",") if text else []:
         name, sep, value = item.partition("=")
         if not sep or not name.strip() or not value.strip():
             raise UsageError(f"{option} expects {form}, got '{item}'")
@@ -92,9 +90,7 @@ def _integer_range(name: str, low: float, high: float, bits: int | None, stat: s
 def category_specs(kernel: Kernel, columns: Sequence[str], *, categories: str | None, other: str | None,
                    domains: dict[str, tuple[float, float, int | None]], dataset: str | None) -> dict[int, ColumnSpec]:
     """Position -> spec of every categorical or label column of ``kernel`` from ``--categories``, ``--other``,
-    the parsed ``--domain`` and the embedded ``dataset``'s declarations (docs/command_line.md).
-    :raise UsageError: a list for a numeric column, a label list of the wrong length, an equality column with
-    no list and no integer domain, a bad list."""
+    the parsed ``--domain`` and the embedded ``dataset``'s declarations (docs/command_line.md); :raise UsageError:."""
     lists, others = parse_categories(categories), parse_others(other)
     equality, labels = set(kernel.categorical), dict(kernel.categories)
     for option, given in (("--categories", lists), ("--other", others)):

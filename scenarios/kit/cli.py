@@ -85,14 +85,9 @@ class ScenarioParser(argparse.ArgumentParser):
 
     def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                          namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
-        if args is not None:
-            self._refuse_repeats(list(args))
-        return super().parse_known_args(args, namespace)
-
-    def _refuse_repeats(self, words: list[str]) -> None:
         """A single-valued option given twice (``--epsilon 1 --epsilon 2``) is refused, not the last one taken."""
         seen: dict[argparse.Action, str] = {}
-        for word in words:
+        for word in args or ():
             if word == "--":
                 break
             name = word.split("=", 1)[0] if word.startswith("--") else word
@@ -103,6 +98,7 @@ class ScenarioParser(argparse.ArgumentParser):
                 shown = name if seen[action] == name else f"{seen[action]} and {name}"
                 raise UsageError(f"{shown} given twice: give it once (it takes one value)")
             seen[action] = name
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments: "):
@@ -254,16 +250,15 @@ class TerminalBars:
             del self.bars[task]
 
 
-def install_progress(stream: TextIO | None = None) -> None:
+def install_progress() -> None:
     """Send this party's progress reports (:func:`secure.meter.report_progress`, public steps) to a ``tqdm`` bar
-    when ``stream`` (default stderr) is a terminal, MPyC logs at INFO level (not ``--no-log``) and ``tqdm`` is
-    installed (an optional package); to log lines otherwise."""
+    when stderr is a terminal, MPyC logs at INFO level (not ``--no-log``) and ``tqdm`` is installed (an optional
+    package); to log lines otherwise."""
     from secure.meter import set_progress_reporter
 
-    target = sys.stderr if stream is None else stream
-    terminal = bool(getattr(target, "isatty", lambda: False)())
+    terminal = bool(getattr(sys.stderr, "isatty", lambda: False)())
     logging_on = logging.getLogger().isEnabledFor(logging.INFO)
-    set_progress_reporter(TerminalBars(target) if terminal and logging_on and installed("tqdm") else None)
+    set_progress_reporter(TerminalBars(sys.stderr) if terminal and logging_on and installed("tqdm") else None)
 
 
 def log_phase(message: str) -> None:

@@ -100,13 +100,10 @@ class DelayProxies:
         asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
         return self
 
-    def close(self) -> None:
+    def __exit__(self, *exc: object) -> None:
         """Stop accepting and drop every connection."""
         if self._thread.is_alive():
             asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=10)
             time.sleep(0.05)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=10)
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

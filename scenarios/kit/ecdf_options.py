@@ -296,9 +296,7 @@ def draw_calibration(path: str, release: Any) -> None:
     panels: docs/command_line.md)."""
     from scenarios.kit.experiments import new_figure, save_figure
 
-    figure, _ = new_figure(11.0, 4.6)
-    figure.clear()
-    left, right = figure.subplots(1, 2)
+    figure, (left, right) = new_figure(11.0, 4.6, panels=(1, 2))
     expected, observed = release.expected[1], release.observed[1]
     x_error = 1.96 * float(np.sqrt(release.expected_noise_variance))
     y_error = 1.96 * float(np.sqrt(release.observed_noise_variance))

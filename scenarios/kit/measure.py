@@ -21,9 +21,8 @@ T = TypeVar("T")
 
 
 def peak_rss_bytes() -> int:
-    """Peak resident set of this process so far, in bytes: Linux's own ``VmHWM``, not ``ru_maxrss``, which a process
-    started by ``vfork`` and ``exec`` inherits from its parent's peak (a party would be charged its launcher's memory);
-    elsewhere ``ru_maxrss`` (macOS reports bytes)."""
+    """Peak resident set of this process so far, in bytes: Linux's ``VmHWM``, not ``ru_maxrss``, which a process
+    started by ``vfork`` and ``exec`` inherits from its launcher's peak; elsewhere ``ru_maxrss`` (macOS: bytes)."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))

@@ -15,9 +15,8 @@ __all__ = ["check_output_path"]
 
 def check_output_path(path: str | None, option: str, *, writer: int = 0) -> None:
     """Refuse an output file (``path``; ``None``: nothing to check) that party ``writer`` could not create or
-    overwrite: :class:`UsageError` ``cannot write --json PATH: no such directory`` (or: is a directory, an empty
-    path, or what opening it for writing says, e.g. ``permission denied``).  Without MPyC imported this is party 0,
-    so that a parser called in a test never starts MPyC."""
+    overwrite: :class:`UsageError` ``cannot write --json PATH: no such directory`` (or why not).  Without MPyC
+    imported this is party 0, so that a parser called in a test never starts MPyC."""
     runtime = sys.modules.get("mpyc.runtime")
     if path is None or writer != (0 if runtime is None else int(runtime.mpc.pid)):
         return

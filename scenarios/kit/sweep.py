@@ -68,10 +68,9 @@ Trial = Callable[[Mapping[str, Any], int, "np.random.Generator | None"], Mapping
 def monte_carlo(grid: Sequence[Mapping[str, Any]], trial: Trial, *, metrics: Sequence[str], common: CommonOptions,
                 seed: int, name: str, tally: Callable[[list[Mapping[str, float]]], Mapping[str, Any]] | None = None
                 ) -> list[dict[str, Any]]:
-    """Run ``trial(point, run, noise)`` ``common.runs`` times per point; one row per point: the point (without its
-    keys that start with ``_``: data the trial needs, not columns), ``runs``, ``<metric>_mean`` and ``<metric>_se``
-    (:func:`scenarios.kit.experiments.summarize_runs`), ``tally(records)`` if given, ``seed``.  Run ``r`` of point
-    ``s`` draws its noise from ``noise_generator(seed, s, r)`` (simulation only; ``--os-noise``: ``None``, the OS)."""
+    """Run ``trial(point, run, noise)`` ``common.runs`` times per point (noise: :func:`noise_generator`); one row per
+    point: the point (without its keys that start with ``_``: data the trial needs, not columns), ``runs``,
+    ``<metric>_mean`` and ``<metric>_se`` (:func:`summarize_runs`), ``tally(records)`` if given, ``seed``."""
     rows = []
     with progress(len(grid) * common.runs, name) as bar:
         for setting, point in enumerate(grid):
