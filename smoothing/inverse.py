@@ -24,9 +24,8 @@ def evaluate_step(grid: np.ndarray, values: np.ndarray, points: np.ndarray | flo
 def inverse_ecdf(curve: Curve, probability: float, *, lower: float | None = None, upper: float | None = None,
                  precision: float | None = None, snap: bool = True) -> float:
     """``inf{x : F(x) >= p}`` by binary search (paper Algorithm 1 on ``[lower, upper]``, default the grid's ends or
-    ``[0, 1]`` for a callable ``F``), stopping at ``b - a <= precision`` (the paper's ``psi``; default the smallest
-    grid spacing, or ``(upper - lower) 2^-40``); ``snap`` moves a grid curve's answer to the grid point found in the
-    final interval, exact then. Details: docs/smoothing.md."""
+    ``[0, 1]`` for a callable ``F``) to ``b - a <= precision`` (the paper's ``psi``); ``snap`` moves a grid curve's
+    answer to the grid point found in the final interval (defaults and details: docs/smoothing.md)."""
     level = _check_probability(probability)
     function: Callable[[float], float]
     knots: np.ndarray | None = None
@@ -113,7 +112,7 @@ def _check_probability(probability: float) -> float:
     return level
 
 
-def _check_grid(grid: np.ndarray) -> np.ndarray:
+def _check_curve(grid: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     knots = np.asarray(grid, dtype=float)
     if knots.ndim != 1 or knots.size == 0:
         raise ValueError(f"grid must be a non-empty 1-dimensional array, got shape {knots.shape}")
@@ -121,11 +120,6 @@ def _check_grid(grid: np.ndarray) -> np.ndarray:
         raise ValueError("grid must contain only finite values")
     if knots.size > 1 and not np.all(np.diff(knots) > 0):
         raise ValueError("grid must be strictly increasing")
-    return knots
-
-
-def _check_curve(grid: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    knots = _check_grid(grid)
     heights = np.asarray(values, dtype=float)
     if heights.shape != knots.shape:
         raise ValueError(f"values must have the grid's shape {knots.shape}, got {heights.shape}")

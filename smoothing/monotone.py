@@ -41,13 +41,9 @@ class SmoothingError(RuntimeError):
     """Every solver tried for eq. (3) failed; ``failures`` holds ``(solver, reason)`` in the order tried."""
 
     def __init__(self, failures: Sequence[tuple[str, str]]) -> None:
-        self.failures: tuple[tuple[str, str], ...] = tuple(failures)
-        if self.failures:
-            detail = "; ".join(f"{name}: {reason}" for name, reason in self.failures)
-            message = f"monotone smoothing failed with every solver tried ({detail})"
-        else:
-            message = "monotone smoothing failed: no solver to try"
-        super().__init__(message)
+        self.failures: tuple[tuple[str, str], ...] = tuple(failures)  # never empty: a solver is always tried or named
+        detail = "; ".join(f"{name}: {reason}" for name, reason in self.failures)
+        super().__init__(f"monotone smoothing failed with every solver tried ({detail})")
 
 
 @dataclass(frozen=True)
