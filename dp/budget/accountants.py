@@ -123,9 +123,8 @@ def spend_rho(spend: Spend) -> float | None:
 
 @dataclass(frozen=True)
 class Totals:
-    """The running sums a ledger keeps of its counted spends, exact (rationals: a spend added and later
-    cancelled leaves no rounding behind), so one more spend is checked in constant time, whatever the
-    number of spends before it. Details: docs/budget.md."""
+    """The running sums a ledger keeps of its counted spends, exact (rationals), so that one more spend is checked
+    in constant time, whatever the number of spends before it (docs/budget.md)."""
 
     count: int = 0
     epsilon: Fraction = Fraction(0)

@@ -233,9 +233,8 @@ def _open(request: SpendRequest, party: int, parties: int = 1) -> tuple[Ledger |
 
 async def agree_spend(request: SpendRequest | None) -> Reservation | None:
     """Agree on this run's spend with every party and reserve it in this party's ledger (docs/budget.md): the
-    reservation (its :meth:`Reservation.describe` is the output's budget line), or ``None`` for a run that spends nothing.
-    :raise secure.errors.InputError: at every party alike, when any party's ledger refuses (that party's one line), or
-        the accountants or spends differ."""
+    reservation, or ``None`` for a run that spends nothing.  :raise secure.errors.InputError: at every party alike,
+    when any party's ledger refuses (that party's one line), or the accountants or spends differ."""
     if request is None:
         _ACTIVE.set(None)
         return None

@@ -709,9 +709,8 @@ class Ledger:
 
     @contextmanager
     def _transaction(self, *, write: bool = True) -> Iterator[tuple[sqlite3.Connection, _Account]]:
-        """One transaction on the account: ``BEGIN IMMEDIATE`` (the write lock, across processes) for a
-        change, a read snapshot otherwise; the account verified whole when another connection wrote it
-        since this object last looked (``PRAGMA data_version``); committed (fsync-ed) on leaving."""
+        """One transaction on the account (the write lock for a change, a read snapshot otherwise), verified whole when
+        another connection wrote it since this object last looked; committed on leaving (docs/budget.md)."""
         if self.legacy:
             raise LedgerError(f"ledger file {self.path} is of the first format: open it with Ledger.open to migrate it")
         connection = self._open_connection()
