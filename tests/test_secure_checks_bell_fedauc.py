@@ -64,7 +64,7 @@ def test_a_disagreement_stops_with_one_line(tmp_path: Path) -> None:
     from scenarios.kit.experiments import SecureCheck, finish_secure_checks
     from secure.session import ProtocolFailure
 
-    checks = [SecureCheck("a", 0.5, 0.5, "equal"), SecureCheck("b", 0.5, 0.5 + 2**-40, "equal")]
+    checks = [SecureCheck("a", 0.5, 0.5), SecureCheck("b", 0.5, 0.5 + 2**-40)]
     with pytest.raises(ProtocolFailure, match="disagrees"):
         finish_secure_checks("x", checks, str(tmp_path))
     rows = _read(tmp_path / "x_secure.csv")

@@ -58,7 +58,7 @@ def test_a_disagreement_stops_with_one_line(tmp_path: Path) -> None:
     from scenarios.kit.experiments import SecureCheck, finish_secure_checks
     from secure.errors import ProtocolFailure
 
-    checks = [SecureCheck("a", 1.0, 1.0, "equal"), SecureCheck("b", 2.0, 3.0, "equal")]
+    checks = [SecureCheck("a", 1.0, 1.0), SecureCheck("b", 2.0, 3.0)]
     with pytest.raises(ProtocolFailure, match="disagrees with the simulated path"):
         finish_secure_checks("probe", checks, str(tmp_path))
     rows = _read(tmp_path / "probe_secure.csv")

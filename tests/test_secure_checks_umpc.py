@@ -71,8 +71,7 @@ def test_a_disagreement_is_reported_and_stops(tmp_path: Path, capsys: pytest.Cap
     from scenarios.kit.experiments import SecureCheck, finish_secure_checks
     from secure.session import ProtocolFailure
 
-    checks = [SecureCheck("U-MPC a: estimate", 0.25, 0.25, "equal"),
-              SecureCheck("U-MPC b: noisy sum 0", 101.0, 100.0, "equal")]
+    checks = [SecureCheck("U-MPC a: estimate", 0.25, 0.25), SecureCheck("U-MPC b: noisy sum 0", 101.0, 100.0)]
     with pytest.raises(ProtocolFailure, match="disagrees"):
         finish_secure_checks("demo", checks, str(tmp_path), note="baselines not checked")
     rows = _secure_rows(tmp_path / "demo_secure.csv")

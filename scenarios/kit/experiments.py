@@ -22,11 +22,10 @@ from secure.errors import ProtocolFailure
 from secure.public_randomness import joint_seed, public_generator
 
 __all__ = ["CommonOptions", "add_common_options", "common_options", "parse_positive_list", "parse_integer_list",
-           "check_positive_number", "agree_seed", "check_results_dir", "run_seeds", "data_generator",
-           "noise_generator", "progress", "summarize", "summarize_runs", "write_csv", "new_figure", "style_axes",
-           "errorbars", "save_figure", "print_rows", "format_mean", "poisson_cumulative_counts", "seed_note",
-           "exempt_spend", "benchmark_spend", "SecureCheck", "check_noise_generator", "party_draws", "equal_checks",
-           "finish_secure_checks"]
+           "check_positive_number", "agree_seed", "check_results_dir", "run_seeds", "noise_generator", "progress",
+           "summarize", "summarize_runs", "write_csv", "new_figure", "style_axes", "errorbars", "save_figure",
+           "print_rows", "format_mean", "poisson_cumulative_counts", "seed_note", "exempt_spend", "benchmark_spend",
+           "SecureCheck", "check_noise_generator", "party_draws", "equal_checks", "finish_secure_checks"]
 
 
 @dataclass(frozen=True)
@@ -157,12 +156,7 @@ def benchmark_spend(_: Any = None) -> Any:
 
 def run_seeds(seed: int, runs: int) -> np.ndarray:
     """Public per-run seeds drawn from ``public_generator(seed)`` (the same for every setting)."""
-    return data_generator(seed).integers(0, 2**63 - 1, size=runs, dtype=np.int64)
-
-
-def data_generator(run_seed: int) -> np.random.Generator:
-    """The public data generator of one run."""
-    return public_generator(int(run_seed))
+    return public_generator(seed).integers(0, 2**63 - 1, size=runs, dtype=np.int64)
 
 
 def _spawned(seed: int, *key: int) -> np.random.Generator:
@@ -216,19 +210,16 @@ def format_mean(mean: float, error: float, digits: int = 3) -> str:
 
 @dataclass(frozen=True)
 class SecureCheck:
-    """One ``--secure`` comparison: the value the MPyC path released beside the simulated path's, ``equal``
-    (same tuples and draws: identical) or within ``tolerance``."""
+    """One ``--secure`` comparison: the value the MPyC path released beside the simulated path's, relation
+    ``equal`` (same tuples and draws: identical)."""
 
     setting: str
     secure: float
     simulated: float
-    relation: str
-    tolerance: float = 0.0
 
     @property
     def ok(self) -> bool:
-        difference = abs(self.secure - self.simulated)
-        return difference == 0.0 if self.tolerance == 0.0 else difference <= self.tolerance
+        return abs(self.secure - self.simulated) == 0.0
 
 
 def check_noise_generator(seed: int, setting: int, party: int = 0, *, key: int = 2) -> np.random.Generator:
@@ -247,8 +238,7 @@ def party_draws(seed: int, setting: int, parties: int, draw: Callable[[np.random
 def equal_checks(label: str, secure: Mapping[str, float], simulated: Mapping[str, float],
                  metrics: Iterable[str]) -> list[SecureCheck]:
     """One ``equal`` check per metric: ``"<label>: <metric>"``, the MPyC path's value beside the simulated one."""
-    return [SecureCheck(f"{label}: {metric}", float(secure[metric]), float(simulated[metric]), "equal")
-            for metric in metrics]
+    return [SecureCheck(f"{label}: {metric}", float(secure[metric]), float(simulated[metric])) for metric in metrics]
 
 
 def finish_secure_checks(name: str, checks: Sequence[SecureCheck], results_dir: str, *, note: str = "") -> None:
@@ -256,15 +246,15 @@ def finish_secure_checks(name: str, checks: Sequence[SecureCheck], results_dir: 
     ``<name>_secure.csv``; a disagreement raises :class:`secure.errors.ProtocolFailure` (exit 1, one line)."""
     if note:
         print(f"  {note}")
-    rows = [[c.setting, f"{c.secure:.10g}", f"{c.simulated:.10g}", c.relation, "agrees" if c.ok else "DISAGREES"]
+    rows = [[c.setting, f"{c.secure:.10g}", f"{c.simulated:.10g}", "equal", "agrees" if c.ok else "DISAGREES"]
             for c in checks]
     print_rows(f"--secure: the protocol on the MPyC path beside the simulated path ({name})",
                ["setting", "MPyC path", "simulated", "relation", "check"], rows)
     os.makedirs(results_dir, exist_ok=True)
     write_csv(os.path.join(results_dir, f"{name}_secure.csv"),
               ["setting", "secure", "simulated", "relation", "tolerance", "ok"],
-              [{"setting": c.setting, "secure": c.secure, "simulated": c.simulated, "relation": c.relation,
-                "tolerance": c.tolerance, "ok": c.ok} for c in checks])
+              [{"setting": c.setting, "secure": c.secure, "simulated": c.simulated, "relation": "equal",
+                "tolerance": 0.0, "ok": c.ok} for c in checks])
     if not all(c.ok for c in checks):
         raise ProtocolFailure(f"--secure: the MPyC path disagrees with the simulated path (see {name}_secure.csv)")
 

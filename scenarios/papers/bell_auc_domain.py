@@ -42,8 +42,6 @@ CSV_COLUMNS = ("dataset", "split", "alpha", "domain_size", "epsilon", "runs", "p
 
 @dataclass(frozen=True)
 class DomainOptions:
-    """Parsed options of the domain-size experiment."""
-
     alphas: tuple[int, ...]
     epsilons: tuple[float, ...]
     splits: tuple[str, ...]
@@ -261,7 +259,7 @@ async def ldp_auc_deployment(label: str, scores: Sequence[np.ndarray], *, alpha:
     deployed = float(hierarchical_auc(*hierarchies).auc)
     simulated = float(ldp_auc(positives, negatives, domain_size=size, epsilon=epsilon, split=split,
                               rng=check_noise_generator(seed, setting)).auc)
-    return [SecureCheck(f"{label}, m={parties}", deployed, simulated, "equal")]
+    return [SecureCheck(f"{label}, m={parties}", deployed, simulated)]
 
 
 def _data(options: DomainOptions, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -42,8 +42,6 @@ CSV_COLUMNS = ("dataset", "protocol", "alpha", "domain_size", "bins", "epsilon",
 
 @dataclass(frozen=True)
 class SyntheticOptions:
-    """Parsed options of the synthetic experiment."""
-
     datasets: tuple[str, ...]
     per_class: int
     alphas: tuple[int, ...]
@@ -235,7 +233,7 @@ async def _generic_deployment(label: str, positives: np.ndarray, negatives: np.n
     deployed = float(_generic_ratio(histogram(everyone, bins=quantizer.bins), quantizer, epsilon))
     simulated = float(_generic_estimates(positives, negatives, 2**alpha, epsilon, 1,
                                          check_noise_generator(seed, setting))[0])
-    return [SecureCheck(f"{label}, m={parties}", deployed, simulated, "equal")]
+    return [SecureCheck(f"{label}, m={parties}", deployed, simulated)]
 
 
 async def secure_checks(options: SyntheticOptions, seed: int) -> list[Any]:

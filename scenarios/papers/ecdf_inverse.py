@@ -12,11 +12,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, errorbars, format_mean,
-                                       new_figure, poisson_cumulative_counts, print_rows, run_seeds, save_figure,
-                                       style_axes)
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, errorbars, format_mean, new_figure,
+                                       poisson_cumulative_counts, print_rows, run_seeds, save_figure, style_axes)
 from scenarios.kit.sweep import Output, Sweep, axis, monte_carlo
 from scenarios.papers.ecdf_smoothing import secure_ecdf_checks, tally_failures
+from secure.public_randomness import public_generator
 
 __all__ = ["main", "parse_options", "InverseOptions", "run_experiment", "secure_checks", "CSV_COLUMNS", "METRICS"]
 
@@ -37,8 +37,6 @@ LABELS = dict(zip(METRICS, ("F_hat(x)", "F_smoothed(x)", "F_hat^-1(p)", "F_smoot
 
 @dataclass(frozen=True)
 class InverseOptions:
-    """Parsed options of the inverse-ECDF experiment."""
-
     epsilons: tuple[float, ...]
     poisson_rate: float
     points: int
@@ -131,7 +129,7 @@ def run_experiment(options: InverseOptions, seed: int) -> list[Output]:
 
 def _run_data(options: InverseOptions, run_seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One run's public data: ``X_pois(lambda)``'s cumulative counts, the evaluation points ``x``, the levels ``p``."""
-    data = data_generator(run_seed)
+    data = public_generator(run_seed)
     cumulative = poisson_cumulative_counts(data, options.poisson_rate, options.points)
     return cumulative, data.uniform(0.0, 1.0, size=options.queries), data.uniform(0.0, 1.0, size=options.queries)
 

@@ -14,10 +14,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_positive_number, data_generator,
-                                       equal_checks, errorbars, format_mean, new_figure, party_draws,
-                                       poisson_cumulative_counts, print_rows, run_seeds, save_figure, style_axes)
+from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_positive_number, equal_checks, errorbars,
+                                       format_mean, new_figure, party_draws, poisson_cumulative_counts, print_rows,
+                                       run_seeds, save_figure, style_axes)
 from scenarios.kit.sweep import Output, Sweep, axis, monte_carlo
+from secure.public_randomness import public_generator
 
 __all__ = ["main", "parse_options", "SmoothingOptions", "run_experiment", "CSV_COLUMNS", "METRICS",
            "secure_ecdf_checks", "secure_checks"]
@@ -38,8 +39,6 @@ CSV_COLUMNS = ("vary", "epsilon", "lambda", "points", "runs", "ratio_runs", "sol
 
 @dataclass(frozen=True)
 class SmoothingOptions:
-    """Parsed options of the smoothing experiment."""
-
     vary: str
     epsilons: tuple[float, ...]
     lambdas: tuple[float, ...]
@@ -124,7 +123,7 @@ def run_experiment(options: SmoothingOptions, seed: int) -> list[Output]:
              "_plan": plan_tree_noise(epsilon=epsilon, points=options.points)} for epsilon, rate in options.settings]
 
     def trial(point: Any, run: int, noise: np.random.Generator | None) -> dict[str, float]:
-        cumulative = poisson_cumulative_counts(data_generator(seeds[run]), point["lambda"], options.points)
+        cumulative = poisson_cumulative_counts(public_generator(seeds[run]), point["lambda"], options.points)
         return _one_run(cumulative, point["_plan"], incidence, noise)
 
     rows = monte_carlo(grid, trial, metrics=METRICS, common=options.common, seed=seed,
@@ -207,7 +206,7 @@ async def secure_ecdf_checks(settings: Sequence[tuple[float, float, np.ndarray]]
 def counts_check(label: str, secure: Any, simulated: Any, what: str = "released counts") -> SecureCheck:
     """The ``equal`` check of a released array: how many of its entries differ from the simulated path's."""
     return SecureCheck(f"{label}: {what} differing (of {np.asarray(simulated).size})",
-                       float(np.count_nonzero(np.asarray(secure) != np.asarray(simulated))), 0.0, "equal")
+                       float(np.count_nonzero(np.asarray(secure) != np.asarray(simulated))), 0.0)
 
 
 async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:
@@ -217,7 +216,7 @@ async def secure_checks(options: SmoothingOptions, seed: int) -> list[Any]:
 
     incidence = prefix_incidence(options.points)
     data_seed = run_seeds(seed, options.common.runs)[0]
-    settings = [(epsilon, rate, poisson_cumulative_counts(data_generator(data_seed), rate, options.points))
+    settings = [(epsilon, rate, poisson_cumulative_counts(public_generator(data_seed), rate, options.points))
                 for epsilon, rate in options.settings]
     return await secure_ecdf_checks(settings, np.arange(1, options.points + 1, dtype=float), seed,
                                     lambda cumulative, **noise: _one_run(cumulative, None, incidence, None, **noise),

@@ -14,14 +14,14 @@ import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
 from scenarios.kit.experiments import (CommonOptions, check_positive_number, new_figure, noise_generator, print_rows,
-                                       save_figure, style_axes)
+                                       progress, save_figure, style_axes)
 from scenarios.kit.sweep import Output, Sweep, axis
 from scenarios.kit.sweep import framingham_scores as load_scores
 from scenarios.papers.fedauc_tables import DeploymentSetting, deployment_checks, method_grid, simulated_row
 from scenarios.papers.fedauc_tables import layout_rng as _layout_rng
 
 __all__ = ["main", "parse_options", "FiguresOptions", "FIGURES", "STD_COLUMNS", "BETA_COLUMNS", "RR_COLUMNS",
-           "FILES", "load_scores", "run_figures", "PAPER_TABLE5", "PAPER_TABLE6"]
+           "FILES", "load_scores", "PAPER_TABLE5", "PAPER_TABLE6"]
 
 FIGURES = ("alpha", "allocation", "beta", "rr_sizes", "gaussian")
 DEFAULT_EPSILONS = (1.0, 2.0, 4.0, 8.0)
@@ -69,8 +69,6 @@ PAPER_TABLE6: dict[float, tuple[float, float]] = {
 
 @dataclass(frozen=True)
 class FiguresOptions:
-    """Parsed options."""
-
     figures: tuple[str, ...]
     epsilons: tuple[float, ...]
     fractions: tuple[float, ...]
@@ -193,10 +191,8 @@ def _rr_rows(options: FiguresOptions, seed: int, scores: np.ndarray, labels: np.
     return rows
 
 
-def run_figures(options: FiguresOptions, seed: int) -> dict[str, list[dict[str, Any]]]:
-    """Every chosen figure's rows, keyed by figure choice (:data:`FIGURES`)."""
-    from scenarios.kit.experiments import progress
-
+def _run(options: FiguresOptions, seed: int) -> list[Output]:
+    """Every chosen figure's rows (:data:`FIGURES`), one output per file of :data:`FILES`."""
     scores, labels = load_scores(seed)
     jobs = _std_jobs(options)
     rr_epsilons = QUICK_RR_EPSILONS if options.common.quick else RR_EPSILONS
@@ -212,10 +208,14 @@ def run_figures(options: FiguresOptions, seed: int) -> dict[str, list[dict[str, 
             return noise_generator(seed, next(settings), 0, os_noise=options.common.os_noise)
 
         # in FIGURES order: the settings' noise streams follow it
-        return {figure: builders[figure](options, seed, scores, labels, noise) if figure in builders
-                else [simulated_row(scores, labels, seed, runs=options.common.runs, noise_rng=noise(),
-                                    figure=figure, seed=seed, **job) for job in jobs[figure]]
-                for figure in options.figures}
+        results = {figure: builders[figure](options, seed, scores, labels, noise) if figure in builders
+                   else [simulated_row(scores, labels, seed, runs=options.common.runs, noise_rng=noise(),
+                                       figure=figure, seed=seed, **job) for job in jobs[figure]]
+                   for figure in options.figures}
+    columns = {"beta": BETA_COLUMNS, "rr_sizes": RR_COLUMNS}
+    return [Output(name, columns.get(figure, STD_COLUMNS), figure_rows(name, results[figure]),
+                   lambda rows, path, plot=_PARTS[figure][0], name=name: plot(name, rows, path))  # type: ignore[misc]
+            for figure in options.figures for name in FILES[figure]]
 
 
 def figure_rows(name: str, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -457,14 +457,6 @@ def _report(options: FiguresOptions, outputs: Sequence[Output]) -> None:
         if rows:
             _PARTS[figure][1](rows)
     print()
-
-
-def _run(options: FiguresOptions, seed: int) -> list[Output]:
-    results = run_figures(options, seed)
-    columns = {"beta": BETA_COLUMNS, "rr_sizes": RR_COLUMNS}
-    return [Output(name, columns.get(figure, STD_COLUMNS), figure_rows(name, results[figure]),
-                   lambda rows, path, plot=_PARTS[figure][0], name=name: plot(name, rows, path))  # type: ignore[misc]
-            for figure in options.figures for name in FILES[figure]]
 
 
 def deployment_settings(options: FiguresOptions) -> list[Any]:

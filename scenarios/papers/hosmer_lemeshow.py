@@ -36,8 +36,6 @@ COLUMNS = ("epsilon", "accounting", "smoothed", "runs", "relative_mse", "standar
 
 @dataclass(frozen=True)
 class Options:
-    """Parsed options."""
-
     epsilons: tuple[float, ...]
     groups: int
     grid_points: int

@@ -17,8 +17,8 @@ from scenarios.kit.experiments import (CommonOptions, check_positive_number, equ
 from scenarios.kit.sweep import Output, Sweep, axis, framingham_scores, monte_carlo
 from scenarios.papers.ecdf_smoothing import counts_check, tally_failures
 
-__all__ = ["main", "parse_options", "RocOptions", "ScoredData", "load_scores", "roc_l1_distance",
-           "tpr_at", "run_experiment", "secure_checks", "CSV_COLUMNS", "METRICS"]
+__all__ = ["main", "parse_options", "RocOptions", "ScoredData", "load_scores", "roc_l1_distance", "tpr_at",
+           "secure_checks", "CSV_COLUMNS", "METRICS"]
 
 DEFAULT_EPSILONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 QUICK_EPSILONS = (0.1, 1.0, 10.0)
@@ -36,8 +36,6 @@ CSV_COLUMNS = ("epsilon", "points", "rows", "positives", "runs", "solver_failure
 
 @dataclass(frozen=True)
 class RocOptions:
-    """Parsed options of the ROC experiment."""
-
     epsilons: tuple[float, ...]
     plot_epsilon: float
     points: int
@@ -132,25 +130,6 @@ def _thresholds(points: int, data: ScoredData) -> tuple[np.ndarray, Any, Any]:
     return grid, prefix_incidence(points), truth
 
 
-def run_experiment(options: RocOptions, seed: int, data: ScoredData) -> list[dict[str, Any]]:
-    """Run every epsilon ``options.common.runs`` times; one summary row per epsilon."""
-    from sklearn.metrics import roc_auc_score
-
-    from dp.ecdf.tree import plan_tree_noise
-
-    grid, incidence, truth = _thresholds(options.points, data)
-    fixed = {"points": options.points, "rows": int(data.scores.size), "positives": int(data.positives.size),
-             "true_auc": truth.auc, "exact_auc": float(roc_auc_score(data.labels, data.scores))}
-    settings = [{"epsilon": epsilon, **fixed, "_plan": plan_tree_noise(epsilon=epsilon / 2, points=options.points)}
-                for epsilon in options.epsilons]
-
-    def trial(point: Any, _: int, noise: np.random.Generator | None) -> dict[str, float]:
-        return _measure(data, *_release_pair(data, grid, point["_plan"], noise), incidence, grid, truth)
-
-    return monte_carlo(settings, trial, metrics=METRICS, common=options.common, seed=seed, name="roc_curve",
-                       tally=lambda records: tally_failures(records, None))
-
-
 def _measure(data: ScoredData, positive: np.ndarray, negative: np.ndarray, incidence: Any, grid: np.ndarray,
              truth: Any) -> dict[str, float]:
     """One run's measurements (:data:`METRICS`) of the released class ECDFs, and its solver ``failures``."""
@@ -202,7 +181,7 @@ async def secure_checks(options: RocOptions, seed: int) -> list[Any]:
         if release is None:
             continue
         totals = (np.sum([d[1] for d in every], axis=0), np.sum([d[0] for d in every], axis=0))
-        simulated_plan = plan_tree_noise(epsilon=epsilon / 2, points=options.points)  # as run_experiment's
+        simulated_plan = plan_tree_noise(epsilon=epsilon / 2, points=options.points)  # as _run's
         simulated = _measure(data, *_release_pair(data, grid, simulated_plan, None, node_noise=totals), incidence,
                              grid, truth)
         secure = _measure(data, release.positive_counts / data.positives.size,
@@ -269,10 +248,24 @@ def _plot_example(options: RocOptions, seed: int, data: ScoredData, path: str) -
 
 
 def _run(options: RocOptions, seed: int) -> list[Output]:
-    """The L1 table and its figure, the AUC errors' figure, and the example release (its plot writes its L1
-    errors into its one row)."""
+    """Every epsilon ``options.common.runs`` times: the L1 table (a summary row per epsilon) and its figure, the AUC
+    errors' figure, and the example release (its plot writes its L1 errors into its one row)."""
+    from sklearn.metrics import roc_auc_score
+
+    from dp.ecdf.tree import plan_tree_noise
+
     data = load_scores(seed)
-    rows = run_experiment(options, seed, data)
+    grid, incidence, truth = _thresholds(options.points, data)
+    fixed = {"points": options.points, "rows": int(data.scores.size), "positives": int(data.positives.size),
+             "true_auc": truth.auc, "exact_auc": float(roc_auc_score(data.labels, data.scores))}
+    settings = [{"epsilon": epsilon, **fixed, "_plan": plan_tree_noise(epsilon=epsilon / 2, points=options.points)}
+                for epsilon in options.epsilons]
+
+    def trial(point: Any, _: int, noise: np.random.Generator | None) -> dict[str, float]:
+        return _measure(data, *_release_pair(data, grid, point["_plan"], noise), incidence, grid, truth)
+
+    rows = monte_carlo(settings, trial, metrics=METRICS, common=options.common, seed=seed, name="roc_curve",
+                       tally=lambda records: tally_failures(records, None))
     example: list[dict[str, Any]] = [{}]
     return [Output("roc_curve_l1", CSV_COLUMNS, rows, lambda rows, path: _plot_errors(options, rows, data, path)),
             Output("roc_curve_example", (), example,

@@ -13,14 +13,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, errorbars, format_mean,
-                                       new_figure, noise_generator, parse_positive_list, print_rows, progress,
-                                       run_seeds, save_figure, style_axes)
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, errorbars, format_mean, new_figure,
+                                       noise_generator, parse_positive_list, print_rows, progress, run_seeds,
+                                       save_figure, style_axes)
 from scenarios.kit.sweep import Output, Sweep, whole_list
 from scenarios.kit.sweep import complete_rows as _complete
 from scenarios.papers.umpc_samplers import UmpcCheckSetting, umpc_runs, umpc_secure_checks
 from scenarios.papers.umpc_vs_baselines import (COLORS, COST_PROTOCOL, ELL, METHODS, baseline_estimates,
                                                 fill_ratios, method_rows)
+from secure.public_randomness import public_generator
 
 __all__ = ["main", "parse_options", "BinsOptions", "run_figure", "exact_ustat", "grid_shape",
            "CSV_COLUMNS", "METHODS", "COST_PROTOCOL"]
@@ -50,8 +51,6 @@ CSV_COLUMNS = ("figure", "statistic", "n", "t", "grid", "epsilon", "method", "ed
 
 @dataclass(frozen=True)
 class BinsOptions:
-    """Parsed options of both figures."""
-
     figure: str
     grid: tuple[int, ...]
     epsilons: tuple[float, ...]
@@ -195,7 +194,7 @@ def _settings(options: BinsOptions, seed: int) -> list[_Setting]:
         rows = data.shape[0]  # a size of 0 or above the complete rows: all of them
         for index, n in enumerate(sorted({min(size, rows) if size else rows for size in options.sizes})):
             number = 1000 * (s + 1) + 10 * index
-            pick = data_generator(seed + number).choice(rows, size=n, replace=False)  # uniform, kept in data order
+            pick = public_generator(seed + number).choice(rows, size=n, replace=False)  # uniform, kept in data order
             settings.append(_Setting(stat, data[np.sort(pick)], UCI_EPSILON, edges(n), number,
                                      f"{stat.name} {','.join(stat.columns)}, n={n}, eps={UCI_EPSILON:g}"))
     return settings

@@ -48,8 +48,6 @@ CSV_COLUMNS = ("sampler", "n", "edges", "epsilon", "parties", "threshold", "runs
 
 @dataclass(frozen=True)
 class SamplerOptions:
-    """Parsed options of the sampler comparison."""
-
     edges_per_row: float
     epsilon: float
     parties: int
@@ -288,20 +286,9 @@ def _plot(options: SamplerOptions, rows: list[dict[str, Any]], path: str) -> Non
     save_figure(figure, path)
 
 
-def _degree_for_ratio(options: SamplerOptions, row: dict[str, Any], target: float) -> int | None:
-    """Smallest calibration degree ``d`` whose ``E_inc + E_DP(d)`` reaches ``target`` (``None`` beyond n)."""
+def _report(options: SamplerOptions, outputs: Sequence[Output]) -> None:
     from dp.umpc.sampler_variance import dp_variance
 
-    def reaches(degree: int) -> bool:
-        return bool(row["inc_theory"] + dp_variance(degree, row["edges"], epsilon=options.epsilon,
-                                                    parties=options.parties, threshold=options.threshold) >= target)
-
-    degrees = range(1, row["n"])
-    found = bisect.bisect_left(degrees, True, key=reaches)
-    return degrees[found] if found < len(degrees) else None
-
-
-def _report(options: SamplerOptions, outputs: Sequence[Output]) -> None:
     rows = outputs[0].rows
     table = [[row["sampler"], format_mean(row["mse_mean"], row["mse_se"]),
               format_mean(row["inc_measured"], row["inc_measured_se"]),
@@ -344,8 +331,12 @@ def _report(options: SamplerOptions, outputs: Sequence[Output]) -> None:
               f"2^-40, not the drawn E) instead of the realised {row['mean_max_degree']:.1f}: E_DP "
               f"{row['dp_at_degree_bound']:.3g}, MSE {row['mse_at_degree_bound']:.3g} = "
               f"{row['mse_at_degree_bound'] / balanced['theory']:.2f} x balanced's theory {balanced['theory']:.3g}")
+    # the smallest calibration degree d whose E_inc + E_DP(d) reaches the paper's ratio (None beyond n)
     target = PAPER_MSE["bernoulli"] / PAPER_MSE["balanced"] * balanced["theory"]
-    needed = _degree_for_ratio(options, bernoulli, target)
+    degrees = range(1, bernoulli["n"])
+    found = bisect.bisect_left(degrees, True, key=lambda d: bool(target <= bernoulli["inc_theory"] + dp_variance(
+        d, bernoulli["edges"], epsilon=options.epsilon, parties=options.parties, threshold=options.threshold)))
+    needed = degrees[found] if found < len(degrees) else None
     print(f"  measured Bernoulli / Balanced = {bernoulli['mse_mean'] / balanced['mse_mean']:.2f} (theory "
           f"{bernoulli['theory'] / balanced['theory']:.2f}); paper {PAPER_MSE['bernoulli'] / PAPER_MSE['balanced']:.2f}"
           + (f", which here needs the Bernoulli noise calibrated to a degree of {needed} (realised max "

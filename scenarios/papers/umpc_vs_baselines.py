@@ -12,14 +12,14 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
-from scenarios.kit.experiments import (CommonOptions, check_positive_number, data_generator, errorbars, format_mean,
-                                       new_figure, noise_generator, print_rows, progress, run_seeds, save_figure,
-                                       style_axes)
+from scenarios.kit.experiments import (CommonOptions, check_positive_number, errorbars, format_mean, new_figure,
+                                       noise_generator, print_rows, progress, run_seeds, save_figure, style_axes)
 from scenarios.kit.sweep import Output, Sweep, add_coalition_options, check_coalition, error_summary, whole_list
 from scenarios.papers.umpc_samplers import UmpcCheckSetting, lemma_d3_bound, umpc_runs, umpc_secure_checks
+from secure.public_randomness import public_generator
 
-__all__ = ["main", "parse_options", "BaselineOptions", "run_experiment", "exact_gini", "cost_columns", "CSV_COLUMNS",
-           "METHODS", "ELL"]
+__all__ = ["main", "parse_options", "BaselineOptions", "run_experiment", "exact_gini", "CSV_COLUMNS", "METHODS",
+           "ELL"]
 
 METHODS = ("U-MPC", "Bell LDP", "Ghazi", "GhaziSM")
 #: the cost model (dp.umpc.costs.PROTOCOLS) of each method; U-MPC's M_Dis cost goes to ``comm_bits_dis``
@@ -38,8 +38,6 @@ CSV_COLUMNS = ("n", "method", "epsilon", "bins", "edges", "parties", "threshold"
 
 @dataclass(frozen=True)
 class BaselineOptions:
-    """Parsed options of the U-MPC vs baselines experiment."""
-
     sizes: tuple[int, ...]
     epsilon: float
     bins: int
@@ -120,32 +118,24 @@ def baseline_estimates(x: np.ndarray, kernel: Any, quantizer: Any, *, epsilon: f
     return out
 
 
-def cost_columns(method: str, *, n: int, edges: int, epsilon: float, bins: int, counts: str = "paper",
-                 kernel: str = "gini") -> dict[str, float]:
-    """``comm_bits`` (U-MPC: ``M_HF``), ``comm_bits_dis`` (U-MPC's ``M_Dis``, else nan), ``party_ops``,
-    ``server_ops`` and ``total_ops`` of one method (:func:`dp.umpc.costs.protocol_costs`, ``l =`` :data:`ELL`)."""
-    from dp.umpc.costs import protocol_costs
-
-    table = protocol_costs(n, edges, epsilon=epsilon, t=bins, bits=ELL, kernel=kernel, counts=counts)
-    cost = table[COST_PROTOCOL[method]]
-    return {"comm_bits": cost.comm_bits,
-            "comm_bits_dis": table["U-MPC (M_Dis)"].comm_bits if method == "U-MPC" else math.nan,
-            "party_ops": cost.party_ops, "server_ops": cost.server_ops, "total_ops": cost.total_ops}
-
-
 def method_rows(estimates: Mapping[str, Any], reference: float, own: Mapping[str, Mapping[str, float]], *, n: int,
                 edges: int, epsilon: float, t: int, counts: str = "paper", kernel: str = "gini",
                 **fixed: Any) -> list[dict[str, Any]]:
     """A row per method of :data:`METHODS` with ``t`` LDP bins: ``fixed``, the MSE and bias of its runs'
     ``estimates`` about ``reference`` (:func:`error_summary`), ``edges`` (U-MPC's; 0 for the baselines), its ``own``
-    columns (``nan`` where another method has them), its modelled costs (:func:`cost_columns`) and ``nan`` ratios
-    until :func:`fill_ratios`."""
+    columns (``nan`` where another method has them), its modelled costs (:func:`dp.umpc.costs.protocol_costs`,
+    ``l =`` :data:`ELL`; ``comm_bits``: U-MPC's ``M_HF``, ``comm_bits_dis``: its ``M_Dis``, else nan) and ``nan``
+    ratios until :func:`fill_ratios`."""
+    from dp.umpc.costs import protocol_costs
+
     blank = {column: math.nan for columns in own.values() for column in columns}
+    costs = protocol_costs(n, edges, epsilon=epsilon, t=t, bits=ELL, kernel=kernel, counts=counts)
     return [{**fixed, "n": n, "t": t, "epsilon": epsilon, "method": method, "edges": edges if method == "U-MPC" else 0,
              **error_summary(estimates[method], reference), **blank, **own.get(method, {}), "ratio_to_umpc": math.nan,
-             "orders_of_magnitude": math.nan,
-             **cost_columns(method, n=n, edges=edges, epsilon=epsilon, bins=t, counts=counts, kernel=kernel)}
-            for method in METHODS]
+             "orders_of_magnitude": math.nan, "comm_bits": cost.comm_bits,
+             "comm_bits_dis": costs["U-MPC (M_Dis)"].comm_bits if method == "U-MPC" else math.nan,
+             "party_ops": cost.party_ops, "server_ops": cost.server_ops, "total_ops": cost.total_ops}
+            for method, cost in ((method, costs[COST_PROTOCOL[method]]) for method in METHODS)]
 
 
 def _exact_mse(values: np.ndarray, exact: float, quantizer: Any, epsilon: float) -> dict[str, dict[str, float]]:
@@ -298,7 +288,7 @@ def _settings(options: BaselineOptions, seed: int) -> list[tuple[int, np.ndarray
     for index, n in enumerate(options.sizes):
         edges = max(1, int(round(options.edges_per_row * n)))
         query = UStatQuery(kernel=kernel, specs=(spec,), epsilon=options.epsilon, tuples=edges, sampling="balanced")
-        settings.append((n, data_generator(seed + index).uniform(0.0, 1.0, size=n), edges, query))
+        settings.append((n, public_generator(seed + index).uniform(0.0, 1.0, size=n), edges, query))
     return settings
 
 
