@@ -153,7 +153,6 @@ class PartyResult:
 
     @property
     def released(self) -> bool:
-        """Whether this party printed a result table."""
         return any(marker in self.stdout for marker in RELEASE_MARKERS)
 
 
@@ -185,8 +184,7 @@ def run_three(specs: Sequence[PartySpec], workdir: str, *, party_args: Sequence[
         extra = ["--phase-log", f"party{index}.phases"] if spec.module == "drills.party" else []
         command = [sys.executable, "-m", f"scenarios.{spec.module}", *spec.args, *extra, *party_args,
                    "-M", str(len(specs)), "-I", str(index), "-B", str(port), "--no-log"]
-        out = open(os.path.join(workdir, f"party{index}.out"), "wb")
-        err = open(os.path.join(workdir, f"party{index}.err"), "wb")
+        out, err = (open(os.path.join(workdir, f"party{index}.{kind}"), "wb") for kind in ("out", "err"))
         sinks += [out, err]
         processes.append(subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                           cwd=workdir, env=env))
