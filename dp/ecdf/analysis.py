@@ -25,15 +25,10 @@ QUANTILE_Z: float = 1.959963984540054
 
 def quantile_interval(grid: npt.ArrayLike, values: npt.ArrayLike, level: float, margin: float) -> tuple[float, float]:
     """An interval ``(low, high)`` of grid points holding the ``level``-quantile of the noiseless ECDF with probability
-    at least about 95 % for ``margin = z sd`` (:data:`QUANTILE_Z`), from the released raw values on the whole grid
-    (post-processing; why, and the ValueError cases: docs/ecdf.md)."""
+    at least about 95 % for ``margin = z sd >= 0`` (:data:`QUANTILE_Z`), from the released raw values on the whole
+    grid, one per point (post-processing; why: docs/ecdf.md)."""
     points = np.asarray(grid, dtype=float)
     heights = np.asarray(values, dtype=float)
-    if points.ndim != 1 or points.shape != heights.shape or points.size == 0:
-        raise ValueError(f"grid and values must be one-dimensional of one length, got {points.shape} and "
-                         f"{heights.shape}")
-    if not margin >= 0:
-        raise ValueError(f"margin must be non-negative, got {margin}")
     reached = np.flatnonzero(heights + margin >= level)
     low_index = int(reached[0]) if reached.size else points.size - 1
     below = np.flatnonzero(heights - margin < level)
@@ -44,8 +39,7 @@ def quantile_interval(grid: npt.ArrayLike, values: npt.ArrayLike, level: float, 
 
 def theorem1_squared_error(*, points: int, epsilon: float) -> float:
     """Theorem 1's expected squared error ``2 (L + 1)^3 / epsilon^2`` of one *count* ``n F^`` (continuous Laplace,
-    one curator; the integer counterpart is :attr:`TreeNoisePlan.point_variance`; docs/ecdf.md); ValueError if
-    ``points`` or ``epsilon`` is out of range."""
+    one curator; the integer counterpart is :attr:`TreeNoisePlan.point_variance`; docs/ecdf.md)."""
     eps = check_epsilon(epsilon)
     levels = tree_depth(points) + 1
     return 2.0 * levels**3 / eps**2
@@ -120,8 +114,7 @@ def interval_nodes(a: int, b: int, points: int) -> list[tuple[Node, int]]:
 
 def suffix_nodes(a: int, points: int) -> list[tuple[Node, int]]:
     """The indicator of grid indices ``a..N`` as a ``+-1`` combination of at most ``ceil((L + 1)/2)`` nodes
-    (Lemma 1, the suffix case behind Theorem 3; docs/ecdf.md), as :func:`interval_nodes` returns them (ValueError:
-    ``a`` not within ``1..N``; TypeError: an argument not an integer)."""
+    (Lemma 1, the suffix case behind Theorem 3; docs/ecdf.md), as :func:`interval_nodes` returns them."""
     first, _, count = _check_interval(a, points, points)
     top = 1 << tree_depth(count)
     return _keep_in_tree(_walk(top, top - first + 1, rightwards=False), count)
@@ -135,9 +128,8 @@ NOISY_MARGIN = 0.1
 
 @dataclass
 class SmoothedCurve:
-    """A released curve on its points, smoothed (eq. 3) if asked, and its private quantiles (Alg. 1) with their
-    intervals (:func:`quantile_interval`), or the reason there are none (``note``), and plain
-    warnings when the noise dominates."""
+    """A released curve on its points, smoothed (eq. 3) if asked, its private quantiles (Alg. 1) with their intervals
+    (:func:`quantile_interval`) or why there are none (``note``), and warnings when the noise dominates."""
 
     points: np.ndarray
     raw: np.ndarray
@@ -172,11 +164,6 @@ class SmoothedCurve:
                  f"  interval: {self.interval_meaning()}"] if self.quantiles else []
         return lines + ([f"  {self.note}"] if self.note else []) + [f"  warning: {w}" for w in self.warnings]
 
-    @property
-    def curve(self) -> np.ndarray:
-        """The smoothed curve if any, else the raw released one."""
-        return self.smoothed if self.smoothed is not None else self.raw
-
 
 def smooth_release(release: Any, incidence: Any, *, smooth: int | None, quantiles: list[float], lower: float,
                    upper: float) -> SmoothedCurve:
@@ -196,8 +183,8 @@ def smooth_release(release: Any, incidence: Any, *, smooth: int | None, quantile
                        f"query the whole curve)")
         return result
     result.margin = QUANTILE_Z * float(release.point_std)
-    result.quantiles = {q: inverse_ecdf((result.points, result.curve), q, precision=(upper - lower) / 1e6)
-                        for q in quantiles}
+    curve = result.raw if result.smoothed is None else result.smoothed
+    result.quantiles = {q: inverse_ecdf((result.points, curve), q, precision=(upper - lower) / 1e6) for q in quantiles}
     for q, value in result.quantiles.items():
         low, high = quantile_interval(result.points, result.raw, q, result.margin)
         result.intervals[q] = (min(low, value), max(high, value))

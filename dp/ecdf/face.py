@@ -1,10 +1,7 @@
-"""The private-ECDF family for scripts and jobs: one query, four verbs (Barczewski, Mawass & Ramon).
-
-:class:`EcdfQuery` (keyword-only, validated once): the tree mechanism of §3.1 eq. (2) across parties by
-secure aggregation (§4.1, ``protocol="tree"``) or from two servers' DCF keys (§4.2, ``protocol="fss"``),
-smoothed (eq. 3) and inverted for quantiles (Algorithm 1); :func:`release` (every party), :func:`simulate`
-(one process, same counts and noise law), :func:`exact` (the noiseless reference).  Threat model of
-:func:`release`: the protocol's (passive, ``t < m/2``; FSS: two non-colluding servers).  Details: docs/ecdf.md."""
+"""The private-ECDF family for scripts and jobs: one query, four verbs (Barczewski, Mawass & Ramon): the tree
+mechanism of §3.1 eq. (2) by secure aggregation (§4.1) or from two servers' DCF keys (§4.2), smoothed (eq. 3) and
+inverted for quantiles (Algorithm 1).  Threat model of :func:`release`: the protocol's (passive, ``t < m/2``; FSS:
+two non-colluding servers).  Details: docs/ecdf.md ("The four verbs")."""
 from __future__ import annotations
 
 import math

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from dp.calibration import discrete_laplace_variance
 from dp.ecdf.grid import node_count, prefix_positions
 from dp.ecdf.secure_release import (MAX_DCF_BITS, EcdfParameters, EcdfRelease, NodeNoiseSource, check_bits,
                                     count_slack)
@@ -88,7 +89,7 @@ class FssNoisePlan:
 
     @property
     def point_variance(self) -> float:
-        return self.levels * self.variance_factor * self.draw.honest_node_variance
+        return self.levels * self.variance_factor * discrete_laplace_variance(self.alpha)
 
     @property
     def alpha(self) -> float:  # the per-node DLap(alpha) parameter
@@ -135,10 +136,6 @@ class ServerState:
     public: dict[str, Any]
     keys: list[bytes]
     node_shares: np.ndarray
-
-    @property
-    def grid(self) -> np.ndarray:
-        return np.asarray(self.public["grid"], dtype=np.float64)
 
     @property
     def run_id(self) -> str:  # agreed at upload
@@ -214,11 +211,9 @@ class FssEcdfRelease(EcdfRelease):
                  f"queries spend nothing; {self.levels} nodes per count)")
         if self.parties == 1:
             return spent + "; one party plays both servers: the release is DP, nothing is hidden from that party"
-        others = self.coalition - 1
-        return (spent + f"; DP against either server together with up to {others} other owner(s) (each of the "
-                f"{self.parties} owners drew node noise of Polya shape 1/{self.parties - self.coalition}); "
+        return (spent + f"; DP against either server together with up to {self.coalition - 1} other owner(s) (each of "
+                f"the {self.parties} owners drew node noise of Polya shape 1/{self.parties - self.coalition}); "
                 "inputs hidden from one server by FSS (pseudorandom keys, masked noise), not by Shamir")
-
 
 
 async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan, *, bits: int,
@@ -345,8 +340,7 @@ def decode(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 
 
 async def open_counts(states: Sequence[ServerState], queries: npt.ArrayLike, *, slack: int,
-                      receivers: Sequence[int] | None = None, sums: dict[int, np.ndarray] | None = None
-                      ) -> np.ndarray | None:
+                      receivers: Sequence[int] | None = None) -> np.ndarray | None:
     """Both servers open the noisy counts at ``queries``: int64 at the receivers, ``None`` elsewhere;
     ProtocolFailure when a count lies outside ``[-slack, n + slack]``, a share corrupted (docs/ecdf.md)."""
     from mpyc.runtime import mpc
@@ -354,8 +348,7 @@ async def open_counts(states: Sequence[ServerState], queries: npt.ArrayLike, *, 
     parties = len(mpc.parties)
     servers = _servers(parties)
     wanted = sorted(set(servers) | set(receivers if receivers is not None else servers))
-    mine = {state.server: server_shares(state, queries, None if sums is None else sums.get(state.server))
-            for state in states}
+    mine = {state.server: server_shares(state, queries) for state in states}
     if parties == 1:
         vectors = [mine[0], mine[1]]
     else:
@@ -387,8 +380,7 @@ async def answer(states: Sequence[ServerState], queries: npt.ArrayLike, *, recei
     plan = fss_noise_plan(epsilon=float(public["epsilon"]), points=int(public["points"]),
                           owners=int(public["owners"]), threshold=int(public["coalition"]))
     with meter.phase("answer"):
-        sums = {state.server: key_sums(state) for state in states}
-        counts = await open_counts(states, chosen, slack=count_slack(plan, len(chosen)), receivers=receivers, sums=sums)
+        counts = await open_counts(states, chosen, slack=count_slack(plan, len(chosen)), receivers=receivers)
     phases = await meter.totals_over_parties()
     if counts is None:
         return None
@@ -479,9 +471,7 @@ def store_state(state: ServerState, directory: str | Path) -> Path:
     noise_blob = np.asarray(state.node_shares, dtype=np.uint64).tobytes()
     record = {"public": state.public, "server": state.server,
               "mac": _tag(mac_key, state.server, state.public, keys_blob, noise_blob)}
-    stale = folder / "mac.key"  # a version-1 store kept its tag key inside the store: never again
-    if stale.exists():
-        stale.unlink()
+    (folder / "mac.key").unlink(missing_ok=True)  # a version-1 store kept its tag key inside the store: never again
     _write_private(folder / "keys.bin", keys_blob)
     _write_private(folder / "noise.bin", noise_blob)
     _write_private(folder / "public.json", json.dumps(record, sort_keys=True).encode())
@@ -575,8 +565,7 @@ def _value_positions(values: Sequence[float], grid: np.ndarray) -> list[int]:
 
 def resolve_queries(query: EcdfParameters, grid: np.ndarray) -> np.ndarray:
     """The sorted distinct 0-based grid indices the query asks for: all, ``queries``, or for each value of ``at``
-    the largest grid point ``tau_i <= V`` (the ECDF is released on the grid as a step function); ValueError for
-    a query outside the grid."""
+    the largest grid point ``tau_i <= V`` (the ECDF is released on the grid as a step function)."""
     if query.at:
         return np.unique(np.asarray(_value_positions(query.at, grid), dtype=np.int64))
     if query.queries is None:
@@ -618,7 +607,7 @@ async def run_fss_ecdf(query: EcdfParameters, values: npt.ArrayLike, *, receiver
             error, detail = str(exc), exc.detail
         await agree_verdict(error, detail=detail)
         await check_same_run(states)
-        grid, mode = states[0].grid, "answer"
+        grid, mode = np.asarray(states[0].public["grid"], dtype=np.float64), "answer"
     else:
         assert query.lower is not None and query.upper is not None
         grid, mode = query.grid_points(), "upload"

@@ -1,9 +1,6 @@
-"""The public grid of the private ECDF and the indexing of its dyadic tree (Barczewski, Mawass & Ramon §3.1).
-
-Grids ``tau_1 < ... < tau_N`` (uniform by a step, or exactly N points, uniform or geometric), depth
-``L = ceil(log2 N)``, the nodes ``(j, l)`` of ``I[L]`` ordered level by level (leaves first, ``j`` ascending,
-1-based), the node positions summed into each count (eq. 2, eq. 4) and the per-party counts ``#{x <= tau_i}``.
-Derivations: docs/ecdf.md.  No privacy here: everything is public or computed by a party on its own rows."""
+"""The public grid of the private ECDF, the indexing of its dyadic tree (nodes level by level, leaves first) and the
+per-party counts ``#{x <= tau_i}`` (Barczewski, Mawass & Ramon §3.1, eq. 2 and 4; derivations: docs/ecdf.md).
+No privacy here: everything is public or computed by a party on its own rows."""
 from __future__ import annotations
 
 import itertools
@@ -53,8 +50,7 @@ def check_column(values: npt.ArrayLike, name: str = "values") -> np.ndarray:
 
 def uniform_grid(lower: float, upper: float, step: float) -> np.ndarray:
     """The uniform grid ``tau_1 = lower, lower + step, ..., tau_N = upper`` (§3.1, ``psi = step``; docs/ecdf.md),
-    strictly increasing (``lower == upper``: one point).  ValueError if a bound is not finite, ``upper < lower``,
-    ``step <= 0``, or more than :data:`MAX_GRID_POINTS` points; TypeError if a parameter is not a number."""
+    strictly increasing (``lower == upper``: one point); ValueError or TypeError on a bad parameter."""
     lo = check_finite(lower, "lower")
     hi = check_finite(upper, "upper")
     st = check_positive(step, "step")
@@ -72,9 +68,7 @@ def uniform_grid(lower: float, upper: float, step: float) -> np.ndarray:
 
 def grid_of_points(lower: float, upper: float, points: int, *, kind: str = "uniform") -> np.ndarray:
     """Exactly ``points`` grid points ``tau_1 = lower < ... < tau_N = upper``, ``kind`` ``uniform`` (equal gaps) or
-    ``geometric`` (equal ratios; docs/ecdf.md).  ValueError: a bound not finite, ``upper <= lower``, a non-positive
-    ``lower`` for a geometric grid, ``points`` not in ``[2, MAX_GRID_POINTS]``, an unknown kind, or a domain too
-    narrow for ``points`` distinct float64 values; TypeError if a parameter is not a number."""
+    ``geometric`` (equal ratios; docs/ecdf.md); ValueError or TypeError on a bad parameter."""
     lo = check_finite(lower, "lower")
     hi = check_finite(upper, "upper")
     count = check_points(points)
@@ -98,8 +92,7 @@ def grid_of_points(lower: float, upper: float, points: int, *, kind: str = "unif
 
 def tree_depth(points: int) -> int:
     """The depth ``L = ceil(log2 N)`` of the tree over ``N`` grid points (``N = 1`` gives 0); ValueError out of range."""
-    count = check_points(points)
-    return (count - 1).bit_length()
+    return (check_points(points) - 1).bit_length()
 
 
 def _level_sizes(points: int) -> list[int]:
@@ -118,10 +111,8 @@ def node_count(points: int) -> int:
 
 
 def tree_nodes(points: int) -> list[Node]:
-    """The nodes ``(j, level)`` of ``I[L]``, 1-based ``j``, leaves first, ``j`` ascending (docs/ecdf.md, "Node order");
-    ValueError if ``points`` is out of range."""
-    count = check_points(points)
-    return [(j, level) for level, size in enumerate(_level_sizes(count)) for j in range(1, size + 1)]
+    """The nodes ``(j, level)`` of ``I[L]``, 1-based ``j``, leaves first (docs/ecdf.md, "Node order")."""
+    return [(j, level) for level, size in enumerate(_level_sizes(check_points(points))) for j in range(1, size + 1)]
 
 
 def prefix_positions(points: int) -> np.ndarray:
@@ -147,8 +138,7 @@ def prefix_incidence(points: int) -> scipy.sparse.csr_matrix:
 
 def true_counts(values: npt.ArrayLike, grid: npt.ArrayLike) -> np.ndarray:
     """``#{x in values : x <= tau_i}`` for every grid point (what each party computes; ``values`` may be empty),
-    int64 of length ``len(grid)``.  ValueError: ``values`` not one-dimensional or not finite, or a grid not strictly
-    increasing; TypeError if an array is not numeric."""
+    int64 of length ``len(grid)``; ValueError or TypeError on a bad array."""
     sorted_values, taus = np.sort(check_column(values)), check_column(grid, "grid")
     if taus.shape[0] == 0:
         raise ValueError(f"grid must be a non-empty one-dimensional array, got shape {taus.shape}")

@@ -18,10 +18,9 @@ __all__ = ["Owners", "owner_cells", "at_points", "by_label"]
 
 async def owner_cells(owners: Owners, names: Sequence[str], what: str, sectype: Callable[[int], Any]
                       ) -> tuple[Any, list[np.ndarray]]:
-    """Every server: open and close the inbox, then ``(counts, values)``: the accepted owners' secure counts on the
-    campaign's grid summed over the columns not in ``names`` (one axis per column of ``names``; ``sectype(rows)``
-    their type for the closed rows) and each column's cell values (a category's value).
-    :raise InputError: at every server alike, naming what the campaign lacks (a column, DPF keys)."""
+    """Every server: open and close the inbox, then ``(counts, values)``: the accepted owners' secure counts of type
+    ``sectype(rows)``, one axis per column of ``names`` (the others summed), and each such column's cell values;
+    InputError at every server alike when the campaign lacks a column or DPF keys."""
     from mpyc.runtime import mpc
 
     specs = owners.plan.columns

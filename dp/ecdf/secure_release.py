@@ -1,12 +1,8 @@
 """A private ECDF across parties: the query's public parameters, per-party counts, secure sums, distributed tree
-noise, one reveal.
+noise, one reveal (Barczewski, Mawass & Ramon §4.1 with the tree mechanism of §3.1, eq. 2).
 
-Barczewski, Mawass & Ramon §3-4: §4.1 with the tree mechanism of §3.1, eq. (2) (:mod:`dp.ecdf.tree`); the same
-counts as :func:`dp.ecdf.tree.private_ecdf` for the same node draws.  :class:`EcdfParameters` holds what every party
-agrees on before a release (§4.1 tree or §4.2 FSS); :class:`dp.ecdf.face.EcdfQuery` adds the verbs.
 Threat model: passive, static adversary corrupting at most ``t < m/2`` parties; it learns the released noisy
-counts (epsilon-DP against it) and the public row counts; a party sharing more or fewer rows than it
-declared is named and nothing is released.  Details: docs/ecdf.md ("The secure release")."""
+counts (epsilon-DP against it) and the public row counts.  Details: docs/ecdf.md ("The secure release")."""
 from __future__ import annotations
 
 import math
@@ -58,8 +54,7 @@ def check_bits(points: int, bits: int | None = None) -> int:
 @dataclass(frozen=True, kw_only=True)
 class EcdfParameters:
     """The public parameters of a private ECDF of one column on ``points`` grid points of ``[lower, upper]`` at
-    budget ``epsilon``; ``protocol`` ``tree`` (§4.1) or ``fss`` (§4.2) (parameters: docs/ecdf.md).
-    :raise ValueError: on a bad parameter (``epsilon must be positive, got -1``); :raise TypeError: a wrong type."""
+    budget ``epsilon``; ``protocol`` ``tree`` (§4.1) or ``fss`` (§4.2) (parameters: docs/ecdf.md)."""
 
     lower: float | None = None
     upper: float | None = None
@@ -260,8 +255,6 @@ async def run_secure_ecdf(values: np.ndarray, grid: np.ndarray, plan: TreeNoiseP
     sectype = mpc.SecInt() if owned is None else owned[0].sectype
     with meter.phase("intake"):
         own = len(values) if public_rows is None else int(public_rows)
-        if own < len(values):
-            raise ValueError(f"public_rows must be at least the number of values, got {own}")
         party_rows = [] if owned else [int(r) for r in await exchange_counts(own)]
         rows = owned[1] if owned else sum(party_rows)
         if rows == 0:  # n is public: refuse before anything is shared (F = count / n needs n >= 1)

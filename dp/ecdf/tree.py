@@ -9,13 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dp.calibration import (
-    discrete_laplace_alpha,
-    discrete_laplace_log_alpha,
-    discrete_laplace_variance,
-    distributed_laplace_variance,
-    party_noise_shape,
-)
+from dp.calibration import (discrete_laplace_alpha, discrete_laplace_log_alpha, distributed_laplace_variance,
+                            party_noise_shape)
 from dp.ecdf.grid import check_points, node_count, prefix_positions, tree_depth, true_counts
 from dp.validation import (check_bool, check_epsilon, check_integer_vector, check_noise_scale, check_parties, check_positive,
                            check_positive_int)
@@ -28,8 +23,7 @@ __all__ = ["TreeNoisePlan", "plan_tree_noise", "noisy_counts", "private_ecdf", "
 @dataclass(frozen=True)
 class TreeNoisePlan:
     """Calibration of the integer node noise of the ECDF tree for ``m`` parties, threshold ``t`` (Theorem 1, or
-    Theorem 3's scale with ``continual``; ``unit_rows``: the rows of one unit of privacy, an owner's, a factor of the
-    nodes a change shifts).  ValueError / TypeError on a bad parameter (docs/ecdf.md)."""
+    Theorem 3's scale with ``continual``; ``unit_rows``: an owner's rows, a factor of the nodes a change shifts)."""
 
     epsilon: float
     points: int
@@ -94,11 +88,6 @@ class TreeNoisePlan:
         return self.parties / (self.parties - self.threshold)
 
     @property
-    def honest_node_variance(self) -> float:
-        """Variance ``2 alpha/(1 - alpha)^2`` of ``DLap(alpha)``, the honest parties' node noise."""
-        return discrete_laplace_variance(self.alpha)
-
-    @property
     def node_variance(self) -> float:
         """Variance of the total noise of one node, summed over all parties:
         ``m/(m - t) * 2 alpha/(1 - alpha)^2``."""
@@ -110,9 +99,8 @@ class TreeNoisePlan:
         return self.levels * self.node_variance
 
     def draw_party(self, rng: np.random.Generator | None = None, runs: int | None = None) -> np.ndarray:
-        """One party's noise for every node, ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)`` (secret-shared in the
-        secure path; ``rng`` for tests, ``None``: OS randomness): int64 of length :attr:`node_count` in
-        :func:`tree_nodes` order, or ``(runs, node_count)`` for ``runs`` independent draws (the auditor)."""
+        """One party's noise for every node, ``Polya(1/(m-t), alpha) - Polya(1/(m-t), alpha)``, or ``runs`` independent
+        draws of it (``rng`` for tests, ``None``: OS randomness; docs/ecdf.md)."""
         count = self.node_count if runs is None else check_positive_int(runs, "runs") * self.node_count
         draws = np.asarray(polya_difference(self.shape, size=count, rng=rng, log_alpha=self.log_alpha), dtype=np.int64)
         return draws if runs is None else draws.reshape(runs, self.node_count)
