@@ -47,8 +47,7 @@ _TAIL_BITS = 41
 @dataclass(frozen=True, kw_only=True)
 class HosmerLemeshowQuery(HosmerLemeshowParameters):
     """The query of the ``dp.ecdf`` face: what is released (:class:`HosmerLemeshowParameters`, validated once) and
-    the three verbs.  E.g. ``HosmerLemeshowQuery(epsilon=5, groups=10, grid_points=1024)``.  ``domain``: the scores'
-    declared domain, predicted probabilities, so only ``(0, 1)`` (ValueError otherwise)."""
+    the three verbs; ``domain``: the scores' declared domain, predicted probabilities, so only ``(0, 1)``."""
 
     domain: tuple[float, float] = (0.0, 1.0)
 
@@ -77,9 +76,8 @@ class HosmerLemeshowQuery(HosmerLemeshowParameters):
 
     async def _release(self, rows: Any, *, receivers: Sequence[int] = (0,),
                        seed: int | None = None) -> HosmerLemeshowRelease | None:
-        """``dp.ecdf.release``: every party, its own ``(probability, label)`` rows, on a started MPyC runtime
-        (:func:`run_secure_hosmer_lemeshow`); the release at ``receivers``
-        (party 0 among them), ``None`` elsewhere.  ``seed``: the public seed the rows came from, recorded."""
+        """``dp.ecdf.release``: every party, its own ``(probability, label)`` rows (:func:`run_secure_hosmer_lemeshow`);
+        the release at ``receivers`` (party 0 among them), ``None`` elsewhere; ``seed``: the rows' public seed."""
         owners = rows if isinstance(rows, Owners) else None  # the campaign's servers (dp.ecdf.owners)
         probabilities, labels = check_score_label_rows(np.empty((0, 2)) if owners else rows)
         query = self if owners is None else replace(self, unit_rows=owners.plan.rows_per_owner)
@@ -88,9 +86,8 @@ class HosmerLemeshowQuery(HosmerLemeshowParameters):
 
     def _simulate(self, rows_by_party: Sequence[Any], *, seed: int, threshold: int | None = None,
                   noise_rng: np.random.Generator | None = None) -> HosmerLemeshowRelease:
-        """``dp.ecdf.simulate``: Algorithm 2 in one process on the union of the parties' rows, every party's draws
-        (:func:`private_hosmer_lemeshow`; OS randomness unless ``noise_rng``).  Every row is counted: the public
-        ``seed`` picks nothing here (recorded as the rows' seed)."""
+        """``dp.ecdf.simulate``: Algorithm 2 in one process on all the parties' rows and draws
+        (:func:`private_hosmer_lemeshow`); the public ``seed`` picks nothing here (recorded as the rows' seed)."""
         probabilities, labels, parties = check_rows_by_party(rows_by_party)
         return private_hosmer_lemeshow(probabilities, labels, self, parties=parties, rng=noise_rng,
                                        threshold=(parties - 1) // 2 if threshold is None else threshold,

@@ -1,10 +1,8 @@
-r"""The release of the private Hosmer-Lemeshow statistic: the parameters and Theorem 2's budget split, the group boundaries found
-on the released ECDF, every party's statistic draws, the released values with their text and record, and the
-noise band of ``H`` and its p-value.
+r"""The release of the private Hosmer-Lemeshow statistic: parameters and Theorem 2's budget split, group boundaries
+on the released ECDF, every party's statistic draws, the released values, their text, record and noise band.
 
-Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*, §5.2
-(Algorithm 2, Theorem 2); the proof of the split and the threat model: ``docs/hosmer_lemeshow.md``.  All of it
-but the draws is post-processing of released values and public constants."""
+Barczewski, Mawass & Ramon §5.2 (Algorithm 2, Theorem 2); all but the draws is post-processing of released values
+and public constants.  The proof of the split and the threat model: ``docs/hosmer_lemeshow.md``."""
 from __future__ import annotations
 
 import math
@@ -79,8 +77,7 @@ MAX_PRECISION: int = 24
 @dataclass(frozen=True, kw_only=True)
 class HosmerLemeshowParameters:
     """What is released: budget, ``Q``, the ECDF grid, fixed point and post-processing (every parameter:
-    docs/hosmer_lemeshow.md; :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery` adds the face's verbs).  ValueError
-    on an invalid parameter (``epsilon must be positive, got 0``), TypeError on a wrong type."""
+    docs/hosmer_lemeshow.md; :class:`dp.ecdf.hosmer_lemeshow.HosmerLemeshowQuery` adds the face's verbs)."""
 
     epsilon: float
     groups: int = 10
@@ -402,9 +399,8 @@ class HosmerLemeshowBand:
 
 def noise_band(release: HosmerLemeshowRelease, *, draws: int = BAND_DRAWS, level: float = 0.95,
                seed: int = BAND_SEED) -> HosmerLemeshowBand:
-    """The noise band of a release and a warning when the noise dominates (post-processing of released values and
-    public constants, no privacy cost): ``draws >= 100`` copies, central share ``level`` in ``(0, 1)``, public
-    ``seed``; ValueError otherwise.  The warnings: docs/hosmer_lemeshow.md."""
+    """The noise band of a release from ``draws`` re-noised copies (central share ``level``, public ``seed``) and
+    warnings when the noise dominates (post-processing, no privacy cost; docs/hosmer_lemeshow.md)."""
     copies = check_int_at_least(draws, "draws", 100)
     share = check_finite(level, "level")
     if not 0 < share < 1:

@@ -1,9 +1,7 @@
-r"""The exact Hosmer-Lemeshow statistic (eq. 5) and its pieces, and the Fig. 6 error metric.
+r"""The exact Hosmer-Lemeshow statistic (eq. 5) and its pieces, shared by the exact, simulated and secure paths, and
+the Fig. 6 error metric (Barczewski, Mawass & Ramon §5.2, lines 8-11 of Algorithm 2, and §6.6).
 
-Barczewski, Mawass & Ramon, *Differentially Private Empirical Cumulative Distribution Functions*, §5.2 (eq. 5,
-lines 8-11 of Algorithm 2) and §6.6 (Fig. 6).  Shared by the exact, the simulated and the secure paths: the
-group sums a party computes on its own rows, the cells of eq. 5 (exact or from noisy released counts, floored),
-the groups empty by construction, the p-value against ``chi2(Q' - 2)``.  Groups are half-open,
+No privacy here: a party's own group sums, or post-processing of released counts.  Groups are half-open,
 ``t_{q-1} < p <= t_q``; why, and the sensitivity of the sums: ``docs/hosmer_lemeshow.md``."""
 from __future__ import annotations
 
@@ -65,8 +63,7 @@ def _group_sums(group: np.ndarray, groups: int, scores: np.ndarray, unit: float,
 @dataclass(frozen=True)
 class HosmerLemeshowTerms:
     """The cells ``(O_{s,q} - E_{s,q})^2 / E_{s,q}`` of eq. (5), shape ``(2, Q)`` (row 0 negatives), from the counts
-    as used (private mode: after raising; ``inf`` for an exact ``E = 0 < O``), and which ``E`` (to the floor) and
-    ``O`` (to 0) cells were raised first, bool ``(2, Q)``."""
+    as used, and which ``E`` (to the floor) and ``O`` (to 0) cells were raised first (docs/hosmer_lemeshow.md)."""
 
     cells: np.ndarray
     expected_raised: np.ndarray
@@ -115,13 +112,12 @@ def hosmer_lemeshow_terms(expected: npt.ArrayLike, observed: npt.ArrayLike, *,
 
 
 def empty_groups(bounds: npt.ArrayLike, *, top: float) -> np.ndarray:
-    """The groups no row can fall in, bool ``(Q,)``, from the ``Q - 1`` interior boundaries alone (public); ``top``:
-    the largest possible value (``2^b`` in fixed point, 1.0 for probabilities; docs/hosmer_lemeshow.md)."""
+    """The groups no row can fall in, bool ``(Q,)``, from the ``Q - 1 >= 2`` interior boundaries alone (public);
+    ``top``: the largest possible value (``2^b`` in fixed point, 1.0 for probabilities; docs/hosmer_lemeshow.md)."""
     edges = np.asarray(bounds)
     empty = np.zeros(edges.shape[0] + 1, dtype=bool)
-    if edges.shape[0]:
-        empty[1:-1] = edges[:-1] == edges[1:]
-        empty[-1] = bool(edges[-1] >= top)
+    empty[1:-1] = edges[:-1] == edges[1:]
+    empty[-1] = bool(edges[-1] >= top)
     return empty
 
 
@@ -139,10 +135,9 @@ class HosmerLemeshowTest:
 
 def hosmer_lemeshow_test(expected: npt.ArrayLike, observed: npt.ArrayLike, empty: np.ndarray, *,
                          floor: float | None = None) -> HosmerLemeshowTest:
-    """Line 11 of Algorithm 2 (post-processing), shared by the exact, simulated and secure paths: ``H`` (eq. 5) of
-    ``E_{s,q}``, ``O_{s,q}`` (shape ``(2, Q)``) over the groups not ``empty`` (bool ``(Q,)``: on a release those
-    empty by construction, :func:`empty_groups`; exactly, every group without rows), ``Q' - 2`` degrees of
-    freedom; ``floor``: the smallest denominator in private mode, ``None`` for exact mode."""
+    """Line 11 of Algorithm 2 (post-processing), every path: ``H`` (eq. 5) of ``E``, ``O`` (shape ``(2, Q)``) over the
+    groups not ``empty`` (bool ``(Q,)``), ``Q' - 2`` degrees of freedom; ``floor``: the smallest denominator in
+    private mode, ``None`` for exact mode (docs/hosmer_lemeshow.md)."""
     terms = hosmer_lemeshow_terms(expected, observed, floor=floor, empty=empty)
     degrees = int(empty.shape[0] - np.count_nonzero(empty)) - 2
     p_value = float(stats.chi2.sf(terms.statistic, degrees)) if degrees >= 1 else math.nan
@@ -151,8 +146,7 @@ def hosmer_lemeshow_test(expected: npt.ArrayLike, observed: npt.ArrayLike, empty
 
 def exact_hosmer_lemeshow(probabilities: npt.ArrayLike, labels: npt.ArrayLike, groups: int = 10) -> HosmerLemeshowResult:
     """The exact (non-private) HL statistic, groups at the exact quantiles of the probabilities (the private path's
-    rule with the noiseless ECDF; groups without rows left out; docs/hosmer_lemeshow.md).  ValueError on invalid
-    input (``groups must be at least 3, got 2``), TypeError on a wrong type."""
+    rule with the noiseless ECDF; groups without rows left out; docs/hosmer_lemeshow.md)."""
     q_count = check_positive_int(groups, "groups")
     if q_count < 3:
         raise ValueError(f"groups must be at least 3, got {groups}")
