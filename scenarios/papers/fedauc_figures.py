@@ -293,8 +293,6 @@ def _plot_rr(_: str, rows: Sequence[dict[str, Any]], path: str) -> None:
     figure, (axis,) = _figure(1)
     for name, colour in (("small", "tab:blue"), ("large", "tab:red")):
         chosen = [row for row in rows if row["set"] == name and math.isfinite(row["epsilon"])]
-        if not chosen:
-            continue
         x = [row["epsilon"] for row in chosen]
         axis.plot(x, [row["std"] for row in chosen], "o-", color=colour,
                   label=f"{name}: M = {chosen[0]['samples']}")
@@ -342,8 +340,6 @@ def _report_alpha(rows: Sequence[dict[str, Any]]) -> None:
     for layout in ("iid", "non_iid"):
         for epsilon in sorted({row["epsilon"] for row in rows}):
             chosen = [row for row in rows if row["layout"] == layout and row["epsilon"] == epsilon]
-            if not chosen:
-                continue
             measured, predicted = _best(chosen, "std"), _best(chosen, "predicted_std")
             half = next((row for row in chosen if row["fraction"] == 0.5), None)
             table.append([layout, f"{epsilon:g}", f"{measured['fraction']:g}", f"{predicted['fraction']:g}",
@@ -361,8 +357,6 @@ def _report_allocation(rows: Sequence[dict[str, Any]]) -> None:
     table = []
     for layout in ("non_iid", "iid"):
         chosen = [row for row in rows if row["layout"] == layout]
-        if not chosen:
-            continue
         naive = _best([row for row in chosen if row["allocation"] == "naive"], "std")
         orthogonal = _best([row for row in chosen if row["allocation"] == "orthogonal"], "std")
         adaptive = next(row for row in chosen if row["allocation"] == "adaptive")
@@ -380,8 +374,6 @@ def _report_beta(rows: Sequence[dict[str, Any]]) -> None:
     table = []
     for layout in ("iid", "non_iid"):
         beta = np.array([row["beta_laplace"] for row in rows if row["layout"] == layout])
-        if beta.size == 0:
-            continue
         quantiles = np.quantile(beta, [0.0, 0.1, 0.5, 0.9, 1.0])
         table.append([layout, str(beta.size), f"{beta.mean():.3f}", *(f"{q:.3f}" for q in quantiles)])
     print_rows("\nFig. 8: the clients' adaptive beta (Laplace form)",
@@ -453,9 +445,7 @@ def _report(options: FiguresOptions, outputs: Sequence[Output]) -> None:
     print("FedAUC (Sun et al.): figures and Tables 4-6 on Framingham logistic-regression scores "
           "(stand-in for the paper's Criteo)")
     for figure in options.figures:  # the first two files of a figure hold all its rows (FILES)
-        rows = [row for output in outputs if output.name in FILES[figure][:2] for row in output.rows]
-        if rows:
-            _PARTS[figure][1](rows)
+        _PARTS[figure][1]([row for output in outputs if output.name in FILES[figure][:2] for row in output.rows])
     print()
 
 

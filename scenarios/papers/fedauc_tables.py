@@ -89,23 +89,8 @@ def simulated_row(scores: np.ndarray, labels: np.ndarray, seed: int, /, *, metho
             "exact_auc": result.exact_auc}
 
 
-def _jobs(quick: bool) -> list[dict[str, Any]]:
-    epsilons = (1.0, 8.0) if quick else EPSILONS
-    client_counts = (10,) if quick else CLIENT_COUNTS
-    rr_epsilons = (1.0, math.inf) if quick else RR_EPSILONS
-    jobs: list[dict[str, Any]] = []
-    for eps in epsilons:
-        jobs.append(dict(table="1/7", method="rr", epsilon=eps, layout="none"))
-        for k in (*client_counts, None):
-            jobs += [dict(table="1/7" if counts == "noisy" else "2", method=f"{family}_laplace", counts=counts,
-                          epsilon=eps, clients=k, layout=layout) for counts, family, layout in method_grid(k)]
-    for eps in rr_epsilons:
-        jobs += [dict(table="3", method=method, epsilon=eps, layout="none") for method in ("rr_noisy", "rr")]
-    return jobs
-
-
 def _find(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any]:
-    """The first row with the given values (:func:`_jobs` runs every setting a table or figure shows)."""
+    """The first row with the given values (:func:`_run_tables` runs every setting a table or figure shows)."""
     return next(row for row in rows if all(row[name] == value for name, value in keys.items()))
 
 
@@ -349,9 +334,19 @@ def _run_tables(options: FedAucOptions, seed: int) -> list[Output]:
     start = time.perf_counter()
     scores, labels = framingham_scores(seed)
     samples = int(scores.size)
+    epsilons = (1.0, 8.0) if options.common.quick else EPSILONS
+    client_counts = (10,) if options.common.quick else CLIENT_COUNTS
+    rr_epsilons = (1.0, math.inf) if options.common.quick else RR_EPSILONS
+    jobs: list[dict[str, Any]] = []
+    for eps in epsilons:
+        jobs.append(dict(table="1/7", method="rr", epsilon=eps, layout="none"))
+        for k in (*client_counts, None):
+            jobs += [dict(table="1/7" if counts == "noisy" else "2", method=f"{family}_laplace", counts=counts,
+                          epsilon=eps, clients=k, layout=layout) for counts, family, layout in method_grid(k)]
+    for eps in rr_epsilons:
+        jobs += [dict(table="3", method=method, epsilon=eps, layout="none") for method in ("rr_noisy", "rr")]
     rows = [simulated_row(scores, labels, seed, runs=options.common.runs, noise_rng=None, **job)
-            for job in tqdm(_jobs(options.common.quick), desc="FedAUC settings", unit="setting", disable=None,
-                            file=sys.stderr)]
+            for job in tqdm(jobs, desc="FedAUC settings", unit="setting", disable=None, file=sys.stderr)]
     std_rows = [row for row in rows if row["table"] != "3"]
     summary = {"samples": samples, "positives": int(labels.sum()), "sklearn_auc": float(roc_auc_score(labels, scores)),
                "settings": len(rows), "seconds": time.perf_counter() - start, "seed": seed}
