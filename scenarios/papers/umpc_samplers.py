@@ -298,13 +298,12 @@ def _report(options: SamplerOptions, outputs: Sequence[Output]) -> None:
               f"{row['mean_max_degree']:.2f}", f"{row['paper_mse']:.2g}" if math.isfinite(row["paper_mse"]) else "-"]
              for row in rows]
     first = rows[0]
-    description = DESCRIPTIONS[options.data]
     print_rows("U-MPC duplicate-pair ratio by tuple sampler (Sinh & Ramon Table 2): MSE against the complete "
                "U-statistic, mean ± s.e. over runs (fresh E and noise each run), beside the exact decomposition "
                "E_inc + E_DP (App. D.1.2)",
                ["sampler", "MSE", "(U_E-U)^2 of runs", "E_inc (theory)", "E_DP (theory)", "theory", "z", "bias",
                 "mean |E|", "mean max degree", "paper (Bank job)"], table,
-               notes=[f"data: {description}; n = {first['n']}, exact ratio {first['exact_ratio']:.4f}",
+               notes=[f"data: {DESCRIPTIONS[options.data]}; n = {first['n']}, exact ratio {first['exact_ratio']:.4f}",
                       f"|E| = {first['edges']} ("
                       + (f"{options.edges_fraction:g} C(n,2)" if options.edges_fraction is not None
                          else f"{options.edges_per_row:g} n")
