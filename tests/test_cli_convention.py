@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -62,14 +63,45 @@ def options_without_help(text: str) -> list[str]:
     return bare
 
 
+_SHORT_HELP_OF_EACH = textwrap.dedent("""
+    import contextlib, io, json, runpy, sys, warnings
+    # a module another one imported already runs again as __main__: what runpy warns about is what is wanted
+    warnings.filterwarnings("ignore", message=".* found in sys.modules after import of package",
+                            category=RuntimeWarning)
+    out = {}
+    for module in sys.argv[1:]:
+        sys.argv = [module, "-h"]
+        stdout, stderr = io.StringIO(), io.StringIO()
+        code = None
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                runpy.run_module(module, run_name="__main__", alter_sys=True)
+            except SystemExit as stop:
+                code = stop.code
+        out[module] = [0 if code is None else code, stdout.getvalue(), stderr.getvalue()]
+    print(json.dumps(out))
+""")
+
+
 def test_help_of_every_runnable_scenario(tmp_path: Path) -> None:
-    """Exit 0 before MPyC starts, the usage and -H pointer printed, and every option with its ``help=``."""
-    jobs = [(module, flags) for module in runnable_scenarios()
-            for flags in (["-h"], ["-M3", "--help", "--output-file"])]
+    """Exit 0 before MPyC starts, the usage and -H pointer printed, and every option with its ``help=``.
+
+    ``-M3 --help --output-file`` runs each module in a fresh process (MPyC's runtime parses the command line
+    when it is imported, so only a fresh process shows it never started); ``-h`` runs every module in turn in
+    one more process (the same parser, the short flag)."""
+    modules = runnable_scenarios()
     with ThreadPoolExecutor(max_workers=4) as pool:
-        runs = list(pool.map(lambda job: (job, _run(job[0], job[1], tmp_path)), jobs))
-    for (module, flags), run in runs:
-        where = f"{module} {' '.join(flags)}"
+        runs = list(pool.map(lambda module: (module, _run(module, ["-M3", "--help", "--output-file"], tmp_path)),
+                             modules))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    short = subprocess.run([sys.executable, "-c", _SHORT_HELP_OF_EACH, *modules], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=120, env=env)
+    assert short.returncode == 0, short.stderr[-2000:]
+    outputs = [((module, "-h"), subprocess.CompletedProcess([module, "-h"], code, out, err))
+               for module, (code, out, err) in json.loads(short.stdout).items()]
+    assert [module for (module, _), _ in outputs] == modules
+    for (module, flags), run in [((module, "-M3 --help --output-file"), run) for module, run in runs] + outputs:
+        where = f"{module} {flags}"
         assert run.returncode == 0, f"{where}: exit {run.returncode}: {run.stderr[-300:]}"
         assert run.stdout.startswith("usage: "), where
         assert "-H" in run.stdout, where

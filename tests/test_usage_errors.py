@@ -3,8 +3,9 @@
 Issue 11, items 1 and 6: values that used to end in "internal error" (exit 1) or a traceback -- an
 epsilon too small or too large for the integer noise, ``--pairs infn``, a negative ``--seed``, an
 infinite ``--domain``, an output file in a missing directory (found only after the reveal), an ECDF of
-no rows (a ZeroDivisionError after the reveal).  Each case runs one party (no ``-M``: fast); a few
-``-M3`` runs show the same line at every party and that one party without rows is fine.
+no rows (a ZeroDivisionError after the reveal).  Each case runs one party in this process (the job's ``main``);
+two run through ``python -m``; a few ``-M3`` runs show the same line at every party and that one party without
+rows is fine.
 
 A problem found in the options is ``error: party 0: ...``; one found once the public row counts are
 known (no row at any party, too many tuples for n, a noise that ``-L`` cannot hold) is the verdict
@@ -12,12 +13,13 @@ every party reaches from public values alone, ``error: all parties: ...``; both 
 """
 from __future__ import annotations
 
+import importlib
 import math
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_command, run_parties, scenario_command
+from tests.conftest import ROOT, run_command, run_parties, scenario_command
 
 EMPTY_ECDF = "v\n"
 EMPTY_PAIRS = "score,label\n"
@@ -106,15 +108,29 @@ def _one_error_line(stderr: str) -> str:
 @pytest.mark.parametrize("module, argv, prefix, words", CASES,
                          ids=[f"{module} {' '.join(argv)}" for module, argv, _, _ in CASES])
 def test_usage_error_is_one_line_exit_2(files: Path, module: str, argv: list[str], prefix: str,
-                                        words: list[str]) -> None:
-    """One party: exit 2, exactly one stderr line with the prefix and the key words, no traceback."""
+                                        words: list[str], capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One party, in this process (the job's ``main``, what ``python -m`` runs): exit 2, exactly one stderr line
+    with the prefix and the key words, no traceback (an exception would fail the test)."""
     args = [word.replace("{tmp}", str(files)) for word in argv]
-    run = run_command(scenario_command(module, *args, "--no-log"), timeout=120)
-    line = _one_error_line(run.stderr)
-    assert run.code == 2, (run.code, run.stderr)
+    monkeypatch.chdir(ROOT)
+    code = importlib.import_module(f"scenarios.{module}").main([*args, "--no-log"])
+    stderr = capsys.readouterr().err
+    line = _one_error_line(stderr)
+    assert code == 2, (code, stderr)
     assert line.startswith(prefix), line
     for word in words:
         assert word in line, (word, line)
+
+
+@pytest.mark.parametrize("case", [0, 3], ids=["options", "public row counts"])
+def test_a_usage_error_process_exits_2_with_the_one_line(files: Path, case: int) -> None:
+    """The same through ``python -m``: a problem in the options, and one found from the public row counts."""
+    module, argv, prefix, words = CASES[case]
+    run = run_command(scenario_command(module, *argv, "--no-log"), timeout=120)
+    line = _one_error_line(run.stderr)
+    assert run.code == 2, (run.code, run.stderr)
+    assert line.startswith(prefix) and all(word in line for word in words), line
 
 
 def test_bad_output_path_stops_every_party_with_the_same_line() -> None:

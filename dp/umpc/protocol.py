@@ -282,8 +282,8 @@ def simulated(query: UStatQuery, values: np.ndarray, tuples: np.ndarray, plans: 
     if noise is None and query.noise == "mpc":
         noise = np.stack([plan.draw(noise_rng, runs) for plan in plans], axis=1)
     elif noise is None:
-        noise = np.array([[[plan.draw(noise_rng) for _ in range(parties)] for plan in plans]
-                          for _ in range(runs)], dtype=object)
+        noise = np.stack([plan.draw(noise_rng, runs * parties).reshape(runs, parties) for plan in plans],
+                         axis=1).astype(object)
     noise = np.asarray(noise, dtype=object)
     noise = noise.reshape(runs, len(plans), parties if query.noise != "mpc" else -1 if noise.ndim == 3 else 1)
     noisy = values[None, :] + noise.sum(axis=2)

@@ -32,8 +32,8 @@ FREEZE_LIMIT_QUICK = 10.0
 FREEZE_LIMIT_FULL = 60.0
 #: the issue's bound on the survivors' exit after a freeze: the silence limit plus this
 FREEZE_MARGIN_SECONDS = 10.0
-#: freeze cases run at once (a frozen run mostly waits)
-FREEZE_WORKERS = 4
+#: freeze cases run at once (a frozen run mostly waits): every quick case in one wave
+FREEZE_WORKERS = len(FREEZE_CASES)
 _SORTED = ("parameter check", "intake", "sort", "noise", "reveal", "shutdown")
 #: per drilled job: the module it runs, its arguments, the phases a run enters in order, those with no message
 JOBS: dict[str, tuple[str, list[str], tuple[str, ...], tuple[str, ...]]] = {

@@ -59,6 +59,7 @@ class GeneratorBits:
         return int.from_bytes(words.tobytes(), "big") >> (-count % _WORD)
 
 
+@lru_cache(maxsize=4096)  # a few rates and bit widths recur in every draw: computed once each
 def exp_neg_bounds(x: Fraction, bits: int) -> tuple[int, int]:
     """Integers ``lo <= 2^bits e^{-x} <= hi`` for rational ``x >= 0``, with ``hi - lo`` a few units. Details: docs/noise.md.
     """
@@ -357,6 +358,11 @@ def _tail_table(x: Fraction) -> _DigitTable:
 
 def _half_binomials(trials: np.ndarray, source: BitSource) -> np.ndarray:
     """``Binomial(n, 1/2)`` for every positive ``n`` of ``trials``: the popcount of ``n`` fair bits (vectorized)."""
+    if int(trials.max()) <= _WORD:  # one word each (the common case): the same words and masks, no segments
+        words = source.words(trials.size)
+        rest = trials.astype(np.uint64)
+        words &= np.where(rest == _WORD, np.uint64(_TOP - 1), (np.uint64(1) << rest % np.uint64(_WORD)) - np.uint64(1))
+        return np.bitwise_count(words).astype(np.int64)
     per = (trials + (_WORD - 1)) // _WORD
     ends = np.cumsum(per)
     words = source.words(int(ends[-1]))
