@@ -90,10 +90,14 @@ def generate(directory: Path | str, parties: int, *, hosts: Sequence[str | None]
              days: int = 30, force: bool = False, now: _dt.datetime | None = None) -> CertificateSet:
     """Create a TEST ONLY CA and a key and certificate for parties ``0..parties-1`` in ``directory`` (mode 0700),
     valid ``days`` (1..397) from ``now`` minus 5 minutes, with an optional host per party in its subjectAltName.
-    :raise UsageError: bad ``days``, existing files without ``force``, missing ``cryptography``."""
+    :raise UsageError: bad parameters, existing files without ``force``, missing ``cryptography``."""
+    if isinstance(parties, bool) or not isinstance(parties, int) or parties < 1:
+        raise UsageError(f"--parties must be a positive integer, got {parties!r}")
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
         raise UsageError(f"--days must lie in 1..{MAX_DAYS}, got {days!r}")
     hosts = list(hosts) if hosts is not None else [None] * parties
+    if len(hosts) != parties:
+        raise UsageError(f"--hosts needs one host per party: {parties} expected, got {len(hosts)}")
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"--dir {directory} exists and is not a directory")

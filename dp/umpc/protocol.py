@@ -35,8 +35,9 @@ from secure.kernels import Kernel, KernelOutput
 from secure.public_randomness import joint_seed, public_generator
 from secure.security_parameter import restores_security_parameter, secure_integers
 
-__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows", "prepare_kernel_rows", "kernel_specs", "sample_for", "secure_integer_type", "sampled_bit_length", "UStatRelease",
-           "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "NOISE_SOURCES", "MPC_LAPLACE",
+__all__ = ["KernelColumns", "UStatQuery", "NoisePlan", "plan_noise", "polya_tail_bound", "prepare_rows",
+           "prepare_kernel_rows", "kernel_specs", "sample_for", "secure_integer_type", "sampled_bit_length",
+           "UStatRelease", "Simulation", "simulate", "run_secure", "CLIPPING_MODES", "NOISE_SOURCES", "MPC_LAPLACE",
            "TUPLES_PER_BATCH", "simulated", "sampler_summary", "sampling_error_bound", "uncertainty_text"]
 
 CLIPPING_MODES = ("local", "secure")
@@ -488,10 +489,12 @@ async def run_secure(query: UStatQuery, fixed: FixedPointRows | Owners, *, seed:
 
 
 def ustat_release(query: UStatQuery, plans: Sequence[NoisePlan], opened: list[Any], phases: dict[str, Any],
-                  leak: ComparisonLeak, *, rows: int, count: int, max_degree: int, failure: float = 0.0,
-                  delegates: tuple[int, ...] | None = None, **fields: Any) -> UStatRelease:
+                  leak: ComparisonLeak, *, rows: int, count: int, max_degree: int, sampling: str, missing: str,
+                  clipping: str, uncertainty_covers: str, failure: float = 0.0,
+                  delegates: tuple[int, ...] | None = None, seed: int | None = None, sampling_error_bound: float = 0.0,
+                  delegates_drawn_from: str = "", path: str = "tuples", plan: str = "") -> UStatRelease:
     """The release of the noisy sums ``opened`` over ``count`` tuples (either path), its delta including the
-    delegation's ``failure`` and the comparisons' ``leak``; ``fields``: the path's own record keys."""
+    delegation's ``failure`` and the comparisons' ``leak``; the rest: the path's own record keys."""
     delta, sampler_delta, sampler = sampler_summary(query, plans)
     delta += failure
     delta += leak.delta  # (1 + e^eps) s of the comparisons (dp.comparison_leakage), <= 2^-40
@@ -509,4 +512,6 @@ def ustat_release(query: UStatQuery, plans: Sequence[NoisePlan], opened: list[An
         estimate_std=estimate_noise_std(query, count, plans, opened), **run_costs(phases), noise_source=query.noise,
         sampler_delta=sampler_delta, sampler=sampler, delegation_failure=failure,
         delegates=None if delegates is None else list(delegates), comparison_leak=leak.record(),
-        guarantee=guarantee + "; " + leak.describe(), **fields)
+        guarantee=guarantee + "; " + leak.describe(), sampling=sampling, missing=missing, clipping=clipping, seed=seed,
+        sampling_error_bound=sampling_error_bound, delegates_drawn_from=delegates_drawn_from,
+        uncertainty_covers=uncertainty_covers, path=path, plan=plan)
