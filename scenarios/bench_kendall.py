@@ -21,13 +21,19 @@ from secure.security_parameter import restores_security_parameter, secure_intege
 __all__ = ["main"]
 
 
-def parse_options(argv: Sequence[str]) -> argparse.Namespace:
+class KendallOptions(argparse.Namespace):
+    repeats: int
+    rows: int | None
+    json: str | None
+
+
+def parse_options(argv: Sequence[str]) -> KendallOptions:
     """Parse ``--repeats``, ``--rows``, ``--json``; :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_kendall", description=__doc__)
     parser.add_argument("--repeats", type=int, default=1, metavar="R", help="repeat, print medians")
     parser.add_argument("--rows", type=int, metavar="N", help="first N rows only")
     parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
-    args = parser.parse_args(list(argv))
+    args = parser.parse_args(list(argv), namespace=KendallOptions())
     at_least(args.repeats, "--repeats", 1)
     if args.rows is not None:
         at_least(args.rows, "--rows", 2)
@@ -56,7 +62,7 @@ async def _bare_work(tuples: int, bits: int, sec_param: int) -> tuple[float, int
     return cost.seconds, cost.bytes_sent
 
 
-async def _bench(options: argparse.Namespace) -> Any:
+async def _bench(options: KendallOptions) -> Any:
     from mpyc.runtime import mpc
 
     from dp.umpc.protocol import UStatQuery, prepare_rows, run_secure

@@ -38,24 +38,34 @@ CONFIGURATIONS: dict[str, tuple[tuple[str, ...], str]] = {
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def parse_options(argv: Sequence[str]) -> argparse.Namespace:
-    """The options (``delay`` in seconds, ``only``: a tuple); :raise UsageError: on a bad value."""
+class RoundsOptions(argparse.Namespace):
+    delay_ms: float
+    only: str
+    pairs: int
+    rows: int
+    json: str | None
+    names: tuple[str, ...]
+    delay: float
+
+
+def parse_options(argv: Sequence[str]) -> RoundsOptions:
+    """The options (``delay`` in seconds, ``names``: ``only`` as a tuple); :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_rounds", description=__doc__, runs_as="launcher")
     parser.add_argument("--delay-ms", type=float, default=50.0, help="one-way delay per message (default 50 ms)")
     parser.add_argument("--only", default=",".join(CONFIGURATIONS), help="configurations (default all)")
     parser.add_argument("--pairs", type=int, default=2000, help="sampled pairs of the tuples run (default 2000)")
     parser.add_argument("--rows", type=int, default=120, help="rows of the synthetic data (default 120)")
     parser.add_argument("--json", default=None, help="write the rows there")
-    args = parser.parse_args(list(argv))
+    args = parser.parse_args(list(argv), namespace=RoundsOptions())
     with usage_errors():
         check_interval(args.delay_ms, "--delay-ms", low=0, high=1000, closed_low=False, closed_high=True)
-    only = tuple(name.strip() for name in args.only.split(",") if name.strip())
-    if not only or not set(only) <= set(CONFIGURATIONS):
+    args.names = tuple(name.strip() for name in args.only.split(",") if name.strip())
+    if not args.names or not set(args.names) <= set(CONFIGURATIONS):
         raise UsageError(f"--only takes some of {', '.join(CONFIGURATIONS)}, got '{args.only}'")
     with usage_errors():
         check_int_at_least(args.pairs, "--pairs", 10)
         check_int_range(args.rows, "--rows", low=30, high=10 ** 5)
-    args.delay, args.only = args.delay_ms / 1000, only
+    args.delay = args.delay_ms / 1000
     return args
 
 
@@ -109,7 +119,7 @@ def run_parties(arguments: Sequence[str], *, delay: float, timeout: float = 900.
     return record
 
 
-def measure(name: str, options: argparse.Namespace, data: str) -> dict[str, Any]:
+def measure(name: str, options: RoundsOptions, data: str) -> dict[str, Any]:
     """One configuration: phases without and with the delay, rounds per phase, the planner's rounds (all and of the
     noise) at the run's ``n``."""
     from dp.umpc.planner import path_costs
@@ -144,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         data = os.path.join(folder, "data.csv")
         write_data(data, options.rows)
-        for name in options.only:
+        for name in options.names:
             try:
                 rows.append(measure(name, options, data))
             except (RuntimeError, OSError, KeyError) as exc:

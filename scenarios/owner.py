@@ -19,7 +19,6 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -135,13 +134,14 @@ def _simulate(options: argparse.Namespace) -> None:
     shape = (options.owners, campaign.rows_per_owner)
     columns = {spec.name: (generator.choice(np.array(spec.labels), size=shape) if spec.categories is not None
                            else generator.uniform(spec.lower, spec.upper, size=shape)) for spec in campaign.columns}
-    counted = SimpleNamespace(post=lambda server, record: None)  # a transport that only counts: no --inbox
-    transport = FolderTransport(options.inbox) if options.inbox else counted
+    class Counted:  # a transport that only counts (secure.owners.inbox.Transport): no --inbox
+        def post(self, server: int, record: bytes) -> None: pass
+    transport = FolderTransport(options.inbox) if options.inbox else Counted()
     start = time.process_time()
     _, sent = simulate_owners(campaign, columns, transport)
     middle = time.process_time()
     for i in range(20):
-        submit(campaign, [{name: values[i % options.owners, 0] for name, values in columns.items()}], counted)
+        submit(campaign, [{name: values[i % options.owners, 0] for name, values in columns.items()}], Counted())
     seconds, alone = middle - start, (time.process_time() - middle) / 20
     rows = options.owners * campaign.rows_per_owner
     print(f"{options.owners} owners, {campaign.rows_per_owner} row(s) each, {campaign.servers} servers"
