@@ -175,7 +175,6 @@ async def guarded_reveal(noisy_sums: Sequence[Any], ranges: Sequence[SumRange],
 
 
 def _check_opened(values: np.ndarray, bounds: SumRange, bit_length: int) -> None:
-    """Raise :class:`ProtocolFailure` if any opened value leaves its range or the secure type's."""
     half = 1 << (bit_length - 1)
     low, high = bounds.low - bounds.slack, bounds.high + bounds.slack
     outside_type = [int(v) for v in values if not -half <= int(v) < half]

@@ -32,7 +32,6 @@ def _is_number(value: object) -> bool:
 
 
 def _plain(value: Any) -> Category:
-    """A category as a plain Python value (NumPy scalars become ``int``/``float``)."""
     return value.item() if isinstance(value, (np.integer, np.floating)) else value
 
 

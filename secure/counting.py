@@ -65,7 +65,6 @@ class _GridCounter:
         self.state = mark
 
     def _first(self, kind: str, j: int, mask: np.ndarray, rows: int) -> None:
-        """Count the cells of ``mask`` in column ``j``; the first of the party's rows is kept."""
         if not self.state[kind][j]:
             self.state[kind + "_row"][j] = rows + int(np.argmax(mask))
         self.state[kind][j] += int(mask.sum())

@@ -33,9 +33,6 @@ def special_form(kernel: Kernel) -> str | None:
     return kernel.name if KERNELS.get(kernel.name) is type(kernel) else None
 
 
-# 1. local counting, 2. secure sum
-
-
 def local_histogram(cells: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     """Int64 counts (shape ``tuple(sizes)``) of this party's rows on the grid, local and in the clear: ``cells`` are
     ``(rows, d)`` grid indices, column ``j`` in ``0 .. sizes[j] - 1``; ``sizes`` the public grid sizes.
@@ -105,9 +102,6 @@ async def checked_secure_histogram(sectype: Any, local: np.ndarray, totals: Sequ
     return joint.reshape(counts.shape)
 
 
-# the two operation sets: one formula per kernel for plaintext and secure
-
-
 class _PlainOps:
     """Exact integer arithmetic on NumPy object arrays (Python ints: no int64 overflow)."""
 
@@ -142,7 +136,6 @@ class _PlainOps:
         return sum((a * b for a, b in zip(left, right)), np.zeros(len(left[0]), dtype=object))
 
     def public(self, values: np.ndarray) -> Any:
-        """A public integer vector in this mode's arithmetic (exact Python ints here)."""
         return np.asarray(values).astype(object)
 
     def public_matvec(self, table: np.ndarray, h: Any) -> Any:
@@ -220,9 +213,6 @@ class _SecureOps:
 _Ops = Any  # _PlainOps or _SecureOps
 
 
-# 3. the sums: one closed formula per built-in kernel, and the generic degree-2 path
-
-
 def _gini(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
     """Gini mean difference (App. A.5.2, eq. 9): ``sum_{i<j} |x_i - x_j|``; one inner product (docs/secure_layer.md)."""
     v = ops.public(values[0])
@@ -240,7 +230,7 @@ class _AucRows:
     def __init__(self, ops: _Ops) -> None:
         self.ops, self.twice_u, self.carry, self.positives = ops, ops.zero(), None, ops.zero()
 
-    def __call__(self, block: Any) -> None:
+    def __call__(self, block: Any) -> _AucRows:
         ops, negatives, positives = self.ops, block[:, 0], block[:, 1]
         through = ops.cumsum(negatives)  # the negatives up to each score of the block, and those below it
         if self.carry is not None:
@@ -248,16 +238,10 @@ class _AucRows:
         self.twice_u = self.twice_u + ops.dot(positives, 2 * through - negatives)
         self.positives = self.positives + ops.total(positives)
         self.carry = through[-1:]
+        return self
 
     def sums(self) -> tuple[Any, ...]:
         return self.twice_u, self.ops.mul(self.positives, self.ops.total(self.carry))
-
-
-def _auc(ops: _Ops, counts: Any, values: Sequence[np.ndarray]) -> tuple[Any, ...]:
-    """AUC numerator and denominator (App. A.5.3, eq. 10), ties 1/2; one round (docs/secure_layer.md)."""
-    fold = _AucRows(ops)
-    fold(counts)
-    return fold.sums()
 
 
 class _KendallRows:
@@ -325,14 +309,14 @@ _FOLDS: dict[str, type[_KendallRows] | type[_AucRows]] = {"kendall": _KendallRow
 #: built-in kernels whose histogram is streamed a block of grid rows at a time
 STREAMED = tuple(_FOLDS)
 
-_FORMULAS = {"gini": _gini, "auc": _auc, "kendall": _kendall, "duplicate": _duplicate, "rand": _rand, "vus": _vus}
+_FORMULAS = {"gini": _gini, "auc": lambda ops, counts, _: _AucRows(ops)(counts).sums(), "kendall": _kendall,
+             "duplicate": _duplicate, "rand": _rand, "vus": _vus}
 
 #: per special form: which columns must be strictly increasing (ordered), and which are label codes
 _ORDERED = {"gini": (0,), "auc": (0,), "kendall": (0, 1), "duplicate": (), "rand": (), "vus": (0,)}
 
 
 def _grid_arrays(kernel: Kernel, grid_values: Sequence[np.ndarray], shape: tuple[int, ...]) -> list[np.ndarray]:
-    """Check the grid against the kernel's columns and the counts' shape; int64 copies."""
     if len(grid_values) != len(kernel.columns):
         raise ValueError(f"statistic '{kernel.name}' reads {len(kernel.columns)} columns "
                          f"({', '.join(kernel.columns)}), got grid values for {len(grid_values)}")
@@ -427,9 +411,6 @@ def histogram_sums(kernel: Kernel, counts: Any, grid_values: Sequence[np.ndarray
         return _generic(kernel, ops, histogram, arrays)
     _check_special(kernel, form, arrays)
     return _FORMULAS[form](ops, histogram, arrays)
-
-
-# 4. value bound (public parameters only)
 
 
 def histogram_value_bound(kernel: Kernel, rows: int, grid_values: Sequence[np.ndarray], *,

@@ -152,7 +152,6 @@ def _category_cell(cell: str, spec: ColumnSpec, where: str) -> float:
 
 def _parse_row(row: Sequence[str], positions: Sequence[int], columns: Sequence[str], textual: dict[int, ColumnSpec],
                where: str) -> list[float]:
-    """The wanted cells of one record: numbers, or codes for string-category columns."""
     cells = [row[p] if p < len(row) else "" for p in positions]
     return [_category_cell(cell, textual[j], where) if j in textual else _parse_cell(cell, name, where)
             for j, (cell, name) in enumerate(zip(cells, columns))]
@@ -194,7 +193,6 @@ def bounded_lines(handle: TextIO, path: str) -> Iterator[str]:
 
 
 def _read_header(path: str, columns: Sequence[str]) -> tuple[list[str], list[int]]:
-    """The header's names (stripped) and the position of every wanted column."""
     with _open_text(path) as handle:
         header_line = next(bounded_lines(handle, path), "")
     if not header_line:

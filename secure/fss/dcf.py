@@ -72,8 +72,6 @@ class DcfKeys(KeyBatch):
             raise ValueError("DcfKeys.control_cw holds bits (0 or 1)")
 
 
-# validation
-
 def _check_bits(bits: object, limit: int) -> int:
     if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)):
         raise ValueError(f"the DCF width must be an integer number of bits, not {bits!r}")
@@ -85,7 +83,6 @@ def _check_bits(bits: object, limit: int) -> int:
 
 
 def _integers(values: ArrayLike, what: str, low: int, high: int) -> NDArray[np.int64]:
-    """``values`` as a 1-D int64 array, each in ``[low, high]``."""
     array = np.asarray(values)
     if array.ndim > 1:
         raise ValueError(f"{what} must be a 1-D array of integers")
@@ -152,10 +149,7 @@ def gen(alphas: ArrayLike, bits: int, *, beta: Union[int, ArrayLike] = 1) -> tup
             DcfKeys(1, bits, roots[1], seed_cw, value_cw, control_cw, leaf_cw))
 
 
-# evaluation
-
 def _signed(values: U64, server: int) -> U64:
-    """Server ``b``'s share: ``(-1)^b`` times the accumulated values."""
     return _ZERO - values if server == 1 else values
 
 

@@ -162,8 +162,6 @@ def gen(alphas: ArrayLike, *, bits: int, betas: ArrayLike | None = None) -> tupl
             DpfKeys(1, bits, roots[1], seed_cw, control_cw, leaf_cw))
 
 
-# full-domain evaluation
-
 def _leaves(keys: DpfKeys, start: int, stop: int) -> U64:
     """``u = (-1)^b y_b(x) mod q`` (below 2^63, not reduced) of keys ``start:stop`` at every leaf, shape
     ``(rows, 2^bits)`` in layout order (:func:`_layout`): all nodes of a level in one AES call."""
@@ -242,8 +240,6 @@ def evaluate(keys: DpfKeys, *, seed: bytes) -> tuple[U64, Sketch]:
     columns = [np.concatenate(column) for column in zip(*parts)] or [np.zeros(0, dtype=np.uint64)] * 3
     return sums, Sketch(*(_neg(c) if keys.server else c for c in columns))
 
-
-# the one-hot check
 
 @dataclass(frozen=True)
 class SquareShares:

@@ -83,7 +83,6 @@ class KeyBatch:
 
     @property
     def count(self) -> int:
-        """Number of keys in the batch."""
         return int(self.seeds.shape[0])
 
     def __len__(self) -> int:

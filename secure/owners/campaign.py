@@ -124,11 +124,9 @@ class Campaign:
         return (self.prime.bit_length() + 7) // 8
 
     def closed(self, now: dt.datetime | None = None) -> bool:
-        """Whether the deadline has passed."""
         return (now or dt.datetime.now(dt.timezone.utc)) > _utc(self.deadline)
 
     def save(self, path: str | Path) -> None:
-        """Write the campaign file."""
         record = {"format": FORMAT, **dataclasses.asdict(self)}
         record["columns"] = [{k: v for k, v in dataclasses.asdict(spec).items() if v is not None}
                              for spec in self.columns]
