@@ -87,7 +87,7 @@ def complete_neighbours(kernel: str, *, epsilon: float = CASE_EPSILON, delta: fl
     check_parties(parties, threshold)
     check_choice(kernel, COMPLETE_KERNELS, "kernel")
     made = get_kernel("gini", precision=1) if kernel == "gini" else get_kernel(kernel)
-    specs, rows = _KERNELS[kernel][:2]  # at least the degree + 1 and the parties
+    specs, rows = _KERNELS[kernel][:2]  # at least the degree + 1
     query = UStatQuery(kernel=made, specs=specs, epsilon=epsilon, delta=delta, noise=noise, path="histogram")
     return CompleteNeighbours.of(simulate_complete, query, _tables(kernel, rows, seed), parties, threshold)
 

@@ -122,7 +122,7 @@ def estimate(sum_left: npt.ArrayLike, sum_right: npt.ArrayLike, *, n: int, param
     n = check_int_at_least(n, "n", 2)
     left = np.asarray(sum_left, dtype=np.float64)
     right = np.asarray(sum_right, dtype=np.float64)
-    scale2 = 4.0 ** params.precision
+    scale2 = 4.0 ** params.precision  # (2^p)^2: both factors carry 2^p
     inner = np.einsum("...d,...d->...", left, right)
     out = (inner - n * params.diagonal * scale2) / (n * (n - 1.0) * scale2)
     return float(out) if np.ndim(out) == 0 else out
@@ -142,7 +142,7 @@ def variance(bins: npt.ArrayLike, params: ShuffledFactorization, *, epsilon: flo
     s_left, s_right = (2.0 * math.exp(log) / math.expm1(log) ** 2 for log in noise_log_alphas(params, epsilon=epsilon))
     total_u, total_v = u.sum(axis=0).astype(np.float64), v.sum(axis=0).astype(np.float64)
     var_t = s_left * float(total_v @ total_v) + s_right * float(total_u @ total_u) + params.d * s_left * s_right
-    return var_t / (n * (n - 1.0) * 4.0 ** params.precision) ** 2
+    return var_t / (n * (n - 1.0) * 4.0 ** params.precision) ** 2  # (2^p)^2, as in estimate()
 
 
 def run_protocol(bins: npt.ArrayLike, params: ShuffledFactorization, *, epsilon: float,

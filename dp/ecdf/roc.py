@@ -256,10 +256,12 @@ class RocRelease:
         from dp.noise_defaults import party_guarantee
 
         each, levels = self.class_epsilon, tree_depth(len(self.grid)) + 1
-        split = (f"epsilon {self.epsilon:g} = {each:g} (class 1 ECDF) + {each:g} (class 0 ECDF), sequential "
-                 f"composition (Barczewski et al. §5.1)" if self.split == "half" else
-                 f"epsilon {self.epsilon:g}: {each:.6g} per class ECDF (disjoint classes; a label change shifts a "
-                 f"suffix of each, {math.ceil(levels / 2)} of {levels} tree nodes)")
+        if self.split == "half":
+            split = (f"epsilon {self.epsilon:g} = {each:g} (class 1 ECDF) + {each:g} (class 0 ECDF), sequential "
+                     f"composition (Barczewski et al. §5.1)")
+        else:
+            split = (f"epsilon {self.epsilon:g}: {each:.6g} per class ECDF (disjoint classes; a label change "
+                     f"shifts a suffix of each, {math.ceil(levels / 2)} of {levels} tree nodes)")
         return (party_guarantee(self.epsilon, 0.0, self.parties, self.threshold, "discrete laplace")
                 + f" (two class ECDFs, {split}; class sizes private)")
 

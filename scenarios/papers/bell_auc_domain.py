@@ -19,8 +19,9 @@ from scenarios.kit.experiments import (CommonOptions, SecureCheck, check_noise_g
 from scenarios.kit.sweep import Output, Sweep, axis, monte_carlo, points
 from scenarios.kit.sweep import framingham_scores as load_scores
 
-__all__ = ["main", "parse_options", "domain_panel", "ldp_auc_deployment", "load_scores", "synthetic_scores",
-           "quantize_scores", "regime", "CSV_COLUMNS"]
+__all__ = ["main", "parse_options", "DomainOptions", "domain_panel", "SERIES_STYLES", "ldp_auc_deployment",
+           "load_scores", "synthetic_scores", "quantize_scores", "run_experiment", "regime", "DATASETS",
+           "PAPER_POSITIVES", "PAPER_NEGATIVES", "CSV_COLUMNS", "METRICS"]
 
 DEFAULT_ALPHAS = tuple(range(4, 15))
 QUICK_ALPHAS = (4, 9, 14)

@@ -370,12 +370,14 @@ def _report(options: FedAucOptions, outputs: Sequence[Output]) -> None:
     _print_rr_table(rr_rows, summary["sklearn_auc"])
 
 
+def _footer(options: FedAucOptions, *_: Any) -> None:
+    names = ("fedauc_std.csv", "fedauc_rr_debias.csv", "fedauc_std.png")
+    print("\nwrote " + ", ".join(str(Path(options.common.results_dir) / name) for name in names))
+
+
 SWEEP = Sweep(module="fedauc_tables", doc=__doc__ or "", page="docs/papers/fedauc.md", declare=_declare,
               resolve=lambda args, common: FedAucOptions(common), run=_run_tables, report=_report, runs=100,
-              quick_runs=20, min_runs=2, own_options=True,
-              footer=lambda options, *_: print("\nwrote " + ", ".join(
-                  str(Path(options.common.results_dir) / name)
-                  for name in ("fedauc_std.csv", "fedauc_rr_debias.csv", "fedauc_std.png"))),
+              quick_runs=20, min_runs=2, own_options=True, footer=_footer,
               checks=lambda options, seed: deployment_checks(deployment_settings(), seed))
 
 parse_options, main = SWEEP.parse, SWEEP.main

@@ -333,8 +333,12 @@ def _report(options: SamplerOptions, outputs: Sequence[Output]) -> None:
     # the smallest calibration degree d whose E_inc + E_DP(d) reaches the paper's ratio (None beyond n)
     target = PAPER_MSE["bernoulli"] / PAPER_MSE["balanced"] * balanced["theory"]
     degrees = range(1, bernoulli["n"])
-    found = bisect.bisect_left(degrees, True, key=lambda d: bool(target <= bernoulli["inc_theory"] + dp_variance(
-        d, bernoulli["edges"], epsilon=options.epsilon, parties=options.parties, threshold=options.threshold)))
+
+    def reaches(d: int) -> bool:
+        return target <= bernoulli["inc_theory"] + dp_variance(d, bernoulli["edges"], epsilon=options.epsilon,
+                                                               parties=options.parties, threshold=options.threshold)
+
+    found = bisect.bisect_left(degrees, True, key=reaches)
     needed = degrees[found] if found < len(degrees) else None
     print(f"  measured Bernoulli / Balanced = {bernoulli['mse_mean'] / balanced['mse_mean']:.2f} (theory "
           f"{bernoulli['theory'] / balanced['theory']:.2f}); paper {PAPER_MSE['bernoulli'] / PAPER_MSE['balanced']:.2f}"

@@ -130,12 +130,16 @@ def method_rows(estimates: Mapping[str, Any], reference: float, own: Mapping[str
 
     blank = {column: math.nan for columns in own.values() for column in columns}
     costs = protocol_costs(n, edges, epsilon=epsilon, t=t, bits=ELL, kernel=kernel, counts=counts)
-    return [{**fixed, "n": n, "t": t, "epsilon": epsilon, "method": method, "edges": edges if method == "U-MPC" else 0,
-             **error_summary(estimates[method], reference), **blank, **own.get(method, {}), "ratio_to_umpc": math.nan,
-             "orders_of_magnitude": math.nan, "comm_bits": cost.comm_bits,
-             "comm_bits_dis": costs["U-MPC (M_Dis)"].comm_bits if method == "U-MPC" else math.nan,
-             "party_ops": cost.party_ops, "server_ops": cost.server_ops, "total_ops": cost.total_ops}
-            for method, cost in ((method, costs[COST_PROTOCOL[method]]) for method in METHODS)]
+    rows: list[dict[str, Any]] = []
+    for method in METHODS:
+        cost = costs[COST_PROTOCOL[method]]
+        rows.append({**fixed, "n": n, "t": t, "epsilon": epsilon, "method": method,
+                     "edges": edges if method == "U-MPC" else 0, **error_summary(estimates[method], reference),
+                     **blank, **own.get(method, {}), "ratio_to_umpc": math.nan, "orders_of_magnitude": math.nan,
+                     "comm_bits": cost.comm_bits,
+                     "comm_bits_dis": costs["U-MPC (M_Dis)"].comm_bits if method == "U-MPC" else math.nan,
+                     "party_ops": cost.party_ops, "server_ops": cost.server_ops, "total_ops": cost.total_ops})
+    return rows
 
 
 def _exact_mse(values: np.ndarray, exact: float, quantizer: Any, epsilon: float) -> dict[str, dict[str, float]]:
