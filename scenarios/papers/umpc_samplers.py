@@ -337,7 +337,6 @@ def _report(options: SamplerOptions, outputs: Sequence[Output]) -> None:
     def reaches(d: int) -> bool:
         return target <= bernoulli["inc_theory"] + dp_variance(d, bernoulli["edges"], epsilon=options.epsilon,
                                                                parties=options.parties, threshold=options.threshold)
-
     found = bisect.bisect_left(degrees, True, key=reaches)
     needed = degrees[found] if found < len(degrees) else None
     print(f"  measured Bernoulli / Balanced = {bernoulli['mse_mean'] / balanced['mse_mean']:.2f} (theory "
