@@ -44,14 +44,9 @@ class ComparisonLeak:
     launched: int
     delta: float
 
-    @property
-    def comparisons(self) -> int:
-        """``N``: every masked opening (comparisons, equality tests, conversions)."""
-        return self.openings.total
-
     def describe(self) -> str:
         """One line: ``N``, ``K`` (raised or not) and the delta it adds."""
-        if self.comparisons == 0:
+        if self.openings.total == 0:
             return f"comparisons: none opened (N = 0), -K {self.launched} as launched, nothing added to delta"
         kinds = ", ".join(f"{count} {name.replace('_', ' ')}" for name, count in self.openings.as_dict().items() if count)
         how = (f"-K raised {self.launched} -> {self.security_parameter}" if self.security_parameter > self.launched
@@ -59,12 +54,12 @@ class ComparisonLeak:
         bound = f"(1 + e^eps) N-bound = {self.delta:.2g}"
         fits = (f"{how}: at this epsilon {bound} cannot stay below 2^-40" if self.delta > LEAK_TARGET
                 else f"{how} so that {bound} <= 2^-40")
-        return f"comparisons: N = {self.comparisons} masked openings ({kinds}); {fits}, included in delta"
+        return f"comparisons: N = {self.openings.total} masked openings ({kinds}); {fits}, included in delta"
 
     def record(self) -> dict[str, Any]:
         """The record's keys: ``comparisons`` (N), ``comparison_openings`` (by kind), ``comparison_leak_delta``,
         ``security_parameter`` (``K`` of the run) and ``launched_security_parameter``."""
-        return {"comparisons": self.comparisons, "comparison_openings": self.openings.as_dict(),
+        return {"comparisons": self.openings.total, "comparison_openings": self.openings.as_dict(),
                 "comparison_leak_delta": self.delta, "security_parameter": self.security_parameter,
                 "launched_security_parameter": self.launched}
 

@@ -115,18 +115,18 @@ def test_server_shares_open_to_the_noisy_counts_of_the_tree() -> None:
     bits = fss.check_bits(len(grid))
     parts = [values[i::3] for i in range(3)]
     keys: list[list[bytes]] = [[], []]
-    shares = [np.zeros(plan.node_count, np.uint64), np.zeros(plan.node_count, np.uint64)]
+    shares = [np.zeros(plan.draw.node_count, np.uint64), np.zeros(plan.draw.node_count, np.uint64)]
     for pid, part in enumerate(parts):
         k0, k1 = dcf.gen(fss.grid_indices(part, grid)[0], bits)
         keys[0].append(k0.to_bytes())
         keys[1].append(k1.to_bytes())
-        for server, share in enumerate(fss.split_noise(_fixed(plan, pid))):
+        for server, share in enumerate(fss.split_noise(_fixed(plan.draw, pid))):
             shares[server] += share
     public = {"points": len(grid), "bits": bits, "n": len(values), "grid": grid.tolist()}
     states = [fss.ServerState(server=b, public=public, keys=keys[b], node_shares=shares[b]) for b in (0, 1)]
     queries = np.array([0, 5, 31, 63])
     opened = fss.decode(fss.server_shares(states[0], queries), fss.server_shares(states[1], queries))
-    total = sum(_fixed(plan, pid) for pid in range(3))
+    total = sum(_fixed(plan.draw, pid) for pid in range(3))
     assert opened.tolist() == noisy_counts(true_counts(values, grid), total)[queries].tolist()
 
 

@@ -129,7 +129,7 @@ def fss_case(neighbours: FssNeighbours) -> AuditCase:
                    f"DCF keys (secure.fss.dcf.gen), node noise Polya(1/{neighbours.owners - plan.coalition}) "
                    "differences per owner split by dp.ecdf.fss_release.split_noise, counts opened by server_shares "
                    "+ decode (dp.ecdf.fss_release)"),
-        epsilon=plan.epsilon, delta=0.0, sample=paired(released, pair.first_values, pair.second_values),
+        epsilon=plan.draw.epsilon, delta=0.0, sample=paired(released, pair.first_values, pair.second_values),
         samples=FSS_SAMPLES,
         statistic=(f"w . c~ over the {pair.grid.size} opened counts (the coalition's draws subtracted), "
                    f"w = {pair.weights.astype(int).tolist()} (dp.audit.statistics.tree_weights): node coefficients "

@@ -12,8 +12,8 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from dp.bell.quantize import _CHUNK_ELEMENTS, KernelFunction, Quantizer, _check_bins, _check_kind, kernel_matrix
-from dp.validation import check_epsilon, check_instance, check_positive, check_positive_int
+from dp.bell.quantize import _CHUNK_ELEMENTS, MATRIX_KINDS, KernelFunction, Quantizer, _check_bins, kernel_matrix
+from dp.validation import check_choice, check_epsilon, check_instance, check_positive, check_positive_int
 from secure.noise.party import noise_generator
 
 __all__ = ["check_kernel_matrix", "rr_beta", "rr_channel", "randomize", "histogram", "estimate_from_histogram",
@@ -253,7 +253,7 @@ def simulate(values: npt.ArrayLike, kernel: KernelFunction, *, quantizer: Quanti
     """Algorithm 1 end to end: quantize, randomize, histogram, estimate ``U_hat`` (one, a float, with ``runs=None``;
     else an array of ``runs``); parameters: docs/ldp.md."""
     check_epsilon(epsilon)
-    _check_kind(kind)
+    check_choice(kind, MATRIX_KINDS, "kind")
     count = None if runs is None else check_positive_int(runs, "runs")
     if np.shape(values)[0] < 2:
         raise ValueError(f"at least 2 values are needed, got {np.shape(values)[0]}")

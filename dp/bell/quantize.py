@@ -67,10 +67,6 @@ def comparable_kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (x[:, 1] != y[:, 1]).astype(np.float64)
 
 
-def _check_kind(kind: str) -> str:
-    return check_choice(kind, MATRIX_KINDS, "kind")
-
-
 def _check_bins(bins: int, name: str = "bins") -> int:
     return check_int_at_least(bins, name, 2)
 
@@ -311,7 +307,7 @@ def kernel_matrix(kernel: KernelFunction, quantizer: Quantizer, *, kind: str = "
                   subdivisions: int | None = None, vectorized: bool = True) -> np.ndarray:
     """The quantized kernel matrix ``A`` (``k x k``, float64) of a plain kernel on the quantizer's bins, ``kind``
     ``average``, ``midrange`` or ``midpoint``.  Parameters: docs/ldp.md."""
-    _check_kind(kind)
+    check_choice(kind, MATRIX_KINDS, "kind")
     if not callable(kernel):
         raise TypeError(f"kernel must be callable, got {type(kernel).__name__}")
     check_instance(quantizer, Quantizer, "quantizer")

@@ -96,7 +96,7 @@ class EcdfQuery(EcdfParameters):
             return EcdfRelease(counts=counts, threshold=t, levels=plan.levels,
                                point_std=math.sqrt(plan.point_variance) / n, **common)
         fss = fss_noise_plan(epsilon=self.epsilon, points=len(grid), owners=parties, threshold=t)
-        noise = sum((fss.draw.draw_party(noise_rng) for _ in range(parties)), np.zeros(fss.node_count, np.int64))
+        noise = sum((fss.draw.draw_party(noise_rng) for _ in range(parties)), np.zeros(fss.draw.node_count, np.int64))
         counts = noisy_counts(true_counts(values, grid), noise)[chosen]
         public = {"column": self.column, "domain": [self.lower, self.upper], "grid_kind": self.grid,
                   "missing": self.missing.mode, "fill": dict(self.missing.fills)}

@@ -70,16 +70,8 @@ class FssNoisePlan:
     coalition: int
 
     @property
-    def epsilon(self) -> float:  # the budget of the whole curve, spent once at upload
-        return self.draw.epsilon
-
-    @property
-    def levels(self) -> int:  # L + 1 nodes per count
+    def levels(self) -> int:  # L + 1 nodes per count (read by secure_release.count_slack, as alpha)
         return self.draw.levels
-
-    @property
-    def node_count(self) -> int:  # |I[L]|
-        return self.draw.node_count
 
     @property
     def variance_factor(self) -> float:
@@ -238,8 +230,8 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
             raise InputError("all parties: need at least 1 row over all parties for an ECDF, got 0")
         indices, outside = grid_indices(values, taus)
         draws = np.asarray(noise_source(plan.draw) if noise_source is not None else plan.draw.draw_party(), np.int64)
-        if draws.shape != (plan.node_count,):
-            raise ValueError(f"node draws must have length {plan.node_count}, got shape {draws.shape}")
+        if draws.shape != (plan.draw.node_count,):
+            raise ValueError(f"node draws must have length {plan.draw.node_count}, got shape {draws.shape}")
         mask, rest = split_noise(draws)
         pair = dcf.gen(indices, bits) if indices.size else None
         key_bytes = 0 if pair is None else int(pair[0].nbytes_per_key)
@@ -248,17 +240,17 @@ async def upload(values: npt.ArrayLike, grid: npt.ArrayLike, plan: FssNoisePlan,
         received: list[list[Any]] = [list(await mpc.transfer(payloads[server], senders=list(range(parties)),
                                                              receivers=[servers[server]])) for server in (0, 1)]
         key_sizes = [int(size) for size in await mpc.transfer(key_bytes)]
-        await _check_uploads(received, rows, servers, bits=bits, nodes=plan.node_count)
+        await _check_uploads(received, rows, servers, bits=bits, nodes=plan.draw.node_count)
         run_id = await mpc.transfer(secrets.token_hex(16) if mpc.pid == servers[0] else None, senders=servers[0])
     public = {"version": STATE_VERSION, "statistic": "ecdf_fss", "grid": [float(t) for t in taus],
-              "points": int(taus.shape[0]), "bits": int(bits), "epsilon": float(plan.epsilon), "n": n,
+              "points": int(taus.shape[0]), "bits": int(bits), "epsilon": float(plan.draw.epsilon), "n": n,
               "rows": rows, "owners": plan.owners, "coalition": plan.coalition, "threshold": int(mpc.threshold),
               "levels": plan.levels, "point_std": math.sqrt(plan.point_variance) / n,
               "key_bytes": max(key_sizes), "run_id": str(run_id), **(extra or {})}
     states = [ServerState(server=server, public=dict(public),
                           keys=[batch for batch, _ in received[server] if batch is not None],
                           node_shares=sum((np.frombuffer(noise, dtype=np.uint64) for _, noise in received[server]),
-                                          np.zeros(plan.node_count, dtype=np.uint64)))
+                                          np.zeros(plan.draw.node_count, dtype=np.uint64)))
               for server in (0, 1) if mpc.pid == servers[server]]
     return states, outside
 
@@ -442,10 +434,6 @@ def _write_private(path: Path, data: bytes) -> None:
     os.chmod(path, 0o600)
 
 
-def _pack_keys(keys: Sequence[bytes]) -> bytes:
-    return b"".join(len(blob).to_bytes(8, "big") + blob for blob in keys)
-
-
 def _unpack_keys(blob: bytes) -> list[bytes]:
     keys, offset = [], 0
     while offset < len(blob):
@@ -467,7 +455,7 @@ def store_state(state: ServerState, directory: str | Path) -> Path:
         raise OSError(str(exc)) from None
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(folder, 0o700)
-    keys_blob = _pack_keys(state.keys)
+    keys_blob = b"".join(len(blob).to_bytes(8, "big") + blob for blob in state.keys)  # read by _unpack_keys
     noise_blob = np.asarray(state.node_shares, dtype=np.uint64).tobytes()
     record = {"public": state.public, "server": state.server,
               "mac": _tag(mac_key, state.server, state.public, keys_blob, noise_blob)}

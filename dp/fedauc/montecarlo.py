@@ -269,15 +269,16 @@ def _setting(scores: npt.ArrayLike, labels: npt.ArrayLike, method: str, epsilon:
     return _Setting(method, counts, eps, dlt, fraction, twice, y, p, auc, name, stats)
 
 
-def _noise_plan(setting: _Setting) -> tuple[dict[str, ClientRelease], bool, float]:
-    """The clients' releases, whether their noise is Gaussian, and its budget: epsilon (Laplace) or the zCDP
-    budget (Gaussian); inf without noise."""
-    assert setting.stats is not None
+def _noise_plan(setting: _Setting) -> tuple[LocalStatistics, dict[str, ClientRelease], bool, float]:
+    """The clients' statistics and releases, whether their noise is Gaussian, and its budget: epsilon (Laplace) or
+    the zCDP budget (Gaussian); inf without noise."""
+    stats = setting.stats
+    assert stats is not None
     gaussian = setting.method.endswith("_gaussian")
     no_noise = setting.epsilon == math.inf
     budget = zcdp_budget(setting.epsilon, setting.delta) if gaussian and not no_noise else setting.epsilon
-    return client_releases(setting.stats, method=setting.method, samples=setting.samples,
-                           sum_fraction=setting.sum_fraction, counts=setting.counts), gaussian, budget
+    return stats, client_releases(stats, method=setting.method, samples=setting.samples,
+                                  sum_fraction=setting.sum_fraction, counts=setting.counts), gaussian, budget
 
 
 def _predict(setting: _Setting) -> FedAucPrediction:
@@ -302,9 +303,7 @@ def _predict(setting: _Setting) -> FedAucPrediction:
             mean = auc + rr_debiased_bias(ranks, setting.labels, setting.epsilon)
         return FedAucPrediction(setting.method, "none", setting.counts, setting.epsilon, 0, m, auc,
                                 math.sqrt(variance), mean, paper)
-    stats = setting.stats
-    assert stats is not None
-    parts, gaussian, budget = _noise_plan(setting)
+    stats, parts, gaussian, budget = _noise_plan(setting)
     var = {name: _noise_variances(noise_parameter(c, budget, gaussian), gaussian) for name, c in parts.items()}
     if "orthogonal" in parts:  # localSum'_k noise = rbar_k e1_k + e2_k / (2 n_k), localP'_k noise = e1_k
         mean_rank = stats.mean_rank
@@ -351,9 +350,7 @@ def _simulate_rr(setting: _Setting, runs: int, gen: np.random.Generator) -> np.n
 
 
 def _simulate_clients(setting: _Setting, runs: int, gen: np.random.Generator) -> np.ndarray:
-    stats = setting.stats
-    assert stats is not None
-    parts, gaussian, budget = _noise_plan(setting)
+    stats, parts, gaussian, budget = _noise_plan(setting)
     twice_total = np.rint(2.0 * stats.rank_total)
     out = []
     for size in _chunks(runs, stats.clients):

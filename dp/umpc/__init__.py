@@ -1,21 +1,10 @@
-"""Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*: Pi_U-MPC.
+"""Sinh & Ramon, *Accurate, private, secure, federated U-statistics with higher degree*: Pi_U-MPC (Protocol 3.1).
 
-- :mod:`dp.umpc.protocol`         the protocol (Protocol 3.1): query, noise plans, secure and simulated paths.
-- :mod:`dp.umpc.delegation`       threat model M_HF (§4): only a subgroup Z drawn from fresh joint randomness draws the noise.
-- :mod:`dp.umpc.sampler_variance` exact E_inc + E_DP of the tuple samplers (App. D.1.2).
-- :mod:`dp.umpc.costs`            communication and computation models (Table 1, App. D.2).
-- :mod:`dp.umpc.scripting`        the public vocabulary below.
-
-Public API (loaded on first use; none of it imports ``mpyc.runtime`` until a release runs):
-
-- :class:`Query` -- ``Query(statistic="auc", columns=[numeric(...), label(...)], epsilon=1.0,
-  tuples="2n")``: the statistic by name, precision from the column declarations, checked on entry;
-- :func:`release` -- ``await release(query, rows)`` inside a job run by :func:`secure.run`: every
-  party's verdict shared, tuples from the public n, Pi_U-MPC on MPyC; a :class:`UStatRelease`; ``rows`` an
-  :class:`Owners`: the parties are a campaign's servers computing from owners' uploads (docs/owners.md);
-- :func:`simulate` -- the same query in one process for Monte Carlo (a :class:`Simulation`);
-- :func:`exact` -- the non-private value over all tuples;
-- the lower level: :class:`UStatQuery`, :func:`prepare_rows`, :func:`run_secure`."""
+Modules: ``protocol`` (Protocol 3.1), ``delegation`` (threat model M_HF, §4), ``sampler_variance`` (App. D.1.2),
+``costs`` (Table 1, App. D.2), ``scripting`` (this face); docs/umpc_analysis.md.  Public API, loaded on first use
+(no ``mpyc.runtime`` until a release runs): :class:`Query`, :func:`release` (inside :func:`secure.run`; ``rows``
+may be the campaign's :class:`Owners`, docs/owners.md), :func:`simulate`, :func:`exact`; the lower level
+:class:`UStatQuery`, :func:`prepare_rows`, :func:`run_secure`; docs/design.md ("Scripting")."""
 from __future__ import annotations
 
 import importlib
