@@ -203,11 +203,11 @@ def test_report_names_columns_and_says_when_a_class_total_is_not_positive(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Party 0's report of :func:`_release_with_unruly_noise`: a bounded raw AUC, one line about the class whose
     noisy total is not positive, --curve columns named as cumulative counts, the plot title "ROC of X for Y"."""
-    import scenarios.kit.experiments as experiments
+    import scenarios.kit.ecdf_options as ecdf_options
     from scenarios.roc_private import _report, parse_options
 
     titles: list[str] = []
-    monkeypatch.setattr(experiments, "save_figure", lambda figure, path: titles.append(figure.axes[0].get_title()))
+    monkeypatch.setattr(ecdf_options, "save_figure", lambda figure, path: titles.append(figure.axes[0].get_title()))
     curve_path = tmp_path / "roc.csv"
     options = parse_options(["--points", "4", "--smooth", "none", "--curve", str(curve_path),
                              "--plot", str(tmp_path / "roc.png")])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -22,6 +23,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError, run_scenario
+from scenarios.kit.experiments import agree_seed, check_results_dir, progress, write_csv
 from scenarios.kit.outputs import check_output_path
 
 __all__ = ["main", "all_cases", "parse_options"]
@@ -77,8 +79,7 @@ def parse_options(argv: Sequence[str]) -> AuditOptions:
         if not names:
             raise UsageError("--case needs at least one case name")
         known = {case.name for case in all_cases()}
-        unknown = [n for n in names if n not in known]
-        if unknown:
+        if unknown := [n for n in names if n not in known]:
             raise UsageError(f"unknown case {unknown[0]!r}; see --list")
     return AuditOptions(names, args.list, args.samples, args.quick, args.confidence, args.seed, args.json,
                         args.results_dir)
@@ -95,10 +96,7 @@ def _record(result: Any) -> dict[str, Any]:
 
 def run(options: AuditOptions, seed: int) -> list[str]:
     """Run the chosen audits with the audit seed, print the table; return the cases with an unexpected verdict."""
-    import time
-
     from dp.audit.engine import audit
-    from scenarios.kit.experiments import progress, write_csv
 
     cases = all_cases()
     if options.cases is not None:
@@ -149,7 +147,6 @@ async def _audit(options: AuditOptions) -> Callable[[], None] | None:
     """Every party: agree on the audit seed (and the results directory); party 0 audits."""
     from mpyc.runtime import mpc
 
-    from scenarios.kit.experiments import agree_seed, check_results_dir
     from secure.session import ProtocolFailure
 
     seed = await agree_seed(options.seed)
@@ -159,8 +156,7 @@ async def _audit(options: AuditOptions) -> Callable[[], None] | None:
         return None
 
     def deliver() -> None:  # after the orderly shutdown: the peers do not wait, silent, for party 0
-        surprises = run(options, seed)
-        if surprises:
+        if surprises := run(options, seed):
             raise ProtocolFailure(f"audit: unexpected verdict for {', '.join(surprises)}")
 
     return deliver

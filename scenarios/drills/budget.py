@@ -25,7 +25,10 @@ from typing import Any
 import numpy as np
 
 from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.experiments import new_figure, save_figure
+from scenarios.kit.packages import require_packages
 from scenarios.drills.harness import REPO_ROOT, drill_main, framingham_columns
+from secure.errors import InputError
 
 __all__ = ["main", "parse_options", "DrillOptions", "simulate_attack", "fitted_slope", "slope_tolerance",
            "run_real", "ledger_attack", "COLUMNS", "DOMAIN"]
@@ -54,9 +57,6 @@ class DrillOptions:
 def parse_options(argv: Sequence[str]) -> DrillOptions | None:
     """Parse the options and prepare what the run needs (matplotlib, ``--results-dir``); ``None`` after ``--help``;
     :raise UsageError: one line."""
-    from scenarios.kit.packages import require_packages
-    from secure.errors import InputError
-
     parser = ScenarioParser(prog="python -m scenarios.drills.budget", description=__doc__, runs_as="launcher")
     for option, kind, default, text in (("--rows", int, 60, "Framingham rows"), ("--epsilon", float, 1.0, "per run"),
             ("--budget", float, None, "the ledger's budget (default: 4; quick 3)"),
@@ -274,8 +274,6 @@ def report(options: DrillOptions, outcome: Outcome) -> None:
 
 def plot(options: DrillOptions, outcome: Outcome, path: str) -> None:
     """RMSE of the attacker's average against R (log-log), the 1/sqrt(R) line, and where the ledger stops."""
-    from scenarios.kit.experiments import new_figure, save_figure
-
     figure, axes = new_figure(6.4, 4.4)
     runs = [row["runs"] for row in outcome.simulated]
     axes.loglog(runs, [row["rmse"] for row in outcome.simulated], "o-", label="ledger off: simulated RMSE of the average")

@@ -22,7 +22,11 @@ import numpy as np
 
 from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes, print_table, run_scenario, usage_errors
+from scenarios.kit.datasets import load_embedded
 from scenarios.kit.outputs import check_output_path
+from secure.intake import rows_from_table, share_rows
+from secure.public_randomness import joint_seed
+from secure.views import field_modulus, local_share_integers, recombine, share_point
 
 __all__ = ["main", "parse_options", "Options", "chi_square_bins", "independence_tests", "count_reconstructed",
            "bonferroni", "known_draw", "FAMILY_LEVEL"]
@@ -86,8 +90,7 @@ def _parse_coalition(text: str | None, parties: int, threshold: int) -> list[int
     if len(members) != threshold:
         raise UsageError(f"--coalition must name exactly t = {threshold} parties (MPyC's -T), "
                          f"got {len(members)}: '{text}'")
-    outside = [member for member in members if not 0 <= member < parties]
-    if outside:
+    if outside := [member for member in members if not 0 <= member < parties]:
         raise UsageError(f"--coalition: party id {outside[0]} is out of range 0..{parties - 1}")
     if len(set(members)) != len(members):
         raise UsageError(f"--coalition: party ids must be distinct, got '{text}'")
@@ -144,8 +147,6 @@ def independence_tests(round_a: Sequence[Sequence[int]], round_b: Sequence[Seque
     :raise ValueError: if the rounds have different numbers of members or no samples."""
     from scipy import stats
 
-    from secure.views import recombine, share_point
-
     if len(round_a) != len(members) or len(round_b) != len(members):
         raise ValueError(f"need one share vector per coalition member ({len(members)}), "
                          f"got {len(round_a)} and {len(round_b)}")
@@ -178,8 +179,6 @@ def bonferroni(p_values: Sequence[float]) -> float:
 def count_reconstructed(members: Sequence[int], shares: Sequence[Sequence[int]], truth: Sequence[int],
                         modulus: int) -> int:
     """How many inputs ``truth`` the ``members`` recover by Lagrange interpolation at 0 of their ``shares``."""
-    from secure.views import recombine, share_point
-
     guesses = recombine([share_point(member) for member in members], shares, modulus)
     return sum(1 for guess, value in zip(guesses, truth) if guess == int(value) % modulus)
 
@@ -197,16 +196,12 @@ def _query(options: Options) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _framingham() -> Any:
-    from scenarios.kit.datasets import load_embedded
-
     return load_embedded("framingham")
 
 
 def _rows_of(party: int | None, options: Options) -> np.ndarray:
     """Party ``party``'s rows of the first ``--rows`` embedded Framingham rows (rows i, i+m, ...); ``None``: all the
     embedded rows, of every party."""
-    from secure.intake import rows_from_table
-
     table = _framingham()
     columns = [spec.name for spec in _query(options).specs]
     if party is None:
@@ -229,9 +224,6 @@ async def _share_round(sectype: type, inputs: np.ndarray | None, options: Option
     """One round of drill (i): honest parties share ``inputs``; the t + 1 parties pool their shares at the analyst
     (in :attr:`Options.extended` order), with the honest inputs disclosed for the check only."""
     from mpyc.runtime import mpc
-
-    from secure.intake import share_rows
-    from secure.views import local_share_integers
 
     counts = [options.copies if party in options.honest else 0 for party in range(options.parties)]
     local = (np.asarray(inputs, dtype=np.int64).reshape(-1, 1) if inputs is not None
@@ -342,8 +334,6 @@ async def _drills(options: Options) -> None:
 
     from dp.umpc.protocol import prepare_rows, secure_integer_type
     from secure.meter import CostMeter
-    from secure.public_randomness import joint_seed
-    from secure.views import field_modulus
 
     meter = CostMeter()
     query = _query(options)

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 if __package__ in (None, ""):  # run as a file
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -72,8 +74,6 @@ def split_deviation(argv: Sequence[str]) -> tuple[Deviation, list[str]]:
 
 def deviate(vector: Any, deviation: Deviation, cells: int | None = None) -> Any:
     """The count vector this party inputs instead of its own; ``cells``: the leading grid cells (default all)."""
-    import numpy as np
-
     own = np.asarray(vector, dtype=np.int64).reshape(-1).copy()
     grid = own.shape[0] if cells is None else cells
     if deviation.kind == "inflate":
@@ -90,8 +90,6 @@ def deviate(vector: Any, deviation: Deviation, cells: int | None = None) -> Any:
 
 def install_deviation(deviation: Deviation) -> None:
     """Wrap the functions that share this party's count vector (after MPyC has been imported)."""
-    import numpy as np
-
     import dp.ecdf.hosmer_lemeshow
     import secure.aggregation
     import secure.fss.dcf

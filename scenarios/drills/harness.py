@@ -26,7 +26,9 @@ from typing import Any
 from scenarios.drills.party import CRASH_EXIT_CODE
 from scenarios.kit.records import write_record
 from scenarios.kit.cli import ScenarioParser, UsageError
+from scenarios.kit.datasets import load_embedded
 from scenarios.kit.outputs import check_output_path
+from secure.intake import MISSING_TOKENS
 from secure.launcher import free_base_port, mpyc_help, mpyc_options
 
 __all__ = ["DrillOptions", "parse_drill_argv", "framingham_columns", "party_directory", "read_result", "PartySpec",
@@ -86,8 +88,7 @@ def parse_drill_argv(argv: Sequence[str], prog: str, doc: str) -> DrillOptions |
         return None
     if given.get("M") not in (None, PARTIES):
         raise UsageError(f"the drills always run {PARTIES} local parties; drop -M {given.get('M')}")
-    refused = sorted(key for key in given if key not in {"M", "bit_length", "no_log", "log_level", "f"})
-    if refused:
+    if refused := sorted(key for key in given if key not in {"M", "bit_length", "no_log", "log_level", "f"}):
         raise UsageError(f"the drills launch their own local parties; MPyC option(s) {', '.join(refused)} "
                          "cannot be used here (only -M3 and -L)")
     args = parser.parse_args(rest)
@@ -98,9 +99,6 @@ def parse_drill_argv(argv: Sequence[str], prog: str, doc: str) -> DrillOptions |
 
 def framingham_columns(columns: Sequence[str], rows: int) -> list[list[str]]:
     """The first ``rows`` embedded Framingham rows with no missing value in ``columns``, as strings (no MPyC import)."""
-    from scenarios.kit.datasets import load_embedded
-    from secure.intake import MISSING_TOKENS
-
     table = load_embedded("framingham")
     positions = [table.header.index(name) for name in columns]
     chosen = ([row[p] for p in positions] for row in table.rows)

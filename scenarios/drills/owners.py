@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from scenarios.drills.harness import (_LOST, _SILENT, RESULT_NAME, CheckedOutcome, DrillResult, PartySpec,
                                       print_notes, drill_main, drill_row, format_table, parse_drill_argv, run_three,
                                       victim_drill)
@@ -38,8 +40,6 @@ def _file(case: str) -> str:
 def build_inbox(root: str, owners: int) -> dict[str, Any]:
     """Keys, a campaign (x, y on 0:15 with DPF keys), ``owners`` honest owners and one upload per case of
     :data:`CASES` (in files named after the case) in ``root``; the honest rows and each case's owner token."""
-    import numpy as np
-
     from secure import numeric
     from secure.fss.dpf import MODULUS, full_domain_sum, gen
     from secure.owners import Campaign, FolderTransport, generate_server_key, pack, seal, simulate_owners, split
@@ -112,8 +112,6 @@ class CaseResult(CheckedOutcome):
 
 def upload_drill(root: str, owners: int, party_args: Sequence[str]) -> tuple[list[CaseResult], DrillResult]:
     """The servers over the inbox: each case named at its servers, the estimate the honest owners' exact one."""
-    import numpy as np
-
     import dp.umpc
     from dp.umpc.complete import simulate_complete
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import logging
 import os
 import re
@@ -121,8 +122,6 @@ class ScenarioParser(argparse.ArgumentParser):
 
     def _unknown_option(self, name: str, ours: Sequence[str] = ()) -> str:
         """``unknown option --column (did you mean --columns? ...)``: the closest of ``ours`` (default: ours)."""
-        import difflib
-
         ours = ours or [option for action in self._actions for option in action.option_strings
                         if option.startswith("--")]
         close = [option for option in ours if option.startswith(name)] or difflib.get_close_matches(name, ours, n=1)

@@ -14,11 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from scenarios.kit.budget_run import budget_options
 from scenarios.kit.cli import ScenarioParser, UsageError, usage_errors
-from scenarios.kit.experiments import write_csv
+from scenarios.kit.datasets import declared_specs, framingham_with_scores, load_embedded
+from scenarios.kit.experiments import new_figure, save_figure, write_csv
 from scenarios.kit.missing_values import local_note, missing_policy
-from scenarios.kit.options import add_data_arguments, owner_intake
+from scenarios.kit.options import add_data_arguments, domain_of, owner_intake, parse_columns, parse_domains
 from scenarios.kit.outputs import check_output_path
+from scenarios.kit.records import write_record
+from secure.intake import ColumnSpec, party_rows, rows_from_table
+from secure.public_randomness import public_generator
 
 if TYPE_CHECKING:
     from dp.ecdf.analysis import SmoothedCurve
@@ -78,7 +83,6 @@ def common_query(args: argparse.Namespace, *, bits_refusal: str) -> dict[str, An
     """The query's parameters both jobs take from ``args``, checked; :raise UsageError: a bad budget, domain,
     quantile, output path or missing-value option."""
     from dp.ecdf.grid import grid_of_points
-    from secure.intake import ColumnSpec
 
     column, lower, upper = ecdf_domain(args, bits_refusal=bits_refusal)
     quantiles = parse_quantiles(args.quantiles)
@@ -101,7 +105,6 @@ def job_options(args: argparse.Namespace, **query: Any) -> EcdfOptions:
     """The job's options with its :class:`dp.ecdf.EcdfQuery` (a refusal of the query as a usage error: a bad
     epsilon, a node noise that cannot be drawn)."""
     from dp.ecdf import EcdfQuery
-    from scenarios.kit.budget_run import budget_options
 
     with usage_errors():
         built = EcdfQuery(**query)
@@ -113,8 +116,6 @@ def scored_options(args: argparse.Namespace, query: Any, specs: Sequence[Any], *
                    outputs: Sequence[str], score_role: str) -> EcdfOptions:
     """A ``(score, label)`` job's options (ROC, Hosmer-Lemeshow): ``outputs`` tried, the missing-value policy set
     in ``query`` (``score_role``: the remedy of a misfit score column).  :raise UsageError: a bad path or policy."""
-    from scenarios.kit.budget_run import budget_options
-
     check_outputs(args, *outputs)
     score, label = query.columns
     missing = missing_policy(args.missing, args.fill, specs, dataset=None if args.data or owners else "framingham",
@@ -137,8 +138,6 @@ def deliver(release: Any, outputs: Sequence[tuple[str | None, Callable[[str], No
 
 def deliver_ecdf(options: EcdfOptions, release: Any, title: Callable[[dict[str, Any]], str]) -> Callable[[], None]:
     """An ECDF job's delivery: the table, ``--curve``, ``--plot`` (titled by ``title(record)``), ``--json``."""
-    from scenarios.kit.records import write_record
-
     return deliver(release, [(options.curve, lambda path: write_curve(path, release.curve)),
                              (options.plot, lambda path: draw_ecdf(path, release.curve, title=title(release.record()))),
                              (options.json, lambda path: write_record(path, release.record()))])
@@ -162,9 +161,6 @@ def parse_quantiles(text: str) -> list[float]:
 def ecdf_domain(args: argparse.Namespace, *, bits_refusal: str) -> tuple[str, float, float]:
     """The one column and its declared domain ``[lower, upper]``, checked with ``--grid`` and ``--points``
     (``bits_refusal``: why ``--domain`` takes no ``:BITS`` here); :raise UsageError: one line."""
-    from scenarios.kit.datasets import declared_specs
-    from scenarios.kit.options import domain_of, parse_columns, parse_domains
-
     column = parse_columns(args.columns, expected=1, names="one COLUMN (the ECDF is of one column)")[0]
     declared = domain_of(parse_domains(args.domain, single=column), column, [column])
     if declared is not None:
@@ -210,10 +206,6 @@ def party_table(data: str | None, columns: Sequence[str], *, missing: Any, specs
     ``scores_seed``: the rows not used to fit the public score model split by that seed, its scores as ``score``)."""
     from mpyc.runtime import mpc
 
-    from scenarios.kit.datasets import framingham_with_scores, load_embedded
-    from secure.intake import party_rows, rows_from_table
-    from secure.public_randomness import public_generator
-
     if data is not None:
         return party_rows(data, list(columns), party=mpc.pid, parties=len(mpc.parties), missing=missing, specs=specs)
     table = (load_embedded("framingham") if scores_seed is None
@@ -248,8 +240,6 @@ def write_curve(path: str, curve: SmoothedCurve) -> None:
 def draw_ecdf(path: str, result: Any, *, title: str) -> None:
     """``--plot``: the released ECDF of a :class:`dp.ecdf.analysis.SmoothedCurve` (PNG, Agg canvas): the raw values,
     the smoothed curve (eq. 3) if any, each private quantile with its 95 % interval."""
-    from scenarios.kit.experiments import new_figure, save_figure
-
     figure, axes = new_figure(6.4, 4.6)
     axes.step(result.points, result.raw, where="post", linewidth=0.8, alpha=0.8, label="released (raw, noisy)")
     if result.smoothed is not None:
@@ -294,8 +284,6 @@ def write_group_table(path: str, release: Any, *, floor: float) -> None:
 def draw_calibration(path: str, release: Any) -> None:
     """``--plot``: the calibration figure of a :class:`dp.ecdf.HosmerLemeshowRelease` (PNG, Agg canvas; its two
     panels: docs/command_line.md)."""
-    from scenarios.kit.experiments import new_figure, save_figure
-
     figure, (left, right) = new_figure(11.0, 4.6, panels=(1, 2))
     expected, observed = release.expected[1], release.observed[1]
     x_error = 1.96 * float(np.sqrt(release.expected_noise_variance))
@@ -339,8 +327,6 @@ def write_roc_curve(path: str, release: Any, smooth: int | None) -> None:
 def draw_roc(path: str, release: Any, *, smooth: int | None, label: str = "") -> None:
     """``--plot``: the self-normalised ROC curve of a :class:`dp.ecdf.roc.RocRelease` (PNG, Agg canvas), raw and,
     unless ``smooth`` is ``None``, smoothed, with each AUC and the diagonal; ``label`` names the columns (title)."""
-    from scenarios.kit.experiments import new_figure, save_figure
-
     figure, axes = new_figure(6.0, 5.6)
     raw = release.curve(None)
     axes.plot(raw.false_positive_rate, raw.true_positive_rate, linewidth=0.8, alpha=0.8,

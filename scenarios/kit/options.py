@@ -113,10 +113,9 @@ def _domain_items(text: str | None, single: str | None) -> list[tuple[str, tuple
 def domain_of(domains: dict[str, tuple[float, float, int | None]], column: str,
               allowed: Sequence[str]) -> tuple[float, float, int | None] | None:
     """The declared domain of ``column``; a domain for a column not in ``allowed`` is refused."""
-    for name in domains:
-        if name not in allowed:
-            raise UsageError(f"--domain names column '{name}', which takes no domain here "
-                             f"(the domain is of: {', '.join(allowed)})")
+    if unknown := [name for name in domains if name not in allowed]:
+        raise UsageError(f"--domain names column '{unknown[0]}', which takes no domain here "
+                         f"(the domain is of: {', '.join(allowed)})")
     return domains.get(column)
 
 
