@@ -22,6 +22,20 @@ _ports = itertools.count(23000 + 40 * (os.getpid() % 200), 10)
 # inherited by every party process they start.  The budget tests pass --ledger DIR (ledger=...) explicitly.
 os.environ["PRIVATE_USTATS_LEDGER"] = "off"
 
+#: what a test file that starts party processes says somewhere in its text
+_STARTS_PARTIES = ("run_parties(", "run_command(", "subprocess.run(", '"-M3"')
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The files that start party processes first, each file's tests kept together and in order: under ``make
+    test`` (``-n auto --dist loadfile``) the long files start early and the in-process ones fill the end."""
+    starts: dict[Path, bool] = {}
+    for item in items:
+        if item.path not in starts:
+            text = item.path.read_text(encoding="utf-8")
+            starts[item.path] = any(word in text for word in _STARTS_PARTIES)
+    items.sort(key=lambda item: not starts[item.path])
+
 
 @dataclass
 class PartyRun:
