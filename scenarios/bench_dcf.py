@@ -11,9 +11,9 @@ it; under ``-M m`` only party 0 measures)::
 Options: docs/benchmarks.md."""
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from scenarios.kit.cli import ScenarioParser, format_bytes
@@ -28,40 +28,37 @@ QUICK_ROWS = 300
 EVALUATE_POINTS = 64
 
 
-class DcfOptions(argparse.Namespace):
-    bits_given: str | None
-    rows_given: int | None
-    repeats_given: int | None
-    full_domain_leaves: int
-    quick: bool
-    json: str | None
+@dataclass
+class BenchOptions:
+    """Parsed options."""
+
     bits: tuple[int, ...]
     rows: int
     repeats: int
+    full_domain_leaves: int
+    quick: bool
+    json: str | None
 
 
-def parse_options(argv: Sequence[str]) -> DcfOptions:
-    """Parse the options of the module docstring (``bits``: a tuple); :raise UsageError: on a bad value."""
+def parse_options(argv: Sequence[str]) -> BenchOptions:
+    """Parse the options of the module docstring; :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_dcf", description=__doc__)
-    parser.add_argument("--bits", dest="bits_given", metavar="BITS", help="comma-separated widths (default 8,10,12,16)")
-    parser.add_argument("--rows", dest="rows_given", metavar="ROWS", type=int, help="keys per width (default 4238)")
-    parser.add_argument("--repeats", dest="repeats_given", metavar="REPEATS", type=int,
-                        help="full-domain runs per width (median)")
+    parser.add_argument("--bits", default=None, help="comma-separated widths (default 8,10,12,16)")
+    parser.add_argument("--rows", type=int, default=None, help="keys per width (default 4238)")
+    parser.add_argument("--repeats", type=int, default=None, help="full-domain runs per width (median)")
     parser.add_argument("--full-domain-leaves", type=int, default=1 << 23,
                         help="expand at most this many leaves (keys * 2^bits) and scale the time to all keys")
     parser.add_argument("--quick", action="store_true", help="widths 4 and 6, 300 keys, one repeat")
     parser.add_argument("--json", default=None, help="write the numbers to this file")
-    args = parser.parse_args(list(argv), namespace=DcfOptions())
+    args = parser.parse_args(list(argv))
     from secure.fss.dcf import MAX_FULL_DOMAIN_BITS
 
-    args.bits = (integer_list(args.bits_given, "--bits", 1, MAX_FULL_DOMAIN_BITS) if args.bits_given is not None
-                 else (QUICK_BITS if args.quick else DEFAULT_BITS))
-    args.rows = at_least(args.rows_given if args.rows_given is not None
-                         else QUICK_ROWS if args.quick else DEFAULT_ROWS, "--rows", 1)
-    args.repeats = at_least(args.repeats_given if args.repeats_given is not None
-                            else 1 if args.quick else 3, "--repeats", 1)
-    at_least(args.full_domain_leaves, "--full-domain-leaves", 1)
-    return args
+    bits = (integer_list(args.bits, "--bits", 1, MAX_FULL_DOMAIN_BITS) if args.bits is not None
+            else (QUICK_BITS if args.quick else DEFAULT_BITS))
+    rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else DEFAULT_ROWS)
+    repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
+    return BenchOptions(bits, at_least(rows, "--rows", 1), at_least(repeats, "--repeats", 1),
+                        at_least(args.full_domain_leaves, "--full-domain-leaves", 1), args.quick, args.json)
 
 
 def measure_width(bits: int, rows: int, repeats: int, leaf_budget: int) -> dict[str, Any]:
@@ -103,7 +100,7 @@ def table(r: dict[str, Any]) -> tuple[list[tuple[str, str]], str]:
     ], f"DCF at bits = {r['bits']} (L = {r['bits']}, N = {1 << r['bits']}), n = {r['rows']}"
 
 
-async def _bench(options: DcfOptions) -> Any:
+async def _bench(options: BenchOptions) -> Any:
     from secure.session import party_id
 
     if party_id() != 0:
@@ -113,8 +110,7 @@ async def _bench(options: DcfOptions) -> Any:
                           {"lambda": 128, "rows": options.rows, "widths": results})
 
 
-main = bench_main(parse_options, _bench,  # the parameters compared: all but json and the options as typed (*_given)
-                  lambda options: {k: v for k, v in vars(options).items() if not k.endswith("_given")} | {"json": None})
+main = bench_main(parse_options, _bench)
 
 
 if __name__ == "__main__":

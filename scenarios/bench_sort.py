@@ -9,9 +9,9 @@ bare sort (aim: 1.2; docs/benchmarks.md).  Run it with three local parties::
     python -m scenarios.bench_sort -M3 --rows 1000 --bits 12"""
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from scenarios.kit.cli import ScenarioParser, UsageError, format_bytes
@@ -22,31 +22,32 @@ __all__ = ["main"]
 QUICK_ROWS = 64
 
 
-class SortOptions(argparse.Namespace):
-    rows_given: int | None
+@dataclass
+class BenchOptions:
+    """Parsed options."""
+
+    rows: int
     bits: int
     quick: bool
     repeats: int
     json: str | None
-    rows: int
 
 
-def parse_options(argv: Sequence[str]) -> SortOptions:
+def parse_options(argv: Sequence[str]) -> BenchOptions:
     """Parse ``--rows``, ``--bits``, ``--quick``, ``--repeats``, ``--json``; :raise UsageError: on a bad value."""
     parser = ScenarioParser(prog="python -m scenarios.bench_sort", description=__doc__)
-    parser.add_argument("--rows", dest="rows_given", type=int, metavar="N", help="rows (default: 2559)")
+    parser.add_argument("--rows", type=int, metavar="N", help="rows (default: 2559)")
     parser.add_argument("--bits", type=int, default=16, metavar="B", help="fractional bits of the scores")
     parser.add_argument("--quick", action="store_true", help="64 rows")
     parser.add_argument("--repeats", type=int, default=1, metavar="R",
                         help="the one-sort steps R times, interleaved, medians")
     parser.add_argument("--json", metavar="PATH", help="party 0 writes the record")
-    args = parser.parse_args(list(argv), namespace=SortOptions())
-    args.rows = at_least(args.rows_given if args.rows_given is not None else QUICK_ROWS if args.quick else 2559,
-                         "--rows", 2)
+    args = parser.parse_args(list(argv))
+    rows = at_least(args.rows if args.rows is not None else (QUICK_ROWS if args.quick else 2559), "--rows", 2)
     at_least(args.repeats, "--repeats", 1)
     if not 1 <= args.bits <= 40:
         raise UsageError(f"--bits must lie in [1, 40], got {args.bits}")
-    return args
+    return BenchOptions(rows, args.bits, args.quick, args.repeats, args.json)
 
 
 def synthetic_rows(rows: int, bits: int) -> tuple[Any, Any]:
@@ -60,7 +61,7 @@ def synthetic_rows(rows: int, bits: int) -> tuple[Any, Any]:
     return np.rint(scores * (1 << bits)).astype(np.int64), labels
 
 
-async def _bench(options: SortOptions) -> Any:
+async def _bench(options: BenchOptions) -> Any:
     import numpy as np
     from mpyc.runtime import mpc
 
@@ -141,8 +142,7 @@ async def _bench(options: SortOptions) -> Any:
         "parties": len(mpc.parties), "threshold": mpc.threshold, "steps": steps, "ratios": ratio})
 
 
-main = bench_main(parse_options, _bench,  # the parameters compared: all but json and the option as typed (rows_given)
-                  lambda options: {k: v for k, v in vars(options).items() if k != "rows_given"} | {"json": None})
+main = bench_main(parse_options, _bench)
 
 
 if __name__ == "__main__":
